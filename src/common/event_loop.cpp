@@ -1,0 +1,89 @@
+#include "event_loop.hpp"
+
+#include "log.hpp"
+
+#include <string>
+#include <sys/signalfd.h>
+#include <system_error>
+
+namespace tracectl {
+
+namespace {
+
+void check(int r, const char* what) {
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), what);
+}
+
+} // namespace
+
+EventLoop::EventLoop() {
+    sd_event* e = nullptr;
+    check(sd_event_new(&e), "sd_event_new");
+    event_.reset(e);
+
+    sd_event_source* s = nullptr;
+    check(sd_event_add_defer(event_.get(), &s, &EventLoop::onDeferred, this), "sd_event_add_defer");
+    deferSource_.reset(s);
+    // Deferred work (freeing objects) runs before the next message is read.
+    check(sd_event_source_set_priority(s, SD_EVENT_PRIORITY_IMPORTANT), "set_priority");
+    check(sd_event_source_set_enabled(s, SD_EVENT_OFF), "set_enabled");
+}
+
+EventLoop::~EventLoop() {
+    // Sources must go before the loop they are attached to.
+    deferSource_.reset();
+    signalSources_.clear();
+}
+
+int EventLoop::run() {
+    const int r = sd_event_loop(event_.get());
+    check(r, "sd_event_loop");
+    return r;
+}
+
+void EventLoop::exit(int code) noexcept {
+    sd_event_exit(event_.get(), code);
+}
+
+void EventLoop::onSignals(std::initializer_list<int> signals, std::function<void(int)> handler) {
+    signalHandler_ = std::move(handler);
+    for (int sig : signals) {
+        sd_event_source* s = nullptr;
+        check(sd_event_add_signal(event_.get(), &s, sig | SD_EVENT_SIGNAL_PROCMASK,
+                                  &EventLoop::onSignal, this),
+              "sd_event_add_signal");
+        signalSources_.emplace_back(s);
+    }
+}
+
+void EventLoop::defer(std::function<void()> work) {
+    deferred_.push_back(std::move(work));
+    sd_event_source_set_enabled(deferSource_.get(), SD_EVENT_ONESHOT);
+}
+
+int EventLoop::onSignal(sd_event_source*, const struct signalfd_siginfo* si, void* userdata) {
+    auto* self = static_cast<EventLoop*>(userdata);
+    if (self->signalHandler_)
+        self->signalHandler_(static_cast<int>(si->ssi_signo));
+    return 0;
+}
+
+int EventLoop::onDeferred(sd_event_source*, void* userdata) {
+    auto* self = static_cast<EventLoop*>(userdata);
+    // Work may defer more work: take the batch first.
+    std::vector<std::function<void()>> batch;
+    batch.swap(self->deferred_);
+    for (auto& work : batch) {
+        try {
+            work();
+        } catch (const std::exception& e) {
+            log::error(std::string("deferred work failed: ") + e.what());
+        }
+    }
+    if (!self->deferred_.empty())
+        sd_event_source_set_enabled(self->deferSource_.get(), SD_EVENT_ONESHOT);
+    return 0;
+}
+
+} // namespace tracectl

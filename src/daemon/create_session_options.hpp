@@ -1,0 +1,19 @@
+// Manager.CreateSession's a{sv} options, read into a SessionRequest.
+#pragma once
+
+#include "session_registry.hpp"
+
+#include <map>
+#include <sdbus-c++/sdbus-c++.h>
+#include <string>
+
+namespace tracectl {
+
+/// Fills a SessionRequest from CreateSession's arguments. Known keys:
+/// "output-path" (s), "mode" (s), "buffer-ownership" (s). Throws
+/// tracectl::Error(InvalidArgument) for an unknown key or a value of the
+/// wrong D-Bus type; values themselves are checked by SessionRegistry.
+SessionRequest readCreateSessionOptions(const std::string& name,
+                                        const std::map<std::string, sdbus::Variant>& options);
+
+} // namespace tracectl

@@ -1,0 +1,124 @@
+// tracectld: the tracing session daemon. Wires the bus connection, the
+// session registry and the D-Bus objects to one sd-event loop.
+#include "bus_call.hpp"
+#include "bus_event_source.hpp"
+#include "common/event_loop.hpp"
+#include "common/log.hpp"
+#include "config.h"
+#include "manager_object.hpp"
+#include "session_registry.hpp"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sdbus-c++/sdbus-c++.h>
+#include <string>
+
+namespace {
+
+/// Exit statuses, in the spirit of sysexits(3) / systemd.exec(5).
+enum Exit : int {
+    ExitOk = 0,
+    ExitFailure = 1,   // runtime failure (bus lost, ...)
+    ExitUsage = 2,     // bad command line
+    ExitNameTaken = 3, // another daemon owns the bus name
+};
+
+struct Options {
+    bool user = false;
+    std::string busAddress;
+    std::string logTarget = "auto";
+    std::string logLevel = "info";
+};
+
+std::unique_ptr<sdbus::IConnection> connect(const Options& o) {
+    if (!o.busAddress.empty())
+        return sdbus::createSessionBusConnectionWithAddress(o.busAddress);
+    if (o.user)
+        return sdbus::createSessionBusConnection();
+    return sdbus::createSystemBusConnection();
+}
+
+int run(const Options& o) {
+    using namespace tracectl;
+    const std::map<std::string, log::Target> targets{{"auto", log::Target::Auto},
+                                                     {"journal", log::Target::Journal},
+                                                     {"stderr", log::Target::Stderr}};
+    const std::map<std::string, log::Level> levels{{"error", log::Level::Error},
+                                                   {"warning", log::Level::Warning},
+                                                   {"notice", log::Level::Notice},
+                                                   {"info", log::Level::Info},
+                                                   {"debug", log::Level::Debug}};
+    log::init("tracectld", targets.at(o.logTarget), levels.at(o.logLevel));
+
+    EventLoop loop;
+    loop.onSignals({SIGTERM, SIGINT}, [&](int sig) {
+        log::info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", exiting");
+        loop.exit(ExitOk);
+    });
+
+    std::unique_ptr<sdbus::IConnection> bus;
+    try {
+        bus = connect(o);
+    } catch (const sdbus::Error& e) {
+        log::error("cannot connect to the " +
+                   std::string(o.busAddress.empty() ? (o.user ? "session" : "system") : "given") +
+                   " bus: " + e.getMessage());
+        return ExitFailure;
+    }
+    SessionRegistry registry(homeFromPasswd);
+    ManagerObject manager(*bus, registry, loop);
+    BusEventSource busSource(loop, *bus);
+    try {
+        bus->requestName(kBusName);
+    } catch (const sdbus::Error& e) {
+        log::error(std::string("cannot own ") + kBusName +
+                   " (is another tracectld running?): " + e.getMessage());
+        return ExitNameTaken;
+    }
+    log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName);
+    const int code = loop.run();
+    try {
+        bus->releaseName(kBusName);
+    } catch (const sdbus::Error&) {
+        // The bus is gone already; nothing to release.
+    }
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"tracectld - tracing session daemon: LTTng-UST sessions as D-Bus objects",
+                 "tracectld"};
+    app.set_version_flag("--version", std::string("tracectld ") + TRACECTL_VERSION);
+    auto* user = app.add_flag(
+        "--user", o.user, "Serve the session bus (per-user instance) instead of the system bus");
+    app.add_option("--bus-address", o.busAddress,
+                   "Serve the bus at this D-Bus address (e.g. unix:path=/run/x/bus)")
+        ->excludes(user);
+    app.add_option("--log-target", o.logTarget,
+                   "Where log lines go: auto (journal under systemd, else stderr), journal, stderr")
+        ->check(CLI::IsMember({"auto", "journal", "stderr"}));
+    app.add_option("--log-level", o.logLevel, "Most verbose level logged")
+        ->check(CLI::IsMember({"error", "warning", "notice", "info", "debug"}));
+    app.footer("The system bus is the one $DBUS_SYSTEM_BUS_ADDRESS names, if set.\n"
+               "Exit status: 0 clean exit (SIGTERM/SIGINT), 1 failure, 2 usage error,\n"
+               "3 the bus name is owned by someone else. See tracectld(8).");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int r = app.exit(e);
+        return r == 0 ? ExitOk : ExitUsage;
+    }
+    try {
+        return run(o);
+    } catch (const std::exception& e) {
+        tracectl::log::error(std::string("fatal: ") + e.what());
+        return ExitFailure;
+    }
+}

@@ -1,0 +1,51 @@
+// The org.tracectl.Tracing1.Manager object (/org/tracectl/Tracing1), which
+// is also the ObjectManager of every session object.
+#pragma once
+
+#include "common/event_loop.hpp"
+#include "manager_adaptor.h"
+#include "session_object.hpp"
+#include "session_registry.hpp"
+
+#include <map>
+#include <memory>
+#include <sdbus-c++/sdbus-c++.h>
+#include <string>
+#include <vector>
+
+namespace tracectl {
+
+class ManagerObject final
+    : public sdbus::AdaptorInterfaces<org::tracectl::Tracing1::Manager_adaptor,
+                                      sdbus::ObjectManager_adaptor, sdbus::Properties_adaptor> {
+public:
+    /// Registers the manager on `bus`. `registry` and `loop` must outlive it.
+    ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, EventLoop& loop);
+    ~ManagerObject();
+    ManagerObject(const ManagerObject&) = delete;
+    ManagerObject& operator=(const ManagerObject&) = delete;
+
+private:
+    sdbus::ObjectPath CreateSession(const std::string& name,
+                                    const std::map<std::string, sdbus::Variant>& options) override;
+    sdbus::ObjectPath GetSession(const std::string& name) override;
+    std::vector<sdbus::ObjectPath> ListSessions() override;
+    std::string Version() override;
+
+    /// Unlinks a destroyed session now; frees it and its object on the next
+    /// loop iteration (the call that destroyed it is still running).
+    void destroySession(const SessionId& id);
+
+    struct Entry {
+        std::unique_ptr<Session> session; // set only once removed from the registry
+        std::unique_ptr<SessionObject> object;
+    };
+
+    sdbus::IConnection& bus_;
+    SessionRegistry& registry_;
+    EventLoop& loop_;
+    std::map<std::string, Entry> objects_; // by SessionId::hex()
+    std::vector<Entry> retired_;
+};
+
+} // namespace tracectl

@@ -1,0 +1,92 @@
+#include "session_name.hpp"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace tracectl {
+
+namespace {
+
+// Decodes one UTF-8 sequence at `s[i]` (RFC 3629). Returns its length and
+// stores the code point, or returns 0 if the bytes are not well-formed.
+std::size_t decodeUtf8(std::string_view s, std::size_t i, char32_t& cp) {
+    const auto byte = [&](std::size_t k) { return static_cast<std::uint8_t>(s[k]); };
+    const std::uint8_t b0 = byte(i);
+    std::size_t len = 0;
+    char32_t min = 0;
+    if (b0 < 0x80) {
+        cp = b0;
+        return 1;
+    } else if ((b0 & 0xE0) == 0xC0) {
+        len = 2, cp = b0 & 0x1F, min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+        len = 3, cp = b0 & 0x0F, min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+        len = 4, cp = b0 & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (i + len > s.size())
+        return 0;
+    for (std::size_t k = 1; k < len; ++k) {
+        if ((byte(i + k) & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (byte(i + k) & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+bool isControl(char32_t cp) {
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+}
+
+} // namespace
+
+std::optional<std::string> sessionNameProblem(std::string_view name) {
+    if (name.empty())
+        return "a session name must not be empty";
+    if (name.size() > kMaxSessionNameBytes)
+        return "a session name must be at most " + std::to_string(kMaxSessionNameBytes) +
+               " bytes long (got " + std::to_string(name.size()) + ")";
+    if (name.front() == '.')
+        return "a session name must not start with '.'";
+    for (std::size_t i = 0; i < name.size();) {
+        char32_t cp = 0;
+        const std::size_t len = decodeUtf8(name, i, cp);
+        if (len == 0)
+            return "a session name must be valid UTF-8";
+        if (cp == U'/')
+            return "a session name must not contain '/'";
+        if (isControl(cp))
+            return "a session name must not contain control characters";
+        i += len;
+    }
+    return std::nullopt;
+}
+
+std::string quoteForMessage(std::string_view text, std::size_t maxBytes) {
+    std::string out = "'";
+    const std::size_t shown = text.size() < maxBytes ? text.size() : maxBytes;
+    for (std::size_t i = 0; i < shown;) {
+        char32_t cp = 0;
+        const std::size_t len = decodeUtf8(text, i, cp);
+        if (len == 0 || isControl(cp) || i + len > shown) {
+            char buf[5];
+            std::snprintf(buf, sizeof buf, "\\x%02x",
+                          static_cast<unsigned>(static_cast<std::uint8_t>(text[i])));
+            out += buf;
+            ++i;
+            continue;
+        }
+        out.append(text.substr(i, len));
+        i += len;
+    }
+    out += '\'';
+    if (shown < text.size())
+        out += "... (" + std::to_string(text.size()) + " bytes)";
+    return out;
+}
+
+} // namespace tracectl

@@ -1,0 +1,101 @@
+#include "session_object.hpp"
+
+#include "bus_call.hpp"
+#include "common/log.hpp"
+
+namespace tracectl {
+
+using SessionIface = org::tracectl::Tracing1::Session_adaptor;
+
+std::string sessionObjectPath(const SessionId& id) {
+    return std::string(kManagerPath) + "/session/" + id.hex();
+}
+
+SessionObject::SessionObject(sdbus::IConnection& bus, Session& session, DestroyHandler onDestroy)
+    : AdaptorInterfaces(bus, sessionObjectPath(session.id())), session_(session),
+      onDestroy_(std::move(onDestroy)) {
+    registerAdaptor();
+    emitInterfacesAddedSignal({SessionIface::INTERFACE_NAME});
+}
+
+SessionObject::~SessionObject() {
+    try {
+        retire();
+    } catch (const std::exception& e) {
+        log::warning(std::string("announcing a session's removal failed: ") + e.what());
+    }
+    unregisterAdaptor();
+}
+
+void SessionObject::retire() {
+    if (retired_)
+        return;
+    retired_ = true;
+    emitInterfacesRemovedSignal({SessionIface::INTERFACE_NAME});
+}
+
+void SessionObject::checkCaller(const char* member) {
+    if (retired_)
+        throw sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") + member +
+                                               " is no longer possible");
+    const uid_t caller = callerUid(getObject());
+    if (caller != 0 && caller != session_.config().owner)
+        throw sdbus::Error(kAccessDenied, "uid " + std::to_string(caller) +
+                                              " may not control session '" +
+                                              session_.config().name + "'");
+}
+
+void SessionObject::Start() {
+    handleCall("Start", [&] {
+        checkCaller("Start");
+        session_.start();
+        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+        log::info("session '" + session_.config().name + "' started", session_.id().uuid());
+    });
+}
+
+void SessionObject::Stop() {
+    handleCall("Stop", [&] {
+        checkCaller("Stop");
+        session_.stop();
+        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+        log::info("session '" + session_.config().name + "' stopped", session_.id().uuid());
+    });
+}
+
+void SessionObject::Destroy() {
+    handleCall("Destroy", [&] {
+        checkCaller("Destroy");
+        log::info("session '" + session_.config().name + "' destroyed", session_.id().uuid());
+        onDestroy_(session_.id());
+    });
+}
+
+std::string SessionObject::Id() {
+    return session_.id().uuid();
+}
+std::string SessionObject::Name() {
+    return session_.config().name;
+}
+uint32_t SessionObject::Owner() {
+    return session_.config().owner;
+}
+std::string SessionObject::State() {
+    return std::string(toString(session_.state()));
+}
+std::string SessionObject::Mode() {
+    return std::string(toString(session_.config().mode));
+}
+std::string SessionObject::OutputPath() {
+    return session_.config().outputPath;
+}
+std::string SessionObject::BufferOwnership() {
+    return std::string(toString(session_.config().bufferOwnership));
+}
+uint64_t SessionObject::CreationTime() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     session_.creationTime().time_since_epoch())
+                                     .count());
+}
+
+} // namespace tracectl

@@ -1,0 +1,61 @@
+// The org.tracectl.Tracing1.Session object of one session
+// (/org/tracectl/Tracing1/session/<id>): validates calls, checks the
+// caller, drives the domain Session, announces property changes.
+#pragma once
+
+#include "session.hpp"
+#include "session_adaptor.h"
+
+#include <functional>
+#include <sdbus-c++/sdbus-c++.h>
+
+namespace tracectl {
+
+/// Object path of a session: kManagerPath + "/session/" + 32 hex digits.
+std::string sessionObjectPath(const SessionId& id);
+
+class SessionObject final
+    : public sdbus::AdaptorInterfaces<org::tracectl::Tracing1::Session_adaptor,
+                                      sdbus::Properties_adaptor, sdbus::ManagedObject_adaptor> {
+public:
+    /// Called when a client destroys the session; must unlink and free this
+    /// object only after the current call returns (see EventLoop::defer()).
+    using DestroyHandler = std::function<void(const SessionId&)>;
+
+    /// Registers the object on `bus` and announces it (InterfacesAdded).
+    /// `session` must outlive this object.
+    SessionObject(sdbus::IConnection& bus, Session& session, DestroyHandler onDestroy);
+    /// Announces the removal (InterfacesRemoved) unless already done, and
+    /// unregisters the object.
+    ~SessionObject();
+    SessionObject(const SessionObject&) = delete;
+    SessionObject& operator=(const SessionObject&) = delete;
+
+    /// Emits InterfacesRemoved; later calls get UnknownObject until the
+    /// object is freed.
+    void retire();
+
+private:
+    void Start() override;
+    void Stop() override;
+    void Destroy() override;
+
+    std::string Id() override;
+    std::string Name() override;
+    uint32_t Owner() override;
+    std::string State() override;
+    std::string Mode() override;
+    std::string OutputPath() override;
+    std::string BufferOwnership() override;
+    uint64_t CreationTime() override;
+
+    /// Throws AccessDenied unless the caller owns the session or is root,
+    /// and UnknownObject once retired.
+    void checkCaller(const char* member);
+
+    Session& session_;
+    DestroyHandler onDestroy_;
+    bool retired_ = false;
+};
+
+} // namespace tracectl

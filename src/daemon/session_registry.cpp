@@ -1,0 +1,116 @@
+#include "session_registry.hpp"
+
+#include "common/error.hpp"
+#include "output_path.hpp"
+#include "session_name.hpp"
+
+#include <algorithm>
+#include <pwd.h>
+#include <unistd.h>
+
+namespace tracectl {
+
+namespace {
+
+SessionMode parseMode(const std::optional<std::string>& mode) {
+    if (!mode || *mode == "normal")
+        return SessionMode::Normal;
+    if (*mode == "snapshot")
+        return SessionMode::Snapshot;
+    throw Error(ErrorCode::InvalidArgument,
+                "mode " + quoteForMessage(*mode) + " is not one of 'normal', 'snapshot'");
+}
+
+BufferOwnership parseBufferOwnership(const std::optional<std::string>& b) {
+    if (!b || *b == "per-uid")
+        return BufferOwnership::PerUid;
+    if (*b == "per-pid")
+        throw Error(ErrorCode::InvalidArgument,
+                    "buffer-ownership 'per-pid' is not supported by this version; use 'per-uid'");
+    throw Error(ErrorCode::InvalidArgument,
+                "buffer-ownership " + quoteForMessage(*b) + " is not one of 'per-uid', 'per-pid'");
+}
+
+} // namespace
+
+Session& SessionRegistry::create(const SessionRequest& request, uid_t owner) {
+    if (auto problem = sessionNameProblem(request.name))
+        throw Error(ErrorCode::InvalidName,
+                    "invalid session name " + quoteForMessage(request.name) + ": " + *problem);
+    if (findByName(owner, request.name) != nullptr)
+        throw Error(ErrorCode::SessionExists,
+                    "a session named " + quoteForMessage(request.name) + " already exists");
+    const auto owned = std::count_if(sessions_.begin(), sessions_.end(),
+                                     [&](const auto& s) { return s->config().owner == owner; });
+    if (static_cast<std::size_t>(owned) >= kMaxSessionsPerOwner)
+        throw Error(ErrorCode::LimitExceeded, "uid " + std::to_string(owner) + " already has " +
+                                                  std::to_string(kMaxSessionsPerOwner) +
+                                                  " sessions; destroy some first");
+
+    SessionConfig config;
+    config.name = request.name;
+    config.owner = owner;
+    config.mode = parseMode(request.mode);
+    config.bufferOwnership = parseBufferOwnership(request.bufferOwnership);
+    const auto now = clock_();
+    if (request.outputPath) {
+        config.outputPath = checkedOutputPath(*request.outputPath);
+    } else {
+        const auto home = home_(owner);
+        if (!home || home->empty() || home->front() != '/')
+            throw Error(ErrorCode::InvalidArgument,
+                        "uid " + std::to_string(owner) +
+                            " has no home folder for the default output path; pass output-path");
+        config.outputPath = defaultOutputPath(*home, request.name, now);
+    }
+
+    sessions_.push_back(std::make_unique<Session>(SessionId::random(), std::move(config), now));
+    return *sessions_.back();
+}
+
+Session* SessionRegistry::findByName(uid_t owner, std::string_view name) const {
+    for (const auto& s : sessions_)
+        if (s->config().owner == owner && s->config().name == name)
+            return s.get();
+    return nullptr;
+}
+
+Session* SessionRegistry::findById(const SessionId& id) const {
+    for (const auto& s : sessions_)
+        if (s->id() == id)
+            return s.get();
+    return nullptr;
+}
+
+std::vector<Session*> SessionRegistry::visibleTo(uid_t viewer, bool seesAll) const {
+    std::vector<Session*> out;
+    for (const auto& s : sessions_)
+        if (seesAll || s->config().owner == viewer)
+            out.push_back(s.get());
+    return out;
+}
+
+std::unique_ptr<Session> SessionRegistry::remove(const SessionId& id) {
+    const auto it = std::find_if(sessions_.begin(), sessions_.end(),
+                                 [&](const auto& s) { return s->id() == id; });
+    if (it == sessions_.end())
+        return nullptr;
+    auto out = std::move(*it);
+    sessions_.erase(it);
+    return out;
+}
+
+std::optional<std::string> homeFromPasswd(uid_t uid) {
+    long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+    std::vector<char> buf(size > 0 ? static_cast<std::size_t>(size) : 16384);
+    struct passwd pw {};
+    struct passwd* result = nullptr;
+    while (getpwuid_r(uid, &pw, buf.data(), buf.size(), &result) == ERANGE &&
+           buf.size() < (1u << 20))
+        buf.resize(buf.size() * 2);
+    if (result == nullptr || pw.pw_dir == nullptr)
+        return std::nullopt;
+    return std::string(pw.pw_dir);
+}
+
+} // namespace tracectl

@@ -1,0 +1,65 @@
+// The daemon's sessions: creation with validation, lookup, removal. Free of
+// D-Bus types; used from the event loop thread only.
+#pragma once
+
+#include "session.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracectl {
+
+/// What a client asked for in Manager.CreateSession, before validation.
+struct SessionRequest {
+    std::string name;
+    std::optional<std::string> outputPath;
+    std::optional<std::string> mode;            ///< "normal" | "snapshot"
+    std::optional<std::string> bufferOwnership; ///< "per-uid" | "per-pid"
+};
+
+/// Most sessions one uid may hold at once; bounds what one client can make
+/// the daemon keep.
+inline constexpr std::size_t kMaxSessionsPerOwner = 256;
+
+class SessionRegistry {
+public:
+    /// Home folder of a uid, for default output paths; nullopt if it has none.
+    using HomeLookup = std::function<std::optional<std::string>(uid_t)>;
+    using Clock = std::function<std::chrono::system_clock::time_point()>;
+
+    explicit SessionRegistry(HomeLookup home, Clock clock = std::chrono::system_clock::now)
+        : home_(std::move(home)), clock_(std::move(clock)) {}
+
+    /// Validates `request` and adds a session owned by `owner`. Throws
+    /// tracectl::Error: InvalidName, InvalidArgument (bad mode, buffer
+    /// ownership or output path; no home folder for a default path),
+    /// SessionExists (owner already has that name), LimitExceeded (owner
+    /// holds kMaxSessionsPerOwner sessions). The registry owns the result.
+    Session& create(const SessionRequest& request, uid_t owner);
+
+    /// The session `owner` named `name`, or nullptr.
+    Session* findByName(uid_t owner, std::string_view name) const;
+    /// The session with that id, or nullptr.
+    Session* findById(const SessionId& id) const;
+    /// Sessions `viewer` may see, in creation order: its own, or every
+    /// session when `seesAll`.
+    std::vector<Session*> visibleTo(uid_t viewer, bool seesAll) const;
+    /// Removes the session and hands it over (nullptr if unknown).
+    std::unique_ptr<Session> remove(const SessionId& id);
+
+    std::size_t size() const noexcept { return sessions_.size(); }
+
+private:
+    HomeLookup home_;
+    Clock clock_;
+    std::vector<std::unique_ptr<Session>> sessions_; // creation order
+};
+
+/// HomeLookup through getpwuid_r(3).
+std::optional<std::string> homeFromPasswd(uid_t uid);
+
+} // namespace tracectl

@@ -1,0 +1,109 @@
+#include "common/error.hpp"
+#include "session_registry.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace tracectl;
+
+namespace {
+
+SessionRegistry makeRegistry() {
+    return SessionRegistry([](uid_t uid) -> std::optional<std::string> {
+        if (uid == 4242)
+            return std::nullopt;
+        return "/home/u" + std::to_string(uid);
+    });
+}
+
+SessionRequest named(std::string name) {
+    SessionRequest r;
+    r.name = std::move(name);
+    return r;
+}
+
+ErrorCode failureOf(SessionRegistry& reg, const SessionRequest& req, uid_t owner) {
+    try {
+        reg.create(req, owner);
+    } catch (const Error& e) {
+        return e.code();
+    }
+    ADD_FAILURE() << "created " << req.name;
+    return ErrorCode::Failed;
+}
+
+} // namespace
+
+TEST(SessionRegistry, CreatesWithDefaults) {
+    auto reg = makeRegistry();
+    Session& s = reg.create(named("s1"), 1000);
+    EXPECT_EQ(s.config().owner, 1000u);
+    EXPECT_EQ(s.config().mode, SessionMode::Normal);
+    EXPECT_EQ(s.config().bufferOwnership, BufferOwnership::PerUid);
+    EXPECT_EQ(s.config().outputPath.rfind("/home/u1000/lttng-traces/s1-", 0), 0u)
+        << s.config().outputPath;
+    EXPECT_EQ(reg.findByName(1000, "s1"), &s);
+    EXPECT_EQ(reg.findById(s.id()), &s);
+}
+
+TEST(SessionRegistry, NamesAreUniquePerOwner) {
+    auto reg = makeRegistry();
+    reg.create(named("s"), 1000);
+    EXPECT_EQ(failureOf(reg, named("s"), 1000), ErrorCode::SessionExists);
+    EXPECT_NO_THROW(reg.create(named("s"), 1001));
+    EXPECT_EQ(reg.size(), 2u);
+}
+
+TEST(SessionRegistry, RejectsBadRequestsAndKeepsNothing) {
+    auto reg = makeRegistry();
+    EXPECT_EQ(failureOf(reg, named("a/b"), 1000), ErrorCode::InvalidName);
+    SessionRequest mode = named("m");
+    mode.mode = "flight";
+    EXPECT_EQ(failureOf(reg, mode, 1000), ErrorCode::InvalidArgument);
+    SessionRequest buffers = named("b");
+    buffers.bufferOwnership = "per-cpu";
+    EXPECT_EQ(failureOf(reg, buffers, 1000), ErrorCode::InvalidArgument);
+    SessionRequest out = named("o");
+    out.outputPath = "../escape";
+    EXPECT_EQ(failureOf(reg, out, 1000), ErrorCode::InvalidArgument);
+    EXPECT_EQ(failureOf(reg, named("nohome"), 4242), ErrorCode::InvalidArgument);
+    EXPECT_EQ(reg.size(), 0u);
+}
+
+TEST(SessionRegistry, KeepsExplicitOutputAndSnapshotMode) {
+    auto reg = makeRegistry();
+    SessionRequest r = named("snap");
+    r.outputPath = "/var/tmp/x/";
+    r.mode = "snapshot";
+    Session& s = reg.create(r, 1000);
+    EXPECT_EQ(s.config().outputPath, "/var/tmp/x");
+    EXPECT_EQ(s.config().mode, SessionMode::Snapshot);
+}
+
+TEST(SessionRegistry, ListsWhatAViewerMaySeeInCreationOrder) {
+    auto reg = makeRegistry();
+    Session& a = reg.create(named("a"), 1000);
+    Session& b = reg.create(named("b"), 1001);
+    Session& c = reg.create(named("c"), 1000);
+    EXPECT_EQ(reg.visibleTo(1000, false), (std::vector<Session*>{&a, &c}));
+    EXPECT_EQ(reg.visibleTo(1001, false), (std::vector<Session*>{&b}));
+    EXPECT_EQ(reg.visibleTo(0, true), (std::vector<Session*>{&a, &b, &c}));
+}
+
+TEST(SessionRegistry, RemoveHandsTheSessionOver) {
+    auto reg = makeRegistry();
+    const SessionId id = reg.create(named("a"), 1000).id();
+    auto removed = reg.remove(id);
+    ASSERT_NE(removed, nullptr);
+    EXPECT_EQ(removed->config().name, "a");
+    EXPECT_EQ(reg.findByName(1000, "a"), nullptr);
+    EXPECT_EQ(reg.remove(id), nullptr);
+    EXPECT_NO_THROW(reg.create(named("a"), 1000)); // the name is free again
+}
+
+TEST(SessionRegistry, BoundsSessionsPerOwner) {
+    auto reg = makeRegistry();
+    for (std::size_t i = 0; i < kMaxSessionsPerOwner; ++i)
+        reg.create(named("s" + std::to_string(i)), 1000);
+    EXPECT_EQ(failureOf(reg, named("one-more"), 1000), ErrorCode::LimitExceeded);
+    EXPECT_NO_THROW(reg.create(named("other-user"), 1001));
+}
