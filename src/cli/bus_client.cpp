@@ -1,0 +1,144 @@
+#include "bus_client.hpp"
+
+#include "error_report.hpp"
+#include "variant_json.hpp"
+
+#include <manager_proxy.h>
+#include <sdbus-c++/StandardInterfaces.h>
+#include <sdbus-c++/sdbus-c++.h>
+#include <session_proxy.h>
+#include <utility>
+
+namespace tracectl::cli {
+namespace {
+
+constexpr const char* bus_name = "org.tracectl.Tracing1";
+constexpr const char* manager_path = "/org/tracectl/Tracing1";
+constexpr const char* session_interface = org::tracectl::Tracing1::Session_proxy::INTERFACE_NAME;
+
+/// /org/tracectl/Tracing1: the Manager interface and the standard ObjectManager.
+class ManagerProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Manager_proxy,
+                                                         sdbus::ObjectManager_proxy> {
+public:
+    explicit ManagerProxy(sdbus::IConnection& connection)
+        : ProxyInterfaces(connection, bus_name, manager_path) {
+        registerProxy();
+    }
+    ~ManagerProxy() { unregisterProxy(); }
+    ManagerProxy(const ManagerProxy&) = delete;
+    ManagerProxy& operator=(const ManagerProxy&) = delete;
+    ManagerProxy(ManagerProxy&&) = delete;
+    ManagerProxy& operator=(ManagerProxy&&) = delete;
+
+private:
+    // tracectl runs no event loop: signals are never dispatched.
+    void onInterfacesAdded(
+        const sdbus::ObjectPath&,
+        const std::map<std::string, std::map<std::string, sdbus::Variant>>&) override {}
+    void onInterfacesRemoved(const sdbus::ObjectPath&, const std::vector<std::string>&) override {}
+};
+
+/// /org/tracectl/Tracing1/session/<id>: the Session interface and the standard Properties.
+class SessionProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Session_proxy,
+                                                         sdbus::Properties_proxy> {
+public:
+    SessionProxy(sdbus::IConnection& connection, const std::string& path)
+        : ProxyInterfaces(connection, bus_name, path) {
+        registerProxy();
+    }
+    ~SessionProxy() { unregisterProxy(); }
+    SessionProxy(const SessionProxy&) = delete;
+    SessionProxy& operator=(const SessionProxy&) = delete;
+    SessionProxy(SessionProxy&&) = delete;
+    SessionProxy& operator=(SessionProxy&&) = delete;
+
+private:
+    void onPropertiesChanged(const std::string&, const std::map<std::string, sdbus::Variant>&,
+                             const std::vector<std::string>&) override {}
+};
+
+std::unique_ptr<sdbus::IConnection> open_bus(const BusChoice& bus) {
+    switch (bus.kind) {
+    case BusChoice::Kind::user:
+        return sdbus::createSessionBusConnection();
+    case BusChoice::Kind::address:
+        return sdbus::createSessionBusConnectionWithAddress(bus.address);
+    case BusChoice::Kind::system:
+        break;
+    }
+    return sdbus::createSystemBusConnection();
+}
+
+} // namespace
+
+struct BusClient::Connection {
+    std::unique_ptr<sdbus::IConnection> bus;
+    ManagerProxy manager; // borrows *bus: declared after it, so destroyed before it
+
+    explicit Connection(std::unique_ptr<sdbus::IConnection> opened)
+        : bus(std::move(opened)), manager(*bus) {}
+
+    /// A proxy of the session object at `path`, borrowing *bus.
+    SessionProxy session(const std::string& path) { return SessionProxy{*bus, path}; }
+};
+
+BusClient::BusClient(const BusChoice& bus) {
+    try {
+        connection_ = std::make_unique<Connection>(open_bus(bus));
+    } catch (const sdbus::Error& e) {
+        throw ConnectionFailed(e.getName(), e.getMessage());
+    }
+}
+
+BusClient::~BusClient() = default;
+
+std::string BusClient::create_session(const std::string& name,
+                                      const std::map<std::string, std::string>& options) {
+    std::map<std::string, sdbus::Variant> variants;
+    for (const auto& [key, value] : options) {
+        variants.emplace(key, sdbus::Variant{value});
+    }
+    return connection_->manager.CreateSession(name, variants);
+}
+
+std::string BusClient::get_session(const std::string& name) {
+    return connection_->manager.GetSession(name);
+}
+
+std::vector<std::string> BusClient::list_sessions() {
+    const std::vector<sdbus::ObjectPath> paths = connection_->manager.ListSessions();
+    return {paths.begin(), paths.end()};
+}
+
+std::map<std::string, PropertyMap> BusClient::managed_sessions() {
+    std::map<std::string, PropertyMap> sessions;
+    for (const auto& [path, interfaces] : connection_->manager.GetManagedObjects()) {
+        const auto session = interfaces.find(session_interface);
+        if (session != interfaces.end()) {
+            sessions.emplace(path, to_property_map(session->second));
+        }
+    }
+    return sessions;
+}
+
+PropertyMap BusClient::session_properties(const std::string& path) {
+    return to_property_map(connection_->session(path).GetAll(session_interface));
+}
+
+std::string BusClient::session_name(const std::string& path) {
+    return connection_->session(path).Name();
+}
+
+void BusClient::start(const std::string& path) {
+    connection_->session(path).Start();
+}
+
+void BusClient::stop(const std::string& path) {
+    connection_->session(path).Stop();
+}
+
+void BusClient::destroy(const std::string& path) {
+    connection_->session(path).Destroy();
+}
+
+} // namespace tracectl::cli

@@ -1,0 +1,73 @@
+// The connection to the bus and the calls tracectl makes on tracectld's objects
+// (org.tracectl.Tracing1 on the bus; see dbus/org.tracectl.Tracing1.*.xml).
+#pragma once
+
+#include "property_map.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tracectl::cli {
+
+/// Which bus to talk to.
+struct BusChoice {
+    enum class Kind {
+        system,  ///< the system bus (honours DBUS_SYSTEM_BUS_ADDRESS)
+        user,    ///< the session (user) bus
+        address, ///< the bus at `address` (a D-Bus address, e.g. "unix:path=/run/x")
+    };
+    Kind kind = Kind::system;
+    std::string address;
+};
+
+/// A connection to the bus plus proxies of the manager and session objects. Every call is a
+/// blocking method call (sd-bus default timeout, 25 s). Failed calls throw sdbus::Error with
+/// the D-Bus error name the daemon (or the bus) answered with.
+class BusClient {
+public:
+    /// Connects to the chosen bus. Throws ConnectionFailed when the bus cannot be reached.
+    explicit BusClient(const BusChoice& bus);
+    ~BusClient();
+    BusClient(const BusClient&) = delete;
+    BusClient& operator=(const BusClient&) = delete;
+    BusClient(BusClient&&) = delete;
+    BusClient& operator=(BusClient&&) = delete;
+
+    /// Manager.CreateSession(name, options); every option value is sent as a string variant.
+    /// Returns the new session's object path.
+    std::string create_session(const std::string& name,
+                               const std::map<std::string, std::string>& options);
+
+    /// Manager.GetSession(name): the object path of the caller's session called `name`.
+    std::string get_session(const std::string& name);
+
+    /// Manager.ListSessions(): the object paths of the sessions the caller may see.
+    std::vector<std::string> list_sessions();
+
+    /// ObjectManager.GetManagedObjects() on the manager, keeping only the objects that
+    /// implement org.tracectl.Tracing1.Session: object path -> Session properties.
+    std::map<std::string, PropertyMap> managed_sessions();
+
+    /// Properties.GetAll("org.tracectl.Tracing1.Session") on the session at `path`.
+    PropertyMap session_properties(const std::string& path);
+
+    /// The Name property of the session at `path`.
+    std::string session_name(const std::string& path);
+
+    /// Session.Start() on the session at `path`.
+    void start(const std::string& path);
+
+    /// Session.Stop() on the session at `path`.
+    void stop(const std::string& path);
+
+    /// Session.Destroy() on the session at `path`.
+    void destroy(const std::string& path);
+
+private:
+    struct Connection;
+    std::unique_ptr<Connection> connection_;
+};
+
+} // namespace tracectl::cli

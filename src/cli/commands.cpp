@@ -1,0 +1,88 @@
+#include "commands.hpp"
+
+#include "create_options.hpp"
+#include "output_format.hpp"
+#include "session_view.hpp"
+#include "user_names.hpp"
+
+#include <filesystem>
+#include <ostream>
+#include <sdbus-c++/Error.h>
+#include <utility>
+#include <vector>
+
+namespace tracectl::cli {
+namespace {
+
+/// The error a call on the path of a session destroyed meanwhile is answered with.
+constexpr const char* unknown_object_error = "org.freedesktop.DBus.Error.UnknownObject";
+
+SessionView fetch_session(BusClient& bus, std::string path) {
+    PropertyMap properties = bus.session_properties(path);
+    return session_view_from_properties(std::move(path), std::move(properties));
+}
+
+} // namespace
+
+void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
+    std::optional<std::string> output;
+    if (args.output) {
+        output = absolute_output_path(*args.output, std::filesystem::current_path());
+    }
+    const std::string path =
+        bus.create_session(args.name, create_session_options(output, args.snapshot));
+    out << format_created(fetch_session(bus, path));
+}
+
+void run_list(BusClient& bus, const ListArgs& args, std::ostream& out) {
+    std::vector<SessionView> sessions;
+    for (auto& [path, properties] : bus.managed_sessions()) {
+        sessions.push_back(session_view_from_properties(path, std::move(properties)));
+    }
+    sort_by_creation_time(sessions);
+    out << (args.json ? format_sessions_json(sessions)
+                      : format_session_table(sessions, lookup_user_name));
+}
+
+void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out) {
+    const SessionView session = fetch_session(bus, bus.get_session(args.name));
+    out << (args.json ? format_session_json(session)
+                      : format_session_details(session, lookup_user_name));
+}
+
+void run_start(BusClient& bus, const std::string& name, std::ostream& out) {
+    bus.start(bus.get_session(name));
+    out << format_started(name);
+}
+
+void run_stop(BusClient& bus, const std::string& name, std::ostream& out) {
+    bus.stop(bus.get_session(name));
+    out << format_stopped(name);
+}
+
+void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out) {
+    if (!args.all) {
+        const std::string& name = args.name.value();
+        bus.destroy(bus.get_session(name));
+        out << format_destroyed(name);
+        return;
+    }
+    bool destroyed_any = false;
+    for (const std::string& path : bus.list_sessions()) {
+        try {
+            const std::string name = bus.session_name(path);
+            bus.destroy(path);
+            out << format_destroyed(name) << std::flush;
+            destroyed_any = true;
+        } catch (const sdbus::Error& e) {
+            if (e.getName() != unknown_object_error) {
+                throw;
+            }
+        }
+    }
+    if (!destroyed_any) {
+        out << format_nothing_destroyed();
+    }
+}
+
+} // namespace tracectl::cli

@@ -1,0 +1,54 @@
+// What each tracectl subcommand does: the D-Bus calls through BusClient and the output.
+#pragma once
+
+#include "bus_client.hpp"
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace tracectl::cli {
+
+/// Arguments of `tracectl create`.
+struct CreateArgs {
+    std::string name;
+    std::optional<std::string> output; ///< --output DIR as typed (may be relative)
+    bool snapshot = false;             ///< --snapshot
+};
+
+/// Arguments of `tracectl list` and `tracectl show`.
+struct ListArgs {
+    bool json = false; ///< --json
+};
+struct ShowArgs {
+    std::string name;
+    bool json = false; ///< --json
+};
+
+/// Arguments of `tracectl destroy`: exactly one of `name` and `all` (checked by the caller).
+struct DestroyArgs {
+    std::optional<std::string> name;
+    bool all = false; ///< --all
+};
+
+/// Creates the session (output folder made absolute against the current directory), then
+/// reads its properties and prints "Session NAME created (id ID, output DIR)".
+void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out);
+
+/// Prints every visible session (GetManagedObjects), oldest first: a table, or a JSON array.
+void run_list(BusClient& bus, const ListArgs& args, std::ostream& out);
+
+/// Prints every property of the session called `name`: key: value lines, or a JSON object.
+void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out);
+
+/// Starts tracing in the session called `name`.
+void run_start(BusClient& bus, const std::string& name, std::ostream& out);
+
+/// Stops tracing in the session called `name`.
+void run_stop(BusClient& bus, const std::string& name, std::ostream& out);
+
+/// Destroys the session called `args.name`, or with `args.all` every session ListSessions
+/// returns (sessions that vanish meanwhile are skipped); prints one line per session destroyed.
+void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out);
+
+} // namespace tracectl::cli

@@ -1,0 +1,55 @@
+// Exit status of the tracectl command and how a D-Bus error name maps to it.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace tracectl::cli {
+
+/// What `tracectl` returns to the shell (documented in `tracectl --help`).
+enum class ExitStatus : int {
+    success = 0,      ///< the command did what was asked (also `--help`, `--version`)
+    daemon_error = 1, ///< the daemon answered with a D-Bus error (or an unusable reply)
+    usage = 2,        ///< the command line could not be parsed
+    unreachable = 3,  ///< the bus or the daemon cannot be reached
+};
+
+/// The text of the "Exit status" section of `tracectl --help`.
+inline constexpr std::string_view exit_status_help =
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  the daemon answered with an error (e.g. no such session, access denied)\n"
+    "  2  usage error: the command line could not be parsed\n"
+    "  3  the bus or the tracectld daemon cannot be reached\n"
+    "\n"
+    "Errors are reported on one line on stderr:\n"
+    "  tracectl: <D-Bus error name>: <message>";
+
+/// D-Bus error names meaning the call never reached a daemon that answered it: the name has
+/// no owner (and cannot be activated), the daemon died or hung, or the connection broke
+/// (sd-bus reports a broken connection with an errno-derived name).
+inline constexpr std::array<std::string_view, 11> unreachable_error_names{
+    "org.freedesktop.DBus.Error.ServiceUnknown",
+    "org.freedesktop.DBus.Error.NameHasNoOwner",
+    "org.freedesktop.DBus.Error.NoReply",
+    "org.freedesktop.DBus.Error.Disconnected",
+    "org.freedesktop.DBus.Error.TimedOut",
+    "org.freedesktop.DBus.Error.Timeout",
+    "org.freedesktop.DBus.Error.NoServer",
+    "System.Error.ECONNREFUSED",
+    "System.Error.ECONNRESET",
+    "System.Error.ENOTCONN",
+    "System.Error.EPIPE",
+};
+
+/// The exit status for a method call that failed with the D-Bus error `error_name`:
+/// `unreachable` for the names in `unreachable_error_names`, `daemon_error` otherwise.
+constexpr ExitStatus exit_status_for_error(std::string_view error_name) noexcept {
+    const bool unreachable =
+        std::find(unreachable_error_names.begin(), unreachable_error_names.end(), error_name) !=
+        unreachable_error_names.end();
+    return unreachable ? ExitStatus::unreachable : ExitStatus::daemon_error;
+}
+
+} // namespace tracectl::cli

@@ -1,0 +1,174 @@
+// tracectl: the command-line client of tracectld. This file only wires the command line
+// (CLI11) to the commands (commands.hpp) and turns failures into exit statuses.
+
+#include "bus_client.hpp"
+#include "commands.hpp"
+#include "config.h"
+#include "error_report.hpp"
+#include "exit_status.hpp"
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <string>
+
+namespace {
+
+using namespace tracectl::cli;
+
+/// Everything the command line can say, filled in by CLI11.
+struct CommandLine {
+    bool system_bus = false; // the default anyway
+    bool user_bus = false;
+    std::string bus_address;
+    CreateArgs create;
+    std::string create_output;
+    ListArgs list;
+    ShowArgs show;
+    std::string start_name;
+    std::string stop_name;
+    DestroyArgs destroy;
+    std::string destroy_name;
+};
+
+/// The `tracectl --help` hint to put after a usage error.
+std::string help_hint(const CLI::App& app) {
+    const auto selected = app.get_subcommands();
+    return selected.empty() ? "see 'tracectl --help'"
+                            : "see 'tracectl " + selected.front()->get_name() + " --help'";
+}
+
+ExitStatus run(int argc, char** argv) {
+    CommandLine cl;
+    CLI::App app{"Control tracing sessions of the tracectld daemon over D-Bus.", "tracectl"};
+    app.set_version_flag("--version", std::string{"tracectl "} + TRACECTL_VERSION,
+                         "Print the version of tracectl and exit");
+    app.footer(std::string{exit_status_help});
+    app.require_subcommand(1);
+    app.fallthrough(); // global options are accepted after the subcommand too
+
+    auto* system_bus = app.add_flag("--system", cl.system_bus,
+                                    "Use the system bus (the default; honours "
+                                    "DBUS_SYSTEM_BUS_ADDRESS)");
+    auto* user_bus =
+        app.add_flag("--user", cl.user_bus, "Use your session bus (a `tracectld --user`)");
+    auto* bus_address = app.add_option("--bus-address", cl.bus_address,
+                                       "Use the bus at ADDR, a D-Bus address such as "
+                                       "unix:path=/run/tracectl/bus")
+                            ->type_name("ADDR");
+    system_bus->excludes(user_bus)->excludes(bus_address);
+    user_bus->excludes(bus_address);
+
+    auto* create = app.add_subcommand("create", "Create a tracing session");
+    create->add_option("NAME", cl.create.name, "Name of the session (unique among yours)")
+        ->required();
+    auto* create_output =
+        create
+            ->add_option("-o,--output", cl.create_output,
+                         "Folder the trace is written to (default: ~/lttng-traces/NAME-DATE); "
+                         "a relative DIR is taken relative to the current folder")
+            ->type_name("DIR");
+    create->add_flag("--snapshot", cl.create.snapshot,
+                     "Snapshot mode (flight recorder): nothing is written until a snapshot "
+                     "is recorded");
+    create->footer("Creates a session owned by you, in state \"created\"; tracing begins with\n"
+                   "'tracectl start NAME'.\n\n"
+                   "Example:\n  tracectl create web-latency --output ./traces/web-latency");
+
+    auto* list = app.add_subcommand("list", "List your tracing sessions");
+    list->add_flag("--json", cl.list.json, "Print a JSON array with every property");
+    list->footer("Lists the sessions you may see, oldest first: name, state, mode, owner and\n"
+                 "output folder.\n\n"
+                 "Example:\n  tracectl list\n  tracectl list --json");
+
+    auto* show = app.add_subcommand("show", "Show every property of a session");
+    show->add_option("NAME", cl.show.name, "Name of the session")->required();
+    show->add_flag("--json", cl.show.json, "Print a JSON object with every property");
+    show->footer("Prints every property of the session (D-Bus interface\n"
+                 "org.tracectl.Tracing1.Session), one per line.\n\n"
+                 "Example:\n  tracectl show web-latency");
+
+    auto* start = app.add_subcommand("start", "Start tracing in a session");
+    start->add_option("NAME", cl.start_name, "Name of the session")->required();
+    start->footer("Starts recording; allowed when the session is \"created\" or \"stopped\".\n\n"
+                  "Example:\n  tracectl start web-latency");
+
+    auto* stop = app.add_subcommand("stop", "Stop tracing in a session");
+    stop->add_option("NAME", cl.stop_name, "Name of the session")->required();
+    stop->footer("Stops recording; allowed when the session is \"active\". What was recorded\n"
+                 "stays in the output folder.\n\n"
+                 "Example:\n  tracectl stop web-latency");
+
+    auto* destroy = app.add_subcommand("destroy", "Destroy a session, or all of them");
+    auto* destroy_name =
+        destroy->add_option("NAME", cl.destroy_name, "Name of the session to destroy");
+    auto* destroy_all =
+        destroy->add_flag("--all", cl.destroy.all, "Destroy every session you may see");
+    destroy_name->excludes(destroy_all);
+    destroy->footer("Stops tracing if needed and removes the session (give NAME or --all).\n"
+                    "The trace files stay on disk.\n\n"
+                    "Example:\n  tracectl destroy web-latency\n  tracectl destroy --all");
+
+    try {
+        app.parse(argc, argv);
+        if (destroy->parsed() && destroy_name->count() == 0 && destroy_all->count() == 0) {
+            throw CLI::ValidationError("destroy", "give a session NAME or --all");
+        }
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+            app.exit(e); // --help, --version: print to stdout
+            return ExitStatus::success;
+        }
+        std::string what = e.what();
+        if (app.get_subcommands().empty() && !app.remaining().empty() &&
+            app.remaining().front().rfind('-', 0) != 0) {
+            what = "unknown command '" + app.remaining().front() + "'";
+        }
+        print_error_line(std::cerr, what + " (" + help_hint(app) + ")");
+        return ExitStatus::usage;
+    }
+    if (create_output->count() > 0) {
+        cl.create.output = cl.create_output;
+    }
+    if (destroy_name->count() > 0) {
+        cl.destroy.name = cl.destroy_name;
+    }
+
+    BusChoice bus_choice;
+    if (cl.user_bus) {
+        bus_choice.kind = BusChoice::Kind::user;
+    } else if (bus_address->count() > 0) {
+        bus_choice = {BusChoice::Kind::address, cl.bus_address};
+    }
+    BusClient bus{bus_choice};
+
+    if (create->parsed()) {
+        run_create(bus, cl.create, std::cout);
+    } else if (list->parsed()) {
+        run_list(bus, cl.list, std::cout);
+    } else if (show->parsed()) {
+        run_show(bus, cl.show, std::cout);
+    } else if (start->parsed()) {
+        run_start(bus, cl.start_name, std::cout);
+    } else if (stop->parsed()) {
+        run_stop(bus, cl.stop_name, std::cout);
+    } else if (destroy->parsed()) {
+        run_destroy(bus, cl.destroy, std::cout);
+    }
+
+    if (!std::cout.flush()) {
+        print_error_line(std::cerr, "cannot write to standard output");
+        return ExitStatus::daemon_error;
+    }
+    return ExitStatus::success;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return static_cast<int>(run(argc, argv));
+    } catch (...) {
+        return static_cast<int>(report_exception(std::current_exception(), std::cerr));
+    }
+}

@@ -1,0 +1,176 @@
+#include "output_format.hpp"
+
+#include <algorithm>
+#include <array>
+#include <ctime>
+#include <iterator>
+#include <limits>
+
+namespace tracectl::cli {
+namespace {
+
+constexpr auto json_errors = nlohmann::json::error_handler_t::replace;
+
+/// Display width of UTF-8 text, counted in code points.
+std::size_t display_width(std::string_view text) {
+    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+    }));
+}
+
+void append_padded(std::string& out, std::string_view text, std::size_t width) {
+    out += text;
+    out.append(width - std::min(width, display_width(text)), ' ');
+}
+
+std::string dump_pretty(const nlohmann::json& value) {
+    return value.dump(2, ' ', false, json_errors) + "\n";
+}
+
+nlohmann::json to_json_object(const SessionView& session) {
+    auto object = nlohmann::json::object();
+    for (const auto& [key, value] : session.properties) {
+        object[key] = value;
+    }
+    return object;
+}
+
+constexpr std::array<std::string_view, 8> well_known_properties{
+    "Name", "Id", "State", "Mode", "Owner", "OutputPath", "BufferOwnership", "CreationTime"};
+
+std::string format_detail_value(const std::string& key, const nlohmann::json& value,
+                                const UserNameLookup& user_name) {
+    if (key == "Owner" && value.is_number_unsigned() &&
+        value.get<std::uint64_t>() <= std::numeric_limits<std::uint32_t>::max()) {
+        const auto uid = static_cast<std::uint32_t>(value.get<std::uint64_t>());
+        const std::string name = format_owner(uid, user_name);
+        const std::string number = std::to_string(uid);
+        return name == number ? number : number + " (" + name + ")";
+    }
+    if (key == "CreationTime" && value.is_number_unsigned()) {
+        return format_timestamp(value.get<std::uint64_t>());
+    }
+    return format_property_value(value);
+}
+
+} // namespace
+
+std::string format_property_value(const nlohmann::json& value) {
+    if (value.is_string()) {
+        return value.get<std::string>();
+    }
+    if (value.is_null()) {
+        return {};
+    }
+    return value.dump(-1, ' ', false, json_errors);
+}
+
+std::string format_timestamp(std::uint64_t usec) {
+    const auto seconds = static_cast<std::time_t>(usec / 1'000'000U);
+    std::tm local{};
+    if (localtime_r(&seconds, &local) == nullptr) {
+        return std::to_string(usec);
+    }
+    std::array<char, 64> text{};
+    const std::size_t length =
+        std::strftime(text.data(), text.size(), "%Y-%m-%d %H:%M:%S %Z", &local);
+    return length == 0 ? std::to_string(usec) : std::string{text.data(), length};
+}
+
+std::string format_owner(std::uint32_t uid, const UserNameLookup& user_name) {
+    if (user_name) {
+        if (auto name = user_name(uid); name && !name->empty()) {
+            return *name;
+        }
+    }
+    return std::to_string(uid);
+}
+
+std::string format_session_table(const std::vector<SessionView>& sessions,
+                                 const UserNameLookup& user_name) {
+    if (sessions.empty()) {
+        return "No sessions.\n";
+    }
+    using Row = std::array<std::string, 5>;
+    std::vector<Row> rows;
+    rows.reserve(sessions.size() + 1);
+    rows.push_back(Row{"NAME", "STATE", "MODE", "OWNER", "OUTPUT"});
+    for (const SessionView& session : sessions) {
+        rows.push_back(Row{session.name, session.state, session.mode,
+                           format_owner(session.owner, user_name), session.output_path});
+    }
+    std::array<std::size_t, 5> widths{};
+    for (const Row& row : rows) {
+        for (std::size_t column = 0; column < row.size(); ++column) {
+            widths[column] = std::max(widths[column], display_width(row[column]));
+        }
+    }
+    std::string out;
+    for (const Row& row : rows) {
+        for (std::size_t column = 0; column + 1 < row.size(); ++column) {
+            append_padded(out, row[column], widths[column] + 2);
+        }
+        out += row.back();
+        out += '\n';
+    }
+    return out;
+}
+
+std::string format_session_details(const SessionView& session, const UserNameLookup& user_name) {
+    std::vector<std::string> keys;
+    for (std::string_view key : well_known_properties) {
+        if (session.properties.contains(std::string{key})) {
+            keys.emplace_back(key);
+        }
+    }
+    for (const auto& entry : session.properties) {
+        if (std::find(well_known_properties.begin(), well_known_properties.end(), entry.first) ==
+            well_known_properties.end()) {
+            keys.push_back(entry.first);
+        }
+    }
+    std::size_t width = 0;
+    for (const std::string& key : keys) {
+        width = std::max(width, display_width(key) + 1);
+    }
+    std::string out;
+    for (const std::string& key : keys) {
+        append_padded(out, key + ":", width + 1);
+        out += format_detail_value(key, session.properties.at(key), user_name);
+        out += '\n';
+    }
+    return out;
+}
+
+std::string format_session_json(const SessionView& session) {
+    return dump_pretty(to_json_object(session));
+}
+
+std::string format_sessions_json(const std::vector<SessionView>& sessions) {
+    auto array = nlohmann::json::array();
+    std::transform(sessions.begin(), sessions.end(), std::back_inserter(array), to_json_object);
+    return dump_pretty(array);
+}
+
+std::string format_created(const SessionView& session) {
+    return "Session " + session.name + " created (id " + session.id + ", output " +
+           session.output_path + ")\n";
+}
+
+std::string format_started(std::string_view name) {
+    return "Tracing started for session " + std::string{name} + ".\n";
+}
+
+std::string format_stopped(std::string_view name) {
+    return "Tracing stopped for session " + std::string{name} + ".\n";
+}
+
+std::string format_destroyed(std::string_view name) {
+    return "Session " + std::string{name} + " destroyed.\n";
+}
+
+std::string format_nothing_destroyed() {
+    return "No sessions to destroy.\n";
+}
+
+} // namespace tracectl::cli

@@ -1,0 +1,64 @@
+// Rendering sessions for people (tables, key: value lines, one-line messages) and for
+// programs (JSON). Pure functions: no bus, no I/O; user names come through a lookup function.
+#pragma once
+
+#include "session_view.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracectl::cli {
+
+/// Maps a uid to a login name, or nullopt when the uid has none.
+using UserNameLookup = std::function<std::optional<std::string>(std::uint32_t uid)>;
+
+/// A property value for people: strings as they are, numbers and booleans as JSON text,
+/// null as "", arrays and objects as compact JSON. Accepts any value.
+std::string format_property_value(const nlohmann::json& value);
+
+/// `usec` microseconds since the Unix epoch as local time, "YYYY-MM-DD HH:MM:SS ZONE".
+std::string format_timestamp(std::uint64_t usec);
+
+/// The user name of `uid` if `user_name` knows it, else the uid as a decimal number.
+std::string format_owner(std::uint32_t uid, const UserNameLookup& user_name);
+
+/// The `list` table: a header NAME STATE MODE OWNER OUTPUT and one row per session, in the
+/// given order, columns separated by two spaces and aligned (widths in UTF-8 code points).
+/// "No sessions.\n" when `sessions` is empty. Ends with a newline.
+std::string format_session_table(const std::vector<SessionView>& sessions,
+                                 const UserNameLookup& user_name);
+
+/// The `show` output: one "Key: value" line per property, values aligned; the well-known
+/// properties first (Name, Id, State, Mode, Owner, OutputPath, BufferOwnership,
+/// CreationTime), then the others by name. Owner gets its user name ("1000 (alice)") and
+/// CreationTime is shown as local time; other values use format_property_value().
+std::string format_session_details(const SessionView& session, const UserNameLookup& user_name);
+
+/// One session as a JSON object: every property under its D-Bus name, with its D-Bus type
+/// (Owner and CreationTime are numbers). Pretty-printed, ends with a newline.
+std::string format_session_json(const SessionView& session);
+
+/// The sessions as a JSON array of objects as in format_session_json(), in the given order.
+std::string format_sessions_json(const std::vector<SessionView>& sessions);
+
+/// "Session NAME created (id ID, output DIR)\n".
+std::string format_created(const SessionView& session);
+
+/// "Tracing started for session NAME.\n".
+std::string format_started(std::string_view name);
+
+/// "Tracing stopped for session NAME.\n".
+std::string format_stopped(std::string_view name);
+
+/// "Session NAME destroyed.\n".
+std::string format_destroyed(std::string_view name);
+
+/// "No sessions to destroy.\n" (for `destroy --all` when there is none).
+std::string format_nothing_destroyed();
+
+} // namespace tracectl::cli

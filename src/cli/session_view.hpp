@@ -1,0 +1,36 @@
+// A tracing session as the CLI sees it: the properties of one org.tracectl.Tracing1.Session
+// object, turned into a plain struct.
+#pragma once
+
+#include "property_map.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tracectl::cli {
+
+/// One session. The typed fields are copies of the well-known properties (empty string or 0
+/// when the property is missing or has an unexpected type); `properties` keeps every property
+/// exactly as received, for `show` and `--json`.
+struct SessionView {
+    std::string object_path;            ///< /org/tracectl/Tracing1/session/<32 hex digits>
+    std::string id;                     ///< "Id": UUID, 8-4-4-4-12 lowercase hex
+    std::string name;                   ///< "Name"
+    std::uint32_t owner = 0;            ///< "Owner": uid of the creator
+    std::string state;                  ///< "State": created|active|stopped|rotating|error
+    std::string mode;                   ///< "Mode": normal|snapshot|live
+    std::string output_path;            ///< "OutputPath": absolute folder of the trace
+    std::string buffer_ownership;       ///< "BufferOwnership": per-uid|per-pid
+    std::uint64_t creation_time_us = 0; ///< "CreationTime": microseconds since the Unix epoch
+    PropertyMap properties;             ///< every property, keyed by D-Bus property name
+};
+
+/// Builds the view of the session at `object_path` from its Session-interface properties.
+/// Never throws on missing or mistyped properties (the typed field keeps its default).
+SessionView session_view_from_properties(std::string object_path, PropertyMap properties);
+
+/// Sorts sessions oldest first by CreationTime; ties are ordered by name, then object path.
+void sort_by_creation_time(std::vector<SessionView>& sessions);
+
+} // namespace tracectl::cli

@@ -1,0 +1,84 @@
+// Unit tests of tracectl's error lines and exit statuses.
+#include "cli/error_report.hpp"
+#include "cli/exit_status.hpp"
+
+#include <gtest/gtest.h>
+#include <sstream>
+#include <stdexcept>
+
+using namespace tracectl::cli;
+
+namespace {
+
+std::pair<ExitStatus, std::string> report(std::exception_ptr error) {
+    std::ostringstream err;
+    const ExitStatus status = report_exception(std::move(error), err);
+    return {status, err.str()};
+}
+
+} // namespace
+
+TEST(CliExitStatus, UnreachableNames) {
+    for (const char* name :
+         {"org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+          "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Disconnected",
+          "org.freedesktop.DBus.Error.TimedOut"}) {
+        EXPECT_EQ(exit_status_for_error(name), ExitStatus::unreachable) << name;
+    }
+}
+
+TEST(CliExitStatus, DaemonErrors) {
+    for (const char* name :
+         {"org.tracectl.Tracing1.Error.NoSuchSession", "org.freedesktop.DBus.Error.AccessDenied",
+          "org.freedesktop.DBus.Error.UnknownObject", ""}) {
+        EXPECT_EQ(exit_status_for_error(name), ExitStatus::daemon_error) << name;
+    }
+}
+
+TEST(CliExitStatus, Values) {
+    EXPECT_EQ(static_cast<int>(ExitStatus::success), 0);
+    EXPECT_EQ(static_cast<int>(ExitStatus::daemon_error), 1);
+    EXPECT_EQ(static_cast<int>(ExitStatus::usage), 2);
+    EXPECT_EQ(static_cast<int>(ExitStatus::unreachable), 3);
+}
+
+TEST(CliErrorReport, DaemonErrorIsOneLine) {
+    const auto [status, text] = report(std::make_exception_ptr(
+        sdbus::Error("org.tracectl.Tracing1.Error.NoSuchSession", "No session \"x\"")));
+    EXPECT_EQ(status, ExitStatus::daemon_error);
+    EXPECT_EQ(text, "tracectl: org.tracectl.Tracing1.Error.NoSuchSession: No session \"x\"\n");
+}
+
+TEST(CliErrorReport, ServiceUnknownIsUnreachable) {
+    const auto [status, text] = report(std::make_exception_ptr(
+        sdbus::Error("org.freedesktop.DBus.Error.ServiceUnknown", "not activatable")));
+    EXPECT_EQ(status, ExitStatus::unreachable);
+    EXPECT_EQ(text, "tracectl: org.freedesktop.DBus.Error.ServiceUnknown: not activatable\n");
+}
+
+TEST(CliErrorReport, ConnectionFailureIsUnreachable) {
+    const auto [status, text] = report(std::make_exception_ptr(
+        ConnectionFailed("org.freedesktop.DBus.Error.FileNotFound", "Failed to open bus")));
+    EXPECT_EQ(status, ExitStatus::unreachable);
+    EXPECT_EQ(text, "tracectl: org.freedesktop.DBus.Error.FileNotFound: Failed to open bus\n");
+}
+
+TEST(CliErrorReport, MultiLineMessagesAreFlattened) {
+    const auto [status, text] =
+        report(std::make_exception_ptr(sdbus::Error("a.b.C", "line one\nline two")));
+    EXPECT_EQ(text, "tracectl: a.b.C: line one line two\n");
+}
+
+TEST(CliErrorReport, EmptyMessageGivesNameOnly) {
+    const auto [status, text] = report(std::make_exception_ptr(sdbus::Error("a.b.C", "")));
+    EXPECT_EQ(text, "tracectl: a.b.C\n");
+}
+
+TEST(CliErrorReport, OtherExceptions) {
+    const auto [status, text] = report(std::make_exception_ptr(std::runtime_error("boom")));
+    EXPECT_EQ(status, ExitStatus::daemon_error);
+    EXPECT_EQ(text, "tracectl: boom\n");
+    const auto [status2, text2] = report(std::make_exception_ptr(42));
+    EXPECT_EQ(status2, ExitStatus::daemon_error);
+    EXPECT_EQ(text2, "tracectl: unknown error\n");
+}

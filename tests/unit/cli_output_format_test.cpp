@@ -1,0 +1,152 @@
+// Unit tests of tracectl's rendering of sessions (tables, details, JSON, messages).
+#include "cli/output_format.hpp"
+
+#include <cstdlib>
+#include <ctime>
+#include <gtest/gtest.h>
+
+using namespace tracectl::cli;
+using nlohmann::json;
+
+namespace {
+
+class CliOutputFormat : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ::setenv("TZ", "UTC", 1);
+        ::tzset();
+    }
+};
+
+std::optional<std::string> fake_user_name(std::uint32_t uid) {
+    if (uid == 1000) {
+        return "alice";
+    }
+    return std::nullopt;
+}
+
+SessionView session(const std::string& name, std::uint32_t owner, std::uint64_t created,
+                    const std::string& state = "created") {
+    return session_view_from_properties(
+        "/org/tracectl/Tracing1/session/" + name,
+        {
+            {"Id", json("0123abcd-0000-4000-8000-00000000000" + std::to_string(owner % 10))},
+            {"Name", json(name)},
+            {"Owner", json(owner)},
+            {"State", json(state)},
+            {"Mode", json("normal")},
+            {"OutputPath", json("/traces/" + name)},
+            {"BufferOwnership", json("per-uid")},
+            {"CreationTime", json(created)},
+        });
+}
+
+} // namespace
+
+TEST_F(CliOutputFormat, EmptyListSaysSo) {
+    EXPECT_EQ(format_session_table({}, fake_user_name), "No sessions.\n");
+}
+
+TEST_F(CliOutputFormat, TableIsAlignedWithUserNamesOrUids) {
+    const std::vector<SessionView> sessions{session("web", 1000, 1, "active"),
+                                            session("database-io", 4242, 2)};
+    EXPECT_EQ(format_session_table(sessions, fake_user_name),
+              "NAME         STATE    MODE    OWNER  OUTPUT\n"
+              "web          active   normal  alice  /traces/web\n"
+              "database-io  created  normal  4242   /traces/database-io\n");
+}
+
+TEST_F(CliOutputFormat, TableWidthCountsCodePoints) {
+    const std::vector<SessionView> sessions{session("\xC3\xA9t\xC3\xA9", 1000, 1)};
+    const std::string table = format_session_table(sessions, nullptr);
+    EXPECT_NE(table.find("NAME  STATE"), std::string::npos) << table;
+    EXPECT_NE(table.find("\xC3\xA9t\xC3\xA9   created"), std::string::npos) << table;
+}
+
+TEST_F(CliOutputFormat, OwnerFallsBackToUid) {
+    EXPECT_EQ(format_owner(1000, fake_user_name), "alice");
+    EXPECT_EQ(format_owner(7, fake_user_name), "7");
+    EXPECT_EQ(format_owner(7, nullptr), "7");
+}
+
+TEST_F(CliOutputFormat, TimestampIsLocalTime) {
+    EXPECT_EQ(format_timestamp(1714557600123456), "2024-05-01 10:00:00 UTC");
+}
+
+TEST_F(CliOutputFormat, DetailsListWellKnownPropertiesFirst) {
+    SessionView view = session("web", 1000, 1714557600123456, "active");
+    view.properties.emplace("Channels", json::parse(R"([["ust","channel0"]])"));
+    view.properties.emplace("BytesWritten", json(std::uint64_t{4096}));
+    EXPECT_EQ(format_session_details(view, fake_user_name),
+              "Name:            web\n"
+              "Id:              0123abcd-0000-4000-8000-000000000000\n"
+              "State:           active\n"
+              "Mode:            normal\n"
+              "Owner:           1000 (alice)\n"
+              "OutputPath:      /traces/web\n"
+              "BufferOwnership: per-uid\n"
+              "CreationTime:    2024-05-01 10:00:00 UTC\n"
+              "BytesWritten:    4096\n"
+              "Channels:        [[\"ust\",\"channel0\"]]\n");
+}
+
+TEST_F(CliOutputFormat, DetailsShowUnresolvableOwnerAsUid) {
+    const std::string details = format_session_details(session("s", 4242, 0), fake_user_name);
+    EXPECT_NE(details.find("Owner:           4242\n"), std::string::npos) << details;
+}
+
+TEST_F(CliOutputFormat, DetailsNeverFailOnUnexpectedTypes) {
+    const SessionView view =
+        session_view_from_properties("/p", {{"Owner", json("not a uid")},
+                                            {"CreationTime", json::parse(R"({"a":1})")},
+                                            {"Weird", json(nullptr)},
+                                            {"Flag", json(true)}});
+    EXPECT_EQ(format_session_details(view, fake_user_name), "Owner:        not a uid\n"
+                                                            "CreationTime: {\"a\":1}\n"
+                                                            "Flag:         true\n"
+                                                            "Weird:        \n");
+}
+
+TEST_F(CliOutputFormat, PropertyValuesForPeople) {
+    EXPECT_EQ(format_property_value(json("text")), "text");
+    EXPECT_EQ(format_property_value(json(12)), "12");
+    EXPECT_EQ(format_property_value(json(false)), "false");
+    EXPECT_EQ(format_property_value(json(nullptr)), "");
+    EXPECT_EQ(format_property_value(json::parse(R"({"k":[1,2]})")), R"({"k":[1,2]})");
+}
+
+TEST_F(CliOutputFormat, SessionJsonHasTypedProperties) {
+    const json parsed = json::parse(format_session_json(session("web", 1000, 1714557600123456)));
+    ASSERT_TRUE(parsed.is_object());
+    EXPECT_EQ(parsed.size(), 8U);
+    EXPECT_EQ(parsed.at("Name"), "web");
+    EXPECT_TRUE(parsed.at("Owner").is_number_unsigned());
+    EXPECT_EQ(parsed.at("Owner").get<std::uint32_t>(), 1000U);
+    EXPECT_TRUE(parsed.at("CreationTime").is_number_unsigned());
+    EXPECT_EQ(parsed.at("CreationTime").get<std::uint64_t>(), 1714557600123456U);
+}
+
+TEST_F(CliOutputFormat, SessionsJsonIsAnArrayInOrder) {
+    const json parsed =
+        json::parse(format_sessions_json({session("a", 1000, 1), session("b", 0, 2)}));
+    ASSERT_TRUE(parsed.is_array());
+    ASSERT_EQ(parsed.size(), 2U);
+    EXPECT_EQ(parsed[0].at("Name"), "a");
+    EXPECT_EQ(parsed[1].at("Name"), "b");
+    EXPECT_EQ(format_sessions_json({}), "[]\n");
+}
+
+TEST_F(CliOutputFormat, JsonNeverFailsOnInvalidUtf8) {
+    const SessionView view = session_view_from_properties("/p", {{"Name", json("bad\xFF")}});
+    EXPECT_NO_THROW((void)format_session_json(view));
+}
+
+TEST_F(CliOutputFormat, OneLineMessages) {
+    EXPECT_EQ(
+        format_created(session("web", 1000, 1)),
+        "Session web created (id 0123abcd-0000-4000-8000-000000000000, output /traces/web)\n");
+    EXPECT_EQ(format_started("web"), "Tracing started for session web.\n");
+    EXPECT_EQ(format_stopped("web"), "Tracing stopped for session web.\n");
+    EXPECT_EQ(format_destroyed("web"), "Session web destroyed.\n");
+    EXPECT_EQ(format_nothing_destroyed(), "No sessions to destroy.\n");
+}

@@ -1,0 +1,77 @@
+// Unit tests of tracectl's property map -> SessionView conversion.
+#include "cli/session_view.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace tracectl::cli;
+using nlohmann::json;
+
+namespace {
+
+PropertyMap full_properties() {
+    return {
+        {"Id", json("0123abcd-0000-4000-8000-000000000001")},
+        {"Name", json("web")},
+        {"Owner", json(1000U)},
+        {"State", json("active")},
+        {"Mode", json("snapshot")},
+        {"OutputPath", json("/home/alice/traces/web")},
+        {"BufferOwnership", json("per-uid")},
+        {"CreationTime", json(std::uint64_t{1714557600123456})},
+    };
+}
+
+SessionView created_at(std::string name, std::uint64_t usec) {
+    return session_view_from_properties("/org/tracectl/Tracing1/session/" + name,
+                                        {{"Name", json(name)}, {"CreationTime", json(usec)}});
+}
+
+} // namespace
+
+TEST(CliSessionView, CopiesTheWellKnownProperties) {
+    const SessionView view =
+        session_view_from_properties("/org/tracectl/Tracing1/session/01", full_properties());
+    EXPECT_EQ(view.object_path, "/org/tracectl/Tracing1/session/01");
+    EXPECT_EQ(view.id, "0123abcd-0000-4000-8000-000000000001");
+    EXPECT_EQ(view.name, "web");
+    EXPECT_EQ(view.owner, 1000U);
+    EXPECT_EQ(view.state, "active");
+    EXPECT_EQ(view.mode, "snapshot");
+    EXPECT_EQ(view.output_path, "/home/alice/traces/web");
+    EXPECT_EQ(view.buffer_ownership, "per-uid");
+    EXPECT_EQ(view.creation_time_us, 1714557600123456U);
+    EXPECT_EQ(view.properties, full_properties());
+}
+
+TEST(CliSessionView, KeepsUnknownProperties) {
+    PropertyMap properties = full_properties();
+    properties.emplace("Channels", json::parse(R"([["ust","channel0"]])"));
+    const SessionView view = session_view_from_properties("/p", properties);
+    EXPECT_EQ(view.properties.at("Channels"), json::parse(R"([["ust","channel0"]])"));
+}
+
+TEST(CliSessionView, MissingOrMistypedPropertiesGiveDefaults) {
+    const SessionView view = session_view_from_properties(
+        "/p", {{"Name", json(42)}, {"Owner", json("root")}, {"CreationTime", json(-5)}});
+    EXPECT_EQ(view.name, "");
+    EXPECT_EQ(view.owner, 0U);
+    EXPECT_EQ(view.creation_time_us, 0U);
+    EXPECT_EQ(view.state, "");
+    EXPECT_EQ(view.properties.size(), 3U);
+}
+
+TEST(CliSessionView, OwnerOutOfRangeGivesDefault) {
+    const SessionView view =
+        session_view_from_properties("/p", {{"Owner", json(std::uint64_t{1} << 40)}});
+    EXPECT_EQ(view.owner, 0U);
+}
+
+TEST(CliSessionView, SortsOldestFirstThenByName) {
+    std::vector<SessionView> sessions{created_at("c", 30), created_at("b", 10),
+                                      created_at("a", 30)};
+    sort_by_creation_time(sessions);
+    ASSERT_EQ(sessions.size(), 3U);
+    EXPECT_EQ(sessions[0].name, "b");
+    EXPECT_EQ(sessions[1].name, "a");
+    EXPECT_EQ(sessions[2].name, "c");
+}
