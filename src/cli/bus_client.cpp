@@ -16,9 +16,8 @@ constexpr const char* bus_name = "org.tracectl.Tracing1";
 constexpr const char* manager_path = "/org/tracectl/Tracing1";
 constexpr const char* session_interface = org::tracectl::Tracing1::Session_proxy::INTERFACE_NAME;
 
-/// /org/tracectl/Tracing1: the Manager interface and the standard ObjectManager.
-class ManagerProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Manager_proxy,
-                                                         sdbus::ObjectManager_proxy> {
+/// /org/tracectl/Tracing1: the Manager interface.
+class ManagerProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Manager_proxy> {
 public:
     explicit ManagerProxy(sdbus::IConnection& connection)
         : ProxyInterfaces(connection, bus_name, manager_path) {
@@ -29,13 +28,6 @@ public:
     ManagerProxy& operator=(const ManagerProxy&) = delete;
     ManagerProxy(ManagerProxy&&) = delete;
     ManagerProxy& operator=(ManagerProxy&&) = delete;
-
-private:
-    // tracectl runs no event loop: signals are never dispatched.
-    void onInterfacesAdded(
-        const sdbus::ObjectPath&,
-        const std::map<std::string, std::map<std::string, sdbus::Variant>>&) override {}
-    void onInterfacesRemoved(const sdbus::ObjectPath&, const std::vector<std::string>&) override {}
 };
 
 /// /org/tracectl/Tracing1/session/<id>: the Session interface and the standard Properties.
@@ -108,17 +100,6 @@ std::string BusClient::get_session(const std::string& name) {
 std::vector<std::string> BusClient::list_sessions() {
     const std::vector<sdbus::ObjectPath> paths = connection_->manager.ListSessions();
     return {paths.begin(), paths.end()};
-}
-
-std::map<std::string, PropertyMap> BusClient::managed_sessions() {
-    std::map<std::string, PropertyMap> sessions;
-    for (const auto& [path, interfaces] : connection_->manager.GetManagedObjects()) {
-        const auto session = interfaces.find(session_interface);
-        if (session != interfaces.end()) {
-            sessions.emplace(path, to_property_map(session->second));
-        }
-    }
-    return sessions;
 }
 
 PropertyMap BusClient::session_properties(const std::string& path) {

@@ -46,10 +46,6 @@ public:
     /// Manager.ListSessions(): the object paths of the sessions the caller may see.
     std::vector<std::string> list_sessions();
 
-    /// ObjectManager.GetManagedObjects() on the manager, keeping only the objects that
-    /// implement org.tracectl.Tracing1.Session: object path -> Session properties.
-    std::map<std::string, PropertyMap> managed_sessions();
-
     /// Properties.GetAll("org.tracectl.Tracing1.Session") on the session at `path`.
     PropertyMap session_properties(const std::string& path);
 

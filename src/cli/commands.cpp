@@ -35,9 +35,17 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
 }
 
 void run_list(BusClient& bus, const ListArgs& args, std::ostream& out) {
+    // ListSessions, not GetManagedObjects: it lists only what the caller may see.
     std::vector<SessionView> sessions;
-    for (auto& [path, properties] : bus.managed_sessions()) {
-        sessions.push_back(session_view_from_properties(path, std::move(properties)));
+    for (const std::string& path : bus.list_sessions()) {
+        try {
+            sessions.push_back(session_view_from_properties(path, bus.session_properties(path)));
+        } catch (const sdbus::Error& e) {
+            if (e.getName() != unknown_object_error) {
+                throw;
+            }
+            // Destroyed between the two calls: not listed.
+        }
     }
     sort_by_creation_time(sessions);
     out << (args.json ? format_sessions_json(sessions)

@@ -35,7 +35,7 @@ struct DestroyArgs {
 /// reads its properties and prints "Session NAME created (id ID, output DIR)".
 void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out);
 
-/// Prints every visible session (GetManagedObjects), oldest first: a table, or a JSON array.
+/// Prints every session the caller may see (ListSessions), oldest first: a table, or a JSON array.
 void run_list(BusClient& bus, const ListArgs& args, std::ostream& out);
 
 /// Prints every property of the session called `name`: key: value lines, or a JSON object.

@@ -1,0 +1,275 @@
+// The session API of tracectld over a real bus: a private system bus with
+// the project's bus policy, polkitd, a systemd manager and the daemon, all
+// brought up by scripts/sandbox (the same stack the demo runs).
+#include "sandbox.hpp"
+#include "signal_recorder.hpp"
+#include "tracectl_clients.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using namespace tracectl::test;
+using Options = std::map<std::string, sdbus::Variant>;
+
+namespace {
+
+const char* const kInvalidName = "org.tracectl.Tracing1.Error.InvalidName";
+const char* const kInvalidArgument = "org.tracectl.Tracing1.Error.InvalidArgument";
+const char* const kSessionExists = "org.tracectl.Tracing1.Error.SessionExists";
+const char* const kNoSuchSession = "org.tracectl.Tracing1.Error.NoSuchSession";
+const char* const kWrongState = "org.tracectl.Tracing1.Error.WrongState";
+const char* const kUnknownObject = "org.freedesktop.DBus.Error.UnknownObject";
+const char* const kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+
+std::string tracectlBinary() {
+    const char* p = std::getenv("TRACECTL");
+    return p != nullptr ? p : "tracectl";
+}
+
+class SessionApi : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { sandbox_ = std::make_unique<Sandbox>(); }
+    static void TearDownTestSuite() { sandbox_.reset(); }
+
+    void SetUp() override {
+        bus_ = sdbus::createSystemBusConnection();
+        manager_ = std::make_unique<ManagerClient>(*bus_);
+    }
+
+    void TearDown() override {
+        // Leave the daemon empty for the next test.
+        for (const auto& path : manager_->ListSessions())
+            SessionClient(*bus_, path).Destroy();
+        manager_.reset();
+        bus_.reset();
+    }
+
+    std::string create(const std::string& name, Options options = {}) {
+        return manager_->CreateSession(name, options);
+    }
+
+    std::string stateOf(const std::string& path) { return SessionClient(*bus_, path).State(); }
+
+    /// The daemon still answers and is the same process as at start-up.
+    void expectDaemonServing() {
+        EXPECT_EQ(manager_->Version(), TRACECTL_TEST_VERSION);
+        EXPECT_TRUE(sandbox_->daemonRunning()) << "tracectld is gone";
+    }
+
+    RunResult run(const std::vector<std::string>& argv) { return tracectl::test::run(argv); }
+
+    static std::unique_ptr<Sandbox> sandbox_;
+    std::unique_ptr<sdbus::IConnection> bus_;
+    std::unique_ptr<ManagerClient> manager_;
+};
+
+std::unique_ptr<Sandbox> SessionApi::sandbox_;
+
+} // namespace
+
+TEST_F(SessionApi, IntrospectionShowsManagerSessionAndObjectManager) {
+    const RunResult root = run({"busctl", "--system", "introspect", kService, kManagerPath});
+    ASSERT_EQ(root.exitCode, 0) << root.err;
+    EXPECT_NE(root.out.find("org.tracectl.Tracing1.Manager"), std::string::npos) << root.out;
+    EXPECT_NE(root.out.find("org.freedesktop.DBus.ObjectManager"), std::string::npos) << root.out;
+    EXPECT_NE(root.out.find(".CreateSession"), std::string::npos) << root.out;
+
+    const std::string path = create("introspected");
+    const RunResult session = run({"busctl", "--system", "introspect", kService, path});
+    ASSERT_EQ(session.exitCode, 0) << session.err;
+    for (const char* member : {"org.tracectl.Tracing1.Session", ".Start", ".Stop", ".Destroy",
+                               ".State", ".Owner", ".OutputPath"})
+        EXPECT_NE(session.out.find(member), std::string::npos) << member << "\n" << session.out;
+}
+
+TEST_F(SessionApi, BusctlAndTracectlSeeTheSameSessions) {
+    const RunResult made = run({"busctl", "--system", "call", kService, kManagerPath,
+                                "org.tracectl.Tracing1.Manager", "CreateSession", "sa{sv}",
+                                "from-busctl", "1", "output-path", "s", "/tmp/from-busctl"});
+    ASSERT_EQ(made.exitCode, 0) << made.err;
+
+    const RunResult listed = run({tracectlBinary(), "list", "--json"});
+    ASSERT_EQ(listed.exitCode, 0) << listed.err;
+    const auto sessions = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(sessions.size(), 1u) << listed.out;
+    EXPECT_EQ(sessions[0]["Name"], "from-busctl");
+    EXPECT_EQ(sessions[0]["OutputPath"], "/tmp/from-busctl");
+    EXPECT_EQ(sessions[0]["State"], "created");
+
+    const RunResult created =
+        run({tracectlBinary(), "create", "from-cli", "--output", "/tmp/from-cli"});
+    ASSERT_EQ(created.exitCode, 0) << created.err;
+    const RunResult got = run({"busctl", "--system", "call", kService, kManagerPath,
+                               "org.tracectl.Tracing1.Manager", "GetSession", "s", "from-cli"});
+    ASSERT_EQ(got.exitCode, 0) << got.err;
+    const std::string path = manager_->GetSession("from-cli");
+    EXPECT_NE(got.out.find(path), std::string::npos) << got.out;
+    const RunResult prop = run({"busctl", "--system", "get-property", kService, path,
+                                "org.tracectl.Tracing1.Session", "OutputPath"});
+    EXPECT_EQ(prop.out, "s \"/tmp/from-cli\"\n");
+    EXPECT_EQ(manager_->ListSessions().size(), 2u);
+}
+
+TEST_F(SessionApi, TwoWatchersSeeCreateStartStopDestroyInOrder) {
+    SignalRecorder first;
+    SignalRecorder second;
+    const std::string path = create("watched");
+    SessionClient session(*bus_, path);
+    session.Start();
+    session.Stop();
+    session.Destroy();
+
+    const std::vector<std::string> expected{
+        "InterfacesAdded " + path + " org.tracectl.Tracing1.Session",
+        "PropertiesChanged " + path + " State=active",
+        "PropertiesChanged " + path + " State=stopped",
+        "InterfacesRemoved " + path + " org.tracectl.Tracing1.Session",
+    };
+    EXPECT_EQ(first.waitFor(expected.size(), 5s), expected);
+    EXPECT_EQ(second.waitFor(expected.size(), 5s), expected);
+}
+
+TEST_F(SessionApi, BadNamesGetInvalidNameAndNothingIsCreated) {
+    const std::vector<std::string> bad{
+        "",          std::string(1 << 20, 'x'),
+        "../x",      "a/b",
+        ".hidden",   "..",
+        "a\nb",      "\x1b[31mred",
+        "tab\there", "c1\xc2\x85",
+        "del\x7f",   std::string(201, 'n'),
+    };
+    for (const auto& name : bad) {
+        EXPECT_EQ(errorNameOf([&] { create(name); }), kInvalidName) << name.substr(0, 40);
+        EXPECT_EQ(errorNameOf([&] { manager_->GetSession(name); }), kInvalidName);
+    }
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    // Names that are odd but harmless are accepted.
+    for (const std::string& name :
+         std::vector<std::string>{"with space", "café-日本", "x..y", std::string(200, 'n')})
+        EXPECT_EQ(errorNameOf([&] { create(name); }), "no error") << name;
+    expectDaemonServing();
+}
+
+TEST_F(SessionApi, DuplicateNameGetsSessionExists) {
+    const std::string path = create("dup");
+    EXPECT_EQ(errorNameOf([&] { create("dup"); }), kSessionExists);
+    EXPECT_EQ(manager_->ListSessions(), std::vector<sdbus::ObjectPath>{path});
+}
+
+TEST_F(SessionApi, BadOptionsGetInvalidArgument) {
+    const std::vector<Options> bad{
+        {{"colour", sdbus::Variant(std::string("blue"))}},
+        {{"mode", sdbus::Variant(uint32_t{1})}},
+        {{"mode", sdbus::Variant(std::string("live-ish"))}},
+        {{"buffer-ownership", sdbus::Variant(std::string("per-cpu"))}},
+        {{"output-path", sdbus::Variant(std::string("relative/dir"))}},
+        {{"output-path", sdbus::Variant(std::string("/tmp/../etc"))}},
+        {{"output-path", sdbus::Variant(std::string("/"))}},
+    };
+    for (const auto& options : bad)
+        EXPECT_EQ(errorNameOf([&] { create("opts", options); }), kInvalidArgument);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    const std::string path =
+        create("snap", {{"mode", sdbus::Variant(std::string("snapshot"))},
+                        {"output-path", sdbus::Variant(std::string("/tmp/snap/./x/"))}});
+    SessionClient s(*bus_, path);
+    EXPECT_EQ(s.Mode(), "snapshot");
+    EXPECT_EQ(s.OutputPath(), "/tmp/snap/x");
+}
+
+TEST_F(SessionApi, CallsThatDoNotFitTheStateGetWrongState) {
+    const std::string path = create("states");
+    SessionClient s(*bus_, path);
+    EXPECT_EQ(errorNameOf([&] { s.Stop(); }), kWrongState);
+    EXPECT_EQ(stateOf(path), "created");
+    s.Start();
+    EXPECT_EQ(errorNameOf([&] { s.Start(); }), kWrongState);
+    EXPECT_EQ(stateOf(path), "active");
+    s.Stop();
+    EXPECT_EQ(errorNameOf([&] { s.Stop(); }), kWrongState);
+    EXPECT_EQ(stateOf(path), "stopped");
+    s.Start();
+    EXPECT_EQ(stateOf(path), "active");
+    s.Destroy(); // from active
+}
+
+TEST_F(SessionApi, DestroyedSessionsAreGone) {
+    const std::string path = create("gone");
+    SessionClient s(*bus_, path);
+    s.Destroy();
+    EXPECT_EQ(errorNameOf([&] { s.Destroy(); }), kUnknownObject);
+    EXPECT_EQ(errorNameOf([&] { s.Start(); }), kUnknownObject);
+    EXPECT_EQ(errorNameOf([&] { manager_->GetSession("gone"); }), kNoSuchSession);
+    EXPECT_EQ(errorNameOf([&] { manager_->GetSession("never-made"); }), kNoSuchSession);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    create("gone"); // the name is free again
+    expectDaemonServing();
+}
+
+TEST_F(SessionApi, ClientsThatVanishMidCallDoNotHurtTheDaemon) {
+    // A client that sends a call and closes its connection before the reply.
+    for (int i = 0; i < 20; ++i) {
+        auto bus = sdbus::createSystemBusConnection();
+        auto proxy = sdbus::createProxy(*bus, kService, kManagerPath);
+        auto call = proxy->createMethodCall("org.tracectl.Tracing1.Manager", "CreateSession");
+        call << ("vanished-" + std::to_string(i)) << Options{};
+        proxy->callMethod(
+            call, [](sdbus::MethodReply&, const sdbus::Error*) {}, 1'000'000);
+    }
+    // A client process killed right after sending.
+    for (int i = 0; i < 10; ++i) {
+        const std::string cmd = "busctl --system call " + std::string(kService) + " " +
+                                kManagerPath +
+                                " org.tracectl.Tracing1.Manager CreateSession 'sa{sv}' killed-" +
+                                std::to_string(i) + " 0 & kill -9 $!; wait";
+        run({"sh", "-c", cmd});
+    }
+    expectDaemonServing();
+    // Whatever was created is whole: listed, with a working object.
+    for (const auto& path : manager_->ListSessions()) {
+        SessionClient s(*bus_, path);
+        EXPECT_EQ(s.State(), "created");
+        EXPECT_EQ(manager_->GetSession(s.Name()), path);
+    }
+}
+
+TEST_F(SessionApi, OwnerComesFromTheBusCredentials) {
+    const std::string rootSession = create("roots");
+    const std::vector<std::string> asNobody{"setpriv", "--reuid=65534", "--regid=65534",
+                                            "--clear-groups", "--"};
+    auto nobody = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), asNobody.begin(), asNobody.end());
+        return run(argv);
+    };
+    const RunResult made = nobody({"busctl", "--system", "call", kService, kManagerPath,
+                                   "org.tracectl.Tracing1.Manager", "CreateSession", "sa{sv}",
+                                   "nobodys", "1", "output-path", "s", "/tmp/nobodys"});
+    ASSERT_EQ(made.exitCode, 0) << made.err;
+    const std::string path =
+        made.out.substr(made.out.find('"') + 1, made.out.rfind('"') - made.out.find('"') - 1);
+    EXPECT_EQ(SessionClient(*bus_, path).Owner(), 65534u);
+
+    // nobody sees only its own session and cannot touch root's.
+    const RunResult listed = nobody({tracectlBinary(), "list", "--json"});
+    ASSERT_EQ(listed.exitCode, 0) << listed.err;
+    const auto sessions = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(sessions.size(), 1u) << listed.out;
+    EXPECT_EQ(sessions[0]["Name"], "nobodys");
+    EXPECT_EQ(sessions[0]["Owner"], 65534);
+
+    const RunResult start =
+        nobody({"dbus-send", "--system", "--print-reply", std::string("--dest=") + kService,
+                rootSession, "org.tracectl.Tracing1.Session.Start"});
+    EXPECT_NE(start.exitCode, 0);
+    EXPECT_NE(start.err.find(kAccessDenied), std::string::npos) << start.err;
+    const RunResult viaCli = nobody({tracectlBinary(), "start", "roots"});
+    EXPECT_EQ(viaCli.exitCode, 1) << viaCli.err;
+    EXPECT_NE(viaCli.err.find(kNoSuchSession), std::string::npos) << viaCli.err;
+    EXPECT_EQ(stateOf(rootSession), "created");
+}

@@ -1,0 +1,76 @@
+#include "signal_recorder.hpp"
+
+#include <map>
+
+namespace tracectl::test {
+
+namespace {
+
+std::string describe(const sdbus::Variant& v) {
+    if (v.containsValueOfType<std::string>())
+        return v.get<std::string>();
+    if (v.containsValueOfType<uint32_t>())
+        return std::to_string(v.get<uint32_t>());
+    if (v.containsValueOfType<uint64_t>())
+        return std::to_string(v.get<uint64_t>());
+    if (v.containsValueOfType<bool>())
+        return v.get<bool>() ? "true" : "false";
+    return "<" + v.peekValueType() + ">";
+}
+
+} // namespace
+
+SignalRecorder::SignalRecorder() : bus_(sdbus::createSystemBusConnection()) {
+    match_ = bus_->addMatch(
+        "type='signal',sender='org.tracectl.Tracing1',path_namespace='/org/tracectl/Tracing1'",
+        [this](sdbus::Message& msg) { onSignal(msg); });
+    bus_->enterEventLoopAsync();
+    // Make sure the match is installed at the bus before anyone acts: a
+    // round trip to the bus driver orders it after our AddMatch.
+    auto proxy = sdbus::createProxy(*bus_, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    proxy->callMethod("GetId").onInterface("org.freedesktop.DBus");
+}
+
+SignalRecorder::~SignalRecorder() {
+    bus_->leaveEventLoop();
+}
+
+void SignalRecorder::onSignal(sdbus::Message& msg) {
+    const std::string member = msg.getMemberName();
+    std::vector<std::string> lines;
+    if (member == "InterfacesAdded") {
+        sdbus::ObjectPath path;
+        std::map<std::string, std::map<std::string, sdbus::Variant>> ifaces;
+        msg >> path >> ifaces;
+        for (const auto& [iface, props] : ifaces)
+            lines.push_back("InterfacesAdded " + std::string(path) + " " + iface);
+    } else if (member == "InterfacesRemoved") {
+        sdbus::ObjectPath path;
+        std::vector<std::string> ifaces;
+        msg >> path >> ifaces;
+        for (const auto& iface : ifaces)
+            lines.push_back("InterfacesRemoved " + std::string(path) + " " + iface);
+    } else if (member == "PropertiesChanged") {
+        std::string iface;
+        std::map<std::string, sdbus::Variant> changed;
+        std::vector<std::string> invalidated;
+        msg >> iface >> changed >> invalidated;
+        for (const auto& [name, value] : changed)
+            lines.push_back("PropertiesChanged " + msg.getPath() + " " + name + "=" +
+                            describe(value));
+    } else {
+        lines.push_back(member + " " + msg.getPath());
+    }
+    std::lock_guard lock(mutex_);
+    lines_.insert(lines_.end(), lines.begin(), lines.end());
+    changed_.notify_all();
+}
+
+std::vector<std::string> SignalRecorder::waitFor(std::size_t count,
+                                                 std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, timeout, [&] { return lines_.size() >= count; });
+    return lines_;
+}
+
+} // namespace tracectl::test

@@ -1,0 +1,44 @@
+// Clients of tracectld for the integration tests, built on the proxies
+// generated from dbus/*.xml (so the tests also exercise the generated code).
+#pragma once
+
+#include "manager_proxy.h"
+#include "session_proxy.h"
+
+#include <functional>
+#include <sdbus-c++/sdbus-c++.h>
+#include <string>
+
+namespace tracectl::test {
+
+inline constexpr const char* kService = "org.tracectl.Tracing1";
+inline constexpr const char* kManagerPath = "/org/tracectl/Tracing1";
+
+class ManagerClient : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Manager_proxy> {
+public:
+    explicit ManagerClient(sdbus::IConnection& bus) : ProxyInterfaces(bus, kService, kManagerPath) {
+        registerProxy();
+    }
+    ~ManagerClient() { unregisterProxy(); }
+};
+
+class SessionClient : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Session_proxy> {
+public:
+    SessionClient(sdbus::IConnection& bus, const std::string& path)
+        : ProxyInterfaces(bus, kService, path) {
+        registerProxy();
+    }
+    ~SessionClient() { unregisterProxy(); }
+};
+
+/// The D-Bus error name `call` fails with, or "no error".
+inline std::string errorNameOf(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const sdbus::Error& e) {
+        return e.getName();
+    }
+    return "no error";
+}
+
+} // namespace tracectl::test
