@@ -2,9 +2,12 @@
 
 #include "log.hpp"
 
+#include <cerrno>
 #include <string>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <system_error>
+#include <unistd.h>
 
 namespace tracectl {
 
@@ -28,10 +31,18 @@ EventLoop::EventLoop() {
     // Deferred work (freeing objects) runs before the next message is read.
     check(sd_event_source_set_priority(s, SD_EVENT_PRIORITY_IMPORTANT), "set_priority");
     check(sd_event_source_set_enabled(s, SD_EVENT_OFF), "set_enabled");
+
+    postFd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!postFd_)
+        throw std::system_error(errno, std::generic_category(), "eventfd");
+    check(sd_event_add_io(event_.get(), &s, postFd_.get(), EPOLLIN, &EventLoop::onPosted, this),
+          "sd_event_add_io");
+    postSource_.reset(s);
 }
 
 EventLoop::~EventLoop() {
     // Sources must go before the loop they are attached to.
+    postSource_.reset();
     deferSource_.reset();
     signalSources_.clear();
 }
@@ -60,6 +71,35 @@ void EventLoop::onSignals(std::initializer_list<int> signals, std::function<void
 void EventLoop::defer(std::function<void()> work) {
     deferred_.push_back(std::move(work));
     sd_event_source_set_enabled(deferSource_.get(), SD_EVENT_ONESHOT);
+}
+
+void EventLoop::post(std::function<void()> work) {
+    {
+        std::lock_guard lock(postMutex_);
+        posted_.push_back(std::move(work));
+    }
+    const uint64_t one = 1;
+    // EAGAIN means the counter is already non-zero: the loop wakes anyway.
+    [[maybe_unused]] const auto n = write(postFd_.get(), &one, sizeof one);
+}
+
+int EventLoop::onPosted(sd_event_source*, int fd, uint32_t, void* userdata) {
+    auto* self = static_cast<EventLoop*>(userdata);
+    uint64_t count = 0;
+    [[maybe_unused]] const auto n = read(fd, &count, sizeof count);
+    std::vector<std::function<void()>> batch;
+    {
+        std::lock_guard lock(self->postMutex_);
+        batch.swap(self->posted_);
+    }
+    for (auto& work : batch) {
+        try {
+            work();
+        } catch (const std::exception& e) {
+            log::error(std::string("posted work failed: ") + e.what());
+        }
+    }
+    return 0;
 }
 
 int EventLoop::onSignal(sd_event_source*, const struct signalfd_siginfo* si, void* userdata) {

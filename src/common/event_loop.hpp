@@ -3,9 +3,12 @@
 // the next iteration.
 #pragma once
 
+#include "unique_fd.hpp"
+
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <systemd/sd-event.h>
 #include <vector>
 
@@ -50,15 +53,25 @@ public:
     /// source is dispatched; used to free objects outside their own callbacks.
     void defer(std::function<void()> work);
 
+    /// Thread-safe: runs `work` on the loop's thread soon (an eventfd wakes
+    /// the loop). Used by worker threads to hand results back. Work posted
+    /// after the loop stopped running is dropped with the loop.
+    void post(std::function<void()> work);
+
 private:
     static int onSignal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
     static int onDeferred(sd_event_source* s, void* userdata);
+    static int onPosted(sd_event_source* s, int fd, uint32_t revents, void* userdata);
 
     EventPtr event_;
     std::vector<EventSourcePtr> signalSources_;
     std::function<void(int)> signalHandler_;
     EventSourcePtr deferSource_;
     std::vector<std::function<void()>> deferred_;
+    UniqueFd postFd_; // eventfd that wakes the loop for post()
+    EventSourcePtr postSource_;
+    std::mutex postMutex_;
+    std::vector<std::function<void()>> posted_; // guarded by postMutex_
 };
 
 } // namespace tracectl

@@ -1,5 +1,8 @@
 // tracectld: the tracing session daemon. Wires the bus connection, the
 // session registry and the D-Bus objects to one sd-event loop.
+#include "application_directory.hpp"
+#include "apps/app_socket.hpp"
+#include "apps/ust_app_thread.hpp"
 #include "bus_call.hpp"
 #include "bus_event_source.hpp"
 #include "common/event_loop.hpp"
@@ -11,11 +14,13 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <sdbus-c++/sdbus-c++.h>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -32,7 +37,30 @@ struct Options {
     std::string busAddress;
     std::string logTarget = "auto";
     std::string logLevel = "info";
+    std::string lttngHome;
+    std::string appSocket;
+    std::string waitShm;
 };
+
+/// Where apps connect: the system instance's global endpoints, or the
+/// per-user ones of $LTTNG_HOME (else $HOME) for --user or --lttng-home.
+tracectl::AppEndpoints appEndpoints(const Options& o) {
+    using tracectl::AppEndpoints;
+    AppEndpoints e = AppEndpoints::system();
+    if (!o.lttngHome.empty()) {
+        e = AppEndpoints::user(o.lttngHome, geteuid());
+    } else if (o.user) {
+        const char* home = std::getenv("LTTNG_HOME");
+        if (home == nullptr || *home == '\0')
+            home = std::getenv("HOME");
+        e = AppEndpoints::user(home != nullptr ? home : "/", geteuid());
+    }
+    if (!o.appSocket.empty())
+        e.socketPath = o.appSocket;
+    if (!o.waitShm.empty())
+        e.waitShm = o.waitShm;
+    return e;
+}
 
 std::unique_ptr<sdbus::IConnection> connect(const Options& o) {
     if (!o.busAddress.empty())
@@ -70,8 +98,10 @@ int run(const Options& o) {
         return ExitFailure;
     }
     SessionRegistry registry(homeFromPasswd);
-    ManagerObject manager(*bus, registry, loop);
+    ApplicationDirectory apps(*bus, loop);
+    ManagerObject manager(*bus, registry, apps, loop);
     BusEventSource busSource(loop, *bus);
+
     try {
         bus->requestName(kBusName);
     } catch (const sdbus::Error& e) {
@@ -79,7 +109,23 @@ int run(const Options& o) {
                    " (is another tracectld running?): " + e.getMessage());
         return ExitNameTaken;
     }
-    log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName);
+    const AppEndpoints endpoints = appEndpoints(o);
+    UniqueFd appListener;
+    try {
+        appListener = listenForApps(endpoints.socketPath);
+    } catch (const std::exception& e) {
+        log::error(std::string("cannot listen for LTTng-UST applications: ") + e.what());
+        return ExitFailure;
+    }
+    UstAppThread appThread(std::move(appListener), [&loop, &apps](std::shared_ptr<UstApp> app) {
+        loop.post([&apps, app = std::move(app)]() mutable { apps.add(std::move(app)); });
+    });
+    apps.setCommandRunner(
+        [&appThread](std::function<void()> job) { appThread.submit(std::move(job)); });
+    // Apps already waiting for a session daemon come now.
+    WaitShm wakeUp(endpoints.waitShm);
+    log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName +
+                "; LTTng-UST apps connect to " + endpoints.socketPath);
     const int code = loop.run();
     try {
         bus->releaseName(kBusName);
@@ -101,6 +147,18 @@ int main(int argc, char** argv) {
     app.add_option("--bus-address", o.busAddress,
                    "Serve the bus at this D-Bus address (e.g. unix:path=/run/x/bus)")
         ->excludes(user);
+    app.add_option("--lttng-home", o.lttngHome,
+                   "Serve the per-user app endpoints of this LTTNG_HOME folder "
+                   "(DIR/.lttng/lttng-ust-sock-8, /lttng-ust-wait-8-<euid>)")
+        ->type_name("DIR");
+    app.add_option("--app-socket", o.appSocket,
+                   "Listen for LTTng-UST apps at this path (default: /run/lttng/lttng-ust-sock-8; "
+                   "with --user, $LTTNG_HOME/.lttng/lttng-ust-sock-8)")
+        ->type_name("PATH");
+    app.add_option("--wait-shm", o.waitShm,
+                   "Name of the wake-up shared memory page apps wait on (default: "
+                   "/lttng-ust-wait-8; per-user: /lttng-ust-wait-8-<euid>)")
+        ->type_name("NAME");
     app.add_option("--log-target", o.logTarget,
                    "Where log lines go: auto (journal under systemd, else stderr), journal, stderr")
         ->check(CLI::IsMember({"auto", "journal", "stderr"}));

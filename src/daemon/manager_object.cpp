@@ -8,8 +8,10 @@
 
 namespace tracectl {
 
-ManagerObject::ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, EventLoop& loop)
-    : AdaptorInterfaces(bus, kManagerPath), bus_(bus), registry_(registry), loop_(loop) {
+ManagerObject::ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry,
+                             ApplicationDirectory& apps, EventLoop& loop)
+    : AdaptorInterfaces(bus, kManagerPath), bus_(bus), registry_(registry), apps_(apps),
+      loop_(loop) {
     registerAdaptor();
 }
 
@@ -60,6 +62,16 @@ std::vector<sdbus::ObjectPath> ManagerObject::ListSessions() {
         std::vector<sdbus::ObjectPath> out;
         for (const Session* s : registry_.visibleTo(caller, caller == 0))
             out.emplace_back(sessionObjectPath(s->id()));
+        return out;
+    });
+}
+
+std::vector<sdbus::ObjectPath> ManagerObject::ListApplications() {
+    return handleCall("ListApplications", [&] {
+        const uid_t caller = callerUid(getObject());
+        std::vector<sdbus::ObjectPath> out;
+        for (auto& path : apps_.visibleTo(caller, caller == 0))
+            out.emplace_back(std::move(path));
         return out;
     });
 }

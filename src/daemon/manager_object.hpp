@@ -2,6 +2,7 @@
 // is also the ObjectManager of every session object.
 #pragma once
 
+#include "application_directory.hpp"
 #include "common/event_loop.hpp"
 #include "manager_adaptor.h"
 #include "session_object.hpp"
@@ -19,8 +20,9 @@ class ManagerObject final
     : public sdbus::AdaptorInterfaces<org::tracectl::Tracing1::Manager_adaptor,
                                       sdbus::ObjectManager_adaptor, sdbus::Properties_adaptor> {
 public:
-    /// Registers the manager on `bus`. `registry` and `loop` must outlive it.
-    ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, EventLoop& loop);
+    /// Registers the manager on `bus`. `registry`, `apps` and `loop` must outlive it.
+    ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, ApplicationDirectory& apps,
+                  EventLoop& loop);
     ~ManagerObject();
     ManagerObject(const ManagerObject&) = delete;
     ManagerObject& operator=(const ManagerObject&) = delete;
@@ -30,6 +32,7 @@ private:
                                     const std::map<std::string, sdbus::Variant>& options) override;
     sdbus::ObjectPath GetSession(const std::string& name) override;
     std::vector<sdbus::ObjectPath> ListSessions() override;
+    std::vector<sdbus::ObjectPath> ListApplications() override;
     std::string Version() override;
 
     /// Unlinks a destroyed session now; frees it and its object on the next
@@ -43,6 +46,7 @@ private:
 
     sdbus::IConnection& bus_;
     SessionRegistry& registry_;
+    ApplicationDirectory& apps_;
     EventLoop& loop_;
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;

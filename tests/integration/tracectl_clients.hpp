@@ -2,6 +2,7 @@
 // generated from dbus/*.xml (so the tests also exercise the generated code).
 #pragma once
 
+#include "application_proxy.h"
 #include "manager_proxy.h"
 #include "session_proxy.h"
 
@@ -29,6 +30,16 @@ public:
         registerProxy();
     }
     ~SessionClient() { unregisterProxy(); }
+};
+
+class ApplicationClient
+    : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Application_proxy> {
+public:
+    ApplicationClient(sdbus::IConnection& bus, const std::string& path)
+        : ProxyInterfaces(bus, kService, path) {
+        registerProxy();
+    }
+    ~ApplicationClient() { unregisterProxy(); }
 };
 
 /// The D-Bus error name `call` fails with, or "no error".

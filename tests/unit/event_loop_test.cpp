@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <gtest/gtest.h>
+#include <thread>
 #include <vector>
 
 using tracectl::EventLoop;
@@ -43,4 +44,24 @@ TEST(EventLoop, SurvivesThrowingDeferredWork) {
     });
     EXPECT_EQ(loop.run(), 0);
     EXPECT_TRUE(after);
+}
+
+TEST(EventLoop, RunsWorkPostedFromOtherThreadsOnItsOwnThread) {
+    EventLoop loop;
+    const auto loopThread = std::this_thread::get_id();
+    int done = 0;
+    std::vector<std::thread> workers;
+    for (int i = 0; i < 4; ++i)
+        workers.emplace_back([&] {
+            for (int k = 0; k < 100; ++k)
+                loop.post([&] {
+                    EXPECT_EQ(std::this_thread::get_id(), loopThread);
+                    if (++done == 400)
+                        loop.exit(0);
+                });
+        });
+    EXPECT_EQ(loop.run(), 0);
+    for (auto& w : workers)
+        w.join();
+    EXPECT_EQ(done, 400);
 }

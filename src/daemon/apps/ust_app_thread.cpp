@@ -1,0 +1,219 @@
+#include "ust_app_thread.hpp"
+
+#include "common/log.hpp"
+#include "ust_error.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <lttng/ust-ctl.h>
+#include <lttng/ust-error.h>
+#include <sys/socket.h>
+#include <system_error>
+#include <time.h>
+
+namespace tracectl {
+
+namespace {
+
+void check(int r, const char* what) {
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), what);
+}
+
+void boundSocketCalls(int fd) {
+    timeval tv{};
+    tv.tv_sec = kAppSocketTimeout.count();
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+std::string ustError(int r) { return ustErrorString(r); }
+
+} // namespace
+
+std::string printableProcessName(const char* raw, std::size_t max) {
+    std::string out;
+    for (std::size_t i = 0; i < max && raw[i] != '\0'; ++i) {
+        const auto c = static_cast<unsigned char>(raw[i]);
+        out += (c >= 0x20 && c <= 0x7E) ? static_cast<char>(c) : '?';
+    }
+    return out;
+}
+
+UstAppThread::UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered)
+    : listenFd_(std::move(listenFd)), onRegistered_(std::move(onRegistered)) {
+    sd_event_source* s = nullptr;
+    check(sd_event_add_io(loop_.get(), &s, listenFd_.get(), EPOLLIN, &UstAppThread::onAccept, this),
+          "sd_event_add_io");
+    listenSource_.reset(s);
+    check(sd_event_add_time_relative(loop_.get(), &s, CLOCK_MONOTONIC, 1'000'000, 0,
+                                     &UstAppThread::onSweep, this),
+          "sd_event_add_time_relative");
+    sweepTimer_.reset(s);
+    check(sd_event_source_set_enabled(s, SD_EVENT_ON), "set_enabled");
+    thread_ = std::thread([this] { run(); });
+}
+
+UstAppThread::~UstAppThread() {
+    loop_.post([this] { loop_.exit(0); });
+    if (thread_.joinable())
+        thread_.join();
+    for (auto& [fd, c] : unregistered_)
+        c.source.reset();
+}
+
+void UstAppThread::run() {
+    try {
+        loop_.run();
+    } catch (const std::exception& e) {
+        log::error(std::string("the app thread failed: ") + e.what());
+    }
+}
+
+int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userdata) {
+    auto* self = static_cast<UstAppThread*>(userdata);
+    for (;;) {
+        UniqueFd fd(accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC));
+        if (!fd) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                log::warning(std::string("accepting an app connection failed: ") +
+                             std::strerror(errno));
+            return 0;
+        }
+        if (self->unregistered_.size() >= kMaxUnregisteredConnections) {
+            log::warning("too many app connections without a registration message; refusing one");
+            continue;
+        }
+        boundSocketCalls(fd.get());
+        sd_event_source* s = nullptr;
+        if (sd_event_add_io(self->loop_.get(), &s, fd.get(), EPOLLIN,
+                            &UstAppThread::onRegistrationMessage, self) < 0)
+            continue;
+        const int key = fd.get();
+        self->unregistered_.emplace(
+            key, Connection{std::move(fd), EventSourcePtr(s), std::chrono::steady_clock::now()});
+    }
+}
+
+int UstAppThread::onRegistrationMessage(sd_event_source*, int fd, uint32_t, void* userdata) {
+    static_cast<UstAppThread*>(userdata)->readRegistration(fd);
+    return 0;
+}
+
+void UstAppThread::readRegistration(int fd) {
+    auto node = unregistered_.extract(fd);
+    if (node.empty())
+        return;
+    UniqueFd sock = std::move(node.mapped().fd);
+    node.mapped().source.reset();
+
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(sock.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+        log::warning(std::string("app connection without peer credentials: ") +
+                     std::strerror(errno));
+        return;
+    }
+    const std::string who =
+        "app pid " + std::to_string(cred.pid) + " uid " + std::to_string(cred.uid);
+
+    lttng_ust_ctl_socket_type type{};
+    uint32_t major = 0, minor = 0, pid = 0, ppid = 0, uid = 0, gid = 0, bits = 0;
+    uint32_t a8 = 0, a16 = 0, a32 = 0, a64 = 0, along = 0;
+    int byteOrder = 0;
+    char name[LTTNG_UST_ABI_PROCNAME_LEN + 1] = {};
+    const int r =
+        lttng_ust_ctl_recv_reg_msg(sock.get(), &type, &major, &minor, &pid, &ppid, &uid, &gid,
+                                   &bits, &a8, &a16, &a32, &a64, &along, &byteOrder, name);
+    if (r == -LTTNG_UST_ERR_UNSUP_MAJOR) {
+        log::warning(who + " refused: LTTng-UST ABI " + std::to_string(major) + "." +
+                     std::to_string(minor) + " is not supported (this daemon speaks " +
+                     std::to_string(LTTNG_UST_ABI_MAJOR_VERSION) + ".x)");
+        return;
+    }
+    if (r < 0) {
+        log::warning(who + " refused: bad registration message (" + ustError(r) + ")");
+        return;
+    }
+    // The message is the app's word; the kernel's credentials are the truth.
+    if (pid != static_cast<uint32_t>(cred.pid) || uid != static_cast<uint32_t>(cred.uid) ||
+        gid != static_cast<uint32_t>(cred.gid)) {
+        log::warning(who + " refused: its registration claims pid " + std::to_string(pid) +
+                     " uid " + std::to_string(uid) + " gid " + std::to_string(gid));
+        return;
+    }
+    if (bits != 32 && bits != 64) {
+        log::warning(who + " refused: unsupported bitness " + std::to_string(bits));
+        return;
+    }
+    if (type != LTTNG_UST_CTL_SOCKET_CMD && type != LTTNG_UST_CTL_SOCKET_NOTIFY) {
+        log::warning(who + " refused: unknown socket type");
+        return;
+    }
+
+    PendingRegistrations::Half half;
+    UstAppInfo& info = half.info;
+    info.pid = cred.pid;
+    info.ppid = static_cast<pid_t>(ppid);
+    info.uid = cred.uid;
+    info.gid = cred.gid;
+    info.bitness = bits;
+    info.name = printableProcessName(name, LTTNG_UST_ABI_PROCNAME_LEN);
+    info.abiMajor = major;
+    info.abiMinor = minor;
+    info.uint8Alignment = a8;
+    info.uint16Alignment = a16;
+    info.uint32Alignment = a32;
+    info.uint64Alignment = a64;
+    info.longAlignment = along;
+    info.byteOrder = byteOrder;
+    half.isNotify = type == LTTNG_UST_CTL_SOCKET_NOTIFY;
+    half.fd = std::move(sock);
+    if (auto app = pending_.add(std::move(half), PendingRegistrations::Clock::now()))
+        complete(std::move(*app));
+}
+
+void UstAppThread::complete(UstApp app) {
+    const std::string who = "app " + app.info.name + " (pid " + std::to_string(app.info.pid) + ")";
+    lttng_ust_abi_tracer_version v{};
+    int r = lttng_ust_ctl_tracer_version(app.command.get(), &v);
+    if (r < 0) {
+        log::warning(who + " dropped: tracer version query failed (" + ustError(r) + ")");
+        return;
+    }
+    app.info.tracerMajor = v.major;
+    app.info.tracerMinor = v.minor;
+    app.info.tracerPatchlevel = v.patchlevel;
+    app.info.registeredAt = std::chrono::system_clock::now();
+    // Sessions are set up in the app before register_done, so that no event
+    // after the app's constructor returns is lost (LTTNG-NOTES.md).
+    r = lttng_ust_ctl_register_done(app.command.get());
+    if (r < 0) {
+        log::warning(who + " dropped: register_done failed (" + ustError(r) + ")");
+        return;
+    }
+    log::info(who + " registered: uid " + std::to_string(app.info.uid) + ", " +
+              std::to_string(app.info.bitness) + "-bit, lttng-ust " + app.info.tracerVersion());
+    onRegistered_(std::make_shared<UstApp>(std::move(app)));
+}
+
+int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
+    auto* self = static_cast<UstAppThread*>(userdata);
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = self->unregistered_.begin(); it != self->unregistered_.end();) {
+        if (now - it->second.since > kPairingTimeout) {
+            log::warning("dropped an app connection that sent no registration message");
+            it = self->unregistered_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (pid_t pid : self->pending_.expire(PendingRegistrations::Clock::now(), kPairingTimeout))
+        log::warning("app pid " + std::to_string(pid) +
+                     " dropped: its second socket did not arrive in time");
+    sd_event_source_set_time(s, usec + 1'000'000);
+    sd_event_source_set_enabled(s, SD_EVENT_ON);
+    return 0;
+}
+
+} // namespace tracectl

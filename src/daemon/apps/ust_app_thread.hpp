@@ -1,0 +1,73 @@
+// The app thread: accepts LTTng-UST application connections, reads their
+// registration messages, pairs command and notify sockets, completes the
+// registration (tracer version, register_done), and runs every later
+// command round trip to apps. It has its own sd-event loop so that a slow
+// or hostile app delays only this thread (each socket call is bounded by
+// kAppSocketTimeout), never the D-Bus loop.
+#pragma once
+
+#include "common/event_loop.hpp"
+#include "common/unique_fd.hpp"
+#include "pending_registrations.hpp"
+#include "ust_app.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <thread>
+
+namespace tracectl {
+
+/// Bound on every blocking call on an app socket (SO_RCVTIMEO/SO_SNDTIMEO);
+/// lttng-sessiond's default app socket timeout is 5 s.
+inline constexpr std::chrono::seconds kAppSocketTimeout{3};
+/// How long the first socket of an app waits for its second one.
+inline constexpr std::chrono::seconds kPairingTimeout{5};
+/// Most connections waiting for their registration message at once.
+inline constexpr std::size_t kMaxUnregisteredConnections = 1024;
+
+class UstAppThread {
+public:
+    /// Called on the app thread with each app whose registration completed.
+    using RegisteredHandler = std::function<void(std::shared_ptr<UstApp>)>;
+
+    /// Starts the thread serving `listenFd` (from listenForApps()).
+    UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered);
+    /// Stops the thread and closes every socket it still holds.
+    ~UstAppThread();
+    UstAppThread(const UstAppThread&) = delete;
+    UstAppThread& operator=(const UstAppThread&) = delete;
+
+    /// Thread-safe: runs `job` on the app thread (command round trips).
+    void submit(std::function<void()> job) { loop_.post(std::move(job)); }
+
+private:
+    struct Connection {
+        UniqueFd fd;
+        EventSourcePtr source;
+        std::chrono::steady_clock::time_point since;
+    };
+
+    void run();
+    static int onAccept(sd_event_source* s, int fd, uint32_t revents, void* userdata);
+    static int onRegistrationMessage(sd_event_source* s, int fd, uint32_t revents, void* userdata);
+    static int onSweep(sd_event_source* s, uint64_t usec, void* userdata);
+    void readRegistration(int fd);
+    void complete(UstApp app);
+
+    EventLoop loop_;
+    UniqueFd listenFd_;
+    RegisteredHandler onRegistered_;
+    EventSourcePtr listenSource_;
+    EventSourcePtr sweepTimer_;
+    std::map<int, Connection> unregistered_; // by fd
+    PendingRegistrations pending_;
+    std::thread thread_;
+};
+
+/// `raw` (a comm name, not necessarily terminated or UTF-8) as printable
+/// ASCII: at most `max` bytes, anything outside 0x20-0x7E becomes '?'.
+std::string printableProcessName(const char* raw, std::size_t max);
+
+} // namespace tracectl

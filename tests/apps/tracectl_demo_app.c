@@ -1,0 +1,71 @@
+/* tracectl-demo-app: an ordinary LTTng-UST instrumented program, built
+ * against Debian's liblttng-ust and nothing of tracectl, used by the demo
+ * and the integration tests.
+ *
+ * Usage: tracectl-demo-app [COUNT [INTERVAL_US [WAIT_FILE]]]
+ *   Emits COUNT (default 10) tracectl_demo:tick events, one every
+ *   INTERVAL_US microseconds (default 1000), each followed by a
+ *   tracectl_demo:debug_note, then one tracectl_demo:done. If WAIT_FILE is
+ *   given, waits (up to 60 s) until that file exists before emitting, so a
+ *   test can enable events first. Prints "ready <pid>" on stdout once
+ *   registered (liblttng-ust's constructor has returned).
+ * Exit status: 0, or 2 on bad arguments. */
+#include "tracectl_demo_tp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int parse_u64(const char *s, unsigned long long *out)
+{
+	char *end = NULL;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void sleep_us(unsigned long long us)
+{
+	struct timespec ts = { (time_t) (us / 1000000), (long) (us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long count = 10, interval = 1000, seq;
+	const char *wait_file = argc > 3 ? argv[3] : NULL;
+	static const char *const texts[] = { "alpha", "beta", "gamma", "delta" };
+
+	if ((argc > 1 && parse_u64(argv[1], &count) != 0) ||
+	    (argc > 2 && parse_u64(argv[2], &interval) != 0)) {
+		fprintf(stderr, "usage: %s [COUNT [INTERVAL_US [WAIT_FILE]]]\n", argv[0]);
+		return 2;
+	}
+	printf("ready %d\n", (int) getpid());
+	fflush(stdout);
+	if (wait_file != NULL) {
+		for (int i = 0; i < 6000 && access(wait_file, F_OK) != 0; i++)
+			sleep_us(10000);
+	}
+	for (seq = 0; seq < count; seq++) {
+		const char *text = texts[seq % 4];
+		int32_t triple[3] = { (int32_t) seq, -(int32_t) seq, (int32_t) (seq * 2) };
+		uint8_t bytes[5] = { 1, 2, 3, 4, 5 };
+		size_t nbytes = strlen(text) < 5 ? strlen(text) : 5;
+
+		lttng_ust_tracepoint(tracectl_demo, tick, seq, text, (double) seq / 4.0,
+				     triple, bytes, nbytes);
+		lttng_ust_tracepoint(tracectl_demo, debug_note, seq);
+		if (interval)
+			sleep_us(interval);
+	}
+	lttng_ust_tracepoint(tracectl_demo, done, count);
+	return 0;
+}
