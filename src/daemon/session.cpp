@@ -2,6 +2,8 @@
 
 #include "common/error.hpp"
 
+#include <algorithm>
+
 namespace tracectl {
 
 std::string_view toString(SessionState s) noexcept {
@@ -28,6 +30,7 @@ void Session::start() {
     if (state_ == SessionState::Active)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is already active");
     state_ = SessionState::Active;
+    everStarted_ = true;
 }
 
 void Session::stop() {
@@ -35,6 +38,54 @@ void Session::stop() {
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is not active (state " +
                                                std::string(toString(state_)) + ")");
     state_ = SessionState::Stopped;
+}
+
+} // namespace tracectl
+
+namespace tracectl {
+
+void Session::addChannel(ChannelConfig channel) {
+    if (everStarted_)
+        throw Error(ErrorCode::WrongState, "channels can only be added before session '" +
+                                               config_.name + "' first starts");
+    checkChannelConfig(channel);
+    if (config_.mode == SessionMode::Snapshot && !channel.overwrite)
+        throw Error(ErrorCode::InvalidArgument,
+                    "the channels of a snapshot session must be in overwrite mode");
+    for (const auto& c : channels_)
+        if (c.name == channel.name)
+            throw Error(ErrorCode::InvalidArgument, "session '" + config_.name +
+                                                        "' already has a channel named '" +
+                                                        channel.name + "'");
+    if (channels_.size() >= kMaxChannels)
+        throw Error(ErrorCode::LimitExceeded,
+                    "a session has at most " + std::to_string(kMaxChannels) + " channels");
+    channels_.push_back(std::move(channel));
+}
+
+bool Session::enableEvents(EventRule rule) {
+    checkEventRule(rule);
+    if (rules_.size() >= kMaxEventRules)
+        throw Error(ErrorCode::LimitExceeded,
+                    "a session has at most " + std::to_string(kMaxEventRules) + " event rules");
+    bool createdDefault = false;
+    if (rule.channel.empty())
+        rule.channel = kDefaultChannelName;
+    const bool exists = std::any_of(channels_.begin(), channels_.end(),
+                                    [&](const ChannelConfig& c) { return c.name == rule.channel; });
+    if (!exists) {
+        if (rule.channel != kDefaultChannelName || !channels_.empty())
+            throw Error(ErrorCode::InvalidArgument, "session '" + config_.name +
+                                                        "' has no channel named '" + rule.channel +
+                                                        "'");
+        ChannelConfig c;
+        c.name = std::string(kDefaultChannelName);
+        c.overwrite = config_.mode == SessionMode::Snapshot;
+        addChannel(std::move(c));
+        createdDefault = true;
+    }
+    rules_.push_back(std::move(rule));
+    return createdDefault;
 }
 
 } // namespace tracectl

@@ -2,12 +2,14 @@
 // state machine. The bus object (session_object.hpp) wraps it.
 #pragma once
 
+#include "channel_config.hpp"
 #include "session_id.hpp"
 
 #include <chrono>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <vector>
 
 namespace tracectl {
 
@@ -52,11 +54,30 @@ public:
     /// active -> stopped.
     void stop();
 
+    /// Adds a UST channel. Only before the first start (WrongState), at most
+    /// kMaxChannels (LimitExceeded), names unique (InvalidArgument); a
+    /// snapshot session's channels must overwrite (InvalidArgument).
+    void addChannel(ChannelConfig channel);
+    /// Adds an event rule. An empty channel means kDefaultChannelName, which
+    /// is created with default settings if the session has no channel yet
+    /// (only before the first start, as LTTng does). Throws InvalidArgument
+    /// (no such channel, bad rule), LimitExceeded, WrongState. Returns true
+    /// if the default channel was created.
+    bool enableEvents(EventRule rule);
+
+    const std::vector<ChannelConfig>& channels() const noexcept { return channels_; }
+    const std::vector<EventRule>& eventRules() const noexcept { return rules_; }
+    /// True once the session was started at least once.
+    bool everStarted() const noexcept { return everStarted_; }
+
 private:
     SessionId id_;
     SessionConfig config_;
     std::chrono::system_clock::time_point created_;
     SessionState state_ = SessionState::Created;
+    bool everStarted_ = false;
+    std::vector<ChannelConfig> channels_;
+    std::vector<EventRule> rules_;
 };
 
 } // namespace tracectl

@@ -1,6 +1,7 @@
 #include "session_object.hpp"
 
 #include "bus_call.hpp"
+#include "channel_options.hpp"
 #include "common/log.hpp"
 
 namespace tracectl {
@@ -69,6 +70,59 @@ void SessionObject::Destroy() {
         log::info("session '" + session_.config().name + "' destroyed", session_.id().uuid());
         onDestroy_(session_.id());
     });
+}
+
+void SessionObject::AddChannel(const std::string& domain, const std::string& name,
+                               const std::map<std::string, sdbus::Variant>& options) {
+    handleCall("AddChannel", [&] {
+        checkCaller("AddChannel");
+        checkDomain(domain);
+        ChannelConfig defaults;
+        defaults.overwrite = session_.config().mode == SessionMode::Snapshot;
+        session_.addChannel(readChannelOptions(name, options, defaults));
+        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels"});
+        log::info("session '" + session_.config().name + "': channel '" + name + "' added",
+                  session_.id().uuid());
+    });
+}
+
+void SessionObject::EnableEvents(const std::string& domain, const std::string& channel,
+                                 const std::string& pattern,
+                                 const std::map<std::string, sdbus::Variant>& options) {
+    handleCall("EnableEvents", [&] {
+        checkCaller("EnableEvents");
+        checkDomain(domain);
+        const bool madeChannel = session_.enableEvents(readEventOptions(channel, pattern, options));
+        if (madeChannel)
+            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Events"});
+        else
+            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Events"});
+        log::info("session '" + session_.config().name + "': events '" + pattern + "' enabled",
+                  session_.id().uuid());
+    });
+}
+
+std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>>
+SessionObject::Channels() {
+    std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>> out;
+    for (const auto& c : session_.channels())
+        out.emplace_back(c.name, c.subbufSize, c.subbufCount, c.overwrite, c.switchTimerUs,
+                         c.readTimerUs);
+    return out;
+}
+
+std::vector<sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
+SessionObject::Events() {
+    std::vector<
+        sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
+        out;
+    for (const auto& r : session_.eventRules()) {
+        const char* match = r.loglevelMatch == LoglevelMatch::All               ? "all"
+                            : r.loglevelMatch == LoglevelMatch::AtLeastAsSevere ? "at-least"
+                                                                                : "exactly";
+        out.emplace_back(r.channel, r.pattern, match, r.loglevel, r.exclusions);
+    }
+    return out;
 }
 
 std::string SessionObject::Id() {

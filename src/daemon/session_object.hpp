@@ -39,6 +39,11 @@ private:
     void Start() override;
     void Stop() override;
     void Destroy() override;
+    void AddChannel(const std::string& domain, const std::string& name,
+                    const std::map<std::string, sdbus::Variant>& options) override;
+    void EnableEvents(const std::string& domain, const std::string& channel,
+                      const std::string& pattern,
+                      const std::map<std::string, sdbus::Variant>& options) override;
 
     std::string Id() override;
     std::string Name() override;
@@ -48,6 +53,11 @@ private:
     std::string OutputPath() override;
     std::string BufferOwnership() override;
     uint64_t CreationTime() override;
+    std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>>
+    Channels() override;
+    std::vector<
+        sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
+    Events() override;
 
     /// Throws AccessDenied unless the caller owns the session or is root,
     /// and UnknownObject once retired.

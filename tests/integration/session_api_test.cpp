@@ -273,3 +273,61 @@ TEST_F(SessionApi, OwnerComesFromTheBusCredentials) {
     EXPECT_NE(viaCli.err.find(kNoSuchSession), std::string::npos) << viaCli.err;
     EXPECT_EQ(stateOf(rootSession), "created");
 }
+
+TEST_F(SessionApi, ChannelsAndEventRulesAreValidatedAndShown) {
+    const std::string path = create("chans");
+    SessionClient s(*bus_, path);
+    SignalRecorder signals;
+    s.EnableEvents(
+        "ust", "", "tracectl_demo:*",
+        {{"loglevel", sdbus::Variant(std::string("TRACE_INFO"))},
+         {"exclusions", sdbus::Variant(std::vector<std::string>{"tracectl_demo:done"})}});
+    const auto channels = s.Channels();
+    ASSERT_EQ(channels.size(), 1u);
+    EXPECT_EQ(channels[0].get<0>(), "channel0");
+    const auto events = s.Events();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].get<0>(), "channel0");
+    EXPECT_EQ(events[0].get<1>(), "tracectl_demo:*");
+    EXPECT_EQ(events[0].get<2>(), "at-least");
+    EXPECT_EQ(events[0].get<3>(), 6);
+    EXPECT_EQ(events[0].get<4>(), std::vector<std::string>{"tracectl_demo:done"});
+    s.AddChannel("ust", "big",
+                 {{"subbuf-size", sdbus::Variant(uint64_t{1 << 20})},
+                  {"subbuf-count", sdbus::Variant(uint32_t{8})}});
+    EXPECT_EQ(s.Channels().size(), 2u);
+    const auto lines = signals.waitFor(1, 5s);
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(lines[0].rfind("PropertiesChanged " + path + " Channels=", 0), 0u) << lines[0];
+
+    using V = sdbus::Variant;
+    const std::vector<std::pair<std::string, Options>> badChannels{
+        {"x", {{"subbuf-size", V(uint64_t{3000})}}},
+        {"x", {{"subbuf-count", V(uint64_t{3})}}},
+        {"x", {{"overwrite", V(std::string("yes"))}}},
+        {"x", {{"subbuf-size", V(int32_t{-4096})}}},
+        {"x", {{"colour", V(true)}}},
+        {"big", {}}, // exists
+    };
+    for (const auto& [name, options] : badChannels)
+        EXPECT_EQ(errorNameOf([&] { s.AddChannel("ust", name, options); }), kInvalidArgument)
+            << name;
+    EXPECT_EQ(errorNameOf([&] { s.AddChannel("kernel", "k", {}); }), kInvalidArgument);
+    EXPECT_EQ(errorNameOf([&] { s.AddChannel("ust", "../x", {}); }), kInvalidName);
+    EXPECT_EQ(errorNameOf([&] { s.EnableEvents("ust", "nope", "*", {}); }), kInvalidArgument);
+    EXPECT_EQ(errorNameOf([&] { s.EnableEvents("ust", "big", "a*b", {}); }), kInvalidArgument);
+    EXPECT_EQ(errorNameOf([&] {
+                  s.EnableEvents("ust", "big", "*", {{"loglevel", V(std::string("LOUD"))}});
+              }),
+              kInvalidArgument);
+    EXPECT_EQ(errorNameOf([&] {
+                  s.EnableEvents("ust", "big", "*",
+                                 {{"loglevel", V(int32_t{3})}, {"loglevel-only", V(int32_t{3})}});
+              }),
+              kInvalidArgument);
+    EXPECT_EQ(s.Events().size(), 1u);
+    s.Start();
+    s.Stop();
+    EXPECT_EQ(errorNameOf([&] { s.AddChannel("ust", "late", {}); }), kWrongState);
+    expectDaemonServing();
+}

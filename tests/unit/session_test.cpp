@@ -75,3 +75,102 @@ TEST(SessionId, FormatsAsHexAndUuid) {
 TEST(SessionId, IsRandom) {
     EXPECT_FALSE(SessionId::random() == SessionId::random());
 }
+
+namespace {
+
+Session makeSession(SessionMode mode) {
+    SessionConfig c;
+    c.name = "s";
+    c.owner = 1000;
+    c.outputPath = "/tmp/s";
+    c.mode = mode;
+    return Session(SessionId::random(), c, std::chrono::system_clock::now());
+}
+
+template <class F>
+ErrorCode codeOf(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.code();
+    }
+    return ErrorCode::Failed;
+}
+
+EventRule rule(std::string channel, std::string pattern) {
+    EventRule r;
+    r.channel = std::move(channel);
+    r.pattern = std::move(pattern);
+    return r;
+}
+
+} // namespace
+
+TEST(SessionChannels, FirstEnableCreatesChannel0AsLttngDoes) {
+    Session s = makeSession(SessionMode::Normal);
+    EXPECT_TRUE(s.enableEvents(rule("", "tracectl_demo:*")));
+    ASSERT_EQ(s.channels().size(), 1u);
+    EXPECT_EQ(s.channels()[0].name, "channel0");
+    EXPECT_FALSE(s.channels()[0].overwrite);
+    EXPECT_FALSE(s.enableEvents(rule("", "other:*")));
+    EXPECT_EQ(s.eventRules().size(), 2u);
+    EXPECT_EQ(s.eventRules()[1].channel, "channel0");
+}
+
+TEST(SessionChannels, SnapshotSessionsOverwrite) {
+    Session s = makeSession(SessionMode::Snapshot);
+    s.enableEvents(rule("", "*"));
+    EXPECT_TRUE(s.channels()[0].overwrite);
+    ChannelConfig discard;
+    discard.name = "d";
+    EXPECT_EQ(codeOf([&] { s.addChannel(discard); }), ErrorCode::InvalidArgument);
+}
+
+TEST(SessionChannels, RejectsBadChannelsAndRules) {
+    Session s = makeSession(SessionMode::Normal);
+    ChannelConfig c;
+    c.name = "mine";
+    s.addChannel(c);
+    EXPECT_EQ(codeOf([&] { s.addChannel(c); }), ErrorCode::InvalidArgument); // duplicate
+    ChannelConfig bad = c;
+    bad.name = "x";
+    bad.subbufSize = 3000;
+    EXPECT_EQ(codeOf([&] { s.addChannel(bad); }), ErrorCode::InvalidArgument);
+    bad.subbufSize = 4096;
+    bad.subbufCount = 3;
+    EXPECT_EQ(codeOf([&] { s.addChannel(bad); }), ErrorCode::InvalidArgument);
+    bad.subbufCount = 2;
+    bad.name = "../x";
+    EXPECT_EQ(codeOf([&] { s.addChannel(bad); }), ErrorCode::InvalidName);
+    // With a channel present, channel0 is not made implicitly.
+    EXPECT_EQ(codeOf([&] { s.enableEvents(rule("", "*")); }), ErrorCode::InvalidArgument);
+    EXPECT_EQ(codeOf([&] { s.enableEvents(rule("nope", "*")); }), ErrorCode::InvalidArgument);
+    EXPECT_EQ(codeOf([&] { s.enableEvents(rule("mine", "a*b")); }), ErrorCode::InvalidArgument);
+    EXPECT_EQ(codeOf([&] { s.enableEvents(rule("mine", "")); }), ErrorCode::InvalidArgument);
+    EXPECT_NO_THROW(s.enableEvents(rule("mine", "prov:ev")));
+}
+
+TEST(SessionChannels, NoNewChannelsAfterTheFirstStart) {
+    Session s = makeSession(SessionMode::Normal);
+    s.start();
+    ChannelConfig c;
+    c.name = "late";
+    EXPECT_EQ(codeOf([&] { s.addChannel(c); }), ErrorCode::WrongState);
+    EXPECT_EQ(codeOf([&] { s.enableEvents(rule("", "*")); }), ErrorCode::WrongState);
+}
+
+TEST(EventPatterns, MatchLikeLttng) {
+    EXPECT_TRUE(patternMatches("*", "a:b"));
+    EXPECT_TRUE(patternMatches("prov:*", "prov:ev"));
+    EXPECT_FALSE(patternMatches("prov:*", "pro:ev"));
+    EXPECT_TRUE(patternMatches("prov:ev", "prov:ev"));
+    EXPECT_FALSE(patternMatches("prov:ev", "prov:eve"));
+}
+
+TEST(Loglevels, NamesMapToLttngUstNumbers) {
+    EXPECT_EQ(loglevelFromName("TRACE_EMERG"), 0);
+    EXPECT_EQ(loglevelFromName("info"), 6);
+    EXPECT_EQ(loglevelFromName("TRACE_DEBUG_LINE"), 13);
+    EXPECT_EQ(loglevelFromName("debug"), 14);
+    EXPECT_EQ(loglevelFromName("verbose"), std::nullopt);
+}

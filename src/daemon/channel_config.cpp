@@ -1,0 +1,103 @@
+#include "channel_config.hpp"
+
+#include "common/error.hpp"
+#include "session_name.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <unistd.h>
+
+namespace tracectl {
+
+namespace {
+
+bool isPowerOfTwo(uint64_t v) {
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+/// Event names travel in LTTNG_UST_ABI_SYM_NAME_LEN (256) byte fields.
+constexpr std::size_t kMaxEventNameBytes = 255;
+constexpr std::size_t kMaxExclusions = 64;
+
+} // namespace
+
+void checkChannelName(std::string_view name) {
+    const auto bad = [&](const std::string& why) {
+        return Error(ErrorCode::InvalidName,
+                     "invalid channel name " + quoteForMessage(name) + ": " + why);
+    };
+    if (name.empty() || name.size() > 200)
+        throw bad("it must be 1 to 200 bytes long");
+    if (name.front() == '.')
+        throw bad("it must not start with '.'");
+    for (char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '/' || u < 0x21 || u > 0x7E)
+            throw bad("only printable ASCII without '/' or spaces is allowed");
+    }
+}
+
+void checkChannelConfig(const ChannelConfig& c) {
+    checkChannelName(c.name);
+    const long page = sysconf(_SC_PAGESIZE);
+    const uint64_t minSize = page > 0 ? static_cast<uint64_t>(page) : 4096;
+    if (!isPowerOfTwo(c.subbufSize) || c.subbufSize < minSize || c.subbufSize > (1ull << 32))
+        throw Error(ErrorCode::InvalidArgument,
+                    "subbuf-size must be a power of two from " + std::to_string(minSize) +
+                        " to 4294967296 bytes, not " + std::to_string(c.subbufSize));
+    if (!isPowerOfTwo(c.subbufCount) || c.subbufCount < 2 || c.subbufCount > (1ull << 20))
+        throw Error(ErrorCode::InvalidArgument,
+                    "subbuf-count must be a power of two from 2 to 1048576, not " +
+                        std::to_string(c.subbufCount));
+}
+
+void checkEventRule(const EventRule& r) {
+    const auto checkName = [](std::string_view what, std::string_view p) {
+        if (p.empty() || p.size() > kMaxEventNameBytes)
+            throw Error(ErrorCode::InvalidArgument,
+                        std::string(what) + " must be 1 to 255 bytes long");
+        const auto star = p.find('*');
+        if (star != std::string_view::npos && star != p.size() - 1)
+            throw Error(ErrorCode::InvalidArgument, std::string(what) + " " + quoteForMessage(p) +
+                                                        ": '*' is only allowed at the end");
+        for (char c : p) {
+            const auto u = static_cast<unsigned char>(c);
+            if (u < 0x20 || u == 0x7F)
+                throw Error(ErrorCode::InvalidArgument,
+                            std::string(what) + " must not contain control characters");
+        }
+    };
+    checkName("the event pattern", r.pattern);
+    if (r.exclusions.size() > kMaxExclusions)
+        throw Error(ErrorCode::InvalidArgument, "at most 64 exclusions");
+    for (const auto& e : r.exclusions)
+        checkName("an exclusion", e);
+    if (r.loglevelMatch != LoglevelMatch::All && (r.loglevel < 0 || r.loglevel > 14))
+        throw Error(ErrorCode::InvalidArgument, "log level must be 0 to 14");
+}
+
+std::optional<int32_t> loglevelFromName(std::string_view name) {
+    // lttng-ust(3), "Tracepoint log levels", most severe first.
+    static constexpr std::array<std::string_view, 15> kNames{
+        "EMERG",        "ALERT",      "CRIT",           "ERR",           "WARNING",
+        "NOTICE",       "INFO",       "DEBUG_SYSTEM",   "DEBUG_PROGRAM", "DEBUG_PROCESS",
+        "DEBUG_MODULE", "DEBUG_UNIT", "DEBUG_FUNCTION", "DEBUG_LINE",    "DEBUG"};
+    std::string upper;
+    for (char c : name)
+        upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper.rfind("TRACE_", 0) == 0)
+        upper.erase(0, 6);
+    for (std::size_t i = 0; i < kNames.size(); ++i)
+        if (upper == kNames[i])
+            return static_cast<int32_t>(i);
+    return std::nullopt;
+}
+
+bool patternMatches(std::string_view pattern, std::string_view eventName) {
+    if (!pattern.empty() && pattern.back() == '*')
+        return eventName.substr(0, pattern.size() - 1) == pattern.substr(0, pattern.size() - 1);
+    return pattern == eventName;
+}
+
+} // namespace tracectl

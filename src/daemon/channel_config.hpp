@@ -1,0 +1,62 @@
+// UST channels and event rules of a session, free of D-Bus types:
+// what Session.AddChannel and Session.EnableEvents accept, validated.
+// Semantics follow lttng-enable-channel(1) and lttng-enable-event(1).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracectl {
+
+/// A UST channel (lttng-enable-channel(1)). Sizes in bytes, timers in
+/// microseconds (0 = off).
+struct ChannelConfig {
+    std::string name;
+    uint64_t subbufSize = 128 * 1024; ///< power of two, >= the page size
+    uint64_t subbufCount = 4;         ///< power of two, >= 2
+    bool overwrite = false;           ///< false: discard new events when full
+    uint32_t switchTimerUs = 0;
+    uint32_t readTimerUs = 0;
+};
+
+/// lttng-enable-event(1)'s --loglevel / --loglevel-only.
+enum class LoglevelMatch { All, AtLeastAsSevere, Exactly };
+
+/// One Session.EnableEvents call: which events of one channel to record.
+struct EventRule {
+    std::string channel;
+    std::string pattern; ///< exact name or a trailing '*' wildcard ("prov:*", "*")
+    LoglevelMatch loglevelMatch = LoglevelMatch::All;
+    int32_t loglevel = -1;               ///< lttng-ust level, 0 (TRACE_EMERG) .. 14 (TRACE_DEBUG)
+    std::vector<std::string> exclusions; ///< event names (wildcards allowed) left out
+};
+
+/// The name LTTng gives the channel it creates on first enable: "channel0".
+inline constexpr std::string_view kDefaultChannelName = "channel0";
+/// Most channels and event rules per session.
+inline constexpr std::size_t kMaxChannels = 64;
+inline constexpr std::size_t kMaxEventRules = 1024;
+
+/// Throws Error(InvalidName) unless `name` is a valid channel name: 1-200
+/// bytes, no '/', no leading '.', printable ASCII (it names stream files).
+void checkChannelName(std::string_view name);
+/// Throws Error(InvalidArgument) unless the sizes, counts and timers fit
+/// what the ring buffer accepts.
+void checkChannelConfig(const ChannelConfig& c);
+/// Throws Error(InvalidArgument) for an empty or over-long pattern, a '*'
+/// anywhere but at the end, or an exclusion that does not fit.
+void checkEventRule(const EventRule& r);
+
+/// lttng-ust's log level number for a name as lttng-enable-event(1) spells
+/// it ("TRACE_INFO", "info", "TRACE_DEBUG_LINE", ...; case-insensitive), or
+/// nullopt.
+std::optional<int32_t> loglevelFromName(std::string_view name);
+
+/// True if `eventName` ("provider:event") matches `pattern` (exact, or a
+/// prefix followed by a final '*').
+bool patternMatches(std::string_view pattern, std::string_view eventName);
+
+} // namespace tracectl
