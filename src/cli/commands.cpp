@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <ostream>
 #include <sdbus-c++/Error.h>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -76,11 +77,18 @@ void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out) {
         return;
     }
     bool destroyed_any = false;
+    // Only the caller's own sessions: for root, ListSessions lists every
+    // user's, and "--all" must not reach into them.
+    const uid_t self = geteuid();
     for (const std::string& path : bus.list_sessions()) {
         try {
-            const std::string name = bus.session_name(path);
+            const SessionView session =
+                session_view_from_properties(path, bus.session_properties(path));
+            if (session.owner != self) {
+                continue;
+            }
             bus.destroy(path);
-            out << format_destroyed(name) << std::flush;
+            out << format_destroyed(session.name) << std::flush;
             destroyed_any = true;
         } catch (const sdbus::Error& e) {
             if (e.getName() != unknown_object_error) {

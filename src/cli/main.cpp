@@ -6,6 +6,7 @@
 #include "config.h"
 #include "error_report.hpp"
 #include "exit_status.hpp"
+#include "utf8.hpp"
 
 #include <CLI/CLI.hpp>
 #include <exception>
@@ -102,8 +103,8 @@ ExitStatus run(int argc, char** argv) {
     auto* destroy = app.add_subcommand("destroy", "Destroy a session, or all of them");
     auto* destroy_name =
         destroy->add_option("NAME", cl.destroy_name, "Name of the session to destroy");
-    auto* destroy_all =
-        destroy->add_flag("--all", cl.destroy.all, "Destroy every session you may see");
+    auto* destroy_all = destroy->add_flag(
+        "--all", cl.destroy.all, "Destroy every session you own (even as root, only yours)");
     destroy_name->excludes(destroy_all);
     destroy->footer("Stops tracing if needed and removes the session (give NAME or --all).\n"
                     "The trace files stay on disk.\n\n"
@@ -113,6 +114,19 @@ ExitStatus run(int argc, char** argv) {
         app.parse(argc, argv);
         if (destroy->parsed() && destroy_name->count() == 0 && destroy_all->count() == 0) {
             throw CLI::ValidationError("destroy", "give a session NAME or --all");
+        }
+        if (bus_address->count() > 0 && cl.bus_address.empty()) {
+            throw CLI::ValidationError("--bus-address", "needs a D-Bus address");
+        }
+        if (create_output->count() > 0 && cl.create_output.empty()) {
+            throw CLI::ValidationError("--output", "needs a folder");
+        }
+        // D-Bus strings are UTF-8: a name that is not cannot even be sent.
+        for (const std::string* name :
+             {&cl.create.name, &cl.show.name, &cl.start_name, &cl.stop_name, &cl.destroy_name}) {
+            if (!is_valid_utf8(*name)) {
+                throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
+            }
         }
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {

@@ -29,6 +29,8 @@ public:
     /// Paths of the apps `viewer` may see, by pid: its own, or all.
     std::vector<std::string> visibleTo(uid_t viewer, bool seesAll) const;
     std::size_t size() const noexcept { return apps_.size(); }
+    /// Unpublishes every app (InterfacesRemoved each).
+    void clear() { apps_.clear(); }
 
 private:
     struct Entry {

@@ -1,7 +1,7 @@
 #include "application_object.hpp"
 
-#include "bus_call.hpp"
 #include "apps/ust_error.hpp"
+#include "bus_call.hpp"
 #include "common/log.hpp"
 
 #include <lttng/ust-ctl.h>
@@ -21,12 +21,13 @@ ApplicationObject::ApplicationObject(sdbus::IConnection& bus, std::shared_ptr<Us
     : AdaptorInterfaces(bus, applicationObjectPath(app->info.pid)), app_(std::move(app)),
       loop_(loop), runner_(std::move(runner)) {
     registerAdaptor();
-    emitInterfacesAddedSignal({ApplicationIface::INTERFACE_NAME});
+    // Every interface of the object, as GetManagedObjects lists them.
+    emitInterfacesAddedSignal();
 }
 
 ApplicationObject::~ApplicationObject() {
     try {
-        emitInterfacesRemovedSignal({ApplicationIface::INTERFACE_NAME});
+        emitInterfacesRemovedSignal();
     } catch (const std::exception& e) {
         log::warning(std::string("announcing an app's removal failed: ") + e.what());
     }
@@ -46,8 +47,8 @@ namespace {
 Tracepoints queryTracepoints(int command) {
     const int handle = lttng_ust_ctl_tracepoint_list(command);
     if (handle < 0)
-        throw Error(ErrorCode::Failed, std::string("the app refused the tracepoint list: ") +
-                                           ustErrorString(handle));
+        throw Error(ErrorCode::Failed,
+                    std::string("the app refused the tracepoint list: ") + ustErrorString(handle));
     Tracepoints out;
     for (;;) {
         lttng_ust_abi_tracepoint_iter iter{};
@@ -56,8 +57,8 @@ Tracepoints queryTracepoints(int command) {
             break;
         if (r < 0) {
             lttng_ust_ctl_release_handle(command, handle);
-            throw Error(ErrorCode::Failed, std::string("reading the tracepoint list failed: ") +
-                                               ustErrorString(r));
+            throw Error(ErrorCode::Failed,
+                        std::string("reading the tracepoint list failed: ") + ustErrorString(r));
         }
         iter.name[LTTNG_UST_ABI_SYM_NAME_LEN - 1] = '\0';
         const std::string full = iter.name;

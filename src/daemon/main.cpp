@@ -83,7 +83,13 @@ int run(const Options& o) {
     log::init("tracectld", targets.at(o.logTarget), levels.at(o.logLevel));
 
     EventLoop loop;
-    loop.onSignals({SIGTERM, SIGINT}, [&](int sig) {
+    // A log reader that went away must not kill the daemon.
+    std::signal(SIGPIPE, SIG_IGN);
+    loop.onSignals({SIGTERM, SIGINT, SIGHUP}, [&](int sig) {
+        if (sig == SIGHUP) {
+            log::info("received SIGHUP; there is no configuration to reload, ignored");
+            return;
+        }
         log::info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", exiting");
         loop.exit(ExitOk);
     });
@@ -127,6 +133,9 @@ int run(const Options& o) {
     log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName +
                 "; LTTng-UST apps connect to " + endpoints.socketPath);
     const int code = loop.run();
+    // Announce the objects' removal while the name is still ours.
+    manager.retireAll();
+    apps.clear();
     try {
         bus->releaseName(kBusName);
     } catch (const sdbus::Error&) {

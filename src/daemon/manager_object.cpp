@@ -15,6 +15,14 @@ ManagerObject::ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry,
     registerAdaptor();
 }
 
+void ManagerObject::retireAll() {
+    if (!objects_.empty())
+        log::notice("exiting with " + std::to_string(objects_.size()) +
+                    " sessions; they are dropped (what they wrote stays on disk)");
+    objects_.clear();
+    retired_.clear();
+}
+
 ManagerObject::~ManagerObject() {
     objects_.clear();
     retired_.clear();

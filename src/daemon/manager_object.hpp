@@ -24,6 +24,10 @@ public:
     ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, ApplicationDirectory& apps,
                   EventLoop& loop);
     ~ManagerObject();
+
+    /// Removes every session object (InterfacesRemoved each), for a clean
+    /// exit while the bus name is still owned.
+    void retireAll();
     ManagerObject(const ManagerObject&) = delete;
     ManagerObject& operator=(const ManagerObject&) = delete;
 

@@ -15,8 +15,8 @@ std::string checkedOutputPath(std::string_view path) {
     };
     if (path.empty() || path.front() != '/')
         throw bad("must be absolute");
-    if (path.size() > kMaxOutputPathBytes)
-        throw bad("is longer than " + std::to_string(kMaxOutputPathBytes) + " bytes");
+    if (path.size() >= kMaxOutputPathBytes)
+        throw bad("is " + std::to_string(kMaxOutputPathBytes) + " bytes or longer (PATH_MAX)");
     for (char c : path) {
         const auto u = static_cast<unsigned char>(c);
         if (u < 0x20 || u == 0x7F)
@@ -26,6 +26,8 @@ std::string checkedOutputPath(std::string_view path) {
     for (const auto& element : p) {
         if (element == "..")
             throw bad("must not contain '..'");
+        if (element.native().size() > 255)
+            throw bad("has a component longer than 255 bytes (NAME_MAX)");
     }
     std::string normal = p.lexically_normal().string();
     while (normal.size() > 1 && normal.back() == '/')

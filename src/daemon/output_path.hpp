@@ -8,14 +8,14 @@
 
 namespace tracectl {
 
-/// Longest accepted output path, in bytes (PATH_MAX).
+/// PATH_MAX: accepted output paths are shorter (it counts the NUL).
 inline constexpr std::size_t kMaxOutputPathBytes = 4096;
 
 /// Checks a caller-given output folder and returns it normalized (no "."
 /// components, no repeated or trailing '/'). Throws
-/// tracectl::Error(InvalidArgument) unless it is absolute, at most
-/// kMaxOutputPathBytes long, free of ".." components and control characters,
-/// and not "/" itself.
+/// tracectl::Error(InvalidArgument) unless it is absolute, shorter than
+/// kMaxOutputPathBytes, free of ".." components, of components longer than
+/// NAME_MAX (255) and of control characters, and not "/" itself.
 std::string checkedOutputPath(std::string_view path);
 
 /// `<home>/lttng-traces/<name>-<YYYYmmdd-HHMMSS>`, the time in the daemon's

@@ -42,6 +42,15 @@ bool isControl(char32_t cp) {
     return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
 }
 
+// Invisible characters that change how the text around them is shown:
+// zero-width and direction marks (U+200B-U+200F), bidi embeddings and
+// overrides (U+202A-U+202E), isolates (U+2066-U+2069), word joiner and
+// invisible operators (U+2060-U+2064), BOM (U+FEFF). Unicode category Cf.
+bool isInvisibleFormat(char32_t cp) {
+    return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
 } // namespace
 
 std::optional<std::string> sessionNameProblem(std::string_view name) {
@@ -61,6 +70,9 @@ std::optional<std::string> sessionNameProblem(std::string_view name) {
             return "a session name must not contain '/'";
         if (isControl(cp))
             return "a session name must not contain control characters";
+        if (isInvisibleFormat(cp))
+            return "a session name must not contain invisible formatting characters "
+                   "(bidi overrides, zero-width marks)";
         i += len;
     }
     return std::nullopt;
@@ -72,7 +84,7 @@ std::string quoteForMessage(std::string_view text, std::size_t maxBytes) {
     for (std::size_t i = 0; i < shown;) {
         char32_t cp = 0;
         const std::size_t len = decodeUtf8(text, i, cp);
-        if (len == 0 || isControl(cp) || i + len > shown) {
+        if (len == 0 || isControl(cp) || isInvisibleFormat(cp) || i + len > shown) {
             char buf[5];
             std::snprintf(buf, sizeof buf, "\\x%02x",
                           static_cast<unsigned>(static_cast<std::uint8_t>(text[i])));

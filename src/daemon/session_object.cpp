@@ -16,7 +16,8 @@ SessionObject::SessionObject(sdbus::IConnection& bus, Session& session, DestroyH
     : AdaptorInterfaces(bus, sessionObjectPath(session.id())), session_(session),
       onDestroy_(std::move(onDestroy)) {
     registerAdaptor();
-    emitInterfacesAddedSignal({SessionIface::INTERFACE_NAME});
+    // Every interface of the object, as GetManagedObjects lists them.
+    emitInterfacesAddedSignal();
 }
 
 SessionObject::~SessionObject() {
@@ -32,7 +33,7 @@ void SessionObject::retire() {
     if (retired_)
         return;
     retired_ = true;
-    emitInterfacesRemovedSignal({SessionIface::INTERFACE_NAME});
+    emitInterfacesRemovedSignal();
 }
 
 void SessionObject::checkCaller(const char* member) {
@@ -40,10 +41,14 @@ void SessionObject::checkCaller(const char* member) {
         throw sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") + member +
                                                " is no longer possible");
     const uid_t caller = callerUid(getObject());
-    if (caller != 0 && caller != session_.config().owner)
+    if (caller != 0 && caller != session_.config().owner) {
+        log::warning("uid " + std::to_string(caller) + " denied " + member + " on session '" +
+                         session_.config().name + "'",
+                     session_.id().uuid());
         throw sdbus::Error(kAccessDenied, "uid " + std::to_string(caller) +
                                               " may not control session '" +
                                               session_.config().name + "'");
+    }
 }
 
 void SessionObject::Start() {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tracectl {
@@ -109,6 +110,10 @@ std::optional<std::string> homeFromPasswd(uid_t uid) {
            buf.size() < (1u << 20))
         buf.resize(buf.size() * 2);
     if (result == nullptr || pw.pw_dir == nullptr)
+        return std::nullopt;
+    // Accounts such as nobody name a folder that does not exist.
+    struct stat st {};
+    if (stat(pw.pw_dir, &st) < 0 || !S_ISDIR(st.st_mode))
         return std::nullopt;
     return std::string(pw.pw_dir);
 }

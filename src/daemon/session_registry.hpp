@@ -59,7 +59,8 @@ private:
     std::vector<std::unique_ptr<Session>> sessions_; // creation order
 };
 
-/// HomeLookup through getpwuid_r(3).
+/// HomeLookup through getpwuid_r(3); nullopt when the passwd entry's
+/// folder does not exist (e.g. nobody's /nonexistent).
 std::optional<std::string> homeFromPasswd(uid_t uid);
 
 } // namespace tracectl

@@ -43,13 +43,15 @@ void SignalRecorder::onSignal(sdbus::Message& msg) {
         std::map<std::string, std::map<std::string, sdbus::Variant>> ifaces;
         msg >> path >> ifaces;
         for (const auto& [iface, props] : ifaces)
-            lines.push_back("InterfacesAdded " + std::string(path) + " " + iface);
+            if (iface.rfind("org.freedesktop.DBus.", 0) != 0)
+                lines.push_back("InterfacesAdded " + std::string(path) + " " + iface);
     } else if (member == "InterfacesRemoved") {
         sdbus::ObjectPath path;
         std::vector<std::string> ifaces;
         msg >> path >> ifaces;
         for (const auto& iface : ifaces)
-            lines.push_back("InterfacesRemoved " + std::string(path) + " " + iface);
+            if (iface.rfind("org.freedesktop.DBus.", 0) != 0)
+                lines.push_back("InterfacesRemoved " + std::string(path) + " " + iface);
     } else if (member == "PropertiesChanged") {
         std::string iface;
         std::map<std::string, sdbus::Variant> changed;

@@ -2,6 +2,7 @@
 // signal tracectld emits under /org/tracectl/Tracing1, in arrival order, as
 // short text lines the tests compare:
 //   "InterfacesAdded <path> <iface>"  "InterfacesRemoved <path> <iface>"
+//   (one line per interface, the standard org.freedesktop.DBus.* ones left out)
 //   "PropertiesChanged <path> <Prop>=<value>"  (string/uint/bool values)
 #pragma once
 

@@ -36,6 +36,13 @@ TEST(OutputPath, RejectsRelativeEscapingAndOddPaths) {
          {"", "relative", "./x", "/tmp/../etc", "/..", "/a/b/..", "/", "//", "/a\nb"})
         EXPECT_EQ(codeOf(p), ErrorCode::InvalidArgument) << p;
     EXPECT_EQ(codeOf("/" + std::string(5000, 'a')), ErrorCode::InvalidArgument);
+    EXPECT_EQ(codeOf("/tmp/" + std::string(256, 'a')), ErrorCode::InvalidArgument); // NAME_MAX
+    EXPECT_EQ(checkedOutputPath("/tmp/" + std::string(255, 'a')), "/tmp/" + std::string(255, 'a'));
+    std::string longest = "/";
+    while (longest.size() < 4095)
+        longest += longest.size() % 200 == 0 ? '/' : 'a';
+    EXPECT_EQ(checkedOutputPath(longest).size(), 4095u);
+    EXPECT_EQ(codeOf(longest + "a"), ErrorCode::InvalidArgument); // PATH_MAX counts the NUL
 }
 
 TEST(OutputPath, DefaultFollowsLttngLayout) {

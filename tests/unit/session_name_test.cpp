@@ -38,6 +38,12 @@ TEST(SessionName, RejectsControlCharacters) {
         EXPECT_NE(sessionNameProblem(name), std::nullopt) << quoteForMessage(name);
 }
 
+TEST(SessionName, RejectsInvisibleFormattingCharacters) {
+    for (const char* name : {"evil\u202Etxt", "zero\u200Bwidth", "\uFEFFbom", "iso\u2066late"})
+        EXPECT_NE(sessionNameProblem(name), std::nullopt) << quoteForMessage(name);
+    EXPECT_EQ(quoteForMessage("a\u202Eb"), "'a\\xe2\\x80\\xaeb'");
+}
+
 TEST(SessionName, RejectsMalformedUtf8) {
     using namespace std::string_literals;
     for (const std::string& name :

@@ -1,0 +1,614 @@
+// tracectl-consumerd against a fake daemon: this test process holds the other
+// end of the consumer's stdin socket, speaks the protocol
+// (common/consumer_protocol.hpp) and receives the ring buffers with the real
+// liblttng-ust-ctl calls a daemon uses. Needs $TRACECTL_CONSUMERD (the built
+// binary); $BABELTRACE2 (optional) to check the trace reads.
+#include "common/consumer_protocol.hpp"
+#include "common/unique_fd.hpp"
+
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <lttng/ust-ctl.h>
+#include <lttng/ust-error.h>
+#include <random>
+#include <spawn.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+// Every executable linking liblttng-ust-ctl defines this (lttng/ust-sigbus.h).
+DEFINE_LTTNG_UST_SIGBUS_STATE();
+
+extern char** environ;
+
+namespace {
+
+namespace cp = tracectl::consumer_protocol;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using tracectl::UniqueFd;
+
+constexpr const char* kChannelDir = "ust/uid/1000/64-bit";
+constexpr std::uint32_t kChanId = 3;
+constexpr std::uint32_t kMetadataMagic = 0x75D11D57;
+constexpr std::size_t kMetadataHeaderSize = 37; // struct metadata_packet_header (lttng-ust)
+
+// ---- the consumer process ----------------------------------------------------------
+
+class ConsumerProcess {
+public:
+    /// Spawns tracectl-consumerd with one end of a fresh socketpair as stdin
+    /// (or `stdinPath` opened instead, when given); with `outputsToo`, as
+    /// stdout and stderr as well (systemd's "inherit" default).
+    explicit ConsumerProcess(const fs::path& output, const char* stdinPath = nullptr,
+                             bool outputsToo = false) {
+        const char* binary = std::getenv("TRACECTL_CONSUMERD");
+        if (binary == nullptr)
+            throw std::runtime_error("TRACECTL_CONSUMERD is not set");
+        int fds[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+            throw std::system_error(errno, std::generic_category(), "socketpair");
+        sock_.reset(fds[0]);
+        UniqueFd child(fds[1]);
+        // A daemon must never wait forever on its consumer; nor may this test.
+        timeval tv{};
+        tv.tv_sec = 20;
+        setsockopt(sock_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        if (stdinPath != nullptr)
+            posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0);
+        else
+            posix_spawn_file_actions_adddup2(&actions, child.get(), 0);
+        if (outputsToo) {
+            posix_spawn_file_actions_adddup2(&actions, child.get(), 1);
+            posix_spawn_file_actions_adddup2(&actions, child.get(), 2);
+        }
+        const std::string out = output.string();
+        std::vector<char*> argv{const_cast<char*>(binary),
+                                const_cast<char*>("--output"),
+                                const_cast<char*>(out.c_str()),
+                                const_cast<char*>("--log-target=stderr"),
+                                const_cast<char*>("--log-level=debug"),
+                                nullptr};
+        const int r = posix_spawn(&pid_, binary, &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (r != 0)
+            throw std::system_error(r, std::generic_category(), "posix_spawn");
+    }
+    ~ConsumerProcess() {
+        if (pid_ > 0) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+    }
+    ConsumerProcess(const ConsumerProcess&) = delete;
+    ConsumerProcess& operator=(const ConsumerProcess&) = delete;
+
+    int sock() const { return sock_.get(); }
+    pid_t pid() const { return pid_; }
+    /// Closes our end: to the consumer, the daemon just died.
+    void hangUp() { sock_.reset(); }
+
+    /// The exit status, or -1 if it did not exit in time (then it is killed).
+    int waitExit(std::chrono::milliseconds timeout = 10s) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            int status = 0;
+            const pid_t r = waitpid(pid_, &status, WNOHANG);
+            if (r == pid_) {
+                pid_ = -1;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            if (std::chrono::steady_clock::now() > deadline)
+                return -1;
+            std::this_thread::sleep_for(20ms);
+        }
+    }
+
+    cp::Message call(const cp::Message& request) {
+        cp::writeMessage(sock(), request);
+        std::optional<cp::Message> reply = cp::readMessage(sock());
+        if (!reply)
+            throw std::runtime_error("consumer closed the connection");
+        return *reply;
+    }
+
+private:
+    UniqueFd sock_;
+    pid_t pid_ = -1;
+};
+
+// ---- objects received from the consumer --------------------------------------------
+
+struct UstObject {
+    lttng_ust_abi_object_data* data = nullptr;
+    explicit UstObject(lttng_ust_abi_object_data* d) : data(d) {}
+    UstObject(UstObject&& o) noexcept : data(std::exchange(o.data, nullptr)) {}
+    UstObject& operator=(UstObject&&) = delete;
+    ~UstObject() { release(); }
+    void release() {
+        if (data != nullptr) {
+            lttng_ust_ctl_release_object(-1, data); // closes the fds, no app to tell
+            free(data);
+            data = nullptr;
+        }
+    }
+};
+
+struct Buffers {
+    std::optional<UstObject> channel;
+    std::vector<UstObject> streams;
+    void release() {
+        streams.clear();
+        if (channel)
+            channel->release();
+    }
+};
+
+/// What a daemon does after ChannelCreated: the channel, then streams until
+/// -LTTNG_UST_ERR_NOENT.
+Buffers receiveBuffers(int sock) {
+    Buffers b;
+    lttng_ust_abi_object_data* chan = nullptr;
+    const int r = lttng_ust_ctl_recv_channel_from_consumer(sock, &chan);
+    if (r < 0)
+        throw std::runtime_error("recv_channel_from_consumer: " + std::to_string(r));
+    b.channel.emplace(chan);
+    for (;;) {
+        lttng_ust_abi_object_data* stream = nullptr;
+        const int s = lttng_ust_ctl_recv_stream_from_consumer(sock, &stream);
+        if (s == -LTTNG_UST_ERR_NOENT)
+            break;
+        if (s < 0)
+            throw std::runtime_error("recv_stream_from_consumer: " + std::to_string(s));
+        b.streams.emplace_back(stream);
+    }
+    return b;
+}
+
+// ---- requests ---------------------------------------------------------------------------
+
+std::array<std::uint8_t, 16> randomUuid() {
+    std::random_device rd;
+    std::array<std::uint8_t, 16> u{};
+    for (auto& b : u)
+        b = static_cast<std::uint8_t>(rd());
+    u[6] = static_cast<std::uint8_t>((u[6] & 0x0f) | 0x40);
+    u[8] = static_cast<std::uint8_t>((u[8] & 0x3f) | 0x80);
+    return u;
+}
+
+std::string uuidString(const std::array<std::uint8_t, 16>& u) {
+    std::string s;
+    char buf[3];
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            s += '-';
+        std::snprintf(buf, sizeof buf, "%02x", u[i]);
+        s += buf;
+    }
+    return s;
+}
+
+cp::CreateChannel metadataChannel(std::uint64_t key, const std::array<std::uint8_t, 16>& uuid) {
+    cp::CreateChannel c;
+    c.key = key;
+    c.kind = cp::ChannelKind::Metadata;
+    c.outputDir = kChannelDir;
+    c.name = "metadata";
+    c.subbufSize = 4096;
+    c.subbufCount = 2;
+    c.chanId = ~std::uint32_t{0};
+    c.traceUuid = uuid;
+    return c;
+}
+
+cp::CreateChannel dataChannel(std::uint64_t key, const std::array<std::uint8_t, 16>& uuid) {
+    cp::CreateChannel c;
+    c.key = key;
+    c.kind = cp::ChannelKind::Data;
+    c.outputDir = kChannelDir;
+    c.name = "channel0";
+    c.subbufSize = 8192;
+    c.subbufCount = 4;
+    c.chanId = kChanId;
+    c.traceUuid = uuid;
+    return c;
+}
+
+void hello(ConsumerProcess& c) {
+    const cp::Message r = c.call(cp::Hello{cp::kVersion, "test"});
+    const auto* reply = std::get_if<cp::HelloReply>(&r);
+    ASSERT_NE(reply, nullptr);
+    EXPECT_EQ(reply->protocolVersion, cp::kVersion);
+    EXPECT_EQ(reply->pid, static_cast<std::uint32_t>(c.pid()));
+}
+
+Buffers createAndReceive(ConsumerProcess& c, const cp::CreateChannel& req,
+                         std::uint32_t expectedStreams) {
+    const cp::Message r = c.call(req);
+    const auto* created = std::get_if<cp::ChannelCreated>(&r);
+    if (created == nullptr) {
+        const auto* err = std::get_if<cp::ErrorReply>(&r);
+        throw std::runtime_error("CreateChannel failed: " + (err ? err->message : "?"));
+    }
+    EXPECT_EQ(created->key, req.key);
+    EXPECT_EQ(created->streamCount, expectedStreams);
+    Buffers b = receiveBuffers(c.sock());
+    EXPECT_EQ(b.streams.size(), expectedStreams);
+    return b;
+}
+
+cp::ErrorKind expectError(const cp::Message& m) {
+    const auto* e = std::get_if<cp::ErrorReply>(&m);
+    if (e == nullptr) {
+        ADD_FAILURE() << "expected an Error reply, got " << cp::messageName(cp::typeOf(m));
+        return cp::ErrorKind::Protocol;
+    }
+    return e->code;
+}
+
+// ---- trace files ----------------------------------------------------------------------------
+
+std::vector<unsigned char> readAll(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::uint32_t le32(const std::vector<unsigned char>& b, std::size_t at) {
+    return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
+           static_cast<std::uint32_t>(b[at + 2]) << 16 |
+           static_cast<std::uint32_t>(b[at + 3]) << 24;
+}
+
+std::uint64_t be64(const std::vector<unsigned char>& b, std::size_t at) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < 8; ++i)
+        v = (v << 8) | b[at + i];
+    return v;
+}
+
+/// Unpacks a packetized metadata file; returns the TSDL text and the packet count.
+std::pair<std::string, int> unpackMetadata(const fs::path& file,
+                                           const std::array<std::uint8_t, 16>& uuid) {
+    const std::vector<unsigned char> b = readAll(file);
+    std::string text;
+    int packets = 0;
+    std::size_t at = 0;
+    while (at < b.size()) {
+        if (b.size() - at < kMetadataHeaderSize) {
+            ADD_FAILURE() << "truncated metadata packet header at " << at;
+            break;
+        }
+        EXPECT_EQ(le32(b, at), kMetadataMagic) << "packet at " << at;
+        EXPECT_TRUE(std::equal(uuid.begin(), uuid.end(), b.begin() + static_cast<long>(at) + 4));
+        const std::uint32_t contentBits = le32(b, at + 24);
+        const std::uint32_t packetBits = le32(b, at + 28);
+        EXPECT_EQ(b[at + 35], 1) << "CTF major";
+        EXPECT_EQ(b[at + 36], 8) << "CTF minor";
+        EXPECT_EQ(packetBits % (4096 * 8), 0u);
+        EXPECT_LE(contentBits, packetBits);
+        if (packetBits == 0 || at + packetBits / 8 > b.size()) {
+            ADD_FAILURE() << "bad packet size " << packetBits << " at " << at;
+            break;
+        }
+        text.append(reinterpret_cast<const char*>(b.data() + at + kMetadataHeaderSize),
+                    contentBits / 8 - kMetadataHeaderSize);
+        at += packetBits / 8;
+        ++packets;
+    }
+    return {text, packets};
+}
+
+/// Checks that a stream's index describes its file: contiguous packets, the
+/// right stream id, and that together they cover the whole file. Returns the
+/// number of entries.
+std::size_t checkIndex(const fs::path& stream, const fs::path& index) {
+    const std::vector<unsigned char> idx = readAll(index);
+    EXPECT_GE(idx.size(), 16u);
+    if (idx.size() < 16)
+        return 0;
+    EXPECT_EQ(idx[0], 0xC1);
+    EXPECT_EQ(idx[3], 0xC1);
+    EXPECT_EQ(idx[15], 72);
+    EXPECT_EQ((idx.size() - 16) % 72, 0u);
+    std::uint64_t expectedOffset = 0;
+    std::size_t n = 0;
+    for (std::size_t at = 16; at + 72 <= idx.size(); at += 72, ++n) {
+        EXPECT_EQ(be64(idx, at), expectedOffset) << "entry " << n;
+        const std::uint64_t packetBits = be64(idx, at + 8);
+        const std::uint64_t contentBits = be64(idx, at + 16);
+        EXPECT_GT(packetBits, 0u);
+        EXPECT_LE(contentBits, packetBits);
+        EXPECT_LE(be64(idx, at + 24), be64(idx, at + 32)) << "timestamps";
+        EXPECT_EQ(be64(idx, at + 48), kChanId) << "stream_id";
+        EXPECT_EQ(be64(idx, at + 64), n) << "packet_seq_num";
+        expectedOffset += packetBits / 8;
+    }
+    EXPECT_EQ(expectedOffset, fs::file_size(stream)) << stream;
+    return n;
+}
+
+std::string tsdl(const std::array<std::uint8_t, 16>& uuid) {
+    return "/* CTF 1.8 */\n\n"
+           "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+           "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+           "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+           "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+           "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n\n"
+           "trace {\n"
+           "\tmajor = 1;\n\tminor = 8;\n"
+           "\tuuid = \"" +
+           uuidString(uuid) +
+           "\";\n"
+           "\tbyte_order = le;\n"
+           "\tpacket.header := struct {\n"
+           "\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
+           "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n"
+           "\t};\n};\n\n"
+           "env {\n\tdomain = \"ust\";\n\ttracer_name = \"lttng-ust\";\n"
+           "\ttracer_major = 2;\n\ttracer_minor = 13;\n"
+           "\ttracer_buffering_scheme = \"uid\";\n\ttracer_buffering_id = 1000;\n"
+           "\tarchitecture_bit_width = 64;\n\ttrace_name = \"consumer-test\";\n"
+           "\thostname = \"test\";\n};\n\n"
+           "clock {\n\tname = \"monotonic\";\n\tdescription = \"Monotonic Clock\";\n"
+           "\tfreq = 1000000000;\n\toffset = 0;\n};\n\n"
+           "typealias integer {\n\tsize = 32; align = 8; signed = false;\n"
+           "\tmap = clock.monotonic.value;\n} := uint32_clock_monotonic_t;\n\n"
+           "typealias integer {\n\tsize = 64; align = 8; signed = false;\n"
+           "\tmap = clock.monotonic.value;\n} := uint64_clock_monotonic_t;\n\n";
+}
+
+std::string tsdlStream() {
+    return "struct packet_context {\n"
+           "\tuint64_clock_monotonic_t timestamp_begin;\n"
+           "\tuint64_clock_monotonic_t timestamp_end;\n"
+           "\tuint64_t content_size;\n\tuint64_t packet_size;\n\tuint64_t packet_seq_num;\n"
+           "\tunsigned long events_discarded;\n\tuint32_t cpu_id;\n};\n\n"
+           "struct event_header_large {\n"
+           "\tenum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+           "\tvariant <id> {\n"
+           "\t\tstruct { uint32_clock_monotonic_t timestamp; } compact;\n"
+           "\t\tstruct { uint32_t id; uint64_clock_monotonic_t timestamp; } extended;\n"
+           "\t} v;\n} align(8);\n\n"
+           "stream {\n\tid = " +
+           std::to_string(kChanId) +
+           ";\n\tevent.header := struct event_header_large;\n"
+           "\tpacket.context := struct packet_context;\n};\n\n"
+           "event {\n\tname = \"test:dummy\";\n\tid = 0;\n\tstream_id = " +
+           std::to_string(kChanId) + ";\n\tfields := struct { uint32_t _x; };\n};\n\n";
+}
+
+class ConsumerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (std::getenv("TRACECTL_CONSUMERD") == nullptr)
+            GTEST_SKIP() << "TRACECTL_CONSUMERD not set";
+        std::string tmpl = (fs::temp_directory_path() / "tracectl-consumer-XXXXXX").string();
+        ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override {
+        if (!dir_.empty() && std::getenv("TRACECTL_KEEP_TRACE") == nullptr)
+            fs::remove_all(dir_);
+    }
+    fs::path dir_;
+};
+
+} // namespace
+
+TEST_F(ConsumerTest, FullConversationWritesAReadableTrace) {
+    const fs::path out = dir_ / "trace";
+    ConsumerProcess c(out);
+    hello(c);
+    const auto uuid = randomUuid();
+
+    // Metadata channel: one stream, handed over through liblttng-ust-ctl.
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    ASSERT_TRUE(meta.channel);
+    const std::int32_t objectType = meta.channel->data->type;
+    const std::int32_t metaType = meta.channel->data->u.channel.type;
+    const int metaWakeup = meta.channel->data->u.channel.wakeup_fd;
+    EXPECT_EQ(objectType, LTTNG_UST_ABI_OBJECT_TYPE_CHANNEL);
+    EXPECT_EQ(metaType, LTTNG_UST_ABI_CHAN_METADATA);
+    EXPECT_GE(metaWakeup, 0);
+
+    // Data channel: one stream per possible CPU, each a real shm + wakeup fd.
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    Buffers data = createAndReceive(c, dataChannel(2, uuid), static_cast<std::uint32_t>(nr));
+    const std::int32_t dataType = data.channel->data->u.channel.type;
+    EXPECT_EQ(dataType, LTTNG_UST_ABI_CHAN_PER_CPU);
+    for (std::size_t i = 0; i < data.streams.size(); ++i) {
+        // lttng_ust_abi_object_data is packed: copy the fields out.
+        const lttng_ust_abi_object_data* s = data.streams[i].data;
+        const std::uint32_t streamNr = s->u.stream.stream_nr;
+        const int shm = s->u.stream.shm_fd;
+        const int wakeup = s->u.stream.wakeup_fd;
+        const std::uint64_t size = s->size;
+        EXPECT_EQ(streamNr, i);
+        ASSERT_GE(shm, 0);
+        EXPECT_GE(wakeup, 0);
+        struct stat st {};
+        ASSERT_EQ(fstat(shm, &st), 0);
+        EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), size);
+        // Sealed: an app cannot truncate the buffer under the consumer.
+        EXPECT_NE(fcntl(shm, F_GET_SEALS) & F_SEAL_SHRINK, 0);
+        EXPECT_NE(ftruncate(shm, 0), 0);
+        void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
+        ASSERT_NE(map, MAP_FAILED);
+        munmap(map, size);
+    }
+
+    EXPECT_EQ(expectError(c.call(dataChannel(2, uuid))), cp::ErrorKind::ChannelExists);
+
+    // Metadata in two pushes, the second bigger than a packet.
+    const std::string part1 = tsdl(uuid);
+    std::string part2 = tsdlStream();
+    for (int i = 0; i < 120; ++i)
+        part2 += "/* padding comment to spread the metadata over several packets */\n";
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, part1}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::PushMetadata{1, part1.size(), part2}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(expectError(c.call(cp::PushMetadata{1, 3, "x"})), cp::ErrorKind::InvalidArgument);
+    EXPECT_EQ(expectError(c.call(cp::PushMetadata{2, 0, "x"})), cp::ErrorKind::InvalidArgument);
+    EXPECT_EQ(expectError(c.call(cp::FlushChannel{99})), cp::ErrorKind::UnknownChannel);
+
+    // Stop: every stream closes its (empty) packet.
+    EXPECT_EQ(c.call(cp::FlushChannel{2}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::FlushChannel{1}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::DestroyChannel{2}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::DestroyChannel{1}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(expectError(c.call(cp::DestroyChannel{1})), cp::ErrorKind::UnknownChannel);
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+
+    const fs::path chanDir = out / kChannelDir;
+    auto [text, packets] = unpackMetadata(chanDir / "metadata", uuid);
+    EXPECT_EQ(text, part1 + part2);
+    EXPECT_GE(packets, 2);
+    EXPECT_FALSE(fs::exists(chanDir / "index" / "metadata.idx"));
+    for (int cpu = 0; cpu < nr; ++cpu) {
+        const std::string name = "channel0_" + std::to_string(cpu);
+        ASSERT_TRUE(fs::exists(chanDir / name)) << name;
+        EXPECT_GE(checkIndex(chanDir / name, chanDir / "index" / (name + ".idx")), 1u) << name;
+    }
+    EXPECT_EQ(fs::status(chanDir).permissions() & fs::perms::all,
+              fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+    EXPECT_EQ(fs::status(chanDir / "metadata").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+
+    if (const char* bt = std::getenv("BABELTRACE2"); bt != nullptr && *bt != '\0') {
+        const std::string cmd = std::string(bt) + " '" + out.string() + "' >/dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
+}
+
+TEST_F(ConsumerTest, ProducersLeavingHangsStreamsUpAndDrainsThem) {
+    ConsumerProcess c(dir_);
+    hello(c);
+    const auto uuid = randomUuid();
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    Buffers data = createAndReceive(c, dataChannel(5, uuid), static_cast<std::uint32_t>(nr));
+    // The daemon (and every app) lets go of the channel: the consumer sees the
+    // channel's wait fd hang up, then each stream's, flushes and drains them.
+    data.release();
+    const fs::path chanDir = dir_ / kChannelDir;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    bool allFlushed = false;
+    while (!allFlushed && std::chrono::steady_clock::now() < deadline) {
+        allFlushed = true;
+        for (int cpu = 0; cpu < nr; ++cpu) {
+            const fs::path f = chanDir / ("channel0_" + std::to_string(cpu));
+            if (!fs::exists(f) || fs::file_size(f) == 0)
+                allFlushed = false;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(allFlushed) << "streams not flushed after the producers left";
+    // The channel still answers until the daemon destroys it.
+    EXPECT_EQ(c.call(cp::FlushChannel{5}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::DestroyChannel{5}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+    for (int cpu = 0; cpu < nr; ++cpu) {
+        const std::string name = "channel0_" + std::to_string(cpu);
+        EXPECT_EQ(checkIndex(chanDir / name, chanDir / "index" / (name + ".idx")), 1u) << name;
+    }
+}
+
+TEST_F(ConsumerTest, DaemonDyingMidCommandMakesTheConsumerExit) {
+    ConsumerProcess c(dir_);
+    hello(c);
+    const auto uuid = randomUuid();
+    Buffers data =
+        createAndReceive(c, dataChannel(1, uuid),
+                         static_cast<std::uint32_t>(lttng_ust_ctl_get_nr_stream_per_channel()));
+    // Half a request, then the daemon is gone.
+    const std::vector<std::byte> frame = cp::encode(cp::PushMetadata{1, 0, "abcdefgh"});
+    ASSERT_EQ(write(c.sock(), frame.data(), frame.size() / 2),
+              static_cast<ssize_t>(frame.size() / 2));
+    c.hangUp();
+    EXPECT_EQ(c.waitExit(), 3);
+    EXPECT_TRUE(fs::exists(dir_ / kChannelDir / "channel0_0"));
+}
+
+TEST_F(ConsumerTest, DaemonDyingDuringTheBufferTransferMakesTheConsumerExit) {
+    ConsumerProcess c(dir_);
+    hello(c);
+    cp::writeMessage(c.sock(), metadataChannel(1, randomUuid()));
+    c.hangUp(); // never reads ChannelCreated nor the ust-ctl objects
+    EXPECT_EQ(c.waitExit(), 3);
+}
+
+TEST_F(ConsumerTest, DaemonClosingBetweenRequestsMakesTheConsumerExit) {
+    ConsumerProcess c(dir_);
+    hello(c);
+    c.hangUp();
+    EXPECT_EQ(c.waitExit(), 3);
+}
+
+TEST_F(ConsumerTest, SigtermDrainsAndExitsZero) {
+    ConsumerProcess c(dir_);
+    hello(c);
+    // With timers: liblttng-ust-ctl then runs its own timer thread in the
+    // consumer (switch: flush every 50 ms; read: the "rt" transport).
+    cp::CreateChannel req = dataChannel(1, randomUuid());
+    req.switchTimerUsec = 50'000;
+    req.readTimerUsec = 20'000;
+    Buffers data = createAndReceive(
+        c, req, static_cast<std::uint32_t>(lttng_ust_ctl_get_nr_stream_per_channel()));
+    std::this_thread::sleep_for(200ms);
+    ASSERT_EQ(kill(c.pid(), SIGTERM), 0);
+    EXPECT_EQ(c.waitExit(), 0);
+    EXPECT_TRUE(fs::exists(dir_ / kChannelDir / "channel0_0"));
+}
+
+TEST_F(ConsumerTest, ProtocolErrorsAreAnswered) {
+    ConsumerProcess c(dir_);
+    // Before Hello: refused, connection kept.
+    EXPECT_EQ(expectError(c.call(cp::FlushChannel{1})), cp::ErrorKind::Protocol);
+    EXPECT_EQ(expectError(c.call(cp::Hello{cp::kVersion + 1, "future"})),
+              cp::ErrorKind::VersionMismatch);
+    hello(c);
+    // A reply type sent as a request.
+    EXPECT_EQ(expectError(c.call(cp::Ok{})), cp::ErrorKind::Protocol);
+    // Geometry the tracer cannot use.
+    cp::CreateChannel meta = metadataChannel(1, randomUuid());
+    meta.overwrite = true;
+    EXPECT_EQ(expectError(c.call(meta)), cp::ErrorKind::InvalidArgument);
+    // Garbage: answered, then the consumer leaves (framing is lost).
+    const char junk[] = "this is not a frame";
+    ASSERT_EQ(write(c.sock(), junk, sizeof junk), static_cast<ssize_t>(sizeof junk));
+    const std::optional<cp::Message> reply = cp::readMessage(c.sock());
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(expectError(*reply), cp::ErrorKind::Protocol);
+    EXPECT_EQ(c.waitExit(), 4);
+}
+
+TEST_F(ConsumerTest, KeepsLogLinesOffTheSocketWhenStdoutAndStderrAreIt) {
+    ConsumerProcess c(dir_, nullptr, true);
+    hello(c); // debug log lines were written meanwhile: the framing must be intact
+    Buffers meta = createAndReceive(c, metadataChannel(1, randomUuid()), 1);
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, "/* CTF 1.8 */\n"}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+}
+
+TEST_F(ConsumerTest, RefusesAStdinThatIsNotASocket) {
+    ConsumerProcess c(dir_, "/dev/null");
+    EXPECT_EQ(c.waitExit(), 2);
+}

@@ -1,0 +1,491 @@
+// The daemon<->consumer protocol codec and the fd passing under it.
+#include "common/consumer_protocol.hpp"
+#include "common/fd_passing.hpp"
+#include "common/unique_fd.hpp"
+
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <string>
+#include <sys/socket.h>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+namespace cp = tracectl::consumer_protocol;
+using tracectl::UniqueFd;
+
+namespace {
+
+cp::CreateChannel sampleCreate() {
+    cp::CreateChannel c;
+    c.key = 0x0102030405060708ULL;
+    c.kind = cp::ChannelKind::Data;
+    c.outputDir = "ust/uid/1000/64-bit";
+    c.name = "channel0";
+    c.subbufSize = 1 << 20;
+    c.subbufCount = 4;
+    c.overwrite = true;
+    c.switchTimerUsec = 1'000'000;
+    c.readTimerUsec = 200;
+    c.monitorTimerUsec = 5;
+    c.blockingTimeoutUsec = -1;
+    c.chanId = 7;
+    for (std::size_t i = 0; i < c.traceUuid.size(); ++i)
+        c.traceUuid[i] = static_cast<std::uint8_t>(0xa0 + i);
+    return c;
+}
+
+std::vector<cp::Message> everyMessage() {
+    return {
+        cp::Hello{cp::kVersion, "0.1.0"},
+        cp::HelloReply{cp::kVersion, 4242, "0.1.0"},
+        sampleCreate(),
+        cp::ChannelCreated{9, 64},
+        cp::PushMetadata{1, 4096, "/* CTF 1.8 */\ntrace { major = 1; };\n"},
+        cp::FlushChannel{3},
+        cp::DestroyChannel{4},
+        cp::Shutdown{},
+        cp::Ok{},
+        cp::ErrorReply{cp::ErrorKind::UnknownChannel, "no channel 5"},
+    };
+}
+
+std::vector<std::byte> bytesOf(std::initializer_list<int> values) {
+    std::vector<std::byte> out;
+    for (int v : values)
+        out.push_back(static_cast<std::byte>(v));
+    return out;
+}
+
+// A frame whose header is valid and whose payload is `payload`.
+std::vector<std::byte> frameWith(cp::MessageType type, const std::vector<std::byte>& payload) {
+    std::vector<std::byte> f = bytesOf({'T', 'C', 'C', 'P'});
+    const auto t = static_cast<std::uint16_t>(type);
+    f.push_back(static_cast<std::byte>(t & 0xff));
+    f.push_back(static_cast<std::byte>(t >> 8));
+    f.push_back(std::byte{0});
+    f.push_back(std::byte{0});
+    const auto n = static_cast<std::uint32_t>(payload.size());
+    for (int i = 0; i < 4; ++i)
+        f.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
+    f.insert(f.end(), payload.begin(), payload.end());
+    return f;
+}
+
+std::vector<std::byte> payloadOf(const std::vector<std::byte>& frame) {
+    return {frame.begin() + cp::kHeaderSize, frame.end()};
+}
+
+std::size_t openFdCount() {
+    std::size_t n = 0;
+    DIR* d = opendir("/proc/self/fd");
+    if (d == nullptr)
+        return 0;
+    while (readdir(d) != nullptr)
+        ++n;
+    closedir(d);
+    return n;
+}
+
+struct SocketPair {
+    UniqueFd a, b;
+    SocketPair() {
+        int fds[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+            throw std::system_error(errno, std::generic_category(), "socketpair");
+        a.reset(fds[0]);
+        b.reset(fds[1]);
+    }
+};
+
+} // namespace
+
+// ---- codec ------------------------------------------------------------------
+
+TEST(ConsumerProtocol, EveryMessageRoundTrips) {
+    for (const cp::Message& m : everyMessage()) {
+        const std::vector<std::byte> frame = cp::encode(m);
+        const cp::FrameHeader h = cp::decodeHeader(frame.data());
+        EXPECT_EQ(h.type, cp::typeOf(m));
+        EXPECT_EQ(h.length, frame.size() - cp::kHeaderSize);
+        EXPECT_EQ(cp::decode(frame), m) << cp::messageName(cp::typeOf(m));
+    }
+}
+
+TEST(ConsumerProtocol, WireLayoutIsLittleEndian) {
+    const std::vector<std::byte> frame = cp::encode(cp::FlushChannel{0x1122334455667788ULL});
+    EXPECT_EQ(frame, bytesOf({'T',  'C',  'C',  'P',  0x04, 0x00, 0x00, 0x00, 0x08, 0x00,
+                              0x00, 0x00, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}));
+    const std::vector<std::byte> error = cp::encode(cp::ErrorReply{cp::ErrorKind::Io, "ab"});
+    EXPECT_EQ(payloadOf(error), bytesOf({0x06, 0, 0, 0, 0x02, 0, 0, 0, 'a', 'b'}));
+}
+
+TEST(ConsumerProtocol, CreateChannelFieldOrder) {
+    const std::vector<std::byte> p = payloadOf(cp::encode(sampleCreate()));
+    // key(8) kind(1) dir(4+19) name(4+8) subbuf(8) count(8) overwrite(1)
+    // switch(4) read(4) monitor(4) blocking(8) chanId(4) uuid(16)
+    ASSERT_EQ(p.size(), 8u + 1 + 23 + 12 + 8 + 8 + 1 + 4 + 4 + 4 + 8 + 4 + 16);
+    EXPECT_EQ(p[0], std::byte{0x08});
+    EXPECT_EQ(p[8], std::byte{0});  // kind Data
+    EXPECT_EQ(p[9], std::byte{19}); // outputDir length
+    EXPECT_EQ(p[13], std::byte{'u'});
+    std::size_t at = 8 + 1 + 23 + 12 + 8 + 8;
+    EXPECT_EQ(p[at], std::byte{1}); // overwrite
+    at += 1 + 4 + 4 + 4;
+    for (int i = 0; i < 8; ++i) // blocking -1: all ones
+        EXPECT_EQ(p[at + static_cast<std::size_t>(i)], std::byte{0xff});
+    EXPECT_EQ(p.back(), std::byte{0xaf}); // last uuid byte
+}
+
+TEST(ConsumerProtocol, RejectsBadHeaders) {
+    std::vector<std::byte> good = cp::encode(cp::Ok{});
+    auto bad = good;
+    bad[0] = std::byte{'X'};
+    EXPECT_THROW(cp::decode(bad), cp::ProtocolError) << "magic";
+    bad = good;
+    bad[4] = std::byte{0x07}; // type 7 does not exist
+    EXPECT_THROW(cp::decode(bad), cp::ProtocolError) << "type";
+    bad = good;
+    bad[4] = std::byte{0x00};
+    EXPECT_THROW(cp::decode(bad), cp::ProtocolError) << "type 0";
+    bad = good;
+    bad[6] = std::byte{1};
+    EXPECT_THROW(cp::decode(bad), cp::ProtocolError) << "flags";
+    bad = good;
+    bad[7] = std::byte{0x80};
+    EXPECT_THROW(cp::decode(bad), cp::ProtocolError) << "flags high byte";
+    bad = good;
+    bad[10] = std::byte{0x10}; // length exactly kMaxPayload (1 MiB): the largest allowed
+    EXPECT_EQ(cp::decodeHeader(bad.data()).length, cp::kMaxPayload);
+    bad[8] = std::byte{0x01}; // one byte more
+    EXPECT_THROW(cp::decodeHeader(bad.data()), cp::ProtocolError) << "length";
+    bad = good;
+    bad.resize(cp::kHeaderSize - 1);
+    EXPECT_THROW(cp::decode(bad), cp::ProtocolError) << "short header";
+    bad = good;
+    bad.push_back(std::byte{0});
+    EXPECT_THROW(cp::decode(bad), cp::ProtocolError) << "frame longer than its header says";
+}
+
+TEST(ConsumerProtocol, RejectsEveryTruncatedOrExtendedPayload) {
+    for (const cp::Message& m : everyMessage()) {
+        const std::vector<std::byte> payload = payloadOf(cp::encode(m));
+        const cp::MessageType type = cp::typeOf(m);
+        for (std::size_t len = 0; len < payload.size(); ++len)
+            EXPECT_THROW(cp::decodePayload(type, payload.data(), len), cp::ProtocolError)
+                << cp::messageName(type) << " cut at " << len;
+        std::vector<std::byte> longer = payload;
+        longer.push_back(std::byte{0});
+        EXPECT_THROW(cp::decodePayload(type, longer.data(), longer.size()), cp::ProtocolError)
+            << cp::messageName(type) << " with a trailing byte";
+    }
+}
+
+TEST(ConsumerProtocol, RejectsOutOfRangeEnumsAndBools) {
+    std::vector<std::byte> p = payloadOf(cp::encode(sampleCreate()));
+    auto bad = p;
+    bad[8] = std::byte{2}; // kind
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::CreateChannel, bad.data(), bad.size()),
+                 cp::ProtocolError);
+    bad = p;
+    bad[8 + 1 + 23 + 12 + 8 + 8] = std::byte{2}; // overwrite
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::CreateChannel, bad.data(), bad.size()),
+                 cp::ProtocolError);
+
+    std::vector<std::byte> e = payloadOf(cp::encode(cp::ErrorReply{cp::ErrorKind::Io, "x"}));
+    for (int code : {0, 8, 0xff}) {
+        e[0] = static_cast<std::byte>(code);
+        EXPECT_THROW(cp::decodePayload(cp::MessageType::Error, e.data(), e.size()),
+                     cp::ProtocolError)
+            << code;
+    }
+}
+
+TEST(ConsumerProtocol, RejectsBadStrings) {
+    // A string length that claims more bytes than the payload has.
+    std::vector<std::byte> p = bytesOf({1, 0, 0, 0, 0xff, 0xff, 0, 0, 'a'});
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Hello, p.data(), p.size()), cp::ProtocolError);
+    // A NUL inside.
+    p = payloadOf(cp::encode(cp::Hello{cp::kVersion, "abc"}));
+    p[9] = std::byte{0};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Hello, p.data(), p.size()), cp::ProtocolError);
+    // Too long (the limit is checked before the bytes are looked at).
+    p = bytesOf({1, 0, 0, 0});
+    const auto n = static_cast<std::uint32_t>(cp::kMaxText + 1);
+    for (int i = 0; i < 4; ++i)
+        p.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
+    p.resize(p.size() + n, std::byte{'a'});
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Hello, p.data(), p.size()), cp::ProtocolError);
+    // And encode() refuses to produce any of that.
+    EXPECT_THROW(cp::encode(cp::Hello{cp::kVersion, std::string("a\0b", 3)}), cp::ProtocolError);
+    EXPECT_THROW(cp::encode(cp::ErrorReply{cp::ErrorKind::Io, std::string(cp::kMaxText + 1, 'x')}),
+                 cp::ProtocolError);
+    EXPECT_THROW(cp::encode(cp::PushMetadata{1, 0, std::string(cp::kMaxMetadataChunk + 1, 'x')}),
+                 cp::ProtocolError);
+    EXPECT_NO_THROW(cp::encode(cp::PushMetadata{1, 0, std::string(cp::kMaxMetadataChunk, 'x')}));
+}
+
+TEST(ConsumerProtocol, RejectsUnsafeDirectoriesAndNames) {
+    for (const char* dir :
+         {"", "/ust", "ust/", "ust//uid", "./ust", "ust/..", "../x", "ust/./a", "a\nb", "a\x7f"}) {
+        EXPECT_FALSE(cp::isSafeRelativeDir(dir)) << dir;
+        cp::CreateChannel c = sampleCreate();
+        c.outputDir = dir;
+        EXPECT_THROW(cp::encode(c), cp::ProtocolError) << dir;
+        // Build the frame by hand to show the decoder refuses it too.
+        cp::CreateChannel ok = sampleCreate();
+        std::vector<std::byte> p = payloadOf(cp::encode(ok));
+        std::vector<std::byte> q(p.begin(), p.begin() + 9);
+        const std::string d = dir;
+        for (int i = 0; i < 4; ++i)
+            q.push_back(static_cast<std::byte>((d.size() >> (8 * i)) & 0xff));
+        for (char ch : d)
+            q.push_back(static_cast<std::byte>(ch));
+        q.insert(q.end(), p.begin() + 9 + 4 + 19, p.end());
+        EXPECT_THROW(cp::decodePayload(cp::MessageType::CreateChannel, q.data(), q.size()),
+                     cp::ProtocolError)
+            << dir;
+    }
+    EXPECT_FALSE(cp::isSafeRelativeDir(std::string(cp::kMaxOutputDir + 1, 'a')));
+    EXPECT_TRUE(cp::isSafeRelativeDir("ust/pid/my app-12-20240101-101010"));
+    EXPECT_TRUE(cp::isSafeRelativeDir("kernel"));
+
+    for (const char* name : {"", ".hidden", ".", "..", "a/b", "tab\there"}) {
+        EXPECT_FALSE(cp::isSafeChannelName(name)) << name;
+        cp::CreateChannel c = sampleCreate();
+        c.name = name;
+        EXPECT_THROW(cp::encode(c), cp::ProtocolError) << name;
+    }
+    EXPECT_FALSE(cp::isSafeChannelName(std::string(cp::kMaxChannelName + 1, 'c')));
+    EXPECT_TRUE(cp::isSafeChannelName("my-channel.v2"));
+}
+
+TEST(ConsumerProtocol, RejectsUnusableBufferGeometry) {
+    const auto rejects = [](auto mutate) {
+        cp::CreateChannel c = sampleCreate();
+        mutate(c);
+        EXPECT_THROW(cp::encode(c), cp::ProtocolError);
+        // Same bytes built without encode()'s check: patch a valid frame.
+        cp::CreateChannel valid = sampleCreate();
+        std::vector<std::byte> p = payloadOf(cp::encode(valid));
+        const std::size_t sizeAt = 8 + 1 + 23 + 12;
+        for (int i = 0; i < 8; ++i) {
+            p[sizeAt + static_cast<std::size_t>(i)] =
+                static_cast<std::byte>((c.subbufSize >> (8 * i)) & 0xff);
+            p[sizeAt + 8 + static_cast<std::size_t>(i)] =
+                static_cast<std::byte>((c.subbufCount >> (8 * i)) & 0xff);
+            p[sizeAt + 8 + 8 + 1 + 12 + static_cast<std::size_t>(i)] = static_cast<std::byte>(
+                (static_cast<std::uint64_t>(c.blockingTimeoutUsec) >> (8 * i)) & 0xff);
+        }
+        EXPECT_THROW(cp::decodePayload(cp::MessageType::CreateChannel, p.data(), p.size()),
+                     cp::ProtocolError);
+    };
+    rejects([](cp::CreateChannel& c) { c.subbufSize = 0; });
+    rejects([](cp::CreateChannel& c) { c.subbufSize = 2048; });
+    rejects([](cp::CreateChannel& c) { c.subbufSize = 12288; });
+    rejects([](cp::CreateChannel& c) { c.subbufSize = std::uint64_t{1} << 33; });
+    rejects([](cp::CreateChannel& c) { c.subbufCount = 0; });
+    rejects([](cp::CreateChannel& c) { c.subbufCount = 3; });
+    rejects([](cp::CreateChannel& c) { c.subbufCount = std::uint64_t{1} << 21; });
+    rejects([](cp::CreateChannel& c) { c.blockingTimeoutUsec = -2; });
+}
+
+TEST(ConsumerProtocol, NamesAndErrorCodes) {
+    EXPECT_EQ(cp::messageName(cp::MessageType::PushMetadata), "PushMetadata");
+    EXPECT_EQ(cp::messageName(static_cast<cp::MessageType>(0x55)), "unknown");
+    EXPECT_EQ(cp::toErrorCode(cp::ErrorKind::InvalidArgument),
+              tracectl::ErrorCode::InvalidArgument);
+    EXPECT_EQ(cp::toErrorCode(cp::ErrorKind::Io), tracectl::ErrorCode::Failed);
+}
+
+// ---- over a socket --------------------------------------------------------------
+
+TEST(ConsumerProtocol, ReadMessageReadsExactlyOneFrame) {
+    SocketPair sp;
+    cp::writeMessage(sp.a.get(), cp::DestroyChannel{12});
+    const char tail[] = "raw ust-ctl bytes";
+    ASSERT_EQ(write(sp.a.get(), tail, sizeof tail), static_cast<ssize_t>(sizeof tail));
+    EXPECT_EQ(cp::readMessage(sp.b.get()), cp::Message(cp::DestroyChannel{12}));
+    char got[sizeof tail] = {};
+    ASSERT_EQ(read(sp.b.get(), got, sizeof got), static_cast<ssize_t>(sizeof got));
+    EXPECT_STREQ(got, tail);
+}
+
+TEST(ConsumerProtocol, ReadMessageEofHandling) {
+    {
+        SocketPair sp;
+        sp.a.reset();
+        EXPECT_EQ(cp::readMessage(sp.b.get()), std::nullopt);
+    }
+    {
+        SocketPair sp;
+        const auto frame = cp::encode(cp::Hello{cp::kVersion, "x"});
+        ASSERT_EQ(write(sp.a.get(), frame.data(), 5), 5);
+        sp.a.reset();
+        EXPECT_THROW(cp::readMessage(sp.b.get()), cp::TruncatedFrame);
+    }
+    {
+        SocketPair sp;
+        const auto frame = cp::encode(cp::Hello{cp::kVersion, "x"});
+        ASSERT_EQ(write(sp.a.get(), frame.data(), frame.size() - 1),
+                  static_cast<ssize_t>(frame.size() - 1));
+        sp.a.reset();
+        EXPECT_THROW(cp::readMessage(sp.b.get()), cp::TruncatedFrame);
+    }
+}
+
+TEST(ConsumerProtocol, FdAttachedToAFrameIsRejectedAndClosed) {
+    SocketPair sp;
+    const std::size_t before = openFdCount();
+    const auto frame = cp::encode(cp::Ok{});
+    UniqueFd extra(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    const int fds[] = {extra.get()};
+    tracectl::sendWithFds(sp.a.get(), frame, fds);
+    extra.reset();
+    EXPECT_THROW(cp::readMessage(sp.b.get()), cp::ProtocolError);
+    EXPECT_EQ(openFdCount(), before);
+}
+
+TEST(ConsumerProtocol, MessageReaderAssemblesPartialFrames) {
+    SocketPair sp;
+    cp::MessageReader reader;
+    EXPECT_EQ(reader.readFrom(sp.b.get()), cp::MessageReader::Status::WouldBlock);
+    const auto f1 = cp::encode(cp::PushMetadata{2, 0, "typealias integer"});
+    const auto f2 = cp::encode(cp::Shutdown{});
+    std::vector<std::byte> all = f1;
+    all.insert(all.end(), f2.begin(), f2.end());
+    std::vector<cp::Message> got;
+    for (std::byte b : all) {
+        ASSERT_EQ(write(sp.a.get(), &b, 1), 1);
+        for (;;) {
+            const auto st = reader.readFrom(sp.b.get());
+            if (st == cp::MessageReader::Status::Complete) {
+                got.push_back(reader.take());
+                continue;
+            }
+            ASSERT_EQ(st, cp::MessageReader::Status::WouldBlock);
+            break;
+        }
+    }
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0], cp::Message(cp::PushMetadata{2, 0, "typealias integer"}));
+    EXPECT_EQ(got[1], cp::Message(cp::Shutdown{}));
+    EXPECT_FALSE(reader.midFrame());
+    sp.a.reset();
+    EXPECT_EQ(reader.readFrom(sp.b.get()), cp::MessageReader::Status::Eof);
+}
+
+TEST(ConsumerProtocol, MessageReaderRejectsGarbageAndTruncation) {
+    {
+        SocketPair sp;
+        cp::MessageReader reader;
+        const auto f = frameWith(cp::MessageType::Ok, bytesOf({1}));
+        ASSERT_EQ(write(sp.a.get(), f.data(), f.size()), static_cast<ssize_t>(f.size()));
+        EXPECT_THROW(reader.readFrom(sp.b.get()), cp::ProtocolError);
+    }
+    {
+        SocketPair sp;
+        cp::MessageReader reader;
+        const char junk[] = "GET / HTTP/1.1\r\n";
+        ASSERT_EQ(write(sp.a.get(), junk, sizeof junk), static_cast<ssize_t>(sizeof junk));
+        EXPECT_THROW(reader.readFrom(sp.b.get()), cp::ProtocolError);
+    }
+    {
+        SocketPair sp;
+        cp::MessageReader reader;
+        const auto f = cp::encode(cp::FlushChannel{1});
+        ASSERT_EQ(write(sp.a.get(), f.data(), 14), 14);
+        EXPECT_EQ(reader.readFrom(sp.b.get()), cp::MessageReader::Status::WouldBlock);
+        EXPECT_TRUE(reader.midFrame());
+        sp.a.reset();
+        EXPECT_THROW(reader.readFrom(sp.b.get()), cp::TruncatedFrame);
+    }
+}
+
+// ---- fd passing ---------------------------------------------------------------------
+
+TEST(FdPassing, PassesFdsWithCloexec) {
+    SocketPair sp;
+    int p[2];
+    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+    UniqueFd r(p[0]), w(p[1]);
+    const std::vector<std::byte> data = bytesOf({1, 2, 3});
+    const int fds[] = {r.get(), w.get()};
+    tracectl::sendWithFds(sp.a.get(), data, fds);
+
+    std::vector<std::byte> buf(16);
+    tracectl::Received got = tracectl::recvWithFds(sp.b.get(), buf, 4);
+    ASSERT_EQ(got.bytes, 3u);
+    ASSERT_EQ(got.fds.size(), 2u);
+    for (const UniqueFd& fd : got.fds)
+        EXPECT_NE(fcntl(fd.get(), F_GETFD) & FD_CLOEXEC, 0);
+    // The passed write end reaches the original read end.
+    ASSERT_EQ(write(got.fds[1].get(), "z", 1), 1);
+    char c = 0;
+    ASSERT_EQ(read(r.get(), &c, 1), 1);
+    EXPECT_EQ(c, 'z');
+}
+
+TEST(FdPassing, RejectsMoreFdsThanAllowedWithoutLeaking) {
+    SocketPair sp;
+    const std::size_t before = openFdCount();
+    {
+        UniqueFd a(open("/dev/null", O_RDONLY | O_CLOEXEC));
+        UniqueFd b(open("/dev/null", O_RDONLY | O_CLOEXEC));
+        UniqueFd c(open("/dev/null", O_RDONLY | O_CLOEXEC));
+        const int fds[] = {a.get(), b.get(), c.get()};
+        tracectl::sendWithFds(sp.a.get(), bytesOf({9}), fds);
+        tracectl::sendWithFds(sp.a.get(), bytesOf({8}), fds);
+    }
+    std::vector<std::byte> buf(1);
+    try {
+        tracectl::recvWithFds(sp.b.get(), buf, 1);
+        ADD_FAILURE() << "three fds accepted where one was allowed";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code().value(), EPROTO);
+    }
+    try {
+        tracectl::recvWithFds(sp.b.get(), buf, 0);
+        ADD_FAILURE() << "fds accepted where none was allowed";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code().value(), EPROTO);
+    }
+    EXPECT_EQ(openFdCount(), before);
+}
+
+TEST(FdPassing, ArgumentChecksAndNonBlockingAndEof) {
+    SocketPair sp;
+    const int fd = 0;
+    EXPECT_THROW(tracectl::sendWithFds(sp.a.get(), {}, std::span<const int>(&fd, 1)),
+                 std::invalid_argument);
+    std::vector<int> many(tracectl::kMaxPassedFds + 1, 0);
+    EXPECT_THROW(tracectl::sendWithFds(sp.a.get(), bytesOf({1}), many), std::invalid_argument);
+
+    std::vector<std::byte> buf(4);
+    EXPECT_TRUE(tracectl::recvWithFds(sp.b.get(), buf, 0, true).wouldBlock);
+    sp.a.reset();
+    const tracectl::Received eof = tracectl::recvWithFds(sp.b.get(), buf, 0, true);
+    EXPECT_FALSE(eof.wouldBlock);
+    EXPECT_EQ(eof.bytes, 0u);
+    try {
+        tracectl::sendWithFds(sp.b.get(), bytesOf({1}));
+        ADD_FAILURE() << "send to a closed peer succeeded";
+    } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code().value(), EPIPE);
+    }
+}
+
+TEST(FdPassing, RecvExactCollectsFdsAcrossReads) {
+    SocketPair sp;
+    UniqueFd a(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    const int fds[] = {a.get()};
+    tracectl::sendWithFds(sp.a.get(), bytesOf({1, 2}), fds);
+    tracectl::sendWithFds(sp.a.get(), bytesOf({3, 4}), fds);
+    std::vector<std::byte> buf(4);
+    std::vector<UniqueFd> got;
+    EXPECT_EQ(tracectl::recvExactWithFds(sp.b.get(), buf, got, 2), 4u);
+    EXPECT_EQ(buf, bytesOf({1, 2, 3, 4}));
+    EXPECT_EQ(got.size(), 2u);
+}
