@@ -1,0 +1,557 @@
+#include "consumer_protocol.hpp"
+
+#include "fd_passing.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+#include <type_traits>
+
+namespace tracectl::consumer_protocol {
+
+namespace {
+
+constexpr std::uint64_t kMinSubbufSize = 4096;
+constexpr std::uint64_t kMaxSubbufSize = std::uint64_t{1} << 32;
+constexpr std::uint64_t kMaxSubbufCount = std::uint64_t{1} << 20;
+
+bool isPowerOfTwo(std::uint64_t v) noexcept {
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+bool isControl(char c) noexcept {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+}
+
+bool hasNul(std::string_view s) noexcept {
+    return s.find('\0') != std::string_view::npos;
+}
+
+// ---- encoding -------------------------------------------------------------
+
+class Writer {
+public:
+    void u8(std::uint8_t v) { out_.push_back(static_cast<std::byte>(v)); }
+    void u16(std::uint16_t v) { le(v, 2); }
+    void u32(std::uint32_t v) { le(v, 4); }
+    void u64(std::uint64_t v) { le(v, 8); }
+    void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
+    void boolean(bool v) { u8(v ? 1 : 0); }
+    void string(std::string_view s) {
+        u32(static_cast<std::uint32_t>(s.size()));
+        for (char c : s)
+            out_.push_back(static_cast<std::byte>(c));
+    }
+    void raw(const std::array<std::uint8_t, 16>& bytes) {
+        for (std::uint8_t b : bytes)
+            u8(b);
+    }
+    std::vector<std::byte>& bytes() { return out_; }
+
+private:
+    void le(std::uint64_t v, int width) {
+        for (int i = 0; i < width; ++i)
+            out_.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
+    }
+    std::vector<std::byte> out_;
+};
+
+// ---- decoding -------------------------------------------------------------
+
+class Reader {
+public:
+    Reader(const std::byte* data, std::size_t size) : data_(data), size_(size) {}
+
+    std::uint8_t u8() { return static_cast<std::uint8_t>(le(1)); }
+    std::uint16_t u16() { return static_cast<std::uint16_t>(le(2)); }
+    std::uint32_t u32() { return static_cast<std::uint32_t>(le(4)); }
+    std::uint64_t u64() { return le(8); }
+    std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
+    bool boolean(const char* field) {
+        const std::uint8_t v = u8();
+        if (v > 1)
+            throw ProtocolError(std::string(field) + ": boolean must be 0 or 1");
+        return v == 1;
+    }
+    std::string string(const char* field, std::size_t maxBytes) {
+        const std::uint32_t n = u32();
+        if (n > maxBytes)
+            throw ProtocolError(std::string(field) + ": longer than " + std::to_string(maxBytes) +
+                                " bytes");
+        need(n);
+        std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+        pos_ += n;
+        if (hasNul(s))
+            throw ProtocolError(std::string(field) + ": contains a NUL byte");
+        return s;
+    }
+    std::array<std::uint8_t, 16> raw16() {
+        std::array<std::uint8_t, 16> a{};
+        for (auto& b : a)
+            b = u8();
+        return a;
+    }
+    void finish() const {
+        if (pos_ != size_)
+            throw ProtocolError(std::to_string(size_ - pos_) + " trailing payload bytes");
+    }
+
+private:
+    void need(std::size_t n) const {
+        if (size_ - pos_ < n)
+            throw ProtocolError("payload too short");
+    }
+    std::uint64_t le(std::size_t width) {
+        need(width);
+        std::uint64_t v = 0;
+        for (std::size_t i = 0; i < width; ++i)
+            v |= std::to_integer<std::uint64_t>(data_[pos_ + i]) << (8 * i);
+        pos_ += width;
+        return v;
+    }
+    const std::byte* data_;
+    std::size_t size_;
+    std::size_t pos_ = 0;
+};
+
+// ---- validation shared by both directions ----------------------------------
+
+void checkText(std::string_view s, const char* field, std::size_t maxBytes) {
+    if (s.size() > maxBytes)
+        throw ProtocolError(std::string(field) + ": longer than " + std::to_string(maxBytes) +
+                            " bytes");
+    if (hasNul(s))
+        throw ProtocolError(std::string(field) + ": contains a NUL byte");
+}
+
+void validate(const Hello& m) {
+    checkText(m.version, "Hello.version", kMaxText);
+}
+void validate(const HelloReply& m) {
+    checkText(m.version, "HelloReply.version", kMaxText);
+}
+void validate(const CreateChannel& m) {
+    if (m.kind != ChannelKind::Data && m.kind != ChannelKind::Metadata)
+        throw ProtocolError("CreateChannel.kind: unknown value");
+    if (!isSafeRelativeDir(m.outputDir))
+        throw ProtocolError("CreateChannel.outputDir: not a safe relative directory");
+    if (!isSafeChannelName(m.name))
+        throw ProtocolError("CreateChannel.name: not an acceptable channel name");
+    if (!isPowerOfTwo(m.subbufSize) || m.subbufSize < kMinSubbufSize ||
+        m.subbufSize > kMaxSubbufSize)
+        throw ProtocolError("CreateChannel.subbufSize: not a power of two in [4096, 2^32]");
+    if (!isPowerOfTwo(m.subbufCount) || m.subbufCount > kMaxSubbufCount)
+        throw ProtocolError("CreateChannel.subbufCount: not a power of two in [1, 2^20]");
+    if (m.blockingTimeoutUsec < -1)
+        throw ProtocolError("CreateChannel.blockingTimeoutUsec: below -1");
+}
+void validate(const ChannelCreated&) {}
+void validate(const PushMetadata& m) {
+    checkText(m.bytes, "PushMetadata.bytes", kMaxMetadataChunk);
+}
+void validate(const FlushChannel&) {}
+void validate(const DestroyChannel&) {}
+void validate(const Shutdown&) {}
+void validate(const Ok&) {}
+void validate(const ErrorReply& m) {
+    switch (m.code) {
+    case ErrorKind::Protocol:
+    case ErrorKind::VersionMismatch:
+    case ErrorKind::UnknownChannel:
+    case ErrorKind::ChannelExists:
+    case ErrorKind::InvalidArgument:
+    case ErrorKind::Io:
+    case ErrorKind::Tracer:
+        break;
+    default:
+        throw ProtocolError("Error.code: unknown value");
+    }
+    checkText(m.message, "Error.message", kMaxText);
+}
+
+// ---- per-message payload codecs --------------------------------------------
+
+void put(Writer& w, const Hello& m) {
+    w.u32(m.protocolVersion);
+    w.string(m.version);
+}
+void put(Writer& w, const HelloReply& m) {
+    w.u32(m.protocolVersion);
+    w.u32(m.pid);
+    w.string(m.version);
+}
+void put(Writer& w, const CreateChannel& m) {
+    w.u64(m.key);
+    w.u8(static_cast<std::uint8_t>(m.kind));
+    w.string(m.outputDir);
+    w.string(m.name);
+    w.u64(m.subbufSize);
+    w.u64(m.subbufCount);
+    w.boolean(m.overwrite);
+    w.u32(m.switchTimerUsec);
+    w.u32(m.readTimerUsec);
+    w.u32(m.monitorTimerUsec);
+    w.i64(m.blockingTimeoutUsec);
+    w.u32(m.chanId);
+    w.raw(m.traceUuid);
+}
+void put(Writer& w, const ChannelCreated& m) {
+    w.u64(m.key);
+    w.u32(m.streamCount);
+}
+void put(Writer& w, const PushMetadata& m) {
+    w.u64(m.key);
+    w.u64(m.offset);
+    w.string(m.bytes);
+}
+void put(Writer& w, const FlushChannel& m) {
+    w.u64(m.key);
+}
+void put(Writer& w, const DestroyChannel& m) {
+    w.u64(m.key);
+}
+void put(Writer&, const Shutdown&) {}
+void put(Writer&, const Ok&) {}
+void put(Writer& w, const ErrorReply& m) {
+    w.u32(static_cast<std::uint32_t>(m.code));
+    w.string(m.message);
+}
+
+Message getHello(Reader& r) {
+    Hello m;
+    m.protocolVersion = r.u32();
+    m.version = r.string("Hello.version", kMaxText);
+    return m;
+}
+Message getHelloReply(Reader& r) {
+    HelloReply m;
+    m.protocolVersion = r.u32();
+    m.pid = r.u32();
+    m.version = r.string("HelloReply.version", kMaxText);
+    return m;
+}
+Message getCreateChannel(Reader& r) {
+    CreateChannel m;
+    m.key = r.u64();
+    const std::uint8_t kind = r.u8();
+    if (kind > static_cast<std::uint8_t>(ChannelKind::Metadata))
+        throw ProtocolError("CreateChannel.kind: unknown value");
+    m.kind = static_cast<ChannelKind>(kind);
+    m.outputDir = r.string("CreateChannel.outputDir", kMaxOutputDir);
+    m.name = r.string("CreateChannel.name", kMaxChannelName);
+    m.subbufSize = r.u64();
+    m.subbufCount = r.u64();
+    m.overwrite = r.boolean("CreateChannel.overwrite");
+    m.switchTimerUsec = r.u32();
+    m.readTimerUsec = r.u32();
+    m.monitorTimerUsec = r.u32();
+    m.blockingTimeoutUsec = r.i64();
+    m.chanId = r.u32();
+    m.traceUuid = r.raw16();
+    return m;
+}
+Message getChannelCreated(Reader& r) {
+    ChannelCreated m;
+    m.key = r.u64();
+    m.streamCount = r.u32();
+    return m;
+}
+Message getPushMetadata(Reader& r) {
+    PushMetadata m;
+    m.key = r.u64();
+    m.offset = r.u64();
+    m.bytes = r.string("PushMetadata.bytes", kMaxMetadataChunk);
+    return m;
+}
+Message getErrorReply(Reader& r) {
+    ErrorReply m;
+    m.code = static_cast<ErrorKind>(r.u32());
+    m.message = r.string("Error.message", kMaxText);
+    return m;
+}
+
+bool isKnownType(std::uint16_t t) noexcept {
+    switch (static_cast<MessageType>(t)) {
+    case MessageType::Hello:
+    case MessageType::CreateChannel:
+    case MessageType::PushMetadata:
+    case MessageType::FlushChannel:
+    case MessageType::DestroyChannel:
+    case MessageType::Shutdown:
+    case MessageType::Ok:
+    case MessageType::Error:
+    case MessageType::HelloReply:
+    case MessageType::ChannelCreated:
+        return true;
+    }
+    return false;
+}
+
+std::uint32_t readLe32(const std::byte* p) noexcept {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+        v |= std::to_integer<std::uint32_t>(p[i]) << (8 * i);
+    return v;
+}
+
+std::uint16_t readLe16(const std::byte* p) noexcept {
+    return static_cast<std::uint16_t>(std::to_integer<unsigned>(p[0]) |
+                                      (std::to_integer<unsigned>(p[1]) << 8));
+}
+
+} // namespace
+
+MessageType typeOf(const Message& m) noexcept {
+    return std::visit(
+        [](const auto& v) -> MessageType {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, Hello>)
+                return MessageType::Hello;
+            else if constexpr (std::is_same_v<T, HelloReply>)
+                return MessageType::HelloReply;
+            else if constexpr (std::is_same_v<T, CreateChannel>)
+                return MessageType::CreateChannel;
+            else if constexpr (std::is_same_v<T, ChannelCreated>)
+                return MessageType::ChannelCreated;
+            else if constexpr (std::is_same_v<T, PushMetadata>)
+                return MessageType::PushMetadata;
+            else if constexpr (std::is_same_v<T, FlushChannel>)
+                return MessageType::FlushChannel;
+            else if constexpr (std::is_same_v<T, DestroyChannel>)
+                return MessageType::DestroyChannel;
+            else if constexpr (std::is_same_v<T, Shutdown>)
+                return MessageType::Shutdown;
+            else if constexpr (std::is_same_v<T, Ok>)
+                return MessageType::Ok;
+            else
+                return MessageType::Error;
+        },
+        m);
+}
+
+std::string_view messageName(MessageType type) noexcept {
+    switch (type) {
+    case MessageType::Hello:
+        return "Hello";
+    case MessageType::CreateChannel:
+        return "CreateChannel";
+    case MessageType::PushMetadata:
+        return "PushMetadata";
+    case MessageType::FlushChannel:
+        return "FlushChannel";
+    case MessageType::DestroyChannel:
+        return "DestroyChannel";
+    case MessageType::Shutdown:
+        return "Shutdown";
+    case MessageType::Ok:
+        return "Ok";
+    case MessageType::Error:
+        return "Error";
+    case MessageType::HelloReply:
+        return "HelloReply";
+    case MessageType::ChannelCreated:
+        return "ChannelCreated";
+    }
+    return "unknown";
+}
+
+ErrorCode toErrorCode(ErrorKind kind) noexcept {
+    switch (kind) {
+    case ErrorKind::InvalidArgument:
+        return ErrorCode::InvalidArgument;
+    default:
+        return ErrorCode::Failed;
+    }
+}
+
+bool isSafeRelativeDir(std::string_view dir) noexcept {
+    if (dir.empty() || dir.size() > kMaxOutputDir || dir.front() == '/')
+        return false;
+    std::size_t start = 0;
+    while (start <= dir.size()) {
+        std::size_t end = dir.find('/', start);
+        if (end == std::string_view::npos)
+            end = dir.size();
+        const std::string_view part = dir.substr(start, end - start);
+        if (part.empty() || part == "." || part == "..")
+            return false;
+        if (std::any_of(part.begin(), part.end(), isControl))
+            return false;
+        start = end + 1;
+    }
+    return true;
+}
+
+bool isSafeChannelName(std::string_view name) noexcept {
+    if (name.empty() || name.size() > kMaxChannelName || name.front() == '.')
+        return false;
+    return std::none_of(name.begin(), name.end(), [](char c) { return c == '/' || isControl(c); });
+}
+
+std::vector<std::byte> encode(const Message& m) {
+    Writer w;
+    w.u32(kMagic);
+    w.u16(static_cast<std::uint16_t>(typeOf(m)));
+    w.u16(0);
+    w.u32(0); // length, patched below
+    std::visit(
+        [&](const auto& v) {
+            validate(v);
+            put(w, v);
+        },
+        m);
+    std::vector<std::byte>& out = w.bytes();
+    const std::size_t length = out.size() - kHeaderSize;
+    if (length > kMaxPayload)
+        throw ProtocolError("payload larger than kMaxPayload");
+    for (int i = 0; i < 4; ++i)
+        out[8 + static_cast<std::size_t>(i)] = static_cast<std::byte>((length >> (8 * i)) & 0xff);
+    return std::move(out);
+}
+
+FrameHeader decodeHeader(const std::byte* header) {
+    if (readLe32(header) != kMagic)
+        throw ProtocolError("bad frame magic");
+    const std::uint16_t type = readLe16(header + 4);
+    if (!isKnownType(type))
+        throw ProtocolError("unknown message type " + std::to_string(type));
+    if (readLe16(header + 6) != 0)
+        throw ProtocolError("non-zero frame flags");
+    const std::uint32_t length = readLe32(header + 8);
+    if (length > kMaxPayload)
+        throw ProtocolError("payload length " + std::to_string(length) + " above the maximum");
+    return FrameHeader{static_cast<MessageType>(type), length};
+}
+
+Message decodePayload(MessageType type, const std::byte* payload, std::size_t length) {
+    Reader r(payload, length);
+    Message m;
+    switch (type) {
+    case MessageType::Hello:
+        m = getHello(r);
+        break;
+    case MessageType::HelloReply:
+        m = getHelloReply(r);
+        break;
+    case MessageType::CreateChannel:
+        m = getCreateChannel(r);
+        break;
+    case MessageType::ChannelCreated:
+        m = getChannelCreated(r);
+        break;
+    case MessageType::PushMetadata:
+        m = getPushMetadata(r);
+        break;
+    case MessageType::FlushChannel:
+        m = FlushChannel{r.u64()};
+        break;
+    case MessageType::DestroyChannel:
+        m = DestroyChannel{r.u64()};
+        break;
+    case MessageType::Shutdown:
+        m = Shutdown{};
+        break;
+    case MessageType::Ok:
+        m = Ok{};
+        break;
+    case MessageType::Error:
+        m = getErrorReply(r);
+        break;
+    default:
+        throw ProtocolError("unknown message type");
+    }
+    r.finish();
+    std::visit([](const auto& v) { validate(v); }, m);
+    return m;
+}
+
+Message decode(const std::vector<std::byte>& frame) {
+    if (frame.size() < kHeaderSize)
+        throw ProtocolError("frame shorter than its header");
+    const FrameHeader h = decodeHeader(frame.data());
+    if (frame.size() - kHeaderSize != h.length)
+        throw ProtocolError("frame size does not match its header");
+    return decodePayload(h.type, frame.data() + kHeaderSize, h.length);
+}
+
+void writeMessage(int sock, const Message& m) {
+    const std::vector<std::byte> frame = encode(m);
+    sendWithFds(sock, frame);
+}
+
+namespace {
+
+// recvExactWithFds with "no fd allowed" turned into a ProtocolError.
+std::size_t readExact(int sock, std::span<std::byte> buffer) {
+    std::vector<UniqueFd> fds;
+    try {
+        return recvExactWithFds(sock, buffer, fds, 0);
+    } catch (const std::system_error& e) {
+        if (e.code().value() == EPROTO)
+            throw ProtocolError("file descriptors or foreign control data attached to a frame");
+        throw;
+    }
+}
+
+} // namespace
+
+std::optional<Message> readMessage(int sock) {
+    std::array<std::byte, kHeaderSize> header{};
+    const std::size_t got = readExact(sock, header);
+    if (got == 0)
+        return std::nullopt;
+    if (got < kHeaderSize)
+        throw TruncatedFrame("EOF inside a frame header");
+    const FrameHeader h = decodeHeader(header.data());
+    std::vector<std::byte> payload(h.length);
+    if (readExact(sock, payload) != h.length)
+        throw TruncatedFrame("EOF inside a frame payload");
+    return decodePayload(h.type, payload.data(), payload.size());
+}
+
+MessageReader::Status MessageReader::readFrom(int sock) {
+    for (;;) {
+        const std::size_t want = header_ ? kHeaderSize + header_->length : kHeaderSize;
+        if (filled_ < want) {
+            Received r;
+            try {
+                r = recvWithFds(sock, std::span(buffer_).subspan(filled_, want - filled_), 0, true);
+            } catch (const std::system_error& e) {
+                if (e.code().value() == EPROTO)
+                    throw ProtocolError(
+                        "file descriptors or foreign control data attached to a frame");
+                throw;
+            }
+            if (r.wouldBlock)
+                return Status::WouldBlock;
+            if (r.bytes == 0) {
+                if (filled_ == 0)
+                    return Status::Eof;
+                throw TruncatedFrame("EOF inside a frame");
+            }
+            filled_ += r.bytes;
+            continue;
+        }
+        if (!header_) {
+            header_ = decodeHeader(buffer_.data());
+            buffer_.resize(kHeaderSize + header_->length);
+            continue;
+        }
+        ready_ = decodePayload(header_->type, buffer_.data() + kHeaderSize, header_->length);
+        header_.reset();
+        filled_ = 0;
+        buffer_.assign(kHeaderSize, std::byte{0});
+        return Status::Complete;
+    }
+}
+
+Message MessageReader::take() {
+    if (!ready_)
+        throw std::logic_error("MessageReader::take without a complete message");
+    Message m = std::move(*ready_);
+    ready_.reset();
+    return m;
+}
+
+} // namespace tracectl::consumer_protocol

@@ -1,0 +1,276 @@
+// The daemon <-> consumer protocol (tracectld <-> tracectl-consumerd).
+//
+// Transport: one connected AF_UNIX SOCK_STREAM socket (a socketpair); the
+// consumer has its end as stdin. The daemon sends requests, the consumer
+// answers each with exactly one reply, in order. Nothing is sent unsolicited.
+//
+// Frame: a 12-byte header then `length` payload bytes, all integers
+// little-endian whatever the host:
+//
+//     u32 magic   = kMagic ("TCCP" on the wire)
+//     u16 type    = MessageType
+//     u16 flags   = 0 (anything else is rejected)
+//     u32 length  = payload bytes, <= kMaxPayload
+//
+// Payload fields, in declaration order of the structs below: u8/u16/u32/u64
+// as little-endian integers, i64 as two's complement u64, bool as one byte
+// 0 or 1, enums as their stated width, `string` as u32 byte count then the
+// bytes (no terminator; NUL bytes are rejected), uuid as 16 raw bytes.
+// Decoding is strict: unknown types, non-zero flags, short or long payloads
+// (every byte must be consumed), out-of-range enums/bools, over-long or
+// unsafe strings, and any file descriptor attached to a frame (version 1
+// passes none) are all ProtocolError.
+//
+// Conversation:
+//   daemon: Hello{version}           consumer: HelloReply, or Error(VersionMismatch)
+//   daemon: CreateChannel{...}       consumer: ChannelCreated{key, n}, then on
+//       the same socket liblttng-ust-ctl's own byte stream:
+//       lttng_ust_ctl_send_channel_to_sessiond() and n times
+//       lttng_ust_ctl_send_stream_to_sessiond(), then a NULL stream; the daemon
+//       reads them with lttng_ust_ctl_recv_channel_from_consumer() and
+//       lttng_ust_ctl_recv_stream_from_consumer() until -LTTNG_UST_ERR_NOENT,
+//       on a *blocking* socket, and must not have read ahead past the reply
+//       (readMessage() never does). Or Error, and nothing follows.
+//   daemon: PushMetadata / FlushChannel / DestroyChannel / Shutdown
+//                                    consumer: Ok or Error.
+// After Shutdown's Ok the consumer exits.
+#pragma once
+
+#include "error.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tracectl::consumer_protocol {
+
+inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::size_t kHeaderSize = 12;
+/// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
+inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
+/// Largest PushMetadata::bytes that fits kMaxPayload.
+inline constexpr std::size_t kMaxMetadataChunk = kMaxPayload - 20;
+/// Longest channel name (bytes); the stream file is "<name>_<cpu>".
+inline constexpr std::size_t kMaxChannelName = 200;
+/// Longest trace-relative output directory (bytes).
+inline constexpr std::size_t kMaxOutputDir = 1024;
+/// Longest version string / error message (bytes).
+inline constexpr std::size_t kMaxText = 4096;
+
+enum class MessageType : std::uint16_t {
+    // daemon -> consumer
+    Hello = 0x01,
+    CreateChannel = 0x02,
+    PushMetadata = 0x03,
+    FlushChannel = 0x04,
+    DestroyChannel = 0x05,
+    Shutdown = 0x06,
+    // consumer -> daemon
+    Ok = 0x81,
+    Error = 0x82,
+    HelloReply = 0x83,
+    ChannelCreated = 0x84,
+};
+
+/// Opens the conversation. Payload: u32 protocolVersion, string version.
+struct Hello {
+    std::uint32_t protocolVersion = kVersion;
+    std::string version; ///< the daemon's package version, for logs
+    bool operator==(const Hello&) const = default;
+};
+
+/// Answer to Hello. Payload: u32 protocolVersion, u32 pid, string version.
+struct HelloReply {
+    std::uint32_t protocolVersion = kVersion;
+    std::uint32_t pid = 0; ///< the consumer's pid (as it sees itself)
+    std::string version;   ///< the consumer's package version
+    bool operator==(const HelloReply&) const = default;
+};
+
+/// u8 on the wire.
+enum class ChannelKind : std::uint8_t { Data = 0, Metadata = 1 };
+
+/// Creates a ring-buffer channel (lttng_ust_ctl_create_channel) and its
+/// streams, and the output files under `<output root>/<outputDir>/`.
+/// Payload: u64 key, u8 kind, string outputDir, string name, u64 subbufSize,
+/// u64 subbufCount, bool overwrite, u32 switchTimerUsec, u32 readTimerUsec,
+/// u32 monitorTimerUsec, i64 blockingTimeoutUsec, u32 chanId, uuid[16].
+struct CreateChannel {
+    std::uint64_t key = 0; ///< daemon-chosen, unique among live channels
+    ChannelKind kind = ChannelKind::Data;
+    /// Trace-relative directory, e.g. "ust/uid/1000/64-bit": relative, '/'
+    /// separated, no empty, "." or ".." component, no control character.
+    std::string outputDir;
+    /// Channel name (stream files "<name>_<cpu>"; ignored for metadata, whose
+    /// file is "metadata"): 1..kMaxChannelName bytes, no '/', no control
+    /// character, not starting with '.'.
+    std::string name;
+    std::uint64_t subbufSize = 0;  ///< bytes, power of two, >= 4096
+    std::uint64_t subbufCount = 0; ///< power of two, 1 .. 2^20
+    bool overwrite = false;        ///< flight-recorder mode (data channels only)
+    std::uint32_t switchTimerUsec = 0;
+    std::uint32_t readTimerUsec = 0;
+    std::uint32_t monitorTimerUsec = 0;   ///< accepted, not used yet
+    std::int64_t blockingTimeoutUsec = 0; ///< 0 never block, -1 forever, >0 usec
+    std::uint32_t chanId = 0;             ///< CTF stream class id (attr.chan_id)
+    std::array<std::uint8_t, 16> traceUuid{};
+    bool operator==(const CreateChannel&) const = default;
+};
+
+/// Answer to CreateChannel, followed by the ust-ctl objects (see above).
+/// Payload: u64 key, u32 streamCount.
+struct ChannelCreated {
+    std::uint64_t key = 0;
+    std::uint32_t streamCount = 0; ///< streams that follow (metadata: 1)
+    bool operator==(const ChannelCreated&) const = default;
+};
+
+/// Appends TSDL text to a metadata channel's cache and writes it to the
+/// `metadata` file as packets. `offset` is where `bytes` start in the whole
+/// metadata text: it must equal what was pushed before (append only).
+/// Payload: u64 key, u64 offset, string bytes (<= kMaxMetadataChunk).
+struct PushMetadata {
+    std::uint64_t key = 0;
+    std::uint64_t offset = 0;
+    std::string bytes;
+    bool operator==(const PushMetadata&) const = default;
+};
+
+/// Closes the current packet of every stream, even empty
+/// (lttng_ust_ctl_flush_buffer(stream, 0)), and writes all complete packets.
+/// Used at stop, after the apps are quiescent. Payload: u64 key.
+struct FlushChannel {
+    std::uint64_t key = 0;
+    bool operator==(const FlushChannel&) const = default;
+};
+
+/// Flushes, drains and closes a channel's streams and files, then frees the
+/// buffers. Payload: u64 key.
+struct DestroyChannel {
+    std::uint64_t key = 0;
+    bool operator==(const DestroyChannel&) const = default;
+};
+
+/// Drains and closes every channel; the consumer answers Ok and exits 0.
+/// Empty payload.
+struct Shutdown {
+    bool operator==(const Shutdown&) const = default;
+};
+
+/// Success. Empty payload.
+struct Ok {
+    bool operator==(const Ok&) const = default;
+};
+
+/// u32 on the wire.
+enum class ErrorKind : std::uint32_t {
+    Protocol = 1,        ///< unexpected or malformed request
+    VersionMismatch = 2, ///< Hello with another protocol version
+    UnknownChannel = 3,  ///< no live channel with that key
+    ChannelExists = 4,   ///< CreateChannel with a key in use
+    InvalidArgument = 5, ///< well-formed but unusable values
+    Io = 6,              ///< creating or writing output files failed
+    Tracer = 7,          ///< a liblttng-ust-ctl call failed
+};
+
+/// Failure. Payload: u32 code, string message (<= kMaxText).
+struct ErrorReply {
+    ErrorKind code = ErrorKind::Protocol;
+    std::string message;
+    bool operator==(const ErrorReply&) const = default;
+};
+
+using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
+                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply>;
+
+/// A frame or payload that breaks the rules above.
+class ProtocolError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The peer closed the connection in the middle of a frame (it died or gave
+/// up) rather than sending something malformed.
+class TruncatedFrame : public ProtocolError {
+public:
+    using ProtocolError::ProtocolError;
+};
+
+/// The wire type of `m`.
+MessageType typeOf(const Message& m) noexcept;
+/// "Hello", "CreateChannel", ... ("unknown" for values outside the enum).
+std::string_view messageName(MessageType type) noexcept;
+/// The project error code closest to a consumer error (for D-Bus replies).
+ErrorCode toErrorCode(ErrorKind kind) noexcept;
+
+/// True when `dir` is an acceptable CreateChannel::outputDir.
+bool isSafeRelativeDir(std::string_view dir) noexcept;
+/// True when `name` is an acceptable CreateChannel::name.
+bool isSafeChannelName(std::string_view name) noexcept;
+
+/// Header fields of one frame.
+struct FrameHeader {
+    MessageType type;
+    std::uint32_t length; ///< payload bytes
+};
+
+/// The whole frame (header + payload) for `m`. Throws ProtocolError if `m`
+/// itself breaks the rules (e.g. an over-long string), so nothing invalid is
+/// ever sent.
+std::vector<std::byte> encode(const Message& m);
+
+/// Checks and decodes a 12-byte header. Throws ProtocolError.
+FrameHeader decodeHeader(const std::byte* header);
+
+/// Decodes and validates one payload of the given type. Throws ProtocolError.
+Message decodePayload(MessageType type, const std::byte* payload, std::size_t length);
+
+/// Decodes exactly one whole frame (header + payload, nothing after).
+/// Throws ProtocolError.
+Message decode(const std::vector<std::byte>& frame);
+
+/// Sends one frame (blocking; see sendWithFds()). Throws ProtocolError for an
+/// invalid message, std::system_error for socket errors (EPIPE: peer gone).
+void writeMessage(int sock, const Message& m);
+
+/// Blocking read of exactly one frame, never a byte more. Returns nullopt on
+/// EOF before the first header byte. Throws TruncatedFrame for EOF inside a
+/// frame, ProtocolError for a malformed frame or an fd attached to it,
+/// std::system_error for socket errors.
+std::optional<Message> readMessage(int sock);
+
+/// Incremental, non-blocking frame reader for an event loop: each call reads
+/// at most up to the end of the current frame (so fds could be attributed to
+/// one frame), keeping partial frames between calls.
+class MessageReader {
+public:
+    enum class Status {
+        Complete,   ///< a message is ready: take() it
+        WouldBlock, ///< nothing more to read now
+        Eof,        ///< orderly EOF at a frame boundary
+    };
+
+    /// Reads what is available (MSG_DONTWAIT). Throws TruncatedFrame (EOF
+    /// inside a frame), ProtocolError (malformed frame, fds attached) or
+    /// std::system_error.
+    Status readFrom(int sock);
+    /// The message completed by the last readFrom(); resets for the next one.
+    Message take();
+    /// True while a frame has been started but not completed.
+    bool midFrame() const noexcept { return filled_ > 0; }
+
+private:
+    std::vector<std::byte> buffer_ = std::vector<std::byte>(kHeaderSize);
+    std::size_t filled_ = 0;
+    std::optional<FrameHeader> header_;
+    std::optional<Message> ready_;
+};
+
+} // namespace tracectl::consumer_protocol

@@ -1,0 +1,185 @@
+#include "channel.hpp"
+
+#include "common/log.hpp"
+
+#include <cerrno>
+#include <lttng/ust-ctl.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace tracectl::consumer {
+
+namespace cp = consumer_protocol;
+
+namespace {
+
+UstChannel::Attributes attributesFor(const cp::CreateChannel& r) {
+    const bool metadata = r.kind == cp::ChannelKind::Metadata;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (page > 0 && r.subbufSize < static_cast<std::uint64_t>(page))
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "sub-buffer size " + std::to_string(r.subbufSize) +
+                               " is smaller than the page size " + std::to_string(page));
+    if (metadata && r.overwrite)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "a metadata channel cannot be in overwrite mode");
+    UstChannel::Attributes a;
+    a.metadata = metadata;
+    a.subbufSize = r.subbufSize;
+    a.subbufCount = r.subbufCount;
+    a.overwrite = r.overwrite;
+    // The metadata buffer is written and read by this process only, on
+    // demand: no timer may switch it behind our back.
+    a.switchTimerUsec = metadata ? 0 : r.switchTimerUsec;
+    a.readTimerUsec = metadata ? 0 : r.readTimerUsec;
+    a.blockingTimeoutUsec = metadata ? 0 : r.blockingTimeoutUsec;
+    a.chanId = r.chanId;
+    a.uuid = r.traceUuid;
+    return a;
+}
+
+} // namespace
+
+Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel& request)
+    : key_(request.key), name_(request.name), ust_(attributesFor(request)), loop_(loop) {
+    if (request.monitorTimerUsec != 0)
+        log::debug("channel " + name_ + ": monitor timer requested, not implemented");
+    OutputDir dir = root.subdir(request.outputDir);
+    std::vector<UstStream> streams = ust_.createStreams();
+    readers_.reserve(streams.size());
+    for (UstStream& s : streams) {
+        if (ust_.isMetadata()) {
+            readers_.push_back(std::make_unique<StreamReader>(loop, std::move(s), dir, "metadata",
+                                                              StreamReader::Kind::Metadata, false));
+        } else {
+            std::string streamName = name_ + "_" + std::to_string(s.cpu());
+            readers_.push_back(std::make_unique<StreamReader>(
+                loop, std::move(s), dir, std::move(streamName), StreamReader::Kind::Data, true));
+        }
+    }
+}
+
+Channel::~Channel() {
+    hangUpSource_.reset();
+    readers_.clear(); // before ust_ (declaration order guarantees it too)
+}
+
+void Channel::sendToDaemon(int sock) {
+    ust_.sendToDaemon(sock);
+    for (const auto& r : readers_)
+        UstChannel::sendStreamToDaemon(sock, &r->ustStream());
+    UstChannel::sendStreamToDaemon(sock, nullptr);
+
+    // As lttng-consumerd: once the channel is handed over, our copy of its
+    // wakeup fd goes, so the wait fd hangs up when the last holder lets go.
+    ust_.closeWakeupFd();
+    if (!ust_.isMetadata()) {
+        sd_event_source* s = nullptr;
+        // No event bits: epoll always reports EPOLLHUP/EPOLLERR, and nobody
+        // ever writes to a channel's wakeup pipe.
+        const int r =
+            sd_event_add_io(loop_.get(), &s, ust_.waitFd(), 0, &Channel::onChannelHangUp, this);
+        if (r < 0)
+            throw std::system_error(-r, std::generic_category(), "sd_event_add_io(channel)");
+        hangUpSource_.reset(s);
+    }
+}
+
+int Channel::onChannelHangUp(sd_event_source*, int, std::uint32_t, void* userdata) {
+    auto* self = static_cast<Channel*>(userdata);
+    log::debug("channel " + self->name_ + ": released by every holder, closing stream wakeup fds");
+    // Each stream's wait fd now hangs up as soon as the producers' copies of
+    // its wakeup fd are gone too; StreamReader flushes, drains and closes then.
+    for (const auto& r : self->readers_)
+        r->closeWakeupFd();
+    self->hangUpSource_.reset(); // fine inside its own callback
+    return 0;
+}
+
+void Channel::pushMetadata(std::uint64_t offset, std::string_view bytes) {
+    if (!ust_.isMetadata())
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key_) + " is not a metadata channel");
+    if (offset != metadata_.size())
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "metadata offset " + std::to_string(offset) + " but " +
+                               std::to_string(metadata_.size()) + " bytes were pushed before");
+    metadata_.append(bytes);
+    commitMetadata();
+}
+
+void Channel::commitMetadata() {
+    StreamReader& reader = *readers_.front();
+    if (!reader.isOpen())
+        throw RequestError(cp::ErrorKind::Io, "the metadata stream was closed after an error");
+    // lttng_ust_ctl_write_metadata_to_channel would wait (up to 10 s, polling)
+    // for room in a full buffer that only this very thread empties; one
+    // packet at a time, each switched out and drained at once, never waits.
+    int emptyWrites = 0;
+    while (metadataCommitted_ < metadata_.size()) {
+        const ssize_t n = lttng_ust_ctl_write_one_packet_to_channel(
+            ust_.get(), metadata_.data() + metadataCommitted_,
+            metadata_.size() - metadataCommitted_);
+        if (n < 0 && n != -ENOBUFS)
+            throw RequestError(cp::ErrorKind::Tracer,
+                               "lttng_ust_ctl_write_one_packet_to_channel failed: " +
+                                   std::to_string(n));
+        if (n <= 0) {
+            // Full (-ENOBUFS) or no room left in the current packet: switch
+            // and drain, then try again once.
+            if (++emptyWrites > 1)
+                throw RequestError(cp::ErrorKind::Tracer,
+                                   "no room in the metadata ring buffer after draining it");
+        } else {
+            emptyWrites = 0;
+            metadataCommitted_ += static_cast<std::size_t>(n);
+        }
+        reader.flush(true);
+        reader.drain();
+    }
+}
+
+void Channel::flush() {
+    if (ust_.isMetadata()) {
+        commitMetadata();
+        readers_.front()->drain();
+        return;
+    }
+    std::string firstError;
+    for (const auto& r : readers_) {
+        if (!r->isOpen())
+            continue;
+        try {
+            r->flush(false);
+            r->drain();
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = e.what();
+        }
+    }
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Io, firstError);
+}
+
+void Channel::drainAndClose(bool producersStopped) noexcept {
+    hangUpSource_.reset();
+    if (ust_.isMetadata()) {
+        try {
+            commitMetadata();
+        } catch (const std::exception& e) {
+            log::warning("channel " + name_ + ": metadata not fully written: " + e.what());
+        }
+    }
+    for (const auto& r : readers_) {
+        try {
+            if (!ust_.isMetadata())
+                r->flush(!producersStopped);
+            r->drain();
+        } catch (const std::exception& e) {
+            log::warning(e.what());
+        }
+        r->close();
+    }
+}
+
+} // namespace tracectl::consumer

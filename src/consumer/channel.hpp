@@ -1,0 +1,91 @@
+// One channel of the consumer: its ust-ctl buffers, a StreamReader per
+// stream, and for a metadata channel the metadata cache that feeds it.
+#pragma once
+
+#include "common/consumer_protocol.hpp"
+#include "common/event_loop.hpp"
+#include "stream_file.hpp"
+#include "stream_reader.hpp"
+#include "ust_channel.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracectl::consumer {
+
+/// A request cannot be honoured; becomes an Error{kind, what()} reply.
+class RequestError : public std::runtime_error {
+public:
+    RequestError(consumer_protocol::ErrorKind kind, const std::string& message)
+        : std::runtime_error(message), kind_(kind) {}
+    consumer_protocol::ErrorKind kind() const noexcept { return kind_; }
+
+private:
+    consumer_protocol::ErrorKind kind_;
+};
+
+/// Not copyable or movable (its event sources point at it).
+class Channel {
+public:
+    /// Creates `<root>/<request.outputDir>/`, the ust-ctl channel and its
+    /// streams, and the stream files (`<name>_<cpu>` and
+    /// `index/<name>_<cpu>.idx`, or `metadata`). Data streams are watched on
+    /// `loop` from now on. Throws RequestError (InvalidArgument, Io, Tracer).
+    Channel(EventLoop& loop, const OutputDir& root,
+            const consumer_protocol::CreateChannel& request);
+    ~Channel();
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+
+    std::uint64_t key() const noexcept { return key_; }
+    bool isMetadata() const noexcept { return ust_.isMetadata(); }
+    std::uint32_t streamCount() const noexcept {
+        return static_cast<std::uint32_t>(readers_.size());
+    }
+
+    /// Hands the buffers to the daemon on `sock` (blocking): the channel, each
+    /// stream, the end marker (lttng_ust_ctl_send_*_to_sessiond). Then closes
+    /// our copy of the channel's wakeup fd and, for data channels, watches the
+    /// channel's wait fd: when it hangs up (no producer or daemon holds the
+    /// channel any more) our stream wakeup fds are closed so each stream hangs
+    /// up in turn once drained. Throws UstError (the connection is then
+    /// unusable: the daemon was in the middle of reading ust-ctl's stream).
+    void sendToDaemon(int sock);
+
+    /// Appends `bytes` at `offset` of the metadata text and writes it out as
+    /// metadata packets (lttng_ust_ctl_write_one_packet_to_channel,
+    /// flush_buffer(stream, 1), drain, until all is written). Throws
+    /// RequestError: InvalidArgument (not a metadata channel, offset not at
+    /// the end of what was pushed), Tracer, Io.
+    void pushMetadata(std::uint64_t offset, std::string_view bytes);
+
+    /// Data: flush_buffer(stream, 0) on every stream and drain (stop).
+    /// Metadata: writes what is pending. Throws RequestError (Io/Tracer) after
+    /// trying every stream.
+    void flush();
+
+    /// Final drain before destruction. `producersStopped`: the daemon stopped
+    /// the apps (flush_buffer(stream, 0) closes even empty packets); otherwise
+    /// producers may still write (flush_buffer(stream, 1)). Then closes every
+    /// stream. Never throws (logged).
+    void drainAndClose(bool producersStopped) noexcept;
+
+private:
+    static int onChannelHangUp(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
+    void commitMetadata();
+
+    std::uint64_t key_;
+    std::string name_;
+    UstChannel ust_; // declared before readers_: streams must go first
+    std::vector<std::unique_ptr<StreamReader>> readers_;
+    EventLoop& loop_;
+    EventSourcePtr hangUpSource_;
+    std::string metadata_;              // every byte pushed so far (the cache)
+    std::size_t metadataCommitted_ = 0; // bytes of metadata_ written into the ring buffer
+};
+
+} // namespace tracectl::consumer

@@ -1,0 +1,64 @@
+// tracectl-consumerd's command dispatcher: reads the daemon's requests
+// (common/consumer_protocol.hpp) from the command socket on the event loop,
+// runs them against the channels, answers each with one reply.
+#pragma once
+
+#include "channel.hpp"
+#include "common/consumer_protocol.hpp"
+#include "common/event_loop.hpp"
+#include "common/unique_fd.hpp"
+#include "stream_file.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+namespace tracectl::consumer {
+
+/// tracectl-consumerd's exit statuses. In every case but ExitUsage every
+/// channel was drained and its files closed before exiting.
+enum Exit : int {
+    ExitOk = 0,            ///< Shutdown request, SIGTERM or SIGINT
+    ExitFailure = 1,       ///< start-up or internal failure (output root unusable, ...)
+    ExitUsage = 2,         ///< bad command line, or stdin is not a stream socket
+    ExitDaemonLost = 3,    ///< the daemon closed the socket or vanished (EOF, EPIPE, reset)
+    ExitProtocolError = 4, ///< the daemon sent a malformed frame (framing is lost)
+};
+
+/// Not copyable or movable (its event source points at it).
+class Consumer {
+public:
+    /// Starts reading requests from `socket` (a connected AF_UNIX
+    /// SOCK_STREAM socket; made blocking here — requests are read with
+    /// MSG_DONTWAIT, replies and ust-ctl transfers block) on `loop`. Output
+    /// goes below `root`. Throws std::system_error.
+    Consumer(EventLoop& loop, UniqueFd socket, OutputDir root);
+    ~Consumer();
+    Consumer(const Consumer&) = delete;
+    Consumer& operator=(const Consumer&) = delete;
+
+    /// Stops reading requests, drains and closes every channel (producers
+    /// may still be active: flush_buffer(stream, 1)) and makes the loop
+    /// return `code`. Idempotent: the first code wins.
+    void stop(int code) noexcept;
+
+private:
+    static int onSocket(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
+    void readRequests();
+    void dispatch(consumer_protocol::Message&& request);
+    void createChannel(const consumer_protocol::CreateChannel& request);
+    Channel& channel(std::uint64_t key);
+    /// Sends `m`; on failure logs, stops with ExitDaemonLost, returns false.
+    bool reply(const consumer_protocol::Message& m) noexcept;
+
+    EventLoop& loop_;
+    UniqueFd sock_;
+    OutputDir root_;
+    consumer_protocol::MessageReader reader_;
+    EventSourcePtr source_;
+    std::map<std::uint64_t, std::unique_ptr<Channel>> channels_;
+    bool greeted_ = false;
+    bool stopping_ = false;
+};
+
+} // namespace tracectl::consumer

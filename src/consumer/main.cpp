@@ -1,0 +1,154 @@
+// tracectl-consumerd: the per-session consumer. Started by tracectld (as a
+// systemd transient unit, or fork/exec'd) with the daemon<->consumer socket
+// as its standard input; creates the ring buffers, hands them to the daemon,
+// and writes the trace files below --output.
+#include "common/event_loop.hpp"
+#include "common/log.hpp"
+#include "common/unique_fd.hpp"
+#include "config.h"
+#include "consumer.hpp"
+#include "sigbus.hpp"
+#include "stream_file.hpp"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <fcntl.h>
+#include <map>
+#include <string>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace {
+
+using namespace tracectl;
+using namespace tracectl::consumer;
+
+struct Options {
+    std::string output;
+    std::string logTarget = "auto";
+    std::string logLevel = "info";
+    bool stderrWasSocket = false; ///< stderr was the command socket (now /dev/null)
+};
+
+/// systemd's StandardOutput=/StandardError= default to "inherit", i.e. to the
+/// stdin socket: anything printed there would break the protocol's framing.
+/// Points stdout/stderr at /dev/null when they are the same socket as stdin.
+/// Returns true if stderr was.
+bool detachOutputsFromStdinSocket() {
+    struct stat in {};
+    if (::fstat(STDIN_FILENO, &in) < 0 || !S_ISSOCK(in.st_mode))
+        return false;
+    bool stderrDetached = false;
+    for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+        struct stat st {};
+        if (::fstat(fd, &st) < 0 || st.st_dev != in.st_dev || st.st_ino != in.st_ino)
+            continue;
+        UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+        if (null && ::dup2(null.get(), fd) >= 0 && fd == STDERR_FILENO)
+            stderrDetached = true;
+    }
+    return stderrDetached;
+}
+
+/// Takes the command socket off fd 0 (which becomes /dev/null) so that it is
+/// close-on-exec and no library mistakes it for a terminal. Returns an empty
+/// fd if stdin is not a connected AF_UNIX stream socket.
+UniqueFd takeCommandSocket() {
+    int value = 0;
+    socklen_t len = sizeof value;
+    if (::getsockopt(STDIN_FILENO, SOL_SOCKET, SO_DOMAIN, &value, &len) < 0 || value != AF_UNIX)
+        return {};
+    len = sizeof value;
+    if (::getsockopt(STDIN_FILENO, SOL_SOCKET, SO_TYPE, &value, &len) < 0 || value != SOCK_STREAM)
+        return {};
+    UniqueFd sock(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3));
+    if (!sock)
+        return {};
+    UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (null && ::dup2(null.get(), STDIN_FILENO) < 0)
+        return {};
+    return sock;
+}
+
+int run(const Options& o) {
+    const std::map<std::string, log::Target> targets{{"auto", log::Target::Auto},
+                                                     {"journal", log::Target::Journal},
+                                                     {"stderr", log::Target::Stderr}};
+    const std::map<std::string, log::Level> levels{{"error", log::Level::Error},
+                                                   {"warning", log::Level::Warning},
+                                                   {"notice", log::Level::Notice},
+                                                   {"info", log::Level::Info},
+                                                   {"debug", log::Level::Debug}};
+    log::Target target = targets.at(o.logTarget);
+    if (o.stderrWasSocket && target != log::Target::Stderr)
+        target = log::Target::Journal;
+    log::init("tracectl-consumerd", target, levels.at(o.logLevel));
+
+    UniqueFd sock = takeCommandSocket();
+    if (!sock) {
+        log::error("standard input must be the daemon's AF_UNIX stream socket");
+        return ExitUsage;
+    }
+
+    // Directories 0750 and files 0640 whatever umask we inherited.
+    ::umask(0027);
+    ::signal(SIGPIPE, SIG_IGN);
+    installSigbusHandler();
+
+    // Before any channel exists: liblttng-ust-ctl's timer thread, started
+    // with the first channel that has a timer, inherits this signal mask.
+    EventLoop loop;
+    std::unique_ptr<Consumer> consumer;
+    loop.onSignals({SIGTERM, SIGINT}, [&](int sig) {
+        log::notice(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+                    ", draining and exiting");
+        if (consumer)
+            consumer->stop(ExitOk);
+        else
+            loop.exit(ExitOk);
+    });
+
+    OutputDir root = OutputDir::openRoot(o.output); // throws: ExitFailure
+    consumer = std::make_unique<Consumer>(loop, std::move(sock), std::move(root));
+    log::info(std::string("tracectl-consumerd ") + TRACECTL_VERSION + " writing below " + o.output);
+    const int code = loop.run();
+    consumer.reset();
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    o.stderrWasSocket = detachOutputsFromStdinSocket();
+    CLI::App app{"tracectl-consumerd - ring buffers and trace files of one tracectl session",
+                 "tracectl-consumerd"};
+    app.set_version_flag("--version", std::string("tracectl-consumerd ") + TRACECTL_VERSION);
+    app.add_option("--output", o.output,
+                   "Root directory of the trace; created if missing (mode 0750)")
+        ->required();
+    app.add_option("--log-target", o.logTarget,
+                   "Where log lines go: auto (journal under systemd, else stderr), journal, stderr")
+        ->check(CLI::IsMember({"auto", "journal", "stderr"}));
+    app.add_option("--log-level", o.logLevel, "Most verbose level logged")
+        ->check(CLI::IsMember({"error", "warning", "notice", "info", "debug"}));
+    app.footer("Standard input must be the daemon's end of an AF_UNIX stream socket; this\n"
+               "program is started by tracectld, not by hand. See tracectl-consumerd(8).\n"
+               "Exit status: 0 shutdown requested (or SIGTERM/SIGINT), 1 failure,\n"
+               "2 usage error (or stdin is not a socket), 3 the daemon went away,\n"
+               "4 the daemon sent a malformed request. Except for 2, every buffer was\n"
+               "drained and every file closed first.");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int r = app.exit(e);
+        return r == 0 ? ExitOk : ExitUsage;
+    }
+    try {
+        return run(o);
+    } catch (const std::exception& e) {
+        tracectl::log::error(std::string("fatal: ") + e.what());
+        return ExitFailure;
+    }
+}

@@ -1,0 +1,71 @@
+// Output directories and append-only output files of the consumer, always
+// reached through directory fds (openat(2)) so that no path given by the
+// daemon can climb out of the output root or follow a symlink.
+#pragma once
+
+#include "common/unique_fd.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+namespace tracectl::consumer {
+
+/// Directories are created with this mode, files with kFileMode (the
+/// consumer sets umask 0027, so these are the final modes).
+inline constexpr unsigned kDirMode = 0750;
+inline constexpr unsigned kFileMode = 0640;
+
+/// An open directory (O_PATH | O_DIRECTORY). Move-only; empty when moved from.
+class OutputDir {
+public:
+    /// Opens `path`, creating it and its missing parents (mode kDirMode).
+    /// Symlinks in `path` itself are followed (the operator chose it).
+    /// Throws std::system_error.
+    static OutputDir openRoot(const std::filesystem::path& path);
+
+    /// Opens `relative` below this directory, creating missing components
+    /// (kDirMode). Every component must be a real directory: a symlink is
+    /// ELOOP/ENOTDIR. `relative` must already be checked with
+    /// consumer_protocol::isSafeRelativeDir(). Throws std::system_error.
+    OutputDir subdir(std::string_view relative) const;
+
+    /// Creates the new file `name` (no '/') in this directory, write-only,
+    /// mode kFileMode; an existing file is EEXIST (a trace is never
+    /// overwritten). Throws std::system_error.
+    UniqueFd createFile(std::string_view name) const;
+
+    int fd() const noexcept { return fd_.get(); }
+
+private:
+    explicit OutputDir(UniqueFd fd) : fd_(std::move(fd)) {}
+    UniqueFd fd_;
+};
+
+/// An append-only output file that knows its size (the offset of the next
+/// packet, as the CTF index wants it). Move-only.
+class StreamFile {
+public:
+    /// Creates `name` in `dir` (see OutputDir::createFile).
+    StreamFile(const OutputDir& dir, std::string_view name);
+
+    /// Writes all `size` bytes at the end, restarting on EINTR and short
+    /// writes. `data` may point into a ring-buffer mapping: if the mapping was
+    /// truncated under us the kernel reports EFAULT instead of raising
+    /// SIGBUS. Throws std::system_error (EFAULT, ENOSPC, EIO, ...); after a
+    /// failure the file may hold part of the data and size() says how much.
+    void write(const void* data, std::size_t size);
+
+    /// Bytes written so far.
+    std::uint64_t size() const noexcept { return size_; }
+    /// Closes the file (idempotent); later write() calls throw EBADF.
+    void close() noexcept { fd_.reset(); }
+    bool isOpen() const noexcept { return fd_.valid(); }
+
+private:
+    UniqueFd fd_;
+    std::uint64_t size_ = 0;
+};
+
+} // namespace tracectl::consumer

@@ -1,0 +1,203 @@
+#include "stream_reader.hpp"
+
+#include "common/log.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <lttng/ust-ctl.h>
+#include <sys/epoll.h>
+#include <system_error>
+#include <unistd.h>
+#include <utility>
+
+namespace tracectl::consumer {
+
+namespace {
+
+void check(int r, const char* call) {
+    if (r < 0)
+        throw UstError(call, r);
+}
+
+// lttng_ust_ctl_put_next_subbuf on scope exit unless dismissed: a sub-buffer
+// taken with get_next_subbuf must be given back whatever happens.
+class PutGuard {
+public:
+    explicit PutGuard(lttng_ust_ctl_consumer_stream* s) : s_(s) {}
+    ~PutGuard() {
+        if (s_ != nullptr)
+            (void)lttng_ust_ctl_put_next_subbuf(s_);
+    }
+    PutGuard(const PutGuard&) = delete;
+    PutGuard& operator=(const PutGuard&) = delete;
+    int put() { return lttng_ust_ctl_put_next_subbuf(std::exchange(s_, nullptr)); }
+
+private:
+    lttng_ust_ctl_consumer_stream* s_;
+};
+
+} // namespace
+
+StreamReader::StreamReader(EventLoop& loop, UstStream stream, const OutputDir& dir,
+                           std::string name, Kind kind, bool watch)
+    : name_(std::move(name)), kind_(kind), stream_(std::move(stream)), file_(dir, name_) {
+    if (kind_ == Kind::Data)
+        index_.emplace(dir, name_);
+    waitFd_ = stream_.waitFd();
+    // The read end of the wakeup pipe is ours alone: make it non-blocking so
+    // emptying it never waits.
+    const int flags = ::fcntl(waitFd_, F_GETFL);
+    if (flags < 0 || ::fcntl(waitFd_, F_SETFL, flags | O_NONBLOCK) < 0)
+        throw std::system_error(errno, std::generic_category(), "fcntl(wait fd)");
+    if (watch) {
+        sd_event_source* s = nullptr;
+        const int r =
+            sd_event_add_io(loop.get(), &s, waitFd_, EPOLLIN, &StreamReader::onWaitFd, this);
+        if (r < 0)
+            throw std::system_error(-r, std::generic_category(), "sd_event_add_io(wait fd)");
+        source_.reset(s);
+    }
+}
+
+StreamReader::~StreamReader() {
+    close();
+}
+
+void StreamReader::close() noexcept {
+    source_.reset();
+    file_.close();
+    if (index_)
+        index_->close();
+    stream_.reset();
+    waitFd_ = -1;
+}
+
+void StreamReader::fail(const std::string& what) {
+    close();
+    throw StreamError("stream " + name_ + ": " + what);
+}
+
+void StreamReader::emptyWakeupPipe() noexcept {
+    if (waitFd_ < 0)
+        return;
+    char buf[64];
+    for (;;) {
+        const ssize_t n = ::read(waitFd_, buf, sizeof buf);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return; // EAGAIN (empty), 0 (hung up) or an error: nothing more to read
+    }
+}
+
+std::size_t StreamReader::drain() {
+    if (!isOpen())
+        return 0;
+    emptyWakeupPipe();
+    std::size_t count = 0;
+    for (;;) {
+        const int r = lttng_ust_ctl_get_next_subbuf(stream_.get());
+        if (r == -EAGAIN || r == -ENODATA)
+            break;
+        if (r < 0)
+            fail("lttng_ust_ctl_get_next_subbuf failed: " + std::to_string(r));
+        try {
+            consumeCurrent();
+        } catch (const std::exception& e) {
+            fail(e.what());
+        }
+        ++count;
+    }
+    return count;
+}
+
+void StreamReader::consumeCurrent() {
+    lttng_ust_ctl_consumer_stream* s = stream_.get();
+    PutGuard guard(s);
+
+    unsigned long padded = 0;
+    check(lttng_ust_ctl_get_padded_subbuf_size(s, &padded), "lttng_ust_ctl_get_padded_subbuf_size");
+
+    IndexEntry entry;
+    if (kind_ == Kind::Data) {
+        check(lttng_ust_ctl_get_packet_size(s, &entry.packetSizeBits), "get_packet_size");
+        check(lttng_ust_ctl_get_content_size(s, &entry.contentSizeBits), "get_content_size");
+        check(lttng_ust_ctl_get_timestamp_begin(s, &entry.timestampBegin), "get_timestamp_begin");
+        check(lttng_ust_ctl_get_timestamp_end(s, &entry.timestampEnd), "get_timestamp_end");
+        check(lttng_ust_ctl_get_events_discarded(s, &entry.eventsDiscarded),
+              "get_events_discarded");
+        // Not every ring-buffer client implements these two (-ENOSYS):
+        // LTTng then records all ones.
+        if (lttng_ust_ctl_get_sequence_number(s, &entry.packetSeqNum) < 0)
+            entry.packetSeqNum = ~std::uint64_t{0};
+        check(lttng_ust_ctl_get_stream_id(s, &entry.streamId), "get_stream_id");
+        if (lttng_ust_ctl_get_instance_id(s, &entry.streamInstanceId) < 0)
+            entry.streamInstanceId = ~std::uint64_t{0};
+        if (entry.packetSizeBits != static_cast<std::uint64_t>(padded) * 8)
+            log::debug("stream " + name_ + ": packet_size " +
+                       std::to_string(entry.packetSizeBits / 8) + " != padded size " +
+                       std::to_string(padded));
+    }
+
+    // Only ust-ctl touches the mapping (under its SIGBUS guard); write(2)
+    // reads it in the kernel, where a truncated mapping is EFAULT.
+    const void* base = lttng_ust_ctl_get_mmap_base(s);
+    if (base == nullptr)
+        throw UstError("lttng_ust_ctl_get_mmap_base", 0);
+    unsigned long offset = 0;
+    check(lttng_ust_ctl_get_mmap_read_offset(s, &offset), "get_mmap_read_offset");
+
+    entry.offset = file_.size();
+    file_.write(static_cast<const char*>(base) + offset, padded);
+    check(guard.put(), "lttng_ust_ctl_put_next_subbuf");
+    ++packets_;
+
+    if (kind_ == Kind::Data) {
+        if (index_)
+            index_->append(entry);
+        if (entry.packetSeqNum != ~std::uint64_t{0}) {
+            if (lastSeq_ && entry.packetSeqNum > *lastSeq_ + 1)
+                lostPackets_ += entry.packetSeqNum - *lastSeq_ - 1;
+            lastSeq_ = entry.packetSeqNum;
+        }
+        lastDiscarded_ = entry.eventsDiscarded;
+    }
+}
+
+void StreamReader::flush(bool producerActive) {
+    if (!isOpen())
+        return;
+    const int r = lttng_ust_ctl_flush_buffer(stream_.get(), producerActive ? 1 : 0);
+    if (r < 0)
+        fail("lttng_ust_ctl_flush_buffer failed: " + std::to_string(r));
+}
+
+void StreamReader::hangUp() noexcept {
+    try {
+        flush(false);
+        drain();
+    } catch (const std::exception& e) {
+        log::warning(std::string("on hang-up: ") + e.what());
+    }
+    if (isOpen())
+        log::debug("stream " + name_ + " hung up after " + std::to_string(packets_) + " packets");
+    close();
+}
+
+int StreamReader::onWaitFd(sd_event_source*, int, std::uint32_t revents, void* userdata) {
+    auto* self = static_cast<StreamReader*>(userdata);
+    if ((revents & EPOLLIN) != 0) {
+        try {
+            self->drain();
+        } catch (const std::exception& e) {
+            log::error(e.what());
+            return 0;
+        }
+    }
+    if ((revents & (EPOLLHUP | EPOLLERR)) != 0)
+        self->hangUp(); // removes this source: fine inside its own callback
+    return 0;
+}
+
+} // namespace tracectl::consumer

@@ -1,0 +1,103 @@
+// The per-stream read loop (lttng-tools src/common/ust-consumer/ust-consumer.c
+// and consumer.c): wait fd readable -> lttng_ust_ctl_get_next_subbuf
+// (-EAGAIN / -ENODATA = nothing) -> sizes, timestamps, discarded count,
+// sequence number -> write the padded sub-buffer from get_mmap_base +
+// get_mmap_read_offset -> put_next_subbuf -> index entry. On wait-fd hang-up
+// (every producer's wakeup fd closed): flush, drain, close.
+#pragma once
+
+#include "common/event_loop.hpp"
+#include "index_writer.hpp"
+#include "stream_file.hpp"
+#include "ust_channel.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace tracectl::consumer {
+
+/// A stream failed (output write, or a ust-ctl call on its buffer) and has
+/// been closed; what() says which and why.
+class StreamError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Reads one stream into its file (and, for data streams, its index).
+/// Not copyable or movable (its event source points at it).
+class StreamReader {
+public:
+    enum class Kind {
+        Data,     ///< "<channel>_<cpu>" + index/<channel>_<cpu>.idx
+        Metadata, ///< "metadata", no index
+    };
+
+    /// Creates the output file `name` (and index) in `dir`. With `watch`, an
+    /// io source on the stream's wait fd (EPOLLIN, and HUP/ERR which epoll
+    /// always reports) drives drain() / hangUp() from `loop`; without it the
+    /// owner calls drain() (the metadata stream, which only the consumer
+    /// itself writes). Throws std::system_error (files) or UstError.
+    StreamReader(EventLoop& loop, UstStream stream, const OutputDir& dir, std::string name,
+                 Kind kind, bool watch);
+    ~StreamReader();
+    StreamReader(const StreamReader&) = delete;
+    StreamReader& operator=(const StreamReader&) = delete;
+
+    const std::string& name() const noexcept { return name_; }
+    bool isOpen() const noexcept { return stream_.get() != nullptr; }
+
+    /// Writes every complete sub-buffer available now; returns how many.
+    /// On failure the stream is closed and StreamError thrown. A closed
+    /// stream drains nothing.
+    std::size_t drain();
+
+    /// lttng_ust_ctl_flush_buffer(stream, producerActive): closes the current
+    /// packet so drain() can take it; with producerActive == false an empty
+    /// packet is closed too (end of tracing: the packet marks the stream's
+    /// end time). Throws StreamError (and closes) on failure.
+    void flush(bool producerActive);
+
+    /// flush(false), drain, close: the producers are gone.
+    /// Never throws (failures are logged).
+    void hangUp() noexcept;
+
+    /// Stops watching, closes the files and destroys the ust-ctl stream
+    /// (idempotent). Data still in the buffer is lost: drain first.
+    void close() noexcept;
+
+    /// The ust-ctl stream (to send it to the daemon); empty once closed.
+    const UstStream& ustStream() const noexcept { return stream_; }
+
+    /// Our copy of the stream's wakeup fd (see UstStream::closeWakeupFd).
+    void closeWakeupFd() noexcept { stream_.closeWakeupFd(); }
+
+    std::uint64_t packetsWritten() const noexcept { return packets_; }
+    std::uint64_t bytesWritten() const noexcept { return file_.size(); }
+    /// Packets the ring buffer lost (gaps in packet_seq_num), data streams.
+    std::uint64_t lostPackets() const noexcept { return lostPackets_; }
+    /// The last packet's events_discarded counter, data streams.
+    std::uint64_t eventsDiscarded() const noexcept { return lastDiscarded_; }
+
+private:
+    static int onWaitFd(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
+    void emptyWakeupPipe() noexcept;
+    void consumeCurrent();
+    [[noreturn]] void fail(const std::string& what);
+
+    std::string name_;
+    Kind kind_;
+    UstStream stream_;
+    StreamFile file_;
+    std::optional<IndexWriter> index_;
+    EventSourcePtr source_;
+    int waitFd_ = -1; // owned by stream_
+    std::uint64_t packets_ = 0;
+    std::uint64_t lostPackets_ = 0;
+    std::uint64_t lastDiscarded_ = 0;
+    std::optional<std::uint64_t> lastSeq_;
+};
+
+} // namespace tracectl::consumer
