@@ -10,6 +10,9 @@
 #include "config.h"
 #include "manager_object.hpp"
 #include "session_registry.hpp"
+#include "tracing/notify_thread.hpp"
+#include "tracing/ust_tracer.hpp"
+#include "tracing_backend.hpp"
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -40,7 +43,54 @@ struct Options {
     std::string lttngHome;
     std::string appSocket;
     std::string waitShm;
+    std::string spawner = "systemd";
+    std::string systemdAddress;
 };
+
+/// The tracing backend: runs the work on the app thread, answers on the
+/// D-Bus thread.
+class AppThreadBackend final : public tracectl::TracingBackend {
+public:
+    AppThreadBackend(tracectl::EventLoop& loop, tracectl::UstTracer& tracer)
+        : loop_(loop), tracer_(tracer) {}
+    void setThread(tracectl::UstAppThread* thread) { thread_ = thread; }
+
+    void start(tracectl::SessionSnapshot s, Done done) override {
+        run([this, s = std::move(s)] { tracer_.start(s); }, std::move(done));
+    }
+    void stop(std::string id, Done done) override {
+        run([this, id = std::move(id)] { tracer_.stop(id); }, std::move(done));
+    }
+    void destroy(std::string id, Done done) override {
+        run([this, id = std::move(id)] { tracer_.destroy(id); }, std::move(done));
+    }
+
+private:
+    void run(std::function<void()> work, Done done) {
+        using tracectl::Error;
+        thread_->submit([this, work = std::move(work), done = std::move(done)] {
+            std::optional<Error> error;
+            try {
+                work();
+            } catch (const Error& e) {
+                error = e;
+            } catch (const std::exception& e) {
+                error = Error(tracectl::ErrorCode::Failed, e.what());
+            }
+            loop_.post([done, error] { done(error); });
+        });
+    }
+
+    tracectl::EventLoop& loop_;
+    tracectl::UstTracer& tracer_;
+    tracectl::UstAppThread* thread_ = nullptr;
+};
+
+/// tracectl-consumerd: $TRACECTL_CONSUMERD, else the installed one.
+std::string consumerBinary() {
+    const char* env = std::getenv("TRACECTL_CONSUMERD");
+    return env != nullptr && *env != '\0' ? env : TRACECTL_CONSUMERD_PATH;
+}
 
 /// Where apps connect: the system instance's global endpoints, or the
 /// per-user ones of $LTTNG_HOME (else $HOME) for --user or --lttng-home.
@@ -103,9 +153,16 @@ int run(const Options& o) {
                    " bus: " + e.getMessage());
         return ExitFailure;
     }
+    TracerConfig tracerConfig;
+    tracerConfig.consumerBinary = consumerBinary();
+    tracerConfig.useSystemd = o.spawner == "systemd";
+    tracerConfig.systemdAddress = o.systemdAddress;
+    tracerConfig.daemonVersion = TRACECTL_VERSION;
+    UstTracer tracer(tracerConfig);
+    AppThreadBackend backend(loop, tracer);
     SessionRegistry registry(homeFromPasswd);
     ApplicationDirectory apps(*bus, loop);
-    ManagerObject manager(*bus, registry, apps, loop);
+    ManagerObject manager(*bus, registry, apps, backend, loop);
     BusEventSource busSource(loop, *bus);
 
     try {
@@ -123,9 +180,22 @@ int run(const Options& o) {
         log::error(std::string("cannot listen for LTTng-UST applications: ") + e.what());
         return ExitFailure;
     }
-    UstAppThread appThread(std::move(appListener), [&loop, &apps](std::shared_ptr<UstApp> app) {
-        loop.post([&apps, app = std::move(app)]() mutable { apps.add(std::move(app)); });
-    });
+    UstAppThread* appThreadPtr = nullptr;
+    NotifyThread notify([&tracer](UstApp& app) { return tracer.handleNotify(app); },
+                        [&appThreadPtr, &tracer](pid_t pid) {
+                            appThreadPtr->submit([&tracer, pid] { tracer.onAppGone(pid); });
+                        });
+    UstAppThread appThread(
+        std::move(appListener),
+        [&loop, &apps](std::shared_ptr<UstApp> app) {
+            loop.post([&apps, app = std::move(app)]() mutable { apps.add(std::move(app)); });
+        },
+        [&notify, &tracer](const std::shared_ptr<UstApp>& app) {
+            notify.watch(app);
+            tracer.onAppRegistered(app);
+        });
+    appThreadPtr = &appThread;
+    backend.setThread(&appThread);
     apps.setCommandRunner(
         [&appThread](std::function<void()> job) { appThread.submit(std::move(job)); });
     // Apps already waiting for a session daemon come now.
@@ -168,6 +238,15 @@ int main(int argc, char** argv) {
                    "Name of the wake-up shared memory page apps wait on (default: "
                    "/lttng-ust-wait-8; per-user: /lttng-ust-wait-8-<euid>)")
         ->type_name("NAME");
+    app.add_option("--spawner", o.spawner,
+                   "How session consumers start: systemd (a transient service per session) or "
+                   "direct (fork/exec, where no systemd manager answers)")
+        ->check(CLI::IsMember({"systemd", "direct"}));
+    app.add_option("--systemd-address", o.systemdAddress,
+                   "D-Bus address of the systemd manager to start consumers with (default: "
+                   "$TRACECTL_SYSTEMD_ADDRESS, else systemd on the system bus)")
+        ->type_name("ADDR")
+        ->envname("TRACECTL_SYSTEMD_ADDRESS");
     app.add_option("--log-target", o.logTarget,
                    "Where log lines go: auto (journal under systemd, else stderr), journal, stderr")
         ->check(CLI::IsMember({"auto", "journal", "stderr"}));

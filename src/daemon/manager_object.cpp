@@ -9,9 +9,9 @@
 namespace tracectl {
 
 ManagerObject::ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry,
-                             ApplicationDirectory& apps, EventLoop& loop)
+                             ApplicationDirectory& apps, TracingBackend& backend, EventLoop& loop)
     : AdaptorInterfaces(bus, kManagerPath), bus_(bus), registry_(registry), apps_(apps),
-      loop_(loop) {
+      backend_(backend), loop_(loop) {
     registerAdaptor();
 }
 
@@ -39,7 +39,7 @@ ManagerObject::CreateSession(const std::string& name,
         const SessionId id = session.id();
         try {
             auto object = std::make_unique<SessionObject>(
-                bus_, session, [this](const SessionId& sid) { destroySession(sid); });
+                bus_, session, backend_, [this](const SessionId& sid) { destroySession(sid); });
             objects_.emplace(id.hex(), Entry{nullptr, std::move(object)});
         } catch (...) {
             registry_.remove(id);

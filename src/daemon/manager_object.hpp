@@ -7,6 +7,7 @@
 #include "manager_adaptor.h"
 #include "session_object.hpp"
 #include "session_registry.hpp"
+#include "tracing_backend.hpp"
 
 #include <map>
 #include <memory>
@@ -22,7 +23,7 @@ class ManagerObject final
 public:
     /// Registers the manager on `bus`. `registry`, `apps` and `loop` must outlive it.
     ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, ApplicationDirectory& apps,
-                  EventLoop& loop);
+                  TracingBackend& backend, EventLoop& loop);
     ~ManagerObject();
 
     /// Removes every session object (InterfacesRemoved each), for a clean
@@ -51,6 +52,7 @@ private:
     sdbus::IConnection& bus_;
     SessionRegistry& registry_;
     ApplicationDirectory& apps_;
+    TracingBackend& backend_;
     EventLoop& loop_;
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;

@@ -4,16 +4,35 @@
 #include "channel_options.hpp"
 #include "common/log.hpp"
 
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
 namespace tracectl {
 
 using SessionIface = org::tracectl::Tracing1::Session_adaptor;
+
+namespace {
+
+/// The primary group of `uid` (getpwuid_r(3)); the uid itself if unknown.
+gid_t primaryGid(uid_t uid) {
+    std::vector<char> buf(16384);
+    struct passwd pw {};
+    struct passwd* result = nullptr;
+    if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &result) == 0 && result != nullptr)
+        return pw.pw_gid;
+    return static_cast<gid_t>(uid);
+}
+
+} // namespace
 
 std::string sessionObjectPath(const SessionId& id) {
     return std::string(kManagerPath) + "/session/" + id.hex();
 }
 
-SessionObject::SessionObject(sdbus::IConnection& bus, Session& session, DestroyHandler onDestroy)
-    : AdaptorInterfaces(bus, sessionObjectPath(session.id())), session_(session),
+SessionObject::SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
+                             DestroyHandler onDestroy)
+    : AdaptorInterfaces(bus, sessionObjectPath(session.id())), session_(session), backend_(backend),
       onDestroy_(std::move(onDestroy)) {
     registerAdaptor();
     // Every interface of the object, as GetManagedObjects lists them.
@@ -51,29 +70,101 @@ void SessionObject::checkCaller(const char* member) {
     }
 }
 
-void SessionObject::Start() {
-    handleCall("Start", [&] {
-        checkCaller("Start");
+void SessionObject::checkIdle(const char* member) const {
+    if (busy_)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
+                                               session_.config().name +
+                                               "' is busy with another Start, Stop or Destroy");
+}
+
+SessionSnapshot SessionObject::snapshot() const {
+    SessionSnapshot s;
+    s.idHex = session_.id().hex();
+    s.name = session_.config().name;
+    s.owner = session_.config().owner;
+    s.ownerGid = primaryGid(s.owner);
+    s.outputPath = session_.config().outputPath;
+    s.snapshotMode = session_.config().mode == SessionMode::Snapshot;
+    s.creationTime =
+        std::chrono::duration_cast<std::chrono::seconds>(session_.creationTime().time_since_epoch())
+            .count();
+    s.channels = session_.channels();
+    s.rules = session_.eventRules();
+    return s;
+}
+
+void SessionObject::Start(sdbus::Result<>&& result) {
+    try {
+        handleCall("Start", [&] {
+            checkCaller("Start");
+            checkIdle("Start");
+            if (session_.state() == SessionState::Active)
+                session_.start(); // throws WrongState
+        });
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+        return;
+    }
+    busy_ = true;
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    backend_.start(snapshot(), [this, pending](std::optional<Error> error) {
+        busy_ = false;
+        if (error) {
+            log::warning("session '" + session_.config().name + "' did not start: " + error->what(),
+                         session_.id().uuid());
+            pending->returnError(toBusError(*error));
+            return;
+        }
         session_.start();
         emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
         log::info("session '" + session_.config().name + "' started", session_.id().uuid());
+        pending->returnResults();
     });
 }
 
-void SessionObject::Stop() {
-    handleCall("Stop", [&] {
-        checkCaller("Stop");
+void SessionObject::Stop(sdbus::Result<>&& result) {
+    try {
+        handleCall("Stop", [&] {
+            checkCaller("Stop");
+            checkIdle("Stop");
+            if (session_.state() != SessionState::Active)
+                session_.stop(); // throws WrongState
+        });
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+        return;
+    }
+    busy_ = true;
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    backend_.stop(session_.id().hex(), [this, pending](std::optional<Error> error) {
+        busy_ = false;
+        if (error) {
+            pending->returnError(toBusError(*error));
+            return;
+        }
         session_.stop();
         emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
         log::info("session '" + session_.config().name + "' stopped", session_.id().uuid());
+        pending->returnResults();
     });
 }
 
-void SessionObject::Destroy() {
-    handleCall("Destroy", [&] {
-        checkCaller("Destroy");
+void SessionObject::Destroy(sdbus::Result<>&& result) {
+    try {
+        handleCall("Destroy", [&] {
+            checkCaller("Destroy");
+            checkIdle("Destroy");
+        });
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+        return;
+    }
+    busy_ = true;
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    backend_.destroy(session_.id().hex(), [this, pending](std::optional<Error>) {
         log::info("session '" + session_.config().name + "' destroyed", session_.id().uuid());
         onDestroy_(session_.id());
+        pending->returnResults();
     });
 }
 

@@ -5,6 +5,7 @@
 
 #include "session.hpp"
 #include "session_adaptor.h"
+#include "tracing_backend.hpp"
 
 #include <functional>
 #include <sdbus-c++/sdbus-c++.h>
@@ -24,7 +25,8 @@ public:
 
     /// Registers the object on `bus` and announces it (InterfacesAdded).
     /// `session` must outlive this object.
-    SessionObject(sdbus::IConnection& bus, Session& session, DestroyHandler onDestroy);
+    SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
+                  DestroyHandler onDestroy);
     /// Announces the removal (InterfacesRemoved) unless already done, and
     /// unregisters the object.
     ~SessionObject();
@@ -36,9 +38,13 @@ public:
     void retire();
 
 private:
-    void Start() override;
-    void Stop() override;
-    void Destroy() override;
+    void Start(sdbus::Result<>&& result) override;
+    void Stop(sdbus::Result<>&& result) override;
+    void Destroy(sdbus::Result<>&& result) override;
+    /// What the app thread needs of this session.
+    SessionSnapshot snapshot() const;
+    /// Throws WrongState while a Start/Stop/Destroy is in flight.
+    void checkIdle(const char* member) const;
     void AddChannel(const std::string& domain, const std::string& name,
                     const std::map<std::string, sdbus::Variant>& options) override;
     void EnableEvents(const std::string& domain, const std::string& channel,
@@ -64,7 +70,9 @@ private:
     void checkCaller(const char* member);
 
     Session& session_;
+    TracingBackend& backend_;
     DestroyHandler onDestroy_;
+    bool busy_ = false; ///< a Start/Stop/Destroy awaits the app thread
     bool retired_ = false;
 };
 

@@ -27,7 +27,9 @@ void boundSocketCalls(int fd) {
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-std::string ustError(int r) { return ustErrorString(r); }
+std::string ustError(int r) {
+    return ustErrorString(r);
+}
 
 } // namespace
 
@@ -40,8 +42,9 @@ std::string printableProcessName(const char* raw, std::size_t max) {
     return out;
 }
 
-UstAppThread::UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered)
-    : listenFd_(std::move(listenFd)), onRegistered_(std::move(onRegistered)) {
+UstAppThread::UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered, SetupHandler setUp)
+    : listenFd_(std::move(listenFd)), onRegistered_(std::move(onRegistered)),
+      setUp_(std::move(setUp)) {
     sd_event_source* s = nullptr;
     check(sd_event_add_io(loop_.get(), &s, listenFd_.get(), EPOLLIN, &UstAppThread::onAccept, this),
           "sd_event_add_io");
@@ -187,14 +190,18 @@ void UstAppThread::complete(UstApp app) {
     app.info.registeredAt = std::chrono::system_clock::now();
     // Sessions are set up in the app before register_done, so that no event
     // after the app's constructor returns is lost (LTTNG-NOTES.md).
-    r = lttng_ust_ctl_register_done(app.command.get());
+    auto shared = std::make_shared<UstApp>(std::move(app));
+    if (setUp_)
+        setUp_(shared);
+    r = lttng_ust_ctl_register_done(shared->command.get());
     if (r < 0) {
         log::warning(who + " dropped: register_done failed (" + ustError(r) + ")");
         return;
     }
-    log::info(who + " registered: uid " + std::to_string(app.info.uid) + ", " +
-              std::to_string(app.info.bitness) + "-bit, lttng-ust " + app.info.tracerVersion());
-    onRegistered_(std::make_shared<UstApp>(std::move(app)));
+    log::info(who + " registered: uid " + std::to_string(shared->info.uid) + ", " +
+              std::to_string(shared->info.bitness) + "-bit, lttng-ust " +
+              shared->info.tracerVersion());
+    onRegistered_(std::move(shared));
 }
 
 int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {

@@ -31,9 +31,12 @@ class UstAppThread {
 public:
     /// Called on the app thread with each app whose registration completed.
     using RegisteredHandler = std::function<void(std::shared_ptr<UstApp>)>;
+    /// Called on the app thread before register_done: sets the app up for
+    /// the active sessions, so it loses no event after its constructor.
+    using SetupHandler = std::function<void(const std::shared_ptr<UstApp>&)>;
 
     /// Starts the thread serving `listenFd` (from listenForApps()).
-    UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered);
+    UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered, SetupHandler setUp = {});
     /// Stops the thread and closes every socket it still holds.
     ~UstAppThread();
     UstAppThread(const UstAppThread&) = delete;
@@ -59,6 +62,7 @@ private:
     EventLoop loop_;
     UniqueFd listenFd_;
     RegisteredHandler onRegistered_;
+    SetupHandler setUp_;
     EventSourcePtr listenSource_;
     EventSourcePtr sweepTimer_;
     std::map<int, Connection> unregistered_; // by fd

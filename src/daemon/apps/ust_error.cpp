@@ -1,8 +1,7 @@
 #include "ust_error.hpp"
 
-#include <lttng/ust-error.h>
-
 #include <cstring>
+#include <lttng/ust-error.h>
 
 namespace tracectl {
 

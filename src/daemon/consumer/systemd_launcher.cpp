@@ -116,7 +116,8 @@ public:
                 return;
             // The unit exists once StartTransientUnit returned; gone again
             // means it failed and was collected (CollectMode=).
-            if (state == "failed" || state == "inactive" || state.empty())
+            // "inactive" is also the state before the start job runs.
+            if (state == "failed" || state.empty())
                 break;
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }

@@ -1,0 +1,96 @@
+#include "consumer_client.hpp"
+
+#include "apps/ust_error.hpp"
+#include "common/error.hpp"
+
+#include <fcntl.h>
+#include <lttng/ust-error.h>
+#include <sys/socket.h>
+
+namespace tracectl {
+
+namespace cp = consumer_protocol;
+
+ConsumerClient::ConsumerClient(UniqueFd socket) : socket_(std::move(socket)) {
+    const int flags = fcntl(socket_.get(), F_GETFL);
+    fcntl(socket_.get(), F_SETFL, flags & ~O_NONBLOCK);
+    timeval tv{10, 0};
+    setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(socket_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+cp::Message ConsumerClient::call(const cp::Message& request) {
+    std::optional<cp::Message> reply;
+    try {
+        cp::writeMessage(socket_.get(), request);
+        reply = cp::readMessage(socket_.get());
+    } catch (const std::exception& e) {
+        throw Error(ErrorCode::Failed, std::string("the consumer failed: ") + e.what());
+    }
+    if (!reply)
+        throw Error(ErrorCode::Failed, "the consumer closed its socket");
+    if (const auto* err = std::get_if<cp::ErrorReply>(&*reply))
+        throw Error(ErrorCode::Failed, "the consumer refused " +
+                                           std::string(cp::messageName(cp::typeOf(request))) +
+                                           ": " + err->message);
+    return *reply;
+}
+
+void ConsumerClient::hello(const std::string& daemonVersion) {
+    cp::Hello h;
+    h.version = daemonVersion;
+    if (!std::holds_alternative<cp::HelloReply>(call(h)))
+        throw Error(ErrorCode::Failed, "the consumer answered Hello with something else");
+}
+
+ConsumerChannel ConsumerClient::createChannel(const cp::CreateChannel& request) {
+    const auto reply = call(request);
+    const auto* created = std::get_if<cp::ChannelCreated>(&reply);
+    if (created == nullptr || created->key != request.key)
+        throw Error(ErrorCode::Failed, "the consumer answered CreateChannel with something else");
+    ConsumerChannel out;
+    out.key = request.key;
+    lttng_ust_abi_object_data* obj = nullptr;
+    int r = lttng_ust_ctl_recv_channel_from_consumer(socket_.get(), &obj);
+    if (r < 0)
+        throw Error(ErrorCode::Failed,
+                    "receiving a channel from the consumer: " + ustErrorString(r));
+    out.channel.reset(obj);
+    for (;;) {
+        obj = nullptr;
+        r = lttng_ust_ctl_recv_stream_from_consumer(socket_.get(), &obj);
+        if (r == -LTTNG_UST_ERR_NOENT)
+            break;
+        if (r < 0)
+            throw Error(ErrorCode::Failed,
+                        "receiving a stream from the consumer: " + ustErrorString(r));
+        out.streams.emplace_back(obj);
+        if (out.streams.size() > created->streamCount)
+            throw Error(ErrorCode::Failed, "the consumer sent more streams than announced");
+    }
+    return out;
+}
+
+void ConsumerClient::pushMetadata(uint64_t key, uint64_t offset, const std::string& bytes) {
+    for (std::size_t done = 0; done < bytes.size();) {
+        const std::size_t n = std::min(bytes.size() - done, cp::kMaxMetadataChunk);
+        cp::PushMetadata m;
+        m.key = key;
+        m.offset = offset + done;
+        m.bytes = bytes.substr(done, n);
+        call(m);
+        done += n;
+    }
+}
+
+void ConsumerClient::flushChannel(uint64_t key) {
+    call(cp::FlushChannel{key});
+}
+void ConsumerClient::destroyChannel(uint64_t key) {
+    call(cp::DestroyChannel{key});
+}
+void ConsumerClient::shutdown() {
+    call(cp::Shutdown{});
+}
+
+} // namespace tracectl

@@ -1,0 +1,46 @@
+// The daemon's side of the daemon<->consumer protocol
+// (src/common/consumer_protocol.hpp): one request, one reply, on a blocking
+// socket with a receive timeout. Not thread-safe: callers serialize.
+#pragma once
+
+#include "common/consumer_protocol.hpp"
+#include "common/unique_fd.hpp"
+#include "ust_object.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tracectl {
+
+/// A data or metadata channel as the consumer created it: the objects an
+/// app accepts (after lttng_ust_ctl_duplicate_ust_object_data).
+struct ConsumerChannel {
+    uint64_t key = 0;
+    UstObject channel;
+    std::vector<UstObject> streams;
+};
+
+class ConsumerClient {
+public:
+    /// Takes the daemon's end of the consumer's socket; sets it blocking
+    /// with a 10 s receive/send timeout.
+    explicit ConsumerClient(UniqueFd socket);
+
+    /// Hello round trip. Throws Error(Failed) on a version mismatch or a dead consumer.
+    void hello(const std::string& daemonVersion);
+    /// CreateChannel, then receives the channel and stream objects.
+    ConsumerChannel createChannel(const consumer_protocol::CreateChannel& request);
+    void pushMetadata(uint64_t key, uint64_t offset, const std::string& bytes);
+    void flushChannel(uint64_t key);
+    void destroyChannel(uint64_t key);
+    void shutdown();
+
+private:
+    /// Sends `request`, reads one reply; throws Error(Failed) for ErrorReply,
+    /// EOF, timeout or a malformed frame.
+    consumer_protocol::Message call(const consumer_protocol::Message& request);
+
+    UniqueFd socket_;
+};
+
+} // namespace tracectl

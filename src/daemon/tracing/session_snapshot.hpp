@@ -1,0 +1,26 @@
+// What the app thread needs to know of a session: a copy taken on the
+// D-Bus thread, so the threads share no mutable session state.
+#pragma once
+
+#include "channel_config.hpp"
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace tracectl {
+
+struct SessionSnapshot {
+    std::string idHex; ///< SessionId::hex()
+    std::string name;
+    uid_t owner = 0;
+    gid_t ownerGid = 0;
+    std::string outputPath;
+    bool snapshotMode = false;
+    int64_t creationTime = 0; ///< seconds since the Epoch
+    std::vector<ChannelConfig> channels;
+    std::vector<EventRule> rules;
+};
+
+} // namespace tracectl

@@ -1,0 +1,480 @@
+#include "ust_tracer.hpp"
+
+#include "apps/ust_error.hpp"
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "metadata/clock_source.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <grp.h>
+#include <lttng/ust-ctl.h>
+#include <lttng/ust-error.h>
+#include <random>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tracectl {
+
+namespace cp = consumer_protocol;
+
+namespace {
+
+void checkUst(int r, const std::string& what) {
+    if (r < 0)
+        throw Error(ErrorCode::Failed, what + ": " + ustErrorString(r));
+}
+
+/// mkdir -p `path` (0750) as `uid`:`gid`, in a child process, so the daemon
+/// never creates a file as root in a user's folder.
+void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
+    const pid_t pid = fork();
+    if (pid < 0)
+        throw Error(ErrorCode::Failed, std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        if (getuid() == 0 && (setgroups(0, nullptr) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
+            _exit(2);
+        std::string prefix;
+        for (std::size_t i = 1; i <= path.size(); ++i) {
+            if (i == path.size() || path[i] == '/') {
+                prefix = path.substr(0, i);
+                if (mkdir(prefix.c_str(), 0750) < 0 && errno != EEXIST)
+                    _exit(1);
+            }
+        }
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "uid " + std::to_string(uid) + " cannot create the output folder " + path);
+}
+
+metadata::Uuid randomUuid() {
+    std::random_device rd;
+    metadata::Uuid u{};
+    for (auto& b : u)
+        b = static_cast<uint8_t>(rd());
+    u[6] = static_cast<uint8_t>((u[6] & 0x0F) | 0x40);
+    u[8] = static_cast<uint8_t>((u[8] & 0x3F) | 0x80);
+    return u;
+}
+
+std::string hostName() {
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+} // namespace
+
+UstTracer::UstTracer(TracerConfig config) : config_(std::move(config)) {}
+
+UstTracer::~UstTracer() {
+    while (!sessions_.empty())
+        destroy(sessions_.begin()->first);
+}
+
+bool UstTracer::mayTrace(const Traced& t, const UstApp& app) const {
+    // A session traces its owner's apps; root's sessions trace every app.
+    return t.snapshot.owner == 0 || app.info.uid == t.snapshot.owner;
+}
+
+void UstTracer::startConsumer(Traced& t) {
+    makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
+    UniqueFd ours(sv[0]);
+    UniqueFd theirs(sv[1]);
+    t.spec.unitName = "tracectl-consumer-" + t.snapshot.idHex + ".service";
+    t.spec.binary = config_.consumerBinary;
+    t.spec.args = {"--output", t.snapshot.outputPath};
+    t.spec.uid = t.snapshot.owner;
+    t.spec.gid = t.snapshot.ownerGid;
+    t.spec.outputDir = t.snapshot.outputPath;
+    t.launcher =
+        config_.useSystemd ? makeSystemdLauncher(config_.systemdAddress) : makeDirectLauncher();
+    t.launcher->start(t.spec, std::move(theirs));
+    t.consumer = std::make_unique<ConsumerClient>(std::move(ours));
+    t.consumer->hello(config_.daemonVersion);
+    log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
+              t.launcher->kind() + ")");
+}
+
+UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
+    auto& slot = t.traces[{app.info.uid, app.info.bitness}];
+    if (slot)
+        return *slot;
+    auto trace = std::make_unique<Trace>();
+    trace->uid = app.info.uid;
+    trace->bitness = app.info.bitness;
+    trace->dir =
+        "ust/uid/" + std::to_string(app.info.uid) + "/" + std::to_string(app.info.bitness) + "-bit";
+    metadata::TraceInfo info;
+    info.uuid = randomUuid();
+    info.abi.bitsPerLong = app.info.bitness;
+    info.abi.uint8Alignment = app.info.uint8Alignment;
+    info.abi.uint16Alignment = app.info.uint16Alignment;
+    info.abi.uint32Alignment = app.info.uint32Alignment;
+    info.abi.uint64Alignment = app.info.uint64Alignment;
+    info.abi.longAlignment = app.info.longAlignment;
+    if (auto order = metadata::byteOrderFromRegistration(app.info.byteOrder))
+        info.abi.byteOrder = *order;
+    info.tracer = {app.info.tracerMajor, app.info.tracerMinor, app.info.tracerPatchlevel};
+    info.hostname = hostName();
+    info.traceName = t.snapshot.name;
+    info.creationTime = t.snapshot.creationTime;
+    info.buffering = metadata::BufferingScheme::PerUid;
+    info.bufferingId = app.info.uid;
+    info.clock = metadata::defaultClock();
+    trace->registry = std::make_unique<metadata::TraceRegistry>(info);
+
+    cp::CreateChannel meta;
+    meta.key = t.nextKey++;
+    meta.kind = cp::ChannelKind::Metadata;
+    meta.outputDir = trace->dir;
+    meta.name = "metadata";
+    meta.subbufSize = 4096;
+    meta.subbufCount = 2;
+    std::copy(info.uuid.begin(), info.uuid.end(), meta.traceUuid.begin());
+    trace->metadata = t.consumer->createChannel(meta);
+
+    for (const auto& c : t.snapshot.channels) {
+        Channel ch;
+        ch.name = c.name;
+        ch.chanId = trace->registry->createChannel();
+        cp::CreateChannel req;
+        req.key = t.nextKey++;
+        req.kind = cp::ChannelKind::Data;
+        req.outputDir = trace->dir;
+        req.name = c.name;
+        req.subbufSize = c.subbufSize;
+        req.subbufCount = c.subbufCount;
+        req.overwrite = c.overwrite;
+        req.switchTimerUsec = c.switchTimerUs;
+        req.readTimerUsec = c.readTimerUs;
+        req.chanId = ch.chanId;
+        std::copy(info.uuid.begin(), info.uuid.end(), req.traceUuid.begin());
+        ch.objects = t.consumer->createChannel(req);
+        trace->channels.push_back(std::move(ch));
+    }
+    slot = std::move(trace);
+    pushMetadata(t, *slot);
+    return *slot;
+}
+
+void UstTracer::pushMetadata(Traced& t, Trace& trace) {
+    const std::string& text = trace.registry->text();
+    if (text.size() == trace.pushed)
+        return;
+    t.consumer->pushMetadata(trace.metadata.key, trace.pushed, text.substr(trace.pushed));
+    trace.pushed = text.size();
+}
+
+void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
+    if (t.apps.count(app->info.pid) != 0)
+        return;
+    const int cmd = app->command.get();
+    const pid_t pid = app->info.pid;
+    Trace* trace = nullptr;
+    {
+        std::lock_guard lock(shared_);
+        trace = &traceFor(t, *app);
+    }
+    AppInSession a;
+    a.app = app;
+    a.sessionHandle = lttng_ust_ctl_create_session(cmd);
+    checkUst(a.sessionHandle, "create_session in app " + std::to_string(pid));
+    {
+        std::lock_guard lock(shared_);
+        bySessionHandle_[{pid, a.sessionHandle}] = Route{&t, trace};
+    }
+    for (auto& ch : trace->channels) {
+        lttng_ust_abi_object_data* raw = nullptr;
+        checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, ch.objects.channel.get()),
+                 "duplicating a channel");
+        UstObject chan(raw);
+        checkUst(lttng_ust_ctl_send_channel_to_ust(cmd, a.sessionHandle, chan.get()),
+                 "sending channel '" + ch.name + "' to app " + std::to_string(pid));
+        {
+            std::lock_guard lock(shared_);
+            chanIdByHandle_[{pid, int{chan->handle}}] = ch.chanId;
+        }
+        for (auto& stream : ch.objects.streams) {
+            raw = nullptr;
+            checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, stream.get()),
+                     "duplicating a stream");
+            UstObject s(raw); // our copy goes once the app has its own
+            checkUst(lttng_ust_ctl_send_stream_to_ust(cmd, chan.get(), s.get()),
+                     "sending a stream to app " + std::to_string(pid));
+        }
+        for (const auto& rule : t.snapshot.rules) {
+            if (rule.channel != ch.name)
+                continue;
+            lttng_ust_abi_event ev{};
+            ev.instrumentation = LTTNG_UST_ABI_TRACEPOINT;
+            std::strncpy(ev.name, rule.pattern.c_str(), LTTNG_UST_ABI_SYM_NAME_LEN - 1);
+            ev.loglevel_type = rule.loglevelMatch == LoglevelMatch::All ? LTTNG_UST_ABI_LOGLEVEL_ALL
+                               : rule.loglevelMatch == LoglevelMatch::AtLeastAsSevere
+                                   ? LTTNG_UST_ABI_LOGLEVEL_RANGE
+                                   : LTTNG_UST_ABI_LOGLEVEL_SINGLE;
+            ev.loglevel = rule.loglevelMatch == LoglevelMatch::All ? -1 : rule.loglevel;
+            lttng_ust_abi_object_data* evRaw = nullptr;
+            checkUst(lttng_ust_ctl_create_event(cmd, &ev, chan.get(), &evRaw),
+                     "creating event '" + rule.pattern + "' in app " + std::to_string(pid));
+            UstObject event(evRaw);
+            if (!rule.exclusions.empty()) {
+                const std::size_t size = sizeof(lttng_ust_abi_event_exclusion) +
+                                         rule.exclusions.size() * LTTNG_UST_ABI_SYM_NAME_LEN;
+                std::vector<char> buf(size, '\0');
+                auto* excl = reinterpret_cast<lttng_ust_abi_event_exclusion*>(buf.data());
+                excl->count = static_cast<uint32_t>(rule.exclusions.size());
+                char* names = buf.data() + sizeof(lttng_ust_abi_event_exclusion);
+                for (std::size_t i = 0; i < rule.exclusions.size(); ++i)
+                    std::strncpy(names + i * LTTNG_UST_ABI_SYM_NAME_LEN, rule.exclusions[i].c_str(),
+                                 LTTNG_UST_ABI_SYM_NAME_LEN - 1);
+                checkUst(lttng_ust_ctl_set_exclusion(cmd, excl, event.get()), "setting exclusions");
+            }
+            checkUst(lttng_ust_ctl_enable(cmd, event.get()), "enabling an event");
+            a.objects.push_back(std::move(event));
+        }
+        // lttng-ust creates channels enabled (its ABI answers an enable of
+        // an enabled channel with an error): nothing more to do.
+        a.objects.push_back(std::move(chan));
+    }
+    t.apps[pid] = std::move(a);
+}
+
+void UstTracer::start(const SessionSnapshot& s) {
+    auto& slot = sessions_[s.idHex];
+    if (!slot) {
+        auto t = std::make_unique<Traced>();
+        t->snapshot = s;
+        try {
+            startConsumer(*t);
+        } catch (...) {
+            sessions_.erase(s.idHex);
+            throw;
+        }
+        slot = std::move(t);
+    }
+    Traced& t = *slot;
+    for (const auto& [pid, app] : apps_) {
+        if (!mayTrace(t, *app))
+            continue;
+        try {
+            setUpApp(t, app);
+        } catch (const Error& e) {
+            log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
+                         " not traced: " + e.what());
+        }
+    }
+    for (auto& [pid, a] : t.apps) {
+        const int cmd = a.app->command.get();
+        int r = lttng_ust_ctl_start_session(cmd, a.sessionHandle);
+        if (r < 0)
+            log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
+                         " did not start: " + ustErrorString(r));
+        lttng_ust_ctl_wait_quiescent(cmd);
+    }
+    {
+        std::lock_guard lock(shared_);
+        for (auto& [key, trace] : t.traces)
+            pushMetadata(t, *trace);
+    }
+    t.active = true;
+}
+
+void UstTracer::stop(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end() || !it->second->active)
+        return;
+    Traced& t = *it->second;
+    for (auto& [pid, a] : t.apps) {
+        const int cmd = a.app->command.get();
+        lttng_ust_ctl_stop_session(cmd, a.sessionHandle);
+        lttng_ust_ctl_wait_quiescent(cmd);
+    }
+    std::lock_guard lock(shared_);
+    for (auto& [key, trace] : t.traces) {
+        pushMetadata(t, *trace);
+        for (auto& ch : trace->channels)
+            t.consumer->flushChannel(ch.objects.key);
+        t.consumer->flushChannel(trace->metadata.key);
+    }
+    t.active = false;
+}
+
+void UstTracer::destroy(const std::string& idHex) noexcept {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return;
+    Traced& t = *it->second;
+    try {
+        stop(idHex);
+    } catch (const std::exception& e) {
+        log::warning("session '" + t.snapshot.name + "': stopping before destroy: " + e.what());
+    }
+    {
+        std::lock_guard lock(shared_);
+        for (auto& [pid, a] : t.apps) {
+            bySessionHandle_.erase({pid, a.sessionHandle});
+            for (const auto& o : a.objects)
+                chanIdByHandle_.erase({pid, int{o->handle}});
+        }
+    }
+    t.apps.clear(); // our copies of the app-side objects
+    try {
+        std::lock_guard lock(shared_);
+        for (auto& [key, trace] : t.traces) {
+            for (auto& ch : trace->channels) {
+                ch.objects = ConsumerChannel{ch.objects.key, nullptr, {}};
+                t.consumer->destroyChannel(ch.objects.key);
+            }
+            trace->metadata.channel.reset();
+            trace->metadata.streams.clear();
+            t.consumer->destroyChannel(trace->metadata.key);
+        }
+        t.consumer->shutdown();
+    } catch (const std::exception& e) {
+        log::warning("session '" + t.snapshot.name + "': closing the consumer: " + e.what());
+        t.launcher->stop(t.spec);
+    }
+    sessions_.erase(it);
+}
+
+void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
+    apps_[app->info.pid] = app;
+    for (auto& [id, t] : sessions_) {
+        if (!t->active || !mayTrace(*t, *app))
+            continue;
+        try {
+            setUpApp(*t, app);
+            auto& a = t->apps[app->info.pid];
+            checkUst(lttng_ust_ctl_start_session(app->command.get(), a.sessionHandle),
+                     "starting the session in the app");
+            std::lock_guard lock(shared_);
+            for (auto& [key, trace] : t->traces)
+                pushMetadata(*t, *trace);
+        } catch (const Error& e) {
+            log::warning("session '" + t->snapshot.name + "': new app " +
+                         std::to_string(app->info.pid) + " not traced: " + e.what());
+        }
+    }
+}
+
+void UstTracer::onAppGone(pid_t pid) {
+    apps_.erase(pid);
+    for (auto& [id, t] : sessions_) {
+        const auto it = t->apps.find(pid);
+        if (it == t->apps.end())
+            continue;
+        {
+            std::lock_guard lock(shared_);
+            bySessionHandle_.erase({pid, it->second.sessionHandle});
+            for (const auto& o : it->second.objects)
+                chanIdByHandle_.erase({pid, int{o->handle}});
+        }
+        t->apps.erase(it);
+    }
+}
+
+bool UstTracer::handleNotify(UstApp& app) {
+    const int fd = app.notify.get();
+    const pid_t pid = app.info.pid;
+    lttng_ust_ctl_notify_cmd cmd{};
+    if (lttng_ust_ctl_recv_notify(fd, &cmd) < 0)
+        return false;
+    switch (cmd) {
+    case LTTNG_UST_CTL_NOTIFY_CMD_CHANNEL: {
+        int sobjd = 0, cobjd = 0;
+        size_t nr = 0;
+        lttng_ust_ctl_field* fields = nullptr;
+        if (lttng_ust_ctl_recv_register_channel(fd, &sobjd, &cobjd, &nr, &fields) < 0)
+            return false;
+        std::unique_ptr<lttng_ust_ctl_field, decltype(&std::free)> owned(fields, &std::free);
+        uint32_t chanId = 0;
+        auto header = LTTNG_UST_CTL_CHANNEL_HEADER_LARGE;
+        int ret = 0;
+        try {
+            std::lock_guard lock(shared_);
+            const auto route = bySessionHandle_.at({pid, sobjd});
+            chanId = chanIdByHandle_.at({pid, cobjd});
+            const auto reply = route.trace->registry->registerChannel(
+                chanId, std::span<const lttng_ust_ctl_field>(fields, nr));
+            chanId = reply.chanId;
+            header = reply.headerType;
+            pushMetadata(*route.session, *route.trace);
+        } catch (const std::exception& e) {
+            log::warning("app " + std::to_string(pid) +
+                         ": channel registration refused: " + e.what());
+            ret = -EINVAL;
+        }
+        return lttng_ust_ctl_reply_register_channel(fd, chanId, header, ret) >= 0;
+    }
+    case LTTNG_UST_CTL_NOTIFY_CMD_EVENT: {
+        int sobjd = 0, cobjd = 0, loglevel = 0;
+        char name[LTTNG_UST_ABI_SYM_NAME_LEN] = {};
+        char* signature = nullptr;
+        size_t nr = 0;
+        lttng_ust_ctl_field* fields = nullptr;
+        char* emf = nullptr;
+        if (lttng_ust_ctl_recv_register_event(fd, &sobjd, &cobjd, name, &loglevel, &signature, &nr,
+                                              &fields, &emf) < 0)
+            return false;
+        std::unique_ptr<char, decltype(&std::free)> ownedSig(signature, &std::free);
+        std::unique_ptr<lttng_ust_ctl_field, decltype(&std::free)> ownedFields(fields, &std::free);
+        std::unique_ptr<char, decltype(&std::free)> ownedEmf(emf, &std::free);
+        name[LTTNG_UST_ABI_SYM_NAME_LEN - 1] = '\0';
+        uint32_t id = 0;
+        int ret = 0;
+        try {
+            std::lock_guard lock(shared_);
+            const auto route = bySessionHandle_.at({pid, sobjd});
+            const uint32_t chanId = chanIdByHandle_.at({pid, cobjd});
+            id = route.trace->registry->registerEvent(
+                chanId, name, loglevel, signature != nullptr ? signature : "",
+                std::span<const lttng_ust_ctl_field>(fields, nr), emf != nullptr ? emf : "");
+            pushMetadata(*route.session, *route.trace);
+        } catch (const std::exception& e) {
+            log::warning("app " + std::to_string(pid) + ": event '" + name +
+                         "' registration refused: " + e.what());
+            ret = -EINVAL;
+        }
+        return lttng_ust_ctl_reply_register_event(fd, id, ret) >= 0;
+    }
+    case LTTNG_UST_CTL_NOTIFY_CMD_ENUM: {
+        int sobjd = 0;
+        char name[LTTNG_UST_ABI_SYM_NAME_LEN] = {};
+        lttng_ust_ctl_enum_entry* entries = nullptr;
+        size_t nr = 0;
+        if (lttng_ust_ctl_recv_register_enum(fd, &sobjd, name, &entries, &nr) < 0)
+            return false;
+        std::unique_ptr<lttng_ust_ctl_enum_entry, decltype(&std::free)> owned(entries, &std::free);
+        name[LTTNG_UST_ABI_SYM_NAME_LEN - 1] = '\0';
+        uint64_t id = 0;
+        int ret = 0;
+        try {
+            std::lock_guard lock(shared_);
+            const auto route = bySessionHandle_.at({pid, sobjd});
+            id = route.trace->registry->registerEnum(
+                name, std::span<const lttng_ust_ctl_enum_entry>(entries, nr));
+            pushMetadata(*route.session, *route.trace);
+        } catch (const std::exception& e) {
+            log::warning("app " + std::to_string(pid) + ": enum registration refused: " + e.what());
+            ret = -EINVAL;
+        }
+        return lttng_ust_ctl_reply_register_enum(fd, id, ret) >= 0;
+    }
+    default:
+        log::warning("app " + std::to_string(pid) + ": unknown notify command");
+        return false;
+    }
+}
+
+} // namespace tracectl

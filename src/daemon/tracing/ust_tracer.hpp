@@ -1,0 +1,110 @@
+// Traces registered LTTng-UST apps for the active sessions (per-UID
+// buffers): starts each session's consumer, has it create the ring buffers
+// of every (uid, bitness), hands the buffers to each app, creates the
+// events, starts and stops tracing, and answers the apps' channel/event/enum
+// registrations from the CTF metadata registry, pushing the metadata to the
+// consumer as it grows. Facts: LTTNG-NOTES.md, ust-ctl.h.
+//
+// Threads: every public method runs on the app thread (UstAppThread), which
+// owns the sessions and apps; the notify handler runs on the NotifyThread.
+// They share the metadata registries, the app-handle tables and the consumer
+// sockets, under `shared_`; no app round trip is made while holding it.
+#pragma once
+
+#include "apps/ust_app.hpp"
+#include "consumer/consumer_client.hpp"
+#include "consumer/consumer_launcher.hpp"
+#include "metadata/trace_registry.hpp"
+#include "session_snapshot.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tracectl {
+
+/// How consumers are started and found.
+struct TracerConfig {
+    std::string consumerBinary; ///< tracectl-consumerd
+    std::string systemdAddress; ///< "" = system bus; used when useSystemd
+    bool useSystemd = true;     ///< false: fork/exec
+    std::string daemonVersion;
+};
+
+class UstTracer {
+public:
+    explicit UstTracer(TracerConfig config);
+    ~UstTracer();
+    UstTracer(const UstTracer&) = delete;
+    UstTracer& operator=(const UstTracer&) = delete;
+
+    /// A new app (before register_done): traced by every active session
+    /// that may trace it. Never throws; failures are logged.
+    void onAppRegistered(const std::shared_ptr<UstApp>& app);
+    /// An app's sockets closed: forget it (its buffers stay with the consumer).
+    void onAppGone(pid_t pid);
+
+    /// Starts tracing `s` (first start: starts its consumer). Throws Error.
+    void start(const SessionSnapshot& s);
+    /// Stops tracing `s` and flushes every buffer to disk. Throws Error.
+    void stop(const std::string& idHex);
+    /// Stops if needed, closes every buffer and ends the consumer.
+    void destroy(const std::string& idHex) noexcept;
+
+    /// Notify-thread entry: one message from `app`'s notify socket.
+    /// Returns false if the app must be dropped.
+    bool handleNotify(UstApp& app);
+
+private:
+    struct Channel {
+        std::string name;
+        uint32_t chanId = 0;
+        ConsumerChannel objects;
+    };
+    struct Trace {
+        uid_t uid = 0;
+        uint32_t bitness = 0;
+        std::string dir; ///< trace-relative, "ust/uid/<uid>/<bits>-bit"
+        std::unique_ptr<metadata::TraceRegistry> registry;
+        ConsumerChannel metadata;
+        std::size_t pushed = 0;
+        std::vector<Channel> channels;
+    };
+    struct AppInSession {
+        std::shared_ptr<UstApp> app;
+        int sessionHandle = -1;
+        std::vector<UstObject> objects; // channels and events as the app knows them
+    };
+    struct Traced {
+        SessionSnapshot snapshot;
+        ConsumerSpec spec;
+        std::unique_ptr<ConsumerLauncher> launcher;
+        std::unique_ptr<ConsumerClient> consumer;
+        std::map<std::pair<uid_t, uint32_t>, std::unique_ptr<Trace>> traces;
+        std::map<pid_t, AppInSession> apps;
+        bool active = false;
+        uint64_t nextKey = 1;
+    };
+
+    bool mayTrace(const Traced& t, const UstApp& app) const;
+    void startConsumer(Traced& t);
+    Trace& traceFor(Traced& t, const UstApp& app); // holds shared_
+    void setUpApp(Traced& t, const std::shared_ptr<UstApp>& app);
+    void pushMetadata(Traced& t, Trace& trace); // holds shared_
+
+    TracerConfig config_;
+    std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
+    std::map<pid_t, std::shared_ptr<UstApp>> apps_;           // app thread only
+
+    std::mutex shared_;
+    struct Route {
+        Traced* session = nullptr;
+        Trace* trace = nullptr;
+    };
+    std::map<std::pair<pid_t, int>, Route> bySessionHandle_;   // guarded by shared_
+    std::map<std::pair<pid_t, int>, uint32_t> chanIdByHandle_; // guarded by shared_
+};
+
+} // namespace tracectl

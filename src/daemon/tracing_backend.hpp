@@ -1,0 +1,25 @@
+// What the session objects ask of the tracing machinery, which runs on the
+// app thread: start, stop and destroy a session, each answered later on
+// the D-Bus thread.
+#pragma once
+
+#include "common/error.hpp"
+#include "tracing/session_snapshot.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace tracectl {
+
+class TracingBackend {
+public:
+    /// Called on the D-Bus thread with the outcome (nullopt: done).
+    using Done = std::function<void(std::optional<Error>)>;
+    virtual ~TracingBackend() = default;
+    virtual void start(SessionSnapshot session, Done done) = 0;
+    virtual void stop(std::string idHex, Done done) = 0;
+    virtual void destroy(std::string idHex, Done done) = 0;
+};
+
+} // namespace tracectl
