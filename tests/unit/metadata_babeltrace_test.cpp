@@ -328,7 +328,9 @@ TEST(MetadataBabeltrace, TraceEnvAndClockAsReadersSeeThem) {
     TraceRegistry registry(info);
     const std::uint32_t chan = registry.createChannel();
     registry.registerChannel(chan, {});
-    registry.registerEvent(chan, "p:e", 0, "", Fields{integer("x", 32, false)}, "");
+    registry.registerEvent(chan, "p:e", 13, "", Fields{integer("x", 32, false)}, "");
+    // A negative loglevel (not written) must not make the trace unreadable.
+    registry.registerEvent(chan, "p:neg", -1, "", {}, "");
 
     PacketWriter w(false);
     const std::size_t sizes = writePacketStart(w, info, chan, 100, 200);
@@ -341,19 +343,20 @@ TEST(MetadataBabeltrace, TraceEnvAndClockAsReadersSeeThem) {
     TempDir scriptDir;
     writeFile(dir.path() / "metadata", registry.text().data(), registry.text().size());
     writeFile(dir.path() / "chan_0", w.data().data(), w.data().size());
-    const std::string script = "import bt2, sys\n"
-                               "it = bt2.TraceCollectionMessageIterator(sys.argv[1])\n"
-                               "for m in it:\n"
-                               "    if type(m) is bt2._StreamBeginningMessageConst:\n"
-                               "        t = m.stream.trace\n"
-                               "        for k in sorted(t.environment):\n"
-                               "            print('env', k, t.environment[k])\n"
-                               "        cc = m.stream.cls.default_clock_class\n"
-                               "        print('clock', cc.name, cc.frequency, cc.offset.seconds, "
-                               "cc.offset.cycles, cc.uuid)\n"
-                               "    elif type(m) is bt2._EventMessageConst:\n"
-                               "        print('event', m.event.name, m.event.payload_field['x'],\n"
-                               "              m.default_clock_snapshot.ns_from_origin)\n";
+    const std::string script =
+        "import bt2, sys\n"
+        "it = bt2.TraceCollectionMessageIterator(sys.argv[1])\n"
+        "for m in it:\n"
+        "    if type(m) is bt2._StreamBeginningMessageConst:\n"
+        "        t = m.stream.trace\n"
+        "        for k in sorted(t.environment):\n"
+        "            print('env', k, t.environment[k])\n"
+        "        cc = m.stream.cls.default_clock_class\n"
+        "        print('clock', cc.name, cc.frequency, cc.offset.seconds, "
+        "cc.offset.cycles, cc.uuid)\n"
+        "    elif type(m) is bt2._EventMessageConst:\n"
+        "        print('event', m.event.name, m.event.cls.log_level,\n"
+        "              m.event.payload_field['x'], m.default_clock_snapshot.ns_from_origin)\n";
     writeFile(scriptDir.path() / "read.py", script.data(), script.size());
     const CommandResult r =
         run("TZ=UTC /usr/bin/python3 '" + (scriptDir.path() / "read.py").string() + "' '" +
@@ -370,7 +373,7 @@ TEST(MetadataBabeltrace, TraceEnvAndClockAsReadersSeeThem) {
           "env vpid_datetime 20231114T221500+0000\n",
           "clock monotonic 1000000000 1700000000 0 "
           "11223344-5566-7788-99aa-bbccddeeff00\n",
-          "event p:e 7 1700000000000000150\n"})
+          "event p:e 13 7 1700000000000000150\n"})
         EXPECT_NE(out.find(line), std::string::npos) << line;
 }
 

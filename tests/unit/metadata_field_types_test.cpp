@@ -65,7 +65,6 @@ TEST_F(MetadataFieldTypes, EventBlockWithModelEmfUriAndNoFields) {
                                                "\tname = \"a\\\"b\";\n"
                                                "\tid = 0;\n"
                                                "\tstream_id = 0;\n"
-                                               "\tloglevel = -1;\n"
                                                "\tmodel.emf.uri = \"http://x/\\\"y\\\"\";\n"
                                                "\tfields := struct {\n"
                                                "\t};\n"

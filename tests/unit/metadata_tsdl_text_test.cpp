@@ -60,6 +60,14 @@ TEST(MetadataTsdlText, FieldIdentifierAvoidsKeywords) {
     EXPECT_TRUE(isTsdlKeyword("typealias"));
 }
 
+TEST(MetadataTsdlText, SubstituteFillsPlaceholdersInOrder) {
+    EXPECT_EQ(substitute("a{}b{}c", {"1", "22"}), "a1b22c");
+    EXPECT_EQ(substitute("no placeholder", {}), "no placeholder");
+    EXPECT_EQ(substitute("{}", {"{}"}), "{}"); // values are not scanned
+    EXPECT_THROW(substitute("{}{}", {"x"}), std::logic_error);
+    EXPECT_THROW(substitute("{}", {"x", "y"}), std::logic_error);
+}
+
 TEST(MetadataTsdlText, UuidToString) {
     Uuid u{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
            0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};

@@ -85,6 +85,9 @@ bool UstTracer::mayTrace(const Traced& t, const UstApp& app) const {
 }
 
 void UstTracer::startConsumer(Traced& t) {
+    if (access(config_.consumerBinary.c_str(), X_OK) < 0)
+        throw Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +
+                                           " cannot be run: " + std::strerror(errno));
     makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
