@@ -3,6 +3,7 @@
 #include "error_report.hpp"
 #include "variant_json.hpp"
 
+#include <application_proxy.h>
 #include <manager_proxy.h>
 #include <sdbus-c++/StandardInterfaces.h>
 #include <sdbus-c++/sdbus-c++.h>
@@ -43,6 +44,26 @@ public:
     SessionProxy& operator=(const SessionProxy&) = delete;
     SessionProxy(SessionProxy&&) = delete;
     SessionProxy& operator=(SessionProxy&&) = delete;
+
+private:
+    void onPropertiesChanged(const std::string&, const std::map<std::string, sdbus::Variant>&,
+                             const std::vector<std::string>&) override {}
+};
+
+/// /org/tracectl/Tracing1/application/<pid>: the Application interface and Properties.
+class ApplicationProxy final
+    : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Application_proxy,
+                                    sdbus::Properties_proxy> {
+public:
+    ApplicationProxy(sdbus::IConnection& connection, const std::string& path)
+        : ProxyInterfaces(connection, bus_name, path) {
+        registerProxy();
+    }
+    ~ApplicationProxy() { unregisterProxy(); }
+    ApplicationProxy(const ApplicationProxy&) = delete;
+    ApplicationProxy& operator=(const ApplicationProxy&) = delete;
+    ApplicationProxy(ApplicationProxy&&) = delete;
+    ApplicationProxy& operator=(ApplicationProxy&&) = delete;
 
 private:
     void onPropertiesChanged(const std::string&, const std::map<std::string, sdbus::Variant>&,
@@ -120,6 +141,60 @@ void BusClient::stop(const std::string& path) {
 
 void BusClient::destroy(const std::string& path) {
     connection_->session(path).Destroy();
+}
+
+} // namespace tracectl::cli
+
+namespace tracectl::cli {
+
+void BusClient::enable_events(const std::string& path, const std::string& channel,
+                              const std::string& pattern,
+                              const std::optional<std::string>& loglevel, bool loglevel_only,
+                              const std::vector<std::string>& exclusions) {
+    std::map<std::string, sdbus::Variant> options;
+    if (loglevel) {
+        options[loglevel_only ? "loglevel-only" : "loglevel"] = sdbus::Variant(*loglevel);
+    }
+    if (!exclusions.empty()) {
+        options["exclusions"] = sdbus::Variant(exclusions);
+    }
+    connection_->session(path).EnableEvents("ust", channel, pattern, options);
+}
+
+void BusClient::add_channel(const std::string& path, const std::string& name,
+                            const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
+                            const std::map<std::string, std::uint32_t>& timers) {
+    std::map<std::string, sdbus::Variant> options;
+    for (const auto& [key, value] : sizes) {
+        options[key] = sdbus::Variant(value);
+    }
+    for (const auto& [key, value] : timers) {
+        options[key] = sdbus::Variant(value);
+    }
+    if (overwrite) {
+        options["overwrite"] = sdbus::Variant(true);
+    }
+    connection_->session(path).AddChannel("ust", name, options);
+}
+
+std::vector<std::string> BusClient::list_applications() {
+    const std::vector<sdbus::ObjectPath> paths = connection_->manager.ListApplications();
+    return {paths.begin(), paths.end()};
+}
+
+PropertyMap BusClient::application_properties(const std::string& path) {
+    ApplicationProxy app(*connection_->bus, path);
+    return to_property_map(app.GetAll(org::tracectl::Tracing1::Application_proxy::INTERFACE_NAME));
+}
+
+std::vector<std::tuple<std::string, std::string, std::int32_t>>
+BusClient::list_tracepoints(const std::string& path) {
+    ApplicationProxy app(*connection_->bus, path);
+    std::vector<std::tuple<std::string, std::string, std::int32_t>> out;
+    for (const auto& tp : app.ListTracepoints()) {
+        out.emplace_back(tp.get<0>(), tp.get<1>(), tp.get<2>());
+    }
+    return out;
 }
 
 } // namespace tracectl::cli

@@ -4,9 +4,12 @@
 
 #include "property_map.hpp"
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tracectl::cli {
@@ -60,6 +63,28 @@ public:
 
     /// Session.Destroy() on the session at `path`.
     void destroy(const std::string& path);
+
+    /// Session.EnableEvents("ust", channel, pattern, options) on the session at `path`.
+    /// `options` keys: "loglevel" / "loglevel-only" (log level names), "exclusions" (list).
+    void enable_events(const std::string& path, const std::string& channel,
+                       const std::string& pattern, const std::optional<std::string>& loglevel,
+                       bool loglevel_only, const std::vector<std::string>& exclusions);
+
+    /// Session.AddChannel("ust", name, options) on the session at `path`; numeric options
+    /// are sent as "t" (sizes) or "u" (timers, microseconds).
+    void add_channel(const std::string& path, const std::string& name,
+                     const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
+                     const std::map<std::string, std::uint32_t>& timers);
+
+    /// Manager.ListApplications(): object paths of the apps the caller may see.
+    std::vector<std::string> list_applications();
+
+    /// Properties.GetAll("org.tracectl.Tracing1.Application") of the app at `path`.
+    PropertyMap application_properties(const std::string& path);
+
+    /// Application.ListTracepoints(): (provider, event, log level) triples.
+    std::vector<std::tuple<std::string, std::string, std::int32_t>>
+    list_tracepoints(const std::string& path);
 
 private:
     struct Connection;

@@ -6,12 +6,16 @@
 #include "config.h"
 #include "error_report.hpp"
 #include "exit_status.hpp"
+#include "trace_commands.hpp"
 #include "utf8.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -30,6 +34,20 @@ struct CommandLine {
     std::string stop_name;
     DestroyArgs destroy;
     std::string destroy_name;
+    EnableEventArgs enable_event;
+    std::string ee_session;
+    std::string ee_loglevel;
+    std::string ee_loglevel_only;
+    std::string ee_exclude;
+    EnableChannelArgs enable_channel;
+    std::string ec_session;
+    std::uint64_t ec_subbuf_size = 0;
+    std::uint64_t ec_num_subbuf = 0;
+    std::uint32_t ec_switch_timer = 0;
+    std::uint32_t ec_read_timer = 0;
+    bool apps_tracepoints = false;
+    bool apps_json = false;
+    std::string view_session;
 };
 
 /// The `tracectl --help` hint to put after a usage error.
@@ -110,6 +128,62 @@ ExitStatus run(int argc, char** argv) {
                     "The trace files stay on disk.\n\n"
                     "Example:\n  tracectl destroy web-latency\n  tracectl destroy --all");
 
+    auto* enable_event = app.add_subcommand("enable-event", "Record events of LTTng-UST apps");
+    bool ee_userspace = false;
+    enable_event->add_flag("-u,--userspace", ee_userspace, "The user-space (UST) domain")
+        ->required();
+    enable_event
+        ->add_option("PATTERN", cl.enable_event.pattern,
+                     "Event name provider:event, or a prefix ending in '*'")
+        ->required();
+    auto* ee_session = enable_event->add_option("-s,--session", cl.ee_session,
+                                                "Session (default: your only session)");
+    enable_event->add_option("-c,--channel", cl.enable_event.channel,
+                             "Channel (default: channel0, made on first use)");
+    auto* ee_level = enable_event->add_option("--loglevel", cl.ee_loglevel,
+                                              "Record this log level or a more severe one "
+                                              "(TRACE_WARNING, info, ...)");
+    auto* ee_only = enable_event->add_option("--loglevel-only", cl.ee_loglevel_only,
+                                             "Record exactly this log level");
+    ee_level->excludes(ee_only);
+    auto* ee_exclude = enable_event->add_option("-x,--exclude", cl.ee_exclude,
+                                                "Comma-separated event names to leave out");
+    enable_event->footer(
+        "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO");
+
+    auto* enable_channel = app.add_subcommand("enable-channel", "Add a UST channel to a session");
+    bool ec_userspace = false;
+    enable_channel->add_flag("-u,--userspace", ec_userspace, "The user-space (UST) domain")
+        ->required();
+    enable_channel->add_option("NAME", cl.enable_channel.name, "Channel name")->required();
+    auto* ec_session = enable_channel->add_option("-s,--session", cl.ec_session,
+                                                  "Session (default: your only session)");
+    auto* ec_size = enable_channel->add_option("--subbuf-size", cl.ec_subbuf_size,
+                                               "Sub-buffer size in bytes (power of two)");
+    auto* ec_num = enable_channel->add_option("--num-subbuf", cl.ec_num_subbuf,
+                                              "Number of sub-buffers (power of two)");
+    enable_channel->add_flag("--overwrite", cl.enable_channel.overwrite,
+                             "Overwrite the oldest sub-buffer when full (flight recorder)");
+    auto* ec_switch = enable_channel->add_option("--switch-timer", cl.ec_switch_timer,
+                                                 "Switch timer period, microseconds");
+    auto* ec_read = enable_channel->add_option("--read-timer", cl.ec_read_timer,
+                                               "Read timer period, microseconds");
+    enable_channel->footer("Only before the session first starts.\n\nExample:\n"
+                           "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8");
+
+    auto* list_apps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
+    list_apps->add_flag("-t,--tracepoints", cl.apps_tracepoints,
+                        "Also list each app's tracepoints");
+    list_apps->add_flag("--json", cl.apps_json, "Print a JSON array");
+    list_apps->footer("Lists the apps you may see (yours; root sees all).\n\nExample:\n"
+                      "  tracectl list-apps --tracepoints");
+
+    auto* view = app.add_subcommand("view", "Print a session's trace with babeltrace2");
+    auto* view_name =
+        view->add_option("NAME", cl.view_session, "Session (default: your only session)");
+    view->footer("Runs babeltrace2 on the session's output folder; stop the session first\n"
+                 "for a complete trace.\n\nExample:\n  tracectl view web-latency");
+
     try {
         app.parse(argc, argv);
         if (destroy->parsed() && destroy_name->count() == 0 && destroy_all->count() == 0) {
@@ -147,6 +221,43 @@ ExitStatus run(int argc, char** argv) {
     if (destroy_name->count() > 0) {
         cl.destroy.name = cl.destroy_name;
     }
+    if (ee_session->count() > 0) {
+        cl.enable_event.session = cl.ee_session;
+    }
+    if (ee_level->count() > 0) {
+        cl.enable_event.loglevel = cl.ee_loglevel;
+    } else if (ee_only->count() > 0) {
+        cl.enable_event.loglevel = cl.ee_loglevel_only;
+        cl.enable_event.loglevel_only = true;
+    }
+    if (ee_exclude->count() > 0) {
+        std::string item;
+        for (char c : cl.ee_exclude + ",") {
+            if (c == ',') {
+                if (!item.empty()) {
+                    cl.enable_event.exclusions.push_back(item);
+                }
+                item.clear();
+            } else {
+                item += c;
+            }
+        }
+    }
+    if (ec_session->count() > 0) {
+        cl.enable_channel.session = cl.ec_session;
+    }
+    if (ec_size->count() > 0) {
+        cl.enable_channel.subbuf_size = cl.ec_subbuf_size;
+    }
+    if (ec_num->count() > 0) {
+        cl.enable_channel.num_subbuf = cl.ec_num_subbuf;
+    }
+    if (ec_switch->count() > 0) {
+        cl.enable_channel.switch_timer_us = cl.ec_switch_timer;
+    }
+    if (ec_read->count() > 0) {
+        cl.enable_channel.read_timer_us = cl.ec_read_timer;
+    }
 
     BusChoice bus_choice;
     if (cl.user_bus) {
@@ -168,6 +279,20 @@ ExitStatus run(int argc, char** argv) {
         run_stop(bus, cl.stop_name, std::cout);
     } else if (destroy->parsed()) {
         run_destroy(bus, cl.destroy, std::cout);
+    } else if (enable_event->parsed()) {
+        run_enable_event(bus, cl.enable_event, std::cout);
+    } else if (enable_channel->parsed()) {
+        run_enable_channel(bus, cl.enable_channel, std::cout);
+    } else if (list_apps->parsed()) {
+        run_list_apps(bus, cl.apps_tracepoints, cl.apps_json, std::cout);
+    } else if (view->parsed()) {
+        const std::string dir =
+            session_output(bus, view_name->count() > 0 ? std::optional<std::string>(cl.view_session)
+                                                       : std::nullopt);
+        std::cout.flush();
+        execlp("babeltrace2", "babeltrace2", dir.c_str(), static_cast<char*>(nullptr));
+        print_error_line(std::cerr, "cannot run babeltrace2: " + std::string(std::strerror(errno)));
+        return ExitStatus::daemon_error;
     }
 
     if (!std::cout.flush()) {

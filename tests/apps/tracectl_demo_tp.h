@@ -11,6 +11,7 @@
 #define TRACECTL_DEMO_TP_H
 
 #include <lttng/tracepoint.h>
+#include <arpa/inet.h>
 #include <stdint.h>
 
 LTTNG_UST_TRACEPOINT_ENUM(tracectl_demo, colour,
@@ -32,7 +33,9 @@ LTTNG_UST_TRACEPOINT_EVENT(tracectl_demo, tick,
         lttng_ust_field_integer(int16_t, s16, (int16_t)(-1000 - (int64_t)(seq % 1000)))
         lttng_ust_field_integer(uint32_t, u32, (uint32_t)(seq * 3))
         lttng_ust_field_integer_hex(uint32_t, hex32, (uint32_t)(0xC0DE0000u + seq % 0x10000))
-        lttng_ust_field_integer_network(uint16_t, net16, (uint16_t)(seq % 65536))
+        /* lttng-ust records a network field as given: the caller converts
+         * (checked against lttng-sessiond 2.13: it writes byte_order = be). */
+        lttng_ust_field_integer_network(uint16_t, net16, htons((uint16_t)(seq % 65536)))
         lttng_ust_field_float(double, ratio, ratio)
         lttng_ust_field_float(float, ratio_f, (float)ratio)
         lttng_ust_field_string(text, text)

@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace tracectl::test;
@@ -152,4 +154,46 @@ TEST_F(Tracing, AnAppRunningBeforeTheStartIsTracedFromTheStart) {
     EXPECT_EQ(countOf(lines, "tracectl_demo:debug_note:"), 0u);
     EXPECT_NE(countOf(lines, "seq = 399,"), 0u) << "the last event is missing";
     s.Destroy();
+}
+
+TEST_F(Tracing, TheCliDrivesTheWholeJob) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string dir = output("cli");
+    auto ok = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), cli);
+        const RunResult r = run(argv);
+        EXPECT_EQ(r.exitCode, 0) << r.describe();
+        return r.out;
+    };
+    ok({"create", "cli", "--output", dir});
+    ok({"enable-event", "-u", "tracectl_demo:*", "-s", "cli", "--loglevel-only", "TRACE_DEBUG"});
+    ok({"start", "cli"});
+    ChildProcess app({demoApp(), "30", "20000"}, {}, sandbox_->dir() + "/log/apps.log");
+    bool listed = false;
+    for (int i = 0; i < 300 && !listed; ++i) {
+        listed = ok({"list-apps", "--tracepoints"}).find(std::to_string(app.pid()) + "  uid ") !=
+                 std::string::npos;
+        if (!listed)
+            usleep(10000);
+    }
+    EXPECT_TRUE(listed);
+    const auto apps = nlohmann::json::parse(ok({"list-apps", "--json", "--tracepoints"}));
+    ASSERT_FALSE(apps.empty());
+    EXPECT_FALSE(apps[0]["Tracepoints"].empty());
+    ASSERT_EQ(app.wait(30000), 0);
+    ok({"stop", "cli"});
+    const std::string text = ok({"view", "cli"});
+    std::size_t debug = 0, ticks = 0;
+    for (std::size_t p = 0; (p = text.find("tracectl_demo:debug_note:", p)) != std::string::npos;
+         ++p)
+        ++debug;
+    for (std::size_t p = 0; (p = text.find("tracectl_demo:tick:", p)) != std::string::npos; ++p)
+        ++ticks;
+    EXPECT_EQ(debug, 30u);
+    EXPECT_EQ(ticks, 0u);
+    // Bad usage: a clear error and exit status 2; unknown session: 1.
+    EXPECT_EQ(run({cli, "enable-event", "tracectl_demo:*"}).exitCode, 2); // no -u
+    EXPECT_EQ(run({cli, "enable-event", "-u", "x:*", "-s", "nope"}).exitCode, 1);
+    ok({"destroy", "cli"});
 }

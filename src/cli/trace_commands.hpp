@@ -1,0 +1,53 @@
+// The tracing subcommands of tracectl: enable-event, enable-channel,
+// list-apps and view (lttng-enable-event(1), lttng-enable-channel(1),
+// lttng-list(1) -u, lttng-view(1)).
+#pragma once
+
+#include "bus_client.hpp"
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracectl::cli {
+
+/// `tracectl enable-event -u PATTERN [-s S] [-c C] [--loglevel L | --loglevel-only L]
+/// [--exclude E,...]`.
+struct EnableEventArgs {
+    std::string pattern;
+    std::optional<std::string> session; ///< default: the caller's only session
+    std::string channel;                ///< "" = channel0 (made on first enable)
+    std::optional<std::string> loglevel;
+    bool loglevel_only = false;
+    std::vector<std::string> exclusions;
+};
+
+/// `tracectl enable-channel -u NAME [-s S] [--subbuf-size B] [--num-subbuf N]
+/// [--overwrite] [--switch-timer US] [--read-timer US]`.
+struct EnableChannelArgs {
+    std::string name;
+    std::optional<std::string> session;
+    std::optional<std::uint64_t> subbuf_size;
+    std::optional<std::uint64_t> num_subbuf;
+    bool overwrite = false;
+    std::optional<std::uint32_t> switch_timer_us;
+    std::optional<std::uint32_t> read_timer_us;
+};
+
+/// Resolves `name`, or when absent the caller's only session; throws
+/// sdbus::Error (NoSuchSession) when there is none or more than one.
+std::string resolve_session(BusClient& bus, const std::optional<std::string>& name);
+
+void run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out);
+void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out);
+
+/// Prints the registered apps the caller may see: pid, uid, bitness, name, and
+/// with `tracepoints` each app's tracepoints with their log levels; or JSON.
+void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& out);
+
+/// The session's output folder, for `tracectl view` (which runs babeltrace2 on it).
+std::string session_output(BusClient& bus, const std::optional<std::string>& name);
+
+} // namespace tracectl::cli
