@@ -196,6 +196,12 @@ int run(const Options& o) {
         });
     appThreadPtr = &appThread;
     backend.setThread(&appThread);
+    // A consumer that dies puts its session in state error (its unit's
+    // ActiveState, or the child's exit, checked every second).
+    appThread.every(std::chrono::seconds(1), [&tracer, &loop, &manager] {
+        for (auto& [id, reason] : tracer.checkConsumers())
+            loop.post([&manager, id = id, reason = reason] { manager.sessionFailed(id, reason); });
+    });
     apps.setCommandRunner(
         [&appThread](std::function<void()> job) { appThread.submit(std::move(job)); });
     // Apps already waiting for a session daemon come now.

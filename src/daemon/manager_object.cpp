@@ -15,6 +15,12 @@ ManagerObject::ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry,
     registerAdaptor();
 }
 
+void ManagerObject::sessionFailed(const std::string& idHex, const std::string& reason) {
+    const auto it = objects_.find(idHex);
+    if (it != objects_.end())
+        it->second.object->fail(reason);
+}
+
 void ManagerObject::retireAll() {
     if (!objects_.empty())
         log::notice("exiting with " + std::to_string(objects_.size()) +

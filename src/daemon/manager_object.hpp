@@ -29,6 +29,9 @@ public:
     /// Removes every session object (InterfacesRemoved each), for a clean
     /// exit while the bus name is still owned.
     void retireAll();
+
+    /// Puts the session `idHex` in state error (its consumer died).
+    void sessionFailed(const std::string& idHex, const std::string& reason);
     ManagerObject(const ManagerObject&) = delete;
     ManagerObject& operator=(const ManagerObject&) = delete;
 

@@ -14,6 +14,8 @@ std::string_view toString(SessionState s) noexcept {
         return "active";
     case SessionState::Stopped:
         return "stopped";
+    case SessionState::Error:
+        return "error";
     }
     return "unknown";
 }
@@ -26,7 +28,15 @@ std::string_view toString(BufferOwnership b) noexcept {
     return b == BufferOwnership::PerPid ? "per-pid" : "per-uid";
 }
 
+void Session::fail(std::string reason) {
+    state_ = SessionState::Error;
+    errorReason_ = std::move(reason);
+}
+
 void Session::start() {
+    if (state_ == SessionState::Error)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
     if (state_ == SessionState::Active)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is already active");
     state_ = SessionState::Active;

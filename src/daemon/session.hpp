@@ -15,7 +15,7 @@ namespace tracectl {
 
 /// LTTng's session life cycle, as tracectl exposes it in the `State`
 /// property. `rotating` and `error` come with rotation and consumers.
-enum class SessionState { Created, Active, Stopped };
+enum class SessionState { Created, Active, Stopped, Error };
 
 /// `Mode` property: normal (writes as it goes) or snapshot (flight recorder).
 enum class SessionMode { Normal, Snapshot };
@@ -53,6 +53,10 @@ public:
     void start();
     /// active -> stopped.
     void stop();
+    /// Any state -> error (the consumer died); only Destroy is accepted then.
+    void fail(std::string reason);
+    /// Why the session is in state error ("" otherwise).
+    const std::string& errorReason() const noexcept { return errorReason_; }
 
     /// Adds a UST channel. Only before the first start (WrongState), at most
     /// kMaxChannels (LimitExceeded), names unique (InvalidArgument); a
@@ -76,6 +80,7 @@ private:
     std::chrono::system_clock::time_point created_;
     SessionState state_ = SessionState::Created;
     bool everStarted_ = false;
+    std::string errorReason_;
     std::vector<ChannelConfig> channels_;
     std::vector<EventRule> rules_;
 };

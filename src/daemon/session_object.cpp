@@ -55,6 +55,14 @@ void SessionObject::retire() {
     emitInterfacesRemovedSignal();
 }
 
+void SessionObject::fail(const std::string& reason) {
+    session_.fail(reason);
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    log::error("session '" + session_.config().name + "' failed: " + reason +
+                   "; what was written stays in " + session_.config().outputPath,
+               session_.id().uuid());
+}
+
 void SessionObject::checkCaller(const char* member) {
     if (retired_)
         throw sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") + member +
@@ -98,7 +106,7 @@ void SessionObject::Start(sdbus::Result<>&& result) {
         handleCall("Start", [&] {
             checkCaller("Start");
             checkIdle("Start");
-            if (session_.state() == SessionState::Active)
+            if (session_.state() == SessionState::Active || session_.state() == SessionState::Error)
                 session_.start(); // throws WrongState
         });
     } catch (const sdbus::Error& e) {

@@ -36,6 +36,8 @@ public:
     /// Emits InterfacesRemoved; later calls get UnknownObject until the
     /// object is freed.
     void retire();
+    /// The session's consumer died: state "error" (announced), reason logged.
+    void fail(const std::string& reason);
 
 private:
     void Start(sdbus::Result<>&& result) override;

@@ -197,3 +197,56 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
     EXPECT_EQ(run({cli, "enable-event", "-u", "x:*", "-s", "nope"}).exitCode, 1);
     ok({"destroy", "cli"});
 }
+
+TEST_F(Tracing, AConsumerThatFailsMidWayLeavesTheDaemonServing) {
+    // Regression: a consumer refusing CreateChannel (here: its output folder
+    // made unusable after the start) for a late app must not leave a
+    // half-made trace that crashes Stop or Destroy.
+    const std::string dir = output("broken");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("broken", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", {});
+    s.Start();
+    ASSERT_EQ(run({"touch", dir + "/ust"}).exitCode, 0); // "ust" can no longer be a folder
+    runApp(5);
+    try {
+        s.Stop();
+    } catch (const sdbus::Error& e) {
+        ADD_FAILURE() << "Stop failed: " << e.getName() << ": " << e.getMessage();
+    }
+    s.Destroy();
+    EXPECT_TRUE(sandbox_->daemonRunning());
+    EXPECT_EQ(manager_->Version(), TRACECTL_TEST_VERSION);
+}
+
+TEST_F(Tracing, ADeadConsumerPutsItsSessionInErrorAndOthersGoOn) {
+    const std::string deadDir = output("dead");
+    const std::string liveDir = output("alive");
+    SessionClient dead(*bus_,
+                       manager_->CreateSession("dead", {{"output-path", sdbus::Variant(deadDir)}}));
+    SessionClient alive(
+        *bus_, manager_->CreateSession("alive", {{"output-path", sdbus::Variant(liveDir)}}));
+    for (auto* s : {&dead, &alive}) {
+        s->EnableEvents("ust", "", "tracectl_demo:*", {});
+        s->Start();
+    }
+    // The dead session's consumer is the one writing to its folder.
+    const RunResult killed =
+        run({"pkill", "-KILL", "-f", "tracectl-consumerd --output " + deadDir});
+    ASSERT_EQ(killed.exitCode, 0) << killed.describe();
+    std::string state;
+    for (int i = 0; i < 500 && state != "error"; ++i) {
+        state = dead.State();
+        if (state != "error")
+            usleep(10000);
+    }
+    EXPECT_EQ(state, "error");
+    EXPECT_EQ(errorNameOf([&] { dead.Start(); }), "org.tracectl.Tracing1.Error.WrongState");
+    runApp(20);
+    alive.Stop();
+    const auto lines = readTrace(liveDir);
+    EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), 20u);
+    dead.Destroy();
+    alive.Destroy();
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}

@@ -174,3 +174,15 @@ TEST(Loglevels, NamesMapToLttngUstNumbers) {
     EXPECT_EQ(loglevelFromName("debug"), 14);
     EXPECT_EQ(loglevelFromName("verbose"), std::nullopt);
 }
+
+TEST(Session, AFailedSessionAcceptsNoStartOrStop) {
+    Session s = makeSession();
+    s.start();
+    s.fail("the consumer died");
+    EXPECT_EQ(s.state(), SessionState::Error);
+    EXPECT_EQ(toString(s.state()), "error");
+    EXPECT_EQ(s.errorReason(), "the consumer died");
+    EXPECT_EQ(failureOf(&Session::start, s), ErrorCode::WrongState);
+    EXPECT_EQ(failureOf(&Session::stop, s), ErrorCode::WrongState);
+    EXPECT_EQ(s.state(), SessionState::Error);
+}

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
 #include <sys/socket.h>
@@ -63,6 +64,7 @@ UstAppThread::~UstAppThread() {
         thread_.join();
     for (auto& [fd, c] : unregistered_)
         c.source.reset();
+    periodic_.clear(); // declared before loop_: free its sources while the loop lives
 }
 
 void UstAppThread::run() {
@@ -219,6 +221,43 @@ int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
         log::warning("app pid " + std::to_string(pid) +
                      " dropped: its second socket did not arrive in time");
     sd_event_source_set_time(s, usec + 1'000'000);
+    sd_event_source_set_enabled(s, SD_EVENT_ON);
+    return 0;
+}
+
+} // namespace tracectl
+
+namespace tracectl {
+
+void UstAppThread::every(std::chrono::milliseconds period, std::function<void()> job) {
+    auto p = std::make_unique<Periodic>();
+    p->period = period;
+    p->job = std::move(job);
+    Periodic* raw = p.get();
+    std::promise<void> done;
+    auto ready = done.get_future();
+    loop_.post([this, raw, &done] {
+        sd_event_source* s = nullptr;
+        const uint64_t usec = static_cast<uint64_t>(raw->period.count()) * 1000;
+        if (sd_event_add_time_relative(loop_.get(), &s, CLOCK_MONOTONIC, usec, 0,
+                                       &UstAppThread::onPeriodic, raw) >= 0) {
+            raw->source.reset(s);
+            sd_event_source_set_enabled(s, SD_EVENT_ON);
+        }
+        done.set_value();
+    });
+    ready.wait();
+    periodic_.push_back(std::move(p));
+}
+
+int UstAppThread::onPeriodic(sd_event_source* s, uint64_t usec, void* userdata) {
+    auto* p = static_cast<Periodic*>(userdata);
+    try {
+        p->job();
+    } catch (const std::exception& e) {
+        log::warning(std::string("periodic work failed: ") + e.what());
+    }
+    sd_event_source_set_time(s, usec + static_cast<uint64_t>(p->period.count()) * 1000);
     sd_event_source_set_enabled(s, SD_EVENT_ON);
     return 0;
 }

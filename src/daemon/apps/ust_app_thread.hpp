@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <thread>
+#include <vector>
 
 namespace tracectl {
 
@@ -45,6 +46,10 @@ public:
     /// Thread-safe: runs `job` on the app thread (command round trips).
     void submit(std::function<void()> job) { loop_.post(std::move(job)); }
 
+    /// Runs `job` on the app thread every `period` (first call after one
+    /// period). Call before work is submitted; not thread-safe.
+    void every(std::chrono::milliseconds period, std::function<void()> job);
+
 private:
     struct Connection {
         UniqueFd fd;
@@ -56,6 +61,13 @@ private:
     static int onAccept(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int onRegistrationMessage(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int onSweep(sd_event_source* s, uint64_t usec, void* userdata);
+    static int onPeriodic(sd_event_source* s, uint64_t usec, void* userdata);
+    struct Periodic {
+        std::chrono::milliseconds period;
+        std::function<void()> job;
+        EventSourcePtr source;
+    };
+    std::vector<std::unique_ptr<Periodic>> periodic_;
     void readRegistration(int fd);
     void complete(UstApp app);
 

@@ -110,9 +110,11 @@ void UstTracer::startConsumer(Traced& t) {
 }
 
 UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
-    auto& slot = t.traces[{app.info.uid, app.info.bitness}];
-    if (slot)
-        return *slot;
+    const std::pair<uid_t, uint32_t> key{app.info.uid, app.info.bitness};
+    if (const auto found = t.traces.find(key); found != t.traces.end())
+        return *found->second;
+    // Built completely before it enters the map: a consumer that fails
+    // half-way leaves no half-made trace behind for stop() to trip on.
     auto trace = std::make_unique<Trace>();
     trace->uid = app.info.uid;
     trace->bitness = app.info.bitness;
@@ -166,9 +168,9 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
         ch.objects = t.consumer->createChannel(req);
         trace->channels.push_back(std::move(ch));
     }
-    slot = std::move(trace);
-    pushMetadata(t, *slot);
-    return *slot;
+    Trace& made = *t.traces.emplace(key, std::move(trace)).first->second;
+    pushMetadata(t, made);
+    return made;
 }
 
 void UstTracer::pushMetadata(Traced& t, Trace& trace) {
@@ -267,6 +269,8 @@ void UstTracer::start(const SessionSnapshot& s) {
         slot = std::move(t);
     }
     Traced& t = *slot;
+    if (t.failed)
+        throw Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session");
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
             continue;
@@ -293,8 +297,22 @@ void UstTracer::start(const SessionSnapshot& s) {
     t.active = true;
 }
 
+std::vector<std::pair<std::string, std::string>> UstTracer::checkConsumers() {
+    std::vector<std::pair<std::string, std::string>> failed;
+    for (auto& [id, t] : sessions_) {
+        if (t->failed || !t->launcher || t->launcher->running(t->spec))
+            continue;
+        t->failed = true;
+        t->active = false;
+        failed.emplace_back(id, "the consumer " + t->spec.unitName + " is no longer running");
+    }
+    return failed;
+}
+
 void UstTracer::stop(const std::string& idHex) {
     const auto it = sessions_.find(idHex);
+    if (it != sessions_.end() && it->second->failed)
+        throw Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session");
     if (it == sessions_.end() || !it->second->active)
         return;
     Traced& t = *it->second;
@@ -318,6 +336,18 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
     if (it == sessions_.end())
         return;
     Traced& t = *it->second;
+    if (t.failed) {
+        std::lock_guard lock(shared_);
+        for (auto& [pid, a] : t.apps) {
+            bySessionHandle_.erase({pid, a.sessionHandle});
+            for (const auto& o : a.objects)
+                chanIdByHandle_.erase({pid, int{o->handle}});
+        }
+        t.apps.clear();
+        t.launcher->stop(t.spec);
+        sessions_.erase(it);
+        return;
+    }
     try {
         stop(idHex);
     } catch (const std::exception& e) {
@@ -354,7 +384,7 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
     apps_[app->info.pid] = app;
     for (auto& [id, t] : sessions_) {
-        if (!t->active || !mayTrace(*t, *app))
+        if (!t->active || t->failed || !mayTrace(*t, *app))
             continue;
         try {
             setUpApp(*t, app);

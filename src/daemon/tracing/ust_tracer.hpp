@@ -53,6 +53,11 @@ public:
     /// Stops if needed, closes every buffer and ends the consumer.
     void destroy(const std::string& idHex) noexcept;
 
+    /// Sessions whose consumer stopped running since the last call, with a
+    /// reason; they are marked failed (Stop and Start then fail, Destroy
+    /// just forgets them). What the consumer wrote stays on disk.
+    std::vector<std::pair<std::string, std::string>> checkConsumers();
+
     /// Notify-thread entry: one message from `app`'s notify socket.
     /// Returns false if the app must be dropped.
     bool handleNotify(UstApp& app);
@@ -85,6 +90,7 @@ private:
         std::map<std::pair<uid_t, uint32_t>, std::unique_ptr<Trace>> traces;
         std::map<pid_t, AppInSession> apps;
         bool active = false;
+        bool failed = false;
         uint64_t nextKey = 1;
     };
 
