@@ -6,6 +6,7 @@
 #include "sandbox.hpp"
 #include "tracectl_clients.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <map>
@@ -249,4 +250,29 @@ TEST_F(Tracing, ADeadConsumerPutsItsSessionInErrorAndOthersGoOn) {
     dead.Destroy();
     alive.Destroy();
     EXPECT_TRUE(sandbox_->daemonRunning());
+}
+
+TEST_F(Tracing, AnAppKilledMidTraceKeepsItsEventsUpToTheKill) {
+    const std::string dir = output("killed");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("killed", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s.Start();
+    {
+        ChildProcess app({demoApp(), "100000", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+        usleep(300000);
+        app.kill(SIGKILL);
+        EXPECT_EQ(app.wait(5000), -1); // died of the signal
+    }
+    runApp(10); // the session goes on
+    s.Stop();
+    EXPECT_EQ(s.State(), "stopped");
+    const auto lines = readTrace(dir);
+    // The killed app's events are contiguous from seq 0; the later app's 10 follow.
+    std::size_t contiguous = 0;
+    while (countOf(lines, "{ seq = " + std::to_string(contiguous) + ",") > 0)
+        ++contiguous;
+    EXPECT_GT(contiguous, 10u) << "too few events of the killed app";
+    EXPECT_GE(countOf(lines, "tracectl_demo:tick:"), contiguous);
+    s.Destroy();
 }
