@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -274,5 +275,33 @@ TEST_F(Tracing, AnAppKilledMidTraceKeepsItsEventsUpToTheKill) {
         ++contiguous;
     EXPECT_GT(contiguous, 10u) << "too few events of the killed app";
     EXPECT_GE(countOf(lines, "tracectl_demo:tick:"), contiguous);
+    s.Destroy();
+}
+
+TEST_F(Tracing, AStalledConsumerGivesAClearTimeoutAndTheDaemonServesMeanwhile) {
+    const std::string dir = output("stalled");
+    const std::string path =
+        manager_->CreateSession("stalled", {{"output-path", sdbus::Variant(dir)}});
+    SessionClient s(*bus_, path);
+    s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s.Start();
+    runApp(5); // the consumer now holds this app's buffers
+    const std::string pattern = "tracectl-consumerd --output " + dir;
+    ASSERT_EQ(run({"pkill", "-STOP", "-f", pattern}).exitCode, 0);
+    std::string error;
+    std::thread stopper([&] {
+        auto bus = sdbus::createSystemBusConnection();
+        SessionClient mine(*bus, path);
+        try {
+            mine.Stop();
+        } catch (const sdbus::Error& e) {
+            error = e.getMessage();
+        }
+    });
+    usleep(500000);
+    EXPECT_EQ(manager_->Version(), TRACECTL_TEST_VERSION); // the D-Bus loop is not blocked
+    stopper.join();
+    run({"pkill", "-CONT", "-f", pattern});
+    EXPECT_NE(error.find("did not answer"), std::string::npos) << error;
     s.Destroy();
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <lttng/ust-error.h>
 #include <sys/socket.h>
+#include <system_error>
 
 namespace tracectl {
 
@@ -24,6 +25,13 @@ cp::Message ConsumerClient::call(const cp::Message& request) {
     try {
         cp::writeMessage(socket_.get(), request);
         reply = cp::readMessage(socket_.get());
+    } catch (const std::system_error& e) {
+        // SO_RCVTIMEO/SO_SNDTIMEO expired: say so rather than "EAGAIN".
+        if (e.code() == std::errc::resource_unavailable_try_again)
+            throw Error(ErrorCode::Failed, std::string("the consumer did not answer ") +
+                                               std::string(cp::messageName(cp::typeOf(request))) +
+                                               " within 10 s (stopped or overloaded?)");
+        throw Error(ErrorCode::Failed, std::string("the consumer failed: ") + e.what());
     } catch (const std::exception& e) {
         throw Error(ErrorCode::Failed, std::string("the consumer failed: ") + e.what());
     }
