@@ -1,5 +1,7 @@
 #include "tsdl_text.hpp"
 
+#include "common/utf8.hpp"
+
 #include <array>
 #include <ctime>
 #include <stdexcept>
@@ -8,34 +10,10 @@ namespace tracectl::metadata {
 
 namespace {
 
-// Length of the well-formed UTF-8 sequence at `s[i]` (RFC 3629), or 0.
-std::size_t utf8SequenceLength(std::string_view s, std::size_t i) noexcept {
-    const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char b0 = at(i);
-    std::size_t len = 0;
+// Length of the well-formed UTF-8 sequence at `s[i]`, or 0.
+std::size_t utf8Length(std::string_view s, std::size_t i) noexcept {
     char32_t cp = 0;
-    char32_t min = 0;
-    if (b0 < 0x80)
-        return 1;
-    if ((b0 & 0xE0) == 0xC0) {
-        len = 2, cp = b0 & 0x1F, min = 0x80;
-    } else if ((b0 & 0xF0) == 0xE0) {
-        len = 3, cp = b0 & 0x0F, min = 0x800;
-    } else if ((b0 & 0xF8) == 0xF0) {
-        len = 4, cp = b0 & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (i + len > s.size())
-        return 0;
-    for (std::size_t k = 1; k < len; ++k) {
-        if ((at(i + k) & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (at(i + k) & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
+    return decodeUtf8(s, i, cp);
 }
 
 bool isIdentifierByte(char c) noexcept {
@@ -93,7 +71,7 @@ void appendStringLiteral(std::string& out, std::string_view text) {
             out += static_cast<char>('0' + ((byte >> 3) & 7));
             out += static_cast<char>('0' + (byte & 7));
             ++i;
-        } else if (const std::size_t len = utf8SequenceLength(text, i); len != 0) {
+        } else if (const std::size_t len = utf8Length(text, i); len != 0) {
             out.append(text.substr(i, len));
             i += len;
         } else {
