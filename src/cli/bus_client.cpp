@@ -161,6 +161,11 @@ void BusClient::enable_events(const std::string& path, const std::string& channe
     connection_->session(path).EnableEvents("ust", channel, pattern, options);
 }
 
+void BusClient::add_context(const std::string& path, const std::string& channel,
+                            const std::string& type) {
+    connection_->session(path).AddContext("ust", channel, type);
+}
+
 void BusClient::add_channel(const std::string& path, const std::string& name,
                             const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                             const std::map<std::string, std::uint32_t>& timers) {

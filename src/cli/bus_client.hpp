@@ -76,6 +76,9 @@ public:
                      const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                      const std::map<std::string, std::uint32_t>& timers);
 
+    /// Session.AddContext("ust", channel, type) on the session at `path`.
+    void add_context(const std::string& path, const std::string& channel, const std::string& type);
+
     /// Manager.ListApplications(): object paths of the apps the caller may see.
     std::vector<std::string> list_applications();
 

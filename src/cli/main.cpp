@@ -45,6 +45,8 @@ struct CommandLine {
     std::uint64_t ec_num_subbuf = 0;
     std::uint32_t ec_switch_timer = 0;
     std::uint32_t ec_read_timer = 0;
+    AddContextArgs add_context;
+    std::string ac_session;
     bool apps_tracepoints = false;
     bool apps_json = false;
     std::string view_session;
@@ -171,6 +173,25 @@ ExitStatus run(int argc, char** argv) {
     enable_channel->footer("Only before the session first starts.\n\nExample:\n"
                            "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8");
 
+    auto* add_context =
+        app.add_subcommand("add-context", "Record context fields with every event of a channel");
+    bool ac_userspace = false;
+    add_context->add_flag("-u,--userspace", ac_userspace, "The user-space (UST) domain")
+        ->required();
+    add_context
+        ->add_option("-t,--type", cl.add_context.types,
+                     "Context type, repeatable: vpid, vtid, procname, pthread_id, ip, cpu_id, "
+                     "vuid, veuid, vsuid, vgid, vegid, vsgid, cgroup_ns, ipc_ns, mnt_ns, net_ns, "
+                     "pid_ns, time_ns, user_ns, uts_ns")
+        ->required()
+        ->delimiter(',');
+    auto* ac_session = add_context->add_option("-s,--session", cl.ac_session,
+                                               "Session (default: your only session)");
+    add_context->add_option("-c,--channel", cl.add_context.channel,
+                            "Channel (default: every channel; channel0 if there is none)");
+    add_context->footer("Only before the session first starts.\n\nExample:\n"
+                        "  tracectl add-context -u -t vpid -t procname");
+
     auto* list_apps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
     list_apps->add_flag("-t,--tracepoints", cl.apps_tracepoints,
                         "Also list each app's tracepoints");
@@ -243,6 +264,9 @@ ExitStatus run(int argc, char** argv) {
             }
         }
     }
+    if (ac_session->count() > 0) {
+        cl.add_context.session = cl.ac_session;
+    }
     if (ec_session->count() > 0) {
         cl.enable_channel.session = cl.ec_session;
     }
@@ -283,6 +307,8 @@ ExitStatus run(int argc, char** argv) {
         run_enable_event(bus, cl.enable_event, std::cout);
     } else if (enable_channel->parsed()) {
         run_enable_channel(bus, cl.enable_channel, std::cout);
+    } else if (add_context->parsed()) {
+        run_add_context(bus, cl.add_context, std::cout);
     } else if (list_apps->parsed()) {
         run_list_apps(bus, cl.apps_tracepoints, cl.apps_json, std::cout);
     } else if (view->parsed()) {

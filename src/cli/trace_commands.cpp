@@ -76,6 +76,16 @@ void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostr
     out << "UST channel " << args.name << " enabled.\n";
 }
 
+void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& out) {
+    const std::string path = resolve_session(bus, args.session);
+    for (const std::string& type : args.types) {
+        bus.add_context(path, args.channel, type);
+        out << "UST context " << type << " added to "
+            << (args.channel.empty() ? std::string("every channel") : "channel " + args.channel)
+            << ".\n";
+    }
+}
+
 void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& out) {
     nlohmann::json all = nlohmann::json::array();
     for (const std::string& path : bus.list_applications()) {

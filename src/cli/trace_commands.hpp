@@ -1,6 +1,6 @@
 // The tracing subcommands of tracectl: enable-event, enable-channel,
-// list-apps and view (lttng-enable-event(1), lttng-enable-channel(1),
-// lttng-list(1) -u, lttng-view(1)).
+// add-context, list-apps and view (lttng-enable-event(1),
+// lttng-enable-channel(1), lttng-add-context(1), lttng-list(1) -u, lttng-view(1)).
 #pragma once
 
 #include "bus_client.hpp"
@@ -36,12 +36,21 @@ struct EnableChannelArgs {
     std::optional<std::uint32_t> read_timer_us;
 };
 
+/// `tracectl add-context -u -t TYPE [-t TYPE...] [-s S] [-c C]`.
+struct AddContextArgs {
+    std::vector<std::string> types;     ///< lttng-add-context(1) names: vpid, vtid, procname, ...
+    std::optional<std::string> session; ///< default: the caller's only session
+    std::string channel;                ///< "" = every channel (channel0 if there is none)
+};
+
 /// Resolves `name`, or when absent the caller's only session; throws
 /// sdbus::Error (NoSuchSession) when there is none or more than one.
 std::string resolve_session(BusClient& bus, const std::optional<std::string>& name);
 
 void run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out);
 void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out);
+/// Adds each type in turn; stops at the first the daemon refuses (sdbus::Error).
+void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& out);
 
 /// Prints the registered apps the caller may see: pid, uid, bitness, name, and
 /// with `tracepoints` each app's tracepoints with their log levels; or JSON.

@@ -20,6 +20,9 @@ struct ChannelConfig {
     bool overwrite = false;           ///< false: discard new events when full
     uint32_t switchTimerUs = 0;
     uint32_t readTimerUs = 0;
+    /// Context fields recorded with every event (context_type.hpp names),
+    /// in the order they were added.
+    std::vector<std::string> contexts;
 };
 
 /// lttng-enable-event(1)'s --loglevel / --loglevel-only.
@@ -39,6 +42,8 @@ inline constexpr std::string_view kDefaultChannelName = "channel0";
 /// Most channels and event rules per session.
 inline constexpr std::size_t kMaxChannels = 64;
 inline constexpr std::size_t kMaxEventRules = 1024;
+/// Most context fields per channel (there are 20 kinds).
+inline constexpr std::size_t kMaxContexts = 32;
 
 /// Throws Error(InvalidName) unless `name` is a valid channel name: 1-200
 /// bytes, no '/', no leading '.', printable ASCII (it names stream files).

@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "common/error.hpp"
+#include "context_type.hpp"
 
 #include <algorithm>
 
@@ -95,6 +96,50 @@ bool Session::enableEvents(EventRule rule) {
         createdDefault = true;
     }
     rules_.push_back(std::move(rule));
+    return createdDefault;
+}
+
+} // namespace tracectl
+
+namespace tracectl {
+
+bool Session::addContext(const std::string& channel, const std::string& type) {
+    if (everStarted_)
+        throw Error(ErrorCode::WrongState, "context fields can only be added before session '" +
+                                               config_.name + "' first starts");
+    if (!ustContextType(type)) {
+        std::string known;
+        for (const auto n : contextTypeNames())
+            known += (known.empty() ? "" : ", ") + std::string(n);
+        throw Error(ErrorCode::InvalidArgument,
+                    "unknown context type '" + type + "' (known: " + known + ")");
+    }
+    std::vector<ChannelConfig*> targets;
+    for (auto& c : channels_)
+        if (channel.empty() || c.name == channel)
+            targets.push_back(&c);
+    bool createdDefault = false;
+    if (targets.empty()) {
+        if (!channel.empty() && (channel != kDefaultChannelName || !channels_.empty()))
+            throw Error(ErrorCode::InvalidArgument,
+                        "session '" + config_.name + "' has no channel named '" + channel + "'");
+        ChannelConfig c;
+        c.name = std::string(kDefaultChannelName);
+        c.overwrite = config_.mode == SessionMode::Snapshot;
+        addChannel(std::move(c));
+        createdDefault = true;
+        targets.push_back(&channels_.back());
+    }
+    for (const ChannelConfig* c : targets) {
+        if (std::find(c->contexts.begin(), c->contexts.end(), type) != c->contexts.end())
+            throw Error(ErrorCode::InvalidArgument,
+                        "channel '" + c->name + "' already records context '" + type + "'");
+        if (c->contexts.size() >= kMaxContexts)
+            throw Error(ErrorCode::LimitExceeded,
+                        "channel '" + c->name + "' has too many context fields");
+    }
+    for (ChannelConfig* c : targets)
+        c->contexts.push_back(type);
     return createdDefault;
 }
 

@@ -69,6 +69,14 @@ public:
     /// if the default channel was created.
     bool enableEvents(EventRule rule);
 
+    /// Records context field `type` (context_type.hpp) with every event of
+    /// `channel`, or of every channel if `channel` is empty; with no channel
+    /// at all, channel0 is created first, as lttng-add-context(1) does. Only
+    /// before the first start (WrongState). Throws InvalidArgument (unknown
+    /// type or channel, a channel that records `type` already). Returns true
+    /// if the default channel was created.
+    bool addContext(const std::string& channel, const std::string& type);
+
     const std::vector<ChannelConfig>& channels() const noexcept { return channels_; }
     const std::vector<EventRule>& eventRules() const noexcept { return rules_; }
     /// True once the session was started at least once.

@@ -57,7 +57,7 @@ void SessionObject::retire() {
 
 void SessionObject::fail(const std::string& reason) {
     session_.fail(reason);
-    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State", "ErrorReason"});
     log::error("session '" + session_.config().name + "' failed: " + reason +
                    "; what was written stays in " + session_.config().outputPath,
                session_.id().uuid());
@@ -206,6 +206,30 @@ void SessionObject::EnableEvents(const std::string& domain, const std::string& c
     });
 }
 
+void SessionObject::AddContext(const std::string& domain, const std::string& channel,
+                               const std::string& type) {
+    handleCall("AddContext", [&] {
+        checkCaller("AddContext");
+        checkDomain(domain);
+        if (session_.addContext(channel, type))
+            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Contexts"});
+        else
+            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Contexts"});
+        log::info(
+            "session '" + session_.config().name + "': context '" + type + "' added to " +
+                (channel.empty() ? std::string("every channel") : "channel '" + channel + "'"),
+            session_.id().uuid());
+    });
+}
+
+std::vector<sdbus::Struct<std::string, std::string>> SessionObject::Contexts() {
+    std::vector<sdbus::Struct<std::string, std::string>> out;
+    for (const auto& c : session_.channels())
+        for (const auto& type : c.contexts)
+            out.emplace_back(c.name, type);
+    return out;
+}
+
 std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>>
 SessionObject::Channels() {
     std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>> out;
@@ -240,6 +264,9 @@ uint32_t SessionObject::Owner() {
 }
 std::string SessionObject::State() {
     return std::string(toString(session_.state()));
+}
+std::string SessionObject::ErrorReason() {
+    return session_.errorReason();
 }
 std::string SessionObject::Mode() {
     return std::string(toString(session_.config().mode));

@@ -52,11 +52,15 @@ private:
     void EnableEvents(const std::string& domain, const std::string& channel,
                       const std::string& pattern,
                       const std::map<std::string, sdbus::Variant>& options) override;
+    void AddContext(const std::string& domain, const std::string& channel,
+                    const std::string& type) override;
 
     std::string Id() override;
     std::string Name() override;
     uint32_t Owner() override;
     std::string State() override;
+    std::string ErrorReason() override;
+    std::vector<sdbus::Struct<std::string, std::string>> Contexts() override;
     std::string Mode() override;
     std::string OutputPath() override;
     std::string BufferOwnership() override;

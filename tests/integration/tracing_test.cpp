@@ -170,6 +170,10 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
     };
     ok({"create", "cli", "--output", dir});
     ok({"enable-event", "-u", "tracectl_demo:*", "-s", "cli", "--loglevel-only", "TRACE_DEBUG"});
+    EXPECT_NE(ok({"add-context", "-u", "-t", "vpid,vtid", "-s", "cli"}).find("vtid added"),
+              std::string::npos);
+    EXPECT_NE(ok({"show", "cli"}).find("vpid"), std::string::npos);
+    EXPECT_EQ(run({cli, "add-context", "-u", "-t", "bogus", "-s", "cli"}).exitCode, 1);
     ok({"start", "cli"});
     ChildProcess app({demoApp(), "30", "20000"}, {}, sandbox_->dir() + "/log/apps.log");
     bool listed = false;
@@ -194,6 +198,8 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
         ++ticks;
     EXPECT_EQ(debug, 30u);
     EXPECT_EQ(ticks, 0u);
+    EXPECT_NE(text.find("vpid = " + std::to_string(app.pid()) + ", vtid = "), std::string::npos)
+        << text.substr(0, 400);
     // Bad usage: a clear error and exit status 2; unknown session: 1.
     EXPECT_EQ(run({cli, "enable-event", "tracectl_demo:*"}).exitCode, 2); // no -u
     EXPECT_EQ(run({cli, "enable-event", "-u", "x:*", "-s", "nope"}).exitCode, 1);
@@ -304,4 +310,83 @@ TEST_F(Tracing, AStalledConsumerGivesAClearTimeoutAndTheDaemonServesMeanwhile) {
     run({"pkill", "-CONT", "-f", pattern});
     EXPECT_NE(error.find("did not answer"), std::string::npos) << error;
     s.Destroy();
+}
+
+TEST_F(Tracing, TwoAppsOfOneUidShareOnePerUidBufferSetAndShowTheirPids) {
+    const std::string dir = output("two-apps");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("two-apps", {{"output-path", sdbus::Variant(dir)}}));
+    s.AddContext("ust", "", "vpid"); // makes channel0, as lttng add-context does
+    s.AddContext("ust", "channel0", "procname");
+    s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    EXPECT_EQ(s.Contexts().size(), 2u);
+    s.Start();
+    ChildProcess first({demoApp(), "300", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess second({demoApp(), "300", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(first.wait(30000), 0);
+    ASSERT_EQ(second.wait(30000), 0);
+    s.Stop();
+    const auto lines = readTrace(dir);
+    EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), 600u);
+    for (const pid_t pid : {first.pid(), second.pid()})
+        EXPECT_EQ(countOf(lines, "vpid = " + std::to_string(pid) + ","), 300u) << pid;
+    EXPECT_EQ(countOf(lines, "procname = \"tracectl-demo-a\""), 600u)
+        << (lines.empty() ? "" : lines.front());
+    // One per-UID buffer set: one uid folder, one bitness, channel0 per CPU.
+    const RunResult uids = run({"ls", dir + "/ust/uid"});
+    EXPECT_EQ(uids.out, std::to_string(getuid()) + "\n") << uids.describe();
+    const RunResult files = run({"ls", dir + "/ust/uid/" + std::to_string(getuid()) + "/64-bit"});
+    std::size_t streams = 0;
+    std::istringstream in(files.out);
+    for (std::string f; std::getline(in, f);)
+        streams += f.rfind("channel0_", 0) == 0 ? 1 : 0;
+    EXPECT_EQ(streams, static_cast<std::size_t>(sysconf(_SC_NPROCESSORS_CONF))) << files.out;
+    // Contexts are fixed once the session has started.
+    EXPECT_EQ(errorNameOf([&] { s.AddContext("ust", "", "vtid"); }),
+              "org.tracectl.Tracing1.Error.WrongState");
+    s.Destroy();
+}
+
+TEST_F(Tracing, AConsumerUnitKilledWithSystemctlPutsTheSessionInErrorWithItsReason) {
+    const std::string dir = output("systemctl-kill");
+    SessionClient s(
+        *bus_, manager_->CreateSession("systemctl-kill", {{"output-path", sdbus::Variant(dir)}}));
+    // Small sub-buffers: most of what the app emits is on disk before the kill.
+    s.AddChannel("ust", "small",
+                 {{"subbuf-size", sdbus::Variant(uint64_t{4096})},
+                  {"subbuf-count", sdbus::Variant(uint64_t{4})}});
+    s.EnableEvents("ust", "small", "tracectl_demo:tick", {});
+    s.Start();
+    {
+        // Paced: small buffers at full speed would discard.
+        ChildProcess app({demoApp(), "2000", "200"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    std::string unit = "tracectl-consumer-";
+    for (char c : s.Id())
+        if (c != '-')
+            unit += c;
+    unit += ".service";
+    EXPECT_EQ(sandbox_->systemctl({"is-active", unit}).out, "active\n");
+    const RunResult killed = sandbox_->systemctl({"kill", "--signal=SIGKILL", unit});
+    ASSERT_EQ(killed.exitCode, 0) << killed.describe();
+    std::string state;
+    for (int i = 0; i < 500 && state != "error"; ++i) {
+        state = s.State();
+        if (state != "error")
+            usleep(10000);
+    }
+    ASSERT_EQ(state, "error");
+    const std::string reason = s.ErrorReason();
+    EXPECT_NE(reason.find(unit), std::string::npos) << reason;
+    EXPECT_NE(reason.find("no longer running"), std::string::npos) << reason;
+    // The daemon goes on serving; what was written is readable.
+    EXPECT_EQ(manager_->Version(), TRACECTL_TEST_VERSION);
+    EXPECT_EQ(errorNameOf([&] { s.Stop(); }), "org.tracectl.Tracing1.Error.WrongState");
+    const auto lines = readTrace(dir);
+    EXPECT_GT(countOf(lines, "tracectl_demo:tick:"), 1000u);
+    EXPECT_EQ(countOf(lines, "seq = 0,"), 1u);
+    s.Destroy();
+    EXPECT_EQ(errorNameOf([&] { manager_->GetSession("systemctl-kill"); }),
+              "org.tracectl.Tracing1.Error.NoSuchSession");
 }

@@ -1,7 +1,9 @@
 #include "common/error.hpp"
+#include "context_type.hpp"
 #include "session.hpp"
 
 #include <gtest/gtest.h>
+#include <set>
 
 using namespace tracectl;
 
@@ -185,4 +187,68 @@ TEST(Session, AFailedSessionAcceptsNoStartOrStop) {
     EXPECT_EQ(failureOf(&Session::start, s), ErrorCode::WrongState);
     EXPECT_EQ(failureOf(&Session::stop, s), ErrorCode::WrongState);
     EXPECT_EQ(s.state(), SessionState::Error);
+}
+
+namespace {
+
+ErrorCode addContextFailure(Session& s, const std::string& channel, const std::string& type) {
+    try {
+        s.addContext(channel, type);
+    } catch (const Error& e) {
+        return e.code();
+    }
+    ADD_FAILURE() << "context '" << type << "' accepted on '" << channel << "'";
+    return ErrorCode::Failed;
+}
+
+} // namespace
+
+TEST(SessionContexts, WithoutChannelsChannel0IsMadeAsLttngDoes) {
+    Session s = makeSession();
+    EXPECT_TRUE(s.addContext("", "vpid"));
+    ASSERT_EQ(s.channels().size(), 1u);
+    EXPECT_EQ(s.channels()[0].name, "channel0");
+    EXPECT_EQ(s.channels()[0].contexts, std::vector<std::string>{"vpid"});
+    EXPECT_FALSE(s.addContext("channel0", "procname"));
+    EXPECT_EQ(s.channels()[0].contexts, (std::vector<std::string>{"vpid", "procname"}));
+}
+
+TEST(SessionContexts, AnEmptyChannelMeansEveryChannel) {
+    Session s = makeSession();
+    for (const char* name : {"a", "b"}) {
+        ChannelConfig c;
+        c.name = name;
+        s.addChannel(c);
+    }
+    EXPECT_FALSE(s.addContext("b", "vtid"));
+    EXPECT_FALSE(s.addContext("", "vpid"));
+    EXPECT_EQ(s.channels()[0].contexts, std::vector<std::string>{"vpid"});
+    EXPECT_EQ(s.channels()[1].contexts, (std::vector<std::string>{"vtid", "vpid"}));
+    // "vtid" is on b already: the whole call is refused, a is left alone.
+    EXPECT_EQ(addContextFailure(s, "", "vtid"), ErrorCode::InvalidArgument);
+    EXPECT_EQ(s.channels()[0].contexts, std::vector<std::string>{"vpid"});
+}
+
+TEST(SessionContexts, BadTypesChannelsAndLateCallsAreRefused) {
+    Session s = makeSession();
+    EXPECT_EQ(addContextFailure(s, "", "perf:cpu:cycles"), ErrorCode::InvalidArgument);
+    EXPECT_EQ(addContextFailure(s, "", "VPID"), ErrorCode::InvalidArgument);
+    EXPECT_EQ(addContextFailure(s, "", ""), ErrorCode::InvalidArgument);
+    EXPECT_TRUE(s.channels().empty()) << "a refused call made channel0";
+    EXPECT_EQ(addContextFailure(s, "nope", "vpid"), ErrorCode::InvalidArgument);
+    s.addContext("", "vpid");
+    EXPECT_EQ(addContextFailure(s, "", "vpid"), ErrorCode::InvalidArgument);
+    s.start();
+    EXPECT_EQ(addContextFailure(s, "", "vtid"), ErrorCode::WrongState);
+}
+
+TEST(SessionContexts, EveryNameMapsToItsOwnUstType) {
+    std::set<int> types;
+    for (const auto name : contextTypeNames()) {
+        const auto type = ustContextType(name);
+        ASSERT_TRUE(type) << name;
+        EXPECT_TRUE(types.insert(*type).second) << name;
+    }
+    EXPECT_EQ(ustContextType("vpid"), 1); // LTTNG_UST_ABI_CONTEXT_VPID, lttng/ust-abi.h
+    EXPECT_FALSE(ustContextType("perf_thread_counter"));
 }

@@ -37,6 +37,10 @@ public:
     /// True while it runs (ActiveState "active"/"activating"/"reloading",
     /// or the child not yet reaped).
     virtual bool running(const ConsumerSpec& spec) = 0;
+    /// Once running() is false: how it ended, for the session's
+    /// ErrorReason, e.g. "ActiveState failed, Result signal" or "exited with
+    /// status 3"; "its unit is gone" when systemd has collected it already.
+    virtual std::string stopReason(const ConsumerSpec& spec) = 0;
     /// "systemd" or "direct", for logs.
     virtual const char* kind() const noexcept = 0;
 };

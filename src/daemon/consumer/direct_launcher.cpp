@@ -58,6 +58,7 @@ public:
     }
 
     void stop(const ConsumerSpec& spec) override {
+        ended_.erase(spec.unitName);
         const auto it = children_.find(spec.unitName);
         if (it == children_.end())
             return;
@@ -78,15 +79,27 @@ public:
         const auto it = children_.find(spec.unitName);
         if (it == children_.end())
             return false;
-        if (waitpid(it->second, nullptr, WNOHANG) == it->second) {
+        int status = 0;
+        if (waitpid(it->second, &status, WNOHANG) == it->second) {
+            ended_[spec.unitName] =
+                WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                : WIFSIGNALED(status)
+                    ? std::string("killed by signal ") + strsignal(WTERMSIG(status))
+                    : "ended";
             children_.erase(it);
             return false;
         }
         return true;
     }
 
+    std::string stopReason(const ConsumerSpec& spec) override {
+        const auto it = ended_.find(spec.unitName);
+        return it != ended_.end() ? it->second : "not started by this daemon";
+    }
+
 private:
     std::map<std::string, pid_t> children_;
+    std::map<std::string, std::string> ended_; ///< unit name -> how its process ended
 };
 
 } // namespace

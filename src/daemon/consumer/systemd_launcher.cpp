@@ -141,28 +141,51 @@ public:
         return s == "active" || s == "activating" || s == "reloading" || s == "deactivating";
     }
 
+    std::string stopReason(const ConsumerSpec& spec) override {
+        const std::string path = unitPath(spec.unitName);
+        const std::string state =
+            path.empty() ? ""
+                         : stringProperty(path, "org.freedesktop.systemd1.Unit", "ActiveState");
+        if (state.empty())
+            return "its unit is gone";
+        // org.freedesktop.systemd1(5): Service.Result is "success", "exit-code",
+        // "signal", "core-dump", "timeout", ...
+        const std::string result =
+            stringProperty(path, "org.freedesktop.systemd1.Service", "Result");
+        return "ActiveState " + state + (result.empty() ? "" : ", Result " + result);
+    }
+
 private:
-    /// The unit's ActiveState, or "" if the manager does not know it (collected).
-    std::string activeState(const std::string& unit) {
+    /// The unit's object path, or "" if the manager does not know it (collected).
+    std::string unitPath(const std::string& unit) {
         BusError error;
         sd_bus_message* reply = nullptr;
-        int r = sd_bus_call_method(bus_.get(), kSystemd, kSystemdPath, kManagerIface, "GetUnit",
-                                   &error.e, &reply, "s", unit.c_str());
+        const int r = sd_bus_call_method(bus_.get(), kSystemd, kSystemdPath, kManagerIface,
+                                         "GetUnit", &error.e, &reply, "s", unit.c_str());
         MessagePtr replyPtr(reply);
-        if (r < 0)
-            return "";
         const char* path = nullptr;
-        if (sd_bus_message_read(reply, "o", &path) < 0)
+        if (r < 0 || sd_bus_message_read(reply, "o", &path) < 0)
             return "";
-        char* state = nullptr;
-        BusError error2;
-        r = sd_bus_get_property_string(bus_.get(), kSystemd, path, "org.freedesktop.systemd1.Unit",
-                                       "ActiveState", &error2.e, &state);
-        if (r < 0)
+        return path;
+    }
+
+    /// A string property of the unit at `path`, or "" if it cannot be read.
+    std::string stringProperty(const std::string& path, const char* iface, const char* name) {
+        char* value = nullptr;
+        BusError error;
+        if (sd_bus_get_property_string(bus_.get(), kSystemd, path.c_str(), iface, name, &error.e,
+                                       &value) < 0)
             return "";
-        std::string out = state;
-        free(state);
+        std::string out = value;
+        free(value);
         return out;
+    }
+
+    /// The unit's ActiveState, or "" if the manager does not know it (collected).
+    std::string activeState(const std::string& unit) {
+        const std::string path = unitPath(unit);
+        return path.empty() ? ""
+                            : stringProperty(path, "org.freedesktop.systemd1.Unit", "ActiveState");
     }
 
     BusPtr bus_;

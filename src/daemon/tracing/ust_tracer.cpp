@@ -3,6 +3,7 @@
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "context_type.hpp"
 #include "metadata/clock_source.hpp"
 
 #include <cerrno>
@@ -152,6 +153,7 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
     for (const auto& c : t.snapshot.channels) {
         Channel ch;
         ch.name = c.name;
+        ch.contexts = c.contexts;
         ch.chanId = trace->registry->createChannel();
         cp::CreateChannel req;
         req.key = t.nextKey++;
@@ -217,6 +219,16 @@ void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
             UstObject s(raw); // our copy goes once the app has its own
             checkUst(lttng_ust_ctl_send_stream_to_ust(cmd, chan.get(), s.get()),
                      "sending a stream to app " + std::to_string(pid));
+        }
+        // Contexts before events, as lttng-sessiond does: the app registers
+        // the channel (with its context fields) on its first event.
+        for (const auto& type : ch.contexts) {
+            lttng_ust_context_attr attr{};
+            attr.ctx = static_cast<lttng_ust_abi_context_type>(ustContextType(type).value_or(-1));
+            lttng_ust_abi_object_data* ctxRaw = nullptr;
+            checkUst(lttng_ust_ctl_add_context(cmd, &attr, chan.get(), &ctxRaw),
+                     "adding context '" + type + "' in app " + std::to_string(pid));
+            a.objects.emplace_back(ctxRaw);
         }
         for (const auto& rule : t.snapshot.rules) {
             if (rule.channel != ch.name)
@@ -304,7 +316,8 @@ std::vector<std::pair<std::string, std::string>> UstTracer::checkConsumers() {
             continue;
         t->failed = true;
         t->active = false;
-        failed.emplace_back(id, "the consumer " + t->spec.unitName + " is no longer running");
+        failed.emplace_back(id, "the consumer " + t->spec.unitName + " is no longer running (" +
+                                    t->launcher->stopReason(t->spec) + ")");
     }
     return failed;
 }

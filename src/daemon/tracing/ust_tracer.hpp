@@ -66,6 +66,7 @@ private:
     struct Channel {
         std::string name;
         uint32_t chanId = 0;
+        std::vector<std::string> contexts; ///< context_type.hpp names
         ConsumerChannel objects;
     };
     struct Trace {

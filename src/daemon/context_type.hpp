@@ -1,0 +1,22 @@
+// The UST context fields a channel can record with every event, by the
+// names lttng-add-context(1) gives them, and their lttng-ust ABI numbers
+// (enum lttng_ust_abi_context_type, lttng/ust-abi.h of lttng-ust 2.13).
+// Perf counters and application contexts ($app.*) are not offered.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace tracectl {
+
+/// The lttng-ust ABI context type for `name` ("vpid", "vtid", "procname",
+/// "pthread_id", "ip", "cpu_id", "vuid", "veuid", "vsuid", "vgid", "vegid",
+/// "vsgid", "cgroup_ns", "ipc_ns", "mnt_ns", "net_ns", "pid_ns", "time_ns",
+/// "user_ns", "uts_ns"; exact, lowercase), or nullopt.
+std::optional<int> ustContextType(std::string_view name);
+
+/// Every name ustContextType() accepts, in a stable order.
+const std::vector<std::string_view>& contextTypeNames();
+
+} // namespace tracectl
