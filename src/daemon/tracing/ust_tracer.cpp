@@ -197,10 +197,7 @@ void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
     a.app = app;
     a.sessionHandle = lttng_ust_ctl_create_session(cmd);
     checkUst(a.sessionHandle, "create_session in app " + std::to_string(pid));
-    {
-        std::lock_guard lock(shared_);
-        bySessionHandle_[{pid, a.sessionHandle}] = Route{&t, trace};
-    }
+    routes_.set(pid, a.sessionHandle, Route{&t, trace, false, 0});
     for (auto& ch : trace->channels) {
         lttng_ust_abi_object_data* raw = nullptr;
         checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, ch.objects.channel.get()),
@@ -208,10 +205,7 @@ void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
         UstObject chan(raw);
         checkUst(lttng_ust_ctl_send_channel_to_ust(cmd, a.sessionHandle, chan.get()),
                  "sending channel '" + ch.name + "' to app " + std::to_string(pid));
-        {
-            std::lock_guard lock(shared_);
-            chanIdByHandle_[{pid, int{chan->handle}}] = ch.chanId;
-        }
+        routes_.set(pid, chan->handle, Route{&t, trace, true, ch.chanId});
         for (auto& stream : ch.objects.streams) {
             raw = nullptr;
             checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, stream.get()),
@@ -350,14 +344,11 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
         return;
     Traced& t = *it->second;
     if (t.failed) {
-        std::lock_guard lock(shared_);
-        for (auto& [pid, a] : t.apps) {
-            bySessionHandle_.erase({pid, a.sessionHandle});
-            for (const auto& o : a.objects)
-                chanIdByHandle_.erase({pid, int{o->handle}});
-        }
+        for (auto& [pid, a] : t.apps)
+            eraseRoutes(pid, a);
         t.apps.clear();
         t.launcher->stop(t.spec);
+        HandleRoutes::synchronize(); // no notify handler uses `t` any more
         sessions_.erase(it);
         return;
     }
@@ -366,14 +357,8 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
     } catch (const std::exception& e) {
         log::warning("session '" + t.snapshot.name + "': stopping before destroy: " + e.what());
     }
-    {
-        std::lock_guard lock(shared_);
-        for (auto& [pid, a] : t.apps) {
-            bySessionHandle_.erase({pid, a.sessionHandle});
-            for (const auto& o : a.objects)
-                chanIdByHandle_.erase({pid, int{o->handle}});
-        }
-    }
+    for (auto& [pid, a] : t.apps)
+        eraseRoutes(pid, a);
     t.apps.clear(); // our copies of the app-side objects
     try {
         std::lock_guard lock(shared_);
@@ -391,7 +376,14 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
         log::warning("session '" + t.snapshot.name + "': closing the consumer: " + e.what());
         t.launcher->stop(t.spec);
     }
+    HandleRoutes::synchronize(); // no notify handler uses `t` any more
     sessions_.erase(it);
+}
+
+void UstTracer::eraseRoutes(pid_t pid, const AppInSession& a) {
+    routes_.erase(pid, a.sessionHandle);
+    for (const auto& o : a.objects)
+        routes_.erase(pid, o->handle);
 }
 
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
@@ -420,14 +412,24 @@ void UstTracer::onAppGone(pid_t pid) {
         const auto it = t->apps.find(pid);
         if (it == t->apps.end())
             continue;
-        {
-            std::lock_guard lock(shared_);
-            bySessionHandle_.erase({pid, it->second.sessionHandle});
-            for (const auto& o : it->second.objects)
-                chanIdByHandle_.erase({pid, int{o->handle}});
-        }
+        eraseRoutes(pid, it->second);
         t->apps.erase(it);
     }
+}
+
+std::pair<UstTracer::Traced&, UstTracer::Trace&> UstTracer::routeOf(pid_t pid,
+                                                                    int sessionHandle) const {
+    const auto route = routes_.find(pid, sessionHandle);
+    if (!route || route->isChannel)
+        throw std::out_of_range("unknown session handle " + std::to_string(sessionHandle));
+    return {*static_cast<Traced*>(route->session), *static_cast<Trace*>(route->trace)};
+}
+
+uint32_t UstTracer::channelIdOf(pid_t pid, int channelHandle) const {
+    const auto route = routes_.find(pid, channelHandle);
+    if (!route || !route->isChannel)
+        throw std::out_of_range("unknown channel handle " + std::to_string(channelHandle));
+    return route->chanId;
 }
 
 bool UstTracer::handleNotify(UstApp& app) {
@@ -448,14 +450,15 @@ bool UstTracer::handleNotify(UstApp& app) {
         auto header = LTTNG_UST_CTL_CHANNEL_HEADER_LARGE;
         int ret = 0;
         try {
+            RcuReadSection read;
+            const auto [session, trace] = routeOf(pid, sobjd);
+            chanId = channelIdOf(pid, cobjd);
             std::lock_guard lock(shared_);
-            const auto route = bySessionHandle_.at({pid, sobjd});
-            chanId = chanIdByHandle_.at({pid, cobjd});
-            const auto reply = route.trace->registry->registerChannel(
+            const auto reply = trace.registry->registerChannel(
                 chanId, std::span<const lttng_ust_ctl_field>(fields, nr));
             chanId = reply.chanId;
             header = reply.headerType;
-            pushMetadata(*route.session, *route.trace);
+            pushMetadata(session, trace);
         } catch (const std::exception& e) {
             log::warning("app " + std::to_string(pid) +
                          ": channel registration refused: " + e.what());
@@ -480,13 +483,14 @@ bool UstTracer::handleNotify(UstApp& app) {
         uint32_t id = 0;
         int ret = 0;
         try {
+            RcuReadSection read;
+            const auto [session, trace] = routeOf(pid, sobjd);
+            const uint32_t chanId = channelIdOf(pid, cobjd);
             std::lock_guard lock(shared_);
-            const auto route = bySessionHandle_.at({pid, sobjd});
-            const uint32_t chanId = chanIdByHandle_.at({pid, cobjd});
-            id = route.trace->registry->registerEvent(
+            id = trace.registry->registerEvent(
                 chanId, name, loglevel, signature != nullptr ? signature : "",
                 std::span<const lttng_ust_ctl_field>(fields, nr), emf != nullptr ? emf : "");
-            pushMetadata(*route.session, *route.trace);
+            pushMetadata(session, trace);
         } catch (const std::exception& e) {
             log::warning("app " + std::to_string(pid) + ": event '" + name +
                          "' registration refused: " + e.what());
@@ -506,11 +510,12 @@ bool UstTracer::handleNotify(UstApp& app) {
         uint64_t id = 0;
         int ret = 0;
         try {
+            RcuReadSection read;
+            const auto [session, trace] = routeOf(pid, sobjd);
             std::lock_guard lock(shared_);
-            const auto route = bySessionHandle_.at({pid, sobjd});
-            id = route.trace->registry->registerEnum(
+            id = trace.registry->registerEnum(
                 name, std::span<const lttng_ust_ctl_enum_entry>(entries, nr));
-            pushMetadata(*route.session, *route.trace);
+            pushMetadata(session, trace);
         } catch (const std::exception& e) {
             log::warning("app " + std::to_string(pid) + ": enum registration refused: " + e.what());
             ret = -EINVAL;

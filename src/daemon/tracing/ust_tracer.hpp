@@ -7,13 +7,15 @@
 //
 // Threads: every public method runs on the app thread (UstAppThread), which
 // owns the sessions and apps; the notify handler runs on the NotifyThread.
-// They share the metadata registries, the app-handle tables and the consumer
-// sockets, under `shared_`; no app round trip is made while holding it.
+// They share the metadata registries and the consumer sockets under
+// `shared_` (no app round trip is made while holding it), and the app-handle
+// routes through an RCU hash table (handle_routes.hpp).
 #pragma once
 
 #include "apps/ust_app.hpp"
 #include "consumer/consumer_client.hpp"
 #include "consumer/consumer_launcher.hpp"
+#include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
 #include "session_snapshot.hpp"
 
@@ -105,13 +107,19 @@ private:
     std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
     std::map<pid_t, std::shared_ptr<UstApp>> apps_;           // app thread only
 
-    std::mutex shared_;
-    struct Route {
-        Traced* session = nullptr;
-        Trace* trace = nullptr;
-    };
-    std::map<std::pair<pid_t, int>, Route> bySessionHandle_;   // guarded by shared_
-    std::map<std::pair<pid_t, int>, uint32_t> chanIdByHandle_; // guarded by shared_
+    /// The session and trace of an app's session handle; the channel id of
+    /// an app's channel handle. Inside an RcuReadSection only. Throw
+    /// std::out_of_range for an unknown handle.
+    std::pair<Traced&, Trace&> routeOf(pid_t pid, int sessionHandle) const;
+    uint32_t channelIdOf(pid_t pid, int channelHandle) const;
+    /// Forgets the routes of every object `a` holds in its app.
+    void eraseRoutes(pid_t pid, const AppInSession& a);
+
+    std::mutex shared_; // guards the registries and the consumer sockets
+    /// (pid, session or channel handle) -> Traced, Trace, channel id: read by
+    /// the notify thread without locks (RCU); see handle_routes.hpp for
+    /// when a Traced may be freed.
+    HandleRoutes routes_;
 };
 
 } // namespace tracectl
