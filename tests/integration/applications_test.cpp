@@ -7,10 +7,16 @@
 #include "tracectl_clients.hpp"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <iostream>
+#include <lttng/ust-abi.h>
 #include <memory>
+#include <poll.h>
+#include <sstream>
 #include <string>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -20,8 +26,108 @@
 
 using namespace std::chrono_literals;
 using namespace tracectl::test;
+using Clock = std::chrono::steady_clock;
 
 namespace {
+
+/// The daemon's bound on one call to an app (kAppSocketTimeout).
+constexpr auto kAppSocketTimeout = 3s;
+
+/// lttng-ust 2.13's registration message, `struct lttng_ust_ctl_reg_msg` of
+/// lttng-ust src/common/ustcomm.h (packed; name is
+/// LTTNG_UST_ABI_PROCNAME_LEN, padding LTTNG_UST_COMM_REG_MSG_PADDING = 64),
+/// written out here independently of the daemon's own constants.
+struct RegMsg {
+    uint32_t magic;
+    uint32_t major;
+    uint32_t minor;
+    uint32_t pid;
+    uint32_t ppid;
+    uint32_t uid;
+    uint32_t gid;
+    uint32_t bitsPerLong;
+    uint32_t uint8Alignment;
+    uint32_t uint16Alignment;
+    uint32_t uint32Alignment;
+    uint32_t uint64Alignment;
+    uint32_t longAlignment;
+    uint32_t socketType; // 0 command, 1 notify
+    char name[LTTNG_UST_ABI_PROCNAME_LEN];
+    char padding[64];
+} __attribute__((packed));
+static_assert(sizeof(RegMsg) == 136);
+
+/// What ustcomm_send_reg_msg() sends for this process.
+RegMsg registration(uint32_t socketType) {
+    RegMsg m{};
+    m.magic = LTTNG_UST_ABI_COMM_MAGIC;
+    m.major = LTTNG_UST_ABI_MAJOR_VERSION;
+    m.minor = LTTNG_UST_ABI_MINOR_VERSION;
+    m.pid = static_cast<uint32_t>(getpid());
+    m.ppid = static_cast<uint32_t>(getppid());
+    m.uid = getuid();
+    m.gid = getgid();
+    m.bitsPerLong = sizeof(long) * 8;
+    // In bits: lttng_ust_rb_alignof(type) * CHAR_BIT, and lttng_ust_rb_alignof
+    // is 1 where unaligned access is efficient (x86; lttng-ust
+    // include/lttng/ust-tracer.h). An app's ABI becomes that of the
+    // per-UID trace it is first in, so it must be the real one.
+#if defined(__x86_64__) || defined(__i386__)
+    m.uint8Alignment = m.uint16Alignment = m.uint32Alignment = m.uint64Alignment = m.longAlignment =
+        8;
+#else
+    m.uint8Alignment = 8;
+    m.uint16Alignment = 16;
+    m.uint32Alignment = 32;
+    m.uint64Alignment = 64;
+    m.longAlignment = sizeof(long) * 8;
+#endif
+    m.socketType = socketType;
+    std::strncpy(m.name, "fake-app", sizeof m.name - 1);
+    return m;
+}
+
+/// Size of `struct ustcomm_ust_reply` (lttng-ust src/common/ustcomm.h):
+/// handle, cmd, ret_code, ret_val, 32 bytes of padding, then a union whose
+/// largest member is `struct lttng_ust_abi_tracepoint_iter`.
+constexpr std::size_t kReplySize =
+    16 + 32 + std::max<std::size_t>(sizeof(lttng_ust_abi_tracepoint_iter), 32);
+
+/// Sends all of `size` bytes at `data` on `fd`.
+bool sendAll(int fd, const void* data, std::size_t size) {
+    return send(fd, data, size, MSG_NOSIGNAL) == static_cast<ssize_t>(size);
+}
+
+/// Waits up to `timeout` for `fd` to be readable; true if it is.
+bool readable(int fd, std::chrono::milliseconds timeout) {
+    pollfd p{};
+    p.fd = fd;
+    p.events = POLLIN;
+    return poll(&p, 1, static_cast<int>(timeout.count())) == 1;
+}
+
+/// Whether the daemon closed (or shut down) its end of `fd`: a read gets
+/// end-of-file within `timeout`. Data the daemon sends first is skipped.
+bool closedByDaemon(int fd, std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    while (Clock::now() < until) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+        if (!readable(fd, left))
+            return false;
+        char buf[4096];
+        const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return true;
+    }
+    return false;
+}
+
+/// Whether the daemon still holds `fd` open without having sent anything.
+bool stillOpen(int fd) {
+    char c = 0;
+    return recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK) < 0 && errno == EAGAIN;
+}
 
 std::string demoApp() {
     const char* p = std::getenv("TRACECTL_DEMO_APP");
@@ -54,6 +160,28 @@ protected:
             const auto apps = manager_->ListApplications();
             const bool present = std::find(apps.begin(), apps.end(), path) != apps.end();
             if (present == listed)
+                return true;
+            std::this_thread::sleep_for(10ms);
+        }
+        return false;
+    }
+
+    /// A connection to the daemon's app socket, as an app opens it.
+    static int connectRaw() {
+        const std::string socketPath = sandbox_->lttngHome() + "/.lttng/lttng-ust-sock-8";
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, socketPath.c_str(), sizeof addr.sun_path - 1);
+        EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0)
+            << std::strerror(errno);
+        return fd;
+    }
+
+    /// Whether the daemon's log has `what`, waiting up to 5 s for it.
+    bool logHas(const std::string& what) {
+        for (int i = 0; i < 500; ++i) {
+            if (sandbox_->readLog("tracectld").find(what) != std::string::npos)
                 return true;
             std::this_thread::sleep_for(10ms);
         }
@@ -144,16 +272,6 @@ TEST_F(Applications, AnotherUsersAppCarriesItsUidAndIsHiddenFromOthers) {
 }
 
 TEST_F(Applications, HostileConnectionsAreDroppedAndRealAppsStillRegister) {
-    const std::string socketPath = sandbox_->lttngHome() + "/.lttng/lttng-ust-sock-8";
-    auto connectRaw = [&] {
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_un addr{};
-        addr.sun_family = AF_UNIX;
-        std::strncpy(addr.sun_path, socketPath.c_str(), sizeof addr.sun_path - 1);
-        EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0)
-            << std::strerror(errno);
-        return fd;
-    };
     std::vector<int> fds;
     // Garbage of every size, a silent connection, and one closed at once.
     for (std::size_t size : {1u, 7u, 64u, 200u, 4096u}) {
@@ -173,4 +291,141 @@ TEST_F(Applications, HostileConnectionsAreDroppedAndRealAppsStillRegister) {
     EXPECT_EQ(manager_->ListApplications().size(), 1u);
     const std::string log = sandbox_->readLog("tracectld");
     EXPECT_NE(log.find("refused: bad registration message"), std::string::npos) << log;
+}
+
+// Clients that send part of a registration message and stall (one a
+// correct-looking prefix of a real one) no longer hold up the app thread:
+// reading a registration waits for all of it without blocking. Before, each
+// cost kAppSocketTimeout in turn, so a good app started behind five of them
+// waited 15 s.
+TEST_F(Applications, StalledAndTruncatedRegistrationsDoNotDelayOtherApps) {
+    const RegMsg real = registration(0);
+    const auto* bytes = reinterpret_cast<const char*>(&real);
+    std::vector<int> stalled;
+    for (std::size_t prefix :
+         {std::size_t{1}, std::size_t{12}, std::size_t{60}, std::size_t{100}, sizeof(RegMsg) - 1}) {
+        const int fd = connectRaw();
+        EXPECT_TRUE(sendAll(fd, bytes, prefix));
+        stalled.push_back(fd);
+    }
+    const auto started = Clock::now();
+    auto app = startApp(1000, 10000);
+    ASSERT_TRUE(waitListed(app->pid(), true));
+    const auto took = Clock::now() - started;
+    std::cout << "good app listed "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+              << " ms after its start, with " << stalled.size() << " stalled clients open\n";
+    // Listed while every stalled client is still connected, in less time than
+    // even one of them would have cost if it were waited for.
+    EXPECT_LT(took, kAppSocketTimeout);
+    for (int fd : stalled)
+        EXPECT_TRUE(stillOpen(fd));
+
+    // Hanging up with part of a message: dropped at once, with a log line.
+    close(stalled.back());
+    stalled.pop_back();
+    EXPECT_TRUE(logHas("refused: truncated registration message (135 of 136 bytes"));
+    for (int fd : stalled)
+        close(fd);
+    EXPECT_TRUE(logHas("refused: truncated registration message (1 of 136 bytes"));
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}
+
+// A partial message that never completes is dropped by the sweep.
+TEST_F(Applications, AStalledPartialRegistrationIsDroppedAfterTheTimeout) {
+    const RegMsg real = registration(1);
+    const int fd = connectRaw();
+    ASSERT_TRUE(sendAll(fd, &real, 60));
+    EXPECT_TRUE(closedByDaemon(fd, 10s));
+    close(fd);
+    EXPECT_TRUE(logHas("only 60 of 136 bytes of a registration message"));
+}
+
+// liblttng-ust-ctl replaces the pid/uid a registration claims by the
+// socket's SO_PEERCRED without a word; the daemon compares them itself.
+TEST_F(Applications, RegistrationsClaimingAnotherPidOrUidAreRefused) {
+    RegMsg otherPid = registration(0);
+    otherPid.pid = 1;
+    RegMsg otherUid = registration(1);
+    otherUid.uid = 4242;
+    for (const RegMsg* m : {&otherPid, &otherUid}) {
+        const int fd = connectRaw();
+        ASSERT_TRUE(sendAll(fd, m, sizeof *m));
+        EXPECT_TRUE(closedByDaemon(fd, 2s));
+        close(fd);
+    }
+    const std::string self =
+        "app pid " + std::to_string(getpid()) + " uid " + std::to_string(getuid());
+    EXPECT_TRUE(logHas(self + " refused: its registration claims pid 1"));
+    EXPECT_TRUE(logHas(self + " refused: its registration claims uid 4242"));
+    const auto apps = manager_->ListApplications();
+    EXPECT_EQ(std::find(apps.begin(), apps.end(), appPath(getpid())), apps.end());
+}
+
+// An app that registers properly, answers the tracer-version query and then
+// never answers again costs one timeout in all, however many sessions want
+// it: it is dropped as a whole (both sockets closed, never listed) and the
+// daemon goes on tracing good apps end to end.
+TEST_F(Applications, AnAppThatStopsAnsweringCostsOneTimeoutAndTracingGoesOn) {
+    using Options = std::map<std::string, sdbus::Variant>;
+    const std::string dirA = sandbox_->dir() + "/traces/hostile-a";
+    const std::string dirB = sandbox_->dir() + "/traces/hostile-b";
+    SessionClient a(*bus_,
+                    manager_->CreateSession("hostile-a", {{"output-path", sdbus::Variant(dirA)}}));
+    SessionClient b(*bus_,
+                    manager_->CreateSession("hostile-b", {{"output-path", sdbus::Variant(dirB)}}));
+    for (SessionClient* s : {&a, &b}) {
+        s->EnableEvents("ust", "", "tracectl_demo:*", Options{});
+        s->Start();
+    }
+
+    const int command = connectRaw();
+    const int notify = connectRaw();
+    const RegMsg cmdMsg = registration(0);
+    const RegMsg notifyMsg = registration(1);
+    ASSERT_TRUE(sendAll(command, &cmdMsg, sizeof cmdMsg));
+    ASSERT_TRUE(sendAll(notify, &notifyMsg, sizeof notifyMsg));
+    // The tracer-version query; the reply echoes its handle and command.
+    ASSERT_TRUE(readable(command, 5s));
+    std::array<char, 4096> request{};
+    ASSERT_GE(recv(command, request.data(), request.size(), 0), 8);
+    std::array<char, kReplySize> reply{};
+    std::memcpy(reply.data(), request.data(), 8);
+    const lttng_ust_abi_tracer_version version{2, 13, 5};
+    std::memcpy(reply.data() + 48, &version, sizeof version);
+    ASSERT_TRUE(sendAll(command, reply.data(), reply.size()));
+    const auto answered = Clock::now();
+
+    // Silence from now on: two sessions to set up, each call bounded by the
+    // timeout, yet the whole app costs one.
+    EXPECT_TRUE(closedByDaemon(notify, kAppSocketTimeout + 2500ms));
+    const auto took = Clock::now() - answered;
+    std::cout << "silent app dropped "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+              << " ms after its last answer\n";
+    EXPECT_LT(took, 2 * kAppSocketTimeout);
+    EXPECT_TRUE(closedByDaemon(command, 1s));
+    close(command);
+    close(notify);
+    EXPECT_TRUE(logHas("app fake-app (pid " + std::to_string(getpid()) + ") dropped"));
+    const auto apps = manager_->ListApplications();
+    EXPECT_EQ(std::find(apps.begin(), apps.end(), appPath(getpid())), apps.end());
+
+    // A good app is traced end to end, by both sessions.
+    ChildProcess app({demoApp(), "50", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(30000), 0);
+    for (SessionClient* s : {&a, &b})
+        s->Stop();
+    for (const std::string& dir : {dirA, dirB}) {
+        const RunResult r = run({"babeltrace2", dir});
+        ASSERT_EQ(r.exitCode, 0) << r.describe();
+        std::size_t ticks = 0;
+        std::istringstream in(r.out);
+        for (std::string line; std::getline(in, line);)
+            ticks += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
+        EXPECT_EQ(ticks, 50u) << dir;
+    }
+    a.Destroy();
+    b.Destroy();
+    EXPECT_TRUE(sandbox_->daemonRunning());
 }

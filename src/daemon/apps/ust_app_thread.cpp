@@ -1,14 +1,20 @@
 #include "ust_app_thread.hpp"
 
 #include "common/log.hpp"
+#include "registration_message.hpp"
 #include "ust_error.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <future>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <system_error>
 #include <time.h>
 
@@ -30,6 +36,35 @@ void boundSocketCalls(int fd) {
 
 std::string ustError(int r) {
     return ustErrorString(r);
+}
+
+/// Whether `fd` can no longer carry a round trip: its peer hung up, or it
+/// was shut down (as liblttng-ust-ctl does after a failed or timed-out call).
+bool connectionBroken(int fd) {
+    pollfd p{};
+    p.fd = fd;
+    p.events = POLLRDHUP;
+    return poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/// Ends every exchange with `app`: later calls on its sockets fail at once,
+/// and whoever watches its notify socket sees a hang-up.
+void cutOff(const UstApp& app) {
+    shutdown(app.command.get(), SHUT_RDWR);
+    shutdown(app.notify.get(), SHUT_RDWR);
+}
+
+/// Whether process `pid` is in the daemon's own namespace of kind `ns`
+/// ("pid", "user"), from /proc/<pid>/ns/<ns>. If that cannot be read, yes:
+/// the strict answer.
+bool sharesNamespace(pid_t pid, const char* ns) {
+    struct stat mine {};
+    struct stat theirs {};
+    const std::string self = std::string("/proc/self/ns/") + ns;
+    const std::string peer = "/proc/" + std::to_string(pid) + "/ns/" + ns;
+    if (stat(self.c_str(), &mine) < 0 || stat(peer.c_str(), &theirs) < 0)
+        return true;
+    return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
 }
 
 } // namespace
@@ -91,7 +126,9 @@ int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userd
         }
         boundSocketCalls(fd.get());
         sd_event_source* s = nullptr;
-        if (sd_event_add_io(self->loop_.get(), &s, fd.get(), EPOLLIN,
+        // Edge-triggered: a connection with part of a message queued
+        // wakes the loop once per arrival, not in a busy loop.
+        if (sd_event_add_io(self->loop_.get(), &s, fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLET,
                             &UstAppThread::onRegistrationMessage, self) < 0)
             continue;
         const int key = fd.get();
@@ -100,17 +137,44 @@ int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userd
     }
 }
 
-int UstAppThread::onRegistrationMessage(sd_event_source*, int fd, uint32_t, void* userdata) {
-    static_cast<UstAppThread*>(userdata)->readRegistration(fd);
+int UstAppThread::onRegistrationMessage(sd_event_source*, int fd, uint32_t revents,
+                                        void* userdata) {
+    static_cast<UstAppThread*>(userdata)->readRegistration(fd, revents);
     return 0;
 }
 
-void UstAppThread::readRegistration(int fd) {
-    auto node = unregistered_.extract(fd);
-    if (node.empty())
+void UstAppThread::readRegistration(int fd, uint32_t revents) {
+    const auto found = unregistered_.find(fd);
+    if (found == unregistered_.end())
         return;
-    UniqueFd sock = std::move(node.mapped().fd);
-    node.mapped().source.reset();
+    // Never block here: read the message only once all of it is queued.
+    // The source is edge-triggered, so a partial message does not wake the
+    // loop again until more bytes (or a hang-up) arrive.
+    int queued = 0;
+    if (ioctl(fd, FIONREAD, &queued) < 0) {
+        log::warning(std::string("app connection dropped: FIONREAD: ") + std::strerror(errno));
+        unregistered_.erase(found);
+        return;
+    }
+    const bool hungUp = (revents & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+    const auto available = static_cast<std::size_t>(std::max(queued, 0));
+    switch (registrationReadiness(available, hungUp)) {
+    case RegistrationReadiness::Wait:
+        return; // more bytes, a hang-up, or the sweep's timeout
+    case RegistrationReadiness::Truncated:
+        if (available == 0)
+            log::info("an app connection closed before sending its registration message");
+        else
+            log::warning("app connection refused: truncated registration message (" +
+                         std::to_string(available) + " of " +
+                         std::to_string(kUstRegistrationMessageSize) + " bytes, then hang-up)");
+        unregistered_.erase(found);
+        return;
+    case RegistrationReadiness::Complete:
+        break;
+    }
+    UniqueFd sock = std::move(found->second.fd);
+    unregistered_.erase(found); // its event source goes with it
 
     ucred cred{};
     socklen_t len = sizeof cred;
@@ -122,6 +186,17 @@ void UstAppThread::readRegistration(int fd) {
     const std::string who =
         "app pid " + std::to_string(cred.pid) + " uid " + std::to_string(cred.uid);
 
+    // The raw bytes, for the identity the app claims: liblttng-ust-ctl
+    // replaces it by SO_PEERCRED without telling.
+    std::array<std::byte, kUstRegistrationMessageSize> raw{};
+    if (recv(sock.get(), raw.data(), raw.size(), MSG_PEEK | MSG_DONTWAIT) !=
+        static_cast<ssize_t>(raw.size())) {
+        log::warning(who + " refused: its registration message could not be read (" +
+                     std::strerror(errno) + ")");
+        return;
+    }
+    // All of it is queued: this reads exactly kUstRegistrationMessageSize
+    // bytes without waiting.
     lttng_ust_ctl_socket_type type{};
     uint32_t major = 0, minor = 0, pid = 0, ppid = 0, uid = 0, gid = 0, bits = 0;
     uint32_t a8 = 0, a16 = 0, a32 = 0, a64 = 0, along = 0;
@@ -141,10 +216,23 @@ void UstAppThread::readRegistration(int fd) {
         return;
     }
     // The message is the app's word; the kernel's credentials are the truth.
-    if (pid != static_cast<uint32_t>(cred.pid) || uid != static_cast<uint32_t>(cred.uid) ||
-        gid != static_cast<uint32_t>(cred.gid)) {
-        log::warning(who + " refused: its registration claims pid " + std::to_string(pid) +
-                     " uid " + std::to_string(uid) + " gid " + std::to_string(gid));
+    // An app in a nested pid (user) namespace honestly claims the pid (uid)
+    // it sees there: only claims made from the daemon's namespace are held
+    // against it.
+    const auto claims = decodeRegistrationClaims(raw);
+    if (!claims) {
+        log::warning(who + " refused: bad registration message (magic)");
+        return;
+    }
+    if (claims->pid != static_cast<uint32_t>(cred.pid) && sharesNamespace(cred.pid, "pid")) {
+        log::warning(who + " refused: its registration claims pid " + std::to_string(claims->pid));
+        return;
+    }
+    if ((claims->uid != static_cast<uint32_t>(cred.uid) ||
+         claims->gid != static_cast<uint32_t>(cred.gid)) &&
+        sharesNamespace(cred.pid, "user")) {
+        log::warning(who + " refused: its registration claims uid " + std::to_string(claims->uid) +
+                     " gid " + std::to_string(claims->gid));
         return;
     }
     if (bits != 32 && bits != 64) {
@@ -180,10 +268,20 @@ void UstAppThread::readRegistration(int fd) {
 
 void UstAppThread::complete(UstApp app) {
     const std::string who = "app " + app.info.name + " (pid " + std::to_string(app.info.pid) + ")";
+    // One budget per app, not per call: the first call that fails or times
+    // out (kAppSocketTimeout) ends every exchange with the app. cutOff()
+    // shuts both sockets down, so any later call on them fails at once
+    // (liblttng-ust-ctl itself shuts a socket down after a failed send or
+    // receive, lttng-ust src/common/ustcomm.c), and the notify thread sees
+    // the hang-up and makes the tracer forget the app.
+    const auto drop = [&who](const UstApp& a, const std::string& why) {
+        cutOff(a);
+        log::warning(who + " dropped: " + why);
+    };
     lttng_ust_abi_tracer_version v{};
     int r = lttng_ust_ctl_tracer_version(app.command.get(), &v);
     if (r < 0) {
-        log::warning(who + " dropped: tracer version query failed (" + ustError(r) + ")");
+        drop(app, "tracer version query failed (" + ustError(r) + ")");
         return;
     }
     app.info.tracerMajor = v.major;
@@ -193,11 +291,23 @@ void UstAppThread::complete(UstApp app) {
     // Sessions are set up in the app before register_done, so that no event
     // after the app's constructor returns is lost (LTTNG-NOTES.md).
     auto shared = std::make_shared<UstApp>(std::move(app));
-    if (setUp_)
-        setUp_(shared);
+    if (setUp_) {
+        try {
+            setUp_(shared);
+        } catch (const std::exception& e) {
+            drop(*shared, std::string("setting it up failed: ") + e.what());
+            return;
+        }
+    }
+    // The set-up hook reports failures per session and goes on; a call that
+    // timed out left the socket shut down: the app is gone for good.
+    if (connectionBroken(shared->command.get())) {
+        drop(*shared, "it stopped answering while being set up for the active sessions");
+        return;
+    }
     r = lttng_ust_ctl_register_done(shared->command.get());
     if (r < 0) {
-        log::warning(who + " dropped: register_done failed (" + ustError(r) + ")");
+        drop(*shared, "register_done failed (" + ustError(r) + ")");
         return;
     }
     log::info(who + " registered: uid " + std::to_string(shared->info.uid) + ", " +
@@ -211,7 +321,14 @@ int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
     const auto now = std::chrono::steady_clock::now();
     for (auto it = self->unregistered_.begin(); it != self->unregistered_.end();) {
         if (now - it->second.since > kPairingTimeout) {
-            log::warning("dropped an app connection that sent no registration message");
+            int queued = 0;
+            ioctl(it->first, FIONREAD, &queued);
+            log::warning("app connection dropped: " +
+                         (queued > 0 ? "only " + std::to_string(queued) + " of " +
+                                           std::to_string(kUstRegistrationMessageSize) +
+                                           " bytes of a registration message"
+                                     : std::string("no registration message")) +
+                         " in " + std::to_string(kPairingTimeout.count()) + " s");
             it = self->unregistered_.erase(it);
         } else {
             ++it;

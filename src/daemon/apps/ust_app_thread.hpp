@@ -2,8 +2,11 @@
 // registration messages, pairs command and notify sockets, completes the
 // registration (tracer version, register_done), and runs every later
 // command round trip to apps. It has its own sd-event loop so that a slow
-// or hostile app delays only this thread (each socket call is bounded by
-// kAppSocketTimeout), never the D-Bus loop.
+// or hostile app delays only this thread, never the D-Bus loop. Reading a
+// registration message never blocks (it is read once all of it is queued);
+// the round trips after it are bounded per app: the first one that fails or
+// times out (kAppSocketTimeout) drops the app, so a hostile app costs this
+// thread one timeout at most.
 #pragma once
 
 #include "common/event_loop.hpp"
@@ -21,9 +24,11 @@
 namespace tracectl {
 
 /// Bound on every blocking call on an app socket (SO_RCVTIMEO/SO_SNDTIMEO);
+/// the first call that exceeds it drops the app (no further call is made).
 /// lttng-sessiond's default app socket timeout is 5 s.
 inline constexpr std::chrono::seconds kAppSocketTimeout{3};
-/// How long the first socket of an app waits for its second one.
+/// How long the first socket of an app waits for its second one, and how
+/// long a connection may take to send its whole registration message.
 inline constexpr std::chrono::seconds kPairingTimeout{5};
 /// Most connections waiting for their registration message at once.
 inline constexpr std::size_t kMaxUnregisteredConnections = 1024;
@@ -68,7 +73,7 @@ private:
         EventSourcePtr source;
     };
     std::vector<std::unique_ptr<Periodic>> periodic_;
-    void readRegistration(int fd);
+    void readRegistration(int fd, uint32_t revents);
     void complete(UstApp app);
 
     EventLoop loop_;
