@@ -1,0 +1,148 @@
+/* tracectl-bench-count: counts the event records and the discarded events
+ * of a CTF trace, with libbabeltrace2 (src.ctf.fs), at C speed: the
+ * benchmark's traces hold tens of millions of events, too many for
+ * tests/integration/count_events.py (python3-bt2, ~150 k events/s), which
+ * reports the same two numbers (and checks sequence numbers).
+ *
+ * Usage: tracectl-bench-count TRACE_DIR...
+ *   TRACE_DIR  a CTF trace folder (the one holding the "metadata" file, e.g.
+ *              <output>/ust/uid/0/64-bit); several are counted together
+ *
+ * Prints one JSON line:
+ *   {"events": <event records>, "discarded": <events the tracer discarded>,
+ *    "discarded_messages": <discarded-events messages>,
+ *    "discarded_unknown": <such messages without a count>}
+ * "discarded" sums the counts babeltrace2 derives from the packet contexts'
+ * events_discarded (the WARNING lines of `babeltrace2 TRACE_DIR`).
+ * Every data stream is read by a sink of its own (no muxer): the order of
+ * the events does not matter for counting.
+ * Exit status: 0, or 1 if the trace cannot be read. */
+#include <babeltrace2/babeltrace.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+
+struct counts {
+	uint64_t events;
+	uint64_t discarded;
+	uint64_t discarded_messages;
+	uint64_t discarded_unknown;
+};
+
+static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it,
+								   void *data)
+{
+	struct counts *c = data;
+	bt_message_array_const msgs;
+	uint64_t n = 0;
+
+	switch (bt_message_iterator_next(it, &msgs, &n)) {
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+		break;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+	default:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const bt_message *m = msgs[i];
+
+		if (bt_message_get_type(m) == BT_MESSAGE_TYPE_EVENT) {
+			c->events++;
+		} else if (bt_message_get_type(m) == BT_MESSAGE_TYPE_DISCARDED_EVENTS) {
+			uint64_t count = 0;
+
+			c->discarded_messages++;
+			if (bt_message_discarded_events_get_count(m, &count) ==
+			    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+				c->discarded += count;
+			else
+				c->discarded_unknown++;
+		}
+		bt_message_put_ref(m);
+	}
+	return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+/* Builds src.ctf.fs(dirs) -> one simple sink per output port, runs it.
+ * Returns 0 on success. */
+static int count_trace(char *const *dirs, int ndirs, struct counts *c)
+{
+	const bt_plugin *plugin = NULL;
+	const bt_component_class_source *fs;
+	const bt_component_source *src = NULL;
+	bt_graph *graph = NULL;
+	bt_value *params = NULL, *inputs = NULL;
+	bt_graph_run_status run;
+	int ret = 1;
+
+	if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &plugin) !=
+	    BT_PLUGIN_FIND_STATUS_OK) {
+		fprintf(stderr, "tracectl-bench-count: babeltrace2 plugin \"ctf\" not found\n");
+		return 1;
+	}
+	fs = bt_plugin_borrow_source_component_class_by_name_const(plugin, "fs");
+	graph = bt_graph_create(0);
+	params = bt_value_map_create();
+	inputs = bt_value_array_create();
+	if (fs == NULL || graph == NULL || params == NULL || inputs == NULL)
+		goto out;
+	for (int i = 0; i < ndirs; i++)
+		if (bt_value_array_append_string_element(inputs, dirs[i]) !=
+		    BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK)
+			goto out;
+	if (bt_value_map_insert_entry(params, "inputs", inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)
+		goto out;
+	if (bt_graph_add_source_component(graph, fs, "src", params, BT_LOGGING_LEVEL_WARNING,
+					  &src) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+		fprintf(stderr, "tracectl-bench-count: cannot open %s as a CTF trace\n", dirs[0]);
+		goto out;
+	}
+	for (uint64_t i = 0; i < bt_component_source_get_output_port_count(src); i++) {
+		const bt_component_sink *sink = NULL;
+		char name[32];
+
+		snprintf(name, sizeof name, "count%" PRIu64, i);
+		if (bt_graph_add_simple_sink_component(graph, name, NULL, consume, NULL, c, &sink) !=
+			    BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+		    bt_graph_connect_ports(
+			    graph, bt_component_source_borrow_output_port_by_index_const(src, i),
+			    bt_component_sink_borrow_input_port_by_index_const(sink, 0),
+			    NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+			goto out;
+	}
+	do
+		run = bt_graph_run(graph);
+	while (run == BT_GRAPH_RUN_STATUS_AGAIN);
+	if (run != BT_GRAPH_RUN_STATUS_OK) {
+		fprintf(stderr, "tracectl-bench-count: reading %s failed\n", dirs[0]);
+		goto out;
+	}
+	ret = 0;
+out:
+	BT_VALUE_PUT_REF_AND_RESET(inputs);
+	BT_VALUE_PUT_REF_AND_RESET(params);
+	BT_GRAPH_PUT_REF_AND_RESET(graph);
+	BT_PLUGIN_PUT_REF_AND_RESET(plugin);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct counts c = { 0, 0, 0, 0 };
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s TRACE_DIR...\n", argv[0]);
+		return 2;
+	}
+	if (count_trace(argv + 1, argc - 1, &c) != 0)
+		return 1;
+	printf("{\"events\": %" PRIu64 ", \"discarded\": %" PRIu64
+	       ", \"discarded_messages\": %" PRIu64 ", \"discarded_unknown\": %" PRIu64 "}\n",
+	       c.events, c.discarded, c.discarded_messages, c.discarded_unknown);
+	return 0;
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Counts what a CTF trace holds, as babeltrace2 reads it (python3-bt2).
+
+Usage: count_events.py TRACE_DIR [--seq-event NAME] [--seq-field FIELD]
+
+Prints one JSON object on stdout:
+
+    {"events": {"<event name>": <number of event records>, ...},
+     "total": <number of event records>,
+     "discarded": <sum of the counts of the discarded-events messages>,
+     "discarded_messages": <number of discarded-events messages>,
+     "discarded_unknown": <discarded-events messages without a count>,
+     "seq": {"event": NAME, "field": FIELD, "count": <records of NAME>,
+             "first": <smallest value>, "last": <largest value>,
+             "distinct": <distinct values>,
+             "missing": <values in [0, last] never seen>,
+             "duplicates": <records whose value was already seen>}}
+
+The discarded count is what the tracer wrote in the packet contexts
+(events_discarded) and babeltrace2 turns into discarded-events messages:
+events the application could not write because the ring buffer was full.
+"seq" checks an unsigned integer payload field (default: the "seq" field of
+tracectl_demo:tick) for a gap-free 0..last; "first"/"last" are null when the
+trace holds no such event. Exit status: 0, or 1 if the trace cannot be read.
+
+Use Debian's /usr/bin/python3: python3-bt2 installs there.
+"""
+
+import argparse
+import json
+import sys
+
+import bt2
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("trace", help="trace folder (searched recursively)")
+    parser.add_argument("--seq-event", default="tracectl_demo:tick")
+    parser.add_argument("--seq-field", default="seq")
+    args = parser.parse_args()
+
+    events: dict[str, int] = {}
+    discarded = discarded_messages = discarded_unknown = 0
+    seen = bytearray()  # seen[v]: how many times value v occurred, saturating at 255
+    seq_count = duplicates = 0
+    first = last = None
+    try:
+        for msg in bt2.TraceCollectionMessageIterator(args.trace):
+            kind = type(msg)
+            if kind is bt2._EventMessageConst:
+                event = msg.event
+                name = event.name
+                events[name] = events.get(name, 0) + 1
+                if name == args.seq_event:
+                    value = int(event.payload_field[args.seq_field])
+                    seq_count += 1
+                    first = value if first is None else min(first, value)
+                    last = value if last is None else max(last, value)
+                    if value >= len(seen):
+                        seen.extend(bytes(max(value + 1 - len(seen), len(seen))))
+                    if seen[value]:
+                        duplicates += 1
+                    if seen[value] < 255:
+                        seen[value] += 1
+            elif kind is bt2._DiscardedEventsMessageConst:
+                discarded_messages += 1
+                if msg.count is None:
+                    discarded_unknown += 1
+                else:
+                    discarded += msg.count
+    except Exception as error:  # bt2 raises its own error types
+        print(f"count_events.py: cannot read {args.trace}: {error}", file=sys.stderr)
+        return 1
+
+    span = seen[: last + 1] if last is not None else b""
+    print(json.dumps({
+        "events": events,
+        "total": sum(events.values()),
+        "discarded": discarded,
+        "discarded_messages": discarded_messages,
+        "discarded_unknown": discarded_unknown,
+        "seq": {
+            "event": args.seq_event,
+            "field": args.seq_field,
+            "count": seq_count,
+            "first": first,
+            "last": last,
+            "distinct": len(span) - span.count(0),
+            "missing": span.count(0),
+            "duplicates": duplicates,
+        },
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
