@@ -15,8 +15,11 @@ namespace tracectl {
 /// microseconds (0 = off).
 struct ChannelConfig {
     std::string name;
-    uint64_t subbufSize = 128 * 1024; ///< power of two, >= the page size
-    uint64_t subbufCount = 4;         ///< power of two, >= 2
+    /// Power of two, >= the page size. The defaults are LTTng 2.13's for a
+    /// per-UID UST channel (lttng-tools configure.ac:
+    /// CONFIG_DEFAULT_UST_UID_CHANNEL_SUBBUF_SIZE 524288, _SUBBUF_NUM 4).
+    uint64_t subbufSize = 512 * 1024;
+    uint64_t subbufCount = 4; ///< power of two, >= 2
     bool overwrite = false;           ///< false: discard new events when full
     uint32_t switchTimerUs = 0;
     uint32_t readTimerUs = 0;

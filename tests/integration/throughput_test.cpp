@@ -1,6 +1,6 @@
 // N events in, N events out: the bundled LTTng-UST app emitting as fast as it
 // can into a session with the default channel (per-UID, 4 sub-buffers of
-// 128 KiB per CPU), its consumer running as a systemd transient unit, and
+// 512 KiB per CPU), its consumer running as a systemd transient unit, and
 // every event read back with babeltrace2 (python3-bt2, count_events.py):
 // none discarded by the tracer, none lost or duplicated on the way to disk.
 #include "child_process.hpp"
