@@ -429,3 +429,48 @@ TEST_F(Applications, AnAppThatStopsAnsweringCostsOneTimeoutAndTracingGoesOn) {
     b.Destroy();
     EXPECT_TRUE(sandbox_->daemonRunning());
 }
+
+TEST_F(Applications, AnAppAnnouncingAForeignTypeLayoutIsRefusedAndCannotSpoilTheTrace) {
+    // Regression: the first app of a per-UID trace defines its metadata's
+    // type layout; a peer announcing natural alignments (which lttng-ust on
+    // x86 never does) used to be accepted, and the real app's events written
+    // after it could no longer be decoded.
+    using Options = std::map<std::string, sdbus::Variant>;
+    const std::string dir = sandbox_->dir() + "/traces/foreign-abi";
+    SessionClient s(*bus_,
+                    manager_->CreateSession("foreign-abi", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", Options{});
+    s.Start();
+    std::vector<int> fds;
+    for (uint32_t type : {0u, 1u}) {
+        RegMsg m = registration(type);
+#if defined(__x86_64__) || defined(__i386__)
+        m.uint16Alignment = 16; // natural alignments
+        m.uint32Alignment = 32;
+        m.uint64Alignment = 64;
+        m.longAlignment = sizeof(long) * 8;
+#else
+        m.uint16Alignment = m.uint32Alignment = m.uint64Alignment = m.longAlignment = 8;
+#endif
+        const int fd = connectRaw();
+        ASSERT_TRUE(sendAll(fd, &m, sizeof m));
+        fds.push_back(fd);
+    }
+    for (int fd : fds) {
+        EXPECT_TRUE(closedByDaemon(fd, 2s));
+        close(fd);
+    }
+    EXPECT_TRUE(logHas("is not lttng-ust's on this machine"));
+
+    ChildProcess app({demoApp(), "50", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(30000), 0);
+    s.Stop();
+    const RunResult r = run({"babeltrace2", dir});
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    std::size_t ticks = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        ticks += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
+    EXPECT_EQ(ticks, 50u);
+    s.Destroy();
+}

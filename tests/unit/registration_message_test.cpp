@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstring>
+#include <endian.h>
 #include <gtest/gtest.h>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
@@ -141,4 +142,27 @@ TEST(RegistrationMessage, LibLttngUstCtlHidesAFalseClaim) {
     EXPECT_EQ(claims->uid, getuid() + 1);
     close(sv[0]);
     close(sv[1]);
+}
+
+TEST(RegistrationAbi, ThisMachinesLayoutIsAcceptedAnyOtherRefused) {
+    RegistrationAbi native{sizeof(long) * 8, 8, 8, 8, 8, 8, BYTE_ORDER};
+#if !defined(__x86_64__) && !defined(__i386__)
+    native = {sizeof(long) * 8, 8, 16, 32, 64, sizeof(long) * 8, BYTE_ORDER};
+#endif
+    EXPECT_EQ(abiMismatch(native), "");
+    RegistrationAbi natural = native; // what x86 lttng-ust never sends
+    natural.uint16Alignment = 16;
+    natural.uint32Alignment = 32;
+    natural.uint64Alignment = 64;
+    natural.longAlignment = sizeof(long) * 8;
+    if (natural.uint16Alignment != native.uint16Alignment) {
+        const std::string why = abiMismatch(natural);
+        EXPECT_NE(why.find("8/16/32/64/"), std::string::npos) << why;
+    }
+    RegistrationAbi swapped = native;
+    swapped.byteOrder = BYTE_ORDER == LITTLE_ENDIAN ? BIG_ENDIAN : LITTLE_ENDIAN;
+    EXPECT_NE(abiMismatch(swapped).find("endian"), std::string::npos);
+    RegistrationAbi other = natural; // the other bitness is judged per trace
+    other.bitsPerLong = sizeof(long) == 8 ? 32 : 64;
+    EXPECT_EQ(abiMismatch(other), "");
 }

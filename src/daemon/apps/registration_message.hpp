@@ -11,6 +11,7 @@
 #include <lttng/ust-abi.h>
 #include <optional>
 #include <span>
+#include <string>
 
 namespace tracectl {
 
@@ -70,5 +71,23 @@ struct RegistrationClaims {
 /// an app of the other endianness: its fields are swapped back.
 std::optional<RegistrationClaims>
 decodeRegistrationClaims(std::span<const std::byte, kUstRegistrationMessageSize> bytes) noexcept;
+
+/// The type layout an app's registration announces (alignments in bits).
+struct RegistrationAbi {
+    uint32_t bitsPerLong = 0;
+    uint32_t uint8Alignment = 0, uint16Alignment = 0, uint32Alignment = 0;
+    uint32_t uint64Alignment = 0, longAlignment = 0;
+    int byteOrder = 0; ///< BIG_ENDIAN or LITTLE_ENDIAN (<endian.h>)
+};
+
+/// Why an app of this machine's own bitness cannot be traced with the
+/// layout it announces, or "" if it can. lttng-ust announces
+/// lttng_ust_rb_alignof(type) * CHAR_BIT (lttng/ust-tracer.h: 1 byte where
+/// unaligned access is efficient, as on x86, else the natural alignment)
+/// and the host byte order; every app built for this machine announces the
+/// same, so anything else is refused, before it could define the layout of
+/// a per-UID trace shared with real apps. Apps of the other bitness are not
+/// judged here ("").
+std::string abiMismatch(const RegistrationAbi& abi);
 
 } // namespace tracectl

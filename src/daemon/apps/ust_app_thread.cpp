@@ -239,6 +239,12 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
         log::warning(who + " refused: unsupported bitness " + std::to_string(bits));
         return;
     }
+    if (const std::string why =
+            abiMismatch(RegistrationAbi{bits, a8, a16, a32, a64, along, byteOrder});
+        !why.empty()) {
+        log::warning(who + " refused: " + why);
+        return;
+    }
     if (type != LTTNG_UST_CTL_SOCKET_CMD && type != LTTNG_UST_CTL_SOCKET_NOTIFY) {
         log::warning(who + " refused: unknown socket type");
         return;

@@ -65,6 +65,26 @@ metadata::Uuid randomUuid() {
     return u;
 }
 
+metadata::Abi abiOf(const UstApp& app) {
+    metadata::Abi abi;
+    abi.bitsPerLong = app.info.bitness;
+    abi.uint8Alignment = app.info.uint8Alignment;
+    abi.uint16Alignment = app.info.uint16Alignment;
+    abi.uint32Alignment = app.info.uint32Alignment;
+    abi.uint64Alignment = app.info.uint64Alignment;
+    abi.longAlignment = app.info.longAlignment;
+    if (auto order = metadata::byteOrderFromRegistration(app.info.byteOrder))
+        abi.byteOrder = *order;
+    return abi;
+}
+
+bool sameAbi(const metadata::Abi& a, const metadata::Abi& b) {
+    return a.bitsPerLong == b.bitsPerLong && a.uint8Alignment == b.uint8Alignment &&
+           a.uint16Alignment == b.uint16Alignment && a.uint32Alignment == b.uint32Alignment &&
+           a.uint64Alignment == b.uint64Alignment && a.longAlignment == b.longAlignment &&
+           a.byteOrder == b.byteOrder;
+}
+
 std::string hostName() {
     char buf[256] = {};
     gethostname(buf, sizeof buf - 1);
@@ -112,8 +132,17 @@ void UstTracer::startConsumer(Traced& t) {
 
 UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
     const std::pair<uid_t, uint32_t> key{app.info.uid, app.info.bitness};
-    if (const auto found = t.traces.find(key); found != t.traces.end())
+    if (const auto found = t.traces.find(key); found != t.traces.end()) {
+        // The metadata describes one type layout: an app with another one
+        // would write events no reader could decode.
+        if (!sameAbi(found->second->abi, abiOf(app)))
+            throw Error(ErrorCode::Failed,
+                        "its type alignments or byte order differ from those of the first app "
+                        "of the uid " +
+                            std::to_string(app.info.uid) + " " +
+                            std::to_string(app.info.bitness) + "-bit trace");
         return *found->second;
+    }
     // Built completely before it enters the map: a consumer that fails
     // half-way leaves no half-made trace behind for stop() to trip on.
     auto trace = std::make_unique<Trace>();
@@ -123,14 +152,8 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
         "ust/uid/" + std::to_string(app.info.uid) + "/" + std::to_string(app.info.bitness) + "-bit";
     metadata::TraceInfo info;
     info.uuid = randomUuid();
-    info.abi.bitsPerLong = app.info.bitness;
-    info.abi.uint8Alignment = app.info.uint8Alignment;
-    info.abi.uint16Alignment = app.info.uint16Alignment;
-    info.abi.uint32Alignment = app.info.uint32Alignment;
-    info.abi.uint64Alignment = app.info.uint64Alignment;
-    info.abi.longAlignment = app.info.longAlignment;
-    if (auto order = metadata::byteOrderFromRegistration(app.info.byteOrder))
-        info.abi.byteOrder = *order;
+    info.abi = abiOf(app);
+    trace->abi = info.abi;
     info.tracer = {app.info.tracerMajor, app.info.tracerMinor, app.info.tracerPatchlevel};
     info.hostname = hostName();
     info.traceName = t.snapshot.name;

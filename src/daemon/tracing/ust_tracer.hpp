@@ -75,6 +75,7 @@ private:
         uid_t uid = 0;
         uint32_t bitness = 0;
         std::string dir; ///< trace-relative, "ust/uid/<uid>/<bits>-bit"
+        metadata::Abi abi; ///< the first app's; later apps must match
         std::unique_ptr<metadata::TraceRegistry> registry;
         ConsumerChannel metadata;
         std::size_t pushed = 0;
@@ -99,7 +100,10 @@ private:
 
     bool mayTrace(const Traced& t, const UstApp& app) const;
     void startConsumer(Traced& t);
-    Trace& traceFor(Traced& t, const UstApp& app); // holds shared_
+    /// The per-UID trace of `app`'s (uid, bitness), made on first use.
+    /// Throws Error(Failed) if `app`'s ABI differs from the trace's. Call
+    /// with shared_ held.
+    Trace& traceFor(Traced& t, const UstApp& app);
     void setUpApp(Traced& t, const std::shared_ptr<UstApp>& app);
     void pushMetadata(Traced& t, Trace& trace); // holds shared_
 
