@@ -220,7 +220,21 @@ void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
     a.app = app;
     a.sessionHandle = lttng_ust_ctl_create_session(cmd);
     checkUst(a.sessionHandle, "create_session in app " + std::to_string(pid));
+    // Routes made so far go again if the set-up fails half-way: a route
+    // must never outlive its session (handle_routes.hpp).
+    struct UndoRoutes {
+        HandleRoutes& routes;
+        pid_t pid;
+        std::vector<int> handles;
+        bool keep = false;
+        ~UndoRoutes() {
+            if (!keep)
+                for (const int h : handles)
+                    routes.erase(pid, h);
+        }
+    } undo{routes_, pid, {}};
     routes_.set(pid, a.sessionHandle, Route{&t, trace, false, 0});
+    undo.handles.push_back(a.sessionHandle);
     for (auto& ch : trace->channels) {
         lttng_ust_abi_object_data* raw = nullptr;
         checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, ch.objects.channel.get()),
@@ -229,6 +243,7 @@ void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
         checkUst(lttng_ust_ctl_send_channel_to_ust(cmd, a.sessionHandle, chan.get()),
                  "sending channel '" + ch.name + "' to app " + std::to_string(pid));
         routes_.set(pid, chan->handle, Route{&t, trace, true, ch.chanId});
+        undo.handles.push_back(chan->handle);
         for (auto& stream : ch.objects.streams) {
             raw = nullptr;
             checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, stream.get()),
@@ -282,6 +297,7 @@ void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
         a.objects.push_back(std::move(chan));
     }
     t.apps[pid] = std::move(a);
+    undo.keep = true;
 }
 
 void UstTracer::start(const SessionSnapshot& s) {
