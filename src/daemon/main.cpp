@@ -64,6 +64,10 @@ public:
     void destroy(std::string id, Done done) override {
         run([this, id = std::move(id)] { tracer_.destroy(id); }, std::move(done));
     }
+    void enableEvents(std::string id, tracectl::EventRule rule, Done done) override {
+        run([this, id = std::move(id), rule = std::move(rule)] { tracer_.enableEvents(id, rule); },
+            std::move(done));
+    }
 
 private:
     void run(std::function<void()> work, Done done) {

@@ -75,6 +75,9 @@ void Session::addChannel(ChannelConfig channel) {
 }
 
 bool Session::enableEvents(EventRule rule) {
+    if (state_ == SessionState::Error)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
     checkEventRule(rule);
     if (rules_.size() >= kMaxEventRules)
         throw Error(ErrorCode::LimitExceeded,

@@ -190,20 +190,39 @@ void SessionObject::AddChannel(const std::string& domain, const std::string& nam
     });
 }
 
-void SessionObject::EnableEvents(const std::string& domain, const std::string& channel,
-                                 const std::string& pattern,
-                                 const std::map<std::string, sdbus::Variant>& options) {
-    handleCall("EnableEvents", [&] {
-        checkCaller("EnableEvents");
-        checkDomain(domain);
-        const bool madeChannel = session_.enableEvents(readEventOptions(channel, pattern, options));
-        if (madeChannel)
-            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Events"});
-        else
-            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Events"});
-        log::info("session '" + session_.config().name + "': events '" + pattern + "' enabled",
-                  session_.id().uuid());
-    });
+void SessionObject::EnableEvents(sdbus::Result<>&& result, std::string domain, std::string channel,
+                                 std::string pattern,
+                                 std::map<std::string, sdbus::Variant> options) {
+    EventRule added;
+    try {
+        handleCall("EnableEvents", [&] {
+            checkCaller("EnableEvents");
+            checkDomain(domain);
+            const bool madeChannel =
+                session_.enableEvents(readEventOptions(channel, pattern, options));
+            added = session_.eventRules().back();
+            if (madeChannel)
+                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Events"});
+            else
+                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Events"});
+            log::info("session '" + session_.config().name + "': events '" + pattern + "' enabled",
+                      session_.id().uuid());
+        });
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+        return;
+    }
+    // Always through the app thread, in order with Start: a Start still in
+    // flight then sees the rule too. Nothing to do there before the first
+    // start; the reply waits for the apps otherwise.
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    backend_.enableEvents(session_.id().hex(), std::move(added),
+                          [pending](std::optional<Error> error) {
+                              if (error)
+                                  pending->returnError(toBusError(*error));
+                              else
+                                  pending->returnResults();
+                          });
 }
 
 void SessionObject::AddContext(const std::string& domain, const std::string& channel,

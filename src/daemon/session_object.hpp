@@ -49,9 +49,8 @@ private:
     void checkIdle(const char* member) const;
     void AddChannel(const std::string& domain, const std::string& name,
                     const std::map<std::string, sdbus::Variant>& options) override;
-    void EnableEvents(const std::string& domain, const std::string& channel,
-                      const std::string& pattern,
-                      const std::map<std::string, sdbus::Variant>& options) override;
+    void EnableEvents(sdbus::Result<>&& result, std::string domain, std::string channel,
+                      std::string pattern, std::map<std::string, sdbus::Variant> options) override;
     void AddContext(const std::string& domain, const std::string& channel,
                     const std::string& type) override;
 

@@ -1,6 +1,6 @@
 // What the session objects ask of the tracing machinery, which runs on the
-// app thread: start, stop and destroy a session, each answered later on
-// the D-Bus thread.
+// app thread: start, stop and destroy a session, enable events in it, each
+// answered later on the D-Bus thread, in the order asked.
 #pragma once
 
 #include "common/error.hpp"
@@ -20,6 +20,8 @@ public:
     virtual void start(SessionSnapshot session, Done done) = 0;
     virtual void stop(std::string idHex, Done done) = 0;
     virtual void destroy(std::string idHex, Done done) = 0;
+    /// A new event rule: applied to the apps of the session if it runs.
+    virtual void enableEvents(std::string idHex, EventRule rule, Done done) = 0;
 };
 
 } // namespace tracectl

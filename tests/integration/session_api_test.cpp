@@ -52,8 +52,8 @@ protected:
 
     /// Creates a session; its output goes under the sandbox unless given.
     std::string create(const std::string& name, Options options = {}) {
-        if (options.count("output-path") == 0 && name.size() < 100 && name.find('/') == std::string::npos &&
-            !name.empty() && name[0] != '.')
+        if (options.count("output-path") == 0 && name.size() < 100 &&
+            name.find('/') == std::string::npos && !name.empty() && name[0] != '.')
             options["output-path"] = sdbus::Variant(sandbox_->dir() + "/traces/" + name);
         return manager_->CreateSession(name, options);
     }

@@ -390,3 +390,32 @@ TEST_F(Tracing, AConsumerUnitKilledWithSystemctlPutsTheSessionInErrorWithItsReas
     EXPECT_EQ(errorNameOf([&] { manager_->GetSession("systemctl-kill"); }),
               "org.tracectl.Tracing1.Error.NoSuchSession");
 }
+
+TEST_F(Tracing, EventsEnabledWhileActiveReachRunningAndLaterApps) {
+    const std::string dir = output("live-enable");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("live-enable", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s.Start();
+    ChildProcess running({demoApp(), "400", "5000"}, {}, sandbox_->dir() + "/log/apps.log");
+    const std::string path = "/org/tracectl/Tracing1/application/" + std::to_string(running.pid());
+    bool registered = false;
+    for (int i = 0; i < 500 && !registered; ++i) {
+        for (const auto& p : manager_->ListApplications())
+            registered = registered || p == path;
+        if (!registered)
+            usleep(10000);
+    }
+    ASSERT_TRUE(registered);
+    usleep(300000); // some ticks go by with debug_note not yet enabled
+    s.EnableEvents("ust", "", "tracectl_demo:debug_note", {});
+    ASSERT_EQ(running.wait(30000), 0);
+    runApp(100); // registers after the enable: gets both rules
+    s.Stop();
+    const auto lines = readTrace(dir);
+    EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), 500u);
+    const std::size_t notes = countOf(lines, "tracectl_demo:debug_note:");
+    EXPECT_GT(notes, 100u) << "the running app never took the new rule";
+    EXPECT_LT(notes, 500u) << "debug_note recorded before it was enabled";
+    s.Destroy();
+}

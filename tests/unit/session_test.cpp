@@ -252,3 +252,20 @@ TEST(SessionContexts, EveryNameMapsToItsOwnUstType) {
     EXPECT_EQ(ustContextType("vpid"), 1); // LTTNG_UST_ABI_CONTEXT_VPID, lttng/ust-abi.h
     EXPECT_FALSE(ustContextType("perf_thread_counter"));
 }
+
+TEST(SessionChannels, AFailedSessionTakesNoNewRules) {
+    Session s = makeSession();
+    EventRule r;
+    r.pattern = "a:*";
+    s.enableEvents(r);
+    s.start();
+    s.enableEvents(r); // an active session takes rules
+    s.fail("consumer gone");
+    try {
+        s.enableEvents(r);
+        ADD_FAILURE() << "a failed session took a rule";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::WrongState);
+    }
+    EXPECT_EQ(s.eventRules().size(), 2u);
+}

@@ -1,14 +1,12 @@
 #include "handle_routes.hpp"
 
 // The flavour header must come before the hash table's (urcu/rculfhash.h).
-#include <urcu/urcu-memb.h>
-
-#include <urcu/rculfhash.h>
-
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <new>
+#include <urcu/rculfhash.h>
+#include <urcu/urcu-memb.h>
 #include <vector>
 
 namespace tracectl {
@@ -41,8 +39,8 @@ Node* nodeOf(cds_lfht_node* n) {
 }
 
 unsigned long hashOf(pid_t pid, int handle) {
-    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) |
-                         static_cast<uint32_t>(handle);
+    const uint64_t key =
+        (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(handle);
     return std::hash<uint64_t>{}(key);
 }
 
@@ -58,8 +56,8 @@ int matches(cds_lfht_node* n, const void* key) {
 }
 
 void freeNode(rcu_head* head) {
-    std::unique_ptr<Node> owned(reinterpret_cast<Node*>(reinterpret_cast<char*>(head) -
-                                                        offsetof(Node, head)));
+    std::unique_ptr<Node> owned(
+        reinterpret_cast<Node*>(reinterpret_cast<char*>(head) - offsetof(Node, head)));
 }
 
 } // namespace

@@ -139,8 +139,8 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
             throw Error(ErrorCode::Failed,
                         "its type alignments or byte order differ from those of the first app "
                         "of the uid " +
-                            std::to_string(app.info.uid) + " " +
-                            std::to_string(app.info.bitness) + "-bit trace");
+                            std::to_string(app.info.uid) + " " + std::to_string(app.info.bitness) +
+                            "-bit trace");
         return *found->second;
     }
     // Built completely before it enters the map: a consumer that fails
@@ -262,42 +262,66 @@ void UstTracer::setUpApp(Traced& t, const std::shared_ptr<UstApp>& app) {
                      "adding context '" + type + "' in app " + std::to_string(pid));
             a.objects.emplace_back(ctxRaw);
         }
-        for (const auto& rule : t.snapshot.rules) {
-            if (rule.channel != ch.name)
-                continue;
-            lttng_ust_abi_event ev{};
-            ev.instrumentation = LTTNG_UST_ABI_TRACEPOINT;
-            std::strncpy(ev.name, rule.pattern.c_str(), LTTNG_UST_ABI_SYM_NAME_LEN - 1);
-            ev.loglevel_type = rule.loglevelMatch == LoglevelMatch::All ? LTTNG_UST_ABI_LOGLEVEL_ALL
-                               : rule.loglevelMatch == LoglevelMatch::AtLeastAsSevere
-                                   ? LTTNG_UST_ABI_LOGLEVEL_RANGE
-                                   : LTTNG_UST_ABI_LOGLEVEL_SINGLE;
-            ev.loglevel = rule.loglevelMatch == LoglevelMatch::All ? -1 : rule.loglevel;
-            lttng_ust_abi_object_data* evRaw = nullptr;
-            checkUst(lttng_ust_ctl_create_event(cmd, &ev, chan.get(), &evRaw),
-                     "creating event '" + rule.pattern + "' in app " + std::to_string(pid));
-            UstObject event(evRaw);
-            if (!rule.exclusions.empty()) {
-                const std::size_t size = sizeof(lttng_ust_abi_event_exclusion) +
-                                         rule.exclusions.size() * LTTNG_UST_ABI_SYM_NAME_LEN;
-                std::vector<char> buf(size, '\0');
-                auto* excl = reinterpret_cast<lttng_ust_abi_event_exclusion*>(buf.data());
-                excl->count = static_cast<uint32_t>(rule.exclusions.size());
-                char* names = buf.data() + sizeof(lttng_ust_abi_event_exclusion);
-                for (std::size_t i = 0; i < rule.exclusions.size(); ++i)
-                    std::strncpy(names + i * LTTNG_UST_ABI_SYM_NAME_LEN, rule.exclusions[i].c_str(),
-                                 LTTNG_UST_ABI_SYM_NAME_LEN - 1);
-                checkUst(lttng_ust_ctl_set_exclusion(cmd, excl, event.get()), "setting exclusions");
-            }
-            checkUst(lttng_ust_ctl_enable(cmd, event.get()), "enabling an event");
-            a.objects.push_back(std::move(event));
-        }
+        for (const auto& rule : t.snapshot.rules)
+            if (rule.channel == ch.name)
+                createEvent(a, chan.get(), rule);
         // lttng-ust creates channels enabled (its ABI answers an enable of
         // an enabled channel with an error): nothing more to do.
-        a.objects.push_back(std::move(chan));
+        a.channels[ch.name] = std::move(chan);
     }
     t.apps[pid] = std::move(a);
     undo.keep = true;
+}
+
+void UstTracer::createEvent(AppInSession& a, lttng_ust_abi_object_data* chan,
+                            const EventRule& rule) {
+    const int cmd = a.app->command.get();
+    const std::string pid = std::to_string(a.app->info.pid);
+    lttng_ust_abi_event ev{};
+    ev.instrumentation = LTTNG_UST_ABI_TRACEPOINT;
+    std::strncpy(ev.name, rule.pattern.c_str(), LTTNG_UST_ABI_SYM_NAME_LEN - 1);
+    ev.loglevel_type = rule.loglevelMatch == LoglevelMatch::All ? LTTNG_UST_ABI_LOGLEVEL_ALL
+                       : rule.loglevelMatch == LoglevelMatch::AtLeastAsSevere
+                           ? LTTNG_UST_ABI_LOGLEVEL_RANGE
+                           : LTTNG_UST_ABI_LOGLEVEL_SINGLE;
+    ev.loglevel = rule.loglevelMatch == LoglevelMatch::All ? -1 : rule.loglevel;
+    lttng_ust_abi_object_data* evRaw = nullptr;
+    checkUst(lttng_ust_ctl_create_event(cmd, &ev, chan, &evRaw),
+             "creating event '" + rule.pattern + "' in app " + pid);
+    UstObject event(evRaw);
+    if (!rule.exclusions.empty()) {
+        const std::size_t size = sizeof(lttng_ust_abi_event_exclusion) +
+                                 rule.exclusions.size() * LTTNG_UST_ABI_SYM_NAME_LEN;
+        std::vector<char> buf(size, '\0');
+        auto* excl = reinterpret_cast<lttng_ust_abi_event_exclusion*>(buf.data());
+        excl->count = static_cast<uint32_t>(rule.exclusions.size());
+        char* names = buf.data() + sizeof(lttng_ust_abi_event_exclusion);
+        for (std::size_t i = 0; i < rule.exclusions.size(); ++i)
+            std::strncpy(names + i * LTTNG_UST_ABI_SYM_NAME_LEN, rule.exclusions[i].c_str(),
+                         LTTNG_UST_ABI_SYM_NAME_LEN - 1);
+        checkUst(lttng_ust_ctl_set_exclusion(cmd, excl, event.get()), "setting exclusions");
+    }
+    checkUst(lttng_ust_ctl_enable(cmd, event.get()), "enabling an event");
+    a.objects.push_back(std::move(event));
+}
+
+void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end() || it->second->failed)
+        return;
+    Traced& t = *it->second;
+    t.snapshot.rules.push_back(rule);
+    for (auto& [pid, a] : t.apps) {
+        const auto chan = a.channels.find(rule.channel);
+        if (chan == a.channels.end())
+            continue;
+        try {
+            createEvent(a, chan->second.get(), rule);
+        } catch (const Error& e) {
+            log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
+                         " did not take the rule '" + rule.pattern + "': " + e.what());
+        }
+    }
 }
 
 void UstTracer::start(const SessionSnapshot& s) {
@@ -421,8 +445,8 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
 
 void UstTracer::eraseRoutes(pid_t pid, const AppInSession& a) {
     routes_.erase(pid, a.sessionHandle);
-    for (const auto& o : a.objects)
-        routes_.erase(pid, o->handle);
+    for (const auto& [name, chan] : a.channels)
+        routes_.erase(pid, chan->handle);
 }
 
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {

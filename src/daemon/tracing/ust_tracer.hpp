@@ -52,6 +52,10 @@ public:
     void start(const SessionSnapshot& s);
     /// Stops tracing `s` and flushes every buffer to disk. Throws Error.
     void stop(const std::string& idHex);
+    /// Adds `rule` to session `idHex` if it runs (else nothing: the next
+    /// start() brings it) and creates its events in every app the session
+    /// traces. An app that refuses is logged and keeps its other rules.
+    void enableEvents(const std::string& idHex, const EventRule& rule);
     /// Stops if needed, closes every buffer and ends the consumer.
     void destroy(const std::string& idHex) noexcept;
 
@@ -74,7 +78,7 @@ private:
     struct Trace {
         uid_t uid = 0;
         uint32_t bitness = 0;
-        std::string dir; ///< trace-relative, "ust/uid/<uid>/<bits>-bit"
+        std::string dir;   ///< trace-relative, "ust/uid/<uid>/<bits>-bit"
         metadata::Abi abi; ///< the first app's; later apps must match
         std::unique_ptr<metadata::TraceRegistry> registry;
         ConsumerChannel metadata;
@@ -84,7 +88,8 @@ private:
     struct AppInSession {
         std::shared_ptr<UstApp> app;
         int sessionHandle = -1;
-        std::vector<UstObject> objects; // channels and events as the app knows them
+        std::map<std::string, UstObject> channels; // by name, as the app knows them
+        std::vector<UstObject> objects;            // its contexts and events
     };
     struct Traced {
         SessionSnapshot snapshot;
@@ -106,6 +111,9 @@ private:
     Trace& traceFor(Traced& t, const UstApp& app);
     void setUpApp(Traced& t, const std::shared_ptr<UstApp>& app);
     void pushMetadata(Traced& t, Trace& trace); // holds shared_
+    /// Creates, configures and enables the events of `rule` on the app's
+    /// channel `chan`; the event object joins `a.objects`. Throws Error.
+    void createEvent(AppInSession& a, lttng_ust_abi_object_data* chan, const EventRule& rule);
 
     TracerConfig config_;
     std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
