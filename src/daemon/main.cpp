@@ -200,12 +200,15 @@ int run(const Options& o) {
         });
     appThreadPtr = &appThread;
     backend.setThread(&appThread);
-    // A consumer that dies puts its session in state error (its unit's
-    // ActiveState, or the child's exit, checked every second).
-    appThread.every(std::chrono::seconds(1), [&tracer, &loop, &manager] {
-        for (auto& [id, reason] : tracer.checkConsumers())
-            loop.post([&manager, id = id, reason = reason] { manager.sessionFailed(id, reason); });
-    });
+    // A consumer that dies puts its session in state error, as soon as its
+    // socket hangs up, with its unit's ActiveState/Result as the reason.
+    tracer.watchConsumers(
+        [&appThread](int fd, std::function<void()> onHangUp) {
+            return appThread.watchHangUp(fd, std::move(onHangUp));
+        },
+        [&loop, &manager](const std::string& id, const std::string& why) {
+            loop.post([&manager, id, why] { manager.sessionFailed(id, why); });
+        });
     apps.setCommandRunner(
         [&appThread](std::function<void()> job) { appThread.submit(std::move(job)); });
     // Apps already waiting for a session daemon come now.

@@ -99,7 +99,6 @@ UstAppThread::~UstAppThread() {
         thread_.join();
     for (auto& [fd, c] : unregistered_)
         c.source.reset();
-    periodic_.clear(); // declared before loop_: free its sources while the loop lives
 }
 
 void UstAppThread::run() {
@@ -348,41 +347,30 @@ int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
     return 0;
 }
 
-} // namespace tracectl
-
-namespace tracectl {
-
-void UstAppThread::every(std::chrono::milliseconds period, std::function<void()> job) {
-    auto p = std::make_unique<Periodic>();
-    p->period = period;
-    p->job = std::move(job);
-    Periodic* raw = p.get();
-    std::promise<void> done;
-    auto ready = done.get_future();
-    loop_.post([this, raw, &done] {
-        sd_event_source* s = nullptr;
-        const uint64_t usec = static_cast<uint64_t>(raw->period.count()) * 1000;
-        if (sd_event_add_time_relative(loop_.get(), &s, CLOCK_MONOTONIC, usec, 0,
-                                       &UstAppThread::onPeriodic, raw) >= 0) {
-            raw->source.reset(s);
-            sd_event_source_set_enabled(s, SD_EVENT_ON);
-        }
-        done.set_value();
-    });
-    ready.wait();
-    periodic_.push_back(std::move(p));
-}
-
-int UstAppThread::onPeriodic(sd_event_source* s, uint64_t usec, void* userdata) {
-    auto* p = static_cast<Periodic*>(userdata);
-    try {
-        p->job();
-    } catch (const std::exception& e) {
-        log::warning(std::string("periodic work failed: ") + e.what());
-    }
-    sd_event_source_set_time(s, usec + static_cast<uint64_t>(p->period.count()) * 1000);
-    sd_event_source_set_enabled(s, SD_EVENT_ON);
-    return 0;
+EventSourcePtr UstAppThread::watchHangUp(int fd, std::function<void()> onHangUp) {
+    using Handler = std::function<void()>;
+    auto handler = std::make_unique<Handler>(std::move(onHangUp));
+    sd_event_source* s = nullptr;
+    check(sd_event_add_io(
+              loop_.get(), &s, fd, EPOLLRDHUP,
+              [](sd_event_source*, int, uint32_t, void* userdata) -> int {
+                  try {
+                      (*static_cast<Handler*>(userdata))();
+                  } catch (const std::exception& e) {
+                      log::warning(std::string("handling a hang-up failed: ") + e.what());
+                  }
+                  return 0;
+              },
+              handler.get()),
+          "sd_event_add_io(hang-up)");
+    EventSourcePtr source(s);
+    // The source owns the handler from now on.
+    check(sd_event_source_set_destroy_callback(
+              s, [](void* userdata) { std::unique_ptr<Handler>(static_cast<Handler*>(userdata)); }),
+          "sd_event_source_set_destroy_callback");
+    handler.release();
+    check(sd_event_source_set_enabled(s, SD_EVENT_ONESHOT), "sd_event_source_set_enabled");
+    return source;
 }
 
 } // namespace tracectl

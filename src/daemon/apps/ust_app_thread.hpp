@@ -51,9 +51,12 @@ public:
     /// Thread-safe: runs `job` on the app thread (command round trips).
     void submit(std::function<void()> job) { loop_.post(std::move(job)); }
 
-    /// Runs `job` on the app thread every `period` (first call after one
-    /// period). Call before work is submitted; not thread-safe.
-    void every(std::chrono::milliseconds period, std::function<void()> job);
+    /// Calls `onHangUp` once, on the app thread, when the peer of socket
+    /// `fd` closes or shuts its end down (EPOLLRDHUP/EPOLLHUP/EPOLLERR).
+    /// Call on the app thread; the watch ends when the returned source is
+    /// freed, which must happen before `fd` is closed. Throws
+    /// std::system_error.
+    EventSourcePtr watchHangUp(int fd, std::function<void()> onHangUp);
 
 private:
     struct Connection {
@@ -66,13 +69,6 @@ private:
     static int onAccept(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int onRegistrationMessage(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int onSweep(sd_event_source* s, uint64_t usec, void* userdata);
-    static int onPeriodic(sd_event_source* s, uint64_t usec, void* userdata);
-    struct Periodic {
-        std::chrono::milliseconds period;
-        std::function<void()> job;
-        EventSourcePtr source;
-    };
-    std::vector<std::unique_ptr<Periodic>> periodic_;
     void readRegistration(int fd, uint32_t revents);
     void complete(UstApp app);
 

@@ -34,6 +34,8 @@ public:
     void flushChannel(uint64_t key);
     void destroyChannel(uint64_t key);
     void shutdown();
+    /// The daemon's end of the socket, to watch for the consumer hanging up.
+    int fd() const noexcept { return socket_.get(); }
 
 private:
     /// Sends `request`, reads one reply; throws Error(Failed) for ErrorReply,

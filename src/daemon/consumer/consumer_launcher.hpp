@@ -7,9 +7,11 @@
 
 #include "common/unique_fd.hpp"
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <sys/types.h>
+#include <thread>
 #include <vector>
 
 namespace tracectl {
@@ -37,6 +39,18 @@ public:
     /// True while it runs (ActiveState "active"/"activating"/"reloading",
     /// or the child not yet reaped).
     virtual bool running(const ConsumerSpec& spec) = 0;
+    /// Waits up to `timeout` for running() to become false (a process that
+    /// closed its socket is still "active" until its manager has seen it
+    /// exit); returns whether it did.
+    bool waitStopped(const ConsumerSpec& spec, std::chrono::milliseconds timeout) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (running(spec)) {
+            if (std::chrono::steady_clock::now() >= deadline)
+                return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        return true;
+    }
     /// Once running() is false: how it ended, for the session's
     /// ErrorReason, e.g. "ActiveState failed, Result signal" or "exited with
     /// status 3"; "its unit is gone" when systemd has collected it already.

@@ -126,6 +126,10 @@ void UstTracer::startConsumer(Traced& t) {
     t.launcher->start(t.spec, std::move(theirs));
     t.consumer = std::make_unique<ConsumerClient>(std::move(ours));
     t.consumer->hello(config_.daemonVersion);
+    if (hangUpWatcher_) {
+        const std::string id = t.snapshot.idHex;
+        t.consumerWatch = hangUpWatcher_(t.consumer->fd(), [this, id] { consumerGone(id); });
+    }
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               t.launcher->kind() + ")");
 }
@@ -366,17 +370,28 @@ void UstTracer::start(const SessionSnapshot& s) {
     t.active = true;
 }
 
-std::vector<std::pair<std::string, std::string>> UstTracer::checkConsumers() {
-    std::vector<std::pair<std::string, std::string>> failed;
-    for (auto& [id, t] : sessions_) {
-        if (t->failed || !t->launcher || t->launcher->running(t->spec))
-            continue;
-        t->failed = true;
-        t->active = false;
-        failed.emplace_back(id, "the consumer " + t->spec.unitName + " is no longer running (" +
-                                    t->launcher->stopReason(t->spec) + ")");
-    }
-    return failed;
+void UstTracer::watchConsumers(HangUpWatcher watcher, FailureHandler onFailure) {
+    hangUpWatcher_ = std::move(watcher);
+    onFailure_ = std::move(onFailure);
+}
+
+void UstTracer::consumerGone(std::string idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end() || it->second->failed)
+        return;
+    Traced& t = *it->second;
+    t.failed = true;
+    t.active = false;
+    t.consumerWatch.reset();
+    const bool stopped = t.launcher->waitStopped(t.spec, std::chrono::milliseconds(1000));
+    const std::string why =
+        "the consumer " + t.spec.unitName +
+        (stopped ? " is no longer running (" + t.launcher->stopReason(t.spec) + ")"
+                 : " closed its connection but still runs; it was stopped");
+    if (!stopped)
+        t.launcher->stop(t.spec);
+    if (onFailure_)
+        onFailure_(idHex, why);
 }
 
 void UstTracer::stop(const std::string& idHex) {

@@ -13,12 +13,14 @@
 #pragma once
 
 #include "apps/ust_app.hpp"
+#include "common/event_loop.hpp"
 #include "consumer/consumer_client.hpp"
 #include "consumer/consumer_launcher.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
 #include "session_snapshot.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,10 +61,17 @@ public:
     /// Stops if needed, closes every buffer and ends the consumer.
     void destroy(const std::string& idHex) noexcept;
 
-    /// Sessions whose consumer stopped running since the last call, with a
-    /// reason; they are marked failed (Stop and Start then fail, Destroy
-    /// just forgets them). What the consumer wrote stays on disk.
-    std::vector<std::pair<std::string, std::string>> checkConsumers();
+    /// Watches `fd` for its peer hanging up (UstAppThread::watchHangUp).
+    using HangUpWatcher = std::function<EventSourcePtr(int fd, std::function<void()>)>;
+    /// Told (on the app thread) that session `idHex` failed, and why.
+    using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
+    /// How consumers are watched: when a session's consumer closes its
+    /// socket (it exited, was killed or stopped), the session is marked
+    /// failed (Stop and Start then fail, Destroy just forgets it; what the
+    /// consumer wrote stays on disk) and `onFailure` is told, with the unit's
+    /// ActiveState/Result or the process's exit as the reason. Set before
+    /// the first start.
+    void watchConsumers(HangUpWatcher watcher, FailureHandler onFailure);
 
     /// Notify-thread entry: one message from `app`'s notify socket.
     /// Returns false if the app must be dropped.
@@ -101,10 +110,13 @@ private:
         bool active = false;
         bool failed = false;
         uint64_t nextKey = 1;
+        EventSourcePtr consumerWatch; // before `consumer` closes: declared after it
     };
 
     bool mayTrace(const Traced& t, const UstApp& app) const;
     void startConsumer(Traced& t);
+    /// The consumer of session `idHex` hung up: fail the session.
+    void consumerGone(std::string idHex); // a copy: the watch holding it goes
     /// The per-UID trace of `app`'s (uid, bitness), made on first use.
     /// Throws Error(Failed) if `app`'s ABI differs from the trace's. Call
     /// with shared_ held.
@@ -116,6 +128,8 @@ private:
     void createEvent(AppInSession& a, lttng_ust_abi_object_data* chan, const EventRule& rule);
 
     TracerConfig config_;
+    HangUpWatcher hangUpWatcher_;
+    FailureHandler onFailure_;
     std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
     std::map<pid_t, std::shared_ptr<UstApp>> apps_;           // app thread only
 
