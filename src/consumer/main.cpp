@@ -4,6 +4,7 @@
 // and writes the trace files below --output.
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
+#include "common/log_options.hpp"
 #include "common/unique_fd.hpp"
 #include "config.h"
 #include "consumer.hpp"
@@ -26,8 +27,7 @@ using namespace tracectl::consumer;
 
 struct Options {
     std::string output;
-    std::string logTarget = "auto";
-    std::string logLevel = "info";
+    tracectl::log::Options log;
     bool stderrWasSocket = false; ///< stderr was the command socket (now /dev/null)
 };
 
@@ -72,18 +72,10 @@ UniqueFd takeCommandSocket() {
 }
 
 int run(const Options& o) {
-    const std::map<std::string, log::Target> targets{{"auto", log::Target::Auto},
-                                                     {"journal", log::Target::Journal},
-                                                     {"stderr", log::Target::Stderr}};
-    const std::map<std::string, log::Level> levels{{"error", log::Level::Error},
-                                                   {"warning", log::Level::Warning},
-                                                   {"notice", log::Level::Notice},
-                                                   {"info", log::Level::Info},
-                                                   {"debug", log::Level::Debug}};
-    log::Target target = targets.at(o.logTarget);
+    log::Target target = log::targetOf(o.log);
     if (o.stderrWasSocket && target != log::Target::Stderr)
         target = log::Target::Journal;
-    log::init("tracectl-consumerd", target, levels.at(o.logLevel));
+    log::init("tracectl-consumerd", target, log::levelOf(o.log));
 
     UniqueFd sock = takeCommandSocket();
     if (!sock) {
@@ -128,11 +120,7 @@ int main(int argc, char** argv) {
     app.add_option("--output", o.output,
                    "Root directory of the trace; created if missing (mode 0750)")
         ->required();
-    app.add_option("--log-target", o.logTarget,
-                   "Where log lines go: auto (journal under systemd, else stderr), journal, stderr")
-        ->check(CLI::IsMember({"auto", "journal", "stderr"}));
-    app.add_option("--log-level", o.logLevel, "Most verbose level logged")
-        ->check(CLI::IsMember({"error", "warning", "notice", "info", "debug"}));
+    tracectl::log::addOptions(app, o.log);
     app.footer("Standard input must be the daemon's end of an AF_UNIX stream socket; this\n"
                "program is started by tracectld, not by hand. See tracectl-consumerd(8).\n"
                "Exit status: 0 shutdown requested (or SIGTERM/SIGINT), 1 failure,\n"

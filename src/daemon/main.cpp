@@ -7,6 +7,7 @@
 #include "bus_event_source.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
+#include "common/log_options.hpp"
 #include "config.h"
 #include "manager_object.hpp"
 #include "session_registry.hpp"
@@ -38,8 +39,7 @@ enum Exit : int {
 struct Options {
     bool user = false;
     std::string busAddress;
-    std::string logTarget = "auto";
-    std::string logLevel = "info";
+    tracectl::log::Options log;
     std::string lttngHome;
     std::string appSocket;
     std::string waitShm;
@@ -126,15 +126,7 @@ std::unique_ptr<sdbus::IConnection> connect(const Options& o) {
 
 int run(const Options& o) {
     using namespace tracectl;
-    const std::map<std::string, log::Target> targets{{"auto", log::Target::Auto},
-                                                     {"journal", log::Target::Journal},
-                                                     {"stderr", log::Target::Stderr}};
-    const std::map<std::string, log::Level> levels{{"error", log::Level::Error},
-                                                   {"warning", log::Level::Warning},
-                                                   {"notice", log::Level::Notice},
-                                                   {"info", log::Level::Info},
-                                                   {"debug", log::Level::Debug}};
-    log::init("tracectld", targets.at(o.logTarget), levels.at(o.logLevel));
+    log::init("tracectld", log::targetOf(o.log), log::levelOf(o.log));
 
     EventLoop loop;
     // A log reader that went away must not kill the daemon.
@@ -260,11 +252,7 @@ int main(int argc, char** argv) {
                    "$TRACECTL_SYSTEMD_ADDRESS, else systemd on the system bus)")
         ->type_name("ADDR")
         ->envname("TRACECTL_SYSTEMD_ADDRESS");
-    app.add_option("--log-target", o.logTarget,
-                   "Where log lines go: auto (journal under systemd, else stderr), journal, stderr")
-        ->check(CLI::IsMember({"auto", "journal", "stderr"}));
-    app.add_option("--log-level", o.logLevel, "Most verbose level logged")
-        ->check(CLI::IsMember({"error", "warning", "notice", "info", "debug"}));
+    tracectl::log::addOptions(app, o.log);
     app.footer("The system bus is the one $DBUS_SYSTEM_BUS_ADDRESS names, if set.\n"
                "Exit status: 0 clean exit (SIGTERM/SIGINT), 1 failure, 2 usage error,\n"
                "3 the bus name is owned by someone else. See tracectld(8).");
