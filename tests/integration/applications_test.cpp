@@ -129,6 +129,21 @@ bool stillOpen(int fd) {
     return recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK) < 0 && errno == EAGAIN;
 }
 
+/// tracectl_demo:tick events babeltrace2 reads in the trace at `dir`; -1
+/// if babeltrace2 fails (its output is then printed).
+long countTicks(const std::string& dir) {
+    const RunResult r = run({"babeltrace2", dir});
+    if (r.exitCode != 0) {
+        ADD_FAILURE() << r.describe();
+        return -1;
+    }
+    long ticks = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        ticks += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
+    return ticks;
+}
+
 std::string demoApp() {
     const char* p = std::getenv("TRACECTL_DEMO_APP");
     return p != nullptr ? p : "tracectl-demo-app";
@@ -417,13 +432,7 @@ TEST_F(Applications, AnAppThatStopsAnsweringCostsOneTimeoutAndTracingGoesOn) {
     for (SessionClient* s : {&a, &b})
         s->Stop();
     for (const std::string& dir : {dirA, dirB}) {
-        const RunResult r = run({"babeltrace2", dir});
-        ASSERT_EQ(r.exitCode, 0) << r.describe();
-        std::size_t ticks = 0;
-        std::istringstream in(r.out);
-        for (std::string line; std::getline(in, line);)
-            ticks += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
-        EXPECT_EQ(ticks, 50u) << dir;
+        EXPECT_EQ(countTicks(dir), 50) << dir;
     }
     a.Destroy();
     b.Destroy();
@@ -465,12 +474,6 @@ TEST_F(Applications, AnAppAnnouncingAForeignTypeLayoutIsRefusedAndCannotSpoilThe
     ChildProcess app({demoApp(), "50", "0"}, {}, sandbox_->dir() + "/log/apps.log");
     ASSERT_EQ(app.wait(30000), 0);
     s.Stop();
-    const RunResult r = run({"babeltrace2", dir});
-    ASSERT_EQ(r.exitCode, 0) << r.describe();
-    std::size_t ticks = 0;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);)
-        ticks += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
-    EXPECT_EQ(ticks, 50u);
+    EXPECT_EQ(countTicks(dir), 50);
     s.Destroy();
 }

@@ -47,6 +47,29 @@ protected:
         ASSERT_EQ(app.wait(30000), 0);
     }
 
+    /// The session's State once it is `wanted`, or the last seen after 5 s.
+    static std::string stateWithin(SessionClient& s, const std::string& wanted) {
+        std::string state;
+        for (int i = 0; i < 500 && state != wanted; ++i) {
+            state = s.State();
+            if (state != wanted)
+                usleep(10000);
+        }
+        return state;
+    }
+
+    /// Waits (up to 5 s) until app `pid` is registered (listed by the Manager).
+    bool waitRegistered(pid_t pid) {
+        const std::string path = "/org/tracectl/Tracing1/application/" + std::to_string(pid);
+        for (int i = 0; i < 500; ++i) {
+            for (const auto& p : manager_->ListApplications())
+                if (p == path)
+                    return true;
+            usleep(10000);
+        }
+        return false;
+    }
+
     /// babeltrace2's text output of the trace, one event a line.
     std::vector<std::string> readTrace(const std::string& dir) {
         const RunResult r = run({"babeltrace2", dir});
@@ -135,16 +158,7 @@ TEST_F(Tracing, LogLevelsAndExclusionsSelectEvents) {
 TEST_F(Tracing, AnAppRunningBeforeTheStartIsTracedFromTheStart) {
     const std::string dir = output("early");
     ChildProcess app({demoApp(), "400", "5000"}, {}, sandbox_->dir() + "/log/apps.log");
-    // Wait for its registration.
-    const std::string path = "/org/tracectl/Tracing1/application/" + std::to_string(app.pid());
-    bool registered = false;
-    for (int i = 0; i < 500 && !registered; ++i) {
-        for (const auto& p : manager_->ListApplications())
-            registered = registered || p == path;
-        if (!registered)
-            usleep(10000);
-    }
-    ASSERT_TRUE(registered);
+    ASSERT_TRUE(waitRegistered(app.pid()));
     SessionClient s(*bus_,
                     manager_->CreateSession("early", {{"output-path", sdbus::Variant(dir)}}));
     s.EnableEvents("ust", "", "tracectl_demo:tick", {});
@@ -242,13 +256,7 @@ TEST_F(Tracing, ADeadConsumerPutsItsSessionInErrorAndOthersGoOn) {
     const RunResult killed =
         run({"pkill", "-KILL", "-f", "tracectl-consumerd --output " + deadDir});
     ASSERT_EQ(killed.exitCode, 0) << killed.describe();
-    std::string state;
-    for (int i = 0; i < 500 && state != "error"; ++i) {
-        state = dead.State();
-        if (state != "error")
-            usleep(10000);
-    }
-    EXPECT_EQ(state, "error");
+    EXPECT_EQ(stateWithin(dead, "error"), "error");
     EXPECT_EQ(errorNameOf([&] { dead.Start(); }), "org.tracectl.Tracing1.Error.WrongState");
     runApp(20);
     alive.Stop();
@@ -370,13 +378,7 @@ TEST_F(Tracing, AConsumerUnitKilledWithSystemctlPutsTheSessionInErrorWithItsReas
     EXPECT_EQ(sandbox_->systemctl({"is-active", unit}).out, "active\n");
     const RunResult killed = sandbox_->systemctl({"kill", "--signal=SIGKILL", unit});
     ASSERT_EQ(killed.exitCode, 0) << killed.describe();
-    std::string state;
-    for (int i = 0; i < 500 && state != "error"; ++i) {
-        state = s.State();
-        if (state != "error")
-            usleep(10000);
-    }
-    ASSERT_EQ(state, "error");
+    ASSERT_EQ(stateWithin(s, "error"), "error");
     const std::string reason = s.ErrorReason();
     EXPECT_NE(reason.find(unit), std::string::npos) << reason;
     EXPECT_NE(reason.find("no longer running"), std::string::npos) << reason;
@@ -398,15 +400,7 @@ TEST_F(Tracing, EventsEnabledWhileActiveReachRunningAndLaterApps) {
     s.EnableEvents("ust", "", "tracectl_demo:tick", {});
     s.Start();
     ChildProcess running({demoApp(), "400", "5000"}, {}, sandbox_->dir() + "/log/apps.log");
-    const std::string path = "/org/tracectl/Tracing1/application/" + std::to_string(running.pid());
-    bool registered = false;
-    for (int i = 0; i < 500 && !registered; ++i) {
-        for (const auto& p : manager_->ListApplications())
-            registered = registered || p == path;
-        if (!registered)
-            usleep(10000);
-    }
-    ASSERT_TRUE(registered);
+    ASSERT_TRUE(waitRegistered(running.pid()));
     usleep(300000); // some ticks go by with debug_note not yet enabled
     s.EnableEvents("ust", "", "tracectl_demo:debug_note", {});
     ASSERT_EQ(running.wait(30000), 0);

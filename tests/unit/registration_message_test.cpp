@@ -41,6 +41,20 @@ Message wellFormed(uint32_t pid, uint32_t uid, uint32_t socketType) {
     return m;
 }
 
+/// What lttng_ust_ctl_recv_reg_msg() returns, field by field.
+struct Received {
+    lttng_ust_ctl_socket_type type{};
+    uint32_t major = 0, minor = 0, pid = 0, ppid = 0, uid = 0, gid = 0, bits = 0;
+    uint32_t a8 = 0, a16 = 0, a32 = 0, a64 = 0, along = 0;
+    int byteOrder = 0;
+    char name[LTTNG_UST_ABI_PROCNAME_LEN + 1] = {};
+
+    int receive(int fd) {
+        return lttng_ust_ctl_recv_reg_msg(fd, &type, &major, &minor, &pid, &ppid, &uid, &gid, &bits,
+                                          &a8, &a16, &a32, &a64, &along, &byteOrder, name);
+    }
+};
+
 } // namespace
 
 TEST(RegistrationMessage, ReadinessFromByteCounts) {
@@ -92,29 +106,23 @@ TEST(RegistrationMessage, LibLttngUstCtlReadsExactlyThisLayout) {
     ASSERT_EQ(write(sv[1], m.data(), m.size()), static_cast<ssize_t>(m.size()));
     ASSERT_EQ(write(sv[1], "more", 4), 4);
 
-    lttng_ust_ctl_socket_type type{};
-    uint32_t major = 0, minor = 0, pid = 0, ppid = 0, uid = 0, gid = 0, bits = 0;
-    uint32_t a8 = 0, a16 = 0, a32 = 0, a64 = 0, along = 0;
-    int byteOrder = 0;
-    char name[LTTNG_UST_ABI_PROCNAME_LEN + 1] = {};
-    ASSERT_EQ(lttng_ust_ctl_recv_reg_msg(sv[0], &type, &major, &minor, &pid, &ppid, &uid, &gid,
-                                         &bits, &a8, &a16, &a32, &a64, &along, &byteOrder, name),
-              0);
+    Received r;
+    ASSERT_EQ(r.receive(sv[0]), 0);
     int left = 0;
     ASSERT_EQ(ioctl(sv[0], FIONREAD, &left), 0);
     EXPECT_EQ(left, 4);
-    EXPECT_EQ(type, LTTNG_UST_CTL_SOCKET_NOTIFY);
-    EXPECT_EQ(major, static_cast<uint32_t>(LTTNG_UST_ABI_MAJOR_VERSION));
-    EXPECT_EQ(minor, static_cast<uint32_t>(LTTNG_UST_ABI_MINOR_VERSION));
-    EXPECT_EQ(pid, static_cast<uint32_t>(getpid()));
-    EXPECT_EQ(ppid, 1u); // kept: the claimed pid is the real one
-    EXPECT_EQ(bits, 64u);
-    EXPECT_EQ(a8, 8u);
-    EXPECT_EQ(a16, 16u);
-    EXPECT_EQ(a32, 32u);
-    EXPECT_EQ(a64, 64u);
-    EXPECT_EQ(along, 128u);
-    EXPECT_STREQ(name, "fake-app");
+    EXPECT_EQ(r.type, LTTNG_UST_CTL_SOCKET_NOTIFY);
+    EXPECT_EQ(r.major, static_cast<uint32_t>(LTTNG_UST_ABI_MAJOR_VERSION));
+    EXPECT_EQ(r.minor, static_cast<uint32_t>(LTTNG_UST_ABI_MINOR_VERSION));
+    EXPECT_EQ(r.pid, static_cast<uint32_t>(getpid()));
+    EXPECT_EQ(r.ppid, 1u); // kept: the claimed pid is the real one
+    EXPECT_EQ(r.bits, 64u);
+    EXPECT_EQ(r.a8, 8u);
+    EXPECT_EQ(r.a16, 16u);
+    EXPECT_EQ(r.a32, 32u);
+    EXPECT_EQ(r.a64, 64u);
+    EXPECT_EQ(r.along, 128u);
+    EXPECT_STREQ(r.name, "fake-app");
     close(sv[0]);
     close(sv[1]);
 }
@@ -126,16 +134,10 @@ TEST(RegistrationMessage, LibLttngUstCtlHidesAFalseClaim) {
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     const Message m = wellFormed(static_cast<uint32_t>(getpid()) + 1, getuid() + 1, 0);
     ASSERT_EQ(write(sv[1], m.data(), m.size()), static_cast<ssize_t>(m.size()));
-    lttng_ust_ctl_socket_type type{};
-    uint32_t major = 0, minor = 0, pid = 0, ppid = 0, uid = 0, gid = 0, bits = 0;
-    uint32_t a8 = 0, a16 = 0, a32 = 0, a64 = 0, along = 0;
-    int byteOrder = 0;
-    char name[LTTNG_UST_ABI_PROCNAME_LEN + 1] = {};
-    ASSERT_EQ(lttng_ust_ctl_recv_reg_msg(sv[0], &type, &major, &minor, &pid, &ppid, &uid, &gid,
-                                         &bits, &a8, &a16, &a32, &a64, &along, &byteOrder, name),
-              0);
-    EXPECT_EQ(pid, static_cast<uint32_t>(getpid()));
-    EXPECT_EQ(uid, getuid());
+    Received r;
+    ASSERT_EQ(r.receive(sv[0]), 0);
+    EXPECT_EQ(r.pid, static_cast<uint32_t>(getpid()));
+    EXPECT_EQ(r.uid, getuid());
     const auto claims = decodeRegistrationClaims(m);
     ASSERT_TRUE(claims);
     EXPECT_EQ(claims->pid, static_cast<uint32_t>(getpid()) + 1);
