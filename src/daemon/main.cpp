@@ -191,6 +191,7 @@ int run(const Options& o) {
             tracer.onAppRegistered(app);
         });
     appThreadPtr = &appThread;
+    tracer.boundExchanges(&appThread.deadlines());
     backend.setThread(&appThread);
     // A consumer that dies puts its session in state error, as soon as its
     // socket hangs up, with its unit's ActiveState/Result as the reason.

@@ -283,6 +283,9 @@ void UstAppThread::complete(UstApp app) {
         cutOff(a);
         log::warning(who + " dropped: " + why);
     };
+    // And one budget for all of it: an app answering every call just before
+    // the per-call bound is cut off too (socket_deadlines.hpp).
+    const auto budget = deadlines_.arm(app.command.get(), kAppSocketTimeout);
     lttng_ust_abi_tracer_version v{};
     int r = lttng_ust_ctl_tracer_version(app.command.get(), &v);
     if (r < 0) {

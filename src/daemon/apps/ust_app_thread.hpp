@@ -12,6 +12,7 @@
 #include "common/event_loop.hpp"
 #include "common/unique_fd.hpp"
 #include "pending_registrations.hpp"
+#include "socket_deadlines.hpp"
 #include "ust_app.hpp"
 
 #include <chrono>
@@ -51,6 +52,11 @@ public:
     /// Thread-safe: runs `job` on the app thread (command round trips).
     void submit(std::function<void()> job) { loop_.post(std::move(job)); }
 
+    /// The watchdog bounding whole exchanges with apps (socket_deadlines.hpp):
+    /// each registration gets kAppSocketTimeout in all; the tracer uses it
+    /// for its own exchanges.
+    SocketDeadlines& deadlines() noexcept { return deadlines_; }
+
     /// Calls `onHangUp` once, on the app thread, when the peer of socket
     /// `fd` closes or shuts its end down (EPOLLRDHUP/EPOLLHUP/EPOLLERR).
     /// Call on the app thread; the watch ends when the returned source is
@@ -72,6 +78,7 @@ private:
     void readRegistration(int fd, uint32_t revents);
     void complete(UstApp app);
 
+    SocketDeadlines deadlines_; // outlives the thread using it
     EventLoop loop_;
     UniqueFd listenFd_;
     RegisteredHandler onRegistered_;

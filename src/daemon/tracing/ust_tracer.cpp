@@ -1,5 +1,6 @@
 #include "ust_tracer.hpp"
 
+#include "apps/ust_app_thread.hpp"
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <unistd.h>
 
 namespace tracectl {
@@ -319,6 +321,7 @@ void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule) {
         const auto chan = a.channels.find(rule.channel);
         if (chan == a.channels.end())
             continue;
+        const auto budget = budgetFor(*a.app);
         try {
             createEvent(a, chan->second.get(), rule);
         } catch (const Error& e) {
@@ -347,6 +350,7 @@ void UstTracer::start(const SessionSnapshot& s) {
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
             continue;
+        const auto budget = budgetFor(*app);
         try {
             setUpApp(t, app);
         } catch (const Error& e) {
@@ -356,6 +360,7 @@ void UstTracer::start(const SessionSnapshot& s) {
     }
     for (auto& [pid, a] : t.apps) {
         const int cmd = a.app->command.get();
+        const auto budget = budgetFor(*a.app);
         int r = lttng_ust_ctl_start_session(cmd, a.sessionHandle);
         if (r < 0)
             log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
@@ -368,6 +373,17 @@ void UstTracer::start(const SessionSnapshot& s) {
             pushMetadata(t, *trace);
     }
     t.active = true;
+}
+
+std::optional<SocketDeadlines::Armed> UstTracer::budgetFor(const UstApp& app) {
+    if (deadlines_ == nullptr)
+        return std::nullopt;
+    try {
+        return deadlines_->arm(app.command.get(), kAppSocketTimeout);
+    } catch (const std::system_error& e) {
+        log::warning("app " + std::to_string(app.info.pid) + ": " + e.what());
+        return std::nullopt;
+    }
 }
 
 void UstTracer::watchConsumers(HangUpWatcher watcher, FailureHandler onFailure) {
@@ -403,6 +419,7 @@ void UstTracer::stop(const std::string& idHex) {
     Traced& t = *it->second;
     for (auto& [pid, a] : t.apps) {
         const int cmd = a.app->command.get();
+        const auto budget = budgetFor(*a.app);
         lttng_ust_ctl_stop_session(cmd, a.sessionHandle);
         lttng_ust_ctl_wait_quiescent(cmd);
     }

@@ -12,6 +12,7 @@
 // routes through an RCU hash table (handle_routes.hpp).
 #pragma once
 
+#include "apps/socket_deadlines.hpp"
 #include "apps/ust_app.hpp"
 #include "common/event_loop.hpp"
 #include "consumer/consumer_client.hpp"
@@ -24,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,11 @@ public:
     void enableEvents(const std::string& idHex, const EventRule& rule);
     /// Stops if needed, closes every buffer and ends the consumer.
     void destroy(const std::string& idHex) noexcept;
+
+    /// Bounds each exchange with one app (setting a session up in it,
+    /// starting, stopping, enabling events) to kAppSocketTimeout in all.
+    /// Set before the first start; optional (per-call bounds still hold).
+    void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
 
     /// Watches `fd` for its peer hanging up (UstAppThread::watchHangUp).
     using HangUpWatcher = std::function<EventSourcePtr(int fd, std::function<void()>)>;
@@ -127,7 +134,11 @@ private:
     /// channel `chan`; the event object joins `a.objects`. Throws Error.
     void createEvent(AppInSession& a, lttng_ust_abi_object_data* chan, const EventRule& rule);
 
+    /// An armed budget for one exchange with `app`, if boundExchanges() was given.
+    std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
+
     TracerConfig config_;
+    SocketDeadlines* deadlines_ = nullptr;
     HangUpWatcher hangUpWatcher_;
     FailureHandler onFailure_;
     std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
