@@ -317,6 +317,9 @@ TEST_F(Tracing, AStalledConsumerGivesAClearTimeoutAndTheDaemonServesMeanwhile) {
     stopper.join();
     run({"pkill", "-CONT", "-f", pattern});
     EXPECT_NE(error.find("did not answer"), std::string::npos) << error;
+    // Regression: the apps were stopped but the session stayed "active".
+    EXPECT_EQ(stateWithin(s, "error"), "error");
+    EXPECT_NE(s.ErrorReason().find("failed while flushing"), std::string::npos) << s.ErrorReason();
     s.Destroy();
 }
 

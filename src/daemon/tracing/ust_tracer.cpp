@@ -396,18 +396,20 @@ void UstTracer::consumerGone(std::string idHex) {
     if (it == sessions_.end() || it->second->failed)
         return;
     Traced& t = *it->second;
+    const bool stopped = t.launcher->waitStopped(t.spec, std::chrono::milliseconds(1000));
+    failSession(t, "the consumer " + t.spec.unitName +
+                       (stopped ? " is no longer running (" + t.launcher->stopReason(t.spec) + ")"
+                                : " closed its connection but still runs; it was stopped"));
+}
+
+void UstTracer::failSession(Traced& t, const std::string& why) {
     t.failed = true;
     t.active = false;
     t.consumerWatch.reset();
-    const bool stopped = t.launcher->waitStopped(t.spec, std::chrono::milliseconds(1000));
-    const std::string why =
-        "the consumer " + t.spec.unitName +
-        (stopped ? " is no longer running (" + t.launcher->stopReason(t.spec) + ")"
-                 : " closed its connection but still runs; it was stopped");
-    if (!stopped)
+    if (t.launcher->running(t.spec))
         t.launcher->stop(t.spec);
     if (onFailure_)
-        onFailure_(idHex, why);
+        onFailure_(t.snapshot.idHex, why);
 }
 
 void UstTracer::stop(const std::string& idHex) {
@@ -423,14 +425,23 @@ void UstTracer::stop(const std::string& idHex) {
         lttng_ust_ctl_stop_session(cmd, a.sessionHandle);
         lttng_ust_ctl_wait_quiescent(cmd);
     }
-    std::lock_guard lock(shared_);
-    for (auto& [key, trace] : t.traces) {
-        pushMetadata(t, *trace);
-        for (auto& ch : trace->channels)
-            t.consumer->flushChannel(ch.objects.key);
-        t.consumer->flushChannel(trace->metadata.key);
+    t.active = false; // the apps no longer write, whatever comes next
+    try {
+        std::lock_guard lock(shared_);
+        for (auto& [key, trace] : t.traces) {
+            pushMetadata(t, *trace);
+            for (auto& ch : trace->channels)
+                t.consumer->flushChannel(ch.objects.key);
+            t.consumer->flushChannel(trace->metadata.key);
+        }
+    } catch (const Error& e) {
+        // A consumer that cannot flush is no use any more: say so in the
+        // session's state rather than leave it "active" with stopped apps.
+        failSession(t, std::string("the consumer ") + t.spec.unitName + " failed while flushing (" +
+                           e.what() + "); it was stopped");
+        throw Error(ErrorCode::Failed,
+                    std::string(e.what()) + "; the session is now in state error");
     }
-    t.active = false;
 }
 
 void UstTracer::destroy(const std::string& idHex) noexcept {

@@ -124,6 +124,9 @@ private:
     void startConsumer(Traced& t);
     /// The consumer of session `idHex` hung up: fail the session.
     void consumerGone(std::string idHex); // a copy: the watch holding it goes
+    /// Marks `t` failed for good (state error, `why` as its reason), stops
+    /// its consumer if it still runs.
+    void failSession(Traced& t, const std::string& why);
     /// The per-UID trace of `app`'s (uid, bitness), made on first use.
     /// Throws Error(Failed) if `app`'s ABI differs from the trace's. Call
     /// with shared_ held.
