@@ -416,3 +416,63 @@ TEST_F(Tracing, EventsEnabledWhileActiveReachRunningAndLaterApps) {
     EXPECT_LT(notes, 500u) << "debug_note recorded before it was enabled";
     s.Destroy();
 }
+
+TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
+    // Regression (break-it pass): these started "fine" and recorded nothing.
+    auto startError = [&](const std::string& name, const std::string& out) {
+        SessionClient s(*bus_,
+                        manager_->CreateSession(name, {{"output-path", sdbus::Variant(out)}}));
+        s.EnableEvents("ust", "", "tracectl_demo:*", {});
+        std::string message;
+        try {
+            s.Start();
+        } catch (const sdbus::Error& e) {
+            message = e.getName() + ": " + e.getMessage();
+        }
+        EXPECT_EQ(s.State(), "created") << name;
+        s.Destroy();
+        return message;
+    };
+    const std::string file = output("a-file");
+    ASSERT_EQ(run({"mkdir", "-p", output("")}).exitCode, 0);
+    ASSERT_EQ(run({"touch", file}).exitCode, 0);
+    EXPECT_NE(startError("to-a-file", file)
+                  .find("InvalidArgument: the output path " + file + " is not a folder"),
+              std::string::npos);
+
+    // A folder that already holds a trace is not written over.
+    const std::string used = output("used");
+    SessionClient first(*bus_,
+                        manager_->CreateSession("first", {{"output-path", sdbus::Variant(used)}}));
+    first.EnableEvents("ust", "", "tracectl_demo:*", {});
+    first.Start();
+    runApp(3);
+    first.Stop();
+    first.Destroy();
+    EXPECT_NE(startError("second", used).find("already holds a trace"), std::string::npos);
+    EXPECT_EQ(countOf(readTrace(used), "tracectl_demo:tick:"), 3u) << "the first trace was spoilt";
+
+    // A folder its owner may not write (root's, mode 0755), asked by nobody.
+    const std::string rootOnly = output("root-only");
+    ASSERT_EQ(run({"mkdir", "-m", "0755", rootOnly}).exitCode, 0);
+    const std::vector<std::string> asNobody{
+        "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "busctl", "--system"};
+    auto nobody = [&](std::vector<std::string> args) {
+        std::vector<std::string> argv = asNobody;
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run(argv);
+    };
+    const RunResult created =
+        nobody({"call", kService, kManagerPath, "org.tracectl.Tracing1.Manager", "CreateSession",
+                "sa{sv}", "nobody-s", "1", "output-path", "s", rootOnly});
+    ASSERT_EQ(created.exitCode, 0) << created.describe();
+    const std::string path = created.out.substr(created.out.find('"') + 1,
+                                                created.out.rfind('"') - created.out.find('"') - 1);
+    const RunResult started =
+        nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Start"});
+    EXPECT_NE(started.exitCode, 0);
+    EXPECT_NE(started.err.find("uid 65534 cannot write to the output folder " + rootOnly),
+              std::string::npos)
+        << started.describe();
+    nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Destroy"});
+}

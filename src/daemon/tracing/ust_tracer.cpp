@@ -7,12 +7,14 @@
 #include "context_type.hpp"
 #include "metadata/clock_source.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <grp.h>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
+#include <pwd.h>
 #include <random>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,30 +33,76 @@ void checkUst(int r, const std::string& what) {
         throw Error(ErrorCode::Failed, what + ": " + ustErrorString(r));
 }
 
-/// mkdir -p `path` (0750) as `uid`:`gid`, in a child process, so the daemon
-/// never creates a file as root in a user's folder.
+/// mkdir -p `path` (0750) as `uid`:`gid` with the user's supplementary
+/// groups (what the consumer unit runs with), in a child process, so the
+/// daemon never creates a file as root in a user's folder; then checks, as
+/// that user, that `path` is a folder the user can write and that it holds
+/// no trace yet (no "ust" entry: LTTng's layout would be overwritten).
+/// Throws Error(InvalidArgument) naming what is wrong.
 void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
+    // Everything the child needs is made before fork(): a child of a
+    // threaded process may only make async-signal-safe calls (no malloc).
+    std::vector<std::string> prefixes;
+    for (std::size_t i = 1; i <= path.size(); ++i)
+        if (i == path.size() || path[i] == '/')
+            prefixes.push_back(path.substr(0, i));
+    const std::string ustEntry = path + "/ust";
+    std::vector<gid_t> groups(64);
+    if (const passwd* pw = getpwuid(uid); pw != nullptr) {
+        int n = static_cast<int>(groups.size());
+        if (getgrouplist(pw->pw_name, gid, groups.data(), &n) < 0) {
+            groups.resize(static_cast<std::size_t>(n));
+            getgrouplist(pw->pw_name, gid, groups.data(), &n);
+        }
+        groups.resize(static_cast<std::size_t>(std::max(n, 0)));
+    } else {
+        groups.assign(1, gid);
+    }
+    enum Status {
+        Ok = 0,
+        NoMkdir = 1,
+        NoSwitch = 2,
+        NotAFolder = 3,
+        NotWritable = 4,
+        HasTrace = 5
+    };
     const pid_t pid = fork();
     if (pid < 0)
         throw Error(ErrorCode::Failed, std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
-        if (getuid() == 0 && (setgroups(0, nullptr) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
-            _exit(2);
-        std::string prefix;
-        for (std::size_t i = 1; i <= path.size(); ++i) {
-            if (i == path.size() || path[i] == '/') {
-                prefix = path.substr(0, i);
-                if (mkdir(prefix.c_str(), 0750) < 0 && errno != EEXIST)
-                    _exit(1);
-            }
-        }
-        _exit(0);
+        if (getuid() == 0 &&
+            (setgroups(groups.size(), groups.data()) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
+            _exit(NoSwitch);
+        for (const auto& prefix : prefixes)
+            if (mkdir(prefix.c_str(), 0750) < 0 && errno != EEXIST)
+                _exit(NoMkdir);
+        struct stat st {};
+        if (stat(path.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
+            _exit(NotAFolder);
+        if (access(path.c_str(), W_OK | X_OK) < 0)
+            _exit(NotWritable);
+        if (lstat(ustEntry.c_str(), &st) == 0)
+            _exit(HasTrace);
+        _exit(Ok);
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const std::string who = "uid " + std::to_string(uid);
+    switch (code) {
+    case Ok:
+        return;
+    case NotAFolder:
+        throw Error(ErrorCode::InvalidArgument, "the output path " + path + " is not a folder");
+    case NotWritable:
+        throw Error(ErrorCode::InvalidArgument, who + " cannot write to the output folder " + path);
+    case HasTrace:
         throw Error(ErrorCode::InvalidArgument,
-                    "uid " + std::to_string(uid) + " cannot create the output folder " + path);
+                    "the output folder " + path +
+                        " already holds a trace (it has a \"ust\" folder); choose another");
+    default:
+        throw Error(ErrorCode::InvalidArgument, who + " cannot create the output folder " + path);
+    }
 }
 
 metadata::Uuid randomUuid() {
