@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -52,6 +54,22 @@ struct CommandLine {
     std::string view_session;
 };
 
+/// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
+/// wrap "-1" around and clamp what is too big.
+CLI::Validator whole_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            std::uint64_t value = 0;
+            const char* end = text.data() + text.size();
+            const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+            if (text.empty() || ec != std::errc{} || ptr != end) {
+                return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
+            }
+            return {};
+        },
+        "UINT");
+}
+
 /// The `tracectl --help` hint to put after a usage error.
 std::string help_hint(const CLI::App& app) {
     const auto selected = app.get_subcommands();
@@ -90,8 +108,7 @@ ExitStatus run(int argc, char** argv) {
                          "a relative DIR is taken relative to the current folder")
             ->type_name("DIR");
     create->add_flag("--snapshot", cl.create.snapshot,
-                     "Snapshot mode (flight recorder): nothing is written until a snapshot "
-                     "is recorded");
+                     "Snapshot mode (flight recorder); not supported yet: the daemon refuses it");
     create->footer("Creates a session owned by you, in state \"created\"; tracing begins with\n"
                    "'tracectl start NAME'.\n\n"
                    "Example:\n  tracectl create web-latency --output ./traces/web-latency");
@@ -160,16 +177,24 @@ ExitStatus run(int argc, char** argv) {
     enable_channel->add_option("NAME", cl.enable_channel.name, "Channel name")->required();
     auto* ec_session = enable_channel->add_option("-s,--session", cl.ec_session,
                                                   "Session (default: your only session)");
-    auto* ec_size = enable_channel->add_option("--subbuf-size", cl.ec_subbuf_size,
-                                               "Sub-buffer size in bytes (power of two)");
-    auto* ec_num = enable_channel->add_option("--num-subbuf", cl.ec_num_subbuf,
-                                              "Number of sub-buffers (power of two)");
+    auto* ec_size = enable_channel
+                        ->add_option("--subbuf-size", cl.ec_subbuf_size,
+                                     "Sub-buffer size in bytes (power of two)")
+                        ->check(whole_number());
+    auto* ec_num =
+        enable_channel
+            ->add_option("--num-subbuf", cl.ec_num_subbuf, "Number of sub-buffers (power of two)")
+            ->check(whole_number());
     enable_channel->add_flag("--overwrite", cl.enable_channel.overwrite,
                              "Overwrite the oldest sub-buffer when full (flight recorder)");
-    auto* ec_switch = enable_channel->add_option("--switch-timer", cl.ec_switch_timer,
-                                                 "Switch timer period, microseconds");
-    auto* ec_read = enable_channel->add_option("--read-timer", cl.ec_read_timer,
-                                               "Read timer period, microseconds");
+    auto* ec_switch =
+        enable_channel
+            ->add_option("--switch-timer", cl.ec_switch_timer, "Switch timer period, microseconds")
+            ->check(whole_number());
+    auto* ec_read =
+        enable_channel
+            ->add_option("--read-timer", cl.ec_read_timer, "Read timer period, microseconds")
+            ->check(whole_number());
     enable_channel->footer("Only before the session first starts.\n\nExample:\n"
                            "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8");
 

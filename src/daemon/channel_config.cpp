@@ -31,6 +31,8 @@ void checkChannelName(std::string_view name) {
         throw bad("it must be 1 to 200 bytes long");
     if (name.front() == '.')
         throw bad("it must not start with '.'");
+    if (name == "metadata")
+        throw bad("'metadata' is the name of the trace's metadata stream");
     for (char c : name) {
         const auto u = static_cast<unsigned char>(c);
         if (c == '/' || u < 0x21 || u > 0x7E)
@@ -50,6 +52,23 @@ void checkChannelConfig(const ChannelConfig& c) {
         throw Error(ErrorCode::InvalidArgument,
                     "subbuf-count must be a power of two from 2 to 1048576, not " +
                         std::to_string(c.subbufCount));
+    // Ring buffers are allocated (and zeroed by lttng-ust) for every CPU of
+    // every traced uid: a channel that could not even fit once is refused.
+    const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    if (cpus > 0 && pages > 0 && page > 0) {
+        const long double needed = static_cast<long double>(c.subbufSize) *
+                                   static_cast<long double>(c.subbufCount) *
+                                   static_cast<long double>(cpus);
+        const long double memory = static_cast<long double>(pages) * static_cast<long double>(page);
+        if (needed > memory / 2)
+            throw Error(ErrorCode::InvalidArgument,
+                        "channel '" + c.name + "' would need " +
+                            std::to_string(static_cast<unsigned long long>(needed)) +
+                            " bytes of ring buffers (subbuf-size x subbuf-count x " +
+                            std::to_string(cpus) +
+                            " CPUs), more than half of this machine's memory");
+    }
 }
 
 void checkEventRule(const EventRule& r) {
@@ -73,6 +92,10 @@ void checkEventRule(const EventRule& r) {
         throw Error(ErrorCode::InvalidArgument, "at most 64 exclusions");
     for (const auto& e : r.exclusions)
         checkName("an exclusion", e);
+    // lttng-enable-event(1): --exclude only applies to a wildcard pattern.
+    if (!r.exclusions.empty() && r.pattern.back() != '*')
+        throw Error(ErrorCode::InvalidArgument,
+                    "exclusions need a pattern ending in '*', not " + quoteForMessage(r.pattern));
     if (r.loglevelMatch != LoglevelMatch::All && (r.loglevel < 0 || r.loglevel > 14))
         throw Error(ErrorCode::InvalidArgument, "log level must be 0 to 14");
 }

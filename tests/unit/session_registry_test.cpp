@@ -69,14 +69,23 @@ TEST(SessionRegistry, RejectsBadRequestsAndKeepsNothing) {
     EXPECT_EQ(reg.size(), 0u);
 }
 
-TEST(SessionRegistry, KeepsExplicitOutputAndSnapshotMode) {
+TEST(SessionRegistry, KeepsExplicitOutputAndRefusesSnapshotModeForNow) {
     auto reg = makeRegistry();
     SessionRequest r = named("snap");
     r.outputPath = "/var/tmp/x/";
-    r.mode = "snapshot";
+    r.mode = "normal";
     Session& s = reg.create(r, 1000);
     EXPECT_EQ(s.config().outputPath, "/var/tmp/x");
-    EXPECT_EQ(s.config().mode, SessionMode::Snapshot);
+    EXPECT_EQ(s.config().mode, SessionMode::Normal);
+    SessionRequest snap = named("snap2");
+    snap.mode = "snapshot";
+    try {
+        reg.create(snap, 1000);
+        ADD_FAILURE() << "a snapshot session was made though nothing can record a snapshot";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("not supported yet"), std::string::npos);
+    }
 }
 
 TEST(SessionRegistry, ListsWhatAViewerMaySeeInCreationOrder) {

@@ -269,3 +269,29 @@ TEST(SessionChannels, AFailedSessionTakesNoNewRules) {
     }
     EXPECT_EQ(s.eventRules().size(), 2u);
 }
+
+TEST(SessionChannels, RefusesTheMetadataNameExactExclusionsAndHugeBuffers) {
+    Session s = makeSession();
+    ChannelConfig meta;
+    meta.name = "metadata";
+    EXPECT_THROW(s.addChannel(meta), Error);
+    ChannelConfig huge;
+    huge.name = "huge";
+    huge.subbufSize = 1ull << 32;
+    huge.subbufCount = 1ull << 20;
+    try {
+        s.addChannel(huge);
+        ADD_FAILURE() << "a channel bigger than the machine was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("more than half of this machine's memory"),
+                  std::string::npos);
+    }
+    EXPECT_TRUE(s.channels().empty());
+    EventRule exact;
+    exact.pattern = "a:b";
+    exact.exclusions = {"a:c"};
+    EXPECT_THROW(s.enableEvents(exact), Error);
+    exact.pattern = "a:*";
+    EXPECT_TRUE(s.enableEvents(exact));
+}
