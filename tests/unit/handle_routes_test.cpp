@@ -5,6 +5,7 @@
 #include "tracing/handle_routes.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <gtest/gtest.h>
 #include <memory>
 #include <thread>
@@ -77,7 +78,12 @@ TEST(HandleRoutes, ReadersNeverSeeAFreedTarget) {
     while (reads.load() < 100) // the readers are running before the writer starts
         std::this_thread::yield();
     const long before = reads.load();
-    for (int round = 0; round < 300; ++round) {
+    // At least 300 replacements, and on until the readers have read through
+    // many of them (bounded: a starved machine still ends the test).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (int round = 0; (round < 300 || reads.load() < before + 1000) &&
+                        std::chrono::steady_clock::now() < deadline;
+         ++round) {
         auto next = std::make_unique<Target>();
         routes.erase(1, 1);
         HandleRoutes::synchronize();
