@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include <string>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -476,4 +478,49 @@ TEST_F(Applications, AnAppAnnouncingAForeignTypeLayoutIsRefusedAndCannotSpoilThe
     s.Stop();
     EXPECT_EQ(countTicks(dir), 50);
     s.Destroy();
+}
+
+TEST_F(Applications, SilentAppsOfAnotherUserDoNotHoldUpARealAppOrStop) {
+    // Regression (break-it pass): apps that register and never answer the
+    // tracer-version query were served one after the other, 3 s each, on
+    // the app thread; a real app registering behind them gave up waiting
+    // and ran untraced, and Stop waited too.
+    using Options = std::map<std::string, sdbus::Variant>;
+    const std::string dir = sandbox_->dir() + "/traces/behind-silent";
+    SessionClient s(
+        *bus_, manager_->CreateSession("behind-silent", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", Options{});
+    s.Start();
+    std::vector<pid_t> silent;
+    for (int i = 0; i < 8; ++i) {
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            // As nobody, each with its own pid: a registration per process.
+            if (setgid(65534) < 0 || setuid(65534) < 0)
+                _exit(1);
+            const int command = connectRaw();
+            const int notify = connectRaw();
+            const RegMsg c = registration(0);
+            const RegMsg n = registration(1);
+            if (!sendAll(command, &c, sizeof c) || !sendAll(notify, &n, sizeof n))
+                _exit(1);
+            sleep(20); // never answers
+            _exit(0);
+        }
+        silent.push_back(pid);
+    }
+    usleep(200000); // their registrations are in
+    ChildProcess app({demoApp(), "50", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(30000), 0);
+    const auto before = Clock::now();
+    s.Stop();
+    EXPECT_LT(Clock::now() - before, kAppSocketTimeout) << "Stop waited for the silent apps";
+    EXPECT_EQ(countTicks(dir), 50);
+    for (const pid_t pid : silent) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+    }
+    s.Destroy();
+    EXPECT_TRUE(sandbox_->daemonRunning());
 }

@@ -453,7 +453,8 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
     EXPECT_EQ(countOf(readTrace(used), "tracectl_demo:tick:"), 3u) << "the first trace was spoilt";
 
     // A folder its owner may not write (root's, mode 0755), asked by nobody.
-    const std::string rootOnly = output("root-only");
+    // (In /tmp: nobody may not even look into the sandbox's own folder.)
+    const std::string rootOnly = "/tmp/tracectl-root-only-" + std::to_string(getpid());
     ASSERT_EQ(run({"mkdir", "-m", "0755", rootOnly}).exitCode, 0);
     const std::vector<std::string> asNobody{
         "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "busctl", "--system"};
@@ -475,4 +476,5 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
               std::string::npos)
         << started.describe();
     nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Destroy"});
+    run({"rmdir", rootOnly});
 }

@@ -97,6 +97,9 @@ UstAppThread::~UstAppThread() {
     loop_.post([this] { loop_.exit(0); });
     if (thread_.joinable())
         thread_.join();
+    for (auto& [id, q] : versionQueries_)
+        cutOff(*q.app); // its worker returns at once; joined below
+    versionQueries_.clear();
     for (auto& [fd, c] : unregistered_)
         c.source.reset();
 }
@@ -273,39 +276,66 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
 
 void UstAppThread::complete(UstApp app) {
     const std::string who = "app " + app.info.name + " (pid " + std::to_string(app.info.pid) + ")";
-    // One budget per app, not per call: the first call that fails or times
-    // out (kAppSocketTimeout) ends every exchange with the app. cutOff()
-    // shuts both sockets down, so any later call on them fails at once
-    // (liblttng-ust-ctl itself shuts a socket down after a failed send or
-    // receive, lttng-ust src/common/ustcomm.c), and the notify thread sees
-    // the hang-up and makes the tracer forget the app.
+    if (versionQueries_.size() >= kMaxVersionQueries) {
+        cutOff(app);
+        log::warning(who + " dropped: " + std::to_string(kMaxVersionQueries) +
+                     " apps are registering already; it will connect again");
+        return;
+    }
+    auto shared = std::make_shared<UstApp>(std::move(app));
+    const uint64_t id = nextQuery_++;
+    VersionQuery& q = versionQueries_[id];
+    q.app = shared;
+    q.worker = std::jthread([this, shared, id] {
+        lttng_ust_abi_tracer_version v{};
+        int r = -ECANCELED;
+        try {
+            const auto budget = deadlines_.arm(shared->command.get(), kAppSocketTimeout);
+            r = lttng_ust_ctl_tracer_version(shared->command.get(), &v);
+        } catch (const std::exception& e) {
+            log::warning(std::string("app version query: ") + e.what());
+        }
+        loop_.post([this, shared, id, r, v] {
+            // The worker has nothing left to do but return: join it.
+            versionQueries_.erase(id);
+            finish(shared, r, v);
+        });
+    });
+}
+
+void UstAppThread::finish(const std::shared_ptr<UstApp>& shared, int r,
+                          lttng_ust_abi_tracer_version v) {
+    const std::string who =
+        "app " + shared->info.name + " (pid " + std::to_string(shared->info.pid) + ")";
+    // The first call that fails or times out (kAppSocketTimeout) ends every
+    // exchange with the app. cutOff() shuts both sockets down, so any later
+    // call on them fails at once (liblttng-ust-ctl itself shuts a socket
+    // down after a failed send or receive, lttng-ust src/common/ustcomm.c),
+    // and the notify thread sees the hang-up and makes the tracer forget
+    // the app.
     const auto drop = [&who](const UstApp& a, const std::string& why) {
         cutOff(a);
         log::warning(who + " dropped: " + why);
     };
-    // And one budget for all of it: an app answering every call just before
-    // the per-call bound is cut off too (socket_deadlines.hpp).
-    const auto budget = deadlines_.arm(app.command.get(), kAppSocketTimeout);
-    lttng_ust_abi_tracer_version v{};
-    int r = lttng_ust_ctl_tracer_version(app.command.get(), &v);
     if (r < 0) {
-        drop(app, "tracer version query failed (" + ustError(r) + ")");
+        drop(*shared, "tracer version query failed (" + ustError(r) + ")");
         return;
     }
-    app.info.tracerMajor = v.major;
-    app.info.tracerMinor = v.minor;
-    app.info.tracerPatchlevel = v.patchlevel;
-    app.info.registeredAt = std::chrono::system_clock::now();
-    // Sessions are set up in the app before register_done, so that no event
-    // after the app's constructor returns is lost (LTTNG-NOTES.md).
-    auto shared = std::make_shared<UstApp>(std::move(app));
-    if (setUp_) {
-        try {
+    shared->info.tracerMajor = v.major;
+    shared->info.tracerMinor = v.minor;
+    shared->info.tracerPatchlevel = v.patchlevel;
+    shared->info.registeredAt = std::chrono::system_clock::now();
+    try {
+        // And one budget for the rest: an app answering every call just
+        // before the per-call bound is cut off too (socket_deadlines.hpp).
+        const auto budget = deadlines_.arm(shared->command.get(), kAppSocketTimeout);
+        // Sessions are set up in the app before register_done, so that no
+        // event after the app's constructor returns is lost (LTTNG-NOTES.md).
+        if (setUp_)
             setUp_(shared);
-        } catch (const std::exception& e) {
-            drop(*shared, std::string("setting it up failed: ") + e.what());
-            return;
-        }
+    } catch (const std::exception& e) {
+        drop(*shared, std::string("setting it up failed: ") + e.what());
+        return;
     }
     // The set-up hook reports failures per session and goes on; a call that
     // timed out left the socket shut down: the app is gone for good.
@@ -321,7 +351,7 @@ void UstAppThread::complete(UstApp app) {
     log::info(who + " registered: uid " + std::to_string(shared->info.uid) + ", " +
               std::to_string(shared->info.bitness) + "-bit, lttng-ust " +
               shared->info.tracerVersion());
-    onRegistered_(std::move(shared));
+    onRegistered_(shared);
 }
 
 int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {

@@ -16,7 +16,9 @@
 #include "ust_app.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <lttng/ust-abi.h>
 #include <map>
 #include <memory>
 #include <thread>
@@ -33,6 +35,10 @@ inline constexpr std::chrono::seconds kAppSocketTimeout{3};
 inline constexpr std::chrono::seconds kPairingTimeout{5};
 /// Most connections waiting for their registration message at once.
 inline constexpr std::size_t kMaxUnregisteredConnections = 1024;
+/// Most apps whose first round trip (the tracer version query) runs at once,
+/// each on a worker thread of its own; more are refused (logged) until some
+/// finish. lttng-ust connects again later.
+inline constexpr std::size_t kMaxVersionQueries = 64;
 
 class UstAppThread {
 public:
@@ -76,10 +82,23 @@ private:
     static int onRegistrationMessage(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int onSweep(sd_event_source* s, uint64_t usec, void* userdata);
     void readRegistration(int fd, uint32_t revents);
+    /// A paired app: asks its tracer version on a worker thread, so an app
+    /// that never answers holds up nobody else; finish() goes on.
     void complete(UstApp app);
+    /// Back on the app thread with the version query's outcome `r`: sets the
+    /// app up for the active sessions and sends register_done.
+    void finish(const std::shared_ptr<UstApp>& app, int r, lttng_ust_abi_tracer_version v);
 
-    SocketDeadlines deadlines_; // outlives the thread using it
+    /// A version query in flight: its worker and its app (cut off at exit).
+    struct VersionQuery {
+        std::shared_ptr<UstApp> app;
+        std::jthread worker;
+    };
+
+    SocketDeadlines deadlines_; // outlives the threads using it
     EventLoop loop_;
+    std::map<uint64_t, VersionQuery> versionQueries_; // app thread; joined before loop_ goes
+    uint64_t nextQuery_ = 1;
     UniqueFd listenFd_;
     RegisteredHandler onRegistered_;
     SetupHandler setUp_;
