@@ -92,6 +92,11 @@ bool Session::enableEvents(EventRule rule) {
             throw Error(ErrorCode::InvalidArgument, "session '" + config_.name +
                                                         "' has no channel named '" + rule.channel +
                                                         "'");
+        if (everStarted_)
+            throw Error(ErrorCode::WrongState,
+                        "session '" + config_.name +
+                            "' has no channel, and channel0 can only be made before its first "
+                            "start");
         ChannelConfig c;
         c.name = std::string(kDefaultChannelName);
         c.overwrite = config_.mode == SessionMode::Snapshot;

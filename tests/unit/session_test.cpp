@@ -295,3 +295,19 @@ TEST(SessionChannels, RefusesTheMetadataNameExactExclusionsAndHugeBuffers) {
     exact.pattern = "a:*";
     EXPECT_TRUE(s.enableEvents(exact));
 }
+
+TEST(SessionChannels, AStartedSessionWithoutChannelsSaysWhyNoRuleFits) {
+    Session s = makeSession();
+    s.start();
+    EventRule r;
+    r.pattern = "a:*";
+    try {
+        s.enableEvents(r);
+        ADD_FAILURE() << "channel0 made after the first start";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::WrongState);
+        EXPECT_NE(std::string(e.what()).find("channel0 can only be made before"),
+                  std::string::npos)
+            << e.what();
+    }
+}
