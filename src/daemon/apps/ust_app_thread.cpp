@@ -1,6 +1,7 @@
 #include "ust_app_thread.hpp"
 
 #include "common/log.hpp"
+#include "common/log_rate_limit.hpp"
 #include "registration_message.hpp"
 #include "ust_error.hpp"
 
@@ -32,6 +33,14 @@ void boundSocketCalls(int fd) {
     tv.tv_sec = kAppSocketTimeout.count();
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/// Every line about app connections goes through one limit: anyone can
+/// connect to the app socket, nobody may flood the journal through it.
+void appWarning(const std::string& line) {
+    static log::RateLimit limit(50, std::chrono::seconds(10));
+    if (const std::string out = limit.pass(line); !out.empty())
+        log::warning(out);
 }
 
 std::string ustError(int r) {
@@ -118,12 +127,12 @@ int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userd
         UniqueFd fd(accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC));
         if (!fd) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                log::warning(std::string("accepting an app connection failed: ") +
-                             std::strerror(errno));
+                appWarning(std::string("accepting an app connection failed: ") +
+                           std::strerror(errno));
             return 0;
         }
         if (self->unregistered_.size() >= kMaxUnregisteredConnections) {
-            log::warning("too many app connections without a registration message; refusing one");
+            appWarning("too many app connections without a registration message; refusing one");
             continue;
         }
         boundSocketCalls(fd.get());
@@ -154,7 +163,7 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     // loop again until more bytes (or a hang-up) arrive.
     int queued = 0;
     if (ioctl(fd, FIONREAD, &queued) < 0) {
-        log::warning(std::string("app connection dropped: FIONREAD: ") + std::strerror(errno));
+        appWarning(std::string("app connection dropped: FIONREAD: ") + std::strerror(errno));
         unregistered_.erase(found);
         return;
     }
@@ -167,9 +176,9 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
         if (available == 0)
             log::info("an app connection closed before sending its registration message");
         else
-            log::warning("app connection refused: truncated registration message (" +
-                         std::to_string(available) + " of " +
-                         std::to_string(kUstRegistrationMessageSize) + " bytes, then hang-up)");
+            appWarning("app connection refused: truncated registration message (" +
+                       std::to_string(available) + " of " +
+                       std::to_string(kUstRegistrationMessageSize) + " bytes, then hang-up)");
         unregistered_.erase(found);
         return;
     case RegistrationReadiness::Complete:
@@ -181,8 +190,7 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (getsockopt(sock.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-        log::warning(std::string("app connection without peer credentials: ") +
-                     std::strerror(errno));
+        appWarning(std::string("app connection without peer credentials: ") + std::strerror(errno));
         return;
     }
     const std::string who =
@@ -193,8 +201,8 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     std::array<std::byte, kUstRegistrationMessageSize> raw{};
     if (recv(sock.get(), raw.data(), raw.size(), MSG_PEEK | MSG_DONTWAIT) !=
         static_cast<ssize_t>(raw.size())) {
-        log::warning(who + " refused: its registration message could not be read (" +
-                     std::strerror(errno) + ")");
+        appWarning(who + " refused: its registration message could not be read (" +
+                   std::strerror(errno) + ")");
         return;
     }
     // All of it is queued: this reads exactly kUstRegistrationMessageSize
@@ -208,13 +216,13 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
         lttng_ust_ctl_recv_reg_msg(sock.get(), &type, &major, &minor, &pid, &ppid, &uid, &gid,
                                    &bits, &a8, &a16, &a32, &a64, &along, &byteOrder, name);
     if (r == -LTTNG_UST_ERR_UNSUP_MAJOR) {
-        log::warning(who + " refused: LTTng-UST ABI " + std::to_string(major) + "." +
-                     std::to_string(minor) + " is not supported (this daemon speaks " +
-                     std::to_string(LTTNG_UST_ABI_MAJOR_VERSION) + ".x)");
+        appWarning(who + " refused: LTTng-UST ABI " + std::to_string(major) + "." +
+                   std::to_string(minor) + " is not supported (this daemon speaks " +
+                   std::to_string(LTTNG_UST_ABI_MAJOR_VERSION) + ".x)");
         return;
     }
     if (r < 0) {
-        log::warning(who + " refused: bad registration message (" + ustError(r) + ")");
+        appWarning(who + " refused: bad registration message (" + ustError(r) + ")");
         return;
     }
     // The message is the app's word; the kernel's credentials are the truth.
@@ -223,32 +231,32 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     // against it.
     const auto claims = decodeRegistrationClaims(raw);
     if (!claims) {
-        log::warning(who + " refused: bad registration message (magic)");
+        appWarning(who + " refused: bad registration message (magic)");
         return;
     }
     if (claims->pid != static_cast<uint32_t>(cred.pid) && sharesNamespace(cred.pid, "pid")) {
-        log::warning(who + " refused: its registration claims pid " + std::to_string(claims->pid));
+        appWarning(who + " refused: its registration claims pid " + std::to_string(claims->pid));
         return;
     }
     if ((claims->uid != static_cast<uint32_t>(cred.uid) ||
          claims->gid != static_cast<uint32_t>(cred.gid)) &&
         sharesNamespace(cred.pid, "user")) {
-        log::warning(who + " refused: its registration claims uid " + std::to_string(claims->uid) +
-                     " gid " + std::to_string(claims->gid));
+        appWarning(who + " refused: its registration claims uid " + std::to_string(claims->uid) +
+                   " gid " + std::to_string(claims->gid));
         return;
     }
     if (bits != 32 && bits != 64) {
-        log::warning(who + " refused: unsupported bitness " + std::to_string(bits));
+        appWarning(who + " refused: unsupported bitness " + std::to_string(bits));
         return;
     }
     if (const std::string why =
             abiMismatch(RegistrationAbi{bits, a8, a16, a32, a64, along, byteOrder});
         !why.empty()) {
-        log::warning(who + " refused: " + why);
+        appWarning(who + " refused: " + why);
         return;
     }
     if (type != LTTNG_UST_CTL_SOCKET_CMD && type != LTTNG_UST_CTL_SOCKET_NOTIFY) {
-        log::warning(who + " refused: unknown socket type");
+        appWarning(who + " refused: unknown socket type");
         return;
     }
 
@@ -278,8 +286,8 @@ void UstAppThread::complete(UstApp app) {
     const std::string who = "app " + app.info.name + " (pid " + std::to_string(app.info.pid) + ")";
     if (versionQueries_.size() >= kMaxVersionQueries) {
         cutOff(app);
-        log::warning(who + " dropped: " + std::to_string(kMaxVersionQueries) +
-                     " apps are registering already; it will connect again");
+        appWarning(who + " dropped: " + std::to_string(kMaxVersionQueries) +
+                   " apps are registering already; it will connect again");
         return;
     }
     auto shared = std::make_shared<UstApp>(std::move(app));
@@ -293,7 +301,7 @@ void UstAppThread::complete(UstApp app) {
             const auto budget = deadlines_.arm(shared->command.get(), kAppSocketTimeout);
             r = lttng_ust_ctl_tracer_version(shared->command.get(), &v);
         } catch (const std::exception& e) {
-            log::warning(std::string("app version query: ") + e.what());
+            appWarning(std::string("app version query: ") + e.what());
         }
         loop_.post([this, shared, id, r, v] {
             // The worker has nothing left to do but return: join it.
@@ -315,7 +323,7 @@ void UstAppThread::finish(const std::shared_ptr<UstApp>& shared, int r,
     // the app.
     const auto drop = [&who](const UstApp& a, const std::string& why) {
         cutOff(a);
-        log::warning(who + " dropped: " + why);
+        appWarning(who + " dropped: " + why);
     };
     if (r < 0) {
         drop(*shared, "tracer version query failed (" + ustError(r) + ")");
@@ -361,20 +369,20 @@ int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
         if (now - it->second.since > kPairingTimeout) {
             int queued = 0;
             ioctl(it->first, FIONREAD, &queued);
-            log::warning("app connection dropped: " +
-                         (queued > 0 ? "only " + std::to_string(queued) + " of " +
-                                           std::to_string(kUstRegistrationMessageSize) +
-                                           " bytes of a registration message"
-                                     : std::string("no registration message")) +
-                         " in " + std::to_string(kPairingTimeout.count()) + " s");
+            appWarning("app connection dropped: " +
+                       (queued > 0 ? "only " + std::to_string(queued) + " of " +
+                                         std::to_string(kUstRegistrationMessageSize) +
+                                         " bytes of a registration message"
+                                   : std::string("no registration message")) +
+                       " in " + std::to_string(kPairingTimeout.count()) + " s");
             it = self->unregistered_.erase(it);
         } else {
             ++it;
         }
     }
     for (pid_t pid : self->pending_.expire(PendingRegistrations::Clock::now(), kPairingTimeout))
-        log::warning("app pid " + std::to_string(pid) +
-                     " dropped: its second socket did not arrive in time");
+        appWarning("app pid " + std::to_string(pid) +
+                   " dropped: its second socket did not arrive in time");
     sd_event_source_set_time(s, usec + 1'000'000);
     sd_event_source_set_enabled(s, SD_EVENT_ON);
     return 0;
@@ -390,7 +398,7 @@ EventSourcePtr UstAppThread::watchHangUp(int fd, std::function<void()> onHangUp)
                   try {
                       (*static_cast<Handler*>(userdata))();
                   } catch (const std::exception& e) {
-                      log::warning(std::string("handling a hang-up failed: ") + e.what());
+                      appWarning(std::string("handling a hang-up failed: ") + e.what());
                   }
                   return 0;
               },
