@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
@@ -452,6 +453,22 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
     EXPECT_NE(startError("second", used).find("already holds a trace"), std::string::npos);
     EXPECT_EQ(countOf(readTrace(used), "tracectl_demo:tick:"), 3u) << "the first trace was spoilt";
 
+    // Two sessions on one folder: the second Start is refused even before
+    // the first has written anything.
+    const std::string shared = output("shared");
+    SessionClient owner(
+        *bus_, manager_->CreateSession("shared-1", {{"output-path", sdbus::Variant(shared)}}));
+    owner.EnableEvents("ust", "", "tracectl_demo:*", {});
+    owner.Start();
+    EXPECT_NE(startError("shared-2", shared).find("another session writes there"),
+              std::string::npos);
+    owner.Destroy();
+
+    // A symbolic link to nothing.
+    const std::string dangling = output("dangling");
+    ASSERT_EQ(run({"ln", "-s", output("nowhere/at/all"), dangling}).exitCode, 0);
+    EXPECT_NE(startError("dangling", dangling).find("leads nowhere"), std::string::npos);
+
     // A folder its owner may not write (root's, mode 0755), asked by nobody.
     // (In /tmp: nobody may not even look into the sandbox's own folder.)
     const std::string rootOnly = "/tmp/tracectl-root-only-" + std::to_string(getpid());
@@ -477,4 +494,34 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
         << started.describe();
     nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Destroy"});
     run({"rmdir", rootOnly});
+}
+
+TEST_F(Tracing, TwelveAppsAtOnceAreAllRecordedAndTheDaemonStaysSmall) {
+    // Regression (break-it pass): with five or more traced apps the
+    // app-handle table's hash put every app's handle h into one bucket and
+    // the daemon grew by hundreds of MB a second until the OOM killer came.
+    const std::string dir = output("twelve");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("twelve", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", {});
+    s.Start();
+    std::vector<std::unique_ptr<ChildProcess>> apps;
+    for (int i = 0; i < 12; ++i)
+        apps.push_back(std::make_unique<ChildProcess>(
+            std::vector<std::string>{demoApp(), "100", "2000"}, std::vector<std::string>{},
+            sandbox_->dir() + "/log/apps.log"));
+    for (auto& app : apps)
+        ASSERT_EQ(app->wait(30000), 0);
+    s.Stop();
+    std::ifstream status("/proc/" + std::to_string(sandbox_->daemonPid()) + "/status");
+    std::size_t rssKiB = 0;
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmRSS:", 0) == 0)
+            rssKiB = std::stoul(line.substr(6));
+    EXPECT_GT(rssKiB, 0u);
+    EXPECT_LT(rssKiB, 100u * 1024) << "tracectld uses " << rssKiB << " KiB";
+    const auto lines = readTrace(dir);
+    EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), 1200u);
+    EXPECT_EQ(countOf(lines, "tracectl_demo:done:"), 12u);
+    s.Destroy();
 }

@@ -38,12 +38,6 @@ Node* nodeOf(cds_lfht_node* n) {
     return reinterpret_cast<Node*>(n);
 }
 
-unsigned long hashOf(pid_t pid, int handle) {
-    const uint64_t key =
-        (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(handle);
-    return std::hash<uint64_t>{}(key);
-}
-
 struct Key {
     pid_t pid;
     int handle;
@@ -73,8 +67,25 @@ RcuReadSection::~RcuReadSection() {
     urcu_memb_read_unlock();
 }
 
+unsigned long routeHash(pid_t pid, int handle) noexcept {
+    // The table picks buckets by the low bits, and keys of many apps differ
+    // only in the pid (high half): mix every bit into every other
+    // (MurmurHash3's 64-bit finalizer). std::hash<uint64_t> is the identity
+    // in libstdc++ and made one bucket per handle number, which the table's
+    // resize worker then doubled without end.
+    uint64_t x =
+        (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(handle);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return static_cast<unsigned long>(x);
+}
+
 HandleRoutes::HandleRoutes()
-    : table_(cds_lfht_new_flavor(64, 64, 0, CDS_LFHT_AUTO_RESIZE, &urcu_memb_flavor, nullptr)) {
+    : table_(cds_lfht_new_flavor(64, 64, kMaxBuckets, CDS_LFHT_AUTO_RESIZE, &urcu_memb_flavor,
+                                 nullptr)) {
     if (table_ == nullptr)
         throw std::bad_alloc();
 }
@@ -110,7 +121,7 @@ void HandleRoutes::set(pid_t pid, int handle, Route route) {
     const Key key{pid, handle};
     RcuReadSection read;
     cds_lfht_node* old =
-        cds_lfht_add_replace(table_, hashOf(pid, handle), &matches, &key, &node.release()->node);
+        cds_lfht_add_replace(table_, routeHash(pid, handle), &matches, &key, &node.release()->node);
     if (old != nullptr)
         urcu_memb_call_rcu(&nodeOf(old)->head, &freeNode);
 }
@@ -119,7 +130,7 @@ void HandleRoutes::erase(pid_t pid, int handle) {
     const Key key{pid, handle};
     RcuReadSection read;
     cds_lfht_iter iter;
-    cds_lfht_lookup(table_, hashOf(pid, handle), &matches, &key, &iter);
+    cds_lfht_lookup(table_, routeHash(pid, handle), &matches, &key, &iter);
     cds_lfht_node* n = cds_lfht_iter_get_node(&iter);
     if (n != nullptr && cds_lfht_del(table_, n) == 0)
         urcu_memb_call_rcu(&nodeOf(n)->head, &freeNode);
@@ -129,7 +140,7 @@ std::optional<Route> HandleRoutes::find(pid_t pid, int handle) const {
     const Key key{pid, handle};
     RcuReadSection read;
     cds_lfht_iter iter;
-    cds_lfht_lookup(table_, hashOf(pid, handle), &matches, &key, &iter);
+    cds_lfht_lookup(table_, routeHash(pid, handle), &matches, &key, &iter);
     cds_lfht_node* n = cds_lfht_iter_get_node(&iter);
     if (n == nullptr)
         return std::nullopt;

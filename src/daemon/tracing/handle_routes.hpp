@@ -41,8 +41,16 @@ struct Route {
     uint32_t chanId = 0;    ///< the channel's CTF stream class id, if isChannel
 };
 
+/// The hash of key (pid, handle): every key bit mixed into the low bits,
+/// which pick the bucket.
+unsigned long routeHash(pid_t pid, int handle) noexcept;
+
 class HandleRoutes {
 public:
+    /// Most buckets the table may grow to (a power of two): memory stays
+    /// bounded whatever the keys.
+    static constexpr unsigned long kMaxBuckets = 1ul << 16;
+
     HandleRoutes();
     /// Waits for pending frees (rcu_barrier) and destroys the table.
     ~HandleRoutes();

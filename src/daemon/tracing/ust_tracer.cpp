@@ -37,7 +37,8 @@ void checkUst(int r, const std::string& what) {
 /// groups (what the consumer unit runs with), in a child process, so the
 /// daemon never creates a file as root in a user's folder; then checks, as
 /// that user, that `path` is a folder the user can write and that it holds
-/// no trace yet (no "ust" entry: LTTng's layout would be overwritten).
+/// no trace yet, and claims it by making its "ust" folder (a second session
+/// on the same folder, whoever owns it, would overwrite LTTng's layout).
 /// Throws Error(InvalidArgument) naming what is wrong.
 void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
     // Everything the child needs is made before fork(): a child of a
@@ -64,7 +65,8 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         NoSwitch = 2,
         NotAFolder = 3,
         NotWritable = 4,
-        HasTrace = 5
+        HasTrace = 5,
+        Dangling = 6
     };
     const pid_t pid = fork();
     if (pid < 0)
@@ -77,12 +79,16 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
             if (mkdir(prefix.c_str(), 0750) < 0 && errno != EEXIST)
                 _exit(NoMkdir);
         struct stat st {};
-        if (stat(path.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
+        if (stat(path.c_str(), &st) < 0)
+            _exit(errno == ENOENT ? Dangling : NotAFolder);
+        if (!S_ISDIR(st.st_mode))
             _exit(NotAFolder);
         if (access(path.c_str(), W_OK | X_OK) < 0)
             _exit(NotWritable);
-        if (lstat(ustEntry.c_str(), &st) == 0)
-            _exit(HasTrace);
+        // Made now, not when the first app comes: it claims the folder
+        // (mkdir is atomic), so a second session started on it is refused.
+        if (mkdir(ustEntry.c_str(), 0750) < 0)
+            _exit(errno == EEXIST ? HasTrace : NotWritable);
         _exit(Ok);
     }
     int status = 0;
@@ -94,12 +100,16 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         return;
     case NotAFolder:
         throw Error(ErrorCode::InvalidArgument, "the output path " + path + " is not a folder");
+    case Dangling:
+        throw Error(ErrorCode::InvalidArgument,
+                    "the output path " + path + " leads nowhere (a symbolic link to nothing?)");
     case NotWritable:
         throw Error(ErrorCode::InvalidArgument, who + " cannot write to the output folder " + path);
     case HasTrace:
         throw Error(ErrorCode::InvalidArgument,
                     "the output folder " + path +
-                        " already holds a trace (it has a \"ust\" folder); choose another");
+                        " already holds a trace, or another session writes there (it has a "
+                        "\"ust\" folder); choose another");
     default:
         throw Error(ErrorCode::InvalidArgument, who + " cannot create the output folder " + path);
     }
