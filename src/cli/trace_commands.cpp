@@ -78,7 +78,27 @@ void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostr
 
 void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& out) {
     const std::string path = resolve_session(bus, args.session);
+    // Types already recorded are skipped, so that the same command can be
+    // run again after one of its types was refused half-way.
+    const PropertyMap props = bus.session_properties(path);
+    const auto recorded = [&](const std::string& type) {
+        const auto it = props.find("Contexts");
+        if (it == props.end() || !it->second.is_array()) {
+            return false;
+        }
+        for (const auto& pair : it->second) {
+            if (pair.is_array() && pair.size() == 2 && pair[1] == type &&
+                (args.channel.empty() || pair[0] == args.channel)) {
+                return true;
+            }
+        }
+        return false;
+    };
     for (const std::string& type : args.types) {
+        if (recorded(type)) {
+            out << "UST context " << type << " is recorded already.\n";
+            continue;
+        }
         bus.add_context(path, args.channel, type);
         out << "UST context " << type << " added to "
             << (args.channel.empty() ? std::string("every channel") : "channel " + args.channel)

@@ -49,7 +49,9 @@ std::string resolve_session(BusClient& bus, const std::optional<std::string>& na
 
 void run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out);
 void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out);
-/// Adds each type in turn; stops at the first the daemon refuses (sdbus::Error).
+/// Adds each type in turn, skipping those recorded already (so a command
+/// refused half-way can be run again once corrected); stops at the first
+/// the daemon refuses (sdbus::Error).
 void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& out);
 
 /// Prints the registered apps the caller may see: pid, uid, bitness, name, and

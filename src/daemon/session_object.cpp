@@ -106,6 +106,13 @@ void SessionObject::Start(sdbus::Result<>&& result) {
         handleCall("Start", [&] {
             checkCaller("Start");
             checkIdle("Start");
+            // As lttng-start(1): nothing could ever be recorded, and no
+            // channel can be made once the session has started.
+            if (session_.channels().empty())
+                throw Error(ErrorCode::WrongState,
+                            "session '" + session_.config().name +
+                                "' has no channel: enable events first (channel0 is made then) "
+                                "or add a channel");
             if (session_.state() == SessionState::Active || session_.state() == SessionState::Error)
                 session_.start(); // throws WrongState
         });

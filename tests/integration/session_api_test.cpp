@@ -125,12 +125,15 @@ TEST_F(SessionApi, TwoWatchersSeeCreateStartStopDestroyInOrder) {
     SignalRecorder second;
     const std::string path = create("watched");
     SessionClient session(*bus_, path);
+    session.EnableEvents("ust", "", "tracectl_demo:*", {});
     session.Start();
     session.Stop();
     session.Destroy();
 
     const std::vector<std::string> expected{
         "InterfacesAdded " + path + " org.tracectl.Tracing1.Session",
+        "PropertiesChanged " + path + " Channels=<a(sttbuu)>", // channel0, made on first enable
+        "PropertiesChanged " + path + " Events=<a(sssias)>",
         "PropertiesChanged " + path + " State=active",
         "PropertiesChanged " + path + " State=stopped",
         "InterfacesRemoved " + path + " org.tracectl.Tracing1.Session",
@@ -197,6 +200,10 @@ TEST_F(SessionApi, CallsThatDoNotFitTheStateGetWrongState) {
     SessionClient s(*bus_, path);
     EXPECT_EQ(errorNameOf([&] { s.Stop(); }), kWrongState);
     EXPECT_EQ(stateOf(path), "created");
+    // No channel: nothing could ever be recorded (lttng-start(1) refuses too).
+    EXPECT_EQ(errorNameOf([&] { s.Start(); }), kWrongState);
+    EXPECT_EQ(stateOf(path), "created");
+    s.EnableEvents("ust", "", "tracectl_demo:*", {});
     s.Start();
     EXPECT_EQ(errorNameOf([&] { s.Start(); }), kWrongState);
     EXPECT_EQ(stateOf(path), "active");

@@ -188,7 +188,11 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
     EXPECT_NE(ok({"add-context", "-u", "-t", "vpid,vtid", "-s", "cli"}).find("vtid added"),
               std::string::npos);
     EXPECT_NE(ok({"show", "cli"}).find("vpid"), std::string::npos);
-    EXPECT_EQ(run({cli, "add-context", "-u", "-t", "bogus", "-s", "cli"}).exitCode, 1);
+    EXPECT_EQ(run({cli, "add-context", "-u", "-t", "procname,bogus", "-s", "cli"}).exitCode, 1);
+    // Run again once corrected: what was added the first time is skipped.
+    EXPECT_NE(ok({"add-context", "-u", "-t", "procname,vpid", "-s", "cli"})
+                  .find("vpid is recorded already"),
+              std::string::npos);
     ok({"start", "cli"});
     ChildProcess app({demoApp(), "30", "20000"}, {}, sandbox_->dir() + "/log/apps.log");
     bool listed = false;
@@ -486,6 +490,10 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
     ASSERT_EQ(created.exitCode, 0) << created.describe();
     const std::string path = created.out.substr(created.out.find('"') + 1,
                                                 created.out.rfind('"') - created.out.find('"') - 1);
+    ASSERT_EQ(nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "EnableEvents",
+                      "sssa{sv}", "ust", "", "tracectl_demo:*", "0"})
+                  .exitCode,
+              0);
     const RunResult started =
         nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Start"});
     EXPECT_NE(started.exitCode, 0);
