@@ -3,6 +3,7 @@
 // with the sandbox's LTTNG_HOME, appears as an Application object.
 #include "child_process.hpp"
 #include "sandbox.hpp"
+#include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
 #include "tracectl_clients.hpp"
 
@@ -146,21 +147,8 @@ long countTicks(const std::string& dir) {
     return ticks;
 }
 
-std::string demoApp() {
-    const char* p = std::getenv("TRACECTL_DEMO_APP");
-    return p != nullptr ? p : "tracectl-demo-app";
-}
-
-class Applications : public ::testing::Test {
+class Applications : public SandboxSuite {
 protected:
-    static void SetUpTestSuite() { sandbox_ = std::make_unique<Sandbox>(); }
-    static void TearDownTestSuite() { sandbox_.reset(); }
-
-    void SetUp() override {
-        bus_ = sdbus::createSystemBusConnection();
-        manager_ = std::make_unique<ManagerClient>(*bus_);
-    }
-
     /// Starts the demo app emitting `count` events `intervalUs` apart.
     std::unique_ptr<ChildProcess> startApp(int count, int intervalUs,
                                            std::vector<std::string> prefix = {}) {
@@ -208,13 +196,7 @@ protected:
     static std::string appPath(pid_t pid) {
         return "/org/tracectl/Tracing1/application/" + std::to_string(pid);
     }
-
-    static std::unique_ptr<Sandbox> sandbox_;
-    std::unique_ptr<sdbus::IConnection> bus_;
-    std::unique_ptr<ManagerClient> manager_;
 };
-
-std::unique_ptr<Sandbox> Applications::sandbox_;
 
 } // namespace
 

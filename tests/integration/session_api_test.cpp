@@ -2,6 +2,7 @@
 // the project's bus policy, polkitd, a systemd manager and the daemon, all
 // brought up by scripts/sandbox (the same stack the demo runs).
 #include "sandbox.hpp"
+#include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
 #include "tracectl_clients.hpp"
 
@@ -32,16 +33,8 @@ std::string tracectlBinary() {
     return p != nullptr ? p : "tracectl";
 }
 
-class SessionApi : public ::testing::Test {
+class SessionApi : public SandboxSuite {
 protected:
-    static void SetUpTestSuite() { sandbox_ = std::make_unique<Sandbox>(); }
-    static void TearDownTestSuite() { sandbox_.reset(); }
-
-    void SetUp() override {
-        bus_ = sdbus::createSystemBusConnection();
-        manager_ = std::make_unique<ManagerClient>(*bus_);
-    }
-
     void TearDown() override {
         // Leave the daemon empty for the next test.
         for (const auto& path : manager_->ListSessions())
@@ -54,7 +47,7 @@ protected:
     std::string create(const std::string& name, Options options = {}) {
         if (options.count("output-path") == 0 && name.size() < 100 &&
             name.find('/') == std::string::npos && !name.empty() && name[0] != '.')
-            options["output-path"] = sdbus::Variant(sandbox_->dir() + "/traces/" + name);
+            options["output-path"] = sdbus::Variant(output(name));
         return manager_->CreateSession(name, options);
     }
 
@@ -67,13 +60,7 @@ protected:
     }
 
     RunResult run(const std::vector<std::string>& argv) { return tracectl::test::run(argv); }
-
-    static std::unique_ptr<Sandbox> sandbox_;
-    std::unique_ptr<sdbus::IConnection> bus_;
-    std::unique_ptr<ManagerClient> manager_;
 };
-
-std::unique_ptr<Sandbox> SessionApi::sandbox_;
 
 } // namespace
 

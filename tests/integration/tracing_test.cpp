@@ -4,6 +4,7 @@
 // babeltrace2, every event and field value checked.
 #include "child_process.hpp"
 #include "sandbox.hpp"
+#include "sandbox_suite.hpp"
 #include "tracectl_clients.hpp"
 
 #include <csignal>
@@ -24,23 +25,8 @@ using Options = std::map<std::string, sdbus::Variant>;
 
 namespace {
 
-std::string demoApp() {
-    const char* p = std::getenv("TRACECTL_DEMO_APP");
-    return p != nullptr ? p : "tracectl-demo-app";
-}
-
-class Tracing : public ::testing::Test {
+class Tracing : public SandboxSuite {
 protected:
-    static void SetUpTestSuite() { sandbox_ = std::make_unique<Sandbox>(); }
-    static void TearDownTestSuite() { sandbox_.reset(); }
-
-    void SetUp() override {
-        bus_ = sdbus::createSystemBusConnection();
-        manager_ = std::make_unique<ManagerClient>(*bus_);
-    }
-
-    std::string output(const std::string& name) { return sandbox_->dir() + "/traces/" + name; }
-
     /// Runs the demo app to completion: `count` ticks, no delay.
     void runApp(int count) {
         ChildProcess app({demoApp(), std::to_string(count), "0"}, {},
@@ -88,13 +74,7 @@ protected:
             n += l.find(what) != std::string::npos ? 1 : 0;
         return n;
     }
-
-    static std::unique_ptr<Sandbox> sandbox_;
-    std::unique_ptr<sdbus::IConnection> bus_;
-    std::unique_ptr<ManagerClient> manager_;
 };
-
-std::unique_ptr<Sandbox> Tracing::sandbox_;
 
 } // namespace
 
