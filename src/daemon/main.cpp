@@ -10,18 +10,22 @@
 #include "common/log_options.hpp"
 #include "config.h"
 #include "manager_object.hpp"
+#include "service/instance_lock.hpp"
+#include "service/service_manager.hpp"
 #include "session_registry.hpp"
 #include "tracing/notify_thread.hpp"
 #include "tracing/ust_tracer.hpp"
 #include "tracing_backend.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sdbus-c++/sdbus-c++.h>
 #include <string>
 #include <unistd.h>
@@ -34,6 +38,7 @@ enum Exit : int {
     ExitFailure = 1,   // runtime failure (bus lost, ...)
     ExitUsage = 2,     // bad command line
     ExitNameTaken = 3, // another daemon owns the bus name
+    ExitLocked = 4,    // another tracectld holds this instance's lock file
 };
 
 struct Options {
@@ -116,6 +121,49 @@ tracectl::AppEndpoints appEndpoints(const Options& o) {
     return e;
 }
 
+/// The instance's run directory (its lock file lives there): /run/lttng for
+/// the system instance, $LTTNG_HOME/.lttng (else $HOME/.lttng) per user.
+std::string runDirectory(const Options& o) {
+    if (!o.lttngHome.empty())
+        return o.lttngHome + "/.lttng";
+    if (o.user) {
+        const char* home = std::getenv("LTTNG_HOME");
+        if (home == nullptr || *home == '\0')
+            home = std::getenv("HOME");
+        return std::string(home != nullptr ? home : "") + "/.lttng";
+    }
+    return "/run/lttng";
+}
+
+/// D-Bus address escaping (bytes outside [-0-9A-Za-z_/.] become %XX).
+std::string escapeAddressValue(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '/' || c == '.') {
+            out += ch;
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 0xF];
+        }
+    }
+    return out;
+}
+
+/// The systemd manager consumers are started with: --systemd-address, else
+/// for --user the user manager's private socket ($XDG_RUNTIME_DIR/systemd/
+/// private), else "" (systemd on the system bus).
+std::string systemdAddress(const Options& o) {
+    if (!o.systemdAddress.empty() || !o.user)
+        return o.systemdAddress;
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    if (runtime == nullptr || *runtime == '\0')
+        return o.systemdAddress;
+    return "unix:path=" + escapeAddressValue(std::string(runtime) + "/systemd/private");
+}
+
 std::unique_ptr<sdbus::IConnection> connect(const Options& o) {
     if (!o.busAddress.empty())
         return sdbus::createSessionBusConnectionWithAddress(o.busAddress);
@@ -140,6 +188,29 @@ int run(const Options& o) {
         loop.exit(ExitOk);
     });
 
+    // One daemon per run directory, decided before anything else is touched.
+    InstanceLock::Busy busy;
+    std::optional<InstanceLock> lock;
+    try {
+        lock = InstanceLock::tryAcquire(InstanceLock::pathIn(runDirectory(o)), busy);
+    } catch (const std::exception& e) {
+        log::error(std::string("cannot take the instance lock: ") + e.what());
+        return ExitFailure;
+    }
+    if (!lock) {
+        log::error("another tracectld already runs for this instance" +
+                   (busy.holder ? " (pid " + std::to_string(*busy.holder) + ")" : std::string()) +
+                   ": it holds the lock " + busy.path + "; not starting a second one");
+        return ExitLocked;
+    }
+    ActivationSockets passed;
+    try {
+        passed = takeActivationSockets();
+    } catch (const std::exception& e) {
+        log::error(std::string("cannot take the sockets passed by systemd: ") + e.what());
+        return ExitFailure;
+    }
+
     std::unique_ptr<sdbus::IConnection> bus;
     try {
         bus = connect(o);
@@ -152,7 +223,7 @@ int run(const Options& o) {
     TracerConfig tracerConfig;
     tracerConfig.consumerBinary = consumerBinary();
     tracerConfig.useSystemd = o.spawner == "systemd";
-    tracerConfig.systemdAddress = o.systemdAddress;
+    tracerConfig.systemdAddress = systemdAddress(o);
     tracerConfig.daemonVersion = TRACECTL_VERSION;
     UstTracer tracer(tracerConfig);
     AppThreadBackend backend(loop, tracer);
@@ -169,9 +240,11 @@ int run(const Options& o) {
         return ExitNameTaken;
     }
     const AppEndpoints endpoints = appEndpoints(o);
-    UniqueFd appListener;
+    const bool socketActivated = static_cast<bool>(passed.appSocket);
+    UniqueFd appListener = std::move(passed.appSocket);
     try {
-        appListener = listenForApps(endpoints.socketPath);
+        if (!appListener)
+            appListener = listenForApps(endpoints.socketPath);
     } catch (const std::exception& e) {
         log::error(std::string("cannot listen for LTTng-UST applications: ") + e.what());
         return ExitFailure;
@@ -207,8 +280,12 @@ int run(const Options& o) {
     // Apps already waiting for a session daemon come now.
     WaitShm wakeUp(endpoints.waitShm);
     log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName +
-                "; LTTng-UST apps connect to " + endpoints.socketPath);
+                "; LTTng-UST apps connect to " + endpoints.socketPath +
+                (socketActivated ? " (socket passed by systemd)" : ""));
+    notifyReady(std::string("Serving ") + kBusName + "; LTTng-UST apps connect to " +
+                endpoints.socketPath);
     const int code = loop.run();
+    notifyStopping("Shutting down");
     // Announce the objects' removal while the name is still ours.
     manager.retireAll();
     apps.clear();
@@ -250,13 +327,16 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"systemd", "direct"}));
     app.add_option("--systemd-address", o.systemdAddress,
                    "D-Bus address of the systemd manager to start consumers with (default: "
-                   "$TRACECTL_SYSTEMD_ADDRESS, else systemd on the system bus)")
+                   "$TRACECTL_SYSTEMD_ADDRESS, else with --user the user manager "
+                   "$XDG_RUNTIME_DIR/systemd/private, else systemd on the system bus)")
         ->type_name("ADDR")
         ->envname("TRACECTL_SYSTEMD_ADDRESS");
     tracectl::log::addOptions(app, o.log);
     app.footer("The system bus is the one $DBUS_SYSTEM_BUS_ADDRESS names, if set.\n"
                "Exit status: 0 clean exit (SIGTERM/SIGINT), 1 failure, 2 usage error,\n"
-               "3 the bus name is owned by someone else. See tracectld(8).");
+               "3 the bus name is owned by someone else, 4 another tracectld holds the\n"
+               "instance's lock (/run/lttng/tracectld.lock; per user $LTTNG_HOME/.lttng/\n"
+               "tracectld.lock). See tracectld(8).");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

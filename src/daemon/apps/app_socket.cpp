@@ -41,7 +41,7 @@ UniqueFd listenForApps(const std::string& path) {
     UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd)
         throw std::system_error(errno, std::generic_category(), "socket");
-    unlink(path.c_str()); // a stale socket of a previous daemon; the instance lock (later) guards a
+    unlink(path.c_str()); // a stale socket of a previous daemon; the instance lock guards a
                           // live one
     if (bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0)
         throw std::system_error(errno, std::generic_category(), "bind " + path);
