@@ -502,7 +502,13 @@ Sandbox::Sandbox(Options options) : options_(std::move(options)), dir_(makeTempD
     try {
         std::vector<std::string> argv = {scriptPath(), "up", dir_, "--owner-pid",
                                          std::to_string(::getpid())};
-        if (!options_.startDaemon) {
+        if (options_.activation) {
+            argv.emplace_back("--activation");
+            if (!options_.daemon.empty()) {
+                argv.emplace_back("--daemon");
+                argv.push_back(options_.daemon);
+            }
+        } else if (!options_.startDaemon) {
             argv.emplace_back("--no-daemon");
         } else if (!options_.daemon.empty()) {
             argv.emplace_back("--daemon");

@@ -88,6 +88,10 @@ public:
         std::string daemon;
         // false: --no-daemon, the rest of the stack only.
         bool startDaemon = true;
+        // true: --activation, tracectld is not started but its per-user
+        // units (socket + service) and the session bus activation file are
+        // installed in the user manager, which starts it on first use.
+        bool activation = false;
         // Apply the exported variables to this process's environment.
         bool applyEnvironment = true;
         // Bound on "scripts/sandbox up".

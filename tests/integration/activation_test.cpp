@@ -1,0 +1,280 @@
+// Socket activation, D-Bus activation, restart and the one-daemon lock, for
+// real: the sandbox's systemd user manager loads the per-user units of the
+// tree (systemd/tracectld-user.socket and .service, drop-ins putting the
+// socket on the sandbox's LTTNG_HOME) and its session bus reads the
+// activation file (dbus/org.tracectl.Tracing1.user.service.in); tracectld is
+// never started by the test itself. See scripts/sandbox --activation.
+#include "child_process.hpp"
+#include "sandbox.hpp"
+#include "sandbox_suite.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <dirent.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace tracectl::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// CLOCK_MONOTONIC in microseconds: the clock of systemd's *Monotonic
+/// timestamps.
+uint64_t monotonicUs() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
+std::string env(const char* name, const char* fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+/// The file's content, "" if it cannot be read.
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+class Activation : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        Sandbox::Options o;
+        o.activation = true;
+        sandbox_ = std::make_unique<Sandbox>(o);
+    }
+    static void TearDownTestSuite() { sandbox_.reset(); }
+
+    /// Every test starts with the daemon stopped and its socket listening.
+    void SetUp() override {
+        ASSERT_TRUE(sandbox_->systemctl({"stop", "tracectld.service"}).ok());
+        (void)sandbox_->systemctl({"reset-failed", "tracectld.service"}); // nothing failed: fine
+        ASSERT_EQ(unit("ActiveState"), "inactive");
+        ASSERT_EQ(unitOf("tracectld.socket", "ActiveState"), "active");
+    }
+
+    static std::string unitOf(const std::string& unit, const std::string& property) {
+        const RunResult r = sandbox_->systemctl({"show", "-p", property, "--value", unit});
+        EXPECT_TRUE(r.ok()) << r.describe();
+        std::string v = r.out;
+        while (!v.empty() && v.back() == '\n')
+            v.pop_back();
+        return v;
+    }
+    static std::string unit(const std::string& property) {
+        return unitOf("tracectld.service", property);
+    }
+    static uint64_t unitNumber(const std::string& property) {
+        return std::stoull("0" + unit(property));
+    }
+
+    /// Waits (up to 10 s) for tracectld.service to be active with a main
+    /// pid other than `not`; returns that pid, 0 on timeout.
+    static pid_t waitActive(pid_t notPid = 0) {
+        for (int i = 0; i < 1000; ++i) {
+            if (unit("ActiveState") == "active") {
+                const auto pid = static_cast<pid_t>(unitNumber("MainPID"));
+                if (pid != 0 && pid != notPid)
+                    return pid;
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        return 0;
+    }
+
+    static RunResult userBusCall(const std::string& method) {
+        return sandbox_->busctl({"--address=" + sandbox_->userBusAddress(), "call",
+                                 "org.tracectl.Tracing1", "/org/tracectl/Tracing1",
+                                 "org.tracectl.Tracing1.Manager", method});
+    }
+
+    /// Waits (up to 10 s) until app `pid` is listed by the daemon on the user bus.
+    static bool waitRegistered(pid_t pid) {
+        const std::string path =
+            "\"/org/tracectl/Tracing1/application/" + std::to_string(pid) + "\"";
+        for (int i = 0; i < 200; ++i) {
+            const RunResult r = userBusCall("ListApplications");
+            if (r.ok() && r.out.find(path) != std::string::npos)
+                return true;
+            std::this_thread::sleep_for(50ms);
+        }
+        return false;
+    }
+
+    static RunResult tracectl(std::vector<std::string> args) {
+        std::vector<std::string> argv = {env("TRACECTL", "tracectl"),
+                                         "--bus-address=" + sandbox_->userBusAddress()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run(argv);
+    }
+
+    /// Traces `app` (waiting on `go`, emitting `ticks` ticks) in a new
+    /// session `name` and returns how many tick events the trace holds.
+    static int traceTicks(ChildProcess& app, const std::string& go, const std::string& name) {
+        const std::string out = sandbox_->dir() + "/traces/" + name;
+        for (const auto& args : std::vector<std::vector<std::string>>{
+                 {"create", name, "--output", out},
+                 {"enable-event", "-u", "-s", name, "tracectl_demo:*"},
+                 {"start", name}}) {
+            const RunResult r = tracectl(args);
+            EXPECT_TRUE(r.ok()) << args[0] << ": " << r.describe();
+            if (!r.ok())
+                return -1;
+        }
+        std::ofstream(go).put('\n');
+        EXPECT_EQ(app.wait(30000), 0);
+        const RunResult stop = tracectl({"stop", name});
+        EXPECT_TRUE(stop.ok()) << stop.describe();
+        const RunResult bt = run({"babeltrace2", out});
+        EXPECT_TRUE(bt.ok()) << bt.describe();
+        int ticks = 0;
+        std::istringstream in(bt.out);
+        for (std::string line; std::getline(in, line);)
+            ticks += line.find("tracectl_demo:tick") != std::string::npos ? 1 : 0;
+        return ticks;
+    }
+
+    /// Live tracectld processes serving this sandbox (LTTNG_HOME in their
+    /// environment), from /proc.
+    static std::vector<pid_t> sandboxDaemons() {
+        std::vector<pid_t> out;
+        const std::string marker = "LTTNG_HOME=" + sandbox_->lttngHome();
+        std::unique_ptr<DIR, int (*)(DIR*)> proc(opendir("/proc"), closedir);
+        while (dirent* e = readdir(proc.get())) {
+            const pid_t pid = std::atoi(e->d_name);
+            if (pid <= 0 || !processAlive(pid))
+                continue;
+            std::string comm = slurp("/proc/" + std::to_string(pid) + "/comm");
+            if (comm != "tracectld\n")
+                continue;
+            const std::string environ = slurp("/proc/" + std::to_string(pid) + "/environ");
+            if (environ.find(marker + '\0') != std::string::npos)
+                out.push_back(pid);
+        }
+        return out;
+    }
+
+    static void measure(const std::string& what, double ms) {
+        std::cout << "[ measured ] " << what << ": " << ms << " ms" << std::endl;
+        ::testing::Test::RecordProperty(what, std::to_string(ms));
+    }
+
+    static inline std::unique_ptr<Sandbox> sandbox_;
+};
+
+TEST_F(Activation, AnAppStartedBeforeTheDaemonActivatesItAndIsTraced) {
+    const std::string go = sandbox_->dir() + "/go-socket";
+    const uint64_t t0 = monotonicUs();
+    ChildProcess app({demoApp(), "25", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    const pid_t daemon = waitActive();
+    ASSERT_NE(daemon, 0) << "the app's connection did not start tracectld.service";
+    // The daemon took the socket systemd passed (FileDescriptorName=ust).
+    EXPECT_NE(sandbox_->readLog("systemd").find("tracectld[" + std::to_string(daemon) +
+                                                "]: notice: tracectld "),
+              std::string::npos);
+    EXPECT_NE(sandbox_->readLog("systemd").find("(socket passed by systemd)"), std::string::npos);
+    const uint64_t triggered = unitNumber("InactiveExitTimestampMonotonic");
+    const uint64_t ready = unitNumber("ActiveEnterTimestampMonotonic");
+    ASSERT_GT(triggered, t0);
+    ASSERT_GE(ready, triggered);
+    measure("socket trigger to READY", static_cast<double>(ready - triggered) / 1000.0);
+    measure("app start to READY", static_cast<double>(ready - t0) / 1000.0);
+
+    ASSERT_TRUE(waitRegistered(app.pid()));
+    EXPECT_EQ(traceTicks(app, go, "by-socket"), 25);
+    EXPECT_EQ(static_cast<pid_t>(unitNumber("MainPID")), daemon);
+}
+
+TEST_F(Activation, ABusCallActivatesTheDaemon) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t m0 = monotonicUs();
+    const RunResult r = userBusCall("ListSessions");
+    const auto t1 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "ao 0\n");
+    // Started by systemd (the bus asked it: SystemdService=), not by the bus itself.
+    const pid_t daemon = waitActive();
+    ASSERT_NE(daemon, 0);
+    EXPECT_GT(unitNumber("InactiveExitTimestampMonotonic"), m0);
+    EXPECT_EQ(unit("Type"), "notify");
+    measure("bus call to reply (busctl, daemon not running)",
+            std::chrono::duration<double, std::milli>(t1 - t0).count());
+    measure("bus activation to READY",
+            static_cast<double>(unitNumber("ActiveEnterTimestampMonotonic") -
+                                unitNumber("InactiveExitTimestampMonotonic")) /
+                1000.0);
+    // And tracectl starts it the same way.
+    ASSERT_TRUE(sandbox_->systemctl({"stop", "tracectld.service"}).ok());
+    const RunResult list = tracectl({"list"});
+    EXPECT_TRUE(list.ok()) << list.describe();
+    EXPECT_NE(waitActive(daemon), 0);
+}
+
+TEST_F(Activation, KillNineRestartsTheDaemonAndAppsRegisterAgain) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const uint64_t restarts = unitNumber("NRestarts");
+    const std::string go = sandbox_->dir() + "/go-kill";
+    ChildProcess app({demoApp(), "30", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(app.pid()));
+
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(first, SIGKILL), 0);
+    const pid_t second = waitActive(first);
+    const auto t1 = std::chrono::steady_clock::now();
+    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
+    EXPECT_EQ(unitNumber("NRestarts"), restarts + 1);
+    measure("SIGKILL to restarted and READY",
+            std::chrono::duration<double, std::milli>(t1 - t0).count());
+    // Never two: the killed one is gone, one daemon serves the sandbox.
+    EXPECT_EQ(sandboxDaemons(), std::vector<pid_t>{second});
+
+    // The app that was registered with the killed daemon comes back by itself.
+    ASSERT_TRUE(waitRegistered(app.pid()));
+    EXPECT_EQ(traceTicks(app, go, "after-kill"), 30);
+}
+
+TEST_F(Activation, ASecondDaemonRefusesWithAClearMessage) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t daemon = waitActive();
+    ASSERT_NE(daemon, 0);
+    // By hand, as the unit runs it (same LTTNG_HOME, same bus).
+    const RunResult second = run({env("TRACECTLD", "tracectld"), "--user"},
+                                 Env{{"LTTNG_HOME", sandbox_->lttngHome()},
+                                     {"DBUS_SESSION_BUS_ADDRESS", sandbox_->userBusAddress()},
+                                     {"XDG_RUNTIME_DIR", sandbox_->runtimeDir()}},
+                                 10s);
+    EXPECT_EQ(second.exitCode, 4) << second.describe();
+    EXPECT_NE(second.err.find("another tracectld already runs for this instance (pid " +
+                              std::to_string(daemon) + ")"),
+              std::string::npos)
+        << second.err;
+    EXPECT_NE(second.err.find(sandbox_->lttngHome() + "/.lttng/tracectld.lock"), std::string::npos)
+        << second.err;
+    // On another bus, same run directory: refused by the lock too (the bus
+    // name alone would not catch it).
+    const RunResult other = run({env("TRACECTLD", "tracectld"), "--lttng-home",
+                                 sandbox_->lttngHome(), "--bus-address", sandbox_->busAddress()},
+                                Env{}, 10s);
+    EXPECT_EQ(other.exitCode, 4) << other.describe();
+    // The running one is untouched and still answers.
+    EXPECT_EQ(static_cast<pid_t>(unitNumber("MainPID")), daemon);
+    EXPECT_TRUE(userBusCall("ListSessions").ok());
+    EXPECT_EQ(sandboxDaemons(), std::vector<pid_t>{daemon});
+}
+
+} // namespace
