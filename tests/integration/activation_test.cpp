@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <dirent.h>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iostream>
@@ -275,6 +276,106 @@ TEST_F(Activation, ASecondDaemonRefusesWithAClearMessage) {
     EXPECT_EQ(static_cast<pid_t>(unitNumber("MainPID")), daemon);
     EXPECT_TRUE(userBusCall("ListSessions").ok());
     EXPECT_EQ(sandboxDaemons(), std::vector<pid_t>{daemon});
+}
+
+} // namespace
+
+namespace {
+
+/// The system units (systemd/tracectld.service.in and tracectld.socket),
+/// hardening and all, run by the sandbox's manager (as root it applies
+/// CapabilityBoundingSet=, ProtectSystem=, SystemCallFilter=, ... as the
+/// system manager would). Drop-ins only move what must not touch the host:
+/// the socket to the sandbox's LTTNG_HOME, the daemon to the tree's with
+/// --lttng-home (lock and wake-up page of that folder), and consumers to
+/// the sandbox's manager. The daemon serves the sandbox's system bus.
+class SystemUnits : public Activation {
+protected:
+    static void SetUpTestSuite() {
+        Sandbox::Options o;
+        o.startDaemon = false;
+        sandbox_ = std::make_unique<Sandbox>(o);
+        const std::string units = sandbox_->unitDir();
+        const std::string src = env("TRACECTL_SOURCE_ROOT", ".");
+        const std::string home = sandbox_->lttngHome();
+        // As meson configures it, with the tree's daemon for @sbindir@/tracectld.
+        std::string service = slurp(src + "/systemd/tracectld.service.in");
+        const std::string placeholder = "@sbindir@/tracectld";
+        ASSERT_NE(service.find(placeholder), std::string::npos);
+        service.replace(service.find(placeholder), placeholder.size(),
+                        env("TRACECTLD", "/usr/sbin/tracectld"));
+        std::ofstream(units + "/tracectld.service") << service;
+        copyFile(src + "/systemd/tracectld.socket", units + "/tracectld.socket");
+        std::filesystem::create_directories(units + "/tracectld.socket.d");
+        std::filesystem::create_directories(units + "/tracectld.service.d");
+        std::ofstream(units + "/tracectld.socket.d/50-test.conf")
+            << "[Socket]\nListenStream=\nListenStream=" << home << "/.lttng/lttng-ust-sock-8\n";
+        std::ofstream(units + "/tracectld.service.d/50-test.conf")
+            << "[Service]\nExecStart=\nExecStart=" << env("TRACECTLD", "tracectld")
+            << " --lttng-home " << home << "\n"
+            << "Environment=\"TRACECTL_CONSUMERD=" << env("TRACECTL_CONSUMERD", "") << "\"\n"
+            << "Environment=\"TRACECTL_SYSTEMD_ADDRESS=" << sandbox_->systemdAddress() << "\"\n";
+        const RunResult reload = sandbox_->systemctl({"daemon-reload"});
+        ASSERT_TRUE(reload.ok()) << reload.describe();
+        const RunResult start = sandbox_->systemctl({"start", "tracectld.socket"});
+        ASSERT_TRUE(start.ok()) << start.describe();
+    }
+
+    static void copyFile(const std::string& from, const std::string& to) {
+        std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+    }
+};
+
+TEST_F(SystemUnits, TheHardenedSystemServiceIsSocketActivatedAndTraces) {
+    // The hardening is in force (not dropped by a drop-in).
+    EXPECT_EQ(unit("NoNewPrivileges"), "yes");
+    EXPECT_EQ(unit("ProtectSystem"), "full");
+    EXPECT_EQ(unit("MemoryDenyWriteExecute"), "yes");
+    EXPECT_NE(unit("CapabilityBoundingSet").find("cap_setuid"), std::string::npos);
+    EXPECT_EQ(unit("CapabilityBoundingSet").find("cap_sys_admin"), std::string::npos);
+
+    const std::string go = sandbox_->dir() + "/go-system";
+    ChildProcess app({demoApp(), "20", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    const pid_t daemon = waitActive();
+    ASSERT_NE(daemon, 0) << sandbox_->readLog("systemd");
+    // The bounding set reached the process: CAP_DAC_OVERRIDE (bit 1),
+    // CAP_FOWNER (3), CAP_SETGID (6), CAP_SETUID (7), CAP_SYS_PTRACE (19).
+    const std::string status = slurp("/proc/" + std::to_string(daemon) + "/status");
+    EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos);
+    EXPECT_NE(status.find("CapBnd:\t00000000000800ca"), std::string::npos) << status;
+
+    // Sessions on the system bus, through tracectl.
+    auto systemBus = [](std::vector<std::string> args) {
+        std::vector<std::string> argv = {env("TRACECTL", "tracectl")};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run(argv);
+    };
+    bool registered = false;
+    for (int i = 0; i < 200 && !registered; ++i) {
+        const RunResult r = systemBus({"list-apps"});
+        registered = r.ok() && r.out.find(std::to_string(app.pid())) != std::string::npos;
+        if (!registered)
+            std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_TRUE(registered);
+    const std::string out = sandbox_->dir() + "/traces/system-unit";
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"create", "sys", "--output", out},
+             {"enable-event", "-u", "-s", "sys", "tracectl_demo:*"},
+             {"start", "sys"}}) {
+        const RunResult r = systemBus(args);
+        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
+    }
+    std::ofstream(go).put('\n');
+    EXPECT_EQ(app.wait(30000), 0);
+    ASSERT_TRUE(systemBus({"stop", "sys"}).ok());
+    const RunResult bt = run({"babeltrace2", out});
+    ASSERT_TRUE(bt.ok()) << bt.describe();
+    int ticks = 0;
+    std::istringstream in(bt.out);
+    for (std::string line; std::getline(in, line);)
+        ticks += line.find("tracectl_demo:tick") != std::string::npos ? 1 : 0;
+    EXPECT_EQ(ticks, 20);
 }
 
 } // namespace
