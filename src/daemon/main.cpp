@@ -3,6 +3,7 @@
 #include "application_directory.hpp"
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_thread.hpp"
+#include "auth/polkit_authority.hpp"
 #include "bus_call.hpp"
 #include "bus_event_source.hpp"
 #include "common/event_loop.hpp"
@@ -64,8 +65,14 @@ public:
     void destroy(std::string id, Done done) override {
         run([this, id = std::move(id)] { tracer_.destroy(id); }, std::move(done));
     }
-    void enableEvents(std::string id, tracectl::EventRule rule, Done done) override {
-        run([this, id = std::move(id), rule = std::move(rule)] { tracer_.enableEvents(id, rule); },
+    void enableEvents(std::string id, tracectl::EventRule rule, bool tracesAllUsers,
+                      Done done) override {
+        run(
+            [this, id = std::move(id), rule = std::move(rule), tracesAllUsers] {
+                if (tracesAllUsers)
+                    tracer_.traceAllUsers(id);
+                tracer_.enableEvents(id, rule);
+            },
             std::move(done));
     }
 
@@ -158,7 +165,8 @@ int run(const Options& o) {
     AppThreadBackend backend(loop, tracer);
     SessionRegistry registry(homeFromPasswd);
     ApplicationDirectory apps(*bus, loop);
-    ManagerObject manager(*bus, registry, apps, backend, loop);
+    auth::PolkitAuthority authority(*bus);
+    ManagerObject manager(*bus, registry, apps, backend, loop, authority);
     BusEventSource busSource(loop, *bus);
 
     try {

@@ -161,8 +161,9 @@ UstTracer::~UstTracer() {
 }
 
 bool UstTracer::mayTrace(const Traced& t, const UstApp& app) const {
-    // A session traces its owner's apps; root's sessions trace every app.
-    return t.snapshot.owner == 0 || app.info.uid == t.snapshot.owner;
+    // A session traces its owner's apps; root's sessions, and those whose
+    // owner held trace-all-users, trace every app.
+    return t.snapshot.owner == 0 || t.snapshot.tracesAllUsers || app.info.uid == t.snapshot.owner;
 }
 
 void UstTracer::startConsumer(Traced& t) {
@@ -550,23 +551,45 @@ void UstTracer::eraseRoutes(pid_t pid, const AppInSession& a) {
         routes_.erase(pid, chan->handle);
 }
 
+void UstTracer::joinRunning(Traced& t, const std::shared_ptr<UstApp>& app) {
+    try {
+        setUpApp(t, app);
+        auto& a = t.apps[app->info.pid];
+        checkUst(lttng_ust_ctl_start_session(app->command.get(), a.sessionHandle),
+                 "starting the session in the app");
+        std::lock_guard lock(shared_);
+        for (auto& [key, trace] : t.traces)
+            pushMetadata(t, *trace);
+    } catch (const Error& e) {
+        log::warning("session '" + t.snapshot.name + "': app " + std::to_string(app->info.pid) +
+                     " not traced: " + e.what());
+    }
+}
+
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
     apps_[app->info.pid] = app;
     for (auto& [id, t] : sessions_) {
         if (!t->active || t->failed || !mayTrace(*t, *app))
             continue;
-        try {
-            setUpApp(*t, app);
-            auto& a = t->apps[app->info.pid];
-            checkUst(lttng_ust_ctl_start_session(app->command.get(), a.sessionHandle),
-                     "starting the session in the app");
-            std::lock_guard lock(shared_);
-            for (auto& [key, trace] : t->traces)
-                pushMetadata(*t, *trace);
-        } catch (const Error& e) {
-            log::warning("session '" + t->snapshot.name + "': new app " +
-                         std::to_string(app->info.pid) + " not traced: " + e.what());
-        }
+        joinRunning(*t, app);
+    }
+}
+
+void UstTracer::traceAllUsers(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return; // not started yet: its snapshot carries the flag
+    Traced& t = *it->second;
+    if (t.snapshot.tracesAllUsers)
+        return;
+    t.snapshot.tracesAllUsers = true;
+    if (!t.active || t.failed)
+        return; // the next Start sets up every app
+    for (const auto& [pid, app] : apps_) {
+        if (t.apps.count(pid) != 0 || !mayTrace(t, *app))
+            continue;
+        const auto budget = budgetFor(*app);
+        joinRunning(t, app);
     }
 }
 
