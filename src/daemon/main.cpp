@@ -4,6 +4,7 @@
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_thread.hpp"
 #include "auth/polkit_authority.hpp"
+#include "auth/read_call_tracker.hpp"
 #include "bus_call.hpp"
 #include "bus_event_source.hpp"
 #include "common/event_loop.hpp"
@@ -166,8 +167,10 @@ int run(const Options& o) {
     SessionRegistry registry(homeFromPasswd);
     ApplicationDirectory apps(*bus, loop);
     auth::PolkitAuthority authority(*bus);
-    ManagerObject manager(*bus, registry, apps, backend, loop, authority);
+    auth::ReadCallTracker readers(*bus);
+    ManagerObject manager(*bus, registry, apps, backend, loop, authority, readers);
     BusEventSource busSource(loop, *bus);
+    busSource.afterEachMessage([&readers] { readers.forget(); });
 
     try {
         bus->requestName(kBusName);

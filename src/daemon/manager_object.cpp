@@ -10,10 +10,11 @@ namespace tracectl {
 
 ManagerObject::ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry,
                              ApplicationDirectory& apps, TracingBackend& backend, EventLoop& loop,
-                             auth::PolkitAuthority& authority)
+                             auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers)
     : AdaptorInterfaces(bus, kManagerPath), bus_(bus), registry_(registry), apps_(apps),
-      backend_(backend), loop_(loop), authority_(authority) {
+      backend_(backend), loop_(loop), authority_(authority), readers_(readers) {
     registerAdaptor();
+    apps_.publishThrough(&authority_, &readers_);
 }
 
 void ManagerObject::sessionFailed(const std::string& idHex, const std::string& reason) {
@@ -31,6 +32,9 @@ void ManagerObject::retireAll() {
 }
 
 ManagerObject::~ManagerObject() {
+    // The apps check callers with the authority, which may go after us.
+    apps_.clear();
+    apps_.publishThrough(nullptr, nullptr);
     objects_.clear();
     retired_.clear();
     unregisterAdaptor();
@@ -88,7 +92,7 @@ sdbus::ObjectPath ManagerObject::create(const SessionRequest& request, uid_t own
     const SessionId id = session.id();
     try {
         auto object =
-            std::make_unique<SessionObject>(bus_, session, backend_, authority_,
+            std::make_unique<SessionObject>(bus_, session, backend_, authority_, readers_,
                                             [this](const SessionId& sid) { destroySession(sid); });
         objects_.emplace(id.hex(), Entry{nullptr, std::move(object)});
     } catch (...) {

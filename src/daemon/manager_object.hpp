@@ -4,6 +4,7 @@
 
 #include "application_directory.hpp"
 #include "auth/polkit_authority.hpp"
+#include "auth/read_call_tracker.hpp"
 #include "common/event_loop.hpp"
 #include "manager_adaptor.h"
 #include "session_object.hpp"
@@ -25,7 +26,8 @@ public:
     /// Registers the manager on `bus`. `registry`, `apps`, `loop` and
     /// `authority` must outlive it.
     ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, ApplicationDirectory& apps,
-                  TracingBackend& backend, EventLoop& loop, auth::PolkitAuthority& authority);
+                  TracingBackend& backend, EventLoop& loop, auth::PolkitAuthority& authority,
+                  const auth::ReadCallTracker& readers);
     ~ManagerObject();
 
     /// Removes every session object (InterfacesRemoved each), for a clean
@@ -67,6 +69,7 @@ private:
     TracingBackend& backend_;
     EventLoop& loop_;
     auth::PolkitAuthority& authority_;
+    const auth::ReadCallTracker& readers_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;

@@ -31,9 +31,10 @@ std::string sessionObjectPath(const SessionId& id) {
 }
 
 SessionObject::SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
-                             auth::PolkitAuthority& authority, DestroyHandler onDestroy)
+                             auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers,
+                             DestroyHandler onDestroy)
     : AdaptorInterfaces(bus, sessionObjectPath(session.id())), session_(session), backend_(backend),
-      authority_(authority), onDestroy_(std::move(onDestroy)) {
+      authority_(authority), readers_(readers), onDestroy_(std::move(onDestroy)) {
     registerAdaptor();
     // Every interface of the object, as GetManagedObjects lists them.
     emitInterfacesAddedSignal();
@@ -124,14 +125,10 @@ void SessionObject::authorize(const char* member, bool interactive,
 }
 
 bool SessionObject::readableByCurrentCaller() const {
-    const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-    if (msg == nullptr || msg->getInterfaceName() != "org.freedesktop.DBus.Properties")
+    const auto& reader = readers_.reader();
+    if (!reader || reader->uid == 0 || reader->uid == session_.config().owner)
         return true;
-    const std::string sender = msg->getSender();
-    const uid_t uid = msg->getCredsEuid();
-    if (uid == 0 || uid == session_.config().owner)
-        return true;
-    return authority_.cached(sender, auth::Action::ManageAllSessions).value_or(false);
+    return authority_.cached(reader->sender, auth::Action::ManageAllSessions).value_or(false);
 }
 
 void SessionObject::checkReader() const {

@@ -5,6 +5,7 @@
 
 #include "auth/call_options.hpp"
 #include "auth/polkit_authority.hpp"
+#include "auth/read_call_tracker.hpp"
 #include "session.hpp"
 #include "session_adaptor.h"
 #include "tracing_backend.hpp"
@@ -31,7 +32,8 @@ public:
     /// `session` and `authority` must outlive this object. Every method is
     /// authorized with `authority` (auth/access_policy.hpp).
     SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
-                  auth::PolkitAuthority& authority, DestroyHandler onDestroy);
+                  auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers,
+                  DestroyHandler onDestroy);
     /// Announces the removal (InterfacesRemoved) unless already done, and
     /// unregisters the object.
     ~SessionObject();
@@ -107,6 +109,7 @@ private:
     Session& session_;
     TracingBackend& backend_;
     auth::PolkitAuthority& authority_;
+    const auth::ReadCallTracker& readers_;
     DestroyHandler onDestroy_;
     /// Expires with this object: answers arriving later see it gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

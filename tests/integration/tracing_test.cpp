@@ -475,12 +475,12 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
                   .exitCode,
               0);
     const RunResult started =
-        nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Start"});
+        nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Start", "a{sv}", "0"});
     EXPECT_NE(started.exitCode, 0);
     EXPECT_NE(started.err.find("uid 65534 cannot write to the output folder " + rootOnly),
               std::string::npos)
         << started.describe();
-    nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Destroy"});
+    nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Destroy", "a{sv}", "0"});
     run({"rmdir", rootOnly});
 }
 

@@ -66,7 +66,8 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         NotAFolder = 3,
         NotWritable = 4,
         HasTrace = 5,
-        Dangling = 6
+        Dangling = 6,
+        ForeignLink = 7
     };
     const pid_t pid = fork();
     if (pid < 0)
@@ -75,9 +76,17 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         if (getuid() == 0 &&
             (setgroups(groups.size(), groups.data()) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
             _exit(NoSwitch);
-        for (const auto& prefix : prefixes)
+        for (const auto& prefix : prefixes) {
+            // A symbolic link of another user (not root) on the way could
+            // lead the trace anywhere that user chooses: refused, as the
+            // kernel's protected_symlinks does in sticky folders.
+            struct stat link {};
+            if (lstat(prefix.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != uid &&
+                link.st_uid != 0)
+                _exit(ForeignLink);
             if (mkdir(prefix.c_str(), 0750) < 0 && errno != EEXIST)
                 _exit(NoMkdir);
+        }
         struct stat st {};
         if (stat(path.c_str(), &st) < 0)
             _exit(errno == ENOENT ? Dangling : NotAFolder);
@@ -105,6 +114,10 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
                     "the output path " + path + " leads nowhere (a symbolic link to nothing?)");
     case NotWritable:
         throw Error(ErrorCode::InvalidArgument, who + " cannot write to the output folder " + path);
+    case ForeignLink:
+        throw Error(ErrorCode::InvalidArgument,
+                    "the output path " + path +
+                        " goes through a symbolic link owned by another user; give the real path");
     case HasTrace:
         throw Error(ErrorCode::InvalidArgument,
                     "the output folder " + path +
