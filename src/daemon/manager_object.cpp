@@ -5,6 +5,7 @@
 #include "config.h"
 #include "create_session_options.hpp"
 #include "session_name.hpp"
+#include "tracing/output_folder.hpp"
 
 namespace tracectl {
 
@@ -91,6 +92,9 @@ sdbus::ObjectPath ManagerObject::create(const SessionRequest& request, uid_t own
     Session& session = registry_.create(request, owner);
     const SessionId id = session.id();
     try {
+        // A folder the caller could make and write itself, checked as the
+        // caller; nothing is made before the first Start.
+        checkOutputFolder(session.config().outputPath, owner, primaryGidOf(owner));
         auto object =
             std::make_unique<SessionObject>(bus_, session, backend_, authority_, readers_,
                                             [this](const SessionId& sid) { destroySession(sid); });

@@ -3,28 +3,13 @@
 #include "bus_call.hpp"
 #include "channel_options.hpp"
 #include "common/log.hpp"
+#include "tracing/output_folder.hpp"
 
-#include <grp.h>
-#include <pwd.h>
 #include <unistd.h>
 
 namespace tracectl {
 
 using SessionIface = org::tracectl::Tracing1::Session_adaptor;
-
-namespace {
-
-/// The primary group of `uid` (getpwuid_r(3)); the uid itself if unknown.
-gid_t primaryGid(uid_t uid) {
-    std::vector<char> buf(16384);
-    struct passwd pw {};
-    struct passwd* result = nullptr;
-    if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &result) == 0 && result != nullptr)
-        return pw.pw_gid;
-    return static_cast<gid_t>(uid);
-}
-
-} // namespace
 
 std::string sessionObjectPath(const SessionId& id) {
     return std::string(kManagerPath) + "/session/" + id.hex();
@@ -151,7 +136,7 @@ SessionSnapshot SessionObject::snapshot() const {
     s.idHex = session_.id().hex();
     s.name = session_.config().name;
     s.owner = session_.config().owner;
-    s.ownerGid = primaryGid(s.owner);
+    s.ownerGid = primaryGidOf(s.owner);
     s.outputPath = session_.config().outputPath;
     s.snapshotMode = session_.config().mode == SessionMode::Snapshot;
     s.tracesAllUsers = session_.tracesAllUsers();

@@ -481,17 +481,35 @@ TEST_F(Polkit, OutputPathsOtherUsersControlAreRefused) {
     as("bob", {"chmod", "0777", target});
     as("bob", {"ln", "-sfn", target, link});
     const std::vector<Case> cases{
-        {"/home/bob/from-alice", "cannot create"},
-        {"/etc/tracectl-from-alice", "cannot create"},
+        {"/home/bob/from-alice", "cannot create the output folder"},
+        {"/etc/tracectl-from-alice", "cannot create the output folder"},
         {link + "/trace", "symbolic link owned by another user"},
     };
     int i = 0;
     for (const auto& c : cases) {
-        const std::string path = createAs("alice", "out" + std::to_string(i++), c.output);
+        const std::string name = "out" + std::to_string(i++);
+        // Refused at CreateSession (checked as alice, nothing made)...
+        const RunResult made =
+            call("alice", kManagerPath, "org.tracectl.Tracing1.Manager.CreateSession",
+                 {"'" + name + "'", "{'output-path': <'" + c.output + "'>}"});
+        EXPECT_EQ(errorOf(made), kInvalidArgument) << c.output;
+        EXPECT_NE(made.err.find(c.why), std::string::npos) << made.err;
+        EXPECT_EQ(errorOf(call("alice", kManagerPath, "org.tracectl.Tracing1.Manager.GetSession",
+                               {"'" + name + "'"})),
+                  kNoSuchSession);
+        // ...and at Start, when the obstacle came later (root made the
+        // session's folder possible at first: an empty writable parent).
+        const std::string later = "/tmp/tracectl-later-" + std::to_string(getpid());
+        run({"rm", "-rf", later});
+        run({"mkdir", "-m", "0777", later});
+        const std::string path = createAs("alice", name, later + "/x");
+        run({"rm", "-rf", later});
+        ASSERT_TRUE(run({"ln", "-s", c.output.substr(0, c.output.rfind('/')), later}).ok());
+        run({"chown", "-h", "bob:bob", later});
         const RunResult started =
             call("alice", path, "org.tracectl.Tracing1.Session.Start", {"{}"});
         EXPECT_EQ(errorOf(started), kInvalidArgument) << c.output;
-        EXPECT_NE(started.err.find(c.why), std::string::npos) << started.err;
+        run({"rm", "-f", later});
         EXPECT_EQ(access(c.output.c_str(), F_OK), -1) << c.output << " was made";
     }
     // The same path without a planted link works.

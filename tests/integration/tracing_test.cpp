@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
@@ -404,10 +405,14 @@ TEST_F(Tracing, EventsEnabledWhileActiveReachRunningAndLaterApps) {
 
 TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
     // Regression (break-it pass): these started "fine" and recorded nothing.
-    auto startError = [&](const std::string& name, const std::string& out) {
+    // CreateSession refuses them too (polkit suite); here each obstacle
+    // appears after the session was created, so Start's own check is tested.
+    auto startError = [&](const std::string& name, const std::string& out,
+                          const std::function<void()>& between) {
         SessionClient s(*bus_,
                         manager_->CreateSession(name, {{"output-path", sdbus::Variant(out)}}));
         s.EnableEvents("ust", "", "tracectl_demo:*", {});
+        between();
         std::string message;
         try {
             s.Start({});
@@ -420,43 +425,60 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
     };
     const std::string file = output("a-file");
     ASSERT_EQ(run({"mkdir", "-p", output("")}).exitCode, 0);
-    ASSERT_EQ(run({"touch", file}).exitCode, 0);
-    EXPECT_NE(startError("to-a-file", file)
+    EXPECT_NE(startError("to-a-file", file,
+                         [&] {
+                             ASSERT_TRUE(run({"touch", file}).ok());
+                         })
                   .find("InvalidArgument: the output path " + file + " is not a folder"),
               std::string::npos);
 
     // A folder that already holds a trace is not written over.
     const std::string used = output("used");
-    SessionClient first(*bus_,
-                        manager_->CreateSession("first", {{"output-path", sdbus::Variant(used)}}));
-    first.EnableEvents("ust", "", "tracectl_demo:*", {});
-    first.Start({});
-    runApp(3);
-    first.Stop({});
-    first.Destroy({});
-    EXPECT_NE(startError("second", used).find("already holds a trace"), std::string::npos);
+    EXPECT_NE(startError("second", used,
+                         [&] {
+                             SessionClient first(
+                                 *bus_, manager_->CreateSession(
+                                            "first", {{"output-path", sdbus::Variant(used)}}));
+                             first.EnableEvents("ust", "", "tracectl_demo:*", {});
+                             first.Start({});
+                             runApp(3);
+                             first.Stop({});
+                             first.Destroy({});
+                         })
+                  .find("already holds a trace"),
+              std::string::npos);
     EXPECT_EQ(countOf(readTrace(used), "tracectl_demo:tick:"), 3u) << "the first trace was spoilt";
 
     // Two sessions on one folder: the second Start is refused even before
     // the first has written anything.
     const std::string shared = output("shared");
-    SessionClient owner(
-        *bus_, manager_->CreateSession("shared-1", {{"output-path", sdbus::Variant(shared)}}));
-    owner.EnableEvents("ust", "", "tracectl_demo:*", {});
-    owner.Start({});
-    EXPECT_NE(startError("shared-2", shared).find("another session writes there"),
+    std::unique_ptr<SessionClient> owner;
+    EXPECT_NE(startError("shared-2", shared,
+                         [&] {
+                             owner = std::make_unique<SessionClient>(
+                                 *bus_, manager_->CreateSession(
+                                            "shared-1", {{"output-path", sdbus::Variant(shared)}}));
+                             owner->EnableEvents("ust", "", "tracectl_demo:*", {});
+                             owner->Start({});
+                         })
+                  .find("another session writes there"),
               std::string::npos);
-    owner.Destroy({});
+    owner->Destroy({});
 
     // A symbolic link to nothing.
     const std::string dangling = output("dangling");
-    ASSERT_EQ(run({"ln", "-s", output("nowhere/at/all"), dangling}).exitCode, 0);
-    EXPECT_NE(startError("dangling", dangling).find("leads nowhere"), std::string::npos);
+    EXPECT_NE(
+        startError("dangling", dangling,
+                   [&] {
+                       ASSERT_TRUE(run({"ln", "-s", output("nowhere/at/all"), dangling}).ok());
+                   })
+            .find("leads nowhere"),
+        std::string::npos);
 
     // A folder its owner may not write (root's, mode 0755), asked by nobody.
     // (In /tmp: nobody may not even look into the sandbox's own folder.)
     const std::string rootOnly = "/tmp/tracectl-root-only-" + std::to_string(getpid());
-    ASSERT_EQ(run({"mkdir", "-m", "0755", rootOnly}).exitCode, 0);
+    ASSERT_EQ(run({"mkdir", "-m", "0777", rootOnly}).exitCode, 0);
     const std::vector<std::string> asNobody{
         "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "busctl", "--system"};
     auto nobody = [&](std::vector<std::string> args) {
@@ -474,6 +496,8 @@ TEST_F(Tracing, StartRefusesOutputsThatCannotHoldTheTrace) {
                       "sssa{sv}", "ust", "", "tracectl_demo:*", "0"})
                   .exitCode,
               0);
+    // Writable when the session was created, no longer when it starts.
+    ASSERT_EQ(run({"chmod", "0755", rootOnly}).exitCode, 0);
     const RunResult started =
         nobody({"call", kService, path, "org.tracectl.Tracing1.Session", "Start", "a{sv}", "0"});
     EXPECT_NE(started.exitCode, 0);
