@@ -105,9 +105,17 @@ BusClient::BusClient(const BusChoice& bus) {
 
 BusClient::~BusClient() = default;
 
+std::map<std::string, sdbus::Variant> BusClient::call_options() const {
+    std::map<std::string, sdbus::Variant> options;
+    if (interactive_) {
+        options.emplace("interactive", sdbus::Variant{true});
+    }
+    return options;
+}
+
 std::string BusClient::create_session(const std::string& name,
                                       const std::map<std::string, std::string>& options) {
-    std::map<std::string, sdbus::Variant> variants;
+    std::map<std::string, sdbus::Variant> variants = call_options();
     for (const auto& [key, value] : options) {
         variants.emplace(key, sdbus::Variant{value});
     }
@@ -132,15 +140,15 @@ std::string BusClient::session_name(const std::string& path) {
 }
 
 void BusClient::start(const std::string& path) {
-    connection_->session(path).Start();
+    connection_->session(path).Start(call_options());
 }
 
 void BusClient::stop(const std::string& path) {
-    connection_->session(path).Stop();
+    connection_->session(path).Stop(call_options());
 }
 
 void BusClient::destroy(const std::string& path) {
-    connection_->session(path).Destroy();
+    connection_->session(path).Destroy(call_options());
 }
 
 } // namespace tracectl::cli
@@ -151,7 +159,7 @@ void BusClient::enable_events(const std::string& path, const std::string& channe
                               const std::string& pattern,
                               const std::optional<std::string>& loglevel, bool loglevel_only,
                               const std::vector<std::string>& exclusions) {
-    std::map<std::string, sdbus::Variant> options;
+    std::map<std::string, sdbus::Variant> options = call_options();
     if (loglevel) {
         options[loglevel_only ? "loglevel-only" : "loglevel"] = sdbus::Variant(*loglevel);
     }
@@ -163,13 +171,13 @@ void BusClient::enable_events(const std::string& path, const std::string& channe
 
 void BusClient::add_context(const std::string& path, const std::string& channel,
                             const std::string& type) {
-    connection_->session(path).AddContext("ust", channel, type);
+    connection_->session(path).AddContext("ust", channel, type, call_options());
 }
 
 void BusClient::add_channel(const std::string& path, const std::string& name,
                             const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                             const std::map<std::string, std::uint32_t>& timers) {
-    std::map<std::string, sdbus::Variant> options;
+    std::map<std::string, sdbus::Variant> options = call_options();
     for (const auto& [key, value] : sizes) {
         options[key] = sdbus::Variant(value);
     }

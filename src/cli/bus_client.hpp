@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sdbus-c++/sdbus-c++.h>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -38,6 +39,10 @@ public:
     BusClient(BusClient&&) = delete;
     BusClient& operator=(BusClient&&) = delete;
 
+    /// Adds "interactive" = true to the options of every call that takes
+    /// options (polkit may then ask an authentication agent).
+    void set_interactive(bool interactive) noexcept { interactive_ = interactive; }
+
     /// Manager.CreateSession(name, options); every option value is sent as a string variant.
     /// Returns the new session's object path.
     std::string create_session(const std::string& name,
@@ -55,13 +60,13 @@ public:
     /// The Name property of the session at `path`.
     std::string session_name(const std::string& path);
 
-    /// Session.Start() on the session at `path`.
+    /// Session.Start(options) on the session at `path`.
     void start(const std::string& path);
 
-    /// Session.Stop() on the session at `path`.
+    /// Session.Stop(options) on the session at `path`.
     void stop(const std::string& path);
 
-    /// Session.Destroy() on the session at `path`.
+    /// Session.Destroy(options) on the session at `path`.
     void destroy(const std::string& path);
 
     /// Session.EnableEvents("ust", channel, pattern, options) on the session at `path`.
@@ -76,7 +81,7 @@ public:
                      const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                      const std::map<std::string, std::uint32_t>& timers);
 
-    /// Session.AddContext("ust", channel, type) on the session at `path`.
+    /// Session.AddContext("ust", channel, type, options) on the session at `path`.
     void add_context(const std::string& path, const std::string& channel, const std::string& type);
 
     /// Manager.ListApplications(): object paths of the apps the caller may see.
@@ -90,8 +95,12 @@ public:
     list_tracepoints(const std::string& path);
 
 private:
+    /// {"interactive": true} if set_interactive(true), else {}.
+    std::map<std::string, sdbus::Variant> call_options() const;
+
     struct Connection;
     std::unique_ptr<Connection> connection_;
+    bool interactive_ = false;
 };
 
 } // namespace tracectl::cli

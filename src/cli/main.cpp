@@ -27,6 +27,7 @@ using namespace tracectl::cli;
 struct CommandLine {
     bool system_bus = false; // the default anyway
     bool user_bus = false;
+    bool interactive = false;
     std::string bus_address;
     CreateArgs create;
     std::string create_output;
@@ -97,6 +98,10 @@ ExitStatus run(int argc, char** argv) {
                             ->type_name("ADDR");
     system_bus->excludes(user_bus)->excludes(bus_address);
     user_bus->excludes(bus_address);
+    app.add_flag("--interactive", cl.interactive,
+                 "Let polkit ask for a password (through your authentication agent) when a "
+                 "command needs a right you do not hold yet; without it such a command fails "
+                 "with InteractiveAuthorizationRequired");
 
     auto* create = app.add_subcommand("create", "Create a tracing session");
     create->add_option("NAME", cl.create.name, "Name of the session (unique among yours)")
@@ -315,6 +320,7 @@ ExitStatus run(int argc, char** argv) {
         bus_choice = {BusChoice::Kind::address, cl.bus_address};
     }
     BusClient bus{bus_choice};
+    bus.set_interactive(cl.interactive);
 
     if (create->parsed()) {
         run_create(bus, cl.create, std::cout);

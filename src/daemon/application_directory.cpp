@@ -9,9 +9,14 @@ namespace tracectl {
 void ApplicationDirectory::add(std::shared_ptr<UstApp> app) {
     const pid_t pid = app->info.pid;
     remove(pid);
+    if (authority_ == nullptr || readers_ == nullptr) {
+        log::warning("app pid " + std::to_string(pid) + " registered before the bus objects exist");
+        return;
+    }
     const int notifyFd = app->notify.get();
     Entry entry;
-    entry.object = std::make_unique<ApplicationObject>(bus_, std::move(app), loop_, runner_);
+    entry.object = std::make_unique<ApplicationObject>(bus_, std::move(app), loop_, runner_,
+                                                       *authority_, *readers_);
     // The notify socket carries no traffic the D-Bus thread reads; only its
     // hang-up (the app exited or closed it) is watched here.
     sd_event_source* s = nullptr;

@@ -19,6 +19,13 @@ public:
 
     /// Where Application objects run their command round trips.
     void setCommandRunner(ApplicationObject::CommandRunner runner) { runner_ = std::move(runner); }
+    /// Who may read the apps' objects: `authority` must outlive the apps
+    /// (the ManagerObject sets it and clears the apps when it goes). Apps
+    /// are not published before this is called.
+    void publishThrough(auth::PolkitAuthority* authority, const auth::ReadCallTracker* readers) {
+        authority_ = authority;
+        readers_ = readers;
+    }
 
     /// Publishes a newly registered app; an older app of the same pid (its
     /// hang-up not seen yet) is removed first. Call on the D-Bus thread.
@@ -42,6 +49,8 @@ private:
     sdbus::IConnection& bus_;
     EventLoop& loop_;
     ApplicationObject::CommandRunner runner_;
+    auth::PolkitAuthority* authority_ = nullptr;
+    const auth::ReadCallTracker* readers_ = nullptr;
     std::map<pid_t, Entry> apps_;
 };
 

@@ -17,9 +17,11 @@ std::string applicationObjectPath(pid_t pid) {
 }
 
 ApplicationObject::ApplicationObject(sdbus::IConnection& bus, std::shared_ptr<UstApp> app,
-                                     EventLoop& loop, CommandRunner runner)
+                                     EventLoop& loop, CommandRunner runner,
+                                     auth::PolkitAuthority& authority,
+                                     const auth::ReadCallTracker& readers)
     : AdaptorInterfaces(bus, applicationObjectPath(app->info.pid)), app_(std::move(app)),
-      loop_(loop), runner_(std::move(runner)) {
+      loop_(loop), runner_(std::move(runner)), authority_(authority), readers_(readers) {
     registerAdaptor();
     // Every interface of the object, as GetManagedObjects lists them.
     emitInterfacesAddedSignal();
@@ -34,7 +36,22 @@ ApplicationObject::~ApplicationObject() {
     unregisterAdaptor();
 }
 
-uint64_t ApplicationObject::RegisteredAt() {
+bool ApplicationObject::mayRead(const auth::Caller& caller) const {
+    if (caller.uid == 0 || caller.uid == app_->info.uid)
+        return true;
+    return authority_.cached(caller.sender, auth::Action::TraceAllUsers).value_or(false);
+}
+
+void ApplicationObject::checkReader() const {
+    const auto& reader = readers_.reader();
+    if (!reader || mayRead(*reader))
+        return;
+    throw sdbus::Error(kAccessDenied, "the application belongs to another user; reading it "
+                                      "needs polkit's org.tracectl.Tracing1.trace-all-users "
+                                      "(call ListApplications first to have it checked)");
+}
+
+uint64_t ApplicationObject::registeredAtUs() const {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                      app_->info.registeredAt.time_since_epoch())
                                      .count());
@@ -77,10 +94,13 @@ Tracepoints queryTracepoints(int command) {
 } // namespace
 
 void ApplicationObject::ListTracepoints(sdbus::Result<Tracepoints>&& result) {
-    const uid_t caller = callerUid(getObject());
-    if (caller != 0 && caller != app_->info.uid) {
-        result.returnError(sdbus::Error(kAccessDenied, "uid " + std::to_string(caller) +
-                                                           " may not query this application"));
+    const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
+    if (msg == nullptr || !mayRead(auth::Caller{msg->getSender(), msg->getCredsEuid()})) {
+        result.returnError(sdbus::Error(
+            kAccessDenied, "uid " + std::to_string(callerUid(getObject())) +
+                               " may not query this application (it belongs to another user; "
+                               "that needs polkit's org.tracectl.Tracing1.trace-all-users, "
+                               "checked by ListApplications)"));
         return;
     }
     // The reply is sent from the D-Bus thread once the app thread has the answer.

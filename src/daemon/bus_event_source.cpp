@@ -51,6 +51,8 @@ void BusEventSource::updateWatch() {
 void BusEventSource::dispatch() {
     try {
         bus_.processPendingRequest();
+        if (after_)
+            after_();
     } catch (const std::exception& e) {
         log::error(std::string("the bus connection failed: ") + e.what());
         loop_.exit(1);

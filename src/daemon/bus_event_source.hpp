@@ -6,6 +6,7 @@
 
 #include "common/event_loop.hpp"
 
+#include <functional>
 #include <sdbus-c++/sdbus-c++.h>
 
 namespace tracectl {
@@ -15,6 +16,8 @@ public:
     /// Watches `bus` from `loop`. If the bus connection fails, logs and asks
     /// the loop to exit with code 1. Both must outlive this object.
     BusEventSource(EventLoop& loop, sdbus::IConnection& bus);
+    /// Runs `hook` after each message is handled.
+    void afterEachMessage(std::function<void()> hook) { after_ = std::move(hook); }
     BusEventSource(const BusEventSource&) = delete;
     BusEventSource& operator=(const BusEventSource&) = delete;
 
@@ -31,6 +34,7 @@ private:
     sdbus::IConnection& bus_;
     EventSourcePtr io_;
     EventSourcePtr timer_;
+    std::function<void()> after_;
 };
 
 } // namespace tracectl

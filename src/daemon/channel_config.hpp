@@ -20,7 +20,7 @@ struct ChannelConfig {
     /// CONFIG_DEFAULT_UST_UID_CHANNEL_SUBBUF_SIZE 524288, _SUBBUF_NUM 4).
     uint64_t subbufSize = 512 * 1024;
     uint64_t subbufCount = 4; ///< power of two, >= 2
-    bool overwrite = false;           ///< false: discard new events when full
+    bool overwrite = false;   ///< false: discard new events when full
     uint32_t switchTimerUs = 0;
     uint32_t readTimerUs = 0;
     /// Context fields recorded with every event (context_type.hpp names),

@@ -3,6 +3,8 @@
 #include "application_directory.hpp"
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_thread.hpp"
+#include "auth/polkit_authority.hpp"
+#include "auth/read_call_tracker.hpp"
 #include "bus_call.hpp"
 #include "bus_event_source.hpp"
 #include "common/event_loop.hpp"
@@ -69,8 +71,14 @@ public:
     void destroy(std::string id, Done done) override {
         run([this, id = std::move(id)] { tracer_.destroy(id); }, std::move(done));
     }
-    void enableEvents(std::string id, tracectl::EventRule rule, Done done) override {
-        run([this, id = std::move(id), rule = std::move(rule)] { tracer_.enableEvents(id, rule); },
+    void enableEvents(std::string id, tracectl::EventRule rule, bool tracesAllUsers,
+                      Done done) override {
+        run(
+            [this, id = std::move(id), rule = std::move(rule), tracesAllUsers] {
+                if (tracesAllUsers)
+                    tracer_.traceAllUsers(id);
+                tracer_.enableEvents(id, rule);
+            },
             std::move(done));
     }
 
@@ -229,8 +237,11 @@ int run(const Options& o) {
     AppThreadBackend backend(loop, tracer);
     SessionRegistry registry(homeFromPasswd);
     ApplicationDirectory apps(*bus, loop);
-    ManagerObject manager(*bus, registry, apps, backend, loop);
+    auth::PolkitAuthority authority(*bus, o.user ? std::optional<uid_t>(geteuid()) : std::nullopt);
+    auth::ReadCallTracker readers(*bus);
+    ManagerObject manager(*bus, registry, apps, backend, loop, authority, readers);
     BusEventSource busSource(loop, *bus);
+    busSource.afterEachMessage([&readers] { readers.forget(); });
 
     try {
         bus->requestName(kBusName);

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "application_directory.hpp"
+#include "auth/polkit_authority.hpp"
+#include "auth/read_call_tracker.hpp"
 #include "common/event_loop.hpp"
 #include "manager_adaptor.h"
 #include "session_object.hpp"
@@ -21,9 +23,11 @@ class ManagerObject final
     : public sdbus::AdaptorInterfaces<org::tracectl::Tracing1::Manager_adaptor,
                                       sdbus::ObjectManager_adaptor, sdbus::Properties_adaptor> {
 public:
-    /// Registers the manager on `bus`. `registry`, `apps` and `loop` must outlive it.
+    /// Registers the manager on `bus`. `registry`, `apps`, `loop` and
+    /// `authority` must outlive it.
     ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, ApplicationDirectory& apps,
-                  TracingBackend& backend, EventLoop& loop);
+                  TracingBackend& backend, EventLoop& loop, auth::PolkitAuthority& authority,
+                  const auth::ReadCallTracker& readers);
     ~ManagerObject();
 
     /// Removes every session object (InterfacesRemoved each), for a clean
@@ -36,11 +40,18 @@ public:
     ManagerObject& operator=(const ManagerObject&) = delete;
 
 private:
-    sdbus::ObjectPath CreateSession(const std::string& name,
-                                    const std::map<std::string, sdbus::Variant>& options) override;
-    sdbus::ObjectPath GetSession(const std::string& name) override;
-    std::vector<sdbus::ObjectPath> ListSessions() override;
-    std::vector<sdbus::ObjectPath> ListApplications() override;
+    void CreateSession(sdbus::Result<sdbus::ObjectPath>&& result, std::string name,
+                       std::map<std::string, sdbus::Variant> options) override;
+    void GetSession(sdbus::Result<sdbus::ObjectPath>&& result, std::string name) override;
+    void ListSessions(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) override;
+    void ListApplications(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) override;
+
+    /// Makes the session (the caller was authorized) and its object.
+    sdbus::ObjectPath create(const SessionRequest& request, uid_t owner);
+    /// Asks (without interaction) whether `caller` holds `action`; runs
+    /// `then(granted)` on the loop. Denials, challenges and polkit failures
+    /// are "not granted".
+    void holds(const auth::Caller& caller, auth::Action action, std::function<void(bool)> then);
     std::string Version() override;
 
     /// Unlinks a destroyed session now; frees it and its object on the next
@@ -57,6 +68,9 @@ private:
     ApplicationDirectory& apps_;
     TracingBackend& backend_;
     EventLoop& loop_;
+    auth::PolkitAuthority& authority_;
+    const auth::ReadCallTracker& readers_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
 };

@@ -82,12 +82,25 @@ public:
     /// True once the session was started at least once.
     bool everStarted() const noexcept { return everStarted_; }
 
+    /// True if the session records the apps of every uid: its owner is
+    /// root, or traceAllUsers() was called (the owner held polkit's
+    /// trace-all-users). Otherwise only the owner's apps are recorded.
+    bool tracesAllUsers() const noexcept { return config_.owner == 0 || allUsers_; }
+    /// From now on the session records every uid's apps (never undone).
+    /// Returns true if that is new.
+    bool traceAllUsers() noexcept {
+        const bool changed = !tracesAllUsers();
+        allUsers_ = true;
+        return changed;
+    }
+
 private:
     SessionId id_;
     SessionConfig config_;
     std::chrono::system_clock::time_point created_;
     SessionState state_ = SessionState::Created;
     bool everStarted_ = false;
+    bool allUsers_ = false;
     std::string errorReason_;
     std::vector<ChannelConfig> channels_;
     std::vector<EventRule> rules_;

@@ -3,37 +3,23 @@
 #include "bus_call.hpp"
 #include "channel_options.hpp"
 #include "common/log.hpp"
+#include "tracing/output_folder.hpp"
 
-#include <grp.h>
-#include <pwd.h>
 #include <unistd.h>
 
 namespace tracectl {
 
 using SessionIface = org::tracectl::Tracing1::Session_adaptor;
 
-namespace {
-
-/// The primary group of `uid` (getpwuid_r(3)); the uid itself if unknown.
-gid_t primaryGid(uid_t uid) {
-    std::vector<char> buf(16384);
-    struct passwd pw {};
-    struct passwd* result = nullptr;
-    if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &result) == 0 && result != nullptr)
-        return pw.pw_gid;
-    return static_cast<gid_t>(uid);
-}
-
-} // namespace
-
 std::string sessionObjectPath(const SessionId& id) {
     return std::string(kManagerPath) + "/session/" + id.hex();
 }
 
 SessionObject::SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
+                             auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers,
                              DestroyHandler onDestroy)
     : AdaptorInterfaces(bus, sessionObjectPath(session.id())), session_(session), backend_(backend),
-      onDestroy_(std::move(onDestroy)) {
+      authority_(authority), readers_(readers), onDestroy_(std::move(onDestroy)) {
     registerAdaptor();
     // Every interface of the object, as GetManagedObjects lists them.
     emitInterfacesAddedSignal();
@@ -63,19 +49,79 @@ void SessionObject::fail(const std::string& reason) {
                session_.id().uuid());
 }
 
-void SessionObject::checkCaller(const char* member) {
-    if (retired_)
-        throw sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") + member +
-                                               " is no longer possible");
-    const uid_t caller = callerUid(getObject());
-    if (caller != 0 && caller != session_.config().owner) {
-        log::warning("uid " + std::to_string(caller) + " denied " + member + " on session '" +
-                         session_.config().name + "'",
-                     session_.id().uuid());
-        throw sdbus::Error(kAccessDenied, "uid " + std::to_string(caller) +
-                                              " may not control session '" +
-                                              session_.config().name + "'");
+bool SessionObject::guarded(const char* member, const Pending& pending,
+                            const std::function<void()>& work) {
+    try {
+        handleCall(member, work);
+        return true;
+    } catch (const sdbus::Error& e) {
+        pending->returnError(e);
+        return false;
     }
+}
+
+void SessionObject::authorize(const char* member, bool interactive,
+                              std::optional<auth::Action> extra, Pending pending,
+                              std::function<void(const auth::Caller&)> next) {
+    auth::Caller caller;
+    try {
+        if (retired_)
+            throw sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") + member +
+                                                   " is no longer possible");
+        caller = currentCaller(getObject());
+    } catch (const sdbus::Error& e) {
+        pending->returnError(e);
+        return;
+    }
+    const bool own = caller.uid == session_.config().owner;
+    const auth::Action action = own ? auth::Action::TraceOwn : auth::Action::ManageAllSessions;
+    std::weak_ptr<bool> alive = alive_;
+    // Runs once every check granted; answers the call itself otherwise.
+    auto then = [this, alive, member, caller,
+                 pending](std::function<void()> onGranted) -> auth::PolkitAuthority::Done {
+        return [this, alive, member, caller, pending,
+                onGranted = std::move(onGranted)](std::optional<sdbus::Error> denied) {
+            if (alive.expired() || retired_) {
+                pending->returnError(
+                    sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") +
+                                                     member + " is no longer possible"));
+                return;
+            }
+            if (denied) {
+                log::warning("uid " + std::to_string(caller.uid) + " denied " + member +
+                                 " on session '" + session_.config().name +
+                                 "': " + denied->getMessage(),
+                             session_.id().uuid());
+                pending->returnError(*denied);
+                return;
+            }
+            guarded(member, pending, onGranted);
+        };
+    };
+    auto last = [caller, next = std::move(next)] { next(caller); };
+    if (!extra) {
+        authority_.check(caller, action, interactive, then(std::move(last)));
+        return;
+    }
+    authority_.check(caller, action, interactive,
+                     then([this, caller, interactive, extra, then, last = std::move(last)] {
+                         authority_.check(caller, *extra, interactive, then(last));
+                     }));
+}
+
+bool SessionObject::readableByCurrentCaller() const {
+    const auto& reader = readers_.reader();
+    if (!reader || reader->uid == 0 || reader->uid == session_.config().owner)
+        return true;
+    return authority_.cached(reader->sender, auth::Action::ManageAllSessions).value_or(false);
+}
+
+void SessionObject::checkReader() const {
+    if (!readableByCurrentCaller())
+        throw sdbus::Error(kAccessDenied,
+                           "the session belongs to another user; reading it needs polkit's "
+                           "org.tracectl.Tracing1.manage-all-sessions (call ListSessions or "
+                           "GetSession first to have it checked)");
 }
 
 void SessionObject::checkIdle(const char* member) const {
@@ -90,9 +136,10 @@ SessionSnapshot SessionObject::snapshot() const {
     s.idHex = session_.id().hex();
     s.name = session_.config().name;
     s.owner = session_.config().owner;
-    s.ownerGid = primaryGid(s.owner);
+    s.ownerGid = primaryGidOf(s.owner);
     s.outputPath = session_.config().outputPath;
     s.snapshotMode = session_.config().mode == SessionMode::Snapshot;
+    s.tracesAllUsers = session_.tracesAllUsers();
     s.creationTime =
         std::chrono::duration_cast<std::chrono::seconds>(session_.creationTime().time_since_epoch())
             .count();
@@ -101,28 +148,31 @@ SessionSnapshot SessionObject::snapshot() const {
     return s;
 }
 
-void SessionObject::Start(sdbus::Result<>&& result) {
-    try {
-        handleCall("Start", [&] {
-            checkCaller("Start");
-            checkIdle("Start");
-            // As lttng-start(1): nothing could ever be recorded, and no
-            // channel can be made once the session has started.
-            if (session_.channels().empty())
-                throw Error(ErrorCode::WrongState,
-                            "session '" + session_.config().name +
-                                "' has no channel: enable events first (channel0 is made then) "
-                                "or add a channel");
-            if (session_.state() == SessionState::Active || session_.state() == SessionState::Error)
-                session_.start(); // throws WrongState
-        });
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
-        return;
-    }
-    busy_ = true;
+void SessionObject::Start(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) {
     auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
-    backend_.start(snapshot(), [this, pending](std::optional<Error> error) {
+    bool interactive = false;
+    if (!guarded("Start", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+        return;
+    authorize("Start", interactive, std::nullopt, pending,
+              [this, pending](const auth::Caller&) { doStart(pending); });
+}
+
+void SessionObject::doStart(const Pending& pending) {
+    checkIdle("Start");
+    // As lttng-start(1): nothing could ever be recorded, and no
+    // channel can be made once the session has started.
+    if (session_.channels().empty())
+        throw Error(ErrorCode::WrongState,
+                    "session '" + session_.config().name +
+                        "' has no channel: enable events first (channel0 is made then) "
+                        "or add a channel");
+    if (session_.state() == SessionState::Active || session_.state() == SessionState::Error)
+        session_.start(); // throws WrongState
+    busy_ = true;
+    std::weak_ptr<bool> alive = alive_;
+    backend_.start(snapshot(), [this, alive, pending](std::optional<Error> error) {
+        if (alive.expired())
+            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
         busy_ = false;
         if (error) {
             log::warning("session '" + session_.config().name + "' did not start: " + error->what(),
@@ -137,21 +187,24 @@ void SessionObject::Start(sdbus::Result<>&& result) {
     });
 }
 
-void SessionObject::Stop(sdbus::Result<>&& result) {
-    try {
-        handleCall("Stop", [&] {
-            checkCaller("Stop");
-            checkIdle("Stop");
-            if (session_.state() != SessionState::Active)
-                session_.stop(); // throws WrongState
-        });
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
-        return;
-    }
-    busy_ = true;
+void SessionObject::Stop(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) {
     auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
-    backend_.stop(session_.id().hex(), [this, pending](std::optional<Error> error) {
+    bool interactive = false;
+    if (!guarded("Stop", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+        return;
+    authorize("Stop", interactive, std::nullopt, pending,
+              [this, pending](const auth::Caller&) { doStop(pending); });
+}
+
+void SessionObject::doStop(const Pending& pending) {
+    checkIdle("Stop");
+    if (session_.state() != SessionState::Active)
+        session_.stop(); // throws WrongState
+    busy_ = true;
+    std::weak_ptr<bool> alive = alive_;
+    backend_.stop(session_.id().hex(), [this, alive, pending](std::optional<Error> error) {
+        if (alive.expired())
+            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
         busy_ = false;
         if (error) {
             pending->returnError(toBusError(*error));
@@ -164,66 +217,110 @@ void SessionObject::Stop(sdbus::Result<>&& result) {
     });
 }
 
-void SessionObject::Destroy(sdbus::Result<>&& result) {
-    try {
-        handleCall("Destroy", [&] {
-            checkCaller("Destroy");
-            checkIdle("Destroy");
-        });
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
-        return;
-    }
-    busy_ = true;
+void SessionObject::Destroy(sdbus::Result<>&& result,
+                            std::map<std::string, sdbus::Variant> options) {
     auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
-    backend_.destroy(session_.id().hex(), [this, pending](std::optional<Error>) {
+    bool interactive = false;
+    if (!guarded("Destroy", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+        return;
+    authorize("Destroy", interactive, std::nullopt, pending,
+              [this, pending](const auth::Caller&) { doDestroy(pending); });
+}
+
+void SessionObject::doDestroy(const Pending& pending) {
+    checkIdle("Destroy");
+    busy_ = true;
+    std::weak_ptr<bool> alive = alive_;
+    backend_.destroy(session_.id().hex(), [this, alive, pending](std::optional<Error>) {
+        if (alive.expired())
+            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
         log::info("session '" + session_.config().name + "' destroyed", session_.id().uuid());
         onDestroy_(session_.id());
         pending->returnResults();
     });
 }
 
-void SessionObject::AddChannel(const std::string& domain, const std::string& name,
-                               const std::map<std::string, sdbus::Variant>& options) {
-    handleCall("AddChannel", [&] {
-        checkCaller("AddChannel");
-        checkDomain(domain);
-        ChannelConfig defaults;
-        defaults.overwrite = session_.config().mode == SessionMode::Snapshot;
-        session_.addChannel(readChannelOptions(name, options, defaults));
-        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels"});
-        log::info("session '" + session_.config().name + "': channel '" + name + "' added",
-                  session_.id().uuid());
-    });
+void SessionObject::AddChannel(sdbus::Result<>&& result, std::string domain, std::string name,
+                               std::map<std::string, sdbus::Variant> options) {
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    bool interactive = false;
+    if (!guarded("AddChannel", pending, [&] { interactive = auth::takeInteractive(options); }))
+        return;
+    const auto extra = domain == "kernel" ? std::optional(auth::Action::TraceKernel) : std::nullopt;
+    authorize("AddChannel", interactive, extra, pending,
+              [this, pending, domain = std::move(domain), name = std::move(name),
+               options = std::move(options)](const auth::Caller&) {
+                  checkDomain(domain);
+                  ChannelConfig defaults;
+                  defaults.overwrite = session_.config().mode == SessionMode::Snapshot;
+                  session_.addChannel(readChannelOptions(name, options, defaults));
+                  emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels"});
+                  log::info("session '" + session_.config().name + "': channel '" + name +
+                                "' added",
+                            session_.id().uuid());
+                  pending->returnResults();
+              });
 }
 
 void SessionObject::EnableEvents(sdbus::Result<>&& result, std::string domain, std::string channel,
                                  std::string pattern,
                                  std::map<std::string, sdbus::Variant> options) {
-    EventRule added;
-    try {
-        handleCall("EnableEvents", [&] {
-            checkCaller("EnableEvents");
-            checkDomain(domain);
-            const bool madeChannel =
-                session_.enableEvents(readEventOptions(channel, pattern, options));
-            added = session_.eventRules().back();
-            if (madeChannel)
-                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Events"});
-            else
-                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Events"});
-            log::info("session '" + session_.config().name + "': events '" + pattern + "' enabled",
-                      session_.id().uuid());
-        });
-    } catch (const sdbus::Error& e) {
-        result.returnError(e);
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    bool interactive = false;
+    if (!guarded("EnableEvents", pending, [&] { interactive = auth::takeInteractive(options); }))
         return;
-    }
+    const auto extra = domain == "kernel" ? std::optional(auth::Action::TraceKernel) : std::nullopt;
+    authorize("EnableEvents", interactive, extra, pending,
+              [this, pending, domain = std::move(domain), channel = std::move(channel),
+               pattern = std::move(pattern),
+               options = std::move(options)](const auth::Caller& caller) mutable {
+                  if (caller.uid != session_.config().owner || session_.tracesAllUsers()) {
+                      doEnableEvents(pending, std::move(domain), std::move(channel),
+                                     std::move(pattern), std::move(options));
+                      return;
+                  }
+                  // May the owner trace every user's apps? Asked without
+                  // interaction; a "no" only keeps the session to the owner's apps.
+                  std::weak_ptr<bool> alive = alive_;
+                  authority_.check(
+                      caller, auth::Action::TraceAllUsers, false,
+                      [this, alive, pending, domain = std::move(domain),
+                       channel = std::move(channel), pattern = std::move(pattern),
+                       options = std::move(options)](std::optional<sdbus::Error> denied) {
+                          if (alive.expired() || retired_)
+                              return pending->returnError(
+                                  sdbus::Error(kUnknownObject, "the session was destroyed"));
+                          if (!denied && session_.traceAllUsers()) {
+                              emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME,
+                                                          {"TracesAllUsers"});
+                              log::info("session '" + session_.config().name +
+                                            "' traces the applications of every user (its "
+                                            "owner holds trace-all-users)",
+                                        session_.id().uuid());
+                          }
+                          guarded("EnableEvents", pending, [&] {
+                              doEnableEvents(pending, domain, channel, pattern, options);
+                          });
+                      });
+              });
+}
+
+void SessionObject::doEnableEvents(const Pending& pending, std::string domain, std::string channel,
+                                   std::string pattern,
+                                   std::map<std::string, sdbus::Variant> options) {
+    checkDomain(domain);
+    const bool madeChannel = session_.enableEvents(readEventOptions(channel, pattern, options));
+    EventRule added = session_.eventRules().back();
+    if (madeChannel)
+        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Events"});
+    else
+        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Events"});
+    log::info("session '" + session_.config().name + "': events '" + pattern + "' enabled",
+              session_.id().uuid());
     // Always through the app thread, in order with Start: a Start still in
     // flight then sees the rule too. Nothing to do there before the first
     // start; the reply waits for the apps otherwise.
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
-    backend_.enableEvents(session_.id().hex(), std::move(added),
+    backend_.enableEvents(session_.id().hex(), std::move(added), session_.tracesAllUsers(),
                           [pending](std::optional<Error> error) {
                               if (error)
                                   pending->returnError(toBusError(*error));
@@ -232,23 +329,32 @@ void SessionObject::EnableEvents(sdbus::Result<>&& result, std::string domain, s
                           });
 }
 
-void SessionObject::AddContext(const std::string& domain, const std::string& channel,
-                               const std::string& type) {
-    handleCall("AddContext", [&] {
-        checkCaller("AddContext");
-        checkDomain(domain);
-        if (session_.addContext(channel, type))
-            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Contexts"});
-        else
-            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Contexts"});
-        log::info(
-            "session '" + session_.config().name + "': context '" + type + "' added to " +
-                (channel.empty() ? std::string("every channel") : "channel '" + channel + "'"),
-            session_.id().uuid());
-    });
+void SessionObject::AddContext(sdbus::Result<>&& result, std::string domain, std::string channel,
+                               std::string type, std::map<std::string, sdbus::Variant> options) {
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    bool interactive = false;
+    if (!guarded("AddContext", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+        return;
+    const auto extra = domain == "kernel" ? std::optional(auth::Action::TraceKernel) : std::nullopt;
+    authorize(
+        "AddContext", interactive, extra, pending,
+        [this, pending, domain = std::move(domain), channel = std::move(channel),
+         type = std::move(type)](const auth::Caller&) {
+            checkDomain(domain);
+            if (session_.addContext(channel, type))
+                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Contexts"});
+            else
+                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Contexts"});
+            log::info(
+                "session '" + session_.config().name + "': context '" + type + "' added to " +
+                    (channel.empty() ? std::string("every channel") : "channel '" + channel + "'"),
+                session_.id().uuid());
+            pending->returnResults();
+        });
 }
 
 std::vector<sdbus::Struct<std::string, std::string>> SessionObject::Contexts() {
+    checkReader();
     std::vector<sdbus::Struct<std::string, std::string>> out;
     for (const auto& c : session_.channels())
         for (const auto& type : c.contexts)
@@ -258,6 +364,7 @@ std::vector<sdbus::Struct<std::string, std::string>> SessionObject::Contexts() {
 
 std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>>
 SessionObject::Channels() {
+    checkReader();
     std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>> out;
     for (const auto& c : session_.channels())
         out.emplace_back(c.name, c.subbufSize, c.subbufCount, c.overwrite, c.switchTimerUs,
@@ -267,6 +374,7 @@ SessionObject::Channels() {
 
 std::vector<sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
 SessionObject::Events() {
+    checkReader();
     std::vector<
         sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
         out;
@@ -280,30 +388,43 @@ SessionObject::Events() {
 }
 
 std::string SessionObject::Id() {
+    checkReader();
     return session_.id().uuid();
 }
 std::string SessionObject::Name() {
+    checkReader();
     return session_.config().name;
 }
 uint32_t SessionObject::Owner() {
+    checkReader();
     return session_.config().owner;
 }
 std::string SessionObject::State() {
+    checkReader();
     return std::string(toString(session_.state()));
 }
 std::string SessionObject::ErrorReason() {
+    checkReader();
     return session_.errorReason();
 }
+bool SessionObject::TracesAllUsers() {
+    checkReader();
+    return session_.tracesAllUsers();
+}
 std::string SessionObject::Mode() {
+    checkReader();
     return std::string(toString(session_.config().mode));
 }
 std::string SessionObject::OutputPath() {
+    checkReader();
     return session_.config().outputPath;
 }
 std::string SessionObject::BufferOwnership() {
+    checkReader();
     return std::string(toString(session_.config().bufferOwnership));
 }
 uint64_t SessionObject::CreationTime() {
+    checkReader();
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                      session_.creationTime().time_since_epoch())
                                      .count());

@@ -3,11 +3,16 @@
 // caller, drives the domain Session, announces property changes.
 #pragma once
 
+#include "auth/call_options.hpp"
+#include "auth/polkit_authority.hpp"
+#include "auth/read_call_tracker.hpp"
 #include "session.hpp"
 #include "session_adaptor.h"
 #include "tracing_backend.hpp"
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <sdbus-c++/sdbus-c++.h>
 
 namespace tracectl {
@@ -24,8 +29,10 @@ public:
     using DestroyHandler = std::function<void(const SessionId&)>;
 
     /// Registers the object on `bus` and announces it (InterfacesAdded).
-    /// `session` must outlive this object.
+    /// `session` and `authority` must outlive this object. Every method is
+    /// authorized with `authority` (auth/access_policy.hpp).
     SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
+                  auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers,
                   DestroyHandler onDestroy);
     /// Announces the removal (InterfacesRemoved) unless already done, and
     /// unregisters the object.
@@ -39,20 +46,48 @@ public:
     /// The session's consumer died: state "error" (announced), reason logged.
     void fail(const std::string& reason);
 
+    /// May the sender of the message being handled read this object's
+    /// properties? Only checked for Properties.Get/GetAll calls (not for
+    /// the daemon's own PropertiesChanged announcements): the owner, root,
+    /// and callers with a cached manage-all-sessions grant may.
+    bool readableByCurrentCaller() const;
+
 private:
-    void Start(sdbus::Result<>&& result) override;
-    void Stop(sdbus::Result<>&& result) override;
-    void Destroy(sdbus::Result<>&& result) override;
+    using Pending = std::shared_ptr<sdbus::Result<>>;
+    void Start(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) override;
+    void Stop(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) override;
+    void Destroy(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) override;
+    void AddChannel(sdbus::Result<>&& result, std::string domain, std::string name,
+                    std::map<std::string, sdbus::Variant> options) override;
+    void EnableEvents(sdbus::Result<>&& result, std::string domain, std::string channel,
+                      std::string pattern, std::map<std::string, sdbus::Variant> options) override;
+    void AddContext(sdbus::Result<>&& result, std::string domain, std::string channel,
+                    std::string type, std::map<std::string, sdbus::Variant> options) override;
+
+    void doStart(const Pending& pending);
+    void doStop(const Pending& pending);
+    void doDestroy(const Pending& pending);
+    /// `caller` held trace-all-users (or not): then the rule goes to the app thread.
+    void doEnableEvents(const Pending& pending, std::string domain, std::string channel,
+                        std::string pattern, std::map<std::string, sdbus::Variant> options);
+
+    /// Authorizes the call being handled: trace-own on the caller's own
+    /// session, manage-all-sessions on another's, and `extra` too if set
+    /// (trace-kernel); then runs `next` on the loop, unless the session went
+    /// away meanwhile (UnknownObject). A denial, or an sdbus::Error thrown by
+    /// `next`, answers `pending`.
+    void authorize(const char* member, bool interactive, std::optional<auth::Action> extra,
+                   Pending pending, std::function<void(const auth::Caller&)> next);
+    /// Runs `work`; if it throws, answers `pending` with the error and
+    /// returns false.
+    static bool guarded(const char* member, const Pending& pending,
+                        const std::function<void()>& work);
     /// What the app thread needs of this session.
     SessionSnapshot snapshot() const;
     /// Throws WrongState while a Start/Stop/Destroy is in flight.
     void checkIdle(const char* member) const;
-    void AddChannel(const std::string& domain, const std::string& name,
-                    const std::map<std::string, sdbus::Variant>& options) override;
-    void EnableEvents(sdbus::Result<>&& result, std::string domain, std::string channel,
-                      std::string pattern, std::map<std::string, sdbus::Variant> options) override;
-    void AddContext(const std::string& domain, const std::string& channel,
-                    const std::string& type) override;
+    /// Throws AccessDenied from a property getter if readableByCurrentCaller() is false.
+    void checkReader() const;
 
     std::string Id() override;
     std::string Name() override;
@@ -60,6 +95,7 @@ private:
     std::string State() override;
     std::string ErrorReason() override;
     std::vector<sdbus::Struct<std::string, std::string>> Contexts() override;
+    bool TracesAllUsers() override;
     std::string Mode() override;
     std::string OutputPath() override;
     std::string BufferOwnership() override;
@@ -70,13 +106,13 @@ private:
         sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
     Events() override;
 
-    /// Throws AccessDenied unless the caller owns the session or is root,
-    /// and UnknownObject once retired.
-    void checkCaller(const char* member);
-
     Session& session_;
     TracingBackend& backend_;
+    auth::PolkitAuthority& authority_;
+    const auth::ReadCallTracker& readers_;
     DestroyHandler onDestroy_;
+    /// Expires with this object: answers arriving later see it gone.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     bool busy_ = false; ///< a Start/Stop/Destroy awaits the app thread
     bool retired_ = false;
 };

@@ -21,7 +21,10 @@ public:
     virtual void stop(std::string idHex, Done done) = 0;
     virtual void destroy(std::string idHex, Done done) = 0;
     /// A new event rule: applied to the apps of the session if it runs.
-    virtual void enableEvents(std::string idHex, EventRule rule, Done done) = 0;
+    /// `tracesAllUsers`: from now on the session also traces other uids'
+    /// apps (those registered already join at once if it runs).
+    virtual void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers,
+                              Done done) = 0;
 };
 
 } // namespace tracectl

@@ -433,9 +433,15 @@ TEST_F(SandboxStack, DaemonOwnsItsName) {
         sandbox().busctl({"call", "org.tracectl.Tracing1", "/", "org.example.NotAllowed", "Foo"});
     EXPECT_FALSE(denied.ok());
     EXPECT_NE(denied.err.find("Access denied"), std::string::npos) << denied.err;
+    // Only the interfaces issue 4 lists: not even Peer.
     const RunResult ping = sandbox().busctl(
         {"call", "org.tracectl.Tracing1", "/", "org.freedesktop.DBus.Peer", "Ping"});
-    EXPECT_TRUE(ping.ok()) << ping.describe();
+    EXPECT_FALSE(ping.ok());
+    EXPECT_NE(ping.err.find("Access denied"), std::string::npos) << ping.err;
+    const RunResult introspect =
+        sandbox().busctl({"call", "org.tracectl.Tracing1", "/org/tracectl/Tracing1",
+                          "org.freedesktop.DBus.Introspectable", "Introspect"});
+    EXPECT_TRUE(introspect.ok()) << introspect.describe();
 }
 
 TEST_F(SandboxStack, UpIsRefusedWhereASandboxRuns) {

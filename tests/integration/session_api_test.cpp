@@ -38,7 +38,7 @@ protected:
     void TearDown() override {
         // Leave the daemon empty for the next test.
         for (const auto& path : manager_->ListSessions())
-            SessionClient(*bus_, path).Destroy();
+            SessionClient(*bus_, path).Destroy({});
         manager_.reset();
         bus_.reset();
     }
@@ -113,9 +113,9 @@ TEST_F(SessionApi, TwoWatchersSeeCreateStartStopDestroyInOrder) {
     const std::string path = create("watched");
     SessionClient session(*bus_, path);
     session.EnableEvents("ust", "", "tracectl_demo:*", {});
-    session.Start();
-    session.Stop();
-    session.Destroy();
+    session.Start({});
+    session.Stop({});
+    session.Destroy({});
 
     const std::vector<std::string> expected{
         "InterfacesAdded " + path + " org.tracectl.Tracing1.Session",
@@ -185,29 +185,29 @@ TEST_F(SessionApi, BadOptionsGetInvalidArgument) {
 TEST_F(SessionApi, CallsThatDoNotFitTheStateGetWrongState) {
     const std::string path = create("states");
     SessionClient s(*bus_, path);
-    EXPECT_EQ(errorNameOf([&] { s.Stop(); }), kWrongState);
+    EXPECT_EQ(errorNameOf([&] { s.Stop({}); }), kWrongState);
     EXPECT_EQ(stateOf(path), "created");
     // No channel: nothing could ever be recorded (lttng-start(1) refuses too).
-    EXPECT_EQ(errorNameOf([&] { s.Start(); }), kWrongState);
+    EXPECT_EQ(errorNameOf([&] { s.Start({}); }), kWrongState);
     EXPECT_EQ(stateOf(path), "created");
     s.EnableEvents("ust", "", "tracectl_demo:*", {});
-    s.Start();
-    EXPECT_EQ(errorNameOf([&] { s.Start(); }), kWrongState);
+    s.Start({});
+    EXPECT_EQ(errorNameOf([&] { s.Start({}); }), kWrongState);
     EXPECT_EQ(stateOf(path), "active");
-    s.Stop();
-    EXPECT_EQ(errorNameOf([&] { s.Stop(); }), kWrongState);
+    s.Stop({});
+    EXPECT_EQ(errorNameOf([&] { s.Stop({}); }), kWrongState);
     EXPECT_EQ(stateOf(path), "stopped");
-    s.Start();
+    s.Start({});
     EXPECT_EQ(stateOf(path), "active");
-    s.Destroy(); // from active
+    s.Destroy({}); // from active
 }
 
 TEST_F(SessionApi, DestroyedSessionsAreGone) {
     const std::string path = create("gone");
     SessionClient s(*bus_, path);
-    s.Destroy();
-    EXPECT_EQ(errorNameOf([&] { s.Destroy(); }), kUnknownObject);
-    EXPECT_EQ(errorNameOf([&] { s.Start(); }), kUnknownObject);
+    s.Destroy({});
+    EXPECT_EQ(errorNameOf([&] { s.Destroy({}); }), kUnknownObject);
+    EXPECT_EQ(errorNameOf([&] { s.Start({}); }), kUnknownObject);
     EXPECT_EQ(errorNameOf([&] { manager_->GetSession("gone"); }), kNoSuchSession);
     EXPECT_EQ(errorNameOf([&] { manager_->GetSession("never-made"); }), kNoSuchSession);
     EXPECT_TRUE(manager_->ListSessions().empty());
@@ -266,11 +266,21 @@ TEST_F(SessionApi, OwnerComesFromTheBusCredentials) {
     EXPECT_EQ(sessions[0]["Name"], "nobodys");
     EXPECT_EQ(sessions[0]["Owner"], 65534);
 
-    const RunResult start =
-        nobody({"dbus-send", "--system", "--print-reply", std::string("--dest=") + kService,
-                rootSession, "org.tracectl.Tracing1.Session.Start"});
+    // polkit's manage-all-sessions (auth_admin_keep) would need a password:
+    // without "interactive" that is InteractiveAuthorizationRequired; with it
+    // and no authentication agent, AccessDenied.
+    auto startAs = [&](const std::string& options) {
+        return nobody({"gdbus", "call", "--system", "--dest", kService, "--object-path",
+                       rootSession, "--method", "org.tracectl.Tracing1.Session.Start", options});
+    };
+    const RunResult start = startAs("{}");
     EXPECT_NE(start.exitCode, 0);
-    EXPECT_NE(start.err.find(kAccessDenied), std::string::npos) << start.err;
+    EXPECT_NE(start.err.find("org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"),
+              std::string::npos)
+        << start.err;
+    const RunResult startAsking = startAs("{'interactive': <true>}");
+    EXPECT_NE(startAsking.exitCode, 0);
+    EXPECT_NE(startAsking.err.find(kAccessDenied), std::string::npos) << startAsking.err;
     const RunResult viaCli = nobody({tracectlBinary(), "start", "roots"});
     EXPECT_EQ(viaCli.exitCode, 1) << viaCli.err;
     EXPECT_NE(viaCli.err.find(kNoSuchSession), std::string::npos) << viaCli.err;
@@ -329,8 +339,8 @@ TEST_F(SessionApi, ChannelsAndEventRulesAreValidatedAndShown) {
               }),
               kInvalidArgument);
     EXPECT_EQ(s.Events().size(), 1u);
-    s.Start();
-    s.Stop();
+    s.Start({});
+    s.Stop({});
     EXPECT_EQ(errorNameOf([&] { s.AddChannel("ust", "late", {}); }), kWrongState);
     expectDaemonServing();
 }

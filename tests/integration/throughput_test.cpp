@@ -79,7 +79,7 @@ TEST_F(Throughput, AMillionEventsAtFullSpeedAreAllRecorded) {
     SessionClient s(*bus_,
                     manager_->CreateSession("throughput", {{"output-path", sdbus::Variant(dir)}}));
     s.EnableEvents("ust", "", "tracectl_demo:*", {}); // the default channel
-    s.Start();
+    s.Start({});
     const auto begin = std::chrono::steady_clock::now();
     {
         // Interval 0: no pause between events, the app's full speed.
@@ -89,7 +89,7 @@ TEST_F(Throughput, AMillionEventsAtFullSpeedAreAllRecorded) {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    s.Stop();
+    s.Stop({});
     ASSERT_EQ(s.State(), "stopped");
     RecordProperty("app_seconds", std::to_string(seconds));
 
@@ -121,5 +121,5 @@ TEST_F(Throughput, AMillionEventsAtFullSpeedAreAllRecorded) {
     EXPECT_EQ(seq["missing"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(seq["duplicates"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(seq["distinct"].get<std::uint64_t>(), iterations);
-    s.Destroy();
+    s.Destroy({});
 }

@@ -33,6 +33,23 @@ TEST(Session, StartsInCreated) {
     EXPECT_EQ(makeSession().state(), SessionState::Created);
 }
 
+TEST(Session, TracesOnlyItsOwnersAppsUntilGrantedAllUsers) {
+    Session s = makeSession();
+    EXPECT_FALSE(s.tracesAllUsers());
+    EXPECT_TRUE(s.traceAllUsers()); // new
+    EXPECT_TRUE(s.tracesAllUsers());
+    EXPECT_FALSE(s.traceAllUsers()); // already so: nothing to announce
+    EXPECT_TRUE(s.tracesAllUsers());
+
+    SessionConfig c;
+    c.name = "r";
+    c.owner = 0;
+    c.outputPath = "/tmp/r";
+    Session root(SessionId::random(), c, std::chrono::system_clock::now());
+    EXPECT_TRUE(root.tracesAllUsers());
+    EXPECT_FALSE(root.traceAllUsers());
+}
+
 TEST(Session, FollowsTheLifeCycle) {
     Session s = makeSession();
     s.start();
@@ -306,8 +323,7 @@ TEST(SessionChannels, AStartedSessionWithoutChannelsSaysWhyNoRuleFits) {
         ADD_FAILURE() << "channel0 made after the first start";
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), ErrorCode::WrongState);
-        EXPECT_NE(std::string(e.what()).find("channel0 can only be made before"),
-                  std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("channel0 can only be made before"), std::string::npos)
             << e.what();
     }
 }

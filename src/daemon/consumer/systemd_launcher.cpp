@@ -7,12 +7,25 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <pwd.h>
 #include <systemd/sd-bus.h>
 #include <thread>
+#include <vector>
 
 namespace tracectl {
 
 namespace {
+
+/// The login name of `uid` (getpwuid_r(3)), if it has one.
+std::optional<std::string> userNameOf(uid_t uid) {
+    std::vector<char> buf(16384);
+    struct passwd pw {};
+    struct passwd* found = nullptr;
+    if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+        return std::nullopt;
+    return std::string(found->pw_name);
+}
 
 struct BusUnref {
     void operator()(sd_bus* b) const noexcept { sd_bus_flush_close_unref(b); }
@@ -70,7 +83,10 @@ public:
         MessagePtr m(raw);
         check(sd_bus_message_append(m.get(), "ss", spec.unitName.c_str(), "fail"), "append");
         check(sd_bus_message_open_container(m.get(), 'a', "(sv)"), "append");
-        const std::string uid = std::to_string(spec.uid);
+        // By name when it has one: systemd then gives the unit the user's
+        // supplementary groups too (getgrouplist(3) of that name), so the
+        // consumer may write where the owner may through a group.
+        const std::string uid = userNameOf(spec.uid).value_or(std::to_string(spec.uid));
         const std::string gid = std::to_string(spec.gid);
         const std::string description = "tracectl consumer (" + spec.unitName + ")";
         check(sd_bus_message_append(

@@ -18,7 +18,8 @@ struct SessionSnapshot {
     gid_t ownerGid = 0;
     std::string outputPath;
     bool snapshotMode = false;
-    int64_t creationTime = 0; ///< seconds since the Epoch
+    bool tracesAllUsers = false; ///< record every uid's apps, not only the owner's
+    int64_t creationTime = 0;    ///< seconds since the Epoch
     std::vector<ChannelConfig> channels;
     std::vector<EventRule> rules;
 };

@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 #include "context_type.hpp"
 #include "metadata/clock_source.hpp"
+#include "tracing/output_folder.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -31,88 +32,6 @@ namespace {
 void checkUst(int r, const std::string& what) {
     if (r < 0)
         throw Error(ErrorCode::Failed, what + ": " + ustErrorString(r));
-}
-
-/// mkdir -p `path` (0750) as `uid`:`gid` with the user's supplementary
-/// groups (what the consumer unit runs with), in a child process, so the
-/// daemon never creates a file as root in a user's folder; then checks, as
-/// that user, that `path` is a folder the user can write and that it holds
-/// no trace yet, and claims it by making its "ust" folder (a second session
-/// on the same folder, whoever owns it, would overwrite LTTng's layout).
-/// Throws Error(InvalidArgument) naming what is wrong.
-void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
-    // Everything the child needs is made before fork(): a child of a
-    // threaded process may only make async-signal-safe calls (no malloc).
-    std::vector<std::string> prefixes;
-    for (std::size_t i = 1; i <= path.size(); ++i)
-        if (i == path.size() || path[i] == '/')
-            prefixes.push_back(path.substr(0, i));
-    const std::string ustEntry = path + "/ust";
-    std::vector<gid_t> groups(64);
-    if (const passwd* pw = getpwuid(uid); pw != nullptr) {
-        int n = static_cast<int>(groups.size());
-        if (getgrouplist(pw->pw_name, gid, groups.data(), &n) < 0) {
-            groups.resize(static_cast<std::size_t>(n));
-            getgrouplist(pw->pw_name, gid, groups.data(), &n);
-        }
-        groups.resize(static_cast<std::size_t>(std::max(n, 0)));
-    } else {
-        groups.assign(1, gid);
-    }
-    enum Status {
-        Ok = 0,
-        NoMkdir = 1,
-        NoSwitch = 2,
-        NotAFolder = 3,
-        NotWritable = 4,
-        HasTrace = 5,
-        Dangling = 6
-    };
-    const pid_t pid = fork();
-    if (pid < 0)
-        throw Error(ErrorCode::Failed, std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-        if (getuid() == 0 &&
-            (setgroups(groups.size(), groups.data()) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
-            _exit(NoSwitch);
-        for (const auto& prefix : prefixes)
-            if (mkdir(prefix.c_str(), 0750) < 0 && errno != EEXIST)
-                _exit(NoMkdir);
-        struct stat st {};
-        if (stat(path.c_str(), &st) < 0)
-            _exit(errno == ENOENT ? Dangling : NotAFolder);
-        if (!S_ISDIR(st.st_mode))
-            _exit(NotAFolder);
-        if (access(path.c_str(), W_OK | X_OK) < 0)
-            _exit(NotWritable);
-        // Made now, not when the first app comes: it claims the folder
-        // (mkdir is atomic), so a second session started on it is refused.
-        if (mkdir(ustEntry.c_str(), 0750) < 0)
-            _exit(errno == EEXIST ? HasTrace : NotWritable);
-        _exit(Ok);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    const std::string who = "uid " + std::to_string(uid);
-    switch (code) {
-    case Ok:
-        return;
-    case NotAFolder:
-        throw Error(ErrorCode::InvalidArgument, "the output path " + path + " is not a folder");
-    case Dangling:
-        throw Error(ErrorCode::InvalidArgument,
-                    "the output path " + path + " leads nowhere (a symbolic link to nothing?)");
-    case NotWritable:
-        throw Error(ErrorCode::InvalidArgument, who + " cannot write to the output folder " + path);
-    case HasTrace:
-        throw Error(ErrorCode::InvalidArgument,
-                    "the output folder " + path +
-                        " already holds a trace, or another session writes there (it has a "
-                        "\"ust\" folder); choose another");
-    default:
-        throw Error(ErrorCode::InvalidArgument, who + " cannot create the output folder " + path);
-    }
 }
 
 metadata::Uuid randomUuid() {
@@ -161,8 +80,9 @@ UstTracer::~UstTracer() {
 }
 
 bool UstTracer::mayTrace(const Traced& t, const UstApp& app) const {
-    // A session traces its owner's apps; root's sessions trace every app.
-    return t.snapshot.owner == 0 || app.info.uid == t.snapshot.owner;
+    // A session traces its owner's apps; root's sessions, and those whose
+    // owner held trace-all-users, trace every app.
+    return t.snapshot.owner == 0 || t.snapshot.tracesAllUsers || app.info.uid == t.snapshot.owner;
 }
 
 void UstTracer::startConsumer(Traced& t) {
@@ -550,23 +470,45 @@ void UstTracer::eraseRoutes(pid_t pid, const AppInSession& a) {
         routes_.erase(pid, chan->handle);
 }
 
+void UstTracer::joinRunning(Traced& t, const std::shared_ptr<UstApp>& app) {
+    try {
+        setUpApp(t, app);
+        auto& a = t.apps[app->info.pid];
+        checkUst(lttng_ust_ctl_start_session(app->command.get(), a.sessionHandle),
+                 "starting the session in the app");
+        std::lock_guard lock(shared_);
+        for (auto& [key, trace] : t.traces)
+            pushMetadata(t, *trace);
+    } catch (const Error& e) {
+        log::warning("session '" + t.snapshot.name + "': app " + std::to_string(app->info.pid) +
+                     " not traced: " + e.what());
+    }
+}
+
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
     apps_[app->info.pid] = app;
     for (auto& [id, t] : sessions_) {
         if (!t->active || t->failed || !mayTrace(*t, *app))
             continue;
-        try {
-            setUpApp(*t, app);
-            auto& a = t->apps[app->info.pid];
-            checkUst(lttng_ust_ctl_start_session(app->command.get(), a.sessionHandle),
-                     "starting the session in the app");
-            std::lock_guard lock(shared_);
-            for (auto& [key, trace] : t->traces)
-                pushMetadata(*t, *trace);
-        } catch (const Error& e) {
-            log::warning("session '" + t->snapshot.name + "': new app " +
-                         std::to_string(app->info.pid) + " not traced: " + e.what());
-        }
+        joinRunning(*t, app);
+    }
+}
+
+void UstTracer::traceAllUsers(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return; // not started yet: its snapshot carries the flag
+    Traced& t = *it->second;
+    if (t.snapshot.tracesAllUsers)
+        return;
+    t.snapshot.tracesAllUsers = true;
+    if (!t.active || t.failed)
+        return; // the next Start sets up every app
+    for (const auto& [pid, app] : apps_) {
+        if (t.apps.count(pid) != 0 || !mayTrace(t, *app))
+            continue;
+        const auto budget = budgetFor(*app);
+        joinRunning(t, app);
     }
 }
 

@@ -60,6 +60,10 @@ public:
     /// start() brings it) and creates its events in every app the session
     /// traces. An app that refuses is logged and keeps its other rules.
     void enableEvents(const std::string& idHex, const EventRule& rule);
+    /// The session records every uid's apps from now on (its owner holds
+    /// trace-all-users); if it runs, apps of other uids registered already
+    /// are set up and started at once.
+    void traceAllUsers(const std::string& idHex);
     /// Stops if needed, closes every buffer and ends the consumer.
     void destroy(const std::string& idHex) noexcept;
 
@@ -120,6 +124,9 @@ private:
         EventSourcePtr consumerWatch; // before `consumer` closes: declared after it
     };
 
+    /// Sets `app` up in the running session `t` and starts it there;
+    /// a failure is logged (the app goes on untraced by `t`).
+    void joinRunning(Traced& t, const std::shared_ptr<UstApp>& app);
     bool mayTrace(const Traced& t, const UstApp& app) const;
     void startConsumer(Traced& t);
     /// The consumer of session `idHex` hung up: fail the session.

@@ -1,0 +1,46 @@
+// The polkit actions of tracectld and which D-Bus method needs which.
+//
+// | method                                   | action checked                                  |
+// |------------------------------------------|-------------------------------------------------|
+// | Manager.CreateSession                    | trace-own (options "interactive" b)             |
+// | Manager.GetSession, ListSessions,        | none for the caller's own sessions; another     |
+// |   ObjectManager.GetManagedObjects        |   user's only with manage-all-sessions (asked   |
+// |                                          |   without interaction; GetSession answers       |
+// |                                          |   NoSuchSession without it)                     |
+// | Manager.ListApplications                 | none for the caller's apps; all with            |
+// |                                          |   trace-all-users (without interaction)         |
+// | Session.* on the caller's own session    | trace-own                                       |
+// | Session.* on another user's session      | manage-all-sessions                             |
+// | Session.EnableEvents (also)              | trace-all-users of the owner, when the owner    |
+// |                                          |   calls: never fails; granted -> the session    |
+// |                                          |   records every uid's apps (TracesAllUsers)     |
+// | Session.* with domain "kernel" (also)    | trace-kernel                                    |
+// | Properties.Get/GetAll of a session/app   | owner or root, or a cached manage-all-sessions  |
+// |                                          |   (sessions) / trace-all-users (apps) grant     |
+//
+// uid 0 is allowed everything without asking polkit. Every Session method
+// and CreateSession take "interactive" (b) in their options: true lets
+// polkit ask an authentication agent (sdbus-c++ 1.2 cannot read the
+// message's ALLOW_INTERACTIVE_AUTHORIZATION flag). Without it a challenge
+// answers org.freedesktop.DBus.Error.InteractiveAuthorizationRequired; a
+// denial (or polkitd unreachable) answers org.freedesktop.DBus.Error.AccessDenied.
+#pragma once
+
+#include <string_view>
+
+namespace tracectl::auth {
+
+enum class Action {
+    TraceOwn,          ///< org.tracectl.Tracing1.trace-own (yes/yes/yes)
+    TraceAllUsers,     ///< org.tracectl.Tracing1.trace-all-users (auth_admin_keep)
+    TraceKernel,       ///< org.tracectl.Tracing1.trace-kernel (auth_admin_keep)
+    ManageAllSessions, ///< org.tracectl.Tracing1.manage-all-sessions (auth_admin_keep)
+};
+
+/// The polkit action id, e.g. "org.tracectl.Tracing1.trace-own".
+std::string_view actionId(Action action) noexcept;
+
+/// What the action allows, for messages: "trace their own applications", ...
+std::string_view actionPurpose(Action action) noexcept;
+
+} // namespace tracectl::auth
