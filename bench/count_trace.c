@@ -102,6 +102,13 @@ static int count_trace(char *const *dirs, int ndirs, struct counts *c)
 		fprintf(stderr, "tracectl-bench-count: cannot open %s as a CTF trace\n", dirs[0]);
 		goto out;
 	}
+	if (bt_component_source_get_output_port_count(src) == 0) {
+		/* A trace without any packet (a rotation's chunk with nothing
+		 * recorded): nothing to count, and a graph without sinks
+		 * cannot run. */
+		ret = 0;
+		goto out;
+	}
 	for (uint64_t i = 0; i < bt_component_source_get_output_port_count(src); i++) {
 		const bt_component_sink *sink = NULL;
 		char name[32];
