@@ -31,7 +31,7 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
         output = absolute_output_path(*args.output, std::filesystem::current_path());
     }
     const std::string path =
-        bus.create_session(args.name, create_session_options(output, args.snapshot));
+        bus.create_session(args.name, create_session_options(output, args.snapshot, args.buffers));
     out << format_created(fetch_session(bus, path));
 }
 

@@ -12,8 +12,9 @@ namespace tracectl::cli {
 /// Arguments of `tracectl create`.
 struct CreateArgs {
     std::string name;
-    std::optional<std::string> output; ///< --output DIR as typed (may be relative)
-    bool snapshot = false;             ///< --snapshot
+    std::optional<std::string> output;  ///< --output DIR as typed (may be relative)
+    bool snapshot = false;              ///< --snapshot
+    std::optional<std::string> buffers; ///< --buffers per-uid|per-pid
 };
 
 /// Arguments of `tracectl list` and `tracectl show`.

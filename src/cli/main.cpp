@@ -109,6 +109,12 @@ ExitStatus run(int argc, char** argv) {
             ->type_name("DIR");
     create->add_flag("--snapshot", cl.create.snapshot,
                      "Snapshot mode (flight recorder); not supported yet: the daemon refuses it");
+    create
+        ->add_option("--buffers", cl.create.buffers,
+                     "Buffer ownership: per-uid (one buffer set per user, the default) or "
+                     "per-pid (one per application, written under ust/pid/)")
+        ->check(CLI::IsMember({"per-uid", "per-pid"}))
+        ->type_name("per-uid|per-pid");
     create->footer("Creates a session owned by you, in state \"created\"; tracing begins with\n"
                    "'tracectl start NAME'.\n\n"
                    "Example:\n  tracectl create web-latency --output ./traces/web-latency");

@@ -196,8 +196,8 @@ int run(const Options& o) {
     // A consumer that dies puts its session in state error, as soon as its
     // socket hangs up, with its unit's ActiveState/Result as the reason.
     tracer.watchConsumers(
-        [&appThread](int fd, std::function<void()> onHangUp) {
-            return appThread.watchHangUp(fd, std::move(onHangUp));
+        [&appThread](int fd, std::function<void()> onHangUp, uint32_t events) {
+            return appThread.watchHangUp(fd, std::move(onHangUp), events);
         },
         [&loop, &manager](const std::string& id, const std::string& why) {
             loop.post([&manager, id, why] { manager.sessionFailed(id, why); });

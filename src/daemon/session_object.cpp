@@ -93,6 +93,7 @@ SessionSnapshot SessionObject::snapshot() const {
     s.ownerGid = primaryGid(s.owner);
     s.outputPath = session_.config().outputPath;
     s.snapshotMode = session_.config().mode == SessionMode::Snapshot;
+    s.perPid = session_.config().bufferOwnership == BufferOwnership::PerPid;
     s.creationTime =
         std::chrono::duration_cast<std::chrono::seconds>(session_.creationTime().time_since_epoch())
             .count();

@@ -18,6 +18,7 @@ struct SessionSnapshot {
     gid_t ownerGid = 0;
     std::string outputPath;
     bool snapshotMode = false;
+    bool perPid = false;      ///< buffer-ownership per-pid (else per-uid)
     int64_t creationTime = 0; ///< seconds since the Epoch
     std::vector<ChannelConfig> channels;
     std::vector<EventRule> rules;

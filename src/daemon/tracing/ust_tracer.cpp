@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 #include "context_type.hpp"
 #include "metadata/clock_source.hpp"
+#include "trace_paths.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,10 +15,13 @@
 #include <grp.h>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
+#include <poll.h>
 #include <pwd.h>
 #include <random>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <system_error>
 #include <unistd.h>
@@ -188,14 +192,17 @@ void UstTracer::startConsumer(Traced& t) {
     t.consumer->hello(config_.daemonVersion);
     if (hangUpWatcher_) {
         const std::string id = t.snapshot.idHex;
-        t.consumerWatch = hangUpWatcher_(t.consumer->fd(), [this, id] { consumerGone(id); });
+        t.consumerWatch = hangUpWatcher_(
+            t.consumer->fd(), [this, id] { consumerGone(id); }, EPOLLRDHUP);
     }
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               t.launcher->kind() + ")");
 }
 
 UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
-    const std::pair<uid_t, uint32_t> key{app.info.uid, app.info.bitness};
+    const bool perPid = t.snapshot.perPid;
+    const std::pair<uint32_t, uint32_t> key{
+        perPid ? static_cast<uint32_t>(app.info.pid) : app.info.uid, app.info.bitness};
     if (const auto found = t.traces.find(key); found != t.traces.end()) {
         // The metadata describes one type layout: an app with another one
         // would write events no reader could decode.
@@ -212,8 +219,10 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
     auto trace = std::make_unique<Trace>();
     trace->uid = app.info.uid;
     trace->bitness = app.info.bitness;
-    trace->dir =
-        "ust/uid/" + std::to_string(app.info.uid) + "/" + std::to_string(app.info.bitness) + "-bit";
+    const auto registered = std::chrono::system_clock::to_time_t(app.info.registeredAt);
+    trace->dir = perPid ? perPidTraceDir(app.info.name, app.info.pid, registered)
+                        : "ust/uid/" + std::to_string(app.info.uid) + "/" +
+                              std::to_string(app.info.bitness) + "-bit";
     metadata::TraceInfo info;
     info.uuid = randomUuid();
     info.abi = abiOf(app);
@@ -222,8 +231,14 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
     info.hostname = hostName();
     info.traceName = t.snapshot.name;
     info.creationTime = t.snapshot.creationTime;
-    info.buffering = metadata::BufferingScheme::PerUid;
-    info.bufferingId = app.info.uid;
+    if (perPid) {
+        info.buffering = metadata::BufferingScheme::PerPid;
+        info.bufferingId = static_cast<uint32_t>(app.info.pid);
+        info.app = metadata::AppInfo{app.info.pid, app.info.name, registered};
+    } else {
+        info.buffering = metadata::BufferingScheme::PerUid;
+        info.bufferingId = app.info.uid;
+    }
     info.clock = metadata::defaultClock();
     trace->registry = std::make_unique<metadata::TraceRegistry>(info);
 
@@ -552,6 +567,11 @@ void UstTracer::eraseRoutes(pid_t pid, const AppInSession& a) {
 
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
     apps_[app->info.pid] = app;
+    // Its sockets are connected, so the pid is still this app's.
+    if (const long fd = syscall(SYS_pidfd_open, app->info.pid, 0); fd >= 0)
+        pidfds_[app->info.pid] = UniqueFd(static_cast<int>(fd));
+    else
+        pidfds_.erase(app->info.pid);
     for (auto& [id, t] : sessions_) {
         if (!t->active || t->failed || !mayTrace(*t, *app))
             continue;
@@ -571,13 +591,78 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
 }
 
 void UstTracer::onAppGone(pid_t pid) {
-    apps_.erase(pid);
+    const auto gone = apps_.find(pid);
+    if (gone == apps_.end())
+        return;
+    const uint32_t bitness = gone->second->info.bitness;
+    apps_.erase(gone);
+    std::vector<std::string> perPid; // sessions holding a trace of this app's own
     for (auto& [id, t] : sessions_) {
         const auto it = t->apps.find(pid);
         if (it == t->apps.end())
             continue;
         eraseRoutes(pid, it->second);
-        t->apps.erase(it);
+        t->apps.erase(it); // our copies of its channel objects go with it
+        if (t->snapshot.perPid && !t->failed)
+            perPid.push_back(id);
+    }
+    retireWhenExited(pid, bitness, std::move(perPid));
+}
+
+void UstTracer::retireWhenExited(pid_t pid, uint32_t bitness, std::vector<std::string> ids) {
+    UniqueFd pidfd;
+    if (const auto it = pidfds_.find(pid); it != pidfds_.end()) {
+        pidfd = std::move(it->second);
+        pidfds_.erase(it);
+    }
+    if (ids.empty())
+        return;
+    auto retire = [this, pid, bitness, ids] {
+        HandleRoutes::synchronize(); // no notify handler uses the app's traces any more
+        for (const auto& id : ids)
+            if (const auto t = sessions_.find(id); t != sessions_.end() && !t->second->failed)
+                retirePerPidTrace(*t->second, {static_cast<uint32_t>(pid), bitness});
+    };
+    pollfd p{pidfd.get(), POLLIN, 0};
+    if (!pidfd.valid() || !hangUpWatcher_ || poll(&p, 1, 0) != 0) {
+        retire(); // exited already (or cannot be watched: its sockets are closed)
+        return;
+    }
+    const int fd = pidfd.get();
+    EventSourcePtr watch = hangUpWatcher_(
+        fd,
+        [this, pid, retire] {
+            retire();
+            exitWatches_.erase(pid); // frees this very source: the last thing done
+        },
+        EPOLLIN);
+    exitWatches_[pid] = {std::move(pidfd), std::move(watch)};
+}
+
+void UstTracer::retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key) {
+    const auto it = t.traces.find(key);
+    if (it == t.traces.end())
+        return;
+    std::unique_ptr<Trace> trace = std::move(it->second);
+    t.traces.erase(it);
+    // The app is gone, so nothing more is written into its buffers: the
+    // consumer flushes each stream, reads it to the end and only then closes
+    // it (DestroyChannel), so every event the app wrote is on disk. The
+    // metadata goes last, complete.
+    try {
+        std::lock_guard lock(shared_);
+        pushMetadata(t, *trace);
+        for (auto& ch : trace->channels) {
+            ch.objects = ConsumerChannel{ch.objects.key, nullptr, {}};
+            t.consumer->destroyChannel(ch.objects.key);
+        }
+        trace->metadata.channel.reset();
+        trace->metadata.streams.clear();
+        t.consumer->destroyChannel(trace->metadata.key);
+        log::debug("session '" + t.snapshot.name + "': trace " + trace->dir + " complete");
+    } catch (const Error& e) {
+        log::warning("session '" + t.snapshot.name + "': closing the trace " + trace->dir +
+                     " of an exited app: " + e.what());
     }
 }
 

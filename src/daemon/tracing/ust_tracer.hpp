@@ -1,7 +1,8 @@
-// Traces registered LTTng-UST apps for the active sessions (per-UID
-// buffers): starts each session's consumer, has it create the ring buffers
+// Traces registered LTTng-UST apps for the active sessions (per-UID or
+// per-PID buffers): starts each session's consumer, has it create the ring buffers
 // of every (uid, bitness), hands the buffers to each app, creates the
-// events, starts and stops tracing, and answers the apps' channel/event/enum
+// events, starts and stops tracing, has the buffers of exited apps
+// (per-PID) drained and closed, and answers the apps' channel/event/enum
 // registrations from the CTF metadata registry, pushing the metadata to the
 // consumer as it grows. Facts: LTTNG-NOTES.md, ust-ctl.h.
 //
@@ -68,8 +69,10 @@ public:
     /// Set before the first start; optional (per-call bounds still hold).
     void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
 
-    /// Watches `fd` for its peer hanging up (UstAppThread::watchHangUp).
-    using HangUpWatcher = std::function<EventSourcePtr(int fd, std::function<void()>)>;
+    /// Watches `fd` for its peer hanging up, or for `events` (epoll bits;
+    /// EPOLLIN on a pidfd: the process exited) (UstAppThread::watchHangUp).
+    using HangUpWatcher =
+        std::function<EventSourcePtr(int fd, std::function<void()>, uint32_t events)>;
     /// Told (on the app thread) that session `idHex` failed, and why.
     using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
     /// How consumers are watched: when a session's consumer closes its
@@ -77,7 +80,8 @@ public:
     /// failed (Stop and Start then fail, Destroy just forgets it; what the
     /// consumer wrote stays on disk) and `onFailure` is told, with the unit's
     /// ActiveState/Result or the process's exit as the reason. Set before
-    /// the first start.
+    /// the first start. `watcher` also tells when exited per-PID apps are
+    /// really gone (their pidfd), so their buffers can be drained.
     void watchConsumers(HangUpWatcher watcher, FailureHandler onFailure);
 
     /// Notify-thread entry: one message from `app`'s notify socket.
@@ -112,7 +116,8 @@ private:
         ConsumerSpec spec;
         std::unique_ptr<ConsumerLauncher> launcher;
         std::unique_ptr<ConsumerClient> consumer;
-        std::map<std::pair<uid_t, uint32_t>, std::unique_ptr<Trace>> traces;
+        /// (uid, bitness) per-UID; (pid, bitness) per-PID.
+        std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Trace>> traces;
         std::map<pid_t, AppInSession> apps;
         bool active = false;
         bool failed = false;
@@ -132,6 +137,15 @@ private:
     /// with shared_ held.
     Trace& traceFor(Traced& t, const UstApp& app);
     void setUpApp(Traced& t, const std::shared_ptr<UstApp>& app);
+    /// Per-PID: the app of trace `key` exited; has the consumer drain and
+    /// close its channels, then forgets the trace. Call after the app's
+    /// routes are gone and synchronized. Never throws (logged).
+    void retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key);
+    /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `ids`:
+    /// retired once the process has exited (its pidfd says so), since
+    /// lttng-ust closes its sockets in a destructor while other threads
+    /// of the app may still write.
+    void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<std::string> ids);
     void pushMetadata(Traced& t, Trace& trace); // holds shared_
     /// Creates, configures and enables the events of `rule` on the app's
     /// channel `chan`; the event object joins `a.objects`. Throws Error.
@@ -146,6 +160,10 @@ private:
     FailureHandler onFailure_;
     std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
     std::map<pid_t, std::shared_ptr<UstApp>> apps_;           // app thread only
+    /// A pidfd of each registered app (pidfd_open at registration; absent
+    /// if that failed), and the watches of exited apps not yet gone.
+    std::map<pid_t, UniqueFd> pidfds_;
+    std::map<pid_t, std::pair<UniqueFd, EventSourcePtr>> exitWatches_;
 
     /// The session and trace of an app's session handle; the channel id of
     /// an app's channel handle. Inside an RcuReadSection only. Throw
