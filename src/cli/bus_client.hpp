@@ -5,6 +5,7 @@
 #include "property_map.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -60,6 +61,13 @@ public:
 
     /// Session.Stop() on the session at `path`.
     void stop(const std::string& path);
+
+    /// Session.Rotate({}) on the session at `path`; returns the archive's
+    /// folder. With `wait`, returns only once RotationCompleted announced it
+    /// (calling `progress` with a line about once a second meanwhile);
+    /// RotationFailed throws sdbus::Error(...Error.Failed, reason).
+    std::string rotate(const std::string& path, bool wait,
+                       const std::function<void(const std::string&)>& progress);
 
     /// Session.Destroy() on the session at `path`.
     void destroy(const std::string& path);

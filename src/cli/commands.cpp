@@ -69,6 +69,17 @@ void run_stop(BusClient& bus, const std::string& name, std::ostream& out) {
     out << format_stopped(name);
 }
 
+void run_rotate(BusClient& bus, const std::string& name, bool wait, std::ostream& out,
+                std::ostream& progress) {
+    const std::string archive =
+        bus.rotate(bus.get_session(name), wait, [&](const std::string& line) {
+            progress << line << '\n' << std::flush;
+        });
+    out << (wait ? "Rotation of session " + name + " complete: "
+                 : "Rotation of session " + name + " under way, archive: ")
+        << archive << '\n';
+}
+
 void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out) {
     if (!args.all) {
         const std::string& name = args.name.value();

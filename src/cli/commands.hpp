@@ -52,4 +52,9 @@ void run_stop(BusClient& bus, const std::string& name, std::ostream& out);
 /// returns (sessions that vanish meanwhile are skipped); prints one line per session destroyed.
 void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out);
 
+/// `tracectl rotate NAME [--wait]`: prints the archive's folder on `out`;
+/// with `wait`, once it is complete, with progress lines on `progress`.
+void run_rotate(BusClient& bus, const std::string& name, bool wait, std::ostream& out,
+                std::ostream& progress);
+
 } // namespace tracectl::cli

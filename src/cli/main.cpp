@@ -52,6 +52,8 @@ struct CommandLine {
     bool apps_tracepoints = false;
     bool apps_json = false;
     std::string view_session;
+    std::string rotate_name;
+    bool rotate_wait = false;
 };
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
@@ -152,6 +154,16 @@ ExitStatus run(int argc, char** argv) {
     destroy->footer("Stops tracing if needed and removes the session (give NAME or --all).\n"
                     "The trace files stay on disk.\n\n"
                     "Example:\n  tracectl destroy web-latency\n  tracectl destroy --all");
+
+    auto* rotate = app.add_subcommand("rotate", "Archive the current trace chunk of a session");
+    rotate->add_option("NAME", cl.rotate_name, "Name of the session")->required();
+    rotate->add_flag("--wait", cl.rotate_wait,
+                     "Return once the archive is complete (RotationCompleted), showing progress "
+                     "on standard error meanwhile");
+    rotate->footer("Closes the current trace chunk and goes on in a new one; the closed chunk\n"
+                   "becomes a complete trace in OUTPUT/archives/BEGIN-END-INDEX/, whose path is\n"
+                   "printed. Allowed once the session has started (active or stopped).\n\n"
+                   "Example:\n  tracectl rotate web-latency --wait");
 
     auto* enable_event = app.add_subcommand("enable-event", "Record events of LTTng-UST apps");
     bool ee_userspace = false;
@@ -334,6 +346,8 @@ ExitStatus run(int argc, char** argv) {
         run_stop(bus, cl.stop_name, std::cout);
     } else if (destroy->parsed()) {
         run_destroy(bus, cl.destroy, std::cout);
+    } else if (rotate->parsed()) {
+        run_rotate(bus, cl.rotate_name, cl.rotate_wait, std::cout, std::cerr);
     } else if (enable_event->parsed()) {
         run_enable_event(bus, cl.enable_event, std::cout);
     } else if (enable_channel->parsed()) {

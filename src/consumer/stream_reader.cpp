@@ -70,6 +70,57 @@ void StreamReader::close() noexcept {
         index_->close();
     stream_.reset();
     waitFd_ = -1;
+    if (pendingSwitch_) {
+        // Closed before it got there: everything it had is in the old chunk.
+        auto switched = std::move(pendingSwitch_->switched);
+        pendingSwitch_.reset();
+        if (switched)
+            switched();
+    }
+}
+
+void StreamReader::switchFiles(const OutputDir& next) {
+    file_ = StreamFile(next, name_);
+    if (index_)
+        index_.emplace(next, name_);
+}
+
+void StreamReader::rotate(const OutputDir& next, std::function<void()> switched) {
+    if (!isOpen()) {
+        switched();
+        return;
+    }
+    if (pendingSwitch_)
+        throw StreamError("stream " + name_ + ": a rotation is already under way");
+    flush(true);
+    lttng_ust_ctl_consumer_stream* s = stream_.get();
+    unsigned long produced = 0, consumed = 0, subbuf = 0;
+    if (lttng_ust_ctl_snapshot_sample_positions(s) < 0 ||
+        lttng_ust_ctl_snapshot_get_produced(s, &produced) < 0 ||
+        lttng_ust_ctl_snapshot_get_consumed(s, &consumed) < 0 ||
+        lttng_ust_ctl_get_max_subbuf_size(s, &subbuf) < 0 || subbuf == 0)
+        fail("sampling the positions for a rotation failed");
+    // Whole sub-buffers produced before the sample; a packet begun after the
+    // flush belongs to the new chunk.
+    const std::uint64_t left = produced >= consumed ? (produced - consumed) / subbuf : 0;
+    OutputDir dir = next.subdir("");
+    pendingSwitch_ = PendingSwitch{left, std::move(dir), std::move(switched)};
+    switchIfDue();
+    drain();
+}
+
+void StreamReader::switchIfDue() {
+    if (!pendingSwitch_ || pendingSwitch_->packetsLeft != 0)
+        return;
+    PendingSwitch p = std::move(*pendingSwitch_);
+    pendingSwitch_.reset();
+    try {
+        switchFiles(p.next);
+    } catch (const std::exception& e) {
+        p.switched();
+        fail(std::string("opening its files in the new chunk: ") + e.what());
+    }
+    p.switched();
 }
 
 void StreamReader::fail(const std::string& what) {
@@ -152,6 +203,8 @@ void StreamReader::consumeCurrent() {
     file_.write(static_cast<const char*>(base) + offset, padded);
     check(guard.put(), "lttng_ust_ctl_put_next_subbuf");
     ++packets_;
+    const bool lastOfChunk =
+        pendingSwitch_ && pendingSwitch_->packetsLeft > 0 && --pendingSwitch_->packetsLeft == 0;
 
     if (kind_ == Kind::Data) {
         if (index_)
@@ -163,6 +216,8 @@ void StreamReader::consumeCurrent() {
         }
         lastDiscarded_ = entry.eventsDiscarded;
     }
+    if (lastOfChunk)
+        switchIfDue(); // the next packet goes to the new chunk
 }
 
 void StreamReader::flush(bool producerActive) {

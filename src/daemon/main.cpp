@@ -69,6 +69,23 @@ public:
             std::move(done));
     }
 
+    void rotate(std::string id, Rotated started, Rotated completed) override {
+        thread_->submit([this, id = std::move(id), started = std::move(started),
+                         completed = std::move(completed)] {
+            std::optional<tracectl::Error> error;
+            std::string path;
+            try {
+                path = tracer_.rotate(
+                    id, [this, completed](std::optional<tracectl::Error> e, const std::string& p) {
+                        loop_.post([completed, e, p] { completed(e, p); });
+                    });
+            } catch (const tracectl::Error& e) {
+                error = e;
+            }
+            loop_.post([started, error, path] { started(error, path); });
+        });
+    }
+
 private:
     void run(std::function<void()> work, Done done) {
         using tracectl::Error;

@@ -3,6 +3,7 @@
 #include "bus_call.hpp"
 #include "channel_options.hpp"
 #include "common/log.hpp"
+#include "session_name.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -184,6 +185,56 @@ void SessionObject::Destroy(sdbus::Result<>&& result) {
     });
 }
 
+void SessionObject::Rotate(sdbus::Result<std::string>&& result,
+                           std::map<std::string, sdbus::Variant> options) {
+    try {
+        handleCall("Rotate", [&] {
+            checkCaller("Rotate");
+            checkIdle("Rotate");
+            if (!options.empty())
+                throw Error(ErrorCode::InvalidArgument,
+                            "unknown option " + quoteForMessage(options.begin()->first) +
+                                " (Rotate takes none yet)");
+            const SessionState state = session_.state();
+            if (state == SessionState::Created || state == SessionState::Error)
+                throw Error(ErrorCode::WrongState, "session '" + session_.config().name + "' is " +
+                                                       std::string(toString(state)) +
+                                                       ": only a started session rotates");
+            if (rotating_)
+                throw Error(ErrorCode::WrongState,
+                            "a rotation of session '" + session_.config().name + "' is under way");
+        });
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+        return;
+    }
+    rotating_ = true;
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    auto pending = std::make_shared<sdbus::Result<std::string>>(std::move(result));
+    backend_.rotate(
+        session_.id().hex(),
+        [this, pending](std::optional<Error> error, const std::string& path) {
+            if (error) {
+                rotating_ = false;
+                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+                pending->returnError(toBusError(*error));
+                return;
+            }
+            pending->returnResults(path);
+        },
+        [this](std::optional<Error> error, const std::string& path) {
+            rotating_ = false;
+            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+            if (error) {
+                log::warning("session '" + session_.config().name + "': " + error->what(),
+                             session_.id().uuid());
+                emitRotationFailed(path, error->what());
+                return;
+            }
+            emitRotationCompleted(path);
+        });
+}
+
 void SessionObject::AddChannel(const std::string& domain, const std::string& name,
                                const std::map<std::string, sdbus::Variant>& options) {
     handleCall("AddChannel", [&] {
@@ -290,6 +341,8 @@ uint32_t SessionObject::Owner() {
     return session_.config().owner;
 }
 std::string SessionObject::State() {
+    if (rotating_ && session_.state() != SessionState::Error)
+        return "rotating";
     return std::string(toString(session_.state()));
 }
 std::string SessionObject::ErrorReason() {

@@ -43,6 +43,8 @@ private:
     void Start(sdbus::Result<>&& result) override;
     void Stop(sdbus::Result<>&& result) override;
     void Destroy(sdbus::Result<>&& result) override;
+    void Rotate(sdbus::Result<std::string>&& result,
+                std::map<std::string, sdbus::Variant> options) override;
     /// What the app thread needs of this session.
     SessionSnapshot snapshot() const;
     /// Throws WrongState while a Start/Stop/Destroy is in flight.
@@ -79,6 +81,7 @@ private:
     DestroyHandler onDestroy_;
     bool busy_ = false; ///< a Start/Stop/Destroy awaits the app thread
     bool retired_ = false;
+    bool rotating_ = false; ///< a Rotate began and has not completed: State "rotating"
 };
 
 } // namespace tracectl

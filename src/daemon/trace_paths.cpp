@@ -36,4 +36,20 @@ std::string perPidTraceDir(std::string_view procname, pid_t pid, std::time_t reg
            localStamp(registered);
 }
 
+std::string chunkStamp(std::time_t t) {
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[40] = {};
+    std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%S%z", &tm);
+    return buf;
+}
+
+std::string archiveDir(std::time_t begin, std::time_t end, std::uint64_t index) {
+    return "archives/" + chunkStamp(begin) + "-" + chunkStamp(end) + "-" + std::to_string(index);
+}
+
+std::string chunkDir(std::time_t begin, std::uint64_t index) {
+    return chunkStamp(begin) + "-" + std::to_string(index);
+}
+
 } // namespace tracectl

@@ -22,6 +22,12 @@ public:
     virtual void destroy(std::string idHex, Done done) = 0;
     /// A new event rule: applied to the apps of the session if it runs.
     virtual void enableEvents(std::string idHex, EventRule rule, Done done) = 0;
+    /// Called on the D-Bus thread with the outcome and the archive's path.
+    using Rotated = std::function<void(std::optional<Error>, std::string path)>;
+    /// A rotation (UstTracer::rotate): `started` once the consumer has begun
+    /// (or with the error), then, if it began, `completed` once the archive
+    /// is complete (or with why it is not).
+    virtual void rotate(std::string idHex, Rotated started, Rotated completed) = 0;
 };
 
 } // namespace tracectl

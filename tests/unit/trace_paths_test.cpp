@@ -23,6 +23,16 @@ TEST_F(TracePaths, PerPidFolderIsNamePidAndRegistrationTime) {
               "ust/pid/demo-app-4242-20261130-031700");
 }
 
+TEST_F(TracePaths, ChunkNamesAreIsoBasicWithTheUtcOffset) {
+    EXPECT_EQ(chunkStamp(1796008620), "20261130T031700+0000");
+    EXPECT_EQ(archiveDir(1796008620, 1796008632, 3),
+              "archives/20261130T031700+0000-20261130T031712+0000-3");
+    EXPECT_EQ(chunkDir(1796008632, 4), "20261130T031712+0000-4");
+    setenv("TZ", "CET-1", 1);
+    tzset();
+    EXPECT_EQ(chunkStamp(1796008620), "20261130T041700+0100");
+}
+
 TEST_F(TracePaths, ProcNamesNeverLeaveTheirFolder) {
     EXPECT_EQ(safeProcName("a/b"), "a_b");
     EXPECT_EQ(safeProcName(".."), "_.");

@@ -190,10 +190,13 @@ void UstTracer::startConsumer(Traced& t) {
     t.launcher->start(t.spec, std::move(theirs));
     t.consumer = std::make_unique<ConsumerClient>(std::move(ours));
     t.consumer->hello(config_.daemonVersion);
+    t.chunkBegin = t.lastStamp = std::time(nullptr);
     if (hangUpWatcher_) {
         const std::string id = t.snapshot.idHex;
         t.consumerWatch = hangUpWatcher_(
-            t.consumer->fd(), [this, id] { consumerGone(id); }, EPOLLRDHUP);
+            t.consumer->fd(), [this, id] { serviceConsumer(id); }, EPOLLIN | EPOLLRDHUP);
+        t.completedWatch = hangUpWatcher_(
+            t.consumer->completedFd(), [this, id] { serviceConsumer(id); }, EPOLLIN);
     }
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               t.launcher->kind() + ")");
@@ -475,10 +478,105 @@ void UstTracer::consumerGone(std::string idHex) {
                                 : " closed its connection but still runs; it was stopped"));
 }
 
+void UstTracer::serviceConsumer(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end() || it->second->failed)
+        return;
+    Traced& t = *it->second;
+    bool alive = true;
+    std::vector<cp::RotationCompleted> done;
+    {
+        std::lock_guard lock(shared_);
+        try {
+            alive = t.consumer->readUnsolicited();
+        } catch (const Error& e) {
+            log::warning("session '" + t.snapshot.name + "': " + e.what());
+            alive = false;
+        }
+        done = t.consumer->takeCompleted();
+    }
+    completeRotations(t, std::move(done));
+    if (!alive) {
+        consumerGone(idHex);
+        return;
+    }
+    // One-shot watches: armed again for the next news.
+    for (auto* w : {&t.consumerWatch, &t.completedWatch})
+        if (*w)
+            sd_event_source_set_enabled(w->get(), SD_EVENT_ONESHOT);
+}
+
+void UstTracer::completeRotations(Traced& t, std::vector<cp::RotationCompleted> done) {
+    for (auto& d : done) {
+        if (!t.rotating || t.rotating->id != d.id) {
+            log::warning("session '" + t.snapshot.name + "': the consumer completed rotation " +
+                         std::to_string(d.id) + ", which is not under way");
+            continue;
+        }
+        auto r = std::move(*t.rotating);
+        t.rotating.reset();
+        if (d.ok) {
+            log::info("session '" + t.snapshot.name + "': rotation archived in " + r.path);
+            r.done(std::nullopt, r.path);
+        } else {
+            r.done(Error(ErrorCode::Failed,
+                         "the rotation to " + r.path + " is incomplete: " + d.message),
+                   r.path);
+        }
+    }
+}
+
+void UstTracer::abandonRotation(Traced& t, const std::string& why) {
+    if (!t.rotating)
+        return;
+    auto r = std::move(*t.rotating);
+    t.rotating.reset();
+    r.done(Error(ErrorCode::Failed, "the rotation to " + r.path + " did not complete: " + why),
+           r.path);
+}
+
+std::string UstTracer::rotate(const std::string& idHex, RotationDone done) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        throw Error(ErrorCode::WrongState,
+                    "the session was never started: it has no trace chunk to rotate");
+    Traced& t = *it->second;
+    if (t.failed)
+        throw Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session");
+    if (t.rotating)
+        throw Error(ErrorCode::WrongState,
+                    "a rotation is under way (to " + t.rotating->path + "); wait for it");
+    // Names stay unique and ordered even if the clock steps back: the stamps
+    // never decrease and the index always grows.
+    const std::time_t now = std::max(std::time(nullptr), t.lastStamp);
+    cp::Rotate request;
+    request.id = t.nextRotationId++;
+    request.oldChunk = t.chunkDir;
+    request.newChunk = chunkDir(now, t.chunkIndex + 1);
+    request.archive = archiveDir(t.chunkBegin, now, t.chunkIndex);
+    try {
+        std::lock_guard lock(shared_);
+        for (auto& [key, trace] : t.traces)
+            pushMetadata(t, *trace); // the old chunk's metadata is whole
+        t.consumer->rotate(request);
+    } catch (const Error& e) {
+        throw Error(ErrorCode::Failed, std::string("rotating: ") + e.what());
+    }
+    t.chunkDir = request.newChunk;
+    t.chunkBegin = t.lastStamp = now;
+    ++t.chunkIndex;
+    t.rotating = Traced::Rotation{request.id, t.snapshot.outputPath + "/" + request.archive,
+                                  std::move(done)};
+    log::info("session '" + t.snapshot.name + "': rotating into " + request.newChunk);
+    return t.rotating->path;
+}
+
 void UstTracer::failSession(Traced& t, const std::string& why) {
     t.failed = true;
     t.active = false;
+    abandonRotation(t, why);
     t.consumerWatch.reset();
+    t.completedWatch.reset();
     if (t.launcher->running(t.spec))
         t.launcher->stop(t.spec);
     if (onFailure_)
@@ -523,6 +621,7 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
         return;
     Traced& t = *it->second;
     if (t.failed) {
+        abandonRotation(t, "the session's consumer is gone");
         for (auto& [pid, a] : t.apps)
             eraseRoutes(pid, a);
         t.apps.clear();
@@ -555,6 +654,15 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
         log::warning("session '" + t.snapshot.name + "': closing the consumer: " + e.what());
         t.launcher->stop(t.spec);
     }
+    // Closing every stream completed a rotation under way (its news came
+    // with the Shutdown), or nothing ever will.
+    {
+        std::lock_guard lock(shared_);
+        completeRotations(t, t.consumer->takeCompleted());
+    }
+    abandonRotation(t, "the session was destroyed");
+    t.consumerWatch.reset();
+    t.completedWatch.reset();
     HandleRoutes::synchronize(); // no notify handler uses `t` any more
     sessions_.erase(it);
 }

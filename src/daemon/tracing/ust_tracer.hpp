@@ -22,6 +22,7 @@
 #include "metadata/trace_registry.hpp"
 #include "session_snapshot.hpp"
 
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,8 +62,23 @@ public:
     /// start() brings it) and creates its events in every app the session
     /// traces. An app that refuses is logged and keeps its other rules.
     void enableEvents(const std::string& idHex, const EventRule& rule);
-    /// Stops if needed, closes every buffer and ends the consumer.
+    /// Stops if needed, closes every buffer and ends the consumer. A
+    /// rotation under way completes first (or fails, if the consumer cannot
+    /// finish it): its `done` is called before this returns.
     void destroy(const std::string& idHex) noexcept;
+
+    /// Told (on the app thread) that a rotation is over: nullopt and the
+    /// archive's path, or the error (the archive may be incomplete).
+    using RotationDone = std::function<void(std::optional<Error>, const std::string& path)>;
+    /// Closes the current trace chunk of session `idHex` and opens the next
+    /// (active or stopped): the consumer switches each stream once it has
+    /// read what was produced before now, then moves the closed chunk to
+    /// `<output>/archives/<begin>-<end>-<index>/` (trace_paths.hpp) and says
+    /// so; `done` is called then, never before this returns. Returns that
+    /// archive's absolute path. Time stamps never go back, even if the
+    /// clock does. Throws Error: WrongState (never started, failed, a
+    /// rotation under way), Failed (the consumer refused).
+    std::string rotate(const std::string& idHex, RotationDone done);
 
     /// Bounds each exchange with one app (setting a session up in it,
     /// starting, stopping, enabling events) to kAppSocketTimeout in all.
@@ -122,13 +138,36 @@ private:
         bool active = false;
         bool failed = false;
         uint64_t nextKey = 1;
-        EventSourcePtr consumerWatch; // before `consumer` closes: declared after it
+        // Trace chunks: the current one's index, folder ("" = the output
+        // folder) and start; the last stamp given (never goes back).
+        uint64_t chunkIndex = 0;
+        std::string chunkDir;
+        std::time_t chunkBegin = 0;
+        std::time_t lastStamp = 0;
+        uint64_t nextRotationId = 1;
+        struct Rotation {
+            uint64_t id = 0;
+            std::string path; ///< absolute archive folder
+            RotationDone done;
+        };
+        std::optional<Rotation> rotating;
+        // Both before `consumer` closes: declared after it. The consumer's
+        // socket (its news, or its hang-up) and its completed-rotations fd.
+        EventSourcePtr consumerWatch;
+        EventSourcePtr completedWatch;
     };
 
     bool mayTrace(const Traced& t, const UstApp& app) const;
     void startConsumer(Traced& t);
     /// The consumer of session `idHex` hung up: fail the session.
     void consumerGone(std::string idHex); // a copy: the watch holding it goes
+    /// The consumer of `idHex` sent something or hung up: rotations it
+    /// finished are completed, a hang-up fails the session.
+    void serviceConsumer(const std::string& idHex);
+    /// Calls the `done` of every rotation of `t` the consumer finished.
+    void completeRotations(Traced& t, std::vector<consumer_protocol::RotationCompleted> done);
+    /// The rotation under way, if any, fails with `why`.
+    void abandonRotation(Traced& t, const std::string& why);
     /// Marks `t` failed for good (state error, `why` as its reason), stops
     /// its consumer if it still runs.
     void failSession(Traced& t, const std::string& why);
