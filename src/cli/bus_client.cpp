@@ -160,6 +160,12 @@ void BusClient::destroy(const std::string& path) {
     connection_->session(path).Destroy();
 }
 
+void BusClient::set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
+                                      std::uint64_t size_bytes) {
+    connection_->session(path).SetRotationSchedule(
+        {{"timer-us", sdbus::Variant(timer_us)}, {"size-bytes", sdbus::Variant(size_bytes)}});
+}
+
 std::string BusClient::rotate(const std::string& path, bool wait,
                               const std::function<void(const std::string&)>& progress) {
     SessionProxy session(*connection_->bus, path); // subscribed before the call

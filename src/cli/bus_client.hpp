@@ -69,6 +69,10 @@ public:
     std::string rotate(const std::string& path, bool wait,
                        const std::function<void(const std::string&)>& progress);
 
+    /// Session.SetRotationSchedule({timer-us, size-bytes}) (0 = not used).
+    void set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
+                               std::uint64_t size_bytes);
+
     /// Session.Destroy() on the session at `path`.
     void destroy(const std::string& path);
 

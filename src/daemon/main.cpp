@@ -86,6 +86,18 @@ public:
         });
     }
 
+    void setRotationSchedule(std::string id, tracectl::RotationSchedule schedule, Rotated started,
+                             Rotated completed, Done done) override {
+        auto onLoop = [this](Rotated f) {
+            return [this, f](std::optional<tracectl::Error> e, const std::string& p) {
+                loop_.post([f, e, p] { f(e, p); });
+            };
+        };
+        run([this, id = std::move(id), schedule, s = onLoop(std::move(started)),
+             c = onLoop(std::move(completed))] { tracer_.setRotationSchedule(id, schedule, s, c); },
+            std::move(done));
+    }
+
 private:
     void run(std::function<void()> work, Done done) {
         using tracectl::Error;

@@ -3,6 +3,7 @@
 #include "bus_call.hpp"
 #include "channel_options.hpp"
 #include "common/log.hpp"
+#include "rotation_schedule_options.hpp"
 #include "session_name.hpp"
 
 #include <grp.h>
@@ -223,15 +224,56 @@ void SessionObject::Rotate(sdbus::Result<std::string>&& result,
             pending->returnResults(path);
         },
         [this](std::optional<Error> error, const std::string& path) {
-            rotating_ = false;
-            emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+            rotationEnded(error, path);
+        });
+}
+
+void SessionObject::rotationStarted() {
+    rotating_ = true;
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+}
+
+void SessionObject::rotationEnded(const std::optional<Error>& error, const std::string& path) {
+    rotating_ = false;
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    if (error) {
+        log::warning("session '" + session_.config().name + "': " + error->what(),
+                     session_.id().uuid());
+        emitRotationFailed(path, error->what());
+        return;
+    }
+    emitRotationCompleted(path);
+}
+
+void SessionObject::SetRotationSchedule(sdbus::Result<>&& result,
+                                        std::map<std::string, sdbus::Variant> options) {
+    RotationSchedule schedule;
+    try {
+        handleCall("SetRotationSchedule", [&] {
+            checkCaller("SetRotationSchedule");
+            schedule = readRotationSchedule(options);
+        });
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+        return;
+    }
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    backend_.setRotationSchedule(
+        session_.id().hex(), schedule,
+        [this](std::optional<Error>, const std::string&) { rotationStarted(); },
+        [this](std::optional<Error> error, const std::string& path) { rotationEnded(error, path); },
+        [this, pending, schedule](std::optional<Error> error) {
             if (error) {
-                log::warning("session '" + session_.config().name + "': " + error->what(),
-                             session_.id().uuid());
-                emitRotationFailed(path, error->what());
+                pending->returnError(toBusError(*error));
                 return;
             }
-            emitRotationCompleted(path);
+            log::info("session '" + session_.config().name + "': rotation schedule " +
+                          (schedule.any()
+                               ? "every " + std::to_string(schedule.timerUs) + " us / " +
+                                     std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
+                               : std::string("cleared")),
+                      session_.id().uuid());
+            pending->returnResults();
         });
 }
 

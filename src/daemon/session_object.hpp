@@ -45,6 +45,11 @@ private:
     void Destroy(sdbus::Result<>&& result) override;
     void Rotate(sdbus::Result<std::string>&& result,
                 std::map<std::string, sdbus::Variant> options) override;
+    void SetRotationSchedule(sdbus::Result<>&& result,
+                             std::map<std::string, sdbus::Variant> options) override;
+    /// A rotation (asked for or scheduled) began / ended: State, signals.
+    void rotationStarted();
+    void rotationEnded(const std::optional<Error>& error, const std::string& path);
     /// What the app thread needs of this session.
     SessionSnapshot snapshot() const;
     /// Throws WrongState while a Start/Stop/Destroy is in flight.

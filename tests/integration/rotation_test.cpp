@@ -274,3 +274,146 @@ TEST_F(Rotation, AHundredRotationsWhileFourAppsComeAndGoLoseNothing) {
         << "recorded " << recorded << ", discarded " << discarded << ", " << appsRun << " apps";
     s->Destroy();
 }
+
+namespace {
+
+/// The archives RotationCompleted announced for `objectPath` in `lines`.
+std::vector<std::string> completedArchives(const std::vector<std::string>& lines,
+                                           const std::string& objectPath) {
+    std::vector<std::string> out;
+    const std::string prefix = "RotationCompleted " + objectPath + " ";
+    for (const auto& l : lines)
+        if (l.rfind(prefix, 0) == 0)
+            out.push_back(l.substr(prefix.size()));
+    return out;
+}
+
+/// Bytes of the files below `dir`.
+std::uint64_t bytesBelow(const std::string& dir) {
+    const RunResult r = run({"du", "-sb", "--apparent-size", dir});
+    return r.exitCode == 0 ? std::stoull(r.out) : 0;
+}
+
+} // namespace
+
+TEST_F(Rotation, ATimerScheduleRotatesAtItsPaceOnlyWhileActive) {
+    SignalRecorder signals;
+    const std::string dir = output("rot-timer");
+    auto s = startSession("rot-timer", false);
+    s->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{250'000})}});
+    ChildProcess app({demoApp(), "5000", "400"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(30000), 0); // ~2 s of ticks
+    usleep(300000);
+    s->Stop();
+    usleep(300000); // let a rotation under way at the stop end
+    const std::size_t atStop = completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size();
+    usleep(800000); // stopped: the schedule does not fire
+    const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
+    EXPECT_EQ(archives.size(), atStop) << "rotations while stopped";
+    // ~2.3 s active at one rotation per 250 ms: about 9; the bounds leave
+    // room for a loaded machine.
+    EXPECT_GE(archives.size(), 5u);
+    EXPECT_LE(archives.size(), 11u);
+    for (std::size_t i = 0; i < archives.size(); ++i) {
+        EXPECT_EQ(archives[i].substr(archives[i].rfind('-') + 1), std::to_string(i));
+        EXPECT_GE(ticksIn(archives[i]), 0) << archives[i];
+    }
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>() +
+                  counts["discarded"].get<std::uint64_t>(),
+              5000u);
+    EXPECT_EQ(counts["seq"]["duplicates"].get<std::uint64_t>(), 0u);
+    // Back on: the schedule resumes; cleared: it stops.
+    s->Start();
+    usleep(700000);
+    EXPECT_GT(completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size(), atStop);
+    s->SetRotationSchedule({});
+    usleep(300000);
+    const std::size_t cleared =
+        completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size();
+    usleep(600000);
+    EXPECT_EQ(completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size(), cleared);
+    s->Destroy();
+}
+
+TEST_F(Rotation, ASizeScheduleRotatesOnceTheChunkHoldsThatMuch) {
+    SignalRecorder signals;
+    const std::string dir = output("rot-size");
+    auto s = startSession("rot-size", true,
+                          {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                           {"subbuf-count", sdbus::Variant(std::uint64_t{8})}});
+    constexpr std::uint64_t threshold = 256 * 1024;
+    s->SetRotationSchedule({{"size-bytes", sdbus::Variant(threshold)}});
+    ChildProcess app({demoApp(), "40000", "30"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(60000), 0);
+    usleep(500000);
+    s->Stop();
+    usleep(300000);
+    const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
+    const std::uint64_t total = bytesBelow(dir);
+    ASSERT_GE(archives.size(), 1u) << total << " bytes written";
+    EXPECT_LE(archives.size(), total / threshold + 1) << total << " bytes written";
+    // Each archive was closed because its chunk had reached the threshold.
+    for (const auto& a : archives)
+        EXPECT_GE(bytesBelow(a), threshold) << a;
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>() +
+                  counts["discarded"].get<std::uint64_t>(),
+              40000u);
+    s->Destroy();
+}
+
+TEST_F(Rotation, DestroyAfterStartStopStartWithAScheduleAnswersAtOnce) {
+    auto s = startSession("rot-destroy", false);
+    s->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{20'000})},
+                            {"size-bytes", sdbus::Variant(std::uint64_t{4096})}});
+    runAppBriefly();
+    s->Stop();
+    usleep(100000);
+    s->Start();
+    runAppBriefly();
+    const auto begin = std::chrono::steady_clock::now();
+    s->Destroy();
+    const auto took = std::chrono::steady_clock::now() - begin;
+    EXPECT_LT(took, std::chrono::seconds(2));
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}
+
+TEST_F(Rotation, BadSchedulesAreRefused) {
+    SessionClient s(*bus_, manager_->CreateSession("rot-sched-bad", {}));
+    for (const Options& bad :
+         std::vector<Options>{{{"timer-us", sdbus::Variant(std::uint64_t{999})}},
+                              {{"timer-us", sdbus::Variant(std::string("10s"))}},
+                              {{"size-bytes", sdbus::Variant(std::int32_t{5})}},
+                              {{"period", sdbus::Variant(std::uint64_t{1'000'000})}}})
+        EXPECT_EQ(errorNameOf([&] { s.SetRotationSchedule(bad); }),
+                  "org.tracectl.Tracing1.Error.InvalidArgument");
+    s.SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{1'000'000})}});
+    s.Destroy(); // never started: the schedule goes with it
+}
+
+TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string dir = output("rot-cli");
+    auto run_cli = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), cli);
+        return run(argv);
+    };
+    ASSERT_EQ(run_cli({"create", "rot-cli", "--output", dir, "--buffers", "per-pid"}).exitCode, 0);
+    ASSERT_EQ(run_cli({"enable-event", "-u", "tracectl_demo:tick", "-s", "rot-cli"}).exitCode, 0);
+    ASSERT_EQ(run_cli({"start", "rot-cli"}).exitCode, 0);
+    runAppBriefly();
+    const RunResult r = run_cli({"rotate", "rot-cli", "--wait"});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    const auto at = r.out.find(dir + "/archives/");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string archive = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_EQ(ticksIn(archive), 100) << archive; // complete when --wait returns
+    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "10s", "--size", "100M"}).exitCode,
+              0);
+    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli"}).exitCode, 2);
+    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "soon"}).exitCode, 2);
+    EXPECT_EQ(run_cli({"create", "rot-cli2", "--buffers", "per-thread"}).exitCode, 2);
+    EXPECT_EQ(run_cli({"destroy", "rot-cli"}).exitCode, 0);
+}

@@ -11,6 +11,13 @@
 
 namespace tracectl {
 
+/// When a session rotates on its own (Session.SetRotationSchedule); 0 = never.
+struct RotationSchedule {
+    uint64_t timerUs = 0;   ///< every that many microseconds while active
+    uint64_t sizeBytes = 0; ///< once the current chunk holds that many bytes
+    bool any() const noexcept { return timerUs != 0 || sizeBytes != 0; }
+};
+
 struct SessionSnapshot {
     std::string idHex; ///< SessionId::hex()
     std::string name;

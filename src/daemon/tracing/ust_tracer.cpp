@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <grp.h>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
@@ -22,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <system_error>
 #include <unistd.h>
@@ -449,6 +451,7 @@ void UstTracer::start(const SessionSnapshot& s) {
             pushMetadata(t, *trace);
     }
     t.active = true;
+    armSchedule(t);
 }
 
 std::optional<SocketDeadlines::Armed> UstTracer::budgetFor(const UstApp& app) {
@@ -571,12 +574,100 @@ std::string UstTracer::rotate(const std::string& idHex, RotationDone done) {
     return t.rotating->path;
 }
 
+void UstTracer::setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
+                                    RotationDone started, RotationDone done) {
+    if (schedule.any())
+        schedules_[idHex] = Scheduled{schedule, std::move(started), std::move(done)};
+    else
+        schedules_.erase(idHex);
+    if (const auto it = sessions_.find(idHex); it != sessions_.end())
+        armSchedule(*it->second);
+}
+
+void UstTracer::armSchedule(Traced& t) {
+    const auto it = schedules_.find(t.snapshot.idHex);
+    if (it == schedules_.end() || t.failed || !hangUpWatcher_) {
+        t.scheduleWatch.reset();
+        t.scheduleTimer.reset();
+        return;
+    }
+    const RotationSchedule& s = it->second.schedule;
+    constexpr uint64_t kSizeCheckUs = 100'000;
+    uint64_t tickUs = s.timerUs != 0 ? s.timerUs : kSizeCheckUs;
+    if (s.sizeBytes != 0)
+        tickUs = std::min(tickUs, kSizeCheckUs);
+    t.nextTimedRotation = std::chrono::steady_clock::now() + std::chrono::microseconds(s.timerUs);
+    t.scheduleWatch.reset();
+    t.scheduleTimer.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+    if (!t.scheduleTimer) {
+        log::warning("session '" + t.snapshot.name +
+                     "': no rotation schedule: timerfd_create: " + std::strerror(errno));
+        return;
+    }
+    itimerspec spec{};
+    spec.it_interval.tv_sec = static_cast<time_t>(tickUs / 1'000'000);
+    spec.it_interval.tv_nsec = static_cast<long>(tickUs % 1'000'000 * 1000);
+    spec.it_value = spec.it_interval;
+    timerfd_settime(t.scheduleTimer.get(), 0, &spec, nullptr);
+    const std::string id = t.snapshot.idHex;
+    t.scheduleWatch = hangUpWatcher_(
+        t.scheduleTimer.get(), [this, id] { scheduleTick(id); }, EPOLLIN);
+}
+
+namespace {
+
+/// Bytes of the files below `dir` (0 if it cannot be read).
+uint64_t bytesBelow(const std::string& dir) {
+    std::error_code ec;
+    uint64_t total = 0;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code sizeError;
+        if (it->is_regular_file(sizeError))
+            total += it->file_size(sizeError);
+    }
+    return total;
+}
+
+} // namespace
+
+void UstTracer::scheduleTick(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    const auto sched = schedules_.find(idHex);
+    if (it == sessions_.end() || sched == schedules_.end())
+        return;
+    Traced& t = *it->second;
+    uint64_t expirations = 0;
+    (void)!read(t.scheduleTimer.get(), &expirations, sizeof expirations);
+    if (t.scheduleWatch)
+        sd_event_source_set_enabled(t.scheduleWatch.get(), SD_EVENT_ONESHOT);
+    // Only an active session rotates on its own; one rotation at a time.
+    if (!t.active || t.failed || t.rotating)
+        return;
+    const RotationSchedule& s = sched->second.schedule;
+    const auto now = std::chrono::steady_clock::now();
+    const bool timeDue = s.timerUs != 0 && now >= t.nextTimedRotation;
+    const bool sizeDue =
+        s.sizeBytes != 0 && bytesBelow(t.snapshot.outputPath + "/" +
+                                       (t.chunkDir.empty() ? "ust" : t.chunkDir)) >= s.sizeBytes;
+    if (!timeDue && !sizeDue)
+        return;
+    t.nextTimedRotation = now + std::chrono::microseconds(s.timerUs);
+    try {
+        const std::string path = rotate(idHex, sched->second.done);
+        sched->second.started(std::nullopt, path);
+    } catch (const Error& e) {
+        log::warning("session '" + t.snapshot.name + "': scheduled rotation: " + e.what());
+    }
+}
+
 void UstTracer::failSession(Traced& t, const std::string& why) {
     t.failed = true;
     t.active = false;
     abandonRotation(t, why);
     t.consumerWatch.reset();
     t.completedWatch.reset();
+    t.scheduleWatch.reset();
     if (t.launcher->running(t.spec))
         t.launcher->stop(t.spec);
     if (onFailure_)
@@ -617,8 +708,10 @@ void UstTracer::stop(const std::string& idHex) {
 
 void UstTracer::destroy(const std::string& idHex) noexcept {
     const auto it = sessions_.find(idHex);
-    if (it == sessions_.end())
+    if (it == sessions_.end()) {
+        schedules_.erase(idHex);
         return;
+    }
     Traced& t = *it->second;
     if (t.failed) {
         abandonRotation(t, "the session's consumer is gone");
@@ -628,6 +721,7 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
         t.launcher->stop(t.spec);
         HandleRoutes::synchronize(); // no notify handler uses `t` any more
         sessions_.erase(it);
+        schedules_.erase(idHex);
         return;
     }
     try {
@@ -665,6 +759,7 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
     t.completedWatch.reset();
     HandleRoutes::synchronize(); // no notify handler uses `t` any more
     sessions_.erase(it);
+    schedules_.erase(idHex);
 }
 
 void UstTracer::eraseRoutes(pid_t pid, const AppInSession& a) {

@@ -22,6 +22,7 @@
 #include "metadata/trace_registry.hpp"
 #include "session_snapshot.hpp"
 
+#include <chrono>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -79,6 +80,16 @@ public:
     /// clock does. Throws Error: WrongState (never started, failed, a
     /// rotation under way), Failed (the consumer refused).
     std::string rotate(const std::string& idHex, RotationDone done);
+
+    /// Session `idHex` rotates on its own while active: every
+    /// `schedule.timerUs`, and once its current chunk holds
+    /// `schedule.sizeBytes` (checked every 100 ms at most; a period
+    /// shorter than that is checked at its own pace). `started` and `done`
+    /// are told of each such rotation (RotationDone's path is the archive);
+    /// a rotation still under way when one is due is not doubled. An
+    /// empty schedule ends it. Kept across start/stop; gone with destroy().
+    void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
+                             RotationDone started, RotationDone done);
 
     /// Bounds each exchange with one app (setting a session up in it,
     /// starting, stopping, enabling events) to kAppSocketTimeout in all.
@@ -151,6 +162,10 @@ private:
             RotationDone done;
         };
         std::optional<Rotation> rotating;
+        // The rotation schedule's ticks (timerfd), before its watch.
+        UniqueFd scheduleTimer;
+        EventSourcePtr scheduleWatch;
+        std::chrono::steady_clock::time_point nextTimedRotation;
         // Both before `consumer` closes: declared after it. The consumer's
         // socket (its news, or its hang-up) and its completed-rotations fd.
         EventSourcePtr consumerWatch;
@@ -166,6 +181,10 @@ private:
     void serviceConsumer(const std::string& idHex);
     /// Calls the `done` of every rotation of `t` the consumer finished.
     void completeRotations(Traced& t, std::vector<consumer_protocol::RotationCompleted> done);
+    /// (Re)arms the schedule's ticks of `t`, or ends them.
+    void armSchedule(Traced& t);
+    /// A tick of `idHex`'s schedule: rotates if due.
+    void scheduleTick(const std::string& idHex);
     /// The rotation under way, if any, fails with `why`.
     void abandonRotation(Traced& t, const std::string& why);
     /// Marks `t` failed for good (state error, `why` as its reason), stops
@@ -202,6 +221,11 @@ private:
     /// A pidfd of each registered app (pidfd_open at registration; absent
     /// if that failed), and the watches of exited apps not yet gone.
     std::map<pid_t, UniqueFd> pidfds_;
+    struct Scheduled {
+        RotationSchedule schedule;
+        RotationDone started, done;
+    };
+    std::map<std::string, Scheduled> schedules_; // by session, app thread only
     std::map<pid_t, std::pair<UniqueFd, EventSourcePtr>> exitWatches_;
 
     /// The session and trace of an app's session handle; the channel id of
