@@ -177,6 +177,9 @@ TEST_F(Rotation, TwoSubscribersBothGetTheArchivePath) {
     runAppBriefly();
     const std::string archive = rotateAndWait(*s, one);
     ASSERT_FALSE(archive.empty());
+    // Per-UID, the app's events were still in the buffers when Rotate came:
+    // the archive is only announced once they are in it.
+    EXPECT_EQ(ticksIn(archive), 100);
     const std::string line = "RotationCompleted " + s->getObjectPath() + " " + archive;
     bool seen = false;
     std::size_t count = 0;
