@@ -9,9 +9,12 @@
 #include "signal_recorder.hpp"
 #include "tracectl_clients.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -419,4 +422,48 @@ TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
     EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "soon"}).exitCode, 2);
     EXPECT_EQ(run_cli({"create", "rot-cli2", "--buffers", "per-thread"}).exitCode, 2);
     EXPECT_EQ(run_cli({"destroy", "rot-cli"}).exitCode, 0);
+}
+
+TEST_F(Rotation, RotateStopAndDestroyInAnyOrderAllAnswer) {
+    // Rotations in flight when Stop and Destroy come, from other clients:
+    // every call answers (or fails cleanly) in bounded time, the daemon
+    // stays up, and every archive announced is complete.
+    SignalRecorder signals;
+    const std::string dir = output("rot-race");
+    auto s = startSession("rot-race", true);
+    const std::string path = s->getObjectPath();
+    ChildProcess app({demoApp(), "100000", "20"}, {}, sandbox_->dir() + "/log/apps.log");
+    usleep(300000);
+    std::vector<std::string> outcomes(3);
+    auto call = [&](int i, const std::function<void(SessionClient&)>& f) {
+        return std::thread([&, i, f] {
+            auto bus = sdbus::createSystemBusConnection();
+            SessionClient mine(*bus, path);
+            outcomes[i] = errorNameOf([&] { f(mine); });
+        });
+    };
+    const auto begin = std::chrono::steady_clock::now();
+    std::string archive;
+    std::thread rotater = call(0, [&](SessionClient& c) { archive = c.Rotate({}); });
+    std::thread stopper = call(1, [](SessionClient& c) { c.Stop(); });
+    std::thread rotater2 = call(2, [](SessionClient& c) { c.Rotate({}); });
+    rotater.join();
+    stopper.join();
+    rotater2.join();
+    s->Destroy();
+    EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(10));
+    for (const auto& o : outcomes)
+        EXPECT_TRUE(o == "no error" || o == "org.tracectl.Tracing1.Error.WrongState") << o;
+    app.kill(SIGKILL);
+    app.wait(5000);
+    EXPECT_TRUE(sandbox_->daemonRunning());
+    // Every rotation that began ended with a signal, and its archive parses.
+    const auto lines = signals.waitFor(0, {});
+    for (const auto& a : completedArchives(lines, path))
+        EXPECT_GE(ticksIn(a), 0) << a;
+    const bool announced = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+        return l.find(archive) != std::string::npos;
+    });
+    EXPECT_TRUE(archive.empty() || announced)
+        << "no RotationCompleted/RotationFailed for " << archive;
 }
