@@ -467,3 +467,19 @@ TEST_F(Rotation, RotateStopAndDestroyInAnyOrderAllAnswer) {
     EXPECT_TRUE(archive.empty() || announced)
         << "no RotationCompleted/RotationFailed for " << archive;
 }
+
+TEST_F(Rotation, AFolderWhoseChunkWasArchivedStaysClaimed) {
+    // After a rotation the output folder's "ust" has moved into archives/:
+    // another session must still not start there and mix its trace in.
+    SignalRecorder signals;
+    auto s = startSession("rot-claim", false);
+    runAppBriefly();
+    ASSERT_FALSE(rotateAndWait(*s, signals).empty());
+    SessionClient other(
+        *bus_, manager_->CreateSession("rot-claim2",
+                                       {{"output-path", sdbus::Variant(output("rot-claim"))}}));
+    other.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    EXPECT_EQ(errorNameOf([&] { other.Start(); }), "org.tracectl.Tracing1.Error.InvalidArgument");
+    other.Destroy();
+    s->Destroy();
+}

@@ -54,6 +54,8 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         if (i == path.size() || path[i] == '/')
             prefixes.push_back(path.substr(0, i));
     const std::string ustEntry = path + "/ust";
+    // After a rotation "ust" has moved into archives/: that still claims it.
+    const std::string archivesEntry = path + "/archives";
     std::vector<gid_t> groups(64);
     if (const passwd* pw = getpwuid(uid); pw != nullptr) {
         int n = static_cast<int>(groups.size());
@@ -93,6 +95,9 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
             _exit(NotWritable);
         // Made now, not when the first app comes: it claims the folder
         // (mkdir is atomic), so a second session started on it is refused.
+        struct stat archives {};
+        if (lstat(archivesEntry.c_str(), &archives) == 0)
+            _exit(HasTrace);
         if (mkdir(ustEntry.c_str(), 0750) < 0)
             _exit(errno == EEXIST ? HasTrace : NotWritable);
         _exit(Ok);
@@ -115,7 +120,7 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         throw Error(ErrorCode::InvalidArgument,
                     "the output folder " + path +
                         " already holds a trace, or another session writes there (it has a "
-                        "\"ust\" folder); choose another");
+                        "\"ust\" or \"archives\" folder); choose another");
     default:
         throw Error(ErrorCode::InvalidArgument, who + " cannot create the output folder " + path);
     }
