@@ -100,17 +100,27 @@ void StreamReader::rotate(const OutputDir& next, std::function<void()> switched)
         lttng_ust_ctl_snapshot_get_consumed(s, &consumed) < 0 ||
         lttng_ust_ctl_get_max_subbuf_size(s, &subbuf) < 0 || subbuf == 0)
         fail("sampling the positions for a rotation failed");
-    // Whole sub-buffers produced before the sample; a packet begun after the
-    // flush belongs to the new chunk.
-    const std::uint64_t left = produced >= consumed ? (produced - consumed) / subbuf : 0;
+    // The end of the whole sub-buffers produced before the sample; a packet
+    // begun after the flush belongs to the new chunk (waiting for it to fill
+    // could take for ever).
+    const std::uint64_t whole = produced >= consumed ? (produced - consumed) / subbuf : 0;
     OutputDir dir = next.subdir("");
-    pendingSwitch_ = PendingSwitch{left, std::move(dir), std::move(switched)};
+    pendingSwitch_ = PendingSwitch{consumed + whole * subbuf, std::move(dir), std::move(switched)};
     switchIfDue();
     drain();
 }
 
 void StreamReader::switchIfDue() {
-    if (!pendingSwitch_ || pendingSwitch_->packetsLeft != 0)
+    if (!pendingSwitch_)
+        return;
+    // Positions, not a count of packets: in overwrite mode the producer
+    // pushes the read position past sub-buffers it overwrites.
+    lttng_ust_ctl_consumer_stream* s = stream_.get();
+    unsigned long consumed = 0;
+    if (lttng_ust_ctl_snapshot_sample_positions(s) < 0 ||
+        lttng_ust_ctl_snapshot_get_consumed(s, &consumed) < 0)
+        throw StreamError("sampling the read position for a rotation failed");
+    if (consumed < pendingSwitch_->switchAt)
         return;
     PendingSwitch p = std::move(*pendingSwitch_);
     pendingSwitch_.reset();
@@ -118,7 +128,7 @@ void StreamReader::switchIfDue() {
         switchFiles(p.next);
     } catch (const std::exception& e) {
         p.switched();
-        fail(std::string("opening its files in the new chunk: ") + e.what());
+        throw StreamError(std::string("opening its files in the new chunk: ") + e.what());
     }
     p.switched();
 }
@@ -166,6 +176,9 @@ std::size_t StreamReader::drain() {
 void StreamReader::consumeCurrent() {
     lttng_ust_ctl_consumer_stream* s = stream_.get();
     PutGuard guard(s);
+    // This packet starts at the read position: past the sampled one (the
+    // producer pushed it, overwriting), it is the new chunk's.
+    switchIfDue();
 
     unsigned long padded = 0;
     check(lttng_ust_ctl_get_padded_subbuf_size(s, &padded), "lttng_ust_ctl_get_padded_subbuf_size");
@@ -203,8 +216,6 @@ void StreamReader::consumeCurrent() {
     file_.write(static_cast<const char*>(base) + offset, padded);
     check(guard.put(), "lttng_ust_ctl_put_next_subbuf");
     ++packets_;
-    const bool lastOfChunk =
-        pendingSwitch_ && pendingSwitch_->packetsLeft > 0 && --pendingSwitch_->packetsLeft == 0;
 
     if (kind_ == Kind::Data) {
         if (index_)
@@ -216,8 +227,9 @@ void StreamReader::consumeCurrent() {
         }
         lastDiscarded_ = entry.eventsDiscarded;
     }
-    if (lastOfChunk)
-        switchIfDue(); // the next packet goes to the new chunk
+    // Read up to the sampled position: the next packet goes to the new chunk
+    // (checked now, or a stream with nothing more to read never switches).
+    switchIfDue();
 }
 
 void StreamReader::flush(bool producerActive) {

@@ -97,11 +97,12 @@ private:
     static int onWaitFd(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void emptyWakeupPipe() noexcept;
     void consumeCurrent();
-    /// Switches files if a rotation is pending and no sub-buffer of the old
-    /// chunk is left to read.
+    /// Switches files if a rotation is pending and the read position has
+    /// reached the sampled one. Throws StreamError without closing (the
+    /// caller may hold a sub-buffer; drain() closes).
     void switchIfDue();
     struct PendingSwitch {
-        std::uint64_t packetsLeft = 0; ///< sub-buffers still for the old chunk
+        std::uint64_t switchAt = 0; ///< read position from which packets go to `next`
         OutputDir next;
         std::function<void()> switched;
     };

@@ -483,3 +483,19 @@ TEST_F(Rotation, AFolderWhoseChunkWasArchivedStaysClaimed) {
     other.Destroy();
     s->Destroy();
 }
+
+TEST_F(Rotation, AnOverwriteChannelWrittenFasterThanReadStillRotates) {
+    // An overwrite channel the app laps: the producer may push the read
+    // position past what it overwrites; each rotation still completes.
+    SignalRecorder signals;
+    auto s = startSession("rot-overwrite", false,
+                          {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                           {"subbuf-count", sdbus::Variant(std::uint64_t{2})},
+                           {"overwrite", sdbus::Variant(true)}});
+    ChildProcess app({demoApp(), "400000", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    for (int i = 0; i < 3; ++i)
+        EXPECT_FALSE(rotateAndWait(*s, signals, std::chrono::seconds(10)).empty()) << i;
+    EXPECT_EQ(app.wait(60000), 0);
+    EXPECT_FALSE(rotateAndWait(*s, signals, std::chrono::seconds(10)).empty());
+    s->Destroy();
+}
