@@ -4,7 +4,11 @@
 #include "variant_json.hpp"
 
 #include <application_proxy.h>
+#include <chrono>
+#include <functional>
 #include <manager_proxy.h>
+#include <optional>
+#include <poll.h>
 #include <sdbus-c++/StandardInterfaces.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <session_proxy.h>
@@ -45,9 +49,22 @@ public:
     SessionProxy(SessionProxy&&) = delete;
     SessionProxy& operator=(SessionProxy&&) = delete;
 
+    /// Called (from processPendingRequest) with RotationCompleted's path, or
+    /// RotationFailed's path and reason.
+    std::function<void(const std::string& path, const std::optional<std::string>& failure)>
+        onRotation;
+
 private:
     void onPropertiesChanged(const std::string&, const std::map<std::string, sdbus::Variant>&,
                              const std::vector<std::string>&) override {}
+    void onRotationCompleted(const std::string& path) override {
+        if (onRotation)
+            onRotation(path, std::nullopt);
+    }
+    void onRotationFailed(const std::string& path, const std::string& reason) override {
+        if (onRotation)
+            onRotation(path, reason);
+    }
 };
 
 /// /org/tracectl/Tracing1/application/<pid>: the Application interface and Properties.
@@ -149,6 +166,54 @@ void BusClient::stop(const std::string& path) {
 
 void BusClient::destroy(const std::string& path) {
     connection_->session(path).Destroy(call_options());
+}
+
+void BusClient::set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
+                                      std::uint64_t size_bytes) {
+    std::map<std::string, sdbus::Variant> options = call_options();
+    options.emplace("timer-us", sdbus::Variant(timer_us));
+    options.emplace("size-bytes", sdbus::Variant(size_bytes));
+    connection_->session(path).SetRotationSchedule(options);
+}
+
+std::string BusClient::rotate(const std::string& path, bool wait,
+                              const std::function<void(const std::string&)>& progress) {
+    SessionProxy session(*connection_->bus, path); // subscribed before the call
+    std::optional<std::string> archive;
+    std::optional<std::optional<std::string>> outcome; // set once our archive is announced
+    session.onRotation = [&](const std::string& p, const std::optional<std::string>& failure) {
+        if (archive && p == *archive)
+            outcome = failure;
+    };
+    archive = session.Rotate(call_options());
+    if (!wait)
+        return *archive;
+    const auto started = std::chrono::steady_clock::now();
+    auto nextProgress = started;
+    while (!outcome) {
+        // Signals that came with the reply are already queued: process first.
+        while (connection_->bus->processPendingRequest() && !outcome) {
+        }
+        if (outcome)
+            break;
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= nextProgress) {
+            const auto ms =
+                std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count();
+            progress("rotating: " + std::to_string(ms / 1000) + "." +
+                     std::to_string(ms % 1000 / 100) + " s, session state " + session.State());
+            nextProgress = now + std::chrono::seconds(1);
+            continue; // State()'s round trip may have queued the signal: process it first
+        }
+        const auto poll_data = connection_->bus->getEventLoopPollData();
+        if (poll_data.timeout_usec == 0)
+            continue; // sd-bus holds messages already read: no need to wait
+        pollfd p{poll_data.fd, static_cast<short>(poll_data.events), 0};
+        ::poll(&p, 1, 200);
+    }
+    if (*outcome)
+        throw sdbus::Error("org.tracectl.Tracing1.Error.Failed", **outcome);
+    return *archive;
 }
 
 } // namespace tracectl::cli

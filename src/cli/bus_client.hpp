@@ -5,6 +5,7 @@
 #include "property_map.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,6 +66,17 @@ public:
 
     /// Session.Stop(options) on the session at `path`.
     void stop(const std::string& path);
+
+    /// Session.Rotate({}) on the session at `path`; returns the archive's
+    /// folder. With `wait`, returns only once RotationCompleted announced it
+    /// (calling `progress` with a line about once a second meanwhile);
+    /// RotationFailed throws sdbus::Error(...Error.Failed, reason).
+    std::string rotate(const std::string& path, bool wait,
+                       const std::function<void(const std::string&)>& progress);
+
+    /// Session.SetRotationSchedule({timer-us, size-bytes}) (0 = not used).
+    void set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
+                               std::uint64_t size_bytes);
 
     /// Session.Destroy(options) on the session at `path`.
     void destroy(const std::string& path);

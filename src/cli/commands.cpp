@@ -31,7 +31,7 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
         output = absolute_output_path(*args.output, std::filesystem::current_path());
     }
     const std::string path =
-        bus.create_session(args.name, create_session_options(output, args.snapshot));
+        bus.create_session(args.name, create_session_options(output, args.snapshot, args.buffers));
     out << format_created(fetch_session(bus, path));
 }
 
@@ -67,6 +67,17 @@ void run_start(BusClient& bus, const std::string& name, std::ostream& out) {
 void run_stop(BusClient& bus, const std::string& name, std::ostream& out) {
     bus.stop(bus.get_session(name));
     out << format_stopped(name);
+}
+
+void run_rotate(BusClient& bus, const std::string& name, bool wait, std::ostream& out,
+                std::ostream& progress) {
+    const std::string archive =
+        bus.rotate(bus.get_session(name), wait, [&](const std::string& line) {
+            progress << line << '\n' << std::flush;
+        });
+    out << (wait ? "Rotation of session " + name + " complete: "
+                 : "Rotation of session " + name + " under way, archive: ")
+        << archive << '\n';
 }
 
 void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out) {

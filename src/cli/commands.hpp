@@ -12,8 +12,9 @@ namespace tracectl::cli {
 /// Arguments of `tracectl create`.
 struct CreateArgs {
     std::string name;
-    std::optional<std::string> output; ///< --output DIR as typed (may be relative)
-    bool snapshot = false;             ///< --snapshot
+    std::optional<std::string> output;  ///< --output DIR as typed (may be relative)
+    bool snapshot = false;              ///< --snapshot
+    std::optional<std::string> buffers; ///< --buffers per-uid|per-pid
 };
 
 /// Arguments of `tracectl list` and `tracectl show`.
@@ -50,5 +51,10 @@ void run_stop(BusClient& bus, const std::string& name, std::ostream& out);
 /// Destroys the session called `args.name`, or with `args.all` every session ListSessions
 /// returns (sessions that vanish meanwhile are skipped); prints one line per session destroyed.
 void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out);
+
+/// `tracectl rotate NAME [--wait]`: prints the archive's folder on `out`;
+/// with `wait`, once it is complete, with progress lines on `progress`.
+void run_rotate(BusClient& bus, const std::string& name, bool wait, std::ostream& out,
+                std::ostream& progress);
 
 } // namespace tracectl::cli

@@ -18,13 +18,17 @@ std::string absolute_output_path(std::string_view dir, const std::filesystem::pa
 }
 
 std::map<std::string, std::string>
-create_session_options(const std::optional<std::string>& output_path, bool snapshot) {
+create_session_options(const std::optional<std::string>& output_path, bool snapshot,
+                       const std::optional<std::string>& buffers) {
     std::map<std::string, std::string> options;
     if (output_path) {
         options.emplace("output-path", *output_path);
     }
     if (snapshot) {
         options.emplace("mode", "snapshot");
+    }
+    if (buffers) {
+        options.emplace("buffer-ownership", *buffers);
     }
     return options;
 }

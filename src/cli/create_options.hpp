@@ -15,9 +15,11 @@ namespace tracectl::cli {
 std::string absolute_output_path(std::string_view dir, const std::filesystem::path& cwd);
 
 /// The CreateSession options, every value a D-Bus string: "output-path" when an output folder
-/// is given (passed as is: make it absolute first), "mode" = "snapshot" when `snapshot`.
+/// is given (passed as is: make it absolute first), "mode" = "snapshot" when `snapshot`,
+/// "buffer-ownership" = `buffers` ("per-uid" or "per-pid", the daemon checks) when given.
 /// Keys left out take the daemon's defaults.
 std::map<std::string, std::string>
-create_session_options(const std::optional<std::string>& output_path, bool snapshot);
+create_session_options(const std::optional<std::string>& output_path, bool snapshot,
+                       const std::optional<std::string>& buffers = std::nullopt);
 
 } // namespace tracectl::cli

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "error_report.hpp"
 #include "exit_status.hpp"
+#include "quantities.hpp"
 #include "trace_commands.hpp"
 #include "utf8.hpp"
 
@@ -53,6 +54,13 @@ struct CommandLine {
     bool apps_tracepoints = false;
     bool apps_json = false;
     std::string view_session;
+    std::string rotate_name;
+    bool rotate_wait = false;
+    std::string er_name;
+    std::string er_timer;
+    std::string er_size;
+    std::uint64_t er_timer_us = 0;
+    std::uint64_t er_size_bytes = 0;
 };
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
@@ -114,6 +122,12 @@ ExitStatus run(int argc, char** argv) {
             ->type_name("DIR");
     create->add_flag("--snapshot", cl.create.snapshot,
                      "Snapshot mode (flight recorder); not supported yet: the daemon refuses it");
+    create
+        ->add_option("--buffers", cl.create.buffers,
+                     "Buffer ownership: per-uid (one buffer set per user, the default) or "
+                     "per-pid (one per application, written under ust/pid/)")
+        ->check(CLI::IsMember({"per-uid", "per-pid"}))
+        ->type_name("per-uid|per-pid");
     create->footer("Creates a session owned by you, in state \"created\"; tracing begins with\n"
                    "'tracectl start NAME'.\n\n"
                    "Example:\n  tracectl create web-latency --output ./traces/web-latency");
@@ -151,6 +165,34 @@ ExitStatus run(int argc, char** argv) {
     destroy->footer("Stops tracing if needed and removes the session (give NAME or --all).\n"
                     "The trace files stay on disk.\n\n"
                     "Example:\n  tracectl destroy web-latency\n  tracectl destroy --all");
+
+    auto* rotate = app.add_subcommand("rotate", "Archive the current trace chunk of a session");
+    rotate->add_option("NAME", cl.rotate_name, "Name of the session")->required();
+    rotate->add_flag("--wait", cl.rotate_wait,
+                     "Return once the archive is complete (RotationCompleted), showing progress "
+                     "on standard error meanwhile");
+    rotate->footer("Closes the current trace chunk and goes on in a new one; the closed chunk\n"
+                   "becomes a complete trace in OUTPUT/archives/BEGIN-END-INDEX/, whose path is\n"
+                   "printed. Allowed once the session has started (active or stopped).\n\n"
+                   "Example:\n  tracectl rotate web-latency --wait");
+
+    auto* enable_rotation =
+        app.add_subcommand("enable-rotation", "Rotate a session on a period and/or a size");
+    enable_rotation->add_option("NAME", cl.er_name, "Name of the session")->required();
+    auto* er_timer = enable_rotation
+                         ->add_option("--timer", cl.er_timer,
+                                      "Rotate every PERIOD while active (10s, 500ms, 2m, 1h; "
+                                      "at least 10ms); 0 turns it off")
+                         ->type_name("PERIOD");
+    auto* er_size =
+        enable_rotation
+            ->add_option("--size", cl.er_size,
+                         "Rotate once the current chunk holds SIZE (100M, 4K, 1G); 0 turns it off")
+            ->type_name("SIZE");
+    enable_rotation->footer(
+        "Sets the session's rotation schedule (replacing any earlier one);\n"
+        "give --timer, --size or both.\n\n"
+        "Example:\n  tracectl enable-rotation web-latency --timer 10s --size 100M");
 
     auto* enable_event = app.add_subcommand("enable-event", "Record events of LTTng-UST apps");
     bool ee_userspace = false;
@@ -246,6 +288,23 @@ ExitStatus run(int argc, char** argv) {
         if (create_output->count() > 0 && cl.create_output.empty()) {
             throw CLI::ValidationError("--output", "needs a folder");
         }
+        if (enable_rotation->parsed()) {
+            if (er_timer->count() == 0 && er_size->count() == 0) {
+                throw CLI::ValidationError("enable-rotation", "give --timer, --size or both");
+            }
+            const auto timer = er_timer->count() > 0 ? parse_duration_us(cl.er_timer) : 0;
+            const auto size = er_size->count() > 0 ? parse_size_bytes(cl.er_size) : 0;
+            if (!timer) {
+                throw CLI::ValidationError("--timer",
+                                           "'" + cl.er_timer + "' is not a period (e.g. 10s)");
+            }
+            if (!size) {
+                throw CLI::ValidationError("--size",
+                                           "'" + cl.er_size + "' is not a size (e.g. 100M)");
+            }
+            cl.er_timer_us = *timer;
+            cl.er_size_bytes = *size;
+        }
         // D-Bus strings are UTF-8: a name that is not cannot even be sent.
         for (const std::string* name :
              {&cl.create.name, &cl.show.name, &cl.start_name, &cl.stop_name, &cl.destroy_name}) {
@@ -334,6 +393,11 @@ ExitStatus run(int argc, char** argv) {
         run_stop(bus, cl.stop_name, std::cout);
     } else if (destroy->parsed()) {
         run_destroy(bus, cl.destroy, std::cout);
+    } else if (enable_rotation->parsed()) {
+        bus.set_rotation_schedule(bus.get_session(cl.er_name), cl.er_timer_us, cl.er_size_bytes);
+        std::cout << "Rotation schedule of session " << cl.er_name << " set.\n";
+    } else if (rotate->parsed()) {
+        run_rotate(bus, cl.rotate_name, cl.rotate_wait, std::cout, std::cerr);
     } else if (enable_event->parsed()) {
         run_enable_event(bus, cl.enable_event, std::cout);
     } else if (enable_channel->parsed()) {

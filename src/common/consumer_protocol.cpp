@@ -153,6 +153,19 @@ void validate(const PushMetadata& m) {
 void validate(const FlushChannel&) {}
 void validate(const DestroyChannel&) {}
 void validate(const Shutdown&) {}
+void validate(const Rotate& m) {
+    if (!m.oldChunk.empty() && !isSafeRelativeDir(m.oldChunk))
+        throw ProtocolError("Rotate.oldChunk: not \"\" or a safe relative directory");
+    if (!isSafeRelativeDir(m.newChunk))
+        throw ProtocolError("Rotate.newChunk: not a safe relative directory");
+    if (!isSafeRelativeDir(m.archive))
+        throw ProtocolError("Rotate.archive: not a safe relative directory");
+    if (m.newChunk == m.oldChunk || m.archive == m.newChunk || m.archive == m.oldChunk)
+        throw ProtocolError("Rotate: old chunk, new chunk and archive must differ");
+}
+void validate(const RotationCompleted& m) {
+    checkText(m.message, "RotationCompleted.message", kMaxText);
+}
 void validate(const Ok&) {}
 void validate(const ErrorReply& m) {
     switch (m.code) {
@@ -212,6 +225,17 @@ void put(Writer& w, const DestroyChannel& m) {
     w.u64(m.key);
 }
 void put(Writer&, const Shutdown&) {}
+void put(Writer& w, const Rotate& m) {
+    w.u64(m.id);
+    w.string(m.oldChunk);
+    w.string(m.newChunk);
+    w.string(m.archive);
+}
+void put(Writer& w, const RotationCompleted& m) {
+    w.u64(m.id);
+    w.boolean(m.ok);
+    w.string(m.message);
+}
 void put(Writer&, const Ok&) {}
 void put(Writer& w, const ErrorReply& m) {
     w.u32(static_cast<std::uint32_t>(m.code));
@@ -264,6 +288,21 @@ Message getPushMetadata(Reader& r) {
     m.bytes = r.string("PushMetadata.bytes", kMaxMetadataChunk);
     return m;
 }
+Message getRotate(Reader& r) {
+    Rotate m;
+    m.id = r.u64();
+    m.oldChunk = r.string("Rotate.oldChunk", kMaxOutputDir);
+    m.newChunk = r.string("Rotate.newChunk", kMaxOutputDir);
+    m.archive = r.string("Rotate.archive", kMaxOutputDir);
+    return m;
+}
+Message getRotationCompleted(Reader& r) {
+    RotationCompleted m;
+    m.id = r.u64();
+    m.ok = r.boolean("RotationCompleted.ok");
+    m.message = r.string("RotationCompleted.message", kMaxText);
+    return m;
+}
 Message getErrorReply(Reader& r) {
     ErrorReply m;
     m.code = static_cast<ErrorKind>(r.u32());
@@ -283,6 +322,8 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::Error:
     case MessageType::HelloReply:
     case MessageType::ChannelCreated:
+    case MessageType::Rotate:
+    case MessageType::RotationCompleted:
         return true;
     }
     return false;
@@ -324,6 +365,10 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::Shutdown;
             else if constexpr (std::is_same_v<T, Ok>)
                 return MessageType::Ok;
+            else if constexpr (std::is_same_v<T, Rotate>)
+                return MessageType::Rotate;
+            else if constexpr (std::is_same_v<T, RotationCompleted>)
+                return MessageType::RotationCompleted;
             else
                 return MessageType::Error;
         },
@@ -352,6 +397,10 @@ std::string_view messageName(MessageType type) noexcept {
         return "HelloReply";
     case MessageType::ChannelCreated:
         return "ChannelCreated";
+    case MessageType::Rotate:
+        return "Rotate";
+    case MessageType::RotationCompleted:
+        return "RotationCompleted";
     }
     return "unknown";
 }
@@ -457,6 +506,12 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::Error:
         m = getErrorReply(r);
+        break;
+    case MessageType::Rotate:
+        m = getRotate(r);
+        break;
+    case MessageType::RotationCompleted:
+        m = getRotationCompleted(r);
         break;
     default:
         throw ProtocolError("unknown message type");

@@ -2,7 +2,10 @@
 //
 // Transport: one connected AF_UNIX SOCK_STREAM socket (a socketpair); the
 // consumer has its end as stdin. The daemon sends requests, the consumer
-// answers each with exactly one reply, in order. Nothing is sent unsolicited.
+// answers each with exactly one reply, in order. The one exception (version 2):
+// RotationCompleted, which the consumer sends on its own when a rotation it
+// accepted is over; it may come before or after any reply, never inside a
+// frame or inside liblttng-ust-ctl's byte stream after ChannelCreated.
 //
 // Frame: a 12-byte header then `length` payload bytes, all integers
 // little-endian whatever the host:
@@ -33,6 +36,10 @@
 //       (readMessage() never does). Or Error, and nothing follows.
 //   daemon: PushMetadata / FlushChannel / DestroyChannel / Shutdown
 //                                    consumer: Ok or Error.
+//   daemon: Rotate{id, ...}          consumer: Ok (the rotation is under way) or
+//       Error; later, unsolicited, RotationCompleted{id, ok, message} once every
+//       stream has passed its sampled position (or was drained and closed)
+//       and the old chunk was moved to its archive folder.
 // After Shutdown's Ok the consumer exits.
 #pragma once
 
@@ -51,7 +58,7 @@
 namespace tracectl::consumer_protocol {
 
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;        ///< 2: Rotate, RotationCompleted
 inline constexpr std::size_t kHeaderSize = 12;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -72,11 +79,13 @@ enum class MessageType : std::uint16_t {
     FlushChannel = 0x04,
     DestroyChannel = 0x05,
     Shutdown = 0x06,
+    Rotate = 0x07,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
     HelloReply = 0x83,
     ChannelCreated = 0x84,
+    RotationCompleted = 0x85, ///< unsolicited (see above)
 };
 
 /// Opens the conversation. Payload: u32 protocolVersion, string version.
@@ -164,6 +173,34 @@ struct Shutdown {
     bool operator==(const Shutdown&) const = default;
 };
 
+/// Closes the current trace chunk and opens `newChunk`: channels created from
+/// now on, and every stream once it has been read past the position it had
+/// produced when this request arrived (after a flush), write below
+/// `<output root>/<newChunk>/`; the metadata of every trace is written whole
+/// into the new chunk at once. When every stream has switched (a stream
+/// drained and closed meanwhile counts too), the old chunk is moved to
+/// `<output root>/<archive>/` (`oldChunk` "" is the output root itself: its
+/// "ust" folder moves) and RotationCompleted{id} follows. One rotation at a
+/// time (a second one is InvalidArgument). Payload: u64 id, string
+/// oldChunk, string newChunk, string archive; newChunk and archive are
+/// safe relative dirs (isSafeRelativeDir), oldChunk is "" or one.
+struct Rotate {
+    std::uint64_t id = 0;
+    std::string oldChunk;
+    std::string newChunk;
+    std::string archive;
+    bool operator==(const Rotate&) const = default;
+};
+
+/// Unsolicited: rotation `id` is over. `ok` false: the archive may be
+/// incomplete, `message` says why. Payload: u64 id, bool ok, string message.
+struct RotationCompleted {
+    std::uint64_t id = 0;
+    bool ok = true;
+    std::string message;
+    bool operator==(const RotationCompleted&) const = default;
+};
+
 /// Success. Empty payload.
 struct Ok {
     bool operator==(const Ok&) const = default;
@@ -187,8 +224,9 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
-                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply>;
+using Message =
+    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
+                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

@@ -4,8 +4,10 @@
 
 #include <cerrno>
 #include <lttng/ust-ctl.h>
+#include <optional>
 #include <system_error>
 #include <unistd.h>
+#include <utility>
 
 namespace tracectl::consumer {
 
@@ -41,7 +43,8 @@ UstChannel::Attributes attributesFor(const cp::CreateChannel& r) {
 } // namespace
 
 Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel& request)
-    : key_(request.key), name_(request.name), ust_(attributesFor(request)), loop_(loop) {
+    : key_(request.key), name_(request.name), outputDir_(request.outputDir),
+      ust_(attributesFor(request)), loop_(loop) {
     if (request.monitorTimerUsec != 0)
         log::debug("channel " + name_ + ": monitor timer requested, not implemented");
     OutputDir dir = root.subdir(request.outputDir);
@@ -159,6 +162,59 @@ void Channel::flush() {
     }
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Io, firstError);
+}
+
+Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
+                                      const std::function<void()>& switched) noexcept {
+    std::uint32_t expected = 0;
+    std::string firstError;
+    std::optional<OutputDir> dir;
+    try {
+        dir.emplace(chunkRoot.subdir(outputDir_));
+    } catch (const std::exception& e) {
+        firstError = e.what();
+    }
+    if (ust_.isMetadata()) {
+        StreamReader& reader = *readers_.front();
+        ++expected;
+        try {
+            if (!dir)
+                throw RequestError(cp::ErrorKind::Io, firstError);
+            commitMetadata(); // all of it into the old chunk first
+            reader.drain();
+            reader.switchFiles(*dir);
+            metadataCommitted_ = 0; // then all of it again into the new one
+            commitMetadata();
+        } catch (const std::exception& e) {
+            reader.close();
+            if (firstError.empty())
+                firstError = e.what();
+        }
+        switched();
+    } else {
+        for (const auto& r : readers_) {
+            ++expected;
+            // Called exactly once per stream, whoever gets there first.
+            auto once = std::make_shared<bool>(false);
+            auto mine = [once, switched] {
+                if (!std::exchange(*once, true))
+                    switched();
+            };
+            try {
+                if (!dir)
+                    throw RequestError(cp::ErrorKind::Io, firstError);
+                r->rotate(*dir, mine);
+            } catch (const std::exception& e) {
+                if (firstError.empty())
+                    firstError = e.what();
+                r->close(); // a failed stream has nothing more for any chunk
+                mine();
+            }
+        }
+    }
+    if (!firstError.empty())
+        firstError = "channel " + name_ + ": " + firstError;
+    return {expected, firstError};
 }
 
 void Channel::drainAndClose(bool producersStopped) noexcept {

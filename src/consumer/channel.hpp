@@ -9,6 +9,7 @@
 #include "ust_channel.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,18 @@ public:
     /// trying every stream.
     void flush();
 
+    /// Rotation to the chunk `chunkRoot` (see StreamReader::rotate): data
+    /// streams switch once read past their sampled position; the metadata
+    /// stream switches at once and the whole metadata is written again into
+    /// the new chunk. `switched` is called once per stream (maybe before
+    /// this returns). Streams that fail are closed (and count as switched).
+    /// Never throws.
+    struct RotateResult {
+        std::uint32_t expected = 0; ///< calls of `switched` to expect
+        std::string error;          ///< the first failure, "" if none
+    };
+    RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched) noexcept;
+
     /// Final drain before destruction. `producersStopped`: the daemon stopped
     /// the apps (flush_buffer(stream, 0) closes even empty packets); otherwise
     /// producers may still write (flush_buffer(stream, 1)). Then closes every
@@ -80,7 +93,8 @@ private:
 
     std::uint64_t key_;
     std::string name_;
-    UstChannel ust_; // declared before readers_: streams must go first
+    std::string outputDir_; // trace-relative, below the chunk root
+    UstChannel ust_;        // declared before readers_: streams must go first
     std::vector<std::unique_ptr<StreamReader>> readers_;
     EventLoop& loop_;
     EventSourcePtr hangUpSource_;

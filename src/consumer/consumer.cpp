@@ -47,7 +47,7 @@ std::string truncated(std::string s) {
 } // namespace
 
 Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root)
-    : loop_(loop), sock_(std::move(socket)), root_(std::move(root)) {
+    : loop_(loop), sock_(std::move(socket)), root_(std::move(root)), chunkRoot_(root_.subdir("")) {
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
         throw std::system_error(errno, std::generic_category(), "fcntl(command socket)");
@@ -152,6 +152,10 @@ void Consumer::dispatch(cp::Message&& request) {
             createChannel(*create);
             return;
         }
+        if (const auto* rot = std::get_if<cp::Rotate>(&request)) {
+            rotate(*rot);
+            return;
+        }
         if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
             channel(push->key).pushMetadata(push->offset, push->bytes);
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
@@ -182,7 +186,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
-    auto ch = std::make_unique<Channel>(loop_, root_, request);
+    auto ch = std::make_unique<Channel>(loop_, chunkRoot_, request);
     Channel& created = *ch;
     channels_.emplace(request.key, std::move(ch));
     log::info("channel " + std::to_string(request.key) + " (" +
@@ -199,6 +203,68 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
         const auto* ust = dynamic_cast<const UstError*>(&e);
         stop(ust != nullptr && ust->code() == -EPIPE ? ExitDaemonLost : ExitFailure);
     }
+}
+
+void Consumer::rotate(const cp::Rotate& request) {
+    if (rotation_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "rotation " + std::to_string(rotation_->request.id) +
+                               " is still under way");
+    OutputDir next = root_.subdir(request.newChunk); // throws: nothing changed yet
+    chunkRoot_ = std::move(next);
+    rotation_ = Rotation{request, 0, true, {}};
+    log::info("rotation " + std::to_string(request.id) + ": new chunk " + request.newChunk);
+    const std::uint64_t id = request.id;
+    for (auto& [key, ch] : channels_) {
+        const Channel::RotateResult r = ch->rotate(chunkRoot_, [this, id] { streamSwitched(id); });
+        rotation_->pending += r.expected;
+        if (!r.error.empty()) {
+            log::warning("rotation " + std::to_string(id) + ": " + r.error);
+            if (rotation_->firstError.empty())
+                rotation_->firstError = r.error;
+        }
+    }
+    // Streams that switched at once were counted down before being counted
+    // up: the sum only settles here. Ok first, then maybe RotationCompleted.
+    rotation_->asking = false;
+    if (!reply(cp::Ok{}))
+        return;
+    ++rotation_->pending;
+    streamSwitched(id);
+}
+
+void Consumer::streamSwitched(std::uint64_t id) {
+    if (!rotation_ || rotation_->request.id != id)
+        return;
+    if (--rotation_->pending != 0 || rotation_->asking)
+        return;
+    Rotation done = std::move(*rotation_);
+    rotation_.reset();
+    const cp::Rotate& r = done.request;
+    std::string error = done.firstError;
+    try {
+        const auto slash = r.archive.rfind('/');
+        const OutputDir parent =
+            root_.subdir(slash == std::string::npos ? "" : r.archive.substr(0, slash));
+        const std::string leaf =
+            slash == std::string::npos ? r.archive : r.archive.substr(slash + 1);
+        if (r.oldChunk.empty()) {
+            // The first chunk is the output folder itself: its domains move.
+            const OutputDir archive = root_.subdir(r.archive);
+            for (const char* domain : {"ust", "kernel"})
+                if (root_.has(domain))
+                    root_.moveEntry(domain, archive, domain);
+        } else {
+            root_.moveEntry(r.oldChunk, parent, leaf);
+        }
+    } catch (const std::exception& e) {
+        if (error.empty())
+            error = std::string("archiving the chunk: ") + e.what();
+    }
+    log::info("rotation " + std::to_string(r.id) + ": chunk archived as " + r.archive +
+              (error.empty() ? "" : " (incomplete: " + error + ")"));
+    if (!stopping_)
+        reply(cp::RotationCompleted{r.id, error.empty(), truncated(error)});
 }
 
 bool Consumer::reply(const cp::Message& m) noexcept {

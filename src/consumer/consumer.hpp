@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace tracectl::consumer {
 
@@ -47,6 +49,11 @@ private:
     void readRequests();
     void dispatch(consumer_protocol::Message&& request);
     void createChannel(const consumer_protocol::CreateChannel& request);
+    /// Starts rotation `request` (see consumer_protocol::Rotate).
+    void rotate(const consumer_protocol::Rotate& request);
+    /// One stream of rotation `id` switched; the last one archives the old
+    /// chunk and tells the daemon.
+    void streamSwitched(std::uint64_t id);
     Channel& channel(std::uint64_t key);
     /// Sends `m`; on failure logs, stops with ExitDaemonLost, returns false.
     bool reply(const consumer_protocol::Message& m) noexcept;
@@ -54,6 +61,14 @@ private:
     EventLoop& loop_;
     UniqueFd sock_;
     OutputDir root_;
+    OutputDir chunkRoot_; // where new channels go: root_ until the first rotation
+    struct Rotation {
+        consumer_protocol::Rotate request;
+        std::int64_t pending = 0; // streams not switched yet (counted down first, maybe)
+        bool asking = true;       // still asking the channels: not done whatever pending says
+        std::string firstError;
+    };
+    std::optional<Rotation> rotation_;
     consumer_protocol::MessageReader reader_;
     EventSourcePtr source_;
     std::map<std::uint64_t, std::unique_ptr<Channel>> channels_;

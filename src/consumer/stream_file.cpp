@@ -71,6 +71,18 @@ UniqueFd OutputDir::createFile(std::string_view name) const {
     return fd;
 }
 
+void OutputDir::moveEntry(std::string_view from, const OutputDir& toDir,
+                          std::string_view to) const {
+    const std::string f(from), t(to);
+    if (::renameat(fd_.get(), f.c_str(), toDir.fd(), t.c_str()) < 0)
+        throwErrno(errno, "rename " + f + " to " + t);
+}
+
+bool OutputDir::has(std::string_view name) const noexcept {
+    struct stat st {};
+    return ::fstatat(fd_.get(), std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 StreamFile::StreamFile(const OutputDir& dir, std::string_view name) : fd_(dir.createFile(name)) {}
 
 void StreamFile::write(const void* data, std::size_t size) {

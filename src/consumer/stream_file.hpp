@@ -38,6 +38,13 @@ public:
 
     int fd() const noexcept { return fd_.get(); }
 
+    /// Renames the entry `from` of this directory to `to` in `toDir`
+    /// (renameat(2); `to` must not exist, or be an empty directory).
+    /// Throws std::system_error.
+    void moveEntry(std::string_view from, const OutputDir& toDir, std::string_view to) const;
+    /// True if this directory has an entry `name`.
+    bool has(std::string_view name) const noexcept;
+
 private:
     explicit OutputDir(UniqueFd fd) : fd_(std::move(fd)) {}
     UniqueFd fd_;

@@ -70,6 +70,67 @@ void StreamReader::close() noexcept {
         index_->close();
     stream_.reset();
     waitFd_ = -1;
+    if (pendingSwitch_) {
+        // Closed before it got there: everything it had is in the old chunk.
+        auto switched = std::move(pendingSwitch_->switched);
+        pendingSwitch_.reset();
+        if (switched)
+            switched();
+    }
+}
+
+void StreamReader::switchFiles(const OutputDir& next) {
+    file_ = StreamFile(next, name_);
+    if (index_)
+        index_.emplace(next, name_);
+}
+
+void StreamReader::rotate(const OutputDir& next, std::function<void()> switched) {
+    if (!isOpen()) {
+        switched();
+        return;
+    }
+    if (pendingSwitch_)
+        throw StreamError("stream " + name_ + ": a rotation is already under way");
+    flush(true);
+    lttng_ust_ctl_consumer_stream* s = stream_.get();
+    unsigned long produced = 0, consumed = 0, subbuf = 0;
+    if (lttng_ust_ctl_snapshot_sample_positions(s) < 0 ||
+        lttng_ust_ctl_snapshot_get_produced(s, &produced) < 0 ||
+        lttng_ust_ctl_snapshot_get_consumed(s, &consumed) < 0 ||
+        lttng_ust_ctl_get_max_subbuf_size(s, &subbuf) < 0 || subbuf == 0)
+        fail("sampling the positions for a rotation failed");
+    // The end of the whole sub-buffers produced before the sample; a packet
+    // begun after the flush belongs to the new chunk (waiting for it to fill
+    // could take for ever).
+    const std::uint64_t whole = produced >= consumed ? (produced - consumed) / subbuf : 0;
+    OutputDir dir = next.subdir("");
+    pendingSwitch_ = PendingSwitch{consumed + whole * subbuf, std::move(dir), std::move(switched)};
+    switchIfDue();
+    drain();
+}
+
+void StreamReader::switchIfDue() {
+    if (!pendingSwitch_)
+        return;
+    // Positions, not a count of packets: in overwrite mode the producer
+    // pushes the read position past sub-buffers it overwrites.
+    lttng_ust_ctl_consumer_stream* s = stream_.get();
+    unsigned long consumed = 0;
+    if (lttng_ust_ctl_snapshot_sample_positions(s) < 0 ||
+        lttng_ust_ctl_snapshot_get_consumed(s, &consumed) < 0)
+        throw StreamError("sampling the read position for a rotation failed");
+    if (consumed < pendingSwitch_->switchAt)
+        return;
+    PendingSwitch p = std::move(*pendingSwitch_);
+    pendingSwitch_.reset();
+    try {
+        switchFiles(p.next);
+    } catch (const std::exception& e) {
+        p.switched();
+        throw StreamError(std::string("opening its files in the new chunk: ") + e.what());
+    }
+    p.switched();
 }
 
 void StreamReader::fail(const std::string& what) {
@@ -115,6 +176,9 @@ std::size_t StreamReader::drain() {
 void StreamReader::consumeCurrent() {
     lttng_ust_ctl_consumer_stream* s = stream_.get();
     PutGuard guard(s);
+    // This packet starts at the read position: past the sampled one (the
+    // producer pushed it, overwriting), it is the new chunk's.
+    switchIfDue();
 
     unsigned long padded = 0;
     check(lttng_ust_ctl_get_padded_subbuf_size(s, &padded), "lttng_ust_ctl_get_padded_subbuf_size");
@@ -163,6 +227,9 @@ void StreamReader::consumeCurrent() {
         }
         lastDiscarded_ = entry.eventsDiscarded;
     }
+    // Read up to the sampled position: the next packet goes to the new chunk
+    // (checked now, or a stream with nothing more to read never switches).
+    switchIfDue();
 }
 
 void StreamReader::flush(bool producerActive) {

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,17 @@ public:
     /// (idempotent). Data still in the buffer is lost: drain first.
     void close() noexcept;
 
+    /// Rotation (data streams): flush(true), sample the produced and
+    /// consumed positions, and keep writing into the current files until the
+    /// sub-buffers produced before the sample have been read; then the files
+    /// go on in `next` (same names) and `switched` is called, once. A closed
+    /// stream, or one closed before it gets there, calls `switched` at once
+    /// (at close): it has nothing more to write. Throws StreamError.
+    void rotate(const OutputDir& next, std::function<void()> switched);
+    /// Closes the current files and goes on in `next` at once (the metadata
+    /// stream, which only this process writes). Throws std::system_error.
+    void switchFiles(const OutputDir& next);
+
     /// The ust-ctl stream (to send it to the daemon); empty once closed.
     const UstStream& ustStream() const noexcept { return stream_; }
 
@@ -85,6 +97,16 @@ private:
     static int onWaitFd(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void emptyWakeupPipe() noexcept;
     void consumeCurrent();
+    /// Switches files if a rotation is pending and the read position has
+    /// reached the sampled one. Throws StreamError without closing (the
+    /// caller may hold a sub-buffer; drain() closes).
+    void switchIfDue();
+    struct PendingSwitch {
+        std::uint64_t switchAt = 0; ///< read position from which packets go to `next`
+        OutputDir next;
+        std::function<void()> switched;
+    };
+    std::optional<PendingSwitch> pendingSwitch_;
     [[noreturn]] void fail(const std::string& what);
 
     std::string name_;

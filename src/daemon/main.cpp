@@ -82,6 +82,35 @@ public:
             std::move(done));
     }
 
+    void rotate(std::string id, Rotated started, Rotated completed) override {
+        thread_->submit([this, id = std::move(id), started = std::move(started),
+                         completed = std::move(completed)] {
+            std::optional<tracectl::Error> error;
+            std::string path;
+            try {
+                path = tracer_.rotate(
+                    id, [this, completed](std::optional<tracectl::Error> e, const std::string& p) {
+                        loop_.post([completed, e, p] { completed(e, p); });
+                    });
+            } catch (const tracectl::Error& e) {
+                error = e;
+            }
+            loop_.post([started, error, path] { started(error, path); });
+        });
+    }
+
+    void setRotationSchedule(std::string id, tracectl::RotationSchedule schedule, Rotated started,
+                             Rotated completed, Done done) override {
+        auto onLoop = [this](Rotated f) {
+            return [this, f](std::optional<tracectl::Error> e, const std::string& p) {
+                loop_.post([f, e, p] { f(e, p); });
+            };
+        };
+        run([this, id = std::move(id), schedule, s = onLoop(std::move(started)),
+             c = onLoop(std::move(completed))] { tracer_.setRotationSchedule(id, schedule, s, c); },
+            std::move(done));
+    }
+
 private:
     void run(std::function<void()> work, Done done) {
         using tracectl::Error;
@@ -280,8 +309,8 @@ int run(const Options& o) {
     // A consumer that dies puts its session in state error, as soon as its
     // socket hangs up, with its unit's ActiveState/Result as the reason.
     tracer.watchConsumers(
-        [&appThread](int fd, std::function<void()> onHangUp) {
-            return appThread.watchHangUp(fd, std::move(onHangUp));
+        [&appThread](int fd, std::function<void()> onHangUp, uint32_t events) {
+            return appThread.watchHangUp(fd, std::move(onHangUp), events);
         },
         [&loop, &manager](const std::string& id, const std::string& why) {
             loop.post([&manager, id, why] { manager.sessionFailed(id, why); });

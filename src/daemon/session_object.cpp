@@ -3,6 +3,8 @@
 #include "bus_call.hpp"
 #include "channel_options.hpp"
 #include "common/log.hpp"
+#include "rotation_schedule_options.hpp"
+#include "session_name.hpp"
 #include "tracing/output_folder.hpp"
 
 #include <unistd.h>
@@ -49,7 +51,8 @@ void SessionObject::fail(const std::string& reason) {
                session_.id().uuid());
 }
 
-bool SessionObject::guarded(const char* member, const Pending& pending,
+template <typename P>
+bool SessionObject::guarded(const char* member, const P& pending,
                             const std::function<void()>& work) {
     try {
         handleCall(member, work);
@@ -60,8 +63,9 @@ bool SessionObject::guarded(const char* member, const Pending& pending,
     }
 }
 
+template <typename P>
 void SessionObject::authorize(const char* member, bool interactive,
-                              std::optional<auth::Action> extra, Pending pending,
+                              std::optional<auth::Action> extra, P pending,
                               std::function<void(const auth::Caller&)> next) {
     auth::Caller caller;
     try {
@@ -140,6 +144,7 @@ SessionSnapshot SessionObject::snapshot() const {
     s.outputPath = session_.config().outputPath;
     s.snapshotMode = session_.config().mode == SessionMode::Snapshot;
     s.tracesAllUsers = session_.tracesAllUsers();
+    s.perPid = session_.config().bufferOwnership == BufferOwnership::PerPid;
     s.creationTime =
         std::chrono::duration_cast<std::chrono::seconds>(session_.creationTime().time_since_epoch())
             .count();
@@ -238,6 +243,113 @@ void SessionObject::doDestroy(const Pending& pending) {
         onDestroy_(session_.id());
         pending->returnResults();
     });
+}
+
+void SessionObject::Rotate(sdbus::Result<std::string>&& result,
+                           std::map<std::string, sdbus::Variant> options) {
+    auto pending = std::make_shared<sdbus::Result<std::string>>(std::move(result));
+    bool interactive = false;
+    if (!guarded("Rotate", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+        return;
+    authorize("Rotate", interactive, std::nullopt, pending,
+              [this, pending](const auth::Caller&) { doRotate(pending); });
+}
+
+void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& pending) {
+    checkIdle("Rotate");
+    const SessionState state = session_.state();
+    if (state == SessionState::Created || state == SessionState::Error)
+        throw Error(ErrorCode::WrongState, "session '" + session_.config().name + "' is " +
+                                               std::string(toString(state)) +
+                                               ": only a started session rotates");
+    if (rotating_)
+        throw Error(ErrorCode::WrongState,
+                    "a rotation of session '" + session_.config().name + "' is under way");
+    rotating_ = true;
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    std::weak_ptr<bool> alive = alive_;
+    backend_.rotate(
+        session_.id().hex(),
+        [this, alive, pending](std::optional<Error> error, const std::string& path) {
+            if (alive.expired())
+                return pending->returnError(
+                    sdbus::Error(kUnknownObject, "the session was destroyed"));
+            if (error) {
+                rotating_ = false;
+                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+                pending->returnError(toBusError(*error));
+                return;
+            }
+            pending->returnResults(path);
+        },
+        [this, alive](std::optional<Error> error, const std::string& path) {
+            if (!alive.expired())
+                rotationEnded(error, path);
+        });
+}
+
+void SessionObject::rotationStarted() {
+    rotating_ = true;
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+}
+
+void SessionObject::rotationEnded(const std::optional<Error>& error, const std::string& path) {
+    rotating_ = false;
+    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    if (error) {
+        log::warning("session '" + session_.config().name + "': " + error->what(),
+                     session_.id().uuid());
+        emitRotationFailed(path, error->what());
+        return;
+    }
+    emitRotationCompleted(path);
+}
+
+void SessionObject::SetRotationSchedule(sdbus::Result<>&& result,
+                                        std::map<std::string, sdbus::Variant> options) {
+    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+    bool interactive = false;
+    RotationSchedule schedule;
+    if (!guarded("SetRotationSchedule", pending, [&] {
+            interactive = auth::takeInteractive(options);
+            schedule = readRotationSchedule(options);
+        }))
+        return;
+    authorize("SetRotationSchedule", interactive, std::nullopt, pending,
+              [this, pending, schedule](const auth::Caller&) {
+                  doSetRotationSchedule(pending, schedule);
+              });
+}
+
+void SessionObject::doSetRotationSchedule(const Pending& pending,
+                                          const RotationSchedule& schedule) {
+    std::weak_ptr<bool> alive = alive_;
+    backend_.setRotationSchedule(
+        session_.id().hex(), schedule,
+        [this, alive](std::optional<Error>, const std::string&) {
+            if (!alive.expired())
+                rotationStarted();
+        },
+        [this, alive](std::optional<Error> error, const std::string& path) {
+            if (!alive.expired())
+                rotationEnded(error, path);
+        },
+        [this, alive, pending, schedule](std::optional<Error> error) {
+            if (alive.expired())
+                return pending->returnError(
+                    sdbus::Error(kUnknownObject, "the session was destroyed"));
+            if (error) {
+                pending->returnError(toBusError(*error));
+                return;
+            }
+            log::info("session '" + session_.config().name + "': rotation schedule " +
+                          (schedule.any()
+                               ? "every " + std::to_string(schedule.timerUs) + " us / " +
+                                     std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
+                               : std::string("cleared")),
+                      session_.id().uuid());
+            pending->returnResults();
+        });
 }
 
 void SessionObject::AddChannel(sdbus::Result<>&& result, std::string domain, std::string name,
@@ -401,6 +513,8 @@ uint32_t SessionObject::Owner() {
 }
 std::string SessionObject::State() {
     checkReader();
+    if (rotating_ && session_.state() != SessionState::Error)
+        return "rotating";
     return std::string(toString(session_.state()));
 }
 std::string SessionObject::ErrorReason() {

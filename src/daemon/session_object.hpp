@@ -63,10 +63,19 @@ private:
                       std::string pattern, std::map<std::string, sdbus::Variant> options) override;
     void AddContext(sdbus::Result<>&& result, std::string domain, std::string channel,
                     std::string type, std::map<std::string, sdbus::Variant> options) override;
+    void Rotate(sdbus::Result<std::string>&& result,
+                std::map<std::string, sdbus::Variant> options) override;
+    void SetRotationSchedule(sdbus::Result<>&& result,
+                             std::map<std::string, sdbus::Variant> options) override;
 
     void doStart(const Pending& pending);
     void doStop(const Pending& pending);
     void doDestroy(const Pending& pending);
+    void doRotate(const std::shared_ptr<sdbus::Result<std::string>>& pending);
+    void doSetRotationSchedule(const Pending& pending, const RotationSchedule& schedule);
+    /// A rotation (asked for or scheduled) began / ended: State, signals.
+    void rotationStarted();
+    void rotationEnded(const std::optional<Error>& error, const std::string& path);
     /// `caller` held trace-all-users (or not): then the rule goes to the app thread.
     void doEnableEvents(const Pending& pending, std::string domain, std::string channel,
                         std::string pattern, std::map<std::string, sdbus::Variant> options);
@@ -76,12 +85,14 @@ private:
     /// (trace-kernel); then runs `next` on the loop, unless the session went
     /// away meanwhile (UnknownObject). A denial, or an sdbus::Error thrown by
     /// `next`, answers `pending`.
+    /// `P`: a shared_ptr to the sdbus::Result of the call.
+    template <typename P>
     void authorize(const char* member, bool interactive, std::optional<auth::Action> extra,
-                   Pending pending, std::function<void(const auth::Caller&)> next);
+                   P pending, std::function<void(const auth::Caller&)> next);
     /// Runs `work`; if it throws, answers `pending` with the error and
     /// returns false.
-    static bool guarded(const char* member, const Pending& pending,
-                        const std::function<void()>& work);
+    template <typename P>
+    static bool guarded(const char* member, const P& pending, const std::function<void()>& work);
     /// What the app thread needs of this session.
     SessionSnapshot snapshot() const;
     /// Throws WrongState while a Start/Stop/Destroy is in flight.
@@ -115,6 +126,7 @@ private:
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     bool busy_ = false; ///< a Start/Stop/Destroy awaits the app thread
     bool retired_ = false;
+    bool rotating_ = false; ///< a Rotate began and has not completed: State "rotating"
 };
 
 } // namespace tracectl

@@ -30,8 +30,7 @@ BufferOwnership parseBufferOwnership(const std::optional<std::string>& b) {
     if (!b || *b == "per-uid")
         return BufferOwnership::PerUid;
     if (*b == "per-pid")
-        throw Error(ErrorCode::InvalidArgument,
-                    "buffer-ownership 'per-pid' is not supported by this version; use 'per-uid'");
+        return BufferOwnership::PerPid;
     throw Error(ErrorCode::InvalidArgument,
                 "buffer-ownership " + quoteForMessage(*b) + " is not one of 'per-uid', 'per-pid'");
 }

@@ -25,6 +25,16 @@ public:
     /// apps (those registered already join at once if it runs).
     virtual void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers,
                               Done done) = 0;
+    /// Called on the D-Bus thread with the outcome and the archive's path.
+    using Rotated = std::function<void(std::optional<Error>, std::string path)>;
+    /// A rotation (UstTracer::rotate): `started` once the consumer has begun
+    /// (or with the error), then, if it began, `completed` once the archive
+    /// is complete (or with why it is not).
+    virtual void rotate(std::string idHex, Rotated started, Rotated completed) = 0;
+    /// UstTracer::setRotationSchedule; `started`/`completed` are told of
+    /// each scheduled rotation, `done` once the schedule is in place.
+    virtual void setRotationSchedule(std::string idHex, RotationSchedule schedule, Rotated started,
+                                     Rotated completed, Done done) = 0;
 };
 
 } // namespace tracectl

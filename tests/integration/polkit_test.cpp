@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -262,6 +263,8 @@ TEST_F(Polkit, BobNeitherSeesNorControlsAlicesSession) {
         {"AddContext", {"'ust'", "''", "'vpid'"}},
         {"AddChannel", {"'ust'", "'bobs'"}},
         {"EnableEvents", {"'ust'", "''", "'*'"}},
+        {"Rotate", {}},
+        {"SetRotationSchedule", {}},
     };
     for (const auto& a : attempts) {
         auto args = a.args;
@@ -276,6 +279,7 @@ TEST_F(Polkit, BobNeitherSeesNorControlsAlicesSession) {
     }
     EXPECT_EQ(stateOf(path), "active");
     SessionClient s(*bus_, path);
+    EXPECT_FALSE(std::filesystem::exists(s.OutputPath() + "/archives")) << "bob rotated it";
     EXPECT_EQ(s.Events().size(), 1u);
     EXPECT_EQ(s.Channels().size(), 1u);
     EXPECT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Stop", {"{}"})),

@@ -60,6 +60,10 @@ void SignalRecorder::onSignal(sdbus::Message& msg) {
         for (const auto& [name, value] : changed)
             lines.push_back("PropertiesChanged " + msg.getPath() + " " + name + "=" +
                             describe(value));
+    } else if (member == "RotationCompleted" || member == "RotationFailed") {
+        std::string archive;
+        msg >> archive;
+        lines.push_back(member + " " + msg.getPath() + " " + archive);
     } else {
         lines.push_back(member + " " + msg.getPath());
     }

@@ -23,13 +23,18 @@ public:
     ~ManagerClient() { unregisterProxy(); }
 };
 
-class SessionClient : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Session_proxy> {
+class SessionClient final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Session_proxy> {
 public:
     SessionClient(sdbus::IConnection& bus, const std::string& path)
         : ProxyInterfaces(bus, kService, path) {
         registerProxy();
     }
     ~SessionClient() { unregisterProxy(); }
+
+private:
+    // The signals are followed with SignalRecorder, which sees every client's.
+    void onRotationCompleted(const std::string&) override {}
+    void onRotationFailed(const std::string&, const std::string&) override {}
 };
 
 class ApplicationClient

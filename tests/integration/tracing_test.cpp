@@ -69,6 +69,15 @@ protected:
         return lines;
     }
 
+    /// babeltrace2's text output split into lines.
+    static std::vector<std::string> readTraceText(const std::string& out) {
+        std::vector<std::string> lines;
+        std::istringstream in(out);
+        for (std::string line; std::getline(in, line);)
+            lines.push_back(line);
+        return lines;
+    }
+
     static std::size_t countOf(const std::vector<std::string>& lines, const std::string& what) {
         std::size_t n = 0;
         for (const auto& l : lines)
@@ -535,5 +544,118 @@ TEST_F(Tracing, TwelveAppsAtOnceAreAllRecordedAndTheDaemonStaysSmall) {
     const auto lines = readTrace(dir);
     EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), 1200u);
     EXPECT_EQ(countOf(lines, "tracectl_demo:done:"), 12u);
+    s.Destroy({});
+}
+
+namespace {
+
+/// The per-PID trace folders (ust/pid/<name>-<pid>-<date>) under `dir`, by pid.
+std::map<pid_t, std::string> perPidFolders(const std::string& dir) {
+    std::map<pid_t, std::string> out;
+    const RunResult ls = run({"ls", dir + "/ust/pid"});
+    std::istringstream in(ls.out);
+    for (std::string f; std::getline(in, f);) {
+        // <name>-<pid>-<YYYYmmdd>-<HHMMSS>: the pid is the third field from the end.
+        const auto time = f.rfind('-');
+        const auto date = time == std::string::npos ? time : f.rfind('-', time - 1);
+        const auto pid = date == std::string::npos ? date : f.rfind('-', date - 1);
+        if (pid != std::string::npos)
+            out[std::stoi(f.substr(pid + 1, date - pid - 1))] = dir + "/ust/pid/" + f;
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_F(Tracing, PerPidBuffersGiveEachAppItsOwnTraceDrainedWhenItExits) {
+    const std::string dir = output("per-pid");
+    SessionClient s(*bus_,
+                    manager_->CreateSession(
+                        "per-pid", {{"output-path", sdbus::Variant(dir)},
+                                    {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}}));
+    EXPECT_EQ(s.BufferOwnership(), "per-pid");
+    s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s.Start({});
+    ChildProcess first({demoApp(), "300", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(first.wait(30000), 0);
+    // The session still runs: the exited app's buffers were read to the
+    // end and closed anyway (nothing switches them otherwise until stop).
+    std::size_t early = 0;
+    for (int i = 0; i < 100 && early != 300; ++i) {
+        const auto folders = perPidFolders(dir);
+        if (folders.count(first.pid()) != 0) {
+            const RunResult r = run({"babeltrace2", folders.at(first.pid())});
+            early = countOf(readTraceText(r.out), "tracectl_demo:tick:");
+        }
+        if (early != 300)
+            usleep(50000);
+    }
+    EXPECT_EQ(early, 300u) << "the exited app's trace is not complete while the session runs";
+
+    ChildProcess second({demoApp(), "200", "100"}, {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess third({demoApp(), "100", "100"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(second.wait(30000), 0);
+    ASSERT_EQ(third.wait(30000), 0);
+    s.Stop({});
+    EXPECT_EQ(countOf(readTrace(dir), "tracectl_demo:tick:"), 600u);
+
+    // One trace per app, each with its own metadata naming it.
+    const auto folders = perPidFolders(dir);
+    ASSERT_EQ(folders.size(), 3u) << run({"ls", "-R", dir}).out;
+    const std::map<pid_t, std::size_t> expected{
+        {first.pid(), 300}, {second.pid(), 200}, {third.pid(), 100}};
+    for (const auto& [pid, count] : expected) {
+        ASSERT_EQ(folders.count(pid), 1u) << pid;
+        const std::string& f = folders.at(pid);
+        EXPECT_NE(f.find("/tracectl-demo-a-" + std::to_string(pid) + "-"), std::string::npos) << f;
+        EXPECT_EQ(countOf(readTrace(f), "tracectl_demo:tick:"), count) << f;
+        EXPECT_EQ(
+            run({"grep", "-qa", "vpid = " + std::to_string(pid) + ";", f + "/metadata"}).exitCode,
+            0)
+            << f;
+        EXPECT_EQ(
+            run({"grep", "-qa", "tracer_buffering_scheme = \"pid\";", f + "/metadata"}).exitCode,
+            0);
+        EXPECT_EQ(run({"test", "-s", f + "/index/channel0_0.idx"}).exitCode, 0) << f;
+    }
+    EXPECT_FALSE(run({"test", "-e", dir + "/ust/uid"}).exitCode == 0);
+    s.Destroy({});
+}
+
+TEST_F(Tracing, PerPidAppKilledMidTraceKeepsEveryEventUpToTheKill) {
+    const std::string dir = output("per-pid-killed");
+    SessionClient s(*bus_, manager_->CreateSession(
+                               "per-pid-killed",
+                               {{"output-path", sdbus::Variant(dir)},
+                                {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}}));
+    s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s.Start({});
+    pid_t killed = 0;
+    {
+        ChildProcess app({demoApp(), "1000000", "200"}, {}, sandbox_->dir() + "/log/apps.log");
+        killed = app.pid();
+        usleep(400000);
+        app.kill(SIGKILL);
+        EXPECT_EQ(app.wait(5000), -1);
+    }
+    // Drained without a stop: read while the session is active.
+    std::size_t contiguous = 0;
+    std::vector<std::string> lines;
+    for (int i = 0; i < 100; ++i) {
+        const auto folders = perPidFolders(dir);
+        if (folders.count(killed) != 0) {
+            lines = readTraceText(run({"babeltrace2", folders.at(killed)}).out);
+            contiguous = 0;
+            while (countOf(lines, "{ seq = " + std::to_string(contiguous) + ",") > 0)
+                ++contiguous;
+            if (contiguous > 10 && contiguous == countOf(lines, "tracectl_demo:tick:"))
+                break;
+        }
+        usleep(50000);
+    }
+    EXPECT_GT(contiguous, 10u);
+    EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), contiguous)
+        << "a gap in the killed app's events";
+    s.Stop({});
     s.Destroy({});
 }

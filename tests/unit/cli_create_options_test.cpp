@@ -29,4 +29,6 @@ TEST(CliCreateOptions, OnlyGivenOptionsAreSent) {
               (std::map<std::string, std::string>{{"output-path", "/t"}, {"mode", "snapshot"}}));
     const auto output_only = create_session_options(std::string{"/t"}, false);
     EXPECT_EQ(output_only, (std::map<std::string, std::string>{{"output-path", "/t"}}));
+    EXPECT_EQ(create_session_options(std::nullopt, false, std::string{"per-pid"}),
+              (std::map<std::string, std::string>{{"buffer-ownership", "per-pid"}}));
 }

@@ -49,6 +49,10 @@ std::vector<cp::Message> everyMessage() {
         cp::Shutdown{},
         cp::Ok{},
         cp::ErrorReply{cp::ErrorKind::UnknownChannel, "no channel 5"},
+        cp::Rotate{12, "", "20261130T031700+0000-1", "archives/a-b-0"},
+        cp::Rotate{13, "c-1", "d-2", "archives/c-d-1"},
+        cp::RotationCompleted{12, true, ""},
+        cp::RotationCompleted{13, false, "stream x: EIO"},
     };
 }
 
@@ -290,6 +294,38 @@ TEST(ConsumerProtocol, RejectsUnusableBufferGeometry) {
     rejects([](cp::CreateChannel& c) { c.subbufCount = 3; });
     rejects([](cp::CreateChannel& c) { c.subbufCount = std::uint64_t{1} << 21; });
     rejects([](cp::CreateChannel& c) { c.blockingTimeoutUsec = -2; });
+}
+
+TEST(ConsumerProtocol, RotateLayoutAndChecks) {
+    EXPECT_EQ(payloadOf(cp::encode(cp::Rotate{0x0102, "", "n", "a/b"})),
+              bytesOf({0x02, 0x01, 0, 0, 0,   0, 0, 0, 0, 0,   0,   0,
+                       1,    0,    0, 0, 'n', 3, 0, 0, 0, 'a', '/', 'b'}));
+    EXPECT_EQ(payloadOf(cp::encode(cp::RotationCompleted{7, true, "m"})),
+              bytesOf({7, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 'm'}));
+    // Unsafe or colliding folders are refused both ways.
+    const std::vector<cp::Rotate> bad{
+        {1, "../x", "n", "a"},  {1, "", "", "a"},   {1, "", "n", "/a"},
+        {1, "", "n", "a/../b"}, {1, "o", "o", "a"}, {1, "", "n", "n"},
+    };
+    for (const cp::Rotate& r : bad) {
+        EXPECT_THROW(cp::encode(r), cp::ProtocolError) << r.oldChunk << " " << r.newChunk;
+        std::vector<std::byte> p = bytesOf({1, 0, 0, 0, 0, 0, 0, 0});
+        for (const std::string* s : {&r.oldChunk, &r.newChunk, &r.archive}) {
+            for (int i = 0; i < 4; ++i)
+                p.push_back(static_cast<std::byte>((s->size() >> (8 * i)) & 0xff));
+            for (char ch : *s)
+                p.push_back(static_cast<std::byte>(ch));
+        }
+        EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()),
+                     cp::ProtocolError);
+    }
+    std::vector<std::byte> done = payloadOf(cp::encode(cp::RotationCompleted{7, true, ""}));
+    done[8] = std::byte{2};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::RotationCompleted, done.data(), done.size()),
+                 cp::ProtocolError);
+    EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
+    EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
+    EXPECT_EQ(cp::kVersion, 2u);
 }
 
 TEST(ConsumerProtocol, NamesAndErrorCodes) {

@@ -388,12 +388,12 @@ int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
     return 0;
 }
 
-EventSourcePtr UstAppThread::watchHangUp(int fd, std::function<void()> onHangUp) {
+EventSourcePtr UstAppThread::watchHangUp(int fd, std::function<void()> onHangUp, uint32_t events) {
     using Handler = std::function<void()>;
     auto handler = std::make_unique<Handler>(std::move(onHangUp));
     sd_event_source* s = nullptr;
     check(sd_event_add_io(
-              loop_.get(), &s, fd, EPOLLRDHUP,
+              loop_.get(), &s, fd, events,
               [](sd_event_source*, int, uint32_t, void* userdata) -> int {
                   try {
                       (*static_cast<Handler*>(userdata))();

@@ -21,6 +21,7 @@
 #include <lttng/ust-abi.h>
 #include <map>
 #include <memory>
+#include <sys/epoll.h>
 #include <thread>
 #include <vector>
 
@@ -64,11 +65,13 @@ public:
     SocketDeadlines& deadlines() noexcept { return deadlines_; }
 
     /// Calls `onHangUp` once, on the app thread, when the peer of socket
-    /// `fd` closes or shuts its end down (EPOLLRDHUP/EPOLLHUP/EPOLLERR).
-    /// Call on the app thread; the watch ends when the returned source is
-    /// freed, which must happen before `fd` is closed. Throws
-    /// std::system_error.
-    EventSourcePtr watchHangUp(int fd, std::function<void()> onHangUp);
+    /// `fd` closes or shuts its end down (EPOLLRDHUP/EPOLLHUP/EPOLLERR), or
+    /// when one of `events` (epoll bits) occurs: EPOLLIN for a pidfd
+    /// fires when its process has exited. Call on the app thread; the watch
+    /// ends when the returned source is freed, which must happen before
+    /// `fd` is closed. Throws std::system_error.
+    EventSourcePtr watchHangUp(int fd, std::function<void()> onHangUp,
+                               uint32_t events = EPOLLRDHUP);
 
 private:
     struct Connection {

@@ -3,16 +3,25 @@
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <lttng/ust-error.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <system_error>
+#include <unistd.h>
+#include <utility>
 
 namespace tracectl {
 
 namespace cp = consumer_protocol;
 
-ConsumerClient::ConsumerClient(UniqueFd socket) : socket_(std::move(socket)) {
+ConsumerClient::ConsumerClient(UniqueFd socket)
+    : socket_(std::move(socket)), wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (!wake_)
+        throw Error(ErrorCode::Failed, std::string("eventfd: ") + std::strerror(errno));
     const int flags = fcntl(socket_.get(), F_GETFL);
     fcntl(socket_.get(), F_SETFL, flags & ~O_NONBLOCK);
     timeval tv{10, 0};
@@ -24,7 +33,13 @@ cp::Message ConsumerClient::call(const cp::Message& request) {
     std::optional<cp::Message> reply;
     try {
         cp::writeMessage(socket_.get(), request);
-        reply = cp::readMessage(socket_.get());
+        for (;;) {
+            reply = cp::readMessage(socket_.get());
+            auto* done = reply ? std::get_if<cp::RotationCompleted>(&*reply) : nullptr;
+            if (done == nullptr)
+                break;
+            keep(std::move(*done)); // not the reply: the consumer's own news
+        }
     } catch (const std::system_error& e) {
         // SO_RCVTIMEO/SO_SNDTIMEO expired: say so rather than "EAGAIN".
         if (e.code() == std::errc::resource_unavailable_try_again)
@@ -99,6 +114,43 @@ void ConsumerClient::destroyChannel(uint64_t key) {
 }
 void ConsumerClient::shutdown() {
     call(cp::Shutdown{});
+}
+void ConsumerClient::rotate(const cp::Rotate& request) {
+    call(request);
+}
+
+void ConsumerClient::keep(cp::RotationCompleted done) {
+    completed_.push_back(std::move(done));
+    const uint64_t one = 1;
+    (void)!write(wake_.get(), &one, sizeof one);
+}
+
+bool ConsumerClient::readUnsolicited() {
+    for (;;) {
+        pollfd p{socket_.get(), POLLIN, 0};
+        if (poll(&p, 1, 0) <= 0)
+            return true;
+        std::optional<cp::Message> m;
+        try {
+            m = cp::readMessage(socket_.get());
+        } catch (const std::exception& e) {
+            throw Error(ErrorCode::Failed, std::string("the consumer failed: ") + e.what());
+        }
+        if (!m)
+            return false;
+        auto* done = std::get_if<cp::RotationCompleted>(&*m);
+        if (done == nullptr)
+            throw Error(ErrorCode::Failed, "the consumer sent " +
+                                               std::string(cp::messageName(cp::typeOf(*m))) +
+                                               " unasked");
+        keep(std::move(*done));
+    }
+}
+
+std::vector<cp::RotationCompleted> ConsumerClient::takeCompleted() {
+    uint64_t n = 0;
+    (void)!read(wake_.get(), &n, sizeof n);
+    return std::exchange(completed_, {});
 }
 
 } // namespace tracectl

@@ -34,6 +34,18 @@ public:
     void flushChannel(uint64_t key);
     void destroyChannel(uint64_t key);
     void shutdown();
+    /// Rotate; Ok means under way: RotationCompleted follows, unsolicited.
+    void rotate(const consumer_protocol::Rotate& request);
+    /// Reads the frames the consumer sent on its own that are waiting on the
+    /// socket now (never blocks at a frame boundary). Returns false at EOF:
+    /// the consumer is gone. Throws Error(Failed) for anything but
+    /// RotationCompleted.
+    bool readUnsolicited();
+    /// The RotationCompleted messages read so far (by any call), oldest first.
+    std::vector<consumer_protocol::RotationCompleted> takeCompleted();
+    /// Readable (EPOLLIN) while takeCompleted() has something: a call made on
+    /// another thread may have read a RotationCompleted meanwhile.
+    int completedFd() const noexcept { return wake_.get(); }
     /// The daemon's end of the socket, to watch for the consumer hanging up.
     int fd() const noexcept { return socket_.get(); }
 
@@ -42,7 +54,12 @@ private:
     /// EOF, timeout or a malformed frame.
     consumer_protocol::Message call(const consumer_protocol::Message& request);
 
+    /// Keeps a RotationCompleted read while waiting for a reply.
+    void keep(consumer_protocol::RotationCompleted done);
+
     UniqueFd socket_;
+    UniqueFd wake_; // eventfd: completed_ is not empty
+    std::vector<consumer_protocol::RotationCompleted> completed_;
 };
 
 } // namespace tracectl

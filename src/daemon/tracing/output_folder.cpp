@@ -111,7 +111,7 @@ int runAs(uid_t uid, gid_t gid, const std::vector<gid_t>& groups, std::chrono::m
         throw Error(ErrorCode::InvalidArgument,
                     "the output folder " + path +
                         " already holds a trace, or another session writes there (it has a "
-                        "\"ust\" folder); choose another");
+                        "\"ust\" or \"archives\" folder); choose another");
     default:
         throw Error(ErrorCode::InvalidArgument, who + " cannot create the output folder " + path);
     }
@@ -132,6 +132,7 @@ void checkOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
     const std::vector<std::string> prefixes = prefixesOf(path);
     const std::vector<gid_t> groups = groupsOf(uid, gid);
     const std::string ustEntry = path + "/ust";
+    const std::string archivesEntry = path + "/archives";
     const int code = runAs(uid, gid, groups, std::chrono::seconds(2), path, [&]() -> int {
         const char* deepest = "/";
         for (const auto& prefix : prefixes) {
@@ -153,8 +154,11 @@ void checkOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         }
         if (access(path.c_str(), W_OK | X_OK) < 0)
             return NotWritable;
-        struct stat ust {};
-        return lstat(ustEntry.c_str(), &ust) == 0 ? HasTrace : Ok;
+        struct stat entry {};
+        // After a rotation "ust" has moved into archives/: that still claims it.
+        if (lstat(ustEntry.c_str(), &entry) == 0 || lstat(archivesEntry.c_str(), &entry) == 0)
+            return HasTrace;
+        return Ok;
     });
     if (code != Ok)
         fail(code, path, uid);
@@ -164,6 +168,7 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
     const std::vector<std::string> prefixes = prefixesOf(path);
     const std::vector<gid_t> groups = groupsOf(uid, gid);
     const std::string ustEntry = path + "/ust";
+    const std::string archivesEntry = path + "/archives";
     const int code = runAs(uid, gid, groups, std::chrono::seconds(10), path, [&]() -> int {
         for (const auto& prefix : prefixes) {
             if (foreignLink(prefix, uid))
@@ -178,6 +183,10 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
             return NotAFolder;
         if (access(path.c_str(), W_OK | X_OK) < 0)
             return NotWritable;
+        // After a rotation "ust" has moved into archives/: that still claims it.
+        struct stat archives {};
+        if (lstat(archivesEntry.c_str(), &archives) == 0)
+            return HasTrace;
         // Made now, not when the first app comes: it claims the folder
         // (mkdir is atomic), so a second session started on it is refused.
         if (mkdir(ustEntry.c_str(), 0750) < 0)

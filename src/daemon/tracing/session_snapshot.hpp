@@ -11,6 +11,13 @@
 
 namespace tracectl {
 
+/// When a session rotates on its own (Session.SetRotationSchedule); 0 = never.
+struct RotationSchedule {
+    uint64_t timerUs = 0;   ///< every that many microseconds while active
+    uint64_t sizeBytes = 0; ///< once the current chunk holds that many bytes
+    bool any() const noexcept { return timerUs != 0 || sizeBytes != 0; }
+};
+
 struct SessionSnapshot {
     std::string idHex; ///< SessionId::hex()
     std::string name;
@@ -19,6 +26,7 @@ struct SessionSnapshot {
     std::string outputPath;
     bool snapshotMode = false;
     bool tracesAllUsers = false; ///< record every uid's apps, not only the owner's
+    bool perPid = false;         ///< buffer-ownership per-pid (else per-uid)
     int64_t creationTime = 0;    ///< seconds since the Epoch
     std::vector<ChannelConfig> channels;
     std::vector<EventRule> rules;

@@ -6,19 +6,25 @@
 #include "common/log.hpp"
 #include "context_type.hpp"
 #include "metadata/clock_source.hpp"
+#include "trace_paths.hpp"
 #include "tracing/output_folder.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <grp.h>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
+#include <poll.h>
 #include <pwd.h>
 #include <random>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <system_error>
 #include <unistd.h>
@@ -106,16 +112,22 @@ void UstTracer::startConsumer(Traced& t) {
     t.launcher->start(t.spec, std::move(theirs));
     t.consumer = std::make_unique<ConsumerClient>(std::move(ours));
     t.consumer->hello(config_.daemonVersion);
+    t.chunkBegin = t.lastStamp = std::time(nullptr);
     if (hangUpWatcher_) {
         const std::string id = t.snapshot.idHex;
-        t.consumerWatch = hangUpWatcher_(t.consumer->fd(), [this, id] { consumerGone(id); });
+        t.consumerWatch = hangUpWatcher_(
+            t.consumer->fd(), [this, id] { serviceConsumer(id); }, EPOLLIN | EPOLLRDHUP);
+        t.completedWatch = hangUpWatcher_(
+            t.consumer->completedFd(), [this, id] { serviceConsumer(id); }, EPOLLIN);
     }
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               t.launcher->kind() + ")");
 }
 
 UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
-    const std::pair<uid_t, uint32_t> key{app.info.uid, app.info.bitness};
+    const bool perPid = t.snapshot.perPid;
+    const std::pair<uint32_t, uint32_t> key{
+        perPid ? static_cast<uint32_t>(app.info.pid) : app.info.uid, app.info.bitness};
     if (const auto found = t.traces.find(key); found != t.traces.end()) {
         // The metadata describes one type layout: an app with another one
         // would write events no reader could decode.
@@ -132,8 +144,10 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
     auto trace = std::make_unique<Trace>();
     trace->uid = app.info.uid;
     trace->bitness = app.info.bitness;
-    trace->dir =
-        "ust/uid/" + std::to_string(app.info.uid) + "/" + std::to_string(app.info.bitness) + "-bit";
+    const auto registered = std::chrono::system_clock::to_time_t(app.info.registeredAt);
+    trace->dir = perPid ? perPidTraceDir(app.info.name, app.info.pid, registered)
+                        : "ust/uid/" + std::to_string(app.info.uid) + "/" +
+                              std::to_string(app.info.bitness) + "-bit";
     metadata::TraceInfo info;
     info.uuid = randomUuid();
     info.abi = abiOf(app);
@@ -142,8 +156,14 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
     info.hostname = hostName();
     info.traceName = t.snapshot.name;
     info.creationTime = t.snapshot.creationTime;
-    info.buffering = metadata::BufferingScheme::PerUid;
-    info.bufferingId = app.info.uid;
+    if (perPid) {
+        info.buffering = metadata::BufferingScheme::PerPid;
+        info.bufferingId = static_cast<uint32_t>(app.info.pid);
+        info.app = metadata::AppInfo{app.info.pid, app.info.name, registered};
+    } else {
+        info.buffering = metadata::BufferingScheme::PerUid;
+        info.bufferingId = app.info.uid;
+    }
     info.clock = metadata::defaultClock();
     trace->registry = std::make_unique<metadata::TraceRegistry>(info);
 
@@ -351,6 +371,7 @@ void UstTracer::start(const SessionSnapshot& s) {
             pushMetadata(t, *trace);
     }
     t.active = true;
+    armSchedule(t);
 }
 
 std::optional<SocketDeadlines::Armed> UstTracer::budgetFor(const UstApp& app) {
@@ -380,10 +401,193 @@ void UstTracer::consumerGone(std::string idHex) {
                                 : " closed its connection but still runs; it was stopped"));
 }
 
+void UstTracer::serviceConsumer(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end() || it->second->failed)
+        return;
+    Traced& t = *it->second;
+    bool alive = true;
+    std::vector<cp::RotationCompleted> done;
+    {
+        std::lock_guard lock(shared_);
+        try {
+            alive = t.consumer->readUnsolicited();
+        } catch (const Error& e) {
+            log::warning("session '" + t.snapshot.name + "': " + e.what());
+            alive = false;
+        }
+        done = t.consumer->takeCompleted();
+    }
+    completeRotations(t, std::move(done));
+    if (!alive) {
+        consumerGone(idHex);
+        return;
+    }
+    // One-shot watches: armed again for the next news.
+    for (auto* w : {&t.consumerWatch, &t.completedWatch})
+        if (*w)
+            sd_event_source_set_enabled(w->get(), SD_EVENT_ONESHOT);
+}
+
+void UstTracer::completeRotations(Traced& t, std::vector<cp::RotationCompleted> done) {
+    for (auto& d : done) {
+        if (!t.rotating || t.rotating->id != d.id) {
+            log::warning("session '" + t.snapshot.name + "': the consumer completed rotation " +
+                         std::to_string(d.id) + ", which is not under way");
+            continue;
+        }
+        auto r = std::move(*t.rotating);
+        t.rotating.reset();
+        if (d.ok) {
+            log::info("session '" + t.snapshot.name + "': rotation archived in " + r.path);
+            r.done(std::nullopt, r.path);
+        } else {
+            r.done(Error(ErrorCode::Failed,
+                         "the rotation to " + r.path + " is incomplete: " + d.message),
+                   r.path);
+        }
+    }
+}
+
+void UstTracer::abandonRotation(Traced& t, const std::string& why) {
+    if (!t.rotating)
+        return;
+    auto r = std::move(*t.rotating);
+    t.rotating.reset();
+    r.done(Error(ErrorCode::Failed, "the rotation to " + r.path + " did not complete: " + why),
+           r.path);
+}
+
+std::string UstTracer::rotate(const std::string& idHex, RotationDone done) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        throw Error(ErrorCode::WrongState,
+                    "the session was never started: it has no trace chunk to rotate");
+    Traced& t = *it->second;
+    if (t.failed)
+        throw Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session");
+    if (t.rotating)
+        throw Error(ErrorCode::WrongState,
+                    "a rotation is under way (to " + t.rotating->path + "); wait for it");
+    // Names stay unique and ordered even if the clock steps back: the stamps
+    // never decrease and the index always grows.
+    const std::time_t now = std::max(std::time(nullptr), t.lastStamp);
+    cp::Rotate request;
+    request.id = t.nextRotationId++;
+    request.oldChunk = t.chunkDir;
+    request.newChunk = chunkDir(now, t.chunkIndex + 1);
+    request.archive = archiveDir(t.chunkBegin, now, t.chunkIndex);
+    try {
+        std::lock_guard lock(shared_);
+        for (auto& [key, trace] : t.traces)
+            pushMetadata(t, *trace); // the old chunk's metadata is whole
+        t.consumer->rotate(request);
+    } catch (const Error& e) {
+        throw Error(ErrorCode::Failed, std::string("rotating: ") + e.what());
+    }
+    t.chunkDir = request.newChunk;
+    t.chunkBegin = t.lastStamp = now;
+    ++t.chunkIndex;
+    t.rotating = Traced::Rotation{request.id, t.snapshot.outputPath + "/" + request.archive,
+                                  std::move(done)};
+    log::info("session '" + t.snapshot.name + "': rotating into " + request.newChunk);
+    return t.rotating->path;
+}
+
+void UstTracer::setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
+                                    RotationDone started, RotationDone done) {
+    if (schedule.any())
+        schedules_[idHex] = Scheduled{schedule, std::move(started), std::move(done)};
+    else
+        schedules_.erase(idHex);
+    if (const auto it = sessions_.find(idHex); it != sessions_.end())
+        armSchedule(*it->second);
+}
+
+void UstTracer::armSchedule(Traced& t) {
+    const auto it = schedules_.find(t.snapshot.idHex);
+    if (it == schedules_.end() || t.failed || !hangUpWatcher_) {
+        t.scheduleWatch.reset();
+        t.scheduleTimer.reset();
+        return;
+    }
+    const RotationSchedule& s = it->second.schedule;
+    constexpr uint64_t kSizeCheckUs = 100'000;
+    uint64_t tickUs = s.timerUs != 0 ? s.timerUs : kSizeCheckUs;
+    if (s.sizeBytes != 0)
+        tickUs = std::min(tickUs, kSizeCheckUs);
+    t.nextTimedRotation = std::chrono::steady_clock::now() + std::chrono::microseconds(s.timerUs);
+    t.scheduleWatch.reset();
+    t.scheduleTimer.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+    if (!t.scheduleTimer) {
+        log::warning("session '" + t.snapshot.name +
+                     "': no rotation schedule: timerfd_create: " + std::strerror(errno));
+        return;
+    }
+    itimerspec spec{};
+    spec.it_interval.tv_sec = static_cast<time_t>(tickUs / 1'000'000);
+    spec.it_interval.tv_nsec = static_cast<long>(tickUs % 1'000'000 * 1000);
+    spec.it_value = spec.it_interval;
+    timerfd_settime(t.scheduleTimer.get(), 0, &spec, nullptr);
+    const std::string id = t.snapshot.idHex;
+    t.scheduleWatch = hangUpWatcher_(
+        t.scheduleTimer.get(), [this, id] { scheduleTick(id); }, EPOLLIN);
+}
+
+namespace {
+
+/// Bytes of the files below `dir` (0 if it cannot be read).
+uint64_t bytesBelow(const std::string& dir) {
+    std::error_code ec;
+    uint64_t total = 0;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code sizeError;
+        if (it->is_regular_file(sizeError))
+            total += it->file_size(sizeError);
+    }
+    return total;
+}
+
+} // namespace
+
+void UstTracer::scheduleTick(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    const auto sched = schedules_.find(idHex);
+    if (it == sessions_.end() || sched == schedules_.end())
+        return;
+    Traced& t = *it->second;
+    uint64_t expirations = 0;
+    (void)!read(t.scheduleTimer.get(), &expirations, sizeof expirations);
+    if (t.scheduleWatch)
+        sd_event_source_set_enabled(t.scheduleWatch.get(), SD_EVENT_ONESHOT);
+    // Only an active session rotates on its own; one rotation at a time.
+    if (!t.active || t.failed || t.rotating)
+        return;
+    const RotationSchedule& s = sched->second.schedule;
+    const auto now = std::chrono::steady_clock::now();
+    const bool timeDue = s.timerUs != 0 && now >= t.nextTimedRotation;
+    const bool sizeDue =
+        s.sizeBytes != 0 && bytesBelow(t.snapshot.outputPath + "/" +
+                                       (t.chunkDir.empty() ? "ust" : t.chunkDir)) >= s.sizeBytes;
+    if (!timeDue && !sizeDue)
+        return;
+    t.nextTimedRotation = now + std::chrono::microseconds(s.timerUs);
+    try {
+        const std::string path = rotate(idHex, sched->second.done);
+        sched->second.started(std::nullopt, path);
+    } catch (const Error& e) {
+        log::warning("session '" + t.snapshot.name + "': scheduled rotation: " + e.what());
+    }
+}
+
 void UstTracer::failSession(Traced& t, const std::string& why) {
     t.failed = true;
     t.active = false;
+    abandonRotation(t, why);
     t.consumerWatch.reset();
+    t.completedWatch.reset();
+    t.scheduleWatch.reset();
     if (t.launcher->running(t.spec))
         t.launcher->stop(t.spec);
     if (onFailure_)
@@ -424,16 +628,20 @@ void UstTracer::stop(const std::string& idHex) {
 
 void UstTracer::destroy(const std::string& idHex) noexcept {
     const auto it = sessions_.find(idHex);
-    if (it == sessions_.end())
+    if (it == sessions_.end()) {
+        schedules_.erase(idHex);
         return;
+    }
     Traced& t = *it->second;
     if (t.failed) {
+        abandonRotation(t, "the session's consumer is gone");
         for (auto& [pid, a] : t.apps)
             eraseRoutes(pid, a);
         t.apps.clear();
         t.launcher->stop(t.spec);
         HandleRoutes::synchronize(); // no notify handler uses `t` any more
         sessions_.erase(it);
+        schedules_.erase(idHex);
         return;
     }
     try {
@@ -460,8 +668,18 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
         log::warning("session '" + t.snapshot.name + "': closing the consumer: " + e.what());
         t.launcher->stop(t.spec);
     }
+    // Closing every stream completed a rotation under way (its news came
+    // with the Shutdown), or nothing ever will.
+    {
+        std::lock_guard lock(shared_);
+        completeRotations(t, t.consumer->takeCompleted());
+    }
+    abandonRotation(t, "the session was destroyed");
+    t.consumerWatch.reset();
+    t.completedWatch.reset();
     HandleRoutes::synchronize(); // no notify handler uses `t` any more
     sessions_.erase(it);
+    schedules_.erase(idHex);
 }
 
 void UstTracer::eraseRoutes(pid_t pid, const AppInSession& a) {
@@ -487,6 +705,11 @@ void UstTracer::joinRunning(Traced& t, const std::shared_ptr<UstApp>& app) {
 
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
     apps_[app->info.pid] = app;
+    // Its sockets are connected, so the pid is still this app's.
+    if (const long fd = syscall(SYS_pidfd_open, app->info.pid, 0); fd >= 0)
+        pidfds_[app->info.pid] = UniqueFd(static_cast<int>(fd));
+    else
+        pidfds_.erase(app->info.pid);
     for (auto& [id, t] : sessions_) {
         if (!t->active || t->failed || !mayTrace(*t, *app))
             continue;
@@ -513,13 +736,78 @@ void UstTracer::traceAllUsers(const std::string& idHex) {
 }
 
 void UstTracer::onAppGone(pid_t pid) {
-    apps_.erase(pid);
+    const auto gone = apps_.find(pid);
+    if (gone == apps_.end())
+        return;
+    const uint32_t bitness = gone->second->info.bitness;
+    apps_.erase(gone);
+    std::vector<std::string> perPid; // sessions holding a trace of this app's own
     for (auto& [id, t] : sessions_) {
         const auto it = t->apps.find(pid);
         if (it == t->apps.end())
             continue;
         eraseRoutes(pid, it->second);
-        t->apps.erase(it);
+        t->apps.erase(it); // our copies of its channel objects go with it
+        if (t->snapshot.perPid && !t->failed)
+            perPid.push_back(id);
+    }
+    retireWhenExited(pid, bitness, std::move(perPid));
+}
+
+void UstTracer::retireWhenExited(pid_t pid, uint32_t bitness, std::vector<std::string> ids) {
+    UniqueFd pidfd;
+    if (const auto it = pidfds_.find(pid); it != pidfds_.end()) {
+        pidfd = std::move(it->second);
+        pidfds_.erase(it);
+    }
+    if (ids.empty())
+        return;
+    auto retire = [this, pid, bitness, ids] {
+        HandleRoutes::synchronize(); // no notify handler uses the app's traces any more
+        for (const auto& id : ids)
+            if (const auto t = sessions_.find(id); t != sessions_.end() && !t->second->failed)
+                retirePerPidTrace(*t->second, {static_cast<uint32_t>(pid), bitness});
+    };
+    pollfd p{pidfd.get(), POLLIN, 0};
+    if (!pidfd.valid() || !hangUpWatcher_ || poll(&p, 1, 0) != 0) {
+        retire(); // exited already (or cannot be watched: its sockets are closed)
+        return;
+    }
+    const int fd = pidfd.get();
+    EventSourcePtr watch = hangUpWatcher_(
+        fd,
+        [this, pid, retire] {
+            retire();
+            exitWatches_.erase(pid); // frees this very source: the last thing done
+        },
+        EPOLLIN);
+    exitWatches_[pid] = {std::move(pidfd), std::move(watch)};
+}
+
+void UstTracer::retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key) {
+    const auto it = t.traces.find(key);
+    if (it == t.traces.end())
+        return;
+    std::unique_ptr<Trace> trace = std::move(it->second);
+    t.traces.erase(it);
+    // The app is gone, so nothing more is written into its buffers: the
+    // consumer flushes each stream, reads it to the end and only then closes
+    // it (DestroyChannel), so every event the app wrote is on disk. The
+    // metadata goes last, complete.
+    try {
+        std::lock_guard lock(shared_);
+        pushMetadata(t, *trace);
+        for (auto& ch : trace->channels) {
+            ch.objects = ConsumerChannel{ch.objects.key, nullptr, {}};
+            t.consumer->destroyChannel(ch.objects.key);
+        }
+        trace->metadata.channel.reset();
+        trace->metadata.streams.clear();
+        t.consumer->destroyChannel(trace->metadata.key);
+        log::debug("session '" + t.snapshot.name + "': trace " + trace->dir + " complete");
+    } catch (const Error& e) {
+        log::warning("session '" + t.snapshot.name + "': closing the trace " + trace->dir +
+                     " of an exited app: " + e.what());
     }
 }
 

@@ -1,7 +1,8 @@
-// Traces registered LTTng-UST apps for the active sessions (per-UID
-// buffers): starts each session's consumer, has it create the ring buffers
+// Traces registered LTTng-UST apps for the active sessions (per-UID or
+// per-PID buffers): starts each session's consumer, has it create the ring buffers
 // of every (uid, bitness), hands the buffers to each app, creates the
-// events, starts and stops tracing, and answers the apps' channel/event/enum
+// events, starts and stops tracing, has the buffers of exited apps
+// (per-PID) drained and closed, and answers the apps' channel/event/enum
 // registrations from the CTF metadata registry, pushing the metadata to the
 // consumer as it grows. Facts: LTTNG-NOTES.md, ust-ctl.h.
 //
@@ -21,6 +22,8 @@
 #include "metadata/trace_registry.hpp"
 #include "session_snapshot.hpp"
 
+#include <chrono>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -64,16 +67,43 @@ public:
     /// trace-all-users); if it runs, apps of other uids registered already
     /// are set up and started at once.
     void traceAllUsers(const std::string& idHex);
-    /// Stops if needed, closes every buffer and ends the consumer.
+    /// Stops if needed, closes every buffer and ends the consumer. A
+    /// rotation under way completes first (or fails, if the consumer cannot
+    /// finish it): its `done` is called before this returns.
     void destroy(const std::string& idHex) noexcept;
+
+    /// Told (on the app thread) that a rotation is over: nullopt and the
+    /// archive's path, or the error (the archive may be incomplete).
+    using RotationDone = std::function<void(std::optional<Error>, const std::string& path)>;
+    /// Closes the current trace chunk of session `idHex` and opens the next
+    /// (active or stopped): the consumer switches each stream once it has
+    /// read what was produced before now, then moves the closed chunk to
+    /// `<output>/archives/<begin>-<end>-<index>/` (trace_paths.hpp) and says
+    /// so; `done` is called then, never before this returns. Returns that
+    /// archive's absolute path. Time stamps never go back, even if the
+    /// clock does. Throws Error: WrongState (never started, failed, a
+    /// rotation under way), Failed (the consumer refused).
+    std::string rotate(const std::string& idHex, RotationDone done);
+
+    /// Session `idHex` rotates on its own while active: every
+    /// `schedule.timerUs`, and once its current chunk holds
+    /// `schedule.sizeBytes` (checked every 100 ms at most; a period
+    /// shorter than that is checked at its own pace). `started` and `done`
+    /// are told of each such rotation (RotationDone's path is the archive);
+    /// a rotation still under way when one is due is not doubled. An
+    /// empty schedule ends it. Kept across start/stop; gone with destroy().
+    void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
+                             RotationDone started, RotationDone done);
 
     /// Bounds each exchange with one app (setting a session up in it,
     /// starting, stopping, enabling events) to kAppSocketTimeout in all.
     /// Set before the first start; optional (per-call bounds still hold).
     void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
 
-    /// Watches `fd` for its peer hanging up (UstAppThread::watchHangUp).
-    using HangUpWatcher = std::function<EventSourcePtr(int fd, std::function<void()>)>;
+    /// Watches `fd` for its peer hanging up, or for `events` (epoll bits;
+    /// EPOLLIN on a pidfd: the process exited) (UstAppThread::watchHangUp).
+    using HangUpWatcher =
+        std::function<EventSourcePtr(int fd, std::function<void()>, uint32_t events)>;
     /// Told (on the app thread) that session `idHex` failed, and why.
     using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
     /// How consumers are watched: when a session's consumer closes its
@@ -81,7 +111,8 @@ public:
     /// failed (Stop and Start then fail, Destroy just forgets it; what the
     /// consumer wrote stays on disk) and `onFailure` is told, with the unit's
     /// ActiveState/Result or the process's exit as the reason. Set before
-    /// the first start.
+    /// the first start. `watcher` also tells when exited per-PID apps are
+    /// really gone (their pidfd), so their buffers can be drained.
     void watchConsumers(HangUpWatcher watcher, FailureHandler onFailure);
 
     /// Notify-thread entry: one message from `app`'s notify socket.
@@ -116,12 +147,33 @@ private:
         ConsumerSpec spec;
         std::unique_ptr<ConsumerLauncher> launcher;
         std::unique_ptr<ConsumerClient> consumer;
-        std::map<std::pair<uid_t, uint32_t>, std::unique_ptr<Trace>> traces;
+        /// (uid, bitness) per-UID; (pid, bitness) per-PID.
+        std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Trace>> traces;
         std::map<pid_t, AppInSession> apps;
         bool active = false;
         bool failed = false;
         uint64_t nextKey = 1;
-        EventSourcePtr consumerWatch; // before `consumer` closes: declared after it
+        // Trace chunks: the current one's index, folder ("" = the output
+        // folder) and start; the last stamp given (never goes back).
+        uint64_t chunkIndex = 0;
+        std::string chunkDir;
+        std::time_t chunkBegin = 0;
+        std::time_t lastStamp = 0;
+        uint64_t nextRotationId = 1;
+        struct Rotation {
+            uint64_t id = 0;
+            std::string path; ///< absolute archive folder
+            RotationDone done;
+        };
+        std::optional<Rotation> rotating;
+        // The rotation schedule's ticks (timerfd), before its watch.
+        UniqueFd scheduleTimer;
+        EventSourcePtr scheduleWatch;
+        std::chrono::steady_clock::time_point nextTimedRotation;
+        // Both before `consumer` closes: declared after it. The consumer's
+        // socket (its news, or its hang-up) and its completed-rotations fd.
+        EventSourcePtr consumerWatch;
+        EventSourcePtr completedWatch;
     };
 
     /// Sets `app` up in the running session `t` and starts it there;
@@ -131,6 +183,17 @@ private:
     void startConsumer(Traced& t);
     /// The consumer of session `idHex` hung up: fail the session.
     void consumerGone(std::string idHex); // a copy: the watch holding it goes
+    /// The consumer of `idHex` sent something or hung up: rotations it
+    /// finished are completed, a hang-up fails the session.
+    void serviceConsumer(const std::string& idHex);
+    /// Calls the `done` of every rotation of `t` the consumer finished.
+    void completeRotations(Traced& t, std::vector<consumer_protocol::RotationCompleted> done);
+    /// (Re)arms the schedule's ticks of `t`, or ends them.
+    void armSchedule(Traced& t);
+    /// A tick of `idHex`'s schedule: rotates if due.
+    void scheduleTick(const std::string& idHex);
+    /// The rotation under way, if any, fails with `why`.
+    void abandonRotation(Traced& t, const std::string& why);
     /// Marks `t` failed for good (state error, `why` as its reason), stops
     /// its consumer if it still runs.
     void failSession(Traced& t, const std::string& why);
@@ -139,6 +202,15 @@ private:
     /// with shared_ held.
     Trace& traceFor(Traced& t, const UstApp& app);
     void setUpApp(Traced& t, const std::shared_ptr<UstApp>& app);
+    /// Per-PID: the app of trace `key` exited; has the consumer drain and
+    /// close its channels, then forgets the trace. Call after the app's
+    /// routes are gone and synchronized. Never throws (logged).
+    void retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key);
+    /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `ids`:
+    /// retired once the process has exited (its pidfd says so), since
+    /// lttng-ust closes its sockets in a destructor while other threads
+    /// of the app may still write.
+    void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<std::string> ids);
     void pushMetadata(Traced& t, Trace& trace); // holds shared_
     /// Creates, configures and enables the events of `rule` on the app's
     /// channel `chan`; the event object joins `a.objects`. Throws Error.
@@ -153,6 +225,15 @@ private:
     FailureHandler onFailure_;
     std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
     std::map<pid_t, std::shared_ptr<UstApp>> apps_;           // app thread only
+    /// A pidfd of each registered app (pidfd_open at registration; absent
+    /// if that failed), and the watches of exited apps not yet gone.
+    std::map<pid_t, UniqueFd> pidfds_;
+    struct Scheduled {
+        RotationSchedule schedule;
+        RotationDone started, done;
+    };
+    std::map<std::string, Scheduled> schedules_; // by session, app thread only
+    std::map<pid_t, std::pair<UniqueFd, EventSourcePtr>> exitWatches_;
 
     /// The session and trace of an app's session handle; the channel id of
     /// an app's channel handle. Inside an RcuReadSection only. Throw

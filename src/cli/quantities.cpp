@@ -1,0 +1,73 @@
+#include "quantities.hpp"
+
+#include <charconv>
+#include <limits>
+#include <string>
+
+namespace tracectl::cli {
+
+namespace {
+
+/// The number at the start of `text` and the suffix after it.
+std::optional<std::pair<std::uint64_t, std::string_view>> split(std::string_view text) {
+    std::uint64_t value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc{} || ptr == text.data())
+        return std::nullopt;
+    return std::pair{value, std::string_view(ptr, static_cast<std::size_t>(end - ptr))};
+}
+
+std::optional<std::uint64_t> times(std::uint64_t value, std::uint64_t factor) {
+    if (value > std::numeric_limits<std::uint64_t>::max() / factor)
+        return std::nullopt;
+    return value * factor;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z')
+            c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+} // namespace
+
+std::optional<std::uint64_t> parse_duration_us(std::string_view text) {
+    const auto parts = split(text);
+    if (!parts)
+        return std::nullopt;
+    const std::string unit = lower(parts->second);
+    if (unit.empty() || unit == "us")
+        return parts->first;
+    if (unit == "ms")
+        return times(parts->first, 1'000);
+    if (unit == "s")
+        return times(parts->first, 1'000'000);
+    if (unit == "m" || unit == "min")
+        return times(parts->first, 60'000'000);
+    if (unit == "h")
+        return times(parts->first, 3'600'000'000);
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> parse_size_bytes(std::string_view text) {
+    const auto parts = split(text);
+    if (!parts)
+        return std::nullopt;
+    const std::string unit = lower(parts->second);
+    if (unit.empty() || unit == "b")
+        return parts->first;
+    const std::string_view prefixes = "kmg";
+    const auto at = prefixes.find(unit.front());
+    if (at == std::string_view::npos)
+        return std::nullopt;
+    const std::string_view rest = std::string_view(unit).substr(1);
+    if (!rest.empty() && rest != "b" && rest != "ib")
+        return std::nullopt;
+    return times(parts->first, std::uint64_t{1} << (10 * (at + 1)));
+    return std::nullopt;
+}
+
+} // namespace tracectl::cli

@@ -1,0 +1,502 @@
+// Trace-chunk rotation, for real: Session.Rotate on sessions traced by the
+// bundled LTTng-UST app through tracectld and its consumer unit; every
+// archive read back with babeltrace2 on its own, and all chunks together
+// with python3-bt2 (count_events.py) to check that every event the app
+// wrote is in exactly one chunk, minus exactly what the tracer discarded.
+#include "child_process.hpp"
+#include "sandbox.hpp"
+#include "sandbox_suite.hpp"
+#include "signal_recorder.hpp"
+#include "tracectl_clients.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <functional>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace tracectl::test;
+using Options = std::map<std::string, sdbus::Variant>;
+
+namespace {
+
+/// count_events.py's JSON for `dir` (every trace below it, chunks merged).
+nlohmann::json countEvents(const std::string& dir) {
+    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult r =
+        run({"/usr/bin/python3",
+             std::string(root != nullptr ? root : ".") + "/tests/integration/count_events.py", dir},
+            options);
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+/// Ticks babeltrace2 reads in `dir` alone (-1 if it cannot read it; 0 for
+/// a chunk without any trace: no app was traced while it was current).
+long ticksIn(const std::string& dir) {
+    if (run({"find", dir, "-name", "metadata"}).out.empty())
+        return 0;
+    const RunResult r = run({"babeltrace2", dir});
+    if (r.exitCode != 0)
+        return -1;
+    long n = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        n += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
+    return n;
+}
+
+class Rotation : public SandboxSuite {
+protected:
+    /// A started session named `name` recording tracectl_demo:tick.
+    std::unique_ptr<SessionClient> startSession(const std::string& name, bool perPid,
+                                                Options channel = {}) {
+        Options options{{"output-path", sdbus::Variant(output(name))}};
+        if (perPid)
+            options["buffer-ownership"] = sdbus::Variant(std::string("per-pid"));
+        auto s = std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
+        if (!channel.empty())
+            s->AddChannel("ust", "channel0", channel);
+        s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+        s->Start({});
+        return s;
+    }
+
+    /// Rotate(), then waits (up to `limit`) for RotationCompleted of that
+    /// archive as `signals` sees it; returns the archive ("" if it did not come).
+    static std::string rotateAndWait(SessionClient& s, SignalRecorder& signals,
+                                     std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+        const std::string archive = s.Rotate({});
+        const std::string wanted =
+            "RotationCompleted " + s.getObjectPath() + " " + archive; // exactly this one
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        for (std::size_t seen = 0; std::chrono::steady_clock::now() < deadline;) {
+            const auto lines = signals.waitFor(seen + 1, std::chrono::milliseconds(100));
+            for (; seen < lines.size(); ++seen)
+                if (lines[seen] == wanted)
+                    return archive;
+                else if (lines[seen].rfind("RotationFailed " + s.getObjectPath(), 0) == 0)
+                    ADD_FAILURE() << lines[seen];
+        }
+        return "";
+    }
+
+    /// The demo app, 100 ticks, to completion.
+    void runAppBriefly() {
+        ChildProcess app({demoApp(), "100", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+};
+
+} // namespace
+
+TEST_F(Rotation, ArchivesAreCompleteTracesAndTogetherHoldEveryEventOnce) {
+    SignalRecorder signals;
+    const std::string dir = output("rot-uid");
+    auto s = startSession("rot-uid", false);
+    ChildProcess app({demoApp(), "4000", "200"}, {}, sandbox_->dir() + "/log/apps.log");
+    usleep(300000);
+    const std::string first = rotateAndWait(*s, signals);
+    ASSERT_FALSE(first.empty()) << "no RotationCompleted";
+    EXPECT_NE(s->State(), "rotating");
+    // <output>/archives/<begin>-<end>-0, ISO 8601 basic with the UTC offset.
+    const std::regex name(R"(.*/archives/\d{8}T\d{6}[+-]\d{4}-\d{8}T\d{6}[+-]\d{4}-0)");
+    EXPECT_TRUE(std::regex_match(first, name)) << first;
+    EXPECT_EQ(first.rfind(dir + "/archives/", 0), 0u) << first;
+    const long inFirst = ticksIn(first);
+    EXPECT_GT(inFirst, 0) << "the first archive is empty or unreadable";
+    usleep(200000);
+    const std::string second = rotateAndWait(*s, signals);
+    ASSERT_FALSE(second.empty());
+    EXPECT_NE(second.find("-1"), std::string::npos) << second;
+    EXPECT_GT(ticksIn(second), 0);
+    ASSERT_EQ(app.wait(30000), 0);
+    s->Stop({});
+    // A rotation while stopped closes the last chunk too.
+    const std::string third = rotateAndWait(*s, signals);
+    ASSERT_FALSE(third.empty());
+    EXPECT_GE(ticksIn(third), 0);
+    EXPECT_LE(first.substr(0, first.size() - 2), second.substr(0, second.size() - 2));
+    EXPECT_EQ(third.substr(third.size() - 2), "-2");
+
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["discarded"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>(), 4000u);
+    EXPECT_EQ(counts["seq"]["missing"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(counts["seq"]["duplicates"].get<std::uint64_t>(), 0u);
+    s->Destroy({});
+}
+
+TEST_F(Rotation, PerPidAppThatOverflowsAndExitsRightBeforeARotationLosesOnlyWhatWasDiscarded) {
+    // The case rotations in LTTng got wrong: small sub-buffers an app fills
+    // faster than the consumer reads them, the app exits, and a rotation
+    // starts at once, while its buffers are still being drained.
+    SignalRecorder signals;
+    const std::string dir = output("rot-pid");
+    auto s = startSession("rot-pid", true,
+                          {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                           {"subbuf-count", sdbus::Variant(std::uint64_t{4})}});
+    constexpr std::uint64_t ticks = 200000;
+    {
+        ChildProcess app({demoApp(), std::to_string(ticks), "0"}, {},
+                         sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(60000), 0);
+    }
+    const auto begin = std::chrono::steady_clock::now();
+    const std::string archive = rotateAndWait(*s, signals, std::chrono::seconds(10));
+    const auto took = std::chrono::steady_clock::now() - begin;
+    ASSERT_FALSE(archive.empty()) << "no RotationCompleted within 10 s";
+    std::cout << "rotation after the app's exit took "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
+    EXPECT_GE(ticksIn(archive), 0) << "the archive cannot be read on its own";
+    s->Stop({});
+
+    const auto counts = countEvents(dir);
+    const auto recorded = counts["seq"]["count"].get<std::uint64_t>();
+    const auto discarded = counts["discarded"].get<std::uint64_t>();
+    EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(recorded + discarded, ticks)
+        << "recorded " << recorded << ", discarded " << discarded;
+    EXPECT_EQ(counts["seq"]["duplicates"].get<std::uint64_t>(), 0u);
+    EXPECT_GT(recorded, 0u);
+    s->Destroy({});
+}
+
+TEST_F(Rotation, TwoSubscribersBothGetTheArchivePath) {
+    SignalRecorder one;
+    SignalRecorder two;
+    auto s = startSession("rot-two", false);
+    runAppBriefly();
+    const std::string archive = rotateAndWait(*s, one);
+    ASSERT_FALSE(archive.empty());
+    // Per-UID, the app's events were still in the buffers when Rotate came:
+    // the archive is only announced once they are in it.
+    EXPECT_EQ(ticksIn(archive), 100);
+    const std::string line = "RotationCompleted " + s->getObjectPath() + " " + archive;
+    bool seen = false;
+    std::size_t count = 0;
+    for (int i = 0; i < 50 && !seen; ++i) {
+        const auto lines = two.waitFor(count + 1, std::chrono::milliseconds(100));
+        count = lines.size();
+        for (const auto& l : lines)
+            seen = seen || l == line;
+    }
+    EXPECT_TRUE(seen) << "the second subscriber did not get " << line;
+    s->Destroy({});
+}
+
+TEST_F(Rotation, BadRotationsAreRefusedCleanly) {
+    SessionClient fresh(
+        *bus_,
+        manager_->CreateSession("rot-bad", {{"output-path", sdbus::Variant(output("rot-bad"))}}));
+    fresh.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    EXPECT_EQ(errorNameOf([&] { fresh.Rotate({}); }), "org.tracectl.Tracing1.Error.WrongState");
+    fresh.Start({});
+    EXPECT_EQ(errorNameOf([&] {
+                  fresh.Rotate({{"colour", sdbus::Variant(std::string("red"))}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    // Back to back: the second one waits for nothing and fails cleanly, or
+    // (if the first one was already over) succeeds.
+    const std::string first = fresh.Rotate({});
+    std::string second;
+    const std::string error = errorNameOf([&] { second = fresh.Rotate({}); });
+    if (error != "no error")
+        EXPECT_EQ(error, "org.tracectl.Tracing1.Error.WrongState");
+    else
+        EXPECT_NE(first, second);
+    fresh.Destroy({}); // with a rotation maybe under way: answers at once
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}
+
+TEST_F(Rotation, AHundredRotationsWhileFourAppsComeAndGoLoseNothing) {
+    SignalRecorder signals;
+    const std::string dir = output("rot-100");
+    auto s = startSession("rot-100", true);
+    std::atomic<bool> done{false};
+    std::atomic<std::uint64_t> emitted{0};
+    std::atomic<int> appsRun{0};
+    std::atomic<int> failedApps{0};
+    // Four app slots, each running short apps one after another.
+    std::vector<std::thread> slots;
+    for (int slot = 0; slot < 4; ++slot)
+        slots.emplace_back([&, slot] {
+            for (int i = 0; !done; ++i) {
+                const int ticks = 200 + 50 * ((slot + i) % 4);
+                ChildProcess app({demoApp(), std::to_string(ticks), "300"}, {},
+                                 sandbox_->dir() + "/log/apps.log");
+                if (app.wait(30000) == 0) {
+                    emitted += static_cast<std::uint64_t>(ticks);
+                    ++appsRun;
+                } else {
+                    ++failedApps;
+                }
+            }
+        });
+    std::vector<std::string> archives;
+    for (int i = 0; i < 100; ++i) {
+        const std::string a = rotateAndWait(*s, signals);
+        if (a.empty()) {
+            ADD_FAILURE() << "rotation " << i << " did not complete";
+            break;
+        }
+        archives.push_back(a);
+        usleep(20000);
+    }
+    done = true;
+    for (auto& t : slots)
+        t.join();
+    s->Stop({});
+    EXPECT_EQ(failedApps.load(), 0);
+    EXPECT_GE(appsRun.load(), 8) << "the apps did not come and go during the rotations";
+    ASSERT_EQ(archives.size(), 100u);
+    // <begin>-<end>-<index>: the index counts up from 0, the stamps never go back.
+    for (std::size_t i = 0; i < archives.size(); ++i) {
+        const std::string& a = archives[i];
+        EXPECT_EQ(a.substr(a.rfind('-') + 1), std::to_string(i)) << a;
+        if (i > 0) {
+            EXPECT_LE(archives[i - 1].substr(0, archives[i - 1].rfind('-')),
+                      a.substr(0, a.rfind('-')));
+        }
+    }
+    for (const auto& a : archives)
+        EXPECT_GE(ticksIn(a), 0) << a << " does not parse";
+    const auto counts = countEvents(dir);
+    const auto recorded = counts["seq"]["count"].get<std::uint64_t>();
+    const auto discarded = counts["discarded"].get<std::uint64_t>();
+    EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(recorded + discarded, emitted.load())
+        << "recorded " << recorded << ", discarded " << discarded << ", " << appsRun << " apps";
+    s->Destroy({});
+}
+
+namespace {
+
+/// The archives RotationCompleted announced for `objectPath` in `lines`.
+std::vector<std::string> completedArchives(const std::vector<std::string>& lines,
+                                           const std::string& objectPath) {
+    std::vector<std::string> out;
+    const std::string prefix = "RotationCompleted " + objectPath + " ";
+    for (const auto& l : lines)
+        if (l.rfind(prefix, 0) == 0)
+            out.push_back(l.substr(prefix.size()));
+    return out;
+}
+
+/// Bytes of the files below `dir`.
+std::uint64_t bytesBelow(const std::string& dir) {
+    const RunResult r = run({"du", "-sb", "--apparent-size", dir});
+    return r.exitCode == 0 ? std::stoull(r.out) : 0;
+}
+
+} // namespace
+
+TEST_F(Rotation, ATimerScheduleRotatesAtItsPaceOnlyWhileActive) {
+    SignalRecorder signals;
+    const std::string dir = output("rot-timer");
+    auto s = startSession("rot-timer", false);
+    s->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{250'000})}});
+    ChildProcess app({demoApp(), "5000", "400"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(30000), 0); // ~2 s of ticks
+    usleep(300000);
+    s->Stop({});
+    usleep(300000); // let a rotation under way at the stop end
+    const std::size_t atStop = completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size();
+    usleep(800000); // stopped: the schedule does not fire
+    const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
+    EXPECT_EQ(archives.size(), atStop) << "rotations while stopped";
+    // ~2.3 s active at one rotation per 250 ms: about 9; the bounds leave
+    // room for a loaded machine.
+    EXPECT_GE(archives.size(), 5u);
+    EXPECT_LE(archives.size(), 11u);
+    for (std::size_t i = 0; i < archives.size(); ++i) {
+        EXPECT_EQ(archives[i].substr(archives[i].rfind('-') + 1), std::to_string(i));
+        EXPECT_GE(ticksIn(archives[i]), 0) << archives[i];
+    }
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>() +
+                  counts["discarded"].get<std::uint64_t>(),
+              5000u);
+    EXPECT_EQ(counts["seq"]["duplicates"].get<std::uint64_t>(), 0u);
+    // Back on: the schedule resumes; cleared: it stops.
+    s->Start({});
+    usleep(700000);
+    EXPECT_GT(completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size(), atStop);
+    s->SetRotationSchedule({});
+    usleep(300000);
+    const std::size_t cleared =
+        completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size();
+    usleep(600000);
+    EXPECT_EQ(completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size(), cleared);
+    s->Destroy({});
+}
+
+TEST_F(Rotation, ASizeScheduleRotatesOnceTheChunkHoldsThatMuch) {
+    SignalRecorder signals;
+    const std::string dir = output("rot-size");
+    auto s = startSession("rot-size", true,
+                          {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                           {"subbuf-count", sdbus::Variant(std::uint64_t{8})}});
+    constexpr std::uint64_t threshold = 256 * 1024;
+    s->SetRotationSchedule({{"size-bytes", sdbus::Variant(threshold)}});
+    ChildProcess app({demoApp(), "40000", "30"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(60000), 0);
+    usleep(500000);
+    s->Stop({});
+    usleep(300000);
+    const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
+    const std::uint64_t total = bytesBelow(dir);
+    ASSERT_GE(archives.size(), 1u) << total << " bytes written";
+    EXPECT_LE(archives.size(), total / threshold + 1) << total << " bytes written";
+    // Each archive was closed because its chunk had reached the threshold.
+    for (const auto& a : archives)
+        EXPECT_GE(bytesBelow(a), threshold) << a;
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>() +
+                  counts["discarded"].get<std::uint64_t>(),
+              40000u);
+    s->Destroy({});
+}
+
+TEST_F(Rotation, DestroyAfterStartStopStartWithAScheduleAnswersAtOnce) {
+    auto s = startSession("rot-destroy", false);
+    s->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{20'000})},
+                            {"size-bytes", sdbus::Variant(std::uint64_t{4096})}});
+    runAppBriefly();
+    s->Stop({});
+    usleep(100000);
+    s->Start({});
+    runAppBriefly();
+    const auto begin = std::chrono::steady_clock::now();
+    s->Destroy({});
+    const auto took = std::chrono::steady_clock::now() - begin;
+    EXPECT_LT(took, std::chrono::seconds(2));
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}
+
+TEST_F(Rotation, BadSchedulesAreRefused) {
+    SessionClient s(*bus_, manager_->CreateSession("rot-sched-bad", {}));
+    for (const Options& bad :
+         std::vector<Options>{{{"timer-us", sdbus::Variant(std::uint64_t{999})}},
+                              {{"timer-us", sdbus::Variant(std::string("10s"))}},
+                              {{"size-bytes", sdbus::Variant(std::int32_t{5})}},
+                              {{"period", sdbus::Variant(std::uint64_t{1'000'000})}}})
+        EXPECT_EQ(errorNameOf([&] { s.SetRotationSchedule(bad); }),
+                  "org.tracectl.Tracing1.Error.InvalidArgument");
+    s.SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{1'000'000})}});
+    s.Destroy({}); // never started: the schedule goes with it
+}
+
+TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string dir = output("rot-cli");
+    auto run_cli = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), cli);
+        return run(argv);
+    };
+    ASSERT_EQ(run_cli({"create", "rot-cli", "--output", dir, "--buffers", "per-pid"}).exitCode, 0);
+    ASSERT_EQ(run_cli({"enable-event", "-u", "tracectl_demo:tick", "-s", "rot-cli"}).exitCode, 0);
+    ASSERT_EQ(run_cli({"start", "rot-cli"}).exitCode, 0);
+    runAppBriefly();
+    const RunResult r = run_cli({"rotate", "rot-cli", "--wait"});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    const auto at = r.out.find(dir + "/archives/");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string archive = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_EQ(ticksIn(archive), 100) << archive; // complete when --wait returns
+    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "10s", "--size", "100M"}).exitCode,
+              0);
+    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli"}).exitCode, 2);
+    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "soon"}).exitCode, 2);
+    EXPECT_EQ(run_cli({"create", "rot-cli2", "--buffers", "per-thread"}).exitCode, 2);
+    EXPECT_EQ(run_cli({"destroy", "rot-cli"}).exitCode, 0);
+}
+
+TEST_F(Rotation, RotateStopAndDestroyInAnyOrderAllAnswer) {
+    // Rotations in flight when Stop and Destroy come, from other clients:
+    // every call answers (or fails cleanly) in bounded time, the daemon
+    // stays up, and every archive announced is complete.
+    SignalRecorder signals;
+    const std::string dir = output("rot-race");
+    auto s = startSession("rot-race", true);
+    const std::string path = s->getObjectPath();
+    ChildProcess app({demoApp(), "100000", "20"}, {}, sandbox_->dir() + "/log/apps.log");
+    usleep(300000);
+    std::vector<std::string> outcomes(3);
+    auto call = [&](int i, const std::function<void(SessionClient&)>& f) {
+        return std::thread([&, i, f] {
+            auto bus = sdbus::createSystemBusConnection();
+            SessionClient mine(*bus, path);
+            outcomes[i] = errorNameOf([&] { f(mine); });
+        });
+    };
+    const auto begin = std::chrono::steady_clock::now();
+    std::string archive;
+    std::thread rotater = call(0, [&](SessionClient& c) { archive = c.Rotate({}); });
+    std::thread stopper = call(1, [](SessionClient& c) { c.Stop({}); });
+    std::thread rotater2 = call(2, [](SessionClient& c) { c.Rotate({}); });
+    rotater.join();
+    stopper.join();
+    rotater2.join();
+    s->Destroy({});
+    EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(10));
+    for (const auto& o : outcomes)
+        EXPECT_TRUE(o == "no error" || o == "org.tracectl.Tracing1.Error.WrongState") << o;
+    app.kill(SIGKILL);
+    app.wait(5000);
+    EXPECT_TRUE(sandbox_->daemonRunning());
+    // Every rotation that began ended with a signal, and its archive parses.
+    const auto lines = signals.waitFor(0, {});
+    for (const auto& a : completedArchives(lines, path))
+        EXPECT_GE(ticksIn(a), 0) << a;
+    const bool announced = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+        return l.find(archive) != std::string::npos;
+    });
+    EXPECT_TRUE(archive.empty() || announced)
+        << "no RotationCompleted/RotationFailed for " << archive;
+}
+
+TEST_F(Rotation, AFolderWhoseChunkWasArchivedStaysClaimed) {
+    // After a rotation the output folder's "ust" has moved into archives/:
+    // another session must still not start there and mix its trace in.
+    SignalRecorder signals;
+    auto s = startSession("rot-claim", false);
+    runAppBriefly();
+    ASSERT_FALSE(rotateAndWait(*s, signals).empty());
+    // Refused when the session is created (the output folder is checked
+    // then, as its owner), as a folder holding "ust" is.
+    EXPECT_EQ(errorNameOf([&] {
+                  manager_->CreateSession("rot-claim2",
+                                          {{"output-path", sdbus::Variant(output("rot-claim"))}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    s->Destroy({});
+}
+
+TEST_F(Rotation, AnOverwriteChannelWrittenFasterThanReadStillRotates) {
+    // An overwrite channel the app laps: the producer may push the read
+    // position past what it overwrites; each rotation still completes.
+    SignalRecorder signals;
+    auto s = startSession("rot-overwrite", false,
+                          {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                           {"subbuf-count", sdbus::Variant(std::uint64_t{2})},
+                           {"overwrite", sdbus::Variant(true)}});
+    ChildProcess app({demoApp(), "400000", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    for (int i = 0; i < 3; ++i)
+        EXPECT_FALSE(rotateAndWait(*s, signals, std::chrono::seconds(10)).empty()) << i;
+    EXPECT_EQ(app.wait(60000), 0);
+    EXPECT_FALSE(rotateAndWait(*s, signals, std::chrono::seconds(10)).empty());
+    s->Destroy({});
+}

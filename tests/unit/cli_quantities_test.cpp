@@ -1,0 +1,31 @@
+// Unit tests of how tracectl reads durations and sizes.
+#include "cli/quantities.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace tracectl::cli;
+
+TEST(CliQuantities, Durations) {
+    EXPECT_EQ(parse_duration_us("10s"), 10'000'000u);
+    EXPECT_EQ(parse_duration_us("500ms"), 500'000u);
+    EXPECT_EQ(parse_duration_us("2m"), 120'000'000u);
+    EXPECT_EQ(parse_duration_us("1h"), 3'600'000'000u);
+    EXPECT_EQ(parse_duration_us("250us"), 250u);
+    EXPECT_EQ(parse_duration_us("1234"), 1234u);
+    for (const char* bad : {"", "s", "-1s", "10 s", "1.5s", "10d", "99999999999999999999s"})
+        EXPECT_EQ(parse_duration_us(bad), std::nullopt) << bad;
+    EXPECT_EQ(parse_duration_us("18446744073709551615h"), std::nullopt); // overflows
+}
+
+TEST(CliQuantities, Sizes) {
+    EXPECT_EQ(parse_size_bytes("100M"), 100u << 20);
+    EXPECT_EQ(parse_size_bytes("4k"), 4096u);
+    EXPECT_EQ(parse_size_bytes("4KiB"), 4096u);
+    EXPECT_EQ(parse_size_bytes("1G"), 1u << 30);
+    EXPECT_EQ(parse_size_bytes("1gb"), 1u << 30);
+    EXPECT_EQ(parse_size_bytes("512"), 512u);
+    EXPECT_EQ(parse_size_bytes("512B"), 512u);
+    for (const char* bad : {"", "M", "-1M", "1T", "1Mx", "1 M", "1.5M"})
+        EXPECT_EQ(parse_size_bytes(bad), std::nullopt) << bad;
+    EXPECT_EQ(parse_size_bytes("18446744073709551615G"), std::nullopt);
+}
