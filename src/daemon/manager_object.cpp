@@ -149,7 +149,9 @@ void ManagerObject::GetSession(sdbus::Result<sdbus::ObjectPath>&& result, std::s
         });
 }
 
-void ManagerObject::ListSessions(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) {
+void ManagerObject::listVisible(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result,
+                                auth::Action seesAll,
+                                std::function<std::vector<sdbus::ObjectPath>(uid_t, bool)> list) {
     auto pending =
         std::make_shared<sdbus::Result<std::vector<sdbus::ObjectPath>>>(std::move(result));
     auth::Caller caller;
@@ -159,29 +161,26 @@ void ManagerObject::ListSessions(sdbus::Result<std::vector<sdbus::ObjectPath>>&&
         pending->returnError(e);
         return;
     }
-    holds(caller, auth::Action::ManageAllSessions, [this, pending, caller](bool seesAll) {
+    holds(caller, seesAll, [pending, caller, list = std::move(list)](bool all) {
+        pending->returnResults(list(caller.uid, all));
+    });
+}
+
+void ManagerObject::ListSessions(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) {
+    listVisible(std::move(result), auth::Action::ManageAllSessions, [this](uid_t uid, bool all) {
         std::vector<sdbus::ObjectPath> out;
-        for (const Session* s : registry_.visibleTo(caller.uid, seesAll))
+        for (const Session* s : registry_.visibleTo(uid, all))
             out.emplace_back(sessionObjectPath(s->id()));
-        pending->returnResults(out);
+        return out;
     });
 }
 
 void ManagerObject::ListApplications(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) {
-    auto pending =
-        std::make_shared<sdbus::Result<std::vector<sdbus::ObjectPath>>>(std::move(result));
-    auth::Caller caller;
-    try {
-        caller = currentCaller(getObject());
-    } catch (const sdbus::Error& e) {
-        pending->returnError(e);
-        return;
-    }
-    holds(caller, auth::Action::TraceAllUsers, [this, pending, caller](bool seesAll) {
+    listVisible(std::move(result), auth::Action::TraceAllUsers, [this](uid_t uid, bool all) {
         std::vector<sdbus::ObjectPath> out;
-        for (auto& path : apps_.visibleTo(caller.uid, seesAll))
+        for (auto& path : apps_.visibleTo(uid, all))
             out.emplace_back(std::move(path));
-        pending->returnResults(out);
+        return out;
     });
 }
 

@@ -52,6 +52,10 @@ private:
     /// `then(granted)` on the loop. Denials, challenges and polkit failures
     /// are "not granted".
     void holds(const auth::Caller& caller, auth::Action action, std::function<void(bool)> then);
+    /// Answers `result` with list(caller uid, whether the caller holds
+    /// `seesAll`, asked without interaction).
+    void listVisible(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result, auth::Action seesAll,
+                     std::function<std::vector<sdbus::ObjectPath>(uid_t, bool)> list);
     std::string Version() override;
 
     /// Unlinks a destroyed session now; frees it and its object on the next

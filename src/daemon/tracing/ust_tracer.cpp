@@ -202,6 +202,16 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
     return made;
 }
 
+void UstTracer::closeInConsumer(Traced& t, Trace& trace) {
+    for (auto& ch : trace.channels) {
+        ch.objects = ConsumerChannel{ch.objects.key, nullptr, {}};
+        t.consumer->destroyChannel(ch.objects.key);
+    }
+    trace.metadata.channel.reset();
+    trace.metadata.streams.clear();
+    t.consumer->destroyChannel(trace.metadata.key);
+}
+
 void UstTracer::pushMetadata(Traced& t, Trace& trace) {
     const std::string& text = trace.registry->text();
     if (text.size() == trace.pushed)
@@ -654,15 +664,8 @@ void UstTracer::destroy(const std::string& idHex) noexcept {
     t.apps.clear(); // our copies of the app-side objects
     try {
         std::lock_guard lock(shared_);
-        for (auto& [key, trace] : t.traces) {
-            for (auto& ch : trace->channels) {
-                ch.objects = ConsumerChannel{ch.objects.key, nullptr, {}};
-                t.consumer->destroyChannel(ch.objects.key);
-            }
-            trace->metadata.channel.reset();
-            trace->metadata.streams.clear();
-            t.consumer->destroyChannel(trace->metadata.key);
-        }
+        for (auto& [key, trace] : t.traces)
+            closeInConsumer(t, *trace);
         t.consumer->shutdown();
     } catch (const std::exception& e) {
         log::warning("session '" + t.snapshot.name + "': closing the consumer: " + e.what());
@@ -797,13 +800,7 @@ void UstTracer::retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key) 
     try {
         std::lock_guard lock(shared_);
         pushMetadata(t, *trace);
-        for (auto& ch : trace->channels) {
-            ch.objects = ConsumerChannel{ch.objects.key, nullptr, {}};
-            t.consumer->destroyChannel(ch.objects.key);
-        }
-        trace->metadata.channel.reset();
-        trace->metadata.streams.clear();
-        t.consumer->destroyChannel(trace->metadata.key);
+        closeInConsumer(t, *trace);
         log::debug("session '" + t.snapshot.name + "': trace " + trace->dir + " complete");
     } catch (const Error& e) {
         log::warning("session '" + t.snapshot.name + "': closing the trace " + trace->dir +

@@ -212,6 +212,10 @@ private:
     /// of the app may still write.
     void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<std::string> ids);
     void pushMetadata(Traced& t, Trace& trace); // holds shared_
+    /// Drops our copies of `trace`'s channels and has the consumer read
+    /// each to the end and close it (DestroyChannel), metadata last.
+    /// Throws Error as the consumer client does. Caller holds shared_.
+    void closeInConsumer(Traced& t, Trace& trace);
     /// Creates, configures and enables the events of `rule` on the app's
     /// channel `chan`; the event object joins `a.objects`. Throws Error.
     void createEvent(AppInSession& a, lttng_ust_abi_object_data* chan, const EventRule& rule);
