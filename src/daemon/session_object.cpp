@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "rotation_schedule_options.hpp"
 #include "session_name.hpp"
+#include "snapshot_options.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -85,6 +86,14 @@ void SessionObject::checkIdle(const char* member) const {
         throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
                                                session_.config().name +
                                                "' is busy with another Start, Stop or Destroy");
+}
+
+void SessionObject::refuseInSnapshotMode(const char* member) const {
+    // Nothing is written between snapshots: there is no chunk to rotate.
+    if (session_.config().mode == SessionMode::Snapshot)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
+                                               session_.config().name +
+                                               "' is a snapshot session; record snapshots instead");
 }
 
 SessionSnapshot SessionObject::snapshot() const {
@@ -204,6 +213,7 @@ void SessionObject::Rotate(sdbus::Result<std::string>&& result,
             if (rotating_)
                 throw Error(ErrorCode::WrongState,
                             "a rotation of session '" + session_.config().name + "' is under way");
+            refuseInSnapshotMode("Rotate");
         });
     } catch (const sdbus::Error& e) {
         result.returnError(e);
@@ -226,6 +236,49 @@ void SessionObject::Rotate(sdbus::Result<std::string>&& result,
         [this](std::optional<Error> error, const std::string& path) {
             rotationEnded(error, path);
         });
+}
+
+void SessionObject::RecordSnapshot(sdbus::Result<std::string>&& result,
+                                   std::map<std::string, sdbus::Variant> options) {
+    uint64_t maxSize = 0;
+    try {
+        handleCall("RecordSnapshot", [&] {
+            checkCaller("RecordSnapshot");
+            maxSize = readSnapshotOptions(options);
+            checkIdle("RecordSnapshot");
+            if (session_.config().mode != SessionMode::Snapshot)
+                throw Error(ErrorCode::WrongState,
+                            "session '" + session_.config().name +
+                                "' is not a snapshot session (create it with mode 'snapshot')");
+            const SessionState state = session_.state();
+            if (state == SessionState::Created || state == SessionState::Error)
+                throw Error(ErrorCode::WrongState,
+                            "session '" + session_.config().name + "' is " +
+                                std::string(toString(state)) +
+                                ": a snapshot needs a started session (active or stopped)");
+        });
+    } catch (const sdbus::Error& e) {
+        result.returnError(e);
+        return;
+    }
+    // Busy like Start/Stop/Destroy: those wait for no one and are refused
+    // (WrongState) meanwhile, so a Destroy can never free this object while
+    // the snapshot's answer is still to come.
+    busy_ = true;
+    auto pending = std::make_shared<sdbus::Result<std::string>>(std::move(result));
+    backend_.recordSnapshot(session_.id().hex(), maxSize,
+                            [this, pending](std::optional<Error> error, const std::string& path) {
+                                busy_ = false;
+                                if (error) {
+                                    log::warning("session '" + session_.config().name +
+                                                     "': snapshot failed: " + error->what(),
+                                                 session_.id().uuid());
+                                    pending->returnError(toBusError(*error));
+                                    return;
+                                }
+                                emitSnapshotRecorded(path);
+                                pending->returnResults(path);
+                            });
 }
 
 void SessionObject::rotationStarted() {
@@ -252,6 +305,7 @@ void SessionObject::SetRotationSchedule(sdbus::Result<>&& result,
         handleCall("SetRotationSchedule", [&] {
             checkCaller("SetRotationSchedule");
             schedule = readRotationSchedule(options);
+            refuseInSnapshotMode("SetRotationSchedule");
         });
     } catch (const sdbus::Error& e) {
         result.returnError(e);

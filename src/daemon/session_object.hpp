@@ -47,11 +47,15 @@ private:
                 std::map<std::string, sdbus::Variant> options) override;
     void SetRotationSchedule(sdbus::Result<>&& result,
                              std::map<std::string, sdbus::Variant> options) override;
+    void RecordSnapshot(sdbus::Result<std::string>&& result,
+                        std::map<std::string, sdbus::Variant> options) override;
     /// A rotation (asked for or scheduled) began / ended: State, signals.
     void rotationStarted();
     void rotationEnded(const std::optional<Error>& error, const std::string& path);
     /// What the app thread needs of this session.
     SessionSnapshot snapshot() const;
+    /// Throws WrongState for a snapshot session (no chunk to rotate).
+    void refuseInSnapshotMode(const char* member) const;
     /// Throws WrongState while a Start/Stop/Destroy is in flight.
     void checkIdle(const char* member) const;
     void AddChannel(const std::string& domain, const std::string& name,

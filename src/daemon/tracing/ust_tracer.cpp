@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 #include "context_type.hpp"
 #include "metadata/clock_source.hpp"
+#include "output_folder.hpp"
 #include "trace_paths.hpp"
 
 #include <algorithm>
@@ -39,6 +40,8 @@ void checkUst(int r, const std::string& what) {
         throw Error(ErrorCode::Failed, what + ": " + ustErrorString(r));
 }
 
+} // namespace
+
 /// mkdir -p `path` (0750) as `uid`:`gid` with the user's supplementary
 /// groups (what the consumer unit runs with), in a child process, so the
 /// daemon never creates a file as root in a user's folder; then checks, as
@@ -46,7 +49,7 @@ void checkUst(int r, const std::string& what) {
 /// no trace yet, and claims it by making its "ust" folder (a second session
 /// on the same folder, whoever owns it, would overwrite LTTng's layout).
 /// Throws Error(InvalidArgument) naming what is wrong.
-void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
+void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid, bool claim) {
     // Everything the child needs is made before fork(): a child of a
     // threaded process may only make async-signal-safe calls (no malloc).
     std::vector<std::string> prefixes;
@@ -96,6 +99,8 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         // Made now, not when the first app comes: it claims the folder
         // (mkdir is atomic), so a second session started on it is refused.
         struct stat archives {};
+        if (!claim) // a snapshot session's folder: its snapshots claim their own
+            _exit(Ok);
         if (lstat(archivesEntry.c_str(), &archives) == 0)
             _exit(HasTrace);
         if (mkdir(ustEntry.c_str(), 0750) < 0)
@@ -125,6 +130,8 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         throw Error(ErrorCode::InvalidArgument, who + " cannot create the output folder " + path);
     }
 }
+
+namespace {
 
 metadata::Uuid randomUuid() {
     std::random_device rd;
@@ -180,7 +187,8 @@ void UstTracer::startConsumer(Traced& t) {
     if (access(config_.consumerBinary.c_str(), X_OK) < 0)
         throw Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +
                                            " cannot be run: " + std::strerror(errno));
-    makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid);
+    makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid,
+                     !t.snapshot.snapshotMode);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
@@ -189,6 +197,8 @@ void UstTracer::startConsumer(Traced& t) {
     t.spec.unitName = "tracectl-consumer-" + t.snapshot.idHex + ".service";
     t.spec.binary = config_.consumerBinary;
     t.spec.args = {"--output", t.snapshot.outputPath};
+    if (t.snapshot.snapshotMode)
+        t.spec.args.push_back("--snapshot");
     t.spec.uid = t.snapshot.owner;
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;
@@ -853,6 +863,19 @@ void UstTracer::retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key) 
         return;
     std::unique_ptr<Trace> trace = std::move(it->second);
     t.traces.erase(it);
+    if (t.snapshot.snapshotMode) {
+        // A flight recorder keeps an exited app's last events: snapshots
+        // taken after its exit (a crash, say) still hold them.
+        try {
+            std::lock_guard lock(shared_);
+            pushMetadata(t, *trace);
+        } catch (const Error& e) {
+            log::warning("session '" + t.snapshot.name + "': metadata of the exited app's trace " +
+                         trace->dir + ": " + e.what());
+        }
+        t.exited.push_back(std::move(trace));
+        return;
+    }
     // The app is gone, so nothing more is written into its buffers: the
     // consumer flushes each stream, reads it to the end and only then closes
     // it (DestroyChannel), so every event the app wrote is on disk. The
