@@ -119,7 +119,8 @@ ExitStatus run(int argc, char** argv) {
                          "a relative DIR is taken relative to the current folder")
             ->type_name("DIR");
     create->add_flag("--snapshot", cl.create.snapshot,
-                     "Snapshot mode (flight recorder); not supported yet: the daemon refuses it");
+                     "Snapshot mode (flight recorder): channels overwrite, nothing is written "
+                     "until 'tracectl snapshot NAME'");
     create
         ->add_option("--buffers", cl.create.buffers,
                      "Buffer ownership: per-uid (one buffer set per user, the default) or "
