@@ -65,6 +65,7 @@ private:
         if (onRotation)
             onRotation(path, reason);
     }
+    void onSnapshotRecorded(const std::string&) override {}
 };
 
 /// /org/tracectl/Tracing1/application/<pid>: the Application interface and Properties.
@@ -174,6 +175,13 @@ void BusClient::set_rotation_schedule(const std::string& path, std::uint64_t tim
     options.emplace("timer-us", sdbus::Variant(timer_us));
     options.emplace("size-bytes", sdbus::Variant(size_bytes));
     connection_->session(path).SetRotationSchedule(options);
+}
+
+std::string BusClient::record_snapshot(const std::string& path, std::uint64_t max_size) {
+    std::map<std::string, sdbus::Variant> options;
+    if (max_size != 0)
+        options.emplace("max-size", sdbus::Variant(max_size));
+    return connection_->session(path).RecordSnapshot(options);
 }
 
 std::string BusClient::rotate(const std::string& path, bool wait,

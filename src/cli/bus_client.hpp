@@ -74,6 +74,10 @@ public:
     std::string rotate(const std::string& path, bool wait,
                        const std::function<void(const std::string&)>& progress);
 
+    /// Session.RecordSnapshot({max-size}) (0: no bound, key left out);
+    /// returns the snapshot's folder once written.
+    std::string record_snapshot(const std::string& path, std::uint64_t max_size);
+
     /// Session.SetRotationSchedule({timer-us, size-bytes}) (0 = not used).
     void set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
                                std::uint64_t size_bytes);

@@ -59,6 +59,9 @@ struct CommandLine {
     std::string er_name;
     std::string er_timer;
     std::string er_size;
+    std::string snapshot_name;
+    std::string snapshot_max_size;
+    std::uint64_t snapshot_max_bytes = 0;
     std::uint64_t er_timer_us = 0;
     std::uint64_t er_size_bytes = 0;
 };
@@ -121,7 +124,8 @@ ExitStatus run(int argc, char** argv) {
                          "a relative DIR is taken relative to the current folder")
             ->type_name("DIR");
     create->add_flag("--snapshot", cl.create.snapshot,
-                     "Snapshot mode (flight recorder); not supported yet: the daemon refuses it");
+                     "Snapshot mode (flight recorder): channels overwrite, nothing is written "
+                     "until 'tracectl snapshot NAME'");
     create
         ->add_option("--buffers", cl.create.buffers,
                      "Buffer ownership: per-uid (one buffer set per user, the default) or "
@@ -175,6 +179,18 @@ ExitStatus run(int argc, char** argv) {
                    "becomes a complete trace in OUTPUT/archives/BEGIN-END-INDEX/, whose path is\n"
                    "printed. Allowed once the session has started (active or stopped).\n\n"
                    "Example:\n  tracectl rotate web-latency --wait");
+
+    auto* snapshot = app.add_subcommand(
+        "snapshot", "Record a snapshot of a snapshot session's buffers (as lttng snapshot record)");
+    snapshot->add_option("NAME", cl.snapshot_name, "Name of the session")->required();
+    auto* snapshot_max =
+        snapshot->add_option("--max-size", cl.snapshot_max_size,
+                             "At most SIZE bytes of events (100M, 64K, 4096), keeping the newest "
+                             "sub-buffers of every stream; no bound by default");
+    snapshot->footer("Writes the current content of every buffer of a session created with\n"
+                     "'tracectl create --snapshot' (active or stopped) as a complete trace in\n"
+                     "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder.\n\n"
+                     "Example:\n  tracectl snapshot flight --max-size 8M");
 
     auto* enable_rotation =
         app.add_subcommand("enable-rotation", "Rotate a session on a period and/or a size");
@@ -288,6 +304,14 @@ ExitStatus run(int argc, char** argv) {
         if (create_output->count() > 0 && cl.create_output.empty()) {
             throw CLI::ValidationError("--output", "needs a folder");
         }
+        if (snapshot->parsed() && snapshot_max->count() > 0) {
+            const auto size = parse_size_bytes(cl.snapshot_max_size);
+            if (!size) {
+                throw CLI::ValidationError("--max-size", "'" + cl.snapshot_max_size +
+                                                             "' is not a size (e.g. 100M)");
+            }
+            cl.snapshot_max_bytes = *size;
+        }
         if (enable_rotation->parsed()) {
             if (er_timer->count() == 0 && er_size->count() == 0) {
                 throw CLI::ValidationError("enable-rotation", "give --timer, --size or both");
@@ -396,6 +420,9 @@ ExitStatus run(int argc, char** argv) {
     } else if (enable_rotation->parsed()) {
         bus.set_rotation_schedule(bus.get_session(cl.er_name), cl.er_timer_us, cl.er_size_bytes);
         std::cout << "Rotation schedule of session " << cl.er_name << " set.\n";
+    } else if (snapshot->parsed()) {
+        std::cout << bus.record_snapshot(bus.get_session(cl.snapshot_name), cl.snapshot_max_bytes)
+                  << '\n';
     } else if (rotate->parsed()) {
         run_rotate(bus, cl.rotate_name, cl.rotate_wait, std::cout, std::cerr);
     } else if (enable_event->parsed()) {

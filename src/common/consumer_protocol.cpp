@@ -163,6 +163,7 @@ void validate(const Rotate& m) {
     if (m.newChunk == m.oldChunk || m.archive == m.newChunk || m.archive == m.oldChunk)
         throw ProtocolError("Rotate: old chunk, new chunk and archive must differ");
 }
+void validate(const RecordSnapshot&) {}
 void validate(const RotationCompleted& m) {
     checkText(m.message, "RotationCompleted.message", kMaxText);
 }
@@ -230,6 +231,10 @@ void put(Writer& w, const Rotate& m) {
     w.string(m.oldChunk);
     w.string(m.newChunk);
     w.string(m.archive);
+}
+void put(Writer& w, const RecordSnapshot& m) {
+    w.u64(m.id);
+    w.u64(m.packetsPerStream);
 }
 void put(Writer& w, const RotationCompleted& m) {
     w.u64(m.id);
@@ -324,6 +329,7 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::ChannelCreated:
     case MessageType::Rotate:
     case MessageType::RotationCompleted:
+    case MessageType::RecordSnapshot:
         return true;
     }
     return false;
@@ -369,6 +375,8 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::Rotate;
             else if constexpr (std::is_same_v<T, RotationCompleted>)
                 return MessageType::RotationCompleted;
+            else if constexpr (std::is_same_v<T, RecordSnapshot>)
+                return MessageType::RecordSnapshot;
             else
                 return MessageType::Error;
         },
@@ -401,6 +409,8 @@ std::string_view messageName(MessageType type) noexcept {
         return "Rotate";
     case MessageType::RotationCompleted:
         return "RotationCompleted";
+    case MessageType::RecordSnapshot:
+        return "RecordSnapshot";
     }
     return "unknown";
 }
@@ -513,6 +523,13 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
     case MessageType::RotationCompleted:
         m = getRotationCompleted(r);
         break;
+    case MessageType::RecordSnapshot: {
+        RecordSnapshot snap;
+        snap.id = r.u64();
+        snap.packetsPerStream = r.u64();
+        m = snap;
+        break;
+    }
     default:
         throw ProtocolError("unknown message type");
     }

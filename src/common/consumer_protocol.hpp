@@ -40,6 +40,9 @@
 //       Error; later, unsolicited, RotationCompleted{id, ok, message} once every
 //       stream has passed its sampled position (or was drained and closed)
 //       and the old chunk was moved to its archive folder.
+//   daemon: RecordSnapshot{id, packetsPerStream}, then one byte carrying the
+//       snapshot folder's fd (SCM_RIGHTS)   consumer: Ok once the snapshot is
+//       written, or Error.
 // After Shutdown's Ok the consumer exits.
 #pragma once
 
@@ -58,7 +61,7 @@
 namespace tracectl::consumer_protocol {
 
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
-inline constexpr std::uint32_t kVersion = 2;        ///< 2: Rotate, RotationCompleted
+inline constexpr std::uint32_t kVersion = 3; ///< 2: Rotate, RotationCompleted; 3: RecordSnapshot
 inline constexpr std::size_t kHeaderSize = 12;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -80,6 +83,7 @@ enum class MessageType : std::uint16_t {
     DestroyChannel = 0x05,
     Shutdown = 0x06,
     Rotate = 0x07,
+    RecordSnapshot = 0x08,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -201,6 +205,22 @@ struct RotationCompleted {
     bool operator==(const RotationCompleted&) const = default;
 };
 
+/// Writes the current content of every channel (snapshot consumers, started
+/// with --snapshot: nothing else is ever read from their buffers) as a
+/// complete trace below the folder whose fd follows the frame on one byte
+/// (SCM_RIGHTS; an O_PATH or O_DIRECTORY fd the daemon opened, so the folder
+/// may lie outside the consumer's own view of the file system): the same
+/// trace-relative layout as the session's output, the whole metadata of each
+/// trace, and for each data stream the sub-buffers between its consumed and
+/// produced positions (lttng_ust_ctl_snapshot), at most the newest
+/// `packetsPerStream` of them (0: all). Tracing is not disturbed: nothing is
+/// consumed. Payload: u64 id, u64 packetsPerStream.
+struct RecordSnapshot {
+    std::uint64_t id = 0;
+    std::uint64_t packetsPerStream = 0;
+    bool operator==(const RecordSnapshot&) const = default;
+};
+
 /// Success. Empty payload.
 struct Ok {
     bool operator==(const Ok&) const = default;
@@ -224,9 +244,9 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message =
-    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
-                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted>;
+using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
+                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
+                             RotationCompleted, RecordSnapshot>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

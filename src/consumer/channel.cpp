@@ -1,6 +1,7 @@
 #include "channel.hpp"
 
 #include "common/log.hpp"
+#include "snapshot_writer.hpp"
 
 #include <cerrno>
 #include <lttng/ust-ctl.h>
@@ -42,11 +43,21 @@ UstChannel::Attributes attributesFor(const cp::CreateChannel& r) {
 
 } // namespace
 
-Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel& request)
+Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel& request,
+                 bool snapshotOnly)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir),
-      ust_(attributesFor(request)), loop_(loop) {
+      ust_(attributesFor(request)), loop_(loop), snapshotOnly_(snapshotOnly) {
     if (request.monitorTimerUsec != 0)
         log::debug("channel " + name_ + ": monitor timer requested, not implemented");
+    if (snapshotOnly_) {
+        if (!ust_.isMetadata() && !request.overwrite)
+            throw RequestError(cp::ErrorKind::InvalidArgument,
+                               "the data channels of a snapshot consumer must overwrite");
+        // As lttng-consumerd's channels without monitor: nobody reads them
+        // until a snapshot, and nothing is written to the output.
+        held_ = ust_.createStreams();
+        return;
+    }
     OutputDir dir = root.subdir(request.outputDir);
     std::vector<UstStream> streams = ust_.createStreams();
     readers_.reserve(streams.size());
@@ -64,19 +75,24 @@ Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel
 
 Channel::~Channel() {
     hangUpSource_.reset();
-    readers_.clear(); // before ust_ (declaration order guarantees it too)
+    readers_.clear(); // before ust_
+    held_.clear();    // before ust_
 }
 
 void Channel::sendToDaemon(int sock) {
     ust_.sendToDaemon(sock);
     for (const auto& r : readers_)
         UstChannel::sendStreamToDaemon(sock, &r->ustStream());
+    for (const UstStream& s : held_)
+        UstChannel::sendStreamToDaemon(sock, &s);
     UstChannel::sendStreamToDaemon(sock, nullptr);
 
     // As lttng-consumerd: once the channel is handed over, our copy of its
     // wakeup fd goes, so the wait fd hangs up when the last holder lets go.
     ust_.closeWakeupFd();
-    if (!ust_.isMetadata()) {
+    // Snapshot channels keep their streams until destroyed: an exited app's
+    // last events stay in them for the next snapshot.
+    if (!ust_.isMetadata() && !snapshotOnly_) {
         sd_event_source* s = nullptr;
         // No event bits: epoll always reports EPOLLHUP/EPOLLERR, and nobody
         // ever writes to a channel's wakeup pipe.
@@ -108,7 +124,42 @@ void Channel::pushMetadata(std::uint64_t offset, std::string_view bytes) {
                            "metadata offset " + std::to_string(offset) + " but " +
                                std::to_string(metadata_.size()) + " bytes were pushed before");
     metadata_.append(bytes);
-    commitMetadata();
+    if (!snapshotOnly_) // a snapshot writes it whole each time
+        commitMetadata();
+}
+
+std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
+                                      std::uint64_t packetsPerStream) {
+    if (!snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key_) + " is not a snapshot channel");
+    const OutputDir dir = snapshotRoot.subdir(outputDir_);
+    if (ust_.isMetadata()) {
+        if (held_.empty() || held_.front().get() == nullptr)
+            throw RequestError(cp::ErrorKind::Io, "the metadata stream was closed after an error");
+        snapshotMetadata(ust_.get(), held_.front().get(), dir, metadata_);
+        return metadata_.size();
+    }
+    std::uint64_t bytes = 0;
+    std::string firstError;
+    for (const UstStream& s : held_) {
+        if (s.get() == nullptr)
+            continue;
+        const std::string name = name_ + "_" + std::to_string(s.cpu());
+        try {
+            const StreamSnapshot got = snapshotDataStream(s.get(), dir, name, packetsPerStream);
+            bytes += got.bytes;
+            if (got.skipped != 0)
+                log::debug("snapshot of " + name + ": " + std::to_string(got.skipped) +
+                           " sub-buffers overwritten while copying");
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = name + ": " + e.what();
+        }
+    }
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Io, "channel " + name_ + ": " + firstError);
+    return bytes;
 }
 
 void Channel::commitMetadata() {
@@ -143,6 +194,15 @@ void Channel::commitMetadata() {
 }
 
 void Channel::flush() {
+    if (snapshotOnly_) {
+        // Stop: close the last packets (even empty) so that snapshots taken
+        // while stopped end where tracing did; nothing is read.
+        if (!ust_.isMetadata())
+            for (const UstStream& s : held_)
+                if (s.get() != nullptr && lttng_ust_ctl_flush_buffer(s.get(), 0) < 0)
+                    throw RequestError(cp::ErrorKind::Tracer, "lttng_ust_ctl_flush_buffer failed");
+        return;
+    }
     if (ust_.isMetadata()) {
         commitMetadata();
         readers_.front()->drain();
@@ -166,6 +226,8 @@ void Channel::flush() {
 
 Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
                                       const std::function<void()>& switched) noexcept {
+    if (snapshotOnly_)
+        return {0, "channel " + name_ + ": a snapshot session does not rotate"};
     std::uint32_t expected = 0;
     std::string firstError;
     std::optional<OutputDir> dir;
@@ -219,6 +281,10 @@ Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
 
 void Channel::drainAndClose(bool producersStopped) noexcept {
     hangUpSource_.reset();
+    if (snapshotOnly_) {
+        held_.clear(); // its content goes with it: only snapshots write anything
+        return;
+    }
     if (ust_.isMetadata()) {
         try {
             commitMetadata();

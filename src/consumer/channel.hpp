@@ -36,8 +36,11 @@ public:
     /// streams, and the stream files (`<name>_<cpu>` and
     /// `index/<name>_<cpu>.idx`, or `metadata`). Data streams are watched on
     /// `loop` from now on. Throws RequestError (InvalidArgument, Io, Tracer).
-    Channel(EventLoop& loop, const OutputDir& root,
-            const consumer_protocol::CreateChannel& request);
+    /// With `snapshotOnly` (a snapshot session's consumer) no file or
+    /// folder is made and nothing is ever read from the buffers: they are
+    /// only copied by recordSnapshot(), and the metadata is only cached.
+    Channel(EventLoop& loop, const OutputDir& root, const consumer_protocol::CreateChannel& request,
+            bool snapshotOnly = false);
     ~Channel();
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
@@ -45,8 +48,16 @@ public:
     std::uint64_t key() const noexcept { return key_; }
     bool isMetadata() const noexcept { return ust_.isMetadata(); }
     std::uint32_t streamCount() const noexcept {
-        return static_cast<std::uint32_t>(readers_.size());
+        return static_cast<std::uint32_t>(snapshotOnly_ ? held_.size() : readers_.size());
     }
+
+    /// Snapshot channels: writes the buffers' current content below
+    /// `<snapshotRoot>/<outputDir>/` (snapshot_writer.hpp): data streams
+    /// `<name>_<cpu>` with their index, at most `packetsPerStream` newest
+    /// sub-buffers each (0: all); the metadata channel the whole metadata.
+    /// Returns the bytes written. Throws RequestError (InvalidArgument: not a
+    /// snapshot channel; Io; Tracer) after trying every stream.
+    std::uint64_t recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t packetsPerStream);
 
     /// Hands the buffers to the daemon on `sock` (blocking): the channel, each
     /// stream, the end marker (lttng_ust_ctl_send_*_to_sessiond). Then closes
@@ -98,6 +109,8 @@ private:
     std::vector<std::unique_ptr<StreamReader>> readers_;
     EventLoop& loop_;
     EventSourcePtr hangUpSource_;
+    bool snapshotOnly_ = false;
+    std::vector<UstStream> held_;       // snapshotOnly_: the streams (readers_ is empty)
     std::string metadata_;              // every byte pushed so far (the cache)
     std::size_t metadataCommitted_ = 0; // bytes of metadata_ written into the ring buffer
 };

@@ -1,5 +1,6 @@
 #include "consumer.hpp"
 
+#include "common/fd_passing.hpp"
 #include "common/log.hpp"
 #include "config.h"
 
@@ -46,8 +47,9 @@ std::string truncated(std::string s) {
 
 } // namespace
 
-Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root)
-    : loop_(loop), sock_(std::move(socket)), root_(std::move(root)), chunkRoot_(root_.subdir("")) {
+Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly)
+    : loop_(loop), sock_(std::move(socket)), root_(std::move(root)), chunkRoot_(root_.subdir("")),
+      snapshotOnly_(snapshotOnly) {
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
         throw std::system_error(errno, std::generic_category(), "fcntl(command socket)");
@@ -156,7 +158,9 @@ void Consumer::dispatch(cp::Message&& request) {
             rotate(*rot);
             return;
         }
-        if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
+        if (const auto* snap = std::get_if<cp::RecordSnapshot>(&request)) {
+            recordSnapshot(*snap);
+        } else if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
             channel(push->key).pushMetadata(push->offset, push->bytes);
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
             channel(flush->key).flush();
@@ -186,7 +190,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
-    auto ch = std::make_unique<Channel>(loop_, chunkRoot_, request);
+    auto ch = std::make_unique<Channel>(loop_, chunkRoot_, request, snapshotOnly_);
     Channel& created = *ch;
     channels_.emplace(request.key, std::move(ch));
     log::info("channel " + std::to_string(request.key) + " (" +
@@ -231,6 +235,45 @@ void Consumer::rotate(const cp::Rotate& request) {
         return;
     ++rotation_->pending;
     streamSwitched(id);
+}
+
+void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
+    // The folder's fd rides on one byte right after the frame: take it
+    // first, whatever the answer, so the next frame starts where it should.
+    std::byte marker{};
+    std::vector<UniqueFd> fds;
+    if (recvExactWithFds(sock_.get(), std::span<std::byte>(&marker, 1), fds, 1) != 1) {
+        stop(ExitDaemonLost);
+        throw RequestError(cp::ErrorKind::Protocol, "EOF instead of the snapshot folder's fd");
+    }
+    if (fds.size() != 1)
+        throw RequestError(cp::ErrorKind::Protocol, "RecordSnapshot came without a folder fd");
+    if (!snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "this consumer was not started for a snapshot session");
+    if (rotation_)
+        throw RequestError(cp::ErrorKind::InvalidArgument, "a rotation is under way");
+    std::optional<OutputDir> dir;
+    try {
+        dir.emplace(OutputDir::adopt(std::move(fds.front())));
+    } catch (const std::system_error& e) {
+        throw RequestError(cp::ErrorKind::InvalidArgument, e.what());
+    }
+    std::uint64_t bytes = 0;
+    std::string firstError;
+    for (auto& [key, ch] : channels_) {
+        try {
+            bytes += ch->recordSnapshot(*dir, request.packetsPerStream);
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = e.what();
+        }
+    }
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Io,
+                           "snapshot " + std::to_string(request.id) + " incomplete: " + firstError);
+    log::info("snapshot " + std::to_string(request.id) + ": " + std::to_string(bytes) +
+              " bytes from " + std::to_string(channels_.size()) + " channels");
 }
 
 void Consumer::streamSwitched(std::uint64_t id) {

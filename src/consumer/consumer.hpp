@@ -34,7 +34,9 @@ public:
     /// SOCK_STREAM socket; made blocking here — requests are read with
     /// MSG_DONTWAIT, replies and ust-ctl transfers block) on `loop`. Output
     /// goes below `root`. Throws std::system_error.
-    Consumer(EventLoop& loop, UniqueFd socket, OutputDir root);
+    /// `snapshotOnly`: a snapshot session's consumer (channels are never
+    /// read, only copied by RecordSnapshot; nothing is written below `root`).
+    Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly = false);
     ~Consumer();
     Consumer(const Consumer&) = delete;
     Consumer& operator=(const Consumer&) = delete;
@@ -54,6 +56,9 @@ private:
     /// One stream of rotation `id` switched; the last one archives the old
     /// chunk and tells the daemon.
     void streamSwitched(std::uint64_t id);
+    /// RecordSnapshot: takes the folder fd that follows the frame, then
+    /// writes every channel into it. Throws RequestError.
+    void recordSnapshot(const consumer_protocol::RecordSnapshot& request);
     Channel& channel(std::uint64_t key);
     /// Sends `m`; on failure logs, stops with ExitDaemonLost, returns false.
     bool reply(const consumer_protocol::Message& m) noexcept;
@@ -72,6 +77,7 @@ private:
     consumer_protocol::MessageReader reader_;
     EventSourcePtr source_;
     std::map<std::uint64_t, std::unique_ptr<Channel>> channels_;
+    bool snapshotOnly_ = false;
     bool greeted_ = false;
     bool stopping_ = false;
 };

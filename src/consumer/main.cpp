@@ -27,6 +27,7 @@ using namespace tracectl::consumer;
 
 struct Options {
     std::string output;
+    bool snapshot = false;
     tracectl::log::Options log;
     bool stderrWasSocket = false; ///< stderr was the command socket (now /dev/null)
 };
@@ -102,7 +103,7 @@ int run(const Options& o) {
     });
 
     OutputDir root = OutputDir::openRoot(o.output); // throws: ExitFailure
-    consumer = std::make_unique<Consumer>(loop, std::move(sock), std::move(root));
+    consumer = std::make_unique<Consumer>(loop, std::move(sock), std::move(root), o.snapshot);
     log::info(std::string("tracectl-consumerd ") + TRACECTL_VERSION + " writing below " + o.output);
     const int code = loop.run();
     consumer.reset();
@@ -120,6 +121,9 @@ int main(int argc, char** argv) {
     app.add_option("--output", o.output,
                    "Root directory of the trace; created if missing (mode 0750)")
         ->required();
+    app.add_flag("--snapshot", o.snapshot,
+                 "Snapshot session: never read the buffers nor write below --output; only\n"
+                 "copy them into the folder each RecordSnapshot request names");
     tracectl::log::addOptions(app, o.log);
     app.footer("Standard input must be the daemon's end of an AF_UNIX stream socket; this\n"
                "program is started by tracectld, not by hand. See tracectl-consumerd(8).\n"

@@ -38,6 +38,15 @@ OutputDir OutputDir::openRoot(const std::filesystem::path& path) {
     return OutputDir(std::move(fd));
 }
 
+OutputDir OutputDir::adopt(UniqueFd fd) {
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) < 0)
+        throwErrno(fd ? errno : EBADF, "the snapshot folder's fd");
+    if (!S_ISDIR(st.st_mode))
+        throwErrno(ENOTDIR, "the snapshot folder's fd");
+    return OutputDir(std::move(fd));
+}
+
 OutputDir OutputDir::subdir(std::string_view relative) const {
     UniqueFd current;
     int parent = fd_.get();

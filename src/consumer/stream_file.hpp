@@ -25,6 +25,10 @@ public:
     /// Throws std::system_error.
     static OutputDir openRoot(const std::filesystem::path& path);
 
+    /// Adopts `fd`, a directory fd (O_PATH or O_DIRECTORY) opened elsewhere,
+    /// e.g. by the daemon. Throws std::system_error (ENOTDIR) otherwise.
+    static OutputDir adopt(UniqueFd fd);
+
     /// Opens `relative` below this directory, creating missing components
     /// (kDirMode). Every component must be a real directory: a symlink is
     /// ELOOP/ENOTDIR. `relative` must already be checked with

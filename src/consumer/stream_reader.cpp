@@ -38,6 +38,23 @@ private:
 
 } // namespace
 
+IndexEntry packetInfo(lttng_ust_ctl_consumer_stream* s) {
+    IndexEntry entry;
+    check(lttng_ust_ctl_get_packet_size(s, &entry.packetSizeBits), "get_packet_size");
+    check(lttng_ust_ctl_get_content_size(s, &entry.contentSizeBits), "get_content_size");
+    check(lttng_ust_ctl_get_timestamp_begin(s, &entry.timestampBegin), "get_timestamp_begin");
+    check(lttng_ust_ctl_get_timestamp_end(s, &entry.timestampEnd), "get_timestamp_end");
+    check(lttng_ust_ctl_get_events_discarded(s, &entry.eventsDiscarded), "get_events_discarded");
+    // Not every ring-buffer client implements these two (-ENOSYS):
+    // LTTng then records all ones.
+    if (lttng_ust_ctl_get_sequence_number(s, &entry.packetSeqNum) < 0)
+        entry.packetSeqNum = ~std::uint64_t{0};
+    check(lttng_ust_ctl_get_stream_id(s, &entry.streamId), "get_stream_id");
+    if (lttng_ust_ctl_get_instance_id(s, &entry.streamInstanceId) < 0)
+        entry.streamInstanceId = ~std::uint64_t{0};
+    return entry;
+}
+
 StreamReader::StreamReader(EventLoop& loop, UstStream stream, const OutputDir& dir,
                            std::string name, Kind kind, bool watch)
     : name_(std::move(name)), kind_(kind), stream_(std::move(stream)), file_(dir, name_) {
@@ -185,19 +202,7 @@ void StreamReader::consumeCurrent() {
 
     IndexEntry entry;
     if (kind_ == Kind::Data) {
-        check(lttng_ust_ctl_get_packet_size(s, &entry.packetSizeBits), "get_packet_size");
-        check(lttng_ust_ctl_get_content_size(s, &entry.contentSizeBits), "get_content_size");
-        check(lttng_ust_ctl_get_timestamp_begin(s, &entry.timestampBegin), "get_timestamp_begin");
-        check(lttng_ust_ctl_get_timestamp_end(s, &entry.timestampEnd), "get_timestamp_end");
-        check(lttng_ust_ctl_get_events_discarded(s, &entry.eventsDiscarded),
-              "get_events_discarded");
-        // Not every ring-buffer client implements these two (-ENOSYS):
-        // LTTng then records all ones.
-        if (lttng_ust_ctl_get_sequence_number(s, &entry.packetSeqNum) < 0)
-            entry.packetSeqNum = ~std::uint64_t{0};
-        check(lttng_ust_ctl_get_stream_id(s, &entry.streamId), "get_stream_id");
-        if (lttng_ust_ctl_get_instance_id(s, &entry.streamInstanceId) < 0)
-            entry.streamInstanceId = ~std::uint64_t{0};
+        entry = packetInfo(s);
         if (entry.packetSizeBits != static_cast<std::uint64_t>(padded) * 8)
             log::debug("stream " + name_ + ": packet_size " +
                        std::to_string(entry.packetSizeBits / 8) + " != padded size " +

@@ -27,6 +27,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// The index fields of the sub-buffer `s` holds now (taken with get_next_subbuf
+/// or get_subbuf): sizes, timestamps, discarded count, stream id, and the
+/// sequence number and instance id (all ones where the ring-buffer client
+/// has none). `offset` is left 0. Throws UstError.
+IndexEntry packetInfo(lttng_ust_ctl_consumer_stream* s);
+
 /// Reads one stream into its file (and, for data streams, its index).
 /// Not copyable or movable (its event source points at it).
 class StreamReader {

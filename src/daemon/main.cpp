@@ -99,6 +99,19 @@ public:
         });
     }
 
+    void recordSnapshot(std::string id, uint64_t maxSize, Rotated done) override {
+        thread_->submit([this, id = std::move(id), maxSize, done = std::move(done)] {
+            std::optional<tracectl::Error> error;
+            std::string path;
+            try {
+                path = tracer_.recordSnapshot(id, maxSize);
+            } catch (const tracectl::Error& e) {
+                error = e;
+            }
+            loop_.post([done, error, path] { done(error, path); });
+        });
+    }
+
     void setRotationSchedule(std::string id, tracectl::RotationSchedule schedule, Rotated started,
                              Rotated completed, Done done) override {
         auto onLoop = [this](Rotated f) {

@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "rotation_schedule_options.hpp"
 #include "session_name.hpp"
+#include "snapshot_options.hpp"
 #include "tracing/output_folder.hpp"
 
 #include <unistd.h>
@@ -135,6 +136,14 @@ void SessionObject::checkIdle(const char* member) const {
                                                "' is busy with another Start, Stop or Destroy");
 }
 
+void SessionObject::refuseInSnapshotMode(const char* member) const {
+    // Nothing is written between snapshots: there is no chunk to rotate.
+    if (session_.config().mode == SessionMode::Snapshot)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
+                                               session_.config().name +
+                                               "' is a snapshot session; record snapshots instead");
+}
+
 SessionSnapshot SessionObject::snapshot() const {
     SessionSnapshot s;
     s.idHex = session_.id().hex();
@@ -257,6 +266,7 @@ void SessionObject::Rotate(sdbus::Result<std::string>&& result,
 
 void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& pending) {
     checkIdle("Rotate");
+    refuseInSnapshotMode("Rotate");
     const SessionState state = session_.state();
     if (state == SessionState::Created || state == SessionState::Error)
         throw Error(ErrorCode::WrongState, "session '" + session_.config().name + "' is " +
@@ -285,6 +295,57 @@ void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& 
         [this, alive](std::optional<Error> error, const std::string& path) {
             if (!alive.expired())
                 rotationEnded(error, path);
+        });
+}
+
+void SessionObject::RecordSnapshot(sdbus::Result<std::string>&& result,
+                                   std::map<std::string, sdbus::Variant> options) {
+    auto pending = std::make_shared<sdbus::Result<std::string>>(std::move(result));
+    bool interactive = false;
+    uint64_t maxSize = 0;
+    if (!guarded("RecordSnapshot", pending, [&] {
+            interactive = auth::takeInteractive(options);
+            maxSize = readSnapshotOptions(options);
+        }))
+        return;
+    authorize(
+        "RecordSnapshot", interactive, std::nullopt, pending,
+        [this, pending, maxSize](const auth::Caller&) { doRecordSnapshot(pending, maxSize); });
+}
+
+void SessionObject::doRecordSnapshot(const std::shared_ptr<sdbus::Result<std::string>>& pending,
+                                     uint64_t maxSize) {
+    checkIdle("RecordSnapshot");
+    if (session_.config().mode != SessionMode::Snapshot)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + session_.config().name +
+                        "' is not a snapshot session (create it with mode 'snapshot')");
+    const SessionState state = session_.state();
+    if (state == SessionState::Created || state == SessionState::Error)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + session_.config().name + "' is " + std::string(toString(state)) +
+                        ": a snapshot needs a started session (active or stopped)");
+    // Busy like Start/Stop/Destroy: those wait for no one and are refused
+    // (WrongState) meanwhile, so a Destroy can never free this object while
+    // the snapshot's answer is still to come.
+    busy_ = true;
+    std::weak_ptr<bool> alive = alive_;
+    backend_.recordSnapshot(
+        session_.id().hex(), maxSize,
+        [this, alive, pending](std::optional<Error> error, const std::string& path) {
+            if (alive.expired())
+                return pending->returnError(
+                    sdbus::Error(kUnknownObject, "the session was destroyed"));
+            busy_ = false;
+            if (error) {
+                log::warning("session '" + session_.config().name +
+                                 "': snapshot failed: " + error->what(),
+                             session_.id().uuid());
+                pending->returnError(toBusError(*error));
+                return;
+            }
+            emitSnapshotRecorded(path);
+            pending->returnResults(path);
         });
 }
 
@@ -323,6 +384,7 @@ void SessionObject::SetRotationSchedule(sdbus::Result<>&& result,
 
 void SessionObject::doSetRotationSchedule(const Pending& pending,
                                           const RotationSchedule& schedule) {
+    refuseInSnapshotMode("SetRotationSchedule");
     std::weak_ptr<bool> alive = alive_;
     backend_.setRotationSchedule(
         session_.id().hex(), schedule,

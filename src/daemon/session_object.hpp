@@ -73,6 +73,10 @@ private:
     void doDestroy(const Pending& pending);
     void doRotate(const std::shared_ptr<sdbus::Result<std::string>>& pending);
     void doSetRotationSchedule(const Pending& pending, const RotationSchedule& schedule);
+    void doRecordSnapshot(const std::shared_ptr<sdbus::Result<std::string>>& pending,
+                          uint64_t maxSize);
+    void RecordSnapshot(sdbus::Result<std::string>&& result,
+                        std::map<std::string, sdbus::Variant> options) override;
     /// A rotation (asked for or scheduled) began / ended: State, signals.
     void rotationStarted();
     void rotationEnded(const std::optional<Error>& error, const std::string& path);
@@ -95,6 +99,8 @@ private:
     static bool guarded(const char* member, const P& pending, const std::function<void()>& work);
     /// What the app thread needs of this session.
     SessionSnapshot snapshot() const;
+    /// Throws WrongState for a snapshot session (no chunk to rotate).
+    void refuseInSnapshotMode(const char* member) const;
     /// Throws WrongState while a Start/Stop/Destroy is in flight.
     void checkIdle(const char* member) const;
     /// Throws AccessDenied from a property getter if readableByCurrentCaller() is false.

@@ -16,12 +16,8 @@ namespace {
 SessionMode parseMode(const std::optional<std::string>& mode) {
     if (!mode || *mode == "normal")
         return SessionMode::Normal;
-    // Snapshot sessions need RecordSnapshot to be of any use: until it
-    // exists, such a session would silently behave as a normal one.
     if (*mode == "snapshot")
-        throw Error(ErrorCode::InvalidArgument,
-                    "mode 'snapshot' is not supported yet (snapshot recording is not "
-                    "implemented); use mode 'normal'");
+        return SessionMode::Snapshot;
     throw Error(ErrorCode::InvalidArgument,
                 "mode " + quoteForMessage(*mode) + " is not one of 'normal', 'snapshot'");
 }

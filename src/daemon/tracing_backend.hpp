@@ -31,6 +31,8 @@ public:
     /// (or with the error), then, if it began, `completed` once the archive
     /// is complete (or with why it is not).
     virtual void rotate(std::string idHex, Rotated started, Rotated completed) = 0;
+    /// UstTracer::recordSnapshot; `done` gets the snapshot's path or the error.
+    virtual void recordSnapshot(std::string idHex, uint64_t maxSize, Rotated done) = 0;
     /// UstTracer::setRotationSchedule; `started`/`completed` are told of
     /// each scheduled rotation, `done` once the schedule is in place.
     virtual void setRotationSchedule(std::string idHex, RotationSchedule schedule, Rotated started,

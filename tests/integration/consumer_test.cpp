@@ -4,6 +4,7 @@
 // liblttng-ust-ctl calls a daemon uses. Needs $TRACECTL_CONSUMERD (the built
 // binary); $BABELTRACE2 (optional) to check the trace reads.
 #include "common/consumer_protocol.hpp"
+#include "common/fd_passing.hpp"
 #include "common/unique_fd.hpp"
 
 #include <array>
@@ -611,4 +612,33 @@ TEST_F(ConsumerTest, KeepsLogLinesOffTheSocketWhenStdoutAndStderrAreIt) {
 TEST_F(ConsumerTest, RefusesAStdinThatIsNotASocket) {
     ConsumerProcess c(dir_, "/dev/null");
     EXPECT_EQ(c.waitExit(), 2);
+}
+
+TEST_F(ConsumerTest, RecordSnapshotTakesItsFolderFdAndKeepsTheConversationInStep) {
+    ConsumerProcess c(dir_); // not started with --snapshot
+    hello(c);
+    auto withFd = [&](int fd) {
+        cp::writeMessage(c.sock(), cp::RecordSnapshot{1, 0});
+        const std::byte marker{0};
+        if (fd >= 0) {
+            const int fds[1] = {fd};
+            tracectl::sendWithFds(c.sock(), std::span<const std::byte>(&marker, 1), fds);
+        } else {
+            tracectl::sendWithFds(c.sock(), std::span<const std::byte>(&marker, 1));
+        }
+        const std::optional<cp::Message> reply = cp::readMessage(c.sock());
+        if (!reply)
+            throw std::runtime_error("consumer closed the connection");
+        return *reply;
+    };
+    UniqueFd folder(open(dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(folder);
+    // A normal session's consumer has no snapshot to take.
+    EXPECT_EQ(expectError(withFd(folder.get())), cp::ErrorKind::InvalidArgument);
+    // The byte came without its fd.
+    EXPECT_EQ(expectError(withFd(-1)), cp::ErrorKind::Protocol);
+    // Both bytes were taken: the next request is read where it starts.
+    EXPECT_EQ(expectError(c.call(cp::FlushChannel{77})), cp::ErrorKind::UnknownChannel);
+    EXPECT_TRUE(std::holds_alternative<cp::Ok>(c.call(cp::Shutdown{})));
+    EXPECT_EQ(c.waitExit(), 0);
 }

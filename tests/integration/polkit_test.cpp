@@ -265,6 +265,7 @@ TEST_F(Polkit, BobNeitherSeesNorControlsAlicesSession) {
         {"EnableEvents", {"'ust'", "''", "'*'"}},
         {"Rotate", {}},
         {"SetRotationSchedule", {}},
+        {"RecordSnapshot", {}},
     };
     for (const auto& a : attempts) {
         auto args = a.args;

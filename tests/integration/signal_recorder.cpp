@@ -60,7 +60,8 @@ void SignalRecorder::onSignal(sdbus::Message& msg) {
         for (const auto& [name, value] : changed)
             lines.push_back("PropertiesChanged " + msg.getPath() + " " + name + "=" +
                             describe(value));
-    } else if (member == "RotationCompleted" || member == "RotationFailed") {
+    } else if (member == "RotationCompleted" || member == "RotationFailed" ||
+               member == "SnapshotRecorded") {
         std::string archive;
         msg >> archive;
         lines.push_back(member + " " + msg.getPath() + " " + archive);

@@ -35,6 +35,7 @@ private:
     // The signals are followed with SignalRecorder, which sees every client's.
     void onRotationCompleted(const std::string&) override {}
     void onRotationFailed(const std::string&, const std::string&) override {}
+    void onSnapshotRecorded(const std::string&) override {}
 };
 
 class ApplicationClient

@@ -53,6 +53,8 @@ std::vector<cp::Message> everyMessage() {
         cp::Rotate{13, "c-1", "d-2", "archives/c-d-1"},
         cp::RotationCompleted{12, true, ""},
         cp::RotationCompleted{13, false, "stream x: EIO"},
+        cp::RecordSnapshot{7, 0},
+        cp::RecordSnapshot{8, 3},
     };
 }
 
@@ -325,7 +327,17 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 2u);
+    EXPECT_EQ(cp::kVersion, 3u);
+}
+
+TEST(ConsumerProtocol, RecordSnapshotLayout) {
+    EXPECT_EQ(payloadOf(cp::encode(cp::RecordSnapshot{0x0102, 5})),
+              bytesOf({0x02, 0x01, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0}));
+    const std::vector<std::byte> shortPayload = bytesOf({1, 0, 0, 0, 0, 0, 0, 0});
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::RecordSnapshot, shortPayload.data(),
+                                   shortPayload.size()),
+                 cp::ProtocolError);
+    EXPECT_EQ(cp::messageName(cp::MessageType::RecordSnapshot), "RecordSnapshot");
 }
 
 TEST(ConsumerProtocol, NamesAndErrorCodes) {

@@ -2,6 +2,7 @@
 
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
+#include "common/fd_passing.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -29,10 +30,15 @@ ConsumerClient::ConsumerClient(UniqueFd socket)
     setsockopt(socket_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-cp::Message ConsumerClient::call(const cp::Message& request) {
+cp::Message ConsumerClient::call(const cp::Message& request, int passFd) {
     std::optional<cp::Message> reply;
     try {
         cp::writeMessage(socket_.get(), request);
+        if (passFd >= 0) {
+            const std::byte marker{0};
+            const int fds[1] = {passFd};
+            sendWithFds(socket_.get(), std::span<const std::byte>(&marker, 1), fds);
+        }
         for (;;) {
             reply = cp::readMessage(socket_.get());
             auto* done = reply ? std::get_if<cp::RotationCompleted>(&*reply) : nullptr;
@@ -115,6 +121,11 @@ void ConsumerClient::destroyChannel(uint64_t key) {
 void ConsumerClient::shutdown() {
     call(cp::Shutdown{});
 }
+void ConsumerClient::recordSnapshot(const cp::RecordSnapshot& request, int dirFd) {
+    if (!std::holds_alternative<cp::Ok>(call(request, dirFd)))
+        throw Error(ErrorCode::Failed, "the consumer answered RecordSnapshot with something else");
+}
+
 void ConsumerClient::rotate(const cp::Rotate& request) {
     call(request);
 }

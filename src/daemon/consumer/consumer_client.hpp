@@ -36,6 +36,10 @@ public:
     void shutdown();
     /// Rotate; Ok means under way: RotationCompleted follows, unsolicited.
     void rotate(const consumer_protocol::Rotate& request);
+    /// RecordSnapshot with `dirFd` (the snapshot folder, passed on one
+    /// byte after the frame); returns once the consumer has written it all.
+    /// Throws Error(Failed) with the consumer's reason.
+    void recordSnapshot(const consumer_protocol::RecordSnapshot& request, int dirFd);
     /// Reads the frames the consumer sent on its own that are waiting on the
     /// socket now (never blocks at a frame boundary). Returns false at EOF:
     /// the consumer is gone. Throws Error(Failed) for anything but
@@ -52,7 +56,8 @@ public:
 private:
     /// Sends `request`, reads one reply; throws Error(Failed) for ErrorReply,
     /// EOF, timeout or a malformed frame.
-    consumer_protocol::Message call(const consumer_protocol::Message& request);
+    /// `passFd` >= 0 follows the frame on one byte (SCM_RIGHTS).
+    consumer_protocol::Message call(const consumer_protocol::Message& request, int passFd = -1);
 
     /// Keeps a RotationCompleted read while waiting for a reply.
     void keep(consumer_protocol::RotationCompleted done);

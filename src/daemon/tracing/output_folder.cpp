@@ -164,7 +164,7 @@ void checkOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
         fail(code, path, uid);
 }
 
-void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
+void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid, bool claim) {
     const std::vector<std::string> prefixes = prefixesOf(path);
     const std::vector<gid_t> groups = groupsOf(uid, gid);
     const std::string ustEntry = path + "/ust";
@@ -183,6 +183,8 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid) {
             return NotAFolder;
         if (access(path.c_str(), W_OK | X_OK) < 0)
             return NotWritable;
+        if (!claim) // a snapshot session's folder: its snapshots claim their own
+            return Ok;
         // After a rotation "ust" has moved into archives/: that still claims it.
         struct stat archives {};
         if (lstat(archivesEntry.c_str(), &archives) == 0)

@@ -22,11 +22,14 @@ gid_t primaryGidOf(uid_t uid);
 /// more than 2 s, e.g. on a dead network mount).
 void checkOutputFolder(const std::string& path, uid_t uid, gid_t gid);
 
-/// At the first Start: mkdir -p `path` (0750) as `uid`, with the same
-/// symbolic link rule; then checks, as that user, that `path` is a folder
-/// the user can write that holds no trace yet, and claims it by making its
+/// At the first Start (and for each snapshot's folder): mkdir -p `path`
+/// (0750) as `uid`, with the same symbolic link rule; then checks, as that
+/// user, that `path` is a folder the user can write. With `claim` it must
+/// hold no trace yet ("ust" or "archives") and is claimed by making its
 /// "ust" folder (a second session on the same folder, whoever owns it, would
-/// overwrite LTTng's layout). Throws Error(InvalidArgument) naming what is wrong.
-void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid);
+/// overwrite LTTng's layout); a snapshot session's own folder is not
+/// claimed (each snapshot claims its own). Throws Error(InvalidArgument)
+/// naming what is wrong, Error(Failed) if the check cannot run.
+void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid, bool claim = true);
 
 } // namespace tracectl

@@ -95,7 +95,8 @@ void UstTracer::startConsumer(Traced& t) {
     if (access(config_.consumerBinary.c_str(), X_OK) < 0)
         throw Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +
                                            " cannot be run: " + std::strerror(errno));
-    makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid);
+    makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid,
+                     !t.snapshot.snapshotMode);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
@@ -104,6 +105,8 @@ void UstTracer::startConsumer(Traced& t) {
     t.spec.unitName = "tracectl-consumer-" + t.snapshot.idHex + ".service";
     t.spec.binary = config_.consumerBinary;
     t.spec.args = {"--output", t.snapshot.outputPath};
+    if (t.snapshot.snapshotMode)
+        t.spec.args.push_back("--snapshot");
     t.spec.uid = t.snapshot.owner;
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;
@@ -793,6 +796,19 @@ void UstTracer::retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key) 
         return;
     std::unique_ptr<Trace> trace = std::move(it->second);
     t.traces.erase(it);
+    if (t.snapshot.snapshotMode) {
+        // A flight recorder keeps an exited app's last events: snapshots
+        // taken after its exit (a crash, say) still hold them.
+        try {
+            std::lock_guard lock(shared_);
+            pushMetadata(t, *trace);
+        } catch (const Error& e) {
+            log::warning("session '" + t.snapshot.name + "': metadata of the exited app's trace " +
+                         trace->dir + ": " + e.what());
+        }
+        t.exited.push_back(std::move(trace));
+        return;
+    }
     // The app is gone, so nothing more is written into its buffers: the
     // consumer flushes each stream, reads it to the end and only then closes
     // it (DestroyChannel), so every event the app wrote is on disk. The

@@ -85,6 +85,22 @@ public:
     /// rotation under way), Failed (the consumer refused).
     std::string rotate(const std::string& idHex, RotationDone done);
 
+    /// Writes the current content of every buffer of snapshot session
+    /// `idHex` (active or stopped) as a complete trace in a new folder
+    /// `<output>/snapshot-1-<YYYYmmdd-HHMMSS>-<n>/` (LTTng's default snapshot
+    /// output name; n counts this session's snapshots from 0), made as the
+    /// session's owner (the output folder too, if it was deleted), with the
+    /// same layout as a normal trace (ust/uid/..., ust/pid/...). `maxSize`
+    /// (bytes, 0 = no bound) bounds the sum of the data streams: each
+    /// stream keeps at most its newest n sub-buffers, n the largest count for
+    /// which n sub-buffers of every stream fit (as lttng snapshot record).
+    /// Returns the folder's absolute path once written. Runs on the session's
+    /// own consumer (snapshot_record.cpp says why). Throws Error: WrongState
+    /// (never started, not a snapshot session, consumer gone),
+    /// InvalidArgument (maxSize below one sub-buffer of every stream; the
+    /// folder cannot be made), Failed (the consumer could not write it all).
+    std::string recordSnapshot(const std::string& idHex, uint64_t maxSize);
+
     /// Session `idHex` rotates on its own while active: every
     /// `schedule.timerUs`, and once its current chunk holds
     /// `schedule.sizeBytes` (checked every 100 ms at most; a period
@@ -149,6 +165,9 @@ private:
         std::unique_ptr<ConsumerClient> consumer;
         /// (uid, bitness) per-UID; (pid, bitness) per-PID.
         std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Trace>> traces;
+        /// Snapshot sessions, per-PID: the traces of exited apps, whose
+        /// buffers the consumer keeps for later snapshots until destroy.
+        std::vector<std::unique_ptr<Trace>> exited;
         std::map<pid_t, AppInSession> apps;
         bool active = false;
         bool failed = false;
@@ -166,6 +185,7 @@ private:
             RotationDone done;
         };
         std::optional<Rotation> rotating;
+        uint64_t snapshotsTaken = 0; ///< RecordSnapshot: the next folder's <n>
         // The rotation schedule's ticks (timerfd), before its watch.
         UniqueFd scheduleTimer;
         EventSourcePtr scheduleWatch;

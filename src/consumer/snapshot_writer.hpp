@@ -1,0 +1,48 @@
+// Snapshots of a snapshot session's buffers (lttng-tools
+// src/common/ust-consumer/ust-consumer.c, snapshot_channel, for the facts):
+// the content of each data stream between its consumed and produced
+// positions is copied sub-buffer by sub-buffer (lttng_ust_ctl_snapshot,
+// get_subbuf at a position, put_subbuf) without consuming anything, so
+// tracing goes on undisturbed and the next snapshot sees the same buffers;
+// the metadata is written whole, as packets, through the metadata channel's
+// own ring buffer.
+#pragma once
+
+#include "stream_file.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+struct lttng_ust_ctl_consumer_channel;
+struct lttng_ust_ctl_consumer_stream;
+
+namespace tracectl::consumer {
+
+/// What one data stream's snapshot holds.
+struct StreamSnapshot {
+    std::uint64_t packets = 0; ///< sub-buffers written
+    std::uint64_t skipped = 0; ///< sub-buffers overwritten by the producer while copying
+    std::uint64_t bytes = 0;   ///< bytes of the stream file
+};
+
+/// Closes the current packet of `stream` if it holds events
+/// (lttng_ust_ctl_flush_buffer(stream, 1): a stopped, quiescent stream is
+/// left as it is), then writes `<dir>/<name>` and `<dir>/index/<name>.idx`
+/// with the sub-buffers from the consumed to the produced position, at most
+/// the newest `maxPackets` of them (0: all), each padded as in a normal
+/// trace. A stream with nothing produced gets empty files. Throws UstError
+/// (ust-ctl) or std::system_error (files).
+StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
+                                  const std::string& name, std::uint64_t maxPackets);
+
+/// Writes all of `text` (the trace's whole TSDL) as `<dir>/metadata`, in
+/// metadata packets: lttng_ust_ctl_write_one_packet_to_channel into
+/// `channel`, flush, then each packet read from `stream` (the channel's only
+/// stream, which nobody else reads). The ring buffer is left empty. Throws
+/// UstError or std::system_error.
+void snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
+                      lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
+                      std::string_view text);
+
+} // namespace tracectl::consumer

@@ -1,0 +1,415 @@
+// Snapshot sessions, for real: Mode "snapshot" sessions traced by the
+// bundled LTTng-UST app through tracectld and its consumer unit, snapshots
+// taken with Session.RecordSnapshot (and tracectl snapshot), each read back
+// with babeltrace2 and python3-bt2 (count_events.py).
+#include "child_process.hpp"
+#include "sandbox.hpp"
+#include "sandbox_suite.hpp"
+#include "signal_recorder.hpp"
+#include "tracectl_clients.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace tracectl::test;
+using Options = std::map<std::string, sdbus::Variant>;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kInvalidArgument = "org.tracectl.Tracing1.Error.InvalidArgument";
+const char* const kWrongState = "org.tracectl.Tracing1.Error.WrongState";
+const char* const kUnknownObject = "org.freedesktop.DBus.Error.UnknownObject";
+
+/// count_events.py's JSON for `dir`.
+nlohmann::json countEvents(const std::string& dir) {
+    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult r =
+        run({"/usr/bin/python3",
+             std::string(root != nullptr ? root : ".") + "/tests/integration/count_events.py", dir},
+            options);
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+/// Ticks babeltrace2 reads in `dir` alone; -1 if it cannot read it.
+long ticksIn(const std::string& dir) {
+    const RunResult r = run({"babeltrace2", dir});
+    if (r.exitCode != 0) {
+        ADD_FAILURE() << "babeltrace2 " << dir << ": " << r.describe();
+        return -1;
+    }
+    long n = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        n += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
+    return n;
+}
+
+/// Regular files below `dir` (none if it does not exist).
+std::vector<std::string> filesBelow(const std::string& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec))
+        if (it->is_regular_file())
+            out.push_back(it->path().string());
+    return out;
+}
+
+/// Bytes of the data stream files (not metadata, not index) below `dir`.
+std::uint64_t dataBytes(const std::string& dir, std::size_t* streams = nullptr) {
+    std::uint64_t sum = 0;
+    std::size_t n = 0;
+    for (const auto& f : filesBelow(dir)) {
+        const fs::path p(f);
+        if (p.filename() == "metadata" || p.parent_path().filename() == "index")
+            continue;
+        sum += fs::file_size(p);
+        ++n;
+    }
+    if (streams != nullptr)
+        *streams = n;
+    return sum;
+}
+
+class Snapshot : public SandboxSuite {
+protected:
+    /// A started snapshot session `name` recording tracectl_demo:tick.
+    std::unique_ptr<SessionClient> startSession(const std::string& name, bool perPid = false,
+                                                Options channel = {}) {
+        Options options{{"output-path", sdbus::Variant(output(name))},
+                        {"mode", sdbus::Variant(std::string("snapshot"))}};
+        if (perPid)
+            options["buffer-ownership"] = sdbus::Variant(std::string("per-pid"));
+        auto s = std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
+        if (!channel.empty())
+            s->AddChannel("ust", "channel0", channel);
+        s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+        s->Start({});
+        return s;
+    }
+    std::string appLog() const { return sandbox_->dir() + "/log/apps.log"; }
+};
+
+} // namespace
+
+TEST_F(Snapshot, TwoSnapshotsASecondApartAreCompleteTracesAndTheSecondHoldsLaterEvents) {
+    SignalRecorder signals;
+    const std::string dir = output("snap-two");
+    auto s = startSession("snap-two");
+    EXPECT_EQ(s->Mode(), "snapshot");
+    ChildProcess app({demoApp(), "100000", "1000"}, {}, appLog()); // ~100 s
+    usleep(700000);
+    // A flight recorder: nothing is written while it records.
+    EXPECT_TRUE(filesBelow(dir).empty()) << filesBelow(dir).front();
+
+    const std::string first = s->RecordSnapshot({});
+    sleep(1);
+    const std::string second = s->RecordSnapshot({});
+    const std::regex name(dir + R"(/snapshot-1-\d{8}-\d{6}-(\d+))");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(first, m, name)) << first;
+    EXPECT_EQ(m[1], "0");
+    ASSERT_TRUE(std::regex_match(second, m, name)) << second;
+    EXPECT_EQ(m[1], "1");
+    // LTTng's layout, with its own metadata.
+    EXPECT_TRUE(fs::exists(first + "/ust/uid/0/64-bit/metadata"));
+    EXPECT_TRUE(fs::exists(first + "/ust/uid/0/64-bit/index"));
+    // Nothing but the snapshots in the output.
+    for (const auto& f : filesBelow(dir))
+        EXPECT_TRUE(f.rfind(first + "/", 0) == 0 || f.rfind(second + "/", 0) == 0) << f;
+
+    const long inFirst = ticksIn(first);
+    const long inSecond = ticksIn(second);
+    EXPECT_GT(inFirst, 0);
+    EXPECT_GT(inSecond, 0);
+    const auto a = countEvents(first);
+    const auto b = countEvents(second);
+    ASSERT_FALSE(a["seq"]["last"].is_null());
+    ASSERT_FALSE(b["seq"]["last"].is_null());
+    const auto lastA = a["seq"]["last"].get<std::uint64_t>();
+    const auto lastB = b["seq"]["last"].get<std::uint64_t>();
+    // ~1000 ticks a second: the second snapshot goes on well past the first.
+    EXPECT_GT(lastB, lastA + 500) << "first up to " << lastA << ", second up to " << lastB;
+    EXPECT_EQ(b["seq"]["duplicates"].get<std::uint64_t>(), 0u);
+    std::cout << "snapshot 1: seq " << a["seq"]["first"] << ".." << lastA << ", snapshot 2: seq "
+              << b["seq"]["first"] << ".." << lastB << "\n";
+
+    // Both announced with their paths.
+    const std::string obj = s->getObjectPath();
+    bool seenFirst = false, seenSecond = false;
+    std::size_t count = 0;
+    for (int i = 0; i < 50 && !(seenFirst && seenSecond); ++i) {
+        const auto lines = signals.waitFor(count + 1, std::chrono::milliseconds(100));
+        count = lines.size();
+        for (const auto& l : lines) {
+            seenFirst = seenFirst || l == "SnapshotRecorded " + obj + " " + first;
+            seenSecond = seenSecond || l == "SnapshotRecorded " + obj + " " + second;
+        }
+    }
+    EXPECT_TRUE(seenFirst && seenSecond);
+
+    // Stopped: still allowed, and it ends where tracing did.
+    app.kill();
+    s->Stop({});
+    const std::string third = s->RecordSnapshot({});
+    EXPECT_GT(ticksIn(third), 0);
+    s->Destroy({});
+}
+
+TEST_F(Snapshot, MaxSizeKeepsTheNewestSubBuffersOfEveryStream) {
+    const std::string dir = output("snap-max");
+    auto s = startSession("snap-max", false,
+                          {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                           {"subbuf-count", sdbus::Variant(std::uint64_t{16})}});
+    {
+        ChildProcess app({demoApp(), "50000", "0"}, {}, appLog());
+        ASSERT_EQ(app.wait(60000), 0);
+    }
+    const std::string all = s->RecordSnapshot({});
+    std::size_t streams = 0;
+    const std::uint64_t allBytes = dataBytes(all, &streams);
+    ASSERT_GT(streams, 0u);
+    const std::uint64_t bound = 2 * 4096 * streams;
+    ASSERT_GT(allBytes, bound) << "the buffers should hold more than 2 sub-buffers";
+    const std::string bounded =
+        s->RecordSnapshot({{"max-size", sdbus::Variant(std::uint64_t{bound + 4095})}});
+    const std::uint64_t boundedBytes = dataBytes(bounded);
+    EXPECT_LE(boundedBytes, bound);
+    EXPECT_GT(boundedBytes, 0u);
+    const auto full = countEvents(all);
+    const auto part = countEvents(bounded);
+    ASSERT_FALSE(part["seq"]["last"].is_null());
+    // The newest ones: both end with the app's last ticks.
+    EXPECT_EQ(part["seq"]["last"], full["seq"]["last"]);
+    EXPECT_LT(part["seq"]["count"].get<std::uint64_t>(), full["seq"]["count"].get<std::uint64_t>());
+    // Not even one sub-buffer of every stream fits.
+    EXPECT_EQ(errorNameOf([&] {
+                  s->RecordSnapshot({{"max-size", sdbus::Variant(std::uint64_t{4095})}});
+              }),
+              kInvalidArgument);
+    s->Destroy({});
+}
+
+TEST_F(Snapshot, BadCallsAreRefusedWithTypedErrors) {
+    SessionClient normal(*bus_, manager_->CreateSession(
+                                    "snap-normal", {{"output-path", sdbus::Variant(output("n"))}}));
+    normal.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    normal.Start({});
+    EXPECT_EQ(errorNameOf([&] { normal.RecordSnapshot({}); }), kWrongState);
+    normal.Destroy({});
+
+    SessionClient snap(*bus_, manager_->CreateSession(
+                                  "snap-bad", {{"output-path", sdbus::Variant(output("snap-bad"))},
+                                               {"mode", sdbus::Variant(std::string("snapshot"))}}));
+    // Its channels overwrite: an explicit discard channel is refused.
+    EXPECT_EQ(errorNameOf([&] {
+                  snap.AddChannel("ust", "discarding", {{"overwrite", sdbus::Variant(false)}});
+              }),
+              kInvalidArgument);
+    snap.EnableEvents("ust", "", "tracectl_demo:tick", {});
+    EXPECT_EQ(errorNameOf([&] { snap.RecordSnapshot({}); }), kWrongState); // never started
+    snap.Start({});
+    EXPECT_EQ(errorNameOf([&] {
+                  snap.RecordSnapshot({{"colour", sdbus::Variant(1)}});
+              }),
+              kInvalidArgument);
+    EXPECT_EQ(errorNameOf([&] {
+                  snap.RecordSnapshot({{"max-size", sdbus::Variant(std::string("1M"))}});
+              }),
+              kInvalidArgument);
+    EXPECT_EQ(errorNameOf([&] { snap.Rotate({}); }), kWrongState);
+    EXPECT_EQ(errorNameOf([&] {
+                  snap.SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{1000000})}});
+              }),
+              kWrongState);
+    // "interactive" is accepted.
+    const std::string p = snap.RecordSnapshot({{"interactive", sdbus::Variant(false)}});
+    EXPECT_TRUE(fs::is_directory(p));
+    snap.Destroy({});
+}
+
+TEST_F(Snapshot, ADeletedOutputFolderIsMadeAgain) {
+    const std::string dir = output("snap-gone");
+    auto s = startSession("snap-gone");
+    {
+        ChildProcess app({demoApp(), "300", "0"}, {}, appLog());
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const std::string first = s->RecordSnapshot({});
+    EXPECT_EQ(ticksIn(first), 300);
+    fs::remove_all(dir);
+    ASSERT_FALSE(fs::exists(dir));
+    const std::string second = s->RecordSnapshot({});
+    EXPECT_EQ(second.rfind(dir + "/", 0), 0u) << second;
+    EXPECT_EQ(ticksIn(second), 300);
+    const std::string third = s->RecordSnapshot({});
+    EXPECT_EQ(ticksIn(third), 300);
+    s->Destroy({});
+}
+
+TEST_F(Snapshot, SnapshotsWhileAppsExitAreReadable) {
+    for (const bool perPid : {false, true}) {
+        SCOPED_TRACE(perPid ? "per-pid" : "per-uid");
+        const std::string name = perPid ? "snap-exit-pid" : "snap-exit-uid";
+        auto s = startSession(name, perPid);
+        ChildProcess app({demoApp(), "20000", "50"}, {}, appLog()); // ~2 s
+        usleep(300000);                                             // registered and tracing
+        int taken = 0;
+        long lastTicks = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        int status = -1;
+        while ((status = app.wait(0)) == -1 && std::chrono::steady_clock::now() < deadline) {
+            const std::string p = s->RecordSnapshot({});
+            lastTicks = ticksIn(p);
+            EXPECT_GE(lastTicks, 0);
+            ++taken;
+        }
+        EXPECT_GT(taken, 0);
+        // And after the exit: the exited app's last events are still there
+        // (per-PID too: its buffers are kept until destroy).
+        ASSERT_EQ(status, 0);
+        usleep(300000); // its pidfd seen, its per-PID trace retired
+        const std::string after = s->RecordSnapshot({});
+        const auto counts = countEvents(after);
+        ASSERT_FALSE(counts["seq"]["last"].is_null()) << after;
+        EXPECT_EQ(counts["seq"]["last"].get<std::uint64_t>(), 19999u);
+        std::cout << (perPid ? "per-pid" : "per-uid") << ": " << taken
+                  << " snapshots while the app ran\n";
+        s->Destroy({});
+    }
+}
+
+TEST_F(Snapshot, RecordSnapshotRacingStopAndDestroyAnswersCleanly) {
+    auto s = startSession("snap-race");
+    const std::string path = s->getObjectPath();
+    ChildProcess app({demoApp(), "100000", "100"}, {}, appLog());
+    usleep(300000);
+    std::atomic<bool> over{false};
+    std::atomic<int> recorded{0}, refused{0}, other{0};
+    std::thread snapper([&] {
+        auto bus = sdbus::createSystemBusConnection();
+        SessionClient mine(*bus, path);
+        while (!over) {
+            const auto begin = std::chrono::steady_clock::now();
+            try {
+                const std::string p = mine.RecordSnapshot({});
+                ++recorded;
+            } catch (const sdbus::Error& e) {
+                if (e.getName() == kWrongState || e.getName() == kUnknownObject)
+                    ++refused;
+                else {
+                    ++other;
+                    ADD_FAILURE() << e.getName() << ": " << e.getMessage();
+                }
+            }
+            EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(10));
+        }
+    });
+    auto retry = [](const std::function<void()>& call) {
+        // WrongState while a snapshot is in flight: try again.
+        for (int i = 0; i < 500; ++i) {
+            try {
+                call();
+                return true;
+            } catch (const sdbus::Error& e) {
+                if (e.getName() != kWrongState)
+                    throw;
+            }
+            usleep(2000);
+        }
+        return false;
+    };
+    usleep(300000);
+    EXPECT_TRUE(retry([&] { s->Stop({}); }));
+    usleep(200000);
+    EXPECT_TRUE(retry([&] { s->Destroy({}); }));
+    usleep(200000);
+    over = true;
+    snapper.join();
+    app.kill();
+    EXPECT_GT(recorded.load(), 0);
+    EXPECT_GT(refused.load(), 0) << "no call after Destroy?";
+    EXPECT_EQ(other.load(), 0);
+    // Gone, and the daemon still serves.
+    for (const auto& o : manager_->ListSessions())
+        EXPECT_NE(o, path);
+}
+
+TEST_F(Snapshot, TheCliCreatesSnapshotSessionsAndRecords) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string dir = output("snap-cli");
+    auto run_cli = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), cli);
+        return run(argv);
+    };
+    RunResult r = run_cli({"create", "snap-cli", "--snapshot", "--output", dir});
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    ASSERT_EQ(run_cli({"enable-event", "-u", "tracectl_demo:tick", "-s", "snap-cli"}).exitCode, 0);
+    ASSERT_EQ(run_cli({"start", "snap-cli"}).exitCode, 0);
+    {
+        ChildProcess app({demoApp(), "100", "0"}, {}, appLog());
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    r = run_cli({"snapshot", "snap-cli"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    const std::string path = r.out.substr(0, r.out.find('\n'));
+    EXPECT_EQ(path.rfind(dir + "/snapshot-1-", 0), 0u) << r.out;
+    EXPECT_EQ(ticksIn(path), 100);
+    r = run_cli({"snapshot", "snap-cli", "--max-size", "1M"});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    r = run_cli({"snapshot", "snap-cli", "--max-size", "lots"});
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.err.find("--max-size"), std::string::npos) << r.err;
+    EXPECT_EQ(run_cli({"destroy", "snap-cli"}).exitCode, 0);
+}
+
+TEST_F(Snapshot, CostOfASnapshotAgainstStartingAConsumerUnit) {
+    // Why snapshots run on the session's consumer (snapshot_record.cpp):
+    // Start of a session with no app is dominated by starting its consumer
+    // unit (StartTransientUnit, the unit's start, Hello).
+    const std::string dir = output("snap-cost");
+    std::vector<double> startMs, snapMs;
+    for (int i = 0; i < 3; ++i) {
+        const std::string name = "snap-cost-" + std::to_string(i);
+        SessionClient s(*bus_, manager_->CreateSession(
+                                   name, {{"output-path", sdbus::Variant(output(name))},
+                                          {"mode", sdbus::Variant(std::string("snapshot"))}}));
+        s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+        auto t0 = std::chrono::steady_clock::now();
+        s.Start({});
+        startMs.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+        {
+            ChildProcess app({demoApp(), "20000", "0"}, {}, appLog());
+            ASSERT_EQ(app.wait(60000), 0);
+        }
+        t0 = std::chrono::steady_clock::now();
+        const std::string p = s.RecordSnapshot({});
+        snapMs.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+        EXPECT_GT(ticksIn(p), 0);
+        std::cout << "snapshot of " << dataBytes(p) << " data bytes\n";
+        s.Destroy({});
+    }
+    for (int i = 0; i < 3; ++i)
+        std::cout << "Start (consumer unit) " << startMs[i] << " ms, RecordSnapshot " << snapMs[i]
+                  << " ms\n";
+}
