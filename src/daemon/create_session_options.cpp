@@ -30,7 +30,7 @@ SessionRequest readCreateSessionOptions(const std::string& name,
         else
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +
-                            " (known: output-path, mode, buffer-ownership)");
+                            " (known: output-path, mode, buffer-ownership, interactive)");
     }
     return request;
 }

@@ -9,6 +9,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
@@ -123,6 +124,24 @@ TEST_F(Tracing, EveryEventAndFieldOfAnAppIsOnDiskAndReadable) {
                                std::to_string(sizeof(long) * 8) + "-bit";
     EXPECT_EQ(run({"test", "-s", uidDir + "/metadata"}).exitCode, 0);
     EXPECT_EQ(run({"test", "-s", uidDir + "/index/channel0_0.idx"}).exitCode, 0);
+    s.Destroy({});
+}
+
+TEST_F(Tracing, AStartAfterTheOutputFolderWasRemovedIsRefusedNotLostSilently) {
+    // The consumer keeps its files open in the folder it started on: events
+    // recorded after the folder is removed (or replaced) would vanish.
+    const std::string dir = output("removed");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("removed", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", {});
+    s.Start({});
+    s.Stop({});
+    std::filesystem::remove_all(dir);
+    const std::string error = errorNameOf([&] { s.Start({}); });
+    EXPECT_EQ(error, "org.tracectl.Tracing1.Error.WrongState");
+    EXPECT_EQ(s.State(), "stopped");
+    std::filesystem::create_directories(dir); // a new folder of the same name: still refused
+    EXPECT_EQ(errorNameOf([&] { s.Start({}); }), "org.tracectl.Tracing1.Error.WrongState");
     s.Destroy({});
 }
 

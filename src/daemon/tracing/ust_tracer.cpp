@@ -97,6 +97,9 @@ void UstTracer::startConsumer(Traced& t) {
                                            " cannot be run: " + std::strerror(errno));
     makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid,
                      !t.snapshot.snapshotMode);
+    struct stat made {};
+    if (stat(t.snapshot.outputPath.c_str(), &made) == 0)
+        t.outputFolder = {made.st_dev, made.st_ino};
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
@@ -342,6 +345,23 @@ void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule) {
     }
 }
 
+void UstTracer::checkOutputFolderKept(const Traced& t) const {
+    // The consumer holds its files open and, in its unit, sees the folder
+    // it was started with: a folder removed (or replaced) since would take
+    // every later event with it, silently. A snapshot session's folder is
+    // made again by each snapshot instead.
+    if (t.snapshot.snapshotMode)
+        return;
+    struct stat now {};
+    if (stat(t.snapshot.outputPath.c_str(), &now) == 0 && now.st_dev == t.outputFolder.first &&
+        now.st_ino == t.outputFolder.second)
+        return;
+    throw Error(ErrorCode::WrongState,
+                "the output folder " + t.snapshot.outputPath +
+                    " was removed or replaced since the session first started, so what it "
+                    "records would be lost; destroy the session and create a new one");
+}
+
 void UstTracer::start(const SessionSnapshot& s) {
     auto& slot = sessions_[s.idHex];
     if (!slot) {
@@ -358,6 +378,7 @@ void UstTracer::start(const SessionSnapshot& s) {
     Traced& t = *slot;
     if (t.failed)
         throw Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session");
+    checkOutputFolderKept(t);
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
             continue;

@@ -172,6 +172,8 @@ private:
         bool active = false;
         bool failed = false;
         uint64_t nextKey = 1;
+        /// (st_dev, st_ino) of the output folder when the consumer started.
+        std::pair<dev_t, ino_t> outputFolder{};
         // Trace chunks: the current one's index, folder ("" = the output
         // folder) and start; the last stamp given (never goes back).
         uint64_t chunkIndex = 0;
@@ -200,6 +202,9 @@ private:
     /// a failure is logged (the app goes on untraced by `t`).
     void joinRunning(Traced& t, const std::shared_ptr<UstApp>& app);
     bool mayTrace(const Traced& t, const UstApp& app) const;
+    /// Throws Error(WrongState) if the (non-snapshot) session's output
+    /// folder is no longer the one its consumer was started on.
+    void checkOutputFolderKept(const Traced& t) const;
     void startConsumer(Traced& t);
     /// The consumer of session `idHex` hung up: fail the session.
     void consumerGone(std::string idHex); // a copy: the watch holding it goes
