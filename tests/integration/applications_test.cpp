@@ -13,13 +13,16 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <iostream>
 #include <lttng/ust-abi.h>
+#include <map>
 #include <memory>
 #include <poll.h>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -513,5 +516,88 @@ TEST_F(Applications, SilentAppsOfAnotherUserDoNotHoldUpARealAppOrStop) {
         waitpid(pid, nullptr, 0);
     }
     s.Destroy({});
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}
+
+TEST_F(Applications, OneUserHoldingIdleConnectionsCannotStopOtherUsersApps) {
+    // Regression (tester): the bound on connections without a registration
+    // message was one for all uids (1024), so one user holding 1100 idle
+    // connections, opening them again as they were dropped, left every
+    // other user's app unable to register: none of its events was traced.
+    // Each uid now has a share of 64.
+    constexpr int kHeld = 1100; // more than the total bound, let alone one share
+    constexpr int kShare = 64;  // kMaxUnregisteredConnectionsPerUid
+    constexpr uid_t kHostile = 65534;
+    using Options = std::map<std::string, sdbus::Variant>;
+    const std::string dir = sandbox_->dir() + "/traces/behind-idle";
+    SessionClient s(*bus_,
+                    manager_->CreateSession("behind-idle", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", Options{});
+    s.Start({});
+
+    // Made before fork(): the child of this multi-threaded process allocates nothing.
+    std::vector<int> fds(kHeld, -1);
+    const std::string socketPath = sandbox_->lttngHome() + "/.lttng/lttng-ust-sock-8";
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socketPath.c_str(), sizeof addr.sun_path - 1);
+    int report[2];
+    ASSERT_EQ(pipe2(report, O_CLOEXEC), 0);
+    const pid_t hostile = fork();
+    ASSERT_GE(hostile, 0);
+    if (hostile == 0) {
+        close(report[0]);
+        const rlimit files{4096, 4096}; // raised while still root
+        if (setrlimit(RLIMIT_NOFILE, &files) < 0 || setgid(kHostile) < 0 || setuid(kHostile) < 0)
+            _exit(1);
+        bool reported = false;
+        for (;;) {
+            // Every connection the daemon dropped is opened again.
+            for (int& fd : fds) {
+                if (fd >= 0 && stillOpen(fd))
+                    continue;
+                if (fd >= 0)
+                    close(fd);
+                fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+                    close(fd);
+                    fd = -1;
+                }
+            }
+            usleep(reported ? 300000 : 1000000); // the daemon has accepted (and refused) them
+            if (!reported) {
+                // How many the daemon still holds after the first round.
+                const int stillHeld = static_cast<int>(std::count_if(
+                    fds.begin(), fds.end(), [](int f) { return f >= 0 && stillOpen(f); }));
+                if (write(report[1], &stillHeld, sizeof stillHeld) != sizeof stillHeld)
+                    _exit(1);
+                reported = true;
+            }
+        }
+    }
+    struct Reaper {
+        pid_t pid;
+        ~Reaper() {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+    } reaper{hostile};
+    close(report[1]);
+    int held = -1;
+    ASSERT_TRUE(readable(report[0], 30s));
+    ASSERT_EQ(read(report[0], &held, sizeof held), static_cast<ssize_t>(sizeof held));
+    close(report[0]);
+    std::cout << "uid " << kHostile << " holds " << held << " idle connections of " << kHeld
+              << "\n";
+    EXPECT_LE(held, kShare);
+
+    // A real app of another user (root) registers and is traced in full.
+    ChildProcess app({demoApp(), "50", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(30000), 0);
+    s.Stop({});
+    EXPECT_EQ(countTicks(dir), 50);
+    s.Destroy({});
+    EXPECT_TRUE(logHas("uid " + std::to_string(kHostile) + " has " + std::to_string(kShare) +
+                       " app connections without a registration message"));
     EXPECT_TRUE(sandbox_->daemonRunning());
 }

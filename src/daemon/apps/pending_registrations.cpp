@@ -9,9 +9,11 @@ std::optional<UstApp> PendingRegistrations::add(Half half, Clock::time_point now
         e.since = now;
     if (half.isNotify) {
         e.notify = std::move(half.fd);
+        e.notifySlot = std::move(half.slot);
     } else {
         // The command socket's message is the one the app's identity is kept from.
         e.command = std::move(half.fd);
+        e.commandSlot = std::move(half.slot);
         e.info = half.info;
     }
     if (!e.command || !e.notify) {

@@ -2,6 +2,7 @@
 // either order) by pid, with a deadline for the second one to arrive.
 #pragma once
 
+#include "per_uid_quota.hpp"
 #include "ust_app.hpp"
 
 #include <chrono>
@@ -15,11 +16,14 @@ class PendingRegistrations {
 public:
     using Clock = std::chrono::steady_clock;
 
-    /// One half of a registration: the app's info and the socket it came on.
+    /// One half of a registration: the app's info, the socket it came on,
+    /// and its share of the bound on halves waiting (held while it waits;
+    /// may be empty).
     struct Half {
         UstAppInfo info;
         bool isNotify = false;
         UniqueFd fd;
+        PerUidQuota::Slot slot;
     };
 
     /// Adds a half. Returns the complete app once both halves of a pid are
@@ -37,6 +41,8 @@ private:
         UstAppInfo info;
         UniqueFd command;
         UniqueFd notify;
+        PerUidQuota::Slot commandSlot; // given back with its half
+        PerUidQuota::Slot notifySlot;
         Clock::time_point since;
     };
     std::map<pid_t, Entry> pending_;

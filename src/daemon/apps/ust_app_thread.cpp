@@ -131,8 +131,27 @@ int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userd
                            std::strerror(errno));
             return 0;
         }
-        if (self->unregistered_.size() >= kMaxUnregisteredConnections) {
-            appWarning("too many app connections without a registration message; refusing one");
+        // Counted per peer uid: one user holding connections open without a
+        // word uses up its own share, not everyone's.
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+            appWarning(std::string("app connection without peer credentials: ") +
+                       std::strerror(errno));
+            continue;
+        }
+        PerUidQuota::Slot slot = self->unregisteredQuota_.tryAcquire(cred.uid);
+        if (!slot) {
+            const PerUidQuota& q = self->unregisteredQuota_;
+            appWarning(q.held(cred.uid) >= q.perUid()
+                           ? "uid " + std::to_string(cred.uid) + " has " +
+                                 std::to_string(q.perUid()) +
+                                 " app connections without a registration message; "
+                                 "refusing another one of it"
+                           : std::to_string(q.total()) +
+                                 " app connections without a registration message (all uids); "
+                                 "refusing one of uid " +
+                                 std::to_string(cred.uid));
             continue;
         }
         boundSocketCalls(fd.get());
@@ -143,8 +162,9 @@ int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userd
                             &UstAppThread::onRegistrationMessage, self) < 0)
             continue;
         const int key = fd.get();
-        self->unregistered_.emplace(
-            key, Connection{std::move(fd), EventSourcePtr(s), std::chrono::steady_clock::now()});
+        self->unregistered_.emplace(key,
+                                    Connection{std::move(fd), EventSourcePtr(s),
+                                               std::chrono::steady_clock::now(), std::move(slot)});
     }
 }
 
@@ -278,22 +298,38 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     info.byteOrder = byteOrder;
     half.isNotify = type == LTTNG_UST_CTL_SOCKET_NOTIFY;
     half.fd = std::move(sock);
+    half.slot = pendingQuota_.tryAcquire(cred.uid);
+    if (!half.slot) {
+        const bool uidFull = pendingQuota_.held(cred.uid) >= pendingQuota_.perUid();
+        appWarning(who + " refused: " +
+                   (uidFull ? "uid " + std::to_string(cred.uid) + " has " +
+                                  std::to_string(pendingQuota_.perUid())
+                            : "all uids have " + std::to_string(pendingQuota_.total())) +
+                   " app sockets waiting for their app's other socket");
+        return;
+    }
     if (auto app = pending_.add(std::move(half), PendingRegistrations::Clock::now()))
         complete(std::move(*app));
 }
 
 void UstAppThread::complete(UstApp app) {
     const std::string who = "app " + app.info.name + " (pid " + std::to_string(app.info.pid) + ")";
-    if (versionQueries_.size() >= kMaxVersionQueries) {
+    PerUidQuota::Slot slot = versionQuota_.tryAcquire(app.info.uid);
+    if (!slot) {
         cutOff(app);
-        appWarning(who + " dropped: " + std::to_string(kMaxVersionQueries) +
-                   " apps are registering already; it will connect again");
+        appWarning(who + " dropped: " +
+                   (versionQuota_.held(app.info.uid) >= versionQuota_.perUid()
+                        ? std::to_string(versionQuota_.perUid()) + " apps of uid " +
+                              std::to_string(app.info.uid)
+                        : std::to_string(versionQuota_.total()) + " apps") +
+                   " are registering already; it will connect again");
         return;
     }
     auto shared = std::make_shared<UstApp>(std::move(app));
     const uint64_t id = nextQuery_++;
     VersionQuery& q = versionQueries_[id];
     q.app = shared;
+    q.slot = std::move(slot);
     q.worker = std::jthread([this, shared, id] {
         lttng_ust_abi_tracer_version v{};
         int r = -ECANCELED;

@@ -12,6 +12,7 @@
 #include "common/event_loop.hpp"
 #include "common/unique_fd.hpp"
 #include "pending_registrations.hpp"
+#include "per_uid_quota.hpp"
 #include "socket_deadlines.hpp"
 #include "ust_app.hpp"
 
@@ -34,11 +35,34 @@ inline constexpr std::chrono::seconds kAppSocketTimeout{3};
 /// How long the first socket of an app waits for its second one, and how
 /// long a connection may take to send its whole registration message.
 inline constexpr std::chrono::seconds kPairingTimeout{5};
-/// Most connections waiting for their registration message at once.
+// Bounds on what peers of the app socket can make the daemon hold. The
+// socket is world-connectable (0666, as liblttng-ust expects), so each bound
+// is split by peer uid (SO_PEERCRED, per_uid_quota.hpp): a uid that uses up
+// its share is refused (a rate-limited warning names it) while other uids
+// go on registering. Each total is a backstop for the daemon's own
+// resources (fds, threads), at least four shares so that no single uid can
+// reach it: only that many colluding uids could. A legitimate app holds one
+// unit of each for milliseconds, so a share is far more than one user's
+// burst of starting apps.
+
+/// Most connections of one uid waiting for their registration message at
+/// once (each is dropped after kPairingTimeout): 1/16 of the total.
+inline constexpr std::size_t kMaxUnregisteredConnectionsPerUid = 64;
+/// Most connections of all uids waiting for their registration message at
+/// once: 16 uids would have to fill their shares to reach it.
 inline constexpr std::size_t kMaxUnregisteredConnections = 1024;
-/// Most apps whose first round trip (the tracer version query) runs at once,
-/// each on a worker thread of its own; more are refused (logged) until some
-/// finish. lttng-ust connects again later.
+/// Most registered sockets of one uid waiting for the other socket of their
+/// app (each for kPairingTimeout at most): 1/16 of the total.
+inline constexpr std::size_t kMaxPendingHalvesPerUid = 64;
+/// Most registered sockets of all uids waiting for their app's other socket.
+inline constexpr std::size_t kMaxPendingHalves = 1024;
+/// Most apps of one uid whose first round trip (the tracer version query)
+/// runs at once. A peer that registers both sockets and never answers holds
+/// one for kAppSocketTimeout: 1/4 of the total.
+inline constexpr std::size_t kMaxVersionQueriesPerUid = 16;
+/// Most apps of all uids whose tracer version query runs at once, each on a
+/// worker thread of its own; more are refused (logged) until some finish.
+/// lttng-ust connects again later.
 inline constexpr std::size_t kMaxVersionQueries = 64;
 
 class UstAppThread {
@@ -78,6 +102,7 @@ private:
         UniqueFd fd;
         EventSourcePtr source;
         std::chrono::steady_clock::time_point since;
+        PerUidQuota::Slot slot; // of unregisteredQuota_
     };
 
     void run();
@@ -96,9 +121,14 @@ private:
     struct VersionQuery {
         std::shared_ptr<UstApp> app;
         std::jthread worker;
+        PerUidQuota::Slot slot; // of versionQuota_
     };
 
     SocketDeadlines deadlines_; // outlives the threads using it
+    // Before everything holding their slots, so they outlive them all.
+    PerUidQuota unregisteredQuota_{kMaxUnregisteredConnectionsPerUid, kMaxUnregisteredConnections};
+    PerUidQuota pendingQuota_{kMaxPendingHalvesPerUid, kMaxPendingHalves};
+    PerUidQuota versionQuota_{kMaxVersionQueriesPerUid, kMaxVersionQueries};
     EventLoop loop_;
     std::map<uint64_t, VersionQuery> versionQueries_; // app thread; joined before loop_ goes
     uint64_t nextQuery_ = 1;
