@@ -5,6 +5,7 @@
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
+#include "trace_counts.hpp"
 #include "tracectl_clients.hpp"
 
 #include <algorithm>
@@ -20,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <poll.h>
-#include <sstream>
 #include <string>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -133,21 +133,6 @@ bool closedByDaemon(int fd, std::chrono::milliseconds timeout) {
 bool stillOpen(int fd) {
     char c = 0;
     return recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK) < 0 && errno == EAGAIN;
-}
-
-/// tracectl_demo:tick events babeltrace2 reads in the trace at `dir`; -1
-/// if babeltrace2 fails (its output is then printed).
-long countTicks(const std::string& dir) {
-    const RunResult r = run({"babeltrace2", dir});
-    if (r.exitCode != 0) {
-        ADD_FAILURE() << r.describe();
-        return -1;
-    }
-    long ticks = 0;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);)
-        ticks += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
-    return ticks;
 }
 
 class Applications : public SandboxSuite {

@@ -8,6 +8,7 @@
 #include "child_process.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
+#include "trace_counts.hpp"
 #include "tracectl_clients.hpp"
 
 #include <chrono>
@@ -134,19 +135,6 @@ protected:
         ASSERT_EQ(app.wait(30000), 0);
     }
 
-    /// Number of tick events in `dir` (babeltrace2 as root); 0 if no trace.
-    static std::size_t ticksIn(const std::string& dir) {
-        if (access(dir.c_str(), F_OK) != 0)
-            return 0;
-        const RunResult r = run({"babeltrace2", dir});
-        EXPECT_TRUE(r.ok()) << r.describe();
-        std::size_t n = 0;
-        for (std::size_t at = r.out.find("tracectl_demo:tick:"); at != std::string::npos;
-             at = r.out.find("tracectl_demo:tick:", at + 1))
-            ++n;
-        return n;
-    }
-
     static std::string uidDir(const std::string& out, const std::string& user) {
         return out + "/ust/uid/" + std::to_string(uidOf(user)) + "/" +
                std::to_string(sizeof(long) * 8) + "-bit";
@@ -203,7 +191,7 @@ TEST_F(Polkit, AliceTracesHerOwnAppAndBobCannotReadHerTrace) {
     const RunResult read = as("alice", {"babeltrace2", out});
     ASSERT_TRUE(read.ok()) << read.describe();
     EXPECT_NE(read.out.find("tracectl_demo:tick:"), std::string::npos);
-    EXPECT_EQ(ticksIn(uidDir(out, "alice")), 50u);
+    EXPECT_EQ(countTicksIfAny(uidDir(out, "alice")), 50);
 
     // Every folder and file is hers: folders 0750, files 0640.
     const std::string metadata = uidDir(out, "alice") + "/metadata";
@@ -298,7 +286,7 @@ TEST_F(Polkit, AlicesSessionRecordsBobsAppOnlyWithTraceAllUsers) {
     runAppAs("alice", 20);
     ASSERT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Stop", {"{}"})),
               "no error");
-    EXPECT_EQ(ticksIn(uidDir(out, "alice")), 20u);
+    EXPECT_EQ(countTicksIfAny(uidDir(out, "alice")), 20);
     EXPECT_EQ(access((out + "/ust/uid/" + std::to_string(uidOf("bob"))).c_str(), F_OK), -1)
         << "bob's app was traced by alice's session";
 
@@ -323,7 +311,7 @@ TEST_F(Polkit, AlicesSessionRecordsBobsAppOnlyWithTraceAllUsers) {
     runAppAs("bob", 30);
     ASSERT_EQ(errorOf(call("alice", path2, "org.tracectl.Tracing1.Session.Stop", {"{}"})),
               "no error");
-    EXPECT_EQ(ticksIn(uidDir(out2, "bob")), 30u);
+    EXPECT_EQ(countTicksIfAny(uidDir(out2, "bob")), 30);
     // Trace files stay alice's, whoever the app belonged to.
     struct stat st {};
     ASSERT_EQ(stat((uidDir(out2, "bob") + "/metadata").c_str(), &st), 0);

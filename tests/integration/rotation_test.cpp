@@ -7,6 +7,7 @@
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
+#include "trace_counts.hpp"
 #include "tracectl_clients.hpp"
 
 #include <algorithm>
@@ -18,7 +19,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -28,34 +28,6 @@ using namespace tracectl::test;
 using Options = std::map<std::string, sdbus::Variant>;
 
 namespace {
-
-/// count_events.py's JSON for `dir` (every trace below it, chunks merged).
-nlohmann::json countEvents(const std::string& dir) {
-    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
-    RunOptions options;
-    options.timeout = std::chrono::minutes(2);
-    const RunResult r =
-        run({"/usr/bin/python3",
-             std::string(root != nullptr ? root : ".") + "/tests/integration/count_events.py", dir},
-            options);
-    EXPECT_EQ(r.exitCode, 0) << r.describe();
-    return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
-}
-
-/// Ticks babeltrace2 reads in `dir` alone (-1 if it cannot read it; 0 for
-/// a chunk without any trace: no app was traced while it was current).
-long ticksIn(const std::string& dir) {
-    if (run({"find", dir, "-name", "metadata"}).out.empty())
-        return 0;
-    const RunResult r = run({"babeltrace2", dir});
-    if (r.exitCode != 0)
-        return -1;
-    long n = 0;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);)
-        n += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
-    return n;
-}
 
 class Rotation : public SandboxSuite {
 protected:
@@ -114,19 +86,19 @@ TEST_F(Rotation, ArchivesAreCompleteTracesAndTogetherHoldEveryEventOnce) {
     const std::regex name(R"(.*/archives/\d{8}T\d{6}[+-]\d{4}-\d{8}T\d{6}[+-]\d{4}-0)");
     EXPECT_TRUE(std::regex_match(first, name)) << first;
     EXPECT_EQ(first.rfind(dir + "/archives/", 0), 0u) << first;
-    const long inFirst = ticksIn(first);
+    const long inFirst = countTicksIfAny(first);
     EXPECT_GT(inFirst, 0) << "the first archive is empty or unreadable";
     usleep(200000);
     const std::string second = rotateAndWait(*s, signals);
     ASSERT_FALSE(second.empty());
     EXPECT_NE(second.find("-1"), std::string::npos) << second;
-    EXPECT_GT(ticksIn(second), 0);
+    EXPECT_GT(countTicksIfAny(second), 0);
     ASSERT_EQ(app.wait(30000), 0);
     s->Stop({});
     // A rotation while stopped closes the last chunk too.
     const std::string third = rotateAndWait(*s, signals);
     ASSERT_FALSE(third.empty());
-    EXPECT_GE(ticksIn(third), 0);
+    EXPECT_GE(countTicksIfAny(third), 0);
     EXPECT_LE(first.substr(0, first.size() - 2), second.substr(0, second.size() - 2));
     EXPECT_EQ(third.substr(third.size() - 2), "-2");
 
@@ -159,7 +131,7 @@ TEST_F(Rotation, PerPidAppThatOverflowsAndExitsRightBeforeARotationLosesOnlyWhat
     ASSERT_FALSE(archive.empty()) << "no RotationCompleted within 10 s";
     std::cout << "rotation after the app's exit took "
               << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
-    EXPECT_GE(ticksIn(archive), 0) << "the archive cannot be read on its own";
+    EXPECT_GE(countTicksIfAny(archive), 0) << "the archive cannot be read on its own";
     s->Stop({});
 
     const auto counts = countEvents(dir);
@@ -182,7 +154,7 @@ TEST_F(Rotation, TwoSubscribersBothGetTheArchivePath) {
     ASSERT_FALSE(archive.empty());
     // Per-UID, the app's events were still in the buffers when Rotate came:
     // the archive is only announced once they are in it.
-    EXPECT_EQ(ticksIn(archive), 100);
+    EXPECT_EQ(countTicksIfAny(archive), 100);
     const std::string line = "RotationCompleted " + s->getObjectPath() + " " + archive;
     bool seen = false;
     std::size_t count = 0;
@@ -271,7 +243,7 @@ TEST_F(Rotation, AHundredRotationsWhileFourAppsComeAndGoLoseNothing) {
         }
     }
     for (const auto& a : archives)
-        EXPECT_GE(ticksIn(a), 0) << a << " does not parse";
+        EXPECT_GE(countTicksIfAny(a), 0) << a << " does not parse";
     const auto counts = countEvents(dir);
     const auto recorded = counts["seq"]["count"].get<std::uint64_t>();
     const auto discarded = counts["discarded"].get<std::uint64_t>();
@@ -322,7 +294,7 @@ TEST_F(Rotation, ATimerScheduleRotatesAtItsPaceOnlyWhileActive) {
     EXPECT_LE(archives.size(), 11u);
     for (std::size_t i = 0; i < archives.size(); ++i) {
         EXPECT_EQ(archives[i].substr(archives[i].rfind('-') + 1), std::to_string(i));
-        EXPECT_GE(ticksIn(archives[i]), 0) << archives[i];
+        EXPECT_GE(countTicksIfAny(archives[i]), 0) << archives[i];
     }
     const auto counts = countEvents(dir);
     EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>() +
@@ -415,7 +387,7 @@ TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
     const auto at = r.out.find(dir + "/archives/");
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string archive = r.out.substr(at, r.out.find('\n', at) - at);
-    EXPECT_EQ(ticksIn(archive), 100) << archive; // complete when --wait returns
+    EXPECT_EQ(countTicksIfAny(archive), 100) << archive; // complete when --wait returns
     EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "10s", "--size", "100M"}).exitCode,
               0);
     EXPECT_EQ(run_cli({"enable-rotation", "rot-cli"}).exitCode, 2);
@@ -460,7 +432,7 @@ TEST_F(Rotation, RotateStopAndDestroyInAnyOrderAllAnswer) {
     // Every rotation that began ended with a signal, and its archive parses.
     const auto lines = signals.waitFor(0, {});
     for (const auto& a : completedArchives(lines, path))
-        EXPECT_GE(ticksIn(a), 0) << a;
+        EXPECT_GE(countTicksIfAny(a), 0) << a;
     const bool announced = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
         return l.find(archive) != std::string::npos;
     });

@@ -6,6 +6,7 @@
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
+#include "trace_counts.hpp"
 #include "tracectl_clients.hpp"
 
 #include <atomic>
@@ -16,7 +17,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -31,33 +31,6 @@ namespace {
 const char* const kInvalidArgument = "org.tracectl.Tracing1.Error.InvalidArgument";
 const char* const kWrongState = "org.tracectl.Tracing1.Error.WrongState";
 const char* const kUnknownObject = "org.freedesktop.DBus.Error.UnknownObject";
-
-/// count_events.py's JSON for `dir`.
-nlohmann::json countEvents(const std::string& dir) {
-    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
-    RunOptions options;
-    options.timeout = std::chrono::minutes(2);
-    const RunResult r =
-        run({"/usr/bin/python3",
-             std::string(root != nullptr ? root : ".") + "/tests/integration/count_events.py", dir},
-            options);
-    EXPECT_EQ(r.exitCode, 0) << r.describe();
-    return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
-}
-
-/// Ticks babeltrace2 reads in `dir` alone; -1 if it cannot read it.
-long ticksIn(const std::string& dir) {
-    const RunResult r = run({"babeltrace2", dir});
-    if (r.exitCode != 0) {
-        ADD_FAILURE() << "babeltrace2 " << dir << ": " << r.describe();
-        return -1;
-    }
-    long n = 0;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);)
-        n += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
-    return n;
-}
 
 /// Regular files below `dir` (none if it does not exist).
 std::vector<std::string> filesBelow(const std::string& dir) {
@@ -133,8 +106,8 @@ TEST_F(Snapshot, TwoSnapshotsASecondApartAreCompleteTracesAndTheSecondHoldsLater
     for (const auto& f : filesBelow(dir))
         EXPECT_TRUE(f.rfind(first + "/", 0) == 0 || f.rfind(second + "/", 0) == 0) << f;
 
-    const long inFirst = ticksIn(first);
-    const long inSecond = ticksIn(second);
+    const long inFirst = countTicks(first);
+    const long inSecond = countTicks(second);
     EXPECT_GT(inFirst, 0);
     EXPECT_GT(inSecond, 0);
     const auto a = countEvents(first);
@@ -167,7 +140,7 @@ TEST_F(Snapshot, TwoSnapshotsASecondApartAreCompleteTracesAndTheSecondHoldsLater
     app.kill();
     s->Stop({});
     const std::string third = s->RecordSnapshot({});
-    EXPECT_GT(ticksIn(third), 0);
+    EXPECT_GT(countTicks(third), 0);
     s->Destroy({});
 }
 
@@ -251,14 +224,14 @@ TEST_F(Snapshot, ADeletedOutputFolderIsMadeAgain) {
         ASSERT_EQ(app.wait(30000), 0);
     }
     const std::string first = s->RecordSnapshot({});
-    EXPECT_EQ(ticksIn(first), 300);
+    EXPECT_EQ(countTicks(first), 300);
     fs::remove_all(dir);
     ASSERT_FALSE(fs::exists(dir));
     const std::string second = s->RecordSnapshot({});
     EXPECT_EQ(second.rfind(dir + "/", 0), 0u) << second;
-    EXPECT_EQ(ticksIn(second), 300);
+    EXPECT_EQ(countTicks(second), 300);
     const std::string third = s->RecordSnapshot({});
-    EXPECT_EQ(ticksIn(third), 300);
+    EXPECT_EQ(countTicks(third), 300);
     s->Destroy({});
 }
 
@@ -275,7 +248,7 @@ TEST_F(Snapshot, SnapshotsWhileAppsExitAreReadable) {
         int status = -1;
         while ((status = app.wait(0)) == -1 && std::chrono::steady_clock::now() < deadline) {
             const std::string p = s->RecordSnapshot({});
-            lastTicks = ticksIn(p);
+            lastTicks = countTicks(p);
             EXPECT_GE(lastTicks, 0);
             ++taken;
         }
@@ -370,7 +343,7 @@ TEST_F(Snapshot, TheCliCreatesSnapshotSessionsAndRecords) {
     ASSERT_EQ(r.exitCode, 0) << r.describe();
     const std::string path = r.out.substr(0, r.out.find('\n'));
     EXPECT_EQ(path.rfind(dir + "/snapshot-1-", 0), 0u) << r.out;
-    EXPECT_EQ(ticksIn(path), 100);
+    EXPECT_EQ(countTicks(path), 100);
     r = run_cli({"snapshot", "snap-cli", "--max-size", "1M"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     r = run_cli({"snapshot", "snap-cli", "--max-size", "lots"});
@@ -405,7 +378,7 @@ TEST_F(Snapshot, CostOfASnapshotAgainstStartingAConsumerUnit) {
         snapMs.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                 .count());
-        EXPECT_GT(ticksIn(p), 0);
+        EXPECT_GT(countTicks(p), 0);
         std::cout << "snapshot of " << dataBytes(p) << " data bytes\n";
         s.Destroy({});
     }

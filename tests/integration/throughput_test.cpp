@@ -5,6 +5,7 @@
 // none discarded by the tracer, none lost or duplicated on the way to disk.
 #include "child_process.hpp"
 #include "sandbox.hpp"
+#include "trace_counts.hpp"
 #include "tracectl_clients.hpp"
 
 #include <chrono>
@@ -27,16 +28,6 @@ namespace {
 std::string demoApp() {
     const char* p = std::getenv("TRACECTL_DEMO_APP");
     return p != nullptr ? p : "tracectl-demo-app";
-}
-
-/// tests/integration/count_events.py, run with Debian's python3 (where
-/// python3-bt2 lives) unless TRACECTL_PYTHON names another interpreter.
-std::vector<std::string> countEventsCommand(const std::string& traceDir) {
-    const char* python = std::getenv("TRACECTL_PYTHON");
-    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
-    return {python != nullptr ? python : "/usr/bin/python3",
-            std::string(root != nullptr ? root : ".") + "/tests/integration/count_events.py",
-            traceDir};
 }
 
 class Throughput : public ::testing::Test {

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "trace_counts.hpp"
+
+#include "sandbox.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <system_error>
+
+namespace tracectl::test {
+
+long countTicks(const std::string& dir) {
+    const RunResult r = run({"babeltrace2", dir});
+    if (r.exitCode != 0) {
+        ADD_FAILURE() << "babeltrace2 " << dir << ": " << r.describe();
+        return -1;
+    }
+    long ticks = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        ticks += line.find("tracectl_demo:tick:") != std::string::npos ? 1 : 0;
+    return ticks;
+}
+
+long countTicksIfAny(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec))
+        if (it->path().filename() == "metadata")
+            return countTicks(dir);
+    return 0;
+}
+
+std::vector<std::string> countEventsCommand(const std::string& dir) {
+    const char* python = std::getenv("TRACECTL_PYTHON");
+    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
+    return {python != nullptr ? python : "/usr/bin/python3",
+            std::string(root != nullptr ? root : ".") + "/tests/integration/count_events.py", dir};
+}
+
+nlohmann::json countEvents(const std::string& dir) {
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult r = run(countEventsCommand(dir), options);
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+} // namespace tracectl::test
