@@ -2,19 +2,9 @@
 
 #include "common/error.hpp"
 #include "session_name.hpp"
+#include "typed_option.hpp"
 
 namespace tracectl {
-
-namespace {
-
-std::string stringOption(const std::string& key, const sdbus::Variant& value) {
-    if (!value.containsValueOfType<std::string>())
-        throw Error(ErrorCode::InvalidArgument, "option '" + key + "' must be a string (s), not '" +
-                                                    value.peekValueType() + "'");
-    return value.get<std::string>();
-}
-
-} // namespace
 
 SessionRequest readCreateSessionOptions(const std::string& name,
                                         const std::map<std::string, sdbus::Variant>& options) {
@@ -22,11 +12,11 @@ SessionRequest readCreateSessionOptions(const std::string& name,
     request.name = name;
     for (const auto& [key, value] : options) {
         if (key == "output-path")
-            request.outputPath = stringOption(key, value);
+            request.outputPath = optionAs<std::string>(key, value);
         else if (key == "mode")
-            request.mode = stringOption(key, value);
+            request.mode = optionAs<std::string>(key, value);
         else if (key == "buffer-ownership")
-            request.bufferOwnership = stringOption(key, value);
+            request.bufferOwnership = optionAs<std::string>(key, value);
         else
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +

@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "session_name.hpp"
+#include "typed_option.hpp"
 
 namespace tracectl::auth {
 
@@ -9,11 +10,7 @@ bool takeInteractive(CallOptions& options) {
     const auto it = options.find("interactive");
     if (it == options.end())
         return false;
-    if (!it->second.containsValueOfType<bool>())
-        throw Error(ErrorCode::InvalidArgument,
-                    "option 'interactive' must be a boolean (b), not '" +
-                        it->second.peekValueType() + "'");
-    const bool interactive = it->second.get<bool>();
+    const bool interactive = optionAs<bool>(it->first, it->second);
     options.erase(it);
     return interactive;
 }
