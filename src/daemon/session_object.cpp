@@ -162,13 +162,20 @@ SessionSnapshot SessionObject::snapshot() const {
     return s;
 }
 
-void SessionObject::Start(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+template <typename... R>
+void SessionObject::authorizeWithOnlyInteractive(
+    const char* member, sdbus::Result<R...>&& result, const auth::CallOptions& options,
+    void (SessionObject::*work)(const std::shared_ptr<sdbus::Result<R...>>&)) {
+    auto pending = std::make_shared<sdbus::Result<R...>>(std::move(result));
     bool interactive = false;
-    if (!guarded("Start", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+    if (!guarded(member, pending, [&] { interactive = auth::readInteractiveOnly(options); }))
         return;
-    authorize("Start", interactive, std::nullopt, pending,
-              [this, pending](const auth::Caller&) { doStart(pending); });
+    authorize(member, interactive, std::nullopt, pending,
+              [this, pending, work](const auth::Caller&) { (this->*work)(pending); });
+}
+
+void SessionObject::Start(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) {
+    authorizeWithOnlyInteractive("Start", std::move(result), options, &SessionObject::doStart);
 }
 
 void SessionObject::doStart(const Pending& pending) {
@@ -202,12 +209,7 @@ void SessionObject::doStart(const Pending& pending) {
 }
 
 void SessionObject::Stop(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
-    bool interactive = false;
-    if (!guarded("Stop", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
-        return;
-    authorize("Stop", interactive, std::nullopt, pending,
-              [this, pending](const auth::Caller&) { doStop(pending); });
+    authorizeWithOnlyInteractive("Stop", std::move(result), options, &SessionObject::doStop);
 }
 
 void SessionObject::doStop(const Pending& pending) {
@@ -233,12 +235,7 @@ void SessionObject::doStop(const Pending& pending) {
 
 void SessionObject::Destroy(sdbus::Result<>&& result,
                             std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
-    bool interactive = false;
-    if (!guarded("Destroy", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
-        return;
-    authorize("Destroy", interactive, std::nullopt, pending,
-              [this, pending](const auth::Caller&) { doDestroy(pending); });
+    authorizeWithOnlyInteractive("Destroy", std::move(result), options, &SessionObject::doDestroy);
 }
 
 void SessionObject::doDestroy(const Pending& pending) {
@@ -256,12 +253,7 @@ void SessionObject::doDestroy(const Pending& pending) {
 
 void SessionObject::Rotate(sdbus::Result<std::string>&& result,
                            std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<std::string>>(std::move(result));
-    bool interactive = false;
-    if (!guarded("Rotate", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
-        return;
-    authorize("Rotate", interactive, std::nullopt, pending,
-              [this, pending](const auth::Caller&) { doRotate(pending); });
+    authorizeWithOnlyInteractive("Rotate", std::move(result), options, &SessionObject::doRotate);
 }
 
 void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& pending) {

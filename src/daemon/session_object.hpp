@@ -89,6 +89,12 @@ private:
     /// (trace-kernel); then runs `next` on the loop, unless the session went
     /// away meanwhile (UnknownObject). A denial, or an sdbus::Error thrown by
     /// `next`, answers `pending`.
+    /// For a method whose only option is "interactive": reads it, then
+    /// authorizes (trace-own or manage-all-sessions) and runs `work`.
+    template <typename... R>
+    void authorizeWithOnlyInteractive(
+        const char* member, sdbus::Result<R...>&& result, const auth::CallOptions& options,
+        void (SessionObject::*work)(const std::shared_ptr<sdbus::Result<R...>>&));
     /// `P`: a shared_ptr to the sdbus::Result of the call.
     template <typename P>
     void authorize(const char* member, bool interactive, std::optional<auth::Action> extra,
