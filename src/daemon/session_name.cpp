@@ -22,6 +22,13 @@ bool isInvisibleFormat(char32_t cp) {
            (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
 }
 
+// Space separators (Unicode category Zs): U+0020, U+00A0, U+1680,
+// U+2000-U+200A, U+202F, U+205F, U+3000.
+bool isSpace(char32_t cp) {
+    return cp == 0x20 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+           cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
 } // namespace
 
 std::optional<std::string> sessionNameProblem(std::string_view name) {
@@ -37,6 +44,9 @@ std::optional<std::string> sessionNameProblem(std::string_view name) {
         const std::size_t len = decodeUtf8(name, i, cp);
         if (len == 0)
             return "a session name must be valid UTF-8";
+        // Shown in lists and typed in commands: padding would be invisible.
+        if (isSpace(cp) && (i == 0 || i + len == name.size()))
+            return "a session name must not begin or end with a space";
         if (cp == U'/')
             return "a session name must not contain '/'";
         if (isControl(cp))

@@ -16,7 +16,8 @@ inline constexpr std::size_t kMaxSessionNameBytes = 200;
 
 /// Why `name` is not a valid session name, or nullopt if it is. Rules: 1 to
 /// kMaxSessionNameBytes bytes of well-formed UTF-8 (no overlong forms, no
-/// surrogates); no '/'; no leading '.'; no control character (U+0000-U+001F,
+/// surrogates); no '/'; no leading '.'; no leading or trailing space
+/// separator (U+0020, U+00A0, U+2000-U+200A, ...); no control character (U+0000-U+001F,
 /// U+007F-U+009F); no invisible formatting character (bidi overrides and
 /// isolates, zero-width marks, BOM).
 std::optional<std::string> sessionNameProblem(std::string_view name);

@@ -44,6 +44,12 @@ TEST(SessionName, RejectsInvisibleFormattingCharacters) {
     EXPECT_EQ(quoteForMessage("a\u202Eb"), "'a\\xe2\\x80\\xaeb'");
 }
 
+TEST(SessionName, RejectsLeadingOrTrailingSpaces) {
+    for (const char* name : {" ", "   ", " lead", "trail ", "\u00A0nbsp", "ideo\u3000"})
+        EXPECT_NE(sessionNameProblem(name), std::nullopt) << quoteForMessage(name);
+    EXPECT_EQ(sessionNameProblem("in between"), std::nullopt);
+}
+
 TEST(SessionName, RejectsMalformedUtf8) {
     using namespace std::string_literals;
     for (const std::string& name :
