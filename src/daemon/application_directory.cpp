@@ -1,22 +1,94 @@
 #include "application_directory.hpp"
 
+#include "bus/node_list.hpp"
+#include "bus/object_lookup.hpp"
 #include "common/log.hpp"
 
+#include <cerrno>
 #include <sys/epoll.h>
 
 namespace tracectl {
 
+ApplicationDirectory::ApplicationDirectory(bus::BusServices& services, EventLoop& loop)
+    : services_(services), loop_(loop),
+      vtable_(bus::buildVtable<ApplicationObject>(ApplicationObject::members())) {
+    sd_bus_slot* slot = nullptr;
+    const std::string prefix = applicationPathPrefix();
+    bus::check(sd_bus_add_fallback_vtable(services_.bus, &slot, prefix.c_str(),
+                                          kApplicationInterface, vtable_.data(),
+                                          &ApplicationDirectory::find, this),
+               "register the Application vtable");
+    vtableSlot_.reset(slot);
+    bus::check(sd_bus_add_node_enumerator(services_.bus, &slot, prefix.c_str(),
+                                          &ApplicationDirectory::enumerate, this),
+               "register the Application enumerator");
+    enumeratorSlot_.reset(slot);
+}
+
+ApplicationObject* ApplicationDirectory::objectAt(const std::string& path) const {
+    const std::string prefix = applicationPathPrefix() + "/";
+    if (path.rfind(prefix, 0) != 0)
+        return nullptr;
+    const std::string tail = path.substr(prefix.size());
+    if (tail.empty() || tail.size() > 10 ||
+        tail.find_first_not_of("0123456789") != std::string::npos)
+        return nullptr;
+    const auto it = apps_.find(static_cast<pid_t>(std::stol(tail)));
+    return it == apps_.end() ? nullptr : it->second.object.get();
+}
+
+int ApplicationDirectory::find(sd_bus* bus, const char* path, const char*, void* userdata,
+                               void** found, sd_bus_error* error) {
+    auto* self = static_cast<ApplicationDirectory*>(userdata);
+    try {
+        ApplicationObject* object = self->objectAt(path);
+        if (object == nullptr)
+            return 0;
+        const auto caller = self->services_.peers.currentCaller();
+        return bus::answerLookup(bus, path, object, !caller || object->visibleTo(*caller),
+                                 kApplicationInterface,
+                                 "the application belongs to another user; reading it needs "
+                                 "polkit's org.tracectl.Tracing1.trace-all-users",
+                                 found, error);
+    } catch (const std::exception& e) {
+        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
+    }
+}
+
+int ApplicationDirectory::enumerate(sd_bus*, const char*, void* userdata, char*** nodes,
+                                    sd_bus_error* error) {
+    auto* self = static_cast<ApplicationDirectory*>(userdata);
+    try {
+        const auto caller = self->services_.peers.currentCaller();
+        std::vector<std::string> paths;
+        for (const auto& [pid, e] : self->apps_)
+            if (!caller || e.object->visibleTo(*caller))
+                paths.push_back(applicationObjectPath(pid));
+        *nodes = bus::toNodeList(paths);
+        return *nodes != nullptr ? 0 : -ENOMEM;
+    } catch (const std::exception& e) {
+        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
+    }
+}
+
+std::vector<auth::Action> ApplicationDirectory::grantsToRead(const auth::Caller& caller,
+                                                             const std::string& path) const {
+    const bool listing = path == kManagerPath || path == applicationPathPrefix();
+    for (const auto& [pid, e] : apps_) {
+        if (e.object->info().uid == caller.uid)
+            continue;
+        if (listing || path == applicationObjectPath(pid))
+            return {auth::Action::TraceAllUsers};
+    }
+    return {};
+}
+
 void ApplicationDirectory::add(std::shared_ptr<UstApp> app) {
     const pid_t pid = app->info.pid;
     remove(pid);
-    if (authority_ == nullptr || readers_ == nullptr) {
-        log::warning("app pid " + std::to_string(pid) + " registered before the bus objects exist");
-        return;
-    }
     const int notifyFd = app->notify.get();
     Entry entry;
-    entry.object = std::make_unique<ApplicationObject>(bus_, std::move(app), loop_, runner_,
-                                                       *authority_, *readers_);
+    entry.object = std::make_unique<ApplicationObject>(services_, std::move(app), loop_, runner_);
     // The notify socket carries no traffic the D-Bus thread reads; only its
     // hang-up (the app exited or closed it) is watched here.
     sd_event_source* s = nullptr;

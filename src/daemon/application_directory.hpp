@@ -1,5 +1,7 @@
 // The registered apps as the D-Bus thread sees them: one Application object
-// each, removed when the app's socket hangs up.
+// each, removed when the app's socket hangs up; served to each caller as far
+// as that caller may see them (a fallback vtable with a find callback and a
+// node enumerator, sd_bus_add_fallback_vtable(3), sd_bus_add_node_enumerator(3)).
 #pragma once
 
 #include "application_object.hpp"
@@ -13,19 +15,14 @@ namespace tracectl {
 
 class ApplicationDirectory {
 public:
-    ApplicationDirectory(sdbus::IConnection& bus, EventLoop& loop) : bus_(bus), loop_(loop) {}
+    /// Registers the vtable of every app object on services.bus; all must
+    /// outlive this object.
+    ApplicationDirectory(bus::BusServices& services, EventLoop& loop);
     ApplicationDirectory(const ApplicationDirectory&) = delete;
     ApplicationDirectory& operator=(const ApplicationDirectory&) = delete;
 
     /// Where Application objects run their command round trips.
     void setCommandRunner(ApplicationObject::CommandRunner runner) { runner_ = std::move(runner); }
-    /// Who may read the apps' objects: `authority` must outlive the apps
-    /// (the ManagerObject sets it and clears the apps when it goes). Apps
-    /// are not published before this is called.
-    void publishThrough(auth::PolkitAuthority* authority, const auth::ReadCallTracker* readers) {
-        authority_ = authority;
-        readers_ = readers;
-    }
 
     /// Publishes a newly registered app; an older app of the same pid (its
     /// hang-up not seen yet) is removed first. Call on the D-Bus thread.
@@ -35,6 +32,11 @@ public:
 
     /// Paths of the apps `viewer` may see, by pid: its own, or all.
     std::vector<std::string> visibleTo(uid_t viewer, bool seesAll) const;
+    /// The grant that decides what `caller` reads at `path` (ReadGate):
+    /// trace-all-users when `path` is the manager's or the apps' parent and
+    /// another uid's app exists, or is another uid's app; else nothing.
+    std::vector<auth::Action> grantsToRead(const auth::Caller& caller,
+                                           const std::string& path) const;
     std::size_t size() const noexcept { return apps_.size(); }
     /// Unpublishes every app (InterfacesRemoved each).
     void clear() { apps_.clear(); }
@@ -45,13 +47,20 @@ private:
         EventSourcePtr hangupWatch;
     };
     static int onHangup(sd_event_source* s, int fd, uint32_t revents, void* userdata);
+    static int find(sd_bus* bus, const char* path, const char* interface, void* userdata,
+                    void** found, sd_bus_error* error);
+    static int enumerate(sd_bus* bus, const char* prefix, void* userdata, char*** nodes,
+                         sd_bus_error* error);
+    /// The object at `path`, if it is an app's.
+    ApplicationObject* objectAt(const std::string& path) const;
 
-    sdbus::IConnection& bus_;
+    bus::BusServices& services_;
     EventLoop& loop_;
     ApplicationObject::CommandRunner runner_;
-    auth::PolkitAuthority* authority_ = nullptr;
-    const auth::ReadCallTracker* readers_ = nullptr;
     std::map<pid_t, Entry> apps_;
+    std::vector<sd_bus_vtable> vtable_;
+    bus::SlotPtr vtableSlot_;
+    bus::SlotPtr enumeratorSlot_;
 };
 
 } // namespace tracectl

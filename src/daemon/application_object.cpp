@@ -6,55 +6,49 @@
 
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
+#include <tuple>
+#include <vector>
 
 namespace tracectl {
 
-using ApplicationIface = org::tracectl::Tracing1::Application_adaptor;
-using Tracepoints = std::vector<sdbus::Struct<std::string, std::string, int32_t>>;
+/// (provider, event, loglevel) of each tracepoint: a(ssi).
+using Tracepoints = std::vector<std::tuple<std::string, std::string, int32_t>>;
 
-std::string applicationObjectPath(pid_t pid) {
-    return std::string(kManagerPath) + "/application/" + std::to_string(pid);
+std::string applicationPathPrefix() {
+    return std::string(kManagerPath) + "/application";
 }
 
-ApplicationObject::ApplicationObject(sdbus::IConnection& bus, std::shared_ptr<UstApp> app,
-                                     EventLoop& loop, CommandRunner runner,
-                                     auth::PolkitAuthority& authority,
-                                     const auth::ReadCallTracker& readers)
-    : AdaptorInterfaces(bus, applicationObjectPath(app->info.pid)), app_(std::move(app)),
-      loop_(loop), runner_(std::move(runner)), authority_(authority), readers_(readers) {
-    registerAdaptor();
-    // Every interface of the object, as GetManagedObjects lists them.
-    emitInterfacesAddedSignal();
+std::string applicationObjectPath(pid_t pid) {
+    return applicationPathPrefix() + "/" + std::to_string(pid);
+}
+
+ApplicationObject::ApplicationObject(bus::BusServices& services, std::shared_ptr<UstApp> app,
+                                     EventLoop& loop, CommandRunner runner)
+    : services_(services), app_(std::move(app)), loop_(loop), runner_(std::move(runner)) {
+    const std::string path = applicationObjectPath(app_->info.pid);
+    announce("InterfacesAdded", [&](sd_bus_message* m) {
+        bus::appendInterfacesAdded(m, path, kApplicationInterface, *this);
+    });
 }
 
 ApplicationObject::~ApplicationObject() {
-    try {
-        emitInterfacesRemovedSignal();
-    } catch (const std::exception& e) {
-        log::warning(std::string("announcing an app's removal failed: ") + e.what());
-    }
-    unregisterAdaptor();
+    const std::string path = applicationObjectPath(app_->info.pid);
+    announce("InterfacesRemoved", [&](sd_bus_message* m) {
+        bus::appendInterfacesRemoved(m, path, kApplicationInterface);
+    });
 }
 
-bool ApplicationObject::mayRead(const auth::Caller& caller) const {
+void ApplicationObject::announce(const char* member, const bus::SignalSender::Body& body) {
+    services_.signals.send(
+        kManagerPath, "org.freedesktop.DBus.ObjectManager", member,
+        [this](const auth::Caller& c) { return visibleTo(c); }, body);
+}
+
+bool ApplicationObject::visibleTo(const auth::Caller& caller) const {
     if (caller.uid == 0 || caller.uid == app_->info.uid)
         return true;
-    return authority_.cached(caller.sender, auth::Action::TraceAllUsers).value_or(false);
-}
-
-void ApplicationObject::checkReader() const {
-    const auto& reader = readers_.reader();
-    if (!reader || mayRead(*reader))
-        return;
-    throw sdbus::Error(kAccessDenied, "the application belongs to another user; reading it "
-                                      "needs polkit's org.tracectl.Tracing1.trace-all-users "
-                                      "(call ListApplications first to have it checked)");
-}
-
-uint64_t ApplicationObject::registeredAtUs() const {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                     app_->info.registeredAt.time_since_epoch())
-                                     .count());
+    return services_.authority.cachedForReading(caller.sender, auth::Action::TraceAllUsers)
+        .value_or(false);
 }
 
 namespace {
@@ -93,18 +87,17 @@ Tracepoints queryTracepoints(int command) {
 
 } // namespace
 
-void ApplicationObject::ListTracepoints(sdbus::Result<Tracepoints>&& result) {
-    const sdbus::Message* msg = getObject().getCurrentlyProcessedMessage();
-    if (msg == nullptr || !mayRead(auth::Caller{msg->getSender(), msg->getCredsEuid()})) {
-        result.returnError(sdbus::Error(
-            kAccessDenied, "uid " + std::to_string(callerUid(getObject())) +
+void ApplicationObject::ListTracepoints(const std::shared_ptr<bus::MethodReply>& pending) {
+    const auth::Caller caller = services_.peers.callerOf(pending->call());
+    if (!visibleTo(caller)) {
+        pending->returnError(sdbus::Error(
+            kAccessDenied, "uid " + std::to_string(caller.uid) +
                                " may not query this application (it belongs to another user; "
                                "that needs polkit's org.tracectl.Tracing1.trace-all-users, "
                                "checked by ListApplications)"));
         return;
     }
     // The reply is sent from the D-Bus thread once the app thread has the answer.
-    auto pending = std::make_shared<sdbus::Result<Tracepoints>>(std::move(result));
     std::weak_ptr<UstApp> weak = app_;
     EventLoop& loop = loop_;
     runner_([weak, pending, &loop] {
@@ -112,7 +105,16 @@ void ApplicationObject::ListTracepoints(sdbus::Result<Tracepoints>&& result) {
         if (auto app = weak.lock()) {
             try {
                 auto list = queryTracepoints(app->command.get());
-                reply = [pending, list = std::move(list)] { pending->returnResults(list); };
+                reply = [pending, list = std::move(list)] {
+                    pending->returnWith([&](sd_bus_message* m) {
+                        bus::check(sd_bus_message_open_container(m, 'a', "(ssi)"), "a(ssi)");
+                        for (const auto& [provider, event, loglevel] : list)
+                            bus::check(sd_bus_message_append(m, "(ssi)", provider.c_str(),
+                                                             event.c_str(), loglevel),
+                                       "(ssi)");
+                        bus::check(sd_bus_message_close_container(m), "a(ssi)");
+                    });
+                };
             } catch (const Error& e) {
                 reply = [pending, e] { pending->returnError(toBusError(e)); };
             }
@@ -123,6 +125,58 @@ void ApplicationObject::ListTracepoints(sdbus::Result<Tracepoints>&& result) {
         }
         loop.post(std::move(reply));
     });
+}
+
+int ApplicationObject::onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ApplicationObject>(
+        m, userdata, "ListTracepoints",
+        [](ApplicationObject& o, sd_bus_message*, auto reply) { o.ListTracepoints(reply); });
+}
+
+namespace {
+
+using Self = ApplicationObject;
+
+void appendU(sd_bus_message* m, uint32_t v) {
+    bus::check(sd_bus_message_append(m, "u", v), "u");
+}
+void appendS(sd_bus_message* m, const std::string& v) {
+    bus::check(sd_bus_message_append(m, "s", v.c_str()), "s");
+}
+
+} // namespace
+
+// Types and meanings: dbus/org.tracectl.Tracing1.Application.xml. All are
+// fixed at registration.
+const bus::Property<ApplicationObject> ApplicationObject::kProperties[7] = {
+    {"Pid", "u", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendU(m, static_cast<uint32_t>(o.app_->info.pid)); }},
+    {"Uid", "u", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendU(m, o.app_->info.uid); }},
+    {"Gid", "u", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendU(m, o.app_->info.gid); }},
+    {"Name", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendS(m, o.app_->info.name); }},
+    {"Bitness", "u", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendU(m, o.app_->info.bitness); }},
+    {"TracerVersion", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendS(m, o.app_->info.tracerVersion()); }},
+    {"RegisteredAt", "t", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) {
+         const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             o.app_->info.registeredAt.time_since_epoch())
+                             .count();
+         bus::check(sd_bus_message_append(m, "t", static_cast<uint64_t>(us)), "t");
+     }},
+};
+
+std::span<const sd_bus_vtable> ApplicationObject::members() {
+    static const sd_bus_vtable table[] = {
+        SD_BUS_METHOD_WITH_ARGS("ListTracepoints", SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a(ssi)", tracepoints), &Self::onListTracepoints,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+    };
+    return table;
 }
 
 } // namespace tracectl

@@ -1,68 +1,61 @@
 // The org.tracectl.Tracing1.Application object of one registered app
-// (/org/tracectl/Tracing1/application/<pid>).
+// (/org/tracectl/Tracing1/application/<pid>), served through the fallback
+// vtable the ApplicationDirectory registers for every app.
 #pragma once
 
-#include "application_adaptor.h"
 #include "apps/ust_app.hpp"
-#include "auth/polkit_authority.hpp"
-#include "auth/read_call_tracker.hpp"
+#include "bus/bus_services.hpp"
+#include "bus/object_vtable.hpp"
 #include "common/event_loop.hpp"
 
 #include <functional>
 #include <memory>
-#include <sdbus-c++/sdbus-c++.h>
+#include <span>
 
 namespace tracectl {
 
 /// Object path of an app: kManagerPath + "/application/" + pid.
 std::string applicationObjectPath(pid_t pid);
+/// The parent of every app object: kManagerPath + "/application".
+std::string applicationPathPrefix();
 
-class ApplicationObject final
-    : public sdbus::AdaptorInterfaces<org::tracectl::Tracing1::Application_adaptor,
-                                      sdbus::Properties_adaptor, sdbus::ManagedObject_adaptor> {
+inline constexpr const char* kApplicationInterface = "org.tracectl.Tracing1.Application";
+
+class ApplicationObject final {
 public:
     /// Runs a job on the app thread (UstAppThread::submit).
     using CommandRunner = std::function<void(std::function<void()>)>;
 
-    /// Registers and announces (InterfacesAdded) the object.
+    /// Announces (InterfacesAdded) the object to the peers that may see it.
     /// `loop` is the D-Bus thread's loop, where replies are sent from.
-    /// Callers of another uid read it only with a cached trace-all-users
-    /// grant in `authority` (as ListApplications checks it).
-    ApplicationObject(sdbus::IConnection& bus, std::shared_ptr<UstApp> app, EventLoop& loop,
-                      CommandRunner runner, auth::PolkitAuthority& authority,
-                      const auth::ReadCallTracker& readers);
-    /// Announces the removal (InterfacesRemoved) and unregisters.
+    ApplicationObject(bus::BusServices& services, std::shared_ptr<UstApp> app, EventLoop& loop,
+                      CommandRunner runner);
+    /// Announces the removal (InterfacesRemoved).
     ~ApplicationObject();
     ApplicationObject(const ApplicationObject&) = delete;
     ApplicationObject& operator=(const ApplicationObject&) = delete;
 
     const UstAppInfo& info() const noexcept { return app_->info; }
 
+    /// May `caller` see this app: root, its uid, or a cached trace-all-users
+    /// grant (as ListApplications checks it). Never asks polkit.
+    bool visibleTo(const auth::Caller& caller) const;
+
+    /// The methods of the Application interface (no START/END); userdata:
+    /// the ApplicationObject.
+    static std::span<const sd_bus_vtable> members();
+    static const bus::Property<ApplicationObject> kProperties[7];
+
 private:
-    void ListTracepoints(
-        sdbus::Result<std::vector<sdbus::Struct<std::string, std::string, int32_t>>>&& result)
-        override;
-    uint32_t Pid() override { return checkReader(), static_cast<uint32_t>(app_->info.pid); }
-    uint32_t Uid() override { return checkReader(), app_->info.uid; }
-    uint32_t Gid() override { return checkReader(), app_->info.gid; }
-    std::string Name() override { return checkReader(), app_->info.name; }
-    uint32_t Bitness() override { return checkReader(), app_->info.bitness; }
-    std::string TracerVersion() override { return checkReader(), app_->info.tracerVersion(); }
-    uint64_t RegisteredAt() override { return checkReader(), registeredAtUs(); }
-    uint64_t registeredAtUs() const;
+    static int onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    void ListTracepoints(const std::shared_ptr<bus::MethodReply>& reply);
+    /// Sends an ObjectManager signal about this object to who may see it.
+    void announce(const char* member, const bus::SignalSender::Body& body);
 
-    /// May `caller` see this app: root, its uid, or a cached
-    /// trace-all-users grant.
-    bool mayRead(const auth::Caller& caller) const;
-    /// In a Properties or ObjectManager call (readers_): throws
-    /// AccessDenied unless mayRead().
-    void checkReader() const;
-
+    bus::BusServices& services_;
     std::shared_ptr<UstApp> app_;
     EventLoop& loop_;
     CommandRunner runner_;
-    auth::PolkitAuthority& authority_;
-    const auth::ReadCallTracker& readers_;
 };
 
 } // namespace tracectl

@@ -1,13 +1,11 @@
-// What every method handler of tracectld shares: who is calling, and how a
-// domain error becomes a D-Bus error reply.
+// What every method handler of tracectld shares: the names of its objects
+// and errors, and how a domain error becomes a D-Bus error reply.
 #pragma once
 
-#include "auth/polkit_authority.hpp"
 #include "common/error.hpp"
 
-#include <sdbus-c++/sdbus-c++.h>
+#include <sdbus-c++/Error.h>
 #include <string>
-#include <sys/types.h>
 
 namespace tracectl {
 
@@ -20,22 +18,13 @@ inline constexpr const char* kUnknownObject = "org.freedesktop.DBus.Error.Unknow
 inline constexpr const char* kInteractiveAuthorizationRequired =
     "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired";
 
-/// The effective uid of the sender of the message being handled on
-/// `object`, from the bus's credentials for the sender's connection
-/// (sd_bus_query_sender_creds(3)), never from the message body. Throws
-/// sdbus::Error (AccessDenied) if the bus does not tell.
-uid_t callerUid(const sdbus::IObject& object);
-
-/// The sender (unique name) and uid of the message being handled on
-/// `object`. Throws sdbus::Error (AccessDenied) if the bus does not tell.
-auth::Caller currentCaller(const sdbus::IObject& object);
-
-/// The `sdbus::Error` for a domain error: the table's D-Bus name, the message.
+/// The `sdbus::Error` (a D-Bus error name and message) for a domain error:
+/// the table's D-Bus name, the message. Logs Error.Failed ones.
 sdbus::Error toBusError(const Error& e);
 
 /// Runs `handler`, turning tracectl::Error into its D-Bus error and any
 /// other exception into Error.Failed (logged), so that only sdbus::Error
-/// leaves a method handler (sdbus-c++ replies to nothing else).
+/// leaves a method handler.
 template <class F>
 auto handleCall(const char* member, F&& handler) -> decltype(handler()) {
     try {

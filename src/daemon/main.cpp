@@ -4,9 +4,9 @@
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_thread.hpp"
 #include "auth/polkit_authority.hpp"
-#include "auth/read_call_tracker.hpp"
+#include "bus/bus_services.hpp"
+#include "bus/read_gate.hpp"
 #include "bus_call.hpp"
-#include "bus_event_source.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "common/log_options.hpp"
@@ -23,12 +23,12 @@
 #include <cctype>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sdbus-c++/sdbus-c++.h>
 #include <string>
 #include <unistd.h>
 
@@ -214,12 +214,22 @@ std::string systemdAddress(const Options& o) {
     return "unix:path=" + escapeAddressValue(std::string(runtime) + "/systemd/private");
 }
 
-std::unique_ptr<sdbus::IConnection> connect(const Options& o) {
-    if (!o.busAddress.empty())
-        return sdbus::createSessionBusConnectionWithAddress(o.busAddress);
-    if (o.user)
-        return sdbus::createSessionBusConnection();
-    return sdbus::createSystemBusConnection();
+/// The bus tracectld serves: --bus-address, else the session bus for
+/// --user, else the system bus ($DBUS_SYSTEM_BUS_ADDRESS if set). Throws
+/// std::system_error.
+tracectl::bus::BusPtr connect(const Options& o) {
+    using tracectl::bus::check;
+    sd_bus* raw = nullptr;
+    if (o.busAddress.empty()) {
+        check(o.user ? sd_bus_open_user(&raw) : sd_bus_open_system(&raw), "sd_bus_open");
+        return tracectl::bus::BusPtr(raw);
+    }
+    check(sd_bus_new(&raw), "sd_bus_new");
+    tracectl::bus::BusPtr bus(raw);
+    check(sd_bus_set_address(raw, o.busAddress.c_str()), "sd_bus_set_address");
+    check(sd_bus_set_bus_client(raw, 1), "sd_bus_set_bus_client");
+    check(sd_bus_start(raw), "sd_bus_start");
+    return bus;
 }
 
 int run(const Options& o) {
@@ -261,13 +271,17 @@ int run(const Options& o) {
         return ExitFailure;
     }
 
-    std::unique_ptr<sdbus::IConnection> bus;
+    bus::BusPtr bus;
     try {
         bus = connect(o);
-    } catch (const sdbus::Error& e) {
+        // A lost bus ends the loop with status 1 (EXIT_FAILURE).
+        bus::check(sd_bus_set_exit_on_disconnect(bus.get(), 1), "sd_bus_set_exit_on_disconnect");
+        bus::check(sd_bus_attach_event(bus.get(), loop.get(), SD_EVENT_PRIORITY_NORMAL),
+                   "sd_bus_attach_event");
+    } catch (const std::exception& e) {
         log::error("cannot connect to the " +
                    std::string(o.busAddress.empty() ? (o.user ? "session" : "system") : "given") +
-                   " bus: " + e.getMessage());
+                   " bus: " + e.what());
         return ExitFailure;
     }
     TracerConfig tracerConfig;
@@ -278,18 +292,25 @@ int run(const Options& o) {
     UstTracer tracer(tracerConfig);
     AppThreadBackend backend(loop, tracer);
     SessionRegistry registry(homeFromPasswd);
-    ApplicationDirectory apps(*bus, loop);
-    auth::PolkitAuthority authority(*bus, o.user ? std::optional<uid_t>(geteuid()) : std::nullopt);
-    auth::ReadCallTracker readers(*bus);
-    ManagerObject manager(*bus, registry, apps, backend, loop, authority, readers);
-    BusEventSource busSource(loop, *bus);
-    busSource.afterEachMessage([&readers] { readers.forget(); });
+    bus::PeerDirectory peers(bus.get());
+    bus::SignalSender signals(bus.get(), peers);
+    auth::PolkitAuthority authority(bus.get(),
+                                    o.user ? std::optional<uid_t>(geteuid()) : std::nullopt);
+    peers.onPeerGone([&authority](const std::string& name) { authority.forget(name); });
+    bus::BusServices services{bus.get(), peers, signals, authority};
+    ApplicationDirectory apps(services, loop);
+    ManagerObject manager(services, registry, apps, backend, loop);
+    bus::ReadGate readGate(bus.get(), kManagerPath, peers, authority,
+                           [&manager, &apps](const auth::Caller& caller, const std::string& path) {
+                               auto needed = manager.grantsToRead(caller, path);
+                               for (const auto a : apps.grantsToRead(caller, path))
+                                   needed.push_back(a);
+                               return needed;
+                           });
 
-    try {
-        bus->requestName(kBusName);
-    } catch (const sdbus::Error& e) {
+    if (const int r = sd_bus_request_name(bus.get(), kBusName, 0); r < 0) {
         log::error(std::string("cannot own ") + kBusName +
-                   " (is another tracectld running?): " + e.getMessage());
+                   " (is another tracectld running?): " + std::strerror(-r));
         return ExitNameTaken;
     }
     const AppEndpoints endpoints = appEndpoints(o);
@@ -342,11 +363,8 @@ int run(const Options& o) {
     // Announce the objects' removal while the name is still ours.
     manager.retireAll();
     apps.clear();
-    try {
-        bus->releaseName(kBusName);
-    } catch (const sdbus::Error&) {
-        // The bus is gone already; nothing to release.
-    }
+    // Fails only if the bus is gone already: nothing to release then.
+    sd_bus_release_name(bus.get(), kBusName);
     return code;
 }
 

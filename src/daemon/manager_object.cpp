@@ -1,5 +1,8 @@
 #include "manager_object.hpp"
 
+#include "bus/node_list.hpp"
+#include "bus/object_lookup.hpp"
+#include "bus/option_reader.hpp"
 #include "bus_call.hpp"
 #include "common/log.hpp"
 #include "config.h"
@@ -7,15 +10,153 @@
 #include "session_name.hpp"
 #include "tracing/output_folder.hpp"
 
+#include <cerrno>
+
 namespace tracectl {
 
-ManagerObject::ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry,
-                             ApplicationDirectory& apps, TracingBackend& backend, EventLoop& loop,
-                             auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers)
-    : AdaptorInterfaces(bus, kManagerPath), bus_(bus), registry_(registry), apps_(apps),
-      backend_(backend), loop_(loop), authority_(authority), readers_(readers) {
-    registerAdaptor();
-    apps_.publishThrough(&authority_, &readers_);
+namespace {
+
+constexpr const char* kManagerInterface = "org.tracectl.Tracing1.Manager";
+
+std::string readString(sd_bus_message* m) {
+    const char* s = nullptr;
+    bus::check(sd_bus_message_read_basic(m, 's', &s), "read string argument");
+    return s != nullptr ? s : "";
+}
+
+} // namespace
+
+const bus::Property<ManagerObject> ManagerObject::kProperties[1] = {
+    {"Version", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const ManagerObject&, sd_bus_message* m) {
+         bus::check(sd_bus_message_append(m, "s", TRACECTL_VERSION), "s");
+     }},
+};
+
+ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& registry,
+                             ApplicationDirectory& apps, TracingBackend& backend, EventLoop& loop)
+    : services_(services), registry_(registry), apps_(apps), backend_(backend), loop_(loop) {
+    using Self = ManagerObject;
+    constexpr uint64_t kAnyone = SD_BUS_VTABLE_UNPRIVILEGED; // polkit decides, per call
+    static const sd_bus_vtable members[] = {
+        SD_BUS_METHOD_WITH_ARGS("CreateSession", SD_BUS_ARGS("s", name, "a{sv}", options),
+                                SD_BUS_RESULT("o", session), &Self::onCreateSession, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("GetSession", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", session),
+                                &Self::onGetSession, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("ListSessions", SD_BUS_NO_ARGS, SD_BUS_RESULT("ao", sessions),
+                                &Self::onListSessions, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("ListApplications", SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("ao", applications), &Self::onListApplications,
+                                kAnyone),
+    };
+    managerVtable_ = bus::buildVtable<ManagerObject>(members);
+    sessionVtable_ = bus::buildVtable<SessionObject>(SessionObject::members());
+    sd_bus* bus = services_.bus;
+    sd_bus_slot* slot = nullptr;
+    bus::check(sd_bus_add_object_vtable(bus, &slot, kManagerPath, kManagerInterface,
+                                        managerVtable_.data(), this),
+               "register the Manager vtable");
+    managerSlot_.reset(slot);
+    bus::check(sd_bus_add_object_manager(bus, &slot, kManagerPath), "add the object manager");
+    objectManagerSlot_.reset(slot);
+    const std::string prefix = sessionPathPrefix();
+    bus::check(sd_bus_add_fallback_vtable(bus, &slot, prefix.c_str(), kSessionInterface,
+                                          sessionVtable_.data(), &Self::findSession, this),
+               "register the Session vtable");
+    sessionSlot_.reset(slot);
+    bus::check(
+        sd_bus_add_node_enumerator(bus, &slot, prefix.c_str(), &Self::enumerateSessions, this),
+        "register the Session enumerator");
+    sessionEnumeratorSlot_.reset(slot);
+}
+
+SessionObject* ManagerObject::objectAt(const std::string& path) const {
+    const std::string prefix = sessionPathPrefix() + "/";
+    if (path.rfind(prefix, 0) != 0)
+        return nullptr;
+    const auto it = objects_.find(path.substr(prefix.size()));
+    return it == objects_.end() ? nullptr : it->second.object.get();
+}
+
+int ManagerObject::findSession(sd_bus* bus, const char* path, const char*, void* userdata,
+                               void** found, sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    try {
+        SessionObject* object = self->objectAt(path);
+        if (object == nullptr)
+            return 0;
+        const auto caller = self->services_.peers.currentCaller();
+        return bus::answerLookup(bus, path, object, !caller || object->visibleTo(*caller),
+                                 kSessionInterface,
+                                 "the session belongs to another user; reading it needs "
+                                 "polkit's org.tracectl.Tracing1.manage-all-sessions",
+                                 found, error);
+    } catch (const std::exception& e) {
+        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
+    }
+}
+
+int ManagerObject::enumerateSessions(sd_bus*, const char*, void* userdata, char*** nodes,
+                                     sd_bus_error* error) {
+    auto* self = static_cast<ManagerObject*>(userdata);
+    try {
+        const auto caller = self->services_.peers.currentCaller();
+        std::vector<std::string> paths;
+        for (const auto& [hex, e] : self->objects_)
+            if (!caller || e.object->visibleTo(*caller))
+                paths.push_back(e.object->path());
+        *nodes = bus::toNodeList(paths);
+        return *nodes != nullptr ? 0 : -ENOMEM;
+    } catch (const std::exception& e) {
+        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
+    }
+}
+
+std::vector<auth::Action> ManagerObject::grantsToRead(const auth::Caller& caller,
+                                                      const std::string& path) const {
+    const bool listing = path == kManagerPath || path == sessionPathPrefix();
+    for (const auto& [hex, e] : objects_) {
+        if (e.object->owner() == caller.uid)
+            continue;
+        if (listing || path == e.object->path())
+            return {auth::Action::ManageAllSessions};
+    }
+    return {};
+}
+
+int ManagerObject::onCreateSession(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ManagerObject>(m, userdata, "CreateSession",
+                                         [](ManagerObject& o, sd_bus_message* msg, auto reply) {
+                                             const std::string name = readString(msg);
+                                             o.CreateSession(reply, name, bus::readOptions(msg));
+                                         });
+}
+
+int ManagerObject::onGetSession(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ManagerObject>(m, userdata, "GetSession",
+                                         [](ManagerObject& o, sd_bus_message* msg, auto reply) {
+                                             o.GetSession(reply, readString(msg));
+                                         });
+}
+
+int ManagerObject::onListSessions(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ManagerObject>(
+        m, userdata, "ListSessions", [](ManagerObject& o, sd_bus_message*, auto reply) {
+            o.listVisible(reply, auth::Action::ManageAllSessions, [&o](uid_t uid, bool all) {
+                std::vector<std::string> out;
+                for (const Session* s : o.registry_.visibleTo(uid, all))
+                    out.push_back(sessionObjectPath(s->id()));
+                return out;
+            });
+        });
+}
+
+int ManagerObject::onListApplications(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ManagerObject>(
+        m, userdata, "ListApplications", [](ManagerObject& o, sd_bus_message*, auto reply) {
+            o.listVisible(reply, auth::Action::TraceAllUsers,
+                          [&o](uid_t uid, bool all) { return o.apps_.visibleTo(uid, all); });
+        });
 }
 
 void ManagerObject::sessionFailed(const std::string& idHex, const std::string& reason) {
@@ -33,71 +174,57 @@ void ManagerObject::retireAll() {
 }
 
 ManagerObject::~ManagerObject() {
-    // The apps check callers with the authority, which may go after us.
-    apps_.clear();
-    apps_.publishThrough(nullptr, nullptr);
     objects_.clear();
     retired_.clear();
-    unregisterAdaptor();
 }
 
 void ManagerObject::holds(const auth::Caller& caller, auth::Action action,
                           std::function<void(bool)> then) {
     std::weak_ptr<bool> alive = alive_;
-    authority_.check(caller, action, false,
-                     [alive, then = std::move(then)](std::optional<sdbus::Error> denied) {
-                         if (!alive.expired())
-                             then(!denied);
-                     });
+    services_.authority.check(caller, action, false,
+                              [alive, then = std::move(then)](std::optional<sdbus::Error> denied) {
+                                  if (!alive.expired())
+                                      then(!denied);
+                              });
 }
 
-void ManagerObject::CreateSession(sdbus::Result<sdbus::ObjectPath>&& result, std::string name,
-                                  std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<sdbus::ObjectPath>>(std::move(result));
-    auth::Caller caller;
-    bool interactive = false;
-    SessionRequest request;
-    try {
-        handleCall("CreateSession", [&] {
-            caller = currentCaller(getObject());
-            interactive = auth::takeInteractive(options);
-            request = readCreateSessionOptions(name, options);
-        });
-    } catch (const sdbus::Error& e) {
-        pending->returnError(e);
-        return;
-    }
+void ManagerObject::CreateSession(const Pending& pending, const std::string& name,
+                                  auth::CallOptions options) {
+    const auth::Caller caller = services_.peers.callerOf(pending->call());
+    const bool interactive =
+        auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
+    SessionRequest request = readCreateSessionOptions(name, options);
     std::weak_ptr<bool> alive = alive_;
-    authority_.check(caller, auth::Action::TraceOwn, interactive,
-                     [this, alive, pending, caller,
-                      request = std::move(request)](std::optional<sdbus::Error> denied) {
-                         if (alive.expired())
-                             return;
-                         if (denied) {
-                             log::warning("uid " + std::to_string(caller.uid) +
-                                          " denied CreateSession: " + denied->getMessage());
-                             pending->returnError(*denied);
-                             return;
-                         }
-                         try {
-                             pending->returnResults(handleCall(
-                                 "CreateSession", [&] { return create(request, caller.uid); }));
-                         } catch (const sdbus::Error& e) {
-                             pending->returnError(e);
-                         }
-                     });
+    services_.authority.check(
+        caller, auth::Action::TraceOwn, interactive,
+        [this, alive, pending, caller,
+         request = std::move(request)](std::optional<sdbus::Error> denied) {
+            if (alive.expired())
+                return;
+            if (denied) {
+                log::warning("uid " + std::to_string(caller.uid) +
+                             " denied CreateSession: " + denied->getMessage());
+                pending->returnError(*denied);
+                return;
+            }
+            try {
+                pending->returnObjectPath(
+                    handleCall("CreateSession", [&] { return create(request, caller.uid); }));
+            } catch (const sdbus::Error& e) {
+                pending->returnError(e);
+            }
+        });
 }
 
-sdbus::ObjectPath ManagerObject::create(const SessionRequest& request, uid_t owner) {
+std::string ManagerObject::create(const SessionRequest& request, uid_t owner) {
     Session& session = registry_.create(request, owner);
     const SessionId id = session.id();
     try {
         // A folder the caller could make and write itself, checked as the
         // caller; nothing is made before the first Start.
         checkOutputFolder(session.config().outputPath, owner, primaryGidOf(owner));
-        auto object =
-            std::make_unique<SessionObject>(bus_, session, backend_, authority_, readers_,
-                                            [this](const SessionId& sid) { destroySession(sid); });
+        auto object = std::make_unique<SessionObject>(
+            services_, session, backend_, [this](const SessionId& sid) { destroySession(sid); });
         objects_.emplace(id.hex(), Entry{nullptr, std::move(object)});
     } catch (...) {
         registry_.remove(id);
@@ -106,86 +233,44 @@ sdbus::ObjectPath ManagerObject::create(const SessionRequest& request, uid_t own
     log::info("session '" + session.config().name + "' created by uid " + std::to_string(owner) +
                   ", output " + session.config().outputPath,
               id.uuid());
-    return sdbus::ObjectPath(sessionObjectPath(id));
+    return sessionObjectPath(id);
 }
 
-void ManagerObject::GetSession(sdbus::Result<sdbus::ObjectPath>&& result, std::string name) {
-    auto pending = std::make_shared<sdbus::Result<sdbus::ObjectPath>>(std::move(result));
-    auth::Caller caller;
-    std::optional<SessionId> others;
-    try {
-        handleCall("GetSession", [&] {
-            if (auto problem = sessionNameProblem(name))
-                throw Error(ErrorCode::InvalidName,
-                            "invalid session name " + quoteForMessage(name) + ": " + *problem);
-            caller = currentCaller(getObject());
-            if (const Session* own = registry_.findByName(caller.uid, name); own != nullptr) {
-                pending->returnResults(sdbus::ObjectPath(sessionObjectPath(own->id())));
-                return;
-            }
-            for (const Session* s : registry_.visibleTo(caller.uid, true))
-                if (s->config().name == name) {
-                    others = s->id();
-                    break;
-                }
-            if (!others)
-                throw Error(ErrorCode::NoSuchSession, "no session named " + quoteForMessage(name));
-        });
-    } catch (const sdbus::Error& e) {
-        pending->returnError(e);
+void ManagerObject::GetSession(const Pending& pending, const std::string& name) {
+    if (auto problem = sessionNameProblem(name))
+        throw Error(ErrorCode::InvalidName,
+                    "invalid session name " + quoteForMessage(name) + ": " + *problem);
+    const auth::Caller caller = services_.peers.callerOf(pending->call());
+    if (const Session* own = registry_.findByName(caller.uid, name); own != nullptr) {
+        pending->returnObjectPath(sessionObjectPath(own->id()));
         return;
     }
+    std::optional<SessionId> others;
+    for (const Session* s : registry_.visibleTo(caller.uid, true))
+        if (s->config().name == name) {
+            others = s->id();
+            break;
+        }
     if (!others)
-        return; // answered: the caller's own session
+        throw Error(ErrorCode::NoSuchSession, "no session named " + quoteForMessage(name));
     // Another user's session: only for holders of manage-all-sessions; the
     // others learn nothing, not even that it exists.
     holds(
         caller, auth::Action::ManageAllSessions, [this, pending, name, id = *others](bool seesAll) {
             if (seesAll && registry_.findById(id) != nullptr)
-                pending->returnResults(sdbus::ObjectPath(sessionObjectPath(id)));
+                pending->returnObjectPath(sessionObjectPath(id));
             else
                 pending->returnError(toBusError(
                     Error(ErrorCode::NoSuchSession, "no session named " + quoteForMessage(name))));
         });
 }
 
-void ManagerObject::listVisible(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result,
-                                auth::Action seesAll,
-                                std::function<std::vector<sdbus::ObjectPath>(uid_t, bool)> list) {
-    auto pending =
-        std::make_shared<sdbus::Result<std::vector<sdbus::ObjectPath>>>(std::move(result));
-    auth::Caller caller;
-    try {
-        caller = currentCaller(getObject());
-    } catch (const sdbus::Error& e) {
-        pending->returnError(e);
-        return;
-    }
+void ManagerObject::listVisible(const Pending& pending, auth::Action seesAll,
+                                std::function<std::vector<std::string>(uid_t, bool)> list) {
+    const auth::Caller caller = services_.peers.callerOf(pending->call());
     holds(caller, seesAll, [pending, caller, list = std::move(list)](bool all) {
-        pending->returnResults(list(caller.uid, all));
+        pending->returnObjectPaths(list(caller.uid, all));
     });
-}
-
-void ManagerObject::ListSessions(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) {
-    listVisible(std::move(result), auth::Action::ManageAllSessions, [this](uid_t uid, bool all) {
-        std::vector<sdbus::ObjectPath> out;
-        for (const Session* s : registry_.visibleTo(uid, all))
-            out.emplace_back(sessionObjectPath(s->id()));
-        return out;
-    });
-}
-
-void ManagerObject::ListApplications(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) {
-    listVisible(std::move(result), auth::Action::TraceAllUsers, [this](uid_t uid, bool all) {
-        std::vector<sdbus::ObjectPath> out;
-        for (auto& path : apps_.visibleTo(uid, all))
-            out.emplace_back(std::move(path));
-        return out;
-    });
-}
-
-std::string ManagerObject::Version() {
-    return TRACECTL_VERSION;
 }
 
 void ManagerObject::destroySession(const SessionId& id) {

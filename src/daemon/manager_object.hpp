@@ -1,34 +1,33 @@
 // The org.tracectl.Tracing1.Manager object (/org/tracectl/Tracing1), which
-// is also the ObjectManager of every session object.
+// is also the ObjectManager of every session and app object, and the owner
+// of the session objects: it serves them to each caller as far as that
+// caller may see them (a fallback vtable with a find callback and a node
+// enumerator, sd_bus_add_fallback_vtable(3), sd_bus_add_node_enumerator(3)).
 #pragma once
 
 #include "application_directory.hpp"
-#include "auth/polkit_authority.hpp"
-#include "auth/read_call_tracker.hpp"
+#include "bus/bus_services.hpp"
 #include "common/event_loop.hpp"
-#include "manager_adaptor.h"
 #include "session_object.hpp"
 #include "session_registry.hpp"
 #include "tracing_backend.hpp"
 
 #include <map>
 #include <memory>
-#include <sdbus-c++/sdbus-c++.h>
 #include <string>
 #include <vector>
 
 namespace tracectl {
 
-class ManagerObject final
-    : public sdbus::AdaptorInterfaces<org::tracectl::Tracing1::Manager_adaptor,
-                                      sdbus::ObjectManager_adaptor, sdbus::Properties_adaptor> {
+class ManagerObject final {
 public:
-    /// Registers the manager on `bus`. `registry`, `apps`, `loop` and
-    /// `authority` must outlive it.
-    ManagerObject(sdbus::IConnection& bus, SessionRegistry& registry, ApplicationDirectory& apps,
-                  TracingBackend& backend, EventLoop& loop, auth::PolkitAuthority& authority,
-                  const auth::ReadCallTracker& readers);
+    /// Registers the manager, the object manager and the session vtable on
+    /// services.bus. Every reference must outlive this object.
+    ManagerObject(bus::BusServices& services, SessionRegistry& registry, ApplicationDirectory& apps,
+                  TracingBackend& backend, EventLoop& loop);
     ~ManagerObject();
+    ManagerObject(const ManagerObject&) = delete;
+    ManagerObject& operator=(const ManagerObject&) = delete;
 
     /// Removes every session object (InterfacesRemoved each), for a clean
     /// exit while the bus name is still owned.
@@ -36,27 +35,42 @@ public:
 
     /// Puts the session `idHex` in state error (its consumer died).
     void sessionFailed(const std::string& idHex, const std::string& reason);
-    ManagerObject(const ManagerObject&) = delete;
-    ManagerObject& operator=(const ManagerObject&) = delete;
+
+    /// The grant that decides what `caller` reads at `path` (ReadGate):
+    /// manage-all-sessions when `path` is the manager's or the sessions'
+    /// parent and another user's session exists, or is another user's
+    /// session; else nothing.
+    std::vector<auth::Action> grantsToRead(const auth::Caller& caller,
+                                           const std::string& path) const;
+
+    static const bus::Property<ManagerObject> kProperties[1];
 
 private:
-    void CreateSession(sdbus::Result<sdbus::ObjectPath>&& result, std::string name,
-                       std::map<std::string, sdbus::Variant> options) override;
-    void GetSession(sdbus::Result<sdbus::ObjectPath>&& result, std::string name) override;
-    void ListSessions(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) override;
-    void ListApplications(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result) override;
+    using Pending = std::shared_ptr<bus::MethodReply>;
+    static int onCreateSession(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onGetSession(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onListSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onListApplications(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int findSession(sd_bus* bus, const char* path, const char* interface, void* userdata,
+                           void** found, sd_bus_error* error);
+    static int enumerateSessions(sd_bus* bus, const char* prefix, void* userdata, char*** nodes,
+                                 sd_bus_error* error);
+
+    void CreateSession(const Pending& pending, const std::string& name, auth::CallOptions options);
+    void GetSession(const Pending& pending, const std::string& name);
 
     /// Makes the session (the caller was authorized) and its object.
-    sdbus::ObjectPath create(const SessionRequest& request, uid_t owner);
+    std::string create(const SessionRequest& request, uid_t owner);
     /// Asks (without interaction) whether `caller` holds `action`; runs
     /// `then(granted)` on the loop. Denials, challenges and polkit failures
     /// are "not granted".
     void holds(const auth::Caller& caller, auth::Action action, std::function<void(bool)> then);
-    /// Answers `result` with list(caller uid, whether the caller holds
+    /// Answers `pending` with list(caller uid, whether the caller holds
     /// `seesAll`, asked without interaction).
-    void listVisible(sdbus::Result<std::vector<sdbus::ObjectPath>>&& result, auth::Action seesAll,
-                     std::function<std::vector<sdbus::ObjectPath>(uid_t, bool)> list);
-    std::string Version() override;
+    void listVisible(const Pending& pending, auth::Action seesAll,
+                     std::function<std::vector<std::string>(uid_t, bool)> list);
+    /// The session object at `path`, if any.
+    SessionObject* objectAt(const std::string& path) const;
 
     /// Unlinks a destroyed session now; frees it and its object on the next
     /// loop iteration (the call that destroyed it is still running).
@@ -67,16 +81,20 @@ private:
         std::unique_ptr<SessionObject> object;
     };
 
-    sdbus::IConnection& bus_;
+    bus::BusServices& services_;
     SessionRegistry& registry_;
     ApplicationDirectory& apps_;
     TracingBackend& backend_;
     EventLoop& loop_;
-    auth::PolkitAuthority& authority_;
-    const auth::ReadCallTracker& readers_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
+    std::vector<sd_bus_vtable> managerVtable_;
+    std::vector<sd_bus_vtable> sessionVtable_;
+    bus::SlotPtr managerSlot_;
+    bus::SlotPtr objectManagerSlot_;
+    bus::SlotPtr sessionSlot_;
+    bus::SlotPtr sessionEnumeratorSlot_;
 };
 
 } // namespace tracectl

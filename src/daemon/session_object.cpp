@@ -1,5 +1,6 @@
 #include "session_object.hpp"
 
+#include "bus/option_reader.hpp"
 #include "bus_call.hpp"
 #include "channel_options.hpp"
 #include "common/log.hpp"
@@ -12,20 +13,21 @@
 
 namespace tracectl {
 
-using SessionIface = org::tracectl::Tracing1::Session_adaptor;
-
-std::string sessionObjectPath(const SessionId& id) {
-    return std::string(kManagerPath) + "/session/" + id.hex();
+std::string sessionPathPrefix() {
+    return std::string(kManagerPath) + "/session";
 }
 
-SessionObject::SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
-                             auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers,
+std::string sessionObjectPath(const SessionId& id) {
+    return sessionPathPrefix() + "/" + id.hex();
+}
+
+SessionObject::SessionObject(bus::BusServices& services, Session& session, TracingBackend& backend,
                              DestroyHandler onDestroy)
-    : AdaptorInterfaces(bus, sessionObjectPath(session.id())), session_(session), backend_(backend),
-      authority_(authority), readers_(readers), onDestroy_(std::move(onDestroy)) {
-    registerAdaptor();
-    // Every interface of the object, as GetManagedObjects lists them.
-    emitInterfacesAddedSignal();
+    : services_(services), session_(session), backend_(backend), onDestroy_(std::move(onDestroy)) {
+    const std::string objectPath = path();
+    signal("org.freedesktop.DBus.ObjectManager", "InterfacesAdded", [&](sd_bus_message* m) {
+        bus::appendInterfacesAdded(m, objectPath, kSessionInterface, *this);
+    });
 }
 
 SessionObject::~SessionObject() {
@@ -34,26 +36,50 @@ SessionObject::~SessionObject() {
     } catch (const std::exception& e) {
         log::warning(std::string("announcing a session's removal failed: ") + e.what());
     }
-    unregisterAdaptor();
 }
 
 void SessionObject::retire() {
     if (retired_)
         return;
     retired_ = true;
-    emitInterfacesRemovedSignal();
+    const std::string objectPath = path();
+    signal("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved", [&](sd_bus_message* m) {
+        bus::appendInterfacesRemoved(m, objectPath, kSessionInterface);
+    });
+}
+
+bool SessionObject::visibleTo(const auth::Caller& caller) const {
+    if (caller.uid == 0 || caller.uid == session_.config().owner)
+        return true;
+    return services_.authority.cachedForReading(caller.sender, auth::Action::ManageAllSessions)
+        .value_or(false);
+}
+
+void SessionObject::signal(const char* interface, const char* member,
+                           const bus::SignalSender::Body& body) {
+    // Objects sent from the manager's path (ObjectManager) and from the
+    // session's own path (the rest) go to the same audience.
+    const bool fromManager = std::string_view(interface) == "org.freedesktop.DBus.ObjectManager";
+    services_.signals.send(
+        fromManager ? std::string(kManagerPath) : path(), interface, member,
+        [this](const auth::Caller& c) { return visibleTo(c); }, body);
+}
+
+void SessionObject::propertiesChanged(const std::vector<std::string>& names) {
+    signal("org.freedesktop.DBus.Properties", "PropertiesChanged", [&](sd_bus_message* m) {
+        bus::appendPropertiesChanged(m, kSessionInterface, *this, names);
+    });
 }
 
 void SessionObject::fail(const std::string& reason) {
     session_.fail(reason);
-    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State", "ErrorReason"});
+    propertiesChanged({"State", "ErrorReason"});
     log::error("session '" + session_.config().name + "' failed: " + reason +
                    "; what was written stays in " + session_.config().outputPath,
                session_.id().uuid());
 }
 
-template <typename P>
-bool SessionObject::guarded(const char* member, const P& pending,
+bool SessionObject::guarded(const char* member, const Pending& pending,
                             const std::function<void()>& work) {
     try {
         handleCall(member, work);
@@ -64,16 +90,15 @@ bool SessionObject::guarded(const char* member, const P& pending,
     }
 }
 
-template <typename P>
 void SessionObject::authorize(const char* member, bool interactive,
-                              std::optional<auth::Action> extra, P pending,
+                              std::optional<auth::Action> extra, const Pending& pending,
                               std::function<void(const auth::Caller&)> next) {
     auth::Caller caller;
     try {
         if (retired_)
             throw sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") + member +
                                                    " is no longer possible");
-        caller = currentCaller(getObject());
+        caller = services_.peers.callerOf(pending->call());
     } catch (const sdbus::Error& e) {
         pending->returnError(e);
         return;
@@ -105,28 +130,14 @@ void SessionObject::authorize(const char* member, bool interactive,
     };
     auto last = [caller, next = std::move(next)] { next(caller); };
     if (!extra) {
-        authority_.check(caller, action, interactive, then(std::move(last)));
+        services_.authority.check(caller, action, interactive, then(std::move(last)));
         return;
     }
-    authority_.check(caller, action, interactive,
-                     then([this, caller, interactive, extra, then, last = std::move(last)] {
-                         authority_.check(caller, *extra, interactive, then(last));
-                     }));
-}
-
-bool SessionObject::readableByCurrentCaller() const {
-    const auto& reader = readers_.reader();
-    if (!reader || reader->uid == 0 || reader->uid == session_.config().owner)
-        return true;
-    return authority_.cached(reader->sender, auth::Action::ManageAllSessions).value_or(false);
-}
-
-void SessionObject::checkReader() const {
-    if (!readableByCurrentCaller())
-        throw sdbus::Error(kAccessDenied,
-                           "the session belongs to another user; reading it needs polkit's "
-                           "org.tracectl.Tracing1.manage-all-sessions (call ListSessions or "
-                           "GetSession first to have it checked)");
+    services_.authority.check(
+        caller, action, interactive,
+        then([this, caller, interactive, extra, then, last = std::move(last)] {
+            services_.authority.check(caller, *extra, interactive, then(last));
+        }));
 }
 
 void SessionObject::checkIdle(const char* member) const {
@@ -162,20 +173,17 @@ SessionSnapshot SessionObject::snapshot() const {
     return s;
 }
 
-template <typename... R>
-void SessionObject::authorizeWithOnlyInteractive(
-    const char* member, sdbus::Result<R...>&& result, const auth::CallOptions& options,
-    void (SessionObject::*work)(const std::shared_ptr<sdbus::Result<R...>>&)) {
-    auto pending = std::make_shared<sdbus::Result<R...>>(std::move(result));
+void SessionObject::authorizeWithOnlyInteractive(const char* member, const Pending& pending,
+                                                 const auth::CallOptions& options,
+                                                 void (SessionObject::*work)(const Pending&)) {
     bool interactive = false;
-    if (!guarded(member, pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+    if (!guarded(member, pending, [&] {
+            interactive =
+                auth::readInteractiveOnly(options) || pending->allowsInteractiveAuthorization();
+        }))
         return;
     authorize(member, interactive, std::nullopt, pending,
               [this, pending, work](const auth::Caller&) { (this->*work)(pending); });
-}
-
-void SessionObject::Start(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) {
-    authorizeWithOnlyInteractive("Start", std::move(result), options, &SessionObject::doStart);
 }
 
 void SessionObject::doStart(const Pending& pending) {
@@ -202,14 +210,10 @@ void SessionObject::doStart(const Pending& pending) {
             return;
         }
         session_.start();
-        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+        propertiesChanged({"State"});
         log::info("session '" + session_.config().name + "' started", session_.id().uuid());
         pending->returnResults();
     });
-}
-
-void SessionObject::Stop(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) {
-    authorizeWithOnlyInteractive("Stop", std::move(result), options, &SessionObject::doStop);
 }
 
 void SessionObject::doStop(const Pending& pending) {
@@ -227,15 +231,10 @@ void SessionObject::doStop(const Pending& pending) {
             return;
         }
         session_.stop();
-        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+        propertiesChanged({"State"});
         log::info("session '" + session_.config().name + "' stopped", session_.id().uuid());
         pending->returnResults();
     });
-}
-
-void SessionObject::Destroy(sdbus::Result<>&& result,
-                            std::map<std::string, sdbus::Variant> options) {
-    authorizeWithOnlyInteractive("Destroy", std::move(result), options, &SessionObject::doDestroy);
 }
 
 void SessionObject::doDestroy(const Pending& pending) {
@@ -251,12 +250,7 @@ void SessionObject::doDestroy(const Pending& pending) {
     });
 }
 
-void SessionObject::Rotate(sdbus::Result<std::string>&& result,
-                           std::map<std::string, sdbus::Variant> options) {
-    authorizeWithOnlyInteractive("Rotate", std::move(result), options, &SessionObject::doRotate);
-}
-
-void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& pending) {
+void SessionObject::doRotate(const Pending& pending) {
     checkIdle("Rotate");
     refuseInSnapshotMode("Rotate");
     const SessionState state = session_.state();
@@ -268,7 +262,7 @@ void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& 
         throw Error(ErrorCode::WrongState,
                     "a rotation of session '" + session_.config().name + "' is under way");
     rotating_ = true;
-    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    propertiesChanged({"State"});
     std::weak_ptr<bool> alive = alive_;
     backend_.rotate(
         session_.id().hex(),
@@ -278,7 +272,7 @@ void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& 
                     sdbus::Error(kUnknownObject, "the session was destroyed"));
             if (error) {
                 rotating_ = false;
-                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+                propertiesChanged({"State"});
                 pending->returnError(toBusError(*error));
                 return;
             }
@@ -290,13 +284,12 @@ void SessionObject::doRotate(const std::shared_ptr<sdbus::Result<std::string>>& 
         });
 }
 
-void SessionObject::RecordSnapshot(sdbus::Result<std::string>&& result,
-                                   std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<std::string>>(std::move(result));
+void SessionObject::RecordSnapshot(const Pending& pending, auth::CallOptions options) {
     bool interactive = false;
     uint64_t maxSize = 0;
     if (!guarded("RecordSnapshot", pending, [&] {
-            interactive = auth::takeInteractive(options);
+            interactive =
+                auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
             maxSize = readSnapshotOptions(options);
         }))
         return;
@@ -305,8 +298,7 @@ void SessionObject::RecordSnapshot(sdbus::Result<std::string>&& result,
         [this, pending, maxSize](const auth::Caller&) { doRecordSnapshot(pending, maxSize); });
 }
 
-void SessionObject::doRecordSnapshot(const std::shared_ptr<sdbus::Result<std::string>>& pending,
-                                     uint64_t maxSize) {
+void SessionObject::doRecordSnapshot(const Pending& pending, uint64_t maxSize) {
     checkIdle("RecordSnapshot");
     if (session_.config().mode != SessionMode::Snapshot)
         throw Error(ErrorCode::WrongState,
@@ -336,35 +328,41 @@ void SessionObject::doRecordSnapshot(const std::shared_ptr<sdbus::Result<std::st
                 pending->returnError(toBusError(*error));
                 return;
             }
-            emitSnapshotRecorded(path);
+            signal(kSessionInterface, "SnapshotRecorded", [&](sd_bus_message* m) {
+                bus::check(sd_bus_message_append(m, "s", path.c_str()), "s");
+            });
             pending->returnResults(path);
         });
 }
 
 void SessionObject::rotationStarted() {
     rotating_ = true;
-    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    propertiesChanged({"State"});
 }
 
 void SessionObject::rotationEnded(const std::optional<Error>& error, const std::string& path) {
     rotating_ = false;
-    emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"State"});
+    propertiesChanged({"State"});
     if (error) {
         log::warning("session '" + session_.config().name + "': " + error->what(),
                      session_.id().uuid());
-        emitRotationFailed(path, error->what());
+        const std::string why = error->what();
+        signal(kSessionInterface, "RotationFailed", [&](sd_bus_message* m) {
+            bus::check(sd_bus_message_append(m, "ss", path.c_str(), why.c_str()), "ss");
+        });
         return;
     }
-    emitRotationCompleted(path);
+    signal(kSessionInterface, "RotationCompleted", [&](sd_bus_message* m) {
+        bus::check(sd_bus_message_append(m, "s", path.c_str()), "s");
+    });
 }
 
-void SessionObject::SetRotationSchedule(sdbus::Result<>&& result,
-                                        std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+void SessionObject::SetRotationSchedule(const Pending& pending, auth::CallOptions options) {
     bool interactive = false;
     RotationSchedule schedule;
     if (!guarded("SetRotationSchedule", pending, [&] {
-            interactive = auth::takeInteractive(options);
+            interactive =
+                auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
             schedule = readRotationSchedule(options);
         }))
         return;
@@ -406,11 +404,13 @@ void SessionObject::doSetRotationSchedule(const Pending& pending,
         });
 }
 
-void SessionObject::AddChannel(sdbus::Result<>&& result, std::string domain, std::string name,
-                               std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+void SessionObject::AddChannel(const Pending& pending, std::string domain, std::string name,
+                               auth::CallOptions options) {
     bool interactive = false;
-    if (!guarded("AddChannel", pending, [&] { interactive = auth::takeInteractive(options); }))
+    if (!guarded("AddChannel", pending, [&] {
+            interactive =
+                auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
+        }))
         return;
     const auto extra = domain == "kernel" ? std::optional(auth::Action::TraceKernel) : std::nullopt;
     authorize("AddChannel", interactive, extra, pending,
@@ -420,7 +420,7 @@ void SessionObject::AddChannel(sdbus::Result<>&& result, std::string domain, std
                   ChannelConfig defaults;
                   defaults.overwrite = session_.config().mode == SessionMode::Snapshot;
                   session_.addChannel(readChannelOptions(name, options, defaults));
-                  emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels"});
+                  propertiesChanged({"Channels"});
                   log::info("session '" + session_.config().name + "': channel '" + name +
                                 "' added",
                             session_.id().uuid());
@@ -428,12 +428,13 @@ void SessionObject::AddChannel(sdbus::Result<>&& result, std::string domain, std
               });
 }
 
-void SessionObject::EnableEvents(sdbus::Result<>&& result, std::string domain, std::string channel,
-                                 std::string pattern,
-                                 std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+void SessionObject::EnableEvents(const Pending& pending, std::string domain, std::string channel,
+                                 std::string pattern, auth::CallOptions options) {
     bool interactive = false;
-    if (!guarded("EnableEvents", pending, [&] { interactive = auth::takeInteractive(options); }))
+    if (!guarded("EnableEvents", pending, [&] {
+            interactive =
+                auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
+        }))
         return;
     const auto extra = domain == "kernel" ? std::optional(auth::Action::TraceKernel) : std::nullopt;
     authorize("EnableEvents", interactive, extra, pending,
@@ -448,7 +449,7 @@ void SessionObject::EnableEvents(sdbus::Result<>&& result, std::string domain, s
                   // May the owner trace every user's apps? Asked without
                   // interaction; a "no" only keeps the session to the owner's apps.
                   std::weak_ptr<bool> alive = alive_;
-                  authority_.check(
+                  services_.authority.check(
                       caller, auth::Action::TraceAllUsers, false,
                       [this, alive, pending, domain = std::move(domain),
                        channel = std::move(channel), pattern = std::move(pattern),
@@ -457,8 +458,7 @@ void SessionObject::EnableEvents(sdbus::Result<>&& result, std::string domain, s
                               return pending->returnError(
                                   sdbus::Error(kUnknownObject, "the session was destroyed"));
                           if (!denied && session_.traceAllUsers()) {
-                              emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME,
-                                                          {"TracesAllUsers"});
+                              propertiesChanged({"TracesAllUsers"});
                               log::info("session '" + session_.config().name +
                                             "' traces the applications of every user (its "
                                             "owner holds trace-all-users)",
@@ -472,15 +472,14 @@ void SessionObject::EnableEvents(sdbus::Result<>&& result, std::string domain, s
 }
 
 void SessionObject::doEnableEvents(const Pending& pending, std::string domain, std::string channel,
-                                   std::string pattern,
-                                   std::map<std::string, sdbus::Variant> options) {
+                                   std::string pattern, auth::CallOptions options) {
     checkDomain(domain);
     const bool madeChannel = session_.enableEvents(readEventOptions(channel, pattern, options));
     EventRule added = session_.eventRules().back();
     if (madeChannel)
-        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Events"});
+        propertiesChanged({"Channels", "Events"});
     else
-        emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Events"});
+        propertiesChanged({"Events"});
     log::info("session '" + session_.config().name + "': events '" + pattern + "' enabled",
               session_.id().uuid());
     // Always through the app thread, in order with Start: a Start still in
@@ -495,107 +494,238 @@ void SessionObject::doEnableEvents(const Pending& pending, std::string domain, s
                           });
 }
 
-void SessionObject::AddContext(sdbus::Result<>&& result, std::string domain, std::string channel,
-                               std::string type, std::map<std::string, sdbus::Variant> options) {
-    auto pending = std::make_shared<sdbus::Result<>>(std::move(result));
+void SessionObject::AddContext(const Pending& pending, std::string domain, std::string channel,
+                               std::string type, const auth::CallOptions& options) {
     bool interactive = false;
-    if (!guarded("AddContext", pending, [&] { interactive = auth::readInteractiveOnly(options); }))
+    if (!guarded("AddContext", pending, [&] {
+            interactive =
+                auth::readInteractiveOnly(options) || pending->allowsInteractiveAuthorization();
+        }))
         return;
     const auto extra = domain == "kernel" ? std::optional(auth::Action::TraceKernel) : std::nullopt;
-    authorize(
-        "AddContext", interactive, extra, pending,
-        [this, pending, domain = std::move(domain), channel = std::move(channel),
-         type = std::move(type)](const auth::Caller&) {
-            checkDomain(domain);
-            if (session_.addContext(channel, type))
-                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Channels", "Contexts"});
-            else
-                emitPropertiesChangedSignal(SessionIface::INTERFACE_NAME, {"Contexts"});
-            log::info(
-                "session '" + session_.config().name + "': context '" + type + "' added to " +
-                    (channel.empty() ? std::string("every channel") : "channel '" + channel + "'"),
-                session_.id().uuid());
-            pending->returnResults();
-        });
+    authorize("AddContext", interactive, extra, pending,
+              [this, pending, domain = std::move(domain), channel = std::move(channel),
+               type = std::move(type)](const auth::Caller&) {
+                  checkDomain(domain);
+                  if (session_.addContext(channel, type))
+                      propertiesChanged({"Channels", "Contexts"});
+                  else
+                      propertiesChanged({"Contexts"});
+                  log::info("session '" + session_.config().name + "': context '" + type +
+                                "' added to " +
+                                (channel.empty() ? std::string("every channel")
+                                                 : "channel '" + channel + "'"),
+                            session_.id().uuid());
+                  pending->returnResults();
+              });
 }
 
-std::vector<sdbus::Struct<std::string, std::string>> SessionObject::Contexts() {
-    checkReader();
-    std::vector<sdbus::Struct<std::string, std::string>> out;
-    for (const auto& c : session_.channels())
-        for (const auto& type : c.contexts)
-            out.emplace_back(c.name, type);
-    return out;
-}
-
-std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>>
-SessionObject::Channels() {
-    checkReader();
-    std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>> out;
-    for (const auto& c : session_.channels())
-        out.emplace_back(c.name, c.subbufSize, c.subbufCount, c.overwrite, c.switchTimerUs,
-                         c.readTimerUs);
-    return out;
-}
-
-std::vector<sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
-SessionObject::Events() {
-    checkReader();
-    std::vector<
-        sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
-        out;
-    for (const auto& r : session_.eventRules()) {
-        const char* match = r.loglevelMatch == LoglevelMatch::All               ? "all"
-                            : r.loglevelMatch == LoglevelMatch::AtLeastAsSevere ? "at-least"
-                                                                                : "exactly";
-        out.emplace_back(r.channel, r.pattern, match, r.loglevel, r.exclusions);
-    }
-    return out;
-}
-
-std::string SessionObject::Id() {
-    checkReader();
-    return session_.id().uuid();
-}
-std::string SessionObject::Name() {
-    checkReader();
-    return session_.config().name;
-}
-uint32_t SessionObject::Owner() {
-    checkReader();
-    return session_.config().owner;
-}
-std::string SessionObject::State() {
-    checkReader();
+std::string SessionObject::state() const {
     if (rotating_ && session_.state() != SessionState::Error)
         return "rotating";
     return std::string(toString(session_.state()));
 }
-std::string SessionObject::ErrorReason() {
-    checkReader();
-    return session_.errorReason();
+
+namespace {
+
+using Self = SessionObject;
+
+void appendString(sd_bus_message* m, const std::string& s) {
+    bus::check(sd_bus_message_append(m, "s", s.c_str()), "s");
 }
-bool SessionObject::TracesAllUsers() {
-    checkReader();
-    return session_.tracesAllUsers();
+
+uint64_t toMicroseconds(std::chrono::system_clock::time_point t) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count());
 }
-std::string SessionObject::Mode() {
-    checkReader();
-    return std::string(toString(session_.config().mode));
+
+const char* matchName(LoglevelMatch match) {
+    return match == LoglevelMatch::All               ? "all"
+           : match == LoglevelMatch::AtLeastAsSevere ? "at-least"
+                                                     : "exactly";
 }
-std::string SessionObject::OutputPath() {
-    checkReader();
-    return session_.config().outputPath;
+
+} // namespace
+
+// Types and meanings: dbus/org.tracectl.Tracing1.Session.xml.
+const bus::Property<SessionObject> SessionObject::kProperties[13] = {
+    {"Id", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.id().uuid()); }},
+    {"Name", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.config().name); }},
+    {"Owner", "u", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_append(m, "u", static_cast<uint32_t>(o.owner())), "u");
+     }},
+    {"State", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendString(m, o.state()); }},
+    {"ErrorReason", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.errorReason()); }},
+    {"Channels", "a(sttbuu)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_open_container(m, 'a', "(sttbuu)"), "a(sttbuu)");
+         for (const auto& c : o.session_.channels())
+             bus::check(sd_bus_message_append(
+                            m, "(sttbuu)", c.name.c_str(), static_cast<uint64_t>(c.subbufSize),
+                            static_cast<uint64_t>(c.subbufCount), static_cast<int>(c.overwrite),
+                            static_cast<uint32_t>(c.switchTimerUs),
+                            static_cast<uint32_t>(c.readTimerUs)),
+                        "(sttbuu)");
+         bus::check(sd_bus_message_close_container(m), "a(sttbuu)");
+     }},
+    {"Events", "a(sssias)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_open_container(m, 'a', "(sssias)"), "a(sssias)");
+         for (const auto& r : o.session_.eventRules()) {
+             bus::check(sd_bus_message_open_container(m, 'r', "sssias"), "(sssias)");
+             bus::check(sd_bus_message_append(m, "sssi", r.channel.c_str(), r.pattern.c_str(),
+                                              matchName(r.loglevelMatch),
+                                              static_cast<int32_t>(r.loglevel)),
+                        "sssi");
+             bus::check(sd_bus_message_open_container(m, 'a', "s"), "as");
+             for (const auto& e : r.exclusions)
+                 appendString(m, e);
+             bus::check(sd_bus_message_close_container(m), "as");
+             bus::check(sd_bus_message_close_container(m), "(sssias)");
+         }
+         bus::check(sd_bus_message_close_container(m), "a(sssias)");
+     }},
+    {"Contexts", "a(ss)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_open_container(m, 'a', "(ss)"), "a(ss)");
+         for (const auto& c : o.session_.channels())
+             for (const auto& type : c.contexts)
+                 bus::check(sd_bus_message_append(m, "(ss)", c.name.c_str(), type.c_str()), "(ss)");
+         bus::check(sd_bus_message_close_container(m), "a(ss)");
+     }},
+    {"TracesAllUsers", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_append(m, "b", static_cast<int>(o.session_.tracesAllUsers())),
+                    "b");
+     }},
+    {"Mode", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) {
+         appendString(m, std::string(toString(o.session_.config().mode)));
+     }},
+    {"OutputPath", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.config().outputPath); }},
+    {"BufferOwnership", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) {
+         appendString(m, std::string(toString(o.session_.config().bufferOwnership)));
+     }},
+    {"CreationTime", "t", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_append(m, "t", toMicroseconds(o.session_.creationTime())), "t");
+     }},
+};
+
+namespace {
+
+/// Reads one string argument.
+std::string readString(sd_bus_message* m) {
+    const char* s = nullptr;
+    bus::check(sd_bus_message_read_basic(m, 's', &s), "read string argument");
+    return s != nullptr ? s : "";
 }
-std::string SessionObject::BufferOwnership() {
-    checkReader();
-    return std::string(toString(session_.config().bufferOwnership));
+
+} // namespace
+
+int SessionObject::onStart(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "Start", [](Self& o, sd_bus_message* msg, auto r) {
+        o.authorizeWithOnlyInteractive("Start", r, bus::readOptions(msg), &Self::doStart);
+    });
 }
-uint64_t SessionObject::CreationTime() {
-    checkReader();
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                     session_.creationTime().time_since_epoch())
-                                     .count());
+
+int SessionObject::onStop(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "Stop", [](Self& o, sd_bus_message* msg, auto r) {
+        o.authorizeWithOnlyInteractive("Stop", r, bus::readOptions(msg), &Self::doStop);
+    });
+}
+
+int SessionObject::onDestroy(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "Destroy", [](Self& o, sd_bus_message* msg, auto r) {
+        o.authorizeWithOnlyInteractive("Destroy", r, bus::readOptions(msg), &Self::doDestroy);
+    });
+}
+
+int SessionObject::onRotate(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "Rotate", [](Self& o, sd_bus_message* msg, auto r) {
+        o.authorizeWithOnlyInteractive("Rotate", r, bus::readOptions(msg), &Self::doRotate);
+    });
+}
+
+int SessionObject::onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(
+        m, userdata, "AddChannel", [](Self& o, sd_bus_message* msg, auto r) {
+            std::string domain = readString(msg);
+            std::string name = readString(msg);
+            o.AddChannel(r, std::move(domain), std::move(name), bus::readOptions(msg));
+        });
+}
+
+int SessionObject::onEnableEvents(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "EnableEvents",
+                                [](Self& o, sd_bus_message* msg, auto r) {
+                                    std::string domain = readString(msg);
+                                    std::string channel = readString(msg);
+                                    std::string pattern = readString(msg);
+                                    o.EnableEvents(r, std::move(domain), std::move(channel),
+                                                   std::move(pattern), bus::readOptions(msg));
+                                });
+}
+
+int SessionObject::onAddContext(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "AddContext",
+                                [](Self& o, sd_bus_message* msg, auto r) {
+                                    std::string domain = readString(msg);
+                                    std::string channel = readString(msg);
+                                    std::string type = readString(msg);
+                                    o.AddContext(r, std::move(domain), std::move(channel),
+                                                 std::move(type), bus::readOptions(msg));
+                                });
+}
+
+int SessionObject::onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "SetRotationSchedule",
+                                [](Self& o, sd_bus_message* msg, auto r) {
+                                    o.SetRotationSchedule(r, bus::readOptions(msg));
+                                });
+}
+
+int SessionObject::onRecordSnapshot(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(
+        m, userdata, "RecordSnapshot",
+        [](Self& o, sd_bus_message* msg, auto r) { o.RecordSnapshot(r, bus::readOptions(msg)); });
+}
+
+std::span<const sd_bus_vtable> SessionObject::members() {
+    constexpr uint64_t kAnyone = SD_BUS_VTABLE_UNPRIVILEGED; // polkit decides, per call
+    static const sd_bus_vtable table[] = {
+        SD_BUS_METHOD_WITH_ARGS("Start", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
+                                &Self::onStart, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("Stop", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
+                                &Self::onStop, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("Destroy", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
+                                &Self::onDestroy, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("AddChannel", SD_BUS_ARGS("s", domain, "s", name, "a{sv}", options),
+                                SD_BUS_NO_RESULT, &Self::onAddChannel, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS(
+            "EnableEvents", SD_BUS_ARGS("s", domain, "s", channel, "s", pattern, "a{sv}", options),
+            SD_BUS_NO_RESULT, &Self::onEnableEvents, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("AddContext",
+                                SD_BUS_ARGS("s", domain, "s", channel, "s", type, "a{sv}", options),
+                                SD_BUS_NO_RESULT, &Self::onAddContext, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("Rotate", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("s", path),
+                                &Self::onRotate, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("SetRotationSchedule", SD_BUS_ARGS("a{sv}", options),
+                                SD_BUS_NO_RESULT, &Self::onSetRotationSchedule, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("RecordSnapshot", SD_BUS_ARGS("a{sv}", options),
+                                SD_BUS_RESULT("s", path), &Self::onRecordSnapshot, kAnyone),
+        SD_BUS_SIGNAL_WITH_ARGS("RotationCompleted", SD_BUS_ARGS("s", path), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("RotationFailed", SD_BUS_ARGS("s", path, "s", reason), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("SnapshotRecorded", SD_BUS_ARGS("s", path), 0),
+    };
+    return table;
 }
 
 } // namespace tracectl

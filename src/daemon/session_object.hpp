@@ -1,41 +1,44 @@
 // The org.tracectl.Tracing1.Session object of one session
 // (/org/tracectl/Tracing1/session/<id>): validates calls, checks the
-// caller, drives the domain Session, announces property changes.
+// caller, drives the domain Session, announces changes to the peers that
+// may see the session. Served through the fallback vtable the ManagerObject
+// registers for every session (sessionVtable()).
 #pragma once
 
 #include "auth/call_options.hpp"
-#include "auth/polkit_authority.hpp"
-#include "auth/read_call_tracker.hpp"
+#include "bus/bus_services.hpp"
+#include "bus/method_reply.hpp"
+#include "bus/object_vtable.hpp"
 #include "session.hpp"
-#include "session_adaptor.h"
 #include "tracing_backend.hpp"
 
 #include <functional>
 #include <memory>
 #include <optional>
-#include <sdbus-c++/sdbus-c++.h>
+#include <span>
 
 namespace tracectl {
 
 /// Object path of a session: kManagerPath + "/session/" + 32 hex digits.
 std::string sessionObjectPath(const SessionId& id);
+/// The parent of every session object: kManagerPath + "/session".
+std::string sessionPathPrefix();
 
-class SessionObject final
-    : public sdbus::AdaptorInterfaces<org::tracectl::Tracing1::Session_adaptor,
-                                      sdbus::Properties_adaptor, sdbus::ManagedObject_adaptor> {
+inline constexpr const char* kSessionInterface = "org.tracectl.Tracing1.Session";
+
+class SessionObject final {
 public:
     /// Called when a client destroys the session; must unlink and free this
     /// object only after the current call returns (see EventLoop::defer()).
     using DestroyHandler = std::function<void(const SessionId&)>;
+    using Pending = std::shared_ptr<bus::MethodReply>;
 
-    /// Registers the object on `bus` and announces it (InterfacesAdded).
-    /// `session` and `authority` must outlive this object. Every method is
-    /// authorized with `authority` (auth/access_policy.hpp).
-    SessionObject(sdbus::IConnection& bus, Session& session, TracingBackend& backend,
-                  auth::PolkitAuthority& authority, const auth::ReadCallTracker& readers,
+    /// Announces the object (InterfacesAdded) to the peers that may see
+    /// it. `session` and `services` must outlive this object. Every method
+    /// is authorized with services.authority (auth/access_policy.hpp).
+    SessionObject(bus::BusServices& services, Session& session, TracingBackend& backend,
                   DestroyHandler onDestroy);
-    /// Announces the removal (InterfacesRemoved) unless already done, and
-    /// unregisters the object.
+    /// Announces the removal (InterfacesRemoved) unless already done.
     ~SessionObject();
     SessionObject(const SessionObject&) = delete;
     SessionObject& operator=(const SessionObject&) = delete;
@@ -46,93 +49,84 @@ public:
     /// The session's consumer died: state "error" (announced), reason logged.
     void fail(const std::string& reason);
 
-    /// May the sender of the message being handled read this object's
-    /// properties? Only checked for Properties.Get/GetAll calls (not for
-    /// the daemon's own PropertiesChanged announcements): the owner, root,
-    /// and callers with a cached manage-all-sessions grant may.
-    bool readableByCurrentCaller() const;
+    /// May `caller` see this session (list it, read its properties, get
+    /// its signals)? Root, the owner, and callers whose manage-all-sessions
+    /// grant is cached. Never asks polkit.
+    bool visibleTo(const auth::Caller& caller) const;
+    uid_t owner() const noexcept { return session_.config().owner; }
+    std::string path() const { return sessionObjectPath(session_.id()); }
+
+    /// The methods and signals of the Session interface (no START/END);
+    /// userdata: the SessionObject. With kProperties, the whole interface
+    /// (bus::buildVtable<SessionObject>).
+    static std::span<const sd_bus_vtable> members();
+    static const bus::Property<SessionObject> kProperties[13];
 
 private:
-    using Pending = std::shared_ptr<sdbus::Result<>>;
-    void Start(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) override;
-    void Stop(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) override;
-    void Destroy(sdbus::Result<>&& result, std::map<std::string, sdbus::Variant> options) override;
-    void AddChannel(sdbus::Result<>&& result, std::string domain, std::string name,
-                    std::map<std::string, sdbus::Variant> options) override;
-    void EnableEvents(sdbus::Result<>&& result, std::string domain, std::string channel,
-                      std::string pattern, std::map<std::string, sdbus::Variant> options) override;
-    void AddContext(sdbus::Result<>&& result, std::string domain, std::string channel,
-                    std::string type, std::map<std::string, sdbus::Variant> options) override;
-    void Rotate(sdbus::Result<std::string>&& result,
-                std::map<std::string, sdbus::Variant> options) override;
-    void SetRotationSchedule(sdbus::Result<>&& result,
-                             std::map<std::string, sdbus::Variant> options) override;
+    static int onStart(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onStop(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onDestroy(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onEnableEvents(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onAddContext(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onRotate(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onRecordSnapshot(sd_bus_message* m, void* userdata, sd_bus_error* error);
+
+    void AddChannel(const Pending& pending, std::string domain, std::string name,
+                    auth::CallOptions options);
+    void EnableEvents(const Pending& pending, std::string domain, std::string channel,
+                      std::string pattern, auth::CallOptions options);
+    void AddContext(const Pending& pending, std::string domain, std::string channel,
+                    std::string type, const auth::CallOptions& options);
+    void SetRotationSchedule(const Pending& pending, auth::CallOptions options);
+    void RecordSnapshot(const Pending& pending, auth::CallOptions options);
 
     void doStart(const Pending& pending);
     void doStop(const Pending& pending);
     void doDestroy(const Pending& pending);
-    void doRotate(const std::shared_ptr<sdbus::Result<std::string>>& pending);
+    void doRotate(const Pending& pending);
     void doSetRotationSchedule(const Pending& pending, const RotationSchedule& schedule);
-    void doRecordSnapshot(const std::shared_ptr<sdbus::Result<std::string>>& pending,
-                          uint64_t maxSize);
-    void RecordSnapshot(sdbus::Result<std::string>&& result,
-                        std::map<std::string, sdbus::Variant> options) override;
+    void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
     /// A rotation (asked for or scheduled) began / ended: State, signals.
     void rotationStarted();
     void rotationEnded(const std::optional<Error>& error, const std::string& path);
-    /// `caller` held trace-all-users (or not): then the rule goes to the app thread.
     void doEnableEvents(const Pending& pending, std::string domain, std::string channel,
-                        std::string pattern, std::map<std::string, sdbus::Variant> options);
+                        std::string pattern, auth::CallOptions options);
 
-    /// Authorizes the call being handled: trace-own on the caller's own
-    /// session, manage-all-sessions on another's, and `extra` too if set
-    /// (trace-kernel); then runs `next` on the loop, unless the session went
-    /// away meanwhile (UnknownObject). A denial, or an sdbus::Error thrown by
-    /// `next`, answers `pending`.
     /// For a method whose only option is "interactive": reads it, then
     /// authorizes (trace-own or manage-all-sessions) and runs `work`.
-    template <typename... R>
-    void authorizeWithOnlyInteractive(
-        const char* member, sdbus::Result<R...>&& result, const auth::CallOptions& options,
-        void (SessionObject::*work)(const std::shared_ptr<sdbus::Result<R...>>&));
-    /// `P`: a shared_ptr to the sdbus::Result of the call.
-    template <typename P>
+    void authorizeWithOnlyInteractive(const char* member, const Pending& pending,
+                                      const auth::CallOptions& options,
+                                      void (SessionObject::*work)(const Pending&));
+    /// Authorizes the call `pending` answers: trace-own on the caller's own
+    /// session, manage-all-sessions on another's, and `extra` too if set
+    /// (trace-kernel); then runs `next` on the loop, unless the session went
+    /// away meanwhile (UnknownObject). A denial, or an error thrown by
+    /// `next`, answers `pending`.
     void authorize(const char* member, bool interactive, std::optional<auth::Action> extra,
-                   P pending, std::function<void(const auth::Caller&)> next);
+                   const Pending& pending, std::function<void(const auth::Caller&)> next);
     /// Runs `work`; if it throws, answers `pending` with the error and
     /// returns false.
-    template <typename P>
-    static bool guarded(const char* member, const P& pending, const std::function<void()>& work);
+    static bool guarded(const char* member, const Pending& pending,
+                        const std::function<void()>& work);
     /// What the app thread needs of this session.
     SessionSnapshot snapshot() const;
     /// Throws WrongState for a snapshot session (no chunk to rotate).
     void refuseInSnapshotMode(const char* member) const;
     /// Throws WrongState while a Start/Stop/Destroy is in flight.
     void checkIdle(const char* member) const;
-    /// Throws AccessDenied from a property getter if readableByCurrentCaller() is false.
-    void checkReader() const;
 
-    std::string Id() override;
-    std::string Name() override;
-    uint32_t Owner() override;
-    std::string State() override;
-    std::string ErrorReason() override;
-    std::vector<sdbus::Struct<std::string, std::string>> Contexts() override;
-    bool TracesAllUsers() override;
-    std::string Mode() override;
-    std::string OutputPath() override;
-    std::string BufferOwnership() override;
-    uint64_t CreationTime() override;
-    std::vector<sdbus::Struct<std::string, uint64_t, uint64_t, bool, uint32_t, uint32_t>>
-    Channels() override;
-    std::vector<
-        sdbus::Struct<std::string, std::string, std::string, int32_t, std::vector<std::string>>>
-    Events() override;
+    /// Sends `member` with `body` from this object to the peers that may see it.
+    void signal(const char* interface, const char* member, const bus::SignalSender::Body& body);
+    /// PropertiesChanged with the new values of `names`.
+    void propertiesChanged(const std::vector<std::string>& names);
 
+    std::string state() const;
+
+    bus::BusServices& services_;
     Session& session_;
     TracingBackend& backend_;
-    auth::PolkitAuthority& authority_;
-    const auth::ReadCallTracker& readers_;
     DestroyHandler onDestroy_;
     /// Expires with this object: answers arriving later see it gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

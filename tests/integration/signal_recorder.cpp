@@ -29,6 +29,10 @@ SignalRecorder::SignalRecorder() : bus_(sdbus::createSystemBusConnection()) {
     // round trip to the bus driver orders it after our AddMatch.
     auto proxy = sdbus::createProxy(*bus_, "org.freedesktop.DBus", "/org/freedesktop/DBus");
     proxy->callMethod("GetId").onInterface("org.freedesktop.DBus");
+    // tracectld sends its signals only to connections that have called it
+    // (it never broadcasts, see org.tracectl.Tracing1(5)): any call does.
+    auto daemon = sdbus::createProxy(*bus_, "org.tracectl.Tracing1", "/org/tracectl/Tracing1");
+    daemon->getProperty("Version").onInterface("org.tracectl.Tracing1.Manager");
 }
 
 SignalRecorder::~SignalRecorder() {

@@ -18,7 +18,8 @@ namespace tracectl::test {
 
 class SignalRecorder {
 public:
-    /// Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS) and subscribes.
+    /// Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS), subscribes, and
+    /// pings tracectld (which sends signals only to connections that called it).
     /// Throws sdbus::Error if the bus cannot be reached.
     SignalRecorder();
     ~SignalRecorder();

@@ -3,6 +3,9 @@
 #include "bus_call.hpp"
 #include "common/log.hpp"
 
+#include <cerrno>
+#include <cstring>
+
 namespace tracectl::auth {
 
 namespace {
@@ -12,9 +15,9 @@ constexpr const char* kPolkitPath = "/org/freedesktop/PolicyKit1/Authority";
 constexpr const char* kPolkitInterface = "org.freedesktop.PolicyKit1.Authority";
 /// CheckAuthorization flag: polkit may ask an authentication agent.
 constexpr uint32_t kAllowUserInteraction = 1;
-
-using Subject = sdbus::Struct<std::string, std::map<std::string, sdbus::Variant>>;
-using AuthResult = sdbus::Struct<bool, bool, std::map<std::string, std::string>>;
+/// polkitd may take long (an agent asks a person); D-Bus's default 25 s
+/// would cut an interactive authentication short.
+constexpr uint64_t kInteractiveTimeoutUs = 300ULL * 1000 * 1000;
 
 std::string who(const Caller& caller) {
     return "uid " + std::to_string(caller.uid) + " (" + caller.sender + ")";
@@ -22,30 +25,28 @@ std::string who(const Caller& caller) {
 
 } // namespace
 
-PolkitAuthority::PolkitAuthority(sdbus::IConnection& bus, std::optional<uid_t> instanceOwner)
-    : instanceOwner_(instanceOwner), polkit_(sdbus::createProxy(bus, kPolkitName, kPolkitPath)),
-      busDaemon_(sdbus::createProxy(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus")) {
-    busDaemon_->uponSignal("NameOwnerChanged")
-        .onInterface("org.freedesktop.DBus")
-        .call(
-            [this](const std::string& name, const std::string& oldOwner,
-                   const std::string& newOwner) { onNameOwnerChanged(name, oldOwner, newOwner); });
-    busDaemon_->finishRegistration();
-    polkit_->finishRegistration();
-}
+/// One CheckAuthorization in flight.
+struct PolkitAuthority::Query {
+    PolkitAuthority* authority;
+    Caller caller;
+    Action action;
+    bool interactive;
+    std::string denial; ///< "uid N (:1.x) may not ... (polkit action ...)"
+    Done done;
+    bus::SlotPtr slot;
+};
 
-PolkitAuthority::~PolkitAuthority() {
-    *alive_ = false;
-}
+PolkitAuthority::PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner)
+    : bus_(bus), instanceOwner_(instanceOwner) {}
 
-void PolkitAuthority::onNameOwnerChanged(const std::string& name, const std::string&,
-                                         const std::string& newOwner) {
-    // A unique name is never reused: once it has no owner, its results go.
-    if (name.empty() || name[0] != ':' || !newOwner.empty())
-        return;
-    for (auto it = cache_.lower_bound({name, Action::TraceOwn});
-         it != cache_.end() && it->first.first == name;)
-        it = cache_.erase(it);
+// The slots of calls in flight go with queries_: their replies never run.
+PolkitAuthority::~PolkitAuthority() = default;
+
+void PolkitAuthority::forget(const std::string& sender) {
+    for (auto* cache : {&cache_, &quietChallenges_})
+        for (auto it = cache->lower_bound({sender, Action::TraceOwn});
+             it != cache->end() && it->first.first == sender;)
+            it = cache->erase(it);
 }
 
 std::optional<bool> PolkitAuthority::cached(const std::string& sender, Action action) const {
@@ -53,6 +54,15 @@ std::optional<bool> PolkitAuthority::cached(const std::string& sender, Action ac
     if (it == cache_.end())
         return std::nullopt;
     return it->second;
+}
+
+std::optional<bool> PolkitAuthority::cachedForReading(const std::string& sender,
+                                                      Action action) const {
+    if (const auto known = cached(sender, action))
+        return known;
+    if (quietChallenges_.count({sender, action}) != 0)
+        return false;
+    return std::nullopt;
 }
 
 void PolkitAuthority::check(const Caller& caller, Action action, bool interactive, Done done) {
@@ -79,55 +89,98 @@ void PolkitAuthority::check(const Caller& caller, Action action, bool interactiv
             done(sdbus::Error(kAccessDenied, denial));
         return;
     }
-    const Subject subject{"system-bus-name", {{"name", sdbus::Variant(caller.sender)}}};
-    const std::map<std::string, std::string> details;
-    const uint32_t flags = interactive ? kAllowUserInteraction : 0;
-    std::weak_ptr<bool> alive = alive_;
-    auto answer = std::make_shared<Done>(std::move(done));
-    auto reply = [this, alive, caller, action, id, denial, interactive,
-                  answer](const sdbus::Error* error, const AuthResult& result) {
-        const Done& finish = *answer;
-        if (alive.expired() || !*alive.lock())
-            return;
-        if (error != nullptr) {
-            // Fail closed: nobody is allowed anything polkit was not asked about.
-            log::warning("cannot ask polkit whether " + who(caller) + " may do " + id + ": " +
-                         error->getName() + ": " + error->getMessage() + "; denied");
-            finish(sdbus::Error(kAccessDenied, "polkit (" + std::string(kPolkitName) +
-                                                   ") cannot be reached to authorize " + id + " (" +
-                                                   error->getName() + "); access denied"));
-            return;
+    queries_.push_back(std::make_unique<Query>(
+        Query{this, caller, action, interactive, denial, std::move(done), nullptr}));
+    Query& query = *queries_.back();
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_call(bus_, &raw, kPolkitName, kPolkitPath, kPolkitInterface,
+                                           "CheckAuthorization");
+    bus::MessagePtr call(raw);
+    // CheckAuthorization(subject (sa{sv}), action_id s, details a{ss},
+    // flags u, cancellation_id s) -> (is_authorized b, is_challenge b,
+    // details a{ss}) (polkit(8), org.freedesktop.PolicyKit1.Authority).
+    if (r >= 0)
+        r = sd_bus_message_append(call.get(), "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
+                                  caller.sender.c_str(), id.c_str(), 0,
+                                  interactive ? kAllowUserInteraction : 0, "");
+    if (r >= 0 && interactive)
+        r = sd_bus_message_set_allow_interactive_authorization(call.get(), 1);
+    sd_bus_slot* slot = nullptr;
+    if (r >= 0)
+        r = sd_bus_call_async(bus_, &slot, call.get(), &PolkitAuthority::onReply, &query,
+                              interactive ? kInteractiveTimeoutUs : 0);
+    if (r < 0) {
+        log::warning("cannot send CheckAuthorization for " + id + ": " + std::strerror(-r));
+        Done finishNow = std::move(query.done);
+        queries_.pop_back();
+        finishNow(sdbus::Error(kAccessDenied,
+                               "polkit cannot be reached to authorize " + id + "; access denied"));
+        return;
+    }
+    query.slot.reset(slot);
+}
+
+int PolkitAuthority::onReply(sd_bus_message* reply, void* userdata, sd_bus_error*) {
+    auto& query = *static_cast<Query*>(userdata);
+    query.authority->finish(query, reply);
+    return 1;
+}
+
+void PolkitAuthority::finish(Query& query, sd_bus_message* reply) {
+    // Take the query out first: `done` may start other checks.
+    std::unique_ptr<Query> owned;
+    for (auto it = queries_.begin(); it != queries_.end(); ++it)
+        if (it->get() == &query) {
+            owned = std::move(*it);
+            queries_.erase(it);
+            break;
         }
-        const bool authorized = std::get<0>(result);
-        const bool challenge = std::get<1>(result);
-        if (authorized) {
-            cache_[{caller.sender, action}] = true;
-            finish(std::nullopt);
-        } else if (challenge && interactive) {
-            // polkitd answers a challenge even with interaction allowed
-            // when no authentication agent serves the caller's session.
-            finish(sdbus::Error(kAccessDenied, denial +
-                                                   ": polkit could not authenticate the caller (no "
-                                                   "authentication agent answered)"));
-        } else if (challenge) {
-            finish(sdbus::Error(kInteractiveAuthorizationRequired,
-                                denial + " without authenticating; retry with the option "
-                                         "interactive=true and an authentication agent"));
-        } else {
-            cache_[{caller.sender, action}] = false;
-            log::info("polkit denied " + id + " to " + who(caller));
-            finish(sdbus::Error(kAccessDenied, denial));
-        }
-    };
-    try {
-        polkit_->callMethodAsync("CheckAuthorization")
-            .onInterface(kPolkitInterface)
-            .withArguments(subject, id, details, flags, std::string())
-            .uponReplyInvoke(std::move(reply));
-    } catch (const sdbus::Error& e) {
-        log::warning("cannot send CheckAuthorization for " + id + ": " + e.getMessage());
-        (*answer)(sdbus::Error(kAccessDenied, "polkit cannot be reached to authorize " + id + " (" +
-                                                  e.getName() + "); access denied"));
+    if (!owned)
+        return;
+    // sd-bus holds its own reference to the slot while this runs: `owned`
+    // may release ours when it goes.
+    const Caller& caller = owned->caller;
+    const std::string id(actionId(owned->action));
+    const Done& done = owned->done;
+    const sd_bus_error* error = sd_bus_message_get_error(reply);
+    int authorized = 0;
+    int challenge = 0;
+    const bool read = error == nullptr &&
+                      sd_bus_message_enter_container(reply, 'r', "bba{ss}") >= 0 &&
+                      sd_bus_message_read(reply, "bb", &authorized, &challenge) >= 0;
+    if (!read) {
+        // Fail closed: nobody is allowed anything polkit was not asked about.
+        const std::string name =
+            error != nullptr && error->name != nullptr ? error->name : "an unreadable reply";
+        log::warning("cannot ask polkit whether " + who(caller) + " may do " + id + ": " + name +
+                     (error != nullptr && error->message != nullptr
+                          ? std::string(": ") + error->message
+                          : std::string()) +
+                     "; denied");
+        done(sdbus::Error(kAccessDenied, "polkit (" + std::string(kPolkitName) +
+                                             ") cannot be reached to authorize " + id + " (" +
+                                             name + "); access denied"));
+        return;
+    }
+    if (authorized != 0) {
+        cache_[{caller.sender, owned->action}] = true;
+        quietChallenges_.erase({caller.sender, owned->action});
+        done(std::nullopt);
+    } else if (challenge != 0 && owned->interactive) {
+        // polkitd answers a challenge even with interaction allowed
+        // when no authentication agent serves the caller's session.
+        done(sdbus::Error(kAccessDenied, owned->denial +
+                                             ": polkit could not authenticate the caller (no "
+                                             "authentication agent answered)"));
+    } else if (challenge != 0) {
+        quietChallenges_[{caller.sender, owned->action}] = false;
+        done(sdbus::Error(kInteractiveAuthorizationRequired,
+                          owned->denial + " without authenticating; retry with the option "
+                                          "interactive=true and an authentication agent"));
+    } else {
+        cache_[{caller.sender, owned->action}] = false;
+        log::info("polkit denied " + id + " to " + who(caller));
+        done(sdbus::Error(kAccessDenied, owned->denial));
     }
 }
 

@@ -5,23 +5,20 @@
 #pragma once
 
 #include "auth/access_policy.hpp"
+#include "auth/caller.hpp"
+#include "bus/sd_bus_handles.hpp"
 
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sdbus-c++/sdbus-c++.h>
+#include <sdbus-c++/Error.h>
 #include <string>
 #include <sys/types.h>
 #include <utility>
 
 namespace tracectl::auth {
-
-/// Who sent the message being handled: its unique bus name and uid.
-struct Caller {
-    std::string sender; ///< unique name, ":1.42"
-    uid_t uid = 0;      ///< from the bus's credentials of the sender
-};
 
 class PolkitAuthority {
 public:
@@ -35,14 +32,13 @@ public:
     using Done = std::function<void(std::optional<sdbus::Error>)>;
 
     /// Talks to polkitd through `bus` (which must outlive this object and be
-    /// dispatched by the caller's loop: replies arrive there) and follows
-    /// NameOwnerChanged to drop the results of callers that left the bus.
+    /// dispatched by the caller's loop: replies arrive there). Call
+    /// forget() when a sender leaves the bus.
     ///
     /// `instanceOwner` is set for a per-user instance (tracectld --user, on
     /// a session bus where no polkitd serves): then the owner and uid 0 are
     /// allowed everything and every other uid is denied, polkit never asked.
-    explicit PolkitAuthority(sdbus::IConnection& bus,
-                             std::optional<uid_t> instanceOwner = std::nullopt);
+    explicit PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner = std::nullopt);
     ~PolkitAuthority();
     PolkitAuthority(const PolkitAuthority&) = delete;
     PolkitAuthority& operator=(const PolkitAuthority&) = delete;
@@ -59,19 +55,33 @@ public:
     /// nullopt never asked (or the sender left). Never asks polkitd.
     std::optional<bool> cached(const std::string& sender, Action action) const;
 
+    /// Whether `sender` may see what `action` would let it see, for reads
+    /// that cannot ask an agent (Properties, GetManagedObjects, signals):
+    /// cached() if known; else false if polkit, asked without interaction,
+    /// wanted to authenticate (a later grant, say through an interactive
+    /// call, replaces that); nullopt if never asked. Never asks polkitd.
+    std::optional<bool> cachedForReading(const std::string& sender, Action action) const;
+
+    /// Drops every result about `sender` (it left the bus; unique names are
+    /// never reused).
+    void forget(const std::string& sender);
+
     /// Number of cached results (for tests and the journal).
     std::size_t cacheSize() const noexcept { return cache_.size(); }
 
 private:
-    void onNameOwnerChanged(const std::string& name, const std::string& oldOwner,
-                            const std::string& newOwner);
+    struct Query;
+    static int onReply(sd_bus_message* reply, void* userdata, sd_bus_error* error);
+    /// Runs the outcome of `query`'s CheckAuthorization reply (or error).
+    void finish(Query& query, sd_bus_message* reply);
 
+    sd_bus* bus_;
     std::optional<uid_t> instanceOwner_;
-    std::unique_ptr<sdbus::IProxy> polkit_;
-    std::unique_ptr<sdbus::IProxy> busDaemon_;
     std::map<std::pair<std::string, Action>, bool> cache_;
-    /// Cleared when destroyed: replies arriving later do nothing.
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+    /// Challenges answered to calls without interaction: "not without authenticating".
+    std::map<std::pair<std::string, Action>, bool> quietChallenges_;
+    /// CheckAuthorization calls in flight; a reply finds its entry by address.
+    std::list<std::unique_ptr<Query>> queries_;
 };
 
 } // namespace tracectl::auth

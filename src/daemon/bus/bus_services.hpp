@@ -1,0 +1,18 @@
+// What tracectld's D-Bus objects use of the bus: the connection, who calls,
+// where signals go, and polkit. One per daemon, made in main().
+#pragma once
+
+#include "auth/polkit_authority.hpp"
+#include "bus/peer_directory.hpp"
+#include "bus/signal_sender.hpp"
+
+namespace tracectl::bus {
+
+struct BusServices {
+    sd_bus* bus;
+    PeerDirectory& peers;
+    SignalSender& signals;
+    auth::PolkitAuthority& authority;
+};
+
+} // namespace tracectl::bus

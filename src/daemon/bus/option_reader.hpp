@@ -1,0 +1,20 @@
+// Reads the a{sv} options dictionary every tracectld method takes from a
+// raw sd-bus message into the values the option readers check
+// (typed_option.hpp, create_session_options.hpp, ...).
+#pragma once
+
+#include <map>
+#include <sdbus-c++/Types.h>
+#include <string>
+#include <systemd/sd-bus.h>
+
+namespace tracectl::bus {
+
+/// The a{sv} at the read position of `m`, consumed. Values of the basic
+/// types (b y n q i u x t d s o g) and string arrays (as) are taken; any
+/// other value type, and a key given twice, throw
+/// tracectl::Error(InvalidArgument) naming the key, so nothing is silently
+/// dropped or overridden. Throws std::system_error if `m` holds no a{sv} there.
+std::map<std::string, sdbus::Variant> readOptions(sd_bus_message* m);
+
+} // namespace tracectl::bus
