@@ -71,18 +71,6 @@ int ApplicationDirectory::enumerate(sd_bus*, const char*, void* userdata, char**
     }
 }
 
-std::vector<auth::Action> ApplicationDirectory::grantsToRead(const auth::Caller& caller,
-                                                             const std::string& path) const {
-    const bool listing = path == kManagerPath || path == applicationPathPrefix();
-    for (const auto& [pid, e] : apps_) {
-        if (e.object->info().uid == caller.uid)
-            continue;
-        if (listing || path == applicationObjectPath(pid))
-            return {auth::Action::TraceAllUsers};
-    }
-    return {};
-}
-
 void ApplicationDirectory::add(std::shared_ptr<UstApp> app) {
     const pid_t pid = app->info.pid;
     remove(pid);

@@ -32,11 +32,6 @@ public:
 
     /// Paths of the apps `viewer` may see, by pid: its own, or all.
     std::vector<std::string> visibleTo(uid_t viewer, bool seesAll) const;
-    /// The grant that decides what `caller` reads at `path` (ReadGate):
-    /// trace-all-users when `path` is the manager's or the apps' parent and
-    /// another uid's app exists, or is another uid's app; else nothing.
-    std::vector<auth::Action> grantsToRead(const auth::Caller& caller,
-                                           const std::string& path) const;
     std::size_t size() const noexcept { return apps_.size(); }
     /// Unpublishes every app (InterfacesRemoved each).
     void clear() { apps_.clear(); }

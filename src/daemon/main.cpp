@@ -5,7 +5,7 @@
 #include "apps/ust_app_thread.hpp"
 #include "auth/polkit_authority.hpp"
 #include "bus/bus_services.hpp"
-#include "bus/read_gate.hpp"
+#include "bus/visibility_gate.hpp"
 #include "bus_call.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
@@ -300,13 +300,7 @@ int run(const Options& o) {
     bus::BusServices services{bus.get(), peers, signals, authority};
     ApplicationDirectory apps(services, loop);
     ManagerObject manager(services, registry, apps, backend, loop);
-    bus::ReadGate readGate(bus.get(), kManagerPath, peers, authority,
-                           [&manager, &apps](const auth::Caller& caller, const std::string& path) {
-                               auto needed = manager.grantsToRead(caller, path);
-                               for (const auto a : apps.grantsToRead(caller, path))
-                                   needed.push_back(a);
-                               return needed;
-                           });
+    bus::VisibilityGate visibilityGate(bus.get(), peers, authority);
 
     if (const int r = sd_bus_request_name(bus.get(), kBusName, 0); r < 0) {
         log::error(std::string("cannot own ") + kBusName +

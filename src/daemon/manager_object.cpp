@@ -112,18 +112,6 @@ int ManagerObject::enumerateSessions(sd_bus*, const char*, void* userdata, char*
     }
 }
 
-std::vector<auth::Action> ManagerObject::grantsToRead(const auth::Caller& caller,
-                                                      const std::string& path) const {
-    const bool listing = path == kManagerPath || path == sessionPathPrefix();
-    for (const auto& [hex, e] : objects_) {
-        if (e.object->owner() == caller.uid)
-            continue;
-        if (listing || path == e.object->path())
-            return {auth::Action::ManageAllSessions};
-    }
-    return {};
-}
-
 int ManagerObject::onCreateSession(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<ManagerObject>(m, userdata, "CreateSession",
                                          [](ManagerObject& o, sd_bus_message* msg, auto reply) {

@@ -36,13 +36,6 @@ public:
     /// Puts the session `idHex` in state error (its consumer died).
     void sessionFailed(const std::string& idHex, const std::string& reason);
 
-    /// The grant that decides what `caller` reads at `path` (ReadGate):
-    /// manage-all-sessions when `path` is the manager's or the sessions'
-    /// parent and another user's session exists, or is another user's
-    /// session; else nothing.
-    std::vector<auth::Action> grantsToRead(const auth::Caller& caller,
-                                           const std::string& path) const;
-
     static const bus::Property<ManagerObject> kProperties[1];
 
 private:

@@ -1,5 +1,7 @@
 #include "signal_recorder.hpp"
 
+#include "daemon_hello.hpp"
+
 #include <map>
 
 namespace tracectl::test {
@@ -25,14 +27,10 @@ SignalRecorder::SignalRecorder() : bus_(sdbus::createSystemBusConnection()) {
         "type='signal',sender='org.tracectl.Tracing1',path_namespace='/org/tracectl/Tracing1'",
         [this](sdbus::Message& msg) { onSignal(msg); });
     bus_->enterEventLoopAsync();
-    // Make sure the match is installed at the bus before anyone acts: a
-    // round trip to the bus driver orders it after our AddMatch.
-    auto proxy = sdbus::createProxy(*bus_, "org.freedesktop.DBus", "/org/freedesktop/DBus");
-    proxy->callMethod("GetId").onInterface("org.freedesktop.DBus");
-    // tracectld sends its signals only to connections that have called it
-    // (it never broadcasts, see org.tracectl.Tracing1(5)): any call does.
-    auto daemon = sdbus::createProxy(*bus_, "org.tracectl.Tracing1", "/org/tracectl/Tracing1");
-    daemon->getProperty("Version").onInterface("org.tracectl.Tracing1.Manager");
+    // tracectld sends signals only to connections that have called it: call
+    // it once (which also orders the call after our AddMatch at the bus, so
+    // the match is installed before anyone acts).
+    helloDaemon(*bus_);
 }
 
 SignalRecorder::~SignalRecorder() {

@@ -18,9 +18,10 @@ namespace tracectl::test {
 
 class SignalRecorder {
 public:
-    /// Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS), subscribes, and
-    /// pings tracectld (which sends signals only to connections that called it).
-    /// Throws sdbus::Error if the bus cannot be reached.
+    /// Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS), subscribes,
+    /// and calls tracectld once (helloDaemon), which sends its signals only
+    /// to connections that called it. Throws sdbus::Error if the bus or the
+    /// daemon cannot be reached.
     SignalRecorder();
     ~SignalRecorder();
     SignalRecorder(const SignalRecorder&) = delete;

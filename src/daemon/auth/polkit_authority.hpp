@@ -62,6 +62,9 @@ public:
     /// call, replaces that); nullopt if never asked. Never asks polkitd.
     std::optional<bool> cachedForReading(const std::string& sender, Action action) const;
 
+    /// False for a per-user instance, which never asks polkitd.
+    bool asksPolkit() const noexcept { return !instanceOwner_; }
+
     /// Drops every result about `sender` (it left the bus; unique names are
     /// never reused).
     void forget(const std::string& sender);
