@@ -214,6 +214,17 @@ std::string systemdAddress(const Options& o) {
     return "unix:path=" + escapeAddressValue(std::string(runtime) + "/systemd/private");
 }
 
+/// Ends the loop with ExitFailure, logged, once the bus connection is lost
+/// (sd-bus then dispatches org.freedesktop.DBus.Local.Disconnected).
+int onBusMessage(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    if (sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") > 0) {
+        tracectl::log::error("lost the connection to the bus; exiting (sessions are dropped, "
+                             "what they wrote stays on disk)");
+        static_cast<tracectl::EventLoop*>(userdata)->exit(ExitFailure);
+    }
+    return 0;
+}
+
 /// The bus tracectld serves: --bus-address, else the session bus for
 /// --user, else the system bus ($DBUS_SYSTEM_BUS_ADDRESS if set). Throws
 /// std::system_error.
@@ -274,8 +285,6 @@ int run(const Options& o) {
     bus::BusPtr bus;
     try {
         bus = connect(o);
-        // A lost bus ends the loop with status 1 (EXIT_FAILURE).
-        bus::check(sd_bus_set_exit_on_disconnect(bus.get(), 1), "sd_bus_set_exit_on_disconnect");
         bus::check(sd_bus_attach_event(bus.get(), loop.get(), SD_EVENT_PRIORITY_NORMAL),
                    "sd_bus_attach_event");
     } catch (const std::exception& e) {
@@ -292,6 +301,15 @@ int run(const Options& o) {
     UstTracer tracer(tracerConfig);
     AppThreadBackend backend(loop, tracer);
     SessionRegistry registry(homeFromPasswd);
+    bus::SlotPtr disconnectWatch;
+    {
+        sd_bus_slot* slot = nullptr;
+        if (const int r = sd_bus_add_filter(bus.get(), &slot, &onBusMessage, &loop); r < 0) {
+            log::error(std::string("cannot watch the bus connection: ") + std::strerror(-r));
+            return ExitFailure;
+        }
+        disconnectWatch.reset(slot);
+    }
     bus::PeerDirectory peers(bus.get());
     bus::SignalSender signals(bus.get(), peers);
     auth::PolkitAuthority authority(bus.get(),

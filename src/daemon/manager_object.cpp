@@ -168,6 +168,13 @@ ManagerObject::~ManagerObject() {
 
 void ManagerObject::holds(const auth::Caller& caller, auth::Action action,
                           std::function<void(bool)> then) {
+    // What the caller sees elsewhere (GetManagedObjects, signals) decides
+    // here too: a grant, denial or challenge known for this connection.
+    if (caller.uid != 0)
+        if (const auto known = services_.authority.cachedForReading(caller.sender, action)) {
+            then(*known);
+            return;
+        }
     std::weak_ptr<bool> alive = alive_;
     services_.authority.check(caller, action, false,
                               [alive, then = std::move(then)](std::optional<sdbus::Error> denied) {

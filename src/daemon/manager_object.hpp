@@ -54,9 +54,10 @@ private:
 
     /// Makes the session (the caller was authorized) and its object.
     std::string create(const SessionRequest& request, uid_t owner);
-    /// Asks (without interaction) whether `caller` holds `action`; runs
-    /// `then(granted)` on the loop. Denials, challenges and polkit failures
-    /// are "not granted".
+    /// Whether `caller` holds `action`: the answer cached for its connection
+    /// (PolkitAuthority::cachedForReading()), else polkitd asked without
+    /// interaction; runs `then(granted)` on the loop. Denials, challenges
+    /// and polkit failures are "not granted".
     void holds(const auth::Caller& caller, auth::Action action, std::function<void(bool)> then);
     /// Answers `pending` with list(caller uid, whether the caller holds
     /// `seesAll`, asked without interaction).
