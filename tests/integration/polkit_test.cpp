@@ -304,6 +304,29 @@ TEST_F(Polkit, AuthAdminWithoutAnAgentNeedsInteractionOrIsDenied) {
     EXPECT_NE(asking.err.find("AccessDenied"), std::string::npos) << asking.describe();
 }
 
+TEST_F(Polkit, TheAllowInteractiveAuthorizationFlagCountsAsTheOption) {
+    const std::string path = createAs("alice", "flag", homeOutput("alice", "flag"));
+    // bob on alice's session needs manage-all-sessions (auth_admin_keep).
+    // gdbus --interactive sets ALLOW_INTERACTIVE_AUTHORIZATION on the call.
+    auto start = [&](bool flag) {
+        std::vector<std::string> argv{"gdbus",  "call",     "--system",
+                                      "--dest", kService,   "--object-path",
+                                      path,     "--method", std::string(kSessionIface) + ".Start"};
+        if (flag)
+            argv.push_back("--interactive");
+        argv.push_back("{}");
+        return as("bob", argv);
+    };
+    // The flag alone lets polkit ask an agent; bob has none: denied.
+    const RunResult flagged = start(true);
+    EXPECT_EQ(errorOf(flagged), kAccessDenied) << flagged.describe();
+    EXPECT_NE(flagged.err.find("no authentication agent answered"), std::string::npos)
+        << flagged.describe();
+    // Neither flag nor option: polkit may not ask.
+    EXPECT_EQ(errorOf(start(false)), kInteractive);
+    EXPECT_EQ(stateOf(path), "created");
+}
+
 TEST_F(Polkit, PolkitdStoppedFailsClosedAndTheDaemonRecovers) {
     const std::string path = createAs("alice", "p", homeOutput("alice", "p"));
     ASSERT_TRUE(sandbox_->script({"polkit-stop", sandbox_->dir()}).ok());
