@@ -342,9 +342,12 @@ ExitStatus run(int argc, char** argv) {
             return ExitStatus::success;
         }
         std::string what = e.what();
-        if (app.get_subcommands().empty() && !app.remaining().empty() &&
-            app.remaining().front().rfind('-', 0) != 0) {
-            what = "unknown command '" + app.remaining().front() + "'";
+        if (app.get_subcommands().empty() && !app.remaining().empty()) {
+            // CLI11 checks for the missing subcommand before it reports what
+            // it could not place: name that instead.
+            const std::string first = app.remaining().front();
+            what = first.rfind('-', 0) != 0 ? "unknown command '" + first + "'"
+                                            : "unknown option '" + first + "'";
         }
         print_error_line(std::cerr, what + " (" + help_hint(app) + ")");
         return ExitStatus::usage;

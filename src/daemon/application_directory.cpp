@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <sys/epoll.h>
 
 namespace tracectl {
@@ -29,11 +30,15 @@ ApplicationObject* ApplicationDirectory::objectAt(const std::string& path) const
     const std::string prefix = applicationPathPrefix() + "/";
     if (path.rfind(prefix, 0) != 0)
         return nullptr;
-    const std::string tail = path.substr(prefix.size());
-    if (tail.empty() || tail.size() > 10 ||
-        tail.find_first_not_of("0123456789") != std::string::npos)
+    pid_t pid = 0;
+    const char* first = path.data() + prefix.size();
+    const char* last = path.data() + path.size();
+    const auto [end, ec] = std::from_chars(first, last, pid);
+    // Only the path the object was published at: no sign, no leading
+    // zero, no digits beyond pid_t (which would wrap onto another pid).
+    if (ec != std::errc() || end != last || path != applicationObjectPath(pid))
         return nullptr;
-    const auto it = apps_.find(static_cast<pid_t>(std::stol(tail)));
+    const auto it = apps_.find(pid);
     return it == apps_.end() ? nullptr : it->second.object.get();
 }
 

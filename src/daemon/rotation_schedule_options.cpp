@@ -21,6 +21,10 @@ RotationSchedule readRotationSchedule(const std::map<std::string, sdbus::Variant
         throw Error(ErrorCode::InvalidArgument,
                     "timer-us " + std::to_string(s.timerUs) + " is below the minimum of " +
                         std::to_string(kMinRotationTimerUs) + " (10 ms)");
+    if (s.timerUs > kMaxRotationTimerUs)
+        throw Error(ErrorCode::InvalidArgument,
+                    "timer-us " + std::to_string(s.timerUs) + " is above the maximum of " +
+                        std::to_string(kMaxRotationTimerUs) + " (366 days)");
     return s;
 }
 

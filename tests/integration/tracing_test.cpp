@@ -231,6 +231,16 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
     // Bad usage: a clear error and exit status 2; unknown session: 1.
     EXPECT_EQ(run({cli, "enable-event", "tracectl_demo:*"}).exitCode, 2); // no -u
     EXPECT_EQ(run({cli, "enable-event", "-u", "x:*", "-s", "nope"}).exitCode, 1);
+    // An unknown global option is named (CLI11 alone said "A subcommand is
+    // required"), and so is an unknown command.
+    const RunResult unknownOption = run({cli, "--bogus"});
+    EXPECT_EQ(unknownOption.exitCode, 2);
+    EXPECT_NE(unknownOption.err.find("unknown option '--bogus'"), std::string::npos)
+        << unknownOption.err;
+    const RunResult unknownCommand = run({cli, "frobnicate"});
+    EXPECT_EQ(unknownCommand.exitCode, 2);
+    EXPECT_NE(unknownCommand.err.find("unknown command 'frobnicate'"), std::string::npos)
+        << unknownCommand.err;
     ok({"destroy", "cli"});
 }
 
