@@ -236,6 +236,16 @@ TEST_F(Visibility, PropertiesAndIntrospectionOfAnotherUsersObjects) {
         busctlAs("bob", {"get-property", kService, w.bobSession, kSessionIface, "State"});
     EXPECT_EQ(own.out, "s \"created\"\n") << own.describe();
 
+    // An app answers only at the path it was published at: not with a
+    // leading zero, nor at its pid plus 2^32 (which wrapped onto it).
+    const std::string apps = "/org/tracectl/Tracing1/application/";
+    for (const std::string& alias : {apps + "0" + std::to_string(w.aliceApp->pid()),
+                                     apps + std::to_string((1LL << 32) + w.aliceApp->pid())})
+        EXPECT_EQ(errorOf(call("root", alias, "org.freedesktop.DBus.Properties.Get",
+                               {"'org.tracectl.Tracing1.Application'", "'Name'"})),
+                  "org.freedesktop.DBus.Error.UnknownObject")
+            << alias;
+
     // carol, each read on a fresh connection (one busctl call, nothing before).
     const RunResult state =
         busctlAs("carol", {"get-property", kService, w.aliceSession, kSessionIface, "State"});
