@@ -12,8 +12,8 @@
 
 namespace tracectl::bus::test {
 
-/// Releases a bus that never connected (BusPtr's sd_bus_flush_close_unref
-/// would wait forever for it to finish opening).
+/// Releases a bus without flushing it (BusPtr's sd_bus_flush_close_unref
+/// would wait forever for a bus that never connected to finish opening).
 struct BusUnref {
     void operator()(sd_bus* b) const noexcept { sd_bus_unref(b); }
 };

@@ -1,8 +1,7 @@
-// The property tables and signal bodies of src/daemon/bus/object_vtable.hpp,
-// the node lists of node_list.hpp and the lookup of object_lookup.hpp, on a
-// small object type and messages built without a bus daemon.
+// The property tables and signal bodies of src/daemon/bus/object_vtable.hpp
+// and the node lists of node_list.hpp, on a small object type and messages
+// built without a bus daemon.
 #include "bus/node_list.hpp"
-#include "bus/object_lookup.hpp"
 #include "bus/object_vtable.hpp"
 #include "bus_message_test_support.hpp"
 
@@ -309,21 +308,6 @@ TEST(NodeListTest, OfNoPathsIsAnEmptyList) {
     NodeList list(toNodeList({}));
     ASSERT_NE(list, nullptr) << "an empty list, not an error";
     EXPECT_EQ(list.get()[0], nullptr);
-}
-
-TEST_F(ObjectVtable, LookupOutsideADispatchFindsEvenAnInvisibleObject) {
-    // No message is being dispatched: the daemon itself is reading.
-    ASSERT_EQ(sd_bus_get_current_message(bus_.get()), nullptr);
-    for (const bool visible : {false, true}) {
-        void* found = nullptr;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        EXPECT_EQ(answerLookup(bus_.get(), "/org/example/widget", &widget_, visible,
-                               kWidgetInterface, "not yours", &found, &error),
-                  1)
-            << visible;
-        EXPECT_EQ(found, &widget_);
-        EXPECT_FALSE(sd_bus_error_is_set(&error));
-    }
 }
 
 } // namespace
