@@ -141,7 +141,8 @@ protected:
         return bus;
     }
 
-    /// The server's loop; only this thread touches server_ once started.
+    /// The server's loop; once started, only this thread touches server_
+    /// and gadgets_.
     void serve() {
         while (!stop_) {
             const int r = sd_bus_process(server_.get(), nullptr);
@@ -211,8 +212,13 @@ TEST_F(DispatchedLookup, ParentListingsLeaveTheInvisibleObjectOut) {
     EXPECT_EQ(managedObjects(), (std::vector<std::string>{kShown}));
 }
 
-TEST_F(DispatchedLookup, ParentListingsShowEveryVisibleObject) {
-    gadgets_.at(kHidden).visible = true;
+/// The same gadgets, both visible (set before the server thread starts).
+class DispatchedLookupAllVisible : public DispatchedLookup {
+protected:
+    DispatchedLookupAllVisible() { gadgets_.at(kHidden).visible = true; }
+};
+
+TEST_F(DispatchedLookupAllVisible, ParentListingsShowEveryVisibleObject) {
     auto paths = managedObjects();
     std::sort(paths.begin(), paths.end());
     EXPECT_EQ(paths, (std::vector<std::string>{kHidden, kShown}));
