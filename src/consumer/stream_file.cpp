@@ -1,6 +1,7 @@
 #include "stream_file.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
@@ -94,14 +95,41 @@ bool OutputDir::has(std::string_view name) const noexcept {
 
 StreamFile::StreamFile(const OutputDir& dir, std::string_view name) : fd_(dir.createFile(name)) {}
 
+bool StreamFile::useDirect(bool on) noexcept {
+    if (on == direct_)
+        return true;
+    if (on && directRefused_)
+        return false;
+    const int flags = ::fcntl(fd_.get(), F_GETFL);
+    if (flags < 0 ||
+        ::fcntl(fd_.get(), F_SETFL, on ? (flags | O_DIRECT) : (flags & ~O_DIRECT)) < 0) {
+        if (on)
+            directRefused_ = true;
+        return false;
+    }
+    direct_ = on;
+    return true;
+}
+
 void StreamFile::write(const void* data, std::size_t size) {
     const auto* p = static_cast<const unsigned char*>(data);
     std::size_t done = 0;
     while (done < size) {
-        const ssize_t n = ::write(fd_.get(), p + done, size - done);
+        const std::size_t left = size - done;
+        const bool aligned = reinterpret_cast<std::uintptr_t>(p + done) % kDirectAlignment == 0 &&
+                             left % kDirectAlignment == 0 && size_ % kDirectAlignment == 0;
+        useDirect(aligned && fd_.valid());
+        const ssize_t n = ::write(fd_.get(), p + done, left);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EINVAL && direct_) {
+                // The filesystem or device takes no direct I/O (or not at
+                // this alignment): the page cache from now on.
+                directRefused_ = true;
+                useDirect(false);
+                continue;
+            }
             throwErrno(errno, "write");
         }
         if (n == 0)

@@ -56,10 +56,24 @@ private:
 
 /// An append-only output file that knows its size (the offset of the next
 /// packet, as the CTF index wants it). Move-only.
+///
+/// Writes whose address, length and file offset are all multiples of
+/// kDirectAlignment (every packet: ust-ctl pads sub-buffers to whole pages)
+/// go with O_DIRECT, from the ring-buffer pages straight to the device;
+/// others (metadata, a short remainder) through the page cache. Page-cache
+/// writes cost a copy into newly allocated pages, which on a virtual machine
+/// can stall for milliseconds, long enough for a tracer writing at full
+/// speed to fill its sub-buffers and discard events. A filesystem without
+/// direct I/O (fcntl(2) or write(2) answering EINVAL) is written through the
+/// page cache only.
 class StreamFile {
 public:
     /// Creates `name` in `dir` (see OutputDir::createFile).
     StreamFile(const OutputDir& dir, std::string_view name);
+
+    /// Writes must be aligned this much for O_DIRECT (the largest logical
+    /// block size of common devices, and the page size on x86-64).
+    static constexpr std::size_t kDirectAlignment = 4096;
 
     /// Writes all `size` bytes at the end, restarting on EINTR and short
     /// writes. `data` may point into a ring-buffer mapping: if the mapping was
@@ -75,8 +89,13 @@ public:
     bool isOpen() const noexcept { return fd_.valid(); }
 
 private:
+    /// Sets or clears O_DIRECT for the next write; false if it cannot be set.
+    bool useDirect(bool on) noexcept;
+
     UniqueFd fd_;
     std::uint64_t size_ = 0;
+    bool direct_ = false;        ///< O_DIRECT is set on fd_ now
+    bool directRefused_ = false; ///< the filesystem refused it: never again
 };
 
 } // namespace tracectl::consumer

@@ -1,10 +1,7 @@
 #include "application_directory.hpp"
 
-#include "bus/node_list.hpp"
-#include "bus/object_lookup.hpp"
 #include "common/log.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <sys/epoll.h>
 
@@ -12,19 +9,17 @@ namespace tracectl {
 
 ApplicationDirectory::ApplicationDirectory(bus::BusServices& services, EventLoop& loop)
     : services_(services), loop_(loop),
-      vtable_(bus::buildVtable<ApplicationObject>(ApplicationObject::members())) {
-    sd_bus_slot* slot = nullptr;
-    const std::string prefix = applicationPathPrefix();
-    bus::check(sd_bus_add_fallback_vtable(services_.bus, &slot, prefix.c_str(),
-                                          kApplicationInterface, vtable_.data(),
-                                          &ApplicationDirectory::find, this),
-               "register the Application vtable");
-    vtableSlot_.reset(slot);
-    bus::check(sd_bus_add_node_enumerator(services_.bus, &slot, prefix.c_str(),
-                                          &ApplicationDirectory::enumerate, this),
-               "register the Application enumerator");
-    enumeratorSlot_.reset(slot);
-}
+      subtree_(
+          services, applicationPathPrefix(), kApplicationInterface,
+          "the application belongs to another user; reading it needs polkit's "
+          "org.tracectl.Tracing1.trace-all-users",
+          [this](const std::string& path) { return objectAt(path); },
+          [this] {
+              std::vector<const ApplicationObject*> all;
+              for (const auto& [pid, e] : apps_)
+                  all.push_back(e.object.get());
+              return all;
+          }) {}
 
 ApplicationObject* ApplicationDirectory::objectAt(const std::string& path) const {
     const std::string prefix = applicationPathPrefix() + "/";
@@ -40,40 +35,6 @@ ApplicationObject* ApplicationDirectory::objectAt(const std::string& path) const
         return nullptr;
     const auto it = apps_.find(pid);
     return it == apps_.end() ? nullptr : it->second.object.get();
-}
-
-int ApplicationDirectory::find(sd_bus* bus, const char* path, const char*, void* userdata,
-                               void** found, sd_bus_error* error) {
-    auto* self = static_cast<ApplicationDirectory*>(userdata);
-    try {
-        ApplicationObject* object = self->objectAt(path);
-        if (object == nullptr)
-            return 0;
-        const auto caller = self->services_.peers.currentCaller();
-        return bus::answerLookup(bus, path, object, !caller || object->visibleTo(*caller),
-                                 kApplicationInterface,
-                                 "the application belongs to another user; reading it needs "
-                                 "polkit's org.tracectl.Tracing1.trace-all-users",
-                                 found, error);
-    } catch (const std::exception& e) {
-        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
-    }
-}
-
-int ApplicationDirectory::enumerate(sd_bus*, const char*, void* userdata, char*** nodes,
-                                    sd_bus_error* error) {
-    auto* self = static_cast<ApplicationDirectory*>(userdata);
-    try {
-        const auto caller = self->services_.peers.currentCaller();
-        std::vector<std::string> paths;
-        for (const auto& [pid, e] : self->apps_)
-            if (!caller || e.object->visibleTo(*caller))
-                paths.push_back(applicationObjectPath(pid));
-        *nodes = bus::toNodeList(paths);
-        return *nodes != nullptr ? 0 : -ENOMEM;
-    } catch (const std::exception& e) {
-        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
-    }
 }
 
 void ApplicationDirectory::add(std::shared_ptr<UstApp> app) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "application_object.hpp"
+#include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
 
 #include <map>
@@ -15,7 +16,7 @@ namespace tracectl {
 
 class ApplicationDirectory {
 public:
-    /// Registers the vtable of every app object on services.bus; all must
+    /// Serves every app object on services.bus (an ObjectSubtree); all must
     /// outlive this object.
     ApplicationDirectory(bus::BusServices& services, EventLoop& loop);
     ApplicationDirectory(const ApplicationDirectory&) = delete;
@@ -42,10 +43,6 @@ private:
         EventSourcePtr hangupWatch;
     };
     static int onHangup(sd_event_source* s, int fd, uint32_t revents, void* userdata);
-    static int find(sd_bus* bus, const char* path, const char* interface, void* userdata,
-                    void** found, sd_bus_error* error);
-    static int enumerate(sd_bus* bus, const char* prefix, void* userdata, char*** nodes,
-                         sd_bus_error* error);
     /// The object at `path`, if it is an app's.
     ApplicationObject* objectAt(const std::string& path) const;
 
@@ -53,9 +50,7 @@ private:
     EventLoop& loop_;
     ApplicationObject::CommandRunner runner_;
     std::map<pid_t, Entry> apps_;
-    std::vector<sd_bus_vtable> vtable_;
-    bus::SlotPtr vtableSlot_;
-    bus::SlotPtr enumeratorSlot_;
+    bus::ObjectSubtree<ApplicationObject> subtree_;
 };
 
 } // namespace tracectl

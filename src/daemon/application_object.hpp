@@ -36,6 +36,7 @@ public:
     ApplicationObject& operator=(const ApplicationObject&) = delete;
 
     const UstAppInfo& info() const noexcept { return app_->info; }
+    std::string path() const { return applicationObjectPath(app_->info.pid); }
 
     /// May `caller` see this app: root, its uid, or a cached trace-all-users
     /// grant (as ListApplications checks it). Never asks polkit.

@@ -1,7 +1,5 @@
 #include "manager_object.hpp"
 
-#include "bus/node_list.hpp"
-#include "bus/object_lookup.hpp"
 #include "bus/option_reader.hpp"
 #include "bus_call.hpp"
 #include "common/log.hpp"
@@ -9,8 +7,6 @@
 #include "create_session_options.hpp"
 #include "session_name.hpp"
 #include "tracing/output_folder.hpp"
-
-#include <cerrno>
 
 namespace tracectl {
 
@@ -35,7 +31,18 @@ const bus::Property<ManagerObject> ManagerObject::kProperties[1] = {
 
 ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& registry,
                              ApplicationDirectory& apps, TracingBackend& backend, EventLoop& loop)
-    : services_(services), registry_(registry), apps_(apps), backend_(backend), loop_(loop) {
+    : services_(services), registry_(registry), apps_(apps), backend_(backend), loop_(loop),
+      sessions_(
+          services, sessionPathPrefix(), kSessionInterface,
+          "the session belongs to another user; reading it needs polkit's "
+          "org.tracectl.Tracing1.manage-all-sessions",
+          [this](const std::string& path) { return objectAt(path); },
+          [this] {
+              std::vector<const SessionObject*> all;
+              for (const auto& [hex, e] : objects_)
+                  all.push_back(e.object.get());
+              return all;
+          }) {
     using Self = ManagerObject;
     constexpr uint64_t kAnyone = SD_BUS_VTABLE_UNPRIVILEGED; // polkit decides, per call
     static const sd_bus_vtable members[] = {
@@ -50,7 +57,6 @@ ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& regist
                                 kAnyone),
     };
     managerVtable_ = bus::buildVtable<ManagerObject>(members);
-    sessionVtable_ = bus::buildVtable<SessionObject>(SessionObject::members());
     sd_bus* bus = services_.bus;
     sd_bus_slot* slot = nullptr;
     bus::check(sd_bus_add_object_vtable(bus, &slot, kManagerPath, kManagerInterface,
@@ -59,15 +65,6 @@ ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& regist
     managerSlot_.reset(slot);
     bus::check(sd_bus_add_object_manager(bus, &slot, kManagerPath), "add the object manager");
     objectManagerSlot_.reset(slot);
-    const std::string prefix = sessionPathPrefix();
-    bus::check(sd_bus_add_fallback_vtable(bus, &slot, prefix.c_str(), kSessionInterface,
-                                          sessionVtable_.data(), &Self::findSession, this),
-               "register the Session vtable");
-    sessionSlot_.reset(slot);
-    bus::check(
-        sd_bus_add_node_enumerator(bus, &slot, prefix.c_str(), &Self::enumerateSessions, this),
-        "register the Session enumerator");
-    sessionEnumeratorSlot_.reset(slot);
 }
 
 SessionObject* ManagerObject::objectAt(const std::string& path) const {
@@ -76,40 +73,6 @@ SessionObject* ManagerObject::objectAt(const std::string& path) const {
         return nullptr;
     const auto it = objects_.find(path.substr(prefix.size()));
     return it == objects_.end() ? nullptr : it->second.object.get();
-}
-
-int ManagerObject::findSession(sd_bus* bus, const char* path, const char*, void* userdata,
-                               void** found, sd_bus_error* error) {
-    auto* self = static_cast<ManagerObject*>(userdata);
-    try {
-        SessionObject* object = self->objectAt(path);
-        if (object == nullptr)
-            return 0;
-        const auto caller = self->services_.peers.currentCaller();
-        return bus::answerLookup(bus, path, object, !caller || object->visibleTo(*caller),
-                                 kSessionInterface,
-                                 "the session belongs to another user; reading it needs "
-                                 "polkit's org.tracectl.Tracing1.manage-all-sessions",
-                                 found, error);
-    } catch (const std::exception& e) {
-        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
-    }
-}
-
-int ManagerObject::enumerateSessions(sd_bus*, const char*, void* userdata, char*** nodes,
-                                     sd_bus_error* error) {
-    auto* self = static_cast<ManagerObject*>(userdata);
-    try {
-        const auto caller = self->services_.peers.currentCaller();
-        std::vector<std::string> paths;
-        for (const auto& [hex, e] : self->objects_)
-            if (!caller || e.object->visibleTo(*caller))
-                paths.push_back(e.object->path());
-        *nodes = bus::toNodeList(paths);
-        return *nodes != nullptr ? 0 : -ENOMEM;
-    } catch (const std::exception& e) {
-        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, e.what());
-    }
 }
 
 int ManagerObject::onCreateSession(sd_bus_message* m, void* userdata, sd_bus_error*) {

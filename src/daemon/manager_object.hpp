@@ -7,6 +7,7 @@
 
 #include "application_directory.hpp"
 #include "bus/bus_services.hpp"
+#include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
 #include "session_object.hpp"
 #include "session_registry.hpp"
@@ -44,10 +45,6 @@ private:
     static int onGetSession(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListApplications(sd_bus_message* m, void* userdata, sd_bus_error* error);
-    static int findSession(sd_bus* bus, const char* path, const char* interface, void* userdata,
-                           void** found, sd_bus_error* error);
-    static int enumerateSessions(sd_bus* bus, const char* prefix, void* userdata, char*** nodes,
-                                 sd_bus_error* error);
 
     void CreateSession(const Pending& pending, const std::string& name, auth::CallOptions options);
     void GetSession(const Pending& pending, const std::string& name);
@@ -84,11 +81,10 @@ private:
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
     std::vector<sd_bus_vtable> managerVtable_;
-    std::vector<sd_bus_vtable> sessionVtable_;
     bus::SlotPtr managerSlot_;
     bus::SlotPtr objectManagerSlot_;
-    bus::SlotPtr sessionSlot_;
-    bus::SlotPtr sessionEnumeratorSlot_;
+    /// Serves every session object; after objects_, so it goes first.
+    bus::ObjectSubtree<SessionObject> sessions_;
 };
 
 } // namespace tracectl

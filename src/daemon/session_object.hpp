@@ -1,8 +1,8 @@
 // The org.tracectl.Tracing1.Session object of one session
 // (/org/tracectl/Tracing1/session/<id>): validates calls, checks the
 // caller, drives the domain Session, announces changes to the peers that
-// may see the session. Served through the fallback vtable the ManagerObject
-// registers for every session (sessionVtable()).
+// may see the session. Served through the ObjectSubtree the ManagerObject
+// registers for every session.
 #pragma once
 
 #include "auth/call_options.hpp"
