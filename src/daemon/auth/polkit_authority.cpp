@@ -34,6 +34,10 @@ struct PolkitAuthority::Query {
     std::string denial; ///< "uid N (:1.x) may not ... (polkit action ...)"
     Done done;
     bus::SlotPtr slot;
+    /// The sender left the bus (forget()) before polkitd answered: the
+    /// answer still goes to `done`, but is not cached, since nothing would
+    /// ever drop it again.
+    bool senderGone = false;
 };
 
 PolkitAuthority::PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner)
@@ -43,6 +47,9 @@ PolkitAuthority::PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner
 PolkitAuthority::~PolkitAuthority() = default;
 
 void PolkitAuthority::forget(const std::string& sender) {
+    for (const auto& query : queries_)
+        if (query->caller.sender == sender)
+            query->senderGone = true;
     for (auto* cache : {&cache_, &quietChallenges_})
         for (auto it = cache->lower_bound({sender, Action::TraceOwn});
              it != cache->end() && it->first.first == sender;)
@@ -162,9 +169,12 @@ void PolkitAuthority::finish(Query& query, sd_bus_message* reply) {
                                              name + "); access denied"));
         return;
     }
+    const bool cacheable = !owned->senderGone;
     if (authorized != 0) {
-        cache_[{caller.sender, owned->action}] = true;
-        quietChallenges_.erase({caller.sender, owned->action});
+        if (cacheable) {
+            cache_[{caller.sender, owned->action}] = true;
+            quietChallenges_.erase({caller.sender, owned->action});
+        }
         done(std::nullopt);
     } else if (challenge != 0 && owned->interactive) {
         // polkitd answers a challenge even with interaction allowed
@@ -173,12 +183,14 @@ void PolkitAuthority::finish(Query& query, sd_bus_message* reply) {
                                              ": polkit could not authenticate the caller (no "
                                              "authentication agent answered)"));
     } else if (challenge != 0) {
-        quietChallenges_[{caller.sender, owned->action}] = false;
+        if (cacheable)
+            quietChallenges_[{caller.sender, owned->action}] = false;
         done(sdbus::Error(kInteractiveAuthorizationRequired,
                           owned->denial + " without authenticating; retry with the option "
                                           "interactive=true and an authentication agent"));
     } else {
-        cache_[{caller.sender, owned->action}] = false;
+        if (cacheable)
+            cache_[{caller.sender, owned->action}] = false;
         log::info("polkit denied " + id + " to " + who(caller));
         done(sdbus::Error(kAccessDenied, owned->denial));
     }

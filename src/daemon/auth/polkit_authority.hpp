@@ -66,11 +66,13 @@ public:
     bool asksPolkit() const noexcept { return !instanceOwner_; }
 
     /// Drops every result about `sender` (it left the bus; unique names are
-    /// never reused).
+    /// never reused); answers still in flight for it will not be cached.
     void forget(const std::string& sender);
 
     /// Number of cached results (for tests and the journal).
     std::size_t cacheSize() const noexcept { return cache_.size(); }
+    /// Number of remembered challenges (for tests).
+    std::size_t quietChallengeCount() const noexcept { return quietChallenges_.size(); }
 
 private:
     struct Query;

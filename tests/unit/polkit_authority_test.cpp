@@ -1,0 +1,161 @@
+// PolkitAuthority (src/daemon/auth/polkit_authority.cpp) against a stand-in
+// for polkitd: a direct peer-to-peer sd-bus connection over a socketpair
+// (sd_bus_set_server(3)) serving CheckAuthorization, whose calls the test
+// answers when it chooses. Both ends are pumped from the test's thread.
+// What is checked: a caller that leaves the bus while polkitd is still
+// deciding (forget() before the answer) leaves nothing cached behind, for
+// each kind of answer; without that, every client that hangs up during its
+// first call (held by the VisibilityGate) left entries that nothing removed.
+#include "auth/polkit_authority.hpp"
+#include "bus_message_test_support.hpp"
+
+#include <chrono>
+#include <functional>
+#include <gtest/gtest.h>
+#include <optional>
+#include <sys/socket.h>
+#include <systemd/sd-id128.h>
+#include <vector>
+
+using namespace tracectl;
+using namespace tracectl::bus::test;
+
+namespace {
+
+constexpr const char* kSender = ":1.42";
+
+/// polkitd's answer: CheckAuthorization -> (is_authorized b, is_challenge b, details a{ss}).
+struct Answer {
+    bool authorized;
+    bool challenge;
+};
+
+/// The calls the stand-in polkitd received and has not answered yet.
+using Pending = std::vector<bus::MessagePtr>;
+
+int onCheckAuthorization(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    static_cast<Pending*>(userdata)->emplace_back(sd_bus_message_ref(m));
+    return 1; // answered later, by the test
+}
+
+const sd_bus_vtable kPolkitVtable[] = {
+    SD_BUS_VTABLE_START(0),
+    SD_BUS_METHOD("CheckAuthorization", "(sa{sv})sa{ss}us", "(bba{ss})", &onCheckAuthorization,
+                  SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_VTABLE_END,
+};
+
+class PolkitAuthorityTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        int fds[2];
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        polkitd_ = peer(fds[0]);
+        daemon_ = peer(fds[1]);
+        sd_id128_t id;
+        ASSERT_GE(sd_id128_randomize(&id), 0);
+        ASSERT_GE(sd_bus_set_server(polkitd_.get(), 1, id), 0);
+        ASSERT_GE(sd_bus_start(polkitd_.get()), 0);
+        ASSERT_GE(sd_bus_start(daemon_.get()), 0);
+        sd_bus_slot* slot = nullptr;
+        ASSERT_GE(sd_bus_add_object_vtable(
+                      polkitd_.get(), &slot, "/org/freedesktop/PolicyKit1/Authority",
+                      "org.freedesktop.PolicyKit1.Authority", kPolkitVtable, &pending_),
+                  0);
+        vtable_.reset(slot);
+    }
+
+    void TearDown() override {
+        vtable_.reset();
+        pending_.clear();
+    }
+
+    static UnconnectedBusPtr peer(int fd) {
+        sd_bus* raw = nullptr;
+        bus::check(sd_bus_new(&raw), "sd_bus_new");
+        UnconnectedBusPtr bus(raw);
+        bus::check(sd_bus_set_fd(bus.get(), fd, fd), "sd_bus_set_fd");
+        return bus;
+    }
+
+    /// Processes both ends until `done()` holds; false after 5 s.
+    bool pumpUntil(const std::function<bool()>& done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > deadline)
+                return false;
+            int worked = 0;
+            for (sd_bus* b : {polkitd_.get(), daemon_.get()}) {
+                const int r = sd_bus_process(b, nullptr);
+                if (r < 0)
+                    return false;
+                worked += r;
+            }
+            if (worked == 0)
+                sd_bus_wait(daemon_.get(), 1000);
+        }
+        return true;
+    }
+
+    /// Answers the oldest unanswered CheckAuthorization.
+    void answer(Answer a) {
+        ASSERT_FALSE(pending_.empty());
+        bus::MessagePtr call = std::move(pending_.front());
+        pending_.erase(pending_.begin());
+        ASSERT_GE(sd_bus_reply_method_return(call.get(), "(bba{ss})", a.authorized ? 1 : 0,
+                                             a.challenge ? 1 : 0, 0),
+                  0);
+    }
+
+    /// check() for kSender, answered with `a`; `forgetFirst`: the sender
+    /// leaves the bus between the question and the answer. Returns whether
+    /// `done` ran, with the outcome in `outcome`.
+    bool checkAnswered(auth::PolkitAuthority& authority, Answer a, bool forgetFirst,
+                       std::optional<std::optional<sdbus::Error>>& outcome) {
+        authority.check(auth::Caller{kSender, 1002}, auth::Action::ManageAllSessions, false,
+                        [&outcome](std::optional<sdbus::Error> e) { outcome = std::move(e); });
+        if (!pumpUntil([this] { return !pending_.empty(); }))
+            return false;
+        if (forgetFirst)
+            authority.forget(kSender);
+        answer(a);
+        return pumpUntil([&outcome] { return outcome.has_value(); });
+    }
+
+    UnconnectedBusPtr polkitd_;
+    UnconnectedBusPtr daemon_;
+    bus::SlotPtr vtable_;
+    Pending pending_;
+};
+
+TEST_F(PolkitAuthorityTest, AnswersAreCachedWhileTheSenderStays) {
+    for (const Answer a : {Answer{true, false}, Answer{false, false}, Answer{false, true}}) {
+        auth::PolkitAuthority authority(daemon_.get());
+        std::optional<std::optional<sdbus::Error>> outcome;
+        ASSERT_TRUE(checkAnswered(authority, a, false, outcome));
+        EXPECT_EQ(outcome->has_value(), !a.authorized);
+        EXPECT_EQ(authority.cachedForReading(kSender, auth::Action::ManageAllSessions),
+                  std::optional<bool>(a.authorized))
+            << a.authorized << a.challenge;
+        authority.forget(kSender);
+        EXPECT_EQ(authority.cacheSize() + authority.quietChallengeCount(), 0u);
+    }
+}
+
+TEST_F(PolkitAuthorityTest, AnswerForASenderThatLeftMeanwhileIsNotCached) {
+    for (const Answer a : {Answer{true, false}, Answer{false, false}, Answer{false, true}}) {
+        auth::PolkitAuthority authority(daemon_.get());
+        std::optional<std::optional<sdbus::Error>> outcome;
+        ASSERT_TRUE(checkAnswered(authority, a, true, outcome));
+        // The call still gets its answer...
+        EXPECT_EQ(outcome->has_value(), !a.authorized);
+        // ...but nothing stays about a name that will never call again.
+        EXPECT_EQ(authority.cachedForReading(kSender, auth::Action::ManageAllSessions),
+                  std::nullopt)
+            << a.authorized << a.challenge;
+        EXPECT_EQ(authority.cacheSize(), 0u);
+        EXPECT_EQ(authority.quietChallengeCount(), 0u);
+    }
+}
+
+} // namespace
