@@ -2,10 +2,13 @@
 // for polkitd: a direct peer-to-peer sd-bus connection over a socketpair
 // (sd_bus_set_server(3)) serving CheckAuthorization, whose calls the test
 // answers when it chooses. Both ends are pumped from the test's thread.
-// What is checked: a caller that leaves the bus while polkitd is still
-// deciding (forget() before the answer) leaves nothing cached behind, for
-// each kind of answer; without that, every client that hangs up during its
-// first call (held by the VisibilityGate) left entries that nothing removed.
+// What is checked: checks of one sender and action made while one is in
+// flight share its answer instead of each asking polkitd (a client
+// pipelining many first calls made the daemon exhaust the bus's pending
+// replies towards polkitd, failing everyone's checks); a caller that leaves the bus while polkitd
+// is still deciding (forget() before the answer) leaves nothing cached behind, for each kind of
+// answer; without that, every client that hangs up during its first call (held by the
+// VisibilityGate) left entries that nothing removed.
 #include "auth/polkit_authority.hpp"
 #include "bus_message_test_support.hpp"
 
@@ -156,6 +159,49 @@ TEST_F(PolkitAuthorityTest, AnswerForASenderThatLeftMeanwhileIsNotCached) {
         EXPECT_EQ(authority.cacheSize(), 0u);
         EXPECT_EQ(authority.quietChallengeCount(), 0u);
     }
+}
+
+TEST_F(PolkitAuthorityTest, ChecksOfOneSenderAndActionInFlightShareOneQuestion) {
+    auth::PolkitAuthority authority(daemon_.get());
+    const auth::Caller caller{kSender, 1002};
+    constexpr int kCalls = 50;
+    std::vector<std::optional<std::optional<sdbus::Error>>> outcomes(kCalls);
+    for (auto& outcome : outcomes)
+        authority.check(caller, auth::Action::ManageAllSessions, false,
+                        [&outcome](std::optional<sdbus::Error> e) { outcome = std::move(e); });
+    // Another action, and an interactive check, are questions of their own.
+    std::optional<std::optional<sdbus::Error>> other;
+    authority.check(caller, auth::Action::TraceAllUsers, false,
+                    [&other](std::optional<sdbus::Error> e) { other = std::move(e); });
+    std::optional<std::optional<sdbus::Error>> interactive;
+    authority.check(caller, auth::Action::ManageAllSessions, true,
+                    [&interactive](std::optional<sdbus::Error> e) { interactive = std::move(e); });
+    ASSERT_TRUE(pumpUntil([this] { return pending_.size() >= 3; }));
+    // Whatever else was sent has arrived by now.
+    ASSERT_TRUE(pumpUntil([] { return true; }));
+    for (int i = 0; i < 20; ++i)
+        sd_bus_process(polkitd_.get(), nullptr);
+    EXPECT_EQ(pending_.size(), 3u);
+
+    answer(Answer{false, true}); // the first question: a challenge
+    ASSERT_TRUE(pumpUntil([&outcomes] {
+        for (const auto& o : outcomes)
+            if (!o)
+                return false;
+        return true;
+    }));
+    for (const auto& o : outcomes) {
+        ASSERT_TRUE(o->has_value());
+        EXPECT_EQ(o->value().getName(),
+                  "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired");
+    }
+    EXPECT_FALSE(other.has_value());
+    EXPECT_FALSE(interactive.has_value());
+    answer(Answer{true, false});
+    answer(Answer{true, false});
+    ASSERT_TRUE(pumpUntil([&] { return other.has_value() && interactive.has_value(); }));
+    EXPECT_FALSE(other->has_value());
+    EXPECT_FALSE(interactive->has_value());
 }
 
 } // namespace

@@ -34,6 +34,9 @@ struct PolkitAuthority::Query {
     std::string denial; ///< "uid N (:1.x) may not ... (polkit action ...)"
     Done done;
     bus::SlotPtr slot;
+    /// Later checks of the same sender and action, without interaction,
+    /// made while this one was in flight: they get the same answer.
+    std::vector<Done> alsoWaiting;
     /// The sender left the bus (forget()) before polkitd answered: the
     /// answer still goes to `done`, but is not cached, since nothing would
     /// ever drop it again.
@@ -96,8 +99,18 @@ void PolkitAuthority::check(const Caller& caller, Action action, bool interactiv
             done(sdbus::Error(kAccessDenied, denial));
         return;
     }
+    // One question in flight per sender and action: a client that sends
+    // many calls at once (each held by the VisibilityGate, say) must not
+    // multiply the calls to polkitd, whose pending replies the bus limits.
+    if (!interactive)
+        for (const auto& query : queries_)
+            if (!query->interactive && !query->senderGone && query->action == action &&
+                query->caller.sender == caller.sender) {
+                query->alsoWaiting.push_back(std::move(done));
+                return;
+            }
     queries_.push_back(std::make_unique<Query>(
-        Query{this, caller, action, interactive, denial, std::move(done), nullptr}));
+        Query{this, caller, action, interactive, denial, std::move(done), nullptr, {}}));
     Query& query = *queries_.back();
     sd_bus_message* raw = nullptr;
     int r = sd_bus_message_new_method_call(bus_, &raw, kPolkitName, kPolkitPath, kPolkitInterface,
@@ -148,7 +161,11 @@ void PolkitAuthority::finish(Query& query, sd_bus_message* reply) {
     // may release ours when it goes.
     const Caller& caller = owned->caller;
     const std::string id(actionId(owned->action));
-    const Done& done = owned->done;
+    const auto done = [&owned](const std::optional<sdbus::Error>& outcome) {
+        owned->done(outcome);
+        for (const Done& waiting : owned->alsoWaiting)
+            waiting(outcome);
+    };
     const sd_bus_error* error = sd_bus_message_get_error(reply);
     int authorized = 0;
     int challenge = 0;

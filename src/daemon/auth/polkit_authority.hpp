@@ -17,6 +17,7 @@
 #include <string>
 #include <sys/types.h>
 #include <utility>
+#include <vector>
 
 namespace tracectl::auth {
 
