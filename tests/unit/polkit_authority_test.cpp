@@ -5,7 +5,9 @@
 // What is checked: checks of one sender and action made while one is in
 // flight share its answer instead of each asking polkitd (a client
 // pipelining many first calls made the daemon exhaust the bus's pending
-// replies towards polkitd, failing everyone's checks); a caller that leaves the bus while polkitd
+// replies towards polkitd, failing everyone's checks); at most
+// kMaxQuestionsInFlight questions are in flight, the others wait in order
+// (many connections did the same); a caller that leaves the bus while polkitd
 // is still deciding (forget() before the answer) leaves nothing cached behind, for each kind of
 // answer; without that, every client that hangs up during its first call (held by the
 // VisibilityGate) left entries that nothing removed.
@@ -202,6 +204,40 @@ TEST_F(PolkitAuthorityTest, ChecksOfOneSenderAndActionInFlightShareOneQuestion) 
     ASSERT_TRUE(pumpUntil([&] { return other.has_value() && interactive.has_value(); }));
     EXPECT_FALSE(other->has_value());
     EXPECT_FALSE(interactive->has_value());
+}
+
+TEST_F(PolkitAuthorityTest, AtMostABoundedNumberOfQuestionsAreInFlight) {
+    auth::PolkitAuthority authority(daemon_.get());
+    constexpr std::size_t kMax = auth::PolkitAuthority::kMaxQuestionsInFlight;
+    constexpr std::size_t kCallers = kMax + 5;
+    std::vector<std::optional<std::optional<sdbus::Error>>> outcomes(kCallers);
+    for (std::size_t i = 0; i < kCallers; ++i)
+        authority.check(
+            auth::Caller{":1." + std::to_string(100 + i), 1002}, auth::Action::TraceAllUsers, false,
+            [&outcomes, i](std::optional<sdbus::Error> e) { outcomes[i] = std::move(e); });
+    ASSERT_TRUE(pumpUntil([this] { return pending_.size() >= kMax; }));
+    for (int i = 0; i < 50; ++i) {
+        sd_bus_process(daemon_.get(), nullptr);
+        sd_bus_process(polkitd_.get(), nullptr);
+    }
+    EXPECT_EQ(pending_.size(), kMax);
+    // Each answer lets one waiting question go, until all were asked.
+    std::size_t answered = 0;
+    while (answered < kCallers) {
+        ASSERT_FALSE(pending_.empty()) << answered << " answered";
+        EXPECT_LE(pending_.size(), kMax);
+        answer(Answer{true, false});
+        ++answered;
+        ASSERT_TRUE(pumpUntil([&] { return outcomes[answered - 1].has_value(); })) << answered;
+        ASSERT_TRUE(pumpUntil([&] {
+            return pending_.size() == std::min(kMax, kCallers - answered);
+        })) << answered;
+    }
+    for (const auto& o : outcomes) {
+        ASSERT_TRUE(o.has_value());
+        EXPECT_FALSE(o->has_value());
+    }
+    EXPECT_EQ(authority.cacheSize(), kCallers);
 }
 
 } // namespace

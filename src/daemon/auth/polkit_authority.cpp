@@ -3,6 +3,7 @@
 #include "bus_call.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -111,7 +112,13 @@ void PolkitAuthority::check(const Caller& caller, Action action, bool interactiv
             }
     queries_.push_back(std::make_unique<Query>(
         Query{this, caller, action, interactive, denial, std::move(done), nullptr, {}}));
-    Query& query = *queries_.back();
+    // Questions beyond the bound wait, in order, for earlier answers.
+    if (sent_ < kMaxQuestionsInFlight)
+        send(*queries_.back());
+}
+
+void PolkitAuthority::send(Query& query) {
+    const std::string id(actionId(query.action));
     sd_bus_message* raw = nullptr;
     int r = sd_bus_message_new_method_call(bus_, &raw, kPolkitName, kPolkitPath, kPolkitInterface,
                                            "CheckAuthorization");
@@ -121,23 +128,46 @@ void PolkitAuthority::check(const Caller& caller, Action action, bool interactiv
     // details a{ss}) (polkit(8), org.freedesktop.PolicyKit1.Authority).
     if (r >= 0)
         r = sd_bus_message_append(call.get(), "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
-                                  caller.sender.c_str(), id.c_str(), 0,
-                                  interactive ? kAllowUserInteraction : 0, "");
-    if (r >= 0 && interactive)
+                                  query.caller.sender.c_str(), id.c_str(), 0,
+                                  query.interactive ? kAllowUserInteraction : 0, "");
+    if (r >= 0 && query.interactive)
         r = sd_bus_message_set_allow_interactive_authorization(call.get(), 1);
     sd_bus_slot* slot = nullptr;
     if (r >= 0)
         r = sd_bus_call_async(bus_, &slot, call.get(), &PolkitAuthority::onReply, &query,
-                              interactive ? kInteractiveTimeoutUs : 0);
-    if (r < 0) {
-        log::warning("cannot send CheckAuthorization for " + id + ": " + std::strerror(-r));
-        Done finishNow = std::move(query.done);
-        queries_.pop_back();
-        finishNow(sdbus::Error(kAccessDenied,
-                               "polkit cannot be reached to authorize " + id + "; access denied"));
+                              query.interactive ? kInteractiveTimeoutUs : 0);
+    if (r >= 0) {
+        query.slot.reset(slot);
+        ++sent_;
         return;
     }
-    query.slot.reset(slot);
+    log::warning("cannot send CheckAuthorization for " + id + ": " + std::strerror(-r));
+    std::unique_ptr<Query> owned = takeOut(query);
+    const sdbus::Error failed(kAccessDenied,
+                              "polkit cannot be reached to authorize " + id + "; access denied");
+    owned->done(failed);
+    for (const Done& waiting : owned->alsoWaiting)
+        waiting(failed);
+}
+
+std::unique_ptr<PolkitAuthority::Query> PolkitAuthority::takeOut(Query& query) {
+    for (auto it = queries_.begin(); it != queries_.end(); ++it)
+        if (it->get() == &query) {
+            std::unique_ptr<Query> owned = std::move(*it);
+            queries_.erase(it);
+            return owned;
+        }
+    return nullptr;
+}
+
+void PolkitAuthority::sendWaiting() {
+    while (sent_ < kMaxQuestionsInFlight) {
+        const auto next = std::find_if(queries_.begin(), queries_.end(),
+                                       [](const std::unique_ptr<Query>& q) { return !q->slot; });
+        if (next == queries_.end())
+            return;
+        send(**next); // sent, or answered with an error and taken out
+    }
 }
 
 int PolkitAuthority::onReply(sd_bus_message* reply, void* userdata, sd_bus_error*) {
@@ -148,15 +178,11 @@ int PolkitAuthority::onReply(sd_bus_message* reply, void* userdata, sd_bus_error
 
 void PolkitAuthority::finish(Query& query, sd_bus_message* reply) {
     // Take the query out first: `done` may start other checks.
-    std::unique_ptr<Query> owned;
-    for (auto it = queries_.begin(); it != queries_.end(); ++it)
-        if (it->get() == &query) {
-            owned = std::move(*it);
-            queries_.erase(it);
-            break;
-        }
+    std::unique_ptr<Query> owned = takeOut(query);
     if (!owned)
         return;
+    --sent_;
+    sendWaiting();
     // sd-bus holds its own reference to the slot while this runs: `owned`
     // may release ours when it goes.
     const Caller& caller = owned->caller;

@@ -70,6 +70,13 @@ public:
     /// never reused); answers still in flight for it will not be cached.
     void forget(const std::string& sender);
 
+    /// At most this many CheckAuthorization calls are in flight; later
+    /// questions wait, in order, for answers. dbus-daemon refuses a
+    /// connection more than max_replies_per_connection pending replies
+    /// (128 by default on the system bus), and the daemon makes other calls
+    /// too; beyond it every user's checks failed with LimitsExceeded.
+    static constexpr std::size_t kMaxQuestionsInFlight = 64;
+
     /// Number of cached results (for tests and the journal).
     std::size_t cacheSize() const noexcept { return cache_.size(); }
     /// Number of remembered challenges (for tests).
@@ -78,6 +85,13 @@ public:
 private:
     struct Query;
     static int onReply(sd_bus_message* reply, void* userdata, sd_bus_error* error);
+    /// Sends `query`'s CheckAuthorization; if it cannot be sent, answers
+    /// its checks with AccessDenied and takes it out of queries_.
+    void send(Query& query);
+    /// Sends waiting questions while fewer than kMaxQuestionsInFlight are.
+    void sendWaiting();
+    /// Removes `query` from queries_ and hands it over (nullptr if absent).
+    std::unique_ptr<Query> takeOut(Query& query);
     /// Runs the outcome of `query`'s CheckAuthorization reply (or error).
     void finish(Query& query, sd_bus_message* reply);
 
@@ -88,6 +102,8 @@ private:
     std::map<std::pair<std::string, Action>, bool> quietChallenges_;
     /// CheckAuthorization calls in flight; a reply finds its entry by address.
     std::list<std::unique_ptr<Query>> queries_;
+    /// Entries of queries_ sent to polkitd, not yet answered.
+    std::size_t sent_ = 0;
 };
 
 } // namespace tracectl::auth
