@@ -240,4 +240,35 @@ TEST_F(PolkitAuthorityTest, AtMostABoundedNumberOfQuestionsAreInFlight) {
     EXPECT_EQ(authority.cacheSize(), kCallers);
 }
 
+TEST_F(PolkitAuthorityTest, WaitingQuestionsOfSendersThatLeftAreNotSent) {
+    auth::PolkitAuthority authority(daemon_.get());
+    constexpr std::size_t kMax = auth::PolkitAuthority::kMaxQuestionsInFlight;
+    constexpr std::size_t kCallers = kMax + 5;
+    std::vector<std::optional<std::optional<sdbus::Error>>> outcomes(kCallers);
+    const auto sender = [](std::size_t i) { return ":1." + std::to_string(100 + i); };
+    for (std::size_t i = 0; i < kCallers; ++i)
+        authority.check(
+            auth::Caller{sender(i), 1002}, auth::Action::TraceAllUsers, false,
+            [&outcomes, i](std::optional<sdbus::Error> e) { outcomes[i] = std::move(e); });
+    ASSERT_TRUE(pumpUntil([this] { return pending_.size() >= kMax; }));
+    // The five waiting ones hang up (say, clients that sent one call and left).
+    for (std::size_t i = kMax; i < kCallers; ++i)
+        authority.forget(sender(i));
+    answer(Answer{true, false});
+    ASSERT_TRUE(pumpUntil([&] { return outcomes[0].has_value(); }));
+    // Answered at once, refused, never asked of polkitd.
+    for (std::size_t i = kMax; i < kCallers; ++i) {
+        ASSERT_TRUE(outcomes[i].has_value()) << i;
+        ASSERT_TRUE(outcomes[i]->has_value()) << i;
+        EXPECT_NE(outcomes[i]->value().getMessage().find("the caller left the bus"),
+                  std::string::npos);
+    }
+    for (int i = 0; i < 50; ++i) {
+        sd_bus_process(daemon_.get(), nullptr);
+        sd_bus_process(polkitd_.get(), nullptr);
+    }
+    EXPECT_EQ(pending_.size(), kMax - 1);
+    EXPECT_EQ(authority.cacheSize(), 1u);
+}
+
 } // namespace

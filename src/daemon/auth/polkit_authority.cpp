@@ -166,6 +166,15 @@ void PolkitAuthority::sendWaiting() {
                                        [](const std::unique_ptr<Query>& q) { return !q->slot; });
         if (next == queries_.end())
             return;
+        if ((*next)->senderGone) {
+            // Nobody is left to answer: not worth a question to polkitd.
+            std::unique_ptr<Query> owned = takeOut(**next);
+            const sdbus::Error gone(kAccessDenied, owned->denial + ": the caller left the bus");
+            owned->done(gone);
+            for (const Done& waiting : owned->alsoWaiting)
+                waiting(gone);
+            continue;
+        }
         send(**next); // sent, or answered with an error and taken out
     }
 }

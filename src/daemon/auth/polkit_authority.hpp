@@ -88,7 +88,8 @@ private:
     /// Sends `query`'s CheckAuthorization; if it cannot be sent, answers
     /// its checks with AccessDenied and takes it out of queries_.
     void send(Query& query);
-    /// Sends waiting questions while fewer than kMaxQuestionsInFlight are.
+    /// Sends waiting questions while fewer than kMaxQuestionsInFlight are;
+    /// those of senders that left meanwhile are answered AccessDenied, unsent.
     void sendWaiting();
     /// Removes `query` from queries_ and hands it over (nullptr if absent).
     std::unique_ptr<Query> takeOut(Query& query);
