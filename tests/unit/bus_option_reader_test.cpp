@@ -59,7 +59,7 @@ TEST_F(OptionReader, EveryBasicTypeComesBackAsItsVariant) {
     ASSERT_EQ(o.size(), 12u);
     const std::map<std::string, std::string> expectedTypes = {
         {"b", "b"}, {"y", "y"}, {"n", "n"}, {"q", "q"}, {"i", "i"}, {"u", "u"},
-        {"x", "x"}, {"t", "t"}, {"d", "d"}, {"s", "s"}, {"o", "s"}, {"g", "s"}};
+        {"x", "x"}, {"t", "t"}, {"d", "d"}, {"s", "s"}, {"o", "o"}, {"g", "g"}};
     for (const auto& [key, type] : expectedTypes)
         EXPECT_EQ(o.at(key).peekValueType(), type) << key;
     EXPECT_EQ(o.at("b").get<bool>(), true);
@@ -72,9 +72,12 @@ TEST_F(OptionReader, EveryBasicTypeComesBackAsItsVariant) {
     EXPECT_EQ(o.at("t").get<uint64_t>(), 18000000000000000000u);
     EXPECT_EQ(o.at("d").get<double>(), 2.5);
     EXPECT_EQ(o.at("s").get<std::string>(), "text with spaces");
-    // Paths and signatures are handed to the option readers as strings.
-    EXPECT_EQ(o.at("o").get<std::string>(), "/org/tracectl/Tracing1/session/x");
-    EXPECT_EQ(o.at("g").get<std::string>(), "a{sv}");
+    // Paths and signatures keep their types: an option that wants a string
+    // (s) refuses them, as it refuses every other type.
+    EXPECT_EQ(o.at("o").get<sdbus::ObjectPath>(), "/org/tracectl/Tracing1/session/x");
+    EXPECT_EQ(o.at("g").get<sdbus::Signature>(), "a{sv}");
+    EXPECT_FALSE(o.at("o").containsValueOfType<std::string>());
+    EXPECT_FALSE(o.at("g").containsValueOfType<std::string>());
 }
 
 TEST_F(OptionReader, FalseAndEmptyValuesAreKept) {

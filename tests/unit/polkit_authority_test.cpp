@@ -272,3 +272,25 @@ TEST_F(PolkitAuthorityTest, WaitingQuestionsOfSendersThatLeftAreNotSent) {
 }
 
 } // namespace
+
+namespace {
+
+// A polkitd that takes a question and never answers (hung, SIGSTOPped)
+// must not hold callers for D-Bus's default 25 s: a question asked without
+// interaction fails closed after the authority's quiet timeout.
+TEST_F(PolkitAuthorityTest, AnUnansweredQuietQuestionFailsClosedAfterItsTimeout) {
+    auth::PolkitAuthority authority(daemon_.get(), std::nullopt, std::chrono::milliseconds(200));
+    std::optional<std::optional<sdbus::Error>> outcome;
+    const auto begin = std::chrono::steady_clock::now();
+    authority.check(auth::Caller{kSender, 1002}, auth::Action::ManageAllSessions, false,
+                    [&outcome](std::optional<sdbus::Error> e) { outcome = std::move(e); });
+    ASSERT_TRUE(pumpUntil([&outcome] { return outcome.has_value(); }));
+    const auto waited = std::chrono::steady_clock::now() - begin;
+    ASSERT_TRUE(outcome->has_value());
+    EXPECT_EQ(outcome->value().getName(), "org.freedesktop.DBus.Error.AccessDenied");
+    EXPECT_GE(waited, std::chrono::milliseconds(150));
+    EXPECT_LT(waited, std::chrono::seconds(5));
+    EXPECT_EQ(authority.cacheSize(), 0u) << "a timeout is not an answer";
+}
+
+} // namespace

@@ -27,9 +27,9 @@ TEST(RotationScheduleOptions, EmptyClearsTheSchedule) {
 }
 
 TEST(RotationScheduleOptions, TimerAndSizeAreRead) {
-    const RotationSchedule s = readRotationSchedule(
-        {{"timer-us", sdbus::Variant(uint64_t{2'000'000})},
-         {"size-bytes", sdbus::Variant(uint64_t{1 << 20})}});
+    const RotationSchedule s =
+        readRotationSchedule({{"timer-us", sdbus::Variant(uint64_t{2'000'000})},
+                              {"size-bytes", sdbus::Variant(uint64_t{1 << 20})}});
     EXPECT_EQ(s.timerUs, 2'000'000u);
     EXPECT_EQ(s.sizeBytes, 1u << 20);
 }

@@ -44,8 +44,9 @@ struct PolkitAuthority::Query {
     bool senderGone = false;
 };
 
-PolkitAuthority::PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner)
-    : bus_(bus), instanceOwner_(instanceOwner) {}
+PolkitAuthority::PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner,
+                                 std::chrono::microseconds quietTimeout)
+    : bus_(bus), instanceOwner_(instanceOwner), quietTimeout_(quietTimeout) {}
 
 // The slots of calls in flight go with queries_: their replies never run.
 PolkitAuthority::~PolkitAuthority() = default;
@@ -135,7 +136,8 @@ void PolkitAuthority::send(Query& query) {
     sd_bus_slot* slot = nullptr;
     if (r >= 0)
         r = sd_bus_call_async(bus_, &slot, call.get(), &PolkitAuthority::onReply, &query,
-                              query.interactive ? kInteractiveTimeoutUs : 0);
+                              query.interactive ? kInteractiveTimeoutUs
+                                                : static_cast<uint64_t>(quietTimeout_.count()));
     if (r >= 0) {
         query.slot.reset(slot);
         ++sent_;
@@ -211,11 +213,18 @@ void PolkitAuthority::finish(Query& query, sd_bus_message* reply) {
         // Fail closed: nobody is allowed anything polkit was not asked about.
         const std::string name =
             error != nullptr && error->name != nullptr ? error->name : "an unreadable reply";
-        log::warning("cannot ask polkit whether " + who(caller) + " may do " + id + ": " + name +
-                     (error != nullptr && error->message != nullptr
-                          ? std::string(": ") + error->message
-                          : std::string()) +
-                     "; denied");
+        // A caller that left before polkitd looked is no news (any user
+        // can make many): debug, not a warning.
+        const bool callerLeft = owned->senderGone || name == SD_BUS_ERROR_NAME_HAS_NO_OWNER;
+        const std::string line =
+            "cannot ask polkit whether " + who(caller) + " may do " + id + ": " + name +
+            (error != nullptr && error->message != nullptr ? std::string(": ") + error->message
+                                                           : std::string()) +
+            "; denied";
+        if (callerLeft)
+            log::debug(line);
+        else
+            log::warning(line);
         done(sdbus::Error(kAccessDenied, "polkit (" + std::string(kPolkitName) +
                                              ") cannot be reached to authorize " + id + " (" +
                                              name + "); access denied"));

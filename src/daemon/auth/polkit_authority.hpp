@@ -8,6 +8,7 @@
 #include "auth/caller.hpp"
 #include "bus/sd_bus_handles.hpp"
 
+#include <chrono>
 #include <functional>
 #include <list>
 #include <map>
@@ -39,7 +40,14 @@ public:
     /// `instanceOwner` is set for a per-user instance (tracectld --user, on
     /// a session bus where no polkitd serves): then the owner and uid 0 are
     /// allowed everything and every other uid is denied, polkit never asked.
-    explicit PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner = std::nullopt);
+    ///
+    /// A question asked without interaction that polkitd leaves unanswered
+    /// for `quietTimeout` fails (closed, AccessDenied), so a hung polkitd
+    /// holds first calls (VisibilityGate) for that long, not for D-Bus's
+    /// 25 s; interactive questions wait 300 s (a person types a password).
+    explicit PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner = std::nullopt,
+                             std::chrono::microseconds quietTimeout = kDefaultQuietTimeout);
+    static constexpr std::chrono::microseconds kDefaultQuietTimeout = std::chrono::seconds(5);
     ~PolkitAuthority();
     PolkitAuthority(const PolkitAuthority&) = delete;
     PolkitAuthority& operator=(const PolkitAuthority&) = delete;
@@ -98,6 +106,7 @@ private:
 
     sd_bus* bus_;
     std::optional<uid_t> instanceOwner_;
+    std::chrono::microseconds quietTimeout_;
     std::map<std::pair<std::string, Action>, bool> cache_;
     /// Challenges answered to calls without interaction: "not without authenticating".
     std::map<std::pair<std::string, Action>, bool> quietChallenges_;

@@ -17,10 +17,18 @@ sdbus::Variant readBasic(sd_bus_message* m, char type) {
     return sdbus::Variant(value);
 }
 
+/// A string-like value with its own type: s as std::string, o as
+/// sdbus::ObjectPath, g as sdbus::Signature (an option wanting s refuses
+/// the other two).
 sdbus::Variant readString(sd_bus_message* m, char type) {
-    const char* value = nullptr;
-    check(sd_bus_message_read_basic(m, type, &value), "read option value");
-    return sdbus::Variant(std::string(value != nullptr ? value : ""));
+    const char* raw = nullptr;
+    check(sd_bus_message_read_basic(m, type, &raw), "read option value");
+    std::string value(raw != nullptr ? raw : "");
+    if (type == 'o')
+        return sdbus::Variant(sdbus::ObjectPath(std::move(value)));
+    if (type == 'g')
+        return sdbus::Variant(sdbus::Signature(std::move(value)));
+    return sdbus::Variant(std::move(value));
 }
 
 /// The variant's value, the read position inside it. Throws
