@@ -4,9 +4,12 @@
 
 #include "bus/sd_bus_handles.hpp"
 
+#include <cerrno>
 #include <gtest/gtest.h>
 #include <memory>
 #include <string>
+#include <sys/socket.h>
+#include <system_error>
 #include <systemd/sd-bus.h>
 #include <vector>
 
@@ -30,6 +33,34 @@ inline UnconnectedBusPtr unconnectedBus() {
     const int r = sd_bus_start(bus.get());
     EXPECT_EQ(r, -EINVAL) << "sd_bus_start without an address";
     return bus;
+}
+
+/// Two sd-bus connections talking directly, with no bus daemon: `server`
+/// (sd_bus_set_server(3)) and `client`, on the two ends of a socketpair,
+/// both started.
+struct ConnectedPeers {
+    UnconnectedBusPtr server;
+    UnconnectedBusPtr client;
+};
+
+inline ConnectedPeers connectedPeers() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+        throw std::system_error(errno, std::generic_category(), "socketpair");
+    auto peerOn = [](int fd) {
+        sd_bus* raw = nullptr;
+        check(sd_bus_new(&raw), "sd_bus_new");
+        UnconnectedBusPtr bus(raw);
+        check(sd_bus_set_fd(bus.get(), fd, fd), "sd_bus_set_fd");
+        return bus;
+    };
+    ConnectedPeers p{peerOn(fds[0]), peerOn(fds[1])};
+    sd_id128_t id;
+    check(sd_id128_randomize(&id), "sd_id128_randomize");
+    check(sd_bus_set_server(p.server.get(), 1, id), "sd_bus_set_server");
+    check(sd_bus_start(p.server.get()), "sd_bus_start(server)");
+    check(sd_bus_start(p.client.get()), "sd_bus_start(client)");
+    return p;
 }
 
 /// An empty method call message on `bus`, to append to.

@@ -100,15 +100,9 @@ int enumerateGadgets(sd_bus*, const char*, void* userdata, char*** nodes, sd_bus
 class DispatchedLookup : public ::testing::Test {
 protected:
     void SetUp() override {
-        int fds[2];
-        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        server_ = peer(fds[0]);
-        client_ = peer(fds[1]);
-        sd_id128_t id;
-        ASSERT_GE(sd_id128_randomize(&id), 0);
-        ASSERT_GE(sd_bus_set_server(server_.get(), 1, id), 0);
-        ASSERT_GE(sd_bus_start(server_.get()), 0);
-        ASSERT_GE(sd_bus_start(client_.get()), 0);
+        ConnectedPeers peers = connectedPeers();
+        server_ = std::move(peers.server);
+        client_ = std::move(peers.client);
         ASSERT_GE(sd_bus_set_method_call_timeout(client_.get(), 10'000'000), 0);
 
         sd_bus_slot* slot = nullptr;
@@ -131,14 +125,6 @@ protected:
         if (serving_.joinable())
             serving_.join();
         EXPECT_EQ(serveError_, 0) << std::strerror(-serveError_);
-    }
-
-    static UnconnectedBusPtr peer(int fd) {
-        sd_bus* raw = nullptr;
-        check(sd_bus_new(&raw), "sd_bus_new");
-        UnconnectedBusPtr bus(raw);
-        check(sd_bus_set_fd(bus.get(), fd, fd), "sd_bus_set_fd");
-        return bus;
     }
 
     /// The server's loop; once started, only this thread touches server_

@@ -53,15 +53,9 @@ const sd_bus_vtable kPolkitVtable[] = {
 class PolkitAuthorityTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        int fds[2];
-        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        polkitd_ = peer(fds[0]);
-        daemon_ = peer(fds[1]);
-        sd_id128_t id;
-        ASSERT_GE(sd_id128_randomize(&id), 0);
-        ASSERT_GE(sd_bus_set_server(polkitd_.get(), 1, id), 0);
-        ASSERT_GE(sd_bus_start(polkitd_.get()), 0);
-        ASSERT_GE(sd_bus_start(daemon_.get()), 0);
+        ConnectedPeers peers = connectedPeers();
+        polkitd_ = std::move(peers.server);
+        daemon_ = std::move(peers.client);
         sd_bus_slot* slot = nullptr;
         ASSERT_GE(sd_bus_add_object_vtable(
                       polkitd_.get(), &slot, "/org/freedesktop/PolicyKit1/Authority",
@@ -73,14 +67,6 @@ protected:
     void TearDown() override {
         vtable_.reset();
         pending_.clear();
-    }
-
-    static UnconnectedBusPtr peer(int fd) {
-        sd_bus* raw = nullptr;
-        bus::check(sd_bus_new(&raw), "sd_bus_new");
-        UnconnectedBusPtr bus(raw);
-        bus::check(sd_bus_set_fd(bus.get(), fd, fd), "sd_bus_set_fd");
-        return bus;
     }
 
     /// Processes both ends until `done()` holds; false after 5 s.
