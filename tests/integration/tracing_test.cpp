@@ -688,3 +688,33 @@ TEST_F(Tracing, PerPidAppKilledMidTraceKeepsEveryEventUpToTheKill) {
     s.Stop({});
     s.Destroy({});
 }
+
+namespace {
+
+// Regression: a per-PID app killed while it was being set up, before it
+// registered its channel, left a trace folder whose metadata declared no
+// stream class while the consumer still wrote its streams' last (empty)
+// packets; babeltrace2 then refused the whole session trace ("No stream
+// class with ID"). Apps are killed 0-90 ms after they start, so some die
+// during set-up, some before their first event, some while tracing.
+TEST_F(Tracing, PerPidAppsKilledDuringSetUpLeaveTheWholeTraceReadable) {
+    const std::string dir = output("killed-per-pid");
+    SessionClient s(*bus_, manager_->CreateSession(
+                               "killed-per-pid",
+                               {{"output-path", sdbus::Variant(dir)},
+                                {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", {});
+    s.Start({});
+    for (int i = 0; i < 24; ++i) {
+        ChildProcess app({demoApp(), "100000", "200"}, {}, sandbox_->dir() + "/log/apps.log");
+        std::this_thread::sleep_for(std::chrono::milliseconds((i * 37) % 90));
+        app.kill(SIGKILL);
+        app.wait(5000);
+    }
+    s.Stop({});
+    const RunResult read = run({"babeltrace2", dir});
+    EXPECT_EQ(read.exitCode, 0) << read.describe().substr(0, 2000);
+    s.Destroy({});
+}
+
+} // namespace

@@ -569,3 +569,21 @@ TEST(MetadataRobustness, RandomFieldListsNeverCrash) {
     }
     EXPECT_GT(accepted, 100u);
 }
+
+// A trace whose app left before registering a channel: the consumer still
+// writes that channel's last packets, so the stream class must be declared
+// (without event context) or readers refuse the whole trace.
+TEST(MetadataChannels, UnregisteredChannelsAreDeclaredOnceWithoutContext) {
+    TraceRegistry r(sampleTraceInfo());
+    const std::uint32_t first = r.createChannel();
+    const std::uint32_t second = r.createChannel();
+    r.registerChannel(first, {});
+    EXPECT_FALSE(r.isChannelRegistered(second));
+    EXPECT_EQ(r.declareUnregisteredChannels(), 1u);
+    EXPECT_TRUE(r.isChannelRegistered(second));
+    EXPECT_TRUE(contains(r.text(), "stream {\n\tid = " + std::to_string(second) + ";\n"));
+    EXPECT_FALSE(contains(r.text(), "event.context"));
+    const std::size_t size = r.text().size();
+    EXPECT_EQ(r.declareUnregisteredChannels(), 0u);
+    EXPECT_EQ(r.text().size(), size);
+}

@@ -128,6 +128,16 @@ ChannelReply TraceRegistry::registerChannel(std::uint32_t chanId,
     return reply;
 }
 
+std::size_t TraceRegistry::declareUnregisteredChannels() {
+    std::size_t declared = 0;
+    for (std::uint32_t id = 0; id < channels_.size(); ++id)
+        if (!channel(id).registered) {
+            registerChannel(id, {});
+            ++declared;
+        }
+    return declared;
+}
+
 std::uint32_t TraceRegistry::registerEvent(std::uint32_t chanId, std::string_view name,
                                            int loglevel, std::string_view signature,
                                            std::span<const lttng_ust_ctl_field> fields,

@@ -66,6 +66,16 @@ public:
     ChannelReply registerChannel(std::uint32_t chanId,
                                  std::span<const lttng_ust_ctl_field> contextFields);
 
+    /// For a trace no app will register channels in any more (its app
+    /// exited, or the session is destroyed): writes the stream block, with no
+    /// event context, of every channel never registered, followed by the
+    /// events waiting for it. The consumer still flushes such a channel's
+    /// streams (packets without events) into the trace; without the block,
+    /// readers refuse the whole trace (babeltrace2: "No stream class with
+    /// ID"). Returns how many channels it declared. A later registerChannel
+    /// with context fields then fails with EINVAL.
+    std::size_t declareUnregisteredChannels();
+
     /// Notify command EVENT. Returns the event id: per channel, from 0. An
     /// event equal to one already registered in the channel (same name,
     /// signature, loglevel, model.emf.uri and field layout) gets that id

@@ -209,6 +209,9 @@ UstTracer::Trace& UstTracer::traceFor(Traced& t, const UstApp& app) {
 }
 
 void UstTracer::closeInConsumer(Traced& t, Trace& trace) {
+    // Final: no app registers a channel of this trace any more, and the
+    // consumer writes each stream's last (maybe empty) packet now.
+    declareUnregisteredChannels(t, trace);
     for (auto& ch : trace.channels) {
         ch.objects = ConsumerChannel{ch.objects.key, nullptr, {}};
         t.consumer->destroyChannel(ch.objects.key);
@@ -216,6 +219,16 @@ void UstTracer::closeInConsumer(Traced& t, Trace& trace) {
     trace.metadata.channel.reset();
     trace.metadata.streams.clear();
     t.consumer->destroyChannel(trace.metadata.key);
+}
+
+void UstTracer::declareUnregisteredChannels(Traced& t, Trace& trace) {
+    if (const std::size_t n = trace.registry->declareUnregisteredChannels(); n != 0) {
+        log::info("session '" + t.snapshot.name + "': " + std::to_string(n) + " channel(s) of " +
+                  trace.dir +
+                  " were never registered by an app (it left before); declared without "
+                  "context, so the trace stays readable");
+        pushMetadata(t, trace);
+    }
 }
 
 void UstTracer::pushMetadata(Traced& t, Trace& trace) {
@@ -388,6 +401,7 @@ void UstTracer::start(const SessionSnapshot& s) {
         } catch (const Error& e) {
             log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
                          " not traced: " + e.what());
+            abandonSetUp(t, *app);
         }
     }
     for (auto& [pid, a] : t.apps) {
@@ -727,7 +741,16 @@ void UstTracer::joinRunning(Traced& t, const std::shared_ptr<UstApp>& app) {
     } catch (const Error& e) {
         log::warning("session '" + t.snapshot.name + "': app " + std::to_string(app->info.pid) +
                      " not traced: " + e.what());
+        abandonSetUp(t, *app);
     }
+}
+
+void UstTracer::abandonSetUp(Traced& t, const UstApp& app) {
+    // A per-PID trace made for this app alone will never get its channels
+    // registered: closed now, complete (its streams declared), rather than
+    // left for Stop to flush into files no reader can decode.
+    if (t.snapshot.perPid && t.apps.count(app.info.pid) == 0)
+        retirePerPidTrace(t, {static_cast<uint32_t>(app.info.pid), app.info.bitness});
 }
 
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app) {
@@ -817,6 +840,14 @@ void UstTracer::retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key) 
         return;
     std::unique_ptr<Trace> trace = std::move(it->second);
     t.traces.erase(it);
+    try {
+        // The app is gone: it registers nothing more.
+        std::lock_guard lock(shared_);
+        declareUnregisteredChannels(t, *trace);
+    } catch (const std::exception& e) {
+        log::warning("session '" + t.snapshot.name + "': metadata of the exited app's trace " +
+                     trace->dir + ": " + e.what());
+    }
     if (t.snapshot.snapshotMode) {
         // A flight recorder keeps an exited app's last events: snapshots
         // taken after its exit (a crash, say) still hold them.

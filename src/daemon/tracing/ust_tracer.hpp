@@ -230,12 +230,18 @@ private:
     /// Per-PID: the app of trace `key` exited; has the consumer drain and
     /// close its channels, then forgets the trace. Call after the app's
     /// routes are gone and synchronized. Never throws (logged).
+    /// After `app` failed to be set up in `t`: retires the per-PID trace made
+    /// for it, if any (per-UID traces stay for the uid's other apps).
+    void abandonSetUp(Traced& t, const UstApp& app);
     void retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key);
     /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `ids`:
     /// retired once the process has exited (its pidfd says so), since
     /// lttng-ust closes its sockets in a destructor while other threads
     /// of the app may still write.
     void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<std::string> ids);
+    /// Declares the channels of `trace` no app registered (TraceRegistry::
+    /// declareUnregisteredChannels) and pushes the metadata. Caller holds shared_.
+    void declareUnregisteredChannels(Traced& t, Trace& trace);
     void pushMetadata(Traced& t, Trace& trace); // holds shared_
     /// Drops our copies of `trace`'s channels and has the consumer read
     /// each to the end and close it (DestroyChannel), metadata last.
