@@ -14,12 +14,6 @@ namespace {
 
 constexpr const char* kManagerInterface = "org.tracectl.Tracing1.Manager";
 
-std::string readString(sd_bus_message* m) {
-    const char* s = nullptr;
-    bus::check(sd_bus_message_read_basic(m, 's', &s), "read string argument");
-    return s != nullptr ? s : "";
-}
-
 } // namespace
 
 const bus::Property<ManagerObject> ManagerObject::kProperties[1] = {
@@ -78,7 +72,7 @@ SessionObject* ManagerObject::objectAt(const std::string& path) const {
 int ManagerObject::onCreateSession(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<ManagerObject>(m, userdata, "CreateSession",
                                          [](ManagerObject& o, sd_bus_message* msg, auto reply) {
-                                             const std::string name = readString(msg);
+                                             const std::string name = bus::readStringArgument(msg);
                                              o.CreateSession(reply, name, bus::readOptions(msg));
                                          });
 }
@@ -86,7 +80,7 @@ int ManagerObject::onCreateSession(sd_bus_message* m, void* userdata, sd_bus_err
 int ManagerObject::onGetSession(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<ManagerObject>(m, userdata, "GetSession",
                                          [](ManagerObject& o, sd_bus_message* msg, auto reply) {
-                                             o.GetSession(reply, readString(msg));
+                                             o.GetSession(reply, bus::readStringArgument(msg));
                                          });
 }
 

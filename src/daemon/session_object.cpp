@@ -619,17 +619,6 @@ const bus::Property<SessionObject> SessionObject::kProperties[13] = {
      }},
 };
 
-namespace {
-
-/// Reads one string argument.
-std::string readString(sd_bus_message* m) {
-    const char* s = nullptr;
-    bus::check(sd_bus_message_read_basic(m, 's', &s), "read string argument");
-    return s != nullptr ? s : "";
-}
-
-} // namespace
-
 int SessionObject::onStart(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(m, userdata, "Start", [](Self& o, sd_bus_message* msg, auto r) {
         o.authorizeWithOnlyInteractive("Start", r, bus::readOptions(msg), &Self::doStart);
@@ -657,8 +646,8 @@ int SessionObject::onRotate(sd_bus_message* m, void* userdata, sd_bus_error*) {
 int SessionObject::onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(
         m, userdata, "AddChannel", [](Self& o, sd_bus_message* msg, auto r) {
-            std::string domain = readString(msg);
-            std::string name = readString(msg);
+            std::string domain = bus::readStringArgument(msg);
+            std::string name = bus::readStringArgument(msg);
             o.AddChannel(r, std::move(domain), std::move(name), bus::readOptions(msg));
         });
 }
@@ -666,9 +655,9 @@ int SessionObject::onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error*
 int SessionObject::onEnableEvents(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(m, userdata, "EnableEvents",
                                 [](Self& o, sd_bus_message* msg, auto r) {
-                                    std::string domain = readString(msg);
-                                    std::string channel = readString(msg);
-                                    std::string pattern = readString(msg);
+                                    std::string domain = bus::readStringArgument(msg);
+                                    std::string channel = bus::readStringArgument(msg);
+                                    std::string pattern = bus::readStringArgument(msg);
                                     o.EnableEvents(r, std::move(domain), std::move(channel),
                                                    std::move(pattern), bus::readOptions(msg));
                                 });
@@ -677,9 +666,9 @@ int SessionObject::onEnableEvents(sd_bus_message* m, void* userdata, sd_bus_erro
 int SessionObject::onAddContext(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(m, userdata, "AddContext",
                                 [](Self& o, sd_bus_message* msg, auto r) {
-                                    std::string domain = readString(msg);
-                                    std::string channel = readString(msg);
-                                    std::string type = readString(msg);
+                                    std::string domain = bus::readStringArgument(msg);
+                                    std::string channel = bus::readStringArgument(msg);
+                                    std::string type = bus::readStringArgument(msg);
                                     o.AddContext(r, std::move(domain), std::move(channel),
                                                  std::move(type), bus::readOptions(msg));
                                 });

@@ -34,15 +34,7 @@ protected:
     /// A started session named `name` recording tracectl_demo:tick.
     std::unique_ptr<SessionClient> startSession(const std::string& name, bool perPid,
                                                 Options channel = {}) {
-        Options options{{"output-path", sdbus::Variant(output(name))}};
-        if (perPid)
-            options["buffer-ownership"] = sdbus::Variant(std::string("per-pid"));
-        auto s = std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
-        if (!channel.empty())
-            s->AddChannel("ust", "channel0", channel);
-        s->EnableEvents("ust", "", "tracectl_demo:tick", {});
-        s->Start({});
-        return s;
+        return startTickSession(name, {}, perPid, channel);
     }
 
     /// Rotate(), then waits (up to `limit`) for RotationCompleted of that

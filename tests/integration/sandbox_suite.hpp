@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <gtest/gtest.h>
+#include <map>
 #include <memory>
 #include <sdbus-c++/sdbus-c++.h>
 #include <string>
@@ -33,6 +34,24 @@ protected:
     /// A trace folder under the sandbox.
     static std::string output(const std::string& name) {
         return sandbox_->dir() + "/traces/" + name;
+    }
+
+    /// A started session `name` writing to output(name) and recording
+    /// tracectl_demo:tick, made with CreateSession options `options` (the
+    /// output path is added), per-PID buffers if `perPid`, and channel0 made
+    /// with `channel` if that is not empty (else the default channel).
+    std::unique_ptr<SessionClient>
+    startTickSession(const std::string& name, std::map<std::string, sdbus::Variant> options,
+                     bool perPid, const std::map<std::string, sdbus::Variant>& channel) {
+        options["output-path"] = sdbus::Variant(output(name));
+        if (perPid)
+            options["buffer-ownership"] = sdbus::Variant(std::string("per-pid"));
+        auto s = std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
+        if (!channel.empty())
+            s->AddChannel("ust", "channel0", channel);
+        s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+        s->Start({});
+        return s;
     }
 
     static inline std::unique_ptr<Sandbox> sandbox_;

@@ -64,16 +64,8 @@ protected:
     /// A started snapshot session `name` recording tracectl_demo:tick.
     std::unique_ptr<SessionClient> startSession(const std::string& name, bool perPid = false,
                                                 Options channel = {}) {
-        Options options{{"output-path", sdbus::Variant(output(name))},
-                        {"mode", sdbus::Variant(std::string("snapshot"))}};
-        if (perPid)
-            options["buffer-ownership"] = sdbus::Variant(std::string("per-pid"));
-        auto s = std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
-        if (!channel.empty())
-            s->AddChannel("ust", "channel0", channel);
-        s->EnableEvents("ust", "", "tracectl_demo:tick", {});
-        s->Start({});
-        return s;
+        return startTickSession(name, {{"mode", sdbus::Variant(std::string("snapshot"))}}, perPid,
+                                channel);
     }
     std::string appLog() const { return sandbox_->dir() + "/log/apps.log"; }
 };

@@ -82,6 +82,12 @@ sdbus::Variant readValue(sd_bus_message* m, const std::string& key, const std::s
 
 } // namespace
 
+std::string readStringArgument(sd_bus_message* m) {
+    const char* s = nullptr;
+    check(sd_bus_message_read_basic(m, 's', &s), "read string argument");
+    return s != nullptr ? s : "";
+}
+
 std::map<std::string, sdbus::Variant> readOptions(sd_bus_message* m) {
     std::map<std::string, sdbus::Variant> options;
     check(sd_bus_message_enter_container(m, 'a', "{sv}"), "read options a{sv}");

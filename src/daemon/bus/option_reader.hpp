@@ -17,4 +17,8 @@ namespace tracectl::bus {
 /// dropped or overridden. Throws std::system_error if `m` holds no a{sv} there.
 std::map<std::string, sdbus::Variant> readOptions(sd_bus_message* m);
 
+/// The string argument (s) at the read position of `m`, consumed. Throws
+/// std::system_error if `m` holds no string there.
+std::string readStringArgument(sd_bus_message* m);
+
 } // namespace tracectl::bus
