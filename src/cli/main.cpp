@@ -336,6 +336,10 @@ ExitStatus run(int argc, char** argv) {
                 throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
             }
         }
+        if (!is_valid_utf8(cl.create_output)) {
+            throw CLI::ValidationError("--output", "the folder's path must be valid UTF-8 "
+                                                   "(D-Bus carries paths as UTF-8 strings)");
+        }
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
             app.exit(e); // --help, --version: print to stdout

@@ -255,7 +255,7 @@ void SessionObject::doRotate(const Pending& pending) {
     refuseInSnapshotMode("Rotate");
     const SessionState state = session_.state();
     if (state == SessionState::Created || state == SessionState::Error)
-        throw Error(ErrorCode::WrongState, "session '" + session_.config().name + "' is " +
+        throw Error(ErrorCode::WrongState, "session '" + session_.config().name + "' is in state " +
                                                std::string(toString(state)) +
                                                ": only a started session rotates");
     if (rotating_)
@@ -307,7 +307,8 @@ void SessionObject::doRecordSnapshot(const Pending& pending, uint64_t maxSize) {
     const SessionState state = session_.state();
     if (state == SessionState::Created || state == SessionState::Error)
         throw Error(ErrorCode::WrongState,
-                    "session '" + session_.config().name + "' is " + std::string(toString(state)) +
+                    "session '" + session_.config().name + "' is in state " +
+                        std::string(toString(state)) +
                         ": a snapshot needs a started session (active or stopped)");
     // Busy like Start/Stop/Destroy: those wait for no one and are refused
     // (WrongState) meanwhile, so a Destroy can never free this object while

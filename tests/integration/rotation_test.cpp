@@ -166,6 +166,12 @@ TEST_F(Rotation, BadRotationsAreRefusedCleanly) {
         manager_->CreateSession("rot-bad", {{"output-path", sdbus::Variant(output("rot-bad"))}}));
     fresh.EnableEvents("ust", "", "tracectl_demo:tick", {});
     EXPECT_EQ(errorNameOf([&] { fresh.Rotate({}); }), "org.tracectl.Tracing1.Error.WrongState");
+    try {
+        fresh.Rotate({});
+    } catch (const sdbus::Error& e) {
+        EXPECT_NE(e.getMessage().find("'rot-bad' is in state created"), std::string::npos)
+            << e.getMessage();
+    }
     fresh.Start({});
     EXPECT_EQ(errorNameOf([&] {
                   fresh.Rotate({{"colour", sdbus::Variant(std::string("red"))}});

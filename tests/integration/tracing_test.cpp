@@ -237,6 +237,9 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
     EXPECT_EQ(unknownOption.exitCode, 2);
     EXPECT_NE(unknownOption.err.find("unknown option '--bogus'"), std::string::npos)
         << unknownOption.err;
+    const RunResult badOutput = run({cli, "create", "bad-output", "--output", "/tmp/\xff"});
+    EXPECT_EQ(badOutput.exitCode, 2);
+    EXPECT_NE(badOutput.err.find("must be valid UTF-8"), std::string::npos) << badOutput.err;
     const RunResult unknownCommand = run({cli, "frobnicate"});
     EXPECT_EQ(unknownCommand.exitCode, 2);
     EXPECT_NE(unknownCommand.err.find("unknown command 'frobnicate'"), std::string::npos)
