@@ -448,12 +448,13 @@ bool isSafeChannelName(std::string_view name) noexcept {
     return std::none_of(name.begin(), name.end(), [](char c) { return c == '/' || isControl(c); });
 }
 
-std::vector<std::byte> encode(const Message& m) {
+std::vector<std::byte> encode(const Message& m, std::uint32_t request) {
     Writer w;
     w.u32(kMagic);
     w.u16(static_cast<std::uint16_t>(typeOf(m)));
     w.u16(0);
     w.u32(0); // length, patched below
+    w.u32(request);
     std::visit(
         [&](const auto& v) {
             validate(v);
@@ -480,7 +481,7 @@ FrameHeader decodeHeader(const std::byte* header) {
     const std::uint32_t length = readLe32(header + 8);
     if (length > kMaxPayload)
         throw ProtocolError("payload length " + std::to_string(length) + " above the maximum");
-    return FrameHeader{static_cast<MessageType>(type), length};
+    return FrameHeader{static_cast<MessageType>(type), length, readLe32(header + 12)};
 }
 
 Message decodePayload(MessageType type, const std::byte* payload, std::size_t length) {
@@ -547,8 +548,8 @@ Message decode(const std::vector<std::byte>& frame) {
     return decodePayload(h.type, frame.data() + kHeaderSize, h.length);
 }
 
-void writeMessage(int sock, const Message& m) {
-    const std::vector<std::byte> frame = encode(m);
+void writeMessage(int sock, const Message& m, std::uint32_t request) {
+    const std::vector<std::byte> frame = encode(m, request);
     sendWithFds(sock, frame);
 }
 
@@ -569,6 +570,13 @@ std::size_t readExact(int sock, std::span<std::byte> buffer) {
 } // namespace
 
 std::optional<Message> readMessage(int sock) {
+    auto frame = readFrame(sock);
+    if (!frame)
+        return std::nullopt;
+    return std::move(frame->message);
+}
+
+std::optional<Frame> readFrame(int sock) {
     std::array<std::byte, kHeaderSize> header{};
     const std::size_t got = readExact(sock, header);
     if (got == 0)
@@ -579,7 +587,7 @@ std::optional<Message> readMessage(int sock) {
     std::vector<std::byte> payload(h.length);
     if (readExact(sock, payload) != h.length)
         throw TruncatedFrame("EOF inside a frame payload");
-    return decodePayload(h.type, payload.data(), payload.size());
+    return Frame{h.request, decodePayload(h.type, payload.data(), payload.size())};
 }
 
 MessageReader::Status MessageReader::readFrom(int sock) {
@@ -611,6 +619,7 @@ MessageReader::Status MessageReader::readFrom(int sock) {
             continue;
         }
         ready_ = decodePayload(header_->type, buffer_.data() + kHeaderSize, header_->length);
+        readyRequest_ = header_->request;
         header_.reset();
         filled_ = 0;
         buffer_.assign(kHeaderSize, std::byte{0});
@@ -624,6 +633,11 @@ Message MessageReader::take() {
     Message m = std::move(*ready_);
     ready_.reset();
     return m;
+}
+
+Frame MessageReader::takeFrame() {
+    const std::uint32_t request = readyRequest_;
+    return Frame{request, take()};
 }
 
 } // namespace tracectl::consumer_protocol

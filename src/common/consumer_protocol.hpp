@@ -1,19 +1,26 @@
 // The daemon <-> consumer protocol (tracectld <-> tracectl-consumerd).
 //
 // Transport: one connected AF_UNIX SOCK_STREAM socket (a socketpair); the
-// consumer has its end as stdin. The daemon sends requests, the consumer
-// answers each with exactly one reply, in order. The one exception (version 2):
-// RotationCompleted, which the consumer sends on its own when a rotation it
-// accepted is over; it may come before or after any reply, never inside a
-// frame or inside liblttng-ust-ctl's byte stream after ChannelCreated.
+// consumer has its end as stdin. The daemon sends requests, each with a
+// request id of its choosing (non-zero); the consumer answers each with
+// exactly one reply carrying the same id, in the order the requests came
+// (version 4). The daemon may send the next requests before the replies
+// (pipelining), and matches replies by id, so a reply that comes after the
+// daemon stopped waiting for it is recognised and dropped, never taken for
+// another request's answer. The one exception (version 2):
+// RotationCompleted, which the consumer sends on its own (request id 0) when
+// a rotation it accepted is over; it may come before or after any reply,
+// never inside a frame.
 //
-// Frame: a 12-byte header then `length` payload bytes, all integers
+// Frame: a 16-byte header then `length` payload bytes, all integers
 // little-endian whatever the host:
 //
 //     u32 magic   = kMagic ("TCCP" on the wire)
 //     u16 type    = MessageType
 //     u16 flags   = 0 (anything else is rejected)
 //     u32 length  = payload bytes, <= kMaxPayload
+//     u32 request = the request's id; a reply carries its request's; 0 for
+//                   unsolicited messages
 //
 // Payload fields, in declaration order of the structs below: u8/u16/u32/u64
 // as little-endian integers, i64 as two's complement u64, bool as one byte
@@ -26,14 +33,19 @@
 //
 // Conversation:
 //   daemon: Hello{version}           consumer: HelloReply, or Error(VersionMismatch)
-//   daemon: CreateChannel{...}       consumer: ChannelCreated{key, n}, then on
-//       the same socket liblttng-ust-ctl's own byte stream:
-//       lttng_ust_ctl_send_channel_to_sessiond() and n times
-//       lttng_ust_ctl_send_stream_to_sessiond(), then a NULL stream; the daemon
-//       reads them with lttng_ust_ctl_recv_channel_from_consumer() and
-//       lttng_ust_ctl_recv_stream_from_consumer() until -LTTNG_UST_ERR_NOENT,
-//       on a *blocking* socket, and must not have read ahead past the reply
-//       (readMessage() never does). Or Error, and nothing follows.
+//   daemon: CreateChannel{...}, then one byte carrying (SCM_RIGHTS) one end
+//       of a socketpair of its own, the channel's objects socket
+//                                    consumer: on the objects socket,
+//       liblttng-ust-ctl's own byte stream: lttng_ust_ctl_send_channel_to_
+//       sessiond() and n times lttng_ust_ctl_send_stream_to_sessiond(), then a
+//       NULL stream, and closes it; then ChannelCreated{key, n} on the command
+//       socket. The daemon reads the objects with
+//       lttng_ust_ctl_recv_channel_from_consumer() and
+//       lttng_ust_ctl_recv_stream_from_consumer() until -LTTNG_UST_ERR_NOENT
+//       once ChannelCreated is there (all of it is queued by then). Or Error,
+//       and the objects socket is closed empty. The command socket thus only
+//       ever carries frames, and no request waits behind another's byte
+//       stream.
 //   daemon: PushMetadata / FlushChannel / DestroyChannel / Shutdown
 //                                    consumer: Ok or Error.
 //   daemon: Rotate{id, ...}          consumer: Ok (the rotation is under way) or
@@ -61,8 +73,9 @@
 namespace tracectl::consumer_protocol {
 
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
-inline constexpr std::uint32_t kVersion = 3; ///< 2: Rotate, RotationCompleted; 3: RecordSnapshot
-inline constexpr std::size_t kHeaderSize = 12;
+/// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects socket
+inline constexpr std::uint32_t kVersion = 4;
+inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
 /// Largest PushMetadata::bytes that fits kMaxPayload.
@@ -276,13 +289,20 @@ bool isSafeChannelName(std::string_view name) noexcept;
 /// Header fields of one frame.
 struct FrameHeader {
     MessageType type;
-    std::uint32_t length; ///< payload bytes
+    std::uint32_t length;  ///< payload bytes
+    std::uint32_t request; ///< the request id (0: unsolicited)
 };
 
-/// The whole frame (header + payload) for `m`. Throws ProtocolError if `m`
-/// itself breaks the rules (e.g. an over-long string), so nothing invalid is
-/// ever sent.
-std::vector<std::byte> encode(const Message& m);
+/// One decoded frame: its request id and its message.
+struct Frame {
+    std::uint32_t request = 0;
+    Message message;
+};
+
+/// The whole frame (header + payload) for `m` with request id `request`.
+/// Throws ProtocolError if `m` itself breaks the rules (e.g. an over-long
+/// string), so nothing invalid is ever sent.
+std::vector<std::byte> encode(const Message& m, std::uint32_t request = 0);
 
 /// Checks and decodes a 12-byte header. Throws ProtocolError.
 FrameHeader decodeHeader(const std::byte* header);
@@ -290,19 +310,21 @@ FrameHeader decodeHeader(const std::byte* header);
 /// Decodes and validates one payload of the given type. Throws ProtocolError.
 Message decodePayload(MessageType type, const std::byte* payload, std::size_t length);
 
-/// Decodes exactly one whole frame (header + payload, nothing after).
-/// Throws ProtocolError.
+/// Decodes exactly one whole frame (header + payload, nothing after),
+/// whatever its request id. Throws ProtocolError.
 Message decode(const std::vector<std::byte>& frame);
 
 /// Sends one frame (blocking; see sendWithFds()). Throws ProtocolError for an
 /// invalid message, std::system_error for socket errors (EPIPE: peer gone).
-void writeMessage(int sock, const Message& m);
+void writeMessage(int sock, const Message& m, std::uint32_t request = 0);
 
 /// Blocking read of exactly one frame, never a byte more. Returns nullopt on
 /// EOF before the first header byte. Throws TruncatedFrame for EOF inside a
 /// frame, ProtocolError for a malformed frame or an fd attached to it,
 /// std::system_error for socket errors.
 std::optional<Message> readMessage(int sock);
+/// readMessage() with the frame's request id.
+std::optional<Frame> readFrame(int sock);
 
 /// Incremental, non-blocking frame reader for an event loop: each call reads
 /// at most up to the end of the current frame (so fds could be attributed to
@@ -321,6 +343,8 @@ public:
     Status readFrom(int sock);
     /// The message completed by the last readFrom(); resets for the next one.
     Message take();
+    /// take() with the frame's request id.
+    Frame takeFrame();
     /// True while a frame has been started but not completed.
     bool midFrame() const noexcept { return filled_ > 0; }
 
@@ -329,6 +353,7 @@ private:
     std::size_t filled_ = 0;
     std::optional<FrameHeader> header_;
     std::optional<Message> ready_;
+    std::uint32_t readyRequest_ = 0;
 };
 
 } // namespace tracectl::consumer_protocol

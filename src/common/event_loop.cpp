@@ -20,7 +20,8 @@ void check(int r, const char* what) {
 
 } // namespace
 
-EventLoop::EventLoop() {
+EventLoop::EventLoop() : poster_(std::make_shared<LoopPoster>()) {
+    poster_->loop_ = this;
     sd_event* e = nullptr;
     check(sd_event_new(&e), "sd_event_new");
     event_.reset(e);
@@ -41,6 +42,10 @@ EventLoop::EventLoop() {
 }
 
 EventLoop::~EventLoop() {
+    {
+        std::lock_guard lock(poster_->mutex_);
+        poster_->loop_ = nullptr;
+    }
     // Sources must go before the loop they are attached to.
     postSource_.reset();
     deferSource_.reset();
@@ -71,6 +76,36 @@ void EventLoop::onSignals(std::initializer_list<int> signals, std::function<void
 void EventLoop::defer(std::function<void()> work) {
     deferred_.push_back(std::move(work));
     sd_event_source_set_enabled(deferSource_.get(), SD_EVENT_ONESHOT);
+}
+
+EventSourcePtr EventLoop::addTimer(std::chrono::microseconds after, std::function<void()> fire) {
+    // The source owns its callback: freed by the destroy callback.
+    auto owned = std::make_unique<std::function<void()>>(std::move(fire));
+    sd_event_source* s = nullptr;
+    check(sd_event_add_time_relative(
+              event_.get(), &s, CLOCK_MONOTONIC, static_cast<uint64_t>(after.count()), 0,
+              [](sd_event_source*, uint64_t, void* userdata) {
+                  (*static_cast<std::function<void()>*>(userdata))();
+                  return 0;
+              },
+              owned.get()),
+          "sd_event_add_time_relative");
+    EventSourcePtr source(s);
+    check(
+        sd_event_source_set_destroy_callback(s,
+                                             [](void* userdata) {
+                                                 std::unique_ptr<std::function<void()>>(
+                                                     static_cast<std::function<void()>*>(userdata));
+                                             }),
+        "sd_event_source_set_destroy_callback");
+    owned.release(); // the source has it now
+    return source;
+}
+
+void LoopPoster::post(std::function<void()> work) {
+    std::lock_guard lock(mutex_);
+    if (loop_ != nullptr)
+        loop_->post(std::move(work));
 }
 
 void EventLoop::post(std::function<void()> work) {

@@ -1,10 +1,13 @@
-// The one event loop of a tracectl process: an sd-event loop (sd-event(3))
-// owned through RAII, with signal handling and a queue of work deferred to
-// the next iteration.
+// An event loop of a tracectl thread: an sd-event loop (sd-event(3)) owned
+// through RAII, with signal handling, a queue of work deferred to the next
+// iteration, and work posted to it from other threads. tracectld runs
+// several (the D-Bus thread's, the app thread's, the notify thread's), each
+// owned by its thread.
 #pragma once
 
 #include "unique_fd.hpp"
 
+#include <chrono>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -24,6 +27,21 @@ struct SdEventSourceUnref {
 };
 using EventPtr = std::unique_ptr<sd_event, SdEventUnref>;
 using EventSourcePtr = std::unique_ptr<sd_event_source, SdEventSourceUnref>;
+
+class EventLoop;
+
+/// Posts work to a loop that may be gone by the time a worker is done:
+/// post() after the loop was destroyed does nothing. Thread-safe.
+class LoopPoster {
+public:
+    /// As EventLoop::post(), or nothing once the loop is gone.
+    void post(std::function<void()> work);
+
+private:
+    friend class EventLoop;
+    std::mutex mutex_; // guards loop_
+    EventLoop* loop_ = nullptr;
+};
 
 /// A single-threaded event loop. Not copyable or movable (sources keep a
 /// pointer to it). Every callback runs on the thread that calls run().
@@ -57,6 +75,12 @@ public:
     /// the loop). Used by worker threads to hand results back. Work posted
     /// after the loop stopped running is dropped with the loop.
     void post(std::function<void()> work);
+    /// Calls `fire` once, on the loop, `after` from now (CLOCK_MONOTONIC),
+    /// unless the returned source is freed first. Throws std::system_error.
+    EventSourcePtr addTimer(std::chrono::microseconds after, std::function<void()> fire);
+
+    /// A poster for workers that may outlive the loop (see LoopPoster).
+    std::shared_ptr<LoopPoster> poster() const { return poster_; }
 
 private:
     static int onSignal(sd_event_source* s, const struct signalfd_siginfo* si, void* userdata);
@@ -72,6 +96,7 @@ private:
     EventSourcePtr postSource_;
     std::mutex postMutex_;
     std::vector<std::function<void()>> posted_; // guarded by postMutex_
+    std::shared_ptr<LoopPoster> poster_;
 };
 
 } // namespace tracectl

@@ -22,6 +22,43 @@ union ControlBuffer {
 
 } // namespace
 
+std::size_t sendSomeWithFds(int sock, std::span<const std::byte> data, std::span<const int> fds) {
+    if (fds.size() > kMaxPassedFds)
+        throw std::invalid_argument("sendSomeWithFds: too many fds");
+    if (data.empty()) {
+        if (!fds.empty())
+            throw std::invalid_argument("sendSomeWithFds: fds need at least one data byte");
+        return 0;
+    }
+    ControlBuffer control{};
+    iovec iov{};
+    iov.iov_base = const_cast<std::byte*>(data.data());
+    iov.iov_len = data.size();
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (!fds.empty()) {
+        const std::size_t fdBytes = sizeof(int) * fds.size();
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = CMSG_SPACE(fdBytes);
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(fdBytes);
+        std::memcpy(CMSG_DATA(c), fds.data(), fdBytes);
+    }
+    for (;;) {
+        const ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0)
+            return static_cast<std::size_t>(n);
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        throwErrno(errno, "sendmsg");
+    }
+}
+
 void sendWithFds(int sock, std::span<const std::byte> data, std::span<const int> fds) {
     if (fds.size() > kMaxPassedFds)
         throw std::invalid_argument("sendWithFds: too many fds");

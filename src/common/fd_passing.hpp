@@ -25,6 +25,14 @@ inline constexpr std::size_t kMaxPassedFds = 32;
 /// std::invalid_argument for fds without data / too many fds.
 void sendWithFds(int sock, std::span<const std::byte> data, std::span<const int> fds = {});
 
+/// One sendmsg(2) of as much of `data` as the socket takes now, with `fds`
+/// (as sendWithFds()) attached to it; MSG_DONTWAIT and MSG_NOSIGNAL.
+/// Restarts on EINTR. Returns the bytes accepted: 0 when the socket's buffer
+/// is full (EAGAIN; the fds were not sent either). Throws std::system_error
+/// (EPIPE when the peer is gone) or std::invalid_argument as sendWithFds().
+std::size_t sendSomeWithFds(int sock, std::span<const std::byte> data,
+                            std::span<const int> fds = {});
+
 /// What one recvWithFds() call got.
 struct Received {
     std::size_t bytes = 0;     ///< bytes stored at the start of the buffer; 0 = EOF

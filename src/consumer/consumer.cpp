@@ -112,9 +112,12 @@ void Consumer::readRequests() {
             log::notice("the daemon closed the connection; draining and exiting");
             stop(ExitDaemonLost);
             return;
-        case cp::MessageReader::Status::Complete:
-            dispatch(reader_.take());
+        case cp::MessageReader::Status::Complete: {
+            cp::Frame frame = reader_.takeFrame();
+            request_ = frame.request;
+            dispatch(std::move(frame.message));
             break;
+        }
         }
     }
 }
@@ -187,6 +190,10 @@ void Consumer::dispatch(cp::Message&& request) {
 }
 
 void Consumer::createChannel(const cp::CreateChannel& request) {
+    // The objects socket rides on one byte right after the frame: taken
+    // first, whatever the answer, so the next frame starts where it should.
+    // Closing it unused (on an error) tells the daemon no object follows.
+    UniqueFd objects = takePassedFd("CreateChannel", "objects socket");
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
@@ -196,17 +203,31 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     log::info("channel " + std::to_string(request.key) + " (" +
               (created.isMetadata() ? std::string("metadata") : request.name) + ") in " +
               request.outputDir + ": " + std::to_string(created.streamCount()) + " streams");
-    if (!reply(cp::ChannelCreated{request.key, created.streamCount()}))
-        return;
     try {
-        created.sendToDaemon(sock_.get());
+        // All of it is queued on the objects socket before the reply, so the
+        // daemon reads it without waiting once ChannelCreated is there.
+        created.sendToDaemon(objects.get());
     } catch (const std::exception& e) {
-        // The daemon is inside liblttng-ust-ctl's byte stream: no reply can
-        // follow, the connection is unusable.
-        log::error(std::string("sending channel buffers to the daemon failed: ") + e.what());
-        const auto* ust = dynamic_cast<const UstError*>(&e);
-        stop(ust != nullptr && ust->code() == -EPIPE ? ExitDaemonLost : ExitFailure);
+        channels_.erase(request.key);
+        throw RequestError(cp::ErrorKind::Tracer,
+                           std::string("sending the channel's buffers to the daemon: ") + e.what());
     }
+    objects.reset();
+    reply(cp::ChannelCreated{request.key, created.streamCount()});
+}
+
+UniqueFd Consumer::takePassedFd(const char* request, const char* what) {
+    std::byte marker{};
+    std::vector<UniqueFd> fds;
+    if (recvExactWithFds(sock_.get(), std::span<std::byte>(&marker, 1), fds, 1) != 1) {
+        stop(ExitDaemonLost);
+        throw RequestError(cp::ErrorKind::Protocol,
+                           std::string("EOF instead of the ") + what + " of " + request);
+    }
+    if (fds.size() != 1)
+        throw RequestError(cp::ErrorKind::Protocol,
+                           std::string(request) + " came without its " + what);
+    return std::move(fds.front());
 }
 
 void Consumer::rotate(const cp::Rotate& request) {
@@ -240,14 +261,7 @@ void Consumer::rotate(const cp::Rotate& request) {
 void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
     // The folder's fd rides on one byte right after the frame: take it
     // first, whatever the answer, so the next frame starts where it should.
-    std::byte marker{};
-    std::vector<UniqueFd> fds;
-    if (recvExactWithFds(sock_.get(), std::span<std::byte>(&marker, 1), fds, 1) != 1) {
-        stop(ExitDaemonLost);
-        throw RequestError(cp::ErrorKind::Protocol, "EOF instead of the snapshot folder's fd");
-    }
-    if (fds.size() != 1)
-        throw RequestError(cp::ErrorKind::Protocol, "RecordSnapshot came without a folder fd");
+    UniqueFd folder = takePassedFd("RecordSnapshot", "folder fd");
     if (!snapshotOnly_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "this consumer was not started for a snapshot session");
@@ -255,7 +269,7 @@ void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
         throw RequestError(cp::ErrorKind::InvalidArgument, "a rotation is under way");
     std::optional<OutputDir> dir;
     try {
-        dir.emplace(OutputDir::adopt(std::move(fds.front())));
+        dir.emplace(OutputDir::adopt(std::move(folder)));
     } catch (const std::system_error& e) {
         throw RequestError(cp::ErrorKind::InvalidArgument, e.what());
     }
@@ -307,12 +321,16 @@ void Consumer::streamSwitched(std::uint64_t id) {
     log::info("rotation " + std::to_string(r.id) + ": chunk archived as " + r.archive +
               (error.empty() ? "" : " (incomplete: " + error + ")"));
     if (!stopping_)
-        reply(cp::RotationCompleted{r.id, error.empty(), truncated(error)});
+        send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
 }
 
 bool Consumer::reply(const cp::Message& m) noexcept {
+    return send(m, request_);
+}
+
+bool Consumer::send(const cp::Message& m, std::uint32_t request) noexcept {
     try {
-        cp::writeMessage(sock_.get(), m);
+        cp::writeMessage(sock_.get(), m, request);
         return true;
     } catch (const std::exception& e) {
         log::error(std::string("cannot reply to the daemon: ") + e.what());

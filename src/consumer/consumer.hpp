@@ -60,8 +60,14 @@ private:
     /// writes every channel into it. Throws RequestError.
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request);
     Channel& channel(std::uint64_t key);
-    /// Sends `m`; on failure logs, stops with ExitDaemonLost, returns false.
+    /// Sends `m` as the reply to the request being handled (its id); on
+    /// failure logs, stops with ExitDaemonLost, returns false.
     bool reply(const consumer_protocol::Message& m) noexcept;
+    /// Sends `m` with request id `request` (0: unsolicited); as reply().
+    bool send(const consumer_protocol::Message& m, std::uint32_t request) noexcept;
+    /// The fd that follows request `request`'s frame on one byte (SCM_RIGHTS).
+    /// Throws RequestError(Protocol) if none came (EOF also stops the consumer).
+    UniqueFd takePassedFd(const char* request, const char* what);
 
     EventLoop& loop_;
     UniqueFd sock_;
@@ -75,6 +81,7 @@ private:
     };
     std::optional<Rotation> rotation_;
     consumer_protocol::MessageReader reader_;
+    std::uint32_t request_ = 0; // id of the request being handled
     EventSourcePtr source_;
     std::map<std::uint64_t, std::unique_ptr<Channel>> channels_;
     bool snapshotOnly_ = false;

@@ -54,8 +54,8 @@ struct Options {
     std::string systemdAddress;
 };
 
-/// The tracing backend: runs the work on the app thread, answers on the
-/// D-Bus thread.
+/// The tracing backend: hands the work to the tracer on the app thread,
+/// and its answers back to the D-Bus thread.
 class AppThreadBackend final : public tracectl::TracingBackend {
 public:
     AppThreadBackend(tracectl::EventLoop& loop, tracectl::UstTracer& tracer)
@@ -63,81 +63,58 @@ public:
     void setThread(tracectl::UstAppThread* thread) { thread_ = thread; }
 
     void start(tracectl::SessionSnapshot s, Done done) override {
-        run([this, s = std::move(s)] { tracer_.start(s); }, std::move(done));
+        thread_->submit(
+            [this, s = std::move(s), done = onLoop(std::move(done))] { tracer_.start(s, done); });
     }
     void stop(std::string id, Done done) override {
-        run([this, id = std::move(id)] { tracer_.stop(id); }, std::move(done));
+        thread_->submit(
+            [this, id = std::move(id), done = onLoop(std::move(done))] { tracer_.stop(id, done); });
     }
     void destroy(std::string id, Done done) override {
-        run([this, id = std::move(id)] { tracer_.destroy(id); }, std::move(done));
+        thread_->submit([this, id = std::move(id), done = onLoop(std::move(done))] {
+            tracer_.destroy(id, done);
+        });
     }
     void enableEvents(std::string id, tracectl::EventRule rule, bool tracesAllUsers,
                       Done done) override {
-        run(
-            [this, id = std::move(id), rule = std::move(rule), tracesAllUsers] {
-                if (tracesAllUsers)
-                    tracer_.traceAllUsers(id);
-                tracer_.enableEvents(id, rule);
-            },
-            std::move(done));
+        thread_->submit([this, id = std::move(id), rule = std::move(rule), tracesAllUsers,
+                         done = onLoop(std::move(done))] {
+            if (tracesAllUsers)
+                tracer_.traceAllUsers(id);
+            tracer_.enableEvents(id, rule);
+            done(std::nullopt);
+        });
     }
-
     void rotate(std::string id, Rotated started, Rotated completed) override {
-        thread_->submit([this, id = std::move(id), started = std::move(started),
-                         completed = std::move(completed)] {
-            std::optional<tracectl::Error> error;
-            std::string path;
-            try {
-                path = tracer_.rotate(
-                    id, [this, completed](std::optional<tracectl::Error> e, const std::string& p) {
-                        loop_.post([completed, e, p] { completed(e, p); });
-                    });
-            } catch (const tracectl::Error& e) {
-                error = e;
-            }
-            loop_.post([started, error, path] { started(error, path); });
-        });
+        thread_->submit(
+            [this, id = std::move(id), started = onLoop(std::move(started)),
+             completed = onLoop(std::move(completed))] { tracer_.rotate(id, started, completed); });
     }
-
     void recordSnapshot(std::string id, uint64_t maxSize, Rotated done) override {
-        thread_->submit([this, id = std::move(id), maxSize, done = std::move(done)] {
-            std::optional<tracectl::Error> error;
-            std::string path;
-            try {
-                path = tracer_.recordSnapshot(id, maxSize);
-            } catch (const tracectl::Error& e) {
-                error = e;
-            }
-            loop_.post([done, error, path] { done(error, path); });
+        thread_->submit([this, id = std::move(id), maxSize, done = onLoop(std::move(done))] {
+            tracer_.recordSnapshot(id, maxSize, done);
         });
     }
-
     void setRotationSchedule(std::string id, tracectl::RotationSchedule schedule, Rotated started,
                              Rotated completed, Done done) override {
-        auto onLoop = [this](Rotated f) {
-            return [this, f](std::optional<tracectl::Error> e, const std::string& p) {
-                loop_.post([f, e, p] { f(e, p); });
-            };
-        };
-        run([this, id = std::move(id), schedule, s = onLoop(std::move(started)),
-             c = onLoop(std::move(completed))] { tracer_.setRotationSchedule(id, schedule, s, c); },
-            std::move(done));
+        thread_->submit([this, id = std::move(id), schedule, s = onLoop(std::move(started)),
+                         c = onLoop(std::move(completed)), done = onLoop(std::move(done))] {
+            tracer_.setRotationSchedule(id, schedule, s, c);
+            done(std::nullopt);
+        });
     }
 
 private:
-    void run(std::function<void()> work, Done done) {
-        using tracectl::Error;
-        thread_->submit([this, work = std::move(work), done = std::move(done)] {
-            std::optional<Error> error;
-            try {
-                work();
-            } catch (const Error& e) {
-                error = e;
-            } catch (const std::exception& e) {
-                error = Error(tracectl::ErrorCode::Failed, e.what());
-            }
-            loop_.post([done, error] { done(error); });
-        });
+    /// `f`, called from the app thread, runs on the D-Bus thread.
+    Done onLoop(Done f) {
+        return [this, f = std::move(f)](std::optional<tracectl::Error> e) {
+            loop_.post([f, e] { f(e); });
+        };
+    }
+    tracectl::UstTracer::RotationDone onLoop(Rotated f) {
+        return [this, f = std::move(f)](std::optional<tracectl::Error> e, const std::string& p) {
+            loop_.post([f, e, p] { f(e, p); });
+        };
     }
 
     tracectl::EventLoop& loop_;
@@ -345,16 +322,18 @@ int run(const Options& o) {
         [&loop, &apps](std::shared_ptr<UstApp> app) {
             loop.post([&apps, app = std::move(app)]() mutable { apps.add(std::move(app)); });
         },
-        [&notify, &tracer](const std::shared_ptr<UstApp>& app) {
+        [&notify, &tracer](const std::shared_ptr<UstApp>& app, std::function<void()> ready) {
             notify.watch(app);
-            tracer.onAppRegistered(app);
+            tracer.onAppRegistered(app, std::move(ready));
         });
     appThreadPtr = &appThread;
     tracer.boundExchanges(&appThread.deadlines());
     backend.setThread(&appThread);
-    // A consumer that dies puts its session in state error, as soon as its
-    // socket hangs up, with its unit's ActiveState/Result as the reason.
-    tracer.watchConsumers(
+    // A consumer that dies, stops answering or refuses something puts its
+    // session in state error, with its unit's ActiveState/Result as the
+    // reason. Before the D-Bus loop runs: no session exists until then.
+    tracer.attach(
+        appThread.loop(),
         [&appThread](int fd, std::function<void()> onHangUp, uint32_t events) {
             return appThread.watchHangUp(fd, std::move(onHangUp), events);
         },

@@ -121,16 +121,36 @@ public:
         }
     }
 
+    /// One request and its reply, which must carry the request's id (a
+    /// CreateChannel goes with a fresh objects socket: objects() then).
     cp::Message call(const cp::Message& request) {
-        cp::writeMessage(sock(), request);
-        std::optional<cp::Message> reply = cp::readMessage(sock());
+        const std::uint32_t id = nextId_++;
+        cp::writeMessage(sock(), request, id);
+        if (std::holds_alternative<cp::CreateChannel>(request)) {
+            int sv[2];
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                throw std::system_error(errno, std::generic_category(), "socketpair");
+            objects_.reset(sv[0]);
+            UniqueFd theirs(sv[1]);
+            const std::byte marker{0};
+            const int fds[1] = {theirs.get()};
+            tracectl::sendWithFds(sock(), std::span<const std::byte>(&marker, 1), fds);
+        }
+        std::optional<cp::Frame> reply = cp::readFrame(sock());
         if (!reply)
             throw std::runtime_error("consumer closed the connection");
-        return *reply;
+        if (reply->request != id)
+            throw std::runtime_error("reply to request " + std::to_string(reply->request) +
+                                     ", expected " + std::to_string(id));
+        return std::move(reply->message);
     }
+    /// The daemon's end of the last CreateChannel's objects socket.
+    int objects() const noexcept { return objects_.get(); }
 
 private:
     UniqueFd sock_;
+    UniqueFd objects_;
+    std::uint32_t nextId_ = 1;
     pid_t pid_ = -1;
 };
 
@@ -161,8 +181,8 @@ struct Buffers {
     }
 };
 
-/// What a daemon does after ChannelCreated: the channel, then streams until
-/// -LTTNG_UST_ERR_NOENT.
+/// What a daemon does after ChannelCreated: from the objects socket, the
+/// channel, then streams until -LTTNG_UST_ERR_NOENT.
 Buffers receiveBuffers(int sock) {
     Buffers b;
     lttng_ust_abi_object_data* chan = nullptr;
@@ -250,7 +270,7 @@ Buffers createAndReceive(ConsumerProcess& c, const cp::CreateChannel& req,
     }
     EXPECT_EQ(created->key, req.key);
     EXPECT_EQ(created->streamCount, expectedStreams);
-    Buffers b = receiveBuffers(c.sock());
+    Buffers b = receiveBuffers(c.objects());
     EXPECT_EQ(b.streams.size(), expectedStreams);
     return b;
 }

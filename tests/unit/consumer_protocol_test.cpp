@@ -76,6 +76,8 @@ std::vector<std::byte> frameWith(cp::MessageType type, const std::vector<std::by
     const auto n = static_cast<std::uint32_t>(payload.size());
     for (int i = 0; i < 4; ++i)
         f.push_back(static_cast<std::byte>((n >> (8 * i)) & 0xff));
+    for (int i = 0; i < 4; ++i) // request id 0
+        f.push_back(std::byte{0});
     f.insert(f.end(), payload.begin(), payload.end());
     return f;
 }
@@ -120,10 +122,30 @@ TEST(ConsumerProtocol, EveryMessageRoundTrips) {
     }
 }
 
+TEST(ConsumerProtocol, RequestIdsTravelInTheHeader) {
+    const auto frame = cp::encode(cp::Ok{}, 77);
+    EXPECT_EQ(cp::decodeHeader(frame.data()).request, 77u);
+    EXPECT_EQ(cp::decodeHeader(cp::encode(cp::Ok{}).data()).request, 0u);
+    SocketPair sp;
+    cp::writeMessage(sp.a.get(), cp::FlushChannel{3}, 5);
+    cp::writeMessage(sp.a.get(), cp::Ok{}, 0xFFFFFFFF);
+    const auto first = cp::readFrame(sp.b.get());
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->request, 5u);
+    EXPECT_EQ(first->message, cp::Message(cp::FlushChannel{3}));
+    cp::MessageReader reader;
+    ASSERT_EQ(reader.readFrom(sp.b.get()), cp::MessageReader::Status::Complete);
+    const cp::Frame second = reader.takeFrame();
+    EXPECT_EQ(second.request, 0xFFFFFFFFu);
+    EXPECT_EQ(second.message, cp::Message(cp::Ok{}));
+}
+
 TEST(ConsumerProtocol, WireLayoutIsLittleEndian) {
-    const std::vector<std::byte> frame = cp::encode(cp::FlushChannel{0x1122334455667788ULL});
-    EXPECT_EQ(frame, bytesOf({'T',  'C',  'C',  'P',  0x04, 0x00, 0x00, 0x00, 0x08, 0x00,
-                              0x00, 0x00, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}));
+    const std::vector<std::byte> frame =
+        cp::encode(cp::FlushChannel{0x1122334455667788ULL}, 0xA1B2C3D4);
+    EXPECT_EQ(frame,
+              bytesOf({'T',  'C',  'C',  'P',  0x04, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
+                       0xD4, 0xC3, 0xB2, 0xA1, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}));
     const std::vector<std::byte> error = cp::encode(cp::ErrorReply{cp::ErrorKind::Io, "ab"});
     EXPECT_EQ(payloadOf(error), bytesOf({0x06, 0, 0, 0, 0x02, 0, 0, 0, 'a', 'b'}));
 }
@@ -327,7 +349,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 3u);
+    EXPECT_EQ(cp::kVersion, 4u);
 }
 
 TEST(ConsumerProtocol, RecordSnapshotLayout) {

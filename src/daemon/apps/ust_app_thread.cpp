@@ -357,7 +357,7 @@ void UstAppThread::finish(const std::shared_ptr<UstApp>& shared, int r,
     // down after a failed send or receive, lttng-ust src/common/ustcomm.c),
     // and the notify thread sees the hang-up and makes the tracer forget
     // the app.
-    const auto drop = [&who](const UstApp& a, const std::string& why) {
+    const auto drop = [who](const UstApp& a, const std::string& why) {
         cutOff(a);
         appWarning(who + " dropped: " + why);
     };
@@ -369,33 +369,44 @@ void UstAppThread::finish(const std::shared_ptr<UstApp>& shared, int r,
     shared->info.tracerMinor = v.minor;
     shared->info.tracerPatchlevel = v.patchlevel;
     shared->info.registeredAt = std::chrono::system_clock::now();
+    // And one budget for the rest: an app answering every call just before
+    // the per-call bound is cut off too (socket_deadlines.hpp).
+    auto budget = std::make_shared<std::optional<SocketDeadlines::Armed>>();
     try {
-        // And one budget for the rest: an app answering every call just
-        // before the per-call bound is cut off too (socket_deadlines.hpp).
-        const auto budget = deadlines_.arm(shared->command.get(), kAppSocketTimeout);
-        // Sessions are set up in the app before register_done, so that no
-        // event after the app's constructor returns is lost (LTTNG-NOTES.md).
-        if (setUp_)
-            setUp_(shared);
+        budget->emplace(deadlines_.arm(shared->command.get(), kAppSocketTimeout));
     } catch (const std::exception& e) {
         drop(*shared, std::string("setting it up failed: ") + e.what());
         return;
     }
-    // The set-up hook reports failures per session and goes on; a call that
-    // timed out left the socket shut down: the app is gone for good.
-    if (connectionBroken(shared->command.get())) {
-        drop(*shared, "it stopped answering while being set up for the active sessions");
-        return;
+    // Once the app has joined the active sessions (or the set-up hook's own
+    // bound passed), register_done lets its constructor return.
+    auto proceed = [this, shared, who, drop, budget] {
+        budget->reset();
+        // The set-up hook reports failures per session and goes on; a call
+        // that timed out left the socket shut down: the app is gone for good.
+        if (connectionBroken(shared->command.get())) {
+            drop(*shared, "it stopped answering while being set up for the active sessions");
+            return;
+        }
+        const int done = lttng_ust_ctl_register_done(shared->command.get());
+        if (done < 0) {
+            drop(*shared, "register_done failed (" + ustError(done) + ")");
+            return;
+        }
+        log::info(who + " registered: uid " + std::to_string(shared->info.uid) + ", " +
+                  std::to_string(shared->info.bitness) + "-bit, lttng-ust " +
+                  shared->info.tracerVersion());
+        onRegistered_(shared);
+    };
+    if (!setUp_)
+        return proceed();
+    try {
+        // Sessions are set up in the app before register_done, so that no
+        // event after the app's constructor returns is lost (LTTNG-NOTES.md).
+        setUp_(shared, std::move(proceed));
+    } catch (const std::exception& e) {
+        drop(*shared, std::string("setting it up failed: ") + e.what());
     }
-    r = lttng_ust_ctl_register_done(shared->command.get());
-    if (r < 0) {
-        drop(*shared, "register_done failed (" + ustError(r) + ")");
-        return;
-    }
-    log::info(who + " registered: uid " + std::to_string(shared->info.uid) + ", " +
-              std::to_string(shared->info.bitness) + "-bit, lttng-ust " +
-              shared->info.tracerVersion());
-    onRegistered_(shared);
 }
 
 int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {

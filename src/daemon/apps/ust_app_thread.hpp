@@ -70,8 +70,10 @@ public:
     /// Called on the app thread with each app whose registration completed.
     using RegisteredHandler = std::function<void(std::shared_ptr<UstApp>)>;
     /// Called on the app thread before register_done: sets the app up for
-    /// the active sessions, so it loses no event after its constructor.
-    using SetupHandler = std::function<void(const std::shared_ptr<UstApp>&)>;
+    /// the active sessions, so it loses no event after its constructor, and
+    /// calls `ready` (once, on the app thread) when register_done may go.
+    using SetupHandler =
+        std::function<void(const std::shared_ptr<UstApp>&, std::function<void()> ready)>;
 
     /// Starts the thread serving `listenFd` (from listenForApps()).
     UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered, SetupHandler setUp = {});
@@ -82,6 +84,8 @@ public:
 
     /// Thread-safe: runs `job` on the app thread (command round trips).
     void submit(std::function<void()> job) { loop_.post(std::move(job)); }
+    /// The app thread's loop, for sources of work owned on that thread.
+    EventLoop& loop() noexcept { return loop_; }
 
     /// The watchdog bounding whole exchanges with apps (socket_deadlines.hpp):
     /// each registration gets kAppSocketTimeout in all; the tracer uses it
@@ -113,8 +117,8 @@ private:
     /// A paired app: asks its tracer version on a worker thread, so an app
     /// that never answers holds up nobody else; finish() goes on.
     void complete(UstApp app);
-    /// Back on the app thread with the version query's outcome `r`: sets the
-    /// app up for the active sessions and sends register_done.
+    /// Back on the app thread with the version query's outcome `r`: has the
+    /// app set up for the active sessions, then sends register_done.
     void finish(const std::shared_ptr<UstApp>& app, int r, lttng_ust_abi_tracer_version v);
 
     /// A version query in flight: its worker and its app (cut off at exit).

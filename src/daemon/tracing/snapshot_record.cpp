@@ -1,4 +1,6 @@
 // UstTracer::recordSnapshot: Session.RecordSnapshot on the app thread.
+// The consumer writes it; the app thread goes on meanwhile (the reply comes
+// back as a callback).
 //
 // Which process copies the buffers: the session's own consumer, not a
 // short-lived transient unit per snapshot. The buffers are ring buffers the
@@ -40,17 +42,22 @@ std::string snapshotFolderName(std::time_t when, uint64_t n) {
 
 } // namespace
 
-std::string UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize) {
+void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, RotationDone done) {
     const auto it = sessions_.find(idHex);
     if (it == sessions_.end())
-        throw Error(ErrorCode::WrongState,
-                    "the session was never started: its buffers do not exist yet");
+        return done(Error(ErrorCode::WrongState,
+                          "the session was never started: its buffers do not exist yet"),
+                    "");
     Traced& t = *it->second;
     if (!t.snapshot.snapshotMode)
-        throw Error(ErrorCode::WrongState, "session '" + t.snapshot.name +
-                                               "' is not a snapshot session (mode 'snapshot')");
+        return done(
+            Error(ErrorCode::WrongState,
+                  "session '" + t.snapshot.name + "' is not a snapshot session (mode 'snapshot')"),
+            "");
     if (t.failed || !t.consumer)
-        throw Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session");
+        return done(
+            Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session"),
+            "");
 
     // Sub-buffers per stream within maxSize: the largest n such that n
     // sub-buffers of every data stream (not more than a stream has) fit.
@@ -85,38 +92,50 @@ std::string UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize
             uint64_t one = 0;
             for (const auto& s : all)
                 one += s.subbufSize * s.streams;
-            throw Error(ErrorCode::InvalidArgument,
-                        "max-size " + std::to_string(maxSize) +
-                            " bytes cannot hold one sub-buffer of every stream (" +
-                            std::to_string(one) + " bytes)");
+            return done(Error(ErrorCode::InvalidArgument,
+                              "max-size " + std::to_string(maxSize) +
+                                  " bytes cannot hold one sub-buffer of every stream (" +
+                                  std::to_string(one) + " bytes)"),
+                        "");
         }
     }
 
     const std::string name = snapshotFolderName(std::time(nullptr), t.snapshotsTaken);
     const std::string path = t.snapshot.outputPath + "/" + name;
-    // As the owner, like the output folder at start (which is made again if
-    // it was deleted meanwhile); the consumer writes through our fd, so it
-    // reaches the folder even when its own view (ReadWritePaths=) still
-    // holds a deleted one.
-    makeOutputFolder(path, t.snapshot.owner, t.snapshot.ownerGid);
-    UniqueFd dir(open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!dir)
-        throw Error(ErrorCode::InvalidArgument,
-                    "cannot open the snapshot folder " + path + ": " + std::strerror(errno));
+    UniqueFd dir;
+    try {
+        // As the owner, like the output folder at start (which is made again
+        // if it was deleted meanwhile); the consumer writes through our fd,
+        // so it reaches the folder even when its own view (ReadWritePaths=)
+        // still holds a deleted one.
+        makeOutputFolder(path, t.snapshot.owner, t.snapshot.ownerGid);
+        dir.reset(open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!dir)
+            throw Error(ErrorCode::InvalidArgument,
+                        "cannot open the snapshot folder " + path + ": " + std::strerror(errno));
+    } catch (const Error& e) {
+        return done(e, "");
+    }
     cp::RecordSnapshot request;
     request.id = ++t.snapshotsTaken;
     request.packetsPerStream = packetsPerStream;
-    try {
-        std::lock_guard lock(shared_);
-        for (auto& [key, trace] : t.traces)
-            pushMetadata(t, *trace); // every event class registered so far
-        t.consumer->recordSnapshot(request, dir.get());
-    } catch (const Error& e) {
-        throw Error(ErrorCode::Failed,
-                    "the snapshot in " + path + " is incomplete: " + std::string(e.what()));
-    }
-    log::info("session '" + t.snapshot.name + "': snapshot recorded in " + path);
-    return path;
+    for (auto& [key, trace] : t.traces)
+        pushMetadata(t, *trace); // every event class registered so far
+    holdReplies(t);              // until the consumer has copied the buffers
+    t.consumer->recordSnapshot(
+        request, std::move(dir),
+        [this, ref = refOf(t), name = t.snapshot.name, path,
+         done = std::move(done)](std::optional<Error> e) {
+            if (Traced* live = find(ref))
+                releaseReplies(*live);
+            if (e)
+                return done(
+                    Error(ErrorCode::Failed,
+                          "the snapshot in " + path + " is incomplete: " + std::string(e->what())),
+                    path);
+            log::info("session '" + name + "': snapshot recorded in " + path);
+            done(std::nullopt, path);
+        });
 }
 
 } // namespace tracectl

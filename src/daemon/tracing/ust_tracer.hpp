@@ -1,22 +1,37 @@
 // Traces registered LTTng-UST apps for the active sessions (per-UID or
-// per-PID buffers): starts each session's consumer, has it create the ring buffers
-// of every (uid, bitness), hands the buffers to each app, creates the
-// events, starts and stops tracing, has the buffers of exited apps
-// (per-PID) drained and closed, and answers the apps' channel/event/enum
-// registrations from the CTF metadata registry, pushing the metadata to the
-// consumer as it grows. Facts: LTTNG-NOTES.md, ust-ctl.h.
+// per-PID buffers): starts each session's consumer, has it create the ring
+// buffers of every (uid, bitness) or (pid, bitness), hands the buffers to
+// each app, creates the events, starts and stops tracing, has the buffers of
+// exited apps (per-PID) drained and closed, and answers the apps'
+// channel/event/enum registrations from the CTF metadata registry, pushing
+// the metadata to the consumer as it grows. Facts: LTTNG-NOTES.md, ust-ctl.h.
 //
-// Threads: every public method runs on the app thread (UstAppThread), which
-// owns the sessions and apps; the notify handler runs on the NotifyThread.
-// They share the metadata registries and the consumer sockets under
-// `shared_` (no app round trip is made while holding it), and the app-handle
-// routes through an RCU hash table (handle_routes.hpp).
+// Files: ust_tracer.cpp (sessions: start, stop, destroy, failure),
+// ust_traces.cpp (traces: creation, metadata, closing), ust_app_setup.cpp
+// (apps joining sessions, event rules), ust_notify.cpp (the notify thread's
+// registrations), ust_rotation.cpp (rotations and their schedule),
+// snapshot_record.cpp (RecordSnapshot).
+//
+// Threads and ownership:
+// - The app thread (UstAppThread's loop, given to attach()) owns every
+//   member: sessions, apps, traces, consumer connections. Every public
+//   method but handleNotify() runs there, and every callback is called
+//   there. It never waits for a consumer: requests are asynchronous
+//   (ConsumerConnection), their outcomes come back as callbacks.
+// - The notify thread calls handleNotify(). It reaches a trace through the
+//   RCU handle routes (handle_routes.hpp), and touches only the trace's
+//   metadata registry, under that trace's registryMutex (held for
+//   in-memory work only), then posts a metadata push to the app thread.
+// - An Executor (owning nothing but the sockets it is given) reads
+//   CreateChannel's ring-buffer objects.
+// No lock is held across a round trip to another process.
 #pragma once
 
 #include "apps/socket_deadlines.hpp"
 #include "apps/ust_app.hpp"
 #include "common/event_loop.hpp"
-#include "consumer/consumer_client.hpp"
+#include "common/executor.hpp"
+#include "consumer/consumer_connection.hpp"
 #include "consumer/consumer_launcher.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
@@ -40,102 +55,116 @@ struct TracerConfig {
     std::string systemdAddress; ///< "" = system bus; used when useSystemd
     bool useSystemd = true;     ///< false: fork/exec
     std::string daemonVersion;
+    /// Deadline of one consumer request (ConsumerConnection).
+    std::chrono::milliseconds consumerTimeout = kConsumerReplyTimeout;
 };
+
+/// How long a registering app's register_done waits for sessions whose
+/// buffers are still being made (a consumer that answers slowly, or not at
+/// all): past it, the app goes on, and such a session joins it once its
+/// buffers exist. Below lttng-ust's default register timeout (3 s,
+/// LTTNG_UST_REGISTER_TIMEOUT) minus the version query's bound.
+inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{1000};
 
 class UstTracer {
 public:
-    explicit UstTracer(TracerConfig config);
-    ~UstTracer();
-    UstTracer(const UstTracer&) = delete;
-    UstTracer& operator=(const UstTracer&) = delete;
-
-    /// A new app (before register_done): traced by every active session
-    /// that may trace it. Never throws; failures are logged.
-    void onAppRegistered(const std::shared_ptr<UstApp>& app);
-    /// An app's sockets closed: forget it (its buffers stay with the consumer).
-    void onAppGone(pid_t pid);
-
-    /// Starts tracing `s` (first start: starts its consumer). Throws Error.
-    void start(const SessionSnapshot& s);
-    /// Stops tracing `s` and flushes every buffer to disk. Throws Error.
-    void stop(const std::string& idHex);
-    /// Adds `rule` to session `idHex` if it runs (else nothing: the next
-    /// start() brings it) and creates its events in every app the session
-    /// traces. An app that refuses is logged and keeps its other rules.
-    void enableEvents(const std::string& idHex, const EventRule& rule);
-    /// The session records every uid's apps from now on (its owner holds
-    /// trace-all-users); if it runs, apps of other uids registered already
-    /// are set up and started at once.
-    void traceAllUsers(const std::string& idHex);
-    /// Stops if needed, closes every buffer and ends the consumer. A
-    /// rotation under way completes first (or fails, if the consumer cannot
-    /// finish it): its `done` is called before this returns.
-    void destroy(const std::string& idHex) noexcept;
-
-    /// Told (on the app thread) that a rotation is over: nullopt and the
-    /// archive's path, or the error (the archive may be incomplete).
+    /// Outcome of an operation: nullopt, or the error.
+    using Done = std::function<void(std::optional<Error>)>;
+    /// Outcome and path of a rotation's archive or a snapshot's folder.
     using RotationDone = std::function<void(std::optional<Error>, const std::string& path)>;
-    /// Closes the current trace chunk of session `idHex` and opens the next
-    /// (active or stopped): the consumer switches each stream once it has
-    /// read what was produced before now, then moves the closed chunk to
-    /// `<output>/archives/<begin>-<end>-<index>/` (trace_paths.hpp) and says
-    /// so; `done` is called then, never before this returns. Returns that
-    /// archive's absolute path. Time stamps never go back, even if the
-    /// clock does. Throws Error: WrongState (never started, failed, a
-    /// rotation under way), Failed (the consumer refused).
-    std::string rotate(const std::string& idHex, RotationDone done);
-
-    /// Writes the current content of every buffer of snapshot session
-    /// `idHex` (active or stopped) as a complete trace in a new folder
-    /// `<output>/snapshot-1-<YYYYmmdd-HHMMSS>-<n>/` (LTTng's default snapshot
-    /// output name; n counts this session's snapshots from 0), made as the
-    /// session's owner (the output folder too, if it was deleted), with the
-    /// same layout as a normal trace (ust/uid/..., ust/pid/...). `maxSize`
-    /// (bytes, 0 = no bound) bounds the sum of the data streams: each
-    /// stream keeps at most its newest n sub-buffers, n the largest count for
-    /// which n sub-buffers of every stream fit (as lttng snapshot record).
-    /// Returns the folder's absolute path once written. Runs on the session's
-    /// own consumer (snapshot_record.cpp says why). Throws Error: WrongState
-    /// (never started, not a snapshot session, consumer gone),
-    /// InvalidArgument (maxSize below one sub-buffer of every stream; the
-    /// folder cannot be made), Failed (the consumer could not write it all).
-    std::string recordSnapshot(const std::string& idHex, uint64_t maxSize);
-
-    /// Session `idHex` rotates on its own while active: every
-    /// `schedule.timerUs`, and once its current chunk holds
-    /// `schedule.sizeBytes` (checked every 100 ms at most; a period
-    /// shorter than that is checked at its own pace). `started` and `done`
-    /// are told of each such rotation (RotationDone's path is the archive);
-    /// a rotation still under way when one is due is not doubled. An
-    /// empty schedule ends it. Kept across start/stop; gone with destroy().
-    void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
-                             RotationDone started, RotationDone done);
-
-    /// Bounds each exchange with one app (setting a session up in it,
-    /// starting, stopping, enabling events) to kAppSocketTimeout in all.
-    /// Set before the first start; optional (per-call bounds still hold).
-    void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
-
     /// Watches `fd` for its peer hanging up, or for `events` (epoll bits;
     /// EPOLLIN on a pidfd: the process exited) (UstAppThread::watchHangUp).
     using HangUpWatcher =
         std::function<EventSourcePtr(int fd, std::function<void()>, uint32_t events)>;
     /// Told (on the app thread) that session `idHex` failed, and why.
     using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
-    /// How consumers are watched: when a session's consumer closes its
-    /// socket (it exited, was killed or stopped), the session is marked
-    /// failed (Stop and Start then fail, Destroy just forgets it; what the
-    /// consumer wrote stays on disk) and `onFailure` is told, with the unit's
-    /// ActiveState/Result or the process's exit as the reason. Set before
-    /// the first start. `watcher` also tells when exited per-PID apps are
-    /// really gone (their pidfd), so their buffers can be drained.
-    void watchConsumers(HangUpWatcher watcher, FailureHandler onFailure);
+
+    explicit UstTracer(TracerConfig config);
+    /// Drops every session without waiting for anyone: each consumer sees
+    /// its connection close, drains its buffers and exits (tracectl-consumerd(8)).
+    ~UstTracer();
+    UstTracer(const UstTracer&) = delete;
+    UstTracer& operator=(const UstTracer&) = delete;
+
+    /// Wires the tracer to the app thread: `loop` is its loop (every
+    /// method and callback runs there), `watcher` watches fds on it, and
+    /// `onFailure` is told when a session fails (its consumer died, stopped
+    /// answering, or refused something). Call once, before anything else.
+    void attach(EventLoop& loop, HangUpWatcher watcher, FailureHandler onFailure);
+    /// Bounds each exchange with one app (setting a session up in it,
+    /// starting, stopping, enabling events) to kAppSocketTimeout in all.
+    void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
+
+    /// A new app (before register_done): joins every active session that
+    /// may trace it. `ready` is called once it has joined those whose buffers
+    /// exist or come within kJoinBeforeRegisterDone; later sessions join it
+    /// on their own. Never throws; failures are logged.
+    void onAppRegistered(const std::shared_ptr<UstApp>& app, std::function<void()> ready);
+    /// An app's sockets closed: forget it (its buffers stay with the consumer).
+    void onAppGone(pid_t pid);
+
+    /// Starts tracing `s` (first start: starts its consumer, then makes the
+    /// buffers of every app it may trace, sets each app up, starts them).
+    /// `done` gets WrongState (consumer gone, output folder replaced) or
+    /// Failed (the consumer could not be started or refused).
+    void start(const SessionSnapshot& s, Done done);
+    /// Stops tracing `s` and has every buffer flushed to disk; `done` once
+    /// the consumer has. A consumer that fails to flush fails the session.
+    void stop(const std::string& idHex, Done done);
+    /// Adds `rule` to session `idHex` (the next start() brings it if the
+    /// session does not run) and creates its events in every app the
+    /// session traces. An app that refuses is logged and keeps its rules.
+    void enableEvents(const std::string& idHex, const EventRule& rule);
+    /// The session records every uid's apps from now on (its owner holds
+    /// trace-all-users); if it runs, apps of other uids join it at once.
+    void traceAllUsers(const std::string& idHex);
+    /// Stops if needed, has every buffer drained and closed, ends the
+    /// consumer. A rotation under way completes first (or fails): its
+    /// `done` is called before this one's. `done` gets nullopt always
+    /// (what fails is logged, and the consumer is stopped).
+    void destroy(const std::string& idHex, Done done);
+
+    /// Closes the current trace chunk of session `idHex` (active or
+    /// stopped) and opens the next: the consumer switches each stream once
+    /// it has read what was produced before now, then moves the closed
+    /// chunk to `<output>/archives/<begin>-<end>-<index>/` (trace_paths.hpp)
+    /// and says so. `started` gets the archive's absolute path once the
+    /// consumer has begun, or the error (WrongState: never started, failed,
+    /// a rotation under way; Failed: the consumer refused); then, if it
+    /// began, `completed` once the archive is complete, or why it is not.
+    /// Time stamps never go back, even if the clock does.
+    void rotate(const std::string& idHex, RotationDone started, RotationDone completed);
+
+    /// Writes the current content of every buffer of snapshot session
+    /// `idHex` (active or stopped) as a complete trace in a new folder
+    /// `<output>/snapshot-1-<YYYYmmdd-HHMMSS>-<n>/` (LTTng's default snapshot
+    /// output name; n counts this session's snapshots from 0), made as the
+    /// session's owner, with the same layout as a normal trace. `maxSize`
+    /// (bytes, 0 = no bound) bounds the sum of the data streams: each
+    /// stream keeps at most its newest n sub-buffers, n the largest count for
+    /// which n sub-buffers of every stream fit (as lttng snapshot record).
+    /// `done` gets the folder's absolute path once written, or WrongState
+    /// (never started, not a snapshot session, consumer gone),
+    /// InvalidArgument (maxSize below one sub-buffer of every stream; the
+    /// folder cannot be made), Failed (the consumer could not write it all).
+    void recordSnapshot(const std::string& idHex, uint64_t maxSize, RotationDone done);
+
+    /// Session `idHex` rotates on its own while active: every
+    /// `schedule.timerUs` (each period counted from the previous one's
+    /// due time, not from when it was handled), and once its current chunk
+    /// holds `schedule.sizeBytes` (checked every 100 ms at most). A rotation
+    /// due while one is under way starts as soon as that one completes.
+    /// `started` and `done` are told of each (RotationDone's path is the
+    /// archive). An empty schedule ends it. Kept across start/stop.
+    void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
+                             RotationDone started, RotationDone done);
 
     /// Notify-thread entry: one message from `app`'s notify socket.
     /// Returns false if the app must be dropped.
     bool handleNotify(UstApp& app);
 
 private:
+    using TraceKey = std::pair<uint32_t, uint32_t>; ///< (uid or pid, bitness)
     struct Channel {
         std::string name;
         uint32_t chanId = 0;
@@ -143,34 +172,45 @@ private:
         ConsumerChannel objects;
     };
     struct Trace {
+        TraceKey key;
         uid_t uid = 0;
         uint32_t bitness = 0;
         std::string dir;   ///< trace-relative, "ust/uid/<uid>/<bits>-bit"
         metadata::Abi abi; ///< the first app's; later apps must match
+        /// Guards `registry` and `pushed`: the notify thread registers, the
+        /// app thread reads what to push. Held for in-memory work only.
+        std::mutex registryMutex;
         std::unique_ptr<metadata::TraceRegistry> registry;
+        std::size_t pushed = 0; ///< metadata bytes sent (or queued) to the consumer
         ConsumerChannel metadata;
-        std::size_t pushed = 0;
         std::vector<Channel> channels;
     };
     struct AppInSession {
         std::shared_ptr<UstApp> app;
         int sessionHandle = -1;
+        bool started = false;
         std::map<std::string, UstObject> channels; // by name, as the app knows them
         std::vector<UstObject> objects;            // its contexts and events
     };
+    /// Told once the trace an app needs exists (nullptr and why, if not).
+    using TraceReady = std::function<void(Trace*, std::optional<Error>)>;
     struct Traced {
+        uint64_t serial = 0; ///< tells this session from a later one of the same id
         SessionSnapshot snapshot;
         ConsumerSpec spec;
         std::unique_ptr<ConsumerLauncher> launcher;
-        std::unique_ptr<ConsumerClient> consumer;
-        /// (uid, bitness) per-UID; (pid, bitness) per-PID.
-        std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<Trace>> traces;
+        std::unique_ptr<ConsumerConnection> consumer;
+        std::map<TraceKey, std::unique_ptr<Trace>> traces;
+        /// Traces whose channels the consumer is making, with who waits.
+        std::map<TraceKey, std::vector<TraceReady>> creating;
         /// Snapshot sessions, per-PID: the traces of exited apps, whose
         /// buffers the consumer keeps for later snapshots until destroy.
         std::vector<std::unique_ptr<Trace>> exited;
         std::map<pid_t, AppInSession> apps;
+        bool starting = false; ///< start() under way: apps joining are started at its end
         bool active = false;
         bool failed = false;
+        bool destroying = false;
         uint64_t nextKey = 1;
         /// (st_dev, st_ino) of the output folder when the consumer started.
         std::pair<dev_t, ino_t> outputFolder{};
@@ -183,83 +223,172 @@ private:
         uint64_t nextRotationId = 1;
         struct Rotation {
             uint64_t id = 0;
-            std::string path; ///< absolute archive folder
-            RotationDone done;
+            std::string path;   ///< absolute archive folder
+            bool begun = false; ///< the consumer accepted it
+            RotationDone completed;
         };
         std::optional<Rotation> rotating;
+        /// Called once no rotation is under way (destroy waits for it).
+        std::vector<std::function<void()>> afterRotation;
         uint64_t snapshotsTaken = 0; ///< RecordSnapshot: the next folder's <n>
         // The rotation schedule's ticks (timerfd), before its watch.
         UniqueFd scheduleTimer;
         EventSourcePtr scheduleWatch;
         std::chrono::steady_clock::time_point nextTimedRotation;
-        // Both before `consumer` closes: declared after it. The consumer's
-        // socket (its news, or its hang-up) and its completed-rotations fd.
-        EventSourcePtr consumerWatch;
-        EventSourcePtr completedWatch;
+        bool rotationDue = false; ///< a scheduled rotation waits for the one under way
+        /// Rotations waiting for the traces under way (`creating`) to exist.
+        struct WaitingRotation {
+            RotationDone started, completed;
+        };
+        std::vector<WaitingRotation> rotationsAfterCreation;
+        /// Held replies to apps' registrations (notify thread and app thread):
+        /// while a Rotate or RecordSnapshot is on its way to the consumer,
+        /// an app answered now could write events of a new class before the
+        /// consumer takes its chunk boundary, while the class's metadata,
+        /// queued behind the request, lands only after it. Such replies wait
+        /// until the consumer has answered the request.
+        struct ReplyGate {
+            std::mutex mutex; // guards closed and held; in-memory work only
+            int closed = 0;   ///< requests in flight that hold replies
+            std::vector<std::function<void()>> held;
+        } replies;
     };
+    /// Names a session in callbacks: found again only if it still exists
+    /// and is the same one (find()).
+    struct SessionRef {
+        std::string idHex;
+        uint64_t serial = 0;
+    };
+    SessionRef refOf(const Traced& t) const { return {t.snapshot.idHex, t.serial}; }
+    Traced* find(const SessionRef& ref);
 
-    /// Sets `app` up in the running session `t` and starts it there;
-    /// a failure is logged (the app goes on untraced by `t`).
-    void joinRunning(Traced& t, const std::shared_ptr<UstApp>& app);
+    // ust_tracer.cpp: sessions.
     bool mayTrace(const Traced& t, const UstApp& app) const;
     /// Throws Error(WrongState) if the (non-snapshot) session's output
     /// folder is no longer the one its consumer was started on.
     void checkOutputFolderKept(const Traced& t) const;
-    void startConsumer(Traced& t);
-    /// The consumer of session `idHex` hung up: fail the session.
-    void consumerGone(std::string idHex); // a copy: the watch holding it goes
-    /// The consumer of `idHex` sent something or hung up: rotations it
-    /// finished are completed, a hang-up fails the session.
-    void serviceConsumer(const std::string& idHex);
-    /// Calls the `done` of every rotation of `t` the consumer finished.
-    void completeRotations(Traced& t, std::vector<consumer_protocol::RotationCompleted> done);
-    /// (Re)arms the schedule's ticks of `t`, or ends them.
-    void armSchedule(Traced& t);
-    /// A tick of `idHex`'s schedule: rotates if due.
-    void scheduleTick(const std::string& idHex);
-    /// The rotation under way, if any, fails with `why`.
-    void abandonRotation(Traced& t, const std::string& why);
+    /// Starts `t`'s consumer unit and connection, then Hello; `done` after
+    /// the Hello's reply. Throws Error(Failed) if the unit cannot be started.
+    void startConsumer(Traced& t, Done done);
+    /// The second half of start(): every app joins, then starts.
+    void startApps(Traced& t, Done done);
+    /// The consumer connection of `ref` is lost: fail the session.
+    void consumerLost(const SessionRef& ref, const std::string& why);
     /// Marks `t` failed for good (state error, `why` as its reason), stops
     /// its consumer if it still runs.
     void failSession(Traced& t, const std::string& why);
-    /// The per-UID trace of `app`'s (uid, bitness), made on first use.
-    /// Throws Error(Failed) if `app`'s ABI differs from the trace's. Call
-    /// with shared_ held.
-    Trace& traceFor(Traced& t, const UstApp& app);
-    void setUpApp(Traced& t, const std::shared_ptr<UstApp>& app);
-    /// Per-PID: the app of trace `key` exited; has the consumer drain and
-    /// close its channels, then forgets the trace. Call after the app's
-    /// routes are gone and synchronized. Never throws (logged).
-    /// After `app` failed to be set up in `t`: retires the per-PID trace made
-    /// for it, if any (per-UID traces stay for the uid's other apps).
-    void abandonSetUp(Traced& t, const UstApp& app);
-    void retirePerPidTrace(Traced& t, std::pair<uint32_t, uint32_t> key);
-    /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `ids`:
-    /// retired once the process has exited (its pidfd says so), since
-    /// lttng-ust closes its sockets in a destructor while other threads
-    /// of the app may still write.
-    void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<std::string> ids);
+    /// A callback that fails session `t` if a consumer request failed,
+    /// saying `what` was asked.
+    Done failOnError(Traced& t, std::string what);
+    /// Every apps' session in `t` stops; the apps are quiescent after it.
+    void stopApps(Traced& t);
+    /// Pushes the metadata and flushes every channel of every trace of `t`;
+    /// `done` after the consumer's replies.
+    void flushAll(Traced& t, Done done);
+    /// Frees `t` (its routes first, then a grace period).
+    void forget(Traced& t);
+
+    // ust_traces.cpp: traces.
+    /// Calls `ready` with the trace of `app`'s (uid or pid, bitness) in `t`,
+    /// made first (asynchronously) if needed; with an error if `app`'s ABI
+    /// differs from the trace's or the consumer could not make it.
+    void withTrace(Traced& t, const UstApp& app, TraceReady ready);
+    void createTrace(Traced& t, const UstApp& app, TraceKey key);
+    /// Sends the metadata of `trace` not sent yet; `done` after the reply.
+    void pushMetadata(Traced& t, Trace& trace, Done done);
+    /// pushMetadata() whose failure fails the session.
+    void pushMetadata(Traced& t, Trace& trace);
+    /// Notify thread: queues the metadata of `trace` not sent yet, ahead of
+    /// any request the app thread makes later (ConsumerConnection::
+    /// enqueueMetadata), before the app is answered: an event of the
+    /// registered class is never in a chunk whose metadata lacks it.
+    /// Call with trace.registryMutex held.
+    void queueMetadataLocked(Traced& t, Trace& trace);
     /// Declares the channels of `trace` no app registered (TraceRegistry::
-    /// declareUnregisteredChannels) and pushes the metadata. Caller holds shared_.
+    /// declareUnregisteredChannels).
     void declareUnregisteredChannels(Traced& t, Trace& trace);
-    void pushMetadata(Traced& t, Trace& trace); // holds shared_
     /// Drops our copies of `trace`'s channels and has the consumer read
     /// each to the end and close it (DestroyChannel), metadata last.
-    /// Throws Error as the consumer client does. Caller holds shared_.
-    void closeInConsumer(Traced& t, Trace& trace);
+    void closeInConsumer(Traced& t, Trace& trace, Done done);
+    /// Per-PID: the app of trace `key` exited; has the consumer drain and
+    /// close its channels, then forgets the trace. Call after the app's
+    /// routes are gone and synchronized.
+    void retirePerPidTrace(Traced& t, TraceKey key);
+    /// After `app` failed to join `t`: retires the per-PID trace made for
+    /// it, if any (per-UID traces stay for the uid's other apps).
+    void abandonSetUp(Traced& t, const UstApp& app);
+
+    // ust_app_setup.cpp: apps in sessions.
+    /// `app` joins `t`: its trace is made if needed, then it is set up, and
+    /// started if `t` is active. `done` gets nullopt once it has joined, or
+    /// the error (logged here).
+    void join(Traced& t, const std::shared_ptr<UstApp>& app, Done done);
+    /// Sets `app` up in `t` with `trace`'s buffers (app round trips). Throws Error.
+    void setUpApp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app);
+    /// Starts the session in app `a` (start_session); a failure is logged.
+    void startInApp(Traced& t, AppInSession& a);
     /// Creates, configures and enables the events of `rule` on the app's
     /// channel `chan`; the event object joins `a.objects`. Throws Error.
     void createEvent(AppInSession& a, lttng_ust_abi_object_data* chan, const EventRule& rule);
-
+    /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `refs`:
+    /// retired once the process has exited (its pidfd says so), since
+    /// lttng-ust closes its sockets in a destructor while other threads
+    /// of the app may still write.
+    void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<SessionRef> refs);
+    /// Forgets the routes of every object `a` holds in its app.
+    void eraseRoutes(pid_t pid, const AppInSession& a);
     /// An armed budget for one exchange with `app`, if boundExchanges() was given.
     std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
 
+    // ust_rotation.cpp: rotations.
+    /// rotate() once the checks passed. While a trace's buffers are being
+    /// made, it waits for them (creationsOver()): archived before its first
+    /// app registered its channels, such a trace's packets would have no
+    /// stream class in the archive's metadata.
+    void beginRotation(Traced& t, RotationDone started, RotationDone completed);
+    /// No trace of `t` is being made any more: waiting rotations begin.
+    void creationsOver(Traced& t);
+    /// Rotations waiting in `t` fail with `why` (the session ends).
+    void dropWaitingRotations(Traced& t, const std::string& why);
+    void onRotationCompleted(const SessionRef& ref, consumer_protocol::RotationCompleted done);
+    /// The rotation under way, if any, fails with `why`.
+    void abandonRotation(Traced& t, const std::string& why);
+    /// No rotation is under way any more: runs what waited for that.
+    void rotationOver(Traced& t);
+    /// (Re)arms the schedule's ticks of `t`, or ends them.
+    void armSchedule(Traced& t);
+    /// A tick of `ref`'s schedule: rotates if due.
+    void scheduleTick(const SessionRef& ref);
+    /// Starts the scheduled rotation of `t` that is due.
+    void rotateOnSchedule(Traced& t);
+
+    // ust_notify.cpp: the notify thread's side.
+    /// App thread: replies to registrations wait from now on (ReplyGate).
+    void holdReplies(Traced& t);
+    /// App thread: one request that held replies is answered; once none
+    /// is left, the held replies go (on this thread).
+    void releaseReplies(Traced& t);
+    /// Notify thread: sends `reply` now, or holds it while the gate of `t`
+    /// is closed. Returns what `reply` returned, or true if held.
+    bool replyNowOrLater(Traced& t, std::function<bool()> reply);
+    /// The session and trace of an app's session handle; the channel id of
+    /// an app's channel handle. Inside an RcuReadSection only. Throw
+    /// std::out_of_range for an unknown handle.
+    std::pair<Traced&, Trace&> routeOf(pid_t pid, int sessionHandle) const;
+    uint32_t channelIdOf(pid_t pid, int channelHandle) const;
+
     TracerConfig config_;
+    /// Reads CreateChannel's objects; before the sessions, so it is joined
+    /// after every connection shut its objects sockets down.
+    Executor objectReaders_{2, "tc-objects"};
+    EventLoop* loop_ = nullptr;
+    std::shared_ptr<LoopPoster> poster_; ///< loop_'s, for the notify thread
     SocketDeadlines* deadlines_ = nullptr;
     HangUpWatcher hangUpWatcher_;
     FailureHandler onFailure_;
-    std::map<std::string, std::unique_ptr<Traced>> sessions_; // app thread only
-    std::map<pid_t, std::shared_ptr<UstApp>> apps_;           // app thread only
+    uint64_t nextSerial_ = 1;
+    std::map<std::string, std::unique_ptr<Traced>> sessions_;
+    std::map<pid_t, std::shared_ptr<UstApp>> apps_;
     /// A pidfd of each registered app (pidfd_open at registration; absent
     /// if that failed), and the watches of exited apps not yet gone.
     std::map<pid_t, UniqueFd> pidfds_;
@@ -267,18 +396,8 @@ private:
         RotationSchedule schedule;
         RotationDone started, done;
     };
-    std::map<std::string, Scheduled> schedules_; // by session, app thread only
+    std::map<std::string, Scheduled> schedules_; // by session
     std::map<pid_t, std::pair<UniqueFd, EventSourcePtr>> exitWatches_;
-
-    /// The session and trace of an app's session handle; the channel id of
-    /// an app's channel handle. Inside an RcuReadSection only. Throw
-    /// std::out_of_range for an unknown handle.
-    std::pair<Traced&, Trace&> routeOf(pid_t pid, int sessionHandle) const;
-    uint32_t channelIdOf(pid_t pid, int channelHandle) const;
-    /// Forgets the routes of every object `a` holds in its app.
-    void eraseRoutes(pid_t pid, const AppInSession& a);
-
-    std::mutex shared_; // guards the registries and the consumer sockets
     /// (pid, session or channel handle) -> Traced, Trace, channel id: read by
     /// the notify thread without locks (RCU); see handle_routes.hpp for
     /// when a Traced may be freed.

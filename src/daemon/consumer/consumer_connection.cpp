@@ -1,0 +1,520 @@
+#include "consumer_connection.hpp"
+
+#include "apps/ust_error.hpp"
+#include "common/fd_passing.hpp"
+#include "common/log.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <lttng/ust-error.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace tracectl {
+
+namespace cp = consumer_protocol;
+
+namespace {
+
+/// Expired request ids remembered, to tell a late reply from a bogus one.
+constexpr std::size_t kMaxExpired = 4096;
+
+std::string seconds(std::chrono::milliseconds d) {
+    const auto ms = d.count();
+    if (ms % 1000 == 0)
+        return std::to_string(ms / 1000) + " s";
+    return std::to_string(ms) + " ms";
+}
+
+/// What an Executor job read from an objects socket.
+struct ChannelObjects {
+    ConsumerChannel channel;
+    std::string error; ///< empty: complete
+};
+
+/// Blocking, on an executor: the channel object, then streams until the
+/// terminating NULL stream (-LTTNG_UST_ERR_NOENT). `fd` times out receives
+/// after `timeout` (SO_RCVTIMEO).
+ChannelObjects receiveObjects(int fd, std::chrono::milliseconds timeout) {
+    ChannelObjects out;
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    lttng_ust_abi_object_data* obj = nullptr;
+    int r = lttng_ust_ctl_recv_channel_from_consumer(fd, &obj);
+    if (r < 0) {
+        out.error = "receiving the channel from the consumer: " + ustErrorString(r);
+        return out;
+    }
+    out.channel.channel.reset(obj);
+    for (;;) {
+        obj = nullptr;
+        r = lttng_ust_ctl_recv_stream_from_consumer(fd, &obj);
+        if (r == -LTTNG_UST_ERR_NOENT)
+            return out;
+        if (r < 0) {
+            out.error = "receiving a stream from the consumer: " + ustErrorString(r);
+            return out;
+        }
+        out.channel.streams.emplace_back(obj);
+    }
+}
+
+} // namespace
+
+struct ConsumerConnection::Pending {
+    ConsumerConnection* owner = nullptr;
+    uint32_t id = 0;
+    cp::MessageType type{};
+    Reply reply;
+    EventSourcePtr timer;
+    // CreateChannel only: its reply and its objects, in either order.
+    ChannelDone channelDone;
+    uint64_t key = 0;
+    std::shared_ptr<UniqueFd> objectsSocket;
+    std::optional<cp::Message> replied;
+    std::optional<ChannelObjects> objects;
+};
+
+ConsumerConnection::ConsumerConnection(EventLoop& loop, Executor& executor, UniqueFd socket,
+                                       Handlers handlers, std::chrono::milliseconds replyTimeout)
+    : loop_(loop), executor_(executor), socket_(std::move(socket)), handlers_(std::move(handlers)),
+      replyTimeout_(replyTimeout), self_(std::make_shared<ConsumerConnection*>(this)) {
+    const int flags = fcntl(socket_.get(), F_GETFL);
+    if (flags < 0 || fcntl(socket_.get(), F_SETFL, flags | O_NONBLOCK) < 0)
+        throw std::system_error(errno, std::generic_category(), "fcntl(consumer socket)");
+    sd_event_source* s = nullptr;
+    const int r = sd_event_add_io(loop_.get(), &s, socket_.get(), EPOLLIN | EPOLLRDHUP,
+                                  &ConsumerConnection::onIo, this);
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), "sd_event_add_io(consumer socket)");
+    io_.reset(s);
+    inboxWake_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!inboxWake_)
+        throw std::system_error(errno, std::generic_category(), "eventfd");
+    s = nullptr;
+    const int w = sd_event_add_io(
+        loop_.get(), &s, inboxWake_.get(), EPOLLIN,
+        [](sd_event_source*, int fd, uint32_t, void* userdata) {
+            uint64_t n = 0;
+            (void)!read(fd, &n, sizeof n);
+            static_cast<ConsumerConnection*>(userdata)->drainInbox();
+            return 0;
+        },
+        this);
+    if (w < 0)
+        throw std::system_error(-w, std::generic_category(), "sd_event_add_io(eventfd)");
+    inboxSource_.reset(s);
+}
+
+void ConsumerConnection::enqueueMetadata(uint64_t key, uint64_t offset, std::string bytes) {
+    {
+        std::lock_guard lock(inboxMutex_);
+        for (std::size_t at = 0; at < bytes.size(); at += cp::kMaxMetadataChunk)
+            inbox_.push_back(
+                cp::PushMetadata{key, offset + at, bytes.substr(at, cp::kMaxMetadataChunk)});
+    }
+    const uint64_t one = 1;
+    (void)!write(inboxWake_.get(), &one, sizeof one);
+}
+
+void ConsumerConnection::drainInbox() {
+    std::vector<cp::PushMetadata> queued;
+    {
+        std::lock_guard lock(inboxMutex_);
+        queued.swap(inbox_);
+    }
+    draining_ = true;
+    for (auto& m : queued)
+        send(m, [this](std::optional<Error> e, cp::Message) {
+            if (e && handlers_.metadataFailed)
+                handlers_.metadataFailed(*e);
+        });
+    draining_ = false;
+}
+
+ConsumerConnection::~ConsumerConnection() {
+    self_.reset(); // executor jobs finishing later post nothing
+    for (auto& [id, p] : pending_)
+        if (p->objectsSocket)
+            ::shutdown(p->objectsSocket->get(), SHUT_RDWR); // unblocks its job
+}
+
+uint32_t ConsumerConnection::send(const cp::Message& request, Reply reply, UniqueFd passFd,
+                                  int timeoutFactor) {
+    // What other threads queued before this call goes first.
+    if (!draining_)
+        drainInbox();
+    const uint32_t id = nextId_++;
+    if (nextId_ == 0)
+        nextId_ = 1; // 0 is for unsolicited messages
+    if (lostWhy_) {
+        // Answered from the loop, never from inside the caller.
+        std::weak_ptr<ConsumerConnection*> alive = self_;
+        loop_.post([alive, reply = std::move(reply), why = *lostWhy_, request] {
+            if (!alive.expired() && reply)
+                reply(Error(ErrorCode::Failed,
+                            "the consumer connection is lost (" + why + "); " +
+                                std::string(cp::messageName(cp::typeOf(request))) + " not sent"),
+                      cp::Ok{});
+        });
+        return id;
+    }
+    Outgoing frame;
+    frame.bytes = cp::encode(request, id);
+    outgoing_.push_back(std::move(frame));
+    if (passFd) {
+        Outgoing marker;
+        marker.bytes.assign(1, std::byte{0});
+        marker.fd = std::move(passFd);
+        outgoing_.push_back(std::move(marker));
+    }
+    auto p = std::make_unique<Pending>();
+    p->owner = this;
+    p->id = id;
+    p->type = cp::typeOf(request);
+    p->reply = std::move(reply);
+    sd_event_source* t = nullptr;
+    const uint64_t usec =
+        static_cast<uint64_t>(replyTimeout_.count()) * 1000 * static_cast<uint64_t>(timeoutFactor);
+    const int r = sd_event_add_time_relative(
+        loop_.get(), &t, CLOCK_MONOTONIC, usec, 0,
+        [](sd_event_source*, uint64_t, void* userdata) {
+            auto* pending = static_cast<Pending*>(userdata);
+            pending->owner->expire(pending->id);
+            return 0;
+        },
+        p.get());
+    if (r < 0)
+        throw std::system_error(-r, std::generic_category(), "sd_event_add_time_relative");
+    p->timer.reset(t);
+    pending_.emplace(id, std::move(p));
+    // Written once the loop sees the socket writable, never from inside the
+    // caller: no callback runs before the request call returns.
+    updateIoEvents();
+    return id;
+}
+
+ConsumerConnection::Reply ConsumerConnection::expectOk(Done done) {
+    // deliver() has checked that the reply is Ok.
+    return [done = std::move(done)](std::optional<Error> e, cp::Message) { done(std::move(e)); };
+}
+
+void ConsumerConnection::hello(const std::string& daemonVersion, Done done) {
+    cp::Hello h;
+    h.version = daemonVersion;
+    send(h, [done = std::move(done)](std::optional<Error> e, cp::Message m) {
+        if (!e && !std::holds_alternative<cp::HelloReply>(m))
+            e = Error(ErrorCode::Failed, "the consumer answered Hello with " +
+                                             std::string(cp::messageName(cp::typeOf(m))));
+        done(std::move(e));
+    });
+}
+
+void ConsumerConnection::createChannel(const cp::CreateChannel& request, ChannelDone done) {
+    int sv[2];
+    if (lostWhy_ || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        const Error e(ErrorCode::Failed, lostWhy_
+                                             ? "the consumer connection is lost (" + *lostWhy_ +
+                                                   "); CreateChannel not sent"
+                                             : std::string("socketpair: ") + std::strerror(errno));
+        std::weak_ptr<ConsumerConnection*> alive = self_;
+        loop_.post([alive, done = std::move(done), e] {
+            if (!alive.expired())
+                done(e, ConsumerChannel{});
+        });
+        return;
+    }
+    auto ours = std::make_shared<UniqueFd>(sv[0]);
+    UniqueFd theirs(sv[1]);
+    const uint32_t id = send(request, Reply{}, std::move(theirs));
+    const auto it = pending_.find(id);
+    if (it == pending_.end())
+        return; // cannot happen: send() registered it, and nothing ran since
+    Pending& p = *it->second;
+    p.channelDone = std::move(done);
+    p.key = request.key;
+    p.objectsSocket = ours;
+    std::weak_ptr<ConsumerConnection*> alive = self_;
+    const std::chrono::milliseconds timeout = replyTimeout_;
+    executor_.submit([alive, id, ours, timeout, poster = loop_.poster()] {
+        auto objects = std::make_shared<ChannelObjects>(receiveObjects(ours->get(), timeout));
+        poster->post([alive, id, objects] {
+            const auto self = alive.lock();
+            if (!self)
+                return;
+            ConsumerConnection& c = **self;
+            const auto found = c.pending_.find(id);
+            if (found == c.pending_.end())
+                return; // expired or failed meanwhile: the objects go
+            found->second->objects = std::move(*objects);
+            c.completeChannel(id);
+        });
+    });
+}
+
+void ConsumerConnection::completeChannel(uint32_t id) {
+    const auto it = pending_.find(id);
+    if (it == pending_.end())
+        return;
+    Pending& p = *it->second;
+    std::optional<Error> error;
+    if (p.replied) {
+        if (const auto* err = std::get_if<cp::ErrorReply>(&*p.replied)) {
+            error = Error(ErrorCode::Failed, "the consumer refused CreateChannel: " + err->message);
+        } else if (const auto* created = std::get_if<cp::ChannelCreated>(&*p.replied);
+                   created == nullptr || created->key != p.key) {
+            error =
+                Error(ErrorCode::Failed, "the consumer answered CreateChannel with " +
+                                             std::string(cp::messageName(cp::typeOf(*p.replied))));
+        } else if (!p.objects) {
+            return; // the objects are still being read
+        } else if (!p.objects->error.empty()) {
+            error = Error(ErrorCode::Failed, p.objects->error);
+        } else if (p.objects->channel.streams.size() != created->streamCount) {
+            error =
+                Error(ErrorCode::Failed,
+                      "the consumer announced " + std::to_string(created->streamCount) +
+                          " streams and sent " + std::to_string(p.objects->channel.streams.size()));
+        }
+    } else {
+        return; // the objects came first: wait for the reply
+    }
+    std::unique_ptr<Pending> done = std::move(it->second);
+    pending_.erase(it);
+    ConsumerChannel channel;
+    if (!error) {
+        channel = std::move(done->objects->channel);
+        channel.key = done->key;
+    }
+    done->channelDone(std::move(error), std::move(channel));
+}
+
+void ConsumerConnection::pushMetadata(uint64_t key, uint64_t offset, const std::string& bytes,
+                                      Done done) {
+    struct Join {
+        std::size_t left = 0;
+        bool failed = false;
+        Done done;
+    };
+    auto join = std::make_shared<Join>();
+    join->done = std::move(done);
+    std::vector<cp::PushMetadata> frames;
+    for (std::size_t at = 0; at < bytes.size(); at += cp::kMaxMetadataChunk) {
+        cp::PushMetadata m;
+        m.key = key;
+        m.offset = offset + at;
+        m.bytes = bytes.substr(at, cp::kMaxMetadataChunk);
+        frames.push_back(std::move(m));
+    }
+    if (frames.empty()) {
+        std::weak_ptr<ConsumerConnection*> alive = self_;
+        loop_.post([alive, join] {
+            if (!alive.expired())
+                join->done(std::nullopt);
+        });
+        return;
+    }
+    join->left = frames.size();
+    for (const auto& m : frames)
+        send(m, [join](std::optional<Error> e, cp::Message) {
+            if (join->failed)
+                return;
+            if (e) {
+                join->failed = true;
+                join->done(std::move(e));
+                return;
+            }
+            if (--join->left == 0)
+                join->done(std::nullopt);
+        });
+}
+
+void ConsumerConnection::flushChannel(uint64_t key, Done done) {
+    send(cp::FlushChannel{key}, expectOk(std::move(done)));
+}
+
+void ConsumerConnection::destroyChannel(uint64_t key, Done done) {
+    send(cp::DestroyChannel{key}, expectOk(std::move(done)), {}, kLongRequestFactor);
+}
+
+void ConsumerConnection::shutdown(Done done) {
+    send(cp::Shutdown{}, expectOk(std::move(done)), {}, kLongRequestFactor);
+}
+
+void ConsumerConnection::rotate(const cp::Rotate& request, Done done) {
+    send(request, expectOk(std::move(done)));
+}
+
+void ConsumerConnection::recordSnapshot(const cp::RecordSnapshot& request, UniqueFd dirFd,
+                                        Done done) {
+    send(request, expectOk(std::move(done)), std::move(dirFd), kLongRequestFactor);
+}
+
+void ConsumerConnection::flushOutgoing() {
+    try {
+        while (!outgoing_.empty()) {
+            Outgoing& o = outgoing_.front();
+            const int fds[1] = {o.fd.get()};
+            const std::size_t n =
+                sendSomeWithFds(socket_.get(), std::span<const std::byte>(o.bytes).subspan(o.sent),
+                                o.fd ? std::span<const int>(fds, 1) : std::span<const int>());
+            if (n == 0)
+                break;    // full: EPOLLOUT brings us back
+            o.fd.reset(); // went with the first byte
+            o.sent += n;
+            if (o.sent == o.bytes.size())
+                outgoing_.pop_front();
+        }
+    } catch (const std::exception& e) {
+        lose(std::string("cannot write to it: ") + e.what());
+        return;
+    }
+    updateIoEvents();
+}
+
+void ConsumerConnection::updateIoEvents() {
+    if (io_)
+        sd_event_source_set_io_events(io_.get(),
+                                      EPOLLIN | EPOLLRDHUP | (outgoing_.empty() ? 0u : EPOLLOUT));
+}
+
+int ConsumerConnection::onIo(sd_event_source*, int, uint32_t revents, void* userdata) {
+    auto* self = static_cast<ConsumerConnection*>(userdata);
+    std::weak_ptr<ConsumerConnection*> alive = self->self_;
+    if ((revents & EPOLLOUT) != 0)
+        self->flushOutgoing();
+    if (!alive.expired() && self->usable() && (revents & ~static_cast<uint32_t>(EPOLLOUT)) != 0)
+        self->readIncoming();
+    return 0;
+}
+
+void ConsumerConnection::readIncoming() {
+    std::weak_ptr<ConsumerConnection*> alive = self_;
+    for (;;) {
+        cp::MessageReader::Status status;
+        try {
+            status = reader_.readFrom(socket_.get());
+        } catch (const cp::TruncatedFrame&) {
+            lose("the consumer closed its connection in the middle of a message");
+            return;
+        } catch (const cp::ProtocolError& e) {
+            lose(std::string("the consumer broke the protocol: ") + e.what());
+            return;
+        } catch (const std::exception& e) {
+            lose(std::string("reading from the consumer: ") + e.what());
+            return;
+        }
+        if (status == cp::MessageReader::Status::WouldBlock)
+            return;
+        if (status == cp::MessageReader::Status::Eof) {
+            lose("the consumer closed its connection");
+            return;
+        }
+        deliver(reader_.takeFrame());
+        if (alive.expired() || !usable())
+            return;
+    }
+}
+
+void ConsumerConnection::deliver(cp::Frame frame) {
+    if (frame.request == 0) {
+        auto* done = std::get_if<cp::RotationCompleted>(&frame.message);
+        if (done == nullptr) {
+            lose("the consumer sent " + std::string(cp::messageName(cp::typeOf(frame.message))) +
+                 " unasked");
+            return;
+        }
+        if (handlers_.rotationCompleted)
+            handlers_.rotationCompleted(std::move(*done));
+        return;
+    }
+    const auto it = pending_.find(frame.request);
+    if (it == pending_.end()) {
+        if (expired_.erase(frame.request) != 0) {
+            ++lateReplies_;
+            log::debug("the consumer's reply to request " + std::to_string(frame.request) +
+                       " came after its deadline; dropped");
+            return;
+        }
+        lose("the consumer answered request " + std::to_string(frame.request) +
+             ", which is not in flight");
+        return;
+    }
+    if (it->second->channelDone) {
+        it->second->replied = std::move(frame.message);
+        completeChannel(frame.request);
+        return;
+    }
+    std::unique_ptr<Pending> p = std::move(it->second);
+    pending_.erase(it);
+    std::optional<Error> error;
+    if (const auto* err = std::get_if<cp::ErrorReply>(&frame.message))
+        error = Error(ErrorCode::Failed, "the consumer refused " +
+                                             std::string(cp::messageName(p->type)) + ": " +
+                                             err->message);
+    else if (p->type != cp::MessageType::Hello && p->type != cp::MessageType::CreateChannel &&
+             !std::holds_alternative<cp::Ok>(frame.message))
+        error = Error(ErrorCode::Failed,
+                      "the consumer answered " + std::string(cp::messageName(p->type)) + " with " +
+                          std::string(cp::messageName(cp::typeOf(frame.message))));
+    p->reply(std::move(error), std::move(frame.message));
+}
+
+void ConsumerConnection::expire(uint32_t id) {
+    const auto it = pending_.find(id);
+    if (it == pending_.end())
+        return;
+    std::unique_ptr<Pending> p = std::move(it->second);
+    pending_.erase(it);
+    expired_.insert(id);
+    expiredOrder_.push_back(id);
+    if (expiredOrder_.size() > kMaxExpired) {
+        expired_.erase(expiredOrder_.front());
+        expiredOrder_.pop_front();
+    }
+    if (p->objectsSocket)
+        ::shutdown(p->objectsSocket->get(), SHUT_RDWR);
+    const int factor = p->type == cp::MessageType::DestroyChannel ||
+                               p->type == cp::MessageType::Shutdown ||
+                               p->type == cp::MessageType::RecordSnapshot
+                           ? kLongRequestFactor
+                           : 1;
+    const Error e(ErrorCode::Failed,
+                  "the consumer did not answer " + std::string(cp::messageName(p->type)) +
+                      " within " + seconds(replyTimeout_ * factor) + " (stopped or overloaded?)");
+    if (p->channelDone)
+        p->channelDone(e, ConsumerChannel{});
+    else
+        p->reply(e, cp::Ok{});
+}
+
+void ConsumerConnection::lose(const std::string& why) {
+    if (lostWhy_)
+        return;
+    lostWhy_ = why;
+    io_.reset();
+    outgoing_.clear();
+    std::weak_ptr<ConsumerConnection*> alive = self_;
+    auto pending = std::exchange(pending_, {});
+    const Error e(ErrorCode::Failed, "the consumer connection is lost: " + why);
+    for (auto& [id, p] : pending) {
+        if (p->objectsSocket)
+            ::shutdown(p->objectsSocket->get(), SHUT_RDWR);
+        if (p->channelDone)
+            p->channelDone(e, ConsumerChannel{});
+        else if (p->reply)
+            p->reply(e, cp::Ok{});
+        if (alive.expired())
+            return;
+    }
+    if (handlers_.lost)
+        handlers_.lost(why);
+}
+
+} // namespace tracectl

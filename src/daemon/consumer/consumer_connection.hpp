@@ -1,0 +1,165 @@
+// The daemon's side of the daemon<->consumer protocol
+// (common/consumer_protocol.hpp), asynchronous: requests are queued and
+// written without blocking, several may be in flight at once (pipelined),
+// and each reply is matched to its request by id and handed to that
+// request's callback on the owning loop. Each request has its own deadline:
+// past it, its callback gets an error, and a reply that comes later is
+// recognised by its id and dropped. Nothing here ever waits for the
+// consumer, so a stopped or slow consumer holds up its own session only.
+//
+// CreateChannel's ring-buffer objects come on a socketpair of their own
+// (the protocol's objects socket), read by liblttng-ust-ctl's blocking
+// calls on an Executor job that owns nothing but that socket.
+//
+// Threads: every method but enqueueMetadata(), and every callback, runs on
+// the thread of `loop` (its owner's). Not copyable or movable (its event
+// sources point at it).
+#pragma once
+
+#include "common/consumer_protocol.hpp"
+#include "common/error.hpp"
+#include "common/event_loop.hpp"
+#include "common/executor.hpp"
+#include "common/unique_fd.hpp"
+#include "ust_object.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tracectl {
+
+/// A data or metadata channel as the consumer created it: the objects an
+/// app accepts (after lttng_ust_ctl_duplicate_ust_object_data).
+struct ConsumerChannel {
+    uint64_t key = 0;
+    UstObject channel;
+    std::vector<UstObject> streams;
+};
+
+/// How long the consumer may take to answer one request, by default.
+/// Requests that drain buffers or write a snapshot (DestroyChannel, Shutdown,
+/// RecordSnapshot) get kLongRequestFactor times as long.
+inline constexpr std::chrono::milliseconds kConsumerReplyTimeout{10'000};
+inline constexpr int kLongRequestFactor = 6;
+
+class ConsumerConnection {
+public:
+    /// Outcome of a request: nullopt, or why it failed (Error(Failed): the
+    /// consumer refused, did not answer in time, or is gone).
+    using Done = std::function<void(std::optional<Error>)>;
+    using ChannelDone = std::function<void(std::optional<Error>, ConsumerChannel)>;
+    struct Handlers {
+        /// RotationCompleted, sent by the consumer on its own.
+        std::function<void(consumer_protocol::RotationCompleted)> rotationCompleted;
+        /// Once: the connection is unusable (EOF, hang-up, a socket error, a
+        /// frame that breaks the protocol), with why. Every request still in
+        /// flight has failed just before, and later ones fail at once.
+        std::function<void(const std::string& why)> lost;
+        /// A request made with enqueueMetadata() failed (refused, or no
+        /// answer in time), with why.
+        std::function<void(const Error& why)> metadataFailed;
+    };
+
+    /// Takes the daemon's end of the consumer's socket (made non-blocking)
+    /// and watches it on `loop`. `executor` reads CreateChannel's objects.
+    /// `replyTimeout` is the default deadline of a request. Throws
+    /// std::system_error.
+    ConsumerConnection(EventLoop& loop, Executor& executor, UniqueFd socket, Handlers handlers,
+                       std::chrono::milliseconds replyTimeout = kConsumerReplyTimeout);
+    /// Drops every request in flight without calling its callback.
+    ~ConsumerConnection();
+    ConsumerConnection(const ConsumerConnection&) = delete;
+    ConsumerConnection& operator=(const ConsumerConnection&) = delete;
+
+    /// Hello; fails on a protocol version mismatch.
+    void hello(const std::string& daemonVersion, Done done);
+    /// CreateChannel; `done` gets the channel's objects.
+    void createChannel(const consumer_protocol::CreateChannel& request, ChannelDone done);
+    /// PushMetadata of `bytes` at `offset`, split into frames of at most
+    /// kMaxMetadataChunk bytes; `done` after the last one's reply (or the
+    /// first failure).
+    void pushMetadata(uint64_t key, uint64_t offset, const std::string& bytes, Done done);
+    /// PushMetadata from any thread (the notify thread's registrations):
+    /// queued at once, and written before any request made after this
+    /// returns, on any thread, so the consumer sees it ahead of a later
+    /// Rotate, FlushChannel or RecordSnapshot. A failure goes to
+    /// Handlers::metadataFailed. Thread-safe; the mutex it takes is held
+    /// for the queue operation only.
+    void enqueueMetadata(uint64_t key, uint64_t offset, std::string bytes);
+    void flushChannel(uint64_t key, Done done);
+    void destroyChannel(uint64_t key, Done done);
+    void shutdown(Done done);
+    /// Rotate; done(nullopt) means under way: RotationCompleted follows.
+    void rotate(const consumer_protocol::Rotate& request, Done done);
+    /// RecordSnapshot with `dirFd` (the snapshot folder) passed after the
+    /// frame; done once the consumer has written it all.
+    void recordSnapshot(const consumer_protocol::RecordSnapshot& request, UniqueFd dirFd,
+                        Done done);
+
+    /// True until the connection is lost.
+    bool usable() const noexcept { return !lostWhy_; }
+    /// Requests sent or queued whose reply has not come (nor their deadline).
+    std::size_t inFlight() const noexcept { return pending_.size(); }
+    /// Replies that came after their request's deadline, and were dropped.
+    uint64_t lateReplies() const noexcept { return lateReplies_; }
+
+private:
+    using Reply = std::function<void(std::optional<Error>, consumer_protocol::Message)>;
+    struct Pending;
+    struct Outgoing {
+        std::vector<std::byte> bytes;
+        std::size_t sent = 0;
+        UniqueFd fd; ///< passed with the first byte (then closed here)
+    };
+
+    /// Queues `request` (and `passFd` on one byte after it); `reply` is
+    /// called with the reply, or with the error.
+    uint32_t send(const consumer_protocol::Message& request, Reply reply, UniqueFd passFd = {},
+                  int timeoutFactor = 1);
+    static Reply expectOk(Done done);
+    void flushOutgoing();
+    void readIncoming();
+    void deliver(consumer_protocol::Frame frame);
+    void expire(uint32_t id);
+    void lose(const std::string& why);
+    void updateIoEvents();
+    /// Sends what enqueueMetadata() queued, in order (loop thread).
+    void drainInbox();
+    void completeChannel(uint32_t id);
+    static int onIo(sd_event_source* s, int fd, uint32_t revents, void* userdata);
+
+    EventLoop& loop_;
+    Executor& executor_;
+    UniqueFd socket_;
+    Handlers handlers_;
+    std::chrono::milliseconds replyTimeout_;
+    EventSourcePtr io_;
+    consumer_protocol::MessageReader reader_;
+    std::deque<Outgoing> outgoing_;
+    std::map<uint32_t, std::unique_ptr<Pending>> pending_;
+    std::set<uint32_t> expired_; ///< ids past their deadline (the newest kMaxExpired)
+    std::deque<uint32_t> expiredOrder_;
+    uint32_t nextId_ = 1;
+    uint64_t lateReplies_ = 0;
+    std::optional<std::string> lostWhy_;
+    // enqueueMetadata()'s queue (any thread), and the eventfd that wakes
+    // the loop for it.
+    std::mutex inboxMutex_;
+    std::vector<consumer_protocol::PushMetadata> inbox_; // guarded by inboxMutex_
+    UniqueFd inboxWake_;
+    EventSourcePtr inboxSource_;
+    bool draining_ = false;
+    /// Executor jobs check it before posting back: gone with the connection.
+    std::shared_ptr<ConsumerConnection*> self_;
+};
+
+} // namespace tracectl

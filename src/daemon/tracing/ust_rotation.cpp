@@ -1,0 +1,246 @@
+// UstTracer: rotations (Session.Rotate) and the rotation schedule.
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "trace_paths.hpp"
+#include "ust_tracer.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+namespace tracectl {
+
+namespace cp = consumer_protocol;
+
+namespace {
+
+/// Bytes of the files below `dir` (0 if it cannot be read).
+uint64_t bytesBelow(const std::string& dir) {
+    std::error_code ec;
+    uint64_t total = 0;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code sizeError;
+        if (it->is_regular_file(sizeError))
+            total += it->file_size(sizeError);
+    }
+    return total;
+}
+
+} // namespace
+
+void UstTracer::rotate(const std::string& idHex, RotationDone started, RotationDone completed) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return started(Error(ErrorCode::WrongState,
+                             "the session was never started: it has no trace chunk to rotate"),
+                       "");
+    Traced& t = *it->second;
+    if (t.failed)
+        return started(
+            Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session"),
+            "");
+    if (t.rotating || !t.rotationsAfterCreation.empty())
+        return started(Error(ErrorCode::WrongState,
+                             "a rotation is under way" +
+                                 (t.rotating ? " (to " + t.rotating->path + ")" : std::string()) +
+                                 "; wait for it"),
+                       "");
+    beginRotation(t, std::move(started), std::move(completed));
+}
+
+void UstTracer::creationsOver(Traced& t) {
+    auto waiting = std::exchange(t.rotationsAfterCreation, {});
+    for (auto& w : waiting)
+        beginRotation(t, std::move(w.started), std::move(w.completed));
+}
+
+void UstTracer::dropWaitingRotations(Traced& t, const std::string& why) {
+    auto waiting = std::exchange(t.rotationsAfterCreation, {});
+    for (auto& w : waiting)
+        w.started(Error(ErrorCode::Failed, "the rotation did not begin: " + why), "");
+}
+
+void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone completed) {
+    if (!t.creating.empty()) {
+        t.rotationsAfterCreation.push_back({std::move(started), std::move(completed)});
+        return;
+    }
+    // Names stay unique and ordered even if the clock steps back: the stamps
+    // never decrease and the index always grows.
+    const std::time_t now = std::max(std::time(nullptr), t.lastStamp);
+    cp::Rotate request;
+    request.id = t.nextRotationId++;
+    request.oldChunk = t.chunkDir;
+    request.newChunk = chunkDir(now, t.chunkIndex + 1);
+    request.archive = archiveDir(t.chunkBegin, now, t.chunkIndex);
+    const std::string path = t.snapshot.outputPath + "/" + request.archive;
+    t.rotating = Traced::Rotation{request.id, path, false, std::move(completed)};
+    for (auto& [key, trace] : t.traces)
+        pushMetadata(t, *trace); // the old chunk's metadata is whole
+    holdReplies(t);              // until the consumer has taken the chunk boundary
+    t.consumer->rotate(request, [this, ref = refOf(t), request, now, path,
+                                 started = std::move(started)](std::optional<Error> e) {
+        Traced* live = find(ref);
+        if (live == nullptr)
+            return started(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), path);
+        releaseReplies(*live);
+        const bool ours = live->rotating && live->rotating->id == request.id;
+        if (e || !ours) {
+            if (ours) {
+                live->rotating.reset();
+                rotationOver(*live);
+            }
+            return started(
+                Error(ErrorCode::Failed,
+                      std::string("rotating: ") + (e ? e->what() : "the session failed meanwhile")),
+                path);
+        }
+        live->chunkDir = request.newChunk;
+        live->chunkBegin = live->lastStamp = now;
+        ++live->chunkIndex;
+        live->rotating->begun = true;
+        log::info("session '" + live->snapshot.name + "': rotating into " + request.newChunk);
+        started(std::nullopt, path);
+    });
+}
+
+void UstTracer::onRotationCompleted(const SessionRef& ref, cp::RotationCompleted d) {
+    Traced* live = find(ref);
+    if (live == nullptr)
+        return;
+    if (!live->rotating || live->rotating->id != d.id) {
+        log::warning("session '" + live->snapshot.name + "': the consumer completed rotation " +
+                     std::to_string(d.id) + ", which is not under way");
+        return;
+    }
+    auto r = std::move(*live->rotating);
+    live->rotating.reset();
+    if (d.ok) {
+        log::info("session '" + live->snapshot.name + "': rotation archived in " + r.path);
+        r.completed(std::nullopt, r.path);
+    } else {
+        r.completed(
+            Error(ErrorCode::Failed, "the rotation to " + r.path + " is incomplete: " + d.message),
+            r.path);
+    }
+    rotationOver(*live);
+}
+
+void UstTracer::abandonRotation(Traced& t, const std::string& why) {
+    if (!t.rotating)
+        return;
+    auto r = std::move(*t.rotating);
+    t.rotating.reset();
+    r.completed(Error(ErrorCode::Failed, "the rotation to " + r.path + " did not complete: " + why),
+                r.path);
+}
+
+void UstTracer::rotationOver(Traced& t) {
+    if (t.rotationDue && t.active && !t.failed && !t.destroying)
+        rotateOnSchedule(t);
+}
+
+void UstTracer::setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
+                                    RotationDone started, RotationDone done) {
+    if (schedule.any())
+        schedules_[idHex] = Scheduled{schedule, std::move(started), std::move(done)};
+    else
+        schedules_.erase(idHex);
+    if (const auto it = sessions_.find(idHex); it != sessions_.end())
+        armSchedule(*it->second);
+}
+
+void UstTracer::armSchedule(Traced& t) {
+    const auto it = schedules_.find(t.snapshot.idHex);
+    t.rotationDue = false;
+    if (it == schedules_.end() || t.failed || !hangUpWatcher_) {
+        t.scheduleWatch.reset();
+        t.scheduleTimer.reset();
+        return;
+    }
+    const RotationSchedule& s = it->second.schedule;
+    constexpr uint64_t kSizeCheckUs = 100'000;
+    uint64_t tickUs = s.timerUs != 0 ? s.timerUs : kSizeCheckUs;
+    if (s.sizeBytes != 0)
+        tickUs = std::min(tickUs, kSizeCheckUs);
+    // Due times are counted from here, one period after another, whenever
+    // each tick happens to be handled (CLOCK_MONOTONIC: a wall-clock step
+    // changes nothing).
+    t.nextTimedRotation = std::chrono::steady_clock::now() + std::chrono::microseconds(s.timerUs);
+    t.scheduleWatch.reset();
+    t.scheduleTimer.reset(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+    if (!t.scheduleTimer) {
+        log::warning("session '" + t.snapshot.name +
+                     "': no rotation schedule: timerfd_create: " + std::strerror(errno));
+        return;
+    }
+    itimerspec spec{};
+    spec.it_interval.tv_sec = static_cast<time_t>(tickUs / 1'000'000);
+    spec.it_interval.tv_nsec = static_cast<long>(tickUs % 1'000'000 * 1000);
+    spec.it_value = spec.it_interval;
+    timerfd_settime(t.scheduleTimer.get(), 0, &spec, nullptr);
+    t.scheduleWatch = hangUpWatcher_(
+        t.scheduleTimer.get(), [this, ref = refOf(t)] { scheduleTick(ref); }, EPOLLIN);
+}
+
+void UstTracer::scheduleTick(const SessionRef& ref) {
+    Traced* found = find(ref);
+    const auto sched = schedules_.find(ref.idHex);
+    if (found == nullptr || sched == schedules_.end())
+        return;
+    Traced& t = *found;
+    uint64_t expirations = 0;
+    (void)!read(t.scheduleTimer.get(), &expirations, sizeof expirations);
+    if (t.scheduleWatch)
+        sd_event_source_set_enabled(t.scheduleWatch.get(), SD_EVENT_ONESHOT);
+    // Only an active session rotates on its own.
+    if (!t.active || t.failed || t.destroying)
+        return;
+    const RotationSchedule& s = sched->second.schedule;
+    const auto now = std::chrono::steady_clock::now();
+    const bool timeDue = s.timerUs != 0 && now >= t.nextTimedRotation;
+    const bool sizeDue = !t.rotating && s.sizeBytes != 0 &&
+                         bytesBelow(t.snapshot.outputPath + "/" +
+                                    (t.chunkDir.empty() ? "ust" : t.chunkDir)) >= s.sizeBytes;
+    if (!timeDue && !sizeDue)
+        return;
+    if (timeDue) {
+        // The next one is due a period after this one was, not after now: a
+        // tick handled late does not push every later rotation back. After a
+        // long stall, one rotation catches up, then the cadence resumes.
+        const auto period = std::chrono::microseconds(s.timerUs);
+        t.nextTimedRotation += period;
+        if (t.nextTimedRotation <= now)
+            t.nextTimedRotation = now + period;
+    }
+    if (t.rotating) {
+        t.rotationDue = true; // starts as soon as the one under way completes
+        return;
+    }
+    rotateOnSchedule(t);
+}
+
+void UstTracer::rotateOnSchedule(Traced& t) {
+    t.rotationDue = false;
+    const auto sched = schedules_.find(t.snapshot.idHex);
+    if (sched == schedules_.end())
+        return;
+    beginRotation(
+        t,
+        [started = sched->second.started, name = t.snapshot.name](std::optional<Error> e,
+                                                                  const std::string& path) {
+            if (e) {
+                log::warning("session '" + name + "': scheduled rotation: " + e->what());
+                return;
+            }
+            started(std::nullopt, path);
+        },
+        sched->second.done);
+}
+
+} // namespace tracectl

@@ -1,0 +1,241 @@
+// ConsumerConnection against a stand-in consumer: the test holds the other
+// end of the socketpair and speaks the protocol with the codec, one frame at
+// a time, while the connection's loop is pumped on the test thread.
+#include "common/consumer_protocol.hpp"
+#include "common/event_loop.hpp"
+#include "common/executor.hpp"
+#include "common/fd_passing.hpp"
+#include "consumer/consumer_connection.hpp"
+
+#include <chrono>
+#include <gtest/gtest.h>
+#include <optional>
+#include <poll.h>
+#include <string>
+#include <sys/socket.h>
+#include <system_error>
+#include <vector>
+
+using namespace std::chrono_literals;
+using tracectl::ConsumerConnection;
+using tracectl::Error;
+using tracectl::EventLoop;
+using tracectl::Executor;
+using tracectl::UniqueFd;
+namespace cp = tracectl::consumer_protocol;
+
+namespace {
+
+/// Outcome of one request, once its callback ran.
+struct Outcome {
+    bool called = false;
+    std::optional<Error> error;
+    ConsumerConnection::Done done() {
+        return [this](std::optional<Error> e) {
+            EXPECT_FALSE(called) << "a callback ran twice";
+            called = true;
+            error = std::move(e);
+        };
+    }
+};
+
+class ConsumerConnectionTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        int sv[2];
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        consumer_.reset(sv[1]);
+        ConsumerConnection::Handlers h;
+        h.rotationCompleted = [this](cp::RotationCompleted d) { completed_.push_back(d); };
+        h.lost = [this](const std::string& why) { lost_.push_back(why); };
+        conn_.emplace(loop_, executor_, UniqueFd(sv[0]), std::move(h), 200ms);
+    }
+
+    /// Runs the loop until `cond` holds (or 5 s pass: a failure).
+    template <typename Cond>
+    void pumpUntil(Cond cond) {
+        const auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (!cond()) {
+            ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "condition never held";
+            ASSERT_GE(sd_event_run(loop_.get(), 10'000), 0);
+        }
+    }
+    /// Runs the loop for `d`, whatever happens.
+    void pumpFor(std::chrono::milliseconds d) {
+        const auto end = std::chrono::steady_clock::now() + d;
+        while (std::chrono::steady_clock::now() < end)
+            ASSERT_GE(sd_event_run(loop_.get(), 5'000), 0);
+    }
+    /// The next request the daemon sent (the loop is pumped until it is written).
+    cp::Frame nextRequest() {
+        std::optional<cp::Frame> f;
+        for (int i = 0; i < 500 && !f; ++i) {
+            pumpFor(1ms);
+            pollfd p{consumer_.get(), POLLIN, 0};
+            if (poll(&p, 1, 0) == 1)
+                f = cp::readFrame(consumer_.get());
+        }
+        if (!f)
+            throw std::runtime_error("no request came");
+        return std::move(*f);
+    }
+    void reply(uint32_t request, const cp::Message& m) {
+        cp::writeMessage(consumer_.get(), m, request);
+    }
+
+    EventLoop loop_;
+    Executor executor_{1, "test-objects"};
+    UniqueFd consumer_;
+    std::vector<cp::RotationCompleted> completed_;
+    std::vector<std::string> lost_;
+    std::optional<ConsumerConnection> conn_;
+};
+
+} // namespace
+
+TEST_F(ConsumerConnectionTest, ARequestGetsTheReplyWithItsOwnId) {
+    Outcome flushed;
+    conn_->flushChannel(7, flushed.done());
+    EXPECT_FALSE(flushed.called) << "never answered from inside the call";
+    const cp::Frame req = nextRequest();
+    EXPECT_NE(req.request, 0u);
+    EXPECT_EQ(req.message, cp::Message(cp::FlushChannel{7}));
+    reply(req.request, cp::Ok{});
+    pumpUntil([&] { return flushed.called; });
+    EXPECT_FALSE(flushed.error);
+    EXPECT_EQ(conn_->inFlight(), 0u);
+}
+
+TEST_F(ConsumerConnectionTest, ALateReplyIsNotTakenForTheNextRequestsAnswer) {
+    Outcome first;
+    conn_->flushChannel(1, first.done());
+    const cp::Frame r1 = nextRequest();
+    // The stand-in consumer stalls: the first request's deadline passes.
+    pumpUntil([&] { return first.called; });
+    ASSERT_TRUE(first.error);
+    EXPECT_NE(std::string(first.error->what()).find("did not answer FlushChannel within 200 ms"),
+              std::string::npos)
+        << first.error->what();
+
+    Outcome second;
+    conn_->destroyChannel(2, second.done());
+    const cp::Frame r2 = nextRequest();
+    EXPECT_NE(r1.request, r2.request);
+    // It wakes up and answers both, the late one first (and differently, so
+    // that taking it for the second's answer would show).
+    reply(r1.request, cp::ErrorReply{cp::ErrorKind::UnknownChannel, "no channel 1"});
+    reply(r2.request, cp::Ok{});
+    pumpUntil([&] { return second.called; });
+    EXPECT_FALSE(second.error) << second.error->what();
+    EXPECT_EQ(conn_->lateReplies(), 1u);
+    EXPECT_TRUE(conn_->usable());
+    EXPECT_TRUE(lost_.empty());
+}
+
+TEST_F(ConsumerConnectionTest, RequestsArePipelinedAndAnsweredInAnyOrderOfArrival) {
+    Outcome a, b, c;
+    conn_->flushChannel(1, a.done());
+    conn_->flushChannel(2, b.done());
+    conn_->rotate(cp::Rotate{9, "", "n", "a/b"}, c.done());
+    // All three are on the wire before any answer.
+    const cp::Frame ra = nextRequest();
+    const cp::Frame rb = nextRequest();
+    const cp::Frame rc = nextRequest();
+    EXPECT_EQ(conn_->inFlight(), 3u);
+    reply(rb.request, cp::ErrorReply{cp::ErrorKind::Io, "disk full"});
+    reply(rc.request, cp::Ok{});
+    reply(ra.request, cp::Ok{});
+    pumpUntil([&] { return a.called && b.called && c.called; });
+    EXPECT_FALSE(a.error);
+    ASSERT_TRUE(b.error);
+    EXPECT_NE(std::string(b.error->what()).find("disk full"), std::string::npos);
+    EXPECT_FALSE(c.error);
+}
+
+TEST_F(ConsumerConnectionTest, AConsumerThatNeverAnswersFailsEachRequestAtItsOwnDeadline) {
+    Outcome quick, slow;
+    conn_->flushChannel(1, quick.done());
+    conn_->shutdown(slow.done()); // a long request: kLongRequestFactor times the deadline
+    nextRequest();
+    nextRequest();
+    pumpUntil([&] { return quick.called; });
+    EXPECT_FALSE(slow.called);
+    pumpUntil([&] { return slow.called; });
+    ASSERT_TRUE(slow.error);
+    EXPECT_NE(std::string(slow.error->what()).find("Shutdown within 1200 ms"), std::string::npos)
+        << slow.error->what();
+    EXPECT_TRUE(conn_->usable()); // silence alone is the owner's to judge
+}
+
+TEST_F(ConsumerConnectionTest, AHangUpFailsEveryRequestInFlightAndLaterOnes) {
+    Outcome a, b;
+    conn_->flushChannel(1, a.done());
+    conn_->pushMetadata(2, 0, "/* CTF 1.8 */", b.done());
+    nextRequest();
+    nextRequest();
+    consumer_.reset(); // the consumer died
+    pumpUntil([&] { return a.called && b.called; });
+    ASSERT_TRUE(a.error);
+    ASSERT_TRUE(b.error);
+    EXPECT_NE(std::string(a.error->what()).find("closed its connection"), std::string::npos);
+    ASSERT_EQ(lost_.size(), 1u);
+    EXPECT_FALSE(conn_->usable());
+    Outcome later;
+    conn_->flushChannel(3, later.done());
+    EXPECT_FALSE(later.called);
+    pumpUntil([&] { return later.called; });
+    ASSERT_TRUE(later.error);
+    EXPECT_EQ(lost_.size(), 1u);
+}
+
+TEST_F(ConsumerConnectionTest, UnsolicitedRotationCompletedGoesToItsHandler) {
+    Outcome rotated;
+    conn_->rotate(cp::Rotate{4, "", "n", "a/b"}, rotated.done());
+    const cp::Frame r = nextRequest();
+    reply(r.request, cp::Ok{});
+    reply(0, cp::RotationCompleted{4, true, ""});
+    pumpUntil([&] { return completed_.size() == 1; });
+    EXPECT_TRUE(rotated.called);
+    EXPECT_EQ(completed_[0].id, 4u);
+}
+
+TEST_F(ConsumerConnectionTest, AReplyToARequestNeverSentBreaksTheConnection) {
+    Outcome a;
+    conn_->flushChannel(1, a.done());
+    const cp::Frame r = nextRequest();
+    reply(r.request + 1000, cp::Ok{});
+    pumpUntil([&] { return !lost_.empty(); });
+    EXPECT_NE(lost_[0].find("not in flight"), std::string::npos) << lost_[0];
+    EXPECT_TRUE(a.called);
+    EXPECT_TRUE(a.error);
+}
+
+TEST_F(ConsumerConnectionTest, ARefusedCreateChannelFailsAndClosesItsObjectsSocket) {
+    bool called = false;
+    std::optional<Error> error;
+    cp::CreateChannel req;
+    req.key = 5;
+    req.kind = cp::ChannelKind::Metadata;
+    req.outputDir = "ust/uid/0/64-bit";
+    req.name = "metadata";
+    req.subbufSize = 4096;
+    req.subbufCount = 2;
+    conn_->createChannel(req, [&](std::optional<Error> e, tracectl::ConsumerChannel) {
+        called = true;
+        error = std::move(e);
+    });
+    const cp::Frame r = nextRequest();
+    EXPECT_EQ(r.message, cp::Message(req));
+    // The objects socket follows on one byte.
+    std::byte marker{};
+    std::vector<UniqueFd> fds;
+    ASSERT_EQ(tracectl::recvExactWithFds(consumer_.get(), std::span<std::byte>(&marker, 1), fds, 1),
+              1u);
+    ASSERT_EQ(fds.size(), 1u);
+    fds.clear(); // closed unused, as a consumer that refuses does
+    reply(r.request, cp::ErrorReply{cp::ErrorKind::InvalidArgument, "bad geometry"});
+    pumpUntil([&] { return called; });
+    ASSERT_TRUE(error);
+    EXPECT_NE(std::string(error->what()).find("bad geometry"), std::string::npos);
+    EXPECT_TRUE(conn_->usable());
+}
