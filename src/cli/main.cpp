@@ -231,6 +231,8 @@ ExitStatus run(int argc, char** argv) {
     auto* ee_exclude = enable_event->add_option("-x,--exclude", cl.ee_exclude,
                                                 "Comma-separated event names to leave out");
     enable_event->footer(
+        "A rule the session has already (same channel, pattern, log level and exclusions) is\n"
+        "refused with org.tracectl.Tracing1.Error.EventRuleExists (exit status 1).\n\n"
         "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO");
 
     auto* enable_channel = app.add_subcommand("enable-channel", "Add a UST channel to a session");

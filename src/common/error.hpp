@@ -18,6 +18,7 @@ enum class ErrorCode {
     InvalidArgument, ///< an option key, type or value is not acceptable
     WrongState,      ///< the call does not fit the session's current state
     LimitExceeded,   ///< a per-user resource bound was reached
+    EventRuleExists, ///< the same event rule is enabled in that channel already
     Failed,          ///< an internal failure; the message says what
 };
 

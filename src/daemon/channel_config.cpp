@@ -100,19 +100,59 @@ void checkEventRule(const EventRule& r) {
         throw Error(ErrorCode::InvalidArgument, "log level must be 0 to 14");
 }
 
+namespace {
+
+// lttng-ust(3), "Tracepoint log levels", most severe first, without "TRACE_".
+constexpr std::array<std::string_view, 15> kLoglevelNames{
+    "EMERG",        "ALERT",      "CRIT",           "ERR",           "WARNING",
+    "NOTICE",       "INFO",       "DEBUG_SYSTEM",   "DEBUG_PROGRAM", "DEBUG_PROCESS",
+    "DEBUG_MODULE", "DEBUG_UNIT", "DEBUG_FUNCTION", "DEBUG_LINE",    "DEBUG"};
+
+std::string loglevelName(int32_t level) {
+    if (level < 0 || static_cast<std::size_t>(level) >= kLoglevelNames.size())
+        return std::to_string(level);
+    return "TRACE_" + std::string(kLoglevelNames[static_cast<std::size_t>(level)]);
+}
+
+} // namespace
+
+bool sameEventRule(const EventRule& a, const EventRule& b) {
+    if (a.channel != b.channel || a.pattern != b.pattern || a.loglevelMatch != b.loglevelMatch)
+        return false;
+    if (a.loglevelMatch != LoglevelMatch::All && a.loglevel != b.loglevel)
+        return false;
+    // Exclusions are a set: their order, or one given twice, selects nothing else.
+    auto sorted = [](std::vector<std::string> names) {
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        return names;
+    };
+    return sorted(a.exclusions) == sorted(b.exclusions);
+}
+
+std::string describeEventRule(const EventRule& r) {
+    std::string text = quoteForMessage(r.pattern, kMaxEventNameBytes) + " in channel " +
+                       quoteForMessage(r.channel, kMaxEventNameBytes);
+    if (r.loglevelMatch == LoglevelMatch::AtLeastAsSevere)
+        text += ", log level " + loglevelName(r.loglevel) + " or more severe";
+    else if (r.loglevelMatch == LoglevelMatch::Exactly)
+        text += ", log level " + loglevelName(r.loglevel) + " only";
+    if (!r.exclusions.empty()) {
+        text += ", excluding ";
+        for (std::size_t i = 0; i < r.exclusions.size(); ++i)
+            text += (i == 0 ? "" : ", ") + quoteForMessage(r.exclusions[i], kMaxEventNameBytes);
+    }
+    return text;
+}
+
 std::optional<int32_t> loglevelFromName(std::string_view name) {
-    // lttng-ust(3), "Tracepoint log levels", most severe first.
-    static constexpr std::array<std::string_view, 15> kNames{
-        "EMERG",        "ALERT",      "CRIT",           "ERR",           "WARNING",
-        "NOTICE",       "INFO",       "DEBUG_SYSTEM",   "DEBUG_PROGRAM", "DEBUG_PROCESS",
-        "DEBUG_MODULE", "DEBUG_UNIT", "DEBUG_FUNCTION", "DEBUG_LINE",    "DEBUG"};
     std::string upper;
     for (char c : name)
         upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (upper.rfind("TRACE_", 0) == 0)
         upper.erase(0, 6);
-    for (std::size_t i = 0; i < kNames.size(); ++i)
-        if (upper == kNames[i])
+    for (std::size_t i = 0; i < kLoglevelNames.size(); ++i)
+        if (upper == kLoglevelNames[i])
             return static_cast<int32_t>(i);
     return std::nullopt;
 }

@@ -58,6 +58,16 @@ void checkChannelConfig(const ChannelConfig& c);
 /// anywhere but at the end, or an exclusion that does not fit.
 void checkEventRule(const EventRule& r);
 
+/// True if `a` and `b` select the same events of the same channel, the way
+/// LTTng tells one event rule from another (LTTNG_ERR_UST_EVENT_ENABLED):
+/// same channel and pattern, same log level match (and level, unless the
+/// match is All), and the same exclusions in any order. Channel names are
+/// compared as given: resolve "" to kDefaultChannelName first.
+bool sameEventRule(const EventRule& a, const EventRule& b);
+/// `r` for a message: "'PATTERN' in channel 'CHANNEL'", then its log level
+/// and exclusions if it has any.
+std::string describeEventRule(const EventRule& r);
+
 /// lttng-ust's log level number for a name as lttng-enable-event(1) spells
 /// it ("TRACE_INFO", "info", "TRACE_DEBUG_LINE", ...; case-insensitive), or
 /// nullopt.

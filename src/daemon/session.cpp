@@ -79,12 +79,19 @@ bool Session::enableEvents(EventRule rule) {
         throw Error(ErrorCode::WrongState,
                     "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
     checkEventRule(rule);
+    if (rule.channel.empty())
+        rule.channel = kDefaultChannelName;
+    // LTTng refuses a rule it has already (LTTNG_ERR_UST_EVENT_ENABLED):
+    // the same rule twice would be listed, and sent to every app, twice.
+    for (const auto& r : rules_)
+        if (sameEventRule(r, rule))
+            throw Error(ErrorCode::EventRuleExists, "session '" + config_.name +
+                                                        "' already has the event rule " +
+                                                        describeEventRule(rule));
     if (rules_.size() >= kMaxEventRules)
         throw Error(ErrorCode::LimitExceeded,
                     "a session has at most " + std::to_string(kMaxEventRules) + " event rules");
     bool createdDefault = false;
-    if (rule.channel.empty())
-        rule.channel = kDefaultChannelName;
     const bool exists = std::any_of(channels_.begin(), channels_.end(),
                                     [&](const ChannelConfig& c) { return c.name == rule.channel; });
     if (!exists) {

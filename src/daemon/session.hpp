@@ -65,8 +65,9 @@ public:
     /// Adds an event rule. An empty channel means kDefaultChannelName, which
     /// is created with default settings if the session has no channel yet
     /// (only before the first start, as LTTng does). Throws InvalidArgument
-    /// (no such channel, bad rule), LimitExceeded, WrongState. Returns true
-    /// if the default channel was created.
+    /// (no such channel, bad rule), EventRuleExists (the session has the same
+    /// rule already: sameEventRule()), LimitExceeded, WrongState; nothing is
+    /// changed then. Returns true if the default channel was created.
     bool enableEvents(EventRule rule);
 
     /// Records context field `type` (context_type.hpp) with every event of

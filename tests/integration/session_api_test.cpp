@@ -25,6 +25,7 @@ const char* const kInvalidArgument = "org.tracectl.Tracing1.Error.InvalidArgumen
 const char* const kSessionExists = "org.tracectl.Tracing1.Error.SessionExists";
 const char* const kNoSuchSession = "org.tracectl.Tracing1.Error.NoSuchSession";
 const char* const kWrongState = "org.tracectl.Tracing1.Error.WrongState";
+const char* const kEventRuleExists = "org.tracectl.Tracing1.Error.EventRuleExists";
 const char* const kUnknownObject = "org.freedesktop.DBus.Error.UnknownObject";
 const char* const kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
 
@@ -300,6 +301,25 @@ TEST_F(SessionApi, ChannelsAndEventRulesAreValidatedAndShown) {
     EXPECT_EQ(events[0].get<2>(), "at-least");
     EXPECT_EQ(events[0].get<3>(), 6);
     EXPECT_EQ(events[0].get<4>(), std::vector<std::string>{"tracectl_demo:done"});
+    // The same rule again (channel0 by name, the level by number) is
+    // refused, as LTTng refuses it, and listed once.
+    EXPECT_EQ(
+        errorNameOf([&] {
+            s.EnableEvents(
+                "ust", "channel0", "tracectl_demo:*",
+                {{"loglevel", sdbus::Variant(int32_t{6})},
+                 {"exclusions", sdbus::Variant(std::vector<std::string>{"tracectl_demo:done"})}});
+        }),
+        kEventRuleExists);
+    const RunResult again = run({tracectlBinary(), "enable-event", "-u", "tracectl_demo:*", "-s",
+                                 "chans", "--loglevel", "info", "-x", "tracectl_demo:done"});
+    EXPECT_EQ(again.exitCode, 1) << again.describe();
+    EXPECT_EQ(again.err, std::string("tracectl: ") + kEventRuleExists +
+                             ": session 'chans' already has the event rule 'tracectl_demo:*' in "
+                             "channel 'channel0', log level TRACE_INFO or more severe, excluding "
+                             "'tracectl_demo:done'\n")
+        << again.describe();
+    EXPECT_EQ(s.Events().size(), 1u);
     s.AddChannel("ust", "big",
                  {{"subbuf-size", sdbus::Variant(uint64_t{1 << 20})},
                   {"subbuf-count", sdbus::Variant(uint32_t{8})}});

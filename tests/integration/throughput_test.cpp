@@ -1,8 +1,15 @@
-// N events in, N events out: the bundled LTTng-UST app emitting as fast as it
-// can into a session with the default channel (per-UID, 4 sub-buffers of
-// 512 KiB per CPU), its consumer running as a systemd transient unit, and
-// every event read back with babeltrace2 (python3-bt2, count_events.py):
-// none discarded by the tracer, none lost or duplicated on the way to disk.
+// N events in, N events out: LTTng-UST apps emitting into a session with the
+// default channel (per-UID, 4 sub-buffers of 512 KiB per CPU), its consumer
+// running as a systemd transient unit, and every event read back with
+// babeltrace2 (python3-bt2, count_events.py). Two claims, kept apart:
+// - at full speed, every event the app emitted is either in the trace,
+//   exactly once, or counted by the tracer as discarded (a full ring
+//   buffer): nothing is lost or duplicated on the way to disk. That holds
+//   under any load, so it is exact;
+// - at a tenth of the loss-free rate bench/run finds, nothing is discarded.
+//   How much is discarded at full speed depends on how soon the consumer
+//   gets a CPU on a busy machine: that is a benchmark figure (bench/), not
+//   a test.
 #include "child_process.hpp"
 #include "sandbox.hpp"
 #include "trace_counts.hpp"
@@ -30,6 +37,15 @@ std::string demoApp() {
     return p != nullptr ? p : "tracectl-demo-app";
 }
 
+/// /proc/loadavg's first three fields: a discard is most often another
+/// process holding the CPUs when the consumer should run.
+std::string loadAverage() {
+    std::ifstream in("/proc/loadavg");
+    std::string one, five, fifteen;
+    in >> one >> five >> fifteen;
+    return one + " " + five + " " + fifteen;
+}
+
 class Throughput : public ::testing::Test {
 protected:
     static void SetUpTestSuite() { sandbox_ = Sandbox::tryCreate(error_); }
@@ -43,74 +59,122 @@ protected:
 
     std::string output(const std::string& name) { return sandbox_->dir() + "/traces/" + name; }
 
+    /// Records `app` (which must exit 0) in a fresh session with the
+    /// default channel and returns count_events.py's JSON of the trace.
+    nlohmann::json traceOf(const std::string& name, const std::vector<std::string>& app) {
+        const std::string dir = output(name);
+        SessionClient s(*bus_,
+                        manager_->CreateSession(name, {{"output-path", sdbus::Variant(dir)}}));
+        s.EnableEvents("ust", "", "tracectl_demo:*", {}); // the default channel
+        s.Start({});
+        const auto begin = std::chrono::steady_clock::now();
+        int status = -1;
+        {
+            ChildProcess child(app, {}, sandbox_->dir() + "/log/apps.log");
+            status = child.wait(120000);
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+        s.Stop({});
+        EXPECT_EQ(status, 0) << app[0];
+        EXPECT_EQ(s.State(), "stopped");
+        RecordProperty("app_seconds", std::to_string(seconds));
+
+        RunOptions options;
+        options.timeout = std::chrono::minutes(3); // python3-bt2 reads ~150 k events/s
+        const RunResult r = run(countEventsCommand(dir), options);
+        s.Destroy({});
+        EXPECT_EQ(r.exitCode, 0) << r.describe();
+        if (r.exitCode != 0)
+            return {};
+        auto counts = nlohmann::json::parse(r.out);
+        std::cout << name << ": the app ran " << seconds
+                  << " s (registration included), load average " << loadAverage() << " on "
+                  << std::thread::hardware_concurrency() << " CPUs; read back: " << r.out;
+        RecordProperty("discarded", std::to_string(counts["discarded"].get<std::uint64_t>()));
+        return counts;
+    }
+
     static inline std::unique_ptr<Sandbox> sandbox_;
     static inline std::string error_;
     std::unique_ptr<sdbus::IConnection> bus_;
     std::unique_ptr<ManagerClient> manager_;
 };
 
-/// /proc/loadavg's first three fields: a discard is most often another
-/// process holding the CPUs when the consumer should run.
-std::string loadAverage() {
-    std::ifstream in("/proc/loadavg");
-    std::string one, five, fifteen;
-    in >> one >> five >> fifteen;
-    return one + " " + five + " " + fifteen;
+/// tracectl-bench-emitter (bench/rate_emitter.c): tracectl_demo:tick at a
+/// fixed rate, paced on CLOCK_MONOTONIC.
+std::string benchEmitter() {
+    const char* p = std::getenv("TRACECTL_BENCH_EMITTER");
+    return p != nullptr ? p : "tracectl-bench-emitter";
 }
 
 } // namespace
 
-TEST_F(Throughput, AMillionEventsAtFullSpeedAreAllRecorded) {
+TEST_F(Throughput, AtFullSpeedEveryEventIsRecordedOnceOrCountedAsDiscarded) {
     // The demo app emits a tick and a debug_note per iteration, then one
     // done: 500,000 iterations are 1,000,001 events, ~45 MB of trace, in
-    // about 0.2 s (5 M events/s) on the 2-core build VMs.
+    // about 0.2 s (5 M events/s) on the 2-core build VMs: faster than the
+    // consumer is sure to drain 2 MiB per CPU when other work holds the CPUs.
     constexpr std::uint64_t iterations = 500'000;
     constexpr std::uint64_t events = 2 * iterations + 1;
-    const std::string dir = output("throughput");
-    SessionClient s(*bus_,
-                    manager_->CreateSession("throughput", {{"output-path", sdbus::Variant(dir)}}));
-    s.EnableEvents("ust", "", "tracectl_demo:*", {}); // the default channel
-    s.Start({});
-    const auto begin = std::chrono::steady_clock::now();
-    {
-        // Interval 0: no pause between events, the app's full speed.
-        ChildProcess app({demoApp(), std::to_string(iterations), "0"}, {},
-                         sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(120000), 0);
+    // Interval 0: no pause between events, the app's full speed.
+    const auto counts = traceOf("full-speed", {demoApp(), std::to_string(iterations), "0"});
+    ASSERT_FALSE(counts.empty());
+
+    // Every discarded-events message carries its count, and every event is
+    // either on disk or counted as discarded: recorded + discarded = emitted.
+    EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
+    const auto recorded = counts["total"].get<std::uint64_t>();
+    const auto discarded = counts["discarded"].get<std::uint64_t>();
+    EXPECT_EQ(recorded + discarded, events)
+        << recorded << " recorded, " << discarded << " discarded, " << events << " emitted";
+    const auto& byName = counts["events"];
+    const std::uint64_t ticks = byName.value("tracectl_demo:tick", 0u);
+    const std::uint64_t notes = byName.value("tracectl_demo:debug_note", 0u);
+    const std::uint64_t done = byName.value("tracectl_demo:done", 0u);
+    EXPECT_EQ(ticks + notes + done, recorded) << "events the app does not emit: " << byName;
+    EXPECT_LE(ticks, iterations);
+    EXPECT_LE(notes, iterations);
+    EXPECT_LE(done, 1u);
+    // No tick twice, none with a sequence number the app never used, and
+    // the ticks missing are among the events counted as discarded.
+    const auto& seq = counts["seq"];
+    EXPECT_EQ(seq["duplicates"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(seq["distinct"].get<std::uint64_t>(), ticks);
+    if (ticks > 0) {
+        EXPECT_LE(seq["last"].get<std::uint64_t>(), iterations - 1);
+        EXPECT_LE(iterations - ticks, discarded);
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    s.Stop({});
-    ASSERT_EQ(s.State(), "stopped");
-    RecordProperty("app_seconds", std::to_string(seconds));
+}
 
-    RunOptions options;
-    options.timeout = std::chrono::minutes(3); // python3-bt2 reads ~150 k events/s
-    const RunResult r = run(countEventsCommand(dir), options);
-    ASSERT_EQ(r.exitCode, 0) << r.describe();
-    const auto counts = nlohmann::json::parse(r.out);
-    std::cout << "app ran " << seconds << " s (registration included, "
-              << static_cast<double>(events) / seconds / 1e6
-              << " M events/s or more); read back: " << r.out;
+TEST_F(Throughput, AtATenthOfTheLossFreeRateNothingIsDiscarded) {
+    // bench/run finds tracectl loss-free up to 2,000,000 events/s or more
+    // on the 2-core build VMs (bench/README.md; 4,555,153 with 2 emitters
+    // in one run at load average 2.3): a tenth of the lower figure, 200,000
+    // tick events/s for 2.5 s, paced every millisecond, leaves the consumer
+    // about 140 ms per CPU to drain a full ring buffer (2 MiB at 15 MB/s),
+    // where it needs a few.
+    constexpr std::uint64_t rate = 200'000;
+    constexpr std::uint64_t durationMs = 2'500;
+    constexpr std::uint64_t ticks = rate * durationMs / 1000;
+    const auto counts =
+        traceOf("tenth-rate", {benchEmitter(), std::to_string(rate), std::to_string(durationMs)});
+    ASSERT_FALSE(counts.empty());
 
-    // Nothing discarded by the tracer (a full ring buffer), and every event
-    // the app emitted is in the trace, exactly once.
     EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(counts["discarded"].get<std::uint64_t>(), 0u)
         << "the consumer did not drain the ring buffers in time (load average " << loadAverage()
         << " on " << std::thread::hardware_concurrency() << " CPUs)";
-    EXPECT_EQ(counts["total"].get<std::uint64_t>(), events);
+    EXPECT_EQ(counts["total"].get<std::uint64_t>(), ticks + 1);
     const auto& byName = counts["events"];
-    EXPECT_EQ(byName.value("tracectl_demo:tick", 0u), iterations);
-    EXPECT_EQ(byName.value("tracectl_demo:debug_note", 0u), iterations);
+    EXPECT_EQ(byName.value("tracectl_demo:tick", 0u), ticks);
     EXPECT_EQ(byName.value("tracectl_demo:done", 0u), 1u);
     // The tick sequence numbers are exactly 0..N-1: none missing, none twice.
     const auto& seq = counts["seq"];
     ASSERT_FALSE(seq["first"].is_null()) << "no tick at all";
     EXPECT_EQ(seq["first"].get<std::uint64_t>(), 0u);
-    EXPECT_EQ(seq["last"].get<std::uint64_t>(), iterations - 1);
+    EXPECT_EQ(seq["last"].get<std::uint64_t>(), ticks - 1);
     EXPECT_EQ(seq["missing"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(seq["duplicates"].get<std::uint64_t>(), 0u);
-    EXPECT_EQ(seq["distinct"].get<std::uint64_t>(), iterations);
-    s.Destroy({});
+    EXPECT_EQ(seq["distinct"].get<std::uint64_t>(), ticks);
 }

@@ -1,5 +1,6 @@
 #include "common/error.hpp"
 
+#include <cerrno>
 #include <gtest/gtest.h>
 #include <set>
 #include <string>
@@ -24,4 +25,7 @@ TEST(ErrorTable, NamesMatchTheCodes) {
               "org.tracectl.Tracing1.Error.InvalidName");
     EXPECT_EQ(errorInfo(ErrorCode::LimitExceeded).dbusName,
               "org.tracectl.Tracing1.Error.LimitExceeded");
+    EXPECT_EQ(errorInfo(ErrorCode::EventRuleExists).dbusName,
+              "org.tracectl.Tracing1.Error.EventRuleExists");
+    EXPECT_EQ(errorInfo(ErrorCode::EventRuleExists).errnoValue, EEXIST);
 }

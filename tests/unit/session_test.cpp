@@ -276,8 +276,10 @@ TEST(SessionChannels, AFailedSessionTakesNoNewRules) {
     r.pattern = "a:*";
     s.enableEvents(r);
     s.start();
+    r.pattern = "b:*";
     s.enableEvents(r); // an active session takes rules
     s.fail("consumer gone");
+    r.pattern = "c:*";
     try {
         s.enableEvents(r);
         ADD_FAILURE() << "a failed session took a rule";
@@ -326,4 +328,65 @@ TEST(SessionChannels, AStartedSessionWithoutChannelsSaysWhyNoRuleFits) {
         EXPECT_NE(std::string(e.what()).find("channel0 can only be made before"), std::string::npos)
             << e.what();
     }
+}
+
+TEST(SessionChannels, TheSameRuleTwiceIsRefusedAsLttngDoes) {
+    Session s = makeSession(SessionMode::Normal);
+    ChannelConfig other;
+    other.name = "other";
+    s.addChannel(other);
+    ChannelConfig c0;
+    c0.name = "channel0";
+    s.addChannel(c0);
+    EXPECT_FALSE(s.enableEvents(rule("", "tracectl_demo:*")));
+    // "" is channel0: the same rule, however the channel is spelt.
+    for (const char* channel : {"", "channel0"}) {
+        try {
+            s.enableEvents(rule(channel, "tracectl_demo:*"));
+            ADD_FAILURE() << "the same rule was taken twice (channel '" << channel << "')";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), ErrorCode::EventRuleExists);
+            EXPECT_EQ(std::string(e.what()),
+                      "session 's' already has the event rule 'tracectl_demo:*' in channel "
+                      "'channel0'");
+        }
+    }
+    EXPECT_EQ(s.eventRules().size(), 1u);
+    // Another channel, pattern, log level or set of exclusions is another rule.
+    EXPECT_NO_THROW(s.enableEvents(rule("other", "tracectl_demo:*")));
+    EXPECT_NO_THROW(s.enableEvents(rule("", "tracectl_demo:tick")));
+    EventRule r = rule("", "tracectl_demo:*");
+    r.loglevelMatch = LoglevelMatch::AtLeastAsSevere;
+    r.loglevel = 6;
+    EXPECT_NO_THROW(s.enableEvents(r));
+    r.loglevel = 7;
+    EXPECT_NO_THROW(s.enableEvents(r));
+    r.loglevelMatch = LoglevelMatch::Exactly;
+    EXPECT_NO_THROW(s.enableEvents(r));
+    r.loglevelMatch = LoglevelMatch::AtLeastAsSevere;
+    r.loglevel = 6;
+    try {
+        s.enableEvents(r);
+        ADD_FAILURE() << "the same log level rule was taken twice";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::EventRuleExists);
+        EXPECT_NE(std::string(e.what()).find("log level TRACE_INFO or more severe"),
+                  std::string::npos)
+            << e.what();
+    }
+    r = rule("", "tracectl_demo:*");
+    r.exclusions = {"tracectl_demo:done", "tracectl_demo:debug_note"};
+    EXPECT_NO_THROW(s.enableEvents(r));
+    r.exclusions = {"tracectl_demo:done"};
+    EXPECT_NO_THROW(s.enableEvents(r));
+    // Exclusions are a set: the same names in another order are the same rule.
+    r.exclusions = {"tracectl_demo:debug_note", "tracectl_demo:done"};
+    EXPECT_EQ(codeOf([&] { s.enableEvents(r); }), ErrorCode::EventRuleExists);
+    EXPECT_EQ(s.eventRules().size(), 8u);
+    // Still refused once tracing, where a rule goes to every app.
+    s.start();
+    EXPECT_EQ(codeOf([&] { s.enableEvents(rule("other", "tracectl_demo:*")); }),
+              ErrorCode::EventRuleExists);
+    EXPECT_NO_THROW(s.enableEvents(rule("other", "tracectl_demo:tick")));
+    EXPECT_EQ(s.eventRules().size(), 9u);
 }
