@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Counts what a CTF trace holds, as babeltrace2 reads it (python3-bt2).
 
-Usage: count_events.py TRACE_DIR [--seq-event NAME] [--seq-field FIELD]
+Usage: count_events.py TRACE_DIR [--seq-event NAME] [--seq-field FIELD] [--per-vpid]
 
 Prints one JSON object on stdout:
 
@@ -15,7 +15,11 @@ Prints one JSON object on stdout:
              "first": <smallest value>, "last": <largest value>,
              "distinct": <distinct values>,
              "missing": <values in [0, last] never seen>,
-             "duplicates": <records whose value was already seen>}}
+             "duplicates": <records whose value was already seen>},
+     "per_vpid": {"<vpid>": <number of event records>, ...}}
+
+"per_vpid" is there with --per-vpid only: the records of each trace whose
+environment names a vpid (a per-PID trace), by that vpid.
 
 The discarded count is what the tracer wrote in the packet contexts
 (events_discarded) and babeltrace2 turns into discarded-events messages:
@@ -39,9 +43,11 @@ def main() -> int:
     parser.add_argument("trace", help="trace folder (searched recursively)")
     parser.add_argument("--seq-event", default="tracectl_demo:tick")
     parser.add_argument("--seq-field", default="seq")
+    parser.add_argument("--per-vpid", action="store_true")
     args = parser.parse_args()
 
     events: dict[str, int] = {}
+    per_vpid: dict[str, int] = {}
     discarded = discarded_messages = discarded_unknown = 0
     seen = bytearray()  # seen[v]: how many times value v occurred, saturating at 255
     seq_count = duplicates = 0
@@ -53,6 +59,11 @@ def main() -> int:
                 event = msg.event
                 name = event.name
                 events[name] = events.get(name, 0) + 1
+                if args.per_vpid:
+                    environment = event.stream.trace.environment
+                    if "vpid" in environment:
+                        vpid = str(int(environment["vpid"]))
+                        per_vpid[vpid] = per_vpid.get(vpid, 0) + 1
                 if name == args.seq_event:
                     value = int(event.payload_field[args.seq_field])
                     seq_count += 1
@@ -75,7 +86,7 @@ def main() -> int:
         return 1
 
     span = seen[: last + 1] if last is not None else b""
-    print(json.dumps({
+    result = {
         "events": events,
         "total": sum(events.values()),
         "discarded": discarded,
@@ -91,7 +102,10 @@ def main() -> int:
             "missing": span.count(0),
             "duplicates": duplicates,
         },
-    }))
+    }
+    if args.per_vpid:
+        result["per_vpid"] = per_vpid
+    print(json.dumps(result))
     return 0
 
 

@@ -42,10 +42,12 @@ std::vector<std::string> countEventsCommand(const std::string& dir) {
             std::string(root != nullptr ? root : ".") + "/tests/integration/count_events.py", dir};
 }
 
-nlohmann::json countEvents(const std::string& dir) {
-    RunOptions options;
-    options.timeout = std::chrono::minutes(2);
-    const RunResult r = run(countEventsCommand(dir), options);
+nlohmann::json countEvents(const std::string& dir, const std::vector<std::string>& options) {
+    RunOptions runOptions;
+    runOptions.timeout = std::chrono::minutes(2);
+    std::vector<std::string> argv = countEventsCommand(dir);
+    argv.insert(argv.end(), options.begin(), options.end());
+    const RunResult r = run(argv, runOptions);
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
 }

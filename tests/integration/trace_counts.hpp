@@ -27,9 +27,9 @@ long countTicksIfAny(const std::string& dir);
 /// the script is found under $TRACECTL_SOURCE_ROOT (default ".").
 std::vector<std::string> countEventsCommand(const std::string& dir);
 
-/// count_events.py's JSON for `dir` (every trace below it, chunks merged);
-/// an empty object, and a test failure, if the script fails. Bounded by
-/// two minutes.
-nlohmann::json countEvents(const std::string& dir);
+/// count_events.py's JSON for `dir` (every trace below it, chunks merged),
+/// with the script's `options` (e.g. "--per-vpid"); an empty object, and a
+/// test failure, if the script fails. Bounded by two minutes.
+nlohmann::json countEvents(const std::string& dir, const std::vector<std::string>& options = {});
 
 } // namespace tracectl::test

@@ -1,6 +1,7 @@
 #include "apps/per_uid_quota.hpp"
 
 #include <gtest/gtest.h>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -57,4 +58,37 @@ TEST(PerUidQuota, SlotsGiveTheirUnitBackOnceWhenDestroyedOrMovedOver) {
     EXPECT_EQ(q.held(7), 0u);
     EXPECT_EQ(q.held(), 0u);
     EXPECT_TRUE(q.tryAcquire(7));
+}
+
+TEST(PerUidQuota, ASlotMayHoldSeveralUnitsAndGivesThemAllBack) {
+    PerUidQuota q(4, 6);
+    auto two = q.tryAcquire(1, 2);
+    ASSERT_TRUE(two);
+    EXPECT_EQ(two.units(), 2u);
+    EXPECT_EQ(q.held(1), 2u);
+    EXPECT_TRUE(q.fits(1, 2));
+    EXPECT_FALSE(q.fits(1, 3)); // over the uid's share of 4
+    EXPECT_FALSE(q.tryAcquire(1, 3));
+    auto other = q.tryAcquire(2, 4);
+    ASSERT_TRUE(other);
+    EXPECT_FALSE(q.fits(3, 1)); // the total of 6 is held
+    EXPECT_EQ(q.largestHolder(), std::optional<uid_t>(2));
+    other = PerUidQuota::Slot{};
+    EXPECT_EQ(q.held(), 2u);
+    EXPECT_EQ(q.largestHolder(), std::optional<uid_t>(1));
+    two = PerUidQuota::Slot{};
+    EXPECT_EQ(q.held(), 0u);
+    EXPECT_EQ(q.largestHolder(), std::nullopt);
+}
+
+TEST(PerUidQuota, WaitingFdSharesAreHalfTheOpenFilesLimitAndAQuarterOfThatPerUid) {
+    // tracectld.service's LimitNOFILE=65536.
+    EXPECT_EQ(waitingFdShares(65536).total, 32768u);
+    EXPECT_EQ(waitingFdShares(65536).perUid, 8192u);
+    // A default soft limit: still far above a burst of apps of one uid
+    // (two fds per app waiting), and no uid can take more than a quarter.
+    EXPECT_EQ(waitingFdShares(1024).total, 512u);
+    EXPECT_EQ(waitingFdShares(1024).perUid, 128u);
+    EXPECT_EQ(waitingFdShares(10).total, 128u); // a floor
+    EXPECT_EQ(waitingFdShares(RLIM_INFINITY).total, std::size_t{1} << 19);
 }

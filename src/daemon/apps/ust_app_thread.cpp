@@ -76,6 +76,12 @@ bool sharesNamespace(pid_t pid, const char* ns) {
     return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
 }
 
+/// The soft RLIMIT_NOFILE of the daemon; 1024 if it cannot be read.
+rlim_t openFilesLimit() noexcept {
+    rlimit r{};
+    return getrlimit(RLIMIT_NOFILE, &r) == 0 ? r.rlim_cur : 1024;
+}
+
 } // namespace
 
 std::string printableProcessName(const char* raw, std::size_t max) {
@@ -88,7 +94,9 @@ std::string printableProcessName(const char* raw, std::size_t max) {
 }
 
 UstAppThread::UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered, SetupHandler setUp)
-    : listenFd_(std::move(listenFd)), onRegistered_(std::move(onRegistered)),
+    : waitingFds_(waitingFdShares(openFilesLimit()).perUid,
+                  waitingFdShares(openFilesLimit()).total),
+      listenFd_(std::move(listenFd)), onRegistered_(std::move(onRegistered)),
       setUp_(std::move(setUp)) {
     sd_event_source* s = nullptr;
     check(sd_event_add_io(loop_.get(), &s, listenFd_.get(), EPOLLIN, &UstAppThread::onAccept, this),
@@ -109,6 +117,7 @@ UstAppThread::~UstAppThread() {
     for (auto& [id, q] : versionQueries_)
         cutOff(*q.app); // its worker returns at once; joined below
     versionQueries_.clear();
+    queued_.clear();
     for (auto& [fd, c] : unregistered_)
         c.source.reset();
 }
@@ -140,32 +149,71 @@ int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userd
                        std::strerror(errno));
             continue;
         }
-        PerUidQuota::Slot slot = self->unregisteredQuota_.tryAcquire(cred.uid);
-        if (!slot) {
-            const PerUidQuota& q = self->unregisteredQuota_;
-            appWarning(q.held(cred.uid) >= q.perUid()
-                           ? "uid " + std::to_string(cred.uid) + " has " +
-                                 std::to_string(q.perUid()) +
-                                 " app connections without a registration message; "
-                                 "refusing another one of it"
-                           : std::to_string(q.total()) +
-                                 " app connections without a registration message (all uids); "
-                                 "refusing one of uid " +
-                                 std::to_string(cred.uid));
-            continue;
-        }
-        boundSocketCalls(fd.get());
-        sd_event_source* s = nullptr;
-        // Edge-triggered: a connection with part of a message queued
-        // wakes the loop once per arrival, not in a busy loop.
-        if (sd_event_add_io(self->loop_.get(), &s, fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLET,
-                            &UstAppThread::onRegistrationMessage, self) < 0)
-            continue;
-        const int key = fd.get();
-        self->unregistered_.emplace(key,
-                                    Connection{std::move(fd), EventSourcePtr(s),
-                                               std::chrono::steady_clock::now(), std::move(slot)});
+        self->admit(std::move(fd), cred.uid);
     }
+}
+
+void UstAppThread::admit(UniqueFd fd, uid_t uid) {
+    boundSocketCalls(fd.get());
+    // A connection whose whole message is there already (the usual case in
+    // a burst: the app sent it while the thread was busy) is registered at
+    // once; only one still silent is held, and counted, until it speaks.
+    int queued = 0;
+    if (ioctl(fd.get(), FIONREAD, &queued) == 0 &&
+        static_cast<std::size_t>(std::max(queued, 0)) >= kUstRegistrationMessageSize) {
+        registerSocket(std::move(fd));
+        return;
+    }
+    if (!unregisteredQuota_.fits(uid) && !makeRoomForIdle(uid))
+        return;
+    PerUidQuota::Slot slot = unregisteredQuota_.tryAcquire(uid);
+    if (!slot)
+        return;
+    sd_event_source* s = nullptr;
+    // Edge-triggered: a connection with part of a message queued wakes the
+    // loop once per arrival, not in a busy loop. Added while the message
+    // may already be there: epoll reports it once, at once.
+    if (sd_event_add_io(loop_.get(), &s, fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLET,
+                        &UstAppThread::onRegistrationMessage, this) < 0)
+        return;
+    const int key = fd.get();
+    const uint64_t seq = nextIdleSeq_++;
+    idleOrder_.emplace(std::pair(uid, seq), key);
+    unregistered_.emplace(key,
+                          Connection{std::move(fd), EventSourcePtr(s),
+                                     std::chrono::steady_clock::now(), uid, seq, std::move(slot)});
+}
+
+bool UstAppThread::makeRoomForIdle(uid_t uid) {
+    const bool uidFull = unregisteredQuota_.held(uid) >= unregisteredQuota_.perUid();
+    const std::optional<uid_t> payer = uidFull ? uid : unregisteredQuota_.largestHolder();
+    if (!payer)
+        return false;
+    const auto oldest = idleOrder_.lower_bound(std::pair(*payer, uint64_t{0}));
+    if (oldest == idleOrder_.end() || oldest->first.first != *payer)
+        return false;
+    const auto victim = unregistered_.find(oldest->second);
+    if (victim == unregistered_.end())
+        return false;
+    const auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - victim->second.since);
+    appWarning((uidFull ? "uid " + std::to_string(uid) + " has " +
+                              std::to_string(unregisteredQuota_.perUid()) +
+                              " app connections without a registration message; "
+                              "closing its oldest"
+                        : std::to_string(unregisteredQuota_.total()) +
+                              " app connections without a registration message (all uids); "
+                              "closing the oldest of uid " +
+                              std::to_string(*payer) + " (it holds the most)") +
+               ", silent for " + std::to_string(idle.count()) + " ms, for a new one of uid " +
+               std::to_string(uid));
+    dropUnregistered(victim);
+    return true;
+}
+
+void UstAppThread::dropUnregistered(std::map<int, Connection>::iterator it) {
+    idleOrder_.erase(std::pair(it->second.uid, it->second.seq));
+    unregistered_.erase(it); // its event source, its fd and its slot go with it
 }
 
 int UstAppThread::onRegistrationMessage(sd_event_source*, int fd, uint32_t revents,
@@ -184,7 +232,7 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     int queued = 0;
     if (ioctl(fd, FIONREAD, &queued) < 0) {
         appWarning(std::string("app connection dropped: FIONREAD: ") + std::strerror(errno));
-        unregistered_.erase(found);
+        dropUnregistered(found);
         return;
     }
     const bool hungUp = (revents & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
@@ -199,14 +247,17 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
             appWarning("app connection refused: truncated registration message (" +
                        std::to_string(available) + " of " +
                        std::to_string(kUstRegistrationMessageSize) + " bytes, then hang-up)");
-        unregistered_.erase(found);
+        dropUnregistered(found);
         return;
     case RegistrationReadiness::Complete:
         break;
     }
     UniqueFd sock = std::move(found->second.fd);
-    unregistered_.erase(found); // its event source goes with it
+    dropUnregistered(found); // its event source goes with it
+    registerSocket(std::move(sock));
+}
 
+void UstAppThread::registerSocket(UniqueFd sock) {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (getsockopt(sock.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -298,14 +349,14 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     info.byteOrder = byteOrder;
     half.isNotify = type == LTTNG_UST_CTL_SOCKET_NOTIFY;
     half.fd = std::move(sock);
-    half.slot = pendingQuota_.tryAcquire(cred.uid);
+    half.slot = waitingFds_.tryAcquire(cred.uid);
     if (!half.slot) {
-        const bool uidFull = pendingQuota_.held(cred.uid) >= pendingQuota_.perUid();
+        const bool uidFull = waitingFds_.held(cred.uid) >= waitingFds_.perUid();
         appWarning(who + " refused: " +
-                   (uidFull ? "uid " + std::to_string(cred.uid) + " has " +
-                                  std::to_string(pendingQuota_.perUid())
-                            : "all uids have " + std::to_string(pendingQuota_.total())) +
-                   " app sockets waiting for their app's other socket");
+                   (uidFull ? "uid " + std::to_string(cred.uid) + " holds its share of "
+                            : "all uids hold ") +
+                   std::to_string(uidFull ? waitingFds_.perUid() : waitingFds_.total()) +
+                   " file descriptors of registering apps");
         return;
     }
     if (auto app = pending_.add(std::move(half), PendingRegistrations::Clock::now()))
@@ -313,18 +364,51 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
 }
 
 void UstAppThread::complete(UstApp app) {
-    const std::string who = "app " + app.info.name + " (pid " + std::to_string(app.info.pid) + ")";
-    PerUidQuota::Slot slot = versionQuota_.tryAcquire(app.info.uid);
-    if (!slot) {
+    const uid_t uid = app.info.uid;
+    // Its two halves gave their fds back as they were paired: the same
+    // two, of the same uid, are taken again at once.
+    PerUidQuota::Slot fds = waitingFds_.tryAcquire(uid, 2);
+    if (!fds) {
         cutOff(app);
-        appWarning(who + " dropped: " +
-                   (versionQuota_.held(app.info.uid) >= versionQuota_.perUid()
-                        ? std::to_string(versionQuota_.perUid()) + " apps of uid " +
-                              std::to_string(app.info.uid)
-                        : std::to_string(versionQuota_.total()) + " apps") +
-                   " are registering already; it will connect again");
+        appWarning("app " + app.info.name + " (pid " + std::to_string(app.info.pid) +
+                   ") dropped: uid " + std::to_string(uid) + " holds its share of " +
+                   std::to_string(waitingFds_.perUid()) + " file descriptors of registering apps");
         return;
     }
+    const int command = app.command.get();
+    const auto id = queued_.push(uid, QueuedApp{std::move(app), std::move(fds), {}});
+    try {
+        // An app that leaves while it waits gives its fds back at once.
+        // Taken out of the line outside the watch's own callback.
+        queued_.find(id)->hangUp = watchHangUp(command, [this, id] {
+            loop_.defer([this, id] {
+                if (QueuedApp* q = queued_.find(id))
+                    log::info("app " + q->app.info.name + " (pid " +
+                              std::to_string(q->app.info.pid) +
+                              ") left before its turn to register came");
+                queued_.erase(id);
+            });
+        });
+    } catch (const std::exception& e) {
+        appWarning(std::string("watching a queued app: ") + e.what()); // served all the same
+    }
+    startQueued();
+}
+
+void UstAppThread::startQueued() {
+    while (auto next = queued_.pop([this](uid_t uid) { return versionQuota_.fits(uid); })) {
+        QueuedApp& q = next->second;
+        q.hangUp.reset();
+        if (connectionBroken(q.app.command.get()) || connectionBroken(q.app.notify.get())) {
+            log::info("app " + q.app.info.name + " (pid " + std::to_string(q.app.info.pid) +
+                      ") left before its turn to register came");
+            continue;
+        }
+        queryVersion(std::move(q.app), versionQuota_.tryAcquire(next->first));
+    }
+}
+
+void UstAppThread::queryVersion(UstApp app, PerUidQuota::Slot slot) {
     auto shared = std::make_shared<UstApp>(std::move(app));
     const uint64_t id = nextQuery_++;
     VersionQuery& q = versionQueries_[id];
@@ -343,6 +427,8 @@ void UstAppThread::complete(UstApp app) {
             // The worker has nothing left to do but return: join it.
             versionQueries_.erase(id);
             finish(shared, r, v);
+            // Its slot is free: the next app in line (fair across uids).
+            startQueued();
         });
     });
 }
@@ -422,7 +508,8 @@ int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
                                          " bytes of a registration message"
                                    : std::string("no registration message")) +
                        " in " + std::to_string(kPairingTimeout.count()) + " s");
-            it = self->unregistered_.erase(it);
+            const auto expired = it++;
+            self->dropUnregistered(expired);
         } else {
             ++it;
         }
