@@ -3,9 +3,12 @@
 #include "common/log.hpp"
 #include "snapshot_writer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <lttng/ust-ctl.h>
+#include <map>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <unistd.h>
 #include <utility>
@@ -41,6 +44,14 @@ UstChannel::Attributes attributesFor(const cp::CreateChannel& r) {
     return a;
 }
 
+/// The live data channels of each trace folder (CreateChannel::outputDir)
+/// of this consumer, which serves one session: a trace's metadata goes into
+/// a new chunk only if one of its data streams does too.
+std::map<std::string, std::set<const Channel*>>& dataChannelsByFolder() {
+    static std::map<std::string, std::set<const Channel*>> folders;
+    return folders;
+}
+
 } // namespace
 
 Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel& request,
@@ -56,6 +67,10 @@ Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel
         // As lttng-consumerd's channels without monitor: nobody reads them
         // until a snapshot, and nothing is written to the output.
         held_ = ust_.createStreams();
+        quiescentAt_.resize(held_.size());
+        if (!ust_.isMetadata())
+            for (const UstStream& s : held_)
+                (void)openPacket(s.get()); // a fresh buffer always has room
         return;
     }
     OutputDir dir = root.subdir(request.outputDir);
@@ -71,9 +86,21 @@ Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel
                 loop, std::move(s), dir, std::move(streamName), StreamReader::Kind::Data, true));
         }
     }
+    // The chunk begins for these streams now: each gets its first packet at
+    // once (lttng-sessiond opens a packet in every stream when tracing
+    // starts, cmd.c), so a stream no app writes to until late, or at all,
+    // still covers the chunk from here. A fresh buffer always has room.
+    if (!ust_.isMetadata()) {
+        for (const auto& r : readers_)
+            (void)r->openPacket();
+        dataChannelsByFolder()[outputDir_].insert(this);
+    }
 }
 
 Channel::~Channel() {
+    if (const auto it = dataChannelsByFolder().find(outputDir_);
+        it != dataChannelsByFolder().end() && it->second.erase(this) != 0 && it->second.empty())
+        dataChannelsByFolder().erase(it);
     hangUpSource_.reset();
     readers_.clear(); // before ust_
     held_.clear();    // before ust_
@@ -142,12 +169,19 @@ std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
     }
     std::uint64_t bytes = 0;
     std::string firstError;
-    for (const UstStream& s : held_) {
+    for (std::size_t i = 0; i < held_.size(); ++i) {
+        const UstStream& s = held_[i];
         if (s.get() == nullptr)
             continue;
         const std::string name = name_ + "_" + std::to_string(s.cpu());
         try {
-            const StreamSnapshot got = snapshotDataStream(s.get(), dir, name, packetsPerStream);
+            // Quiescent: nothing was produced since Stop closed its last
+            // packet, which is where the snapshot ends then.
+            const bool quiescent = quiescentAt_[i] && producedPosition(s.get()) == *quiescentAt_[i];
+            if (!quiescent)
+                quiescentAt_[i].reset();
+            const StreamSnapshot got =
+                snapshotDataStream(s.get(), dir, name, packetsPerStream, !quiescent);
             bytes += got.bytes;
             if (got.skipped != 0)
                 log::debug("snapshot of " + name + ": " + std::to_string(got.skipped) +
@@ -197,10 +231,19 @@ void Channel::flush() {
     if (snapshotOnly_) {
         // Stop: close the last packets (even empty) so that snapshots taken
         // while stopped end where tracing did; nothing is read.
-        if (!ust_.isMetadata())
-            for (const UstStream& s : held_)
-                if (s.get() != nullptr && lttng_ust_ctl_flush_buffer(s.get(), 0) < 0)
-                    throw RequestError(cp::ErrorKind::Tracer, "lttng_ust_ctl_flush_buffer failed");
+        if (ust_.isMetadata())
+            return;
+        for (std::size_t i = 0; i < held_.size(); ++i) {
+            const UstStream& s = held_[i];
+            if (s.get() == nullptr)
+                continue;
+            try {
+                (void)openPacket(s.get()); // flush_buffer(stream, 0)
+                quiescentAt_[i] = producedPosition(s.get());
+            } catch (const UstError& e) {
+                throw RequestError(cp::ErrorKind::Tracer, e.what());
+            }
+        }
         return;
     }
     if (ust_.isMetadata()) {
@@ -230,6 +273,25 @@ Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
         return {0, "channel " + name_ + ": a snapshot session does not rotate"};
     std::uint32_t expected = 0;
     std::string firstError;
+    if (!(ust_.isMetadata() ? traceGoesOn() : hasOpenStream())) {
+        // Every data stream of this trace is closed (its app left): none
+        // goes into the new chunk, so neither does its metadata, nor even
+        // its folder. The trace is absent from the new chunk, not half
+        // there; what is still pushed of its metadata goes to the old one.
+        if (ust_.isMetadata()) {
+            try {
+                commitMetadata();
+                readers_.front()->drain();
+            } catch (const std::exception& e) {
+                firstError = "channel " + name_ + ": " + e.what();
+            }
+        }
+        for (std::size_t i = 0; i < readers_.size(); ++i) {
+            ++expected;
+            switched();
+        }
+        return {expected, firstError};
+    }
     std::optional<OutputDir> dir;
     try {
         dir.emplace(chunkRoot.subdir(outputDir_));
@@ -279,7 +341,19 @@ Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
     return {expected, firstError};
 }
 
-void Channel::drainAndClose(bool producersStopped) noexcept {
+bool Channel::hasOpenStream() const noexcept {
+    return std::any_of(readers_.begin(), readers_.end(), [](const auto& r) { return r->isOpen(); });
+}
+
+bool Channel::traceGoesOn() const noexcept {
+    const auto it = dataChannelsByFolder().find(outputDir_);
+    if (it == dataChannelsByFolder().end())
+        return true; // no data channel (yet): the metadata alone is the trace
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [](const Channel* c) { return c->hasOpenStream(); });
+}
+
+void Channel::drainAndClose([[maybe_unused]] bool producersStopped) noexcept {
     hangUpSource_.reset();
     if (snapshotOnly_) {
         held_.clear(); // its content goes with it: only snapshots write anything
@@ -294,8 +368,11 @@ void Channel::drainAndClose(bool producersStopped) noexcept {
     }
     for (const auto& r : readers_) {
         try {
+            // Even empty, and even with producers still writing (which
+            // flush_buffer(stream, 0) allows): the stream's last packet ends
+            // now, so a stream idle since the chunk began still covers it.
             if (!ust_.isMetadata())
-                r->flush(!producersStopped);
+                r->flush(false);
             r->drain();
         } catch (const std::exception& e) {
             log::warning(e.what());

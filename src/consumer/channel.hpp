@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -35,7 +36,10 @@ public:
     /// Creates `<root>/<request.outputDir>/`, the ust-ctl channel and its
     /// streams, and the stream files (`<name>_<cpu>` and
     /// `index/<name>_<cpu>.idx`, or `metadata`). Data streams are watched on
-    /// `loop` from now on. Throws RequestError (InvalidArgument, Io, Tracer).
+    /// `loop` from now on, and each gets its first packet at once
+    /// (openPacket(), an empty one): the chunk begins for them now, so each
+    /// covers it even if no app writes to it until late, or at all.
+    /// Throws RequestError (InvalidArgument, Io, Tracer).
     /// With `snapshotOnly` (a snapshot session's consumer) no file or
     /// folder is made and nothing is ever read from the buffers: they are
     /// only copied by recordSnapshot(), and the metadata is only cached.
@@ -55,6 +59,10 @@ public:
     /// `<snapshotRoot>/<outputDir>/` (snapshot_writer.hpp): data streams
     /// `<name>_<cpu>` with their index, at most `packetsPerStream` newest
     /// sub-buffers each (0: all); the metadata channel the whole metadata.
+    /// A data stream that produced anything since flush() (or never had a
+    /// flush()) first closes its current packet, even empty, so that it
+    /// ends at the snapshot; one quiescent since flush() ends there (as
+    /// lttng-consumerd, ust-consumer.c, lttng_ustconsumer_snapshot_channel).
     /// Returns the bytes written. Throws RequestError (InvalidArgument: not a
     /// snapshot channel; Io; Tracer) after trying every stream.
     std::uint64_t recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t packetsPerStream);
@@ -75,15 +83,21 @@ public:
     /// the end of what was pushed), Tracer, Io.
     void pushMetadata(std::uint64_t offset, std::string_view bytes);
 
-    /// Data: flush_buffer(stream, 0) on every stream and drain (stop).
-    /// Metadata: writes what is pending. Throws RequestError (Io/Tracer) after
-    /// trying every stream.
+    /// Data: flush_buffer(stream, 0) on every stream and drain (stop);
+    /// snapshot channels only flush, and note each stream's produced
+    /// position (quiescent until it moves). Metadata: writes what is
+    /// pending. Throws RequestError (Io/Tracer) after trying every stream.
     void flush();
 
     /// Rotation to the chunk `chunkRoot` (see StreamReader::rotate): data
-    /// streams switch once read past their sampled position; the metadata
-    /// stream switches at once and the whole metadata is written again into
-    /// the new chunk. `switched` is called once per stream (maybe before
+    /// streams switch once read past their sampled position, each with a
+    /// packet covering the old chunk up to now and one beginning the new
+    /// chunk now; the metadata stream switches at once and the whole
+    /// metadata is written again into the new chunk, unless every data
+    /// stream of its trace (the data channels of the same outputDir in this
+    /// process) is closed: then the trace stays out of the new chunk (it
+    /// would have metadata and no stream there) and its metadata goes on in
+    /// the old one. `switched` is called once per stream (maybe before
     /// this returns). Streams that fail are closed (and count as switched).
     /// Never throws.
     struct RotateResult {
@@ -92,15 +106,22 @@ public:
     };
     RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched) noexcept;
 
-    /// Final drain before destruction. `producersStopped`: the daemon stopped
-    /// the apps (flush_buffer(stream, 0) closes even empty packets); otherwise
-    /// producers may still write (flush_buffer(stream, 1)). Then closes every
+    /// Final drain before destruction: flush_buffer(stream, 0) on every data
+    /// stream, which closes the last packet even if empty and is safe while
+    /// producers still write (`producersStopped` says which; both are
+    /// handled alike, so that an idle stream's last packet ends at its
+    /// close and it covers the final chunk), then drains and closes every
     /// stream. Never throws (logged).
     void drainAndClose(bool producersStopped) noexcept;
 
 private:
     static int onChannelHangUp(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void commitMetadata();
+    /// A data channel: one of its streams is still open.
+    bool hasOpenStream() const noexcept;
+    /// A metadata channel: its trace has a data stream still open, or no
+    /// data channel at all.
+    bool traceGoesOn() const noexcept;
 
     std::uint64_t key_;
     std::string name_;
@@ -113,6 +134,9 @@ private:
     std::vector<UstStream> held_;       // snapshotOnly_: the streams (readers_ is empty)
     std::string metadata_;              // every byte pushed so far (the cache)
     std::size_t metadataCommitted_ = 0; // bytes of metadata_ written into the ring buffer
+    // snapshotOnly_: per held_ stream, its produced position after the last
+    // flush() (Stop), while nothing more was produced; empty when active.
+    std::vector<std::optional<unsigned long>> quiescentAt_;
 };
 
 } // namespace tracectl::consumer

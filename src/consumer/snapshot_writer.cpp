@@ -56,15 +56,16 @@ std::uint64_t appendHeld(lttng_ust_ctl_consumer_stream* s, StreamFile& file) {
 } // namespace
 
 StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                                  const std::string& name, std::uint64_t maxPackets) {
-    StreamFile file(dir, name);
-    IndexWriter index(dir, name);
+                                  const std::string& name, std::uint64_t maxPackets, bool active) {
     StreamSnapshot out;
-    check(lttng_ust_ctl_flush_buffer(stream, 1), "lttng_ust_ctl_flush_buffer");
+    if (active)
+        check(lttng_ust_ctl_flush_buffer(stream, 0), "lttng_ust_ctl_flush_buffer");
     const int r = lttng_ust_ctl_snapshot(stream);
     if (r == -EAGAIN)
-        return out; // no complete sub-buffer: the files stay empty
+        return out; // no complete sub-buffer: no file rather than an empty one
     check(r, "lttng_ust_ctl_snapshot");
+    StreamFile file(dir, name);
+    IndexWriter index(dir, name);
     unsigned long consumed = 0, produced = 0, subbuf = 0;
     check(lttng_ust_ctl_snapshot_get_consumed(stream, &consumed),
           "lttng_ust_ctl_snapshot_get_consumed");

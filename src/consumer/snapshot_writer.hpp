@@ -26,15 +26,20 @@ struct StreamSnapshot {
     std::uint64_t bytes = 0;   ///< bytes of the stream file
 };
 
-/// Closes the current packet of `stream` if it holds events
-/// (lttng_ust_ctl_flush_buffer(stream, 1): a stopped, quiescent stream is
-/// left as it is), then writes `<dir>/<name>` and `<dir>/index/<name>.idx`
-/// with the sub-buffers from the consumed to the produced position, at most
-/// the newest `maxPackets` of them (0: all), each padded as in a normal
-/// trace. A stream with nothing produced gets empty files. Throws UstError
-/// (ust-ctl) or std::system_error (files).
+/// With `active` (tracing goes on, or went on since the stream's last
+/// flush), closes the current packet of `stream` even if empty
+/// (lttng_ust_ctl_flush_buffer(stream, 0), as lttng-consumerd's
+/// lttng_ustconsumer_snapshot_channel does for a stream that is not
+/// quiescent, ust-consumer.c): the stream then ends at the snapshot, as
+/// every other one does; a quiescent stream is left as it is (it ends
+/// where tracing stopped). Then writes `<dir>/<name>` and
+/// `<dir>/index/<name>.idx` with the sub-buffers from the consumed to the
+/// produced position, at most the newest `maxPackets` of them (0: all),
+/// each padded as in a normal trace. A stream with no complete sub-buffer
+/// (only possible if it never had a packet) gets no file at all, never an
+/// empty one. Throws UstError (ust-ctl) or std::system_error (files).
 StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                                  const std::string& name, std::uint64_t maxPackets);
+                                  const std::string& name, std::uint64_t maxPackets, bool active);
 
 /// Writes all of `text` (the trace's whole TSDL) as `<dir>/metadata`, in
 /// metadata packets: lttng_ust_ctl_write_one_packet_to_channel into

@@ -55,6 +55,19 @@ IndexEntry packetInfo(lttng_ust_ctl_consumer_stream* s) {
     return entry;
 }
 
+unsigned long producedPosition(lttng_ust_ctl_consumer_stream* s) {
+    unsigned long produced = 0;
+    check(lttng_ust_ctl_snapshot_sample_positions(s), "lttng_ust_ctl_snapshot_sample_positions");
+    check(lttng_ust_ctl_snapshot_get_produced(s, &produced), "lttng_ust_ctl_snapshot_get_produced");
+    return produced;
+}
+
+bool openPacket(lttng_ust_ctl_consumer_stream* s) {
+    const unsigned long before = producedPosition(s);
+    check(lttng_ust_ctl_flush_buffer(s, 0), "lttng_ust_ctl_flush_buffer");
+    return producedPosition(s) != before;
+}
+
 StreamReader::StreamReader(EventLoop& loop, UstStream stream, const OutputDir& dir,
                            std::string name, Kind kind, bool watch)
     : name_(std::move(name)), kind_(kind), stream_(std::move(stream)), file_(dir, name_) {
@@ -109,7 +122,9 @@ void StreamReader::rotate(const OutputDir& next, std::function<void()> switched)
     }
     if (pendingSwitch_)
         throw StreamError("stream " + name_ + ": a rotation is already under way");
-    flush(true);
+    // The old chunk's last packet ends now, even if nothing was written since
+    // the last one: a stream idle at the end of a chunk still covers it.
+    flush(false);
     lttng_ust_ctl_consumer_stream* s = stream_.get();
     unsigned long produced = 0, consumed = 0, subbuf = 0;
     if (lttng_ust_ctl_snapshot_sample_positions(s) < 0 ||
@@ -122,9 +137,38 @@ void StreamReader::rotate(const OutputDir& next, std::function<void()> switched)
     // could take for ever).
     const std::uint64_t whole = produced >= consumed ? (produced - consumed) / subbuf : 0;
     OutputDir dir = next.subdir("");
-    pendingSwitch_ = PendingSwitch{consumed + whole * subbuf, std::move(dir), std::move(switched)};
+    const std::uint64_t switchAt = consumed + whole * subbuf;
+    pendingSwitch_ = PendingSwitch{switchAt, std::move(dir), std::move(switched)};
+    // The new chunk's first packet begins now (it lies past the sampled
+    // position, so it is read into the new files), even if the stream stays
+    // idle, or only a late producer writes into it.
+    openAt_ = switchAt;
+    openPending_ = !openPacket();
     switchIfDue();
     drain();
+}
+
+bool StreamReader::openPacket() {
+    if (!isOpen())
+        return false;
+    try {
+        return tracectl::consumer::openPacket(stream_.get());
+    } catch (const std::exception& e) {
+        fail(std::string("opening a packet: ") + e.what());
+    }
+}
+
+void StreamReader::retryOpen() {
+    if (!openPending_)
+        return;
+    // Something produced since the rotation point: the new chunk has its
+    // first packet already (it begins later than the chunk, but an empty
+    // one now would begin later still).
+    if (producedPosition(stream_.get()) != openAt_) {
+        openPending_ = false;
+        return;
+    }
+    openPending_ = !tracectl::consumer::openPacket(stream_.get());
 }
 
 void StreamReader::switchIfDue() {
@@ -235,6 +279,9 @@ void StreamReader::consumeCurrent() {
     // Read up to the sampled position: the next packet goes to the new chunk
     // (checked now, or a stream with nothing more to read never switches).
     switchIfDue();
+    // A sub-buffer was freed: room for the packet a rotation could not open
+    // (as lttng-consumerd does after the first packet read in a rotation).
+    retryOpen();
 }
 
 void StreamReader::flush(bool producerActive) {

@@ -33,6 +33,22 @@ public:
 /// has none). `offset` is left 0. Throws UstError.
 IndexEntry packetInfo(lttng_ust_ctl_consumer_stream* s);
 
+/// Opens a packet in `s`, as lttng-consumerd's consumer_stream_open_packet
+/// (consumer-stream.c) does when a trace chunk begins:
+/// lttng_ust_ctl_flush_buffer(s, 0) closes the packet under way, or, when
+/// the stream is at a packet boundary, delivers an empty packet (header
+/// only, timestamp_begin = timestamp_end = now, trace clock). Either way the
+/// stream then holds a packet that begins no later than now, so its time
+/// range covers the chunk from here even if nothing more is written. Safe
+/// while producers write. Returns false if the flush had no effect (the
+/// produced position did not move: a full buffer that does not overwrite has
+/// no room for a packet). Throws UstError.
+bool openPacket(lttng_ust_ctl_consumer_stream* s);
+
+/// The produced position of `s` (lttng_ust_ctl_snapshot_sample_positions,
+/// snapshot_get_produced): bytes, free-running (wraps). Throws UstError.
+unsigned long producedPosition(lttng_ust_ctl_consumer_stream* s);
+
 /// Reads one stream into its file (and, for data streams, its index).
 /// Not copyable or movable (its event source points at it).
 class StreamReader {
@@ -75,13 +91,26 @@ public:
     /// (idempotent). Data still in the buffer is lost: drain first.
     void close() noexcept;
 
-    /// Rotation (data streams): flush(true), sample the produced and
-    /// consumed positions, and keep writing into the current files until the
-    /// sub-buffers produced before the sample have been read; then the files
-    /// go on in `next` (same names) and `switched` is called, once. A closed
-    /// stream, or one closed before it gets there, calls `switched` at once
-    /// (at close): it has nothing more to write. Throws StreamError.
+    /// Rotation (data streams): flush(false), so that the old chunk's last
+    /// packet ends now, even if empty; sample the produced and consumed
+    /// positions; then openPacket(), so that the new chunk's first packet
+    /// begins now, even if nothing more is written (as lttng-consumerd's
+    /// lttng_consumer_rotate_channel, consumer.c, does). Every stream of every
+    /// chunk thus holds at least one packet and covers the chunk's time
+    /// range, which `babeltrace2 --stream-intersection` relies on. If the
+    /// buffer has no room for the packet, opening is tried again after each
+    /// sub-buffer read, until the new chunk has a packet. The files go on
+    /// writing the current chunk until the sub-buffers produced before the
+    /// sample have been read; then they go on in `next` (same names) and
+    /// `switched` is called, once. A closed stream, or one closed before it
+    /// gets there, calls `switched` at once (at close): it has nothing more
+    /// to write. Throws StreamError.
     void rotate(const OutputDir& next, std::function<void()> switched);
+
+    /// openPacket() on this stream (a data stream's first chunk begins:
+    /// the channel was just made). False if closed or no room. Throws
+    /// StreamError (and closes) on failure.
+    bool openPacket();
     /// Closes the current files and goes on in `next` at once (the metadata
     /// stream, which only this process writes). Throws std::system_error.
     void switchFiles(const OutputDir& next);
@@ -113,6 +142,11 @@ private:
         std::function<void()> switched;
     };
     std::optional<PendingSwitch> pendingSwitch_;
+    /// Tries openPacket() again if the new chunk still has no packet: the
+    /// producer wrote nothing past `openAt_` since the rotation.
+    void retryOpen();
+    bool openPending_ = false; ///< a rotation could not open its packet (no room)
+    std::uint64_t openAt_ = 0; ///< the position where the new chunk begins
     [[noreturn]] void fail(const std::string& what);
 
     std::string name_;

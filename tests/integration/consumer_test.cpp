@@ -526,6 +526,9 @@ TEST_F(ConsumerTest, ProducersLeavingHangsStreamsUpAndDrainsThem) {
     Buffers data = createAndReceive(c, dataChannel(5, uuid), static_cast<std::uint32_t>(nr));
     // The daemon (and every app) lets go of the channel: the consumer sees the
     // channel's wait fd hang up, then each stream's, flushes and drains them.
+    // Each stream then holds two (empty) packets: the one opened when the
+    // channel was made, where its chunk begins, and the one closed at the
+    // hang-up, where it ends.
     data.release();
     const fs::path chanDir = dir_ / kChannelDir;
     const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -533,8 +536,8 @@ TEST_F(ConsumerTest, ProducersLeavingHangsStreamsUpAndDrainsThem) {
     while (!allFlushed && std::chrono::steady_clock::now() < deadline) {
         allFlushed = true;
         for (int cpu = 0; cpu < nr; ++cpu) {
-            const fs::path f = chanDir / ("channel0_" + std::to_string(cpu));
-            if (!fs::exists(f) || fs::file_size(f) == 0)
+            const fs::path idx = chanDir / "index" / ("channel0_" + std::to_string(cpu) + ".idx");
+            if (!fs::exists(idx) || fs::file_size(idx) < 16 + 2 * 72)
                 allFlushed = false;
         }
         std::this_thread::sleep_for(20ms);
@@ -547,7 +550,7 @@ TEST_F(ConsumerTest, ProducersLeavingHangsStreamsUpAndDrainsThem) {
     EXPECT_EQ(c.waitExit(), 0);
     for (int cpu = 0; cpu < nr; ++cpu) {
         const std::string name = "channel0_" + std::to_string(cpu);
-        EXPECT_EQ(checkIndex(chanDir / name, chanDir / "index" / (name + ".idx")), 1u) << name;
+        EXPECT_EQ(checkIndex(chanDir / name, chanDir / "index" / (name + ".idx")), 2u) << name;
     }
 }
 

@@ -4,6 +4,7 @@
 // with python3-bt2 (count_events.py) to check that every event the app
 // wrote is in exactly one chunk, minus exactly what the tracer discarded.
 #include "child_process.hpp"
+#include "multi_user.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
@@ -15,10 +16,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -470,3 +475,154 @@ TEST_F(Rotation, AnOverwriteChannelWrittenFasterThanReadStillRotates) {
     EXPECT_FALSE(rotateAndWait(*s, signals, std::chrono::seconds(10)).empty());
     s->Destroy({});
 }
+
+namespace {
+
+/// Events babeltrace2 prints for `dir` (one line each), with
+/// --stream-intersection if `intersection`; -1, and a test failure naming
+/// babeltrace2's output, if it cannot read them.
+long countEventLines(const std::string& dir, bool intersection) {
+    std::vector<std::string> argv{"babeltrace2"};
+    if (intersection)
+        argv.push_back("--stream-intersection");
+    argv.push_back(dir);
+    RunOptions options;
+    options.timeout = std::chrono::minutes(1);
+    const RunResult r = run(argv, options);
+    if (!r.ok()) {
+        ADD_FAILURE() << "babeltrace2" << (intersection ? " --stream-intersection " : " ") << dir
+                      << ": " << r.describe();
+        return -1;
+    }
+    long lines = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        lines += line.empty() ? 0 : 1;
+    return lines;
+}
+
+/// The stream files (not metadata, not index) below `dir` that are empty.
+std::vector<std::string> emptyStreamFiles(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> empty;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+        const fs::path& p = it->path();
+        if (!it->is_regular_file() || p.filename() == "metadata" ||
+            p.parent_path().filename() == "index")
+            continue;
+        if (fs::file_size(p) == 0)
+            empty.push_back(p.string().substr(dir.size()));
+    }
+    return empty;
+}
+
+/// Trace folders (holding "metadata") below `dir` that lack a stream file
+/// or an index for one of their channels' streams: "half there".
+std::vector<std::string> halfTraces(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> half;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+        if (it->path().filename() != "metadata")
+            continue;
+        const fs::path trace = it->path().parent_path();
+        const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+        for (long cpu = 0; cpu < cpus; ++cpu) {
+            const std::string stream = "channel0_" + std::to_string(cpu);
+            if (!fs::exists(trace / stream) || !fs::exists(trace / "index" / (stream + ".idx")))
+                half.push_back(trace.string().substr(dir.size()) + " lacks " + stream);
+        }
+    }
+    return half;
+}
+
+} // namespace
+
+/// Issue 13, part 1: archives with empty or late-starting streams. A chunk
+/// begins with one app pinned to CPU 0 running 0.8 s while a second, pinned
+/// to CPU 1, starts 0.7 s in (archive 1); then only an app of another uid
+/// emits (archive 2). Every stream of every archive must have packets
+/// covering the whole chunk, so that babeltrace2 --stream-intersection keeps
+/// every event, and no stream file is empty. Per-PID adds an app that stays
+/// idle (registered, waiting) through archives 0 and 1: its folder must be
+/// complete in them.
+class RotationPackets : public Rotation, public ::testing::WithParamInterface<bool> {
+protected:
+    void runScenario(const std::string& name) {
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+            GTEST_SKIP() << "needs two CPUs";
+        ensureUsers();
+        const bool perPid = GetParam();
+        SignalRecorder signals;
+        auto s = startSession(name, perPid);
+        const std::string log = sandbox_->dir() + "/log/apps.log";
+        const std::string go = sandbox_->dir() + "/" + name + ".go";
+        std::remove(go.c_str());
+        std::optional<ChildProcess> idle;
+        if (perPid) // registered now, emits only once `go` exists (archive 2)
+            idle.emplace(std::vector<std::string>{demoApp(), "10", "0", go},
+                         std::vector<std::string>{}, log);
+
+        std::vector<std::string> archives;
+        runAppBriefly();
+        archives.push_back(rotateAndWait(*s, signals));
+        ASSERT_FALSE(archives.back().empty()) << "no RotationCompleted for archive 0";
+
+        {
+            ChildProcess cpu0({"taskset", "-c", "0", demoApp(), "700", "1000"}, {}, log);
+            // The scenario: the second app starts 0.7 s after the first.
+            std::this_thread::sleep_for(std::chrono::milliseconds(700));
+            ChildProcess cpu1({"taskset", "-c", "1", demoApp(), "60", "1000"}, {}, log);
+            ASSERT_EQ(cpu0.wait(30000), 0);
+            ASSERT_EQ(cpu1.wait(30000), 0);
+        }
+        archives.push_back(rotateAndWait(*s, signals));
+        ASSERT_FALSE(archives.back().empty()) << "no RotationCompleted for archive 1";
+
+        {
+            ChildProcess other({"setpriv", "--reuid=alice", "--regid=alice", "--init-groups", "--",
+                                demoApp(), "50", "1000"},
+                               {}, log);
+            ASSERT_EQ(other.wait(30000), 0);
+        }
+        if (idle) {
+            std::ofstream(go).put('\n');
+            ASSERT_EQ(idle->wait(30000), 0);
+        }
+        archives.push_back(rotateAndWait(*s, signals));
+        ASSERT_FALSE(archives.back().empty()) << "no RotationCompleted for archive 2";
+        s->Stop({});
+
+        for (std::size_t i = 0; i < archives.size(); ++i) {
+            const std::string& a = archives[i];
+            const long all = countEventLines(a, false);
+            const long kept = countEventLines(a, true);
+            std::cout << "archive " << i << ": --stream-intersection keeps " << kept << " of "
+                      << all << " events\n";
+            EXPECT_GT(all, 0) << a;
+            EXPECT_EQ(kept, all) << "archive " << i << ": " << a;
+            for (const auto& f : emptyStreamFiles(a))
+                ADD_FAILURE() << "archive " << i << ": empty stream file " << f;
+            for (const auto& h : halfTraces(a))
+                ADD_FAILURE() << "archive " << i << ": " << h;
+        }
+        const uid_t alice = uidOf("alice");
+        if (!perPid) {
+            EXPECT_TRUE(std::filesystem::exists(archives[2] + "/ust/uid/" + std::to_string(alice)))
+                << "alice's app was not traced";
+        }
+        s->Destroy({});
+    }
+};
+
+TEST_P(RotationPackets, EveryStreamOfEveryArchiveCoversItsChunk) {
+    runScenario(GetParam() ? "rot-packets-pid" : "rot-packets-uid");
+}
+
+INSTANTIATE_TEST_SUITE_P(Buffers, RotationPackets, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                             return p.param ? std::string("PerPid") : std::string("PerUid");
+                         });
