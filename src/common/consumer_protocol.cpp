@@ -164,6 +164,8 @@ void validate(const Rotate& m) {
         throw ProtocolError("Rotate: old chunk, new chunk and archive must differ");
 }
 void validate(const RecordSnapshot&) {}
+void validate(const RotateMetadata&) {}
+void validate(const SnapshotMetadata&) {}
 void validate(const RotationCompleted& m) {
     checkText(m.message, "RotationCompleted.message", kMaxText);
 }
@@ -235,6 +237,12 @@ void put(Writer& w, const Rotate& m) {
 void put(Writer& w, const RecordSnapshot& m) {
     w.u64(m.id);
     w.u64(m.packetsPerStream);
+}
+void put(Writer& w, const RotateMetadata& m) {
+    w.u64(m.id);
+}
+void put(Writer& w, const SnapshotMetadata& m) {
+    w.u64(m.id);
 }
 void put(Writer& w, const RotationCompleted& m) {
     w.u64(m.id);
@@ -330,6 +338,8 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::Rotate:
     case MessageType::RotationCompleted:
     case MessageType::RecordSnapshot:
+    case MessageType::RotateMetadata:
+    case MessageType::SnapshotMetadata:
         return true;
     }
     return false;
@@ -377,6 +387,10 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::RotationCompleted;
             else if constexpr (std::is_same_v<T, RecordSnapshot>)
                 return MessageType::RecordSnapshot;
+            else if constexpr (std::is_same_v<T, RotateMetadata>)
+                return MessageType::RotateMetadata;
+            else if constexpr (std::is_same_v<T, SnapshotMetadata>)
+                return MessageType::SnapshotMetadata;
             else
                 return MessageType::Error;
         },
@@ -411,6 +425,10 @@ std::string_view messageName(MessageType type) noexcept {
         return "RotationCompleted";
     case MessageType::RecordSnapshot:
         return "RecordSnapshot";
+    case MessageType::RotateMetadata:
+        return "RotateMetadata";
+    case MessageType::SnapshotMetadata:
+        return "SnapshotMetadata";
     }
     return "unknown";
 }
@@ -523,6 +541,12 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::RotationCompleted:
         m = getRotationCompleted(r);
+        break;
+    case MessageType::RotateMetadata:
+        m = RotateMetadata{r.u64()};
+        break;
+    case MessageType::SnapshotMetadata:
+        m = SnapshotMetadata{r.u64()};
         break;
     case MessageType::RecordSnapshot: {
         RecordSnapshot snap;

@@ -50,11 +50,15 @@
 //                                    consumer: Ok or Error.
 //   daemon: Rotate{id, ...}          consumer: Ok (the rotation is under way) or
 //       Error; later, unsolicited, RotationCompleted{id, ok, message} once every
-//       stream has passed its sampled position (or was drained and closed)
-//       and the old chunk was moved to its archive folder.
+//       data stream has passed its sampled position (or was drained and
+//       closed), RotateMetadata{id} has switched the metadata, and the old
+//       chunk was moved to its archive folder.
+//   daemon: RotateMetadata{id}, once Rotate{id}'s Ok came   consumer: Ok
+//       (the old chunk's metadata is whole; RotationCompleted may follow).
 //   daemon: RecordSnapshot{id, packetsPerStream}, then one byte carrying the
-//       snapshot folder's fd (SCM_RIGHTS)   consumer: Ok once the snapshot is
-//       written, or Error.
+//       snapshot folder's fd (SCM_RIGHTS)   consumer: Ok once the data
+//       streams are written, or Error. Then daemon: SnapshotMetadata{id}
+//       consumer: Ok once the metadata is written too.
 // After Shutdown's Ok the consumer exits.
 #pragma once
 
@@ -97,6 +101,8 @@ enum class MessageType : std::uint16_t {
     Shutdown = 0x06,
     Rotate = 0x07,
     RecordSnapshot = 0x08,
+    RotateMetadata = 0x09,
+    SnapshotMetadata = 0x0A,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -234,6 +240,31 @@ struct RecordSnapshot {
     bool operator==(const RecordSnapshot&) const = default;
 };
 
+/// After rotation `id`'s Ok: every metadata push of registrations the
+/// daemon answered before that Ok has been sent before this request, so the
+/// old chunk's metadata is whole. Until now, the metadata of the traces the
+/// rotation found went on into the old chunk (an app answered after the
+/// daemon sent Rotate, but before the consumer took its boundary, may have
+/// written events of a class pushed after Rotate into the old chunk); now it
+/// switches: all of it is written again into the new chunk, and the rotation
+/// may complete. Answered Ok; Error if no such rotation is under way.
+/// Payload: u64 id. (LTTng's consumer asks its session daemon for the
+/// pending metadata at the same point of a rotation, consumer.c
+/// lttng_consumer_rotate_channel.)
+struct RotateMetadata {
+    std::uint64_t id = 0;
+    bool operator==(const RotateMetadata&) const = default;
+};
+
+/// After RecordSnapshot `id`'s Ok, for the same reason as RotateMetadata:
+/// writes the metadata of every trace into that snapshot's folder (the
+/// data was written by RecordSnapshot). Answered Ok once written; Error if
+/// `id` is not the last snapshot recorded. Payload: u64 id.
+struct SnapshotMetadata {
+    std::uint64_t id = 0;
+    bool operator==(const SnapshotMetadata&) const = default;
+};
+
 /// Success. Empty payload.
 struct Ok {
     bool operator==(const Ok&) const = default;
@@ -259,7 +290,7 @@ struct ErrorReply {
 
 using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
                              FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
-                             RotationCompleted, RecordSnapshot>;
+                             RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

@@ -4,6 +4,7 @@
 #include "common/log.hpp"
 #include "config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -161,8 +162,14 @@ void Consumer::dispatch(cp::Message&& request) {
             rotate(*rot);
             return;
         }
+        if (const auto* meta = std::get_if<cp::RotateMetadata>(&request)) {
+            rotateMetadata(*meta);
+            return;
+        }
         if (const auto* snap = std::get_if<cp::RecordSnapshot>(&request)) {
             recordSnapshot(*snap);
+        } else if (const auto* snapMeta = std::get_if<cp::SnapshotMetadata>(&request)) {
+            snapshotMetadata(*snapMeta);
         } else if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
             channel(push->key).pushMetadata(push->offset, push->bytes);
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
@@ -170,6 +177,7 @@ void Consumer::dispatch(cp::Message&& request) {
         } else if (const auto* destroy = std::get_if<cp::DestroyChannel>(&request)) {
             channel(destroy->key).drainAndClose(false);
             channels_.erase(destroy->key);
+            metadataGone(destroy->key);
         } else if (std::holds_alternative<cp::Shutdown>(request)) {
             for (auto& [key, ch] : channels_)
                 ch->drainAndClose(false);
@@ -237,10 +245,17 @@ void Consumer::rotate(const cp::Rotate& request) {
                                " is still under way");
     OutputDir next = root_.subdir(request.newChunk); // throws: nothing changed yet
     chunkRoot_ = std::move(next);
-    rotation_ = Rotation{request, 0, true, {}};
+    rotation_ = Rotation{request, 0, true, {}, {}, false};
     log::info("rotation " + std::to_string(request.id) + ": new chunk " + request.newChunk);
     const std::uint64_t id = request.id;
     for (auto& [key, ch] : channels_) {
+        if (ch->isMetadata()) {
+            // Switched by RotateMetadata: until then what the daemon pushes
+            // still belongs to the old chunk too (consumer_protocol.hpp).
+            rotation_->deferredMetadata.push_back(key);
+            ++rotation_->pending;
+            continue;
+        }
         const Channel::RotateResult r = ch->rotate(chunkRoot_, [this, id] { streamSwitched(id); });
         rotation_->pending += r.expected;
         if (!r.error.empty()) {
@@ -256,6 +271,68 @@ void Consumer::rotate(const cp::Rotate& request) {
         return;
     ++rotation_->pending;
     streamSwitched(id);
+}
+
+void Consumer::rotateMetadata(const cp::RotateMetadata& request) {
+    if (!rotation_ || rotation_->request.id != request.id || rotation_->metadataSwitched) {
+        // Over already (it had no metadata to switch), or never began.
+        reply(cp::Ok{});
+        return;
+    }
+    rotation_->metadataSwitched = true;
+    const std::uint64_t id = request.id;
+    const auto keys = std::exchange(rotation_->deferredMetadata, {});
+    // Ok first: the switches below may complete the rotation.
+    if (!reply(cp::Ok{}))
+        return;
+    for (const std::uint64_t key : keys) {
+        const auto it = channels_.find(key);
+        if (it == channels_.end()) {
+            streamSwitched(id);
+            continue;
+        }
+        const Channel::RotateResult r =
+            it->second->rotate(chunkRoot_, [this, id] { streamSwitched(id); });
+        if (!r.error.empty()) {
+            log::warning("rotation " + std::to_string(id) + ": " + r.error);
+            if (rotation_ && rotation_->firstError.empty())
+                rotation_->firstError = r.error;
+        }
+    }
+}
+
+void Consumer::metadataGone(std::uint64_t key) {
+    if (!rotation_)
+        return;
+    auto& keys = rotation_->deferredMetadata;
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end())
+        return;
+    keys.erase(it);
+    streamSwitched(rotation_->request.id); // its metadata went whole into the old chunk
+}
+
+void Consumer::snapshotMetadata(const cp::SnapshotMetadata& request) {
+    if (!snapshot_ || snapshot_->id != request.id)
+        throw RequestError(cp::ErrorKind::InvalidArgument, "snapshot " +
+                                                               std::to_string(request.id) +
+                                                               " is not the last one recorded");
+    const Snapshot s = std::move(*snapshot_);
+    snapshot_.reset();
+    std::string firstError;
+    for (auto& [key, ch] : channels_) {
+        if (!ch->isMetadata())
+            continue;
+        try {
+            ch->recordSnapshot(s.dir, 0);
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = e.what();
+        }
+    }
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Io, "snapshot " + std::to_string(request.id) +
+                                                  " metadata incomplete: " + firstError);
 }
 
 void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
@@ -276,6 +353,8 @@ void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
     std::uint64_t bytes = 0;
     std::string firstError;
     for (auto& [key, ch] : channels_) {
+        if (ch->isMetadata())
+            continue; // SnapshotMetadata writes it, once the daemon pushed the rest
         try {
             bytes += ch->recordSnapshot(*dir, request.packetsPerStream);
         } catch (const std::exception& e) {
@@ -286,6 +365,7 @@ void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Io,
                            "snapshot " + std::to_string(request.id) + " incomplete: " + firstError);
+    snapshot_ = Snapshot{request.id, std::move(*dir)};
     log::info("snapshot " + std::to_string(request.id) + ": " + std::to_string(bytes) +
               " bytes from " + std::to_string(channels_.size()) + " channels");
 }

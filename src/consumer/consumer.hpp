@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tracectl::consumer {
 
@@ -59,6 +60,13 @@ private:
     /// RecordSnapshot: takes the folder fd that follows the frame, then
     /// writes every channel into it. Throws RequestError.
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request);
+    /// RotateMetadata: the metadata channels the rotation found switch now.
+    void rotateMetadata(const consumer_protocol::RotateMetadata& request);
+    /// A channel was destroyed: if the rotation under way waited to switch
+    /// it, it counts as switched (all of it went into the old chunk).
+    void metadataGone(std::uint64_t key);
+    /// SnapshotMetadata: the last snapshot's metadata files. Throws RequestError.
+    void snapshotMetadata(const consumer_protocol::SnapshotMetadata& request);
     Channel& channel(std::uint64_t key);
     /// Sends `m` as the reply to the request being handled (its id); on
     /// failure logs, stops with ExitDaemonLost, returns false.
@@ -78,8 +86,17 @@ private:
         std::int64_t pending = 0; // streams not switched yet (counted down first, maybe)
         bool asking = true;       // still asking the channels: not done whatever pending says
         std::string firstError;
+        /// Metadata channels to switch at RotateMetadata (counted in pending).
+        std::vector<std::uint64_t> deferredMetadata;
+        bool metadataSwitched = false;
     };
     std::optional<Rotation> rotation_;
+    /// The last RecordSnapshot's folder, until SnapshotMetadata writes its metadata.
+    struct Snapshot {
+        std::uint64_t id = 0;
+        OutputDir dir;
+    };
+    std::optional<Snapshot> snapshot_;
     consumer_protocol::MessageReader reader_;
     std::uint32_t request_ = 0; // id of the request being handled
     EventSourcePtr source_;

@@ -351,6 +351,14 @@ void ConsumerConnection::rotate(const cp::Rotate& request, Done done) {
     send(request, expectOk(std::move(done)));
 }
 
+void ConsumerConnection::rotateMetadata(uint64_t id, Done done) {
+    send(cp::RotateMetadata{id}, expectOk(std::move(done)));
+}
+
+void ConsumerConnection::snapshotMetadata(uint64_t id, Done done) {
+    send(cp::SnapshotMetadata{id}, expectOk(std::move(done)), {}, kLongRequestFactor);
+}
+
 void ConsumerConnection::recordSnapshot(const cp::RecordSnapshot& request, UniqueFd dirFd,
                                         Done done) {
     send(request, expectOk(std::move(done)), std::move(dirFd), kLongRequestFactor);
@@ -482,7 +490,8 @@ void ConsumerConnection::expire(uint32_t id) {
         ::shutdown(p->objectsSocket->get(), SHUT_RDWR);
     const int factor = p->type == cp::MessageType::DestroyChannel ||
                                p->type == cp::MessageType::Shutdown ||
-                               p->type == cp::MessageType::RecordSnapshot
+                               p->type == cp::MessageType::RecordSnapshot ||
+                               p->type == cp::MessageType::SnapshotMetadata
                            ? kLongRequestFactor
                            : 1;
     const Error e(ErrorCode::Failed,

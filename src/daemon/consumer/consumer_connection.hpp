@@ -100,8 +100,12 @@ public:
     void shutdown(Done done);
     /// Rotate; done(nullopt) means under way: RotationCompleted follows.
     void rotate(const consumer_protocol::Rotate& request, Done done);
+    /// RotateMetadata, after Rotate{id}'s Ok (consumer_protocol.hpp).
+    void rotateMetadata(uint64_t id, Done done);
+    /// SnapshotMetadata, after RecordSnapshot{id}'s Ok.
+    void snapshotMetadata(uint64_t id, Done done);
     /// RecordSnapshot with `dirFd` (the snapshot folder) passed after the
-    /// frame; done once the consumer has written it all.
+    /// frame; done once the consumer has written its data streams.
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request, UniqueFd dirFd,
                         Done done);
 

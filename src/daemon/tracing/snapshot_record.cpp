@@ -121,20 +121,32 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
     request.packetsPerStream = packetsPerStream;
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // every event class registered so far
-    holdReplies(t);              // until the consumer has copied the buffers
     t.consumer->recordSnapshot(
         request, std::move(dir),
-        [this, ref = refOf(t), name = t.snapshot.name, path,
+        [this, ref = refOf(t), id = request.id, name = t.snapshot.name, path,
          done = std::move(done)](std::optional<Error> e) {
-            if (Traced* live = find(ref))
-                releaseReplies(*live);
+            Traced* live = find(ref);
+            if (!e && live == nullptr)
+                e = Error(ErrorCode::Failed, "the session was destroyed meanwhile");
             if (e)
                 return done(
                     Error(ErrorCode::Failed,
                           "the snapshot in " + path + " is incomplete: " + std::string(e->what())),
                     path);
-            log::info("session '" + name + "': snapshot recorded in " + path);
-            done(std::nullopt, path);
+            // The data is copied: the metadata of every class registered
+            // until now goes behind it (SnapshotMetadata), then into the folder.
+            for (auto& [key, trace] : live->traces)
+                pushMetadata(*live, *trace);
+            for (auto& trace : live->exited)
+                pushMetadata(*live, *trace);
+            live->consumer->snapshotMetadata(id, [name, path, done](std::optional<Error> m) {
+                if (m)
+                    return done(Error(ErrorCode::Failed,
+                                      "the snapshot in " + path + " is incomplete: " + m->what()),
+                                path);
+                log::info("session '" + name + "': snapshot recorded in " + path);
+                done(std::nullopt, path);
+            });
         });
 }
 

@@ -3,8 +3,10 @@
 // event fires first); each is answered from the trace's metadata registry
 // (under its registryMutex, in memory only), and the metadata it adds is
 // queued for the consumer before the app is answered: the notify thread
-// never waits for a consumer, and the consumer gets the metadata ahead of
-// any later Rotate, flush or snapshot.
+// never waits for a consumer. A registration answered after a Rotate (or
+// RecordSnapshot) was sent but before the consumer took its boundary still
+// reaches the old chunk (snapshot): RotateMetadata (SnapshotMetadata)
+// follows the request's Ok, behind every metadata queued until then.
 #include "common/log.hpp"
 #include "ust_tracer.hpp"
 
@@ -18,49 +20,6 @@
 #include <system_error>
 
 namespace tracectl {
-
-namespace {
-
-/// A duplicate of an app's notify socket, for a reply that may be sent
-/// later (the app may be dropped meanwhile: the reply then fails harmlessly).
-std::shared_ptr<UniqueFd> dupFd(int fd) {
-    auto out = std::make_shared<UniqueFd>(fcntl(fd, F_DUPFD_CLOEXEC, 0));
-    if (!*out)
-        throw std::system_error(errno, std::generic_category(), "dup(notify socket)");
-    return out;
-}
-
-} // namespace
-
-void UstTracer::holdReplies(Traced& t) {
-    std::lock_guard lock(t.replies.mutex);
-    ++t.replies.closed;
-}
-
-void UstTracer::releaseReplies(Traced& t) {
-    std::vector<std::function<void()>> held;
-    {
-        std::lock_guard lock(t.replies.mutex);
-        if (t.replies.closed > 0 && --t.replies.closed > 0)
-            return;
-        held.swap(t.replies.held);
-    }
-    // The metadata they answer for was queued before them, and the request
-    // that held them is answered: the consumer has taken its boundary.
-    for (auto& reply : held)
-        reply();
-}
-
-bool UstTracer::replyNowOrLater(Traced& t, std::function<bool()> reply) {
-    {
-        std::lock_guard lock(t.replies.mutex);
-        if (t.replies.closed > 0) {
-            t.replies.held.push_back([reply = std::move(reply)] { (void)reply(); });
-            return true;
-        }
-    }
-    return reply();
-}
 
 std::pair<UstTracer::Traced&, UstTracer::Trace&> UstTracer::routeOf(pid_t pid,
                                                                     int sessionHandle) const {
@@ -106,9 +65,6 @@ bool UstTracer::handleNotify(UstApp& app) {
                 header = reply.headerType;
                 queueMetadataLocked(session, trace);
             }
-            return replyNowOrLater(session, [fd = dupFd(fd), chanId, header] {
-                return lttng_ust_ctl_reply_register_channel(fd->get(), chanId, header, 0) >= 0;
-            });
         } catch (const std::exception& e) {
             log::warning("app " + std::to_string(pid) +
                          ": channel registration refused: " + e.what());
@@ -143,9 +99,6 @@ bool UstTracer::handleNotify(UstApp& app) {
                     std::span<const lttng_ust_ctl_field>(fields, nr), emf != nullptr ? emf : "");
                 queueMetadataLocked(session, trace);
             }
-            return replyNowOrLater(session, [fd = dupFd(fd), id] {
-                return lttng_ust_ctl_reply_register_event(fd->get(), id, 0) >= 0;
-            });
         } catch (const std::exception& e) {
             log::warning("app " + std::to_string(pid) + ": event '" + name +
                          "' registration refused: " + e.what());
@@ -173,9 +126,6 @@ bool UstTracer::handleNotify(UstApp& app) {
                     name, std::span<const lttng_ust_ctl_enum_entry>(entries, nr));
                 queueMetadataLocked(session, trace);
             }
-            return replyNowOrLater(session, [fd = dupFd(fd), id] {
-                return lttng_ust_ctl_reply_register_enum(fd->get(), id, 0) >= 0;
-            });
         } catch (const std::exception& e) {
             log::warning("app " + std::to_string(pid) + ": enum registration refused: " + e.what());
             ret = -EINVAL;

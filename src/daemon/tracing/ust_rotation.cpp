@@ -82,13 +82,11 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
     t.rotating = Traced::Rotation{request.id, path, false, std::move(completed)};
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // the old chunk's metadata is whole
-    holdReplies(t);              // until the consumer has taken the chunk boundary
     t.consumer->rotate(request, [this, ref = refOf(t), request, now, path,
                                  started = std::move(started)](std::optional<Error> e) {
         Traced* live = find(ref);
         if (live == nullptr)
             return started(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), path);
-        releaseReplies(*live);
         const bool ours = live->rotating && live->rotating->id == request.id;
         if (e || !ours) {
             if (ours) {
@@ -105,6 +103,18 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
         ++live->chunkIndex;
         live->rotating->begun = true;
         log::info("session '" + live->snapshot.name + "': rotating into " + request.newChunk);
+        // The consumer has taken its boundary: what apps registered until
+        // now (queued already, or pushed here) goes behind it, then the
+        // old chunk's metadata is closed.
+        for (auto& [key, trace] : live->traces)
+            pushMetadata(*live, *trace);
+        live->consumer->rotateMetadata(request.id, failOnError(*live, "to switch the metadata"));
+        // The consumer has taken its boundary: what apps registered until
+        // now (queued already, or pushed here) goes behind it, then the
+        // old chunk's metadata is closed.
+        for (auto& [key, trace] : live->traces)
+            pushMetadata(*live, *trace);
+        live->consumer->rotateMetadata(request.id, failOnError(*live, "to switch the metadata"));
         started(std::nullopt, path);
     });
 }

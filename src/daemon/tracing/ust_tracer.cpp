@@ -272,11 +272,6 @@ void UstTracer::forget(Traced& t) {
     HandleRoutes::synchronize(); // no notify handler uses `t` any more
     auto creating = std::move(t.creating);
     dropWaitingRotations(t, "the session ended");
-    {
-        std::lock_guard lock(t.replies.mutex);
-        t.replies.closed = 1; // whatever is held goes now
-    }
-    releaseReplies(t);
     const std::string id = t.snapshot.idHex;
     sessions_.erase(id); // frees t
     // Who waited for its buffers learns that they never come.

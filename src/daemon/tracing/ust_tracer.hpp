@@ -241,17 +241,6 @@ private:
             RotationDone started, completed;
         };
         std::vector<WaitingRotation> rotationsAfterCreation;
-        /// Held replies to apps' registrations (notify thread and app thread):
-        /// while a Rotate or RecordSnapshot is on its way to the consumer,
-        /// an app answered now could write events of a new class before the
-        /// consumer takes its chunk boundary, while the class's metadata,
-        /// queued behind the request, lands only after it. Such replies wait
-        /// until the consumer has answered the request.
-        struct ReplyGate {
-            std::mutex mutex; // guards closed and held; in-memory work only
-            int closed = 0;   ///< requests in flight that hold replies
-            std::vector<std::function<void()>> held;
-        } replies;
     };
     /// Names a session in callbacks: found again only if it still exists
     /// and is the same one (find()).
@@ -363,14 +352,6 @@ private:
     void rotateOnSchedule(Traced& t);
 
     // ust_notify.cpp: the notify thread's side.
-    /// App thread: replies to registrations wait from now on (ReplyGate).
-    void holdReplies(Traced& t);
-    /// App thread: one request that held replies is answered; once none
-    /// is left, the held replies go (on this thread).
-    void releaseReplies(Traced& t);
-    /// Notify thread: sends `reply` now, or holds it while the gate of `t`
-    /// is closed. Returns what `reply` returned, or true if held.
-    bool replyNowOrLater(Traced& t, std::function<bool()> reply);
     /// The session and trace of an app's session handle; the channel id of
     /// an app's channel handle. Inside an RcuReadSection only. Throw
     /// std::out_of_range for an unknown handle.
