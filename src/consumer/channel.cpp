@@ -268,12 +268,13 @@ void Channel::flush() {
 }
 
 Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
-                                      const std::function<void()>& switched) noexcept {
+                                      const std::function<void()>& switched,
+                                      std::optional<bool> traceWentOn) noexcept {
     if (snapshotOnly_)
         return {0, "channel " + name_ + ": a snapshot session does not rotate"};
     std::uint32_t expected = 0;
     std::string firstError;
-    if (!(ust_.isMetadata() ? traceGoesOn() : hasOpenStream())) {
+    if (!(ust_.isMetadata() ? traceWentOn.value_or(traceGoesOn()) : hasOpenStream())) {
         // Every data stream of this trace is closed (its app left): none
         // goes into the new chunk, so neither does its metadata, nor even
         // its folder. The trace is absent from the new chunk, not half

@@ -104,7 +104,11 @@ public:
         std::uint32_t expected = 0; ///< calls of `switched` to expect
         std::string error;          ///< the first failure, "" if none
     };
-    RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched) noexcept;
+    /// `traceWentOn` (metadata channels): whether the trace went on into
+    /// the new chunk when the rotation took its boundary (traceGoesOn()
+    /// then), for a metadata switch made later (RotateMetadata); unset: now.
+    RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched,
+                        std::optional<bool> traceWentOn = std::nullopt) noexcept;
 
     /// Final drain before destruction: flush_buffer(stream, 0) on every data
     /// stream, which closes the last packet even if empty and is safe while
@@ -114,14 +118,15 @@ public:
     /// stream. Never throws (logged).
     void drainAndClose(bool producersStopped) noexcept;
 
+    /// A metadata channel: its trace has a data stream still open, or no
+    /// data channel at all.
+    bool traceGoesOn() const noexcept;
+
 private:
     static int onChannelHangUp(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void commitMetadata();
     /// A data channel: one of its streams is still open.
     bool hasOpenStream() const noexcept;
-    /// A metadata channel: its trace has a data stream still open, or no
-    /// data channel at all.
-    bool traceGoesOn() const noexcept;
 
     std::uint64_t key_;
     std::string name_;

@@ -175,10 +175,17 @@ void Consumer::dispatch(cp::Message&& request) {
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
             channel(flush->key).flush();
         } else if (const auto* destroy = std::get_if<cp::DestroyChannel>(&request)) {
-            channel(destroy->key).drainAndClose(false);
+            Channel& doomed = channel(destroy->key);
+            switchBeforeDestroy(destroy->key);
+            doomed.drainAndClose(false);
             channels_.erase(destroy->key);
-            metadataGone(destroy->key);
         } else if (std::holds_alternative<cp::Shutdown>(request)) {
+            // All the metadata was pushed before: a deferred switch is due.
+            if (rotation_) {
+                const std::uint64_t id = rotation_->request.id; // it may complete below
+                for (const auto& [key, wentOn] : std::exchange(rotation_->deferredMetadata, {}))
+                    switchMetadata(id, key, wentOn);
+            }
             for (auto& [key, ch] : channels_)
                 ch->drainAndClose(false);
             channels_.clear();
@@ -252,7 +259,7 @@ void Consumer::rotate(const cp::Rotate& request) {
         if (ch->isMetadata()) {
             // Switched by RotateMetadata: until then what the daemon pushes
             // still belongs to the old chunk too (consumer_protocol.hpp).
-            rotation_->deferredMetadata.push_back(key);
+            rotation_->deferredMetadata.emplace_back(key, ch->traceGoesOn());
             ++rotation_->pending;
             continue;
         }
@@ -285,31 +292,37 @@ void Consumer::rotateMetadata(const cp::RotateMetadata& request) {
     // Ok first: the switches below may complete the rotation.
     if (!reply(cp::Ok{}))
         return;
-    for (const std::uint64_t key : keys) {
-        const auto it = channels_.find(key);
-        if (it == channels_.end()) {
-            streamSwitched(id);
-            continue;
-        }
-        const Channel::RotateResult r =
-            it->second->rotate(chunkRoot_, [this, id] { streamSwitched(id); });
-        if (!r.error.empty()) {
-            log::warning("rotation " + std::to_string(id) + ": " + r.error);
-            if (rotation_ && rotation_->firstError.empty())
-                rotation_->firstError = r.error;
-        }
+    for (const auto& [key, wentOn] : keys)
+        switchMetadata(id, key, wentOn);
+}
+
+void Consumer::switchMetadata(std::uint64_t id, std::uint64_t key, bool traceWentOn) {
+    const auto it = channels_.find(key);
+    if (it == channels_.end()) {
+        streamSwitched(id);
+        return;
+    }
+    const Channel::RotateResult r = it->second->rotate(
+        chunkRoot_, [this, id] { streamSwitched(id); }, traceWentOn);
+    if (!r.error.empty()) {
+        log::warning("rotation " + std::to_string(id) + ": " + r.error);
+        if (rotation_ && rotation_->request.id == id && rotation_->firstError.empty())
+            rotation_->firstError = r.error;
     }
 }
 
-void Consumer::metadataGone(std::uint64_t key) {
+void Consumer::switchBeforeDestroy(std::uint64_t key) {
     if (!rotation_)
         return;
     auto& keys = rotation_->deferredMetadata;
-    const auto it = std::find(keys.begin(), keys.end(), key);
+    const auto it =
+        std::find_if(keys.begin(), keys.end(), [key](const auto& k) { return k.first == key; });
     if (it == keys.end())
         return;
+    const bool wentOn = it->second;
+    const std::uint64_t id = rotation_->request.id;
     keys.erase(it);
-    streamSwitched(rotation_->request.id); // its metadata went whole into the old chunk
+    switchMetadata(id, key, wentOn);
 }
 
 void Consumer::snapshotMetadata(const cp::SnapshotMetadata& request) {

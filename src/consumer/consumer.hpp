@@ -62,9 +62,12 @@ private:
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request);
     /// RotateMetadata: the metadata channels the rotation found switch now.
     void rotateMetadata(const consumer_protocol::RotateMetadata& request);
-    /// A channel was destroyed: if the rotation under way waited to switch
-    /// it, it counts as switched (all of it went into the old chunk).
-    void metadataGone(std::uint64_t key);
+    /// Channel `key` is about to be destroyed: if the rotation under way
+    /// waits to switch its metadata, it switches now (the daemon pushed all
+    /// of it before DestroyChannel).
+    void switchBeforeDestroy(std::uint64_t key);
+    /// Switches deferred metadata channel `key` of rotation `id`.
+    void switchMetadata(std::uint64_t id, std::uint64_t key, bool traceWentOn);
     /// SnapshotMetadata: the last snapshot's metadata files. Throws RequestError.
     void snapshotMetadata(const consumer_protocol::SnapshotMetadata& request);
     Channel& channel(std::uint64_t key);
@@ -86,8 +89,10 @@ private:
         std::int64_t pending = 0; // streams not switched yet (counted down first, maybe)
         bool asking = true;       // still asking the channels: not done whatever pending says
         std::string firstError;
-        /// Metadata channels to switch at RotateMetadata (counted in pending).
-        std::vector<std::uint64_t> deferredMetadata;
+        /// Metadata channels to switch at RotateMetadata (counted in
+        /// pending), and whether their trace went on into the new chunk when
+        /// the rotation took its boundary.
+        std::vector<std::pair<std::uint64_t, bool>> deferredMetadata;
         bool metadataSwitched = false;
     };
     std::optional<Rotation> rotation_;

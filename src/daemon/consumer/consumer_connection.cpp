@@ -70,6 +70,7 @@ ChannelObjects receiveObjects(int fd, std::chrono::milliseconds timeout) {
 struct ConsumerConnection::Pending {
     ConsumerConnection* owner = nullptr;
     uint32_t id = 0;
+    std::chrono::steady_clock::time_point sent;
     cp::MessageType type{};
     Reply reply;
     EventSourcePtr timer;
@@ -177,6 +178,7 @@ uint32_t ConsumerConnection::send(const cp::Message& request, Reply reply, Uniqu
     auto p = std::make_unique<Pending>();
     p->owner = this;
     p->id = id;
+    p->sent = std::chrono::steady_clock::now();
     p->type = cp::typeOf(request);
     p->reply = std::move(reply);
     sd_event_source* t = nullptr;
@@ -203,6 +205,16 @@ uint32_t ConsumerConnection::send(const cp::Message& request, Reply reply, Uniqu
 ConsumerConnection::Reply ConsumerConnection::expectOk(Done done) {
     // deliver() has checked that the reply is Ok.
     return [done = std::move(done)](std::optional<Error> e, cp::Message) { done(std::move(e)); };
+}
+
+std::chrono::steady_clock::duration ConsumerConnection::oldestWait() const noexcept {
+    if (pending_.empty())
+        return {};
+    // Ids grow with time (wrapping aside): the smallest is the oldest.
+    auto oldest = pending_.begin()->second->sent;
+    for (const auto& [id, p] : pending_)
+        oldest = std::min(oldest, p->sent);
+    return std::chrono::steady_clock::now() - oldest;
 }
 
 void ConsumerConnection::hello(const std::string& daemonVersion, Done done) {

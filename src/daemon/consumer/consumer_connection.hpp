@@ -113,6 +113,9 @@ public:
     bool usable() const noexcept { return !lostWhy_; }
     /// Requests sent or queued whose reply has not come (nor their deadline).
     std::size_t inFlight() const noexcept { return pending_.size(); }
+    /// How long the oldest request in flight has waited for its reply (0
+    /// if none): a consumer that answers is never far behind.
+    std::chrono::steady_clock::duration oldestWait() const noexcept;
     /// Replies that came after their request's deadline, and were dropped.
     uint64_t lateReplies() const noexcept { return lateReplies_; }
 

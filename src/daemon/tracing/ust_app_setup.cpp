@@ -8,6 +8,7 @@
 #include "join.hpp"
 #include "ust_tracer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
@@ -211,28 +212,72 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
     else
         pidfds_.erase(app->info.pid);
     // register_done once the app has joined every session that can take it
-    // now, or at the bound, whichever comes first.
-    struct Once {
+    // now: those whose buffers exist at once, those being made as soon as
+    // they are, unless their consumer stopped answering (checked every
+    // 50 ms), and at kJoinBeforeRegisterDone whatever happens.
+    struct Registration {
         std::function<void()> ready;
-        EventSourcePtr bound;
+        std::vector<SessionRef> waitingFor;
+        std::chrono::steady_clock::time_point begun = std::chrono::steady_clock::now();
+        EventSourcePtr check;
         void fire() {
-            bound.reset();
+            check.reset();
             if (auto r = std::exchange(ready, nullptr))
                 r();
         }
     };
-    auto once = std::make_shared<Once>();
-    once->ready = std::move(ready);
-    auto joined = Join::make([once](std::optional<Error>) { once->fire(); });
+    auto reg = std::make_shared<Registration>();
+    reg->ready = std::move(ready);
     for (auto& [id, t] : sessions_) {
         if (!(t->active || t->starting) || t->failed || t->destroying || !mayTrace(*t, *app))
             continue;
-        auto step = joined->add();
-        join(*t, app, [step](std::optional<Error>) { step(std::nullopt); });
+        reg->waitingFor.push_back(refOf(*t));
     }
-    joined->seal();
-    if (once->ready)
-        once->bound = loop_->addTimer(kJoinBeforeRegisterDone, [once] { once->fire(); });
+    const auto sessions = reg->waitingFor;
+    for (const auto& ref : sessions) {
+        Traced* t = find(ref);
+        if (t == nullptr)
+            continue;
+        join(*t, app, [reg, ref](std::optional<Error>) {
+            auto& w = reg->waitingFor;
+            w.erase(std::remove_if(w.begin(), w.end(),
+                                   [&](const SessionRef& r) {
+                                       return r.idHex == ref.idHex && r.serial == ref.serial;
+                                   }),
+                    w.end());
+            if (w.empty())
+                reg->fire();
+        });
+    }
+    if (reg->waitingFor.empty()) {
+        reg->fire();
+        return;
+    }
+    // Polled: the consumers' state changes without telling us.
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [this, reg, pid = app->info.pid, weak = std::weak_ptr<std::function<void()>>(poll)] {
+        if (!reg->ready)
+            return;
+        const bool late = std::chrono::steady_clock::now() - reg->begun >= kJoinBeforeRegisterDone;
+        const bool onlyUnresponsive =
+            std::all_of(reg->waitingFor.begin(), reg->waitingFor.end(), [&](const SessionRef& r) {
+                Traced* t = find(r);
+                return t == nullptr || t->failed || !t->consumer ||
+                       t->consumer->oldestWait() >= kUnresponsiveConsumer;
+            });
+        if (late || onlyUnresponsive) {
+            if (!reg->waitingFor.empty())
+                log::info("app " + std::to_string(pid) + ": " +
+                          std::to_string(reg->waitingFor.size()) +
+                          " session(s) whose consumer is slow will join it later; "
+                          "register_done goes now");
+            reg->fire();
+            return;
+        }
+        if (auto again = weak.lock())
+            reg->check = loop_->addTimer(std::chrono::milliseconds(50), [again] { (*again)(); });
+    };
+    reg->check = loop_->addTimer(std::chrono::milliseconds(50), [poll] { (*poll)(); });
 }
 
 void UstTracer::traceAllUsers(const std::string& idHex) {

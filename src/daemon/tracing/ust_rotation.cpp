@@ -44,6 +44,8 @@ void UstTracer::rotate(const std::string& idHex, RotationDone started, RotationD
         return started(
             Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session"),
             "");
+    if (!t.consumer)
+        return started(Error(ErrorCode::WrongState, "the session is still starting"), "");
     if (t.rotating || !t.rotationsAfterCreation.empty())
         return started(Error(ErrorCode::WrongState,
                              "a rotation is under way" +

@@ -69,9 +69,38 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     t.spec.uid = t.snapshot.owner;
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;
-    t.launcher =
-        config_.useSystemd ? makeSystemdLauncher(config_.systemdAddress) : makeDirectLauncher();
-    t.launcher->start(t.spec, std::move(theirs));
+    // Starting the unit is a blocking systemd exchange (or a fork/exec):
+    // on the launcher executor, with its result posted back.
+    auto theirsShared = std::make_shared<UniqueFd>(std::move(theirs));
+    auto oursShared = std::make_shared<UniqueFd>(std::move(ours));
+    launchers_.submit([this, ref = refOf(t), spec = t.spec, useSystemd = config_.useSystemd,
+                       address = config_.systemdAddress, theirsShared, oursShared, poster = poster_,
+                       done = std::move(done)]() mutable {
+        std::shared_ptr<ConsumerLauncher> launcher;
+        std::string error;
+        try {
+            launcher = useSystemd ? std::shared_ptr<ConsumerLauncher>(makeSystemdLauncher(address))
+                                  : std::shared_ptr<ConsumerLauncher>(makeDirectLauncher());
+            launcher->start(spec, std::move(*theirsShared));
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        poster->post([this, ref, launcher, spec, error, oursShared, done] {
+            Traced* live = find(ref);
+            if (live == nullptr) {
+                if (launcher && error.empty())
+                    launchers_.submit([launcher, spec] { launcher->stop(spec); });
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            }
+            live->launcher = launcher;
+            if (!error.empty())
+                return done(Error(ErrorCode::Failed, error));
+            connectConsumer(*live, std::move(*oursShared), done);
+        });
+    });
+}
+
+void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     const SessionRef ref = refOf(t);
     ConsumerConnection::Handlers handlers;
     handlers.rotationCompleted = [this, ref](consumer_protocol::RotationCompleted d) {
@@ -88,6 +117,15 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               t.launcher->kind() + ")");
     t.consumer->hello(config_.daemonVersion, std::move(done));
+}
+
+void UstTracer::stopConsumerUnit(Traced& t) {
+    if (!t.launcher)
+        return;
+    launchers_.submit([launcher = t.launcher, spec = t.spec] {
+        if (launcher->running(spec))
+            launcher->stop(spec);
+    });
 }
 
 void UstTracer::checkOutputFolderKept(const Traced& t) const {
@@ -115,7 +153,6 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         t->snapshot = s;
         Traced& made = *t;
         slot = std::move(t);
-        made.starting = true;
         const SessionRef ref = refOf(made);
         try {
             startConsumer(made, [this, ref, done](std::optional<Error> e) {
@@ -124,9 +161,7 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
                     return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
                 if (e) {
                     // Never started: nothing of it is kept.
-                    live->starting = false;
-                    if (live->launcher && live->launcher->running(live->spec))
-                        live->launcher->stop(live->spec);
+                    stopConsumerUnit(*live);
                     forget(*live);
                     return done(Error(ErrorCode::Failed,
                                       std::string("starting the consumer: ") + e->what()));
@@ -148,11 +183,12 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
     } catch (const Error& e) {
         return done(e);
     }
-    t.starting = true;
     startApps(t, std::move(done));
 }
 
 void UstTracer::startApps(Traced& t, Done done) {
+    // Apps registering from now on join too (onAppRegistered()).
+    t.starting = true;
     // Every app joins (its buffers made first, if they do not exist yet);
     // once all have, they all start, so none begins long before another.
     const SessionRef ref = refOf(t);
@@ -231,13 +267,25 @@ void UstTracer::stop(const std::string& idHex, Done done) {
 
 void UstTracer::consumerLost(const SessionRef& ref, const std::string& why) {
     Traced* live = find(ref);
-    if (live == nullptr || live->failed || live->destroying)
+    if (live == nullptr || live->failed || live->destroying || !live->launcher)
         return;
-    const bool stopped = live->launcher->waitStopped(live->spec, std::chrono::milliseconds(1000));
-    failSession(*live, "the consumer " + live->spec.unitName +
-                           (stopped ? " is no longer running (" +
-                                          live->launcher->stopReason(live->spec) + ")"
-                                    : " broke its connection (" + why + "); it was stopped"));
+    // How the unit ended (systemd's view) is asked off the loop: a process
+    // that closed its socket is "active" until its manager saw it exit.
+    launchers_.submit([this, ref, why, launcher = live->launcher, spec = live->spec,
+                       poster = poster_] {
+        const bool stopped = launcher->waitStopped(spec, std::chrono::milliseconds(1000));
+        const std::string reason = stopped ? launcher->stopReason(spec) : "";
+        if (!stopped)
+            launcher->stop(spec);
+        poster->post([this, ref, why, stopped, reason, unit = spec.unitName] {
+            Traced* t = find(ref);
+            if (t == nullptr || t->failed || t->destroying)
+                return;
+            failSession(*t, "the consumer " + unit +
+                                (stopped ? " is no longer running (" + reason + ")"
+                                         : " broke its connection (" + why + "); it was stopped"));
+        });
+    });
 }
 
 UstTracer::Done UstTracer::failOnError(Traced& t, std::string what) {
@@ -259,8 +307,7 @@ void UstTracer::failSession(Traced& t, const std::string& why) {
     abandonRotation(t, why);
     dropWaitingRotations(t, why);
     t.scheduleWatch.reset();
-    if (t.launcher && t.launcher->running(t.spec))
-        t.launcher->stop(t.spec);
+    stopConsumerUnit(t);
     if (onFailure_)
         onFailure_(t.snapshot.idHex, why);
 }
@@ -290,18 +337,18 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
     Traced& t = *it->second;
     schedules_.erase(idHex);
     t.scheduleWatch.reset();
-    if (t.failed || t.destroying) {
+    if (t.failed || t.destroying || !t.consumer) {
         if (!t.destroying) {
             abandonRotation(t, "the session's consumer is gone");
-            if (t.launcher)
-                t.launcher->stop(t.spec);
+            stopConsumerUnit(t);
             forget(t);
         }
         return done(std::nullopt);
     }
     t.destroying = true;
     const SessionRef ref = refOf(t);
-    // The rotation under way completes first: its archive is then whole.
+    // A rotation under way completes as the consumer closes every stream
+    // (its RotationCompleted comes before Shutdown's Ok), or is abandoned.
     auto close = [this, ref, done] {
         Traced* live = find(ref);
         if (live == nullptr)
@@ -320,7 +367,7 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
             if (e) {
                 log::warning("session '" + gone->snapshot.name +
                              "': closing the consumer: " + e->what());
-                gone->launcher->stop(gone->spec);
+                stopConsumerUnit(*gone);
             }
             abandonRotation(*gone, "the session was destroyed");
             forget(*gone);
@@ -332,10 +379,7 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
         live->consumer->shutdown(closed->add());
         closed->seal();
     };
-    if (t.rotating)
-        t.afterRotation.push_back(std::move(close));
-    else
-        close();
+    close();
 }
 
 } // namespace tracectl

@@ -22,8 +22,9 @@
 //   RCU handle routes (handle_routes.hpp), and touches only the trace's
 //   metadata registry, under that trace's registryMutex (held for
 //   in-memory work only), then posts a metadata push to the app thread.
-// - An Executor (owning nothing but the sockets it is given) reads
-//   CreateChannel's ring-buffer objects.
+// - Executors own nothing but what their jobs are given: one reads
+//   CreateChannel's ring-buffer objects, one runs the blocking systemd
+//   calls (starting, watching and stopping consumer units).
 // No lock is held across a round trip to another process.
 #pragma once
 
@@ -59,12 +60,14 @@ struct TracerConfig {
     std::chrono::milliseconds consumerTimeout = kConsumerReplyTimeout;
 };
 
-/// How long a registering app's register_done waits for sessions whose
-/// buffers are still being made (a consumer that answers slowly, or not at
-/// all): past it, the app goes on, and such a session joins it once its
-/// buffers exist. Below lttng-ust's default register timeout (3 s,
-/// LTTNG_UST_REGISTER_TIMEOUT) minus the version query's bound.
-inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{1000};
+/// A registering app's register_done waits for the sessions whose buffers
+/// are still being made, but not for a consumer that has left a request
+/// unanswered for kUnresponsiveConsumer (it may be stopped), and never
+/// longer than kJoinBeforeRegisterDone in all: past that, the app goes on
+/// and such a session joins it once its buffers exist. Below lttng-ust's
+/// default register timeout (3 s, LTTNG_UST_REGISTER_TIMEOUT).
+inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{2000};
+inline constexpr std::chrono::milliseconds kUnresponsiveConsumer{300};
 
 class UstTracer {
 public:
@@ -198,7 +201,8 @@ private:
         uint64_t serial = 0; ///< tells this session from a later one of the same id
         SessionSnapshot snapshot;
         ConsumerSpec spec;
-        std::unique_ptr<ConsumerLauncher> launcher;
+        /// Shared with the launcher executor's jobs (systemd calls block).
+        std::shared_ptr<ConsumerLauncher> launcher;
         std::unique_ptr<ConsumerConnection> consumer;
         std::map<TraceKey, std::unique_ptr<Trace>> traces;
         /// Traces whose channels the consumer is making, with who waits.
@@ -228,8 +232,6 @@ private:
             RotationDone completed;
         };
         std::optional<Rotation> rotating;
-        /// Called once no rotation is under way (destroy waits for it).
-        std::vector<std::function<void()>> afterRotation;
         uint64_t snapshotsTaken = 0; ///< RecordSnapshot: the next folder's <n>
         // The rotation schedule's ticks (timerfd), before its watch.
         UniqueFd scheduleTimer;
@@ -256,9 +258,16 @@ private:
     /// Throws Error(WrongState) if the (non-snapshot) session's output
     /// folder is no longer the one its consumer was started on.
     void checkOutputFolderKept(const Traced& t) const;
-    /// Starts `t`'s consumer unit and connection, then Hello; `done` after
-    /// the Hello's reply. Throws Error(Failed) if the unit cannot be started.
+    /// Starts `t`'s consumer unit (on the launcher executor), then connects
+    /// to it and says Hello; `done` after the Hello's reply, or with why the
+    /// unit could not be started. Throws Error(Failed) for what is checked
+    /// at once (the consumer binary, the output folder).
     void startConsumer(Traced& t, Done done);
+    /// Once the unit runs: the connection to it, then Hello; `done` after
+    /// the Hello's reply.
+    void connectConsumer(Traced& t, UniqueFd ours, Done done);
+    /// Stops `t`'s consumer unit if it runs (on the launcher executor).
+    void stopConsumerUnit(Traced& t);
     /// The second half of start(): every app joins, then starts.
     void startApps(Traced& t, Done done);
     /// The consumer connection of `ref` is lost: fail the session.
@@ -362,6 +371,10 @@ private:
     /// Reads CreateChannel's objects; before the sessions, so it is joined
     /// after every connection shut its objects sockets down.
     Executor objectReaders_{2, "tc-objects"};
+    /// Runs the blocking systemd (or fork/exec) calls of every session's
+    /// launcher, one at a time (a launcher's sd-bus connection is used by
+    /// one thread at a time); owns nothing but the copies its jobs hold.
+    Executor launchers_{1, "tc-launcher"};
     EventLoop* loop_ = nullptr;
     std::shared_ptr<LoopPoster> poster_; ///< loop_'s, for the notify thread
     SocketDeadlines* deadlines_ = nullptr;

@@ -1,0 +1,247 @@
+// The tracing core on the real stack: one session's consumer never holds up
+// another session, and a crowd of sessions and apps all get served.
+#include "child_process.hpp"
+#include "eventually.hpp"
+#include "sandbox.hpp"
+#include "sandbox_suite.hpp"
+#include "trace_counts.hpp"
+#include "tracectl_clients.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace tracectl::test;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using Options = std::map<std::string, sdbus::Variant>;
+
+namespace {
+
+class Core : public SandboxSuite {
+protected:
+    /// The consumer unit of session `s`.
+    static std::string unitOf(SessionClient& s) {
+        std::string unit = "tracectl-consumer-";
+        for (char c : s.Id())
+            if (c != '-')
+                unit += c;
+        return unit + ".service";
+    }
+
+    /// The main pid of unit `unit`, 0 if unknown.
+    static pid_t mainPidOf(const std::string& unit) {
+        const RunResult r = sandbox_->systemctl({"show", "-p", "MainPID", "--value", unit});
+        return static_cast<pid_t>(std::atol(r.out.c_str()));
+    }
+
+    /// Spawns the demo app (`args`) and returns how long its registration
+    /// took: seconds from spawn to its "ready" line (-1 if none in 10 s).
+    static double registrationSeconds(const std::vector<std::string>& args,
+                                      std::unique_ptr<ChildProcess>& out,
+                                      const std::string& logName) {
+        const std::string log = sandbox_->dir() + "/log/" + logName;
+        fs::remove(log);
+        const auto begin = std::chrono::steady_clock::now();
+        std::vector<std::string> argv{demoApp()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        out = std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, log);
+        double seconds = -1;
+        eventually(
+            [&] {
+                std::ifstream in(log);
+                std::string word;
+                if (!(in >> word) || word != "ready")
+                    return false;
+                seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+                return true;
+            },
+            10s, 1ms);
+        return seconds;
+    }
+};
+
+} // namespace
+
+// Issue: one stopped consumer stalled every session (a mutex held across
+// consumer round trips, and metadata replies waiting on it). Measured before
+// the fix: session B recorded 0 of an app's 201 events, and its Stop took
+// 3.8 s.
+TEST_F(Core, AStoppedConsumerHoldsUpOnlyItsOwnSession) {
+    auto a = startTickSession("stalled-a", {}, false, {});
+    {
+        // A's per-UID trace exists: later root apps join A without asking
+        // its consumer for buffers.
+        ChildProcess app({demoApp(), "20", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const std::string unitA = unitOf(*a);
+    const pid_t consumerA = mainPidOf(unitA);
+    ASSERT_GT(consumerA, 0);
+    ASSERT_EQ(kill(consumerA, SIGSTOP), 0);
+
+    std::unique_ptr<SessionClient> b;
+    const double started = secondsOf([&] { b = startTickSession("stalled-b", {}, false, {}); });
+    std::vector<double> registrations;
+    for (int i = 0; i < 3; ++i) {
+        std::unique_ptr<ChildProcess> app;
+        // 201 ticks, 1 ms apart: every one registers its event classes
+        // (metadata replies) and writes while A's consumer is stopped.
+        registrations.push_back(
+            registrationSeconds({"201", "1000"}, app, "stalled-app-" + std::to_string(i) + ".log"));
+        ASSERT_EQ(app->wait(30000), 0);
+    }
+    std::string archive;
+    const double rotated = secondsOf([&] { archive = b->Rotate({}); });
+    const double stopped = secondsOf([&] { b->Stop({}); });
+    kill(consumerA, SIGCONT);
+
+    for (std::size_t i = 0; i < registrations.size(); ++i) {
+        EXPECT_GE(registrations[i], 0) << "app " << i << " never got past its registration";
+        EXPECT_LT(registrations[i], 1.0) << "app " << i << " registered in " << registrations[i]
+                                         << " s while another session's consumer was stopped";
+    }
+    EXPECT_LT(started, 2.0) << "B's Start took " << started << " s";
+    EXPECT_LT(rotated, 2.0) << "B's Rotate took " << rotated << " s";
+    EXPECT_LT(stopped, 2.0) << "B's Stop took " << stopped << " s";
+    EXPECT_EQ(countTicks(output("stalled-b")), 3 * 201) << "every event recorded in B";
+    std::cout << "registrations (s):";
+    for (const double r : registrations)
+        std::cout << " " << r;
+    std::cout << "; B start " << started << " s, rotate " << rotated << " s, stop " << stopped
+              << " s\n";
+    a->Destroy({});
+    b->Destroy({});
+}
+
+TEST_F(Core, AStoppedSnapshotConsumerHoldsUpOnlyItsOwnSession) {
+    auto a = startTickSession("stalled-snap-a", {{"mode", sdbus::Variant(std::string("snapshot"))}},
+                              false, {});
+    {
+        ChildProcess app({demoApp(), "20", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const pid_t consumerA = mainPidOf(unitOf(*a));
+    ASSERT_GT(consumerA, 0);
+    ASSERT_EQ(kill(consumerA, SIGSTOP), 0);
+    auto b = startTickSession("stalled-snap-b", {{"mode", sdbus::Variant(std::string("snapshot"))}},
+                              false, {});
+    std::unique_ptr<ChildProcess> app;
+    const double registered = registrationSeconds({"201", "1000"}, app, "stalled-snap-app.log");
+    ASSERT_EQ(app->wait(30000), 0);
+    std::string path;
+    const double snapped = secondsOf([&] { path = b->RecordSnapshot({}); });
+    kill(consumerA, SIGCONT);
+    EXPECT_GE(registered, 0);
+    EXPECT_LT(registered, 1.0);
+    EXPECT_LT(snapped, 2.0) << "B's RecordSnapshot took " << snapped << " s";
+    EXPECT_EQ(countTicks(path), 201);
+    a->Destroy({});
+    b->Destroy({});
+}
+
+// A consumer that stays stopped is declared failed once a request to it
+// passes its deadline; the daemon says which, and serves everyone else.
+TEST_F(Core, AConsumerThatStopsAnsweringFailsItsSessionWithAReason) {
+    auto a = startTickSession("silent", {}, false, {});
+    {
+        // A trace, so that Stop has buffers to flush.
+        ChildProcess app({demoApp(), "20", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const pid_t consumer = mainPidOf(unitOf(*a));
+    ASSERT_GT(consumer, 0);
+    ASSERT_EQ(kill(consumer, SIGSTOP), 0);
+    // A's Stop asks the consumer to flush: no answer within its deadline.
+    const std::string error = errorNameOf([&] { a->Stop({}); });
+    kill(consumer, SIGCONT);
+    EXPECT_EQ(error, "org.tracectl.Tracing1.Error.Failed");
+    EXPECT_TRUE(eventually([&] { return a->State() == "error"; }, 5s));
+    const std::string reason = a->ErrorReason();
+    EXPECT_NE(reason.find("did not answer"), std::string::npos) << reason;
+    EXPECT_EQ(manager_->Version(), TRACECTL_TEST_VERSION);
+    a->Destroy({});
+}
+
+// Twenty sessions start at once while fifty apps register: every app is
+// registered within its own register timeout (3 s, lttng-ust's default),
+// and every session records every event of every app.
+TEST_F(Core, TwentySessionsStartingWhileFiftyAppsRegisterAllRecordEverything) {
+    constexpr int kSessions = 20;
+    constexpr int kApps = 50;
+    constexpr int kTicks = 40;
+    std::vector<std::unique_ptr<SessionClient>> sessions;
+    for (int i = 0; i < kSessions; ++i) {
+        const std::string name = "storm-" + std::to_string(i);
+        sessions.push_back(std::make_unique<SessionClient>(
+            *bus_, manager_->CreateSession(name, {{"output-path", sdbus::Variant(output(name))}})));
+        sessions.back()->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    }
+    const std::string go = sandbox_->dir() + "/storm-go";
+    fs::remove(go);
+    // Each session is started from a connection of its own, all at once.
+    std::atomic<int> startFailures{0};
+    std::vector<std::thread> starters;
+    for (int i = 0; i < kSessions; ++i)
+        starters.emplace_back([&, i] {
+            try {
+                auto bus = sdbus::createSystemBusConnection();
+                SessionClient s(*bus, manager_->GetSession("storm-" + std::to_string(i)));
+                s.Start({});
+            } catch (const std::exception& e) {
+                ++startFailures;
+                ADD_FAILURE() << "storm-" << i << ": " << e.what();
+            }
+        });
+    // Meanwhile the apps come; each waits for `go` before it emits.
+    std::vector<std::unique_ptr<ChildProcess>> apps(kApps);
+    std::vector<double> registered(kApps, -1);
+    std::vector<std::thread> spawners;
+    for (int i = 0; i < kApps; ++i)
+        spawners.emplace_back([&, i] {
+            registered[static_cast<std::size_t>(i)] = registrationSeconds(
+                {std::to_string(kTicks), "0", go}, apps[static_cast<std::size_t>(i)],
+                "storm-app-" + std::to_string(i) + ".log");
+        });
+    for (auto& t : spawners)
+        t.join();
+    for (auto& t : starters)
+        t.join();
+    ASSERT_EQ(startFailures.load(), 0);
+    // Every app is registered and every session traces it before any event.
+    ASSERT_TRUE(eventually(
+        [&] { return manager_->ListApplications().size() >= static_cast<std::size_t>(kApps); },
+        10s));
+    std::ofstream(go).put('\n');
+    int exited = 0;
+    for (auto& app : apps)
+        exited += app->wait(30000) == 0 ? 1 : 0;
+    EXPECT_EQ(exited, kApps);
+    double slowest = 0;
+    for (int i = 0; i < kApps; ++i) {
+        const double r = registered[static_cast<std::size_t>(i)];
+        EXPECT_GE(r, 0) << "app " << i << " printed no ready line";
+        EXPECT_LT(r, 3.0) << "app " << i << " waited " << r
+                          << " s: past lttng-ust's register timeout";
+        slowest = std::max(slowest, r);
+    }
+    std::cout << "slowest registration: " << slowest << " s\n";
+    for (auto& s : sessions)
+        s->Stop({});
+    for (int i = 0; i < kSessions; ++i)
+        EXPECT_EQ(countTicks(output("storm-" + std::to_string(i))), kApps * kTicks)
+            << "storm-" << i;
+    for (auto& s : sessions)
+        s->Destroy({});
+}
