@@ -90,6 +90,9 @@ TEST_F(Core, AStoppedConsumerHoldsUpOnlyItsOwnSession) {
     const pid_t consumerA = mainPidOf(unitA);
     ASSERT_GT(consumerA, 0);
     ASSERT_EQ(kill(consumerA, SIGSTOP), 0);
+    // A new rule in A: the apps below register its event class in A too,
+    // so A's metadata grows while its consumer is stopped.
+    a->EnableEvents("ust", "", "tracectl_demo:debug_note", {});
 
     std::unique_ptr<SessionClient> b;
     const double started = secondsOf([&] { b = startTickSession("stalled-b", {}, false, {}); });
@@ -121,6 +124,39 @@ TEST_F(Core, AStoppedConsumerHoldsUpOnlyItsOwnSession) {
         std::cout << " " << r;
     std::cout << "; B start " << started << " s, rotate " << rotated << " s, stop " << stopped
               << " s\n";
+    a->Destroy({});
+    b->Destroy({});
+}
+
+// The same, with A's buffers not made yet: the first app of the uid asks
+// A's stopped consumer for them. register_done does not wait for a
+// consumer that stopped answering (kUnresponsiveConsumer).
+TEST_F(Core, AStoppedConsumerAskedForBuffersHoldsUpOnlyItsOwnSession) {
+    auto a = startTickSession("stalled-nobuf-a", {}, true, {});
+    const pid_t consumerA = mainPidOf(unitOf(*a));
+    ASSERT_GT(consumerA, 0);
+    ASSERT_EQ(kill(consumerA, SIGSTOP), 0);
+    auto b = startTickSession("stalled-nobuf-b", {}, false, {});
+    std::vector<double> registrations;
+    for (int i = 0; i < 3; ++i) {
+        std::unique_ptr<ChildProcess> app;
+        registrations.push_back(registrationSeconds({"201", "1000"}, app,
+                                                    "stalled-nobuf-" + std::to_string(i) + ".log"));
+        ASSERT_EQ(app->wait(30000), 0);
+    }
+    const double stopped = secondsOf([&] { b->Stop({}); });
+    kill(consumerA, SIGCONT);
+    for (std::size_t i = 0; i < registrations.size(); ++i) {
+        EXPECT_GE(registrations[i], 0) << "app " << i;
+        EXPECT_LT(registrations[i], 1.0) << "app " << i << " registered in " << registrations[i]
+                                         << " s while another session's consumer was stopped";
+    }
+    EXPECT_LT(stopped, 2.0);
+    EXPECT_EQ(countTicks(output("stalled-nobuf-b")), 3 * 201);
+    std::cout << "registrations (s):";
+    for (const double r : registrations)
+        std::cout << " " << r;
+    std::cout << "\n";
     a->Destroy({});
     b->Destroy({});
 }

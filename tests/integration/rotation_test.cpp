@@ -317,6 +317,47 @@ TEST_F(Rotation, ATimerScheduleRotatesAtItsPaceOnlyWhileActive) {
     s->Destroy({});
 }
 
+// Issue: each period was counted from when the previous tick was handled,
+// so a tick handled a little early counted as "not due" and the rotation
+// waited a whole extra period: --timer 1s gave 5 rotations in 10 s, 200ms
+// gave 33 in 10.2 s. A rotation still under way when the next is due is
+// followed at once by it.
+TEST_F(Rotation, TimerSchedulesRotateOncePerPeriod) {
+    SignalRecorder signals;
+    auto slow = startSession("rot-1s", false);
+    auto fast = startSession("rot-200ms", false);
+    ChildProcess app({demoApp(), "10500", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+    slow->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{1'000'000})}});
+    fast->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{200'000})}});
+    // The measured interval itself: ten seconds of tracing.
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    slow->SetRotationSchedule({});
+    fast->SetRotationSchedule({});
+    // Rotations that began before the schedules were cleared end with a
+    // signal each; none begins after.
+    std::size_t slowCount = 0, fastCount = 0;
+    const auto settled = [&] {
+        const auto lines = signals.waitFor(0, {});
+        const std::size_t s = completedArchives(lines, slow->getObjectPath()).size();
+        const std::size_t f = completedArchives(lines, fast->getObjectPath()).size();
+        const bool same = s == slowCount && f == fastCount;
+        slowCount = s;
+        fastCount = f;
+        return same;
+    };
+    for (int i = 0; i < 50 && !settled(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    app.kill(SIGKILL);
+    app.wait(5000);
+    EXPECT_GE(slowCount, 9u) << "1 s timer over 10 s";
+    EXPECT_LE(slowCount, 11u) << "1 s timer over 10 s";
+    EXPECT_GE(fastCount, 48u) << "200 ms timer over 10 s";
+    EXPECT_LE(fastCount, 52u) << "200 ms timer over 10 s";
+    std::cout << "1 s timer: " << slowCount << " rotations; 200 ms timer: " << fastCount << "\n";
+    slow->Destroy({});
+    fast->Destroy({});
+}
+
 TEST_F(Rotation, ASizeScheduleRotatesOnceTheChunkHoldsThatMuch) {
     SignalRecorder signals;
     const std::string dir = output("rot-size");

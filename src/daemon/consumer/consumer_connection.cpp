@@ -22,6 +22,8 @@ namespace {
 
 /// Expired request ids remembered, to tell a late reply from a bogus one.
 constexpr std::size_t kMaxExpired = 4096;
+/// Bound on reading objects already queued (each receive, SO_RCVTIMEO).
+constexpr std::chrono::milliseconds kObjectsTimeout{2000};
 
 std::string seconds(std::chrono::milliseconds d) {
     const auto ms = d.count();
@@ -79,6 +81,7 @@ struct ConsumerConnection::Pending {
     uint64_t key = 0;
     std::shared_ptr<UniqueFd> objectsSocket;
     std::optional<cp::Message> replied;
+    bool reading = false; ///< an executor job reads the objects
     std::optional<ChannelObjects> objects;
 };
 
@@ -244,6 +247,11 @@ void ConsumerConnection::createChannel(const cp::CreateChannel& request, Channel
     }
     auto ours = std::make_shared<UniqueFd>(sv[0]);
     UniqueFd theirs(sv[1]);
+    // The consumer queues every object before it replies: room for many
+    // CPUs' streams (beyond net.core.wmem_max where the daemon may).
+    const int room = 4 << 20;
+    if (setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUFFORCE, &room, sizeof room) < 0)
+        setsockopt(theirs.get(), SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
     const uint32_t id = send(request, Reply{}, std::move(theirs));
     const auto it = pending_.find(id);
     if (it == pending_.end())
@@ -252,9 +260,16 @@ void ConsumerConnection::createChannel(const cp::CreateChannel& request, Channel
     p.channelDone = std::move(done);
     p.key = request.key;
     p.objectsSocket = ours;
+}
+
+void ConsumerConnection::readObjects(Pending& p) {
+    // Only once ChannelCreated came: the consumer has queued every object
+    // then, so the job reads without waiting, and a stopped consumer never
+    // holds an executor thread that another session needs.
+    p.reading = true;
     std::weak_ptr<ConsumerConnection*> alive = self_;
-    const std::chrono::milliseconds timeout = replyTimeout_;
-    executor_.submit([alive, id, ours, timeout, poster = loop_.poster()] {
+    executor_.submit([alive, id = p.id, ours = p.objectsSocket, timeout = kObjectsTimeout,
+                      poster = loop_.poster()] {
         auto objects = std::make_shared<ChannelObjects>(receiveObjects(ours->get(), timeout));
         poster->post([alive, id, objects] {
             const auto self = alive.lock();
@@ -285,7 +300,9 @@ void ConsumerConnection::completeChannel(uint32_t id) {
                 Error(ErrorCode::Failed, "the consumer answered CreateChannel with " +
                                              std::string(cp::messageName(cp::typeOf(*p.replied))));
         } else if (!p.objects) {
-            return; // the objects are still being read
+            if (!p.reading)
+                readObjects(p); // all of them are queued on the objects socket by now
+            return;
         } else if (!p.objects->error.empty()) {
             error = Error(ErrorCode::Failed, p.objects->error);
         } else if (p.objects->channel.streams.size() != created->streamCount) {

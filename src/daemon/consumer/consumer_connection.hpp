@@ -9,7 +9,8 @@
 //
 // CreateChannel's ring-buffer objects come on a socketpair of their own
 // (the protocol's objects socket), read by liblttng-ust-ctl's blocking
-// calls on an Executor job that owns nothing but that socket.
+// calls on an Executor job that owns nothing but that socket, once the
+// reply says they are all there.
 //
 // Threads: every method but enqueueMetadata(), and every callback, runs on
 // the thread of `loop` (its owner's). Not copyable or movable (its event
@@ -142,6 +143,8 @@ private:
     /// Sends what enqueueMetadata() queued, in order (loop thread).
     void drainInbox();
     void completeChannel(uint32_t id);
+    /// CreateChannel `p` was answered: an executor job reads its objects.
+    void readObjects(Pending& p);
     static int onIo(sd_event_source* s, int fd, uint32_t revents, void* userdata);
 
     EventLoop& loop_;

@@ -214,7 +214,7 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
     // register_done once the app has joined every session that can take it
     // now: those whose buffers exist at once, those being made as soon as
     // they are, unless their consumer stopped answering (checked every
-    // 50 ms), and at kJoinBeforeRegisterDone whatever happens.
+    // 20 ms), and at kJoinBeforeRegisterDone whatever happens.
     struct Registration {
         std::function<void()> ready;
         std::vector<SessionRef> waitingFor;
@@ -275,9 +275,9 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
             return;
         }
         if (auto again = weak.lock())
-            reg->check = loop_->addTimer(std::chrono::milliseconds(50), [again] { (*again)(); });
+            reg->check = loop_->addTimer(std::chrono::milliseconds(20), [again] { (*again)(); });
     };
-    reg->check = loop_->addTimer(std::chrono::milliseconds(50), [poll] { (*poll)(); });
+    reg->check = loop_->addTimer(std::chrono::milliseconds(20), [poll] { (*poll)(); });
 }
 
 void UstTracer::traceAllUsers(const std::string& idHex) {

@@ -67,7 +67,7 @@ struct TracerConfig {
 /// and such a session joins it once its buffers exist. Below lttng-ust's
 /// default register timeout (3 s, LTTNG_UST_REGISTER_TIMEOUT).
 inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{2000};
-inline constexpr std::chrono::milliseconds kUnresponsiveConsumer{300};
+inline constexpr std::chrono::milliseconds kUnresponsiveConsumer{100};
 
 class UstTracer {
 public:
