@@ -52,6 +52,7 @@ struct Options {
     std::string waitShm;
     std::string spawner = "systemd";
     std::string systemdAddress;
+    uint64_t consumerMemoryMax = 0;
 };
 
 /// The tracing backend: hands the work to the tracer on the app thread,
@@ -275,6 +276,7 @@ int run(const Options& o) {
     tracerConfig.useSystemd = o.spawner == "systemd";
     tracerConfig.systemdAddress = systemdAddress(o);
     tracerConfig.daemonVersion = TRACECTL_VERSION;
+    tracerConfig.consumerMemoryMax = o.consumerMemoryMax;
     UstTracer tracer(tracerConfig);
     AppThreadBackend backend(loop, tracer);
     SessionRegistry registry(homeFromPasswd);
@@ -393,6 +395,14 @@ int main(int argc, char** argv) {
                    "$XDG_RUNTIME_DIR/systemd/private, else systemd on the system bus)")
         ->type_name("ADDR")
         ->envname("TRACECTL_SYSTEMD_ADDRESS");
+    app.add_option("--consumer-memory-max", o.consumerMemoryMax,
+                   "MemoryMax= of every session's consumer unit (bytes, or with a K, M, G or T "
+                   "suffix, 1024-based; default: none). A session whose ring buffers would need "
+                   "more is refused at Start, and a consumer killed for lack of memory puts its "
+                   "session in state error saying so")
+        ->type_name("SIZE")
+        ->transform(CLI::AsSizeValue(false))
+        ->envname("TRACECTL_CONSUMER_MEMORY_MAX");
     tracectl::log::addOptions(app, o.log);
     app.footer("The system bus is the one $DBUS_SYSTEM_BUS_ADDRESS names, if set.\n"
                "Exit status: 0 clean exit (SIGTERM/SIGINT), 1 failure, 2 usage error,\n"

@@ -24,6 +24,7 @@ struct ConsumerSpec {
     uid_t uid = 0;                 ///< User= / setuid: the session owner
     gid_t gid = 0;                 ///< Group= / setgid
     std::string outputDir;         ///< ReadWritePaths=; must exist
+    uint64_t memoryMax = 0;        ///< MemoryMax= in bytes (0: none; systemd only)
 };
 
 /// A started consumer. Destroying it does not stop the process: the
@@ -52,8 +53,10 @@ public:
         return true;
     }
     /// Once running() is false: how it ended, for the session's
-    /// ErrorReason, e.g. "ActiveState failed, Result signal" or "exited with
-    /// status 3"; "its unit is gone" when systemd has collected it already.
+    /// ErrorReason, e.g. "ActiveState failed, Result oom-kill" or "exited
+    /// with status 3" (systemd keeps a failed unit until this has read it:
+    /// CollectMode=inactive, then ResetFailedUnit); "its unit is gone" when
+    /// it was collected already.
     virtual std::string stopReason(const ConsumerSpec& spec) = 0;
     /// "systemd" or "direct", for logs.
     virtual const char* kind() const noexcept = 0;

@@ -94,10 +94,12 @@ public:
                   description.c_str(), "Type", "s", "exec", "User", "s", uid.c_str(), "Group", "s",
                   gid.c_str(), "StandardInputFileDescriptor", "h", stdinSocket.get(),
                   "StandardOutput", "s", "journal", "StandardError", "s", "journal", "CollectMode",
-                  "s", "inactive-or-failed", "NoNewPrivileges", "b", 1, "ProtectSystem", "s",
-                  "strict", "PrivateNetwork", "b", 1, "ReadWritePaths", "as", 1,
-                  spec.outputDir.c_str()),
+                  "s", "inactive", "NoNewPrivileges", "b", 1, "ProtectSystem", "s", "strict",
+                  "PrivateNetwork", "b", 1, "ReadWritePaths", "as", 1, spec.outputDir.c_str()),
               "append properties");
+        if (spec.memoryMax != 0)
+            check(sd_bus_message_append(m.get(), "(sv)", "MemoryMax", "t", spec.memoryMax),
+                  "append MemoryMax");
         // ExecStart: a(sasb) = [(path, argv, ignore-failure)].
         check(sd_bus_message_open_container(m.get(), 'r', "sv"), "append");
         check(sd_bus_message_append(m.get(), "s", "ExecStart"), "append");
@@ -150,6 +152,18 @@ public:
         sd_bus_message_unref(reply);
         if (r < 0)
             log::debug("stopping " + spec.unitName + ": " + error.text(r));
+        // If it had failed, nobody reads its Result any more.
+        resetFailed(spec.unitName);
+    }
+
+    void resetFailed(const std::string& unit) {
+        BusError error;
+        sd_bus_message* reply = nullptr;
+        const int r = sd_bus_call_method(bus_.get(), kSystemd, kSystemdPath, kManagerIface,
+                                         "ResetFailedUnit", &error.e, &reply, "s", unit.c_str());
+        sd_bus_message_unref(reply);
+        if (r < 0)
+            log::debug("ResetFailedUnit " + unit + ": " + error.text(r));
     }
 
     bool running(const ConsumerSpec& spec) override {
@@ -168,6 +182,10 @@ public:
         // "signal", "core-dump", "timeout", ...
         const std::string result =
             stringProperty(path, "org.freedesktop.systemd1.Service", "Result");
+        // A failed unit is kept (CollectMode=inactive) so that its Result can
+        // be read: now it may go.
+        if (state == "failed")
+            resetFailed(spec.unitName);
         return "ActiveState " + state + (result.empty() ? "" : ", Result " + result);
     }
 

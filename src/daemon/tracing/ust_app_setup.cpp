@@ -46,7 +46,11 @@ void UstTracer::join(Traced& t, const std::shared_ptr<UstApp>& app, Done done) {
     withTrace(t, *app, [this, ref = refOf(t), app, done](Trace* trace, std::optional<Error> e) {
         Traced* live = find(ref);
         if (live == nullptr)
-            return done(Error(ErrorCode::Failed, "the session is gone"));
+            return done(std::nullopt); // nothing to report to: the session is gone
+        // The session's own trouble (its consumer could not make the
+        // buffers) is reported; the app's (it left, it refused) is logged.
+        const bool consumerSide = e.has_value() && trace == nullptr && !live->destroying;
+        std::optional<Error> ours = consumerSide ? e : std::nullopt;
         const pid_t pid = app->info.pid;
         const auto registered = apps_.find(pid);
         if (!e && (registered == apps_.end() || registered->second != app))
@@ -67,7 +71,7 @@ void UstTracer::join(Traced& t, const std::shared_ptr<UstApp>& app, Done done) {
             log::warning("session '" + live->snapshot.name + "': app " + std::to_string(pid) +
                          " not traced: " + e->what());
             abandonSetUp(*live, *app);
-            return done(std::move(e));
+            return done(std::move(ours));
         }
         if (live->active) {
             startInApp(*live, live->apps[pid]);
@@ -238,7 +242,12 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
         Traced* t = find(ref);
         if (t == nullptr)
             continue;
-        join(*t, app, [reg, ref](std::optional<Error>) {
+        join(*t, app, [this, reg, ref](std::optional<Error> failed) {
+            // A consumer that refused buffers fails its session; one that
+            // died does so through consumerLost(), with its unit's Result.
+            if (Traced* live = find(ref); failed && live != nullptr && live->active &&
+                                          !live->failed && live->consumer->usable())
+                failSession(*live, failed->what());
             auto& w = reg->waitingFor;
             w.erase(std::remove_if(w.begin(), w.end(),
                                    [&](const SessionRef& r) {

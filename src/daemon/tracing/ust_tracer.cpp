@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <lttng/ust-ctl.h>
+#include <set>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +33,46 @@ void UstTracer::attach(EventLoop& loop, HangUpWatcher watcher, FailureHandler on
     poster_ = loop.poster();
     hangUpWatcher_ = std::move(watcher);
     onFailure_ = std::move(onFailure);
+}
+
+std::string mebibytes(uint64_t bytes) {
+    const uint64_t mib = (bytes + (1u << 20) - 1) >> 20;
+    return std::to_string(mib) + " MiB";
+}
+
+uint64_t UstTracer::bytesPerTrace(const Traced& t) {
+    // lttng-ust makes one stream per possible CPU (ust-ctl.h
+    // lttng_ust_ctl_get_nr_stream_per_channel); the metadata channel has
+    // 2 sub-buffers of 4 KiB and one stream.
+    const auto streams = static_cast<uint64_t>(lttng_ust_ctl_get_nr_stream_per_channel());
+    uint64_t bytes = 2 * 4096;
+    for (const auto& c : t.snapshot.channels)
+        bytes += c.subbufSize * c.subbufCount * streams;
+    return bytes;
+}
+
+std::size_t UstTracer::tracesAtStart(const Traced& t) const {
+    std::set<TraceKey> keys;
+    for (const auto& [pid, app] : apps_)
+        if (mayTrace(t, *app))
+            keys.insert({t.snapshot.perPid ? static_cast<uint32_t>(pid) : app->info.uid,
+                         app->info.bitness});
+    return std::max<std::size_t>(1, keys.size());
+}
+
+uint64_t UstTracer::bufferBytes(const Traced& t, std::size_t traces) const {
+    if (traces == 0)
+        traces = std::max<std::size_t>(1, t.traces.size() + t.creating.size() + t.exited.size());
+    return bytesPerTrace(t) * traces;
+}
+
+std::string UstTracer::bufferFormula(const Traced& t, std::size_t traces) const {
+    std::string channels;
+    for (const auto& c : t.snapshot.channels)
+        channels += (channels.empty() ? "" : " + ") + std::to_string(c.subbufCount) + " x " +
+                    std::to_string(c.subbufSize) + " bytes";
+    return std::to_string(traces) + (t.snapshot.perPid ? " pid(s)" : " uid(s)") + " x " +
+           std::to_string(lttng_ust_ctl_get_nr_stream_per_channel()) + " CPUs x (" + channels + ")";
 }
 
 UstTracer::Traced* UstTracer::find(const SessionRef& ref) {
@@ -69,6 +110,7 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     t.spec.uid = t.snapshot.owner;
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;
+    t.spec.memoryMax = config_.consumerMemoryMax;
     // Starting the unit is a blocking systemd exchange (or a fork/exec):
     // on the launcher executor, with its result posted back.
     auto theirsShared = std::make_shared<UniqueFd>(std::move(theirs));
@@ -148,6 +190,22 @@ void UstTracer::checkOutputFolderKept(const Traced& t) const {
 void UstTracer::start(const SessionSnapshot& s, Done done) {
     auto& slot = sessions_[s.idHex];
     if (!slot) {
+        if (config_.consumerMemoryMax != 0) {
+            // Checked before anything starts: a consumer over its limit
+            // would be killed while making them.
+            Traced probe;
+            probe.snapshot = s;
+            const uint64_t needed = bufferBytes(probe, tracesAtStart(probe));
+            if (needed > config_.consumerMemoryMax) {
+                sessions_.erase(s.idHex);
+                return done(Error(ErrorCode::InvalidArgument,
+                                  "the session's ring buffers would need " + mebibytes(needed) +
+                                      " (" + bufferFormula(probe, tracesAtStart(probe)) +
+                                      "), more than its consumer's memory limit of " +
+                                      mebibytes(config_.consumerMemoryMax) +
+                                      " (tracectld --consumer-memory-max)"));
+            }
+        }
         auto t = std::make_unique<Traced>();
         t->serial = nextSerial_++;
         t->snapshot = s;
@@ -192,14 +250,27 @@ void UstTracer::startApps(Traced& t, Done done) {
     // Every app joins (its buffers made first, if they do not exist yet);
     // once all have, they all start, so none begins long before another.
     const SessionRef ref = refOf(t);
-    auto joined = Join::make([this, ref, done](std::optional<Error>) {
+    auto joined = Join::make([this, ref, done](std::optional<Error> refused) {
         Traced* live = find(ref);
         if (live == nullptr)
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
         live->starting = false;
+        const auto failStart = [done](const std::string& why) {
+            done(Error(ErrorCode::Failed, why + "; the session is now in state error"));
+        };
         if (live->failed)
-            return done(Error(ErrorCode::Failed,
-                              "the session failed while starting; it is now in state error"));
+            return failStart(live->failure);
+        if (!live->consumer->usable()) {
+            // It died meanwhile: its unit's fate (systemd's Result) is
+            // being asked; Start answers with it.
+            live->whenFailed.push_back(failStart);
+            return;
+        }
+        if (refused) {
+            // The consumer is there but would not make the buffers.
+            failSession(*live, refused->what());
+            return failStart(refused->what());
+        }
         for (auto& [pid, a] : live->apps)
             startInApp(*live, a);
         for (auto& [key, trace] : live->traces)
@@ -211,9 +282,9 @@ void UstTracer::startApps(Traced& t, Done done) {
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
             continue;
-        // A failure is the app's: logged by join(), the session starts.
-        auto step = joined->add();
-        join(t, app, [step](std::optional<Error>) { step(std::nullopt); });
+        // An app's own failure is logged by join(), and the session starts;
+        // its consumer's (no buffers) fails the Start.
+        join(t, app, joined->add());
     }
     joined->seal();
 }
@@ -281,6 +352,17 @@ void UstTracer::consumerLost(const SessionRef& ref, const std::string& why) {
             Traced* t = find(ref);
             if (t == nullptr || t->failed || t->destroying)
                 return;
+            if (reason.find("Result oom-kill") != std::string::npos) {
+                failSession(*t, "the consumer " + unit +
+                                    " was killed for lack of memory: the session's ring buffers "
+                                    "need " +
+                                    mebibytes(bufferBytes(*t, 0)) + ", its limit is " +
+                                    (config_.consumerMemoryMax != 0
+                                         ? mebibytes(config_.consumerMemoryMax)
+                                         : std::string("the machine's")) +
+                                    " (" + reason + ")");
+                return;
+            }
             failSession(*t, "the consumer " + unit +
                                 (stopped ? " is no longer running (" + reason + ")"
                                          : " broke its connection (" + why + "); it was stopped"));
@@ -302,6 +384,7 @@ UstTracer::Done UstTracer::failOnError(Traced& t, std::string what) {
 
 void UstTracer::failSession(Traced& t, const std::string& why) {
     t.failed = true;
+    t.failure = why;
     t.active = false;
     log::warning("session '" + t.snapshot.name + "' failed: " + why);
     abandonRotation(t, why);
@@ -310,6 +393,8 @@ void UstTracer::failSession(Traced& t, const std::string& why) {
     stopConsumerUnit(t);
     if (onFailure_)
         onFailure_(t.snapshot.idHex, why);
+    for (auto& f : std::exchange(t.whenFailed, {}))
+        f(why);
 }
 
 void UstTracer::forget(Traced& t) {

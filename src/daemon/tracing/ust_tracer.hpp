@@ -58,7 +58,13 @@ struct TracerConfig {
     std::string daemonVersion;
     /// Deadline of one consumer request (ConsumerConnection).
     std::chrono::milliseconds consumerTimeout = kConsumerReplyTimeout;
+    /// MemoryMax= of every consumer unit, bytes (0: none). Sessions whose
+    /// ring buffers would need more are refused at Start.
+    uint64_t consumerMemoryMax = 0;
 };
+
+/// "12 MiB" (rounded up), for messages.
+std::string mebibytes(uint64_t bytes);
 
 /// A registering app's register_done waits for the sessions whose buffers
 /// are still being made, but not for a consumer that has left a request
@@ -214,6 +220,9 @@ private:
         bool starting = false; ///< start() under way: apps joining are started at its end
         bool active = false;
         bool failed = false;
+        std::string failure; ///< why, once failed
+        /// Told why once the session fails (a Start waiting for the reason).
+        std::vector<std::function<void(const std::string&)>> whenFailed;
         bool destroying = false;
         uint64_t nextKey = 1;
         /// (st_dev, st_ino) of the output folder when the consumer started.
@@ -255,6 +264,16 @@ private:
 
     // ust_tracer.cpp: sessions.
     bool mayTrace(const Traced& t, const UstApp& app) const;
+    /// Ring-buffer bytes one trace (one uid, or pid, and bitness) of `t`
+    /// takes in its consumer: every channel's sub-buffers on every possible
+    /// CPU, and the metadata channel.
+    static uint64_t bytesPerTrace(const Traced& t);
+    /// The traces `t` would have if it started now (>= 1).
+    std::size_t tracesAtStart(const Traced& t) const;
+    /// bytesPerTrace() x `traces` (0: the traces `t` has or is making).
+    uint64_t bufferBytes(const Traced& t, std::size_t traces) const;
+    /// "2 uid(s) x 4 CPUs x (4 x 262144 bytes)", for messages.
+    std::string bufferFormula(const Traced& t, std::size_t traces) const;
     /// Throws Error(WrongState) if the (non-snapshot) session's output
     /// folder is no longer the one its consumer was started on.
     void checkOutputFolderKept(const Traced& t) const;
@@ -318,8 +337,9 @@ private:
 
     // ust_app_setup.cpp: apps in sessions.
     /// `app` joins `t`: its trace is made if needed, then it is set up, and
-    /// started if `t` is active. `done` gets nullopt once it has joined, or
-    /// the error (logged here).
+    /// started if `t` is active. `done` gets an error only when the
+    /// session's consumer could not make the buffers; the app's own failures
+    /// (it left, it refused a call) are logged here and end in nullopt.
     void join(Traced& t, const std::shared_ptr<UstApp>& app, Done done);
     /// Sets `app` up in `t` with `trace`'s buffers (app round trips). Throws Error.
     void setUpApp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app);
