@@ -342,6 +342,9 @@ int run(const Options& o) {
         [&loop, &manager](const std::string& id, const std::string& why) {
             loop.post([&manager, id, why] { manager.sessionFailed(id, why); });
         });
+    tracer.onBufferSize([&loop, &manager](const std::string& id, uint64_t bytes) {
+        loop.post([&manager, id, bytes] { manager.sessionBufferSize(id, bytes); });
+    });
     apps.setCommandRunner(
         [&appThread](std::function<void()> job) { appThread.submit(std::move(job)); });
     // Apps already waiting for a session daemon come now.

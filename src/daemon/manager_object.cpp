@@ -110,6 +110,12 @@ void ManagerObject::sessionFailed(const std::string& idHex, const std::string& r
         it->second.object->fail(reason);
 }
 
+void ManagerObject::sessionBufferSize(const std::string& idHex, uint64_t bytes) {
+    const auto it = objects_.find(idHex);
+    if (it != objects_.end())
+        it->second.object->setRingBufferSize(bytes);
+}
+
 void ManagerObject::retireAll() {
     if (!objects_.empty())
         log::notice("exiting with " + std::to_string(objects_.size()) +

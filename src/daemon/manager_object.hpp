@@ -36,6 +36,8 @@ public:
 
     /// Puts the session `idHex` in state error (its consumer died).
     void sessionFailed(const std::string& idHex, const std::string& reason);
+    /// The tracer counted `bytes` of ring buffers for session `idHex`.
+    void sessionBufferSize(const std::string& idHex, uint64_t bytes);
 
     static const bus::Property<ManagerObject> kProperties[1];
 

@@ -71,6 +71,13 @@ void SessionObject::propertiesChanged(const std::vector<std::string>& names) {
     });
 }
 
+void SessionObject::setRingBufferSize(uint64_t bytes) {
+    if (bytes == ringBufferSize_)
+        return;
+    ringBufferSize_ = bytes;
+    propertiesChanged({"RingBufferSize"});
+}
+
 void SessionObject::fail(const std::string& reason) {
     session_.fail(reason);
     propertiesChanged({"State", "ErrorReason"});
@@ -549,7 +556,11 @@ const char* matchName(LoglevelMatch match) {
 } // namespace
 
 // Types and meanings: dbus/org.tracectl.Tracing1.Session.xml.
-const bus::Property<SessionObject> SessionObject::kProperties[13] = {
+const bus::Property<SessionObject> SessionObject::kProperties[14] = {
+    {"RingBufferSize", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_append(m, "t", o.ringBufferSize_), "t");
+     }},
     {"Id", "s", SD_BUS_VTABLE_PROPERTY_CONST,
      [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.id().uuid()); }},
     {"Name", "s", SD_BUS_VTABLE_PROPERTY_CONST,

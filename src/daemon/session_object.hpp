@@ -48,6 +48,9 @@ public:
     void retire();
     /// The session's consumer died: state "error" (announced), reason logged.
     void fail(const std::string& reason);
+    /// The tracer's count of the bytes the session's ring buffers take now
+    /// (RingBufferSize); announced if it changed.
+    void setRingBufferSize(uint64_t bytes);
 
     /// May `caller` see this session (list it, read its properties, get
     /// its signals)? Root, the owner, and callers whose manage-all-sessions
@@ -60,7 +63,7 @@ public:
     /// userdata: the SessionObject. With kProperties, the whole interface
     /// (bus::buildVtable<SessionObject>).
     static std::span<const sd_bus_vtable> members();
-    static const bus::Property<SessionObject> kProperties[13];
+    static const bus::Property<SessionObject> kProperties[14];
 
 private:
     static int onStart(sd_bus_message* m, void* userdata, sd_bus_error* error);
@@ -130,7 +133,9 @@ private:
     DestroyHandler onDestroy_;
     /// Expires with this object: answers arriving later see it gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-    bool busy_ = false; ///< a Start/Stop/Destroy awaits the app thread
+    bool busy_ = false;
+    uint64_t ringBufferSize_ =
+        0; ///< RingBufferSize ///< a Start/Stop/Destroy awaits the app thread
     bool retired_ = false;
     bool rotating_ = false; ///< a Rotate began and has not completed: State "rotating"
 };

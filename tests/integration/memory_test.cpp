@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
@@ -119,5 +120,23 @@ TEST_F(Memory, AConsumerThatCannotMakeTheBuffersFailsTheStart) {
     EXPECT_EQ(s->State(), "error");
     EXPECT_NE(s->ErrorReason().find("could not make the buffers"), std::string::npos)
         << s->ErrorReason();
+    s->Destroy({});
+}
+
+// RingBufferSize counts what the consumer holds: per traced uid, every
+// channel's sub-buffers on every CPU (one stream file each), plus the
+// metadata channel's 2 x 4 KiB.
+TEST_F(Memory, RingBufferSizeCountsEveryTracedUidsBuffers) {
+    auto s = session("sized", {{64 * 1024, 4}});
+    EXPECT_EQ(s->RingBufferSize(), 0u) << "nothing made before Start";
+    s->Start({});
+    ChildProcess app({demoApp(), "10", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_EQ(app.wait(30000), 0);
+    s->Stop({});
+    std::size_t streams = 0;
+    for (const auto& f : std::filesystem::directory_iterator(output("sized") + "/ust/uid/0/64-bit"))
+        streams += f.path().filename().string().rfind("big0_", 0) == 0 ? 1 : 0;
+    ASSERT_GT(streams, 0u);
+    EXPECT_EQ(s->RingBufferSize(), 2 * 4096 + streams * 4 * 64 * 1024);
     s->Destroy({});
 }

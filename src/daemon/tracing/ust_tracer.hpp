@@ -100,6 +100,10 @@ public:
     /// `onFailure` is told when a session fails (its consumer died, stopped
     /// answering, or refused something). Call once, before anything else.
     void attach(EventLoop& loop, HangUpWatcher watcher, FailureHandler onFailure);
+    /// Told (on the app thread) how many bytes of ring buffers session
+    /// `idHex` takes whenever that changes (a trace made or retired).
+    using SizeHandler = std::function<void(const std::string& idHex, uint64_t bytes)>;
+    void onBufferSize(SizeHandler handler) { onSize_ = std::move(handler); }
     /// Bounds each exchange with one app (setting a session up in it,
     /// starting, stopping, enabling events) to kAppSocketTimeout in all.
     void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
@@ -400,6 +404,9 @@ private:
     SocketDeadlines* deadlines_ = nullptr;
     HangUpWatcher hangUpWatcher_;
     FailureHandler onFailure_;
+    SizeHandler onSize_;
+    /// Tells onSize_ what `t`'s traces take now.
+    void reportSize(const Traced& t);
     uint64_t nextSerial_ = 1;
     std::map<std::string, std::unique_ptr<Traced>> sessions_;
     std::map<pid_t, std::shared_ptr<UstApp>> apps_;

@@ -56,6 +56,11 @@ std::string hostName() {
 
 } // namespace
 
+void UstTracer::reportSize(const Traced& t) {
+    if (onSize_)
+        onSize_(t.snapshot.idHex, bytesPerTrace(t) * (t.traces.size() + t.exited.size()));
+}
+
 void UstTracer::withTrace(Traced& t, const UstApp& app, TraceReady ready) {
     const TraceKey key{t.snapshot.perPid ? static_cast<uint32_t>(app.info.pid) : app.info.uid,
                        app.info.bitness};
@@ -175,6 +180,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         }
         Trace& ready = *live->traces.emplace(key, std::move(*building)).first->second;
         pushMetadata(*live, ready);
+        reportSize(*live);
         for (auto& w : waiters)
             w(&ready, std::nullopt);
         if (Traced* still = find(ref); still != nullptr && still->creating.empty())
@@ -268,6 +274,8 @@ void UstTracer::retirePerPidTrace(Traced& t, TraceKey key) {
         return;
     std::unique_ptr<Trace> trace = std::move(it->second);
     t.traces.erase(it);
+    if (!t.snapshot.snapshotMode) // a flight recorder keeps its buffers (exited)
+        reportSize(t);
     // The app is gone: it registers nothing more.
     declareUnregisteredChannels(t, *trace);
     if (t.snapshot.snapshotMode) {
