@@ -7,6 +7,7 @@
 #include "bus/bus_services.hpp"
 #include "bus/visibility_gate.hpp"
 #include "bus_call.hpp"
+#include "common/cli_parse.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "common/log_options.hpp"
@@ -35,12 +36,13 @@
 namespace {
 
 /// Exit statuses, in the spirit of sysexits(3) / systemd.exec(5).
+/// 0, 1 and 2 are the command-line contract of tracectl::parseAndRun.
 enum Exit : int {
-    ExitOk = 0,
-    ExitFailure = 1,   // runtime failure (bus lost, ...)
-    ExitUsage = 2,     // bad command line
-    ExitNameTaken = 3, // another daemon owns the bus name
-    ExitLocked = 4,    // another tracectld holds this instance's lock file
+    ExitOk = tracectl::CommandLineOk,
+    ExitFailure = tracectl::CommandLineFailure, // runtime failure (bus lost, ...)
+    ExitUsage = tracectl::CommandLineUsage,     // bad command line
+    ExitNameTaken = 3,                          // another daemon owns the bus name
+    ExitLocked = 4,                             // another tracectld holds this instance's lock file
 };
 
 struct Options {
@@ -399,16 +401,5 @@ int main(int argc, char** argv) {
                "3 the bus name is owned by someone else, 4 another tracectld holds the\n"
                "instance's lock (/run/lttng/tracectld.lock; per user $LTTNG_HOME/.lttng/\n"
                "tracectld.lock). See tracectld(8).");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int r = app.exit(e);
-        return r == 0 ? ExitOk : ExitUsage;
-    }
-    try {
-        return run(o);
-    } catch (const std::exception& e) {
-        tracectl::log::error(std::string("fatal: ") + e.what());
-        return ExitFailure;
-    }
+    return tracectl::parseAndRun(app, argc, argv, [&] { return run(o); });
 }
