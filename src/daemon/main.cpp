@@ -1,5 +1,7 @@
 // tracectld: the tracing session daemon. Wires the bus connection, the
-// session registry and the D-Bus objects to one sd-event loop.
+// session registry and the D-Bus objects to the D-Bus thread's sd-event
+// loop (this thread), and starts the app thread (UstAppThread, where the
+// tracer runs) and the notify thread, each with a loop of its own.
 #include "application_directory.hpp"
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_thread.hpp"

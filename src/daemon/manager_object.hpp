@@ -34,7 +34,8 @@ public:
     /// exit while the bus name is still owned.
     void retireAll();
 
-    /// Puts the session `idHex` in state error (its consumer died).
+    /// Puts the session `idHex` in state error (its consumer died, stopped
+    /// answering or refused a request: the tracer says which in `reason`).
     void sessionFailed(const std::string& idHex, const std::string& reason);
 
     static const bus::Property<ManagerObject> kProperties[1];

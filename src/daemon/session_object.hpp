@@ -46,7 +46,8 @@ public:
     /// Emits InterfacesRemoved; later calls get UnknownObject until the
     /// object is freed.
     void retire();
-    /// The session's consumer died: state "error" (announced), reason logged.
+    /// The session's consumer died, stopped answering or refused a request:
+    /// state "error" (announced), reason logged.
     void fail(const std::string& reason);
 
     /// May `caller` see this session (list it, read its properties, get
