@@ -2,25 +2,25 @@
 // session registry and the D-Bus objects to the D-Bus thread's sd-event
 // loop (this thread), and starts the app thread (UstAppThread, where the
 // tracer runs) and the notify thread, each with a loop of its own.
-#include "application_directory.hpp"
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_thread.hpp"
 #include "auth/polkit_authority.hpp"
+#include "bus/bus_call.hpp"
 #include "bus/bus_services.hpp"
 #include "bus/visibility_gate.hpp"
-#include "bus_call.hpp"
 #include "common/cli_parse.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "common/log_options.hpp"
 #include "config.h"
-#include "manager_object.hpp"
+#include "objects/application_directory.hpp"
+#include "objects/manager_object.hpp"
+#include "objects/tracing_backend.hpp"
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
-#include "session_registry.hpp"
+#include "session/session_registry.hpp"
 #include "tracing/notify_thread.hpp"
 #include "tracing/ust_tracer.hpp"
-#include "tracing_backend.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cctype>

@@ -1,9 +1,9 @@
 // A tracing session, free of D-Bus types: its identity, configuration and
-// state machine. The bus object (session_object.hpp) wraps it.
+// state machine. The bus object (objects/session_object.hpp) wraps it.
 #pragma once
 
-#include "channel_config.hpp"
-#include "session_id.hpp"
+#include "session/channel_config.hpp"
+#include "session/session_id.hpp"
 
 #include <chrono>
 #include <string>

@@ -5,13 +5,13 @@
 // enumerator, sd_bus_add_fallback_vtable(3), sd_bus_add_node_enumerator(3)).
 #pragma once
 
-#include "application_directory.hpp"
 #include "bus/bus_services.hpp"
 #include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
-#include "session_object.hpp"
-#include "session_registry.hpp"
-#include "tracing_backend.hpp"
+#include "objects/application_directory.hpp"
+#include "objects/session_object.hpp"
+#include "objects/tracing_backend.hpp"
+#include "session/session_registry.hpp"
 
 #include <map>
 #include <memory>

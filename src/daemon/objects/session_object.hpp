@@ -9,8 +9,8 @@
 #include "bus/bus_services.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/object_vtable.hpp"
-#include "session.hpp"
-#include "tracing_backend.hpp"
+#include "objects/tracing_backend.hpp"
+#include "session/session.hpp"
 
 #include <functional>
 #include <memory>
