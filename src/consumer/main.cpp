@@ -2,6 +2,7 @@
 // systemd transient unit, or fork/exec'd) with the daemon<->consumer socket
 // as its standard input; creates the ring buffers, hands them to the daemon,
 // and writes the trace files below --output.
+#include "common/cli_parse.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "common/log_options.hpp"
@@ -24,6 +25,10 @@ namespace {
 
 using namespace tracectl;
 using namespace tracectl::consumer;
+
+static_assert(ExitOk == CommandLineOk && ExitFailure == CommandLineFailure &&
+                  ExitUsage == CommandLineUsage,
+              "the consumer's exit statuses 0-2 are parseAndRun's");
 
 struct Options {
     std::string output;
@@ -131,16 +136,5 @@ int main(int argc, char** argv) {
                "2 usage error (or stdin is not a socket), 3 the daemon went away,\n"
                "4 the daemon sent a malformed request. Except for 2, every buffer was\n"
                "drained and every file closed first.");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int r = app.exit(e);
-        return r == 0 ? ExitOk : ExitUsage;
-    }
-    try {
-        return run(o);
-    } catch (const std::exception& e) {
-        tracectl::log::error(std::string("fatal: ") + e.what());
-        return ExitFailure;
-    }
+    return parseAndRun(app, argc, argv, [&] { return run(o); });
 }

@@ -1,23 +1,26 @@
 // tracectld: the tracing session daemon. Wires the bus connection, the
-// session registry and the D-Bus objects to one sd-event loop.
-#include "application_directory.hpp"
+// session registry and the D-Bus objects to the D-Bus thread's sd-event
+// loop (this thread), and starts the app thread (UstAppThread, where the
+// tracer runs) and the notify thread, each with a loop of its own.
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_thread.hpp"
 #include "auth/polkit_authority.hpp"
+#include "bus/bus_call.hpp"
 #include "bus/bus_services.hpp"
 #include "bus/visibility_gate.hpp"
-#include "bus_call.hpp"
+#include "common/cli_parse.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
 #include "common/log_options.hpp"
 #include "config.h"
-#include "manager_object.hpp"
+#include "objects/application_directory.hpp"
+#include "objects/manager_object.hpp"
+#include "objects/tracing_backend.hpp"
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
-#include "session_registry.hpp"
+#include "session/session_registry.hpp"
 #include "tracing/notify_thread.hpp"
 #include "tracing/ust_tracer.hpp"
-#include "tracing_backend.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cctype>
@@ -35,12 +38,13 @@
 namespace {
 
 /// Exit statuses, in the spirit of sysexits(3) / systemd.exec(5).
+/// 0, 1 and 2 are the command-line contract of tracectl::parseAndRun.
 enum Exit : int {
-    ExitOk = 0,
-    ExitFailure = 1,   // runtime failure (bus lost, ...)
-    ExitUsage = 2,     // bad command line
-    ExitNameTaken = 3, // another daemon owns the bus name
-    ExitLocked = 4,    // another tracectld holds this instance's lock file
+    ExitOk = tracectl::CommandLineOk,
+    ExitFailure = tracectl::CommandLineFailure, // runtime failure (bus lost, ...)
+    ExitUsage = tracectl::CommandLineUsage,     // bad command line
+    ExitNameTaken = 3,                          // another daemon owns the bus name
+    ExitLocked = 4,                             // another tracectld holds this instance's lock file
 };
 
 struct Options {
@@ -412,16 +416,5 @@ int main(int argc, char** argv) {
                "3 the bus name is owned by someone else, 4 another tracectld holds the\n"
                "instance's lock (/run/lttng/tracectld.lock; per user $LTTNG_HOME/.lttng/\n"
                "tracectld.lock). See tracectld(8).");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int r = app.exit(e);
-        return r == 0 ? ExitOk : ExitUsage;
-    }
-    try {
-        return run(o);
-    } catch (const std::exception& e) {
-        tracectl::log::error(std::string("fatal: ") + e.what());
-        return ExitFailure;
-    }
+    return tracectl::parseAndRun(app, argc, argv, [&] { return run(o); });
 }

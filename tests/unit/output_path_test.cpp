@@ -1,5 +1,5 @@
 #include "common/error.hpp"
-#include "output_path.hpp"
+#include "session/output_path.hpp"
 
 #include <chrono>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // Session.SetRotationSchedule's options: types, bounds, unknown keys.
 #include "common/error.hpp"
-#include "rotation_schedule_options.hpp"
+#include "objects/rotation_schedule_options.hpp"
 
 #include <gtest/gtest.h>
 

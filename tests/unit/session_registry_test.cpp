@@ -1,5 +1,5 @@
 #include "common/error.hpp"
-#include "session_registry.hpp"
+#include "session/session_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include "common/error.hpp"
-#include "context_type.hpp"
-#include "session.hpp"
+#include "session/context_type.hpp"
+#include "session/session.hpp"
 
 #include <gtest/gtest.h>
 #include <set>

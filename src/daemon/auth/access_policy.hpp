@@ -19,11 +19,14 @@
 // |                                          |   (sessions) / trace-all-users (apps) grant     |
 //
 // uid 0 is allowed everything without asking polkit. Every Session method
-// and CreateSession take "interactive" (b) in their options: true lets
-// polkit ask an authentication agent (sdbus-c++ 1.2 cannot read the
-// message's ALLOW_INTERACTIVE_AUTHORIZATION flag). Without it a challenge
-// answers org.freedesktop.DBus.Error.InteractiveAuthorizationRequired; a
-// denial (or polkitd unreachable) answers org.freedesktop.DBus.Error.AccessDenied.
+// and CreateSession let polkit ask an authentication agent when the call
+// carries the D-Bus message flag ALLOW_INTERACTIVE_AUTHORIZATION
+// (MethodReply::allowsInteractiveAuthorization; busctl sets it by default)
+// or its options hold "interactive" (b) true (auth/call_options.hpp): either
+// is enough. The reads marked "without interaction" above never let polkit
+// ask, whatever the flag. Without both, a challenge answers
+// org.freedesktop.DBus.Error.InteractiveAuthorizationRequired; a denial (or
+// polkitd unreachable) answers org.freedesktop.DBus.Error.AccessDenied.
 #pragma once
 
 #include <string_view>

@@ -1,6 +1,6 @@
 #include "auth/polkit_authority.hpp"
 
-#include "bus_call.hpp"
+#include "bus/bus_call.hpp"
 #include "common/log.hpp"
 
 #include <algorithm>

@@ -5,9 +5,9 @@
 // trampoline that turns exceptions into error replies.
 #pragma once
 
+#include "bus/bus_call.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/sd_bus_handles.hpp"
-#include "bus_call.hpp"
 
 #include <algorithm>
 #include <cstring>

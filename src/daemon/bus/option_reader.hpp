@@ -1,6 +1,6 @@
 // Reads the a{sv} options dictionary every tracectld method takes from a
 // raw sd-bus message into the values the option readers check
-// (typed_option.hpp, create_session_options.hpp, ...).
+// (typed_option.hpp, objects/create_session_options.hpp, ...).
 #pragma once
 
 #include <map>

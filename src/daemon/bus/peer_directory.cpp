@@ -1,6 +1,6 @@
 #include "bus/peer_directory.hpp"
 
-#include "bus_call.hpp"
+#include "bus/bus_call.hpp"
 #include "common/log.hpp"
 
 #include <sdbus-c++/Error.h>

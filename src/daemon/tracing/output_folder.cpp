@@ -41,9 +41,16 @@ std::vector<std::string> prefixesOf(const std::string& path) {
 }
 
 /// The supplementary groups of `uid` (with `gid`), as initgroups(3) would set them.
+/// Called from more than one thread: getpwuid_r(3), never getpwuid(3).
 std::vector<gid_t> groupsOf(uid_t uid, gid_t gid) {
     std::vector<gid_t> groups(64);
-    if (const passwd* pw = getpwuid(uid); pw != nullptr) {
+    std::vector<char> buf(16384);
+    struct passwd entry {};
+    struct passwd* pw = nullptr;
+    while (getpwuid_r(uid, &entry, buf.data(), buf.size(), &pw) == ERANGE &&
+           buf.size() < (1u << 20))
+        buf.resize(buf.size() * 2);
+    if (pw != nullptr) {
         int n = static_cast<int>(groups.size());
         if (getgrouplist(pw->pw_name, gid, groups.data(), &n) < 0) {
             groups.resize(static_cast<std::size_t>(n));

@@ -2,7 +2,7 @@
 // D-Bus thread, so the threads share no mutable session state.
 #pragma once
 
-#include "channel_config.hpp"
+#include "session/channel_config.hpp"
 
 #include <cstdint>
 #include <string>

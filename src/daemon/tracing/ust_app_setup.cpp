@@ -4,8 +4,8 @@
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "context_type.hpp"
 #include "join.hpp"
+#include "session/context_type.hpp"
 #include "ust_tracer.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // UstTracer: rotations (Session.Rotate) and the rotation schedule.
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "trace_paths.hpp"
+#include "session/trace_paths.hpp"
 #include "ust_tracer.hpp"
 
 #include <algorithm>

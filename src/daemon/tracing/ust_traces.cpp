@@ -5,7 +5,7 @@
 #include "common/log.hpp"
 #include "join.hpp"
 #include "metadata/clock_source.hpp"
-#include "trace_paths.hpp"
+#include "session/trace_paths.hpp"
 #include "ust_tracer.hpp"
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 // A tracing session, free of D-Bus types: its identity, configuration and
-// state machine. The bus object (session_object.hpp) wraps it.
+// state machine. The bus object (objects/session_object.hpp) wraps it.
 #pragma once
 
-#include "channel_config.hpp"
-#include "session_id.hpp"
+#include "session/channel_config.hpp"
+#include "session/session_id.hpp"
 
 #include <chrono>
 #include <string>
@@ -14,7 +14,8 @@
 namespace tracectl {
 
 /// LTTng's session life cycle, as tracectl exposes it in the `State`
-/// property. `rotating` and `error` come with rotation and consumers.
+/// property (which reads "rotating" instead of "active" or "stopped" while a
+/// Rotate is under way: SessionObject keeps that).
 enum class SessionState { Created, Active, Stopped, Error };
 
 /// `Mode` property: normal (writes as it goes) or snapshot (flight recorder).
@@ -53,7 +54,8 @@ public:
     void start();
     /// active -> stopped.
     void stop();
-    /// Any state -> error (the consumer died); only Destroy is accepted then.
+    /// Any state -> error (the consumer died, stopped answering or refused a
+    /// request); only Destroy is accepted then.
     void fail(std::string reason);
     /// Why the session is in state error ("" otherwise).
     const std::string& errorReason() const noexcept { return errorReason_; }

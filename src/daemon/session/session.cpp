@@ -1,7 +1,7 @@
-#include "session.hpp"
+#include "session/session.hpp"
 
 #include "common/error.hpp"
-#include "context_type.hpp"
+#include "session/context_type.hpp"
 
 #include <algorithm>
 

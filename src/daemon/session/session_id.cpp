@@ -1,4 +1,4 @@
-#include "session_id.hpp"
+#include "session/session_id.hpp"
 
 #include <system_error>
 

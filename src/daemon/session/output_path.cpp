@@ -1,7 +1,7 @@
-#include "output_path.hpp"
+#include "session/output_path.hpp"
 
 #include "common/error.hpp"
-#include "session_name.hpp"
+#include "session/session_name.hpp"
 
 #include <ctime>
 #include <filesystem>

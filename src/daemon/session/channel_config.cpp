@@ -1,7 +1,7 @@
-#include "channel_config.hpp"
+#include "session/channel_config.hpp"
 
 #include "common/error.hpp"
-#include "session_name.hpp"
+#include "session/session_name.hpp"
 
 #include <algorithm>
 #include <array>

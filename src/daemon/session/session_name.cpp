@@ -1,4 +1,4 @@
-#include "session_name.hpp"
+#include "session/session_name.hpp"
 
 #include "common/utf8.hpp"
 

@@ -1,4 +1,4 @@
-#include "context_type.hpp"
+#include "session/context_type.hpp"
 
 #include <array>
 #include <lttng/ust-abi.h>

@@ -1,12 +1,12 @@
-#include "session_object.hpp"
+#include "objects/session_object.hpp"
 
+#include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
-#include "bus_call.hpp"
-#include "channel_options.hpp"
 #include "common/log.hpp"
-#include "rotation_schedule_options.hpp"
-#include "session_name.hpp"
-#include "snapshot_options.hpp"
+#include "objects/channel_options.hpp"
+#include "objects/rotation_schedule_options.hpp"
+#include "objects/snapshot_options.hpp"
+#include "session/session_name.hpp"
 #include "tracing/output_folder.hpp"
 
 #include <unistd.h>

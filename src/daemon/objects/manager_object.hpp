@@ -5,13 +5,13 @@
 // enumerator, sd_bus_add_fallback_vtable(3), sd_bus_add_node_enumerator(3)).
 #pragma once
 
-#include "application_directory.hpp"
 #include "bus/bus_services.hpp"
 #include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
-#include "session_object.hpp"
-#include "session_registry.hpp"
-#include "tracing_backend.hpp"
+#include "objects/application_directory.hpp"
+#include "objects/session_object.hpp"
+#include "objects/tracing_backend.hpp"
+#include "session/session_registry.hpp"
 
 #include <map>
 #include <memory>
@@ -34,7 +34,8 @@ public:
     /// exit while the bus name is still owned.
     void retireAll();
 
-    /// Puts the session `idHex` in state error (its consumer died).
+    /// Puts the session `idHex` in state error (its consumer died, stopped
+    /// answering or refused a request: the tracer says which in `reason`).
     void sessionFailed(const std::string& idHex, const std::string& reason);
     /// The tracer counted `bytes` of ring buffers for session `idHex`.
     void sessionBufferSize(const std::string& idHex, uint64_t bytes);

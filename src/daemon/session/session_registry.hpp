@@ -2,7 +2,7 @@
 // D-Bus types; used from the event loop thread only.
 #pragma once
 
-#include "session.hpp"
+#include "session/session.hpp"
 
 #include <chrono>
 #include <functional>

@@ -1,4 +1,4 @@
-#include "bus_call.hpp"
+#include "bus/bus_call.hpp"
 
 #include "common/log.hpp"
 

@@ -9,8 +9,8 @@
 #include "bus/bus_services.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/object_vtable.hpp"
-#include "session.hpp"
-#include "tracing_backend.hpp"
+#include "objects/tracing_backend.hpp"
+#include "session/session.hpp"
 
 #include <functional>
 #include <memory>
@@ -46,7 +46,8 @@ public:
     /// Emits InterfacesRemoved; later calls get UnknownObject until the
     /// object is freed.
     void retire();
-    /// The session's consumer died: state "error" (announced), reason logged.
+    /// The session's consumer died, stopped answering or refused a request:
+    /// state "error" (announced), reason logged.
     void fail(const std::string& reason);
     /// The tracer's count of the bytes the session's ring buffers take now
     /// (RingBufferSize); announced if it changed.

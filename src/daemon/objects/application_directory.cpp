@@ -1,4 +1,4 @@
-#include "application_directory.hpp"
+#include "objects/application_directory.hpp"
 
 #include "common/log.hpp"
 

@@ -1,8 +1,8 @@
-#include "create_session_options.hpp"
+#include "objects/create_session_options.hpp"
 
+#include "bus/typed_option.hpp"
 #include "common/error.hpp"
-#include "session_name.hpp"
-#include "typed_option.hpp"
+#include "session/session_name.hpp"
 
 namespace tracectl {
 

@@ -1,7 +1,7 @@
-#include "application_object.hpp"
+#include "objects/application_object.hpp"
 
 #include "apps/ust_error.hpp"
-#include "bus_call.hpp"
+#include "bus/bus_call.hpp"
 #include "common/log.hpp"
 
 #include <lttng/ust-ctl.h>

@@ -1,11 +1,11 @@
-#include "manager_object.hpp"
+#include "objects/manager_object.hpp"
 
+#include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
-#include "bus_call.hpp"
 #include "common/log.hpp"
 #include "config.h"
-#include "create_session_options.hpp"
-#include "session_name.hpp"
+#include "objects/create_session_options.hpp"
+#include "session/session_name.hpp"
 #include "tracing/output_folder.hpp"
 
 namespace tracectl {

@@ -1,8 +1,8 @@
 // Session.AddChannel's and Session.EnableEvents' a{sv} options, read into
-// the domain structs of channel_config.hpp.
+// the domain structs of session/channel_config.hpp.
 #pragma once
 
-#include "channel_config.hpp"
+#include "session/channel_config.hpp"
 
 #include <map>
 #include <sdbus-c++/sdbus-c++.h>

@@ -1,7 +1,7 @@
 // Manager.CreateSession's a{sv} options, read into a SessionRequest.
 #pragma once
 
-#include "session_registry.hpp"
+#include "session/session_registry.hpp"
 
 #include <map>
 #include <sdbus-c++/sdbus-c++.h>

@@ -1,4 +1,4 @@
-#include "trace_paths.hpp"
+#include "session/trace_paths.hpp"
 
 #include <cstdio>
 

@@ -1,7 +1,7 @@
-#include "channel_options.hpp"
+#include "objects/channel_options.hpp"
 
 #include "common/error.hpp"
-#include "session_name.hpp"
+#include "session/session_name.hpp"
 
 #include <limits>
 

@@ -1,8 +1,8 @@
-#include "session_registry.hpp"
+#include "session/session_registry.hpp"
 
 #include "common/error.hpp"
-#include "output_path.hpp"
-#include "session_name.hpp"
+#include "session/output_path.hpp"
+#include "session/session_name.hpp"
 
 #include <algorithm>
 #include <pwd.h>
