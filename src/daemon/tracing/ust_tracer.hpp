@@ -140,7 +140,7 @@ public:
     /// Closes the current trace chunk of session `idHex` (active or
     /// stopped) and opens the next: the consumer switches each stream once
     /// it has read what was produced before now, then moves the closed
-    /// chunk to `<output>/archives/<begin>-<end>-<index>/` (trace_paths.hpp)
+    /// chunk to `<output>/archives/<begin>-<end>-<index>/` (session/trace_paths.hpp)
     /// and says so. `started` gets the archive's absolute path once the
     /// consumer has begun, or the error (WrongState: never started, failed,
     /// a rotation under way; Failed: the consumer refused); then, if it
@@ -181,7 +181,7 @@ private:
     struct Channel {
         std::string name;
         uint32_t chanId = 0;
-        std::vector<std::string> contexts; ///< context_type.hpp names
+        std::vector<std::string> contexts; ///< session/context_type.hpp names
         ConsumerChannel objects;
     };
     struct Trace {
