@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <sys/socket.h>
 #include <system_error>
 
@@ -22,16 +23,16 @@ union ControlBuffer {
 
 } // namespace
 
-std::size_t sendSomeWithFds(int sock, std::span<const std::byte> data, std::span<const int> fds) {
-    if (fds.size() > kMaxPassedFds)
-        throw std::invalid_argument("sendSomeWithFds: too many fds");
-    if (data.empty()) {
-        if (!fds.empty())
-            throw std::invalid_argument("sendSomeWithFds: fds need at least one data byte");
-        return 0;
-    }
+namespace {
+
+/// One sendmsg(2) of `data` with `fds` attached (SCM_RIGHTS) if any, with
+/// MSG_NOSIGNAL and `flags`; restarts on EINTR. Returns what sendmsg
+/// returned (>= 0), or -1 with errno EAGAIN/EWOULDBLOCK; throws for any
+/// other error.
+ssize_t sendOnce(int sock, std::span<const std::byte> data, std::span<const int> fds, int flags) {
     ControlBuffer control{};
     iovec iov{};
+    // sendmsg(2) takes a non-const iovec; the kernel only reads it.
     iov.iov_base = const_cast<std::byte*>(data.data());
     iov.iov_len = data.size();
     msghdr msg{};
@@ -48,50 +49,43 @@ std::size_t sendSomeWithFds(int sock, std::span<const std::byte> data, std::span
         std::memcpy(CMSG_DATA(c), fds.data(), fdBytes);
     }
     for (;;) {
-        const ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        const ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
         if (n >= 0)
-            return static_cast<std::size_t>(n);
+            return n;
         if (errno == EINTR)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return 0;
+            return -1;
         throwErrno(errno, "sendmsg");
     }
 }
 
-void sendWithFds(int sock, std::span<const std::byte> data, std::span<const int> fds) {
+void checkSend(const char* who, std::span<const std::byte> data, std::span<const int> fds) {
     if (fds.size() > kMaxPassedFds)
-        throw std::invalid_argument("sendWithFds: too many fds");
+        throw std::invalid_argument(std::string(who) + ": too many fds");
     if (!fds.empty() && data.empty())
-        throw std::invalid_argument("sendWithFds: fds need at least one data byte");
+        throw std::invalid_argument(std::string(who) + ": fds need at least one data byte");
+}
 
-    ControlBuffer control{};
+} // namespace
+
+std::size_t sendSomeWithFds(int sock, std::span<const std::byte> data, std::span<const int> fds) {
+    checkSend("sendSomeWithFds", data, fds);
+    if (data.empty())
+        return 0;
+    const ssize_t n = sendOnce(sock, data, fds, MSG_DONTWAIT);
+    return n < 0 ? 0 : static_cast<std::size_t>(n);
+}
+
+void sendWithFds(int sock, std::span<const std::byte> data, std::span<const int> fds) {
+    checkSend("sendWithFds", data, fds);
     std::size_t sent = 0;
     bool fdsPending = !fds.empty();
     while (sent < data.size()) {
-        iovec iov{};
-        // sendmsg(2) takes a non-const iovec; the kernel only reads it.
-        iov.iov_base = const_cast<std::byte*>(data.data() + sent);
-        iov.iov_len = data.size() - sent;
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        if (fdsPending) {
-            const std::size_t fdBytes = sizeof(int) * fds.size();
-            msg.msg_control = control.bytes;
-            msg.msg_controllen = CMSG_SPACE(fdBytes);
-            cmsghdr* c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(fdBytes);
-            std::memcpy(CMSG_DATA(c), fds.data(), fdBytes);
-        }
-        const ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            throwErrno(errno, "sendmsg");
-        }
+        const ssize_t n =
+            sendOnce(sock, data.subspan(sent), fdsPending ? fds : std::span<const int>(), 0);
+        if (n < 0) // EAGAIN on a non-blocking socket: an error like any other here
+            throwErrno(EAGAIN, "sendmsg");
         // The fds went with the first byte that was accepted.
         fdsPending = false;
         sent += static_cast<std::size_t>(n);

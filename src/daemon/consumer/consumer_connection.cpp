@@ -210,14 +210,19 @@ ConsumerConnection::Reply ConsumerConnection::expectOk(Done done) {
     return [done = std::move(done)](std::optional<Error> e, cp::Message) { done(std::move(e)); };
 }
 
-std::chrono::steady_clock::duration ConsumerConnection::oldestWait() const noexcept {
+void ConsumerConnection::readNow() {
+    if (usable())
+        readIncoming();
+}
+
+std::chrono::steady_clock::duration ConsumerConnection::silentFor() const noexcept {
     if (pending_.empty())
         return {};
-    // Ids grow with time (wrapping aside): the smallest is the oldest.
     auto oldest = pending_.begin()->second->sent;
     for (const auto& [id, p] : pending_)
         oldest = std::min(oldest, p->sent);
-    return std::chrono::steady_clock::now() - oldest;
+    // Silent since the later of: the last frame heard, the oldest request.
+    return std::chrono::steady_clock::now() - std::max(oldest, lastHeard_);
 }
 
 void ConsumerConnection::hello(const std::string& daemonVersion, Done done) {
@@ -460,6 +465,7 @@ void ConsumerConnection::readIncoming() {
 }
 
 void ConsumerConnection::deliver(cp::Frame frame) {
+    lastHeard_ = std::chrono::steady_clock::now();
     if (frame.request == 0) {
         auto* done = std::get_if<cp::RotationCompleted>(&frame.message);
         if (done == nullptr) {

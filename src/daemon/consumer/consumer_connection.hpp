@@ -114,9 +114,14 @@ public:
     bool usable() const noexcept { return !lostWhy_; }
     /// Requests sent or queued whose reply has not come (nor their deadline).
     std::size_t inFlight() const noexcept { return pending_.size(); }
-    /// How long the oldest request in flight has waited for its reply (0
-    /// if none): a consumer that answers is never far behind.
-    std::chrono::steady_clock::duration oldestWait() const noexcept;
+    /// Reads what the consumer has sent and not been read yet (its
+    /// callbacks run now): for an owner whose thread was busy meanwhile,
+    /// before it judges silentFor().
+    void readNow();
+    /// How long the consumer has gone without answering anything while a
+    /// request was waiting (0 if none waits): a busy consumer answers
+    /// something every little while, a stopped one nothing.
+    std::chrono::steady_clock::duration silentFor() const noexcept;
     /// Replies that came after their request's deadline, and were dropped.
     uint64_t lateReplies() const noexcept { return lateReplies_; }
 
@@ -160,6 +165,8 @@ private:
     std::deque<uint32_t> expiredOrder_;
     uint32_t nextId_ = 1;
     uint64_t lateReplies_ = 0;
+    /// When the consumer last sent a frame (or the connection was made).
+    std::chrono::steady_clock::time_point lastHeard_ = std::chrono::steady_clock::now();
     std::optional<std::string> lostWhy_;
     // enqueueMetadata()'s queue (any thread), and the eventfd that wakes
     // the loop for it.

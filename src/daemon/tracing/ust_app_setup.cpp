@@ -267,12 +267,20 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
     *poll = [this, reg, pid = app->info.pid, weak = std::weak_ptr<std::function<void()>>(poll)] {
         if (!reg->ready)
             return;
+        // Replies that came while this thread was busy count: read them
+        // first (they may complete the joins, and fire `ready`).
+        const std::vector<SessionRef> waiting = reg->waitingFor; // the reads may change it
+        for (const SessionRef& r : waiting)
+            if (Traced* t = find(r); t != nullptr && t->consumer)
+                t->consumer->readNow();
+        if (!reg->ready)
+            return;
         const bool late = std::chrono::steady_clock::now() - reg->begun >= kJoinBeforeRegisterDone;
         const bool onlyUnresponsive =
             std::all_of(reg->waitingFor.begin(), reg->waitingFor.end(), [&](const SessionRef& r) {
                 Traced* t = find(r);
                 return t == nullptr || t->failed || !t->consumer ||
-                       t->consumer->oldestWait() >= kUnresponsiveConsumer;
+                       t->consumer->silentFor() >= kUnresponsiveConsumer;
             });
         if (late || onlyUnresponsive) {
             if (!reg->waitingFor.empty())

@@ -67,8 +67,9 @@ struct TracerConfig {
 std::string mebibytes(uint64_t bytes);
 
 /// A registering app's register_done waits for the sessions whose buffers
-/// are still being made, but not for a consumer that has left a request
-/// unanswered for kUnresponsiveConsumer (it may be stopped), and never
+/// are still being made, but not for a consumer that has answered nothing
+/// for kUnresponsiveConsumer while a request waited (it may be stopped; a
+/// busy one answers something every little while), and never
 /// longer than kJoinBeforeRegisterDone in all: past that, the app goes on
 /// and such a session joins it once its buffers exist. Below lttng-ust's
 /// default register timeout (3 s, LTTNG_UST_REGISTER_TIMEOUT).
