@@ -5,6 +5,7 @@
 // activation file (dbus/org.tracectl.Tracing1.user.service.in); tracectld is
 // never started by the test itself. See scripts/sandbox --activation.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 
@@ -85,15 +86,16 @@ protected:
     /// Waits (up to 10 s) for tracectld.service to be active with a main
     /// pid other than `not`; returns that pid, 0 on timeout.
     static pid_t waitActive(pid_t notPid = 0) {
-        for (int i = 0; i < 1000; ++i) {
-            if (unit("ActiveState") == "active") {
-                const auto pid = static_cast<pid_t>(unitNumber("MainPID"));
-                if (pid != 0 && pid != notPid)
-                    return pid;
-            }
-            std::this_thread::sleep_for(10ms);
-        }
-        return 0;
+        pid_t pid = 0;
+        const bool active = eventually(
+            [&] {
+                if (unit("ActiveState") != "active")
+                    return false;
+                pid = static_cast<pid_t>(unitNumber("MainPID"));
+                return pid != 0 && pid != notPid;
+            },
+            10s);
+        return active ? pid : 0;
     }
 
     static RunResult userBusCall(const std::string& method) {
@@ -106,13 +108,12 @@ protected:
     static bool waitRegistered(pid_t pid) {
         const std::string path =
             "\"/org/tracectl/Tracing1/application/" + std::to_string(pid) + "\"";
-        for (int i = 0; i < 200; ++i) {
-            const RunResult r = userBusCall("ListApplications");
-            if (r.ok() && r.out.find(path) != std::string::npos)
-                return true;
-            std::this_thread::sleep_for(50ms);
-        }
-        return false;
+        return eventually(
+            [&] {
+                const RunResult r = userBusCall("ListApplications");
+                return r.ok() && r.out.find(path) != std::string::npos;
+            },
+            10s, 50ms);
     }
 
     static RunResult tracectl(std::vector<std::string> args) {
@@ -350,14 +351,12 @@ TEST_F(SystemUnits, TheHardenedSystemServiceIsSocketActivatedAndTraces) {
         argv.insert(argv.end(), args.begin(), args.end());
         return run(argv);
     };
-    bool registered = false;
-    for (int i = 0; i < 200 && !registered; ++i) {
-        const RunResult r = systemBus({"list-apps"});
-        registered = r.ok() && r.out.find(std::to_string(app.pid())) != std::string::npos;
-        if (!registered)
-            std::this_thread::sleep_for(50ms);
-    }
-    ASSERT_TRUE(registered);
+    ASSERT_TRUE(eventually(
+        [&] {
+            const RunResult r = systemBus({"list-apps"});
+            return r.ok() && r.out.find(std::to_string(app.pid())) != std::string::npos;
+        },
+        10s, 50ms));
     const std::string out = sandbox_->dir() + "/traces/system-unit";
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"create", "sys", "--output", out},

@@ -2,6 +2,7 @@
 // against Debian's liblttng-ust and nothing of tracectl, started for real
 // with the sandbox's LTTNG_HOME, appears as an Application object.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
@@ -143,21 +144,14 @@ protected:
                                            std::vector<std::string> prefix = {}) {
         std::vector<std::string> argv = std::move(prefix);
         argv.insert(argv.end(), {demoApp(), std::to_string(count), std::to_string(intervalUs)});
-        return std::make_unique<ChildProcess>(argv, std::vector<std::string>{},
-                                              sandbox_->dir() + "/log/apps.log");
+        return std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, appLog());
     }
+
+    static std::string appLog() { return sandbox_->dir() + "/log/apps.log"; }
 
     /// Waits until the app of `pid` is listed (or not), up to 10 s.
     bool waitListed(pid_t pid, bool listed) {
-        const std::string path = "/org/tracectl/Tracing1/application/" + std::to_string(pid);
-        for (int i = 0; i < 1000; ++i) {
-            const auto apps = manager_->ListApplications();
-            const bool present = std::find(apps.begin(), apps.end(), path) != apps.end();
-            if (present == listed)
-                return true;
-            std::this_thread::sleep_for(10ms);
-        }
-        return false;
+        return eventually([&] { return listsApp(pid) == listed; }, 10s);
     }
 
     /// A connection to the daemon's app socket, as an app opens it.
@@ -174,12 +168,8 @@ protected:
 
     /// Whether the daemon's log has `what`, waiting up to 5 s for it.
     bool logHas(const std::string& what) {
-        for (int i = 0; i < 500; ++i) {
-            if (sandbox_->readLog("tracectld").find(what) != std::string::npos)
-                return true;
-            std::this_thread::sleep_for(10ms);
-        }
-        return false;
+        return eventually(
+            [&] { return sandbox_->readLog("tracectld").find(what) != std::string::npos; }, 5s);
     }
 
     static std::string appPath(pid_t pid) {
@@ -243,7 +233,9 @@ TEST_F(Applications, ARunningAppIsAnObjectWithItsCredentialsAndTracepoints) {
 TEST_F(Applications, AnAppWaitingBeforeTheDaemonStartsIsWokenAndRegisters) {
     ASSERT_TRUE(sandbox_->stopDaemon().ok());
     auto app = startApp(1000, 10000);
-    std::this_thread::sleep_for(300ms); // the app finds no daemon and waits on the wake-up page
+    // Its constructor returned: the app found no daemon (it gave up
+    // registering at once) and waits on the wake-up page.
+    ASSERT_TRUE(eventually([&] { return printedReady(appLog(), app->pid()); }, 10s));
     ASSERT_TRUE(sandbox_->startDaemon().ok());
     bus_ = sdbus::createSystemBusConnection();
     manager_ = std::make_unique<ManagerClient>(*bus_);
@@ -471,6 +463,10 @@ TEST_F(Applications, SilentAppsOfAnotherUserDoNotHoldUpARealAppOrStop) {
         *bus_, manager_->CreateSession("behind-silent", {{"output-path", sdbus::Variant(dir)}}));
     s.EnableEvents("ust", "", "tracectl_demo:*", Options{});
     s.Start({});
+    // Each silent app reports on `queried` once the daemon has sent it the
+    // tracer-version query: its registration was taken up.
+    int queried[2];
+    ASSERT_EQ(pipe2(queried, O_CLOEXEC), 0);
     std::vector<pid_t> silent;
     for (int i = 0; i < 8; ++i) {
         const pid_t pid = fork();
@@ -485,12 +481,22 @@ TEST_F(Applications, SilentAppsOfAnotherUserDoNotHoldUpARealAppOrStop) {
             const RegMsg n = registration(1);
             if (!sendAll(command, &c, sizeof c) || !sendAll(notify, &n, sizeof n))
                 _exit(1);
+            pollfd asked{command, POLLIN, 0};
+            const char yes = 'q';
+            if (poll(&asked, 1, 10000) == 1 && write(queried[1], &yes, 1) != 1)
+                _exit(1);
             sleep(20); // never answers
             _exit(0);
         }
         silent.push_back(pid);
     }
-    usleep(200000); // their registrations are in
+    close(queried[1]);
+    // Their registrations are in: all eight are being asked at once.
+    int asked = 0;
+    for (char c = 0; asked < 8 && readable(queried[0], 10s) && read(queried[0], &c, 1) == 1;)
+        ++asked;
+    close(queried[0]);
+    EXPECT_EQ(asked, 8) << "the daemon did not query every silent app";
     ChildProcess app({demoApp(), "50", "0"}, {}, sandbox_->dir() + "/log/apps.log");
     ASSERT_EQ(app.wait(30000), 0);
     const auto before = Clock::now();
@@ -550,7 +556,9 @@ TEST_F(Applications, OneUserHoldingIdleConnectionsCannotStopOtherUsersApps) {
                     fd = -1;
                 }
             }
-            usleep(reported ? 300000 : 1000000); // the daemon has accepted (and refused) them
+            // Pacing, on purpose: each round lets the daemon accept (and
+            // refuse) the connections before they are counted and opened again.
+            usleep(reported ? 300000 : 1000000);
             if (!reported) {
                 // How many the daemon still holds after the first round.
                 const int stillHeld = static_cast<int>(std::count_if(

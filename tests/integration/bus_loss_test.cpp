@@ -2,6 +2,7 @@
 // "1 failure") and says why in its log, instead of spinning or hanging on.
 // A private dbus-daemon (no sandbox): nothing else on it to disturb.
 #include "child_process.hpp"
+#include "eventually.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 using namespace std::chrono_literals;
 using tracectl::test::ChildProcess;
+using tracectl::test::eventually;
 
 namespace {
 
@@ -23,16 +25,6 @@ std::string readFile(const std::string& path) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-/// Polls `done` every 20 ms for up to `timeout`.
-template <typename F>
-bool eventually(F done, std::chrono::milliseconds timeout) {
-    for (auto end = std::chrono::steady_clock::now() + timeout;
-         std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(20ms))
-        if (done())
-            return true;
-    return done();
 }
 
 TEST(BusLoss, TheDaemonExitsWithStatusOneAndSaysWhy) {

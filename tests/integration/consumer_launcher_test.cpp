@@ -3,6 +3,7 @@
 // fork/exec fallback), with a socketpair end as its stdin, as another user.
 #include "common/error.hpp"
 #include "consumer/consumer_launcher.hpp"
+#include "eventually.hpp"
 #include "sandbox.hpp"
 
 #include <chrono>
@@ -68,12 +69,8 @@ TEST_P(ConsumerLauncherTest, RunsAsTheOwnerWithTheSocketAsStdin) {
     l->start(spec, UniqueFd(sv[1]));
     ASSERT_EQ(write(ours.get(), "ping\n", 5), 5);
     EXPECT_EQ(readLine(ours.get()), "65534:65534 got ping");
-    bool stopped = false;
-    for (int i = 0; i < 500 && !stopped; ++i) {
-        stopped = !l->running(spec);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    EXPECT_TRUE(stopped) << "the process is still running after it exited";
+    EXPECT_TRUE(eventually([&] { return !l->running(spec); }, std::chrono::seconds(5)))
+        << "the process is still running after it exited";
 }
 
 TEST_P(ConsumerLauncherTest, StopEndsALongRunningConsumer) {
@@ -91,12 +88,7 @@ TEST_P(ConsumerLauncherTest, StopEndsALongRunningConsumer) {
     l->start(spec, UniqueFd(sv[1]));
     EXPECT_TRUE(l->running(spec));
     l->stop(spec);
-    bool stopped = false;
-    for (int i = 0; i < 500 && !stopped; ++i) {
-        stopped = !l->running(spec);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    EXPECT_TRUE(stopped);
+    EXPECT_TRUE(eventually([&] { return !l->running(spec); }, std::chrono::seconds(5)));
 }
 
 TEST(SystemdLauncher, AFailingUnitIsReportedNotHidden) {

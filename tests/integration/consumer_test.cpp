@@ -6,6 +6,7 @@
 #include "common/consumer_protocol.hpp"
 #include "common/fd_passing.hpp"
 #include "common/unique_fd.hpp"
+#include "eventually.hpp"
 
 #include <array>
 #include <chrono>
@@ -107,18 +108,12 @@ public:
 
     /// The exit status, or -1 if it did not exit in time (then it is killed).
     int waitExit(std::chrono::milliseconds timeout = 10s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            int status = 0;
-            const pid_t r = waitpid(pid_, &status, WNOHANG);
-            if (r == pid_) {
-                pid_ = -1;
-                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            }
-            if (std::chrono::steady_clock::now() > deadline)
-                return -1;
-            std::this_thread::sleep_for(20ms);
-        }
+        int status = 0;
+        if (!tracectl::test::eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
+                                        timeout))
+            return -1;
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
 
     /// One request and its reply, which must carry the request's id (a
@@ -531,17 +526,17 @@ TEST_F(ConsumerTest, ProducersLeavingHangsStreamsUpAndDrainsThem) {
     // hang-up, where it ends.
     data.release();
     const fs::path chanDir = dir_ / kChannelDir;
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    bool allFlushed = false;
-    while (!allFlushed && std::chrono::steady_clock::now() < deadline) {
-        allFlushed = true;
-        for (int cpu = 0; cpu < nr; ++cpu) {
-            const fs::path idx = chanDir / "index" / ("channel0_" + std::to_string(cpu) + ".idx");
-            if (!fs::exists(idx) || fs::file_size(idx) < 16 + 2 * 72)
-                allFlushed = false;
-        }
-        std::this_thread::sleep_for(20ms);
-    }
+    const bool allFlushed = tracectl::test::eventually(
+        [&] {
+            for (int cpu = 0; cpu < nr; ++cpu) {
+                const fs::path idx =
+                    chanDir / "index" / ("channel0_" + std::to_string(cpu) + ".idx");
+                if (!fs::exists(idx) || fs::file_size(idx) < 16 + 2 * 72)
+                    return false;
+            }
+            return true;
+        },
+        10s);
     EXPECT_TRUE(allFlushed) << "streams not flushed after the producers left";
     // The channel still answers until the daemon destroys it.
     EXPECT_EQ(c.call(cp::FlushChannel{5}), cp::Message(cp::Ok{}));
@@ -595,6 +590,7 @@ TEST_F(ConsumerTest, SigtermDrainsAndExitsZero) {
     req.readTimerUsec = 20'000;
     Buffers data = createAndReceive(
         c, req, static_cast<std::uint32_t>(lttng_ust_ctl_get_nr_stream_per_channel()));
+    // Pacing, on purpose: the timers run a few periods before the SIGTERM.
     std::this_thread::sleep_for(200ms);
     ASSERT_EQ(kill(c.pid(), SIGTERM), 0);
     EXPECT_EQ(c.waitExit(), 0);

@@ -7,6 +7,7 @@
 // introspect --xml-interface` gets from a running daemon (sandbox), on the
 // manager, a session and an app object.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "tracectl_clients.hpp"
@@ -65,14 +66,8 @@ TEST_F(Introspection, ServedInterfacesMatchTheContractXml) {
     const std::string session = manager_->CreateSession("introspected", {});
     ChildProcess app({demoApp(), "1000000", "100000"}, {}, sandbox_->dir() + "/log/apps.log");
     const std::string appPath = "/org/tracectl/Tracing1/application/" + std::to_string(app.pid());
-    bool listed = false;
-    for (int i = 0; i < 1000 && !listed; ++i) {
-        const auto apps = manager_->ListApplications();
-        listed = std::find(apps.begin(), apps.end(), appPath) != apps.end();
-        if (!listed)
-            std::this_thread::sleep_for(10ms);
-    }
-    ASSERT_TRUE(listed) << "the demo app was never listed";
+    ASSERT_TRUE(eventually([&] { return listsApp(app.pid()); }, std::chrono::seconds(10)))
+        << "the demo app was never listed";
 
     const struct {
         std::string iface;

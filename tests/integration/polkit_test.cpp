@@ -4,6 +4,7 @@
 // tracectld) and real users: alice and bob (ordinary), carol (group
 // "tracing"); see multi_user.hpp.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "multi_user.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
@@ -62,12 +63,7 @@ protected:
     /// Polls `probe` (each try a new client, so nothing is cached) until it
     /// is true or 10 s passed: polkitd reloads rules a moment after a change.
     static bool eventually(const std::function<bool()>& probe) {
-        for (int i = 0; i < 100; ++i) {
-            if (probe())
-                return true;
-            std::this_thread::sleep_for(100ms);
-        }
-        return false;
+        return tracectl::test::eventually(probe, 10s, 100ms);
     }
 
     std::vector<std::string> extraRules_;
@@ -352,15 +348,18 @@ TEST_F(Polkit, PolkitdStoppedFailsClosedAndTheDaemonRecovers) {
 }
 
 TEST_F(Polkit, TheLoopServesOthersWhilePolkitThinks) {
-    // polkitd runs this rule for bob's trace-own: it takes 2 s to answer.
-    addRules("10-test-bob-slow.rules",
-             "polkit.addRule(function(action, subject) {\n"
-             "    if (action.id == \"org.tracectl.Tracing1.trace-own\" &&\n"
-             "        subject.user == \"bob\") {\n"
-             "        polkit.spawn([\"/bin/sleep\", \"2\"]);\n"
-             "        return polkit.Result.YES;\n"
-             "    }\n"
-             "});\n");
+    // polkitd runs this rule for bob's trace-own: it takes 2 s to answer,
+    // and leaves `asked` as it begins to think.
+    const std::string asked = "/tmp/tracectl-polkit-bob-asked-" + std::to_string(getpid());
+    const std::string rule = "polkit.addRule(function(action, subject) {\n"
+                             "    if (action.id == \"org.tracectl.Tracing1.trace-own\" &&\n"
+                             "        subject.user == \"bob\") {\n"
+                             "        polkit.spawn([\"/bin/sh\", \"-c\", \": > " +
+                             asked + "; exec /bin/sleep 2\"]);\n" +
+                             "        return polkit.Result.YES;\n"
+                             "    }\n"
+                             "});\n";
+    addRules("10-test-bob-slow.rules", rule);
     // Wait until the rule applies (a CreateSession of bob's then takes > 1.5 s).
     ASSERT_TRUE(eventually([&] {
         const auto t0 = std::chrono::steady_clock::now();
@@ -368,14 +367,18 @@ TEST_F(Polkit, TheLoopServesOthersWhilePolkitThinks) {
              {"'slow-probe'", "{}"});
         return std::chrono::steady_clock::now() - t0 > 1500ms;
     }));
+    std::filesystem::remove(asked); // left by the probes
     std::thread slow([&] {
         call("bob", kManagerPath, "org.tracectl.Tracing1.Manager.CreateSession", {"'slow'", "{}"});
     });
-    std::this_thread::sleep_for(300ms); // bob's call now waits for polkitd
+    // polkitd runs the rule: bob's call now waits for it.
+    const bool thinking = eventually([&] { return std::filesystem::exists(asked); });
     const auto t0 = std::chrono::steady_clock::now();
     const auto listed = manager_->ListSessions();
     const auto took = std::chrono::steady_clock::now() - t0;
     slow.join();
+    std::filesystem::remove(asked);
+    ASSERT_TRUE(thinking) << "polkitd never ran the slow rule for bob's call";
     EXPECT_LT(took, 500ms) << "the daemon waited for polkitd instead of serving root";
     std::printf("root's ListSessions during bob's 2 s polkit check: %.1f ms\n",
                 std::chrono::duration<double, std::milli>(took).count());

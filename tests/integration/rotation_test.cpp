@@ -4,6 +4,7 @@
 // with python3-bt2 (count_events.py) to check that every event the app
 // wrote is in exactly one chunk, minus exactly what the tracer discarded.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "multi_user.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
@@ -63,8 +64,31 @@ protected:
 
     /// The demo app, 100 ticks, to completion.
     void runAppBriefly() {
-        ChildProcess app({demoApp(), "100", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ChildProcess app({demoApp(), "100", "0"}, {}, appLog());
         ASSERT_EQ(app.wait(30000), 0);
+    }
+
+    static std::string appLog() { return sandbox_->dir() + "/log/apps.log"; }
+
+    /// Waits until `s` is in state `wanted` and no rotation is under way
+    /// (State is "rotating" while one is, a scheduled one too), then until
+    /// `signals` has every signal the daemon sent until then: a throwaway
+    /// session's InterfacesAdded, sent after them by the same sender, has
+    /// arrived. False if either did not happen within 20 s.
+    bool settled(SessionClient& s, SignalRecorder& signals, const std::string& wanted) {
+        if (!eventually([&] { return s.State() == wanted; }, std::chrono::seconds(20)))
+            return false;
+        static int barriers = 0;
+        const std::string path =
+            manager_->CreateSession("rot-barrier-" + std::to_string(++barriers), {});
+        const std::string added = "InterfacesAdded " + path + " org.tracectl.Tracing1.Session";
+        const bool caughtUp = signals.waitUntil(
+            [&](const std::vector<std::string>& lines) {
+                return std::find(lines.begin(), lines.end(), added) != lines.end();
+            },
+            std::chrono::seconds(20));
+        SessionClient(*bus_, path).Destroy({});
+        return caughtUp;
     }
 };
 
@@ -74,8 +98,8 @@ TEST_F(Rotation, ArchivesAreCompleteTracesAndTogetherHoldEveryEventOnce) {
     SignalRecorder signals;
     const std::string dir = output("rot-uid");
     auto s = startSession("rot-uid", false);
-    ChildProcess app({demoApp(), "4000", "200"}, {}, sandbox_->dir() + "/log/apps.log");
-    usleep(300000);
+    ChildProcess app({demoApp(), "4000", "200"}, {}, appLog());
+    ASSERT_TRUE(waitTracing(app.pid(), appLog())); // its ticks go into the first chunk
     const std::string first = rotateAndWait(*s, signals);
     ASSERT_FALSE(first.empty()) << "no RotationCompleted";
     EXPECT_NE(s->State(), "rotating");
@@ -85,7 +109,8 @@ TEST_F(Rotation, ArchivesAreCompleteTracesAndTogetherHoldEveryEventOnce) {
     EXPECT_EQ(first.rfind(dir + "/archives/", 0), 0u) << first;
     const long inFirst = countTicksIfAny(first);
     EXPECT_GT(inFirst, 0) << "the first archive is empty or unreadable";
-    usleep(200000);
+    // The app goes on ticking (4000 ticks 200 us apart): reading the first
+    // archive back took long enough for the second chunk to hold some.
     const std::string second = rotateAndWait(*s, signals);
     ASSERT_FALSE(second.empty());
     EXPECT_NE(second.find("-1"), std::string::npos) << second;
@@ -227,7 +252,9 @@ TEST_F(Rotation, AHundredRotationsWhileFourAppsComeAndGoLoseNothing) {
             break;
         }
         archives.push_back(a);
-        usleep(20000);
+        // Pacing, on purpose: the rotations are spread out so that the apps
+        // come and go between them.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     done = true;
     for (auto& t : slots)
@@ -282,16 +309,18 @@ TEST_F(Rotation, ATimerScheduleRotatesAtItsPaceOnlyWhileActive) {
     const std::string dir = output("rot-timer");
     auto s = startSession("rot-timer", false);
     s->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{250'000})}});
-    ChildProcess app({demoApp(), "5000", "400"}, {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess app({demoApp(), "5000", "400"}, {}, appLog());
     ASSERT_EQ(app.wait(30000), 0); // ~2 s of ticks
-    usleep(300000);
     s->Stop({});
-    usleep(300000); // let a rotation under way at the stop end
+    // A rotation under way at the stop ends, and its signal is in.
+    ASSERT_TRUE(settled(*s, signals, "stopped"));
     const std::size_t atStop = completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size();
-    usleep(800000); // stopped: the schedule does not fire
+    // An observation window, not a wait: stopped, the schedule (every
+    // 250 ms) must not fire in it.
+    observeFor(std::chrono::milliseconds(800));
     const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
     EXPECT_EQ(archives.size(), atStop) << "rotations while stopped";
-    // ~2.3 s active at one rotation per 250 ms: about 9; the bounds leave
+    // ~2 s active at one rotation per 250 ms: about 8; the bounds leave
     // room for a loaded machine.
     EXPECT_GE(archives.size(), 5u);
     EXPECT_LE(archives.size(), 11u);
@@ -306,13 +335,19 @@ TEST_F(Rotation, ATimerScheduleRotatesAtItsPaceOnlyWhileActive) {
     EXPECT_EQ(counts["seq"]["duplicates"].get<std::uint64_t>(), 0u);
     // Back on: the schedule resumes; cleared: it stops.
     s->Start({});
-    usleep(700000);
-    EXPECT_GT(completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size(), atStop);
+    EXPECT_TRUE(eventually(
+        [&] {
+            return completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size() > atStop;
+        },
+        std::chrono::seconds(5)))
+        << "the schedule did not resume";
     s->SetRotationSchedule({});
-    usleep(300000);
+    // A rotation the schedule began before it was cleared ends.
+    ASSERT_TRUE(settled(*s, signals, "active"));
     const std::size_t cleared =
         completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size();
-    usleep(600000);
+    // An observation window: cleared, the schedule must not fire in it.
+    observeFor(std::chrono::milliseconds(600));
     EXPECT_EQ(completedArchives(signals.waitFor(0, {}), s->getObjectPath()).size(), cleared);
     s->Destroy({});
 }
@@ -366,11 +401,10 @@ TEST_F(Rotation, ASizeScheduleRotatesOnceTheChunkHoldsThatMuch) {
                            {"subbuf-count", sdbus::Variant(std::uint64_t{8})}});
     constexpr std::uint64_t threshold = 256 * 1024;
     s->SetRotationSchedule({{"size-bytes", sdbus::Variant(threshold)}});
-    ChildProcess app({demoApp(), "40000", "30"}, {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess app({demoApp(), "40000", "30"}, {}, appLog());
     ASSERT_EQ(app.wait(60000), 0);
-    usleep(500000);
     s->Stop({});
-    usleep(300000);
+    ASSERT_TRUE(settled(*s, signals, "stopped")); // the last rotation ended and was announced
     const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
     const std::uint64_t total = bytesBelow(dir);
     ASSERT_GE(archives.size(), 1u) << total << " bytes written";
@@ -391,7 +425,9 @@ TEST_F(Rotation, DestroyAfterStartStopStartWithAScheduleAnswersAtOnce) {
                             {"size-bytes", sdbus::Variant(std::uint64_t{4096})}});
     runAppBriefly();
     s->Stop({});
-    usleep(100000);
+    // Part of the scenario, not a wait: stopped for a while, the 20 ms
+    // schedule ticks (and is ignored) a few times before the restart.
+    observeFor(std::chrono::milliseconds(100));
     s->Start({});
     runAppBriefly();
     const auto begin = std::chrono::steady_clock::now();
@@ -448,8 +484,8 @@ TEST_F(Rotation, RotateStopAndDestroyInAnyOrderAllAnswer) {
     const std::string dir = output("rot-race");
     auto s = startSession("rot-race", true);
     const std::string path = s->getObjectPath();
-    ChildProcess app({demoApp(), "100000", "20"}, {}, sandbox_->dir() + "/log/apps.log");
-    usleep(300000);
+    ChildProcess app({demoApp(), "100000", "20"}, {}, appLog());
+    ASSERT_TRUE(waitTracing(app.pid(), appLog())); // the rotations have ticks to move
     std::vector<std::string> outcomes(3);
     auto call = [&](int i, const std::function<void(SessionClient&)>& f) {
         return std::thread([&, i, f] {

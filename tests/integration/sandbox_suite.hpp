@@ -3,15 +3,19 @@
 // per test a fresh system-bus connection with a Manager client.
 #pragma once
 
+#include "eventually.hpp"
 #include "sandbox.hpp"
 #include "tracectl_clients.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
 #include <sdbus-c++/sdbus-c++.h>
 #include <string>
+#include <sys/types.h>
 
 namespace tracectl::test {
 
@@ -52,6 +56,22 @@ protected:
         s->EnableEvents("ust", "", "tracectl_demo:tick", {});
         s->Start({});
         return s;
+    }
+
+    /// Whether the Manager lists the app of `pid`: it does once the app was
+    /// set up for every active session and sent register_done.
+    bool listsApp(pid_t pid) const {
+        const auto apps = manager_->ListApplications();
+        return std::find(apps.begin(), apps.end(),
+                         "/org/tracectl/Tracing1/application/" + std::to_string(pid)) != apps.end();
+    }
+
+    /// Waits (up to `deadline`) until the demo app of `pid`, writing its
+    /// stdout to `log`, is listed and has printed its "ready <pid>" line:
+    /// from then on it emits, into every active session.
+    bool waitTracing(pid_t pid, const std::string& log,
+                     std::chrono::milliseconds deadline = std::chrono::seconds(10)) const {
+        return eventually([&] { return listsApp(pid) && printedReady(log, pid); }, deadline);
     }
 
     static inline std::unique_ptr<Sandbox> sandbox_;

@@ -4,6 +4,7 @@
 // Sandbox fixture), with the real components: dbus-daemon, polkitd, a systemd
 // user manager and tracectld ($TRACECTLD). Must run as root.
 
+#include "eventually.hpp"
 #include "sandbox.hpp"
 
 #include <chrono>
@@ -26,6 +27,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using tracectl::test::eventually;
 using tracectl::test::RunResult;
 using tracectl::test::Sandbox;
 namespace fs = std::filesystem;
@@ -42,19 +44,6 @@ std::string trim(std::string s) {
         s.pop_back();
     }
     return s;
-}
-
-// Polls check every 20 ms until it holds or timeout passes.
-template <typename Check>
-bool eventually(Check check, std::chrono::milliseconds timeout = 5s) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!check()) {
-        if (std::chrono::steady_clock::now() >= deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(20ms);
-    }
-    return true;
 }
 
 // --- a direct sd-bus connection to the manager's private socket, as tracectld

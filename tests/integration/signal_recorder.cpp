@@ -82,4 +82,10 @@ std::vector<std::string> SignalRecorder::waitFor(std::size_t count,
     return lines_;
 }
 
+bool SignalRecorder::waitUntil(const std::function<bool(const std::vector<std::string>&)>& holds,
+                               std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return holds(lines_); });
+}
+
 } // namespace tracectl::test

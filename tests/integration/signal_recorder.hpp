@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <sdbus-c++/sdbus-c++.h>
@@ -30,6 +31,12 @@ public:
     /// Waits until at least `count` lines were recorded or `timeout` passed;
     /// returns a copy of all lines recorded so far.
     std::vector<std::string> waitFor(std::size_t count, std::chrono::milliseconds timeout);
+
+    /// Waits until `holds` is true of the lines recorded so far (checked
+    /// again as each signal arrives) or `timeout` passed; returns whether it
+    /// held.
+    bool waitUntil(const std::function<bool(const std::vector<std::string>&)>& holds,
+                   std::chrono::milliseconds timeout);
 
 private:
     void onSignal(sdbus::Message& msg);

@@ -3,6 +3,7 @@
 // taken with Session.RecordSnapshot (and tracectl snapshot), each read back
 // with babeltrace2 and python3-bt2 (count_events.py).
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "signal_recorder.hpp"
@@ -78,12 +79,16 @@ TEST_F(Snapshot, TwoSnapshotsASecondApartAreCompleteTracesAndTheSecondHoldsLater
     auto s = startSession("snap-two");
     EXPECT_EQ(s->Mode(), "snapshot");
     ChildProcess app({demoApp(), "100000", "1000"}, {}, appLog()); // ~100 s
-    usleep(700000);
-    // A flight recorder: nothing is written while it records.
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+    // A flight recorder: nothing is written while it records. An
+    // observation window: the app records ~500 ticks in it.
+    observeFor(std::chrono::milliseconds(500));
     EXPECT_TRUE(filesBelow(dir).empty()) << filesBelow(dir).front();
 
     const std::string first = s->RecordSnapshot({});
-    sleep(1);
+    // The scenario's second apart (the app ticks ~1000 times in it), not a
+    // wait for the daemon.
+    observeFor(std::chrono::seconds(1));
     const std::string second = s->RecordSnapshot({});
     const std::regex name(dir + R"(/snapshot-1-\d{8}-\d{6}-(\d+))");
     std::smatch m;
@@ -233,7 +238,7 @@ TEST_F(Snapshot, SnapshotsWhileAppsExitAreReadable) {
         const std::string name = perPid ? "snap-exit-pid" : "snap-exit-uid";
         auto s = startSession(name, perPid);
         ChildProcess app({demoApp(), "20000", "50"}, {}, appLog()); // ~2 s
-        usleep(300000);                                             // registered and tracing
+        ASSERT_TRUE(waitTracing(app.pid(), appLog()));
         int taken = 0;
         long lastTicks = 0;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -248,7 +253,9 @@ TEST_F(Snapshot, SnapshotsWhileAppsExitAreReadable) {
         // And after the exit: the exited app's last events are still there
         // (per-PID too: its buffers are kept until destroy).
         ASSERT_EQ(status, 0);
-        usleep(300000); // its pidfd seen, its per-PID trace retired
+        // The daemon has seen it leave (its sockets hung up; the tracer
+        // retires its per-PID trace on the same hang-up).
+        EXPECT_TRUE(eventually([&] { return !listsApp(app.pid()); }));
         const std::string after = s->RecordSnapshot({});
         const auto counts = countEvents(after);
         ASSERT_FALSE(counts["seq"]["last"].is_null()) << after;
@@ -263,7 +270,7 @@ TEST_F(Snapshot, RecordSnapshotRacingStopAndDestroyAnswersCleanly) {
     auto s = startSession("snap-race");
     const std::string path = s->getObjectPath();
     ChildProcess app({demoApp(), "100000", "100"}, {}, appLog());
-    usleep(300000);
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
     std::atomic<bool> over{false};
     std::atomic<int> recorded{0}, refused{0}, other{0};
     std::thread snapper([&] {
@@ -287,23 +294,29 @@ TEST_F(Snapshot, RecordSnapshotRacingStopAndDestroyAnswersCleanly) {
     });
     auto retry = [](const std::function<void()>& call) {
         // WrongState while a snapshot is in flight: try again.
-        for (int i = 0; i < 500; ++i) {
-            try {
-                call();
-                return true;
-            } catch (const sdbus::Error& e) {
-                if (e.getName() != kWrongState)
-                    throw;
-            }
-            usleep(2000);
-        }
-        return false;
+        return eventually(
+            [&] {
+                try {
+                    call();
+                    return true;
+                } catch (const sdbus::Error& e) {
+                    if (e.getName() != kWrongState)
+                        throw;
+                }
+                return false;
+            },
+            std::chrono::seconds(10), std::chrono::milliseconds(2));
     };
-    usleep(300000);
+    // Each step once the snapper has raced the one before: snapshots of
+    // the active session, of the stopped one, and calls refused after
+    // Destroy.
+    EXPECT_TRUE(eventually([&] { return recorded > 0; }));
     EXPECT_TRUE(retry([&] { s->Stop({}); }));
-    usleep(200000);
+    const int beforeStop = recorded;
+    EXPECT_TRUE(eventually([&] { return recorded > beforeStop; }))
+        << "no snapshot of the stopped session";
     EXPECT_TRUE(retry([&] { s->Destroy({}); }));
-    usleep(200000);
+    EXPECT_TRUE(eventually([&] { return refused > 0; }));
     over = true;
     snapper.join();
     app.kill();

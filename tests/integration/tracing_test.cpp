@@ -3,6 +3,7 @@
 // systemd transient unit, and the CTF trace on disk read back with
 // babeltrace2, every event and field value checked.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "tracectl_clients.hpp"
@@ -39,25 +40,11 @@ protected:
     /// The session's State once it is `wanted`, or the last seen after 5 s.
     static std::string stateWithin(SessionClient& s, const std::string& wanted) {
         std::string state;
-        for (int i = 0; i < 500 && state != wanted; ++i) {
-            state = s.State();
-            if (state != wanted)
-                usleep(10000);
-        }
+        eventually([&] { return (state = s.State()) == wanted; }, std::chrono::seconds(5));
         return state;
     }
 
-    /// Waits (up to 5 s) until app `pid` is registered (listed by the Manager).
-    bool waitRegistered(pid_t pid) {
-        const std::string path = "/org/tracectl/Tracing1/application/" + std::to_string(pid);
-        for (int i = 0; i < 500; ++i) {
-            for (const auto& p : manager_->ListApplications())
-                if (p == path)
-                    return true;
-            usleep(10000);
-        }
-        return false;
-    }
+    static std::string appLog() { return sandbox_->dir() + "/log/apps.log"; }
 
     /// babeltrace2's text output of the trace, one event a line.
     std::vector<std::string> readTrace(const std::string& dir) {
@@ -168,7 +155,7 @@ TEST_F(Tracing, LogLevelsAndExclusionsSelectEvents) {
 TEST_F(Tracing, AnAppRunningBeforeTheStartIsTracedFromTheStart) {
     const std::string dir = output("early");
     ChildProcess app({demoApp(), "400", "5000"}, {}, sandbox_->dir() + "/log/apps.log");
-    ASSERT_TRUE(waitRegistered(app.pid()));
+    ASSERT_TRUE(eventually([&] { return listsApp(app.pid()); }, std::chrono::seconds(5)));
     SessionClient s(*bus_,
                     manager_->CreateSession("early", {{"output-path", sdbus::Variant(dir)}}));
     s.EnableEvents("ust", "", "tracectl_demo:tick", {});
@@ -204,14 +191,12 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
               std::string::npos);
     ok({"start", "cli"});
     ChildProcess app({demoApp(), "30", "20000"}, {}, sandbox_->dir() + "/log/apps.log");
-    bool listed = false;
-    for (int i = 0; i < 300 && !listed; ++i) {
-        listed = ok({"list-apps", "--tracepoints"}).find(std::to_string(app.pid()) + "  uid ") !=
-                 std::string::npos;
-        if (!listed)
-            usleep(10000);
-    }
-    EXPECT_TRUE(listed);
+    EXPECT_TRUE(eventually(
+        [&] {
+            return ok({"list-apps", "--tracepoints"}).find(std::to_string(app.pid()) + "  uid ") !=
+                   std::string::npos;
+        },
+        std::chrono::seconds(5)));
     const auto apps = nlohmann::json::parse(ok({"list-apps", "--json", "--tracepoints"}));
     ASSERT_FALSE(apps.empty());
     EXPECT_FALSE(apps[0]["Tracepoints"].empty());
@@ -301,8 +286,10 @@ TEST_F(Tracing, AnAppKilledMidTraceKeepsItsEventsUpToTheKill) {
     s.EnableEvents("ust", "", "tracectl_demo:tick", {});
     s.Start({});
     {
-        ChildProcess app({demoApp(), "100000", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
-        usleep(300000);
+        ChildProcess app({demoApp(), "100000", "1000"}, {}, appLog());
+        ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+        // Pacing, on purpose: the app ticks (every 1 ms) for a while before the kill.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
         app.kill(SIGKILL);
         EXPECT_EQ(app.wait(5000), -1); // died of the signal
     }
@@ -339,7 +326,21 @@ TEST_F(Tracing, AStalledConsumerGivesAClearTimeoutAndTheDaemonServesMeanwhile) {
             error = e.getMessage();
         }
     });
-    usleep(500000);
+    // Once the daemon is in that Stop (a Start is refused as busy, not as
+    // "already active"), it still answers.
+    EXPECT_TRUE(eventually(
+        [&] {
+            try {
+                s.Start({});
+            } catch (const sdbus::Error& e) {
+                return e.getMessage().find("is busy with another Start, Stop or Destroy") !=
+                       std::string::npos;
+            }
+            ADD_FAILURE() << "Start succeeded on an active session";
+            return true;
+        },
+        std::chrono::seconds(5)))
+        << "the daemon never got to the Stop";
     EXPECT_EQ(manager_->Version(), TRACECTL_TEST_VERSION); // the D-Bus loop is not blocked
     stopper.join();
     run({"pkill", "-CONT", "-f", pattern});
@@ -431,9 +432,10 @@ TEST_F(Tracing, EventsEnabledWhileActiveReachRunningAndLaterApps) {
                     manager_->CreateSession("live-enable", {{"output-path", sdbus::Variant(dir)}}));
     s.EnableEvents("ust", "", "tracectl_demo:tick", {});
     s.Start({});
-    ChildProcess running({demoApp(), "400", "5000"}, {}, sandbox_->dir() + "/log/apps.log");
-    ASSERT_TRUE(waitRegistered(running.pid()));
-    usleep(300000); // some ticks go by with debug_note not yet enabled
+    ChildProcess running({demoApp(), "400", "5000"}, {}, appLog());
+    ASSERT_TRUE(waitTracing(running.pid(), appLog()));
+    // Pacing, on purpose: some ticks (every 5 ms) go by with debug_note not yet enabled.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     s.EnableEvents("ust", "", "tracectl_demo:debug_note", {});
     ASSERT_EQ(running.wait(30000), 0);
     runApp(100); // registers after the enable: gets both rules
@@ -615,15 +617,16 @@ TEST_F(Tracing, PerPidBuffersGiveEachAppItsOwnTraceDrainedWhenItExits) {
     // The session still runs: the exited app's buffers were read to the
     // end and closed anyway (nothing switches them otherwise until stop).
     std::size_t early = 0;
-    for (int i = 0; i < 100 && early != 300; ++i) {
-        const auto folders = perPidFolders(dir);
-        if (folders.count(first.pid()) != 0) {
-            const RunResult r = run({"babeltrace2", folders.at(first.pid())});
-            early = countOf(readTraceText(r.out), "tracectl_demo:tick:");
-        }
-        if (early != 300)
-            usleep(50000);
-    }
+    eventually(
+        [&] {
+            const auto folders = perPidFolders(dir);
+            if (folders.count(first.pid()) != 0) {
+                const RunResult r = run({"babeltrace2", folders.at(first.pid())});
+                early = countOf(readTraceText(r.out), "tracectl_demo:tick:");
+            }
+            return early == 300;
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(50));
     EXPECT_EQ(early, 300u) << "the exited app's trace is not complete while the session runs";
 
     ChildProcess second({demoApp(), "200", "100"}, {}, sandbox_->dir() + "/log/apps.log");
@@ -666,27 +669,29 @@ TEST_F(Tracing, PerPidAppKilledMidTraceKeepsEveryEventUpToTheKill) {
     s.Start({});
     pid_t killed = 0;
     {
-        ChildProcess app({demoApp(), "1000000", "200"}, {}, sandbox_->dir() + "/log/apps.log");
+        ChildProcess app({demoApp(), "1000000", "200"}, {}, appLog());
         killed = app.pid();
-        usleep(400000);
+        ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+        // Pacing, on purpose: the app ticks (every 200 us) for a while before the kill.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
         app.kill(SIGKILL);
         EXPECT_EQ(app.wait(5000), -1);
     }
     // Drained without a stop: read while the session is active.
     std::size_t contiguous = 0;
     std::vector<std::string> lines;
-    for (int i = 0; i < 100; ++i) {
-        const auto folders = perPidFolders(dir);
-        if (folders.count(killed) != 0) {
+    eventually(
+        [&] {
+            const auto folders = perPidFolders(dir);
+            if (folders.count(killed) == 0)
+                return false;
             lines = readTraceText(run({"babeltrace2", folders.at(killed)}).out);
             contiguous = 0;
             while (countOf(lines, "{ seq = " + std::to_string(contiguous) + ",") > 0)
                 ++contiguous;
-            if (contiguous > 10 && contiguous == countOf(lines, "tracectl_demo:tick:"))
-                break;
-        }
-        usleep(50000);
-    }
+            return contiguous > 10 && contiguous == countOf(lines, "tracectl_demo:tick:");
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(50));
     EXPECT_GT(contiguous, 10u);
     EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), contiguous)
         << "a gap in the killed app's events";
@@ -712,6 +717,7 @@ TEST_F(Tracing, PerPidAppsKilledDuringSetUpLeaveTheWholeTraceReadable) {
     s.Start({});
     for (int i = 0; i < 24; ++i) {
         ChildProcess app({demoApp(), "100000", "200"}, {}, sandbox_->dir() + "/log/apps.log");
+        // Pacing, on purpose: killed 0-90 ms after its start, whatever it is doing then.
         std::this_thread::sleep_for(std::chrono::milliseconds((i * 37) % 90));
         app.kill(SIGKILL);
         app.wait(5000);

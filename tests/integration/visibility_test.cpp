@@ -5,6 +5,7 @@
 // an app object: root, its uid, or a holder of trace-all-users. carol holds
 // both (group "tracing"); bob neither.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "multi_user.hpp"
 #include "sandbox.hpp"
 #include "tracectl_clients.hpp"
@@ -70,14 +71,8 @@ protected:
             std::vector<std::string>{"setpriv", "--reuid=" + user, "--regid=" + user,
                                      "--init-groups", "--", demoApp(), "1000000", "100000"},
             std::vector<std::string>{}, sandbox_->dir() + "/log/apps.log");
-        const std::string path = appPath(app->pid());
-        for (int i = 0; i < 1000; ++i) {
-            const auto apps = manager_->ListApplications();
-            if (std::find(apps.begin(), apps.end(), path) != apps.end())
-                return app;
-            std::this_thread::sleep_for(10ms);
-        }
-        ADD_FAILURE() << user << "'s app " << path << " was never listed";
+        if (!eventually([&] { return listsApp(app->pid()); }, 10s))
+            ADD_FAILURE() << user << "'s app " << appPath(app->pid()) << " was never listed";
         return app;
     }
 
@@ -272,9 +267,7 @@ public:
             argv.push_back("--no-hello");
         argv.push_back("120");
         process_ = std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, log_);
-        for (int i = 0; i < 1000 && !ready(); ++i)
-            std::this_thread::sleep_for(10ms);
-        if (!ready())
+        if (!eventually([&] { return ready(); }, 10s))
             throw std::runtime_error(user + "'s signal-listener is not ready:\n" + text());
     }
 
@@ -293,12 +286,7 @@ public:
     }
     /// Waits up to 10 s for a signal line containing `what`.
     bool waitFor(const std::string& what) const {
-        for (int i = 0; i < 1000; ++i) {
-            if (!linesWith(signals(), what).empty())
-                return true;
-            std::this_thread::sleep_for(10ms);
-        }
-        return false;
+        return eventually([&] { return !linesWith(signals(), what).empty(); }, 10s);
     }
 
 private:
@@ -354,7 +342,8 @@ TEST_F(Visibility, SignalsGoOnlyToCallersWhoMaySeeTheObject) {
         << carols.text();
 
     // A connection that never called the daemon gets nothing, root's too.
-    std::this_thread::sleep_for(300ms);
+    // An observation window, not a wait: nothing must arrive in it.
+    observeFor(300ms);
     EXPECT_EQ(silent.signals(), std::vector<std::string>{}) << silent.text();
 }
 
