@@ -365,7 +365,7 @@ TEST_F(Rotation, TimerSchedulesRotateOncePerPeriod) {
     slow->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{1'000'000})}});
     fast->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{200'000})}});
     // The measured interval itself: ten seconds of tracing.
-    std::this_thread::sleep_for(std::chrono::seconds(10));
+    observeFor(std::chrono::seconds(10));
     slow->SetRotationSchedule({});
     fast->SetRotationSchedule({});
     // Rotations that began before the schedules were cleared end with a
@@ -380,8 +380,7 @@ TEST_F(Rotation, TimerSchedulesRotateOncePerPeriod) {
         fastCount = f;
         return same;
     };
-    for (int i = 0; i < 50 && !settled(); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    eventually(settled, std::chrono::seconds(10), std::chrono::milliseconds(200));
     app.kill(SIGKILL);
     app.wait(5000);
     EXPECT_GE(slowCount, 9u) << "1 s timer over 10 s";
