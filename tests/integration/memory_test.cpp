@@ -25,7 +25,11 @@ using Options = std::map<std::string, sdbus::Variant>;
 
 namespace {
 
-constexpr std::uint64_t kMiB = 1 << 20;
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+/// The cgroup v1 memory hierarchy, where these machines have one.
+constexpr const char* kMemoryCgroupRoot = "/sys/fs/cgroup/memory";
+/// The memory cgroup limit of the "oomcg" sessions' consumers.
+constexpr std::uint64_t kOomLimit = 24 * kMiB;
 /// The daemon's --consumer-memory-max in this suite.
 constexpr std::uint64_t kLimit = 2048 * kMiB;
 
@@ -40,7 +44,20 @@ protected:
         wrapper_ = "/tmp/tracectl-memory-test-consumerd-" + std::to_string(getpid());
         {
             std::ofstream w(wrapper_);
-            w << "#!/bin/sh\nulimit -v 1048576\nexec " << real << " \"$@\"\n";
+            // Sessions whose output path names "oomcg" run their consumer in a
+            // memory cgroup (v1) of kOomLimit: the kernel's OOM killer ends it.
+            w << "#!/bin/sh\n"
+                 "case \"$*\" in *oomcg*)\n"
+                 "  cg="
+              << kMemoryCgroupRoot
+              << "/tracectl-test-oom-$$\n"
+                 "  mkdir \"$cg\" && echo "
+              << kOomLimit
+              << " > \"$cg/memory.limit_in_bytes\" &&\n"
+                 "  echo 0 > \"$cg/memory.swappiness\"; echo $$ > \"$cg/cgroup.procs\" ;;\n"
+                 "esac\n"
+                 "ulimit -v 1048576\nexec "
+              << real << " \"$@\"\n";
         }
         chmod(wrapper_.c_str(), 0755);
         realConsumer_ = real;
@@ -139,4 +156,28 @@ TEST_F(Memory, RingBufferSizeCountsEveryTracedUidsBuffers) {
     ASSERT_GT(streams, 0u);
     EXPECT_EQ(s->RingBufferSize(), 2 * 4096 + streams * 4 * 64 * 1024);
     s->Destroy({});
+}
+
+// A consumer the kernel kills for lack of memory while it makes the
+// buffers (its memory cgroup allows 24 MiB, the buffers need 64 MiB per
+// CPU): Start fails with how the unit ended, read from systemd before the
+// unit is collected, and the session is in state error. Before the fix
+// Start answered "Tracing started".
+TEST_F(Memory, AConsumerKilledWhileMakingTheBuffersFailsTheStart) {
+    if (!std::filesystem::exists(std::string(kMemoryCgroupRoot) + "/memory.limit_in_bytes"))
+        GTEST_SKIP() << "no cgroup v1 memory hierarchy at " << kMemoryCgroupRoot;
+    auto s = session("oomcg", {{32 * kMiB, 2}});
+    ChildProcess app({demoApp(), "1000000", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(eventually([&] { return !manager_->ListApplications().empty(); }, 10s));
+    const std::string error = errorMessageOf([&] { s->Start({}); });
+    app.kill();
+    EXPECT_NE(error.find("org.tracectl.Tracing1.Error.Failed"), std::string::npos) << error;
+    EXPECT_NE(error.find("is no longer running"), std::string::npos) << error;
+    EXPECT_NE(error.find("Result signal"), std::string::npos) << error;
+    EXPECT_NE(error.find("state error"), std::string::npos) << error;
+    EXPECT_EQ(s->State(), "error");
+    s->Destroy({});
+    for (const auto& cg : std::filesystem::directory_iterator(kMemoryCgroupRoot))
+        if (cg.path().filename().string().rfind("tracectl-test-oom-", 0) == 0)
+            rmdir(cg.path().c_str());
 }
