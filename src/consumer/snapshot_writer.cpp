@@ -58,8 +58,12 @@ std::uint64_t appendHeld(lttng_ust_ctl_consumer_stream* s, StreamFile& file) {
 StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
                                   const std::string& name, std::uint64_t maxPackets, bool active) {
     StreamSnapshot out;
+    // producer_active 1, as lttng-consumerd's snapshots (consumer.c,
+    // lttng_consumer_take_snapshot): the current sub-buffer is closed only if
+    // it holds something. Switching an empty one would, in overwrite mode,
+    // evict the oldest full one: each snapshot would push history out.
     if (active)
-        check(lttng_ust_ctl_flush_buffer(stream, 0), "lttng_ust_ctl_flush_buffer");
+        check(lttng_ust_ctl_flush_buffer(stream, 1), "lttng_ust_ctl_flush_buffer");
     const int r = lttng_ust_ctl_snapshot(stream);
     if (r == -EAGAIN)
         return out; // no complete sub-buffer: no file rather than an empty one

@@ -24,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cctype>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -409,6 +410,18 @@ int main(int argc, char** argv) {
                    "session in state error saying so")
         ->type_name("SIZE")
         ->transform(CLI::AsSizeValue(false))
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+                // After the size transform: a byte count.
+                char* end = nullptr;
+                errno = 0;
+                const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+                if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0 ||
+                    (n != 0 && n < (1ull << 20)) || n > (1ull << 50))
+                    return "must be 0 (no limit) or from 1M to 1P";
+                return {};
+            },
+            "0 or 1M..1P"))
         ->envname("TRACECTL_CONSUMER_MEMORY_MAX");
     tracectl::log::addOptions(app, o.log);
     app.footer("The system bus is the one $DBUS_SYSTEM_BUS_ADDRESS names, if set.\n"

@@ -281,3 +281,55 @@ TEST_F(Core, TwentySessionsStartingWhileFiftyAppsRegisterAllRecordEverything) {
     for (auto& s : sessions)
         s->Destroy({});
 }
+
+// Found by a fresh-user pass: a Rotate the consumer did not answer in time
+// was forgotten by the daemon while the consumer carried it out; every later
+// rotation was refused ("rotation 1 is still under way"), the session stayed
+// active, and what it recorded went into a chunk without metadata.
+TEST_F(Core, ARotationTheConsumerDoesNotAnswerFailsTheSession) {
+    auto s = startTickSession("rot-silent", {}, false, {});
+    {
+        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const pid_t consumer = mainPidOf(unitOf(*s));
+    ASSERT_GT(consumer, 0);
+    ASSERT_EQ(kill(consumer, SIGSTOP), 0);
+    const std::string error = errorNameOf([&] { s->Rotate({}); });
+    kill(consumer, SIGCONT);
+    EXPECT_EQ(error, "org.tracectl.Tracing1.Error.Failed");
+    EXPECT_TRUE(eventually([&] { return s->State() == "error"; }, 5s)) << s->State();
+    EXPECT_NE(s->ErrorReason().find("failed a rotation"), std::string::npos) << s->ErrorReason();
+    s->Destroy({});
+}
+
+// Found by a fresh-user pass: a consumer killed during Stop, or one that
+// exits because the daemon went away, left its unit loaded and failed.
+TEST_F(Core, NoFailedConsumerUnitIsLeftBehind) {
+    auto s = startTickSession("unit-left", {}, false, {});
+    {
+        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const std::string unit = unitOf(*s);
+    const pid_t consumer = mainPidOf(unit);
+    ASSERT_GT(consumer, 0);
+    ASSERT_EQ(kill(consumer, SIGSTOP), 0);
+    std::thread stopper([&] {
+        auto bus = sdbus::createSystemBusConnection();
+        SessionClient mine(*bus, s->getObjectPath());
+        (void)errorNameOf([&] { mine.Stop({}); });
+    });
+    std::this_thread::sleep_for(200ms); // the Stop's flush is waiting for the consumer
+    kill(consumer, SIGKILL);
+    stopper.join();
+    EXPECT_TRUE(eventually([&] { return s->State() == "error"; }, 5s));
+    s->Destroy({});
+    EXPECT_TRUE(eventually(
+        [&] {
+            const RunResult r = sandbox_->systemctl({"list-units", "--all", "--no-legend", unit});
+            return r.out.find(unit) == std::string::npos;
+        },
+        10s))
+        << sandbox_->systemctl({"list-units", "--all", unit}).out;
+}

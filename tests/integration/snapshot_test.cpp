@@ -391,3 +391,20 @@ TEST_F(Snapshot, CostOfASnapshotAgainstStartingAConsumerUnit) {
         std::cout << "Start (consumer unit) " << startMs[i] << " ms, RecordSnapshot " << snapMs[i]
                   << " ms\n";
 }
+
+// Found by a fresh-user pass: each snapshot switched the current sub-buffer
+// even when empty, which in overwrite mode evicts the oldest full one, so
+// snapshots taken one after another with no new events pushed the history
+// out (401 events in the first three, 0 from the fifth on).
+TEST_F(Snapshot, SnapshotsOneAfterAnotherKeepTheHistory) {
+    auto s = startSession("snap-repeat");
+    {
+        ChildProcess app({demoApp(), "200", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const long first = countTicks(s->RecordSnapshot({}));
+    EXPECT_EQ(first, 200);
+    for (int i = 1; i < 8; ++i)
+        EXPECT_EQ(countTicks(s->RecordSnapshot({})), first) << "snapshot " << i;
+    s->Destroy({});
+}

@@ -20,6 +20,9 @@ namespace cp = consumer_protocol;
 
 namespace {
 
+/// How every refusal's message begins (isRefusal()).
+constexpr std::string_view kRefused = "the consumer refused ";
+
 /// Expired request ids remembered, to tell a late reply from a bogus one.
 constexpr std::size_t kMaxExpired = 4096;
 /// Bound on reading objects already queued (each receive, SO_RCVTIMEO).
@@ -210,6 +213,10 @@ ConsumerConnection::Reply ConsumerConnection::expectOk(Done done) {
     return [done = std::move(done)](std::optional<Error> e, cp::Message) { done(std::move(e)); };
 }
 
+bool ConsumerConnection::isRefusal(const Error& e) noexcept {
+    return std::string_view(e.what()).substr(0, kRefused.size()) == kRefused;
+}
+
 void ConsumerConnection::readNow() {
     if (usable())
         readIncoming();
@@ -298,7 +305,8 @@ void ConsumerConnection::completeChannel(uint32_t id) {
     std::optional<Error> error;
     if (p.replied) {
         if (const auto* err = std::get_if<cp::ErrorReply>(&*p.replied)) {
-            error = Error(ErrorCode::Failed, "the consumer refused CreateChannel: " + err->message);
+            error =
+                Error(ErrorCode::Failed, std::string(kRefused) + "CreateChannel: " + err->message);
         } else if (const auto* created = std::get_if<cp::ChannelCreated>(&*p.replied);
                    created == nullptr || created->key != p.key) {
             error =
@@ -498,9 +506,9 @@ void ConsumerConnection::deliver(cp::Frame frame) {
     pending_.erase(it);
     std::optional<Error> error;
     if (const auto* err = std::get_if<cp::ErrorReply>(&frame.message))
-        error = Error(ErrorCode::Failed, "the consumer refused " +
-                                             std::string(cp::messageName(p->type)) + ": " +
-                                             err->message);
+        error =
+            Error(ErrorCode::Failed, std::string(kRefused) + std::string(cp::messageName(p->type)) +
+                                         ": " + err->message);
     else if (p->type != cp::MessageType::Hello && p->type != cp::MessageType::CreateChannel &&
              !std::holds_alternative<cp::Ok>(frame.message))
         error = Error(ErrorCode::Failed,

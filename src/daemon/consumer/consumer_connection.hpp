@@ -50,7 +50,9 @@ struct ConsumerChannel {
 /// Requests that drain buffers or write a snapshot (DestroyChannel, Shutdown,
 /// RecordSnapshot) get kLongRequestFactor times as long.
 inline constexpr std::chrono::milliseconds kConsumerReplyTimeout{10'000};
-inline constexpr int kLongRequestFactor = 6;
+/// (20 s: below D-Bus's default method call timeout of 25 s, so a client
+/// gets the daemon's answer, not its own timeout.)
+inline constexpr int kLongRequestFactor = 2;
 
 class ConsumerConnection {
 public:
@@ -110,6 +112,11 @@ public:
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request, UniqueFd dirFd,
                         Done done);
 
+    /// True when `e` (from one of this class's callbacks) says the consumer
+    /// answered with a refusal (an Error reply): the request had no effect.
+    /// False for no answer in time, or a broken connection: the consumer
+    /// may have carried the request out.
+    static bool isRefusal(const Error& e) noexcept;
     /// True until the connection is lost.
     bool usable() const noexcept { return !lostWhy_; }
     /// Requests sent or queued whose reply has not come (nor their deadline).

@@ -35,7 +35,9 @@ public:
     /// Starts the consumer with `stdinSocket` as its standard input.
     /// Throws Error(Failed) with the manager's reason.
     virtual void start(const ConsumerSpec& spec, UniqueFd stdinSocket) = 0;
-    /// Stops it (StopUnit, or SIGTERM then SIGKILL after a bounded wait).
+    /// Stops it (StopUnit, or SIGTERM then SIGKILL after a bounded wait),
+    /// waits (bounded) until it is down, and lets a failed unit go
+    /// (ResetFailedUnit). Harmless on a consumer that is gone already.
     virtual void stop(const ConsumerSpec& spec) = 0;
     /// True while it runs (ActiveState "active"/"activating"/"reloading",
     /// or the child not yet reaped).

@@ -97,6 +97,11 @@ public:
                   "s", "inactive", "NoNewPrivileges", "b", 1, "ProtectSystem", "s", "strict",
                   "PrivateNetwork", "b", 1, "ReadWritePaths", "as", 1, spec.outputDir.c_str()),
               "append properties");
+        // Exit status 3 is the consumer's "the daemon went away" (it drained
+        // and closed everything first, tracectl-consumerd(8)): not a failure
+        // for systemd to keep the unit loaded for.
+        check(sd_bus_message_append(m.get(), "(sv)", "SuccessExitStatus", "(aiai)", 1, 3, 0),
+              "append SuccessExitStatus");
         if (spec.memoryMax != 0)
             check(sd_bus_message_append(m.get(), "(sv)", "MemoryMax", "t", spec.memoryMax),
                   "append MemoryMax");
@@ -152,7 +157,10 @@ public:
         sd_bus_message_unref(reply);
         if (r < 0)
             log::debug("stopping " + spec.unitName + ": " + error.text(r));
-        // If it had failed, nobody reads its Result any more.
+        // StopUnit only queues the job: once the unit is down (bounded: its
+        // stop timeout is systemd's), if it failed, nobody reads its Result
+        // any more. On the launcher executor: blocking is fine there.
+        (void)waitStopped(spec, std::chrono::milliseconds(5000));
         resetFailed(spec.unitName);
     }
 

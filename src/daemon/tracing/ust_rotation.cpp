@@ -56,9 +56,16 @@ void UstTracer::rotate(const std::string& idHex, RotationDone started, RotationD
 }
 
 void UstTracer::creationsOver(Traced& t) {
-    auto waiting = std::exchange(t.rotationsAfterCreation, {});
+    const SessionRef ref = refOf(t);
+    for (auto& f : std::exchange(t.afterCreations, {}))
+        f(); // may free t: checked below
+    Traced* live = find(ref);
+    if (live == nullptr)
+        return;
+    Traced& same = *live;
+    auto waiting = std::exchange(same.rotationsAfterCreation, {});
     for (auto& w : waiting)
-        beginRotation(t, std::move(w.started), std::move(w.completed));
+        beginRotation(same, std::move(w.started), std::move(w.completed));
 }
 
 void UstTracer::dropWaitingRotations(Traced& t, const std::string& why) {
@@ -90,6 +97,17 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
         if (live == nullptr)
             return started(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), path);
         const bool ours = live->rotating && live->rotating->id == request.id;
+        if (e && ours && !ConsumerConnection::isRefusal(*e) && !live->failed) {
+            // Not answered in time, or the connection broke: the consumer may
+            // carry the rotation out all the same, and would refuse every
+            // later one; what it writes from now on is not the session's
+            // chunk any more. The session fails, saying why.
+            failSession(*live, "the consumer " + live->spec.unitName + " failed a rotation (" +
+                                   e->what() + "); it was stopped");
+            return started(Error(ErrorCode::Failed, std::string("rotating: ") + e->what() +
+                                                        "; the session is now in state error"),
+                           path);
+        }
         if (e || !ours) {
             if (ours) {
                 live->rotating.reset();
@@ -105,12 +123,6 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
         ++live->chunkIndex;
         live->rotating->begun = true;
         log::info("session '" + live->snapshot.name + "': rotating into " + request.newChunk);
-        // The consumer has taken its boundary: what apps registered until
-        // now (queued already, or pushed here) goes behind it, then the
-        // old chunk's metadata is closed.
-        for (auto& [key, trace] : live->traces)
-            pushMetadata(*live, *trace);
-        live->consumer->rotateMetadata(request.id, failOnError(*live, "to switch the metadata"));
         // The consumer has taken its boundary: what apps registered until
         // now (queued already, or pushed here) goes behind it, then the
         // old chunk's metadata is closed.

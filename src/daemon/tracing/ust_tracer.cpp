@@ -164,10 +164,8 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
 void UstTracer::stopConsumerUnit(Traced& t) {
     if (!t.launcher)
         return;
-    launchers_.submit([launcher = t.launcher, spec = t.spec] {
-        if (launcher->running(spec))
-            launcher->stop(spec);
-    });
+    // Whether it still runs or not: stop() also lets a failed unit go.
+    launchers_.submit([launcher = t.launcher, spec = t.spec] { launcher->stop(spec); });
 }
 
 void UstTracer::checkOutputFolderKept(const Traced& t) const {
@@ -190,21 +188,29 @@ void UstTracer::checkOutputFolderKept(const Traced& t) const {
 void UstTracer::start(const SessionSnapshot& s, Done done) {
     auto& slot = sessions_[s.idHex];
     if (!slot) {
-        if (config_.consumerMemoryMax != 0) {
-            // Checked before anything starts: a consumer over its limit
-            // would be killed while making them.
-            Traced probe;
-            probe.snapshot = s;
-            const uint64_t needed = bufferBytes(probe, tracesAtStart(probe));
-            if (needed > config_.consumerMemoryMax) {
-                sessions_.erase(s.idHex);
-                return done(Error(ErrorCode::InvalidArgument,
-                                  "the session's ring buffers would need " + mebibytes(needed) +
-                                      " (" + bufferFormula(probe, tracesAtStart(probe)) +
-                                      "), more than its consumer's memory limit of " +
-                                      mebibytes(config_.consumerMemoryMax) +
-                                      " (tracectld --consumer-memory-max)"));
-            }
+        // Checked before anything starts: a consumer over its limit would be
+        // killed while making them. Without a limit, half of the machine's
+        // memory is the bound (as for one channel, channel_config.cpp).
+        const long pages = sysconf(_SC_PHYS_PAGES);
+        const long page = sysconf(_SC_PAGESIZE);
+        const uint64_t halfMemory =
+            pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2
+                                  : 0;
+        const uint64_t limit =
+            config_.consumerMemoryMax != 0 ? config_.consumerMemoryMax : halfMemory;
+        Traced probe;
+        probe.snapshot = s;
+        const uint64_t needed = bufferBytes(probe, tracesAtStart(probe));
+        if (limit != 0 && needed > limit) {
+            sessions_.erase(s.idHex);
+            return done(
+                Error(ErrorCode::InvalidArgument,
+                      "the session's ring buffers would need " + mebibytes(needed) + " (" +
+                          bufferFormula(probe, tracesAtStart(probe)) + "), more than " +
+                          (config_.consumerMemoryMax != 0
+                               ? "its consumer's memory limit of " + mebibytes(limit) +
+                                     " (tracectld --consumer-memory-max)"
+                               : "half of this machine's memory (" + mebibytes(limit) + ")")));
         }
         auto t = std::make_unique<Traced>();
         t->serial = nextSerial_++;
@@ -322,8 +328,7 @@ void UstTracer::stop(const std::string& idHex, Done done) {
     Traced& t = *it->second;
     stopApps(t);
     t.active = false; // the apps no longer write, whatever comes next
-    const SessionRef ref = refOf(t);
-    flushAll(t, [this, ref, done](std::optional<Error> e) {
+    flushAllOnceMade(t, [this, ref = refOf(t), done](std::optional<Error> e) {
         if (!e)
             return done(std::nullopt);
         // A consumer that cannot flush is no use any more: say so in the
@@ -333,6 +338,19 @@ void UstTracer::stop(const std::string& idHex, Done done) {
                                    " failed while flushing (" + e->what() + "); it was stopped");
         done(Error(ErrorCode::Failed,
                    std::string(e->what()) + "; the session is now in state error"));
+    });
+}
+
+void UstTracer::flushAllOnceMade(Traced& t, Done done) {
+    if (t.creating.empty())
+        return flushAll(t, std::move(done));
+    // Traces whose buffers the consumer is making: flushed once made (their
+    // apps join stopped), so that Stop returns with everything on disk.
+    t.afterCreations.push_back([this, ref = refOf(t), done = std::move(done)] {
+        if (Traced* live = find(ref))
+            flushAllOnceMade(*live, done);
+        else
+            done(std::nullopt);
     });
 }
 
@@ -386,7 +404,6 @@ void UstTracer::failSession(Traced& t, const std::string& why) {
     t.failed = true;
     t.failure = why;
     t.active = false;
-    log::warning("session '" + t.snapshot.name + "' failed: " + why);
     abandonRotation(t, why);
     dropWaitingRotations(t, why);
     t.scheduleWatch.reset();

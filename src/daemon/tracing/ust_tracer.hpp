@@ -257,6 +257,8 @@ private:
             RotationDone started, completed;
         };
         std::vector<WaitingRotation> rotationsAfterCreation;
+        /// Run once no trace is being made (a Stop waiting for them).
+        std::vector<std::function<void()>> afterCreations;
     };
     /// Names a session in callbacks: found again only if it still exists
     /// and is the same one (find()).
@@ -290,7 +292,8 @@ private:
     /// Once the unit runs: the connection to it, then Hello; `done` after
     /// the Hello's reply.
     void connectConsumer(Traced& t, UniqueFd ours, Done done);
-    /// Stops `t`'s consumer unit if it runs (on the launcher executor).
+    /// Stops `t`'s consumer unit if it runs, and lets it go if it failed
+    /// (on the launcher executor).
     void stopConsumerUnit(Traced& t);
     /// The second half of start(): every app joins, then starts.
     void startApps(Traced& t, Done done);
@@ -304,6 +307,8 @@ private:
     Done failOnError(Traced& t, std::string what);
     /// Every apps' session in `t` stops; the apps are quiescent after it.
     void stopApps(Traced& t);
+    /// flushAll() once no trace of `t` is being made any more.
+    void flushAllOnceMade(Traced& t, Done done);
     /// Pushes the metadata and flushes every channel of every trace of `t`;
     /// `done` after the consumer's replies.
     void flushAll(Traced& t, Done done);
