@@ -192,6 +192,14 @@ TEST(Loglevels, NamesMapToLttngUstNumbers) {
     EXPECT_EQ(loglevelFromName("TRACE_DEBUG_LINE"), 13);
     EXPECT_EQ(loglevelFromName("debug"), 14);
     EXPECT_EQ(loglevelFromName("verbose"), std::nullopt);
+    // Numbers too, as tracectl(1) and lttng-enable-event(1) document (the
+    // CLI passes them as text: "--loglevel 3" was refused).
+    EXPECT_EQ(loglevelFromName("3"), 3);
+    EXPECT_EQ(loglevelFromName("0"), 0);
+    EXPECT_EQ(loglevelFromName("14"), 14);
+    EXPECT_EQ(loglevelFromName("15"), std::nullopt);
+    EXPECT_EQ(loglevelFromName("-1"), std::nullopt);
+    EXPECT_EQ(loglevelFromName("007"), std::nullopt);
 }
 
 TEST(Session, AFailedSessionAcceptsNoStartOrStop) {

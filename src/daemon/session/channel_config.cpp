@@ -146,6 +146,14 @@ std::string describeEventRule(const EventRule& r) {
 }
 
 std::optional<int32_t> loglevelFromName(std::string_view name) {
+    // A number, as lttng-enable-event(1) also takes: 0 to 14.
+    if (!name.empty() && name.size() <= 2 &&
+        std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        const int n = std::stoi(std::string(name));
+        if (n <= 14)
+            return static_cast<int32_t>(n);
+        return std::nullopt;
+    }
     std::string upper;
     for (char c : name)
         upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -69,8 +69,8 @@ bool sameEventRule(const EventRule& a, const EventRule& b);
 std::string describeEventRule(const EventRule& r);
 
 /// lttng-ust's log level number for a name as lttng-enable-event(1) spells
-/// it ("TRACE_INFO", "info", "TRACE_DEBUG_LINE", ...; case-insensitive), or
-/// nullopt.
+/// it ("TRACE_INFO", "info", "TRACE_DEBUG_LINE", ...; case-insensitive) or
+/// for the number itself ("0" to "14"), or nullopt.
 std::optional<int32_t> loglevelFromName(std::string_view name);
 
 /// True if `eventName` ("provider:event") matches `pattern` (exact, or a
