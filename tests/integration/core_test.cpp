@@ -333,3 +333,40 @@ TEST_F(Core, NoFailedConsumerUnitIsLeftBehind) {
         10s))
         << sandbox_->systemctl({"list-units", "--all", unit}).out;
 }
+
+// Destroy is accepted while a snapshot is under way (a fresh-user pass found
+// it refused as "busy"): both calls answer, the snapshot with an error if the
+// session went first, and nothing is left behind.
+TEST_F(Core, DestroyDuringASnapshotAnswersBoth) {
+    auto s = startTickSession("snap-destroy", {{"mode", sdbus::Variant(std::string("snapshot"))}},
+                              false, {});
+    {
+        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const std::string unit = unitOf(*s);
+    const pid_t consumer = mainPidOf(unit);
+    ASSERT_GT(consumer, 0);
+    ASSERT_EQ(kill(consumer, SIGSTOP), 0); // the snapshot waits for it
+    std::string snapshotOutcome = "not answered";
+    std::thread snapper([&] {
+        auto bus = sdbus::createSystemBusConnection();
+        SessionClient mine(*bus, s->getObjectPath());
+        snapshotOutcome = errorNameOf([&] { mine.RecordSnapshot({}); });
+    });
+    // A head start for the snapshot (nothing on the bus marks one under
+    // way); whichever reaches the daemon first, both calls must answer.
+    observeFor(300ms);
+    std::string destroyOutcome;
+    std::thread destroyer([&] { destroyOutcome = errorNameOf([&] { s->Destroy({}); }); });
+    std::this_thread::sleep_for(200ms); // Destroy's requests queue behind the snapshot
+    kill(consumer, SIGCONT);
+    destroyer.join();
+    snapper.join();
+    EXPECT_EQ(destroyOutcome, "no error");
+    EXPECT_TRUE(snapshotOutcome == "no error" || snapshotOutcome.find("Error") != std::string::npos)
+        << snapshotOutcome;
+    EXPECT_EQ(errorNameOf([&] { manager_->GetSession("snap-destroy"); }),
+              "org.tracectl.Tracing1.Error.NoSuchSession");
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}

@@ -117,6 +117,10 @@ public:
     /// False for no answer in time, or a broken connection: the consumer
     /// may have carried the request out.
     static bool isRefusal(const Error& e) noexcept;
+    /// Closes the connection as if it were lost (`why`): every request in
+    /// flight fails now, with that reason, and `lost` is told. For an owner
+    /// about to free this connection whose callbacks must still be answered.
+    void abandon(const std::string& why) { lose(why); }
     /// True until the connection is lost.
     bool usable() const noexcept { return !lostWhy_; }
     /// Requests sent or queued whose reply has not come (nor their deadline).

@@ -147,11 +147,15 @@ void SessionObject::authorize(const char* member, bool interactive,
         }));
 }
 
-void SessionObject::checkIdle(const char* member) const {
+void SessionObject::checkIdle(const char* member, bool evenDuringSnapshot) const {
     if (busy_)
         throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
                                                session_.config().name +
                                                "' is busy with another Start, Stop or Destroy");
+    if (snapshotting_ && !evenDuringSnapshot)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
+                                               session_.config().name +
+                                               "' is recording a snapshot; wait for it");
 }
 
 void SessionObject::refuseInSnapshotMode(const char* member) const {
@@ -245,8 +249,9 @@ void SessionObject::doStop(const Pending& pending) {
 }
 
 void SessionObject::doDestroy(const Pending& pending) {
-    checkIdle("Destroy");
+    checkIdle("Destroy", true);
     busy_ = true;
+    destroying_ = true;
     std::weak_ptr<bool> alive = alive_;
     backend_.destroy(session_.id().hex(), [this, alive, pending](std::optional<Error>) {
         if (alive.expired())
@@ -317,10 +322,10 @@ void SessionObject::doRecordSnapshot(const Pending& pending, uint64_t maxSize) {
                     "session '" + session_.config().name + "' is in state " +
                         std::string(toString(state)) +
                         ": a snapshot needs a started session (active or stopped)");
-    // Busy like Start/Stop/Destroy: those wait for no one and are refused
-    // (WrongState) meanwhile, so a Destroy can never free this object while
-    // the snapshot's answer is still to come.
-    busy_ = true;
+    // Start, Stop and another snapshot are refused meanwhile (WrongState);
+    // Destroy is not: its answer frees this object, and the snapshot's
+    // answer, coming later, finds it gone (alive_).
+    snapshotting_ = true;
     std::weak_ptr<bool> alive = alive_;
     backend_.recordSnapshot(
         session_.id().hex(), maxSize,
@@ -328,7 +333,10 @@ void SessionObject::doRecordSnapshot(const Pending& pending, uint64_t maxSize) {
             if (alive.expired())
                 return pending->returnError(
                     sdbus::Error(kUnknownObject, "the session was destroyed"));
-            busy_ = false;
+            snapshotting_ = false;
+            if (error && destroying_) // overtaken by the Destroy, as answers after it
+                return pending->returnError(
+                    sdbus::Error(kUnknownObject, "the session was destroyed"));
             if (error) {
                 log::warning("session '" + session_.config().name +
                                  "': snapshot failed: " + error->what(),

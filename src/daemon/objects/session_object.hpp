@@ -118,8 +118,10 @@ private:
     SessionSnapshot snapshot() const;
     /// Throws WrongState for a snapshot session (no chunk to rotate).
     void refuseInSnapshotMode(const char* member) const;
-    /// Throws WrongState while a Start/Stop/Destroy is in flight.
-    void checkIdle(const char* member) const;
+    /// Throws WrongState while a Start/Stop/Destroy is in flight, or a
+    /// snapshot unless `evenDuringSnapshot` (Destroy: accepted in every
+    /// state; the snapshot then fails, saying the session was destroyed).
+    void checkIdle(const char* member, bool evenDuringSnapshot = false) const;
 
     /// Sends `member` with `body` from this object to the peers that may see it.
     void signal(const char* interface, const char* member, const bus::SignalSender::Body& body);
@@ -134,9 +136,10 @@ private:
     DestroyHandler onDestroy_;
     /// Expires with this object: answers arriving later see it gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-    bool busy_ = false;
-    uint64_t ringBufferSize_ =
-        0; ///< RingBufferSize ///< a Start/Stop/Destroy awaits the app thread
+    bool busy_ = false;           ///< a Start/Stop/Destroy awaits the tracer
+    bool snapshotting_ = false;   ///< a RecordSnapshot awaits the tracer
+    bool destroying_ = false;     ///< a Destroy awaits the tracer
+    uint64_t ringBufferSize_ = 0; ///< RingBufferSize
     bool retired_ = false;
     bool rotating_ = false; ///< a Rotate began and has not completed: State "rotating"
 };

@@ -415,6 +415,12 @@ void UstTracer::failSession(Traced& t, const std::string& why) {
 }
 
 void UstTracer::forget(Traced& t) {
+    // Whoever still waits for the consumer (a snapshot overtaken by Destroy)
+    // is answered, while `t` still exists.
+    if (t.consumer && t.consumer->usable()) {
+        t.destroying = true;
+        t.consumer->abandon("the session was destroyed");
+    }
     for (auto& [pid, a] : t.apps)
         eraseRoutes(pid, a);
     t.apps.clear();
