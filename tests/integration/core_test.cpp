@@ -370,3 +370,28 @@ TEST_F(Core, DestroyDuringASnapshotAnswersBoth) {
               "org.tracectl.Tracing1.Error.NoSuchSession");
     EXPECT_TRUE(sandbox_->daemonRunning());
 }
+
+// Found by a fresh-user pass: a snapshot the consumer did not answer made
+// every later call wait 20 s, the session staying active. As for Rotate, the
+// session fails, saying why. Consumer units get a file limit a per-PID
+// session of many apps needs (the default soft 1024 ran out after ~90 apps).
+TEST_F(Core, ASnapshotTheConsumerDoesNotAnswerFailsTheSession) {
+    auto s = startTickSession("snap-silent", {{"mode", sdbus::Variant(std::string("snapshot"))}},
+                              false, {});
+    {
+        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const std::string unit = unitOf(*s);
+    EXPECT_EQ(sandbox_->systemctl({"show", "-p", "LimitNOFILESoft", "--value", unit}).out,
+              "65536\n");
+    const pid_t consumer = mainPidOf(unit);
+    ASSERT_GT(consumer, 0);
+    ASSERT_EQ(kill(consumer, SIGSTOP), 0);
+    const std::string error = errorNameOf([&] { s->RecordSnapshot({}); });
+    kill(consumer, SIGCONT);
+    EXPECT_EQ(error, "org.tracectl.Tracing1.Error.Failed");
+    EXPECT_TRUE(eventually([&] { return s->State() == "error"; }, 5s)) << s->State();
+    EXPECT_NE(s->ErrorReason().find("failed a snapshot"), std::string::npos) << s->ErrorReason();
+    s->Destroy({});
+}

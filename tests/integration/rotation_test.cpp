@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -390,6 +391,55 @@ TEST_F(Rotation, TimerSchedulesRotateOncePerPeriod) {
     std::cout << "1 s timer: " << slowCount << " rotations; 200 ms timer: " << fastCount << "\n";
     slow->Destroy({});
     fast->Destroy({});
+}
+
+// Found by a fresh-user pass: timer rotations of a per-PID session during a
+// burst of apps were queued while buffers were being made, then all begun
+// at once; the consumer took the first, and the session's chunk numbering
+// broke (two archives with index 0, an empty one, chunks left behind).
+TEST_F(Rotation, ATimerScheduleDuringAPerPidBurstKeepsEveryArchiveWhole) {
+    SignalRecorder signals;
+    const std::string dir = output("rot-pid-burst");
+    auto s = startSession("rot-pid-burst", true);
+    s->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{100'000})}});
+    constexpr int kApps = 300, kAtOnce = 20, kTicks = 50;
+    for (int batch = 0; batch < kApps / kAtOnce; ++batch) {
+        std::vector<std::unique_ptr<ChildProcess>> apps;
+        for (int i = 0; i < kAtOnce; ++i)
+            apps.push_back(std::make_unique<ChildProcess>(
+                std::vector<std::string>{demoApp(), std::to_string(kTicks), "0"},
+                std::vector<std::string>{}, sandbox_->dir() + "/log/apps.log"));
+        for (auto& a : apps)
+            ASSERT_EQ(a->wait(30000), 0);
+    }
+    s->SetRotationSchedule({});
+    s->Stop({});
+    // A scheduled rotation may still be under way: a manual one after it.
+    std::string last;
+    ASSERT_TRUE(eventually([&] {
+        try {
+            last = rotateAndWait(*s, signals);
+            return !last.empty();
+        } catch (const sdbus::Error& e) {
+            if (e.getName() != "org.tracectl.Tracing1.Error.WrongState")
+                throw;
+            return false;
+        }
+    }));
+    const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
+    ASSERT_FALSE(archives.empty());
+    std::set<std::string> indices;
+    for (const auto& a : archives) {
+        EXPECT_TRUE(indices.insert(a.substr(a.rfind('-') + 1)).second) << "index twice: " << a;
+        EXPECT_GE(countTicksIfAny(a), 0) << a;
+    }
+    for (std::size_t i = 0; i < archives.size(); ++i)
+        EXPECT_EQ(archives[i].substr(archives[i].rfind('-') + 1), std::to_string(i));
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>() +
+                  counts["discarded"].get<std::uint64_t>(),
+              static_cast<std::uint64_t>(kApps * kTicks));
+    s->Destroy({});
 }
 
 TEST_F(Rotation, ASizeScheduleRotatesOnceTheChunkHoldsThatMuch) {

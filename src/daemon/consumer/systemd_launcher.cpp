@@ -102,6 +102,11 @@ public:
         // for systemd to keep the unit loaded for.
         check(sd_bus_message_append(m.get(), "(sv)", "SuccessExitStatus", "(aiai)", 1, 3, 0),
               "append SuccessExitStatus");
+        // Every stream holds fds (shm, wakeup, its file and index): a per-PID
+        // session of many apps needs far more than the default soft 1024.
+        check(sd_bus_message_append(m.get(), "(sv)(sv)", "LimitNOFILE", "t", uint64_t{65536},
+                                    "LimitNOFILESoft", "t", uint64_t{65536}),
+              "append LimitNOFILE");
         if (spec.memoryMax != 0)
             check(sd_bus_message_append(m.get(), "(sv)", "MemoryMax", "t", spec.memoryMax),
                   "append MemoryMax");

@@ -128,6 +128,19 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
             Traced* live = find(ref);
             if (!e && live == nullptr)
                 e = Error(ErrorCode::Failed, "the session was destroyed meanwhile");
+            if (e && live != nullptr && !live->failed && !live->destroying &&
+                !ConsumerConnection::isRefusal(*e)) {
+                // Not answered in time, or the connection broke: as for a
+                // rotation, the consumer's state is unknown (it may still be
+                // writing): the session fails, saying why, rather than make
+                // every later call wait as long.
+                failSession(*live, "the consumer " + live->spec.unitName + " failed a snapshot (" +
+                                       e->what() + "); it was stopped");
+                return done(Error(ErrorCode::Failed, "the snapshot in " + path +
+                                                         " is incomplete: " + e->what() +
+                                                         "; the session is now in state error"),
+                            path);
+            }
             if (e)
                 return done(
                     Error(ErrorCode::Failed,

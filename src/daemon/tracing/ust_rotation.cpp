@@ -63,9 +63,20 @@ void UstTracer::creationsOver(Traced& t) {
     if (live == nullptr)
         return;
     Traced& same = *live;
+    // At most one waits (rotate() refuses a second, a due scheduled one
+    // sets rotationDue instead); should more, the first begins and the
+    // others are refused as rotate() would.
     auto waiting = std::exchange(same.rotationsAfterCreation, {});
-    for (auto& w : waiting)
-        beginRotation(same, std::move(w.started), std::move(w.completed));
+    for (std::size_t i = 0; i < waiting.size(); ++i) {
+        if (i == 0) {
+            beginRotation(same, std::move(waiting[i].started), std::move(waiting[i].completed));
+            continue;
+        }
+        waiting[i].started(Error(ErrorCode::WrongState, "a rotation is under way; wait for it"),
+                           "");
+    }
+    if (Traced* again = find(ref); again != nullptr && !again->rotating)
+        rotationOver(*again);
 }
 
 void UstTracer::dropWaitingRotations(Traced& t, const std::string& why) {
@@ -165,7 +176,8 @@ void UstTracer::abandonRotation(Traced& t, const std::string& why) {
 }
 
 void UstTracer::rotationOver(Traced& t) {
-    if (t.rotationDue && t.active && !t.failed && !t.destroying)
+    if (t.rotationDue && t.active && !t.failed && !t.destroying && !t.rotating &&
+        t.rotationsAfterCreation.empty())
         rotateOnSchedule(t);
 }
 
@@ -242,7 +254,7 @@ void UstTracer::scheduleTick(const SessionRef& ref) {
         if (t.nextTimedRotation <= now)
             t.nextTimedRotation = now + period;
     }
-    if (t.rotating) {
+    if (t.rotating || !t.rotationsAfterCreation.empty()) {
         t.rotationDue = true; // starts as soon as the one under way completes
         return;
     }
