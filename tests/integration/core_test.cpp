@@ -45,6 +45,27 @@ protected:
         return static_cast<pid_t>(std::atol(r.out.c_str()));
     }
 
+    /// Runs the demo app to completion: `ticks` ticks, `intervalUs` apart.
+    static void runDemoApp(int ticks, int intervalUs) {
+        ChildProcess app({demoApp(), std::to_string(ticks), std::to_string(intervalUs)}, {},
+                         sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+
+    /// The consumer process of session `s` (0 if unknown).
+    static pid_t consumerOf(SessionClient& s) { return mainPidOf(unitOf(s)); }
+
+    /// True once `s` refuses a Start with a message holding `why` (Start is
+    /// refused at once, with no effect: the probe for an operation in flight).
+    static bool startRefusedWith(SessionClient& s, const std::string& why) {
+        try {
+            s.Start({});
+        } catch (const sdbus::Error& e) {
+            return e.getMessage().find(why) != std::string::npos;
+        }
+        return false;
+    }
+
     /// Spawns the demo app (`args`) and returns how long its registration
     /// took: seconds from spawn to its "ready" line (-1 if none in 10 s).
     static double registrationSeconds(const std::vector<std::string>& args,
@@ -80,12 +101,9 @@ protected:
 // 3.8 s.
 TEST_F(Core, AStoppedConsumerHoldsUpOnlyItsOwnSession) {
     auto a = startTickSession("stalled-a", {}, false, {});
-    {
-        // A's per-UID trace exists: later root apps join A without asking
-        // its consumer for buffers.
-        ChildProcess app({demoApp(), "20", "0"}, {}, sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(30000), 0);
-    }
+    // A's per-UID trace exists: later root apps join A without asking
+    // its consumer for buffers.
+    runDemoApp(20, 0);
     const std::string unitA = unitOf(*a);
     const pid_t consumerA = mainPidOf(unitA);
     ASSERT_GT(consumerA, 0);
@@ -133,7 +151,7 @@ TEST_F(Core, AStoppedConsumerHoldsUpOnlyItsOwnSession) {
 // consumer that stopped answering (kUnresponsiveConsumer).
 TEST_F(Core, AStoppedConsumerAskedForBuffersHoldsUpOnlyItsOwnSession) {
     auto a = startTickSession("stalled-nobuf-a", {}, true, {});
-    const pid_t consumerA = mainPidOf(unitOf(*a));
+    const pid_t consumerA = consumerOf(*a);
     ASSERT_GT(consumerA, 0);
     ASSERT_EQ(kill(consumerA, SIGSTOP), 0);
     auto b = startTickSession("stalled-nobuf-b", {}, false, {});
@@ -164,11 +182,8 @@ TEST_F(Core, AStoppedConsumerAskedForBuffersHoldsUpOnlyItsOwnSession) {
 TEST_F(Core, AStoppedSnapshotConsumerHoldsUpOnlyItsOwnSession) {
     auto a = startTickSession("stalled-snap-a", {{"mode", sdbus::Variant(std::string("snapshot"))}},
                               false, {});
-    {
-        ChildProcess app({demoApp(), "20", "0"}, {}, sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(30000), 0);
-    }
-    const pid_t consumerA = mainPidOf(unitOf(*a));
+    runDemoApp(20, 0);
+    const pid_t consumerA = consumerOf(*a);
     ASSERT_GT(consumerA, 0);
     ASSERT_EQ(kill(consumerA, SIGSTOP), 0);
     auto b = startTickSession("stalled-snap-b", {{"mode", sdbus::Variant(std::string("snapshot"))}},
@@ -191,12 +206,9 @@ TEST_F(Core, AStoppedSnapshotConsumerHoldsUpOnlyItsOwnSession) {
 // passes its deadline; the daemon says which, and serves everyone else.
 TEST_F(Core, AConsumerThatStopsAnsweringFailsItsSessionWithAReason) {
     auto a = startTickSession("silent", {}, false, {});
-    {
-        // A trace, so that Stop has buffers to flush.
-        ChildProcess app({demoApp(), "20", "0"}, {}, sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(30000), 0);
-    }
-    const pid_t consumer = mainPidOf(unitOf(*a));
+    // A trace, so that Stop has buffers to flush.
+    runDemoApp(20, 0);
+    const pid_t consumer = consumerOf(*a);
     ASSERT_GT(consumer, 0);
     ASSERT_EQ(kill(consumer, SIGSTOP), 0);
     // A's Stop asks the consumer to flush: no answer within its deadline.
@@ -288,11 +300,8 @@ TEST_F(Core, TwentySessionsStartingWhileFiftyAppsRegisterAllRecordEverything) {
 // active, and what it recorded went into a chunk without metadata.
 TEST_F(Core, ARotationTheConsumerDoesNotAnswerFailsTheSession) {
     auto s = startTickSession("rot-silent", {}, false, {});
-    {
-        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(30000), 0);
-    }
-    const pid_t consumer = mainPidOf(unitOf(*s));
+    runDemoApp(50, 1000);
+    const pid_t consumer = consumerOf(*s);
     ASSERT_GT(consumer, 0);
     ASSERT_EQ(kill(consumer, SIGSTOP), 0);
     const std::string error = errorNameOf([&] { s->Rotate({}); });
@@ -307,10 +316,7 @@ TEST_F(Core, ARotationTheConsumerDoesNotAnswerFailsTheSession) {
 // exits because the daemon went away, left its unit loaded and failed.
 TEST_F(Core, NoFailedConsumerUnitIsLeftBehind) {
     auto s = startTickSession("unit-left", {}, false, {});
-    {
-        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(30000), 0);
-    }
+    runDemoApp(50, 1000);
     const std::string unit = unitOf(*s);
     const pid_t consumer = mainPidOf(unit);
     ASSERT_GT(consumer, 0);
@@ -320,7 +326,8 @@ TEST_F(Core, NoFailedConsumerUnitIsLeftBehind) {
         SessionClient mine(*bus, s->getObjectPath());
         (void)errorNameOf([&] { mine.Stop({}); });
     });
-    std::this_thread::sleep_for(200ms); // the Stop's flush is waiting for the consumer
+    // Until the Stop is in flight (its flush waits for the consumer).
+    EXPECT_TRUE(eventually([&] { return startRefusedWith(*s, "is busy"); }));
     kill(consumer, SIGKILL);
     stopper.join();
     EXPECT_TRUE(eventually([&] { return s->State() == "error"; }, 5s));
@@ -340,10 +347,7 @@ TEST_F(Core, NoFailedConsumerUnitIsLeftBehind) {
 TEST_F(Core, DestroyDuringASnapshotAnswersBoth) {
     auto s = startTickSession("snap-destroy", {{"mode", sdbus::Variant(std::string("snapshot"))}},
                               false, {});
-    {
-        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(30000), 0);
-    }
+    runDemoApp(50, 1000);
     const std::string unit = unitOf(*s);
     const pid_t consumer = mainPidOf(unit);
     ASSERT_GT(consumer, 0);
@@ -354,13 +358,18 @@ TEST_F(Core, DestroyDuringASnapshotAnswersBoth) {
         SessionClient mine(*bus, s->getObjectPath());
         snapshotOutcome = errorNameOf([&] { mine.RecordSnapshot({}); });
     });
-    // A head start for the snapshot (nothing on the bus marks one under
-    // way); whichever reaches the daemon first, both calls must answer.
-    observeFor(300ms);
+    // Until the snapshot is in flight, then until the Destroy is too (its
+    // requests queue behind the snapshot's).
+    EXPECT_TRUE(eventually([&] { return startRefusedWith(*s, "is recording a snapshot"); }));
     std::string destroyOutcome;
-    std::thread destroyer([&] { destroyOutcome = errorNameOf([&] { s->Destroy({}); }); });
-    std::this_thread::sleep_for(200ms); // Destroy's requests queue behind the snapshot
+    std::thread destroyer([&] {
+        auto bus = sdbus::createSystemBusConnection(); // the probe uses the test's own
+        SessionClient mine(*bus, s->getObjectPath());
+        destroyOutcome = errorNameOf([&] { mine.Destroy({}); });
+    });
+    const bool destroying = eventually([&] { return startRefusedWith(*s, "is busy"); });
     kill(consumer, SIGCONT);
+    EXPECT_TRUE(destroying);
     destroyer.join();
     snapper.join();
     EXPECT_EQ(destroyOutcome, "no error");
@@ -378,10 +387,7 @@ TEST_F(Core, DestroyDuringASnapshotAnswersBoth) {
 TEST_F(Core, ASnapshotTheConsumerDoesNotAnswerFailsTheSession) {
     auto s = startTickSession("snap-silent", {{"mode", sdbus::Variant(std::string("snapshot"))}},
                               false, {});
-    {
-        ChildProcess app({demoApp(), "50", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
-        ASSERT_EQ(app.wait(30000), 0);
-    }
+    runDemoApp(50, 1000);
     const std::string unit = unitOf(*s);
     EXPECT_EQ(sandbox_->systemctl({"show", "-p", "LimitNOFILESoft", "--value", unit}).out,
               "65536\n");
