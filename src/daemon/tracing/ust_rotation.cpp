@@ -46,7 +46,7 @@ void UstTracer::rotate(const std::string& idHex, RotationDone started, RotationD
             "");
     if (!t.consumer)
         return started(Error(ErrorCode::WrongState, "the session is still starting"), "");
-    if (t.rotating || !t.rotationsAfterCreation.empty())
+    if (t.rotating || t.rotationAfterCreation.has_value())
         return started(Error(ErrorCode::WrongState,
                              "a rotation is under way" +
                                  (t.rotating ? " (to " + t.rotating->path + ")" : std::string()) +
@@ -63,31 +63,23 @@ void UstTracer::creationsOver(Traced& t) {
     if (live == nullptr)
         return;
     Traced& same = *live;
-    // At most one waits (rotate() refuses a second, a due scheduled one
-    // sets rotationDue instead); should more, the first begins and the
-    // others are refused as rotate() would.
-    auto waiting = std::exchange(same.rotationsAfterCreation, {});
-    for (std::size_t i = 0; i < waiting.size(); ++i) {
-        if (i == 0) {
-            beginRotation(same, std::move(waiting[i].started), std::move(waiting[i].completed));
-            continue;
-        }
-        waiting[i].started(Error(ErrorCode::WrongState, "a rotation is under way; wait for it"),
-                           "");
-    }
+    if (auto w = std::exchange(same.rotationAfterCreation, std::nullopt))
+        beginRotation(same, std::move(w->started), std::move(w->completed));
     if (Traced* again = find(ref); again != nullptr && !again->rotating)
         rotationOver(*again);
 }
 
 void UstTracer::dropWaitingRotations(Traced& t, const std::string& why) {
-    auto waiting = std::exchange(t.rotationsAfterCreation, {});
-    for (auto& w : waiting)
-        w.started(Error(ErrorCode::Failed, "the rotation did not begin: " + why), "");
+    if (auto w = std::exchange(t.rotationAfterCreation, std::nullopt))
+        w->started(Error(ErrorCode::Failed, "the rotation did not begin: " + why), "");
 }
 
 void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone completed) {
     if (!t.creating.empty()) {
-        t.rotationsAfterCreation.push_back({std::move(started), std::move(completed)});
+        if (t.rotationAfterCreation)
+            return started(Error(ErrorCode::WrongState, "a rotation is under way; wait for it"),
+                           "");
+        t.rotationAfterCreation = Traced::WaitingRotation{std::move(started), std::move(completed)};
         return;
     }
     // Names stay unique and ordered even if the clock steps back: the stamps
@@ -99,7 +91,7 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
     request.newChunk = chunkDir(now, t.chunkIndex + 1);
     request.archive = archiveDir(t.chunkBegin, now, t.chunkIndex);
     const std::string path = t.snapshot.outputPath + "/" + request.archive;
-    t.rotating = Traced::Rotation{request.id, path, false, std::move(completed)};
+    t.rotating = Traced::Rotation{request.id, path, std::move(completed)};
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // the old chunk's metadata is whole
     t.consumer->rotate(request, [this, ref = refOf(t), request, now, path,
@@ -132,7 +124,6 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
         live->chunkDir = request.newChunk;
         live->chunkBegin = live->lastStamp = now;
         ++live->chunkIndex;
-        live->rotating->begun = true;
         log::info("session '" + live->snapshot.name + "': rotating into " + request.newChunk);
         // The consumer has taken its boundary: what apps registered until
         // now (queued already, or pushed here) goes behind it, then the
@@ -177,7 +168,7 @@ void UstTracer::abandonRotation(Traced& t, const std::string& why) {
 
 void UstTracer::rotationOver(Traced& t) {
     if (t.rotationDue && t.active && !t.failed && !t.destroying && !t.rotating &&
-        t.rotationsAfterCreation.empty())
+        !t.rotationAfterCreation)
         rotateOnSchedule(t);
 }
 
@@ -254,7 +245,7 @@ void UstTracer::scheduleTick(const SessionRef& ref) {
         if (t.nextTimedRotation <= now)
             t.nextTimedRotation = now + period;
     }
-    if (t.rotating || !t.rotationsAfterCreation.empty()) {
+    if (t.rotating || t.rotationAfterCreation.has_value()) {
         t.rotationDue = true; // starts as soon as the one under way completes
         return;
     }

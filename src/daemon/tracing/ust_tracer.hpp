@@ -241,8 +241,7 @@ private:
         uint64_t nextRotationId = 1;
         struct Rotation {
             uint64_t id = 0;
-            std::string path;   ///< absolute archive folder
-            bool begun = false; ///< the consumer accepted it
+            std::string path; ///< absolute archive folder
             RotationDone completed;
         };
         std::optional<Rotation> rotating;
@@ -252,11 +251,13 @@ private:
         EventSourcePtr scheduleWatch;
         std::chrono::steady_clock::time_point nextTimedRotation;
         bool rotationDue = false; ///< a scheduled rotation waits for the one under way
-        /// Rotations waiting for the traces under way (`creating`) to exist.
+        /// The rotation waiting for the traces under way (`creating`) to
+        /// exist: one at most (rotate() refuses a second one meanwhile, a
+        /// due scheduled one sets rotationDue).
         struct WaitingRotation {
             RotationDone started, completed;
         };
-        std::vector<WaitingRotation> rotationsAfterCreation;
+        std::optional<WaitingRotation> rotationAfterCreation;
         /// Run once no trace is being made (a Stop waiting for them).
         std::vector<std::function<void()>> afterCreations;
     };
@@ -376,7 +377,7 @@ private:
     void beginRotation(Traced& t, RotationDone started, RotationDone completed);
     /// No trace of `t` is being made any more: waiting rotations begin.
     void creationsOver(Traced& t);
-    /// Rotations waiting in `t` fail with `why` (the session ends).
+    /// The rotation waiting in `t`, if any, fails with `why` (the session ends).
     void dropWaitingRotations(Traced& t, const std::string& why);
     void onRotationCompleted(const SessionRef& ref, consumer_protocol::RotationCompleted done);
     /// The rotation under way, if any, fails with `why`.
