@@ -15,11 +15,11 @@
 #include "config.h"
 #include "objects/application_directory.hpp"
 #include "objects/manager_object.hpp"
-#include "objects/tracing_backend.hpp"
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
 #include "session/session_registry.hpp"
 #include "tracing/notify_thread.hpp"
+#include "tracing/ust_domain.hpp"
 #include "tracing/ust_tracer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -58,74 +58,6 @@ struct Options {
     std::string spawner = "systemd";
     std::string systemdAddress;
     uint64_t consumerMemoryMax = 0;
-};
-
-/// The tracing backend: hands the work to the tracer on the app thread,
-/// and its answers back to the D-Bus thread.
-class AppThreadBackend final : public tracectl::TracingBackend {
-public:
-    AppThreadBackend(tracectl::EventLoop& loop, tracectl::UstTracer& tracer)
-        : loop_(loop), tracer_(tracer) {}
-    void setThread(tracectl::UstAppThread* thread) { thread_ = thread; }
-
-    void start(tracectl::SessionSnapshot s, Done done) override {
-        thread_->submit(
-            [this, s = std::move(s), done = onLoop(std::move(done))] { tracer_.start(s, done); });
-    }
-    void stop(std::string id, Done done) override {
-        thread_->submit(
-            [this, id = std::move(id), done = onLoop(std::move(done))] { tracer_.stop(id, done); });
-    }
-    void destroy(std::string id, Done done) override {
-        thread_->submit([this, id = std::move(id), done = onLoop(std::move(done))] {
-            tracer_.destroy(id, done);
-        });
-    }
-    void enableEvents(std::string id, tracectl::EventRule rule, bool tracesAllUsers,
-                      Done done) override {
-        thread_->submit([this, id = std::move(id), rule = std::move(rule), tracesAllUsers,
-                         done = onLoop(std::move(done))] {
-            if (tracesAllUsers)
-                tracer_.traceAllUsers(id);
-            tracer_.enableEvents(id, rule);
-            done(std::nullopt);
-        });
-    }
-    void rotate(std::string id, Rotated started, Rotated completed) override {
-        thread_->submit(
-            [this, id = std::move(id), started = onLoop(std::move(started)),
-             completed = onLoop(std::move(completed))] { tracer_.rotate(id, started, completed); });
-    }
-    void recordSnapshot(std::string id, uint64_t maxSize, Rotated done) override {
-        thread_->submit([this, id = std::move(id), maxSize, done = onLoop(std::move(done))] {
-            tracer_.recordSnapshot(id, maxSize, done);
-        });
-    }
-    void setRotationSchedule(std::string id, tracectl::RotationSchedule schedule, Rotated started,
-                             Rotated completed, Done done) override {
-        thread_->submit([this, id = std::move(id), schedule, s = onLoop(std::move(started)),
-                         c = onLoop(std::move(completed)), done = onLoop(std::move(done))] {
-            tracer_.setRotationSchedule(id, schedule, s, c);
-            done(std::nullopt);
-        });
-    }
-
-private:
-    /// `f`, called from the app thread, runs on the D-Bus thread.
-    Done onLoop(Done f) {
-        return [this, f = std::move(f)](std::optional<tracectl::Error> e) {
-            loop_.post([f, e] { f(e); });
-        };
-    }
-    tracectl::UstTracer::RotationDone onLoop(Rotated f) {
-        return [this, f = std::move(f)](std::optional<tracectl::Error> e, const std::string& p) {
-            loop_.post([f, e, p] { f(e, p); });
-        };
-    }
-
-    tracectl::EventLoop& loop_;
-    tracectl::UstTracer& tracer_;
-    tracectl::UstAppThread* thread_ = nullptr;
 };
 
 /// tracectl-consumerd: $TRACECTL_CONSUMERD, else the installed one.
@@ -283,8 +215,8 @@ int run(const Options& o) {
     tracerConfig.daemonVersion = TRACECTL_VERSION;
     tracerConfig.consumerMemoryMax = o.consumerMemoryMax;
     UstTracer tracer(tracerConfig);
-    AppThreadBackend backend(loop, tracer);
-    SessionRegistry registry(homeFromPasswd);
+    UstDomain ust(loop, tracer);
+    SessionRegistry registry(homeFromPasswd, std::chrono::system_clock::now, {&ust});
     bus::SlotPtr disconnectWatch;
     {
         sd_bus_slot* slot = nullptr;
@@ -301,7 +233,7 @@ int run(const Options& o) {
     peers.onPeerGone([&authority](const std::string& name) { authority.forget(name); });
     bus::BusServices services{bus.get(), peers, signals, authority};
     ApplicationDirectory apps(services, loop);
-    ManagerObject manager(services, registry, apps, backend, loop);
+    ManagerObject manager(services, registry, apps, loop);
     bus::VisibilityGate visibilityGate(bus.get(), peers, authority);
 
     if (const int r = sd_bus_request_name(bus.get(), kBusName, 0); r < 0) {
@@ -335,7 +267,7 @@ int run(const Options& o) {
         });
     appThreadPtr = &appThread;
     tracer.boundExchanges(&appThread.deadlines());
-    backend.setThread(&appThread);
+    ust.setThread(&appThread);
     // A consumer that dies, stops answering or refuses something puts its
     // session in state error, with its unit's ActiveState/Result as the
     // reason. Before the D-Bus loop runs: no session exists until then.

@@ -24,8 +24,8 @@ const bus::Property<ManagerObject> ManagerObject::kProperties[1] = {
 };
 
 ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& registry,
-                             ApplicationDirectory& apps, TracingBackend& backend, EventLoop& loop)
-    : services_(services), registry_(registry), apps_(apps), backend_(backend), loop_(loop),
+                             ApplicationDirectory& apps, EventLoop& loop)
+    : services_(services), registry_(registry), apps_(apps), loop_(loop),
       sessions_(
           services, sessionPathPrefix(), kSessionInterface,
           "the session belongs to another user; reading it needs polkit's "
@@ -107,13 +107,13 @@ int ManagerObject::onListApplications(sd_bus_message* m, void* userdata, sd_bus_
 void ManagerObject::sessionFailed(const std::string& idHex, const std::string& reason) {
     const auto it = objects_.find(idHex);
     if (it != objects_.end())
-        it->second.object->fail(reason);
+        it->second.object->session().fail(reason);
 }
 
 void ManagerObject::sessionBufferSize(const std::string& idHex, uint64_t bytes) {
     const auto it = objects_.find(idHex);
     if (it != objects_.end())
-        it->second.object->setRingBufferSize(bytes);
+        it->second.object->session().setRingBufferSize(bytes);
 }
 
 void ManagerObject::retireAll() {
@@ -182,7 +182,7 @@ std::string ManagerObject::create(const SessionRequest& request, uid_t owner) {
         // caller; nothing is made before the first Start.
         checkOutputFolder(session.config().outputPath, owner, primaryGidOf(owner));
         auto object = std::make_unique<SessionObject>(
-            services_, session, backend_, [this](const SessionId& sid) { destroySession(sid); });
+            services_, session, [this](const SessionId& sid) { destroySession(sid); });
         objects_.emplace(id.hex(), Entry{nullptr, std::move(object)});
     } catch (...) {
         registry_.remove(id);

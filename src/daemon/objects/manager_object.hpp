@@ -10,7 +10,6 @@
 #include "common/event_loop.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/session_object.hpp"
-#include "objects/tracing_backend.hpp"
 #include "session/session_registry.hpp"
 
 #include <map>
@@ -25,7 +24,7 @@ public:
     /// Registers the manager, the object manager and the session vtable on
     /// services.bus. Every reference must outlive this object.
     ManagerObject(bus::BusServices& services, SessionRegistry& registry, ApplicationDirectory& apps,
-                  TracingBackend& backend, EventLoop& loop);
+                  EventLoop& loop);
     ~ManagerObject();
     ManagerObject(const ManagerObject&) = delete;
     ManagerObject& operator=(const ManagerObject&) = delete;
@@ -78,7 +77,6 @@ private:
     bus::BusServices& services_;
     SessionRegistry& registry_;
     ApplicationDirectory& apps_;
-    TracingBackend& backend_;
     EventLoop& loop_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()

@@ -1,7 +1,7 @@
 // Session.SetRotationSchedule's a{sv} options, read into a RotationSchedule.
 #pragma once
 
-#include "tracing/session_snapshot.hpp"
+#include "session/session_snapshot.hpp"
 
 #include <map>
 #include <sdbus-c++/sdbus-c++.h>

@@ -7,8 +7,8 @@
 #include "objects/rotation_schedule_options.hpp"
 #include "objects/snapshot_options.hpp"
 #include "session/session_name.hpp"
-#include "tracing/output_folder.hpp"
 
+#include <algorithm>
 #include <unistd.h>
 
 namespace tracectl {
@@ -21,9 +21,9 @@ std::string sessionObjectPath(const SessionId& id) {
     return sessionPathPrefix() + "/" + id.hex();
 }
 
-SessionObject::SessionObject(bus::BusServices& services, Session& session, TracingBackend& backend,
-                             DestroyHandler onDestroy)
-    : services_(services), session_(session), backend_(backend), onDestroy_(std::move(onDestroy)) {
+SessionObject::SessionObject(bus::BusServices& services, Session& session, DestroyHandler onDestroy)
+    : services_(services), session_(session), onDestroy_(std::move(onDestroy)) {
+    session_.setListener(this);
     const std::string objectPath = path();
     signal("org.freedesktop.DBus.ObjectManager", "InterfacesAdded", [&](sd_bus_message* m) {
         bus::appendInterfacesAdded(m, objectPath, kSessionInterface, *this);
@@ -31,6 +31,7 @@ SessionObject::SessionObject(bus::BusServices& services, Session& session, Traci
 }
 
 SessionObject::~SessionObject() {
+    session_.setListener(nullptr);
     try {
         retire();
     } catch (const std::exception& e) {
@@ -71,19 +72,51 @@ void SessionObject::propertiesChanged(const std::vector<std::string>& names) {
     });
 }
 
-void SessionObject::setRingBufferSize(uint64_t bytes) {
-    if (bytes == ringBufferSize_)
-        return;
-    ringBufferSize_ = bytes;
-    propertiesChanged({"RingBufferSize"});
+void SessionObject::changed(const std::vector<SessionChange>& what) {
+    static constexpr std::pair<SessionChange, const char*> kNames[] = {
+        {SessionChange::State, "State"},
+        {SessionChange::ErrorReason, "ErrorReason"},
+        {SessionChange::Channels, "Channels"},
+        {SessionChange::Events, "Events"},
+        {SessionChange::Contexts, "Contexts"},
+        {SessionChange::TracesAllUsers, "TracesAllUsers"},
+        {SessionChange::RingBufferSize, "RingBufferSize"},
+    };
+    std::vector<std::string> names;
+    for (const auto& [change, name] : kNames)
+        if (std::find(what.begin(), what.end(), change) != what.end())
+            names.emplace_back(name);
+    if (!names.empty() && !retired_)
+        propertiesChanged(names);
 }
 
-void SessionObject::fail(const std::string& reason) {
-    session_.fail(reason);
-    propertiesChanged({"State", "ErrorReason"});
-    log::error("session '" + session_.config().name + "' failed: " + reason +
-                   "; what was written stays in " + session_.config().outputPath,
-               session_.id().uuid());
+void SessionObject::rotationEnded(const std::optional<Error>& error, const std::string& path) {
+    if (error) {
+        const std::string why = error->what();
+        signal(kSessionInterface, "RotationFailed", [&](sd_bus_message* m) {
+            bus::check(sd_bus_message_append(m, "ss", path.c_str(), why.c_str()), "ss");
+        });
+        return;
+    }
+    signal(kSessionInterface, "RotationCompleted", [&](sd_bus_message* m) {
+        bus::check(sd_bus_message_append(m, "s", path.c_str()), "s");
+    });
+}
+
+void SessionObject::snapshotRecorded(const std::string& path) {
+    signal(kSessionInterface, "SnapshotRecorded", [&](sd_bus_message* m) {
+        bus::check(sd_bus_message_append(m, "s", path.c_str()), "s");
+    });
+}
+
+Session::Done SessionObject::answer(const Pending& pending) {
+    return [alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error> error) {
+        if (alive.expired())
+            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
+        if (error)
+            return pending->returnError(toBusError(*error));
+        pending->returnResults();
+    };
 }
 
 bool SessionObject::guarded(const char* member, const Pending& pending,
@@ -147,43 +180,6 @@ void SessionObject::authorize(const char* member, bool interactive,
         }));
 }
 
-void SessionObject::checkIdle(const char* member, bool evenDuringSnapshot) const {
-    if (busy_)
-        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
-                                               session_.config().name +
-                                               "' is busy with another Start, Stop or Destroy");
-    if (snapshotting_ && !evenDuringSnapshot)
-        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
-                                               session_.config().name +
-                                               "' is recording a snapshot; wait for it");
-}
-
-void SessionObject::refuseInSnapshotMode(const char* member) const {
-    // Nothing is written between snapshots: there is no chunk to rotate.
-    if (session_.config().mode == SessionMode::Snapshot)
-        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" +
-                                               session_.config().name +
-                                               "' is a snapshot session; record snapshots instead");
-}
-
-SessionSnapshot SessionObject::snapshot() const {
-    SessionSnapshot s;
-    s.idHex = session_.id().hex();
-    s.name = session_.config().name;
-    s.owner = session_.config().owner;
-    s.ownerGid = primaryGidOf(s.owner);
-    s.outputPath = session_.config().outputPath;
-    s.snapshotMode = session_.config().mode == SessionMode::Snapshot;
-    s.tracesAllUsers = session_.tracesAllUsers();
-    s.perPid = session_.config().bufferOwnership == BufferOwnership::PerPid;
-    s.creationTime =
-        std::chrono::duration_cast<std::chrono::seconds>(session_.creationTime().time_since_epoch())
-            .count();
-    s.channels = session_.channels();
-    s.rules = session_.eventRules();
-    return s;
-}
-
 void SessionObject::authorizeWithOnlyInteractive(const char* member, const Pending& pending,
                                                  const auth::CallOptions& options,
                                                  void (SessionObject::*work)(const Pending&)) {
@@ -198,102 +194,31 @@ void SessionObject::authorizeWithOnlyInteractive(const char* member, const Pendi
 }
 
 void SessionObject::doStart(const Pending& pending) {
-    checkIdle("Start");
-    // As lttng-start(1): nothing could ever be recorded, and no
-    // channel can be made once the session has started.
-    if (session_.channels().empty())
-        throw Error(ErrorCode::WrongState,
-                    "session '" + session_.config().name +
-                        "' has no channel: enable events first (channel0 is made then) "
-                        "or add a channel");
-    if (session_.state() == SessionState::Active || session_.state() == SessionState::Error)
-        session_.start(); // throws WrongState
-    busy_ = true;
-    std::weak_ptr<bool> alive = alive_;
-    backend_.start(snapshot(), [this, alive, pending](std::optional<Error> error) {
-        if (alive.expired())
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        busy_ = false;
-        if (error) {
-            log::warning("session '" + session_.config().name + "' did not start: " + error->what(),
-                         session_.id().uuid());
-            pending->returnError(toBusError(*error));
-            return;
-        }
-        session_.start();
-        propertiesChanged({"State"});
-        log::info("session '" + session_.config().name + "' started", session_.id().uuid());
-        pending->returnResults();
-    });
+    session_.start(answer(pending));
 }
 
 void SessionObject::doStop(const Pending& pending) {
-    checkIdle("Stop");
-    if (session_.state() != SessionState::Active)
-        session_.stop(); // throws WrongState
-    busy_ = true;
-    std::weak_ptr<bool> alive = alive_;
-    backend_.stop(session_.id().hex(), [this, alive, pending](std::optional<Error> error) {
-        if (alive.expired())
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        busy_ = false;
-        if (error) {
-            pending->returnError(toBusError(*error));
-            return;
-        }
-        session_.stop();
-        propertiesChanged({"State"});
-        log::info("session '" + session_.config().name + "' stopped", session_.id().uuid());
-        pending->returnResults();
-    });
+    session_.stop(answer(pending));
 }
 
 void SessionObject::doDestroy(const Pending& pending) {
-    checkIdle("Destroy", true);
-    busy_ = true;
-    destroying_ = true;
-    std::weak_ptr<bool> alive = alive_;
-    backend_.destroy(session_.id().hex(), [this, alive, pending](std::optional<Error>) {
+    session_.destroy([this, alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error>) {
         if (alive.expired())
             return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        log::info("session '" + session_.config().name + "' destroyed", session_.id().uuid());
         onDestroy_(session_.id());
         pending->returnResults();
     });
 }
 
 void SessionObject::doRotate(const Pending& pending) {
-    checkIdle("Rotate");
-    refuseInSnapshotMode("Rotate");
-    const SessionState state = session_.state();
-    if (state == SessionState::Created || state == SessionState::Error)
-        throw Error(ErrorCode::WrongState, "session '" + session_.config().name + "' is in state " +
-                                               std::string(toString(state)) +
-                                               ": only a started session rotates");
-    if (rotating_)
-        throw Error(ErrorCode::WrongState,
-                    "a rotation of session '" + session_.config().name + "' is under way");
-    rotating_ = true;
-    propertiesChanged({"State"});
-    std::weak_ptr<bool> alive = alive_;
-    backend_.rotate(
-        session_.id().hex(),
-        [this, alive, pending](std::optional<Error> error, const std::string& path) {
-            if (alive.expired())
-                return pending->returnError(
-                    sdbus::Error(kUnknownObject, "the session was destroyed"));
-            if (error) {
-                rotating_ = false;
-                propertiesChanged({"State"});
-                pending->returnError(toBusError(*error));
-                return;
-            }
-            pending->returnResults(path);
-        },
-        [this, alive](std::optional<Error> error, const std::string& path) {
-            if (!alive.expired())
-                rotationEnded(error, path);
-        });
+    session_.rotate([alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error> error,
+                                                                   const std::string& path) {
+        if (alive.expired())
+            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
+        if (error)
+            return pending->returnError(toBusError(*error));
+        pending->returnResults(path);
+    });
 }
 
 void SessionObject::RecordSnapshot(const Pending& pending, auth::CallOptions options) {
@@ -311,65 +236,14 @@ void SessionObject::RecordSnapshot(const Pending& pending, auth::CallOptions opt
 }
 
 void SessionObject::doRecordSnapshot(const Pending& pending, uint64_t maxSize) {
-    checkIdle("RecordSnapshot");
-    if (session_.config().mode != SessionMode::Snapshot)
-        throw Error(ErrorCode::WrongState,
-                    "session '" + session_.config().name +
-                        "' is not a snapshot session (create it with mode 'snapshot')");
-    const SessionState state = session_.state();
-    if (state == SessionState::Created || state == SessionState::Error)
-        throw Error(ErrorCode::WrongState,
-                    "session '" + session_.config().name + "' is in state " +
-                        std::string(toString(state)) +
-                        ": a snapshot needs a started session (active or stopped)");
-    // Start, Stop and another snapshot are refused meanwhile (WrongState);
-    // Destroy is not: its answer frees this object, and the snapshot's
-    // answer, coming later, finds it gone (alive_).
-    snapshotting_ = true;
-    std::weak_ptr<bool> alive = alive_;
-    backend_.recordSnapshot(
-        session_.id().hex(), maxSize,
-        [this, alive, pending](std::optional<Error> error, const std::string& path) {
-            if (alive.expired())
-                return pending->returnError(
-                    sdbus::Error(kUnknownObject, "the session was destroyed"));
-            snapshotting_ = false;
-            if (error && destroying_) // overtaken by the Destroy, as answers after it
-                return pending->returnError(
-                    sdbus::Error(kUnknownObject, "the session was destroyed"));
-            if (error) {
-                log::warning("session '" + session_.config().name +
-                                 "': snapshot failed: " + error->what(),
-                             session_.id().uuid());
-                pending->returnError(toBusError(*error));
-                return;
-            }
-            signal(kSessionInterface, "SnapshotRecorded", [&](sd_bus_message* m) {
-                bus::check(sd_bus_message_append(m, "s", path.c_str()), "s");
-            });
-            pending->returnResults(path);
-        });
-}
-
-void SessionObject::rotationStarted() {
-    rotating_ = true;
-    propertiesChanged({"State"});
-}
-
-void SessionObject::rotationEnded(const std::optional<Error>& error, const std::string& path) {
-    rotating_ = false;
-    propertiesChanged({"State"});
-    if (error) {
-        log::warning("session '" + session_.config().name + "': " + error->what(),
-                     session_.id().uuid());
-        const std::string why = error->what();
-        signal(kSessionInterface, "RotationFailed", [&](sd_bus_message* m) {
-            bus::check(sd_bus_message_append(m, "ss", path.c_str(), why.c_str()), "ss");
-        });
-        return;
-    }
-    signal(kSessionInterface, "RotationCompleted", [&](sd_bus_message* m) {
-        bus::check(sd_bus_message_append(m, "s", path.c_str()), "s");
+    session_.recordSnapshot(maxSize, [this, alive = std::weak_ptr<bool>(alive_), pending](
+                                         std::optional<Error> error, const std::string& path) {
+        // Overtaken by a Destroy: answered as calls after it are.
+        if (alive.expired() || (error && error->code() == ErrorCode::NoSuchSession))
+            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
+        if (error)
+            return pending->returnError(toBusError(*error));
+        pending->returnResults(path);
     });
 }
 
@@ -384,40 +258,8 @@ void SessionObject::SetRotationSchedule(const Pending& pending, auth::CallOption
         return;
     authorize("SetRotationSchedule", interactive, std::nullopt, pending,
               [this, pending, schedule](const auth::Caller&) {
-                  doSetRotationSchedule(pending, schedule);
+                  session_.setRotationSchedule(schedule, answer(pending));
               });
-}
-
-void SessionObject::doSetRotationSchedule(const Pending& pending,
-                                          const RotationSchedule& schedule) {
-    refuseInSnapshotMode("SetRotationSchedule");
-    std::weak_ptr<bool> alive = alive_;
-    backend_.setRotationSchedule(
-        session_.id().hex(), schedule,
-        [this, alive](std::optional<Error>, const std::string&) {
-            if (!alive.expired())
-                rotationStarted();
-        },
-        [this, alive](std::optional<Error> error, const std::string& path) {
-            if (!alive.expired())
-                rotationEnded(error, path);
-        },
-        [this, alive, pending, schedule](std::optional<Error> error) {
-            if (alive.expired())
-                return pending->returnError(
-                    sdbus::Error(kUnknownObject, "the session was destroyed"));
-            if (error) {
-                pending->returnError(toBusError(*error));
-                return;
-            }
-            log::info("session '" + session_.config().name + "': rotation schedule " +
-                          (schedule.any()
-                               ? "every " + std::to_string(schedule.timerUs) + " us / " +
-                                     std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
-                               : std::string("cleared")),
-                      session_.id().uuid());
-            pending->returnResults();
-        });
 }
 
 void SessionObject::AddChannel(const Pending& pending, std::string domain, std::string name,
@@ -436,7 +278,6 @@ void SessionObject::AddChannel(const Pending& pending, std::string domain, std::
                   ChannelConfig defaults;
                   defaults.overwrite = session_.config().mode == SessionMode::Snapshot;
                   session_.addChannel(readChannelOptions(name, options, defaults));
-                  propertiesChanged({"Channels"});
                   log::info("session '" + session_.config().name + "': channel '" + name +
                                 "' added",
                             session_.id().uuid());
@@ -473,13 +314,8 @@ void SessionObject::EnableEvents(const Pending& pending, std::string domain, std
                           if (alive.expired() || retired_)
                               return pending->returnError(
                                   sdbus::Error(kUnknownObject, "the session was destroyed"));
-                          if (!denied && session_.traceAllUsers()) {
-                              propertiesChanged({"TracesAllUsers"});
-                              log::info("session '" + session_.config().name +
-                                            "' traces the applications of every user (its "
-                                            "owner holds trace-all-users)",
-                                        session_.id().uuid());
-                          }
+                          if (!denied)
+                              session_.traceAllUsers();
                           guarded("EnableEvents", pending, [&] {
                               doEnableEvents(pending, domain, channel, pattern, options);
                           });
@@ -490,24 +326,8 @@ void SessionObject::EnableEvents(const Pending& pending, std::string domain, std
 void SessionObject::doEnableEvents(const Pending& pending, std::string domain, std::string channel,
                                    std::string pattern, auth::CallOptions options) {
     checkDomain(domain);
-    const bool madeChannel = session_.enableEvents(readEventOptions(channel, pattern, options));
-    EventRule added = session_.eventRules().back();
-    if (madeChannel)
-        propertiesChanged({"Channels", "Events"});
-    else
-        propertiesChanged({"Events"});
-    log::info("session '" + session_.config().name + "': events '" + pattern + "' enabled",
-              session_.id().uuid());
-    // Always through the app thread, in order with Start: a Start still in
-    // flight then sees the rule too. Nothing to do there before the first
-    // start; the reply waits for the apps otherwise.
-    backend_.enableEvents(session_.id().hex(), std::move(added), session_.tracesAllUsers(),
-                          [pending](std::optional<Error> error) {
-                              if (error)
-                                  pending->returnError(toBusError(*error));
-                              else
-                                  pending->returnResults();
-                          });
+    // The reply waits for the domains (the apps, if the session runs).
+    session_.enableEvents(readEventOptions(channel, pattern, options), answer(pending));
 }
 
 void SessionObject::AddContext(const Pending& pending, std::string domain, std::string channel,
@@ -523,10 +343,7 @@ void SessionObject::AddContext(const Pending& pending, std::string domain, std::
               [this, pending, domain = std::move(domain), channel = std::move(channel),
                type = std::move(type)](const auth::Caller&) {
                   checkDomain(domain);
-                  if (session_.addContext(channel, type))
-                      propertiesChanged({"Channels", "Contexts"});
-                  else
-                      propertiesChanged({"Contexts"});
+                  session_.addContext(channel, type);
                   log::info("session '" + session_.config().name + "': context '" + type +
                                 "' added to " +
                                 (channel.empty() ? std::string("every channel")
@@ -534,12 +351,6 @@ void SessionObject::AddContext(const Pending& pending, std::string domain, std::
                             session_.id().uuid());
                   pending->returnResults();
               });
-}
-
-std::string SessionObject::state() const {
-    if (rotating_ && session_.state() != SessionState::Error)
-        return "rotating";
-    return std::string(toString(session_.state()));
 }
 
 namespace {
@@ -567,7 +378,7 @@ const char* matchName(LoglevelMatch match) {
 const bus::Property<SessionObject> SessionObject::kProperties[14] = {
     {"RingBufferSize", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
-         bus::check(sd_bus_message_append(m, "t", o.ringBufferSize_), "t");
+         bus::check(sd_bus_message_append(m, "t", o.session_.ringBufferSize()), "t");
      }},
     {"Id", "s", SD_BUS_VTABLE_PROPERTY_CONST,
      [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.id().uuid()); }},
@@ -578,7 +389,7 @@ const bus::Property<SessionObject> SessionObject::kProperties[14] = {
          bus::check(sd_bus_message_append(m, "u", static_cast<uint32_t>(o.owner())), "u");
      }},
     {"State", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
-     [](const Self& o, sd_bus_message* m) { appendString(m, o.state()); }},
+     [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.stateName()); }},
     {"ErrorReason", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.errorReason()); }},
     {"Channels", "a(sttbuu)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,

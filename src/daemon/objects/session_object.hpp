@@ -1,15 +1,17 @@
 // The org.tracectl.Tracing1.Session object of one session
-// (/org/tracectl/Tracing1/session/<id>): validates calls, checks the
-// caller, drives the domain Session, announces changes to the peers that
-// may see the session. Served through the ObjectSubtree the ManagerObject
-// registers for every session.
+// (/org/tracectl/Tracing1/session/<id>): a view of the Session (the state
+// machine, session/session.hpp). It reads the calls' arguments, checks the
+// caller with polkit, hands the call to the Session and answers with its
+// outcome; its properties are read from the Session, and the Session's
+// change notifications become PropertiesChanged and signals for the peers
+// that may see it. Served through the ObjectSubtree the ManagerObject
+// registers for every session. Main loop only.
 #pragma once
 
 #include "auth/call_options.hpp"
 #include "bus/bus_services.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/object_vtable.hpp"
-#include "objects/tracing_backend.hpp"
 #include "session/session.hpp"
 
 #include <functional>
@@ -26,7 +28,7 @@ std::string sessionPathPrefix();
 
 inline constexpr const char* kSessionInterface = "org.tracectl.Tracing1.Session";
 
-class SessionObject final {
+class SessionObject final : private SessionListener {
 public:
     /// Called when a client destroys the session; must unlink and free this
     /// object only after the current call returns (see EventLoop::defer()).
@@ -34,10 +36,10 @@ public:
     using Pending = std::shared_ptr<bus::MethodReply>;
 
     /// Announces the object (InterfacesAdded) to the peers that may see
-    /// it. `session` and `services` must outlive this object. Every method
-    /// is authorized with services.authority (auth/access_policy.hpp).
-    SessionObject(bus::BusServices& services, Session& session, TracingBackend& backend,
-                  DestroyHandler onDestroy);
+    /// it, and listens to `session`. `session` and `services` must outlive
+    /// this object. Every method is authorized with services.authority
+    /// (auth/access_policy.hpp).
+    SessionObject(bus::BusServices& services, Session& session, DestroyHandler onDestroy);
     /// Announces the removal (InterfacesRemoved) unless already done.
     ~SessionObject();
     SessionObject(const SessionObject&) = delete;
@@ -46,12 +48,8 @@ public:
     /// Emits InterfacesRemoved; later calls get UnknownObject until the
     /// object is freed.
     void retire();
-    /// The session's consumer died, stopped answering or refused a request:
-    /// state "error" (announced), reason logged.
-    void fail(const std::string& reason);
-    /// The tracer's count of the bytes the session's ring buffers take now
-    /// (RingBufferSize); announced if it changed.
-    void setRingBufferSize(uint64_t bytes);
+    /// The session this object shows.
+    Session& session() noexcept { return session_; }
 
     /// May `caller` see this session (list it, read its properties, get
     /// its signals)? Root, the owner, and callers whose manage-all-sessions
@@ -90,11 +88,7 @@ private:
     void doStop(const Pending& pending);
     void doDestroy(const Pending& pending);
     void doRotate(const Pending& pending);
-    void doSetRotationSchedule(const Pending& pending, const RotationSchedule& schedule);
     void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
-    /// A rotation (asked for or scheduled) began / ended: State, signals.
-    void rotationStarted();
-    void rotationEnded(const std::optional<Error>& error, const std::string& path);
     void doEnableEvents(const Pending& pending, std::string domain, std::string channel,
                         std::string pattern, auth::CallOptions options);
 
@@ -114,34 +108,26 @@ private:
     /// returns false.
     static bool guarded(const char* member, const Pending& pending,
                         const std::function<void()>& work);
-    /// What the app thread needs of this session.
-    SessionSnapshot snapshot() const;
-    /// Throws WrongState for a snapshot session (no chunk to rotate).
-    void refuseInSnapshotMode(const char* member) const;
-    /// Throws WrongState while a Start/Stop/Destroy is in flight, or a
-    /// snapshot unless `evenDuringSnapshot` (Destroy: accepted in every
-    /// state; the snapshot then fails, saying the session was destroyed).
-    void checkIdle(const char* member, bool evenDuringSnapshot = false) const;
+    /// A Done that answers `pending`: nothing more, or the error (and
+    /// UnknownObject if this object went away meanwhile).
+    Session::Done answer(const Pending& pending);
+
+    // SessionListener
+    void changed(const std::vector<SessionChange>& what) override;
+    void rotationEnded(const std::optional<Error>& error, const std::string& path) override;
+    void snapshotRecorded(const std::string& path) override;
 
     /// Sends `member` with `body` from this object to the peers that may see it.
     void signal(const char* interface, const char* member, const bus::SignalSender::Body& body);
     /// PropertiesChanged with the new values of `names`.
     void propertiesChanged(const std::vector<std::string>& names);
 
-    std::string state() const;
-
     bus::BusServices& services_;
     Session& session_;
-    TracingBackend& backend_;
     DestroyHandler onDestroy_;
     /// Expires with this object: answers arriving later see it gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-    bool busy_ = false;           ///< a Start/Stop/Destroy awaits the tracer
-    bool snapshotting_ = false;   ///< a RecordSnapshot awaits the tracer
-    bool destroying_ = false;     ///< a Destroy awaits the tracer
-    uint64_t ringBufferSize_ = 0; ///< RingBufferSize
     bool retired_ = false;
-    bool rotating_ = false; ///< a Rotate began and has not completed: State "rotating"
 };
 
 } // namespace tracectl

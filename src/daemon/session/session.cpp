@@ -1,9 +1,11 @@
 #include "session/session.hpp"
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "session/context_type.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace tracectl {
 
@@ -29,26 +31,333 @@ std::string_view toString(BufferOwnership b) noexcept {
     return b == BufferOwnership::PerPid ? "per-pid" : "per-uid";
 }
 
+namespace {
+
+/// Calls `done` once `count` answers came (at once for 0), with the first
+/// error and the first non-empty path among them.
+class Gather {
+public:
+    Gather(std::size_t count, DomainBackend::PathDone done) : left_(count), done_(std::move(done)) {
+        if (left_ == 0)
+            finish();
+    }
+    void add(std::optional<Error> error, const std::string& path) {
+        if (error && !error_)
+            error_ = std::move(error);
+        if (path_.empty())
+            path_ = path;
+        if (--left_ == 0)
+            finish();
+    }
+
+private:
+    void finish() {
+        if (auto d = std::exchange(done_, nullptr))
+            d(std::move(error_), std::move(path_));
+    }
+    std::size_t left_;
+    DomainBackend::PathDone done_;
+    std::optional<Error> error_;
+    std::string path_;
+};
+
+DomainBackend::Done withoutPath(const std::shared_ptr<Gather>& g) {
+    return [g](std::optional<Error> e) { g->add(std::move(e), {}); };
+}
+
+DomainBackend::PathDone withPath(const std::shared_ptr<Gather>& g) {
+    return [g](std::optional<Error> e, std::string path) { g->add(std::move(e), path); };
+}
+
+std::shared_ptr<Gather> gatherDone(std::size_t count, DomainBackend::Done done) {
+    return std::make_shared<Gather>(
+        count, [done = std::move(done)](std::optional<Error> e, std::string) { done(e); });
+}
+
+Error destroyedError() {
+    return Error(ErrorCode::NoSuchSession, "the session was destroyed");
+}
+
+} // namespace
+
+Session::~Session() = default;
+
+template <class F>
+auto Session::guard(F f) const {
+    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) {
+        if (alive.expired())
+            return;
+        f(std::forward<decltype(args)>(args)...);
+    };
+}
+
+std::string Session::stateName() const {
+    if (rotating_ && state_ != SessionState::Error)
+        return "rotating";
+    return std::string(toString(state_));
+}
+
+void Session::notify(std::vector<SessionChange> what) {
+    if (listener_ != nullptr)
+        listener_->changed(what);
+}
+
 void Session::fail(std::string reason) {
     state_ = SessionState::Error;
     errorReason_ = std::move(reason);
+    log::error("session '" + config_.name + "' failed: " + errorReason_ +
+                   "; what was written stays in " + config_.outputPath,
+               id_.uuid());
+    notify({SessionChange::State, SessionChange::ErrorReason});
 }
 
-void Session::start() {
+void Session::setRingBufferSize(uint64_t bytes) {
+    if (bytes == ringBufferSize_)
+        return;
+    ringBufferSize_ = bytes;
+    notify({SessionChange::RingBufferSize});
+}
+
+bool Session::traceAllUsers() {
+    if (tracesAllUsers())
+        return false;
+    allUsers_ = true;
+    log::info("session '" + config_.name +
+                  "' traces the applications of every user (its owner holds trace-all-users)",
+              id_.uuid());
+    notify({SessionChange::TracesAllUsers});
+    return true;
+}
+
+void Session::checkIdle(const char* member, bool evenDuringSnapshot) const {
+    if (operation_ != SessionOperation::None)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
+                                               "' is busy with another Start, Stop or Destroy");
+    if (snapshotting_ && !evenDuringSnapshot)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
+                                               "' is recording a snapshot; wait for it");
+}
+
+void Session::refuseInSnapshotMode(const char* member) const {
+    // Nothing is written between snapshots: there is no chunk to rotate.
+    if (config_.mode == SessionMode::Snapshot)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
+                                               "' is a snapshot session; record snapshots instead");
+}
+
+SessionSnapshot Session::snapshot() const {
+    SessionSnapshot s;
+    s.idHex = id_.hex();
+    s.name = config_.name;
+    s.owner = config_.owner;
+    s.outputPath = config_.outputPath;
+    s.snapshotMode = config_.mode == SessionMode::Snapshot;
+    s.tracesAllUsers = tracesAllUsers();
+    s.perPid = config_.bufferOwnership == BufferOwnership::PerPid;
+    s.creationTime =
+        std::chrono::duration_cast<std::chrono::seconds>(created_.time_since_epoch()).count();
+    s.channels = channels_;
+    s.rules = rules_;
+    return s;
+}
+
+void Session::start(Done done) {
+    checkIdle("Start");
+    // As lttng-start(1): nothing could ever be recorded, and no channel can
+    // be made once the session has started.
+    if (channels_.empty())
+        throw Error(ErrorCode::WrongState,
+                    "session '" + config_.name +
+                        "' has no channel: enable events first (channel0 is made then) "
+                        "or add a channel");
     if (state_ == SessionState::Error)
         throw Error(ErrorCode::WrongState,
                     "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
     if (state_ == SessionState::Active)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is already active");
-    state_ = SessionState::Active;
-    everStarted_ = true;
+    operation_ = SessionOperation::Starting;
+    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
+                                            done](std::optional<Error> error) {
+        if (alive.expired())
+            return done(destroyedError());
+        operation_ = SessionOperation::None;
+        if (error) {
+            log::warning("session '" + config_.name + "' did not start: " + error->what(),
+                         id_.uuid());
+            return done(std::move(error));
+        }
+        if (state_ != SessionState::Error) { // a domain may have failed it meanwhile
+            state_ = SessionState::Active;
+            everStarted_ = true;
+            notify({SessionChange::State});
+            log::info("session '" + config_.name + "' started", id_.uuid());
+        }
+        done(std::nullopt);
+    });
+    const SessionSnapshot s = snapshot();
+    for (DomainBackend* d : domains_)
+        d->start(s, withoutPath(all));
 }
 
-void Session::stop() {
+void Session::stop(Done done) {
+    checkIdle("Stop");
     if (state_ != SessionState::Active)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is not active (state " +
                                                std::string(toString(state_)) + ")");
-    state_ = SessionState::Stopped;
+    operation_ = SessionOperation::Stopping;
+    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
+                                            done](std::optional<Error> error) {
+        if (alive.expired())
+            return done(destroyedError());
+        operation_ = SessionOperation::None;
+        if (error)
+            return done(std::move(error));
+        if (state_ == SessionState::Active) {
+            state_ = SessionState::Stopped;
+            notify({SessionChange::State});
+            log::info("session '" + config_.name + "' stopped", id_.uuid());
+        }
+        done(std::nullopt);
+    });
+    for (DomainBackend* d : domains_)
+        d->stop(id_.hex(), withoutPath(all));
+}
+
+void Session::destroy(Done done) {
+    checkIdle("Destroy", true);
+    operation_ = SessionOperation::Destroying;
+    auto all = gatherDone(domains_.size(),
+                          [this, alive = std::weak_ptr<bool>(alive_), done](std::optional<Error>) {
+                              if (!alive.expired())
+                                  log::info("session '" + config_.name + "' destroyed", id_.uuid());
+                              done(std::nullopt);
+                          });
+    for (DomainBackend* d : domains_)
+        d->destroy(id_.hex(), withoutPath(all));
+}
+
+void Session::rotate(PathDone started) {
+    checkIdle("Rotate");
+    refuseInSnapshotMode("Rotate");
+    if (state_ == SessionState::Created || state_ == SessionState::Error)
+        throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is in state " +
+                                               std::string(toString(state_)) +
+                                               ": only a started session rotates");
+    if (rotating_)
+        throw Error(ErrorCode::WrongState,
+                    "a rotation of session '" + config_.name + "' is under way");
+    rotating_ = true;
+    notify({SessionChange::State});
+    // A domain whose rotation did not begin never completes it: it counts
+    // as ended at once. The rotation ends once every domain that began it
+    // has completed it.
+    struct Ends {
+        bool began = false;
+    };
+    auto ends = std::make_shared<Ends>();
+    auto ended = std::make_shared<Gather>(domains_.size(),
+                                          [this, alive = std::weak_ptr<bool>(alive_),
+                                           ends](std::optional<Error> error, std::string path) {
+                                              if (alive.expired())
+                                                  return;
+                                              if (ends->began)
+                                                  return rotationEnded(error, path);
+                                              rotating_ = false;
+                                              notify({SessionChange::State});
+                                          });
+    auto begun = std::make_shared<Gather>(domains_.size(),
+                                          [alive = std::weak_ptr<bool>(alive_),
+                                           started](std::optional<Error> error, std::string path) {
+                                              if (alive.expired())
+                                                  return started(destroyedError(), {});
+                                              started(std::move(error), path);
+                                          });
+    for (DomainBackend* d : domains_)
+        d->rotate(
+            id_.hex(),
+            [begun, ended, ends](std::optional<Error> error, std::string path) {
+                if (error)
+                    ended->add(std::nullopt, {});
+                else
+                    ends->began = true;
+                begun->add(std::move(error), path);
+            },
+            withPath(ended));
+}
+
+void Session::rotationEnded(const std::optional<Error>& error, const std::string& path) {
+    rotating_ = false;
+    notify({SessionChange::State});
+    if (error)
+        log::warning("session '" + config_.name + "': " + error->what(), id_.uuid());
+    if (listener_ != nullptr)
+        listener_->rotationEnded(error, path);
+}
+
+void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
+    checkIdle("RecordSnapshot");
+    if (config_.mode != SessionMode::Snapshot)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + config_.name +
+                        "' is not a snapshot session (create it with mode 'snapshot')");
+    if (state_ == SessionState::Created || state_ == SessionState::Error)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + config_.name + "' is in state " + std::string(toString(state_)) +
+                        ": a snapshot needs a started session (active or stopped)");
+    // Start, Stop and another snapshot are refused meanwhile; Destroy is
+    // not, and overtakes it: the snapshot then fails as destroyed.
+    snapshotting_ = true;
+    auto all = std::make_shared<Gather>(
+        domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
+                          done](std::optional<Error> error, std::string path) {
+            if (alive.expired())
+                return done(destroyedError(), {});
+            snapshotting_ = false;
+            if (error && operation_ == SessionOperation::Destroying)
+                return done(destroyedError(), {});
+            if (error) {
+                log::warning("session '" + config_.name + "': snapshot failed: " + error->what(),
+                             id_.uuid());
+                return done(std::move(error), {});
+            }
+            if (listener_ != nullptr)
+                listener_->snapshotRecorded(path);
+            done(std::nullopt, path);
+        });
+    for (DomainBackend* d : domains_)
+        d->recordSnapshot(id_.hex(), maxSize, withPath(all));
+}
+
+void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
+    refuseInSnapshotMode("SetRotationSchedule");
+    schedule_ = schedule;
+    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_), done,
+                                            schedule](std::optional<Error> error) {
+        if (alive.expired())
+            return done(destroyedError());
+        if (!error)
+            log::info("session '" + config_.name + "': rotation schedule " +
+                          (schedule.any()
+                               ? "every " + std::to_string(schedule.timerUs) + " us / " +
+                                     std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
+                               : std::string("cleared")),
+                      id_.uuid());
+        done(std::move(error));
+    });
+    // Each domain rotates on its own schedule's ticks; the session follows
+    // their rotations as it follows Rotate's.
+    for (DomainBackend* d : domains_)
+        d->setRotationSchedule(id_.hex(), schedule,
+                               guard([this](std::optional<Error> error, const std::string&) {
+                                   if (!error && !rotating_) {
+                                       rotating_ = true;
+                                       notify({SessionChange::State});
+                                   }
+                               }),
+                               guard([this](std::optional<Error> error, const std::string& path) {
+                                   rotationEnded(error, path);
+                               }),
+                               withoutPath(all));
 }
 
 } // namespace tracectl
@@ -72,9 +381,10 @@ void Session::addChannel(ChannelConfig channel) {
         throw Error(ErrorCode::LimitExceeded,
                     "a session has at most " + std::to_string(kMaxChannels) + " channels");
     channels_.push_back(std::move(channel));
+    notify({SessionChange::Channels});
 }
 
-bool Session::enableEvents(EventRule rule) {
+bool Session::enableEvents(EventRule rule, Done done) {
     if (state_ == SessionState::Error)
         throw Error(ErrorCode::WrongState,
                     "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
@@ -99,18 +409,21 @@ bool Session::enableEvents(EventRule rule) {
             throw Error(ErrorCode::InvalidArgument, "session '" + config_.name +
                                                         "' has no channel named '" + rule.channel +
                                                         "'");
-        if (everStarted_)
-            throw Error(ErrorCode::WrongState,
-                        "session '" + config_.name +
-                            "' has no channel, and channel0 can only be made before its first "
-                            "start");
+        // Start refuses a session without channels: this is before it.
         ChannelConfig c;
         c.name = std::string(kDefaultChannelName);
         c.overwrite = config_.mode == SessionMode::Snapshot;
         addChannel(std::move(c));
         createdDefault = true;
     }
-    rules_.push_back(std::move(rule));
+    rules_.push_back(rule);
+    notify({SessionChange::Events});
+    log::info("session '" + config_.name + "': events '" + rule.pattern + "' enabled", id_.uuid());
+    // In order with Start on every backend: a Start still in flight sees
+    // the rule too.
+    auto all = gatherDone(domains_.size(), std::move(done));
+    for (DomainBackend* d : domains_)
+        d->enableEvents(id_.hex(), rule, tracesAllUsers(), withoutPath(all));
     return createdDefault;
 }
 
@@ -155,6 +468,7 @@ bool Session::addContext(const std::string& channel, const std::string& type) {
     }
     for (ChannelConfig* c : targets)
         c->contexts.push_back(type);
+    notify({SessionChange::Contexts});
     return createdDefault;
 }
 

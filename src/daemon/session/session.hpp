@@ -1,11 +1,24 @@
-// A tracing session, free of D-Bus types: its identity, configuration and
-// state machine. The bus object (objects/session_object.hpp) wraps it.
+// A tracing session, free of D-Bus types: its identity, configuration,
+// event rules, rotation schedule and state machine, with the operations in
+// flight, driving its domain backends (domain_backend.hpp). The bus object
+// (objects/session_object.hpp) is a view of it: it reads its properties
+// and turns its change notifications into PropertiesChanged and signals.
+//
+// Threads: the main loop owns every session; every method runs there and
+// every answer comes there. Nothing else keeps a copy of its state: a
+// domain backend gets a snapshot at start and each change after it.
 #pragma once
 
+#include "common/error.hpp"
 #include "session/channel_config.hpp"
+#include "session/domain_backend.hpp"
 #include "session/session_id.hpp"
+#include "session/session_snapshot.hpp"
 
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -15,8 +28,36 @@ namespace tracectl {
 
 /// LTTng's session life cycle, as tracectl exposes it in the `State`
 /// property (which reads "rotating" instead of "active" or "stopped" while a
-/// Rotate is under way: SessionObject keeps that).
+/// rotation is under way: Session::stateName()).
 enum class SessionState { Created, Active, Stopped, Error };
+
+/// A Start, Stop or Destroy that has not answered yet: at most one at a
+/// time. Rotations and snapshots are tracked apart (Session::rotating(),
+/// Session::recordingSnapshot()).
+enum class SessionOperation { None, Starting, Stopping, Destroying };
+
+/// What changed in a session, for its view's PropertiesChanged.
+enum class SessionChange {
+    State,
+    ErrorReason,
+    Channels,
+    Events,
+    Contexts,
+    TracesAllUsers,
+    RingBufferSize
+};
+
+/// Told of a session's changes, on the main loop (the D-Bus view).
+class SessionListener {
+public:
+    virtual ~SessionListener() = default;
+    virtual void changed(const std::vector<SessionChange>& what) = 0;
+    /// A rotation (asked for or scheduled) ended: its archive's path, and
+    /// the error if it is not whole.
+    virtual void rotationEnded(const std::optional<Error>& error, const std::string& path) = 0;
+    /// RecordSnapshot wrote the snapshot folder `path`.
+    virtual void snapshotRecorded(const std::string& path) = 0;
+};
 
 /// `Mode` property: normal (writes as it goes) or snapshot (flight recorder).
 enum class SessionMode { Normal, Snapshot };
@@ -37,28 +78,84 @@ struct SessionConfig {
     BufferOwnership bufferOwnership = BufferOwnership::PerUid;
 };
 
-/// One session. Transitions throw tracectl::Error(WrongState) when the call
-/// does not fit the current state, and change nothing then.
+/// One session. Calls that do not fit the current state throw
+/// tracectl::Error(WrongState) at once and change nothing; the operations
+/// that go to the domain backends answer later through their callback,
+/// always called exactly once, also when the session was freed meanwhile
+/// (with WrongState "the session was destroyed").
 class Session {
 public:
-    Session(SessionId id, SessionConfig config, std::chrono::system_clock::time_point created)
-        : id_(id), config_(std::move(config)), created_(created) {}
+    using Done = DomainBackend::Done;
+    using PathDone = DomainBackend::PathDone;
+
+    /// `domains` (borrowed, outliving the session) are driven for every
+    /// operation, in order.
+    Session(SessionId id, SessionConfig config, std::chrono::system_clock::time_point created,
+            std::vector<DomainBackend*> domains = {})
+        : id_(id), config_(std::move(config)), created_(created), domains_(std::move(domains)) {}
+    /// Answers nothing: operations in flight answer "destroyed" when their
+    /// backends do.
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
 
     const SessionId& id() const noexcept { return id_; }
     const SessionConfig& config() const noexcept { return config_; }
     SessionState state() const noexcept { return state_; }
+    /// The `State` property: toString(state()), or "rotating" while a
+    /// rotation is under way (unless in error).
+    std::string stateName() const;
     /// Creation time (CLOCK_REALTIME).
     std::chrono::system_clock::time_point creationTime() const noexcept { return created_; }
+    /// The one listener told of changes (nullptr: none). Set by the view.
+    void setListener(SessionListener* listener) noexcept { listener_ = listener; }
 
-    /// created|stopped -> active.
-    void start();
-    /// active -> stopped.
-    void stop();
-    /// Any state -> error (the consumer died, stopped answering or refused a
-    /// request); only Destroy is accepted then.
+    /// created|stopped -> active once every domain has started. Refused
+    /// (WrongState) while another operation or a snapshot is in flight,
+    /// without channels, when active or failed. On a backend's error the
+    /// state stays and `done` gets it.
+    void start(Done done);
+    /// active -> stopped once every domain has flushed its buffers. Refused
+    /// (WrongState) while another operation or a snapshot is in flight, or
+    /// when not active.
+    void stop(Done done);
+    /// Every domain drops the session; `done` (always nullopt) once all
+    /// have. Accepted in every state but while a Start, Stop or Destroy is
+    /// in flight; a snapshot in flight then fails as destroyed. The caller
+    /// frees the session after `done`.
+    void destroy(Done done);
+    /// Closes the current trace chunk: `started` with the archive's path
+    /// once every domain began (rotationEnded() follows), or the first
+    /// error. Refused (WrongState) for a snapshot session, while another
+    /// operation is in flight, before the first start, in error, and while
+    /// a rotation is under way.
+    void rotate(PathDone started);
+    /// Writes a snapshot (snapshot sessions, active or stopped); `done` gets
+    /// its folder, and snapshotRecorded() is told. Refused (WrongState)
+    /// while another operation or snapshot is in flight, for a normal
+    /// session, before the first start and in error.
+    void recordSnapshot(uint64_t maxSize, PathDone done);
+    /// Replaces the rotation schedule (empty: none); kept across start and
+    /// stop. Refused (WrongState) for a snapshot session.
+    void setRotationSchedule(RotationSchedule schedule, Done done);
+    const RotationSchedule& rotationSchedule() const noexcept { return schedule_; }
+
+    /// Any state -> error (a domain's consumer died, stopped answering or
+    /// refused a request); only Destroy is accepted then. Logged, told.
     void fail(std::string reason);
     /// Why the session is in state error ("" otherwise).
     const std::string& errorReason() const noexcept { return errorReason_; }
+    SessionOperation operation() const noexcept { return operation_; }
+    bool rotating() const noexcept { return rotating_; }
+    bool recordingSnapshot() const noexcept { return snapshotting_; }
+
+    /// Bytes the session's ring buffers take now (RingBufferSize), as the
+    /// domains report it; told if it changed.
+    void setRingBufferSize(uint64_t bytes);
+    uint64_t ringBufferSize() const noexcept { return ringBufferSize_; }
+
+    /// What a domain backend is given at start.
+    SessionSnapshot snapshot() const;
 
     /// Adds a UST channel. Only before the first start (WrongState), at most
     /// kMaxChannels (LimitExceeded), names unique (InvalidArgument); a
@@ -70,7 +167,10 @@ public:
     /// (no such channel, bad rule), EventRuleExists (the session has the same
     /// rule already: sameEventRule()), LimitExceeded, WrongState; nothing is
     /// changed then. Returns true if the default channel was created.
-    bool enableEvents(EventRule rule);
+    /// The rule then goes to every domain backend (applied at once if the
+    /// session runs), and `done` gets their outcome.
+    bool enableEvents(
+        EventRule rule, Done done = [](std::optional<Error>) {});
 
     /// Records context field `type` (context_type.hpp) with every event of
     /// `channel`, or of every channel if `channel` is empty; with no channel
@@ -89,19 +189,37 @@ public:
     /// root, or traceAllUsers() was called (the owner held polkit's
     /// trace-all-users). Otherwise only the owner's apps are recorded.
     bool tracesAllUsers() const noexcept { return config_.owner == 0 || allUsers_; }
-    /// From now on the session records every uid's apps (never undone).
-    /// Returns true if that is new.
-    bool traceAllUsers() noexcept {
-        const bool changed = !tracesAllUsers();
-        allUsers_ = true;
-        return changed;
-    }
+    /// From now on the session records every uid's apps (never undone; the
+    /// domains learn it with the next enableEvents() or start()).
+    /// Returns true if that is new (and tells the listener).
+    bool traceAllUsers();
 
 private:
+    /// Throws WrongState naming `member` while a Start/Stop/Destroy is in
+    /// flight, or a snapshot unless `evenDuringSnapshot`.
+    void checkIdle(const char* member, bool evenDuringSnapshot = false) const;
+    /// Throws WrongState for a snapshot session (no chunk to rotate).
+    void refuseInSnapshotMode(const char* member) const;
+    /// `done`, guarded: called with "the session was destroyed" if this
+    /// session is gone when it is called back.
+    template <class F>
+    auto guard(F f) const;
+    void notify(std::vector<SessionChange> what);
+    void rotationEnded(const std::optional<Error>& error, const std::string& path);
+
     SessionId id_;
     SessionConfig config_;
     std::chrono::system_clock::time_point created_;
+    std::vector<DomainBackend*> domains_;
+    SessionListener* listener_ = nullptr;
+    /// Expires with the session: answers arriving later see it gone.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     SessionState state_ = SessionState::Created;
+    SessionOperation operation_ = SessionOperation::None;
+    bool rotating_ = false;     ///< a rotation began and has not ended
+    bool snapshotting_ = false; ///< a RecordSnapshot awaits the domains
+    RotationSchedule schedule_;
+    uint64_t ringBufferSize_ = 0;
     bool everStarted_ = false;
     bool allUsers_ = false;
     std::string errorReason_;

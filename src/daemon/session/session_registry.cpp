@@ -64,7 +64,8 @@ Session& SessionRegistry::create(const SessionRequest& request, uid_t owner) {
         config.outputPath = defaultOutputPath(*home, request.name, now);
     }
 
-    sessions_.push_back(std::make_unique<Session>(SessionId::random(), std::move(config), now));
+    sessions_.push_back(
+        std::make_unique<Session>(SessionId::random(), std::move(config), now, domains_));
     return *sessions_.back();
 }
 

@@ -31,8 +31,11 @@ public:
     using HomeLookup = std::function<std::optional<std::string>(uid_t)>;
     using Clock = std::function<std::chrono::system_clock::time_point()>;
 
-    explicit SessionRegistry(HomeLookup home, Clock clock = std::chrono::system_clock::now)
-        : home_(std::move(home)), clock_(std::move(clock)) {}
+    /// Every session made drives `domains` (borrowed; they outlive the
+    /// registry).
+    explicit SessionRegistry(HomeLookup home, Clock clock = std::chrono::system_clock::now,
+                             std::vector<DomainBackend*> domains = {})
+        : home_(std::move(home)), clock_(std::move(clock)), domains_(std::move(domains)) {}
 
     /// Validates `request` and adds a session owned by `owner`. Throws
     /// tracectl::Error: InvalidName, InvalidArgument (bad mode, buffer
@@ -56,6 +59,7 @@ public:
 private:
     HomeLookup home_;
     Clock clock_;
+    std::vector<DomainBackend*> domains_;
     std::vector<std::unique_ptr<Session>> sessions_; // creation order
 };
 

@@ -36,7 +36,7 @@
 #include "consumer/consumer_launcher.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
-#include "session_snapshot.hpp"
+#include "session/session_snapshot.hpp"
 
 #include <chrono>
 #include <ctime>

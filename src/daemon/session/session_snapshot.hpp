@@ -1,5 +1,5 @@
-// What the app thread needs to know of a session: a copy taken on the
-// D-Bus thread, so the threads share no mutable session state.
+// What a domain backend needs to know of a session: a copy taken on the
+// main loop when it starts, so the threads share no mutable session state.
 #pragma once
 
 #include "session/channel_config.hpp"

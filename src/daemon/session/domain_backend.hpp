@@ -1,0 +1,63 @@
+// A tracing domain ("ust" today; "kernel" and the ip provider next) as the
+// session state machine (session.hpp) drives it: start, stop with every
+// buffer flushed, destroy, new event rules, rotation, snapshot, rotation
+// schedule. One backend serves every session, named by SessionId::hex();
+// a backend in which a session has nothing to do answers at once.
+//
+// Threads: called on the main loop only, and answers there (a backend
+// that works on a thread of its own posts its answers back). Answers come
+// in the order the calls were made for one session.
+#pragma once
+
+#include "common/error.hpp"
+#include "session/session_snapshot.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tracectl {
+
+class DomainBackend {
+public:
+    /// The outcome (nullopt: done).
+    using Done = std::function<void(std::optional<Error>)>;
+    /// The outcome and the absolute path of a rotation's archive or a
+    /// snapshot's folder.
+    using PathDone = std::function<void(std::optional<Error>, std::string path)>;
+
+    virtual ~DomainBackend() = default;
+
+    /// The domain's name, as in the D-Bus `domain` arguments ("ust").
+    virtual std::string_view name() const noexcept = 0;
+    /// Starts tracing `session` (the first start also makes its buffers).
+    /// Errors: WrongState, Failed (the consumer could not be started or
+    /// refused).
+    virtual void start(SessionSnapshot session, Done done) = 0;
+    /// Stops tracing; `done` once every buffer is on disk.
+    virtual void stop(std::string idHex, Done done) = 0;
+    /// Drops everything of the session (stopping it first); `done` always
+    /// gets nullopt (what fails is logged).
+    virtual void destroy(std::string idHex, Done done) = 0;
+    /// A new event rule, applied at once if the session runs.
+    /// `tracesAllUsers`: the session records every uid's apps from now on.
+    virtual void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers,
+                              Done done) = 0;
+    /// Closes the current trace chunk: `started` once the consumer has begun
+    /// (or with the error: WrongState, Failed), then, if it began,
+    /// `completed` once the archive is whole (or with why not).
+    virtual void rotate(std::string idHex, PathDone started, PathDone completed) = 0;
+    /// Writes the buffers' content as a trace of its own; `maxSize` bytes
+    /// bounds its data streams (0: no bound). Errors: WrongState,
+    /// InvalidArgument, Failed.
+    virtual void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) = 0;
+    /// From now on the session rotates on its own as `schedule` says (empty:
+    /// never); `started`/`completed` are told of each such rotation, `done`
+    /// once the schedule is in place.
+    virtual void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
+                                     PathDone completed, Done done) = 0;
+};
+
+} // namespace tracectl

@@ -1,0 +1,374 @@
+// The session state machine (session/session.hpp) against fake domain
+// backends that answer when, and how, each test says: operations in
+// flight, their answers racing each other, answers after the session was
+// freed, and several domains answering one operation.
+#include "session/session.hpp"
+
+#include <deque>
+#include <gtest/gtest.h>
+#include <memory>
+
+using namespace tracectl;
+
+namespace {
+
+/// A domain that keeps every callback until the test answers it.
+class FakeDomain final : public DomainBackend {
+public:
+    explicit FakeDomain(std::string name = "fake") : name_(std::move(name)) {}
+    std::string_view name() const noexcept override { return name_; }
+    void start(SessionSnapshot s, Done done) override {
+        snapshots_.push_back(std::move(s));
+        starts.push_back(std::move(done));
+    }
+    void stop(std::string, Done done) override { stops.push_back(std::move(done)); }
+    void destroy(std::string, Done done) override { destroys.push_back(std::move(done)); }
+    void enableEvents(std::string, EventRule rule, bool, Done done) override {
+        rules.push_back(rule);
+        done(std::nullopt);
+    }
+    void rotate(std::string, PathDone begun, PathDone completed) override {
+        rotationsStarted.push_back(std::move(begun));
+        rotationsCompleted.push_back(std::move(completed));
+    }
+    void recordSnapshot(std::string, uint64_t, PathDone done) override {
+        snapshots.push_back(std::move(done));
+    }
+    void setRotationSchedule(std::string, RotationSchedule, PathDone begun, PathDone completed,
+                             Done done) override {
+        scheduledStarted = std::move(begun);
+        scheduledCompleted = std::move(completed);
+        done(std::nullopt);
+    }
+
+    /// Answers the oldest call of `calls` with `error`.
+    template <class Calls>
+    static void answer(Calls& calls, std::optional<Error> error = {}) {
+        ASSERT_FALSE(calls.empty());
+        auto f = std::move(calls.front());
+        calls.pop_front();
+        f(std::move(error));
+    }
+    template <class Calls>
+    static void answerPath(Calls& calls, std::string path, std::optional<Error> error = {}) {
+        ASSERT_FALSE(calls.empty());
+        auto f = std::move(calls.front());
+        calls.pop_front();
+        f(std::move(error), std::move(path));
+    }
+
+    std::string name_;
+    std::deque<SessionSnapshot> snapshots_; ///< what each start was given
+    std::deque<Done> starts, stops, destroys;
+    std::deque<EventRule> rules;
+    std::deque<PathDone> rotationsStarted, rotationsCompleted, snapshots;
+    PathDone scheduledStarted, scheduledCompleted;
+};
+
+/// Records what the session tells its view.
+struct Recorder final : SessionListener {
+    void changed(const std::vector<SessionChange>& what) override {
+        for (auto c : what)
+            changes.push_back(c);
+    }
+    void rotationEnded(const std::optional<Error>& error, const std::string& path) override {
+        ended.emplace_back(error ? error->what() : "", path);
+    }
+    void snapshotRecorded(const std::string& path) override { recorded.push_back(path); }
+    std::size_t count(SessionChange c) const {
+        return static_cast<std::size_t>(std::count(changes.begin(), changes.end(), c));
+    }
+    std::vector<SessionChange> changes;
+    std::vector<std::pair<std::string, std::string>> ended; // (error, path)
+    std::vector<std::string> recorded;
+};
+
+/// The outcome of one operation, once it answered.
+struct Outcome {
+    bool answered = false;
+    std::optional<Error> error;
+    std::string path;
+    Session::Done done() {
+        return [this](std::optional<Error> e) {
+            EXPECT_FALSE(answered) << "answered twice";
+            answered = true;
+            error = std::move(e);
+        };
+    }
+    Session::PathDone pathDone() {
+        return [this](std::optional<Error> e, std::string p) {
+            EXPECT_FALSE(answered) << "answered twice";
+            answered = true;
+            error = std::move(e);
+            path = std::move(p);
+        };
+    }
+    ErrorCode code() const { return error ? error->code() : ErrorCode::Failed; }
+};
+
+std::unique_ptr<Session> makeSession(std::vector<DomainBackend*> domains,
+                                     SessionMode mode = SessionMode::Normal) {
+    SessionConfig c;
+    c.name = "s";
+    c.owner = 1000;
+    c.outputPath = "/tmp/s";
+    c.mode = mode;
+    auto s = std::make_unique<Session>(SessionId::random(), c, std::chrono::system_clock::now(),
+                                       std::move(domains));
+    ChannelConfig ch;
+    ch.name = "channel0";
+    ch.overwrite = mode == SessionMode::Snapshot;
+    s->addChannel(ch);
+    return s;
+}
+
+template <class F>
+ErrorCode refusal(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.code();
+    }
+    ADD_FAILURE() << "accepted";
+    return ErrorCode::Failed;
+}
+
+/// Starts `s`, its one domain `d` answering at once.
+void started(Session& s, FakeDomain& d) {
+    Outcome o;
+    s.start(o.done());
+    FakeDomain::answer(d.starts);
+    ASSERT_TRUE(o.answered);
+    ASSERT_FALSE(o.error);
+}
+
+} // namespace
+
+TEST(SessionMachine, StartIsActiveOnlyOnceTheDomainHasStartedAndBusyUntilThen) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Recorder r;
+    s->setListener(&r);
+    Outcome o;
+    s->start(o.done());
+    ASSERT_EQ(d.snapshots_.size(), 1u);
+    EXPECT_EQ(d.snapshots_[0].channels.size(), 1u);
+    EXPECT_EQ(s->operation(), SessionOperation::Starting);
+    EXPECT_EQ(s->state(), SessionState::Created);
+    EXPECT_EQ(refusal([&] { s->start(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_EQ(refusal([&] { s->stop(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_EQ(refusal([&] { s->destroy(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_FALSE(o.answered);
+    FakeDomain::answer(d.starts);
+    EXPECT_TRUE(o.answered);
+    EXPECT_FALSE(o.error);
+    EXPECT_EQ(s->state(), SessionState::Active);
+    EXPECT_EQ(s->operation(), SessionOperation::None);
+    EXPECT_EQ(r.count(SessionChange::State), 1u);
+}
+
+TEST(SessionMachine, AStartTheDomainRefusesLeavesTheStateAndSaysWhy) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Outcome o;
+    s->start(o.done());
+    FakeDomain::answer(d.starts, Error(ErrorCode::Failed, "the consumer could not be started"));
+    ASSERT_TRUE(o.answered);
+    EXPECT_EQ(o.code(), ErrorCode::Failed);
+    EXPECT_EQ(s->state(), SessionState::Created);
+    EXPECT_EQ(s->operation(), SessionOperation::None);
+    // And it may be started again.
+    started(*s, d);
+    EXPECT_EQ(s->state(), SessionState::Active);
+}
+
+TEST(SessionMachine, ASessionFailedWhileStartingStaysFailed) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Outcome o;
+    s->start(o.done());
+    s->fail("the consumer died");
+    FakeDomain::answer(d.starts);
+    EXPECT_EQ(s->state(), SessionState::Error);
+    EXPECT_EQ(s->errorReason(), "the consumer died");
+    EXPECT_EQ(refusal([&] { s->start(Outcome().done()); }), ErrorCode::WrongState);
+    Outcome destroyed;
+    s->destroy(destroyed.done());
+    FakeDomain::answer(d.destroys);
+    EXPECT_TRUE(destroyed.answered);
+}
+
+TEST(SessionMachine, StopRacingASnapshotIsRefusedUntilTheSnapshotAnswers) {
+    FakeDomain d;
+    auto s = makeSession({&d}, SessionMode::Snapshot);
+    Recorder r;
+    s->setListener(&r);
+    started(*s, d);
+    Outcome snap;
+    s->recordSnapshot(0, snap.pathDone());
+    EXPECT_TRUE(s->recordingSnapshot());
+    try {
+        s->stop(Outcome().done());
+        ADD_FAILURE() << "Stop accepted during a snapshot";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::WrongState);
+        EXPECT_NE(std::string(e.what()).find("recording a snapshot"), std::string::npos);
+    }
+    EXPECT_EQ(refusal([&] { s->recordSnapshot(0, Outcome().pathDone()); }), ErrorCode::WrongState);
+    EXPECT_TRUE(d.stops.empty());
+    FakeDomain::answerPath(d.snapshots, "/tmp/s/snapshot-1-x-0");
+    EXPECT_EQ(snap.path, "/tmp/s/snapshot-1-x-0");
+    EXPECT_EQ(r.recorded, std::vector<std::string>{"/tmp/s/snapshot-1-x-0"});
+    Outcome stopped;
+    s->stop(stopped.done());
+    FakeDomain::answer(d.stops);
+    EXPECT_FALSE(stopped.error);
+    EXPECT_EQ(s->state(), SessionState::Stopped);
+}
+
+TEST(SessionMachine, ADestroyOvertakesASnapshotWhichAnswersDestroyed) {
+    FakeDomain d;
+    auto s = makeSession({&d}, SessionMode::Snapshot);
+    Recorder r;
+    s->setListener(&r);
+    started(*s, d);
+    Outcome snap, destroyed;
+    s->recordSnapshot(0, snap.pathDone());
+    s->destroy(destroyed.done()); // accepted during a snapshot
+    // The backend fails the snapshot because of the Destroy.
+    FakeDomain::answerPath(d.snapshots, "", Error(ErrorCode::Failed, "consumer shut down"));
+    EXPECT_EQ(snap.code(), ErrorCode::NoSuchSession);
+    EXPECT_TRUE(r.recorded.empty());
+    FakeDomain::answer(d.destroys);
+    EXPECT_TRUE(destroyed.answered);
+}
+
+TEST(SessionMachine, DestroyDuringARotationEndsTheRotationThenTheSession) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Recorder r;
+    s->setListener(&r);
+    started(*s, d);
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    EXPECT_EQ(s->stateName(), "rotating");
+    EXPECT_EQ(refusal([&] { s->rotate(Outcome().pathDone()); }), ErrorCode::WrongState);
+    FakeDomain::answerPath(d.rotationsStarted, "/tmp/s/archives/a-b-0");
+    EXPECT_EQ(rot.path, "/tmp/s/archives/a-b-0");
+    Outcome destroyed;
+    s->destroy(destroyed.done()); // a rotation does not hold a Destroy up
+    EXPECT_EQ(s->operation(), SessionOperation::Destroying);
+    // The backend abandons the rotation first, then ends the session.
+    FakeDomain::answerPath(d.rotationsCompleted, "/tmp/s/archives/a-b-0",
+                           Error(ErrorCode::Failed, "the session was destroyed"));
+    ASSERT_EQ(r.ended.size(), 1u);
+    EXPECT_EQ(r.ended[0].second, "/tmp/s/archives/a-b-0");
+    EXPECT_NE(r.ended[0].first.find("destroyed"), std::string::npos);
+    EXPECT_FALSE(s->rotating());
+    FakeDomain::answer(d.destroys);
+    EXPECT_TRUE(destroyed.answered);
+}
+
+TEST(SessionMachine, AnswersAfterTheSessionWasFreedSayDestroyedAndTouchNothing) {
+    FakeDomain d;
+    auto s = makeSession({&d}, SessionMode::Snapshot);
+    Recorder r;
+    s->setListener(&r);
+    Outcome start;
+    s->start(start.done());
+    s.reset();
+    FakeDomain::answer(d.starts);
+    EXPECT_EQ(start.code(), ErrorCode::NoSuchSession);
+    EXPECT_TRUE(r.changes.empty());
+}
+
+TEST(SessionMachine, ARotationThatDoesNotBeginLeavesNoRotationUnderWay) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Recorder r;
+    s->setListener(&r);
+    started(*s, d);
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    FakeDomain::answerPath(d.rotationsStarted, "",
+                           Error(ErrorCode::Failed, "the consumer refused the rotation"));
+    EXPECT_EQ(rot.code(), ErrorCode::Failed);
+    EXPECT_FALSE(s->rotating());
+    EXPECT_EQ(s->stateName(), "active");
+    EXPECT_TRUE(r.ended.empty()); // no RotationCompleted/Failed for what never began
+    Outcome again;
+    s->rotate(again.pathDone()); // and the next one is accepted
+    EXPECT_TRUE(s->rotating());
+}
+
+TEST(SessionMachine, EveryDomainAnswersBeforeTheSessionDoesAndTheFirstErrorWins) {
+    FakeDomain ust("ust"), kernel("kernel");
+    auto s = makeSession({&ust, &kernel});
+    Outcome o;
+    s->start(o.done());
+    ASSERT_EQ(ust.starts.size(), 1u);
+    ASSERT_EQ(kernel.starts.size(), 1u);
+    FakeDomain::answer(ust.starts);
+    EXPECT_FALSE(o.answered);
+    FakeDomain::answer(kernel.starts);
+    EXPECT_TRUE(o.answered);
+    EXPECT_EQ(s->state(), SessionState::Active);
+
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    FakeDomain::answerPath(ust.rotationsStarted, "/tmp/s/archives/a-b-0");
+    FakeDomain::answerPath(kernel.rotationsStarted, "", Error(ErrorCode::Failed, "kernel says no"));
+    ASSERT_TRUE(rot.answered);
+    EXPECT_EQ(rot.code(), ErrorCode::Failed);
+    EXPECT_TRUE(s->rotating()); // the ust half began, and is not over
+    FakeDomain::answerPath(ust.rotationsCompleted, "/tmp/s/archives/a-b-0");
+    EXPECT_FALSE(s->rotating());
+
+    Outcome stopped;
+    s->stop(stopped.done());
+    FakeDomain::answer(kernel.stops, Error(ErrorCode::Failed, "flush failed"));
+    FakeDomain::answer(ust.stops);
+    EXPECT_EQ(stopped.code(), ErrorCode::Failed);
+    EXPECT_EQ(s->state(), SessionState::Active); // not stopped: a domain did not
+}
+
+TEST(SessionMachine, ScheduledRotationsShowAsRotatingUntilTheyEnd) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Recorder r;
+    s->setListener(&r);
+    Outcome set;
+    s->setRotationSchedule({1'000'000, 0}, set.done());
+    EXPECT_TRUE(set.answered);
+    EXPECT_EQ(s->rotationSchedule().timerUs, 1'000'000u);
+    started(*s, d);
+    d.scheduledStarted(std::nullopt, "/tmp/s/archives/a-b-0");
+    EXPECT_EQ(s->stateName(), "rotating");
+    d.scheduledCompleted(std::nullopt, "/tmp/s/archives/a-b-0");
+    EXPECT_EQ(s->stateName(), "active");
+    ASSERT_EQ(r.ended.size(), 1u);
+    EXPECT_EQ(r.ended[0], std::make_pair(std::string(), std::string("/tmp/s/archives/a-b-0")));
+    // A snapshot session has no chunk to rotate.
+    auto snap = makeSession({&d}, SessionMode::Snapshot);
+    EXPECT_EQ(refusal([&] {
+                  snap->setRotationSchedule({1, 0}, Outcome().done());
+              }),
+              ErrorCode::WrongState);
+}
+
+TEST(SessionMachine, ARuleGoesToEveryDomainWithTheSessionsUsers) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Outcome o;
+    EventRule rule;
+    rule.pattern = "prov:*";
+    s->enableEvents(rule, o.done());
+    EXPECT_TRUE(o.answered);
+    ASSERT_EQ(d.rules.size(), 1u);
+    EXPECT_EQ(d.rules[0].channel, "channel0");
+    EXPECT_EQ(s->eventRules().size(), 1u);
+    // A refused rule goes nowhere.
+    EXPECT_EQ(refusal([&] { s->enableEvents(rule, Outcome().done()); }),
+              ErrorCode::EventRuleExists);
+    EXPECT_EQ(d.rules.size(), 1u);
+}
