@@ -153,34 +153,60 @@ void ManagerObject::CreateSession(const Pending& pending, const std::string& nam
         auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
     SessionRequest request = readCreateSessionOptions(name, options);
     std::weak_ptr<bool> alive = alive_;
-    services_.authority.check(
-        caller, auth::Action::TraceOwn, interactive,
-        [this, alive, pending, caller,
-         request = std::move(request)](std::optional<sdbus::Error> denied) {
-            if (alive.expired())
-                return;
-            if (denied) {
-                log::warning("uid " + std::to_string(caller.uid) +
-                             " denied CreateSession: " + denied->getMessage());
-                pending->returnError(*denied);
-                return;
-            }
+    services_.authority.check(caller, auth::Action::TraceOwn, interactive,
+                              [this, alive, pending, caller,
+                               request = std::move(request)](std::optional<sdbus::Error> denied) {
+                                  if (alive.expired())
+                                      return;
+                                  if (denied) {
+                                      log::warning(
+                                          "uid " + std::to_string(caller.uid) +
+                                          " denied CreateSession: " + denied->getMessage());
+                                      pending->returnError(*denied);
+                                      return;
+                                  }
+                                  create(pending, request, caller.uid);
+                              });
+}
+
+void ManagerObject::create(const Pending& pending, const SessionRequest& request, uid_t owner) {
+    SessionRegistry::Plan plan;
+    try {
+        plan = handleCall("CreateSession", [&] { return registry_.plan(request, owner); });
+    } catch (const sdbus::Error& e) {
+        return pending->returnError(e);
+    }
+    // A folder the caller could make and write itself, checked as the
+    // caller in a child process (which a dead network mount may hold for
+    // its whole bound): off the loop. Nothing is made before the first Start.
+    folderChecks_.submit(
+        [this, alive = std::weak_ptr<bool>(alive_), pending, plan = std::move(plan)]() mutable {
+            std::optional<Error> problem;
             try {
-                pending->returnObjectPath(
-                    handleCall("CreateSession", [&] { return create(request, caller.uid); }));
-            } catch (const sdbus::Error& e) {
-                pending->returnError(e);
+                checkOutputFolder(plan.config.outputPath, plan.config.owner,
+                                  primaryGidOf(plan.config.owner));
+            } catch (const Error& e) {
+                problem = e;
             }
+            loop_.post([this, alive, pending, plan = std::move(plan), problem]() mutable {
+                if (alive.expired())
+                    return;
+                try {
+                    if (problem)
+                        throw toBusError(*problem);
+                    pending->returnObjectPath(
+                        handleCall("CreateSession", [&] { return add(std::move(plan)); }));
+                } catch (const sdbus::Error& e) {
+                    pending->returnError(e);
+                }
+            });
         });
 }
 
-std::string ManagerObject::create(const SessionRequest& request, uid_t owner) {
-    Session& session = registry_.create(request, owner);
+std::string ManagerObject::add(SessionRegistry::Plan plan) {
+    Session& session = registry_.add(std::move(plan));
     const SessionId id = session.id();
     try {
-        // A folder the caller could make and write itself, checked as the
-        // caller; nothing is made before the first Start.
-        checkOutputFolder(session.config().outputPath, owner, primaryGidOf(owner));
         auto object = std::make_unique<SessionObject>(
             services_, session, [this](const SessionId& sid) { destroySession(sid); });
         objects_.emplace(id.hex(), Entry{nullptr, std::move(object)});
@@ -188,8 +214,9 @@ std::string ManagerObject::create(const SessionRequest& request, uid_t owner) {
         registry_.remove(id);
         throw;
     }
-    log::info("session '" + session.config().name + "' created by uid " + std::to_string(owner) +
-                  ", output " + session.config().outputPath,
+    log::info("session '" + session.config().name + "' created by uid " +
+                  std::to_string(session.config().owner) + ", output " +
+                  session.config().outputPath,
               id.uuid());
     return sessionObjectPath(id);
 }

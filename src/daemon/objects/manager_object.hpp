@@ -8,6 +8,7 @@
 #include "bus/bus_services.hpp"
 #include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
+#include "common/executor.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/session_object.hpp"
 #include "session/session_registry.hpp"
@@ -51,8 +52,12 @@ private:
     void CreateSession(const Pending& pending, const std::string& name, auth::CallOptions options);
     void GetSession(const Pending& pending, const std::string& name);
 
-    /// Makes the session (the caller was authorized) and its object.
-    std::string create(const SessionRequest& request, uid_t owner);
+    /// Makes the session (the caller was authorized) and its object, once
+    /// its output folder was checked as `owner` (on folderChecks_): answers
+    /// `pending` with its path, or the error.
+    void create(const Pending& pending, const SessionRequest& request, uid_t owner);
+    /// create()'s second half, back on the loop.
+    std::string add(SessionRegistry::Plan plan);
     /// Whether `caller` holds `action`: the answer cached for its connection
     /// (PolkitAuthority::cachedForReading()), else polkitd asked without
     /// interaction; runs `then(granted)` on the loop. Denials, challenges
@@ -81,6 +86,10 @@ private:
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
+    /// Runs the output folder checks, each in a child process as the
+    /// session's owner (bounded, tracing/output_folder.hpp), off the loop;
+    /// owns nothing but the copies its jobs hold.
+    Executor folderChecks_{1, "tc-folders"};
     std::vector<sd_bus_vtable> managerVtable_;
     bus::SlotPtr managerSlot_;
     bus::SlotPtr objectManagerSlot_;

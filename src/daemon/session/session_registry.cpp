@@ -33,19 +33,23 @@ BufferOwnership parseBufferOwnership(const std::optional<std::string>& b) {
 
 } // namespace
 
-Session& SessionRegistry::create(const SessionRequest& request, uid_t owner) {
-    if (auto problem = sessionNameProblem(request.name))
-        throw Error(ErrorCode::InvalidName,
-                    "invalid session name " + quoteForMessage(request.name) + ": " + *problem);
-    if (findByName(owner, request.name) != nullptr)
+void SessionRegistry::checkRoomFor(uid_t owner, const std::string& name) const {
+    if (findByName(owner, name) != nullptr)
         throw Error(ErrorCode::SessionExists,
-                    "a session named " + quoteForMessage(request.name) + " already exists");
+                    "a session named " + quoteForMessage(name) + " already exists");
     const auto owned = std::count_if(sessions_.begin(), sessions_.end(),
                                      [&](const auto& s) { return s->config().owner == owner; });
     if (static_cast<std::size_t>(owned) >= kMaxSessionsPerOwner)
         throw Error(ErrorCode::LimitExceeded, "uid " + std::to_string(owner) + " already has " +
                                                   std::to_string(kMaxSessionsPerOwner) +
                                                   " sessions; destroy some first");
+}
+
+SessionRegistry::Plan SessionRegistry::plan(const SessionRequest& request, uid_t owner) const {
+    if (auto problem = sessionNameProblem(request.name))
+        throw Error(ErrorCode::InvalidName,
+                    "invalid session name " + quoteForMessage(request.name) + ": " + *problem);
+    checkRoomFor(owner, request.name);
 
     SessionConfig config;
     config.name = request.name;
@@ -64,8 +68,13 @@ Session& SessionRegistry::create(const SessionRequest& request, uid_t owner) {
         config.outputPath = defaultOutputPath(*home, request.name, now);
     }
 
-    sessions_.push_back(
-        std::make_unique<Session>(SessionId::random(), std::move(config), now, domains_));
+    return Plan{std::move(config), now};
+}
+
+Session& SessionRegistry::add(Plan plan) {
+    checkRoomFor(plan.config.owner, plan.config.name);
+    sessions_.push_back(std::make_unique<Session>(SessionId::random(), std::move(plan.config),
+                                                  plan.created, domains_));
     return *sessions_.back();
 }
 

@@ -37,12 +37,27 @@ public:
                              std::vector<DomainBackend*> domains = {})
         : home_(std::move(home)), clock_(std::move(clock)), domains_(std::move(domains)) {}
 
-    /// Validates `request` and adds a session owned by `owner`. Throws
-    /// tracectl::Error: InvalidName, InvalidArgument (bad mode, buffer
-    /// ownership or output path; no home folder for a default path),
-    /// SessionExists (owner already has that name), LimitExceeded (owner
-    /// holds kMaxSessionsPerOwner sessions). The registry owns the result.
-    Session& create(const SessionRequest& request, uid_t owner);
+    /// A validated request: the configuration and creation time of a
+    /// session not added yet.
+    struct Plan {
+        SessionConfig config;
+        std::chrono::system_clock::time_point created;
+    };
+    /// Validates `request` of `owner` and resolves its output path (the
+    /// default one from the clock and the owner's home) without adding
+    /// anything. Throws tracectl::Error: InvalidName, InvalidArgument (bad
+    /// mode, buffer ownership or output path; no home folder for a default
+    /// path), SessionExists (owner already has that name), LimitExceeded
+    /// (owner holds kMaxSessionsPerOwner sessions).
+    Plan plan(const SessionRequest& request, uid_t owner) const;
+    /// Adds the session `plan` describes, checking again what may have
+    /// changed since plan() (SessionExists, LimitExceeded). The registry
+    /// owns the result.
+    Session& add(Plan plan);
+    /// add(plan(request, owner)).
+    Session& create(const SessionRequest& request, uid_t owner) {
+        return add(plan(request, owner));
+    }
 
     /// The session `owner` named `name`, or nullptr.
     Session* findByName(uid_t owner, std::string_view name) const;
@@ -57,6 +72,10 @@ public:
     std::size_t size() const noexcept { return sessions_.size(); }
 
 private:
+    /// Throws SessionExists or LimitExceeded if `owner` cannot have one
+    /// more session named `name`.
+    void checkRoomFor(uid_t owner, const std::string& name) const;
+
     HomeLookup home_;
     Clock clock_;
     std::vector<DomainBackend*> domains_;
