@@ -87,8 +87,7 @@ public:
                          done = onLoop(std::move(done))] {
             if (tracesAllUsers)
                 tracer_.traceAllUsers(id);
-            tracer_.enableEvents(id, rule);
-            done(std::nullopt);
+            tracer_.enableEvents(id, rule, done); // once every app traced took it
         });
     }
     void rotate(std::string id, Rotated started, Rotated completed) override {

@@ -11,9 +11,10 @@ AppStrands::AppStrands(std::size_t threads, std::string name)
 
 AppStrands::~AppStrands() {
     std::lock_guard lock(mutex_);
+    // Steps not started are dropped (schedule()); a running one finishes
+    // on its own: the executor is joined right after this body, while
+    // strands_ still exists.
     stopping_ = true;
-    // Steps not started go now; a running one finishes on its own (the
-    // executor is joined right after this body, strands_ still alive).
     for (auto& [pid, strand] : strands_)
         while (strand.steps.size() > 1)
             strand.steps.pop_back();
@@ -52,6 +53,10 @@ void AppStrands::schedule(pid_t pid) {
             const auto it = strands_.find(pid);
             if (it == strands_.end() || it->second.steps.empty())
                 return;
+            if (stopping_) { // being destroyed: not started, dropped
+                strands_.erase(it);
+                return;
+            }
             step = it->second.steps.front(); // stays queued: the strand is busy
         }
         // `once` guards against a step calling Finished twice.

@@ -63,6 +63,8 @@ void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp
     request.session = &t;
     request.trace = &trace;
     const auto duplicate = [](lttng_ust_abi_object_data* from, const char* what) {
+        if (from == nullptr)
+            throw Error(ErrorCode::Failed, std::string(what) + " of the trace is closed");
         lttng_ust_abi_object_data* raw = nullptr;
         if (const int r = lttng_ust_ctl_duplicate_ust_object_data(&raw, from); r < 0)
             throw Error(ErrorCode::Failed,
