@@ -50,7 +50,8 @@ struct AppSetUpResult {
 /// its streams, its contexts (before events, as lttng-sessiond does: the
 /// app registers the channel with its context fields on its first event),
 /// its events. The session handle's route is added before the first
-/// channel goes. Stops at the first failure or once `routes` is cancelled.
+/// channel goes. Stops at the first failure, and makes no call once
+/// `routes` is cancelled (from another thread).
 /// Blocks (app round trips): call on an executor thread.
 AppSetUpResult setUpInApp(AppCommands& commands, AppSetUpRequest request, PendingRoutes& routes);
 
