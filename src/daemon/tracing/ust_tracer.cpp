@@ -17,13 +17,17 @@
 
 namespace tracectl {
 
-UstTracer::UstTracer(TracerConfig config) : config_(std::move(config)) {}
+UstTracer::UstTracer(TracerConfig config, std::shared_ptr<AppCommands> commands)
+    : config_(std::move(config)), commands_(std::move(commands)) {}
 
 UstTracer::~UstTracer() {
-    // No notify handler may use a session once it is freed.
-    for (auto& [id, t] : sessions_)
+    // No notify handler may use a session once it is freed; set-up jobs
+    // still running add no route any more.
+    for (auto& [id, t] : sessions_) {
         for (auto& [pid, a] : t->apps)
             eraseRoutes(pid, a);
+        cancelSetUps(*t);
+    }
     HandleRoutes::synchronize();
     sessions_.clear();
 }
@@ -277,13 +281,18 @@ void UstTracer::startApps(Traced& t, Done done) {
             failSession(*live, refused->what());
             return failStart(refused->what());
         }
-        for (auto& [pid, a] : live->apps)
-            startInApp(*live, a);
-        for (auto& [key, trace] : live->traces)
-            pushMetadata(*live, *trace);
+        // Active from now: apps whose set-up ends meanwhile start too.
         live->active = true;
         armSchedule(*live);
-        done(std::nullopt);
+        auto started = Join::make([this, ref, done](std::optional<Error>) {
+            if (Traced* on = find(ref); on != nullptr && on->active && !on->failed)
+                for (auto& [key, trace] : on->traces)
+                    pushMetadata(*on, *trace);
+            done(std::nullopt);
+        });
+        for (auto& [pid, a] : live->apps)
+            startInApp(*live, a, started->add());
+        started->seal();
     });
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
@@ -293,18 +302,6 @@ void UstTracer::startApps(Traced& t, Done done) {
         join(t, app, joined->add());
     }
     joined->seal();
-}
-
-void UstTracer::stopApps(Traced& t) {
-    for (auto& [pid, a] : t.apps) {
-        if (!a.started)
-            continue;
-        const int cmd = a.app->command.get();
-        const auto budget = budgetFor(*a.app);
-        lttng_ust_ctl_stop_session(cmd, a.sessionHandle);
-        lttng_ust_ctl_wait_quiescent(cmd);
-        a.started = false;
-    }
 }
 
 void UstTracer::flushAll(Traced& t, Done done) {
@@ -326,8 +323,20 @@ void UstTracer::stop(const std::string& idHex, Done done) {
     if (it == sessions_.end() || !it->second->active)
         return done(std::nullopt);
     Traced& t = *it->second;
-    stopApps(t);
     t.active = false; // the apps no longer write, whatever comes next
+    // Set-ups in flight end stopped (setUpDone() starts none now).
+    stopApps(t, [this, ref = refOf(t), done](std::optional<Error>) {
+        Traced* live = find(ref);
+        if (live == nullptr)
+            return done(std::nullopt);
+        if (live->failed)
+            return done(Error(ErrorCode::WrongState,
+                              "the session's consumer is gone; destroy the session"));
+        flushStopped(*live, done);
+    });
+}
+
+void UstTracer::flushStopped(Traced& t, Done done) {
     flushAllOnceMade(t, [this, ref = refOf(t), done](std::optional<Error> e) {
         if (!e)
             return done(std::nullopt);
@@ -424,7 +433,8 @@ void UstTracer::forget(Traced& t) {
     for (auto& [pid, a] : t.apps)
         eraseRoutes(pid, a);
     t.apps.clear();
-    HandleRoutes::synchronize(); // no notify handler uses `t` any more
+    auto setUps = cancelSetUps(t); // their jobs add no route any more
+    HandleRoutes::synchronize();   // no notify handler uses `t` any more
     auto creating = std::move(t.creating);
     dropWaitingRotations(t, "the session ended");
     const std::string id = t.snapshot.idHex;
@@ -434,6 +444,8 @@ void UstTracer::forget(Traced& t) {
     for (auto& [key, waiters] : creating)
         for (auto& w : waiters)
             w(nullptr, gone);
+    for (auto& w : setUps)
+        w(std::nullopt);
 }
 
 void UstTracer::destroy(const std::string& idHex, Done done) {
@@ -461,10 +473,6 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
         Traced* live = find(ref);
         if (live == nullptr)
             return done(std::nullopt);
-        if (live->active) {
-            stopApps(*live);
-            live->active = false;
-        }
         for (auto& [pid, a] : live->apps)
             eraseRoutes(pid, a);
         live->apps.clear(); // our copies of the app-side objects
@@ -487,6 +495,14 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
         live->consumer->shutdown(closed->add());
         closed->seal();
     };
+    // Apps being set up are let go (their jobs' results find nothing);
+    // the others stop writing first.
+    for (auto& w : cancelSetUps(t))
+        w(std::nullopt);
+    if (Traced* live = find(ref); live != nullptr && live->active) {
+        live->active = false;
+        return stopApps(*live, [close](std::optional<Error>) { close(); });
+    }
     close();
 }
 

@@ -16,8 +16,37 @@
 // - The app thread (UstAppThread's loop, given to attach()) owns every
 //   member: sessions, apps, traces, consumer connections. Every public
 //   method but handleNotify() runs there, and every callback is called
-//   there. It never waits for a consumer: requests are asynchronous
-//   (ConsumerConnection), their outcomes come back as callbacks.
+//   there. It never waits for a consumer or an app: consumer requests are
+//   asynchronous (ConsumerConnection), app round trips run on the app
+//   strands (below); both outcomes come back as callbacks.
+// - The app strands ("tc-apps", app_strands.hpp) make every round trip to
+//   an app (AppCommands, app_commands.hpp: set-up, start, stop, events).
+//   Jobs of one app run one at a time, in order (its command socket is a
+//   request/response stream); jobs of different apps run in parallel. A
+//   job gets only what it needs (the shared UstApp, for its command fd; our
+//   duplicates of the channel and stream objects; the rules) and a budget
+//   of kAppSocketTimeout (SocketDeadlines), and posts its result back to
+//   the app thread, where AppInSession and the rest are updated. A hung
+//   app holds one strand thread for one budget, never the app thread.
+//   Orders that matter:
+//   - Routes before the app may name a handle: the set-up job adds each
+//     route (pending_routes.hpp) as soon as the app gives the handle,
+//     before its next call. The app thread may cancel them at any moment
+//     (the app left: onAppGone(); the session goes: destroy(), forget());
+//     after cancel() and synchronize() no route to the session is left,
+//     whatever the job does next. A result that finds its set-up cancelled
+//     (no longer in Traced::settingUp) releases what it made (our copies
+//     only) and changes nothing.
+//   - One set-up per (session, app): a second join waits for the one in
+//     flight (SettingUp::waiters).
+//   - Start after set-up, stop after start: the same strand, in order.
+//     Start, Stop and EnableEvents answer once their apps' jobs are done.
+//   - Rules enabled while a set-up is in flight: the set-up carries the
+//     rules known when it began, the others are created once it is done,
+//     so each reaches the app once.
+//   - register_done (onAppRegistered()'s `ready`) after the joins: it runs
+//     on the app thread as a step of the app's strand, so no job of the
+//     app uses its socket meanwhile.
 // - The notify thread calls handleNotify(). It reaches a trace through the
 //   RCU handle routes (handle_routes.hpp), and touches only the trace's
 //   metadata registry, under that trace's registryMutex (held for
@@ -28,6 +57,9 @@
 // No lock is held across a round trip to another process.
 #pragma once
 
+#include "app_set_up.hpp"
+#include "apps/app_commands.hpp"
+#include "apps/app_strands.hpp"
 #include "apps/socket_deadlines.hpp"
 #include "apps/ust_app.hpp"
 #include "common/event_loop.hpp"
@@ -36,6 +68,7 @@
 #include "consumer/consumer_launcher.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
+#include "pending_routes.hpp"
 #include "session/session_snapshot.hpp"
 
 #include <chrono>
@@ -89,7 +122,9 @@ public:
     /// Told (on the app thread) that session `idHex` failed, and why.
     using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
 
-    explicit UstTracer(TracerConfig config);
+    /// `commands` makes the round trips to apps (a fake in tests).
+    explicit UstTracer(TracerConfig config,
+                       std::shared_ptr<AppCommands> commands = makeUstAppCommands());
     /// Drops every session without waiting for anyone: each consumer sees
     /// its connection close, drains its buffers and exits (tracectl-consumerd(8)).
     ~UstTracer();
@@ -106,8 +141,17 @@ public:
     using SizeHandler = std::function<void(const std::string& idHex, uint64_t bytes)>;
     void onBufferSize(SizeHandler handler) { onSize_ = std::move(handler); }
     /// Bounds each exchange with one app (setting a session up in it,
-    /// starting, stopping, enabling events) to kAppSocketTimeout in all.
-    void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
+    /// starting, stopping, enabling events) to kAppSocketTimeout in all
+    /// (non-null `deadlines`; null: only the sockets' own per-call bound).
+    /// The tracer arms a watchdog of its own: its strand jobs may outlive
+    /// the one given.
+    void boundExchanges(SocketDeadlines* deadlines) { bounded_ = deadlines != nullptr; }
+    /// Runs `job` on app `pid`'s strand (a tc-apps thread), in order with
+    /// the tracer's own jobs for the app, so that none uses the app's socket
+    /// meanwhile: for round trips made for others (register_done, a
+    /// tracepoint list). `job` may touch only what it holds and thread-safe
+    /// things (posting to a loop). Thread-safe.
+    void withApp(pid_t pid, std::function<void()> job);
 
     /// A new app (before register_done): joins every active session that
     /// may trace it. `ready` is called once it has joined those whose buffers
@@ -128,7 +172,8 @@ public:
     /// Adds `rule` to session `idHex` (the next start() brings it if the
     /// session does not run) and creates its events in every app the
     /// session traces. An app that refuses is logged and keeps its rules.
-    void enableEvents(const std::string& idHex, const EventRule& rule);
+    /// `done` (nullopt always), if given, once every app traced answered.
+    void enableEvents(const std::string& idHex, const EventRule& rule, Done done = nullptr);
     /// The session records every uid's apps from now on (its owner holds
     /// trace-all-users); if it runs, apps of other uids join it at once.
     void traceAllUsers(const std::string& idHex);
@@ -208,6 +253,12 @@ private:
     };
     /// Told once the trace an app needs exists (nullptr and why, if not).
     using TraceReady = std::function<void(Trace*, std::optional<Error>)>;
+    /// An app's set-up in a session, while its job runs.
+    struct SettingUp {
+        std::shared_ptr<UstApp> app;
+        std::shared_ptr<PendingRoutes> routes; ///< shared with the job
+        std::vector<Done> waiters;             ///< joins told once it is over
+    };
     struct Traced {
         uint64_t serial = 0; ///< tells this session from a later one of the same id
         SessionSnapshot snapshot;
@@ -222,6 +273,8 @@ private:
         /// buffers the consumer keeps for later snapshots until destroy.
         std::vector<std::unique_ptr<Trace>> exited;
         std::map<pid_t, AppInSession> apps;
+        /// Apps whose set-up job runs (not in `apps` yet).
+        std::map<pid_t, SettingUp> settingUp;
         bool starting = false; ///< start() under way: apps joining are started at its end
         bool active = false;
         bool failed = false;
@@ -306,8 +359,12 @@ private:
     /// A callback that fails session `t` if a consumer request failed,
     /// saying `what` was asked.
     Done failOnError(Traced& t, std::string what);
-    /// Every apps' session in `t` stops; the apps are quiescent after it.
-    void stopApps(Traced& t);
+    /// Every apps' session in `t` stops (on their strands); `done`
+    /// (nullopt always) once they are quiescent.
+    void stopApps(Traced& t, Done done);
+    /// The second half of stop(), once the apps are quiescent: flushes
+    /// (flushAllOnceMade()); a consumer that cannot fails the session.
+    void flushStopped(Traced& t, Done done);
     /// flushAll() once no trace of `t` is being made any more.
     void flushAllOnceMade(Traced& t, Done done);
     /// Pushes the metadata and flushes every channel of every trace of `t`;
@@ -352,13 +409,25 @@ private:
     /// session's consumer could not make the buffers; the app's own failures
     /// (it left, it refused a call) are logged here and end in nullopt.
     void join(Traced& t, const std::shared_ptr<UstApp>& app, Done done);
-    /// Sets `app` up in `t` with `trace`'s buffers (app round trips). Throws Error.
-    void setUpApp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app);
-    /// Starts the session in app `a` (start_session); a failure is logged.
-    void startInApp(Traced& t, AppInSession& a);
-    /// Creates, configures and enables the events of `rule` on the app's
-    /// channel `chan`; the event object joins `a.objects`. Throws Error.
-    void createEvent(AppInSession& a, lttng_ust_abi_object_data* chan, const EventRule& rule);
+    /// Sets `app` up in `t` with `trace`'s buffers: a job on the app's
+    /// strand; `done` once it is over (setUpDone()). Throws Error if our
+    /// copies of the buffers' objects cannot be made.
+    void beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app, Done done);
+    /// Back on the app thread with the set-up job's `result`; the first
+    /// `rulesSent` rules of the session went with it.
+    void setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
+                   const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
+                   AppSetUpResult result);
+    /// Cancels the set-ups of `t` in flight (of app `only`, if given): their
+    /// routes go; returns who waited for them (to be called with nullopt).
+    std::vector<Done> cancelSetUps(Traced& t, std::optional<pid_t> only = std::nullopt);
+    /// Starts the session in app `a` (start_session, on its strand); a
+    /// failure is logged; `done` (nullopt always), if given, once answered.
+    void startInApp(Traced& t, AppInSession& a, Done done = nullptr);
+    /// Creates and enables the events of `rule` in app `a` (on its strand);
+    /// the event object joins `a.objects`. Failures are logged; `done`
+    /// (nullopt always), if given, once answered.
+    void createEventInApp(Traced& t, AppInSession& a, const EventRule& rule, Done done = nullptr);
     /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `refs`:
     /// retired once the process has exited (its pidfd says so), since
     /// lttng-ust closes its sockets in a destructor while other threads
@@ -366,7 +435,8 @@ private:
     void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<SessionRef> refs);
     /// Forgets the routes of every object `a` holds in its app.
     void eraseRoutes(pid_t pid, const AppInSession& a);
-    /// An armed budget for one exchange with `app`, if boundExchanges() was given.
+    /// An armed budget for one exchange with `app`, if boundExchanges() was
+    /// given. Any thread.
     std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
 
     // ust_rotation.cpp: rotations.
@@ -408,7 +478,10 @@ private:
     Executor launchers_{1, "tc-launcher"};
     EventLoop* loop_ = nullptr;
     std::shared_ptr<LoopPoster> poster_; ///< loop_'s, for the notify thread
-    SocketDeadlines* deadlines_ = nullptr;
+    std::shared_ptr<AppCommands> commands_;
+    /// Bounds the strand jobs' exchanges (boundExchanges()); outlives them.
+    SocketDeadlines deadlines_;
+    bool bounded_ = false;
     HangUpWatcher hangUpWatcher_;
     FailureHandler onFailure_;
     SizeHandler onSize_;
@@ -430,6 +503,9 @@ private:
     /// the notify thread without locks (RCU); see handle_routes.hpp for
     /// when a Traced may be freed.
     HandleRoutes routes_;
+    /// Every app round trip (see the top). Last: its running jobs use the
+    /// members above, and finish before those go.
+    AppStrands appCalls_{3, "tc-apps"};
 };
 
 } // namespace tracectl
