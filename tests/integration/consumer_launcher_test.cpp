@@ -24,7 +24,8 @@ using namespace std::chrono_literals;
 namespace {
 
 /// Dispatches `loop` until `done()` or `timeout`; returns done().
-template <typename Pred> bool drive(EventLoop& loop, Pred done, std::chrono::milliseconds timeout) {
+template <typename Pred>
+bool drive(EventLoop& loop, Pred done, std::chrono::milliseconds timeout) {
     bool late = false;
     auto timer = loop.addTimer(timeout, [&late] { late = true; });
     while (!done() && !late)
@@ -34,7 +35,8 @@ template <typename Pred> bool drive(EventLoop& loop, Pred done, std::chrono::mil
 }
 
 /// What a callback was given, once it was called.
-template <typename T> struct Outcome {
+template <typename T>
+struct Outcome {
     bool called = false;
     T value{};
     auto setter() {
@@ -76,7 +78,8 @@ protected:
         Outcome<std::optional<Error>> started;
         launcher_->start(s, UniqueFd(sv[1]), started.setter());
         EXPECT_FALSE(started.called) << "called back from inside start()";
-        EXPECT_TRUE(drive(loop_, [&] { return started.called; }, 15s));
+        EXPECT_TRUE(drive(
+            loop_, [&] { return started.called; }, 15s));
         EXPECT_FALSE(started.value) << started.value->what();
         return ours;
     }
@@ -85,7 +88,8 @@ protected:
     std::optional<std::string> ended(const ConsumerSpec& s, std::chrono::milliseconds timeout) {
         Outcome<std::optional<std::string>> e;
         launcher_->whenEnded(s, timeout, e.setter());
-        EXPECT_TRUE(drive(loop_, [&] { return e.called; }, timeout + 10s));
+        EXPECT_TRUE(drive(
+            loop_, [&] { return e.called; }, timeout + 10s));
         return e.value;
     }
 
@@ -128,7 +132,8 @@ TEST_P(ConsumerLauncherTest, StopEndsALongRunningConsumer) {
     UniqueFd ours = start(s);
     Outcome<std::optional<Error>> stopped;
     launcher_->stop(s, stopped.setter());
-    ASSERT_TRUE(drive(loop_, [&] { return stopped.called; }, 15s));
+    ASSERT_TRUE(drive(
+        loop_, [&] { return stopped.called; }, 15s));
     EXPECT_FALSE(stopped.value) << stopped.value->what();
     EXPECT_TRUE(ended(s, 1s).has_value()) << "still running after stop()";
 }
@@ -139,9 +144,12 @@ TEST_P(ConsumerLauncherTest, AConsumerThatExitsTellsItsStatus) {
     // Watched while it still runs: the end comes as it happens.
     Outcome<std::optional<std::string>> e;
     launcher_->whenEnded(s, 10s, e.setter());
-    ASSERT_FALSE(drive(loop_, [&] { return e.called; }, 200ms)) << e.value.value_or("nullopt");
+    ASSERT_FALSE(drive(
+        loop_, [&] { return e.called; }, 200ms))
+        << e.value.value_or("nullopt");
     ASSERT_EQ(write(ours.get(), "go\n", 3), 3);
-    ASSERT_TRUE(drive(loop_, [&] { return e.called; }, 15s));
+    ASSERT_TRUE(drive(
+        loop_, [&] { return e.called; }, 15s));
     ASSERT_TRUE(e.value.has_value());
     EXPECT_EQ(*e.value, GetParam() == "systemd" ? "ActiveState failed, Result exit-code, status 7"
                                                 : "exited with status 7");
@@ -149,9 +157,9 @@ TEST_P(ConsumerLauncherTest, AConsumerThatExitsTellsItsStatus) {
 
 TEST_P(ConsumerLauncherTest, AConsumerKilledBySignalSaysSo) {
     // systemd expands "$$" in ExecStart= to "$" (systemd.service(5)).
-    const auto s = spec("killed", "/bin/sh",
-                        {"-c", GetParam() == "systemd" ? "read x; kill -KILL $$$$"
-                                                       : "read x; kill -KILL $$"});
+    const auto s =
+        spec("killed", "/bin/sh",
+             {"-c", GetParam() == "systemd" ? "read x; kill -KILL $$$$" : "read x; kill -KILL $$"});
     UniqueFd ours = start(s);
     ASSERT_EQ(write(ours.get(), "go\n", 3), 3);
     const auto reason = ended(s, 10s);
@@ -176,7 +184,8 @@ TEST_P(ConsumerLauncherTest, DestroyedWithCallsUnderWayCallsNobody) {
     launcher_->stop(s, [&called](std::optional<Error>) { called = true; });
     launcher_.reset();
     // Whatever was under way is dropped with it.
-    EXPECT_FALSE(drive(loop_, [&] { return called; }, 500ms));
+    EXPECT_FALSE(drive(
+        loop_, [&] { return called; }, 500ms));
     // Not left running: stopped here, in case (direct: killed by the destructor).
     if (GetParam() == "systemd") {
         EXPECT_EQ(sandbox_->systemctl({"stop", s.unitName}).exitCode, 0);
@@ -196,7 +205,8 @@ TEST(SystemdLauncher, AFailingUnitIsReportedNotHidden) {
     spec.outputDir = sandbox.dir();
     Outcome<std::optional<Error>> started;
     l->start(spec, UniqueFd(sv[1]), started.setter());
-    ASSERT_TRUE(drive(loop, [&] { return started.called; }, 15s));
+    ASSERT_TRUE(drive(
+        loop, [&] { return started.called; }, 15s));
     ASSERT_TRUE(started.value.has_value());
     // The manager's word: its exec failed.
     EXPECT_NE(std::string(started.value->what())

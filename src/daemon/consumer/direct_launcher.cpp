@@ -77,18 +77,18 @@ public:
             const int e = errno;
             ::kill(pid, SIGKILL);
             waitpid(pid, nullptr, 0);
-            return later(std::move(done), Error(ErrorCode::Failed, std::string("pidfd_open: ") +
-                                                                       std::strerror(e)));
+            return later(std::move(done),
+                         Error(ErrorCode::Failed, std::string("pidfd_open: ") + std::strerror(e)));
         }
         child->pidfd = UniqueFd(static_cast<int>(fd));
         sd_event_source* s = nullptr;
-        const int r = sd_event_add_io(loop_.get(), &s, child->pidfd.get(), EPOLLIN, &onExit,
-                                      child.get());
+        const int r =
+            sd_event_add_io(loop_.get(), &s, child->pidfd.get(), EPOLLIN, &onExit, child.get());
         if (r < 0) {
             ::kill(pid, SIGKILL);
             waitpid(pid, nullptr, 0);
-            return later(std::move(done), Error(ErrorCode::Failed, std::string("watching pid: ") +
-                                                                       std::strerror(-r)));
+            return later(std::move(done), Error(ErrorCode::Failed,
+                                                std::string("watching pid: ") + std::strerror(-r)));
         }
         child->watch.reset(s);
         ended_.erase(spec.unitName);
@@ -142,18 +142,19 @@ private:
         std::string unit;
         pid_t pid = -1;
         UniqueFd pidfd;
-        EventSourcePtr watch;          ///< pidfd readable: it exited
-        EventSourcePtr killTimer;      ///< SIGKILL, once SIGTERM was not enough
-        EventSourcePtr endedDeadline;  ///< whenEnded()'s bound
-        bool terminating = false;      ///< SIGTERM sent
-        std::vector<Done> stopped;     ///< stop() waiters
-        std::vector<Ended> ended;      ///< whenEnded() waiters
+        EventSourcePtr watch;         ///< pidfd readable: it exited
+        EventSourcePtr killTimer;     ///< SIGKILL, once SIGTERM was not enough
+        EventSourcePtr endedDeadline; ///< whenEnded()'s bound
+        bool terminating = false;     ///< SIGTERM sent
+        std::vector<Done> stopped;    ///< stop() waiters
+        std::vector<Ended> ended;     ///< whenEnded() waiters
     };
 
     /// Calls `f` from the loop, unless the launcher is gone by then.
     class AliveToken {
     public:
-        template <typename F> void later(EventLoop& loop, F f) {
+        template <typename F>
+        void later(EventLoop& loop, F f) {
             loop.defer([weak = std::weak_ptr<char>(token_), f = std::move(f)]() mutable {
                 if (weak.lock())
                     f();

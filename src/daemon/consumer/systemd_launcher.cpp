@@ -87,9 +87,7 @@ public:
         }
         const std::string unit = spec.unitName;
         Op& op = newOp(unit);
-        op.lost = [done](const std::string& why) {
-            done(Error(ErrorCode::Failed, why));
-        };
+        op.lost = [done](const std::string& why) { done(Error(ErrorCode::Failed, why)); };
         ++awaitingJobReplies_;
         send(op, m.get(), true, [this, id = op.id, unit, done](sd_bus_message* reply) {
             if (sd_bus_message_is_method_error(reply, nullptr)) {
@@ -105,8 +103,8 @@ public:
                 }
                 readState(id, [this, id, unit, result, done](const UnitState& s) {
                     finish(id);
-                    done(Error(ErrorCode::Failed, unit + " did not start (" + s.describe() +
-                                                      "; job " + result + ")"));
+                    done(Error(ErrorCode::Failed,
+                               unit + " did not start (" + s.describe() + "; job " + result + ")"));
                 });
             });
         });
@@ -119,9 +117,8 @@ public:
             return later(std::move(done), Error(ErrorCode::Failed, *why));
         const std::string unit = spec.unitName;
         sd_bus_message* raw = nullptr;
-        if (const int r = sd_bus_message_new_method_call(bus_.get(), &raw, systemd::kService,
-                                                         systemd::kPath, systemd::kManager,
-                                                         "StopUnit");
+        if (const int r = sd_bus_message_new_method_call(
+                bus_.get(), &raw, systemd::kService, systemd::kPath, systemd::kManager, "StopUnit");
             r < 0 || sd_bus_message_append(raw, "ss", unit.c_str(), "replace") < 0) {
             sd_bus_message_unref(raw);
             return later(std::move(done), Error(ErrorCode::Failed, "StopUnit: cannot build"));
@@ -183,28 +180,27 @@ private:
     struct Op {
         uint64_t id = 0;
         std::string unit;
-        SdBusSlotPtr call;                              ///< the round trip under way
-        std::function<void(sd_bus_message*)> onReply;   ///< its reply (or error)
-        bool awaitsJobReply = false;                    ///< counted in awaitingJobReplies_
-        SdBusSlotPtr match;                             ///< the unit's PropertiesChanged
-        EventSourcePtr deadline;                        ///< the job's (or the end's) bound
-        std::string job;                                ///< job path awaited, if any
-        std::function<void(const std::string&)> onJob;  ///< its JobRemoved result
-        std::function<void(const std::string&)> lost;   ///< the manager went away
-        std::function<void()> onUnitChanged;            ///< whenEnded(): look again
-        Ended ended;                                    ///< whenEnded()'s caller
-        bool reading = false, dirty = false;            ///< whenEnded(): a read under way
+        SdBusSlotPtr call;                             ///< the round trip under way
+        std::function<void(sd_bus_message*)> onReply;  ///< its reply (or error)
+        bool awaitsJobReply = false;                   ///< counted in awaitingJobReplies_
+        SdBusSlotPtr match;                            ///< the unit's PropertiesChanged
+        EventSourcePtr deadline;                       ///< the job's (or the end's) bound
+        std::string job;                               ///< job path awaited, if any
+        std::function<void(const std::string&)> onJob; ///< its JobRemoved result
+        std::function<void(const std::string&)> lost;  ///< the manager went away
+        std::function<void()> onUnitChanged;           ///< whenEnded(): look again
+        Ended ended;                                   ///< whenEnded()'s caller
+        bool reading = false, dirty = false;           ///< whenEnded(): a read under way
         SystemdLauncher* owner = nullptr;
     };
 
     /// Connects to the manager and attaches to the loop; the error, if not.
     std::optional<std::string> connect() {
-        const std::string where =
-            address_.empty() ? "on the system bus" : "at " + address_;
+        const std::string where = address_.empty() ? "on the system bus" : "at " + address_;
         const auto fail = [&](const char* what, int r) -> std::optional<std::string> {
             bus_.reset();
-            return "the systemd manager " + where + " cannot be reached (" + what +
-                   ": " + std::strerror(-r) + ")";
+            return "the systemd manager " + where + " cannot be reached (" + what + ": " +
+                   std::strerror(-r) + ")";
         };
         sd_bus* b = nullptr;
         int r = 0;
@@ -232,8 +228,8 @@ private:
             return fail("sd_bus_add_filter", r);
         disconnectedSlot_.reset(s);
         if ((r = sd_bus_match_signal_async(bus_.get(), &s, senderFilter(), systemd::kPath,
-                                           systemd::kManager, "JobRemoved", &onJobRemoved,
-                                           nullptr, this)) < 0)
+                                           systemd::kManager, "JobRemoved", &onJobRemoved, nullptr,
+                                           this)) < 0)
             return fail("matching JobRemoved", r);
         jobRemovedSlot_.reset(s);
         // On the system bus the manager sends signals to subscribers only;
@@ -361,13 +357,12 @@ private:
         op->job = job;
         op->onJob = std::move(onJob);
         jobs_[op->job] = id;
-        op->deadline = loop_.addTimer(
-            timeouts_.job, [this, id, what = std::string(what), ms = timeouts_.job.count()] {
-                if (auto gone = take(id))
-                    gone->lost("the systemd manager did not finish the " + what + " job of " +
-                               gone->unit + " within " + std::to_string(ms) +
-                               " ms (no JobRemoved)");
-            });
+        op->deadline = loop_.addTimer(timeouts_.job, [this, id, what = std::string(what),
+                                                      ms = timeouts_.job.count()] {
+            if (auto gone = take(id))
+                gone->lost("the systemd manager did not finish the " + what + " job of " +
+                           gone->unit + " within " + std::to_string(ms) + " ms (no JobRemoved)");
+        });
     }
 
     static int onJobRemoved(sd_bus_message* m, void* userdata, sd_bus_error*) {
@@ -460,22 +455,21 @@ private:
     /// readState()'s second half: Service.Result and ExecMainStatus.
     void readResult(uint64_t id, const std::string& path, std::shared_ptr<UnitState> state,
                     std::function<void(const UnitState&)> then) {
-        readProperty(id, path, systemd::kServiceIface, "Result",
-                     [=, this](sd_bus_message* resultReply) {
-                         const char* result = nullptr;
-                         if (resultReply != nullptr &&
-                             sd_bus_message_read(resultReply, "v", "s", &result) >= 0)
-                             state->result = result;
-                         readProperty(id, path, systemd::kServiceIface, "ExecMainStatus",
-                                      [state, then](sd_bus_message* statusReply) {
-                                          int32_t status = 0;
-                                          if (statusReply != nullptr &&
-                                              sd_bus_message_read(statusReply, "v", "i",
-                                                                  &status) >= 0)
-                                              state->exitStatus = status;
-                                          then(*state);
-                                      });
-                     });
+        readProperty(
+            id, path, systemd::kServiceIface, "Result", [=, this](sd_bus_message* resultReply) {
+                const char* result = nullptr;
+                if (resultReply != nullptr &&
+                    sd_bus_message_read(resultReply, "v", "s", &result) >= 0)
+                    state->result = result;
+                readProperty(id, path, systemd::kServiceIface, "ExecMainStatus",
+                             [state, then](sd_bus_message* statusReply) {
+                                 int32_t status = 0;
+                                 if (statusReply != nullptr &&
+                                     sd_bus_message_read(statusReply, "v", "i", &status) >= 0)
+                                     state->exitStatus = status;
+                                 then(*state);
+                             });
+            });
     }
 
     /// Properties.Get; `then` gets the reply, or nullptr on an error.
@@ -534,10 +528,9 @@ private:
     void resetFailed(const std::string& unit) {
         if (!connected_)
             return;
-        if (const int r = sd_bus_call_method_async(bus_.get(), nullptr, systemd::kService,
-                                                   systemd::kPath, systemd::kManager,
-                                                   "ResetFailedUnit", nullptr, nullptr, "s",
-                                                   unit.c_str());
+        if (const int r = sd_bus_call_method_async(
+                bus_.get(), nullptr, systemd::kService, systemd::kPath, systemd::kManager,
+                "ResetFailedUnit", nullptr, nullptr, "s", unit.c_str());
             r < 0)
             log::debug("ResetFailedUnit " + unit + ": " + std::strerror(-r));
     }
@@ -568,8 +561,8 @@ private:
     SdBusSlotPtr jobRemovedSlot_;
     uint64_t nextId_ = 1;
     std::map<uint64_t, std::unique_ptr<Op>> ops_;
-    std::map<std::string, uint64_t> jobs_;          ///< job path -> op awaiting its JobRemoved
-    std::map<std::string, std::string> earlyJobs_;  ///< job path -> result, before its reply
+    std::map<std::string, uint64_t> jobs_;         ///< job path -> op awaiting its JobRemoved
+    std::map<std::string, std::string> earlyJobs_; ///< job path -> result, before its reply
     int awaitingJobReplies_ = 0; ///< StartTransientUnit/StopUnit replies not yet in
     std::shared_ptr<char> alive_ = std::make_shared<char>(0);
 };

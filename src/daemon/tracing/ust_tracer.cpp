@@ -119,20 +119,20 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     }
     t.launched = true;
     auto oursShared = std::make_shared<UniqueFd>(std::move(ours));
-    launcherOfAll->start(t.spec, std::move(theirs),
-                     [this, ref = refOf(t), spec = t.spec, oursShared, done](std::optional<Error> e) {
-                         Traced* live = find(ref);
-                         if (live == nullptr) {
-                             // Started for nobody: stopped again.
-                             if (!e)
-                                 launcher().stop(spec, {});
-                             return done(
-                                 Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-                         }
-                         if (e)
-                             return done(std::move(e));
-                         connectConsumer(*live, std::move(*oursShared), done);
-                     });
+    launcherOfAll->start(
+        t.spec, std::move(theirs),
+        [this, ref = refOf(t), spec = t.spec, oursShared, done](std::optional<Error> e) {
+            Traced* live = find(ref);
+            if (live == nullptr) {
+                // Started for nobody: stopped again.
+                if (!e)
+                    launcher().stop(spec, {});
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            }
+            if (e)
+                return done(std::move(e));
+            connectConsumer(*live, std::move(*oursShared), done);
+        });
 }
 
 void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
