@@ -15,6 +15,7 @@
 #include "consumer_launcher.hpp"
 #include "systemd_bus.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -49,6 +50,13 @@ UnitState goneUnit() {
     UnitState s;
     s.gone = true;
     return s;
+}
+
+/// The system bus (sd-bus's default: $DBUS_SYSTEM_BUS_ADDRESS, else the
+/// well-known socket).
+std::string systemBusAddress() {
+    const char* env = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    return env != nullptr && *env != '\0' ? env : "unix:path=/run/dbus/system_bus_socket";
 }
 
 /// The error of a reply, "name: message".
@@ -92,8 +100,14 @@ public:
         send(op, m.get(), true, [this, id = op.id, unit, done](sd_bus_message* reply) {
             if (sd_bus_message_is_method_error(reply, nullptr)) {
                 finish(id);
-                return done(Error(ErrorCode::Failed,
-                                  "systemd refused to start " + unit + ": " + errorOf(reply)));
+                // sd-bus's own on a timeout or a lost connection.
+                const bool unanswered =
+                    sd_bus_message_is_method_error(reply, SD_BUS_ERROR_NO_REPLY) > 0;
+                return done(
+                    Error(ErrorCode::Failed, (unanswered ? "no answer from the systemd manager to "
+                                                           "StartTransientUnit for "
+                                                         : "systemd refused to start ") +
+                                                 unit + ": " + errorOf(reply)));
             }
             awaitJob(id, reply, "start", [this, id, unit, done](const std::string& result) {
                 // Type=exec: "done" once execve() succeeded.
@@ -182,6 +196,7 @@ private:
         std::string unit;
         SdBusSlotPtr call;                             ///< the round trip under way
         std::function<void(sd_bus_message*)> onReply;  ///< its reply (or error)
+        SdBusMessagePtr unsent;                        ///< waiting for the connection
         bool awaitsJobReply = false;                   ///< counted in awaitingJobReplies_
         SdBusSlotPtr match;                            ///< the unit's PropertiesChanged
         EventSourcePtr deadline;                       ///< the job's (or the end's) bound
@@ -204,27 +219,23 @@ private:
         };
         sd_bus* b = nullptr;
         int r = 0;
-        busClient_ = true;
-        if (address_.empty()) {
-            if ((r = sd_bus_open_system(&b)) < 0)
-                return fail("connecting", r);
-            bus_.reset(b);
-        } else {
-            if ((r = sd_bus_new(&b)) < 0)
-                return fail("sd_bus_new", r);
-            bus_.reset(b);
-            // A manager's private socket is peer-to-peer (no Hello); a bus is not.
-            busClient_ = address_.find("/systemd/private") == std::string::npos;
-            if ((r = sd_bus_set_address(b, address_.c_str())) < 0 ||
-                (r = sd_bus_set_bus_client(b, busClient_)) < 0)
-                return fail("address", r);
-            if ((r = sd_bus_start(b)) < 0)
-                return fail("connecting", r);
-        }
+        if ((r = sd_bus_new(&b)) < 0)
+            return fail("sd_bus_new", r);
+        bus_.reset(b);
+        // A manager's private socket is peer-to-peer (no Hello); a bus is
+        // not. Connected: sd-bus says when the handshake is done.
+        const std::string address = address_.empty() ? systemBusAddress() : address_;
+        busClient_ = address.find("/systemd/private") == std::string::npos;
+        if ((r = sd_bus_set_address(b, address.c_str())) < 0 ||
+            (r = sd_bus_set_bus_client(b, busClient_)) < 0 ||
+            (r = sd_bus_set_connected_signal(b, 1)) < 0)
+            return fail("address", r);
+        if ((r = sd_bus_start(b)) < 0)
+            return fail("connecting", r);
         if ((r = sd_bus_attach_event(bus_.get(), loop_.get(), SD_EVENT_PRIORITY_NORMAL)) < 0)
             return fail("sd_bus_attach_event", r);
         sd_bus_slot* s = nullptr;
-        if ((r = sd_bus_add_filter(bus_.get(), &s, &onDisconnected, this)) < 0)
+        if ((r = sd_bus_add_filter(bus_.get(), &s, &onLocal, this)) < 0)
             return fail("sd_bus_add_filter", r);
         disconnectedSlot_.reset(s);
         if ((r = sd_bus_match_signal_async(bus_.get(), &s, senderFilter(), systemd::kPath,
@@ -239,6 +250,12 @@ private:
             0)
             return fail("Subscribe", r);
         connected_ = true;
+        ready_ = false;
+        // Bounded: a manager that accepts but never answers the handshake.
+        connecting_ = loop_.addTimer(timeouts_.call, [this, where, ms = timeouts_.call.count()] {
+            lose("the systemd manager " + where + " did not complete the connection within " +
+                 std::to_string(ms) + " ms");
+        });
         return std::nullopt;
     }
 
@@ -307,6 +324,17 @@ private:
               std::function<void(sd_bus_message*)> onReply) {
         op.awaitsJobReply = createsJob;
         op.onReply = std::move(onReply);
+        if (!ready_) {
+            // sd-bus would block until the connection is up (it must know
+            // whether fds may be sent): sent once it is (Connected).
+            op.unsent.reset(sd_bus_message_ref(m));
+            unsent_.push_back(op.id);
+            return;
+        }
+        sendNow(op, m);
+    }
+
+    void sendNow(Op& op, sd_bus_message* m) {
         sd_bus_slot* s = nullptr;
         const int r = sd_bus_call_async(bus_.get(), &s, m, &onCallReply, &op,
                                         static_cast<uint64_t>(timeouts_.call.count()) * 1000);
@@ -403,12 +431,34 @@ private:
         return 0;
     }
 
-    static int onDisconnected(sd_bus_message* m, void* userdata, sd_bus_error*) {
-        if (!sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected"))
-            return 0;
+    /// The local signals: Connected (sd_bus_set_connected_signal(3)) sends
+    /// what waited for it; Disconnected fails what is under way.
+    static int onLocal(sd_bus_message* m, void* userdata, sd_bus_error*) {
         auto& self = *static_cast<SystemdLauncher*>(userdata);
-        log::warning("the connection to the systemd manager was lost");
+        if (sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Connected") > 0) {
+            self.ready_ = true;
+            self.connecting_.reset();
+            for (const uint64_t id : std::exchange(self.unsent_, {}))
+                if (Op* op = self.find(id); op != nullptr && op->unsent) {
+                    SdBusMessagePtr unsent = std::move(op->unsent);
+                    self.sendNow(*op, unsent.get());
+                }
+            return 0;
+        }
+        if (sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") <= 0)
+            return 0;
+        self.lose("the connection to the systemd manager was lost");
+        return 0;
+    }
+
+    /// Fails everything under way; the next start() connects again.
+    void lose(const std::string& why) {
+        SystemdLauncher& self = *this;
+        log::warning(why);
         self.connected_ = false;
+        self.ready_ = false;
+        self.unsent_.clear();
+        self.connecting_.reset();
         // Calls awaiting a reply had theirs (an error) from sd-bus already;
         // the rest fail now.
         std::vector<uint64_t> ids;
@@ -416,10 +466,9 @@ private:
             ids.push_back(id);
         for (const uint64_t id : ids)
             if (auto op = self.take(id))
-                op->lost("the connection to the systemd manager was lost");
+                op->lost(why);
         self.earlyJobs_.clear();
         self.awaitingJobReplies_ = 0;
-        return 0;
     }
 
     /// Reads the unit's ActiveState, Result and ExecMainStatus for op `id`.
@@ -556,6 +605,9 @@ private:
     SdBusPtr bus_;
     bool busClient_ = true;
     bool connected_ = false;
+    bool ready_ = false;           ///< Connected came: sends go out at once
+    EventSourcePtr connecting_;    ///< the bound of the handshake
+    std::vector<uint64_t> unsent_; ///< ops whose message waits for Connected
     bool destroying_ = false;
     SdBusSlotPtr disconnectedSlot_;
     SdBusSlotPtr jobRemovedSlot_;
