@@ -469,6 +469,8 @@ private:
                 op->lost(why);
         self.earlyJobs_.clear();
         self.awaitingJobReplies_ = 0;
+        // Nothing more from that connection (freed once out of its dispatch).
+        self.dropConnection();
     }
 
     /// Reads the unit's ActiveState, Result and ExecMainStatus for op `id`.
