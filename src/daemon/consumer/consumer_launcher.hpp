@@ -11,7 +11,8 @@
 // speaks to the manager over one sd-bus connection attached to the loop,
 // the direct one watches its children's pidfds on the loop. Destroying a
 // launcher cancels whatever is under way without calling its callbacks
-// (and does not stop the consumers: their connection closing does).
+// (and does not stop the consumers: their connection closing does); it must
+// not be destroyed from inside one of its own callbacks.
 #pragma once
 
 #include "common/error.hpp"
