@@ -115,35 +115,28 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;
     t.spec.memoryMax = config_.consumerMemoryMax;
-    // Starting the unit is a blocking systemd exchange (or a fork/exec):
-    // on the launcher executor, with its result posted back.
-    auto theirsShared = std::make_shared<UniqueFd>(std::move(theirs));
+    ConsumerLauncher* launcherOfAll = nullptr;
+    try {
+        launcherOfAll = &launcher();
+    } catch (const Error& e) {
+        throw Error(ErrorCode::Failed, std::string("starting the consumer: ") + e.what());
+    }
+    t.launched = true;
     auto oursShared = std::make_shared<UniqueFd>(std::move(ours));
-    launchers_.submit([this, ref = refOf(t), spec = t.spec, useSystemd = config_.useSystemd,
-                       address = config_.systemdAddress, theirsShared, oursShared, poster = poster_,
-                       done = std::move(done)]() mutable {
-        std::shared_ptr<ConsumerLauncher> launcher;
-        std::string error;
-        try {
-            launcher = useSystemd ? std::shared_ptr<ConsumerLauncher>(makeSystemdLauncher(address))
-                                  : std::shared_ptr<ConsumerLauncher>(makeDirectLauncher());
-            launcher->start(spec, std::move(*theirsShared));
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-        poster->post([this, ref, launcher, spec, error, oursShared, done] {
+    launcherOfAll->start(
+        t.spec, std::move(theirs),
+        [this, ref = refOf(t), spec = t.spec, oursShared, done](std::optional<Error> e) {
             Traced* live = find(ref);
             if (live == nullptr) {
-                if (launcher && error.empty())
-                    launchers_.submit([launcher, spec] { launcher->stop(spec); });
+                // Started for nobody: stopped again.
+                if (!e)
+                    launcher().stop(spec, {});
                 return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
             }
-            live->launcher = launcher;
-            if (!error.empty())
-                return done(Error(ErrorCode::Failed, error));
+            if (e)
+                return done(std::move(e));
             connectConsumer(*live, std::move(*oursShared), done);
         });
-    });
 }
 
 void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
@@ -161,15 +154,18 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
                                                       std::move(handlers), config_.consumerTimeout);
     t.chunkBegin = t.lastStamp = std::time(nullptr);
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
-              t.launcher->kind() + ")");
+              launcher().kind() + ")");
     t.consumer->hello(config_.daemonVersion, std::move(done));
 }
 
 void UstTracer::stopConsumerUnit(Traced& t) {
-    if (!t.launcher)
+    if (!t.launched || !launcher_)
         return;
     // Whether it still runs or not: stop() also lets a failed unit go.
-    launchers_.submit([launcher = t.launcher, spec = t.spec] { launcher->stop(spec); });
+    launcher_->stop(t.spec, [unit = t.spec.unitName](std::optional<Error> e) {
+        if (e)
+            log::warning("stopping " + unit + ": " + e->what());
+    });
 }
 
 void UstTracer::checkOutputFolderKept(const Traced& t) const {
@@ -365,21 +361,17 @@ void UstTracer::flushAllOnceMade(Traced& t, Done done) {
 
 void UstTracer::consumerLost(const SessionRef& ref, const std::string& why) {
     Traced* live = find(ref);
-    if (live == nullptr || live->failed || live->destroying || !live->launcher)
+    if (live == nullptr || live->failed || live->destroying || !live->launched || !launcher_)
         return;
-    // How the unit ended (systemd's view) is asked off the loop: a process
-    // that closed its socket is "active" until its manager saw it exit.
-    launchers_.submit([this, ref, why, launcher = live->launcher, spec = live->spec,
-                       poster = poster_] {
-        const bool stopped = launcher->waitStopped(spec, std::chrono::milliseconds(1000));
-        const std::string reason = stopped ? launcher->stopReason(spec) : "";
-        if (!stopped)
-            launcher->stop(spec);
-        poster->post([this, ref, why, stopped, reason, unit = spec.unitName] {
+    // How the unit ended (systemd's view), once it is down: a process that
+    // closed its socket is "active" until its manager saw it exit.
+    launcher_->whenEnded(
+        live->spec, std::chrono::milliseconds(1000),
+        [this, ref, why, unit = live->spec.unitName](std::optional<std::string> reason) {
             Traced* t = find(ref);
             if (t == nullptr || t->failed || t->destroying)
                 return;
-            if (reason.find("Result oom-kill") != std::string::npos) {
+            if (reason && reason->find("Result oom-kill") != std::string::npos) {
                 failSession(*t, "the consumer " + unit +
                                     " was killed for lack of memory: the session's ring buffers "
                                     "need " +
@@ -387,14 +379,20 @@ void UstTracer::consumerLost(const SessionRef& ref, const std::string& why) {
                                     (config_.consumerMemoryMax != 0
                                          ? mebibytes(config_.consumerMemoryMax)
                                          : std::string("the machine's")) +
-                                    " (" + reason + ")");
+                                    " (" + *reason + ")");
                 return;
             }
             failSession(*t, "the consumer " + unit +
-                                (stopped ? " is no longer running (" + reason + ")"
-                                         : " broke its connection (" + why + "); it was stopped"));
+                                (reason ? " is no longer running (" + *reason + ")"
+                                        : " broke its connection (" + why + "); it was stopped"));
         });
-    });
+}
+
+ConsumerLauncher& UstTracer::launcher() {
+    if (!launcher_)
+        launcher_ = config_.useSystemd ? makeSystemdLauncher(*loop_, config_.systemdAddress)
+                                       : makeDirectLauncher(*loop_);
+    return *launcher_;
 }
 
 UstTracer::Done UstTracer::failOnError(Traced& t, std::string what) {

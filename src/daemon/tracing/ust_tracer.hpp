@@ -51,9 +51,12 @@
 //   RCU handle routes (handle_routes.hpp), and touches only the trace's
 //   metadata registry, under that trace's registryMutex (held for
 //   in-memory work only), then posts a metadata push to the app thread.
-// - Executors own nothing but what their jobs are given: one reads
-//   CreateChannel's ring-buffer objects, one runs the blocking systemd
-//   calls (starting, watching and stopping consumer units).
+// - One consumer launcher (systemd: one manager connection for every
+//   session; or fork/exec), made on the app thread at the first start and
+//   attached to its loop: starting, stopping and watching consumer units
+//   are asynchronous calls whose callbacks come there.
+// - An executor owns nothing but what its jobs are given: it reads
+//   CreateChannel's ring-buffer objects.
 // No lock is held across a round trip to another process.
 #pragma once
 
@@ -263,8 +266,8 @@ private:
         uint64_t serial = 0; ///< tells this session from a later one of the same id
         SessionSnapshot snapshot;
         ConsumerSpec spec;
-        /// Shared with the launcher executor's jobs (systemd calls block).
-        std::shared_ptr<ConsumerLauncher> launcher;
+        /// Its unit was started (or tried): stop it, or ask how it ended.
+        bool launched = false;
         std::unique_ptr<ConsumerConnection> consumer;
         std::map<TraceKey, std::unique_ptr<Trace>> traces;
         /// Traces whose channels the consumer is making, with who waits.
@@ -338,7 +341,7 @@ private:
     /// Throws Error(WrongState) if the (non-snapshot) session's output
     /// folder is no longer the one its consumer was started on.
     void checkOutputFolderKept(const Traced& t) const;
-    /// Starts `t`'s consumer unit (on the launcher executor), then connects
+    /// Starts `t`'s consumer unit (asynchronously), then connects
     /// to it and says Hello; `done` after the Hello's reply, or with why the
     /// unit could not be started. Throws Error(Failed) for what is checked
     /// at once (the consumer binary, the output folder).
@@ -347,7 +350,7 @@ private:
     /// the Hello's reply.
     void connectConsumer(Traced& t, UniqueFd ours, Done done);
     /// Stops `t`'s consumer unit if it runs, and lets it go if it failed
-    /// (on the launcher executor).
+    /// (asynchronously; nobody waits).
     void stopConsumerUnit(Traced& t);
     /// The second half of start(): every app joins, then starts.
     void startApps(Traced& t, Done done);
@@ -472,11 +475,13 @@ private:
     /// Reads CreateChannel's objects; before the sessions, so it is joined
     /// after every connection shut its objects sockets down.
     Executor objectReaders_{2, "tc-objects"};
-    /// Runs the blocking systemd (or fork/exec) calls of every session's
-    /// launcher, one at a time (a launcher's sd-bus connection is used by
-    /// one thread at a time); owns nothing but the copies its jobs hold.
-    Executor launchers_{1, "tc-launcher"};
     EventLoop* loop_ = nullptr;
+    /// Every session's consumers', attached to loop_; made by launcher().
+    /// Its callbacks are never called once it is freed (with the tracer).
+    std::unique_ptr<ConsumerLauncher> launcher_;
+    /// launcher_, made at the first call (systemd: connects to the manager).
+    /// Throws Error(Failed) if the manager cannot be reached.
+    ConsumerLauncher& launcher();
     std::shared_ptr<LoopPoster> poster_; ///< loop_'s, for the notify thread
     std::shared_ptr<AppCommands> commands_;
     /// Bounds the strand jobs' exchanges (boundExchanges()); outlives them.
