@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <lttng/ust-ctl.h>
 #include <set>
 #include <sys/socket.h>
@@ -92,15 +93,28 @@ bool UstTracer::mayTrace(const Traced& t, const UstApp& app) const {
     return t.snapshot.owner == 0 || t.snapshot.tracesAllUsers || app.info.uid == t.snapshot.owner;
 }
 
+void UstTracer::makeFolder(std::string path, uid_t uid, gid_t gid, bool claim,
+                           std::function<void(MadeFolder)> then) {
+    folderMakers_.submit(
+        [poster = poster_, path = std::move(path), uid, gid, claim, then = std::move(then)] {
+            auto made = std::make_shared<MadeFolder>();
+            try {
+                makeOutputFolder(path, uid, gid, claim);
+                made->fd.reset(open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                struct stat st {};
+                if (!made->fd || fstat(made->fd.get(), &st) < 0)
+                    throw Error(ErrorCode::InvalidArgument,
+                                "cannot open the folder " + path + ": " + std::strerror(errno));
+                made->id = {st.st_dev, st.st_ino};
+            } catch (const Error& e) {
+                made->error = e;
+                made->fd.reset();
+            }
+            poster->post([made, then] { then(std::move(*made)); });
+        });
+}
+
 void UstTracer::startConsumer(Traced& t, Done done) {
-    if (access(config_.consumerBinary.c_str(), X_OK) < 0)
-        throw Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +
-                                           " cannot be run: " + std::strerror(errno));
-    makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid,
-                     !t.snapshot.snapshotMode);
-    struct stat made {};
-    if (stat(t.snapshot.outputPath.c_str(), &made) == 0)
-        t.outputFolder = {made.st_dev, made.st_ino};
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
@@ -215,27 +229,29 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         auto t = std::make_unique<Traced>();
         t->serial = nextSerial_++;
         t->snapshot = s;
+        if (access(config_.consumerBinary.c_str(), X_OK) < 0) {
+            sessions_.erase(s.idHex);
+            return done(Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +
+                                                     " cannot be run: " + std::strerror(errno)));
+        }
         Traced& made = *t;
         slot = std::move(t);
         const SessionRef ref = refOf(made);
-        try {
-            startConsumer(made, [this, ref, done](std::optional<Error> e) {
-                Traced* live = find(ref);
-                if (live == nullptr)
-                    return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-                if (e) {
-                    // Never started: nothing of it is kept.
-                    stopConsumerUnit(*live);
-                    forget(*live);
-                    return done(Error(ErrorCode::Failed,
-                                      std::string("starting the consumer: ") + e->what()));
-                }
-                startApps(*live, done);
-            });
-        } catch (const Error& e) {
-            sessions_.erase(s.idHex);
-            return done(e);
-        }
+        // The output folder first, as the owner (off the loop), then the
+        // consumer on it.
+        makeFolder(s.outputPath, s.owner, s.ownerGid, !s.snapshotMode,
+                   [this, ref, done](MadeFolder folder) {
+                       Traced* live = find(ref);
+                       if (live == nullptr)
+                           return done(
+                               Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                       if (folder.error) {
+                           sessions_.erase(ref.idHex); // nothing of it was made
+                           return done(folder.error);
+                       }
+                       live->outputFolder = folder.id;
+                       launch(*live, done);
+                   });
         return;
     }
     Traced& t = *slot;
@@ -248,6 +264,28 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         return done(e);
     }
     startApps(t, std::move(done));
+}
+
+void UstTracer::launch(Traced& t, Done done) {
+    const SessionRef ref = refOf(t);
+    try {
+        startConsumer(t, [this, ref, done](std::optional<Error> e) {
+            Traced* live = find(ref);
+            if (live == nullptr)
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            if (e) {
+                // Never started: nothing of it is kept.
+                stopConsumerUnit(*live);
+                forget(*live);
+                return done(
+                    Error(ErrorCode::Failed, std::string("starting the consumer: ") + e->what()));
+            }
+            startApps(*live, done);
+        });
+    } catch (const Error& e) {
+        sessions_.erase(ref.idHex);
+        done(e);
+    }
 }
 
 void UstTracer::startApps(Traced& t, Done done) {

@@ -326,6 +326,18 @@ private:
     SessionRef refOf(const Traced& t) const { return {t.snapshot.idHex, t.serial}; }
     Traced* find(const SessionRef& ref);
 
+    /// Result of makeFolder(): the folder's fd (O_PATH) and (st_dev, st_ino),
+    /// or the error.
+    struct MadeFolder {
+        std::optional<Error> error;
+        UniqueFd fd;
+        std::pair<dev_t, ino_t> id{};
+    };
+    /// makeOutputFolder(path, uid, gid, claim) on folderMakers_, then
+    /// opens it; `then` is called on the loop with the outcome.
+    void makeFolder(std::string path, uid_t uid, gid_t gid, bool claim,
+                    std::function<void(MadeFolder)> then);
+
     // ust_tracer.cpp: sessions.
     bool mayTrace(const Traced& t, const UstApp& app) const;
     /// Ring-buffer bytes one trace (one uid, or pid, and bitness) of `t`
@@ -341,10 +353,13 @@ private:
     /// Throws Error(WrongState) if the (non-snapshot) session's output
     /// folder is no longer the one its consumer was started on.
     void checkOutputFolderKept(const Traced& t) const;
-    /// Starts `t`'s consumer unit (asynchronously), then connects
-    /// to it and says Hello; `done` after the Hello's reply, or with why the
-    /// unit could not be started. Throws Error(Failed) for what is checked
-    /// at once (the consumer binary, the output folder).
+    /// startConsumer(), then startApps(); a consumer that could not be
+    /// started ends `t` (nothing of it is kept) and `done` says why.
+    void launch(Traced& t, Done done);
+    /// Starts `t`'s consumer unit (asynchronously) on its output folder,
+    /// made already, then connects to it and says Hello; `done` after the
+    /// Hello's reply, or with why the unit could not be started. Throws
+    /// Error(Failed) for what fails at once (a socketpair, the launcher).
     void startConsumer(Traced& t, Done done);
     /// Once the unit runs: the connection to it, then Hello; `done` after
     /// the Hello's reply.
@@ -442,6 +457,12 @@ private:
     /// given. Any thread.
     std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
 
+    // snapshot_record.cpp: snapshots.
+    /// recordSnapshot()'s second half, once its folder `path` (`dir`, an
+    /// O_PATH fd) exists: the consumer writes it.
+    void sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream, UniqueFd dir,
+                      RotationDone done);
+
     // ust_rotation.cpp: rotations.
     /// rotate() once the checks passed. While a trace's buffers are being
     /// made, it waits for them (creationsOver()): archived before its first
@@ -475,6 +496,11 @@ private:
     /// Reads CreateChannel's objects; before the sessions, so it is joined
     /// after every connection shut its objects sockets down.
     Executor objectReaders_{2, "tc-objects"};
+    /// Makes output and snapshot folders, each in a child process as the
+    /// session's owner (tracing/output_folder.hpp; bounded, but a dead
+    /// network mount may hold it to its bound): off the loop. Owns nothing
+    /// but the copies its jobs hold.
+    Executor folderMakers_{1, "tc-foldermake"};
     EventLoop* loop_ = nullptr;
     /// Every session's consumers', attached to loop_; made by launcher().
     /// Its callbacks are never called once it is freed (with the tracer).
