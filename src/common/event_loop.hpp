@@ -1,7 +1,7 @@
 // An event loop of a tracectl thread: an sd-event loop (sd-event(3)) owned
 // through RAII, with signal handling, a queue of work deferred to the next
 // iteration, and work posted to it from other threads. tracectld runs
-// several (the D-Bus thread's, the app thread's, the notify thread's), each
+// several (the main loop, the notify thread's, the tests'), each
 // owned by its thread.
 #pragma once
 

@@ -1,9 +1,11 @@
 // tracectld: the tracing session daemon. Wires the bus connection, the
-// session registry and the D-Bus objects to the D-Bus thread's sd-event
-// loop (this thread), and starts the app thread (UstAppThread, where the
-// tracer runs) and the notify thread, each with a loop of its own.
+// session registry, the D-Bus objects, the app registration and the tracer
+// to the main loop (this thread's sd-event loop, which owns all their
+// state), and starts the notify thread, which answers the apps' metadata
+// registrations. Blocking calls run on executors that own nothing (their
+// threads are listed in ust_tracer.hpp and manager_object.hpp).
 #include "apps/app_socket.hpp"
-#include "apps/ust_app_thread.hpp"
+#include "apps/ust_app_registrar.hpp"
 #include "auth/polkit_authority.hpp"
 #include "bus/bus_call.hpp"
 #include "bus/bus_services.hpp"
@@ -251,13 +253,11 @@ int run(const Options& o) {
         log::error(std::string("cannot listen for LTTng-UST applications: ") + e.what());
         return ExitFailure;
     }
-    UstAppThread* appThreadPtr = nullptr;
-    NotifyThread notify([&tracer](UstApp& app) { return tracer.handleNotify(app); },
-                        [&appThreadPtr, &tracer](pid_t pid) {
-                            appThreadPtr->submit([&tracer, pid] { tracer.onAppGone(pid); });
-                        });
-    UstAppThread appThread(
-        std::move(appListener),
+    NotifyThread notify(
+        [&tracer](UstApp& app) { return tracer.handleNotify(app); },
+        [&loop, &tracer](pid_t pid) { loop.post([&tracer, pid] { tracer.onAppGone(pid); }); });
+    UstAppRegistrar registrar(
+        loop, std::move(appListener),
         [&loop, &apps](std::shared_ptr<UstApp> app) {
             loop.post([&apps, app = std::move(app)]() mutable { apps.add(std::move(app)); });
         },
@@ -265,16 +265,14 @@ int run(const Options& o) {
             notify.watch(app);
             tracer.onAppRegistered(app, std::move(ready));
         });
-    appThreadPtr = &appThread;
-    tracer.boundExchanges(&appThread.deadlines());
-    ust.setThread(&appThread);
+    tracer.boundExchanges(&registrar.deadlines());
     // A consumer that dies, stops answering or refuses something puts its
     // session in state error, with its unit's ActiveState/Result as the
     // reason. Before the D-Bus loop runs: no session exists until then.
     tracer.attach(
-        appThread.loop(),
-        [&appThread](int fd, std::function<void()> onHangUp, uint32_t events) {
-            return appThread.watchHangUp(fd, std::move(onHangUp), events);
+        loop,
+        [&registrar](int fd, std::function<void()> onHangUp, uint32_t events) {
+            return registrar.watchHangUp(fd, std::move(onHangUp), events);
         },
         [&loop, &manager](const std::string& id, const std::string& why) {
             loop.post([&manager, id, why] { manager.sessionFailed(id, why); });

@@ -1,5 +1,5 @@
 #include "apps/pending_registrations.hpp"
-#include "apps/ust_app_thread.hpp"
+#include "apps/ust_app_registrar.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

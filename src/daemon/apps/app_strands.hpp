@@ -8,7 +8,7 @@
 //
 // A step may also be asynchronous (submitStep): the app's strand stays
 // busy until the step says it is finished, from whichever thread. The
-// tracer uses this to run a call on the app thread itself (register_done)
+// tracer could use this to run a call on its loop itself
 // without another job of the app running meanwhile.
 //
 // Threads: submit() from any thread. Jobs run on the strands' own threads.

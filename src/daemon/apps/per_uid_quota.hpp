@@ -49,7 +49,7 @@ public:
 
     /// `units` (at least 1) for `uid`, or an empty Slot if they would take
     /// `uid` over perUid() or all uids over total(). Not thread-safe: one
-    /// thread (the app thread) acquires and releases.
+    /// thread (the main loop) acquires and releases.
     [[nodiscard]] Slot tryAcquire(uid_t uid, std::size_t units = 1);
     /// Whether tryAcquire(uid, units) would succeed now.
     bool fits(uid_t uid, std::size_t units = 1) const noexcept;
@@ -71,7 +71,7 @@ private:
     std::map<uid_t, std::size_t> byUid_; // only uids holding at least one unit
 };
 
-/// The bound on file descriptors the app thread holds for peers of the app
+/// The bound on file descriptors the main loop holds for peers of the app
 /// socket that are registering (sockets with their registration message
 /// read, waiting for their app's other socket or for their app's turn): a
 /// share per uid and a total, both in file descriptors.

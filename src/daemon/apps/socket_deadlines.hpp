@@ -1,6 +1,6 @@
 // A watchdog for exchanges with LTTng-UST apps. Every call on an app socket
 // is bounded (kAppSocketTimeout), but an app answering each call just before
-// the bound could still hold the app thread for many bounds in a row. An
+// the bound could still hold a worker for many bounds in a row. An
 // exchange made of several calls (a registration, setting up a session in
 // an app) is armed here with one budget for all of it: when the budget runs
 // out, the watchdog thread shuts the socket down (shutdown(2) SHUT_RDWR), so

@@ -42,7 +42,7 @@ struct UstAppInfo {
 };
 
 /// A registered app. Its sockets are used for commands only on the app
-/// thread (UstAppThread); other threads read `info` only.
+/// thread (UstAppRegistrar); other threads read `info` only.
 struct UstApp {
     UstAppInfo info;
     UniqueFd command; ///< the app's command socket (daemon -> app requests)

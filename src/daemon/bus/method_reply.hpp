@@ -1,5 +1,5 @@
 // The answer to one D-Bus method call, given once, now or later: tracectld's
-// methods authorize with polkit and wait for the app thread before they
+// methods authorize with polkit and wait for the tracer before they
 // answer, so every handler keeps one of these (in a shared_ptr) until then.
 #pragma once
 

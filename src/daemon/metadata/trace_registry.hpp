@@ -16,10 +16,10 @@
 // Not thread-safe: its caller serializes every call. In the daemon the
 // tracer (tracing/ust_tracer.hpp) keeps one registry per trace and calls it
 // only under that trace's own mutex (UstTracer::Trace::registryMutex): the
-// notify thread to register channels, events and enums, the app thread to
+// notify thread to register channels, events and enums, the main loop to
 // take text() for the consumer and to declare unregistered channels. The
 // mutex is held for in-memory work only, never across a round trip to an
-// app or a consumer. (The app thread also creates the registry and its
+// app or a consumer. (The main loop also creates the registry and its
 // channels before any app of the trace is routed to the notify thread.)
 // Errors are MetadataError exceptions whose
 // errnoValue() is the code to answer the app with (negated); a refused call

@@ -54,7 +54,7 @@ bool ApplicationObject::visibleTo(const auth::Caller& caller) const {
 namespace {
 
 /// The tracepoint list of the app behind `command` (a blocking, bounded
-/// round trip; run on the app thread). Throws Error(Failed).
+/// round trip; run on the app's strand). Throws Error(Failed).
 Tracepoints queryTracepoints(int command) {
     const int handle = lttng_ust_ctl_tracepoint_list(command);
     if (handle < 0)

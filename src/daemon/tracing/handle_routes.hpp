@@ -1,6 +1,6 @@
 // Which session, per-UID trace and channel an app's object handle belongs
 // to: the table the notify thread reads on every channel/event/enum
-// registration while the app thread adds and removes apps. A liburcu
+// registration while the main loop adds and removes apps. A liburcu
 // lock-free RCU hash table (urcu/rculfhash.h, "memb" flavour): readers
 // never wait for writers.
 //

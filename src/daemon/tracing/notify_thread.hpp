@@ -1,6 +1,6 @@
 // Services the notify sockets of registered apps on a thread of its own:
 // during lttng_ust_ctl_start_session an app registers its channels, events
-// and enums there and blocks until they are answered, while the app thread
+// and enums there and blocks until they are answered, while the main loop
 // waits for the app's reply to start_session (LTTNG-NOTES.md). Serving both
 // from one thread would deadlock.
 #pragma once

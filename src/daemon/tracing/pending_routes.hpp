@@ -1,13 +1,13 @@
 // The routes (handle_routes.hpp) of one app's set-up in one session while
 // that set-up runs on an executor thread: the job adds each route as soon as
 // the app names the handle (before any call after which the app may send a
-// notify message naming it), and the app thread may cancel it all at any
+// notify message naming it), and the main loop may cancel it all at any
 // moment (the app left, the session is being freed).
 //
 // Order that makes it safe: set() and cancel() take the same mutex (held
 // for in-memory work only, never across a round trip); after cancel() no
 // set() adds a route, and every route added before is erased. So once the
-// app thread has called cancel() and then HandleRoutes::synchronize(), no
+// main loop has called cancel() and then HandleRoutes::synchronize(), no
 // notify handler can reach the session or trace through these routes, and
 // they may be freed while the job still runs.
 #pragma once

@@ -1,5 +1,5 @@
-// UstTracer::recordSnapshot: Session.RecordSnapshot on the app thread.
-// The consumer writes it; the app thread goes on meanwhile (the reply comes
+// UstTracer::recordSnapshot: Session.RecordSnapshot on the main loop.
+// The consumer writes it; the main loop goes on meanwhile (the reply comes
 // back as a callback).
 //
 // Which process copies the buffers: the session's own consumer, not a

@@ -1,7 +1,7 @@
 // UstTracer: the round trips to apps already set up in a session (start,
 // stop, events), each a job on the app's strand whose outcome is posted
-// back to the app thread; and the budget that bounds each of them.
-#include "apps/ust_app_thread.hpp"
+// back to the main loop; and the budget that bounds each of them.
+#include "apps/ust_app_registrar.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "join.hpp"
@@ -34,8 +34,9 @@ void UstTracer::startInApp(Traced& t, AppInSession& a, Done done) {
     }
     a.started = true; // asked: a stop goes behind it on the strand
     const pid_t pid = a.app->info.pid;
-    appCalls_.submit(pid, [this, app = a.app, handle = a.sessionHandle, name = t.snapshot.name,
-                           done = std::move(done), poster = poster_] {
+    ++t.appJobsMaking; // its channels are registered once start_session answered
+    appCalls_.submit(pid, [this, ref = refOf(t), app = a.app, handle = a.sessionHandle,
+                           name = t.snapshot.name, done = std::move(done), poster = poster_] {
         try {
             const auto budget = budgetFor(*app);
             commands_->startSession(AppPeer{app->command.get(), app->info.pid}, handle);
@@ -43,8 +44,11 @@ void UstTracer::startInApp(Traced& t, AppInSession& a, Done done) {
             log::warning("session '" + name + "': app " + std::to_string(app->info.pid) +
                          " did not start: " + e.what());
         }
-        if (done)
-            poster->post([done] { done(std::nullopt); });
+        poster->post([this, ref, done] {
+            if (done)
+                done(std::nullopt);
+            appJobAnswered(ref);
+        });
     });
 }
 

@@ -1,6 +1,6 @@
 // UstTracer: apps joining sessions (their buffers, contexts and events sent
 // to them, on the app strands), apps coming and going.
-#include "apps/ust_app_thread.hpp"
+#include "apps/ust_app_registrar.hpp"
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -91,6 +91,7 @@ void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp
     s.routes = routes;
     s.waiters.push_back(std::move(done));
     auto shared = std::make_shared<AppSetUpRequest>(std::move(request));
+    ++t.appJobsMaking; // until setUpDone(), and the start it may ask for
     appCalls_.submit(pid, [this, ref = refOf(t), key = trace.key, app, routes, shared,
                            rulesSent = t.snapshot.rules.size(), poster = poster_] {
         std::shared_ptr<AppSetUpResult> result;
@@ -101,6 +102,7 @@ void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp
         }
         poster->post([this, ref, key, app, routes, rulesSent, result] {
             setUpDone(ref, key, app, routes, rulesSent, std::move(*result));
+            appJobAnswered(ref);
         });
     });
 }

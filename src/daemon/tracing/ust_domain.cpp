@@ -1,6 +1,5 @@
 #include "tracing/ust_domain.hpp"
 
-#include "apps/ust_app_thread.hpp"
 #include "tracing/output_folder.hpp"
 #include "tracing/ust_tracer.hpp"
 
@@ -18,48 +17,36 @@ DomainBackend::PathDone UstDomain::onLoop(PathDone f) {
 
 void UstDomain::start(SessionSnapshot s, Done done) {
     s.ownerGid = primaryGidOf(s.owner);
-    thread_->submit(
-        [this, s = std::move(s), done = onLoop(std::move(done))] { tracer_.start(s, done); });
+    tracer_.start(s, onLoop(std::move(done)));
 }
 
 void UstDomain::stop(std::string id, Done done) {
-    thread_->submit(
-        [this, id = std::move(id), done = onLoop(std::move(done))] { tracer_.stop(id, done); });
+    tracer_.stop(id, onLoop(std::move(done)));
 }
 
 void UstDomain::destroy(std::string id, Done done) {
-    thread_->submit(
-        [this, id = std::move(id), done = onLoop(std::move(done))] { tracer_.destroy(id, done); });
+    tracer_.destroy(id, onLoop(std::move(done)));
 }
 
 void UstDomain::enableEvents(std::string id, EventRule rule, bool tracesAllUsers, Done done) {
-    thread_->submit([this, id = std::move(id), rule = std::move(rule), tracesAllUsers,
-                     done = onLoop(std::move(done))] {
-        if (tracesAllUsers)
-            tracer_.traceAllUsers(id);
-        tracer_.enableEvents(id, rule, done); // once every app traced took it
-    });
+    if (tracesAllUsers)
+        tracer_.traceAllUsers(id);
+    tracer_.enableEvents(id, rule, onLoop(std::move(done))); // once every app traced took it
 }
 
 void UstDomain::rotate(std::string id, PathDone started, PathDone completed) {
-    thread_->submit(
-        [this, id = std::move(id), started = onLoop(std::move(started)),
-         completed = onLoop(std::move(completed))] { tracer_.rotate(id, started, completed); });
+    tracer_.rotate(id, onLoop(std::move(started)), onLoop(std::move(completed)));
 }
 
 void UstDomain::recordSnapshot(std::string id, uint64_t maxSize, PathDone done) {
-    thread_->submit([this, id = std::move(id), maxSize, done = onLoop(std::move(done))] {
-        tracer_.recordSnapshot(id, maxSize, done);
-    });
+    tracer_.recordSnapshot(id, maxSize, onLoop(std::move(done)));
 }
 
 void UstDomain::setRotationSchedule(std::string id, RotationSchedule schedule, PathDone started,
                                     PathDone completed, Done done) {
-    thread_->submit([this, id = std::move(id), schedule, s = onLoop(std::move(started)),
-                     c = onLoop(std::move(completed)), done = onLoop(std::move(done))] {
-        tracer_.setRotationSchedule(id, schedule, s, c);
-        done(std::nullopt);
-    });
+    tracer_.setRotationSchedule(id, schedule, onLoop(std::move(started)),
+                                onLoop(std::move(completed)));
+    onLoop(std::move(done))(std::nullopt);
 }
 
 } // namespace tracectl

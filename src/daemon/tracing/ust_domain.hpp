@@ -1,9 +1,8 @@
-// The "ust" domain backend (session/domain_backend.hpp): hands each call to
-// the UstTracer on the app thread, and its answers back to the main loop.
+// The "ust" domain backend (session/domain_backend.hpp) over the UstTracer.
 //
-// Threads: called on the main loop; the tracer runs every call on the app
-// thread (UstAppThread::submit), in the order made; every answer is posted
-// back to the main loop. It holds no session state of its own.
+// Threads: called on the main loop, where the tracer runs too; every answer
+// is posted to the loop, so that none comes from inside the call that was
+// given it. It holds no session state of its own.
 #pragma once
 
 #include "common/event_loop.hpp"
@@ -11,16 +10,13 @@
 
 namespace tracectl {
 
-class UstAppThread;
 class UstTracer;
 
 class UstDomain final : public DomainBackend {
 public:
-    /// `mainLoop` gets the answers; `tracer` runs on the app thread. Both
-    /// must outlive this object.
+    /// `mainLoop` gets the answers; `tracer` runs on it. Both must outlive
+    /// this object.
     UstDomain(EventLoop& mainLoop, UstTracer& tracer) : loop_(mainLoop), tracer_(tracer) {}
-    /// The app thread the tracer runs on; set before the first call.
-    void setThread(UstAppThread* thread) noexcept { thread_ = thread; }
 
     std::string_view name() const noexcept override { return "ust"; }
     void start(SessionSnapshot session, Done done) override;
@@ -33,13 +29,12 @@ public:
                              PathDone completed, Done done) override;
 
 private:
-    /// `f`, called on the app thread, runs on the main loop.
+    /// `f`, posted to the main loop.
     Done onLoop(Done f);
     PathDone onLoop(PathDone f);
 
     EventLoop& loop_;
     UstTracer& tracer_;
-    UstAppThread* thread_ = nullptr;
 };
 
 } // namespace tracectl

@@ -55,6 +55,14 @@ void UstTracer::rotate(const std::string& idHex, RotationDone started, RotationD
     beginRotation(t, std::move(started), std::move(completed));
 }
 
+void UstTracer::appJobAnswered(const SessionRef& ref) {
+    Traced* live = find(ref);
+    if (live == nullptr || live->appJobsMaking == 0)
+        return;
+    if (--live->appJobsMaking == 0 && !making(*live))
+        creationsOver(*live);
+}
+
 void UstTracer::creationsOver(Traced& t) {
     const SessionRef ref = refOf(t);
     for (auto& f : std::exchange(t.afterCreations, {}))
@@ -75,7 +83,7 @@ void UstTracer::dropWaitingRotations(Traced& t, const std::string& why) {
 }
 
 void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone completed) {
-    if (!t.creating.empty()) {
+    if (making(t)) {
         if (t.rotationAfterCreation)
             return started(Error(ErrorCode::WrongState, "a rotation is under way; wait for it"),
                            "");

@@ -385,7 +385,7 @@ void UstTracer::flushStopped(Traced& t, Done done) {
 }
 
 void UstTracer::flushAllOnceMade(Traced& t, Done done) {
-    if (t.creating.empty())
+    if (!making(t))
         return flushAll(t, std::move(done));
     // Traces whose buffers the consumer is making: flushed once made (their
     // apps join stopped), so that Stop returns with everything on disk.

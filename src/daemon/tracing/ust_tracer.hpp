@@ -13,8 +13,8 @@
 // snapshot_record.cpp (RecordSnapshot).
 //
 // Threads and ownership:
-// - The app thread (UstAppThread's loop, given to attach()) owns every
-//   member: sessions, apps, traces, consumer connections. Every public
+// - The main loop (given to attach()) owns every member: sessions, apps, traces, consumer
+// connections. Every public
 //   method but handleNotify() runs there, and every callback is called
 //   there. It never waits for a consumer or an app: consumer requests are
 //   asynchronous (ConsumerConnection), app round trips run on the app
@@ -26,12 +26,12 @@
 //   job gets only what it needs (the shared UstApp, for its command fd; our
 //   duplicates of the channel and stream objects; the rules) and a budget
 //   of kAppSocketTimeout (SocketDeadlines), and posts its result back to
-//   the app thread, where AppInSession and the rest are updated. A hung
-//   app holds one strand thread for one budget, never the app thread.
+//   the main loop, where AppInSession and the rest are updated. A hung
+//   app holds one strand thread for one budget, never the main loop.
 //   Orders that matter:
 //   - Routes before the app may name a handle: the set-up job adds each
 //     route (pending_routes.hpp) as soon as the app gives the handle,
-//     before its next call. The app thread may cancel them at any moment
+//     before its next call. The main loop may cancel them at any moment
 //     (the app left: onAppGone(); the session goes: destroy(), forget());
 //     after cancel() and synchronize() no route to the session is left,
 //     whatever the job does next. A result that finds its set-up cancelled
@@ -45,18 +45,19 @@
 //     rules known when it began, the others are created once it is done,
 //     so each reaches the app once.
 //   - register_done (onAppRegistered()'s `ready`) after the joins: it runs
-//     on the app thread as a step of the app's strand, so no job of the
+//     on the app's strand (withApp()), so no job of the
 //     app uses its socket meanwhile.
 // - The notify thread calls handleNotify(). It reaches a trace through the
 //   RCU handle routes (handle_routes.hpp), and touches only the trace's
 //   metadata registry, under that trace's registryMutex (held for
-//   in-memory work only), then posts a metadata push to the app thread.
+//   in-memory work only), then posts a metadata push to the main loop.
 // - One consumer launcher (systemd: one manager connection for every
-//   session; or fork/exec), made on the app thread at the first start and
+//   session; or fork/exec), made on the main loop at the first start and
 //   attached to its loop: starting, stopping and watching consumer units
 //   are asynchronous calls whose callbacks come there.
-// - An executor owns nothing but what its jobs are given: it reads
-//   CreateChannel's ring-buffer objects.
+// - Executors own nothing but what their jobs are given: "tc-objects"
+//   reads CreateChannel's ring-buffer objects, "tc-foldermake" makes the
+//   output and snapshot folders (a child process as the owner).
 // No lock is held across a round trip to another process.
 #pragma once
 
@@ -119,10 +120,10 @@ public:
     /// Outcome and path of a rotation's archive or a snapshot's folder.
     using RotationDone = std::function<void(std::optional<Error>, const std::string& path)>;
     /// Watches `fd` for its peer hanging up, or for `events` (epoll bits;
-    /// EPOLLIN on a pidfd: the process exited) (UstAppThread::watchHangUp).
+    /// EPOLLIN on a pidfd: the process exited) (UstAppRegistrar::watchHangUp).
     using HangUpWatcher =
         std::function<EventSourcePtr(int fd, std::function<void()>, uint32_t events)>;
-    /// Told (on the app thread) that session `idHex` failed, and why.
+    /// Told (on the main loop) that session `idHex` failed, and why.
     using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
 
     /// `commands` makes the round trips to apps (a fake in tests).
@@ -134,12 +135,12 @@ public:
     UstTracer(const UstTracer&) = delete;
     UstTracer& operator=(const UstTracer&) = delete;
 
-    /// Wires the tracer to the app thread: `loop` is its loop (every
+    /// Wires the tracer to the main loop: `loop` is its loop (every
     /// method and callback runs there), `watcher` watches fds on it, and
     /// `onFailure` is told when a session fails (its consumer died, stopped
     /// answering, or refused something). Call once, before anything else.
     void attach(EventLoop& loop, HangUpWatcher watcher, FailureHandler onFailure);
-    /// Told (on the app thread) how many bytes of ring buffers session
+    /// Told (on the main loop) how many bytes of ring buffers session
     /// `idHex` takes whenever that changes (a trace made or retired).
     using SizeHandler = std::function<void(const std::string& idHex, uint64_t bytes)>;
     void onBufferSize(SizeHandler handler) { onSize_ = std::move(handler); }
@@ -240,7 +241,7 @@ private:
         std::string dir;   ///< trace-relative, "ust/uid/<uid>/<bits>-bit"
         metadata::Abi abi; ///< the first app's; later apps must match
         /// Guards `registry` and `pushed`: the notify thread registers, the
-        /// app thread reads what to push. Held for in-memory work only.
+        /// main loop reads what to push. Held for in-memory work only.
         std::mutex registryMutex;
         std::unique_ptr<metadata::TraceRegistry> registry;
         std::size_t pushed = 0; ///< metadata bytes sent (or queued) to the consumer
@@ -316,6 +317,11 @@ private:
         std::optional<WaitingRotation> rotationAfterCreation;
         /// Run once no trace is being made (a Stop waiting for them).
         std::vector<std::function<void()>> afterCreations;
+        /// App set-ups and starts whose jobs have not answered: until they
+        /// do, an app may not have registered its channels (lttng-ust does
+        /// it in start_session), and a chunk closed meanwhile could hold
+        /// packets of a stream class its metadata lacks.
+        std::size_t appJobsMaking = 0;
     };
     /// Names a session in callbacks: found again only if it still exists
     /// and is the same one (find()).
@@ -402,7 +408,7 @@ private:
     /// pushMetadata() whose failure fails the session.
     void pushMetadata(Traced& t, Trace& trace);
     /// Notify thread: queues the metadata of `trace` not sent yet, ahead of
-    /// any request the app thread makes later (ConsumerConnection::
+    /// any request the main loop makes later (ConsumerConnection::
     /// enqueueMetadata), before the app is answered: an event of the
     /// registered class is never in a chunk whose metadata lacks it.
     /// Call with trace.registryMutex held.
@@ -431,7 +437,7 @@ private:
     /// strand; `done` once it is over (setUpDone()). Throws Error if our
     /// copies of the buffers' objects cannot be made.
     void beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app, Done done);
-    /// Back on the app thread with the set-up job's `result`; the first
+    /// Back on the main loop with the set-up job's `result`; the first
     /// `rulesSent` rules of the session went with it.
     void setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
                    const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
@@ -471,6 +477,14 @@ private:
     void beginRotation(Traced& t, RotationDone started, RotationDone completed);
     /// No trace of `t` is being made any more: waiting rotations begin.
     void creationsOver(Traced& t);
+    /// True while traces of `t` are being made, or apps set up or started
+    /// (Traced::appJobsMaking): rotations and Stop's flush wait for that.
+    static bool making(const Traced& t) noexcept {
+        return !t.creating.empty() || t.appJobsMaking != 0;
+    }
+    /// An app job counted in appJobsMaking answered: creationsOver() if it
+    /// was the last thing being made.
+    void appJobAnswered(const SessionRef& ref);
     /// The rotation waiting in `t`, if any, fails with `why` (the session ends).
     void dropWaitingRotations(Traced& t, const std::string& why);
     void onRotationCompleted(const SessionRef& ref, consumer_protocol::RotationCompleted done);

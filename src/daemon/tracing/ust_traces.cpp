@@ -174,7 +174,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
                                                    made.dir + ": " + e->what());
             for (auto& w : waiters)
                 w(nullptr, why);
-            if (Traced* still = find(ref); still != nullptr && still->creating.empty())
+            if (Traced* still = find(ref); still != nullptr && !making(*still))
                 creationsOver(*still);
             return;
         }
@@ -183,7 +183,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         reportSize(*live);
         for (auto& w : waiters)
             w(&ready, std::nullopt);
-        if (Traced* still = find(ref); still != nullptr && still->creating.empty())
+        if (Traced* still = find(ref); still != nullptr && !making(*still))
             creationsOver(*still);
     });
     t.consumer->createChannel(

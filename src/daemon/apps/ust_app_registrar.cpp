@@ -1,4 +1,4 @@
-#include "ust_app_thread.hpp"
+#include "ust_app_registrar.hpp"
 
 #include "common/log.hpp"
 #include "common/log_rate_limit.hpp"
@@ -93,27 +93,25 @@ std::string printableProcessName(const char* raw, std::size_t max) {
     return out;
 }
 
-UstAppThread::UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered, SetupHandler setUp)
+UstAppRegistrar::UstAppRegistrar(EventLoop& loop, UniqueFd listenFd, RegisteredHandler onRegistered,
+                                 SetupHandler setUp)
     : waitingFds_(waitingFdShares(openFilesLimit()).perUid,
                   waitingFdShares(openFilesLimit()).total),
-      listenFd_(std::move(listenFd)), onRegistered_(std::move(onRegistered)),
+      loop_(loop), listenFd_(std::move(listenFd)), onRegistered_(std::move(onRegistered)),
       setUp_(std::move(setUp)) {
     sd_event_source* s = nullptr;
-    check(sd_event_add_io(loop_.get(), &s, listenFd_.get(), EPOLLIN, &UstAppThread::onAccept, this),
+    check(sd_event_add_io(loop_.get(), &s, listenFd_.get(), EPOLLIN, &UstAppRegistrar::onAccept,
+                          this),
           "sd_event_add_io");
     listenSource_.reset(s);
     check(sd_event_add_time_relative(loop_.get(), &s, CLOCK_MONOTONIC, 1'000'000, 0,
-                                     &UstAppThread::onSweep, this),
+                                     &UstAppRegistrar::onSweep, this),
           "sd_event_add_time_relative");
     sweepTimer_.reset(s);
     check(sd_event_source_set_enabled(s, SD_EVENT_ON), "set_enabled");
-    thread_ = std::thread([this] { run(); });
 }
 
-UstAppThread::~UstAppThread() {
-    loop_.post([this] { loop_.exit(0); });
-    if (thread_.joinable())
-        thread_.join();
+UstAppRegistrar::~UstAppRegistrar() {
     for (auto& [id, q] : versionQueries_)
         cutOff(*q.app); // its worker returns at once; joined below
     versionQueries_.clear();
@@ -122,16 +120,8 @@ UstAppThread::~UstAppThread() {
         c.source.reset();
 }
 
-void UstAppThread::run() {
-    try {
-        loop_.run();
-    } catch (const std::exception& e) {
-        log::error(std::string("the app thread failed: ") + e.what());
-    }
-}
-
-int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userdata) {
-    auto* self = static_cast<UstAppThread*>(userdata);
+int UstAppRegistrar::onAccept(sd_event_source*, int listenFd, uint32_t, void* userdata) {
+    auto* self = static_cast<UstAppRegistrar*>(userdata);
     for (;;) {
         UniqueFd fd(accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC));
         if (!fd) {
@@ -153,7 +143,7 @@ int UstAppThread::onAccept(sd_event_source*, int listenFd, uint32_t, void* userd
     }
 }
 
-void UstAppThread::admit(UniqueFd fd, uid_t uid) {
+void UstAppRegistrar::admit(UniqueFd fd, uid_t uid) {
     boundSocketCalls(fd.get());
     // A connection whose whole message is there already (the usual case in
     // a burst: the app sent it while the thread was busy) is registered at
@@ -174,7 +164,7 @@ void UstAppThread::admit(UniqueFd fd, uid_t uid) {
     // loop once per arrival, not in a busy loop. Added while the message
     // may already be there: epoll reports it once, at once.
     if (sd_event_add_io(loop_.get(), &s, fd.get(), EPOLLIN | EPOLLRDHUP | EPOLLET,
-                        &UstAppThread::onRegistrationMessage, this) < 0)
+                        &UstAppRegistrar::onRegistrationMessage, this) < 0)
         return;
     const int key = fd.get();
     const uint64_t seq = nextIdleSeq_++;
@@ -184,7 +174,7 @@ void UstAppThread::admit(UniqueFd fd, uid_t uid) {
                                      std::chrono::steady_clock::now(), uid, seq, std::move(slot)});
 }
 
-bool UstAppThread::makeRoomForIdle(uid_t uid) {
+bool UstAppRegistrar::makeRoomForIdle(uid_t uid) {
     const bool uidFull = unregisteredQuota_.held(uid) >= unregisteredQuota_.perUid();
     const std::optional<uid_t> payer = uidFull ? uid : unregisteredQuota_.largestHolder();
     if (!payer)
@@ -211,18 +201,18 @@ bool UstAppThread::makeRoomForIdle(uid_t uid) {
     return true;
 }
 
-void UstAppThread::dropUnregistered(std::map<int, Connection>::iterator it) {
+void UstAppRegistrar::dropUnregistered(std::map<int, Connection>::iterator it) {
     idleOrder_.erase(std::pair(it->second.uid, it->second.seq));
     unregistered_.erase(it); // its event source, its fd and its slot go with it
 }
 
-int UstAppThread::onRegistrationMessage(sd_event_source*, int fd, uint32_t revents,
-                                        void* userdata) {
-    static_cast<UstAppThread*>(userdata)->readRegistration(fd, revents);
+int UstAppRegistrar::onRegistrationMessage(sd_event_source*, int fd, uint32_t revents,
+                                           void* userdata) {
+    static_cast<UstAppRegistrar*>(userdata)->readRegistration(fd, revents);
     return 0;
 }
 
-void UstAppThread::readRegistration(int fd, uint32_t revents) {
+void UstAppRegistrar::readRegistration(int fd, uint32_t revents) {
     const auto found = unregistered_.find(fd);
     if (found == unregistered_.end())
         return;
@@ -257,7 +247,7 @@ void UstAppThread::readRegistration(int fd, uint32_t revents) {
     registerSocket(std::move(sock));
 }
 
-void UstAppThread::registerSocket(UniqueFd sock) {
+void UstAppRegistrar::registerSocket(UniqueFd sock) {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (getsockopt(sock.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -363,7 +353,7 @@ void UstAppThread::registerSocket(UniqueFd sock) {
         complete(std::move(*app));
 }
 
-void UstAppThread::complete(UstApp app) {
+void UstAppRegistrar::complete(UstApp app) {
     const uid_t uid = app.info.uid;
     // Its two halves gave their fds back as they were paired: the same
     // two, of the same uid, are taken again at once.
@@ -395,7 +385,7 @@ void UstAppThread::complete(UstApp app) {
     startQueued();
 }
 
-void UstAppThread::startQueued() {
+void UstAppRegistrar::startQueued() {
     while (auto next = queued_.pop([this](uid_t uid) { return versionQuota_.fits(uid); })) {
         QueuedApp& q = next->second;
         q.hangUp.reset();
@@ -408,7 +398,7 @@ void UstAppThread::startQueued() {
     }
 }
 
-void UstAppThread::queryVersion(UstApp app, PerUidQuota::Slot slot) {
+void UstAppRegistrar::queryVersion(UstApp app, PerUidQuota::Slot slot) {
     auto shared = std::make_shared<UstApp>(std::move(app));
     const uint64_t id = nextQuery_++;
     VersionQuery& q = versionQueries_[id];
@@ -433,8 +423,8 @@ void UstAppThread::queryVersion(UstApp app, PerUidQuota::Slot slot) {
     });
 }
 
-void UstAppThread::finish(const std::shared_ptr<UstApp>& shared, int r,
-                          lttng_ust_abi_tracer_version v) {
+void UstAppRegistrar::finish(const std::shared_ptr<UstApp>& shared, int r,
+                             lttng_ust_abi_tracer_version v) {
     const std::string who =
         "app " + shared->info.name + " (pid " + std::to_string(shared->info.pid) + ")";
     // The first call that fails or times out (kAppSocketTimeout) ends every
@@ -495,8 +485,8 @@ void UstAppThread::finish(const std::shared_ptr<UstApp>& shared, int r,
     }
 }
 
-int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
-    auto* self = static_cast<UstAppThread*>(userdata);
+int UstAppRegistrar::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
+    auto* self = static_cast<UstAppRegistrar*>(userdata);
     const auto now = std::chrono::steady_clock::now();
     for (auto it = self->unregistered_.begin(); it != self->unregistered_.end();) {
         if (now - it->second.since > kPairingTimeout) {
@@ -522,7 +512,8 @@ int UstAppThread::onSweep(sd_event_source* s, uint64_t usec, void* userdata) {
     return 0;
 }
 
-EventSourcePtr UstAppThread::watchHangUp(int fd, std::function<void()> onHangUp, uint32_t events) {
+EventSourcePtr UstAppRegistrar::watchHangUp(int fd, std::function<void()> onHangUp,
+                                            uint32_t events) {
     using Handler = std::function<void()>;
     auto handler = std::make_unique<Handler>(std::move(onHangUp));
     sd_event_source* s = nullptr;

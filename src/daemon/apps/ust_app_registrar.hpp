@@ -1,13 +1,16 @@
-// The app thread: accepts LTTng-UST application connections, reads their
-// registration messages, pairs command and notify sockets, completes the
-// registration (tracer version, register_done), and owns the tracer's
-// state (the tracer's own round trips to apps run on its app strands,
-// app_strands.hpp, and post their results here). It has its own sd-event
-// loop so that a slow or hostile app delays only this thread, never the
-// D-Bus loop. Reading a registration message never blocks (it is read once
-// all of it is queued); the round trips after it are bounded per app: the
-// first one that fails or times out (kAppSocketTimeout) drops the app, so a
-// hostile app costs this thread one timeout at most.
+// The registration of LTTng-UST applications, on the daemon's main loop:
+// accepts their connections, reads their registration messages, pairs
+// command and notify sockets, and completes each registration (tracer
+// version, then the set-up hook, then register_done). It never blocks the
+// loop: a registration message is read once all of it is queued, and the
+// round trips to an app run off the loop, bounded per app: the tracer
+// version query on a worker thread of its own, register_done on the app's
+// strand (the set-up hook's `ready`, app_strands.hpp). The first round
+// trip that fails or times out (kAppSocketTimeout) drops the app, so a
+// hostile app costs one worker one timeout at most.
+//
+// Threads: the main loop owns every member; the version query workers hold
+// only their app (shared) and post their outcome back.
 #pragma once
 
 #include "common/event_loop.hpp"
@@ -78,12 +81,12 @@ inline constexpr std::size_t kMaxVersionQueriesPerUid = 16;
 /// threads); more wait for their turn, served fairly across uids.
 inline constexpr std::size_t kMaxVersionQueries = 64;
 
-class UstAppThread {
+class UstAppRegistrar {
 public:
     /// Called with each app whose registration completed, on the thread
     /// that ran `ready` (see SetupHandler): must be thread-safe.
     using RegisteredHandler = std::function<void(std::shared_ptr<UstApp>)>;
-    /// Called on the app thread before register_done: sets the app up for
+    /// Called on the loop before register_done: sets the app up for
     /// the active sessions, so it loses no event after its constructor, and
     /// calls `ready` once, from any thread, when register_done may go: it
     /// makes that round trip itself and touches only the app it holds and
@@ -91,27 +94,24 @@ public:
     using SetupHandler =
         std::function<void(const std::shared_ptr<UstApp>&, std::function<void()> ready)>;
 
-    /// Starts the thread serving `listenFd` (from listenForApps()).
-    UstAppThread(UniqueFd listenFd, RegisteredHandler onRegistered, SetupHandler setUp = {});
-    /// Stops the thread and closes every socket it still holds.
-    ~UstAppThread();
-    UstAppThread(const UstAppThread&) = delete;
-    UstAppThread& operator=(const UstAppThread&) = delete;
-
-    /// Thread-safe: runs `job` on the app thread (command round trips).
-    void submit(std::function<void()> job) { loop_.post(std::move(job)); }
-    /// The app thread's loop, for sources of work owned on that thread.
-    EventLoop& loop() noexcept { return loop_; }
+    /// Serves `listenFd` (from listenForApps()) on `loop`, which must
+    /// outlive this object.
+    UstAppRegistrar(EventLoop& loop, UniqueFd listenFd, RegisteredHandler onRegistered,
+                    SetupHandler setUp = {});
+    /// Closes every socket it still holds (version queries are cut off).
+    ~UstAppRegistrar();
+    UstAppRegistrar(const UstAppRegistrar&) = delete;
+    UstAppRegistrar& operator=(const UstAppRegistrar&) = delete;
 
     /// The watchdog bounding whole exchanges with apps (socket_deadlines.hpp):
     /// each registration gets kAppSocketTimeout in all; the tracer uses it
     /// for its own exchanges.
     SocketDeadlines& deadlines() noexcept { return deadlines_; }
 
-    /// Calls `onHangUp` once, on the app thread, when the peer of socket
+    /// Calls `onHangUp` once, on the loop, when the peer of socket
     /// `fd` closes or shuts its end down (EPOLLRDHUP/EPOLLHUP/EPOLLERR), or
     /// when one of `events` (epoll bits) occurs: EPOLLIN for a pidfd
-    /// fires when its process has exited. Call on the app thread; the watch
+    /// fires when its process has exited. Call on the loop; the watch
     /// ends when the returned source is freed, which must happen before
     /// `fd` is closed. Throws std::system_error.
     EventSourcePtr watchHangUp(int fd, std::function<void()> onHangUp,
@@ -134,7 +134,6 @@ private:
         EventSourcePtr hangUp; // takes it out of the line if it leaves
     };
 
-    void run();
     static int onAccept(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int onRegistrationMessage(sd_event_source* s, int fd, uint32_t revents, void* userdata);
     static int onSweep(sd_event_source* s, uint64_t usec, void* userdata);
@@ -160,7 +159,7 @@ private:
     /// versionQuota_), so an app that never answers holds up nobody else;
     /// finish() goes on.
     void queryVersion(UstApp app, PerUidQuota::Slot slot);
-    /// Back on the app thread with the version query's outcome `r`: has the
+    /// Back on the loop with the version query's outcome `r`: has the
     /// app set up for the active sessions, then sends register_done.
     void finish(const std::shared_ptr<UstApp>& app, int r, lttng_ust_abi_tracer_version v);
 
@@ -180,8 +179,8 @@ private:
     /// the daemon's RLIMIT_NOFILE when the thread starts.
     PerUidQuota waitingFds_;
     PerUidQuota versionQuota_{kMaxVersionQueriesPerUid, kMaxVersionQueries};
-    EventLoop loop_;
-    std::map<uint64_t, VersionQuery> versionQueries_; // app thread; joined before loop_ goes
+    EventLoop& loop_;
+    std::map<uint64_t, VersionQuery> versionQueries_; // joined at destruction
     uint64_t nextQuery_ = 1;
     UniqueFd listenFd_;
     RegisteredHandler onRegistered_;
@@ -194,7 +193,6 @@ private:
     uint64_t nextIdleSeq_ = 1;
     PendingRegistrations pending_;
     FairQueue<QueuedApp> queued_; // before loop_ goes: its sources are freed with it
-    std::thread thread_;
 };
 
 /// `raw` (a comm name, not necessarily terminated or UTF-8) as printable
