@@ -93,7 +93,7 @@ private:
     /// Runs the output folder checks, each in a child process as the
     /// session's owner (bounded, tracing/output_folder.hpp), off the loop;
     /// owns nothing but the copies its jobs hold.
-    Executor folderChecks_{1, "tc-folders"};
+    Executor folderChecks_{1, "tc-foldercheck"};
     std::vector<sd_bus_vtable> managerVtable_;
     bus::SlotPtr managerSlot_;
     bus::SlotPtr objectManagerSlot_;
