@@ -139,6 +139,7 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
         for (auto& [key, trace] : live->traces)
             pushMetadata(*live, *trace);
         live->consumer->rotateMetadata(request.id, failOnError(*live, "to switch the metadata"));
+        live->rotating->begun = true;
         started(std::nullopt, path);
     });
 }
@@ -170,6 +171,11 @@ void UstTracer::abandonRotation(Traced& t, const std::string& why) {
         return;
     auto r = std::move(*t.rotating);
     t.rotating.reset();
+    // Not begun: its Rotate is in flight, and its callback tells `started`
+    // (the rotation no longer being `ours`); a rotation that did not begin
+    // is never completed (rotate()).
+    if (!r.begun)
+        return;
     r.completed(Error(ErrorCode::Failed, "the rotation to " + r.path + " did not complete: " + why),
                 r.path);
 }

@@ -300,6 +300,8 @@ private:
             uint64_t id = 0;
             std::string path; ///< absolute archive folder
             RotationDone completed;
+            /// `started` was told it began: only then is `completed` called.
+            bool begun = false;
         };
         std::optional<Rotation> rotating;
         uint64_t snapshotsTaken = 0; ///< RecordSnapshot: the next folder's <n>
@@ -488,7 +490,9 @@ private:
     /// The rotation waiting in `t`, if any, fails with `why` (the session ends).
     void dropWaitingRotations(Traced& t, const std::string& why);
     void onRotationCompleted(const SessionRef& ref, consumer_protocol::RotationCompleted done);
-    /// The rotation under way, if any, fails with `why`.
+    /// The rotation under way, if any, fails with `why`: its `completed` is
+    /// told if it began; if its Rotate is still in flight, only its
+    /// `started` will be (with an error), once that request ends.
     void abandonRotation(Traced& t, const std::string& why);
     /// No rotation is under way any more: runs what waited for that.
     void rotationOver(Traced& t);

@@ -170,8 +170,9 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
                 for (const uint64_t k : keys)
                     live->consumer->destroyChannel(k, [](std::optional<Error>) {});
             }
-            const Error why(ErrorCode::Failed, "the consumer could not make the buffers of " +
-                                                   made.dir + ": " + e->what());
+            const Error why(ErrorCode::Failed, "the consumer " + live->spec.unitName +
+                                                   " could not make the buffers of " + made.dir +
+                                                   ": " + e->what());
             for (auto& w : waiters)
                 w(nullptr, why);
             if (Traced* still = find(ref); still != nullptr && !making(*still))
