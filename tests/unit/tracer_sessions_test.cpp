@@ -395,3 +395,30 @@ TEST_P(TracerSnapshotStop, StopRacingASnapshotAnswersBothOnce) {
 INSTANTIATE_TEST_SUITE_P(EitherOrder, TracerSnapshotStop, ::testing::Bool(), [](const auto& param) {
     return param.param ? "SnapshotThenStop" : "StopThenSnapshot";
 });
+
+// A rotation asked for while an app of the session is being started waits
+// for that start: lttng-ust registers its channels in start_session, so a
+// chunk closed before that could hold packets of a stream class its
+// metadata lacks (seen as an unreadable archive in a per-PID burst).
+TEST_F(TracerSessions, ARotationWaitsForTheStartOfAnAppBeingJoined) {
+    const auto s = session(kIdA, "rotating-while-joining");
+    start(s);
+    const pid_t app = kFirstPid + 70;
+    hang(app, "start");
+    Gate ready;
+    registerApp(fakeApp(app, peers_), ready);
+    ASSERT_TRUE(hung_.wait()); // its start_session is under way
+    Answers started, completed;
+    thread_.run([&] { tracer_->rotate(kIdA, started.withPath(), completed.withPath()); });
+    // Without the wait, the consumer begins it within a round trip; under
+    // load that may take longer than this, which only lets a broken tracer
+    // pass, never a working one fail.
+    EXPECT_FALSE(started.wait(1, 300ms)) << "the rotation began before the app had started";
+    released_.open();
+    ASSERT_TRUE(started.wait());
+    EXPECT_FALSE(started.at().error) << started.at().error->what();
+    ASSERT_TRUE(completed.wait());
+    EXPECT_FALSE(completed.at().error) << completed.at().error->what();
+    EXPECT_EQ(count(app, "start"), 1u);
+    EXPECT_TRUE(ready.wait());
+}
