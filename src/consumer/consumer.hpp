@@ -1,6 +1,10 @@
 // tracectl-consumerd's command dispatcher: reads the daemon's requests
 // (common/consumer_protocol.hpp) from the command socket on the event loop,
 // runs them against the channels, answers each with one reply.
+//
+// Threads: tracectl-consumerd has one thread of its own, this loop's, which
+// owns every channel, stream and file; liblttng-ust-ctl adds its timer
+// thread (switch and read timers), which touches only the ring buffers.
 #pragma once
 
 #include "channel.hpp"

@@ -283,7 +283,7 @@ int run(const Options& o) {
         loop.post([&manager, id, bytes] { manager.sessionBufferSize(id, bytes); });
     });
     apps.setCommandRunner(
-        [&appThread](std::function<void()> job) { appThread.submit(std::move(job)); });
+        [&tracer](pid_t pid, std::function<void()> job) { tracer.withApp(pid, std::move(job)); });
     // Apps already waiting for a session daemon come now.
     WaitShm wakeUp(endpoints.waitShm);
     log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName +

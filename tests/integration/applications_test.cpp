@@ -412,6 +412,52 @@ TEST_F(Applications, AnAppThatStopsAnsweringCostsOneTimeoutAndTracingGoesOn) {
     b.Destroy({});
     EXPECT_TRUE(sandbox_->daemonRunning());
 }
+// An app that stops answering while being set up for a session holds up no
+// other app: its calls run on an executor thread of their own (app
+// strands), so a real app arriving meanwhile is set up and gets its
+// register_done at once, records everything from its first event, and
+// ends long before the silent one's timeout.
+TEST_F(Applications, AnAppHungInItsSetUpDoesNotDelayAnotherAppsRegistration) {
+    using Options = std::map<std::string, sdbus::Variant>;
+    const std::string dir = sandbox_->dir() + "/traces/hung-setup";
+    SessionClient s(*bus_,
+                    manager_->CreateSession("hung-setup", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", Options{});
+    s.Start({});
+
+    const int command = connectRaw();
+    const int notify = connectRaw();
+    const RegMsg cmdMsg = registration(0);
+    const RegMsg notifyMsg = registration(1);
+    ASSERT_TRUE(sendAll(command, &cmdMsg, sizeof cmdMsg));
+    ASSERT_TRUE(sendAll(notify, &notifyMsg, sizeof notifyMsg));
+    ASSERT_TRUE(readable(command, 5s));
+    std::array<char, 4096> request{};
+    ASSERT_GE(recv(command, request.data(), request.size(), 0), 8);
+    std::array<char, kReplySize> reply{};
+    std::memcpy(reply.data(), request.data(), 8);
+    const lttng_ust_abi_tracer_version version{2, 13, 5};
+    std::memcpy(reply.data() + 48, &version, sizeof version);
+    ASSERT_TRUE(sendAll(command, reply.data(), reply.size()));
+    // The set-up's first call (create_session) comes, and is never answered.
+    ASSERT_TRUE(readable(command, 5s));
+    const auto hung = Clock::now();
+
+    ChildProcess app({demoApp(), "50", "0"}, {}, appLog());
+    ASSERT_EQ(app.wait(30000), 0);
+    const auto appTook = Clock::now() - hung;
+    std::cout << "the real app ran "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(appTook).count()
+              << " ms while the other hung in its set-up\n";
+    EXPECT_LT(appTook, kAppSocketTimeout - 1s);
+    EXPECT_TRUE(closedByDaemon(notify, kAppSocketTimeout + 2500ms));
+    close(command);
+    close(notify);
+    s.Stop({});
+    EXPECT_EQ(countTicks(dir), 50);
+    s.Destroy({});
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}
 
 TEST_F(Applications, AnAppAnnouncingAForeignTypeLayoutIsRefusedAndCannotSpoilTheTrace) {
     // Regression: the first app of a per-UID trace defines its metadata's

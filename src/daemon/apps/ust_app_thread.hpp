@@ -1,12 +1,13 @@
 // The app thread: accepts LTTng-UST application connections, reads their
 // registration messages, pairs command and notify sockets, completes the
-// registration (tracer version, register_done), and runs every later
-// command round trip to apps. It has its own sd-event loop so that a slow
-// or hostile app delays only this thread, never the D-Bus loop. Reading a
-// registration message never blocks (it is read once all of it is queued);
-// the round trips after it are bounded per app: the first one that fails or
-// times out (kAppSocketTimeout) drops the app, so a hostile app costs this
-// thread one timeout at most.
+// registration (tracer version, register_done), and owns the tracer's
+// state (the tracer's own round trips to apps run on its app strands,
+// app_strands.hpp, and post their results here). It has its own sd-event
+// loop so that a slow or hostile app delays only this thread, never the
+// D-Bus loop. Reading a registration message never blocks (it is read once
+// all of it is queued); the round trips after it are bounded per app: the
+// first one that fails or times out (kAppSocketTimeout) drops the app, so a
+// hostile app costs this thread one timeout at most.
 #pragma once
 
 #include "common/event_loop.hpp"
@@ -79,11 +80,14 @@ inline constexpr std::size_t kMaxVersionQueries = 64;
 
 class UstAppThread {
 public:
-    /// Called on the app thread with each app whose registration completed.
+    /// Called with each app whose registration completed, on the thread
+    /// that ran `ready` (see SetupHandler): must be thread-safe.
     using RegisteredHandler = std::function<void(std::shared_ptr<UstApp>)>;
     /// Called on the app thread before register_done: sets the app up for
     /// the active sessions, so it loses no event after its constructor, and
-    /// calls `ready` (once, on the app thread) when register_done may go.
+    /// calls `ready` once, from any thread, when register_done may go: it
+    /// makes that round trip itself and touches only the app it holds and
+    /// thread-safe things (the registered handler must be thread-safe).
     using SetupHandler =
         std::function<void(const std::shared_ptr<UstApp>&, std::function<void()> ready)>;
 

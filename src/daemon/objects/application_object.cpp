@@ -97,10 +97,10 @@ void ApplicationObject::ListTracepoints(const std::shared_ptr<bus::MethodReply>&
                                "checked by ListApplications)"));
         return;
     }
-    // The reply is sent from the D-Bus thread once the app thread has the answer.
+    // The reply is sent from the loop once the app has answered.
     std::weak_ptr<UstApp> weak = app_;
     EventLoop& loop = loop_;
-    runner_([weak, pending, &loop] {
+    runner_(app_->info.pid, [weak, pending, &loop] {
         std::function<void()> reply;
         if (auto app = weak.lock()) {
             try {

@@ -23,8 +23,9 @@ inline constexpr const char* kApplicationInterface = "org.tracectl.Tracing1.Appl
 
 class ApplicationObject final {
 public:
-    /// Runs a job on the app thread (UstAppThread::submit).
-    using CommandRunner = std::function<void(std::function<void()>)>;
+    /// Runs a round trip to app `pid` off the loop, in order with the
+    /// tracer's own (UstTracer::withApp); the job posts its reply back.
+    using CommandRunner = std::function<void(pid_t pid, std::function<void()> job)>;
 
     /// Announces (InterfacesAdded) the object to the peers that may see it.
     /// `loop` is the D-Bus thread's loop, where replies are sent from.

@@ -3,6 +3,10 @@
 // of the session objects: it serves them to each caller as far as that
 // caller may see them (a fallback vtable with a find callback and a node
 // enumerator, sd_bus_add_fallback_vtable(3), sd_bus_add_node_enumerator(3)).
+//
+// Threads: the main loop owns it and every session object. The one job it
+// hands off, CreateSession's output folder check, runs on folderChecks_
+// with copies of what it needs and posts its outcome back to the loop.
 #pragma once
 
 #include "bus/bus_services.hpp"

@@ -102,20 +102,29 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
 
     const std::string name = snapshotFolderName(std::time(nullptr), t.snapshotsTaken);
     const std::string path = t.snapshot.outputPath + "/" + name;
-    UniqueFd dir;
-    try {
-        // As the owner, like the output folder at start (which is made again
-        // if it was deleted meanwhile); the consumer writes through our fd,
-        // so it reaches the folder even when its own view (ReadWritePaths=)
-        // still holds a deleted one.
-        makeOutputFolder(path, t.snapshot.owner, t.snapshot.ownerGid);
-        dir.reset(open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!dir)
-            throw Error(ErrorCode::InvalidArgument,
-                        "cannot open the snapshot folder " + path + ": " + std::strerror(errno));
-    } catch (const Error& e) {
-        return done(e, "");
-    }
+    // As the owner, like the output folder at start (which is made again if
+    // it was deleted meanwhile), off the loop; the consumer writes through
+    // our fd, so it reaches the folder even when its own view
+    // (ReadWritePaths=) still holds a deleted one.
+    makeFolder(
+        path, t.snapshot.owner, t.snapshot.ownerGid, true,
+        [this, ref = refOf(t), path, packetsPerStream,
+         done = std::move(done)](MadeFolder folder) mutable {
+            Traced* live = find(ref);
+            if (live == nullptr)
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), "");
+            if (folder.error)
+                return done(folder.error, "");
+            if (live->failed || !live->consumer)
+                return done(Error(ErrorCode::WrongState,
+                                  "the session's consumer is gone; destroy the session"),
+                            "");
+            sendSnapshot(*live, path, packetsPerStream, std::move(folder.fd), std::move(done));
+        });
+}
+
+void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream,
+                             UniqueFd dir, RotationDone done) {
     cp::RecordSnapshot request;
     request.id = ++t.snapshotsTaken;
     request.packetsPerStream = packetsPerStream;

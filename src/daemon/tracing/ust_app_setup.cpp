@@ -1,5 +1,5 @@
 // UstTracer: apps joining sessions (their buffers, contexts and events sent
-// to them), apps coming and going, event rules.
+// to them, on the app strands), apps coming and going.
 #include "apps/ust_app_thread.hpp"
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
@@ -9,203 +9,165 @@
 #include "ust_tracer.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <lttng/ust-ctl.h>
-#include <lttng/ust-error.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
-#include <system_error>
 #include <unistd.h>
 
 namespace tracectl {
 
-namespace {
-
-void checkUst(int r, const std::string& what) {
-    if (r < 0)
-        throw Error(ErrorCode::Failed, what + ": " + ustErrorString(r));
-}
-
-} // namespace
-
-std::optional<SocketDeadlines::Armed> UstTracer::budgetFor(const UstApp& app) {
-    if (deadlines_ == nullptr)
-        return std::nullopt;
-    try {
-        return deadlines_->arm(app.command.get(), kAppSocketTimeout);
-    } catch (const std::system_error& e) {
-        log::warning("app " + std::to_string(app.info.pid) + ": " + e.what());
-        return std::nullopt;
-    }
-}
-
 void UstTracer::join(Traced& t, const std::shared_ptr<UstApp>& app, Done done) {
-    if (t.apps.count(app->info.pid) != 0)
+    const pid_t pid = app->info.pid;
+    if (t.apps.count(pid) != 0)
         return done(std::nullopt);
-    withTrace(t, *app, [this, ref = refOf(t), app, done](Trace* trace, std::optional<Error> e) {
-        Traced* live = find(ref);
-        if (live == nullptr)
-            return done(std::nullopt); // nothing to report to: the session is gone
-        // The session's own trouble (its consumer could not make the
-        // buffers) is reported; the app's (it left, it refused) is logged.
-        const bool consumerSide = e.has_value() && trace == nullptr && !live->destroying;
-        std::optional<Error> ours = consumerSide ? e : std::nullopt;
-        const pid_t pid = app->info.pid;
-        const auto registered = apps_.find(pid);
-        if (!e && (registered == apps_.end() || registered->second != app))
-            e = Error(ErrorCode::Failed, "it exited meanwhile");
-        if (!e && (live->failed || live->destroying))
-            e = Error(ErrorCode::Failed, "the session ended meanwhile");
-        if (!e && live->apps.count(pid) != 0)
-            return done(std::nullopt); // joined meanwhile, by another path
-        if (!e) {
-            try {
-                const auto budget = budgetFor(*app);
-                setUpApp(*live, *trace, app);
-            } catch (const Error& failed) {
-                e = failed;
-            }
+    if (const auto s = t.settingUp.find(pid); s != t.settingUp.end())
+        return s->second.waiters.push_back(std::move(done));
+    withTrace(t, *app,
+              [this, ref = refOf(t), app, pid, done](Trace* trace, std::optional<Error> e) {
+                  Traced* live = find(ref);
+                  if (live == nullptr)
+                      return done(std::nullopt); // nothing to report to: the session is gone
+                  // The session's own trouble (its consumer could not make the
+                  // buffers) is reported; the app's (it left, it refused) is logged.
+                  const bool consumerSide = e.has_value() && trace == nullptr && !live->destroying;
+                  std::optional<Error> ours = consumerSide ? e : std::nullopt;
+                  const auto registered = apps_.find(pid);
+                  if (!e && (registered == apps_.end() || registered->second != app))
+                      e = Error(ErrorCode::Failed, "it exited meanwhile");
+                  if (!e && (live->failed || live->destroying))
+                      e = Error(ErrorCode::Failed, "the session ended meanwhile");
+                  if (!e && live->apps.count(pid) != 0)
+                      return done(std::nullopt); // joined meanwhile, by another path
+                  if (!e) {
+                      if (const auto s = live->settingUp.find(pid); s != live->settingUp.end())
+                          return s->second.waiters.push_back(done); // being set up, by another path
+                      try {
+                          return beginSetUp(*live, *trace, app, done);
+                      } catch (const Error& failed) {
+                          e = failed;
+                      }
+                  }
+                  log::warning("session '" + live->snapshot.name + "': app " + std::to_string(pid) +
+                               " not traced: " + e->what());
+                  abandonSetUp(*live, *app);
+                  done(std::move(ours));
+              });
+}
+
+void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app, Done done) {
+    const pid_t pid = app->info.pid;
+    // What the job needs, copied here: it touches nothing of ours.
+    AppSetUpRequest request;
+    request.app = AppPeer{app->command.get(), pid};
+    request.session = &t;
+    request.trace = &trace;
+    const auto duplicate = [](lttng_ust_abi_object_data* from, const char* what) {
+        if (from == nullptr)
+            throw Error(ErrorCode::Failed, std::string(what) + " of the trace is closed");
+        lttng_ust_abi_object_data* raw = nullptr;
+        if (const int r = lttng_ust_ctl_duplicate_ust_object_data(&raw, from); r < 0)
+            throw Error(ErrorCode::Failed,
+                        std::string("duplicating ") + what + ": " + ustErrorString(r));
+        return UstObject(raw);
+    };
+    for (auto& ch : trace.channels) {
+        AppSetUpRequest::Channel c;
+        c.name = ch.name;
+        c.chanId = ch.chanId;
+        c.channel = duplicate(ch.objects.channel.get(), "a channel");
+        for (auto& stream : ch.objects.streams)
+            c.streams.push_back(duplicate(stream.get(), "a stream"));
+        for (const auto& type : ch.contexts)
+            c.contexts.push_back(ustContextType(type).value_or(-1));
+        for (const auto& rule : t.snapshot.rules)
+            if (rule.channel == ch.name)
+                c.events.push_back(eventSpecOf(rule));
+        request.channels.push_back(std::move(c));
+    }
+    auto routes = std::make_shared<PendingRoutes>(routes_, pid);
+    SettingUp& s = t.settingUp[pid];
+    s.app = app;
+    s.routes = routes;
+    s.waiters.push_back(std::move(done));
+    auto shared = std::make_shared<AppSetUpRequest>(std::move(request));
+    appCalls_.submit(pid, [this, ref = refOf(t), key = trace.key, app, routes, shared,
+                           rulesSent = t.snapshot.rules.size(), poster = poster_] {
+        std::shared_ptr<AppSetUpResult> result;
+        {
+            const auto budget = budgetFor(*app);
+            result = std::make_shared<AppSetUpResult>(
+                setUpInApp(*commands_, std::move(*shared), *routes));
         }
-        if (e) {
-            log::warning("session '" + live->snapshot.name + "': app " + std::to_string(pid) +
-                         " not traced: " + e->what());
-            abandonSetUp(*live, *app);
-            return done(std::move(ours));
-        }
-        if (live->active) {
-            startInApp(*live, live->apps[pid]);
-            pushMetadata(*live, *trace);
-        }
-        done(std::nullopt);
+        poster->post([this, ref, key, app, routes, rulesSent, result] {
+            setUpDone(ref, key, app, routes, rulesSent, std::move(*result));
+        });
     });
 }
 
-void UstTracer::setUpApp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app) {
-    const int cmd = app->command.get();
+void UstTracer::setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
+                          const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
+                          AppSetUpResult result) {
     const pid_t pid = app->info.pid;
-    AppInSession a;
+    // Cancelled (the app left, the session went): who waited was told;
+    // what the job made is released with `result` (our copies only).
+    Traced* live = find(ref);
+    if (live == nullptr)
+        return routes->cancel();
+    const auto s = live->settingUp.find(pid);
+    if (s == live->settingUp.end() || s->second.routes != routes)
+        return routes->cancel();
+    auto waiters = std::move(s->second.waiters);
+    live->settingUp.erase(s);
+    const auto tell = [&waiters] {
+        for (auto& w : waiters)
+            w(std::nullopt); // the app's failures are logged, not reported
+    };
+    std::optional<Error> e = std::move(result.error);
+    const auto registered = apps_.find(pid);
+    if (!e && (registered == apps_.end() || registered->second != app))
+        e = Error(ErrorCode::Failed, "it exited meanwhile");
+    if (!e && (live->failed || live->destroying))
+        e = Error(ErrorCode::Failed, "the session ended meanwhile");
+    if (e || !routes->keep()) {
+        routes->cancel(); // a route must never outlive its session's use of it
+        log::warning("session '" + live->snapshot.name + "': app " + std::to_string(pid) +
+                     " not traced: " + (e ? e->what() : "its set-up was cancelled"));
+        if (live->snapshot.perPid)
+            HandleRoutes::synchronize(); // no notify handler uses its trace any more
+        abandonSetUp(*live, *app);
+        return tell();
+    }
+    AppInSession& a = live->apps[pid];
     a.app = app;
-    a.sessionHandle = lttng_ust_ctl_create_session(cmd);
-    checkUst(a.sessionHandle, "create_session in app " + std::to_string(pid));
-    // Routes made so far go again if the set-up fails half-way: a route
-    // must never outlive its session (handle_routes.hpp).
-    struct UndoRoutes {
-        HandleRoutes& routes;
-        pid_t pid;
-        std::vector<int> handles;
-        bool keep = false;
-        ~UndoRoutes() {
-            if (!keep)
-                for (const int h : handles)
-                    routes.erase(pid, h);
-        }
-    } undo{routes_, pid, {}};
-    routes_.set(pid, a.sessionHandle, Route{&t, &trace, false, 0});
-    undo.handles.push_back(a.sessionHandle);
-    for (auto& ch : trace.channels) {
-        lttng_ust_abi_object_data* raw = nullptr;
-        checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, ch.objects.channel.get()),
-                 "duplicating a channel");
-        UstObject chan(raw);
-        checkUst(lttng_ust_ctl_send_channel_to_ust(cmd, a.sessionHandle, chan.get()),
-                 "sending channel '" + ch.name + "' to app " + std::to_string(pid));
-        routes_.set(pid, chan->handle, Route{&t, &trace, true, ch.chanId});
-        undo.handles.push_back(chan->handle);
-        for (auto& stream : ch.objects.streams) {
-            raw = nullptr;
-            checkUst(lttng_ust_ctl_duplicate_ust_object_data(&raw, stream.get()),
-                     "duplicating a stream");
-            UstObject s(raw); // our copy goes once the app has its own
-            checkUst(lttng_ust_ctl_send_stream_to_ust(cmd, chan.get(), s.get()),
-                     "sending a stream to app " + std::to_string(pid));
-        }
-        // Contexts before events, as lttng-sessiond does: the app registers
-        // the channel (with its context fields) on its first event.
-        for (const auto& type : ch.contexts) {
-            lttng_ust_context_attr attr{};
-            attr.ctx = static_cast<lttng_ust_abi_context_type>(ustContextType(type).value_or(-1));
-            lttng_ust_abi_object_data* ctxRaw = nullptr;
-            checkUst(lttng_ust_ctl_add_context(cmd, &attr, chan.get(), &ctxRaw),
-                     "adding context '" + type + "' in app " + std::to_string(pid));
-            a.objects.emplace_back(ctxRaw);
-        }
-        for (const auto& rule : t.snapshot.rules)
-            if (rule.channel == ch.name)
-                createEvent(a, chan.get(), rule);
-        // lttng-ust creates channels enabled (its ABI answers an enable of
-        // an enabled channel with an error): nothing more to do.
-        a.channels[ch.name] = std::move(chan);
+    a.sessionHandle = result.sessionHandle;
+    a.channels = std::move(result.channels);
+    a.objects = std::move(result.objects);
+    // Rules enabled while the job ran reach the app now (its strand keeps
+    // them behind the set-up).
+    for (std::size_t i = rulesSent; i < live->snapshot.rules.size(); ++i)
+        createEventInApp(*live, a, live->snapshot.rules[i]);
+    if (live->active) {
+        startInApp(*live, a);
+        if (const auto trace = live->traces.find(key); trace != live->traces.end())
+            pushMetadata(*live, *trace->second);
     }
-    t.apps[pid] = std::move(a);
-    undo.keep = true;
+    tell();
 }
 
-void UstTracer::startInApp(Traced& t, AppInSession& a) {
-    if (a.started)
-        return;
-    const int cmd = a.app->command.get();
-    const auto budget = budgetFor(*a.app);
-    const int r = lttng_ust_ctl_start_session(cmd, a.sessionHandle);
-    if (r < 0) {
-        log::warning("session '" + t.snapshot.name + "': app " + std::to_string(a.app->info.pid) +
-                     " did not start: " + ustErrorString(r));
-        return;
-    }
-    lttng_ust_ctl_wait_quiescent(cmd);
-    a.started = true;
-}
-
-void UstTracer::createEvent(AppInSession& a, lttng_ust_abi_object_data* chan,
-                            const EventRule& rule) {
-    const int cmd = a.app->command.get();
-    const std::string pid = std::to_string(a.app->info.pid);
-    lttng_ust_abi_event ev{};
-    ev.instrumentation = LTTNG_UST_ABI_TRACEPOINT;
-    std::strncpy(ev.name, rule.pattern.c_str(), LTTNG_UST_ABI_SYM_NAME_LEN - 1);
-    ev.loglevel_type = rule.loglevelMatch == LoglevelMatch::All ? LTTNG_UST_ABI_LOGLEVEL_ALL
-                       : rule.loglevelMatch == LoglevelMatch::AtLeastAsSevere
-                           ? LTTNG_UST_ABI_LOGLEVEL_RANGE
-                           : LTTNG_UST_ABI_LOGLEVEL_SINGLE;
-    ev.loglevel = rule.loglevelMatch == LoglevelMatch::All ? -1 : rule.loglevel;
-    lttng_ust_abi_object_data* evRaw = nullptr;
-    checkUst(lttng_ust_ctl_create_event(cmd, &ev, chan, &evRaw),
-             "creating event '" + rule.pattern + "' in app " + pid);
-    UstObject event(evRaw);
-    if (!rule.exclusions.empty()) {
-        const std::size_t size = sizeof(lttng_ust_abi_event_exclusion) +
-                                 rule.exclusions.size() * LTTNG_UST_ABI_SYM_NAME_LEN;
-        std::vector<char> buf(size, '\0');
-        auto* excl = reinterpret_cast<lttng_ust_abi_event_exclusion*>(buf.data());
-        excl->count = static_cast<uint32_t>(rule.exclusions.size());
-        char* names = buf.data() + sizeof(lttng_ust_abi_event_exclusion);
-        for (std::size_t i = 0; i < rule.exclusions.size(); ++i)
-            std::strncpy(names + i * LTTNG_UST_ABI_SYM_NAME_LEN, rule.exclusions[i].c_str(),
-                         LTTNG_UST_ABI_SYM_NAME_LEN - 1);
-        checkUst(lttng_ust_ctl_set_exclusion(cmd, excl, event.get()), "setting exclusions");
-    }
-    checkUst(lttng_ust_ctl_enable(cmd, event.get()), "enabling an event");
-    a.objects.push_back(std::move(event));
-}
-
-void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule) {
-    const auto it = sessions_.find(idHex);
-    if (it == sessions_.end() || it->second->failed)
-        return;
-    Traced& t = *it->second;
-    t.snapshot.rules.push_back(rule);
-    for (auto& [pid, a] : t.apps) {
-        const auto chan = a.channels.find(rule.channel);
-        if (chan == a.channels.end())
+std::vector<UstTracer::Done> UstTracer::cancelSetUps(Traced& t, std::optional<pid_t> only) {
+    std::vector<Done> waiters;
+    for (auto it = t.settingUp.begin(); it != t.settingUp.end();) {
+        if (only && it->first != *only) {
+            ++it;
             continue;
-        const auto budget = budgetFor(*a.app);
-        try {
-            createEvent(a, chan->second.get(), rule);
-        } catch (const Error& e) {
-            log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
-                         " did not take the rule '" + rule.pattern + "': " + e.what());
         }
+        it->second.routes->cancel();
+        for (auto& w : it->second.waiters)
+            waiters.push_back(std::move(w));
+        it = t.settingUp.erase(it);
     }
+    return waiters;
 }
 
 void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::function<void()> ready) {
@@ -231,7 +193,10 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
         }
     };
     auto reg = std::make_shared<Registration>();
-    reg->ready = std::move(ready);
+    // register_done (a round trip) goes on the app's strand, behind the
+    // jobs its joins queued (start_session): off the loop, and no job of
+    // the app uses the socket meanwhile.
+    reg->ready = [this, pid = app->info.pid, ready = std::move(ready)] { withApp(pid, ready); };
     for (auto& [id, t] : sessions_) {
         if (!(t->active || t->starting) || t->failed || t->destroying || !mayTrace(*t, *app))
             continue;
@@ -325,16 +290,24 @@ void UstTracer::onAppGone(pid_t pid) {
     const uint32_t bitness = gone->second->info.bitness;
     apps_.erase(gone);
     std::vector<SessionRef> perPid; // sessions holding a trace of this app's own
+    std::vector<Done> waiters;      // of its set-ups in flight, cancelled
     for (auto& [id, t] : sessions_) {
+        auto cancelled = cancelSetUps(*t, pid);
         const auto it = t->apps.find(pid);
-        if (it == t->apps.end())
+        if (it == t->apps.end() && cancelled.empty())
             continue;
-        eraseRoutes(pid, it->second);
-        t->apps.erase(it); // our copies of its channel objects go with it
+        for (auto& w : cancelled)
+            waiters.push_back(std::move(w));
+        if (it != t->apps.end()) {
+            eraseRoutes(pid, it->second);
+            t->apps.erase(it); // our copies of its channel objects go with it
+        }
         if (t->snapshot.perPid && !t->failed)
             perPid.push_back(refOf(*t));
     }
     retireWhenExited(pid, bitness, std::move(perPid));
+    for (auto& w : waiters)
+        w(std::nullopt);
 }
 
 void UstTracer::retireWhenExited(pid_t pid, uint32_t bitness, std::vector<SessionRef> refs) {

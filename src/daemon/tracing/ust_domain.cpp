@@ -37,8 +37,7 @@ void UstDomain::enableEvents(std::string id, EventRule rule, bool tracesAllUsers
                      done = onLoop(std::move(done))] {
         if (tracesAllUsers)
             tracer_.traceAllUsers(id);
-        tracer_.enableEvents(id, rule);
-        done(std::nullopt);
+        tracer_.enableEvents(id, rule, done); // once every app traced took it
     });
 }
 

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <lttng/ust-ctl.h>
 #include <set>
 #include <sys/socket.h>
@@ -17,13 +18,17 @@
 
 namespace tracectl {
 
-UstTracer::UstTracer(TracerConfig config) : config_(std::move(config)) {}
+UstTracer::UstTracer(TracerConfig config, std::shared_ptr<AppCommands> commands)
+    : config_(std::move(config)), commands_(std::move(commands)) {}
 
 UstTracer::~UstTracer() {
-    // No notify handler may use a session once it is freed.
-    for (auto& [id, t] : sessions_)
+    // No notify handler may use a session once it is freed; set-up jobs
+    // still running add no route any more.
+    for (auto& [id, t] : sessions_) {
         for (auto& [pid, a] : t->apps)
             eraseRoutes(pid, a);
+        cancelSetUps(*t);
+    }
     HandleRoutes::synchronize();
     sessions_.clear();
 }
@@ -88,15 +93,28 @@ bool UstTracer::mayTrace(const Traced& t, const UstApp& app) const {
     return t.snapshot.owner == 0 || t.snapshot.tracesAllUsers || app.info.uid == t.snapshot.owner;
 }
 
+void UstTracer::makeFolder(std::string path, uid_t uid, gid_t gid, bool claim,
+                           std::function<void(MadeFolder)> then) {
+    folderMakers_.submit(
+        [poster = poster_, path = std::move(path), uid, gid, claim, then = std::move(then)] {
+            auto made = std::make_shared<MadeFolder>();
+            try {
+                makeOutputFolder(path, uid, gid, claim);
+                made->fd.reset(open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                struct stat st {};
+                if (!made->fd || fstat(made->fd.get(), &st) < 0)
+                    throw Error(ErrorCode::InvalidArgument,
+                                "cannot open the folder " + path + ": " + std::strerror(errno));
+                made->id = {st.st_dev, st.st_ino};
+            } catch (const Error& e) {
+                made->error = e;
+                made->fd.reset();
+            }
+            poster->post([made, then] { then(std::move(*made)); });
+        });
+}
+
 void UstTracer::startConsumer(Traced& t, Done done) {
-    if (access(config_.consumerBinary.c_str(), X_OK) < 0)
-        throw Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +
-                                           " cannot be run: " + std::strerror(errno));
-    makeOutputFolder(t.snapshot.outputPath, t.snapshot.owner, t.snapshot.ownerGid,
-                     !t.snapshot.snapshotMode);
-    struct stat made {};
-    if (stat(t.snapshot.outputPath.c_str(), &made) == 0)
-        t.outputFolder = {made.st_dev, made.st_ino};
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
@@ -111,35 +129,28 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;
     t.spec.memoryMax = config_.consumerMemoryMax;
-    // Starting the unit is a blocking systemd exchange (or a fork/exec):
-    // on the launcher executor, with its result posted back.
-    auto theirsShared = std::make_shared<UniqueFd>(std::move(theirs));
+    ConsumerLauncher* launcherOfAll = nullptr;
+    try {
+        launcherOfAll = &launcher();
+    } catch (const Error& e) {
+        throw Error(ErrorCode::Failed, std::string("starting the consumer: ") + e.what());
+    }
+    t.launched = true;
     auto oursShared = std::make_shared<UniqueFd>(std::move(ours));
-    launchers_.submit([this, ref = refOf(t), spec = t.spec, useSystemd = config_.useSystemd,
-                       address = config_.systemdAddress, theirsShared, oursShared, poster = poster_,
-                       done = std::move(done)]() mutable {
-        std::shared_ptr<ConsumerLauncher> launcher;
-        std::string error;
-        try {
-            launcher = useSystemd ? std::shared_ptr<ConsumerLauncher>(makeSystemdLauncher(address))
-                                  : std::shared_ptr<ConsumerLauncher>(makeDirectLauncher());
-            launcher->start(spec, std::move(*theirsShared));
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-        poster->post([this, ref, launcher, spec, error, oursShared, done] {
+    launcherOfAll->start(
+        t.spec, std::move(theirs),
+        [this, ref = refOf(t), spec = t.spec, oursShared, done](std::optional<Error> e) {
             Traced* live = find(ref);
             if (live == nullptr) {
-                if (launcher && error.empty())
-                    launchers_.submit([launcher, spec] { launcher->stop(spec); });
+                // Started for nobody: stopped again.
+                if (!e)
+                    launcher().stop(spec, {});
                 return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
             }
-            live->launcher = launcher;
-            if (!error.empty())
-                return done(Error(ErrorCode::Failed, error));
+            if (e)
+                return done(std::move(e));
             connectConsumer(*live, std::move(*oursShared), done);
         });
-    });
 }
 
 void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
@@ -157,15 +168,18 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
                                                       std::move(handlers), config_.consumerTimeout);
     t.chunkBegin = t.lastStamp = std::time(nullptr);
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
-              t.launcher->kind() + ")");
+              launcher().kind() + ")");
     t.consumer->hello(config_.daemonVersion, std::move(done));
 }
 
 void UstTracer::stopConsumerUnit(Traced& t) {
-    if (!t.launcher)
+    if (!t.launched || !launcher_)
         return;
     // Whether it still runs or not: stop() also lets a failed unit go.
-    launchers_.submit([launcher = t.launcher, spec = t.spec] { launcher->stop(spec); });
+    launcher_->stop(t.spec, [unit = t.spec.unitName](std::optional<Error> e) {
+        if (e)
+            log::warning("stopping " + unit + ": " + e->what());
+    });
 }
 
 void UstTracer::checkOutputFolderKept(const Traced& t) const {
@@ -215,27 +229,29 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         auto t = std::make_unique<Traced>();
         t->serial = nextSerial_++;
         t->snapshot = s;
+        if (access(config_.consumerBinary.c_str(), X_OK) < 0) {
+            sessions_.erase(s.idHex);
+            return done(Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +
+                                                     " cannot be run: " + std::strerror(errno)));
+        }
         Traced& made = *t;
         slot = std::move(t);
         const SessionRef ref = refOf(made);
-        try {
-            startConsumer(made, [this, ref, done](std::optional<Error> e) {
-                Traced* live = find(ref);
-                if (live == nullptr)
-                    return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-                if (e) {
-                    // Never started: nothing of it is kept.
-                    stopConsumerUnit(*live);
-                    forget(*live);
-                    return done(Error(ErrorCode::Failed,
-                                      std::string("starting the consumer: ") + e->what()));
-                }
-                startApps(*live, done);
-            });
-        } catch (const Error& e) {
-            sessions_.erase(s.idHex);
-            return done(e);
-        }
+        // The output folder first, as the owner (off the loop), then the
+        // consumer on it.
+        makeFolder(s.outputPath, s.owner, s.ownerGid, !s.snapshotMode,
+                   [this, ref, done](MadeFolder folder) {
+                       Traced* live = find(ref);
+                       if (live == nullptr)
+                           return done(
+                               Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                       if (folder.error) {
+                           sessions_.erase(ref.idHex); // nothing of it was made
+                           return done(folder.error);
+                       }
+                       live->outputFolder = folder.id;
+                       launch(*live, done);
+                   });
         return;
     }
     Traced& t = *slot;
@@ -248,6 +264,28 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         return done(e);
     }
     startApps(t, std::move(done));
+}
+
+void UstTracer::launch(Traced& t, Done done) {
+    const SessionRef ref = refOf(t);
+    try {
+        startConsumer(t, [this, ref, done](std::optional<Error> e) {
+            Traced* live = find(ref);
+            if (live == nullptr)
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            if (e) {
+                // Never started: nothing of it is kept.
+                stopConsumerUnit(*live);
+                forget(*live);
+                return done(
+                    Error(ErrorCode::Failed, std::string("starting the consumer: ") + e->what()));
+            }
+            startApps(*live, done);
+        });
+    } catch (const Error& e) {
+        sessions_.erase(ref.idHex);
+        done(e);
+    }
 }
 
 void UstTracer::startApps(Traced& t, Done done) {
@@ -277,13 +315,18 @@ void UstTracer::startApps(Traced& t, Done done) {
             failSession(*live, refused->what());
             return failStart(refused->what());
         }
-        for (auto& [pid, a] : live->apps)
-            startInApp(*live, a);
-        for (auto& [key, trace] : live->traces)
-            pushMetadata(*live, *trace);
+        // Active from now: apps whose set-up ends meanwhile start too.
         live->active = true;
         armSchedule(*live);
-        done(std::nullopt);
+        auto started = Join::make([this, ref, done](std::optional<Error>) {
+            if (Traced* on = find(ref); on != nullptr && on->active && !on->failed)
+                for (auto& [key, trace] : on->traces)
+                    pushMetadata(*on, *trace);
+            done(std::nullopt);
+        });
+        for (auto& [pid, a] : live->apps)
+            startInApp(*live, a, started->add());
+        started->seal();
     });
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
@@ -293,18 +336,6 @@ void UstTracer::startApps(Traced& t, Done done) {
         join(t, app, joined->add());
     }
     joined->seal();
-}
-
-void UstTracer::stopApps(Traced& t) {
-    for (auto& [pid, a] : t.apps) {
-        if (!a.started)
-            continue;
-        const int cmd = a.app->command.get();
-        const auto budget = budgetFor(*a.app);
-        lttng_ust_ctl_stop_session(cmd, a.sessionHandle);
-        lttng_ust_ctl_wait_quiescent(cmd);
-        a.started = false;
-    }
 }
 
 void UstTracer::flushAll(Traced& t, Done done) {
@@ -326,8 +357,20 @@ void UstTracer::stop(const std::string& idHex, Done done) {
     if (it == sessions_.end() || !it->second->active)
         return done(std::nullopt);
     Traced& t = *it->second;
-    stopApps(t);
     t.active = false; // the apps no longer write, whatever comes next
+    // Set-ups in flight end stopped (setUpDone() starts none now).
+    stopApps(t, [this, ref = refOf(t), done](std::optional<Error>) {
+        Traced* live = find(ref);
+        if (live == nullptr)
+            return done(std::nullopt);
+        if (live->failed)
+            return done(Error(ErrorCode::WrongState,
+                              "the session's consumer is gone; destroy the session"));
+        flushStopped(*live, done);
+    });
+}
+
+void UstTracer::flushStopped(Traced& t, Done done) {
     flushAllOnceMade(t, [this, ref = refOf(t), done](std::optional<Error> e) {
         if (!e)
             return done(std::nullopt);
@@ -356,21 +399,17 @@ void UstTracer::flushAllOnceMade(Traced& t, Done done) {
 
 void UstTracer::consumerLost(const SessionRef& ref, const std::string& why) {
     Traced* live = find(ref);
-    if (live == nullptr || live->failed || live->destroying || !live->launcher)
+    if (live == nullptr || live->failed || live->destroying || !live->launched || !launcher_)
         return;
-    // How the unit ended (systemd's view) is asked off the loop: a process
-    // that closed its socket is "active" until its manager saw it exit.
-    launchers_.submit([this, ref, why, launcher = live->launcher, spec = live->spec,
-                       poster = poster_] {
-        const bool stopped = launcher->waitStopped(spec, std::chrono::milliseconds(1000));
-        const std::string reason = stopped ? launcher->stopReason(spec) : "";
-        if (!stopped)
-            launcher->stop(spec);
-        poster->post([this, ref, why, stopped, reason, unit = spec.unitName] {
+    // How the unit ended (systemd's view), once it is down: a process that
+    // closed its socket is "active" until its manager saw it exit.
+    launcher_->whenEnded(
+        live->spec, std::chrono::milliseconds(1000),
+        [this, ref, why, unit = live->spec.unitName](std::optional<std::string> reason) {
             Traced* t = find(ref);
             if (t == nullptr || t->failed || t->destroying)
                 return;
-            if (reason.find("Result oom-kill") != std::string::npos) {
+            if (reason && reason->find("Result oom-kill") != std::string::npos) {
                 failSession(*t, "the consumer " + unit +
                                     " was killed for lack of memory: the session's ring buffers "
                                     "need " +
@@ -378,14 +417,20 @@ void UstTracer::consumerLost(const SessionRef& ref, const std::string& why) {
                                     (config_.consumerMemoryMax != 0
                                          ? mebibytes(config_.consumerMemoryMax)
                                          : std::string("the machine's")) +
-                                    " (" + reason + ")");
+                                    " (" + *reason + ")");
                 return;
             }
             failSession(*t, "the consumer " + unit +
-                                (stopped ? " is no longer running (" + reason + ")"
-                                         : " broke its connection (" + why + "); it was stopped"));
+                                (reason ? " is no longer running (" + *reason + ")"
+                                        : " broke its connection (" + why + "); it was stopped"));
         });
-    });
+}
+
+ConsumerLauncher& UstTracer::launcher() {
+    if (!launcher_)
+        launcher_ = config_.useSystemd ? makeSystemdLauncher(*loop_, config_.systemdAddress)
+                                       : makeDirectLauncher(*loop_);
+    return *launcher_;
 }
 
 UstTracer::Done UstTracer::failOnError(Traced& t, std::string what) {
@@ -424,7 +469,8 @@ void UstTracer::forget(Traced& t) {
     for (auto& [pid, a] : t.apps)
         eraseRoutes(pid, a);
     t.apps.clear();
-    HandleRoutes::synchronize(); // no notify handler uses `t` any more
+    auto setUps = cancelSetUps(t); // their jobs add no route any more
+    HandleRoutes::synchronize();   // no notify handler uses `t` any more
     auto creating = std::move(t.creating);
     dropWaitingRotations(t, "the session ended");
     const std::string id = t.snapshot.idHex;
@@ -434,6 +480,8 @@ void UstTracer::forget(Traced& t) {
     for (auto& [key, waiters] : creating)
         for (auto& w : waiters)
             w(nullptr, gone);
+    for (auto& w : setUps)
+        w(std::nullopt);
 }
 
 void UstTracer::destroy(const std::string& idHex, Done done) {
@@ -461,10 +509,6 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
         Traced* live = find(ref);
         if (live == nullptr)
             return done(std::nullopt);
-        if (live->active) {
-            stopApps(*live);
-            live->active = false;
-        }
         for (auto& [pid, a] : live->apps)
             eraseRoutes(pid, a);
         live->apps.clear(); // our copies of the app-side objects
@@ -487,6 +531,14 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
         live->consumer->shutdown(closed->add());
         closed->seal();
     };
+    // Apps being set up are let go (their jobs' results find nothing);
+    // the others stop writing first.
+    for (auto& w : cancelSetUps(t))
+        w(std::nullopt);
+    if (Traced* live = find(ref); live != nullptr && live->active) {
+        live->active = false;
+        return stopApps(*live, [close](std::optional<Error>) { close(); });
+    }
     close();
 }
 

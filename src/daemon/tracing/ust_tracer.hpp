@@ -16,18 +16,53 @@
 // - The app thread (UstAppThread's loop, given to attach()) owns every
 //   member: sessions, apps, traces, consumer connections. Every public
 //   method but handleNotify() runs there, and every callback is called
-//   there. It never waits for a consumer: requests are asynchronous
-//   (ConsumerConnection), their outcomes come back as callbacks.
+//   there. It never waits for a consumer or an app: consumer requests are
+//   asynchronous (ConsumerConnection), app round trips run on the app
+//   strands (below); both outcomes come back as callbacks.
+// - The app strands ("tc-apps", app_strands.hpp) make every round trip to
+//   an app (AppCommands, app_commands.hpp: set-up, start, stop, events).
+//   Jobs of one app run one at a time, in order (its command socket is a
+//   request/response stream); jobs of different apps run in parallel. A
+//   job gets only what it needs (the shared UstApp, for its command fd; our
+//   duplicates of the channel and stream objects; the rules) and a budget
+//   of kAppSocketTimeout (SocketDeadlines), and posts its result back to
+//   the app thread, where AppInSession and the rest are updated. A hung
+//   app holds one strand thread for one budget, never the app thread.
+//   Orders that matter:
+//   - Routes before the app may name a handle: the set-up job adds each
+//     route (pending_routes.hpp) as soon as the app gives the handle,
+//     before its next call. The app thread may cancel them at any moment
+//     (the app left: onAppGone(); the session goes: destroy(), forget());
+//     after cancel() and synchronize() no route to the session is left,
+//     whatever the job does next. A result that finds its set-up cancelled
+//     (no longer in Traced::settingUp) releases what it made (our copies
+//     only) and changes nothing.
+//   - One set-up per (session, app): a second join waits for the one in
+//     flight (SettingUp::waiters).
+//   - Start after set-up, stop after start: the same strand, in order.
+//     Start, Stop and EnableEvents answer once their apps' jobs are done.
+//   - Rules enabled while a set-up is in flight: the set-up carries the
+//     rules known when it began, the others are created once it is done,
+//     so each reaches the app once.
+//   - register_done (onAppRegistered()'s `ready`) after the joins: it runs
+//     on the app thread as a step of the app's strand, so no job of the
+//     app uses its socket meanwhile.
 // - The notify thread calls handleNotify(). It reaches a trace through the
 //   RCU handle routes (handle_routes.hpp), and touches only the trace's
 //   metadata registry, under that trace's registryMutex (held for
 //   in-memory work only), then posts a metadata push to the app thread.
-// - Executors own nothing but what their jobs are given: one reads
-//   CreateChannel's ring-buffer objects, one runs the blocking systemd
-//   calls (starting, watching and stopping consumer units).
+// - One consumer launcher (systemd: one manager connection for every
+//   session; or fork/exec), made on the app thread at the first start and
+//   attached to its loop: starting, stopping and watching consumer units
+//   are asynchronous calls whose callbacks come there.
+// - An executor owns nothing but what its jobs are given: it reads
+//   CreateChannel's ring-buffer objects.
 // No lock is held across a round trip to another process.
 #pragma once
 
+#include "app_set_up.hpp"
+#include "apps/app_commands.hpp"
+#include "apps/app_strands.hpp"
 #include "apps/socket_deadlines.hpp"
 #include "apps/ust_app.hpp"
 #include "common/event_loop.hpp"
@@ -36,6 +71,7 @@
 #include "consumer/consumer_launcher.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
+#include "pending_routes.hpp"
 #include "session/session_snapshot.hpp"
 
 #include <chrono>
@@ -89,7 +125,9 @@ public:
     /// Told (on the app thread) that session `idHex` failed, and why.
     using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
 
-    explicit UstTracer(TracerConfig config);
+    /// `commands` makes the round trips to apps (a fake in tests).
+    explicit UstTracer(TracerConfig config,
+                       std::shared_ptr<AppCommands> commands = makeUstAppCommands());
     /// Drops every session without waiting for anyone: each consumer sees
     /// its connection close, drains its buffers and exits (tracectl-consumerd(8)).
     ~UstTracer();
@@ -106,8 +144,17 @@ public:
     using SizeHandler = std::function<void(const std::string& idHex, uint64_t bytes)>;
     void onBufferSize(SizeHandler handler) { onSize_ = std::move(handler); }
     /// Bounds each exchange with one app (setting a session up in it,
-    /// starting, stopping, enabling events) to kAppSocketTimeout in all.
-    void boundExchanges(SocketDeadlines* deadlines) { deadlines_ = deadlines; }
+    /// starting, stopping, enabling events) to kAppSocketTimeout in all
+    /// (non-null `deadlines`; null: only the sockets' own per-call bound).
+    /// The tracer arms a watchdog of its own: its strand jobs may outlive
+    /// the one given.
+    void boundExchanges(SocketDeadlines* deadlines) { bounded_ = deadlines != nullptr; }
+    /// Runs `job` on app `pid`'s strand (a tc-apps thread), in order with
+    /// the tracer's own jobs for the app, so that none uses the app's socket
+    /// meanwhile: for round trips made for others (register_done, a
+    /// tracepoint list). `job` may touch only what it holds and thread-safe
+    /// things (posting to a loop). Thread-safe.
+    void withApp(pid_t pid, std::function<void()> job);
 
     /// A new app (before register_done): joins every active session that
     /// may trace it. `ready` is called once it has joined those whose buffers
@@ -128,7 +175,8 @@ public:
     /// Adds `rule` to session `idHex` (the next start() brings it if the
     /// session does not run) and creates its events in every app the
     /// session traces. An app that refuses is logged and keeps its rules.
-    void enableEvents(const std::string& idHex, const EventRule& rule);
+    /// `done` (nullopt always), if given, once every app traced answered.
+    void enableEvents(const std::string& idHex, const EventRule& rule, Done done = nullptr);
     /// The session records every uid's apps from now on (its owner holds
     /// trace-all-users); if it runs, apps of other uids join it at once.
     void traceAllUsers(const std::string& idHex);
@@ -208,12 +256,18 @@ private:
     };
     /// Told once the trace an app needs exists (nullptr and why, if not).
     using TraceReady = std::function<void(Trace*, std::optional<Error>)>;
+    /// An app's set-up in a session, while its job runs.
+    struct SettingUp {
+        std::shared_ptr<UstApp> app;
+        std::shared_ptr<PendingRoutes> routes; ///< shared with the job
+        std::vector<Done> waiters;             ///< joins told once it is over
+    };
     struct Traced {
         uint64_t serial = 0; ///< tells this session from a later one of the same id
         SessionSnapshot snapshot;
         ConsumerSpec spec;
-        /// Shared with the launcher executor's jobs (systemd calls block).
-        std::shared_ptr<ConsumerLauncher> launcher;
+        /// Its unit was started (or tried): stop it, or ask how it ended.
+        bool launched = false;
         std::unique_ptr<ConsumerConnection> consumer;
         std::map<TraceKey, std::unique_ptr<Trace>> traces;
         /// Traces whose channels the consumer is making, with who waits.
@@ -222,6 +276,8 @@ private:
         /// buffers the consumer keeps for later snapshots until destroy.
         std::vector<std::unique_ptr<Trace>> exited;
         std::map<pid_t, AppInSession> apps;
+        /// Apps whose set-up job runs (not in `apps` yet).
+        std::map<pid_t, SettingUp> settingUp;
         bool starting = false; ///< start() under way: apps joining are started at its end
         bool active = false;
         bool failed = false;
@@ -270,6 +326,18 @@ private:
     SessionRef refOf(const Traced& t) const { return {t.snapshot.idHex, t.serial}; }
     Traced* find(const SessionRef& ref);
 
+    /// Result of makeFolder(): the folder's fd (O_PATH) and (st_dev, st_ino),
+    /// or the error.
+    struct MadeFolder {
+        std::optional<Error> error;
+        UniqueFd fd;
+        std::pair<dev_t, ino_t> id{};
+    };
+    /// makeOutputFolder(path, uid, gid, claim) on folderMakers_, then
+    /// opens it; `then` is called on the loop with the outcome.
+    void makeFolder(std::string path, uid_t uid, gid_t gid, bool claim,
+                    std::function<void(MadeFolder)> then);
+
     // ust_tracer.cpp: sessions.
     bool mayTrace(const Traced& t, const UstApp& app) const;
     /// Ring-buffer bytes one trace (one uid, or pid, and bitness) of `t`
@@ -285,16 +353,19 @@ private:
     /// Throws Error(WrongState) if the (non-snapshot) session's output
     /// folder is no longer the one its consumer was started on.
     void checkOutputFolderKept(const Traced& t) const;
-    /// Starts `t`'s consumer unit (on the launcher executor), then connects
-    /// to it and says Hello; `done` after the Hello's reply, or with why the
-    /// unit could not be started. Throws Error(Failed) for what is checked
-    /// at once (the consumer binary, the output folder).
+    /// startConsumer(), then startApps(); a consumer that could not be
+    /// started ends `t` (nothing of it is kept) and `done` says why.
+    void launch(Traced& t, Done done);
+    /// Starts `t`'s consumer unit (asynchronously) on its output folder,
+    /// made already, then connects to it and says Hello; `done` after the
+    /// Hello's reply, or with why the unit could not be started. Throws
+    /// Error(Failed) for what fails at once (a socketpair, the launcher).
     void startConsumer(Traced& t, Done done);
     /// Once the unit runs: the connection to it, then Hello; `done` after
     /// the Hello's reply.
     void connectConsumer(Traced& t, UniqueFd ours, Done done);
     /// Stops `t`'s consumer unit if it runs, and lets it go if it failed
-    /// (on the launcher executor).
+    /// (asynchronously; nobody waits).
     void stopConsumerUnit(Traced& t);
     /// The second half of start(): every app joins, then starts.
     void startApps(Traced& t, Done done);
@@ -306,8 +377,12 @@ private:
     /// A callback that fails session `t` if a consumer request failed,
     /// saying `what` was asked.
     Done failOnError(Traced& t, std::string what);
-    /// Every apps' session in `t` stops; the apps are quiescent after it.
-    void stopApps(Traced& t);
+    /// Every apps' session in `t` stops (on their strands); `done`
+    /// (nullopt always) once they are quiescent.
+    void stopApps(Traced& t, Done done);
+    /// The second half of stop(), once the apps are quiescent: flushes
+    /// (flushAllOnceMade()); a consumer that cannot fails the session.
+    void flushStopped(Traced& t, Done done);
     /// flushAll() once no trace of `t` is being made any more.
     void flushAllOnceMade(Traced& t, Done done);
     /// Pushes the metadata and flushes every channel of every trace of `t`;
@@ -352,13 +427,25 @@ private:
     /// session's consumer could not make the buffers; the app's own failures
     /// (it left, it refused a call) are logged here and end in nullopt.
     void join(Traced& t, const std::shared_ptr<UstApp>& app, Done done);
-    /// Sets `app` up in `t` with `trace`'s buffers (app round trips). Throws Error.
-    void setUpApp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app);
-    /// Starts the session in app `a` (start_session); a failure is logged.
-    void startInApp(Traced& t, AppInSession& a);
-    /// Creates, configures and enables the events of `rule` on the app's
-    /// channel `chan`; the event object joins `a.objects`. Throws Error.
-    void createEvent(AppInSession& a, lttng_ust_abi_object_data* chan, const EventRule& rule);
+    /// Sets `app` up in `t` with `trace`'s buffers: a job on the app's
+    /// strand; `done` once it is over (setUpDone()). Throws Error if our
+    /// copies of the buffers' objects cannot be made.
+    void beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app, Done done);
+    /// Back on the app thread with the set-up job's `result`; the first
+    /// `rulesSent` rules of the session went with it.
+    void setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
+                   const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
+                   AppSetUpResult result);
+    /// Cancels the set-ups of `t` in flight (of app `only`, if given): their
+    /// routes go; returns who waited for them (to be called with nullopt).
+    std::vector<Done> cancelSetUps(Traced& t, std::optional<pid_t> only = std::nullopt);
+    /// Starts the session in app `a` (start_session, on its strand); a
+    /// failure is logged; `done` (nullopt always), if given, once answered.
+    void startInApp(Traced& t, AppInSession& a, Done done = nullptr);
+    /// Creates and enables the events of `rule` in app `a` (on its strand);
+    /// the event object joins `a.objects`. Failures are logged; `done`
+    /// (nullopt always), if given, once answered.
+    void createEventInApp(Traced& t, AppInSession& a, const EventRule& rule, Done done = nullptr);
     /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `refs`:
     /// retired once the process has exited (its pidfd says so), since
     /// lttng-ust closes its sockets in a destructor while other threads
@@ -366,8 +453,15 @@ private:
     void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<SessionRef> refs);
     /// Forgets the routes of every object `a` holds in its app.
     void eraseRoutes(pid_t pid, const AppInSession& a);
-    /// An armed budget for one exchange with `app`, if boundExchanges() was given.
+    /// An armed budget for one exchange with `app`, if boundExchanges() was
+    /// given. Any thread.
     std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
+
+    // snapshot_record.cpp: snapshots.
+    /// recordSnapshot()'s second half, once its folder `path` (`dir`, an
+    /// O_PATH fd) exists: the consumer writes it.
+    void sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream, UniqueFd dir,
+                      RotationDone done);
 
     // ust_rotation.cpp: rotations.
     /// rotate() once the checks passed. While a trace's buffers are being
@@ -402,13 +496,23 @@ private:
     /// Reads CreateChannel's objects; before the sessions, so it is joined
     /// after every connection shut its objects sockets down.
     Executor objectReaders_{2, "tc-objects"};
-    /// Runs the blocking systemd (or fork/exec) calls of every session's
-    /// launcher, one at a time (a launcher's sd-bus connection is used by
-    /// one thread at a time); owns nothing but the copies its jobs hold.
-    Executor launchers_{1, "tc-launcher"};
+    /// Makes output and snapshot folders, each in a child process as the
+    /// session's owner (tracing/output_folder.hpp; bounded, but a dead
+    /// network mount may hold it to its bound): off the loop. Owns nothing
+    /// but the copies its jobs hold.
+    Executor folderMakers_{1, "tc-foldermake"};
     EventLoop* loop_ = nullptr;
+    /// Every session's consumers', attached to loop_; made by launcher().
+    /// Its callbacks are never called once it is freed (with the tracer).
+    std::unique_ptr<ConsumerLauncher> launcher_;
+    /// launcher_, made at the first call (systemd: connects to the manager).
+    /// Throws Error(Failed) if the manager cannot be reached.
+    ConsumerLauncher& launcher();
     std::shared_ptr<LoopPoster> poster_; ///< loop_'s, for the notify thread
-    SocketDeadlines* deadlines_ = nullptr;
+    std::shared_ptr<AppCommands> commands_;
+    /// Bounds the strand jobs' exchanges (boundExchanges()); outlives them.
+    SocketDeadlines deadlines_;
+    bool bounded_ = false;
     HangUpWatcher hangUpWatcher_;
     FailureHandler onFailure_;
     SizeHandler onSize_;
@@ -430,6 +534,9 @@ private:
     /// the notify thread without locks (RCU); see handle_routes.hpp for
     /// when a Traced may be freed.
     HandleRoutes routes_;
+    /// Every app round trip (see the top). Last: its running jobs use the
+    /// members above, and finish before those go.
+    AppStrands appCalls_{3, "tc-apps"};
 };
 
 } // namespace tracectl

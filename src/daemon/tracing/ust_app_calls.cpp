@@ -1,0 +1,124 @@
+// UstTracer: the round trips to apps already set up in a session (start,
+// stop, events), each a job on the app's strand whose outcome is posted
+// back to the app thread; and the budget that bounds each of them.
+#include "apps/ust_app_thread.hpp"
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "join.hpp"
+#include "ust_tracer.hpp"
+
+#include <system_error>
+
+namespace tracectl {
+
+std::optional<SocketDeadlines::Armed> UstTracer::budgetFor(const UstApp& app) {
+    if (!bounded_)
+        return std::nullopt;
+    try {
+        return deadlines_.arm(app.command.get(), kAppSocketTimeout);
+    } catch (const std::system_error& e) {
+        log::warning("app " + std::to_string(app.info.pid) + ": " + e.what());
+        return std::nullopt;
+    }
+}
+
+void UstTracer::withApp(pid_t pid, std::function<void()> job) {
+    appCalls_.submit(pid, std::move(job));
+}
+
+void UstTracer::startInApp(Traced& t, AppInSession& a, Done done) {
+    if (a.started) {
+        if (done)
+            done(std::nullopt);
+        return;
+    }
+    a.started = true; // asked: a stop goes behind it on the strand
+    const pid_t pid = a.app->info.pid;
+    appCalls_.submit(pid, [this, app = a.app, handle = a.sessionHandle, name = t.snapshot.name,
+                           done = std::move(done), poster = poster_] {
+        try {
+            const auto budget = budgetFor(*app);
+            commands_->startSession(AppPeer{app->command.get(), app->info.pid}, handle);
+        } catch (const Error& e) {
+            log::warning("session '" + name + "': app " + std::to_string(app->info.pid) +
+                         " did not start: " + e.what());
+        }
+        if (done)
+            poster->post([done] { done(std::nullopt); });
+    });
+}
+
+void UstTracer::stopApps(Traced& t, Done done) {
+    auto stopped = Join::make(std::move(done));
+    for (auto& [pid, a] : t.apps) {
+        if (!a.started)
+            continue;
+        a.started = false;
+        appCalls_.submit(pid, [this, app = a.app, handle = a.sessionHandle, step = stopped->add(),
+                               poster = poster_] {
+            try {
+                const auto budget = budgetFor(*app);
+                commands_->stopSession(AppPeer{app->command.get(), app->info.pid}, handle);
+            } catch (const Error& e) {
+                log::debug(e.what()); // it is leaving: it writes nothing more either
+            }
+            poster->post([step] { step(std::nullopt); });
+        });
+    }
+    stopped->seal();
+}
+
+void UstTracer::createEventInApp(Traced& t, AppInSession& a, const EventRule& rule, Done done) {
+    const auto chan = a.channels.find(rule.channel);
+    if (chan == a.channels.end()) {
+        if (done)
+            done(std::nullopt);
+        return;
+    }
+    appCalls_.submit(a.app->info.pid, [this, ref = refOf(t), app = a.app,
+                                       handle = chan->second->handle, spec = eventSpecOf(rule),
+                                       done = std::move(done), poster = poster_] {
+        auto event = std::make_shared<UstObject>();
+        std::string failure;
+        try {
+            const auto budget = budgetFor(*app);
+            *event =
+                commands_->createEvent(AppPeer{app->command.get(), app->info.pid}, handle, spec);
+        } catch (const Error& e) {
+            failure = e.what();
+        }
+        poster->post([this, ref, app, event, failure, pattern = spec.pattern, done] {
+            Traced* live = find(ref);
+            if (live != nullptr) {
+                const auto it = live->apps.find(app->info.pid);
+                if (!failure.empty())
+                    log::warning("session '" + live->snapshot.name + "': app " +
+                                 std::to_string(app->info.pid) + " did not take the rule '" +
+                                 pattern + "': " + failure);
+                else if (it != live->apps.end() && it->second.app == app)
+                    it->second.objects.push_back(std::move(*event));
+                // else: it left meanwhile; our copy goes with `event`
+            }
+            if (done)
+                done(std::nullopt);
+        });
+    });
+}
+
+void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule, Done done) {
+    auto answered = Join::make([done = std::move(done)](std::optional<Error>) {
+        if (done)
+            done(std::nullopt);
+    });
+    const auto it = sessions_.find(idHex);
+    if (it != sessions_.end() && !it->second->failed) {
+        Traced& t = *it->second;
+        // Apps being set up get it once their set-up is done (setUpDone()).
+        t.snapshot.rules.push_back(rule);
+        for (auto& [pid, a] : t.apps)
+            createEventInApp(t, a, rule, answered->add());
+    }
+    answered->seal();
+}
+
+} // namespace tracectl
