@@ -1,7 +1,8 @@
-// What the systemd launcher needs of sd-bus (libsystemd): owners of its
-// objects, and the StartTransientUnit message of a consumer.
+// What the systemd launcher needs of sd-bus (libsystemd): the names it
+// calls, and the StartTransientUnit message of a consumer.
 #pragma once
 
+#include "bus/sd_bus_handles.hpp"
 #include "consumer_launcher.hpp"
 
 #include <memory>
@@ -10,19 +11,11 @@
 
 namespace tracectl {
 
-struct SdBusCloser {
-    void operator()(sd_bus* b) const noexcept { sd_bus_flush_close_unref(b); }
-};
-struct SdBusMessageUnref {
-    void operator()(sd_bus_message* m) const noexcept { sd_bus_message_unref(m); }
-};
-/// Unref'ing a slot cancels its call, match or filter: no callback after.
-struct SdBusSlotUnref {
-    void operator()(sd_bus_slot* s) const noexcept { sd_bus_slot_unref(s); }
-};
-using SdBusPtr = std::unique_ptr<sd_bus, SdBusCloser>;
-using SdBusMessagePtr = std::unique_ptr<sd_bus_message, SdBusMessageUnref>;
-using SdBusSlotPtr = std::unique_ptr<sd_bus_slot, SdBusSlotUnref>;
+// The daemon's sd-bus owners (bus/sd_bus_handles.hpp); unref'ing a slot
+// cancels its call, match or filter: no callback after.
+using SdBusPtr = bus::BusPtr;
+using SdBusMessagePtr = bus::MessagePtr;
+using SdBusSlotPtr = bus::SlotPtr;
 
 namespace systemd {
 constexpr const char* kService = "org.freedesktop.systemd1";

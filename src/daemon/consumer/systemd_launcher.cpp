@@ -275,7 +275,7 @@ private:
         disconnectedSlot_.reset();
         if (!bus_)
             return;
-        std::shared_ptr<sd_bus> old(bus_.release(), SdBusCloser{});
+        std::shared_ptr<sd_bus> old(bus_.release(), bus::BusClose{});
         if (destroying_)
             return; // freed now
         loop_.defer([old] {});
