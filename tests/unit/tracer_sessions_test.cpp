@@ -422,3 +422,32 @@ TEST_F(TracerSessions, ARotationWaitsForTheStartOfAnAppBeingJoined) {
     EXPECT_EQ(count(app, "start"), 1u);
     EXPECT_TRUE(ready.wait());
 }
+
+// An app that dies while it is being set up, the only one of its uid, has
+// registered no channel: the per-UID trace made for it stays, and the
+// consumer writes an (empty) packet of each of its streams at the next
+// chunk boundary. That chunk's metadata must still describe the stream
+// class, or babeltrace2 refuses the whole chunk (found by killing apps
+// while they registered).
+TEST_F(TracerSessions, AChunkWhoseOnlyAppDiedBeforeRegisteringStaysReadable) {
+    const auto s = session(kIdA, "orphan");
+    start(s);
+    const pid_t app = kFirstPid + 80;
+    commands_->before = [app](pid_t p, const std::string& name) {
+        if (p == app && name == "send_stream")
+            throw Error(ErrorCode::Failed, "sending a stream: Broken pipe");
+    };
+    Gate ready;
+    registerApp(fakeApp(app, peers_), ready);
+    ASSERT_TRUE(ready.wait());
+    Answers started, completed;
+    thread_.run([&] { tracer_->rotate(kIdA, started.withPath(), completed.withPath()); });
+    ASSERT_TRUE(completed.wait());
+    ASSERT_FALSE(completed.at().error) << completed.at().error->what();
+    const std::string metadata = completed.at().path + "/ust/uid/0/64-bit/metadata";
+    std::ifstream in(metadata, std::ios::binary);
+    ASSERT_TRUE(in) << metadata;
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    // Packetized metadata: the stream block is in it, as plain text.
+    EXPECT_NE(text.find("stream {"), std::string::npos) << "no stream class in " << metadata;
+}

@@ -128,6 +128,7 @@ void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packet
     cp::RecordSnapshot request;
     request.id = ++t.snapshotsTaken;
     request.packetsPerStream = packetsPerStream;
+    declareOrphanChannels(t);
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // every event class registered so far
     t.consumer->recordSnapshot(

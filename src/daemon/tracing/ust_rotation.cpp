@@ -100,6 +100,7 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
     request.archive = archiveDir(t.chunkBegin, now, t.chunkIndex);
     const std::string path = t.snapshot.outputPath + "/" + request.archive;
     t.rotating = Traced::Rotation{request.id, path, std::move(completed)};
+    declareOrphanChannels(t);
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // the old chunk's metadata is whole
     t.consumer->rotate(request, [this, ref = refOf(t), request, now, path,

@@ -339,6 +339,7 @@ void UstTracer::startApps(Traced& t, Done done) {
 }
 
 void UstTracer::flushAll(Traced& t, Done done) {
+    declareOrphanChannels(t);
     auto flushed = Join::make(std::move(done));
     for (auto& [key, trace] : t.traces) {
         pushMetadata(t, *trace, flushed->add());

@@ -415,6 +415,13 @@ private:
     /// registered class is never in a chunk whose metadata lacks it.
     /// Call with trace.registryMutex held.
     void queueMetadataLocked(Traced& t, Trace& trace);
+    /// Before a chunk is closed (a rotation, Stop's flush): the channels
+    /// without context fields of every trace that no app of `t` holds or is
+    /// being set up with (its apps died before registering them) are
+    /// declared, so the empty packets the consumer writes for them at the
+    /// boundary have a stream class in the chunk's metadata. Channels with
+    /// context fields wait for an app: only it can give their layout.
+    void declareOrphanChannels(Traced& t);
     /// Declares the channels of `trace` no app registered (TraceRegistry::
     /// declareUnregisteredChannels).
     void declareUnregisteredChannels(Traced& t, Trace& trace);

@@ -9,6 +9,7 @@
 #include "ust_tracer.hpp"
 
 #include <algorithm>
+#include <set>
 #include <random>
 #include <unistd.h>
 
@@ -229,6 +230,41 @@ void UstTracer::queueMetadataLocked(Traced& t, Trace& trace) {
     const std::size_t offset = trace.pushed;
     trace.pushed = text.size();
     t.consumer->enqueueMetadata(trace.metadata.key, offset, text.substr(offset));
+}
+
+void UstTracer::declareOrphanChannels(Traced& t) {
+    const auto keyOf = [&t](const UstApp& app) {
+        return TraceKey{t.snapshot.perPid ? static_cast<uint32_t>(app.info.pid) : app.info.uid,
+                        app.info.bitness};
+    };
+    std::set<TraceKey> held;
+    for (const auto& [pid, a] : t.apps)
+        held.insert(keyOf(*a.app));
+    for (const auto& [pid, s] : t.settingUp)
+        held.insert(keyOf(*s.app));
+    for (auto& [key, trace] : t.traces) {
+        if (held.count(key) != 0)
+            continue;
+        std::size_t n = 0;
+        {
+            std::lock_guard lock(trace->registryMutex);
+            for (const auto& ch : trace->channels)
+                if (ch.contexts.empty() && !trace->registry->isChannelRegistered(ch.chanId)) {
+                    try {
+                        trace->registry->registerChannel(ch.chanId, {});
+                        ++n;
+                    } catch (const std::exception& e) {
+                        log::warning("session '" + t.snapshot.name + "': declaring a channel of " +
+                                     trace->dir + ": " + e.what());
+                    }
+                }
+        }
+        if (n != 0)
+            log::info("session '" + t.snapshot.name + "': " + std::to_string(n) +
+                      " channel(s) of " + trace->dir +
+                      " were never registered (its apps left first); declared so that the "
+                      "chunk stays readable");
+    }
 }
 
 void UstTracer::declareUnregisteredChannels(Traced& t, Trace& trace) {
