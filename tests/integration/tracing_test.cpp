@@ -114,6 +114,20 @@ TEST_F(Tracing, EveryEventAndFieldOfAnAppIsOnDiskAndReadable) {
     s.Destroy({});
 }
 
+// systemd expands $VAR, ${VAR} and $$ in a unit's command line: an output
+// path holding them reaches the consumer as it is, and the trace is there.
+TEST_F(Tracing, AnOutputPathWithDollarSignsIsWrittenAsItIs) {
+    const std::string dir = output("cost ${HOME} $$ $USER");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("dollars", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", {});
+    s.Start({});
+    runApp(10);
+    s.Stop({});
+    EXPECT_EQ(countOf(readTrace(dir), "tracectl_demo:tick:"), 10u);
+    s.Destroy({});
+}
+
 TEST_F(Tracing, AStartAfterTheOutputFolderWasRemovedIsRefusedNotLostSilently) {
     // The consumer keeps its files open in the folder it started on: events
     // recorded after the folder is removed (or replaced) would vanish.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <pwd.h>
+#include <string>
 #include <vector>
 
 namespace tracectl {
@@ -73,8 +74,16 @@ SdBusMessagePtr transientUnitCall(sd_bus* bus, const ConsumerSpec& spec, int std
     check(sd_bus_message_append(m.get(), "s", spec.binary.c_str()), "append");
     check(sd_bus_message_open_container(m.get(), 'a', "s"), "append");
     check(sd_bus_message_append(m.get(), "s", spec.binary.c_str()), "append");
-    for (const auto& a : spec.args)
-        check(sd_bus_message_append(m.get(), "s", a.c_str()), "append");
+    // systemd expands "$VAR", "${VAR}" and "$$" in ExecStart's arguments,
+    // also in a transient unit's (systemd.service(5), "Command lines"):
+    // every '$' of ours is doubled so that an output path reaches the
+    // consumer as it is.
+    for (const auto& a : spec.args) {
+        std::string literal;
+        for (const char c : a)
+            literal += c == '$' ? std::string("$$") : std::string(1, c);
+        check(sd_bus_message_append(m.get(), "s", literal.c_str()), "append");
+    }
     check(sd_bus_message_close_container(m.get()), "append"); // as
     check(sd_bus_message_append(m.get(), "b", 0), "append");
     for (int i = 0; i < 5; ++i) // (sasb), a(sasb), v, (sv), a(sv)
