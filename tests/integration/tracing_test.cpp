@@ -362,6 +362,12 @@ TEST_F(Tracing, AStalledConsumerGivesAClearTimeoutAndTheDaemonServesMeanwhile) {
     // Regression: the apps were stopped but the session stayed "active".
     EXPECT_EQ(stateWithin(s, "error"), "error");
     EXPECT_NE(s.ErrorReason().find("failed while flushing"), std::string::npos) << s.ErrorReason();
+    // A consumer that stops answering is not a fault of the daemon: its log
+    // says what failed once, never "internal failure".
+    std::ifstream logFile(sandbox_->dir() + "/log/tracectld.log");
+    const std::string log{std::istreambuf_iterator<char>(logFile), {}};
+    EXPECT_NE(log.find("session 'stalled' failed"), std::string::npos);
+    EXPECT_EQ(log.find("internal failure"), std::string::npos) << "logged as an internal failure";
     s.Destroy({});
 }
 

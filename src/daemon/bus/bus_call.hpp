@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 
 #include <sdbus-c++/Error.h>
 #include <string>
@@ -19,7 +20,8 @@ inline constexpr const char* kInteractiveAuthorizationRequired =
     "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired";
 
 /// The `sdbus::Error` (a D-Bus error name and message) for a domain error:
-/// the table's D-Bus name, the message. Logs Error.Failed ones.
+/// the table's D-Bus name, the message. Logs nothing: what failed (a
+/// consumer, a session) was logged where it was seen.
 sdbus::Error toBusError(const Error& e);
 
 /// Runs `handler`, turning tracectl::Error into its D-Bus error and any
@@ -34,6 +36,8 @@ auto handleCall(const char* member, F&& handler) -> decltype(handler()) {
     } catch (const Error& e) {
         throw toBusError(e);
     } catch (const std::exception& e) {
+        // Not one of ours: a fault of the daemon itself, logged as such.
+        log::error(std::string("internal failure in ") + member + ": " + e.what());
         throw toBusError(Error(ErrorCode::Failed, std::string(member) + ": " + e.what()));
     }
 }
