@@ -3,6 +3,7 @@
 // its app's strand until it says it is finished, and destruction drops the
 // jobs not started.
 #include "apps/app_strands.hpp"
+#include "gate.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -15,30 +16,9 @@
 
 using namespace tracectl;
 using namespace std::chrono_literals;
+using tracectl::testing::Gate;
 
-namespace {
-
-/// A gate jobs wait at until it opens (or 10 s pass, so a broken test ends).
-class Gate {
-public:
-    void open() {
-        std::lock_guard lock(mutex_);
-        open_ = true;
-        changed_.notify_all();
-    }
-    /// True if it opened within `within`.
-    bool wait(std::chrono::milliseconds within = 10s) {
-        std::unique_lock lock(mutex_);
-        return changed_.wait_for(lock, within, [this] { return open_; });
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    bool open_ = false;
-};
-
-} // namespace
+namespace {} // namespace
 
 TEST(AppStrands, JobsOfOneAppRunOneAtATimeInOrder) {
     std::mutex mutex;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "fake_app_commands.hpp"
+#include "gate.hpp"
 #include "tracing/ust_tracer.hpp"
 
 #include <algorithm>
@@ -35,25 +36,6 @@
 namespace tracectl::testing {
 
 using namespace std::chrono_literals;
-
-/// A gate jobs wait at until it opens (or 10 s pass, so a broken test ends).
-class Gate {
-public:
-    void open() {
-        std::lock_guard lock(mutex_);
-        open_ = true;
-        changed_.notify_all();
-    }
-    bool wait(std::chrono::milliseconds within = 10s) {
-        std::unique_lock lock(mutex_);
-        return changed_.wait_for(lock, within, [this] { return open_; });
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    bool open_ = false;
-};
 
 /// The app thread: a loop on a thread of its own.
 class AppThread {
