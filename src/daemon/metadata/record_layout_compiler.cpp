@@ -87,7 +87,11 @@ public:
         pending_ = Op{OpKind::Skip, 0, 0, alignment, bits};
     }
 
-    void push(const Op& op) {
+    // `alignment`: what `op` aligns on itself (1 for a variant); a pending
+    // bare alignment it covers is dropped.
+    void push(const Op& op, std::uint32_t alignment) {
+        if (pending_ && pending_->bits == 0 && pending_->alignment <= alignment)
+            pending_.reset();
         flush();
         ops_.push_back(op);
     }
@@ -170,7 +174,7 @@ private:
                 } else if constexpr (std::is_same_v<T, FloatType>) {
                     body.skip(std::max<std::uint32_t>(t.alignment, 1), t.expDig + t.mantDig);
                 } else if constexpr (std::is_same_v<T, StringType>) {
-                    body.push(Op{OpKind::String, 0, 0, 8, 0});
+                    body.push(Op{OpKind::String, 0, 0, 8, 0}, 8);
                 } else if constexpr (std::is_same_v<T, ArrayType>) {
                     const std::uint32_t a = std::max<std::uint32_t>(t.element.alignment, 1);
                     const std::uint64_t bits =
@@ -180,8 +184,8 @@ private:
                     body.skip(a, bits);
                 } else if constexpr (std::is_same_v<T, SequenceType>) {
                     const Register& r = lookup(t.lengthIdentifier, "sequence length");
-                    body.push(Op{OpKind::Sequence, 0, r.index,
-                                 std::max<std::uint32_t>(t.element.alignment, 1), t.element.size});
+                    const std::uint32_t a = std::max<std::uint32_t>(t.element.alignment, 1);
+                    body.push(Op{OpKind::Sequence, 0, r.index, a, t.element.size}, a);
                 } else if constexpr (std::is_same_v<T, StructType>) {
                     body.skip(structAlignment(t), 0);
                     for (const Field& m : t.fields)
@@ -209,7 +213,7 @@ private:
             flags |= record_layout::kSigned;
         if (t.reverseByteOrder)
             flags |= record_layout::kReverse;
-        body.push(Op{OpKind::Integer, flags, index, a, t.size});
+        body.push(Op{OpKind::Integer, flags, index, a, t.size}, a);
     }
 
     const Register& lookup(const std::string& id, const char* what) const {
