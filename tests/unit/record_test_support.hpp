@@ -22,7 +22,7 @@ public:
 
     void align(std::uint32_t bits) {
         while (pos_ % bits != 0)
-            bit(0);
+            bit(0, bigEndian_);
     }
     /// `bits` of `v` at the next multiple of `alignment` bits.
     void put(std::uint64_t v, unsigned bits, std::uint32_t alignment, bool reverse = false) {
@@ -30,7 +30,7 @@ public:
         const bool big = bigEndian_ != reverse;
         for (unsigned i = 0; i < bits; ++i) {
             const unsigned shift = big ? bits - 1 - i : i;
-            bit((v >> shift) & 1u);
+            bit((v >> shift) & 1u, big);
         }
     }
     /// An integer aligned on its size (8, 16, 32, 64).
@@ -50,17 +50,19 @@ public:
     std::uint64_t pos() const noexcept { return pos_; }
     void padToBytes(std::size_t n) {
         while (pos_ < n * 8)
-            bit(0);
+            bit(0, bigEndian_);
     }
     std::span<const std::byte> bytes() const noexcept { return data_; }
     const std::vector<std::byte>& data() const noexcept { return data_; }
 
 private:
-    void bit(std::uint64_t b) {
+    // Bits of a byte count from its most significant one in a big-endian
+    // field, from its least significant one in a little-endian field.
+    void bit(std::uint64_t b, bool big) {
         const std::uint64_t byte = pos_ / 8;
         if (byte >= data_.size())
             data_.resize(byte + 1, std::byte{0});
-        const unsigned shift = bigEndian_ ? 7 - pos_ % 8 : pos_ % 8;
+        const unsigned shift = big ? 7 - pos_ % 8 : pos_ % 8;
         const auto mask = std::byte{static_cast<unsigned char>(1u << shift)};
         if (b != 0)
             data_[byte] |= mask;
