@@ -177,24 +177,35 @@ void RecordCounter::declare(const record_layout::ChannelLayouts& layouts) {
             throw record_layout::LayoutError("record layout: event id " + std::to_string(id) +
                                              " past the limit");
         record_layout::validate(program);
-        if (knows(id) && events_[id].program != program)
+        if (knows(id) && programs_[id] != program)
             throw record_layout::LayoutError("record layout: event " + std::to_string(id) +
                                              " declared twice, differently");
         maxId = std::max(maxId, id + 1);
     }
-    if (maxId > events_.size())
-        events_.resize(maxId);
+    if (maxId > steps_.size()) {
+        programs_.resize(maxId);
+        steps_.resize(maxId);
+    }
     if (layouts.context && !context_) {
         context_ = *layouts.context;
+        contextStep_ = stepFor(*context_);
         registers_ = std::max(registers_, context_->registers);
     }
     for (const auto& [id, program] : layouts.events) {
-        if (!events_[id].known) {
-            events_[id].program = program;
-            events_[id].known = true;
+        if (!knows(id)) {
+            programs_[id] = program;
+            steps_[id] = stepFor(program);
             registers_ = std::max(registers_, program.registers);
         }
     }
+}
+
+RecordCounter::Step RecordCounter::stepFor(const record_layout::Program& p) noexcept {
+    if (p.ops.empty())
+        return Step{Step::Fixed, 1, 0};
+    if (p.ops.size() == 1 && p.ops[0].kind == OpKind::Skip)
+        return Step{Step::Fixed, p.ops[0].alignment, p.ops[0].bits};
+    return Step{Step::Walk, 1, 0};
 }
 
 CountResult RecordCounter::count(std::span<const std::byte> packet, std::uint64_t fromBit,
@@ -226,36 +237,73 @@ CountResult RecordCounter::count(std::span<const std::byte> packet, std::uint64_
     const std::uint32_t extendedAlign = std::max(abi.uint32Alignment, abi.uint64Alignment);
     Walker walker(data, limit, big, regs.data());
 
+    // Locals only in the loop: nothing it writes can alias what it reads.
+    const Step* const steps = steps_.data();
+    const std::size_t stepCount = steps_.size();
+    const Step context = contextStep_;
+    const std::uint32_t a16 = abi.uint16Alignment;
+    const std::uint32_t a32 = abi.uint32Alignment;
+    const std::uint32_t a64 = abi.uint64Alignment;
+    std::uint64_t records = 0;
+    std::uint64_t start = first;
     std::uint64_t pos = first;
+    const char* fault = nullptr;
+    bool unknown = false;
     while (pos < limit) {
-        const std::uint64_t start = pos;
+        start = pos;
         // struct event_header_large
-        pos = alignUp(pos, abi.uint16Alignment);
-        if (pos > limit || limit - pos < 16)
-            return malformed(start, "event header past content_size");
+        pos = alignUp(pos, a16);
+        if (pos > limit || limit - pos < 16) {
+            fault = "event header past content_size";
+            break;
+        }
         std::uint32_t id = static_cast<std::uint32_t>(readBits(data, pos, 16, big));
         pos += 16;
         if (id == kExtendedId) {
             pos = alignUp(pos, extendedAlign);
-            if (pos > limit || limit - pos < 32)
-                return malformed(start, "extended event header past content_size");
+            if (pos > limit || limit - pos < 32) {
+                fault = "extended event header past content_size";
+                break;
+            }
             id = static_cast<std::uint32_t>(readBits(data, pos, 32, big));
-            pos = alignUp(pos + 32, abi.uint64Alignment) + 64;
+            pos = alignUp(pos + 32, a64) + 64;
         } else {
-            pos = alignUp(pos, abi.uint32Alignment) + 32;
+            pos = alignUp(pos, a32) + 32;
         }
-        if (pos > limit)
-            return malformed(start, "event header past content_size");
-        if (!context_ || id >= events_.size() || !events_[id].known) {
-            result.stop = CountResult::Stop::UnknownEvent;
-            result.stopBit = start;
-            return result;
+        if (pos > limit) {
+            fault = "event header past content_size";
+            break;
         }
-        if (!context_->ops.empty() && !walker.run(*context_, pos))
-            return malformed(start, walker.why());
-        if (!walker.run(events_[id].program, pos))
-            return malformed(start, walker.why());
-        ++result.records;
+        if (context.kind == Step::Unknown || id >= stepCount || steps[id].kind == Step::Unknown) {
+            unknown = true;
+            break;
+        }
+        if (context.kind == Step::Fixed) {
+            pos = alignUp(pos, context.alignment) + context.bits;
+        } else if (!walker.run(*context_, pos)) {
+            fault = walker.why();
+            break;
+        }
+        const Step step = steps[id];
+        if (step.kind == Step::Fixed) {
+            pos = alignUp(pos, step.alignment) + step.bits;
+            if (pos > limit) {
+                fault = "field past content_size";
+                break;
+            }
+        } else if (!walker.run(programs_[id], pos)) {
+            fault = walker.why();
+            break;
+        }
+        ++records;
+    }
+    result.records = records;
+    if (fault != nullptr)
+        return malformed(start, fault);
+    if (unknown) {
+        result.stop = CountResult::Stop::UnknownEvent;
+        result.stopBit = start;
+        return result;
     }
     result.stop = CountResult::Stop::End;
     result.stopBit = limit;

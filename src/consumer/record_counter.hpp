@@ -73,22 +73,30 @@ public:
     const record_layout::PacketFormat& format() const noexcept { return format_; }
     bool hasContext() const noexcept { return context_.has_value(); }
     /// Whether event `id` has a layout.
-    bool knows(std::uint32_t id) const noexcept { return id < events_.size() && events_[id].known; }
+    bool knows(std::uint32_t id) const noexcept {
+        return id < steps_.size() && steps_[id].kind != Step::Unknown;
+    }
 
     /// Largest event id + 1 declare() accepts (lttng-sessiond's and our
     /// registry's default bound on events per channel).
     static constexpr std::uint32_t kMaxEventIds = 1u << 20;
 
 private:
-    struct Event {
-        record_layout::Program program;
-        bool known = false;
+    // How to step over one program: a fixed one (empty, or one Skip) is
+    // stepped over inline, without walking its ops.
+    struct Step {
+        enum Kind : std::uint8_t { Unknown, Fixed, Walk } kind = Unknown;
+        std::uint32_t alignment = 1; // Fixed
+        std::uint64_t bits = 0;      // Fixed
     };
+    static Step stepFor(const record_layout::Program& p) noexcept;
 
     record_layout::PacketFormat format_;
     std::optional<record_layout::Program> context_;
-    std::vector<Event> events_;   // index == event id
-    std::uint16_t registers_ = 0; // the most any program uses
+    Step contextStep_;
+    std::vector<Step> steps_;                      // index == event id
+    std::vector<record_layout::Program> programs_; // index == event id
+    std::uint16_t registers_ = 0;                  // the most any program uses
 };
 
 } // namespace tracectl::consumer
