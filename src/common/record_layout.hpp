@@ -63,9 +63,12 @@ public:
 };
 
 /// Limits of one program, checked by validate() and decode(). With them an
-/// encoded program stays below 16 + 16 * kMaxOps + 20 * kMaxRanges bytes
-/// (832 KiB); a realistic event takes well under 1 KiB (a fixed-size one:
-/// 28 bytes).
+/// encoded program takes at most 10 + 16 * kMaxOps + 20 * kMaxRanges bytes
+/// (851,978: under 832 KiB), so one event with the largest program still
+/// fits one 1 MiB protocol frame with its message header (10 bytes) and id
+/// (4). A realistic event takes well under 1 KiB: a fixed-size one 30 bytes
+/// with its id, a dynamic-typed app context 450. compileFields refuses a
+/// field list past them (the registry answers the app E2BIG).
 inline constexpr std::size_t kMaxOps = 32768;
 inline constexpr std::size_t kMaxRanges = 16384;
 inline constexpr std::size_t kMaxRegisters = 1024;

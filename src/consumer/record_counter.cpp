@@ -208,6 +208,14 @@ RecordCounter::Step RecordCounter::stepFor(const record_layout::Program& p) noex
     return Step{Step::Walk, 1, 0};
 }
 
+std::optional<std::uint64_t>
+RecordCounter::contentSize(std::span<const std::byte> packet) const noexcept {
+    if (packet.size() < format_.contentSizeBit / 8 + 8)
+        return std::nullopt;
+    return readBits(reinterpret_cast<const unsigned char*>(packet.data()), format_.contentSizeBit,
+                    64, format_.abi.bigEndian);
+}
+
 CountResult RecordCounter::count(std::span<const std::byte> packet, std::uint64_t fromBit,
                                  std::uint64_t contentSizeBits) const {
     CountResult result;

@@ -123,6 +123,7 @@ TEST(RecordCounter, FixedEventsWithCompactAndExtendedHeaders) {
     const std::uint64_t content = rltest::finishPacket(w, t.format);
 
     expectEnd(t.counter.count(w.bytes(), 0, content), 6, content);
+    EXPECT_EQ(t.counter.contentSize(w.bytes()), content);
     // The exact bytes, nothing after content_size.
     const auto exact = cut(w, content / 8);
     expectEnd(t.counter.count(exact, 0, content), 6, content);
@@ -200,6 +201,9 @@ TEST(RecordCounter, ThirtyTwoBitBigEndianTrace) {
     }
     const std::uint64_t content = rltest::finishPacket(w, t.format);
     expectEnd(t.counter.count(w.bytes(), 0, content), 3, content);
+    EXPECT_EQ(t.counter.contentSize(w.bytes()), content);
+    EXPECT_EQ(t.counter.contentSize(cut(w, 55)), std::nullopt);
+    EXPECT_EQ(t.counter.contentSize(cut(w, 56)), content);
 
     // Read in the trace's own order, 260 (0x0104) would be 0x0401 = 1025
     // elements: past the end.
