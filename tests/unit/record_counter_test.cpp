@@ -154,8 +154,8 @@ TEST(RecordCounter, ContextStringsSequencesAndPaddings) {
     for (std::size_t i = 0; i < vals.size(); ++i) {
         t.header(w, ev, i == 2);
         context(100 + static_cast<int>(i), i % 2 ? "app" : "");
-        w.align(64); // the payload struct: its largest member is 64-bit
-        w.cstring(std::string(i * 3, 'x'));
+        w.align(64);                         // the payload struct: its largest member is 64-bit
+        w.cstring(std::string(i * 13, 'x')); // up to 39 bytes: past the quick look
         w.put(vals[i].size(), 8, 8);
         w.align(16);
         for (const std::uint16_t v : vals[i])
