@@ -148,8 +148,8 @@ struct ChannelLayouts {
 std::string encode(const ChannelLayouts& layouts);
 
 /// Encodes `layouts` as one or more messages of at most `maxBytes` bytes
-/// each (the context in the first, events in order). Throws LayoutError if
-/// one program alone does not fit.
+/// each (the context in the first, events in order); none for layouts
+/// holding nothing. Throws LayoutError if one program alone does not fit.
 std::vector<std::string> encodeChunks(const ChannelLayouts& layouts, std::size_t maxBytes);
 
 /// Strict inverse of encode(): throws LayoutError for a bad magic or
