@@ -8,8 +8,10 @@
 // counting, LTTNG_RING_BUFFER_COUNT_EVENTS, is compiled out).
 //
 // A program steps exactly as a CTF reader following our TSDL does
-// (babeltrace2's ctf plugin, src/plugins/ctf/common/src/bfcr): positions and
-// sizes in bits; every field is first aligned on its alignment; a struct's
+// (babeltrace2's ctf plugin: its bfcr reader; set_alignments() for the
+// alignments), and as lttng-ust writes (record_header_size() in
+// src/common/ringbuffer-clients/template.h): positions and sizes in bits;
+// every field is first aligned on its alignment; a struct's
 // alignment is the largest of its own `align()` and its members'; an
 // array's or sequence's is its element's; a string's is 8; a variant's is 1
 // (its selected choice then aligns itself); an empty aligned struct is how
