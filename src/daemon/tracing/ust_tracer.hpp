@@ -562,8 +562,10 @@ private:
     SizeHandler onSize_;
     StatisticsHandler onStatistics_;
     /// The record layouts `trace`'s registry learned since the last call, as
-    /// DeclareLayouts for its consumer channels. Under trace.registryMutex.
-    static std::vector<consumer_protocol::DeclareLayouts> takeLayoutsLocked(Trace& trace);
+    /// DeclareLayouts for its consumer channels (none for a snapshot
+    /// session, whose consumer counts nothing). Under trace.registryMutex.
+    static std::vector<consumer_protocol::DeclareLayouts> takeLayoutsLocked(const Traced& t,
+                                                                            Trace& trace);
     /// The consumer of `ref` sent figures: kept, summed, told.
     void onConsumerStatistics(const SessionRef& ref, consumer_protocol::Statistics s);
     /// Tells onStatistics_ `t`'s figures, summed per channel.

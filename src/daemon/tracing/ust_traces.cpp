@@ -241,10 +241,16 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
     created->seal();
 }
 
-std::vector<cp::DeclareLayouts> UstTracer::takeLayoutsLocked(Trace& trace) {
+std::vector<cp::DeclareLayouts> UstTracer::takeLayoutsLocked(const Traced& t, Trace& trace) {
     std::vector<cp::DeclareLayouts> out;
     if (!trace.registry)
         return out;
+    if (t.snapshot.snapshotMode) {
+        // A flight recorder's consumer reads nothing until a snapshot, and
+        // counts nothing: the layouts are not sent.
+        (void)trace.registry->takeNewLayouts();
+        return out;
+    }
     cp::LayoutAbi abi;
     abi.bitsPerLong = static_cast<uint8_t>(trace.abi.bitsPerLong);
     abi.uint16Alignment = static_cast<uint8_t>(trace.abi.uint16Alignment);
@@ -269,7 +275,7 @@ void UstTracer::pushMetadata(Traced& t, Trace& trace, Done done) {
     std::lock_guard lock(trace.registryMutex);
     // The layouts of what the registry learned go first (they are what the
     // consumer needs to count the records of the events registered).
-    for (const cp::DeclareLayouts& m : takeLayoutsLocked(trace))
+    for (const cp::DeclareLayouts& m : takeLayoutsLocked(t, trace))
         t.consumer->declareLayouts(m, failOnError(t, "to take the record layouts of " + trace.dir));
     const std::string& text = trace.registry->text();
     if (text.size() == trace.pushed)
@@ -284,7 +290,7 @@ void UstTracer::pushMetadata(Traced& t, Trace& trace) {
 }
 
 void UstTracer::queueMetadataLocked(Traced& t, Trace& trace) {
-    for (cp::DeclareLayouts& m : takeLayoutsLocked(trace))
+    for (cp::DeclareLayouts& m : takeLayoutsLocked(t, trace))
         t.consumer->enqueueLayouts(std::move(m));
     const std::string& text = trace.registry->text();
     if (text.size() == trace.pushed)
