@@ -420,6 +420,10 @@ ExitStatus run(int argc, char** argv) {
         cl.enable_channel.read_timer_us = cl.ec_read_timer;
     }
 
+    if (top->parsed() && !check_terminal_for_top(std::cerr)) {
+        return ExitStatus::usage; // before connecting: nothing to show it on anyway
+    }
+
     BusChoice bus_choice;
     if (cl.user_bus) {
         bus_choice.kind = BusChoice::Kind::user;

@@ -210,11 +210,18 @@ void drain(sdbus::IConnection& connection, SessionFeed& feed) {
 
 } // namespace
 
+bool check_terminal_for_top(std::ostream& err) {
+    if (isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0) {
+        return true;
+    }
+    print_error_line(err, "top needs a terminal on standard input and output; for the "
+                          "figures without one, use 'tracectl list' or 'tracectl show NAME' "
+                          "(--json for programs)");
+    return false;
+}
+
 ExitStatus run_top(BusClient& bus, std::ostream& err) {
-    if (isatty(STDIN_FILENO) == 0 || isatty(STDOUT_FILENO) == 0) {
-        print_error_line(err, "top needs a terminal on standard input and output; for the "
-                              "figures without one, use 'tracectl list' or 'tracectl show NAME' "
-                              "(--json for programs)");
+    if (!check_terminal_for_top(err)) {
         return ExitStatus::usage;
     }
     std::setlocale(LC_ALL, ""); // UTF-8 session names through ncursesw
