@@ -82,6 +82,14 @@ public:
 
     int fd() const noexcept { return fd_.get(); }
 
+    /// Takes the pending signals off the fd, so that none is delivered once the mask is
+    /// restored (ncurses' own SIGINT handler would then exit with status 1).
+    void take() noexcept {
+        signalfd_siginfo info{};
+        while (::read(fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+        }
+    }
+
 private:
     sigset_t previous_{};
     UniqueFd fd_;
@@ -259,6 +267,7 @@ ExitStatus run_top(BusClient& bus, std::ostream& err) {
             throw std::system_error(errno, std::generic_category(), "poll");
         }
         if ((fds[2].revents & POLLIN) != 0) {
+            signals.take();
             return ExitStatus::success; // Ctrl-C, SIGTERM, SIGHUP: the screen is restored
         }
         if ((fds[1].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0 &&
