@@ -43,6 +43,8 @@ public:
         for (char c : s)
             out_.push_back(static_cast<std::byte>(c));
     }
+    /// u32 count then the raw bytes (NUL allowed).
+    void blob(std::string_view s) { string(s); }
     void raw(const std::array<std::uint8_t, 16>& bytes) {
         for (std::uint8_t b : bytes)
             u8(b);
@@ -84,6 +86,17 @@ public:
         pos_ += n;
         if (hasNul(s))
             throw ProtocolError(std::string(field) + ": contains a NUL byte");
+        return s;
+    }
+    /// u32 count then the raw bytes; NUL bytes allowed.
+    std::string blob(const char* field, std::size_t maxBytes) {
+        const std::uint32_t n = u32();
+        if (n > maxBytes)
+            throw ProtocolError(std::string(field) + ": longer than " + std::to_string(maxBytes) +
+                                " bytes");
+        need(n);
+        std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+        pos_ += n;
         return s;
     }
     std::array<std::uint8_t, 16> raw16() {
@@ -169,6 +182,29 @@ void validate(const SnapshotMetadata&) {}
 void validate(const RotationCompleted& m) {
     checkText(m.message, "RotationCompleted.message", kMaxText);
 }
+void validate(const LayoutAbi& a) {
+    const auto alignment = [](std::uint8_t v, const char* field) {
+        if (v != 8 && v != 16 && v != 32 && v != 64)
+            throw ProtocolError(std::string("DeclareLayouts.") + field + ": not 8, 16, 32 or 64");
+    };
+    if (a.bitsPerLong != 32 && a.bitsPerLong != 64)
+        throw ProtocolError("DeclareLayouts.bitsPerLong: not 32 or 64");
+    alignment(a.uint16Alignment, "uint16Alignment");
+    alignment(a.uint32Alignment, "uint32Alignment");
+    alignment(a.uint64Alignment, "uint64Alignment");
+    alignment(a.longAlignment, "longAlignment");
+}
+void validate(const DeclareLayouts& m) {
+    validate(m.abi);
+    if (m.layouts.size() > kMaxLayouts)
+        throw ProtocolError("DeclareLayouts.layouts: longer than " + std::to_string(kMaxLayouts) +
+                            " bytes");
+}
+void validate(const Statistics& m) {
+    if (m.channels.size() > kMaxFiguresPerMessage)
+        throw ProtocolError("Statistics: more than " + std::to_string(kMaxFiguresPerMessage) +
+                            " channels");
+}
 void validate(const Ok&) {}
 void validate(const ErrorReply& m) {
     switch (m.code) {
@@ -249,6 +285,27 @@ void put(Writer& w, const RotationCompleted& m) {
     w.boolean(m.ok);
     w.string(m.message);
 }
+void put(Writer& w, const DeclareLayouts& m) {
+    w.u64(m.key);
+    w.u8(m.abi.bitsPerLong);
+    w.u8(m.abi.uint16Alignment);
+    w.u8(m.abi.uint32Alignment);
+    w.u8(m.abi.uint64Alignment);
+    w.u8(m.abi.longAlignment);
+    w.blob(m.layouts);
+}
+void put(Writer& w, const Statistics& m) {
+    w.u64(m.sampledAtUsec);
+    w.u32(static_cast<std::uint32_t>(m.channels.size()));
+    for (const ChannelFigures& c : m.channels) {
+        w.u64(c.key);
+        w.u64(c.eventsRecorded);
+        w.u64(c.eventsDiscarded);
+        w.u64(c.packetsLost);
+        w.u64(c.bytesWritten);
+        w.u64(c.chunkBytes);
+    }
+}
 void put(Writer&, const Ok&) {}
 void put(Writer& w, const ErrorReply& m) {
     w.u32(static_cast<std::uint32_t>(m.code));
@@ -316,6 +373,38 @@ Message getRotationCompleted(Reader& r) {
     m.message = r.string("RotationCompleted.message", kMaxText);
     return m;
 }
+Message getDeclareLayouts(Reader& r) {
+    DeclareLayouts m;
+    m.key = r.u64();
+    m.abi.bitsPerLong = r.u8();
+    m.abi.uint16Alignment = r.u8();
+    m.abi.uint32Alignment = r.u8();
+    m.abi.uint64Alignment = r.u8();
+    m.abi.longAlignment = r.u8();
+    validate(m.abi);
+    m.layouts = r.blob("DeclareLayouts.layouts", kMaxLayouts);
+    return m;
+}
+Message getStatistics(Reader& r) {
+    Statistics m;
+    m.sampledAtUsec = r.u64();
+    const std::uint32_t n = r.u32();
+    if (n > kMaxFiguresPerMessage)
+        throw ProtocolError("Statistics: more than " + std::to_string(kMaxFiguresPerMessage) +
+                            " channels");
+    m.channels.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        ChannelFigures c;
+        c.key = r.u64();
+        c.eventsRecorded = r.u64();
+        c.eventsDiscarded = r.u64();
+        c.packetsLost = r.u64();
+        c.bytesWritten = r.u64();
+        c.chunkBytes = r.u64();
+        m.channels.push_back(c);
+    }
+    return m;
+}
 Message getErrorReply(Reader& r) {
     ErrorReply m;
     m.code = static_cast<ErrorKind>(r.u32());
@@ -340,6 +429,8 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::RecordSnapshot:
     case MessageType::RotateMetadata:
     case MessageType::SnapshotMetadata:
+    case MessageType::DeclareLayouts:
+    case MessageType::Statistics:
         return true;
     }
     return false;
@@ -391,6 +482,10 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::RotateMetadata;
             else if constexpr (std::is_same_v<T, SnapshotMetadata>)
                 return MessageType::SnapshotMetadata;
+            else if constexpr (std::is_same_v<T, DeclareLayouts>)
+                return MessageType::DeclareLayouts;
+            else if constexpr (std::is_same_v<T, Statistics>)
+                return MessageType::Statistics;
             else
                 return MessageType::Error;
         },
@@ -429,6 +524,10 @@ std::string_view messageName(MessageType type) noexcept {
         return "RotateMetadata";
     case MessageType::SnapshotMetadata:
         return "SnapshotMetadata";
+    case MessageType::DeclareLayouts:
+        return "DeclareLayouts";
+    case MessageType::Statistics:
+        return "Statistics";
     }
     return "unknown";
 }
@@ -547,6 +646,12 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::SnapshotMetadata:
         m = SnapshotMetadata{r.u64()};
+        break;
+    case MessageType::DeclareLayouts:
+        m = getDeclareLayouts(r);
+        break;
+    case MessageType::Statistics:
+        m = getStatistics(r);
         break;
     case MessageType::RecordSnapshot: {
         RecordSnapshot snap;

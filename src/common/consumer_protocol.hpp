@@ -59,6 +59,15 @@
 //       snapshot folder's fd (SCM_RIGHTS)   consumer: Ok once the data
 //       streams are written, or Error. Then daemon: SnapshotMetadata{id}
 //       consumer: Ok once the metadata is written too.
+//   daemon: DeclareLayouts{key, abi, layouts} (version 5), whenever a
+//       channel's context or new events are registered: what the consumer
+//       needs to step over the channel's event records and count them
+//                                    consumer: Ok or Error.
+//   consumer, unsolicited (version 5): Statistics{...}, at most once a
+//       second while its channels write something, and at once before the
+//       reply to FlushChannel, DestroyChannel and Shutdown and before
+//       RotationCompleted, so that the figures a daemon holds once a Stop,
+//       a channel's end or a rotation is answered are final for it.
 // After Shutdown's Ok the consumer exits.
 #pragma once
 
@@ -77,8 +86,9 @@
 namespace tracectl::consumer_protocol {
 
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
-/// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects socket
-inline constexpr std::uint32_t kVersion = 4;
+/// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
+/// socket; 5: DeclareLayouts, Statistics
+inline constexpr std::uint32_t kVersion = 5;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -103,12 +113,14 @@ enum class MessageType : std::uint16_t {
     RecordSnapshot = 0x08,
     RotateMetadata = 0x09,
     SnapshotMetadata = 0x0A,
+    DeclareLayouts = 0x0B,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
     HelloReply = 0x83,
     ChannelCreated = 0x84,
     RotationCompleted = 0x85, ///< unsolicited (see above)
+    Statistics = 0x86,        ///< unsolicited (see above)
 };
 
 /// Opens the conversation. Payload: u32 protocolVersion, string version.
@@ -265,6 +277,68 @@ struct SnapshotMetadata {
     bool operator==(const SnapshotMetadata&) const = default;
 };
 
+/// The type alignments of a trace's apps that the record layouts depend on
+/// (lttng-ust's registration message, lttng_ust_ctl_reg_msg; the TSDL
+/// typealiases of trace_environment.cpp). Bits; each alignment 8, 16, 32
+/// or 64 (1 would be a packed ABI, which lttng-ust uses on no Linux
+/// architecture), bitsPerLong 32 or 64.
+struct LayoutAbi {
+    std::uint8_t bitsPerLong = 64;
+    std::uint8_t uint16Alignment = 16;
+    std::uint8_t uint32Alignment = 32;
+    std::uint8_t uint64Alignment = 64;
+    std::uint8_t longAlignment = 64;
+    bool operator==(const LayoutAbi&) const = default;
+};
+
+/// Longest DeclareLayouts::layouts (bytes).
+inline constexpr std::size_t kMaxLayouts = kMaxPayload - 32;
+
+/// How to step over the event records of data channel `key`: the encoded
+/// record_layout::ChannelLayouts (common/record_layout.hpp) registered
+/// since the last DeclareLayouts of that channel (the context once, events
+/// as they come), and the trace's ABI. The consumer counts the records of
+/// every packet it writes with them (Statistics::eventsRecorded); records of
+/// an event it has no layout for yet are counted once it comes. Answered
+/// Ok; Error(UnknownChannel), Error(InvalidArgument) for layouts that do not
+/// decode or contradict earlier ones. Payload: u64 key, u8 bitsPerLong, u8
+/// uint16Alignment, u8 uint32Alignment, u8 uint64Alignment, u8
+/// longAlignment, bytes layouts (u32 count then the raw bytes, NUL allowed,
+/// <= kMaxLayouts).
+struct DeclareLayouts {
+    std::uint64_t key = 0;
+    LayoutAbi abi;
+    std::string layouts;
+    bool operator==(const DeclareLayouts&) const = default;
+};
+
+/// What one channel of the consumer wrote, since it was created: every
+/// figure only grows, except chunkBytes, which starts again from 0 when a
+/// rotation switches the channel's streams to a new chunk.
+struct ChannelFigures {
+    std::uint64_t key = 0;
+    std::uint64_t eventsRecorded = 0;  ///< event records in the packets written
+    std::uint64_t eventsDiscarded = 0; ///< sum over streams of the last packet's events_discarded
+    std::uint64_t packetsLost = 0;     ///< gaps in packet_seq_num (overwrite mode)
+    std::uint64_t bytesWritten = 0;    ///< stream file bytes (packets), index files not included
+    std::uint64_t chunkBytes = 0;      ///< the same, in the current trace chunk
+    bool operator==(const ChannelFigures&) const = default;
+};
+
+/// Longest Statistics::channels.
+inline constexpr std::size_t kMaxFiguresPerMessage = (kMaxPayload - 12) / 48;
+
+/// Unsolicited: the figures of the channels that changed since the last
+/// Statistics (all of them the first time), sampled at `sampledAtUsec`
+/// (CLOCK_MONOTONIC, microseconds). A consumer with more channels sends
+/// several. Payload: u64 sampledAtUsec, u32 count, then per channel u64 key,
+/// eventsRecorded, eventsDiscarded, packetsLost, bytesWritten, chunkBytes.
+struct Statistics {
+    std::uint64_t sampledAtUsec = 0;
+    std::vector<ChannelFigures> channels;
+    bool operator==(const Statistics&) const = default;
+};
+
 /// Success. Empty payload.
 struct Ok {
     bool operator==(const Ok&) const = default;
@@ -288,9 +362,10 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
-                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
-                             RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata>;
+using Message =
+    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
+                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
+                 RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

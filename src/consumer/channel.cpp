@@ -165,6 +165,7 @@ std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
         if (held_.empty() || held_.front().get() == nullptr)
             throw RequestError(cp::ErrorKind::Io, "the metadata stream was closed after an error");
         snapshotMetadata(ust_.get(), held_.front().get(), dir, metadata_);
+        snapshotBytes_ += metadata_.size();
         return metadata_.size();
     }
     std::uint64_t bytes = 0;
@@ -183,6 +184,7 @@ std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
             const StreamSnapshot got =
                 snapshotDataStream(s.get(), dir, name, packetsPerStream, !quiescent);
             bytes += got.bytes;
+            snapshotBytes_ += got.bytes;
             if (got.skipped != 0)
                 log::debug("snapshot of " + name + ": " + std::to_string(got.skipped) +
                            " sub-buffers overwritten while copying");
@@ -352,6 +354,27 @@ bool Channel::traceGoesOn() const noexcept {
         return true; // no data channel (yet): the metadata alone is the trace
     return std::any_of(it->second.begin(), it->second.end(),
                        [](const Channel* c) { return c->hasOpenStream(); });
+}
+
+cp::ChannelFigures Channel::figures() const noexcept {
+    cp::ChannelFigures f;
+    f.key = key_;
+    if (snapshotOnly_) {
+        f.bytesWritten = snapshotBytes_;
+        return f;
+    }
+    for (const auto& r : readers_) {
+        f.eventsDiscarded += r->eventsDiscarded();
+        f.packetsLost += r->lostPackets();
+        f.bytesWritten += r->bytesWritten();
+        f.chunkBytes += r->chunkBytes();
+    }
+    return f;
+}
+
+void Channel::setProgressHook(const std::function<void()>& hook) {
+    for (const auto& r : readers_)
+        r->setProgressHook(hook);
 }
 
 void Channel::drainAndClose([[maybe_unused]] bool producersStopped) noexcept {

@@ -122,6 +122,14 @@ public:
     /// data channel at all.
     bool traceGoesOn() const noexcept;
 
+    /// What the channel wrote so far (consumer_protocol::ChannelFigures),
+    /// summed over its streams, closed ones included. Snapshot channels
+    /// count the bytes their snapshots wrote, and nothing else.
+    consumer_protocol::ChannelFigures figures() const noexcept;
+    /// `hook` is called after each sub-buffer any stream of the channel
+    /// writes (StreamReader::setProgressHook).
+    void setProgressHook(const std::function<void()>& hook);
+
 private:
     static int onChannelHangUp(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void commitMetadata();
@@ -137,6 +145,7 @@ private:
     EventSourcePtr hangUpSource_;
     bool snapshotOnly_ = false;
     std::vector<UstStream> held_;       // snapshotOnly_: the streams (readers_ is empty)
+    std::uint64_t snapshotBytes_ = 0;   // snapshotOnly_: bytes its snapshots wrote
     std::string metadata_;              // every byte pushed so far (the cache)
     std::size_t metadataCommitted_ = 0; // bytes of metadata_ written into the ring buffer
     // snapshotOnly_: per held_ stream, its produced position after the last

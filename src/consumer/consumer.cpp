@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <ctime>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -20,6 +22,8 @@ namespace {
 
 /// Most requests handled per wake-up, so streams get drained in between.
 constexpr int kRequestsPerWakeup = 16;
+/// How often, at most, the figures of channels being written are sent.
+constexpr std::chrono::microseconds kStatisticsPeriod{1'000'000};
 /// A reply or ust-ctl transfer blocked longer than this means the daemon
 /// stopped reading: give up on it (SO_SNDTIMEO).
 constexpr time_t kSendTimeoutSeconds = 30;
@@ -174,11 +178,17 @@ void Consumer::dispatch(cp::Message&& request) {
             channel(push->key).pushMetadata(push->offset, push->bytes);
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
             channel(flush->key).flush();
+            // Final for this Stop: the figures go before the Ok.
+            if (!reportStatistics())
+                return;
         } else if (const auto* destroy = std::get_if<cp::DestroyChannel>(&request)) {
             Channel& doomed = channel(destroy->key);
             switchBeforeDestroy(destroy->key);
             doomed.drainAndClose(false);
+            const bool sent = reportStatistics(destroy->key);
             channels_.erase(destroy->key);
+            if (!sent)
+                return;
         } else if (std::holds_alternative<cp::Shutdown>(request)) {
             // All the metadata was pushed before: a deferred switch is due.
             if (rotation_) {
@@ -188,6 +198,8 @@ void Consumer::dispatch(cp::Message&& request) {
             }
             for (auto& [key, ch] : channels_)
                 ch->drainAndClose(false);
+            if (!reportStatistics())
+                return;
             channels_.clear();
             if (reply(cp::Ok{}))
                 stop(ExitOk);
@@ -213,6 +225,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
     auto ch = std::make_unique<Channel>(loop_, chunkRoot_, request, snapshotOnly_);
+    ch->setProgressHook([this] { noteProgress(); });
     Channel& created = *ch;
     channels_.emplace(request.key, std::move(ch));
     log::info("channel " + std::to_string(request.key) + " (" +
@@ -229,6 +242,58 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     }
     objects.reset();
     reply(cp::ChannelCreated{request.key, created.streamCount()});
+}
+
+void Consumer::noteProgress() noexcept {
+    if (statisticsArmed_ || stopping_)
+        return;
+    try {
+        statisticsTimer_ = loop_.addTimer(kStatisticsPeriod, [this] {
+            statisticsArmed_ = false;
+            reportStatistics();
+        });
+        statisticsArmed_ = true;
+    } catch (const std::exception& e) {
+        log::warning(std::string("statistics timer: ") + e.what());
+    }
+}
+
+bool Consumer::reportStatistics(std::optional<std::uint64_t> key) noexcept {
+    if (stopping_)
+        return false;
+    cp::Statistics m;
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    m.sampledAtUsec = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000 +
+                      static_cast<std::uint64_t>(now.tv_nsec) / 1000;
+    const auto take = [&](const Channel& ch) {
+        const cp::ChannelFigures f = ch.figures();
+        const auto it = reported_.find(f.key);
+        if (it != reported_.end() && it->second == f)
+            return;
+        reported_[f.key] = f;
+        m.channels.push_back(f);
+    };
+    if (key) {
+        if (const auto it = channels_.find(*key); it != channels_.end())
+            take(*it->second);
+        reported_.erase(*key);
+    } else {
+        for (const auto& [k, ch] : channels_)
+            take(*ch);
+    }
+    if (m.channels.empty())
+        return true;
+    // Split so that each frame holds at most kMaxFiguresPerMessage.
+    for (std::size_t from = 0; from < m.channels.size(); from += cp::kMaxFiguresPerMessage) {
+        const std::size_t to = std::min(m.channels.size(), from + cp::kMaxFiguresPerMessage);
+        cp::Statistics part{m.sampledAtUsec,
+                            {m.channels.begin() + static_cast<std::ptrdiff_t>(from),
+                             m.channels.begin() + static_cast<std::ptrdiff_t>(to)}};
+        if (!send(part, 0))
+            return false;
+    }
+    return true;
 }
 
 UniqueFd Consumer::takePassedFd(const char* request, const char* what) {
@@ -413,7 +478,8 @@ void Consumer::streamSwitched(std::uint64_t id) {
     }
     log::info("rotation " + std::to_string(r.id) + ": chunk archived as " + r.archive +
               (error.empty() ? "" : " (incomplete: " + error + ")"));
-    if (!stopping_)
+    // The chunk sizes start again: the daemon has them before it is told.
+    if (!stopping_ && reportStatistics())
         send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
 }
 

@@ -75,6 +75,14 @@ private:
     /// SnapshotMetadata: the last snapshot's metadata files. Throws RequestError.
     void snapshotMetadata(const consumer_protocol::SnapshotMetadata& request);
     Channel& channel(std::uint64_t key);
+    /// A stream wrote a sub-buffer: the figures are sent within a second
+    /// (arms the statistics timer if it is not armed).
+    void noteProgress() noexcept;
+    /// Sends Statistics for every channel whose figures differ from the
+    /// last ones sent (unsolicited). `key`: only that channel, which is then
+    /// forgotten (it is about to be destroyed). Returns false if sending
+    /// failed (the consumer then stops, as reply() does).
+    bool reportStatistics(std::optional<std::uint64_t> key = std::nullopt) noexcept;
     /// Sends `m` as the reply to the request being handled (its id); on
     /// failure logs, stops with ExitDaemonLost, returns false.
     bool reply(const consumer_protocol::Message& m) noexcept;
@@ -110,6 +118,10 @@ private:
     std::uint32_t request_ = 0; // id of the request being handled
     EventSourcePtr source_;
     std::map<std::uint64_t, std::unique_ptr<Channel>> channels_;
+    /// The figures last sent, per channel.
+    std::map<std::uint64_t, consumer_protocol::ChannelFigures> reported_;
+    EventSourcePtr statisticsTimer_;
+    bool statisticsArmed_ = false; ///< statisticsTimer_ will fire
     bool snapshotOnly_ = false;
     bool greeted_ = false;
     bool stopping_ = false;

@@ -110,7 +110,9 @@ void StreamReader::close() noexcept {
 }
 
 void StreamReader::switchFiles(const OutputDir& next) {
-    file_ = StreamFile(next, name_);
+    StreamFile file(next, name_);
+    bytesBefore_ += file_.size();
+    file_ = std::move(file);
     if (index_)
         index_.emplace(next, name_);
 }
@@ -282,6 +284,8 @@ void StreamReader::consumeCurrent() {
     // A sub-buffer was freed: room for the packet a rotation could not open
     // (as lttng-consumerd does after the first packet read in a rotation).
     retryOpen();
+    if (progress_)
+        progress_();
 }
 
 void StreamReader::flush(bool producerActive) {

@@ -122,7 +122,14 @@ public:
     void closeWakeupFd() noexcept { stream_.closeWakeupFd(); }
 
     std::uint64_t packetsWritten() const noexcept { return packets_; }
-    std::uint64_t bytesWritten() const noexcept { return file_.size(); }
+    /// Bytes written to the stream files since the stream was made, every
+    /// chunk's (closing keeps the figure).
+    std::uint64_t bytesWritten() const noexcept { return bytesBefore_ + file_.size(); }
+    /// Bytes written to the current chunk's file.
+    std::uint64_t chunkBytes() const noexcept { return file_.size(); }
+    /// Called after each sub-buffer written (the consumer's statistics
+    /// timer); must not throw.
+    void setProgressHook(std::function<void()> hook) { progress_ = std::move(hook); }
     /// Packets the ring buffer lost (gaps in packet_seq_num), data streams.
     std::uint64_t lostPackets() const noexcept { return lostPackets_; }
     /// The last packet's events_discarded counter, data streams.
@@ -157,6 +164,8 @@ private:
     EventSourcePtr source_;
     int waitFd_ = -1; // owned by stream_
     std::uint64_t packets_ = 0;
+    std::uint64_t bytesBefore_ = 0; ///< bytes of the files of earlier chunks
+    std::function<void()> progress_;
     std::uint64_t lostPackets_ = 0;
     std::uint64_t lastDiscarded_ = 0;
     std::optional<std::uint64_t> lastSeq_;

@@ -277,6 +277,10 @@ int run(const Options& o) {
         [&loop, &manager](const std::string& id, const std::string& why) {
             loop.post([&manager, id, why] { manager.sessionFailed(id, why); });
         });
+    tracer.onStatistics([&manager](const std::string& id, const DomainStatistics& statistics) {
+        // Told on the main loop already, where the manager lives.
+        manager.sessionStatistics(id, "ust", statistics);
+    });
     tracer.onBufferSize([&loop, &manager](const std::string& id, uint64_t bytes) {
         loop.post([&manager, id, bytes] { manager.sessionBufferSize(id, bytes); });
     });

@@ -20,6 +20,7 @@
 #include <iterator>
 #include <lttng/ust-ctl.h>
 #include <lttng/ust-error.h>
+#include <map>
 #include <random>
 #include <spawn.h>
 #include <string>
@@ -132,6 +133,14 @@ public:
             tracectl::sendWithFds(sock(), std::span<const std::byte>(&marker, 1), fds);
         }
         std::optional<cp::Frame> reply = cp::readFrame(sock());
+        // Figures the consumer sends on its own come before the reply
+        // they are final for: kept, in order.
+        while (reply && reply->request == 0 &&
+               std::holds_alternative<cp::Statistics>(reply->message)) {
+            for (const cp::ChannelFigures& f : std::get<cp::Statistics>(reply->message).channels)
+                figures_[f.key] = f;
+            reply = cp::readFrame(sock());
+        }
         if (!reply)
             throw std::runtime_error("consumer closed the connection");
         if (reply->request != id)
@@ -141,8 +150,14 @@ public:
     }
     /// The daemon's end of the last CreateChannel's objects socket.
     int objects() const noexcept { return objects_.get(); }
+    /// The last figures received for channel `key` (all zero if none came).
+    cp::ChannelFigures figures(std::uint64_t key) const {
+        const auto it = figures_.find(key);
+        return it == figures_.end() ? cp::ChannelFigures{} : it->second;
+    }
 
 private:
+    std::map<std::uint64_t, cp::ChannelFigures> figures_;
     UniqueFd sock_;
     UniqueFd objects_;
     std::uint32_t nextId_ = 1;
@@ -486,6 +501,15 @@ TEST_F(ConsumerTest, FullConversationWritesAReadableTrace) {
     // Stop: every stream closes its (empty) packet.
     EXPECT_EQ(c.call(cp::FlushChannel{2}), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.call(cp::FlushChannel{1}), cp::Message(cp::Ok{}));
+    // The figures of the flushed channel came before the Ok: the packets
+    // written, and no event in them.
+    const cp::ChannelFigures flushed = c.figures(2);
+    EXPECT_EQ(flushed.key, 2u);
+    EXPECT_GT(flushed.bytesWritten, 0u);
+    EXPECT_EQ(flushed.chunkBytes, flushed.bytesWritten);
+    EXPECT_EQ(flushed.eventsRecorded, 0u);
+    EXPECT_EQ(flushed.eventsDiscarded, 0u);
+    EXPECT_EQ(flushed.packetsLost, 0u);
     EXPECT_EQ(c.call(cp::DestroyChannel{2}), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.call(cp::DestroyChannel{1}), cp::Message(cp::Ok{}));
     EXPECT_EQ(expectError(c.call(cp::DestroyChannel{1})), cp::ErrorKind::UnknownChannel);
@@ -496,6 +520,12 @@ TEST_F(ConsumerTest, FullConversationWritesAReadableTrace) {
     auto [text, packets] = unpackMetadata(chanDir / "metadata", uuid);
     EXPECT_EQ(text, part1 + part2);
     EXPECT_GE(packets, 2);
+    // The last figures sent, at each channel's end, are the files' sizes.
+    EXPECT_EQ(c.figures(1).bytesWritten, fs::file_size(chanDir / "metadata"));
+    std::uint64_t streamBytes = 0;
+    for (int cpu = 0; cpu < nr; ++cpu)
+        streamBytes += fs::file_size(chanDir / ("channel0_" + std::to_string(cpu)));
+    EXPECT_EQ(c.figures(2).bytesWritten, streamBytes);
     EXPECT_FALSE(fs::exists(chanDir / "index" / "metadata.idx"));
     for (int cpu = 0; cpu < nr; ++cpu) {
         const std::string name = "channel0_" + std::to_string(cpu);

@@ -3,6 +3,7 @@
 """Counts what a CTF trace holds, as babeltrace2 reads it (python3-bt2).
 
 Usage: count_events.py TRACE_DIR [--seq-event NAME] [--seq-field FIELD] [--per-vpid]
+                       [--per-channel]
 
 Prints one JSON object on stdout:
 
@@ -16,10 +17,14 @@ Prints one JSON object on stdout:
              "distinct": <distinct values>,
              "missing": <values in [0, last] never seen>,
              "duplicates": <records whose value was already seen>},
-     "per_vpid": {"<vpid>": <number of event records>, ...}}
+     "per_vpid": {"<vpid>": <number of event records>, ...},
+     "per_channel": {"<channel>": {"events": <records>, "discarded": <count>}, ...}}
 
 "per_vpid" is there with --per-vpid only: the records of each trace whose
-environment names a vpid (a per-PID trace), by that vpid.
+environment names a vpid (a per-PID trace), by that vpid. "per_channel" is
+there with --per-channel only: records and discarded counts by channel,
+the channel being the stream file's name without its "_<cpu>" suffix
+(babeltrace2's ctf.fs source names each stream after its file).
 
 The discarded count is what the tracer wrote in the packet contexts
 (events_discarded) and babeltrace2 turns into discarded-events messages:
@@ -33,6 +38,7 @@ Use Debian's /usr/bin/python3: python3-bt2 installs there.
 
 import argparse
 import json
+import os
 import sys
 
 import bt2
@@ -44,7 +50,13 @@ def main() -> int:
     parser.add_argument("--seq-event", default="tracectl_demo:tick")
     parser.add_argument("--seq-field", default="seq")
     parser.add_argument("--per-vpid", action="store_true")
+    parser.add_argument("--per-channel", action="store_true")
     args = parser.parse_args()
+    per_channel: dict[str, dict[str, int]] = {}
+
+    def channel_of(stream) -> dict[str, int]:
+        name = os.path.basename(str(stream.name)).rsplit("_", 1)[0]
+        return per_channel.setdefault(name, {"events": 0, "discarded": 0})
 
     events: dict[str, int] = {}
     per_vpid: dict[str, int] = {}
@@ -59,6 +71,8 @@ def main() -> int:
                 event = msg.event
                 name = event.name
                 events[name] = events.get(name, 0) + 1
+                if args.per_channel:
+                    channel_of(event.stream)["events"] += 1
                 if args.per_vpid:
                     environment = event.stream.trace.environment
                     if "vpid" in environment:
@@ -81,6 +95,8 @@ def main() -> int:
                     discarded_unknown += 1
                 else:
                     discarded += msg.count
+                    if args.per_channel:
+                        channel_of(msg.stream)["discarded"] += msg.count
     except Exception as error:  # bt2 raises its own error types
         print(f"count_events.py: cannot read {args.trace}: {error}", file=sys.stderr)
         return 1
@@ -105,6 +121,8 @@ def main() -> int:
     }
     if args.per_vpid:
         result["per_vpid"] = per_vpid
+    if args.per_channel:
+        result["per_channel"] = per_channel
     print(json.dumps(result))
     return 0
 

@@ -55,6 +55,11 @@ std::vector<cp::Message> everyMessage() {
         cp::RotationCompleted{13, false, "stream x: EIO"},
         cp::RecordSnapshot{7, 0},
         cp::RecordSnapshot{8, 3},
+        cp::DeclareLayouts{5, cp::LayoutAbi{}, std::string("\x01\x00\x02", 3)},
+        cp::DeclareLayouts{6, cp::LayoutAbi{32, 16, 32, 32, 32}, ""},
+        cp::Statistics{123456789, {}},
+        cp::Statistics{
+            5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},
     };
 }
 
@@ -349,7 +354,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 4u);
+    EXPECT_EQ(cp::kVersion, 5u);
 }
 
 TEST(ConsumerProtocol, RecordSnapshotLayout) {
@@ -558,4 +563,42 @@ TEST(FdPassing, RecvExactCollectsFdsAcrossReads) {
     EXPECT_EQ(tracectl::recvExactWithFds(sp.b.get(), buf, got, 2), 4u);
     EXPECT_EQ(buf, bytesOf({1, 2, 3, 4}));
     EXPECT_EQ(got.size(), 2u);
+}
+
+TEST(ConsumerProtocol, DeclareLayoutsRefusesAnAbiNoTraceHas) {
+    for (const cp::LayoutAbi abi :
+         {cp::LayoutAbi{16, 16, 32, 64, 64}, cp::LayoutAbi{64, 1, 32, 64, 64},
+          cp::LayoutAbi{64, 16, 24, 64, 64}, cp::LayoutAbi{64, 16, 32, 64, 128}}) {
+        EXPECT_THROW(cp::encode(cp::DeclareLayouts{1, abi, ""}), cp::ProtocolError);
+        // The same bytes built by hand are refused when decoded too.
+        auto good = payloadOf(cp::encode(cp::DeclareLayouts{1, cp::LayoutAbi{}, ""}));
+        good[8] = static_cast<std::byte>(abi.bitsPerLong);
+        good[9] = static_cast<std::byte>(abi.uint16Alignment);
+        good[10] = static_cast<std::byte>(abi.uint32Alignment);
+        good[11] = static_cast<std::byte>(abi.uint64Alignment);
+        good[12] = static_cast<std::byte>(abi.longAlignment);
+        EXPECT_THROW(cp::decodePayload(cp::MessageType::DeclareLayouts, good.data(), good.size()),
+                     cp::ProtocolError);
+    }
+    EXPECT_EQ(cp::messageName(cp::MessageType::DeclareLayouts), "DeclareLayouts");
+}
+
+TEST(ConsumerProtocol, StatisticsRefusesACountItsPayloadDoesNotHold) {
+    auto p = payloadOf(cp::encode(cp::Statistics{7, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}}}));
+    p[8] = std::byte{2}; // says two channels, holds one
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Statistics, p.data(), p.size()),
+                 cp::ProtocolError);
+    p[8] = std::byte{0xff};
+    p[9] = std::byte{0xff};
+    p[10] = std::byte{0xff};
+    p[11] = std::byte{0xff};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Statistics, p.data(), p.size()),
+                 cp::ProtocolError);
+    cp::Statistics tooMany;
+    tooMany.channels.resize(cp::kMaxFiguresPerMessage + 1);
+    EXPECT_THROW(cp::encode(tooMany), cp::ProtocolError);
+    cp::Statistics most;
+    most.channels.resize(cp::kMaxFiguresPerMessage);
+    EXPECT_NO_THROW(cp::decode(cp::encode(most)));
+    EXPECT_EQ(cp::messageName(cp::MessageType::Statistics), "Statistics");
 }

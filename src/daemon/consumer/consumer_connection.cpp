@@ -475,6 +475,11 @@ void ConsumerConnection::readIncoming() {
 void ConsumerConnection::deliver(cp::Frame frame) {
     lastHeard_ = std::chrono::steady_clock::now();
     if (frame.request == 0) {
+        if (auto* figures = std::get_if<cp::Statistics>(&frame.message)) {
+            if (handlers_.statistics)
+                handlers_.statistics(std::move(*figures));
+            return;
+        }
         auto* done = std::get_if<cp::RotationCompleted>(&frame.message);
         if (done == nullptr) {
             lose("the consumer sent " + std::string(cp::messageName(cp::typeOf(frame.message))) +

@@ -63,6 +63,8 @@ public:
     struct Handlers {
         /// RotationCompleted, sent by the consumer on its own.
         std::function<void(consumer_protocol::RotationCompleted)> rotationCompleted;
+        /// Statistics, sent by the consumer on its own.
+        std::function<void(consumer_protocol::Statistics)> statistics;
         /// Once: the connection is unusable (EOF, hang-up, a socket error, a
         /// frame that breaks the protocol), with why. Every request still in
         /// flight has failed just before, and later ones fail at once.

@@ -116,6 +116,13 @@ void ManagerObject::sessionBufferSize(const std::string& idHex, uint64_t bytes) 
         it->second.object->session().setRingBufferSize(bytes);
 }
 
+void ManagerObject::sessionStatistics(const std::string& idHex, const std::string& domain,
+                                      const DomainStatistics& statistics) {
+    const auto it = objects_.find(idHex);
+    if (it != objects_.end())
+        it->second.object->session().setStatistics(domain, statistics);
+}
+
 void ManagerObject::retireAll() {
     if (!objects_.empty())
         log::notice("exiting with " + std::to_string(objects_.size()) +

@@ -43,6 +43,9 @@ public:
     void sessionFailed(const std::string& idHex, const std::string& reason);
     /// The tracer counted `bytes` of ring buffers for session `idHex`.
     void sessionBufferSize(const std::string& idHex, uint64_t bytes);
+    /// Domain `domain` of session `idHex` reports new figures.
+    void sessionStatistics(const std::string& idHex, const std::string& domain,
+                           const DomainStatistics& statistics);
 
     static const bus::Property<ManagerObject> kProperties[1];
 

@@ -6,6 +6,7 @@
 #include "objects/channel_options.hpp"
 #include "objects/rotation_schedule_options.hpp"
 #include "objects/snapshot_options.hpp"
+#include "objects/statistics_properties.hpp"
 #include "session/session_name.hpp"
 
 #include <algorithm>
@@ -22,7 +23,17 @@ std::string sessionObjectPath(const SessionId& id) {
 }
 
 SessionObject::SessionObject(bus::BusServices& services, Session& session, DestroyHandler onDestroy)
-    : services_(services), session_(session), onDestroy_(std::move(onDestroy)) {
+    : services_(services), session_(session), onDestroy_(std::move(onDestroy)),
+      statisticsChanged_(sd_bus_get_event(services.bus), std::chrono::seconds(1), [this] {
+          if (retired_)
+              return;
+          try {
+              propertiesChanged({"Statistics", "ChannelStatistics"});
+          } catch (const std::exception& e) {
+              log::warning("session '" + session_.config().name +
+                           "': statistics not announced: " + e.what());
+          }
+      }) {
     session_.setListener(this);
     const std::string objectPath = path();
     signal("org.freedesktop.DBus.ObjectManager", "InterfacesAdded", [&](sd_bus_message* m) {
@@ -43,6 +54,7 @@ void SessionObject::retire() {
     if (retired_)
         return;
     retired_ = true;
+    statisticsChanged_.cancel();
     const std::string objectPath = path();
     signal("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved", [&](sd_bus_message* m) {
         bus::appendInterfacesRemoved(m, objectPath, kSessionInterface);
@@ -88,6 +100,14 @@ void SessionObject::changed(const std::vector<SessionChange>& what) {
             names.emplace_back(name);
     if (!names.empty() && !retired_)
         propertiesChanged(names);
+    if (std::find(what.begin(), what.end(), SessionChange::Statistics) != what.end() && !retired_) {
+        try {
+            statisticsChanged_.changed();
+        } catch (const std::exception& e) {
+            log::warning("session '" + session_.config().name +
+                         "': statistics not announced: " + e.what());
+        }
+    }
 }
 
 void SessionObject::rotationEnded(const std::optional<Error>& error, const std::string& path) {
@@ -375,7 +395,7 @@ const char* matchName(LoglevelMatch match) {
 } // namespace
 
 // Types and meanings: dbus/org.tracectl.Tracing1.Session.xml.
-const bus::Property<SessionObject> SessionObject::kProperties[14] = {
+const bus::Property<SessionObject> SessionObject::kProperties[16] = {
     {"RingBufferSize", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "t", o.session_.ringBufferSize()), "t");
@@ -448,6 +468,10 @@ const bus::Property<SessionObject> SessionObject::kProperties[14] = {
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "t", toMicroseconds(o.session_.creationTime())), "t");
      }},
+    {"Statistics", "a{sv}", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendStatistics(m, o.session_.statistics()); }},
+    {"ChannelStatistics", "a(ssa{sv})", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendChannelStatistics(m, o.session_.statistics()); }},
 };
 
 int SessionObject::onStart(sd_bus_message* m, void* userdata, sd_bus_error*) {

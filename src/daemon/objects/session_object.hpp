@@ -10,6 +10,7 @@
 
 #include "auth/call_options.hpp"
 #include "bus/bus_services.hpp"
+#include "bus/change_throttle.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/object_vtable.hpp"
 #include "session/session.hpp"
@@ -62,7 +63,7 @@ public:
     /// userdata: the SessionObject. With kProperties, the whole interface
     /// (bus::buildVtable<SessionObject>).
     static std::span<const sd_bus_vtable> members();
-    static const bus::Property<SessionObject> kProperties[14];
+    static const bus::Property<SessionObject> kProperties[16];
 
 private:
     static int onStart(sd_bus_message* m, void* userdata, sd_bus_error* error);
@@ -128,6 +129,8 @@ private:
     /// Expires with this object: answers arriving later see it gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     bool retired_ = false;
+    /// Statistics and ChannelStatistics are told at most once a second.
+    bus::ChangeThrottle statisticsChanged_;
 };
 
 } // namespace tracectl

@@ -118,6 +118,33 @@ void Session::setRingBufferSize(uint64_t bytes) {
     notify({SessionChange::RingBufferSize});
 }
 
+void Session::setStatistics(const std::string& domain, DomainStatistics statistics) {
+    auto& held = statistics_[domain];
+    if (held == statistics)
+        return;
+    held = std::move(statistics);
+    notify({SessionChange::Statistics});
+}
+
+DomainStatistics Session::statistics() const {
+    DomainStatistics all;
+    for (const auto& [domain, s] : statistics_) {
+        all.sampledAtUsec = std::max(all.sampledAtUsec, s.sampledAtUsec);
+        all.total += s.total;
+    }
+    // Every channel the session has today (UST's, the only domain with
+    // channels), with the figures its domain reported.
+    for (const ChannelConfig& c : channels_) {
+        ChannelStatistics entry{"ust", c.name, {}};
+        if (const auto it = statistics_.find(entry.domain); it != statistics_.end())
+            for (const ChannelStatistics& reported : it->second.channels)
+                if (reported.channel == c.name)
+                    entry.figures = reported.figures;
+        all.channels.push_back(std::move(entry));
+    }
+    return all;
+}
+
 bool Session::traceAllUsers() {
     if (tracesAllUsers())
         return false;

@@ -14,9 +14,11 @@
 #include "session/domain_backend.hpp"
 #include "session/session_id.hpp"
 #include "session/session_snapshot.hpp"
+#include "session/session_statistics.hpp"
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,7 +46,8 @@ enum class SessionChange {
     Events,
     Contexts,
     TracesAllUsers,
-    RingBufferSize
+    RingBufferSize,
+    Statistics ///< Statistics and ChannelStatistics (the view bounds how often it tells)
 };
 
 /// Told of a session's changes, on the main loop (the D-Bus view).
@@ -154,6 +157,14 @@ public:
     void setRingBufferSize(uint64_t bytes);
     uint64_t ringBufferSize() const noexcept { return ringBufferSize_; }
 
+    /// Domain `domain`'s latest figures (domains report them as their
+    /// consumers send them); told if they changed.
+    void setStatistics(const std::string& domain, DomainStatistics statistics);
+    /// Every domain's figures together: totals summed, the latest
+    /// sampledAtUsec, and one entry per channel of the session (zeroes for
+    /// a channel no figure came for yet), in the order of channels().
+    DomainStatistics statistics() const;
+
     /// What a domain backend is given at start.
     SessionSnapshot snapshot() const;
 
@@ -220,6 +231,7 @@ private:
     bool snapshotting_ = false; ///< a RecordSnapshot awaits the domains
     RotationSchedule schedule_;
     uint64_t ringBufferSize_ = 0;
+    std::map<std::string, DomainStatistics, std::less<>> statistics_; ///< by domain
     bool everStarted_ = false;
     bool allUsers_ = false;
     std::string errorReason_;

@@ -159,6 +159,9 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     handlers.rotationCompleted = [this, ref](consumer_protocol::RotationCompleted d) {
         onRotationCompleted(ref, std::move(d));
     };
+    handlers.statistics = [this, ref](consumer_protocol::Statistics s) {
+        onConsumerStatistics(ref, std::move(s));
+    };
     handlers.lost = [this, ref](const std::string& why) { consumerLost(ref, why); };
     handlers.metadataFailed = [this, ref](const Error& e) {
         if (Traced* live = find(ref))

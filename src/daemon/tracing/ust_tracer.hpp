@@ -74,6 +74,7 @@
 #include "metadata/trace_registry.hpp"
 #include "pending_routes.hpp"
 #include "session/session_snapshot.hpp"
+#include "session/session_statistics.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -144,6 +145,13 @@ public:
     /// `idHex` takes whenever that changes (a trace made or retired).
     using SizeHandler = std::function<void(const std::string& idHex, uint64_t bytes)>;
     void onBufferSize(SizeHandler handler) { onSize_ = std::move(handler); }
+    /// Told (on the main loop) what session `idHex`'s consumer wrote,
+    /// whenever it reports new figures (at most about once a second while
+    /// it writes, and at once when a Stop's flush, a channel's end or a
+    /// rotation makes them final).
+    using StatisticsHandler =
+        std::function<void(const std::string& idHex, const DomainStatistics& statistics)>;
+    void onStatistics(StatisticsHandler handler) { onStatistics_ = std::move(handler); }
     /// Bounds each exchange with one app (setting a session up in it,
     /// starting, stopping, enabling events) to kAppSocketTimeout in all
     /// (non-null `deadlines`; null: only the sockets' own per-call bound).
@@ -287,6 +295,12 @@ private:
         std::vector<std::function<void(const std::string&)>> whenFailed;
         bool destroying = false;
         uint64_t nextKey = 1;
+        /// Every consumer channel made, by key: its channel's name ("" for
+        /// metadata channels), kept after the channel is gone (its figures
+        /// still count).
+        std::map<uint64_t, std::string> channelOfKey;
+        /// The consumer's last figures, per channel key.
+        std::map<uint64_t, consumer_protocol::ChannelFigures> figures;
         /// (st_dev, st_ino) of the output folder when the consumer started.
         std::pair<dev_t, ino_t> outputFolder{};
         // Trace chunks: the current one's index, folder ("" = the output
@@ -541,6 +555,9 @@ private:
     HangUpWatcher hangUpWatcher_;
     FailureHandler onFailure_;
     SizeHandler onSize_;
+    StatisticsHandler onStatistics_;
+    /// The consumer of `ref` sent figures: kept, summed, told.
+    void onConsumerStatistics(const SessionRef& ref, consumer_protocol::Statistics s);
     /// Tells onSize_ what `t`'s traces take now.
     void reportSize(const Traced& t);
     uint64_t nextSerial_ = 1;

@@ -9,8 +9,8 @@
 #include "ust_tracer.hpp"
 
 #include <algorithm>
-#include <set>
 #include <random>
+#include <set>
 #include <unistd.h>
 
 namespace tracectl {
@@ -56,6 +56,33 @@ std::string hostName() {
 }
 
 } // namespace
+
+void UstTracer::onConsumerStatistics(const SessionRef& ref, cp::Statistics s) {
+    Traced* live = find(ref);
+    if (live == nullptr)
+        return;
+    for (const cp::ChannelFigures& f : s.channels)
+        if (live->channelOfKey.count(f.key) != 0)
+            live->figures[f.key] = f;
+    if (!onStatistics_)
+        return;
+    DomainStatistics out;
+    out.sampledAtUsec = s.sampledAtUsec;
+    std::map<std::string, TraceFigures> byChannel;
+    for (const auto& c : live->snapshot.channels)
+        byChannel[c.name];
+    for (const auto& [key, f] : live->figures) {
+        const TraceFigures figures{f.eventsRecorded, f.eventsDiscarded, f.packetsLost,
+                                   f.bytesWritten, f.chunkBytes};
+        out.total += figures;
+        const std::string& name = live->channelOfKey[key];
+        if (!name.empty())
+            byChannel[name] += figures;
+    }
+    for (const auto& c : live->snapshot.channels)
+        out.channels.push_back(ChannelStatistics{"ust", c.name, byChannel[c.name]});
+    onStatistics_(live->snapshot.idHex, out);
+}
 
 void UstTracer::reportSize(const Traced& t) {
     if (onSize_)
@@ -126,6 +153,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
     meta.subbufSize = 4096;
     meta.subbufCount = 2;
     std::copy(info.uuid.begin(), info.uuid.end(), meta.traceUuid.begin());
+    t.channelOfKey[meta.key] = "";
     std::vector<cp::CreateChannel> requests;
     for (const auto& c : t.snapshot.channels) {
         Channel ch;
@@ -144,6 +172,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         req.readTimerUsec = c.readTimerUs;
         req.chanId = ch.chanId;
         std::copy(info.uuid.begin(), info.uuid.end(), req.traceUuid.begin());
+        t.channelOfKey[req.key] = c.name;
         trace.channels.push_back(std::move(ch));
         requests.push_back(std::move(req));
     }

@@ -1,0 +1,48 @@
+#include "objects/statistics_properties.hpp"
+
+#include "bus/sd_bus_handles.hpp"
+
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+
+namespace tracectl {
+
+namespace {
+
+void appendFigures(sd_bus_message* m, const TraceFigures& f,
+                   std::initializer_list<std::pair<const char*, uint64_t>> extra) {
+    const std::pair<const char*, uint64_t> figures[] = {
+        {"events-recorded", f.eventsRecorded}, {"events-discarded", f.eventsDiscarded},
+        {"packets-lost", f.packetsLost},       {"bytes-written", f.bytesWritten},
+        {"chunk-bytes", f.chunkBytes},
+    };
+    bus::check(sd_bus_message_open_container(m, 'a', "{sv}"), "a{sv}");
+    const auto entry = [m](const char* key, uint64_t value) {
+        bus::check(sd_bus_message_append(m, "{sv}", key, "t", value), "{sv}");
+    };
+    for (const auto& [key, value] : figures)
+        entry(key, value);
+    for (const auto& [key, value] : extra)
+        entry(key, value);
+    bus::check(sd_bus_message_close_container(m), "a{sv}");
+}
+
+} // namespace
+
+void appendStatistics(sd_bus_message* m, const DomainStatistics& s) {
+    appendFigures(m, s.total, {{"sampled-at", s.sampledAtUsec}});
+}
+
+void appendChannelStatistics(sd_bus_message* m, const DomainStatistics& s) {
+    bus::check(sd_bus_message_open_container(m, 'a', "(ssa{sv})"), "a(ssa{sv})");
+    for (const ChannelStatistics& c : s.channels) {
+        bus::check(sd_bus_message_open_container(m, 'r', "ssa{sv}"), "(ssa{sv})");
+        bus::check(sd_bus_message_append(m, "ss", c.domain.c_str(), c.channel.c_str()), "ss");
+        appendFigures(m, c.figures, {});
+        bus::check(sd_bus_message_close_container(m), "(ssa{sv})");
+    }
+    bus::check(sd_bus_message_close_container(m), "a(ssa{sv})");
+}
+
+} // namespace tracectl
