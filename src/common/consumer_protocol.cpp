@@ -292,6 +292,7 @@ void put(Writer& w, const DeclareLayouts& m) {
     w.u8(m.abi.uint32Alignment);
     w.u8(m.abi.uint64Alignment);
     w.u8(m.abi.longAlignment);
+    w.boolean(m.abi.bigEndian);
     w.blob(m.layouts);
 }
 void put(Writer& w, const Statistics& m) {
@@ -381,6 +382,7 @@ Message getDeclareLayouts(Reader& r) {
     m.abi.uint32Alignment = r.u8();
     m.abi.uint64Alignment = r.u8();
     m.abi.longAlignment = r.u8();
+    m.abi.bigEndian = r.boolean("DeclareLayouts.bigEndian");
     validate(m.abi);
     m.layouts = r.blob("DeclareLayouts.layouts", kMaxLayouts);
     return m;

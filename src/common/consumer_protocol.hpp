@@ -288,6 +288,7 @@ struct LayoutAbi {
     std::uint8_t uint32Alignment = 32;
     std::uint8_t uint64Alignment = 64;
     std::uint8_t longAlignment = 64;
+    bool bigEndian = false; ///< the apps' byte order
     bool operator==(const LayoutAbi&) const = default;
 };
 
@@ -303,7 +304,7 @@ inline constexpr std::size_t kMaxLayouts = kMaxPayload - 32;
 /// Ok; Error(UnknownChannel), Error(InvalidArgument) for layouts that do not
 /// decode or contradict earlier ones. Payload: u64 key, u8 bitsPerLong, u8
 /// uint16Alignment, u8 uint32Alignment, u8 uint64Alignment, u8
-/// longAlignment, bytes layouts (u32 count then the raw bytes, NUL allowed,
+/// longAlignment, bool bigEndian, bytes layouts (u32 count then the raw bytes, NUL allowed,
 /// <= kMaxLayouts).
 struct DeclareLayouts {
     std::uint64_t key = 0;

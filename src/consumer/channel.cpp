@@ -356,6 +356,40 @@ bool Channel::traceGoesOn() const noexcept {
                        [](const Channel* c) { return c->hasOpenStream(); });
 }
 
+void Channel::declareLayouts(const cp::LayoutAbi& abi, std::string_view layouts) {
+    if (ust_.isMetadata() || snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key_) +
+                               " has no event records to count (metadata or snapshot channel)");
+    try {
+        const record_layout::ChannelLayouts decoded = record_layout::decode(layouts);
+        const bool first = counter_ == nullptr;
+        if (first) {
+            record_layout::Abi a;
+            a.bitsPerLong = abi.bitsPerLong;
+            a.uint16Alignment = abi.uint16Alignment;
+            a.uint32Alignment = abi.uint32Alignment;
+            a.uint64Alignment = abi.uint64Alignment;
+            a.longAlignment = abi.longAlignment;
+            a.bigEndian = abi.bigEndian;
+            counter_ = std::make_unique<RecordCounter>(record_layout::PacketFormat::fromAbi(a));
+            counterAbi_ = abi;
+        } else if (!(abi == counterAbi_)) {
+            throw record_layout::LayoutError("another ABI than the channel's first layouts");
+        }
+        counter_->declare(decoded);
+        for (const auto& r : readers_) {
+            if (first)
+                r->setRecordCounter(counter_.get()); // counts what waited, too
+            else
+                r->recountPending();
+        }
+    } catch (const record_layout::LayoutError& e) {
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key_) + ": layouts refused: " + e.what());
+    }
+}
+
 cp::ChannelFigures Channel::figures() const noexcept {
     cp::ChannelFigures f;
     f.key = key_;
@@ -364,6 +398,7 @@ cp::ChannelFigures Channel::figures() const noexcept {
         return f;
     }
     for (const auto& r : readers_) {
+        f.eventsRecorded += r->eventsRecorded();
         f.eventsDiscarded += r->eventsDiscarded();
         f.packetsLost += r->lostPackets();
         f.bytesWritten += r->bytesWritten();

@@ -4,6 +4,7 @@
 
 #include "common/consumer_protocol.hpp"
 #include "common/event_loop.hpp"
+#include "record_counter.hpp"
 #include "stream_file.hpp"
 #include "stream_reader.hpp"
 #include "ust_channel.hpp"
@@ -122,6 +123,14 @@ public:
     /// data channel at all.
     bool traceGoesOn() const noexcept;
 
+    /// DeclareLayouts: the layouts of the channel's event records (encoded
+    /// record_layout::ChannelLayouts) and the trace's ABI; the first one
+    /// makes the channel's record counter, and packets kept for want of a
+    /// layout are counted again. Throws RequestError(InvalidArgument): a
+    /// metadata or snapshot channel, layouts that do not decode, contradict
+    /// earlier ones, or another ABI than the first.
+    void declareLayouts(const consumer_protocol::LayoutAbi& abi, std::string_view layouts);
+
     /// What the channel wrote so far (consumer_protocol::ChannelFigures),
     /// summed over its streams, closed ones included. Snapshot channels
     /// count the bytes their snapshots wrote, and nothing else.
@@ -144,8 +153,10 @@ private:
     EventLoop& loop_;
     EventSourcePtr hangUpSource_;
     bool snapshotOnly_ = false;
-    std::vector<UstStream> held_;       // snapshotOnly_: the streams (readers_ is empty)
-    std::uint64_t snapshotBytes_ = 0;   // snapshotOnly_: bytes its snapshots wrote
+    std::vector<UstStream> held_;            // snapshotOnly_: the streams (readers_ is empty)
+    std::uint64_t snapshotBytes_ = 0;        // snapshotOnly_: bytes its snapshots wrote
+    std::unique_ptr<RecordCounter> counter_; // once the first DeclareLayouts came
+    consumer_protocol::LayoutAbi counterAbi_;
     std::string metadata_;              // every byte pushed so far (the cache)
     std::size_t metadataCommitted_ = 0; // bytes of metadata_ written into the ring buffer
     // snapshotOnly_: per held_ stream, its produced position after the last

@@ -189,6 +189,8 @@ void Consumer::dispatch(cp::Message&& request) {
             channels_.erase(destroy->key);
             if (!sent)
                 return;
+        } else if (const auto* layouts = std::get_if<cp::DeclareLayouts>(&request)) {
+            channel(layouts->key).declareLayouts(layouts->abi, layouts->layouts);
         } else if (std::holds_alternative<cp::Shutdown>(request)) {
             // All the metadata was pushed before: a deferred switch is due.
             if (rotation_) {

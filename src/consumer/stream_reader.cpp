@@ -1,7 +1,9 @@
 #include "stream_reader.hpp"
 
 #include "common/log.hpp"
+#include "sigbus.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <lttng/ust-ctl.h>
@@ -13,6 +15,11 @@
 namespace tracectl::consumer {
 
 namespace {
+
+/// Most bytes of packets a stream keeps for want of a layout (an app wrote
+/// an event before the daemon's layout for it arrived): past it, the oldest
+/// go uncounted.
+constexpr std::size_t kMaxPendingBytes = std::size_t{8} << 20;
 
 void check(int r, const char* call) {
     if (r < 0)
@@ -263,6 +270,8 @@ void StreamReader::consumeCurrent() {
     unsigned long offset = 0;
     check(lttng_ust_ctl_get_mmap_read_offset(s, &offset), "get_mmap_read_offset");
 
+    if (kind_ == Kind::Data)
+        countRecords(static_cast<const char*>(base) + offset, padded, entry.contentSizeBits);
     entry.offset = file_.size();
     file_.write(static_cast<const char*>(base) + offset, padded);
     check(guard.put(), "lttng_ust_ctl_put_next_subbuf");
@@ -286,6 +295,68 @@ void StreamReader::consumeCurrent() {
     retryOpen();
     if (progress_)
         progress_();
+}
+
+void StreamReader::setRecordCounter(const RecordCounter* counter) noexcept {
+    counter_ = counter;
+    recountPending();
+}
+
+void StreamReader::uncounted(const std::string& why) noexcept {
+    if (std::exchange(warnedUncounted_, true))
+        return;
+    log::warning("stream " + name_ + ": some event records are not counted in the statistics (" +
+                 why + "); the trace itself is written whole");
+}
+
+void StreamReader::countRecords(const void* data, std::size_t padded,
+                                std::uint64_t contentBits) noexcept {
+    const std::size_t bytes = std::min<std::uint64_t>(padded, (contentBits + 7) / 8);
+    try {
+        // The app may write into its buffer at any time: the copy is read,
+        // and a truncated mapping fails the copy instead of the process.
+        // One copy buffer for every stream of the thread (the consumer's
+        // loop), as big as the biggest packet.
+        thread_local std::vector<std::byte> scratch;
+        if (scratch.size() < bytes)
+            scratch.resize(bytes);
+        if (!copyFromMapping(scratch.data(), data, bytes))
+            return uncounted("its ring buffer's mapping faulted");
+        countPacket(std::span<const std::byte>(scratch.data(), bytes), 0, contentBits);
+    } catch (const std::bad_alloc&) {
+        uncounted("out of memory");
+    }
+}
+
+void StreamReader::countPacket(std::span<const std::byte> packet, std::uint64_t fromBit,
+                               std::uint64_t contentBits) {
+    if (counter_ != nullptr) {
+        const CountResult r = counter_->count(packet, fromBit, contentBits);
+        eventsRecorded_ += r.records;
+        if (r.stop == CountResult::Stop::End)
+            return;
+        if (r.stop == CountResult::Stop::Malformed)
+            return uncounted("a packet does not follow the event layouts: " + r.why);
+        fromBit = r.stopBit; // UnknownEvent: kept until its layout comes
+    }
+    if (pendingBytes_ + packet.size() > kMaxPendingBytes)
+        return uncounted("the layouts of its events did not come in time");
+    pendingBytes_ += packet.size();
+    pendingPackets_.push_back(
+        PendingPacket{std::vector<std::byte>(packet.begin(), packet.end()), fromBit, contentBits});
+}
+
+void StreamReader::recountPending() noexcept {
+    if (counter_ == nullptr || pendingPackets_.empty())
+        return;
+    std::vector<PendingPacket> pending = std::exchange(pendingPackets_, {});
+    pendingBytes_ = 0;
+    try {
+        for (const PendingPacket& p : pending)
+            countPacket(p.bytes, p.fromBit, p.contentBits);
+    } catch (const std::bad_alloc&) {
+        uncounted("out of memory");
+    }
 }
 
 void StreamReader::flush(bool producerActive) {

@@ -8,6 +8,7 @@
 
 #include "common/event_loop.hpp"
 #include "index_writer.hpp"
+#include "record_counter.hpp"
 #include "stream_file.hpp"
 #include "ust_channel.hpp"
 
@@ -15,8 +16,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tracectl::consumer {
 
@@ -127,6 +130,16 @@ public:
     std::uint64_t bytesWritten() const noexcept { return bytesBefore_ + file_.size(); }
     /// Bytes written to the current chunk's file.
     std::uint64_t chunkBytes() const noexcept { return file_.size(); }
+    /// Event records in the packets written (data streams with a record
+    /// counter; packets whose layouts have not come yet count once they do).
+    std::uint64_t eventsRecorded() const noexcept { return eventsRecorded_; }
+    /// Data streams: from now on each packet written has its records
+    /// counted with `counter` (the channel's, which outlives this reader),
+    /// and the packets kept for want of a layout are counted again now.
+    void setRecordCounter(const RecordCounter* counter) noexcept;
+    /// Counts again the packets kept for want of a layout (the channel's
+    /// counter just learned new ones).
+    void recountPending() noexcept;
     /// Called after each sub-buffer written (the consumer's statistics
     /// timer); must not throw.
     void setProgressHook(std::function<void()> hook) { progress_ = std::move(hook); }
@@ -168,6 +181,25 @@ private:
     std::function<void()> progress_;
     std::uint64_t lostPackets_ = 0;
     std::uint64_t lastDiscarded_ = 0;
+    /// Counts the records of the sub-buffer at `data` (`padded` bytes,
+    /// content_size `contentBits`), reading a copy of it.
+    void countRecords(const void* data, std::size_t padded, std::uint64_t contentBits) noexcept;
+    /// Counts `packet` from `fromBit`; keeps a copy if a layout is
+    /// missing. Throws std::bad_alloc.
+    void countPacket(std::span<const std::byte> packet, std::uint64_t fromBit,
+                     std::uint64_t contentBits);
+    /// Logs (once per stream) that some records were not counted, and why.
+    void uncounted(const std::string& why) noexcept;
+    const RecordCounter* counter_ = nullptr;
+    std::uint64_t eventsRecorded_ = 0;
+    struct PendingPacket {
+        std::vector<std::byte> bytes; ///< the packet up to its content size
+        std::uint64_t fromBit = 0;    ///< the first record not counted yet
+        std::uint64_t contentBits = 0;
+    };
+    std::vector<PendingPacket> pendingPackets_;
+    std::size_t pendingBytes_ = 0;
+    bool warnedUncounted_ = false;
     std::optional<std::uint64_t> lastSeq_;
 };
 

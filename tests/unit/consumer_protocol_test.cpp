@@ -56,7 +56,7 @@ std::vector<cp::Message> everyMessage() {
         cp::RecordSnapshot{7, 0},
         cp::RecordSnapshot{8, 3},
         cp::DeclareLayouts{5, cp::LayoutAbi{}, std::string("\x01\x00\x02", 3)},
-        cp::DeclareLayouts{6, cp::LayoutAbi{32, 16, 32, 32, 32}, ""},
+        cp::DeclareLayouts{6, cp::LayoutAbi{32, 16, 32, 32, 32, true}, ""},
         cp::Statistics{123456789, {}},
         cp::Statistics{
             5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},

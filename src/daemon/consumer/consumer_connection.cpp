@@ -130,8 +130,17 @@ void ConsumerConnection::enqueueMetadata(uint64_t key, uint64_t offset, std::str
     (void)!write(inboxWake_.get(), &one, sizeof one);
 }
 
+void ConsumerConnection::enqueueLayouts(cp::DeclareLayouts request) {
+    {
+        std::lock_guard lock(inboxMutex_);
+        inbox_.emplace_back(std::move(request));
+    }
+    const uint64_t one = 1;
+    (void)!write(inboxWake_.get(), &one, sizeof one);
+}
+
 void ConsumerConnection::drainInbox() {
-    std::vector<cp::PushMetadata> queued;
+    std::vector<cp::Message> queued;
     {
         std::lock_guard lock(inboxMutex_);
         queued.swap(inbox_);
@@ -375,6 +384,10 @@ void ConsumerConnection::pushMetadata(uint64_t key, uint64_t offset, const std::
             if (--join->left == 0)
                 join->done(std::nullopt);
         });
+}
+
+void ConsumerConnection::declareLayouts(const cp::DeclareLayouts& request, Done done) {
+    send(request, expectOk(std::move(done)));
 }
 
 void ConsumerConnection::flushChannel(uint64_t key, Done done) {

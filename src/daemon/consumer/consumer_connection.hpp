@@ -100,6 +100,12 @@ public:
     /// Handlers::metadataFailed. Thread-safe; the mutex it takes is held
     /// for the queue operation only.
     void enqueueMetadata(uint64_t key, uint64_t offset, std::string bytes);
+    /// DeclareLayouts (main loop). `done` gets the outcome.
+    void declareLayouts(const consumer_protocol::DeclareLayouts& request, Done done);
+    /// DeclareLayouts from any thread, queued and ordered like
+    /// enqueueMetadata() (a failure goes to Handlers::metadataFailed).
+    /// Thread-safe.
+    void enqueueLayouts(consumer_protocol::DeclareLayouts request);
     void flushChannel(uint64_t key, Done done);
     void destroyChannel(uint64_t key, Done done);
     void shutdown(Done done);
@@ -184,7 +190,8 @@ private:
     // enqueueMetadata()'s queue (any thread), and the eventfd that wakes
     // the loop for it.
     std::mutex inboxMutex_;
-    std::vector<consumer_protocol::PushMetadata> inbox_; // guarded by inboxMutex_
+    /// PushMetadata and DeclareLayouts; guarded by inboxMutex_.
+    std::vector<consumer_protocol::Message> inbox_;
     UniqueFd inboxWake_;
     EventSourcePtr inboxSource_;
     bool draining_ = false;

@@ -2,6 +2,7 @@
 
 #include "field_decoder.hpp"
 #include "metadata_error.hpp"
+#include "record_layout_compiler.hpp"
 #include "trace_environment.hpp"
 #include "tsdl_text.hpp"
 #include "tsdl_writer.hpp"
@@ -61,6 +62,14 @@ void makeRoom(Container& c, std::size_t extra) {
         c.reserve(std::max(needed, 2 * c.capacity()));
 }
 
+record_layout::Program compileLayout(const std::vector<Field>& fields, const char* what) {
+    try {
+        return compileFields(fields);
+    } catch (const record_layout::LayoutError& e) {
+        throw MetadataError(E2BIG, std::string(what) + ": " + e.what());
+    }
+}
+
 void checkText(std::string_view s, std::size_t max, const char* what) {
     if (s.size() > max)
         throw MetadataError(E2BIG, std::string(what) + " too long");
@@ -101,8 +110,8 @@ ChannelReply TraceRegistry::registerChannel(std::uint32_t chanId,
                                             std::span<const lttng_ust_ctl_field> contextFields) {
     Channel& chan = channel(chanId);
     std::string contextTsdl;
-    appendFields(contextTsdl, decodeFields(contextFields, enums_, limits_), kMemberIndent,
-                 info_.abi.byteOrder);
+    const std::vector<Field> decoded = decodeFields(contextFields, enums_, limits_);
+    appendFields(contextTsdl, decoded, kMemberIndent, info_.abi.byteOrder);
     const ChannelReply reply{chanId, LTTNG_UST_CTL_CHANNEL_HEADER_LARGE};
     if (chan.registered) {
         if (contextTsdl != chan.contextTsdl)
@@ -111,6 +120,7 @@ ChannelReply TraceRegistry::registerChannel(std::uint32_t chanId,
         return reply;
     }
 
+    record_layout::Program layout = compileLayout(decoded, "channel context");
     const std::string block = streamBlock(chanId, contextTsdl, !contextFields.empty());
     reserveText(block.size());
     std::size_t waiting = 0;
@@ -124,6 +134,7 @@ ChannelReply TraceRegistry::registerChannel(std::uint32_t chanId,
     chan.waitingBlocks.clear();
     chan.waitingBlocks.shrink_to_fit();
     chan.contextTsdl = std::move(contextTsdl);
+    chan.contextLayout = std::move(layout);
     chan.registered = true;
     return reply;
 }
@@ -148,8 +159,8 @@ std::uint32_t TraceRegistry::registerEvent(std::uint32_t chanId, std::string_vie
     checkText(modelEmfUri, limits_.maxUriBytes, "model.emf.uri");
 
     Event event{std::string(name), std::string(signature), loglevel, std::string(modelEmfUri), {}};
-    appendFields(event.fieldsTsdl, decodeFields(fields, enums_, limits_), kMemberIndent,
-                 info_.abi.byteOrder);
+    const std::vector<Field> decoded = decodeFields(fields, enums_, limits_);
+    appendFields(event.fieldsTsdl, decoded, kMemberIndent, info_.abi.byteOrder);
 
     if (const auto it = chan.idsByName.find(event.name); it != chan.idsByName.end()) {
         for (const std::uint32_t id : it->second) {
@@ -161,11 +172,13 @@ std::uint32_t TraceRegistry::registerEvent(std::uint32_t chanId, std::string_vie
         throw MetadataError(E2BIG, "too many events in channel " + std::to_string(chanId));
 
     const auto eventId = static_cast<std::uint32_t>(chan.events.size());
+    record_layout::Program layout = compileLayout(decoded, "event fields");
     std::string block = eventBlock(chanId, eventId, name, loglevel, modelEmfUri, event.fieldsTsdl);
     reserveText(block.size());
 
     // Allocate first, then change: a bad_alloc leaves nothing half done.
     makeRoom(chan.events, 1);
+    makeRoom(chan.eventLayouts, 1);
     std::vector<std::uint32_t>& ids = chan.idsByName[event.name];
     makeRoom(ids, 1);
     if (chan.registered) {
@@ -177,6 +190,7 @@ std::uint32_t TraceRegistry::registerEvent(std::uint32_t chanId, std::string_vie
         chan.waitingBlocks.push_back(std::move(block));
     }
     chan.events.push_back(std::move(event));
+    chan.eventLayouts.push_back(std::move(layout));
     ids.push_back(eventId);
     return eventId;
 }
@@ -184,6 +198,43 @@ std::uint32_t TraceRegistry::registerEvent(std::uint32_t chanId, std::string_vie
 std::uint64_t TraceRegistry::registerEnum(std::string_view name,
                                           std::span<const lttng_ust_ctl_enum_entry> entries) {
     return enums_.registerEnum(name, entries);
+}
+
+std::vector<std::pair<std::uint32_t, record_layout::ChannelLayouts>>
+TraceRegistry::takeNewLayouts() {
+    std::vector<std::pair<std::uint32_t, record_layout::ChannelLayouts>> out;
+    for (std::uint32_t id = 0; id < channels_.size(); ++id) {
+        const Channel& chan = channels_[id];
+        const bool newContext = chan.contextLayout && !chan.contextLayoutTaken;
+        if (!newContext && chan.eventLayoutsTaken == chan.eventLayouts.size())
+            continue;
+        record_layout::ChannelLayouts layouts;
+        if (newContext)
+            layouts.context = chan.contextLayout;
+        layouts.events.reserve(chan.eventLayouts.size() - chan.eventLayoutsTaken);
+        for (std::size_t e = chan.eventLayoutsTaken; e < chan.eventLayouts.size(); ++e)
+            layouts.events.emplace_back(static_cast<std::uint32_t>(e), chan.eventLayouts[e]);
+        out.emplace_back(id, std::move(layouts));
+    }
+    // Everything is copied: now mark it taken (nothing below throws).
+    for (const auto& [id, layouts] : out) {
+        Channel& chan = channels_[id];
+        chan.contextLayoutTaken = chan.contextLayout.has_value();
+        chan.eventLayoutsTaken = chan.eventLayouts.size();
+    }
+    return out;
+}
+
+record_layout::ChannelLayouts TraceRegistry::layouts(std::uint32_t chanId) const {
+    record_layout::ChannelLayouts out;
+    if (chanId >= channels_.size())
+        return out;
+    const Channel& chan = channels_[chanId];
+    out.context = chan.contextLayout;
+    out.events.reserve(chan.eventLayouts.size());
+    for (std::size_t e = 0; e < chan.eventLayouts.size(); ++e)
+        out.events.emplace_back(static_cast<std::uint32_t>(e), chan.eventLayouts[e]);
+    return out;
 }
 
 bool TraceRegistry::isChannelRegistered(std::uint32_t chanId) const noexcept {

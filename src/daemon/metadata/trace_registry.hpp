@@ -21,17 +21,25 @@
 // mutex is held for in-memory work only, never across a round trip to an
 // app or a consumer. (The main loop also creates the registry and its
 // channels before any app of the trace is routed to the notify thread.)
+//
+// Record layouts (issue 14): besides the text, the registry keeps the skip
+// program (common/record_layout.hpp, record_layout_compiler.hpp) of each
+// channel's context and of each event, for the consumer to count records.
+// Like the text they only grow, and takeNewLayouts() hands out what was
+// added since its last call, for the daemon to send as increments.
 // Errors are MetadataError exceptions whose
 // errnoValue() is the code to answer the app with (negated); a refused call
 // leaves the registry and its text unchanged.
 #pragma once
 
+#include "common/record_layout.hpp"
 #include "enum_registry.hpp"
 #include "limits.hpp"
 #include "trace_info.hpp"
 
 #include <cstdint>
 #include <lttng/ust-ctl.h>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,7 +77,10 @@ public:
     /// the same context (same TSDL), else EINVAL. Always answers the large
     /// event header, as lttng-sessiond 2.13 does (ust-app.c
     /// reply_ust_register_channel; it never answers COMPACT). ENOENT for an
-    /// unknown chanId; field errors as in field_decoder.hpp.
+    /// unknown chanId; field errors as in field_decoder.hpp; E2BIG for a
+    /// context whose record layout is past record_layout's limits. The first
+    /// registration also keeps the context's record layout (an empty
+    /// program for no context fields) for takeNewLayouts().
     ChannelReply registerChannel(std::uint32_t chanId,
                                  std::span<const lttng_ust_ctl_field> contextFields);
 
@@ -80,7 +91,8 @@ public:
     /// streams (packets without events) into the trace; without the block,
     /// readers refuse the whole trace (babeltrace2: "No stream class with
     /// ID"). Returns how many channels it declared. A later registerChannel
-    /// with context fields then fails with EINVAL.
+    /// with context fields then fails with EINVAL. Each declared channel's
+    /// record layout gets an empty context program.
     std::size_t declareUnregisteredChannels();
 
     /// Notify command EVENT. Returns the event id: per channel, from 0. An
@@ -91,7 +103,10 @@ public:
     /// `modelEmfUri` empty = none. A negative `loglevel` (lttng-ust's are
     /// 0..14) is kept but not written: CTF readers refuse it. ENOENT for an unknown chanId; E2BIG
     /// for a name, signature, uri or event count past the limits; EINVAL for a name with a NUL
-    /// byte; field errors as in field_decoder.hpp.
+    /// byte; field errors as in field_decoder.hpp; E2BIG for fields whose
+    /// record layout is past record_layout's limits. A new id also keeps
+    /// its record layout for takeNewLayouts(); an id given back adds
+    /// nothing.
     std::uint32_t registerEvent(std::uint32_t chanId, std::string_view name, int loglevel,
                                 std::string_view signature,
                                 std::span<const lttng_ust_ctl_field> fields,
@@ -106,6 +121,20 @@ public:
     /// The TSDL so far. Only grows; its size() is the version to compare
     /// with what was pushed.
     const std::string& text() const noexcept { return text_; }
+
+    /// The record layouts added since the last call (all of them at the
+    /// first), by channel id, in increasing id order; channels with nothing
+    /// new are left out. Per channel: the context program once (when the
+    /// channel registered or was declared), then the new event ids with
+    /// their programs, in id order. Event programs may come before their
+    /// channel's context (events registered before the channel). Send each
+    /// to the consumer's RecordCounter of that channel (the stream class
+    /// `chanId`), split with record_layout::encodeChunks.
+    std::vector<std::pair<std::uint32_t, record_layout::ChannelLayouts>> takeNewLayouts();
+
+    /// Every record layout of `chanId` so far (empty for an unknown
+    /// channel): for a consumer that starts over.
+    record_layout::ChannelLayouts layouts(std::uint32_t chanId) const;
 
     const TraceInfo& info() const noexcept { return info_; }
     std::size_t channelCount() const noexcept { return channels_.size(); }
@@ -129,7 +158,11 @@ private:
         std::string contextTsdl;   // the event.context members, once registered
         std::vector<Event> events; // index == event id
         std::unordered_map<std::string, std::vector<std::uint32_t>> idsByName;
-        std::vector<std::string> waitingBlocks; // event blocks before registration
+        std::vector<std::string> waitingBlocks;              // event blocks before registration
+        std::optional<record_layout::Program> contextLayout; // once registered
+        std::vector<record_layout::Program> eventLayouts;    // index == event id
+        bool contextLayoutTaken = false;
+        std::size_t eventLayoutsTaken = 0;
     };
 
     Channel& channel(std::uint32_t chanId);

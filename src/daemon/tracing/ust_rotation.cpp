@@ -156,6 +156,13 @@ void UstTracer::onRotationCompleted(const SessionRef& ref, cp::RotationCompleted
     }
     auto r = std::move(*live->rotating);
     live->rotating.reset();
+    // The channels closed before this rotation wrote into the chunk just
+    // archived: the current chunk holds nothing of theirs (the live ones'
+    // figures came just before, from the consumer).
+    for (const uint64_t key : std::exchange(live->closedKeys, {}))
+        if (const auto f = live->figures.find(key); f != live->figures.end())
+            f->second.chunkBytes = 0;
+    publishStatistics(*live);
     if (d.ok) {
         log::info("session '" + live->snapshot.name + "': rotation archived in " + r.path);
         r.completed(std::nullopt, r.path);

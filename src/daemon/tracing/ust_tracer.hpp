@@ -301,6 +301,11 @@ private:
         std::map<uint64_t, std::string> channelOfKey;
         /// The consumer's last figures, per channel key.
         std::map<uint64_t, consumer_protocol::ChannelFigures> figures;
+        /// Keys of the consumer channels destroyed since the last rotation
+        /// (an exited app's, per-PID): their chunk bytes were the old
+        /// chunk's once it is archived.
+        std::vector<uint64_t> closedKeys;
+        uint64_t sampledAtUsec = 0; ///< of the consumer's last figures
         /// (st_dev, st_ino) of the output folder when the consumer started.
         std::pair<dev_t, ino_t> outputFolder{};
         // Trace chunks: the current one's index, folder ("" = the output
@@ -556,8 +561,13 @@ private:
     FailureHandler onFailure_;
     SizeHandler onSize_;
     StatisticsHandler onStatistics_;
+    /// The record layouts `trace`'s registry learned since the last call, as
+    /// DeclareLayouts for its consumer channels. Under trace.registryMutex.
+    static std::vector<consumer_protocol::DeclareLayouts> takeLayoutsLocked(Trace& trace);
     /// The consumer of `ref` sent figures: kept, summed, told.
     void onConsumerStatistics(const SessionRef& ref, consumer_protocol::Statistics s);
+    /// Tells onStatistics_ `t`'s figures, summed per channel.
+    void publishStatistics(Traced& t);
     /// Tells onSize_ what `t`'s traces take now.
     void reportSize(const Traced& t);
     uint64_t nextSerial_ = 1;

@@ -64,24 +64,29 @@ void UstTracer::onConsumerStatistics(const SessionRef& ref, cp::Statistics s) {
     for (const cp::ChannelFigures& f : s.channels)
         if (live->channelOfKey.count(f.key) != 0)
             live->figures[f.key] = f;
+    live->sampledAtUsec = s.sampledAtUsec;
+    publishStatistics(*live);
+}
+
+void UstTracer::publishStatistics(Traced& t) {
     if (!onStatistics_)
         return;
     DomainStatistics out;
-    out.sampledAtUsec = s.sampledAtUsec;
+    out.sampledAtUsec = t.sampledAtUsec;
     std::map<std::string, TraceFigures> byChannel;
-    for (const auto& c : live->snapshot.channels)
+    for (const auto& c : t.snapshot.channels)
         byChannel[c.name];
-    for (const auto& [key, f] : live->figures) {
+    for (const auto& [key, f] : t.figures) {
         const TraceFigures figures{f.eventsRecorded, f.eventsDiscarded, f.packetsLost,
                                    f.bytesWritten, f.chunkBytes};
         out.total += figures;
-        const std::string& name = live->channelOfKey[key];
+        const std::string& name = t.channelOfKey[key];
         if (!name.empty())
             byChannel[name] += figures;
     }
-    for (const auto& c : live->snapshot.channels)
+    for (const auto& c : t.snapshot.channels)
         out.channels.push_back(ChannelStatistics{"ust", c.name, byChannel[c.name]});
-    onStatistics_(live->snapshot.idHex, out);
+    onStatistics_(t.snapshot.idHex, out);
 }
 
 void UstTracer::reportSize(const Traced& t) {
@@ -236,10 +241,36 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
     created->seal();
 }
 
+std::vector<cp::DeclareLayouts> UstTracer::takeLayoutsLocked(Trace& trace) {
+    std::vector<cp::DeclareLayouts> out;
+    if (!trace.registry)
+        return out;
+    cp::LayoutAbi abi;
+    abi.bitsPerLong = static_cast<uint8_t>(trace.abi.bitsPerLong);
+    abi.uint16Alignment = static_cast<uint8_t>(trace.abi.uint16Alignment);
+    abi.uint32Alignment = static_cast<uint8_t>(trace.abi.uint32Alignment);
+    abi.uint64Alignment = static_cast<uint8_t>(trace.abi.uint64Alignment);
+    abi.longAlignment = static_cast<uint8_t>(trace.abi.longAlignment);
+    abi.bigEndian = trace.abi.byteOrder == metadata::ByteOrder::Big;
+    for (auto& [chanId, layouts] : trace.registry->takeNewLayouts()) {
+        const auto ch = std::find_if(trace.channels.begin(), trace.channels.end(),
+                                     [id = chanId](const Channel& c) { return c.chanId == id; });
+        if (ch == trace.channels.end())
+            continue;
+        for (std::string& bytes : record_layout::encodeChunks(layouts, cp::kMaxLayouts))
+            out.push_back(cp::DeclareLayouts{ch->objects.key, abi, std::move(bytes)});
+    }
+    return out;
+}
+
 void UstTracer::pushMetadata(Traced& t, Trace& trace, Done done) {
     // Under the registry's lock, so that the offsets go out in the order
     // the notify thread's queued pushes and ours take them.
     std::lock_guard lock(trace.registryMutex);
+    // The layouts of what the registry learned go first (they are what the
+    // consumer needs to count the records of the events registered).
+    for (const cp::DeclareLayouts& m : takeLayoutsLocked(trace))
+        t.consumer->declareLayouts(m, failOnError(t, "to take the record layouts of " + trace.dir));
     const std::string& text = trace.registry->text();
     if (text.size() == trace.pushed)
         return done(std::nullopt);
@@ -253,6 +284,8 @@ void UstTracer::pushMetadata(Traced& t, Trace& trace) {
 }
 
 void UstTracer::queueMetadataLocked(Traced& t, Trace& trace) {
+    for (cp::DeclareLayouts& m : takeLayoutsLocked(trace))
+        t.consumer->enqueueLayouts(std::move(m));
     const std::string& text = trace.registry->text();
     if (text.size() == trace.pushed)
         return;
@@ -318,10 +351,12 @@ void UstTracer::closeInConsumer(Traced& t, Trace& trace, Done done) {
     for (auto& ch : trace.channels) {
         const uint64_t key = ch.objects.key;
         ch.objects = ConsumerChannel{key, nullptr, {}};
+        t.closedKeys.push_back(key);
         t.consumer->destroyChannel(key, closed->add());
     }
     trace.metadata.channel.reset();
     trace.metadata.streams.clear();
+    t.closedKeys.push_back(trace.metadata.key);
     t.consumer->destroyChannel(trace.metadata.key, closed->add());
     closed->seal();
 }
