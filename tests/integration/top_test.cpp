@@ -9,7 +9,6 @@
 #include "terminal_emulator.hpp"
 #include "tracectl_clients.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <optional>
@@ -123,10 +122,10 @@ TEST_F(Top, ShowsATracingSessionWithARateAboveZeroAndQuitsOnQ) {
             const auto row = sessionRow(lines, "top-watch");
             if (!row || (*row)[1] != "active")
                 return false;
-            // EVENTS/S or MB/S: either is a rate above zero ("-" reads as 0).
-            rate = std::max(std::strtod((*row)[2].c_str(), nullptr),
-                            std::strtod((*row)[3].c_str(), nullptr));
-            return rate > 0;
+            // EVENTS/S ("-" until two samples, which reads as 0); MB/S known too (its two
+            // decimals may round a slow trickle down to 0.00).
+            rate = std::strtod((*row)[2].c_str(), nullptr);
+            return rate > 0 && (*row)[3] != "-";
         },
         std::chrono::seconds(30), std::chrono::milliseconds(100));
     EXPECT_TRUE(seen) << dump(lines)
