@@ -8,8 +8,10 @@
 // counting, LTTNG_RING_BUFFER_COUNT_EVENTS, is compiled out).
 //
 // A program steps exactly as a CTF reader following our TSDL does
-// (babeltrace2's ctf plugin, src/plugins/ctf/common/src/bfcr): positions and
-// sizes in bits; every field is first aligned on its alignment; a struct's
+// (babeltrace2's ctf plugin: its bfcr reader; set_alignments() for the
+// alignments), and as lttng-ust writes (record_header_size() in
+// src/common/ringbuffer-clients/template.h): positions and sizes in bits;
+// every field is first aligned on its alignment; a struct's
 // alignment is the largest of its own `align()` and its members'; an
 // array's or sequence's is its element's; a string's is 8; a variant's is 1
 // (its selected choice then aligns itself); an empty aligned struct is how
@@ -63,9 +65,12 @@ public:
 };
 
 /// Limits of one program, checked by validate() and decode(). With them an
-/// encoded program stays below 16 + 16 * kMaxOps + 20 * kMaxRanges bytes
-/// (832 KiB); a realistic event takes well under 1 KiB (a fixed-size one:
-/// 28 bytes).
+/// encoded program takes at most 10 + 16 * kMaxOps + 20 * kMaxRanges bytes
+/// (851,978: under 832 KiB), so one event with the largest program still
+/// fits one 1 MiB protocol frame with its message header (10 bytes) and id
+/// (4). A realistic event takes well under 1 KiB: a fixed-size one 30 bytes
+/// with its id, a dynamic-typed app context 450. compileFields refuses a
+/// field list past them (the registry answers the app E2BIG).
 inline constexpr std::size_t kMaxOps = 32768;
 inline constexpr std::size_t kMaxRanges = 16384;
 inline constexpr std::size_t kMaxRegisters = 1024;
@@ -145,8 +150,8 @@ struct ChannelLayouts {
 std::string encode(const ChannelLayouts& layouts);
 
 /// Encodes `layouts` as one or more messages of at most `maxBytes` bytes
-/// each (the context in the first, events in order). Throws LayoutError if
-/// one program alone does not fit.
+/// each (the context in the first, events in order); none for layouts
+/// holding nothing. Throws LayoutError if one program alone does not fit.
 std::vector<std::string> encodeChunks(const ChannelLayouts& layouts, std::size_t maxBytes);
 
 /// Strict inverse of encode(): throws LayoutError for a bad magic or

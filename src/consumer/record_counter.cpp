@@ -62,29 +62,41 @@ public:
         : data_(data), limit_(limit), bigEndian_(bigEndian), regs_(regs) {}
 
     // Steps over `p` from `pos`; false (why() set) if the bytes do not fit.
-    bool run(const Program& p, std::uint64_t& pos) { return body(p, 0, p.ops.size(), pos); }
-
-    bool fail(const char* why) {
-        why_ = why;
-        return false;
+    bool run(const Program& p, std::uint64_t& pos) {
+        const std::uint64_t end = body(p, 0, p.ops.size(), pos);
+        if (end == kFailed)
+            return false;
+        pos = end;
+        return true;
     }
     const char* why() const noexcept { return why_; }
 
 private:
-    bool body(const Program& p, std::size_t i, std::size_t end, std::uint64_t& pos) {
+    static constexpr std::uint64_t kFailed = ~std::uint64_t{0};
+
+    std::uint64_t fail(const char* why) {
+        why_ = why;
+        return kFailed;
+    }
+
+    // Steps over ops [i, end) from `pos`: the position after them, or
+    // kFailed. Positions and the limit are locals, so that the register
+    // stores (uint64_t too) cannot be taken to change them.
+    std::uint64_t body(const Program& p, std::size_t i, std::size_t end, std::uint64_t pos) {
         const Op* ops = p.ops.data();
+        const std::uint64_t limit = limit_;
         while (i < end) {
             const Op& op = ops[i];
             switch (op.kind) {
             case OpKind::Skip:
                 pos = alignUp(pos, op.alignment) + op.bits;
-                if (pos > limit_)
+                if (pos > limit)
                     return fail("field past content_size");
                 ++i;
                 break;
             case OpKind::Integer: {
                 pos = alignUp(pos, op.alignment);
-                if (pos > limit_ || op.bits > limit_ - pos)
+                if (pos > limit || op.bits > limit - pos)
                     return fail("integer past content_size");
                 const bool big = bigEndian_ != ((op.flags & record_layout::kReverse) != 0);
                 std::uint64_t v = readBits(data_, pos, op.bits, big);
@@ -98,24 +110,32 @@ private:
             case OpKind::String: {
                 pos = alignUp(pos, 8);
                 const std::uint64_t first = pos / 8;
-                const std::uint64_t endByte = limit_ / 8;
+                const std::uint64_t endByte = limit / 8;
                 if (first >= endByte)
                     return fail("string past content_size");
-                const void* nul = std::memchr(data_ + first, 0, endByte - first);
-                if (nul == nullptr)
-                    return fail("string without its NUL byte before content_size");
-                pos = (static_cast<const unsigned char*>(nul) - data_ + 1) * std::uint64_t{8};
+                // Most strings are short: look at a few bytes before memchr.
+                const std::uint64_t quick = std::min<std::uint64_t>(endByte - first, 16);
+                std::uint64_t at = first;
+                while (at < first + quick && data_[at] != 0)
+                    ++at;
+                if (at == first + quick) {
+                    const void* nul = std::memchr(data_ + at, 0, endByte - at);
+                    if (nul == nullptr)
+                        return fail("string without its NUL byte before content_size");
+                    at = static_cast<std::uint64_t>(static_cast<const unsigned char*>(nul) - data_);
+                }
+                pos = (at + 1) * 8;
                 ++i;
                 break;
             }
             case OpKind::Sequence: {
                 pos = alignUp(pos, op.alignment);
-                if (pos > limit_)
+                if (pos > limit)
                     return fail("sequence past content_size");
                 const std::uint64_t count = regs_[op.reg];
                 if (count != 0) {
                     const std::uint64_t stride = alignUp(op.bits, op.alignment);
-                    const std::uint64_t room = limit_ - pos;
+                    const std::uint64_t room = limit - pos;
                     if (op.bits > room || count - 1 > (room - op.bits) / stride)
                         return fail("sequence length past content_size");
                     pos += (count - 1) * stride + op.bits;
@@ -140,9 +160,10 @@ private:
                 if (r == rEnd)
                     return fail("variant tag selects no choice");
                 const Op& choice = ops[i + 1 + r->choice];
-                if (!body(p, static_cast<std::size_t>(choice.bits),
-                          static_cast<std::size_t>(choice.bits) + choice.alignment, pos))
-                    return false;
+                pos = body(p, static_cast<std::size_t>(choice.bits),
+                           static_cast<std::size_t>(choice.bits) + choice.alignment, pos);
+                if (pos == kFailed)
+                    return kFailed;
                 const Op& last = ops[i + op.alignment];
                 i = static_cast<std::size_t>(last.bits) + last.alignment;
                 break;
@@ -151,7 +172,7 @@ private:
                 return fail("choice outside a variant"); // validate() refuses it
             }
         }
-        return true;
+        return pos;
     }
 
     const unsigned char* data_;
@@ -206,6 +227,14 @@ RecordCounter::Step RecordCounter::stepFor(const record_layout::Program& p) noex
     if (p.ops.size() == 1 && p.ops[0].kind == OpKind::Skip)
         return Step{Step::Fixed, p.ops[0].alignment, p.ops[0].bits};
     return Step{Step::Walk, 1, 0};
+}
+
+std::optional<std::uint64_t>
+RecordCounter::contentSize(std::span<const std::byte> packet) const noexcept {
+    if (packet.size() < format_.contentSizeBit / 8 + 8)
+        return std::nullopt;
+    return readBits(reinterpret_cast<const unsigned char*>(packet.data()), format_.contentSizeBit,
+                    64, format_.abi.bigEndian);
 }
 
 CountResult RecordCounter::count(std::span<const std::byte> packet, std::uint64_t fromBit,

@@ -70,6 +70,11 @@ public:
     CountResult count(std::span<const std::byte> packet, std::uint64_t fromBit,
                       std::uint64_t contentSizeBits) const;
 
+    /// packet_context.content_size of `packet` (bits, in the trace's byte
+    /// order), or nullopt if the span is too short to hold it. The value is
+    /// the app's: count() checks it against the span.
+    std::optional<std::uint64_t> contentSize(std::span<const std::byte> packet) const noexcept;
+
     const record_layout::PacketFormat& format() const noexcept { return format_; }
     bool hasContext() const noexcept { return context_.has_value(); }
     /// Whether event `id` has a layout.

@@ -123,6 +123,7 @@ TEST(RecordCounter, FixedEventsWithCompactAndExtendedHeaders) {
     const std::uint64_t content = rltest::finishPacket(w, t.format);
 
     expectEnd(t.counter.count(w.bytes(), 0, content), 6, content);
+    EXPECT_EQ(t.counter.contentSize(w.bytes()), content);
     // The exact bytes, nothing after content_size.
     const auto exact = cut(w, content / 8);
     expectEnd(t.counter.count(exact, 0, content), 6, content);
@@ -153,8 +154,8 @@ TEST(RecordCounter, ContextStringsSequencesAndPaddings) {
     for (std::size_t i = 0; i < vals.size(); ++i) {
         t.header(w, ev, i == 2);
         context(100 + static_cast<int>(i), i % 2 ? "app" : "");
-        w.align(64); // the payload struct: its largest member is 64-bit
-        w.cstring(std::string(i * 3, 'x'));
+        w.align(64);                         // the payload struct: its largest member is 64-bit
+        w.cstring(std::string(i * 13, 'x')); // up to 39 bytes: past the quick look
         w.put(vals[i].size(), 8, 8);
         w.align(16);
         for (const std::uint16_t v : vals[i])
@@ -200,6 +201,9 @@ TEST(RecordCounter, ThirtyTwoBitBigEndianTrace) {
     }
     const std::uint64_t content = rltest::finishPacket(w, t.format);
     expectEnd(t.counter.count(w.bytes(), 0, content), 3, content);
+    EXPECT_EQ(t.counter.contentSize(w.bytes()), content);
+    EXPECT_EQ(t.counter.contentSize(cut(w, 55)), std::nullopt);
+    EXPECT_EQ(t.counter.contentSize(cut(w, 56)), content);
 
     // Read in the trace's own order, 260 (0x0104) would be 0x0401 = 1025
     // elements: past the end.

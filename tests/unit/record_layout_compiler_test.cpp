@@ -7,6 +7,7 @@
 #include "metadata/trace_registry.hpp"
 #include "metadata_test_support.hpp"
 
+#include <cerrno>
 #include <gtest/gtest.h>
 #include <memory>
 
@@ -315,4 +316,46 @@ TEST(RecordLayoutRegistry, RefusedRegistrationsAddNoLayout) {
                  MetadataError);
     EXPECT_THROW(r.registerChannel(a, Fields{integer("x", 0, false)}), MetadataError);
     EXPECT_TRUE(r.takeNewLayouts().empty());
+}
+
+TEST(RecordLayoutRegistry, ALayoutPastTheLimitsIsRefusedWithE2big) {
+    TraceRegistry r(sampleTraceInfo());
+    const std::uint32_t a = r.createChannel();
+    r.registerChannel(a, {});
+    r.takeNewLayouts();
+    // 16386 single values alternating between two labels: 16386 ranges
+    // that do not merge, past kMaxRanges.
+    std::vector<lttng_ust_ctl_enum_entry> entries;
+    for (std::int64_t v = 0; v < 16386; ++v)
+        entries.push_back(entry(v % 2 == 0 ? "_even" : "_odd", v, v, false));
+    const std::uint64_t enumId = r.registerEnum("parity", entries);
+    const Fields fields = concat({enumField("tag", "parity", enumId, 16, false),
+                                  Fields{variantField("v", "tag", 2), integer("even", 8, false),
+                                         integer("odd", 16, false)}});
+    const std::string text = r.text();
+    try {
+        r.registerEvent(a, "p:wide", 1, "", fields, "");
+        ADD_FAILURE() << "registered";
+    } catch (const MetadataError& e) {
+        EXPECT_EQ(e.errnoValue(), E2BIG);
+        EXPECT_NE(std::string(e.what()).find("ranges"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(r.eventCount(a), 0u);
+    EXPECT_EQ(r.text(), text);
+    EXPECT_TRUE(r.takeNewLayouts().empty());
+
+    // Half as many values fit: one event, one layout of 8193 ranges.
+    entries.resize(8193);
+    const std::uint64_t smaller = r.registerEnum("parity_small", entries);
+    EXPECT_EQ(r.registerEvent(a, "p:narrow", 1, "",
+                              concat({enumField("tag", "parity_small", smaller, 16, false),
+                                      Fields{variantField("v", "tag", 2), integer("even", 8, false),
+                                             integer("odd", 16, false)}}),
+                              ""),
+              0u);
+    const auto taken = r.takeNewLayouts();
+    ASSERT_EQ(taken.size(), 1u);
+    ASSERT_EQ(taken[0].second.events.size(), 1u);
+    EXPECT_EQ(taken[0].second.events[0].second.ranges.size(), 8193u);
+    EXPECT_EQ(encodeChunks(taken[0].second, 1u << 20).size(), 1u);
 }
