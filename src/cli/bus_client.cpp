@@ -123,6 +123,10 @@ BusClient::BusClient(const BusChoice& bus) {
 
 BusClient::~BusClient() = default;
 
+sdbus::IConnection& BusClient::connection() noexcept {
+    return *connection_->bus;
+}
+
 std::map<std::string, sdbus::Variant> BusClient::call_options() const {
     std::map<std::string, sdbus::Variant> options;
     if (interactive_) {

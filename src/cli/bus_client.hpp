@@ -110,6 +110,10 @@ public:
     std::vector<std::tuple<std::string, std::string, std::int32_t>>
     list_tracepoints(const std::string& path);
 
+    /// The connection itself, for what subscribes to signals and runs its own loop
+    /// (`tracectl top`). Valid as long as the BusClient.
+    sdbus::IConnection& connection() noexcept;
+
 private:
     /// {"interactive": true} if set_interactive(true), else {}.
     std::map<std::string, sdbus::Variant> call_options() const;

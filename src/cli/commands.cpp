@@ -1,7 +1,9 @@
 #include "commands.hpp"
 
 #include "create_options.hpp"
+#include "error_report.hpp"
 #include "output_format.hpp"
+#include "session_statistics.hpp"
 #include "session_view.hpp"
 #include "user_names.hpp"
 
@@ -23,6 +25,18 @@ SessionView fetch_session(BusClient& bus, std::string path) {
     return session_view_from_properties(std::move(path), std::move(properties));
 }
 
+/// The loss warning of `session` on `err`, after what went to `out`.
+void warn_about_losses(const SessionView& session, std::ostream& out, std::ostream& err) {
+    const auto statistics = statistics_from_properties(session.properties);
+    if (!statistics) {
+        return;
+    }
+    if (const auto warning = loss_warning(session.name, statistics->totals)) {
+        out.flush(); // on a terminal, the warning comes after the table it is about
+        print_error_line(err, *warning);
+    }
+}
+
 } // namespace
 
 void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
@@ -35,7 +49,7 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
     out << format_created(fetch_session(bus, path));
 }
 
-void run_list(BusClient& bus, const ListArgs& args, std::ostream& out) {
+void run_list(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostream& err) {
     // ListSessions, not GetManagedObjects: it lists only what the caller may see.
     std::vector<SessionView> sessions;
     for (const std::string& path : bus.list_sessions()) {
@@ -51,12 +65,16 @@ void run_list(BusClient& bus, const ListArgs& args, std::ostream& out) {
     sort_by_creation_time(sessions);
     out << (args.json ? format_sessions_json(sessions)
                       : format_session_table(sessions, lookup_user_name));
+    for (const SessionView& session : sessions) {
+        warn_about_losses(session, out, err);
+    }
 }
 
-void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out) {
+void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostream& err) {
     const SessionView session = fetch_session(bus, bus.get_session(args.name));
     out << (args.json ? format_session_json(session)
                       : format_session_details(session, lookup_user_name));
+    warn_about_losses(session, out, err);
 }
 
 void run_start(BusClient& bus, const std::string& name, std::ostream& out) {

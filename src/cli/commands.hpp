@@ -36,11 +36,14 @@ struct DestroyArgs {
 /// reads its properties and prints "Session NAME created (id ID, output DIR)".
 void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out);
 
-/// Prints every session the caller may see (ListSessions), oldest first: a table, or a JSON array.
-void run_list(BusClient& bus, const ListArgs& args, std::ostream& out);
+/// Prints every session the caller may see (ListSessions), oldest first: a table, or a JSON array;
+/// then, on `err`, one "tracectl: warning: ..." line (loss_warning()) per session that
+/// discarded events or lost packets.
+void run_list(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostream& err);
 
-/// Prints every property of the session called `name`: key: value lines, or a JSON object.
-void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out);
+/// Prints every property of the session called `name`: key: value lines and the statistics
+/// section, or a JSON object; then its loss warning on `err`, if any.
+void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostream& err);
 
 /// Starts tracing in the session called `name`.
 void run_start(BusClient& bus, const std::string& name, std::ostream& out);

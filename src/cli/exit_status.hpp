@@ -11,7 +11,7 @@ namespace tracectl::cli {
 enum class ExitStatus : int {
     success = 0,      ///< the command did what was asked (also `--help`, `--version`)
     daemon_error = 1, ///< the daemon answered with a D-Bus error (or an unusable reply)
-    usage = 2,        ///< the command line could not be parsed
+    usage = 2,        ///< the command line could not be parsed; `top` without a terminal
     unreachable = 3,  ///< the bus or the daemon cannot be reached
 };
 
@@ -20,7 +20,7 @@ inline constexpr std::string_view exit_status_help =
     "Exit status:\n"
     "  0  success\n"
     "  1  the daemon answered with an error (e.g. no such session, access denied)\n"
-    "  2  usage error: the command line could not be parsed\n"
+    "  2  usage error: the command line could not be parsed (or top has no terminal)\n"
     "  3  the bus or the tracectld daemon cannot be reached\n"
     "\n"
     "Errors are reported on one line on stderr:\n"

@@ -7,6 +7,7 @@
 #include "error_report.hpp"
 #include "exit_status.hpp"
 #include "quantities.hpp"
+#include "top_command.hpp"
 #include "trace_commands.hpp"
 #include "utf8.hpp"
 
@@ -138,16 +139,30 @@ ExitStatus run(int argc, char** argv) {
 
     auto* list = app.add_subcommand("list", "List your tracing sessions");
     list->add_flag("--json", cl.list.json, "Print a JSON array with every property");
-    list->footer("Lists the sessions you may see, oldest first: name, state, mode, owner and\n"
-                 "output folder.\n\n"
+    list->footer("Lists the sessions you may see, oldest first: name, state, mode, owner,\n"
+                 "events discarded, packets lost and output folder; a session that discarded\n"
+                 "events or lost packets gets a warning line on standard error.\n\n"
                  "Example:\n  tracectl list\n  tracectl list --json");
 
     auto* show = app.add_subcommand("show", "Show every property of a session");
     show->add_option("NAME", cl.show.name, "Name of the session")->required();
     show->add_flag("--json", cl.show.json, "Print a JSON object with every property");
     show->footer("Prints every property of the session (D-Bus interface\n"
-                 "org.tracectl.Tracing1.Session), one per line.\n\n"
+                 "org.tracectl.Tracing1.Session), one per line, then its statistics: events\n"
+                 "recorded and discarded, packets lost, bytes written, in total and per\n"
+                 "channel. When events were discarded or packets lost, a warning line follows\n"
+                 "on standard error.\n\n"
                  "Example:\n  tracectl show web-latency");
+
+    auto* top = app.add_subcommand("top", "Watch your sessions' event rates and losses live");
+    top->footer("A live view, refreshed every second, of the sessions you may see (those of\n"
+                "'tracectl list'): per session and per channel, events recorded per second,\n"
+                "megabytes (10^6 bytes) written per second, events discarded and packets lost\n"
+                "so far, and the session's state. Rates need two samples: '-' until then.\n"
+                "Follows the daemon's PropertiesChanged signals; sessions created or destroyed\n"
+                "meanwhile come and go. q (or Ctrl-C) quits. Needs a terminal: without one it\n"
+                "exits with status 2.\n\n"
+                "Example:\n  tracectl top\n  tracectl top --user");
 
     auto* start = app.add_subcommand("start", "Start tracing in a session");
     start->add_option("NAME", cl.start_name, "Name of the session")->required();
@@ -405,6 +420,10 @@ ExitStatus run(int argc, char** argv) {
         cl.enable_channel.read_timer_us = cl.ec_read_timer;
     }
 
+    if (top->parsed() && !check_terminal_for_top(std::cerr)) {
+        return ExitStatus::usage; // before connecting: nothing to show it on anyway
+    }
+
     BusChoice bus_choice;
     if (cl.user_bus) {
         bus_choice.kind = BusChoice::Kind::user;
@@ -417,9 +436,12 @@ ExitStatus run(int argc, char** argv) {
     if (create->parsed()) {
         run_create(bus, cl.create, std::cout);
     } else if (list->parsed()) {
-        run_list(bus, cl.list, std::cout);
+        run_list(bus, cl.list, std::cout, std::cerr);
     } else if (show->parsed()) {
-        run_show(bus, cl.show, std::cout);
+        run_show(bus, cl.show, std::cout, std::cerr);
+    } else if (top->parsed()) {
+        std::cout.flush();
+        return run_top(bus, std::cerr);
     } else if (start->parsed()) {
         run_start(bus, cl.start_name, std::cout);
     } else if (stop->parsed()) {

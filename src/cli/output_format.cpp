@@ -1,5 +1,9 @@
 #include "output_format.hpp"
 
+#include "session_statistics.hpp"
+#include "statistics_format.hpp"
+#include "text_table.hpp"
+
 #include <algorithm>
 #include <array>
 #include <ctime>
@@ -10,13 +14,6 @@ namespace tracectl::cli {
 namespace {
 
 constexpr auto json_errors = nlohmann::json::error_handler_t::replace;
-
-/// Display width of UTF-8 text, counted in code points.
-std::size_t display_width(std::string_view text) {
-    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-        return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
-    }));
-}
 
 void append_padded(std::string& out, std::string_view text, std::size_t width) {
     out += text;
@@ -30,13 +27,19 @@ std::string dump_pretty(const nlohmann::json& value) {
 nlohmann::json to_json_object(const SessionView& session) {
     auto object = nlohmann::json::object();
     for (const auto& [key, value] : session.properties) {
-        object[key] = value;
+        object[key] =
+            key == channel_statistics_property ? channel_statistics_readable(value) : value;
     }
     return object;
 }
 
 constexpr std::array<std::string_view, 8> well_known_properties{
     "Name", "Id", "State", "Mode", "Owner", "OutputPath", "BufferOwnership", "CreationTime"};
+
+/// Shown in their own section, not as "Key: value" lines.
+bool is_statistics_property(std::string_view key) {
+    return key == statistics_property || key == channel_statistics_property;
+}
 
 std::string format_detail_value(const std::string& key, const nlohmann::json& value,
                                 const UserNameLookup& user_name) {
@@ -91,15 +94,20 @@ std::string format_session_table(const std::vector<SessionView>& sessions,
     if (sessions.empty()) {
         return "No sessions.\n";
     }
-    using Row = std::array<std::string, 5>;
+    using Row = std::array<std::string, 7>;
     std::vector<Row> rows;
     rows.reserve(sessions.size() + 1);
-    rows.push_back(Row{"NAME", "STATE", "MODE", "OWNER", "OUTPUT"});
+    rows.push_back(Row{"NAME", "STATE", "MODE", "OWNER", "DISCARDED", "LOST", "OUTPUT"});
     for (const SessionView& session : sessions) {
+        // "-": the daemon has no Statistics property (older than issue 14).
+        const auto statistics = statistics_from_properties(session.properties);
         rows.push_back(Row{session.name, session.state, session.mode,
-                           format_owner(session.owner, user_name), session.output_path});
+                           format_owner(session.owner, user_name),
+                           statistics ? std::to_string(statistics->totals.events_discarded) : "-",
+                           statistics ? std::to_string(statistics->totals.packets_lost) : "-",
+                           session.output_path});
     }
-    std::array<std::size_t, 5> widths{};
+    std::array<std::size_t, 7> widths{};
     for (const Row& row : rows) {
         for (std::size_t column = 0; column < row.size(); ++column) {
             widths[column] = std::max(widths[column], display_width(row[column]));
@@ -125,7 +133,8 @@ std::string format_session_details(const SessionView& session, const UserNameLoo
     }
     for (const auto& entry : session.properties) {
         if (std::find(well_known_properties.begin(), well_known_properties.end(), entry.first) ==
-            well_known_properties.end()) {
+                well_known_properties.end() &&
+            !is_statistics_property(entry.first)) {
             keys.push_back(entry.first);
         }
     }
@@ -138,6 +147,10 @@ std::string format_session_details(const SessionView& session, const UserNameLoo
         append_padded(out, key + ":", width + 1);
         out += format_detail_value(key, session.properties.at(key), user_name);
         out += '\n';
+    }
+    if (const auto statistics = statistics_from_properties(session.properties)) {
+        out += '\n';
+        out += format_statistics_section(*statistics);
     }
     return out;
 }

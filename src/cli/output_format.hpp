@@ -27,8 +27,10 @@ std::string format_timestamp(std::uint64_t usec);
 /// The user name of `uid` if `user_name` knows it, else the uid as a decimal number.
 std::string format_owner(std::uint32_t uid, const UserNameLookup& user_name);
 
-/// The `list` table: a header NAME STATE MODE OWNER OUTPUT and one row per session, in the
-/// given order, columns separated by two spaces and aligned (widths in UTF-8 code points).
+/// The `list` table: a header NAME STATE MODE OWNER DISCARDED LOST OUTPUT and one row per
+/// session, in the given order, columns separated by two spaces and aligned (widths in UTF-8
+/// code points). DISCARDED and LOST are the session's totals (Statistics), "-" when the
+/// session has no Statistics property.
 /// "No sessions.\n" when `sessions` is empty. Ends with a newline.
 std::string format_session_table(const std::vector<SessionView>& sessions,
                                  const UserNameLookup& user_name);
@@ -37,10 +39,14 @@ std::string format_session_table(const std::vector<SessionView>& sessions,
 /// properties first (Name, Id, State, Mode, Owner, OutputPath, BufferOwnership,
 /// CreationTime), then the others by name. Owner gets its user name ("1000 (alice)") and
 /// CreationTime is shown as local time; other values use format_property_value().
+/// Statistics and ChannelStatistics are not listed as lines but as a section after a blank
+/// line (format_statistics_section()).
 std::string format_session_details(const SessionView& session, const UserNameLookup& user_name);
 
 /// One session as a JSON object: every property under its D-Bus name, with its D-Bus type
-/// (Owner and CreationTime are numbers). Pretty-printed, ends with a newline.
+/// (Owner and CreationTime are numbers). ChannelStatistics is an array of objects
+/// {"domain", "channel", "events-recorded", ...} (channel_statistics_readable()).
+/// Pretty-printed, ends with a newline.
 std::string format_session_json(const SessionView& session);
 
 /// The sessions as a JSON array of objects as in format_session_json(), in the given order.

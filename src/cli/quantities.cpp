@@ -1,6 +1,7 @@
 #include "quantities.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -67,7 +68,23 @@ std::optional<std::uint64_t> parse_size_bytes(std::string_view text) {
     if (!rest.empty() && rest != "b" && rest != "ib")
         return std::nullopt;
     return times(parts->first, std::uint64_t{1} << (10 * (at + 1)));
-    return std::nullopt;
+}
+
+std::string format_size(std::uint64_t bytes) {
+    static constexpr std::string_view units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024)
+        return std::to_string(bytes) + " B";
+    std::size_t unit = 0;
+    // Tenths of the unit, computed in integers so that nothing rounds up past the size.
+    std::uint64_t whole = bytes / 1024;
+    std::uint64_t rest = bytes % 1024;
+    while (whole >= 1024 && unit + 1 < std::size(units)) {
+        rest = whole % 1024;
+        whole /= 1024;
+        ++unit;
+    }
+    const std::uint64_t tenths = rest * 10 / 1024;
+    return std::to_string(whole) + "." + std::to_string(tenths) + " " + std::string(units[unit]);
 }
 
 } // namespace tracectl::cli

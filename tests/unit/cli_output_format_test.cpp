@@ -41,6 +41,26 @@ SessionView session(const std::string& name, std::uint32_t owner, std::uint64_t 
         });
 }
 
+/// A session with the statistics properties as variant_json gives them.
+SessionView session_with_statistics(const std::string& name, std::uint64_t discarded,
+                                    std::uint64_t lost) {
+    SessionView view = session(name, 1000, 1, "active");
+    view.properties["Statistics"] =
+        json{{"events-recorded", 123456}, {"events-discarded", discarded},
+             {"packets-lost", lost},      {"bytes-written", (12u << 20) + (512u << 10)},
+             {"chunk-bytes", 1536},       {"sampled-at", 77000000}};
+    view.properties["ChannelStatistics"] =
+        json::array({json::array({"ust", "channel0",
+                                  json{{"events-recorded", 123000},
+                                       {"events-discarded", discarded},
+                                       {"packets-lost", lost},
+                                       {"bytes-written", 12u << 20},
+                                       {"chunk-bytes", 1024}}}),
+                     json::array({"ust", "big",
+                                  json{{"events-recorded", 456}, {"bytes-written", 512u << 10}}})});
+    return session_view_from_properties(view.object_path, view.properties);
+}
+
 } // namespace
 
 TEST_F(CliOutputFormat, EmptyListSaysSo) {
@@ -51,9 +71,9 @@ TEST_F(CliOutputFormat, TableIsAlignedWithUserNamesOrUids) {
     const std::vector<SessionView> sessions{session("web", 1000, 1, "active"),
                                             session("database-io", 4242, 2)};
     EXPECT_EQ(format_session_table(sessions, fake_user_name),
-              "NAME         STATE    MODE    OWNER  OUTPUT\n"
-              "web          active   normal  alice  /traces/web\n"
-              "database-io  created  normal  4242   /traces/database-io\n");
+              "NAME         STATE    MODE    OWNER  DISCARDED  LOST  OUTPUT\n"
+              "web          active   normal  alice  -          -     /traces/web\n"
+              "database-io  created  normal  4242   -          -     /traces/database-io\n");
 }
 
 TEST_F(CliOutputFormat, TableWidthCountsCodePoints) {
@@ -149,4 +169,59 @@ TEST_F(CliOutputFormat, OneLineMessages) {
     EXPECT_EQ(format_stopped("web"), "Tracing stopped for session web.\n");
     EXPECT_EQ(format_destroyed("web"), "Session web destroyed.\n");
     EXPECT_EQ(format_nothing_destroyed(), "No sessions to destroy.\n");
+}
+
+TEST_F(CliOutputFormat, TableShowsDiscardedAndLostTotals) {
+    const std::vector<SessionView> sessions{session_with_statistics("web", 120, 3),
+                                            session_with_statistics("db", 0, 0)};
+    EXPECT_EQ(format_session_table(sessions, fake_user_name),
+              "NAME  STATE   MODE    OWNER  DISCARDED  LOST  OUTPUT\n"
+              "web   active  normal  alice  120        3     /traces/web\n"
+              "db    active  normal  alice  0          0     /traces/db\n");
+}
+
+TEST_F(CliOutputFormat, DetailsEndWithTheStatisticsSection) {
+    const std::string details =
+        format_session_details(session_with_statistics("web", 120, 3), fake_user_name);
+    EXPECT_EQ(details.find("Statistics:        {"), std::string::npos) << details;
+    EXPECT_EQ(details.find("ChannelStatistics:"), std::string::npos) << details;
+    const std::string section = "CreationTime:    1970-01-01 00:00:00 UTC\n"
+                                "\n"
+                                "Statistics:\n"
+                                "  Events recorded:   123456\n"
+                                "  Events discarded:  120\n"
+                                "  Packets lost:      3\n"
+                                "  Bytes written:     12.5 MiB\n"
+                                "  Current chunk:     1.5 KiB\n"
+                                "  DOMAIN  CHANNEL   RECORDED  DISCARDED  LOST    WRITTEN\n"
+                                "  ust     channel0    123000        120     3   12.0 MiB\n"
+                                "  ust     big            456          0     0  512.0 KiB\n";
+    EXPECT_NE(details.find(section), std::string::npos) << details;
+}
+
+TEST_F(CliOutputFormat, DetailsSayWhenNothingWasSampledYet) {
+    SessionView view = session("web", 1000, 1);
+    view.properties["Statistics"] = json{{"sampled-at", 0}};
+    const std::string details = format_session_details(view, fake_user_name);
+    EXPECT_NE(details.find("Statistics (not sampled yet):\n  Events recorded:   0\n"),
+              std::string::npos)
+        << details;
+    EXPECT_EQ(details.find("DOMAIN"), std::string::npos) << details; // no channel, no table
+}
+
+TEST_F(CliOutputFormat, JsonHasStatisticsAsObjects) {
+    const json parsed = json::parse(format_session_json(session_with_statistics("web", 120, 3)));
+    EXPECT_EQ(parsed.at("Statistics").at("events-discarded"), 120);
+    EXPECT_EQ(parsed.at("Statistics").at("sampled-at"), 77000000);
+    const json& channels = parsed.at("ChannelStatistics");
+    ASSERT_TRUE(channels.is_array());
+    ASSERT_EQ(channels.size(), 2U);
+    EXPECT_EQ(channels[0].at("domain"), "ust");
+    EXPECT_EQ(channels[0].at("channel"), "channel0");
+    EXPECT_EQ(channels[0].at("events-recorded"), 123000);
+    EXPECT_EQ(channels[0].at("packets-lost"), 3);
+    EXPECT_EQ(channels[1].at("channel"), "big");
+    EXPECT_FALSE(channels[1].contains("packets-lost")); // what the daemon left out stays out
+    const json listed = json::parse(format_sessions_json({session_with_statistics("a", 1, 0)}));
+    EXPECT_EQ(listed[0].at("ChannelStatistics")[0].at("channel"), "channel0");
 }

@@ -29,3 +29,15 @@ TEST(CliQuantities, Sizes) {
         EXPECT_EQ(parse_size_bytes(bad), std::nullopt) << bad;
     EXPECT_EQ(parse_size_bytes("18446744073709551615G"), std::nullopt);
 }
+
+TEST(CliQuantities, SizesForPeople) {
+    EXPECT_EQ(format_size(0), "0 B");
+    EXPECT_EQ(format_size(1023), "1023 B");
+    EXPECT_EQ(format_size(1024), "1.0 KiB");
+    EXPECT_EQ(format_size(1536), "1.5 KiB");
+    EXPECT_EQ(format_size(2047), "1.9 KiB"); // rounded down, never past the size
+    EXPECT_EQ(format_size((12u << 20) + (512u << 10)), "12.5 MiB");
+    EXPECT_EQ(format_size(std::uint64_t{3} << 30), "3.0 GiB");
+    EXPECT_EQ(format_size(std::uint64_t{1} << 40), "1.0 TiB");
+    EXPECT_EQ(format_size(UINT64_MAX), "15.9 EiB");
+}

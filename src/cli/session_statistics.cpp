@@ -1,0 +1,122 @@
+#include "session_statistics.hpp"
+
+#include <utility>
+
+namespace tracectl::cli {
+namespace {
+
+std::uint64_t counter(const nlohmann::json& dictionary, const char* key) {
+    const auto it = dictionary.find(key);
+    if (it == dictionary.end()) {
+        return 0;
+    }
+    if (it->is_number_unsigned()) {
+        return it->get<std::uint64_t>();
+    }
+    if (it->is_number_integer()) {
+        const auto value = it->get<std::int64_t>();
+        return value > 0 ? static_cast<std::uint64_t>(value) : 0;
+    }
+    return 0;
+}
+
+std::string text(const nlohmann::json& value) {
+    return value.is_string() ? value.get<std::string>() : std::string{};
+}
+
+std::string counted(std::uint64_t count, const char* one, const char* many) {
+    return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+} // namespace
+
+Counters counters_from_json(const nlohmann::json& dictionary) {
+    if (!dictionary.is_object()) {
+        return {};
+    }
+    return Counters{
+        .events_recorded = counter(dictionary, "events-recorded"),
+        .events_discarded = counter(dictionary, "events-discarded"),
+        .packets_lost = counter(dictionary, "packets-lost"),
+        .bytes_written = counter(dictionary, "bytes-written"),
+        .chunk_bytes = counter(dictionary, "chunk-bytes"),
+    };
+}
+
+std::uint64_t sampled_at_from_json(const nlohmann::json& dictionary) {
+    return dictionary.is_object() ? counter(dictionary, "sampled-at") : 0;
+}
+
+std::vector<ChannelCounters> channels_from_json(const nlohmann::json& value) {
+    std::vector<ChannelCounters> channels;
+    if (!value.is_array()) {
+        return channels;
+    }
+    for (const nlohmann::json& entry : value) {
+        if (entry.is_array() && entry.size() == 3 && entry[0].is_string() && entry[1].is_string()) {
+            channels.push_back({text(entry[0]), text(entry[1]), counters_from_json(entry[2])});
+        } else if (entry.is_object() && entry.contains("channel")) {
+            channels.push_back({text(entry.value("domain", nlohmann::json())),
+                                text(entry["channel"]), counters_from_json(entry)});
+        }
+    }
+    return channels;
+}
+
+std::optional<SessionStatistics> statistics_from_properties(const PropertyMap& properties) {
+    const auto totals = properties.find(statistics_property);
+    if (totals == properties.end()) {
+        return std::nullopt;
+    }
+    SessionStatistics statistics;
+    statistics.totals = counters_from_json(totals->second);
+    statistics.sampled_at_us = sampled_at_from_json(totals->second);
+    if (const auto channels = properties.find(channel_statistics_property);
+        channels != properties.end()) {
+        statistics.channels = channels_from_json(channels->second);
+    }
+    return statistics;
+}
+
+nlohmann::json channel_statistics_readable(const nlohmann::json& value) {
+    if (!value.is_array()) {
+        return value;
+    }
+    auto out = nlohmann::json::array();
+    for (const nlohmann::json& entry : value) {
+        if (entry.is_array() && entry.size() == 3 && entry[0].is_string() && entry[1].is_string() &&
+            entry[2].is_object()) {
+            auto object = nlohmann::json::object();
+            object["domain"] = entry[0];
+            object["channel"] = entry[1];
+            for (const auto& [key, figure] : entry[2].items()) {
+                if (key != "domain" && key != "channel") {
+                    object[key] = figure;
+                }
+            }
+            out.push_back(std::move(object));
+        } else {
+            out.push_back(entry);
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> loss_warning(const std::string& session_name, const Counters& totals) {
+    if (totals.events_discarded == 0 && totals.packets_lost == 0) {
+        return std::nullopt;
+    }
+    std::string what;
+    if (totals.events_discarded != 0) {
+        what = "discarded " + counted(totals.events_discarded, "event", "events");
+    }
+    if (totals.packets_lost != 0) {
+        what += (what.empty() ? "lost " : " and lost ") +
+                counted(totals.packets_lost, "packet", "packets");
+    }
+    return "warning: session " + session_name + " " + what +
+           "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) or more of them "
+           "(--num-subbuf)";
+}
+
+} // namespace tracectl::cli

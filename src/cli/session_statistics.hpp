@@ -1,0 +1,74 @@
+// The figures of a session's Statistics and ChannelStatistics properties (issue 14), read from
+// a PropertyMap into plain structs. Tolerant: unknown keys are ignored, missing or mistyped
+// keys read as 0, so a newer or older daemon never breaks the CLI.
+#pragma once
+
+#include "property_map.hpp"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracectl::cli {
+
+/// The D-Bus property names.
+inline constexpr const char* statistics_property = "Statistics";
+inline constexpr const char* channel_statistics_property = "ChannelStatistics";
+
+/// The counters every statistics dictionary carries (the keys of the a{sv}).
+struct Counters {
+    std::uint64_t events_recorded = 0;  ///< "events-recorded"
+    std::uint64_t events_discarded = 0; ///< "events-discarded"
+    std::uint64_t packets_lost = 0;     ///< "packets-lost"
+    std::uint64_t bytes_written = 0;    ///< "bytes-written": since the session was created
+    std::uint64_t chunk_bytes = 0;      ///< "chunk-bytes": bytes of the current trace chunk
+
+    bool operator==(const Counters&) const = default;
+};
+
+/// One entry of ChannelStatistics a(ssa{sv}).
+struct ChannelCounters {
+    std::string domain;  ///< "ust", "kernel", ...
+    std::string channel; ///< channel name
+    Counters counters;
+
+    bool operator==(const ChannelCounters&) const = default;
+};
+
+/// A session's statistics as last announced.
+struct SessionStatistics {
+    Counters totals;
+    std::uint64_t sampled_at_us = 0; ///< "sampled-at": CLOCK_MONOTONIC µs; 0 = never sampled
+    std::vector<ChannelCounters> channels;
+
+    bool operator==(const SessionStatistics&) const = default;
+};
+
+/// Reads the counters of one statistics dictionary (a JSON object; anything else reads as 0s).
+Counters counters_from_json(const nlohmann::json& dictionary);
+
+/// The "sampled-at" of a Statistics dictionary (0 when missing or not a number).
+std::uint64_t sampled_at_from_json(const nlohmann::json& dictionary);
+
+/// Reads ChannelStatistics as variant_json gives it (an array of [domain, channel, {...}]) or
+/// as the readable form channel_statistics_readable() makes (objects with "domain" and
+/// "channel" keys). Malformed entries are skipped.
+std::vector<ChannelCounters> channels_from_json(const nlohmann::json& value);
+
+/// The statistics of a session, or nullopt when its properties have no Statistics at all
+/// (a daemon from before issue 14).
+std::optional<SessionStatistics> statistics_from_properties(const PropertyMap& properties);
+
+/// ChannelStatistics turned from [[domain, channel, {k: v}], ...] into
+/// [{"domain": d, "channel": c, k: v, ...}, ...], for --json. Entries of any other shape are
+/// kept as they are.
+nlohmann::json channel_statistics_readable(const nlohmann::json& value);
+
+/// The loss warning of a session, without the "tracectl: " prefix, or nullopt when nothing
+/// was discarded or lost: "warning: session NAME discarded N events and lost M packets; use
+/// bigger sub-buffers (tracectl enable-channel --subbuf-size) or more of them (--num-subbuf)".
+std::optional<std::string> loss_warning(const std::string& session_name, const Counters& totals);
+
+} // namespace tracectl::cli

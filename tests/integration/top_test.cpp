@@ -1,0 +1,185 @@
+// `tracectl top` as a person runs it: in a terminal (a pty from the test), against the real
+// daemon in the sandbox, while the bundled app traces. The screen is read back through a small
+// terminal emulator (terminal_emulator.hpp), so what is checked is what a person would see.
+#include "child_process.hpp"
+#include "eventually.hpp"
+#include "pty_process.hpp"
+#include "sandbox.hpp"
+#include "sandbox_suite.hpp"
+#include "terminal_emulator.hpp"
+#include "tracectl_clients.hpp"
+
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <termios.h>
+#include <vector>
+
+using namespace tracectl::test;
+
+namespace {
+
+constexpr int kRows = 40;
+constexpr int kColumns = 140;
+
+std::string tracectlBinary() {
+    const char* p = std::getenv("TRACECTL");
+    return p != nullptr ? p : "tracectl";
+}
+
+std::vector<std::string> words(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
+class Top : public SandboxSuite {
+protected:
+    /// `tracectl top` on a pty of kRows x kColumns, TERM=xterm.
+    static std::unique_ptr<PtyProcess> startTop() {
+        return std::make_unique<PtyProcess>(std::vector<std::string>{tracectlBinary(), "top"},
+                                            std::vector<std::string>{"TERM=xterm"}, kRows,
+                                            kColumns);
+    }
+
+    /// The screen as top left it so far.
+    static std::vector<std::string> screen(PtyProcess& top) {
+        top.readAvailable();
+        return renderScreen(top.output(), kRows, kColumns);
+    }
+
+    static std::string dump(const std::vector<std::string>& lines) {
+        std::string out = "screen:\n";
+        for (const std::string& line : lines)
+            out += "|" + line + "\n";
+        return out;
+    }
+
+    /// The end of `out`, control characters escaped.
+    static std::string tail(const std::string& out) {
+        std::string shown;
+        for (char c : out.substr(out.size() > 400 ? out.size() - 400 : 0)) {
+            if (static_cast<unsigned char>(c) < 0x20)
+                shown += "^" + std::string(1, static_cast<char>(c + 64));
+            else
+                shown += c;
+        }
+        return shown;
+    }
+
+    /// The words of the session row of `name` (SESSION STATE EVENTS/S MB/S DISCARDED LOST).
+    static std::optional<std::vector<std::string>> sessionRow(const std::vector<std::string>& lines,
+                                                              const std::string& name) {
+        for (const std::string& line : lines) {
+            auto w = words(line);
+            if (w.size() == 6 && w[0] == name && line.rfind(name, 0) == 0)
+                return w;
+        }
+        return std::nullopt;
+    }
+
+    /// Quits with `key` and checks the exit status and that the terminal is as it was.
+    static void quitAndCheckRestored(PtyProcess& top, const std::string& key) {
+        top.type(key);
+        EXPECT_EQ(top.wait(10000), 0) << dump(screen(top)) << "last output: " << tail(top.output());
+        const termios before = top.settingsAtStart();
+        const termios after = top.settingsNow();
+        const auto modes = static_cast<tcflag_t>(ICANON | ECHO | ISIG);
+        EXPECT_EQ(after.c_lflag & modes, before.c_lflag & modes)
+            << "line editing and echo are not back";
+        // xterm's rmcup: back from the alternate screen, after the last time it was entered.
+        const std::string& out = top.output();
+        const auto entered = out.rfind("\x1b[?1049h");
+        ASSERT_NE(entered, std::string::npos);
+        EXPECT_NE(out.find("\x1b[?1049l", entered), std::string::npos)
+            << "the alternate screen was not left";
+    }
+};
+
+} // namespace
+
+// Needs the daemon side of issue 14 (Statistics, ChannelStatistics, PropertiesChanged).
+TEST_F(Top, ShowsATracingSessionWithARateAboveZeroAndQuitsOnQ) {
+    // Small sub-buffers, so that a steady thousand ticks a second fill packets every second
+    // (with the default 512 KiB ones, the first packet would take many seconds).
+    auto s = startTickSession("top-watch", {}, false,
+                              {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                               {"subbuf-count", sdbus::Variant(std::uint64_t{16})}});
+    const std::string log = sandbox_->dir() + "/log/apps.log";
+    ChildProcess app({demoApp(), "100000000", "1000"}, {}, log); // about 1000 ticks a second
+    ASSERT_TRUE(waitTracing(app.pid(), log));
+
+    auto top = startTop();
+    std::vector<std::string> lines;
+    double rate = 0;
+    const bool seen = eventually(
+        [&] {
+            lines = screen(*top);
+            const auto row = sessionRow(lines, "top-watch");
+            if (!row || (*row)[1] != "active")
+                return false;
+            // EVENTS/S ("-" until two samples, which reads as 0); MB/S known too (its two
+            // decimals may round a slow trickle down to 0.00).
+            rate = std::strtod((*row)[2].c_str(), nullptr);
+            return rate > 0 && (*row)[3] != "-";
+        },
+        std::chrono::seconds(30), std::chrono::milliseconds(100));
+    EXPECT_TRUE(seen) << dump(lines)
+                      << "tracectl show: " << run({tracectlBinary(), "show", "top-watch"}).out;
+    EXPECT_GT(rate, 0);
+    // Its channel is listed under it.
+    bool channelRow = false;
+    for (const std::string& line : lines)
+        channelRow = channelRow || line.rfind("  ust/channel0", 0) == 0;
+    EXPECT_TRUE(channelRow) << dump(lines);
+
+    quitAndCheckRestored(*top, "q");
+    app.kill(SIGKILL);
+    s->Destroy({});
+}
+
+// Works with or without the statistics: sessions come and go through the ObjectManager signals.
+TEST_F(Top, FollowsSessionsCreatedAndDestroyedAndQuitsOnCtrlC) {
+    auto top = startTop();
+    std::vector<std::string> lines;
+    ASSERT_TRUE(eventually(
+        [&] {
+            lines = screen(*top);
+            return !lines.empty() && lines[0].rfind("tracectl top:", 0) == 0;
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(50)))
+        << dump(lines);
+
+    SessionClient s(*bus_, manager_->CreateSession(
+                               "top-newcomer", {{"output-path", sdbus::Variant(output("nc"))}}));
+    EXPECT_TRUE(eventually(
+        [&] {
+            lines = screen(*top);
+            const auto row = sessionRow(lines, "top-newcomer");
+            return row && (*row)[1] == "created";
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(50)))
+        << dump(lines);
+
+    s.Destroy({});
+    EXPECT_TRUE(eventually(
+        [&] {
+            lines = screen(*top);
+            return !sessionRow(lines, "top-newcomer");
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(50)))
+        << dump(lines);
+
+    quitAndCheckRestored(*top, "\x03"); // Ctrl-C
+}
+
+TEST_F(Top, WithoutATerminalSaysSoAndFails) {
+    const RunResult r = run({tracectlBinary(), "top"});
+    EXPECT_EQ(r.exitCode, 2) << r.describe();
+    EXPECT_NE(r.err.find("tracectl: top needs a terminal"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+}
