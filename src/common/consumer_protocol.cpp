@@ -77,13 +77,7 @@ public:
         return v == 1;
     }
     std::string string(const char* field, std::size_t maxBytes) {
-        const std::uint32_t n = u32();
-        if (n > maxBytes)
-            throw ProtocolError(std::string(field) + ": longer than " + std::to_string(maxBytes) +
-                                " bytes");
-        need(n);
-        std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
-        pos_ += n;
+        std::string s = blob(field, maxBytes);
         if (hasNul(s))
             throw ProtocolError(std::string(field) + ": contains a NUL byte");
         return s;
@@ -183,12 +177,13 @@ void validate(const RotationCompleted& m) {
     checkText(m.message, "RotationCompleted.message", kMaxText);
 }
 void validate(const LayoutAbi& a) {
-    const auto alignment = [](std::uint8_t v, const char* field) {
+    const auto alignment = [](std::uint32_t v, const char* field) {
         if (v != 8 && v != 16 && v != 32 && v != 64)
             throw ProtocolError(std::string("DeclareLayouts.") + field + ": not 8, 16, 32 or 64");
     };
     if (a.bitsPerLong != 32 && a.bitsPerLong != 64)
         throw ProtocolError("DeclareLayouts.bitsPerLong: not 32 or 64");
+    alignment(a.uint8Alignment, "uint8Alignment");
     alignment(a.uint16Alignment, "uint16Alignment");
     alignment(a.uint32Alignment, "uint32Alignment");
     alignment(a.uint64Alignment, "uint64Alignment");
@@ -287,11 +282,11 @@ void put(Writer& w, const RotationCompleted& m) {
 }
 void put(Writer& w, const DeclareLayouts& m) {
     w.u64(m.key);
-    w.u8(m.abi.bitsPerLong);
-    w.u8(m.abi.uint16Alignment);
-    w.u8(m.abi.uint32Alignment);
-    w.u8(m.abi.uint64Alignment);
-    w.u8(m.abi.longAlignment);
+    for (const std::uint32_t v :
+         {m.abi.bitsPerLong, m.abi.uint8Alignment, m.abi.uint16Alignment, m.abi.uint32Alignment,
+          m.abi.uint64Alignment, m.abi.longAlignment})
+        w.u8(static_cast<std::uint8_t>(v)); // validated: all fit
+
     w.boolean(m.abi.bigEndian);
     w.blob(m.layouts);
 }
@@ -377,11 +372,9 @@ Message getRotationCompleted(Reader& r) {
 Message getDeclareLayouts(Reader& r) {
     DeclareLayouts m;
     m.key = r.u64();
-    m.abi.bitsPerLong = r.u8();
-    m.abi.uint16Alignment = r.u8();
-    m.abi.uint32Alignment = r.u8();
-    m.abi.uint64Alignment = r.u8();
-    m.abi.longAlignment = r.u8();
+    for (std::uint32_t* v : {&m.abi.bitsPerLong, &m.abi.uint8Alignment, &m.abi.uint16Alignment,
+                             &m.abi.uint32Alignment, &m.abi.uint64Alignment, &m.abi.longAlignment})
+        *v = r.u8();
     m.abi.bigEndian = r.boolean("DeclareLayouts.bigEndian");
     validate(m.abi);
     m.layouts = r.blob("DeclareLayouts.layouts", kMaxLayouts);

@@ -72,6 +72,7 @@
 #pragma once
 
 #include "error.hpp"
+#include "record_layout.hpp"
 
 #include <array>
 #include <cstddef>
@@ -277,20 +278,13 @@ struct SnapshotMetadata {
     bool operator==(const SnapshotMetadata&) const = default;
 };
 
-/// The type alignments of a trace's apps that the record layouts depend on
-/// (lttng-ust's registration message, lttng_ust_ctl_reg_msg; the TSDL
-/// typealiases of trace_environment.cpp). Bits; each alignment 8, 16, 32
-/// or 64 (1 would be a packed ABI, which lttng-ust uses on no Linux
-/// architecture), bitsPerLong 32 or 64.
-struct LayoutAbi {
-    std::uint8_t bitsPerLong = 64;
-    std::uint8_t uint16Alignment = 16;
-    std::uint8_t uint32Alignment = 32;
-    std::uint8_t uint64Alignment = 64;
-    std::uint8_t longAlignment = 64;
-    bool bigEndian = false; ///< the apps' byte order
-    bool operator==(const LayoutAbi&) const = default;
-};
+/// The type alignments and byte order of a trace's apps, that the record
+/// layouts depend on (record_layout::Abi: lttng-ust's registration message,
+/// lttng_ust_ctl_reg_msg; the TSDL typealiases of trace_environment.cpp).
+/// On the wire each alignment must be 8, 16, 32 or 64 bits (1 would be a
+/// packed ABI, which lttng-ust uses on no Linux architecture), bitsPerLong
+/// 32 or 64.
+using LayoutAbi = record_layout::Abi;
 
 /// Longest DeclareLayouts::layouts (bytes).
 inline constexpr std::size_t kMaxLayouts = kMaxPayload - 32;
@@ -303,8 +297,9 @@ inline constexpr std::size_t kMaxLayouts = kMaxPayload - 32;
 /// an event it has no layout for yet are counted once it comes. Answered
 /// Ok; Error(UnknownChannel), Error(InvalidArgument) for layouts that do not
 /// decode or contradict earlier ones. Payload: u64 key, u8 bitsPerLong, u8
-/// uint16Alignment, u8 uint32Alignment, u8 uint64Alignment, u8
-/// longAlignment, bool bigEndian, bytes layouts (u32 count then the raw bytes, NUL allowed,
+/// uint8Alignment, u8 uint16Alignment, u8 uint32Alignment, u8
+/// uint64Alignment, u8 longAlignment, bool bigEndian, bytes layouts (u32 count then the raw bytes,
+/// NUL allowed,
 /// <= kMaxLayouts).
 struct DeclareLayouts {
     std::uint64_t key = 0;

@@ -363,27 +363,14 @@ void Channel::declareLayouts(const cp::LayoutAbi& abi, std::string_view layouts)
                                " has no event records to count (metadata or snapshot channel)");
     try {
         const record_layout::ChannelLayouts decoded = record_layout::decode(layouts);
-        const bool first = counter_ == nullptr;
-        if (first) {
-            record_layout::Abi a;
-            a.bitsPerLong = abi.bitsPerLong;
-            a.uint16Alignment = abi.uint16Alignment;
-            a.uint32Alignment = abi.uint32Alignment;
-            a.uint64Alignment = abi.uint64Alignment;
-            a.longAlignment = abi.longAlignment;
-            a.bigEndian = abi.bigEndian;
-            counter_ = std::make_unique<RecordCounter>(record_layout::PacketFormat::fromAbi(a));
-            counterAbi_ = abi;
-        } else if (!(abi == counterAbi_)) {
+        if (counter_ == nullptr)
+            counter_ = std::make_unique<RecordCounter>(record_layout::PacketFormat::fromAbi(abi));
+        else if (!(abi == counter_->format().abi))
             throw record_layout::LayoutError("another ABI than the channel's first layouts");
-        }
         counter_->declare(decoded);
-        for (const auto& r : readers_) {
-            if (first)
-                r->setRecordCounter(counter_.get()); // counts what waited, too
-            else
-                r->recountPending();
-        }
+        // Also counts what waited for these layouts.
+        for (const auto& r : readers_)
+            r->setRecordCounter(counter_.get());
     } catch (const record_layout::LayoutError& e) {
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key_) + ": layouts refused: " + e.what());

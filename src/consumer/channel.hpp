@@ -156,9 +156,8 @@ private:
     std::vector<UstStream> held_;            // snapshotOnly_: the streams (readers_ is empty)
     std::uint64_t snapshotBytes_ = 0;        // snapshotOnly_: bytes its snapshots wrote
     std::unique_ptr<RecordCounter> counter_; // once the first DeclareLayouts came
-    consumer_protocol::LayoutAbi counterAbi_;
-    std::string metadata_;              // every byte pushed so far (the cache)
-    std::size_t metadataCommitted_ = 0; // bytes of metadata_ written into the ring buffer
+    std::string metadata_;                   // every byte pushed so far (the cache)
+    std::size_t metadataCommitted_ = 0;      // bytes of metadata_ written into the ring buffer
     // snapshotOnly_: per held_ stream, its produced position after the last
     // flush() (Stop), while nothing more was produced; empty when active.
     std::vector<std::optional<unsigned long>> quiescentAt_;

@@ -487,6 +487,23 @@ TEST_F(ConsumerTest, FullConversationWritesAReadableTrace) {
 
     EXPECT_EQ(expectError(c.call(dataChannel(2, uuid))), cp::ErrorKind::ChannelExists);
 
+    // Record layouts: taken by data channels; anything else is refused and
+    // changes nothing.
+    tracectl::record_layout::ChannelLayouts noContext;
+    noContext.context = tracectl::record_layout::Program{};
+    const std::string layouts = tracectl::record_layout::encode(noContext);
+    EXPECT_EQ(c.call(cp::DeclareLayouts{2, cp::LayoutAbi{}, layouts}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(expectError(c.call(cp::DeclareLayouts{2, cp::LayoutAbi{}, "not layouts"})),
+              cp::ErrorKind::InvalidArgument);
+    cp::LayoutAbi other;
+    other.bitsPerLong = 32;
+    EXPECT_EQ(expectError(c.call(cp::DeclareLayouts{2, other, layouts})),
+              cp::ErrorKind::InvalidArgument);
+    EXPECT_EQ(expectError(c.call(cp::DeclareLayouts{1, cp::LayoutAbi{}, layouts})),
+              cp::ErrorKind::InvalidArgument);
+    EXPECT_EQ(expectError(c.call(cp::DeclareLayouts{77, cp::LayoutAbi{}, layouts})),
+              cp::ErrorKind::UnknownChannel);
+
     // Metadata in two pushes, the second bigger than a packet.
     const std::string part1 = tsdl(uuid);
     std::string part2 = tsdlStream();

@@ -48,6 +48,8 @@ protected:
         ConsumerConnection::Handlers h;
         h.rotationCompleted = [this](cp::RotationCompleted d) { completed_.push_back(d); };
         h.lost = [this](const std::string& why) { lost_.push_back(why); };
+        h.statistics = [this](cp::Statistics st) { statistics_.push_back(st); };
+        h.metadataFailed = [this](const Error& e) { metadataFailed_.push_back(e.what()); };
         conn_.emplace(loop_, executor_, UniqueFd(sv[0]), std::move(h), 200ms);
     }
 
@@ -88,6 +90,8 @@ protected:
     UniqueFd consumer_;
     std::vector<cp::RotationCompleted> completed_;
     std::vector<std::string> lost_;
+    std::vector<cp::Statistics> statistics_;
+    std::vector<std::string> metadataFailed_;
     std::optional<ConsumerConnection> conn_;
 };
 
@@ -197,6 +201,39 @@ TEST_F(ConsumerConnectionTest, UnsolicitedRotationCompletedGoesToItsHandler) {
     pumpUntil([&] { return completed_.size() == 1; });
     EXPECT_TRUE(rotated.called);
     EXPECT_EQ(completed_[0].id, 4u);
+}
+
+TEST_F(ConsumerConnectionTest, UnsolicitedStatisticsGoToTheirHandlerBeforeTheReplyTheyPrecede) {
+    Outcome flushed;
+    conn_->flushChannel(3, flushed.done());
+    const cp::Frame r = nextRequest();
+    const cp::Statistics figures{42, {cp::ChannelFigures{3, 10, 1, 0, 4096, 4096}}};
+    reply(0, figures);
+    reply(r.request, cp::Ok{});
+    pumpUntil([&] { return flushed.called; });
+    // Read in order: the figures were there when the Ok was told.
+    ASSERT_EQ(statistics_.size(), 1u);
+    EXPECT_EQ(statistics_[0], figures);
+    EXPECT_TRUE(conn_->usable());
+}
+
+TEST_F(ConsumerConnectionTest, QueuedLayoutsTheConsumerRefusesFailNothingElse) {
+    // As the notify thread queues them with a registration's metadata.
+    conn_->enqueueLayouts(cp::DeclareLayouts{5, cp::LayoutAbi{}, "x"});
+    conn_->enqueueMetadata(6, 0, "/* CTF */");
+    const cp::Frame layouts = nextRequest();
+    EXPECT_TRUE(std::holds_alternative<cp::DeclareLayouts>(layouts.message));
+    const cp::Frame metadata = nextRequest();
+    EXPECT_TRUE(std::holds_alternative<cp::PushMetadata>(metadata.message));
+    reply(layouts.request, cp::ErrorReply{cp::ErrorKind::InvalidArgument, "layouts refused"});
+    reply(metadata.request, cp::ErrorReply{cp::ErrorKind::Io, "disk full"});
+    pumpUntil([&] { return !metadataFailed_.empty(); });
+    pumpFor(50ms);
+    // The metadata's failure is told (it fails the session); the layouts'
+    // is only logged: the statistics miss a count, the trace nothing.
+    ASSERT_EQ(metadataFailed_.size(), 1u);
+    EXPECT_NE(metadataFailed_[0].find("disk full"), std::string::npos) << metadataFailed_[0];
+    EXPECT_TRUE(conn_->usable());
 }
 
 TEST_F(ConsumerConnectionTest, AReplyToARequestNeverSentBreaksTheConnection) {

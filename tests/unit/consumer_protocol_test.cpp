@@ -56,7 +56,7 @@ std::vector<cp::Message> everyMessage() {
         cp::RecordSnapshot{7, 0},
         cp::RecordSnapshot{8, 3},
         cp::DeclareLayouts{5, cp::LayoutAbi{}, std::string("\x01\x00\x02", 3)},
-        cp::DeclareLayouts{6, cp::LayoutAbi{32, 16, 32, 32, 32, true}, ""},
+        cp::DeclareLayouts{6, cp::LayoutAbi{32, 8, 16, 32, 32, 32, true}, ""},
         cp::Statistics{123456789, {}},
         cp::Statistics{
             5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},
@@ -567,16 +567,17 @@ TEST(FdPassing, RecvExactCollectsFdsAcrossReads) {
 
 TEST(ConsumerProtocol, DeclareLayoutsRefusesAnAbiNoTraceHas) {
     for (const cp::LayoutAbi abi :
-         {cp::LayoutAbi{16, 16, 32, 64, 64}, cp::LayoutAbi{64, 1, 32, 64, 64},
-          cp::LayoutAbi{64, 16, 24, 64, 64}, cp::LayoutAbi{64, 16, 32, 64, 128}}) {
+         {cp::LayoutAbi{16, 8, 16, 32, 64, 64}, cp::LayoutAbi{64, 8, 1, 32, 64, 64},
+          cp::LayoutAbi{64, 8, 16, 24, 64, 64}, cp::LayoutAbi{64, 8, 16, 32, 64, 128}}) {
         EXPECT_THROW(cp::encode(cp::DeclareLayouts{1, abi, ""}), cp::ProtocolError);
         // The same bytes built by hand are refused when decoded too.
         auto good = payloadOf(cp::encode(cp::DeclareLayouts{1, cp::LayoutAbi{}, ""}));
         good[8] = static_cast<std::byte>(abi.bitsPerLong);
-        good[9] = static_cast<std::byte>(abi.uint16Alignment);
-        good[10] = static_cast<std::byte>(abi.uint32Alignment);
-        good[11] = static_cast<std::byte>(abi.uint64Alignment);
-        good[12] = static_cast<std::byte>(abi.longAlignment);
+        good[9] = static_cast<std::byte>(abi.uint8Alignment);
+        good[10] = static_cast<std::byte>(abi.uint16Alignment);
+        good[11] = static_cast<std::byte>(abi.uint32Alignment);
+        good[12] = static_cast<std::byte>(abi.uint64Alignment);
+        good[13] = static_cast<std::byte>(abi.longAlignment);
         EXPECT_THROW(cp::decodePayload(cp::MessageType::DeclareLayouts, good.data(), good.size()),
                      cp::ProtocolError);
     }

@@ -146,11 +146,23 @@ void ConsumerConnection::drainInbox() {
         queued.swap(inbox_);
     }
     draining_ = true;
-    for (auto& m : queued)
+    for (auto& m : queued) {
+        if (const auto* layouts = std::get_if<cp::DeclareLayouts>(&m)) {
+            // Only the statistics need them: a refusal costs the count of
+            // the channel's records, not the session.
+            send(m, [key = layouts->key](std::optional<Error> e, cp::Message) {
+                if (e)
+                    log::warning("the consumer refused the record layouts of channel " +
+                                 std::to_string(key) +
+                                 " (its events recorded go uncounted): " + e->what());
+            });
+            continue;
+        }
         send(m, [this](std::optional<Error> e, cp::Message) {
             if (e && handlers_.metadataFailed)
                 handlers_.metadataFailed(*e);
         });
+    }
     draining_ = false;
 }
 

@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "join.hpp"
 #include "metadata/clock_source.hpp"
+#include "metadata/record_layout_compiler.hpp"
 #include "session/trace_paths.hpp"
 #include "ust_tracer.hpp"
 
@@ -251,13 +252,7 @@ std::vector<cp::DeclareLayouts> UstTracer::takeLayoutsLocked(const Traced& t, Tr
         (void)trace.registry->takeNewLayouts();
         return out;
     }
-    cp::LayoutAbi abi;
-    abi.bitsPerLong = static_cast<uint8_t>(trace.abi.bitsPerLong);
-    abi.uint16Alignment = static_cast<uint8_t>(trace.abi.uint16Alignment);
-    abi.uint32Alignment = static_cast<uint8_t>(trace.abi.uint32Alignment);
-    abi.uint64Alignment = static_cast<uint8_t>(trace.abi.uint64Alignment);
-    abi.longAlignment = static_cast<uint8_t>(trace.abi.longAlignment);
-    abi.bigEndian = trace.abi.byteOrder == metadata::ByteOrder::Big;
+    const cp::LayoutAbi abi = metadata::layoutAbi(trace.abi);
     for (auto& [chanId, layouts] : trace.registry->takeNewLayouts()) {
         const auto ch = std::find_if(trace.channels.begin(), trace.channels.end(),
                                      [id = chanId](const Channel& c) { return c.chanId == id; });
@@ -276,7 +271,13 @@ void UstTracer::pushMetadata(Traced& t, Trace& trace, Done done) {
     // The layouts of what the registry learned go first (they are what the
     // consumer needs to count the records of the events registered).
     for (const cp::DeclareLayouts& m : takeLayoutsLocked(t, trace))
-        t.consumer->declareLayouts(m, failOnError(t, "to take the record layouts of " + trace.dir));
+        t.consumer->declareLayouts(m, [name = t.snapshot.name,
+                                       dir = trace.dir](std::optional<Error> e) {
+            // Only the statistics need them: the session goes on.
+            if (e)
+                log::warning("session '" + name + "': the consumer refused the record layouts of " +
+                             dir + " (its events recorded go uncounted): " + e->what());
+        });
     const std::string& text = trace.registry->text();
     if (text.size() == trace.pushed)
         return done(std::nullopt);
