@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 
 namespace tracectl::consumer {
@@ -24,6 +25,33 @@ inline std::uint64_t alignUp(std::uint64_t pos, std::uint32_t a) noexcept {
 inline std::uint64_t readBits(const unsigned char* data, std::uint64_t pos, std::uint64_t bits,
                               bool bigEndian) noexcept {
     std::uint64_t v = 0;
+    if ((pos & 7) == 0) {
+        // The usual case, whole bytes of a C integer type: one load (the
+        // sequence lengths and variant tags of every record go through here).
+        const unsigned char* p = data + pos / 8;
+        const bool swap = bigEndian != (std::endian::native == std::endian::big);
+        switch (bits) {
+        case 8:
+            return p[0];
+        case 16: {
+            std::uint16_t x;
+            std::memcpy(&x, p, sizeof x);
+            return swap ? __builtin_bswap16(x) : x;
+        }
+        case 32: {
+            std::uint32_t x;
+            std::memcpy(&x, p, sizeof x);
+            return swap ? __builtin_bswap32(x) : x;
+        }
+        case 64: {
+            std::uint64_t x;
+            std::memcpy(&x, p, sizeof x);
+            return swap ? __builtin_bswap64(x) : x;
+        }
+        default:
+            break;
+        }
+    }
     if ((pos & 7) == 0 && (bits & 7) == 0) {
         const unsigned char* p = data + pos / 8;
         const unsigned n = static_cast<unsigned>(bits / 8);
@@ -136,9 +164,13 @@ private:
                 if (count != 0) {
                     const std::uint64_t stride = alignUp(op.bits, op.alignment);
                     const std::uint64_t room = limit - pos;
-                    if (op.bits > room || count - 1 > (room - op.bits) / stride)
+                    // No division on this path (it ran for every record):
+                    // (count - 1) * stride, checked for overflow.
+                    std::uint64_t span = 0;
+                    if (op.bits > room || __builtin_mul_overflow(count - 1, stride, &span) ||
+                        span > room - op.bits)
                         return fail("sequence length past content_size");
-                    pos += (count - 1) * stride + op.bits;
+                    pos += span + op.bits;
                 }
                 ++i;
                 break;
