@@ -136,10 +136,14 @@ std::map<std::string, sdbus::Variant> BusClient::call_options() const {
 }
 
 std::string BusClient::create_session(const std::string& name,
-                                      const std::map<std::string, std::string>& options) {
+                                      const std::map<std::string, std::string>& options,
+                                      bool count_events) {
     std::map<std::string, sdbus::Variant> variants = call_options();
     for (const auto& [key, value] : options) {
         variants.emplace(key, sdbus::Variant{value});
+    }
+    if (count_events) {
+        variants.emplace("count-events", sdbus::Variant{true});
     }
     return connection_->manager.CreateSession(name, variants);
 }

@@ -44,10 +44,11 @@ public:
     /// options (polkit may then ask an authentication agent).
     void set_interactive(bool interactive) noexcept { interactive_ = interactive; }
 
-    /// Manager.CreateSession(name, options); every option value is sent as a string variant.
-    /// Returns the new session's object path.
+    /// Manager.CreateSession(name, options); every option value is sent as a string variant,
+    /// and "count-events" (b) true with `count_events`. Returns the new session's object path.
     std::string create_session(const std::string& name,
-                               const std::map<std::string, std::string>& options);
+                               const std::map<std::string, std::string>& options,
+                               bool count_events = false);
 
     /// Manager.GetSession(name): the object path of the caller's session called `name`.
     std::string get_session(const std::string& name);

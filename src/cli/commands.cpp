@@ -44,8 +44,8 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
     if (args.output) {
         output = absolute_output_path(*args.output, std::filesystem::current_path());
     }
-    const std::string path =
-        bus.create_session(args.name, create_session_options(output, args.snapshot, args.buffers));
+    const std::string path = bus.create_session(
+        args.name, create_session_options(output, args.snapshot, args.buffers), args.count_events);
     out << format_created(fetch_session(bus, path));
 }
 

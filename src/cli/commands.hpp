@@ -15,6 +15,7 @@ struct CreateArgs {
     std::optional<std::string> output;  ///< --output DIR as typed (may be relative)
     bool snapshot = false;              ///< --snapshot
     std::optional<std::string> buffers; ///< --buffers per-uid|per-pid
+    bool count_events = false;          ///< --count-events (CreateSession "count-events")
 };
 
 /// Arguments of `tracectl list` and `tracectl show`.

@@ -133,6 +133,10 @@ ExitStatus run(int argc, char** argv) {
                      "per-pid (one per application, written under ust/pid/)")
         ->check(CLI::IsMember({"per-uid", "per-pid"}))
         ->type_name("per-uid|per-pid");
+    create->add_flag("--count-events", cl.create.count_events,
+                     "Count the event records the consumer writes (events recorded, in show, "
+                     "list and top); costs the consumer CPU at millions of events per second. "
+                     "Not with --snapshot");
     create->footer("Creates a session owned by you, in state \"created\"; tracing begins with\n"
                    "'tracectl start NAME'.\n\n"
                    "Example:\n  tracectl create web-latency --output ./traces/web-latency");

@@ -35,7 +35,10 @@ Counters counters_from_json(const nlohmann::json& dictionary) {
         return {};
     }
     return Counters{
-        .events_recorded = counter(dictionary, "events-recorded"),
+        .events_recorded =
+            dictionary.contains("events-recorded")
+                ? std::optional<std::uint64_t>(counter(dictionary, "events-recorded"))
+                : std::nullopt,
         .events_discarded = counter(dictionary, "events-discarded"),
         .packets_lost = counter(dictionary, "packets-lost"),
         .bytes_written = counter(dictionary, "bytes-written"),

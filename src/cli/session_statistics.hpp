@@ -1,6 +1,7 @@
 // The figures of a session's Statistics and ChannelStatistics properties (issue 14), read from
 // a PropertyMap into plain structs. Tolerant: unknown keys are ignored, missing or mistyped
-// keys read as 0, so a newer or older daemon never breaks the CLI.
+// keys read as 0 (but "events-recorded", which a session that does not count events leaves
+// out: unknown), so a newer or older daemon never breaks the CLI.
 #pragma once
 
 #include "property_map.hpp"
@@ -19,7 +20,9 @@ inline constexpr const char* channel_statistics_property = "ChannelStatistics";
 
 /// The counters every statistics dictionary carries (the keys of the a{sv}).
 struct Counters {
-    std::uint64_t events_recorded = 0;  ///< "events-recorded"
+    /// "events-recorded"; absent when the session does not count events
+    /// (created without count-events): unknown, not 0.
+    std::optional<std::uint64_t> events_recorded = std::nullopt;
     std::uint64_t events_discarded = 0; ///< "events-discarded"
     std::uint64_t packets_lost = 0;     ///< "packets-lost"
     std::uint64_t bytes_written = 0;    ///< "bytes-written": since the session was created

@@ -12,7 +12,9 @@ namespace tracectl::cli {
 std::string format_statistics_section(const SessionStatistics& statistics) {
     const Counters& totals = statistics.totals;
     const std::array<std::pair<std::string_view, std::string>, 5> lines{{
-        {"Events recorded:", std::to_string(totals.events_recorded)},
+        {"Events recorded:", totals.events_recorded
+                                 ? std::to_string(*totals.events_recorded)
+                                 : std::string("not counted (tracectl create --count-events)")},
         {"Events discarded:", std::to_string(totals.events_discarded)},
         {"Packets lost:", std::to_string(totals.packets_lost)},
         {"Bytes written:", format_size(totals.bytes_written)},
@@ -33,7 +35,8 @@ std::string format_statistics_section(const SessionStatistics& statistics) {
     std::vector<TableRow> rows{{"DOMAIN", "CHANNEL", "RECORDED", "DISCARDED", "LOST", "WRITTEN"}};
     for (const ChannelCounters& channel : statistics.channels) {
         const Counters& c = channel.counters;
-        rows.push_back({channel.domain, channel.channel, std::to_string(c.events_recorded),
+        rows.push_back({channel.domain, channel.channel,
+                        c.events_recorded ? std::to_string(*c.events_recorded) : "-",
                         std::to_string(c.events_discarded), std::to_string(c.packets_lost),
                         format_size(c.bytes_written)});
     }

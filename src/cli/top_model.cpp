@@ -51,15 +51,20 @@ RateTracker::rates(std::uint64_t now_us) const {
         return {std::nullopt, std::nullopt};
     }
     if (now_us != 0 && now_us > current_at_ && now_us - current_at_ > stale_after_us) {
-        const bool went_back = current_.events_recorded < previous_.events_recorded ||
-                               current_.bytes_written < previous_.bytes_written;
+        const bool went_back =
+            current_.events_recorded.value_or(0) < previous_.events_recorded.value_or(0) ||
+            current_.bytes_written < previous_.bytes_written;
         if (!went_back) {
             return {0.0, 0.0};
         }
     }
     const double seconds = static_cast<double>(current_at_ - previous_at_) / 1e6;
-    return {per_second(previous_.events_recorded, current_.events_recorded, seconds),
-            per_second(previous_.bytes_written, current_.bytes_written, seconds)};
+    // Not counted (the session counts no events): no rate, "-".
+    const std::optional<double> events =
+        previous_.events_recorded && current_.events_recorded
+            ? per_second(*previous_.events_recorded, *current_.events_recorded, seconds)
+            : std::nullopt;
+    return {events, per_second(previous_.bytes_written, current_.bytes_written, seconds)};
 }
 
 void TopModel::update(const std::string& path, const PropertyMap& properties) {

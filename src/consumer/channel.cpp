@@ -55,9 +55,10 @@ std::map<std::string, std::set<const Channel*>>& dataChannelsByFolder() {
 } // namespace
 
 Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel& request,
-                 bool snapshotOnly)
+                 bool snapshotOnly, bool countEvents)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir),
-      ust_(attributesFor(request)), loop_(loop), snapshotOnly_(snapshotOnly) {
+      ust_(attributesFor(request)), loop_(loop), snapshotOnly_(snapshotOnly),
+      countEvents_(countEvents && !snapshotOnly && request.kind == cp::ChannelKind::Data) {
     if (request.monitorTimerUsec != 0)
         log::debug("channel " + name_ + ": monitor timer requested, not implemented");
     if (snapshotOnly_) {
@@ -84,6 +85,8 @@ Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel
             std::string streamName = name_ + "_" + std::to_string(s.cpu());
             readers_.push_back(std::make_unique<StreamReader>(
                 loop, std::move(s), dir, std::move(streamName), StreamReader::Kind::Data, true));
+            if (countEvents_)
+                readers_.back()->enableRecordCounting();
         }
     }
     // The chunk begins for these streams now: each gets its first packet at
@@ -357,10 +360,11 @@ bool Channel::traceGoesOn() const noexcept {
 }
 
 void Channel::declareLayouts(const cp::LayoutAbi& abi, std::string_view layouts) {
-    if (ust_.isMetadata() || snapshotOnly_)
+    if (!countEvents_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key_) +
-                               " has no event records to count (metadata or snapshot channel)");
+                               " counts no event records (a metadata or snapshot channel, or a "
+                               "consumer started without --count-events)");
     try {
         const record_layout::ChannelLayouts decoded = record_layout::decode(layouts);
         if (counter_ == nullptr)

@@ -44,8 +44,11 @@ public:
     /// With `snapshotOnly` (a snapshot session's consumer) no file or
     /// folder is made and nothing is ever read from the buffers: they are
     /// only copied by recordSnapshot(), and the metadata is only cached.
+    /// With `countEvents` (data channels of a normal consumer) the records
+    /// of every packet written are counted, once DeclareLayouts brought
+    /// the layouts.
     Channel(EventLoop& loop, const OutputDir& root, const consumer_protocol::CreateChannel& request,
-            bool snapshotOnly = false);
+            bool snapshotOnly = false, bool countEvents = false);
     ~Channel();
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
@@ -153,6 +156,7 @@ private:
     EventLoop& loop_;
     EventSourcePtr hangUpSource_;
     bool snapshotOnly_ = false;
+    bool countEvents_ = false;
     std::vector<UstStream> held_;            // snapshotOnly_: the streams (readers_ is empty)
     std::uint64_t snapshotBytes_ = 0;        // snapshotOnly_: bytes its snapshots wrote
     std::unique_ptr<RecordCounter> counter_; // once the first DeclareLayouts came

@@ -52,9 +52,10 @@ std::string truncated(std::string s) {
 
 } // namespace
 
-Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly)
+Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly,
+                   bool countEvents)
     : loop_(loop), sock_(std::move(socket)), root_(std::move(root)), chunkRoot_(root_.subdir("")),
-      snapshotOnly_(snapshotOnly) {
+      snapshotOnly_(snapshotOnly), countEvents_(countEvents && !snapshotOnly) {
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
         throw std::system_error(errno, std::generic_category(), "fcntl(command socket)");
@@ -226,7 +227,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
-    auto ch = std::make_unique<Channel>(loop_, chunkRoot_, request, snapshotOnly_);
+    auto ch = std::make_unique<Channel>(loop_, chunkRoot_, request, snapshotOnly_, countEvents_);
     ch->setProgressHook([this] { noteProgress(); });
     Channel& created = *ch;
     channels_.emplace(request.key, std::move(ch));

@@ -41,7 +41,10 @@ public:
     /// goes below `root`. Throws std::system_error.
     /// `snapshotOnly`: a snapshot session's consumer (channels are never
     /// read, only copied by RecordSnapshot; nothing is written below `root`).
-    Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly = false);
+    /// `countEvents`: data channels count the records of the packets they
+    /// write (DeclareLayouts is refused otherwise).
+    Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly = false,
+             bool countEvents = false);
     ~Consumer();
     Consumer(const Consumer&) = delete;
     Consumer& operator=(const Consumer&) = delete;
@@ -123,6 +126,7 @@ private:
     EventSourcePtr statisticsTimer_;
     bool statisticsArmed_ = false; ///< statisticsTimer_ will fire
     bool snapshotOnly_ = false;
+    bool countEvents_ = false;
     bool greeted_ = false;
     bool stopping_ = false;
 };

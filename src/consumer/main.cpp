@@ -33,6 +33,7 @@ static_assert(ExitOk == CommandLineOk && ExitFailure == CommandLineFailure &&
 struct Options {
     std::string output;
     bool snapshot = false;
+    bool countEvents = false;
     tracectl::log::Options log;
     bool stderrWasSocket = false; ///< stderr was the command socket (now /dev/null)
 };
@@ -108,7 +109,8 @@ int run(const Options& o) {
     });
 
     OutputDir root = OutputDir::openRoot(o.output); // throws: ExitFailure
-    consumer = std::make_unique<Consumer>(loop, std::move(sock), std::move(root), o.snapshot);
+    consumer = std::make_unique<Consumer>(loop, std::move(sock), std::move(root), o.snapshot,
+                                          o.countEvents);
     log::info(std::string("tracectl-consumerd ") + TRACECTL_VERSION + " writing below " + o.output);
     const int code = loop.run();
     consumer.reset();
@@ -129,6 +131,10 @@ int main(int argc, char** argv) {
     app.add_flag("--snapshot", o.snapshot,
                  "Snapshot session: never read the buffers nor write below --output; only\n"
                  "copy them into the folder each RecordSnapshot request names");
+    app.add_flag("--count-events", o.countEvents,
+                 "Count the event records of every packet written (statistics), with the\n"
+                 "layouts the daemon declares; costs CPU at high rates")
+        ->excludes("--snapshot");
     tracectl::log::addOptions(app, o.log);
     app.footer("Standard input must be the daemon's end of an AF_UNIX stream socket; this\n"
                "program is started by tracectld, not by hand. See tracectl-consumerd(8).\n"

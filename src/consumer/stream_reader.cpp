@@ -270,7 +270,7 @@ void StreamReader::consumeCurrent() {
     unsigned long offset = 0;
     check(lttng_ust_ctl_get_mmap_read_offset(s, &offset), "get_mmap_read_offset");
 
-    if (kind_ == Kind::Data)
+    if (counting_)
         countRecords(static_cast<const char*>(base) + offset, padded, entry.contentSizeBits);
     entry.offset = file_.size();
     file_.write(static_cast<const char*>(base) + offset, padded);

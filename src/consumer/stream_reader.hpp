@@ -133,6 +133,10 @@ public:
     /// Event records in the packets written (data streams with a record
     /// counter; packets whose layouts have not come yet count once they do).
     std::uint64_t eventsRecorded() const noexcept { return eventsRecorded_; }
+    /// Data streams of a consumer that counts events: from now on each
+    /// packet written has its records counted, once setRecordCounter() gave
+    /// the layouts (until then, packets are kept to be counted then).
+    void enableRecordCounting() noexcept { counting_ = true; }
     /// Data streams: from now on each packet written has its records
     /// counted with `counter` (the channel's, which outlives this reader),
     /// and the packets kept for want of a layout are counted again now.
@@ -190,6 +194,7 @@ private:
                      std::uint64_t contentBits);
     /// Logs (once per stream) that some records were not counted, and why.
     void uncounted(const std::string& why) noexcept;
+    bool counting_ = false;
     const RecordCounter* counter_ = nullptr;
     std::uint64_t eventsRecorded_ = 0;
     struct PendingPacket {

@@ -5,6 +5,7 @@
 // binary); $BABELTRACE2 (optional) to check the trace reads.
 #include "common/consumer_protocol.hpp"
 #include "common/fd_passing.hpp"
+#include "common/record_layout.hpp"
 #include "common/unique_fd.hpp"
 #include "eventually.hpp"
 
@@ -55,9 +56,10 @@ class ConsumerProcess {
 public:
     /// Spawns tracectl-consumerd with one end of a fresh socketpair as stdin
     /// (or `stdinPath` opened instead, when given); with `outputsToo`, as
-    /// stdout and stderr as well (systemd's "inherit" default).
+    /// stdout and stderr as well (systemd's "inherit" default); `option`:
+    /// one more command-line option.
     explicit ConsumerProcess(const fs::path& output, const char* stdinPath = nullptr,
-                             bool outputsToo = false) {
+                             bool outputsToo = false, const char* option = nullptr) {
         const char* binary = std::getenv("TRACECTL_CONSUMERD");
         if (binary == nullptr)
             throw std::runtime_error("TRACECTL_CONSUMERD is not set");
@@ -87,6 +89,7 @@ public:
                                 const_cast<char*>(out.c_str()),
                                 const_cast<char*>("--log-target=stderr"),
                                 const_cast<char*>("--log-level=debug"),
+                                const_cast<char*>(option),
                                 nullptr};
         const int r = posix_spawn(&pid_, binary, &actions, nullptr, argv.data(), environ);
         posix_spawn_file_actions_destroy(&actions);
@@ -445,7 +448,7 @@ protected:
 
 TEST_F(ConsumerTest, FullConversationWritesAReadableTrace) {
     const fs::path out = dir_ / "trace";
-    ConsumerProcess c(out);
+    ConsumerProcess c(out, nullptr, false, "--count-events");
     hello(c);
     const auto uuid = randomUuid();
 
@@ -487,8 +490,8 @@ TEST_F(ConsumerTest, FullConversationWritesAReadableTrace) {
 
     EXPECT_EQ(expectError(c.call(dataChannel(2, uuid))), cp::ErrorKind::ChannelExists);
 
-    // Record layouts: taken by data channels; anything else is refused and
-    // changes nothing.
+    // Record layouts: taken by the data channels of a consumer that counts
+    // events; anything else is refused and changes nothing.
     tracectl::record_layout::ChannelLayouts noContext;
     noContext.context = tracectl::record_layout::Program{};
     const std::string layouts = tracectl::record_layout::encode(noContext);
@@ -566,6 +569,13 @@ TEST_F(ConsumerTest, ProducersLeavingHangsStreamsUpAndDrainsThem) {
     const auto uuid = randomUuid();
     const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
     Buffers data = createAndReceive(c, dataChannel(5, uuid), static_cast<std::uint32_t>(nr));
+    // Started without --count-events: it counts nothing, and says so.
+    tracectl::record_layout::ChannelLayouts noContext;
+    noContext.context = tracectl::record_layout::Program{};
+    EXPECT_EQ(expectError(c.call(cp::DeclareLayouts{5, cp::LayoutAbi{},
+                                                    tracectl::record_layout::encode(noContext)})),
+              cp::ErrorKind::InvalidArgument);
+    EXPECT_EQ(c.figures(5).eventsRecorded, 0u);
     // The daemon (and every app) lets go of the channel: the consumer sees the
     // channel's wait fd hang up, then each stream's, flushes and drains them.
     // Each stream then holds two (empty) packets: the one opened when the

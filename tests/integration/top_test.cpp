@@ -106,7 +106,7 @@ protected:
 TEST_F(Top, ShowsATracingSessionWithARateAboveZeroAndQuitsOnQ) {
     // Small sub-buffers, so that a steady thousand ticks a second fill packets every second
     // (with the default 512 KiB ones, the first packet would take many seconds).
-    auto s = startTickSession("top-watch", {}, false,
+    auto s = startTickSession("top-watch", {{"count-events", sdbus::Variant(true)}}, false,
                               {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
                                {"subbuf-count", sdbus::Variant(std::uint64_t{16})}});
     const std::string log = sandbox_->dir() + "/log/apps.log";

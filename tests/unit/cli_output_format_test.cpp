@@ -203,7 +203,9 @@ TEST_F(CliOutputFormat, DetailsSayWhenNothingWasSampledYet) {
     SessionView view = session("web", 1000, 1);
     view.properties["Statistics"] = json{{"sampled-at", 0}};
     const std::string details = format_session_details(view, fake_user_name);
-    EXPECT_NE(details.find("Statistics (not sampled yet):\n  Events recorded:   0\n"),
+    // No events-recorded key: the session does not count events.
+    EXPECT_NE(details.find("Statistics (not sampled yet):\n  Events recorded:   not counted "
+                           "(tracectl create --count-events)\n"),
               std::string::npos)
         << details;
     EXPECT_EQ(details.find("DOMAIN"), std::string::npos) << details; // no channel, no table

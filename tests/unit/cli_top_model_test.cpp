@@ -82,16 +82,21 @@ TEST(CliTopModel, SilenceMeansZeroRate) {
     EXPECT_DOUBLE_EQ(later.back().events_per_s.value(), 0.0); // the channel too
 }
 
-TEST(CliTopModel, MissingKeysAreZero) {
+TEST(CliTopModel, MissingKeysAreZeroButEventsRecordedIsUnknown) {
     TopModel model;
     model.update(web, {{"Statistics", json{{"sampled-at", 1 * s}}}});
     model.update(web, {{"Statistics", json{{"sampled-at", 2 * s}, {"events-recorded", 50}}},
                        {"Unknown", json("kept but unused")}});
-    const auto rows = model.rows(2 * s);
+    auto rows = model.rows(2 * s);
     ASSERT_EQ(rows.size(), 1U); // no ChannelStatistics: no channel rows
     EXPECT_EQ(rows[0].name, "");
-    EXPECT_DOUBLE_EQ(rows[0].events_per_s.value(), 50.0);
+    // Not counted in the first sample (a session without count-events
+    // leaves the key out): no events rate, never a made-up one.
+    EXPECT_EQ(rows[0].events_per_s, std::nullopt);
     EXPECT_DOUBLE_EQ(rows[0].bytes_per_s.value(), 0.0);
+    model.update(web, {{"Statistics", json{{"sampled-at", 3 * s}, {"events-recorded", 80}}}});
+    rows = model.rows(3 * s);
+    EXPECT_DOUBLE_EQ(rows[0].events_per_s.value(), 30.0);
     // A Statistics without sampled-at is "never sampled": no rate from it.
     model.update(web, {{"Statistics", json{{"events-recorded", 60}}}});
     EXPECT_EQ(model.rows(2 * s)[0].events_per_s, std::nullopt);

@@ -17,10 +17,13 @@ SessionRequest readCreateSessionOptions(const std::string& name,
             request.mode = optionAs<std::string>(key, value);
         else if (key == "buffer-ownership")
             request.bufferOwnership = optionAs<std::string>(key, value);
+        else if (key == "count-events")
+            request.countEvents = optionAs<bool>(key, value);
         else
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +
-                            " (known: output-path, mode, buffer-ownership, interactive)");
+                            " (known: output-path, mode, buffer-ownership, count-events, "
+                            "interactive)");
     }
     return request;
 }

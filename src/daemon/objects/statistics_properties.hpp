@@ -9,9 +9,10 @@
 
 namespace tracectl {
 
-/// Appends `Statistics`: the totals, as {"events-recorded": t,
-/// "events-discarded": t, "packets-lost": t, "bytes-written": t,
-/// "chunk-bytes": t, "sampled-at": t}. Throws std::system_error (sd-bus).
+/// Appends `Statistics`: the totals, as {"events-recorded": t (only if
+/// s.eventsCounted), "events-discarded": t, "packets-lost": t,
+/// "bytes-written": t, "chunk-bytes": t, "sampled-at": t}. Throws
+/// std::system_error (sd-bus).
 void appendStatistics(sd_bus_message* m, const DomainStatistics& s);
 /// Appends `ChannelStatistics`: (domain, channel, the same keys but
 /// "sampled-at") per channel. Throws std::system_error (sd-bus).

@@ -128,8 +128,10 @@ void Session::setStatistics(const std::string& domain, DomainStatistics statisti
 
 DomainStatistics Session::statistics() const {
     DomainStatistics all;
+    all.eventsCounted = config_.countEvents;
     for (const auto& [domain, s] : statistics_) {
         all.sampledAtUsec = std::max(all.sampledAtUsec, s.sampledAtUsec);
+        all.eventsCounted = all.eventsCounted || s.eventsCounted;
         all.total += s.total;
     }
     // Every channel the session has today (UST's, the only domain with
@@ -181,6 +183,7 @@ SessionSnapshot Session::snapshot() const {
     s.snapshotMode = config_.mode == SessionMode::Snapshot;
     s.tracesAllUsers = tracesAllUsers();
     s.perPid = config_.bufferOwnership == BufferOwnership::PerPid;
+    s.countEvents = config_.countEvents;
     s.creationTime =
         std::chrono::duration_cast<std::chrono::seconds>(created_.time_since_epoch()).count();
     s.channels = channels_;

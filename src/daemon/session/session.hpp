@@ -79,6 +79,10 @@ struct SessionConfig {
     std::string outputPath; ///< absolute, normalized
     SessionMode mode = SessionMode::Normal;
     BufferOwnership bufferOwnership = BufferOwnership::PerUid;
+    /// The consumer counts the event records of every packet it writes
+    /// (Statistics "events-recorded"): it steps over each record, which
+    /// costs consumer CPU at high rates (LTTng's packets carry no count).
+    bool countEvents = false;
 };
 
 /// One session. Calls that do not fit the current state throw

@@ -56,6 +56,11 @@ SessionRegistry::Plan SessionRegistry::plan(const SessionRequest& request, uid_t
     config.owner = owner;
     config.mode = parseMode(request.mode);
     config.bufferOwnership = parseBufferOwnership(request.bufferOwnership);
+    config.countEvents = request.countEvents.value_or(false);
+    if (config.countEvents && config.mode == SessionMode::Snapshot)
+        throw Error(ErrorCode::InvalidArgument,
+                    "count-events needs a normal session: a snapshot session's consumer reads "
+                    "nothing until a snapshot");
     const auto now = clock_();
     if (request.outputPath) {
         config.outputPath = checkedOutputPath(*request.outputPath);

@@ -19,6 +19,7 @@ struct SessionRequest {
     std::optional<std::string> outputPath;
     std::optional<std::string> mode;            ///< "normal" | "snapshot"
     std::optional<std::string> bufferOwnership; ///< "per-uid" | "per-pid"
+    std::optional<bool> countEvents;            ///< SessionConfig::countEvents
 };
 
 /// Most sessions one uid may hold at once; bounds what one client can make

@@ -27,6 +27,7 @@ struct SessionSnapshot {
     bool snapshotMode = false;
     bool tracesAllUsers = false; ///< record every uid's apps, not only the owner's
     bool perPid = false;         ///< buffer-ownership per-pid (else per-uid)
+    bool countEvents = false;    ///< SessionConfig::countEvents
     int64_t creationTime = 0;    ///< seconds since the Epoch
     std::vector<ChannelConfig> channels;
     std::vector<EventRule> rules;

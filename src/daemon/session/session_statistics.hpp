@@ -44,6 +44,9 @@ struct DomainStatistics {
     /// When the consumer sampled them: CLOCK_MONOTONIC, microseconds; 0 =
     /// never.
     uint64_t sampledAtUsec = 0;
+    /// Whether eventsRecorded was counted (SessionConfig::countEvents); if
+    /// not, it is 0 and the property leaves it out.
+    bool eventsCounted = false;
     /// Every channel's, and the metadata's bytes.
     TraceFigures total;
     std::vector<ChannelStatistics> channels;

@@ -125,6 +125,8 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     t.spec.args = {"--output", t.snapshot.outputPath};
     if (t.snapshot.snapshotMode)
         t.spec.args.push_back("--snapshot");
+    if (t.snapshot.countEvents)
+        t.spec.args.push_back("--count-events");
     t.spec.uid = t.snapshot.owner;
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;

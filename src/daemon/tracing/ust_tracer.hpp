@@ -562,8 +562,8 @@ private:
     SizeHandler onSize_;
     StatisticsHandler onStatistics_;
     /// The record layouts `trace`'s registry learned since the last call, as
-    /// DeclareLayouts for its consumer channels (none for a snapshot
-    /// session, whose consumer counts nothing). Under trace.registryMutex.
+    /// DeclareLayouts for its consumer channels (none if the session does
+    /// not count events, or is a snapshot session). Under trace.registryMutex.
     static std::vector<consumer_protocol::DeclareLayouts> takeLayoutsLocked(const Traced& t,
                                                                             Trace& trace);
     /// The consumer of `ref` sent figures: kept, summed, told.

@@ -74,6 +74,7 @@ void UstTracer::publishStatistics(Traced& t) {
         return;
     DomainStatistics out;
     out.sampledAtUsec = t.sampledAtUsec;
+    out.eventsCounted = t.snapshot.countEvents;
     std::map<std::string, TraceFigures> byChannel;
     for (const auto& c : t.snapshot.channels)
         byChannel[c.name];
@@ -246,9 +247,9 @@ std::vector<cp::DeclareLayouts> UstTracer::takeLayoutsLocked(const Traced& t, Tr
     std::vector<cp::DeclareLayouts> out;
     if (!trace.registry)
         return out;
-    if (t.snapshot.snapshotMode) {
-        // A flight recorder's consumer reads nothing until a snapshot, and
-        // counts nothing: the layouts are not sent.
+    if (t.snapshot.snapshotMode || !t.snapshot.countEvents) {
+        // A consumer that counts nothing (count-events off; a flight
+        // recorder's, which reads nothing until a snapshot) gets no layouts.
         (void)trace.registry->takeNewLayouts();
         return out;
     }
