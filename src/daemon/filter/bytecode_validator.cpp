@@ -250,8 +250,10 @@ private:
             if (!isNumeric(r) && r != Reg::Unknown)
                 return "unary op can only be applied to numeric or floating point registers" +
                        at(pc);
-            if (insn.op == Op::UnaryNot && r == Reg::Double)
-                r = Reg::S64;
+            // Generic unary plus/minus leave a dynamically typed value; the
+            // validator runs before lttng-ust specializes them.
+            if (insn.op != Op::UnaryNot)
+                r = Reg::Unknown;
             return std::nullopt;
         }
         case Op::UnaryBitNot: {

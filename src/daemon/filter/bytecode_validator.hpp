@@ -30,8 +30,10 @@ namespace tracectl::filter {
 ///   every LOAD_FIELD_REF and GET_CONTEXT_REF named by one;
 /// - the validator's abstract execution, from the first instruction: at
 ///   most 10 stack entries (INTERPRETER_STACK_LEN), no pop of an empty
-///   stack, operand types as lttng-ust's vstack checks them (field values
-///   are of unknown type until linked; literals are known), AND/OR on an
+///   stack, operand types as lttng-ust's vstack checks them after
+///   relocation and before specialization (field values are of unknown
+///   type here; literals are known; generic unary +/- give an unknown type,
+///   bitwise operators a u64, comparisons and casts an s64), AND/OR on an
 ///   s64/u64 value, jumping forward only, to an instruction start whose
 ///   stack matches (merge points), ending with RETURN on a returnable value
 ///   with no merge point left over.
