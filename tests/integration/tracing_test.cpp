@@ -6,6 +6,7 @@
 #include "eventually.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
+#include "trace_counts.hpp"
 #include "tracectl_clients.hpp"
 
 #include <csignal>
@@ -163,6 +164,39 @@ TEST_F(Tracing, LogLevelsAndExclusionsSelectEvents) {
     EXPECT_EQ(countOf(lines, "tracectl_demo:tick:"), 50u);
     EXPECT_EQ(countOf(lines, "tracectl_demo:debug_note:"), 0u);
     EXPECT_EQ(countOf(lines, "tracectl_demo:done:"), 0u);
+    s.Destroy({});
+}
+
+TEST_F(Tracing, AFilterExpressionRecordsOnlyTheEventsItSelects) {
+    const std::string dir = output("filtered");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("filtered", {{"output-path", sdbus::Variant(dir)}}));
+    // An expression LTTng 2.13 refuses ('%' is not in its bytecode) is
+    // refused at EnableEvents, with the place.
+    try {
+        s.EnableEvents("ust", "", "tracectl_demo:tick",
+                       {{"filter", sdbus::Variant(std::string("seq % 2 == 0"))}});
+        ADD_FAILURE() << "a filter with '%' was accepted";
+    } catch (const sdbus::Error& e) {
+        EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument");
+        EXPECT_NE(e.getMessage().find("column 5: binary operation '%' not supported"),
+                  std::string::npos)
+            << e.getMessage();
+    }
+    // As in LTTng, '&' binds tighter than '==': the even ticks. Each app
+    // evaluates the bytecode lttng_ust_ctl_set_filter gave it.
+    s.EnableEvents("ust", "", "tracectl_demo:tick",
+                   {{"filter", sdbus::Variant(std::string("seq & 1 == 0"))}});
+    s.Start({});
+    runApp(50);
+    s.Stop({});
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["events"].value("tracectl_demo:tick", 0), 25) << counts.dump();
+    EXPECT_EQ(counts["total"], 25) << counts.dump();
+    EXPECT_EQ(counts["seq"]["first"], 0) << counts.dump();
+    EXPECT_EQ(counts["seq"]["last"], 48) << counts.dump();
+    EXPECT_EQ(counts["seq"]["distinct"], 25) << counts.dump();
+    EXPECT_EQ(counts["seq"]["missing"], 24) << counts.dump(); // the odd ones below 48
     s.Destroy({});
 }
 
