@@ -228,7 +228,14 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
         return r.out;
     };
     ok({"create", "cli", "--output", dir});
-    ok({"enable-event", "-u", "tracectl_demo:*", "-s", "cli", "--loglevel-only", "TRACE_DEBUG"});
+    // debug_note is the only TRACE_DEBUG event; the filter keeps 20 of its 30.
+    ok({"enable-event", "-u", "tracectl_demo:*", "-s", "cli", "--loglevel-only", "TRACE_DEBUG",
+        "--filter", "seq >= 10"});
+    const RunResult badFilter = run(
+        {cli, "enable-event", "-u", "tracectl_demo:*", "-s", "cli", "--filter", "seq >= 10 &&"});
+    EXPECT_EQ(badFilter.exitCode, 1);
+    EXPECT_NE(badFilter.err.find("Invalid filter expression at column 13"), std::string::npos)
+        << badFilter.err;
     EXPECT_NE(ok({"add-context", "-u", "-t", "vpid,vtid", "-s", "cli"}).find("vtid added"),
               std::string::npos);
     EXPECT_NE(ok({"show", "cli"}).find("vpid"), std::string::npos);
@@ -257,7 +264,7 @@ TEST_F(Tracing, TheCliDrivesTheWholeJob) {
         ++debug;
     for (std::size_t p = 0; (p = text.find("tracectl_demo:tick:", p)) != std::string::npos; ++p)
         ++ticks;
-    EXPECT_EQ(debug, 30u);
+    EXPECT_EQ(debug, 20u);
     EXPECT_EQ(ticks, 0u);
     EXPECT_NE(text.find("vpid = " + std::to_string(app.pid()) + ", vtid = "), std::string::npos)
         << text.substr(0, 400);
