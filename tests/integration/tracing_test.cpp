@@ -200,6 +200,34 @@ TEST_F(Tracing, AFilterExpressionRecordsOnlyTheEventsItSelects) {
     s.Destroy({});
 }
 
+TEST_F(Tracing, FiltersOnStringsGlobsContextsArraysAndFloatsSelectAsLttngUst) {
+    const std::string dir = output("filters");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("filters", {{"output-path", sdbus::Variant(dir)}}));
+    // One channel per filter, so that each one's records are counted apart.
+    const std::vector<std::pair<std::string, std::string>> filters = {
+        // text is alpha, beta, gamma, delta in turn: seq % 4 == 2.
+        {"f1", "text == \"gam*\" && $ctx.procname == \"tracectl*\""},
+        // triple is {seq, -seq, 2 seq}, ratio seq / 4: seq 5 and 39.
+        {"f2", "triple[1] == -5 || ratio > 9.5"},
+        // seq 30..39 whose text has no 'l' (beta, gamma): 30 33 34 37 38.
+        {"f3", "!(seq < 30) && text != \"*l*\""},
+    };
+    for (const auto& [channel, filter] : filters) {
+        s.AddChannel("ust", channel, {});
+        s.AddContext("ust", channel, "procname", {});
+        s.EnableEvents("ust", channel, "tracectl_demo:tick", {{"filter", sdbus::Variant(filter)}});
+    }
+    s.Start({});
+    runApp(40);
+    s.Stop({});
+    const auto counts = countEvents(dir, {"--per-channel"});
+    EXPECT_EQ(counts["per_channel"]["f1"]["events"], 10) << counts.dump();
+    EXPECT_EQ(counts["per_channel"]["f2"]["events"], 2) << counts.dump();
+    EXPECT_EQ(counts["per_channel"]["f3"]["events"], 5) << counts.dump();
+    s.Destroy({});
+}
+
 TEST_F(Tracing, AnAppRunningBeforeTheStartIsTracedFromTheStart) {
     const std::string dir = output("early");
     ChildProcess app({demoApp(), "400", "5000"}, {}, sandbox_->dir() + "/log/apps.log");
