@@ -183,6 +183,17 @@ TEST_F(Tracing, AFilterExpressionRecordsOnlyTheEventsItSelects) {
                   std::string::npos)
             << e.getMessage();
     }
+    // One lttng-tools accepts but every app's validator would refuse (a u64
+    // and an s64 meet where || joins): refused here, before any app sees it.
+    try {
+        s.EnableEvents("ust", "", "tracectl_demo:tick",
+                       {{"filter", sdbus::Variant(std::string("(seq & 1) || seq == 3"))}});
+        ADD_FAILURE() << "a filter lttng-ust refuses was accepted";
+    } catch (const sdbus::Error& e) {
+        EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument");
+        EXPECT_NE(e.getMessage().find("lttng-ust would refuse"), std::string::npos)
+            << e.getMessage();
+    }
     // As in LTTng, '&' binds tighter than '==': the even ticks. Each app
     // evaluates the bytecode lttng_ust_ctl_set_filter gave it.
     s.EnableEvents("ust", "", "tracectl_demo:tick",
