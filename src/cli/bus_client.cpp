@@ -239,13 +239,17 @@ namespace tracectl::cli {
 void BusClient::enable_events(const std::string& path, const std::string& channel,
                               const std::string& pattern,
                               const std::optional<std::string>& loglevel, bool loglevel_only,
-                              const std::vector<std::string>& exclusions) {
+                              const std::vector<std::string>& exclusions,
+                              const std::optional<std::string>& filter) {
     std::map<std::string, sdbus::Variant> options = call_options();
     if (loglevel) {
         options[loglevel_only ? "loglevel-only" : "loglevel"] = sdbus::Variant(*loglevel);
     }
     if (!exclusions.empty()) {
         options["exclusions"] = sdbus::Variant(exclusions);
+    }
+    if (filter) {
+        options["filter"] = sdbus::Variant(*filter);
     }
     connection_->session(path).EnableEvents("ust", channel, pattern, options);
 }

@@ -87,10 +87,12 @@ public:
     void destroy(const std::string& path);
 
     /// Session.EnableEvents("ust", channel, pattern, options) on the session at `path`.
-    /// `options` keys: "loglevel" / "loglevel-only" (log level names), "exclusions" (list).
+    /// `options` keys: "loglevel" / "loglevel-only" (log level names), "exclusions" (list),
+    /// "filter" (an LTTng filter expression, compiled by the daemon).
     void enable_events(const std::string& path, const std::string& channel,
                        const std::string& pattern, const std::optional<std::string>& loglevel,
-                       bool loglevel_only, const std::vector<std::string>& exclusions);
+                       bool loglevel_only, const std::vector<std::string>& exclusions,
+                       const std::optional<std::string>& filter = std::nullopt);
 
     /// Session.AddChannel("ust", name, options) on the session at `path`; numeric options
     /// are sent as "t" (sizes) or "u" (timers, microseconds).

@@ -249,9 +249,13 @@ ExitStatus run(int argc, char** argv) {
     ee_level->excludes(ee_only);
     auto* ee_exclude = enable_event->add_option("-x,--exclude", cl.ee_exclude,
                                                 "Comma-separated event names to leave out");
+    enable_event->add_option("-f,--filter", cl.enable_event.filter,
+                             "Record only the events for which this LTTng filter expression is "
+                             "true, e.g. 'intfield > 3 && $ctx.procname == \"foo*\"'");
     enable_event->footer(
-        "A rule the session has already (same channel, pattern, log level and exclusions) is\n"
-        "refused with org.tracectl.Tracing1.Error.EventRuleExists (exit status 1).\n\n"
+        "A rule the session has already (same channel, pattern, log level, exclusions and\n"
+        "filter) is refused with org.tracectl.Tracing1.Error.EventRuleExists (exit status 1).\n"
+        "A filter expression LTTng 2.13 refuses is refused with a message naming the column.\n\n"
         "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO");
 
     auto* enable_channel = app.add_subcommand("enable-channel", "Add a UST channel to a session");

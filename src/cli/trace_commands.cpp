@@ -51,7 +51,7 @@ std::string resolve_session(BusClient& bus, const std::optional<std::string>& na
 void run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out) {
     const std::string path = resolve_session(bus, args.session);
     bus.enable_events(path, args.channel, args.pattern, args.loglevel, args.loglevel_only,
-                      args.exclusions);
+                      args.exclusions, args.filter);
     out << "UST event " << args.pattern << " enabled in channel "
         << (args.channel.empty() ? "channel0" : args.channel) << ".\n";
 }

@@ -14,7 +14,7 @@
 namespace tracectl::cli {
 
 /// `tracectl enable-event -u PATTERN [-s S] [-c C] [--loglevel L | --loglevel-only L]
-/// [--exclude E,...]`.
+/// [--exclude E,...] [--filter EXPR]`.
 struct EnableEventArgs {
     std::string pattern;
     std::optional<std::string> session; ///< default: the caller's only session
@@ -22,6 +22,7 @@ struct EnableEventArgs {
     std::optional<std::string> loglevel;
     bool loglevel_only = false;
     std::vector<std::string> exclusions;
+    std::optional<std::string> filter; ///< LTTng filter expression
 };
 
 /// `tracectl enable-channel -u NAME [-s S] [--subbuf-size B] [--num-subbuf N]

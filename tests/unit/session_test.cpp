@@ -420,3 +420,15 @@ TEST(SessionChannels, TheSameRuleTwiceIsRefusedAsLttngDoes) {
     EXPECT_NO_THROW(s.enableEvents(rule("other", "tracectl_demo:tick")));
     EXPECT_EQ(s.eventRules().size(), 9u);
 }
+
+TEST(EventRules, TheFilterExpressionTellsRulesApart) {
+    EventRule a = rule("channel0", "tracectl_demo:*");
+    EventRule b = a;
+    EXPECT_TRUE(sameEventRule(a, b));
+    b.filter = "seq & 1 == 0";
+    EXPECT_FALSE(sameEventRule(a, b)); // as lttng-sessiond: the same rule with a filter is another
+    a.filter = "seq & 1 == 0";
+    EXPECT_TRUE(sameEventRule(a, b));
+    EXPECT_NE(describeEventRule(a).find("filter 'seq & 1 == 0'"), std::string::npos)
+        << describeEventRule(a);
+}

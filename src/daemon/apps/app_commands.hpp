@@ -29,6 +29,9 @@ struct AppEventSpec {
     int loglevelType = 0; ///< LTTNG_UST_ABI_LOGLEVEL_ALL / _RANGE / _SINGLE
     int loglevel = -1;    ///< lttng-ust level 0..14, -1 with _ALL
     std::vector<std::string> exclusions; ///< event names left out (each < SYM_NAME_LEN)
+    /// `struct lttng_ust_abi_filter_bytecode` bytes (header + data), empty
+    /// for none (EventRule::filterBytecode).
+    std::vector<uint8_t> filter;
 };
 
 /// The app a call goes to: its command socket and, for messages, its pid.
@@ -55,7 +58,8 @@ public:
     /// add_context of type `contextType` (lttng_ust_abi_context_type) to
     /// the app's channel `channelHandle`; the context object (never null).
     virtual UstObject addContext(const AppPeer& app, int channelHandle, int contextType) = 0;
-    /// create_event + set_exclusion (if any) + enable on the app's channel
+    /// create_event + set_filter (if any) + set_exclusion (if any) + enable
+    /// (lttng-sessiond's order) on the app's channel
     /// `channelHandle`; the enabled event object (never null).
     virtual UstObject createEvent(const AppPeer& app, int channelHandle,
                                   const AppEventSpec& event) = 0;

@@ -66,6 +66,17 @@ public:
         check(lttng_ust_ctl_create_event(app.command, &ev, &chan, &raw),
               "creating event '" + spec.pattern + "'", app);
         UstObject event(raw);
+        if (!spec.filter.empty()) {
+            // The bytes are a whole lttng_ust_abi_filter_bytecode (header +
+            // data), built by filter/filter_bytecode.cpp; copied into storage
+            // aligned for the struct.
+            static_assert(sizeof(lttng_ust_abi_filter_bytecode) == 48);
+            std::vector<uint64_t> storage((spec.filter.size() + 7) / 8);
+            std::memcpy(storage.data(), spec.filter.data(), spec.filter.size());
+            auto* bytecode = reinterpret_cast<lttng_ust_abi_filter_bytecode*>(storage.data());
+            check(lttng_ust_ctl_set_filter(app.command, bytecode, event.get()),
+                  "setting the filter", app);
+        }
         if (!spec.exclusions.empty()) {
             const std::size_t size = sizeof(lttng_ust_abi_event_exclusion) +
                                      spec.exclusions.size() * LTTNG_UST_ABI_SYM_NAME_LEN;

@@ -1,6 +1,7 @@
 #include "objects/channel_options.hpp"
 
 #include "common/error.hpp"
+#include "filter/filter_compiler.hpp"
 #include "session/session_name.hpp"
 
 #include <limits>
@@ -109,11 +110,18 @@ EventRule readEventOptions(const std::string& channel, const std::string& patter
                 throw wrongType(key, v, "a list of strings (as)");
             r.exclusions = v.get<std::vector<std::string>>();
         } else if (key == "filter") {
-            throw Error(ErrorCode::InvalidArgument, "filter expressions are not supported yet");
+            if (!v.containsValueOfType<std::string>())
+                throw wrongType(key, v, "a string (s)");
+            r.filter = v.get<std::string>();
+            try {
+                r.filterBytecode = filter::compileFilter(r.filter).ustAbiBytes();
+            } catch (const filter::FilterError& e) {
+                throw Error(ErrorCode::InvalidArgument, e.what());
+            }
         } else {
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +
-                            " (known: loglevel, loglevel-only, exclusions)");
+                            " (known: loglevel, loglevel-only, exclusions, filter)");
         }
     }
     return r;

@@ -127,7 +127,7 @@ bool sameEventRule(const EventRule& a, const EventRule& b) {
         names.erase(std::unique(names.begin(), names.end()), names.end());
         return names;
     };
-    return sorted(a.exclusions) == sorted(b.exclusions);
+    return sorted(a.exclusions) == sorted(b.exclusions) && a.filter == b.filter;
 }
 
 std::string describeEventRule(const EventRule& r) {
@@ -142,6 +142,8 @@ std::string describeEventRule(const EventRule& r) {
         for (std::size_t i = 0; i < r.exclusions.size(); ++i)
             text += (i == 0 ? "" : ", ") + quoteForMessage(r.exclusions[i], kMaxEventNameBytes);
     }
+    if (!r.filter.empty())
+        text += ", filter " + quoteForMessage(r.filter, 200);
     return text;
 }
 

@@ -38,6 +38,13 @@ struct EventRule {
     LoglevelMatch loglevelMatch = LoglevelMatch::All;
     int32_t loglevel = -1;               ///< lttng-ust level, 0 (TRACE_EMERG) .. 14 (TRACE_DEBUG)
     std::vector<std::string> exclusions; ///< event names (wildcards allowed) left out
+    /// LTTng filter expression as given (--filter), "" for none.
+    std::string filter;
+    /// Its compiled form (filter/filter_compiler.hpp), as
+    /// `struct lttng_ust_abi_filter_bytecode` bytes (48-byte header, then the
+    /// code and reloc table): what lttng_ust_ctl_set_filter sends. Empty
+    /// when `filter` is.
+    std::vector<uint8_t> filterBytecode;
 };
 
 /// The name LTTng gives the channel it creates on first enable: "channel0".
@@ -61,7 +68,8 @@ void checkEventRule(const EventRule& r);
 /// True if `a` and `b` select the same events of the same channel, the way
 /// LTTng tells one event rule from another (LTTNG_ERR_UST_EVENT_ENABLED):
 /// same channel and pattern, same log level match (and level, unless the
-/// match is All), and the same exclusions in any order. Channel names are
+/// match is All), the same exclusions in any order, and the same filter
+/// expression (as lttng-sessiond compares them: the text). Channel names are
 /// compared as given: resolve "" to kDefaultChannelName first.
 bool sameEventRule(const EventRule& a, const EventRule& b);
 /// `r` for a message: "'PATTERN' in channel 'CHANNEL'", then its log level

@@ -13,6 +13,7 @@ AppEventSpec eventSpecOf(const EventRule& rule) {
                             : LTTNG_UST_ABI_LOGLEVEL_SINGLE;
     spec.loglevel = rule.loglevelMatch == LoglevelMatch::All ? -1 : rule.loglevel;
     spec.exclusions = rule.exclusions;
+    spec.filter = rule.filterBytecode;
     return spec;
 }
 
