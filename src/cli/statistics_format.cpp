@@ -12,9 +12,8 @@ namespace tracectl::cli {
 std::string format_statistics_section(const SessionStatistics& statistics) {
     const Counters& totals = statistics.totals;
     const std::array<std::pair<std::string_view, std::string>, 5> lines{{
-        {"Events recorded:", totals.events_recorded
-                                 ? std::to_string(*totals.events_recorded)
-                                 : std::string("not counted (tracectl create --count-events)")},
+        {"Events recorded:", totals.events_recorded ? std::to_string(*totals.events_recorded)
+                                                    : std::string("not counted")},
         {"Events discarded:", std::to_string(totals.events_discarded)},
         {"Packets lost:", std::to_string(totals.packets_lost)},
         {"Bytes written:", format_size(totals.bytes_written)},

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <set>
@@ -240,7 +241,17 @@ ExitStatus run_top(BusClient& bus, std::ostream& err) {
     drain(connection, feed); // the first listing, before the terminal is taken over
 
     SignalCatcher signals;
-    TopScreen screen;
+    std::optional<TopScreen> made;
+    try {
+        made.emplace();
+    } catch (const std::runtime_error& e) {
+        // A terminal curses cannot drive (TERM unknown or unset): the
+        // caller's environment, as without a terminal.
+        print_error_line(err, std::string("top: ") + e.what() +
+                                  "; set TERM to your terminal's type (e.g. xterm-256color)");
+        return ExitStatus::usage;
+    }
+    TopScreen& screen = *made;
     const auto redraw = [&] {
         screen.draw(format_top_frame(model.rows(monotonic_us()), model.size()), 2);
     };

@@ -167,9 +167,10 @@ std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
     if (ust_.isMetadata()) {
         if (held_.empty() || held_.front().get() == nullptr)
             throw RequestError(cp::ErrorKind::Io, "the metadata stream was closed after an error");
-        snapshotMetadata(ust_.get(), held_.front().get(), dir, metadata_);
-        snapshotBytes_ += metadata_.size();
-        return metadata_.size();
+        const std::uint64_t written =
+            snapshotMetadata(ust_.get(), held_.front().get(), dir, metadata_);
+        snapshotBytes_ += written;
+        return written;
     }
     std::uint64_t bytes = 0;
     std::string firstError;

@@ -411,6 +411,9 @@ void Consumer::snapshotMetadata(const cp::SnapshotMetadata& request) {
                 firstError = e.what();
         }
     }
+    // What the snapshot wrote counts now, before the Ok (nothing else
+    // reports a snapshot consumer's figures: it reads no packet).
+    reportStatistics();
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Io, "snapshot " + std::to_string(request.id) +
                                                   " metadata incomplete: " + firstError);
@@ -443,6 +446,7 @@ void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
                 firstError = e.what();
         }
     }
+    reportStatistics(); // the data streams' bytes, before the Ok
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Io,
                            "snapshot " + std::to_string(request.id) + " incomplete: " + firstError);

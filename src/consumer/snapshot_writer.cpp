@@ -102,9 +102,9 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const O
     return out;
 }
 
-void snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
-                      lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                      std::string_view text) {
+std::uint64_t snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
+                               lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
+                               std::string_view text) {
     StreamFile file(dir, "metadata");
     // Whatever an earlier failure left in the ring buffer is not ours to write.
     for (;;) {
@@ -139,6 +139,7 @@ void snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
             check(hold.release(), "lttng_ust_ctl_put_next_subbuf");
         }
     }
+    return file.size();
 }
 
 } // namespace tracectl::consumer

@@ -44,10 +44,11 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const O
 /// Writes all of `text` (the trace's whole TSDL) as `<dir>/metadata`, in
 /// metadata packets: lttng_ust_ctl_write_one_packet_to_channel into
 /// `channel`, flush, then each packet read from `stream` (the channel's only
-/// stream, which nobody else reads). The ring buffer is left empty. Throws
-/// UstError or std::system_error.
-void snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
-                      lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                      std::string_view text);
+/// stream, which nobody else reads). The ring buffer is left empty.
+/// Returns the bytes of the file (whole packets). Throws UstError or
+/// std::system_error.
+std::uint64_t snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
+                               lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
+                               std::string_view text);
 
 } // namespace tracectl::consumer

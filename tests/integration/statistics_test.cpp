@@ -244,3 +244,22 @@ TEST_F(Statistics, CountEventsIsRefusedForASnapshotSessionAndMustBeABoolean) {
     EXPECT_EQ(create("stats-type", {{"count-events", sdbus::Variant(std::string("yes"))}}),
               "org.tracectl.Tracing1.Error.InvalidArgument");
 }
+
+// Found by a fresh-user pass: a snapshot session's figures only moved at
+// Stop, and a snapshot taken while stopped never counted.
+TEST_F(Statistics, ASnapshotSessionCountsWhatEachSnapshotWrites) {
+    auto s = startTickSession("stats-snap", {{"mode", sdbus::Variant(std::string("snapshot"))}},
+                              false, {});
+    {
+        ChildProcess app({demoApp(), "2000", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(60000), 0);
+    }
+    const std::string first = s->RecordSnapshot({});
+    // Told before RecordSnapshot answers: no wait needed.
+    EXPECT_EQ(figuresOf(s->Statistics()).at("bytes-written"), streamFileBytes(first));
+    s->Stop({});
+    const std::string second = s->RecordSnapshot({});
+    EXPECT_EQ(figuresOf(s->Statistics()).at("bytes-written"),
+              streamFileBytes(first) + streamFileBytes(second));
+    s->Destroy({});
+}
