@@ -17,8 +17,8 @@ namespace tracectl::consumer {
 namespace {
 
 /// Most bytes of packets a stream keeps for want of a layout (an app wrote
-/// an event before the daemon's layout for it arrived): past it, the oldest
-/// go uncounted.
+/// an event before the daemon's layout for it arrived, or a corrupt event
+/// id looks like one): past it, later packets go uncounted (logged once).
 constexpr std::size_t kMaxPendingBytes = std::size_t{8} << 20;
 
 void check(int r, const char* call) {
