@@ -153,6 +153,49 @@ void validate(const CreateChannel& m) {
     if (m.blockingTimeoutUsec < -1)
         throw ProtocolError("CreateChannel.blockingTimeoutUsec: below -1");
 }
+void validate(const CreateKernelChannel& m) {
+    if (m.kind != ChannelKind::Data && m.kind != ChannelKind::Metadata)
+        throw ProtocolError("CreateKernelChannel.kind: unknown value");
+    if (!isSafeRelativeDir(m.outputDir))
+        throw ProtocolError("CreateKernelChannel.outputDir: not a safe relative directory");
+    if (!isSafeChannelName(m.name))
+        throw ProtocolError("CreateKernelChannel.name: not an acceptable channel name");
+    if (!isPowerOfTwo(m.pageSize) || m.pageSize < 4096 || m.pageSize > (1u << 24))
+        throw ProtocolError("CreateKernelChannel.pageSize: not a power of two in [4096, 2^24]");
+    if (!isPowerOfTwo(m.packetSize) || m.packetSize < m.pageSize || m.packetSize > kMaxSubbufSize)
+        throw ProtocolError(
+            "CreateKernelChannel.packetSize: not a power of two in [pageSize, 2^32]");
+    const auto inPage = [&](std::uint32_t offset, std::uint32_t size, const char* field) {
+        if (size != 4 && size != 8)
+            throw ProtocolError(std::string("CreateKernelChannel.") + field + "Size: not 4 or 8");
+        if (offset > m.pageSize || m.pageSize - offset < size)
+            throw ProtocolError(std::string("CreateKernelChannel.") + field +
+                                "Offset: outside the page");
+    };
+    inPage(m.timestampOffset, m.timestampSize, "timestamp");
+    inPage(m.commitOffset, m.commitSize, "commit");
+    if (m.dataOffset >= m.pageSize)
+        throw ProtocolError("CreateKernelChannel.dataOffset: outside the page");
+    if (m.readTimerUsec < 1000 || m.readTimerUsec > 10'000'000)
+        throw ProtocolError("CreateKernelChannel.readTimerUsec: not in [1000, 10^7]");
+    if (m.contextMask > 0x1F)
+        throw ProtocolError("CreateKernelChannel.contextMask: unknown bits");
+    if (m.cpus.size() > kMaxKernelCpus)
+        throw ProtocolError("CreateKernelChannel.cpus: more than " +
+                            std::to_string(kMaxKernelCpus));
+    if (m.kind == ChannelKind::Metadata && !m.cpus.empty())
+        throw ProtocolError("CreateKernelChannel.cpus: a metadata channel has none");
+    if (m.kind == ChannelKind::Data && m.cpus.empty())
+        throw ProtocolError("CreateKernelChannel.cpus: a data channel needs one at least");
+    for (std::size_t i = 1; i < m.cpus.size(); ++i)
+        if (m.cpus[i] <= m.cpus[i - 1])
+            throw ProtocolError("CreateKernelChannel.cpus: not in increasing order");
+}
+void validate(const DeclareKernelEvents& m) {
+    if (m.conversions.size() > kMaxConversionBytes)
+        throw ProtocolError("DeclareKernelEvents.conversions: longer than " +
+                            std::to_string(kMaxConversionBytes) + " bytes");
+}
 void validate(const ChannelCreated&) {}
 void validate(const PushMetadata& m) {
     checkText(m.bytes, "PushMetadata.bytes", kMaxMetadataChunk);
@@ -242,6 +285,27 @@ void put(Writer& w, const CreateChannel& m) {
     w.i64(m.blockingTimeoutUsec);
     w.u32(m.chanId);
     w.raw(m.traceUuid);
+}
+void put(Writer& w, const CreateKernelChannel& m) {
+    w.u64(m.key);
+    w.u8(static_cast<std::uint8_t>(m.kind));
+    w.string(m.outputDir);
+    w.string(m.name);
+    w.u64(m.packetSize);
+    w.u32(m.streamId);
+    w.u32(m.contextMask);
+    w.boolean(m.statedump);
+    w.raw(m.traceUuid);
+    for (const std::uint32_t v : {m.pageSize, m.timestampOffset, m.timestampSize, m.commitOffset,
+                                  m.commitSize, m.dataOffset, m.readTimerUsec})
+        w.u32(v);
+    w.u32(static_cast<std::uint32_t>(m.cpus.size()));
+    for (const std::uint32_t cpu : m.cpus)
+        w.u32(cpu);
+}
+void put(Writer& w, const DeclareKernelEvents& m) {
+    w.u64(m.key);
+    w.blob(m.conversions);
 }
 void put(Writer& w, const ChannelCreated& m) {
     w.u64(m.key);
@@ -341,6 +405,38 @@ Message getCreateChannel(Reader& r) {
     m.traceUuid = r.raw16();
     return m;
 }
+Message getCreateKernelChannel(Reader& r) {
+    CreateKernelChannel m;
+    m.key = r.u64();
+    const std::uint8_t kind = r.u8();
+    if (kind > static_cast<std::uint8_t>(ChannelKind::Metadata))
+        throw ProtocolError("CreateKernelChannel.kind: unknown value");
+    m.kind = static_cast<ChannelKind>(kind);
+    m.outputDir = r.string("CreateKernelChannel.outputDir", kMaxOutputDir);
+    m.name = r.string("CreateKernelChannel.name", kMaxChannelName);
+    m.packetSize = r.u64();
+    m.streamId = r.u32();
+    m.contextMask = r.u32();
+    m.statedump = r.boolean("CreateKernelChannel.statedump");
+    m.traceUuid = r.raw16();
+    for (std::uint32_t* v : {&m.pageSize, &m.timestampOffset, &m.timestampSize, &m.commitOffset,
+                             &m.commitSize, &m.dataOffset, &m.readTimerUsec})
+        *v = r.u32();
+    const std::uint32_t n = r.u32();
+    if (n > kMaxKernelCpus)
+        throw ProtocolError("CreateKernelChannel.cpus: more than " +
+                            std::to_string(kMaxKernelCpus));
+    m.cpus.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+        m.cpus.push_back(r.u32());
+    return m;
+}
+Message getDeclareKernelEvents(Reader& r) {
+    DeclareKernelEvents m;
+    m.key = r.u64();
+    m.conversions = r.blob("DeclareKernelEvents.conversions", kMaxConversionBytes);
+    return m;
+}
 Message getChannelCreated(Reader& r) {
     ChannelCreated m;
     m.key = r.u64();
@@ -426,6 +522,8 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::SnapshotMetadata:
     case MessageType::DeclareLayouts:
     case MessageType::Statistics:
+    case MessageType::CreateKernelChannel:
+    case MessageType::DeclareKernelEvents:
         return true;
     }
     return false;
@@ -481,6 +579,10 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::DeclareLayouts;
             else if constexpr (std::is_same_v<T, Statistics>)
                 return MessageType::Statistics;
+            else if constexpr (std::is_same_v<T, CreateKernelChannel>)
+                return MessageType::CreateKernelChannel;
+            else if constexpr (std::is_same_v<T, DeclareKernelEvents>)
+                return MessageType::DeclareKernelEvents;
             else
                 return MessageType::Error;
         },
@@ -523,6 +625,10 @@ std::string_view messageName(MessageType type) noexcept {
         return "DeclareLayouts";
     case MessageType::Statistics:
         return "Statistics";
+    case MessageType::CreateKernelChannel:
+        return "CreateKernelChannel";
+    case MessageType::DeclareKernelEvents:
+        return "DeclareKernelEvents";
     }
     return "unknown";
 }
@@ -647,6 +753,12 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::Statistics:
         m = getStatistics(r);
+        break;
+    case MessageType::CreateKernelChannel:
+        m = getCreateKernelChannel(r);
+        break;
+    case MessageType::DeclareKernelEvents:
+        m = getDeclareKernelEvents(r);
         break;
     case MessageType::RecordSnapshot: {
         RecordSnapshot snap;

@@ -63,6 +63,13 @@
 //       channel's context or new events are registered: what the consumer
 //       needs to step over the channel's event records and count them
 //                                    consumer: Ok or Error.
+//   daemon: CreateKernelChannel{...} (version 6), then, for a data channel,
+//       one byte per group of at most kMaxPassedFds of its per-CPU
+//       `trace_pipe_raw` fds (SCM_RIGHTS), in `cpus` order
+//                                    consumer: Ok or Error.
+//   daemon: DeclareKernelEvents{key, conversions} (version 6): how the
+//       kernel channel's ftrace records become CTF event records
+//                                    consumer: Ok or Error.
 //   consumer, unsolicited (version 5): Statistics{...}, at most once a
 //       second while its channels write something, and at once before the
 //       reply to FlushChannel, DestroyChannel and Shutdown and before
@@ -88,8 +95,9 @@ namespace tracectl::consumer_protocol {
 
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
-/// socket; 5: DeclareLayouts, Statistics
-inline constexpr std::uint32_t kVersion = 5;
+/// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
+/// DeclareKernelEvents
+inline constexpr std::uint32_t kVersion = 6;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -115,6 +123,8 @@ enum class MessageType : std::uint16_t {
     RotateMetadata = 0x09,
     SnapshotMetadata = 0x0A,
     DeclareLayouts = 0x0B,
+    CreateKernelChannel = 0x0C,
+    DeclareKernelEvents = 0x0D,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -308,6 +318,59 @@ struct DeclareLayouts {
     bool operator==(const DeclareLayouts&) const = default;
 };
 
+/// Most CPUs of one kernel channel.
+inline constexpr std::size_t kMaxKernelCpus = 4096;
+/// Longest kernel channel metadata / conversions blob (bytes).
+inline constexpr std::size_t kMaxConversionBytes = kMaxPayload - 32;
+
+/// Creates a kernel-domain channel (common/kernel_records.hpp): a data
+/// channel reads the per-CPU ftrace buffers whose `trace_pipe_raw` fds follow
+/// the frame (one per entry of `cpus`, in order, on one byte per group of at
+/// most kMaxPassedFds) and writes `<outputDir>/<name>_<cpu>` with
+/// `index/<name>_<cpu>.idx`; a metadata channel writes `<outputDir>/metadata`
+/// from what PushMetadata brings (plain TSDL text), and takes no fd. With
+/// `statedump`, a data channel first writes the statedump
+/// (`<name>_statedump`) at its creation. Payload: u64 key, u8 kind, string
+/// outputDir, string name, u64 packetSize, u32 streamId, u32 contextMask,
+/// bool statedump, uuid[16], u32 pageSize, u32 timestampOffset, u32
+/// timestampSize, u32 commitOffset, u32 commitSize, u32 dataOffset, u32
+/// readTimerUsec, u32 cpu count, then u32 per cpu.
+struct CreateKernelChannel {
+    std::uint64_t key = 0;
+    ChannelKind kind = ChannelKind::Data;
+    std::string outputDir; ///< as CreateChannel::outputDir ("kernel")
+    std::string name;      ///< as CreateChannel::name
+    /// Largest CTF packet (bytes, power of two, >= pageSize): the channel's
+    /// sub-buffer size.
+    std::uint64_t packetSize = 0;
+    std::uint32_t streamId = 0;    ///< CTF stream class id
+    std::uint32_t contextMask = 0; ///< kernel_records::ContextField bits
+    bool statedump = false;
+    std::array<std::uint8_t, 16> traceUuid{};
+    // The ftrace sub-buffer format (events/header_page), bytes.
+    std::uint32_t pageSize = 4096; ///< power of two, 4096 .. 2^24
+    std::uint32_t timestampOffset = 0;
+    std::uint32_t timestampSize = 8;
+    std::uint32_t commitOffset = 8;
+    std::uint32_t commitSize = 8;
+    std::uint32_t dataOffset = 16;
+    /// How often the buffers are read when nothing wakes the consumer (µs,
+    /// 1000 .. 10^7).
+    std::uint32_t readTimerUsec = 100000;
+    std::vector<std::uint32_t> cpus; ///< data: one per fd (<= kMaxKernelCpus); metadata: none
+    bool operator==(const CreateKernelChannel&) const = default;
+};
+
+/// The kernel channel `key`'s event conversions (kernel_records::encode()),
+/// added to those it has (events enabled later come in a later one; an
+/// ftrace id given again replaces its conversion). Payload: u64 key, bytes
+/// conversions (u32 count then the raw bytes, <= kMaxConversionBytes).
+struct DeclareKernelEvents {
+    std::uint64_t key = 0;
+    std::string conversions;
+    bool operator==(const DeclareKernelEvents&) const = default;
+};
+
 /// What one channel of the consumer wrote, since it was created: every
 /// figure only grows, except chunkBytes, which starts again from 0 when a
 /// rotation switches the channel's streams to a new chunk.
@@ -358,10 +421,10 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message =
-    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
-                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
-                 RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics>;
+using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
+                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
+                             RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata,
+                             DeclareLayouts, Statistics, CreateKernelChannel, DeclareKernelEvents>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

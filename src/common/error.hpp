@@ -12,14 +12,15 @@ namespace tracectl {
 /// Every error tracectl reports to a client. The D-Bus names are
 /// `org.tracectl.Tracing1.Error.<Name>`; see errorInfo().
 enum class ErrorCode {
-    NoSuchSession,   ///< no session of that name/path visible to the caller
-    SessionExists,   ///< the caller already has a session of that name
-    InvalidName,     ///< a session (or channel) name breaks the naming rules
-    InvalidArgument, ///< an option key, type or value is not acceptable
-    WrongState,      ///< the call does not fit the session's current state
-    LimitExceeded,   ///< a per-user resource bound was reached
-    EventRuleExists, ///< the same event rule is enabled in that channel already
-    Failed,          ///< an internal failure; the message says what
+    NoSuchSession,     ///< no session of that name/path visible to the caller
+    SessionExists,     ///< the caller already has a session of that name
+    InvalidName,       ///< a session (or channel) name breaks the naming rules
+    InvalidArgument,   ///< an option key, type or value is not acceptable
+    WrongState,        ///< the call does not fit the session's current state
+    LimitExceeded,     ///< a per-user resource bound was reached
+    EventRuleExists,   ///< the same event rule is enabled in that channel already
+    KernelUnavailable, ///< the kernel domain cannot be used here (no writable tracefs)
+    Failed,            ///< an internal failure; the message says what
 };
 
 /// One row of the table: the D-Bus error name and the closest errno.

@@ -2,6 +2,7 @@
 // stream, and for a metadata channel the metadata cache that feeds it.
 #pragma once
 
+#include "channel_base.hpp"
 #include "common/consumer_protocol.hpp"
 #include "common/event_loop.hpp"
 #include "record_counter.hpp"
@@ -20,19 +21,8 @@
 
 namespace tracectl::consumer {
 
-/// A request cannot be honoured; becomes an Error{kind, what()} reply.
-class RequestError : public std::runtime_error {
-public:
-    RequestError(consumer_protocol::ErrorKind kind, const std::string& message)
-        : std::runtime_error(message), kind_(kind) {}
-    consumer_protocol::ErrorKind kind() const noexcept { return kind_; }
-
-private:
-    consumer_protocol::ErrorKind kind_;
-};
-
 /// Not copyable or movable (its event sources point at it).
-class Channel {
+class Channel final : public ChannelBase {
 public:
     /// Creates `<root>/<request.outputDir>/`, the ust-ctl channel and its
     /// streams, and the stream files (`<name>_<cpu>` and
@@ -49,13 +39,13 @@ public:
     /// the layouts.
     Channel(EventLoop& loop, const OutputDir& root, const consumer_protocol::CreateChannel& request,
             bool snapshotOnly = false, bool countEvents = false);
-    ~Channel();
+    ~Channel() override;
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
 
-    std::uint64_t key() const noexcept { return key_; }
-    bool isMetadata() const noexcept { return ust_.isMetadata(); }
-    std::uint32_t streamCount() const noexcept {
+    std::uint64_t key() const noexcept override { return key_; }
+    bool isMetadata() const noexcept override { return ust_.isMetadata(); }
+    std::uint32_t streamCount() const noexcept override {
         return static_cast<std::uint32_t>(snapshotOnly_ ? held_.size() : readers_.size());
     }
 
@@ -69,7 +59,8 @@ public:
     /// lttng-consumerd, ust-consumer.c, lttng_ustconsumer_snapshot_channel).
     /// Returns the bytes written. Throws RequestError (InvalidArgument: not a
     /// snapshot channel; Io; Tracer) after trying every stream.
-    std::uint64_t recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t packetsPerStream);
+    std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
+                                 std::uint64_t packetsPerStream) override;
 
     /// Hands the buffers to the daemon on `sock` (blocking): the channel, each
     /// stream, the end marker (lttng_ust_ctl_send_*_to_sessiond). Then closes
@@ -85,13 +76,13 @@ public:
     /// flush_buffer(stream, 1), drain, until all is written). Throws
     /// RequestError: InvalidArgument (not a metadata channel, offset not at
     /// the end of what was pushed), Tracer, Io.
-    void pushMetadata(std::uint64_t offset, std::string_view bytes);
+    void pushMetadata(std::uint64_t offset, std::string_view bytes) override;
 
     /// Data: flush_buffer(stream, 0) on every stream and drain (stop);
     /// snapshot channels only flush, and note each stream's produced
     /// position (quiescent until it moves). Metadata: writes what is
     /// pending. Throws RequestError (Io/Tracer) after trying every stream.
-    void flush();
+    void flush() override;
 
     /// Rotation to the chunk `chunkRoot` (see StreamReader::rotate): data
     /// streams switch once read past their sampled position, each with a
@@ -104,10 +95,6 @@ public:
     /// the old one. `switched` is called once per stream (maybe before
     /// this returns). Streams that fail are closed (and count as switched).
     /// Never throws.
-    struct RotateResult {
-        std::uint32_t expected = 0; ///< calls of `switched` to expect
-        std::string error;          ///< the first failure, "" if none
-    };
     /// `traceWentOn` (metadata channels): whether the trace went on into
     /// the new chunk when the rotation took its boundary (traceGoesOn()
     /// then), for a metadata switch made later (RotateMetadata); unset: now.
@@ -120,11 +107,11 @@ public:
     /// handled alike, so that an idle stream's last packet ends at its
     /// close and it covers the final chunk), then drains and closes every
     /// stream. Never throws (logged).
-    void drainAndClose(bool producersStopped) noexcept;
+    void drainAndClose(bool producersStopped) noexcept override;
 
     /// A metadata channel: its trace has a data stream still open, or no
     /// data channel at all.
-    bool traceGoesOn() const noexcept;
+    bool traceGoesOn() const noexcept override;
 
     /// DeclareLayouts: the layouts of the channel's event records (encoded
     /// record_layout::ChannelLayouts) and the trace's ABI; the first one
@@ -132,15 +119,15 @@ public:
     /// layout are counted again. Throws RequestError(InvalidArgument): a
     /// metadata or snapshot channel, layouts that do not decode, contradict
     /// earlier ones, or another ABI than the first.
-    void declareLayouts(const consumer_protocol::LayoutAbi& abi, std::string_view layouts);
+    void declareLayouts(const consumer_protocol::LayoutAbi& abi, std::string_view layouts) override;
 
     /// What the channel wrote so far (consumer_protocol::ChannelFigures),
     /// summed over its streams, closed ones included. Snapshot channels
     /// count the bytes their snapshots wrote, and nothing else.
-    consumer_protocol::ChannelFigures figures() const noexcept;
+    consumer_protocol::ChannelFigures figures() const noexcept override;
     /// `hook` is called after each sub-buffer any stream of the channel
     /// writes (StreamReader::setProgressHook).
-    void setProgressHook(const std::function<void()>& hook);
+    void setProgressHook(const std::function<void()>& hook) override;
 
 private:
     static int onChannelHangUp(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);

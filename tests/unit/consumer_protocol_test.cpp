@@ -37,6 +37,20 @@ cp::CreateChannel sampleCreate() {
     return c;
 }
 
+cp::CreateKernelChannel sampleKernelCreate() {
+    cp::CreateKernelChannel c;
+    c.key = 21;
+    c.outputDir = "kernel";
+    c.name = "channel0";
+    c.packetSize = 1 << 18;
+    c.streamId = 2;
+    c.contextMask = 0x11;
+    c.statedump = true;
+    c.traceUuid[3] = 7;
+    c.cpus = {0, 1, 3};
+    return c;
+}
+
 std::vector<cp::Message> everyMessage() {
     return {
         cp::Hello{cp::kVersion, "0.1.0"},
@@ -58,6 +72,8 @@ std::vector<cp::Message> everyMessage() {
         cp::DeclareLayouts{5, cp::LayoutAbi{}, std::string("\x01\x00\x02", 3)},
         cp::DeclareLayouts{6, cp::LayoutAbi{32, 8, 16, 32, 32, 32, true}, ""},
         cp::Statistics{123456789, {}},
+        sampleKernelCreate(),
+        cp::DeclareKernelEvents{21, std::string("\x01\x00\x00\x00", 4)},
         cp::Statistics{
             5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},
     };
@@ -354,7 +370,34 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 5u);
+    EXPECT_EQ(cp::kVersion, 6u);
+}
+
+TEST(ConsumerProtocol, CreateKernelChannelRejectsWhatItCannotRead) {
+    const auto refused = [](auto change) {
+        cp::CreateKernelChannel c = sampleKernelCreate();
+        change(c);
+        EXPECT_THROW(cp::encode(c), cp::ProtocolError);
+    };
+    refused([](auto& c) { c.outputDir = "../kernel"; });
+    refused([](auto& c) { c.name = "a/b"; });
+    refused([](auto& c) { c.pageSize = 3000; });
+    refused([](auto& c) { c.packetSize = 2048; });
+    refused([](auto& c) { c.commitOffset = 4092; });
+    refused([](auto& c) { c.timestampSize = 2; });
+    refused([](auto& c) { c.dataOffset = 4096; });
+    refused([](auto& c) { c.readTimerUsec = 10; });
+    refused([](auto& c) { c.contextMask = 0x20; });
+    refused([](auto& c) { c.cpus = {}; });
+    refused([](auto& c) { c.cpus = {1, 1}; });
+    refused([](auto& c) {
+        c.kind = cp::ChannelKind::Metadata;
+        c.cpus = {0};
+    });
+    cp::CreateKernelChannel metadata = sampleKernelCreate();
+    metadata.kind = cp::ChannelKind::Metadata;
+    metadata.cpus = {};
+    EXPECT_EQ(std::get<cp::CreateKernelChannel>(cp::decode(cp::encode(metadata))), metadata);
 }
 
 TEST(ConsumerProtocol, RecordSnapshotLayout) {

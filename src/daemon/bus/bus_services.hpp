@@ -6,6 +6,10 @@
 #include "bus/peer_directory.hpp"
 #include "bus/signal_sender.hpp"
 
+namespace tracectl {
+class KernelSupport;
+}
+
 namespace tracectl::bus {
 
 struct BusServices {
@@ -13,6 +17,8 @@ struct BusServices {
     PeerDirectory& peers;
     SignalSender& signals;
     auth::PolkitAuthority& authority;
+    /// The kernel domain's discovery (nullptr: no kernel domain here).
+    KernelSupport* kernel = nullptr;
 };
 
 } // namespace tracectl::bus

@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "filter/filter_compiler.hpp"
+#include "filter/ftrace_filter.hpp"
 #include "session/session_name.hpp"
 
 #include <limits>
@@ -61,10 +62,12 @@ int32_t loglevelOption(const std::string& key, const sdbus::Variant& v) {
 
 } // namespace
 
-void checkDomain(const std::string& domain) {
-    if (domain != "ust")
+TracingDomain checkDomain(const std::string& domain) {
+    const auto d = domainFromName(domain);
+    if (!d)
         throw Error(ErrorCode::InvalidArgument,
-                    "domain " + quoteForMessage(domain) + " is not supported (only 'ust')");
+                    "domain " + quoteForMessage(domain) + " is not supported ('ust' or 'kernel')");
+    return *d;
 }
 
 ChannelConfig readChannelOptions(const std::string& name, const VariantMap& options,
@@ -92,9 +95,10 @@ ChannelConfig readChannelOptions(const std::string& name, const VariantMap& opti
     return c;
 }
 
-EventRule readEventOptions(const std::string& channel, const std::string& pattern,
-                           const VariantMap& options) {
+EventRule readEventOptions(TracingDomain domain, const std::string& channel,
+                           const std::string& pattern, const VariantMap& options) {
     EventRule r;
+    r.domain = domain;
     r.channel = channel;
     r.pattern = pattern;
     for (const auto& [key, v] : options) {
@@ -114,14 +118,25 @@ EventRule readEventOptions(const std::string& channel, const std::string& patter
                 throw wrongType(key, v, "a string (s)");
             r.filter = v.get<std::string>();
             try {
-                r.filterBytecode = filter::compileFilter(r.filter).ustAbiBytes();
+                // Kernel filters go to tracefs (translated again, with the
+                // event's field names, by the kernel domain).
+                if (domain == TracingDomain::Kernel)
+                    filter::toFtraceFilter(r.filter);
+                else
+                    r.filterBytecode = filter::compileFilter(r.filter).ustAbiBytes();
             } catch (const filter::FilterError& e) {
                 throw Error(ErrorCode::InvalidArgument, e.what());
             }
+        } else if (key == "syscall" && domain == TracingDomain::Kernel) {
+            if (!v.containsValueOfType<bool>())
+                throw wrongType(key, v, "a boolean (b)");
+            r.syscall = v.get<bool>();
         } else {
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +
-                            " (known: loglevel, loglevel-only, exclusions, filter)");
+                            (domain == TracingDomain::Kernel
+                                 ? " (known for kernel events: filter, syscall)"
+                                 : " (known: loglevel, loglevel-only, exclusions, filter)"));
         }
     }
     return r;

@@ -12,8 +12,9 @@ namespace tracectl {
 
 using VariantMap = std::map<std::string, sdbus::Variant>;
 
-/// Throws Error(InvalidArgument) unless `domain` is one this daemon traces ("ust").
-void checkDomain(const std::string& domain);
+/// The domain named `domain` ("ust", "kernel"). Throws Error(InvalidArgument)
+/// for any other name.
+TracingDomain checkDomain(const std::string& domain);
 
 /// Reads AddChannel's options ("subbuf-size", "subbuf-count", "overwrite",
 /// "switch-timer", "read-timer"; see the Session XML) over `defaults`.
@@ -21,10 +22,13 @@ void checkDomain(const std::string& domain);
 ChannelConfig readChannelOptions(const std::string& name, const VariantMap& options,
                                  ChannelConfig defaults = {});
 
-/// Reads EnableEvents' options ("loglevel", "loglevel-only", "exclusions").
+/// Reads EnableEvents' options: UST "loglevel", "loglevel-only",
+/// "exclusions", "filter" (compiled to lttng-ust bytecode); kernel "filter"
+/// (checked to translate into tracefs' filter syntax) and "syscall" (b).
 /// Throws Error(InvalidArgument) for an unknown key, a wrong type, an
-/// unknown log level name, or both log level keys at once.
-EventRule readEventOptions(const std::string& channel, const std::string& pattern,
-                           const VariantMap& options);
+/// unknown log level name, both log level keys at once, or a filter that
+/// does not compile (the message names the place).
+EventRule readEventOptions(TracingDomain domain, const std::string& channel,
+                           const std::string& pattern, const VariantMap& options);
 
 } // namespace tracectl

@@ -4,6 +4,7 @@
 #include "bus/option_reader.hpp"
 #include "common/log.hpp"
 #include "config.h"
+#include "kernel/kernel_support.hpp"
 #include "objects/create_session_options.hpp"
 #include "session/session_name.hpp"
 #include "tracing/output_folder.hpp"
@@ -16,10 +17,16 @@ constexpr const char* kManagerInterface = "org.tracectl.Tracing1.Manager";
 
 } // namespace
 
-const bus::Property<ManagerObject> ManagerObject::kProperties[1] = {
+const bus::Property<ManagerObject> ManagerObject::kProperties[2] = {
     {"Version", "s", SD_BUS_VTABLE_PROPERTY_CONST,
      [](const ManagerObject&, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "s", TRACECTL_VERSION), "s");
+     }},
+    {"KernelTracingAvailable", "b", 0,
+     [](const ManagerObject& o, sd_bus_message* m) {
+         const int available =
+             o.services_.kernel != nullptr && !o.services_.kernel->unavailableReason();
+         bus::check(sd_bus_message_append(m, "b", available), "b");
      }},
 };
 
@@ -48,6 +55,9 @@ ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& regist
                                 &Self::onListSessions, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("ListApplications", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("ao", applications), &Self::onListApplications,
+                                kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("ListTracepoints", SD_BUS_ARGS("s", domain),
+                                SD_BUS_RESULT("a(ssa(ss))", tracepoints), &Self::onListTracepoints,
                                 kAnyone),
     };
     managerVtable_ = bus::buildVtable<ManagerObject>(members);
@@ -101,6 +111,57 @@ int ManagerObject::onListApplications(sd_bus_message* m, void* userdata, sd_bus_
         m, userdata, "ListApplications", [](ManagerObject& o, sd_bus_message*, auto reply) {
             o.listVisible(reply, auth::Action::TraceAllUsers,
                           [&o](uid_t uid, bool all) { return o.apps_.visibleTo(uid, all); });
+        });
+}
+
+int ManagerObject::onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ManagerObject>(m, userdata, "ListTracepoints",
+                                         [](ManagerObject& o, sd_bus_message* msg, auto reply) {
+                                             o.ListTracepoints(reply, bus::readStringArgument(msg));
+                                         });
+}
+
+void ManagerObject::ListTracepoints(const Pending& pending, const std::string& domain) {
+    if (domain != "kernel")
+        return pending->returnError(toBusError(
+            Error(ErrorCode::InvalidArgument,
+                  domain == "ust" ? std::string("UST tracepoints belong to each app: "
+                                                "Application.ListTracepoints")
+                                  : "domain " + quoteForMessage(domain) + " is not supported")));
+    const auth::Caller caller = services_.peers.callerOf(pending->call());
+    std::weak_ptr<bool> alive = alive_;
+    services_.authority.check(
+        caller, auth::Action::TraceKernel, pending->allowsInteractiveAuthorization(),
+        [this, alive, pending](std::optional<sdbus::Error> denied) {
+            if (alive.expired())
+                return;
+            if (denied)
+                return pending->returnError(*denied);
+            KernelSupport* kernel = services_.kernel;
+            if (kernel == nullptr)
+                return pending->returnError(toBusError(
+                    Error(ErrorCode::KernelUnavailable, "this daemon has no kernel domain")));
+            kernel->listTracepoints([pending](std::optional<Error> e,
+                                              std::vector<KernelTracepointInfo> list) {
+                if (e)
+                    return pending->returnError(toBusError(*e));
+                pending->returnWith([&](sd_bus_message* m) {
+                    bus::check(sd_bus_message_open_container(m, 'a', "(ssa(ss))"), "a(ssa(ss))");
+                    for (const KernelTracepointInfo& t : list) {
+                        bus::check(sd_bus_message_open_container(m, 'r', "ssa(ss)"), "(ssa(ss))");
+                        bus::check(
+                            sd_bus_message_append(m, "ss", t.system.c_str(), t.event.c_str()),
+                            "ss");
+                        bus::check(sd_bus_message_open_container(m, 'a', "(ss)"), "a(ss)");
+                        for (const auto& [name, type] : t.fields)
+                            bus::check(sd_bus_message_append(m, "(ss)", name.c_str(), type.c_str()),
+                                       "(ss)");
+                        bus::check(sd_bus_message_close_container(m), "a(ss)");
+                        bus::check(sd_bus_message_close_container(m), "(ssa(ss))");
+                    }
+                    bus::check(sd_bus_message_close_container(m), "a(ssa(ss))");
+                });
+            });
         });
 }
 

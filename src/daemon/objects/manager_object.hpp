@@ -47,7 +47,7 @@ public:
     void sessionStatistics(const std::string& idHex, const std::string& domain,
                            const DomainStatistics& statistics);
 
-    static const bus::Property<ManagerObject> kProperties[1];
+    static const bus::Property<ManagerObject> kProperties[2];
 
 private:
     using Pending = std::shared_ptr<bus::MethodReply>;
@@ -55,6 +55,9 @@ private:
     static int onGetSession(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListApplications(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    /// ListTracepoints("kernel"): trace-kernel, then the kernel's list.
+    void ListTracepoints(const Pending& pending, const std::string& domain);
 
     void CreateSession(const Pending& pending, const std::string& name, auth::CallOptions options);
     void GetSession(const Pending& pending, const std::string& name);

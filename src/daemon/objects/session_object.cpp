@@ -3,6 +3,7 @@
 #include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
 #include "common/log.hpp"
+#include "kernel/kernel_support.hpp"
 #include "objects/channel_options.hpp"
 #include "objects/rotation_schedule_options.hpp"
 #include "objects/snapshot_options.hpp"
@@ -89,8 +90,11 @@ void SessionObject::changed(const std::vector<SessionChange>& what) {
         {SessionChange::State, "State"},
         {SessionChange::ErrorReason, "ErrorReason"},
         {SessionChange::Channels, "Channels"},
+        {SessionChange::Channels, "KernelChannels"},
         {SessionChange::Events, "Events"},
+        {SessionChange::Events, "KernelEvents"},
         {SessionChange::Contexts, "Contexts"},
+        {SessionChange::Contexts, "KernelContexts"},
         {SessionChange::TracesAllUsers, "TracesAllUsers"},
         {SessionChange::RingBufferSize, "RingBufferSize"},
     };
@@ -294,10 +298,12 @@ void SessionObject::AddChannel(const Pending& pending, std::string domain, std::
     authorize("AddChannel", interactive, extra, pending,
               [this, pending, domain = std::move(domain), name = std::move(name),
                options = std::move(options)](const auth::Caller&) {
-                  checkDomain(domain);
-                  ChannelConfig defaults;
+                  const TracingDomain d = checkDomain(domain);
+                  checkKernelAvailable(d);
+                  ChannelConfig defaults =
+                      d == TracingDomain::Kernel ? defaultKernelChannel(name) : ChannelConfig{};
                   defaults.overwrite = session_.config().mode == SessionMode::Snapshot;
-                  session_.addChannel(readChannelOptions(name, options, defaults));
+                  session_.addChannel(readChannelOptions(name, options, defaults), d);
                   log::info("session '" + session_.config().name + "': channel '" + name +
                                 "' added",
                             session_.id().uuid());
@@ -345,9 +351,10 @@ void SessionObject::EnableEvents(const Pending& pending, std::string domain, std
 
 void SessionObject::doEnableEvents(const Pending& pending, std::string domain, std::string channel,
                                    std::string pattern, auth::CallOptions options) {
-    checkDomain(domain);
+    const TracingDomain d = checkDomain(domain);
+    checkKernelAvailable(d);
     // The reply waits for the domains (the apps, if the session runs).
-    session_.enableEvents(readEventOptions(channel, pattern, options), answer(pending));
+    session_.enableEvents(readEventOptions(d, channel, pattern, options), answer(pending));
 }
 
 void SessionObject::AddContext(const Pending& pending, std::string domain, std::string channel,
@@ -362,8 +369,9 @@ void SessionObject::AddContext(const Pending& pending, std::string domain, std::
     authorize("AddContext", interactive, extra, pending,
               [this, pending, domain = std::move(domain), channel = std::move(channel),
                type = std::move(type)](const auth::Caller&) {
-                  checkDomain(domain);
-                  session_.addContext(channel, type);
+                  const TracingDomain d = checkDomain(domain);
+                  checkKernelAvailable(d);
+                  session_.addContext(d, channel, type);
                   log::info("session '" + session_.config().name + "': context '" + type +
                                 "' added to " +
                                 (channel.empty() ? std::string("every channel")
@@ -373,9 +381,38 @@ void SessionObject::AddContext(const Pending& pending, std::string domain, std::
               });
 }
 
+void SessionObject::checkKernelAvailable(TracingDomain d) const {
+    if (d != TracingDomain::Kernel)
+        return;
+    if (services_.kernel == nullptr)
+        throw Error(ErrorCode::KernelUnavailable, "this daemon has no kernel domain");
+    if (const auto why = services_.kernel->unavailableReason())
+        throw Error(ErrorCode::KernelUnavailable, "kernel tracing is not available: " + *why);
+}
+
 namespace {
 
 using Self = SessionObject;
+
+void appendChannels(sd_bus_message* m, const std::vector<ChannelConfig>& channels) {
+    bus::check(sd_bus_message_open_container(m, 'a', "(sttbuu)"), "a(sttbuu)");
+    for (const auto& c : channels)
+        bus::check(sd_bus_message_append(
+                       m, "(sttbuu)", c.name.c_str(), static_cast<uint64_t>(c.subbufSize),
+                       static_cast<uint64_t>(c.subbufCount), static_cast<int>(c.overwrite),
+                       static_cast<uint32_t>(c.switchTimerUs),
+                       static_cast<uint32_t>(c.readTimerUs)),
+                   "(sttbuu)");
+    bus::check(sd_bus_message_close_container(m), "a(sttbuu)");
+}
+
+void appendContexts(sd_bus_message* m, const std::vector<ChannelConfig>& channels) {
+    bus::check(sd_bus_message_open_container(m, 'a', "(ss)"), "a(ss)");
+    for (const auto& c : channels)
+        for (const auto& type : c.contexts)
+            bus::check(sd_bus_message_append(m, "(ss)", c.name.c_str(), type.c_str()), "(ss)");
+    bus::check(sd_bus_message_close_container(m), "a(ss)");
+}
 
 void appendString(sd_bus_message* m, const std::string& s) {
     bus::check(sd_bus_message_append(m, "s", s.c_str()), "s");
@@ -395,7 +432,7 @@ const char* matchName(LoglevelMatch match) {
 } // namespace
 
 // Types and meanings: dbus/org.tracectl.Tracing1.Session.xml.
-const bus::Property<SessionObject> SessionObject::kProperties[16] = {
+const bus::Property<SessionObject> SessionObject::kProperties[19] = {
     {"RingBufferSize", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "t", o.session_.ringBufferSize()), "t");
@@ -413,17 +450,9 @@ const bus::Property<SessionObject> SessionObject::kProperties[16] = {
     {"ErrorReason", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.errorReason()); }},
     {"Channels", "a(sttbuu)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
-     [](const Self& o, sd_bus_message* m) {
-         bus::check(sd_bus_message_open_container(m, 'a', "(sttbuu)"), "a(sttbuu)");
-         for (const auto& c : o.session_.channels())
-             bus::check(sd_bus_message_append(
-                            m, "(sttbuu)", c.name.c_str(), static_cast<uint64_t>(c.subbufSize),
-                            static_cast<uint64_t>(c.subbufCount), static_cast<int>(c.overwrite),
-                            static_cast<uint32_t>(c.switchTimerUs),
-                            static_cast<uint32_t>(c.readTimerUs)),
-                        "(sttbuu)");
-         bus::check(sd_bus_message_close_container(m), "a(sttbuu)");
-     }},
+     [](const Self& o, sd_bus_message* m) { appendChannels(m, o.session_.channels()); }},
+    {"KernelChannels", "a(sttbuu)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendChannels(m, o.session_.kernelChannels()); }},
     {"Events", "a(sssias)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_open_container(m, 'a', "(sssias)"), "a(sssias)");
@@ -441,14 +470,19 @@ const bus::Property<SessionObject> SessionObject::kProperties[16] = {
          }
          bus::check(sd_bus_message_close_container(m), "a(sssias)");
      }},
-    {"Contexts", "a(ss)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+    {"KernelEvents", "a(ssbs)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
-         bus::check(sd_bus_message_open_container(m, 'a', "(ss)"), "a(ss)");
-         for (const auto& c : o.session_.channels())
-             for (const auto& type : c.contexts)
-                 bus::check(sd_bus_message_append(m, "(ss)", c.name.c_str(), type.c_str()), "(ss)");
-         bus::check(sd_bus_message_close_container(m), "a(ss)");
+         bus::check(sd_bus_message_open_container(m, 'a', "(ssbs)"), "a(ssbs)");
+         for (const auto& r : o.session_.kernelEventRules())
+             bus::check(sd_bus_message_append(m, "(ssbs)", r.channel.c_str(), r.pattern.c_str(),
+                                              static_cast<int>(r.syscall), r.filter.c_str()),
+                        "(ssbs)");
+         bus::check(sd_bus_message_close_container(m), "a(ssbs)");
      }},
+    {"Contexts", "a(ss)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendContexts(m, o.session_.channels()); }},
+    {"KernelContexts", "a(ss)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendContexts(m, o.session_.kernelChannels()); }},
     {"TracesAllUsers", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "b", static_cast<int>(o.session_.tracesAllUsers())),

@@ -63,7 +63,7 @@ public:
     /// userdata: the SessionObject. With kProperties, the whole interface
     /// (bus::buildVtable<SessionObject>).
     static std::span<const sd_bus_vtable> members();
-    static const bus::Property<SessionObject> kProperties[16];
+    static const bus::Property<SessionObject> kProperties[19];
 
 private:
     static int onStart(sd_bus_message* m, void* userdata, sd_bus_error* error);
@@ -90,6 +90,8 @@ private:
     void doDestroy(const Pending& pending);
     void doRotate(const Pending& pending);
     void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
+    /// Throws Error(KernelUnavailable) for the kernel domain where it cannot run.
+    void checkKernelAvailable(TracingDomain d) const;
     void doEnableEvents(const Pending& pending, std::string domain, std::string channel,
                         std::string pattern, auth::CallOptions options);
 

@@ -71,13 +71,36 @@ void checkChannelConfig(const ChannelConfig& c) {
     }
 }
 
+std::string_view toString(TracingDomain d) noexcept {
+    return d == TracingDomain::Kernel ? "kernel" : "ust";
+}
+
+std::optional<TracingDomain> domainFromName(std::string_view name) noexcept {
+    if (name == "ust")
+        return TracingDomain::Ust;
+    if (name == "kernel")
+        return TracingDomain::Kernel;
+    return std::nullopt;
+}
+
+ChannelConfig defaultKernelChannel(std::string name) {
+    ChannelConfig c;
+    c.name = std::move(name);
+    c.subbufSize = kKernelDefaultSubbufSize;
+    c.subbufCount = kKernelDefaultSubbufCount;
+    c.contexts = {"tid"};
+    return c;
+}
+
 void checkEventRule(const EventRule& r) {
-    const auto checkName = [](std::string_view what, std::string_view p) {
+    // Kernel patterns take '*' anywhere (tracefs names: "sched:sched_*").
+    const bool starAnywhere = r.domain == TracingDomain::Kernel;
+    const auto checkName = [starAnywhere](std::string_view what, std::string_view p) {
         if (p.empty() || p.size() > kMaxEventNameBytes)
             throw Error(ErrorCode::InvalidArgument,
                         std::string(what) + " must be 1 to 255 bytes long");
         const auto star = p.find('*');
-        if (star != std::string_view::npos && star != p.size() - 1)
+        if (!starAnywhere && star != std::string_view::npos && star != p.size() - 1)
             throw Error(ErrorCode::InvalidArgument, std::string(what) + " " + quoteForMessage(p) +
                                                         ": '*' is only allowed at the end");
         for (char c : p) {
@@ -98,6 +121,22 @@ void checkEventRule(const EventRule& r) {
                     "exclusions need a pattern ending in '*', not " + quoteForMessage(r.pattern));
     if (r.loglevelMatch != LoglevelMatch::All && (r.loglevel < 0 || r.loglevel > 14))
         throw Error(ErrorCode::InvalidArgument, "log level must be 0 to 14");
+    if (r.domain == TracingDomain::Kernel) {
+        // ftrace events have no log level and tracefs no exclusion list.
+        if (r.loglevelMatch != LoglevelMatch::All)
+            throw Error(ErrorCode::InvalidArgument, "kernel events have no log level");
+        if (!r.exclusions.empty())
+            throw Error(ErrorCode::InvalidArgument,
+                        "exclusions are for UST events only (lttng-enable-event(1) --exclude)");
+        if (r.syscall && r.pattern != "*" &&
+            r.pattern.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") !=
+                std::string::npos)
+            throw Error(ErrorCode::InvalidArgument,
+                        "system call name " + quoteForMessage(r.pattern) +
+                            ": lower-case letters, digits and '_' only");
+    } else if (r.syscall) {
+        throw Error(ErrorCode::InvalidArgument, "system calls are kernel events (domain 'kernel')");
+    }
 }
 
 namespace {
@@ -117,6 +156,8 @@ std::string loglevelName(int32_t level) {
 } // namespace
 
 bool sameEventRule(const EventRule& a, const EventRule& b) {
+    if (a.domain != b.domain || a.syscall != b.syscall)
+        return false;
     if (a.channel != b.channel || a.pattern != b.pattern || a.loglevelMatch != b.loglevelMatch)
         return false;
     if (a.loglevelMatch != LoglevelMatch::All && a.loglevel != b.loglevel)
@@ -131,8 +172,11 @@ bool sameEventRule(const EventRule& a, const EventRule& b) {
 }
 
 std::string describeEventRule(const EventRule& r) {
-    std::string text = quoteForMessage(r.pattern, kMaxEventNameBytes) + " in channel " +
-                       quoteForMessage(r.channel, kMaxEventNameBytes);
+    std::string text =
+        std::string(r.syscall ? "system call " : "") +
+        quoteForMessage(r.pattern, kMaxEventNameBytes) +
+        (r.domain == TracingDomain::Kernel ? " in kernel channel " : " in channel ") +
+        quoteForMessage(r.channel, kMaxEventNameBytes);
     if (r.loglevelMatch == LoglevelMatch::AtLeastAsSevere)
         text += ", log level " + loglevelName(r.loglevel) + " or more severe";
     else if (r.loglevelMatch == LoglevelMatch::Exactly)

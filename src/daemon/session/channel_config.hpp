@@ -11,7 +11,15 @@
 
 namespace tracectl {
 
-/// A UST channel (lttng-enable-channel(1)). Sizes in bytes, timers in
+/// A session's tracing domains (the D-Bus `domain` arguments): LTTng-UST
+/// apps, and the kernel through tracefs.
+enum class TracingDomain { Ust, Kernel };
+/// "ust", "kernel".
+std::string_view toString(TracingDomain d) noexcept;
+/// The domain named `name` ("ust", "kernel"), or nullopt.
+std::optional<TracingDomain> domainFromName(std::string_view name) noexcept;
+
+/// A UST or kernel channel (lttng-enable-channel(1)). Sizes in bytes, timers in
 /// microseconds (0 = off).
 struct ChannelConfig {
     std::string name;
@@ -33,8 +41,15 @@ enum class LoglevelMatch { All, AtLeastAsSevere, Exactly };
 
 /// One Session.EnableEvents call: which events of one channel to record.
 struct EventRule {
+    TracingDomain domain = TracingDomain::Ust;
     std::string channel;
-    std::string pattern; ///< exact name or a trailing '*' wildcard ("prov:*", "*")
+    /// Kernel domain: `pattern` names system calls (a name, or "*" for every
+    /// one) rather than tracepoints (lttng-enable-event(1) --syscall).
+    bool syscall = false;
+    /// UST: an exact name or a trailing '*' wildcard ("prov:*", "*");
+    /// kernel: "system:event" with '*' anywhere ("sched:*", "*"), or a
+    /// system call's name with `syscall`.
+    std::string pattern;
     LoglevelMatch loglevelMatch = LoglevelMatch::All;
     int32_t loglevel = -1;               ///< lttng-ust level, 0 (TRACE_EMERG) .. 14 (TRACE_DEBUG)
     std::vector<std::string> exclusions; ///< event names (wildcards allowed) left out
@@ -46,6 +61,14 @@ struct EventRule {
     /// when `filter` is.
     std::vector<uint8_t> filterBytecode;
 };
+
+/// LTTng 2.13's kernel channel defaults (lttng-tools configure.ac:
+/// CONFIG_DEFAULT_KERNEL_CHANNEL_SUBBUF_SIZE 1048576, _SUBBUF_NUM 4).
+inline constexpr uint64_t kKernelDefaultSubbufSize = 1024 * 1024;
+inline constexpr uint64_t kKernelDefaultSubbufCount = 4;
+/// A kernel channel with LTTng's defaults, recording `tid` (every kernel
+/// event then names its thread).
+ChannelConfig defaultKernelChannel(std::string name);
 
 /// The name LTTng gives the channel it creates on first enable: "channel0".
 inline constexpr std::string_view kDefaultChannelName = "channel0";

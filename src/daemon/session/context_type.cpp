@@ -1,5 +1,7 @@
 #include "session/context_type.hpp"
 
+#include "common/kernel_records.hpp"
+
 #include <array>
 #include <lttng/ust-abi.h>
 #include <utility>
@@ -47,6 +49,26 @@ const std::vector<std::string_view>& contextTypeNames() {
             v.push_back(n);
         return v;
     }();
+    return names;
+}
+
+unsigned kernelContextBit(std::string_view name) {
+    using namespace kernel_records;
+    if (name == "tid")
+        return kContextTid;
+    if (name == "pid")
+        return kContextPid;
+    if (name == "procname")
+        return kContextProcname;
+    if (name == "prio")
+        return kContextPrio;
+    if (name == "cpu_id")
+        return kContextCpuId;
+    return 0;
+}
+
+const std::vector<std::string_view>& kernelContextTypeNames() {
+    static const std::vector<std::string_view> names{"tid", "pid", "procname", "prio", "cpu_id"};
     return names;
 }
 

@@ -19,4 +19,11 @@ std::optional<int> ustContextType(std::string_view name);
 /// Every name ustContextType() accepts, in a stable order.
 const std::vector<std::string_view>& contextTypeNames();
 
+/// The kernel domain's context types (what ftrace can supply:
+/// common/kernel_records.hpp ContextField): "tid", "pid", "procname",
+/// "prio", "cpu_id" → their ContextField bit, anything else 0.
+unsigned kernelContextBit(std::string_view name);
+/// "tid", "pid", "procname", "prio", "cpu_id".
+const std::vector<std::string_view>& kernelContextTypeNames();
+
 } // namespace tracectl

@@ -134,16 +134,17 @@ DomainStatistics Session::statistics() const {
         all.eventsCounted = all.eventsCounted || s.eventsCounted;
         all.total += s.total;
     }
-    // Every channel the session has today (UST's, the only domain with
-    // channels), with the figures its domain reported.
-    for (const ChannelConfig& c : channels_) {
-        ChannelStatistics entry{"ust", c.name, {}};
-        if (const auto it = statistics_.find(entry.domain); it != statistics_.end())
-            for (const ChannelStatistics& reported : it->second.channels)
-                if (reported.channel == c.name)
-                    entry.figures = reported.figures;
-        all.channels.push_back(std::move(entry));
-    }
+    // Every channel the session has today, with the figures its domain
+    // reported.
+    for (const TracingDomain d : {TracingDomain::Ust, TracingDomain::Kernel})
+        for (const ChannelConfig& c : d == TracingDomain::Kernel ? kernelChannels_ : channels_) {
+            ChannelStatistics entry{std::string(toString(d)), c.name, {}};
+            if (const auto it = statistics_.find(entry.domain); it != statistics_.end())
+                for (const ChannelStatistics& reported : it->second.channels)
+                    if (reported.channel == c.name)
+                        entry.figures = reported.figures;
+            all.channels.push_back(std::move(entry));
+        }
     return all;
 }
 
@@ -188,6 +189,8 @@ SessionSnapshot Session::snapshot() const {
         std::chrono::duration_cast<std::chrono::seconds>(created_.time_since_epoch()).count();
     s.channels = channels_;
     s.rules = rules_;
+    s.kernelChannels = kernelChannels_;
+    s.kernelRules = kernelRules_;
     return s;
 }
 
@@ -195,7 +198,7 @@ void Session::start(Done done) {
     checkIdle("Start");
     // As lttng-start(1): nothing could ever be recorded, and no channel can
     // be made once the session has started.
-    if (channels_.empty())
+    if (channels_.empty() && kernelChannels_.empty())
         throw Error(ErrorCode::WrongState,
                     "session '" + config_.name +
                         "' has no channel: enable events first (channel0 is made then) "
@@ -394,7 +397,7 @@ void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
 
 namespace tracectl {
 
-void Session::addChannel(ChannelConfig channel) {
+void Session::addChannel(ChannelConfig channel, TracingDomain domain) {
     if (everStarted_)
         throw Error(ErrorCode::WrongState, "channels can only be added before session '" +
                                                config_.name + "' first starts");
@@ -402,16 +405,31 @@ void Session::addChannel(ChannelConfig channel) {
     if (config_.mode == SessionMode::Snapshot && !channel.overwrite)
         throw Error(ErrorCode::InvalidArgument,
                     "the channels of a snapshot session must be in overwrite mode");
-    for (const auto& c : channels_)
+    auto& list = channelsOf(domain);
+    for (const auto& c : list)
         if (c.name == channel.name)
             throw Error(ErrorCode::InvalidArgument, "session '" + config_.name +
-                                                        "' already has a channel named '" +
-                                                        channel.name + "'");
-    if (channels_.size() >= kMaxChannels)
+                                                        "' already has a " +
+                                                        std::string(toString(domain)) +
+                                                        " channel named '" + channel.name + "'");
+    if (channels_.size() + kernelChannels_.size() >= kMaxChannels)
         throw Error(ErrorCode::LimitExceeded,
                     "a session has at most " + std::to_string(kMaxChannels) + " channels");
-    channels_.push_back(std::move(channel));
+    list.push_back(std::move(channel));
     notify({SessionChange::Channels});
+}
+
+std::vector<ChannelConfig>& Session::channelsOf(TracingDomain d) {
+    return d == TracingDomain::Kernel ? kernelChannels_ : channels_;
+}
+
+ChannelConfig Session::defaultChannel(TracingDomain d) const {
+    ChannelConfig c = d == TracingDomain::Kernel
+                          ? defaultKernelChannel(std::string(kDefaultChannelName))
+                          : ChannelConfig{};
+    c.name = std::string(kDefaultChannelName);
+    c.overwrite = config_.mode == SessionMode::Snapshot;
+    return c;
 }
 
 bool Session::enableEvents(EventRule rule, Done done) {
@@ -421,32 +439,31 @@ bool Session::enableEvents(EventRule rule, Done done) {
     checkEventRule(rule);
     if (rule.channel.empty())
         rule.channel = kDefaultChannelName;
+    auto& rules = rule.domain == TracingDomain::Kernel ? kernelRules_ : rules_;
+    auto& channels = channelsOf(rule.domain);
     // LTTng refuses a rule it has already (LTTNG_ERR_UST_EVENT_ENABLED):
     // the same rule twice would be listed, and sent to every app, twice.
-    for (const auto& r : rules_)
+    for (const auto& r : rules)
         if (sameEventRule(r, rule))
             throw Error(ErrorCode::EventRuleExists, "session '" + config_.name +
                                                         "' already has the event rule " +
                                                         describeEventRule(rule));
-    if (rules_.size() >= kMaxEventRules)
+    if (rules_.size() + kernelRules_.size() >= kMaxEventRules)
         throw Error(ErrorCode::LimitExceeded,
                     "a session has at most " + std::to_string(kMaxEventRules) + " event rules");
     bool createdDefault = false;
-    const bool exists = std::any_of(channels_.begin(), channels_.end(),
+    const bool exists = std::any_of(channels.begin(), channels.end(),
                                     [&](const ChannelConfig& c) { return c.name == rule.channel; });
     if (!exists) {
-        if (rule.channel != kDefaultChannelName || !channels_.empty())
-            throw Error(ErrorCode::InvalidArgument, "session '" + config_.name +
-                                                        "' has no channel named '" + rule.channel +
-                                                        "'");
+        if (rule.channel != kDefaultChannelName || !channels.empty())
+            throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
+                                                        std::string(toString(rule.domain)) +
+                                                        " channel named '" + rule.channel + "'");
         // Start refuses a session without channels: this is before it.
-        ChannelConfig c;
-        c.name = std::string(kDefaultChannelName);
-        c.overwrite = config_.mode == SessionMode::Snapshot;
-        addChannel(std::move(c));
+        addChannel(defaultChannel(rule.domain), rule.domain);
         createdDefault = true;
     }
-    rules_.push_back(rule);
+    rules.push_back(rule);
     notify({SessionChange::Events});
     log::info("session '" + config_.name + "': events '" + rule.pattern + "' enabled", id_.uuid());
     // In order with Start on every backend: a Start still in flight sees
@@ -461,32 +478,36 @@ bool Session::enableEvents(EventRule rule, Done done) {
 
 namespace tracectl {
 
-bool Session::addContext(const std::string& channel, const std::string& type) {
+bool Session::addContext(TracingDomain domain, const std::string& channel,
+                         const std::string& type) {
     if (everStarted_)
         throw Error(ErrorCode::WrongState, "context fields can only be added before session '" +
                                                config_.name + "' first starts");
-    if (!ustContextType(type)) {
-        std::string known;
-        for (const auto n : contextTypeNames())
-            known += (known.empty() ? "" : ", ") + std::string(n);
-        throw Error(ErrorCode::InvalidArgument,
-                    "unknown context type '" + type + "' (known: " + known + ")");
+    const bool known = domain == TracingDomain::Kernel ? kernelContextBit(type) != 0
+                                                       : ustContextType(type).has_value();
+    if (!known) {
+        std::string names;
+        for (const auto n :
+             domain == TracingDomain::Kernel ? kernelContextTypeNames() : contextTypeNames())
+            names += (names.empty() ? "" : ", ") + std::string(n);
+        throw Error(ErrorCode::InvalidArgument, "unknown " + std::string(toString(domain)) +
+                                                    " context type '" + type +
+                                                    "' (known: " + names + ")");
     }
+    auto& channels = channelsOf(domain);
     std::vector<ChannelConfig*> targets;
-    for (auto& c : channels_)
+    for (auto& c : channels)
         if (channel.empty() || c.name == channel)
             targets.push_back(&c);
     bool createdDefault = false;
     if (targets.empty()) {
-        if (!channel.empty() && (channel != kDefaultChannelName || !channels_.empty()))
-            throw Error(ErrorCode::InvalidArgument,
-                        "session '" + config_.name + "' has no channel named '" + channel + "'");
-        ChannelConfig c;
-        c.name = std::string(kDefaultChannelName);
-        c.overwrite = config_.mode == SessionMode::Snapshot;
-        addChannel(std::move(c));
+        if (!channel.empty() && (channel != kDefaultChannelName || !channels.empty()))
+            throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
+                                                        std::string(toString(domain)) +
+                                                        " channel named '" + channel + "'");
+        addChannel(defaultChannel(domain), domain);
         createdDefault = true;
-        targets.push_back(&channels_.back());
+        targets.push_back(&channels.back());
     }
     for (const ChannelConfig* c : targets) {
         if (std::find(c->contexts.begin(), c->contexts.end(), type) != c->contexts.end())

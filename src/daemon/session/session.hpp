@@ -175,7 +175,7 @@ public:
     /// Adds a UST channel. Only before the first start (WrongState), at most
     /// kMaxChannels (LimitExceeded), names unique (InvalidArgument); a
     /// snapshot session's channels must overwrite (InvalidArgument).
-    void addChannel(ChannelConfig channel);
+    void addChannel(ChannelConfig channel, TracingDomain domain = TracingDomain::Ust);
     /// Adds an event rule. An empty channel means kDefaultChannelName, which
     /// is created with default settings if the session has no channel yet
     /// (only before the first start, as LTTng does). Throws InvalidArgument
@@ -193,10 +193,19 @@ public:
     /// before the first start (WrongState). Throws InvalidArgument (unknown
     /// type or channel, a channel that records `type` already). Returns true
     /// if the default channel was created.
-    bool addContext(const std::string& channel, const std::string& type);
+    /// Kernel channels take the kernel context types (context_type.hpp
+    /// kernelContextBit()); the UST ones the others.
+    bool addContext(TracingDomain domain, const std::string& channel, const std::string& type);
+    bool addContext(const std::string& channel, const std::string& type) {
+        return addContext(TracingDomain::Ust, channel, type);
+    }
 
+    /// UST channels and rules.
     const std::vector<ChannelConfig>& channels() const noexcept { return channels_; }
     const std::vector<EventRule>& eventRules() const noexcept { return rules_; }
+    /// Kernel channels (each records `tid` unless told otherwise) and rules.
+    const std::vector<ChannelConfig>& kernelChannels() const noexcept { return kernelChannels_; }
+    const std::vector<EventRule>& kernelEventRules() const noexcept { return kernelRules_; }
     /// True once the session was started at least once.
     bool everStarted() const noexcept { return everStarted_; }
 
@@ -220,6 +229,9 @@ private:
     template <class F>
     auto guard(F f) const;
     void notify(std::vector<SessionChange> what);
+    std::vector<ChannelConfig>& channelsOf(TracingDomain d);
+    /// channel0 of domain `d` with its defaults (overwrite in snapshot mode).
+    ChannelConfig defaultChannel(TracingDomain d) const;
     void rotationEnded(const std::optional<Error>& error, const std::string& path);
 
     SessionId id_;
@@ -241,6 +253,8 @@ private:
     std::string errorReason_;
     std::vector<ChannelConfig> channels_;
     std::vector<EventRule> rules_;
+    std::vector<ChannelConfig> kernelChannels_;
+    std::vector<EventRule> kernelRules_;
 };
 
 } // namespace tracectl

@@ -25,12 +25,14 @@ struct SessionSnapshot {
     gid_t ownerGid = 0;
     std::string outputPath;
     bool snapshotMode = false;
-    bool tracesAllUsers = false; ///< record every uid's apps, not only the owner's
-    bool perPid = false;         ///< buffer-ownership per-pid (else per-uid)
-    bool countEvents = false;    ///< SessionConfig::countEvents
-    int64_t creationTime = 0;    ///< seconds since the Epoch
-    std::vector<ChannelConfig> channels;
-    std::vector<EventRule> rules;
+    bool tracesAllUsers = false;         ///< record every uid's apps, not only the owner's
+    bool perPid = false;                 ///< buffer-ownership per-pid (else per-uid)
+    bool countEvents = false;            ///< SessionConfig::countEvents
+    int64_t creationTime = 0;            ///< seconds since the Epoch
+    std::vector<ChannelConfig> channels; ///< UST
+    std::vector<EventRule> rules;        ///< UST
+    std::vector<ChannelConfig> kernelChannels;
+    std::vector<EventRule> kernelRules;
 };
 
 } // namespace tracectl

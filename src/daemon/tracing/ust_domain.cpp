@@ -29,6 +29,8 @@ void UstDomain::destroy(std::string id, Done done) {
 }
 
 void UstDomain::enableEvents(std::string id, EventRule rule, bool tracesAllUsers, Done done) {
+    if (rule.domain != TracingDomain::Ust)
+        return onLoop(std::move(done))(std::nullopt); // another domain's
     if (tracesAllUsers)
         tracer_.traceAllUsers(id);
     tracer_.enableEvents(id, rule, onLoop(std::move(done))); // once every app traced took it

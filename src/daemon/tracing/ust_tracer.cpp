@@ -174,7 +174,43 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     t.chunkBegin = t.lastStamp = std::time(nullptr);
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               launcher().kind() + ")");
-    t.consumer->hello(config_.daemonVersion, std::move(done));
+    t.consumer->hello(config_.daemonVersion, [this, ref, done](std::optional<Error> e) {
+        if (Traced* live = find(ref); live != nullptr && !e) {
+            live->greeted = true;
+            for (auto& w : std::exchange(live->whenGreeted, {}))
+                w(std::nullopt);
+        }
+        done(std::move(e));
+    });
+}
+
+void UstTracer::whenConsumerReady(const std::string& idHex,
+                                  std::function<void(std::optional<Error>)> ready) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return ready(Error(ErrorCode::Failed, "the session's consumer is not being started"));
+    Traced& t = *it->second;
+    if (t.failed)
+        return ready(Error(ErrorCode::WrongState, "the session's consumer is gone (" + t.failure +
+                                                      "); destroy the session"));
+    if (t.greeted && t.consumer && t.consumer->usable())
+        return ready(std::nullopt);
+    t.whenGreeted.push_back(std::move(ready));
+}
+
+ConsumerConnection* UstTracer::consumerOf(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end() || !it->second->greeted || !it->second->consumer ||
+        !it->second->consumer->usable())
+        return nullptr;
+    return it->second->consumer.get();
+}
+
+void UstTracer::releaseConsumer(Traced& t, const std::string& why) {
+    for (auto& w : std::exchange(t.whenGreeted, {}))
+        w(Error(ErrorCode::Failed, "the session's consumer is not there: " + why));
+    if (onConsumerGone_)
+        onConsumerGone_(t.snapshot.idHex);
 }
 
 void UstTracer::stopConsumerUnit(Traced& t) {
@@ -458,6 +494,7 @@ void UstTracer::failSession(Traced& t, const std::string& why) {
     abandonRotation(t, why);
     dropWaitingRotations(t, why);
     t.scheduleWatch.reset();
+    releaseConsumer(t, why);
     stopConsumerUnit(t);
     if (onFailure_)
         onFailure_(t.snapshot.idHex, why);
@@ -479,6 +516,7 @@ void UstTracer::forget(Traced& t) {
     HandleRoutes::synchronize();   // no notify handler uses `t` any more
     auto creating = std::move(t.creating);
     dropWaitingRotations(t, "the session ended");
+    releaseConsumer(t, "the session ended");
     const std::string id = t.snapshot.idHex;
     sessions_.erase(id); // frees t
     // Who waited for its buffers learns that they never come.

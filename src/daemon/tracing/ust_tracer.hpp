@@ -70,6 +70,7 @@
 #include "common/executor.hpp"
 #include "consumer/consumer_connection.hpp"
 #include "consumer/consumer_launcher.hpp"
+#include "consumer/session_consumers.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
 #include "pending_routes.hpp"
@@ -114,7 +115,7 @@ std::string mebibytes(uint64_t bytes);
 inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{2000};
 inline constexpr std::chrono::milliseconds kUnresponsiveConsumer{100};
 
-class UstTracer {
+class UstTracer final : public SessionConsumers {
 public:
     /// Outcome of an operation: nullopt, or the error.
     using Done = std::function<void(std::optional<Error>)>;
@@ -132,7 +133,7 @@ public:
                        std::shared_ptr<AppCommands> commands = makeUstAppCommands());
     /// Drops every session without waiting for anyone: each consumer sees
     /// its connection close, drains its buffers and exits (tracectl-consumerd(8)).
-    ~UstTracer();
+    ~UstTracer() override;
     UstTracer(const UstTracer&) = delete;
     UstTracer& operator=(const UstTracer&) = delete;
 
@@ -230,6 +231,15 @@ public:
     void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
                              RotationDone started, RotationDone done);
 
+    // SessionConsumers: the kernel domain's way to the session's consumer.
+    void whenConsumerReady(const std::string& idHex,
+                           std::function<void(std::optional<Error>)> ready) override;
+    ConsumerConnection* consumerOf(const std::string& idHex) override;
+    void onForeignStatistics(FiguresHandler handler) override {
+        onForeignStatistics_ = std::move(handler);
+    }
+    void onConsumerGone(ReleaseHandler handler) override { onConsumerGone_ = std::move(handler); }
+
     /// Notify-thread entry: one message from `app`'s notify socket.
     /// Returns false if the app must be dropped.
     bool handleNotify(UstApp& app);
@@ -278,6 +288,9 @@ private:
         /// Its unit was started (or tried): stop it, or ask how it ended.
         bool launched = false;
         std::unique_ptr<ConsumerConnection> consumer;
+        bool greeted = false; ///< the consumer answered Hello
+        /// Other domains waiting for the consumer (whenConsumerReady()).
+        std::vector<std::function<void(std::optional<Error>)>> whenGreeted;
         std::map<TraceKey, std::unique_ptr<Trace>> traces;
         /// Traces whose channels the consumer is making, with who waits.
         std::map<TraceKey, std::vector<TraceReady>> creating;
@@ -417,6 +430,9 @@ private:
     void flushAll(Traced& t, Done done);
     /// Frees `t` (its routes first, then a grace period).
     void forget(Traced& t);
+    /// Tells the domains waiting for `t`'s consumer, and those using it,
+    /// that it will not serve them (`why`).
+    void releaseConsumer(Traced& t, const std::string& why);
 
     // ust_traces.cpp: traces.
     /// Calls `ready` with the trace of `app`'s (uid or pid, bitness) in `t`,
@@ -561,6 +577,8 @@ private:
     FailureHandler onFailure_;
     SizeHandler onSize_;
     StatisticsHandler onStatistics_;
+    FiguresHandler onForeignStatistics_;
+    ReleaseHandler onConsumerGone_;
     /// The record layouts `trace`'s registry learned since the last call, as
     /// DeclareLayouts for its consumer channels (none if the session does
     /// not count events, or is a snapshot session). Under trace.registryMutex.

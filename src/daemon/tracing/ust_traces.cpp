@@ -62,9 +62,20 @@ void UstTracer::onConsumerStatistics(const SessionRef& ref, cp::Statistics s) {
     Traced* live = find(ref);
     if (live == nullptr)
         return;
-    for (const cp::ChannelFigures& f : s.channels)
-        if (live->channelOfKey.count(f.key) != 0)
+    cp::Statistics foreign{s.sampledAtUsec, {}};
+    bool ours = false;
+    for (const cp::ChannelFigures& f : s.channels) {
+        if (f.key >= kForeignKeyBase)
+            foreign.channels.push_back(f);
+        else if (live->channelOfKey.count(f.key) != 0) {
             live->figures[f.key] = f;
+            ours = true;
+        }
+    }
+    if (!foreign.channels.empty() && onForeignStatistics_)
+        onForeignStatistics_(ref.idHex, foreign);
+    if (!ours && !foreign.channels.empty())
+        return;
     live->sampledAtUsec = s.sampledAtUsec;
     publishStatistics(*live);
 }

@@ -1,0 +1,82 @@
+// What the consumer's dispatcher (consumer.hpp) asks of every channel,
+// whatever its domain: the UST ring-buffer channels (channel.hpp) and the
+// kernel domain's ftrace channels (kernel/kernel_channel.hpp,
+// kernel/kernel_metadata_channel.hpp).
+#pragma once
+
+#include "common/consumer_protocol.hpp"
+#include "stream_file.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace tracectl::consumer {
+
+/// A request cannot be honoured; becomes an Error{kind, what()} reply.
+class RequestError : public std::runtime_error {
+public:
+    RequestError(consumer_protocol::ErrorKind kind, const std::string& message)
+        : std::runtime_error(message), kind_(kind) {}
+    consumer_protocol::ErrorKind kind() const noexcept { return kind_; }
+
+private:
+    consumer_protocol::ErrorKind kind_;
+};
+
+class ChannelBase {
+public:
+    virtual ~ChannelBase() = default;
+
+    virtual std::uint64_t key() const noexcept = 0;
+    /// A metadata channel: switched at RotateMetadata, written by
+    /// SnapshotMetadata.
+    virtual bool isMetadata() const noexcept = 0;
+    virtual std::uint32_t streamCount() const noexcept = 0;
+
+    /// Writes the channel's content as a snapshot below `snapshotRoot`
+    /// (at most `packetsPerStream` newest packets per stream, 0: all);
+    /// returns the bytes written. Throws RequestError.
+    virtual std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
+                                         std::uint64_t packetsPerStream) = 0;
+    /// Appends metadata text at `offset`. Throws RequestError
+    /// (InvalidArgument: not a metadata channel, not at the end).
+    virtual void pushMetadata(std::uint64_t offset, std::string_view bytes) = 0;
+    /// Every stream's current packet is closed, even empty, and written.
+    /// Throws RequestError after trying every stream.
+    virtual void flush() = 0;
+
+    /// See Channel::rotate(): `switched` once per stream; never throws.
+    struct RotateResult {
+        std::uint32_t expected = 0; ///< calls of `switched` to expect
+        std::string error;          ///< the first failure, "" if none
+    };
+    virtual RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched,
+                                std::optional<bool> traceWentOn = std::nullopt) noexcept = 0;
+    /// Final drain before destruction; never throws (logged).
+    virtual void drainAndClose(bool producersStopped) noexcept = 0;
+    /// A metadata channel: its trace still has an open data stream (or no
+    /// data channel at all), so it goes on into a new chunk.
+    virtual bool traceGoesOn() const noexcept = 0;
+
+    /// DeclareLayouts (UST data channels). Throws RequestError.
+    virtual void declareLayouts(const consumer_protocol::LayoutAbi&, std::string_view) {
+        throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key()) + " takes no record layouts");
+    }
+    /// DeclareKernelEvents (kernel data channels). Throws RequestError.
+    virtual void declareKernelEvents(std::string_view) {
+        throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key()) + " is not a kernel data channel");
+    }
+
+    /// What the channel wrote so far (consumer_protocol::ChannelFigures).
+    virtual consumer_protocol::ChannelFigures figures() const noexcept = 0;
+    /// `hook` is called after each packet any stream of the channel writes.
+    virtual void setProgressHook(const std::function<void()>& hook) = 0;
+};
+
+} // namespace tracectl::consumer

@@ -1,0 +1,345 @@
+#include "kernel_channel.hpp"
+
+#include "common/kernel_records.hpp"
+#include "common/log.hpp"
+#include "kernel/statedump.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <sys/epoll.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace tracectl::consumer {
+
+namespace cp = consumer_protocol;
+
+namespace {
+
+std::uint64_t monotonicNow() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+/// Pages one wake-up reads from one CPU at most, so that the loop serves
+/// the other CPUs and the daemon in between.
+constexpr std::size_t kPagesPerWakeup = 256;
+
+} // namespace
+
+struct KernelChannel::Cpu {
+    KernelChannel* owner = nullptr;
+    std::uint32_t cpu = 0;
+    UniqueFd fd;
+    EventSourcePtr watch;
+    std::optional<StreamFile> file;
+    std::optional<IndexWriter> index;
+    std::unique_ptr<FtraceStream> stream;
+    std::uint64_t bytesWritten = 0;
+    std::uint64_t chunkBytes = 0;
+    std::string failure; ///< why its files were closed, "" while fine
+};
+
+KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
+                             const cp::CreateKernelChannel& request, std::vector<UniqueFd> fds,
+                             bool snapshotOnly)
+    : key_(request.key), name_(request.name), outputDir_(request.outputDir), loop_(loop),
+      snapshotOnly_(snapshotOnly), request_(request), page_(request.pageSize) {
+    if (fds.size() != request.cpus.size())
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + ": " + std::to_string(fds.size()) +
+                               " fds for " + std::to_string(request.cpus.size()) + " CPUs");
+    PageFormat format;
+    format.pageSize = request.pageSize;
+    format.timestampOffset = request.timestampOffset;
+    format.timestampSize = request.timestampSize;
+    format.commitOffset = request.commitOffset;
+    format.commitSize = request.commitSize;
+    format.dataOffset = request.dataOffset;
+    std::optional<OutputDir> dir;
+    try {
+        if (!snapshotOnly_)
+            dir.emplace(chunkRoot.subdir(outputDir_));
+    } catch (const std::system_error& e) {
+        throw RequestError(cp::ErrorKind::Io, "creating " + outputDir_ + ": " + e.what());
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+        auto c = std::make_unique<Cpu>();
+        c->owner = this;
+        c->cpu = request.cpus[i];
+        c->fd = std::move(fds[i]);
+        Cpu* raw = c.get();
+        FtraceStream::Config config;
+        config.format = format;
+        config.uuid = request.traceUuid;
+        config.streamId = request.streamId;
+        config.streamInstanceId = c->cpu;
+        config.cpuId = c->cpu;
+        config.maxPacketBytes = request.packetSize;
+        config.contextMask = request.contextMask;
+        c->stream = std::make_unique<FtraceStream>(
+            config, conversions_, &processes_,
+            [raw](std::span<const std::byte> packet, const IndexEntry& entry) {
+                if (!raw->file || !raw->failure.empty())
+                    return;
+                IndexEntry e = entry;
+                e.offset = raw->file->size();
+                try {
+                    raw->file->write(packet.data(), packet.size());
+                    raw->index->append(e);
+                } catch (const std::exception& err) {
+                    raw->failure = err.what();
+                    raw->file.reset();
+                    raw->index.reset();
+                    return;
+                }
+                raw->bytesWritten += packet.size();
+                raw->chunkBytes += packet.size();
+                if (raw->owner->progress_)
+                    raw->owner->progress_();
+            });
+        if (dir) {
+            try {
+                openFiles(*c, *dir);
+            } catch (const std::system_error& e) {
+                throw RequestError(cp::ErrorKind::Io, "creating the files of " + outputDir_ +
+                                                          "/" + name_ + "_" +
+                                                          std::to_string(c->cpu) + ": " + e.what());
+            }
+            sd_event_source* s = nullptr;
+            const int r = sd_event_add_io(loop_.get(), &s, c->fd.get(), EPOLLIN,
+                                          &KernelChannel::onReadable, raw);
+            if (r < 0)
+                throw RequestError(cp::ErrorKind::Io,
+                                   "watching CPU " + std::to_string(c->cpu) + ": " +
+                                       std::strerror(-r));
+            c->watch.reset(s);
+        }
+        cpus_.push_back(std::move(c));
+    }
+    if (dir && request.statedump)
+        writeStatedump(*dir);
+    if (dir)
+        armTimer();
+}
+
+KernelChannel::~KernelChannel() = default;
+
+void KernelChannel::openFiles(Cpu& c, const OutputDir& dir) {
+    const std::string stream = name_ + "_" + std::to_string(c.cpu);
+    c.file.emplace(dir, stream);
+    c.index.emplace(dir, stream);
+    c.chunkBytes = 0;
+    c.failure.clear();
+}
+
+void KernelChannel::writeStatedump(const OutputDir& dir) {
+    try {
+        StreamFile file(dir, name_ + "_statedump");
+        IndexWriter index(dir, name_ + "_statedump");
+        const std::uint64_t written = writeProcessStatedump(
+            "/proc", request_.traceUuid, request_.streamId, request_.packetSize,
+            request_.contextMask, [&](std::span<const std::byte> packet, const IndexEntry& entry) {
+                IndexEntry e = entry;
+                e.offset = file.size();
+                file.write(packet.data(), packet.size());
+                index.append(e);
+            });
+        statedumpBytes_ += written;
+    } catch (const std::exception& e) {
+        // The trace goes on without it: analyses then name only the
+        // threads that run or fork while it records.
+        log::warning("kernel channel " + name_ + ": statedump: " + e.what());
+    }
+}
+
+void KernelChannel::armTimer() {
+    timer_ = loop_.addTimer(std::chrono::microseconds(request_.readTimerUsec), [this] {
+        drainAll();
+        armTimer();
+    });
+}
+
+int KernelChannel::onReadable(sd_event_source*, int, std::uint32_t, void* userdata) {
+    auto* c = static_cast<Cpu*>(userdata);
+    try {
+        c->owner->drain(*c, kPagesPerWakeup);
+    } catch (const std::exception& e) {
+        log::warning("kernel channel " + c->owner->name_ + " CPU " + std::to_string(c->cpu) +
+                     ": " + e.what());
+    }
+    return 0;
+}
+
+std::size_t KernelChannel::drain(Cpu& c, std::size_t limit) {
+    std::size_t pages = 0;
+    while (pages < limit && c.fd) {
+        const ssize_t n = ::read(c.fd.get(), page_.data(), page_.size());
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == ENOMEM || errno == EBUSY || errno == ENODEV)
+                break; // nothing more now (perfetto's cpu_reader.cc does the same)
+            throw std::system_error(errno, std::generic_category(),
+                                    "reading CPU " + std::to_string(c.cpu) + "'s buffer");
+        }
+        if (n == 0)
+            break;
+        if (static_cast<std::size_t>(n) != page_.size()) {
+            log::warning("kernel channel " + name_ + " CPU " + std::to_string(c.cpu) + ": read " +
+                         std::to_string(n) + " bytes, not a whole sub-buffer; dropped");
+            break;
+        }
+        c.stream->consumePage(std::span<const std::byte>(page_.data(), page_.size()));
+        ++pages;
+    }
+    if (!c.failure.empty())
+        throw std::runtime_error("writing " + name_ + "_" + std::to_string(c.cpu) + ": " +
+                                 c.failure);
+    return pages;
+}
+
+std::string KernelChannel::drainAll() noexcept {
+    std::string first;
+    for (auto& c : cpus_) {
+        try {
+            drain(*c);
+        } catch (const std::exception& e) {
+            if (first.empty())
+                first = e.what();
+        }
+    }
+    return first;
+}
+
+void KernelChannel::flush() {
+    if (snapshotOnly_)
+        return;
+    std::string first = drainAll();
+    const std::uint64_t now = monotonicNow();
+    for (auto& c : cpus_) {
+        c->stream->flush(now);
+        if (first.empty() && !c->failure.empty())
+            first = c->failure;
+    }
+    if (!first.empty())
+        throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
+}
+
+ChannelBase::RotateResult KernelChannel::rotate(const OutputDir& chunkRoot,
+                                                const std::function<void()>& switched,
+                                                std::optional<bool>) noexcept {
+    RotateResult r;
+    if (snapshotOnly_)
+        return r;
+    r.error = drainAll();
+    const std::uint64_t now = monotonicNow();
+    std::optional<OutputDir> dir;
+    try {
+        dir.emplace(chunkRoot.subdir(outputDir_));
+    } catch (const std::exception& e) {
+        if (r.error.empty())
+            r.error = "kernel channel " + name_ + ": the new chunk: " + e.what();
+    }
+    r.expected = static_cast<std::uint32_t>(cpus_.size());
+    for (auto& c : cpus_) {
+        c->stream->flush(now);
+        c->file.reset();
+        c->index.reset();
+        if (dir) {
+            try {
+                openFiles(*c, *dir);
+            } catch (const std::exception& e) {
+                c->failure = e.what();
+                if (r.error.empty())
+                    r.error = "kernel channel " + name_ + "_" + std::to_string(c->cpu) + ": " +
+                              e.what();
+            }
+        }
+        switched();
+    }
+    return r;
+}
+
+void KernelChannel::drainAndClose(bool) noexcept {
+    timer_.reset();
+    if (!snapshotOnly_) {
+        const std::string failed = drainAll();
+        if (!failed.empty())
+            log::warning("kernel channel " + name_ + ": " + failed);
+        const std::uint64_t now = monotonicNow();
+        for (auto& c : cpus_)
+            c->stream->flush(now);
+    }
+    for (auto& c : cpus_) {
+        c->watch.reset();
+        c->file.reset();
+        c->index.reset();
+        c->fd.reset();
+    }
+}
+
+std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t) {
+    if (!snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + " is not a snapshot channel");
+    std::optional<OutputDir> dir;
+    try {
+        dir.emplace(snapshotRoot.subdir(outputDir_));
+    } catch (const std::system_error& e) {
+        throw RequestError(cp::ErrorKind::Io, "snapshot folder " + outputDir_ + ": " + e.what());
+    }
+    std::string first;
+    std::uint64_t bytes = 0;
+    const std::uint64_t now = monotonicNow();
+    for (auto& c : cpus_) {
+        try {
+            const std::uint64_t before = c->bytesWritten;
+            openFiles(*c, *dir);
+            drain(*c);
+            c->stream->flush(now);
+            bytes += c->bytesWritten - before;
+        } catch (const std::exception& e) {
+            if (first.empty())
+                first = e.what();
+        }
+        c->file.reset();
+        c->index.reset();
+    }
+    snapshotBytes_ += bytes;
+    if (!first.empty())
+        throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
+    return bytes;
+}
+
+void KernelChannel::pushMetadata(std::uint64_t, std::string_view) {
+    throw RequestError(cp::ErrorKind::InvalidArgument,
+                       "kernel channel " + name_ + " is not a metadata channel");
+}
+
+void KernelChannel::declareKernelEvents(std::string_view conversions) {
+    try {
+        conversions_.add(kernel_records::decode(conversions));
+    } catch (const kernel_records::DecodeError& e) {
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + ": event conversions: " + e.what());
+    }
+}
+
+cp::ChannelFigures KernelChannel::figures() const noexcept {
+    cp::ChannelFigures f;
+    f.key = key_;
+    for (const auto& c : cpus_) {
+        f.eventsRecorded += c->stream->eventsWritten();
+        f.eventsDiscarded += c->stream->eventsDiscarded();
+        f.bytesWritten += c->bytesWritten;
+        f.chunkBytes += c->chunkBytes;
+    }
+    f.bytesWritten += statedumpBytes_;
+    return f;
+}
+
+} // namespace tracectl::consumer

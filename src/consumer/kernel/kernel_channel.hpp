@@ -1,0 +1,108 @@
+// A kernel-domain data channel of the consumer: the session's tracefs
+// instance's per-CPU ring buffers, reached through the `trace_pipe_raw` fds
+// the daemon opened and passed (the consumer itself cannot open tracefs),
+// read one ftrace sub-buffer ("page") per read(2) (perfetto's
+// traced_probes cpu_reader.cc reads them the same way) and turned into CTF
+// packets (kernel/ftrace_stream.hpp) written to `<outputDir>/<name>_<cpu>`
+// with their index `<outputDir>/index/<name>_<cpu>.idx`.
+//
+// When: every readTimerUsec (the daemon's CreateKernelChannel), and at once
+// when a CPU's fd reports data (tracefs wakes a poller once the buffer is
+// `buffer_percent` full). A read that finds nothing (EAGAIN), or a
+// buffer that went away (ENODEV), ends that CPU's batch; a short read is
+// logged and ends it too.
+//
+// Threads: the consumer's loop only.
+#pragma once
+
+#include "channel_base.hpp"
+#include "common/event_loop.hpp"
+#include "common/unique_fd.hpp"
+#include "index_writer.hpp"
+#include "kernel/conversion_table.hpp"
+#include "kernel/ftrace_stream.hpp"
+#include "kernel/process_info.hpp"
+#include "stream_file.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracectl::consumer {
+
+class KernelChannel final : public ChannelBase {
+public:
+    /// Creates `<chunkRoot>/<outputDir>/` and one stream file and index per
+    /// CPU of `request.cpus` (`fds`, in the same order, are their
+    /// trace_pipe_raw fds), and the statedump stream if asked for; starts
+    /// reading on `loop`. With `snapshotOnly` nothing is read or written
+    /// until recordSnapshot(). Throws RequestError (InvalidArgument: not as
+    /// many fds as CPUs; Io).
+    KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
+                  const consumer_protocol::CreateKernelChannel& request,
+                  std::vector<UniqueFd> fds, bool snapshotOnly);
+    ~KernelChannel() override;
+    KernelChannel(const KernelChannel&) = delete;
+    KernelChannel& operator=(const KernelChannel&) = delete;
+
+    std::uint64_t key() const noexcept override { return key_; }
+    bool isMetadata() const noexcept override { return false; }
+    std::uint32_t streamCount() const noexcept override {
+        return static_cast<std::uint32_t>(cpus_.size());
+    }
+    /// Reads what each CPU's buffer holds now into `<snapshotRoot>/<outputDir>/`
+    /// (a snapshot session's buffers run in overwrite mode: reading them
+    /// is how their newest content is copied). Returns the bytes written.
+    /// Throws RequestError(Io) after trying every CPU.
+    std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
+                                 std::uint64_t packetsPerStream) override;
+    void pushMetadata(std::uint64_t, std::string_view) override;
+    /// Reads every CPU's buffer to its end, then closes each stream's
+    /// packet (even empty, so its time range reaches now). Used at Stop,
+    /// once the daemon turned the instance's tracing off. Throws
+    /// RequestError(Io) after trying every CPU.
+    void flush() override;
+    /// Reads every CPU to its end, closes its packet and its files, and
+    /// goes on in `chunkRoot`; `switched` once per CPU.
+    RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched,
+                        std::optional<bool> traceWentOn = std::nullopt) noexcept override;
+    void drainAndClose(bool producersStopped) noexcept override;
+    bool traceGoesOn() const noexcept override { return true; }
+    /// The conversions (kernel_records::encode()) of events enabled now.
+    /// Throws RequestError(InvalidArgument) if they do not decode.
+    void declareKernelEvents(std::string_view conversions) override;
+    consumer_protocol::ChannelFigures figures() const noexcept override;
+    void setProgressHook(const std::function<void()>& hook) override { progress_ = hook; }
+
+private:
+    struct Cpu;
+    static int onReadable(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
+    /// Reads CPU `c` until it has nothing more (or `limit` pages); returns
+    /// the pages read. Write failures close the CPU's files and throw.
+    std::size_t drain(Cpu& c, std::size_t limit = SIZE_MAX);
+    /// drain() of every CPU; the first failure is returned ("" if none).
+    std::string drainAll() noexcept;
+    /// New stream and index files for `c` in `dir`. Throws std::system_error.
+    void openFiles(Cpu& c, const OutputDir& dir);
+    void armTimer();
+    void writeStatedump(const OutputDir& dir);
+
+    std::uint64_t key_;
+    std::string name_;
+    std::string outputDir_;
+    EventLoop& loop_;
+    bool snapshotOnly_;
+    consumer_protocol::CreateKernelChannel request_;
+    ConversionTable conversions_;
+    ProcessInfo processes_;
+    std::vector<std::unique_ptr<Cpu>> cpus_;
+    std::vector<std::byte> page_; // one sub-buffer, reused
+    EventSourcePtr timer_;
+    std::function<void()> progress_;
+    std::uint64_t statedumpBytes_ = 0;
+    std::uint64_t snapshotBytes_ = 0;
+};
+
+} // namespace tracectl::consumer

@@ -1,0 +1,176 @@
+#include "filter/ftrace_filter.hpp"
+
+#include "filter/filter_ast.hpp"
+#include "filter/filter_error.hpp"
+#include "filter/filter_parser.hpp"
+
+#include <optional>
+
+namespace tracectl::filter {
+
+namespace {
+
+const char* comparisonText(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Equal:
+        return "==";
+    case BinaryOp::NotEqual:
+        return "!=";
+    case BinaryOp::Greater:
+        return ">";
+    case BinaryOp::Less:
+        return "<";
+    case BinaryOp::GreaterEqual:
+        return ">=";
+    case BinaryOp::LessEqual:
+        return "<=";
+    default:
+        return nullptr;
+    }
+}
+
+/// `a OP b` read as `b OP' a`.
+BinaryOp mirrored(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Greater:
+        return BinaryOp::Less;
+    case BinaryOp::Less:
+        return BinaryOp::Greater;
+    case BinaryOp::GreaterEqual:
+        return BinaryOp::LessEqual;
+    case BinaryOp::LessEqual:
+        return BinaryOp::GreaterEqual;
+    default:
+        return op;
+    }
+}
+
+class Translator {
+public:
+    explicit Translator(const FieldRename& rename) : rename_(rename) {}
+
+    std::string condition(const Node& n) {
+        if (n.kind == NodeKind::Unary && n.unaryOp == UnaryOp::Not)
+            return "!(" + condition(*n.left) + ")";
+        if (n.kind == NodeKind::Binary) {
+            if (n.binaryOp == BinaryOp::LogicalAnd || n.binaryOp == BinaryOp::LogicalOr)
+                return "(" + condition(*n.left) +
+                       (n.binaryOp == BinaryOp::LogicalAnd ? ") && (" : ") || (") +
+                       condition(*n.right) + ")";
+            if (n.binaryOp == BinaryOp::BitAnd)
+                return bitTest(n);
+            if (comparisonText(n.binaryOp) != nullptr)
+                return comparison(n);
+        }
+        if (n.kind == NodeKind::Field)
+            return field(n) + " != 0";
+        throw refused(n, "ftrace filters take comparisons of a field with a constant, joined "
+                         "by &&, || and !");
+    }
+
+private:
+    static FilterError refused(const Node& n, const std::string& why) {
+        const std::size_t column =
+            n.kind == NodeKind::Binary || n.kind == NodeKind::Unary ? n.operatorColumn : n.column;
+        return FilterError(column, "not possible in a kernel filter: " + why);
+    }
+
+    std::string field(const Node& n) {
+        if (n.kind != NodeKind::Field)
+            throw refused(n, "a field was expected");
+        if (n.path.size() != 1 || n.path.front().index)
+            throw refused(n, "ftrace filters have no nested fields or array indexing");
+        const std::string& name = n.path.front().name;
+        if (n.root == FieldRoot::Context) {
+            if (name == "tid" || name == "vtid")
+                return "common_pid";
+            if (name == "procname")
+                return "comm";
+            if (name == "cpu_id")
+                return "CPU";
+            throw refused(n, "the context $ctx." + name +
+                                 " (ftrace filters know $ctx.tid, $ctx.procname and $ctx.cpu_id)");
+        }
+        if (n.root == FieldRoot::AppContext)
+            throw refused(n, "application contexts are UST only");
+        std::string ftraceName = rename_ ? rename_(name) : name;
+        return ftraceName;
+    }
+
+    /// An integer constant, with its sign; nullopt if `n` is not one.
+    static std::optional<std::string> integer(const Node& n) {
+        if (n.kind == NodeKind::Integer)
+            return std::to_string(n.integer);
+        if (n.kind == NodeKind::Unary && n.left && n.left->kind == NodeKind::Integer) {
+            if (n.unaryOp == UnaryOp::Minus)
+                return "-" + std::to_string(n.left->integer);
+            if (n.unaryOp == UnaryOp::Plus)
+                return std::to_string(n.left->integer);
+        }
+        return std::nullopt;
+    }
+
+    std::string literal(const Node& n) {
+        if (auto i = integer(n))
+            return *i;
+        if (n.kind == NodeKind::Float)
+            throw refused(n, "ftrace filters have no floating-point values");
+        if (n.kind == NodeKind::String) {
+            for (const char c : n.text)
+                if (c == '"' || c == '\\' || c == '?' || c == '[' || c == ']')
+                    throw refused(n, std::string("the character '") + c +
+                                         "' in a string (ftrace reads it otherwise)");
+            return "\"" + n.text + "\"";
+        }
+        throw refused(n, "a constant was expected");
+    }
+
+    std::string comparison(const Node& n) {
+        const Node* f = n.left.get();
+        const Node* c = n.right.get();
+        BinaryOp op = n.binaryOp;
+        if (f->kind != NodeKind::Field && c->kind == NodeKind::Field) {
+            std::swap(f, c);
+            op = mirrored(op);
+        }
+        // `(field & mask) != 0` and `== 0`.
+        if (f->kind == NodeKind::Binary && f->binaryOp == BinaryOp::BitAnd && integer(*c) &&
+            *integer(*c) == "0" && (op == BinaryOp::Equal || op == BinaryOp::NotEqual))
+            return op == BinaryOp::NotEqual ? bitTest(*f) : "!(" + bitTest(*f) + ")";
+        if (f->kind != NodeKind::Field)
+            throw refused(n, "one side of a comparison must be a field");
+        if (c->kind == NodeKind::Field)
+            throw refused(n, "ftrace cannot compare two fields");
+        const std::string name = field(*f);
+        const std::string value = literal(*c);
+        if (c->kind == NodeKind::String) {
+            if (op != BinaryOp::Equal && op != BinaryOp::NotEqual)
+                throw refused(n, "strings compare with == and != only");
+            if (c->stringKind != StringKind::Plain)
+                return op == BinaryOp::Equal ? name + " ~ " + value
+                                             : "!(" + name + " ~ " + value + ")";
+        }
+        return name + " " + comparisonText(op) + " " + value;
+    }
+
+    std::string bitTest(const Node& n) {
+        const Node* f = n.left.get();
+        const Node* c = n.right.get();
+        if (f->kind != NodeKind::Field)
+            std::swap(f, c);
+        if (f->kind != NodeKind::Field || !integer(*c))
+            throw refused(n, "'&' takes a field and an integer constant");
+        return field(*f) + " & " + *integer(*c);
+    }
+
+    const FieldRename& rename_;
+};
+
+} // namespace
+
+std::string toFtraceFilter(std::string_view expression, const FieldRename& rename) {
+    const NodePtr tree = parseFilter(expression);
+    return Translator(rename).condition(*tree);
+}
+
+} // namespace tracectl::filter
