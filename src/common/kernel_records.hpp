@@ -158,8 +158,9 @@ inline constexpr std::size_t kMaxSteps = 256;
 /// offset, u16 size, u16 elementSize.
 std::string encode(const std::vector<EventConversion>& conversions);
 /// Throws DecodeError: truncated or trailing bytes, unknown kinds, sizes of
-/// 0, element sizes other than 1/2/4/8, steps reaching past 65535, more
-/// than kMaxConversions or kMaxSteps.
+/// 0, location steps whose size is not 4, element sizes other than 1/2/4/8
+/// (on every kind), steps reaching past 65535, more than kMaxConversions or
+/// kMaxSteps.
 std::vector<EventConversion> decode(std::string_view bytes);
 
 } // namespace tracectl::kernel_records
