@@ -195,8 +195,15 @@ void Statedump::dumpFiles(std::int32_t pid, const ContextValues& context, const 
 StatedumpCounts Statedump::run(const ContextValues& context, const PacketSink& sink) {
     StatedumpCounts counts;
     event(kr::kStatedumpStartId, {}, context, sink, counts);
+    char text[4096];
     for (const std::int32_t pid : numericEntries(root_)) {
         if (pid == 0)
+            continue;
+        // /proc/<tid> of a non-leader thread resolves but is not listed; a
+        // tree that lists one anyway must not dump its group twice.
+        const fs::path status = root_ / std::to_string(pid) / "status";
+        const auto body = readSmallFile(status.c_str(), text);
+        if (const auto tgid = body ? parseTgid(*body) : std::nullopt; tgid && *tgid != pid)
             continue;
         ++counts.processes;
         dumpProcess(pid, context, sink, counts);

@@ -38,7 +38,8 @@ public:
               std::size_t maxPacketBytes, std::uint32_t contextMask, Clock clock = monotonicNowNs);
 
     /// Writes lttng_statedump_start; per process in <procRoot> (numeric
-    /// names, ascending) one lttng_statedump_process_state per thread in
+    /// names, ascending; one whose status says another Tgid is a thread's
+    /// directory and is skipped) one lttng_statedump_process_state per thread in
     /// <pid>/task (ascending), then one lttng_statedump_file_descriptor per
     /// <pid>/fd entry the owner may read (readlink; EACCES and vanished
     /// entries are skipped silently); then lttng_statedump_end. Every event
