@@ -37,7 +37,9 @@
 // common_type on) into the CTF event's fields by its steps, in order:
 //
 //   Copy             `size` bytes at `offset` (a run of scalars and fixed
-//                    arrays; consecutive fields are one step).
+//                    arrays; consecutive fields are one step). Bytes past
+//                    the record's end (a conversion whose minSize is short
+//                    of its steps) are written as zeros.
 //   DataLocString    the u32 at `offset` is a __data_loc: (length << 16) |
 //                    (offset of the bytes from the record's start). Writes
 //                    the bytes up to the first NUL or the length, then one

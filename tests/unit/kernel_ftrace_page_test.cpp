@@ -332,3 +332,24 @@ TEST(FtracePage, HostileBytesNeverReadOutside) {
             EXPECT_EQ(seen.size(), 3u) << n;
     }
 }
+
+TEST(FtracePage, TimeRecordsCutAtTheDataEndAreMalformed) {
+    for (std::uint32_t type : {0u, 29u, 30u, 31u}) {
+        PageWriter w(0);
+        w.record(1, rec(1, 0));
+        w.u32(PageWriter::header(type, 1)); // its u32 is past the commit
+        std::vector<Seen> seen;
+        const PageWalk r = walk(w.finish(), seen);
+        EXPECT_TRUE(r.malformed) << type;
+        EXPECT_EQ(seen.size(), 1u) << type;
+    }
+}
+
+TEST(FtracePage, EmptyPage) {
+    const Bytes page = PageWriter(5).finish();
+    std::vector<Seen> seen;
+    const PageWalk r = walk(page, seen);
+    EXPECT_FALSE(r.malformed);
+    EXPECT_EQ(r.records, 0u);
+    EXPECT_EQ(r.endTimestamp, 5u);
+}

@@ -87,11 +87,16 @@ public:
         return kernel_records::kEventHeaderSize + contextBytes_ + fieldBytes;
     }
     std::size_t maxPacketBytes() const noexcept { return buffer_.size(); }
+    /// Bytes of the open packet so far (kPacketPreambleSize when empty).
     std::size_t size() const noexcept { return pos_; }
     std::uint32_t eventsInPacket() const noexcept { return events_; }
+    /// The running events_discarded count.
     std::uint64_t eventsDiscarded() const noexcept { return discarded_; }
+    /// Records skipped for being shorter than their conversion's minSize.
     std::uint64_t malformedRecords() const noexcept { return malformed_; }
+    /// packet_seq_num of the next packet closed.
     std::uint64_t nextSeqNum() const noexcept { return seq_; }
+    /// The open packet's latest event timestamp (its begin when empty), ns.
     std::uint64_t lastTimestamp() const noexcept { return lastTs_; }
 
 private:
