@@ -100,8 +100,6 @@ public:
     std::uint64_t lastTimestamp() const noexcept { return lastTs_; }
 
 private:
-    bool writeHeaderAndContext(std::uint16_t ctfId, std::uint64_t timestamp,
-                               const ContextValues& context);
     void noteEvent(std::uint64_t timestamp) noexcept;
 
     std::vector<std::byte> buffer_;
