@@ -37,7 +37,9 @@
 // common_type on) into the CTF event's fields by its steps, in order:
 //
 //   Copy             `size` bytes at `offset` (a run of scalars and fixed
-//                    arrays; consecutive fields are one step).
+//                    arrays; consecutive fields are one step). Bytes past
+//                    the record's end (a conversion whose minSize is short
+//                    of its steps) are written as zeros.
 //   DataLocString    the u32 at `offset` is a __data_loc: (length << 16) |
 //                    (offset of the bytes from the record's start). Writes
 //                    the bytes up to the first NUL or the length, then one
@@ -158,8 +160,9 @@ inline constexpr std::size_t kMaxSteps = 256;
 /// offset, u16 size, u16 elementSize.
 std::string encode(const std::vector<EventConversion>& conversions);
 /// Throws DecodeError: truncated or trailing bytes, unknown kinds, sizes of
-/// 0, element sizes other than 1/2/4/8, steps reaching past 65535, more
-/// than kMaxConversions or kMaxSteps.
+/// 0, location steps whose size is not 4, element sizes other than 1/2/4/8
+/// (on every kind), steps reaching past 65535, more than kMaxConversions or
+/// kMaxSteps.
 std::vector<EventConversion> decode(std::string_view bytes);
 
 } // namespace tracectl::kernel_records

@@ -1,0 +1,85 @@
+// One CPU's kernel stream: ftrace pages in (per_cpu/cpuN/trace_pipe_raw),
+// CTF packets out (kernel_records.hpp).
+#pragma once
+
+#include "conversion_table.hpp"
+#include "ftrace_page.hpp"
+#include "packet_builder.hpp"
+#include "process_info.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace tracectl::consumer::kernel {
+
+struct FtraceStreamConfig {
+    Uuid uuid{};                    ///< the trace's UUID
+    std::uint32_t streamId = 0;     ///< the channel's stream class id
+    std::uint32_t cpuId = 0;        ///< stream_instance_id, cpu_id and the _cpu_id context
+    std::size_t maxPacketBytes = 0; ///< the channel's sub-buffer size (>= 84)
+    std::uint32_t contextMask = 0;  ///< kernel_records ContextField bits
+    PageFormat pageFormat;          ///< from events/header_page
+};
+
+/// What a stream did so far. Events counts are of ftrace records.
+struct FtraceStreamCounters {
+    std::uint64_t eventsWritten = 0;    ///< events in packets (closed or not)
+    std::uint64_t eventsDiscarded = 0;  ///< the events_discarded running count
+    std::uint64_t missedStored = 0;     ///< of those: counts the pages stored
+    std::uint64_t missedUnknown = 0;    ///< pages flagged missed without a count (1 each above)
+    std::uint64_t tooLarge = 0;         ///< of those: events no empty packet could hold
+    std::uint64_t malformedPages = 0;   ///< pages whose header or an event lied (walk stopped)
+    std::uint64_t malformedRecords = 0; ///< records shorter than their conversion's minSize
+    std::uint64_t unknownIds = 0;       ///< records of a common_type without a conversion
+    std::uint64_t pages = 0;            ///< pages consumed
+    std::uint64_t packets = 0;          ///< packets handed to the sink
+};
+
+/// Converts one CPU's pages. Not thread-safe; `table`, `processes` (may be
+/// null: then pid = tid, procname empty, prio 0) and the sink outlive it.
+///
+/// Missed events: a page with RB_MISSED_EVENTS and a stored count adds that
+/// count to events_discarded; without a stored count (the kernel had no
+/// room for it) it adds 1 and counts missedUnknown. trace-cmd prints
+/// "[LOST EVENTS]" without a number in that case (kbuffer_missed_events()
+/// returns -1); adding at least 1 keeps "events were lost here" visible to
+/// CTF readers, which only see the running count grow.
+///
+/// Timestamps: every event's is clamped to the stream's last one, and a
+/// flush(now) raises that to its end, so a stream never goes backward
+/// (drain the pages read so far before flush(now), or their events are
+/// clamped to `now`).
+class FtraceStream {
+public:
+    FtraceStream(const FtraceStreamConfig& config, const ConversionTable& table,
+                 ProcessInfo* processes, PacketSink sink);
+
+    /// Converts one whole page (the sub-buffer read from trace_pipe_raw).
+    /// A full packet is closed, handed to the sink, and the next opened.
+    void consumePage(std::span<const std::byte> page);
+
+    /// Closes the current packet, even an empty one, with timestamp_end =
+    /// max(now, last event's timestamp) and hands it to the sink.
+    void flush(std::uint64_t now);
+
+    const FtraceStreamCounters& counters() const noexcept { return counters_; }
+    /// The stream's latest timestamp (ns).
+    std::uint64_t lastTimestamp() const noexcept { return last_; }
+
+private:
+    void onRecord(const FtraceRecord& record);
+    void emit(std::uint64_t end);
+
+    FtraceStreamConfig config_;
+    const ConversionTable& table_;
+    ProcessInfo* processes_;
+    PacketSink sink_;
+    PacketBuilder builder_;
+    bool needsProcess_;
+    std::uint64_t last_ = 0;
+    std::uint64_t malformedBase_ = 0;
+    FtraceStreamCounters counters_;
+};
+
+} // namespace tracectl::consumer::kernel

@@ -1,0 +1,219 @@
+#include "packet_builder.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace tracectl::consumer::kernel {
+
+namespace kr = kernel_records;
+
+namespace {
+
+// Bounded little-endian writes (x86-64: native order) into [p, end): a
+// write that does not fit writes nothing and fails every later one.
+class Cursor {
+public:
+    Cursor(std::byte* p, std::byte* end) noexcept : p_(p), end_(end) {}
+
+    void put(const void* src, std::size_t n) noexcept {
+        if (!room(n))
+            return;
+        if (n != 0)
+            std::memcpy(p_, src, n);
+        p_ += n;
+    }
+    void zeros(std::size_t n) noexcept {
+        if (!room(n))
+            return;
+        std::memset(p_, 0, n);
+        p_ += n;
+    }
+    template <typename T>
+    void le(T v) noexcept {
+        put(&v, sizeof v);
+    }
+    bool ok() const noexcept { return ok_; }
+    std::byte* position() const noexcept { return p_; }
+
+private:
+    bool room(std::size_t n) noexcept {
+        if (!ok_ || n > static_cast<std::size_t>(end_ - p_))
+            ok_ = false;
+        return ok_;
+    }
+
+    std::byte* p_;
+    std::byte* end_;
+    bool ok_ = true;
+};
+
+void putContext(Cursor& c, std::uint32_t mask, const ContextValues& v) noexcept {
+    if (mask & kr::kContextTid)
+        c.le<std::int32_t>(v.tid);
+    if (mask & kr::kContextPid)
+        c.le<std::int32_t>(v.pid);
+    if (mask & kr::kContextProcname)
+        c.put(v.procname, sizeof v.procname);
+    if (mask & kr::kContextPrio)
+        c.le<std::int32_t>(v.prio);
+    if (mask & kr::kContextCpuId)
+        c.le<std::int32_t>(v.cpuId);
+}
+
+struct Located {
+    const std::byte* bytes = nullptr;
+    std::uint32_t length = 0;
+};
+
+// The bytes a __data_loc / __rel_loc at `step.offset` designates, or none
+// when the u32 or its bytes fall outside the record.
+Located locate(const kr::Step& step, const std::byte* record, std::uint32_t length,
+               bool relative) noexcept {
+    if (static_cast<std::uint32_t>(step.offset) + 4 > length)
+        return {};
+    std::uint32_t loc;
+    std::memcpy(&loc, record + step.offset, 4);
+    const std::uint32_t bytes = loc >> 16;
+    const std::uint32_t offset = (loc & 0xffff) + (relative ? step.offset + 4u : 0u);
+    if (offset > length || bytes > length - offset)
+        return {};
+    return {record + offset, bytes};
+}
+
+void putStep(Cursor& c, const kr::Step& step, const std::byte* record,
+             std::uint32_t length) noexcept {
+    switch (step.kind) {
+    case kr::StepKind::Copy: {
+        const std::uint32_t available =
+            step.offset >= length ? 0u : std::min<std::uint32_t>(step.size, length - step.offset);
+        if (available != 0)
+            c.put(record + step.offset, available);
+        c.zeros(step.size - available);
+        return;
+    }
+    case kr::StepKind::DataLocString:
+    case kr::StepKind::RelLocString: {
+        const Located s = locate(step, record, length, step.kind == kr::StepKind::RelLocString);
+        const void* nul = s.length != 0 ? std::memchr(s.bytes, 0, s.length) : nullptr;
+        const std::size_t n =
+            nul ? static_cast<std::size_t>(static_cast<const std::byte*>(nul) - s.bytes) : s.length;
+        c.put(s.bytes, n);
+        c.zeros(1);
+        return;
+    }
+    case kr::StepKind::DataLocSequence:
+    case kr::StepKind::RelLocSequence: {
+        const Located s = locate(step, record, length, step.kind == kr::StepKind::RelLocSequence);
+        const std::uint32_t count = s.length / step.elementSize;
+        c.le<std::uint32_t>(count);
+        c.put(s.bytes, static_cast<std::size_t>(count) * step.elementSize);
+        return;
+    }
+    }
+}
+
+} // namespace
+
+PacketBuilder::PacketBuilder(const Uuid& uuid, std::uint32_t streamId,
+                             std::uint64_t streamInstanceId, std::uint32_t cpuId,
+                             std::size_t maxPacketBytes, std::uint32_t contextMask)
+    : uuid_(uuid), streamId_(streamId), instance_(streamInstanceId), cpuId_(cpuId),
+      mask_(contextMask & kr::kAllContexts), contextBytes_(kr::contextSize(mask_)) {
+    if (maxPacketBytes < kr::kPacketPreambleSize)
+        throw std::invalid_argument("kernel packet: " + std::to_string(maxPacketBytes) +
+                                    " bytes cannot hold the packet header and context");
+    buffer_.resize(maxPacketBytes);
+}
+
+void PacketBuilder::open(std::uint64_t timestampBegin) {
+    Cursor c(buffer_.data(), buffer_.data() + buffer_.size());
+    c.le<std::uint32_t>(kr::kPacketMagic);
+    c.put(uuid_.data(), uuid_.size());
+    c.le<std::uint32_t>(streamId_);
+    c.le<std::uint64_t>(instance_);
+    c.zeros(kr::kPacketContextSize); // filled in at close
+    pos_ = kr::kPacketPreambleSize;
+    open_ = true;
+    begin_ = timestampBegin;
+    firstTs_ = lastTs_ = timestampBegin;
+    events_ = 0;
+}
+
+void PacketBuilder::noteEvent(std::uint64_t timestamp) noexcept {
+    if (events_ == 0)
+        firstTs_ = timestamp;
+    lastTs_ = events_ == 0 ? timestamp : std::max(lastTs_, timestamp);
+    ++events_;
+}
+
+bool PacketBuilder::append(std::uint64_t timestamp, const kr::EventConversion& conversion,
+                           const std::byte* record, std::uint32_t length,
+                           const ContextValues& context) {
+    if (length < conversion.minSize) {
+        ++malformed_;
+        return true;
+    }
+    if (!open_)
+        open(timestamp);
+    Cursor c(buffer_.data() + pos_, buffer_.data() + buffer_.size());
+    c.le<std::uint16_t>(conversion.ctfId);
+    c.le<std::uint64_t>(timestamp);
+    putContext(c, mask_, context);
+    for (const kr::Step& step : conversion.steps)
+        putStep(c, step, record, length);
+    if (!c.ok())
+        return false;
+    pos_ = static_cast<std::size_t>(c.position() - buffer_.data());
+    noteEvent(timestamp);
+    return true;
+}
+
+bool PacketBuilder::appendRaw(std::uint16_t ctfId, std::uint64_t timestamp,
+                              const ContextValues& context, std::span<const std::byte> fields) {
+    if (!open_)
+        open(timestamp);
+    Cursor c(buffer_.data() + pos_, buffer_.data() + buffer_.size());
+    c.le<std::uint16_t>(ctfId);
+    c.le<std::uint64_t>(timestamp);
+    putContext(c, mask_, context);
+    c.put(fields.data(), fields.size());
+    if (!c.ok())
+        return false;
+    pos_ = static_cast<std::size_t>(c.position() - buffer_.data());
+    noteEvent(timestamp);
+    return true;
+}
+
+ClosedPacket PacketBuilder::close(std::uint64_t timestampEnd) {
+    if (!open_)
+        open(timestampEnd);
+    const std::uint64_t begin = events_ != 0 ? std::min(begin_, firstTs_) : begin_;
+    const std::uint64_t end = std::max({timestampEnd, events_ != 0 ? lastTs_ : begin, begin});
+    const std::uint64_t bits = static_cast<std::uint64_t>(pos_) * 8;
+    Cursor c(buffer_.data() + kr::kPacketHeaderSize, buffer_.data() + kr::kPacketPreambleSize);
+    c.le<std::uint64_t>(begin);
+    c.le<std::uint64_t>(end);
+    c.le<std::uint64_t>(bits); // content_size
+    c.le<std::uint64_t>(bits); // packet_size: no padding after the last event
+    c.le<std::uint64_t>(seq_);
+    c.le<std::uint64_t>(discarded_);
+    c.le<std::uint32_t>(cpuId_);
+
+    ClosedPacket out;
+    out.bytes = std::span<const std::byte>(buffer_.data(), pos_);
+    out.index.offset = 0;
+    out.index.packetSizeBits = bits;
+    out.index.contentSizeBits = bits;
+    out.index.timestampBegin = begin;
+    out.index.timestampEnd = end;
+    out.index.eventsDiscarded = discarded_;
+    out.index.streamId = streamId_;
+    out.index.streamInstanceId = instance_;
+    out.index.packetSeqNum = seq_;
+    ++seq_;
+    open_ = false;
+    return out;
+}
+
+} // namespace tracectl::consumer::kernel

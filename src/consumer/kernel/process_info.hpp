@@ -1,0 +1,72 @@
+// What a kernel stream's event context needs beyond ftrace's common_pid:
+// the thread's process id, name and priority, looked up in /proc by tid.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+
+namespace tracectl::consumer::kernel {
+
+/// One thread, as the `_pid`, `_procname` and `_prio` contexts show it.
+struct ProcessDetails {
+    std::int32_t pid = 0;            ///< the thread group id (Tgid)
+    std::array<char, 16> procname{}; ///< comm, NUL padded (at most 15 chars)
+    std::int32_t prio = 0;           ///< task_prio(): /proc/<tid>/stat field 18
+    bool operator==(const ProcessDetails&) const = default;
+};
+
+/// The lookup FtraceStream consults when its context mask has pid,
+/// procname or prio (tests give their own).
+class ProcessInfo {
+public:
+    virtual ~ProcessInfo() = default;
+    /// The details of thread `tid`. Never fails: see the implementation for
+    /// what an unknown thread gives.
+    virtual ProcessDetails lookup(std::int32_t tid) = 0;
+};
+
+/// ProcessInfo from <procRoot>/<tid>/stat (comm, priority) and
+/// <procRoot>/<tid>/status (Tgid), cached by tid.
+///
+/// Cache policy: clear-when-full. Once `capacity` tids are cached the whole
+/// cache is dropped and refilled on demand (O(1) per lookup, no LRU list;
+/// a trace touches far fewer threads than the default 65536 between
+/// clears). A cached entry is not refreshed: a thread that execs (new comm)
+/// or a reused tid keeps the old details until forget(tid) or a clear.
+///
+/// Unknown threads: tid 0 (the idle task, no /proc entry) gives pid 0,
+/// "swapper", prio 20 (what lttng-modules shows for it, nice 0 of a
+/// non-RT task). A thread that vanished before it was looked up (or whose
+/// files cannot be read or parsed) gives pid = tid, an empty procname and
+/// prio 0: a thread is its own process as far as the reader can tell. That
+/// answer is cached too, so a dead tid costs one failed open.
+class ProcfsProcessInfo final : public ProcessInfo {
+public:
+    explicit ProcfsProcessInfo(std::filesystem::path procRoot = "/proc",
+                               std::size_t capacity = 65536);
+
+    ProcessDetails lookup(std::int32_t tid) override;
+
+    /// Drops `tid`'s cached details (after an exec or exit).
+    void forget(std::int32_t tid) { cache_.erase(tid); }
+
+    std::size_t cached() const noexcept { return cache_.size(); }
+    /// Lookups that read /proc (cache misses), and those that found no thread.
+    std::uint64_t reads() const noexcept { return reads_; }
+    std::uint64_t vanished() const noexcept { return vanished_; }
+
+private:
+    ProcessDetails read(std::int32_t tid);
+
+    std::string root_;
+    std::size_t capacity_;
+    std::unordered_map<std::int32_t, ProcessDetails> cache_;
+    std::uint64_t reads_ = 0;
+    std::uint64_t vanished_ = 0;
+};
+
+} // namespace tracectl::consumer::kernel

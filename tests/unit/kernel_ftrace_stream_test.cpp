@@ -1,0 +1,296 @@
+// FtraceStream (consumer/kernel/ftrace_stream.hpp): pages in, packets out.
+// Packets split at maxPacketBytes, sequence numbers, the running discarded
+// count, timestamps that never go backward, contexts, and the counters.
+#include "ftrace_stream.hpp"
+#include "kernel_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace tracectl::consumer;
+using namespace tracectl::consumer::kernel;
+using namespace tracectl::kernel_records;
+using ktest::Bytes;
+using ktest::getLe;
+using ktest::PageWriter;
+using ktest::Record;
+
+namespace {
+
+constexpr std::uint16_t kSwitchId = 316;
+constexpr std::uint16_t kSwitchCtf = 4;
+// One event: header 10 + fields 8 (tid, prio copied from 8..16).
+constexpr std::size_t kEventBytes = 10 + 8;
+
+struct Packet {
+    Bytes bytes;
+    IndexEntry index;
+};
+
+struct Fixture {
+    explicit Fixture(std::size_t maxPacket, std::uint32_t mask = 0,
+                     ProcessInfo* processes = nullptr) {
+        EventConversion c;
+        c.ftraceId = kSwitchId;
+        c.ctfId = kSwitchCtf;
+        c.minSize = 16;
+        c.steps = {{StepKind::Copy, 8, 8, 1}};
+        table.add({c});
+        FtraceStreamConfig cfg;
+        cfg.uuid.fill(std::byte{0x11});
+        cfg.streamId = 2;
+        cfg.cpuId = 1;
+        cfg.maxPacketBytes = maxPacket;
+        cfg.contextMask = mask;
+        stream = std::make_unique<FtraceStream>(
+            cfg, table, processes, [this](std::span<const std::byte> p, const IndexEntry& e) {
+                packets.push_back({Bytes(p.begin(), p.end()), e});
+            });
+    }
+
+    ConversionTable table;
+    std::vector<Packet> packets;
+    std::unique_ptr<FtraceStream> stream;
+};
+
+Record switchRecord(std::int32_t pid, std::uint32_t value) {
+    Record r(kSwitchId, pid);
+    r.le(value, 4).le(~value, 4);
+    return r;
+}
+
+// Events of a packet of no-context kSwitchCtf events: (timestamp, value).
+std::vector<std::pair<std::uint64_t, std::uint32_t>> events(const Packet& p,
+                                                            std::size_t contextBytes = 0) {
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> out;
+    const std::size_t step = kEventBytes + contextBytes;
+    EXPECT_EQ((p.bytes.size() - 84) % step, 0u);
+    for (std::size_t at = 84; at + step <= p.bytes.size(); at += step) {
+        EXPECT_EQ(getLe(p.bytes, at, 2), kSwitchCtf);
+        out.emplace_back(getLe(p.bytes, at + 2, 8),
+                         static_cast<std::uint32_t>(getLe(p.bytes, at + 10 + contextBytes, 4)));
+    }
+    return out;
+}
+
+class FakeProcesses : public ProcessInfo {
+public:
+    ProcessDetails lookup(std::int32_t tid) override {
+        ++lookups;
+        ProcessDetails d;
+        d.pid = tid / 10 * 10;
+        std::memcpy(d.procname.data(), "worker", 6);
+        d.prio = tid % 7;
+        return d;
+    }
+    int lookups = 0;
+};
+
+} // namespace
+
+TEST(FtraceStream, SplitsPacketsAtTheMaximum) {
+    // Room for 3 events per packet.
+    Fixture f(84 + 3 * kEventBytes + kEventBytes - 1);
+    PageWriter w(1000);
+    for (std::uint32_t i = 0; i < 10; ++i)
+        w.record(10, switchRecord(100, i));
+    f.stream->consumePage(w.finish());
+    EXPECT_EQ(f.packets.size(), 3u); // 9 events closed, the 10th open
+    f.stream->flush(5000);
+    ASSERT_EQ(f.packets.size(), 4u);
+
+    std::uint32_t expected = 0;
+    std::uint64_t lastEnd = 0;
+    for (std::size_t i = 0; i < f.packets.size(); ++i) {
+        const Packet& p = f.packets[i];
+        EXPECT_LE(p.bytes.size(), 84 + 4 * kEventBytes - 1);
+        EXPECT_EQ(p.index.packetSeqNum, i);
+        EXPECT_EQ(getLe(p.bytes, 64, 8), i);
+        EXPECT_EQ(p.index.contentSizeBits, p.bytes.size() * 8);
+        EXPECT_EQ(p.index.streamInstanceId, 1u);
+        EXPECT_EQ(getLe(p.bytes, 80, 4), 1u);
+        EXPECT_GE(p.index.timestampBegin, lastEnd);
+        EXPECT_LE(p.index.timestampBegin, p.index.timestampEnd);
+        for (const auto& [ts, value] : events(p)) {
+            EXPECT_EQ(value, expected);
+            EXPECT_EQ(ts, 1000 + 10 * (expected + 1));
+            EXPECT_GE(ts, p.index.timestampBegin);
+            EXPECT_LE(ts, p.index.timestampEnd);
+            ++expected;
+        }
+        lastEnd = p.index.timestampEnd;
+    }
+    EXPECT_EQ(expected, 10u);
+    EXPECT_EQ(f.packets.back().index.timestampEnd, 5000u);
+    EXPECT_EQ(f.stream->counters().eventsWritten, 10u);
+    EXPECT_EQ(f.stream->counters().packets, 4u);
+}
+
+TEST(FtraceStream, TimestampsNeverGoBackward) {
+    Fixture f(4096);
+    PageWriter a(10'000);
+    a.record(5, switchRecord(1, 1));
+    a.record(5, switchRecord(1, 2));
+    f.stream->consumePage(a.finish());
+    PageWriter b(9'000); // a page from before the last event
+    b.record(1, switchRecord(1, 3));
+    b.record(2'000, switchRecord(1, 4));
+    f.stream->consumePage(b.finish());
+    f.stream->flush(100); // now before the last event: the event's
+    ASSERT_EQ(f.packets.size(), 1u);
+    const auto ev = events(f.packets[0]);
+    ASSERT_EQ(ev.size(), 4u);
+    EXPECT_EQ(ev[0].first, 10'005u);
+    EXPECT_EQ(ev[1].first, 10'010u);
+    EXPECT_EQ(ev[2].first, 10'010u); // clamped
+    EXPECT_EQ(ev[3].first, 11'001u);
+    EXPECT_EQ(f.packets[0].index.timestampEnd, 11'001u);
+    EXPECT_EQ(f.stream->lastTimestamp(), 11'001u);
+
+    // After a flush at 20'000, an older event is clamped to the flush.
+    f.stream->flush(20'000);
+    PageWriter c(15'000);
+    c.record(1, switchRecord(1, 5));
+    f.stream->consumePage(c.finish());
+    f.stream->flush(0);
+    ASSERT_EQ(f.packets.size(), 3u);
+    EXPECT_EQ(f.packets[1].index.timestampBegin, 11'001u); // the empty packet
+    EXPECT_EQ(f.packets[1].index.timestampEnd, 20'000u);
+    EXPECT_EQ(f.packets[1].bytes.size(), 84u);
+    EXPECT_EQ(events(f.packets[2]).at(0).first, 20'000u);
+    EXPECT_GE(f.packets[2].index.timestampBegin, f.packets[1].index.timestampEnd);
+}
+
+TEST(FtraceStream, MissedEventsAddUpInEventsDiscarded) {
+    Fixture f(4096);
+    PageWriter a(100);
+    a.record(1, switchRecord(1, 1));
+    f.stream->consumePage(a.finish(0, 5)); // 5 stored
+    f.stream->flush(200);
+    PageWriter b(300);
+    b.record(1, switchRecord(1, 2));
+    f.stream->consumePage(b.finish(1ull << 31)); // missed, count unknown: 1
+    f.stream->flush(400);
+    PageWriter c(500);
+    c.record(1, switchRecord(1, 3));
+    f.stream->consumePage(c.finish()); // nothing missed
+    f.stream->flush(600);
+    ASSERT_EQ(f.packets.size(), 3u);
+    EXPECT_EQ(f.packets[0].index.eventsDiscarded, 5u);
+    EXPECT_EQ(f.packets[1].index.eventsDiscarded, 6u);
+    EXPECT_EQ(f.packets[2].index.eventsDiscarded, 6u);
+    EXPECT_EQ(getLe(f.packets[1].bytes, 72, 8), 6u);
+    const FtraceStreamCounters& n = f.stream->counters();
+    EXPECT_EQ(n.eventsDiscarded, 6u);
+    EXPECT_EQ(n.missedStored, 5u);
+    EXPECT_EQ(n.missedUnknown, 1u);
+    EXPECT_EQ(n.eventsWritten, 3u);
+}
+
+TEST(FtraceStream, UnknownIdsMalformedRecordsAndPages) {
+    Fixture f(4096);
+    PageWriter w(100);
+    w.record(1, switchRecord(1, 1));
+    w.record(1, Record(999, 1).le(0, 8)); // no conversion
+    w.record(1, Record(kSwitchId, 1));    // 8 bytes < minSize 16
+    Bytes four{std::byte{1}, std::byte{0}, std::byte{0}, std::byte{0}};
+    w.record(1, four);                // shorter than the common fields
+    w.u32(PageWriter::header(20, 1)); // then a lie
+    f.stream->consumePage(w.finish());
+    Bytes garbage(100, std::byte{0xFF});
+    f.stream->consumePage(garbage);
+    f.stream->flush(1000);
+    const FtraceStreamCounters& n = f.stream->counters();
+    EXPECT_EQ(n.eventsWritten, 1u);
+    EXPECT_EQ(n.unknownIds, 1u);
+    EXPECT_EQ(n.malformedRecords, 2u);
+    EXPECT_EQ(n.malformedPages, 2u);
+    EXPECT_EQ(n.pages, 2u);
+    ASSERT_EQ(f.packets.size(), 1u);
+    EXPECT_EQ(events(f.packets[0]).size(), 1u);
+}
+
+TEST(FtraceStream, TooLargeEventIsDroppedAndDiscarded) {
+    Fixture f(84 + kEventBytes - 1); // no event fits even an empty packet
+    PageWriter w(100);
+    w.record(1, switchRecord(1, 1));
+    w.record(1, switchRecord(1, 2));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(200);
+    ASSERT_EQ(f.packets.size(), 1u);
+    EXPECT_EQ(f.packets[0].bytes.size(), 84u);
+    EXPECT_EQ(f.packets[0].index.eventsDiscarded, 2u);
+    EXPECT_EQ(f.stream->counters().tooLarge, 2u);
+    EXPECT_EQ(f.stream->counters().eventsWritten, 0u);
+}
+
+TEST(FtraceStream, FillsTheContext) {
+    FakeProcesses procs;
+    Fixture f(4096, kAllContexts, &procs);
+    PageWriter w(100);
+    w.record(1, switchRecord(1234, 9));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(200);
+    ASSERT_EQ(f.packets.size(), 1u);
+    const Bytes& b = f.packets[0].bytes;
+    ASSERT_EQ(b.size(), 84u + kEventBytes + 32);
+    EXPECT_EQ(getLe(b, 94, 4), 1234u); // _tid: common_pid
+    EXPECT_EQ(getLe(b, 98, 4), 1230u); // _pid
+    EXPECT_EQ(std::memcmp(b.data() + 102, "worker\0\0\0\0\0\0\0\0\0\0", 16), 0);
+    EXPECT_EQ(getLe(b, 118, 4), 1234u % 7); // _prio
+    EXPECT_EQ(getLe(b, 122, 4), 1u);        // _cpu_id: the stream's
+    EXPECT_EQ(getLe(b, 126, 4), 9u);        // the first field
+    EXPECT_EQ(procs.lookups, 1);
+
+    // Without pid/procname/prio in the mask the lookup is not consulted.
+    FakeProcesses unused;
+    Fixture g(4096, kContextTid | kContextCpuId, &unused);
+    g.stream->consumePage(w.finish());
+    g.stream->flush(200);
+    EXPECT_EQ(unused.lookups, 0);
+    ASSERT_EQ(g.packets.size(), 1u);
+    EXPECT_EQ(events(g.packets[0], 8).at(0).second, 9u);
+}
+
+TEST(FtraceStream, FlushWithoutEventsWritesAnEmptyPacket) {
+    Fixture f(4096);
+    f.stream->flush(777);
+    f.stream->flush(888);
+    ASSERT_EQ(f.packets.size(), 2u);
+    EXPECT_EQ(f.packets[0].bytes.size(), 84u);
+    EXPECT_EQ(f.packets[0].index.timestampBegin, 777u);
+    EXPECT_EQ(f.packets[0].index.timestampEnd, 777u);
+    EXPECT_EQ(f.packets[1].index.timestampBegin, 777u);
+    EXPECT_EQ(f.packets[1].index.timestampEnd, 888u);
+    EXPECT_EQ(f.packets[1].index.packetSeqNum, 1u);
+}
+
+TEST(FtraceStream, HostilePagesNeverCrash) {
+    Fixture f(512);
+    std::uint64_t seed = 88172645463325252ull;
+    for (int i = 0; i < 2000; ++i) {
+        Bytes page(static_cast<std::size_t>(seed % 4097));
+        for (auto& b : page) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            b = static_cast<std::byte>(seed);
+        }
+        if (page.size() >= 16) {
+            const std::uint64_t commit = seed % (page.size() - 15);
+            std::memcpy(page.data() + 8, &commit, 8);
+        }
+        if (page.size() >= 24 && i % 3 == 0) { // a record of the known id
+            const std::uint32_t hdr = PageWriter::header(4, 1);
+            std::memcpy(page.data() + 16, &hdr, 4);
+            const std::uint16_t id = kSwitchId;
+            std::memcpy(page.data() + 20, &id, 2);
+        }
+        f.stream->consumePage(page);
+    }
+    f.stream->flush(0);
+    std::uint64_t seq = 0;
+    for (const Packet& p : f.packets) {
+        EXPECT_LE(p.bytes.size(), 512u);
+        EXPECT_EQ(p.index.packetSeqNum, seq++);
+    }
+}

@@ -1,0 +1,335 @@
+// The statedump (consumer/kernel/statedump.hpp), ProcfsProcessInfo and the
+// /proc parsers over a fake /proc tree in a temporary directory.
+#include "kernel_test_support.hpp"
+#include "proc_stat.hpp"
+#include "process_info.hpp"
+#include "statedump.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace tracectl::consumer;
+using namespace tracectl::consumer::kernel;
+using namespace tracectl::kernel_records;
+using ktest::Bytes;
+using ktest::getLe;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A stat line with the fields we read set, the rest 0.
+std::string statLine(int pid, const std::string& comm, char state, int ppid, unsigned long flags,
+                     int priority, int cpu) {
+    std::string s = std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid);
+    for (int field = 5; field <= 52; ++field) {
+        s += ' ';
+        if (field == 9)
+            s += std::to_string(flags);
+        else if (field == 18)
+            s += std::to_string(priority);
+        else if (field == 39)
+            s += std::to_string(cpu);
+        else
+            s += '0';
+    }
+    return s + '\n';
+}
+
+class FakeProc : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/tracectl-fakeproc-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        root = tmpl;
+    }
+    void TearDown() override { fs::remove_all(root); }
+
+    void write(const fs::path& rel, const std::string& text) {
+        fs::create_directories((root / rel).parent_path());
+        std::ofstream(root / rel) << text;
+    }
+    void thread(int pid, int tid, const std::string& comm, char state, int ppid,
+                unsigned long flags = 0, int prio = 20, int cpu = 0) {
+        const std::string line = statLine(tid, comm, state, ppid, flags, prio, cpu);
+        const std::string status = "Name:\t" + comm + "\nUmask:\t0022\nState:\tS\nTgid:\t" +
+                                   std::to_string(pid) + "\nPid:\t" + std::to_string(tid) + "\n";
+        write(fs::path(std::to_string(pid)) / "task" / std::to_string(tid) / "stat", line);
+        write(fs::path(std::to_string(pid)) / "task" / std::to_string(tid) / "status", status);
+        // /proc/<tid> resolves for threads too.
+        write(fs::path(std::to_string(tid)) / "stat", line);
+        write(fs::path(std::to_string(tid)) / "status", status);
+    }
+    void fd(int pid, int n, const std::string& target, const std::string& flags) {
+        const fs::path dir = root / std::to_string(pid) / "fd";
+        fs::create_directories(dir);
+        fs::create_symlink(target, dir / std::to_string(n));
+        write(fs::path(std::to_string(pid)) / "fdinfo" / std::to_string(n),
+              "pos:\t0\nflags:\t" + flags + "\nmnt_id:\t25\n");
+    }
+
+    fs::path root;
+};
+
+struct Event {
+    std::uint16_t id;
+    std::uint64_t ts;
+    std::int32_t ctxTid;
+    Bytes fields;
+};
+
+constexpr std::size_t kProcessStateBytes = 6 * 4 + 16 + 5 * 4;
+
+// The events of statedump packets (context: _tid only).
+std::vector<Event> parse(const std::vector<Bytes>& packets) {
+    std::vector<Event> out;
+    for (const Bytes& p : packets) {
+        EXPECT_EQ(getLe(p, 0, 4), kPacketMagic);
+        EXPECT_EQ(getLe(p, 24, 8), kStatedumpInstance);
+        EXPECT_EQ(getLe(p, 48, 8), p.size() * 8);
+        std::size_t at = kPacketPreambleSize;
+        while (at < p.size()) {
+            Event e;
+            e.id = static_cast<std::uint16_t>(getLe(p, at, 2));
+            e.ts = getLe(p, at + 2, 8);
+            e.ctxTid = static_cast<std::int32_t>(getLe(p, at + 10, 4));
+            at += 14;
+            std::size_t n = 0;
+            if (e.id == kStatedumpProcessStateId) {
+                n = kProcessStateBytes;
+            } else if (e.id == kStatedumpFileDescriptorId) {
+                n = 16;
+                while (at + n < p.size() && p[at + n] != std::byte{0})
+                    ++n;
+                ++n;
+            } else {
+                EXPECT_TRUE(e.id == kStatedumpStartId || e.id == kStatedumpEndId) << e.id;
+            }
+            EXPECT_LE(at + n, p.size());
+            e.fields.assign(p.begin() + static_cast<long>(at),
+                            p.begin() + static_cast<long>(at + n));
+            at += n;
+            out.push_back(std::move(e));
+        }
+    }
+    return out;
+}
+
+std::int32_t i32(const Bytes& b, std::size_t at) {
+    return static_cast<std::int32_t>(getLe(b, at, 4));
+}
+
+} // namespace
+
+TEST(ProcStat, ParsesCommWithSpacesAndParentheses) {
+    const auto s = parseProcStat(statLine(77, "a) (b c", 'D', 5, 0x00208040, -51, 1));
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->pid, 77);
+    EXPECT_STREQ(s->comm.data(), "a) (b c");
+    EXPECT_EQ(s->state, 'D');
+    EXPECT_EQ(s->ppid, 5);
+    EXPECT_EQ(s->flags, 0x00208040u);
+    EXPECT_EQ(s->priority, -51);
+    EXPECT_EQ(s->processor, 1);
+    EXPECT_FALSE(parseProcStat("12 (x"));
+    EXPECT_FALSE(parseProcStat("12 (x) R"));
+    EXPECT_FALSE(parseProcStat("x (y) R 1 2 3 4 5 6"));
+    EXPECT_FALSE(parseProcStat(""));
+    // A comm longer than 15 characters is cut to 15 (the kernel's never is).
+    const auto longComm = parseProcStat(statLine(1, "0123456789abcdefgh", 'S', 0, 0, 20, 0));
+    ASSERT_TRUE(longComm);
+    EXPECT_STREQ(longComm->comm.data(), "0123456789abcde");
+    EXPECT_EQ(parseTgid("Name:\tx\nTgid:\t4321\nPid:\t1\n"), 4321);
+    EXPECT_EQ(parseTgid("Tgid: 5\n"), 5);
+    EXPECT_FALSE(parseTgid("Name:\tTgid:\nPid:\t1\n"));
+    EXPECT_FALSE(parseTgid("Tgid:\tx\n"));
+}
+
+TEST(ProcStat, ReadsThisProcess) {
+    char text[4096];
+    const auto body = readSmallFile("/proc/self/stat", text);
+    ASSERT_TRUE(body);
+    const auto s = parseProcStat(*body);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->pid, ::getpid());
+    EXPECT_FALSE(readSmallFile("/nonexistent/stat", text));
+}
+
+TEST_F(FakeProc, ProcessInfoLooksUpAndCaches) {
+    thread(100, 100, "server", 'S', 1, 0, 20);
+    thread(100, 101, "server-io", 'R', 1, 0, -2);
+    ProcfsProcessInfo info(root, 3);
+    ProcessDetails d = info.lookup(101);
+    EXPECT_EQ(d.pid, 100);
+    EXPECT_STREQ(d.procname.data(), "server-io");
+    EXPECT_EQ(d.prio, -2);
+    EXPECT_EQ(info.lookup(100).pid, 100);
+
+    // Cached: gone from /proc, still known.
+    fs::remove_all(root / "101");
+    EXPECT_EQ(info.lookup(101), d);
+    EXPECT_EQ(info.reads(), 2u);
+
+    // Vanished: pid = tid, no name, prio 0; cached too.
+    d = info.lookup(555);
+    EXPECT_EQ(d.pid, 555);
+    EXPECT_EQ(d.procname[0], '\0');
+    EXPECT_EQ(d.prio, 0);
+    EXPECT_EQ(info.vanished(), 1u);
+    EXPECT_EQ(info.cached(), 3u);
+
+    // Full: the cache is cleared, then refilled; 101 is read again (gone).
+    info.lookup(100);
+    EXPECT_EQ(info.cached(), 3u);
+    info.lookup(7); // a fourth tid clears
+    EXPECT_EQ(info.cached(), 1u);
+    EXPECT_EQ(info.lookup(101).pid, 101);
+
+    // forget() drops one entry.
+    info.forget(101);
+    EXPECT_EQ(info.cached(), 1u);
+
+    // tid 0: the idle task.
+    d = info.lookup(0);
+    EXPECT_EQ(d.pid, 0);
+    EXPECT_STREQ(d.procname.data(), "swapper");
+    EXPECT_EQ(d.prio, 20);
+}
+
+TEST_F(FakeProc, StatedumpWritesEveryThreadAndFile) {
+    thread(1, 1, "init", 'S', 0, 0x400100, 20, 1);
+    fd(1, 0, "/dev/null", "0100002");      // O_RDWR | O_LARGEFILE: read + write
+    fd(1, 3, "socket:[1234]", "02004001"); // O_WRONLY: write
+    thread(2, 2, "kthreadd", 'S', 0, 0x00208040, 20, 0);
+    thread(40, 40, "app", 'R', 1, 0x400000, 20, 1);
+    thread(40, 41, "app worker", 'D', 1, 0x400040, 19, 0);
+    thread(40, 42, "zomb", 'Z', 1, 0, 20, 0);
+    thread(40, 43, "idle", 'I', 1, 0, 20, 0);
+    thread(40, 44, "stopped", 'T', 1, 0, 20, 0);
+    write("self/stat", "not a process");
+    write("cpuinfo", "x");
+
+    std::uint64_t now = 1000;
+    Uuid uuid{};
+    Statedump dump(root, uuid, 3, 4096, kContextTid, [&] { return now += 10; });
+    ContextValues ctx;
+    ctx.tid = 999;
+    std::vector<Bytes> packets;
+    std::vector<IndexEntry> index;
+    const StatedumpCounts counts =
+        dump.run(ctx, [&](std::span<const std::byte> p, const IndexEntry& e) {
+            packets.emplace_back(p.begin(), p.end());
+            index.push_back(e);
+        });
+    EXPECT_EQ(counts.processes, 3u); // 1, 2, 40: the per-tid dirs 41-44 are threads of 40
+    ASSERT_EQ(packets.size(), 1u);
+    EXPECT_EQ(index[0].streamId, 3u);
+    EXPECT_EQ(index[0].streamInstanceId, kStatedumpInstance);
+
+    const std::vector<Event> ev = parse(packets);
+    ASSERT_GE(ev.size(), 2u);
+    EXPECT_EQ(ev.front().id, kStatedumpStartId);
+    EXPECT_EQ(ev.back().id, kStatedumpEndId);
+    std::uint64_t last = 0;
+    for (const Event& e : ev) {
+        EXPECT_GT(e.ts, last);
+        last = e.ts;
+        EXPECT_EQ(e.ctxTid, 999);
+    }
+    EXPECT_EQ(index[0].timestampBegin, ev.front().ts);
+    EXPECT_EQ(index[0].timestampEnd, ev.back().ts);
+
+    // The events in order: init, its two files, kthreadd, app's 5 threads.
+    std::vector<const Event*> states, files;
+    for (const Event& e : ev)
+        (e.id == kStatedumpProcessStateId ? states : files).push_back(&e);
+    ASSERT_EQ(states.size(), 1u + 1u + 5u);
+    EXPECT_EQ(counts.threads, states.size());
+    EXPECT_EQ(counts.files, 2u);
+
+    const auto check = [&](const Event& e, int tid, int pid, int ppid, const char* name, int type,
+                           int status, int cpu) {
+        const Bytes& f = e.fields;
+        EXPECT_EQ(i32(f, 0), tid);
+        EXPECT_EQ(i32(f, 4), tid);
+        EXPECT_EQ(i32(f, 8), pid);
+        EXPECT_EQ(i32(f, 12), pid);
+        EXPECT_EQ(i32(f, 16), ppid);
+        EXPECT_EQ(i32(f, 20), ppid);
+        char got[16];
+        std::memcpy(got, f.data() + 24, 16);
+        EXPECT_EQ(std::string(got, strnlen(got, 16)), name);
+        EXPECT_EQ(i32(f, 40), type) << name;
+        EXPECT_EQ(i32(f, 44), 5); // mode unknown
+        EXPECT_EQ(i32(f, 48), 0); // submode none
+        EXPECT_EQ(i32(f, 52), status) << name;
+        EXPECT_EQ(i32(f, 56), cpu) << name;
+    };
+    check(*states[0], 1, 1, 0, "init", 0, 5, 1);
+    check(*states[1], 2, 2, 0, "kthreadd", 1, 5, 0);
+    check(*states[2], 40, 40, 1, "app", 0, 2, 1);
+    check(*states[3], 41, 40, 1, "app worker", 0, 5, 0);
+    check(*states[4], 42, 40, 1, "zomb", 0, 4, 0);
+    check(*states[5], 43, 40, 1, "idle", 0, 5, 0);
+    check(*states[6], 44, 40, 1, "stopped", 0, 0, 0);
+
+    // init's files come right after its thread.
+    EXPECT_EQ(ev[2].id, kStatedumpFileDescriptorId);
+    const Bytes& f0 = ev[2].fields;
+    EXPECT_EQ(i32(f0, 0), 1);
+    EXPECT_EQ(i32(f0, 4), 0);
+    EXPECT_EQ(getLe(f0, 8, 4), 0100002u);
+    EXPECT_EQ(getLe(f0, 12, 4), 3u); // FMODE_READ | FMODE_WRITE
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(f0.data() + 16)), "/dev/null");
+    const Bytes& f1 = ev[3].fields;
+    EXPECT_EQ(i32(f1, 4), 3);
+    EXPECT_EQ(getLe(f1, 12, 4), 2u); // FMODE_WRITE
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(f1.data() + 16)), "socket:[1234]");
+}
+
+TEST_F(FakeProc, StatedumpSplitsPacketsAndDropsNothing) {
+    for (int pid = 10; pid < 40; ++pid) {
+        const fs::path dir = root / std::to_string(pid) / "task" / std::to_string(pid);
+        fs::create_directories(dir);
+        std::ofstream(dir / "stat") << statLine(pid, "p" + std::to_string(pid), 'S', 1, 0, 20, 0);
+    }
+    // Room for 3 process_state events per packet.
+    const std::size_t event = 10 + kProcessStateBytes;
+    Statedump dump(root, Uuid{}, 1, 84 + 3 * event, 0, [] { return 5; });
+    std::vector<Bytes> packets;
+    std::vector<IndexEntry> index;
+    const StatedumpCounts counts =
+        dump.run({}, [&](std::span<const std::byte> p, const IndexEntry& e) {
+            packets.emplace_back(p.begin(), p.end());
+            index.push_back(e);
+        });
+    EXPECT_EQ(counts.threads, 30u);
+    EXPECT_EQ(counts.dropped, 0u);
+    EXPECT_EQ(counts.packets, packets.size());
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+        EXPECT_LE(packets[i].size(), 84 + 3 * event);
+        EXPECT_EQ(index[i].packetSeqNum, i);
+    }
+    EXPECT_GE(packets.size(), 10u); // 32 events, at most 3 a packet
+}
+
+TEST_F(FakeProc, UnreadableFdsAreSkipped) {
+    thread(5, 5, "secret", 'S', 1);
+    fd(5, 1, "/dev/tty", "02");
+    // An entry readlink refuses (EINVAL: not a link) is skipped.
+    write("5/fd/2", "");
+    Statedump dump(root, Uuid{}, 1, 4096, 0, [] { return 5; });
+    StatedumpCounts counts = dump.run({}, [](auto, const auto&) {});
+    EXPECT_EQ(counts.threads, 1u);
+    EXPECT_EQ(counts.files, 1u);
+
+    if (::geteuid() == 0)
+        GTEST_SKIP() << "root reads any directory: EACCES cannot be staged";
+    fs::permissions(root / "5" / "fd", fs::perms::none);
+    Statedump again(root, Uuid{}, 1, 4096, 0, [] { return 5; });
+    counts = again.run({}, [](auto, const auto&) {});
+    fs::permissions(root / "5" / "fd", fs::perms::owner_all);
+    EXPECT_EQ(counts.threads, 1u);
+    EXPECT_EQ(counts.files, 0u);
+}
