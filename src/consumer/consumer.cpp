@@ -1,6 +1,8 @@
 #include "consumer.hpp"
 
 #include "common/fd_passing.hpp"
+#include "kernel/kernel_channel.hpp"
+#include "kernel/kernel_metadata_channel.hpp"
 #include "common/log.hpp"
 #include "config.h"
 
@@ -128,7 +130,7 @@ void Consumer::readRequests() {
     }
 }
 
-Channel& Consumer::channel(std::uint64_t key) {
+ChannelBase& Consumer::channel(std::uint64_t key) {
     const auto it = channels_.find(key);
     if (it == channels_.end())
         throw RequestError(cp::ErrorKind::UnknownChannel, "no channel " + std::to_string(key));
@@ -163,15 +165,17 @@ void Consumer::dispatch(cp::Message&& request) {
             createChannel(*create);
             return;
         }
-        if (const auto* rot = std::get_if<cp::Rotate>(&request)) {
+        if (const auto* kernel = std::get_if<cp::CreateKernelChannel>(&request)) {
+            createKernelChannel(*kernel);
+        } else if (const auto* events = std::get_if<cp::DeclareKernelEvents>(&request)) {
+            channel(events->key).declareKernelEvents(events->conversions);
+        } else if (const auto* rot = std::get_if<cp::Rotate>(&request)) {
             rotate(*rot);
             return;
-        }
-        if (const auto* meta = std::get_if<cp::RotateMetadata>(&request)) {
+        } else if (const auto* meta = std::get_if<cp::RotateMetadata>(&request)) {
             rotateMetadata(*meta);
             return;
-        }
-        if (const auto* snap = std::get_if<cp::RecordSnapshot>(&request)) {
+        } else if (const auto* snap = std::get_if<cp::RecordSnapshot>(&request)) {
             recordSnapshot(*snap);
         } else if (const auto* snapMeta = std::get_if<cp::SnapshotMetadata>(&request)) {
             snapshotMetadata(*snapMeta);
@@ -183,7 +187,7 @@ void Consumer::dispatch(cp::Message&& request) {
             if (!reportStatistics())
                 return;
         } else if (const auto* destroy = std::get_if<cp::DestroyChannel>(&request)) {
-            Channel& doomed = channel(destroy->key);
+            ChannelBase& doomed = channel(destroy->key);
             switchBeforeDestroy(destroy->key);
             doomed.drainAndClose(false);
             const bool sent = reportStatistics(destroy->key);
@@ -247,6 +251,46 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     reply(cp::ChannelCreated{request.key, created.streamCount()});
 }
 
+void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
+    // The fds come first, whatever the answer, so the next frame starts
+    // where it should.
+    std::vector<UniqueFd> fds = takePassedFds("CreateKernelChannel", request.cpus.size());
+    if (channels_.count(request.key) != 0)
+        throw RequestError(cp::ErrorKind::ChannelExists,
+                           "channel " + std::to_string(request.key) + " exists");
+    std::unique_ptr<ChannelBase> ch;
+    if (request.kind == cp::ChannelKind::Metadata)
+        ch = std::make_unique<KernelMetadataChannel>(chunkRoot_, request, snapshotOnly_);
+    else
+        ch = std::make_unique<KernelChannel>(loop_, chunkRoot_, request, std::move(fds),
+                                             snapshotOnly_);
+    ch->setProgressHook([this] { noteProgress(); });
+    log::info("kernel channel " + std::to_string(request.key) + " (" +
+              (request.kind == cp::ChannelKind::Metadata ? std::string("metadata") : request.name) +
+              ") in " + request.outputDir + ": " + std::to_string(ch->streamCount()) + " streams");
+    channels_.emplace(request.key, std::move(ch));
+}
+
+std::vector<UniqueFd> Consumer::takePassedFds(const char* request, std::size_t count) {
+    std::vector<UniqueFd> fds;
+    while (fds.size() < count) {
+        const std::size_t group = std::min(kMaxPassedFds, count - fds.size());
+        std::byte marker{};
+        const std::size_t before = fds.size();
+        if (recvExactWithFds(sock_.get(), std::span<std::byte>(&marker, 1), fds, before + group) !=
+            1) {
+            stop(ExitDaemonLost);
+            throw RequestError(cp::ErrorKind::Protocol,
+                               std::string("EOF instead of the fds of ") + request);
+        }
+        if (fds.size() != before + group)
+            throw RequestError(cp::ErrorKind::Protocol,
+                               std::string(request) + " came with " + std::to_string(fds.size()) +
+                                   " of its " + std::to_string(count) + " fds");
+    }
+    return fds;
+}
+
 void Consumer::noteProgress() noexcept {
     if (statisticsArmed_ || stopping_)
         return;
@@ -269,7 +313,7 @@ bool Consumer::reportStatistics(std::optional<std::uint64_t> key) noexcept {
     ::clock_gettime(CLOCK_MONOTONIC, &now);
     m.sampledAtUsec = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000 +
                       static_cast<std::uint64_t>(now.tv_nsec) / 1000;
-    const auto take = [&](const Channel& ch) {
+    const auto take = [&](const ChannelBase& ch) {
         const cp::ChannelFigures f = ch.figures();
         const auto it = reported_.find(f.key);
         if (it != reported_.end() && it->second == f)

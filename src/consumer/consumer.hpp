@@ -59,6 +59,12 @@ private:
     void readRequests();
     void dispatch(consumer_protocol::Message&& request);
     void createChannel(const consumer_protocol::CreateChannel& request);
+    /// CreateKernelChannel: takes the per-CPU fds that follow (data), then
+    /// makes the channel. Throws RequestError.
+    void createKernelChannel(const consumer_protocol::CreateKernelChannel& request);
+    /// The fds that follow request `request`'s frame: `count` of them, on
+    /// one byte per group of at most kMaxPassedFds. Throws RequestError.
+    std::vector<UniqueFd> takePassedFds(const char* request, std::size_t count);
     /// Starts rotation `request` (see consumer_protocol::Rotate).
     void rotate(const consumer_protocol::Rotate& request);
     /// One stream of rotation `id` switched; the last one archives the old
@@ -77,7 +83,7 @@ private:
     void switchMetadata(std::uint64_t id, std::uint64_t key, bool traceWentOn);
     /// SnapshotMetadata: the last snapshot's metadata files. Throws RequestError.
     void snapshotMetadata(const consumer_protocol::SnapshotMetadata& request);
-    Channel& channel(std::uint64_t key);
+    ChannelBase& channel(std::uint64_t key);
     /// A stream wrote a sub-buffer: the figures are sent within a second
     /// (arms the statistics timer if it is not armed).
     void noteProgress() noexcept;
@@ -120,7 +126,7 @@ private:
     consumer_protocol::MessageReader reader_;
     std::uint32_t request_ = 0; // id of the request being handled
     EventSourcePtr source_;
-    std::map<std::uint64_t, std::unique_ptr<Channel>> channels_;
+    std::map<std::uint64_t, std::unique_ptr<ChannelBase>> channels_;
     /// The figures last sent, per channel.
     std::map<std::uint64_t, consumer_protocol::ChannelFigures> reported_;
     EventSourcePtr statisticsTimer_;

@@ -37,7 +37,7 @@ struct KernelChannel::Cpu {
     EventSourcePtr watch;
     std::optional<StreamFile> file;
     std::optional<IndexWriter> index;
-    std::unique_ptr<FtraceStream> stream;
+    std::unique_ptr<kernel::FtraceStream> stream;
     std::uint64_t bytesWritten = 0;
     std::uint64_t chunkBytes = 0;
     std::string failure; ///< why its files were closed, "" while fine
@@ -48,11 +48,13 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
                              bool snapshotOnly)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir), loop_(loop),
       snapshotOnly_(snapshotOnly), request_(request), page_(request.pageSize) {
+    for (std::size_t i = 0; i < uuid_.size(); ++i)
+        uuid_[i] = static_cast<std::byte>(request.traceUuid[i]);
     if (fds.size() != request.cpus.size())
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + ": " + std::to_string(fds.size()) +
                                " fds for " + std::to_string(request.cpus.size()) + " CPUs");
-    PageFormat format;
+    kernel::PageFormat format;
     format.pageSize = request.pageSize;
     format.timestampOffset = request.timestampOffset;
     format.timestampSize = request.timestampSize;
@@ -72,15 +74,14 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         c->cpu = request.cpus[i];
         c->fd = std::move(fds[i]);
         Cpu* raw = c.get();
-        FtraceStream::Config config;
-        config.format = format;
-        config.uuid = request.traceUuid;
+        kernel::FtraceStreamConfig config;
+        config.pageFormat = format;
+        config.uuid = uuid_;
         config.streamId = request.streamId;
-        config.streamInstanceId = c->cpu;
         config.cpuId = c->cpu;
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
-        c->stream = std::make_unique<FtraceStream>(
+        c->stream = std::make_unique<kernel::FtraceStream>(
             config, conversions_, &processes_,
             [raw](std::span<const std::byte> packet, const IndexEntry& entry) {
                 if (!raw->file || !raw->failure.empty())
@@ -140,15 +141,25 @@ void KernelChannel::writeStatedump(const OutputDir& dir) {
     try {
         StreamFile file(dir, name_ + "_statedump");
         IndexWriter index(dir, name_ + "_statedump");
-        const std::uint64_t written = writeProcessStatedump(
-            "/proc", request_.traceUuid, request_.streamId, request_.packetSize,
-            request_.contextMask, [&](std::span<const std::byte> packet, const IndexEntry& entry) {
+        kernel::Statedump dump("/proc", uuid_, request_.streamId, request_.packetSize,
+                               request_.contextMask);
+        // The consumer's own thread stands in as the writer of these events
+        // (lttng-modules' statedump runs in the session daemon's context).
+        kernel::ContextValues context;
+        context.tid = static_cast<std::int32_t>(::gettid());
+        context.pid = static_cast<std::int32_t>(::getpid());
+        const kernel::StatedumpCounts counts =
+            dump.run(context, [&](std::span<const std::byte> packet, const IndexEntry& entry) {
                 IndexEntry e = entry;
                 e.offset = file.size();
                 file.write(packet.data(), packet.size());
                 index.append(e);
+                statedumpBytes_ += packet.size();
             });
-        statedumpBytes_ += written;
+        log::info("kernel channel " + name_ + ": statedump of " +
+                  std::to_string(counts.processes) + " processes, " +
+                  std::to_string(counts.threads) + " threads, " + std::to_string(counts.files) +
+                  " files");
     } catch (const std::exception& e) {
         // The trace goes on without it: analyses then name only the
         // threads that run or fork while it records.
@@ -333,8 +344,8 @@ cp::ChannelFigures KernelChannel::figures() const noexcept {
     cp::ChannelFigures f;
     f.key = key_;
     for (const auto& c : cpus_) {
-        f.eventsRecorded += c->stream->eventsWritten();
-        f.eventsDiscarded += c->stream->eventsDiscarded();
+        f.eventsRecorded += c->stream->counters().eventsWritten;
+        f.eventsDiscarded += c->stream->counters().eventsDiscarded;
         f.bytesWritten += c->bytesWritten;
         f.chunkBytes += c->chunkBytes;
     }

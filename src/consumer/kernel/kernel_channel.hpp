@@ -95,8 +95,9 @@ private:
     EventLoop& loop_;
     bool snapshotOnly_;
     consumer_protocol::CreateKernelChannel request_;
-    ConversionTable conversions_;
-    ProcessInfo processes_;
+    kernel::Uuid uuid_{};
+    kernel::ConversionTable conversions_;
+    kernel::ProcfsProcessInfo processes_;
     std::vector<std::unique_ptr<Cpu>> cpus_;
     std::vector<std::byte> page_; // one sub-buffer, reused
     EventSourcePtr timer_;

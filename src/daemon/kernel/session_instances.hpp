@@ -1,0 +1,121 @@
+// One session's tracefs side of the kernel domain: a tracefs instance per
+// kernel channel (the first `instances/tracectl-<id>`, the next ones
+// `tracectl-<id>-<n>`), its clock, buffer and mode, the ftrace events its
+// rules name (with their filters), the per-CPU fds for the consumer, and
+// the kernel trace's metadata and conversions that follow from the events.
+//
+// Threads: every method blocks on tracefs (mkdir of an instance allocates
+// its buffers; writes to its files) and runs on the kernel domain's
+// executor ("tc-tracefs"), one job at a time; nothing else touches an
+// object of this class. The results are plain values the main loop takes.
+#pragma once
+
+#include "common/unique_fd.hpp"
+#include "kernel/kernel_metadata.hpp"
+#include "kernel/tracefs.hpp"
+#include "kernel/tracepoint_catalog.hpp"
+#include "session/session_snapshot.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tracectl::kernel {
+
+/// What the consumer needs to read one kernel channel.
+struct PreparedChannel {
+    std::string name;
+    std::uint32_t streamId = 0;
+    std::uint32_t contextMask = 0;
+    bool statedump = false;
+    std::uint64_t packetSize = 0; ///< the channel's sub-buffer size
+    PageFormat page;
+    std::vector<std::uint32_t> cpus;
+    std::vector<UniqueFd> fds; ///< trace_pipe_raw, one per cpu
+    std::string conversions;   ///< kernel_records::encode() of its events
+};
+
+/// The whole kernel trace as prepared at the first start.
+struct PreparedTrace {
+    std::string tsdl;
+    std::vector<PreparedChannel> channels;
+};
+
+/// Events a rule added while the session existed: the new metadata and,
+/// per channel that gained events, their conversions.
+struct AddedEvents {
+    std::string tsdl;                                    ///< the whole metadata now
+    std::vector<std::pair<std::size_t, std::string>> conversions; ///< (channel index, encoded)
+    bool any() const noexcept { return !conversions.empty(); }
+};
+
+class SessionInstances {
+public:
+    /// Makes nothing yet; `uuid` is the kernel trace's.
+    SessionInstances(std::string idHex, const metadata::Uuid& uuid, std::string sessionName,
+                     std::int64_t creationTime);
+    /// Removes whatever instance is left (logged, never throws).
+    ~SessionInstances();
+    SessionInstances(const SessionInstances&) = delete;
+    SessionInstances& operator=(const SessionInstances&) = delete;
+
+    /// The first start: one instance per channel of `s.kernelChannels`, each
+    /// with trace_clock "mono", buffer_size_kb = sub-buffer size x count /
+    /// 1024, overwrite as the channel says, tracing off; the events of
+    /// `s.kernelRules` enabled (with their filters, in ftrace's syntax); the
+    /// metadata; the per-CPU fds. Throws Error (InvalidArgument: a rule
+    /// that names no tracepoint, a filter the kernel refuses; Failed:
+    /// tracefs) after removing what it made.
+    PreparedTrace prepare(const Tracefs& tracefs, TracepointCatalog& catalog,
+                          const SessionSnapshot& s);
+
+    /// The events `rule` adds to its channel, described (metadata and
+    /// conversions computed) but not enabled yet: enableAdded() does that,
+    /// once the consumer knows them. Throws Error (InvalidArgument) with
+    /// nothing changed.
+    AddedEvents describe(TracepointCatalog& catalog, const EventRule& rule);
+    /// Enables the events describe() added (and sets their filters). Throws
+    /// Error (InvalidArgument: a filter the kernel refused; Failed).
+    void enableAdded(TracepointCatalog& catalog, const EventRule& rule);
+
+    /// tracing_on of every instance. Throws Error(Failed).
+    void setTracing(bool on);
+    /// Tracing off, every instance removed (each waits up to 1 s for the
+    /// consumer's fds to close). Returns the names it could not remove.
+    std::vector<std::string> remove() noexcept;
+    /// Instances still there.
+    bool empty() const noexcept { return channels_.empty(); }
+
+    /// Events lost so far, per channel index: the sum over CPUs of ftrace's
+    /// per_cpu stats (overrun + dropped events). For tests and logs.
+    std::vector<std::uint64_t> lostEvents() const;
+
+private:
+    struct Channel {
+        ChannelConfig config;
+        std::optional<TracefsInstance> instance;
+        KernelChannelDescription description;
+        /// Enabled tracepoints and the filters of the rules that name them
+        /// ("" = a rule without filter: the event is not filtered).
+        std::map<TracepointId, std::vector<std::string>> filters;
+    };
+    /// The tracepoints `rule` names (sorted). Throws Error(InvalidArgument).
+    std::vector<TracepointId> resolve(TracepointCatalog& catalog, const EventRule& rule) const;
+    Channel& channelNamed(const std::string& name);
+    /// Adds `rule`'s events to `c` (descriptions only); returns the ids new to it.
+    std::vector<TracepointId> addToDescription(TracepointCatalog& catalog, Channel& c,
+                                               const EventRule& rule);
+    /// Writes each event's enable and filter (the rules' filters joined by ||).
+    void applyEvents(TracepointCatalog& catalog, Channel& c, const std::vector<TracepointId>& ids);
+    KernelMetadata metadata() const;
+
+    std::string idHex_;
+    KernelTraceDescription trace_;
+    std::vector<Channel> channels_;
+    std::uint16_t nextCtfId_ = kernel_records::kFirstFtraceCtfId;
+};
+
+} // namespace tracectl::kernel
