@@ -131,7 +131,9 @@ public:
     /// False after remove() or a move.
     bool valid() const noexcept { return !path_.empty(); }
 
-    /// buffer_size_kb: each CPU's ring buffer, in KiB.
+    /// buffer_size_kb: each CPU's ring buffer, in KiB (the kernel rounds up
+    /// to whole sub-buffers of data, so reading it back may give a little
+    /// more: 258 for 256 with 4 KiB sub-buffers).
     void setBufferSizeKb(std::uint32_t kb);
     /// buffer_subbuf_size_kb (Linux 6.8+): the sub-buffer size, in KiB (the
     /// kernel rounds up to a power-of-two number of pages). Returns false,
