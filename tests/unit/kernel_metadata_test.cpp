@@ -1,7 +1,10 @@
 // The kernel trace's conversion steps and TSDL (src/daemon/kernel/kernel_metadata.hpp)
 // for the real format files of tests/unit/data/kernel.
+#include "kernel/kernel_host.hpp"
 #include "kernel/kernel_metadata.hpp"
 #include "kernel_test_support.hpp"
+#include "metadata/trace_environment.hpp"
+#include "metadata/tsdl_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -264,6 +267,38 @@ TEST(KernelMetadata, RejectsBadDescriptions) {
     t = trace();
     t.channels.clear();
     EXPECT_THROW(generateKernelMetadata(t), KernelMetadataError);
+}
+
+} // namespace
+
+namespace {
+
+std::string clockBlock(const std::string& tsdl) {
+    const std::size_t begin = tsdl.find("clock {\n");
+    const std::size_t end = tsdl.find("};\n", begin);
+    return begin == std::string::npos || end == std::string::npos
+               ? std::string()
+               : tsdl.substr(begin, end + 3 - begin);
+}
+
+// babeltrace2 merges the kernel and UST traces only if both describe the
+// same clock: the kernel clock block must be the UST one, byte for byte.
+TEST(KernelMetadata, ClockIsTheUstClock) {
+    KernelTraceDescription k = describeHost(tracectl::metadata::Uuid{}, "s", 0);
+    EXPECT_FALSE(k.hostname.empty());
+    EXPECT_EQ(k.sysname, "Linux");
+    EXPECT_FALSE(k.kernelRelease.empty());
+    k.channels.push_back({"channel0", 0, 0, false, {}});
+    tracectl::metadata::TraceInfo ust;
+    ust.clock = k.clock;
+    const std::string kernelClock = clockBlock(generateKernelMetadata(k).tsdl);
+    EXPECT_FALSE(kernelClock.empty());
+    EXPECT_EQ(kernelClock, clockBlock(tracectl::metadata::tracePreamble(ust)));
+    EXPECT_NE(kernelClock.find("\tname = \"monotonic\";\n"), std::string::npos);
+    if (k.clock.uuid) {
+        EXPECT_NE(kernelClock.find(tracectl::metadata::uuidToString(*k.clock.uuid)),
+                  std::string::npos);
+    }
 }
 
 } // namespace

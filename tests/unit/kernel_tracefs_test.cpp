@@ -113,7 +113,7 @@ TEST_F(KernelTracefs, InstanceLifeCycle) {
 
         // Open fds keep the instance: remove() fails with EBUSY, then works.
         try {
-            inst.remove();
+            inst.remove(std::chrono::milliseconds(100));
             // Some kernels allow it; then the instance is simply gone.
             EXPECT_FALSE(fs::exists(path));
         } catch (const TracefsError& e) {

@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kDefaultMountPoint = "/sys/kernel/tracing";
-constexpr int kRmdirAttempts = 20;
 constexpr auto kRmdirPause = std::chrono::milliseconds(50);
+constexpr auto kStalePatience = std::chrono::milliseconds(1000);
 
 std::string errnoText(int e) {
     return std::string(std::strerror(e));
@@ -98,13 +98,14 @@ void quiesce(const fs::path& instance) {
     writeTracefsFile(instance / "events" / "enable", "0");
 }
 
-// rmdir, retried while EBUSY. Returns 0 or the last errno.
-int removeDirectory(const fs::path& dir) {
-    for (int attempt = 0;; ++attempt) {
+// rmdir, retried while EBUSY for `patience`. Returns 0 or the last errno.
+int removeDirectory(const fs::path& dir, std::chrono::milliseconds patience) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    for (;;) {
         if (::rmdir(dir.c_str()) == 0)
             return 0;
         const int e = errno;
-        if (e != EBUSY || attempt + 1 >= kRmdirAttempts)
+        if (e != EBUSY || std::chrono::steady_clock::now() >= deadline)
             return e;
         std::this_thread::sleep_for(kRmdirPause);
     }
@@ -259,7 +260,7 @@ std::vector<std::string> Tracefs::removeStaleInstances() const noexcept {
             } catch (const TracefsError& e) {
                 log::warning(std::string("stale tracefs instance ") + name + ": " + e.what());
             }
-            const int e = removeDirectory(entry.path());
+            const int e = removeDirectory(entry.path(), kStalePatience);
             if (e == 0) {
                 log::info("removed stale tracefs instance " + name);
                 removed.push_back(name);
@@ -440,7 +441,7 @@ std::string TracefsInstance::read(std::string_view relative) const {
     return readTracefsFile(path_ / relative);
 }
 
-void TracefsInstance::remove() {
+void TracefsInstance::remove(std::chrono::milliseconds patience) {
     if (path_.empty())
         return;
     try {
@@ -453,7 +454,7 @@ void TracefsInstance::remove() {
         }
         log::warning(std::string("tracefs instance ") + name_ + ": " + e.what());
     }
-    const int e = removeDirectory(path_);
+    const int e = removeDirectory(path_, patience);
     if (e != 0 && e != ENOENT)
         throw TracefsError(e, path_,
                            "cannot remove tracefs instance " + path_.string() + ": " +

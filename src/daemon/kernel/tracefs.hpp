@@ -15,6 +15,7 @@
 #include "format_file.hpp"
 #include "unique_fd.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -123,7 +124,8 @@ public:
     TracefsInstance& operator=(TracefsInstance&& other) noexcept;
     TracefsInstance(const TracefsInstance&) = delete;
     TracefsInstance& operator=(const TracefsInstance&) = delete;
-    /// remove(), with a failure logged instead of thrown.
+    /// remove() (blocking up to 1 s on EBUSY), with a failure logged
+    /// instead of thrown.
     ~TracefsInstance();
 
     const std::string& name() const noexcept { return name_; } ///< "tracectl-<id>"
@@ -175,12 +177,15 @@ public:
 
     /// Turns tracing off, disables every event, then rmdir. rmdir fails
     /// with EBUSY while any process holds one of the instance's files open
-    /// (the consumer's trace_pipe_raw fds): it is retried for about 1 s,
-    /// then remove() throws TracefsError(EBUSY) and the instance stays
-    /// (tracing off, events disabled, recording nothing) until
-    /// Tracefs::removeStaleInstances() at the next daemon start, or a later
-    /// remove(). A no-op once removed.
-    void remove();
+    /// (the consumer's trace_pipe_raw fds): it is retried every 50 ms for
+    /// `patience` (0: one attempt; the default blocks the caller up to 1 s,
+    /// so an event loop should pass 0 and retry from a timer), then remove()
+    /// throws TracefsError(EBUSY) and the instance stays, tracing off and
+    /// events disabled (recording nothing, its buffers still allocated),
+    /// until a later remove() or Tracefs::removeStaleInstances() at the next
+    /// daemon start. A no-op once removed (or when the directory is already
+    /// gone).
+    void remove(std::chrono::milliseconds patience = std::chrono::milliseconds(1000));
 
 private:
     TracefsInstance(std::filesystem::path path, std::string name);
