@@ -61,6 +61,10 @@ void addStandard(FakeEvents& f) {
     f.add("syscalls", "sys_exit_openat");
     f.add("raw_syscalls", "sys_enter", "sys_enter.format");
     f.add("raw_syscalls", "sys_exit");
+    // ftrace's record types have no enable file: not tracepoints.
+    fs::create_directories(f.path() / "ftrace" / "function");
+    std::ofstream(f.path() / "ftrace" / "function" / "format")
+        << ktest::fixture("sys_enter.format");
     // Files beside the systems (enable, header_page) are no tracepoints.
     std::ofstream(f.path() / "enable") << "0\n";
     std::ofstream(f.path() / "header_page") << "x";

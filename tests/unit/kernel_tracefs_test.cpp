@@ -173,6 +173,12 @@ TEST_F(KernelTracefs, CatalogOfTheRealKernel) {
                 break;
         }
     }
+    // The same set as available_events.
+    std::size_t available = 0;
+    const std::string list = tracefs_->read("available_events");
+    for (const char ch : list)
+        available += ch == '\n';
+    EXPECT_EQ(c.all().size(), available);
     const PageFormat page = tracefs_->headerPage();
     EXPECT_EQ(page, parseHeaderPage(tracefs_->read("events/header_page")));
 }

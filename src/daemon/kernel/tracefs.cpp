@@ -362,6 +362,10 @@ void TracefsInstance::disableEvent(std::string_view system, std::string_view eve
 void TracefsInstance::setFilter(std::string_view system, std::string_view event,
                                 std::string_view expression) {
     const fs::path file = eventPath(system, event, "filter");
+    if (trim(expression).empty()) {
+        clearFilter(system, event);
+        return;
+    }
     if (expression.find('\n') != std::string_view::npos)
         throw TracefsError(EINVAL, file,
                            "filter for " + std::string(system) + ":" + std::string(event) +

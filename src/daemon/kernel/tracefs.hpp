@@ -154,7 +154,8 @@ public:
     void enableEvent(std::string_view system, std::string_view event);
     void disableEvent(std::string_view system, std::string_view event);
     /// events/<system>/<event>/filter = `expression` (ftrace's filter
-    /// syntax, Documentation/trace/events.rst section 5). Throws TracefsError
+    /// syntax, Documentation/trace/events.rst section 5; empty = no filter,
+    /// as clearFilter; a newline is refused). Throws TracefsError
     /// whose message has the kernel's reason: the filter file's content
     /// after the failed write and the instance's error_log lines.
     void setFilter(std::string_view system, std::string_view event, std::string_view expression);

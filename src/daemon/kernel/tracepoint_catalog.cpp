@@ -42,7 +42,10 @@ TracepointCatalog::TracepointCatalog(fs::path eventsDir) : dir_(std::move(events
             continue;
         for (const fs::directory_entry& ev : fs::directory_iterator(sys.path(), e2)) {
             std::error_code e3;
-            if (ev.is_directory(e3) && fs::exists(ev.path() / "format", e3))
+            // ftrace's own record types (events/ftrace/*) have a format but
+            // no enable file: they are not tracepoints (nor in available_events).
+            if (ev.is_directory(e3) && fs::exists(ev.path() / "format", e3) &&
+                fs::exists(ev.path() / "enable", e3))
                 events_.push_back({sys.path().filename().string(), ev.path().filename().string()});
         }
     }

@@ -1,5 +1,6 @@
 // The kernel's tracepoints as tracefs lists them (events/<system>/<event>/
-// with a `format` file; the same set as `available_events`), their formats
+// with a `format` and an `enable` file: the same set as `available_events`,
+// without ftrace's own record types of events/ftrace/), their formats
 // read on demand, and the event patterns of EnableEvents resolved against
 // them.
 #pragma once
