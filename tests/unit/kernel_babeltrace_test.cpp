@@ -5,6 +5,7 @@
 // packet exactly as kernel_records.hpp lays it out, and read back by
 // babeltrace2 with the generated metadata.
 #include "kernel/kernel_metadata.hpp"
+#include "kernel_ctf_test_support.hpp"
 #include "kernel_test_support.hpp"
 
 #include <array>
@@ -22,22 +23,11 @@ namespace kr = tracectl::kernel_records;
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
-void putLe(Bytes& b, std::size_t at, std::uint64_t v, std::size_t n) {
-    if (b.size() < at + n)
-        b.resize(at + n, 0);
-    for (std::size_t i = 0; i < n; ++i)
-        b[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-void appendLe(Bytes& b, std::uint64_t v, std::size_t n) {
-    putLe(b, b.size(), v, n);
-}
-std::uint32_t getU32(const Bytes& b, std::size_t at) {
-    return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
-           static_cast<std::uint32_t>(b[at + 2]) << 16 |
-           static_cast<std::uint32_t>(b[at + 3]) << 24;
-}
+using ktest::appendLe;
+using ktest::Bytes;
+using ktest::convert;
+using ktest::Event;
+using ktest::putLe;
 
 // An ftrace record of `format`: the fixed part, then the dynamic data that
 // the __data_loc / __rel_loc fields point at.
@@ -87,116 +77,9 @@ private:
     Bytes bytes_;
 };
 
-// kernel_records.hpp's steps, applied to one record.
-Bytes convert(const kr::EventConversion& c, const Bytes& rec) {
-    EXPECT_GE(rec.size(), c.minSize);
-    Bytes out;
-    for (const kr::Step& s : c.steps) {
-        if (s.kind == kr::StepKind::Copy) {
-            out.insert(out.end(), rec.begin() + s.offset, rec.begin() + s.offset + s.size);
-            continue;
-        }
-        const std::uint32_t loc = getU32(rec, s.offset);
-        const bool rel =
-            s.kind == kr::StepKind::RelLocString || s.kind == kr::StepKind::RelLocSequence;
-        const std::size_t start = (loc & 0xFFFF) + (rel ? s.offset + 4u : 0u);
-        const std::size_t length = loc >> 16;
-        const bool inside = start + length <= rec.size();
-        if (s.kind == kr::StepKind::DataLocString || s.kind == kr::StepKind::RelLocString) {
-            for (std::size_t i = 0; inside && i < length && rec[start + i] != 0; ++i)
-                out.push_back(rec[start + i]);
-            out.push_back(0);
-        } else {
-            const std::size_t count = inside ? length / s.elementSize : 0;
-            appendLe(out, count, 4);
-            out.insert(out.end(), rec.begin() + static_cast<std::ptrdiff_t>(start),
-                       rec.begin() + static_cast<std::ptrdiff_t>(start + count * s.elementSize));
-        }
-    }
-    return out;
-}
-
-struct Event {
-    std::uint16_t id;
-    std::uint64_t timestamp;
-    Bytes payload;
-};
-
-// One packet of the kernel_records.hpp layout, context tid + procname.
-Bytes packet(const kr::EventConversion* unused, const tracectl::metadata::Uuid& uuid,
-             std::uint32_t streamId, std::uint64_t instance, std::uint32_t cpu,
-             const std::vector<Event>& events) {
-    (void)unused;
-    Bytes b;
-    appendLe(b, kr::kPacketMagic, 4);
-    b.insert(b.end(), uuid.begin(), uuid.end());
-    appendLe(b, streamId, 4);
-    appendLe(b, instance, 8);
-    appendLe(b, events.front().timestamp, 8);
-    appendLe(b, events.back().timestamp, 8);
-    const std::size_t sizes = b.size();
-    appendLe(b, 0, 8); // content_size
-    appendLe(b, 0, 8); // packet_size
-    appendLe(b, 0, 8); // packet_seq_num
-    appendLe(b, 3, 8); // events_discarded
-    appendLe(b, cpu, 4);
-    EXPECT_EQ(b.size(), kr::kPacketPreambleSize);
-    for (const Event& e : events) {
-        appendLe(b, e.id, 2);
-        appendLe(b, e.timestamp, 8);
-        appendLe(b, 42, 4); // _tid
-        const char procname[16] = "worker";
-        b.insert(b.end(), procname, procname + 16);
-        b.insert(b.end(), e.payload.begin(), e.payload.end());
-    }
-    putLe(b, sizes, b.size() * 8, 8);
-    putLe(b, sizes + 8, b.size() * 8, 8);
-    return b;
-}
-
-std::string run(const std::string& command, int& status) {
-    std::string out;
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    if (p == nullptr)
-        return out;
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0)
-        out.append(buf.data(), n);
-    const int st = pclose(p);
-    status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
-}
-
-void writeFile(const std::filesystem::path& p, const void* data, std::size_t size) {
-    std::ofstream out(p, std::ios::binary);
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    ASSERT_TRUE(out.good()) << p;
-}
-
-class TempDir {
-public:
-    TempDir() {
-        std::string t = (std::filesystem::temp_directory_path() / "kernel-bt-XXXXXX").string();
-        if (::mkdtemp(t.data()) == nullptr)
-            throw std::runtime_error("mkdtemp");
-        path_ = t;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const std::filesystem::path& path() const { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
-
 TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
     int status = -1;
-    run("babeltrace2 --version", status);
+    ktest::run("babeltrace2 --version", status);
     if (status != 0)
         GTEST_SKIP() << "babeltrace2 not installed";
 
@@ -285,13 +168,13 @@ TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
         {7, 1'000'000'400, convert(conv[3], r4.bytes())},
         {8, 1'000'000'500, convert(conv[4], r5.bytes())},
     };
-    const Bytes p = packet(nullptr, t.uuid, 0, 0, 0, events);
+    const Bytes p = ktest::packet(t.uuid, 0, 0, 0, events);
 
-    TempDir dir;
-    writeFile(dir.path() / "metadata", m.tsdl.data(), m.tsdl.size());
-    writeFile(dir.path() / "channel0_0", p.data(), p.size());
-    const std::string out =
-        run("TZ=UTC babeltrace2 --clock-gmt --no-delta '" + dir.path().string() + "'", status);
+    ktest::TempDir dir;
+    ktest::writeFile(dir.path() / "metadata", m.tsdl.data(), m.tsdl.size());
+    ktest::writeFile(dir.path() / "channel0_0", p.data(), p.size());
+    const std::string out = ktest::run(
+        "TZ=UTC babeltrace2 --clock-gmt --no-delta '" + dir.path().string() + "'", status);
     ASSERT_EQ(status, 0) << out << "\n" << m.tsdl;
     const auto expect = [&](const std::string& part) {
         EXPECT_NE(out.find(part), std::string::npos) << "missing: " << part << "\n" << out;

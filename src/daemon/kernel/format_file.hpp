@@ -72,7 +72,8 @@ struct EventFormat {
 
 /// Parses an event's `format` text. Strict: `name:`, `ID:` (1..65535) and
 /// `format:` must come first, in that order; every field line must have
-/// `field:`, `offset:` and `size:` (`signed:` is optional, default 0), a
+/// `field:`, `offset:` and `size:` (`signed:` is optional, default 0; any
+/// other attribute is refused, as is an attribute given twice), a
 /// declaration ending in an identifier, offset + size <= 65535, and no name
 /// twice; the field list ends at a blank line or `print fmt:`; there must
 /// be at least one field. Throws FormatError.
