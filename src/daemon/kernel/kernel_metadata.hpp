@@ -26,6 +26,15 @@
 // Fields of size 0 (`x[0]`) have no bytes and are left out. The common_*
 // fields and the fields lttng_kernel_names.hpp drops are left out; renamed
 // fields get their lttng-modules names.
+//
+// Names follow lttng-modules, contents follow ftrace: a field lttng-modules
+// computes that ftrace does not record is absent (net events' network_header
+// variants, sched_process_fork's tgids and namespace inodes, block events'
+// tid: the _tid context has it), and field order is ftrace's.
+//
+// Channels with withStatedump also declare kernel_records.hpp's statedump
+// events (ids 0..3: lttng_statedump_start, _process_state,
+// _file_descriptor, _end; their enum fields as plain i32).
 #pragma once
 
 #include "format_file.hpp"
