@@ -267,6 +267,12 @@ TEST(KernelMetadata, RejectsBadDescriptions) {
     t = trace();
     t.channels.clear();
     EXPECT_THROW(generateKernelMetadata(t), KernelMetadataError);
+    t = trace();
+    t.channels[0].events[0].format.fields.back().offset = 65534;
+    EXPECT_THROW(generateKernelMetadata(t), KernelMetadataError);
+    t = trace();
+    t.channels[0].contextMask = 1u << 9;
+    EXPECT_THROW(generateKernelMetadata(t), KernelMetadataError);
 }
 
 } // namespace

@@ -182,8 +182,14 @@ Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming&
     out.conversion.ftraceId = format.id;
     out.conversion.ctfId = ctfId;
     std::uint32_t minSize = kr::kFtraceCommonSize;
-    for (const FormatField& f : format.fields)
+    for (const FormatField& f : format.fields) {
+        // parseFormat guarantees it; a format built by hand may not.
+        if (std::uint64_t{f.offset} + f.size > 65535 ||
+            ((f.isDataLoc || f.isRelLoc) && f.size != 4))
+            throw KernelMetadataError("event " + format.name + ": field " + f.name +
+                                      " has an impossible offset or size");
         minSize = std::max(minSize, f.offset + f.size);
+    }
     out.conversion.minSize = static_cast<std::uint16_t>(minSize);
     Identifiers ids;
     for (const FormatField& f : format.fields) {

@@ -116,13 +116,15 @@ struct KernelMetadata {
 /// fields that follow each other without a gap merged into one), minSize =
 /// the largest offset + size of all its fields. `naming` decides which
 /// fields are dropped. Throws KernelMetadataError for more than
-/// kernel_records::kMaxSteps steps.
+/// kernel_records::kMaxSteps steps, or a field reaching past 65535 bytes
+/// or a location field whose size is not 4 (parseFormat never gives one).
 kernel_records::EventConversion computeConversion(const EventFormat& format, std::uint16_t ctfId,
                                                   const LttngNaming& naming);
 
 /// Everything for `trace`. Throws KernelMetadataError: no channel, stream
 /// ids not unique, ctf ids outside kFirstFtraceCtfId..65534 or not unique
-/// in a channel, a clock name that is not an identifier, clock frequency 0.
+/// in a channel, a clock name that is not an identifier, clock frequency 0,
+/// unknown context bits, or what computeConversion throws for.
 KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace);
 
 } // namespace tracectl::kernel
