@@ -247,13 +247,15 @@ PageFormat Tracefs::headerPage() const {
     return parseHeaderPage(read("events/header_page"));
 }
 
-std::vector<std::string> Tracefs::removeStaleInstances() const noexcept {
+std::vector<std::string> Tracefs::removeStaleInstances(std::string_view prefix) const noexcept {
     std::vector<std::string> removed;
+    if (prefix.rfind(TracefsInstance::kPrefix, 0) != 0)
+        return removed;
     try {
         std::error_code ec;
         for (const fs::directory_entry& entry : fs::directory_iterator(root_ / "instances", ec)) {
             const std::string name = entry.path().filename().string();
-            if (name.rfind(TracefsInstance::kPrefix, 0) != 0)
+            if (name.rfind(prefix, 0) != 0)
                 continue;
             try {
                 quiesce(entry.path());
@@ -287,7 +289,11 @@ TracefsInstance TracefsInstance::create(const Tracefs& tracefs, std::string_view
     fs::path path = tracefs.root() / "instances" / name;
     if (::mkdir(path.c_str(), 0700) != 0)
         fail(errno, path, "cannot create tracefs instance");
-    return TracefsInstance(std::move(path), std::move(name));
+    TracefsInstance instance(std::move(path), std::move(name));
+    // The kernel makes instances with tracing on: an event enabled before
+    // the session starts would record at once.
+    instance.setTracingOn(false);
+    return instance;
 }
 
 TracefsInstance::TracefsInstance(TracefsInstance&& other) noexcept

@@ -96,12 +96,16 @@ public:
     /// (read) or FormatError (content).
     PageFormat headerPage() const;
 
-    /// Removes every instances/tracectl-* (left by an earlier daemon that
-    /// died), each after turning tracing off and disabling its events; logs
-    /// each one removed, and each that could not be (e.g. EBUSY: a process
-    /// still has one of its files open). Returns the names removed. Never
-    /// touches other instances nor the top level. Never throws.
-    std::vector<std::string> removeStaleInstances() const noexcept;
+    /// Removes every instances/<prefix>* (left by an earlier daemon that
+    /// died; the daemon calls it at start with the default prefix
+    /// "tracectl-"), each after turning tracing off and disabling its
+    /// events; logs each one removed, and each that could not be (e.g.
+    /// EBUSY, after 1 s of retries: a process still has one of its files
+    /// open). Returns the names removed. A prefix that does not begin with
+    /// "tracectl-" removes nothing: other tools' instances and the top
+    /// level are never touched. Never throws.
+    std::vector<std::string>
+    removeStaleInstances(std::string_view prefix = "tracectl-") const noexcept;
 
 private:
     std::filesystem::path root_;
@@ -115,9 +119,11 @@ public:
     /// The prefix of every instance this daemon makes.
     static constexpr std::string_view kPrefix = "tracectl-";
 
-    /// mkdir instances/tracectl-<id>. `id` must be non-empty [A-Za-z0-9_-]
-    /// (std::invalid_argument otherwise). Throws TracefsError (EEXIST: an
-    /// instance of that name already exists).
+    /// mkdir instances/tracectl-<id>, then tracing_on 0 (the kernel makes
+    /// an instance with tracing on, so that enabled events would record at
+    /// once; here nothing records before setTracingOn(true)). `id` must be
+    /// non-empty [A-Za-z0-9_-] (std::invalid_argument otherwise). Throws
+    /// TracefsError (EEXIST: an instance of that name already exists).
     static TracefsInstance create(const Tracefs& tracefs, std::string_view id);
 
     TracefsInstance(TracefsInstance&& other) noexcept;
