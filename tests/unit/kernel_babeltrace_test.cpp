@@ -206,4 +206,100 @@ TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 7) << out; // the warning, 6 events
 }
 
+// Every context field, a second stream class, the statedump events with
+// their fields, and the statedump stream (stream_instance_id
+// kStatedumpInstance), as the consumer writes them.
+TEST(KernelBabeltrace, ContextsStatedumpAndTwoStreamClasses) {
+    int status = -1;
+    ktest::run("babeltrace2 --version", status);
+    if (status != 0)
+        GTEST_SKIP() << "babeltrace2 not installed";
+
+    KernelTraceDescription t;
+    t.uuid[0] = 1;
+    t.hostname = "h";
+    KernelChannelDescription a;
+    a.name = "a";
+    a.streamId = 0;
+    a.contextMask = kr::kAllContexts;
+    a.withStatedump = true;
+    a.events = {{"irq", 4, ktest::format("irq_handler_entry")}};
+    KernelChannelDescription b;
+    b.name = "b";
+    b.streamId = 1;
+    b.contextMask = 0;
+    b.events = {{"syscalls", 4, ktest::format("sys_exit_write")}};
+    t.channels = {a, b};
+    const KernelMetadata m = generateKernelMetadata(t);
+
+    Bytes all;
+    appendLe(all, 100, 4);                            // _tid
+    appendLe(all, 99, 4);                             // _pid
+    const char procname[16] = "abcdefghijklmno";      // 15 characters, NUL
+    all.insert(all.end(), procname, procname + 16);   // _procname
+    appendLe(all, static_cast<std::uint32_t>(-5), 4); // _prio
+    appendLe(all, 1, 4);                              // _cpu_id
+
+    Record irq(ktest::format("irq_handler_entry"));
+    irq.set("irq", 16);
+    irq.setDynamicString("name", "eth0");
+    const EventFormat exitFormat = ktest::format("sys_exit_write");
+    Record exit(exitFormat);
+    exit.set("__syscall_nr", 1);
+    exit.set("ret", static_cast<std::uint64_t>(-11));
+
+    Bytes process;
+    for (const std::uint32_t v : {100u, 100u, 99u, 99u, 1u, 1u})
+        appendLe(process, v, 4); // tid vtid pid vpid ppid vppid
+    const char name[16] = "bash";
+    process.insert(process.end(), name, name + 16);
+    for (const std::uint32_t v : {0u, 0u, 0u, 5u, 1u})
+        appendLe(process, v, 4); // type mode submode status cpu
+    Bytes fd;
+    for (const std::uint32_t v : {99u, 3u, 0x8002u, 0x1fu})
+        appendLe(fd, v, 4); // pid fd flags fmode
+    const std::string file = "/tmp/x";
+    fd.insert(fd.end(), file.begin(), file.end());
+    fd.push_back(0);
+
+    const auto ev = [&](std::uint16_t id, std::uint64_t ts, Bytes payload) {
+        ktest::Event e{id, ts, std::move(payload)};
+        e.context = all;
+        return e;
+    };
+    const Bytes statedump = ktest::packet(
+        t.uuid, 0, kr::kStatedumpInstance, 0,
+        {ev(kr::kStatedumpStartId, 10, {}), ev(kr::kStatedumpProcessStateId, 11, process),
+         ev(kr::kStatedumpFileDescriptorId, 12, fd), ev(kr::kStatedumpEndId, 13, {})},
+        0, 0);
+    const Bytes cpu1 = ktest::packet(
+        t.uuid, 0, 1, 1, {ev(4, 20, convert(m.channels[0].conversions()[0], irq.bytes()))}, 0, 0);
+    ktest::Event plain{4, 30, convert(m.channels[1].conversions()[0], exit.bytes())};
+    plain.context = Bytes{};
+    const Bytes second = ktest::packet(t.uuid, 1, 0, 0, {plain}, 0, 0);
+
+    ktest::TempDir dir;
+    ktest::writeFile(dir.path() / "metadata", m.tsdl.data(), m.tsdl.size());
+    ktest::writeFile(dir.path() / "a_statedump", statedump.data(), statedump.size());
+    ktest::writeFile(dir.path() / "a_1", cpu1.data(), cpu1.size());
+    ktest::writeFile(dir.path() / "b_0", second.data(), second.size());
+    const std::string out = ktest::run(
+        "TZ=UTC babeltrace2 --clock-gmt --no-delta '" + dir.path().string() + "'", status);
+    ASSERT_EQ(status, 0) << out << "\n" << m.tsdl;
+    const std::string ctx = "{ tid = 100, pid = 99, procname = \"abcdefghijklmno\", prio = -5, "
+                            "cpu_id = 1 }";
+    const auto expect = [&](const std::string& part) {
+        EXPECT_NE(out.find(part), std::string::npos) << "missing: " << part << "\n" << out;
+    };
+    expect("lttng_statedump_process_state: { cpu_id = 0 }, " + ctx +
+           ", { tid = 100, vtid = 100, pid = 99, vpid = 99, ppid = 1, vppid = 1, name = \"bash\", "
+           "type = 0, mode = 0, submode = 0, status = 5, cpu = 1 }");
+    expect("lttng_statedump_file_descriptor: { cpu_id = 0 }, " + ctx +
+           ", { pid = 99, fd = 3, flags = 32770, fmode = 31, filename = \"/tmp/x\" }");
+    expect("lttng_statedump_end: { cpu_id = 0 }, " + ctx + ", { }");
+    expect("irq_handler_entry: { cpu_id = 1 }, " + ctx + ", { irq = 16, name = \"eth0\" }");
+    expect("syscall_exit_write: { cpu_id = 0 }, { ret = -11 }");
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 6) << out;
+}
+
 } // namespace

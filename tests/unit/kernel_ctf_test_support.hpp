@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <sys/wait.h>
@@ -72,15 +73,19 @@ inline Bytes convert(const kr::EventConversion& c, const Bytes& rec) {
 }
 
 struct Event {
+    Event(std::uint16_t id_, std::uint64_t timestamp_, Bytes payload_ = {})
+        : id(id_), timestamp(timestamp_), payload(std::move(payload_)) {}
     std::uint16_t id;
     std::uint64_t timestamp;
     Bytes payload;
     std::int32_t tid = 42;           ///< the _tid context
     std::string procname = "worker"; ///< the _procname context
+    /// When set, the whole event context instead of _tid + _procname.
+    std::optional<Bytes> context;
 };
 
-// One packet of the kernel_records.hpp layout for a channel whose context
-// is _tid + _procname.
+// One packet of the kernel_records.hpp layout (the event contexts as the
+// events give them).
 inline Bytes packet(const tracectl::metadata::Uuid& uuid, std::uint32_t streamId,
                     std::uint64_t instance, std::uint32_t cpu, const std::vector<Event>& events,
                     std::uint64_t seq = 0, std::uint64_t discarded = 3) {
@@ -101,10 +106,14 @@ inline Bytes packet(const tracectl::metadata::Uuid& uuid, std::uint32_t streamId
     for (const Event& e : events) {
         appendLe(b, e.id, 2);
         appendLe(b, e.timestamp, 8);
-        appendLe(b, static_cast<std::uint32_t>(e.tid), 4);
-        char procname[16] = {};
-        e.procname.copy(procname, sizeof procname - 1);
-        b.insert(b.end(), procname, procname + 16);
+        if (e.context) {
+            b.insert(b.end(), e.context->begin(), e.context->end());
+        } else {
+            appendLe(b, static_cast<std::uint32_t>(e.tid), 4);
+            char procname[16] = {};
+            e.procname.copy(procname, sizeof procname - 1);
+            b.insert(b.end(), procname, procname + 16);
+        }
         b.insert(b.end(), e.payload.begin(), e.payload.end());
     }
     putLe(b, sizes, b.size() * 8, 8);
