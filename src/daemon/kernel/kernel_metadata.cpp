@@ -1,0 +1,434 @@
+#include "kernel_metadata.hpp"
+
+#include "metadata/field_model.hpp"
+#include "metadata/tsdl_text.hpp"
+#include "metadata/tsdl_writer.hpp"
+
+#include <set>
+
+namespace tracectl::kernel {
+
+namespace kr = kernel_records;
+using metadata::ArrayType;
+using metadata::ByteOrder;
+using metadata::Encoding;
+using metadata::Field;
+using metadata::IntegerType;
+using metadata::SequenceType;
+using metadata::StringType;
+using metadata::substitute;
+
+namespace {
+
+constexpr ByteOrder kOrder = ByteOrder::Little;
+
+IntegerType integer(std::uint32_t bytes, bool isSigned, std::uint32_t base = 10,
+                    Encoding encoding = Encoding::None) {
+    IntegerType t;
+    t.size = bytes * 8;
+    t.alignment = 8;
+    t.isSigned = isSigned;
+    t.base = base;
+    t.encoding = encoding;
+    return t;
+}
+
+IntegerType textElement() {
+    return integer(1, true, 10, Encoding::Utf8);
+}
+
+bool isPow2Size(std::uint32_t n) {
+    return n == 1 || n == 2 || n == 4 || n == 8;
+}
+
+bool isAddressType(std::string_view type) {
+    return type.find('*') != std::string_view::npos || type == "unsigned long" ||
+           type == "const unsigned long";
+}
+
+bool isCharType(std::string_view type) {
+    return type == "char" || type == "const char" || type == "signed char";
+}
+
+// Size and signedness of the element type of a __data_loc/__rel_loc array
+// (the kernel's and C's names); nullopt when not known.
+struct ElementInfo {
+    std::uint32_t size;
+    bool isSigned;
+};
+std::optional<ElementInfo> elementInfo(std::string_view t) {
+    struct Known {
+        std::string_view name;
+        ElementInfo info;
+    };
+    static constexpr Known kKnown[] = {
+        {"char", {1, true}},
+        {"signed char", {1, true}},
+        {"unsigned char", {1, false}},
+        {"u8", {1, false}},
+        {"__u8", {1, false}},
+        {"s8", {1, true}},
+        {"bool", {1, false}},
+        {"short", {2, true}},
+        {"unsigned short", {2, false}},
+        {"u16", {2, false}},
+        {"__u16", {2, false}},
+        {"s16", {2, true}},
+        {"int", {4, true}},
+        {"unsigned int", {4, false}},
+        {"u32", {4, false}},
+        {"__u32", {4, false}},
+        {"s32", {4, true}},
+        {"long", {8, true}},
+        {"unsigned long", {8, false}},
+        {"long long", {8, true}},
+        {"unsigned long long", {8, false}},
+        {"u64", {8, false}},
+        {"__u64", {8, false}},
+        {"s64", {8, true}},
+    };
+    for (const Known& k : kKnown)
+        if (k.name == t)
+            return k.info;
+    if (t.find('*') != std::string_view::npos)
+        return ElementInfo{8, false};
+    return std::nullopt;
+}
+
+// Unique TSDL identifiers within one struct.
+class Identifiers {
+public:
+    std::string make(std::string_view name) {
+        std::string id = metadata::fieldIdentifier(name);
+        const std::string base = id;
+        for (unsigned i = 2; !taken_.insert(id).second; ++i)
+            id = base + "_" + std::to_string(i);
+        return id;
+    }
+
+private:
+    std::set<std::string> taken_;
+};
+
+// An event's CTF fields and its conversion steps, built together.
+struct Lowered {
+    std::vector<Field> fields;
+    kr::EventConversion conversion;
+};
+
+void addCopy(kr::EventConversion& c, std::uint32_t offset, std::uint32_t size) {
+    if (!c.steps.empty()) {
+        kr::Step& last = c.steps.back();
+        if (last.kind == kr::StepKind::Copy && last.offset + last.size == offset &&
+            last.size + size <= 65535) {
+            last.size = static_cast<std::uint16_t>(last.size + size);
+            return;
+        }
+    }
+    c.steps.push_back({kr::StepKind::Copy, static_cast<std::uint16_t>(offset),
+                       static_cast<std::uint16_t>(size), 1});
+}
+
+void lowerField(const FormatField& f, const std::string& name, Identifiers& ids, Lowered& out) {
+    kr::EventConversion& c = out.conversion;
+    if (f.isDataLoc || f.isRelLoc) {
+        const auto off = static_cast<std::uint16_t>(f.offset);
+        if (isCharType(f.elementType)) {
+            c.steps.push_back(
+                {f.isDataLoc ? kr::StepKind::DataLocString : kr::StepKind::RelLocString, off, 4,
+                 1});
+            out.fields.push_back({ids.make(name), StringType{Encoding::Utf8}});
+            return;
+        }
+        const std::optional<ElementInfo> e = elementInfo(f.elementType);
+        const std::uint32_t elementSize = e ? e->size : 1;
+        const bool hex = !e || isAddressType(f.elementType);
+        c.steps.push_back(
+            {f.isDataLoc ? kr::StepKind::DataLocSequence : kr::StepKind::RelLocSequence, off, 4,
+             static_cast<std::uint16_t>(elementSize)});
+        const std::string lengthId = ids.make("_" + name + "_length");
+        out.fields.push_back({lengthId, integer(4, false)});
+        out.fields.push_back(
+            {ids.make(name),
+             SequenceType{integer(elementSize, e && e->isSigned, hex ? 16 : 10), lengthId}});
+        return;
+    }
+    if (f.isArray) {
+        if (f.arrayLength && *f.arrayLength > 0 && f.size % *f.arrayLength == 0 &&
+            isPow2Size(f.size / *f.arrayLength)) {
+            const std::uint32_t elementSize = f.size / *f.arrayLength;
+            const IntegerType element =
+                elementSize == 1 && isCharType(f.elementType)
+                    ? textElement()
+                    : integer(elementSize, f.isSigned, isAddressType(f.elementType) ? 16 : 10);
+            addCopy(c, f.offset, f.size);
+            out.fields.push_back({ids.make(name), ArrayType{element, *f.arrayLength}});
+            return;
+        }
+    } else if (isPow2Size(f.size)) {
+        const bool isBool = f.type == "bool" || f.type == "_Bool";
+        addCopy(c, f.offset, f.size);
+        out.fields.push_back({ids.make(name), integer(f.size, f.isSigned && !isBool,
+                                                      isAddressType(f.type) ? 16 : 10)});
+        return;
+    }
+    // Not mappable to a CTF integer type: its bytes, as they are.
+    addCopy(c, f.offset, f.size);
+    out.fields.push_back({ids.make(name), ArrayType{integer(1, false, 16), f.size}});
+}
+
+Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming& naming) {
+    Lowered out;
+    out.conversion.ftraceId = format.id;
+    out.conversion.ctfId = ctfId;
+    std::uint32_t minSize = kr::kFtraceCommonSize;
+    for (const FormatField& f : format.fields) {
+        // parseFormat guarantees it; a format built by hand may not.
+        if (std::uint64_t{f.offset} + f.size > 65535 ||
+            ((f.isDataLoc || f.isRelLoc) && f.size != 4))
+            throw KernelMetadataError("event " + format.name + ": field " + f.name +
+                                      " has an impossible offset or size");
+        minSize = std::max(minSize, f.offset + f.size);
+    }
+    out.conversion.minSize = static_cast<std::uint16_t>(minSize);
+    Identifiers ids;
+    for (const FormatField& f : format.fields) {
+        if (f.isCommon() || naming.isDropped(f.name) || f.size == 0)
+            continue;
+        lowerField(f, naming.fieldName(f.name), ids, out);
+    }
+    if (out.conversion.steps.size() > kr::kMaxSteps)
+        throw KernelMetadataError("event " + format.name + " needs more than " +
+                                  std::to_string(kr::kMaxSteps) + " conversion steps");
+    return out;
+}
+
+std::string u(std::uint64_t v) {
+    return std::to_string(v);
+}
+
+bool isIdentifier(std::string_view s) {
+    if (s.empty() || metadata::isTsdlKeyword(s))
+        return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        if (!alpha && !(c >= '0' && c <= '9' && i > 0))
+            return false;
+    }
+    return true;
+}
+
+void validate(const KernelTraceDescription& trace) {
+    if (trace.channels.empty())
+        throw KernelMetadataError("kernel trace without channels");
+    if (!isIdentifier(trace.clock.name))
+        throw KernelMetadataError("clock name is not an identifier");
+    if (trace.clock.frequency == 0)
+        throw KernelMetadataError("clock frequency is zero");
+    std::set<std::uint32_t> streamIds;
+    for (const KernelChannelDescription& ch : trace.channels) {
+        if (!streamIds.insert(ch.streamId).second)
+            throw KernelMetadataError("stream id " + u(ch.streamId) + " given twice");
+        if ((ch.contextMask & ~kr::kAllContexts) != 0)
+            throw KernelMetadataError("channel " + ch.name + ": unknown context bits");
+        std::set<std::uint16_t> ids;
+        for (const KernelEventDescription& e : ch.events) {
+            if (e.ctfId < kr::kFirstFtraceCtfId || e.ctfId == 65535)
+                throw KernelMetadataError("event " + e.format.name + ": ctf id " + u(e.ctfId) +
+                                          " outside 4..65534");
+            if (!ids.insert(e.ctfId).second)
+                throw KernelMetadataError("channel " + ch.name + ": ctf id " + u(e.ctfId) +
+                                          " given twice");
+        }
+    }
+}
+
+void appendEnvString(std::string& out, std::string_view key, std::string_view value) {
+    out += substitute("\t{} = ", {key});
+    metadata::appendStringLiteral(out, value);
+    out += ";\n";
+}
+
+void appendPreamble(std::string& out, const KernelTraceDescription& t) {
+    out += "/* CTF 1.8 */\n\n"
+           "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+           "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+           "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+           "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+           "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n\n";
+    out += substitute("trace {\n"
+                      "\tmajor = 1;\n"
+                      "\tminor = 8;\n"
+                      "\tuuid = \"{}\";\n"
+                      "\tbyte_order = le;\n"
+                      "\tpacket.header := struct {\n"
+                      "\t\tuint32_t magic;\n"
+                      "\t\tuint8_t  uuid[16];\n"
+                      "\t\tuint32_t stream_id;\n"
+                      "\t\tuint64_t stream_instance_id;\n"
+                      "\t};\n"
+                      "};\n\n",
+                      {metadata::uuidToString(t.uuid)});
+    out += "env {\n";
+    appendEnvString(out, "hostname", t.hostname);
+    appendEnvString(out, "domain", "kernel");
+    appendEnvString(out, "sysname", t.sysname);
+    appendEnvString(out, "kernel_release", t.kernelRelease);
+    appendEnvString(out, "kernel_version", t.kernelVersion);
+    appendEnvString(out, "tracer_name", "lttng-modules");
+    out += substitute("\ttracer_major = {};\n\ttracer_minor = {};\n\ttracer_patchlevel = {};\n",
+                      {u(t.tracer.major), u(t.tracer.minor), u(t.tracer.patchlevel)});
+    appendEnvString(out, "trace_buffering_scheme", "global");
+    appendEnvString(out, "trace_name", t.sessionName);
+    appendEnvString(out, "trace_creation_datetime", metadata::iso8601LocalTime(t.creationTime));
+    // Not lttng-modules': what actually recorded the trace.
+    appendEnvString(out, "tracer_backend", "tracectl (ftrace through tracefs)");
+    out += "};\n\n";
+
+    const metadata::ClockInfo& c = t.clock;
+    out += substitute("clock {\n\tname = \"{}\";\n", {c.name});
+    if (c.uuid)
+        out += substitute("\tuuid = \"{}\";\n", {metadata::uuidToString(*c.uuid)});
+    out += "\tdescription = ";
+    metadata::appendStringLiteral(out, c.description);
+    out += substitute(";\n"
+                      "\tfreq = {}; /* Frequency, in Hz */\n"
+                      "\t/* clock value offset from Epoch is: offset * (1/freq) */\n"
+                      "\toffset = {};\n"
+                      "};\n\n"
+                      "typealias integer {\n"
+                      "\tsize = 64; align = 8; signed = false;\n"
+                      "\tmap = clock.{}.value;\n"
+                      "} := uint64_clock_monotonic_t;\n\n",
+                      {u(c.frequency), std::to_string(c.offset), c.name});
+}
+
+std::vector<Field> contextFields(std::uint32_t mask) {
+    std::vector<Field> f;
+    if (mask & kr::kContextTid)
+        f.push_back({"_tid", integer(4, true)});
+    if (mask & kr::kContextPid)
+        f.push_back({"_pid", integer(4, true)});
+    if (mask & kr::kContextProcname)
+        f.push_back({"_procname", ArrayType{textElement(), 16}});
+    if (mask & kr::kContextPrio)
+        f.push_back({"_prio", integer(4, true)});
+    if (mask & kr::kContextCpuId)
+        f.push_back({"_cpu_id", integer(4, true)});
+    return f;
+}
+
+void appendStream(std::string& out, const KernelChannelDescription& ch) {
+    out += "/* channel ";
+    for (const char c : ch.name)
+        out += (c == '*' || c == '/' || static_cast<unsigned char>(c) < 0x20) ? '_' : c;
+    out += " */\n";
+    out += substitute("stream {\n"
+                      "\tid = {};\n"
+                      "\tevent.header := struct {\n"
+                      "\t\tuint16_t id;\n"
+                      "\t\tuint64_clock_monotonic_t timestamp;\n"
+                      "\t};\n"
+                      "\tpacket.context := struct {\n"
+                      "\t\tuint64_clock_monotonic_t timestamp_begin;\n"
+                      "\t\tuint64_clock_monotonic_t timestamp_end;\n"
+                      "\t\tuint64_t content_size;\n"
+                      "\t\tuint64_t packet_size;\n"
+                      "\t\tuint64_t packet_seq_num;\n"
+                      "\t\tuint64_t events_discarded;\n"
+                      "\t\tuint32_t cpu_id;\n"
+                      "\t};\n",
+                      {u(ch.streamId)});
+    const std::vector<Field> ctx = contextFields(ch.contextMask);
+    if (!ctx.empty()) {
+        out += "\tevent.context := struct {\n";
+        metadata::appendFields(out, ctx, 2, kOrder);
+        out += "\t};\n";
+    }
+    out += "};\n\n";
+}
+
+void appendEvent(std::string& out, std::string_view name, std::uint32_t id, std::uint32_t streamId,
+                 const std::vector<Field>& fields) {
+    out += "event {\n\tname = ";
+    metadata::appendStringLiteral(out, name);
+    out += substitute(";\n\tid = {};\n\tstream_id = {};\n\tfields := struct {\n",
+                      {u(id), u(streamId)});
+    metadata::appendFields(out, fields, 2, kOrder);
+    out += "\t};\n};\n\n";
+}
+
+struct StatedumpEvent {
+    std::string_view name;
+    std::uint16_t id;
+    std::vector<Field> fields;
+};
+
+// kernel_records.hpp's statedump events (lttng-modules 2.13
+// instrumentation/events/lttng-statedump.h names).
+std::vector<StatedumpEvent> statedumpEvents() {
+    const auto i32 = [](const char* n) { return Field{n, integer(4, true)}; };
+    const auto u32 = [](const char* n) { return Field{n, integer(4, false)}; };
+    return {
+        {"lttng_statedump_start", kr::kStatedumpStartId, {}},
+        {"lttng_statedump_process_state",
+         kr::kStatedumpProcessStateId,
+         {i32("_tid"), i32("_vtid"), i32("_pid"), i32("_vpid"), i32("_ppid"), i32("_vppid"),
+          Field{"_name", ArrayType{textElement(), 16}}, i32("_type"), i32("_mode"), i32("_submode"),
+          i32("_status"), i32("_cpu")}},
+        {"lttng_statedump_file_descriptor",
+         kr::kStatedumpFileDescriptorId,
+         {i32("_pid"), i32("_fd"), u32("_flags"), u32("_fmode"),
+          Field{"_filename", StringType{Encoding::Utf8}}}},
+        {"lttng_statedump_end", kr::kStatedumpEndId, {}},
+    };
+}
+
+} // namespace
+
+std::vector<kr::EventConversion> KernelChannelMetadata::conversions() const {
+    std::vector<kr::EventConversion> out;
+    out.reserve(events.size());
+    for (const KernelEventInfo& e : events)
+        out.push_back(e.conversion);
+    return out;
+}
+
+kr::EventConversion computeConversion(const EventFormat& format, std::uint16_t ctfId,
+                                      const LttngNaming& naming) {
+    return lower(format, ctfId, naming).conversion;
+}
+
+KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
+    validate(trace);
+    KernelMetadata out;
+    appendPreamble(out.tsdl, trace);
+    for (const KernelChannelDescription& ch : trace.channels) {
+        appendStream(out.tsdl, ch);
+        KernelChannelMetadata meta;
+        meta.name = ch.name;
+        meta.streamId = ch.streamId;
+        std::vector<std::string> reserved;
+        if (ch.withStatedump) {
+            for (const StatedumpEvent& e : statedumpEvents()) {
+                appendEvent(out.tsdl, e.name, e.id, ch.streamId, e.fields);
+                reserved.emplace_back(e.name);
+            }
+        }
+        std::vector<std::pair<std::string, std::string>> keys;
+        for (const KernelEventDescription& e : ch.events)
+            keys.emplace_back(e.system, e.format.name);
+        const std::vector<std::string> names = assignEventNames(keys, reserved);
+        for (std::size_t i = 0; i < ch.events.size(); ++i) {
+            const KernelEventDescription& e = ch.events[i];
+            const Lowered lowered = lower(e.format, e.ctfId, lttngNaming(e.system, e.format.name));
+            appendEvent(out.tsdl, names[i], e.ctfId, ch.streamId, lowered.fields);
+            meta.events.push_back({e.system, e.format.name, names[i], lowered.conversion});
+        }
+        out.channels.push_back(std::move(meta));
+    }
+    return out;
+}
+
+} // namespace tracectl::kernel
