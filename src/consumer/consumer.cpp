@@ -1,10 +1,10 @@
 #include "consumer.hpp"
 
 #include "common/fd_passing.hpp"
-#include "kernel/kernel_channel.hpp"
-#include "kernel/kernel_metadata_channel.hpp"
 #include "common/log.hpp"
 #include "config.h"
+#include "kernel/kernel_channel.hpp"
+#include "kernel/kernel_metadata_channel.hpp"
 
 #include <algorithm>
 #include <cerrno>

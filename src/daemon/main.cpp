@@ -15,6 +15,7 @@
 #include "common/log.hpp"
 #include "common/log_options.hpp"
 #include "config.h"
+#include "kernel/kernel_domain.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/manager_object.hpp"
 #include "service/instance_lock.hpp"
@@ -218,7 +219,11 @@ int run(const Options& o) {
     tracerConfig.consumerMemoryMax = o.consumerMemoryMax;
     UstTracer tracer(tracerConfig);
     UstDomain ust(loop, tracer);
-    SessionRegistry registry(homeFromPasswd, std::chrono::system_clock::now, {&ust});
+    // The kernel domain records into the consumer the UST tracer starts for
+    // each session. It comes first: at Destroy it has the consumer close its
+    // channels before the UST tracer shuts the consumer down.
+    KernelDomain kernel(loop, tracer);
+    SessionRegistry registry(homeFromPasswd, std::chrono::system_clock::now, {&kernel, &ust});
     bus::SlotPtr disconnectWatch;
     {
         sd_bus_slot* slot = nullptr;
@@ -233,7 +238,7 @@ int run(const Options& o) {
     auth::PolkitAuthority authority(bus.get(),
                                     o.user ? std::optional<uid_t>(geteuid()) : std::nullopt);
     peers.onPeerGone([&authority](const std::string& name) { authority.forget(name); });
-    bus::BusServices services{bus.get(), peers, signals, authority};
+    bus::BusServices services{bus.get(), peers, signals, authority, &kernel};
     ApplicationDirectory apps(services, loop);
     ManagerObject manager(services, registry, apps, loop);
     bus::VisibilityGate visibilityGate(bus.get(), peers, authority);
@@ -280,6 +285,9 @@ int run(const Options& o) {
     tracer.onStatistics([&manager](const std::string& id, const DomainStatistics& statistics) {
         // Told on the main loop already, where the manager lives.
         manager.sessionStatistics(id, "ust", statistics);
+    });
+    kernel.onStatistics([&manager](const std::string& id, const DomainStatistics& statistics) {
+        manager.sessionStatistics(id, "kernel", statistics);
     });
     tracer.onBufferSize([&loop, &manager](const std::string& id, uint64_t bytes) {
         loop.post([&manager, id, bytes] { manager.sessionBufferSize(id, bytes); });

@@ -106,17 +106,16 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
             try {
                 openFiles(*c, *dir);
             } catch (const std::system_error& e) {
-                throw RequestError(cp::ErrorKind::Io, "creating the files of " + outputDir_ +
-                                                          "/" + name_ + "_" +
-                                                          std::to_string(c->cpu) + ": " + e.what());
+                throw RequestError(cp::ErrorKind::Io, "creating the files of " + outputDir_ + "/" +
+                                                          name_ + "_" + std::to_string(c->cpu) +
+                                                          ": " + e.what());
             }
             sd_event_source* s = nullptr;
             const int r = sd_event_add_io(loop_.get(), &s, c->fd.get(), EPOLLIN,
                                           &KernelChannel::onReadable, raw);
             if (r < 0)
-                throw RequestError(cp::ErrorKind::Io,
-                                   "watching CPU " + std::to_string(c->cpu) + ": " +
-                                       std::strerror(-r));
+                throw RequestError(cp::ErrorKind::Io, "watching CPU " + std::to_string(c->cpu) +
+                                                          ": " + std::strerror(-r));
             c->watch.reset(s);
         }
         cpus_.push_back(std::move(c));
@@ -156,10 +155,9 @@ void KernelChannel::writeStatedump(const OutputDir& dir) {
                 index.append(e);
                 statedumpBytes_ += packet.size();
             });
-        log::info("kernel channel " + name_ + ": statedump of " +
-                  std::to_string(counts.processes) + " processes, " +
-                  std::to_string(counts.threads) + " threads, " + std::to_string(counts.files) +
-                  " files");
+        log::info("kernel channel " + name_ + ": statedump of " + std::to_string(counts.processes) +
+                  " processes, " + std::to_string(counts.threads) + " threads, " +
+                  std::to_string(counts.files) + " files");
     } catch (const std::exception& e) {
         // The trace goes on without it: analyses then name only the
         // threads that run or fork while it records.
@@ -179,8 +177,8 @@ int KernelChannel::onReadable(sd_event_source*, int, std::uint32_t, void* userda
     try {
         c->owner->drain(*c, kPagesPerWakeup);
     } catch (const std::exception& e) {
-        log::warning("kernel channel " + c->owner->name_ + " CPU " + std::to_string(c->cpu) +
-                     ": " + e.what());
+        log::warning("kernel channel " + c->owner->name_ + " CPU " + std::to_string(c->cpu) + ": " +
+                     e.what());
     }
     return 0;
 }
@@ -266,8 +264,8 @@ ChannelBase::RotateResult KernelChannel::rotate(const OutputDir& chunkRoot,
             } catch (const std::exception& e) {
                 c->failure = e.what();
                 if (r.error.empty())
-                    r.error = "kernel channel " + name_ + "_" + std::to_string(c->cpu) + ": " +
-                              e.what();
+                    r.error =
+                        "kernel channel " + name_ + "_" + std::to_string(c->cpu) + ": " + e.what();
             }
         }
         switched();

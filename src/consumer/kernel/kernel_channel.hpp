@@ -41,8 +41,8 @@ public:
     /// until recordSnapshot(). Throws RequestError (InvalidArgument: not as
     /// many fds as CPUs; Io).
     KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
-                  const consumer_protocol::CreateKernelChannel& request,
-                  std::vector<UniqueFd> fds, bool snapshotOnly);
+                  const consumer_protocol::CreateKernelChannel& request, std::vector<UniqueFd> fds,
+                  bool snapshotOnly);
     ~KernelChannel() override;
     KernelChannel(const KernelChannel&) = delete;
     KernelChannel& operator=(const KernelChannel&) = delete;

@@ -22,8 +22,7 @@ public:
     /// first PushMetadata), unless `snapshotOnly` (nothing is written then
     /// but snapshots). Throws RequestError(Io).
     KernelMetadataChannel(const OutputDir& chunkRoot,
-                          const consumer_protocol::CreateKernelChannel& request,
-                          bool snapshotOnly);
+                          const consumer_protocol::CreateKernelChannel& request, bool snapshotOnly);
 
     std::uint64_t key() const noexcept override { return key_; }
     bool isMetadata() const noexcept override { return true; }

@@ -175,6 +175,23 @@ ConsumerConnection::~ConsumerConnection() {
 
 uint32_t ConsumerConnection::send(const cp::Message& request, Reply reply, UniqueFd passFd,
                                   int timeoutFactor) {
+    std::vector<UniqueFd> fds;
+    if (passFd)
+        fds.push_back(std::move(passFd));
+    return sendPassing(request, std::move(reply), std::move(fds), timeoutFactor);
+}
+
+void ConsumerConnection::createKernelChannel(const cp::CreateKernelChannel& request,
+                                             std::vector<UniqueFd> fds, Done done) {
+    sendPassing(request, expectOk(std::move(done)), std::move(fds), 1);
+}
+
+void ConsumerConnection::declareKernelEvents(const cp::DeclareKernelEvents& request, Done done) {
+    sendPassing(request, expectOk(std::move(done)), {}, 1);
+}
+
+uint32_t ConsumerConnection::sendPassing(const cp::Message& request, Reply reply,
+                                         std::vector<UniqueFd> passFds, int timeoutFactor) {
     // What other threads queued before this call goes first.
     if (!draining_)
         drainInbox();
@@ -196,10 +213,11 @@ uint32_t ConsumerConnection::send(const cp::Message& request, Reply reply, Uniqu
     Outgoing frame;
     frame.bytes = cp::encode(request, id);
     outgoing_.push_back(std::move(frame));
-    if (passFd) {
+    for (std::size_t i = 0; i < passFds.size(); i += kMaxPassedFds) {
         Outgoing marker;
         marker.bytes.assign(1, std::byte{0});
-        marker.fd = std::move(passFd);
+        for (std::size_t j = i; j < std::min(passFds.size(), i + kMaxPassedFds); ++j)
+            marker.fds.push_back(std::move(passFds[j]));
         outgoing_.push_back(std::move(marker));
     }
     auto p = std::make_unique<Pending>();
@@ -435,13 +453,14 @@ void ConsumerConnection::flushOutgoing() {
     try {
         while (!outgoing_.empty()) {
             Outgoing& o = outgoing_.front();
-            const int fds[1] = {o.fd.get()};
-            const std::size_t n =
-                sendSomeWithFds(socket_.get(), std::span<const std::byte>(o.bytes).subspan(o.sent),
-                                o.fd ? std::span<const int>(fds, 1) : std::span<const int>());
+            std::vector<int> fds;
+            for (const UniqueFd& fd : o.fds)
+                fds.push_back(fd.get());
+            const std::size_t n = sendSomeWithFds(
+                socket_.get(), std::span<const std::byte>(o.bytes).subspan(o.sent), fds);
             if (n == 0)
-                break;    // full: EPOLLOUT brings us back
-            o.fd.reset(); // went with the first byte
+                break;     // full: EPOLLOUT brings us back
+            o.fds.clear(); // went with the first byte
             o.sent += n;
             if (o.sent == o.bytes.size())
                 outgoing_.pop_front();

@@ -102,6 +102,12 @@ public:
     void enqueueMetadata(uint64_t key, uint64_t offset, std::string bytes);
     /// DeclareLayouts (main loop). `done` gets the outcome.
     void declareLayouts(const consumer_protocol::DeclareLayouts& request, Done done);
+    /// CreateKernelChannel, with the data channel's per-CPU fds (`fds`, in
+    /// request.cpus order; none for a metadata channel); `done` after Ok.
+    void createKernelChannel(const consumer_protocol::CreateKernelChannel& request,
+                             std::vector<UniqueFd> fds, Done done);
+    /// DeclareKernelEvents; `done` after Ok.
+    void declareKernelEvents(const consumer_protocol::DeclareKernelEvents& request, Done done);
     /// DeclareLayouts from any thread, queued and ordered like
     /// enqueueMetadata() (a failure goes to Handlers::metadataFailed).
     /// Thread-safe.
@@ -150,13 +156,17 @@ private:
     struct Outgoing {
         std::vector<std::byte> bytes;
         std::size_t sent = 0;
-        UniqueFd fd; ///< passed with the first byte (then closed here)
+        std::vector<UniqueFd> fds; ///< passed with the first byte (then closed here)
     };
 
     /// Queues `request` (and `passFd` on one byte after it); `reply` is
     /// called with the reply, or with the error.
     uint32_t send(const consumer_protocol::Message& request, Reply reply, UniqueFd passFd = {},
                   int timeoutFactor = 1);
+    /// send() with `passFds` after the frame, on one byte per group of at
+    /// most kMaxPassedFds.
+    uint32_t sendPassing(const consumer_protocol::Message& request, Reply reply,
+                         std::vector<UniqueFd> passFds, int timeoutFactor);
     static Reply expectOk(Done done);
     void flushOutgoing();
     void readIncoming();

@@ -47,7 +47,7 @@ struct PreparedTrace {
 /// Events a rule added while the session existed: the new metadata and,
 /// per channel that gained events, their conversions.
 struct AddedEvents {
-    std::string tsdl;                                    ///< the whole metadata now
+    std::string tsdl;                                             ///< the whole metadata now
     std::vector<std::pair<std::size_t, std::string>> conversions; ///< (channel index, encoded)
     bool any() const noexcept { return !conversions.empty(); }
 };
@@ -81,6 +81,11 @@ public:
     /// Error (InvalidArgument: a filter the kernel refused; Failed).
     void enableAdded(TracepointCatalog& catalog, const EventRule& rule);
 
+    /// Throws Error(InvalidArgument) unless `rule` names tracepoints and its
+    /// filter translates for each of them (fields named as the trace names
+    /// them, each existing in the event).
+    static void checkRule(TracepointCatalog& catalog, const EventRule& rule);
+
     /// tracing_on of every instance. Throws Error(Failed).
     void setTracing(bool on);
     /// Tracing off, every instance removed (each waits up to 1 s for the
@@ -101,9 +106,15 @@ private:
         /// Enabled tracepoints and the filters of the rules that name them
         /// ("" = a rule without filter: the event is not filtered).
         std::map<TracepointId, std::vector<std::string>> filters;
+        /// Events the metadata declares (enabled or not: never twice).
+        std::set<TracepointId> described;
     };
     /// The tracepoints `rule` names (sorted). Throws Error(InvalidArgument).
-    std::vector<TracepointId> resolve(TracepointCatalog& catalog, const EventRule& rule) const;
+    static std::vector<TracepointId> resolve(TracepointCatalog& catalog, const EventRule& rule);
+    /// `expression` (LTTng syntax, the trace's field names) in ftrace's
+    /// syntax for event `id`; "" for "". Throws Error(InvalidArgument).
+    static std::string translateFilter(TracepointCatalog& catalog, const TracepointId& id,
+                                       const std::string& expression);
     Channel& channelNamed(const std::string& name);
     /// Adds `rule`'s events to `c` (descriptions only); returns the ids new to it.
     std::vector<TracepointId> addToDescription(TracepointCatalog& catalog, Channel& c,

@@ -1,0 +1,530 @@
+#include "kernel/kernel_domain.hpp"
+
+#include "common/log.hpp"
+#include "consumer/consumer_connection.hpp"
+#include "kernel/session_instances.hpp"
+#include "kernel/tracefs.hpp"
+#include "kernel/tracepoint_catalog.hpp"
+#include "metadata/trace_info.hpp"
+#include "tracing/join.hpp"
+
+#include <algorithm>
+#include <random>
+
+namespace tracectl {
+
+namespace cp = consumer_protocol;
+
+namespace {
+
+/// How many times, a second apart, an instance whose removal failed (the
+/// consumer still held its fds) is tried again.
+constexpr int kRemovalAttempts = 30;
+
+metadata::Uuid randomUuid() {
+    std::random_device rd;
+    metadata::Uuid u{};
+    for (auto& b : u)
+        b = static_cast<std::uint8_t>(rd());
+    u[6] = static_cast<std::uint8_t>((u[6] & 0x0F) | 0x40); // version 4
+    u[8] = static_cast<std::uint8_t>((u[8] & 0x3F) | 0x80); // variant 1
+    return u;
+}
+
+} // namespace
+
+struct KernelDomain::Traced {
+    std::uint64_t serial = 0;
+    SessionSnapshot snapshot;
+    metadata::Uuid uuid{};
+    /// Used by executor jobs only (one at a time); the loop only hands it on.
+    std::shared_ptr<kernel::SessionInstances> instances;
+    bool made = false; ///< the consumer has the kernel channels
+    bool gone = false; ///< the consumer is gone: nothing is read any more
+    std::uint64_t metadataKey = 0;
+    std::string pushedTsdl;
+    std::vector<std::pair<std::uint64_t, std::string>> channels; ///< (key, name) of data channels
+    std::map<std::uint64_t, cp::ChannelFigures> figures;
+    std::uint64_t sampledAtUsec = 0;
+    std::deque<Step> queue;
+    bool running = false;
+};
+
+KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers)
+    : loop_(loop), consumers_(consumers) {
+    try {
+        auto fs = std::make_unique<kernel::Tracefs>(kernel::Tracefs::locate());
+        if (!fs->writable()) {
+            unavailable_ = "tracefs at " + fs->root().string() + " is not writable by tracectld";
+        } else {
+            catalog_ = std::make_unique<kernel::TracepointCatalog>(
+                kernel::TracepointCatalog::fromTracefs(*fs));
+            const auto removed = fs->removeStaleInstances();
+            if (!removed.empty())
+                log::notice("removed " + std::to_string(removed.size()) +
+                            " tracefs instance(s) an earlier tracectld left");
+            tracefs_ = std::move(fs);
+        }
+    } catch (const std::exception& e) {
+        unavailable_ = e.what();
+    }
+    if (unavailable_)
+        log::notice("the kernel domain is not available: " + *unavailable_);
+    consumers_.onForeignStatistics(
+        [this](const std::string& id, const cp::Statistics& s) { onConsumerFigures(id, s); });
+    consumers_.onConsumerGone([this](const std::string& id) { consumerGone(id); });
+}
+
+KernelDomain::~KernelDomain() {
+    // Queued jobs run first (the executor is destroyed first); instances
+    // left are removed by their owners' destructors, on this thread.
+    *alive_ = false;
+}
+
+KernelDomain::Traced* KernelDomain::find(const std::string& idHex, std::uint64_t serial) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end() || it->second->serial != serial)
+        return nullptr;
+    return it->second.get();
+}
+
+void KernelDomain::onExecutor(std::function<void(kernel::Tracefs&, kernel::TracepointCatalog&)> job,
+                              std::function<void(std::optional<Error>)> then) {
+    if (!tracefs_ || !catalog_) {
+        const Error e(ErrorCode::KernelUnavailable,
+                      "kernel tracing is not available: " + unavailable_.value_or("no tracefs"));
+        loop_.post([then, e] { then(e); });
+        return;
+    }
+    executor_.submit(
+        [this, poster = loop_.poster(), job = std::move(job), then = std::move(then)]() mutable {
+            std::optional<Error> error;
+            try {
+                job(*tracefs_, *catalog_);
+            } catch (const Error& e) {
+                error = e;
+            } catch (const std::exception& e) {
+                error = Error(ErrorCode::Failed, e.what());
+            }
+            poster->post([then = std::move(then), error] { then(error); });
+        });
+}
+
+void KernelDomain::enqueue(Traced& t, Step step) {
+    t.queue.push_back(std::move(step));
+    if (!t.running)
+        runNext(t.snapshot.idHex);
+}
+
+void KernelDomain::runNext(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return;
+    Traced& t = *it->second;
+    if (t.queue.empty()) {
+        t.running = false;
+        return;
+    }
+    t.running = true;
+    Step step = std::move(t.queue.front());
+    t.queue.pop_front();
+    step([this, idHex, serial = t.serial] {
+        // Posted: a step that finishes inside its own call does not recurse.
+        loop_.post([this, idHex, serial, alive = std::weak_ptr<bool>(alive_)] {
+            if (alive.expired())
+                return;
+            if (Traced* live = find(idHex, serial))
+                runNext(live->snapshot.idHex);
+        });
+    });
+}
+
+void KernelDomain::listTracepoints(TracepointsDone done) {
+    if (listed_)
+        return loop_.post([done, list = *listed_] { done(std::nullopt, list); });
+    auto list = std::make_shared<std::vector<KernelTracepointInfo>>();
+    onExecutor(
+        [list](kernel::Tracefs&, kernel::TracepointCatalog& catalog) {
+            for (const kernel::TracepointId& id : catalog.all()) {
+                KernelTracepointInfo info{id.system, id.event, {}};
+                try {
+                    for (const kernel::FormatField& f : catalog.format(id.system, id.event).fields)
+                        if (!f.isCommon())
+                            info.fields.emplace_back(f.name, f.type);
+                } catch (const std::exception& e) {
+                    log::debug("format of " + id.full() + ": " + e.what());
+                }
+                list->push_back(std::move(info));
+            }
+        },
+        [this, list, done](std::optional<Error> e) {
+            if (e)
+                return done(e, {});
+            listed_ = *list;
+            done(std::nullopt, *list);
+        });
+}
+
+void KernelDomain::start(SessionSnapshot s, Done done) {
+    auto& slot = sessions_[s.idHex];
+    if (!slot) {
+        if (s.kernelChannels.empty()) {
+            sessions_.erase(s.idHex);
+            return loop_.post([done] { done(std::nullopt); });
+        }
+        slot = std::make_unique<Traced>();
+        slot->serial = nextSerial_++;
+        slot->uuid = randomUuid();
+    }
+    Traced& t = *slot;
+    t.snapshot = std::move(s);
+    enqueue(t, [this, id = t.snapshot.idHex, serial = t.serial, done](auto finished) {
+        Traced* live = find(id, serial);
+        if (live == nullptr) {
+            done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            return finished();
+        }
+        if (live->gone) {
+            done(Error(ErrorCode::WrongState,
+                       "the session's consumer is gone; its kernel channels record nothing"));
+            return finished();
+        }
+        auto then = [this, id, serial, done, finished](std::optional<Error> e) {
+            if (e) {
+                done(e);
+                return finished();
+            }
+            Traced* on = find(id, serial);
+            if (on == nullptr) {
+                done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                return finished();
+            }
+            setTracing(*on, true, [done, finished](std::optional<Error> e2) {
+                done(e2);
+                finished();
+            });
+        };
+        if (live->made)
+            return then(std::nullopt);
+        prepare(*live, then);
+    });
+}
+
+void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> done) {
+    auto instances = std::make_shared<kernel::SessionInstances>(
+        t.snapshot.idHex, t.uuid, t.snapshot.name, t.snapshot.creationTime);
+    auto prepared = std::make_shared<kernel::PreparedTrace>();
+    const SessionSnapshot s = t.snapshot;
+    onExecutor(
+        [instances, prepared, s](kernel::Tracefs& fs, kernel::TracepointCatalog& catalog) {
+            *prepared = instances->prepare(fs, catalog, s);
+        },
+        [this, id = t.snapshot.idHex, serial = t.serial, instances, prepared,
+         done](std::optional<Error> e) {
+            Traced* live = find(id, serial);
+            if (e || live == nullptr) {
+                removeInstances(instances, kRemovalAttempts);
+                return done(e ? e
+                              : Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            }
+            live->instances = instances;
+            // The consumer is the UST tracer's, started by its Start (given
+            // to it in the same turn of the loop as ours).
+            consumers_.whenConsumerReady(id, [this, id, serial, prepared,
+                                              done](std::optional<Error> notReady) {
+                Traced* on = find(id, serial);
+                if (on == nullptr)
+                    return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                ConsumerConnection* consumer = notReady ? nullptr : consumers_.consumerOf(id);
+                if (consumer == nullptr) {
+                    removeInstances(std::exchange(on->instances, nullptr), kRemovalAttempts);
+                    return done(
+                        notReady ? *notReady
+                                 : Error(ErrorCode::Failed, "the session's consumer is not there"));
+                }
+                std::array<std::uint8_t, 16> uuid{};
+                std::copy(on->uuid.begin(), on->uuid.end(), uuid.begin());
+                auto join = Join::make([this, id, serial, done](std::optional<Error> failed) {
+                    Traced* made = find(id, serial);
+                    if (made == nullptr)
+                        return done(
+                            Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                    if (failed)
+                        return done(Error(ErrorCode::Failed, std::string("the consumer refused the "
+                                                                         "kernel channels: ") +
+                                                                 failed->what()));
+                    made->made = true;
+                    done(std::nullopt);
+                });
+                cp::CreateKernelChannel meta;
+                meta.key = on->metadataKey = newKey();
+                meta.kind = cp::ChannelKind::Metadata;
+                meta.outputDir = "kernel";
+                meta.name = "metadata";
+                meta.packetSize = 4096;
+                meta.traceUuid = uuid;
+                consumer->createKernelChannel(meta, {}, join->add());
+                consumer->pushMetadata(on->metadataKey, 0, prepared->tsdl, join->add());
+                on->pushedTsdl = prepared->tsdl;
+                for (kernel::PreparedChannel& c : prepared->channels) {
+                    cp::CreateKernelChannel data;
+                    data.key = newKey();
+                    data.kind = cp::ChannelKind::Data;
+                    data.outputDir = "kernel";
+                    data.name = c.name;
+                    data.packetSize = c.packetSize;
+                    data.streamId = c.streamId;
+                    data.contextMask = c.contextMask;
+                    data.statedump = c.statedump;
+                    data.traceUuid = uuid;
+                    data.pageSize = c.page.pageSize;
+                    data.timestampOffset = c.page.timestampOffset;
+                    data.timestampSize = c.page.timestampSize;
+                    data.commitOffset = c.page.commitOffset;
+                    data.commitSize = c.page.commitSize;
+                    data.dataOffset = c.page.dataOffset;
+                    data.cpus = c.cpus;
+                    on->channels.emplace_back(data.key, c.name);
+                    // The conversions first: no record is read before it
+                    // can be converted (tracing is still off anyway).
+                    consumer->createKernelChannel(data, std::move(c.fds), join->add());
+                    consumer->declareKernelEvents({data.key, c.conversions}, join->add());
+                }
+                join->seal();
+            });
+        });
+}
+
+void KernelDomain::setTracing(Traced& t, bool on, std::function<void(std::optional<Error>)> done) {
+    if (!t.instances)
+        return loop_.post([done] { done(std::nullopt); });
+    onExecutor([instances = t.instances,
+                on](kernel::Tracefs&, kernel::TracepointCatalog&) { instances->setTracing(on); },
+               std::move(done));
+}
+
+void KernelDomain::stop(std::string idHex, Done done) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return loop_.post([done] { done(std::nullopt); });
+    Traced& t = *it->second;
+    enqueue(t, [this, idHex, serial = t.serial, done](auto finished) {
+        Traced* live = find(idHex, serial);
+        if (live == nullptr || !live->made || live->gone) {
+            done(std::nullopt);
+            return finished();
+        }
+        setTracing(*live, false, [this, idHex, serial, done, finished](std::optional<Error> e) {
+            Traced* on = find(idHex, serial);
+            ConsumerConnection* consumer = on ? consumers_.consumerOf(idHex) : nullptr;
+            if (e || on == nullptr || consumer == nullptr) {
+                done(e);
+                return finished();
+            }
+            // Everything recorded before tracing went off, on disk.
+            auto join = Join::make([done, finished](std::optional<Error> failed) {
+                done(failed);
+                finished();
+            });
+            for (const auto& [key, name] : on->channels)
+                consumer->flushChannel(key, join->add());
+            join->seal();
+        });
+    });
+}
+
+void KernelDomain::destroy(std::string idHex, Done done) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return loop_.post([done] { done(std::nullopt); });
+    Traced& t = *it->second;
+    enqueue(t, [this, idHex, serial = t.serial, done](auto) {
+        Traced* live = find(idHex, serial);
+        if (live == nullptr)
+            return done(std::nullopt);
+        const auto end = [this, idHex, serial, done] {
+            if (Traced* on = find(idHex, serial)) {
+                removeInstances(std::exchange(on->instances, nullptr), kRemovalAttempts);
+                // Steps queued after this one answer as for a session gone.
+                auto rest = std::move(on->queue);
+                sessions_.erase(idHex);
+                for (Step& step : rest)
+                    step([] {});
+            }
+            done(std::nullopt);
+        };
+        ConsumerConnection* consumer = consumers_.consumerOf(idHex);
+        if (consumer == nullptr || !live->made)
+            return end();
+        // At once, ahead of the UST tracer's Shutdown (the kernel domain is
+        // called first): the consumer reads each buffer to its end and
+        // closes the fds, so that the instances can go (remove() turns
+        // tracing off first).
+        auto join = Join::make([end](std::optional<Error> e) {
+            if (e)
+                log::warning(std::string("closing the kernel channels: ") + e->what());
+            end();
+        });
+        for (const auto& [key, name] : live->channels)
+            consumer->destroyChannel(key, join->add());
+        consumer->destroyChannel(live->metadataKey, join->add());
+        live->made = false;
+        join->seal();
+    });
+}
+
+void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done done) {
+    if (rule.domain != TracingDomain::Kernel)
+        return loop_.post([done] { done(std::nullopt); });
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end()) {
+        // Not started: the rule comes with the first start; checked now, so
+        // that a rule naming nothing is refused here rather than at Start.
+        return onExecutor(
+            [rule](kernel::Tracefs&, kernel::TracepointCatalog& catalog) {
+                kernel::SessionInstances::checkRule(catalog, rule);
+            },
+            std::move(done));
+    }
+    Traced& t = *it->second;
+    enqueue(t, [this, idHex, serial = t.serial, rule, done](auto finished) {
+        Traced* live = find(idHex, serial);
+        const auto answer = [done, finished](std::optional<Error> e) {
+            done(e);
+            finished();
+        };
+        if (live == nullptr || !live->instances) {
+            return onExecutor(
+                [rule](kernel::Tracefs&, kernel::TracepointCatalog& catalog) {
+                    kernel::SessionInstances::checkRule(catalog, rule);
+                },
+                answer);
+        }
+        auto added = std::make_shared<kernel::AddedEvents>();
+        onExecutor(
+            [instances = live->instances, rule, added](kernel::Tracefs&,
+                                                       kernel::TracepointCatalog& catalog) {
+                *added = instances->describe(catalog, rule);
+            },
+            [this, idHex, serial, rule, added, answer](std::optional<Error> e) {
+                Traced* on = find(idHex, serial);
+                if (e || on == nullptr)
+                    return answer(e);
+                ConsumerConnection* consumer = consumers_.consumerOf(idHex);
+                const auto enable = [this, idHex, serial, rule, answer](std::optional<Error> e2) {
+                    Traced* now = find(idHex, serial);
+                    if (e2 || now == nullptr || !now->instances)
+                        return answer(e2);
+                    onExecutor(
+                        [instances = now->instances, rule](kernel::Tracefs&,
+                                                           kernel::TracepointCatalog& catalog) {
+                            instances->enableAdded(catalog, rule);
+                        },
+                        answer);
+                };
+                if (consumer == nullptr || !on->made)
+                    return enable(std::nullopt);
+                // The consumer learns the new events before they record.
+                auto join = Join::make(enable);
+                for (const auto& [index, conversions] : added->conversions)
+                    consumer->declareKernelEvents({on->channels.at(index).first, conversions},
+                                                  join->add());
+                if (added->tsdl.size() > on->pushedTsdl.size() &&
+                    added->tsdl.compare(0, on->pushedTsdl.size(), on->pushedTsdl) == 0) {
+                    consumer->pushMetadata(on->metadataKey, on->pushedTsdl.size(),
+                                           added->tsdl.substr(on->pushedTsdl.size()), join->add());
+                } else if (added->tsdl != on->pushedTsdl) {
+                    // Offset 0: the kernel metadata channel takes it whole.
+                    consumer->pushMetadata(on->metadataKey, 0, added->tsdl, join->add());
+                }
+                on->pushedTsdl = added->tsdl;
+                join->seal();
+            });
+    });
+}
+
+void KernelDomain::rotate(std::string, PathDone started, PathDone completed) {
+    // The consumer rotates every channel it has at the UST tracer's Rotate,
+    // the kernel's with them: one archive holds both domains.
+    loop_.post([started, completed] {
+        started(std::nullopt, {});
+        completed(std::nullopt, {});
+    });
+}
+
+void KernelDomain::recordSnapshot(std::string, uint64_t, PathDone done) {
+    // The UST tracer's RecordSnapshot has the consumer write every channel.
+    loop_.post([done] { done(std::nullopt, {}); });
+}
+
+void KernelDomain::setRotationSchedule(std::string, RotationSchedule, PathDone, PathDone,
+                                       Done done) {
+    loop_.post([done] { done(std::nullopt); });
+}
+
+void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> instances,
+                                   int attemptsLeft) {
+    if (!instances)
+        return;
+    auto left = std::make_shared<std::vector<std::string>>();
+    onExecutor([instances, left](kernel::Tracefs&,
+                                 kernel::TracepointCatalog&) { *left = instances->remove(); },
+               [this, instances, left, attemptsLeft,
+                alive = std::weak_ptr<bool>(alive_)](std::optional<Error>) {
+                   if (alive.expired() || left->empty())
+                       return;
+                   if (attemptsLeft <= 1) {
+                       log::warning("tracefs instance(s) still held open, left in place until "
+                                    "the next start of tracectld");
+                       return;
+                   }
+                   // The consumer holds their fds until it has exited.
+                   auto timer = std::make_shared<EventSourcePtr>();
+                   *timer = loop_.addTimer(std::chrono::seconds(1),
+                                           [this, instances, attemptsLeft, timer]() mutable {
+                                               removeInstances(instances, attemptsLeft - 1);
+                                               timer.reset();
+                                           });
+               });
+}
+
+void KernelDomain::consumerGone(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return;
+    Traced& t = *it->second;
+    t.gone = true;
+    t.made = false;
+    removeInstances(std::exchange(t.instances, nullptr), kRemovalAttempts);
+}
+
+void KernelDomain::onConsumerFigures(const std::string& idHex, const cp::Statistics& s) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return;
+    Traced& t = *it->second;
+    for (const cp::ChannelFigures& f : s.channels)
+        t.figures[f.key] = f;
+    t.sampledAtUsec = s.sampledAtUsec;
+    if (!onStatistics_)
+        return;
+    DomainStatistics out;
+    out.sampledAtUsec = t.sampledAtUsec;
+    out.eventsCounted = true; // each record is converted, hence counted
+    for (const ChannelConfig& c : t.snapshot.kernelChannels) {
+        TraceFigures figures;
+        for (const auto& [key, name] : t.channels)
+            if (name == c.name)
+                if (const auto f = t.figures.find(key); f != t.figures.end())
+                    figures += TraceFigures{f->second.eventsRecorded, f->second.eventsDiscarded,
+                                            f->second.packetsLost, f->second.bytesWritten,
+                                            f->second.chunkBytes};
+        out.channels.push_back(ChannelStatistics{"kernel", c.name, figures});
+    }
+    for (const auto& [key, f] : t.figures)
+        out.total += TraceFigures{f.eventsRecorded, f.eventsDiscarded, f.packetsLost,
+                                  f.bytesWritten, f.chunkBytes};
+    onStatistics_(idHex, out);
+}
+
+} // namespace tracectl

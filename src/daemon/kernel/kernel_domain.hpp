@@ -1,0 +1,121 @@
+// The "kernel" domain backend (session/domain_backend.hpp): kernel
+// tracepoints and system calls through tracefs (ftrace), recorded by the
+// session's consumer (the one the UST tracer starts: SessionConsumers) into
+// `<output>/kernel/` in lttng-modules' layout, on CLOCK_MONOTONIC ("mono")
+// like LTTng-UST, so that the two domains merge into one timeline.
+//
+// Per session: one tracefs instance per kernel channel
+// (kernel/session_instances.hpp). At the first Start the instances are
+// made, the events enabled (tracing still off), the per-CPU trace_pipe_raw
+// fds opened, then the consumer gets the kernel metadata channel and one
+// data channel per kernel channel with its fds (CreateKernelChannel), the
+// event conversions and the metadata, and tracing goes on. Stop turns
+// tracing off, then has the consumer read every buffer to its end
+// (FlushChannel). Rotation and snapshots are the consumer's: the UST
+// tracer's Rotate and RecordSnapshot cover every channel of the consumer,
+// the kernel's included. Destroy has the consumer close the kernel
+// channels (their fds), then removes the instances; instances a crashed
+// daemon left are removed at start (removeStaleInstances()).
+//
+// Threads: called on the main loop, answers there. Every tracefs access
+// (blocking: mkdir of an instance allocates its buffers) runs on the
+// executor "tc-tracefs", one job at a time, with the session's
+// SessionInstances, which nothing else touches; results are posted back.
+// The steps of one session run one after the other (a queue per session),
+// in the order they were asked for.
+#pragma once
+
+#include "common/event_loop.hpp"
+#include "common/executor.hpp"
+#include "consumer/session_consumers.hpp"
+#include "kernel/kernel_support.hpp"
+#include "session/domain_backend.hpp"
+#include "session/session_statistics.hpp"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracectl {
+
+namespace kernel {
+class SessionInstances;
+class Tracefs;
+class TracepointCatalog;
+} // namespace kernel
+
+class KernelDomain final : public DomainBackend, public KernelSupport {
+public:
+    /// `loop` gets every answer; `consumers` (the UST tracer) reaches each
+    /// session's consumer. Finds tracefs now (mounting it if needed) and
+    /// removes the instances an earlier daemon left: blocking, at daemon
+    /// start only.
+    KernelDomain(EventLoop& loop, SessionConsumers& consumers);
+    ~KernelDomain() override;
+    KernelDomain(const KernelDomain&) = delete;
+    KernelDomain& operator=(const KernelDomain&) = delete;
+
+    /// Told (on the loop) what session `idHex`'s kernel channels wrote.
+    using StatisticsHandler =
+        std::function<void(const std::string& idHex, const DomainStatistics& statistics)>;
+    void onStatistics(StatisticsHandler handler) { onStatistics_ = std::move(handler); }
+
+    // KernelSupport
+    std::optional<std::string> unavailableReason() override { return unavailable_; }
+    void listTracepoints(TracepointsDone done) override;
+
+    // DomainBackend
+    std::string_view name() const noexcept override { return "kernel"; }
+    void start(SessionSnapshot session, Done done) override;
+    void stop(std::string idHex, Done done) override;
+    void destroy(std::string idHex, Done done) override;
+    void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
+    void rotate(std::string idHex, PathDone started, PathDone completed) override;
+    void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;
+    void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
+                             PathDone completed, Done done) override;
+
+private:
+    struct Traced;
+    /// One step of a session: run it, call `finished` once it is over.
+    using Step = std::function<void(std::function<void()> finished)>;
+    /// Queues `step` for `t`; runs it at once if none runs.
+    void enqueue(Traced& t, Step step);
+    void runNext(const std::string& idHex);
+    Traced* find(const std::string& idHex, std::uint64_t serial);
+    /// `job` on the executor with the shared catalog and tracefs, then
+    /// `then(error)` on the loop.
+    void onExecutor(std::function<void(kernel::Tracefs&, kernel::TracepointCatalog&)> job,
+                    std::function<void(std::optional<Error>)> then);
+    /// The first start's work: instances, then the consumer's channels.
+    void prepare(Traced& t, std::function<void(std::optional<Error>)> done);
+    /// Tracing on or off in every instance of `t`.
+    void setTracing(Traced& t, bool on, std::function<void(std::optional<Error>)> done);
+    /// Removes `t`'s instances (on the executor); a removal that fails
+    /// (the consumer still holds fds) is retried every second for a while.
+    void removeInstances(std::shared_ptr<kernel::SessionInstances> instances, int attemptsLeft);
+    /// The consumer is gone or going: nothing of `idHex` reads any more.
+    void consumerGone(const std::string& idHex);
+    void onConsumerFigures(const std::string& idHex, const consumer_protocol::Statistics& s);
+    std::uint64_t newKey() { return kForeignKeyBase + nextKey_++; }
+
+    EventLoop& loop_;
+    SessionConsumers& consumers_;
+    std::optional<std::string> unavailable_;
+    /// Touched by executor jobs only (one at a time: one thread).
+    std::unique_ptr<kernel::Tracefs> tracefs_;
+    std::unique_ptr<kernel::TracepointCatalog> catalog_;
+    std::optional<std::vector<KernelTracepointInfo>> listed_; ///< the loop's cache
+    std::map<std::string, std::unique_ptr<Traced>> sessions_;
+    std::uint64_t nextSerial_ = 1;
+    std::uint64_t nextKey_ = 1;
+    StatisticsHandler onStatistics_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+    Executor executor_{1, "tc-tracefs"}; // last: its jobs end before the rest goes
+};
+
+} // namespace tracectl
