@@ -64,8 +64,9 @@
 //       needs to step over the channel's event records and count them
 //                                    consumer: Ok or Error.
 //   daemon: CreateKernelChannel{...} (version 6), then, for a data channel,
-//       one byte per group of at most kMaxPassedFds of its per-CPU
-//       `trace_pipe_raw` fds (SCM_RIGHTS), in `cpus` order
+//       one byte per group of at most kMaxPassedFds of its fds (SCM_RIGHTS):
+//       each CPU's `trace_pipe_raw`, in `cpus` order, then each CPU's
+//       `stats`, in the same order
 //                                    consumer: Ok or Error.
 //   daemon: DeclareKernelEvents{key, conversions} (version 6): how the
 //       kernel channel's ftrace records become CTF event records
@@ -325,8 +326,10 @@ inline constexpr std::size_t kMaxConversionBytes = kMaxPayload - 32;
 
 /// Creates a kernel-domain channel (common/kernel_records.hpp): a data
 /// channel reads the per-CPU ftrace buffers whose `trace_pipe_raw` fds follow
-/// the frame (one per entry of `cpus`, in order, on one byte per group of at
-/// most kMaxPassedFds) and writes `<outputDir>/<name>_<cpu>` with
+/// the frame (one per entry of `cpus`, in order, then as many fds of the
+/// CPUs' `per_cpu/cpuN/stats` files, whose "dropped events" count what the
+/// pages do not tell; on one byte per group of at most kMaxPassedFds) and
+/// writes `<outputDir>/<name>_<cpu>` with
 /// `index/<name>_<cpu>.idx`; a metadata channel writes `<outputDir>/metadata`
 /// from what PushMetadata brings (plain TSDL text), and takes no fd. With
 /// `statedump`, a data channel first writes the statedump

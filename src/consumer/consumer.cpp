@@ -254,7 +254,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
 void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
     // The fds come first, whatever the answer, so the next frame starts
     // where it should.
-    std::vector<UniqueFd> fds = takePassedFds("CreateKernelChannel", request.cpus.size());
+    std::vector<UniqueFd> fds = takePassedFds("CreateKernelChannel", 2 * request.cpus.size());
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");

@@ -186,6 +186,28 @@ TEST(FtraceStream, MissedEventsAddUpInEventsDiscarded) {
     EXPECT_EQ(n.eventsWritten, 3u);
 }
 
+TEST(FtraceStream, DroppedEventsFromTheStatsAddWhatTheyGrewBy) {
+    // Discard mode: ftrace's pages do not tell the events it dropped with
+    // the buffer full; its stats do, as a running total.
+    Fixture f(4096);
+    PageWriter a(100);
+    a.record(1, switchRecord(1, 1));
+    f.stream->consumePage(a.finish());
+    f.stream->setDropped(40);
+    f.stream->flush(200);
+    f.stream->setDropped(40); // no growth: nothing more
+    f.stream->setDropped(7);  // never backward
+    f.stream->flush(300);
+    f.stream->setDropped(45);
+    f.stream->flush(400);
+    ASSERT_EQ(f.packets.size(), 3u);
+    EXPECT_EQ(f.packets[0].index.eventsDiscarded, 40u);
+    EXPECT_EQ(f.packets[1].index.eventsDiscarded, 40u);
+    EXPECT_EQ(f.packets[2].index.eventsDiscarded, 45u);
+    EXPECT_EQ(getLe(f.packets[2].bytes, 72, 8), 45u);
+    EXPECT_EQ(f.stream->counters().eventsDiscarded, 45u);
+}
+
 TEST(FtraceStream, UnknownIdsMalformedRecordsAndPages) {
     Fixture f(4096);
     PageWriter w(100);

@@ -82,6 +82,15 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     builder_.addDiscarded(1);
 }
 
+void FtraceStream::setDropped(std::uint64_t total) {
+    if (total <= dropped_)
+        return;
+    const std::uint64_t grown = total - dropped_;
+    dropped_ = total;
+    counters_.eventsDiscarded += grown;
+    builder_.addDiscarded(grown);
+}
+
 void FtraceStream::emit(std::uint64_t end) {
     const ClosedPacket packet = builder_.close(end);
     ++counters_.packets;

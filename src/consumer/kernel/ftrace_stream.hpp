@@ -59,6 +59,13 @@ public:
     /// A full packet is closed, handed to the sink, and the next opened.
     void consumePage(std::span<const std::byte> page);
 
+    /// ftrace's count of events dropped so far because this CPU's buffer
+    /// was full (per_cpu/cpuN/stats "dropped events", discard mode: the
+    /// pages do not tell those): what it grew by since the last call is
+    /// added to events_discarded. Overwritten events (overwrite mode) are
+    /// not in it: the pages tell those (RB_MISSED_EVENTS).
+    void setDropped(std::uint64_t total);
+
     /// Closes the current packet, even an empty one, with timestamp_end =
     /// max(now, last event's timestamp) and hands it to the sink.
     void flush(std::uint64_t now);
@@ -79,6 +86,7 @@ private:
     bool needsProcess_;
     std::uint64_t last_ = 0;
     std::uint64_t malformedBase_ = 0;
+    std::uint64_t dropped_ = 0; ///< the last setDropped() total
     FtraceStreamCounters counters_;
 };
 

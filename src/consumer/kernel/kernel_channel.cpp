@@ -5,6 +5,7 @@
 #include "kernel/statedump.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <sys/epoll.h>
@@ -24,6 +25,21 @@ std::uint64_t monotonicNow() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+/// The "dropped events: N" of a per_cpu stats file (ftrace's
+/// ring_buffer_dropped_events_cpu(): events refused with the buffer full),
+/// or nullopt if it cannot be read.
+std::optional<std::uint64_t> droppedEvents(int fd) {
+    char text[1024];
+    const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0)
+        return std::nullopt;
+    text[n] = '\0';
+    const char* at = std::strstr(text, "dropped events: ");
+    if (at == nullptr)
+        return std::nullopt;
+    return std::strtoull(at + std::strlen("dropped events: "), nullptr, 10);
+}
+
 /// Pages one wake-up reads from one CPU at most, so that the loop serves
 /// the other CPUs and the daemon in between.
 constexpr std::size_t kPagesPerWakeup = 256;
@@ -34,6 +50,7 @@ struct KernelChannel::Cpu {
     KernelChannel* owner = nullptr;
     std::uint32_t cpu = 0;
     UniqueFd fd;
+    UniqueFd stats; ///< per_cpu/cpuN/stats, read with pread
     EventSourcePtr watch;
     std::optional<StreamFile> file;
     std::optional<IndexWriter> index;
@@ -50,7 +67,7 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
       snapshotOnly_(snapshotOnly), request_(request), page_(request.pageSize) {
     for (std::size_t i = 0; i < uuid_.size(); ++i)
         uuid_[i] = static_cast<std::byte>(request.traceUuid[i]);
-    if (fds.size() != request.cpus.size())
+    if (fds.size() != 2 * request.cpus.size())
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + ": " + std::to_string(fds.size()) +
                                " fds for " + std::to_string(request.cpus.size()) + " CPUs");
@@ -73,6 +90,7 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         c->owner = this;
         c->cpu = request.cpus[i];
         c->fd = std::move(fds[i]);
+        c->stats = std::move(fds[request.cpus.size() + i]);
         Cpu* raw = c.get();
         kernel::FtraceStreamConfig config;
         config.pageFormat = format;
@@ -205,6 +223,10 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit) {
         c.stream->consumePage(std::span<const std::byte>(page_.data(), page_.size()));
         ++pages;
     }
+    if (c.stats) {
+        if (const auto dropped = droppedEvents(c.stats.get()))
+            c.stream->setDropped(*dropped);
+    }
     if (!c.failure.empty())
         throw std::runtime_error("writing " + name_ + "_" + std::to_string(c.cpu) + ": " +
                                  c.failure);
@@ -288,6 +310,7 @@ void KernelChannel::drainAndClose(bool) noexcept {
         c->file.reset();
         c->index.reset();
         c->fd.reset();
+        c->stats.reset();
     }
 }
 

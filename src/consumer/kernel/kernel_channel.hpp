@@ -35,8 +35,8 @@ namespace tracectl::consumer {
 class KernelChannel final : public ChannelBase {
 public:
     /// Creates `<chunkRoot>/<outputDir>/` and one stream file and index per
-    /// CPU of `request.cpus` (`fds`, in the same order, are their
-    /// trace_pipe_raw fds), and the statedump stream if asked for; starts
+    /// CPU of `request.cpus` (`fds`: their trace_pipe_raw fds in the same
+    /// order, then their stats fds), and the statedump stream if asked for; starts
     /// reading on `loop`. With `snapshotOnly` nothing is read or written
     /// until recordSnapshot(). Throws RequestError (InvalidArgument: not as
     /// many fds as CPUs; Io).
@@ -79,8 +79,9 @@ public:
 private:
     struct Cpu;
     static int onReadable(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
-    /// Reads CPU `c` until it has nothing more (or `limit` pages); returns
-    /// the pages read. Write failures close the CPU's files and throw.
+    /// Reads CPU `c` until it has nothing more (or `limit` pages), then its
+    /// dropped-events count; returns the pages read. Write failures close
+    /// the CPU's files and throw.
     std::size_t drain(Cpu& c, std::size_t limit = SIZE_MAX);
     /// drain() of every CPU; the first failure is returned ("" if none).
     std::string drainAll() noexcept;

@@ -9,6 +9,7 @@
 #include "tracing/join.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <random>
 
 namespace tracectl {
@@ -63,7 +64,15 @@ KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers)
             if (!removed.empty())
                 log::notice("removed " + std::to_string(removed.size()) +
                             " tracefs instance(s) an earlier tracectld left");
+            // Those still held open (a consumer of the daemon that died may
+            // still be draining them) are tried again, by name, for a while.
+            std::error_code ec;
+            for (const auto& e : std::filesystem::directory_iterator(fs->root() / "instances", ec))
+                if (e.path().filename().string().rfind(kernel::TracefsInstance::kPrefix, 0) == 0)
+                    staleLeft_.push_back(e.path().filename().string());
             tracefs_ = std::move(fs);
+            if (!staleLeft_.empty())
+                retryStale(kRemovalAttempts);
         }
     } catch (const std::exception& e) {
         unavailable_ = e.what();
@@ -486,6 +495,31 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
                                                timer.reset();
                                            });
                });
+}
+
+void KernelDomain::retryStale(int attemptsLeft) {
+    staleTimer_ = loop_.addTimer(std::chrono::seconds(1), [this, attemptsLeft] {
+        auto names = std::make_shared<std::vector<std::string>>(staleLeft_);
+        onExecutor(
+            [names](kernel::Tracefs& fs, kernel::TracepointCatalog&) {
+                std::vector<std::string> left;
+                for (const std::string& name : *names) {
+                    fs.removeStaleInstances(name);
+                    if (std::filesystem::exists(fs.root() / "instances" / name))
+                        left.push_back(name);
+                }
+                *names = std::move(left);
+            },
+            [this, names, attemptsLeft](std::optional<Error>) {
+                staleLeft_ = *names;
+                if (!staleLeft_.empty() && attemptsLeft > 1)
+                    retryStale(attemptsLeft - 1);
+                else if (!staleLeft_.empty())
+                    log::warning(std::to_string(staleLeft_.size()) +
+                                 " tracefs instance(s) an earlier tracectld left are still held "
+                                 "open; left in place");
+            });
+    });
 }
 
 void KernelDomain::consumerGone(const std::string& idHex) {

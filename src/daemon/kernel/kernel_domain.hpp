@@ -100,6 +100,9 @@ private:
     void removeInstances(std::shared_ptr<kernel::SessionInstances> instances, int attemptsLeft);
     /// The consumer is gone or going: nothing of `idHex` reads any more.
     void consumerGone(const std::string& idHex);
+    /// Tries the instances an earlier daemon left (staleLeft_) again in a
+    /// second, up to `attemptsLeft` times.
+    void retryStale(int attemptsLeft);
     void onConsumerFigures(const std::string& idHex, const consumer_protocol::Statistics& s);
     std::uint64_t newKey() { return kForeignKeyBase + nextKey_++; }
 
@@ -114,6 +117,8 @@ private:
     std::uint64_t nextSerial_ = 1;
     std::uint64_t nextKey_ = 1;
     StatisticsHandler onStatistics_;
+    std::vector<std::string> staleLeft_; ///< instances of an earlier daemon not removed yet
+    EventSourcePtr staleTimer_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     Executor executor_{1, "tc-tracefs"}; // last: its jobs end before the rest goes
 };

@@ -9,6 +9,8 @@
 #include "session/context_type.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
 
 namespace tracectl::kernel {
 
@@ -203,6 +205,16 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
                 for (const unsigned cpu : c.instance->cpus()) {
                     p.cpus.push_back(cpu);
                     p.fds.push_back(c.instance->openRaw(cpu));
+                }
+                // Then the stats files, for the events dropped with a full
+                // buffer (the pages do not tell those).
+                for (const unsigned cpu : p.cpus) {
+                    const auto path =
+                        c.instance->path() / "per_cpu" / ("cpu" + std::to_string(cpu)) / "stats";
+                    UniqueFd stats(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+                    if (!stats)
+                        throw TracefsError(errno, path, "open");
+                    p.fds.push_back(std::move(stats));
                 }
             } catch (const std::exception& e) {
                 throw Error(ErrorCode::Failed,

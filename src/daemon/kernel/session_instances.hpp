@@ -34,8 +34,9 @@ struct PreparedChannel {
     std::uint64_t packetSize = 0; ///< the channel's sub-buffer size
     PageFormat page;
     std::vector<std::uint32_t> cpus;
-    std::vector<UniqueFd> fds; ///< trace_pipe_raw, one per cpu
-    std::string conversions;   ///< kernel_records::encode() of its events
+    /// trace_pipe_raw, one per cpu, then per_cpu/cpuN/stats, one per cpu
+    std::vector<UniqueFd> fds;
+    std::string conversions; ///< kernel_records::encode() of its events
 };
 
 /// The whole kernel trace as prepared at the first start.

@@ -419,6 +419,26 @@ void Session::addChannel(ChannelConfig channel, TracingDomain domain) {
     notify({SessionChange::Channels});
 }
 
+void Session::takeBack(const EventRule& rule, bool createdDefault) {
+    auto& rules = rule.domain == TracingDomain::Kernel ? kernelRules_ : rules_;
+    const auto it = std::find_if(rules.begin(), rules.end(),
+                                 [&](const EventRule& r) { return sameEventRule(r, rule); });
+    if (it == rules.end())
+        return;
+    rules.erase(it);
+    std::vector<SessionChange> changed{SessionChange::Events};
+    auto& channels = channelsOf(rule.domain);
+    const bool used = std::any_of(rules.begin(), rules.end(),
+                                  [&](const EventRule& r) { return r.channel == rule.channel; });
+    if (createdDefault && !everStarted_ && !used) {
+        std::erase_if(channels, [&](const ChannelConfig& c) { return c.name == rule.channel; });
+        changed.push_back(SessionChange::Channels);
+    }
+    notify(changed);
+    log::info("session '" + config_.name + "': events '" + rule.pattern + "' refused, taken back",
+              id_.uuid());
+}
+
 std::vector<ChannelConfig>& Session::channelsOf(TracingDomain d) {
     return d == TracingDomain::Kernel ? kernelChannels_ : channels_;
 }
@@ -467,8 +487,16 @@ bool Session::enableEvents(EventRule rule, Done done) {
     notify({SessionChange::Events});
     log::info("session '" + config_.name + "': events '" + rule.pattern + "' enabled", id_.uuid());
     // In order with Start on every backend: a Start still in flight sees
-    // the rule too.
-    auto all = gatherDone(domains_.size(), std::move(done));
+    // the rule too. A rule a domain refuses (the kernel's: it names no
+    // tracepoint, or the kernel refuses its filter) is taken back, with the
+    // channel0 it made, so that nothing is changed by a failed call.
+    auto all = gatherDone(domains_.size(),
+                          [this, alive = std::weak_ptr<bool>(alive_), rule, createdDefault,
+                           done = std::move(done)](std::optional<Error> error) {
+                              if (error && !alive.expired())
+                                  takeBack(rule, createdDefault);
+                              done(std::move(error));
+                          });
     for (DomainBackend* d : domains_)
         d->enableEvents(id_.hex(), rule, tracesAllUsers(), withoutPath(all));
     return createdDefault;

@@ -230,6 +230,9 @@ private:
     auto guard(F f) const;
     void notify(std::vector<SessionChange> what);
     std::vector<ChannelConfig>& channelsOf(TracingDomain d);
+    /// Removes `rule` (refused by a domain) and, if it made it and nothing
+    /// else uses it, the default channel; tells the listener.
+    void takeBack(const EventRule& rule, bool createdDefault);
     /// channel0 of domain `d` with its defaults (overwrite in snapshot mode).
     ChannelConfig defaultChannel(TracingDomain d) const;
     void rotationEnded(const std::optional<Error>& error, const std::string& path);

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The kernel domain against a real tracefs: sessions of the sandbox's
+// tracectld record kernel tracepoints and system calls (ftrace, through a
+// tracefs instance per session) into CTF in lttng-modules' layout, read back
+// with babeltrace2 (tests/integration/trace_events.py, python3-bt2).
+#include "child_process.hpp"
+#include "multi_user.hpp"
+#include "sandbox_suite.hpp"
+#include "trace_counts.hpp"
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace tracectl::test;
+using json = nlohmann::json;
+
+namespace {
+
+using Options = std::map<std::string, sdbus::Variant>;
+
+/// Where tracefs is mounted for this process (mounted at
+/// /sys/kernel/tracing if it is not): the tests look at the instances the
+/// daemon makes, which are kernel-wide.
+std::string tracefsRoot() {
+    std::ifstream mounts("/proc/self/mounts");
+    std::string dev, dir, type, rest;
+    while (mounts >> dev >> dir >> type && std::getline(mounts, rest))
+        if (type == "tracefs")
+            return dir;
+    ::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr);
+    return "/sys/kernel/tracing";
+}
+
+/// The tracefs instances of sessions (tracectl-*), by name.
+std::set<std::string> sessionInstances() {
+    std::set<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(tracefsRoot() + "/instances", ec))
+        if (e.path().filename().string().rfind("tracectl-", 0) == 0 &&
+            e.path().filename().string().rfind("tracectl-unittest", 0) != 0)
+            names.insert(e.path().filename().string());
+    return names;
+}
+
+std::string hexId(SessionClient& s) {
+    std::string hex;
+    for (char c : s.Id())
+        if (c != '-')
+            hex += c;
+    return hex;
+}
+
+/// The records trace_events.py prints for `dir` (its last line, the
+/// totals, in `totals`), only those named in `names` (all if empty).
+std::vector<json> traceEvents(const std::string& dir, const std::vector<std::string>& names,
+                              json* totals = nullptr) {
+    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
+    std::vector<std::string> argv{
+        "/usr/bin/python3",
+        std::string(root != nullptr ? root : ".") + "/tests/integration/trace_events.py", dir};
+    for (const auto& n : names) {
+        argv.push_back("--event");
+        argv.push_back(n);
+    }
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult r = run(argv, options);
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    std::vector<json> out;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line))
+        if (!line.empty())
+            out.push_back(json::parse(line));
+    if (!out.empty()) {
+        if (totals != nullptr)
+            *totals = out.back();
+        out.pop_back();
+    }
+    return out;
+}
+
+pid_t currentTid() {
+    return static_cast<pid_t>(::gettid());
+}
+
+class Kernel : public SandboxSuite {
+protected:
+    void SetUp() override {
+        SandboxSuite::SetUp();
+        ASSERT_TRUE(manager_->KernelTracingAvailable());
+    }
+
+    /// A session `name` writing to output(name), with `options`.
+    std::unique_ptr<SessionClient> create(const std::string& name, Options options = {}) {
+        options["output-path"] = sdbus::Variant(output(name));
+        return std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
+    }
+};
+
+TEST_F(Kernel, ListTracepointsGivesEveryEventWithItsFields) {
+    const auto list = manager_->ListTracepoints("kernel");
+    std::map<std::string, std::vector<sdbus::Struct<std::string, std::string>>> byName;
+    for (const auto& t : list)
+        byName[t.get<0>() + ":" + t.get<1>()] = t.get<2>();
+    ASSERT_TRUE(byName.count("sched:sched_switch"));
+    std::set<std::string> fields;
+    for (const auto& f : byName["sched:sched_switch"])
+        fields.insert(f.get<0>());
+    EXPECT_TRUE(fields.count("prev_comm") && fields.count("prev_pid") && fields.count("next_pid"));
+    EXPECT_FALSE(fields.count("common_pid")) << "common fields are left out";
+    EXPECT_TRUE(byName.count("syscalls:sys_enter_write"));
+    EXPECT_TRUE(byName.count("net:netif_receive_skb"));
+    EXPECT_EQ(errorNameOf([&] { manager_->ListTracepoints("ust"); }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+}
+
+TEST_F(Kernel, ForksAndSchedSwitchesOfTheTestAreRecordedWithTheirCommsAndTids) {
+    auto s = create("k-fork");
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->EnableEvents("kernel", "", "sched:sched_process_fork", {});
+    s->Start({});
+    const std::string instance = "tracectl-" + hexId(*s);
+    EXPECT_TRUE(sessionInstances().count(instance)) << "the session's own tracefs instance";
+    constexpr int kForks = 7;
+    std::set<pid_t> children;
+    for (int i = 0; i < kForks; ++i) {
+        const pid_t child = ::fork();
+        if (child == 0) {
+            ::usleep(20000); // sleeps: a sched_switch away from it, on purpose
+            ::_exit(0);
+        }
+        ASSERT_GT(child, 0);
+        children.insert(child);
+    }
+    for (const pid_t child : children) {
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+    }
+    s->Stop({});
+    const auto events = traceEvents(output("k-fork"), {"sched_process_fork", "sched_switch"});
+    std::string comm;
+    std::ifstream("/proc/self/comm") >> comm;
+    std::set<pid_t> forked;
+    for (const json& e : events) {
+        if (e["name"] != "sched_process_fork" || e["fields"]["parent_tid"] != ::getpid())
+            continue;
+        forked.insert(e["fields"]["child_tid"].get<pid_t>());
+        EXPECT_EQ(e["fields"]["parent_comm"], comm);
+        EXPECT_EQ(e["fields"]["child_comm"], comm);
+        EXPECT_EQ(e["context"]["tid"], ::getpid()) << "the tid context names the forking thread";
+    }
+    EXPECT_EQ(forked, children) << "exactly the test's forks, each once";
+    // Each child ran, and slept: switched away from with its own comm and tid.
+    std::set<pid_t> switchedOut;
+    for (const json& e : events)
+        if (e["name"] == "sched_switch" && children.count(e["fields"]["prev_tid"].get<pid_t>())) {
+            EXPECT_EQ(e["fields"]["prev_comm"], comm);
+            switchedOut.insert(e["fields"]["prev_tid"].get<pid_t>());
+        }
+    EXPECT_EQ(switchedOut, children);
+    s->Destroy({});
+    EXPECT_FALSE(sessionInstances().count(instance)) << "Destroy removes the instance";
+}
+
+TEST_F(Kernel, WritesToDevNullAreRecordedAsSyscallsWithTheirArgumentsAndResult) {
+    auto s = create("k-write");
+    s->EnableEvents("kernel", "", "write", {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    constexpr int kWrites = 137;
+    constexpr std::size_t kBytes = 29;
+    pid_t writer = 0;
+    int nullFd = -1;
+    std::thread([&] {
+        writer = currentTid();
+        nullFd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+        const std::string bytes(kBytes, 'x');
+        for (int i = 0; i < kWrites; ++i)
+            ASSERT_EQ(::write(nullFd, bytes.data(), bytes.size()), static_cast<ssize_t>(kBytes));
+        ::close(nullFd);
+    }).join();
+    s->Stop({});
+    const auto events =
+        traceEvents(output("k-write"), {"syscall_entry_write", "syscall_exit_write"});
+    std::size_t entries = 0, exits = 0;
+    for (const json& e : events) {
+        if (e["context"]["tid"] != writer)
+            continue;
+        if (e["name"] == "syscall_entry_write") {
+            ++entries;
+            EXPECT_EQ(e["fields"]["fd"], nullFd);
+            EXPECT_EQ(e["fields"]["count"], kBytes);
+            EXPECT_FALSE(e["fields"].contains("__syscall_nr")) << "as lttng-modules: no number";
+        } else {
+            ++exits;
+            EXPECT_EQ(e["fields"]["ret"], kBytes);
+        }
+    }
+    EXPECT_EQ(entries, static_cast<std::size_t>(kWrites));
+    EXPECT_EQ(exits, static_cast<std::size_t>(kWrites));
+    s->Destroy({});
+}
+
+TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
+    auto s = create("k-merge");
+    s->AddContext("ust", "", "vtid", {});
+    s->AddContext("ust", "", "cpu_id", {});
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->Start({});
+    {
+        // Paced and sleeping between ticks, on purpose: the app is switched
+        // in and out around each one.
+        ChildProcess app({demoApp(), "50", "2000"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    s->Stop({});
+    json totals;
+    const auto events =
+        traceEvents(output("k-merge"), {"tracectl_demo:tick", "sched_switch"}, &totals);
+    // One ordered stream of both domains.
+    std::set<std::string> domains;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        domains.insert(events[i]["domain"].get<std::string>());
+        if (i > 0) {
+            ASSERT_LE(events[i - 1]["ns"].get<int64_t>(), events[i]["ns"].get<int64_t>());
+        }
+    }
+    EXPECT_EQ(domains, (std::set<std::string>{"kernel", "ust"}));
+    // Each tick lies in a slice during which its thread ran on its CPU:
+    // the last sched_switch on that CPU before it switched to the thread,
+    // and the next one switches away from it.
+    std::map<int, std::vector<const json*>> switches; // by CPU, in time order
+    for (const json& e : events)
+        if (e["name"] == "sched_switch")
+            switches[e["cpu"].get<int>()].push_back(&e);
+    std::size_t ticks = 0;
+    for (const json& e : events) {
+        if (e["name"] != "tracectl_demo:tick")
+            continue;
+        ++ticks;
+        const int cpu = static_cast<int>(e["context"]["cpu_id"].get<int64_t>());
+        const auto tid = e["context"]["vtid"].get<int64_t>();
+        const int64_t at = e["ns"].get<int64_t>();
+        const auto& onCpu = switches[cpu];
+        const json* before = nullptr;
+        const json* after = nullptr;
+        for (const json* sw : onCpu) {
+            if ((*sw)["ns"].get<int64_t>() <= at)
+                before = sw;
+            else if (after == nullptr)
+                after = sw;
+        }
+        ASSERT_NE(before, nullptr) << "no switch on CPU " << cpu << " before tick " << e.dump();
+        EXPECT_EQ((*before)["fields"]["next_tid"].get<int64_t>(), tid) << e.dump();
+        if (after != nullptr) {
+            EXPECT_EQ((*after)["fields"]["prev_tid"].get<int64_t>(), tid) << e.dump();
+        }
+    }
+    EXPECT_EQ(ticks, 50u);
+    s->Destroy({});
+}
+
+TEST_F(Kernel, LoopbackPacketsAreRecordedWithTheirLengthsAndDevice) {
+    auto s = create("k-net");
+    s->EnableEvents("kernel", "", "net:net_dev_xmit", {});
+    s->EnableEvents("kernel", "", "net:netif_receive_skb", {});
+    s->Start({});
+    // UDP datagrams of sizes no other loopback traffic is likely to have.
+    const std::vector<std::size_t> sizes{1111, 1222, 1333};
+    const int rx = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const int tx = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(rx, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::getsockname(rx, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    for (const std::size_t n : sizes) {
+        const std::string payload(n, 'p');
+        ASSERT_EQ(
+            ::sendto(tx, payload.data(), n, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+            static_cast<ssize_t>(n));
+        char buf[2048];
+        ASSERT_EQ(::recv(rx, buf, sizeof buf, 0), static_cast<ssize_t>(n));
+    }
+    ::close(rx);
+    ::close(tx);
+    s->Stop({});
+    const auto events = traceEvents(output("k-net"), {"net_dev_xmit", "net_if_receive_skb"});
+    for (const std::size_t n : sizes) {
+        // On lo: the Ethernet header (14), IPv4 (20) and UDP (8) go out with
+        // the payload; the receive side counts from the IP header.
+        const std::size_t onWire = n + 14 + 20 + 8;
+        const std::size_t received = n + 20 + 8;
+        std::size_t sent = 0, got = 0;
+        for (const json& e : events) {
+            if (e["fields"]["name"] != "lo")
+                continue;
+            if (e["name"] == "net_dev_xmit" && e["fields"]["len"] == onWire)
+                ++sent;
+            if (e["name"] == "net_if_receive_skb" && e["fields"]["len"] == received)
+                ++got;
+        }
+        EXPECT_EQ(sent, 1u) << "datagram of " << n << " bytes";
+        EXPECT_EQ(got, 1u) << "datagram of " << n << " bytes";
+    }
+    s->Destroy({});
+}
+
+TEST_F(Kernel, AnOverflowedBufferCountsWhatFtraceLostExactly) {
+    auto s = create("k-overflow");
+    // 8 KiB of ring buffer per CPU: a burst overflows it between reads.
+    s->AddChannel("kernel", "small",
+                  {{"subbuf-size", sdbus::Variant(uint64_t{4096})},
+                   {"subbuf-count", sdbus::Variant(uint64_t{2})}});
+    pid_t writer = 0;
+    std::atomic<bool> go{false};
+    std::atomic<bool> ready{false};
+    constexpr int kWrites = 200000;
+    std::thread burst([&] {
+        writer = currentTid();
+        ready = true;
+        while (!go)
+            std::this_thread::yield();
+        const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+        char byte = 0;
+        for (int i = 0; i < kWrites; ++i)
+            (void)::write(fd, &byte, 1);
+        ::close(fd);
+    });
+    while (!ready)
+        std::this_thread::yield();
+    // Only the burst's own events are produced: the kernel filters the rest.
+    s->EnableEvents("kernel", "small", "write",
+                    {{"syscall", sdbus::Variant(true)},
+                     {"filter", sdbus::Variant("$ctx.tid == " + std::to_string(writer))}});
+    s->Start({});
+    const std::string instance = tracefsRoot() + "/instances/tracectl-" + hexId(*s);
+    go = true;
+    burst.join();
+    s->Stop({});
+    // What ftrace says it lost, per CPU ("dropped events" without overwrite).
+    uint64_t lost = 0;
+    for (const auto& cpu : fs::directory_iterator(instance + "/per_cpu")) {
+        std::ifstream stats(cpu.path() / "stats");
+        std::string line;
+        while (std::getline(stats, line))
+            if (line.rfind("dropped events: ", 0) == 0 || line.rfind("overrun: ", 0) == 0)
+                lost += std::stoull(line.substr(line.find(':') + 1));
+    }
+    json totals;
+    const auto events =
+        traceEvents(output("k-overflow"), {"syscall_entry_write", "syscall_exit_write"}, &totals);
+    std::size_t recorded = 0;
+    for (const json& e : events)
+        if (e["context"]["tid"] == writer)
+            ++recorded;
+    EXPECT_EQ(recorded, events.size()) << "the filter kept other threads out";
+    ASSERT_GT(lost, 0u) << "the burst did not overflow the buffer";
+    EXPECT_EQ(totals["discarded"].get<uint64_t>(), lost);
+    EXPECT_EQ(recorded + totals["discarded"].get<uint64_t>(), 2u * kWrites)
+        << "recorded + discarded = produced";
+    s->Destroy({});
+}
+
+TEST_F(Kernel, SnapshotsHoldTheLastEventsBeforeTheirRequest) {
+    auto s = create("k-snap", {{"mode", sdbus::Variant(std::string("snapshot"))}});
+    const pid_t self = currentTid();
+    s->EnableEvents("kernel", "", "write",
+                    {{"syscall", sdbus::Variant(true)},
+                     {"filter", sdbus::Variant("$ctx.tid == " + std::to_string(self))}});
+    s->Start({});
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    const auto writeBatch = [&](std::size_t bytes) {
+        const std::string data(bytes, 'z');
+        for (int i = 0; i < 10; ++i)
+            ASSERT_EQ(::write(fd, data.data(), bytes), static_cast<ssize_t>(bytes));
+    };
+    writeBatch(11);
+    const std::string first = s->RecordSnapshot({});
+    writeBatch(22);
+    const std::string second = s->RecordSnapshot({});
+    ::close(fd);
+    const auto counts = [&](const std::string& dir) {
+        std::map<uint64_t, std::size_t> byCount;
+        for (const json& e : traceEvents(dir, {"syscall_entry_write"}))
+            if (e["context"]["tid"] == self)
+                ++byCount[e["fields"]["count"].get<uint64_t>()];
+        return byCount;
+    };
+    EXPECT_EQ(counts(first)[11], 10u) << first;
+    EXPECT_EQ(counts(second)[22], 10u) << second;
+    EXPECT_TRUE(fs::exists(first + "/kernel/metadata"));
+    s->Destroy({});
+}
+
+TEST_F(Kernel, OneRotationArchivesBothDomains) {
+    auto s = create("k-rotate");
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    const pid_t self = currentTid();
+    s->EnableEvents("kernel", "", "write",
+                    {{"syscall", sdbus::Variant(true)},
+                     {"filter", sdbus::Variant("$ctx.tid == " + std::to_string(self))}});
+    s->Start({});
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ASSERT_EQ(::write(fd, "abc", 3), 3);
+    {
+        ChildProcess app({demoApp(), "5", "1000"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const std::string archive = s->Rotate({});
+    ASSERT_TRUE(eventually([&] { return fs::exists(archive + "/kernel/metadata"); },
+                           std::chrono::seconds(10)))
+        << archive;
+    ASSERT_EQ(::write(fd, "abcd", 4), 4);
+    ::close(fd);
+    s->Stop({});
+    std::size_t inArchive = 0;
+    for (const json& e : traceEvents(archive, {"syscall_entry_write"}))
+        if (e["context"]["tid"] == self && e["fields"]["count"] == 3u)
+            ++inArchive;
+    EXPECT_EQ(inArchive, 1u);
+    EXPECT_EQ(countTicks(archive), 5);
+    std::size_t after = 0;
+    for (const auto& chunk : fs::directory_iterator(output("k-rotate") + "/archives"))
+        if (chunk.path() != fs::path(archive))
+            for (const json& e : traceEvents(chunk.path().string(), {"syscall_entry_write"}))
+                if (e["context"]["tid"] == self && e["fields"]["count"] == 4u)
+                    ++after;
+    // The last chunk is archived by Destroy, or is still the output folder.
+    for (const json& e : traceEvents(output("k-rotate") + "/kernel", {"syscall_entry_write"}))
+        if (e["context"]["tid"] == self && e["fields"]["count"] == 4u)
+            ++after;
+    EXPECT_EQ(after, 1u);
+    s->Destroy({});
+}
+
+TEST_F(Kernel, BadRulesAreRefusedAndChangeNothing) {
+    auto s = create("k-bad");
+    EXPECT_EQ(errorNameOf([&] { s->EnableEvents("kernel", "", "nosuchsystem:nothing", {}); }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    EXPECT_EQ(errorNameOf([&] {
+                  s->EnableEvents("kernel", "", "nosuchcall", {{"syscall", sdbus::Variant(true)}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    EXPECT_EQ(errorNameOf([&] {
+                  s->EnableEvents("kernel", "", "sched:sched_switch",
+                                  {{"filter", sdbus::Variant(std::string("nofield == 1"))}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    EXPECT_EQ(errorNameOf([&] {
+                  s->EnableEvents("kernel", "", "sched:sched_switch",
+                                  {{"filter", sdbus::Variant(std::string("prev_tid + 1 == 2"))}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    EXPECT_EQ(errorNameOf([&] {
+                  s->EnableEvents("kernel", "", "sched:*",
+                                  {{"loglevel", sdbus::Variant(std::string("TRACE_INFO"))}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    EXPECT_TRUE(s->KernelEvents().empty()) << "nothing refused was kept";
+    // A filter in the trace's names (prev_tid) reaches ftrace as its own (prev_pid).
+    s->EnableEvents("kernel", "", "sched:sched_switch",
+                    {{"filter", sdbus::Variant(std::string("prev_tid != 0"))}});
+    ASSERT_EQ(s->KernelEvents().size(), 1u);
+    s->Start({});
+    const std::string instance = tracefsRoot() + "/instances/tracectl-" + hexId(*s);
+    std::ifstream filter(instance + "/events/sched/sched_switch/filter");
+    std::string text;
+    std::getline(filter, text);
+    EXPECT_EQ(text, "prev_pid != 0");
+    s->Stop({});
+    for (const json& e : traceEvents(output("k-bad"), {"sched_switch"}))
+        EXPECT_NE(e["fields"]["prev_tid"], 0);
+    s->Destroy({});
+}
+
+TEST_F(Kernel, NoInstanceOutlivesAKilledConsumer) {
+    auto s = create("k-killed");
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->Start({});
+    const std::string instance = "tracectl-" + hexId(*s);
+    ASSERT_TRUE(sessionInstances().count(instance));
+    const RunResult killed = sandbox_->systemctl(
+        {"kill", "--signal=SIGKILL", "tracectl-consumer-" + hexId(*s) + ".service"});
+    ASSERT_EQ(killed.exitCode, 0) << killed.describe();
+    EXPECT_TRUE(eventually([&] { return s->State() == "error"; }, std::chrono::seconds(10)));
+    EXPECT_TRUE(
+        eventually([&] { return !sessionInstances().count(instance); }, std::chrono::seconds(10)))
+        << "the instance goes once nothing reads it";
+    s->Destroy({});
+}
+
+TEST_F(Kernel, ADaemonKilledAndRestartedLeavesNoInstance) {
+    auto s = create("k-crash");
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->Start({});
+    const std::string instance = "tracectl-" + hexId(*s);
+    ASSERT_TRUE(sessionInstances().count(instance));
+    s.reset();
+    ASSERT_TRUE(sandbox_->stopDaemon(SIGKILL).ok());
+    const RunResult started = sandbox_->startDaemon();
+    ASSERT_TRUE(started.ok()) << started.describe();
+    // The new daemon removes what the dead one left (once the orphaned
+    // consumer, which sees its connection close, has let the fds go).
+    EXPECT_TRUE(
+        eventually([&] { return !sessionInstances().count(instance); }, std::chrono::seconds(15)));
+}
+
+// As real users: trace-kernel decides every kernel-domain call.
+class KernelAccess : public MultiUserSuite {};
+
+TEST_F(KernelAccess, WithoutTraceKernelEveryKernelCallIsDeniedAndNoInstanceIsMade) {
+    const std::string path = createAs("alice", "k-denied", homeOutput("alice", "k-denied"));
+    EXPECT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.EnableEvents",
+                           {"'kernel'", "''", "'sched:sched_switch'", "{}"})),
+              kAccessDenied);
+    EXPECT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.AddChannel",
+                           {"'kernel'", "'k'", "{}"})),
+              kAccessDenied);
+    EXPECT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.AddContext",
+                           {"'kernel'", "''", "'pid'", "{}"})),
+              kAccessDenied);
+    EXPECT_EQ(errorOf(call("alice", kManagerPath, "org.tracectl.Tracing1.Manager.ListTracepoints",
+                           {"'kernel'"})),
+              kAccessDenied);
+    const RunResult events = call("alice", path, "org.freedesktop.DBus.Properties.Get",
+                                  {"org.tracectl.Tracing1.Session", "KernelEvents"});
+    EXPECT_NE(events.out.find("@a(ssbs) []"), std::string::npos) << events.out;
+    ASSERT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Start", {"{}"})),
+              "no error");
+    const std::string id = path.substr(path.rfind('/') + 1);
+    EXPECT_FALSE(sessionInstances().count("tracectl-" + id));
+    // carol (group tracing) holds trace-kernel.
+    const std::string hers = createAs("carol", "k-granted", homeOutput("carol", "k-granted"));
+    EXPECT_EQ(errorOf(call("carol", hers, "org.tracectl.Tracing1.Session.EnableEvents",
+                           {"'kernel'", "''", "'sched:sched_switch'", "{}"})),
+              "no error");
+}
+
+} // namespace
