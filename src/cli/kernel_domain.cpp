@@ -1,7 +1,12 @@
 #include "kernel_domain.hpp"
 
+#include "error_report.hpp"
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <sdbus-c++/Error.h>
 #include <tuple>
 
 namespace tracectl::cli {
@@ -77,6 +82,75 @@ std::vector<KernelEventCall> kernel_event_calls(const std::string& patterns, boo
         throw CLI::ValidationError("PATTERN", "'" + patterns + "' names no event");
     }
     return calls;
+}
+
+void add_event_selection(CLI::App& command, EventSelectionFlags& flags) {
+    add_domain_flags(command, flags.domain);
+    flags.pattern_option = command.add_option(
+        "PATTERN", flags.pattern,
+        "-u: event name provider:event, or a prefix ending in '*'. -k: tracefs names "
+        "system:event with '*' anywhere (sched:*, net:net_dev_xmit, *), comma-separated; with "
+        "--syscall, system call names (write,read) or '*'");
+    command.add_flag(
+        "-a,--all", flags.all,
+        "Every event: pattern '*' (-k: every tracepoint; with --syscall, every system call)");
+    command.add_flag("--syscall", flags.syscall,
+                     "-k only: PATTERN names system calls (recorded as syscall_entry_NAME and "
+                     "syscall_exit_NAME)");
+}
+
+EventSelection resolve_event_selection(const EventSelectionFlags& flags,
+                                       const std::vector<const CLI::Option*>& ust_only) {
+    EventSelection selection;
+    selection.domain = chosen_domain(flags.domain);
+    const bool pattern_given = flags.pattern_option != nullptr && flags.pattern_option->count() > 0;
+    if (selection.domain == Domain::kernel) {
+        for (const CLI::Option* option : ust_only) {
+            if (option != nullptr && option->count() > 0) {
+                throw CLI::ValidationError(option->get_name(),
+                                           "is for user-space events (-u) only: kernel events "
+                                           "have no log level or exclusions");
+            }
+        }
+        selection.kernel_calls =
+            kernel_event_calls(flags.pattern, pattern_given, flags.all, flags.syscall);
+        return selection;
+    }
+    if (flags.syscall) {
+        throw CLI::ValidationError("--syscall", "is for kernel events (-k) only");
+    }
+    if (flags.all && pattern_given) {
+        throw CLI::ValidationError("PATTERN", "give a PATTERN or -a/--all, not both");
+    }
+    if (!flags.all && !pattern_given) {
+        throw CLI::ValidationError("PATTERN", "give a PATTERN or -a/--all");
+    }
+    selection.ust_pattern = pattern_given ? flags.pattern : "*";
+    return selection;
+}
+
+ExitStatus enable_kernel_event_calls(const std::vector<KernelEventCall>& calls,
+                                     const std::string& channel,
+                                     const std::function<void(const KernelEventCall&)>& enable,
+                                     std::ostream& out, std::ostream& err) {
+    std::optional<ExitStatus> failed;
+    for (const KernelEventCall& call : calls) {
+        try {
+            enable(call);
+            out << (call.syscall ? "Kernel syscall " : "Kernel event ") << call.pattern
+                << " enabled in channel " << channel << ".\n";
+        } catch (const sdbus::Error& e) {
+            out.flush(); // on a terminal, in the order they happened
+            print_error_line(err, call.pattern + ": " + e.getName() +
+                                      (e.getMessage().empty() ? "" : ": " + e.getMessage()));
+            const ExitStatus status = exit_status_for_error(e.getName());
+            failed = failed.value_or(status);
+            if (status == ExitStatus::unreachable) {
+                break; // the others cannot get through either
+            }
+        }
+    }
+    return failed.value_or(ExitStatus::success);
 }
 
 namespace {

@@ -4,9 +4,12 @@
 // kernel channels, event rules and contexts (show). Pure: no bus, no I/O.
 #pragma once
 
+#include "exit_status.hpp"
 #include "property_map.hpp"
 
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,6 +59,43 @@ struct KernelEventCall {
 /// are, or when the list holds no name.
 std::vector<KernelEventCall> kernel_event_calls(const std::string& patterns, bool pattern_given,
                                                 bool all, bool syscall);
+
+/// What selects the events of `enable-event`: the domain flags, PATTERN,
+/// -a,--all and --syscall, as CLI11 fills them (add_event_selection()).
+struct EventSelectionFlags {
+    DomainFlags domain;
+    std::string pattern;
+    bool all = false;
+    bool syscall = false;
+    CLI::Option* pattern_option = nullptr;
+};
+
+/// Adds -u, -k, PATTERN, -a,--all and --syscall to `command`.
+void add_event_selection(CLI::App& command, EventSelectionFlags& flags);
+
+/// The events `enable-event` was asked for, once parsed.
+struct EventSelection {
+    Domain domain = Domain::ust;
+    std::string ust_pattern;                   ///< -u: the pattern ("*" for -a)
+    std::vector<KernelEventCall> kernel_calls; ///< -k: kernel_event_calls()
+};
+
+/// Checks and resolves `flags` (throwing CLI::ValidationError, a usage
+/// error): one domain; -k refuses every option of `ust_only` that was given
+/// (--loglevel, --loglevel-only, --exclude); -u refuses --syscall; a PATTERN
+/// or -a, not both.
+EventSelection resolve_event_selection(const EventSelectionFlags& flags,
+                                       const std::vector<const CLI::Option*>& ust_only);
+
+/// Makes each of `calls` through `enable` (which throws sdbus::Error when the
+/// daemon refuses), printing "Kernel event|syscall NAME enabled in channel
+/// CHANNEL." on `out` for each success and "tracectl: NAME: ERROR: message"
+/// on `err` for each failure; goes on after a failure unless the daemon is
+/// unreachable. Returns the exit status of the first failure, or success.
+ExitStatus enable_kernel_event_calls(const std::vector<KernelEventCall>& calls,
+                                     const std::string& channel,
+                                     const std::function<void(const KernelEventCall&)>& enable,
+                                     std::ostream& out, std::ostream& err);
 
 /// The context types of lttng-add-context(1) the daemon offers, per domain
 /// (for --help and the man page).

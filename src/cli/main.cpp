@@ -45,10 +45,7 @@ struct CommandLine {
     std::string ee_loglevel;
     std::string ee_loglevel_only;
     std::string ee_exclude;
-    std::string ee_pattern;
-    bool ee_all = false;
-    bool ee_syscall = false;
-    DomainFlags ee_domain;
+    EventSelectionFlags ee_selection;
     EnableChannelArgs enable_channel;
     std::string ec_session;
     DomainFlags ec_domain;
@@ -241,20 +238,7 @@ ExitStatus run(int argc, char** argv) {
 
     auto* enable_event = app.add_subcommand(
         "enable-event", "Record events of LTTng-UST apps (-u) or of the kernel (-k)");
-    add_domain_flags(*enable_event, cl.ee_domain);
-    auto* ee_pattern =
-        enable_event->add_option("PATTERN", cl.ee_pattern,
-                                 "-u: event name provider:event, or a prefix ending in '*'. "
-                                 "-k: tracefs names system:event with '*' anywhere (sched:*, "
-                                 "net:net_dev_xmit, *), comma-separated; with --syscall, "
-                                 "system call names (write,read) or '*'");
-    auto* ee_all = enable_event->add_flag(
-        "-a,--all", cl.ee_all,
-        "Every event: pattern '*' (-k: every tracepoint; with --syscall, every system call)");
-    auto* ee_syscall = enable_event->add_flag(
-        "--syscall", cl.ee_syscall,
-        "-k only: PATTERN names system calls (recorded as syscall_entry_NAME and "
-        "syscall_exit_NAME)");
+    add_event_selection(*enable_event, cl.ee_selection);
     auto* ee_session = enable_event->add_option("-s,--session", cl.ee_session,
                                                 "Session (default: your only session)");
     enable_event->add_option("-c,--channel", cl.enable_event.channel,
@@ -406,31 +390,11 @@ ExitStatus run(int argc, char** argv) {
             cl.er_size_bytes = *size;
         }
         if (enable_event->parsed()) {
-            cl.enable_event.domain = chosen_domain(cl.ee_domain);
-            const bool pattern_given = ee_pattern->count() > 0;
-            if (cl.enable_event.domain == Domain::kernel) {
-                for (const CLI::Option* ust_only : {ee_level, ee_only, ee_exclude}) {
-                    if (ust_only->count() > 0) {
-                        throw CLI::ValidationError(ust_only->get_name(),
-                                                   "is for user-space events (-u) only: "
-                                                   "kernel events have no log level or "
-                                                   "exclusions");
-                    }
-                }
-                cl.enable_event.kernel_calls =
-                    kernel_event_calls(cl.ee_pattern, pattern_given, cl.ee_all, cl.ee_syscall);
-            } else {
-                if (ee_syscall->count() > 0) {
-                    throw CLI::ValidationError("--syscall", "is for kernel events (-k) only");
-                }
-                if (ee_all->count() > 0 && pattern_given) {
-                    throw CLI::ValidationError("PATTERN", "give a PATTERN or -a/--all, not both");
-                }
-                if (ee_all->count() == 0 && !pattern_given) {
-                    throw CLI::ValidationError("PATTERN", "give a PATTERN or -a/--all");
-                }
-                cl.enable_event.pattern = pattern_given ? cl.ee_pattern : "*";
-            }
+            EventSelection selection =
+                resolve_event_selection(cl.ee_selection, {ee_level, ee_only, ee_exclude});
+            cl.enable_event.domain = selection.domain;
+            cl.enable_event.pattern = std::move(selection.ust_pattern);
+            cl.enable_event.kernel_calls = std::move(selection.kernel_calls);
         }
         if (enable_channel->parsed()) {
             cl.enable_channel.domain = chosen_domain(cl.ec_domain);

@@ -1,6 +1,5 @@
 #include "trace_commands.hpp"
 
-#include "error_report.hpp"
 #include "session_view.hpp"
 #include "variant_json.hpp"
 
@@ -67,25 +66,12 @@ ExitStatus run_enable_event(BusClient& bus, const EnableEventArgs& args, std::os
             << " enabled in channel " << channel << ".\n";
         return ExitStatus::success;
     }
-    std::optional<ExitStatus> failed;
-    for (const KernelEventCall& call : args.kernel_calls) {
-        try {
+    return enable_kernel_event_calls(
+        args.kernel_calls, channel,
+        [&](const KernelEventCall& call) {
             bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter);
-            out << (call.syscall ? "Kernel syscall " : "Kernel event ") << call.pattern
-                << " enabled in channel " << channel << ".\n";
-        } catch (const sdbus::Error& e) {
-            out.flush();
-            print_error_line(err, call.pattern + ": " + e.getName() +
-                                      (e.getMessage().empty() ? "" : ": " + e.getMessage()));
-            if (!failed) {
-                failed = exit_status_for_error(e.getName());
-            }
-            if (exit_status_for_error(e.getName()) == ExitStatus::unreachable) {
-                break; // the others cannot get through either
-            }
-        }
-    }
-    return failed.value_or(ExitStatus::success);
+        },
+        out, err);
 }
 
 void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out) {
