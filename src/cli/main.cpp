@@ -20,6 +20,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 namespace {
@@ -88,6 +89,29 @@ CLI::Validator whole_number() {
             return {};
         },
         "UINT");
+}
+
+/// `list` (items separated by ", ") as lines of at most 80 columns, each
+/// indented by two spaces, for a --help footer.
+std::string wrapped_list(std::string_view list) {
+    std::string out = "  ";
+    std::size_t column = 2;
+    while (!list.empty()) {
+        const std::size_t comma = list.find(", ");
+        const std::string_view item =
+            list.substr(0, comma == std::string_view::npos ? comma : comma + 1);
+        list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 2);
+        if (column > 2 && column + 1 + item.size() > 80) {
+            out += "\n  ";
+            column = 2;
+        } else if (column > 2) {
+            out += ' ';
+            ++column;
+        }
+        out += item;
+        column += item.size();
+    }
+    return out;
 }
 
 /// The `tracectl --help` hint to put after a usage error.
@@ -161,7 +185,9 @@ ExitStatus run(int argc, char** argv) {
     show->footer("Prints every property of the session (D-Bus interface\n"
                  "org.tracectl.Tracing1.Session), one per line, then its statistics: events\n"
                  "recorded and discarded, packets lost, bytes written, in total and per\n"
-                 "channel. When events were discarded or packets lost, a warning line follows\n"
+                 "channel. A session with kernel channels, event rules or contexts gets a\n"
+                 "\"Kernel domain\" section listing them (syscall rules as 'syscall NAME').\n"
+                 "When events were discarded or packets lost, a warning line follows\n"
                  "on standard error.\n\n"
                  "Example:\n  tracectl show web-latency");
 
@@ -318,9 +344,9 @@ ExitStatus run(int argc, char** argv) {
     add_context->add_option("-c,--channel", cl.add_context.channel,
                             "Channel (default: every channel; channel0 if there is none)");
     add_context->footer("Give exactly one of -u and -k. Only before the session first starts.\n\n"
-                        "User-space (-u) types:\n  " +
-                        std::string{ust_context_types} + "\nKernel (-k) types:\n  " +
-                        std::string{kernel_context_types} +
+                        "User-space (-u) types:\n" +
+                        wrapped_list(ust_context_types) + "\nKernel (-k) types:\n" +
+                        wrapped_list(kernel_context_types) +
                         "\n\nExample:\n"
                         "  tracectl add-context -u -t vpid -t procname\n"
                         "  tracectl add-context -k -t tid,pid,procname,prio,cpu_id");
@@ -335,6 +361,9 @@ ExitStatus run(int argc, char** argv) {
     auto* list_tracepoints =
         app.add_subcommand("list-tracepoints", "List the kernel's tracepoints (-k)");
     add_domain_flags(*list_tracepoints, cl.lt_domain);
+    cl.lt_domain.userspace_option->description(
+        "Refused: UST tracepoints belong to each app (tracectl list-apps --tracepoints)");
+    cl.lt_domain.kernel_option->description("The kernel domain; required");
     list_tracepoints->add_flag("--fields", cl.lt_fields,
                                "Also list each tracepoint's fields, as 'TYPE NAME'");
     list_tracepoints->add_flag("--json", cl.lt_json,

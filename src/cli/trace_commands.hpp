@@ -1,6 +1,7 @@
 // The tracing subcommands of tracectl: enable-event, enable-channel,
-// add-context, list-apps and view (lttng-enable-event(1),
-// lttng-enable-channel(1), lttng-add-context(1), lttng-list(1) -u, lttng-view(1)).
+// add-context (-u or -k), list-apps, list-tracepoints -k and view
+// (lttng-enable-event(1), lttng-enable-channel(1), lttng-add-context(1),
+// lttng-list(1) -u and -k, lttng-view(1)).
 #pragma once
 
 #include "bus_client.hpp"
