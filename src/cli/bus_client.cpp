@@ -254,12 +254,25 @@ void BusClient::enable_events(const std::string& path, const std::string& channe
     connection_->session(path).EnableEvents("ust", channel, pattern, options);
 }
 
-void BusClient::add_context(const std::string& path, const std::string& channel,
-                            const std::string& type) {
-    connection_->session(path).AddContext("ust", channel, type, call_options());
+void BusClient::enable_kernel_events(const std::string& path, const std::string& channel,
+                                     const std::string& pattern, bool syscall,
+                                     const std::optional<std::string>& filter) {
+    std::map<std::string, sdbus::Variant> options = call_options();
+    if (syscall) {
+        options["syscall"] = sdbus::Variant(true);
+    }
+    if (filter) {
+        options["filter"] = sdbus::Variant(*filter);
+    }
+    connection_->session(path).EnableEvents(domain_name(Domain::kernel), channel, pattern, options);
 }
 
-void BusClient::add_channel(const std::string& path, const std::string& name,
+void BusClient::add_context(Domain domain, const std::string& path, const std::string& channel,
+                            const std::string& type) {
+    connection_->session(path).AddContext(domain_name(domain), channel, type, call_options());
+}
+
+void BusClient::add_channel(Domain domain, const std::string& path, const std::string& name,
                             const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                             const std::map<std::string, std::uint32_t>& timers) {
     std::map<std::string, sdbus::Variant> options = call_options();
@@ -272,7 +285,20 @@ void BusClient::add_channel(const std::string& path, const std::string& name,
     if (overwrite) {
         options["overwrite"] = sdbus::Variant(true);
     }
-    connection_->session(path).AddChannel("ust", name, options);
+    connection_->session(path).AddChannel(domain_name(domain), name, options);
+}
+
+std::vector<KernelTracepoint> BusClient::list_kernel_tracepoints() {
+    std::vector<KernelTracepoint> out;
+    for (const auto& tp : connection_->manager.ListTracepoints(domain_name(Domain::kernel))) {
+        KernelTracepoint& entry = out.emplace_back();
+        entry.system = tp.get<0>();
+        entry.event = tp.get<1>();
+        for (const auto& field : tp.get<2>()) {
+            entry.fields.emplace_back(field.get<0>(), field.get<1>());
+        }
+    }
+    return out;
 }
 
 std::vector<std::string> BusClient::list_applications() {

@@ -2,6 +2,7 @@
 // (org.tracectl.Tracing1 on the bus; see dbus/org.tracectl.Tracing1.*.xml).
 #pragma once
 
+#include "kernel_domain.hpp"
 #include "property_map.hpp"
 
 #include <cstdint>
@@ -94,14 +95,21 @@ public:
                        bool loglevel_only, const std::vector<std::string>& exclusions,
                        const std::optional<std::string>& filter = std::nullopt);
 
-    /// Session.AddChannel("ust", name, options) on the session at `path`; numeric options
+    /// Session.EnableEvents("kernel", channel, pattern, options): options "syscall" (b,
+    /// only when true) and "filter" (s, translated by the daemon into a tracefs filter).
+    void enable_kernel_events(const std::string& path, const std::string& channel,
+                              const std::string& pattern, bool syscall,
+                              const std::optional<std::string>& filter);
+
+    /// Session.AddChannel(domain, name, options) on the session at `path`; numeric options
     /// are sent as "t" (sizes) or "u" (timers, microseconds).
-    void add_channel(const std::string& path, const std::string& name,
+    void add_channel(Domain domain, const std::string& path, const std::string& name,
                      const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                      const std::map<std::string, std::uint32_t>& timers);
 
-    /// Session.AddContext("ust", channel, type, options) on the session at `path`.
-    void add_context(const std::string& path, const std::string& channel, const std::string& type);
+    /// Session.AddContext(domain, channel, type, options) on the session at `path`.
+    void add_context(Domain domain, const std::string& path, const std::string& channel,
+                     const std::string& type);
 
     /// Manager.ListApplications(): object paths of the apps the caller may see.
     std::vector<std::string> list_applications();
@@ -112,6 +120,9 @@ public:
     /// Application.ListTracepoints(): (provider, event, log level) triples.
     std::vector<std::tuple<std::string, std::string, std::int32_t>>
     list_tracepoints(const std::string& path);
+
+    /// Manager.ListTracepoints("kernel"): every tracefs tracepoint with its fields.
+    std::vector<KernelTracepoint> list_kernel_tracepoints();
 
     /// The connection itself, for what subscribes to signals and runs its own loop
     /// (`tracectl top`). Valid as long as the BusClient.

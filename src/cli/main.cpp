@@ -6,6 +6,7 @@
 #include "config.h"
 #include "error_report.hpp"
 #include "exit_status.hpp"
+#include "kernel_domain.hpp"
 #include "quantities.hpp"
 #include "top_command.hpp"
 #include "trace_commands.hpp"
@@ -19,6 +20,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 namespace {
@@ -44,14 +46,20 @@ struct CommandLine {
     std::string ee_loglevel;
     std::string ee_loglevel_only;
     std::string ee_exclude;
+    EventSelectionFlags ee_selection;
     EnableChannelArgs enable_channel;
     std::string ec_session;
+    DomainFlags ec_domain;
     std::uint64_t ec_subbuf_size = 0;
     std::uint64_t ec_num_subbuf = 0;
     std::uint32_t ec_switch_timer = 0;
     std::uint32_t ec_read_timer = 0;
     AddContextArgs add_context;
     std::string ac_session;
+    DomainFlags ac_domain;
+    DomainFlags lt_domain;
+    bool lt_fields = false;
+    bool lt_json = false;
     bool apps_tracepoints = false;
     bool apps_json = false;
     std::string view_session;
@@ -81,6 +89,29 @@ CLI::Validator whole_number() {
             return {};
         },
         "UINT");
+}
+
+/// `list` (items separated by ", ") as lines of at most 80 columns, each
+/// indented by two spaces, for a --help footer.
+std::string wrapped_list(std::string_view list) {
+    std::string out = "  ";
+    std::size_t column = 2;
+    while (!list.empty()) {
+        const std::size_t comma = list.find(", ");
+        const std::string_view item =
+            list.substr(0, comma == std::string_view::npos ? comma : comma + 1);
+        list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 2);
+        if (column > 2 && column + 1 + item.size() > 80) {
+            out += "\n  ";
+            column = 2;
+        } else if (column > 2) {
+            out += ' ';
+            ++column;
+        }
+        out += item;
+        column += item.size();
+    }
+    return out;
 }
 
 /// The `tracectl --help` hint to put after a usage error.
@@ -154,7 +185,9 @@ ExitStatus run(int argc, char** argv) {
     show->footer("Prints every property of the session (D-Bus interface\n"
                  "org.tracectl.Tracing1.Session), one per line, then its statistics: events\n"
                  "recorded and discarded, packets lost, bytes written, in total and per\n"
-                 "channel. When events were discarded or packets lost, a warning line follows\n"
+                 "channel. A session with kernel channels, event rules or contexts gets a\n"
+                 "\"Kernel domain\" section listing them (syscall rules as 'syscall NAME').\n"
+                 "When events were discarded or packets lost, a warning line follows\n"
                  "on standard error.\n\n"
                  "Example:\n  tracectl show web-latency");
 
@@ -229,45 +262,51 @@ ExitStatus run(int argc, char** argv) {
         "give --timer, --size or both.\n\n"
         "Example:\n  tracectl enable-rotation web-latency --timer 10s --size 100M");
 
-    auto* enable_event = app.add_subcommand("enable-event", "Record events of LTTng-UST apps");
-    bool ee_userspace = false;
-    enable_event->add_flag("-u,--userspace", ee_userspace, "The user-space (UST) domain")
-        ->required();
-    enable_event
-        ->add_option("PATTERN", cl.enable_event.pattern,
-                     "Event name provider:event, or a prefix ending in '*'")
-        ->required();
+    auto* enable_event = app.add_subcommand(
+        "enable-event", "Record events of LTTng-UST apps (-u) or of the kernel (-k)");
+    add_event_selection(*enable_event, cl.ee_selection);
     auto* ee_session = enable_event->add_option("-s,--session", cl.ee_session,
                                                 "Session (default: your only session)");
     enable_event->add_option("-c,--channel", cl.enable_event.channel,
                              "Channel (default: channel0, made on first use)");
     auto* ee_level = enable_event->add_option("--loglevel", cl.ee_loglevel,
                                               "Record this log level or a more severe one "
-                                              "(TRACE_WARNING, info, ...)");
+                                              "(TRACE_WARNING, info, ...); -u only");
     auto* ee_only = enable_event->add_option("--loglevel-only", cl.ee_loglevel_only,
-                                             "Record exactly this log level");
+                                             "Record exactly this log level; -u only");
     ee_level->excludes(ee_only);
     auto* ee_exclude = enable_event->add_option("-x,--exclude", cl.ee_exclude,
-                                                "Comma-separated event names to leave out");
+                                                "Comma-separated event names to leave out; -u "
+                                                "only");
     enable_event->add_option("-f,--filter", cl.enable_event.filter,
                              "Record only the events for which this LTTng filter expression is "
-                             "true, e.g. 'intfield > 3 && $ctx.procname == \"foo*\"'");
+                             "true, e.g. 'intfield > 3 && $ctx.procname == \"foo*\"' (-k: the "
+                             "daemon translates it into a tracefs filter, e.g. 'prev_tid == 0')");
     enable_event->footer(
-        "A rule the session has already (same channel, pattern, log level, exclusions and\n"
-        "filter) is refused with org.tracectl.Tracing1.Error.EventRuleExists (exit status 1).\n"
-        "A filter expression LTTng 2.13 refuses is refused with a message naming the column.\n\n"
-        "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO");
+        "Give exactly one of -u and -k. A rule the session has already (same channel,\n"
+        "pattern, log level, exclusions and filter) is refused with\n"
+        "org.tracectl.Tracing1.Error.EventRuleExists (exit status 1). A filter expression\n"
+        "LTTng 2.13 refuses is refused with a message naming the column.\n"
+        "With -k, each comma-separated name is its own rule (one EnableEvents call each);\n"
+        "those refused are reported and the others enabled. The kernel domain needs the\n"
+        "org.tracectl.Tracing1.trace-kernel right ('tracectl list-tracepoints -k' lists\n"
+        "the tracepoints).\n\n"
+        "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO\n"
+        "  tracectl enable-event -k 'sched:*,net:net_dev_xmit'\n"
+        "  tracectl enable-event -k sched:sched_switch --filter 'prev_tid != 0'\n"
+        "  tracectl enable-event -k --syscall openat,close\n"
+        "  tracectl enable-event -k --syscall -a");
 
-    auto* enable_channel = app.add_subcommand("enable-channel", "Add a UST channel to a session");
-    bool ec_userspace = false;
-    enable_channel->add_flag("-u,--userspace", ec_userspace, "The user-space (UST) domain")
-        ->required();
+    auto* enable_channel =
+        app.add_subcommand("enable-channel", "Add a UST (-u) or kernel (-k) channel to a session");
+    add_domain_flags(*enable_channel, cl.ec_domain);
     enable_channel->add_option("NAME", cl.enable_channel.name, "Channel name")->required();
     auto* ec_session = enable_channel->add_option("-s,--session", cl.ec_session,
                                                   "Session (default: your only session)");
     auto* ec_size = enable_channel
                         ->add_option("--subbuf-size", cl.ec_subbuf_size,
-                                     "Sub-buffer size in bytes (power of two)")
+                                     "Sub-buffer size in bytes (power of two; default 524288, "
+                                     "-k 1048576)")
                         ->check(whole_number());
     auto* ec_num =
         enable_channel
@@ -283,27 +322,34 @@ ExitStatus run(int argc, char** argv) {
         enable_channel
             ->add_option("--read-timer", cl.ec_read_timer, "Read timer period, microseconds")
             ->check(whole_number());
-    enable_channel->footer("Only before the session first starts.\n\nExample:\n"
-                           "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8");
+    enable_channel->footer(
+        "Give exactly one of -u and -k. Only before the session first starts. Channel names\n"
+        "are unique per domain; a kernel channel's tracefs buffer holds sub-buffer size x\n"
+        "count bytes per CPU.\n\nExample:\n"
+        "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8\n"
+        "  tracectl enable-channel -k kchan --subbuf-size 2097152");
 
     auto* add_context =
         app.add_subcommand("add-context", "Record context fields with every event of a channel");
-    bool ac_userspace = false;
-    add_context->add_flag("-u,--userspace", ac_userspace, "The user-space (UST) domain")
-        ->required();
+    add_domain_flags(*add_context, cl.ac_domain);
     add_context
-        ->add_option("-t,--type", cl.add_context.types,
-                     "Context type, repeatable: vpid, vtid, procname, pthread_id, ip, cpu_id, "
-                     "vuid, veuid, vsuid, vgid, vegid, vsgid, cgroup_ns, ipc_ns, mnt_ns, net_ns, "
-                     "pid_ns, time_ns, user_ns, uts_ns")
+        ->add_option(
+            "-t,--type", cl.add_context.types,
+            "Context type, repeatable or comma-separated. -u: " + std::string{ust_context_types} +
+                ". -k: " + std::string{kernel_context_types})
         ->required()
         ->delimiter(',');
     auto* ac_session = add_context->add_option("-s,--session", cl.ac_session,
                                                "Session (default: your only session)");
     add_context->add_option("-c,--channel", cl.add_context.channel,
                             "Channel (default: every channel; channel0 if there is none)");
-    add_context->footer("Only before the session first starts.\n\nExample:\n"
-                        "  tracectl add-context -u -t vpid -t procname");
+    add_context->footer("Give exactly one of -u and -k. Only before the session first starts.\n\n"
+                        "User-space (-u) types:\n" +
+                        wrapped_list(ust_context_types) + "\nKernel (-k) types:\n" +
+                        wrapped_list(kernel_context_types) +
+                        "\n\nExample:\n"
+                        "  tracectl add-context -u -t vpid -t procname\n"
+                        "  tracectl add-context -k -t tid,pid,procname,prio,cpu_id");
 
     auto* list_apps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
     list_apps->add_flag("-t,--tracepoints", cl.apps_tracepoints,
@@ -311,6 +357,24 @@ ExitStatus run(int argc, char** argv) {
     list_apps->add_flag("--json", cl.apps_json, "Print a JSON array");
     list_apps->footer("Lists the apps you may see (yours; root sees all).\n\nExample:\n"
                       "  tracectl list-apps --tracepoints");
+
+    auto* list_tracepoints =
+        app.add_subcommand("list-tracepoints", "List the kernel's tracepoints (-k)");
+    add_domain_flags(*list_tracepoints, cl.lt_domain);
+    cl.lt_domain.userspace_option->description(
+        "Refused: UST tracepoints belong to each app (tracectl list-apps --tracepoints)");
+    cl.lt_domain.kernel_option->description("The kernel domain; required");
+    list_tracepoints->add_flag("--fields", cl.lt_fields,
+                               "Also list each tracepoint's fields, as 'TYPE NAME'");
+    list_tracepoints->add_flag("--json", cl.lt_json,
+                               "Print a JSON array of {system, event, fields: [{name, type}]}");
+    list_tracepoints->footer(
+        "Lists every tracefs tracepoint as system:event, sorted (Manager.ListTracepoints).\n"
+        "Needs the org.tracectl.Tracing1.trace-kernel right and a usable tracefs\n"
+        "(org.tracectl.Tracing1.Error.KernelUnavailable otherwise, exit status 1).\n"
+        "UST tracepoints belong to each app: tracectl list-apps --tracepoints.\n\n"
+        "Example:\n  tracectl list-tracepoints -k\n"
+        "  tracectl list-tracepoints -k --fields\n  tracectl list-tracepoints -k --json");
 
     auto* view = app.add_subcommand("view", "Print a session's trace with babeltrace2");
     auto* view_name =
@@ -353,6 +417,23 @@ ExitStatus run(int argc, char** argv) {
             }
             cl.er_timer_us = *timer;
             cl.er_size_bytes = *size;
+        }
+        if (enable_event->parsed()) {
+            EventSelection selection =
+                resolve_event_selection(cl.ee_selection, {ee_level, ee_only, ee_exclude});
+            cl.enable_event.domain = selection.domain;
+            cl.enable_event.pattern = std::move(selection.ust_pattern);
+            cl.enable_event.kernel_calls = std::move(selection.kernel_calls);
+        }
+        if (enable_channel->parsed()) {
+            cl.enable_channel.domain = chosen_domain(cl.ec_domain);
+        }
+        if (add_context->parsed()) {
+            cl.add_context.domain = chosen_domain(cl.ac_domain);
+        }
+        if (list_tracepoints->parsed() && chosen_domain(cl.lt_domain) == Domain::ust) {
+            throw CLI::ValidationError(
+                "-u", "UST tracepoints belong to each app: tracectl list-apps --tracepoints");
         }
         // D-Bus strings are UTF-8: a name that is not cannot even be sent.
         for (const std::string* name :
@@ -465,13 +546,19 @@ ExitStatus run(int argc, char** argv) {
     } else if (rotate->parsed()) {
         run_rotate(bus, cl.rotate_name, cl.rotate_wait, std::cout, std::cerr);
     } else if (enable_event->parsed()) {
-        run_enable_event(bus, cl.enable_event, std::cout);
+        const ExitStatus status = run_enable_event(bus, cl.enable_event, std::cout, std::cerr);
+        if (status != ExitStatus::success) {
+            std::cout.flush();
+            return status;
+        }
     } else if (enable_channel->parsed()) {
         run_enable_channel(bus, cl.enable_channel, std::cout);
     } else if (add_context->parsed()) {
         run_add_context(bus, cl.add_context, std::cout);
     } else if (list_apps->parsed()) {
         run_list_apps(bus, cl.apps_tracepoints, cl.apps_json, std::cout);
+    } else if (list_tracepoints->parsed()) {
+        run_list_kernel_tracepoints(bus, cl.lt_fields, cl.lt_json, std::cout);
     } else if (view->parsed()) {
         const std::string dir =
             session_output(bus, view_name->count() > 0 ? std::optional<std::string>(cl.view_session)

@@ -1,5 +1,6 @@
 #include "output_format.hpp"
 
+#include "kernel_domain.hpp"
 #include "session_statistics.hpp"
 #include "statistics_format.hpp"
 #include "text_table.hpp"
@@ -134,7 +135,7 @@ std::string format_session_details(const SessionView& session, const UserNameLoo
     for (const auto& entry : session.properties) {
         if (std::find(well_known_properties.begin(), well_known_properties.end(), entry.first) ==
                 well_known_properties.end() &&
-            !is_statistics_property(entry.first)) {
+            !is_statistics_property(entry.first) && !is_kernel_domain_property(entry.first)) {
             keys.push_back(entry.first);
         }
     }
@@ -147,6 +148,10 @@ std::string format_session_details(const SessionView& session, const UserNameLoo
         append_padded(out, key + ":", width + 1);
         out += format_detail_value(key, session.properties.at(key), user_name);
         out += '\n';
+    }
+    if (const std::string kernel = format_kernel_section(session.properties); !kernel.empty()) {
+        out += '\n';
+        out += kernel;
     }
     if (const auto statistics = statistics_from_properties(session.properties)) {
         out += '\n';

@@ -39,8 +39,10 @@ std::string format_session_table(const std::vector<SessionView>& sessions,
 /// properties first (Name, Id, State, Mode, Owner, OutputPath, BufferOwnership,
 /// CreationTime), then the others by name. Owner gets its user name ("1000 (alice)") and
 /// CreationTime is shown as local time; other values use format_property_value().
-/// Statistics and ChannelStatistics are not listed as lines but as a section after a blank
-/// line (format_statistics_section()).
+/// KernelChannels, KernelEvents and KernelContexts are not listed as lines but, when the
+/// session has any, as the "Kernel domain" section after a blank line
+/// (format_kernel_section()). Statistics and ChannelStatistics are not listed as lines but
+/// as a section after a blank line (format_statistics_section()).
 std::string format_session_details(const SessionView& session, const UserNameLookup& user_name);
 
 /// One session as a JSON object: every property under its D-Bus name, with its D-Bus type

@@ -48,12 +48,30 @@ std::string resolve_session(BusClient& bus, const std::optional<std::string>& na
     return own.front();
 }
 
-void run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out) {
+ExitStatus run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out,
+                            std::ostream& err) {
     const std::string path = resolve_session(bus, args.session);
-    bus.enable_events(path, args.channel, args.pattern, args.loglevel, args.loglevel_only,
-                      args.exclusions, args.filter);
-    out << "UST event " << args.pattern << " enabled in channel "
-        << (args.channel.empty() ? "channel0" : args.channel) << ".\n";
+    const std::string channel = args.channel.empty() ? "channel0" : args.channel;
+    if (args.domain == Domain::ust) {
+        bus.enable_events(path, args.channel, args.pattern, args.loglevel, args.loglevel_only,
+                          args.exclusions, args.filter);
+        out << "UST event " << args.pattern << " enabled in channel " << channel << ".\n";
+        return ExitStatus::success;
+    }
+    if (args.kernel_calls.size() == 1) {
+        // One name: failures are reported as any other command's.
+        const KernelEventCall& call = args.kernel_calls.front();
+        bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter);
+        out << (call.syscall ? "Kernel syscall " : "Kernel event ") << call.pattern
+            << " enabled in channel " << channel << ".\n";
+        return ExitStatus::success;
+    }
+    return enable_kernel_event_calls(
+        args.kernel_calls, channel,
+        [&](const KernelEventCall& call) {
+            bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter);
+        },
+        out, err);
 }
 
 void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out) {
@@ -72,8 +90,8 @@ void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostr
     if (args.read_timer_us) {
         timers["read-timer"] = *args.read_timer_us;
     }
-    bus.add_channel(path, args.name, sizes, args.overwrite, timers);
-    out << "UST channel " << args.name << " enabled.\n";
+    bus.add_channel(args.domain, path, args.name, sizes, args.overwrite, timers);
+    out << domain_label(args.domain) << " channel " << args.name << " enabled.\n";
 }
 
 void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& out) {
@@ -82,7 +100,7 @@ void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& o
     // run again after one of its types was refused half-way.
     const PropertyMap props = bus.session_properties(path);
     const auto recorded = [&](const std::string& type) {
-        const auto it = props.find("Contexts");
+        const auto it = props.find(args.domain == Domain::kernel ? "KernelContexts" : "Contexts");
         if (it == props.end() || !it->second.is_array()) {
             return false;
         }
@@ -96,11 +114,11 @@ void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& o
     };
     for (const std::string& type : args.types) {
         if (recorded(type)) {
-            out << "UST context " << type << " is recorded already.\n";
+            out << domain_label(args.domain) << " context " << type << " is recorded already.\n";
             continue;
         }
-        bus.add_context(path, args.channel, type);
-        out << "UST context " << type << " added to "
+        bus.add_context(args.domain, path, args.channel, type);
+        out << domain_label(args.domain) << " context " << type << " added to "
             << (args.channel.empty() ? std::string("every channel") : "channel " + args.channel)
             << ".\n";
     }
@@ -152,6 +170,12 @@ void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& ou
             }
         }
     }
+}
+
+void run_list_kernel_tracepoints(BusClient& bus, bool fields, bool json, std::ostream& out) {
+    std::vector<KernelTracepoint> tracepoints = bus.list_kernel_tracepoints();
+    out << (json ? format_kernel_tracepoints_json(std::move(tracepoints))
+                 : format_kernel_tracepoints(std::move(tracepoints), fields));
 }
 
 std::string session_output(BusClient& bus, const std::optional<std::string>& name) {

@@ -1,9 +1,12 @@
 // The tracing subcommands of tracectl: enable-event, enable-channel,
-// add-context, list-apps and view (lttng-enable-event(1),
-// lttng-enable-channel(1), lttng-add-context(1), lttng-list(1) -u, lttng-view(1)).
+// add-context (-u or -k), list-apps, list-tracepoints -k and view
+// (lttng-enable-event(1), lttng-enable-channel(1), lttng-add-context(1),
+// lttng-list(1) -u and -k, lttng-view(1)).
 #pragma once
 
 #include "bus_client.hpp"
+#include "exit_status.hpp"
+#include "kernel_domain.hpp"
 
 #include <cstdint>
 #include <iosfwd>
@@ -14,11 +17,15 @@
 namespace tracectl::cli {
 
 /// `tracectl enable-event -u PATTERN [-s S] [-c C] [--loglevel L | --loglevel-only L]
-/// [--exclude E,...] [--filter EXPR]`.
+/// [--exclude E,...] [--filter EXPR]`, or
+/// `tracectl enable-event -k (PATTERN[,PATTERN...] | -a) [--syscall] [-s S] [-c C]
+/// [--filter EXPR]`.
 struct EnableEventArgs {
-    std::string pattern;
-    std::optional<std::string> session; ///< default: the caller's only session
-    std::string channel;                ///< "" = channel0 (made on first enable)
+    Domain domain = Domain::ust;
+    std::string pattern;                       ///< ust: the one pattern
+    std::vector<KernelEventCall> kernel_calls; ///< kernel: one EnableEvents call each
+    std::optional<std::string> session;        ///< default: the caller's only session
+    std::string channel;                       ///< "" = channel0 (made on first enable)
     std::optional<std::string> loglevel;
     bool loglevel_only = false;
     std::vector<std::string> exclusions;
@@ -28,6 +35,7 @@ struct EnableEventArgs {
 /// `tracectl enable-channel -u NAME [-s S] [--subbuf-size B] [--num-subbuf N]
 /// [--overwrite] [--switch-timer US] [--read-timer US]`.
 struct EnableChannelArgs {
+    Domain domain = Domain::ust;
     std::string name;
     std::optional<std::string> session;
     std::optional<std::uint64_t> subbuf_size;
@@ -37,8 +45,9 @@ struct EnableChannelArgs {
     std::optional<std::uint32_t> read_timer_us;
 };
 
-/// `tracectl add-context -u -t TYPE [-t TYPE...] [-s S] [-c C]`.
+/// `tracectl add-context -u|-k -t TYPE [-t TYPE...] [-s S] [-c C]`.
 struct AddContextArgs {
+    Domain domain = Domain::ust;
     std::vector<std::string> types;     ///< lttng-add-context(1) names: vpid, vtid, procname, ...
     std::optional<std::string> session; ///< default: the caller's only session
     std::string channel;                ///< "" = every channel (channel0 if there is none)
@@ -48,7 +57,11 @@ struct AddContextArgs {
 /// sdbus::Error (NoSuchSession) when there is none or more than one.
 std::string resolve_session(BusClient& bus, const std::optional<std::string>& name);
 
-void run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out);
+/// Kernel: makes every call of `args.kernel_calls` even when one fails; each
+/// failure is reported on `err` ("tracectl: PATTERN: ERROR: message") and the
+/// status of the first failure returned. UST: one call; a failure throws.
+ExitStatus run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out,
+                            std::ostream& err);
 void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out);
 /// Adds each type in turn, skipping those recorded already (so a command
 /// refused half-way can be run again once corrected); stops at the first
@@ -58,6 +71,10 @@ void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& o
 /// Prints the registered apps the caller may see: pid, uid, bitness, name, and
 /// with `tracepoints` each app's tracepoints with their log levels; or JSON.
 void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& out);
+
+/// `tracectl list-tracepoints -k [--fields] [--json]`: Manager.ListTracepoints("kernel"),
+/// printed by format_kernel_tracepoints() or format_kernel_tracepoints_json().
+void run_list_kernel_tracepoints(BusClient& bus, bool fields, bool json, std::ostream& out);
 
 /// The session's output folder, for `tracectl view` (which runs babeltrace2 on it).
 std::string session_output(BusClient& bus, const std::optional<std::string>& name);

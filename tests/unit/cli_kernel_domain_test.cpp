@@ -1,0 +1,295 @@
+// Unit tests of the kernel domain on tracectl's command line: the -u/-k
+// flags, enable-event's selection of events (PATTERN lists, -a, --syscall),
+// list-tracepoints' text and JSON, and show's "Kernel domain" section.
+#include "cli/kernel_domain.hpp"
+#include "cli/output_format.hpp"
+
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+#include <optional>
+#include <sdbus-c++/Error.h>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tracectl::cli;
+using nlohmann::json;
+
+namespace {
+
+/// An `enable-event` command as tracectl builds it (add_event_selection()
+/// plus the UST-only options), parsed from `args`.
+struct EnableEventLine {
+    CLI::App app{"test", "enable-event"};
+    EventSelectionFlags flags;
+    std::string loglevel;
+    std::string exclude;
+    CLI::Option* loglevel_option = nullptr;
+    CLI::Option* exclude_option = nullptr;
+
+    EnableEventLine() {
+        add_event_selection(app, flags);
+        loglevel_option = app.add_option("--loglevel", loglevel);
+        exclude_option = app.add_option("-x,--exclude", exclude);
+    }
+
+    /// Parses `args` and resolves them; throws CLI::ParseError as tracectl's
+    /// parser does (a usage error, exit status 2).
+    EventSelection parse(std::vector<std::string> args) {
+        std::vector<std::string> reversed(args.rbegin(), args.rend());
+        app.parse(reversed);
+        return resolve_event_selection(flags, {loglevel_option, exclude_option});
+    }
+};
+
+/// The message of the CLI::ParseError that parsing `args` throws, or
+/// nullopt when it does not throw.
+std::optional<std::string> usage_error(std::vector<std::string> args) {
+    EnableEventLine line;
+    try {
+        line.parse(std::move(args));
+    } catch (const CLI::ParseError& e) {
+        EXPECT_NE(e.get_exit_code(), 0);
+        return std::string{e.what()};
+    }
+    return std::nullopt;
+}
+
+bool contains(const std::optional<std::string>& text, const std::string& part) {
+    return text && text->find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST(CliKernelDomain, DomainNames) {
+    EXPECT_STREQ(domain_name(Domain::ust), "ust");
+    EXPECT_STREQ(domain_name(Domain::kernel), "kernel");
+    EXPECT_STREQ(domain_label(Domain::kernel), "Kernel");
+}
+
+TEST(CliKernelDomain, ExactlyOneOfUserspaceAndKernel) {
+    EXPECT_EQ(EnableEventLine{}.parse({"-u", "p:e"}).domain, Domain::ust);
+    EXPECT_EQ(EnableEventLine{}.parse({"--userspace", "p:e"}).domain, Domain::ust);
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "sched:*"}).domain, Domain::kernel);
+    EXPECT_EQ(EnableEventLine{}.parse({"--kernel", "sched:*"}).domain, Domain::kernel);
+    EXPECT_TRUE(contains(usage_error({"sched:*"}), "-u (user space"));
+    EXPECT_TRUE(contains(usage_error({"-u", "-k", "sched:*"}), "excludes"));
+    EXPECT_TRUE(contains(usage_error({"-k", "-u", "sched:*"}), "excludes"));
+}
+
+TEST(CliKernelDomain, DomainFlagsOnOtherCommands) {
+    CLI::App app{"test", "add-context"};
+    DomainFlags flags;
+    add_domain_flags(app, flags);
+    app.parse(std::vector<std::string>{"-k"});
+    EXPECT_EQ(chosen_domain(flags), Domain::kernel);
+
+    CLI::App none{"test", "add-context"};
+    DomainFlags no_flags;
+    add_domain_flags(none, no_flags);
+    none.parse(std::vector<std::string>{});
+    EXPECT_THROW(chosen_domain(no_flags), CLI::ValidationError);
+}
+
+TEST(CliKernelDomain, KernelPatternListIsOneCallEach) {
+    const EventSelection s = EnableEventLine{}.parse({"-k", "sched:*,net:net_dev_xmit,,*"});
+    EXPECT_EQ(s.kernel_calls, (std::vector<KernelEventCall>{
+                                  {"sched:*", false}, {"net:net_dev_xmit", false}, {"*", false}}));
+    EXPECT_TRUE(s.ust_pattern.empty());
+    // A name given twice is one call.
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "sched:a,sched:a"}).kernel_calls.size(), 1u);
+}
+
+TEST(CliKernelDomain, SyscallListAndAll) {
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "openat,close"}).kernel_calls,
+              (std::vector<KernelEventCall>{{"openat", true}, {"close", true}}));
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "-a"}).kernel_calls,
+              (std::vector<KernelEventCall>{{"*", true}}));
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "*"}).kernel_calls,
+              (std::vector<KernelEventCall>{{"*", true}}));
+    // -a alone: every tracepoint.
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--all"}).kernel_calls,
+              (std::vector<KernelEventCall>{{"*", false}}));
+    EXPECT_EQ(EnableEventLine{}.parse({"-u", "-a"}).ust_pattern, "*");
+}
+
+TEST(CliKernelDomain, RefusedCombinations) {
+    EXPECT_TRUE(contains(usage_error({"-k"}), "give event names or -a/--all"));
+    EXPECT_TRUE(contains(usage_error({"-k", "--syscall"}), "system call names"));
+    EXPECT_TRUE(contains(usage_error({"-k", "-a", "sched:*"}), "not both"));
+    EXPECT_TRUE(contains(usage_error({"-k", ",,"}), "names no event"));
+    EXPECT_TRUE(contains(usage_error({"-k", "sched:*", "--loglevel", "info"}),
+                         "--loglevel: is for user-space events (-u) only"));
+    EXPECT_TRUE(contains(usage_error({"-k", "sched:*", "-x", "sched:a"}),
+                         "--exclude: is for user-space events (-u) only"));
+    EXPECT_TRUE(contains(usage_error({"-u", "--syscall", "write"}), "kernel events (-k) only"));
+    EXPECT_TRUE(contains(usage_error({"-u"}), "give a PATTERN or -a/--all"));
+    EXPECT_TRUE(contains(usage_error({"-u", "-a", "p:*"}), "not both"));
+    // UST patterns are not split.
+    EXPECT_EQ(EnableEventLine{}.parse({"-u", "a:b,c:d", "--loglevel", "info"}).ust_pattern,
+              "a:b,c:d");
+}
+
+TEST(CliKernelDomain, SplitCommas) {
+    EXPECT_EQ(split_commas("a,b,,c,"), (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_TRUE(split_commas("").empty());
+    EXPECT_TRUE(split_commas(",").empty());
+}
+
+namespace {
+
+std::vector<KernelTracepoint> some_tracepoints() {
+    return {
+        {"sched", "sched_switch", {{"prev_comm", "char[16]"}, {"prev_pid", "pid_t"}}},
+        {"net", "net_dev_xmit", {{"len", "unsigned int"}}},
+        {"sched", "sched_wakeup", {}},
+    };
+}
+
+} // namespace
+
+TEST(CliKernelDomain, TracepointsTextIsSorted) {
+    EXPECT_EQ(format_kernel_tracepoints(some_tracepoints(), false),
+              "net:net_dev_xmit\nsched:sched_switch\nsched:sched_wakeup\n");
+    EXPECT_EQ(format_kernel_tracepoints(some_tracepoints(), true), "net:net_dev_xmit\n"
+                                                                   "    unsigned int len\n"
+                                                                   "sched:sched_switch\n"
+                                                                   "    char[16] prev_comm\n"
+                                                                   "    pid_t prev_pid\n"
+                                                                   "sched:sched_wakeup\n");
+    EXPECT_EQ(format_kernel_tracepoints({}, true), "No kernel tracepoints.\n");
+}
+
+TEST(CliKernelDomain, TracepointsJson) {
+    const json parsed = json::parse(format_kernel_tracepoints_json(some_tracepoints()));
+    const json expected = json::parse(R"([
+        {"system": "net", "event": "net_dev_xmit",
+         "fields": [{"name": "len", "type": "unsigned int"}]},
+        {"system": "sched", "event": "sched_switch",
+         "fields": [{"name": "prev_comm", "type": "char[16]"},
+                    {"name": "prev_pid", "type": "pid_t"}]},
+        {"system": "sched", "event": "sched_wakeup", "fields": []}
+    ])");
+    EXPECT_EQ(parsed, expected);
+    EXPECT_EQ(format_kernel_tracepoints_json({}), "[]\n");
+}
+
+namespace {
+
+PropertyMap kernel_properties() {
+    return {
+        {"Name", json("k")},
+        {"KernelChannels", json::array({json::array({"kchan", 1048576u, 4u, false, 0u, 200u}),
+                                        json::array({"ring", 4096u, 2u, true, 1000u, 0u})})},
+        {"KernelEvents", json::array({json::array({"kchan", "sched:*", false, "prev_tid != 0"}),
+                                      json::array({"kchan", "openat", true, ""}),
+                                      json::array({"ring", "*", true, ""})})},
+        {"KernelContexts",
+         json::array({json::array({"kchan", "tid"}), json::array({"kchan", "procname"})})},
+    };
+}
+
+} // namespace
+
+TEST(CliKernelDomain, KernelSection) {
+    EXPECT_EQ(format_kernel_section(kernel_properties()),
+              "Kernel domain:\n"
+              "  Channels:\n"
+              "    kchan  subbuf 1048576 x 4, discard, switch timer off, read timer 200 us\n"
+              "    ring  subbuf 4096 x 2, overwrite, switch timer 1000 us, read timer off\n"
+              "  Event rules:\n"
+              "    kchan  sched:*  filter: prev_tid != 0\n"
+              "    kchan  syscall openat\n"
+              "    ring  syscall *\n"
+              "  Contexts:\n"
+              "    kchan  tid\n"
+              "    kchan  procname\n");
+}
+
+TEST(CliKernelDomain, KernelSectionOnlyWhatThereIs) {
+    EXPECT_EQ(format_kernel_section({{"KernelChannels", json::array()},
+                                     {"KernelEvents", json::array()},
+                                     {"KernelContexts", json::array()}}),
+              "");
+    EXPECT_EQ(format_kernel_section({}), "");
+    EXPECT_EQ(format_kernel_section({{"KernelContexts", json::array({json::array({"c", "pid"})})},
+                                     {"KernelEvents", json::array({json("not a rule")})}}),
+              "Kernel domain:\n  Contexts:\n    c  pid\n");
+}
+
+TEST(CliKernelDomain, ShowPrintsTheKernelSectionNotRawLines) {
+    PropertyMap properties = kernel_properties();
+    properties["Channels"] = json::array();
+    const SessionView view = session_view_from_properties("/s", properties);
+    const std::string details = format_session_details(view, nullptr);
+    EXPECT_EQ(details.find("KernelChannels:"), std::string::npos) << details;
+    EXPECT_EQ(details.find("KernelEvents:"), std::string::npos) << details;
+    EXPECT_NE(details.find("Channels: []\n"), std::string::npos) << details;
+    const auto section = details.find("\nKernel domain:\n  Channels:\n    kchan  subbuf");
+    EXPECT_NE(section, std::string::npos) << details;
+    EXPECT_NE(details.find("    kchan  syscall openat\n"), std::string::npos) << details;
+
+    // Without kernel content: neither the section nor the empty properties.
+    const SessionView ust = session_view_from_properties("/s", {{"Name", json("u")},
+                                                                {"KernelChannels", json::array()},
+                                                                {"KernelEvents", json::array()},
+                                                                {"KernelContexts", json::array()}});
+    EXPECT_EQ(format_session_details(ust, nullptr), "Name: u\n");
+}
+
+TEST(CliKernelDomain, ShowJsonHasTheKernelProperties) {
+    const SessionView view = session_view_from_properties("/s", kernel_properties());
+    const json parsed = json::parse(format_session_json(view));
+    EXPECT_EQ(parsed["KernelChannels"], kernel_properties()["KernelChannels"]);
+    EXPECT_EQ(parsed["KernelEvents"][1], json::array({"kchan", "openat", true, ""}));
+    EXPECT_EQ(parsed["KernelContexts"][0], json::array({"kchan", "tid"}));
+}
+
+TEST(CliKernelDomain, EveryCallIsMadeAndEachFailureReported) {
+    std::vector<std::string> made;
+    std::ostringstream out;
+    std::ostringstream err;
+    const std::vector<KernelEventCall> calls{
+        {"sched:*", false}, {"nosuch:x", false}, {"net:*", false}};
+    const ExitStatus status = enable_kernel_event_calls(
+        calls, "channel0",
+        [&](const KernelEventCall& call) {
+            made.push_back(call.pattern);
+            if (call.pattern == "nosuch:x") {
+                throw sdbus::Error("org.tracectl.Tracing1.Error.InvalidArgument",
+                                   "no kernel tracepoint matches nosuch:x");
+            }
+        },
+        out, err);
+    EXPECT_EQ(made, (std::vector<std::string>{"sched:*", "nosuch:x", "net:*"}));
+    EXPECT_EQ(status, ExitStatus::daemon_error);
+    EXPECT_EQ(out.str(), "Kernel event sched:* enabled in channel channel0.\n"
+                         "Kernel event net:* enabled in channel channel0.\n");
+    EXPECT_EQ(err.str(), "tracectl: nosuch:x: org.tracectl.Tracing1.Error.InvalidArgument: no "
+                         "kernel tracepoint matches nosuch:x\n");
+}
+
+TEST(CliKernelDomain, SyscallCallsSucceedingAndAnUnreachableDaemonStops) {
+    std::ostringstream out;
+    std::ostringstream err;
+    EXPECT_EQ(
+        enable_kernel_event_calls(
+            {{"openat", true}, {"close", true}}, "k", [](const KernelEventCall&) {}, out, err),
+        ExitStatus::success);
+    EXPECT_EQ(out.str(), "Kernel syscall openat enabled in channel k.\n"
+                         "Kernel syscall close enabled in channel k.\n");
+    EXPECT_EQ(err.str(), "");
+
+    int made = 0;
+    std::ostringstream err2;
+    EXPECT_EQ(enable_kernel_event_calls(
+                  {{"a:b", false}, {"c:d", false}}, "k",
+                  [&](const KernelEventCall&) {
+                      ++made;
+                      throw sdbus::Error("org.freedesktop.DBus.Error.NoReply", "");
+                  },
+                  out, err2),
+              ExitStatus::unreachable);
+    EXPECT_EQ(made, 1);
+    EXPECT_EQ(err2.str(), "tracectl: a:b: org.freedesktop.DBus.Error.NoReply\n");
+}
