@@ -85,7 +85,7 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
     } catch (const std::system_error& e) {
         throw RequestError(cp::ErrorKind::Io, "creating " + outputDir_ + ": " + e.what());
     }
-    for (std::size_t i = 0; i < fds.size(); ++i) {
+    for (std::size_t i = 0; i < request.cpus.size(); ++i) {
         auto c = std::make_unique<Cpu>();
         c->owner = this;
         c->cpu = request.cpus[i];

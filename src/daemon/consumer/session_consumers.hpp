@@ -30,6 +30,10 @@ public:
     /// The session's live consumer connection, or nullptr. Never keep it:
     /// ask again after each callback (it goes with the session).
     virtual ConsumerConnection* consumerOf(const std::string& idHex) = 0;
+    /// CLOCK_REALTIME - CLOCK_MONOTONIC (ns) that every trace of session
+    /// `idHex` describes its clock with (measured once, at its first
+    /// start), or nullopt if the session is not known.
+    virtual std::optional<int64_t> clockOffsetOf(const std::string& idHex) = 0;
     /// Consumer channel keys from `kForeignKeyBase` on belong to other
     /// domains: their figures go to `handler` (told on the loop).
     using FiguresHandler =

@@ -220,8 +220,26 @@ void KernelDomain::start(SessionSnapshot s, Done done) {
 }
 
 void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> done) {
+    // Posted: the UST tracer is given the same Start right after us, and
+    // measures the clock offset every trace of the session shares.
+    loop_.post([this, id = t.snapshot.idHex, serial = t.serial, done,
+                alive = std::weak_ptr<bool>(alive_)] {
+        if (alive.expired())
+            return;
+        Traced* live = find(id, serial);
+        if (live == nullptr)
+            return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+        const auto offset = consumers_.clockOffsetOf(id);
+        if (!offset)
+            return done(Error(ErrorCode::Failed, "the session's consumer is not being started"));
+        prepareInstances(*live, *offset, done);
+    });
+}
+
+void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
+                                    std::function<void(std::optional<Error>)> done) {
     auto instances = std::make_shared<kernel::SessionInstances>(
-        t.snapshot.idHex, t.uuid, t.snapshot.name, t.snapshot.creationTime);
+        t.snapshot.idHex, t.uuid, t.snapshot.name, t.snapshot.creationTime, clockOffset);
     auto prepared = std::make_shared<kernel::PreparedTrace>();
     const SessionSnapshot s = t.snapshot;
     onExecutor(
@@ -237,8 +255,7 @@ void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> 
                               : Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
             }
             live->instances = instances;
-            // The consumer is the UST tracer's, started by its Start (given
-            // to it in the same turn of the loop as ours).
+            // The consumer is the UST tracer's, started by its Start.
             consumers_.whenConsumerReady(id, [this, id, serial, prepared,
                                               done](std::optional<Error> notReady) {
                 Traced* on = find(id, serial);
@@ -352,15 +369,18 @@ void KernelDomain::destroy(std::string idHex, Done done) {
         if (live == nullptr)
             return done(std::nullopt);
         const auto end = [this, idHex, serial, done] {
-            if (Traced* on = find(idHex, serial)) {
-                removeInstances(std::exchange(on->instances, nullptr), kRemovalAttempts);
-                // Steps queued after this one answer as for a session gone.
-                auto rest = std::move(on->queue);
-                sessions_.erase(idHex);
-                for (Step& step : rest)
-                    step([] {});
-            }
-            done(std::nullopt);
+            Traced* on = find(idHex, serial);
+            if (on == nullptr)
+                return done(std::nullopt);
+            auto instances = std::exchange(on->instances, nullptr);
+            // Steps queued after this one answer as for a session gone.
+            auto rest = std::move(on->queue);
+            sessions_.erase(idHex);
+            for (Step& step : rest)
+                step([] {});
+            // Destroy answers once its instances are gone (or, still held
+            // open, are being retried).
+            removeInstances(std::move(instances), kRemovalAttempts, [done] { done(std::nullopt); });
         };
         ConsumerConnection* consumer = consumers_.consumerOf(idHex);
         if (consumer == nullptr || !live->made)
@@ -472,14 +492,19 @@ void KernelDomain::setRotationSchedule(std::string, RotationSchedule, PathDone, 
 }
 
 void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> instances,
-                                   int attemptsLeft) {
-    if (!instances)
+                                   int attemptsLeft, std::function<void()> tried) {
+    if (!instances) {
+        if (tried)
+            loop_.post(std::move(tried));
         return;
+    }
     auto left = std::make_shared<std::vector<std::string>>();
     onExecutor([instances, left](kernel::Tracefs&,
                                  kernel::TracepointCatalog&) { *left = instances->remove(); },
-               [this, instances, left, attemptsLeft,
+               [this, instances, left, attemptsLeft, tried,
                 alive = std::weak_ptr<bool>(alive_)](std::optional<Error>) {
+                   if (tried)
+                       tried();
                    if (alive.expired() || left->empty())
                        return;
                    if (attemptsLeft <= 1) {

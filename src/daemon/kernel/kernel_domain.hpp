@@ -93,11 +93,16 @@ private:
                     std::function<void(std::optional<Error>)> then);
     /// The first start's work: instances, then the consumer's channels.
     void prepare(Traced& t, std::function<void(std::optional<Error>)> done);
+    /// prepare()'s second half, once the session's clock offset is known.
+    void prepareInstances(Traced& t, std::int64_t clockOffset,
+                          std::function<void(std::optional<Error>)> done);
     /// Tracing on or off in every instance of `t`.
     void setTracing(Traced& t, bool on, std::function<void(std::optional<Error>)> done);
     /// Removes `t`'s instances (on the executor); a removal that fails
     /// (the consumer still holds fds) is retried every second for a while.
-    void removeInstances(std::shared_ptr<kernel::SessionInstances> instances, int attemptsLeft);
+    /// `tried` (if given) once the first attempt is over.
+    void removeInstances(std::shared_ptr<kernel::SessionInstances> instances, int attemptsLeft,
+                         std::function<void()> tried = nullptr);
     /// The consumer is gone or going: nothing of `idHex` reads any more.
     void consumerGone(const std::string& idHex);
     /// Tries the instances an earlier daemon left (staleLeft_) again in a

@@ -19,6 +19,8 @@ namespace {
 /// ftrace filters of several rules naming one event: the event records if
 /// any rule would; a rule without a filter takes everything.
 std::string joinFilters(const std::vector<std::string>& filters) {
+    if (filters.size() == 1)
+        return filters.front();
     std::string joined;
     for (const std::string& f : filters) {
         if (f.empty())
@@ -38,8 +40,11 @@ uint32_t contextMaskOf(const ChannelConfig& c) {
 } // namespace
 
 SessionInstances::SessionInstances(std::string idHex, const metadata::Uuid& uuid,
-                                   std::string sessionName, std::int64_t creationTime)
-    : idHex_(std::move(idHex)), trace_(describeHost(uuid, std::move(sessionName), creationTime)) {}
+                                   std::string sessionName, std::int64_t creationTime,
+                                   std::int64_t clockOffset)
+    : idHex_(std::move(idHex)), trace_(describeHost(uuid, std::move(sessionName), creationTime)) {
+    trace_.clock.offset = clockOffset;
+}
 
 SessionInstances::~SessionInstances() {
     for (const std::string& left : remove())

@@ -55,9 +55,10 @@ struct AddedEvents {
 
 class SessionInstances {
 public:
-    /// Makes nothing yet; `uuid` is the kernel trace's.
+    /// Makes nothing yet; `uuid` is the kernel trace's, `clockOffset` (ns)
+    /// that of the session's UST traces (SessionConsumers::clockOffsetOf()).
     SessionInstances(std::string idHex, const metadata::Uuid& uuid, std::string sessionName,
-                     std::int64_t creationTime);
+                     std::int64_t creationTime, std::int64_t clockOffset);
     /// Removes whatever instance is left (logged, never throws).
     ~SessionInstances();
     SessionInstances(const SessionInstances&) = delete;

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "join.hpp"
+#include "metadata/clock_source.hpp"
 #include "tracing/output_folder.hpp"
 
 #include <cerrno>
@@ -206,6 +207,13 @@ ConsumerConnection* UstTracer::consumerOf(const std::string& idHex) {
     return it->second->consumer.get();
 }
 
+std::optional<int64_t> UstTracer::clockOffsetOf(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    if (it == sessions_.end())
+        return std::nullopt;
+    return it->second->clockOffset;
+}
+
 void UstTracer::releaseConsumer(Traced& t, const std::string& why) {
     for (auto& w : std::exchange(t.whenGreeted, {}))
         w(Error(ErrorCode::Failed, "the session's consumer is not there: " + why));
@@ -270,6 +278,7 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         auto t = std::make_unique<Traced>();
         t->serial = nextSerial_++;
         t->snapshot = s;
+        t->clockOffset = metadata::measureClockOffset();
         if (access(config_.consumerBinary.c_str(), X_OK) < 0) {
             sessions_.erase(s.idHex);
             return done(Error(ErrorCode::Failed, "the consumer " + config_.consumerBinary +

@@ -235,6 +235,7 @@ public:
     void whenConsumerReady(const std::string& idHex,
                            std::function<void(std::optional<Error>)> ready) override;
     ConsumerConnection* consumerOf(const std::string& idHex) override;
+    std::optional<int64_t> clockOffsetOf(const std::string& idHex) override;
     void onForeignStatistics(FiguresHandler handler) override {
         onForeignStatistics_ = std::move(handler);
     }
@@ -289,6 +290,9 @@ private:
         bool launched = false;
         std::unique_ptr<ConsumerConnection> consumer;
         bool greeted = false; ///< the consumer answered Hello
+        /// CLOCK_REALTIME - CLOCK_MONOTONIC (ns), measured once at the first
+        /// start: the clock offset of every trace of the session.
+        int64_t clockOffset = 0;
         /// Other domains waiting for the consumer (whenConsumerReady()).
         std::vector<std::function<void(std::optional<Error>)>> whenGreeted;
         std::map<TraceKey, std::unique_ptr<Trace>> traces;

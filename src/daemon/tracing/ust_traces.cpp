@@ -161,6 +161,9 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         info.bufferingId = app.info.uid;
     }
     info.clock = metadata::defaultClock();
+    // One offset for every trace of the session, the kernel's too: the
+    // domains' events then convert to the same real time and merge exactly.
+    info.clock.offset = t.clockOffset;
     trace.registry = std::make_unique<metadata::TraceRegistry>(info);
 
     cp::CreateChannel meta;
