@@ -25,7 +25,7 @@ public:
     void destroy(std::string, Done done) override { destroys.push_back(std::move(done)); }
     void enableEvents(std::string, EventRule rule, bool, Done done) override {
         rules.push_back(rule);
-        done(std::nullopt);
+        done(refuseRules);
     }
     void rotate(std::string, PathDone begun, PathDone completed) override {
         rotationsStarted.push_back(std::move(begun));
@@ -63,6 +63,7 @@ public:
     std::deque<EventRule> rules;
     std::deque<PathDone> rotationsStarted, rotationsCompleted, snapshots;
     PathDone scheduledStarted, scheduledCompleted;
+    std::optional<Error> refuseRules; ///< what enableEvents() answers
 };
 
 /// Records what the session tells its view.
@@ -371,4 +372,65 @@ TEST(SessionMachine, ARuleGoesToEveryDomainWithTheSessionsUsers) {
     EXPECT_EQ(refusal([&] { s->enableEvents(rule, Outcome().done()); }),
               ErrorCode::EventRuleExists);
     EXPECT_EQ(d.rules.size(), 1u);
+}
+
+TEST(SessionMachine, EachDomainsChannelsAndRulesAreToldApart) {
+    FakeDomain d;
+    Recorder r;
+    auto s = makeSession({&d});
+    s->setListener(&r);
+    // The same name in both domains: two channels.
+    s->addChannel(defaultKernelChannel("channel0"), TracingDomain::Kernel);
+    EXPECT_EQ(r.count(SessionChange::KernelChannels), 1u);
+    EXPECT_EQ(r.count(SessionChange::Channels), 0u) << "only what changed is told";
+    EventRule k;
+    k.domain = TracingDomain::Kernel;
+    k.pattern = "sched:sched_*";
+    s->enableEvents(k);
+    EXPECT_EQ(r.count(SessionChange::KernelEvents), 1u);
+    EXPECT_EQ(r.count(SessionChange::Events), 0u);
+    ASSERT_EQ(s->kernelEventRules().size(), 1u);
+    EXPECT_TRUE(s->eventRules().empty());
+    EXPECT_EQ(s->kernelChannels().front().contexts, std::vector<std::string>{"tid"});
+    s->addContext(TracingDomain::Kernel, "", "procname");
+    EXPECT_EQ(r.count(SessionChange::KernelContexts), 1u);
+    EXPECT_EQ(refusal([&] { s->addContext(TracingDomain::Kernel, "", "vpid"); }),
+              ErrorCode::InvalidArgument)
+        << "a UST context type is not a kernel one";
+    const SessionSnapshot snap = s->snapshot();
+    EXPECT_EQ(snap.kernelChannels.size(), 1u);
+    EXPECT_EQ(snap.kernelRules.size(), 1u);
+    EXPECT_EQ(snap.channels.size(), 1u);
+}
+
+TEST(SessionMachine, ARuleADomainRefusesIsTakenBackWithTheChannelItMade) {
+    FakeDomain d;
+    Recorder r;
+    SessionConfig c;
+    c.name = "s";
+    c.owner = 1000;
+    c.outputPath = "/tmp/s";
+    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&d});
+    s.setListener(&r);
+    d.refuseRules = Error(ErrorCode::InvalidArgument, "no kernel tracepoint matches 'x:y'");
+    EventRule k;
+    k.domain = TracingDomain::Kernel;
+    k.pattern = "x:y";
+    Outcome o;
+    EXPECT_TRUE(s.enableEvents(k, o.done())) << "channel0 was made for it";
+    ASSERT_TRUE(o.answered);
+    EXPECT_EQ(o.code(), ErrorCode::InvalidArgument);
+    EXPECT_TRUE(s.kernelEventRules().empty());
+    EXPECT_TRUE(s.kernelChannels().empty()) << "nothing is changed by a failed call";
+    EXPECT_EQ(r.count(SessionChange::KernelEvents), 2u); // added, then taken back
+    // The same rule, once accepted, stays; a refused one after it goes alone.
+    d.refuseRules.reset();
+    k.pattern = "sched:*";
+    s.enableEvents(k);
+    d.refuseRules = Error(ErrorCode::InvalidArgument, "refused");
+    k.pattern = "net:*";
+    s.enableEvents(k);
+    ASSERT_EQ(s.kernelEventRules().size(), 1u);
+    EXPECT_EQ(s.kernelEventRules().front().pattern, "sched:*");
+    EXPECT_EQ(s.kernelChannels().size(), 1u);
 }

@@ -74,6 +74,14 @@ std::shared_ptr<Gather> gatherDone(std::size_t count, DomainBackend::Done done) 
         count, [done = std::move(done)](std::optional<Error> e, std::string) { done(e); });
 }
 
+SessionChange channelsChange(TracingDomain d) {
+    return d == TracingDomain::Kernel ? SessionChange::KernelChannels : SessionChange::Channels;
+}
+
+SessionChange eventsChange(TracingDomain d) {
+    return d == TracingDomain::Kernel ? SessionChange::KernelEvents : SessionChange::Events;
+}
+
 Error destroyedError() {
     return Error(ErrorCode::NoSuchSession, "the session was destroyed");
 }
@@ -416,7 +424,7 @@ void Session::addChannel(ChannelConfig channel, TracingDomain domain) {
         throw Error(ErrorCode::LimitExceeded,
                     "a session has at most " + std::to_string(kMaxChannels) + " channels");
     list.push_back(std::move(channel));
-    notify({SessionChange::Channels});
+    notify({channelsChange(domain)});
 }
 
 void Session::takeBack(const EventRule& rule, bool createdDefault) {
@@ -426,13 +434,13 @@ void Session::takeBack(const EventRule& rule, bool createdDefault) {
     if (it == rules.end())
         return;
     rules.erase(it);
-    std::vector<SessionChange> changed{SessionChange::Events};
+    std::vector<SessionChange> changed{eventsChange(rule.domain)};
     auto& channels = channelsOf(rule.domain);
     const bool used = std::any_of(rules.begin(), rules.end(),
                                   [&](const EventRule& r) { return r.channel == rule.channel; });
     if (createdDefault && !everStarted_ && !used) {
         std::erase_if(channels, [&](const ChannelConfig& c) { return c.name == rule.channel; });
-        changed.push_back(SessionChange::Channels);
+        changed.push_back(channelsChange(rule.domain));
     }
     notify(changed);
     log::info("session '" + config_.name + "': events '" + rule.pattern + "' refused, taken back",
@@ -484,7 +492,7 @@ bool Session::enableEvents(EventRule rule, Done done) {
         createdDefault = true;
     }
     rules.push_back(rule);
-    notify({SessionChange::Events});
+    notify({eventsChange(rule.domain)});
     log::info("session '" + config_.name + "': events '" + rule.pattern + "' enabled", id_.uuid());
     // In order with Start on every backend: a Start still in flight sees
     // the rule too. A rule a domain refuses (the kernel's: it names no
@@ -547,7 +555,8 @@ bool Session::addContext(TracingDomain domain, const std::string& channel,
     }
     for (ChannelConfig* c : targets)
         c->contexts.push_back(type);
-    notify({SessionChange::Contexts});
+    notify({domain == TracingDomain::Kernel ? SessionChange::KernelContexts
+                                            : SessionChange::Contexts});
     return createdDefault;
 }
 

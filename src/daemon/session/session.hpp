@@ -42,9 +42,12 @@ enum class SessionOperation { None, Starting, Stopping, Destroying };
 enum class SessionChange {
     State,
     ErrorReason,
-    Channels,
-    Events,
-    Contexts,
+    Channels, ///< UST channels
+    Events,   ///< UST event rules
+    Contexts, ///< UST channels' contexts
+    KernelChannels,
+    KernelEvents,
+    KernelContexts,
     TracesAllUsers,
     RingBufferSize,
     Statistics ///< Statistics and ChannelStatistics (the view bounds how often it tells)
