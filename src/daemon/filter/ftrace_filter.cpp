@@ -1,6 +1,7 @@
 #include "filter/ftrace_filter.hpp"
 
 #include "filter/filter_ast.hpp"
+#include "filter/filter_check.hpp"
 #include "filter/filter_error.hpp"
 #include "filter/filter_parser.hpp"
 
@@ -170,6 +171,8 @@ private:
 
 std::string toFtraceFilter(std::string_view expression, const FieldRename& rename) {
     const NodePtr tree = parseFilter(expression);
+    // LTTng's own type checks (and the glob kind of each string literal).
+    checkFilter(*tree);
     return Translator(rename).condition(*tree);
 }
 
