@@ -245,6 +245,19 @@ TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
         }
     }
     EXPECT_EQ(domains, (std::set<std::string>{"kernel", "ust"}));
+    // Both domains describe one clock, the same offset included (measured
+    // once for the session), so that babeltrace2 converts their cycles to
+    // the same real time.
+    const auto clockBlock = [](const std::string& metadataDir) {
+        const RunResult r = run({"babeltrace2", "--output-format=ctf-metadata", metadataDir});
+        EXPECT_EQ(r.exitCode, 0) << r.describe();
+        const auto begin = r.out.find("clock {");
+        return begin == std::string::npos ? std::string()
+                                          : r.out.substr(begin, r.out.find("};", begin) - begin);
+    };
+    const std::string kernelClock = clockBlock(output("k-merge") + "/kernel");
+    EXPECT_NE(kernelClock.find("offset = "), std::string::npos) << kernelClock;
+    EXPECT_EQ(kernelClock, clockBlock(output("k-merge") + "/ust/uid/0/64-bit"));
     // Each tick lies in a slice during which its thread ran on its CPU: the
     // next sched_switch on that CPU switches away from the thread, and the
     // one before switched to it, or to the idle task. (On this machine's
@@ -280,6 +293,56 @@ TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
     }
     EXPECT_EQ(ticks, 50u);
     s->Destroy({});
+}
+
+TEST_F(Kernel, TwoSessionsTraceTheKernelAtOnceWithoutDisturbingEachOtherOrTheTopLevel) {
+    const auto topLevel = [] {
+        std::ifstream on(tracefsRoot() + "/tracing_on");
+        std::ifstream events(tracefsRoot() + "/set_event");
+        std::stringstream s;
+        s << on.rdbuf() << "|" << events.rdbuf();
+        return s.str();
+    };
+    const std::string before = topLevel();
+    const pid_t self = currentTid();
+    const Options mine{{"syscall", sdbus::Variant(true)},
+                       {"filter", sdbus::Variant("$ctx.tid == " + std::to_string(self))}};
+    auto a = create("k-two-a");
+    a->EnableEvents("kernel", "", "write", mine);
+    auto b = create("k-two-b");
+    b->AddChannel("kernel", "small",
+                  {{"subbuf-size", sdbus::Variant(uint64_t{4096})},
+                   {"subbuf-count", sdbus::Variant(uint64_t{2})}});
+    b->EnableEvents("kernel", "small", "write", mine);
+    b->EnableEvents("kernel", "small", "getppid", mine);
+    a->Start({});
+    b->Start({});
+    EXPECT_TRUE(sessionInstances().count("tracectl-" + hexId(*a)));
+    EXPECT_TRUE(sessionInstances().count("tracectl-" + hexId(*b)));
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ASSERT_EQ(::write(fd, "12345", 5), 5);
+    (void)::getppid();
+    a->Stop({}); // b goes on
+    ASSERT_EQ(::write(fd, "123456", 6), 6);
+    a->Start({}); // and a again, after a stop
+    ASSERT_EQ(::write(fd, "1234567", 7), 7);
+    a->Stop({});
+    b->Stop({});
+    ::close(fd);
+    const auto writes = [&](const std::string& name) {
+        std::multiset<uint64_t> counts;
+        for (const json& e : traceEvents(output(name), {"syscall_entry_write"}))
+            if (e["context"]["tid"] == self)
+                counts.insert(e["fields"]["count"].get<uint64_t>());
+        return counts;
+    };
+    EXPECT_EQ(writes("k-two-a"), (std::multiset<uint64_t>{5, 7})) << "a records only while active";
+    EXPECT_EQ(writes("k-two-b"), (std::multiset<uint64_t>{5, 6, 7}));
+    EXPECT_EQ(traceEvents(output("k-two-b"), {"syscall_entry_getppid"}).size(), 1u);
+    EXPECT_TRUE(traceEvents(output("k-two-a"), {"syscall_entry_getppid"}).empty());
+    EXPECT_EQ(topLevel(), before) << "the top-level instance is never touched";
+    a->Destroy({});
+    b->Destroy({});
 }
 
 TEST_F(Kernel, LoopbackPacketsAreRecordedWithTheirLengthsAndDevice) {
