@@ -17,6 +17,7 @@ class FakeDomain final : public DomainBackend {
 public:
     explicit FakeDomain(std::string name = "fake") : name_(std::move(name)) {}
     std::string_view name() const noexcept override { return name_; }
+    bool writesChunks() const noexcept override { return chunks; }
     void start(SessionSnapshot s, Done done) override {
         snapshots_.push_back(std::move(s));
         starts.push_back(std::move(done));
@@ -64,6 +65,7 @@ public:
     std::deque<PathDone> rotationsStarted, rotationsCompleted, snapshots;
     PathDone scheduledStarted, scheduledCompleted;
     std::optional<Error> refuseRules; ///< what enableEvents() answers
+    bool chunks = true;               ///< writesChunks()
 };
 
 /// Records what the session tells its view.
@@ -433,4 +435,41 @@ TEST(SessionMachine, ARuleADomainRefusesIsTakenBackWithTheChannelItMade) {
     ASSERT_EQ(s.kernelEventRules().size(), 1u);
     EXPECT_EQ(s.kernelEventRules().front().pattern, "sched:*");
     EXPECT_EQ(s.kernelChannels().size(), 1u);
+}
+
+// Found by the rotation suite once the kernel domain came: a domain whose
+// buffers another domain's consumer rotates was asked to rotate too, and
+// answered "begun" with no archive; a Rotate the other domain refused then
+// ended in RotationCompleted with an empty path.
+TEST(SessionMachine, DomainsThatWriteNoChunksAreNotAskedToRotateOrSnapshot) {
+    FakeDomain ust("ust"), kernel("kernel");
+    kernel.chunks = false;
+    auto s = makeSession({&kernel, &ust});
+    Recorder r;
+    s->setListener(&r);
+    Outcome start;
+    s->start(start.done());
+    FakeDomain::answer(kernel.starts);
+    FakeDomain::answer(ust.starts);
+    ASSERT_TRUE(start.answered);
+    Outcome refused;
+    s->rotate(refused.pathDone());
+    EXPECT_TRUE(kernel.rotationsStarted.empty());
+    FakeDomain::answerPath(ust.rotationsStarted, "", Error(ErrorCode::WrongState, "busy"));
+    ASSERT_TRUE(refused.answered);
+    EXPECT_EQ(refused.code(), ErrorCode::WrongState);
+    EXPECT_TRUE(r.ended.empty()) << "a rotation that never began does not end";
+    EXPECT_FALSE(s->rotating());
+    ust.rotationsCompleted.pop_front(); // a refused rotation never completes
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    FakeDomain::answerPath(ust.rotationsStarted, "/tmp/s/archives/a-b-0");
+    FakeDomain::answerPath(ust.rotationsCompleted, "/tmp/s/archives/a-b-0");
+    ASSERT_EQ(r.ended.size(), 1u);
+    EXPECT_EQ(r.ended[0].second, "/tmp/s/archives/a-b-0");
+    Outcome schedule;
+    s->setRotationSchedule(RotationSchedule{1000000, 0}, schedule.done());
+    EXPECT_TRUE(schedule.answered);
+    EXPECT_FALSE(static_cast<bool>(kernel.scheduledStarted));
+    EXPECT_TRUE(static_cast<bool>(ust.scheduledStarted));
 }

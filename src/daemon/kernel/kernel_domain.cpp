@@ -578,7 +578,7 @@ void KernelDomain::onConsumerFigures(const std::string& idHex, const cp::Statist
                     figures += TraceFigures{f->second.eventsRecorded, f->second.eventsDiscarded,
                                             f->second.packetsLost, f->second.bytesWritten,
                                             f->second.chunkBytes};
-        out.channels.push_back(ChannelStatistics{"kernel", c.name, figures});
+        out.channels.push_back(ChannelStatistics{"kernel", c.name, figures, true});
     }
     for (const auto& [key, f] : t.figures)
         out.total += TraceFigures{f.eventsRecorded, f.eventsDiscarded, f.packetsLost,

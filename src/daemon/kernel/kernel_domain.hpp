@@ -70,6 +70,9 @@ public:
 
     // DomainBackend
     std::string_view name() const noexcept override { return "kernel"; }
+    /// The consumer's Rotate and RecordSnapshot (the UST tracer's) cover
+    /// the kernel channels too.
+    bool writesChunks() const noexcept override { return false; }
     void start(SessionSnapshot session, Done done) override;
     void stop(std::string idHex, Done done) override;
     void destroy(std::string idHex, Done done) override;

@@ -42,7 +42,7 @@ void appendChannelStatistics(sd_bus_message* m, const DomainStatistics& s) {
     for (const ChannelStatistics& c : s.channels) {
         bus::check(sd_bus_message_open_container(m, 'r', "ssa{sv}"), "(ssa{sv})");
         bus::check(sd_bus_message_append(m, "ss", c.domain.c_str(), c.channel.c_str()), "ss");
-        appendFigures(m, c.figures, s.eventsCounted, {});
+        appendFigures(m, c.figures, c.eventsCounted, {});
         bus::check(sd_bus_message_close_container(m), "(ssa{sv})");
     }
     bus::check(sd_bus_message_close_container(m), "a(ssa{sv})");

@@ -32,6 +32,12 @@ public:
 
     /// The domain's name, as in the D-Bus `domain` arguments ("ust").
     virtual std::string_view name() const noexcept = 0;
+    /// Whether rotate(), recordSnapshot() and setRotationSchedule() are
+    /// this domain's to do. False for a domain whose buffers another
+    /// domain's consumer rotates and snapshots with its own (the kernel
+    /// domain's channels live in the consumer the UST tracer drives): the
+    /// session then asks it nothing of the sort.
+    virtual bool writesChunks() const noexcept { return true; }
     /// Starts tracing `session` (the first start also makes its buffers).
     /// Errors: WrongState, Failed (the consumer could not be started or
     /// refused).

@@ -74,6 +74,18 @@ std::shared_ptr<Gather> gatherDone(std::size_t count, DomainBackend::Done done) 
         count, [done = std::move(done)](std::optional<Error> e, std::string) { done(e); });
 }
 
+} // namespace
+
+std::vector<DomainBackend*> Session::chunkWriters() const {
+    std::vector<DomainBackend*> out;
+    for (DomainBackend* d : domains_)
+        if (d->writesChunks())
+            out.push_back(d);
+    return out;
+}
+
+namespace {
+
 SessionChange channelsChange(TracingDomain d) {
     return d == TracingDomain::Kernel ? SessionChange::KernelChannels : SessionChange::Channels;
 }
@@ -136,23 +148,31 @@ void Session::setStatistics(const std::string& domain, DomainStatistics statisti
 
 DomainStatistics Session::statistics() const {
     DomainStatistics all;
-    all.eventsCounted = config_.countEvents;
     for (const auto& [domain, s] : statistics_) {
         all.sampledAtUsec = std::max(all.sampledAtUsec, s.sampledAtUsec);
-        all.eventsCounted = all.eventsCounted || s.eventsCounted;
         all.total += s.total;
     }
     // Every channel the session has today, with the figures its domain
-    // reported.
+    // reported. The total's events-recorded is known when every channel's
+    // is: kernel channels always count their records, UST ones with
+    // count-events.
+    bool everyCounted = true;
     for (const TracingDomain d : {TracingDomain::Ust, TracingDomain::Kernel})
         for (const ChannelConfig& c : d == TracingDomain::Kernel ? kernelChannels_ : channels_) {
-            ChannelStatistics entry{std::string(toString(d)), c.name, {}};
+            ChannelStatistics entry{std::string(toString(d)),
+                                    c.name,
+                                    {},
+                                    d == TracingDomain::Kernel || config_.countEvents};
             if (const auto it = statistics_.find(entry.domain); it != statistics_.end())
                 for (const ChannelStatistics& reported : it->second.channels)
-                    if (reported.channel == c.name)
+                    if (reported.channel == c.name) {
                         entry.figures = reported.figures;
+                        entry.eventsCounted = reported.eventsCounted;
+                    }
+            everyCounted = everyCounted && entry.eventsCounted;
             all.channels.push_back(std::move(entry));
         }
+    all.eventsCounted = all.channels.empty() ? config_.countEvents : everyCounted;
     return all;
 }
 
@@ -296,24 +316,25 @@ void Session::rotate(PathDone started) {
         bool began = false;
     };
     auto ends = std::make_shared<Ends>();
-    auto ended = std::make_shared<Gather>(domains_.size(),
-                                          [this, alive = std::weak_ptr<bool>(alive_),
-                                           ends](std::optional<Error> error, std::string path) {
-                                              if (alive.expired())
-                                                  return;
-                                              if (ends->began)
-                                                  return rotationEnded(error, path);
-                                              rotating_ = false;
-                                              notify({SessionChange::State});
-                                          });
-    auto begun = std::make_shared<Gather>(domains_.size(),
-                                          [alive = std::weak_ptr<bool>(alive_),
-                                           started](std::optional<Error> error, std::string path) {
-                                              if (alive.expired())
-                                                  return started(destroyedError(), {});
-                                              started(std::move(error), path);
-                                          });
-    for (DomainBackend* d : domains_)
+    const std::vector<DomainBackend*> chunked = chunkWriters();
+    auto ended =
+        std::make_shared<Gather>(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_), ends](
+                                                     std::optional<Error> error, std::string path) {
+            if (alive.expired())
+                return;
+            if (ends->began)
+                return rotationEnded(error, path);
+            rotating_ = false;
+            notify({SessionChange::State});
+        });
+    auto begun =
+        std::make_shared<Gather>(chunked.size(), [alive = std::weak_ptr<bool>(alive_), started](
+                                                     std::optional<Error> error, std::string path) {
+            if (alive.expired())
+                return started(destroyedError(), {});
+            started(std::move(error), path);
+        });
+    for (DomainBackend* d : chunked)
         d->rotate(
             id_.hex(),
             [begun, ended, ends](std::optional<Error> error, std::string path) {
@@ -348,9 +369,10 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
     // Start, Stop and another snapshot are refused meanwhile; Destroy is
     // not, and overtakes it: the snapshot then fails as destroyed.
     snapshotting_ = true;
-    auto all = std::make_shared<Gather>(
-        domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
-                          done](std::optional<Error> error, std::string path) {
+    const std::vector<DomainBackend*> chunked = chunkWriters();
+    auto all =
+        std::make_shared<Gather>(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_), done](
+                                                     std::optional<Error> error, std::string path) {
             if (alive.expired())
                 return done(destroyedError(), {});
             snapshotting_ = false;
@@ -365,15 +387,16 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
                 listener_->snapshotRecorded(path);
             done(std::nullopt, path);
         });
-    for (DomainBackend* d : domains_)
+    for (DomainBackend* d : chunked)
         d->recordSnapshot(id_.hex(), maxSize, withPath(all));
 }
 
 void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
     refuseInSnapshotMode("SetRotationSchedule");
     schedule_ = schedule;
-    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_), done,
-                                            schedule](std::optional<Error> error) {
+    const std::vector<DomainBackend*> chunked = chunkWriters();
+    auto all = gatherDone(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_), done,
+                                           schedule](std::optional<Error> error) {
         if (alive.expired())
             return done(destroyedError());
         if (!error)
@@ -387,7 +410,7 @@ void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
     });
     // Each domain rotates on its own schedule's ticks; the session follows
     // their rotations as it follows Rotate's.
-    for (DomainBackend* d : domains_)
+    for (DomainBackend* d : chunked)
         d->setRotationSchedule(id_.hex(), schedule,
                                guard([this](std::optional<Error> error, const std::string&) {
                                    if (!error && !rotating_) {

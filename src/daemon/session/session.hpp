@@ -233,6 +233,8 @@ private:
     auto guard(F f) const;
     void notify(std::vector<SessionChange> what);
     std::vector<ChannelConfig>& channelsOf(TracingDomain d);
+    /// The domains that rotate and snapshot (DomainBackend::writesChunks()).
+    std::vector<DomainBackend*> chunkWriters() const;
     /// Removes `rule` (refused by a domain) and, if it made it and nothing
     /// else uses it, the default channel; tells the listener.
     void takeBack(const EventRule& rule, bool createdDefault);

@@ -36,6 +36,9 @@ struct ChannelStatistics {
     std::string domain;  ///< "ust"
     std::string channel; ///< its name
     TraceFigures figures;
+    /// Whether figures.eventsRecorded was counted: kernel channels always
+    /// (each record is converted), UST ones with count-events.
+    bool eventsCounted = false;
     bool operator==(const ChannelStatistics&) const = default;
 };
 

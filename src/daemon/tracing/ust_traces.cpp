@@ -98,7 +98,8 @@ void UstTracer::publishStatistics(Traced& t) {
             byChannel[name] += figures;
     }
     for (const auto& c : t.snapshot.channels)
-        out.channels.push_back(ChannelStatistics{"ust", c.name, byChannel[c.name]});
+        out.channels.push_back(
+            ChannelStatistics{"ust", c.name, byChannel[c.name], t.snapshot.countEvents});
     onStatistics_(t.snapshot.idHex, out);
 }
 
