@@ -123,8 +123,12 @@ TEST_F(Kernel, ListTracepointsGivesEveryEventWithItsFields) {
         byName[t.get<0>() + ":" + t.get<1>()] = t.get<2>();
     ASSERT_TRUE(byName.count("sched:sched_switch"));
     std::set<std::string> fields;
-    for (const auto& f : byName["sched:sched_switch"])
+    for (const auto& f : byName["sched:sched_switch"]) {
         fields.insert(f.get<0>());
+        if (f.get<0>() == "prev_comm") {
+            EXPECT_EQ(f.get<1>(), "char[16]") << "arrays keep their length";
+        }
+    }
     EXPECT_TRUE(fields.count("prev_comm") && fields.count("prev_pid") && fields.count("next_pid"));
     EXPECT_FALSE(fields.count("common_pid")) << "common fields are left out";
     EXPECT_TRUE(byName.count("syscalls:sys_enter_write"));

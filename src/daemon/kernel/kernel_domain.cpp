@@ -159,7 +159,13 @@ void KernelDomain::listTracepoints(TracepointsDone done) {
                 try {
                     for (const kernel::FormatField& f : catalog.format(id.system, id.event).fields)
                         if (!f.isCommon())
-                            info.fields.emplace_back(f.name, f.type);
+                            info.fields.emplace_back(
+                                f.name, f.isArray
+                                            ? f.type + "[" +
+                                                  (f.arrayLength ? std::to_string(*f.arrayLength)
+                                                                 : std::string()) +
+                                                  "]"
+                                            : f.type);
                 } catch (const std::exception& e) {
                     log::debug("format of " + id.full() + ": " + e.what());
                 }
