@@ -11,23 +11,10 @@ namespace tracectl::filter {
 
 namespace {
 
-const char* comparisonText(BinaryOp op) {
-    switch (op) {
-    case BinaryOp::Equal:
-        return "==";
-    case BinaryOp::NotEqual:
-        return "!=";
-    case BinaryOp::Greater:
-        return ">";
-    case BinaryOp::Less:
-        return "<";
-    case BinaryOp::GreaterEqual:
-        return ">=";
-    case BinaryOp::LessEqual:
-        return "<=";
-    default:
-        return nullptr;
-    }
+/// The comparison operators ftrace has, as both languages spell them.
+bool isComparison(BinaryOp op) {
+    return op == BinaryOp::Equal || op == BinaryOp::NotEqual || op == BinaryOp::Greater ||
+           op == BinaryOp::Less || op == BinaryOp::GreaterEqual || op == BinaryOp::LessEqual;
 }
 
 /// `a OP b` read as `b OP' a`.
@@ -60,7 +47,7 @@ public:
                        condition(*n.right) + ")";
             if (n.binaryOp == BinaryOp::BitAnd)
                 return bitTest(n);
-            if (comparisonText(n.binaryOp) != nullptr)
+            if (isComparison(n.binaryOp))
                 return comparison(n);
         }
         if (n.kind == NodeKind::Field)
@@ -151,7 +138,7 @@ private:
                 return op == BinaryOp::Equal ? name + " ~ " + value
                                              : "!(" + name + " ~ " + value + ")";
         }
-        return name + " " + comparisonText(op) + " " + value;
+        return name + " " + binaryOpText(op) + " " + value;
     }
 
     std::string bitTest(const Node& n) {

@@ -1,6 +1,7 @@
 #include "kernel_metadata.hpp"
 
 #include "metadata/field_model.hpp"
+#include "metadata/trace_environment.hpp"
 #include "metadata/tsdl_text.hpp"
 #include "metadata/tsdl_writer.hpp"
 
@@ -257,19 +258,7 @@ void appendPreamble(std::string& out, const KernelTraceDescription& t) {
            "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
            "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
            "typealias integer { size = 64; align = 8; signed = false; } := unsigned long;\n\n";
-    out += substitute("trace {\n"
-                      "\tmajor = 1;\n"
-                      "\tminor = 8;\n"
-                      "\tuuid = \"{}\";\n"
-                      "\tbyte_order = le;\n"
-                      "\tpacket.header := struct {\n"
-                      "\t\tuint32_t magic;\n"
-                      "\t\tuint8_t  uuid[16];\n"
-                      "\t\tuint32_t stream_id;\n"
-                      "\t\tuint64_t stream_instance_id;\n"
-                      "\t};\n"
-                      "};\n\n",
-                      {metadata::uuidToString(t.uuid)});
+    metadata::appendTraceBlock(out, t.uuid, metadata::ByteOrder::Little);
     out += "env {\n";
     appendEnvString(out, "hostname", t.hostname);
     appendEnvString(out, "domain", "kernel");

@@ -55,23 +55,8 @@ void appendTypeAliases(std::string& out, const Abi& abi) {
          u(abi.uint64Alignment), u(abi.bitsPerLong), u(abi.longAlignment)});
 }
 
-// The packet header lttng-ust's ring buffer writes (struct packet_header in
-// lttng-ust's src/common/ringbuffer-clients/template.h, client_buffer_begin).
 void appendTraceBlock(std::string& out, const TraceInfo& info) {
-    out +=
-        substitute("trace {\n"
-                   "\tmajor = 1;\n"
-                   "\tminor = 8;\n"
-                   "\tuuid = \"{}\";\n"
-                   "\tbyte_order = {};\n"
-                   "\tpacket.header := struct {\n"
-                   "\t\tuint32_t magic;\n"
-                   "\t\tuint8_t  uuid[16];\n"
-                   "\t\tuint32_t stream_id;\n"
-                   "\t\tuint64_t stream_instance_id;\n"
-                   "\t};\n"
-                   "};\n\n",
-                   {uuidToString(info.uuid), info.abi.byteOrder == ByteOrder::Big ? "be" : "le"});
+    appendTraceBlock(out, info.uuid, info.abi.byteOrder);
 }
 
 void appendEnv(std::string& out, const TraceInfo& info) {
@@ -210,6 +195,22 @@ std::string tracePreamble(const TraceInfo& info) {
     appendPacketContext(out);
     appendEventHeaders(out, info.abi);
     return out;
+}
+
+void appendTraceBlock(std::string& out, const Uuid& uuid, ByteOrder byteOrder) {
+    out += substitute("trace {\n"
+                      "\tmajor = 1;\n"
+                      "\tminor = 8;\n"
+                      "\tuuid = \"{}\";\n"
+                      "\tbyte_order = {};\n"
+                      "\tpacket.header := struct {\n"
+                      "\t\tuint32_t magic;\n"
+                      "\t\tuint8_t  uuid[16];\n"
+                      "\t\tuint32_t stream_id;\n"
+                      "\t\tuint64_t stream_instance_id;\n"
+                      "\t};\n"
+                      "};\n\n",
+                      {uuidToString(uuid), byteOrder == ByteOrder::Big ? "be" : "le"});
 }
 
 } // namespace tracectl::metadata

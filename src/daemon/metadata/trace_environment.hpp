@@ -20,4 +20,11 @@ void validateTraceInfo(const TraceInfo& info);
 /// The preamble for `info` (assumed valid).
 std::string tracePreamble(const TraceInfo& info);
 
+/// The CTF 1.8 trace block: version 1.8, `uuid`, `byteOrder`, and the
+/// packet header both LTTng tracers write (magic, uuid, stream_id,
+/// stream_instance_id; lttng-ust's ringbuffer-clients/template.h, and
+/// common/kernel_records.hpp for the kernel domain), with the uint*_t
+/// aliases declared before it.
+void appendTraceBlock(std::string& out, const Uuid& uuid, ByteOrder byteOrder);
+
 } // namespace tracectl::metadata
