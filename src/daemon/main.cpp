@@ -222,7 +222,7 @@ int run(const Options& o) {
     // The kernel domain records into the consumer the UST tracer starts for
     // each session. It comes first: at Destroy it has the consumer close its
     // channels before the UST tracer shuts the consumer down.
-    KernelDomain kernel(loop, tracer);
+    KernelDomain kernel(loop, tracer, runDirectory(o) + "/kernel-instances");
     SessionRegistry registry(homeFromPasswd, std::chrono::system_clock::now, {&kernel, &ust});
     bus::SlotPtr disconnectWatch;
     {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include <sstream>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -600,6 +602,10 @@ TEST_F(Kernel, ADaemonKilledAndRestartedLeavesNoInstance) {
     s->Start({});
     const std::string instance = "tracectl-" + hexId(*s);
     ASSERT_TRUE(sessionInstances().count(instance));
+    // Another daemon's (tracefs instances are kernel-wide): never touched.
+    const std::string foreign =
+        tracefsRoot() + "/instances/tracectl-other-daemon-" + std::to_string(::getpid());
+    ASSERT_EQ(::mkdir(foreign.c_str(), 0700), 0) << std::strerror(errno);
     s.reset();
     ASSERT_TRUE(sandbox_->stopDaemon(SIGKILL).ok());
     const RunResult started = sandbox_->startDaemon();
@@ -608,6 +614,8 @@ TEST_F(Kernel, ADaemonKilledAndRestartedLeavesNoInstance) {
     // consumer, which sees its connection close, has let the fds go).
     EXPECT_TRUE(
         eventually([&] { return !sessionInstances().count(instance); }, std::chrono::seconds(15)));
+    EXPECT_TRUE(fs::exists(foreign)) << "only its own instances are a daemon's to remove";
+    ::rmdir(foreign.c_str());
 }
 
 // As real users: trace-kernel decides every kernel-domain call.

@@ -58,6 +58,7 @@ struct KernelChannel::Cpu {
     std::uint64_t bytesWritten = 0;
     std::uint64_t chunkBytes = 0;
     std::string failure; ///< why its files were closed, "" while fine
+    bool shortReadTold = false;
 };
 
 KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
@@ -216,8 +217,13 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit) {
         if (n == 0)
             break;
         if (static_cast<std::size_t>(n) != page_.size()) {
-            log::warning("kernel channel " + name_ + " CPU " + std::to_string(c.cpu) + ": read " +
-                         std::to_string(n) + " bytes, not a whole sub-buffer; dropped");
+            // ftrace hands out whole sub-buffers (perfetto's cpu_reader.cc
+            // treats anything else as an error too): told once per CPU.
+            if (!c.shortReadTold)
+                log::warning("kernel channel " + name_ + " CPU " + std::to_string(c.cpu) +
+                             ": read " + std::to_string(n) +
+                             " bytes, not a whole sub-buffer; dropped (said once)");
+            c.shortReadTold = true;
             break;
         }
         c.stream->consumePage(std::span<const std::byte>(page_.data(), page_.size()));

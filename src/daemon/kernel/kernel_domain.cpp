@@ -51,8 +51,9 @@ struct KernelDomain::Traced {
     bool running = false;
 };
 
-KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers)
-    : loop_(loop), consumers_(consumers) {
+KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers,
+                           std::filesystem::path ledger)
+    : loop_(loop), consumers_(consumers), ledger_(std::move(ledger)) {
     try {
         auto fs = std::make_unique<kernel::Tracefs>(kernel::Tracefs::locate());
         if (!fs->writable()) {
@@ -60,16 +61,19 @@ KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers)
         } else {
             catalog_ = std::make_unique<kernel::TracepointCatalog>(
                 kernel::TracepointCatalog::fromTracefs(*fs));
-            const auto removed = fs->removeStaleInstances();
-            if (!removed.empty())
-                log::notice("removed " + std::to_string(removed.size()) +
+            // What an earlier daemon of this instance made and left (it
+            // crashed, or was killed): only those, never other daemons'.
+            std::size_t removed = 0;
+            for (const std::string& name : ledger_.read()) {
+                removed += fs->removeStaleInstances(name).size();
+                if (std::filesystem::exists(fs->root() / "instances" / name))
+                    staleLeft_.push_back(name); // a draining consumer holds it: retried
+                else
+                    forgetInstance(name);
+            }
+            if (removed != 0)
+                log::notice("removed " + std::to_string(removed) +
                             " tracefs instance(s) an earlier tracectld left");
-            // Those still held open (a consumer of the daemon that died may
-            // still be draining them) are tried again, by name, for a while.
-            std::error_code ec;
-            for (const auto& e : std::filesystem::directory_iterator(fs->root() / "instances", ec))
-                if (e.path().filename().string().rfind(kernel::TracefsInstance::kPrefix, 0) == 0)
-                    staleLeft_.push_back(e.path().filename().string());
             tracefs_ = std::move(fs);
             if (!staleLeft_.empty())
                 retryStale(kRemovalAttempts);
@@ -249,7 +253,14 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
     auto prepared = std::make_shared<kernel::PreparedTrace>();
     const SessionSnapshot s = t.snapshot;
     onExecutor(
-        [instances, prepared, s](kernel::Tracefs& fs, kernel::TracepointCatalog& catalog) {
+        [this, instances, prepared, s](kernel::Tracefs& fs, kernel::TracepointCatalog& catalog) {
+            // Written down first: a crash from here on leaves a name the
+            // next daemon knows to remove.
+            try {
+                ledger_.add(instances->baseName());
+            } catch (const std::exception& e) {
+                log::warning(std::string("the instance ledger: ") + e.what());
+            }
             *prepared = instances->prepare(fs, catalog, s);
         },
         [this, id = t.snapshot.idHex, serial = t.serial, instances, prepared,
@@ -505,39 +516,53 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
         return;
     }
     auto left = std::make_shared<std::vector<std::string>>();
-    onExecutor([instances, left](kernel::Tracefs&,
-                                 kernel::TracepointCatalog&) { *left = instances->remove(); },
-               [this, instances, left, attemptsLeft, tried,
-                alive = std::weak_ptr<bool>(alive_)](std::optional<Error>) {
-                   if (tried)
-                       tried();
-                   if (alive.expired() || left->empty())
-                       return;
-                   if (attemptsLeft <= 1) {
-                       log::warning("tracefs instance(s) still held open, left in place until "
-                                    "the next start of tracectld");
-                       return;
-                   }
-                   // The consumer holds their fds until it has exited.
-                   auto timer = std::make_shared<EventSourcePtr>();
-                   *timer = loop_.addTimer(std::chrono::seconds(1),
-                                           [this, instances, attemptsLeft, timer]() mutable {
-                                               removeInstances(instances, attemptsLeft - 1);
-                                               timer.reset();
-                                           });
-               });
+    onExecutor(
+        [this, instances, left](kernel::Tracefs&, kernel::TracepointCatalog&) {
+            *left = instances->remove();
+            if (left->empty())
+                forgetInstance(instances->baseName());
+        },
+        [this, instances, left, attemptsLeft, tried,
+         alive = std::weak_ptr<bool>(alive_)](std::optional<Error>) {
+            if (tried)
+                tried();
+            if (alive.expired() || left->empty())
+                return;
+            if (attemptsLeft <= 1) {
+                log::warning("tracefs instance(s) still held open, left in place until "
+                             "the next start of tracectld");
+                return;
+            }
+            // The consumer holds their fds until it has exited.
+            auto timer = std::make_shared<EventSourcePtr>();
+            *timer = loop_.addTimer(std::chrono::seconds(1),
+                                    [this, instances, attemptsLeft, timer]() mutable {
+                                        removeInstances(instances, attemptsLeft - 1);
+                                        timer.reset();
+                                    });
+        });
+}
+
+void KernelDomain::forgetInstance(const std::string& name) {
+    try {
+        ledger_.remove(name);
+    } catch (const std::exception& e) {
+        log::warning(std::string("the instance ledger: ") + e.what());
+    }
 }
 
 void KernelDomain::retryStale(int attemptsLeft) {
     staleTimer_ = loop_.addTimer(std::chrono::seconds(1), [this, attemptsLeft] {
         auto names = std::make_shared<std::vector<std::string>>(staleLeft_);
         onExecutor(
-            [names](kernel::Tracefs& fs, kernel::TracepointCatalog&) {
+            [this, names](kernel::Tracefs& fs, kernel::TracepointCatalog&) {
                 std::vector<std::string> left;
                 for (const std::string& name : *names) {
                     fs.removeStaleInstances(name);
                     if (std::filesystem::exists(fs.root() / "instances" / name))
                         left.push_back(name);
+                    else
+                        forgetInstance(name);
                 }
                 *names = std::move(left);
             },

@@ -14,8 +14,10 @@
 // (FlushChannel). Rotation and snapshots are the consumer's: the UST
 // tracer's Rotate and RecordSnapshot cover every channel of the consumer,
 // the kernel's included. Destroy has the consumer close the kernel
-// channels (their fds), then removes the instances; instances a crashed
-// daemon left are removed at start (removeStaleInstances()).
+// channels (their fds), then removes the instances. Every instance made is
+// written down first (kernel/instance_ledger.hpp): a daemon that starts
+// after a crash removes those its predecessor left, and never another
+// daemon's.
 //
 // Threads: called on the main loop, answers there. Every tracefs access
 // (blocking: mkdir of an instance allocates its buffers) runs on the
@@ -28,11 +30,13 @@
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
 #include "consumer/session_consumers.hpp"
+#include "kernel/instance_ledger.hpp"
 #include "kernel/kernel_support.hpp"
 #include "session/domain_backend.hpp"
 #include "session/session_statistics.hpp"
 
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,7 +58,9 @@ public:
     /// session's consumer. Finds tracefs now (mounting it if needed) and
     /// removes the instances an earlier daemon left: blocking, at daemon
     /// start only.
-    KernelDomain(EventLoop& loop, SessionConsumers& consumers);
+    /// `ledger`: where the instances made are written down (the instance's
+    /// run directory; empty: nowhere, and nothing is cleaned at start).
+    KernelDomain(EventLoop& loop, SessionConsumers& consumers, std::filesystem::path ledger);
     ~KernelDomain() override;
     KernelDomain(const KernelDomain&) = delete;
     KernelDomain& operator=(const KernelDomain&) = delete;
@@ -111,6 +117,8 @@ private:
     /// Tries the instances an earlier daemon left (staleLeft_) again in a
     /// second, up to `attemptsLeft` times.
     void retryStale(int attemptsLeft);
+    /// Crosses instance base name `name` out of the ledger (executor only).
+    void forgetInstance(const std::string& name);
     void onConsumerFigures(const std::string& idHex, const consumer_protocol::Statistics& s);
     std::uint64_t newKey() { return kForeignKeyBase + nextKey_++; }
 
@@ -126,6 +134,7 @@ private:
     std::uint64_t nextKey_ = 1;
     StatisticsHandler onStatistics_;
     std::vector<std::string> staleLeft_; ///< instances of an earlier daemon not removed yet
+    kernel::InstanceLedger ledger_;      ///< used by executor jobs (and the constructor)
     EventSourcePtr staleTimer_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     Executor executor_{1, "tc-tracefs"}; // last: its jobs end before the rest goes

@@ -95,6 +95,8 @@ public:
     std::vector<std::string> remove() noexcept;
     /// Instances still there.
     bool empty() const noexcept { return channels_.empty(); }
+    /// "tracectl-<id>": the first instance's name, the others' prefix.
+    std::string baseName() const { return std::string(TracefsInstance::kPrefix) + idHex_; }
 
     /// Events lost so far, per channel index: the sum over CPUs of ftrace's
     /// per_cpu stats (overrun + dropped events). For tests and logs.
