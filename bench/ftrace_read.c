@@ -10,7 +10,8 @@
  *   BUFFER_KB  the instance's buffer_size_kb, per CPU (default 32768)
  *   ROUNDS     fill-and-drain rounds per way (default 5)
  *
- * It makes an instance tracefs/instances/tracectl-bench-read-<pid> with
+ * It makes an instance tracefs/instances/tcbench-read-<pid> (not named
+ * tracectl-*: every tracectld removes those at start, live or not) with
  * syscalls:sys_enter_getppid and sys_exit_getppid enabled (trace_clock
  * mono, overwrite off), and per round and way:
  *   1. fill: the buffer is cleared, tracing turned on, and one thread per
@@ -149,6 +150,10 @@ static void* filler(void* arg) {
     /* Bounded: a buffer that does not fill in 10 s (the events do not
      * reach it) is drained as it is, and said so. */
     while (cpu_stat(cpu, "dropped events") == 0) {
+        if (access(inst, F_OK) != 0) {
+            fprintf(stderr, "tracectl-bench-ftrace-read: %s was removed (by someone else)\n", inst);
+            break;
+        }
         if (now_s() - began > 10) {
             fprintf(stderr,
                     "tracectl-bench-ftrace-read: CPU %d: buffer not full after 10 s "
@@ -175,6 +180,8 @@ static uint64_t fill(void) {
     for (int c = 0; c < ncpu; c++)
         pthread_join(t[c], NULL);
     if (write_file("tracing_on", "0", 0) != 0)
+        return 0;
+    if (access(inst, F_OK) != 0)
         return 0;
     for (int c = 0; c < ncpu; c++)
         bytes += cpu_stat(c, "bytes");
@@ -368,7 +375,7 @@ int main(int argc, char** argv) {
     ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1 || ncpu > 1024)
         ncpu = 1;
-    snprintf(inst, sizeof inst, "%s/instances/tracectl-bench-read-%d", root, (int)getpid());
+    snprintf(inst, sizeof inst, "%s/instances/tcbench-read-%d", root, (int)getpid());
     if (mkdir(inst, 0700) != 0) {
         fprintf(stderr, "tracectl-bench-ftrace-read: mkdir %s: %s\n", inst, strerror(errno));
         return 1;
