@@ -4,7 +4,7 @@
  * tests/integration/count_events.py (python3-bt2, ~150 k events/s), which
  * reports the same two numbers (and checks sequence numbers).
  *
- * Usage: tracectl-bench-count TRACE_DIR...
+ * Usage: tracectl-bench-count [--by-kind] TRACE_DIR...
  *   TRACE_DIR  a CTF trace folder (the one holding the "metadata" file, e.g.
  *              <output>/ust/uid/0/64-bit); several are counted together
  *
@@ -12,6 +12,9 @@
  *   {"events": <event records>, "discarded": <events the tracer discarded>,
  *    "discarded_messages": <discarded-events messages>,
  *    "discarded_unknown": <such messages without a count>}
+ * With --by-kind, two more keys: "sched" and "syscall", the records whose
+ * event class is named sched_* and syscall_* (a kernel trace: ftrace's sched
+ * tracepoints, system calls as lttng-modules names them).
  * "discarded" sums the counts babeltrace2 derives from the packet contexts'
  * events_discarded (the WARNING lines of `babeltrace2 TRACE_DIR`).
  * Every data stream is read by a sink of its own (no muxer): the order of
@@ -21,12 +24,16 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 struct counts {
 	uint64_t events;
 	uint64_t discarded;
 	uint64_t discarded_messages;
 	uint64_t discarded_unknown;
+	int by_kind;
+	uint64_t sched;
+	uint64_t syscall;
 };
 
 static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it,
@@ -53,6 +60,15 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
 
 		if (bt_message_get_type(m) == BT_MESSAGE_TYPE_EVENT) {
 			c->events++;
+			if (c->by_kind) {
+				const char *name = bt_event_class_get_name(bt_event_borrow_class_const(
+					bt_message_event_borrow_event_const(m)));
+
+				if (name != NULL && strncmp(name, "sched_", 6) == 0)
+					c->sched++;
+				else if (name != NULL && strncmp(name, "syscall_", 8) == 0)
+					c->syscall++;
+			}
 		} else if (bt_message_get_type(m) == BT_MESSAGE_TYPE_DISCARDED_EVENTS) {
 			uint64_t count = 0;
 
@@ -140,16 +156,24 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct counts c = { 0, 0, 0, 0 };
+	struct counts c = { 0, 0, 0, 0, 0, 0, 0 };
+	int first = 1;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s TRACE_DIR...\n", argv[0]);
+	if (argc > 1 && strcmp(argv[1], "--by-kind") == 0) {
+		c.by_kind = 1;
+		first = 2;
+	}
+	if (argc <= first) {
+		fprintf(stderr, "usage: %s [--by-kind] TRACE_DIR...\n", argv[0]);
 		return 2;
 	}
-	if (count_trace(argv + 1, argc - 1, &c) != 0)
+	if (count_trace(argv + first, argc - first, &c) != 0)
 		return 1;
 	printf("{\"events\": %" PRIu64 ", \"discarded\": %" PRIu64
-	       ", \"discarded_messages\": %" PRIu64 ", \"discarded_unknown\": %" PRIu64 "}\n",
+	       ", \"discarded_messages\": %" PRIu64 ", \"discarded_unknown\": %" PRIu64,
 	       c.events, c.discarded, c.discarded_messages, c.discarded_unknown);
+	if (c.by_kind)
+		printf(", \"sched\": %" PRIu64 ", \"syscall\": %" PRIu64, c.sched, c.syscall);
+	printf("}\n");
 	return 0;
 }
