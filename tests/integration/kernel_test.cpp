@@ -351,6 +351,42 @@ TEST_F(Kernel, TwoSessionsTraceTheKernelAtOnceWithoutDisturbingEachOtherOrTheTop
     b->Destroy({});
 }
 
+// Found by a fresh-user pass: with two kernel channels, an event enabled
+// in the first one while tracing was refused by the consumer, and a later
+// one made the whole trace unreadable.
+TEST_F(Kernel, EventsEnabledWhileTracingJoinAnyOfSeveralChannels) {
+    auto s = create("k-live");
+    s->AddChannel("kernel", "a", {});
+    s->AddChannel("kernel", "b", {});
+    const pid_t self = currentTid();
+    const Options mine{{"syscall", sdbus::Variant(true)},
+                       {"filter", sdbus::Variant("$ctx.tid == " + std::to_string(self))}};
+    s->EnableEvents("kernel", "a", "write", mine);
+    s->EnableEvents("kernel", "b", "getppid", mine);
+    s->Start({});
+    s->EnableEvents("kernel", "a", "getpid", mine);
+    s->EnableEvents("kernel", "b", "getuid", mine);
+    s->Stop({});
+    s->EnableEvents("kernel", "a", "getgid", mine); // stopped: for the next start
+    s->Start({});
+    (void)::getpid();
+    (void)::getuid();
+    (void)::getgid();
+    (void)::getppid();
+    s->Stop({});
+    json totals;
+    const auto events = traceEvents(output("k-live"), {}, &totals);
+    std::map<std::string, std::string> streamOf;
+    for (const json& e : events)
+        if (e["context"].contains("tid") && e["context"]["tid"] == self)
+            streamOf[e["name"].get<std::string>()] = e["stream"].get<std::string>();
+    for (const char* name : {"syscall_entry_getpid", "syscall_entry_getgid"})
+        EXPECT_EQ(streamOf[name].rfind("a_", 0), 0u) << name << " in " << streamOf[name];
+    for (const char* name : {"syscall_entry_getuid", "syscall_entry_getppid"})
+        EXPECT_EQ(streamOf[name].rfind("b_", 0), 0u) << name << " in " << streamOf[name];
+    s->Destroy({});
+}
+
 TEST_F(Kernel, LoopbackPacketsAreRecordedWithTheirLengthsAndDevice) {
     auto s = create("k-net");
     s->EnableEvents("kernel", "", "net:net_dev_xmit", {});

@@ -308,3 +308,31 @@ TEST(KernelMetadata, ClockIsTheUstClock) {
 }
 
 } // namespace
+
+// Found by a fresh-user pass: with two kernel channels, an event enabled in
+// the first one while tracing went in the middle of the metadata, which the
+// consumer (append only) refused, and the trace became unreadable.
+TEST(KernelMetadata, MoreEventsOnlyAppendToTheMetadataWhateverTheirChannel) {
+    KernelTraceDescription t = describeHost({}, "s", 0);
+    KernelChannelDescription a{"a", 0, kr::kContextTid, true, {}};
+    KernelChannelDescription b{"b", 1, kr::kContextTid, false, {}};
+    a.events.push_back({"sched", 4, ktest::format("sched_switch")});
+    b.events.push_back({"irq", 5, ktest::format("irq_handler_entry")});
+    t.channels = {a, b};
+    const KernelMetadata before = generateKernelMetadata(t);
+    t.channels[0].events.push_back({"sched", 6, ktest::format("sched_process_fork")});
+    t.channels[1].events.push_back({"syscalls", 7, ktest::format("sys_enter_write")});
+    t.channels[0].events.push_back({"sched", 8, ktest::format("sched_process_exec")});
+    const KernelMetadata after = generateKernelMetadata(t);
+    ASSERT_GT(after.tsdl.size(), before.tsdl.size());
+    EXPECT_EQ(after.tsdl.compare(0, before.tsdl.size(), before.tsdl), 0)
+        << "the old metadata is a prefix of the new";
+    ASSERT_EQ(after.channels.size(), 2u);
+    ASSERT_EQ(after.channels[0].events.size(), 3u);
+    EXPECT_EQ(after.channels[0].events[1].ctfName, "sched_process_fork");
+    EXPECT_EQ(after.channels[0].events[1].conversion.ctfId, 6);
+    EXPECT_EQ(after.channels[1].events[1].ctfName, "syscall_entry_write");
+    const std::string appended = after.tsdl.substr(before.tsdl.size());
+    EXPECT_LT(appended.find("sched_process_fork"), appended.find("syscall_entry_write"));
+    EXPECT_LT(appended.find("syscall_entry_write"), appended.find("sched_process_exec"));
+}

@@ -475,15 +475,27 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                 for (const auto& [index, conversions] : added->conversions)
                     consumer->declareKernelEvents({on->channels.at(index).first, conversions},
                                                   join->add());
-                if (added->tsdl.size() > on->pushedTsdl.size() &&
-                    added->tsdl.compare(0, on->pushedTsdl.size(), on->pushedTsdl) == 0) {
+                // The metadata only grows (kernel_metadata.hpp): what is new
+                // follows what was pushed. Recorded as pushed once the
+                // consumer took it.
+                const bool grows =
+                    added->tsdl.size() >= on->pushedTsdl.size() &&
+                    added->tsdl.compare(0, on->pushedTsdl.size(), on->pushedTsdl) == 0;
+                if (!grows) {
+                    join->add()(Error(ErrorCode::Failed,
+                                      "the kernel metadata would change what it said already"));
+                } else if (added->tsdl.size() > on->pushedTsdl.size()) {
+                    auto pushed = join->add();
                     consumer->pushMetadata(on->metadataKey, on->pushedTsdl.size(),
-                                           added->tsdl.substr(on->pushedTsdl.size()), join->add());
-                } else if (added->tsdl != on->pushedTsdl) {
-                    // Offset 0: the kernel metadata channel takes it whole.
-                    consumer->pushMetadata(on->metadataKey, 0, added->tsdl, join->add());
+                                           added->tsdl.substr(on->pushedTsdl.size()),
+                                           [this, idHex, serial, tsdl = added->tsdl,
+                                            pushed](std::optional<Error> failed) {
+                                               if (Traced* now = find(idHex, serial);
+                                                   now != nullptr && !failed)
+                                                   now->pushedTsdl = tsdl;
+                                               pushed(failed);
+                                           });
                 }
-                on->pushedTsdl = added->tsdl;
                 join->seal();
             });
     });

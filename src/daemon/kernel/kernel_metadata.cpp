@@ -5,6 +5,7 @@
 #include "metadata/tsdl_text.hpp"
 #include "metadata/tsdl_writer.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace tracectl::kernel {
@@ -393,11 +394,21 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
     validate(trace);
     KernelMetadata out;
     appendPreamble(out.tsdl, trace);
-    for (const KernelChannelDescription& ch : trace.channels) {
+    // Every stream class (and the statedump's fixed events) first, then the
+    // ftrace events of every channel in CTF id order: ids only grow as
+    // events are enabled, so the metadata of more events is the metadata of
+    // fewer plus what follows it, and a started trace's metadata is only
+    // ever appended to (as lttng-sessiond's is).
+    struct Pending {
+        std::uint16_t ctfId;
+        std::size_t channel;
+        std::size_t event;
+    };
+    std::vector<Pending> order;
+    std::vector<std::vector<std::string>> names(trace.channels.size());
+    for (std::size_t c = 0; c < trace.channels.size(); ++c) {
+        const KernelChannelDescription& ch = trace.channels[c];
         appendStream(out.tsdl, ch);
-        KernelChannelMetadata meta;
-        meta.name = ch.name;
-        meta.streamId = ch.streamId;
         std::vector<std::string> reserved;
         if (ch.withStatedump) {
             for (const StatedumpEvent& e : statedumpEvents()) {
@@ -406,16 +417,25 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
             }
         }
         std::vector<std::pair<std::string, std::string>> keys;
-        for (const KernelEventDescription& e : ch.events)
-            keys.emplace_back(e.system, e.format.name);
-        const std::vector<std::string> names = assignEventNames(keys, reserved);
         for (std::size_t i = 0; i < ch.events.size(); ++i) {
-            const KernelEventDescription& e = ch.events[i];
-            const Lowered lowered = lower(e.format, e.ctfId, lttngNaming(e.system, e.format.name));
-            appendEvent(out.tsdl, names[i], e.ctfId, ch.streamId, lowered.fields);
-            meta.events.push_back({e.system, e.format.name, names[i], lowered.conversion});
+            keys.emplace_back(ch.events[i].system, ch.events[i].format.name);
+            order.push_back({ch.events[i].ctfId, c, i});
         }
+        names[c] = assignEventNames(keys, reserved);
+        KernelChannelMetadata meta;
+        meta.name = ch.name;
+        meta.streamId = ch.streamId;
         out.channels.push_back(std::move(meta));
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Pending& a, const Pending& b) { return a.ctfId < b.ctfId; });
+    for (const Pending& p : order) {
+        const KernelChannelDescription& ch = trace.channels[p.channel];
+        const KernelEventDescription& e = ch.events[p.event];
+        const Lowered lowered = lower(e.format, e.ctfId, lttngNaming(e.system, e.format.name));
+        appendEvent(out.tsdl, names[p.channel][p.event], e.ctfId, ch.streamId, lowered.fields);
+        out.channels[p.channel].events.push_back(
+            {e.system, e.format.name, names[p.channel][p.event], lowered.conversion});
     }
     return out;
 }
