@@ -594,6 +594,18 @@ TEST_F(Kernel, BadRulesAreRefusedAndChangeNothing) {
                                   {{"filter", sdbus::Variant(std::string("prev_tid + 1 == 2"))}});
               }),
               "org.tracectl.Tracing1.Error.InvalidArgument");
+    // Types are checked here, before any Start (fresh-user pass: the kernel
+    // refused them only at Start, and the session could never start).
+    EXPECT_EQ(errorNameOf([&] {
+                  s->EnableEvents("kernel", "", "sched:sched_switch",
+                                  {{"filter", sdbus::Variant(std::string("prev_comm == 5"))}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
+    EXPECT_EQ(errorNameOf([&] {
+                  s->EnableEvents("kernel", "", "sched:sched_switch",
+                                  {{"filter", sdbus::Variant(std::string("prev_tid == \"x\""))}});
+              }),
+              "org.tracectl.Tracing1.Error.InvalidArgument");
     EXPECT_EQ(errorNameOf([&] {
                   s->EnableEvents("kernel", "", "sched:*",
                                   {{"loglevel", sdbus::Variant(std::string("TRACE_INFO"))}});
@@ -613,6 +625,54 @@ TEST_F(Kernel, BadRulesAreRefusedAndChangeNothing) {
     s->Stop({});
     for (const json& e : traceEvents(output("k-bad"), {"sched_switch"}))
         EXPECT_NE(e["fields"]["prev_tid"], 0);
+    s->Destroy({});
+}
+
+// Found by a fresh-user pass: a filter on a field only some of a pattern's
+// events have was refused (`--syscall write --filter 'fd == N'`: the exit
+// has no fd). As LTTng's filters, it applies where it can, and the other
+// events are left out.
+TEST_F(Kernel, AFilterOnFieldsSomeEventsLackLeavesThoseOut) {
+    auto s = create("k-partial");
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    s->EnableEvents("kernel", "", "write",
+                    {{"syscall", sdbus::Variant(true)},
+                     {"filter", sdbus::Variant("fd == " + std::to_string(fd))}});
+    s->Start({});
+    ASSERT_EQ(::write(fd, "xy", 2), 2);
+    s->Stop({});
+    ::close(fd);
+    const auto events =
+        traceEvents(output("k-partial"), {"syscall_entry_write", "syscall_exit_write"});
+    std::size_t entries = 0;
+    for (const json& e : events) {
+        EXPECT_EQ(e["name"], "syscall_entry_write") << "the exit has no fd: not recorded";
+        EXPECT_EQ(e["fields"]["fd"], fd);
+        entries += e["fields"]["count"] == 2u ? 1 : 0;
+    }
+    EXPECT_GE(entries, 1u);
+    s->Destroy({});
+}
+
+// Found by a fresh-user pass: a Stop whose flush timed out left the
+// session "active" with the kernel's tracing off.
+TEST_F(Kernel, AStopThatFailsLeavesTheKernelTracing) {
+    auto s = create("k-stop-fails");
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->Start({});
+    const std::string on = tracefsRoot() + "/instances/tracectl-" + hexId(*s) + "/tracing_on";
+    const RunResult mainPid = sandbox_->systemctl(
+        {"show", "-p", "MainPID", "--value", "tracectl-consumer-" + hexId(*s) + ".service"});
+    const pid_t consumer = static_cast<pid_t>(std::stol(mainPid.out));
+    ASSERT_GT(consumer, 0) << mainPid.describe();
+    ASSERT_EQ(::kill(consumer, SIGSTOP), 0);
+    // The consumer cannot answer the flush: Stop fails after its deadline.
+    EXPECT_EQ(errorNameOf([&] { s->Stop({}); }), "org.tracectl.Tracing1.Error.Failed");
+    ASSERT_EQ(::kill(consumer, SIGCONT), 0);
+    EXPECT_EQ(s->State(), "active");
+    std::string value;
+    std::ifstream(on) >> value;
+    EXPECT_EQ(value, "1") << "active, so the kernel records";
     s->Destroy({});
 }
 

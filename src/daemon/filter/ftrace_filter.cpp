@@ -35,7 +35,7 @@ BinaryOp mirrored(BinaryOp op) {
 
 class Translator {
 public:
-    explicit Translator(const FieldRename& rename) : rename_(rename) {}
+    explicit Translator(const FieldLookup& lookup) : lookup_(lookup) {}
 
     std::string condition(const Node& n) {
         if (n.kind == NodeKind::Unary && n.unaryOp == UnaryOp::Not)
@@ -50,8 +50,12 @@ public:
             if (isComparison(n.binaryOp))
                 return comparison(n);
         }
-        if (n.kind == NodeKind::Field)
-            return field(n) + " != 0";
+        if (n.kind == NodeKind::Field) {
+            const Field named = field(n);
+            if (named.isString && *named.isString)
+                throw refused(n, "a string field is not a condition");
+            return named.name + " != 0";
+        }
         throw refused(n, "ftrace filters take comparisons of a field with a constant, joined "
                          "by &&, || and !");
     }
@@ -63,7 +67,12 @@ private:
         return FilterError(column, "not possible in a kernel filter: " + why);
     }
 
-    std::string field(const Node& n) {
+    /// The field `n` names, in ftrace's terms; `isString` nullopt: unknown.
+    struct Field {
+        std::string name;
+        std::optional<bool> isString;
+    };
+    Field field(const Node& n) {
         if (n.kind != NodeKind::Field)
             throw refused(n, "a field was expected");
         if (n.path.size() != 1 || n.path.front().index)
@@ -71,18 +80,22 @@ private:
         const std::string& name = n.path.front().name;
         if (n.root == FieldRoot::Context) {
             if (name == "tid" || name == "vtid")
-                return "common_pid";
+                return {"common_pid", false};
             if (name == "procname")
-                return "comm";
+                return {"COMM", true}; // `comm` would be the event's own field, if it has one
             if (name == "cpu_id")
-                return "CPU";
+                return {"CPU", false};
             throw refused(n, "the context $ctx." + name +
                                  " (ftrace filters know $ctx.tid, $ctx.procname and $ctx.cpu_id)");
         }
         if (n.root == FieldRoot::AppContext)
             throw refused(n, "application contexts are UST only");
-        std::string ftraceName = rename_ ? rename_(name) : name;
-        return ftraceName;
+        if (!lookup_)
+            return {name, std::nullopt};
+        const std::optional<FtraceField> f = lookup_(name);
+        if (!f)
+            throw NoSuchField(n.column, "no field '" + name + "'");
+        return {f->name, f->isString};
     }
 
     /// An integer constant, with its sign; nullopt if `n` is not one.
@@ -129,8 +142,14 @@ private:
             throw refused(n, "one side of a comparison must be a field");
         if (c->kind == NodeKind::Field)
             throw refused(n, "ftrace cannot compare two fields");
-        const std::string name = field(*f);
+        const Field named = field(*f);
+        const std::string& name = named.name;
         const std::string value = literal(*c);
+        if (named.isString && *named.isString != (c->kind == NodeKind::String))
+            throw refused(n, "'" + f->path.front().name + "' is a " +
+                                 (*named.isString ? "string" : "number") +
+                                 " field, compared with " +
+                                 (*named.isString ? "a number" : "a string"));
         if (c->kind == NodeKind::String) {
             if (op != BinaryOp::Equal && op != BinaryOp::NotEqual)
                 throw refused(n, "strings compare with == and != only");
@@ -148,19 +167,22 @@ private:
             std::swap(f, c);
         if (f->kind != NodeKind::Field || !integer(*c))
             throw refused(n, "'&' takes a field and an integer constant");
-        return field(*f) + " & " + *integer(*c);
+        const Field named = field(*f);
+        if (named.isString && *named.isString)
+            throw refused(n, "'&' takes a number field");
+        return named.name + " & " + *integer(*c);
     }
 
-    const FieldRename& rename_;
+    const FieldLookup& lookup_;
 };
 
 } // namespace
 
-std::string toFtraceFilter(std::string_view expression, const FieldRename& rename) {
+std::string toFtraceFilter(std::string_view expression, const FieldLookup& lookup) {
     const NodePtr tree = parseFilter(expression);
     // LTTng's own type checks (and the glob kind of each string literal).
     checkFilter(*tree);
-    return Translator(rename).condition(*tree);
+    return Translator(lookup).condition(*tree);
 }
 
 } // namespace tracectl::filter

@@ -12,23 +12,46 @@
 // - `FIELD & CONSTANT` as a condition, and `(FIELD & CONSTANT) != 0` / `== 0`;
 // - `&&`, `||`, `!` and parentheses;
 // - contexts: `$ctx.tid` and `$ctx.vtid` (ftrace's `common_pid`),
-//   `$ctx.procname` (ftrace's `comm`), `$ctx.cpu_id` (ftrace's `CPU`).
+//   `$ctx.procname` (ftrace's `COMM`: the current task's name, even in an
+//   event with a `comm` field of its own, which `comm` would be), and
+//   `$ctx.cpu_id` (ftrace's `CPU`).
 // Not translatable: arithmetic, shifts, | and ^, floating-point constants,
 // comparisons of two fields, array indexing, `$app.*` and other contexts.
 #pragma once
 
+#include "filter/filter_error.hpp"
+
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace tracectl::filter {
 
-/// The ftrace name of an event field named `lttngName` (the name the trace
-/// shows, e.g. "prev_tid" for ftrace's "prev_pid"); identity by default.
-using FieldRename = std::function<std::string(const std::string& lttngName)>;
+/// What the translation needs to know of an event's field.
+struct FtraceField {
+    std::string name;      ///< ftrace's name for it (e.g. prev_pid for prev_tid)
+    bool isString = false; ///< a string (char array, __data_loc char[]), else a number
+};
+
+/// The field named `lttngName` (the name the trace shows) of the event the
+/// filter is for, or nullopt if the event has no such field. Without a
+/// lookup, every name is taken as it is, of unknown type.
+using FieldLookup = std::function<std::optional<FtraceField>(const std::string& lttngName)>;
+
+/// The filter names a field the event does not have (a FilterError): an
+/// event a rule's pattern matches but its filter cannot apply to, which
+/// LTTng's filters never match.
+class NoSuchField : public FilterError {
+public:
+    using FilterError::FilterError;
+};
 
 /// `expression` in tracefs filter syntax. Throws FilterError: a syntax error
-/// (parseFilter()), or a construct ftrace cannot evaluate, with its column.
-std::string toFtraceFilter(std::string_view expression, const FieldRename& rename = {});
+/// (parseFilter()), LTTng's own type checks, a construct ftrace cannot
+/// evaluate, a string compared with a number field or a number with a
+/// string field, with its column; NoSuchField for a field `lookup` does
+/// not know.
+std::string toFtraceFilter(std::string_view expression, const FieldLookup& lookup = {});
 
 } // namespace tracectl::filter

@@ -364,11 +364,20 @@ void KernelDomain::stop(std::string idHex, Done done) {
                 done(e);
                 return finished();
             }
-            // Everything recorded before tracing went off, on disk.
-            auto join = Join::make([done, finished](std::optional<Error> failed) {
-                done(failed);
-                finished();
-            });
+            // Everything recorded before tracing went off, on disk. A Stop
+            // that fails leaves the session active: tracing goes on again.
+            auto join =
+                Join::make([this, idHex, serial, done, finished](std::optional<Error> failed) {
+                    Traced* now = failed ? find(idHex, serial) : nullptr;
+                    if (now == nullptr) {
+                        done(failed);
+                        return finished();
+                    }
+                    setTracing(*now, true, [done, finished, failed](std::optional<Error>) {
+                        done(failed);
+                        finished();
+                    });
+                });
             for (const auto& [key, name] : on->channels)
                 consumer->flushChannel(key, join->add());
             join->seal();

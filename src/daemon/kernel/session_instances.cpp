@@ -30,6 +30,25 @@ std::string joinFilters(const std::vector<std::string>& filters) {
     return joined;
 }
 
+/// The kernel's multi-line explanations (the filter file, error_log) as
+/// one line: D-Bus messages and log lines are read a line each.
+std::string oneLine(std::string text) {
+    std::string out;
+    bool space = false;
+    for (const char ch : text) {
+        const bool blank = ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ';
+        if (blank) {
+            space = !out.empty();
+            continue;
+        }
+        if (space)
+            out += ' ';
+        space = false;
+        out += ch;
+    }
+    return out;
+}
+
 uint32_t contextMaskOf(const ChannelConfig& c) {
     uint32_t mask = 0;
     for (const std::string& type : c.contexts)
@@ -75,43 +94,74 @@ std::vector<TracepointId> SessionInstances::resolve(TracepointCatalog& catalog,
     }
 }
 
-std::string SessionInstances::translateFilter(TracepointCatalog& catalog, const TracepointId& id,
-                                              const std::string& expression) {
+std::optional<std::string> SessionInstances::translateFilter(TracepointCatalog& catalog,
+                                                             const TracepointId& id,
+                                                             const std::string& expression) {
     if (expression.empty())
-        return {};
+        return std::string();
     const LttngNaming naming = lttngNaming(id.system, id.event);
     const EventFormat& format = catalog.format(id.system, id.event);
+    std::string ftrace;
     try {
         // The rule names fields as the trace does (prev_tid); ftrace knows
         // them by its own names (prev_pid).
-        return filter::toFtraceFilter(expression, [&](const std::string& name) {
-            std::string ftraceName = name;
-            for (const auto& [from, to] : naming.fieldRenames)
-                if (to == name)
-                    ftraceName = from;
-            const bool exists =
-                std::any_of(format.fields.begin(), format.fields.end(), [&](const FormatField& f) {
-                    return f.name == ftraceName && !f.isCommon() && !naming.isDropped(f.name);
-                });
-            if (!exists)
-                throw filter::FilterError(0, "the kernel event " + naming.eventName + " (" +
-                                                 id.full() + ") has no field '" + name + "'");
-            return ftraceName;
-        });
+        ftrace = filter::toFtraceFilter(
+            expression, [&](const std::string& name) -> std::optional<filter::FtraceField> {
+                std::string ftraceName = name;
+                for (const auto& [from, to] : naming.fieldRenames)
+                    if (to == name)
+                        ftraceName = from;
+                for (const FormatField& f : format.fields)
+                    if (f.name == ftraceName && !f.isCommon() && !naming.isDropped(f.name))
+                        return filter::FtraceField{ftraceName,
+                                                   f.elementType == "char" &&
+                                                       (f.isArray || f.isDataLoc || f.isRelLoc)};
+                return std::nullopt;
+            });
+    } catch (const filter::NoSuchField&) {
+        return std::nullopt; // the filter cannot apply: the rule never records this event
     } catch (const filter::FilterError& err) {
-        throw Error(ErrorCode::InvalidArgument, err.what());
+        throw Error(ErrorCode::InvalidArgument,
+                    "kernel event " + id.full() + " (" + naming.eventName + "): " + err.what());
     }
+    if (ftrace.size() > kMaxFilterBytes)
+        throw Error(ErrorCode::InvalidArgument,
+                    "the filter is " + std::to_string(ftrace.size()) +
+                        " bytes in ftrace's syntax; tracefs takes at most " +
+                        std::to_string(kMaxFilterBytes));
+    return ftrace;
+}
+
+std::vector<TracepointId> SessionInstances::namedBy(TracepointCatalog& catalog,
+                                                    const EventRule& rule,
+                                                    std::vector<std::string>* filters) {
+    std::vector<TracepointId> ids;
+    for (const TracepointId& id : resolve(catalog, rule)) {
+        const std::optional<std::string> f = translateFilter(catalog, id, rule.filter);
+        if (!f)
+            continue;
+        ids.push_back(id);
+        if (filters != nullptr)
+            filters->push_back(*f);
+    }
+    if (ids.empty())
+        throw Error(ErrorCode::InvalidArgument,
+                    "no event that '" + rule.pattern + "' names has every field the filter " +
+                        "names, so the rule would never record anything");
+    return ids;
 }
 
 void SessionInstances::checkRule(TracepointCatalog& catalog, const EventRule& rule) {
-    for (const TracepointId& id : resolve(catalog, rule))
-        translateFilter(catalog, id, rule.filter);
+    namedBy(catalog, rule, nullptr);
 }
 
 std::vector<TracepointId> SessionInstances::addToDescription(TracepointCatalog& catalog, Channel& c,
                                                              const EventRule& rule) {
+    std::vector<std::string> filters;
+    const std::vector<TracepointId> ids = namedBy(catalog, rule, &filters);
     std::vector<TracepointId> added;
-    for (const TracepointId& id : resolve(catalog, rule)) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const TracepointId& id = ids[i];
         if (c.described.insert(id).second) {
             KernelEventDescription e;
             e.system = id.system;
@@ -125,7 +175,17 @@ std::vector<TracepointId> SessionInstances::addToDescription(TracepointCatalog& 
             c.description.events.push_back(std::move(e));
             added.push_back(id);
         }
-        c.filters[id].push_back(translateFilter(catalog, id, rule.filter));
+        auto& all = c.filters[id];
+        all.push_back(filters[i]);
+        const std::string joined = joinFilters(all);
+        if (joined.size() > kMaxFilterBytes) {
+            all.pop_back();
+            throw Error(ErrorCode::InvalidArgument,
+                        "kernel event " + id.full() + ": the filters of its rules together (" +
+                            std::to_string(joined.size()) + " bytes in ftrace's syntax, joined " +
+                            "with ||) are more than tracefs takes (" +
+                            std::to_string(kMaxFilterBytes) + ")");
+        }
     }
     return added;
 }
@@ -138,7 +198,7 @@ void SessionInstances::applyEvents(TracepointCatalog&, Channel& c,
             c.instance->enableEvent(id.system, id.event);
         } catch (const TracefsError& e) {
             throw Error(e.error() == EINVAL ? ErrorCode::InvalidArgument : ErrorCode::Failed,
-                        "kernel event " + id.full() + ": " + e.what());
+                        "kernel event " + id.full() + ": " + oneLine(e.what()));
         }
     }
 }
@@ -269,7 +329,7 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
 
 void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& rule) {
     Channel& c = channelNamed(rule.channel);
-    const std::vector<TracepointId> ids = resolve(catalog, rule);
+    const std::vector<TracepointId> ids = namedBy(catalog, rule, nullptr);
     try {
         applyEvents(catalog, c, ids);
     } catch (...) {

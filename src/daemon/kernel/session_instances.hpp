@@ -55,6 +55,9 @@ struct AddedEvents {
 
 class SessionInstances {
 public:
+    /// The longest filter written to an event's `filter` file: tracefs takes
+    /// one write of at most a page (4096 bytes).
+    static constexpr std::size_t kMaxFilterBytes = 4000;
     /// Makes nothing yet; `uuid` is the kernel trace's, `clockOffset` (ns)
     /// that of the session's UST traces (SessionConsumers::clockOffsetOf()).
     SessionInstances(std::string idHex, const metadata::Uuid& uuid, std::string sessionName,
@@ -116,9 +119,18 @@ private:
     /// The tracepoints `rule` names (sorted). Throws Error(InvalidArgument).
     static std::vector<TracepointId> resolve(TracepointCatalog& catalog, const EventRule& rule);
     /// `expression` (LTTng syntax, the trace's field names) in ftrace's
-    /// syntax for event `id`; "" for "". Throws Error(InvalidArgument).
-    static std::string translateFilter(TracepointCatalog& catalog, const TracepointId& id,
-                                       const std::string& expression);
+    /// syntax for event `id`; "" for ""; nullopt if the event lacks a
+    /// field it names (the rule never records that event, as LTTng's
+    /// filters never match it). Throws Error(InvalidArgument): a type
+    /// mismatch, what ftrace cannot evaluate, more than kMaxFilterBytes.
+    static std::optional<std::string> translateFilter(TracepointCatalog& catalog,
+                                                      const TracepointId& id,
+                                                      const std::string& expression);
+    /// The tracepoints `rule` records: those it names to which its filter
+    /// applies (with their ftrace filters in `filters`, if given). Throws
+    /// Error(InvalidArgument) if there is none.
+    static std::vector<TracepointId> namedBy(TracepointCatalog& catalog, const EventRule& rule,
+                                             std::vector<std::string>* filters);
     Channel& channelNamed(const std::string& name);
     /// Adds `rule`'s events to `c` (descriptions only); returns the ids new to it.
     std::vector<TracepointId> addToDescription(TracepointCatalog& catalog, Channel& c,
