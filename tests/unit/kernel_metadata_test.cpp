@@ -336,3 +336,20 @@ TEST(KernelMetadata, MoreEventsOnlyAppendToTheMetadataWhateverTheirChannel) {
     EXPECT_LT(appended.find("sched_process_fork"), appended.find("syscall_entry_write"));
     EXPECT_LT(appended.find("syscall_entry_write"), appended.find("sched_process_exec"));
 }
+
+// Found by a fresh-user pass: system call arguments declared signed (`int
+// dfd`) are `signed:0` in ftrace's format (each sits in an unsigned long
+// slot), and came out as 4294967196 instead of -100.
+TEST(KernelMetadata, SignedSystemCallArgumentsStaySigned) {
+    KernelTraceDescription t = describeHost({}, "s", 0);
+    KernelChannelDescription ch{"c", 0, kr::kContextTid, false, {}};
+    ch.events.push_back({"syscalls", 4, ktest::format("sys_enter_openat")});
+    t.channels = {ch};
+    const std::string tsdl = generateKernelMetadata(t).tsdl;
+    EXPECT_NE(tsdl.find("integer { size = 64; align = 8; signed = 1; encoding = none; base = 10; "
+                        "} _dfd;"),
+              std::string::npos)
+        << tsdl;
+    EXPECT_NE(tsdl.find("signed = 0; encoding = none; base = 16; } _filename;"), std::string::npos)
+        << "a pointer stays an unsigned address";
+}

@@ -97,6 +97,26 @@ std::optional<ElementInfo> elementInfo(std::string_view t) {
     return std::nullopt;
 }
 
+// True for the signed C integer types system call arguments are declared
+// with (a pointer or an unsigned type is not).
+bool isSignedCType(std::string type) {
+    if (type.find('*') != std::string::npos || type.find("unsigned") != std::string::npos)
+        return false;
+    if (type.rfind("const ", 0) == 0)
+        type.erase(0, 6);
+    static const std::set<std::string, std::less<>> kSigned{
+        "int",       "long",        "long long",
+        "short",     "signed char", "pid_t",
+        "off_t",     "loff_t",      "ssize_t",
+        "clockid_t", "key_t",       "mqd_t",
+        "timer_t",   "s8",          "s16",
+        "s32",       "s64",         "__s8",
+        "__s16",     "__s32",       "__s64",
+        "int8_t",    "int16_t",     "int32_t",
+        "int64_t",   "time_t",      "__kernel_old_time_t"};
+    return kSigned.count(type) != 0;
+}
+
 // Unique TSDL identifiers within one struct.
 class Identifiers {
 public:
@@ -169,8 +189,12 @@ void lowerField(const FormatField& f, const std::string& name, Identifiers& ids,
         }
     } else if (isPow2Size(f.size)) {
         const bool isBool = f.type == "bool" || f.type == "_Bool";
+        // The system call tracepoints store every argument in an unsigned
+        // long slot (`signed:0` even for `int dfd`): the C type says what
+        // lttng-modules' typed arguments say (dfd = -100, not 4294967196).
+        const bool isSigned = f.isSigned || isSignedCType(f.type);
         addCopy(c, f.offset, f.size);
-        out.fields.push_back({ids.make(name), integer(f.size, f.isSigned && !isBool,
+        out.fields.push_back({ids.make(name), integer(f.size, isSigned && !isBool,
                                                       isAddressType(f.type) ? 16 : 10)});
         return;
     }
