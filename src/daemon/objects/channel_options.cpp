@@ -135,8 +135,9 @@ EventRule readEventOptions(TracingDomain domain, const std::string& channel,
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +
                             (domain == TracingDomain::Kernel
-                                 ? " (known for kernel events: filter, syscall)"
-                                 : " (known: loglevel, loglevel-only, exclusions, filter)"));
+                                 ? " (known for kernel events: filter, syscall, interactive)"
+                                 : " (known: loglevel, loglevel-only, exclusions, filter, "
+                                   "interactive)"));
         }
     }
     return r;

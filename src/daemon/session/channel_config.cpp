@@ -115,10 +115,6 @@ void checkEventRule(const EventRule& r) {
         throw Error(ErrorCode::InvalidArgument, "at most 64 exclusions");
     for (const auto& e : r.exclusions)
         checkName("an exclusion", e);
-    // lttng-enable-event(1): --exclude only applies to a wildcard pattern.
-    if (!r.exclusions.empty() && r.pattern.back() != '*')
-        throw Error(ErrorCode::InvalidArgument,
-                    "exclusions need a pattern ending in '*', not " + quoteForMessage(r.pattern));
     if (r.loglevelMatch != LoglevelMatch::All && (r.loglevel < 0 || r.loglevel > 14))
         throw Error(ErrorCode::InvalidArgument, "log level must be 0 to 14");
     if (r.domain == TracingDomain::Kernel) {
@@ -137,6 +133,10 @@ void checkEventRule(const EventRule& r) {
     } else if (r.syscall) {
         throw Error(ErrorCode::InvalidArgument, "system calls are kernel events (domain 'kernel')");
     }
+    // lttng-enable-event(1): --exclude only applies to a wildcard pattern.
+    if (!r.exclusions.empty() && r.pattern.back() != '*')
+        throw Error(ErrorCode::InvalidArgument,
+                    "exclusions need a pattern ending in '*', not " + quoteForMessage(r.pattern));
 }
 
 namespace {
