@@ -73,7 +73,7 @@ public:
     const Bytes& bytes() const { return bytes_; }
 
 private:
-    const EventFormat& format_;
+    EventFormat format_; // a copy: callers pass temporaries
     Bytes bytes_;
 };
 
