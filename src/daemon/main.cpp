@@ -306,6 +306,11 @@ int run(const Options& o) {
     // Announce the objects' removal while the name is still ours.
     manager.retireAll();
     apps.clear();
+    // The consumers' connections close first (each drains and exits,
+    // closing the kernel buffers' fds it holds), so that the kernel
+    // domain's instances can go.
+    tracer.dropAll();
+    kernel.shutdown();
     // Fails only if the bus is gone already: nothing to release then.
     sd_bus_release_name(bus.get(), kBusName);
     return code;

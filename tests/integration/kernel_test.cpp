@@ -714,6 +714,22 @@ TEST_F(Kernel, ADaemonKilledAndRestartedLeavesNoInstance) {
     ::rmdir(foreign.c_str());
 }
 
+// Found in review: a daemon stopped cleanly while a session traced the
+// kernel left the instance (its consumer still held the fds when the
+// kernel domain let it go) until the next start.
+TEST_F(Kernel, ADaemonStoppedCleanlyLeavesNoInstance) {
+    auto s = create("k-sigterm");
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->Start({});
+    const std::string instance = "tracectl-" + hexId(*s);
+    ASSERT_TRUE(sessionInstances().count(instance));
+    s.reset();
+    ASSERT_TRUE(sandbox_->stopDaemon().ok()); // SIGTERM
+    EXPECT_FALSE(sessionInstances().count(instance)) << "gone when the daemon is";
+    const RunResult started = sandbox_->startDaemon();
+    ASSERT_TRUE(started.ok()) << started.describe();
+}
+
 // As real users: trace-kernel decides every kernel-domain call.
 class KernelAccess : public MultiUserSuite {};
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <future>
 #include <random>
 
 namespace tracectl {
@@ -86,6 +87,29 @@ KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers,
     consumers_.onForeignStatistics(
         [this](const std::string& id, const cp::Statistics& s) { onConsumerFigures(id, s); });
     consumers_.onConsumerGone([this](const std::string& id) { consumerGone(id); });
+}
+
+void KernelDomain::shutdown() {
+    std::vector<std::shared_ptr<kernel::SessionInstances>> all;
+    for (auto& [id, t] : sessions_)
+        if (t->instances)
+            all.push_back(std::exchange(t->instances, nullptr));
+    if (all.empty() || !tracefs_)
+        return;
+    auto over = std::make_shared<std::promise<void>>();
+    std::future<void> removed = over->get_future();
+    executor_.submit([this, all, over] {
+        for (const auto& instances : all) {
+            // Each attempt waits up to 1 s for a consumer draining its fds.
+            for (int attempt = 0; attempt < 3 && !instances->remove().empty(); ++attempt) {
+            }
+            if (instances->empty())
+                forgetInstance(instances->baseName());
+        }
+        over->set_value();
+    });
+    if (removed.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+        log::warning("tracefs instances still being removed at exit");
 }
 
 KernelDomain::~KernelDomain() {

@@ -65,6 +65,12 @@ public:
     KernelDomain(const KernelDomain&) = delete;
     KernelDomain& operator=(const KernelDomain&) = delete;
 
+    /// At daemon exit, once the consumers' connections are closed (they
+    /// drain and exit, closing the fds they hold): removes every instance,
+    /// waiting up to a few seconds for the fds to go. Those still held stay
+    /// in the ledger for the next start. Call once, after the loop ran.
+    void shutdown();
+
     /// Told (on the loop) what session `idHex`'s kernel channels wrote.
     using StatisticsHandler =
         std::function<void(const std::string& idHex, const DomainStatistics& statistics)>;

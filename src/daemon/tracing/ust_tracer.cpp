@@ -23,6 +23,10 @@ UstTracer::UstTracer(TracerConfig config, std::shared_ptr<AppCommands> commands)
     : config_(std::move(config)), commands_(std::move(commands)) {}
 
 UstTracer::~UstTracer() {
+    dropAll();
+}
+
+void UstTracer::dropAll() {
     // No notify handler may use a session once it is freed; set-up jobs
     // still running add no route any more.
     for (auto& [id, t] : sessions_) {

@@ -134,6 +134,10 @@ public:
     /// Drops every session without waiting for anyone: each consumer sees
     /// its connection close, drains its buffers and exits (tracectl-consumerd(8)).
     ~UstTracer() override;
+    /// What the destructor does, earlier (daemon exit, before the kernel
+    /// domain lets its instances go: the consumers' fds must close first).
+    /// Idempotent.
+    void dropAll();
     UstTracer(const UstTracer&) = delete;
     UstTracer& operator=(const UstTracer&) = delete;
 
