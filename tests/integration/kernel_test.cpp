@@ -100,6 +100,16 @@ std::vector<json> traceEvents(const std::string& dir, const std::vector<std::str
     return out;
 }
 
+/// The write(2) calls of thread `tid` recorded below `dir`, by their
+/// byte count (syscall_entry_write's `count`).
+std::map<uint64_t, std::size_t> writeCounts(const std::string& dir, pid_t tid) {
+    std::map<uint64_t, std::size_t> byCount;
+    for (const json& e : traceEvents(dir, {"syscall_entry_write"}))
+        if (e["context"]["tid"] == tid)
+            ++byCount[e["fields"]["count"].get<uint64_t>()];
+    return byCount;
+}
+
 pid_t currentTid() {
     return static_cast<pid_t>(::gettid());
 }
@@ -527,15 +537,8 @@ TEST_F(Kernel, SnapshotsHoldTheLastEventsBeforeTheirRequest) {
     writeBatch(22);
     const std::string second = s->RecordSnapshot({});
     ::close(fd);
-    const auto counts = [&](const std::string& dir) {
-        std::map<uint64_t, std::size_t> byCount;
-        for (const json& e : traceEvents(dir, {"syscall_entry_write"}))
-            if (e["context"]["tid"] == self)
-                ++byCount[e["fields"]["count"].get<uint64_t>()];
-        return byCount;
-    };
-    EXPECT_EQ(counts(first)[11], 10u) << first;
-    EXPECT_EQ(counts(second)[22], 10u) << second;
+    EXPECT_EQ(writeCounts(first, self)[11], 10u) << first;
+    EXPECT_EQ(writeCounts(second, self)[22], 10u) << second;
     EXPECT_TRUE(fs::exists(first + "/kernel/metadata"));
     s->Destroy({});
 }
@@ -561,18 +564,12 @@ TEST_F(Kernel, OneRotationArchivesBothDomains) {
     ASSERT_EQ(::write(fd, "abcd", 4), 4);
     ::close(fd);
     s->Stop({});
-    const auto countsIn = [&](const std::string& dir) {
-        std::map<uint64_t, std::size_t> byCount;
-        for (const json& e : traceEvents(dir, {"syscall_entry_write"}))
-            if (e["context"]["tid"] == self)
-                ++byCount[e["fields"]["count"].get<uint64_t>()];
-        return byCount;
-    };
     // The archive holds what came before the rotation, of both domains.
-    EXPECT_EQ(countsIn(archive), (std::map<uint64_t, std::size_t>{{3, 1}}));
+    EXPECT_EQ(writeCounts(archive, self), (std::map<uint64_t, std::size_t>{{3, 1}}));
     EXPECT_EQ(countTicks(archive), 5);
     // The whole output (archive and current chunk) holds each write once.
-    EXPECT_EQ(countsIn(output("k-rotate")), (std::map<uint64_t, std::size_t>{{3, 1}, {4, 1}}));
+    EXPECT_EQ(writeCounts(output("k-rotate"), self),
+              (std::map<uint64_t, std::size_t>{{3, 1}, {4, 1}}));
     s->Destroy({});
 }
 

@@ -66,15 +66,14 @@ KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers,
             // crashed, or was killed): only those, never other daemons'.
             std::size_t removed = 0;
             for (const std::string& name : ledger_.read()) {
-                removed += fs->removeStaleInstances(name).size();
-                if (std::filesystem::exists(fs->root() / "instances" / name))
-                    staleLeft_.push_back(name); // a draining consumer holds it: retried
+                if (removeLeftOver(*fs, name))
+                    ++removed;
                 else
-                    forgetInstance(name);
+                    staleLeft_.push_back(name); // a draining consumer holds it: retried
             }
             if (removed != 0)
                 log::notice("removed " + std::to_string(removed) +
-                            " tracefs instance(s) an earlier tracectld left");
+                            " session(s)' tracefs instances an earlier tracectld left");
             tracefs_ = std::move(fs);
             if (!staleLeft_.empty())
                 retryStale(kRemovalAttempts);
@@ -459,11 +458,7 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
     if (it == sessions_.end()) {
         // Not started: the rule comes with the first start; checked now, so
         // that a rule naming nothing is refused here rather than at Start.
-        return onExecutor(
-            [rule](kernel::Tracefs&, kernel::TracepointCatalog& catalog) {
-                kernel::SessionInstances::checkRule(catalog, rule);
-            },
-            std::move(done));
+        return checkRule(rule, std::move(done));
     }
     Traced& t = *it->second;
     enqueue(t, [this, idHex, serial = t.serial, rule, done](auto finished) {
@@ -472,13 +467,8 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
             done(e);
             finished();
         };
-        if (live == nullptr || !live->instances) {
-            return onExecutor(
-                [rule](kernel::Tracefs&, kernel::TracepointCatalog& catalog) {
-                    kernel::SessionInstances::checkRule(catalog, rule);
-                },
-                answer);
-        }
+        if (live == nullptr || !live->instances)
+            return checkRule(rule, answer);
         auto added = std::make_shared<kernel::AddedEvents>();
         onExecutor(
             [instances = live->instances, rule, added](kernel::Tracefs&,
@@ -596,19 +586,31 @@ void KernelDomain::forgetInstance(const std::string& name) {
     }
 }
 
+bool KernelDomain::removeLeftOver(const kernel::Tracefs& fs, const std::string& name) {
+    fs.removeStaleInstances(name);
+    if (std::filesystem::exists(fs.root() / "instances" / name))
+        return false;
+    forgetInstance(name);
+    return true;
+}
+
+void KernelDomain::checkRule(const EventRule& rule, Done done) {
+    onExecutor(
+        [rule](kernel::Tracefs&, kernel::TracepointCatalog& catalog) {
+            kernel::SessionInstances::checkRule(catalog, rule);
+        },
+        std::move(done));
+}
+
 void KernelDomain::retryStale(int attemptsLeft) {
     staleTimer_ = loop_.addTimer(std::chrono::seconds(1), [this, attemptsLeft] {
         auto names = std::make_shared<std::vector<std::string>>(staleLeft_);
         onExecutor(
             [this, names](kernel::Tracefs& fs, kernel::TracepointCatalog&) {
                 std::vector<std::string> left;
-                for (const std::string& name : *names) {
-                    fs.removeStaleInstances(name);
-                    if (std::filesystem::exists(fs.root() / "instances" / name))
+                for (const std::string& name : *names)
+                    if (!removeLeftOver(fs, name))
                         left.push_back(name);
-                    else
-                        forgetInstance(name);
-                }
                 *names = std::move(left);
             },
             [this, names, attemptsLeft](std::optional<Error>) {

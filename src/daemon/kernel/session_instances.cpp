@@ -241,13 +241,8 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             c.description.withStatedump = channels_.empty();
             channels_.push_back(std::move(c));
         }
-        std::vector<std::vector<TracepointId>> toEnable(channels_.size());
-        for (const EventRule& rule : s.kernelRules) {
-            Channel& c = channelNamed(rule.channel);
-            const auto added = addToDescription(catalog, c, rule);
-            auto& list = toEnable[static_cast<std::size_t>(&c - channels_.data())];
-            list.insert(list.end(), added.begin(), added.end());
-        }
+        for (const EventRule& rule : s.kernelRules)
+            addToDescription(catalog, channelNamed(rule.channel), rule);
         // Events named by several rules get the filters of them all.
         for (std::size_t i = 0; i < channels_.size(); ++i) {
             std::vector<TracepointId> all;
