@@ -196,6 +196,12 @@ void validate(const DeclareKernelEvents& m) {
         throw ProtocolError("DeclareKernelEvents.conversions: longer than " +
                             std::to_string(kMaxConversionBytes) + " bytes");
 }
+void validate(const AttachIpProbes& m) {
+    if (m.sendId == m.receiveId)
+        throw ProtocolError("AttachIpProbes: sendId and receiveId are the same");
+    if (m.sendId == 0xFFFF || m.receiveId == 0xFFFF)
+        throw ProtocolError("AttachIpProbes: an event id of 65535 (the extended header's mark)");
+}
 void validate(const ChannelCreated&) {}
 void validate(const PushMetadata& m) {
     checkText(m.bytes, "PushMetadata.bytes", kMaxMetadataChunk);
@@ -306,6 +312,11 @@ void put(Writer& w, const CreateKernelChannel& m) {
 void put(Writer& w, const DeclareKernelEvents& m) {
     w.u64(m.key);
     w.blob(m.conversions);
+}
+void put(Writer& w, const AttachIpProbes& m) {
+    w.u64(m.key);
+    w.u16(m.sendId);
+    w.u16(m.receiveId);
 }
 void put(Writer& w, const ChannelCreated& m) {
     w.u64(m.key);
@@ -437,6 +448,13 @@ Message getDeclareKernelEvents(Reader& r) {
     m.conversions = r.blob("DeclareKernelEvents.conversions", kMaxConversionBytes);
     return m;
 }
+Message getAttachIpProbes(Reader& r) {
+    AttachIpProbes m;
+    m.key = r.u64();
+    m.sendId = r.u16();
+    m.receiveId = r.u16();
+    return m;
+}
 Message getChannelCreated(Reader& r) {
     ChannelCreated m;
     m.key = r.u64();
@@ -524,6 +542,7 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::Statistics:
     case MessageType::CreateKernelChannel:
     case MessageType::DeclareKernelEvents:
+    case MessageType::AttachIpProbes:
         return true;
     }
     return false;
@@ -583,6 +602,8 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::CreateKernelChannel;
             else if constexpr (std::is_same_v<T, DeclareKernelEvents>)
                 return MessageType::DeclareKernelEvents;
+            else if constexpr (std::is_same_v<T, AttachIpProbes>)
+                return MessageType::AttachIpProbes;
             else
                 return MessageType::Error;
         },
@@ -629,6 +650,8 @@ std::string_view messageName(MessageType type) noexcept {
         return "CreateKernelChannel";
     case MessageType::DeclareKernelEvents:
         return "DeclareKernelEvents";
+    case MessageType::AttachIpProbes:
+        return "AttachIpProbes";
     }
     return "unknown";
 }
@@ -759,6 +782,9 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::DeclareKernelEvents:
         m = getDeclareKernelEvents(r);
+        break;
+    case MessageType::AttachIpProbes:
+        m = getAttachIpProbes(r);
         break;
     case MessageType::RecordSnapshot: {
         RecordSnapshot snap;

@@ -71,6 +71,10 @@
 //   daemon: DeclareKernelEvents{key, conversions} (version 6): how the
 //       kernel channel's ftrace records become CTF event records
 //                                    consumer: Ok or Error.
+//   daemon: AttachIpProbes{key, sendId, receiveId} (version 7), then one
+//       byte carrying two fds (SCM_RIGHTS): the `ip` provider's BPF ring
+//       buffer map, then its counters map (src/common/ip_probe_abi.h)
+//                                    consumer: Ok or Error.
 //   consumer, unsolicited (version 5): Statistics{...}, at most once a
 //       second while its channels write something, and at once before the
 //       reply to FlushChannel, DestroyChannel and Shutdown and before
@@ -97,8 +101,8 @@ namespace tracectl::consumer_protocol {
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
-/// DeclareKernelEvents
-inline constexpr std::uint32_t kVersion = 6;
+/// DeclareKernelEvents; 7: AttachIpProbes
+inline constexpr std::uint32_t kVersion = 7;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -126,6 +130,7 @@ enum class MessageType : std::uint16_t {
     DeclareLayouts = 0x0B,
     CreateKernelChannel = 0x0C,
     DeclareKernelEvents = 0x0D,
+    AttachIpProbes = 0x0E,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -374,6 +379,18 @@ struct DeclareKernelEvents {
     bool operator==(const DeclareKernelEvents&) const = default;
 };
 
+/// The `ip` provider's events for kernel data channel `key`: records of
+/// the BPF ring buffer whose map fd follows (with the counters map's fd)
+/// become the CTF events `sendId` (ip:send) and `receiveId` (ip:receive)
+/// of the channel's stream class, in the stream `<name>_ip`. Once per
+/// channel. Payload: u64 key, u16 sendId, u16 receiveId.
+struct AttachIpProbes {
+    std::uint64_t key = 0;
+    std::uint16_t sendId = 0;
+    std::uint16_t receiveId = 0;
+    bool operator==(const AttachIpProbes&) const = default;
+};
+
 /// What one channel of the consumer wrote, since it was created: every
 /// figure only grows, except chunkBytes, which starts again from 0 when a
 /// rotation switches the channel's streams to a new chunk.
@@ -427,7 +444,8 @@ struct ErrorReply {
 using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
                              FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
                              RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata,
-                             DeclareLayouts, Statistics, CreateKernelChannel, DeclareKernelEvents>;
+                             DeclareLayouts, Statistics, CreateKernelChannel, DeclareKernelEvents,
+                             AttachIpProbes>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/consumer_protocol.hpp"
+#include "common/unique_fd.hpp"
 #include "stream_file.hpp"
 
 #include <cstdint>
@@ -69,6 +70,12 @@ public:
     }
     /// DeclareKernelEvents (kernel data channels). Throws RequestError.
     virtual void declareKernelEvents(std::string_view) {
+        throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key()) + " is not a kernel data channel");
+    }
+    /// AttachIpProbes (kernel data channels): the ip provider's ring
+    /// buffer and counters maps. Throws RequestError.
+    virtual void attachIpProbes(const consumer_protocol::AttachIpProbes&, UniqueFd, UniqueFd) {
         throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key()) + " is not a kernel data channel");
     }

@@ -169,6 +169,10 @@ void Consumer::dispatch(cp::Message&& request) {
             createKernelChannel(*kernel);
         } else if (const auto* events = std::get_if<cp::DeclareKernelEvents>(&request)) {
             channel(events->key).declareKernelEvents(events->conversions);
+        } else if (const auto* ip = std::get_if<cp::AttachIpProbes>(&request)) {
+            // The fds first, whatever the answer (as for CreateKernelChannel).
+            std::vector<UniqueFd> fds = takePassedFds("AttachIpProbes", 2);
+            channel(ip->key).attachIpProbes(*ip, std::move(fds[0]), std::move(fds[1]));
         } else if (const auto* rot = std::get_if<cp::Rotate>(&request)) {
             rotate(*rot);
             return;

@@ -74,6 +74,7 @@ std::vector<cp::Message> everyMessage() {
         cp::Statistics{123456789, {}},
         sampleKernelCreate(),
         cp::DeclareKernelEvents{21, std::string("\x01\x00\x00\x00", 4)},
+        cp::AttachIpProbes{22, 9, 10},
         cp::Statistics{
             5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},
     };
@@ -370,7 +371,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 6u);
+    EXPECT_EQ(cp::kVersion, 7u);
 }
 
 TEST(ConsumerProtocol, CreateKernelChannelRejectsWhatItCannotRead) {
@@ -398,6 +399,17 @@ TEST(ConsumerProtocol, CreateKernelChannelRejectsWhatItCannotRead) {
     metadata.kind = cp::ChannelKind::Metadata;
     metadata.cpus = {};
     EXPECT_EQ(std::get<cp::CreateKernelChannel>(cp::decode(cp::encode(metadata))), metadata);
+}
+
+TEST(ConsumerProtocol, AttachIpProbesLayoutAndChecks) {
+    const auto frame = cp::encode(cp::AttachIpProbes{0x0102030405060708, 0x0A0B, 0x0C0D});
+    EXPECT_EQ(payloadOf(frame), bytesOf({8, 7, 6, 5, 4, 3, 2, 1, 0x0B, 0x0A, 0x0D, 0x0C}));
+    // One id for both probes, or the extended header's mark, cannot be read back.
+    EXPECT_THROW(cp::encode(cp::AttachIpProbes{1, 7, 7}), cp::ProtocolError);
+    EXPECT_THROW(cp::encode(cp::AttachIpProbes{1, 0xFFFF, 4}), cp::ProtocolError);
+    const auto same = bytesOf({1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 0});
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::AttachIpProbes, same.data(), same.size()),
+                 cp::ProtocolError);
 }
 
 TEST(ConsumerProtocol, RecordSnapshotLayout) {

@@ -190,6 +190,14 @@ void ConsumerConnection::declareKernelEvents(const cp::DeclareKernelEvents& requ
     sendPassing(request, expectOk(std::move(done)), {}, 1);
 }
 
+void ConsumerConnection::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd ring,
+                                        UniqueFd counters, Done done) {
+    std::vector<UniqueFd> fds;
+    fds.push_back(std::move(ring));
+    fds.push_back(std::move(counters));
+    sendPassing(request, expectOk(std::move(done)), std::move(fds), 1);
+}
+
 uint32_t ConsumerConnection::sendPassing(const cp::Message& request, Reply reply,
                                          std::vector<UniqueFd> passFds, int timeoutFactor) {
     // What other threads queued before this call goes first.

@@ -108,6 +108,10 @@ public:
                              std::vector<UniqueFd> fds, Done done);
     /// DeclareKernelEvents; `done` after Ok.
     void declareKernelEvents(const consumer_protocol::DeclareKernelEvents& request, Done done);
+    /// AttachIpProbes with its two fds (`ring`, `counters`: the ip
+    /// provider's maps); `done` after Ok.
+    void attachIpProbes(const consumer_protocol::AttachIpProbes& request, UniqueFd ring,
+                        UniqueFd counters, Done done);
     /// DeclareLayouts from any thread, queued and ordered like
     /// enqueueMetadata() (a failure goes to Handlers::metadataFailed).
     /// Thread-safe.
