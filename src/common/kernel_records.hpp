@@ -75,6 +75,9 @@ inline constexpr std::size_t kEventHeaderSize = 2 + 8;                          
 inline constexpr std::size_t kFtraceCommonSize = 8;
 /// stream_instance_id of the statedump stream (`kernel/<channel>_statedump`).
 inline constexpr std::uint64_t kStatedumpInstance = 0xFFFFFFFF;
+/// stream_instance_id of a channel's `ip` provider stream (`<channel>_ip`):
+/// one stream for every CPU (the BPF ring buffer is shared), so no CPU's.
+inline constexpr std::uint64_t kIpProbesInstance = 0xFFFFFFFE;
 
 /// The statedump (lttng-modules 2.13 lttng-statedump-impl.c and
 /// instrumentation/events/lttng-statedump.h): written by the consumer from

@@ -5,6 +5,7 @@
 // tracefs instance per session) into CTF in lttng-modules' layout, read back
 // with babeltrace2 (tests/integration/trace_events.py, python3-bt2).
 #include "child_process.hpp"
+#include "kernel_trace_support.hpp"
 #include "multi_user.hpp"
 #include "sandbox_suite.hpp"
 #include "trace_counts.hpp"
@@ -23,7 +24,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,68 +37,6 @@ using json = nlohmann::json;
 namespace {
 
 using Options = std::map<std::string, sdbus::Variant>;
-
-/// Where tracefs is mounted for this process (mounted at
-/// /sys/kernel/tracing if it is not): the tests look at the instances the
-/// daemon makes, which are kernel-wide.
-std::string tracefsRoot() {
-    std::ifstream mounts("/proc/self/mounts");
-    std::string dev, dir, type, rest;
-    while (mounts >> dev >> dir >> type && std::getline(mounts, rest))
-        if (type == "tracefs")
-            return dir;
-    ::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr);
-    return "/sys/kernel/tracing";
-}
-
-/// The tracefs instances of sessions (tracectl-*), by name.
-std::set<std::string> sessionInstances() {
-    std::set<std::string> names;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(tracefsRoot() + "/instances", ec))
-        if (e.path().filename().string().rfind("tracectl-", 0) == 0 &&
-            e.path().filename().string().rfind("tracectl-unittest", 0) != 0)
-            names.insert(e.path().filename().string());
-    return names;
-}
-
-std::string hexId(SessionClient& s) {
-    std::string hex;
-    for (char c : s.Id())
-        if (c != '-')
-            hex += c;
-    return hex;
-}
-
-/// The records trace_events.py prints for `dir` (its last line, the
-/// totals, in `totals`), only those named in `names` (all if empty).
-std::vector<json> traceEvents(const std::string& dir, const std::vector<std::string>& names,
-                              json* totals = nullptr) {
-    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
-    std::vector<std::string> argv{
-        "/usr/bin/python3",
-        std::string(root != nullptr ? root : ".") + "/tests/integration/trace_events.py", dir};
-    for (const auto& n : names) {
-        argv.push_back("--event");
-        argv.push_back(n);
-    }
-    RunOptions options;
-    options.timeout = std::chrono::minutes(2);
-    const RunResult r = run(argv, options);
-    EXPECT_EQ(r.exitCode, 0) << r.describe();
-    std::vector<json> out;
-    std::istringstream lines(r.out);
-    std::string line;
-    while (std::getline(lines, line))
-        if (!line.empty())
-            out.push_back(json::parse(line));
-    if (!out.empty()) {
-        if (totals != nullptr)
-            *totals = out.back();
-        out.pop_back();
-    }
-    return out;
-}
 
 /// The write(2) calls of thread `tid` recorded below `dir`, by their
 /// byte count (syscall_entry_write's `count`).

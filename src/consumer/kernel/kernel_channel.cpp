@@ -2,6 +2,8 @@
 
 #include "common/kernel_records.hpp"
 #include "common/log.hpp"
+#include "kernel/ip_ring_reader.hpp"
+#include "kernel/ip_stream.hpp"
 #include "kernel/statedump.hpp"
 
 #include <cerrno>
@@ -43,6 +45,8 @@ std::optional<std::uint64_t> droppedEvents(int fd) {
 /// Pages one wake-up reads from one CPU at most, so that the loop serves
 /// the other CPUs and the daemon in between.
 constexpr std::size_t kPagesPerWakeup = 256;
+/// Ring-buffer records one wake-up reads at most, for the same reason.
+constexpr std::size_t kIpRecordsPerWakeup = 16384;
 
 } // namespace
 
@@ -52,14 +56,47 @@ struct KernelChannel::Cpu {
     UniqueFd fd;
     UniqueFd stats; ///< per_cpu/cpuN/stats, read with pread
     EventSourcePtr watch;
-    std::optional<StreamFile> file;
-    std::optional<IndexWriter> index;
+    Output out;
     std::unique_ptr<kernel::FtraceStream> stream;
-    std::uint64_t bytesWritten = 0;
-    std::uint64_t chunkBytes = 0;
-    std::string failure; ///< why its files were closed, "" while fine
     bool shortReadTold = false;
 };
+
+struct KernelChannel::Ip {
+    KernelChannel* owner = nullptr;
+    std::optional<kernel::IpRingReader> reader;
+    EventSourcePtr watch;
+    Output out;
+    std::unique_ptr<kernel::IpStream> stream;
+};
+
+kernel::PacketSink KernelChannel::sinkTo(Output& out) {
+    return [this, &out](std::span<const std::byte> packet, const IndexEntry& entry) {
+        if (!out.file || !out.failure.empty())
+            return;
+        IndexEntry e = entry;
+        e.offset = out.file->size();
+        try {
+            out.file->write(packet.data(), packet.size());
+            out.index->append(e);
+        } catch (const std::exception& err) {
+            out.failure = err.what();
+            out.file.reset();
+            out.index.reset();
+            return;
+        }
+        out.bytesWritten += packet.size();
+        out.chunkBytes += packet.size();
+        if (progress_)
+            progress_();
+    };
+}
+
+void KernelChannel::openFiles(Output& out, const OutputDir& dir, const std::string& stream) {
+    out.file.emplace(dir, stream);
+    out.index.emplace(dir, stream);
+    out.chunkBytes = 0;
+    out.failure.clear();
+}
 
 KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
                              const cp::CreateKernelChannel& request, std::vector<UniqueFd> fds,
@@ -100,27 +137,8 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         config.cpuId = c->cpu;
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
-        c->stream = std::make_unique<kernel::FtraceStream>(
-            config, conversions_, &processes_,
-            [raw](std::span<const std::byte> packet, const IndexEntry& entry) {
-                if (!raw->file || !raw->failure.empty())
-                    return;
-                IndexEntry e = entry;
-                e.offset = raw->file->size();
-                try {
-                    raw->file->write(packet.data(), packet.size());
-                    raw->index->append(e);
-                } catch (const std::exception& err) {
-                    raw->failure = err.what();
-                    raw->file.reset();
-                    raw->index.reset();
-                    return;
-                }
-                raw->bytesWritten += packet.size();
-                raw->chunkBytes += packet.size();
-                if (raw->owner->progress_)
-                    raw->owner->progress_();
-            });
+        c->stream =
+            std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_, sinkTo(c->out));
         if (dir) {
             try {
                 openFiles(*c, *dir);
@@ -143,16 +161,74 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         writeStatedump(*dir);
     if (dir)
         armTimer();
+    dir_ = std::move(dir);
 }
 
 KernelChannel::~KernelChannel() = default;
 
 void KernelChannel::openFiles(Cpu& c, const OutputDir& dir) {
-    const std::string stream = name_ + "_" + std::to_string(c.cpu);
-    c.file.emplace(dir, stream);
-    c.index.emplace(dir, stream);
-    c.chunkBytes = 0;
-    c.failure.clear();
+    openFiles(c.out, dir, name_ + "_" + std::to_string(c.cpu));
+}
+
+void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd ring,
+                                   UniqueFd counters) {
+    if (ip_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + " has the ip provider's stream already");
+    auto ip = std::make_unique<Ip>();
+    ip->owner = this;
+    try {
+        ip->reader.emplace(std::move(ring), std::move(counters));
+    } catch (const std::exception& e) {
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + ": the ip provider's maps: " + e.what());
+    }
+    kernel::IpStreamConfig config;
+    config.uuid = uuid_;
+    config.streamId = request_.streamId;
+    config.maxPacketBytes = request_.packetSize;
+    config.contextMask = request_.contextMask;
+    config.sendId = request.sendId;
+    config.receiveId = request.receiveId;
+    ip->stream = std::make_unique<kernel::IpStream>(config, &processes_, sinkTo(ip->out));
+    if (!snapshotOnly_) {
+        try {
+            openFiles(ip->out, *dir_, name_ + "_ip");
+        } catch (const std::system_error& e) {
+            throw RequestError(cp::ErrorKind::Io, "creating the files of " + outputDir_ + "/" +
+                                                      name_ + "_ip: " + e.what());
+        }
+        sd_event_source* s = nullptr;
+        const int r = sd_event_add_io(loop_.get(), &s, ip->reader->pollFd(), EPOLLIN,
+                                      &KernelChannel::onIpReadable, ip.get());
+        if (r < 0)
+            throw RequestError(cp::ErrorKind::Io,
+                               "watching the ip provider's ring buffer: " + std::string(std::strerror(-r)));
+        ip->watch.reset(s);
+    }
+    ip_ = std::move(ip);
+}
+
+int KernelChannel::onIpReadable(sd_event_source*, int, std::uint32_t, void* userdata) {
+    auto* ip = static_cast<Ip*>(userdata);
+    try {
+        ip->owner->drainIp(kIpRecordsPerWakeup);
+    } catch (const std::exception& e) {
+        log::warning("kernel channel " + ip->owner->name_ + " (ip): " + e.what());
+    }
+    return 0;
+}
+
+std::size_t KernelChannel::drainIp(std::size_t limit) {
+    if (!ip_ || !ip_->reader)
+        return 0;
+    kernel::IpStream& stream = *ip_->stream;
+    const std::size_t n = ip_->reader->consume(
+        [&stream](const tracectl_ip_record& r) { stream.consume(r); }, limit);
+    stream.setDropped(ip_->reader->dropped());
+    if (!ip_->out.failure.empty())
+        throw std::runtime_error("writing " + name_ + "_ip: " + ip_->out.failure);
+    return n;
 }
 
 void KernelChannel::writeStatedump(const OutputDir& dir) {
@@ -233,9 +309,9 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit) {
         if (const auto dropped = droppedEvents(c.stats.get()))
             c.stream->setDropped(*dropped);
     }
-    if (!c.failure.empty())
+    if (!c.out.failure.empty())
         throw std::runtime_error("writing " + name_ + "_" + std::to_string(c.cpu) + ": " +
-                                 c.failure);
+                                 c.out.failure);
     return pages;
 }
 
@@ -249,6 +325,12 @@ std::string KernelChannel::drainAll() noexcept {
                 first = e.what();
         }
     }
+    try {
+        drainIp();
+    } catch (const std::exception& e) {
+        if (first.empty())
+            first = e.what();
+    }
     return first;
 }
 
@@ -259,8 +341,13 @@ void KernelChannel::flush() {
     const std::uint64_t now = monotonicNow();
     for (auto& c : cpus_) {
         c->stream->flush(now);
-        if (first.empty() && !c->failure.empty())
-            first = c->failure;
+        if (first.empty() && !c->out.failure.empty())
+            first = c->out.failure;
+    }
+    if (ip_) {
+        ip_->stream->flush(now);
+        if (first.empty() && !ip_->out.failure.empty())
+            first = ip_->out.failure;
     }
     if (!first.empty())
         throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
@@ -281,23 +368,28 @@ ChannelBase::RotateResult KernelChannel::rotate(const OutputDir& chunkRoot,
         if (r.error.empty())
             r.error = "kernel channel " + name_ + ": the new chunk: " + e.what();
     }
-    r.expected = static_cast<std::uint32_t>(cpus_.size());
-    for (auto& c : cpus_) {
-        c->stream->flush(now);
-        c->file.reset();
-        c->index.reset();
+    r.expected = streamCount();
+    const auto next = [&](auto& stream, Output& out, const std::string& file) {
+        stream.flush(now);
+        out.file.reset();
+        out.index.reset();
         if (dir) {
             try {
-                openFiles(*c, *dir);
+                openFiles(out, *dir, file);
             } catch (const std::exception& e) {
-                c->failure = e.what();
+                out.failure = e.what();
                 if (r.error.empty())
-                    r.error =
-                        "kernel channel " + name_ + "_" + std::to_string(c->cpu) + ": " + e.what();
+                    r.error = "kernel channel " + file + ": " + e.what();
             }
         }
         switched();
-    }
+    };
+    for (auto& c : cpus_)
+        next(*c->stream, c->out, name_ + "_" + std::to_string(c->cpu));
+    if (ip_)
+        next(*ip_->stream, ip_->out, name_ + "_ip");
+    if (dir)
+        dir_ = std::move(dir);
     return r;
 }
 
@@ -310,13 +402,21 @@ void KernelChannel::drainAndClose(bool) noexcept {
         const std::uint64_t now = monotonicNow();
         for (auto& c : cpus_)
             c->stream->flush(now);
+        if (ip_)
+            ip_->stream->flush(now);
     }
     for (auto& c : cpus_) {
         c->watch.reset();
-        c->file.reset();
-        c->index.reset();
+        c->out.file.reset();
+        c->out.index.reset();
         c->fd.reset();
         c->stats.reset();
+    }
+    if (ip_) {
+        ip_->watch.reset();
+        ip_->out.file.reset();
+        ip_->out.index.reset();
+        ip_->reader.reset(); // closes the maps: the program's last fds may go with them
     }
 }
 
@@ -335,17 +435,34 @@ std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::
     const std::uint64_t now = monotonicNow();
     for (auto& c : cpus_) {
         try {
-            const std::uint64_t before = c->bytesWritten;
+            const std::uint64_t before = c->out.bytesWritten;
             openFiles(*c, *dir);
             drain(*c);
             c->stream->flush(now);
-            bytes += c->bytesWritten - before;
+            bytes += c->out.bytesWritten - before;
         } catch (const std::exception& e) {
             if (first.empty())
                 first = e.what();
         }
-        c->file.reset();
-        c->index.reset();
+        c->out.file.reset();
+        c->out.index.reset();
+    }
+    if (ip_) {
+        // The ring buffer holds what came since the last snapshot read it
+        // (a BPF ring buffer does not overwrite: records that found it
+        // full are counted as discarded).
+        try {
+            const std::uint64_t before = ip_->out.bytesWritten;
+            openFiles(ip_->out, *dir, name_ + "_ip");
+            drainIp();
+            ip_->stream->flush(now);
+            bytes += ip_->out.bytesWritten - before;
+        } catch (const std::exception& e) {
+            if (first.empty())
+                first = e.what();
+        }
+        ip_->out.file.reset();
+        ip_->out.index.reset();
     }
     snapshotBytes_ += bytes;
     if (!first.empty())
@@ -373,8 +490,14 @@ cp::ChannelFigures KernelChannel::figures() const noexcept {
     for (const auto& c : cpus_) {
         f.eventsRecorded += c->stream->counters().eventsWritten;
         f.eventsDiscarded += c->stream->counters().eventsDiscarded;
-        f.bytesWritten += c->bytesWritten;
-        f.chunkBytes += c->chunkBytes;
+        f.bytesWritten += c->out.bytesWritten;
+        f.chunkBytes += c->out.chunkBytes;
+    }
+    if (ip_) {
+        f.eventsRecorded += ip_->stream->counters().eventsWritten;
+        f.eventsDiscarded += ip_->stream->counters().eventsDiscarded;
+        f.bytesWritten += ip_->out.bytesWritten;
+        f.chunkBytes += ip_->out.chunkBytes;
     }
     f.bytesWritten += statedumpBytes_;
     return f;

@@ -4,7 +4,11 @@
 // read one ftrace sub-buffer ("page") per read(2) (perfetto's
 // traced_probes cpu_reader.cc reads them the same way) and turned into CTF
 // packets (kernel/ftrace_stream.hpp) written to `<outputDir>/<name>_<cpu>`
-// with their index `<outputDir>/index/<name>_<cpu>.idx`.
+// with their index `<outputDir>/index/<name>_<cpu>.idx`. With the `ip`
+// provider attached (AttachIpProbes), the records of its BPF ring buffer
+// become the stream `<outputDir>/<name>_ip` (kernel/ip_stream.hpp), read
+// at the same times: the timer, and the ring buffer's wake-ups (the
+// program forces one when the ring is half full).
 //
 // When: every readTimerUsec (the daemon's CreateKernelChannel), and at once
 // when a CPU's fd reports data (tracefs wakes a poller once the buffer is
@@ -50,7 +54,7 @@ public:
     std::uint64_t key() const noexcept override { return key_; }
     bool isMetadata() const noexcept override { return false; }
     std::uint32_t streamCount() const noexcept override {
-        return static_cast<std::uint32_t>(cpus_.size());
+        return static_cast<std::uint32_t>(cpus_.size() + (ip_ ? 1 : 0));
     }
     /// Reads what each CPU's buffer holds now into `<snapshotRoot>/<outputDir>/`
     /// (a snapshot session's buffers run in overwrite mode: reading them
@@ -73,11 +77,34 @@ public:
     /// The conversions (kernel_records::encode()) of events enabled now.
     /// Throws RequestError(InvalidArgument) if they do not decode.
     void declareKernelEvents(std::string_view conversions) override;
+    /// Starts the `<name>_ip` stream from the ring buffer `ring` (its
+    /// program's drop count in `counters`). Throws RequestError
+    /// (InvalidArgument: attached already, or the maps cannot be used; Io).
+    void attachIpProbes(const consumer_protocol::AttachIpProbes& request, UniqueFd ring,
+                        UniqueFd counters) override;
     consumer_protocol::ChannelFigures figures() const noexcept override;
     void setProgressHook(const std::function<void()>& hook) override { progress_ = hook; }
 
 private:
+    /// Where one stream's packets go: its stream file and index in the
+    /// current chunk (or snapshot), and what it wrote.
+    struct Output {
+        std::optional<StreamFile> file;
+        std::optional<IndexWriter> index;
+        std::uint64_t bytesWritten = 0;
+        std::uint64_t chunkBytes = 0;
+        std::string failure; ///< why its files were closed, "" while fine
+    };
     struct Cpu;
+    struct Ip;
+    /// The sink that writes a stream's packets to `out`.
+    kernel::PacketSink sinkTo(Output& out);
+    /// New stream and index files `<dir>/<stream>`. Throws std::system_error.
+    static void openFiles(Output& out, const OutputDir& dir, const std::string& stream);
+    /// Reads the ring buffer until it has nothing more (or `limit`
+    /// records), then the drop count. Write failures close the files and throw.
+    std::size_t drainIp(std::size_t limit = SIZE_MAX);
+    static int onIpReadable(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     static int onReadable(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     /// Reads CPU `c` until it has nothing more (or `limit` pages), then its
     /// dropped-events count; returns the pages read. Write failures close
@@ -100,6 +127,8 @@ private:
     kernel::ConversionTable conversions_;
     kernel::ProcfsProcessInfo processes_;
     std::vector<std::unique_ptr<Cpu>> cpus_;
+    std::unique_ptr<Ip> ip_; ///< the ip provider's stream, once attached
+    std::optional<OutputDir> dir_; ///< the current chunk's output folder (none: snapshots only)
     std::vector<std::byte> page_; // one sub-buffer, reused
     EventSourcePtr timer_;
     std::function<void()> progress_;

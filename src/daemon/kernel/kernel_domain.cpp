@@ -5,6 +5,7 @@
 #include "kernel/session_instances.hpp"
 #include "kernel/tracefs.hpp"
 #include "kernel/tracepoint_catalog.hpp"
+#include "ip_event_fields.hpp"
 #include "metadata/trace_info.hpp"
 #include "tracing/join.hpp"
 
@@ -198,6 +199,13 @@ void KernelDomain::listTracepoints(TracepointsDone done) {
                 }
                 list->push_back(std::move(info));
             }
+            // The ip provider's probes, which the daemon's BPF program makes.
+            for (const char* probe : {"receive", "send"}) {
+                KernelTracepointInfo info{"ip", probe, {}};
+                for (const auto& f : ip::ipEventFields())
+                    info.fields.emplace_back(std::string(f.name), std::string(f.ctype));
+                list->push_back(std::move(info));
+            }
         },
         [this, list, done](std::optional<Error> e) {
             if (e)
@@ -355,6 +363,10 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     // can be converted (tracing is still off anyway).
                     consumer->createKernelChannel(data, std::move(c.fds), join->add());
                     consumer->declareKernelEvents({data.key, c.conversions}, join->add());
+                    if (c.ip)
+                        consumer->attachIpProbes({data.key, c.ip->ids.sendId, c.ip->ids.receiveId},
+                                                 std::move(c.ip->ring), std::move(c.ip->counters),
+                                                 join->add());
                 }
                 join->seal();
             });
@@ -498,6 +510,10 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                 for (const auto& [index, conversions] : added->conversions)
                     consumer->declareKernelEvents({on->channels.at(index).first, conversions},
                                                   join->add());
+                for (auto& [index, ip] : added->ipAttached)
+                    consumer->attachIpProbes(
+                        {on->channels.at(index).first, ip.ids.sendId, ip.ids.receiveId},
+                        std::move(ip.ring), std::move(ip.counters), join->add());
                 // The metadata only grows (kernel_metadata.hpp): what is new
                 // follows what was pushed. Recorded as pushed once the
                 // consumer took it.

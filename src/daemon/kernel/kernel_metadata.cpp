@@ -1,5 +1,6 @@
 #include "kernel_metadata.hpp"
 
+#include "ip_event_fields.hpp"
 #include "metadata/field_model.hpp"
 #include "metadata/trace_environment.hpp"
 #include "metadata/tsdl_text.hpp"
@@ -267,6 +268,16 @@ void validate(const KernelTraceDescription& trace) {
                 throw KernelMetadataError("channel " + ch.name + ": ctf id " + u(e.ctfId) +
                                           " given twice");
         }
+        if (ch.ipProbes) {
+            for (const std::uint16_t id : {ch.ipProbes->sendId, ch.ipProbes->receiveId}) {
+                if (id < kr::kFirstFtraceCtfId || id == 65535)
+                    throw KernelMetadataError("ip provider: ctf id " + u(id) +
+                                              " outside 4..65534");
+                if (!ids.insert(id).second)
+                    throw KernelMetadataError("channel " + ch.name + ": ctf id " + u(id) +
+                                              " given twice");
+            }
+        }
     }
 }
 
@@ -373,6 +384,21 @@ void appendEvent(std::string& out, std::string_view name, std::uint32_t id, std:
     out += "\t};\n};\n\n";
 }
 
+/// An ip provider event: its payload is ip_event_fields.hpp's.
+void appendIpEvent(std::string& out, std::string_view name, std::uint32_t id,
+                   std::uint32_t streamId) {
+    out += "event {\n\tname = ";
+    metadata::appendStringLiteral(out, name);
+    out += substitute(";\n\tid = {};\n\tstream_id = {};\n\tfields := struct {\n",
+                      {u(id), u(streamId)});
+    out += ::tracectl::ip::ipEventTsdlFields();
+    out += "\t};\n};\n\n";
+}
+
+/// A Pending::event value for the ip provider's events.
+constexpr std::size_t kIpSendEvent = SIZE_MAX;
+constexpr std::size_t kIpReceiveEvent = SIZE_MAX - 1;
+
 struct StatedumpEvent {
     std::string_view name;
     std::uint16_t id;
@@ -445,6 +471,10 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
             keys.emplace_back(ch.events[i].system, ch.events[i].format.name);
             order.push_back({ch.events[i].ctfId, c, i});
         }
+        if (ch.ipProbes) {
+            order.push_back({ch.ipProbes->sendId, c, kIpSendEvent});
+            order.push_back({ch.ipProbes->receiveId, c, kIpReceiveEvent});
+        }
         names[c] = assignEventNames(keys, reserved);
         KernelChannelMetadata meta;
         meta.name = ch.name;
@@ -455,6 +485,11 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
                      [](const Pending& a, const Pending& b) { return a.ctfId < b.ctfId; });
     for (const Pending& p : order) {
         const KernelChannelDescription& ch = trace.channels[p.channel];
+        if (p.event == kIpSendEvent || p.event == kIpReceiveEvent) {
+            appendIpEvent(out.tsdl, p.event == kIpSendEvent ? kIpSendEventName : kIpReceiveEventName,
+                          p.ctfId, ch.streamId);
+            continue;
+        }
         const KernelEventDescription& e = ch.events[p.event];
         const Lowered lowered = lower(e.format, e.ctfId, lttngNaming(e.system, e.format.name));
         appendEvent(out.tsdl, names[p.channel][p.event], e.ctfId, ch.streamId, lowered.fields);

@@ -32,6 +32,11 @@
 // variants, sched_process_fork's tgids and namespace inodes, block events'
 // tid: the _tid context has it), and field order is ftrace's.
 //
+// Channels with the `ip` provider (ipProbes) declare its two events, named
+// "ip:send" and "ip:receive" (DTrace's probe names), with the payload of
+// src/common/ip_event_fields.hpp, at the ids given (ftrace events' id
+// range: they are enabled among them).
+//
 // Channels with withStatedump also declare kernel_records.hpp's statedump
 // events (ids 0..3: lttng_statedump_start, _process_state,
 // _file_descriptor, _end; their enum fields as plain i32).
@@ -43,6 +48,7 @@
 #include "metadata/trace_info.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -64,6 +70,17 @@ struct KernelEventDescription {
     EventFormat format; ///< its parsed `format` file
 };
 
+/// The CTF ids of a channel's `ip` provider events.
+struct IpProbeIds {
+    std::uint16_t sendId = 0;    ///< ip:send
+    std::uint16_t receiveId = 0; ///< ip:receive
+    bool operator==(const IpProbeIds&) const = default;
+};
+
+/// The trace's names of the ip provider's events.
+inline constexpr const char* kIpSendEventName = "ip:send";
+inline constexpr const char* kIpReceiveEventName = "ip:receive";
+
 struct KernelChannelDescription {
     std::string name;           ///< channel name (TSDL comment only)
     std::uint32_t streamId = 0; ///< stream class id, unique in the trace
@@ -72,6 +89,9 @@ struct KernelChannelDescription {
     /// Declare the statedump events (ids 0..3) in this stream class.
     bool withStatedump = false;
     std::vector<KernelEventDescription> events;
+    /// The ip provider's events, when the channel has them (ids in the
+    /// events' range and unique among them).
+    std::optional<IpProbeIds> ipProbes;
 };
 
 struct KernelTraceDescription {

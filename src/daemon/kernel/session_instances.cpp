@@ -3,13 +3,17 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "filter/filter_error.hpp"
+#include "filter/filter_parser.hpp"
 #include "filter/ftrace_filter.hpp"
 #include "kernel/kernel_host.hpp"
 #include "kernel/lttng_kernel_names.hpp"
+#include "ip/ip_filter.hpp"
+#include "ip_event_fields.hpp"
 #include "session/context_type.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 
 namespace tracectl::kernel {
@@ -49,6 +53,33 @@ std::string oneLine(std::string text) {
     return out;
 }
 
+/// The ip provider's probe bit (ip_probe_abi.h) of ip:send / ip:receive.
+std::uint32_t probeBit(const TracepointId& id) {
+    return id.event == "send" ? (1u << TRACECTL_IP_SEND) : (1u << TRACECTL_IP_RECEIVE);
+}
+
+/// True if every payload field `node` names is one of the ip probes'.
+bool namesOnlyIpFields(const filter::Node* node) {
+    if (node == nullptr)
+        return true;
+    if (node->kind == filter::NodeKind::Field && node->root == filter::FieldRoot::Payload) {
+        const auto& fields = ::tracectl::ip::ipEventFields();
+        const std::string& name = node->path.front().name;
+        if (std::none_of(fields.begin(), fields.end(),
+                         [&](const auto& f) { return f.name == std::string_view(name); }))
+            return false;
+    }
+    return namesOnlyIpFields(node->left.get()) && namesOnlyIpFields(node->right.get());
+}
+
+UniqueFd dupFd(int fd, const char* what) {
+    UniqueFd out(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+    if (!out)
+        throw Error(ErrorCode::Failed,
+                    std::string("the ip provider's ") + what + " map: " + std::strerror(errno));
+    return out;
+}
+
 uint32_t contextMaskOf(const ChannelConfig& c) {
     uint32_t mask = 0;
     for (const std::string& type : c.contexts)
@@ -70,6 +101,50 @@ SessionInstances::~SessionInstances() {
         log::warning("tracefs instance " + left + " could not be removed");
 }
 
+bool SessionInstances::isIpProbe(const TracepointId& id) noexcept {
+    return id.system == "ip" && (id.event == "send" || id.event == "receive");
+}
+
+ip::IpFilterProgram SessionInstances::ipProgram(const Channel& c) {
+    std::vector<ip::IpRuleFilter> rules;
+    for (const auto& [id, filters] : c.filters) {
+        if (!isIpProbe(id))
+            continue;
+        for (const std::string& f : filters)
+            rules.push_back(ip::IpRuleFilter{probeBit(id), f});
+    }
+    try {
+        return ip::compileIpFilter(rules);
+    } catch (const filter::FilterError& e) {
+        throw Error(ErrorCode::InvalidArgument,
+                    "the ip provider's filters of channel '" + c.config.name + "': " + e.what());
+    }
+}
+
+void SessionInstances::ensureIp(Channel& c) {
+    if (!c.description.ipProbes || c.ip)
+        return;
+    try {
+        auto probes = std::make_unique<ip::IpProbes>(c.config.subbufSize * c.config.subbufCount);
+        if (tracing_)
+            probes->setEnabled(true);
+        c.ip = std::move(probes);
+        log::info("kernel channel '" + c.config.name + "': the ip provider's program is loaded (" +
+                  std::to_string(c.ip->ringBytes()) + "-byte ring buffer)");
+    } catch (const ip::IpProbeError& e) {
+        throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name +
+                                           "': the ip provider: " + e.what());
+    }
+}
+
+IpAttachment SessionInstances::ipAttachment(const Channel& c) {
+    IpAttachment a;
+    a.ids = *c.description.ipProbes;
+    a.ring = dupFd(c.ip->ringFd(), "ring buffer");
+    a.counters = dupFd(c.ip->countersFd(), "counters");
+    return a;
+}
+
 SessionInstances::Channel& SessionInstances::channelNamed(const std::string& name) {
     for (Channel& c : channels_)
         if (c.config.name == name)
@@ -84,6 +159,15 @@ std::vector<TracepointId> SessionInstances::resolve(TracepointCatalog& catalog,
         if (rule.syscall)
             return catalog.syscalls({rule.pattern});
         std::vector<TracepointId> ids = catalog.match(rule.pattern);
+        // The ip provider's probes, for patterns that name a provider.
+        if (rule.pattern.find(':') != std::string::npos) {
+            for (const char* probe : {"receive", "send"}) {
+                TracepointId id{"ip", probe};
+                if (globMatch(rule.pattern, id.full()))
+                    ids.push_back(std::move(id));
+            }
+            std::sort(ids.begin(), ids.end());
+        }
         if (ids.empty())
             throw Error(ErrorCode::InvalidArgument,
                         "no kernel tracepoint matches '" + rule.pattern +
@@ -99,6 +183,18 @@ std::optional<std::string> SessionInstances::translateFilter(TracepointCatalog& 
                                                              const std::string& expression) {
     if (expression.empty())
         return std::string();
+    if (isIpProbe(id)) {
+        // Evaluated by the provider's program; kept in LTTng's syntax.
+        try {
+            if (!namesOnlyIpFields(filter::parseFilter(expression).get()))
+                return std::nullopt; // a field the probes lack: never recorded
+            ip::compileIpFilter({ip::IpRuleFilter{probeBit(id), expression}});
+        } catch (const filter::FilterError& err) {
+            throw Error(ErrorCode::InvalidArgument,
+                        "ip provider (" + id.full() + "): " + err.what());
+        }
+        return expression;
+    }
     const LttngNaming naming = lttngNaming(id.system, id.event);
     const EventFormat& format = catalog.format(id.system, id.event);
     std::string ftrace;
@@ -162,6 +258,27 @@ std::vector<TracepointId> SessionInstances::addToDescription(TracepointCatalog& 
     std::vector<TracepointId> added;
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const TracepointId& id = ids[i];
+        if (isIpProbe(id)) {
+            if (!c.description.ipProbes) {
+                IpProbeIds probes;
+                probes.sendId = nextCtfId_++;
+                probes.receiveId = nextCtfId_++;
+                c.description.ipProbes = probes;
+                c.described.insert(TracepointId{"ip", "send"});
+                c.described.insert(TracepointId{"ip", "receive"});
+            }
+            auto& all = c.filters[id];
+            all.push_back(filters[i]);
+            try {
+                ipProgram(c); // every rule's filter together, within the program's bounds
+            } catch (...) {
+                all.pop_back();
+                if (all.empty())
+                    c.filters.erase(id);
+                throw;
+            }
+            continue;
+        }
         if (c.described.insert(id).second) {
             KernelEventDescription e;
             e.system = id.system;
@@ -192,7 +309,12 @@ std::vector<TracepointId> SessionInstances::addToDescription(TracepointCatalog& 
 
 void SessionInstances::applyEvents(TracepointCatalog&, Channel& c,
                                    const std::vector<TracepointId>& ids) {
+    bool ip = false;
     for (const TracepointId& id : ids) {
+        if (isIpProbe(id)) {
+            ip = true;
+            continue;
+        }
         try {
             c.instance->setFilter(id.system, id.event, joinFilters(c.filters.at(id)));
             c.instance->enableEvent(id.system, id.event);
@@ -200,6 +322,19 @@ void SessionInstances::applyEvents(TracepointCatalog&, Channel& c,
             throw Error(e.error() == EINVAL ? ErrorCode::InvalidArgument : ErrorCode::Failed,
                         "kernel event " + id.full() + ": " + oneLine(e.what()));
         }
+    }
+    if (ip)
+        applyIpFilter(c);
+}
+
+void SessionInstances::applyIpFilter(Channel& c) {
+    ensureIp(c);
+    const ip::IpFilterProgram program = ipProgram(c);
+    try {
+        c.ip->setFilter(program);
+    } catch (const ip::IpProbeError& e) {
+        throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name +
+                                           "': the ip provider's filter: " + e.what());
     }
 }
 
@@ -283,6 +418,8 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             if (p.packetSize < p.page.pageSize)
                 p.packetSize = p.page.pageSize;
             p.conversions = kernel_records::encode(m.channels[i].conversions());
+            if (c.ip)
+                p.ip = ipAttachment(c);
             out.channels.push_back(std::move(p));
         }
     } catch (...) {
@@ -299,11 +436,19 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
     const auto savedDescribed = c.described;
     const auto savedEvents = c.description.events.size();
     const auto savedNext = nextCtfId_;
+    const auto savedIp = c.description.ipProbes;
     AddedEvents out;
     try {
         const auto added = addToDescription(catalog, c, rule);
         const KernelMetadata m = metadata();
         out.tsdl = m.tsdl;
+        if (c.description.ipProbes && !c.ip) {
+            // Loaded now (nothing passes its filter until enableAdded()),
+            // so that the consumer reads its ring buffer first.
+            ensureIp(c);
+            out.ipAttached.emplace_back(static_cast<std::size_t>(&c - channels_.data()),
+                                        ipAttachment(c));
+        }
         if (!added.empty()) {
             const auto index = static_cast<std::size_t>(&c - channels_.data());
             std::vector<kernel_records::EventConversion> fresh;
@@ -317,6 +462,10 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
         c.described = savedDescribed;
         c.description.events.resize(savedEvents);
         nextCtfId_ = savedNext;
+        if (!savedIp) {
+            c.description.ipProbes.reset();
+            c.ip.reset();
+        }
         throw;
     }
     return out;
@@ -330,11 +479,18 @@ void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& 
     } catch (...) {
         // The rule is refused: its filters leave the events it named (which
         // go on with the filters they had; new ones stay disabled).
+        bool ip = false;
         for (const TracepointId& id : ids) {
             auto it = c.filters.find(id);
             if (it == c.filters.end() || it->second.empty())
                 continue;
             it->second.pop_back();
+            if (isIpProbe(id)) {
+                ip = true;
+                if (it->second.empty())
+                    c.filters.erase(it);
+                continue;
+            }
             try {
                 if (it->second.empty()) {
                     c.instance->disableEvent(id.system, id.event);
@@ -348,15 +504,25 @@ void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& 
             if (it->second.empty())
                 c.filters.erase(it);
         }
+        if (ip && c.ip) {
+            try {
+                c.ip->setFilter(ipProgram(c));
+            } catch (const std::exception& e) {
+                log::warning("kernel channel '" + c.config.name + "': the ip provider: " + e.what());
+            }
+        }
         throw;
     }
 }
 
 void SessionInstances::setTracing(bool on) {
+    tracing_ = on;
     for (Channel& c : channels_) {
         try {
             c.instance->setTracingOn(on);
-        } catch (const TracefsError& e) {
+            if (c.ip)
+                c.ip->setEnabled(on);
+        } catch (const std::exception& e) {
             throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name + "': " + e.what());
         }
     }
@@ -365,6 +531,10 @@ void SessionInstances::setTracing(bool on) {
 std::vector<std::string> SessionInstances::remove() noexcept {
     std::vector<std::string> left;
     for (Channel& c : channels_) {
+        if (c.ip) {
+            c.ip.reset(); // detached: nothing more reaches the ring buffer
+            log::info("kernel channel '" + c.config.name + "': the ip provider's program is unloaded");
+        }
         if (!c.instance || !c.instance->valid())
             continue;
         const std::string name = c.instance->name();

@@ -3,6 +3,11 @@
 // `tracectl-<id>-<n>`), its clock, buffer and mode, the ftrace events its
 // rules name (with their filters), the per-CPU fds for the consumer, and
 // the kernel trace's metadata and conversions that follow from the events.
+// A channel whose rules name the `ip` provider's probes (`ip:send`,
+// `ip:receive`; a pattern must name the provider: `ip:*`, never `*` alone)
+// also has its own loaded copy of the provider's BPF program
+// (ip/ip_probes.hpp), enabled while tracing is on, with the rules' filters
+// compiled for it (ip/ip_filter.hpp).
 //
 // Threads: every method blocks on tracefs (mkdir of an instance allocates
 // its buffers; writes to its files) and runs on the kernel domain's
@@ -11,6 +16,7 @@
 #pragma once
 
 #include "common/unique_fd.hpp"
+#include "ip/ip_probes.hpp"
 #include "kernel/kernel_metadata.hpp"
 #include "kernel/tracefs.hpp"
 #include "kernel/tracepoint_catalog.hpp"
@@ -18,12 +24,20 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace tracectl::kernel {
+
+/// What the consumer needs to read a channel's ip provider stream.
+struct IpAttachment {
+    IpProbeIds ids;
+    UniqueFd ring;     ///< the ring buffer map (a dup)
+    UniqueFd counters; ///< the counters map (a dup)
+};
 
 /// What the consumer needs to read one kernel channel.
 struct PreparedChannel {
@@ -37,6 +51,7 @@ struct PreparedChannel {
     /// trace_pipe_raw, one per cpu, then per_cpu/cpuN/stats, one per cpu
     std::vector<UniqueFd> fds;
     std::string conversions; ///< kernel_records::encode() of its events
+    std::optional<IpAttachment> ip; ///< when its rules name the ip provider
 };
 
 /// The whole kernel trace as prepared at the first start.
@@ -50,7 +65,9 @@ struct PreparedTrace {
 struct AddedEvents {
     std::string tsdl;                                             ///< the whole metadata now
     std::vector<std::pair<std::size_t, std::string>> conversions; ///< (channel index, encoded)
-    bool any() const noexcept { return !conversions.empty(); }
+    /// (channel index, its ip stream) for channels that gained the ip provider
+    std::vector<std::pair<std::size_t, IpAttachment>> ipAttached;
+    bool any() const noexcept { return !conversions.empty() || !ipAttached.empty(); }
 };
 
 class SessionInstances {
@@ -115,7 +132,22 @@ private:
         std::map<TracepointId, std::vector<std::string>> filters;
         /// Events the metadata declares (enabled or not: never twice).
         std::set<TracepointId> described;
+        /// The ip provider's program, once a rule names it (filters: the
+        /// rules' LTTng expressions, in `filters` under ip:send/ip:receive).
+        std::unique_ptr<ip::IpProbes> ip;
     };
+    /// True for ip:send and ip:receive.
+    static bool isIpProbe(const TracepointId& id) noexcept;
+    /// Loads `c`'s ip program if its description has the provider and it
+    /// has none yet (disabled, or enabled if tracing is on). Throws Error(Failed).
+    void ensureIp(Channel& c);
+    /// The program of `c`'s ip rules' filters (throws Error(InvalidArgument)
+    /// if they do not compile together).
+    static ip::IpFilterProgram ipProgram(const Channel& c);
+    /// A dup of `c`'s ip maps for the consumer. Throws Error(Failed).
+    static IpAttachment ipAttachment(const Channel& c);
+    /// ensureIp(), then the program of `c`'s ip filters set. Throws Error.
+    void applyIpFilter(Channel& c);
     /// The tracepoints `rule` names (sorted). Throws Error(InvalidArgument).
     static std::vector<TracepointId> resolve(TracepointCatalog& catalog, const EventRule& rule);
     /// `expression` (LTTng syntax, the trace's field names) in ftrace's
@@ -143,6 +175,7 @@ private:
     KernelTraceDescription trace_;
     std::vector<Channel> channels_;
     std::uint16_t nextCtfId_ = kernel_records::kFirstFtraceCtfId;
+    bool tracing_ = false; ///< setTracing()'s last value
 };
 
 } // namespace tracectl::kernel

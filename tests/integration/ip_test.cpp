@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The `ip` provider against the real kernel: sessions of the sandbox's
+// tracectld enable `ip:*`, the daemon loads the provider's BPF program, the
+// consumer writes its ring buffer's records as the CTF events ip:send and
+// ip:receive, read back with babeltrace2 (trace_events.py). The traffic is
+// the test's own UDP datagrams over loopback, told apart by their ports.
+#include "child_process.hpp"
+#include "kernel_trace_support.hpp"
+#include "multi_user.hpp"
+#include "sandbox_suite.hpp"
+
+#include <arpa/inet.h>
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <map>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <sched.h>
+#include <set>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <tuple>
+#include <unistd.h>
+
+using namespace tracectl::test;
+using json = nlohmann::json;
+
+namespace {
+
+using Options = std::map<std::string, sdbus::Variant>;
+
+/// The BPF programs of the ip provider loaded now (bpftool prog: ours are
+/// named tracectl_ip_*).
+std::size_t ipPrograms() {
+    const RunResult r = run({"bpftool", "prog", "show", "--json"});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    std::size_t n = 0;
+    for (const json& p : json::parse(r.out.empty() ? "[]" : r.out))
+        if (p.value("name", "").rfind("tracectl_ip", 0) == 0)
+            ++n;
+    return n;
+}
+
+/// A UDP socket bound to `address` (IPv4 or IPv6 text), on port `port`
+/// (0: any); its port in `bound`.
+int udpSocket(const std::string& address, std::uint16_t port, std::uint16_t* bound = nullptr) {
+    const bool v6 = address.find(':') != std::string::npos;
+    const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    EXPECT_GE(fd, 0) << std::strerror(errno);
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (v6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(port);
+        ::inet_pton(AF_INET6, address.c_str(), &a->sin6_addr);
+        len = sizeof *a;
+    } else {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        a->sin_family = AF_INET;
+        a->sin_port = htons(port);
+        ::inet_pton(AF_INET, address.c_str(), &a->sin_addr);
+        len = sizeof *a;
+    }
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&ss), len), 0) << std::strerror(errno);
+    if (bound != nullptr) {
+        EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len), 0);
+        *bound = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                          : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    }
+    return fd;
+}
+
+/// Sends `count` datagrams of `size` payload bytes from `tx` to
+/// `to`:`port`, each received by `rx` before the next goes.
+void exchange(int tx, int rx, const std::string& to, std::uint16_t port, int count,
+              std::size_t size) {
+    const bool v6 = to.find(':') != std::string::npos;
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (v6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(port);
+        ::inet_pton(AF_INET6, to.c_str(), &a->sin6_addr);
+        len = sizeof *a;
+    } else {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        a->sin_family = AF_INET;
+        a->sin_port = htons(port);
+        ::inet_pton(AF_INET, to.c_str(), &a->sin_addr);
+        len = sizeof *a;
+    }
+    const std::string payload(size, 'd');
+    std::string buf(size + 1, '\0');
+    for (int i = 0; i < count; ++i) {
+        ASSERT_EQ(::sendto(tx, payload.data(), size, 0, reinterpret_cast<sockaddr*>(&ss), len),
+                  static_cast<ssize_t>(size))
+            << std::strerror(errno);
+        ASSERT_EQ(::recv(rx, buf.data(), buf.size(), 0), static_cast<ssize_t>(size));
+    }
+}
+
+class Ip : public SandboxSuite {
+protected:
+    void SetUp() override {
+        SandboxSuite::SetUp();
+        ASSERT_TRUE(manager_->KernelTracingAvailable());
+    }
+
+    std::unique_ptr<SessionClient> create(const std::string& name, Options options = {}) {
+        options["output-path"] = sdbus::Variant(output(name));
+        return std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
+    }
+
+    pid_t consumerPid(SessionClient& s) {
+        const RunResult r = sandbox_->systemctl(
+            {"show", "-p", "MainPID", "--value", "tracectl-consumer-" + hexId(s) + ".service"});
+        return static_cast<pid_t>(std::stol(r.out));
+    }
+};
+
+TEST_F(Ip, ListTracepointsNamesBothProbesWithDTracesArguments) {
+    std::map<std::string, std::map<std::string, std::string>> probes;
+    for (const auto& t : manager_->ListTracepoints("kernel"))
+        if (t.get<0>() == "ip")
+            for (const auto& f : t.get<2>())
+                probes[t.get<1>()][f.get<0>()] = f.get<1>();
+    ASSERT_EQ(probes.size(), 2u);
+    for (const char* probe : {"send", "receive"}) {
+        const auto& fields = probes[probe];
+        for (const char* name :
+             {"pkt_addr", "cs_addr", "ip_ver", "ip_plength", "ip_saddr", "ip_daddr", "if_name",
+              "if_local", "if_ipstack", "ipv4_ver", "ipv4_ihl", "ipv4_tos", "ipv4_length",
+              "ipv4_ident", "ipv4_flags", "ipv4_offset", "ipv4_ttl", "ipv4_protocol",
+              "ipv4_protostr", "ipv4_checksum", "ipv4_src", "ipv4_dst", "ipv4_saddr", "ipv4_daddr",
+              "ipv6_ver", "ipv6_tclass", "ipv6_flow", "ipv6_plen", "ipv6_nexthdr", "ipv6_nextstr",
+              "ipv6_hlim", "ipv6_src", "ipv6_dst", "ipv6_saddr", "ipv6_daddr"})
+            EXPECT_TRUE(fields.count(name)) << probe << " lacks " << name;
+    }
+}
+
+TEST_F(Ip, EveryLoopbackDatagramIsOneSendAndOneReceiveWithItsHeader) {
+    std::uint16_t p4 = 0, p6 = 0;
+    const int rx4 = udpSocket("127.0.0.1", 0, &p4);
+    const int rx6 = udpSocket("::1", 0, &p6);
+    const int tx1 = udpSocket("127.0.0.1", 0);
+    const int tx2 = udpSocket("127.0.0.2", 0);
+    const int tx6 = udpSocket("::1", 0);
+    auto s = create("ip-exact");
+    // In the kernel: only the test's datagrams take ring-buffer space.
+    const std::string mine =
+        "udp_dport == " + std::to_string(p4) + " || udp_dport == " + std::to_string(p6);
+    s->EnableEvents("kernel", "", "ip:*", {{"filter", sdbus::Variant(mine)}});
+    s->Start({});
+    EXPECT_EQ(ipPrograms(), 2u) << "the session's copy of the program: send and receive";
+    struct Flow {
+        std::string from, to;
+        int version;
+        int count;
+        std::size_t size;
+    };
+    const std::vector<Flow> flows{{"127.0.0.1", "127.0.0.1", 4, 5, 100},
+                                  {"127.0.0.2", "127.0.0.1", 4, 7, 300},
+                                  {"::1", "::1", 6, 3, 1000}};
+    exchange(tx1, rx4, "127.0.0.1", p4, flows[0].count, flows[0].size);
+    exchange(tx2, rx4, "127.0.0.1", p4, flows[1].count, flows[1].size);
+    exchange(tx6, rx6, "::1", p6, flows[2].count, flows[2].size);
+    for (const int fd : {rx4, rx6, tx1, tx2, tx6})
+        ::close(fd);
+    s->Stop({});
+    json totals;
+    const auto events = traceEvents(output("ip-exact"), {"ip:send", "ip:receive"}, &totals);
+    // (probe, saddr, daddr, plength) -> events
+    std::map<std::tuple<std::string, std::string, std::string, std::uint64_t>, int> seen;
+    for (const json& e : events) {
+        const json& f = e["fields"];
+        seen[{e["name"], f["ip_saddr"], f["ip_daddr"], f["ip_plength"]}]++;
+        EXPECT_EQ(f["if_name"], "lo") << e.dump();
+        EXPECT_EQ(f["if_local"], 1) << e.dump();
+        if (f["ip_ver"] == 4) {
+            EXPECT_EQ(f["ipv4_protocol"], 17) << e.dump();
+            EXPECT_EQ(f["ipv4_protostr"], "UDP") << e.dump();
+            EXPECT_EQ(f["ipv4_ver"], 4);
+            EXPECT_EQ(f["ipv4_ihl"], 20) << "in bytes, as DTrace";
+            EXPECT_EQ(f["ipv4_length"], f["ip_plength"].get<std::uint64_t>() + 20);
+            EXPECT_EQ(f["ipv4_saddr"], f["ip_saddr"]);
+            EXPECT_EQ(f["ipv4_daddr"], f["ip_daddr"]);
+            EXPECT_EQ(f["ipv6_ver"], 0) << "the IPv6 half is zero";
+            EXPECT_EQ(f["ipv6_saddr"], "");
+            EXPECT_EQ(f["udp_dport"], p4);
+        } else {
+            EXPECT_EQ(f["ip_ver"], 6) << e.dump();
+            EXPECT_EQ(f["ipv6_nexthdr"], 17) << e.dump();
+            EXPECT_EQ(f["ipv6_nextstr"], "UDP") << e.dump();
+            EXPECT_EQ(f["ipv6_plen"], f["ip_plength"]);
+            EXPECT_EQ(f["ipv6_saddr"], "::1");
+            EXPECT_EQ(f["ipv4_ver"], 0) << "the IPv4 half is zero";
+            EXPECT_EQ(f["ipv4_saddr"], "");
+            EXPECT_EQ(f["udp_dport"], p6);
+        }
+        EXPECT_NE(f["pkt_addr"], 0) << "the socket buffer's address";
+    }
+    std::size_t expected = 0;
+    for (const Flow& flow : flows) {
+        // ip_plength: the UDP header and the payload.
+        for (const char* probe : {"ip:send", "ip:receive"})
+            EXPECT_EQ((seen[{probe, flow.from, flow.to, flow.size + 8}]), flow.count)
+                << probe << " " << flow.from << " -> " << flow.to;
+        expected += 2 * static_cast<std::size_t>(flow.count);
+    }
+    EXPECT_EQ(events.size(), expected) << "nothing but the test's datagrams";
+    EXPECT_EQ(totals["discarded"], 0);
+    s->Destroy({});
+    EXPECT_EQ(ipPrograms(), 0u) << "Destroy unloads the program";
+}
+
+// tracectl-ip(7)'s semantics: the probes sit at the device layer, so an
+// IPv4 datagram that the IP layer fragments is one send and one receive per
+// fragment (ports in the first only), reassembly comes after the receive
+// probe; each network namespace is its own if_ipstack. Run in a namespace
+// of its own, where nothing else sends.
+TEST_F(Ip, FragmentsAreProbedOneByOneInTheirOwnNetworkNamespace) {
+    auto s = create("ip-fragments");
+    s->EnableEvents("kernel", "", "ip:*", {});
+    s->Start({});
+    int pipeFds[2];
+    ASSERT_EQ(::pipe2(pipeFds, O_CLOEXEC), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::close(pipeFds[0]);
+        if (::unshare(CLONE_NEWNET) != 0 || std::system("ip link set lo up mtu 1500") != 0)
+            ::_exit(2);
+        struct stat st{};
+        if (::stat("/proc/self/ns/net", &st) != 0)
+            ::_exit(3);
+        const auto ino = static_cast<std::uint64_t>(st.st_ino);
+        if (::write(pipeFds[1], &ino, sizeof ino) != sizeof ino)
+            ::_exit(4);
+        std::uint16_t port = 0;
+        const int rx = udpSocket("127.0.0.1", 0, &port);
+        const int tx = udpSocket("127.0.0.1", 0);
+        exchange(tx, rx, "127.0.0.1", port, 1, 4000);
+        ::_exit(::testing::Test::HasFailure() ? 5 : 0);
+    }
+    ::close(pipeFds[1]);
+    std::uint64_t netns = 0;
+    ASSERT_EQ(::read(pipeFds[0], &netns, sizeof netns), static_cast<ssize_t>(sizeof netns));
+    ::close(pipeFds[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    s->Stop({});
+    // 4008 bytes of UDP in 1500-byte packets: 1480 + 1480 + 1048.
+    std::map<std::string, std::vector<std::tuple<int, int, int, int>>> byProbe;
+    for (const json& e : traceEvents(output("ip-fragments"), {"ip:send", "ip:receive"})) {
+        const json& f = e["fields"];
+        if (f["if_ipstack"] != netns)
+            continue;
+        byProbe[e["name"]].emplace_back(f["ip_plength"].get<int>(), f["ipv4_offset"].get<int>(),
+                                        f["ipv4_flags"].get<int>(), f["udp_dport"].get<int>());
+    }
+    for (const char* probe : {"ip:send", "ip:receive"}) {
+        auto& got = byProbe[probe];
+        ASSERT_EQ(got.size(), 3u) << probe;
+        std::sort(got.begin(), got.end(),
+                  [](const auto& a, const auto& b) { return std::get<1>(a) < std::get<1>(b); });
+        // ipv4_offset in 8-byte units; ipv4_flags 0x20 is More Fragments
+        // (illumos ip.d: IPH_MF).
+        EXPECT_EQ(std::get<0>(got[0]), 1480);
+        EXPECT_EQ(std::get<1>(got[0]), 0);
+        EXPECT_NE(std::get<3>(got[0]), 0) << "the first fragment has the ports";
+        EXPECT_EQ(std::get<0>(got[1]), 1480);
+        EXPECT_EQ(std::get<1>(got[1]), 1480 / 8);
+        EXPECT_EQ(std::get<3>(got[1]), 0) << "later fragments have no transport header";
+        EXPECT_EQ(std::get<0>(got[2]), 1048);
+        EXPECT_EQ(std::get<1>(got[2]), 2960 / 8);
+        EXPECT_NE(std::get<2>(got[0]) & 0x20, 0) << "more fragments";
+        EXPECT_NE(std::get<2>(got[1]) & 0x20, 0) << "more fragments";
+        EXPECT_EQ(std::get<2>(got[2]) & 0x20, 0) << "the last fragment";
+    }
+    s->Destroy({});
+}
+
+TEST_F(Ip, KernelFiltersOnAddressesNamesAndLengthsPassExactlyTheirPackets) {
+    std::uint16_t port = 0;
+    const int rx = udpSocket("127.0.0.1", 0, &port);
+    const int tx1 = udpSocket("127.0.0.1", 0);
+    const int tx2 = udpSocket("127.0.0.2", 0);
+    const std::string mine = "udp_dport == " + std::to_string(port);
+    auto s = create("ip-filters");
+    s->AddChannel("kernel", "from2", {});
+    s->AddChannel("kernel", "long", {});
+    s->EnableEvents("kernel", "from2", "ip:receive",
+                    {{"filter", sdbus::Variant(mine + " && ip_saddr == \"127.0.0.2\" && "
+                                                      "if_name == \"l*\" && ip_ver == 4")}});
+    s->EnableEvents("kernel", "long", "ip:send",
+                    {{"filter", sdbus::Variant(mine + " && !(ip_plength <= 500)")}});
+    s->Start({});
+    exchange(tx1, rx, "127.0.0.1", port, 4, 200);
+    exchange(tx1, rx, "127.0.0.1", port, 3, 900);
+    exchange(tx2, rx, "127.0.0.1", port, 6, 200);
+    for (const int fd : {rx, tx1, tx2})
+        ::close(fd);
+    s->Stop({});
+    std::map<std::string, std::map<std::string, int>> byChannel; // stream -> name:saddr:len
+    for (const json& e : traceEvents(output("ip-filters"), {"ip:send", "ip:receive"}))
+        byChannel[e["stream"]][e["name"].get<std::string>() + " " +
+                               e["fields"]["ip_saddr"].get<std::string>() + " " +
+                               std::to_string(e["fields"]["ip_plength"].get<int>())]++;
+    EXPECT_EQ(byChannel["from2_ip"], (std::map<std::string, int>{{"ip:receive 127.0.0.2 208", 6}}));
+    EXPECT_EQ(byChannel["long_ip"], (std::map<std::string, int>{{"ip:send 127.0.0.1 908", 3}}));
+    EXPECT_EQ(byChannel.size(), 2u);
+    s->Destroy({});
+}
+
+TEST_F(Ip, FiltersTheKernelCannotEvaluateAreRefusedWithTheirPlace) {
+    auto s = create("ip-bad");
+    const auto refusal = [&](const std::string& filter) {
+        std::string message;
+        const std::string name = errorNameOf(
+            [&] {
+                try {
+                    s->EnableEvents("kernel", "", "ip:*", {{"filter", sdbus::Variant(filter)}});
+                } catch (const sdbus::Error& e) {
+                    message = e.getMessage();
+                    throw;
+                }
+            });
+        return name + ": " + message;
+    };
+    EXPECT_NE(refusal("ip_saddr == \"not-an-address\"").find("column 13"), std::string::npos)
+        << refusal("ip_saddr == \"not-an-address\"");
+    EXPECT_NE(refusal("ip_plength * 2 > 10").find("InvalidArgument"), std::string::npos);
+    EXPECT_NE(refusal("ip_saddr == ").find("InvalidArgument"), std::string::npos);
+    EXPECT_TRUE(s->KernelEvents().empty()) << "nothing refused is kept";
+    EXPECT_EQ(ipPrograms(), 0u) << "nothing is loaded for a refused rule";
+    // What the program evaluates is taken.
+    s->EnableEvents("kernel", "", "ip:*",
+                    {{"filter", sdbus::Variant(std::string("ip_ver == 6"))}});
+    EXPECT_EQ(s->KernelEvents().size(), 1u);
+    s->Destroy({});
+}
+
+TEST_F(Ip, AFullRingBufferCountsItsDiscardedEventsExactly) {
+    std::uint16_t port = 0;
+    const int rx = udpSocket("127.0.0.1", 0, &port);
+    const int tx = udpSocket("127.0.0.1", 0);
+    auto s = create("ip-overflow");
+    // 8 KiB of ring buffer: about 60 records.
+    s->AddChannel("kernel", "small",
+                  {{"subbuf-size", sdbus::Variant(uint64_t{4096})},
+                   {"subbuf-count", sdbus::Variant(uint64_t{2})}});
+    s->EnableEvents("kernel", "small", "ip:*",
+                    {{"filter", sdbus::Variant("udp_dport == " + std::to_string(port))}});
+    s->Start({});
+    // The consumer, stopped, reads nothing: the burst overflows the ring.
+    const pid_t consumer = consumerPid(*s);
+    ASSERT_GT(consumer, 0);
+    ASSERT_EQ(::kill(consumer, SIGSTOP), 0);
+    constexpr int kDatagrams = 3000;
+    exchange(tx, rx, "127.0.0.1", port, kDatagrams, 64);
+    ASSERT_EQ(::kill(consumer, SIGCONT), 0);
+    ::close(rx);
+    ::close(tx);
+    s->Stop({});
+    json totals;
+    const auto events = traceEvents(output("ip-overflow"), {"ip:send", "ip:receive"}, &totals);
+    const auto discarded = totals["discarded"].get<std::uint64_t>();
+    ASSERT_GT(discarded, 0u) << "the burst did not fill the ring buffer";
+    EXPECT_EQ(events.size() + discarded, 2u * kDatagrams) << "recorded + discarded = sent";
+    s->Destroy({});
+}
+
+TEST_F(Ip, NoProgramOutlivesAKilledConsumer) {
+    auto s = create("ip-killed");
+    s->EnableEvents("kernel", "", "ip:send", {});
+    s->Start({});
+    ASSERT_EQ(ipPrograms(), 2u);
+    const RunResult killed = sandbox_->systemctl(
+        {"kill", "--signal=SIGKILL", "tracectl-consumer-" + hexId(*s) + ".service"});
+    ASSERT_EQ(killed.exitCode, 0) << killed.describe();
+    EXPECT_TRUE(eventually([&] { return s->State() == "error"; }, std::chrono::seconds(10)));
+    EXPECT_TRUE(eventually([&] { return ipPrograms() == 0; }, std::chrono::seconds(10)));
+    s->Destroy({});
+}
+
+TEST_F(Ip, NoProgramOutlivesADaemonKilledAndRestarted) {
+    auto s = create("ip-crash");
+    s->EnableEvents("kernel", "", "ip:*", {});
+    s->Start({});
+    ASSERT_EQ(ipPrograms(), 2u);
+    s.reset();
+    ASSERT_TRUE(sandbox_->stopDaemon(SIGKILL).ok());
+    // Its links and programs die with its fds; the orphaned consumer's maps
+    // hold no program.
+    EXPECT_TRUE(eventually([&] { return ipPrograms() == 0; }, std::chrono::seconds(10)));
+    const RunResult started = sandbox_->startDaemon();
+    ASSERT_TRUE(started.ok()) << started.describe();
+    EXPECT_EQ(ipPrograms(), 0u);
+}
+
+// As real users: trace-kernel decides, and nothing is loaded without it.
+class IpAccess : public MultiUserSuite {};
+
+TEST_F(IpAccess, WithoutTraceKernelTheProbesAreRefusedAndNothingIsLoaded) {
+    const std::string path = createAs("alice", "ip-denied", homeOutput("alice", "ip-denied"));
+    EXPECT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.EnableEvents",
+                           {"'kernel'", "''", "'ip:*'", "{'interactive': <true>}"})),
+              kAccessDenied);
+    ASSERT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Start", {"{}"})),
+              "no error");
+    EXPECT_EQ(ipPrograms(), 0u);
+}
+
+} // namespace
