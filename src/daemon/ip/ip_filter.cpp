@@ -123,7 +123,21 @@ bool isComparison(BinaryOp op) {
            op == BinaryOp::LessEqual || op == BinaryOp::Greater || op == BinaryOp::GreaterEqual;
 }
 
+// An operand of a comparison must be a field or a constant.
+void checkOperand(const Node& n) {
+    if (n.kind == NodeKind::Unary)
+        notInKernel(n.operatorColumn, std::string("operator '") + filter::unaryOpText(n.unaryOp) +
+                                          "' in a comparison");
+    if (n.kind == NodeKind::Binary)
+        notInKernel(n.operatorColumn, std::string("operator '") + filter::binaryOpText(n.binaryOp) +
+                                          "' in a comparison");
+    if (n.kind == NodeKind::Float)
+        notInKernel(n.column, "a floating-point constant");
+}
+
 tracectl_ip_atom compareAtom(const Node& cmp) {
+    checkOperand(*cmp.left);
+    checkOperand(*cmp.right);
     const Node* field = cmp.left.get();
     const Node* constant = cmp.right.get();
     tracectl_ip_op op = toOp(cmp.binaryOp);
