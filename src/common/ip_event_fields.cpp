@@ -1,0 +1,393 @@
+#include "ip_event_fields.hpp"
+
+#include <arpa/inet.h>
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+namespace tracectl::ip {
+namespace {
+
+enum class Kind { U8, U16, U32, U64, String, Bytes16 };
+
+// What one record says, decoded once per event.
+struct Decoded {
+    const tracectl_ip_record* r;
+    bool v4, v6;
+    std::uint32_t plength;
+    char saddr[INET6_ADDRSTRLEN];
+    char daddr[INET6_ADDRSTRLEN];
+    char ifName[TRACECTL_IP_IFNAMSIZ + 1];
+    char protoText[4]; // a number as text when the protocol has no name
+    const char* protoName;
+    std::uint16_t frag;
+    std::uint32_t v6word;
+    bool udp, tcp;
+};
+
+std::uint16_t be16(const std::uint8_t* p) {
+    return static_cast<std::uint16_t>(p[0] << 8 | p[1]);
+}
+std::uint32_t be32(const std::uint8_t* p) {
+    return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 |
+           std::uint32_t{p[3]};
+}
+
+// oracle/dtrace-utils libdtrace/ip.d, ipv4_protostr / ipv6_nextstr.
+const char* protocolName(std::uint8_t p) {
+    switch (p) {
+    case 6:
+        return "TCP";
+    case 17:
+        return "UDP";
+    case 0:
+        return "IP";
+    case 1:
+        return "ICMP";
+    case 2:
+        return "IGMP";
+    case 8:
+        return "EGP";
+    case 41:
+        return "IPv6";
+    case 43:
+        return "ROUTE";
+    case 50:
+        return "ESP";
+    case 51:
+        return "AH";
+    case 58:
+        return "ICMPv6";
+    case 89:
+        return "OSPF";
+    case 132:
+        return "SCTP";
+    case 255:
+        return "RAW";
+    default:
+        return nullptr;
+    }
+}
+
+using Num = std::uint64_t (*)(const Decoded&);
+using Str = const char* (*)(const Decoded&);
+using Arr = const std::uint8_t* (*)(const Decoded&);
+
+struct Entry {
+    IpEventField field;
+    Kind kind;
+    int base;
+    Num num = nullptr;
+    Str str = nullptr;
+    Arr arr = nullptr;
+};
+
+constexpr const std::uint8_t* kZero16 = nullptr; // replaced by zeroes on output
+
+const std::uint8_t* h(const Decoded& d) {
+    return d.r->header;
+}
+std::uint64_t v4(const Decoded& d, std::uint64_t v) {
+    return d.v4 ? v : 0;
+}
+std::uint64_t v6(const Decoded& d, std::uint64_t v) {
+    return d.v6 ? v : 0;
+}
+
+// The one table: payload order, names, types.
+const std::array<Entry, 39> kEntries{{
+    {{"pkt_addr", "u64"},
+     Kind::U64,
+     16,
+     [](const Decoded& d) -> std::uint64_t { return d.r->skb; }},
+    {{"cs_addr", "u64"}, Kind::U64, 16, [](const Decoded& d) -> std::uint64_t { return d.r->sk; }},
+    {{"ip_ver", "u8"}, Kind::U8, 10, [](const Decoded& d) -> std::uint64_t { return d.r->ip_ver; }},
+    {{"ip_plength", "u32"},
+     Kind::U32,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return d.plength; }},
+    {{"ip_saddr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.saddr; }},
+    {{"ip_daddr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.daddr; }},
+    {{"if_name", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.ifName; }},
+    {{"if_local", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return d.r->if_local; }},
+    {{"if_ipstack", "u64"},
+     Kind::U64,
+     16,
+     [](const Decoded& d) -> std::uint64_t { return d.r->netns_ino; }},
+    {{"ipv4_ver", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[0] >> 4); }},
+    {{"ipv4_ihl", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, (h(d)[0] & 0xfU) * 4); }},
+    {{"ipv4_tos", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[1]); }},
+    {{"ipv4_length", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 2)); }},
+    {{"ipv4_ident", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 4)); }},
+    {{"ipv4_flags", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, (d.frag & 0xe000U) >> 8); }},
+    {{"ipv4_offset", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, d.frag & 0x1fffU); }},
+    {{"ipv4_ttl", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[8]); }},
+    {{"ipv4_protocol", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[9]); }},
+    {{"ipv4_protostr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.v4 ? d.protoName : ""; }},
+    {{"ipv4_checksum", "u16"},
+     Kind::U16,
+     16,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 10)); }},
+    {{"ipv4_src", "u32"},
+     Kind::U32,
+     16,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, be32(h(d) + 12)); }},
+    {{"ipv4_dst", "u32"},
+     Kind::U32,
+     16,
+     [](const Decoded& d) -> std::uint64_t { return v4(d, be32(h(d) + 16)); }},
+    {{"ipv4_saddr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.v4 ? d.saddr : ""; }},
+    {{"ipv4_daddr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.v4 ? d.daddr : ""; }},
+    {{"ipv6_ver", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v6(d, d.v6word >> 28); }},
+    {{"ipv6_tclass", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v6(d, (d.v6word >> 20) & 0xffU); }},
+    {{"ipv6_flow", "u32"},
+     Kind::U32,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v6(d, d.v6word & 0xfffffU); }},
+    {{"ipv6_plen", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v6(d, be16(h(d) + 4)); }},
+    {{"ipv6_nexthdr", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v6(d, h(d)[6]); }},
+    {{"ipv6_nextstr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.v6 ? d.protoName : ""; }},
+    {{"ipv6_hlim", "u8"},
+     Kind::U8,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return v6(d, h(d)[7]); }},
+    {{"ipv6_src", "u8[16]"},
+     Kind::Bytes16,
+     16,
+     nullptr,
+     nullptr,
+     [](const Decoded& d) -> const std::uint8_t* { return d.v6 ? h(d) + 8 : kZero16; }},
+    {{"ipv6_dst", "u8[16]"},
+     Kind::Bytes16,
+     16,
+     nullptr,
+     nullptr,
+     [](const Decoded& d) -> const std::uint8_t* { return d.v6 ? h(d) + 24 : kZero16; }},
+    {{"ipv6_saddr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.v6 ? d.saddr : ""; }},
+    {{"ipv6_daddr", "string"},
+     Kind::String,
+     10,
+     nullptr,
+     [](const Decoded& d) -> const char* { return d.v6 ? d.daddr : ""; }},
+    {{"udp_sport", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return d.udp ? d.r->sport : 0; }},
+    {{"udp_dport", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return d.udp ? d.r->dport : 0; }},
+    {{"tcp_sport", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return d.tcp ? d.r->sport : 0; }},
+    {{"tcp_dport", "u16"},
+     Kind::U16,
+     10,
+     [](const Decoded& d) -> std::uint64_t { return d.tcp ? d.r->dport : 0; }},
+}};
+
+const std::array<IpEventField, kEntries.size()> kFields = [] {
+    std::array<IpEventField, kEntries.size()> out{};
+    for (std::size_t i = 0; i < kEntries.size(); ++i)
+        out[i] = kEntries[i].field;
+    return out;
+}();
+
+unsigned sizeBits(Kind k) {
+    switch (k) {
+    case Kind::U8:
+        return 8;
+    case Kind::U16:
+        return 16;
+    case Kind::U32:
+        return 32;
+    case Kind::U64:
+        return 64;
+    default:
+        return 8;
+    }
+}
+
+void decode(const tracectl_ip_record& r, Decoded& d) {
+    d.r = &r;
+    const std::uint8_t* hd = r.header;
+    const std::uint8_t ver = hd[0] >> 4;
+    d.v4 = r.ip_ver == 4 && ver == 4 && r.header_len >= 20;
+    d.v6 = r.ip_ver == 6 && ver == 6 && r.header_len >= 40;
+    d.saddr[0] = d.daddr[0] = '\0';
+    d.plength = 0;
+    d.frag = 0;
+    d.v6word = 0;
+    std::uint8_t proto = 0;
+    if (d.v4) {
+        const unsigned ihl = (hd[0] & 0xfU) * 4;
+        const unsigned total = be16(hd + 2);
+        d.plength = total > ihl ? total - ihl : 0;
+        d.frag = be16(hd + 6);
+        proto = hd[9];
+        ::inet_ntop(AF_INET, hd + 12, d.saddr, sizeof d.saddr);
+        ::inet_ntop(AF_INET, hd + 16, d.daddr, sizeof d.daddr);
+    } else if (d.v6) {
+        d.plength = be16(hd + 4);
+        d.v6word = be32(hd);
+        proto = hd[6];
+        ::inet_ntop(AF_INET6, hd + 8, d.saddr, sizeof d.saddr);
+        ::inet_ntop(AF_INET6, hd + 24, d.daddr, sizeof d.daddr);
+    }
+    std::memcpy(d.ifName, r.if_name, TRACECTL_IP_IFNAMSIZ);
+    d.ifName[TRACECTL_IP_IFNAMSIZ] = '\0';
+    d.protoName = protocolName(proto);
+    if (!d.protoName) {
+        // Up to three decimal digits.
+        char* p = d.protoText;
+        if (proto >= 100)
+            *p++ = static_cast<char>('0' + proto / 100);
+        if (proto >= 10)
+            *p++ = static_cast<char>('0' + proto / 10 % 10);
+        *p++ = static_cast<char>('0' + proto % 10);
+        *p = '\0';
+        d.protoName = d.protoText;
+    }
+    const bool ports = (d.v4 || d.v6) && (d.frag & 0x1fffU) == 0;
+    d.udp = ports && proto == 17;
+    d.tcp = ports && proto == 6;
+}
+
+} // namespace
+
+std::span<const IpEventField> ipEventFields() {
+    return kFields;
+}
+
+std::string ipEventTsdlFields() {
+    std::string out;
+    for (const Entry& e : kEntries) {
+        out += "\t\t";
+        if (e.kind == Kind::String) {
+            out += "string";
+        } else {
+            out += "integer { size = " + std::to_string(sizeBits(e.kind)) +
+                   "; align = 8; signed = 0; encoding = none; base = " + std::to_string(e.base) +
+                   "; }";
+        }
+        out += " _";
+        out += e.field.name;
+        if (e.kind == Kind::Bytes16)
+            out += "[16]";
+        out += ";\n";
+    }
+    return out;
+}
+
+void appendIpEventFields(const tracectl_ip_record& r, std::vector<std::byte>& out) {
+    Decoded d;
+    decode(r, d);
+    for (const Entry& e : kEntries) {
+        switch (e.kind) {
+        case Kind::String: {
+            const char* s = e.str(d);
+            const std::size_t n = std::strlen(s) + 1;
+            const std::size_t at = out.size();
+            out.resize(at + n);
+            std::memcpy(out.data() + at, s, n);
+            break;
+        }
+        case Kind::Bytes16: {
+            const std::uint8_t* a = e.arr(d);
+            const std::size_t at = out.size();
+            out.resize(at + 16);
+            if (a)
+                std::memcpy(out.data() + at, a, 16);
+            else
+                std::memset(out.data() + at, 0, 16);
+            break;
+        }
+        default: {
+            // Little-endian, the trace's byte order (x86).
+            std::uint64_t v = e.num(d);
+            const std::size_t n = sizeBits(e.kind) / 8;
+            const std::size_t at = out.size();
+            out.resize(at + n);
+            for (std::size_t i = 0; i < n; ++i, v >>= 8)
+                out[at + i] = static_cast<std::byte>(v & 0xff);
+        }
+        }
+    }
+}
+
+} // namespace tracectl::ip

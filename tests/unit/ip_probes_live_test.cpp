@@ -1,0 +1,354 @@
+// The `ip` provider against the real kernel: IpProbes (loader) and
+// IpRingReader (consumer) over loopback UDP. Needs root and BTF
+// (/sys/kernel/btf/vmlinux); skipped otherwise.
+#include "ip/ip_filter.hpp"
+#include "ip/ip_probes.hpp"
+#include "ip_probe_abi.h"
+#include "ip_ring_reader.hpp"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/types.h>
+#include <map>
+#include <netinet/in.h>
+#include <string>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using tracectl::UniqueFd;
+using tracectl::consumer::kernel::IpRingReader;
+using tracectl::ip::compileIpFilter;
+using tracectl::ip::IpFilterProgram;
+using tracectl::ip::IpProbes;
+using tracectl::ip::IpRuleFilter;
+
+namespace {
+
+constexpr std::uint32_t kBoth = 1U << TRACECTL_IP_SEND | 1U << TRACECTL_IP_RECEIVE;
+
+bool canRun() {
+    return ::geteuid() == 0 && ::access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+}
+
+#define SKIP_UNLESS_ROOT()                                                                         \
+    do {                                                                                           \
+        if (!canRun())                                                                             \
+            GTEST_SKIP() << "needs root and /sys/kernel/btf/vmlinux";                              \
+    } while (0)
+
+// Ports unlikely to be in use, distinct per test run.
+std::uint16_t basePort() {
+    return static_cast<std::uint16_t>(40000 + (::getpid() % 5000) * 4);
+}
+
+UniqueFd udpSocket(int family, const char* addr, std::uint16_t port) {
+    UniqueFd fd(::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    EXPECT_TRUE(fd.valid());
+    if (family == AF_INET) {
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons(port);
+        ::inet_pton(AF_INET, addr, &sa.sin_addr);
+        EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << addr;
+    } else {
+        sockaddr_in6 sa{};
+        sa.sin6_family = AF_INET6;
+        sa.sin6_port = htons(port);
+        ::inet_pton(AF_INET6, addr, &sa.sin6_addr);
+        EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << addr;
+    }
+    return fd;
+}
+
+std::uint16_t localPort(int fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+    if (ss.ss_family == AF_INET)
+        return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+}
+
+/// Sends `count` datagrams of `size` bytes from `from` to `to` and receives
+/// them all on `to` (so both probes have fired for each). Returns the
+/// sender's port.
+std::uint16_t exchange(int family, const char* from, const char* toAddr, UniqueFd& to, int count,
+                       std::size_t size) {
+    UniqueFd s = udpSocket(family, from, 0);
+    sockaddr_storage dst{};
+    socklen_t dlen = sizeof dst;
+    ::getsockname(to.get(), reinterpret_cast<sockaddr*>(&dst), &dlen);
+    (void)toAddr;
+    std::vector<char> payload(size, 'x');
+    std::vector<char> in(size + 16);
+    for (int i = 0; i < count; ++i) {
+        EXPECT_EQ(
+            ::sendto(s.get(), payload.data(), size, 0, reinterpret_cast<sockaddr*>(&dst), dlen),
+            static_cast<ssize_t>(size));
+        EXPECT_EQ(::recv(to.get(), in.data(), in.size(), 0), static_cast<ssize_t>(size));
+    }
+    return localPort(s.get());
+}
+
+std::string addrText(const tracectl_ip_record& r, bool source) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (r.ip_ver == 4)
+        ::inet_ntop(AF_INET, r.header + (source ? 12 : 16), buf, sizeof buf);
+    else
+        ::inet_ntop(AF_INET6, r.header + (source ? 8 : 24), buf, sizeof buf);
+    return buf;
+}
+
+std::uint32_t plength(const tracectl_ip_record& r) {
+    if (r.ip_ver == 4)
+        return (r.header[2] << 8 | r.header[3]) - (r.header[0] & 0xf) * 4U;
+    return r.header[4] << 8 | r.header[5];
+}
+
+std::uint8_t protocol(const tracectl_ip_record& r) {
+    return r.ip_ver == 4 ? r.header[9] : r.header[6];
+}
+
+std::vector<tracectl_ip_record> drain(IpRingReader& reader) {
+    std::vector<tracectl_ip_record> out;
+    reader.consume([&](const tracectl_ip_record& r) { out.push_back(r); });
+    return out;
+}
+
+IpRingReader readerFor(const IpProbes& p) {
+    return IpRingReader(UniqueFd(::fcntl(p.ringFd(), F_DUPFD_CLOEXEC, 0)),
+                        UniqueFd(::fcntl(p.countersFd(), F_DUPFD_CLOEXEC, 0)));
+}
+
+std::vector<std::string> ourPrograms() {
+    std::vector<std::string> names;
+    __u32 id = 0;
+    while (bpf_prog_get_next_id(id, &id) == 0) {
+        UniqueFd fd(bpf_prog_get_fd_by_id(id));
+        if (!fd)
+            continue;
+        bpf_prog_info info{};
+        __u32 len = sizeof info;
+        if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) == 0 &&
+            std::strncmp(info.name, "tracectl_ip_", 12) == 0)
+            names.emplace_back(info.name);
+    }
+    return names;
+}
+
+} // namespace
+
+TEST(IpProbesLive, LoadsAttachesAndDetaches) {
+    SKIP_UNLESS_ROOT();
+    const std::size_t before = ourPrograms().size();
+    {
+        IpProbes p(5000);
+        EXPECT_EQ(p.ringBytes(), 8192U);
+        EXPECT_GE(p.ringFd(), 0);
+        EXPECT_GE(p.countersFd(), 0);
+        EXPECT_EQ(ourPrograms().size(), before + 2);
+        IpProbes moved(std::move(p));
+        EXPECT_EQ(p.ringFd(), -1);
+        EXPECT_EQ(p.ringBytes(), 0U);
+        EXPECT_EQ(ourPrograms().size(), before + 2);
+        IpProbes small(1);
+        EXPECT_EQ(small.ringBytes(), static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+    }
+    // The kernel frees a detached program's id after an RCU grace period
+    // (bpf_link_free, kernel/bpf/syscall.c), not at close(2): wait for it.
+    const auto start = std::chrono::steady_clock::now();
+    while (ourPrograms().size() != before &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(10))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(ourPrograms().size(), before);
+}
+
+TEST(IpProbesLive, LoopbackUdpSendAndReceive) {
+    SKIP_UNLESS_ROOT();
+    const std::uint16_t p1 = basePort(), p2 = p1 + 1, p3 = p1 + 2;
+    IpProbes probes(1 << 20);
+    probes.setFilter(compileIpFilter(
+        {{kBoth, "udp_dport == " + std::to_string(p1) + " || udp_dport == " + std::to_string(p2)},
+         {kBoth, "udp_dport == " + std::to_string(p3)}}));
+    IpRingReader reader = readerFor(probes);
+    UniqueFd r1 = udpSocket(AF_INET, "127.0.0.1", p1);
+    UniqueFd r3 = udpSocket(AF_INET6, "::1", p3);
+    // Disabled: nothing.
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", r1, 3, 10);
+    EXPECT_TRUE(drain(reader).empty());
+
+    probes.setEnabled(true);
+    const std::uint16_t s1 = exchange(AF_INET, "127.0.0.1", "127.0.0.1", r1, 5, 100);
+    UniqueFd r2 = udpSocket(AF_INET, "127.0.0.1", p2);
+    const std::uint16_t s2 = exchange(AF_INET, "127.0.0.2", "127.0.0.1", r2, 3, 200);
+    const std::uint16_t s3 = exchange(AF_INET6, "::1", "::1", r3, 4, 300);
+    probes.setEnabled(false);
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", r1, 2, 10);
+
+    const std::vector<tracectl_ip_record> recs = drain(reader);
+    EXPECT_EQ(reader.dropped(), 0U);
+    EXPECT_EQ(reader.malformed(), 0U);
+    ASSERT_EQ(recs.size(), 2U * (5 + 3 + 4));
+    std::map<std::pair<std::uint16_t, int>, int> counts;
+    std::uint64_t lastTs = 0;
+    for (const tracectl_ip_record& r : recs) {
+        SCOPED_TRACE("dport " + std::to_string(r.dport) + " probe " + std::to_string(r.probe));
+        ++counts[{r.dport, r.probe}];
+        EXPECT_GE(r.timestamp, lastTs);
+        lastTs = r.timestamp;
+        EXPECT_STREQ(r.if_name, "lo");
+        EXPECT_EQ(r.if_local, 1);
+        EXPECT_EQ(r.ifindex, 1U);
+        EXPECT_NE(r.skb, 0U);
+        EXPECT_NE(r.netns_ino, 0U);
+        EXPECT_EQ(protocol(r), 17);
+        if (r.probe == TRACECTL_IP_SEND) {
+            EXPECT_NE(r.sk, 0U);
+        }
+        if (r.dport == p1) {
+            EXPECT_EQ(r.ip_ver, 4);
+            EXPECT_EQ(r.header_len, 20);
+            EXPECT_EQ(r.sport, s1);
+            EXPECT_EQ(addrText(r, true), "127.0.0.1");
+            EXPECT_EQ(addrText(r, false), "127.0.0.1");
+            EXPECT_EQ(plength(r), 108U);
+        } else if (r.dport == p2) {
+            EXPECT_EQ(r.ip_ver, 4);
+            EXPECT_EQ(r.sport, s2);
+            EXPECT_EQ(addrText(r, true), "127.0.0.2");
+            EXPECT_EQ(addrText(r, false), "127.0.0.1");
+            EXPECT_EQ(plength(r), 208U);
+        } else {
+            EXPECT_EQ(r.dport, p3);
+            EXPECT_EQ(r.ip_ver, 6);
+            EXPECT_EQ(r.header_len, 40);
+            EXPECT_EQ(r.sport, s3);
+            EXPECT_EQ(addrText(r, true), "::1");
+            EXPECT_EQ(addrText(r, false), "::1");
+            EXPECT_EQ(plength(r), 308U);
+        }
+    }
+    EXPECT_EQ((counts[{p1, TRACECTL_IP_SEND}]), 5);
+    EXPECT_EQ((counts[{p1, TRACECTL_IP_RECEIVE}]), 5);
+    EXPECT_EQ((counts[{p2, TRACECTL_IP_SEND}]), 3);
+    EXPECT_EQ((counts[{p2, TRACECTL_IP_RECEIVE}]), 3);
+    EXPECT_EQ((counts[{p3, TRACECTL_IP_SEND}]), 4);
+    EXPECT_EQ((counts[{p3, TRACECTL_IP_RECEIVE}]), 4);
+}
+
+TEST(IpProbesLive, FilterPassesExactlyTheWantedPackets) {
+    SKIP_UNLESS_ROOT();
+    const std::uint16_t p = basePort() + 3;
+    IpProbes probes(1 << 20);
+    IpRingReader reader = readerFor(probes);
+    UniqueFd rx = udpSocket(AF_INET, "127.0.0.1", p);
+    UniqueFd rx6 = udpSocket(AF_INET6, "::1", p);
+    probes.setEnabled(true);
+
+    const auto run = [&](std::uint32_t mask, const std::string& expr) {
+        probes.setFilter(compileIpFilter({{mask, expr}}));
+        exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 2, 50);
+        exchange(AF_INET, "127.0.0.2", "127.0.0.1", rx, 3, 60);
+        exchange(AF_INET6, "::1", "::1", rx6, 4, 70);
+        std::vector<tracectl_ip_record> recs = drain(reader);
+        std::erase_if(recs, [&](const tracectl_ip_record& r) { return r.dport != p; });
+        return recs;
+    };
+    const std::string port = std::to_string(p);
+    auto recs = run(kBoth, "udp_dport == " + port + " && ip_saddr == \"127.0.0.2\"");
+    ASSERT_EQ(recs.size(), 6U);
+    for (const auto& r : recs)
+        EXPECT_EQ(addrText(r, true), "127.0.0.2");
+
+    recs = run(1U << TRACECTL_IP_RECEIVE, "udp_dport == " + port + " && ip_ver == 6");
+    ASSERT_EQ(recs.size(), 4U);
+    for (const auto& r : recs) {
+        EXPECT_EQ(r.probe, TRACECTL_IP_RECEIVE);
+        EXPECT_EQ(r.ip_ver, 6);
+    }
+    recs = run(kBoth, "udp_dport == " + port + " && !(ip_saddr == \"127.0.0.2\" || ip_ver == 6)");
+    EXPECT_EQ(recs.size(), 4U);
+    recs = run(kBoth, "udp_dport == " + port + " && ip_daddr == \"::1\" && ip_plength > 70 && " +
+                          "if_name == \"l*\" && if_local && ipv6_nexthdr == 17");
+    EXPECT_EQ(recs.size(), 8U);
+    recs = run(kBoth, "udp_dport == " + port + " && if_name != \"lo\"");
+    EXPECT_EQ(recs.size(), 0U);
+    recs = run(kBoth, "udp_dport == " + port + " && ipv4_ttl == 64 && ip_plength <= 58");
+    EXPECT_EQ(recs.size(), 4U);
+    recs = run(0, "");
+    EXPECT_EQ(recs.size(), 0U);
+    EXPECT_EQ(reader.dropped(), 0U);
+}
+
+TEST(IpProbesLive, OverflowCountsEveryRecordNotReserved) {
+    SKIP_UNLESS_ROOT();
+    const std::uint16_t p = basePort() + 3;
+    IpProbes probes(1);
+    IpRingReader reader = readerFor(probes);
+    UniqueFd rx = udpSocket(AF_INET, "127.0.0.1", p);
+    probes.setFilter(compileIpFilter({{kBoth, "udp_dport == " + std::to_string(p)}}));
+    probes.setEnabled(true);
+    constexpr int kDatagrams = 300;
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, kDatagrams, 20);
+    probes.setEnabled(false);
+    const std::size_t read = drain(reader).size();
+    EXPECT_GT(reader.dropped(), 0U);
+    EXPECT_GT(read, 0U);
+    EXPECT_EQ(reader.dropped() + read, 2U * kDatagrams);
+    // A limit stops consume() after that many records.
+    probes.setEnabled(true);
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 5, 20);
+    probes.setEnabled(false);
+    std::size_t n = 0;
+    EXPECT_EQ(reader.consume([&](const tracectl_ip_record&) { ++n; }, 3), 3U);
+    EXPECT_EQ(reader.consume([&](const tracectl_ip_record&) { ++n; }), 7U);
+    EXPECT_EQ(n, 10U);
+}
+
+TEST(IpProbesLive, ReaderWorksAsNobodyWithTheFds) {
+    SKIP_UNLESS_ROOT();
+    const std::uint16_t p = basePort() + 3;
+    IpProbes probes(1 << 16);
+    UniqueFd rx = udpSocket(AF_INET, "127.0.0.1", p);
+    probes.setFilter(compileIpFilter({{kBoth, "udp_dport == " + std::to_string(p)}}));
+    probes.setEnabled(true);
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 7, 20);
+    probes.setEnabled(false);
+    const int ring = ::fcntl(probes.ringFd(), F_DUPFD, 0);
+    const int counters = ::fcntl(probes.countersFd(), F_DUPFD, 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // An ordinary user without capabilities, as the consumer's unit runs.
+        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0 ||
+            ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+            ::_exit(101);
+        if (::geteuid() == 0)
+            ::_exit(102);
+        try {
+            IpRingReader reader{UniqueFd(ring), UniqueFd(counters)};
+            std::size_t ok = 0;
+            reader.consume([&](const tracectl_ip_record& r) {
+                if (r.dport == p && r.ip_ver == 4)
+                    ++ok;
+            });
+            ::_exit(ok == 14 && reader.dropped() == 0 ? 0 : 103);
+        } catch (...) {
+            ::_exit(104);
+        }
+    }
+    ::close(ring);
+    ::close(counters);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+}
