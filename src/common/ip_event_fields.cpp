@@ -11,6 +11,13 @@ namespace {
 enum class Kind { U8, U16, U32, U64, String, Bytes16 };
 
 // What one record says, decoded once per event.
+/// The text fields of the half that does not apply (IPv4's for an IPv6
+/// packet and the reverse): "<null>", as oracle/dtrace-utils' ip.d
+/// translators write them. Never an empty string: babeltrace2 2.0.4 (Debian
+/// 12) reads an empty string as the previous event's value of that field
+/// (its CTF reader skips the clear of a zero-length string).
+constexpr const char* kAbsent = "<null>";
+
 struct Decoded {
     const tracectl_ip_record* r;
     bool v4, v6;
@@ -169,7 +176,7 @@ const std::array<Entry, 39> kEntries{{
      Kind::String,
      10,
      nullptr,
-     [](const Decoded& d) -> const char* { return d.v4 ? d.protoName : ""; }},
+     [](const Decoded& d) -> const char* { return d.v4 ? d.protoName : kAbsent; }},
     {{"ipv4_checksum", "u16"},
      Kind::U16,
      16,
@@ -186,12 +193,12 @@ const std::array<Entry, 39> kEntries{{
      Kind::String,
      10,
      nullptr,
-     [](const Decoded& d) -> const char* { return d.v4 ? d.saddr : ""; }},
+     [](const Decoded& d) -> const char* { return d.v4 ? d.saddr : kAbsent; }},
     {{"ipv4_daddr", "string"},
      Kind::String,
      10,
      nullptr,
-     [](const Decoded& d) -> const char* { return d.v4 ? d.daddr : ""; }},
+     [](const Decoded& d) -> const char* { return d.v4 ? d.daddr : kAbsent; }},
     {{"ipv6_ver", "u8"},
      Kind::U8,
      10,
@@ -216,7 +223,7 @@ const std::array<Entry, 39> kEntries{{
      Kind::String,
      10,
      nullptr,
-     [](const Decoded& d) -> const char* { return d.v6 ? d.protoName : ""; }},
+     [](const Decoded& d) -> const char* { return d.v6 ? d.protoName : kAbsent; }},
     {{"ipv6_hlim", "u8"},
      Kind::U8,
      10,
@@ -237,12 +244,12 @@ const std::array<Entry, 39> kEntries{{
      Kind::String,
      10,
      nullptr,
-     [](const Decoded& d) -> const char* { return d.v6 ? d.saddr : ""; }},
+     [](const Decoded& d) -> const char* { return d.v6 ? d.saddr : kAbsent; }},
     {{"ipv6_daddr", "string"},
      Kind::String,
      10,
      nullptr,
-     [](const Decoded& d) -> const char* { return d.v6 ? d.daddr : ""; }},
+     [](const Decoded& d) -> const char* { return d.v6 ? d.daddr : kAbsent; }},
     {{"udp_sport", "u16"},
      Kind::U16,
      10,

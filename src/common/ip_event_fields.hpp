@@ -2,7 +2,7 @@
 // ip provider arguments args[0..5] (pktinfo_t, csinfo_t, ipinfo_t, ifinfo_t,
 // ipv4info_t, ipv6info_t; oracle/dtrace-utils libdtrace/ip.d, illumos ip.d)
 // flattened into one struct, then the udp/tcp providers' port members. The
-// half that does not apply (IPv4 or IPv6) holds zeroes and empty strings;
+// half that does not apply (IPv4 or IPv6) holds zeroes and "<null>" strings (as DTrace's ip.d);
 // ip_ver says which half holds. ONE table (ip_event_fields.cpp) drives the
 // three uses below, so they cannot disagree.
 #pragma once

@@ -1,6 +1,6 @@
 #include "kernel_trace_support.hpp"
 
-#include "child_process.hpp"
+#include "sandbox.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -41,9 +41,8 @@ std::string hexId(SessionClient& s) {
     return hex;
 }
 
-std::vector<nlohmann::json> traceEvents(const std::string& dir,
-                                        const std::vector<std::string>& names,
-                                        nlohmann::json* totals) {
+std::vector<nlohmann::json>
+traceEvents(const std::string& dir, const std::vector<std::string>& names, nlohmann::json* totals) {
     const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
     std::vector<std::string> argv{
         "/usr/bin/python3",

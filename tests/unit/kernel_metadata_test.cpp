@@ -1,5 +1,6 @@
 // The kernel trace's conversion steps and TSDL (src/daemon/kernel/kernel_metadata.hpp)
 // for the real format files of tests/unit/data/kernel.
+#include "ip_event_fields.hpp"
 #include "kernel/kernel_host.hpp"
 #include "kernel/kernel_metadata.hpp"
 #include "kernel_fixtures.hpp"
@@ -294,7 +295,7 @@ TEST(KernelMetadata, ClockIsTheUstClock) {
     EXPECT_FALSE(k.hostname.empty());
     EXPECT_EQ(k.sysname, "Linux");
     EXPECT_FALSE(k.kernelRelease.empty());
-    k.channels.push_back({"channel0", 0, 0, false, {}});
+    k.channels.push_back({"channel0", 0, 0, false, {}, std::nullopt});
     tracectl::metadata::TraceInfo ust;
     ust.clock = k.clock;
     const std::string kernelClock = clockBlock(generateKernelMetadata(k).tsdl);
@@ -314,8 +315,8 @@ TEST(KernelMetadata, ClockIsTheUstClock) {
 // consumer (append only) refused, and the trace became unreadable.
 TEST(KernelMetadata, MoreEventsOnlyAppendToTheMetadataWhateverTheirChannel) {
     KernelTraceDescription t = describeHost({}, "s", 0);
-    KernelChannelDescription a{"a", 0, kr::kContextTid, true, {}};
-    KernelChannelDescription b{"b", 1, kr::kContextTid, false, {}};
+    KernelChannelDescription a{"a", 0, kr::kContextTid, true, {}, std::nullopt};
+    KernelChannelDescription b{"b", 1, kr::kContextTid, false, {}, std::nullopt};
     a.events.push_back({"sched", 4, ktest::format("sched_switch")});
     b.events.push_back({"irq", 5, ktest::format("irq_handler_entry")});
     t.channels = {a, b};
@@ -342,7 +343,7 @@ TEST(KernelMetadata, MoreEventsOnlyAppendToTheMetadataWhateverTheirChannel) {
 // slot), and came out as 4294967196 instead of -100.
 TEST(KernelMetadata, SignedSystemCallArgumentsStaySigned) {
     KernelTraceDescription t = describeHost({}, "s", 0);
-    KernelChannelDescription ch{"c", 0, kr::kContextTid, false, {}};
+    KernelChannelDescription ch{"c", 0, kr::kContextTid, false, {}, std::nullopt};
     ch.events.push_back({"syscalls", 4, ktest::format("sys_enter_openat")});
     t.channels = {ch};
     const std::string tsdl = generateKernelMetadata(t).tsdl;
@@ -352,4 +353,27 @@ TEST(KernelMetadata, SignedSystemCallArgumentsStaySigned) {
         << tsdl;
     EXPECT_NE(tsdl.find("signed = 0; encoding = none; base = 16; } _filename;"), std::string::npos)
         << "a pointer stays an unsigned address";
+}
+
+// The ip provider's events sit among the ftrace events of their channel, at
+// the ids the channel gave them, with ip_event_fields.hpp's payload; ids
+// that clash are refused.
+TEST(KernelMetadata, IpProviderEventsAreDeclaredAtTheirIdsWithTheirPayload) {
+    KernelTraceDescription t = describeHost({}, "s", 0);
+    KernelChannelDescription ch{"net", 0, kr::kContextTid, false, {}, std::nullopt};
+    ch.events.push_back({"sched", 4, ktest::format("sched_switch")});
+    ch.ipProbes = IpProbeIds{5, 6};
+    t.channels = {ch};
+    const KernelMetadata m = generateKernelMetadata(t);
+    const auto send = m.tsdl.find("name = \"ip:send\";\n\tid = 5;\n\tstream_id = 0;");
+    const auto receive = m.tsdl.find("name = \"ip:receive\";\n\tid = 6;\n\tstream_id = 0;");
+    ASSERT_NE(send, std::string::npos) << m.tsdl;
+    ASSERT_NE(receive, std::string::npos) << m.tsdl;
+    EXPECT_LT(m.tsdl.find("sched_switch"), send) << "in id order: the metadata only grows";
+    EXPECT_NE(m.tsdl.find(tracectl::ip::ipEventTsdlFields(), send), std::string::npos);
+    ASSERT_EQ(m.channels[0].events.size(), 1u) << "no ftrace conversion for the probes";
+    t.channels[0].ipProbes = IpProbeIds{4, 7};
+    EXPECT_THROW(generateKernelMetadata(t), KernelMetadataError) << "id 4 is sched_switch's";
+    t.channels[0].ipProbes = IpProbeIds{7, 65535};
+    EXPECT_THROW(generateKernelMetadata(t), KernelMetadataError);
 }

@@ -13,8 +13,8 @@ IpStream::IpStream(const IpStreamConfig& config, ProcessInfo* processes, PacketS
     : config_(config), processes_(processes), sink_(std::move(sink)),
       builder_(config.uuid, config.streamId, kr::kIpProbesInstance, 0, config.maxPacketBytes,
                config.contextMask),
-      needsProcess_((config.contextMask &
-                     (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0) {
+      needsProcess_(
+          (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0) {
     fields_.reserve(512);
 }
 

@@ -137,8 +137,8 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         config.cpuId = c->cpu;
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
-        c->stream =
-            std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_, sinkTo(c->out));
+        c->stream = std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_,
+                                                           sinkTo(c->out));
         if (dir) {
             try {
                 openFiles(*c, *dir);
@@ -202,8 +202,8 @@ void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd r
         const int r = sd_event_add_io(loop_.get(), &s, ip->reader->pollFd(), EPOLLIN,
                                       &KernelChannel::onIpReadable, ip.get());
         if (r < 0)
-            throw RequestError(cp::ErrorKind::Io,
-                               "watching the ip provider's ring buffer: " + std::string(std::strerror(-r)));
+            throw RequestError(cp::ErrorKind::Io, "watching the ip provider's ring buffer: " +
+                                                      std::string(std::strerror(-r)));
         ip->watch.reset(s);
     }
     ip_ = std::move(ip);
@@ -223,8 +223,8 @@ std::size_t KernelChannel::drainIp(std::size_t limit) {
     if (!ip_ || !ip_->reader)
         return 0;
     kernel::IpStream& stream = *ip_->stream;
-    const std::size_t n = ip_->reader->consume(
-        [&stream](const tracectl_ip_record& r) { stream.consume(r); }, limit);
+    const std::size_t n =
+        ip_->reader->consume([&stream](const tracectl_ip_record& r) { stream.consume(r); }, limit);
     stream.setDropped(ip_->reader->dropped());
     if (!ip_->out.failure.empty())
         throw std::runtime_error("writing " + name_ + "_ip: " + ip_->out.failure);

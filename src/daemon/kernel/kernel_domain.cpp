@@ -2,10 +2,10 @@
 
 #include "common/log.hpp"
 #include "consumer/consumer_connection.hpp"
+#include "ip_event_fields.hpp"
 #include "kernel/session_instances.hpp"
 #include "kernel/tracefs.hpp"
 #include "kernel/tracepoint_catalog.hpp"
-#include "ip_event_fields.hpp"
 #include "metadata/trace_info.hpp"
 #include "tracing/join.hpp"
 

@@ -271,8 +271,7 @@ void validate(const KernelTraceDescription& trace) {
         if (ch.ipProbes) {
             for (const std::uint16_t id : {ch.ipProbes->sendId, ch.ipProbes->receiveId}) {
                 if (id < kr::kFirstFtraceCtfId || id == 65535)
-                    throw KernelMetadataError("ip provider: ctf id " + u(id) +
-                                              " outside 4..65534");
+                    throw KernelMetadataError("ip provider: ctf id " + u(id) + " outside 4..65534");
                 if (!ids.insert(id).second)
                     throw KernelMetadataError("channel " + ch.name + ": ctf id " + u(id) +
                                               " given twice");
@@ -486,8 +485,9 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
     for (const Pending& p : order) {
         const KernelChannelDescription& ch = trace.channels[p.channel];
         if (p.event == kIpSendEvent || p.event == kIpReceiveEvent) {
-            appendIpEvent(out.tsdl, p.event == kIpSendEvent ? kIpSendEventName : kIpReceiveEventName,
-                          p.ctfId, ch.streamId);
+            appendIpEvent(out.tsdl,
+                          p.event == kIpSendEvent ? kIpSendEventName : kIpReceiveEventName, p.ctfId,
+                          ch.streamId);
             continue;
         }
         const KernelEventDescription& e = ch.events[p.event];

@@ -5,10 +5,10 @@
 #include "filter/filter_error.hpp"
 #include "filter/filter_parser.hpp"
 #include "filter/ftrace_filter.hpp"
-#include "kernel/kernel_host.hpp"
-#include "kernel/lttng_kernel_names.hpp"
 #include "ip/ip_filter.hpp"
 #include "ip_event_fields.hpp"
+#include "kernel/kernel_host.hpp"
+#include "kernel/lttng_kernel_names.hpp"
 #include "session/context_type.hpp"
 
 #include <algorithm>
@@ -132,8 +132,8 @@ void SessionInstances::ensureIp(Channel& c) {
         log::info("kernel channel '" + c.config.name + "': the ip provider's program is loaded (" +
                   std::to_string(c.ip->ringBytes()) + "-byte ring buffer)");
     } catch (const ip::IpProbeError& e) {
-        throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name +
-                                           "': the ip provider: " + e.what());
+        throw Error(ErrorCode::Failed,
+                    "kernel channel '" + c.config.name + "': the ip provider: " + e.what());
     }
 }
 
@@ -508,7 +508,8 @@ void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& 
             try {
                 c.ip->setFilter(ipProgram(c));
             } catch (const std::exception& e) {
-                log::warning("kernel channel '" + c.config.name + "': the ip provider: " + e.what());
+                log::warning("kernel channel '" + c.config.name +
+                             "': the ip provider: " + e.what());
             }
         }
         throw;
@@ -533,7 +534,8 @@ std::vector<std::string> SessionInstances::remove() noexcept {
     for (Channel& c : channels_) {
         if (c.ip) {
             c.ip.reset(); // detached: nothing more reaches the ring buffer
-            log::info("kernel channel '" + c.config.name + "': the ip provider's program is unloaded");
+            log::info("kernel channel '" + c.config.name +
+                      "': the ip provider's program is unloaded");
         }
         if (!c.instance || !c.instance->valid())
             continue;

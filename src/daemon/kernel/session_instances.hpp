@@ -50,7 +50,7 @@ struct PreparedChannel {
     std::vector<std::uint32_t> cpus;
     /// trace_pipe_raw, one per cpu, then per_cpu/cpuN/stats, one per cpu
     std::vector<UniqueFd> fds;
-    std::string conversions; ///< kernel_records::encode() of its events
+    std::string conversions;        ///< kernel_records::encode() of its events
     std::optional<IpAttachment> ip; ///< when its rules name the ip provider
 };
 
