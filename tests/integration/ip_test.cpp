@@ -291,6 +291,102 @@ TEST_F(Ip, FragmentsAreProbedOneByOneInTheirOwnNetworkNamespace) {
     s->Destroy({});
 }
 
+// tracectl-ip(7): a UDP GSO super-packet (UDP_SEGMENT) on loopback is one
+// send and one receive of its whole length: segmentation comes after the
+// send probe, and loopback hands the receiver the packet unsegmented.
+TEST_F(Ip, AGsoSuperPacketIsOneSendAndOneReceive) {
+    auto s = create("ip-gso");
+    s->EnableEvents("kernel", "", "ip:*", {});
+    s->Start({});
+    const RunResult r = run({"unshare", "-n", "sh", "-c",
+                             "ip link set lo up && readlink /proc/self/ns/net && "
+                             "/usr/bin/python3 -c '\n"
+                             "import socket\n"
+                             "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                             "r.bind((\"127.0.0.1\", 0))\n"
+                             "t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                             "t.setsockopt(17, 103, 1000)  # SOL_UDP, UDP_SEGMENT\n"
+                             "t.sendto(b\"g\" * 3000, r.getsockname())\n"
+                             "print(*[len(r.recv(65536)) for i in range(3)])\n'"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_NE(r.out.find("1000 1000 1000"), std::string::npos) << "three datagrams arrive";
+    const std::string ns = r.out.substr(r.out.find('[') + 1);
+    const std::uint64_t netns = std::stoull(ns.substr(0, ns.find(']')));
+    s->Stop({});
+    std::map<std::string, std::vector<int>> lengths;
+    for (const json& e : traceEvents(output("ip-gso"), {"ip:send", "ip:receive"}))
+        if (e["fields"]["if_ipstack"] == netns && e["fields"]["ipv4_protocol"] == 17)
+            lengths[e["name"]].push_back(e["fields"]["ip_plength"].get<int>());
+    EXPECT_EQ(lengths["ip:send"], std::vector<int>{3008});
+    EXPECT_EQ(lengths["ip:receive"], std::vector<int>{3008});
+    s->Destroy({});
+}
+
+// tracectl-ip(7): a forwarded packet shows up at every device it crosses:
+// send on the sender's, receive and send on the router's two (DTrace's
+// ip_local_deliver would not see it at the router), receive on the
+// receiver's. Three namespaces joined by two veth pairs.
+TEST_F(Ip, AForwardedPacketIsProbedOnEveryDeviceItCrosses) {
+    const std::string tag = std::to_string(::getpid());
+    const std::string a = "tcip-a-" + tag, r = "tcip-r-" + tag, b = "tcip-b-" + tag;
+    struct Namespaces {
+        std::vector<std::string> names;
+        ~Namespaces() {
+            for (const auto& n : names)
+                run({"ip", "netns", "del", n});
+        }
+    } made{{a, r, b}};
+    const std::string va = "tva" + tag, vra = "tvra" + tag, vb = "tvb" + tag, vrb = "tvrb" + tag;
+    for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+             {"ip", "netns", "add", a},
+             {"ip", "netns", "add", r},
+             {"ip", "netns", "add", b},
+             {"ip", "link", "add", va, "netns", a, "type", "veth", "peer", "name", vra, "netns", r},
+             {"ip", "link", "add", vb, "netns", b, "type", "veth", "peer", "name", vrb, "netns", r},
+             {"ip", "-n", a, "addr", "add", "10.77.1.2/24", "dev", va},
+             {"ip", "-n", r, "addr", "add", "10.77.1.1/24", "dev", vra},
+             {"ip", "-n", r, "addr", "add", "10.77.2.1/24", "dev", vrb},
+             {"ip", "-n", b, "addr", "add", "10.77.2.2/24", "dev", vb},
+             {"ip", "-n", a, "link", "set", va, "up"},
+             {"ip", "-n", r, "link", "set", vra, "up"},
+             {"ip", "-n", r, "link", "set", vrb, "up"},
+             {"ip", "-n", b, "link", "set", vb, "up"},
+             {"ip", "-n", a, "route", "add", "default", "via", "10.77.1.1"},
+             {"ip", "-n", b, "route", "add", "default", "via", "10.77.2.1"},
+             {"ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1"}}) {
+        const RunResult done = run(cmd);
+        ASSERT_EQ(done.exitCode, 0) << done.describe();
+    }
+    auto s = create("ip-forward");
+    s->EnableEvents("kernel", "", "ip:*",
+                    {{"filter", sdbus::Variant(std::string("udp_dport == 4555"))}});
+    s->Start({});
+    // The receiver answers once the datagram came (ARP first: retried).
+    const RunResult got =
+        run({"ip", "netns", "exec", b, "/usr/bin/python3", "-c",
+             "import socket, subprocess\n"
+             "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+             "r.bind(('10.77.2.2', 4555)); r.settimeout(10)\n"
+             "subprocess.run(['ip', 'netns', 'exec', '" +
+                 a +
+                 "', '/usr/bin/python3', "
+                 "'-c', 'import socket; s = socket.socket(socket.AF_INET, "
+                 "socket.SOCK_DGRAM); s.sendto(b\"f\" * 500, (\"10.77.2.2\", 4555))'], "
+                 "check=True)\n"
+                 "print(len(r.recv(9999)))\n"});
+    ASSERT_EQ(got.exitCode, 0) << got.describe();
+    EXPECT_NE(got.out.find("500"), std::string::npos) << got.describe();
+    s->Stop({});
+    std::vector<std::string> path;
+    for (const json& e : traceEvents(output("ip-forward"), {"ip:send", "ip:receive"}))
+        if (e["fields"]["ip_daddr"] == "10.77.2.2" && e["fields"]["ip_plength"] == 508)
+            path.push_back(e["name"].get<std::string>() + " " +
+                           e["fields"]["if_name"].get<std::string>());
+    EXPECT_EQ(path, (std::vector<std::string>{"ip:send " + va, "ip:receive " + vra,
+                                              "ip:send " + vrb, "ip:receive " + vb}));
+    s->Destroy({});
+}
+
 TEST_F(Ip, KernelFiltersOnAddressesNamesAndLengthsPassExactlyTheirPackets) {
     std::uint16_t port = 0;
     const int rx = udpSocket("127.0.0.1", 0, &port);
