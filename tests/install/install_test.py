@@ -62,6 +62,7 @@ class InstallTest(unittest.TestCase):
             os.path.join(datadir, "dbus-1/system-services/org.tracectl.Tracing1.service"),
             os.path.join(datadir, "dbus-1/services/org.tracectl.Tracing1.service"),
             os.path.join(mandir, "man1/tracectl.1"),
+            os.path.join(mandir, "man7/tracectl-ip.7"),
             os.path.join(mandir, "man8/tracectld.8"),
             os.path.join(mandir, "man8/tracectl-consumerd.8"),
             os.path.join(mandir, "man5/org.tracectl.Tracing1.5"),

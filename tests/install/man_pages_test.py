@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The four man pages render with `man -l` and `groff -man -ww` without a
+"""The man pages render with `man -l` and `groff -man -ww` without a
 single warning, and they cover the interfaces they document: every method,
 property and signal of the introspection XML appears in
 org.tracectl.Tracing1(5), with the XML's signature (each argument's type and
@@ -21,7 +21,8 @@ import xml.etree.ElementTree as ET
 
 SOURCE, TRACECTL, TRACECTLD, CONSUMERD = sys.argv[1:5]
 MAN = os.path.join(SOURCE, "man")
-PAGES = ["tracectl.1", "tracectld.8", "tracectl-consumerd.8", "org.tracectl.Tracing1.5"]
+PAGES = ["tracectl.1", "tracectl-ip.7", "tracectld.8", "tracectl-consumerd.8",
+         "org.tracectl.Tracing1.5"]
 
 
 def rendered(page):
