@@ -134,7 +134,7 @@ const std::array<Entry, 39> kEntries{{
      [](const Decoded& d) -> std::uint64_t { return d.r->if_local; }},
     {{"if_ipstack", "u64"},
      Kind::U64,
-     16,
+     10, // as readlink /proc/PID/ns/net prints it
      [](const Decoded& d) -> std::uint64_t { return d.r->netns_ino; }},
     {{"ipv4_ver", "u8"},
      Kind::U8,

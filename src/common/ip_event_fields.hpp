@@ -39,7 +39,7 @@ std::span<const IpEventField> ipEventFields();
 /// form kernel_metadata.cpp writes (src/daemon/metadata/tsdl_writer.cpp):
 /// `integer { size = N; align = 8; signed = 0; encoding = none; base = B; } _name;`
 /// (the trace's byte order, little-endian; base 16 for pkt_addr, cs_addr,
-/// if_ipstack, ipv4_checksum, ipv4_src, ipv4_dst and the u8[16] address
+/// ipv4_checksum, ipv4_src, ipv4_dst and the u8[16] address
 /// arrays), `string _name;` for strings.
 std::string ipEventTsdlFields();
 

@@ -169,7 +169,7 @@ TEST(IpEventFields, Ipv4UdpIpv6TcpAndFragmentReadByBabeltrace) {
                           "ip_daddr = \"127.0.0.1\"",
                           "if_name = \"lo\"",
                           "if_local = 1,",
-                          "if_ipstack = 0xF0000000",
+                          "if_ipstack = 4026531840",
                           "ipv4_ver = 4,",
                           "ipv4_ihl = 20,",
                           "ipv4_tos = 16,",
