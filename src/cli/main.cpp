@@ -1,6 +1,7 @@
 // tracectl: the command-line client of tracectld. This file only wires the command line
 // (CLI11) to the commands (commands.hpp) and turns failures into exit statuses.
 
+#include "aggregate_command.hpp"
 #include "bus_client.hpp"
 #include "commands.hpp"
 #include "config.h"
@@ -73,6 +74,7 @@ struct CommandLine {
     std::uint64_t snapshot_max_bytes = 0;
     std::uint64_t er_timer_us = 0;
     std::uint64_t er_size_bytes = 0;
+    AggregateArgs aggregate;
 };
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
@@ -382,6 +384,36 @@ ExitStatus run(int argc, char** argv) {
     view->footer("Runs babeltrace2 on the session's output folder; stop the session first\n"
                  "for a complete trace.\n\nExample:\n  tracectl view web-latency");
 
+    auto* aggregate = app.add_subcommand(
+        "aggregate", "Run DTrace aggregations (D's @name[keys] = count() ...) over a trace");
+    aggregate
+        ->add_option("PROGRAM", cl.aggregate.program,
+                     "The D program: clauses 'probe[,probe] [/predicate/] { @name[keys] = "
+                     "function(expr); ... }'")
+        ->required();
+    aggregate
+        ->add_option("--trace", cl.aggregate.trace,
+                     "Read the CTF trace(s) at PATH: a trace folder, or any folder holding "
+                     "traces (every folder under it with a metadata file)")
+        ->required()
+        ->type_name("PATH");
+    aggregate->add_flag("--json", cl.aggregate.json,
+                        "Print the aggregations as a JSON object instead of dtrace's tables");
+    aggregate->footer(
+        "Runs the program on every event record of the trace(s) and prints each\n"
+        "aggregation as dtrace(1) does: key/value tables sorted by value, quantize and\n"
+        "lquantize as distributions. Functions: count(), sum(e), avg(e), min(e), max(e),\n"
+        "stddev(e), quantize(e), lquantize(e, low, high[, step]). A probe is\n"
+        "provider:::name (the event provider:name), provider:name or an event name, with\n"
+        "* and ? wildcards. Expressions use payload and context fields by name,\n"
+        "args[N]->field, and timestamp, cpu, pid, tid, execname. A program with an error\n"
+        "is refused with its line and column (exit status 2); an unreadable trace exits\n"
+        "with status 1.\n\n"
+        "Example:\n"
+        "  tracectl aggregate --trace ./trace 'tracectl_demo:tick { @[text] = count(); }'\n"
+        "  tracectl aggregate --trace ./trace \\\n"
+        "    'ip:::send { @[args[2]->ip_daddr] = quantize(args[2]->ip_plength); }'");
+
     try {
         app.parse(argc, argv);
         if (destroy->parsed() && destroy_name->count() == 0 && destroy_all->count() == 0) {
@@ -509,6 +541,14 @@ ExitStatus run(int argc, char** argv) {
         cl.enable_channel.read_timer_us = cl.ec_read_timer;
     }
 
+    if (aggregate->parsed()) {
+        const ExitStatus status = run_aggregate_trace(cl.aggregate, std::cout, std::cerr);
+        if (!std::cout.flush()) {
+            print_error_line(std::cerr, "cannot write to standard output");
+            return ExitStatus::daemon_error;
+        }
+        return status;
+    }
     if (top->parsed() && !check_terminal_for_top(std::cerr)) {
         return ExitStatus::usage; // before connecting: nothing to show it on anyway
     }

@@ -1,0 +1,182 @@
+#include "aggregate/aggregating_functions.hpp"
+
+#include <bit>
+#include <limits>
+
+namespace tracectl::aggregate {
+
+std::int64_t quantize_bucket_value(int bucket) noexcept {
+    if (bucket < quantize_zero_bucket) {
+        return -(std::int64_t{1} << (quantize_zero_bucket - 1 - bucket));
+    }
+    if (bucket == quantize_zero_bucket) {
+        return 0;
+    }
+    return std::int64_t{1} << (bucket - quantize_zero_bucket - 1);
+}
+
+int quantize_bucket(std::int64_t value) noexcept {
+    if (value == 0) {
+        return quantize_zero_bucket;
+    }
+    if (value > 0) {
+        // floor(log2(value)) is 0..62.
+        return quantize_zero_bucket + 1 +
+               (63 - std::countl_zero(static_cast<std::uint64_t>(value)));
+    }
+    // The highest bucket labelled -2^k <= value: the least k with 2^k >= |value|, i.e.
+    // ceil(log2(|value|)).
+    const std::uint64_t magnitude = 0 - static_cast<std::uint64_t>(value);
+    const int k = std::bit_width(magnitude - 1); // ceil(log2(magnitude)); 0 for 1
+    const int bucket = quantize_zero_bucket - 1 - k;
+    return bucket < 0 ? 0 : bucket;
+}
+
+std::int64_t lquantize_bucket(const LinearParameters& p, std::int64_t value) noexcept {
+    if (value < p.low) {
+        return 0;
+    }
+    // Both are at most 2^32 apart from int32 bounds... value may be huge: compare unsigned.
+    const std::uint64_t offset =
+        static_cast<std::uint64_t>(value) - static_cast<std::uint64_t>(p.low);
+    const std::uint64_t level = offset / static_cast<std::uint64_t>(p.step);
+    const auto levels = static_cast<std::uint64_t>(p.levels());
+    return level < levels ? static_cast<std::int64_t>(level) + 1
+                          : static_cast<std::int64_t>(levels) + 1;
+}
+
+namespace {
+
+std::uint64_t isqrt(uint128 n) noexcept {
+    // The largest r with r * r <= n; n < 2^128, so r < 2^64.
+    std::uint64_t r = 0;
+    for (int bit = 63; bit >= 0; --bit) {
+        const std::uint64_t candidate = r | (std::uint64_t{1} << bit);
+        if (static_cast<uint128>(candidate) * candidate <= n) {
+            r = candidate;
+        }
+    }
+    return r;
+}
+
+} // namespace
+
+std::uint64_t dtrace_stddev(std::uint64_t n, std::int64_t sum, uint128 sum_of_squares) noexcept {
+    if (n == 0) {
+        return 0;
+    }
+    const uint128 average_of_squares = sum_of_squares / n;
+    std::int64_t average = sum / static_cast<std::int64_t>(n);
+    const std::uint64_t magnitude =
+        average < 0 ? 0 - static_cast<std::uint64_t>(average) : static_cast<std::uint64_t>(average);
+    const uint128 square_of_average = static_cast<uint128>(magnitude) * magnitude;
+    // dt_subtract_128 wraps; with integer truncation the difference is still >= 0 in
+    // practice, but wrap the same way rather than trap.
+    return isqrt(average_of_squares - square_of_average);
+}
+
+AggregationState::AggregationState(Function function, const LinearParameters& linear)
+    : function_(function), linear_(linear) {
+    if (function == Function::min) {
+        value_ = std::numeric_limits<std::int64_t>::max();
+    } else if (function == Function::max) {
+        value_ = std::numeric_limits<std::int64_t>::min();
+    } else if (function == Function::quantize) {
+        buckets_.assign(quantize_buckets, 0);
+    } else if (function == Function::lquantize) {
+        buckets_.assign(static_cast<std::size_t>(linear.levels()) + 2, 0);
+    }
+}
+
+void AggregationState::add(std::int64_t value) noexcept {
+    ++count_;
+    switch (function_) {
+    case Function::count:
+        break;
+    case Function::sum:
+    case Function::avg:
+        value_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(value_) +
+                                           static_cast<std::uint64_t>(value));
+        break;
+    case Function::stddev: {
+        value_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(value_) +
+                                           static_cast<std::uint64_t>(value));
+        const std::uint64_t magnitude =
+            value < 0 ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
+        sum_of_squares_ += static_cast<uint128>(magnitude) * magnitude;
+        break;
+    }
+    case Function::min:
+        value_ = value < value_ ? value : value_;
+        break;
+    case Function::max:
+        value_ = value > value_ ? value : value_;
+        break;
+    case Function::quantize:
+        ++buckets_[static_cast<std::size_t>(quantize_bucket(value))];
+        break;
+    case Function::lquantize:
+        ++buckets_[static_cast<std::size_t>(lquantize_bucket(linear_, value))];
+        break;
+    }
+}
+
+namespace {
+
+/// The value an lquantize bucket stands for in DTrace's sort (dt_aggregate_lquantizedsum):
+/// the "< low" row counts as low - 1, the others as their label.
+long double lquantize_bucket_value(const LinearParameters& p, std::size_t bucket) {
+    if (bucket == 0) {
+        return static_cast<long double>(p.low - 1);
+    }
+    return static_cast<long double>(p.low) +
+           static_cast<long double>(bucket - 1) * static_cast<long double>(p.step);
+}
+
+} // namespace
+
+std::int64_t AggregationState::value() const noexcept {
+    switch (function_) {
+    case Function::count:
+        return static_cast<std::int64_t>(count_);
+    case Function::sum:
+    case Function::min:
+    case Function::max:
+        return value_;
+    case Function::avg:
+        return count_ == 0 ? 0 : value_ / static_cast<std::int64_t>(count_);
+    case Function::stddev:
+        return static_cast<std::int64_t>(dtrace_stddev(count_, value_, sum_of_squares_));
+    case Function::quantize:
+    case Function::lquantize:
+        return static_cast<std::int64_t>(sort_value());
+    }
+    return 0;
+}
+
+long double AggregationState::sort_value() const noexcept {
+    switch (function_) {
+    case Function::avg:
+        return count_ == 0 ? 0.0L
+                           : static_cast<long double>(value_) / static_cast<long double>(count_);
+    case Function::quantize: {
+        long double total = 0;
+        for (int i = 0; i < quantize_buckets; ++i) {
+            total += static_cast<long double>(quantize_bucket_value(i)) *
+                     static_cast<long double>(buckets_[static_cast<std::size_t>(i)]);
+        }
+        return total;
+    }
+    case Function::lquantize: {
+        long double total = 0;
+        for (std::size_t i = 0; i < buckets_.size(); ++i) {
+            total += lquantize_bucket_value(linear_, i) * static_cast<long double>(buckets_[i]);
+        }
+        return total;
+    }
+    default:
+        return static_cast<long double>(value());
+    }
+}
+
+} // namespace tracectl::aggregate

@@ -1,0 +1,69 @@
+// DTrace's aggregating functions: what each keeps per key and the value it reports.
+// Sources: the Dynamic Tracing Guide, "Aggregations", and illumos uts/common/dtrace/dtrace.c
+// (dtrace_aggregate_quantize, _lquantize, _stddev) for the bucket layouts and the sums;
+// libdtrace dt_consume.c (dt_print_average, dt_stddev) for how avg and stddev are reported.
+#pragma once
+
+#include "aggregate/program.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+__extension__ typedef unsigned __int128 uint128;
+
+/// quantize(): 127 power-of-two buckets (DTRACE_QUANTIZE_NBUCKETS); bucket 63 is 0
+/// (DTRACE_QUANTIZE_ZEROBUCKET), bucket 63 + 1 + k is 2^k (k = 0..62), bucket 63 - 1 - k
+/// is -2^k.
+inline constexpr int quantize_buckets = 127;
+inline constexpr int quantize_zero_bucket = 63;
+
+/// The value a quantize bucket is labelled with (DTRACE_QUANTIZE_BUCKETVAL): the lowest
+/// value it holds, except for bucket 0 which also holds every value below -2^62.
+std::int64_t quantize_bucket_value(int bucket) noexcept;
+
+/// The bucket of `value`: the highest bucket whose label is <= value (bucket 0 for values
+/// below -2^62; 2^62 and above go to bucket 126).
+int quantize_bucket(std::int64_t value) noexcept;
+
+/// The lquantize bucket of `value`, 0 .. levels + 1: 0 for value < low, 1 + (value - low) /
+/// step below low + levels * step, levels + 1 from there on.
+std::int64_t lquantize_bucket(const LinearParameters& p, std::int64_t value) noexcept;
+
+/// stddev as DTrace reports it (dt_stddev): the integer square root of
+/// sum(x^2) / n - (|sum(x) / n|)^2, each division truncating; 0 for n == 0.
+std::uint64_t dtrace_stddev(std::uint64_t n, std::int64_t sum, uint128 sum_of_squares) noexcept;
+
+/// What one aggregation keeps for one key.
+class AggregationState {
+public:
+    AggregationState(Function function, const LinearParameters& linear);
+
+    /// Feeds one value (ignored by count()). Sums wrap around as DTrace's 64-bit ones do.
+    void add(std::int64_t value) noexcept;
+
+    Function function() const noexcept { return function_; }
+    /// Times add() ran.
+    std::uint64_t count() const noexcept { return count_; }
+    /// The value DTrace prints: count, sum, min, max, avg (sum / count, truncated), stddev;
+    /// for quantize and lquantize, the sum of the values the buckets stand for (DTrace
+    /// sorts by it: dt_aggregate_quantizedsum), truncated to 64 bits.
+    std::int64_t value() const noexcept;
+    /// A key to sort entries by value ascending, as DTrace does (dt_aggregate_valcmp):
+    /// avg by the exact average, quantize/lquantize by the sum of bucket value x count.
+    long double sort_value() const noexcept;
+    /// quantize: 127 counts; lquantize: levels + 2 counts. Empty for the others.
+    const std::vector<std::int64_t>& buckets() const noexcept { return buckets_; }
+    const LinearParameters& linear() const noexcept { return linear_; }
+
+private:
+    Function function_;
+    LinearParameters linear_;
+    std::uint64_t count_ = 0;
+    std::int64_t value_ = 0; // sum, min or max
+    uint128 sum_of_squares_ = 0;
+    std::vector<std::int64_t> buckets_;
+};
+
+} // namespace tracectl::aggregate

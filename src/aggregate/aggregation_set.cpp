@@ -1,0 +1,52 @@
+#include "aggregate/aggregation_set.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace tracectl::aggregate {
+
+std::size_t KeyHash::operator()(const Key& key) const noexcept {
+    std::size_t h = 0x9e3779b97f4a7c15ULL;
+    for (const KeyValue& v : key) {
+        const std::size_t part = std::holds_alternative<std::int64_t>(v)
+                                     ? std::hash<std::int64_t>{}(std::get<std::int64_t>(v))
+                                     : std::hash<std::string>{}(std::get<std::string>(v));
+        h ^= part + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    }
+    return h;
+}
+
+AggregationSet::AggregationSet(const Program& program)
+    : declarations_(program.aggregations), tables_(program.aggregations.size()) {}
+
+AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key) {
+    auto& table = tables_[aggregation];
+    const auto found = table.find(key);
+    if (found != table.end()) {
+        return found->second;
+    }
+    const auto& d = declarations_[aggregation];
+    return table.try_emplace(std::move(key), d.function, d.linear).first->second;
+}
+
+bool key_less(const Key& a, const Key& b) noexcept {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
+
+std::vector<AggregationSet::Entry> AggregationSet::sorted(std::size_t aggregation) const {
+    std::vector<Entry> entries;
+    for (const auto& [key, state] : tables_[aggregation]) {
+        entries.push_back({&key, &state});
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        const long double va = a.state->sort_value();
+        const long double vb = b.state->sort_value();
+        if (va != vb) {
+            return va < vb;
+        }
+        return key_less(*a.key, *b.key);
+    });
+    return entries;
+}
+
+} // namespace tracectl::aggregate

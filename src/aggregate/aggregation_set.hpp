@@ -1,0 +1,56 @@
+// The aggregations of a running program: per aggregation, a table from key (a tuple of
+// integers and strings) to its aggregating function's state. Entries come out sorted as
+// DTrace prints them (libdtrace dt_aggregate.c, dtrace_aggregate_walk_sorted with
+// dt_aggregate_varvalcmp): by value ascending, ties by key ascending (integers
+// numerically, strings by strcmp, tuple members left to right).
+#pragma once
+
+#include "aggregate/aggregating_functions.hpp"
+#include "aggregate/program.hpp"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+using KeyValue = std::variant<std::int64_t, std::string>;
+using Key = std::vector<KeyValue>;
+
+struct KeyHash {
+    std::size_t operator()(const Key& key) const noexcept;
+};
+
+class AggregationSet {
+public:
+    explicit AggregationSet(const Program& program);
+
+    /// The state of `aggregation` (index in Program::aggregations) for `key`, created empty.
+    AggregationState& state(std::size_t aggregation, Key&& key);
+
+    struct Entry {
+        const Key* key;
+        const AggregationState* state;
+    };
+    /// The entries of `aggregation`, in DTrace's printing order.
+    std::vector<Entry> sorted(std::size_t aggregation) const;
+
+    const std::vector<AggregationDeclaration>& declarations() const noexcept {
+        return declarations_;
+    }
+
+    /// Records whose clause stopped at a run-time error (division by zero), as DTrace
+    /// counts "errors" per probe.
+    std::uint64_t errors = 0;
+
+private:
+    std::vector<AggregationDeclaration> declarations_;
+    std::vector<std::unordered_map<Key, AggregationState, KeyHash>> tables_;
+};
+
+/// Key order: tuple members left to right; an integer before a string.
+bool key_less(const Key& a, const Key& b) noexcept;
+
+} // namespace tracectl::aggregate

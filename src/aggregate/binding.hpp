@@ -1,0 +1,132 @@
+// Binding a program to an event class (CTF's: the layout every event record of that class
+// shares): which clauses' probes match the class's name, where each identifier the clause
+// uses lives (an index in a field structure), and the type of every expression. Done once
+// per event class; an event record then only reads the fields its class's binding lists.
+#pragma once
+
+#include "aggregate/program.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+/// Where a field of an event record is: a member of one of its structures, or its time.
+enum class FieldScope {
+    payload,          ///< the event payload structure
+    specific_context, ///< the event class's own context structure
+    common_context,   ///< the stream class's event common context (LTTng's add-context)
+    packet_context,   ///< the packet context (cpu_id)
+    timestamp,        ///< the event's default clock snapshot, ns from the clock's origin
+};
+
+/// How the reader gets a field's value.
+enum class FieldKind {
+    signed_integer,   ///< also signed enumerations
+    unsigned_integer, ///< also unsigned enumerations; read as int64 (wraps above 2^63 - 1)
+    boolean,          ///< 0 or 1
+    real,             ///< truncated towards zero to an integer (D has no floating point)
+    string,           ///< CTF strings, and text arrays/sequences (babeltrace2 reads them so)
+    unusable,         ///< arrays, structures, variants...: aggregation cannot use them
+};
+
+enum class ValueType { integer, string };
+
+/// The type an expression sees a field kind as.
+inline ValueType value_type(FieldKind kind) noexcept {
+    return kind == FieldKind::string ? ValueType::string : ValueType::integer;
+}
+
+struct FieldDescription {
+    FieldScope scope = FieldScope::payload;
+    std::uint64_t index = 0; ///< member index in the scope's structure (not for timestamp)
+    FieldKind kind = FieldKind::signed_integer;
+    bool operator==(const FieldDescription&) const = default;
+};
+
+/// What the binder needs to know of an event class; the reader implements it over
+/// libbabeltrace2's field classes, tests with a table.
+class EventClassView {
+public:
+    virtual ~EventClassView() = default;
+    /// The event class's name: "provider:event" (LTTng-UST), "sched_switch" (kernel).
+    virtual std::string name() const = 0;
+    /// The trace environment's "domain" entry ("ust", "kernel"), or "".
+    virtual std::string domain() const = 0;
+    /// The member `name` of one of the scopes payload, specific_context, common_context,
+    /// packet_context, if the scope has it.
+    virtual std::optional<FieldDescription> find(FieldScope scope, std::string_view name) const = 0;
+};
+
+/// Whether a probe description's event pattern (ProbeDescription::pattern) matches an
+/// event class: fnmatch(3) on the whole name; in a trace whose domain is "kernel", a
+/// pattern "S:E" also matches an event named like E when S_ starts the name or E has no
+/// wildcard (`sched:sched_switch` and `sched:*` match lttng-modules' `sched_switch`).
+bool probe_matches(std::string_view pattern, std::string_view event_name, std::string_view domain);
+
+/// A typed expression over the bound fields ("slots").
+struct BoundExpression {
+    enum class Kind { constant, slot, unary, binary };
+    Kind kind = Kind::constant;
+    ValueType type = ValueType::integer;
+    Position at;
+    std::int64_t integer = 0; ///< constant integer
+    std::string string;       ///< constant string
+    std::size_t slot = 0;     ///< Kind::slot: index into BoundEventClass::slots
+    Operator op = Operator::add;
+    std::unique_ptr<BoundExpression> left;
+    std::unique_ptr<BoundExpression> right;
+};
+
+struct BoundStatement {
+    std::size_t aggregation = 0;
+    std::vector<BoundExpression> keys;
+    std::optional<BoundExpression> argument; ///< empty for count()
+};
+
+struct BoundClause {
+    std::size_t clause = 0;                     ///< index in Program::clauses
+    std::unique_ptr<BoundExpression> predicate; ///< null: always true
+    std::vector<BoundStatement> statements;
+};
+
+/// The program bound to one event class. No clauses: records of the class are skipped.
+struct BoundEventClass {
+    std::vector<FieldDescription> slots; ///< the fields to read, each once
+    std::vector<BoundClause> clauses;
+};
+
+/// Binds a program to event classes, and remembers, per clause, which of its identifiers
+/// some matched event class had.
+class Binder {
+public:
+    explicit Binder(const Program& program);
+
+    /// The program bound to `event_class`. A clause whose probes do not match, or which uses
+    /// an identifier the class lacks, is left out for this class.
+    /// Identifiers: the built-in variables timestamp (ns), cpu (packet context cpu_id), pid
+    /// (context vpid, else pid), tid (vtid, else tid), execname (procname); any other name
+    /// is a payload member, else a context member (specific, then common).
+    /// Throws ProgramError: type mismatches (arithmetic or a numeric aggregating function
+    /// on a string, a comparison of a string with an integer, a field of a type
+    /// aggregation cannot use), at the offending expression.
+    BoundEventClass bind(const EventClassView& event_class);
+
+    /// Throws ProgramError for the first identifier (in program order) of a clause that
+    /// matched some event class but that none of those classes had: "unknown field".
+    void check_references() const;
+
+    /// The probe descriptions (text) of the clauses no event class matched.
+    std::vector<std::string> unmatched_probes() const;
+
+private:
+    const Program& program_;
+    std::vector<bool> matched_;
+    std::vector<std::vector<bool>> found_; // [clause][reference]
+};
+
+} // namespace tracectl::aggregate

@@ -1,0 +1,30 @@
+// Running a bound program on one event record: evaluate the predicate, then each
+// statement's keys and argument, and feed the aggregations. D's integer semantics: 64-bit
+// two's complement arithmetic that wraps; comparisons and && || ! give 0 or 1; strings
+// compare with strcmp. Division or modulo by zero stops the clause for this record and is
+// counted in AggregationSet::errors (DTrace reports such "errors" and goes on).
+#pragma once
+
+#include "aggregate/aggregation_set.hpp"
+#include "aggregate/binding.hpp"
+
+#include <cstdint>
+#include <string_view>
+
+namespace tracectl::aggregate {
+
+/// A field's or an expression's value: `integer` or `string` per its ValueType. A string
+/// views the event record's (or the program's) memory: valid while the record is.
+struct Value {
+    std::int64_t integer = 0;
+    std::string_view string;
+};
+
+/// The value of `e`, with the record's fields in `slots` (BoundEventClass::slots order).
+/// Returns false on division or modulo by zero.
+bool evaluate(const BoundExpression& e, const Value* slots, Value& result) noexcept;
+
+/// Runs every clause of `bound` on the record whose fields are `slots`.
+void execute(const BoundEventClass& bound, const Value* slots, AggregationSet& aggregations);
+
+} // namespace tracectl::aggregate

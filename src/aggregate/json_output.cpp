@@ -1,0 +1,78 @@
+#include "aggregate/json_output.hpp"
+
+#include <limits>
+
+namespace tracectl::aggregate {
+
+namespace {
+
+nlohmann::json buckets_json(const AggregationState& state) {
+    nlohmann::json buckets = nlohmann::json::array();
+    const auto& counts = state.buckets();
+    const bool linear = state.function() == Function::lquantize;
+    const LinearParameters& p = state.linear();
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        if (counts[i] == 0) {
+            continue;
+        }
+        nlohmann::json lower;
+        nlohmann::json upper;
+        if (linear) {
+            if (i > 0) {
+                lower = p.low + static_cast<std::int64_t>(i - 1) * p.step;
+            }
+            if (i + 1 < counts.size()) {
+                upper = p.low + static_cast<std::int64_t>(i) * p.step - 1;
+            }
+        } else {
+            const int b = static_cast<int>(i);
+            lower = b == 0 ? std::numeric_limits<std::int64_t>::min() : quantize_bucket_value(b);
+            upper = b + 1 == quantize_buckets ? std::numeric_limits<std::int64_t>::max()
+                                              : quantize_bucket_value(b + 1) - 1;
+        }
+        buckets.push_back({{"lower", lower}, {"upper", upper}, {"count", counts[i]}});
+    }
+    return buckets;
+}
+
+} // namespace
+
+nlohmann::json to_json(const AggregationSet& aggregations) {
+    nlohmann::json list = nlohmann::json::array();
+    const auto& declarations = aggregations.declarations();
+    for (std::size_t a = 0; a < declarations.size(); ++a) {
+        const auto& d = declarations[a];
+        nlohmann::json entries = nlohmann::json::array();
+        for (const auto& entry : aggregations.sorted(a)) {
+            nlohmann::json keys = nlohmann::json::array();
+            for (const KeyValue& v : *entry.key) {
+                if (std::holds_alternative<std::int64_t>(v)) {
+                    keys.push_back(std::get<std::int64_t>(v));
+                } else {
+                    keys.push_back(std::get<std::string>(v));
+                }
+            }
+            nlohmann::json e = {{"keys", keys}};
+            if (d.function == Function::quantize || d.function == Function::lquantize) {
+                e["count"] = entry.state->count();
+                e["buckets"] = buckets_json(*entry.state);
+            } else if (d.function == Function::stddev) {
+                e["value"] = static_cast<std::uint64_t>(entry.state->value());
+            } else {
+                e["value"] = entry.state->value();
+            }
+            entries.push_back(std::move(e));
+        }
+        nlohmann::json aggregation = {
+            {"name", d.name}, {"function", function_name(d.function)}, {"entries", entries}};
+        if (d.function == Function::lquantize) {
+            aggregation["low"] = d.linear.low;
+            aggregation["high"] = d.linear.high;
+            aggregation["step"] = d.linear.step;
+        }
+        list.push_back(std::move(aggregation));
+    }
+    return {{"aggregations", list}, {"errors", aggregations.errors}};
+}
+
+} // namespace tracectl::aggregate

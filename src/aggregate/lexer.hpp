@@ -1,0 +1,37 @@
+// Tokens of a D aggregation program. Like DTrace's lexer (libdtrace dt_lex.l), it reads
+// probe descriptions at the start of each clause (up to '/' or '{') and expressions
+// inside predicates and clause bodies (after '{' up to the matching '}').
+#pragma once
+
+#include "aggregate/program.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+struct Token {
+    enum class Kind {
+        probe,       ///< a probe description: [A-Za-z0-9_:*?.-]+ (text)
+        aggregation, ///< '@' followed by an optional name (text: the name, maybe empty)
+        identifier,  ///< [A-Za-z_][A-Za-z0-9_]* (text)
+        integer,     ///< decimal or 0x hexadecimal, fits in int64 (value)
+        string,      ///< "..." with \n \t \" \\ escapes (text: the value)
+        punctuation, ///< text: one of , ; / { } [ ] ( ) = -> + - * % == != < <= > >= && || !
+        end,         ///< end of the program
+    };
+    Kind kind = Kind::end;
+    std::string text;
+    std::int64_t value = 0;
+    Position at;
+};
+
+/// The tokens of `source`, ending with one Kind::end token. `/* */` and `//` comments and
+/// white space separate tokens.
+/// Throws ProgramError at the offending character: an unknown character, an unterminated
+/// comment or string, an integer too large for 64 bits.
+std::vector<Token> tokenize(std::string_view source);
+
+} // namespace tracectl::aggregate

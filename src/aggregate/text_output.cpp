@@ -1,0 +1,125 @@
+#include "aggregate/text_output.hpp"
+
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+namespace tracectl::aggregate {
+
+namespace {
+
+/// printf into a string (the formats are DTrace's, see text_output.hpp).
+__attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ...) {
+    std::va_list args;
+    va_start(args, pattern);
+    std::va_list again;
+    va_copy(again, args);
+    const int n = std::vsnprintf(nullptr, 0, pattern, args);
+    va_end(args);
+    std::string result;
+    if (n > 0) {
+        result.resize(static_cast<std::size_t>(n) + 1);
+        std::vsnprintf(result.data(), result.size(), pattern, again);
+        result.resize(static_cast<std::size_t>(n));
+    }
+    va_end(again);
+    return result;
+}
+
+void print_key(std::ostream& out, const Key& key) {
+    for (const KeyValue& v : key) {
+        if (std::holds_alternative<std::int64_t>(v)) {
+            out << format(" %16" PRId64, std::get<std::int64_t>(v));
+        } else {
+            out << format("  %-50s", std::get<std::string>(v).c_str());
+        }
+    }
+}
+
+void print_bar(std::ostream& out, std::int64_t count, long double total) {
+    static const std::string ats(40, '@');
+    static const std::string spaces(40, ' ');
+    std::size_t depth = 0;
+    if (total > 0) {
+        depth = static_cast<std::size_t>((static_cast<long double>(count) * 40) / total + 0.5L);
+    }
+    depth = depth > 40 ? 40 : depth;
+    out << '|' << ats.substr(0, depth) << spaces.substr(0, 40 - depth)
+        << format(" %-9" PRId64 "\n", count);
+}
+
+/// The rows to print: from the bucket before the first non-empty one to the one after the
+/// last; `none_first`..`none_last` when all are empty.
+std::pair<std::size_t, std::size_t> shown_range(const std::vector<std::int64_t>& buckets,
+                                                std::size_t none_first, std::size_t none_last) {
+    std::size_t first = 0;
+    while (first < buckets.size() && buckets[first] == 0) {
+        ++first;
+    }
+    if (first == buckets.size()) {
+        return {none_first, none_last};
+    }
+    std::size_t last = buckets.size() - 1;
+    while (last > 0 && buckets[last] == 0) {
+        --last;
+    }
+    return {first > 0 ? first - 1 : 0, last + 1 < buckets.size() ? last + 1 : last};
+}
+
+void print_distribution(std::ostream& out, const AggregationState& state) {
+    const auto& buckets = state.buckets();
+    const bool linear = state.function() == Function::lquantize;
+    const auto [first, last] =
+        linear ? shown_range(buckets, 0, 2)
+               : shown_range(buckets, quantize_zero_bucket - 1, quantize_zero_bucket + 1);
+    long double total = 0;
+    for (std::size_t i = first; i <= last; ++i) {
+        total += static_cast<long double>(buckets[i]);
+    }
+    out << format("\n%16s %41s %-9s\n", "value", "------------- Distribution -------------",
+                  "count");
+    const LinearParameters& p = state.linear();
+    for (std::size_t i = first; i <= last; ++i) {
+        if (!linear) {
+            out << format("%16" PRId64 " ", quantize_bucket_value(static_cast<int>(i)));
+        } else if (i == 0) {
+            out << format("%16s ", ("< " + std::to_string(p.low)).c_str());
+        } else if (i == buckets.size() - 1) {
+            out << format("%16s ", (">= " + std::to_string(p.low + p.levels() * p.step)).c_str());
+        } else {
+            out << format("%16" PRId64 " ", p.low + static_cast<std::int64_t>(i - 1) * p.step);
+        }
+        print_bar(out, buckets[i], total);
+    }
+}
+
+} // namespace
+
+void print_text(std::ostream& out, const AggregationSet& aggregations) {
+    const auto& declarations = aggregations.declarations();
+    for (std::size_t a = 0; a < declarations.size(); ++a) {
+        const auto entries = aggregations.sorted(a);
+        if (entries.empty()) {
+            continue;
+        }
+        out << '\n';
+        for (const auto& entry : entries) {
+            print_key(out, *entry.key);
+            switch (entry.state->function()) {
+            case Function::quantize:
+            case Function::lquantize:
+                print_distribution(out, *entry.state);
+                out << '\n';
+                break;
+            case Function::stddev:
+                out << format(" %16" PRIu64 "\n", static_cast<std::uint64_t>(entry.state->value()));
+                break;
+            default:
+                out << format(" %16" PRId64 "\n", entry.state->value());
+            }
+        }
+    }
+}
+
+} // namespace tracectl::aggregate

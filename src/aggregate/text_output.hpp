@@ -1,0 +1,27 @@
+// Prints aggregations as dtrace(1) does at the end of a run (illumos libdtrace
+// dt_consume.c: dt_print_aggs, dt_print_datum, dt_print_bytes, dt_print_quantize,
+// dt_print_lquantize, dt_print_quantline; checked against dtrace-utils' test results
+// test/unittest/aggs/*.r):
+//
+// - every aggregation with entries is preceded by an empty line; entries in
+//   AggregationSet::sorted order; DTrace prints no aggregation names;
+// - each key: a string as "  %-50s", an integer as " %16lld" (DTrace narrows this for
+//   keys of 32, 16 and 8-bit types; tracectl's keys are all 64-bit);
+// - count, sum, min, max, avg: " %16lld" and a newline; stddev " %16llu";
+// - quantize, lquantize: after the keys, "\n%16s %41s %-9s\n" ("value", the
+//   "------------- Distribution -------------" ruler, "count"), one row per bucket from the
+//   one before the first non-empty bucket to the one after the last ("%16lld " label, or
+//   "%16s " with "< LOW" / ">= HIGH" for lquantize's overflow rows), "|", the bucket's share
+//   of the entry's count as round(40 x count / total) '@' padded to 40 columns, " %-9lld",
+//   then an empty line.
+#pragma once
+
+#include "aggregate/aggregation_set.hpp"
+
+#include <ostream>
+
+namespace tracectl::aggregate {
+
+void print_text(std::ostream& out, const AggregationSet& aggregations);
+
+} // namespace tracectl::aggregate

@@ -1,0 +1,402 @@
+#include "aggregate/trace_reader.hpp"
+
+#include "aggregate/evaluation.hpp"
+
+#include <algorithm>
+#include <babeltrace2/babeltrace.h>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+
+namespace tracectl::aggregate {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> find_traces(const std::string& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        throw TraceReadError("no such file or directory: " + path);
+    }
+    std::vector<std::string> traces;
+    if (fs::is_regular_file(fs::path(path) / "metadata", ec)) {
+        traces.push_back(path);
+    }
+    for (auto it = fs::recursive_directory_iterator(
+             path, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_directory(ec) && fs::is_regular_file(it->path() / "metadata", ec)) {
+            traces.push_back(it->path().string());
+        }
+    }
+    if (ec) {
+        throw TraceReadError("cannot read " + path + ": " + ec.message());
+    }
+    std::sort(traces.begin(), traces.end());
+    if (traces.empty()) {
+        throw TraceReadError("no CTF trace (a folder with a metadata file) under " + path);
+    }
+    return traces;
+}
+
+namespace {
+
+struct GraphDeleter {
+    void operator()(bt_graph* g) const noexcept { bt_graph_put_ref(g); }
+};
+struct ValueDeleter {
+    void operator()(bt_value* v) const noexcept { bt_value_put_ref(v); }
+};
+struct PluginDeleter {
+    void operator()(const bt_plugin* p) const noexcept { bt_plugin_put_ref(p); }
+};
+struct ErrorDeleter {
+    void operator()(const bt_error* e) const noexcept { bt_error_release(e); }
+};
+
+/// babeltrace2's first error cause on this thread, if any (and clears it).
+std::string take_bt_error() {
+    std::unique_ptr<const bt_error, ErrorDeleter> error(bt_current_thread_take_error());
+    if (!error || bt_error_get_cause_count(error.get()) == 0) {
+        return {};
+    }
+    // The last cause is the root one (the first appended).
+    const auto n = bt_error_get_cause_count(error.get());
+    const char* message =
+        bt_error_cause_get_message(bt_error_borrow_cause_by_index(error.get(), n - 1));
+    return message != nullptr ? std::string(": ") + message : std::string();
+}
+
+class Bt2EventClass final : public EventClassView {
+public:
+    Bt2EventClass(const bt_event_class* event_class, const bt_stream_class* stream_class,
+                  std::string domain)
+        : event_class_(event_class), stream_class_(stream_class), domain_(std::move(domain)) {}
+
+    std::string name() const override {
+        const char* n = bt_event_class_get_name(event_class_);
+        return n != nullptr ? n : "";
+    }
+    std::string domain() const override { return domain_; }
+
+    std::optional<FieldDescription> find(FieldScope scope, std::string_view name) const override {
+        const bt_field_class* structure = nullptr;
+        switch (scope) {
+        case FieldScope::payload:
+            structure = bt_event_class_borrow_payload_field_class_const(event_class_);
+            break;
+        case FieldScope::specific_context:
+            structure = bt_event_class_borrow_specific_context_field_class_const(event_class_);
+            break;
+        case FieldScope::common_context:
+            structure =
+                bt_stream_class_borrow_event_common_context_field_class_const(stream_class_);
+            break;
+        case FieldScope::packet_context:
+            structure = bt_stream_class_borrow_packet_context_field_class_const(stream_class_);
+            break;
+        case FieldScope::timestamp:
+            return FieldDescription{FieldScope::timestamp, 0, FieldKind::signed_integer};
+        }
+        if (structure == nullptr ||
+            bt_field_class_get_type(structure) != BT_FIELD_CLASS_TYPE_STRUCTURE) {
+            return std::nullopt;
+        }
+        const std::uint64_t count = bt_field_class_structure_get_member_count(structure);
+        for (std::uint64_t i = 0; i < count; ++i) {
+            const bt_field_class_structure_member* member =
+                bt_field_class_structure_borrow_member_by_index_const(structure, i);
+            if (name != bt_field_class_structure_member_get_name(member)) {
+                continue;
+            }
+            const bt_field_class_type type = bt_field_class_get_type(
+                bt_field_class_structure_member_borrow_field_class_const(member));
+            FieldKind kind = FieldKind::unusable;
+            if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) {
+                kind = FieldKind::signed_integer;
+            } else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
+                kind = FieldKind::unsigned_integer;
+            } else if (type == BT_FIELD_CLASS_TYPE_BOOL) {
+                kind = FieldKind::boolean;
+            } else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_REAL)) {
+                kind = FieldKind::real;
+            } else if (type == BT_FIELD_CLASS_TYPE_STRING) {
+                kind = FieldKind::string;
+            }
+            return FieldDescription{scope, i, kind};
+        }
+        return std::nullopt;
+    }
+
+private:
+    const bt_event_class* event_class_;
+    const bt_stream_class* stream_class_;
+    std::string domain_;
+};
+
+std::string trace_domain(const bt_stream* stream) {
+    const bt_trace* trace = bt_stream_borrow_trace_const(stream);
+    const bt_value* value = bt_trace_borrow_environment_entry_value_by_name_const(trace, "domain");
+    if (value != nullptr && bt_value_is_string(value)) {
+        return bt_value_string_get(value);
+    }
+    return {};
+}
+
+/// What every sink shares: the program's bindings and the aggregations.
+struct Run {
+    Binder* binder = nullptr;
+    AggregationSet* aggregations = nullptr;
+    std::unordered_map<const bt_event_class*, std::unique_ptr<BoundEventClass>> bound;
+    const bt_event_class* last_class = nullptr;
+    const BoundEventClass* last_bound = nullptr;
+    std::vector<Value> slots;
+    std::uint64_t event_records = 0;
+    std::size_t sinks = 0;
+    std::size_t sinks_begun = 0;
+    bool references_checked = false;
+    std::exception_ptr error;
+
+    const BoundEventClass& bind(const bt_event_class* event_class, const bt_stream* stream) {
+        auto& slot = bound[event_class];
+        if (!slot) {
+            const Bt2EventClass view(event_class, bt_stream_borrow_class_const(stream),
+                                     trace_domain(stream));
+            slot = std::make_unique<BoundEventClass>(binder->bind(view));
+            if (slot->slots.size() > slots.size()) {
+                slots.resize(slot->slots.size());
+            }
+        }
+        return *slot;
+    }
+
+    void stream_begins(const bt_stream* stream) {
+        const bt_stream_class* stream_class = bt_stream_borrow_class_const(stream);
+        const std::uint64_t n = bt_stream_class_get_event_class_count(stream_class);
+        for (std::uint64_t i = 0; i < n; ++i) {
+            bind(bt_stream_class_borrow_event_class_by_index_const(stream_class, i), stream);
+        }
+    }
+
+    void event(const bt_message* message) {
+        ++event_records;
+        const bt_event* event = bt_message_event_borrow_event_const(message);
+        const bt_event_class* event_class = bt_event_borrow_class_const(event);
+        if (event_class != last_class) {
+            last_bound = &bind(event_class, bt_event_borrow_stream_const(event));
+            last_class = event_class;
+        }
+        const BoundEventClass& b = *last_bound;
+        if (b.clauses.empty()) {
+            return;
+        }
+        const bt_field* scopes[4] = {nullptr, nullptr, nullptr, nullptr};
+        for (std::size_t i = 0; i < b.slots.size(); ++i) {
+            const FieldDescription& d = b.slots[i];
+            Value& v = slots[i];
+            if (d.scope == FieldScope::timestamp) {
+                std::int64_t ns = 0;
+                if (bt_message_event_borrow_stream_class_default_clock_class_const(message) !=
+                    nullptr) {
+                    bt_clock_snapshot_get_ns_from_origin(
+                        bt_message_event_borrow_default_clock_snapshot_const(message), &ns);
+                }
+                v.integer = ns;
+                continue;
+            }
+            const auto s = static_cast<std::size_t>(d.scope);
+            if (scopes[s] == nullptr) {
+                switch (d.scope) {
+                case FieldScope::payload:
+                    scopes[s] = bt_event_borrow_payload_field_const(event);
+                    break;
+                case FieldScope::specific_context:
+                    scopes[s] = bt_event_borrow_specific_context_field_const(event);
+                    break;
+                case FieldScope::common_context:
+                    scopes[s] = bt_event_borrow_common_context_field_const(event);
+                    break;
+                case FieldScope::packet_context: {
+                    const bt_packet* packet = bt_event_borrow_packet_const(event);
+                    scopes[s] =
+                        packet != nullptr ? bt_packet_borrow_context_field_const(packet) : nullptr;
+                    break;
+                }
+                case FieldScope::timestamp:
+                    break;
+                }
+                if (scopes[s] == nullptr) {
+                    v = Value{};
+                    continue;
+                }
+            }
+            const bt_field* f =
+                bt_field_structure_borrow_member_field_by_index_const(scopes[s], d.index);
+            switch (d.kind) {
+            case FieldKind::signed_integer:
+                v.integer = bt_field_integer_signed_get_value(f);
+                break;
+            case FieldKind::unsigned_integer:
+                v.integer = static_cast<std::int64_t>(bt_field_integer_unsigned_get_value(f));
+                break;
+            case FieldKind::boolean:
+                v.integer = bt_field_bool_get_value(f) ? 1 : 0;
+                break;
+            case FieldKind::real: {
+                const double real =
+                    bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_SINGLE_PRECISION_REAL
+                        ? static_cast<double>(bt_field_real_single_precision_get_value(f))
+                        : bt_field_real_double_precision_get_value(f);
+                v.integer = std::isfinite(real) && std::fabs(real) < 9.2e18
+                                ? static_cast<std::int64_t>(real)
+                                : 0;
+                break;
+            }
+            case FieldKind::string:
+                v.string =
+                    std::string_view(bt_field_string_get_value(f), bt_field_string_get_length(f));
+                break;
+            case FieldKind::unusable:
+                break;
+            }
+        }
+        execute(b, slots.data(), *aggregations);
+    }
+};
+
+struct Sink {
+    Run* run = nullptr;
+    bool begun = false;
+};
+
+bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* iterator,
+                                                           void* data) {
+    Sink& sink = *static_cast<Sink*>(data);
+    Run& run = *sink.run;
+    bt_message_array_const messages;
+    std::uint64_t count = 0;
+    switch (bt_message_iterator_next(iterator, &messages, &count)) {
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+        break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+    default:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    std::uint64_t i = 0;
+    try {
+        for (; i < count; ++i) {
+            const bt_message* m = messages[i];
+            const bt_message_type type = bt_message_get_type(m);
+            if (type == BT_MESSAGE_TYPE_EVENT) {
+                run.event(m);
+            } else if (type == BT_MESSAGE_TYPE_STREAM_BEGINNING) {
+                run.stream_begins(bt_message_stream_beginning_borrow_stream_const(m));
+                if (!sink.begun) {
+                    sink.begun = true;
+                    ++run.sinks_begun;
+                }
+                if (run.sinks_begun == run.sinks && !run.references_checked) {
+                    run.references_checked = true;
+                    run.binder->check_references();
+                }
+            }
+            bt_message_put_ref(m);
+        }
+    } catch (...) {
+        run.error = std::current_exception();
+        for (; i < count; ++i) {
+            bt_message_put_ref(messages[i]);
+        }
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+} // namespace
+
+ReadStatistics read_traces(const std::vector<std::string>& directories, const Program& program,
+                           Binder& binder, AggregationSet& aggregations) {
+    (void)program;
+    const bt_plugin* found = nullptr;
+    if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &found) !=
+        BT_PLUGIN_FIND_STATUS_OK) {
+        throw TraceReadError("babeltrace2's \"ctf\" plugin not found" + take_bt_error());
+    }
+    std::unique_ptr<const bt_plugin, PluginDeleter> plugin(found);
+    const bt_component_class_source* fs_class =
+        bt_plugin_borrow_source_component_class_by_name_const(plugin.get(), "fs");
+    std::unique_ptr<bt_graph, GraphDeleter> graph(bt_graph_create(0));
+    if (fs_class == nullptr || !graph) {
+        throw TraceReadError("babeltrace2's source.ctf.fs is unavailable" + take_bt_error());
+    }
+    std::vector<const bt_component_source*> sources;
+    for (std::size_t d = 0; d < directories.size(); ++d) {
+        std::unique_ptr<bt_value, ValueDeleter> params(bt_value_map_create());
+        std::unique_ptr<bt_value, ValueDeleter> inputs(bt_value_array_create());
+        if (!params || !inputs ||
+            bt_value_array_append_string_element(inputs.get(), directories[d].c_str()) !=
+                BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
+            bt_value_map_insert_entry(params.get(), "inputs", inputs.get()) !=
+                BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+            throw TraceReadError("out of memory");
+        }
+        const bt_component_source* source = nullptr;
+        const std::string name = "source-" + std::to_string(d);
+        if (bt_graph_add_source_component(graph.get(), fs_class, name.c_str(), params.get(),
+                                          BT_LOGGING_LEVEL_WARNING,
+                                          &source) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+            throw TraceReadError("cannot read " + directories[d] + " as a CTF trace" +
+                                 take_bt_error());
+        }
+        sources.push_back(source);
+    }
+    Run run;
+    run.binder = &binder;
+    run.aggregations = &aggregations;
+    std::vector<std::unique_ptr<Sink>> sinks;
+    for (const bt_component_source* source : sources) {
+        const std::uint64_t ports = bt_component_source_get_output_port_count(source);
+        for (std::uint64_t p = 0; p < ports; ++p) {
+            auto sink = std::make_unique<Sink>();
+            sink->run = &run;
+            const bt_component_sink* component = nullptr;
+            const std::string name = "aggregate-" + std::to_string(sinks.size());
+            if (bt_graph_add_simple_sink_component(graph.get(), name.c_str(), nullptr, consume,
+                                                   nullptr, sink.get(), &component) !=
+                    BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+                bt_graph_connect_ports(
+                    graph.get(), bt_component_source_borrow_output_port_by_index_const(source, p),
+                    bt_component_sink_borrow_input_port_by_index_const(component, 0),
+                    nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+            }
+            sinks.push_back(std::move(sink));
+        }
+    }
+    run.sinks = sinks.size();
+    if (!sinks.empty()) {
+        bt_graph_run_status status;
+        do {
+            status = bt_graph_run(graph.get());
+        } while (status == BT_GRAPH_RUN_STATUS_AGAIN);
+        if (run.error) {
+            bt_current_thread_clear_error();
+            std::rethrow_exception(run.error);
+        }
+        if (status != BT_GRAPH_RUN_STATUS_OK) {
+            throw TraceReadError("reading the trace failed" + take_bt_error());
+        }
+    }
+    if (!run.references_checked) {
+        binder.check_references();
+    }
+    return {run.event_records, run.bound.size()};
+}
+
+} // namespace tracectl::aggregate

@@ -1,0 +1,43 @@
+// Reads CTF 1.8 traces from disk with libbabeltrace2's C API and runs a program on every
+// event record. One graph: a source.ctf.fs component (plugin "ctf") per trace directory,
+// and a simple sink per output port (one per stream; no muxer: aggregating needs no
+// order). Each event class is bound once (Binder::bind) when a stream of its stream class
+// begins; an event record then reads only the fields its binding lists.
+#pragma once
+
+#include "aggregate/aggregation_set.hpp"
+#include "aggregate/binding.hpp"
+#include "aggregate/program.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+/// A trace that cannot be read: no trace under the path, babeltrace2's ctf plugin missing,
+/// a trace babeltrace2 refuses (the message carries babeltrace2's first error cause).
+class TraceReadError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Every directory at or under `path` holding a file named `metadata` (a CTF trace, as
+/// babeltrace2's CLI finds them), sorted. Throws TraceReadError if `path` does not exist
+/// or holds no trace.
+std::vector<std::string> find_traces(const std::string& path);
+
+struct ReadStatistics {
+    std::uint64_t event_records = 0; ///< every event record read, matched or not
+    std::uint64_t event_classes = 0; ///< event classes bound
+};
+
+/// Runs `program` on every event record of the traces in `directories` (CTF trace
+/// directories, e.g. from find_traces), into `aggregations`. Once every stream has begun,
+/// checks the program's field references (Binder::check_references).
+/// Throws ProgramError (binding: type mismatch, unknown field) or TraceReadError.
+ReadStatistics read_traces(const std::vector<std::string>& directories, const Program& program,
+                           Binder& binder, AggregationSet& aggregations);
+
+} // namespace tracectl::aggregate

@@ -1,0 +1,271 @@
+// Binding, evaluation, and the two outputs of tracectl aggregate: dtrace(1)'s text layout
+// (the expected strings are DTrace's own output, as in Oracle dtrace-utils'
+// test/unittest/aggs/*.r) and the JSON document.
+#include "aggregate/json_output.hpp"
+#include "aggregate/text_output.hpp"
+#include "aggregate_test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <sstream>
+
+namespace tracectl::aggregate {
+namespace {
+
+using testing::TableEventClass;
+
+const TableEventClass tick{"tracectl_demo:tick",
+                           "ust",
+                           {{"seq", FieldScope::payload, FieldKind::unsigned_integer},
+                            {"text", FieldScope::payload, FieldKind::string},
+                            {"triple", FieldScope::payload, FieldKind::unusable},
+                            {"vpid", FieldScope::common_context, FieldKind::signed_integer},
+                            {"procname", FieldScope::common_context, FieldKind::string},
+                            {"cpu_id", FieldScope::packet_context, FieldKind::unsigned_integer}}};
+
+/// Runs `source` on the records `values` (seq, text) of `tick`.
+struct Runner {
+    Program program;
+    AggregationSet set;
+    Binder binder;
+    BoundEventClass bound;
+    explicit Runner(const std::string& source)
+        : program(parse_program(source)), set(program), binder(program), bound(binder.bind(tick)) {}
+    void record(std::int64_t seq, const std::string& text = "alpha") {
+        const auto slots = tick.slots(bound, {{"seq", seq}, {"vpid", 42}, {"cpu_id", 1}},
+                                      {{"text", text}, {"procname", "demo"}});
+        execute(bound, slots.data(), set);
+    }
+    std::string text() const {
+        std::ostringstream out;
+        print_text(out, set);
+        return out.str();
+    }
+};
+
+ProgramError bind_error(const std::string& source, const EventClassView& event_class = tick) {
+    const Program program = parse_program(source);
+    Binder binder(program);
+    try {
+        binder.bind(event_class);
+        binder.check_references();
+    } catch (const ProgramError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "bound: " << source;
+    return ProgramError({0, 0}, "");
+}
+
+TEST(AggregateBinding, ProbeMatching) {
+    EXPECT_TRUE(probe_matches("tracectl_demo:tick", "tracectl_demo:tick", "ust"));
+    EXPECT_TRUE(probe_matches("tracectl_demo:*", "tracectl_demo:tick", "ust"));
+    EXPECT_TRUE(probe_matches("tracectl_demo:t?ck", "tracectl_demo:tick", "ust"));
+    EXPECT_FALSE(probe_matches("tracectl_demo:done", "tracectl_demo:tick", "ust"));
+    EXPECT_TRUE(probe_matches("sched:sched_switch", "sched_switch", "kernel"));
+    EXPECT_FALSE(probe_matches("sched:sched_switch", "sched_switch", "ust"));
+    EXPECT_TRUE(probe_matches("sched:*", "sched_wakeup", "kernel"));
+    EXPECT_FALSE(probe_matches("sched:*", "syscall_entry_write", "kernel"));
+    EXPECT_TRUE(probe_matches("sched_*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probe_matches("ip:send", "ip:send", "kernel"));
+    EXPECT_TRUE(probe_matches("*:*", "ip:send", "kernel"));
+}
+
+TEST(AggregateBinding, UnknownFieldAtItsPosition) {
+    EXPECT_STREQ(bind_error("tracectl_demo:tick { @[sequence] = count(); }").what(),
+                 "1:24: unknown field 'sequence': no event record matched by "
+                 "tracectl_demo:tick has it");
+    // A clause that matches nothing has nothing to say about its fields.
+    const Program p = parse_program("other:event { @[nope] = count(); }");
+    Binder b(p);
+    EXPECT_TRUE(b.bind(tick).clauses.empty());
+    EXPECT_NO_THROW(b.check_references());
+    EXPECT_EQ(b.unmatched_probes(), std::vector<std::string>{"other:event"});
+}
+
+TEST(AggregateBinding, TypeMismatches) {
+    EXPECT_STREQ(bind_error("tracectl_demo:tick { @ = quantize(text); }").what(),
+                 "1:35: quantize( ) needs an integer argument, not a string (in event class "
+                 "'tracectl_demo:tick')");
+    EXPECT_STREQ(bind_error("tracectl_demo:tick { @ = sum(text); }").what(),
+                 "1:30: sum( ) needs an integer argument, not a string (in event class "
+                 "'tracectl_demo:tick')");
+    EXPECT_STREQ(bind_error("tracectl_demo:tick /text == 1/ { @ = count(); }").what(),
+                 "1:26: operator == compares a string with an integer (in event class "
+                 "'tracectl_demo:tick')");
+    EXPECT_STREQ(bind_error("tracectl_demo:tick { @ = sum(seq + text); }").what(),
+                 "1:36: operator + needs an integer operand, not a string (in event class "
+                 "'tracectl_demo:tick')");
+    EXPECT_STREQ(bind_error("tracectl_demo:tick { @[triple] = count(); }").what(),
+                 "1:24: field 'triple' of event class 'tracectl_demo:tick' is neither an "
+                 "integer nor a string: aggregations cannot use it");
+}
+
+TEST(AggregateBinding, BuiltinsReadContextFields) {
+    Runner r("tracectl_demo:tick { @[pid, execname, cpu] = count(); }");
+    EXPECT_EQ(r.bound.slots.size(), 3u);
+    r.record(1);
+    const auto entries = r.set.sorted(0);
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(*entries[0].key, (Key{std::int64_t{42}, std::string("demo"), std::int64_t{1}}));
+}
+
+TEST(AggregateEvaluation, PredicatesAndArithmetic) {
+    Runner r("tracectl_demo:tick /seq % 2 == 0 && !(seq > 6) || text == \"zeta\"/ {\n"
+             "  @[seq / 2 * 3 - 1] = count(); }");
+    for (std::int64_t s = 0; s < 10; ++s) {
+        r.record(s, s == 9 ? "zeta" : "alpha");
+    }
+    std::vector<std::int64_t> keys;
+    for (const auto& e : r.set.sorted(0)) {
+        keys.push_back(std::get<std::int64_t>((*e.key)[0]));
+    }
+    // seq 0, 2, 4, 6 and 9 ("zeta"): 0/2*3-1 = -1, 2, 5, 8, 9/2*3-1 = 11
+    EXPECT_EQ(keys, (std::vector<std::int64_t>{-1, 2, 5, 8, 11}));
+}
+
+TEST(AggregateEvaluation, DivisionByZeroSkipsTheClause) {
+    Runner r("tracectl_demo:tick { @a = count(); @b = sum(10 / seq); }");
+    r.record(0);
+    r.record(5);
+    EXPECT_EQ(r.set.errors, 1u);
+    EXPECT_EQ(r.set.sorted(0)[0].state->value(), 2); // @a ran before the error
+    EXPECT_EQ(r.set.sorted(1)[0].state->value(), 2); // only 10 / 5
+}
+
+TEST(AggregateText, CountWithStringKey) {
+    // tst.chararray-key.r
+    Runner r("tracectl_demo:tick { @[\"dtrace\"] = count(); }");
+    r.record(1);
+    EXPECT_EQ(r.text(),
+              "\n  dtrace                                                            1\n");
+}
+
+TEST(AggregateText, SortedByValueThenKey) {
+    Runner r("tracectl_demo:tick { @c[text] = count(); }");
+    for (const char* t : {"b", "a", "c", "c", "b", "c"}) {
+        r.record(0, t);
+    }
+    r.record(0, "d");
+    EXPECT_EQ(r.text(), "\n"
+                        "  a                                                                 1\n"
+                        "  d                                                                 1\n"
+                        "  b                                                                 2\n"
+                        "  c                                                                 3\n");
+}
+
+TEST(AggregateText, IntegerKeysAndScalarFunctions) {
+    Runner r("tracectl_demo:tick { @s[seq % 2] = sum(seq); @a = avg(seq); @d = stddev(seq);\n"
+             "@mn = min(seq); @mx = max(seq); }");
+    for (std::int64_t s = 1; s <= 4; ++s) {
+        r.record(s);
+    }
+    EXPECT_EQ(r.text(), "\n"
+                        "                1                4\n"
+                        "                0                6\n"
+                        "\n"
+                        "                2\n" // avg 10 / 4
+                        "\n"
+                        "                1\n" // stddev: sqrt(30/4 - 2*2) = sqrt(3)
+                        "\n"
+                        "                1\n"
+                        "\n"
+                        "                4\n");
+}
+
+TEST(AggregateText, QuantizeOfTheLargestBucket) {
+    // tst.quantlast.r: @ = quantize(1LL << 62) 1234 times.
+    Runner r("tracectl_demo:tick { @ = quantize(seq); }");
+    for (int i = 0; i < 1234; ++i) {
+        r.record(std::int64_t{1} << 62);
+    }
+    EXPECT_EQ(r.text(), "\n\n           value  ------------- Distribution ------------- count    \n"
+                        "2305843009213693952 |                                         0        \n"
+                        "4611686018427387904 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@ 1234     \n"
+                        "\n");
+}
+
+TEST(AggregateText, QuantizeRowsAroundTheData) {
+    Runner r("tracectl_demo:tick { @ = quantize(seq - 2); }");
+    for (const std::int64_t s : {1, 2, 3, 4, 5}) {
+        r.record(s); // -1, 0, 1, 2, 3
+    }
+    EXPECT_EQ(r.text(), "\n\n           value  ------------- Distribution ------------- count    \n"
+                        "              -2 |                                         0        \n"
+                        "              -1 |@@@@@@@@                                 1        \n"
+                        "               0 |@@@@@@@@                                 1        \n"
+                        "               1 |@@@@@@@@                                 1        \n"
+                        "               2 |@@@@@@@@@@@@@@@@                         2        \n"
+                        "               4 |                                         0        \n"
+                        "\n");
+}
+
+TEST(AggregateText, LquantizeLayout) {
+    // The rows of tst.trunc-lquantize-default.r (there keyed by an int; here without key).
+    Runner r("tracectl_demo:tick { @ = lquantize(seq, 0, 1000); }");
+    for (std::int64_t v = 102; v <= 105; ++v) {
+        for (int i = 0; i < 20101; ++i) {
+            r.record(v);
+        }
+    }
+    EXPECT_EQ(r.text(), "\n\n           value  ------------- Distribution ------------- count    \n"
+                        "             101 |                                         0        \n"
+                        "             102 |@@@@@@@@@@                               20101    \n"
+                        "             103 |@@@@@@@@@@                               20101    \n"
+                        "             104 |@@@@@@@@@@                               20101    \n"
+                        "             105 |@@@@@@@@@@                               20101    \n"
+                        "             106 |                                         0        \n"
+                        "\n");
+}
+
+TEST(AggregateText, LquantizeOverflowRowsAndKeys) {
+    Runner r("tracectl_demo:tick { @[text] = lquantize(seq, 10, 30, 10); }");
+    r.record(5, "k");
+    r.record(35, "k");
+    r.record(35, "k");
+    EXPECT_EQ(r.text(), "\n  k                                                 \n"
+                        "           value  ------------- Distribution ------------- count    \n"
+                        "            < 10 |@@@@@@@@@@@@@                            1        \n"
+                        "              10 |                                         0        \n"
+                        "              20 |                                         0        \n"
+                        "           >= 30 |@@@@@@@@@@@@@@@@@@@@@@@@@@@              2        \n"
+                        "\n");
+}
+
+TEST(AggregateJson, EntriesAndBuckets) {
+    Runner r("tracectl_demo:tick { @n[text, seq] = count(); @q = quantize(seq);\n"
+             "@l = lquantize(seq, 0, 4, 2); }");
+    r.record(1, "a");
+    r.record(3, "a");
+    r.record(3, "a");
+    const nlohmann::json expected = nlohmann::json::parse(R"({
+      "aggregations": [
+        {"name": "n", "function": "count", "entries": [
+          {"keys": ["a", 1], "value": 1}, {"keys": ["a", 3], "value": 2}]},
+        {"name": "q", "function": "quantize", "entries": [
+          {"keys": [], "count": 3, "buckets": [
+            {"lower": 1, "upper": 1, "count": 1}, {"lower": 2, "upper": 3, "count": 2}]}]},
+        {"name": "l", "function": "lquantize", "low": 0, "high": 4, "step": 2, "entries": [
+          {"keys": [], "count": 3, "buckets": [
+            {"lower": 0, "upper": 1, "count": 1}, {"lower": 2, "upper": 3, "count": 2}]}]}
+      ],
+      "errors": 0})");
+    EXPECT_EQ(to_json(r.set), expected);
+}
+
+TEST(AggregateJson, OpenEndedBuckets) {
+    Runner r("tracectl_demo:tick { @l = lquantize(seq - 100, 0, 4, 2); @q = quantize(seq - "
+             "9223372036854775807 - 2); }");
+    r.record(0);   // l: < 0; q: INT64_MIN + ... wraps to the lowest bucket
+    r.record(200); // l: >= 4
+    const auto j = to_json(r.set);
+    const auto& l = j["aggregations"][0]["entries"][0]["buckets"];
+    ASSERT_EQ(l.size(), 2u);
+    EXPECT_TRUE(l[0]["lower"].is_null());
+    EXPECT_EQ(l[0]["upper"], -1);
+    EXPECT_EQ(l[1]["lower"], 4);
+    EXPECT_TRUE(l[1]["upper"].is_null());
+    const auto& q = j["aggregations"][1]["entries"][0]["buckets"];
+    EXPECT_EQ(q[0]["lower"], std::numeric_limits<std::int64_t>::min());
+}
+
+} // namespace
+} // namespace tracectl::aggregate

@@ -1,0 +1,175 @@
+// The lexer and the parser of tracectl aggregate's D programs: what they accept, and the
+// line:column and message of what they refuse.
+#include "aggregate/lexer.hpp"
+#include "aggregate/parser.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tracectl::aggregate {
+namespace {
+
+/// The error parse_program throws for `source`, or a failure.
+ProgramError error_of(const std::string& source) {
+    try {
+        parse_program(source);
+    } catch (const ProgramError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "accepted: " << source;
+    return ProgramError({0, 0}, "");
+}
+
+TEST(AggregateLexer, PositionsCountLinesAndColumns) {
+    const auto tokens = tokenize("ip:::send\n  { @x[a] = count(); }");
+    ASSERT_EQ(tokens.size(), 13u);
+    EXPECT_EQ(tokens[0].kind, Token::Kind::probe);
+    EXPECT_EQ(tokens[0].text, "ip:::send");
+    EXPECT_EQ(tokens[1].text, "{");
+    EXPECT_EQ(tokens[1].at.line, 2);
+    EXPECT_EQ(tokens[1].at.column, 3);
+    EXPECT_EQ(tokens[2].kind, Token::Kind::aggregation);
+    EXPECT_EQ(tokens[2].text, "x");
+    EXPECT_EQ(tokens[2].at.column, 5);
+    EXPECT_EQ(tokens[4].kind, Token::Kind::identifier);
+    EXPECT_EQ(tokens.back().kind, Token::Kind::end);
+}
+
+TEST(AggregateLexer, CommentsStringsAndIntegers) {
+    const auto tokens = tokenize("a:b /* x\n y */ { // z\n @ = sum(0x10 + 7 == \"q\\\"\"); }");
+    std::vector<std::string> texts;
+    for (const auto& t : tokens) {
+        texts.push_back(t.text);
+    }
+    const std::vector<std::string> expected{"a:b", "{",  "",    "=", "sum", "(", "10", "+",
+                                            "7",   "==", "q\"", ")", ";",   "}", ""};
+    EXPECT_EQ(texts, expected);
+    EXPECT_EQ(tokens[6].value, 16);
+    EXPECT_EQ(tokens[3].at.line, 3);
+}
+
+TEST(AggregateLexer, Errors) {
+    EXPECT_STREQ(error_of("a:b { @ = count(); } /* open").what(), "1:22: unterminated comment");
+    EXPECT_STREQ(error_of("a:b { @[\"x] = count(); }").what(), "1:9: unterminated string");
+    EXPECT_STREQ(error_of("a:b { @[x#] = count(); }").what(), "1:10: unexpected character '#'");
+    EXPECT_STREQ(error_of("a:b { @ = sum(99999999999999999999); }").what(),
+                 "1:15: integer constant too large");
+}
+
+TEST(AggregateParser, ClausesStatementsAndAggregations) {
+    const Program p =
+        parse_program("ip:::send, tracectl_demo:tick /value > 2 && !(x == 1)/ {\n"
+                      "  @bytes[a, \"k\"] = sum(value * 2); @ = count();\n"
+                      "}\n"
+                      "sched_* { @bytes[b, c] = sum(1); @lin = lquantize(v, -10, 10, 5) }");
+    ASSERT_EQ(p.clauses.size(), 2u);
+    EXPECT_EQ(p.clauses[0].probes.size(), 2u);
+    EXPECT_EQ(p.clauses[0].probes[0].pattern, "ip:send");
+    EXPECT_EQ(p.clauses[0].probes[1].pattern, "tracectl_demo:tick");
+    EXPECT_EQ(p.clauses[1].probes[0].pattern, "sched_*");
+    ASSERT_TRUE(p.clauses[0].predicate);
+    EXPECT_EQ(p.clauses[0].predicate->op, Operator::logical_and);
+    EXPECT_EQ(p.clauses[0].statements.size(), 2u);
+    ASSERT_EQ(p.aggregations.size(), 3u);
+    EXPECT_EQ(p.aggregations[0].name, "bytes");
+    EXPECT_EQ(p.aggregations[0].function, Function::sum);
+    EXPECT_EQ(p.aggregations[0].key_count, 2u);
+    EXPECT_EQ(p.aggregations[1].name, "");
+    EXPECT_EQ(p.aggregations[2].linear, (LinearParameters{-10, 10, 5}));
+    EXPECT_EQ(p.clauses[1].statements[0].aggregation, 0u);
+    // value, x, a (the string "k" is no reference)
+    ASSERT_EQ(p.clauses[0].references.size(), 3u);
+    EXPECT_EQ(p.clauses[0].references[0].name, "value");
+    EXPECT_EQ(p.clauses[0].references[0].at.column, 32);
+}
+
+TEST(AggregateParser, ArgsMemberIsTheField) {
+    const Program p = parse_program("ip:::receive { @[args[2]->ip_saddr] = count(); }");
+    const Expression& key = *p.clauses[0].statements[0].keys[0];
+    EXPECT_EQ(key.kind, Expression::Kind::identifier);
+    EXPECT_EQ(key.text, "ip_saddr");
+    EXPECT_EQ(key.at.column, 27);
+}
+
+TEST(AggregateParser, PredicateDivisionAndClosingSlash) {
+    const Program p = parse_program("a:b / x / 2 > 1 / { @ = count(); }");
+    const Expression& pred = *p.clauses[0].predicate;
+    EXPECT_EQ(pred.op, Operator::greater);
+    EXPECT_EQ(pred.left->op, Operator::divide);
+}
+
+TEST(AggregateParser, Precedence) {
+    const Program p = parse_program("a:b { @ = sum(1 + 2 * 3 - -4 % 5); }");
+    const Expression& e = *p.clauses[0].statements[0].argument;
+    EXPECT_EQ(e.op, Operator::subtract);
+    EXPECT_EQ(e.left->op, Operator::add);
+    EXPECT_EQ(e.left->right->op, Operator::multiply);
+    EXPECT_EQ(e.right->op, Operator::modulo);
+    EXPECT_EQ(e.right->left->op, Operator::negate);
+}
+
+TEST(AggregateParser, SyntaxErrors) {
+    EXPECT_STREQ(error_of("").what(), "1:1: empty program: expected a probe description");
+    EXPECT_STREQ(error_of("a:b { @ = count() }x").what(),
+                 "1:21: syntax error: expected '{', found end of program");
+    EXPECT_STREQ(error_of("a:b {\n  @x = count()\n  @y = count(); }").what(),
+                 "3:3: syntax error: expected ';' or '}', found '@y'");
+    EXPECT_STREQ(error_of("a:b { x = count(); }").what(),
+                 "1:7: syntax error: expected an aggregation ('@' or '@name'), found 'x'");
+    EXPECT_STREQ(error_of("a:b { @ = sum(1 +); }").what(),
+                 "1:18: syntax error: expected an expression, found ')'");
+    EXPECT_STREQ(error_of("a:b /x > 1 { @ = count(); }").what(),
+                 "1:12: syntax error: expected '/', found '{'");
+}
+
+TEST(AggregateParser, ProbeDescriptions) {
+    EXPECT_EQ(probe_pattern("ip:::send", {}), "ip:send");
+    EXPECT_EQ(probe_pattern("ip:*:*:send", {}), "ip:send");
+    EXPECT_EQ(probe_pattern(":::send", {}), "*:send");
+    EXPECT_EQ(probe_pattern("sched:sched_switch", {}), "sched:sched_switch");
+    EXPECT_EQ(probe_pattern("sched_*", {}), "sched_*");
+    EXPECT_STREQ(error_of("a:b:c { @ = count(); }").what(),
+                 "1:1: invalid probe description 'a:b:c': expected "
+                 "provider:module:function:name, provider:name or an event name");
+    EXPECT_STREQ(error_of("x { @ = count(); }\nip:mod::send { @ = count(); }").what(),
+                 "2:1: probe description 'ip:mod::send': module and function parts must be "
+                 "empty or '*' (CTF event records have neither)");
+}
+
+TEST(AggregateParser, FunctionsAndArgumentCounts) {
+    EXPECT_STREQ(error_of("a:b { @ = cnt(); }").what(),
+                 "1:11: unknown aggregating function 'cnt' (count, sum, avg, min, max, "
+                 "stddev, quantize, lquantize)");
+    EXPECT_STREQ(error_of("a:b { @ = count(x); }").what(),
+                 "1:17: count( ) takes no arguments, 1 given");
+    EXPECT_STREQ(error_of("a:b { @ = sum(); }").what(), "1:14: sum( ) takes 1 argument, 0 given");
+    EXPECT_STREQ(error_of("a:b { @ = quantize(x, 2); }").what(),
+                 "1:23: quantize( ) takes 1 argument, 2 given");
+    EXPECT_STREQ(error_of("a:b { @ = lquantize(x, 0); }").what(),
+                 "1:20: lquantize( ) takes 3 or 4 arguments (expression, lower bound, upper "
+                 "bound[, step]), 2 given");
+    EXPECT_STREQ(error_of("a:b { @ = lquantize(x, 0, y); }").what(),
+                 "1:27: lquantize( ) upper bound must be an integer constant");
+    EXPECT_STREQ(error_of("a:b { @ = lquantize(x, 10, 10); }").what(),
+                 "1:28: lquantize( ) upper bound must be greater than lower bound");
+    EXPECT_STREQ(error_of("a:b { @ = lquantize(x, 0, 10, 0); }").what(),
+                 "1:31: lquantize( ) step must be from 1 to 65535");
+    EXPECT_STREQ(error_of("a:b { @ = lquantize(x, 0, 100000); }").what(),
+                 "1:27: lquantize( ) has more than 65535 levels: use a larger step");
+    EXPECT_STREQ(error_of("a:b { @ = lquantize(x, 0, 10, 20); }").what(),
+                 "1:31: lquantize( ) step is larger than upper bound minus lower bound");
+    EXPECT_STREQ(error_of("a:b { @ = lquantize(x, 0, 4294967296); }").what(),
+                 "1:27: lquantize( ) upper bound must be a 32-bit integer");
+}
+
+TEST(AggregateParser, OneFunctionPerAggregation) {
+    EXPECT_STREQ(error_of("a:b { @a = count(); @a = sum(x); }").what(),
+                 "1:26: @a is an aggregation of count( ): it cannot also use sum( ) (first used "
+                 "at 1:7)");
+    EXPECT_STREQ(error_of("a:b { @a[x] = count(); }\nc:d { @a = count(); }").what(),
+                 "2:7: @a has 1 key(s), not 0 (first used at 1:7)");
+    EXPECT_STREQ(error_of("a:b { @a = lquantize(x, 0, 10); @a = lquantize(x, 0, 20); }").what(),
+                 "1:38: @a uses lquantize( ) with other bounds or step (first used at 1:7)");
+}
+
+} // namespace
+} // namespace tracectl::aggregate
