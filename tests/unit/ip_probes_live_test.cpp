@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include <map>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -351,4 +352,28 @@ TEST(IpProbesLive, ReaderWorksAsNobodyWithTheFds) {
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(IpProbesLive, WakesTheReaderOnlyWhenMoreThanHalfFull) {
+    SKIP_UNLESS_ROOT();
+    const std::uint16_t p = basePort() + 3;
+    IpProbes probes(1); // one page: 4096 bytes, 120 per record (8-byte header + 112)
+    IpRingReader reader = readerFor(probes);
+    UniqueFd rx = udpSocket(AF_INET, "127.0.0.1", p);
+    probes.setFilter(compileIpFilter({{kBoth, "udp_dport == " + std::to_string(p)}}));
+    probes.setEnabled(true);
+    const auto readable = [&] {
+        pollfd pfd{reader.pollFd(), POLLIN, 0};
+        return ::poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+    };
+    ASSERT_GE(reader.pollFd(), 0);
+    EXPECT_FALSE(readable());
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 5, 20); // 10 records: 1200 bytes
+    EXPECT_FALSE(readable());
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 5, 20); // 20 records: 2400 > 2048
+    EXPECT_TRUE(readable());
+    probes.setEnabled(false);
+    EXPECT_EQ(drain(reader).size(), 20U);
+    EXPECT_EQ(reader.dropped(), 0U);
+    EXPECT_FALSE(readable());
 }
