@@ -157,13 +157,20 @@ static __always_inline int handle(struct sk_buff *skb, __u32 probe) {
     __builtin_memset(&p, 0, sizeof(p));
     unsigned char *head = BPF_CORE_READ(skb, head);
     unsigned char *nh;
+    /* Observed on lo (kernel 6.18): at net_dev_queue, skb->data is at the
+     * link header (mac_header == data - head, network_header 14 bytes
+     * further), sk is the sending socket, and a UDP datagram up to lo's
+     * 64 KiB MTU is one skb (3000 bytes: len 3042, no fragments, gso_size
+     * 0). At netif_receive_skb, skb->data is at the IP header (== network
+     * header on lo), sk is 0 (loopback_xmit orphans the skb). */
     if (probe == TRACECTL_IP_SEND) {
-        /* The IP layer set the network header; skb->data is at the link
-         * header (dev_hard_header pushed it) by now. */
+        /* The IP layer set the network header (ip_finish_output2 and
+         * ip6_finish_output2 run before __dev_queue_xmit). */
         nh = head + BPF_CORE_READ(skb, network_header);
     } else {
-        /* netif_receive_skb fires before __netif_receive_skb_core resets
-         * the network header; eth_type_trans left skb->data at the IP
+        /* trace_netif_receive_skb fires in __netif_receive_skb_core BEFORE
+         * its skb_reset_network_header (net/core/dev.c): a driver's skb may
+         * not have one yet, but eth_type_trans left skb->data at the IP
          * header. */
         nh = BPF_CORE_READ(skb, data);
     }

@@ -42,9 +42,9 @@ public:
 
     /// Calls `sink` for each record available now, in ring (reservation)
     /// order, at most `limit` records; returns how many. Samples shorter than
-    /// the struct are skipped and counted in malformed(). `sink` must not
-    /// throw... if it does, the record it threw on counts as consumed and
-    /// the exception propagates. Throws std::system_error on a ring error.
+    /// the struct are skipped and counted in malformed(). If `sink` throws,
+    /// the record it threw on counts as consumed and the exception
+    /// propagates. Throws std::system_error on a ring error.
     std::size_t consume(const std::function<void(const tracectl_ip_record&)>& sink,
                         std::size_t limit = SIZE_MAX);
 
