@@ -114,6 +114,14 @@ protected:
         ASSERT_TRUE(manager_->KernelTracingAvailable());
     }
 
+    // Each test starts with no program of ours loaded: the kernel frees a
+    // destroyed session's programs after an RCU grace period (~20 ms).
+    void TearDown() override {
+        EXPECT_TRUE(eventually([] { return ipPrograms() == 0; }, std::chrono::seconds(10)))
+            << "a test left a program of ours loaded";
+        SandboxSuite::TearDown();
+    }
+
     std::unique_ptr<SessionClient> create(const std::string& name, Options options = {}) {
         options["output-path"] = sdbus::Variant(output(name));
         return std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
@@ -220,7 +228,9 @@ TEST_F(Ip, EveryLoopbackDatagramIsOneSendAndOneReceiveWithItsHeader) {
     EXPECT_EQ(events.size(), expected) << "nothing but the test's datagrams";
     EXPECT_EQ(totals["discarded"], 0);
     s->Destroy({});
-    EXPECT_EQ(ipPrograms(), 0u) << "Destroy unloads the program";
+    // The kernel frees a detached program after an RCU grace period.
+    EXPECT_TRUE(eventually([] { return ipPrograms() == 0; }, std::chrono::seconds(5)))
+        << "Destroy unloads the program";
 }
 
 // tracectl-ip(7)'s semantics: the probes sit at the device layer, so an
