@@ -16,12 +16,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <map>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <sched.h>
 #include <set>
+#include <sstream>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -511,6 +514,81 @@ TEST_F(Ip, NoProgramOutlivesADaemonKilledAndRestarted) {
     const RunResult started = sandbox_->startDaemon();
     ASSERT_TRUE(started.ok()) << started.describe();
     EXPECT_EQ(ipPrograms(), 0u);
+}
+
+// The seed one-liners, as written, run like `dtrace -n` (a
+// temporary session each) while the test's traffic flows: counts per source
+// address, and each datagram in the power-of-two bucket of its ip_plength.
+TEST_F(Ip, TheSeedOneLinersCountAndQuantizeTheTestsTraffic) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string log = sandbox_->dir() + "/log/one-liners.log";
+    const std::string quantizeLog = sandbox_->dir() + "/log/one-liners-quantize.log";
+    ChildProcess counting(
+        {cli, "aggregate", "--duration", "6", "ip:::receive { @[args[2]->ip_saddr] = count(); }"},
+        {}, log);
+    ChildProcess quantizing({cli, "aggregate", "--duration", "6",
+                             "ip:::send { @[args[2]->ip_daddr] = quantize(args[2]->ip_plength); }"},
+                            {}, quantizeLog);
+    // Both temporary sessions trace before the traffic goes.
+    ASSERT_TRUE(eventually(
+        [&] {
+            std::size_t active = 0;
+            for (const auto& path : manager_->ListSessions())
+                active += SessionClient(*bus_, path).State() == "active";
+            return active == 2;
+        },
+        std::chrono::seconds(20)));
+    std::uint16_t port = 0, port6 = 0;
+    const int rx = udpSocket("127.0.0.3", 0, &port);
+    const int rx6 = udpSocket("::1", 0, &port6);
+    const int tx = udpSocket("127.0.0.2", 0);
+    const int tx6 = udpSocket("::1", 0);
+    exchange(tx, rx, "127.0.0.3", port, 4, 100);  // ip_plength 108: bucket 64
+    exchange(tx, rx, "127.0.0.3", port, 2, 300);  // 308: bucket 256
+    exchange(tx, rx, "127.0.0.3", port, 1, 1000); // 1008: bucket 512
+    exchange(tx6, rx6, "::1", port6, 5, 50);
+    for (const int fd : {rx, rx6, tx, tx6})
+        ::close(fd);
+    ASSERT_EQ(counting.wait(60000), 0);
+    ASSERT_EQ(quantizing.wait(60000), 0);
+    const auto text = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    // count(): "  KEY   VALUE" rows.
+    std::map<std::string, long> counts;
+    std::istringstream rows(text(log));
+    for (std::string key, value; rows >> key;)
+        if (key.find('.') != std::string::npos || key.find(':') != std::string::npos) {
+            if (rows >> value && std::all_of(value.begin(), value.end(), ::isdigit))
+                counts[key] = std::stol(value);
+        }
+    EXPECT_EQ(counts["127.0.0.2"], 7) << text(log);
+    EXPECT_EQ(counts["::1"], 5) << text(log);
+    // quantize(): the key line, then "value |@@@ count" rows.
+    const std::string q = text(quantizeLog);
+    const auto key = q.find("127.0.0.3");
+    ASSERT_NE(key, std::string::npos) << q;
+    std::map<long, long> buckets;
+    std::istringstream plot(q.substr(key + 9));
+    std::string line;
+    std::getline(plot, line);
+    while (std::getline(plot, line)) {
+        const auto bar = line.find('|');
+        if (line.find("Distribution") != std::string::npos)
+            continue;
+        if (bar == std::string::npos)
+            break;
+        const long value = std::stol(line.substr(0, bar));
+        const std::string rest = line.substr(bar + 1);
+        buckets[value] = std::stol(rest.substr(rest.find_first_of("0123456789")));
+    }
+    EXPECT_EQ(buckets[64], 4) << q;
+    EXPECT_EQ(buckets[256], 2) << q;
+    EXPECT_EQ(buckets[512], 1) << q;
+    EXPECT_EQ(buckets[128], 0) << q;
+    EXPECT_TRUE(manager_->ListSessions().empty()) << "the temporary sessions are gone";
 }
 
 // As real users: trace-kernel decides, and nothing is loaded without it.
