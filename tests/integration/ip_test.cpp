@@ -50,32 +50,37 @@ std::size_t ipPrograms() {
     return n;
 }
 
-/// A UDP socket bound to `address` (IPv4 or IPv6 text), on port `port`
-/// (0: any); its port in `bound`.
-int udpSocket(const std::string& address, std::uint16_t port, std::uint16_t* bound = nullptr) {
-    const bool v6 = address.find(':') != std::string::npos;
-    const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    EXPECT_GE(fd, 0) << std::strerror(errno);
+/// `address` (IPv4 or IPv6 text) and `port` as a socket address; its size in `len`.
+sockaddr_storage socketAddress(const std::string& address, std::uint16_t port, socklen_t& len) {
     sockaddr_storage ss{};
-    socklen_t len = 0;
-    if (v6) {
+    if (address.find(':') != std::string::npos) {
         auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
         a->sin6_family = AF_INET6;
         a->sin6_port = htons(port);
-        ::inet_pton(AF_INET6, address.c_str(), &a->sin6_addr);
+        EXPECT_EQ(::inet_pton(AF_INET6, address.c_str(), &a->sin6_addr), 1) << address;
         len = sizeof *a;
     } else {
         auto* a = reinterpret_cast<sockaddr_in*>(&ss);
         a->sin_family = AF_INET;
         a->sin_port = htons(port);
-        ::inet_pton(AF_INET, address.c_str(), &a->sin_addr);
+        EXPECT_EQ(::inet_pton(AF_INET, address.c_str(), &a->sin_addr), 1) << address;
         len = sizeof *a;
     }
+    return ss;
+}
+
+/// A UDP socket bound to `address` (IPv4 or IPv6 text), on port `port`
+/// (0: any); its port in `bound`.
+int udpSocket(const std::string& address, std::uint16_t port, std::uint16_t* bound = nullptr) {
+    socklen_t len = 0;
+    sockaddr_storage ss = socketAddress(address, port, len);
+    const int fd = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    EXPECT_GE(fd, 0) << std::strerror(errno);
     EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&ss), len), 0) << std::strerror(errno);
     if (bound != nullptr) {
         EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len), 0);
-        *bound = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                          : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+        *bound = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                                : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
     }
     return fd;
 }
@@ -84,22 +89,8 @@ int udpSocket(const std::string& address, std::uint16_t port, std::uint16_t* bou
 /// `to`:`port`, each received by `rx` before the next goes.
 void exchange(int tx, int rx, const std::string& to, std::uint16_t port, int count,
               std::size_t size) {
-    const bool v6 = to.find(':') != std::string::npos;
-    sockaddr_storage ss{};
     socklen_t len = 0;
-    if (v6) {
-        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons(port);
-        ::inet_pton(AF_INET6, to.c_str(), &a->sin6_addr);
-        len = sizeof *a;
-    } else {
-        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-        a->sin_family = AF_INET;
-        a->sin_port = htons(port);
-        ::inet_pton(AF_INET, to.c_str(), &a->sin_addr);
-        len = sizeof *a;
-    }
+    sockaddr_storage ss = socketAddress(to, port, len);
     const std::string payload(size, 'd');
     std::string buf(size + 1, '\0');
     for (int i = 0; i < count; ++i) {

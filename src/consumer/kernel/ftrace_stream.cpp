@@ -63,18 +63,13 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     }
 
     const std::uint64_t malformedBefore = builder_.malformedRecords();
-    if (builder_.append(ts, *conversion, record.payload, record.length, ctx)) {
+    if (appendOrStartNext(
+            builder_, ts,
+            [&] { return builder_.append(ts, *conversion, record.payload, record.length, ctx); },
+            [this](std::uint64_t end) { emit(end); })) {
         if (builder_.malformedRecords() == malformedBefore)
             ++counters_.eventsWritten;
         return;
-    }
-    if (builder_.eventsInPacket() != 0) {
-        emit(ts);
-        builder_.open(ts);
-        if (builder_.append(ts, *conversion, record.payload, record.length, ctx)) {
-            ++counters_.eventsWritten;
-            return;
-        }
     }
     // Not even an empty packet holds it.
     ++counters_.tooLarge;

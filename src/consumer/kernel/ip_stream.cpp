@@ -44,17 +44,11 @@ void IpStream::consume(const tracectl_ip_record& record) {
     }
     fields_.clear();
     ::tracectl::ip::appendIpEventFields(record, fields_);
-    if (builder_.appendRaw(id, ts, ctx, fields_)) {
+    if (appendOrStartNext(
+            builder_, ts, [&] { return builder_.appendRaw(id, ts, ctx, fields_); },
+            [this](std::uint64_t end) { emit(end); })) {
         ++counters_.eventsWritten;
         return;
-    }
-    if (builder_.eventsInPacket() != 0) {
-        emit(ts);
-        builder_.open(ts);
-        if (builder_.appendRaw(id, ts, ctx, fields_)) {
-            ++counters_.eventsWritten;
-            return;
-        }
     }
     // Not even an empty packet holds it (a sub-buffer smaller than an event).
     ++counters_.eventsDiscarded;

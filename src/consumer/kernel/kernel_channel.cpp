@@ -433,37 +433,33 @@ std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::
     std::string first;
     std::uint64_t bytes = 0;
     const std::uint64_t now = monotonicNow();
-    for (auto& c : cpus_) {
+    // One stream into the snapshot: its files, everything its buffer
+    // holds, its packet closed.
+    const auto take = [&](Output& out, const std::string& file, const std::function<void()>& read,
+                          const std::function<void()>& close) {
         try {
-            const std::uint64_t before = c->out.bytesWritten;
-            openFiles(*c, *dir);
-            drain(*c);
-            c->stream->flush(now);
-            bytes += c->out.bytesWritten - before;
+            const std::uint64_t before = out.bytesWritten;
+            openFiles(out, *dir, file);
+            read();
+            close();
+            bytes += out.bytesWritten - before;
         } catch (const std::exception& e) {
             if (first.empty())
                 first = e.what();
         }
-        c->out.file.reset();
-        c->out.index.reset();
-    }
-    if (ip_) {
-        // The ring buffer holds what came since the last snapshot read it
-        // (a BPF ring buffer does not overwrite: records that found it
-        // full are counted as discarded).
-        try {
-            const std::uint64_t before = ip_->out.bytesWritten;
-            openFiles(ip_->out, *dir, name_ + "_ip");
-            drainIp();
-            ip_->stream->flush(now);
-            bytes += ip_->out.bytesWritten - before;
-        } catch (const std::exception& e) {
-            if (first.empty())
-                first = e.what();
-        }
-        ip_->out.file.reset();
-        ip_->out.index.reset();
-    }
+        out.file.reset();
+        out.index.reset();
+    };
+    for (auto& c : cpus_)
+        take(
+            c->out, name_ + "_" + std::to_string(c->cpu), [&] { drain(*c); },
+            [&] { c->stream->flush(now); });
+    // The ring buffer holds what came since the last snapshot read it (a
+    // BPF ring buffer does not overwrite: records that found it full are
+    // counted as discarded).
+    if (ip_)
+        take(
+            ip_->out, name_ + "_ip", [&] { drainIp(); }, [&] { ip_->stream->flush(now); });
     snapshotBytes_ += bytes;
     if (!first.empty())
         throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);

@@ -120,4 +120,21 @@ private:
     std::uint64_t malformed_ = 0;
 };
 
+/// Appends an event with `append` (a call of builder.append() or
+/// appendRaw(), true when it fit); when it does not fit in a packet that
+/// holds events, closes that one with `emit(timestamp)`, opens the next at
+/// `timestamp` and appends again. False when not even an empty packet holds
+/// the event (the caller counts it as discarded).
+template <typename Append, typename Emit>
+bool appendOrStartNext(PacketBuilder& builder, std::uint64_t timestamp, Append&& append,
+                       Emit&& emit) {
+    if (append())
+        return true;
+    if (builder.eventsInPacket() == 0)
+        return false;
+    emit(timestamp);
+    builder.open(timestamp);
+    return append();
+}
+
 } // namespace tracectl::consumer::kernel
