@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
@@ -446,6 +447,37 @@ TEST_F(Ip, FiltersTheKernelCannotEvaluateAreRefusedWithTheirPlace) {
     // What the program evaluates is taken.
     s->EnableEvents("kernel", "", "ip:*", {{"filter", sdbus::Variant(std::string("ip_ver == 6"))}});
     EXPECT_EQ(s->KernelEvents().size(), 1u);
+    s->Destroy({});
+}
+
+// Rotation and snapshots cover the ip stream as every other: what was
+// sent before a rotation is in its archive, what came after in the next
+// chunk, each datagram once.
+TEST_F(Ip, ARotationArchivesTheIpStreamWithTheRest) {
+    std::uint16_t port = 0;
+    const int rx = udpSocket("127.0.0.1", 0, &port);
+    const int tx = udpSocket("127.0.0.1", 0);
+    auto s = create("ip-rotate");
+    s->EnableEvents("kernel", "", "ip:receive",
+                    {{"filter", sdbus::Variant("udp_dport == " + std::to_string(port))}});
+    s->Start({});
+    exchange(tx, rx, "127.0.0.1", port, 3, 111);
+    const std::string archive = s->Rotate({});
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(archive + "/kernel/metadata"); },
+                           std::chrono::seconds(10)))
+        << archive;
+    exchange(tx, rx, "127.0.0.1", port, 2, 222);
+    ::close(rx);
+    ::close(tx);
+    s->Stop({});
+    const auto lengths = [](const std::string& dir) {
+        std::map<int, int> n;
+        for (const json& e : traceEvents(dir, {"ip:receive"}))
+            ++n[e["fields"]["ip_plength"].get<int>()];
+        return n;
+    };
+    EXPECT_EQ(lengths(archive), (std::map<int, int>{{119, 3}}));
+    EXPECT_EQ(lengths(output("ip-rotate")), (std::map<int, int>{{119, 3}, {230, 2}}));
     s->Destroy({});
 }
 
