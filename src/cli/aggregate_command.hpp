@@ -5,14 +5,18 @@
 #include "exit_status.hpp"
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace tracectl::cli {
 
+class BusClient;
+
 struct AggregateArgs {
-    std::string program; ///< the D program text
-    std::string trace;   ///< --trace PATH: a trace, or a folder holding traces
-    bool json = false;   ///< --json
+    std::string program;                ///< the D program text
+    std::optional<std::string> trace;   ///< --trace PATH: a trace, or a folder holding traces
+    std::optional<std::string> session; ///< --session NAME
+    bool json = false;                  ///< --json
 };
 
 /// Parses the program (a ProgramError: "tracectl: aggregate: LINE:COLUMN: MESSAGE" on
@@ -21,5 +25,15 @@ struct AggregateArgs {
 /// `out`. A probe description that matched no event record gets a warning on `err`, and
 /// so do records whose clause stopped at a division by zero.
 ExitStatus run_aggregate_trace(const AggregateArgs& args, std::ostream& out, std::ostream& err);
+
+/// `--session NAME`: the same over everything session NAME (one of the caller's, or any
+/// session's D-Bus object path) has recorded so far, every trace
+/// under its output folder. An active session is rotated first (Session.Rotate, waiting for
+/// RotationCompleted, progress on `err`) and then only its archives are read (the chunk
+/// the rotation began is still being written); a session in any other state is read whole.
+/// The program is checked before the bus is used. Daemon errors (NoSuchSession,
+/// AccessDenied for another user's session) propagate as sdbus::Error.
+ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std::ostream& out,
+                                 std::ostream& err);
 
 } // namespace tracectl::cli
