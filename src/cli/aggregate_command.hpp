@@ -16,6 +16,7 @@ struct AggregateArgs {
     std::string program;                ///< the D program text
     std::optional<std::string> trace;   ///< --trace PATH: a trace, or a folder holding traces
     std::optional<std::string> session; ///< --session NAME
+    std::optional<double> duration;     ///< --duration SECONDS (neither --trace nor --session)
     bool json = false;                  ///< --json
 };
 
@@ -35,5 +36,16 @@ ExitStatus run_aggregate_trace(const AggregateArgs& args, std::ostream& out, std
 /// AccessDenied for another user's session) propagate as sdbus::Error.
 ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std::ostream& out,
                                  std::ostream& err);
+
+/// Neither --trace nor --session: like `dtrace -n`. Creates a temporary session (a unique
+/// name, output in a new folder under $TMPDIR or /tmp), enables exactly the probes the
+/// program names (the kernel domain, in a channel of its own, for `ip:*` and for what
+/// Manager.ListTracepoints("kernel") lists; the UST domain for the rest), starts it, traces
+/// until SIGINT/SIGTERM (Ctrl-C) or args.duration seconds, stops it, prints the
+/// aggregations, destroys the session and deletes its folder. SIGINT and SIGTERM are
+/// blocked meanwhile: one during set-up ends the command as soon as the current step is
+/// done, leaving nothing behind either (exit status 1). Progress goes to `err`.
+ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
+                              std::ostream& err);
 
 } // namespace tracectl::cli

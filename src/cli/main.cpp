@@ -397,18 +397,28 @@ ExitStatus run(int argc, char** argv) {
                          "Read the CTF trace(s) at PATH: a trace folder, or any folder holding "
                          "traces (every folder under it with a metadata file)")
             ->type_name("PATH");
+    auto* aggregate_session =
+        aggregate
+            ->add_option("--session", cl.aggregate.session,
+                         "Read everything session NAME (or the session at a D-Bus object path) has "
+                         "recorded so far (an active session is rotated first)")
+            ->type_name("NAME")
+            ->excludes(aggregate_trace);
     aggregate
-        ->add_option("--session", cl.aggregate.session,
-                     "Read everything session NAME (or the session at a D-Bus object path) has "
-                     "recorded so far (an active session is rotated first)")
-        ->type_name("NAME")
-        ->excludes(aggregate_trace);
+        ->add_option("--duration", cl.aggregate.duration,
+                     "Without --trace or --session: trace for SECONDS (default: until Ctrl-C)")
+        ->type_name("SECONDS")
+        ->check(CLI::PositiveNumber)
+        ->excludes(aggregate_trace)
+        ->excludes(aggregate_session);
     aggregate->add_flag("--json", cl.aggregate.json,
                         "Print the aggregations as a JSON object instead of dtrace's tables");
     aggregate->footer(
         "Runs the program on every event record of the trace(s) (--trace), or of\n"
         "everything a session recorded so far (--session: an active session is rotated\n"
-        "first, and its archives are read), and prints each\n"
+        "first, and its archives are read), or, with neither, as 'dtrace -n' does: in a\n"
+        "temporary session enabling exactly the program's probes, traced until Ctrl-C\n"
+        "or --duration, then destroyed with its files. Then prints each\n"
         "aggregation as dtrace(1) does: key/value tables sorted by value, quantize and\n"
         "lquantize as distributions. Functions: count(), sum(e), avg(e), min(e), max(e),\n"
         "stddev(e), quantize(e), lquantize(e, low, high[, step]). A probe is\n"
@@ -549,12 +559,7 @@ ExitStatus run(int argc, char** argv) {
         cl.enable_channel.read_timer_us = cl.ec_read_timer;
     }
 
-    if (aggregate->parsed() && !cl.aggregate.session) {
-        if (!cl.aggregate.trace) {
-            print_error_line(std::cerr, "aggregate: give --trace PATH or --session NAME (see "
-                                        "'tracectl aggregate --help')");
-            return ExitStatus::usage;
-        }
+    if (aggregate->parsed() && cl.aggregate.trace) {
         const ExitStatus status = run_aggregate_trace(cl.aggregate, std::cout, std::cerr);
         if (!std::cout.flush()) {
             print_error_line(std::cerr, "cannot write to standard output");
@@ -613,7 +618,9 @@ ExitStatus run(int argc, char** argv) {
     } else if (list_tracepoints->parsed()) {
         run_list_kernel_tracepoints(bus, cl.lt_fields, cl.lt_json, std::cout);
     } else if (aggregate->parsed()) {
-        const ExitStatus status = run_aggregate_session(bus, cl.aggregate, std::cout, std::cerr);
+        const ExitStatus status =
+            cl.aggregate.session ? run_aggregate_session(bus, cl.aggregate, std::cout, std::cerr)
+                                 : run_aggregate_live(bus, cl.aggregate, std::cout, std::cerr);
         if (status != ExitStatus::success) {
             std::cout.flush();
             return status;
