@@ -121,6 +121,28 @@ void AggregationState::add(std::int64_t value) noexcept {
     }
 }
 
+void AggregationState::merge(const AggregationState& other) noexcept {
+    if (other.count_ == 0) {
+        return;
+    }
+    count_ += other.count_;
+    switch (function_) {
+    case Function::min:
+        value_ = other.value_ < value_ ? other.value_ : value_;
+        break;
+    case Function::max:
+        value_ = other.value_ > value_ ? other.value_ : value_;
+        break;
+    default:
+        value_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(value_) +
+                                           static_cast<std::uint64_t>(other.value_));
+    }
+    sum_of_squares_ += other.sum_of_squares_;
+    for (std::size_t i = 0; i < buckets_.size() && i < other.buckets_.size(); ++i) {
+        buckets_[i] += other.buckets_[i];
+    }
+}
+
 namespace {
 
 /// The value an lquantize bucket stands for in DTrace's sort (dt_aggregate_lquantizedsum):

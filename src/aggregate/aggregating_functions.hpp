@@ -43,6 +43,9 @@ public:
     /// Feeds one value (ignored by count()). Sums wrap around as DTrace's 64-bit ones do.
     void add(std::int64_t value) noexcept;
 
+    /// Adds what `other` (same function and layout) was fed, as if this state had been.
+    void merge(const AggregationState& other) noexcept;
+
     Function function() const noexcept { return function_; }
     /// Times add() ran.
     std::uint64_t count() const noexcept { return count_; }

@@ -29,6 +29,16 @@ AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key) {
     return table.try_emplace(std::move(key), d.function, d.linear).first->second;
 }
 
+void AggregationSet::merge(AggregationSet&& other) {
+    for (std::size_t a = 0; a < tables_.size(); ++a) {
+        for (auto& [key, other_state] : other.tables_[a]) {
+            Key copy = key;
+            state(a, std::move(copy)).merge(other_state);
+        }
+    }
+    errors += other.errors;
+}
+
 bool key_less(const Key& a, const Key& b) noexcept {
     return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
 }

@@ -37,6 +37,9 @@ public:
     /// The entries of `aggregation`, in DTrace's printing order.
     std::vector<Entry> sorted(std::size_t aggregation) const;
 
+    /// Adds every entry of `other` (of the same program) to this set, and its errors.
+    void merge(AggregationSet&& other);
+
     const std::vector<AggregationDeclaration>& declarations() const noexcept {
         return declarations_;
     }

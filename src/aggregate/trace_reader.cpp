@@ -3,11 +3,14 @@
 #include "aggregate/evaluation.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <babeltrace2/babeltrace.h>
 #include <cmath>
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 namespace tracectl::aggregate {
@@ -144,18 +147,25 @@ std::string trace_domain(const bt_stream* stream) {
     return {};
 }
 
-/// What every sink shares: the program's bindings and the aggregations.
-struct Run {
+/// What every worker shares: the binder (its record of which fields were found spans
+/// every trace), the number of sinks that have begun, and a stop request.
+struct Shared {
     Binder* binder = nullptr;
+    std::mutex binder_mutex;
+    std::size_t sinks = 0;
+    std::atomic<std::size_t> sinks_begun{0};
+    std::atomic<bool> stop{false};
+};
+
+/// One worker's state: its event classes' bindings and its own aggregations.
+struct Run {
+    Shared* shared = nullptr;
     AggregationSet* aggregations = nullptr;
     std::unordered_map<const bt_event_class*, std::unique_ptr<BoundEventClass>> bound;
     const bt_event_class* last_class = nullptr;
     const BoundEventClass* last_bound = nullptr;
     std::vector<Value> slots;
     std::uint64_t event_records = 0;
-    std::size_t sinks = 0;
-    std::size_t sinks_begun = 0;
-    bool references_checked = false;
     std::exception_ptr error;
 
     const BoundEventClass& bind(const bt_event_class* event_class, const bt_stream* stream) {
@@ -163,7 +173,8 @@ struct Run {
         if (!slot) {
             const Bt2EventClass view(event_class, bt_stream_borrow_class_const(stream),
                                      trace_domain(stream));
-            slot = std::make_unique<BoundEventClass>(binder->bind(view));
+            const std::lock_guard lock(shared->binder_mutex);
+            slot = std::make_unique<BoundEventClass>(shared->binder->bind(view));
             if (slot->slots.size() > slots.size()) {
                 slots.resize(slot->slots.size());
             }
@@ -274,6 +285,9 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
                                                            void* data) {
     Sink& sink = *static_cast<Sink*>(data);
     Run& run = *sink.run;
+    if (run.shared->stop.load(std::memory_order_relaxed)) {
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
     bt_message_array_const messages;
     std::uint64_t count = 0;
     switch (bt_message_iterator_next(iterator, &messages, &count)) {
@@ -299,17 +313,20 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
                 run.stream_begins(bt_message_stream_beginning_borrow_stream_const(m));
                 if (!sink.begun) {
                     sink.begun = true;
-                    ++run.sinks_begun;
-                }
-                if (run.sinks_begun == run.sinks && !run.references_checked) {
-                    run.references_checked = true;
-                    run.binder->check_references();
+                    // The last sink to begin, of every worker, checks the references:
+                    // every stream class (of every trace) is bound by then.
+                    Shared& shared = *run.shared;
+                    if (shared.sinks_begun.fetch_add(1) + 1 == shared.sinks) {
+                        const std::lock_guard lock(shared.binder_mutex);
+                        shared.binder->check_references();
+                    }
                 }
             }
             bt_message_put_ref(m);
         }
     } catch (...) {
         run.error = std::current_exception();
+        run.shared->stop = true;
         for (; i < count; ++i) {
             bt_message_put_ref(messages[i]);
         }
@@ -320,83 +337,179 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
 
 } // namespace
 
-ReadStatistics read_traces(const std::vector<std::string>& directories, const Program& program,
-                           Binder& binder, AggregationSet& aggregations) {
-    (void)program;
-    const bt_plugin* found = nullptr;
-    if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &found) !=
-        BT_PLUGIN_FIND_STATUS_OK) {
-        throw TraceReadError("babeltrace2's \"ctf\" plugin not found" + take_bt_error());
-    }
-    std::unique_ptr<const bt_plugin, PluginDeleter> plugin(found);
-    const bt_component_class_source* fs_class =
-        bt_plugin_borrow_source_component_class_by_name_const(plugin.get(), "fs");
-    std::unique_ptr<bt_graph, GraphDeleter> graph(bt_graph_create(0));
-    if (fs_class == nullptr || !graph) {
-        throw TraceReadError("babeltrace2's source.ctf.fs is unavailable" + take_bt_error());
-    }
-    std::vector<const bt_component_source*> sources;
-    for (std::size_t d = 0; d < directories.size(); ++d) {
-        std::unique_ptr<bt_value, ValueDeleter> params(bt_value_map_create());
-        std::unique_ptr<bt_value, ValueDeleter> inputs(bt_value_array_create());
-        if (!params || !inputs ||
-            bt_value_array_append_string_element(inputs.get(), directories[d].c_str()) !=
-                BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
-            bt_value_map_insert_entry(params.get(), "inputs", inputs.get()) !=
-                BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
-            throw TraceReadError("out of memory");
+namespace {
+
+class Graph {
+public:
+    /// A graph with a source.ctf.fs component per directory, no sinks yet.
+    explicit Graph(const std::vector<std::string>& directories) {
+        const bt_plugin* found = nullptr;
+        if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &found) !=
+            BT_PLUGIN_FIND_STATUS_OK) {
+            throw TraceReadError("babeltrace2's \"ctf\" plugin not found" + take_bt_error());
         }
-        const bt_component_source* source = nullptr;
-        const std::string name = "source-" + std::to_string(d);
-        if (bt_graph_add_source_component(graph.get(), fs_class, name.c_str(), params.get(),
-                                          BT_LOGGING_LEVEL_WARNING,
-                                          &source) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-            throw TraceReadError("cannot read " + directories[d] + " as a CTF trace" +
-                                 take_bt_error());
+        plugin_.reset(found);
+        const bt_component_class_source* fs_class =
+            bt_plugin_borrow_source_component_class_by_name_const(plugin_.get(), "fs");
+        graph_.reset(bt_graph_create(0));
+        if (fs_class == nullptr || !graph_) {
+            throw TraceReadError("babeltrace2's source.ctf.fs is unavailable" + take_bt_error());
         }
-        sources.push_back(source);
-    }
-    Run run;
-    run.binder = &binder;
-    run.aggregations = &aggregations;
-    std::vector<std::unique_ptr<Sink>> sinks;
-    for (const bt_component_source* source : sources) {
-        const std::uint64_t ports = bt_component_source_get_output_port_count(source);
-        for (std::uint64_t p = 0; p < ports; ++p) {
-            auto sink = std::make_unique<Sink>();
-            sink->run = &run;
-            const bt_component_sink* component = nullptr;
-            const std::string name = "aggregate-" + std::to_string(sinks.size());
-            if (bt_graph_add_simple_sink_component(graph.get(), name.c_str(), nullptr, consume,
-                                                   nullptr, sink.get(), &component) !=
-                    BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
-                bt_graph_connect_ports(
-                    graph.get(), bt_component_source_borrow_output_port_by_index_const(source, p),
-                    bt_component_sink_borrow_input_port_by_index_const(component, 0),
-                    nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-                throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+        for (std::size_t d = 0; d < directories.size(); ++d) {
+            std::unique_ptr<bt_value, ValueDeleter> params(bt_value_map_create());
+            std::unique_ptr<bt_value, ValueDeleter> inputs(bt_value_array_create());
+            if (!params || !inputs ||
+                bt_value_array_append_string_element(inputs.get(), directories[d].c_str()) !=
+                    BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
+                bt_value_map_insert_entry(params.get(), "inputs", inputs.get()) !=
+                    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+                throw TraceReadError("out of memory");
             }
-            sinks.push_back(std::move(sink));
+            const bt_component_source* source = nullptr;
+            const std::string name = "source-" + std::to_string(d);
+            if (bt_graph_add_source_component(graph_.get(), fs_class, name.c_str(), params.get(),
+                                              BT_LOGGING_LEVEL_WARNING,
+                                              &source) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+                throw TraceReadError("cannot read " + directories[d] + " as a CTF trace" +
+                                     take_bt_error());
+            }
+            sources_.push_back(source);
         }
     }
-    run.sinks = sinks.size();
-    if (!sinks.empty()) {
+
+    /// Every output port (one per stream) of every source, in order.
+    std::size_t port_count() const {
+        std::size_t n = 0;
+        for (const bt_component_source* source : sources_) {
+            n += bt_component_source_get_output_port_count(source);
+        }
+        return n;
+    }
+
+    /// Connects a sink feeding `run` to every port whose index is `worker` modulo
+    /// `workers`; the other ports stay unconnected (their streams are not read here).
+    void connect(std::size_t worker, std::size_t workers, Run& run) {
+        std::size_t index = 0;
+        for (const bt_component_source* source : sources_) {
+            const std::uint64_t ports = bt_component_source_get_output_port_count(source);
+            for (std::uint64_t p = 0; p < ports; ++p, ++index) {
+                if (index % workers != worker) {
+                    continue;
+                }
+                auto sink = std::make_unique<Sink>();
+                sink->run = &run;
+                const bt_component_sink* component = nullptr;
+                const std::string name = "aggregate-" + std::to_string(index);
+                if (bt_graph_add_simple_sink_component(graph_.get(), name.c_str(), nullptr, consume,
+                                                       nullptr, sink.get(), &component) !=
+                        BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+                    bt_graph_connect_ports(
+                        graph_.get(),
+                        bt_component_source_borrow_output_port_by_index_const(source, p),
+                        bt_component_sink_borrow_input_port_by_index_const(component, 0),
+                        nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                    throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+                }
+                sinks_.push_back(std::move(sink));
+            }
+        }
+    }
+
+    /// Runs the graph to its end; `run.error` holds what a sink threw.
+    void run(Run& run) {
+        if (sinks_.empty()) {
+            return;
+        }
         bt_graph_run_status status;
         do {
-            status = bt_graph_run(graph.get());
+            status = bt_graph_run(graph_.get());
         } while (status == BT_GRAPH_RUN_STATUS_AGAIN);
         if (run.error) {
             bt_current_thread_clear_error();
-            std::rethrow_exception(run.error);
+            return;
+        }
+        if (run.shared->stop) {
+            bt_current_thread_clear_error(); // another worker failed: its error is reported
+            return;
         }
         if (status != BT_GRAPH_RUN_STATUS_OK) {
             throw TraceReadError("reading the trace failed" + take_bt_error());
         }
     }
-    if (!run.references_checked) {
+
+private:
+    std::unique_ptr<const bt_plugin, PluginDeleter> plugin_;
+    std::unique_ptr<bt_graph, GraphDeleter> graph_;
+    std::vector<const bt_component_source*> sources_;
+    std::vector<std::unique_ptr<Sink>> sinks_;
+};
+
+} // namespace
+
+ReadStatistics read_traces(const std::vector<std::string>& directories, const Program& program,
+                           Binder& binder, AggregationSet& aggregations) {
+    Graph first(directories);
+    Shared shared;
+    shared.binder = &binder;
+    shared.sinks = first.port_count();
+    // Streams are independent and aggregating needs no order: several graphs, each
+    // reading a share of the streams, one per thread (libbabeltrace2 objects are never
+    // shared between them), then their aggregations are merged.
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t workers =
+        std::max<std::size_t>(1, std::min({cores, shared.sinks, std::size_t{8}}));
+    std::vector<std::unique_ptr<AggregationSet>> sets;
+    std::vector<std::unique_ptr<Run>> runs;
+    for (std::size_t w = 0; w < workers; ++w) {
+        sets.push_back(std::make_unique<AggregationSet>(program));
+        auto run = std::make_unique<Run>();
+        run->shared = &shared;
+        run->aggregations = sets.back().get();
+        runs.push_back(std::move(run));
+    }
+    first.connect(0, workers, *runs[0]);
+    std::vector<std::exception_ptr> failures(workers);
+    {
+        std::vector<std::jthread> threads;
+        for (std::size_t w = 1; w < workers; ++w) {
+            threads.emplace_back([&, w] {
+                try {
+                    Graph graph(directories);
+                    graph.connect(w, workers, *runs[w]);
+                    graph.run(*runs[w]);
+                } catch (...) {
+                    failures[w] = std::current_exception();
+                    shared.stop = true;
+                }
+            });
+        }
+        try {
+            first.run(*runs[0]);
+        } catch (...) {
+            failures[0] = std::current_exception();
+            shared.stop = true;
+        }
+    } // joins every worker
+    for (std::size_t w = 0; w < workers; ++w) {
+        if (runs[w]->error) {
+            std::rethrow_exception(runs[w]->error);
+        }
+    }
+    for (const auto& failure : failures) {
+        if (failure) {
+            std::rethrow_exception(failure);
+        }
+    }
+    if (shared.sinks_begun < shared.sinks || shared.sinks == 0) {
         binder.check_references();
     }
-    return {run.event_records, run.bound.size()};
+    ReadStatistics statistics;
+    for (std::size_t w = 0; w < workers; ++w) {
+        aggregations.merge(std::move(*sets[w]));
+        statistics.event_records += runs[w]->event_records;
+        statistics.event_classes += runs[w]->bound.size();
+    }
+    return statistics;
 }
 
 } // namespace tracectl::aggregate

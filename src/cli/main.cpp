@@ -391,16 +391,34 @@ ExitStatus run(int argc, char** argv) {
                      "The D program: clauses 'probe[,probe] [/predicate/] { @name[keys] = "
                      "function(expr); ... }'")
         ->required();
+    auto* aggregate_trace =
+        aggregate
+            ->add_option("--trace", cl.aggregate.trace,
+                         "Read the CTF trace(s) at PATH: a trace folder, or any folder holding "
+                         "traces (every folder under it with a metadata file)")
+            ->type_name("PATH");
+    auto* aggregate_session =
+        aggregate
+            ->add_option("--session", cl.aggregate.session,
+                         "Read everything session NAME (or the session at a D-Bus object path) has "
+                         "recorded so far (an active session is rotated first)")
+            ->type_name("NAME")
+            ->excludes(aggregate_trace);
     aggregate
-        ->add_option("--trace", cl.aggregate.trace,
-                     "Read the CTF trace(s) at PATH: a trace folder, or any folder holding "
-                     "traces (every folder under it with a metadata file)")
-        ->required()
-        ->type_name("PATH");
+        ->add_option("--duration", cl.aggregate.duration,
+                     "Without --trace or --session: trace for SECONDS (default: until Ctrl-C)")
+        ->type_name("SECONDS")
+        ->check(CLI::PositiveNumber)
+        ->excludes(aggregate_trace)
+        ->excludes(aggregate_session);
     aggregate->add_flag("--json", cl.aggregate.json,
                         "Print the aggregations as a JSON object instead of dtrace's tables");
     aggregate->footer(
-        "Runs the program on every event record of the trace(s) and prints each\n"
+        "Runs the program on every event record of the trace(s) (--trace), or of\n"
+        "everything a session recorded so far (--session: an active session is rotated\n"
+        "first, and its archives are read), or, with neither, as 'dtrace -n' does: in a\n"
+        "temporary session enabling exactly the program's probes, traced until Ctrl-C\n"
+        "or --duration, then destroyed with its files. Then prints each\n"
         "aggregation as dtrace(1) does: key/value tables sorted by value, quantize and\n"
         "lquantize as distributions. Functions: count(), sum(e), avg(e), min(e), max(e),\n"
         "stddev(e), quantize(e), lquantize(e, low, high[, step]). A probe is\n"
@@ -541,7 +559,7 @@ ExitStatus run(int argc, char** argv) {
         cl.enable_channel.read_timer_us = cl.ec_read_timer;
     }
 
-    if (aggregate->parsed()) {
+    if (aggregate->parsed() && cl.aggregate.trace) {
         const ExitStatus status = run_aggregate_trace(cl.aggregate, std::cout, std::cerr);
         if (!std::cout.flush()) {
             print_error_line(std::cerr, "cannot write to standard output");
@@ -599,6 +617,14 @@ ExitStatus run(int argc, char** argv) {
         run_list_apps(bus, cl.apps_tracepoints, cl.apps_json, std::cout);
     } else if (list_tracepoints->parsed()) {
         run_list_kernel_tracepoints(bus, cl.lt_fields, cl.lt_json, std::cout);
+    } else if (aggregate->parsed()) {
+        const ExitStatus status =
+            cl.aggregate.session ? run_aggregate_session(bus, cl.aggregate, std::cout, std::cerr)
+                                 : run_aggregate_live(bus, cl.aggregate, std::cout, std::cerr);
+        if (status != ExitStatus::success) {
+            std::cout.flush();
+            return status;
+        }
     } else if (view->parsed()) {
         const std::string dir =
             session_output(bus, view_name->count() > 0 ? std::optional<std::string>(cl.view_session)

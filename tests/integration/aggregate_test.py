@@ -25,7 +25,7 @@ import time
 import unittest
 
 TRACECTL, DEMO_APP, TRACE_EVENTS = sys.argv[1:4]
-EVENTS = 300  # ticks (and as many debug_notes)
+EVENTS = 300  # ticks (and as many debug_notes), from two apps
 
 
 def as_nobody(home, argv, **kwargs):
@@ -54,9 +54,18 @@ def record_with_lttng(home):
         lttng("enable-event", "-u", "tracectl_demo:*")
         lttng("add-context", "-u", "-t", "vpid", "-t", "procname")
         lttng("start")
-        app = as_nobody(home, [DEMO_APP, str(EVENTS), "0"])
-        if app.returncode != 0:
-            raise RuntimeError(f"demo app: {app.stderr}")
+        # Two apps, each pinned to a CPU of its own when there are two: a trace with
+        # several streams, read by several graphs (src/aggregate/trace_reader.hpp).
+        cpus = sorted(os.sched_getaffinity(0))
+        apps = [subprocess.Popen(["taskset", "-c", str(cpus[i % len(cpus)]), "runuser", "-u",
+                                  "nobody", "--", "env", f"LTTNG_HOME={home}", f"HOME={home}",
+                                  DEMO_APP, str(EVENTS // 2), "0"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                for i in range(2)]
+        for app in apps:
+            _, err = app.communicate(timeout=120)
+            if app.returncode != 0:
+                raise RuntimeError(f"demo app: {err}")
         lttng("stop")
         lttng("destroy")
     finally:
@@ -150,6 +159,8 @@ class AggregateOnLttngTrace(unittest.TestCase):
 
     def test_trace_was_recorded_by_lttng(self):
         self.assertEqual(len(self.ticks), EVENTS)
+        if len(os.sched_getaffinity(0)) > 1:
+            self.assertGreater(len({e["stream"] for e in self.ticks}), 1)
         self.assertEqual(len(self.notes), EVENTS)
         self.assertTrue(os.path.isdir(os.path.join(self.trace, "ust")))
 
@@ -196,10 +207,12 @@ class AggregateOnLttngTrace(unittest.TestCase):
         got = self.run_json('tracectl_demo:tick /text == "beta"/ '
                             '{ @t[pid, execname] = max(timestamp); @n[cpu] = count(); }')
         beta = [e for e in self.ticks if e["fields"]["text"] == "beta"]
-        self.assertEqual(
-            [(x["keys"], x["value"]) for x in got["t"]["entries"]],
-            [([beta[0]["context"]["vpid"], beta[0]["context"]["procname"]],
-              max(e["ns"] for e in beta))])
+        latest = {}
+        for e in beta:
+            key = (e["context"]["vpid"], e["context"]["procname"])
+            latest[key] = max(latest.get(key, 0), e["ns"])
+        self.assertEqual(len(latest), 2)  # two apps
+        self.assertEqual({tuple(x["keys"]): x["value"] for x in got["t"]["entries"]}, latest)
         cpus = {}
         for e in beta:
             cpus[e["cpu"]] = cpus.get(e["cpu"], 0) + 1
@@ -219,7 +232,7 @@ class AggregateOnLttngTrace(unittest.TestCase):
         got = self.run_json("tracectl_demo:::done { @ = sum(count); } "
                             "tracectl_demo:t?ck, tracectl_demo:debug_* { @all = count(); }",
                             trace=self.home)
-        self.assertEqual(got[""]["entries"][0]["value"], EVENTS)
+        self.assertEqual(got[""]["entries"][0]["value"], EVENTS)  # two done(150)
         self.assertEqual(got["all"]["entries"][0]["value"], 2 * EVENTS)
 
     def test_programs_with_errors(self):

@@ -167,3 +167,36 @@ TEST(AggregateFunctions, SumWrapsAround) {
 
 } // namespace
 } // namespace tracectl::aggregate
+
+namespace tracectl::aggregate {
+namespace {
+
+TEST(AggregateFunctions, MergeIsLikeFeedingOneState) {
+    const std::vector<std::int64_t> first{5, -3, 1 << 20};
+    const std::vector<std::int64_t> second{7, 0, -90};
+    for (const Function f :
+         {Function::count, Function::sum, Function::avg, Function::min, Function::max,
+          Function::stddev, Function::quantize, Function::lquantize}) {
+        const LinearParameters p{-50, 50, 10};
+        AggregationState all(f, p);
+        AggregationState a(f, p);
+        AggregationState b(f, p);
+        AggregationState empty(f, p);
+        for (const std::int64_t v : first) {
+            all.add(v);
+            a.add(v);
+        }
+        for (const std::int64_t v : second) {
+            all.add(v);
+            b.add(v);
+        }
+        a.merge(b);
+        a.merge(empty);
+        EXPECT_EQ(a.value(), all.value()) << function_name(f);
+        EXPECT_EQ(a.count(), all.count()) << function_name(f);
+        EXPECT_EQ(a.buckets(), all.buckets()) << function_name(f);
+    }
+}
+
+} // namespace
+} // namespace tracectl::aggregate

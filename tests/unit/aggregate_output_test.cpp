@@ -31,8 +31,9 @@ struct Runner {
     explicit Runner(const std::string& source)
         : program(parse_program(source)), set(program), binder(program), bound(binder.bind(tick)) {}
     void record(std::int64_t seq, const std::string& text = "alpha") {
-        const auto slots = tick.slots(bound, {{"seq", seq}, {"vpid", 42}, {"cpu_id", 1}},
-                                      {{"text", text}, {"procname", "demo"}});
+        // The slots view these strings: they must outlive execute().
+        const std::map<std::string, std::string> strings{{"text", text}, {"procname", "demo"}};
+        const auto slots = tick.slots(bound, {{"seq", seq}, {"vpid", 42}, {"cpu_id", 1}}, strings);
         execute(bound, slots.data(), set);
     }
     std::string text() const {

@@ -43,10 +43,10 @@ public:
     }
 
     /// The slot values of one event record, given each field's value by name (integers
-    /// and strings), in the order `bound.slots` wants them.
+    /// and strings), in the order `bound.slots` wants them. String values view `strings`.
     std::vector<Value> slots(const BoundEventClass& bound,
                              const std::map<std::string, std::int64_t>& integers,
-                             const std::map<std::string, std::string>& strings = {}) const {
+                             const std::map<std::string, std::string>& strings) const {
         std::vector<Value> values;
         for (const FieldDescription& d : bound.slots) {
             std::uint64_t index = 0;
