@@ -582,11 +582,13 @@ TEST_F(Ip, TheSeedOneLinersCountAndQuantizeTheTestsTraffic) {
     // count(): "  KEY   VALUE" rows.
     std::map<std::string, long> counts;
     std::istringstream rows(text(log));
-    for (std::string key, value; rows >> key;)
-        if (key.find('.') != std::string::npos || key.find(':') != std::string::npos) {
-            if (rows >> value && std::all_of(value.begin(), value.end(), ::isdigit))
-                counts[key] = std::stol(value);
-        }
+    for (std::string line; std::getline(rows, line);) {
+        std::istringstream row(line);
+        std::string key, value, more;
+        if (row >> key >> value && !(row >> more) &&
+            std::all_of(value.begin(), value.end(), ::isdigit))
+            counts[key] = std::stol(value);
+    }
     EXPECT_EQ(counts["127.0.0.2"], 7) << text(log);
     EXPECT_EQ(counts["::1"], 5) << text(log);
     // quantize(): the key line, then "value |@@@ count" rows.
