@@ -39,16 +39,41 @@ namespace {
 
 using Options = std::map<std::string, sdbus::Variant>;
 
-/// The BPF programs of the ip provider loaded now (bpftool prog: ours are
-/// named tracectl_ip_*).
-std::size_t ipPrograms() {
+/// The ids of the BPF programs loaded now, by name (bpftool prog).
+std::map<std::uint32_t, std::string> loadedPrograms() {
     const RunResult r = run({"bpftool", "prog", "show", "--json"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
-    std::size_t n = 0;
+    std::map<std::uint32_t, std::string> out;
     for (const json& p : json::parse(r.out.empty() ? "[]" : r.out))
-        if (p.value("name", "").rfind("tracectl_ip", 0) == 0)
-            ++n;
-    return n;
+        out[p.value("id", 0u)] = p.value("name", "");
+    return out;
+}
+
+/// The ip provider's programs (tracectl_ip_*) that process `pid` holds:
+/// the prog_id of its BPF program and link fds (/proc/PID/fdinfo). Other
+/// daemons on the machine (BPF is kernel-wide) hold their own.
+std::set<std::uint32_t> ipProgramsOf(pid_t pid) {
+    const auto loaded = loadedPrograms();
+    std::set<std::uint32_t> ids;
+    std::error_code ec;
+    const std::string dir = "/proc/" + std::to_string(pid) + "/fdinfo";
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        std::ifstream info(e.path());
+        for (std::string line; std::getline(info, line);)
+            if (line.rfind("prog_id:", 0) == 0) {
+                const auto id = static_cast<std::uint32_t>(std::stoul(line.substr(8)));
+                if (const auto it = loaded.find(id);
+                    it != loaded.end() && it->second.rfind("tracectl_ip", 0) == 0)
+                    ids.insert(id);
+            }
+    }
+    return ids;
+}
+
+/// True once none of `ids` is loaded any more.
+bool allUnloaded(const std::set<std::uint32_t>& ids) {
+    const auto loaded = loadedPrograms();
+    return std::none_of(ids.begin(), ids.end(), [&](auto id) { return loaded.count(id) != 0; });
 }
 
 /// `address` (IPv4 or IPv6 text) and `port` as a socket address; its size in `len`.
@@ -109,11 +134,13 @@ protected:
         ASSERT_TRUE(manager_->KernelTracingAvailable());
     }
 
-    // Each test starts with no program of ours loaded: the kernel frees a
-    // destroyed session's programs after an RCU grace period (~20 ms).
+    /// The ip programs the sandbox's daemon holds now.
+    static std::set<std::uint32_t> ours() { return ipProgramsOf(sandbox_->daemonPid()); }
+
+    // A test's sessions are gone when it ends, and their programs with them.
     void TearDown() override {
-        EXPECT_TRUE(eventually([] { return ipPrograms() == 0; }, std::chrono::seconds(10)))
-            << "a test left a program of ours loaded";
+        EXPECT_TRUE(eventually([] { return ours().empty(); }, std::chrono::seconds(10)))
+            << "a test left a program loaded";
         SandboxSuite::TearDown();
     }
 
@@ -163,7 +190,8 @@ TEST_F(Ip, EveryLoopbackDatagramIsOneSendAndOneReceiveWithItsHeader) {
         "udp_dport == " + std::to_string(p4) + " || udp_dport == " + std::to_string(p6);
     s->EnableEvents("kernel", "", "ip:*", {{"filter", sdbus::Variant(mine)}});
     s->Start({});
-    EXPECT_EQ(ipPrograms(), 2u) << "the session's copy of the program: send and receive";
+    const auto loaded = ours();
+    EXPECT_EQ(loaded.size(), 2u) << "the session's copy of the program: send and receive";
     struct Flow {
         std::string from, to;
         int version;
@@ -224,7 +252,7 @@ TEST_F(Ip, EveryLoopbackDatagramIsOneSendAndOneReceiveWithItsHeader) {
     EXPECT_EQ(totals["discarded"], 0);
     s->Destroy({});
     // The kernel frees a detached program after an RCU grace period.
-    EXPECT_TRUE(eventually([] { return ipPrograms() == 0; }, std::chrono::seconds(5)))
+    EXPECT_TRUE(eventually([&] { return allUnloaded(loaded); }, std::chrono::seconds(5)))
         << "Destroy unloads the program";
 }
 
@@ -443,7 +471,7 @@ TEST_F(Ip, FiltersTheKernelCannotEvaluateAreRefusedWithTheirPlace) {
     EXPECT_NE(refusal("ip_plength * 2 > 10").find("InvalidArgument"), std::string::npos);
     EXPECT_NE(refusal("ip_saddr == ").find("InvalidArgument"), std::string::npos);
     EXPECT_TRUE(s->KernelEvents().empty()) << "nothing refused is kept";
-    EXPECT_EQ(ipPrograms(), 0u) << "nothing is loaded for a refused rule";
+    EXPECT_TRUE(ours().empty()) << "nothing is loaded for a refused rule";
     // What the program evaluates is taken.
     s->EnableEvents("kernel", "", "ip:*", {{"filter", sdbus::Variant(std::string("ip_ver == 6"))}});
     EXPECT_EQ(s->KernelEvents().size(), 1u);
@@ -515,12 +543,13 @@ TEST_F(Ip, NoProgramOutlivesAKilledConsumer) {
     auto s = create("ip-killed");
     s->EnableEvents("kernel", "", "ip:send", {});
     s->Start({});
-    ASSERT_EQ(ipPrograms(), 2u);
+    const auto loaded = ours();
+    ASSERT_EQ(loaded.size(), 2u);
     const RunResult killed = sandbox_->systemctl(
         {"kill", "--signal=SIGKILL", "tracectl-consumer-" + hexId(*s) + ".service"});
     ASSERT_EQ(killed.exitCode, 0) << killed.describe();
     EXPECT_TRUE(eventually([&] { return s->State() == "error"; }, std::chrono::seconds(10)));
-    EXPECT_TRUE(eventually([&] { return ipPrograms() == 0; }, std::chrono::seconds(10)));
+    EXPECT_TRUE(eventually([&] { return allUnloaded(loaded); }, std::chrono::seconds(10)));
     s->Destroy({});
 }
 
@@ -528,15 +557,16 @@ TEST_F(Ip, NoProgramOutlivesADaemonKilledAndRestarted) {
     auto s = create("ip-crash");
     s->EnableEvents("kernel", "", "ip:*", {});
     s->Start({});
-    ASSERT_EQ(ipPrograms(), 2u);
+    const auto loaded = ours();
+    ASSERT_EQ(loaded.size(), 2u);
     s.reset();
     ASSERT_TRUE(sandbox_->stopDaemon(SIGKILL).ok());
     // Its links and programs die with its fds; the orphaned consumer's maps
     // hold no program.
-    EXPECT_TRUE(eventually([&] { return ipPrograms() == 0; }, std::chrono::seconds(10)));
+    EXPECT_TRUE(eventually([&] { return allUnloaded(loaded); }, std::chrono::seconds(10)));
     const RunResult started = sandbox_->startDaemon();
     ASSERT_TRUE(started.ok()) << started.describe();
-    EXPECT_EQ(ipPrograms(), 0u);
+    EXPECT_TRUE(ours().empty());
 }
 
 // The seed one-liners, as written, run like `dtrace -n` (a
@@ -557,8 +587,10 @@ TEST_F(Ip, TheSeedOneLinersCountAndQuantizeTheTestsTraffic) {
     ASSERT_TRUE(eventually(
         [&] {
             std::size_t active = 0;
-            for (const auto& path : manager_->ListSessions())
-                active += SessionClient(*bus_, path).State() == "active";
+            for (const auto& path : manager_->ListSessions()) {
+                SessionClient session(*bus_, path);
+                active += session.Name().rfind("aggregate-", 0) == 0 && session.State() == "active";
+            }
             return active == 2;
         },
         std::chrono::seconds(20)));
@@ -613,7 +645,9 @@ TEST_F(Ip, TheSeedOneLinersCountAndQuantizeTheTestsTraffic) {
     EXPECT_EQ(buckets[256], 2) << q;
     EXPECT_EQ(buckets[512], 1) << q;
     EXPECT_EQ(buckets[128], 0) << q;
-    EXPECT_TRUE(manager_->ListSessions().empty()) << "the temporary sessions are gone";
+    for (const auto& path : manager_->ListSessions())
+        EXPECT_NE(SessionClient(*bus_, path).Name().rfind("aggregate-", 0), 0u)
+            << "the temporary sessions are gone";
 }
 
 // As real users: trace-kernel decides, and nothing is loaded without it.
@@ -626,7 +660,7 @@ TEST_F(IpAccess, WithoutTraceKernelTheProbesAreRefusedAndNothingIsLoaded) {
               kAccessDenied);
     ASSERT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Start", {"{}"})),
               "no error");
-    EXPECT_EQ(ipPrograms(), 0u);
+    EXPECT_TRUE(ipProgramsOf(sandbox_->daemonPid()).empty());
 }
 
 } // namespace
