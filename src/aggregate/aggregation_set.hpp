@@ -28,7 +28,15 @@ public:
     explicit AggregationSet(const Program& program);
 
     /// The state of `aggregation` (index in Program::aggregations) for `key`, created empty.
-    AggregationState& state(std::size_t aggregation, Key&& key);
+    /// `key_bytes` (the keys' D type sizes, BoundStatement::key_bytes) is remembered from
+    /// the aggregation's first entry, for printing.
+    AggregationState& state(std::size_t aggregation, Key&& key,
+                            const std::vector<std::uint8_t>& key_bytes = {});
+
+    /// The size in bytes of each key of `aggregation` (empty if unknown: 8).
+    const std::vector<std::uint8_t>& key_bytes(std::size_t aggregation) const {
+        return key_bytes_[aggregation];
+    }
 
     struct Entry {
         const Key* key;
@@ -51,6 +59,7 @@ public:
 private:
     std::vector<AggregationDeclaration> declarations_;
     std::vector<std::unordered_map<Key, AggregationState, KeyHash>> tables_;
+    std::vector<std::vector<std::uint8_t>> key_bytes_;
 };
 
 /// Key order: tuple members left to right; an integer before a string.

@@ -146,7 +146,8 @@ void execute(const BoundEventClass& bound, const Value* slots, AggregationSet& a
                 ++aggregations.errors;
                 break; // the clause stops at its error, as DTrace's actions do
             }
-            aggregations.state(statement.aggregation, std::move(key)).add(argument);
+            aggregations.state(statement.aggregation, std::move(key), statement.key_bytes)
+                .add(argument);
         }
     }
 }

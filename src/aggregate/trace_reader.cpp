@@ -127,7 +127,17 @@ public:
             } else if (type == BT_FIELD_CLASS_TYPE_STRING) {
                 kind = FieldKind::string;
             }
-            return FieldDescription{scope, i, kind};
+            FieldDescription found{scope, i, kind};
+            const bt_field_class* member_class =
+                bt_field_class_structure_member_borrow_field_class_const(member);
+            if (kind == FieldKind::signed_integer || kind == FieldKind::unsigned_integer) {
+                const std::uint64_t bits =
+                    bt_field_class_integer_get_field_value_range(member_class);
+                found.bytes = bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
+            } else if (kind == FieldKind::boolean) {
+                found.bytes = 4;
+            }
+            return found;
         }
         return std::nullopt;
     }
