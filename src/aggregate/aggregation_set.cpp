@@ -18,7 +18,7 @@ std::size_t KeyHash::operator()(const Key& key) const noexcept {
 
 AggregationSet::AggregationSet(const Program& program)
     : declarations_(program.aggregations), tables_(program.aggregations.size()),
-      key_bytes_(program.aggregations.size()) {}
+      key_bytes_(program.aggregations.size()), unkeyed_(program.aggregations.size(), nullptr) {}
 
 AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key,
                                         const std::vector<std::uint8_t>& key_bytes) {

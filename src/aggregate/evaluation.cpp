@@ -123,6 +123,18 @@ void execute(const BoundEventClass& bound, const Value* slots, AggregationSet& a
             }
         }
         for (const BoundStatement& statement : clause.statements) {
+            if (statement.keys.empty()) {
+                std::int64_t argument = 0;
+                if (statement.argument) {
+                    if (!evaluate(*statement.argument, slots, v)) {
+                        ++aggregations.errors;
+                        break;
+                    }
+                    argument = v.integer;
+                }
+                aggregations.unkeyed_state(statement.aggregation).add(argument);
+                continue;
+            }
             Key key;
             key.reserve(statement.keys.size());
             bool ok = true;

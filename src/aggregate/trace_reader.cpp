@@ -3,6 +3,7 @@
 #include "aggregate/evaluation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <babeltrace2/babeltrace.h>
 #include <cmath>
@@ -172,8 +173,7 @@ struct Run {
     Shared* shared = nullptr;
     AggregationSet* aggregations = nullptr;
     std::unordered_map<const bt_event_class*, std::unique_ptr<BoundEventClass>> bound;
-    const bt_event_class* last_class = nullptr;
-    const BoundEventClass* last_bound = nullptr;
+    std::array<std::pair<const bt_event_class*, const BoundEventClass*>, 16> cache{};
     std::vector<Value> slots;
     std::uint64_t event_records = 0;
     std::exception_ptr error;
@@ -204,11 +204,13 @@ struct Run {
         ++event_records;
         const bt_event* event = bt_message_event_borrow_event_const(message);
         const bt_event_class* event_class = bt_event_borrow_class_const(event);
-        if (event_class != last_class) {
-            last_bound = &bind(event_class, bt_event_borrow_stream_const(event));
-            last_class = event_class;
+        // A small direct-mapped cache in front of the map: streams interleave a few event
+        // classes record by record.
+        auto& cached = cache[(reinterpret_cast<std::uintptr_t>(event_class) >> 4) % cache.size()];
+        if (cached.first != event_class) {
+            cached = {event_class, &bind(event_class, bt_event_borrow_stream_const(event))};
         }
-        const BoundEventClass& b = *last_bound;
+        const BoundEventClass& b = *cached.second;
         if (b.clauses.empty()) {
             return;
         }
