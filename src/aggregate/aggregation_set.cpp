@@ -17,13 +17,18 @@ std::size_t KeyHash::operator()(const Key& key) const noexcept {
 }
 
 AggregationSet::AggregationSet(const Program& program)
-    : declarations_(program.aggregations), tables_(program.aggregations.size()) {}
+    : declarations_(program.aggregations), tables_(program.aggregations.size()),
+      key_bytes_(program.aggregations.size()), unkeyed_(program.aggregations.size(), nullptr) {}
 
-AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key) {
+AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key,
+                                        const std::vector<std::uint8_t>& key_bytes) {
     auto& table = tables_[aggregation];
     const auto found = table.find(key);
     if (found != table.end()) {
         return found->second;
+    }
+    if (key_bytes_[aggregation].empty()) {
+        key_bytes_[aggregation] = key_bytes;
     }
     const auto& d = declarations_[aggregation];
     return table.try_emplace(std::move(key), d.function, d.linear).first->second;
@@ -33,7 +38,7 @@ void AggregationSet::merge(AggregationSet&& other) {
     for (std::size_t a = 0; a < tables_.size(); ++a) {
         for (auto& [key, other_state] : other.tables_[a]) {
             Key copy = key;
-            state(a, std::move(copy)).merge(other_state);
+            state(a, std::move(copy), other.key_bytes_[a]).merge(other_state);
         }
     }
     errors += other.errors;

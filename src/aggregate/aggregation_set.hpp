@@ -26,9 +26,31 @@ struct KeyHash {
 class AggregationSet {
 public:
     explicit AggregationSet(const Program& program);
+    // Moving keeps the tables' nodes (and so unkeyed_state's pointers); copying would not.
+    AggregationSet(const AggregationSet&) = delete;
+    AggregationSet& operator=(const AggregationSet&) = delete;
+    AggregationSet(AggregationSet&&) = default;
+    AggregationSet& operator=(AggregationSet&&) = default;
 
     /// The state of `aggregation` (index in Program::aggregations) for `key`, created empty.
-    AggregationState& state(std::size_t aggregation, Key&& key);
+    /// `key_bytes` (the keys' D type sizes, BoundStatement::key_bytes) is remembered from
+    /// the aggregation's first entry, for printing.
+    AggregationState& state(std::size_t aggregation, Key&& key,
+                            const std::vector<std::uint8_t>& key_bytes = {});
+
+    /// state(aggregation, {}): the state of an aggregation without keys, without a lookup.
+    AggregationState& unkeyed_state(std::size_t aggregation) {
+        AggregationState*& s = unkeyed_[aggregation];
+        if (s == nullptr) {
+            s = &state(aggregation, Key{});
+        }
+        return *s;
+    }
+
+    /// The size in bytes of each key of `aggregation` (empty if unknown: 8).
+    const std::vector<std::uint8_t>& key_bytes(std::size_t aggregation) const {
+        return key_bytes_[aggregation];
+    }
 
     struct Entry {
         const Key* key;
@@ -51,6 +73,8 @@ public:
 private:
     std::vector<AggregationDeclaration> declarations_;
     std::vector<std::unordered_map<Key, AggregationState, KeyHash>> tables_;
+    std::vector<std::vector<std::uint8_t>> key_bytes_;
+    std::vector<AggregationState*> unkeyed_; // into tables_ (unordered_map nodes are stable)
 };
 
 /// Key order: tuple members left to right; an integer before a string.

@@ -1,6 +1,7 @@
 #include "aggregate/binding.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <fnmatch.h>
 
 namespace tracectl::aggregate {
@@ -37,8 +38,15 @@ public:
         if (name == "timestamp") {
             return FieldDescription{FieldScope::timestamp, 0, FieldKind::signed_integer};
         }
+        // pid_t, processorid_t: DTrace's int.
+        const auto as_int = [](std::optional<FieldDescription> found) {
+            if (found) {
+                found->bytes = 4;
+            }
+            return found;
+        };
         if (name == "cpu") {
-            return class_.find(FieldScope::packet_context, "cpu_id");
+            return as_int(class_.find(FieldScope::packet_context, "cpu_id"));
         }
         const auto context = [&](std::string_view field) -> std::optional<FieldDescription> {
             for (const FieldScope scope :
@@ -51,9 +59,9 @@ public:
         };
         if (name == "pid" || name == "tid") {
             if (auto found = context(name == "pid" ? "vpid" : "vtid")) {
-                return found;
+                return as_int(found);
             }
-            return context(name);
+            return as_int(context(name));
         }
         if (name == "execname") {
             return context("procname");
@@ -71,6 +79,7 @@ public:
         case Expression::Kind::integer:
             b.kind = BoundExpression::Kind::constant;
             b.integer = e.integer;
+            b.bytes = e.integer > INT32_MAX ? 8 : 4;
             return b;
         case Expression::Kind::string:
             b.kind = BoundExpression::Kind::constant;
@@ -86,6 +95,7 @@ public:
             }
             b.kind = BoundExpression::Kind::slot;
             b.type = value_type(field->kind);
+            b.bytes = b.type == ValueType::string ? 8 : field->bytes;
             const auto found = std::find(slots_.begin(), slots_.end(), *field);
             b.slot = static_cast<std::size_t>(found - slots_.begin());
             if (found == slots_.end()) {
@@ -98,6 +108,7 @@ public:
             b.op = e.op;
             b.left = std::make_unique<BoundExpression>(bind(*e.left));
             require_integer(*b.left, e.op);
+            b.bytes = e.op == Operator::logical_not ? 4 : std::max<std::uint8_t>(4, b.left->bytes);
             return b;
         }
         case Expression::Kind::binary:
@@ -125,6 +136,11 @@ public:
             require_integer(*b.left, e.op);
             require_integer(*b.right, e.op);
         }
+        const bool arithmetic = e.op == Operator::add || e.op == Operator::subtract ||
+                                e.op == Operator::multiply || e.op == Operator::divide ||
+                                e.op == Operator::modulo;
+        b.bytes =
+            arithmetic ? std::max<std::uint8_t>(4, std::max(b.left->bytes, b.right->bytes)) : 4;
         return b;
     }
 
@@ -190,6 +206,8 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
             s.aggregation = statement.aggregation;
             for (const auto& key : statement.keys) {
                 s.keys.push_back(binder.bind(*key));
+                s.key_bytes.push_back(
+                    s.keys.back().type == ValueType::string ? 8 : s.keys.back().bytes);
             }
             if (statement.argument) {
                 s.argument = binder.bind(*statement.argument);

@@ -45,6 +45,9 @@ struct FieldDescription {
     FieldScope scope = FieldScope::payload;
     std::uint64_t index = 0; ///< member index in the scope's structure (not for timestamp)
     FieldKind kind = FieldKind::signed_integer;
+    /// An integer's storage size in bytes, 1, 2, 4 or 8 (its CTF size rounded up): DTrace
+    /// prints keys by their type's size (see text_output.hpp).
+    std::uint8_t bytes = 8;
     bool operator==(const FieldDescription&) const = default;
 };
 
@@ -77,6 +80,10 @@ struct BoundExpression {
     std::int64_t integer = 0; ///< constant integer
     std::string string;       ///< constant string
     std::size_t slot = 0;     ///< Kind::slot: index into BoundEventClass::slots
+    /// The size in bytes of the expression's D type (integers): a field's own, 4 for int
+    /// (constants that fit, comparisons, the built-ins pid, tid and cpu), the larger
+    /// operand's, at least 4, for arithmetic (C's promotions).
+    std::uint8_t bytes = 4;
     Operator op = Operator::add;
     std::unique_ptr<BoundExpression> left;
     std::unique_ptr<BoundExpression> right;
@@ -85,6 +92,7 @@ struct BoundExpression {
 struct BoundStatement {
     std::size_t aggregation = 0;
     std::vector<BoundExpression> keys;
+    std::vector<std::uint8_t> key_bytes;     ///< keys[i].bytes (8 for strings)
     std::optional<BoundExpression> argument; ///< empty for count()
 };
 

@@ -123,6 +123,18 @@ void execute(const BoundEventClass& bound, const Value* slots, AggregationSet& a
             }
         }
         for (const BoundStatement& statement : clause.statements) {
+            if (statement.keys.empty()) {
+                std::int64_t argument = 0;
+                if (statement.argument) {
+                    if (!evaluate(*statement.argument, slots, v)) {
+                        ++aggregations.errors;
+                        break;
+                    }
+                    argument = v.integer;
+                }
+                aggregations.unkeyed_state(statement.aggregation).add(argument);
+                continue;
+            }
             Key key;
             key.reserve(statement.keys.size());
             bool ok = true;
@@ -146,7 +158,8 @@ void execute(const BoundEventClass& bound, const Value* slots, AggregationSet& a
                 ++aggregations.errors;
                 break; // the clause stops at its error, as DTrace's actions do
             }
-            aggregations.state(statement.aggregation, std::move(key)).add(argument);
+            aggregations.state(statement.aggregation, std::move(key), statement.key_bytes)
+                .add(argument);
         }
     }
 }

@@ -27,10 +27,28 @@ __attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ..
     return result;
 }
 
-void print_key(std::ostream& out, const Key& key) {
-    for (const KeyValue& v : key) {
+void print_key(std::ostream& out, const Key& key, const std::vector<std::uint8_t>& bytes) {
+    for (std::size_t i = 0; i < key.size(); ++i) {
+        const KeyValue& v = key[i];
         if (std::holds_alternative<std::int64_t>(v)) {
-            out << format(" %16" PRId64, std::get<std::int64_t>(v));
+            // dt_print_datum: by the key's size, the narrower ones as stored (unsigned
+            // bytes and shorts, an int for 4 bytes).
+            const std::int64_t n = std::get<std::int64_t>(v);
+            const auto u = static_cast<std::uint64_t>(n);
+            switch (i < bytes.size() ? bytes[i] : 8) {
+            case 1:
+                out << format(" %3d", static_cast<int>(static_cast<std::uint8_t>(u)));
+                break;
+            case 2:
+                out << format(" %5d", static_cast<int>(static_cast<std::uint16_t>(u)));
+                break;
+            case 4:
+                out << format(" %8d", static_cast<int>(static_cast<std::int32_t>(
+                                          static_cast<std::uint32_t>(u))));
+                break;
+            default:
+                out << format(" %16" PRId64, n);
+            }
         } else {
             out << format("  %-50s", std::get<std::string>(v).c_str());
         }
@@ -105,7 +123,7 @@ void print_text(std::ostream& out, const AggregationSet& aggregations) {
         }
         out << '\n';
         for (const auto& entry : entries) {
-            print_key(out, *entry.key);
+            print_key(out, *entry.key, aggregations.key_bytes(a));
             switch (entry.state->function()) {
             case Function::quantize:
             case Function::lquantize:

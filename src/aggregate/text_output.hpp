@@ -5,8 +5,9 @@
 //
 // - every aggregation with entries is preceded by an empty line; entries in
 //   AggregationSet::sorted order; DTrace prints no aggregation names;
-// - each key: a string as "  %-50s", an integer as " %16lld" (DTrace narrows this for
-//   keys of 32, 16 and 8-bit types; tracectl's keys are all 64-bit);
+// - each key: a string as "  %-50s", an integer by the size of its D type
+//   (BoundExpression::bytes): 8 bytes " %16lld", 4 " %8d", 2 " %5d", 1 " %3d", the
+//   narrower ones as stored in that size (an 8-bit -2 prints 254; tst.signedkeys.r);
 // - count, sum, min, max, avg: " %16lld" and a newline; stddev " %16llu";
 // - quantize, lquantize: after the keys, "\n%16s %41s %-9s\n" ("value", the
 //   "------------- Distribution -------------" ruler, "count"), one row per bucket from the

@@ -3,6 +3,7 @@
 #include "aggregate/evaluation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <babeltrace2/babeltrace.h>
 #include <cmath>
@@ -127,7 +128,17 @@ public:
             } else if (type == BT_FIELD_CLASS_TYPE_STRING) {
                 kind = FieldKind::string;
             }
-            return FieldDescription{scope, i, kind};
+            FieldDescription found{scope, i, kind};
+            const bt_field_class* member_class =
+                bt_field_class_structure_member_borrow_field_class_const(member);
+            if (kind == FieldKind::signed_integer || kind == FieldKind::unsigned_integer) {
+                const std::uint64_t bits =
+                    bt_field_class_integer_get_field_value_range(member_class);
+                found.bytes = bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
+            } else if (kind == FieldKind::boolean) {
+                found.bytes = 4;
+            }
+            return found;
         }
         return std::nullopt;
     }
@@ -162,8 +173,7 @@ struct Run {
     Shared* shared = nullptr;
     AggregationSet* aggregations = nullptr;
     std::unordered_map<const bt_event_class*, std::unique_ptr<BoundEventClass>> bound;
-    const bt_event_class* last_class = nullptr;
-    const BoundEventClass* last_bound = nullptr;
+    std::array<std::pair<const bt_event_class*, const BoundEventClass*>, 16> cache{};
     std::vector<Value> slots;
     std::uint64_t event_records = 0;
     std::exception_ptr error;
@@ -194,11 +204,13 @@ struct Run {
         ++event_records;
         const bt_event* event = bt_message_event_borrow_event_const(message);
         const bt_event_class* event_class = bt_event_borrow_class_const(event);
-        if (event_class != last_class) {
-            last_bound = &bind(event_class, bt_event_borrow_stream_const(event));
-            last_class = event_class;
+        // A small direct-mapped cache in front of the map: streams interleave a few event
+        // classes record by record.
+        auto& cached = cache[(reinterpret_cast<std::uintptr_t>(event_class) >> 4) % cache.size()];
+        if (cached.first != event_class) {
+            cached = {event_class, &bind(event_class, bt_event_borrow_stream_const(event))};
         }
-        const BoundEventClass& b = *last_bound;
+        const BoundEventClass& b = *cached.second;
         if (b.clauses.empty()) {
             return;
         }
@@ -377,23 +389,31 @@ public:
         }
     }
 
-    /// Every output port (one per stream) of every source, in order.
-    std::size_t port_count() const {
-        std::size_t n = 0;
-        for (const bt_component_source* source : sources_) {
-            n += bt_component_source_get_output_port_count(source);
+    /// Every output port (one per stream) of every source: (source index, port name),
+    /// sorted. A port's name names its stream's files, so every graph built on the same
+    /// directories has the same ports, whatever order the source lists them in.
+    std::vector<std::pair<std::size_t, std::string>> ports() const {
+        std::vector<std::pair<std::size_t, std::string>> all;
+        for (std::size_t d = 0; d < sources_.size(); ++d) {
+            const std::uint64_t n = bt_component_source_get_output_port_count(sources_[d]);
+            for (std::uint64_t p = 0; p < n; ++p) {
+                all.emplace_back(d, port_name(sources_[d], p));
+            }
         }
-        return n;
+        std::sort(all.begin(), all.end());
+        return all;
     }
 
-    /// Connects a sink feeding `run` to every port whose index is `worker` modulo
-    /// `workers`; the other ports stay unconnected (their streams are not read here).
-    void connect(std::size_t worker, std::size_t workers, Run& run) {
+    /// Connects a sink feeding `run` to each port of `share` (of ports()); the other
+    /// ports stay unconnected (their streams are read by other graphs).
+    void connect(const std::vector<std::pair<std::size_t, std::string>>& share, Run& run) {
         std::size_t index = 0;
-        for (const bt_component_source* source : sources_) {
+        for (std::size_t d = 0; d < sources_.size(); ++d) {
+            const bt_component_source* source = sources_[d];
             const std::uint64_t ports = bt_component_source_get_output_port_count(source);
             for (std::uint64_t p = 0; p < ports; ++p, ++index) {
-                if (index % workers != worker) {
+                if (!std::binary_search(share.begin(), share.end(),
+                                        std::make_pair(d, port_name(source, p)))) {
                     continue;
                 }
                 auto sink = std::make_unique<Sink>();
@@ -438,6 +458,12 @@ public:
     }
 
 private:
+    static std::string port_name(const bt_component_source* source, std::uint64_t index) {
+        const char* name = bt_port_get_name(bt_port_output_as_port_const(
+            bt_component_source_borrow_output_port_by_index_const(source, index)));
+        return name != nullptr ? name : std::to_string(index);
+    }
+
     std::unique_ptr<const bt_plugin, PluginDeleter> plugin_;
     std::unique_ptr<bt_graph, GraphDeleter> graph_;
     std::vector<const bt_component_source*> sources_;
@@ -451,7 +477,8 @@ ReadStatistics read_traces(const std::vector<std::string>& directories, const Pr
     Graph first(directories);
     Shared shared;
     shared.binder = &binder;
-    shared.sinks = first.port_count();
+    const auto ports = first.ports();
+    shared.sinks = ports.size();
     // Streams are independent and aggregating needs no order: several graphs, each
     // reading a share of the streams, one per thread (libbabeltrace2 objects are never
     // shared between them), then their aggregations are merged.
@@ -467,7 +494,11 @@ ReadStatistics read_traces(const std::vector<std::string>& directories, const Pr
         run->aggregations = sets.back().get();
         runs.push_back(std::move(run));
     }
-    first.connect(0, workers, *runs[0]);
+    std::vector<std::vector<std::pair<std::size_t, std::string>>> shares(workers);
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        shares[i % workers].push_back(ports[i]); // stays sorted
+    }
+    first.connect(shares[0], *runs[0]);
     std::vector<std::exception_ptr> failures(workers);
     {
         std::vector<std::jthread> threads;
@@ -475,7 +506,7 @@ ReadStatistics read_traces(const std::vector<std::string>& directories, const Pr
             threads.emplace_back([&, w] {
                 try {
                     Graph graph(directories);
-                    graph.connect(w, workers, *runs[w]);
+                    graph.connect(shares[w], *runs[w]);
                     graph.run(*runs[w]);
                 } catch (...) {
                     failures[w] = std::current_exception();

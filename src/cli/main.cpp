@@ -75,6 +75,7 @@ struct CommandLine {
     std::uint64_t er_timer_us = 0;
     std::uint64_t er_size_bytes = 0;
     AggregateArgs aggregate;
+    std::string aggregate_n;
 };
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
@@ -385,12 +386,17 @@ ExitStatus run(int argc, char** argv) {
                  "for a complete trace.\n\nExample:\n  tracectl view web-latency");
 
     auto* aggregate = app.add_subcommand(
-        "aggregate", "Run DTrace aggregations (D's @name[keys] = count() ...) over a trace");
-    aggregate
-        ->add_option("PROGRAM", cl.aggregate.program,
-                     "The D program: clauses 'probe[,probe] [/predicate/] { @name[keys] = "
-                     "function(expr); ... }'")
-        ->required();
+        "aggregate", "Run DTrace aggregations (D's @name[keys] = count() ...) on traces or live");
+    auto* aggregate_program =
+        aggregate->add_option("PROGRAM", cl.aggregate.program,
+                              "The D program: clauses 'probe[,probe] [/predicate/] { "
+                              "@name[keys] = function(expr); ... }'");
+    auto* aggregate_n = aggregate
+                            ->add_option("-n", cl.aggregate_n,
+                                         "The D program, given as dtrace -n takes it (instead "
+                                         "of PROGRAM)")
+                            ->type_name("PROGRAM")
+                            ->excludes(aggregate_program);
     auto* aggregate_trace =
         aggregate
             ->add_option("--trace", cl.aggregate.trace,
@@ -429,6 +435,7 @@ ExitStatus run(int argc, char** argv) {
         "with status 1.\n\n"
         "Example:\n"
         "  tracectl aggregate --trace ./trace 'tracectl_demo:tick { @[text] = count(); }'\n"
+        "  tracectl aggregate -n 'ip:::receive { @[args[2]->ip_saddr] = count(); }'\n"
         "  tracectl aggregate --trace ./trace \\\n"
         "    'ip:::send { @[args[2]->ip_daddr] = quantize(args[2]->ip_plength); }'");
 
@@ -436,6 +443,13 @@ ExitStatus run(int argc, char** argv) {
         app.parse(argc, argv);
         if (destroy->parsed() && destroy_name->count() == 0 && destroy_all->count() == 0) {
             throw CLI::ValidationError("destroy", "give a session NAME or --all");
+        }
+        if (aggregate->parsed()) {
+            if (aggregate_n->count() > 0) {
+                cl.aggregate.program = cl.aggregate_n;
+            } else if (aggregate_program->count() == 0) {
+                throw CLI::ValidationError("aggregate", "give the PROGRAM (or -n PROGRAM)");
+            }
         }
         if (bus_address->count() > 0 && cl.bus_address.empty()) {
             throw CLI::ValidationError("--bus-address", "needs a D-Bus address");

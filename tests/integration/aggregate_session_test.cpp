@@ -16,7 +16,9 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -209,4 +211,62 @@ TEST_F(AggregateSession, CtrlCDuringSetUpLeavesNothing) {
             leftover || entry.path().filename().string().rfind("tracectl-aggregate-", 0) == 0;
     }
     EXPECT_FALSE(leftover);
+}
+
+TEST_F(AggregateSession, KernelTraceProbesMatchLttngModulesNames) {
+    // A kernel session of tracectld (lttng-modules' event names: sched_switch,
+    // syscall_entry_write), then `sched:sched_switch` and `sched:*` aggregated, against
+    // the records trace_events.py (python3-bt2) reads from the same trace.
+    const std::string dir = output("agg-kernel");
+    ASSERT_EQ(cli({"create", "agg-kernel", "--output", dir}).exitCode, 0);
+    ASSERT_EQ(cli({"enable-channel", "-k", "kchan", "-s", "agg-kernel"}).exitCode, 0);
+    const RunResult enabled =
+        cli({"enable-event", "-k", "-c", "kchan", "-s", "agg-kernel", "sched:sched_switch"});
+    if (enabled.exitCode != 0) {
+        GTEST_SKIP() << "no kernel domain here: " << enabled.describe();
+    }
+    ASSERT_EQ(cli({"start", "agg-kernel"}).exitCode, 0);
+    for (int i = 0; i < 20; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10)); // context switches
+    }
+    ASSERT_EQ(cli({"stop", "agg-kernel"}).exitCode, 0);
+    const RunResult r =
+        cli({"aggregate", "--session", "agg-kernel", "--json",
+             "sched:sched_switch { @n[prev_tid] = count(); } sched:* { @all = count(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    const char* root = std::getenv("TRACECTL_SOURCE_ROOT");
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult events =
+        run({"/usr/bin/python3",
+             std::string(root != nullptr ? root : ".") + "/tests/integration/trace_events.py", dir,
+             "--event", "sched_switch"},
+            options);
+    ASSERT_EQ(events.exitCode, 0) << events.describe();
+    std::map<long long, long long> expected;
+    long long total = 0;
+    std::istringstream lines(events.out);
+    for (std::string line; std::getline(lines, line);) {
+        const auto record = nlohmann::json::parse(line);
+        if (record.contains("name")) {
+            ++expected[record["fields"]["prev_tid"].get<long long>()];
+            ++total;
+        }
+    }
+    ASSERT_GT(total, 0);
+    std::map<long long, long long> got;
+    long long all = -1;
+    const auto json = nlohmann::json::parse(r.out);
+    for (const auto& a : json["aggregations"]) {
+        for (const auto& e : a["entries"]) {
+            if (a["name"] == "n") {
+                got[e["keys"][0].get<long long>()] = e["value"].get<long long>();
+            } else {
+                all = e["value"].get<long long>();
+            }
+        }
+    }
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(all, total);
+    EXPECT_EQ(cli({"destroy", "agg-kernel"}).exitCode, 0);
 }

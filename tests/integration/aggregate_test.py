@@ -250,6 +250,18 @@ class AggregateOnLttngTrace(unittest.TestCase):
                 self.assertIn(f"tracectl: aggregate: {position}: ", r.stderr)
                 self.assertEqual(r.stdout, "")
 
+    def test_program_given_with_n(self):
+        r = subprocess.run([TRACECTL, "aggregate", "--trace", self.trace, "--json", "-n",
+                            "tracectl_demo:::tick { @ = count(); }"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["aggregations"][0]["entries"][0]["value"],
+                         len(self.ticks))
+        r = subprocess.run([TRACECTL, "aggregate", "--trace", self.trace], capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("give the PROGRAM", r.stderr)
+
     def test_unreadable_trace(self):
         r = aggregate(os.path.join(self.home, "nothing-here"),
                       "tracectl_demo:tick { @ = count(); }")

@@ -231,6 +231,40 @@ TEST(AggregateText, LquantizeOverflowRowsAndKeys) {
                         "\n");
 }
 
+TEST(AggregateText, IntegerKeysPrintByTheirTypesSize) {
+    // dtrace-utils tst.signedkeys.r: 1-byte keys " %3d" (-2 stored as 254), 2-byte
+    // " %5d", 4-byte " %8d" (signed), 8-byte " %16lld"; pid (pid_t) is an int.
+    const TableEventClass narrow{
+        "p:e",
+        "ust",
+        {{"b", FieldScope::payload, FieldKind::signed_integer, 1},
+         {"h", FieldScope::payload, FieldKind::unsigned_integer, 2},
+         {"w", FieldScope::payload, FieldKind::unsigned_integer, 4},
+         {"q", FieldScope::payload, FieldKind::signed_integer, 8},
+         {"vpid", FieldScope::common_context, FieldKind::signed_integer, 8}}};
+    const Program program =
+        parse_program("p:e { @b[b] = count(); @h[h] = count(); @w[w] = count(); @q[q] = count();\n"
+                      "@p[pid] = count(); @sum[w + 1] = count(); @cmp[b < 0] = count(); }");
+    Binder binder(program);
+    AggregationSet set(program);
+    const BoundEventClass bound = binder.bind(narrow);
+    const std::map<std::string, std::string> none;
+    const auto slots = narrow.slots(
+        bound, {{"b", -2}, {"h", 65535}, {"w", 4294967295}, {"q", -2}, {"vpid", 77}}, none);
+    execute(bound, slots.data(), set);
+    std::ostringstream out;
+    print_text(out, set);
+    EXPECT_EQ(out.str(), "\n 254                1\n"
+                         "\n 65535                1\n"
+                         "\n       -1                1\n"
+                         "\n               -2                1\n"
+                         "\n       77                1\n"
+                         "\n        0                1\n" // uint32 + int: 4 bytes, wraps
+                         "\n        1                1\n");
+    // JSON keeps the values as read.
+    EXPECT_EQ(to_json(set)["aggregations"][2]["entries"][0]["keys"][0], 4294967295);
+}
+
 TEST(AggregateJson, EntriesAndBuckets) {
     Runner r("tracectl_demo:tick { @n[text, seq] = count(); @q = quantize(seq);\n"
              "@l = lquantize(seq, 0, 4, 2); }");

@@ -19,6 +19,7 @@ public:
         std::string name;
         FieldScope scope;
         FieldKind kind;
+        std::uint8_t bytes = 8; ///< FieldDescription::bytes
     };
     TableEventClass(std::string name, std::string domain, std::vector<Field> fields)
         : name_(std::move(name)), domain_(std::move(domain)), fields_(std::move(fields)) {}
@@ -32,7 +33,7 @@ public:
                 continue;
             }
             if (f.name == name) {
-                return FieldDescription{scope, index, f.kind};
+                return FieldDescription{scope, index, f.kind, f.bytes};
             }
             ++index;
         }
