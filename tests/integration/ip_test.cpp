@@ -509,6 +509,26 @@ TEST_F(Ip, ARotationArchivesTheIpStreamWithTheRest) {
     s->Destroy({});
 }
 
+// Found by a fresh-user pass: a channel of ip rules only (its per-CPU
+// streams idle) rotated twice gave archives babeltrace2 refused to read
+// together (zero-length first packets it could not order).
+TEST_F(Ip, ARotatedSessionOfIpRulesOnlyReadsAsOneTrace) {
+    auto s = create("ip-idle-rotate");
+    s->EnableEvents("kernel", "", "ip:send",
+                    {{"filter", sdbus::Variant(std::string("udp_dport == 1"))}});
+    s->Start({});
+    for (int i = 0; i < 2; ++i) {
+        const std::string archive = s->Rotate({});
+        ASSERT_TRUE(
+            eventually([&] { return std::filesystem::exists(archive + "/kernel/metadata"); },
+                       std::chrono::seconds(10)));
+    }
+    s->Stop({});
+    const RunResult r = run({"babeltrace2", output("ip-idle-rotate")});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    s->Destroy({});
+}
+
 TEST_F(Ip, AFullRingBufferCountsItsDiscardedEventsExactly) {
     std::uint16_t port = 0;
     const int rx = udpSocket("127.0.0.1", 0, &port);

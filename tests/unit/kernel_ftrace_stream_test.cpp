@@ -28,7 +28,7 @@ struct Packet {
 
 struct Fixture {
     explicit Fixture(std::size_t maxPacket, std::uint32_t mask = 0,
-                     ProcessInfo* processes = nullptr) {
+                     ProcessInfo* processes = nullptr, std::uint64_t begin = 0) {
         EventConversion c;
         c.ftraceId = kSwitchId;
         c.ctfId = kSwitchCtf;
@@ -41,6 +41,7 @@ struct Fixture {
         cfg.cpuId = 1;
         cfg.maxPacketBytes = maxPacket;
         cfg.contextMask = mask;
+        cfg.beginTimestamp = begin;
         stream = std::make_unique<FtraceStream>(
             cfg, table, processes, [this](std::span<const std::byte> p, const IndexEntry& e) {
                 packets.push_back({Bytes(p.begin(), p.end()), e});
@@ -315,4 +316,17 @@ TEST(FtraceStream, HostilePagesNeverCrash) {
         EXPECT_LE(p.bytes.size(), 512u);
         EXPECT_EQ(p.index.packetSeqNum, seq++);
     }
+}
+
+// Found by a fresh-user pass (a channel of ip rules only: idle per-CPU
+// streams): the first packet began at the first flush, a zero-length packet
+// whose chunk babeltrace2 could not order against the next one.
+TEST(FtraceStream, AnIdleStreamsFirstPacketBeginsAtTheStreamsBeginning) {
+    Fixture f(4096, 0, nullptr, 700);
+    f.stream->flush(1000);
+    f.stream->flush(3000);
+    ASSERT_EQ(f.packets.size(), 2u);
+    EXPECT_EQ(f.packets[0].index.timestampBegin, 700u);
+    EXPECT_EQ(f.packets[0].index.timestampEnd, 1000u);
+    EXPECT_EQ(f.packets[1].index.timestampBegin, 1000u);
 }

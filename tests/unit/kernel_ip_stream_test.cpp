@@ -24,8 +24,9 @@ struct Packet {
 };
 
 struct Fixture {
-    explicit Fixture(std::size_t maxPacket) {
+    explicit Fixture(std::size_t maxPacket, std::uint64_t begin = 0) {
         IpStreamConfig cfg;
+        cfg.beginTimestamp = begin;
         cfg.uuid.fill(std::byte{0x22});
         cfg.streamId = 3;
         cfg.maxPacketBytes = maxPacket;
@@ -133,6 +134,21 @@ TEST(IpStream, AFullPacketIsClosedAndTheNextOpened) {
     }
     EXPECT_EQ(f.stream->counters().eventsWritten, static_cast<std::uint64_t>(kRecords));
     EXPECT_EQ(f.stream->counters().packets, f.packets.size());
+}
+
+// Found by a fresh-user pass: an idle stream's first packet began at its
+// first flush, so a rotation's archive held a zero-length packet [t, t] and
+// the next chunk's began at t too; babeltrace2, merging the chunks of one
+// trace, ordered the two the wrong way and refused the trace.
+TEST(IpStream, AnIdleStreamsFirstPacketBeginsAtTheStreamsBeginning) {
+    Fixture f(4096, 500);
+    f.stream->flush(1000);
+    f.stream->flush(2000);
+    ASSERT_EQ(f.packets.size(), 2u);
+    EXPECT_EQ(f.packets[0].index.timestampBegin, 500u);
+    EXPECT_EQ(f.packets[0].index.timestampEnd, 1000u);
+    EXPECT_EQ(f.packets[1].index.timestampBegin, 1000u);
+    EXPECT_EQ(f.packets[1].index.timestampEnd, 2000u);
 }
 
 } // namespace

@@ -12,8 +12,9 @@ FtraceStream::FtraceStream(const FtraceStreamConfig& config, const ConversionTab
     : config_(config), table_(table), processes_(processes), sink_(std::move(sink)),
       builder_(config.uuid, config.streamId, config.cpuId, config.cpuId, config.maxPacketBytes,
                config.contextMask),
-      needsProcess_((config.contextMask &
-                     (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0) {}
+      needsProcess_(
+          (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0),
+      last_(config.beginTimestamp) {}
 
 void FtraceStream::consumePage(std::span<const std::byte> page) {
     ++counters_.pages;
@@ -95,7 +96,7 @@ void FtraceStream::emit(std::uint64_t end) {
 void FtraceStream::flush(std::uint64_t now) {
     const std::uint64_t end = std::max(now, last_);
     if (!builder_.isOpen()) // an empty packet from the last one's end to `end`
-        builder_.open(counters_.packets != 0 ? last_ : end);
+        builder_.open(counters_.packets != 0 || config_.beginTimestamp != 0 ? last_ : end);
     emit(end);
     last_ = end;
 }

@@ -20,6 +20,11 @@ struct FtraceStreamConfig {
     std::size_t maxPacketBytes = 0; ///< the channel's sub-buffer size (>= 84)
     std::uint32_t contextMask = 0;  ///< kernel_records ContextField bits
     PageFormat pageFormat;          ///< from events/header_page
+    /// When the stream begins (ns, the trace's clock): its first packet's
+    /// timestamp_begin, however late its first event or flush comes, so
+    /// that packets of consecutive chunks never begin at the same time (0:
+    /// at the first event or flush).
+    std::uint64_t beginTimestamp = 0;
 };
 
 /// What a stream did so far. Events counts are of ftrace records.

@@ -14,7 +14,8 @@ IpStream::IpStream(const IpStreamConfig& config, ProcessInfo* processes, PacketS
       builder_(config.uuid, config.streamId, kr::kIpProbesInstance, 0, config.maxPacketBytes,
                config.contextMask),
       needsProcess_(
-          (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0) {
+          (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0),
+      last_(config.beginTimestamp) {
     fields_.reserve(512);
 }
 
@@ -73,7 +74,7 @@ void IpStream::emit(std::uint64_t end) {
 void IpStream::flush(std::uint64_t now) {
     const std::uint64_t end = std::max(now, last_);
     if (!builder_.isOpen())
-        builder_.open(counters_.packets != 0 ? last_ : end);
+        builder_.open(counters_.packets != 0 || config_.beginTimestamp != 0 ? last_ : end);
     emit(end);
     last_ = end;
 }

@@ -21,6 +21,9 @@ struct IpStreamConfig {
     std::uint32_t contextMask = 0;  ///< kernel_records ContextField bits
     std::uint16_t sendId = 0;       ///< CTF event id of ip:send
     std::uint16_t receiveId = 0;    ///< CTF event id of ip:receive
+    /// When the stream begins (ns): its first packet's timestamp_begin (as
+    /// FtraceStreamConfig::beginTimestamp; 0: at the first event or flush).
+    std::uint64_t beginTimestamp = 0;
 };
 
 /// What a stream did so far.

@@ -123,6 +123,9 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
     } catch (const std::system_error& e) {
         throw RequestError(cp::ErrorKind::Io, "creating " + outputDir_ + ": " + e.what());
     }
+    // Every stream begins now (tracing goes on later): the first packets
+    // of an idle stream span the time up to its first flush.
+    const std::uint64_t begin = monotonicNow();
     for (std::size_t i = 0; i < request.cpus.size(); ++i) {
         auto c = std::make_unique<Cpu>();
         c->owner = this;
@@ -137,6 +140,7 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         config.cpuId = c->cpu;
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
+        config.beginTimestamp = begin;
         c->stream = std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_,
                                                            sinkTo(c->out));
         if (dir) {
@@ -190,6 +194,7 @@ void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd r
     config.contextMask = request_.contextMask;
     config.sendId = request.sendId;
     config.receiveId = request.receiveId;
+    config.beginTimestamp = monotonicNow(); // before the program is enabled
     ip->stream = std::make_unique<kernel::IpStream>(config, &processes_, sinkTo(ip->out));
     if (!snapshotOnly_) {
         try {
