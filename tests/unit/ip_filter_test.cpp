@@ -218,6 +218,9 @@ TEST(IpFilter, RefusesWhatTheKernelCannotEvaluate) {
     expectRefused("ip_saddr == \"10.0.0.256\"", "\"10.0",
                   "\"10.0.0.256\" is neither an IPv4 nor an IPv6 address");
     expectRefused("ip_daddr != \"localhost\"", "\"local", "\"localhost\" is neither");
+    // Found by a fresh-user pass: accepted, and then matched nothing.
+    expectRefused("ip_saddr == \"::ffff:127.0.0.1\"", "\"::ff", "IPv4-mapped");
+    expectRefused("ip_daddr == \"fe80::1%lo\"", "\"fe80", "zone id");
     expectRefused("ip_saddr == \"10.*\"", "\"10", "glob");
     expectRefused("if_name == \"e*h\"", "\"e", "glob");
     expectRefused("if_name == \"abcdefghijklmnop\"", "\"abc", "longer than 15 bytes");

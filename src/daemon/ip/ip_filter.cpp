@@ -178,10 +178,21 @@ tracectl_ip_atom compareAtom(const Node& cmp) {
             notInKernel(constant->column,
                         "a glob pattern on field '" + std::string(info.name) + "'");
         unsigned char bytes[16] = {};
+        if (text.find('%') != std::string::npos)
+            throw FilterError(constant->column,
+                              "\"" + text + "\": a zone id (%...) is no part of an address in " +
+                                  "a packet's header; write the address alone");
         if (::inet_pton(AF_INET, text.c_str(), bytes) == 1) {
             atom.addr_ver = 4;
         } else if (::inet_pton(AF_INET6, text.c_str(), bytes) == 1) {
             atom.addr_ver = 6;
+            // ::ffff:a.b.c.d is how sockets name IPv4 peers; packets carry the
+            // IPv4 address itself (RFC 4291 2.5.5.2), so it would match nothing.
+            static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+            if (std::memcmp(bytes, kMapped, sizeof kMapped) == 0)
+                throw FilterError(constant->column,
+                                  "\"" + text + "\" is an IPv4-mapped IPv6 address, which no " +
+                                      "packet carries: compare with the IPv4 address");
         } else {
             throw FilterError(constant->column,
                               "\"" + text + "\" is neither an IPv4 nor an IPv6 address");
