@@ -24,10 +24,11 @@ int quantize_bucket(std::int64_t value) noexcept {
         return quantize_zero_bucket + 1 +
                (63 - std::countl_zero(static_cast<std::uint64_t>(value)));
     }
-    // The highest bucket labelled -2^k <= value: the least k with 2^k >= |value|, i.e.
-    // ceil(log2(|value|)).
+    // As illumos' dtrace_aggregate_quantize: the first bucket, from -2^62 up, whose label
+    // -2^k is >= value, i.e. the greatest k with 2^k <= |value|: floor(log2(|value|)) (the
+    // row labelled -4 holds -7..-4).
     const std::uint64_t magnitude = 0 - static_cast<std::uint64_t>(value);
-    const int k = std::bit_width(magnitude - 1); // ceil(log2(magnitude)); 0 for 1
+    const int k = std::bit_width(magnitude) - 1; // floor(log2(magnitude)); 63 for INT64_MIN
     const int bucket = quantize_zero_bucket - 1 - k;
     return bucket < 0 ? 0 : bucket;
 }

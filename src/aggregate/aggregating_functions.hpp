@@ -23,8 +23,10 @@ inline constexpr int quantize_zero_bucket = 63;
 /// value it holds, except for bucket 0 which also holds every value below -2^62.
 std::int64_t quantize_bucket_value(int bucket) noexcept;
 
-/// The bucket of `value`: the highest bucket whose label is <= value (bucket 0 for values
-/// below -2^62; 2^62 and above go to bucket 126).
+/// The bucket of `value`, as dtrace_aggregate_quantize fills them: for value >= 0 the highest
+/// bucket whose label is <= value (2^62 and above go to bucket 126); for value < 0 the lowest
+/// bucket whose label is >= value (the row labelled -4 holds -7..-4; bucket 0 every value up
+/// to -2^62).
 int quantize_bucket(std::int64_t value) noexcept;
 
 /// The lquantize bucket of `value`, 0 .. levels + 1: 0 for value < low, 1 + (value - low) /

@@ -116,11 +116,16 @@ def quantize_label(i):
 def quantize_buckets(values):
     counts = {}
     for v in values:
+        # illumos dtrace_aggregate_quantize: a negative value goes to the first bucket
+        # whose label is >= it, the others to the last whose label is <= them.
         bucket = 126
-        for i in range(127):
-            if v < quantize_label(i):
-                bucket = max(i - 1, 0)
-                break
+        if v < 0:
+            bucket = next(i for i in range(63) if v <= quantize_label(i))
+        else:
+            for i in range(64, 127):
+                if v < quantize_label(i):
+                    bucket = i - 1
+                    break
         counts[bucket] = counts.get(bucket, 0) + 1
     result = []
     for b in sorted(counts):

@@ -12,12 +12,20 @@ namespace {
 constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 
-/// DTrace's definition (dtrace_aggregate_quantize): the bucket before the first whose
-/// label is above the value; the last bucket if none is.
+/// DTrace's definition (illumos dtrace_aggregate_quantize): for a negative value, the first
+/// bucket whose label is >= the value; otherwise the bucket before the first whose label is
+/// above the value, the last bucket if none is.
 int reference_bucket(std::int64_t value) {
-    for (int i = 0; i < quantize_buckets; ++i) {
+    if (value < 0) {
+        for (int i = 0; i < quantize_zero_bucket; ++i) {
+            if (value <= quantize_bucket_value(i)) {
+                return i;
+            }
+        }
+    }
+    for (int i = quantize_zero_bucket + 1; i < quantize_buckets; ++i) {
         if (value < quantize_bucket_value(i)) {
-            return i == 0 ? 0 : i - 1;
+            return i - 1;
         }
     }
     return quantize_buckets - 1;
@@ -39,11 +47,16 @@ TEST(AggregateQuantize, SmallValues) {
     EXPECT_EQ(quantize_bucket(2), 65);
     EXPECT_EQ(quantize_bucket(3), 65);
     EXPECT_EQ(quantize_bucket(4), 66);
-    EXPECT_EQ(quantize_bucket(-1), 62);
-    EXPECT_EQ(quantize_bucket(-2), 61);
-    EXPECT_EQ(quantize_bucket(-3), 60); // labelled -4: the highest label <= -3
-    EXPECT_EQ(quantize_bucket(-4), 60);
-    EXPECT_EQ(quantize_bucket(-5), 59);
+    // As DTrace: a negative value goes to the first row whose label is >= it, so the row
+    // labelled -4 holds -7..-4.
+    EXPECT_EQ(quantize_bucket(-1), 62); // -1
+    EXPECT_EQ(quantize_bucket(-2), 61); // -2
+    EXPECT_EQ(quantize_bucket(-3), 61); // -2
+    EXPECT_EQ(quantize_bucket(-4), 60); // -4
+    EXPECT_EQ(quantize_bucket(-5), 60); // -4
+    EXPECT_EQ(quantize_bucket(-7), 60); // -4
+    EXPECT_EQ(quantize_bucket(-8), 59); // -8
+    EXPECT_EQ(quantize_bucket(-9), 59); // -8
 }
 
 TEST(AggregateQuantize, HugeValues) {
@@ -52,9 +65,11 @@ TEST(AggregateQuantize, HugeValues) {
     EXPECT_EQ(quantize_bucket((std::int64_t{1} << 62) - 1), 125);
     EXPECT_EQ(quantize_bucket(int64_min), 0);
     EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62)), 0);
-    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62) + 1), 0);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62) - 1), 0);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62) + 1), 1);
     EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61)), 1);
-    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61) - 1), 0);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61) - 1), 1);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61) + 1), 2);
 }
 
 TEST(AggregateQuantize, MatchesDTraceDefinitionAroundEveryPowerOfTwo) {

@@ -302,5 +302,23 @@ TEST(AggregateJson, OpenEndedBuckets) {
     EXPECT_EQ(q[0]["lower"], std::numeric_limits<std::int64_t>::min());
 }
 
+TEST(AggregateJson, NegativeQuantizeBucketsAsDTraceFillsThem) {
+    // The row labelled -4 holds -7..-4, -8 holds -15..-8, the first one INT64_MIN..-2^62.
+    Runner r("tracectl_demo:tick { @q = quantize(seq); }");
+    for (const std::int64_t v :
+         {std::int64_t{-5}, std::int64_t{-7}, std::int64_t{-4}, std::int64_t{-8}, std::int64_t{-1},
+          std::int64_t{-3}, std::numeric_limits<std::int64_t>::min()}) {
+        r.record(v);
+    }
+    const auto q = to_json(r.set)["aggregations"][0]["entries"][0]["buckets"];
+    const auto expected = nlohmann::json::parse(R"([
+        {"lower": -9223372036854775808, "upper": -4611686018427387904, "count": 1},
+        {"lower": -15, "upper": -8, "count": 1},
+        {"lower": -7, "upper": -4, "count": 3},
+        {"lower": -3, "upper": -2, "count": 1},
+        {"lower": -1, "upper": -1, "count": 1}])");
+    EXPECT_EQ(q, expected);
+}
+
 } // namespace
 } // namespace tracectl::aggregate
