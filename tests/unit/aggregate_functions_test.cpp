@@ -173,6 +173,37 @@ TEST(AggregateFunctions, QuantizeAndLquantizeCounts) {
     EXPECT_EQ(l.buckets(), (std::vector<std::int64_t>{1, 2, 1, 2}));
 }
 
+TEST(AggregateFunctions, AvgAndStddevDoNotOverflow) {
+    // avg(INT64_MAX) over 1482 records gave -1, stddev of a constant was not 0: their sums
+    // are kept wider than 64 bits.
+    for (const std::int64_t v : {int64_max, int64_min, std::int64_t{3}, std::int64_t{-7}}) {
+        AggregationState avg(Function::avg, {});
+        AggregationState stddev(Function::stddev, {});
+        AggregationState merged(Function::stddev, {});
+        for (int i = 0; i < 1482; ++i) {
+            avg.add(v);
+            stddev.add(v);
+            AggregationState one(Function::stddev, {});
+            one.add(v);
+            merged.merge(one);
+        }
+        EXPECT_EQ(avg.value(), v);
+        EXPECT_EQ(stddev.value(), 0) << v;
+        EXPECT_EQ(merged.value(), 0) << v;
+    }
+    // INT64_MAX and INT64_MIN alternately: mean -1/2 truncated to 0, stddev just under 2^63.
+    AggregationState spread(Function::stddev, {});
+    AggregationState mean(Function::avg, {});
+    for (int i = 0; i < 1000; ++i) {
+        spread.add(int64_max);
+        spread.add(int64_min);
+        mean.add(int64_max);
+        mean.add(int64_min);
+    }
+    EXPECT_EQ(mean.value(), 0);
+    EXPECT_EQ(spread.value(), int64_max); // isqrt(2^126 - 2^63)
+}
+
 TEST(AggregateFunctions, SumWrapsAround) {
     AggregationState s(Function::sum, {});
     s.add(int64_max);
