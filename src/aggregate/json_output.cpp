@@ -83,4 +83,8 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
     return {{"aggregations", list}, {"errors", aggregations.errors}};
 }
 
+std::string json_text(const nlohmann::json& json) {
+    return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 } // namespace tracectl::aggregate

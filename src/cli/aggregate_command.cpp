@@ -48,7 +48,7 @@ ExitStatus aggregate(const agg::Program& program, const std::vector<std::string>
                                   "for those event records)");
     }
     if (json) {
-        out << agg::to_json(aggregations).dump(2) << '\n';
+        out << agg::json_text(agg::to_json(aggregations)) << '\n';
     } else {
         agg::print_text(out, aggregations);
     }
@@ -296,7 +296,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             }
             if (args.json) {
                 agg::AggregationSet empty(program);
-                out << agg::to_json(empty).dump(2) << '\n';
+                out << agg::json_text(agg::to_json(empty)) << '\n';
             }
             return ExitStatus::success;
         }

@@ -320,5 +320,19 @@ TEST(AggregateJson, NegativeQuantizeBucketsAsDTraceFillsThem) {
     EXPECT_EQ(q, expected);
 }
 
+TEST(AggregateJson, KeysThatAreNotUtf8AreReplacedNotFatal) {
+    Runner r("tracectl_demo:tick { @[text] = count(); }");
+    r.record(1, "bad\xff\xfe"
+                "comm");
+    r.record(2, "good");
+    const std::string text = json_text(to_json(r.set));
+    const auto j = nlohmann::json::parse(text);
+    const auto& entries = j["aggregations"][0]["entries"];
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[0]["keys"][0], "bad\xef\xbf\xbd\xef\xbf\xbd"
+                                     "comm");
+    EXPECT_EQ(entries[1]["keys"][0], "good");
+}
+
 } // namespace
 } // namespace tracectl::aggregate
