@@ -68,6 +68,15 @@ TEST(AggregateBinding, ProbeMatching) {
     EXPECT_TRUE(probe_matches("sched_*", "sched_switch", "kernel"));
     EXPECT_TRUE(probe_matches("ip:send", "ip:send", "kernel"));
     EXPECT_TRUE(probe_matches("*:*", "ip:send", "kernel"));
+    // *:* and *:E match kernel events as S:E does (sched_switch is sched:sched_switch).
+    EXPECT_TRUE(probe_matches("*:*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probe_matches("*:*", "lttnglogger", "kernel"));
+    EXPECT_TRUE(probe_matches("*:sched_*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probe_matches("*:sched_switch", "sched_switch", "kernel"));
+    EXPECT_FALSE(probe_matches("*:sched_*", "irq_handler_entry", "kernel"));
+    EXPECT_TRUE(probe_matches("s*:*", "sched_switch", "kernel"));
+    EXPECT_FALSE(probe_matches("s*:*", "irq_handler_entry", "kernel"));
+    EXPECT_FALSE(probe_matches("*:*", "sched_switch", "ust"));
 }
 
 TEST(AggregateBinding, UnknownFieldAtItsPosition) {
