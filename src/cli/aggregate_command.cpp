@@ -37,7 +37,14 @@ ExitStatus aggregate(const agg::Program& program, const std::vector<std::string>
                      std::ostream& out, std::ostream& err) {
     agg::Binder binder(program);
     agg::AggregationSet aggregations(program);
-    agg::read_traces(traces, program, binder, aggregations);
+    const agg::ReadStatistics statistics = agg::read_traces(traces, program, binder, aggregations);
+    if (statistics.discarded_events > 0) {
+        print_error_line(err, std::string("aggregate: ") +
+                                  (statistics.discarded_exact ? "" : "at least ") +
+                                  std::to_string(statistics.discarded_events) +
+                                  " event records were discarded by the tracer; the "
+                                  "aggregations do not include them");
+    }
     for (const std::string& probe : binder.unmatched_probes()) {
         print_error_line(err, "aggregate: warning: probe description " + probe +
                                   " matched no event record");
@@ -48,7 +55,9 @@ ExitStatus aggregate(const agg::Program& program, const std::vector<std::string>
                                   "for those event records)");
     }
     if (json) {
-        out << agg::json_text(agg::to_json(aggregations)) << '\n';
+        nlohmann::json document = agg::to_json(aggregations);
+        document["discarded"] = statistics.discarded_events;
+        out << agg::json_text(document) << '\n';
     } else {
         agg::print_text(out, aggregations);
     }
@@ -296,7 +305,9 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             }
             if (args.json) {
                 agg::AggregationSet empty(program);
-                out << agg::json_text(agg::to_json(empty)) << '\n';
+                nlohmann::json json = agg::to_json(empty);
+                json["discarded"] = 0;
+                out << agg::json_text(json) << '\n';
             }
             return ExitStatus::success;
         }
