@@ -8,6 +8,7 @@
 #include "aggregate/trace_reader.hpp"
 #include "bus_client.hpp"
 #include "error_report.hpp"
+#include "quantities.hpp"
 #include "session_view.hpp"
 
 #include <algorithm>
@@ -287,7 +288,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                          (domain == Domain::kernel ? " (kernel)" : " (ust)");
         }
         err << "Tracing " << described << " in session " << name << "; "
-            << (args.duration ? "for " + std::to_string(*args.duration) + " s or " : "")
+            << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
             << "Ctrl-C to end.\n"
             << std::flush;
         signals.wait(args.duration);
