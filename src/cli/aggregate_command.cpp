@@ -105,7 +105,11 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
         const std::string path = name.starts_with('/') ? name : bus.get_session(name);
         const SessionView view = session_view_from_properties(path, bus.session_properties(path));
         std::string folder = view.output_path;
-        if (view.state == "active") {
+        if (view.state == "active" && view.mode == "snapshot") {
+            // A snapshot session cannot rotate: record a snapshot of its buffers now (as
+            // `tracectl snapshot` does), then read its snapshots.
+            err << "Recorded snapshot " << bus.record_snapshot(path, 0) << '\n' << std::flush;
+        } else if (view.state == "active") {
             bus.rotate(path, true, [&](const std::string& line) {
                 err << line << '\n' << std::flush;
             });

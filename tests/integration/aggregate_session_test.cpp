@@ -92,6 +92,25 @@ TEST_F(AggregateSession, ActiveSessionIsRotatedThenStoppedOneIsReadWhole) {
     EXPECT_EQ(cli({"destroy", "agg-session"}).exitCode, 0);
 }
 
+TEST_F(AggregateSession, ActiveSnapshotSessionIsSnapshotFirst) {
+    // A snapshot session cannot rotate: a snapshot is recorded instead, then read.
+    const std::string dir = output("agg-snap");
+    ASSERT_EQ(cli({"create", "agg-snap", "--snapshot", "--output", dir}).exitCode, 0);
+    ASSERT_EQ(cli({"enable-event", "-u", "tracectl_demo:*", "-s", "agg-snap"}).exitCode, 0);
+    ASSERT_EQ(cli({"start", "agg-snap"}).exitCode, 0);
+    {
+        ChildProcess app({demoApp(), "100", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const RunResult active = cli({"aggregate", "--session", "agg-snap", "--json", kProgram});
+    ASSERT_EQ(active.exitCode, 0) << active.describe();
+    EXPECT_EQ(only_value(active.out, "n"), 100) << active.out << active.err;
+    EXPECT_EQ(only_value(active.out, "s"), 99 * 100 / 2);
+    EXPECT_NE(active.err.find("Recorded snapshot " + dir + "/snapshot-"), std::string::npos)
+        << active.err;
+    EXPECT_EQ(cli({"destroy", "agg-snap"}).exitCode, 0);
+}
+
 TEST_F(AggregateSession, NoSuchSessionAndSomeoneElsesSession) {
     const RunResult missing =
         cli({"aggregate", "--session", "no-such-session", "x:y { @ = count(); }"});
