@@ -206,6 +206,53 @@ TEST_F(AggregateSession, CtrlCEndsTracingAndLeavesNothing) {
     EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
 }
 
+TEST_F(AggregateSession, HangUpEndsTracingAndLeavesNothing) {
+    // SIGHUP (a closed terminal or SSH connection) and SIGQUIT end it like Ctrl-C: results,
+    // then no session and no folder left.
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    for (const int signal : {SIGHUP, SIGQUIT}) {
+        const std::string log = sandbox_->dir() + "/log/aggregate-sighup.log";
+        ChildProcess aggregate(
+            {tracectl, "aggregate", "--duration", "30", "tracectl_demo:tick { @ = count(); }"}, {},
+            log);
+        std::string folder;
+        ASSERT_NE(waitForTemporarySession(*this, *manager_, *bus_, folder), "") << readFile(log);
+        {
+            ChildProcess app({demoApp(), "30", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+            ASSERT_EQ(app.wait(30000), 0);
+        }
+        aggregate.kill(signal);
+        ASSERT_EQ(aggregate.wait(30000), 0) << signal << readFile(log);
+        EXPECT_NE(readFile(log).find("\n               30\n"), std::string::npos) << readFile(log);
+        EXPECT_TRUE(manager_->ListSessions().empty()) << signal;
+        EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path()))
+            << folder;
+    }
+}
+
+TEST_F(AggregateSession, ATemporarySessionDestroyedMeanwhileEndsTheWait) {
+    // Someone destroys the temporary session: --duration 60 does not wait on, it says so
+    // and exits with status 1, leaving no folder.
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    const std::string log = sandbox_->dir() + "/log/aggregate-destroyed.log";
+    ChildProcess aggregate(
+        {tracectl, "aggregate", "--duration", "60", "tracectl_demo:tick { @ = count(); }"}, {},
+        log);
+    std::string folder;
+    const std::string path = waitForTemporarySession(*this, *manager_, *bus_, folder);
+    ASSERT_NE(path, "") << readFile(log);
+    const auto before = std::chrono::steady_clock::now();
+    SessionClient(*bus_, path).Destroy({});
+    EXPECT_EQ(aggregate.wait(30000), 1) << readFile(log);
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+    EXPECT_NE(readFile(log).find("was destroyed while tracing"), std::string::npos)
+        << readFile(log);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
+}
+
 TEST_F(AggregateSession, CtrlCDuringSetUpLeavesNothing) {
     const char* tracectl = std::getenv("TRACECTL");
     ASSERT_NE(tracectl, nullptr);
