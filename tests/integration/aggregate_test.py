@@ -129,8 +129,12 @@ def quantize_buckets(values):
         counts[bucket] = counts.get(bucket, 0) + 1
     result = []
     for b in sorted(counts):
-        upper = quantize_label(b + 1) - 1 if b < 126 else (1 << 63) - 1
-        lower = quantize_label(b) if b > 0 else -(1 << 63)
+        if b < 63:  # the row labelled -2^k holds -2^(k+1)+1 .. -2^k
+            lower = quantize_label(b - 1) + 1 if b > 0 else -(1 << 63)
+            upper = quantize_label(b)
+        else:
+            lower = quantize_label(b)
+            upper = quantize_label(b + 1) - 1 if b < 126 else (1 << 63) - 1
         result.append({"lower": lower, "upper": upper, "count": counts[b]})
     return result
 
