@@ -132,6 +132,24 @@ TEST(AggregateEvaluation, PredicatesAndArithmetic) {
     EXPECT_EQ(keys, (std::vector<std::int64_t>{-1, 2, 5, 8, 11}));
 }
 
+TEST(AggregateEvaluation, TheDeepestExpressionsTheParserAcceptsBindAndEvaluate) {
+    // Binding and evaluation recurse over the tree: the parser's limits bound them.
+    std::string chain = "seq";
+    for (int i = 1; i < max_expression_height; ++i) {
+        chain += "+1";
+    }
+    const std::string nested =
+        std::string(max_expression_nesting, '(') + "seq" + std::string(max_expression_nesting, ')');
+    const std::string negated = std::string(max_expression_nesting, '-') + "seq";
+    Runner r("tracectl_demo:tick { @c = sum(" + chain + "); @n = sum(" + nested + "); @m = sum(" +
+             negated + "); }");
+    r.record(5);
+    const auto j = to_json(r.set);
+    EXPECT_EQ(j["aggregations"][0]["entries"][0]["value"], 5 + max_expression_height - 1);
+    EXPECT_EQ(j["aggregations"][1]["entries"][0]["value"], 5);
+    EXPECT_EQ(j["aggregations"][2]["entries"][0]["value"], 5); // an even number of '-'
+}
+
 TEST(AggregateEvaluation, DivisionByZeroSkipsTheClause) {
     Runner r("tracectl_demo:tick { @a = count(); @b = sum(10 / seq); }");
     r.record(0);
