@@ -253,6 +253,35 @@ TEST_F(AggregateSession, ATemporarySessionDestroyedMeanwhileEndsTheWait) {
     EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
 }
 
+TEST_F(AggregateSession, ATemporarySessionStoppedMeanwhileIsAggregatedAsIncomplete) {
+    // The session stops without us (as when its consumer dies): the wait ends, what it
+    // recorded is aggregated, with a warning and exit status 1; nothing is left.
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    const std::string log = sandbox_->dir() + "/log/aggregate-stopped.log";
+    ChildProcess aggregate(
+        {tracectl, "aggregate", "--duration", "60", "tracectl_demo:tick { @ = count(); }"}, {},
+        log);
+    std::string folder;
+    const std::string path = waitForTemporarySession(*this, *manager_, *bus_, folder);
+    ASSERT_NE(path, "") << readFile(log);
+    {
+        ChildProcess app({demoApp(), "30", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const auto before = std::chrono::steady_clock::now();
+    SessionClient(*bus_, path).Stop({});
+    EXPECT_EQ(aggregate.wait(30000), 1) << readFile(log);
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+    const std::string text = readFile(log);
+    EXPECT_NE(text.find("ended while tracing (state stopped); the results may be incomplete"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\n               30\n"), std::string::npos) << text;
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
+}
+
 TEST_F(AggregateSession, CtrlCDuringSetUpLeavesNothing) {
     const char* tracectl = std::getenv("TRACECTL");
     ASSERT_NE(tracectl, nullptr);
