@@ -24,10 +24,11 @@ int quantize_bucket(std::int64_t value) noexcept {
         return quantize_zero_bucket + 1 +
                (63 - std::countl_zero(static_cast<std::uint64_t>(value)));
     }
-    // The highest bucket labelled -2^k <= value: the least k with 2^k >= |value|, i.e.
-    // ceil(log2(|value|)).
+    // As illumos' dtrace_aggregate_quantize: the first bucket, from -2^62 up, whose label
+    // -2^k is >= value, i.e. the greatest k with 2^k <= |value|: floor(log2(|value|)) (the
+    // row labelled -4 holds -7..-4).
     const std::uint64_t magnitude = 0 - static_cast<std::uint64_t>(value);
-    const int k = std::bit_width(magnitude - 1); // ceil(log2(magnitude)); 0 for 1
+    const int k = std::bit_width(magnitude) - 1; // floor(log2(magnitude)); 63 for INT64_MIN
     const int bucket = quantize_zero_bucket - 1 - k;
     return bucket < 0 ? 0 : bucket;
 }
@@ -59,16 +60,32 @@ std::uint64_t isqrt(uint128 n) noexcept {
     return r;
 }
 
+/// (high:low) / n for a 256-bit dividend whose quotient fits in 128 bits.
+uint128 divide_256(uint128 high, uint128 low, std::uint64_t n) noexcept {
+    const std::uint64_t limbs[4] = {
+        static_cast<std::uint64_t>(high >> 64), static_cast<std::uint64_t>(high),
+        static_cast<std::uint64_t>(low >> 64), static_cast<std::uint64_t>(low)};
+    uint128 remainder = 0;
+    uint128 quotient = 0;
+    for (const std::uint64_t limb : limbs) {
+        const uint128 current = (remainder << 64) | limb;
+        quotient = (quotient << 64) | static_cast<std::uint64_t>(current / n);
+        remainder = current % n;
+    }
+    return quotient;
+}
+
 } // namespace
 
-std::uint64_t dtrace_stddev(std::uint64_t n, std::int64_t sum, uint128 sum_of_squares) noexcept {
+std::uint64_t dtrace_stddev(std::uint64_t n, int128 sum, uint128 sum_of_squares,
+                            uint128 sum_of_squares_high) noexcept {
     if (n == 0) {
         return 0;
     }
-    const uint128 average_of_squares = sum_of_squares / n;
-    std::int64_t average = sum / static_cast<std::int64_t>(n);
+    const uint128 average_of_squares = divide_256(sum_of_squares_high, sum_of_squares, n);
+    const int128 average = sum / static_cast<int128>(n); // within int64: an average of int64s
     const std::uint64_t magnitude =
-        average < 0 ? 0 - static_cast<std::uint64_t>(average) : static_cast<std::uint64_t>(average);
+        average < 0 ? static_cast<std::uint64_t>(-average) : static_cast<std::uint64_t>(average);
     const uint128 square_of_average = static_cast<uint128>(magnitude) * magnitude;
     // dt_subtract_128 wraps; with integer truncation the difference is still >= 0 in
     // practice, but wrap the same way rather than trap.
@@ -94,16 +111,19 @@ void AggregationState::add(std::int64_t value) noexcept {
     case Function::count:
         break;
     case Function::sum:
-    case Function::avg:
         value_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(value_) +
                                            static_cast<std::uint64_t>(value));
         break;
+    case Function::avg:
+        wide_sum_ += value; // 2^64 values of 2^63 at most: no overflow
+        break;
     case Function::stddev: {
-        value_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(value_) +
-                                           static_cast<std::uint64_t>(value));
+        wide_sum_ += value;
         const std::uint64_t magnitude =
             value < 0 ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
-        sum_of_squares_ += static_cast<uint128>(magnitude) * magnitude;
+        const uint128 square = static_cast<uint128>(magnitude) * magnitude;
+        sum_of_squares_ += square;
+        sum_of_squares_high_ += sum_of_squares_ < square ? 1 : 0;
         break;
     }
     case Function::min:
@@ -137,7 +157,10 @@ void AggregationState::merge(const AggregationState& other) noexcept {
         value_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(value_) +
                                            static_cast<std::uint64_t>(other.value_));
     }
+    wide_sum_ += other.wide_sum_;
     sum_of_squares_ += other.sum_of_squares_;
+    sum_of_squares_high_ +=
+        other.sum_of_squares_high_ + (sum_of_squares_ < other.sum_of_squares_ ? 1 : 0);
     for (std::size_t i = 0; i < buckets_.size() && i < other.buckets_.size(); ++i) {
         buckets_[i] += other.buckets_[i];
     }
@@ -166,9 +189,10 @@ std::int64_t AggregationState::value() const noexcept {
     case Function::max:
         return value_;
     case Function::avg:
-        return count_ == 0 ? 0 : value_ / static_cast<std::int64_t>(count_);
+        return count_ == 0 ? 0 : static_cast<std::int64_t>(wide_sum_ / static_cast<int128>(count_));
     case Function::stddev:
-        return static_cast<std::int64_t>(dtrace_stddev(count_, value_, sum_of_squares_));
+        return static_cast<std::int64_t>(
+            dtrace_stddev(count_, wide_sum_, sum_of_squares_, sum_of_squares_high_));
     case Function::quantize:
     case Function::lquantize:
         return static_cast<std::int64_t>(sort_value());
@@ -180,7 +204,7 @@ long double AggregationState::sort_value() const noexcept {
     switch (function_) {
     case Function::avg:
         return count_ == 0 ? 0.0L
-                           : static_cast<long double>(value_) / static_cast<long double>(count_);
+                           : static_cast<long double>(wide_sum_) / static_cast<long double>(count_);
     case Function::quantize: {
         long double total = 0;
         for (int i = 0; i < quantize_buckets; ++i) {

@@ -12,6 +12,7 @@
 namespace tracectl::aggregate {
 
 __extension__ typedef unsigned __int128 uint128;
+__extension__ typedef __int128 int128;
 
 /// quantize(): 127 power-of-two buckets (DTRACE_QUANTIZE_NBUCKETS); bucket 63 is 0
 /// (DTRACE_QUANTIZE_ZEROBUCKET), bucket 63 + 1 + k is 2^k (k = 0..62), bucket 63 - 1 - k
@@ -23,8 +24,10 @@ inline constexpr int quantize_zero_bucket = 63;
 /// value it holds, except for bucket 0 which also holds every value below -2^62.
 std::int64_t quantize_bucket_value(int bucket) noexcept;
 
-/// The bucket of `value`: the highest bucket whose label is <= value (bucket 0 for values
-/// below -2^62; 2^62 and above go to bucket 126).
+/// The bucket of `value`, as dtrace_aggregate_quantize fills them: for value >= 0 the highest
+/// bucket whose label is <= value (2^62 and above go to bucket 126); for value < 0 the lowest
+/// bucket whose label is >= value (the row labelled -4 holds -7..-4; bucket 0 every value up
+/// to -2^62).
 int quantize_bucket(std::int64_t value) noexcept;
 
 /// The lquantize bucket of `value`, 0 .. levels + 1: 0 for value < low, 1 + (value - low) /
@@ -32,15 +35,19 @@ int quantize_bucket(std::int64_t value) noexcept;
 std::int64_t lquantize_bucket(const LinearParameters& p, std::int64_t value) noexcept;
 
 /// stddev as DTrace reports it (dt_stddev): the integer square root of
-/// sum(x^2) / n - (|sum(x) / n|)^2, each division truncating; 0 for n == 0.
-std::uint64_t dtrace_stddev(std::uint64_t n, std::int64_t sum, uint128 sum_of_squares) noexcept;
+/// sum(x^2) / n - (|sum(x) / n|)^2, each division truncating; 0 for n == 0. The sum is kept in
+/// 128 bits, the sum of squares in 256 (high and low halves), so that neither overflows.
+std::uint64_t dtrace_stddev(std::uint64_t n, int128 sum, uint128 sum_of_squares,
+                            uint128 sum_of_squares_high = 0) noexcept;
 
 /// What one aggregation keeps for one key.
 class AggregationState {
 public:
     AggregationState(Function function, const LinearParameters& linear);
 
-    /// Feeds one value (ignored by count()). Sums wrap around as DTrace's 64-bit ones do.
+    /// Feeds one value (ignored by count()). sum() wraps around as DTrace's 64-bit sum does;
+    /// avg and stddev keep their sums wide enough not to (a constant's avg is the constant,
+    /// its stddev 0).
     void add(std::int64_t value) noexcept;
 
     /// Adds what `other` (same function and layout) was fed, as if this state had been.
@@ -65,7 +72,9 @@ private:
     LinearParameters linear_;
     std::uint64_t count_ = 0;
     std::int64_t value_ = 0; // sum, min or max
+    int128 wide_sum_ = 0;    // avg, stddev
     uint128 sum_of_squares_ = 0;
+    uint128 sum_of_squares_high_ = 0; // the carries out of sum_of_squares_
     std::vector<std::int64_t> buckets_;
 };
 

@@ -22,7 +22,15 @@ bool probe_matches(std::string_view pattern, std::string_view event_name, std::s
         return false;
     }
     const bool wildcard = event.find_first_of("*?[") != std::string::npos;
-    return !wildcard || name.rfind(system + "_", 0) == 0;
+    if (!wildcard) {
+        return true;
+    }
+    // S:E with E a pattern: the events of system S, named S_...; a pattern S (*:*, *:E, s*:*)
+    // stands for every system it matches, "*" for all of them.
+    if (system.find_first_of("*?[") != std::string::npos) {
+        return system == "*" || fnmatch((system + "_*").c_str(), name.c_str(), 0) == 0;
+    }
+    return name.rfind(system + "_", 0) == 0;
 }
 
 namespace {

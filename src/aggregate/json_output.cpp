@@ -25,10 +25,18 @@ nlohmann::json buckets_json(const AggregationState& state) {
                 upper = p.low + static_cast<std::int64_t>(i) * p.step - 1;
             }
         } else {
+            // A negative row labelled -2^k holds -2^(k+1)+1 .. -2^k (as DTrace fills it), the
+            // others 2^k .. 2^(k+1)-1, and 0 holds 0.
             const int b = static_cast<int>(i);
-            lower = b == 0 ? std::numeric_limits<std::int64_t>::min() : quantize_bucket_value(b);
-            upper = b + 1 == quantize_buckets ? std::numeric_limits<std::int64_t>::max()
-                                              : quantize_bucket_value(b + 1) - 1;
+            if (b < quantize_zero_bucket) {
+                lower = b == 0 ? std::numeric_limits<std::int64_t>::min()
+                               : quantize_bucket_value(b - 1) + 1;
+                upper = quantize_bucket_value(b);
+            } else {
+                lower = quantize_bucket_value(b);
+                upper = b + 1 == quantize_buckets ? std::numeric_limits<std::int64_t>::max()
+                                                  : quantize_bucket_value(b + 1) - 1;
+            }
         }
         buckets.push_back({{"lower", lower}, {"upper", upper}, {"count", counts[i]}});
     }
@@ -73,6 +81,10 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
         list.push_back(std::move(aggregation));
     }
     return {{"aggregations", list}, {"errors", aggregations.errors}};
+}
+
+std::string json_text(const nlohmann::json& json) {
+    return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 } // namespace tracectl::aggregate

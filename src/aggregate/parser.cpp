@@ -266,10 +266,35 @@ private:
         e->kind = Expression::Kind::binary;
         e->at = token.at;
         e->op = op;
+        e->height = 1 + std::max(left->height, right->height);
         e->left = std::move(left);
         e->right = std::move(right);
+        check_height(*e);
         return e;
     }
+
+    static void check_height(const Expression& e) {
+        if (e.height > max_expression_height) {
+            throw ProgramError(e.at, "expression too deep (more than " +
+                                         std::to_string(max_expression_height) +
+                                         " levels of operators)");
+        }
+    }
+
+    /// One more level of parentheses or unary operators, for the scope of this.
+    struct Nesting {
+        explicit Nesting(Parser& parser, const Token& token) : parser_(parser) {
+            if (++parser_.nesting_ > max_expression_nesting) {
+                throw ProgramError(token.at, "expression nested too deeply (more than " +
+                                                 std::to_string(max_expression_nesting) +
+                                                 " parentheses and unary operators)");
+            }
+        }
+        ~Nesting() { --parser_.nesting_; }
+        Nesting(const Nesting&) = delete;
+        Nesting& operator=(const Nesting&) = delete;
+        Parser& parser_;
+    };
 
     std::unique_ptr<Expression> logical_or() {
         auto left = logical_and();
@@ -344,6 +369,7 @@ private:
     std::unique_ptr<Expression> unary() {
         if (is("!") || is("-") || is("+")) {
             const Token& t = take();
+            const Nesting nesting(*this, t);
             auto operand = unary();
             if (t.text == "+") {
                 return operand;
@@ -352,7 +378,9 @@ private:
             e->kind = Expression::Kind::unary;
             e->at = t.at;
             e->op = t.text == "!" ? Operator::logical_not : Operator::negate;
+            e->height = 1 + operand->height;
             e->left = std::move(operand);
+            check_height(*e);
             return e;
         }
         return primary();
@@ -372,7 +400,7 @@ private:
             return e;
         }
         if (is("(")) {
-            take();
+            const Nesting nesting(*this, take());
             auto inner = expression();
             expect(")");
             return inner;
@@ -411,6 +439,7 @@ private:
     std::vector<Token> tokens_;
     std::size_t index_ = 0;
     bool in_predicate_ = false;
+    int nesting_ = 0;
     std::vector<FieldReference>* references_ = nullptr;
     Program program_;
 };

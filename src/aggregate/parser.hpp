@@ -19,6 +19,12 @@
 
 namespace tracectl::aggregate {
 
+/// As the LTTng filter parser (src/daemon/filter): at most this many nested parentheses and
+/// unary operators, and expression trees at most max_expression_height nodes high, so that
+/// nothing that walks an expression (parser, binding, evaluation) recurses deeper.
+inline constexpr int max_expression_nesting = 256;
+inline constexpr int max_expression_height = 1000;
+
 /// Parses `source`. Throws ProgramError with the line and column of the first error.
 Program parse_program(std::string_view source);
 

@@ -67,6 +67,7 @@ struct Expression {
     Operator op = Operator::add;
     std::unique_ptr<Expression> left;  ///< unary: the operand
     std::unique_ptr<Expression> right; ///< binary only
+    int height = 1;                    ///< nodes on the longest path down (the parser bounds it)
 };
 
 /// DTrace's aggregating functions.

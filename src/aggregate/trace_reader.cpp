@@ -176,6 +176,8 @@ struct Run {
     std::array<std::pair<const bt_event_class*, const BoundEventClass*>, 16> cache{};
     std::vector<Value> slots;
     std::uint64_t event_records = 0;
+    std::uint64_t discarded_events = 0;
+    bool discarded_exact = true;
     std::exception_ptr error;
 
     const BoundEventClass& bind(const bt_event_class* event_class, const bt_stream* stream) {
@@ -321,6 +323,15 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
             const bt_message_type type = bt_message_get_type(m);
             if (type == BT_MESSAGE_TYPE_EVENT) {
                 run.event(m);
+            } else if (type == BT_MESSAGE_TYPE_DISCARDED_EVENTS) {
+                std::uint64_t discarded = 0;
+                if (bt_message_discarded_events_get_count(m, &discarded) ==
+                    BT_PROPERTY_AVAILABILITY_AVAILABLE) {
+                    run.discarded_events += discarded;
+                } else {
+                    run.discarded_events += 1;
+                    run.discarded_exact = false;
+                }
             } else if (type == BT_MESSAGE_TYPE_STREAM_BEGINNING) {
                 run.stream_begins(bt_message_stream_beginning_borrow_stream_const(m));
                 if (!sink.begun) {
@@ -539,6 +550,8 @@ ReadStatistics read_traces(const std::vector<std::string>& directories, const Pr
         aggregations.merge(std::move(*sets[w]));
         statistics.event_records += runs[w]->event_records;
         statistics.event_classes += runs[w]->bound.size();
+        statistics.discarded_events += runs[w]->discarded_events;
+        statistics.discarded_exact = statistics.discarded_exact && runs[w]->discarded_exact;
     }
     return statistics;
 }

@@ -31,6 +31,11 @@ std::vector<std::string> find_traces(const std::string& path);
 struct ReadStatistics {
     std::uint64_t event_records = 0; ///< every event record read, matched or not
     std::uint64_t event_classes = 0; ///< event classes bound
+    /// Event records the tracer reported discarded (CTF packets' events_discarded, as
+    /// babeltrace2's discarded-events messages carry it); when a message has no count, 1 is
+    /// added for it and discarded_exact is false ("at least").
+    std::uint64_t discarded_events = 0;
+    bool discarded_exact = true;
 };
 
 /// Runs `program` on every event record of the traces in `directories` (CTF trace

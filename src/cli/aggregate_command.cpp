@@ -8,6 +8,7 @@
 #include "aggregate/trace_reader.hpp"
 #include "bus_client.hpp"
 #include "error_report.hpp"
+#include "quantities.hpp"
 #include "session_view.hpp"
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fnmatch.h>
+#include <functional>
 #include <ostream>
 #include <pthread.h>
 #include <sdbus-c++/Error.h>
@@ -37,7 +39,14 @@ ExitStatus aggregate(const agg::Program& program, const std::vector<std::string>
                      std::ostream& out, std::ostream& err) {
     agg::Binder binder(program);
     agg::AggregationSet aggregations(program);
-    agg::read_traces(traces, program, binder, aggregations);
+    const agg::ReadStatistics statistics = agg::read_traces(traces, program, binder, aggregations);
+    if (statistics.discarded_events > 0) {
+        print_error_line(err, std::string("aggregate: ") +
+                                  (statistics.discarded_exact ? "" : "at least ") +
+                                  std::to_string(statistics.discarded_events) +
+                                  " event records were discarded by the tracer; the "
+                                  "aggregations do not include them");
+    }
     for (const std::string& probe : binder.unmatched_probes()) {
         print_error_line(err, "aggregate: warning: probe description " + probe +
                                   " matched no event record");
@@ -48,7 +57,9 @@ ExitStatus aggregate(const agg::Program& program, const std::vector<std::string>
                                   "for those event records)");
     }
     if (json) {
-        out << agg::to_json(aggregations).dump(2) << '\n';
+        nlohmann::json document = agg::to_json(aggregations);
+        document["discarded"] = statistics.discarded_events;
+        out << agg::json_text(document) << '\n';
     } else {
         agg::print_text(out, aggregations);
     }
@@ -95,7 +106,11 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
         const std::string path = name.starts_with('/') ? name : bus.get_session(name);
         const SessionView view = session_view_from_properties(path, bus.session_properties(path));
         std::string folder = view.output_path;
-        if (view.state == "active") {
+        if (view.state == "active" && view.mode == "snapshot") {
+            // A snapshot session cannot rotate: record a snapshot of its buffers now (as
+            // `tracectl snapshot` does), then read its snapshots.
+            err << "Recorded snapshot " << bus.record_snapshot(path, 0) << '\n' << std::flush;
+        } else if (view.state == "active") {
             bus.rotate(path, true, [&](const std::string& line) {
                 err << line << '\n' << std::flush;
             });
@@ -107,14 +122,17 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 
 namespace {
 
-/// SIGINT and SIGTERM blocked for the command's lifetime (restored after), so that Ctrl-C
-/// never kills it half-way: it is polled (pending()) between steps and awaited (wait()).
+/// SIGINT, SIGTERM, SIGHUP (a closed terminal or SSH connection) and SIGQUIT blocked for the
+/// command's lifetime (restored after), so that none of them kills it half-way and leaves its
+/// temporary session behind: they are polled (pending()) between steps and awaited (wait()).
 class BlockedSignals {
 public:
     BlockedSignals() {
         sigemptyset(&set_);
         sigaddset(&set_, SIGINT);
         sigaddset(&set_, SIGTERM);
+        sigaddset(&set_, SIGHUP);
+        sigaddset(&set_, SIGQUIT);
         pthread_sigmask(SIG_BLOCK, &set_, &previous_);
     }
     ~BlockedSignals() {
@@ -131,30 +149,37 @@ public:
     bool pending() const {
         sigset_t pending;
         sigpending(&pending);
-        return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1;
-    }
-    /// Waits for SIGINT or SIGTERM, or `seconds` if given.
-    void wait(std::optional<double> seconds) const {
-        if (!seconds) {
-            int signal = 0;
-            sigwait(&set_, &signal);
-            return;
+        for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+            if (sigismember(&pending, signal) == 1) {
+                return true;
+            }
         }
-        const auto end =
-            std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                   std::chrono::duration<double>(*seconds));
+        return false;
+    }
+    /// Waits for one of the signals, or `seconds` if given, or until `keep_waiting` (asked
+    /// once a second) says false.
+    void wait(std::optional<double> seconds, const std::function<bool()>& keep_waiting) const {
+        const auto end = seconds ? std::chrono::steady_clock::now() +
+                                       std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::duration<double>(*seconds))
+                                 : std::chrono::steady_clock::time_point::max();
         for (;;) {
-            const auto left = end - std::chrono::steady_clock::now();
-            if (left <= std::chrono::nanoseconds(0)) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= end) {
                 return;
             }
-            const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+            const auto ns = std::min<std::int64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(end - now).count(),
+                1000000000);
             const timespec timeout{static_cast<time_t>(ns / 1000000000),
                                    static_cast<long>(ns % 1000000000)};
             if (sigtimedwait(&set_, nullptr, &timeout) > 0) {
                 return;
             }
             if (errno != EINTR && errno != EAGAIN) {
+                return;
+            }
+            if (!keep_waiting()) {
                 return;
             }
         }
@@ -278,11 +303,58 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                          (domain == Domain::kernel ? " (kernel)" : " (ust)");
         }
         err << "Tracing " << described << " in session " << name << "; "
-            << (args.duration ? "for " + std::to_string(*args.duration) + " s or " : "")
+            << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
             << "Ctrl-C to end.\n"
             << std::flush;
-        signals.wait(args.duration);
-        bus.stop(session.path);
+        // The session may end without us: its consumer dies (state "error"), someone stops
+        // or destroys it. Then the wait ends, saying why.
+        bool destroyed = false;
+        bool incomplete = false;
+        const auto is_unknown = [](const sdbus::Error& e) {
+            return e.getName() == "org.freedesktop.DBus.Error.UnknownObject";
+        };
+        signals.wait(args.duration, [&] {
+            try {
+                const SessionView now = session_view_from_properties(
+                    session.path, bus.session_properties(session.path));
+                if (now.state != "active") {
+                    print_error_line(err, "aggregate: session " + name +
+                                              " ended while tracing (state " + now.state +
+                                              "); the results may be incomplete");
+                    incomplete = true;
+                    return false;
+                }
+            } catch (const sdbus::Error& e) {
+                if (is_unknown(e)) {
+                    destroyed = true;
+                    return false;
+                }
+                // Anything else (a slow daemon): keep tracing.
+            }
+            return true;
+        });
+        if (!destroyed) {
+            try {
+                bus.stop(session.path);
+            } catch (const sdbus::Error& e) {
+                if (is_unknown(e)) {
+                    destroyed = true;
+                } else {
+                    print_error_line(err, "aggregate: cannot stop session " + name + ": " +
+                                              e.getMessage() +
+                                              "; aggregating what it recorded, the results may "
+                                              "be incomplete");
+                    incomplete = true;
+                }
+            }
+        }
+        if (destroyed) {
+            print_error_line(err, "aggregate: session " + name +
+                                      " was destroyed while tracing (by someone else); "
+                                      "nothing to aggregate");
+            session.path.clear();
+            return ExitStatus::daemon_error;
+        }
         std::error_code ec;
         bool any = false;
         for (auto it = std::filesystem::recursive_directory_iterator(output, ec);
@@ -296,11 +368,14 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             }
             if (args.json) {
                 agg::AggregationSet empty(program);
-                out << agg::to_json(empty).dump(2) << '\n';
+                nlohmann::json json = agg::to_json(empty);
+                json["discarded"] = 0;
+                out << agg::json_text(json) << '\n';
             }
-            return ExitStatus::success;
+            return incomplete ? ExitStatus::daemon_error : ExitStatus::success;
         }
-        return aggregate(program, agg::find_traces(output), args.json, out, err);
+        const ExitStatus status = aggregate(program, agg::find_traces(output), args.json, out, err);
+        return incomplete ? ExitStatus::daemon_error : status;
     });
 }
 

@@ -414,7 +414,8 @@ ExitStatus run(int argc, char** argv) {
         ->add_option("--duration", cl.aggregate.duration,
                      "Without --trace or --session: trace for SECONDS (default: until Ctrl-C)")
         ->type_name("SECONDS")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Validator(
+            [](std::string& text) { return aggregate_seconds_error(text).value_or(""); }, ""))
         ->excludes(aggregate_trace)
         ->excludes(aggregate_session);
     aggregate->add_flag("--json", cl.aggregate.json,

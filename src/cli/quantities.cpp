@@ -1,8 +1,11 @@
 #include "quantities.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <iomanip>
 #include <iterator>
 #include <limits>
+#include <sstream>
 #include <string>
 
 namespace tracectl::cli {
@@ -85,6 +88,37 @@ std::string format_size(std::uint64_t bytes) {
     }
     const std::uint64_t tenths = rest * 10 / 1024;
     return std::to_string(whole) + "." + std::to_string(tenths) + " " + std::string(units[unit]);
+}
+
+std::optional<std::string> aggregate_seconds_error(std::string_view text) {
+    double value = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ptr != end || std::isnan(value) ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+        return "not a number of seconds: " + std::string(text);
+    }
+    if (ec == std::errc::result_out_of_range) {
+        // Too close to 0 or too large for a double: say which.
+        value = text.front() != '-' && text.find_first_of("eE") != std::string_view::npos &&
+                        text.find("e-") == std::string_view::npos &&
+                        text.find("E-") == std::string_view::npos
+                    ? HUGE_VAL
+                    : 0;
+    }
+    if (!(value > 0)) {
+        return std::string("must be more than 0 seconds");
+    }
+    if (!(value <= max_aggregate_seconds)) {
+        return "must be at most " + format_seconds(max_aggregate_seconds) + " seconds (31 days)";
+    }
+    return std::nullopt;
+}
+
+std::string format_seconds(double seconds) {
+    std::ostringstream out;
+    out << std::setprecision(15) << seconds;
+    return out.str();
 }
 
 } // namespace tracectl::cli

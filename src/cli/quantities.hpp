@@ -20,4 +20,16 @@ std::optional<std::uint64_t> parse_size_bytes(std::string_view text);
 /// "1.0 KiB", "12.5 MiB", "3.2 GiB", "1.0 TiB" (one decimal from KiB on, rounded down).
 std::string format_size(std::uint64_t bytes);
 
+/// The longest `aggregate --duration`: 31 days.
+inline constexpr double max_aggregate_seconds = 31.0 * 24 * 3600;
+
+/// What is wrong with `text` as `aggregate --duration SECONDS` (a finite decimal number of
+/// seconds, more than 0, at most max_aggregate_seconds), or nullopt if nothing is:
+/// "not a number of seconds: abc", "must be more than 0 seconds", "must be at most 2678400
+/// seconds (31 days)".
+std::optional<std::string> aggregate_seconds_error(std::string_view text);
+
+/// Seconds for people: "6", "0.5", "2678400" (no trailing zeros).
+std::string format_seconds(double seconds);
+
 } // namespace tracectl::cli

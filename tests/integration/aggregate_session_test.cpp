@@ -92,6 +92,25 @@ TEST_F(AggregateSession, ActiveSessionIsRotatedThenStoppedOneIsReadWhole) {
     EXPECT_EQ(cli({"destroy", "agg-session"}).exitCode, 0);
 }
 
+TEST_F(AggregateSession, ActiveSnapshotSessionIsSnapshotFirst) {
+    // A snapshot session cannot rotate: a snapshot is recorded instead, then read.
+    const std::string dir = output("agg-snap");
+    ASSERT_EQ(cli({"create", "agg-snap", "--snapshot", "--output", dir}).exitCode, 0);
+    ASSERT_EQ(cli({"enable-event", "-u", "tracectl_demo:*", "-s", "agg-snap"}).exitCode, 0);
+    ASSERT_EQ(cli({"start", "agg-snap"}).exitCode, 0);
+    {
+        ChildProcess app({demoApp(), "100", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const RunResult active = cli({"aggregate", "--session", "agg-snap", "--json", kProgram});
+    ASSERT_EQ(active.exitCode, 0) << active.describe();
+    EXPECT_EQ(only_value(active.out, "n"), 100) << active.out << active.err;
+    EXPECT_EQ(only_value(active.out, "s"), 99 * 100 / 2);
+    EXPECT_NE(active.err.find("Recorded snapshot " + dir + "/snapshot-"), std::string::npos)
+        << active.err;
+    EXPECT_EQ(cli({"destroy", "agg-snap"}).exitCode, 0);
+}
+
 TEST_F(AggregateSession, NoSuchSessionAndSomeoneElsesSession) {
     const RunResult missing =
         cli({"aggregate", "--session", "no-such-session", "x:y { @ = count(); }"});
@@ -183,6 +202,82 @@ TEST_F(AggregateSession, CtrlCEndsTracingAndLeavesNothing) {
     aggregate.kill(SIGINT);
     ASSERT_EQ(aggregate.wait(30000), 0) << readFile(log);
     EXPECT_NE(readFile(log).find("\n               30\n"), std::string::npos) << readFile(log);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
+}
+
+TEST_F(AggregateSession, HangUpEndsTracingAndLeavesNothing) {
+    // SIGHUP (a closed terminal or SSH connection) and SIGQUIT end it like Ctrl-C: results,
+    // then no session and no folder left.
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    for (const int signal : {SIGHUP, SIGQUIT}) {
+        const std::string log = sandbox_->dir() + "/log/aggregate-sighup.log";
+        ChildProcess aggregate(
+            {tracectl, "aggregate", "--duration", "30", "tracectl_demo:tick { @ = count(); }"}, {},
+            log);
+        std::string folder;
+        ASSERT_NE(waitForTemporarySession(*this, *manager_, *bus_, folder), "") << readFile(log);
+        {
+            ChildProcess app({demoApp(), "30", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+            ASSERT_EQ(app.wait(30000), 0);
+        }
+        aggregate.kill(signal);
+        ASSERT_EQ(aggregate.wait(30000), 0) << signal << readFile(log);
+        EXPECT_NE(readFile(log).find("\n               30\n"), std::string::npos) << readFile(log);
+        EXPECT_TRUE(manager_->ListSessions().empty()) << signal;
+        EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path()))
+            << folder;
+    }
+}
+
+TEST_F(AggregateSession, ATemporarySessionDestroyedMeanwhileEndsTheWait) {
+    // Someone destroys the temporary session: --duration 60 does not wait on, it says so
+    // and exits with status 1, leaving no folder.
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    const std::string log = sandbox_->dir() + "/log/aggregate-destroyed.log";
+    ChildProcess aggregate(
+        {tracectl, "aggregate", "--duration", "60", "tracectl_demo:tick { @ = count(); }"}, {},
+        log);
+    std::string folder;
+    const std::string path = waitForTemporarySession(*this, *manager_, *bus_, folder);
+    ASSERT_NE(path, "") << readFile(log);
+    const auto before = std::chrono::steady_clock::now();
+    SessionClient(*bus_, path).Destroy({});
+    EXPECT_EQ(aggregate.wait(30000), 1) << readFile(log);
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+    EXPECT_NE(readFile(log).find("was destroyed while tracing"), std::string::npos)
+        << readFile(log);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
+}
+
+TEST_F(AggregateSession, ATemporarySessionStoppedMeanwhileIsAggregatedAsIncomplete) {
+    // The session stops without us (as when its consumer dies): the wait ends, what it
+    // recorded is aggregated, with a warning and exit status 1; nothing is left.
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    const std::string log = sandbox_->dir() + "/log/aggregate-stopped.log";
+    ChildProcess aggregate(
+        {tracectl, "aggregate", "--duration", "60", "tracectl_demo:tick { @ = count(); }"}, {},
+        log);
+    std::string folder;
+    const std::string path = waitForTemporarySession(*this, *manager_, *bus_, folder);
+    ASSERT_NE(path, "") << readFile(log);
+    {
+        ChildProcess app({demoApp(), "30", "0"}, {}, sandbox_->dir() + "/log/apps.log");
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const auto before = std::chrono::steady_clock::now();
+    SessionClient(*bus_, path).Stop({});
+    EXPECT_EQ(aggregate.wait(30000), 1) << readFile(log);
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+    const std::string text = readFile(log);
+    EXPECT_NE(text.find("ended while tracing (state stopped); the results may be incomplete"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\n               30\n"), std::string::npos) << text;
     EXPECT_TRUE(manager_->ListSessions().empty());
     EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
 }

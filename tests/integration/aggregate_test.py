@@ -116,16 +116,25 @@ def quantize_label(i):
 def quantize_buckets(values):
     counts = {}
     for v in values:
+        # illumos dtrace_aggregate_quantize: a negative value goes to the first bucket
+        # whose label is >= it, the others to the last whose label is <= them.
         bucket = 126
-        for i in range(127):
-            if v < quantize_label(i):
-                bucket = max(i - 1, 0)
-                break
+        if v < 0:
+            bucket = next(i for i in range(63) if v <= quantize_label(i))
+        else:
+            for i in range(64, 127):
+                if v < quantize_label(i):
+                    bucket = i - 1
+                    break
         counts[bucket] = counts.get(bucket, 0) + 1
     result = []
     for b in sorted(counts):
-        upper = quantize_label(b + 1) - 1 if b < 126 else (1 << 63) - 1
-        lower = quantize_label(b) if b > 0 else -(1 << 63)
+        if b < 63:  # the row labelled -2^k holds -2^(k+1)+1 .. -2^k
+            lower = quantize_label(b - 1) + 1 if b > 0 else -(1 << 63)
+            upper = quantize_label(b)
+        else:
+            lower = quantize_label(b)
+            upper = quantize_label(b + 1) - 1 if b < 126 else (1 << 63) - 1
         result.append({"lower": lower, "upper": upper, "count": counts[b]})
     return result
 

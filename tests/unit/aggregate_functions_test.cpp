@@ -12,12 +12,20 @@ namespace {
 constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 
-/// DTrace's definition (dtrace_aggregate_quantize): the bucket before the first whose
-/// label is above the value; the last bucket if none is.
+/// DTrace's definition (illumos dtrace_aggregate_quantize): for a negative value, the first
+/// bucket whose label is >= the value; otherwise the bucket before the first whose label is
+/// above the value, the last bucket if none is.
 int reference_bucket(std::int64_t value) {
-    for (int i = 0; i < quantize_buckets; ++i) {
+    if (value < 0) {
+        for (int i = 0; i < quantize_zero_bucket; ++i) {
+            if (value <= quantize_bucket_value(i)) {
+                return i;
+            }
+        }
+    }
+    for (int i = quantize_zero_bucket + 1; i < quantize_buckets; ++i) {
         if (value < quantize_bucket_value(i)) {
-            return i == 0 ? 0 : i - 1;
+            return i - 1;
         }
     }
     return quantize_buckets - 1;
@@ -39,11 +47,16 @@ TEST(AggregateQuantize, SmallValues) {
     EXPECT_EQ(quantize_bucket(2), 65);
     EXPECT_EQ(quantize_bucket(3), 65);
     EXPECT_EQ(quantize_bucket(4), 66);
-    EXPECT_EQ(quantize_bucket(-1), 62);
-    EXPECT_EQ(quantize_bucket(-2), 61);
-    EXPECT_EQ(quantize_bucket(-3), 60); // labelled -4: the highest label <= -3
-    EXPECT_EQ(quantize_bucket(-4), 60);
-    EXPECT_EQ(quantize_bucket(-5), 59);
+    // As DTrace: a negative value goes to the first row whose label is >= it, so the row
+    // labelled -4 holds -7..-4.
+    EXPECT_EQ(quantize_bucket(-1), 62); // -1
+    EXPECT_EQ(quantize_bucket(-2), 61); // -2
+    EXPECT_EQ(quantize_bucket(-3), 61); // -2
+    EXPECT_EQ(quantize_bucket(-4), 60); // -4
+    EXPECT_EQ(quantize_bucket(-5), 60); // -4
+    EXPECT_EQ(quantize_bucket(-7), 60); // -4
+    EXPECT_EQ(quantize_bucket(-8), 59); // -8
+    EXPECT_EQ(quantize_bucket(-9), 59); // -8
 }
 
 TEST(AggregateQuantize, HugeValues) {
@@ -52,9 +65,11 @@ TEST(AggregateQuantize, HugeValues) {
     EXPECT_EQ(quantize_bucket((std::int64_t{1} << 62) - 1), 125);
     EXPECT_EQ(quantize_bucket(int64_min), 0);
     EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62)), 0);
-    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62) + 1), 0);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62) - 1), 0);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 62) + 1), 1);
     EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61)), 1);
-    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61) - 1), 0);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61) - 1), 1);
+    EXPECT_EQ(quantize_bucket(-(std::int64_t{1} << 61) + 1), 2);
 }
 
 TEST(AggregateQuantize, MatchesDTraceDefinitionAroundEveryPowerOfTwo) {
@@ -156,6 +171,37 @@ TEST(AggregateFunctions, QuantizeAndLquantizeCounts) {
         l.add(v);
     }
     EXPECT_EQ(l.buckets(), (std::vector<std::int64_t>{1, 2, 1, 2}));
+}
+
+TEST(AggregateFunctions, AvgAndStddevDoNotOverflow) {
+    // avg(INT64_MAX) over 1482 records gave -1, stddev of a constant was not 0: their sums
+    // are kept wider than 64 bits.
+    for (const std::int64_t v : {int64_max, int64_min, std::int64_t{3}, std::int64_t{-7}}) {
+        AggregationState avg(Function::avg, {});
+        AggregationState stddev(Function::stddev, {});
+        AggregationState merged(Function::stddev, {});
+        for (int i = 0; i < 1482; ++i) {
+            avg.add(v);
+            stddev.add(v);
+            AggregationState one(Function::stddev, {});
+            one.add(v);
+            merged.merge(one);
+        }
+        EXPECT_EQ(avg.value(), v);
+        EXPECT_EQ(stddev.value(), 0) << v;
+        EXPECT_EQ(merged.value(), 0) << v;
+    }
+    // INT64_MAX and INT64_MIN alternately: mean -1/2 truncated to 0, stddev just under 2^63.
+    AggregationState spread(Function::stddev, {});
+    AggregationState mean(Function::avg, {});
+    for (int i = 0; i < 1000; ++i) {
+        spread.add(int64_max);
+        spread.add(int64_min);
+        mean.add(int64_max);
+        mean.add(int64_min);
+    }
+    EXPECT_EQ(mean.value(), 0);
+    EXPECT_EQ(spread.value(), int64_max); // isqrt(2^126 - 2^63)
 }
 
 TEST(AggregateFunctions, SumWrapsAround) {

@@ -68,6 +68,15 @@ TEST(AggregateBinding, ProbeMatching) {
     EXPECT_TRUE(probe_matches("sched_*", "sched_switch", "kernel"));
     EXPECT_TRUE(probe_matches("ip:send", "ip:send", "kernel"));
     EXPECT_TRUE(probe_matches("*:*", "ip:send", "kernel"));
+    // *:* and *:E match kernel events as S:E does (sched_switch is sched:sched_switch).
+    EXPECT_TRUE(probe_matches("*:*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probe_matches("*:*", "lttnglogger", "kernel"));
+    EXPECT_TRUE(probe_matches("*:sched_*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probe_matches("*:sched_switch", "sched_switch", "kernel"));
+    EXPECT_FALSE(probe_matches("*:sched_*", "irq_handler_entry", "kernel"));
+    EXPECT_TRUE(probe_matches("s*:*", "sched_switch", "kernel"));
+    EXPECT_FALSE(probe_matches("s*:*", "irq_handler_entry", "kernel"));
+    EXPECT_FALSE(probe_matches("*:*", "sched_switch", "ust"));
 }
 
 TEST(AggregateBinding, UnknownFieldAtItsPosition) {
@@ -121,6 +130,24 @@ TEST(AggregateEvaluation, PredicatesAndArithmetic) {
     }
     // seq 0, 2, 4, 6 and 9 ("zeta"): 0/2*3-1 = -1, 2, 5, 8, 9/2*3-1 = 11
     EXPECT_EQ(keys, (std::vector<std::int64_t>{-1, 2, 5, 8, 11}));
+}
+
+TEST(AggregateEvaluation, TheDeepestExpressionsTheParserAcceptsBindAndEvaluate) {
+    // Binding and evaluation recurse over the tree: the parser's limits bound them.
+    std::string chain = "seq";
+    for (int i = 1; i < max_expression_height; ++i) {
+        chain += "+1";
+    }
+    const std::string nested =
+        std::string(max_expression_nesting, '(') + "seq" + std::string(max_expression_nesting, ')');
+    const std::string negated = std::string(max_expression_nesting, '-') + "seq";
+    Runner r("tracectl_demo:tick { @c = sum(" + chain + "); @n = sum(" + nested + "); @m = sum(" +
+             negated + "); }");
+    r.record(5);
+    const auto j = to_json(r.set);
+    EXPECT_EQ(j["aggregations"][0]["entries"][0]["value"], 5 + max_expression_height - 1);
+    EXPECT_EQ(j["aggregations"][1]["entries"][0]["value"], 5);
+    EXPECT_EQ(j["aggregations"][2]["entries"][0]["value"], 5); // an even number of '-'
 }
 
 TEST(AggregateEvaluation, DivisionByZeroSkipsTheClause) {
@@ -300,6 +327,38 @@ TEST(AggregateJson, OpenEndedBuckets) {
     EXPECT_TRUE(l[1]["upper"].is_null());
     const auto& q = j["aggregations"][1]["entries"][0]["buckets"];
     EXPECT_EQ(q[0]["lower"], std::numeric_limits<std::int64_t>::min());
+}
+
+TEST(AggregateJson, NegativeQuantizeBucketsAsDTraceFillsThem) {
+    // The row labelled -4 holds -7..-4, -8 holds -15..-8, the first one INT64_MIN..-2^62.
+    Runner r("tracectl_demo:tick { @q = quantize(seq); }");
+    for (const std::int64_t v :
+         {std::int64_t{-5}, std::int64_t{-7}, std::int64_t{-4}, std::int64_t{-8}, std::int64_t{-1},
+          std::int64_t{-3}, std::numeric_limits<std::int64_t>::min()}) {
+        r.record(v);
+    }
+    const auto q = to_json(r.set)["aggregations"][0]["entries"][0]["buckets"];
+    const auto expected = nlohmann::json::parse(R"([
+        {"lower": -9223372036854775808, "upper": -4611686018427387904, "count": 1},
+        {"lower": -15, "upper": -8, "count": 1},
+        {"lower": -7, "upper": -4, "count": 3},
+        {"lower": -3, "upper": -2, "count": 1},
+        {"lower": -1, "upper": -1, "count": 1}])");
+    EXPECT_EQ(q, expected);
+}
+
+TEST(AggregateJson, KeysThatAreNotUtf8AreReplacedNotFatal) {
+    Runner r("tracectl_demo:tick { @[text] = count(); }");
+    r.record(1, "bad\xff\xfe"
+                "comm");
+    r.record(2, "good");
+    const std::string text = json_text(to_json(r.set));
+    const auto j = nlohmann::json::parse(text);
+    const auto& entries = j["aggregations"][0]["entries"];
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[0]["keys"][0], "bad\xef\xbf\xbd\xef\xbf\xbd"
+                                     "comm");
+    EXPECT_EQ(entries[1]["keys"][0], "good");
 }
 
 } // namespace

@@ -121,6 +121,37 @@ TEST(AggregateParser, SyntaxErrors) {
                  "1:12: syntax error: expected '/', found '{'");
 }
 
+std::string repeated(const std::string& text, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+        out += text;
+    }
+    return out;
+}
+
+TEST(AggregateParser, NestingIsBoundedLikeTheFilterParser) {
+    // Refused rather than a stack overflow (20000 parentheses crashed it); the limits bound
+    // every later walk of the tree (binding, evaluation) too.
+    const std::string head = "a:b { @ = sum(";
+    EXPECT_NO_THROW(parse_program(head + repeated("(", 256) + "1" + repeated(")", 256) + "); }"));
+    EXPECT_STREQ(
+        error_of(head + repeated("(", 20000) + "1" + repeated(")", 20000) + "); }").what(),
+        "1:271: expression nested too deeply (more than 256 parentheses and unary operators)");
+    EXPECT_NO_THROW(parse_program(head + repeated("-", 256) + "1); }"));
+    EXPECT_STREQ(
+        error_of(head + repeated("-", 50000) + "1); }").what(),
+        "1:271: expression nested too deeply (more than 256 parentheses and unary operators)");
+    EXPECT_STREQ(
+        error_of(head + repeated("!", 50000) + "1); }").what(),
+        "1:271: expression nested too deeply (more than 256 parentheses and unary operators)");
+    // A long chain costs the parser no stack, but its tree is as deep as it is long.
+    EXPECT_NO_THROW(parse_program(head + "1" + repeated("+1", 999) + "); }"));
+    EXPECT_STREQ(error_of(head + "1" + repeated("+1", 100000) + "); }").what(),
+                 "1:2014: expression too deep (more than 1000 levels of operators)");
+    EXPECT_STREQ(error_of("a:b /" + repeated("x==", 5000) + "x/ { @ = count(); }").what(),
+                 "1:3004: expression too deep (more than 1000 levels of operators)");
+}
+
 TEST(AggregateParser, ProbeDescriptions) {
     EXPECT_EQ(probe_pattern("ip:::send", {}), "ip:send");
     EXPECT_EQ(probe_pattern("ip:*:*:send", {}), "ip:send");

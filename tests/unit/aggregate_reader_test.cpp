@@ -169,6 +169,61 @@ TEST_F(AggregateReader, SeveralStreamsAndTracesAreMerged) {
     EXPECT_EQ(value(set, 1, {}), -2);
 }
 
+/// A trace whose stream has two packets of one tick each; the packet context counts the
+/// events the tracer discarded: 0 in the first packet, `discarded` in the second.
+void write_trace_with_discarded(const fs::path& dir, std::uint64_t discarded) {
+    std::string metadata = kMetadata;
+    const std::string context = "packet.context := struct { uint64_t content_size; uint64_t "
+                                "packet_size; uint32_t cpu_id; };";
+    const auto at = metadata.find(context);
+    metadata.replace(at, context.size(),
+                     "packet.context := struct { uint64_t content_size; uint64_t packet_size; "
+                     "clock_ts timestamp_begin; clock_ts timestamp_end; uint64_t "
+                     "events_discarded; uint32_t cpu_id; };");
+    fs::create_directories(dir);
+    std::ofstream(dir / "metadata") << metadata;
+    std::vector<char> stream;
+    for (std::uint64_t p = 0; p < 2; ++p) {
+        Bytes events;
+        events.u32(0);
+        events.u64(1000 + 100 * p);
+        events.u64(5);
+        events.str("a");
+        const std::uint64_t header = 4 + 8 + 8 + 8 + 8 + 8 + 4;
+        const std::uint64_t bits = (header + events.data().size()) * 8;
+        Bytes packet;
+        packet.u32(0xC1FC1FC1);
+        packet.u64(bits);
+        packet.u64(bits);
+        packet.u64(1000 + 100 * p);
+        packet.u64(1050 + 100 * p);
+        packet.u64(p == 0 ? 0 : discarded);
+        packet.u32(0);
+        stream.insert(stream.end(), packet.data().begin(), packet.data().end());
+        stream.insert(stream.end(), events.data().begin(), events.data().end());
+    }
+    std::ofstream(dir / "chan_0", std::ios::binary)
+        .write(stream.data(), static_cast<std::streamsize>(stream.size()));
+}
+
+TEST_F(AggregateReader, CountsDiscardedEventRecords) {
+    write_trace_with_discarded(root_ / "t", 7);
+    const Program p = parse_program("demo:tick { @ = count(); }");
+    Binder binder(p);
+    AggregationSet set(p);
+    const ReadStatistics statistics = read_traces(find_traces(root_.string()), p, binder, set);
+    EXPECT_EQ(value(set, 0, {}), 2);
+    EXPECT_EQ(statistics.discarded_events, 7u);
+    EXPECT_TRUE(statistics.discarded_exact);
+    // And none where none were.
+    write_trace(root_ / "u", 1);
+    Binder other_binder(p);
+    AggregationSet other(p);
+    EXPECT_EQ(
+        read_traces(find_traces((root_ / "u").string()), p, other_binder, other).discarded_events,
+        0u);
+}
+
 TEST_F(AggregateReader, ErrorsWhileReading) {
     write_trace(root_ / "one", 2);
     write_trace(root_ / "two", 2);

@@ -41,3 +41,24 @@ TEST(CliQuantities, SizesForPeople) {
     EXPECT_EQ(format_size(std::uint64_t{1} << 40), "1.0 TiB");
     EXPECT_EQ(format_size(UINT64_MAX), "15.9 EiB");
 }
+
+TEST(CliQuantities, AggregateSeconds) {
+    for (const char* good : {"6", "0.5", "1e-3", "2678400", "30"}) {
+        EXPECT_EQ(aggregate_seconds_error(good), std::nullopt) << good;
+    }
+    for (const char* bad : {"abc", "nan", "NaN", "", "6s", " 6", "1e", "0x10"}) {
+        EXPECT_EQ(aggregate_seconds_error(bad), "not a number of seconds: " + std::string(bad))
+            << bad;
+    }
+    for (const char* small : {"0", "-0", "-1", "1e-400", "-1e400", "-inf"}) {
+        EXPECT_EQ(aggregate_seconds_error(small), "must be more than 0 seconds") << small;
+    }
+    for (const char* large : {"inf", "2678400.5", "1e400", "1e308"}) {
+        EXPECT_EQ(aggregate_seconds_error(large), "must be at most 2678400 seconds (31 days)")
+            << large;
+    }
+    EXPECT_EQ(format_seconds(6), "6");
+    EXPECT_EQ(format_seconds(0.5), "0.5");
+    EXPECT_EQ(format_seconds(0.1), "0.1");
+    EXPECT_EQ(format_seconds(2678400), "2678400");
+}
