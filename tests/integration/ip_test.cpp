@@ -139,6 +139,13 @@ protected:
 
     // A test's sessions are gone when it ends, and their programs with them.
     void TearDown() override {
+        // Also the sessions a failed test left: the next test starts clean.
+        for (const auto& path : manager_->ListSessions()) {
+            try {
+                SessionClient(*bus_, path).Destroy({});
+            } catch (const sdbus::Error&) {
+            }
+        }
         EXPECT_TRUE(eventually([] { return ours().empty(); }, std::chrono::seconds(10)))
             << "a test left a program loaded";
         SandboxSuite::TearDown();
@@ -491,8 +498,12 @@ TEST_F(Ip, ARotationArchivesTheIpStreamWithTheRest) {
     s->Start({});
     exchange(tx, rx, "127.0.0.1", port, 3, 111);
     const std::string archive = s->Rotate({});
-    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(archive + "/kernel/metadata"); },
-                           std::chrono::seconds(10)))
+    // Over once the session is no longer "rotating".
+    ASSERT_TRUE(eventually(
+        [&] {
+            return std::filesystem::exists(archive + "/kernel/metadata") && s->State() == "active";
+        },
+        std::chrono::seconds(20)))
         << archive;
     exchange(tx, rx, "127.0.0.1", port, 2, 222);
     ::close(rx);
@@ -519,9 +530,14 @@ TEST_F(Ip, ARotatedSessionOfIpRulesOnlyReadsAsOneTrace) {
     s->Start({});
     for (int i = 0; i < 2; ++i) {
         const std::string archive = s->Rotate({});
-        ASSERT_TRUE(
-            eventually([&] { return std::filesystem::exists(archive + "/kernel/metadata"); },
-                       std::chrono::seconds(10)));
+        // Over once the session is no longer "rotating": a second Rotate
+        // before then is refused (WrongState).
+        ASSERT_TRUE(eventually(
+            [&] {
+                return std::filesystem::exists(archive + "/kernel/metadata") &&
+                       s->State() == "active";
+            },
+            std::chrono::seconds(20)));
     }
     s->Stop({});
     const RunResult r = run({"babeltrace2", output("ip-idle-rotate")});
