@@ -138,17 +138,21 @@ namespace {
 std::string waitForTemporarySession(SandboxSuite& suite, ManagerClient& manager,
                                     sdbus::IConnection& bus, std::string& folder) {
     (void)suite;
-    for (int i = 0; i < 200; ++i) {
-        for (const auto& path : manager.ListSessions()) {
-            SessionClient s(bus, path);
-            if (s.Name().rfind("aggregate-", 0) == 0 && s.State() == "active") {
-                folder = s.OutputPath();
-                return path;
+    std::string found;
+    eventually(
+        [&] {
+            for (const auto& path : manager.ListSessions()) {
+                SessionClient s(bus, path);
+                if (s.Name().rfind("aggregate-", 0) == 0 && s.State() == "active") {
+                    folder = s.OutputPath();
+                    found = path;
+                    return true;
+                }
             }
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return "";
+            return false;
+        },
+        std::chrono::seconds(20));
+    return found;
 }
 
 std::string readFile(const std::string& path) {
