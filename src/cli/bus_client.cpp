@@ -5,6 +5,8 @@
 
 #include <application_proxy.h>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <manager_proxy.h>
 #include <optional>
@@ -12,6 +14,7 @@
 #include <sdbus-c++/StandardInterfaces.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <session_proxy.h>
+#include <string_view>
 #include <utility>
 
 namespace tracectl::cli {
@@ -113,7 +116,36 @@ struct BusClient::Connection {
     SessionProxy session(const std::string& path) { return SessionProxy{*bus, path}; }
 };
 
-BusClient::BusClient(const BusChoice& bus) {
+namespace {
+
+/// The current-session key of `bus` (BusClient::current_session()).
+std::string current_session_key(const BusChoice& bus) {
+    switch (bus.kind) {
+    case BusChoice::Kind::user:
+        return "user";
+    case BusChoice::Kind::address:
+        return CurrentSession::address_bus_key(bus.address);
+    case BusChoice::Kind::system:
+        break;
+    }
+    const char* address = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    if (address == nullptr || *address == '\0' ||
+        std::string_view(address) == "unix:path=/run/dbus/system_bus_socket" ||
+        std::string_view(address) == "unix:path=/var/run/dbus/system_bus_socket") {
+        return "system";
+    }
+    return CurrentSession::address_bus_key(address);
+}
+
+std::filesystem::path runtime_dir() {
+    const char* dir = std::getenv("XDG_RUNTIME_DIR");
+    // A relative value is ignored, as the XDG base directory specification says.
+    return dir != nullptr && dir[0] == '/' ? std::filesystem::path(dir) : std::filesystem::path();
+}
+
+} // namespace
+
+BusClient::BusClient(const BusChoice& bus) : current_(runtime_dir(), current_session_key(bus)) {
     try {
         connection_ = std::make_unique<Connection>(open_bus(bus));
     } catch (const sdbus::Error& e) {

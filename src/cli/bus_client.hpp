@@ -2,6 +2,7 @@
 // (org.tracectl.Tracing1 on the bus; see dbus/org.tracectl.Tracing1.*.xml).
 #pragma once
 
+#include "current_session.hpp"
 #include "kernel_domain.hpp"
 #include "property_map.hpp"
 
@@ -40,6 +41,12 @@ public:
     BusClient& operator=(const BusClient&) = delete;
     BusClient(BusClient&&) = delete;
     BusClient& operator=(BusClient&&) = delete;
+
+    /// Where the current session of this bus is kept (current_session.hpp):
+    /// keyed "system" (the system bus at its default address), "user", or by
+    /// the address (--bus-address, or a DBUS_SYSTEM_BUS_ADDRESS elsewhere:
+    /// another daemon, other sessions), under $XDG_RUNTIME_DIR.
+    const CurrentSession& current_session() const noexcept { return current_; }
 
     /// Adds "interactive" = true to the options of every call that takes
     /// options (polkit may then ask an authentication agent).
@@ -134,6 +141,7 @@ private:
 
     struct Connection;
     std::unique_ptr<Connection> connection_;
+    CurrentSession current_;
     bool interactive_ = false;
 };
 

@@ -5,11 +5,16 @@
 #include "output_format.hpp"
 #include "session_statistics.hpp"
 #include "session_view.hpp"
+#include "trace_commands.hpp"
 #include "user_names.hpp"
 
+#include <algorithm>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <sdbus-c++/Error.h>
+#include <string_view>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -39,7 +44,7 @@ void warn_about_losses(const SessionView& session, std::ostream& out, std::ostre
 
 } // namespace
 
-void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
+void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err) {
     std::optional<std::string> output;
     if (args.output) {
         output = absolute_output_path(*args.output, std::filesystem::current_path());
@@ -47,6 +52,12 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out) {
     const std::string path = bus.create_session(
         args.name, create_session_options(output, args.snapshot, args.buffers), args.count_events);
     out << format_created(fetch_session(bus, path));
+    try {
+        bus.current_session().write(args.name);
+    } catch (const std::exception& e) {
+        out.flush();
+        print_error_line(err, std::string("warning: ") + e.what());
+    }
 }
 
 void run_list(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostream& err) {
@@ -77,57 +88,117 @@ void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostr
     warn_about_losses(session, out, err);
 }
 
-void run_start(BusClient& bus, const std::string& name, std::ostream& out) {
-    bus.start(bus.get_session(name));
-    out << format_started(name);
-}
-
-void run_stop(BusClient& bus, const std::string& name, std::ostream& out) {
-    bus.stop(bus.get_session(name));
-    out << format_stopped(name);
-}
-
-void run_rotate(BusClient& bus, const std::string& name, bool wait, std::ostream& out,
-                std::ostream& progress) {
-    const std::string archive =
-        bus.rotate(bus.get_session(name), wait, [&](const std::string& line) {
-            progress << line << '\n' << std::flush;
-        });
-    out << (wait ? "Rotation of session " + name + " complete: "
-                 : "Rotation of session " + name + " under way, archive: ")
+void run_rotate(BusClient& bus, const std::optional<std::string>& name, bool wait,
+                std::ostream& out, std::ostream& progress) {
+    const std::string path = resolve_session(bus, name);
+    const std::string shown = name ? *name : bus.session_name(path);
+    const std::string archive = bus.rotate(path, wait, [&](const std::string& line) {
+        progress << line << '\n' << std::flush;
+    });
+    out << (wait ? "Rotation of session " + shown + " complete: "
+                 : "Rotation of session " + shown + " under way, archive: ")
         << archive << '\n';
 }
 
-void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out) {
-    if (!args.all) {
-        const std::string& name = args.name.value();
-        bus.destroy(bus.get_session(name));
-        out << format_destroyed(name);
-        return;
+namespace {
+
+constexpr const char* no_such_session_error = "org.tracectl.Tracing1.Error.NoSuchSession";
+
+/// What one of start, stop and destroy does to one session.
+struct SessionAction {
+    /// The State values in which, with --all/--glob, the session is left
+    /// alone with `already` as the warning.
+    std::vector<std::string_view> done_states;
+    std::string_view already; ///< "tracing already started for session"
+    std::function<void(const std::string& path)> call;
+    std::function<std::string(std::string_view name)> report;
+    /// Printed when --all/--glob select no session.
+    std::string nothing;
+};
+
+ExitStatus act_on_sessions(BusClient& bus, const SessionSpec& spec, const SessionAction& action,
+                           std::ostream& out, std::ostream& err) {
+    const std::vector<SelectedSession> sessions = select_sessions(bus, spec);
+    if (sessions.empty()) {
+        out << action.nothing;
     }
-    bool destroyed_any = false;
-    // Only the caller's own sessions: for root, ListSessions lists every
-    // user's, and "--all" must not reach into them.
-    const uid_t self = geteuid();
-    for (const std::string& path : bus.list_sessions()) {
+    ExitStatus status = ExitStatus::success;
+    for (const SelectedSession& session : sessions) {
+        if (!spec.several()) {
+            action.call(session.path); // a failure throws: one session, one error
+            out << action.report(session.name);
+            continue;
+        }
+        if (std::find(action.done_states.begin(), action.done_states.end(), session.state) !=
+            action.done_states.end()) {
+            out.flush();
+            print_error_line(err, "warning: " + std::string(action.already) + " " + session.name);
+            continue;
+        }
         try {
-            const SessionView session =
-                session_view_from_properties(path, bus.session_properties(path));
-            if (session.owner != self) {
-                continue;
-            }
-            bus.destroy(path);
-            out << format_destroyed(session.name) << std::flush;
-            destroyed_any = true;
+            action.call(session.path);
+            out << action.report(session.name) << std::flush;
         } catch (const sdbus::Error& e) {
-            if (e.getName() != unknown_object_error) {
-                throw;
+            if (e.getName() == unknown_object_error || e.getName() == no_such_session_error) {
+                continue; // destroyed meanwhile: not ours to report
             }
+            out.flush();
+            print_error_line(err, session.name + ": " + e.getName() + ": " + e.getMessage());
+            status = exit_status_for_error(e.getName());
         }
     }
-    if (!destroyed_any) {
-        out << format_nothing_destroyed();
+    return status;
+}
+
+} // namespace
+
+ExitStatus run_start(BusClient& bus, const SessionSpec& spec, std::ostream& out,
+                     std::ostream& err) {
+    const SessionAction action{{"active"},
+                               "tracing already started for session",
+                               [&](const std::string& path) { bus.start(path); },
+                               [](std::string_view name) { return format_started(name); },
+                               "No sessions to start.\n"};
+    return act_on_sessions(bus, spec, action, out, err);
+}
+
+ExitStatus run_stop(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err) {
+    const SessionAction action{{"created", "stopped"},
+                               "tracing already stopped for session",
+                               [&](const std::string& path) { bus.stop(path); },
+                               [](std::string_view name) { return format_stopped(name); },
+                               "No sessions to stop.\n"};
+    return act_on_sessions(bus, spec, action, out, err);
+}
+
+ExitStatus run_destroy(BusClient& bus, const SessionSpec& spec, std::ostream& out,
+                       std::ostream& err) {
+    const SessionAction action{{},
+                               "",
+                               [&](const std::string& path) { bus.destroy(path); },
+                               [&](std::string_view name) {
+                                   bus.current_session().forget_if(name);
+                                   return format_destroyed(name);
+                               },
+                               format_nothing_destroyed()};
+    return act_on_sessions(bus, spec, action, out, err);
+}
+
+void run_set_session(BusClient& bus, const std::string& name, std::ostream& out) {
+    bus.get_session(name); // NoSuchSession unless the caller has it
+    bus.current_session().write(name);
+    out << "Session " << name << " set as the current session.\n";
+}
+
+void run_status(BusClient& bus, bool json, std::ostream& out, std::ostream& err) {
+    const SessionView session = fetch_session(bus, resolve_session(bus, std::nullopt));
+    if (json) {
+        out << format_session_json(session);
+    } else {
+        out << "Current session: " << session.name << "\n\n"
+            << format_session_details(session, lookup_user_name);
     }
+    warn_about_losses(session, out, err);
 }
 
 } // namespace tracectl::cli

@@ -2,6 +2,8 @@
 #pragma once
 
 #include "bus_client.hpp"
+#include "exit_status.hpp"
+#include "session_selection.hpp"
 
 #include <iosfwd>
 #include <optional>
@@ -27,15 +29,10 @@ struct ShowArgs {
     bool json = false; ///< --json
 };
 
-/// Arguments of `tracectl destroy`: exactly one of `name` and `all` (checked by the caller).
-struct DestroyArgs {
-    std::optional<std::string> name;
-    bool all = false; ///< --all
-};
-
 /// Creates the session (output folder made absolute against the current directory), then
-/// reads its properties and prints "Session NAME created (id ID, output DIR)".
-void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out);
+/// reads its properties and prints "Session NAME created (id ID, output DIR)", and makes it
+/// the current session (a warning on `err` if that cannot be kept: the session exists).
+void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err);
 
 /// Prints every session the caller may see (ListSessions), oldest first: a table, or a JSON array;
 /// then, on `err`, one "tracectl: warning: ..." line (loss_warning()) per session that
@@ -46,19 +43,35 @@ void run_list(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostr
 /// section, or a JSON object; then its loss warning on `err`, if any.
 void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostream& err);
 
-/// Starts tracing in the session called `name`.
-void run_start(BusClient& bus, const std::string& name, std::ostream& out);
+/// `tracectl start [NAME | --all | --glob PATTERN]`: starts each session `spec` selects,
+/// printing a line per session started. With --all/--glob, a session already active is a
+/// warning on `err`, one destroyed meanwhile is skipped, and one that fails is reported on
+/// `err` while the others go on; the status is that of the last failure (success if none).
+/// A single session's failure throws.
+ExitStatus run_start(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err);
 
-/// Stops tracing in the session called `name`.
-void run_stop(BusClient& bus, const std::string& name, std::ostream& out);
+/// `tracectl stop [NAME | --all | --glob PATTERN]`, as run_start(); a session not active is
+/// the warning.
+ExitStatus run_stop(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err);
 
-/// Destroys the session called `args.name`, or with `args.all` every session ListSessions
-/// returns (sessions that vanish meanwhile are skipped); prints one line per session destroyed.
-void run_destroy(BusClient& bus, const DestroyArgs& args, std::ostream& out);
+/// `tracectl destroy [NAME | --all | --glob PATTERN]`, as run_start() (no warning case); a
+/// destroyed session that was the current one stops being it. "No sessions to destroy."
+/// when --all/--glob select none.
+ExitStatus run_destroy(BusClient& bus, const SessionSpec& spec, std::ostream& out,
+                       std::ostream& err);
 
-/// `tracectl rotate NAME [--wait]`: prints the archive's folder on `out`;
-/// with `wait`, once it is complete, with progress lines on `progress`.
-void run_rotate(BusClient& bus, const std::string& name, bool wait, std::ostream& out,
-                std::ostream& progress);
+/// `tracectl set-session NAME`: makes the caller's session NAME (it must exist) the current
+/// session. Throws NoSuchSession, or std::runtime_error when it cannot be kept.
+void run_set_session(BusClient& bus, const std::string& name, std::ostream& out);
+
+/// `tracectl status`: the current session's details, as `tracectl show` prints them (as
+/// lttng status does), after a "Current session: NAME" line; the current session is
+/// resolve_session()'s. `json`: the object `show --json` prints.
+void run_status(BusClient& bus, bool json, std::ostream& out, std::ostream& err);
+
+/// `tracectl rotate [NAME] [--wait]` (no NAME: resolve_session()): prints the archive's folder on
+/// `out`; with `wait`, once it is complete, with progress lines on `progress`.
+void run_rotate(BusClient& bus, const std::optional<std::string>& name, bool wait,
+                std::ostream& out, std::ostream& progress);
 
 } // namespace tracectl::cli

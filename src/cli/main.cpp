@@ -9,6 +9,7 @@
 #include "exit_status.hpp"
 #include "kernel_domain.hpp"
 #include "quantities.hpp"
+#include "session_selection.hpp"
 #include "top_command.hpp"
 #include "trace_commands.hpp"
 #include "utf8.hpp"
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -27,6 +29,28 @@
 namespace {
 
 using namespace tracectl::cli;
+
+/// NAME, -a/--all and -g/--glob PATTERN of start, stop and destroy
+/// (session_selection.hpp), as CLI11 fills them in.
+struct SessionSpecOptions {
+    std::string name;
+    bool all = false;
+    std::string glob;
+    CLI::Option* name_option = nullptr;
+    CLI::Option* glob_option = nullptr;
+
+    SessionSpec spec() const {
+        SessionSpec out;
+        if (name_option->count() > 0) {
+            out.name = name;
+        }
+        out.all = all;
+        if (glob_option->count() > 0) {
+            out.glob = glob;
+        }
+        return out;
+    }
+};
 
 /// Everything the command line can say, filled in by CLI11.
 struct CommandLine {
@@ -38,10 +62,11 @@ struct CommandLine {
     std::string create_output;
     ListArgs list;
     ShowArgs show;
-    std::string start_name;
-    std::string stop_name;
-    DestroyArgs destroy;
-    std::string destroy_name;
+    SessionSpecOptions start;
+    SessionSpecOptions stop;
+    SessionSpecOptions destroy;
+    std::string set_session_name;
+    bool status_json = false;
     EnableEventArgs enable_event;
     std::string ee_session;
     std::string ee_loglevel;
@@ -77,6 +102,25 @@ struct CommandLine {
     AggregateArgs aggregate;
     std::string aggregate_n;
 };
+
+/// Adds [NAME | -a/--all | -g/--glob PATTERN] to `command`, which acts on
+/// the sessions they select; `verb` ("Start") begins each description.
+void add_session_spec(CLI::App& command, SessionSpecOptions& options, const std::string& verb) {
+    options.name_option =
+        command.add_option("NAME", options.name,
+                           "Name of the session (default: the current session, see 'tracectl "
+                           "set-session')");
+    auto* all = command.add_flag("-a,--all", options.all,
+                                 verb + " every session you own (even as root, only yours)");
+    options.glob_option =
+        command
+            .add_option("-g,--glob", options.glob,
+                        verb + " every session you own whose name matches PATTERN (a shell "
+                               "glob: *, ?, [...])")
+            ->type_name("PATTERN");
+    options.name_option->excludes(all)->excludes(options.glob_option);
+    all->excludes(options.glob_option);
+}
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
 /// wrap "-1" around and clamp what is too big.
@@ -116,6 +160,15 @@ std::string wrapped_list(std::string_view list) {
     }
     return out;
 }
+
+/// `value` if `option` was given, else nullopt.
+std::optional<std::string> optional_name(const CLI::Option* option, const std::string& value) {
+    return option->count() > 0 ? std::optional<std::string>(value) : std::nullopt;
+}
+
+/// How a command's session option or argument defaults (resolve_session()).
+constexpr const char* current_session_help =
+    "Session (default: the current session, else your only session)";
 
 /// The `tracectl --help` hint to put after a usage error.
 std::string help_hint(const CLI::App& app) {
@@ -204,29 +257,48 @@ ExitStatus run(int argc, char** argv) {
                 "exits with status 2.\n\n"
                 "Example:\n  tracectl top\n  tracectl top --user");
 
-    auto* start = app.add_subcommand("start", "Start tracing in a session");
-    start->add_option("NAME", cl.start_name, "Name of the session")->required();
-    start->footer("Starts recording; allowed when the session is \"created\" or \"stopped\".\n\n"
-                  "Example:\n  tracectl start web-latency");
+    auto* start = app.add_subcommand("start", "Start tracing in a session, or several");
+    add_session_spec(*start, cl.start, "Start");
+    start->footer("Starts recording; allowed when the session is \"created\" or \"stopped\".\n"
+                  "With --all or --glob (as lttng start in LTTng 2.14), a session already active\n"
+                  "is a warning and each failure is reported while the others go on.\n\n"
+                  "Example:\n  tracectl start web-latency\n  tracectl start --glob 'web-*'");
 
-    auto* stop = app.add_subcommand("stop", "Stop tracing in a session");
-    stop->add_option("NAME", cl.stop_name, "Name of the session")->required();
+    auto* stop = app.add_subcommand("stop", "Stop tracing in a session, or several");
+    add_session_spec(*stop, cl.stop, "Stop");
     stop->footer("Stops recording; allowed when the session is \"active\". What was recorded\n"
-                 "stays in the output folder.\n\n"
-                 "Example:\n  tracectl stop web-latency");
+                 "stays in the output folder. With --all or --glob, a session not active is a\n"
+                 "warning and each failure is reported while the others go on.\n\n"
+                 "Example:\n  tracectl stop web-latency\n  tracectl stop --all");
 
-    auto* destroy = app.add_subcommand("destroy", "Destroy a session, or all of them");
-    auto* destroy_name =
-        destroy->add_option("NAME", cl.destroy_name, "Name of the session to destroy");
-    auto* destroy_all = destroy->add_flag(
-        "--all", cl.destroy.all, "Destroy every session you own (even as root, only yours)");
-    destroy_name->excludes(destroy_all);
-    destroy->footer("Stops tracing if needed and removes the session (give NAME or --all).\n"
-                    "The trace files stay on disk.\n\n"
+    auto* destroy = app.add_subcommand("destroy", "Destroy a session, or several");
+    add_session_spec(*destroy, cl.destroy, "Destroy");
+    destroy->footer("Stops tracing if needed and removes the session; without NAME, --all or\n"
+                    "--glob, the current session. The trace files stay on disk. Destroying the\n"
+                    "current session leaves no current session.\n\n"
                     "Example:\n  tracectl destroy web-latency\n  tracectl destroy --all");
 
+    auto* set_session =
+        app.add_subcommand("set-session", "Make a session the current one (as lttng set-session)");
+    set_session->add_option("NAME", cl.set_session_name, "Name of one of your sessions")
+        ->required();
+    set_session->footer(
+        "Commands given no session act on the current session: 'tracectl create' sets it,\n"
+        "and so does this command. It is kept per user and per bus in\n"
+        "$XDG_RUNTIME_DIR/tracectl/current-session.BUS (gone at logout). Without a current\n"
+        "session, commands fall back to your only session, if you have exactly one.\n\n"
+        "Example:\n  tracectl set-session web-latency");
+
+    auto* status_command =
+        app.add_subcommand("status", "Show the current session (as lttng status)");
+    status_command->add_flag("--json", cl.status_json, "Print a JSON object with every property");
+    status_command->footer(
+        "Prints the current session's name, then every property and statistic as\n"
+        "'tracectl show' does.\n\n"
+        "Example:\n  tracectl status");
+
     auto* rotate = app.add_subcommand("rotate", "Archive the current trace chunk of a session");
-    rotate->add_option("NAME", cl.rotate_name, "Name of the session")->required();
+    auto* rotate_name = rotate->add_option("NAME", cl.rotate_name, current_session_help);
     rotate->add_flag("--wait", cl.rotate_wait,
                      "Return once the archive is complete (RotationCompleted), showing progress "
                      "on standard error meanwhile");
@@ -237,7 +309,7 @@ ExitStatus run(int argc, char** argv) {
 
     auto* snapshot = app.add_subcommand(
         "snapshot", "Record a snapshot of a snapshot session's buffers (as lttng snapshot record)");
-    snapshot->add_option("NAME", cl.snapshot_name, "Name of the session")->required();
+    auto* snapshot_name = snapshot->add_option("NAME", cl.snapshot_name, current_session_help);
     auto* snapshot_max =
         snapshot->add_option("--max-size", cl.snapshot_max_size,
                              "At most SIZE bytes of events (100M, 64K, 4096), keeping the newest "
@@ -249,7 +321,7 @@ ExitStatus run(int argc, char** argv) {
 
     auto* enable_rotation =
         app.add_subcommand("enable-rotation", "Rotate a session on a period and/or a size");
-    enable_rotation->add_option("NAME", cl.er_name, "Name of the session")->required();
+    auto* er_name = enable_rotation->add_option("NAME", cl.er_name, current_session_help);
     auto* er_timer = enable_rotation
                          ->add_option("--timer", cl.er_timer,
                                       "Rotate every PERIOD while active (10s, 500ms, 2m, 1h; "
@@ -268,8 +340,8 @@ ExitStatus run(int argc, char** argv) {
     auto* enable_event = app.add_subcommand(
         "enable-event", "Record events of LTTng-UST apps (-u) or of the kernel (-k)");
     add_event_selection(*enable_event, cl.ee_selection);
-    auto* ee_session = enable_event->add_option("-s,--session", cl.ee_session,
-                                                "Session (default: your only session)");
+    auto* ee_session =
+        enable_event->add_option("-s,--session", cl.ee_session, current_session_help);
     enable_event->add_option("-c,--channel", cl.enable_event.channel,
                              "Channel (default: channel0, made on first use)");
     auto* ee_level = enable_event->add_option("--loglevel", cl.ee_loglevel,
@@ -304,8 +376,8 @@ ExitStatus run(int argc, char** argv) {
         app.add_subcommand("enable-channel", "Add a UST (-u) or kernel (-k) channel to a session");
     add_domain_flags(*enable_channel, cl.ec_domain);
     enable_channel->add_option("NAME", cl.enable_channel.name, "Channel name")->required();
-    auto* ec_session = enable_channel->add_option("-s,--session", cl.ec_session,
-                                                  "Session (default: your only session)");
+    auto* ec_session =
+        enable_channel->add_option("-s,--session", cl.ec_session, current_session_help);
     auto* ec_size = enable_channel
                         ->add_option("--subbuf-size", cl.ec_subbuf_size,
                                      "Sub-buffer size in bytes (power of two; default 524288, "
@@ -342,8 +414,7 @@ ExitStatus run(int argc, char** argv) {
                 ". -k: " + std::string{kernel_context_types})
         ->required()
         ->delimiter(',');
-    auto* ac_session = add_context->add_option("-s,--session", cl.ac_session,
-                                               "Session (default: your only session)");
+    auto* ac_session = add_context->add_option("-s,--session", cl.ac_session, current_session_help);
     add_context->add_option("-c,--channel", cl.add_context.channel,
                             "Channel (default: every channel; channel0 if there is none)");
     add_context->footer("Give exactly one of -u and -k. Only before the session first starts.\n\n"
@@ -380,8 +451,7 @@ ExitStatus run(int argc, char** argv) {
         "  tracectl list-tracepoints -k --fields\n  tracectl list-tracepoints -k --json");
 
     auto* view = app.add_subcommand("view", "Print a session's trace with babeltrace2");
-    auto* view_name =
-        view->add_option("NAME", cl.view_session, "Session (default: your only session)");
+    auto* view_name = view->add_option("NAME", cl.view_session, current_session_help);
     view->footer("Runs babeltrace2 on the session's output folder; stop the session first\n"
                  "for a complete trace.\n\nExample:\n  tracectl view web-latency");
 
@@ -442,9 +512,6 @@ ExitStatus run(int argc, char** argv) {
 
     try {
         app.parse(argc, argv);
-        if (destroy->parsed() && destroy_name->count() == 0 && destroy_all->count() == 0) {
-            throw CLI::ValidationError("destroy", "give a session NAME or --all");
-        }
         if (aggregate->parsed()) {
             if (aggregate_n->count() > 0) {
                 cl.aggregate.program = cl.aggregate_n;
@@ -502,7 +569,9 @@ ExitStatus run(int argc, char** argv) {
         }
         // D-Bus strings are UTF-8: a name that is not cannot even be sent.
         for (const std::string* name :
-             {&cl.create.name, &cl.show.name, &cl.start_name, &cl.stop_name, &cl.destroy_name}) {
+             {&cl.create.name, &cl.show.name, &cl.start.name, &cl.stop.name, &cl.destroy.name,
+              &cl.start.glob, &cl.stop.glob, &cl.destroy.glob, &cl.set_session_name,
+              &cl.rotate_name, &cl.snapshot_name, &cl.er_name}) {
             if (!is_valid_utf8(*name)) {
                 throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
             }
@@ -529,9 +598,6 @@ ExitStatus run(int argc, char** argv) {
     }
     if (create_output->count() > 0) {
         cl.create.output = cl.create_output;
-    }
-    if (destroy_name->count() > 0) {
-        cl.destroy.name = cl.destroy_name;
     }
     if (ee_session->count() > 0) {
         cl.enable_event.session = cl.ee_session;
@@ -596,7 +662,7 @@ ExitStatus run(int argc, char** argv) {
     bus.set_interactive(cl.interactive);
 
     if (create->parsed()) {
-        run_create(bus, cl.create, std::cout);
+        run_create(bus, cl.create, std::cout, std::cerr);
     } else if (list->parsed()) {
         run_list(bus, cl.list, std::cout, std::cerr);
     } else if (show->parsed()) {
@@ -604,20 +670,35 @@ ExitStatus run(int argc, char** argv) {
     } else if (top->parsed()) {
         std::cout.flush();
         return run_top(bus, std::cerr);
-    } else if (start->parsed()) {
-        run_start(bus, cl.start_name, std::cout);
-    } else if (stop->parsed()) {
-        run_stop(bus, cl.stop_name, std::cout);
-    } else if (destroy->parsed()) {
-        run_destroy(bus, cl.destroy, std::cout);
+    } else if (start->parsed() || stop->parsed() || destroy->parsed()) {
+        const auto& run_command = start->parsed()  ? run_start
+                                  : stop->parsed() ? run_stop
+                                                   : run_destroy;
+        const SessionSpec spec = (start->parsed()  ? cl.start
+                                  : stop->parsed() ? cl.stop
+                                                   : cl.destroy)
+                                     .spec();
+        const ExitStatus status = run_command(bus, spec, std::cout, std::cerr);
+        if (status != ExitStatus::success) {
+            std::cout.flush();
+            return status;
+        }
+    } else if (set_session->parsed()) {
+        run_set_session(bus, cl.set_session_name, std::cout);
+    } else if (status_command->parsed()) {
+        run_status(bus, cl.status_json, std::cout, std::cerr);
     } else if (enable_rotation->parsed()) {
-        bus.set_rotation_schedule(bus.get_session(cl.er_name), cl.er_timer_us, cl.er_size_bytes);
-        std::cout << "Rotation schedule of session " << cl.er_name << " set.\n";
+        const std::string path = resolve_session(bus, optional_name(er_name, cl.er_name));
+        bus.set_rotation_schedule(path, cl.er_timer_us, cl.er_size_bytes);
+        std::cout << "Rotation schedule of session " << bus.session_name(path) << " set.\n";
     } else if (snapshot->parsed()) {
-        std::cout << bus.record_snapshot(bus.get_session(cl.snapshot_name), cl.snapshot_max_bytes)
+        std::cout << bus.record_snapshot(
+                         resolve_session(bus, optional_name(snapshot_name, cl.snapshot_name)),
+                         cl.snapshot_max_bytes)
                   << '\n';
     } else if (rotate->parsed()) {
-        run_rotate(bus, cl.rotate_name, cl.rotate_wait, std::cout, std::cerr);
+        run_rotate(bus, optional_name(rotate_name, cl.rotate_name), cl.rotate_wait, std::cout,
+                   std::cerr);
     } else if (enable_event->parsed()) {
         const ExitStatus status = run_enable_event(bus, cl.enable_event, std::cout, std::cerr);
         if (status != ExitStatus::success) {

@@ -33,6 +33,19 @@ std::string resolve_session(BusClient& bus, const std::optional<std::string>& na
     if (name) {
         return bus.get_session(*name);
     }
+    if (const auto current = bus.current_session().read()) {
+        try {
+            return bus.get_session(*current);
+        } catch (const sdbus::Error& e) {
+            if (e.getName() != no_such_session) {
+                throw;
+            }
+            throw sdbus::Error(no_such_session,
+                               "the current session '" + *current +
+                                   "' does not exist any more; name a session, or choose one "
+                                   "with 'tracectl set-session NAME'");
+        }
+    }
     const uid_t self = geteuid();
     std::vector<std::string> own;
     for (const std::string& path : bus.list_sessions()) {
@@ -41,9 +54,11 @@ std::string resolve_session(BusClient& bus, const std::optional<std::string>& na
         }
     }
     if (own.size() != 1) {
-        throw sdbus::Error(no_such_session, own.empty()
-                                                ? "you have no session; create one first"
-                                                : "you have several sessions; name one with -s");
+        throw sdbus::Error(no_such_session,
+                           own.empty() ? "you have no session; create one first"
+                                       : "you have several sessions and no current session; "
+                                         "name one, or choose one with 'tracectl set-session "
+                                         "NAME'");
     }
     return own.front();
 }

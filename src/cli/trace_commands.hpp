@@ -24,7 +24,7 @@ struct EnableEventArgs {
     Domain domain = Domain::ust;
     std::string pattern;                       ///< ust: the one pattern
     std::vector<KernelEventCall> kernel_calls; ///< kernel: one EnableEvents call each
-    std::optional<std::string> session;        ///< default: the caller's only session
+    std::optional<std::string> session;        ///< default: resolve_session()
     std::string channel;                       ///< "" = channel0 (made on first enable)
     std::optional<std::string> loglevel;
     bool loglevel_only = false;
@@ -49,12 +49,15 @@ struct EnableChannelArgs {
 struct AddContextArgs {
     Domain domain = Domain::ust;
     std::vector<std::string> types;     ///< lttng-add-context(1) names: vpid, vtid, procname, ...
-    std::optional<std::string> session; ///< default: the caller's only session
+    std::optional<std::string> session; ///< default: resolve_session()
     std::string channel;                ///< "" = every channel (channel0 if there is none)
 };
 
-/// Resolves `name`, or when absent the caller's only session; throws
-/// sdbus::Error (NoSuchSession) when there is none or more than one.
+/// The object path of session `name`; without a name, of the current session
+/// (BusClient::current_session(), set by create and set-session), or when
+/// none is kept, of the caller's only session. Throws sdbus::Error
+/// (NoSuchSession) when the current session no longer exists, or there is no
+/// current session and the caller has none or more than one.
 std::string resolve_session(BusClient& bus, const std::optional<std::string>& name);
 
 /// Kernel: makes every call of `args.kernel_calls` even when one fails; each

@@ -1,0 +1,149 @@
+#include "current_session.hpp"
+
+#include "common/unique_fd.hpp"
+#include "utf8.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tracectl::cli {
+namespace {
+
+/// Longest name kept; the daemon's own bound on session names is lower.
+constexpr std::size_t max_name_bytes = 255;
+
+bool valid_name(std::string_view name) {
+    if (name.empty() || name.size() > max_name_bytes || !is_valid_utf8(name)) {
+        return false;
+    }
+    for (const char c : name) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::runtime_error file_error(const std::filesystem::path& file, const std::string& what) {
+    return std::runtime_error("current session file " + file.string() + ": " + what);
+}
+
+} // namespace
+
+CurrentSession::CurrentSession(std::filesystem::path runtime_dir, std::string bus_key) {
+    if (runtime_dir.empty()) {
+        return;
+    }
+    dir_ = std::move(runtime_dir) / "tracectl";
+    file_ = dir_ / ("current-session." + bus_key);
+}
+
+std::string CurrentSession::address_bus_key(std::string_view address) {
+    std::uint64_t hash = 0xcbf29ce484222325ULL; // FNV-1a, 64 bits
+    for (const char c : address) {
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 0x100000001b3ULL;
+    }
+    std::array<char, 17> hex{};
+    std::snprintf(hex.data(), hex.size(), "%016llx", static_cast<unsigned long long>(hash));
+    return "address-" + std::string(hex.data());
+}
+
+std::optional<std::string> CurrentSession::read() const {
+    if (file_.empty()) {
+        return std::nullopt;
+    }
+    const UniqueFd fd(::open(file_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            return std::nullopt;
+        }
+        throw file_error(file_, std::strerror(errno));
+    }
+    std::array<char, max_name_bytes + 2> buffer{};
+    std::size_t used = 0;
+    while (used < buffer.size()) {
+        const ssize_t n = ::read(fd.get(), buffer.data() + used, buffer.size() - used);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            throw file_error(file_, std::strerror(errno));
+        }
+        if (n == 0) {
+            break;
+        }
+        used += static_cast<std::size_t>(n);
+    }
+    std::string_view text(buffer.data(), used);
+    if (!text.empty() && text.back() == '\n') {
+        text.remove_suffix(1);
+    }
+    if (!valid_name(text)) {
+        throw file_error(file_, "does not hold a session name; 'tracectl set-session NAME' "
+                                "replaces it");
+    }
+    return std::string(text);
+}
+
+void CurrentSession::write(std::string_view name) const {
+    if (file_.empty()) {
+        throw std::runtime_error(
+            "cannot keep the current session: XDG_RUNTIME_DIR is not set (log in with a "
+            "systemd user session, or name the session on each command)");
+    }
+    if (!valid_name(name)) {
+        throw file_error(file_, "refusing to keep a session name that is not 1 to 255 bytes of "
+                                "printable UTF-8");
+    }
+    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+        throw file_error(file_, "cannot make " + dir_.string() + ": " + std::strerror(errno));
+    }
+    std::filesystem::path temporary = file_;
+    temporary += ".XXXXXX";
+    std::string pattern = temporary.string();
+    const UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC)); // mode 0600
+    if (!fd) {
+        throw file_error(file_, std::strerror(errno));
+    }
+    const std::string text = std::string(name) + "\n";
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            const int e = errno;
+            ::unlink(pattern.c_str());
+            throw file_error(file_, std::strerror(e));
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::rename(pattern.c_str(), file_.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(pattern.c_str());
+        throw file_error(file_, std::strerror(e));
+    }
+}
+
+bool CurrentSession::forget_if(std::string_view name) const noexcept {
+    try {
+        const auto held = read();
+        if (!held || *held != name) {
+            return false;
+        }
+        return ::unlink(file_.c_str()) == 0;
+    } catch (...) {
+        return false;
+    }
+}
+
+} // namespace tracectl::cli

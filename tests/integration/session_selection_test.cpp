@@ -1,0 +1,216 @@
+// Which sessions tracectl commands act on (issue "Event rules as LTTng users
+// write them", item 5): the current session, kept per user in
+// $XDG_RUNTIME_DIR (set by create and set-session, used by every command
+// given no session, shown by status), and start/stop/destroy --all and
+// --glob PATTERN as LTTng 2.14 has them. Real tracectl against the
+// sandbox's tracectld.
+#include "sandbox_suite.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+namespace tracectl::test {
+namespace {
+
+std::string tracectlBinary() {
+    const char* p = std::getenv("TRACECTL");
+    return p != nullptr ? p : "tracectl";
+}
+
+class SessionSelection : public SandboxSuite {
+protected:
+    void SetUp() override {
+        SandboxSuite::SetUp();
+        runtime_ = sandbox_->dir() + "/xdg-runtime-" +
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        std::filesystem::remove_all(runtime_);
+        std::filesystem::create_directories(runtime_);
+    }
+    void TearDown() override {
+        for (const auto& path : manager_->ListSessions())
+            SessionClient(*bus_, path).Destroy({});
+        manager_.reset();
+        bus_.reset();
+    }
+
+    /// tracectl ARGS with this test's runtime folder.
+    RunResult tracectl(std::vector<std::string> args) {
+        args.insert(args.begin(), tracectlBinary());
+        return run(args, Env{{"XDG_RUNTIME_DIR", runtime_}});
+    }
+    void create(const std::string& name) {
+        const RunResult r = tracectl({"create", name, "--output", output(name)});
+        ASSERT_TRUE(r.ok()) << r.describe();
+    }
+    std::string stateOf(const std::string& name) {
+        return SessionClient(*bus_, manager_->GetSession(name)).State();
+    }
+    std::string currentFile() const {
+        // The sandbox's bus is not the system bus at its default address:
+        // the file is keyed by address (current_session.hpp).
+        for (const auto& entry : std::filesystem::directory_iterator(runtime_ + "/tracectl"))
+            return entry.path().string();
+        return {};
+    }
+    std::string current() const {
+        std::ifstream in(currentFile());
+        std::string name;
+        std::getline(in, name);
+        return name;
+    }
+
+    std::string runtime_;
+};
+
+TEST_F(SessionSelection, CreateMakesTheSessionCurrentAndCommandsGivenNoSessionUseIt) {
+    create("first");
+    create("second");
+    EXPECT_EQ(current(), "second");
+
+    RunResult r = tracectl({"enable-event", "-u", "tracectl_demo:tick"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(SessionClient(*bus_, manager_->GetSession("second")).Events().size(), 1U);
+    EXPECT_TRUE(SessionClient(*bus_, manager_->GetSession("first")).Events().empty());
+
+    r = tracectl({"start"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "Tracing started for session second.\n");
+    EXPECT_EQ(stateOf("second"), "active");
+    EXPECT_EQ(stateOf("first"), "created");
+
+    r = tracectl({"status"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out.rfind("Current session: second\n", 0), 0U) << r.out;
+    EXPECT_NE(r.out.find("active"), std::string::npos) << r.out;
+
+    r = tracectl({"set-session", "first"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(current(), "first");
+    r = tracectl({"enable-event", "-u", "tracectl_demo:*"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    r = tracectl({"start"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(stateOf("first"), "active");
+    r = tracectl({"rotate", "--wait"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_NE(r.out.find("Rotation of session first complete: " + output("first") + "/archives/"),
+              std::string::npos)
+        << r.out;
+    r = tracectl({"stop"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(stateOf("first"), "stopped");
+    EXPECT_EQ(stateOf("second"), "active");
+
+    // Destroying the current session leaves none; with one session left,
+    // commands fall back to it.
+    r = tracectl({"destroy"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "Session first destroyed.\n");
+    EXPECT_EQ(currentFile(), "");
+    r = tracectl({"stop"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(stateOf("second"), "stopped");
+}
+
+TEST_F(SessionSelection, AStaleOrMissingCurrentSessionIsAClearError) {
+    create("gone");
+    create("other");
+    ASSERT_TRUE(tracectl({"set-session", "gone"}).ok());
+    SessionClient(*bus_, manager_->GetSession("gone")).Destroy({}); // not through tracectl
+    RunResult r = tracectl({"start"});
+    EXPECT_EQ(r.exitCode, 1) << r.describe();
+    EXPECT_NE(r.err.find("the current session 'gone' does not exist any more"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(stateOf("other"), "created"); // nothing else was touched
+
+    r = tracectl({"set-session", "no-such-session"});
+    EXPECT_EQ(r.exitCode, 1) << r.describe();
+    EXPECT_NE(r.err.find("NoSuchSession"), std::string::npos) << r.err;
+    EXPECT_EQ(current(), "gone"); // a refused set-session changes nothing
+
+    // A file that does not hold a name is reported, never used.
+    std::ofstream(currentFile(), std::ios::trunc) << "two\nlines\n";
+    r = tracectl({"status"});
+    EXPECT_EQ(r.exitCode, 1) << r.describe();
+    EXPECT_NE(r.err.find("does not hold a session name"), std::string::npos) << r.err;
+
+    // Without a runtime folder there is no current session, and create says
+    // why it cannot keep one while creating the session all the same.
+    r = run({tracectlBinary(), "create", "no-runtime", "--output", output("no-runtime")}, [] {
+        RunOptions o;
+        o.unsetEnv = {"XDG_RUNTIME_DIR"};
+        return o;
+    }());
+    EXPECT_TRUE(r.ok()) << r.describe();
+    EXPECT_NE(r.err.find("XDG_RUNTIME_DIR is not set"), std::string::npos) << r.err;
+    EXPECT_EQ(stateOf("no-runtime"), "created");
+}
+
+TEST_F(SessionSelection, StartStopAndDestroyTakeAllOrAGlob) {
+    for (const char* name : {"web-1", "web-2", "db-1"}) {
+        create(name);
+        SessionClient(*bus_, manager_->GetSession(name))
+            .EnableEvents("ust", "", "tracectl_demo:tick", {});
+    }
+    create("empty"); // no channel: Start refuses it
+
+    RunResult r = tracectl({"start", "--glob", "web-*"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "Tracing started for session web-1.\nTracing started for session web-2.\n");
+    EXPECT_EQ(stateOf("db-1"), "created");
+
+    // --all: the active ones are warnings, the refused one an error naming
+    // it, and the others start all the same.
+    r = tracectl({"start", "--all"});
+    EXPECT_EQ(r.exitCode, 1) << r.describe();
+    EXPECT_EQ(r.out, "Tracing started for session db-1.\n");
+    EXPECT_NE(r.err.find("warning: tracing already started for session web-1"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("warning: tracing already started for session web-2"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("empty: org.tracectl.Tracing1.Error.WrongState"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(stateOf("db-1"), "active");
+
+    r = tracectl({"stop", "-g", "db-?"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "Tracing stopped for session db-1.\n");
+    EXPECT_EQ(stateOf("web-1"), "active");
+
+    r = tracectl({"destroy", "--glob", "web-*"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "Session web-1 destroyed.\nSession web-2 destroyed.\n");
+    EXPECT_EQ(manager_->ListSessions().size(), 2U);
+
+    r = tracectl({"destroy", "--glob", "nothing-*"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "No sessions to destroy.\n");
+    r = tracectl({"stop", "--all"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_NE(r.err.find("warning: tracing already stopped for session db-1"), std::string::npos)
+        << r.err;
+
+    r = tracectl({"destroy", "--all"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_TRUE(manager_->ListSessions().empty());
+}
+
+TEST_F(SessionSelection, ANameWithAllOrGlobIsAUsageError) {
+    create("lonely");
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"start", "lonely", "--all"},
+          std::vector<std::string>{"stop", "--all", "--glob", "x*"},
+          std::vector<std::string>{"destroy", "lonely", "-g", "l*"},
+          std::vector<std::string>{"start", "--glob"}, std::vector<std::string>{"set-session"}}) {
+        const RunResult r = tracectl(args);
+        EXPECT_EQ(r.exitCode, 2) << args.front() << ": " << r.describe();
+    }
+    EXPECT_EQ(stateOf("lonely"), "created");
+}
+
+} // namespace
+} // namespace tracectl::test
