@@ -209,6 +209,12 @@ void BusClient::destroy(const std::string& path) {
     connection_->session(path).Destroy(call_options());
 }
 
+std::pair<std::uint64_t, std::uint64_t> BusClient::rotation_schedule(const std::string& path) {
+    const sdbus::Struct<std::uint64_t, std::uint64_t> schedule =
+        connection_->session(path).RotationSchedule();
+    return {std::get<0>(schedule), std::get<1>(schedule)};
+}
+
 void BusClient::set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
                                       std::uint64_t size_bytes) {
     std::map<std::string, sdbus::Variant> options = call_options();

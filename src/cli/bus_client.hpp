@@ -14,6 +14,7 @@
 #include <sdbus-c++/sdbus-c++.h>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace tracectl::cli {
@@ -86,6 +87,9 @@ public:
     /// Session.RecordSnapshot({max-size}) (0: no bound, key left out);
     /// returns the snapshot's folder once written.
     std::string record_snapshot(const std::string& path, std::uint64_t max_size);
+
+    /// The RotationSchedule property: (timer in microseconds, size in bytes), 0 = not used.
+    std::pair<std::uint64_t, std::uint64_t> rotation_schedule(const std::string& path);
 
     /// Session.SetRotationSchedule({timer-us, size-bytes}) (0 = not used).
     void set_rotation_schedule(const std::string& path, std::uint64_t timer_us,

@@ -9,6 +9,7 @@
 #include "exit_status.hpp"
 #include "kernel_domain.hpp"
 #include "quantities.hpp"
+#include "rotation_schedule_commands.hpp"
 #include "session_selection.hpp"
 #include "top_command.hpp"
 #include "trace_commands.hpp"
@@ -97,8 +98,10 @@ struct CommandLine {
     std::string snapshot_name;
     std::string snapshot_max_size;
     std::uint64_t snapshot_max_bytes = 0;
-    std::uint64_t er_timer_us = 0;
-    std::uint64_t er_size_bytes = 0;
+    RotationTriggers er_triggers;
+    std::string dr_name;
+    bool dr_timer = false;
+    bool dr_size = false;
     AggregateArgs aggregate;
     std::string aggregate_n;
 };
@@ -333,9 +336,21 @@ ExitStatus run(int argc, char** argv) {
                          "Rotate once the current chunk holds SIZE (100M, 4K, 1G); 0 turns it off")
             ->type_name("SIZE");
     enable_rotation->footer(
-        "Sets the session's rotation schedule (replacing any earlier one);\n"
-        "give --timer, --size or both.\n\n"
+        "Sets the timer trigger, the size trigger or both of the session's automatic\n"
+        "rotations (as lttng enable-rotation: a trigger not given is kept), then prints\n"
+        "the schedule in force. Not for snapshot sessions.\n\n"
         "Example:\n  tracectl enable-rotation web-latency --timer 10s --size 100M");
+
+    auto* disable_rotation = app.add_subcommand(
+        "disable-rotation", "Stop rotating a session on its period and/or its size");
+    auto* dr_name = disable_rotation->add_option("NAME", cl.dr_name, current_session_help);
+    disable_rotation->add_flag("--timer", cl.dr_timer, "Remove the timer trigger");
+    disable_rotation->add_flag("--size", cl.dr_size, "Remove the size trigger");
+    disable_rotation->footer(
+        "Removes the given triggers of the session's automatic rotations (as lttng\n"
+        "disable-rotation), keeping the other; a trigger that is not set is refused\n"
+        "(InvalidArgument, exit status 1). Give --timer, --size or both.\n\n"
+        "Example:\n  tracectl disable-rotation web-latency --timer");
 
     auto* enable_event = app.add_subcommand(
         "enable-event", "Record events of LTTng-UST apps (-u) or of the kernel (-k)");
@@ -547,8 +562,15 @@ ExitStatus run(int argc, char** argv) {
                 throw CLI::ValidationError("--size",
                                            "'" + cl.er_size + "' is not a size (e.g. 100M)");
             }
-            cl.er_timer_us = *timer;
-            cl.er_size_bytes = *size;
+            if (er_timer->count() > 0) {
+                cl.er_triggers.timer_us = *timer;
+            }
+            if (er_size->count() > 0) {
+                cl.er_triggers.size_bytes = *size;
+            }
+        }
+        if (disable_rotation->parsed() && !cl.dr_timer && !cl.dr_size) {
+            throw CLI::ValidationError("disable-rotation", "give --timer, --size or both");
         }
         if (enable_event->parsed()) {
             EventSelection selection =
@@ -571,7 +593,7 @@ ExitStatus run(int argc, char** argv) {
         for (const std::string* name :
              {&cl.create.name, &cl.show.name, &cl.start.name, &cl.stop.name, &cl.destroy.name,
               &cl.start.glob, &cl.stop.glob, &cl.destroy.glob, &cl.set_session_name,
-              &cl.rotate_name, &cl.snapshot_name, &cl.er_name}) {
+              &cl.rotate_name, &cl.snapshot_name, &cl.er_name, &cl.dr_name}) {
             if (!is_valid_utf8(*name)) {
                 throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
             }
@@ -688,9 +710,10 @@ ExitStatus run(int argc, char** argv) {
     } else if (status_command->parsed()) {
         run_status(bus, cl.status_json, std::cout, std::cerr);
     } else if (enable_rotation->parsed()) {
-        const std::string path = resolve_session(bus, optional_name(er_name, cl.er_name));
-        bus.set_rotation_schedule(path, cl.er_timer_us, cl.er_size_bytes);
-        std::cout << "Rotation schedule of session " << bus.session_name(path) << " set.\n";
+        run_enable_rotation(bus, optional_name(er_name, cl.er_name), cl.er_triggers, std::cout);
+    } else if (disable_rotation->parsed()) {
+        run_disable_rotation(bus, optional_name(dr_name, cl.dr_name), cl.dr_timer, cl.dr_size,
+                             std::cout);
     } else if (snapshot->parsed()) {
         std::cout << bus.record_snapshot(
                          resolve_session(bus, optional_name(snapshot_name, cl.snapshot_name)),

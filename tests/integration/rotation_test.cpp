@@ -405,10 +405,15 @@ TEST_F(Rotation, ATimerScheduleDuringAPerPidBurstKeepsEveryArchiveWhole) {
     constexpr int kApps = 300, kAtOnce = 20, kTicks = 50;
     for (int batch = 0; batch < kApps / kAtOnce; ++batch) {
         std::vector<std::unique_ptr<ChildProcess>> apps;
+        // Every app waits for its registration, however loaded the machine:
+        // past lttng-ust's default 3 s it would go on untraced, and its 50
+        // ticks would be missing for a reason this test is not about (seen
+        // with a load average of 10 on 2 cores).
         for (int i = 0; i < kAtOnce; ++i)
             apps.push_back(std::make_unique<ChildProcess>(
                 std::vector<std::string>{demoApp(), std::to_string(kTicks), "0"},
-                std::vector<std::string>{}, sandbox_->dir() + "/log/apps.log"));
+                std::vector<std::string>{"LTTNG_UST_REGISTER_TIMEOUT=-1"},
+                sandbox_->dir() + "/log/apps.log"));
         for (auto& a : apps)
             ASSERT_EQ(a->wait(30000), 0);
     }
@@ -519,6 +524,30 @@ TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
     EXPECT_EQ(countTicksIfAny(archive), 100) << archive; // complete when --wait returns
     EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "10s", "--size", "100M"}).exitCode,
               0);
+    // The schedule reads back, and each trigger is set or removed on its
+    // own, as lttng enable-rotation / disable-rotation do.
+    SessionClient session(*bus_, manager_->GetSession("rot-cli"));
+    using Schedule = sdbus::Struct<std::uint64_t, std::uint64_t>;
+    EXPECT_EQ(session.RotationSchedule(), (Schedule{10'000'000, 100 * 1024 * 1024}));
+    RunResult changed = run_cli({"enable-rotation", "rot-cli", "--timer", "500ms"});
+    EXPECT_EQ(changed.exitCode, 0) << changed.describe();
+    EXPECT_EQ(changed.out,
+              "Rotation schedule of session rot-cli: every 500 ms, and once the chunk holds "
+              "104857600 bytes.\n");
+    EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 100 * 1024 * 1024}));
+    changed = run_cli({"disable-rotation", "rot-cli", "--size"});
+    EXPECT_EQ(changed.exitCode, 0) << changed.describe();
+    EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 0}));
+    changed = run_cli({"disable-rotation", "rot-cli", "--size"});
+    EXPECT_EQ(changed.exitCode, 1) << changed.describe();
+    EXPECT_NE(changed.err.find("has no size rotation to disable"), std::string::npos)
+        << changed.err;
+    EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 0})); // refused: unchanged
+    EXPECT_EQ(run_cli({"disable-rotation", "rot-cli"}).exitCode, 2);
+    changed = run_cli({"disable-rotation", "rot-cli", "--timer"});
+    EXPECT_EQ(changed.exitCode, 0) << changed.describe();
+    EXPECT_EQ(changed.out, "Rotation schedule of session rot-cli: none.\n");
+    EXPECT_EQ(session.RotationSchedule(), (Schedule{0, 0}));
     EXPECT_EQ(run_cli({"enable-rotation", "rot-cli"}).exitCode, 2);
     EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "soon"}).exitCode, 2);
     EXPECT_EQ(run_cli({"create", "rot-cli2", "--buffers", "per-thread"}).exitCode, 2);

@@ -97,6 +97,7 @@ void SessionObject::changed(const std::vector<SessionChange>& what) {
         {SessionChange::KernelContexts, "KernelContexts"},
         {SessionChange::TracesAllUsers, "TracesAllUsers"},
         {SessionChange::RingBufferSize, "RingBufferSize"},
+        {SessionChange::RotationSchedule, "RotationSchedule"},
     };
     std::vector<std::string> names;
     for (const auto& [change, name] : kNames)
@@ -432,7 +433,7 @@ const char* matchName(LoglevelMatch match) {
 } // namespace
 
 // Types and meanings: dbus/org.tracectl.Tracing1.Session.xml.
-const bus::Property<SessionObject> SessionObject::kProperties[19] = {
+const bus::Property<SessionObject> SessionObject::kProperties[20] = {
     {"RingBufferSize", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "t", o.session_.ringBufferSize()), "t");
@@ -453,6 +454,11 @@ const bus::Property<SessionObject> SessionObject::kProperties[19] = {
      [](const Self& o, sd_bus_message* m) { appendChannels(m, o.session_.channels()); }},
     {"KernelChannels", "a(sttbuu)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) { appendChannels(m, o.session_.kernelChannels()); }},
+    {"RotationSchedule", "(tt)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) {
+         const RotationSchedule& r = o.session_.rotationSchedule();
+         bus::check(sd_bus_message_append(m, "(tt)", r.timerUs, r.sizeBytes), "(tt)");
+     }},
     {"Events", "a(sssias)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_open_container(m, 'a', "(sssias)"), "a(sssias)");

@@ -393,7 +393,11 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
 
 void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
     refuseInSnapshotMode("SetRotationSchedule");
+    const bool changed =
+        schedule.timerUs != schedule_.timerUs || schedule.sizeBytes != schedule_.sizeBytes;
     schedule_ = schedule;
+    if (changed)
+        notify({SessionChange::RotationSchedule});
     const std::vector<DomainBackend*> chunked = chunkWriters();
     auto all = gatherDone(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_), done,
                                            schedule](std::optional<Error> error) {

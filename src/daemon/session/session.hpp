@@ -50,6 +50,7 @@ enum class SessionChange {
     KernelContexts,
     TracesAllUsers,
     RingBufferSize,
+    RotationSchedule,
     Statistics ///< Statistics and ChannelStatistics (the view bounds how often it tells)
 };
 
