@@ -167,6 +167,10 @@ std::map<std::string, sdbus::Variant> BusClient::call_options() const {
     return options;
 }
 
+std::string BusClient::daemon_version() {
+    return connection_->manager.Version();
+}
+
 std::string BusClient::create_session(const std::string& name,
                                       const std::map<std::string, std::string>& options,
                                       bool count_events) {

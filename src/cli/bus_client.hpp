@@ -59,6 +59,9 @@ public:
                                const std::map<std::string, std::string>& options,
                                bool count_events = false);
 
+    /// The Manager's Version property: the daemon's version.
+    std::string daemon_version();
+
     /// Manager.GetSession(name): the object path of the caller's session called `name`.
     std::string get_session(const std::string& name);
 

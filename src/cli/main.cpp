@@ -68,6 +68,8 @@ struct CommandLine {
     SessionSpecOptions destroy;
     std::string set_session_name;
     bool status_json = false;
+    bool list_ust = false;
+    bool list_kernel = false;
     EnableEventArgs enable_event;
     std::string ee_session;
     std::string ee_loglevel;
@@ -232,11 +234,29 @@ ExitStatus run(int argc, char** argv) {
                    "Example:\n  tracectl create web-latency --output ./traces/web-latency");
 
     auto* list = app.add_subcommand("list", "List your tracing sessions");
+    auto* list_name =
+        list->add_option("NAME", cl.show.name,
+                         "Show this session instead, as 'tracectl show NAME' (lttng list NAME)");
+    auto* list_ust = list->add_flag("-u,--userspace", cl.list_ust,
+                                    "List the registered apps and their tracepoints instead, as "
+                                    "'tracectl list-apps --tracepoints' (lttng list -u)");
+    auto* list_kernel = list->add_flag("-k,--kernel", cl.list_kernel,
+                                       "List the kernel's tracepoints instead, as 'tracectl "
+                                       "list-tracepoints -k' (lttng list -k)");
+    list_name->excludes(list_ust)->excludes(list_kernel);
+    list_ust->excludes(list_kernel);
     list->add_flag("--json", cl.list.json, "Print a JSON array with every property");
     list->footer("Lists the sessions you may see, oldest first: name, state, mode, owner,\n"
                  "events discarded, packets lost and output folder; a session that discarded\n"
-                 "events or lost packets gets a warning line on standard error.\n\n"
-                 "Example:\n  tracectl list\n  tracectl list --json");
+                 "events or lost packets gets a warning line on standard error.\n"
+                 "NAME, -u and -k do what lttng list does with them.\n\n"
+                 "Example:\n  tracectl list\n  tracectl list --json\n  tracectl list -u");
+
+    auto* version = app.add_subcommand(
+        "version", "Print the versions of tracectl and of the daemon (as lttng version)");
+    version->footer("Prints tracectl's version, then the version of the tracectld answering on\n"
+                    "the bus (the Manager's Version property); if none answers, says so and\n"
+                    "exits with status 3.\n\nExample:\n  tracectl version --user");
 
     auto* show = app.add_subcommand("show", "Show every property of a session");
     show->add_option("NAME", cl.show.name, "Name of the session")->required();
@@ -674,6 +694,9 @@ ExitStatus run(int argc, char** argv) {
         return ExitStatus::usage; // before connecting: nothing to show it on anyway
     }
 
+    if (version->parsed()) {
+        std::cout << "tracectl " << TRACECTL_VERSION << '\n' << std::flush; // even with no bus
+    }
     BusChoice bus_choice;
     if (cl.user_bus) {
         bus_choice.kind = BusChoice::Kind::user;
@@ -685,6 +708,15 @@ ExitStatus run(int argc, char** argv) {
 
     if (create->parsed()) {
         run_create(bus, cl.create, std::cout, std::cerr);
+    } else if (list->parsed() && list_name->count() > 0) {
+        cl.show.json = cl.list.json;
+        run_show(bus, cl.show, std::cout, std::cerr);
+    } else if (list->parsed() && cl.list_ust) {
+        run_list_apps(bus, true, cl.list.json, std::cout);
+    } else if (list->parsed() && cl.list_kernel) {
+        run_list_kernel_tracepoints(bus, false, cl.list.json, std::cout);
+    } else if (version->parsed()) {
+        std::cout << "tracectld " << bus.daemon_version() << '\n';
     } else if (list->parsed()) {
         run_list(bus, cl.list, std::cout, std::cerr);
     } else if (show->parsed()) {

@@ -212,5 +212,42 @@ TEST_F(SessionSelection, ANameWithAllOrGlobIsAUsageError) {
     EXPECT_EQ(stateOf("lonely"), "created");
 }
 
+TEST_F(SessionSelection, ListTakesLttngsNameUserspaceAndKernelForms) {
+    create("listed");
+    RunResult r = tracectl({"list", "listed"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    const RunResult show = tracectl({"show", "listed"});
+    ASSERT_TRUE(show.ok()) << show.describe();
+    // The same view but for what changes between two reads (none here: a
+    // created session's figures stay 0).
+    EXPECT_EQ(r.out, show.out);
+
+    r = tracectl({"list", "-u", "--json"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out.front(), '[') << r.out;
+    const RunResult apps = tracectl({"list-apps", "--tracepoints", "--json"});
+    EXPECT_EQ(r.out, apps.out);
+
+    r = tracectl({"list", "-k"});
+    const RunResult kernel = tracectl({"list-tracepoints", "-k"});
+    EXPECT_EQ(r.exitCode, kernel.exitCode) << r.describe();
+    EXPECT_EQ(r.out, kernel.out);
+    if (kernel.ok()) {
+        EXPECT_NE(r.out.find("sched:sched_switch"), std::string::npos);
+    }
+
+    EXPECT_EQ(tracectl({"list", "listed", "-u"}).exitCode, 2);
+    EXPECT_EQ(tracectl({"list", "-u", "-k"}).exitCode, 2);
+    r = tracectl({"list", "no-such"});
+    EXPECT_EQ(r.exitCode, 1) << r.describe();
+}
+
+TEST_F(SessionSelection, VersionNamesTheClientAndTheDaemon) {
+    const RunResult r = tracectl({"version"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, std::string("tracectl ") + TRACECTL_TEST_VERSION + "\ntracectld " +
+                         manager_->Version() + "\n");
+}
+
 } // namespace
 } // namespace tracectl::test
