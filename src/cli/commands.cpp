@@ -9,10 +9,12 @@
 #include "user_names.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <ostream>
+#include <pwd.h>
 #include <sdbus-c++/Error.h>
 #include <string_view>
 #include <unistd.h>
@@ -42,6 +44,19 @@ void warn_about_losses(const SessionView& session, std::ostream& out, std::ostre
     }
 }
 
+/// The home folder of user `uid` (the passwd database), as the daemon takes it for the default
+/// output folder; nullopt if there is none.
+std::optional<std::filesystem::path> home_of(uid_t uid) {
+    std::vector<char> buffer(16384);
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr ||
+        found->pw_dir == nullptr || found->pw_dir[0] != '/') {
+        return std::nullopt;
+    }
+    return std::filesystem::path(found->pw_dir);
+}
+
 } // namespace
 
 void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err) {
@@ -49,11 +64,18 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::
     if (args.output) {
         output = absolute_output_path(*args.output, std::filesystem::current_path());
     }
+    std::string name = args.name;
+    if (name.empty()) { // as lttng create: an "auto-" name, its folder named after it alone
+        name = auto_session_name(std::time(nullptr));
+        if (const auto home = home_of(geteuid()); home && !output) {
+            output = auto_session_output(*home, name);
+        }
+    }
     const std::string path = bus.create_session(
-        args.name, create_session_options(output, args.snapshot, args.buffers), args.count_events);
+        name, create_session_options(output, args.snapshot, args.buffers), args.count_events);
     out << format_created(fetch_session(bus, path));
     try {
-        bus.current_session().write(args.name);
+        bus.current_session().write(name);
     } catch (const std::exception& e) {
         out.flush();
         print_error_line(err, std::string("warning: ") + e.what());

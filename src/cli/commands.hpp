@@ -13,7 +13,7 @@ namespace tracectl::cli {
 
 /// Arguments of `tracectl create`.
 struct CreateArgs {
-    std::string name;
+    std::string name;                   ///< "" = auto_session_name()
     std::optional<std::string> output;  ///< --output DIR as typed (may be relative)
     bool snapshot = false;              ///< --snapshot
     std::optional<std::string> buffers; ///< --buffers per-uid|per-pid
@@ -29,7 +29,8 @@ struct ShowArgs {
     bool json = false; ///< --json
 };
 
-/// Creates the session (output folder made absolute against the current directory), then
+/// Creates the session (output folder made absolute against the current directory; without a
+/// name, auto_session_name() in auto_session_output() unless an output is given), then
 /// reads its properties and prints "Session NAME created (id ID, output DIR)", and makes it
 /// the current session (a warning on `err` if that cannot be kept: the session exists).
 void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err);

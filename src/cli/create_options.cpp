@@ -1,5 +1,7 @@
 #include "create_options.hpp"
 
+#include <string>
+
 namespace tracectl::cli {
 
 std::string absolute_output_path(std::string_view dir, const std::filesystem::path& cwd) {
@@ -31,6 +33,18 @@ create_session_options(const std::optional<std::string>& output_path, bool snaps
         options.emplace("buffer-ownership", *buffers);
     }
     return options;
+}
+
+std::string auto_session_name(std::time_t now) {
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[32];
+    const std::size_t n = std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+    return "auto-" + std::string(stamp, n);
+}
+
+std::string auto_session_output(const std::filesystem::path& home, std::string_view name) {
+    return absolute_output_path((home / "lttng-traces" / std::string(name)).string(), "/");
 }
 
 } // namespace tracectl::cli

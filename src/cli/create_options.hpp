@@ -1,6 +1,7 @@
 // The options tracectl sends with Manager.CreateSession, built from the command line.
 #pragma once
 
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -13,6 +14,14 @@ namespace tracectl::cli {
 /// the file system, no trailing "/"); a relative `dir` is taken relative to `cwd` (which must
 /// be absolute). An empty `dir` stays empty, for the daemon to reject.
 std::string absolute_output_path(std::string_view dir, const std::filesystem::path& cwd);
+
+/// The name lttng create gives a session created without one: "auto-YYYYmmdd-HHMMSS" in local
+/// time (lttng-create(1); lttng-tools DEFAULT_SESSION_NAME "auto").
+std::string auto_session_name(std::time_t now);
+
+/// Where lttng create writes such a session by default: `home`/lttng-traces/`name`, with no
+/// second date (lttng-create(1): "$LTTNG_HOME/lttng-traces/auto-YYYYmmdd-HHMMSS").
+std::string auto_session_output(const std::filesystem::path& home, std::string_view name);
 
 /// The CreateSession options, every value a D-Bus string: "output-path" when an output folder
 /// is given (passed as is: make it absolute first), "mode" = "snapshot" when `snapshot`,

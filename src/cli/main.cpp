@@ -208,8 +208,9 @@ ExitStatus run(int argc, char** argv) {
                  "with InteractiveAuthorizationRequired");
 
     auto* create = app.add_subcommand("create", "Create a tracing session");
-    create->add_option("NAME", cl.create.name, "Name of the session (unique among yours)")
-        ->required();
+    create->add_option("NAME", cl.create.name,
+                       "Name of the session (unique among yours; default, as lttng create: "
+                       "auto-YYYYmmdd-HHMMSS, written to ~/lttng-traces/auto-YYYYmmdd-HHMMSS)");
     auto* create_output =
         create
             ->add_option("-o,--output", cl.create_output,

@@ -242,6 +242,21 @@ TEST_F(SessionSelection, ListTakesLttngsNameUserspaceAndKernelForms) {
     EXPECT_EQ(r.exitCode, 1) << r.describe();
 }
 
+TEST_F(SessionSelection, CreateWithoutANameMakesAnAutoSessionAsLttngCreateDoes) {
+    const RunResult r = tracectl({"create", "--snapshot"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    const std::string name = current();
+    ASSERT_EQ(name.size(), std::string("auto-YYYYmmdd-HHMMSS").size()) << name;
+    EXPECT_EQ(name.rfind("auto-", 0), 0U) << name;
+    for (const std::size_t i : {5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19})
+        EXPECT_TRUE(name[i] >= '0' && name[i] <= '9') << name;
+    SessionClient session(*bus_, manager_->GetSession(name));
+    // The tests run as root, whose home (passwd) is /root.
+    EXPECT_EQ(session.OutputPath(), "/root/lttng-traces/" + name);
+    EXPECT_EQ(session.Mode(), "snapshot");
+    EXPECT_NE(r.out.find("Session " + name + " created"), std::string::npos) << r.out;
+}
+
 TEST_F(SessionSelection, VersionNamesTheClientAndTheDaemon) {
     const RunResult r = tracectl({"version"});
     ASSERT_TRUE(r.ok()) << r.describe();

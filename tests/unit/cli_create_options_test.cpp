@@ -1,6 +1,8 @@
 // Unit tests of how tracectl builds Manager.CreateSession options.
 #include "cli/create_options.hpp"
 
+#include <cstdlib>
+#include <ctime>
 #include <gtest/gtest.h>
 
 using namespace tracectl::cli;
@@ -31,4 +33,17 @@ TEST(CliCreateOptions, OnlyGivenOptionsAreSent) {
     EXPECT_EQ(output_only, (std::map<std::string, std::string>{{"output-path", "/t"}}));
     EXPECT_EQ(create_session_options(std::nullopt, false, std::string{"per-pid"}),
               (std::map<std::string, std::string>{{"buffer-ownership", "per-pid"}}));
+}
+
+TEST(AutoSession, NameIsAutoAndTheLocalTimeAsLttngCreateGivesIt) {
+    ::setenv("TZ", "UTC", 1);
+    ::tzset();
+    EXPECT_EQ(auto_session_name(std::time_t{1796172245}), "auto-20261202-004405");
+    EXPECT_EQ(auto_session_name(std::time_t{0}), "auto-19700101-000000");
+}
+
+TEST(AutoSession, OutputIsTheNameAloneUnderLttngTraces) {
+    EXPECT_EQ(auto_session_output("/home/alice", "auto-20261202-010405"),
+              "/home/alice/lttng-traces/auto-20261202-010405");
+    EXPECT_EQ(auto_session_output("/root/", "auto-1"), "/root/lttng-traces/auto-1");
 }
