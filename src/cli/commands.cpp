@@ -74,6 +74,9 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::
     const std::string path = bus.create_session(
         name, create_session_options(output, args.snapshot, args.buffers), args.count_events);
     out << format_created(fetch_session(bus, path));
+    if (bus.current_session().file().empty()) {
+        return; // no $XDG_RUNTIME_DIR (a root shell without a login session): nothing kept
+    }
     try {
         bus.current_session().write(name);
     } catch (const std::exception& e) {

@@ -32,7 +32,8 @@ struct ShowArgs {
 /// Creates the session (output folder made absolute against the current directory; without a
 /// name, auto_session_name() in auto_session_output() unless an output is given), then
 /// reads its properties and prints "Session NAME created (id ID, output DIR)", and makes it
-/// the current session (a warning on `err` if that cannot be kept: the session exists).
+/// the current session (unless there is no $XDG_RUNTIME_DIR to keep it in; a warning on `err`
+/// if it cannot be kept there: the session exists all the same).
 void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err);
 
 /// Prints every session the caller may see (ListSessions), oldest first: a table, or a JSON array;

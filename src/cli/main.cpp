@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -97,7 +98,10 @@ struct CommandLine {
     std::string er_name;
     std::string er_timer;
     std::string er_size;
+    std::vector<std::string> snapshot_words; ///< [record] [NAME]
     std::string snapshot_name;
+    std::string snapshot_session;
+    bool snapshot_named = false;
     std::string snapshot_max_size;
     std::uint64_t snapshot_max_bytes = 0;
     RotationTriggers er_triggers;
@@ -333,15 +337,23 @@ ExitStatus run(int argc, char** argv) {
 
     auto* snapshot = app.add_subcommand(
         "snapshot", "Record a snapshot of a snapshot session's buffers (as lttng snapshot record)");
-    auto* snapshot_name = snapshot->add_option("NAME", cl.snapshot_name, current_session_help);
+    snapshot
+        ->add_option("NAME", cl.snapshot_words,
+                     "Name of the session (default: the current session, else your only "
+                     "session), after an optional 'record' as lttng snapshot record takes it")
+        ->expected(0, 2);
+    auto* snapshot_session = snapshot->add_option("-s,--session", cl.snapshot_session,
+                                                  "The session, as lttng snapshot record -s");
     auto* snapshot_max =
-        snapshot->add_option("--max-size", cl.snapshot_max_size,
+        snapshot->add_option("-m,--max-size", cl.snapshot_max_size,
                              "At most SIZE bytes of events (100M, 64K, 4096), keeping the newest "
                              "sub-buffers of every stream; no bound by default");
     snapshot->footer("Writes the current content of every buffer of a session created with\n"
                      "'tracectl create --snapshot' (active or stopped) as a complete trace in\n"
-                     "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder.\n\n"
-                     "Example:\n  tracectl snapshot flight --max-size 8M");
+                     "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder. LTTng's\n"
+                     "'snapshot record [-s NAME] [-m SIZE]' is accepted as it is written.\n\n"
+                     "Example:\n  tracectl snapshot flight --max-size 8M\n"
+                     "  tracectl snapshot record -s flight -m 8M");
 
     auto* enable_rotation =
         app.add_subcommand("enable-rotation", "Rotate a session on a period and/or a size");
@@ -561,6 +573,21 @@ ExitStatus run(int argc, char** argv) {
         if (create_output->count() > 0 && cl.create_output.empty()) {
             throw CLI::ValidationError("--output", "needs a folder");
         }
+        if (snapshot->parsed()) {
+            std::vector<std::string> words = cl.snapshot_words;
+            if (!words.empty() && words.front() == "record") {
+                words.erase(words.begin()); // lttng snapshot record [SESSION]
+            }
+            if (words.size() > 1 || (words.size() == 1 && snapshot_session->count() > 0)) {
+                throw CLI::ValidationError("snapshot", "give the session once: NAME or -s NAME");
+            }
+            if (words.size() == 1) {
+                cl.snapshot_name = words.front();
+            } else if (snapshot_session->count() > 0) {
+                cl.snapshot_name = cl.snapshot_session;
+            }
+            cl.snapshot_named = !words.empty() || snapshot_session->count() > 0;
+        }
         if (snapshot->parsed() && snapshot_max->count() > 0) {
             const auto size = parse_size_bytes(cl.snapshot_max_size);
             if (!size) {
@@ -749,7 +776,9 @@ ExitStatus run(int argc, char** argv) {
                              std::cout);
     } else if (snapshot->parsed()) {
         std::cout << bus.record_snapshot(
-                         resolve_session(bus, optional_name(snapshot_name, cl.snapshot_name)),
+                         resolve_session(bus, cl.snapshot_named
+                                                  ? std::optional<std::string>(cl.snapshot_name)
+                                                  : std::nullopt),
                          cl.snapshot_max_bytes)
                   << '\n';
     } else if (rotate->parsed()) {

@@ -138,16 +138,28 @@ TEST_F(SessionSelection, AStaleOrMissingCurrentSessionIsAClearError) {
     EXPECT_EQ(r.exitCode, 1) << r.describe();
     EXPECT_NE(r.err.find("does not hold a session name"), std::string::npos) << r.err;
 
-    // Without a runtime folder there is no current session, and create says
-    // why it cannot keep one while creating the session all the same.
-    r = run({tracectlBinary(), "create", "no-runtime", "--output", output("no-runtime")}, [] {
-        RunOptions o;
-        o.unsetEnv = {"XDG_RUNTIME_DIR"};
-        return o;
-    }());
+    // Without a runtime folder (a root shell with no login session) there is
+    // no current session: create keeps none and says nothing, set-session
+    // says why it cannot.
+    RunOptions noRuntime;
+    noRuntime.unsetEnv = {"XDG_RUNTIME_DIR"};
+    r = run({tracectlBinary(), "create", "no-runtime", "--output", output("no-runtime")},
+            noRuntime);
     EXPECT_TRUE(r.ok()) << r.describe();
-    EXPECT_NE(r.err.find("XDG_RUNTIME_DIR is not set"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err, "");
     EXPECT_EQ(stateOf("no-runtime"), "created");
+    r = run({tracectlBinary(), "set-session", "no-runtime"}, noRuntime);
+    EXPECT_EQ(r.exitCode, 1) << r.describe();
+    EXPECT_NE(r.err.find("XDG_RUNTIME_DIR is not set"), std::string::npos) << r.err;
+    // A runtime folder that cannot hold the file is a warning, and the
+    // session exists all the same.
+    std::filesystem::remove(currentFile());
+    std::filesystem::remove(runtime_ + "/tracectl");
+    std::ofstream(runtime_ + "/tracectl") << "a file where the folder goes\n";
+    r = tracectl({"create", "unkept", "--output", output("unkept")});
+    EXPECT_TRUE(r.ok()) << r.describe();
+    EXPECT_NE(r.err.find("warning: current session file"), std::string::npos) << r.err;
+    EXPECT_EQ(stateOf("unkept"), "created");
 }
 
 TEST_F(SessionSelection, StartStopAndDestroyTakeAllOrAGlob) {

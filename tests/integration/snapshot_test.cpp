@@ -351,6 +351,15 @@ TEST_F(Snapshot, TheCliCreatesSnapshotSessionsAndRecords) {
     EXPECT_EQ(countTicks(path), 100);
     r = run_cli({"snapshot", "snap-cli", "--max-size", "1M"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
+    // LTTng's spelling, as scripts have it.
+    r = run_cli({"snapshot", "record", "-s", "snap-cli", "-m", "1M"});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_EQ(r.out.rfind(dir + "/snapshot-1-", 0), 0u) << r.out;
+    r = run_cli({"snapshot", "record", "snap-cli"});
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_EQ(countTicks(r.out.substr(0, r.out.find('\n'))), 100);
+    EXPECT_EQ(run_cli({"snapshot", "record", "snap-cli", "-s", "snap-cli"}).exitCode, 2);
+    EXPECT_EQ(run_cli({"snapshot", "snap-cli", "other"}).exitCode, 2);
     r = run_cli({"snapshot", "snap-cli", "--max-size", "lots"});
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.err.find("--max-size"), std::string::npos) << r.err;
