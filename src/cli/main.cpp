@@ -95,6 +95,8 @@ struct CommandLine {
     std::string view_session;
     std::string rotate_name;
     bool rotate_wait = false;
+    bool rotate_no_wait = false;
+    std::string view_viewer;
     std::string er_name;
     std::string er_timer;
     std::string er_size;
@@ -168,6 +170,26 @@ std::string wrapped_list(std::string_view list) {
         column += item.size();
     }
     return out;
+}
+
+/// `text` split at runs of spaces (lttng view --viewer splits its VIEWER so).
+std::vector<std::string> split_words(std::string_view text) {
+    std::vector<std::string> words;
+    std::string word;
+    for (const char c : text) {
+        if (c == ' ') {
+            if (!word.empty()) {
+                words.push_back(std::move(word));
+                word.clear();
+            }
+        } else {
+            word += c;
+        }
+    }
+    if (!word.empty()) {
+        words.push_back(std::move(word));
+    }
+    return words;
 }
 
 /// `value` if `option` was given, else nullopt.
@@ -327,9 +349,13 @@ ExitStatus run(int argc, char** argv) {
 
     auto* rotate = app.add_subcommand("rotate", "Archive the current trace chunk of a session");
     auto* rotate_name = rotate->add_option("NAME", cl.rotate_name, current_session_help);
-    rotate->add_flag("--wait", cl.rotate_wait,
-                     "Return once the archive is complete (RotationCompleted), showing progress "
-                     "on standard error meanwhile");
+    auto* rotate_wait = rotate->add_flag("--wait", cl.rotate_wait,
+                                         "Return once the archive is complete (RotationCompleted), "
+                                         "showing progress on standard error meanwhile");
+    rotate
+        ->add_flag("-n,--no-wait", cl.rotate_no_wait,
+                   "Return once the rotation has begun (the default; as lttng rotate --no-wait)")
+        ->excludes(rotate_wait);
     rotate->footer("Closes the current trace chunk and goes on in a new one; the closed chunk\n"
                    "becomes a complete trace in OUTPUT/archives/BEGIN-END-INDEX/, whose path is\n"
                    "printed. Allowed once the session has started (active or stopped).\n\n"
@@ -500,8 +526,14 @@ ExitStatus run(int argc, char** argv) {
 
     auto* view = app.add_subcommand("view", "Print a session's trace with babeltrace2");
     auto* view_name = view->add_option("NAME", cl.view_session, current_session_help);
+    auto* view_viewer =
+        view->add_option("-e,--viewer", cl.view_viewer,
+                         "Run VIEWER instead of babeltrace2 (split at spaces, the trace folder "
+                         "appended), as lttng view --viewer")
+            ->type_name("VIEWER");
     view->footer("Runs babeltrace2 on the session's output folder; stop the session first\n"
-                 "for a complete trace.\n\nExample:\n  tracectl view web-latency");
+                 "for a complete trace.\n\nExample:\n  tracectl view web-latency\n"
+                 "  tracectl view -e 'babeltrace2 --clock-seconds'");
 
     auto* aggregate = app.add_subcommand(
         "aggregate", "Run DTrace aggregations (D's @name[keys] = count() ...) on traces or live");
@@ -810,9 +842,24 @@ ExitStatus run(int argc, char** argv) {
         const std::string dir =
             session_output(bus, view_name->count() > 0 ? std::optional<std::string>(cl.view_session)
                                                        : std::nullopt);
+        std::vector<std::string> words{"babeltrace2"};
+        if (view_viewer->count() > 0) {
+            words = split_words(cl.view_viewer);
+            if (words.empty()) {
+                print_error_line(std::cerr, "--viewer: give a command");
+                return ExitStatus::usage;
+            }
+        }
+        words.push_back(dir);
+        std::vector<char*> argv_view;
+        for (std::string& word : words) {
+            argv_view.push_back(word.data());
+        }
+        argv_view.push_back(nullptr);
         std::cout.flush();
-        execlp("babeltrace2", "babeltrace2", dir.c_str(), static_cast<char*>(nullptr));
-        print_error_line(std::cerr, "cannot run babeltrace2: " + std::string(std::strerror(errno)));
+        execvp(argv_view.front(), argv_view.data());
+        print_error_line(std::cerr,
+                         "cannot run " + words.front() + ": " + std::string(std::strerror(errno)));
         return ExitStatus::daemon_error;
     }
 

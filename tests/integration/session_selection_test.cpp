@@ -269,6 +269,28 @@ TEST_F(SessionSelection, CreateWithoutANameMakesAnAutoSessionAsLttngCreateDoes) 
     EXPECT_NE(r.out.find("Session " + name + " created"), std::string::npos) << r.out;
 }
 
+TEST_F(SessionSelection, ViewTakesAViewerAndRotateTakesNoWaitAsLttngDoes) {
+    create("viewed");
+    ASSERT_TRUE(tracectl({"enable-event", "-u", "tracectl_demo:tick"}).ok());
+    ASSERT_TRUE(tracectl({"start"}).ok());
+    RunResult r = tracectl({"rotate", "--no-wait"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_NE(r.out.find("Rotation of session viewed under way, archive: " + output("viewed") +
+                         "/archives/"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(tracectl({"rotate", "--wait", "--no-wait"}).exitCode, 2);
+    // The viewer's words, then the trace folder.
+    r = tracectl({"view", "-e", "echo  viewed-by"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(r.out, "viewed-by " + output("viewed") + "\n");
+    r = tracectl({"view", "-e", " "});
+    EXPECT_EQ(r.exitCode, 2) << r.describe();
+    r = tracectl({"view", "-e", "/no/such/viewer"});
+    EXPECT_EQ(r.exitCode, 1) << r.describe();
+    EXPECT_NE(r.err.find("cannot run /no/such/viewer"), std::string::npos) << r.err;
+}
+
 TEST_F(SessionSelection, VersionNamesTheClientAndTheDaemon) {
     const RunResult r = tracectl({"version"});
     ASSERT_TRUE(r.ok()) << r.describe();
