@@ -533,7 +533,7 @@ ExitStatus run(int argc, char** argv) {
             ->type_name("VIEWER");
     view->footer("Runs babeltrace2 on the session's output folder; stop the session first\n"
                  "for a complete trace.\n\nExample:\n  tracectl view web-latency\n"
-                 "  tracectl view -e 'babeltrace2 --clock-seconds'");
+                 "  tracectl view web-latency -e babeltrace");
 
     auto* aggregate = app.add_subcommand(
         "aggregate", "Run DTrace aggregations (D's @name[keys] = count() ...) on traces or live");
