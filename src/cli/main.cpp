@@ -3,6 +3,7 @@
 
 #include "aggregate_command.hpp"
 #include "bus_client.hpp"
+#include "clear_command.hpp"
 #include "commands.hpp"
 #include "config.h"
 #include "error_report.hpp"
@@ -76,6 +77,8 @@ struct CommandLine {
     std::uint64_t er_size_bytes = 0;
     AggregateArgs aggregate;
     std::string aggregate_n;
+    ClearArgs clear;
+    std::string clear_name;
 };
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
@@ -234,6 +237,18 @@ ExitStatus run(int argc, char** argv) {
                    "becomes a complete trace in OUTPUT/archives/BEGIN-END-INDEX/, whose path is\n"
                    "printed. Allowed once the session has started (active or stopped).\n\n"
                    "Example:\n  tracectl rotate web-latency --wait");
+
+    auto* clear = app.add_subcommand(
+        "clear", "Delete what a session recorded so far; tracing goes on (as lttng clear)");
+    auto* clear_name = clear->add_option("NAME", cl.clear_name, "Name of the session to clear");
+    auto* clear_all = clear->add_flag("--all", cl.clear.all,
+                                      "Clear every session you own (even as root, only yours)");
+    clear_name->excludes(clear_all);
+    clear->footer("Deletes the session's current trace chunk (a snapshot session: its buffers'\n"
+                  "content) and goes on tracing into a new one; archives of earlier rotations\n"
+                  "stay. Give NAME or --all. Refused while a rotation is under way. Progress\n"
+                  "goes to standard error if it takes more than a second.\n\n"
+                  "Example:\n  tracectl clear web-latency\n  tracectl clear --all");
 
     auto* snapshot = app.add_subcommand(
         "snapshot", "Record a snapshot of a snapshot session's buffers (as lttng snapshot record)");
@@ -445,6 +460,9 @@ ExitStatus run(int argc, char** argv) {
         if (destroy->parsed() && destroy_name->count() == 0 && destroy_all->count() == 0) {
             throw CLI::ValidationError("destroy", "give a session NAME or --all");
         }
+        if (clear->parsed() && clear_name->count() == 0 && clear_all->count() == 0) {
+            throw CLI::ValidationError("clear", "give a session NAME or --all");
+        }
         if (aggregate->parsed()) {
             if (aggregate_n->count() > 0) {
                 cl.aggregate.program = cl.aggregate_n;
@@ -501,8 +519,8 @@ ExitStatus run(int argc, char** argv) {
                 "-u", "UST tracepoints belong to each app: tracectl list-apps --tracepoints");
         }
         // D-Bus strings are UTF-8: a name that is not cannot even be sent.
-        for (const std::string* name :
-             {&cl.create.name, &cl.show.name, &cl.start_name, &cl.stop_name, &cl.destroy_name}) {
+        for (const std::string* name : {&cl.create.name, &cl.show.name, &cl.start_name,
+                                        &cl.stop_name, &cl.destroy_name, &cl.clear_name}) {
             if (!is_valid_utf8(*name)) {
                 throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
             }
@@ -532,6 +550,9 @@ ExitStatus run(int argc, char** argv) {
     }
     if (destroy_name->count() > 0) {
         cl.destroy.name = cl.destroy_name;
+    }
+    if (clear_name->count() > 0) {
+        cl.clear.name = cl.clear_name;
     }
     if (ee_session->count() > 0) {
         cl.enable_event.session = cl.ee_session;
@@ -616,6 +637,8 @@ ExitStatus run(int argc, char** argv) {
     } else if (snapshot->parsed()) {
         std::cout << bus.record_snapshot(bus.get_session(cl.snapshot_name), cl.snapshot_max_bytes)
                   << '\n';
+    } else if (clear->parsed()) {
+        run_clear(bus, cl.clear, std::cout, std::cerr);
     } else if (rotate->parsed()) {
         run_rotate(bus, cl.rotate_name, cl.rotate_wait, std::cout, std::cerr);
     } else if (enable_event->parsed()) {
