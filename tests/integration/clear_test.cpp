@@ -291,7 +291,48 @@ TEST_F(Clear, KernelStreamsAreClearedToo) {
         if (e["fields"]["parent_tid"] == ::getpid())
             recorded.insert(e["fields"]["child_tid"].get<pid_t>());
     EXPECT_EQ(recorded, late) << "only the forks after the clear";
+    for (const pid_t p : early)
+        EXPECT_FALSE(recorded.count(p)) << "fork " << p << " came before the clear";
     EXPECT_EQ(countTicksIfAny(dir), 0) << "the app's ticks went with the clear";
+    s->Destroy({});
+}
+
+TEST_F(Clear, ASnapshotSessionsKernelBuffersAreClearedToo) {
+    ASSERT_TRUE(manager_->KernelTracingAvailable());
+    const std::string dir = output("clr-ksnap");
+    auto s = std::make_unique<SessionClient>(
+        *bus_,
+        manager_->CreateSession("clr-ksnap", {{"output-path", sdbus::Variant(dir)},
+                                              {"mode", sdbus::Variant(std::string("snapshot"))}}));
+    s->EnableEvents("kernel", "", "sched:sched_process_fork", {});
+    s->Start({});
+    const auto forkSome = [] {
+        std::set<pid_t> children;
+        for (int i = 0; i < 4; ++i) {
+            const pid_t child = ::fork();
+            if (child == 0)
+                ::_exit(0);
+            children.insert(child);
+        }
+        for (const pid_t c : children)
+            ::waitpid(c, nullptr, 0);
+        return children;
+    };
+    const auto forksIn = [](const std::string& snapshot) {
+        std::set<pid_t> recorded;
+        for (const json& e : traceEvents(snapshot, {"sched_process_fork"}))
+            if (e["fields"]["parent_tid"] == ::getpid())
+                recorded.insert(e["fields"]["child_tid"].get<pid_t>());
+        return recorded;
+    };
+    const std::set<pid_t> early = forkSome();
+    s->Clear({});
+    const std::set<pid_t> late = forkSome();
+    const std::string snapshot = s->RecordSnapshot({});
+    const std::set<pid_t> recorded = forksIn(snapshot);
+    EXPECT_EQ(recorded, late) << "only the forks after the clear: " << snapshot;
+    for (const pid_t p : early)
+        EXPECT_FALSE(recorded.count(p)) << "fork " << p << " came before the clear";
     s->Destroy({});
 }
 
