@@ -78,6 +78,10 @@ protected:
         return eventually([&] { return dataBytes(dir) > bytes; }, std::chrono::seconds(30));
     }
 
+    /// An app emits `count` ticks steadily into a new session `name`
+    /// (per-PID buffers if `perPid`), which is cleared meanwhile.
+    void clearWhileEmitting(const std::string& name, bool perPid, std::uint64_t count);
+
     static pid_t consumerPid(SessionClient& s) {
         const RunResult r = sandbox_->systemctl(
             {"show", "-p", "MainPID", "--value", "tracectl-consumer-" + hexId(s) + ".service"});
@@ -87,10 +91,13 @@ protected:
 
 } // namespace
 
-TEST_F(Clear, WhileAnAppEmitsTheTraceAfterTheClearHoldsOnlyLaterEventsAndStaysReadable) {
-    const std::string dir = output("clr-active");
-    auto s = startTickSession("clr-active", {}, false, kSmallChannel);
-    ChildProcess app({demoApp(), "30000", "300"}, {}, appLog());
+/// An app emits `count` ticks steadily into session `name`; the session is
+/// cleared while it does; then the trace holds only later ticks, all of
+/// them from the first one kept on, and babeltrace2 reads it.
+void Clear::clearWhileEmitting(const std::string& name, bool perPid, std::uint64_t count) {
+    const std::string dir = output(name);
+    auto s = startTickSession(name, {}, perPid, kSmallChannel);
+    ChildProcess app({demoApp(), std::to_string(count), "300"}, {}, appLog());
     ASSERT_TRUE(waitTracing(app.pid(), appLog()));
     ASSERT_TRUE(written(dir + "/ust", 3 * 16384)) << "the app's first ticks never reached the disk";
     const std::uint64_t before = monoNowNs();
@@ -112,10 +119,18 @@ TEST_F(Clear, WhileAnAppEmitsTheTraceAfterTheClearHoldsOnlyLaterEventsAndStaysRe
     EXPECT_GT(*seqs.begin(), 0u) << "the first ticks were recorded before the clear: deleted";
     // After the clear nothing is lost: every tick from the first one kept to
     // the last, minus what the tracer said it discarded.
-    EXPECT_EQ(*seqs.rbegin(), 29999u);
-    EXPECT_EQ(seqs.size() + totals["discarded"].get<std::uint64_t>(), 30000u - *seqs.begin());
+    EXPECT_EQ(*seqs.rbegin(), count - 1);
+    EXPECT_EQ(seqs.size() + totals["discarded"].get<std::uint64_t>(), count - *seqs.begin());
     EXPECT_EQ(countTicks(dir), static_cast<long>(events.size())) << "babeltrace2 reads it";
     s->Destroy({});
+}
+
+TEST_F(Clear, WhileAnAppEmitsTheTraceAfterTheClearHoldsOnlyLaterEventsAndStaysReadable) {
+    clearWhileEmitting("clr-active", false, 30000);
+}
+
+TEST_F(Clear, PerPidWhileAnAppEmitsTheTraceAfterTheClearHoldsOnlyLaterEvents) {
+    clearWhileEmitting("clr-active-pid", true, 12000);
 }
 
 TEST_F(Clear, AfterARotationTheArchivesStayAsInLttngAndOnlyTheCurrentChunkGoes) {
@@ -159,6 +174,32 @@ TEST_F(Clear, AfterARotationTheArchivesStayAsInLttngAndOnlyTheCurrentChunkGoes) 
 TEST_F(Clear, AStoppedSessionClearedThenStartedHoldsOnlyTheNewEvents) {
     const std::string dir = output("clr-stopped");
     auto s = startTickSession("clr-stopped", {}, false, {});
+    {
+        ChildProcess app({demoApp(), "120", "0"}, {}, appLog());
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    s->Stop({});
+    ASSERT_EQ(countTicks(dir), 120);
+    s->Clear({});
+    EXPECT_EQ(s->State(), "stopped");
+    EXPECT_EQ(countTicksIfAny(dir), 0) << "nothing recorded is left";
+    s->Clear({}); // nothing to clear: no error (as LTTng)
+    s->Start({});
+    {
+        ChildProcess app({demoApp(), "70", "0"}, {}, appLog());
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    s->Stop({});
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>(), 70u);
+    EXPECT_EQ(counts["seq"]["missing"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(countTicks(dir), 70);
+    s->Destroy({});
+}
+
+TEST_F(Clear, PerPidAStoppedSessionClearedThenStartedHoldsOnlyTheNewEvents) {
+    const std::string dir = output("clr-stopped-pid");
+    auto s = startTickSession("clr-stopped-pid", {}, true, {});
     {
         ChildProcess app({demoApp(), "120", "0"}, {}, appLog());
         ASSERT_EQ(app.wait(30000), 0);
