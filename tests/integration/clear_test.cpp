@@ -20,7 +20,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -414,4 +416,37 @@ TEST_F(Clear, TheCliClearsOneSessionOrAllAndRefusesBadUse) {
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.err.find("no-such-session"), std::string::npos) << r.err;
     EXPECT_EQ(run_cli({"destroy", "clr-cli"}).exitCode, 0);
+}
+
+TEST_F(Clear, TheCliShowsProgressWhileAClearTakesLong) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    auto s = startTickSession("clr-slow", {}, false, {});
+    {
+        ChildProcess app({demoApp(), "60", "0"}, {}, appLog());
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    // The consumer, stopped, cannot carry the clear out until it is let go
+    // (well within its 10 s deadline): meanwhile tracectl says so.
+    const pid_t consumer = consumerPid(*s);
+    ASSERT_GT(consumer, 0);
+    const std::string log = sandbox_->dir() + "/log/clr-slow-cli.log";
+    std::error_code ec;
+    fs::remove(log, ec);
+    ASSERT_EQ(::kill(consumer, SIGSTOP), 0);
+    ChildProcess clear({cli, "clear", "clr-slow"}, {}, log);
+    const auto logText = [&] {
+        std::ifstream in(log);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const bool progressed = eventually(
+        [&] { return logText().find("clearing session clr-slow: ") != std::string::npos; },
+        std::chrono::seconds(5));
+    ::kill(consumer, SIGCONT);
+    EXPECT_TRUE(progressed) << logText();
+    EXPECT_EQ(clear.wait(30000), 0) << logText();
+    EXPECT_NE(logText().find("Session clr-slow cleared."), std::string::npos) << logText();
+    s->Stop({});
+    EXPECT_EQ(countTicksIfAny(output("clr-slow")), 0);
+    s->Destroy({});
 }
