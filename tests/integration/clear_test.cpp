@@ -340,6 +340,33 @@ TEST_F(Clear, KernelStreamsAreClearedToo) {
     s->Destroy({});
 }
 
+TEST_F(Clear, AKernelOnlySessionIsCleared) {
+    ASSERT_TRUE(manager_->KernelTracingAvailable());
+    const std::string dir = output("clr-kernel-only");
+    auto s = std::make_unique<SessionClient>(
+        *bus_, manager_->CreateSession("clr-kernel-only", {{"output-path", sdbus::Variant(dir)}}));
+    s->EnableEvents("kernel", "", "sched:sched_process_fork", {});
+    s->Start({});
+    const auto forkOne = [] {
+        const pid_t child = ::fork();
+        if (child == 0)
+            ::_exit(0);
+        ::waitpid(child, nullptr, 0);
+        return child;
+    };
+    const pid_t early = forkOne();
+    s->Clear({});
+    EXPECT_FALSE(fs::exists(dir + "/kernel"));
+    const pid_t late = forkOne();
+    s->Stop({});
+    std::set<pid_t> recorded;
+    for (const json& e : traceEvents(dir, {"sched_process_fork"}))
+        if (e["fields"]["parent_tid"] == ::getpid())
+            recorded.insert(e["fields"]["child_tid"].get<pid_t>());
+    EXPECT_EQ(recorded, std::set<pid_t>{late}) << "fork " << early << " came before the clear";
+    s->Destroy({});
+}
+
 TEST_F(Clear, ASnapshotSessionsKernelBuffersAreClearedToo) {
     ASSERT_TRUE(manager_->KernelTracingAvailable());
     const std::string dir = output("clr-ksnap");
