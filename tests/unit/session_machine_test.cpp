@@ -616,6 +616,23 @@ TEST(SessionClear, AStoppedSessionIsClearedOnceUntilItStartsAgainAsAfterARotatio
     EXPECT_TRUE(d.clears.empty());
 }
 
+TEST(SessionClear, ARotationWhileStoppedThatDidNotBeginLeavesSomethingToClear) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Outcome sp;
+    s->stop(sp.done());
+    FakeDomain::answer(d.stops);
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    FakeDomain::answerPath(d.rotationsStarted, "", Error(ErrorCode::Failed, "refused"));
+    ASSERT_TRUE(rot.answered);
+    ASSERT_FALSE(s->rotating());
+    Outcome o;
+    s->clear(o.done());
+    EXPECT_EQ(d.clears.size(), 1u) << "the chunk still holds what was recorded";
+}
+
 TEST(SessionClear, ADomainsErrorIsAnsweredAndTheSessionCanClearAgain) {
     FakeDomain d;
     auto s = makeSession({&d});

@@ -313,9 +313,6 @@ void Session::rotate(PathDone started) {
                     "a rotation of session '" + config_.name + "' is under way");
     rotating_ = true;
     notify({SessionChange::State});
-    // Stopped: the new chunk holds nothing until the next start.
-    if (state_ == SessionState::Stopped)
-        emptySinceStop_ = true;
     // A domain whose rotation did not begin never completes it: it counts
     // as ended at once. The rotation ends once every domain that began it
     // has completed it.
@@ -334,13 +331,18 @@ void Session::rotate(PathDone started) {
             rotating_ = false;
             notify({SessionChange::State});
         });
-    auto begun =
-        std::make_shared<Gather>(chunked.size(), [alive = std::weak_ptr<bool>(alive_), started](
-                                                     std::optional<Error> error, std::string path) {
-            if (alive.expired())
-                return started(destroyedError(), {});
-            started(std::move(error), path);
-        });
+    auto begun = std::make_shared<Gather>(chunked.size(),
+                                          [this, alive = std::weak_ptr<bool>(alive_),
+                                           started](std::optional<Error> error, std::string path) {
+                                              if (alive.expired())
+                                                  return started(destroyedError(), {});
+                                              // Begun while stopped: the new chunk holds nothing
+                                              // until the next start (a clear then has nothing to
+                                              // do).
+                                              if (!error && state_ == SessionState::Stopped)
+                                                  emptySinceStop_ = true;
+                                              started(std::move(error), path);
+                                          });
     for (DomainBackend* d : chunked)
         d->rotate(
             id_.hex(),
