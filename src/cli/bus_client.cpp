@@ -227,6 +227,10 @@ void BusClient::set_rotation_schedule(const std::string& path, std::uint64_t tim
     connection_->session(path).SetRotationSchedule(options);
 }
 
+void BusClient::clear(const std::string& path) {
+    connection_->session(path).Clear(call_options());
+}
+
 std::string BusClient::record_snapshot(const std::string& path, std::uint64_t max_size) {
     std::map<std::string, sdbus::Variant> options;
     if (max_size != 0)

@@ -87,6 +87,10 @@ public:
     std::string rotate(const std::string& path, bool wait,
                        const std::function<void(const std::string&)>& progress);
 
+    /// Session.Clear(options) on the session at `path`: returns once what
+    /// it recorded so far is deleted.
+    void clear(const std::string& path);
+
     /// Session.RecordSnapshot({max-size}) (0: no bound, key left out);
     /// returns the snapshot's folder once written.
     std::string record_snapshot(const std::string& path, std::uint64_t max_size);

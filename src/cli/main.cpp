@@ -3,6 +3,7 @@
 
 #include "aggregate_command.hpp"
 #include "bus_client.hpp"
+#include "clear_command.hpp"
 #include "commands.hpp"
 #include "config.h"
 #include "error_report.hpp"
@@ -112,6 +113,8 @@ struct CommandLine {
     bool dr_size = false;
     AggregateArgs aggregate;
     std::string aggregate_n;
+    ClearArgs clear;
+    std::string clear_name;
 };
 
 /// Adds [NAME | -a/--all | -g/--glob PATTERN] to `command`, which acts on
@@ -360,6 +363,19 @@ ExitStatus run(int argc, char** argv) {
                    "becomes a complete trace in OUTPUT/archives/BEGIN-END-INDEX/, whose path is\n"
                    "printed. Allowed once the session has started (active or stopped).\n\n"
                    "Example:\n  tracectl rotate web-latency --wait");
+
+    auto* clear = app.add_subcommand(
+        "clear", "Delete what a session recorded so far; tracing goes on (as lttng clear)");
+    auto* clear_name = clear->add_option("NAME", cl.clear_name, current_session_help);
+    auto* clear_all = clear->add_flag("--all", cl.clear.all,
+                                      "Clear every session you own (even as root, only yours)");
+    clear_name->excludes(clear_all);
+    clear->footer("Deletes the session's current trace chunk (a snapshot session: its buffers'\n"
+                  "content) and goes on tracing into a new one; archives of earlier rotations\n"
+                  "stay. Without NAME or --all, the current session. Refused while a rotation\n"
+                  "is under way. Progress\n"
+                  "goes to standard error if it takes more than a second.\n\n"
+                  "Example:\n  tracectl clear web-latency\n  tracectl clear --all");
 
     auto* snapshot = app.add_subcommand(
         "snapshot", "Record a snapshot of a snapshot session's buffers (as lttng snapshot record)");
@@ -673,7 +689,7 @@ ExitStatus run(int argc, char** argv) {
         for (const std::string* name :
              {&cl.create.name, &cl.show.name, &cl.start.name, &cl.stop.name, &cl.destroy.name,
               &cl.start.glob, &cl.stop.glob, &cl.destroy.glob, &cl.set_session_name,
-              &cl.rotate_name, &cl.snapshot_name, &cl.er_name, &cl.dr_name}) {
+              &cl.rotate_name, &cl.snapshot_name, &cl.er_name, &cl.dr_name, &cl.clear_name}) {
             if (!is_valid_utf8(*name)) {
                 throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
             }
@@ -700,6 +716,9 @@ ExitStatus run(int argc, char** argv) {
     }
     if (create_output->count() > 0) {
         cl.create.output = cl.create_output;
+    }
+    if (clear_name->count() > 0) {
+        cl.clear.name = cl.clear_name;
     }
     if (ee_session->count() > 0) {
         cl.enable_event.session = cl.ee_session;
@@ -813,6 +832,8 @@ ExitStatus run(int argc, char** argv) {
                                                   : std::nullopt),
                          cl.snapshot_max_bytes)
                   << '\n';
+    } else if (clear->parsed()) {
+        run_clear(bus, cl.clear, std::cout, std::cerr);
     } else if (rotate->parsed()) {
         run_rotate(bus, optional_name(rotate_name, cl.rotate_name), cl.rotate_wait, std::cout,
                    std::cerr);

@@ -221,6 +221,7 @@ void validate(const Rotate& m) {
 }
 void validate(const RecordSnapshot&) {}
 void validate(const RotateMetadata&) {}
+void validate(const ClearBuffers&) {}
 void validate(const SnapshotMetadata&) {}
 void validate(const RotationCompleted& m) {
     checkText(m.message, "RotationCompleted.message", kMaxText);
@@ -339,7 +340,9 @@ void put(Writer& w, const Rotate& m) {
     w.string(m.oldChunk);
     w.string(m.newChunk);
     w.string(m.archive);
+    w.boolean(m.discard);
 }
+void put(Writer&, const ClearBuffers&) {}
 void put(Writer& w, const RecordSnapshot& m) {
     w.u64(m.id);
     w.u64(m.packetsPerStream);
@@ -474,6 +477,7 @@ Message getRotate(Reader& r) {
     m.oldChunk = r.string("Rotate.oldChunk", kMaxOutputDir);
     m.newChunk = r.string("Rotate.newChunk", kMaxOutputDir);
     m.archive = r.string("Rotate.archive", kMaxOutputDir);
+    m.discard = r.boolean("Rotate.discard");
     return m;
 }
 Message getRotationCompleted(Reader& r) {
@@ -543,6 +547,7 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::CreateKernelChannel:
     case MessageType::DeclareKernelEvents:
     case MessageType::AttachIpProbes:
+    case MessageType::ClearBuffers:
         return true;
     }
     return false;
@@ -592,6 +597,8 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::RecordSnapshot;
             else if constexpr (std::is_same_v<T, RotateMetadata>)
                 return MessageType::RotateMetadata;
+            else if constexpr (std::is_same_v<T, ClearBuffers>)
+                return MessageType::ClearBuffers;
             else if constexpr (std::is_same_v<T, SnapshotMetadata>)
                 return MessageType::SnapshotMetadata;
             else if constexpr (std::is_same_v<T, DeclareLayouts>)
@@ -640,6 +647,8 @@ std::string_view messageName(MessageType type) noexcept {
         return "RecordSnapshot";
     case MessageType::RotateMetadata:
         return "RotateMetadata";
+    case MessageType::ClearBuffers:
+        return "ClearBuffers";
     case MessageType::SnapshotMetadata:
         return "SnapshotMetadata";
     case MessageType::DeclareLayouts:
@@ -767,6 +776,9 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::RotateMetadata:
         m = RotateMetadata{r.u64()};
+        break;
+    case MessageType::ClearBuffers:
+        m = ClearBuffers{};
         break;
     case MessageType::SnapshotMetadata:
         m = SnapshotMetadata{r.u64()};

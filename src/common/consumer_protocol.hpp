@@ -75,6 +75,12 @@
 //       byte carrying two fds (SCM_RIGHTS): the `ip` provider's BPF ring
 //       buffer map, then its counters map (src/common/ip_probe_abi.h)
 //                                    consumer: Ok or Error.
+//   daemon: Rotate{..., discard = true} (version 8): Session.Clear of a
+//       normal session; as any Rotate, but the old chunk is deleted instead
+//       of archived.
+//   daemon: ClearBuffers{} (version 8), snapshot consumers only
+//                                    consumer: Ok once every data stream's
+//       buffer content is discarded, or Error.
 //   consumer, unsolicited (version 5): Statistics{...}, at most once a
 //       second while its channels write something, and at once before the
 //       reply to FlushChannel, DestroyChannel and Shutdown and before
@@ -101,8 +107,8 @@ namespace tracectl::consumer_protocol {
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
-/// DeclareKernelEvents; 7: AttachIpProbes
-inline constexpr std::uint32_t kVersion = 7;
+/// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers
+inline constexpr std::uint32_t kVersion = 8;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -131,6 +137,7 @@ enum class MessageType : std::uint16_t {
     CreateKernelChannel = 0x0C,
     DeclareKernelEvents = 0x0D,
     AttachIpProbes = 0x0E,
+    ClearBuffers = 0x0F,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -233,15 +240,29 @@ struct Shutdown {
 /// drained and closed meanwhile counts too), the old chunk is moved to
 /// `<output root>/<archive>/` (`oldChunk` "" is the output root itself: its
 /// "ust" folder moves) and RotationCompleted{id} follows. One rotation at a
-/// time (a second one is InvalidArgument). Payload: u64 id, string
-/// oldChunk, string newChunk, string archive; newChunk and archive are
-/// safe relative dirs (isSafeRelativeDir), oldChunk is "" or one.
+/// time (a second one is InvalidArgument). `discard` (Session.Clear): the
+/// old chunk's files are deleted instead of moved, `archive` is then only
+/// the name the chunk would have had (nothing is made there). Payload: u64
+/// id, string oldChunk, string newChunk, string archive, bool discard;
+/// newChunk and archive are safe relative dirs (isSafeRelativeDir),
+/// oldChunk is "" or one. (LTTng clears a session with a rotation whose
+/// closed chunk gets LTTNG_TRACE_CHUNK_COMMAND_TYPE_DELETE instead of
+/// MOVE_TO_COMPLETED: lttng-tools 2.13 clear.c, cmd.c cmd_rotate_session.)
 struct Rotate {
     std::uint64_t id = 0;
     std::string oldChunk;
     std::string newChunk;
     std::string archive;
+    bool discard = false;
     bool operator==(const Rotate&) const = default;
+};
+
+/// Snapshot consumers (Session.Clear): discards what every data stream's
+/// buffer holds (lttng_ust_ctl_clear_buffer, as lttng-tools 2.13's consumer
+/// clear_channel does), so the next snapshot holds only later events; the
+/// metadata is kept. Payload: none.
+struct ClearBuffers {
+    bool operator==(const ClearBuffers&) const = default;
 };
 
 /// Unsolicited: rotation `id` is over. `ok` false: the archive may be
@@ -445,7 +466,7 @@ using Message =
     std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
                  DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
                  RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
-                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes>;
+                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

@@ -158,6 +158,22 @@ void Channel::pushMetadata(std::uint64_t offset, std::string_view bytes) {
         commitMetadata();
 }
 
+void Channel::clearBuffers() {
+    if (!snapshotOnly_ || ust_.isMetadata())
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key_) + " is not a snapshot data channel");
+    std::string firstError;
+    for (const UstStream& s : held_) {
+        if (s.get() == nullptr)
+            continue;
+        if (const int r = lttng_ust_ctl_clear_buffer(s.get()); r < 0 && firstError.empty())
+            firstError = name_ + "_" + std::to_string(s.cpu()) +
+                         ": lttng_ust_ctl_clear_buffer: " + std::to_string(r);
+    }
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Tracer, "channel " + name_ + ": " + firstError);
+}
+
 std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
                                       std::uint64_t packetsPerStream) {
     if (!snapshotOnly_)

@@ -62,6 +62,11 @@ public:
     std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
                                  std::uint64_t packetsPerStream) override;
 
+    /// Snapshot data channels: lttng_ust_ctl_clear_buffer() on every
+    /// stream (lttng-tools 2.13 ust-consumer.c clear_channel: the current
+    /// packet is closed and the reader moved to the producer's position).
+    void clearBuffers() override;
+
     /// Hands the buffers to the daemon on `sock` (blocking): the channel, each
     /// stream, the end marker (lttng_ust_ctl_send_*_to_sessiond). Then closes
     /// our copy of the channel's wakeup fd and, for data channels, watches the

@@ -43,6 +43,14 @@ public:
     /// returns the bytes written. Throws RequestError.
     virtual std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
                                          std::uint64_t packetsPerStream) = 0;
+    /// Snapshot data channels (ClearBuffers): discards what every stream's
+    /// buffer holds now, so that the next snapshot holds only what is
+    /// produced after this. Throws RequestError (InvalidArgument: not a
+    /// snapshot data channel; Tracer/Io) after trying every stream.
+    virtual void clearBuffers() {
+        throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key()) + " has no buffers to clear");
+    }
     /// Appends metadata text at `offset`. Throws RequestError
     /// (InvalidArgument: not a metadata channel, not at the end).
     virtual void pushMetadata(std::uint64_t offset, std::string_view bytes) = 0;

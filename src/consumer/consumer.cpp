@@ -5,6 +5,7 @@
 #include "config.h"
 #include "kernel/kernel_channel.hpp"
 #include "kernel/kernel_metadata_channel.hpp"
+#include "remove_tree.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -179,6 +180,8 @@ void Consumer::dispatch(cp::Message&& request) {
         } else if (const auto* meta = std::get_if<cp::RotateMetadata>(&request)) {
             rotateMetadata(*meta);
             return;
+        } else if (std::holds_alternative<cp::ClearBuffers>(request)) {
+            clearBuffers();
         } else if (const auto* snap = std::get_if<cp::RecordSnapshot>(&request)) {
             recordSnapshot(*snap);
         } else if (const auto* snapMeta = std::get_if<cp::SnapshotMetadata>(&request)) {
@@ -512,6 +515,17 @@ void Consumer::streamSwitched(std::uint64_t id) {
     rotation_.reset();
     const cp::Rotate& r = done.request;
     std::string error = done.firstError;
+    if (r.discard) {
+        // Session.Clear: the closed chunk goes, whatever it holds.
+        if (const std::string e = deleteChunk(r); error.empty())
+            error = e;
+        log::info("rotation " + std::to_string(r.id) + ": chunk " +
+                  (r.oldChunk.empty() ? std::string("(the output folder's)") : r.oldChunk) +
+                  " deleted (clear)" + (error.empty() ? "" : " (incomplete: " + error + ")"));
+        if (!stopping_ && reportStatistics())
+            send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
+        return;
+    }
     try {
         const auto slash = r.archive.rfind('/');
         const OutputDir parent =
@@ -536,6 +550,48 @@ void Consumer::streamSwitched(std::uint64_t id) {
     // The chunk sizes start again: the daemon has them before it is told.
     if (!stopping_ && reportStatistics())
         send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
+}
+
+std::string Consumer::deleteChunk(const cp::Rotate& r) noexcept {
+    try {
+        if (r.oldChunk.empty()) {
+            // The first chunk is the output folder itself: its domains go,
+            // the new chunk and any archives stay.
+            for (const char* domain : {"ust", "kernel"})
+                removeTree(root_.fd(), domain);
+        } else {
+            const auto slash = r.oldChunk.rfind('/');
+            const OutputDir parent =
+                root_.subdir(slash == std::string::npos ? "" : r.oldChunk.substr(0, slash));
+            removeTree(parent.fd(),
+                       slash == std::string::npos ? r.oldChunk : r.oldChunk.substr(slash + 1));
+        }
+        return {};
+    } catch (const std::exception& e) {
+        return std::string("deleting the chunk: ") + e.what();
+    }
+}
+
+void Consumer::clearBuffers() {
+    if (!snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "this consumer was not started for a snapshot session");
+    std::string firstError;
+    std::size_t cleared = 0;
+    for (auto& [key, ch] : channels_) {
+        if (ch->isMetadata())
+            continue; // the metadata describes what comes after too
+        try {
+            ch->clearBuffers();
+            ++cleared;
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = e.what();
+        }
+    }
+    log::info("buffers of " + std::to_string(cleared) + " channels cleared");
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Tracer, "clearing the buffers: " + firstError);
 }
 
 bool Consumer::reply(const cp::Message& m) noexcept {

@@ -73,6 +73,12 @@ private:
     /// RecordSnapshot: takes the folder fd that follows the frame, then
     /// writes every channel into it. Throws RequestError.
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request);
+    /// ClearBuffers (snapshot consumers): every data channel's buffers are
+    /// emptied. Throws RequestError.
+    void clearBuffers();
+    /// Rotate with `discard` done: deletes the old chunk's files. Returns
+    /// the error ("" if none).
+    std::string deleteChunk(const consumer_protocol::Rotate& r) noexcept;
     /// RotateMetadata: the metadata channels the rotation found switch now.
     void rotateMetadata(const consumer_protocol::RotateMetadata& request);
     /// Channel `key` is about to be destroyed: if the rotation under way

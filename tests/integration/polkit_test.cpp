@@ -144,6 +144,7 @@ TEST_F(Polkit, BobNeitherSeesNorControlsAlicesSession) {
         {"AddChannel", {"'ust'", "'bobs'"}},
         {"EnableEvents", {"'ust'", "''", "'*'"}},
         {"Rotate", {}},
+        {"Clear", {}},
         {"SetRotationSchedule", {}},
         {"RecordSnapshot", {}},
     };
@@ -163,6 +164,9 @@ TEST_F(Polkit, BobNeitherSeesNorControlsAlicesSession) {
     EXPECT_FALSE(std::filesystem::exists(s.OutputPath() + "/archives")) << "bob rotated it";
     EXPECT_EQ(s.Events().size(), 1u);
     EXPECT_EQ(s.Channels().size(), 1u);
+    // Her own session she clears with trace-own, as she rotates it.
+    EXPECT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Clear", {"{}"})),
+              "no error");
     EXPECT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Stop", {"{}"})),
               "no error");
 }

@@ -65,6 +65,8 @@ std::vector<cp::Message> everyMessage() {
         cp::ErrorReply{cp::ErrorKind::UnknownChannel, "no channel 5"},
         cp::Rotate{12, "", "20261130T031700+0000-1", "archives/a-b-0"},
         cp::Rotate{13, "c-1", "d-2", "archives/c-d-1"},
+        cp::Rotate{14, "d-2", "e-3", "archives/d-e-2", true},
+        cp::ClearBuffers{},
         cp::RotationCompleted{12, true, ""},
         cp::RotationCompleted{13, false, "stream x: EIO"},
         cp::RecordSnapshot{7, 0},
@@ -344,8 +346,8 @@ TEST(ConsumerProtocol, RejectsUnusableBufferGeometry) {
 
 TEST(ConsumerProtocol, RotateLayoutAndChecks) {
     EXPECT_EQ(payloadOf(cp::encode(cp::Rotate{0x0102, "", "n", "a/b"})),
-              bytesOf({0x02, 0x01, 0, 0, 0,   0, 0, 0, 0, 0,   0,   0,
-                       1,    0,    0, 0, 'n', 3, 0, 0, 0, 'a', '/', 'b'}));
+              bytesOf({0x02, 0x01, 0, 0,   0, 0, 0, 0, 0,   0,   0,   0, 1,
+                       0,    0,    0, 'n', 3, 0, 0, 0, 'a', '/', 'b', 0}));
     EXPECT_EQ(payloadOf(cp::encode(cp::RotationCompleted{7, true, "m"})),
               bytesOf({7, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 'm'}));
     // Unsafe or colliding folders are refused both ways.
@@ -362,6 +364,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
             for (char ch : *s)
                 p.push_back(static_cast<std::byte>(ch));
         }
+        p.push_back(std::byte{0}); // discard
         EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()),
                      cp::ProtocolError);
     }
@@ -371,7 +374,23 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 7u);
+    EXPECT_EQ(cp::kVersion, 8u);
+}
+
+TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
+    const cp::Rotate clear{3, "", "c-1", "archives/a-b-0", true};
+    std::vector<std::byte> p = payloadOf(cp::encode(clear));
+    ASSERT_FALSE(p.empty());
+    EXPECT_EQ(p.back(), std::byte{1});
+    EXPECT_EQ(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()), cp::Message(clear));
+    p.back() = std::byte{2};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()), cp::ProtocolError);
+    p.pop_back(); // a version 7 Rotate, without the flag
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()), cp::ProtocolError);
+    EXPECT_TRUE(payloadOf(cp::encode(cp::ClearBuffers{})).empty());
+    const std::byte extra{0};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::ClearBuffers, &extra, 1), cp::ProtocolError);
+    EXPECT_EQ(cp::messageName(cp::MessageType::ClearBuffers), "ClearBuffers");
 }
 
 TEST(ConsumerProtocol, CreateKernelChannelRejectsWhatItCannotRead) {

@@ -35,6 +35,7 @@ public:
     void recordSnapshot(std::string, uint64_t, PathDone done) override {
         snapshots.push_back(std::move(done));
     }
+    void clear(std::string, Done done) override { clears.push_back(std::move(done)); }
     void setRotationSchedule(std::string, RotationSchedule, PathDone begun, PathDone completed,
                              Done done) override {
         scheduledStarted = std::move(begun);
@@ -60,7 +61,7 @@ public:
 
     std::string name_;
     std::deque<SessionSnapshot> snapshots_; ///< what each start was given
-    std::deque<Done> starts, stops, destroys;
+    std::deque<Done> starts, stops, destroys, clears;
     std::deque<EventRule> rules;
     std::deque<PathDone> rotationsStarted, rotationsCompleted, snapshots;
     PathDone scheduledStarted, scheduledCompleted;
@@ -472,4 +473,190 @@ TEST(SessionMachine, DomainsThatWriteNoChunksAreNotAskedToRotateOrSnapshot) {
     EXPECT_TRUE(schedule.answered);
     EXPECT_FALSE(static_cast<bool>(kernel.scheduledStarted));
     EXPECT_TRUE(static_cast<bool>(ust.scheduledStarted));
+}
+
+// Session::clear (lttng-clear(1); lttng-tools 2.13 clear.c).
+
+TEST(SessionClear, BeforeTheFirstStartThereIsNothingToClearAndNoDomainIsAsked) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Outcome o;
+    s->clear(o.done());
+    ASSERT_TRUE(o.answered);
+    EXPECT_FALSE(o.error);
+    EXPECT_TRUE(d.clears.empty());
+}
+
+TEST(SessionClear, AnActiveSessionIsClearedByItsChunkWritersOnlyAndStaysActive) {
+    FakeDomain ust("ust"), kernel("kernel");
+    kernel.chunks = false;
+    auto s = makeSession({&ust, &kernel});
+    Recorder r;
+    s->setListener(&r);
+    Outcome st;
+    s->start(st.done());
+    FakeDomain::answer(ust.starts);
+    FakeDomain::answer(kernel.starts);
+    ASSERT_TRUE(st.answered);
+    const std::size_t stateChanges = r.count(SessionChange::State);
+    Outcome o;
+    s->clear(o.done());
+    EXPECT_TRUE(s->clearing());
+    EXPECT_TRUE(kernel.clears.empty());
+    ASSERT_EQ(ust.clears.size(), 1u);
+    EXPECT_FALSE(o.answered);
+    FakeDomain::answer(ust.clears);
+    ASSERT_TRUE(o.answered);
+    EXPECT_FALSE(o.error);
+    EXPECT_FALSE(s->clearing());
+    EXPECT_EQ(s->state(), SessionState::Active);
+    EXPECT_EQ(s->stateName(), "active");
+    // No state change, and no rotation told: no archive was made.
+    EXPECT_EQ(r.count(SessionChange::State), stateChanges);
+    EXPECT_TRUE(r.ended.empty());
+}
+
+TEST(SessionClear, RefusedWhileARotationIsUnderWayAndNothingIsAsked) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    EXPECT_EQ(refusal([&] { s->clear(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_TRUE(d.clears.empty());
+    FakeDomain::answerPath(d.rotationsStarted, "/tmp/s/archives/a-b-0");
+    EXPECT_EQ(refusal([&] { s->clear(Outcome().done()); }), ErrorCode::WrongState);
+    FakeDomain::answerPath(d.rotationsCompleted, "/tmp/s/archives/a-b-0");
+    EXPECT_FALSE(s->rotating());
+    Outcome o;
+    s->clear(o.done());
+    EXPECT_EQ(d.clears.size(), 1u);
+}
+
+TEST(SessionClear, WhileAClearRunsStartStopRotateSnapshotAndClearAreRefusedDestroyIsNot) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Outcome o;
+    s->clear(o.done());
+    EXPECT_EQ(refusal([&] { s->clear(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_EQ(refusal([&] { s->stop(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_EQ(refusal([&] { s->rotate(Outcome().pathDone()); }), ErrorCode::WrongState);
+    EXPECT_EQ(d.clears.size(), 1u);
+    EXPECT_TRUE(d.stops.empty());
+    EXPECT_TRUE(d.rotationsStarted.empty());
+    Outcome destroyed;
+    s->destroy(destroyed.done());
+    FakeDomain::answer(d.clears, Error(ErrorCode::Failed, "the consumer is gone"));
+    ASSERT_TRUE(o.answered);
+    EXPECT_EQ(o.code(), ErrorCode::NoSuchSession); // "the session was destroyed"
+    FakeDomain::answer(d.destroys);
+    EXPECT_TRUE(destroyed.answered);
+}
+
+TEST(SessionClear, RefusedDuringStartStopOrASnapshotAndInError) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Outcome st;
+    s->start(st.done());
+    EXPECT_EQ(refusal([&] { s->clear(Outcome().done()); }), ErrorCode::WrongState);
+    FakeDomain::answer(d.starts);
+    Outcome sp;
+    s->stop(sp.done());
+    EXPECT_EQ(refusal([&] { s->clear(Outcome().done()); }), ErrorCode::WrongState);
+    FakeDomain::answer(d.stops);
+    s->fail("the consumer died");
+    EXPECT_EQ(refusal([&] { s->clear(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_TRUE(d.clears.empty());
+
+    FakeDomain snap;
+    auto flight = makeSession({&snap}, SessionMode::Snapshot);
+    started(*flight, snap);
+    Outcome rec;
+    flight->recordSnapshot(0, rec.pathDone());
+    EXPECT_EQ(refusal([&] { flight->clear(Outcome().done()); }), ErrorCode::WrongState);
+    FakeDomain::answerPath(snap.snapshots, "/tmp/s/snapshot-1");
+    Outcome o;
+    flight->clear(o.done()); // a snapshot session clears its buffers
+    FakeDomain::answer(snap.clears);
+    EXPECT_TRUE(o.answered);
+    EXPECT_FALSE(o.error);
+}
+
+TEST(SessionClear, AStoppedSessionIsClearedOnceUntilItStartsAgainAsAfterARotation) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Outcome sp;
+    s->stop(sp.done());
+    FakeDomain::answer(d.stops);
+    Outcome first;
+    s->clear(first.done());
+    FakeDomain::answer(d.clears);
+    ASSERT_TRUE(first.answered);
+    // Nothing was recorded since: LTTng's cleared_after_last_stop.
+    Outcome second;
+    s->clear(second.done());
+    EXPECT_TRUE(second.answered);
+    EXPECT_FALSE(second.error);
+    EXPECT_TRUE(d.clears.empty());
+    started(*s, d);
+    Outcome sp2;
+    s->stop(sp2.done());
+    FakeDomain::answer(d.stops);
+    // A rotation while stopped leaves an empty chunk too
+    // (rotated_after_last_stop).
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    FakeDomain::answerPath(d.rotationsStarted, "/tmp/s/archives/a-b-1");
+    FakeDomain::answerPath(d.rotationsCompleted, "/tmp/s/archives/a-b-1");
+    Outcome third;
+    s->clear(third.done());
+    EXPECT_TRUE(third.answered);
+    EXPECT_TRUE(d.clears.empty());
+}
+
+TEST(SessionClear, ARotationWhileStoppedThatDidNotBeginLeavesSomethingToClear) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Outcome sp;
+    s->stop(sp.done());
+    FakeDomain::answer(d.stops);
+    Outcome rot;
+    s->rotate(rot.pathDone());
+    FakeDomain::answerPath(d.rotationsStarted, "", Error(ErrorCode::Failed, "refused"));
+    ASSERT_TRUE(rot.answered);
+    ASSERT_FALSE(s->rotating());
+    Outcome o;
+    s->clear(o.done());
+    EXPECT_EQ(d.clears.size(), 1u) << "the chunk still holds what was recorded";
+}
+
+TEST(SessionClear, ADomainsErrorIsAnsweredAndTheSessionCanClearAgain) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Outcome o;
+    s->clear(o.done());
+    FakeDomain::answer(d.clears, Error(ErrorCode::Failed, "deleting the chunk: EACCES"));
+    ASSERT_TRUE(o.answered);
+    EXPECT_EQ(o.code(), ErrorCode::Failed);
+    EXPECT_FALSE(s->clearing());
+    EXPECT_EQ(s->state(), SessionState::Active);
+    Outcome again;
+    s->clear(again.done());
+    EXPECT_EQ(d.clears.size(), 1u);
+}
+
+TEST(SessionClear, AnAnswerAfterTheSessionWasFreedSaysDestroyed) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Outcome o;
+    s->clear(o.done());
+    s.reset();
+    FakeDomain::answer(d.clears);
+    ASSERT_TRUE(o.answered);
+    EXPECT_EQ(o.code(), ErrorCode::NoSuchSession);
 }

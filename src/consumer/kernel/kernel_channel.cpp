@@ -339,6 +339,34 @@ std::string KernelChannel::drainAll() noexcept {
     return first;
 }
 
+void KernelChannel::clearBuffers() {
+    if (!snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + " is not a snapshot channel");
+    // A snapshot channel's buffers are read only by snapshots: what is read
+    // here is what a snapshot would have copied. Bounded, in case a CPU
+    // produces faster than it is read.
+    constexpr std::size_t kMaxPages = std::size_t{1} << 20;
+    std::string first;
+    for (auto& c : cpus_) {
+        for (std::size_t pages = 0; pages < kMaxPages && c->fd; ++pages) {
+            const ssize_t n = ::read(c->fd.get(), page_.data(), page_.size());
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && errno != EAGAIN && errno != ENOMEM && errno != EBUSY && errno != ENODEV &&
+                first.empty())
+                first =
+                    "clearing CPU " + std::to_string(c->cpu) + "'s buffer: " + std::strerror(errno);
+            if (n <= 0)
+                break;
+        }
+    }
+    if (ip_ && ip_->reader)
+        ip_->reader->consume([](const tracectl_ip_record&) {}, SIZE_MAX);
+    if (!first.empty())
+        throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
+}
+
 void KernelChannel::flush() {
     if (snapshotOnly_)
         return;

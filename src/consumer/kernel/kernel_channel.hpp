@@ -62,6 +62,9 @@ public:
     /// Throws RequestError(Io) after trying every CPU.
     std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
                                  std::uint64_t packetsPerStream) override;
+    /// Snapshot channels (ClearBuffers): reads every CPU's buffer, and
+    /// the ip ring buffer, to its end and drops what was read.
+    void clearBuffers() override;
     void pushMetadata(std::uint64_t, std::string_view) override;
     /// Reads every CPU's buffer to its end, then closes each stream's
     /// packet (even empty, so its time range reaches now). Used at Stop,

@@ -11,6 +11,8 @@
 // |                                          |   trace-all-users (without interaction)         |
 // | Session.* on the caller's own session    | trace-own                                       |
 // | Session.* on another user's session      | manage-all-sessions                             |
+// |   (Start, Stop, Destroy, Rotate, Clear,  |                                                 |
+// |   RecordSnapshot, ...: the same rule)    |                                                 |
 // | Session.EnableEvents (also)              | trace-all-users of the owner, when the owner    |
 // |                                          |   calls: never fails; granted -> the session    |
 // |                                          |   records every uid's apps (TracesAllUsers)     |

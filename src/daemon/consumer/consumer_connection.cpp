@@ -444,6 +444,10 @@ void ConsumerConnection::rotate(const cp::Rotate& request, Done done) {
     send(request, expectOk(std::move(done)));
 }
 
+void ConsumerConnection::clearBuffers(Done done) {
+    send(cp::ClearBuffers{}, expectOk(std::move(done)), {}, kLongRequestFactor);
+}
+
 void ConsumerConnection::rotateMetadata(uint64_t id, Done done) {
     send(cp::RotateMetadata{id}, expectOk(std::move(done)));
 }

@@ -121,6 +121,8 @@ public:
     void shutdown(Done done);
     /// Rotate; done(nullopt) means under way: RotationCompleted follows.
     void rotate(const consumer_protocol::Rotate& request, Done done);
+    /// ClearBuffers (snapshot consumers); `done` after Ok.
+    void clearBuffers(Done done);
     /// RotateMetadata, after Rotate{id}'s Ok (consumer_protocol.hpp).
     void rotateMetadata(uint64_t id, Done done);
     /// SnapshotMetadata, after RecordSnapshot{id}'s Ok.

@@ -549,6 +549,10 @@ void KernelDomain::rotate(std::string, PathDone started, PathDone completed) {
     });
 }
 
+void KernelDomain::clear(std::string, Done done) {
+    loop_.post([done] { done(std::nullopt); });
+}
+
 void KernelDomain::recordSnapshot(std::string, uint64_t, PathDone done) {
     // The UST tracer's RecordSnapshot has the consumer write every channel.
     loop_.post([done] { done(std::nullopt, {}); });

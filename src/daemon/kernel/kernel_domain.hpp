@@ -90,6 +90,9 @@ public:
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
+    /// The UST tracer's clear covers the kernel channels (their streams
+    /// live in its consumer): nothing to do here.
+    void clear(std::string idHex, Done done) override;
     void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;
     void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
                              PathDone completed, Done done) override;

@@ -246,6 +246,16 @@ void SessionObject::doRotate(const Pending& pending) {
     });
 }
 
+void SessionObject::doClear(const Pending& pending) {
+    session_.clear([alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error> error) {
+        if (alive.expired())
+            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
+        if (error)
+            return pending->returnError(toBusError(*error));
+        pending->returnResults();
+    });
+}
+
 void SessionObject::RecordSnapshot(const Pending& pending, auth::CallOptions options) {
     bool interactive = false;
     uint64_t maxSize = 0;
@@ -538,6 +548,12 @@ int SessionObject::onRotate(sd_bus_message* m, void* userdata, sd_bus_error*) {
     });
 }
 
+int SessionObject::onClear(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(m, userdata, "Clear", [](Self& o, sd_bus_message* msg, auto r) {
+        o.authorizeWithOnlyInteractive("Clear", r, bus::readOptions(msg), &Self::doClear);
+    });
+}
+
 int SessionObject::onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(
         m, userdata, "AddChannel", [](Self& o, sd_bus_message* msg, auto r) {
@@ -601,6 +617,8 @@ std::span<const sd_bus_vtable> SessionObject::members() {
                                 SD_BUS_NO_RESULT, &Self::onAddContext, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("Rotate", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("s", path),
                                 &Self::onRotate, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("Clear", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
+                                &Self::onClear, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("SetRotationSchedule", SD_BUS_ARGS("a{sv}", options),
                                 SD_BUS_NO_RESULT, &Self::onSetRotationSchedule, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("RecordSnapshot", SD_BUS_ARGS("a{sv}", options),

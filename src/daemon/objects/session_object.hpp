@@ -73,6 +73,7 @@ private:
     static int onEnableEvents(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onAddContext(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onRotate(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onClear(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onRecordSnapshot(sd_bus_message* m, void* userdata, sd_bus_error* error);
 
@@ -89,6 +90,7 @@ private:
     void doStop(const Pending& pending);
     void doDestroy(const Pending& pending);
     void doRotate(const Pending& pending);
+    void doClear(const Pending& pending);
     void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
     /// Throws Error(KernelUnavailable) for the kernel domain where it cannot run.
     void checkKernelAvailable(TracingDomain d) const;

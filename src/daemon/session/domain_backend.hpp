@@ -55,6 +55,12 @@ public:
     /// (or with the error: WrongState, Failed), then, if it began,
     /// `completed` once the archive is whole (or with why not).
     virtual void rotate(std::string idHex, PathDone started, PathDone completed) = 0;
+    /// Session.Clear: deletes what the session recorded so far (a normal
+    /// session's current chunk, a snapshot session's buffer content),
+    /// tracing going on; `done` once deleted. Asked of chunk writers only.
+    /// Errors: WrongState (a rotation under way, the consumer gone),
+    /// Failed.
+    virtual void clear(std::string idHex, Done done) = 0;
     /// Writes the buffers' content as a trace of its own; `maxSize` bytes
     /// bounds its data streams (0: no bound). Errors: WrongState,
     /// InvalidArgument, Failed.

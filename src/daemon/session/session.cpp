@@ -194,6 +194,9 @@ void Session::checkIdle(const char* member, bool evenDuringSnapshot) const {
     if (snapshotting_ && !evenDuringSnapshot)
         throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
                                                "' is recording a snapshot; wait for it");
+    if (clearing_ && !evenDuringSnapshot)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
+                                               "' is being cleared; wait for it");
 }
 
 void Session::refuseInSnapshotMode(const char* member) const {
@@ -250,6 +253,7 @@ void Session::start(Done done) {
         if (state_ != SessionState::Error) { // a domain may have failed it meanwhile
             state_ = SessionState::Active;
             everStarted_ = true;
+            emptySinceStop_ = false;
             notify({SessionChange::State});
             log::info("session '" + config_.name + "' started", id_.uuid());
         }
@@ -327,13 +331,18 @@ void Session::rotate(PathDone started) {
             rotating_ = false;
             notify({SessionChange::State});
         });
-    auto begun =
-        std::make_shared<Gather>(chunked.size(), [alive = std::weak_ptr<bool>(alive_), started](
-                                                     std::optional<Error> error, std::string path) {
-            if (alive.expired())
-                return started(destroyedError(), {});
-            started(std::move(error), path);
-        });
+    auto begun = std::make_shared<Gather>(chunked.size(),
+                                          [this, alive = std::weak_ptr<bool>(alive_),
+                                           started](std::optional<Error> error, std::string path) {
+                                              if (alive.expired())
+                                                  return started(destroyedError(), {});
+                                              // Begun while stopped: the new chunk holds nothing
+                                              // until the next start (a clear then has nothing to
+                                              // do).
+                                              if (!error && state_ == SessionState::Stopped)
+                                                  emptySinceStop_ = true;
+                                              started(std::move(error), path);
+                                          });
     for (DomainBackend* d : chunked)
         d->rotate(
             id_.hex(),
@@ -354,6 +363,43 @@ void Session::rotationEnded(const std::optional<Error>& error, const std::string
         log::warning("session '" + config_.name + "': " + error->what(), id_.uuid());
     if (listener_ != nullptr)
         listener_->rotationEnded(error, path);
+}
+
+void Session::clear(Done done) {
+    checkIdle("Clear");
+    if (state_ == SessionState::Error)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
+    if (rotating_)
+        throw Error(ErrorCode::WrongState, "Clear: a rotation of session '" + config_.name +
+                                               "' is under way; clear once it is over");
+    // Never started, or nothing recorded since the last stop's clear or
+    // rotation: nothing to delete, and no error (lttng-tools clear.c).
+    if (state_ == SessionState::Created || (state_ == SessionState::Stopped && emptySinceStop_)) {
+        log::info("session '" + config_.name + "': nothing to clear", id_.uuid());
+        return done(std::nullopt);
+    }
+    clearing_ = true;
+    const std::vector<DomainBackend*> chunked = chunkWriters();
+    auto all = gatherDone(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_),
+                                           done](std::optional<Error> error) {
+        if (alive.expired())
+            return done(destroyedError());
+        clearing_ = false;
+        if (error && operation_ == SessionOperation::Destroying)
+            return done(destroyedError());
+        if (error) {
+            log::warning("session '" + config_.name + "': clear failed: " + error->what(),
+                         id_.uuid());
+            return done(std::move(error));
+        }
+        if (state_ == SessionState::Stopped)
+            emptySinceStop_ = true;
+        log::info("session '" + config_.name + "' cleared", id_.uuid());
+        done(std::nullopt);
+    });
+    for (DomainBackend* d : chunked)
+        d->clear(id_.hex(), withoutPath(all));
 }
 
 void Session::recordSnapshot(uint64_t maxSize, PathDone done) {

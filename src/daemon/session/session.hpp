@@ -141,6 +141,21 @@ public:
     /// operation is in flight, before the first start, in error, and while
     /// a rotation is under way.
     void rotate(PathDone started);
+    /// Session.Clear, as lttng-clear(1) (lttng-tools 2.13 clear.c
+    /// cmd_clear_session): deletes what was recorded so far and tracing
+    /// goes on. A normal session's current trace chunk is deleted (its
+    /// archives, if it rotated, stay) and a new one begins, with the whole
+    /// metadata; a snapshot session's buffers are emptied. `done` gets
+    /// nullopt once that is done, or the first domain's error. Nothing to do
+    /// (nullopt at once, as LTTng): before the first start, and for a
+    /// stopped session cleared or rotated since it stopped. Refused
+    /// (WrongState) in error, while a rotation is under way (LTTng's
+    /// LTTNG_ERR_ROTATION_PENDING), while a Start, Stop, Destroy, snapshot
+    /// or another clear is in flight. Start, Stop, Rotate and
+    /// RecordSnapshot are refused while it runs; Destroy is not (the clear
+    /// then fails as destroyed). No rotationEnded() for a clear: no
+    /// archive is made.
+    void clear(Done done);
     /// Writes a snapshot (snapshot sessions, active or stopped); `done` gets
     /// its folder, and snapshotRecorded() is told. Refused (WrongState)
     /// while another operation or snapshot is in flight, for a normal
@@ -159,6 +174,7 @@ public:
     SessionOperation operation() const noexcept { return operation_; }
     bool rotating() const noexcept { return rotating_; }
     bool recordingSnapshot() const noexcept { return snapshotting_; }
+    bool clearing() const noexcept { return clearing_; }
 
     /// Bytes the session's ring buffers take now (RingBufferSize), as the
     /// domains report it; told if it changed.
@@ -224,7 +240,7 @@ public:
 
 private:
     /// Throws WrongState naming `member` while a Start/Stop/Destroy is in
-    /// flight, or a snapshot unless `evenDuringSnapshot`.
+    /// flight, or a snapshot or clear unless `evenDuringSnapshot`.
     void checkIdle(const char* member, bool evenDuringSnapshot = false) const;
     /// Throws WrongState for a snapshot session (no chunk to rotate).
     void refuseInSnapshotMode(const char* member) const;
@@ -254,6 +270,10 @@ private:
     SessionOperation operation_ = SessionOperation::None;
     bool rotating_ = false;     ///< a rotation began and has not ended
     bool snapshotting_ = false; ///< a RecordSnapshot awaits the domains
+    bool clearing_ = false;     ///< a Clear awaits the domains
+    /// Stopped, and cleared or rotated since: the current chunk holds
+    /// nothing (LTTng's cleared_after_last_stop, rotated_after_last_stop).
+    bool emptySinceStop_ = false;
     RotationSchedule schedule_;
     uint64_t ringBufferSize_ = 0;
     std::map<std::string, DomainStatistics, std::less<>> statistics_; ///< by domain

@@ -40,6 +40,10 @@ void UstDomain::rotate(std::string id, PathDone started, PathDone completed) {
     tracer_.rotate(id, onLoop(std::move(started)), onLoop(std::move(completed)));
 }
 
+void UstDomain::clear(std::string id, Done done) {
+    tracer_.clear(id, onLoop(std::move(done)));
+}
+
 void UstDomain::recordSnapshot(std::string id, uint64_t maxSize, PathDone done) {
     tracer_.recordSnapshot(id, maxSize, onLoop(std::move(done)));
 }

@@ -24,6 +24,7 @@ public:
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
+    void clear(std::string idHex, Done done) override;
     void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;
     void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
                              PathDone completed, Done done) override;

@@ -72,7 +72,7 @@ void UstTracer::creationsOver(Traced& t) {
         return;
     Traced& same = *live;
     if (auto w = std::exchange(same.rotationAfterCreation, std::nullopt))
-        beginRotation(same, std::move(w->started), std::move(w->completed));
+        beginRotation(same, std::move(w->started), std::move(w->completed), w->discard);
     if (Traced* again = find(ref); again != nullptr && !again->rotating)
         rotationOver(*again);
 }
@@ -82,12 +82,14 @@ void UstTracer::dropWaitingRotations(Traced& t, const std::string& why) {
         w->started(Error(ErrorCode::Failed, "the rotation did not begin: " + why), "");
 }
 
-void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone completed) {
+void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone completed,
+                              bool discard) {
     if (making(t)) {
         if (t.rotationAfterCreation)
             return started(Error(ErrorCode::WrongState, "a rotation is under way; wait for it"),
                            "");
-        t.rotationAfterCreation = Traced::WaitingRotation{std::move(started), std::move(completed)};
+        t.rotationAfterCreation =
+            Traced::WaitingRotation{std::move(started), std::move(completed), discard};
         return;
     }
     // Names stay unique and ordered even if the clock steps back: the stamps
@@ -98,8 +100,9 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
     request.oldChunk = t.chunkDir;
     request.newChunk = chunkDir(now, t.chunkIndex + 1);
     request.archive = archiveDir(t.chunkBegin, now, t.chunkIndex);
+    request.discard = discard;
     const std::string path = t.snapshot.outputPath + "/" + request.archive;
-    t.rotating = Traced::Rotation{request.id, path, std::move(completed)};
+    t.rotating = Traced::Rotation{request.id, path, std::move(completed), false, discard};
     declareOrphanChannels(t);
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // the old chunk's metadata is whole
@@ -133,7 +136,8 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
         live->chunkDir = request.newChunk;
         live->chunkBegin = live->lastStamp = now;
         ++live->chunkIndex;
-        log::info("session '" + live->snapshot.name + "': rotating into " + request.newChunk);
+        log::info("session '" + live->snapshot.name + "': " +
+                  (request.discard ? "clearing, into " : "rotating into ") + request.newChunk);
         // The consumer has taken its boundary: what apps registered until
         // now (queued already, or pushed here) goes behind it, then the
         // old chunk's metadata is closed.
@@ -164,8 +168,12 @@ void UstTracer::onRotationCompleted(const SessionRef& ref, cp::RotationCompleted
             f->second.chunkBytes = 0;
     publishStatistics(*live);
     if (d.ok) {
-        log::info("session '" + live->snapshot.name + "': rotation archived in " + r.path);
+        log::info("session '" + live->snapshot.name + "': " +
+                  (r.discard ? "cleared: the closed chunk was deleted"
+                             : "rotation archived in " + r.path));
         r.completed(std::nullopt, r.path);
+    } else if (r.discard) {
+        r.completed(Error(ErrorCode::Failed, "the clear is incomplete: " + d.message), r.path);
     } else {
         r.completed(
             Error(ErrorCode::Failed, "the rotation to " + r.path + " is incomplete: " + d.message),

@@ -211,6 +211,21 @@ public:
     /// Time stamps never go back, even if the clock does.
     void rotate(const std::string& idHex, RotationDone started, RotationDone completed);
 
+    /// Session.Clear (ust_clear.cpp): deletes what session `idHex` recorded
+    /// so far, tracing going on. A normal session rotates (as rotate(),
+    /// active or stopped) into a new chunk whose metadata is whole, and the
+    /// consumer deletes the closed chunk instead of archiving it: earlier
+    /// archives stay, and the chunk index and archive names go on as after
+    /// a rotation (lttng-tools 2.13 clear.c: a rotation with
+    /// LTTNG_TRACE_CHUNK_COMMAND_TYPE_DELETE). A snapshot session's consumer
+    /// empties its buffers (ClearBuffers). `done` once the files are
+    /// deleted (or the buffers emptied), or with WrongState (failed,
+    /// still starting, a rotation under way: LTTng's
+    /// LTTNG_ERR_ROTATION_PENDING) or Failed (the consumer refused or could
+    /// not delete everything). A session never started has nothing to
+    /// clear: nullopt at once.
+    void clear(const std::string& idHex, Done done);
+
     /// Writes the current content of every buffer of snapshot session
     /// `idHex` (active or stopped) as a complete trace in a new folder
     /// `<output>/snapshot-1-<YYYYmmdd-HHMMSS>-<n>/` (LTTng's default snapshot
@@ -342,6 +357,7 @@ private:
             RotationDone completed;
             /// `started` was told it began: only then is `completed` called.
             bool begun = false;
+            bool discard = false; ///< Session.Clear: the closed chunk is deleted
         };
         std::optional<Rotation> rotating;
         uint64_t snapshotsTaken = 0; ///< RecordSnapshot: the next folder's <n>
@@ -355,6 +371,7 @@ private:
         /// due scheduled one sets rotationDue).
         struct WaitingRotation {
             RotationDone started, completed;
+            bool discard = false;
         };
         std::optional<WaitingRotation> rotationAfterCreation;
         /// Run once no trace is being made (a Stop waiting for them).
@@ -526,7 +543,9 @@ private:
     /// made, it waits for them (creationsOver()): archived before its first
     /// app registered its channels, such a trace's packets would have no
     /// stream class in the archive's metadata.
-    void beginRotation(Traced& t, RotationDone started, RotationDone completed);
+    /// `discard` (clear()): the consumer deletes the closed chunk.
+    void beginRotation(Traced& t, RotationDone started, RotationDone completed,
+                       bool discard = false);
     /// No trace of `t` is being made any more: waiting rotations begin.
     void creationsOver(Traced& t);
     /// True while traces of `t` are being made, or apps set up or started
