@@ -5,6 +5,7 @@
 #include "bus_client.hpp"
 #include "commands.hpp"
 #include "config.h"
+#include "disable_commands.hpp"
 #include "error_report.hpp"
 #include "exit_status.hpp"
 #include "kernel_domain.hpp"
@@ -76,6 +77,7 @@ struct CommandLine {
     std::uint64_t er_size_bytes = 0;
     AggregateArgs aggregate;
     std::string aggregate_n;
+    DisableCommandLine disable; // disable-event, disable-channel
 };
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
@@ -332,6 +334,8 @@ ExitStatus run(int argc, char** argv) {
         "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8\n"
         "  tracectl enable-channel -k kchan --subbuf-size 2097152");
 
+    add_disable_commands(app, cl.disable);
+
     auto* add_context =
         app.add_subcommand("add-context", "Record context fields with every event of a channel");
     add_domain_flags(*add_context, cl.ac_domain);
@@ -496,6 +500,7 @@ ExitStatus run(int argc, char** argv) {
         if (add_context->parsed()) {
             cl.add_context.domain = chosen_domain(cl.ac_domain);
         }
+        finish_disable_commands(cl.disable);
         if (list_tracepoints->parsed() && chosen_domain(cl.lt_domain) == Domain::ust) {
             throw CLI::ValidationError(
                 "-u", "UST tracepoints belong to each app: tracectl list-apps --tracepoints");
@@ -595,7 +600,9 @@ ExitStatus run(int argc, char** argv) {
     BusClient bus{bus_choice};
     bus.set_interactive(cl.interactive);
 
-    if (create->parsed()) {
+    if (run_disable_commands(bus, cl.disable, std::cout)) {
+        // disable-event, disable-channel
+    } else if (create->parsed()) {
         run_create(bus, cl.create, std::cout);
     } else if (list->parsed()) {
         run_list(bus, cl.list, std::cout, std::cerr);

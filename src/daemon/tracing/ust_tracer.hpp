@@ -84,10 +84,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace tracectl {
+
+class Join;
 
 /// How consumers are started and found.
 struct TracerConfig {
@@ -235,6 +238,17 @@ public:
     void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
                              RotationDone started, RotationDone done);
 
+    /// Rules `rules` of session `idHex` (told apart with sameEventRule())
+    /// off or on in every app it traces, at once (ust_disable.cpp); `done`
+    /// (nullopt always: an app's failure is logged) once every app
+    /// answered. A session not started keeps nothing (its next snapshot
+    /// carries the flags).
+    void setRulesEnabled(const std::string& idHex, const std::vector<EventRule>& rules,
+                         bool enabled, Done done);
+    /// Channel `name` of session `idHex` off or on in every app, likewise.
+    void setChannelEnabled(const std::string& idHex, const std::string& name, bool enabled,
+                           Done done);
+
     // SessionConsumers: the kernel domain's way to the session's consumer.
     void whenConsumerReady(const std::string& idHex,
                            std::function<void(std::optional<Error>)> ready) override;
@@ -276,7 +290,16 @@ private:
         int sessionHandle = -1;
         bool started = false;
         std::map<std::string, UstObject> channels; // by name, as the app knows them
-        std::vector<UstObject> objects;            // its contexts and events
+        std::vector<UstObject> objects;            // its contexts
+        /// One rule's event in the app: the object (filled by the job that
+        /// creates it, on the app's strand; read only by later jobs of that
+        /// strand; empty if the app refused it) and the state asked of it.
+        struct Event {
+            std::shared_ptr<UstObject> object = std::make_shared<UstObject>();
+            bool enabled = true;
+        };
+        std::map<std::size_t, Event> events;    // by index in Traced::snapshot.rules
+        std::set<std::string> disabledChannels; // as asked of the app
     };
     /// Told once the trace an app needs exists (nullptr and why, if not).
     using TraceReady = std::function<void(Trace*, std::optional<Error>)>;
@@ -500,10 +523,21 @@ private:
     /// Starts the session in app `a` (start_session, on its strand); a
     /// failure is logged; `done` (nullopt always), if given, once answered.
     void startInApp(Traced& t, AppInSession& a, Done done = nullptr);
-    /// Creates and enables the events of `rule` in app `a` (on its strand);
-    /// the event object joins `a.objects`. Failures are logged; `done`
-    /// (nullopt always), if given, once answered.
-    void createEventInApp(Traced& t, AppInSession& a, const EventRule& rule, Done done = nullptr);
+    /// Creates and enables the event of rule `index` of `t` in app `a` (on
+    /// its strand); it is `a.events[index]` at once. Failures are logged;
+    /// `done` (nullopt always), if given, once answered.
+    void createEventInApp(Traced& t, AppInSession& a, std::size_t index, Done done = nullptr);
+
+    // ust_disable.cpp: rules and channels turned off and on.
+    /// Brings app `a` to what `t` asks: each enabled rule of a channel it
+    /// has gets its event (made once), each event and channel enabled or
+    /// disabled as its rule or channel is; jobs on its strand, each with a
+    /// step of `join` (if given).
+    void syncApp(Traced& t, AppInSession& a, const std::shared_ptr<Join>& join);
+    /// enable/disable of `object` (filled by an earlier job of the strand)
+    /// or of handle `handle` (if `object` is null) in `a`, on its strand.
+    void toggleInApp(Traced& t, AppInSession& a, std::shared_ptr<UstObject> object, int handle,
+                     bool enabled, Done done);
     /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `refs`:
     /// retired once the process has exited (its pidfd says so), since
     /// lttng-ust closes its sockets in a destructor while other threads
