@@ -230,9 +230,10 @@ TEST_F(Disable, BadCallsAreRefusedClearlyAndChangeNothing) {
               "org.tracectl.Tracing1.Error.InvalidArgument");
     EXPECT_EQ(errorOf([&] { s->DisableChannel("jul", "channel0", {}); }),
               "org.tracectl.Tracing1.Error.InvalidArgument");
-    // An enabled channel of that name exists: AddChannel still refuses it.
+    // An enabled channel: AddChannel still refuses it (no new channel
+    // after the first start).
     EXPECT_EQ(errorOf([&] { s->AddChannel("ust", "channel0", {}); }),
-              "org.tracectl.Tracing1.Error.InvalidArgument");
+              "org.tracectl.Tracing1.Error.WrongState");
     // A disabled one comes back only with its own attributes.
     s->DisableChannel("ust", "channel0", {});
     EXPECT_EQ(
