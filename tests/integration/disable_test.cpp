@@ -277,6 +277,10 @@ TEST_F(Disable, TheTracectlCommandsDisableAndShowIt) {
     ok({"disable-channel", "-u", "channel0", "-s", "d-cli"});
     const std::string shown = ok({"show", "d-cli"});
     EXPECT_NE(shown.find("\"tracectl_demo:done\""), std::string::npos) << shown;
+    EXPECT_NE(shown.find("[disabled: channel0]"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("[disabled: channel0/tracectl_demo:tick, channel0/tracectl_demo:done]"),
+              std::string::npos)
+        << shown;
     SessionClient s(*bus_, manager_->GetSession("d-cli"));
     for (const auto& e : s.Events())
         EXPECT_FALSE(e.template get<5>());
