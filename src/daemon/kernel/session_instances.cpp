@@ -383,8 +383,14 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
         // said: they may come back on) but enable nothing.
         if (std::any_of(rules_.begin(), rules_.end(),
                         [](const EventRule& r) { return !r.enabled; }))
-            for (Channel& c : channels_)
+            for (Channel& c : channels_) {
                 c.filters = wantedFilters(catalog, c);
+                // The ip provider's program is loaded even if its rules
+                // are all disabled (it passes nothing then), so that the
+                // consumer reads its ring buffer from the start.
+                if (c.description.ipProbes)
+                    applyIpFilter(c);
+            }
         // Events named by several rules get the filters of them all.
         for (std::size_t i = 0; i < channels_.size(); ++i) {
             std::vector<TracepointId> all;

@@ -96,24 +96,23 @@ void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp
     s.waiters.push_back(std::move(done));
     auto shared = std::make_shared<AppSetUpRequest>(std::move(request));
     ++t.appJobsMaking; // until setUpDone(), and the start it may ask for
-    appCalls_.submit(pid, [this, ref = refOf(t), key = trace.key, app, routes, shared,
-                           rulesSent = t.snapshot.rules.size(), poster = poster_] {
-        std::shared_ptr<AppSetUpResult> result;
-        {
-            const auto budget = budgetFor(*app);
-            result = std::make_shared<AppSetUpResult>(
-                setUpInApp(*commands_, std::move(*shared), *routes));
-        }
-        poster->post([this, ref, key, app, routes, rulesSent, result] {
-            setUpDone(ref, key, app, routes, rulesSent, std::move(*result));
-            appJobAnswered(ref);
+    appCalls_.submit(
+        pid, [this, ref = refOf(t), key = trace.key, app, routes, shared, poster = poster_] {
+            std::shared_ptr<AppSetUpResult> result;
+            {
+                const auto budget = budgetFor(*app);
+                result = std::make_shared<AppSetUpResult>(
+                    setUpInApp(*commands_, std::move(*shared), *routes));
+            }
+            poster->post([this, ref, key, app, routes, result] {
+                setUpDone(ref, key, app, routes, std::move(*result));
+                appJobAnswered(ref);
+            });
         });
-    });
 }
 
 void UstTracer::setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
-                          const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
-                          AppSetUpResult result) {
+                          const std::shared_ptr<PendingRoutes>& routes, AppSetUpResult result) {
     const pid_t pid = app->info.pid;
     // Cancelled (the app left, the session went): who waited was told;
     // what the job made is released with `result` (our copies only).
@@ -151,10 +150,9 @@ void UstTracer::setUpDone(const SessionRef& ref, TraceKey key, const std::shared
     a.objects = std::move(result.objects);
     for (auto& [index, event] : result.events)
         a.events[index].object = std::make_shared<UstObject>(std::move(event));
-    // Rules enabled while the job ran (after the first `rulesSent`), and
+    // Rules enabled while the job ran (those it did not carry), and
     // rules and channels disabled or enabled meanwhile, reach the app now,
     // before its start (its strand keeps them behind the set-up).
-    (void)rulesSent;
     syncApp(*live, a, nullptr);
     if (live->active) {
         startInApp(*live, a);

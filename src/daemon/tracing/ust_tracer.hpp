@@ -42,8 +42,10 @@
 //   - Start after set-up, stop after start: the same strand, in order.
 //     Start, Stop and EnableEvents answer once their apps' jobs are done.
 //   - Rules enabled while a set-up is in flight: the set-up carries the
-//     rules known when it began, the others are created once it is done,
-//     so each reaches the app once.
+//     enabled rules known when it began; the others, and the rules and
+//     channels disabled or enabled meanwhile, follow once it is done
+//     (syncApp(), ust_disable.cpp), before the app starts, so each event
+//     reaches the app once.
 //   - register_done (onAppRegistered()'s `ready`) after the joins: it runs
 //     on the app's strand (withApp()), so no job of the
 //     app uses its socket meanwhile.
@@ -512,11 +514,11 @@ private:
     /// strand; `done` once it is over (setUpDone()). Throws Error if our
     /// copies of the buffers' objects cannot be made.
     void beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app, Done done);
-    /// Back on the main loop with the set-up job's `result`; the first
-    /// `rulesSent` rules of the session went with it.
+    /// Back on the main loop with the set-up job's `result` (its events by
+    /// rule index): syncApp() then brings the app to the rules and channels
+    /// as they are now, before its start.
     void setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
-                   const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
-                   AppSetUpResult result);
+                   const std::shared_ptr<PendingRoutes>& routes, AppSetUpResult result);
     /// Cancels the set-ups of `t` in flight (of app `only`, if given): their
     /// routes go; returns who waited for them (to be called with nullopt).
     std::vector<Done> cancelSetUps(Traced& t, std::optional<pid_t> only = std::nullopt);
