@@ -318,6 +318,16 @@ void BusClient::add_context(Domain domain, const std::string& path, const std::s
     connection_->session(path).AddContext(domain_name(domain), channel, type, call_options());
 }
 
+void BusClient::disable_events(Domain domain, const std::string& path, const std::string& channel,
+                               const std::string& pattern) {
+    connection_->session(path).DisableEvents(domain_name(domain), channel, pattern, call_options());
+}
+
+void BusClient::disable_channel(Domain domain, const std::string& path,
+                                const std::string& channel) {
+    connection_->session(path).DisableChannel(domain_name(domain), channel, call_options());
+}
+
 void BusClient::add_channel(Domain domain, const std::string& path, const std::string& name,
                             const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                             const std::map<std::string, std::uint32_t>& timers) {

@@ -129,6 +129,14 @@ public:
     void add_context(Domain domain, const std::string& path, const std::string& channel,
                      const std::string& type);
 
+    /// Session.DisableEvents(domain, channel, pattern, options) on the session at `path`;
+    /// pattern "" disables every rule of the channel.
+    void disable_events(Domain domain, const std::string& path, const std::string& channel,
+                        const std::string& pattern);
+
+    /// Session.DisableChannel(domain, channel, options) on the session at `path`.
+    void disable_channel(Domain domain, const std::string& path, const std::string& channel);
+
     /// Manager.ListApplications(): object paths of the apps the caller may see.
     std::vector<std::string> list_applications();
 

@@ -176,12 +176,16 @@ const nlohmann::json* array_property(const PropertyMap& properties, const std::s
 }
 
 std::string channel_line(const nlohmann::json& channel) {
-    // (name, sub-buffer size, count, overwrite, switch timer us, read timer us)
-    if (!is_tuple(channel, 6) || !channel[0].is_string() || !channel[1].is_number_unsigned() ||
-        !channel[2].is_number_unsigned() || !channel[3].is_boolean() ||
-        !channel[4].is_number_unsigned() || !channel[5].is_number_unsigned()) {
+    // (name, sub-buffer size, count, overwrite, switch timer us, read timer us,
+    // enabled); a daemon older than DisableChannel sends no `enabled`.
+    const bool with_enabled = is_tuple(channel, 7);
+    if (!(with_enabled || is_tuple(channel, 6)) || !channel[0].is_string() ||
+        !channel[1].is_number_unsigned() || !channel[2].is_number_unsigned() ||
+        !channel[3].is_boolean() || !channel[4].is_number_unsigned() ||
+        !channel[5].is_number_unsigned() || (with_enabled && !channel[6].is_boolean())) {
         return {};
     }
+    const bool disabled = with_enabled && !channel[6].get<bool>();
     const auto timer = [](const nlohmann::json& us) {
         const auto value = us.get<std::uint64_t>();
         return value == 0 ? std::string("off") : std::to_string(value) + " us";
@@ -190,13 +194,15 @@ std::string channel_line(const nlohmann::json& channel) {
            std::to_string(channel[1].get<std::uint64_t>()) + " x " +
            std::to_string(channel[2].get<std::uint64_t>()) + ", " +
            (channel[3].get<bool>() ? "overwrite" : "discard") + ", switch timer " +
-           timer(channel[4]) + ", read timer " + timer(channel[5]) + "\n";
+           timer(channel[4]) + ", read timer " + timer(channel[5]) +
+           (disabled ? " [disabled]" : "") + "\n";
 }
 
 std::string event_line(const nlohmann::json& rule) {
-    // (channel, pattern, syscall, filter)
-    if (!is_tuple(rule, 4) || !rule[0].is_string() || !rule[1].is_string() ||
-        !rule[2].is_boolean() || !rule[3].is_string()) {
+    // (channel, pattern, syscall, filter, enabled); `enabled` as in channel_line().
+    const bool with_enabled = is_tuple(rule, 5);
+    if (!(with_enabled || is_tuple(rule, 4)) || !rule[0].is_string() || !rule[1].is_string() ||
+        !rule[2].is_boolean() || !rule[3].is_string() || (with_enabled && !rule[4].is_boolean())) {
         return {};
     }
     std::string line = "    " + rule[0].get<std::string>() + "  ";
@@ -204,6 +210,9 @@ std::string event_line(const nlohmann::json& rule) {
         rule[2].get<bool>() ? "syscall " + rule[1].get<std::string>() : rule[1].get<std::string>();
     if (const auto filter = rule[3].get<std::string>(); !filter.empty()) {
         line += "  filter: " + filter;
+    }
+    if (with_enabled && !rule[4].get<bool>()) {
+        line += " [disabled]";
     }
     return line + "\n";
 }

@@ -129,8 +129,9 @@ bool is_kernel_domain_property(std::string_view key) noexcept;
 ///   Kernel domain:
 ///     Channels:
 ///       NAME  subbuf SIZE x COUNT  discard|overwrite  switch-timer US  read-timer US
+///         [disabled] (after DisableChannel, as lttng-list(1) says it)
 ///     Event rules:
-///       CHANNEL  PATTERN | syscall NAME  [filter: EXPR]
+///       CHANNEL  PATTERN | syscall NAME  [filter: EXPR] [disabled]
 ///     Contexts:
 ///       CHANNEL  TYPE
 /// (a subsection is left out when empty; entries that do not have the D-Bus

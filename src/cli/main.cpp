@@ -6,6 +6,7 @@
 #include "clear_command.hpp"
 #include "commands.hpp"
 #include "config.h"
+#include "disable_commands.hpp"
 #include "error_report.hpp"
 #include "exit_status.hpp"
 #include "kernel_domain.hpp"
@@ -115,6 +116,7 @@ struct CommandLine {
     std::string aggregate_n;
     ClearArgs clear;
     std::string clear_name;
+    DisableCommandLine disable; // disable-event, disable-channel
 };
 
 /// Adds [NAME | -a/--all | -g/--glob PATTERN] to `command`, which acts on
@@ -494,6 +496,8 @@ ExitStatus run(int argc, char** argv) {
         "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8\n"
         "  tracectl enable-channel -k kchan --subbuf-size 2097152");
 
+    add_disable_commands(app, cl.disable);
+
     auto* add_context =
         app.add_subcommand("add-context", "Record context fields with every event of a channel");
     add_domain_flags(*add_context, cl.ac_domain);
@@ -681,6 +685,7 @@ ExitStatus run(int argc, char** argv) {
         if (add_context->parsed()) {
             cl.add_context.domain = chosen_domain(cl.ac_domain);
         }
+        finish_disable_commands(cl.disable);
         if (list_tracepoints->parsed() && chosen_domain(cl.lt_domain) == Domain::ust) {
             throw CLI::ValidationError(
                 "-u", "UST tracepoints belong to each app: tracectl list-apps --tracepoints");
@@ -785,7 +790,9 @@ ExitStatus run(int argc, char** argv) {
     BusClient bus{bus_choice};
     bus.set_interactive(cl.interactive);
 
-    if (create->parsed()) {
+    if (run_disable_commands(bus, cl.disable, std::cout)) {
+        // disable-event, disable-channel
+    } else if (create->parsed()) {
         run_create(bus, cl.create, std::cout, std::cerr);
     } else if (list->parsed() && list_name->count() > 0) {
         cl.show.json = cl.list.json;

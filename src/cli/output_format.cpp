@@ -42,6 +42,25 @@ bool is_statistics_property(std::string_view key) {
     return key == statistics_property || key == channel_statistics_property;
 }
 
+/// "  [disabled: A, B]" naming the UST channels (Channels rows: their last
+/// member `enabled` false) or event rules (Events rows: "CHANNEL/PATTERN")
+/// that are disabled, as lttng-list(1) marks them; "" when none is.
+std::string disabled_note(const std::string& key, const nlohmann::json& rows) {
+    const bool channels = key == "Channels";
+    const std::size_t size = channels ? 7 : 6;
+    std::string names;
+    for (const auto& row : rows) {
+        if (!row.is_array() || row.size() != size || !row[size - 1].is_boolean() ||
+            row[size - 1].get<bool>() || !row[0].is_string() ||
+            (!channels && !row[1].is_string())) {
+            continue;
+        }
+        names += (names.empty() ? "" : ", ") + row[0].get<std::string>() +
+                 (channels ? "" : "/" + row[1].get<std::string>());
+    }
+    return names.empty() ? std::string{} : "  [disabled: " + names + "]";
+}
+
 std::string format_detail_value(const std::string& key, const nlohmann::json& value,
                                 const UserNameLookup& user_name) {
     if (key == "Owner" && value.is_number_unsigned() &&
@@ -53,6 +72,9 @@ std::string format_detail_value(const std::string& key, const nlohmann::json& va
     }
     if (key == "CreationTime" && value.is_number_unsigned()) {
         return format_timestamp(value.get<std::uint64_t>());
+    }
+    if ((key == "Channels" || key == "Events") && value.is_array()) {
+        return format_property_value(value) + disabled_note(key, value);
     }
     return format_property_value(value);
 }

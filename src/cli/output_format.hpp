@@ -38,7 +38,9 @@ std::string format_session_table(const std::vector<SessionView>& sessions,
 /// The `show` output: one "Key: value" line per property, values aligned; the well-known
 /// properties first (Name, Id, State, Mode, Owner, OutputPath, BufferOwnership,
 /// CreationTime), then the others by name. Owner gets its user name ("1000 (alice)") and
-/// CreationTime is shown as local time; other values use format_property_value().
+/// CreationTime is shown as local time; Channels and Events are followed by
+/// "  [disabled: NAME, CHANNEL/PATTERN...]" when some are disabled (as
+/// lttng-list(1) marks them); other values use format_property_value().
 /// KernelChannels, KernelEvents and KernelContexts are not listed as lines but, when the
 /// session has any, as the "Kernel domain" section after a blank line
 /// (format_kernel_section()). Statistics and ChannelStatistics are not listed as lines but

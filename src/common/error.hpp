@@ -20,6 +20,7 @@ enum class ErrorCode {
     LimitExceeded,     ///< a per-user resource bound was reached
     EventRuleExists,   ///< the same event rule is enabled in that channel already
     KernelUnavailable, ///< the kernel domain cannot be used here (no writable tracefs)
+    NoSuchEventRule,   ///< DisableEvents named a pattern no rule of that channel has
     Failed,            ///< an internal failure; the message says what
 };
 

@@ -689,7 +689,7 @@ TEST_F(KernelAccess, WithoutTraceKernelEveryKernelCallIsDeniedAndNoInstanceIsMad
               "no error");
     const RunResult events = call("alice", path, "org.freedesktop.DBus.Properties.Get",
                                   {"org.tracectl.Tracing1.Session", "KernelEvents"});
-    EXPECT_NE(events.out.find("@a(ssbs) []"), std::string::npos) << events.out;
+    EXPECT_NE(events.out.find("@a(ssbsb) []"), std::string::npos) << events.out;
     ASSERT_EQ(errorOf(call("alice", path, "org.tracectl.Tracing1.Session.Start", {"{}"})),
               "no error");
     const std::string id = path.substr(path.rfind('/') + 1);

@@ -60,7 +60,8 @@ TEST(AppSetUp, SendsEverythingInOrderAndKeepsEveryHandle) {
     ASSERT_EQ(result.channels.size(), 2u);
     EXPECT_EQ(result.channels.at("channel0")->handle, 2);
     EXPECT_EQ(result.channels.at("channel1")->handle, 7);
-    EXPECT_EQ(result.objects.size(), 3u); // a context and two events
+    EXPECT_EQ(result.objects.size(), 1u); // a context
+    EXPECT_EQ(result.events.size(), 2u);  // two events
     const auto chan = routes.find(kPid, 7);
     ASSERT_TRUE(chan);
     EXPECT_TRUE(chan->isChannel);

@@ -179,11 +179,12 @@ namespace {
 PropertyMap kernel_properties() {
     return {
         {"Name", json("k")},
-        {"KernelChannels", json::array({json::array({"kchan", 1048576u, 4u, false, 0u, 200u}),
-                                        json::array({"ring", 4096u, 2u, true, 1000u, 0u})})},
-        {"KernelEvents", json::array({json::array({"kchan", "sched:*", false, "prev_tid != 0"}),
-                                      json::array({"kchan", "openat", true, ""}),
-                                      json::array({"ring", "*", true, ""})})},
+        {"KernelChannels", json::array({json::array({"kchan", 1048576u, 4u, false, 0u, 200u, true}),
+                                        json::array({"ring", 4096u, 2u, true, 1000u, 0u, false})})},
+        {"KernelEvents",
+         json::array({json::array({"kchan", "sched:*", false, "prev_tid != 0", true}),
+                      json::array({"kchan", "openat", true, "", false}),
+                      json::array({"ring", "*", true, "", true})})},
         {"KernelContexts",
          json::array({json::array({"kchan", "tid"}), json::array({"kchan", "procname"})})},
     };
@@ -196,14 +197,27 @@ TEST(CliKernelDomain, KernelSection) {
               "Kernel domain:\n"
               "  Channels:\n"
               "    kchan  subbuf 1048576 x 4, discard, switch timer off, read timer 200 us\n"
-              "    ring  subbuf 4096 x 2, overwrite, switch timer 1000 us, read timer off\n"
+              "    ring  subbuf 4096 x 2, overwrite, switch timer 1000 us, read timer off "
+              "[disabled]\n"
               "  Event rules:\n"
               "    kchan  sched:*  filter: prev_tid != 0\n"
-              "    kchan  syscall openat\n"
+              "    kchan  syscall openat [disabled]\n"
               "    ring  syscall *\n"
               "  Contexts:\n"
               "    kchan  tid\n"
               "    kchan  procname\n");
+}
+
+TEST(CliKernelDomain, KernelSectionOfADaemonWithoutDisable) {
+    // Rows without the trailing `enabled` (before DisableEvents existed).
+    EXPECT_EQ(format_kernel_section(
+                  {{"KernelChannels", json::array({json::array({"k", 4096u, 2u, false, 0u, 0u})})},
+                   {"KernelEvents", json::array({json::array({"k", "sched:*", false, ""})})}}),
+              "Kernel domain:\n"
+              "  Channels:\n"
+              "    k  subbuf 4096 x 2, discard, switch timer off, read timer off\n"
+              "  Event rules:\n"
+              "    k  sched:*\n");
 }
 
 TEST(CliKernelDomain, KernelSectionOnlyWhatThereIs) {
@@ -227,7 +241,7 @@ TEST(CliKernelDomain, ShowPrintsTheKernelSectionNotRawLines) {
     EXPECT_NE(details.find("Channels: []\n"), std::string::npos) << details;
     const auto section = details.find("\nKernel domain:\n  Channels:\n    kchan  subbuf");
     EXPECT_NE(section, std::string::npos) << details;
-    EXPECT_NE(details.find("    kchan  syscall openat\n"), std::string::npos) << details;
+    EXPECT_NE(details.find("    kchan  syscall openat [disabled]\n"), std::string::npos) << details;
 
     // Without kernel content: neither the section nor the empty properties.
     const SessionView ust = session_view_from_properties("/s", {{"Name", json("u")},
@@ -241,7 +255,7 @@ TEST(CliKernelDomain, ShowJsonHasTheKernelProperties) {
     const SessionView view = session_view_from_properties("/s", kernel_properties());
     const json parsed = json::parse(format_session_json(view));
     EXPECT_EQ(parsed["KernelChannels"], kernel_properties()["KernelChannels"]);
-    EXPECT_EQ(parsed["KernelEvents"][1], json::array({"kchan", "openat", true, ""}));
+    EXPECT_EQ(parsed["KernelEvents"][1], json::array({"kchan", "openat", true, "", false}));
     EXPECT_EQ(parsed["KernelContexts"][0], json::array({"kchan", "tid"}));
 }
 

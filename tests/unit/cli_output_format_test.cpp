@@ -93,6 +93,21 @@ TEST_F(CliOutputFormat, TimestampIsLocalTime) {
     EXPECT_EQ(format_timestamp(1714557600123456), "2024-05-01 10:00:00 UTC");
 }
 
+TEST_F(CliOutputFormat, DetailsMarkDisabledChannelsAndRules) {
+    SessionView view = session("web", 1000, 1714557600123456, "active");
+    view.properties.emplace(
+        "Channels", json::parse(R"([["c0",4096,2,false,0,0,false],["c1",4096,2,false,0,0,true]])"));
+    view.properties.emplace("Events", json::parse(R"([["c1","a:x","all",-1,[],false],)"
+                                                  R"(["c1","a:y","all",-1,[],true]])"));
+    const std::string details = format_session_details(view, fake_user_name);
+    EXPECT_NE(details.find("true]]  [disabled: c0]\n"), std::string::npos) << details;
+    EXPECT_NE(details.find("true]]  [disabled: c1/a:x]\n"), std::string::npos) << details;
+    // Nothing disabled: no note.
+    SessionView all = session("web", 1000, 1714557600123456, "active");
+    all.properties.emplace("Channels", json::parse(R"([["c1",4096,2,false,0,0,true]])"));
+    EXPECT_EQ(format_session_details(all, fake_user_name).find("[disabled"), std::string::npos);
+}
+
 TEST_F(CliOutputFormat, DetailsListWellKnownPropertiesFirst) {
     SessionView view = session("web", 1000, 1714557600123456, "active");
     view.properties.emplace("Channels", json::parse(R"([["ust","channel0"]])"));

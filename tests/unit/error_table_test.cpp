@@ -28,4 +28,7 @@ TEST(ErrorTable, NamesMatchTheCodes) {
     EXPECT_EQ(errorInfo(ErrorCode::EventRuleExists).dbusName,
               "org.tracectl.Tracing1.Error.EventRuleExists");
     EXPECT_EQ(errorInfo(ErrorCode::EventRuleExists).errnoValue, EEXIST);
+    EXPECT_EQ(errorInfo(ErrorCode::NoSuchEventRule).dbusName,
+              "org.tracectl.Tracing1.Error.NoSuchEventRule");
+    EXPECT_EQ(errorInfo(ErrorCode::NoSuchEventRule).errnoValue, ENOENT);
 }

@@ -18,7 +18,8 @@ namespace tracectl::testing {
 class FakeAppCommands final : public AppCommands {
 public:
     /// Run before call `name` ("create_session", "send_channel",
-    /// "send_stream", "add_context", "create_event", "start", "stop") of
+    /// "send_stream", "add_context", "create_event", "enable", "disable",
+    /// "start", "stop") of
     /// app `pid`, on the calling (executor) thread; may throw Error.
     using Hook = std::function<void(pid_t pid, const std::string& name)>;
     Hook before;
@@ -43,6 +44,9 @@ public:
     }
     UstObject createEvent(const AppPeer& app, int, const AppEventSpec& event) override {
         return object(call(app, "create_event", event.pattern), LTTNG_UST_ABI_OBJECT_TYPE_EVENT);
+    }
+    void setEnabled(const AppPeer& app, int handle, bool enabled) override {
+        call(app, enabled ? "enable" : "disable", std::to_string(handle));
     }
     void startSession(const AppPeer& app, int) override { call(app, "start"); }
     void stopSession(const AppPeer& app, int) override { call(app, "stop"); }

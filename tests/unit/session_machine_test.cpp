@@ -28,6 +28,17 @@ public:
         rules.push_back(rule);
         done(refuseRules);
     }
+    void setEventRulesEnabled(std::string, std::vector<EventRule> r, bool enabled,
+                              Done done) override {
+        for (auto& rule : r)
+            toggledRules.emplace_back(std::move(rule), enabled);
+        toggles.push_back(std::move(done));
+    }
+    void setChannelEnabled(std::string, TracingDomain, std::string channel, bool enabled,
+                           Done done) override {
+        toggledChannels.emplace_back(std::move(channel), enabled);
+        toggles.push_back(std::move(done));
+    }
     void rotate(std::string, PathDone begun, PathDone completed) override {
         rotationsStarted.push_back(std::move(begun));
         rotationsCompleted.push_back(std::move(completed));
@@ -63,6 +74,9 @@ public:
     std::deque<SessionSnapshot> snapshots_; ///< what each start was given
     std::deque<Done> starts, stops, destroys, clears;
     std::deque<EventRule> rules;
+    std::deque<std::pair<EventRule, bool>> toggledRules;      ///< setEventRulesEnabled()
+    std::deque<std::pair<std::string, bool>> toggledChannels; ///< setChannelEnabled()
+    std::deque<Done> toggles;                                 ///< both, unanswered
     std::deque<PathDone> rotationsStarted, rotationsCompleted, snapshots;
     PathDone scheduledStarted, scheduledCompleted;
     std::optional<Error> refuseRules; ///< what enableEvents() answers
@@ -659,4 +673,162 @@ TEST(SessionClear, AnAnswerAfterTheSessionWasFreedSaysDestroyed) {
     FakeDomain::answer(d.clears);
     ASSERT_TRUE(o.answered);
     EXPECT_EQ(o.code(), ErrorCode::NoSuchSession);
+}
+
+// Disable and re-enable (session_disable.cpp; lttng-disable-event(1),
+// lttng-disable-channel(1)).
+
+namespace {
+
+EventRule ustRule(std::string pattern, std::string filter = {}) {
+    EventRule r;
+    r.pattern = std::move(pattern);
+    r.filter = std::move(filter);
+    return r;
+}
+
+} // namespace
+
+TEST(SessionDisable, UnknownPatternOrChannelIsRefusedAndNothingChanges) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    s->enableEvents(ustRule("a:x"));
+    Recorder r;
+    s->setListener(&r);
+    EXPECT_EQ(refusal([&] { s->disableEvents(TracingDomain::Ust, "", "a:y"); }),
+              ErrorCode::NoSuchEventRule);
+    EXPECT_EQ(refusal([&] { s->disableEvents(TracingDomain::Ust, "nope", "a:x"); }),
+              ErrorCode::InvalidArgument);
+    EXPECT_EQ(refusal([&] { s->disableEvents(TracingDomain::Kernel, "", "a:x"); }),
+              ErrorCode::InvalidArgument); // no kernel channel0
+    EXPECT_EQ(refusal([&] { s->disableChannel(TracingDomain::Ust, "nope"); }),
+              ErrorCode::InvalidArgument);
+    try {
+        s->disableEvents(TracingDomain::Ust, "channel0", "a:y");
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'a:y'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("channel0"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(r.changes.empty());
+    EXPECT_TRUE(d.toggles.empty());
+    EXPECT_TRUE(s->eventRules().front().enabled);
+}
+
+TEST(SessionDisable, EveryRuleOfThePatternIsDisabledAndTheDomainsToldBeforeTheAnswer) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    s->enableEvents(ustRule("a:x"));
+    s->enableEvents(ustRule("a:x", "v > 1")); // another rule, same pattern
+    s->enableEvents(ustRule("a:y"));
+    Recorder r;
+    s->setListener(&r);
+    Outcome o;
+    s->disableEvents(TracingDomain::Ust, "", "a:x", o.done());
+    EXPECT_FALSE(o.answered); // waits for the domain
+    EXPECT_FALSE(s->eventRules()[0].enabled);
+    EXPECT_FALSE(s->eventRules()[1].enabled);
+    EXPECT_TRUE(s->eventRules()[2].enabled);
+    ASSERT_EQ(d.toggledRules.size(), 2u);
+    EXPECT_EQ(d.toggledRules[0].first.pattern, "a:x");
+    EXPECT_FALSE(d.toggledRules[0].second);
+    EXPECT_EQ(r.count(SessionChange::Events), 1u);
+    FakeDomain::answer(d.toggles);
+    EXPECT_TRUE(o.answered);
+    EXPECT_FALSE(o.error);
+
+    // Disabled already: found, nothing to do (as LTTng 2.13).
+    Outcome again;
+    s->disableEvents(TracingDomain::Ust, "", "a:x", again.done());
+    EXPECT_TRUE(again.answered);
+    EXPECT_FALSE(again.error);
+    EXPECT_TRUE(d.toggles.empty());
+
+    // An empty pattern: every rule of the channel.
+    s->disableEvents(TracingDomain::Ust, "", "");
+    EXPECT_FALSE(s->eventRules()[2].enabled);
+    ASSERT_EQ(d.toggledRules.size(), 3u);
+    EXPECT_EQ(d.toggledRules[2].first.pattern, "a:y");
+}
+
+TEST(SessionDisable, TheSameEnableEventsTurnsADisabledRuleBackOnOnce) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    s->enableEvents(ustRule("a:x", "v > 1"));
+    ASSERT_EQ(d.rules.size(), 1u);
+    s->disableEvents(TracingDomain::Ust, "", "a:x");
+    FakeDomain::answer(d.toggles);
+    Outcome o;
+    EXPECT_FALSE(s->enableEvents(ustRule("a:x", "v > 1"), o.done()));
+    EXPECT_EQ(d.rules.size(), 1u); // not a new rule
+    ASSERT_EQ(d.toggledRules.size(), 2u);
+    EXPECT_TRUE(d.toggledRules[1].second);
+    FakeDomain::answer(d.toggles);
+    EXPECT_TRUE(o.answered);
+    EXPECT_FALSE(o.error);
+    EXPECT_EQ(s->eventRules().size(), 1u);
+    EXPECT_TRUE(s->eventRules().front().enabled);
+    // Enabled now: the same rule again is refused, as before.
+    EXPECT_EQ(refusal([&] { s->enableEvents(ustRule("a:x", "v > 1")); }),
+              ErrorCode::EventRuleExists);
+}
+
+TEST(SessionDisable, AChannelIsDisabledOnceAndReEnabledWithItsOwnAttributesAfterTheStart) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    Recorder r;
+    s->setListener(&r);
+    Outcome o;
+    s->disableChannel(TracingDomain::Ust, "channel0", o.done());
+    EXPECT_FALSE(s->channels().front().enabled);
+    ASSERT_EQ(d.toggledChannels.size(), 1u);
+    EXPECT_EQ(d.toggledChannels[0], std::make_pair(std::string("channel0"), false));
+    EXPECT_EQ(r.count(SessionChange::Channels), 1u);
+    FakeDomain::answer(d.toggles);
+    EXPECT_TRUE(o.answered);
+    s->disableChannel(TracingDomain::Ust, "channel0"); // disabled already: fine
+    EXPECT_TRUE(d.toggles.empty());
+
+    ChannelConfig other = s->channels().front();
+    other.subbufCount = 8;
+    EXPECT_EQ(refusal([&] { s->reenableChannel(TracingDomain::Ust, "channel0", other); }),
+              ErrorCode::InvalidArgument);
+    EXPECT_FALSE(s->channels().front().enabled);
+    Outcome back;
+    s->reenableChannel(TracingDomain::Ust, "channel0", s->channels().front(), back.done());
+    EXPECT_TRUE(s->channels().front().enabled);
+    EXPECT_EQ(d.toggledChannels.back(), std::make_pair(std::string("channel0"), true));
+    FakeDomain::answer(d.toggles);
+    EXPECT_TRUE(back.answered);
+    // Enabled: a channel of that name exists.
+    EXPECT_EQ(refusal([&] { s->reenableChannel(TracingDomain::Ust, "channel0", std::nullopt); }),
+              ErrorCode::InvalidArgument);
+}
+
+TEST(SessionDisable, TheNextStartIsGivenTheFlagsAndAFailedSessionRefuses) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    s->enableEvents(ustRule("a:x"));
+    s->disableEvents(TracingDomain::Ust, "", "a:x");
+    FakeDomain::answer(d.toggles);
+    s->disableChannel(TracingDomain::Ust, "channel0");
+    FakeDomain::answer(d.toggles);
+    started(*s, d);
+    ASSERT_EQ(d.snapshots_.size(), 1u);
+    EXPECT_FALSE(d.snapshots_[0].rules.front().enabled);
+    EXPECT_FALSE(d.snapshots_[0].channels.front().enabled);
+
+    // Busy with a Stop: refused.
+    Outcome stopping;
+    s->stop(stopping.done());
+    EXPECT_EQ(refusal([&] { s->disableChannel(TracingDomain::Ust, "channel0"); }),
+              ErrorCode::WrongState);
+    FakeDomain::answer(d.stops);
+    s->fail("the consumer died");
+    EXPECT_EQ(refusal([&] { s->disableEvents(TracingDomain::Ust, "", "a:x"); }),
+              ErrorCode::WrongState);
+    EXPECT_EQ(refusal([&] { s->reenableChannel(TracingDomain::Ust, "channel0", std::nullopt); }),
+              ErrorCode::WrongState);
+    EXPECT_EQ(refusal([&] { s->enableEvents(ustRule("a:x")); }), ErrorCode::WrongState);
 }

@@ -63,6 +63,13 @@ public:
     /// `channelHandle`; the enabled event object (never null).
     virtual UstObject createEvent(const AppPeer& app, int channelHandle,
                                   const AppEventSpec& event) = 0;
+    /// lttng_ust_ctl_enable / lttng_ust_ctl_disable of the app's event or
+    /// channel `objectHandle` (valid for both: lttng-ust ust-ctl.h), then,
+    /// for a disable, wait_quiescent: once it returns, the app records
+    /// nothing more through that object (until enabled again). lttng-ust
+    /// answers an error to an enable of an enabled object and a disable of
+    /// a disabled one: the caller keeps track of the state.
+    virtual void setEnabled(const AppPeer& app, int objectHandle, bool enabled) = 0;
     /// start_session of `sessionHandle`, then wait_quiescent.
     virtual void startSession(const AppPeer& app, int sessionHandle) = 0;
     /// stop_session of `sessionHandle`, then wait_quiescent: once it

@@ -99,6 +99,18 @@ public:
         lttng_ust_ctl_wait_quiescent(app.command);
     }
 
+    void setEnabled(const AppPeer& app, int objectHandle, bool enabled) override {
+        // Both calls send the object's handle only (lttng-ust ust-ctl.c).
+        lttng_ust_abi_object_data object{};
+        object.handle = objectHandle;
+        if (enabled) {
+            check(lttng_ust_ctl_enable(app.command, &object), "enable", app);
+            return;
+        }
+        const int r = lttng_ust_ctl_disable(app.command, &object);
+        check(r, "disable", app);
+        check(lttng_ust_ctl_wait_quiescent(app.command), "wait_quiescent", app);
+    }
     void stopSession(const AppPeer& app, int sessionHandle) override {
         // Like lttng-sessiond: a stop that fails (the app is leaving) is
         // still followed by wait_quiescent, whose failure says nothing more.

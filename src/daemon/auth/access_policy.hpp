@@ -16,6 +16,9 @@
 // | Session.EnableEvents (also)              | trace-all-users of the owner, when the owner    |
 // |                                          |   calls: never fails; granted -> the session    |
 // |                                          |   records every uid's apps (TracesAllUsers)     |
+// | Session.DisableEvents, DisableChannel    | as EnableEvents (trace-own / manage-all-        |
+// |                                          |   sessions, trace-kernel for "kernel"), without |
+// |                                          |   trace-all-users                               |
 // | Session.* with domain "kernel" (also)    | trace-kernel                                    |
 // | Properties.Get/GetAll of a session/app   | owner or root, or a cached manage-all-sessions  |
 // |                                          |   (sessions) / trace-all-users (apps) grant     |

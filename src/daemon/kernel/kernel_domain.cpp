@@ -463,6 +463,55 @@ void KernelDomain::destroy(std::string idHex, Done done) {
     });
 }
 
+void KernelDomain::setEventRulesEnabled(std::string idHex, std::vector<EventRule> rules,
+                                        bool enabled, Done done) {
+    std::erase_if(rules, [](const EventRule& r) { return r.domain != TracingDomain::Kernel; });
+    const auto it = sessions_.find(idHex);
+    if (rules.empty() || it == sessions_.end()) // not started: the next start's snapshot says it
+        return loop_.post([done] { done(std::nullopt); });
+    Traced& t = *it->second;
+    enqueue(t, [this, idHex, serial = t.serial, rules = std::move(rules), enabled,
+                done](auto finished) {
+        const auto answer = [done, finished](std::optional<Error> e) {
+            done(e);
+            finished();
+        };
+        Traced* live = find(idHex, serial);
+        if (live == nullptr || !live->instances)
+            return answer(std::nullopt);
+        onExecutor(
+            [instances = live->instances, rules, enabled](kernel::Tracefs&,
+                                                          kernel::TracepointCatalog& catalog) {
+                instances->setRulesEnabled(catalog, rules, enabled);
+            },
+            answer);
+    });
+}
+
+void KernelDomain::setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
+                                     bool enabled, Done done) {
+    const auto it = sessions_.find(idHex);
+    if (domain != TracingDomain::Kernel || it == sessions_.end())
+        return loop_.post([done] { done(std::nullopt); });
+    Traced& t = *it->second;
+    enqueue(t, [this, idHex, serial = t.serial, channel = std::move(channel), enabled,
+                done](auto finished) {
+        const auto answer = [done, finished](std::optional<Error> e) {
+            done(e);
+            finished();
+        };
+        Traced* live = find(idHex, serial);
+        if (live == nullptr || !live->instances)
+            return answer(std::nullopt);
+        onExecutor(
+            [instances = live->instances, channel, enabled](kernel::Tracefs&,
+                                                            kernel::TracepointCatalog&) {
+                instances->setChannelEnabled(channel, enabled);
+            },
+            answer);
+    });
+}
+
 void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done done) {
     if (rule.domain != TracingDomain::Kernel)
         return loop_.post([done] { done(std::nullopt); });

@@ -89,6 +89,12 @@ public:
     void stop(std::string idHex, Done done) override;
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
+    /// In the session's queue of steps: SessionInstances::setRulesEnabled().
+    void setEventRulesEnabled(std::string idHex, std::vector<EventRule> rules, bool enabled,
+                              Done done) override;
+    /// In the session's queue of steps: SessionInstances::setChannelEnabled().
+    void setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
+                           bool enabled, Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
     /// The UST tracer's clear covers the kernel channels (their streams
     /// live in its consumer): nothing to do here.

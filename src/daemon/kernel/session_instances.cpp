@@ -126,7 +126,7 @@ void SessionInstances::ensureIp(Channel& c) {
         return;
     try {
         auto probes = std::make_unique<ip::IpProbes>(c.config.subbufSize * c.config.subbufCount);
-        if (tracing_)
+        if (tracing_ && c.config.enabled)
             probes->setEnabled(true);
         c.ip = std::move(probes);
         log::info("kernel channel '" + c.config.name + "': the ip provider's program is loaded (" +
@@ -378,6 +378,19 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
         }
         for (const EventRule& rule : s.kernelRules)
             addToDescription(catalog, channelNamed(rule.channel), rule);
+        rules_ = s.kernelRules;
+        // Disabled rules are described (the metadata never changes what it
+        // said: they may come back on) but enable nothing.
+        if (std::any_of(rules_.begin(), rules_.end(),
+                        [](const EventRule& r) { return !r.enabled; }))
+            for (Channel& c : channels_) {
+                c.filters = wantedFilters(catalog, c);
+                // The ip provider's program is loaded even if its rules
+                // are all disabled (it passes nothing then), so that the
+                // consumer reads its ring buffer from the start.
+                if (c.description.ipProbes)
+                    applyIpFilter(c);
+            }
         // Events named by several rules get the filters of them all.
         for (std::size_t i = 0; i < channels_.size(); ++i) {
             std::vector<TracepointId> all;
@@ -476,6 +489,7 @@ void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& 
     const std::vector<TracepointId> ids = namedBy(catalog, rule, nullptr);
     try {
         applyEvents(catalog, c, ids);
+        rules_.push_back(rule);
     } catch (...) {
         // The rule is refused: its filters leave the events it named (which
         // go on with the filters they had; new ones stay disabled).
@@ -520,12 +534,84 @@ void SessionInstances::setTracing(bool on) {
     tracing_ = on;
     for (Channel& c : channels_) {
         try {
-            c.instance->setTracingOn(on);
+            c.instance->setTracingOn(on && c.config.enabled);
             if (c.ip)
-                c.ip->setEnabled(on);
+                c.ip->setEnabled(on && c.config.enabled);
         } catch (const std::exception& e) {
             throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name + "': " + e.what());
         }
+    }
+}
+
+std::map<TracepointId, std::vector<std::string>>
+SessionInstances::wantedFilters(TracepointCatalog& catalog, const Channel& c) const {
+    std::map<TracepointId, std::vector<std::string>> wanted;
+    for (const EventRule& r : rules_) {
+        if (r.channel != c.config.name || !r.enabled)
+            continue;
+        std::vector<std::string> filters;
+        const std::vector<TracepointId> ids = namedBy(catalog, r, &filters);
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            wanted[ids[i]].push_back(filters[i]);
+    }
+    return wanted;
+}
+
+void SessionInstances::refilter(TracepointCatalog& catalog, Channel& c) {
+    auto wanted = wantedFilters(catalog, c);
+    const auto old = std::exchange(c.filters, wanted);
+    bool ip = false;
+    try {
+        for (const auto& [id, filters] : old) {
+            if (isIpProbe(id)) {
+                ip = true;
+                continue;
+            }
+            if (wanted.count(id) == 0)
+                c.instance->disableEvent(id.system, id.event);
+        }
+        for (const auto& [id, filters] : wanted) {
+            if (isIpProbe(id)) {
+                ip = true;
+                continue;
+            }
+            const auto before = old.find(id);
+            if (before != old.end() && before->second == filters)
+                continue; // enabled already, with these filters
+            c.instance->setFilter(id.system, id.event, joinFilters(filters));
+            c.instance->enableEvent(id.system, id.event);
+        }
+    } catch (const TracefsError& e) {
+        throw Error(ErrorCode::Failed,
+                    "kernel channel '" + c.config.name + "': " + oneLine(e.what()));
+    }
+    if (ip && c.description.ipProbes)
+        applyIpFilter(c);
+}
+
+void SessionInstances::setRulesEnabled(TracepointCatalog& catalog,
+                                       const std::vector<EventRule>& rules, bool enabled) {
+    std::set<std::string> touched;
+    for (EventRule& held : rules_)
+        for (const EventRule& r : rules)
+            if (sameEventRule(held, r) && held.enabled != enabled) {
+                held.enabled = enabled;
+                touched.insert(held.channel);
+            }
+    for (Channel& c : channels_)
+        if (touched.count(c.config.name) != 0)
+            refilter(catalog, c);
+}
+
+void SessionInstances::setChannelEnabled(const std::string& name, bool enabled) {
+    Channel& c = channelNamed(name);
+    c.config.enabled = enabled;
+    try {
+        c.instance->setTracingOn(tracing_ && enabled);
+        if (c.ip)
+            c.ip->setEnabled(tracing_ && enabled);
+    } catch (const std::exception& e) {
+        throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name + "': " + e.what());
     }
 }
 

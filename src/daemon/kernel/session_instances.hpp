@@ -108,8 +108,23 @@ public:
     /// them, each existing in the event).
     static void checkRule(TracepointCatalog& catalog, const EventRule& rule);
 
-    /// tracing_on of every instance. Throws Error(Failed).
+    /// tracing_on of every instance (of a disabled channel: off). Throws
+    /// Error(Failed).
     void setTracing(bool on);
+
+    /// Turns the rules among those prepare() and enableAdded() took that
+    /// `rules` name (sameEventRule()) off or on, then recomputes what each
+    /// channel they are in enables from its rules still enabled: an event
+    /// two rules name stays enabled while one of them is, with the filters
+    /// of the enabled ones joined; an event none wants is disabled in
+    /// tracefs; the ip provider's program gets the filters of its enabled
+    /// rules (none: it passes nothing). Throws Error (Failed: tracefs).
+    void setRulesEnabled(TracepointCatalog& catalog, const std::vector<EventRule>& rules,
+                         bool enabled);
+    /// Channel `name` off (its instance's tracing_on 0, its ip program
+    /// disabled: it writes nothing) or back on (as the session's tracing
+    /// is). Throws Error (InvalidArgument: no such channel; Failed).
+    void setChannelEnabled(const std::string& name, bool enabled);
     /// Tracing off, every instance removed (each waits up to 1 s for the
     /// consumer's fds to close). Returns the names it could not remove.
     std::vector<std::string> remove() noexcept;
@@ -170,12 +185,19 @@ private:
     /// Writes each event's enable and filter (the rules' filters joined by ||).
     void applyEvents(TracepointCatalog& catalog, Channel& c, const std::vector<TracepointId>& ids);
     KernelMetadata metadata() const;
+    /// The events and filters `c` wants from its enabled rules (rules_).
+    std::map<TracepointId, std::vector<std::string>> wantedFilters(TracepointCatalog& catalog,
+                                                                   const Channel& c) const;
+    /// Writes what wantedFilters() says to `c`'s instance and ip program.
+    void refilter(TracepointCatalog& catalog, Channel& c);
 
     std::string idHex_;
     KernelTraceDescription trace_;
     std::vector<Channel> channels_;
     std::uint16_t nextCtfId_ = kernel_records::kFirstFtraceCtfId;
     bool tracing_ = false; ///< setTracing()'s last value
+    /// Every rule taken (prepare(), enableAdded()), with its enabled flag.
+    std::vector<EventRule> rules_;
 };
 
 } // namespace tracectl::kernel

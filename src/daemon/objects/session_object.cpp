@@ -314,6 +314,16 @@ void SessionObject::AddChannel(const Pending& pending, std::string domain, std::
                   ChannelConfig defaults =
                       d == TracingDomain::Kernel ? defaultKernelChannel(name) : ChannelConfig{};
                   defaults.overwrite = session_.config().mode == SessionMode::Snapshot;
+                  if (const ChannelConfig* existing = session_.findChannel(d, name);
+                      existing != nullptr && !existing->enabled) {
+                      // lttng-enable-channel(1) of an existing, disabled
+                      // channel turns it back on; attributes given must be its own.
+                      std::optional<ChannelConfig> attributes;
+                      if (!options.empty())
+                          attributes = readChannelOptions(name, options, *existing);
+                      session_.reenableChannel(d, name, attributes, answer(pending));
+                      return;
+                  }
                   session_.addChannel(readChannelOptions(name, options, defaults), d);
                   log::info("session '" + session_.config().name + "': channel '" + name +
                                 "' added",
@@ -406,15 +416,15 @@ namespace {
 using Self = SessionObject;
 
 void appendChannels(sd_bus_message* m, const std::vector<ChannelConfig>& channels) {
-    bus::check(sd_bus_message_open_container(m, 'a', "(sttbuu)"), "a(sttbuu)");
+    bus::check(sd_bus_message_open_container(m, 'a', "(sttbuub)"), "a(sttbuub)");
     for (const auto& c : channels)
         bus::check(sd_bus_message_append(
-                       m, "(sttbuu)", c.name.c_str(), static_cast<uint64_t>(c.subbufSize),
+                       m, "(sttbuub)", c.name.c_str(), static_cast<uint64_t>(c.subbufSize),
                        static_cast<uint64_t>(c.subbufCount), static_cast<int>(c.overwrite),
-                       static_cast<uint32_t>(c.switchTimerUs),
-                       static_cast<uint32_t>(c.readTimerUs)),
-                   "(sttbuu)");
-    bus::check(sd_bus_message_close_container(m), "a(sttbuu)");
+                       static_cast<uint32_t>(c.switchTimerUs), static_cast<uint32_t>(c.readTimerUs),
+                       static_cast<int>(c.enabled)),
+                   "(sttbuub)");
+    bus::check(sd_bus_message_close_container(m), "a(sttbuub)");
 }
 
 void appendContexts(sd_bus_message* m, const std::vector<ChannelConfig>& channels) {
@@ -460,20 +470,20 @@ const bus::Property<SessionObject> SessionObject::kProperties[20] = {
      [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.stateName()); }},
     {"ErrorReason", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.errorReason()); }},
-    {"Channels", "a(sttbuu)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+    {"Channels", "a(sttbuub)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) { appendChannels(m, o.session_.channels()); }},
-    {"KernelChannels", "a(sttbuu)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+    {"KernelChannels", "a(sttbuub)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) { appendChannels(m, o.session_.kernelChannels()); }},
     {"RotationSchedule", "(tt)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          const RotationSchedule& r = o.session_.rotationSchedule();
          bus::check(sd_bus_message_append(m, "(tt)", r.timerUs, r.sizeBytes), "(tt)");
      }},
-    {"Events", "a(sssias)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+    {"Events", "a(sssiasb)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
-         bus::check(sd_bus_message_open_container(m, 'a', "(sssias)"), "a(sssias)");
+         bus::check(sd_bus_message_open_container(m, 'a', "(sssiasb)"), "a(sssiasb)");
          for (const auto& r : o.session_.eventRules()) {
-             bus::check(sd_bus_message_open_container(m, 'r', "sssias"), "(sssias)");
+             bus::check(sd_bus_message_open_container(m, 'r', "sssiasb"), "(sssiasb)");
              bus::check(sd_bus_message_append(m, "sssi", r.channel.c_str(), r.pattern.c_str(),
                                               matchName(r.loglevelMatch),
                                               static_cast<int32_t>(r.loglevel)),
@@ -482,18 +492,20 @@ const bus::Property<SessionObject> SessionObject::kProperties[20] = {
              for (const auto& e : r.exclusions)
                  appendString(m, e);
              bus::check(sd_bus_message_close_container(m), "as");
-             bus::check(sd_bus_message_close_container(m), "(sssias)");
+             bus::check(sd_bus_message_append(m, "b", static_cast<int>(r.enabled)), "b");
+             bus::check(sd_bus_message_close_container(m), "(sssiasb)");
          }
-         bus::check(sd_bus_message_close_container(m), "a(sssias)");
+         bus::check(sd_bus_message_close_container(m), "a(sssiasb)");
      }},
-    {"KernelEvents", "a(ssbs)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+    {"KernelEvents", "a(ssbsb)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
-         bus::check(sd_bus_message_open_container(m, 'a', "(ssbs)"), "a(ssbs)");
+         bus::check(sd_bus_message_open_container(m, 'a', "(ssbsb)"), "a(ssbsb)");
          for (const auto& r : o.session_.kernelEventRules())
-             bus::check(sd_bus_message_append(m, "(ssbs)", r.channel.c_str(), r.pattern.c_str(),
-                                              static_cast<int>(r.syscall), r.filter.c_str()),
-                        "(ssbs)");
-         bus::check(sd_bus_message_close_container(m), "a(ssbs)");
+             bus::check(sd_bus_message_append(m, "(ssbsb)", r.channel.c_str(), r.pattern.c_str(),
+                                              static_cast<int>(r.syscall), r.filter.c_str(),
+                                              static_cast<int>(r.enabled)),
+                        "(ssbsb)");
+         bus::check(sd_bus_message_close_container(m), "a(ssbsb)");
      }},
     {"Contexts", "a(ss)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) { appendContexts(m, o.session_.channels()); }},
@@ -612,6 +624,12 @@ std::span<const sd_bus_vtable> SessionObject::members() {
         SD_BUS_METHOD_WITH_ARGS(
             "EnableEvents", SD_BUS_ARGS("s", domain, "s", channel, "s", pattern, "a{sv}", options),
             SD_BUS_NO_RESULT, &Self::onEnableEvents, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS(
+            "DisableEvents", SD_BUS_ARGS("s", domain, "s", channel, "s", pattern, "a{sv}", options),
+            SD_BUS_NO_RESULT, &Self::onDisableEvents, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("DisableChannel",
+                                SD_BUS_ARGS("s", domain, "s", channel, "a{sv}", options),
+                                SD_BUS_NO_RESULT, &Self::onDisableChannel, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("AddContext",
                                 SD_BUS_ARGS("s", domain, "s", channel, "s", type, "a{sv}", options),
                                 SD_BUS_NO_RESULT, &Self::onAddContext, kAnyone),

@@ -72,6 +72,9 @@ private:
     static int onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onEnableEvents(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onAddContext(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    // session_object_disable.cpp
+    static int onDisableEvents(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onDisableChannel(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onRotate(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onClear(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error* error);
@@ -83,6 +86,13 @@ private:
                       std::string pattern, auth::CallOptions options);
     void AddContext(const Pending& pending, std::string domain, std::string channel,
                     std::string type, const auth::CallOptions& options);
+    /// Session.DisableEvents / DisableChannel: authorized as EnableEvents
+    /// (trace-own or manage-all-sessions, and trace-kernel for "kernel"),
+    /// answered once the domains applied it.
+    void DisableEvents(const Pending& pending, std::string domain, std::string channel,
+                       std::string pattern, const auth::CallOptions& options);
+    void DisableChannel(const Pending& pending, std::string domain, std::string channel,
+                        const auth::CallOptions& options);
     void SetRotationSchedule(const Pending& pending, auth::CallOptions options);
     void RecordSnapshot(const Pending& pending, auth::CallOptions options);
 

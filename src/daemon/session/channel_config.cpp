@@ -171,6 +171,12 @@ bool sameEventRule(const EventRule& a, const EventRule& b) {
     return sorted(a.exclusions) == sorted(b.exclusions) && a.filter == b.filter;
 }
 
+bool sameChannelAttributes(const ChannelConfig& a, const ChannelConfig& b) {
+    return a.subbufSize == b.subbufSize && a.subbufCount == b.subbufCount &&
+           a.overwrite == b.overwrite && a.switchTimerUs == b.switchTimerUs &&
+           a.readTimerUs == b.readTimerUs;
+}
+
 std::string describeEventRule(const EventRule& r) {
     std::string text =
         std::string(r.syscall ? "system call " : "") +

@@ -34,7 +34,17 @@ struct ChannelConfig {
     /// Context fields recorded with every event (context_type.hpp names),
     /// in the order they were added.
     std::vector<std::string> contexts;
+    /// False once Session.DisableChannel turned it off (it records nothing
+    /// until re-enabled: lttng-disable-channel(1)); not one of its
+    /// attributes (sameChannelAttributes()).
+    bool enabled = true;
 };
+
+/// True if `a` and `b` have the same buffer attributes (sizes, count, mode,
+/// timers): what AddChannel of an existing, disabled channel must give to
+/// re-enable it (lttng-enable-channel(1) on an existing channel). The
+/// name, contexts and `enabled` are not compared.
+bool sameChannelAttributes(const ChannelConfig& a, const ChannelConfig& b);
 
 /// lttng-enable-event(1)'s --loglevel / --loglevel-only.
 enum class LoglevelMatch { All, AtLeastAsSevere, Exactly };
@@ -60,6 +70,10 @@ struct EventRule {
     /// code and reloc table): what lttng_ust_ctl_set_filter sends. Empty
     /// when `filter` is.
     std::vector<uint8_t> filterBytecode;
+    /// False once Session.DisableEvents turned it off (lttng-disable-event(1));
+    /// an EnableEvents of the same rule (sameEventRule()) turns it on again.
+    /// Not compared by sameEventRule().
+    bool enabled = true;
 };
 
 /// LTTng 2.13's kernel channel defaults (lttng-tools configure.ac:

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tracectl {
 
@@ -51,6 +52,19 @@ public:
     /// `tracesAllUsers`: the session records every uid's apps from now on.
     virtual void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers,
                               Done done) = 0;
+    /// Turns `rules` (the session's, all of one domain, told apart with
+    /// sameEventRule()) off or on: at once if the session runs (an app,
+    /// or tracefs, stops or resumes recording their events), and from then
+    /// on. A backend in which the session has not started keeps nothing:
+    /// the snapshot of the next start carries EventRule::enabled. A rule
+    /// turned on for the first time in an app is created there then (an
+    /// app gets each rule's event once). Rules of another domain: nothing.
+    virtual void setEventRulesEnabled(std::string idHex, std::vector<EventRule> rules, bool enabled,
+                                      Done done) = 0;
+    /// Turns channel `channel` of `domain` off (it records nothing) or
+    /// back on, as setEventRulesEnabled() does for rules.
+    virtual void setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
+                                   bool enabled, Done done) = 0;
     /// Closes the current trace chunk: `started` once the consumer has begun
     /// (or with the error: WrongState, Failed), then, if it began,
     /// `completed` once the archive is whole (or with why not).

@@ -544,11 +544,21 @@ bool Session::enableEvents(EventRule rule, Done done) {
     auto& channels = channelsOf(rule.domain);
     // LTTng refuses a rule it has already (LTTNG_ERR_UST_EVENT_ENABLED):
     // the same rule twice would be listed, and sent to every app, twice.
-    for (const auto& r : rules)
-        if (sameEventRule(r, rule))
-            throw Error(ErrorCode::EventRuleExists, "session '" + config_.name +
-                                                        "' already has the event rule " +
-                                                        describeEventRule(rule));
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+        const EventRule& r = rules[i];
+        if (!sameEventRule(r, rule))
+            continue;
+        if (!r.enabled) { // a disabled rule comes back on (lttng-enable-event(1))
+            checkMayToggle("EnableEvents");
+            log::info("session '" + config_.name + "': events '" + rule.pattern + "' re-enabled",
+                      id_.uuid());
+            setRulesEnabled(rule.domain, {i}, true, std::move(done));
+            return false;
+        }
+        throw Error(ErrorCode::EventRuleExists, "session '" + config_.name +
+                                                    "' already has the event rule " +
+                                                    describeEventRule(rule));
+    }
     if (rules_.size() + kernelRules_.size() >= kMaxEventRules)
         throw Error(ErrorCode::LimitExceeded,
                     "a session has at most " + std::to_string(kMaxEventRules) + " event rules");

@@ -202,10 +202,47 @@ public:
     /// (no such channel, bad rule), EventRuleExists (the session has the same
     /// rule already: sameEventRule()), LimitExceeded, WrongState; nothing is
     /// changed then. Returns true if the default channel was created.
+    /// A rule identical to a disabled one re-enables it instead (LTTng
+    /// 2.13: the same enable-event turns a disabled event back on); that
+    /// waits for no Start/Stop/Destroy (WrongState while one is in flight).
     /// The rule then goes to every domain backend (applied at once if the
     /// session runs), and `done` gets their outcome.
     bool enableEvents(
         EventRule rule, Done done = [](std::optional<Error>) {});
+
+    /// Disables, at once if the session runs and kept across start and stop,
+    /// every event rule of `channel` (empty: kDefaultChannelName) of
+    /// `domain` whose pattern is exactly `pattern` (whatever its log level,
+    /// filter and exclusions), or every rule of the channel if `pattern` is
+    /// empty (lttng-disable-event(1) --all-events). A rule disabled already
+    /// stays so, and counts as found (LTTng 2.13's event_ust_disable_tracepoint()
+    /// in lttng-tools src/bin/lttng-sessiond/event.c skips it). Throws,
+    /// with nothing changed: WrongState (session in error, a Start/Stop/
+    /// Destroy in flight), InvalidArgument (no such channel),
+    /// NoSuchEventRule (no rule of the channel has that pattern; for an
+    /// empty pattern: the channel has no rule). `done` gets the domains'
+    /// outcome (the apps' and tracefs' failures are theirs: logged).
+    void disableEvents(
+        TracingDomain domain, const std::string& channel, const std::string& pattern,
+        Done done = [](std::optional<Error>) {});
+    /// Disables channel `channel` of `domain`: it records nothing, at once
+    /// if the session runs, until re-enabled with addChannel() of the same
+    /// name (reenableChannel()). Disabling a disabled channel succeeds
+    /// (lttng-tools channel.c channel_ust_disable()). Throws WrongState
+    /// (error, busy), InvalidArgument (no such channel), nothing changed.
+    void disableChannel(
+        TracingDomain domain, const std::string& channel, Done done = [](std::optional<Error>) {});
+    /// The channel `name` of `domain`, or nullptr.
+    const ChannelConfig* findChannel(TracingDomain domain, const std::string& name) const;
+    /// Re-enables disabled channel `name` (lttng-enable-channel(1) on an
+    /// existing channel), also after the first start. `attributes`, if
+    /// given, must be the channel's own (sameChannelAttributes()), else
+    /// InvalidArgument. Throws InvalidArgument (no such channel, or it is
+    /// enabled: addChannel() refuses a second channel of that name),
+    /// WrongState (error, busy); nothing changed then.
+    void reenableChannel(
+        TracingDomain domain, const std::string& name,
+        const std::optional<ChannelConfig>& attributes, Done done = [](std::optional<Error>) {});
 
     /// Records context field `type` (context_type.hpp) with every event of
     /// `channel`, or of every channel if `channel` is empty; with no channel
@@ -258,6 +295,13 @@ private:
     /// channel0 of domain `d` with its defaults (overwrite in snapshot mode).
     ChannelConfig defaultChannel(TracingDomain d) const;
     void rotationEnded(const std::optional<Error>& error, const std::string& path);
+    /// Sets `enabled` on the rules of `domain` that `select` picks (their
+    /// indexes), tells the listener, and has every domain apply it; `done`
+    /// with the outcome.
+    void setRulesEnabled(TracingDomain domain, const std::vector<std::size_t>& which, bool enabled,
+                         Done done);
+    /// Throws WrongState while in error or a Start/Stop/Destroy is in flight.
+    void checkMayToggle(const char* member) const;
 
     SessionId id_;
     SessionConfig config_;

@@ -46,9 +46,12 @@ AppSetUpResult setUpInApp(AppCommands& commands, AppSetUpRequest request, Pendin
                 goOn();
                 result.objects.push_back(commands.addContext(request.app, chan->handle, type));
             }
-            for (const auto& ev : ch.events) {
+            for (std::size_t i = 0; i < ch.events.size(); ++i) {
                 goOn();
-                result.objects.push_back(commands.createEvent(request.app, chan->handle, ev));
+                const std::size_t index =
+                    i < ch.ruleIndexes.size() ? ch.ruleIndexes[i] : result.events.size();
+                result.events[index] =
+                    commands.createEvent(request.app, chan->handle, ch.events[i]);
             }
             // lttng-ust creates channels enabled (its ABI answers an enable
             // of an enabled channel with an error): nothing more to do.

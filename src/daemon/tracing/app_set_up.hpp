@@ -32,7 +32,10 @@ struct AppSetUpRequest {
         UstObject channel;                ///< our duplicate; sent to the app
         std::vector<UstObject> streams;   ///< our duplicates, one per CPU
         std::vector<int> contexts;        ///< lttng_ust_abi_context_type values, in order
-        std::vector<AppEventSpec> events; ///< the session's rules of this channel
+        std::vector<AppEventSpec> events; ///< the session's enabled rules of this channel
+        /// Parallel to `events`: each one's index in the session's rules
+        /// (AppSetUpResult::events is keyed by it).
+        std::vector<std::size_t> ruleIndexes;
     };
     std::vector<Channel> channels;
 };
@@ -43,7 +46,9 @@ struct AppSetUpResult {
     std::optional<Error> error;
     int sessionHandle = -1;
     std::map<std::string, UstObject> channels; ///< by name, handle = the app's
-    std::vector<UstObject> objects;            ///< contexts and events
+    std::vector<UstObject> objects;            ///< contexts
+    /// The event objects made, by rule index (Channel::ruleIndexes).
+    std::map<std::size_t, UstObject> events;
 };
 
 /// create_session, then per channel: send it (its route added at once),

@@ -72,17 +72,20 @@ void UstTracer::stopApps(Traced& t, Done done) {
     stopped->seal();
 }
 
-void UstTracer::createEventInApp(Traced& t, AppInSession& a, const EventRule& rule, Done done) {
+void UstTracer::createEventInApp(Traced& t, AppInSession& a, std::size_t index, Done done) {
+    const EventRule& rule = t.snapshot.rules.at(index);
     const auto chan = a.channels.find(rule.channel);
     if (chan == a.channels.end()) {
         if (done)
             done(std::nullopt);
         return;
     }
+    AppInSession::Event& slot = a.events[index];
+    slot.enabled = true; // create_event enables it
     appCalls_.submit(a.app->info.pid, [this, ref = refOf(t), app = a.app,
                                        handle = chan->second->handle, spec = eventSpecOf(rule),
-                                       done = std::move(done), poster = poster_] {
-        auto event = std::make_shared<UstObject>();
+                                       event = slot.object, done = std::move(done),
+                                       poster = poster_] {
         std::string failure;
         try {
             const auto budget = budgetFor(*app);
@@ -92,17 +95,10 @@ void UstTracer::createEventInApp(Traced& t, AppInSession& a, const EventRule& ru
             failure = e.what();
         }
         poster->post([this, ref, app, event, failure, pattern = spec.pattern, done] {
-            Traced* live = find(ref);
-            if (live != nullptr) {
-                const auto it = live->apps.find(app->info.pid);
-                if (!failure.empty())
-                    log::warning("session '" + live->snapshot.name + "': app " +
-                                 std::to_string(app->info.pid) + " did not take the rule '" +
-                                 pattern + "': " + failure);
-                else if (it != live->apps.end() && it->second.app == app)
-                    it->second.objects.push_back(std::move(*event));
-                // else: it left meanwhile; our copy goes with `event`
-            }
+            if (Traced* live = find(ref); live != nullptr && !failure.empty())
+                log::warning("session '" + live->snapshot.name + "': app " +
+                             std::to_string(app->info.pid) + " did not take the rule '" + pattern +
+                             "': " + failure);
             if (done)
                 done(std::nullopt);
         });
@@ -120,7 +116,7 @@ void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule, Do
         // Apps being set up get it once their set-up is done (setUpDone()).
         t.snapshot.rules.push_back(rule);
         for (auto& [pid, a] : t.apps)
-            createEventInApp(t, a, rule, answered->add());
+            syncApp(t, a, answered);
     }
     answered->seal();
 }

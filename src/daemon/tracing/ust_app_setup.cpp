@@ -80,9 +80,13 @@ void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp
             c.streams.push_back(duplicate(stream.get(), "a stream"));
         for (const auto& type : ch.contexts)
             c.contexts.push_back(ustContextType(type).value_or(-1));
-        for (const auto& rule : t.snapshot.rules)
-            if (rule.channel == ch.name)
+        for (std::size_t i = 0; i < t.snapshot.rules.size(); ++i) {
+            const EventRule& rule = t.snapshot.rules[i];
+            if (rule.channel == ch.name && rule.enabled) { // the others once enabled (syncApp())
                 c.events.push_back(eventSpecOf(rule));
+                c.ruleIndexes.push_back(i);
+            }
+        }
         request.channels.push_back(std::move(c));
     }
     auto routes = std::make_shared<PendingRoutes>(routes_, pid);
@@ -92,24 +96,23 @@ void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp
     s.waiters.push_back(std::move(done));
     auto shared = std::make_shared<AppSetUpRequest>(std::move(request));
     ++t.appJobsMaking; // until setUpDone(), and the start it may ask for
-    appCalls_.submit(pid, [this, ref = refOf(t), key = trace.key, app, routes, shared,
-                           rulesSent = t.snapshot.rules.size(), poster = poster_] {
-        std::shared_ptr<AppSetUpResult> result;
-        {
-            const auto budget = budgetFor(*app);
-            result = std::make_shared<AppSetUpResult>(
-                setUpInApp(*commands_, std::move(*shared), *routes));
-        }
-        poster->post([this, ref, key, app, routes, rulesSent, result] {
-            setUpDone(ref, key, app, routes, rulesSent, std::move(*result));
-            appJobAnswered(ref);
+    appCalls_.submit(
+        pid, [this, ref = refOf(t), key = trace.key, app, routes, shared, poster = poster_] {
+            std::shared_ptr<AppSetUpResult> result;
+            {
+                const auto budget = budgetFor(*app);
+                result = std::make_shared<AppSetUpResult>(
+                    setUpInApp(*commands_, std::move(*shared), *routes));
+            }
+            poster->post([this, ref, key, app, routes, result] {
+                setUpDone(ref, key, app, routes, std::move(*result));
+                appJobAnswered(ref);
+            });
         });
-    });
 }
 
 void UstTracer::setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
-                          const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
-                          AppSetUpResult result) {
+                          const std::shared_ptr<PendingRoutes>& routes, AppSetUpResult result) {
     const pid_t pid = app->info.pid;
     // Cancelled (the app left, the session went): who waited was told;
     // what the job made is released with `result` (our copies only).
@@ -145,10 +148,12 @@ void UstTracer::setUpDone(const SessionRef& ref, TraceKey key, const std::shared
     a.sessionHandle = result.sessionHandle;
     a.channels = std::move(result.channels);
     a.objects = std::move(result.objects);
-    // Rules enabled while the job ran reach the app now (its strand keeps
-    // them behind the set-up).
-    for (std::size_t i = rulesSent; i < live->snapshot.rules.size(); ++i)
-        createEventInApp(*live, a, live->snapshot.rules[i]);
+    for (auto& [index, event] : result.events)
+        a.events[index].object = std::make_shared<UstObject>(std::move(event));
+    // Rules enabled while the job ran (those it did not carry), and
+    // rules and channels disabled or enabled meanwhile, reach the app now,
+    // before its start (its strand keeps them behind the set-up).
+    syncApp(*live, a, nullptr);
     if (live->active) {
         startInApp(*live, a);
         if (const auto trace = live->traces.find(key); trace != live->traces.end())

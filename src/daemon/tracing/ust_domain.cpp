@@ -36,6 +36,21 @@ void UstDomain::enableEvents(std::string id, EventRule rule, bool tracesAllUsers
     tracer_.enableEvents(id, rule, onLoop(std::move(done))); // once every app traced took it
 }
 
+void UstDomain::setEventRulesEnabled(std::string id, std::vector<EventRule> rules, bool enabled,
+                                     Done done) {
+    std::erase_if(rules, [](const EventRule& r) { return r.domain != TracingDomain::Ust; });
+    if (rules.empty())
+        return onLoop(std::move(done))(std::nullopt); // another domain's
+    tracer_.setRulesEnabled(id, rules, enabled, onLoop(std::move(done)));
+}
+
+void UstDomain::setChannelEnabled(std::string id, TracingDomain domain, std::string channel,
+                                  bool enabled, Done done) {
+    if (domain != TracingDomain::Ust)
+        return onLoop(std::move(done))(std::nullopt);
+    tracer_.setChannelEnabled(id, channel, enabled, onLoop(std::move(done)));
+}
+
 void UstDomain::rotate(std::string id, PathDone started, PathDone completed) {
     tracer_.rotate(id, onLoop(std::move(started)), onLoop(std::move(completed)));
 }

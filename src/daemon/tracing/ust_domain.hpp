@@ -23,6 +23,10 @@ public:
     void stop(std::string idHex, Done done) override;
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
+    void setEventRulesEnabled(std::string idHex, std::vector<EventRule> rules, bool enabled,
+                              Done done) override;
+    void setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
+                           bool enabled, Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
     void clear(std::string idHex, Done done) override;
     void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;

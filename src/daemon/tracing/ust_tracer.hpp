@@ -42,8 +42,10 @@
 //   - Start after set-up, stop after start: the same strand, in order.
 //     Start, Stop and EnableEvents answer once their apps' jobs are done.
 //   - Rules enabled while a set-up is in flight: the set-up carries the
-//     rules known when it began, the others are created once it is done,
-//     so each reaches the app once.
+//     enabled rules known when it began; the others, and the rules and
+//     channels disabled or enabled meanwhile, follow once it is done
+//     (syncApp(), ust_disable.cpp), before the app starts, so each event
+//     reaches the app once.
 //   - register_done (onAppRegistered()'s `ready`) after the joins: it runs
 //     on the app's strand (withApp()), so no job of the
 //     app uses its socket meanwhile.
@@ -84,10 +86,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace tracectl {
+
+class Join;
 
 /// How consumers are started and found.
 struct TracerConfig {
@@ -250,6 +255,17 @@ public:
     void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
                              RotationDone started, RotationDone done);
 
+    /// Rules `rules` of session `idHex` (told apart with sameEventRule())
+    /// off or on in every app it traces, at once (ust_disable.cpp); `done`
+    /// (nullopt always: an app's failure is logged) once every app
+    /// answered. A session not started keeps nothing (its next snapshot
+    /// carries the flags).
+    void setRulesEnabled(const std::string& idHex, const std::vector<EventRule>& rules,
+                         bool enabled, Done done);
+    /// Channel `name` of session `idHex` off or on in every app, likewise.
+    void setChannelEnabled(const std::string& idHex, const std::string& name, bool enabled,
+                           Done done);
+
     // SessionConsumers: the kernel domain's way to the session's consumer.
     void whenConsumerReady(const std::string& idHex,
                            std::function<void(std::optional<Error>)> ready) override;
@@ -291,7 +307,16 @@ private:
         int sessionHandle = -1;
         bool started = false;
         std::map<std::string, UstObject> channels; // by name, as the app knows them
-        std::vector<UstObject> objects;            // its contexts and events
+        std::vector<UstObject> objects;            // its contexts
+        /// One rule's event in the app: the object (filled by the job that
+        /// creates it, on the app's strand; read only by later jobs of that
+        /// strand; empty if the app refused it) and the state asked of it.
+        struct Event {
+            std::shared_ptr<UstObject> object = std::make_shared<UstObject>();
+            bool enabled = true;
+        };
+        std::map<std::size_t, Event> events;    // by index in Traced::snapshot.rules
+        std::set<std::string> disabledChannels; // as asked of the app
     };
     /// Told once the trace an app needs exists (nullptr and why, if not).
     using TraceReady = std::function<void(Trace*, std::optional<Error>)>;
@@ -506,21 +531,32 @@ private:
     /// strand; `done` once it is over (setUpDone()). Throws Error if our
     /// copies of the buffers' objects cannot be made.
     void beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app, Done done);
-    /// Back on the main loop with the set-up job's `result`; the first
-    /// `rulesSent` rules of the session went with it.
+    /// Back on the main loop with the set-up job's `result` (its events by
+    /// rule index): syncApp() then brings the app to the rules and channels
+    /// as they are now, before its start.
     void setUpDone(const SessionRef& ref, TraceKey key, const std::shared_ptr<UstApp>& app,
-                   const std::shared_ptr<PendingRoutes>& routes, std::size_t rulesSent,
-                   AppSetUpResult result);
+                   const std::shared_ptr<PendingRoutes>& routes, AppSetUpResult result);
     /// Cancels the set-ups of `t` in flight (of app `only`, if given): their
     /// routes go; returns who waited for them (to be called with nullopt).
     std::vector<Done> cancelSetUps(Traced& t, std::optional<pid_t> only = std::nullopt);
     /// Starts the session in app `a` (start_session, on its strand); a
     /// failure is logged; `done` (nullopt always), if given, once answered.
     void startInApp(Traced& t, AppInSession& a, Done done = nullptr);
-    /// Creates and enables the events of `rule` in app `a` (on its strand);
-    /// the event object joins `a.objects`. Failures are logged; `done`
-    /// (nullopt always), if given, once answered.
-    void createEventInApp(Traced& t, AppInSession& a, const EventRule& rule, Done done = nullptr);
+    /// Creates and enables the event of rule `index` of `t` in app `a` (on
+    /// its strand); it is `a.events[index]` at once. Failures are logged;
+    /// `done` (nullopt always), if given, once answered.
+    void createEventInApp(Traced& t, AppInSession& a, std::size_t index, Done done = nullptr);
+
+    // ust_disable.cpp: rules and channels turned off and on.
+    /// Brings app `a` to what `t` asks: each enabled rule of a channel it
+    /// has gets its event (made once), each event and channel enabled or
+    /// disabled as its rule or channel is; jobs on its strand, each with a
+    /// step of `join` (if given).
+    void syncApp(Traced& t, AppInSession& a, const std::shared_ptr<Join>& join);
+    /// enable/disable of `object` (filled by an earlier job of the strand)
+    /// or of handle `handle` (if `object` is null) in `a`, on its strand.
+    void toggleInApp(Traced& t, AppInSession& a, std::shared_ptr<UstObject> object, int handle,
+                     bool enabled, Done done);
     /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `refs`:
     /// retired once the process has exited (its pidfd says so), since
     /// lttng-ust closes its sockets in a destructor while other threads

@@ -1,0 +1,50 @@
+// The command lines of `tracectl disable-event` and `tracectl
+// disable-channel` (lttng-disable-event(1), lttng-disable-channel(1)):
+// their options and the checks after parsing. What they do over D-Bus:
+// disable_commands.hpp.
+#pragma once
+
+#include "kernel_domain.hpp"
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracectl::cli {
+
+/// `tracectl disable-event -u|-k [-s S] [-c C] (PATTERN[,PATTERN...] | -a)`.
+struct DisableEventArgs {
+    Domain domain = Domain::ust;
+    std::optional<std::string> session; ///< default: the caller's only session
+    std::string channel;                ///< "" = channel0
+    /// One DisableEvents call each; {""} with -a (every rule of the channel).
+    std::vector<std::string> patterns;
+};
+
+/// `tracectl disable-channel -u|-k [-s S] NAME[,NAME...]`.
+struct DisableChannelArgs {
+    Domain domain = Domain::ust;
+    std::optional<std::string> session;
+    std::vector<std::string> names; ///< one DisableChannel call each
+};
+
+/// The two subcommands, as CLI11 fills them in.
+struct DisableCommandLine {
+    CLI::App* disable_event = nullptr;
+    CLI::App* disable_channel = nullptr;
+    DomainFlags de_domain, dc_domain;
+    std::string de_session, dc_session;
+    std::string de_patterns, dc_names;
+    bool de_all = false;
+    DisableEventArgs event;
+    DisableChannelArgs channel;
+};
+
+/// Adds `disable-event` and `disable-channel` to `app`, filling `cl`.
+void add_disable_commands(CLI::App& app, DisableCommandLine& cl);
+/// After parsing: fills cl.event / cl.channel for the one given. Throws
+/// CLI::ValidationError (a usage error): no domain, neither or both of
+/// PATTERN and -a, no name.
+void finish_disable_commands(DisableCommandLine& cl);
+} // namespace tracectl::cli

@@ -1,0 +1,169 @@
+// Session: disabling and re-enabling event rules and channels while the
+// session lives (Session.DisableEvents, Session.DisableChannel, and the
+// EnableEvents/AddChannel that turn them back on). Semantics of LTTng 2.13:
+// lttng-disable-event(1), lttng-disable-channel(1), lttng-tools
+// src/bin/lttng-sessiond/event.c (event_ust_disable_tracepoint: a disabled
+// event counts as found) and channel.c (channel_ust_disable: disabling a
+// disabled channel succeeds).
+#include "common/error.hpp"
+#include "common/log.hpp"
+#include "session/session.hpp"
+
+#include <algorithm>
+#include <memory>
+
+namespace tracectl {
+
+namespace {
+
+/// Calls `done` once `count` answers came (at once for 0) with the first error.
+void gatherFirstError(std::size_t count, DomainBackend::Done done,
+                      std::vector<DomainBackend::Done>& each) {
+    struct State {
+        std::size_t left;
+        std::optional<Error> first;
+        DomainBackend::Done done;
+    };
+    auto state = std::make_shared<State>(State{count, std::nullopt, std::move(done)});
+    if (count == 0) {
+        auto d = std::move(state->done);
+        d(std::nullopt);
+        return;
+    }
+    for (std::size_t i = 0; i < count; ++i)
+        each.emplace_back([state](std::optional<Error> e) {
+            if (e && !state->first)
+                state->first = std::move(e);
+            if (--state->left == 0)
+                state->done(std::move(state->first));
+        });
+}
+
+SessionChange eventsOf(TracingDomain d) {
+    return d == TracingDomain::Kernel ? SessionChange::KernelEvents : SessionChange::Events;
+}
+
+SessionChange channelsOfChange(TracingDomain d) {
+    return d == TracingDomain::Kernel ? SessionChange::KernelChannels : SessionChange::Channels;
+}
+
+} // namespace
+
+void Session::checkMayToggle(const char* member) const {
+    if (state_ == SessionState::Error)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
+                                               "' failed (" + errorReason_ + "); destroy it");
+    // A Start in flight takes a snapshot of the rules: a change meanwhile
+    // would reach the domains in an order they cannot tell.
+    checkIdle(member, true);
+}
+
+const ChannelConfig* Session::findChannel(TracingDomain domain, const std::string& name) const {
+    const auto& list = domain == TracingDomain::Kernel ? kernelChannels_ : channels_;
+    for (const auto& c : list)
+        if (c.name == name)
+            return &c;
+    return nullptr;
+}
+
+void Session::setRulesEnabled(TracingDomain domain, const std::vector<std::size_t>& which,
+                              bool enabled, Done done) {
+    auto& rules = domain == TracingDomain::Kernel ? kernelRules_ : rules_;
+    std::vector<EventRule> changed;
+    for (const std::size_t i : which) {
+        rules[i].enabled = enabled;
+        changed.push_back(rules[i]);
+    }
+    notify({eventsOf(domain)});
+    std::vector<Done> each;
+    gatherFirstError(domains_.size(), std::move(done), each);
+    for (std::size_t i = 0; i < domains_.size(); ++i)
+        domains_[i]->setEventRulesEnabled(id_.hex(), changed, enabled, std::move(each[i]));
+}
+
+void Session::disableEvents(TracingDomain domain, const std::string& channelName,
+                            const std::string& pattern, Done done) {
+    checkMayToggle("DisableEvents");
+    const std::string channel =
+        channelName.empty() ? std::string(kDefaultChannelName) : channelName;
+    if (findChannel(domain, channel) == nullptr)
+        throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
+                                                    std::string(toString(domain)) +
+                                                    " channel named '" + channel + "'");
+    const auto& rules = domain == TracingDomain::Kernel ? kernelRules_ : rules_;
+    std::vector<std::size_t> matched;
+    std::vector<std::size_t> toChange;
+    for (std::size_t i = 0; i < rules.size(); ++i)
+        if (rules[i].channel == channel && (pattern.empty() || rules[i].pattern == pattern)) {
+            matched.push_back(i);
+            if (rules[i].enabled)
+                toChange.push_back(i);
+        }
+    if (matched.empty())
+        throw Error(ErrorCode::NoSuchEventRule,
+                    pattern.empty()
+                        ? std::string(toString(domain)) + " channel '" + channel +
+                              "' of session '" + config_.name + "' has no event rule"
+                        : "no event rule '" + pattern + "' in " + std::string(toString(domain)) +
+                              " channel '" + channel + "' of session '" + config_.name + "'");
+    log::info("session '" + config_.name + "': events '" + (pattern.empty() ? "*all*" : pattern) +
+                  "' of channel '" + channel + "' disabled",
+              id_.uuid());
+    if (toChange.empty())
+        return done(std::nullopt); // disabled already: nothing to do (as LTTng)
+    setRulesEnabled(domain, toChange, false, std::move(done));
+}
+
+void Session::disableChannel(TracingDomain domain, const std::string& name, Done done) {
+    checkMayToggle("DisableChannel");
+    auto& list = channelsOf(domain);
+    const auto it = std::find_if(list.begin(), list.end(),
+                                 [&](const ChannelConfig& c) { return c.name == name; });
+    if (it == list.end())
+        throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
+                                                    std::string(toString(domain)) +
+                                                    " channel named '" + name + "'");
+    if (!it->enabled)
+        return done(std::nullopt);
+    it->enabled = false;
+    notify({channelsOfChange(domain)});
+    log::info("session '" + config_.name + "': " + std::string(toString(domain)) + " channel '" +
+                  name + "' disabled",
+              id_.uuid());
+    std::vector<Done> each;
+    gatherFirstError(domains_.size(), std::move(done), each);
+    for (std::size_t i = 0; i < domains_.size(); ++i)
+        domains_[i]->setChannelEnabled(id_.hex(), domain, name, false, std::move(each[i]));
+}
+
+void Session::reenableChannel(TracingDomain domain, const std::string& name,
+                              const std::optional<ChannelConfig>& attributes, Done done) {
+    checkMayToggle("AddChannel");
+    auto& list = channelsOf(domain);
+    const auto it = std::find_if(list.begin(), list.end(),
+                                 [&](const ChannelConfig& c) { return c.name == name; });
+    if (it == list.end())
+        throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
+                                                    std::string(toString(domain)) +
+                                                    " channel named '" + name + "'");
+    if (it->enabled)
+        throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' already has a " +
+                                                    std::string(toString(domain)) +
+                                                    " channel named '" + name + "'");
+    if (attributes && !sameChannelAttributes(*attributes, *it))
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string(toString(domain)) + " channel '" + name +
+                        "' is disabled: it can be re-enabled with its own attributes only "
+                        "(give none, or the same)");
+    it->enabled = true;
+    notify({channelsOfChange(domain)});
+    log::info("session '" + config_.name + "': " + std::string(toString(domain)) + " channel '" +
+                  name + "' re-enabled",
+              id_.uuid());
+    std::vector<Done> each;
+    gatherFirstError(domains_.size(), std::move(done), each);
+    for (std::size_t i = 0; i < domains_.size(); ++i)
+        domains_[i]->setChannelEnabled(id_.hex(), domain, name, true, std::move(each[i]));
+}
+
+} // namespace tracectl
