@@ -111,6 +111,12 @@ public:
     void add_context(Domain domain, const std::string& path, const std::string& channel,
                      const std::string& type);
 
+    /// Session.TrackProcessAttribute (`track`) or UntrackProcessAttribute
+    /// (domain, attribute, values, options {"all": b}) on the session at `path`.
+    void change_tracker(bool track, Domain domain, const std::string& path,
+                        const std::string& attribute, const std::vector<std::uint32_t>& values,
+                        bool all);
+
     /// Manager.ListApplications(): object paths of the apps the caller may see.
     std::vector<std::string> list_applications();
 

@@ -11,6 +11,7 @@
 #include "quantities.hpp"
 #include "top_command.hpp"
 #include "trace_commands.hpp"
+#include "track_commands.hpp"
 #include "utf8.hpp"
 
 #include <CLI/CLI.hpp>
@@ -76,6 +77,7 @@ struct CommandLine {
     std::uint64_t er_size_bytes = 0;
     AggregateArgs aggregate;
     std::string aggregate_n;
+    TrackCommandLine track;
 };
 
 /// Accepts only plain decimal digits that fit in 64 bits: CLI11 alone would
@@ -354,6 +356,8 @@ ExitStatus run(int argc, char** argv) {
                         "  tracectl add-context -u -t vpid -t procname\n"
                         "  tracectl add-context -k -t tid,pid,procname,prio,cpu_id");
 
+    add_track_commands(app, cl.track);
+
     auto* list_apps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
     list_apps->add_flag("-t,--tracepoints", cl.apps_tracepoints,
                         "Also list each app's tracepoints");
@@ -496,6 +500,7 @@ ExitStatus run(int argc, char** argv) {
         if (add_context->parsed()) {
             cl.add_context.domain = chosen_domain(cl.ac_domain);
         }
+        resolve_track_commands(cl.track);
         if (list_tracepoints->parsed() && chosen_domain(cl.lt_domain) == Domain::ust) {
             throw CLI::ValidationError(
                 "-u", "UST tracepoints belong to each app: tracectl list-apps --tracepoints");
@@ -628,6 +633,8 @@ ExitStatus run(int argc, char** argv) {
         run_enable_channel(bus, cl.enable_channel, std::cout);
     } else if (add_context->parsed()) {
         run_add_context(bus, cl.add_context, std::cout);
+    } else if (track_command_parsed(cl.track)) {
+        run_track_command(bus, cl.track, std::cout);
     } else if (list_apps->parsed()) {
         run_list_apps(bus, cl.apps_tracepoints, cl.apps_json, std::cout);
     } else if (list_tracepoints->parsed()) {

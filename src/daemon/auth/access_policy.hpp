@@ -14,6 +14,9 @@
 // | Session.EnableEvents (also)              | trace-all-users of the owner, when the owner    |
 // |                                          |   calls: never fails; granted -> the session    |
 // |                                          |   records every uid's apps (TracesAllUsers)     |
+// | Session.TrackProcessAttribute,           | as EnableEvents: trace-all-users of the owner,  |
+// |   UntrackProcessAttribute (also)         |   when the owner calls (never fails; a tracked  |
+// |                                          |   uid never widens what the owner may trace)    |
 // | Session.* with domain "kernel" (also)    | trace-kernel                                    |
 // | Properties.Get/GetAll of a session/app   | owner or root, or a cached manage-all-sessions  |
 // |                                          |   (sessions) / trace-all-users (apps) grant     |

@@ -89,6 +89,10 @@ public:
     void stop(std::string idHex, Done done) override;
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
+    /// Only trackers that admit every process: Session refuses the kernel
+    /// ones (tracefs cannot filter by uid or gid); InvalidArgument otherwise.
+    void setProcessTrackers(std::string idHex, ProcessTrackers trackers, bool tracesAllUsers,
+                            Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
     void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;
     void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,

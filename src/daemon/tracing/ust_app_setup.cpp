@@ -149,7 +149,7 @@ void UstTracer::setUpDone(const SessionRef& ref, TraceKey key, const std::shared
     // them behind the set-up).
     for (std::size_t i = rulesSent; i < live->snapshot.rules.size(); ++i)
         createEventInApp(*live, a, live->snapshot.rules[i]);
-    if (live->active) {
+    if (live->active && mayTrace(*live, *app)) { // untracked meanwhile: stays stopped
         startInApp(*live, a);
         if (const auto trace = live->traces.find(key); trace != live->traces.end())
             pushMetadata(*live, *trace->second);

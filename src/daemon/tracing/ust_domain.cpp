@@ -36,6 +36,11 @@ void UstDomain::enableEvents(std::string id, EventRule rule, bool tracesAllUsers
     tracer_.enableEvents(id, rule, onLoop(std::move(done))); // once every app traced took it
 }
 
+void UstDomain::setProcessTrackers(std::string id, ProcessTrackers trackers, bool tracesAllUsers,
+                                   Done done) {
+    tracer_.setProcessTrackers(id, trackers, tracesAllUsers, onLoop(std::move(done)));
+}
+
 void UstDomain::rotate(std::string id, PathDone started, PathDone completed) {
     tracer_.rotate(id, onLoop(std::move(started)), onLoop(std::move(completed)));
 }

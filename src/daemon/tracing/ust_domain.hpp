@@ -23,6 +23,8 @@ public:
     void stop(std::string idHex, Done done) override;
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
+    void setProcessTrackers(std::string idHex, ProcessTrackers trackers, bool tracesAllUsers,
+                            Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
     void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;
     void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
