@@ -5,6 +5,8 @@
 // tracked; a stopped session's next start leaves untracked apps stopped.
 #include "tracer_harness.hpp"
 
+#include <sys/stat.h>
+
 using namespace tracectl;
 using namespace tracectl::testing;
 using namespace std::chrono_literals;
@@ -111,6 +113,8 @@ TEST_F(TracerTracking, AStoppedSessionStartsOnlyItsTrackedApps) {
 TEST_F(TracerTracking, TheOwnersRightStillDecidesWhateverIsTracked) {
     snapshot_ = session("ffeeddccbbaa99887766554433221100", "owned");
     snapshot_.owner = 1000;
+    // The folder maker runs as the owner: it must reach the output.
+    ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
     snapshot_.trackers.track(ProcessAttribute::Vuid, {1000, 2000}, false);
     TracerHarness::start(snapshot_);
     const pid_t mine = kFirstPid + 50, theirs = kFirstPid + 51;

@@ -48,10 +48,14 @@ void UstTracer::setProcessTrackers(const std::string& idHex, const ProcessTracke
     // end if still admitted (setUpDone()).
     for (const auto& [pid, app] : apps_)
         if (t.apps.count(pid) == 0 && t.settingUp.count(pid) == 0 && mayTrace(t, *app))
-            join(t, app, [add = answered->add()](std::optional<Error> e) {
+            join(t, app, [this, pid = pid, add = answered->add()](std::optional<Error> e) {
                 if (e)
-                    log::warning(std::string("a newly tracked app did not join: ") + e->what());
-                add(std::nullopt);
+                    log::warning("app " + std::to_string(pid) +
+                                 ": newly tracked, it did not join: " + e->what());
+                // Its start went on its strand before this answer:
+                // answered once the strand has run it.
+                withApp(pid,
+                        [poster = poster_, add] { poster->post([add] { add(std::nullopt); }); });
             });
     answered->seal();
 }
