@@ -55,7 +55,7 @@ protected:
     }
 
     /// The tracectl_demo:tick records of `dir` whose vpid context is `pid`
-    /// (babeltrace2's text: "vpid = <pid>,"), and every tick in `total`.
+    /// (babeltrace2's text: "{ vpid = <pid> }"), and every tick in `total`.
     static long ticksOf(const std::string& dir, pid_t pid, long* total = nullptr) {
         const RunResult r = run({"babeltrace2", dir});
         EXPECT_EQ(r.exitCode, 0) << r.describe();
@@ -65,7 +65,8 @@ protected:
             if (line.find("tracectl_demo:tick:") == std::string::npos)
                 continue;
             ++all;
-            mine += line.find("vpid = " + std::to_string(pid) + ",") != std::string::npos;
+            // "{ vpid = 1234 }": the vpid context alone.
+            mine += line.find("vpid = " + std::to_string(pid) + " }") != std::string::npos;
         }
         if (total != nullptr)
             *total = all;
