@@ -328,6 +328,22 @@ void BusClient::disable_channel(Domain domain, const std::string& path,
     connection_->session(path).DisableChannel(domain_name(domain), channel, call_options());
 }
 
+void BusClient::change_tracker(bool track, Domain domain, const std::string& path,
+                               const std::string& attribute,
+                               const std::vector<std::uint32_t>& values, bool all) {
+    std::map<std::string, sdbus::Variant> options = call_options();
+    if (all) {
+        options["all"] = sdbus::Variant(true);
+    }
+    if (track) {
+        connection_->session(path).TrackProcessAttribute(domain_name(domain), attribute, values,
+                                                         options);
+    } else {
+        connection_->session(path).UntrackProcessAttribute(domain_name(domain), attribute, values,
+                                                           options);
+    }
+}
+
 void BusClient::add_channel(Domain domain, const std::string& path, const std::string& name,
                             const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
                             const std::map<std::string, std::uint32_t>& timers) {

@@ -136,6 +136,11 @@ public:
 
     /// Session.DisableChannel(domain, channel, options) on the session at `path`.
     void disable_channel(Domain domain, const std::string& path, const std::string& channel);
+    /// Session.TrackProcessAttribute (`track`) or UntrackProcessAttribute
+    /// (domain, attribute, values, options {"all": b}) on the session at `path`.
+    void change_tracker(bool track, Domain domain, const std::string& path,
+                        const std::string& attribute, const std::vector<std::uint32_t>& values,
+                        bool all);
 
     /// Manager.ListApplications(): object paths of the apps the caller may see.
     std::vector<std::string> list_applications();

@@ -15,6 +15,7 @@
 #include "session_selection.hpp"
 #include "top_command.hpp"
 #include "trace_commands.hpp"
+#include "track_commands.hpp"
 #include "utf8.hpp"
 
 #include <CLI/CLI.hpp>
@@ -117,6 +118,7 @@ struct CommandLine {
     ClearArgs clear;
     std::string clear_name;
     DisableCommandLine disable; // disable-event, disable-channel
+    TrackCommandLine track;
 };
 
 /// Adds [NAME | -a/--all | -g/--glob PATTERN] to `command`, which acts on
@@ -519,6 +521,8 @@ ExitStatus run(int argc, char** argv) {
                         "  tracectl add-context -u -t vpid -t procname\n"
                         "  tracectl add-context -k -t tid,pid,procname,prio,cpu_id");
 
+    add_track_commands(app, cl.track);
+
     auto* list_apps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
     list_apps->add_flag("-t,--tracepoints", cl.apps_tracepoints,
                         "Also list each app's tracepoints");
@@ -686,6 +690,7 @@ ExitStatus run(int argc, char** argv) {
             cl.add_context.domain = chosen_domain(cl.ac_domain);
         }
         finish_disable_commands(cl.disable);
+        resolve_track_commands(cl.track);
         if (list_tracepoints->parsed() && chosen_domain(cl.lt_domain) == Domain::ust) {
             throw CLI::ValidationError(
                 "-u", "UST tracepoints belong to each app: tracectl list-apps --tracepoints");
@@ -854,6 +859,8 @@ ExitStatus run(int argc, char** argv) {
         run_enable_channel(bus, cl.enable_channel, std::cout);
     } else if (add_context->parsed()) {
         run_add_context(bus, cl.add_context, std::cout);
+    } else if (track_command_parsed(cl.track)) {
+        run_track_command(bus, cl.track, std::cout);
     } else if (list_apps->parsed()) {
         run_list_apps(bus, cl.apps_tracepoints, cl.apps_json, std::cout);
     } else if (list_tracepoints->parsed()) {

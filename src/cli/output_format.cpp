@@ -4,6 +4,7 @@
 #include "session_statistics.hpp"
 #include "statistics_format.hpp"
 #include "text_table.hpp"
+#include "track_options.hpp"
 
 #include <algorithm>
 #include <array>
@@ -157,7 +158,8 @@ std::string format_session_details(const SessionView& session, const UserNameLoo
     for (const auto& entry : session.properties) {
         if (std::find(well_known_properties.begin(), well_known_properties.end(), entry.first) ==
                 well_known_properties.end() &&
-            !is_statistics_property(entry.first) && !is_kernel_domain_property(entry.first)) {
+            !is_statistics_property(entry.first) && !is_kernel_domain_property(entry.first) &&
+            entry.first != "ProcessAttributeTrackers") {
             keys.push_back(entry.first);
         }
     }
@@ -174,6 +176,11 @@ std::string format_session_details(const SessionView& session, const UserNameLoo
     if (const std::string kernel = format_kernel_section(session.properties); !kernel.empty()) {
         out += '\n';
         out += kernel;
+    }
+    if (const std::string tracking = format_tracking_section(session.properties);
+        !tracking.empty()) {
+        out += '\n';
+        out += tracking;
     }
     if (const auto statistics = statistics_from_properties(session.properties)) {
         out += '\n';

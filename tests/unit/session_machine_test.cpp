@@ -39,6 +39,11 @@ public:
         toggledChannels.emplace_back(std::move(channel), enabled);
         toggles.push_back(std::move(done));
     }
+    void setProcessTrackers(std::string, ProcessTrackers t, bool allUsers, Done done) override {
+        trackers.push_back(std::move(t));
+        trackersAllUsers.push_back(allUsers);
+        done(refuseTrackers);
+    }
     void rotate(std::string, PathDone begun, PathDone completed) override {
         rotationsStarted.push_back(std::move(begun));
         rotationsCompleted.push_back(std::move(completed));
@@ -79,8 +84,11 @@ public:
     std::deque<Done> toggles;                                 ///< both, unanswered
     std::deque<PathDone> rotationsStarted, rotationsCompleted, snapshots;
     PathDone scheduledStarted, scheduledCompleted;
-    std::optional<Error> refuseRules; ///< what enableEvents() answers
-    bool chunks = true;               ///< writesChunks()
+    std::optional<Error> refuseRules;     ///< what enableEvents() answers
+    std::deque<ProcessTrackers> trackers; ///< what each setProcessTrackers() was given
+    std::deque<bool> trackersAllUsers;
+    std::optional<Error> refuseTrackers; ///< what setProcessTrackers() answers
+    bool chunks = true;                  ///< writesChunks()
 };
 
 /// Records what the session tells its view.
@@ -831,4 +839,115 @@ TEST(SessionDisable, TheNextStartIsGivenTheFlagsAndAFailedSessionRefuses) {
     EXPECT_EQ(refusal([&] { s->reenableChannel(TracingDomain::Ust, "channel0", std::nullopt); }),
               ErrorCode::WrongState);
     EXPECT_EQ(refusal([&] { s->enableEvents(ustRule("a:x")); }), ErrorCode::WrongState);
+}
+
+TEST(SessionMachine, TrackersChangeAtOnceGoToEveryDomainAndAreInTheSnapshot) {
+    FakeDomain ust("ust"), kernel("kernel");
+    Recorder r;
+    auto s = makeSession({&ust, &kernel});
+    s->setListener(&r);
+    Outcome o;
+    s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {42}, false, o.done());
+    EXPECT_TRUE(o.answered);
+    EXPECT_FALSE(o.error);
+    EXPECT_EQ(r.changes, std::vector<SessionChange>{SessionChange::ProcessAttributeTrackers});
+    ASSERT_EQ(ust.trackers.size(), 1u);
+    ASSERT_EQ(kernel.trackers.size(), 1u);
+    EXPECT_FALSE(ust.trackers[0].of(ProcessAttribute::Vpid).all);
+    EXPECT_EQ(ust.trackers[0], s->processTrackers());
+    EXPECT_FALSE(ust.trackersAllUsers[0]);
+    // A later start carries them.
+    Outcome started;
+    s->start(started.done());
+    FakeDomain::answer(ust.starts);
+    FakeDomain::answer(kernel.starts);
+    ASSERT_TRUE(started.answered);
+    EXPECT_EQ(ust.snapshots_.back().trackers, s->processTrackers());
+    // While active: accepted, and told at once.
+    Outcome untracked;
+    s->untrackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {42}, false,
+                               untracked.done());
+    EXPECT_TRUE(untracked.answered);
+    ASSERT_EQ(ust.trackers.size(), 2u);
+    EXPECT_TRUE(ust.trackers[1].of(ProcessAttribute::Vpid).values.empty());
+    EXPECT_FALSE(ust.trackers[1].admitsUst(42, 0, 0));
+}
+
+TEST(SessionMachine, TrackersTellDomainsWhetherTheSessionTracesAllUsers) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    s->traceAllUsers();
+    s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vuid, {1001}, false);
+    ASSERT_EQ(d.trackersAllUsers.size(), 1u);
+    EXPECT_TRUE(d.trackersAllUsers[0]);
+}
+
+TEST(SessionMachine, RefusedTrackerChangesChangeNothingAndGoNowhere) {
+    FakeDomain d;
+    Recorder r;
+    auto s = makeSession({&d});
+    s->setListener(&r);
+    const ProcessTrackers before = s->processTrackers();
+    // An attribute of the other domain.
+    EXPECT_EQ(refusal([&] {
+                  s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Pid, {1}, false);
+              }),
+              ErrorCode::InvalidArgument);
+    EXPECT_EQ(refusal([&] {
+                  s->trackProcessAttribute(TracingDomain::Kernel, ProcessAttribute::Vpid, {1},
+                                           false);
+              }),
+              ErrorCode::InvalidArgument);
+    // Kernel trackers: tracefs cannot apply them (see session.hpp).
+    for (const auto a : {ProcessAttribute::Pid, ProcessAttribute::Uid, ProcessAttribute::Gid})
+        EXPECT_EQ(refusal([&] { s->trackProcessAttribute(TracingDomain::Kernel, a, {1}, false); }),
+                  ErrorCode::InvalidArgument);
+    // Untracking a value while every process is tracked, or one not tracked.
+    EXPECT_EQ(refusal([&] {
+                  s->untrackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {1},
+                                             false);
+              }),
+              ErrorCode::InvalidArgument);
+    s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {1}, false);
+    r.changes.clear();
+    const ProcessTrackers tracked = s->processTrackers();
+    EXPECT_EQ(refusal([&] {
+                  s->untrackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {2},
+                                             false);
+              }),
+              ErrorCode::InvalidArgument);
+    EXPECT_EQ(s->processTrackers(), tracked);
+    EXPECT_NE(s->processTrackers(), before);
+    EXPECT_TRUE(r.changes.empty());
+    EXPECT_EQ(d.trackers.size(), 1u);
+}
+
+TEST(SessionMachine, TrackersAreRefusedWhileBusyAndInError) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    Outcome o;
+    s->start(o.done());
+    // A Start in flight.
+    EXPECT_EQ(refusal([&] {
+                  s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {1}, false);
+              }),
+              ErrorCode::WrongState);
+    FakeDomain::answer(d.starts);
+    s->fail("the consumer died");
+    EXPECT_EQ(refusal([&] {
+                  s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {1}, false);
+              }),
+              ErrorCode::WrongState);
+    EXPECT_TRUE(s->processTrackers().of(ProcessAttribute::Vpid).all);
+    EXPECT_TRUE(d.trackers.empty());
+}
+
+TEST(SessionMachine, ADomainThatRefusesTrackersSaysSo) {
+    FakeDomain d;
+    d.refuseTrackers = Error(ErrorCode::InvalidArgument, "no");
+    auto s = makeSession({&d});
+    Outcome o;
+    s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vgid, {3}, false, o.done());
+    ASSERT_TRUE(o.answered);
+    EXPECT_EQ(o.code(), ErrorCode::InvalidArgument);
 }

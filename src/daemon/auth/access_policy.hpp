@@ -19,6 +19,9 @@
 // | Session.DisableEvents, DisableChannel    | as EnableEvents (trace-own / manage-all-        |
 // |                                          |   sessions, trace-kernel for "kernel"), without |
 // |                                          |   trace-all-users                               |
+// | Session.TrackProcessAttribute,           | as EnableEvents: trace-all-users of the owner,  |
+// |   UntrackProcessAttribute (also)         |   when the owner calls (never fails; a tracked  |
+// |                                          |   uid never widens what the owner may trace)    |
 // | Session.* with domain "kernel" (also)    | trace-kernel                                    |
 // | Properties.Get/GetAll of a session/app   | owner or root, or a cached manage-all-sessions  |
 // |                                          |   (sessions) / trace-all-users (apps) grant     |

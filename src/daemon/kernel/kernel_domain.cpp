@@ -512,6 +512,15 @@ void KernelDomain::setChannelEnabled(std::string idHex, TracingDomain domain, st
     });
 }
 
+void KernelDomain::setProcessTrackers(std::string, ProcessTrackers trackers, bool, Done done) {
+    std::optional<Error> refused;
+    for (const auto a : {ProcessAttribute::Pid, ProcessAttribute::Uid, ProcessAttribute::Gid})
+        if (!trackers.of(a).all)
+            refused = Error(ErrorCode::InvalidArgument,
+                            "the kernel domain cannot track by " + std::string(toString(a)));
+    loop_.post([done, refused] { done(refused); });
+}
+
 void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done done) {
     if (rule.domain != TracingDomain::Kernel)
         return loop_.post([done] { done(std::nullopt); });

@@ -95,6 +95,10 @@ public:
     /// In the session's queue of steps: SessionInstances::setChannelEnabled().
     void setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
                            bool enabled, Done done) override;
+    /// Only trackers that admit every process: Session refuses the kernel
+    /// ones (tracefs cannot filter by uid or gid); InvalidArgument otherwise.
+    void setProcessTrackers(std::string idHex, ProcessTrackers trackers, bool tracesAllUsers,
+                            Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
     /// The UST tracer's clear covers the kernel channels (their streams
     /// live in its consumer): nothing to do here.

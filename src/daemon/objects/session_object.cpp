@@ -96,6 +96,7 @@ void SessionObject::changed(const std::vector<SessionChange>& what) {
         {SessionChange::Contexts, "Contexts"},
         {SessionChange::KernelContexts, "KernelContexts"},
         {SessionChange::TracesAllUsers, "TracesAllUsers"},
+        {SessionChange::ProcessAttributeTrackers, "ProcessAttributeTrackers"},
         {SessionChange::RingBufferSize, "RingBufferSize"},
         {SessionChange::RotationSchedule, "RotationSchedule"},
     };
@@ -453,7 +454,7 @@ const char* matchName(LoglevelMatch match) {
 } // namespace
 
 // Types and meanings: dbus/org.tracectl.Tracing1.Session.xml.
-const bus::Property<SessionObject> SessionObject::kProperties[20] = {
+const bus::Property<SessionObject> SessionObject::kProperties[21] = {
     {"RingBufferSize", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "t", o.session_.ringBufferSize()), "t");
@@ -516,6 +517,8 @@ const bus::Property<SessionObject> SessionObject::kProperties[20] = {
          bus::check(sd_bus_message_append(m, "b", static_cast<int>(o.session_.tracesAllUsers())),
                     "b");
      }},
+    {"ProcessAttributeTrackers", "a(ssbau)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+     [](const Self& o, sd_bus_message* m) { appendTrackers(m, o.session_.processTrackers()); }},
     {"Mode", "s", SD_BUS_VTABLE_PROPERTY_CONST,
      [](const Self& o, sd_bus_message* m) {
          appendString(m, std::string(toString(o.session_.config().mode)));
@@ -633,6 +636,14 @@ std::span<const sd_bus_vtable> SessionObject::members() {
         SD_BUS_METHOD_WITH_ARGS("AddContext",
                                 SD_BUS_ARGS("s", domain, "s", channel, "s", type, "a{sv}", options),
                                 SD_BUS_NO_RESULT, &Self::onAddContext, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS(
+            "TrackProcessAttribute",
+            SD_BUS_ARGS("s", domain, "s", attribute, "au", values, "a{sv}", options),
+            SD_BUS_NO_RESULT, &Self::onTrackProcessAttribute, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS(
+            "UntrackProcessAttribute",
+            SD_BUS_ARGS("s", domain, "s", attribute, "au", values, "a{sv}", options),
+            SD_BUS_NO_RESULT, &Self::onUntrackProcessAttribute, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("Rotate", SD_BUS_ARGS("a{sv}", options), SD_BUS_RESULT("s", path),
                                 &Self::onRotate, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("Clear", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,

@@ -63,7 +63,7 @@ public:
     /// userdata: the SessionObject. With kProperties, the whole interface
     /// (bus::buildVtable<SessionObject>).
     static std::span<const sd_bus_vtable> members();
-    static const bus::Property<SessionObject> kProperties[20];
+    static const bus::Property<SessionObject> kProperties[21];
 
 private:
     static int onStart(sd_bus_message* m, void* userdata, sd_bus_error* error);
@@ -75,6 +75,19 @@ private:
     // session_object_disable.cpp
     static int onDisableEvents(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onDisableChannel(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    // session_tracking_methods.cpp: TrackProcessAttribute, UntrackProcessAttribute.
+    static int onTrackProcessAttribute(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onUntrackProcessAttribute(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    /// Both methods: `track` says which. Reads (domain, attribute, values,
+    /// options {all b, interactive b}), authorizes as EnableEvents does
+    /// (trace-own / manage-all-sessions, trace-kernel for "kernel"; when
+    /// the owner tracks, whether it holds trace-all-users is asked
+    /// without interaction, as EnableEvents does), then changes the Session.
+    void changeTracker(bool track, const Pending& pending, std::string domain,
+                       std::string attribute, std::vector<uint32_t> values,
+                       auth::CallOptions options);
+    /// The ProcessAttributeTrackers property: a(ssbau).
+    static void appendTrackers(sd_bus_message* m, const ProcessTrackers& trackers);
     static int onRotate(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onClear(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error* error);

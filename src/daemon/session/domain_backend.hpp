@@ -65,6 +65,16 @@ public:
     /// back on, as setEventRulesEnabled() does for rules.
     virtual void setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
                                    bool enabled, Done done) = 0;
+    /// The session's process attribute trackers changed to `trackers`
+    /// (session/process_trackers.hpp): from now on only the processes they
+    /// admit are recorded; while the session runs, one no longer admitted
+    /// stops recording at once and one newly admitted starts. A backend
+    /// that does not know the session yet gets them with its start().
+    /// `tracesAllUsers`: the session records every uid's apps from now on
+    /// (as enableEvents()). Errors: InvalidArgument (trackers of this
+    /// domain it cannot apply).
+    virtual void setProcessTrackers(std::string idHex, ProcessTrackers trackers,
+                                    bool tracesAllUsers, Done done) = 0;
     /// Closes the current trace chunk: `started` once the consumer has begun
     /// (or with the error: WrongState, Failed), then, if it began,
     /// `completed` once the archive is whole (or with why not).

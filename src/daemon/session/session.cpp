@@ -222,6 +222,7 @@ SessionSnapshot Session::snapshot() const {
     s.rules = rules_;
     s.kernelChannels = kernelChannels_;
     s.kernelRules = kernelRules_;
+    s.trackers = trackers_;
     return s;
 }
 

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "session/channel_config.hpp"
 #include "session/domain_backend.hpp"
+#include "session/process_trackers.hpp"
 #include "session/session_id.hpp"
 #include "session/session_snapshot.hpp"
 #include "session/session_statistics.hpp"
@@ -49,6 +50,7 @@ enum class SessionChange {
     KernelEvents,
     KernelContexts,
     TracesAllUsers,
+    ProcessAttributeTrackers, ///< trackProcessAttribute() / untrackProcessAttribute()
     RingBufferSize,
     RotationSchedule,
     Statistics ///< Statistics and ChannelStatistics (the view bounds how often it tells)
@@ -275,7 +277,33 @@ public:
     /// Returns true if that is new (and tells the listener).
     bool traceAllUsers();
 
+    /// lttng-track(1): adds `values` to the tracker of `attribute` in
+    /// domain `domain` (ProcessTrackers::track(): with `all`, back to every
+    /// process). lttng-untrack(1): untrackProcessAttribute() removes them
+    /// (ProcessTrackers::untrack(): with `all`, nothing is tracked).
+    /// Accepted in every state but error and while a Start, Stop or
+    /// Destroy is in flight (WrongState); the change is told
+    /// (ProcessAttributeTrackers) and goes to every domain backend at once
+    /// (DomainBackend::setProcessTrackers(): applied at once if the
+    /// session runs); `done` gets their outcome. Throws InvalidArgument: an
+    /// attribute of the other domain (vpid/vuid/vgid are "ust", pid/uid/gid
+    /// "kernel"), and any kernel attribute: tracefs filters an instance's
+    /// events by pid only (set_event_pid), which tracectl does not drive
+    /// yet, and has no uid or gid filter at all (KERNEL-NOTES.md); plus
+    /// ProcessTrackers' errors. Nothing changes when it throws.
+    void trackProcessAttribute(
+        TracingDomain domain, ProcessAttribute attribute, const std::vector<uint32_t>& values,
+        bool all, Done done = [](std::optional<Error>) {});
+    void untrackProcessAttribute(
+        TracingDomain domain, ProcessAttribute attribute, const std::vector<uint32_t>& values,
+        bool all, Done done = [](std::optional<Error>) {});
+    const ProcessTrackers& processTrackers() const noexcept { return trackers_; }
+
 private:
+    /// trackProcessAttribute()'s and untrackProcessAttribute()'s checks
+    /// and work; `track` says which.
+    void changeTracker(bool track, TracingDomain domain, ProcessAttribute attribute,
+                       const std::vector<uint32_t>& values, bool all, Done done);
     /// Throws WrongState naming `member` while a Start/Stop/Destroy is in
     /// flight, or a snapshot or clear unless `evenDuringSnapshot`.
     void checkIdle(const char* member, bool evenDuringSnapshot = false) const;
@@ -328,6 +356,7 @@ private:
     std::vector<EventRule> rules_;
     std::vector<ChannelConfig> kernelChannels_;
     std::vector<EventRule> kernelRules_;
+    ProcessTrackers trackers_;
 };
 
 } // namespace tracectl

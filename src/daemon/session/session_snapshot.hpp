@@ -3,6 +3,7 @@
 #pragma once
 
 #include "session/channel_config.hpp"
+#include "session/process_trackers.hpp"
 
 #include <cstdint>
 #include <string>
@@ -33,6 +34,8 @@ struct SessionSnapshot {
     std::vector<EventRule> rules;        ///< UST
     std::vector<ChannelConfig> kernelChannels;
     std::vector<EventRule> kernelRules;
+    /// Which processes are recorded (lttng-track(1)); every one by default.
+    ProcessTrackers trackers;
 };
 
 } // namespace tracectl

@@ -154,7 +154,7 @@ void UstTracer::setUpDone(const SessionRef& ref, TraceKey key, const std::shared
     // rules and channels disabled or enabled meanwhile, reach the app now,
     // before its start (its strand keeps them behind the set-up).
     syncApp(*live, a, nullptr);
-    if (live->active) {
+    if (live->active && mayTrace(*live, *app)) { // untracked meanwhile: stays stopped
         startInApp(*live, a);
         if (const auto trace = live->traces.find(key); trace != live->traces.end())
             pushMetadata(*live, *trace->second);

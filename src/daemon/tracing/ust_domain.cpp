@@ -51,6 +51,11 @@ void UstDomain::setChannelEnabled(std::string id, TracingDomain domain, std::str
     tracer_.setChannelEnabled(id, channel, enabled, onLoop(std::move(done)));
 }
 
+void UstDomain::setProcessTrackers(std::string id, ProcessTrackers trackers, bool tracesAllUsers,
+                                   Done done) {
+    tracer_.setProcessTrackers(id, trackers, tracesAllUsers, onLoop(std::move(done)));
+}
+
 void UstDomain::rotate(std::string id, PathDone started, PathDone completed) {
     tracer_.rotate(id, onLoop(std::move(started)), onLoop(std::move(completed)));
 }

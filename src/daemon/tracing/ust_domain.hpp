@@ -27,6 +27,8 @@ public:
                               Done done) override;
     void setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
                            bool enabled, Done done) override;
+    void setProcessTrackers(std::string idHex, ProcessTrackers trackers, bool tracesAllUsers,
+                            Done done) override;
     void rotate(std::string idHex, PathDone started, PathDone completed) override;
     void clear(std::string idHex, Done done) override;
     void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;

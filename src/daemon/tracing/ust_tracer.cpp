@@ -95,7 +95,11 @@ UstTracer::Traced* UstTracer::find(const SessionRef& ref) {
 bool UstTracer::mayTrace(const Traced& t, const UstApp& app) const {
     // A session traces its owner's apps; root's sessions, and those whose
     // owner held trace-all-users, trace every app.
-    return t.snapshot.owner == 0 || t.snapshot.tracesAllUsers || app.info.uid == t.snapshot.owner;
+    // Tracking a uid never widens that (lttng-track(1) only narrows).
+    const bool ownerMay =
+        t.snapshot.owner == 0 || t.snapshot.tracesAllUsers || app.info.uid == t.snapshot.owner;
+    return ownerMay && t.snapshot.trackers.admitsUst(static_cast<uint32_t>(app.info.pid),
+                                                     app.info.uid, app.info.gid);
 }
 
 void UstTracer::makeFolder(std::string path, uid_t uid, gid_t gid, bool claim,
@@ -379,7 +383,8 @@ void UstTracer::startApps(Traced& t, Done done) {
             done(std::nullopt);
         });
         for (auto& [pid, a] : live->apps)
-            startInApp(*live, a, started->add());
+            if (mayTrace(*live, *a.app)) // untracked apps stay stopped
+                startInApp(*live, a, started->add());
         started->seal();
     });
     for (const auto& [pid, app] : apps_) {

@@ -199,6 +199,18 @@ public:
     /// The session records every uid's apps from now on (its owner holds
     /// trace-all-users); if it runs, apps of other uids join it at once.
     void traceAllUsers(const std::string& idHex);
+    /// Session `idHex` records only the apps `trackers` admit
+    /// (ProcessTrackers::admitsUst() of the app's pid, uid and gid as it
+    /// registered) from now on (ust_tracking.cpp). If it runs: an app no
+    /// longer admitted stops recording at once (stop_session on its
+    /// strand, as LTTng takes it out of the session), one admitted again
+    /// starts again, and one never set up joins (its buffers are made
+    /// then: per-PID, an app never admitted gets none). `done` (nullopt
+    /// always: an app's failure is logged) once every app asked answered.
+    /// A session not started yet gets them with its start().
+    /// `tracesAllUsers`: as traceAllUsers() (its joins are done here too).
+    void setProcessTrackers(const std::string& idHex, const ProcessTrackers& trackers,
+                            bool tracesAllUsers, Done done);
     /// Stops if needed, has every buffer drained and closed, ends the
     /// consumer. A rotation under way completes first (or fails): its
     /// `done` is called before this one's. `done` gets nullopt always
@@ -429,6 +441,9 @@ private:
                     std::function<void(MadeFolder)> then);
 
     // ust_tracer.cpp: sessions.
+    /// May `t` record `app`? Its owner may trace it (the app's uid is the
+    /// owner's, or the session traces every user), and every UST tracker
+    /// of `t` admits it.
     bool mayTrace(const Traced& t, const UstApp& app) const;
     /// Ring-buffer bytes one trace (one uid, or pid, and bitness) of `t`
     /// takes in its consumer: every channel's sub-buffers on every possible
@@ -562,6 +577,10 @@ private:
     /// lttng-ust closes its sockets in a destructor while other threads
     /// of the app may still write.
     void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<SessionRef> refs);
+    // ust_tracking.cpp: process attribute trackers.
+    /// Stops the session in app `a` only (stop_session, on its strand);
+    /// `done` (nullopt always) once answered. A failure is logged.
+    void stopInApp(Traced& t, AppInSession& a, Done done);
     /// Forgets the routes of every object `a` holds in its app.
     void eraseRoutes(pid_t pid, const AppInSession& a);
     /// An armed budget for one exchange with `app`, if boundExchanges() was
