@@ -463,15 +463,14 @@ void KernelDomain::destroy(std::string idHex, Done done) {
     });
 }
 
-void KernelDomain::setEventRulesEnabled(std::string idHex, std::vector<EventRule> rules,
-                                        bool enabled, Done done) {
-    std::erase_if(rules, [](const EventRule& r) { return r.domain != TracingDomain::Kernel; });
+void KernelDomain::onSessionInstances(
+    const std::string& idHex,
+    std::function<void(kernel::SessionInstances&, kernel::TracepointCatalog&)> job, Done done) {
     const auto it = sessions_.find(idHex);
-    if (rules.empty() || it == sessions_.end()) // not started: the next start's snapshot says it
+    if (it == sessions_.end()) // not started: the next start's snapshot says it
         return loop_.post([done] { done(std::nullopt); });
     Traced& t = *it->second;
-    enqueue(t, [this, idHex, serial = t.serial, rules = std::move(rules), enabled,
-                done](auto finished) {
+    enqueue(t, [this, idHex, serial = t.serial, job = std::move(job), done](auto finished) {
         const auto answer = [done, finished](std::optional<Error> e) {
             done(e);
             finished();
@@ -479,37 +478,38 @@ void KernelDomain::setEventRulesEnabled(std::string idHex, std::vector<EventRule
         Traced* live = find(idHex, serial);
         if (live == nullptr || !live->instances)
             return answer(std::nullopt);
-        onExecutor(
-            [instances = live->instances, rules, enabled](kernel::Tracefs&,
-                                                          kernel::TracepointCatalog& catalog) {
-                instances->setRulesEnabled(catalog, rules, enabled);
-            },
-            answer);
+        onExecutor([instances = live->instances,
+                    job](kernel::Tracefs&,
+                         kernel::TracepointCatalog& catalog) { job(*instances, catalog); },
+                   answer);
     });
+}
+
+void KernelDomain::setEventRulesEnabled(std::string idHex, std::vector<EventRule> rules,
+                                        bool enabled, Done done) {
+    std::erase_if(rules, [](const EventRule& r) { return r.domain != TracingDomain::Kernel; });
+    if (rules.empty())
+        return loop_.post([done] { done(std::nullopt); });
+    onSessionInstances(
+        idHex,
+        [rules = std::move(rules), enabled](kernel::SessionInstances& instances,
+                                            kernel::TracepointCatalog& catalog) {
+            instances.setRulesEnabled(catalog, rules, enabled);
+        },
+        std::move(done));
 }
 
 void KernelDomain::setChannelEnabled(std::string idHex, TracingDomain domain, std::string channel,
                                      bool enabled, Done done) {
-    const auto it = sessions_.find(idHex);
-    if (domain != TracingDomain::Kernel || it == sessions_.end())
+    if (domain != TracingDomain::Kernel)
         return loop_.post([done] { done(std::nullopt); });
-    Traced& t = *it->second;
-    enqueue(t, [this, idHex, serial = t.serial, channel = std::move(channel), enabled,
-                done](auto finished) {
-        const auto answer = [done, finished](std::optional<Error> e) {
-            done(e);
-            finished();
-        };
-        Traced* live = find(idHex, serial);
-        if (live == nullptr || !live->instances)
-            return answer(std::nullopt);
-        onExecutor(
-            [instances = live->instances, channel, enabled](kernel::Tracefs&,
-                                                            kernel::TracepointCatalog&) {
-                instances->setChannelEnabled(channel, enabled);
-            },
-            answer);
-    });
+    onSessionInstances(
+        idHex,
+        [channel = std::move(channel), enabled](kernel::SessionInstances& instances,
+                                                kernel::TracepointCatalog&) {
+            instances.setChannelEnabled(channel, enabled);
+        },
+        std::move(done));
 }
 
 void KernelDomain::setProcessTrackers(std::string, ProcessTrackers trackers, bool, Done done) {

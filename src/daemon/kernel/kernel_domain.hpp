@@ -119,6 +119,12 @@ private:
     /// `then(error)` on the loop.
     void onExecutor(std::function<void(kernel::Tracefs&, kernel::TracepointCatalog&)> job,
                     std::function<void(std::optional<Error>)> then);
+    /// In `idHex`'s queue of steps, `job` on the executor with the
+    /// session's instances (nothing if the session has none yet: its next
+    /// start's snapshot carries the change), then `done` on the loop.
+    void onSessionInstances(
+        const std::string& idHex,
+        std::function<void(kernel::SessionInstances&, kernel::TracepointCatalog&)> job, Done done);
     /// The first start's work: instances, then the consumer's channels.
     void prepare(Traced& t, std::function<void(std::optional<Error>)> done);
     /// prepare()'s second half, once the session's clock offset is known.

@@ -3,11 +3,17 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "session/context_type.hpp"
+#include "session/domain_answers.hpp"
 
 #include <algorithm>
 #include <utility>
 
 namespace tracectl {
+
+using session_detail::Gather;
+using session_detail::gatherDone;
+using session_detail::withoutPath;
+using session_detail::withPath;
 
 std::string_view toString(SessionState s) noexcept {
     switch (s) {
@@ -30,51 +36,6 @@ std::string_view toString(SessionMode m) noexcept {
 std::string_view toString(BufferOwnership b) noexcept {
     return b == BufferOwnership::PerPid ? "per-pid" : "per-uid";
 }
-
-namespace {
-
-/// Calls `done` once `count` answers came (at once for 0), with the first
-/// error and the first non-empty path among them.
-class Gather {
-public:
-    Gather(std::size_t count, DomainBackend::PathDone done) : left_(count), done_(std::move(done)) {
-        if (left_ == 0)
-            finish();
-    }
-    void add(std::optional<Error> error, const std::string& path) {
-        if (error && !error_)
-            error_ = std::move(error);
-        if (path_.empty())
-            path_ = path;
-        if (--left_ == 0)
-            finish();
-    }
-
-private:
-    void finish() {
-        if (auto d = std::exchange(done_, nullptr))
-            d(std::move(error_), std::move(path_));
-    }
-    std::size_t left_;
-    DomainBackend::PathDone done_;
-    std::optional<Error> error_;
-    std::string path_;
-};
-
-DomainBackend::Done withoutPath(const std::shared_ptr<Gather>& g) {
-    return [g](std::optional<Error> e) { g->add(std::move(e), {}); };
-}
-
-DomainBackend::PathDone withPath(const std::shared_ptr<Gather>& g) {
-    return [g](std::optional<Error> e, std::string path) { g->add(std::move(e), path); };
-}
-
-std::shared_ptr<Gather> gatherDone(std::size_t count, DomainBackend::Done done) {
-    return std::make_shared<Gather>(
-        count, [done = std::move(done)](std::optional<Error> e, std::string) { done(e); });
-}
-
-} // namespace
 
 std::vector<DomainBackend*> Session::chunkWriters() const {
     std::vector<DomainBackend*> out;

@@ -7,6 +7,7 @@
 // disabled channel succeeds).
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "session/domain_answers.hpp"
 #include "session/session.hpp"
 
 #include <algorithm>
@@ -15,29 +16,6 @@
 namespace tracectl {
 
 namespace {
-
-/// Calls `done` once `count` answers came (at once for 0) with the first error.
-void gatherFirstError(std::size_t count, DomainBackend::Done done,
-                      std::vector<DomainBackend::Done>& each) {
-    struct State {
-        std::size_t left;
-        std::optional<Error> first;
-        DomainBackend::Done done;
-    };
-    auto state = std::make_shared<State>(State{count, std::nullopt, std::move(done)});
-    if (count == 0) {
-        auto d = std::move(state->done);
-        d(std::nullopt);
-        return;
-    }
-    for (std::size_t i = 0; i < count; ++i)
-        each.emplace_back([state](std::optional<Error> e) {
-            if (e && !state->first)
-                state->first = std::move(e);
-            if (--state->left == 0)
-                state->done(std::move(state->first));
-        });
-}
 
 SessionChange eventsOf(TracingDomain d) {
     return d == TracingDomain::Kernel ? SessionChange::KernelEvents : SessionChange::Events;
@@ -75,10 +53,9 @@ void Session::setRulesEnabled(TracingDomain domain, const std::vector<std::size_
         changed.push_back(rules[i]);
     }
     notify({eventsOf(domain)});
-    std::vector<Done> each;
-    gatherFirstError(domains_.size(), std::move(done), each);
-    for (std::size_t i = 0; i < domains_.size(); ++i)
-        domains_[i]->setEventRulesEnabled(id_.hex(), changed, enabled, std::move(each[i]));
+    const auto all = session_detail::gatherDone(domains_.size(), std::move(done));
+    for (DomainBackend* d : domains_)
+        d->setEventRulesEnabled(id_.hex(), changed, enabled, session_detail::withoutPath(all));
 }
 
 void Session::disableEvents(TracingDomain domain, const std::string& channelName,
@@ -130,10 +107,9 @@ void Session::disableChannel(TracingDomain domain, const std::string& name, Done
     log::info("session '" + config_.name + "': " + std::string(toString(domain)) + " channel '" +
                   name + "' disabled",
               id_.uuid());
-    std::vector<Done> each;
-    gatherFirstError(domains_.size(), std::move(done), each);
-    for (std::size_t i = 0; i < domains_.size(); ++i)
-        domains_[i]->setChannelEnabled(id_.hex(), domain, name, false, std::move(each[i]));
+    const auto all = session_detail::gatherDone(domains_.size(), std::move(done));
+    for (DomainBackend* d : domains_)
+        d->setChannelEnabled(id_.hex(), domain, name, false, session_detail::withoutPath(all));
 }
 
 void Session::reenableChannel(TracingDomain domain, const std::string& name,
@@ -160,10 +136,9 @@ void Session::reenableChannel(TracingDomain domain, const std::string& name,
     log::info("session '" + config_.name + "': " + std::string(toString(domain)) + " channel '" +
                   name + "' re-enabled",
               id_.uuid());
-    std::vector<Done> each;
-    gatherFirstError(domains_.size(), std::move(done), each);
-    for (std::size_t i = 0; i < domains_.size(); ++i)
-        domains_[i]->setChannelEnabled(id_.hex(), domain, name, true, std::move(each[i]));
+    const auto all = session_detail::gatherDone(domains_.size(), std::move(done));
+    for (DomainBackend* d : domains_)
+        d->setChannelEnabled(id_.hex(), domain, name, true, session_detail::withoutPath(all));
 }
 
 } // namespace tracectl
