@@ -157,7 +157,10 @@ ExitStatus act_on_sessions(BusClient& bus, const SessionSpec& spec, const Sessio
         if (std::find(action.done_states.begin(), action.done_states.end(), session.state) !=
             action.done_states.end()) {
             out.flush();
-            print_error_line(err, "warning: " + std::string(action.already) + " " + session.name);
+            print_error_line(err, "warning: " +
+                                      (session.state == "created"
+                                           ? "session " + session.name + " was never started"
+                                           : std::string(action.already) + " " + session.name));
             continue;
         }
         try {

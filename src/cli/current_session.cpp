@@ -35,6 +35,23 @@ std::runtime_error file_error(const std::filesystem::path& file, const std::stri
     return std::runtime_error("current session file " + file.string() + ": " + what);
 }
 
+/// Throws unless `dir` is a real folder (not a symbolic link) of the caller's
+/// that nobody else may write to: what it holds decides which session a
+/// command without a name acts on.
+void check_folder(const std::filesystem::path& dir, const std::filesystem::path& file) {
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) {
+        throw file_error(file, "cannot read " + dir.string() + ": " + std::strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        throw file_error(file, dir.string() + " is not a folder");
+    }
+    if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        throw file_error(file, dir.string() +
+                                   " is not yours alone (owner or write permission): refusing it");
+    }
+}
+
 } // namespace
 
 CurrentSession::CurrentSession(std::filesystem::path runtime_dir, std::string bus_key) {
@@ -60,12 +77,25 @@ std::optional<std::string> CurrentSession::read() const {
     if (file_.empty()) {
         return std::nullopt;
     }
-    const UniqueFd fd(::open(file_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    struct stat dir_st {};
+    if (::lstat(dir_.c_str(), &dir_st) != 0 && errno == ENOENT) {
+        return std::nullopt;
+    }
+    check_folder(dir_, file_);
+    // O_NONBLOCK: a FIFO put there must not hang the command; it is refused below.
+    const UniqueFd fd(::open(file_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     if (!fd) {
-        if (errno == ENOENT || errno == ENOTDIR) {
+        if (errno == ENOENT) {
             return std::nullopt;
         }
         throw file_error(file_, std::strerror(errno));
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        throw file_error(file_, std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        throw file_error(file_, "is not a regular file; 'tracectl set-session NAME' replaces it");
     }
     std::array<char, max_name_bytes + 2> buffer{};
     std::size_t used = 0;
@@ -96,8 +126,8 @@ std::optional<std::string> CurrentSession::read() const {
 void CurrentSession::write(std::string_view name) const {
     if (file_.empty()) {
         throw std::runtime_error(
-            "cannot keep the current session: XDG_RUNTIME_DIR is not set (log in with a "
-            "systemd user session, or name the session on each command)");
+            "cannot keep the current session: XDG_RUNTIME_DIR is not set, or not an absolute "
+            "path (log in with a systemd user session, or name the session on each command)");
     }
     if (!valid_name(name)) {
         throw file_error(file_, "refusing to keep a session name that is not 1 to 255 bytes of "
@@ -106,6 +136,7 @@ void CurrentSession::write(std::string_view name) const {
     if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
         throw file_error(file_, "cannot make " + dir_.string() + ": " + std::strerror(errno));
     }
+    check_folder(dir_, file_);
     std::filesystem::path temporary = file_;
     temporary += ".XXXXXX";
     std::string pattern = temporary.string();

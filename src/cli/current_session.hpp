@@ -36,12 +36,15 @@ public:
     const std::filesystem::path& file() const noexcept { return file_; }
 
     /// The name kept, or nullopt when none is (no runtime folder, no file).
-    /// Throws std::runtime_error naming the file when it cannot be read or
-    /// does not hold one valid name (UTF-8, 1 to 255 bytes, no control
-    /// character: tracectl never writes anything else).
+    /// Throws std::runtime_error naming the file when it cannot be read, is
+    /// not a regular file (a FIFO, a symbolic link, a folder), lies in a
+    /// folder that is a symbolic link, not the caller's or writable by
+    /// others, or does not hold one valid name (UTF-8, 1 to 255 bytes, no
+    /// control character: tracectl never writes anything else).
     std::optional<std::string> read() const;
 
-    /// Keeps `name` as the current session (creating the folder). Throws
+    /// Keeps `name` as the current session (creating the folder, which must
+    /// then be the caller's alone, as read() checks). Throws
     /// std::runtime_error naming the file and the reason when it cannot
     /// (no $XDG_RUNTIME_DIR, no permission, a disk error).
     void write(std::string_view name) const;

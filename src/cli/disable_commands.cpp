@@ -12,7 +12,7 @@ bool run_disable_commands(BusClient& bus, const DisableCommandLine& cl, std::ost
         const std::string channel = cl.event.channel.empty() ? "channel0" : cl.event.channel;
         for (const std::string& pattern : cl.event.patterns) {
             bus.disable_events(cl.event.domain, path, cl.event.channel, pattern);
-            out << domain_label(cl.event.domain) << " event"
+            out << domain_label(cl.event.domain) << (cl.event.syscall ? " syscall" : " event")
                 << (pattern.empty() ? "s of every rule" : " " + pattern) << " disabled in channel "
                 << channel << ".\n";
         }

@@ -10,8 +10,12 @@ void add_disable_commands(CLI::App& app, DisableCommandLine& cl) {
     de->add_option("PATTERN", cl.de_patterns,
                    "Patterns of the rules to disable, as given to enable-event, comma-separated");
     de->add_flag("-a,--all-events", cl.de_all, "Disable every event rule of the channel");
-    de->add_option("-s,--session", cl.de_session, "Session (default: your only session)");
-    de->add_option("-c,--channel", cl.event.channel, "Channel (default: channel0)");
+    de->add_option("-s,--session", cl.de_session,
+                   "Session (default: the current session, else your only session)");
+    cl.de_channel = de->add_option("-c,--channel", cl.event.channel, "Channel (default: channel0)");
+    de->add_flag("--syscall", cl.event.syscall,
+                 "With -k: the patterns name system calls (as lttng disable-event --syscall; "
+                 "a rule is found by its pattern either way)");
     de->footer("Give exactly one of -u and -k, and PATTERN or -a. Every rule of the channel whose\n"
                "pattern is PATTERN is disabled, whatever its log level, filter or exclusions; at\n"
                "once if the session is active, and until the same enable-event turns it back on.\n"
@@ -26,7 +30,8 @@ void add_disable_commands(CLI::App& app, DisableCommandLine& cl) {
     cl.disable_channel = dc;
     add_domain_flags(*dc, cl.dc_domain);
     dc->add_option("NAME", cl.dc_names, "Channels to disable, comma-separated")->required();
-    dc->add_option("-s,--session", cl.dc_session, "Session (default: your only session)");
+    dc->add_option("-s,--session", cl.dc_session,
+                   "Session (default: the current session, else your only session)");
     dc->footer("Give exactly one of -u and -k. The channel records nothing, at once if the\n"
                "session is active, until enable-channel of the same name turns it back on.\n\n"
                "Example:\n  tracectl disable-channel -u channel0\n"
@@ -36,6 +41,10 @@ void add_disable_commands(CLI::App& app, DisableCommandLine& cl) {
 void finish_disable_commands(DisableCommandLine& cl) {
     if (cl.disable_event != nullptr && cl.disable_event->parsed()) {
         cl.event.domain = chosen_domain(cl.de_domain);
+        if (cl.event.syscall && cl.event.domain != Domain::kernel)
+            throw CLI::ValidationError("--syscall", "system calls are of the kernel domain (-k)");
+        if (cl.de_channel->count() > 0 && cl.event.channel.empty())
+            throw CLI::ValidationError("--channel", "needs a channel name");
         const std::vector<std::string> patterns = split_commas(cl.de_patterns);
         if (cl.de_all && !cl.de_patterns.empty())
             throw CLI::ValidationError("disable-event", "give PATTERN or -a, not both");

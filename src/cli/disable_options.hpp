@@ -16,8 +16,9 @@ namespace tracectl::cli {
 /// `tracectl disable-event -u|-k [-s S] [-c C] (PATTERN[,PATTERN...] | -a)`.
 struct DisableEventArgs {
     Domain domain = Domain::ust;
-    std::optional<std::string> session; ///< default: the caller's only session
+    std::optional<std::string> session; ///< default: resolve_session()
     std::string channel;                ///< "" = channel0
+    bool syscall = false;               ///< -k --syscall: the patterns name system calls
     /// One DisableEvents call each; {""} with -a (every rule of the channel).
     std::vector<std::string> patterns;
 };
@@ -37,6 +38,7 @@ struct DisableCommandLine {
     std::string de_session, dc_session;
     std::string de_patterns, dc_names;
     bool de_all = false;
+    CLI::Option* de_channel = nullptr;
     DisableEventArgs event;
     DisableChannelArgs channel;
 };

@@ -387,13 +387,14 @@ ExitStatus run(int argc, char** argv) {
         ->add_option("NAME", cl.snapshot_words,
                      "Name of the session (default: the current session, else your only "
                      "session), after an optional 'record' as lttng snapshot record takes it")
-        ->expected(0, 2);
+        ->expected(0, 2)
+        ->type_name("");
     auto* snapshot_session = snapshot->add_option("-s,--session", cl.snapshot_session,
                                                   "The session, as lttng snapshot record -s");
     auto* snapshot_max =
         snapshot->add_option("-m,--max-size", cl.snapshot_max_size,
                              "At most SIZE bytes of events (100M, 64K, 4096), keeping the newest "
-                             "sub-buffers of every stream; no bound by default");
+                             "sub-buffers of every stream; no bound by default (or 0)");
     snapshot->footer("Writes the current content of every buffer of a session created with\n"
                      "'tracectl create --snapshot' (active or stopped) as a complete trace in\n"
                      "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder. LTTng's\n"
@@ -671,6 +672,11 @@ ExitStatus run(int argc, char** argv) {
             }
             if (er_size->count() > 0) {
                 cl.er_triggers.size_bytes = *size;
+            }
+        }
+        for (const SessionSpecOptions* spec : {&cl.start, &cl.stop, &cl.destroy}) {
+            if (spec->glob_option->count() > 0 && spec->glob.empty()) {
+                throw CLI::ValidationError("--glob", "needs a PATTERN");
             }
         }
         if (disable_rotation->parsed() && !cl.dr_timer && !cl.dr_size) {

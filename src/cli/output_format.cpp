@@ -44,20 +44,26 @@ bool is_statistics_property(std::string_view key) {
 }
 
 /// "  [disabled: A, B]" naming the UST channels (Channels rows: their last
-/// member `enabled` false) or event rules (Events rows: "CHANNEL/PATTERN")
-/// that are disabled, as lttng-list(1) marks them; "" when none is.
+/// member `enabled` false) or event rules (Events rows: "CHANNEL/PATTERN",
+/// and " (filter: EXPR)" when the rule has one, its 7th member) that are
+/// disabled, as lttng-list(1) marks them; "" when none is.
 std::string disabled_note(const std::string& key, const nlohmann::json& rows) {
     const bool channels = key == "Channels";
-    const std::size_t size = channels ? 7 : 6;
+    const std::size_t enabled = channels ? 6 : 5;
     std::string names;
     for (const auto& row : rows) {
-        if (!row.is_array() || row.size() != size || !row[size - 1].is_boolean() ||
-            row[size - 1].get<bool>() || !row[0].is_string() ||
-            (!channels && !row[1].is_string())) {
+        if (!row.is_array() || row.size() != 7 || !row[enabled].is_boolean() ||
+            row[enabled].get<bool>() || !row[0].is_string() ||
+            (!channels && (!row[1].is_string() || !row[6].is_string()))) {
             continue;
         }
-        names += (names.empty() ? "" : ", ") + row[0].get<std::string>() +
-                 (channels ? "" : "/" + row[1].get<std::string>());
+        names += (names.empty() ? "" : ", ") + row[0].get<std::string>();
+        if (!channels) {
+            names += "/" + row[1].get<std::string>();
+            if (const std::string filter = row[6].get<std::string>(); !filter.empty()) {
+                names += " (filter: " + filter + ")";
+            }
+        }
     }
     return names.empty() ? std::string{} : "  [disabled: " + names + "]";
 }

@@ -66,7 +66,8 @@ CLI::App* add_track_command(CLI::App& app, bool track, TrackFlags& flags) {
     flags.command = command;
     add_domain_flags(*command, flags.domain);
     flags.session_option =
-        command->add_option("-s,--session", flags.session, "Session (default: your only session)");
+        command->add_option("-s,--session", flags.session,
+                            "Session (default: the current session, else your only session)");
     flags.attributes.clear();
     flags.attributes.reserve(std::size(kAttributes));
     for (const char* name : kAttributes) {

@@ -250,6 +250,25 @@ TEST_F(Disable, BadCallsAreRefusedClearlyAndChangeNothing) {
     s->Destroy({});
 }
 
+TEST_F(Disable, RulesThatDifferOnlyByTheirFilterAreToldApartInEvents) {
+    auto s = startTickSession("d-filters", {}, false, {});
+    s->EnableEvents("ust", "", "tracectl_demo:tick",
+                    {{"filter", sdbus::Variant(std::string("seq < 5"))}});
+    s->DisableEvents("ust", "", "tracectl_demo:tick", {});
+    const auto events = s->Events();
+    ASSERT_EQ(events.size(), 2U);
+    EXPECT_EQ(events[0].template get<6>(), "");
+    EXPECT_EQ(events[1].template get<6>(), "seq < 5");
+    for (const auto& e : events)
+        EXPECT_FALSE(e.template get<5>());
+    // The filtered one is turned back on by itself, by its own filter.
+    s->EnableEvents("ust", "", "tracectl_demo:tick",
+                    {{"filter", sdbus::Variant(std::string("seq < 5"))}});
+    EXPECT_FALSE(s->Events()[0].template get<5>());
+    EXPECT_TRUE(s->Events()[1].template get<5>());
+    s->Destroy({});
+}
+
 TEST_F(Disable, TheTracectlCommandsDisableAndShowIt) {
     const char* cli = std::getenv("TRACECTL");
     ASSERT_NE(cli, nullptr);

@@ -121,7 +121,7 @@ TEST_F(SessionApi, TwoWatchersSeeCreateStartStopDestroyInOrder) {
     const std::vector<std::string> expected{
         "InterfacesAdded " + path + " org.tracectl.Tracing1.Session",
         "PropertiesChanged " + path + " Channels=<a(sttbuub)>", // channel0, made on first enable
-        "PropertiesChanged " + path + " Events=<a(sssiasb)>",
+        "PropertiesChanged " + path + " Events=<a(sssiasbs)>",
         "PropertiesChanged " + path + " State=active",
         "PropertiesChanged " + path + " State=stopped",
         "InterfacesRemoved " + path + " org.tracectl.Tracing1.Session",

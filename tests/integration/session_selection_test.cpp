@@ -205,6 +205,8 @@ TEST_F(SessionSelection, StartStopAndDestroyTakeAllOrAGlob) {
     ASSERT_TRUE(r.ok()) << r.describe();
     EXPECT_NE(r.err.find("warning: tracing already stopped for session db-1"), std::string::npos)
         << r.err;
+    EXPECT_NE(r.err.find("warning: session empty was never started"), std::string::npos) << r.err;
+    EXPECT_EQ(tracectl({"stop", "--glob", ""}).exitCode, 2);
 
     r = tracectl({"destroy", "--all"});
     ASSERT_TRUE(r.ok()) << r.describe();

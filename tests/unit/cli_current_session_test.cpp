@@ -109,6 +109,40 @@ TEST_F(CurrentSessionTest, ASymbolicLinkIsNotFollowed) {
     EXPECT_THROW(current.read(), std::runtime_error);
 }
 
+TEST_F(CurrentSessionTest, AFifoIsRefusedWithoutWaitingOnIt) {
+    const CurrentSession current(dir_, "system");
+    fs::create_directory(dir_ / "tracectl", dir_);
+    fs::permissions(dir_ / "tracectl", fs::perms::owner_all);
+    ASSERT_EQ(::mkfifo(current.file().c_str(), 0600), 0);
+    try {
+        current.read(); // blocked forever in open() before the fix
+        FAIL() << "a FIFO was read as a current session";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("is not a regular file"), std::string::npos)
+            << e.what();
+    }
+    current.write("replaced"); // set-session replaces it
+    EXPECT_EQ(current.read(), "replaced");
+}
+
+TEST_F(CurrentSessionTest, AFolderOthersMayWriteToOrASymbolicLinkIsRefused) {
+    const CurrentSession current(dir_, "system");
+    current.write("mine");
+    fs::permissions(dir_ / "tracectl", fs::perms::owner_all | fs::perms::group_write |
+                                           fs::perms::others_write | fs::perms::others_exec);
+    EXPECT_THROW(current.read(), std::runtime_error);
+    EXPECT_THROW(current.write("other"), std::runtime_error);
+    EXPECT_FALSE(current.forget_if("mine"));
+    fs::permissions(dir_ / "tracectl", fs::perms::owner_all);
+    EXPECT_EQ(current.read(), "mine");
+
+    // The folder itself a symbolic link to one that is the caller's: refused too.
+    fs::rename(dir_ / "tracectl", dir_ / "real");
+    fs::create_directory_symlink(dir_ / "real", dir_ / "tracectl");
+    EXPECT_THROW(current.read(), std::runtime_error);
+    EXPECT_THROW(current.write("x"), std::runtime_error);
+}
+
 TEST_F(CurrentSessionTest, NamesThatCannotBeSessionNamesAreNotWritten) {
     const CurrentSession current(dir_, "system");
     EXPECT_THROW(current.write(""), std::runtime_error);

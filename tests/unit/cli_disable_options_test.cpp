@@ -64,3 +64,17 @@ TEST(CliDisable, DisableChannelTakesANameList) {
     EXPECT_THROW(Line().parse({"disable-channel", "chan"}), CLI::ParseError);
     EXPECT_THROW(Line().parse({"disable-channel", "-u", ",,"}), CLI::ParseError);
 }
+
+TEST(CliDisable, SyscallIsTakenWithTheKernelDomainOnly) {
+    Line k;
+    k.parse({"disable-event", "-k", "--syscall", "write,openat"});
+    EXPECT_TRUE(k.cl.event.syscall);
+    EXPECT_EQ(k.cl.event.patterns, (std::vector<std::string>{"write", "openat"}));
+    Line u;
+    EXPECT_THROW(u.parse({"disable-event", "-u", "--syscall", "write"}), CLI::ValidationError);
+}
+
+TEST(CliDisable, AnEmptyChannelIsAUsageError) {
+    Line l;
+    EXPECT_THROW(l.parse({"disable-event", "-u", "-c", "", "a:x"}), CLI::ValidationError);
+}

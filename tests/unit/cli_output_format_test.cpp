@@ -97,11 +97,15 @@ TEST_F(CliOutputFormat, DetailsMarkDisabledChannelsAndRules) {
     SessionView view = session("web", 1000, 1714557600123456, "active");
     view.properties.emplace(
         "Channels", json::parse(R"([["c0",4096,2,false,0,0,false],["c1",4096,2,false,0,0,true]])"));
-    view.properties.emplace("Events", json::parse(R"([["c1","a:x","all",-1,[],false],)"
-                                                  R"(["c1","a:y","all",-1,[],true]])"));
+    // Two rules of one pattern told apart by their filter (the 7th member).
+    view.properties.emplace("Events", json::parse(R"([["c1","a:x","all",-1,[],false,""],)"
+                                                  R"(["c1","a:x","all",-1,[],false,"seq < 5"],)"
+                                                  R"(["c1","a:y","all",-1,[],true,""]])"));
     const std::string details = format_session_details(view, fake_user_name);
     EXPECT_NE(details.find("true]]  [disabled: c0]\n"), std::string::npos) << details;
-    EXPECT_NE(details.find("true]]  [disabled: c1/a:x]\n"), std::string::npos) << details;
+    EXPECT_NE(details.find("\"\"]]  [disabled: c1/a:x, c1/a:x (filter: seq < 5)]\n"),
+              std::string::npos)
+        << details;
     // Nothing disabled: no note.
     SessionView all = session("web", 1000, 1714557600123456, "active");
     all.properties.emplace("Channels", json::parse(R"([["c1",4096,2,false,0,0,true]])"));

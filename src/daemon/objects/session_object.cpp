@@ -480,11 +480,11 @@ const bus::Property<SessionObject> SessionObject::kProperties[21] = {
          const RotationSchedule& r = o.session_.rotationSchedule();
          bus::check(sd_bus_message_append(m, "(tt)", r.timerUs, r.sizeBytes), "(tt)");
      }},
-    {"Events", "a(sssiasb)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
+    {"Events", "a(sssiasbs)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
-         bus::check(sd_bus_message_open_container(m, 'a', "(sssiasb)"), "a(sssiasb)");
+         bus::check(sd_bus_message_open_container(m, 'a', "(sssiasbs)"), "a(sssiasbs)");
          for (const auto& r : o.session_.eventRules()) {
-             bus::check(sd_bus_message_open_container(m, 'r', "sssiasb"), "(sssiasb)");
+             bus::check(sd_bus_message_open_container(m, 'r', "sssiasbs"), "(sssiasbs)");
              bus::check(sd_bus_message_append(m, "sssi", r.channel.c_str(), r.pattern.c_str(),
                                               matchName(r.loglevelMatch),
                                               static_cast<int32_t>(r.loglevel)),
@@ -493,10 +493,12 @@ const bus::Property<SessionObject> SessionObject::kProperties[21] = {
              for (const auto& e : r.exclusions)
                  appendString(m, e);
              bus::check(sd_bus_message_close_container(m), "as");
-             bus::check(sd_bus_message_append(m, "b", static_cast<int>(r.enabled)), "b");
-             bus::check(sd_bus_message_close_container(m), "(sssiasb)");
+             bus::check(
+                 sd_bus_message_append(m, "bs", static_cast<int>(r.enabled), r.filter.c_str()),
+                 "bs");
+             bus::check(sd_bus_message_close_container(m), "(sssiasbs)");
          }
-         bus::check(sd_bus_message_close_container(m), "a(sssiasb)");
+         bus::check(sd_bus_message_close_container(m), "a(sssiasbs)");
      }},
     {"KernelEvents", "a(ssbsb)", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
