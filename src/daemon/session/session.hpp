@@ -315,6 +315,9 @@ private:
     auto guard(F f) const;
     void notify(std::vector<SessionChange> what);
     std::vector<ChannelConfig>& channelsOf(TracingDomain d);
+    /// The channel `name` of `domain`; throws InvalidArgument ("session ...
+    /// has no ... channel named ...") when there is none.
+    ChannelConfig& channelNamed(TracingDomain domain, const std::string& name);
     /// The domains that rotate and snapshot (DomainBackend::writesChunks()).
     std::vector<DomainBackend*> chunkWriters() const;
     /// Removes `rule` (refused by a domain) and, if it made it and nothing

@@ -44,6 +44,15 @@ const ChannelConfig* Session::findChannel(TracingDomain domain, const std::strin
     return nullptr;
 }
 
+ChannelConfig& Session::channelNamed(TracingDomain domain, const std::string& name) {
+    for (ChannelConfig& c : channelsOf(domain))
+        if (c.name == name)
+            return c;
+    throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
+                                                std::string(toString(domain)) + " channel named '" +
+                                                name + "'");
+}
+
 void Session::setRulesEnabled(TracingDomain domain, const std::vector<std::size_t>& which,
                               bool enabled, Done done) {
     auto& rules = domain == TracingDomain::Kernel ? kernelRules_ : rules_;
@@ -63,10 +72,7 @@ void Session::disableEvents(TracingDomain domain, const std::string& channelName
     checkMayToggle("DisableEvents");
     const std::string channel =
         channelName.empty() ? std::string(kDefaultChannelName) : channelName;
-    if (findChannel(domain, channel) == nullptr)
-        throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
-                                                    std::string(toString(domain)) +
-                                                    " channel named '" + channel + "'");
+    channelNamed(domain, channel); // throws unless there is one
     const auto& rules = domain == TracingDomain::Kernel ? kernelRules_ : rules_;
     std::vector<std::size_t> matched;
     std::vector<std::size_t> toChange;
@@ -93,13 +99,7 @@ void Session::disableEvents(TracingDomain domain, const std::string& channelName
 
 void Session::disableChannel(TracingDomain domain, const std::string& name, Done done) {
     checkMayToggle("DisableChannel");
-    auto& list = channelsOf(domain);
-    const auto it = std::find_if(list.begin(), list.end(),
-                                 [&](const ChannelConfig& c) { return c.name == name; });
-    if (it == list.end())
-        throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
-                                                    std::string(toString(domain)) +
-                                                    " channel named '" + name + "'");
+    ChannelConfig* const it = &channelNamed(domain, name);
     if (!it->enabled)
         return done(std::nullopt);
     it->enabled = false;
@@ -115,13 +115,7 @@ void Session::disableChannel(TracingDomain domain, const std::string& name, Done
 void Session::reenableChannel(TracingDomain domain, const std::string& name,
                               const std::optional<ChannelConfig>& attributes, Done done) {
     checkMayToggle("AddChannel");
-    auto& list = channelsOf(domain);
-    const auto it = std::find_if(list.begin(), list.end(),
-                                 [&](const ChannelConfig& c) { return c.name == name; });
-    if (it == list.end())
-        throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' has no " +
-                                                    std::string(toString(domain)) +
-                                                    " channel named '" + name + "'");
+    ChannelConfig* const it = &channelNamed(domain, name);
     if (it->enabled)
         throw Error(ErrorCode::InvalidArgument, "session '" + config_.name + "' already has a " +
                                                     std::string(toString(domain)) +
