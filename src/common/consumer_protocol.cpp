@@ -202,6 +202,13 @@ void validate(const AttachIpProbes& m) {
     if (m.sendId == 0xFFFF || m.receiveId == 0xFFFF)
         throw ProtocolError("AttachIpProbes: an event id of 65535 (the extended header's mark)");
 }
+void validate(const AttachRelayd& m) {
+    if (m.relayMinor < 4)
+        throw ProtocolError("AttachRelayd.relayMinor: below 2.4, which has no live mode");
+}
+void validate(const OutputFailed& m) {
+    checkText(m.message, "OutputFailed.message", kMaxText);
+}
 void validate(const ChannelCreated&) {}
 void validate(const PushMetadata& m) {
     checkText(m.bytes, "PushMetadata.bytes", kMaxMetadataChunk);
@@ -318,6 +325,16 @@ void put(Writer& w, const AttachIpProbes& m) {
     w.u64(m.key);
     w.u16(m.sendId);
     w.u16(m.receiveId);
+}
+void put(Writer& w, const AttachRelayd& m) {
+    w.u64(m.relaySessionId);
+    w.u32(m.relayMinor);
+    w.u64(m.liveTimerUsec);
+    w.u64(m.chunkId);
+    w.u64(m.chunkCreationTime);
+}
+void put(Writer& w, const OutputFailed& m) {
+    w.string(m.message);
 }
 void put(Writer& w, const ChannelCreated& m) {
     w.u64(m.key);
@@ -458,6 +475,20 @@ Message getAttachIpProbes(Reader& r) {
     m.receiveId = r.u16();
     return m;
 }
+Message getAttachRelayd(Reader& r) {
+    AttachRelayd m;
+    m.relaySessionId = r.u64();
+    m.relayMinor = r.u32();
+    m.liveTimerUsec = r.u64();
+    m.chunkId = r.u64();
+    m.chunkCreationTime = r.u64();
+    return m;
+}
+Message getOutputFailed(Reader& r) {
+    OutputFailed m;
+    m.message = r.string("OutputFailed.message", kMaxText);
+    return m;
+}
 Message getChannelCreated(Reader& r) {
     ChannelCreated m;
     m.key = r.u64();
@@ -548,6 +579,8 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::DeclareKernelEvents:
     case MessageType::AttachIpProbes:
     case MessageType::ClearBuffers:
+    case MessageType::AttachRelayd:
+    case MessageType::OutputFailed:
         return true;
     }
     return false;
@@ -611,6 +644,10 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::DeclareKernelEvents;
             else if constexpr (std::is_same_v<T, AttachIpProbes>)
                 return MessageType::AttachIpProbes;
+            else if constexpr (std::is_same_v<T, AttachRelayd>)
+                return MessageType::AttachRelayd;
+            else if constexpr (std::is_same_v<T, OutputFailed>)
+                return MessageType::OutputFailed;
             else
                 return MessageType::Error;
         },
@@ -661,6 +698,10 @@ std::string_view messageName(MessageType type) noexcept {
         return "DeclareKernelEvents";
     case MessageType::AttachIpProbes:
         return "AttachIpProbes";
+    case MessageType::AttachRelayd:
+        return "AttachRelayd";
+    case MessageType::OutputFailed:
+        return "OutputFailed";
     }
     return "unknown";
 }
@@ -797,6 +838,12 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::AttachIpProbes:
         m = getAttachIpProbes(r);
+        break;
+    case MessageType::AttachRelayd:
+        m = getAttachRelayd(r);
+        break;
+    case MessageType::OutputFailed:
+        m = getOutputFailed(r);
         break;
     case MessageType::RecordSnapshot: {
         RecordSnapshot snap;

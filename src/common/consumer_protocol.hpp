@@ -107,8 +107,9 @@ namespace tracectl::consumer_protocol {
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
-/// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers
-inline constexpr std::uint32_t kVersion = 8;
+/// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
+/// 9: AttachRelayd, OutputFailed
+inline constexpr std::uint32_t kVersion = 9;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -138,6 +139,7 @@ enum class MessageType : std::uint16_t {
     DeclareKernelEvents = 0x0D,
     AttachIpProbes = 0x0E,
     ClearBuffers = 0x0F,
+    AttachRelayd = 0x10,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -145,6 +147,7 @@ enum class MessageType : std::uint16_t {
     ChannelCreated = 0x84,
     RotationCompleted = 0x85, ///< unsolicited (see above)
     Statistics = 0x86,        ///< unsolicited (see above)
+    OutputFailed = 0x87,      ///< unsolicited (see above)
 };
 
 /// Opens the conversation. Payload: u32 protocolVersion, string version.
@@ -412,6 +415,32 @@ struct AttachIpProbes {
     bool operator==(const AttachIpProbes&) const = default;
 };
 
+/// A network session: from now on the consumer's streams go to the
+/// lttng-relayd whose control and data connections follow the frame, on one
+/// byte (SCM_RIGHTS, control first). The daemon connected them (the
+/// consumer's unit has no network of its own), exchanged the version and
+/// created the relay session `relaySessionId`; the consumer creates the
+/// trace chunk `chunkId` there (CREATE_TRACE_CHUNK) before any stream. Sent
+/// once, before the first CreateChannel or CreateKernelChannel.
+/// Payload: u64 relaySessionId, u32 relayMinor, u64 liveTimerUsec,
+/// u64 chunkId, u64 chunkCreationTime.
+struct AttachRelayd {
+    std::uint64_t relaySessionId = 0; ///< the relay's CREATE_SESSION reply
+    std::uint32_t relayMinor = 0;     ///< the protocol minor both sides use (2.<minor>)
+    std::uint64_t liveTimerUsec = 0;  ///< 0: not a live session
+    std::uint64_t chunkId = 0;
+    std::uint64_t chunkCreationTime = 0; ///< seconds since the Epoch
+    bool operator==(const AttachRelayd&) const = default;
+};
+
+/// Unsolicited: the session's output failed for good (a network session's
+/// relay went away, refused something or broke the protocol); nothing more
+/// is recorded. Sent once. Payload: string message.
+struct OutputFailed {
+    std::string message;
+    bool operator==(const OutputFailed&) const = default;
+};
+
 /// What one channel of the consumer wrote, since it was created: every
 /// figure only grows, except chunkBytes, which starts again from 0 when a
 /// rotation switches the channel's streams to a new chunk.
@@ -466,7 +495,8 @@ using Message =
     std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
                  DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
                  RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
-                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers>;
+                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers,
+                 AttachRelayd, OutputFailed>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

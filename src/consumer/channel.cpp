@@ -54,7 +54,7 @@ std::map<std::string, std::set<const Channel*>>& dataChannelsByFolder() {
 
 } // namespace
 
-Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel& request,
+Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChannel& request,
                  bool snapshotOnly, bool countEvents)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir),
       ust_(attributesFor(request)), loop_(loop), snapshotOnly_(snapshotOnly),
@@ -74,17 +74,18 @@ Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel
                 (void)openPacket(s.get()); // a fresh buffer always has room
         return;
     }
-    OutputDir dir = root.subdir(request.outputDir);
     std::vector<UstStream> streams = ust_.createStreams();
     readers_.reserve(streams.size());
     for (UstStream& s : streams) {
         if (ust_.isMetadata()) {
-            readers_.push_back(std::make_unique<StreamReader>(loop, std::move(s), dir, "metadata",
+            readers_.push_back(std::make_unique<StreamReader>(loop, std::move(s), chunk, outputDir_,
+                                                              "metadata",
                                                               StreamReader::Kind::Metadata, false));
         } else {
             std::string streamName = name_ + "_" + std::to_string(s.cpu());
-            readers_.push_back(std::make_unique<StreamReader>(
-                loop, std::move(s), dir, std::move(streamName), StreamReader::Kind::Data, true));
+            readers_.push_back(std::make_unique<StreamReader>(loop, std::move(s), chunk, outputDir_,
+                                                              std::move(streamName),
+                                                              StreamReader::Kind::Data, true));
             if (countEvents_)
                 readers_.back()->enableRecordCounting();
         }
@@ -98,6 +99,7 @@ Channel::Channel(EventLoop& loop, const OutputDir& root, const cp::CreateChannel
             (void)r->openPacket();
         dataChannelsByFolder()[outputDir_].insert(this);
     }
+    chunk.streamsOpened();
 }
 
 Channel::~Channel() {
@@ -289,7 +291,7 @@ void Channel::flush() {
         throw RequestError(cp::ErrorKind::Io, firstError);
 }
 
-Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
+Channel::RotateResult Channel::rotate(const std::shared_ptr<const ChunkOutput>& chunk,
                                       const std::function<void()>& switched,
                                       std::optional<bool> traceWentOn) noexcept {
     if (snapshotOnly_)
@@ -315,21 +317,13 @@ Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
         }
         return {expected, firstError};
     }
-    std::optional<OutputDir> dir;
-    try {
-        dir.emplace(chunkRoot.subdir(outputDir_));
-    } catch (const std::exception& e) {
-        firstError = e.what();
-    }
     if (ust_.isMetadata()) {
         StreamReader& reader = *readers_.front();
         ++expected;
         try {
-            if (!dir)
-                throw RequestError(cp::ErrorKind::Io, firstError);
             commitMetadata(); // all of it into the old chunk first
             reader.drain();
-            reader.switchFiles(*dir);
+            reader.switchFiles(*chunk);
             metadataCommitted_ = 0; // then all of it again into the new one
             commitMetadata();
         } catch (const std::exception& e) {
@@ -348,9 +342,7 @@ Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
                     switched();
             };
             try {
-                if (!dir)
-                    throw RequestError(cp::ErrorKind::Io, firstError);
-                r->rotate(*dir, mine);
+                r->rotate(chunk, mine);
             } catch (const std::exception& e) {
                 if (firstError.empty())
                     firstError = e.what();
@@ -362,6 +354,22 @@ Channel::RotateResult Channel::rotate(const OutputDir& chunkRoot,
     if (!firstError.empty())
         firstError = "channel " + name_ + ": " + firstError;
     return {expected, firstError};
+}
+
+void Channel::liveTick() {
+    if (snapshotOnly_ || ust_.isMetadata())
+        return;
+    std::string firstError;
+    for (const auto& r : readers_) {
+        try {
+            r->liveTick();
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = e.what();
+        }
+    }
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Io, firstError);
 }
 
 bool Channel::hasOpenStream() const noexcept {

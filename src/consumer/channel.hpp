@@ -24,9 +24,9 @@ namespace tracectl::consumer {
 /// Not copyable or movable (its event sources point at it).
 class Channel final : public ChannelBase {
 public:
-    /// Creates `<root>/<request.outputDir>/`, the ust-ctl channel and its
-    /// streams, and the stream files (`<name>_<cpu>` and
-    /// `index/<name>_<cpu>.idx`, or `metadata`). Data streams are watched on
+    /// Creates the ust-ctl channel and its streams, and their streams in
+    /// `chunk`'s trace folder `request.outputDir` (`<name>_<cpu>` with
+    /// their index, or `metadata`). Data streams are watched on
     /// `loop` from now on, and each gets its first packet at once
     /// (openPacket(), an empty one): the chunk begins for them now, so each
     /// covers it even if no app writes to it until late, or at all.
@@ -37,7 +37,7 @@ public:
     /// With `countEvents` (data channels of a normal consumer) the records
     /// of every packet written are counted, once DeclareLayouts brought
     /// the layouts.
-    Channel(EventLoop& loop, const OutputDir& root, const consumer_protocol::CreateChannel& request,
+    Channel(EventLoop& loop, const ChunkOutput& chunk, const consumer_protocol::CreateChannel& request,
             bool snapshotOnly = false, bool countEvents = false);
     ~Channel() override;
     Channel(const Channel&) = delete;
@@ -89,7 +89,7 @@ public:
     /// pending. Throws RequestError (Io/Tracer) after trying every stream.
     void flush() override;
 
-    /// Rotation to the chunk `chunkRoot` (see StreamReader::rotate): data
+    /// Rotation to the chunk `chunk` (see StreamReader::rotate): data
     /// streams switch once read past their sampled position, each with a
     /// packet covering the old chunk up to now and one beginning the new
     /// chunk now; the metadata stream switches at once and the whole
@@ -103,8 +103,9 @@ public:
     /// `traceWentOn` (metadata channels): whether the trace went on into
     /// the new chunk when the rotation took its boundary (traceGoesOn()
     /// then), for a metadata switch made later (RotateMetadata); unset: now.
-    RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched,
-                        std::optional<bool> traceWentOn = std::nullopt) noexcept;
+    RotateResult rotate(const std::shared_ptr<const ChunkOutput>& chunk,
+                        const std::function<void()>& switched,
+                        std::optional<bool> traceWentOn = std::nullopt) noexcept override;
 
     /// Final drain before destruction: flush_buffer(stream, 0) on every data
     /// stream, which closes the last packet even if empty and is safe while
@@ -113,6 +114,10 @@ public:
     /// close and it covers the final chunk), then drains and closes every
     /// stream. Never throws (logged).
     void drainAndClose(bool producersStopped) noexcept override;
+
+    /// Data channels of a live session: StreamReader::liveTick() on every
+    /// stream. Throws RequestError(Io) after trying every stream.
+    void liveTick() override;
 
     /// A metadata channel: its trace has a data stream still open, or no
     /// data channel at all.

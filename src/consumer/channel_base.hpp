@@ -6,10 +6,12 @@
 
 #include "common/consumer_protocol.hpp"
 #include "common/unique_fd.hpp"
+#include "output/stream_sink.hpp"
 #include "stream_file.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -63,7 +65,8 @@ public:
         std::uint32_t expected = 0; ///< calls of `switched` to expect
         std::string error;          ///< the first failure, "" if none
     };
-    virtual RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched,
+    virtual RotateResult rotate(const std::shared_ptr<const ChunkOutput>& chunk,
+                                const std::function<void()>& switched,
                                 std::optional<bool> traceWentOn = std::nullopt) noexcept = 0;
     /// Final drain before destruction; never throws (logged).
     virtual void drainAndClose(bool producersStopped) noexcept = 0;
@@ -87,6 +90,11 @@ public:
         throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key()) + " is not a kernel data channel");
     }
+
+    /// Live sessions, at each live timer tick: every stream closes its
+    /// packet if it holds events and sends it; a stream with nothing sends
+    /// a beacon (StreamSink::beacon) instead. Throws RequestError.
+    virtual void liveTick() {}
 
     /// What the channel wrote so far (consumer_protocol::ChannelFigures).
     virtual consumer_protocol::ChannelFigures figures() const noexcept = 0;

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "kernel/kernel_channel.hpp"
 #include "kernel/kernel_metadata_channel.hpp"
+#include "output/local_output.hpp"
 #include "remove_tree.hpp"
 
 #include <algorithm>
@@ -30,6 +31,9 @@ constexpr std::chrono::microseconds kStatisticsPeriod{1'000'000};
 /// A reply or ust-ctl transfer blocked longer than this means the daemon
 /// stopped reading: give up on it (SO_SNDTIMEO).
 constexpr time_t kSendTimeoutSeconds = 30;
+/// How long a Stop of a network session waits for the relay to hold every
+/// packet sent (the daemon's deadline for FlushChannel is longer).
+constexpr std::chrono::milliseconds kDataPendingTimeout{10'000};
 
 /// The reply for a failed request, from the exception that says why.
 cp::ErrorReply errorFor(const std::exception& e) {
@@ -57,7 +61,8 @@ std::string truncated(std::string s) {
 
 Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly,
                    bool countEvents)
-    : loop_(loop), sock_(std::move(socket)), root_(std::move(root)), chunkRoot_(root_.subdir("")),
+    : loop_(loop), sock_(std::move(socket)), root_(std::move(root)),
+      chunk_(std::make_shared<LocalChunk>(root_.subdir(""))),
       snapshotOnly_(snapshotOnly), countEvents_(countEvents && !snapshotOnly) {
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
@@ -83,9 +88,14 @@ void Consumer::stop(int code) noexcept {
         return;
     stopping_ = true;
     source_.reset();
+    liveTimer_.reset();
     for (auto& [key, ch] : channels_)
         ch->drainAndClose(false);
     channels_.clear();
+    if (relay_) {
+        relay_->closeTraceChunk(relayChunkId_, static_cast<std::uint64_t>(std::time(nullptr)));
+        relay_.reset();
+    }
     loop_.exit(code);
 }
 
@@ -174,6 +184,8 @@ void Consumer::dispatch(cp::Message&& request) {
             // The fds first, whatever the answer (as for CreateKernelChannel).
             std::vector<UniqueFd> fds = takePassedFds("AttachIpProbes", 2);
             channel(ip->key).attachIpProbes(*ip, std::move(fds[0]), std::move(fds[1]));
+        } else if (const auto* attach = std::get_if<cp::AttachRelayd>(&request)) {
+            attachRelayd(*attach);
         } else if (const auto* rot = std::get_if<cp::Rotate>(&request)) {
             rotate(*rot);
             return;
@@ -190,6 +202,15 @@ void Consumer::dispatch(cp::Message&& request) {
             channel(push->key).pushMetadata(push->offset, push->bytes);
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
             channel(flush->key).flush();
+            // Stop returns only once the relay holds everything (lttng-stop(1)
+            // waits for the data-pending exchange too).
+            if (relay_) {
+                try {
+                    relay_->waitUntilReceived(kDataPendingTimeout);
+                } catch (const std::exception& e) {
+                    throw RequestError(cp::ErrorKind::Io, e.what());
+                }
+            }
             // Final for this Stop: the figures go before the Ok.
             if (!reportStatistics())
                 return;
@@ -238,7 +259,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
-    auto ch = std::make_unique<Channel>(loop_, chunkRoot_, request, snapshotOnly_, countEvents_);
+    auto ch = std::make_unique<Channel>(loop_, *chunk_, request, snapshotOnly_, countEvents_);
     ch->setProgressHook([this] { noteProgress(); });
     Channel& created = *ch;
     channels_.emplace(request.key, std::move(ch));
@@ -267,9 +288,9 @@ void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
                            "channel " + std::to_string(request.key) + " exists");
     std::unique_ptr<ChannelBase> ch;
     if (request.kind == cp::ChannelKind::Metadata)
-        ch = std::make_unique<KernelMetadataChannel>(chunkRoot_, request, snapshotOnly_);
+        ch = std::make_unique<KernelMetadataChannel>(*chunk_, request, snapshotOnly_);
     else
-        ch = std::make_unique<KernelChannel>(loop_, chunkRoot_, request, std::move(fds),
+        ch = std::make_unique<KernelChannel>(loop_, chunk_, request, std::move(fds),
                                              snapshotOnly_);
     ch->setProgressHook([this] { noteProgress(); });
     log::info("kernel channel " + std::to_string(request.key) + " (" +
@@ -364,13 +385,71 @@ UniqueFd Consumer::takePassedFd(const char* request, const char* what) {
     return std::move(fds.front());
 }
 
+void Consumer::attachRelayd(const cp::AttachRelayd& request) {
+    // The fds first, whatever the answer, so the next frame starts right.
+    std::vector<UniqueFd> fds = takePassedFds("AttachRelayd", 2);
+    if (relay_)
+        throw RequestError(cp::ErrorKind::InvalidArgument, "a relay is attached already");
+    if (!channels_.empty())
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "AttachRelayd after channels were made: they write locally");
+    if (snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "a snapshot consumer does not stream (not supported yet)");
+    try {
+        relayd::RelaydControl control(relayd::RelaydSocket::adopt(std::move(fds[0]), "the relay"));
+        control.adoptSession(relayd::Version{relayd::kProtocolMajor, request.relayMinor},
+                             request.relaySessionId);
+        relayd::RelaydData data(relayd::RelaydSocket::adopt(std::move(fds[1]), "the relay"));
+        auto session =
+            std::make_shared<RelaySession>(std::move(control), std::move(data), request.relaySessionId);
+        session->setFailureHook([this](const std::string& why) {
+            // Unsolicited; if even this fails the daemon is gone anyway.
+            send(cp::OutputFailed{truncated("the relay: " + why)}, 0);
+        });
+        session->createTraceChunk(request.chunkId, request.chunkCreationTime);
+        relay_ = std::move(session);
+    } catch (const std::exception& e) {
+        throw RequestError(cp::ErrorKind::Io, std::string("attaching the relay: ") + e.what());
+    }
+    relayChunkId_ = request.chunkId;
+    chunk_ = std::make_shared<RelayChunk>(relay_, request.chunkId);
+    liveTimerUsec_ = request.liveTimerUsec;
+    if (liveTimerUsec_ != 0)
+        rearmLiveTimer();
+    log::info("streaming to the relay, session " + std::to_string(request.relaySessionId) +
+              (liveTimerUsec_ != 0 ? ", live timer " + std::to_string(liveTimerUsec_) + " us"
+                                   : std::string()));
+}
+
+void Consumer::rearmLiveTimer() {
+    // addTimer() is one-shot: each tick arms the next.
+    liveTimer_ = loop_.addTimer(std::chrono::microseconds(liveTimerUsec_), [this] {
+        liveTick();
+        rearmLiveTimer();
+    });
+}
+
+void Consumer::liveTick() noexcept {
+    for (auto& [key, ch] : channels_) {
+        try {
+            ch->liveTick();
+        } catch (const std::exception& e) {
+            log::warning("live timer, channel " + std::to_string(key) + ": " + e.what());
+        }
+    }
+}
+
 void Consumer::rotate(const cp::Rotate& request) {
+    if (relay_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "rotating a network session is not supported yet");
     if (rotation_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "rotation " + std::to_string(rotation_->request.id) +
                                " is still under way");
-    OutputDir next = root_.subdir(request.newChunk); // throws: nothing changed yet
-    chunkRoot_ = std::move(next);
+    // Throws: nothing changed yet.
+    chunk_ = std::make_shared<LocalChunk>(root_.subdir(request.newChunk));
     rotation_ = Rotation{request, 0, true, {}, {}, false};
     log::info("rotation " + std::to_string(request.id) + ": new chunk " + request.newChunk);
     const std::uint64_t id = request.id;
@@ -382,7 +461,7 @@ void Consumer::rotate(const cp::Rotate& request) {
             ++rotation_->pending;
             continue;
         }
-        const Channel::RotateResult r = ch->rotate(chunkRoot_, [this, id] { streamSwitched(id); });
+        const Channel::RotateResult r = ch->rotate(chunk_, [this, id] { streamSwitched(id); });
         rotation_->pending += r.expected;
         if (!r.error.empty()) {
             log::warning("rotation " + std::to_string(id) + ": " + r.error);
@@ -422,7 +501,7 @@ void Consumer::switchMetadata(std::uint64_t id, std::uint64_t key, bool traceWen
         return;
     }
     const Channel::RotateResult r = it->second->rotate(
-        chunkRoot_, [this, id] { streamSwitched(id); }, traceWentOn);
+        chunk_, [this, id] { streamSwitched(id); }, traceWentOn);
     if (!r.error.empty()) {
         log::warning("rotation " + std::to_string(id) + ": " + r.error);
         if (rotation_ && rotation_->request.id == id && rotation_->firstError.empty())

@@ -11,6 +11,8 @@
 #include "common/consumer_protocol.hpp"
 #include "common/event_loop.hpp"
 #include "common/unique_fd.hpp"
+#include "output/relay_output.hpp"
+#include "output/stream_sink.hpp"
 #include "stream_file.hpp"
 
 #include <cstdint>
@@ -65,6 +67,15 @@ private:
     /// The fds that follow request `request`'s frame: `count` of them, on
     /// one byte per group of at most kMaxPassedFds. Throws RequestError.
     std::vector<UniqueFd> takePassedFds(const char* request, std::size_t count);
+    /// AttachRelayd: takes the two relay connections that follow, creates
+    /// the first trace chunk on the relay; new channels stream there from
+    /// now on. Throws RequestError.
+    void attachRelayd(const consumer_protocol::AttachRelayd& request);
+    /// The live timer's tick: every channel flushes what its streams hold
+    /// and idle streams send a beacon (ChannelBase::liveTick()).
+    void liveTick() noexcept;
+    /// Arms the live timer's next tick.
+    void rearmLiveTimer();
     /// Starts rotation `request` (see consumer_protocol::Rotate).
     void rotate(const consumer_protocol::Rotate& request);
     /// One stream of rotation `id` switched; the last one archives the old
@@ -110,7 +121,13 @@ private:
     EventLoop& loop_;
     UniqueFd sock_;
     OutputDir root_;
-    OutputDir chunkRoot_; // where new channels go: root_ until the first rotation
+    /// Where new channels go: root_ until the first rotation, or the relay.
+    std::shared_ptr<const ChunkOutput> chunk_;
+    /// A network session's relay (AttachRelayd), its chunk and live timer.
+    std::shared_ptr<RelaySession> relay_;
+    std::uint64_t relayChunkId_ = 0;
+    std::uint64_t liveTimerUsec_ = 0;
+    EventSourcePtr liveTimer_;
     struct Rotation {
         consumer_protocol::Rotate request;
         std::int64_t pending = 0; // streams not switched yet (counted down first, maybe)

@@ -75,11 +75,12 @@ bool openPacket(lttng_ust_ctl_consumer_stream* s) {
     return producedPosition(s) != before;
 }
 
-StreamReader::StreamReader(EventLoop& loop, UstStream stream, const OutputDir& dir,
-                           std::string name, Kind kind, bool watch)
-    : name_(std::move(name)), kind_(kind), stream_(std::move(stream)), file_(dir, name_) {
-    if (kind_ == Kind::Data)
-        index_.emplace(dir, name_);
+StreamReader::StreamReader(EventLoop& loop, UstStream stream, const ChunkOutput& chunk,
+                           std::string traceDir, std::string name, Kind kind, bool watch)
+    : name_(std::move(name)), kind_(kind), stream_(std::move(stream)),
+      traceDir_(std::move(traceDir)),
+      sink_(chunk.openStream(traceDir_, name_,
+                             kind == Kind::Data ? StreamKind::Data : StreamKind::Metadata)) {
     waitFd_ = stream_.waitFd();
     // The read end of the wakeup pipe is ours alone: make it non-blocking so
     // emptying it never waits.
@@ -102,9 +103,7 @@ StreamReader::~StreamReader() {
 
 void StreamReader::close() noexcept {
     source_.reset();
-    file_.close();
-    if (index_)
-        index_->close();
+    sink_->close();
     stream_.reset();
     waitFd_ = -1;
     if (pendingSwitch_) {
@@ -116,15 +115,15 @@ void StreamReader::close() noexcept {
     }
 }
 
-void StreamReader::switchFiles(const OutputDir& next) {
-    StreamFile file(next, name_);
-    bytesBefore_ += file_.size();
-    file_ = std::move(file);
-    if (index_)
-        index_.emplace(next, name_);
+void StreamReader::switchFiles(const ChunkOutput& next) {
+    std::unique_ptr<StreamSink> sink = next.openStream(
+        traceDir_, name_, kind_ == Kind::Data ? StreamKind::Data : StreamKind::Metadata);
+    sink_->close();
+    bytesBefore_ += sink_->bytes();
+    sink_ = std::move(sink);
 }
 
-void StreamReader::rotate(const OutputDir& next, std::function<void()> switched) {
+void StreamReader::rotate(std::shared_ptr<const ChunkOutput> next, std::function<void()> switched) {
     if (!isOpen()) {
         switched();
         return;
@@ -145,9 +144,8 @@ void StreamReader::rotate(const OutputDir& next, std::function<void()> switched)
     // begun after the flush belongs to the new chunk (waiting for it to fill
     // could take for ever).
     const std::uint64_t whole = produced >= consumed ? (produced - consumed) / subbuf : 0;
-    OutputDir dir = next.subdir("");
     const std::uint64_t switchAt = consumed + whole * subbuf;
-    pendingSwitch_ = PendingSwitch{switchAt, std::move(dir), std::move(switched)};
+    pendingSwitch_ = PendingSwitch{switchAt, std::move(next), std::move(switched)};
     // The new chunk's first packet begins now (it lies past the sampled
     // position, so it is read into the new files), even if the stream stays
     // idle, or only a late producer writes into it.
@@ -195,7 +193,7 @@ void StreamReader::switchIfDue() {
     PendingSwitch p = std::move(*pendingSwitch_);
     pendingSwitch_.reset();
     try {
-        switchFiles(p.next);
+        switchFiles(*p.next);
     } catch (const std::exception& e) {
         p.switched();
         throw StreamError(std::string("opening its files in the new chunk: ") + e.what());
@@ -250,8 +248,9 @@ void StreamReader::consumeCurrent() {
     // producer pushed it, overwriting), it is the new chunk's.
     switchIfDue();
 
-    unsigned long padded = 0;
+    unsigned long padded = 0, content = 0;
     check(lttng_ust_ctl_get_padded_subbuf_size(s, &padded), "lttng_ust_ctl_get_padded_subbuf_size");
+    check(lttng_ust_ctl_get_subbuf_size(s, &content), "lttng_ust_ctl_get_subbuf_size");
 
     IndexEntry entry;
     if (kind_ == Kind::Data) {
@@ -272,14 +271,12 @@ void StreamReader::consumeCurrent() {
 
     if (counting_)
         countRecords(static_cast<const char*>(base) + offset, padded, entry.contentSizeBits);
-    entry.offset = file_.size();
-    file_.write(static_cast<const char*>(base) + offset, padded);
+    sink_->write(static_cast<const char*>(base) + offset, padded, std::min(content, padded),
+                 kind_ == Kind::Data ? &entry : nullptr);
     check(guard.put(), "lttng_ust_ctl_put_next_subbuf");
     ++packets_;
 
     if (kind_ == Kind::Data) {
-        if (index_)
-            index_->append(entry);
         if (entry.packetSeqNum != ~std::uint64_t{0}) {
             if (lastSeq_ && entry.packetSeqNum > *lastSeq_ + 1)
                 lostPackets_ += entry.packetSeqNum - *lastSeq_ - 1;
@@ -365,6 +362,23 @@ void StreamReader::flush(bool producerActive) {
     const int r = lttng_ust_ctl_flush_buffer(stream_.get(), producerActive ? 1 : 0);
     if (r < 0)
         fail("lttng_ust_ctl_flush_buffer failed: " + std::to_string(r));
+}
+
+void StreamReader::liveTick() {
+    if (!isOpen() || kind_ != Kind::Data)
+        return;
+    std::uint64_t now = 0, streamId = 0;
+    if (lttng_ust_ctl_get_current_timestamp(stream_.get(), &now) < 0 ||
+        lttng_ust_ctl_get_stream_id(stream_.get(), &streamId) < 0)
+        fail("reading the current timestamp for the live timer failed");
+    flush(true);
+    if (drain() != 0)
+        return;
+    try {
+        sink_->beacon(now, streamId);
+    } catch (const std::exception& e) {
+        fail(std::string("live beacon: ") + e.what());
+    }
 }
 
 void StreamReader::hangUp() noexcept {

@@ -8,6 +8,7 @@
 
 #include "common/event_loop.hpp"
 #include "index_writer.hpp"
+#include "output/stream_sink.hpp"
 #include "record_counter.hpp"
 #include "stream_file.hpp"
 #include "ust_channel.hpp"
@@ -61,13 +62,15 @@ public:
         Metadata, ///< "metadata", no index
     };
 
-    /// Creates the output file `name` (and index) in `dir`. With `watch`, an
+    /// Opens the stream `name` of the trace folder `traceDir` in `chunk`
+    /// (ChunkOutput::openStream). With `watch`, an
     /// io source on the stream's wait fd (EPOLLIN, and HUP/ERR which epoll
     /// always reports) drives drain() / hangUp() from `loop`; without it the
     /// owner calls drain() (the metadata stream, which only the consumer
-    /// itself writes). Throws std::system_error (files) or UstError.
-    StreamReader(EventLoop& loop, UstStream stream, const OutputDir& dir, std::string name,
-                 Kind kind, bool watch);
+    /// itself writes). Throws std::system_error or std::runtime_error (the output),
+    /// or UstError.
+    StreamReader(EventLoop& loop, UstStream stream, const ChunkOutput& chunk, std::string traceDir,
+                 std::string name, Kind kind, bool watch);
     ~StreamReader();
     StreamReader(const StreamReader&) = delete;
     StreamReader& operator=(const StreamReader&) = delete;
@@ -85,6 +88,13 @@ public:
     /// packet is closed too (end of tracing: the packet marks the stream's
     /// end time). Throws StreamError (and closes) on failure.
     void flush(bool producerActive);
+
+    /// Live timer tick (data streams; lttng-tools 2.13 consumer-timer.c,
+    /// check_stream): takes the stream's current timestamp, closes a packet
+    /// that holds events (flush_buffer(stream, 1)) and drains; if nothing
+    /// was read, sends a beacon with that timestamp. Throws StreamError
+    /// (and closes) on failure.
+    void liveTick();
 
     /// flush(false), drain, close: the producers are gone.
     /// Never throws (failures are logged).
@@ -108,15 +118,16 @@ public:
     /// `switched` is called, once. A closed stream, or one closed before it
     /// gets there, calls `switched` at once (at close): it has nothing more
     /// to write. Throws StreamError.
-    void rotate(const OutputDir& next, std::function<void()> switched);
+    void rotate(std::shared_ptr<const ChunkOutput> next, std::function<void()> switched);
 
     /// openPacket() on this stream (a data stream's first chunk begins:
     /// the channel was just made). False if closed or no room. Throws
     /// StreamError (and closes) on failure.
     bool openPacket();
-    /// Closes the current files and goes on in `next` at once (the metadata
-    /// stream, which only this process writes). Throws std::system_error.
-    void switchFiles(const OutputDir& next);
+    /// Closes the current output and goes on in `next` at once (the
+    /// metadata stream, which only this process writes). Throws as
+    /// ChunkOutput::openStream().
+    void switchFiles(const ChunkOutput& next);
 
     /// The ust-ctl stream (to send it to the daemon); empty once closed.
     const UstStream& ustStream() const noexcept { return stream_; }
@@ -127,9 +138,9 @@ public:
     std::uint64_t packetsWritten() const noexcept { return packets_; }
     /// Bytes written to the stream files since the stream was made, every
     /// chunk's (closing keeps the figure).
-    std::uint64_t bytesWritten() const noexcept { return bytesBefore_ + file_.size(); }
-    /// Bytes written to the current chunk's file.
-    std::uint64_t chunkBytes() const noexcept { return file_.size(); }
+    std::uint64_t bytesWritten() const noexcept { return bytesBefore_ + sink_->bytes(); }
+    /// Bytes written to the current chunk's stream.
+    std::uint64_t chunkBytes() const noexcept { return sink_->bytes(); }
     /// Event records in the packets written (data streams with a record
     /// counter; packets whose layouts have not come yet count once they do).
     std::uint64_t eventsRecorded() const noexcept { return eventsRecorded_; }
@@ -162,7 +173,7 @@ private:
     void switchIfDue();
     struct PendingSwitch {
         std::uint64_t switchAt = 0; ///< read position from which packets go to `next`
-        OutputDir next;
+        std::shared_ptr<const ChunkOutput> next;
         std::function<void()> switched;
     };
     std::optional<PendingSwitch> pendingSwitch_;
@@ -176,8 +187,8 @@ private:
     std::string name_;
     Kind kind_;
     UstStream stream_;
-    StreamFile file_;
-    std::optional<IndexWriter> index_;
+    std::string traceDir_;
+    std::unique_ptr<StreamSink> sink_; ///< never null; closed with the stream
     EventSourcePtr source_;
     int waitFd_ = -1; // owned by stream_
     std::uint64_t packets_ = 0;

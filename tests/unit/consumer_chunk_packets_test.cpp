@@ -5,6 +5,7 @@
 // default), read back from the CTF index files the consumer writes.
 #include "channel.hpp"
 #include "common/event_loop.hpp"
+#include "output/local_output.hpp"
 #include "stream_reader.hpp"
 #include "ust_channel.hpp"
 
@@ -88,25 +89,32 @@ protected:
         dir_ = fs::temp_directory_path() / ("tracectl-chunk-packets-" + std::to_string(getpid()));
         fs::remove_all(dir_);
         root_.emplace(OutputDir::openRoot(dir_));
+        chunk_.emplace(root_->subdir(""));
+    }
+    /// The chunk `<root>/<path>`.
+    std::shared_ptr<const ChunkOutput> chunkAt(const std::string& path) const {
+        return std::make_shared<LocalChunk>(root_->subdir(path));
     }
     void TearDown() override {
+        chunk_.reset();
         root_.reset();
         fs::remove_all(dir_);
     }
 
     fs::path dir_;
     std::optional<OutputDir> root_;
+    std::optional<LocalChunk> chunk_; ///< the first chunk, at the root
     EventLoop loop_;
 };
 
 TEST_F(ChunkPackets, AStreamNothingWritesToCoversTheFirstTheNextAndTheFinalChunk) {
     const std::uint64_t created0 = nowNs();
-    Channel ch(loop_, *root_, dataChannel(false));
+    Channel ch(loop_, *chunk_, dataChannel(false));
     const std::uint64_t created1 = nowNs();
     const std::uint32_t streams = ch.streamCount();
     ASSERT_GE(streams, 1u);
 
-    const OutputDir next = root_->subdir("chunk-1");
+    const auto next = chunkAt("chunk-1");
     int switched = 0;
     const std::uint64_t rotated0 = nowNs();
     const Channel::RotateResult r = ch.rotate(next, [&] { ++switched; });
@@ -152,8 +160,7 @@ TEST_F(ChunkPackets, ARotationOfAFullBufferOpensTheNewChunksPacketOnceThereIsRoo
     UstChannel ust(a);
     std::vector<UstStream> made = ust.createStreams();
     ASSERT_FALSE(made.empty());
-    const OutputDir trace = root_->subdir(kTraceDir);
-    StreamReader reader(loop_, std::move(made.front()), trace, "channel0_0",
+    StreamReader reader(loop_, std::move(made.front()), *chunk_, kTraceDir, "channel0_0",
                         StreamReader::Kind::Data, false);
     lttng_ust_ctl_consumer_stream* s = reader.ustStream().get();
     int filled = 0;
@@ -162,7 +169,7 @@ TEST_F(ChunkPackets, ARotationOfAFullBufferOpensTheNewChunksPacketOnceThereIsRoo
     EXPECT_EQ(filled, 4);
     const std::uint64_t full = nowNs();
 
-    const OutputDir next = root_->subdir("chunk-1/" + std::string(kTraceDir));
+    const auto next = chunkAt("chunk-1");
     bool switched = false;
     const std::uint64_t rotated0 = nowNs();
     reader.rotate(next, [&] { switched = true; });
@@ -190,12 +197,12 @@ TEST_F(ChunkPackets, ATraceWhoseStreamsAllClosedIsAbsentFromTheNewChunkNotHalfTh
     meta.subbufSize = 4096;
     meta.subbufCount = 2;
     meta.chanId = ~std::uint32_t{0};
-    Channel metadata(loop_, *root_, meta);
-    Channel data(loop_, *root_, dataChannel(false));
+    Channel metadata(loop_, *chunk_, meta);
+    Channel data(loop_, *chunk_, dataChannel(false));
     metadata.pushMetadata(0, "/* CTF 1.8 */\n");
     int switched = 0;
     auto rotateBoth = [&](const std::string& chunk) {
-        const OutputDir next = root_->subdir(chunk);
+        const auto next = chunkAt(chunk);
         EXPECT_EQ(metadata.rotate(next, [&] { ++switched; }).error, "");
         EXPECT_EQ(data.rotate(next, [&] { ++switched; }).error, "");
     };
@@ -225,7 +232,7 @@ TEST_F(ChunkPackets, ATraceWhoseStreamsAllClosedIsAbsentFromTheNewChunkNotHalfTh
 // 401 events in the first snapshots, 0 from the fifth on). Once stopped, the
 // last packets end where tracing did.
 TEST_F(ChunkPackets, SnapshotsKeepTheHistoryWhileActiveAndEndWhereTracingStoppedOnceStopped) {
-    Channel ch(loop_, *root_, dataChannel(true), true);
+    Channel ch(loop_, *chunk_, dataChannel(true), true);
     const std::uint32_t streams = ch.streamCount();
     ASSERT_GE(streams, 1u);
     auto snapshot = [&](const std::string& name) {

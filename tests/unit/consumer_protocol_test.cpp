@@ -77,6 +77,8 @@ std::vector<cp::Message> everyMessage() {
         sampleKernelCreate(),
         cp::DeclareKernelEvents{21, std::string("\x01\x00\x00\x00", 4)},
         cp::AttachIpProbes{22, 9, 10},
+        cp::AttachRelayd{7, 13, 1000000, 0, 1796162246},
+        cp::OutputFailed{"the relay at 127.0.0.1:5342 closed the connection"},
         cp::Statistics{
             5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},
     };
@@ -374,7 +376,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 8u);
+    EXPECT_EQ(cp::kVersion, 9u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
@@ -428,6 +430,19 @@ TEST(ConsumerProtocol, AttachIpProbesLayoutAndChecks) {
     EXPECT_THROW(cp::encode(cp::AttachIpProbes{1, 0xFFFF, 4}), cp::ProtocolError);
     const auto same = bytesOf({1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 5, 0});
     EXPECT_THROW(cp::decodePayload(cp::MessageType::AttachIpProbes, same.data(), same.size()),
+                 cp::ProtocolError);
+}
+
+TEST(ConsumerProtocol, AttachRelaydLayoutAndChecks) {
+    const auto frame = cp::encode(cp::AttachRelayd{0x0102, 13, 0x0304, 5, 6});
+    EXPECT_EQ(payloadOf(frame), bytesOf({0x02, 0x01, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0, 0x04, 0x03, 0,
+                                         0,    0,    0, 0, 0, 5,  0, 0, 0, 0, 0, 0, 0, 6,    0,
+                                         0,    0,    0, 0, 0, 0}));
+    EXPECT_EQ(cp::messageName(cp::MessageType::AttachRelayd), "AttachRelayd");
+    // A relay older than 2.4 has no live mode nor anything since.
+    EXPECT_THROW(cp::encode(cp::AttachRelayd{1, 3, 0, 0, 0}), cp::ProtocolError);
+    const std::vector<std::byte> cut = bytesOf({1, 0, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0});
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::AttachRelayd, cut.data(), cut.size()),
                  cp::ProtocolError);
 }
 

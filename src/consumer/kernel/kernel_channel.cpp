@@ -5,6 +5,7 @@
 #include "kernel/ip_ring_reader.hpp"
 #include "kernel/ip_stream.hpp"
 #include "kernel/statedump.hpp"
+#include "output/local_output.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -71,17 +72,13 @@ struct KernelChannel::Ip {
 
 kernel::PacketSink KernelChannel::sinkTo(Output& out) {
     return [this, &out](std::span<const std::byte> packet, const IndexEntry& entry) {
-        if (!out.file || !out.failure.empty())
+        if (!out.sink || !out.failure.empty())
             return;
-        IndexEntry e = entry;
-        e.offset = out.file->size();
         try {
-            out.file->write(packet.data(), packet.size());
-            out.index->append(e);
+            out.sink->write(packet.data(), packet.size(), packet.size(), &entry);
         } catch (const std::exception& err) {
             out.failure = err.what();
-            out.file.reset();
-            out.index.reset();
+            closeStream(out);
             return;
         }
         out.bytesWritten += packet.size();
@@ -91,14 +88,20 @@ kernel::PacketSink KernelChannel::sinkTo(Output& out) {
     };
 }
 
-void KernelChannel::openFiles(Output& out, const OutputDir& dir, const std::string& stream) {
-    out.file.emplace(dir, stream);
-    out.index.emplace(dir, stream);
+void KernelChannel::openStream(Output& out, const ChunkOutput& chunk,
+                               const std::string& stream) const {
+    out.sink = chunk.openStream(outputDir_, stream, StreamKind::Data);
     out.chunkBytes = 0;
     out.failure.clear();
 }
 
-KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
+void KernelChannel::closeStream(Output& out) noexcept {
+    if (out.sink)
+        out.sink->close();
+    out.sink.reset();
+}
+
+KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput> chunk,
                              const cp::CreateKernelChannel& request, std::vector<UniqueFd> fds,
                              bool snapshotOnly)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir), loop_(loop),
@@ -116,13 +119,8 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
     format.commitOffset = request.commitOffset;
     format.commitSize = request.commitSize;
     format.dataOffset = request.dataOffset;
-    std::optional<OutputDir> dir;
-    try {
-        if (!snapshotOnly_)
-            dir.emplace(chunkRoot.subdir(outputDir_));
-    } catch (const std::system_error& e) {
-        throw RequestError(cp::ErrorKind::Io, "creating " + outputDir_ + ": " + e.what());
-    }
+    if (snapshotOnly_)
+        chunk.reset();
     // Every stream begins now (tracing goes on later): the first packets
     // of an idle stream span the time up to its first flush.
     const std::uint64_t begin = monotonicNow();
@@ -143,11 +141,11 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         config.beginTimestamp = begin;
         c->stream = std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_,
                                                            sinkTo(c->out));
-        if (dir) {
+        if (chunk) {
             try {
-                openFiles(*c, *dir);
-            } catch (const std::system_error& e) {
-                throw RequestError(cp::ErrorKind::Io, "creating the files of " + outputDir_ + "/" +
+                openStream(*c, *chunk);
+            } catch (const std::exception& e) {
+                throw RequestError(cp::ErrorKind::Io, "creating the stream " + outputDir_ + "/" +
                                                           name_ + "_" + std::to_string(c->cpu) +
                                                           ": " + e.what());
             }
@@ -161,17 +159,19 @@ KernelChannel::KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
         }
         cpus_.push_back(std::move(c));
     }
-    if (dir && request.statedump)
-        writeStatedump(*dir);
-    if (dir)
+    if (chunk && request.statedump)
+        writeStatedump(*chunk);
+    if (chunk) {
+        chunk->streamsOpened();
         armTimer();
-    dir_ = std::move(dir);
+    }
+    chunk_ = std::move(chunk);
 }
 
 KernelChannel::~KernelChannel() = default;
 
-void KernelChannel::openFiles(Cpu& c, const OutputDir& dir) {
-    openFiles(c.out, dir, name_ + "_" + std::to_string(c.cpu));
+void KernelChannel::openStream(Cpu& c, const ChunkOutput& chunk) {
+    openStream(c.out, chunk, name_ + "_" + std::to_string(c.cpu));
 }
 
 void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd ring,
@@ -198,9 +198,10 @@ void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd r
     ip->stream = std::make_unique<kernel::IpStream>(config, &processes_, sinkTo(ip->out));
     if (!snapshotOnly_) {
         try {
-            openFiles(ip->out, *dir_, name_ + "_ip");
-        } catch (const std::system_error& e) {
-            throw RequestError(cp::ErrorKind::Io, "creating the files of " + outputDir_ + "/" +
+            openStream(ip->out, *chunk_, name_ + "_ip");
+            chunk_->streamsOpened();
+        } catch (const std::exception& e) {
+            throw RequestError(cp::ErrorKind::Io, "creating the stream " + outputDir_ + "/" +
                                                       name_ + "_ip: " + e.what());
         }
         sd_event_source* s = nullptr;
@@ -236,10 +237,10 @@ std::size_t KernelChannel::drainIp(std::size_t limit) {
     return n;
 }
 
-void KernelChannel::writeStatedump(const OutputDir& dir) {
+void KernelChannel::writeStatedump(const ChunkOutput& chunk) {
     try {
-        StreamFile file(dir, name_ + "_statedump");
-        IndexWriter index(dir, name_ + "_statedump");
+        const std::unique_ptr<StreamSink> sink =
+            chunk.openStream(outputDir_, name_ + "_statedump", StreamKind::Data);
         kernel::Statedump dump("/proc", uuid_, request_.streamId, request_.packetSize,
                                request_.contextMask);
         // The consumer's own thread stands in as the writer of these events
@@ -249,10 +250,7 @@ void KernelChannel::writeStatedump(const OutputDir& dir) {
         context.pid = static_cast<std::int32_t>(::getpid());
         const kernel::StatedumpCounts counts =
             dump.run(context, [&](std::span<const std::byte> packet, const IndexEntry& entry) {
-                IndexEntry e = entry;
-                e.offset = file.size();
-                file.write(packet.data(), packet.size());
-                index.append(e);
+                sink->write(packet.data(), packet.size(), packet.size(), &entry);
                 statedumpBytes_ += packet.size();
             });
         log::info("kernel channel " + name_ + ": statedump of " + std::to_string(counts.processes) +
@@ -386,7 +384,7 @@ void KernelChannel::flush() {
         throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
 }
 
-ChannelBase::RotateResult KernelChannel::rotate(const OutputDir& chunkRoot,
+ChannelBase::RotateResult KernelChannel::rotate(const std::shared_ptr<const ChunkOutput>& chunk,
                                                 const std::function<void()>& switched,
                                                 std::optional<bool>) noexcept {
     RotateResult r;
@@ -394,26 +392,16 @@ ChannelBase::RotateResult KernelChannel::rotate(const OutputDir& chunkRoot,
         return r;
     r.error = drainAll();
     const std::uint64_t now = monotonicNow();
-    std::optional<OutputDir> dir;
-    try {
-        dir.emplace(chunkRoot.subdir(outputDir_));
-    } catch (const std::exception& e) {
-        if (r.error.empty())
-            r.error = "kernel channel " + name_ + ": the new chunk: " + e.what();
-    }
     r.expected = streamCount();
     const auto next = [&](auto& stream, Output& out, const std::string& file) {
         stream.flush(now);
-        out.file.reset();
-        out.index.reset();
-        if (dir) {
-            try {
-                openFiles(out, *dir, file);
-            } catch (const std::exception& e) {
-                out.failure = e.what();
-                if (r.error.empty())
-                    r.error = "kernel channel " + file + ": " + e.what();
-            }
+        closeStream(out);
+        try {
+            openStream(out, *chunk, file);
+        } catch (const std::exception& e) {
+            out.failure = e.what();
+            if (r.error.empty())
+                r.error = "kernel channel " + file + ": " + e.what();
         }
         switched();
     };
@@ -421,8 +409,13 @@ ChannelBase::RotateResult KernelChannel::rotate(const OutputDir& chunkRoot,
         next(*c->stream, c->out, name_ + "_" + std::to_string(c->cpu));
     if (ip_)
         next(*ip_->stream, ip_->out, name_ + "_ip");
-    if (dir)
-        dir_ = std::move(dir);
+    try {
+        chunk->streamsOpened();
+    } catch (const std::exception& e) {
+        if (r.error.empty())
+            r.error = "kernel channel " + name_ + ": " + e.what();
+    }
+    chunk_ = chunk;
     return r;
 }
 
@@ -440,15 +433,13 @@ void KernelChannel::drainAndClose(bool) noexcept {
     }
     for (auto& c : cpus_) {
         c->watch.reset();
-        c->out.file.reset();
-        c->out.index.reset();
+        closeStream(c->out);
         c->fd.reset();
         c->stats.reset();
     }
     if (ip_) {
         ip_->watch.reset();
-        ip_->out.file.reset();
-        ip_->out.index.reset();
+        closeStream(ip_->out);
         ip_->reader.reset(); // closes the maps: the program's last fds may go with them
     }
 }
@@ -457,11 +448,11 @@ std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::
     if (!snapshotOnly_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + " is not a snapshot channel");
-    std::optional<OutputDir> dir;
+    std::optional<LocalChunk> snapshot;
     try {
-        dir.emplace(snapshotRoot.subdir(outputDir_));
+        snapshot.emplace(snapshotRoot.subdir(""));
     } catch (const std::system_error& e) {
-        throw RequestError(cp::ErrorKind::Io, "snapshot folder " + outputDir_ + ": " + e.what());
+        throw RequestError(cp::ErrorKind::Io, "snapshot folder: " + std::string(e.what()));
     }
     std::string first;
     std::uint64_t bytes = 0;
@@ -472,7 +463,7 @@ std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::
                           const std::function<void()>& close) {
         try {
             const std::uint64_t before = out.bytesWritten;
-            openFiles(out, *dir, file);
+            openStream(out, *snapshot, file);
             read();
             close();
             bytes += out.bytesWritten - before;
@@ -480,8 +471,7 @@ std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::
             if (first.empty())
                 first = e.what();
         }
-        out.file.reset();
-        out.index.reset();
+        closeStream(out);
     };
     for (auto& c : cpus_)
         take(

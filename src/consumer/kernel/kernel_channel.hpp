@@ -38,13 +38,13 @@ namespace tracectl::consumer {
 
 class KernelChannel final : public ChannelBase {
 public:
-    /// Creates `<chunkRoot>/<outputDir>/` and one stream file and index per
-    /// CPU of `request.cpus` (`fds`: their trace_pipe_raw fds in the same
+    /// Opens in `chunk` (kept: the channel's current chunk) one stream of
+    /// `request.outputDir` per CPU of `request.cpus` (`fds`: their trace_pipe_raw fds in the same
     /// order, then their stats fds), and the statedump stream if asked for; starts
     /// reading on `loop`. With `snapshotOnly` nothing is read or written
     /// until recordSnapshot(). Throws RequestError (InvalidArgument: not as
     /// many fds as CPUs; Io).
-    KernelChannel(EventLoop& loop, const OutputDir& chunkRoot,
+    KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput> chunk,
                   const consumer_protocol::CreateKernelChannel& request, std::vector<UniqueFd> fds,
                   bool snapshotOnly);
     ~KernelChannel() override;
@@ -71,11 +71,15 @@ public:
     /// once the daemon turned the instance's tracing off. Throws
     /// RequestError(Io) after trying every CPU.
     void flush() override;
-    /// Reads every CPU to its end, closes its packet and its files, and
-    /// goes on in `chunkRoot`; `switched` once per CPU.
-    RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched,
+    /// Reads every CPU to its end, closes its packet and its stream, and
+    /// goes on in `chunk`; `switched` once per CPU.
+    RotateResult rotate(const std::shared_ptr<const ChunkOutput>& chunk,
+                        const std::function<void()>& switched,
                         std::optional<bool> traceWentOn = std::nullopt) noexcept override;
     void drainAndClose(bool producersStopped) noexcept override;
+    /// Live sessions: reads every CPU and closes each stream's packet (an
+    /// idle stream's empty packet tells live viewers it is idle up to now).
+    void liveTick() override { flush(); }
     bool traceGoesOn() const noexcept override { return true; }
     /// The conversions (kernel_records::encode()) of events enabled now.
     /// Throws RequestError(InvalidArgument) if they do not decode.
@@ -89,21 +93,23 @@ public:
     void setProgressHook(const std::function<void()>& hook) override { progress_ = hook; }
 
 private:
-    /// Where one stream's packets go: its stream file and index in the
-    /// current chunk (or snapshot), and what it wrote.
+    /// Where one stream's packets go: its stream in the current chunk (or
+    /// snapshot), and what it wrote.
     struct Output {
-        std::optional<StreamFile> file;
-        std::optional<IndexWriter> index;
+        std::unique_ptr<StreamSink> sink; ///< none: closed, or not open yet
         std::uint64_t bytesWritten = 0;
         std::uint64_t chunkBytes = 0;
-        std::string failure; ///< why its files were closed, "" while fine
+        std::string failure; ///< why its stream was closed, "" while fine
     };
     struct Cpu;
     struct Ip;
     /// The sink that writes a stream's packets to `out`.
     kernel::PacketSink sinkTo(Output& out);
-    /// New stream and index files `<dir>/<stream>`. Throws std::system_error.
-    static void openFiles(Output& out, const OutputDir& dir, const std::string& stream);
+    /// Opens `out`'s stream `stream` of outputDir_ in `chunk`. Throws as
+    /// ChunkOutput::openStream().
+    void openStream(Output& out, const ChunkOutput& chunk, const std::string& stream) const;
+    /// Closes `out`'s stream (if open).
+    static void closeStream(Output& out) noexcept;
     /// Reads the ring buffer until it has nothing more (or `limit`
     /// records), then the drop count. Write failures close the files and throw.
     std::size_t drainIp(std::size_t limit = SIZE_MAX);
@@ -115,10 +121,10 @@ private:
     std::size_t drain(Cpu& c, std::size_t limit = SIZE_MAX);
     /// drain() of every CPU; the first failure is returned ("" if none).
     std::string drainAll() noexcept;
-    /// New stream and index files for `c` in `dir`. Throws std::system_error.
-    void openFiles(Cpu& c, const OutputDir& dir);
+    /// Opens `c`'s stream in `chunk`. Throws as ChunkOutput::openStream().
+    void openStream(Cpu& c, const ChunkOutput& chunk);
     void armTimer();
-    void writeStatedump(const OutputDir& dir);
+    void writeStatedump(const ChunkOutput& chunk);
 
     std::uint64_t key_;
     std::string name_;
@@ -131,7 +137,7 @@ private:
     kernel::ProcfsProcessInfo processes_;
     std::vector<std::unique_ptr<Cpu>> cpus_;
     std::unique_ptr<Ip> ip_;       ///< the ip provider's stream, once attached
-    std::optional<OutputDir> dir_; ///< the current chunk's output folder (none: snapshots only)
+    std::shared_ptr<const ChunkOutput> chunk_; ///< the current chunk (none: snapshots only)
     std::vector<std::byte> page_;  // one sub-buffer, reused
     EventSourcePtr timer_;
     std::function<void()> progress_;

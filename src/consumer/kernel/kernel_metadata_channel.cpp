@@ -1,6 +1,7 @@
 #include "kernel_metadata_channel.hpp"
 
 #include "common/log.hpp"
+#include "output/local_output.hpp"
 
 #include <system_error>
 
@@ -8,25 +9,31 @@ namespace tracectl::consumer {
 
 namespace cp = consumer_protocol;
 
-KernelMetadataChannel::KernelMetadataChannel(const OutputDir& chunkRoot,
+KernelMetadataChannel::KernelMetadataChannel(const ChunkOutput& chunk,
                                              const cp::CreateKernelChannel& request,
                                              bool snapshotOnly)
     : key_(request.key), outputDir_(request.outputDir), snapshotOnly_(snapshotOnly) {
     if (snapshotOnly_)
         return;
     try {
-        file_.emplace(writeWhole(chunkRoot));
-    } catch (const std::system_error& e) {
+        sink_ = writeWhole(chunk);
+    } catch (const std::exception& e) {
         throw RequestError(cp::ErrorKind::Io,
                            "creating " + outputDir_ + "/metadata: " + std::string(e.what()));
     }
 }
 
-StreamFile KernelMetadataChannel::writeWhole(const OutputDir& chunkRoot) const {
-    StreamFile f(chunkRoot.subdir(outputDir_), "metadata");
+std::unique_ptr<StreamSink> KernelMetadataChannel::writeWhole(const ChunkOutput& chunk) const {
+    std::unique_ptr<StreamSink> sink = chunk.openStream(outputDir_, "metadata", StreamKind::Metadata);
     if (!text_.empty())
-        f.write(text_.data(), text_.size());
-    return f;
+        sink->write(text_.data(), text_.size(), text_.size(), nullptr);
+    return sink;
+}
+
+void KernelMetadataChannel::close() noexcept {
+    if (sink_)
+        sink_->close();
+    sink_.reset();
 }
 
 void KernelMetadataChannel::pushMetadata(std::uint64_t offset, std::string_view bytes) {
@@ -35,14 +42,14 @@ void KernelMetadataChannel::pushMetadata(std::uint64_t offset, std::string_view 
                            "metadata pushed at offset " + std::to_string(offset) + ", but " +
                                std::to_string(text_.size()) + " bytes were pushed before");
     text_.append(bytes);
-    if (!file_)
+    if (!sink_)
         return;
     try {
-        file_->write(bytes.data(), bytes.size());
+        sink_->write(bytes.data(), bytes.size(), bytes.size(), nullptr);
         bytesWritten_ += bytes.size();
         chunkBytes_ += bytes.size();
-    } catch (const std::system_error& e) {
-        file_.reset();
+    } catch (const std::exception& e) {
+        close();
         throw RequestError(cp::ErrorKind::Io,
                            "writing " + outputDir_ + "/metadata: " + std::string(e.what()));
     }
@@ -50,26 +57,27 @@ void KernelMetadataChannel::pushMetadata(std::uint64_t offset, std::string_view 
 
 std::uint64_t KernelMetadataChannel::recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t) {
     try {
-        writeWhole(snapshotRoot);
-    } catch (const std::system_error& e) {
+        writeWhole(LocalChunk(snapshotRoot.subdir("")))->close();
+    } catch (const std::exception& e) {
         throw RequestError(cp::ErrorKind::Io, "writing the snapshot's " + outputDir_ +
                                                   "/metadata: " + std::string(e.what()));
     }
     return text_.size();
 }
 
-ChannelBase::RotateResult KernelMetadataChannel::rotate(const OutputDir& chunkRoot,
+ChannelBase::RotateResult KernelMetadataChannel::rotate(const std::shared_ptr<const ChunkOutput>& chunk,
                                                         const std::function<void()>& switched,
                                                         std::optional<bool>) noexcept {
     RotateResult r;
     r.expected = 1;
     if (!snapshotOnly_) {
         try {
-            file_.emplace(writeWhole(chunkRoot));
+            close();
+            sink_ = writeWhole(*chunk);
             bytesWritten_ += text_.size();
             chunkBytes_ = text_.size();
         } catch (const std::exception& e) {
-            file_.reset();
+            close();
             r.error = outputDir_ + "/metadata in the new chunk: " + e.what();
         }
     }

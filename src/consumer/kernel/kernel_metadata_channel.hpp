@@ -18,10 +18,10 @@ namespace tracectl::consumer {
 
 class KernelMetadataChannel final : public ChannelBase {
 public:
-    /// Creates `<chunkRoot>/<request.outputDir>/metadata` (empty until the
+    /// Creates the stream `metadata` of `request.outputDir` in `chunk` (empty until the
     /// first PushMetadata), unless `snapshotOnly` (nothing is written then
     /// but snapshots). Throws RequestError(Io).
-    KernelMetadataChannel(const OutputDir& chunkRoot,
+    KernelMetadataChannel(const ChunkOutput& chunk,
                           const consumer_protocol::CreateKernelChannel& request, bool snapshotOnly);
 
     std::uint64_t key() const noexcept override { return key_; }
@@ -33,25 +33,27 @@ public:
     /// the file. Throws RequestError (InvalidArgument, Io).
     void pushMetadata(std::uint64_t offset, std::string_view bytes) override;
     void flush() override {}
-    /// Opens the metadata file anew in `chunkRoot` and writes the whole text
-    /// there; `switched` once. A write failure closes the file and is told.
-    RotateResult rotate(const OutputDir& chunkRoot, const std::function<void()>& switched,
+    /// Opens the metadata stream anew in `chunk` and writes the whole text
+    /// there; `switched` once. A write failure closes the stream and is told.
+    RotateResult rotate(const std::shared_ptr<const ChunkOutput>& chunk,
+                        const std::function<void()>& switched,
                         std::optional<bool> traceWentOn = std::nullopt) noexcept override;
-    void drainAndClose(bool) noexcept override { file_.reset(); }
+    void drainAndClose(bool) noexcept override { close(); }
     bool traceGoesOn() const noexcept override { return true; }
     consumer_protocol::ChannelFigures figures() const noexcept override;
     void setProgressHook(const std::function<void()>&) override {}
 
 private:
-    /// A new metadata file in `chunkRoot`/outputDir_ holding the whole text.
-    /// Throws std::system_error.
-    StreamFile writeWhole(const OutputDir& chunkRoot) const;
+    /// A new metadata stream in `chunk`'s outputDir_ holding the whole
+    /// text. Throws as ChunkOutput::openStream() and StreamSink::write().
+    std::unique_ptr<StreamSink> writeWhole(const ChunkOutput& chunk) const;
+    void close() noexcept;
 
     std::uint64_t key_;
     std::string outputDir_;
     bool snapshotOnly_;
     std::string text_;
-    std::optional<StreamFile> file_;
+    std::unique_ptr<StreamSink> sink_; ///< none: snapshots only, or closed after a failure
     std::uint64_t bytesWritten_ = 0;
     std::uint64_t chunkBytes_ = 0;
 };
