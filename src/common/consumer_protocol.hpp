@@ -491,12 +491,11 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message =
-    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
-                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
-                 RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
-                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers,
-                 AttachRelayd, OutputFailed>;
+using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
+                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
+                             RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata,
+                             DeclareLayouts, Statistics, CreateKernelChannel, DeclareKernelEvents,
+                             AttachIpProbes, ClearBuffers, AttachRelayd, OutputFailed>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

@@ -37,8 +37,9 @@ public:
     /// With `countEvents` (data channels of a normal consumer) the records
     /// of every packet written are counted, once DeclareLayouts brought
     /// the layouts.
-    Channel(EventLoop& loop, const ChunkOutput& chunk, const consumer_protocol::CreateChannel& request,
-            bool snapshotOnly = false, bool countEvents = false);
+    Channel(EventLoop& loop, const ChunkOutput& chunk,
+            const consumer_protocol::CreateChannel& request, bool snapshotOnly = false,
+            bool countEvents = false);
     ~Channel() override;
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;

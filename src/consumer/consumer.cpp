@@ -62,8 +62,8 @@ std::string truncated(std::string s) {
 Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly,
                    bool countEvents)
     : loop_(loop), sock_(std::move(socket)), root_(std::move(root)),
-      chunk_(std::make_shared<LocalChunk>(root_.subdir(""))),
-      snapshotOnly_(snapshotOnly), countEvents_(countEvents && !snapshotOnly) {
+      chunk_(std::make_shared<LocalChunk>(root_.subdir(""))), snapshotOnly_(snapshotOnly),
+      countEvents_(countEvents && !snapshotOnly) {
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
         throw std::system_error(errno, std::generic_category(), "fcntl(command socket)");
@@ -290,8 +290,7 @@ void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
     if (request.kind == cp::ChannelKind::Metadata)
         ch = std::make_unique<KernelMetadataChannel>(*chunk_, request, snapshotOnly_);
     else
-        ch = std::make_unique<KernelChannel>(loop_, chunk_, request, std::move(fds),
-                                             snapshotOnly_);
+        ch = std::make_unique<KernelChannel>(loop_, chunk_, request, std::move(fds), snapshotOnly_);
     ch->setProgressHook([this] { noteProgress(); });
     log::info("kernel channel " + std::to_string(request.key) + " (" +
               (request.kind == cp::ChannelKind::Metadata ? std::string("metadata") : request.name) +
@@ -401,8 +400,8 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
         control.adoptSession(relayd::Version{relayd::kProtocolMajor, request.relayMinor},
                              request.relaySessionId);
         relayd::RelaydData data(relayd::RelaydSocket::adopt(std::move(fds[1]), "the relay"));
-        auto session =
-            std::make_shared<RelaySession>(std::move(control), std::move(data), request.relaySessionId);
+        auto session = std::make_shared<RelaySession>(std::move(control), std::move(data),
+                                                      request.relaySessionId);
         session->setFailureHook([this](const std::string& why) {
             // Unsolicited; if even this fails the daemon is gone anyway.
             send(cp::OutputFailed{truncated("the relay: " + why)}, 0);

@@ -435,9 +435,9 @@ TEST(ConsumerProtocol, AttachIpProbesLayoutAndChecks) {
 
 TEST(ConsumerProtocol, AttachRelaydLayoutAndChecks) {
     const auto frame = cp::encode(cp::AttachRelayd{0x0102, 13, 0x0304, 5, 6});
-    EXPECT_EQ(payloadOf(frame), bytesOf({0x02, 0x01, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0, 0x04, 0x03, 0,
-                                         0,    0,    0, 0, 0, 5,  0, 0, 0, 0, 0, 0, 0, 6,    0,
-                                         0,    0,    0, 0, 0, 0}));
+    EXPECT_EQ(payloadOf(frame),
+              bytesOf({0x02, 0x01, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0, 0x04, 0x03, 0, 0, 0, 0,
+                       0,    0,    5, 0, 0, 0, 0, 0, 0,  0, 6, 0, 0,    0,    0, 0, 0, 0}));
     EXPECT_EQ(cp::messageName(cp::MessageType::AttachRelayd), "AttachRelayd");
     // A relay older than 2.4 has no live mode nor anything since.
     EXPECT_THROW(cp::encode(cp::AttachRelayd{1, 3, 0, 0, 0}), cp::ProtocolError);

@@ -5,17 +5,16 @@
 // crash, a hang or a huge allocation.
 #include "relayd/relayd_control.hpp"
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <fcntl.h>
-#include <poll.h>
 #include <cstring>
+#include <fcntl.h>
 #include <functional>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -117,6 +116,8 @@ public:
             } catch (const std::exception& e) {
                 failure_ = e.what();
             }
+            // A script that returns has hung up, as a relay that exits.
+            ::shutdown(theirs_.get(), SHUT_RDWR);
         });
     }
     ~FakePeer() {
@@ -211,7 +212,10 @@ TEST(RelaydControl, CreateSessionKeepsTheRelaySessionId) {
         if (create.header.command != 2)
             throw std::runtime_error("not CREATE_SESSION");
         const std::string path = "testhost/wire-20261203-080000";
-        writeAll(fd, Reply().u64(42).u32(kLttngOk).u32(static_cast<std::uint32_t>(path.size() + 1))
+        writeAll(fd, Reply()
+                         .u64(42)
+                         .u32(kLttngOk)
+                         .u32(static_cast<std::uint32_t>(path.size() + 1))
                          .text(path)
                          .u8(0));
         const Received begin = readCommand(fd);
@@ -424,7 +428,8 @@ TEST(RelaydData, SendPacketIsTheHeaderThenTheBytes) {
         std::array<std::byte, kDataHeaderSize> header{};
         if (!readAll(fd, header.data(), header.size()))
             throw std::runtime_error("no data header");
-        const Bytes expected = encodeDataHeader(3, 9, static_cast<std::uint32_t>(payload.size()), 12);
+        const Bytes expected =
+            encodeDataHeader(3, 9, static_cast<std::uint32_t>(payload.size()), 12);
         if (!std::equal(header.begin(), header.end(), expected.begin()))
             throw std::runtime_error("data header differs");
         Bytes body(payload.size());
@@ -530,8 +535,9 @@ TEST(RelaydSocket, AnUnknownHostIsAResolutionError) {
         RelaydSocket::connect("no-such-relay.invalid", 5342, 2s);
         FAIL() << "resolved .invalid";
     } catch (const RelaydIoError& e) {
-        EXPECT_NE(std::string(e.what()).find("cannot resolve the relay host 'no-such-relay.invalid'"),
-                  std::string::npos)
+        EXPECT_NE(
+            std::string(e.what()).find("cannot resolve the relay host 'no-such-relay.invalid'"),
+            std::string::npos)
             << e.what();
     }
 }

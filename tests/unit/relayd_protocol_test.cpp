@@ -2,11 +2,10 @@
 // lttng-tools v2.13.9 src/common/sessiond-comm/relayd.h.
 #include "relayd/relayd_protocol.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
-#include <sys/mman.h>
+#include <gtest/gtest.h>
 #include <string>
+#include <sys/mman.h>
 
 using namespace tracectl::relayd;
 
@@ -108,9 +107,9 @@ TEST(RelaydProtocol, CreateSession211Layout) {
     // 59 fixed bytes, "wire\0" "testhost\0" "\0".
     expectHeader(m, RelaydCommand::CreateSession, 59 + 5 + 9 + 1);
     const std::size_t p = kCommandHeaderSize;
-    EXPECT_EQ(be32At(m, p + 0), 5u);  // session_name_len
-    EXPECT_EQ(be32At(m, p + 4), 9u);  // hostname_len
-    EXPECT_EQ(be32At(m, p + 8), 1u);  // base_path_len
+    EXPECT_EQ(be32At(m, p + 0), 5u); // session_name_len
+    EXPECT_EQ(be32At(m, p + 4), 9u); // hostname_len
+    EXPECT_EQ(be32At(m, p + 8), 1u); // base_path_len
     EXPECT_EQ(be32At(m, p + 12), 1'000'000u);
     EXPECT_EQ(static_cast<int>(m[p + 16]), 1); // snapshot
     EXPECT_EQ(static_cast<int>(m[p + 17]), 0); // session_name_contains_creation_time
@@ -150,7 +149,8 @@ TEST(RelaydProtocol, CreateSessionRefusesWhatRelaydRefuses) {
     EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = std::string("a\0b", 3); })),
                  RelaydProtocolError);
     // LTTNG_NAME_MAX (255) with the NUL.
-    EXPECT_NO_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = std::string(254, 'n'); })));
+    EXPECT_NO_THROW(
+        encodeCreateSession(with([](auto& r) { r.sessionName = std::string(254, 'n'); })));
     EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = std::string(255, 'n'); })),
                  RelaydProtocolError);
     // LTTNG_HOST_NAME_MAX (256) with the NUL.
@@ -282,12 +282,11 @@ TEST(RelaydProtocol, RotateStreamsUsesTheSevenBytePaddingLayout) {
 }
 
 TEST(RelaydProtocol, DataHeaderGoldenBytes) {
-    EXPECT_EQ(hex(encodeDataHeader(0x0102, 0x0304, 0x05060708, 0x090a0b0c)),
-              "0000000000000000"
-              "0000000000000102"
-              "0000000000000304"
-              "05060708"
-              "090a0b0c");
+    EXPECT_EQ(hex(encodeDataHeader(0x0102, 0x0304, 0x05060708, 0x090a0b0c)), "0000000000000000"
+                                                                             "0000000000000102"
+                                                                             "0000000000000304"
+                                                                             "05060708"
+                                                                             "090a0b0c");
 }
 
 TEST(RelaydProtocol, GenericReplyMustBeFourBytes) {
@@ -308,18 +307,26 @@ TEST(RelaydProtocol, VersionAndConfigurationReplies) {
 }
 
 TEST(RelaydProtocol, CreateSessionReplyBoundsThePath) {
-    const CreateSessionReplyHeader h =
-        decodeCreateSessionReplyHeader(fromHex("0000000000000003" "0000000a" "00000010"));
+    const CreateSessionReplyHeader h = decodeCreateSessionReplyHeader(fromHex("0000000000000003"
+                                                                              "0000000a"
+                                                                              "00000010"));
     EXPECT_EQ(h.relaySessionId, 3u);
     EXPECT_EQ(h.retCode, kLttngOk);
     EXPECT_EQ(h.outputPathLength, 16u);
-    EXPECT_NO_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003" "0000000a" "00000fff")));
-    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003" "0000000a" "00001000")),
+    EXPECT_NO_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
+                                                           "0000000a"
+                                                           "00000fff")));
+    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
+                                                        "0000000a"
+                                                        "00001000")),
                  RelaydProtocolError);
-    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003" "0000000a" "ffffffff")),
+    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
+                                                        "0000000a"
+                                                        "ffffffff")),
                  RelaydProtocolError);
     // The 2.4-2.10 reply (12 bytes) is not a 2.11 one.
-    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003" "0000000a")),
+    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
+                                                        "0000000a")),
                  RelaydProtocolError);
 }
 
@@ -328,31 +335,38 @@ TEST(RelaydProtocol, ReplyPathNeedsExactlyOneTrailingNul) {
     EXPECT_EQ(decodeReplyPath(std::as_bytes(std::span(good.data(), good.size()))), "host/s-1");
     EXPECT_EQ(decodeReplyPath({}), "");
     const std::string unterminated = "host";
-    EXPECT_THROW(decodeReplyPath(std::as_bytes(std::span(unterminated.data(), unterminated.size()))),
-                 RelaydProtocolError);
+    EXPECT_THROW(
+        decodeReplyPath(std::as_bytes(std::span(unterminated.data(), unterminated.size()))),
+        RelaydProtocolError);
     const std::string inner("ho\0st\0", 6);
     EXPECT_THROW(decodeReplyPath(std::as_bytes(std::span(inner.data(), inner.size()))),
                  RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, StreamStatusReply) {
-    const StreamStatusReply r = decodeStreamStatusReply(fromHex("0000000000000011" "0000000a"));
+    const StreamStatusReply r = decodeStreamStatusReply(fromHex("0000000000000011"
+                                                                "0000000a"));
     EXPECT_EQ(r.handle, 0x11u);
     EXPECT_EQ(r.retCode, kLttngOk);
     EXPECT_THROW(decodeStreamStatusReply(fromHex("0000000000000011")), RelaydProtocolError);
-    EXPECT_THROW(decodeStreamStatusReply(fromHex("0000000000000011" "0000000a" "00")),
+    EXPECT_THROW(decodeStreamStatusReply(fromHex("0000000000000011"
+                                                 "0000000a"
+                                                 "00")),
                  RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, CloseTraceChunkReplyReadsAPathOnlyOnSuccess) {
-    const CloseTraceChunkReplyHeader ok = decodeCloseTraceChunkReplyHeader(fromHex("0000000a" "00000005"));
+    const CloseTraceChunkReplyHeader ok = decodeCloseTraceChunkReplyHeader(fromHex("0000000a"
+                                                                                   "00000005"));
     EXPECT_EQ(ok.trailingBytes(), 5u);
     // A refusal carries no path whatever the length says (main.c).
     const CloseTraceChunkReplyHeader refused =
-        decodeCloseTraceChunkReplyHeader(fromHex("00000098" "ffffffff"));
+        decodeCloseTraceChunkReplyHeader(fromHex("00000098"
+                                                 "ffffffff"));
     EXPECT_EQ(refused.retCode, 152u);
     EXPECT_EQ(refused.trailingBytes(), 0u);
-    EXPECT_THROW(decodeCloseTraceChunkReplyHeader(fromHex("0000000a" "00001000")),
+    EXPECT_THROW(decodeCloseTraceChunkReplyHeader(fromHex("0000000a"
+                                                          "00001000")),
                  RelaydProtocolError);
     EXPECT_THROW(decodeCloseTraceChunkReplyHeader(fromHex("0000000a")), RelaydProtocolError);
 }
@@ -365,13 +379,16 @@ TEST(RelaydProtocol, TraceChunkExistsReply) {
 }
 
 TEST(RelaydProtocol, OversizedPayloadIsRefusedBeforeCopying) {
-    // 128 MiB + 1 of metadata: the relay would drop the connection. The
+    // One byte over the relay's 128 MiB control limit, with SEND_METADATA's
+    // 12-byte header or without: the relay would drop the connection. The
     // buffer is an untouched anonymous mapping, so the test costs no memory.
-    const std::size_t size = kMaxControlPayload - 12 + 1;
+    const std::size_t size = kMaxControlPayload + 1;
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(map, MAP_FAILED);
-    const ByteView big(static_cast<const std::byte*>(map), size);
-    EXPECT_THROW(encodeSendMetadata(1, big, 0), RelaydProtocolError);
-    EXPECT_THROW(encodeCommand(RelaydCommand::SendMetadata, big), RelaydProtocolError);
+    const auto* bytes = static_cast<const std::byte*>(map);
+    EXPECT_THROW(encodeSendMetadata(1, ByteView(bytes, kMaxControlPayload - 12 + 1), 0),
+                 RelaydProtocolError);
+    EXPECT_THROW(encodeCommand(RelaydCommand::SendMetadata, ByteView(bytes, size)),
+                 RelaydProtocolError);
     ::munmap(map, size);
 }

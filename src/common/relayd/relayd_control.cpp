@@ -129,7 +129,8 @@ void RelaydControl::createTraceChunk(std::uint64_t chunkId, std::uint64_t creati
 std::uint64_t RelaydControl::addStream(const std::string& channelName, const std::string& pathname,
                                        std::uint64_t tracefileSize, std::uint64_t tracefileCount,
                                        std::uint64_t chunkId) {
-    send(RelaydCommand::AddStream, encodeAddStream(channelName, pathname, tracefileSize, tracefileCount, chunkId));
+    send(RelaydCommand::AddStream,
+         encodeAddStream(channelName, pathname, tracefileSize, tracefileCount, chunkId));
     std::array<std::byte, kStreamStatusReplySize> reply{};
     receive(RelaydCommand::AddStream, reply);
     const StreamStatusReply decoded = decodeStreamStatusReply(reply);
@@ -148,9 +149,9 @@ void RelaydControl::sendMetadata(std::uint64_t streamHandle, std::span<const std
 }
 
 void RelaydControl::resetMetadata(std::uint64_t streamHandle, std::uint64_t version) {
-    requireOk(RelaydCommand::ResetMetadata,
-              genericExchange(RelaydCommand::ResetMetadata,
-                              encodeResetMetadata(streamHandle, version)));
+    requireOk(
+        RelaydCommand::ResetMetadata,
+        genericExchange(RelaydCommand::ResetMetadata, encodeResetMetadata(streamHandle, version)));
 }
 
 void RelaydControl::sendIndex(const RelaydIndex& index) {
@@ -159,9 +160,9 @@ void RelaydControl::sendIndex(const RelaydIndex& index) {
 }
 
 void RelaydControl::quiescentControl(std::uint64_t streamHandle) {
-    requireOk(RelaydCommand::QuiescentControl,
-              genericExchange(RelaydCommand::QuiescentControl,
-                              encodeQuiescentControl(streamHandle)));
+    requireOk(
+        RelaydCommand::QuiescentControl,
+        genericExchange(RelaydCommand::QuiescentControl, encodeQuiescentControl(streamHandle)));
 }
 
 void RelaydControl::beginDataPending() {
@@ -241,9 +242,9 @@ bool RelaydControl::traceChunkExists(std::uint64_t chunkId) {
 
 void RelaydControl::rotateStreams(std::optional<std::uint64_t> newChunkId,
                                   std::span<const StreamRotationPosition> positions) {
-    requireOk(RelaydCommand::RotateStreams,
-              genericExchange(RelaydCommand::RotateStreams,
-                              encodeRotateStreams(newChunkId, positions)));
+    requireOk(
+        RelaydCommand::RotateStreams,
+        genericExchange(RelaydCommand::RotateStreams, encodeRotateStreams(newChunkId, positions)));
 }
 
 RelaydData::RelaydData(RelaydSocket socket, std::chrono::milliseconds timeout)

@@ -28,13 +28,14 @@ inline constexpr std::chrono::milliseconds kDefaultRelaydTimeout{10'000};
 /// What CREATE_SESSION gave back.
 struct CreatedSession {
     std::uint64_t relaySessionId = 0; ///< the relay's id (for BEGIN/END_DATA_PENDING)
-    std::string outputPath;           ///< e.g. "testhost/wire-20261203-084000", relative to relayd -o
+    std::string outputPath; ///< e.g. "testhost/wire-20261203-084000", relative to relayd -o
 };
 
 /// The relay's GET_CONFIGURATION answer.
 struct RelaydConfiguration {
     std::uint64_t flags = 0;
-    bool clearAllowed = false; ///< kConfigurationClearAllowed (relayd --disallow-clear turns it off)
+    bool clearAllowed =
+        false; ///< kConfigurationClearAllowed (relayd --disallow-clear turns it off)
 };
 
 /// The control connection. Every call sends one command and reads its whole

@@ -159,10 +159,9 @@ std::string commandName(RelaydCommand command) {
 
 Bytes encodeCommand(RelaydCommand cmd, ByteView payload) {
     if (payload.size() > kMaxControlPayload)
-        throw RelaydProtocolError(commandName(cmd) + ": a payload of " +
-                                  std::to_string(payload.size()) +
-                                  " bytes exceeds lttng-relayd's control limit of " +
-                                  std::to_string(kMaxControlPayload));
+        throw RelaydProtocolError(
+            commandName(cmd) + ": a payload of " + std::to_string(payload.size()) +
+            " bytes exceeds lttng-relayd's control limit of " + std::to_string(kMaxControlPayload));
     Writer w(kCommandHeaderSize + payload.size());
     w.u64(0).u64(payload.size()).u32(static_cast<std::uint32_t>(cmd)).u32(0).raw(payload);
     return w.take();
@@ -192,12 +191,14 @@ Bytes encodeGetConfiguration(std::uint64_t queryFlags) {
 Bytes encodeCreateSession(const CreateSessionRequest& request) {
     checkName(request.sessionName, kMaxSessionNameLength, "the session name", false);
     if (request.sessionName.front() == '.' || request.sessionName.find('/') != std::string::npos)
-        throw RelaydProtocolError("the session name '" + request.sessionName +
-                                  "' is not path-safe (lttng-relayd refuses a leading '.' or a '/')");
+        throw RelaydProtocolError(
+            "the session name '" + request.sessionName +
+            "' is not path-safe (lttng-relayd refuses a leading '.' or a '/')");
     checkName(request.hostname, kMaxHostnameLength, "the hostname", false);
     if (request.hostname.front() == '.' || request.hostname.find('/') != std::string::npos)
-        throw RelaydProtocolError("the hostname '" + request.hostname +
-                                  "' is not path-safe (lttng-relayd refuses a leading '.' or a '/')");
+        throw RelaydProtocolError(
+            "the hostname '" + request.hostname +
+            "' is not path-safe (lttng-relayd refuses a leading '.' or a '/')");
     checkName(request.basePath, kMaxBasePathLength, "the base path", true);
     if (request.basePath.find("../") != std::string::npos)
         throw RelaydProtocolError("the base path '" + request.basePath + "' walks up ('../')");
@@ -205,8 +206,8 @@ Bytes encodeCreateSession(const CreateSessionRequest& request) {
                     [](std::uint8_t b) { return b == 0; }))
         throw RelaydProtocolError("the session daemon UUID is nil (lttng-relayd refuses it)");
 
-    Writer w(59 + request.sessionName.size() + request.hostname.size() +
-             request.basePath.size() + 3);
+    Writer w(59 + request.sessionName.size() + request.hostname.size() + request.basePath.size() +
+             3);
     w.u32(static_cast<std::uint32_t>(request.sessionName.size() + 1))
         .u32(static_cast<std::uint32_t>(request.hostname.size() + 1))
         .u32(static_cast<std::uint32_t>(request.basePath.size() + 1))
@@ -263,10 +264,11 @@ Bytes encodeAddStream(std::string_view channelName, std::string_view pathname,
     return command(RelaydCommand::AddStream, w);
 }
 
-Bytes encodeStreamsSent() { return encodeCommand(RelaydCommand::StreamsSent, {}); }
+Bytes encodeStreamsSent() {
+    return encodeCommand(RelaydCommand::StreamsSent, {});
+}
 
-Bytes encodeSendMetadata(std::uint64_t streamHandle, ByteView metadata,
-                         std::uint32_t paddingSize) {
+Bytes encodeSendMetadata(std::uint64_t streamHandle, ByteView metadata, std::uint32_t paddingSize) {
     if (metadata.size() > kMaxControlPayload - 12)
         throw RelaydProtocolError("SEND_METADATA: " + std::to_string(metadata.size()) +
                                   " bytes of metadata exceed lttng-relayd's control limit of " +
@@ -344,8 +346,8 @@ Bytes encodeRotateStreams(std::optional<std::uint64_t> newChunkId,
     return command(RelaydCommand::RotateStreams, w);
 }
 
-Bytes encodeDataHeader(std::uint64_t streamHandle, std::uint64_t netSeqNum,
-                       std::uint32_t dataSize, std::uint32_t paddingSize) {
+Bytes encodeDataHeader(std::uint64_t streamHandle, std::uint64_t netSeqNum, std::uint32_t dataSize,
+                       std::uint32_t paddingSize) {
     Writer w(kDataHeaderSize);
     w.u64(0).u64(streamHandle).u64(netSeqNum).u32(dataSize).u32(paddingSize);
     return w.take();
@@ -383,9 +385,8 @@ CreateSessionReplyHeader decodeCreateSessionReplyHeader(ByteView bytes) {
     header.outputPathLength = r.u32();
     if (header.outputPathLength >= kMaxReplyPathLength)
         throw RelaydProtocolError("relayd CREATE_SESSION reply: an output path of " +
-                                  std::to_string(header.outputPathLength) +
-                                  " bytes (at most " + std::to_string(kMaxReplyPathLength - 1) +
-                                  " are allowed)");
+                                  std::to_string(header.outputPathLength) + " bytes (at most " +
+                                  std::to_string(kMaxReplyPathLength - 1) + " are allowed)");
     return header;
 }
 

@@ -50,7 +50,7 @@ enum class RelaydCommand : std::uint32_t {
     QuiescentControl = 9,
     BeginDataPending = 10,
     EndDataPending = 11,
-    AddIndex = 12,     ///< never handled by relayd 2.13 (unknown command)
+    AddIndex = 12, ///< never handled by relayd 2.13 (unknown command)
     SendIndex = 13,
     CloseIndex = 14,   ///< never handled by relayd 2.13 (unknown command)
     ListSessions = 15, ///< live-viewer protocol only
@@ -160,9 +160,9 @@ Bytes encodeGetConfiguration(std::uint64_t queryFlags = 0);
 /// session_name_contains_creation_time, or `hostname/base_path` when a base
 /// path is given.
 struct CreateSessionRequest {
-    std::string sessionName; ///< non-empty, path-safe (relayd refuses a leading '.' or '/')
-    std::string hostname;    ///< the tracing host, as it shows in the relay's paths
-    std::string basePath;    ///< "" = none
+    std::string sessionName;       ///< non-empty, path-safe (relayd refuses a leading '.' or '/')
+    std::string hostname;          ///< the tracing host, as it shows in the relay's paths
+    std::string basePath;          ///< "" = none
     std::uint32_t liveTimerUs = 0; ///< live timer period, µs; 0 = not a live session
     bool snapshot = false;
     bool sessionNameContainsCreationTime = false;
@@ -175,7 +175,8 @@ Bytes encodeCreateSession(const CreateSessionRequest& request);
 
 /// CREATE_TRACE_CHUNK, struct lttcomm_relayd_create_trace_chunk, 20 bytes
 /// then the override name with its NUL (when given):
-///   0 u64 chunk_id  8 u64 creation_timestamp (s)  16 u32 override_name_length (NUL incl., 0 = none)
+///   0 u64 chunk_id  8 u64 creation_timestamp (s)  16 u32 override_name_length (NUL incl., 0 =
+///   none)
 Bytes encodeCreateTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime,
                              const std::optional<std::string>& overrideName = std::nullopt);
 
@@ -199,8 +200,7 @@ Bytes encodeStreamsSent();
 /// then `metadata`. The relay appends `paddingSize` zero bytes itself; the
 /// padding is not sent (consumer.c, lttng_consumer_on_read_subbuffer_mmap).
 /// The relay sends NO reply to this command.
-Bytes encodeSendMetadata(std::uint64_t streamHandle, ByteView metadata,
-                         std::uint32_t paddingSize);
+Bytes encodeSendMetadata(std::uint64_t streamHandle, ByteView metadata, std::uint32_t paddingSize);
 
 /// RESET_METADATA, struct lttcomm_relayd_reset_metadata, 16 bytes:
 ///   0 u64 stream_id  8 u64 version. Refused by the relay for live sessions.
@@ -214,12 +214,12 @@ Bytes encodeResetMetadata(std::uint64_t streamHandle, std::uint64_t version);
 /// (struct ctf_packet_index, index/ctf-index.h, after the packet's offset).
 /// A packet_size of 0 is a live beacon (consumer-timer.c, send_empty_index).
 struct RelaydIndex {
-    std::uint64_t relayStreamId = 0;    ///< the relay's stream handle (ADD_STREAM reply)
-    std::uint64_t netSeqNum = 0;        ///< the data packet's net_seq_num
-    std::uint64_t packetSizeBits = 0;   ///< CTF packet_size, in bits (with padding)
-    std::uint64_t contentSizeBits = 0;  ///< CTF content_size, in bits
-    std::uint64_t timestampBegin = 0;   ///< clock cycles
-    std::uint64_t timestampEnd = 0;     ///< clock cycles
+    std::uint64_t relayStreamId = 0;   ///< the relay's stream handle (ADD_STREAM reply)
+    std::uint64_t netSeqNum = 0;       ///< the data packet's net_seq_num
+    std::uint64_t packetSizeBits = 0;  ///< CTF packet_size, in bits (with padding)
+    std::uint64_t contentSizeBits = 0; ///< CTF content_size, in bits
+    std::uint64_t timestampBegin = 0;  ///< clock cycles
+    std::uint64_t timestampEnd = 0;    ///< clock cycles
     std::uint64_t eventsDiscarded = 0;
     std::uint64_t streamId = 0;         ///< CTF stream class id
     std::uint64_t streamInstanceId = 0; ///< CTF stream instance id
@@ -276,8 +276,8 @@ Bytes encodeRotateStreams(std::optional<std::uint64_t> newChunkId,
 ///   0 u64 circuit_id (0)  8 u64 stream_id  16 u64 net_seq_num
 ///  24 u32 data_size (bytes that follow)  28 u32 padding_size (zeros the relay appends)
 /// The data socket has no handshake and no replies.
-Bytes encodeDataHeader(std::uint64_t streamHandle, std::uint64_t netSeqNum,
-                       std::uint32_t dataSize, std::uint32_t paddingSize);
+Bytes encodeDataHeader(std::uint64_t streamHandle, std::uint64_t netSeqNum, std::uint32_t dataSize,
+                       std::uint32_t paddingSize);
 
 // ---- Replies ---------------------------------------------------------------
 //

@@ -19,7 +19,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string errnoText(int err) { return std::strerror(err); }
+std::string errnoText(int err) {
+    return std::strerror(err);
+}
 
 /// Milliseconds left until `deadline`, rounded up, for poll(2); 0 when past.
 int msLeft(Clock::time_point deadline) {
@@ -167,8 +169,8 @@ RelaydSocket RelaydSocket::adopt(UniqueFd fd, std::string peerName) {
     if (!fd || ::getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &length) != 0) {
         const int err = fd ? errno : EBADF;
         throw RelaydIoError(RelaydIoError::Kind::System, err,
-                            "the connection to " + peerName + " is not a socket: " +
-                                errnoText(err));
+                            "the connection to " + peerName +
+                                " is not a socket: " + errnoText(err));
     }
     if (type != SOCK_STREAM)
         throw RelaydIoError(RelaydIoError::Kind::System, EPROTOTYPE,
@@ -206,12 +208,11 @@ void RelaydSocket::sendAll(std::span<const std::span<const std::byte>> pieces,
                 continue; // POLLERR/POLLHUP: the next sendmsg reports the error
             }
             const bool closed = err == EPIPE || err == ECONNRESET;
-            throw RelaydIoError(closed ? RelaydIoError::Kind::PeerClosed
-                                       : RelaydIoError::Kind::System,
-                                err,
-                                (closed ? "the relay closed the connection (" + peer_ + ")"
-                                        : "sending to " + peer_) +
-                                    ": " + errnoText(err));
+            throw RelaydIoError(
+                closed ? RelaydIoError::Kind::PeerClosed : RelaydIoError::Kind::System, err,
+                (closed ? "the relay closed the connection (" + peer_ + ")"
+                        : "sending to " + peer_) +
+                    ": " + errnoText(err));
         }
         auto left = static_cast<std::size_t>(sent);
         while (first < iov.size() && left >= iov[first].iov_len) {

@@ -136,9 +136,9 @@ private:
     kernel::ConversionTable conversions_;
     kernel::ProcfsProcessInfo processes_;
     std::vector<std::unique_ptr<Cpu>> cpus_;
-    std::unique_ptr<Ip> ip_;       ///< the ip provider's stream, once attached
+    std::unique_ptr<Ip> ip_;                   ///< the ip provider's stream, once attached
     std::shared_ptr<const ChunkOutput> chunk_; ///< the current chunk (none: snapshots only)
-    std::vector<std::byte> page_;  // one sub-buffer, reused
+    std::vector<std::byte> page_;              // one sub-buffer, reused
     EventSourcePtr timer_;
     std::function<void()> progress_;
     std::uint64_t statedumpBytes_ = 0;

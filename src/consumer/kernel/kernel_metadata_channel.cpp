@@ -24,7 +24,8 @@ KernelMetadataChannel::KernelMetadataChannel(const ChunkOutput& chunk,
 }
 
 std::unique_ptr<StreamSink> KernelMetadataChannel::writeWhole(const ChunkOutput& chunk) const {
-    std::unique_ptr<StreamSink> sink = chunk.openStream(outputDir_, "metadata", StreamKind::Metadata);
+    std::unique_ptr<StreamSink> sink =
+        chunk.openStream(outputDir_, "metadata", StreamKind::Metadata);
     if (!text_.empty())
         sink->write(text_.data(), text_.size(), text_.size(), nullptr);
     return sink;
@@ -65,9 +66,9 @@ std::uint64_t KernelMetadataChannel::recordSnapshot(const OutputDir& snapshotRoo
     return text_.size();
 }
 
-ChannelBase::RotateResult KernelMetadataChannel::rotate(const std::shared_ptr<const ChunkOutput>& chunk,
-                                                        const std::function<void()>& switched,
-                                                        std::optional<bool>) noexcept {
+ChannelBase::RotateResult
+KernelMetadataChannel::rotate(const std::shared_ptr<const ChunkOutput>& chunk,
+                              const std::function<void()>& switched, std::optional<bool>) noexcept {
     RotateResult r;
     r.expected = 1;
     if (!snapshotOnly_) {

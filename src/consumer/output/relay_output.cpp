@@ -64,8 +64,7 @@ void RelaySession::closeTraceChunk(std::uint64_t chunkId, std::uint64_t closeTim
     try {
         control_.closeTraceChunk(chunkId, closeTime);
     } catch (const relayd::RelaydError& e) {
-        (void)fail(std::string("closing trace chunk ") + std::to_string(chunkId) + ": " +
-                   e.what());
+        (void)fail(std::string("closing trace chunk ") + std::to_string(chunkId) + ": " + e.what());
     }
 }
 
@@ -216,8 +215,8 @@ void RelayStreamSink::beacon(std::uint64_t timestampEnd, std::uint64_t streamId)
         session_.sendBeacon(handle_, timestampEnd, streamId);
 }
 
-std::unique_ptr<StreamSink> RelayChunk::openStream(std::string_view traceDir,
-                                                   std::string_view name, StreamKind kind) const {
+std::unique_ptr<StreamSink> RelayChunk::openStream(std::string_view traceDir, std::string_view name,
+                                                   StreamKind kind) const {
     return std::make_unique<RelayStreamSink>(*session_, std::string(traceDir), std::string(name),
                                              chunkId_, kind);
 }
