@@ -21,6 +21,7 @@ enum class ErrorCode {
     EventRuleExists,   ///< the same event rule is enabled in that channel already
     KernelUnavailable, ///< the kernel domain cannot be used here (no writable tracefs)
     NoSuchEventRule,   ///< DisableEvents named a pattern no rule of that channel has
+    RelayUnavailable,  ///< a network session's lttng-relayd cannot be reached or refused it
     Failed,            ///< an internal failure; the message says what
 };
 

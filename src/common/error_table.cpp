@@ -18,6 +18,7 @@ constexpr std::array kTable{
     ErrorInfo{"org.tracectl.Tracing1.Error.EventRuleExists", EEXIST},
     ErrorInfo{"org.tracectl.Tracing1.Error.KernelUnavailable", ENOTSUP},
     ErrorInfo{"org.tracectl.Tracing1.Error.NoSuchEventRule", ENOENT},
+    ErrorInfo{"org.tracectl.Tracing1.Error.RelayUnavailable", ECONNREFUSED},
     ErrorInfo{"org.tracectl.Tracing1.Error.Failed", EIO},
 };
 static_assert(kTable.size() == static_cast<std::size_t>(ErrorCode::Failed) + 1);

@@ -31,4 +31,7 @@ TEST(ErrorTable, NamesMatchTheCodes) {
     EXPECT_EQ(errorInfo(ErrorCode::NoSuchEventRule).dbusName,
               "org.tracectl.Tracing1.Error.NoSuchEventRule");
     EXPECT_EQ(errorInfo(ErrorCode::NoSuchEventRule).errnoValue, ENOENT);
+    EXPECT_EQ(errorInfo(ErrorCode::RelayUnavailable).dbusName,
+              "org.tracectl.Tracing1.Error.RelayUnavailable");
+    EXPECT_EQ(errorInfo(ErrorCode::RelayUnavailable).errnoValue, ECONNREFUSED);
 }

@@ -224,6 +224,61 @@ TEST(SessionMachine, ASessionFailedWhileStartingStaysFailed) {
     EXPECT_TRUE(destroyed.answered);
 }
 
+TEST(SessionMachine, AFailedNetworkSessionStartsAgainAfterEveryDomainLetGo) {
+    FakeDomain ust("ust"), kernel("kernel");
+    SessionConfig c;
+    c.name = "net";
+    c.owner = 1000;
+    c.relay = parseNetUrl("net://127.0.0.1:6000:6001");
+    const auto created = std::chrono::system_clock::now() - std::chrono::hours(1);
+    Session s(SessionId::random(), c, created, {&ust, &kernel});
+    ChannelConfig ch;
+    ch.name = "channel0";
+    s.addChannel(ch);
+    Outcome first;
+    s.start(first.done());
+    FakeDomain::answer(ust.starts);
+    FakeDomain::answer(kernel.starts);
+    ASSERT_TRUE(first.answered);
+    EXPECT_EQ(ust.snapshots_[0].relayCreationTime, ust.snapshots_[0].creationTime);
+    s.fail("the session's output failed: the relay: connection reset");
+    Recorder r;
+    s.setListener(&r);
+
+    Outcome again;
+    s.start(again.done());
+    // Nothing starts before both domains let go of the failed run.
+    EXPECT_EQ(s.operation(), SessionOperation::Starting);
+    ASSERT_EQ(ust.destroys.size(), 1u);
+    ASSERT_EQ(kernel.destroys.size(), 1u);
+    EXPECT_TRUE(ust.starts.empty());
+    EXPECT_EQ(refusal([&] { s.stop(Outcome().done()); }), ErrorCode::WrongState);
+    FakeDomain::answer(ust.destroys);
+    EXPECT_TRUE(ust.starts.empty());
+    FakeDomain::answer(kernel.destroys);
+    ASSERT_EQ(ust.starts.size(), 1u);
+    ASSERT_EQ(kernel.starts.size(), 1u);
+    EXPECT_EQ(s.errorReason(), "");
+    // The relay is told another creation time: a new folder, beside the
+    // first run's.
+    EXPECT_GT(ust.snapshots_[1].relayCreationTime, ust.snapshots_[1].creationTime);
+    FakeDomain::answer(ust.starts);
+    FakeDomain::answer(kernel.starts);
+    ASSERT_TRUE(again.answered);
+    EXPECT_FALSE(again.error);
+    EXPECT_EQ(s.state(), SessionState::Active);
+    EXPECT_GE(r.count(SessionChange::ErrorReason), 1u);
+}
+
+TEST(SessionMachine, AFailedLocalSessionIsNotStartedAgain) {
+    FakeDomain d;
+    auto s = makeSession({&d});
+    started(*s, d);
+    s->fail("the consumer died");
+    EXPECT_EQ(refusal([&] { s->start(Outcome().done()); }), ErrorCode::WrongState);
+    EXPECT_TRUE(d.destroys.empty());
+}
+
 TEST(SessionMachine, StopRacingASnapshotIsRefusedUntilTheSnapshotAnswers) {
     FakeDomain d;
     auto s = makeSession({&d}, SessionMode::Snapshot);

@@ -132,6 +132,12 @@ public:
     void setTimeout(std::chrono::milliseconds timeout) noexcept { timeout_ = timeout; }
     bool broken() const noexcept { return broken_; }
     const RelaydSocket& socket() const noexcept { return socket_; }
+    /// Gives the connection's socket away (the daemon hands it to the
+    /// consumer after CREATE_SESSION); this object is unusable after.
+    RelaydSocket releaseSocket() && {
+        broken_ = true;
+        return std::move(socket_);
+    }
 
 private:
     /// Sends `message`, marking the connection broken if that fails (the

@@ -42,6 +42,9 @@ struct PolkitAuthority::Query {
     /// answer still goes to `done`, but is not cached, since nothing would
     /// ever drop it again.
     bool senderGone = false;
+    /// CheckAuthorization's details (a{ss}), for rules files to read with
+    /// action.lookup(); a question with details is never cached or merged.
+    Details details;
 };
 
 PolkitAuthority::PolkitAuthority(sd_bus* bus, std::optional<uid_t> instanceOwner,
@@ -77,7 +80,8 @@ std::optional<bool> PolkitAuthority::cachedForReading(const std::string& sender,
     return std::nullopt;
 }
 
-void PolkitAuthority::check(const Caller& caller, Action action, bool interactive, Done done) {
+void PolkitAuthority::check(const Caller& caller, Action action, bool interactive, Done done,
+                            Details details) {
     if (caller.uid == 0) {
         done(std::nullopt);
         return;
@@ -94,7 +98,10 @@ void PolkitAuthority::check(const Caller& caller, Action action, bool interactiv
                                                  std::to_string(*instanceOwner_) + " only"));
         return;
     }
-    if (const auto known = cached(caller.sender, action)) {
+    // The answer may depend on the details (a rules file decides): never
+    // reuse one given for other details, nor keep this one.
+    const bool plain = details.empty();
+    if (const auto known = plain ? cached(caller.sender, action) : std::nullopt) {
         if (*known)
             done(std::nullopt);
         else
@@ -104,15 +111,23 @@ void PolkitAuthority::check(const Caller& caller, Action action, bool interactiv
     // One question in flight per sender and action: a client that sends
     // many calls at once (each held by the VisibilityGate, say) must not
     // multiply the calls to polkitd, whose pending replies the bus limits.
-    if (!interactive)
+    if (!interactive && plain)
         for (const auto& query : queries_)
-            if (!query->interactive && !query->senderGone && query->action == action &&
-                query->caller.sender == caller.sender) {
+            if (!query->interactive && !query->senderGone && query->details.empty() &&
+                query->action == action && query->caller.sender == caller.sender) {
                 query->alsoWaiting.push_back(std::move(done));
                 return;
             }
-    queries_.push_back(std::make_unique<Query>(
-        Query{this, caller, action, interactive, denial, std::move(done), nullptr, {}}));
+    queries_.push_back(std::make_unique<Query>(Query{this,
+                                                     caller,
+                                                     action,
+                                                     interactive,
+                                                     denial,
+                                                     std::move(done),
+                                                     nullptr,
+                                                     {},
+                                                     false,
+                                                     std::move(details)}));
     // Questions beyond the bound wait, in order, for earlier answers.
     if (sent_ < kMaxQuestionsInFlight)
         send(*queries_.back());
@@ -128,9 +143,17 @@ void PolkitAuthority::send(Query& query) {
     // flags u, cancellation_id s) -> (is_authorized b, is_challenge b,
     // details a{ss}) (polkit(8), org.freedesktop.PolicyKit1.Authority).
     if (r >= 0)
-        r = sd_bus_message_append(call.get(), "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
-                                  query.caller.sender.c_str(), id.c_str(), 0,
-                                  query.interactive ? kAllowUserInteraction : 0, "");
+        r = sd_bus_message_append(call.get(), "(sa{sv})s", "system-bus-name", 1, "name", "s",
+                                  query.caller.sender.c_str(), id.c_str());
+    if (r >= 0)
+        r = sd_bus_message_open_container(call.get(), 'a', "{ss}");
+    for (auto it = query.details.begin(); r >= 0 && it != query.details.end(); ++it)
+        r = sd_bus_message_append(call.get(), "{ss}", it->first.c_str(), it->second.c_str());
+    if (r >= 0)
+        r = sd_bus_message_close_container(call.get());
+    if (r >= 0)
+        r = sd_bus_message_append(call.get(), "us", query.interactive ? kAllowUserInteraction : 0,
+                                  "");
     if (r >= 0 && query.interactive)
         r = sd_bus_message_set_allow_interactive_authorization(call.get(), 1);
     sd_bus_slot* slot = nullptr;
@@ -230,7 +253,7 @@ void PolkitAuthority::finish(Query& query, sd_bus_message* reply) {
                                              name + "); access denied"));
         return;
     }
-    const bool cacheable = !owned->senderGone;
+    const bool cacheable = !owned->senderGone && owned->details.empty();
     if (authorized != 0) {
         if (cacheable) {
             cache_[{caller.sender, owned->action}] = true;

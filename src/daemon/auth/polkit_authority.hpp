@@ -58,7 +58,12 @@ public:
     /// interaction when `interactive`) and `done` runs on the bus loop when
     /// it answers. Grants and final denials (no challenge) are cached until
     /// the sender leaves the bus; challenges and failures are not.
-    void check(const Caller& caller, Action action, bool interactive, Done done);
+    /// `details`: CheckAuthorization's details, which a rules file reads
+    /// with action.lookup(KEY) (polkit(8)); a check with details is never
+    /// answered from the cache, merged with another, or cached.
+    using Details = std::map<std::string, std::string>;
+    void check(const Caller& caller, Action action, bool interactive, Done done,
+               Details details = {});
 
     /// What is cached for (sender, action): true granted, false denied,
     /// nullopt never asked (or the sender left). Never asks polkitd.

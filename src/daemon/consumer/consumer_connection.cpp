@@ -198,6 +198,14 @@ void ConsumerConnection::attachIpProbes(const cp::AttachIpProbes& request, Uniqu
     sendPassing(request, expectOk(std::move(done)), std::move(fds), 1);
 }
 
+void ConsumerConnection::attachRelayd(const cp::AttachRelayd& request, UniqueFd control,
+                                      UniqueFd data, Done done) {
+    std::vector<UniqueFd> fds;
+    fds.push_back(std::move(control));
+    fds.push_back(std::move(data));
+    sendPassing(request, expectOk(std::move(done)), std::move(fds), 1);
+}
+
 uint32_t ConsumerConnection::sendPassing(const cp::Message& request, Reply reply,
                                          std::vector<UniqueFd> passFds, int timeoutFactor) {
     // What other threads queued before this call goes first.
@@ -534,6 +542,11 @@ void ConsumerConnection::deliver(cp::Frame frame) {
         if (auto* figures = std::get_if<cp::Statistics>(&frame.message)) {
             if (handlers_.statistics)
                 handlers_.statistics(std::move(*figures));
+            return;
+        }
+        if (auto* failed = std::get_if<cp::OutputFailed>(&frame.message)) {
+            if (handlers_.outputFailed)
+                handlers_.outputFailed(failed->message);
             return;
         }
         auto* done = std::get_if<cp::RotationCompleted>(&frame.message);

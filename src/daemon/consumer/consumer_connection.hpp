@@ -72,6 +72,10 @@ public:
         /// A request made with enqueueMetadata() failed (refused, or no
         /// answer in time), with why.
         std::function<void(const Error& why)> metadataFailed;
+        /// OutputFailed, sent by the consumer on its own, at most once: the
+        /// session's output (a network session's relay) failed for good,
+        /// with why.
+        std::function<void(const std::string& why)> outputFailed;
     };
 
     /// Takes the daemon's end of the consumer's socket (made non-blocking)
@@ -112,6 +116,11 @@ public:
     /// provider's maps); `done` after Ok.
     void attachIpProbes(const consumer_protocol::AttachIpProbes& request, UniqueFd ring,
                         UniqueFd counters, Done done);
+    /// AttachRelayd with the relay's two connected sockets (`control`,
+    /// `data`), before any channel; `done` after Ok (the consumer created
+    /// the first trace chunk on the relay then).
+    void attachRelayd(const consumer_protocol::AttachRelayd& request, UniqueFd control,
+                      UniqueFd data, Done done);
     /// DeclareLayouts from any thread, queued and ordered like
     /// enqueueMetadata() (a failure goes to Handlers::metadataFailed).
     /// Thread-safe.

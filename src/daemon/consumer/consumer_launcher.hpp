@@ -36,7 +36,7 @@ struct ConsumerSpec {
     std::vector<std::string> args; ///< arguments after argv[0]
     uid_t uid = 0;                 ///< User= / setuid: the session owner
     gid_t gid = 0;                 ///< Group= / setgid
-    std::string outputDir;         ///< ReadWritePaths=; must exist
+    std::string outputDir;         ///< ReadWritePaths=; must exist ("": none, nothing writable)
     uint64_t memoryMax = 0;        ///< MemoryMax= in bytes (0: none; systemd only)
 };
 

@@ -45,13 +45,18 @@ SdBusMessagePtr transientUnitCall(sd_bus* bus, const ConsumerSpec& spec, int std
     const std::string gid = std::to_string(spec.gid);
     const std::string description = "tracectl consumer (" + spec.unitName + ")";
     check(sd_bus_message_append(
-              m.get(), "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s",
+              m.get(), "(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)(sv)", "Description", "s",
               description.c_str(), "Type", "s", "exec", "User", "s", uid.c_str(), "Group", "s",
               gid.c_str(), "StandardInputFileDescriptor", "h", stdinSocket, "StandardOutput", "s",
               "journal", "StandardError", "s", "journal", "CollectMode", "s", "inactive",
-              "NoNewPrivileges", "b", 1, "ProtectSystem", "s", "strict", "PrivateNetwork", "b", 1,
-              "ReadWritePaths", "as", 1, spec.outputDir.c_str()),
+              "NoNewPrivileges", "b", 1, "ProtectSystem", "s", "strict", "PrivateNetwork", "b", 1),
           "append properties");
+    // A network session's consumer writes nothing locally: it streams over
+    // the sockets the daemon connected (outside its PrivateNetwork=).
+    if (!spec.outputDir.empty())
+        check(sd_bus_message_append(m.get(), "(sv)", "ReadWritePaths", "as", 1,
+                                    spec.outputDir.c_str()),
+              "append ReadWritePaths");
     // Exit status 3 is the consumer's "the daemon went away" (it drained
     // and closed everything first, tracectl-consumerd(8)): not a failure
     // for systemd to keep the unit loaded for.

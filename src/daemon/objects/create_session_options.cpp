@@ -17,13 +17,21 @@ SessionRequest readCreateSessionOptions(const std::string& name,
             request.mode = optionAs<std::string>(key, value);
         else if (key == "buffer-ownership")
             request.bufferOwnership = optionAs<std::string>(key, value);
+        else if (key == "url")
+            request.url = optionAs<std::string>(key, value);
+        else if (key == "control-url")
+            request.controlUrl = optionAs<std::string>(key, value);
+        else if (key == "data-url")
+            request.dataUrl = optionAs<std::string>(key, value);
+        else if (key == "live-timer")
+            request.liveTimerUs = optionAs<uint64_t>(key, value);
         else if (key == "count-events")
             request.countEvents = optionAs<bool>(key, value);
         else
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +
-                            " (known: output-path, mode, buffer-ownership, count-events, "
-                            "interactive)");
+                            " (known: output-path, url, control-url, data-url, mode, live-timer, "
+                            "buffer-ownership, count-events, interactive)");
     }
     return request;
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "kernel/kernel_support.hpp"
 #include "objects/create_session_options.hpp"
+#include "relay/relay_session_opener.hpp"
 #include "session/session_name.hpp"
 #include "tracing/output_folder.hpp"
 
@@ -220,21 +221,27 @@ void ManagerObject::CreateSession(const Pending& pending, const std::string& nam
     const bool interactive =
         auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
     SessionRequest request = readCreateSessionOptions(name, options);
+    // Sites may restrict network outputs in a rules file (polkit/): the
+    // relay's address goes to polkit as the detail "output-url".
+    auth::PolkitAuthority::Details details;
+    if (std::string url = requestedOutputUrl(request); !url.empty())
+        details.emplace("output-url", std::move(url));
     std::weak_ptr<bool> alive = alive_;
-    services_.authority.check(caller, auth::Action::TraceOwn, interactive,
-                              [this, alive, pending, caller,
-                               request = std::move(request)](std::optional<sdbus::Error> denied) {
-                                  if (alive.expired())
-                                      return;
-                                  if (denied) {
-                                      log::warning(
-                                          "uid " + std::to_string(caller.uid) +
-                                          " denied CreateSession: " + denied->getMessage());
-                                      pending->returnError(*denied);
-                                      return;
-                                  }
-                                  create(pending, request, caller.uid);
-                              });
+    services_.authority.check(
+        caller, auth::Action::TraceOwn, interactive,
+        [this, alive, pending, caller,
+         request = std::move(request)](std::optional<sdbus::Error> denied) {
+            if (alive.expired())
+                return;
+            if (denied) {
+                log::warning("uid " + std::to_string(caller.uid) +
+                             " denied CreateSession: " + denied->getMessage());
+                pending->returnError(*denied);
+                return;
+            }
+            create(pending, request, caller.uid);
+        },
+        std::move(details));
 }
 
 void ManagerObject::create(const Pending& pending, const SessionRequest& request, uid_t owner) {
@@ -251,8 +258,13 @@ void ManagerObject::create(const Pending& pending, const SessionRequest& request
         [this, alive = std::weak_ptr<bool>(alive_), pending, plan = std::move(plan)]() mutable {
             std::optional<Error> problem;
             try {
-                checkOutputFolder(plan.config.outputPath, plan.config.owner,
-                                  primaryGidOf(plan.config.owner));
+                // A network session: the relay must answer (lttng create
+                // fails at once too when it cannot connect).
+                if (plan.config.relay)
+                    probeRelay(*plan.config.relay);
+                else
+                    checkOutputFolder(plan.config.outputPath, plan.config.owner,
+                                      primaryGidOf(plan.config.owner));
             } catch (const Error& e) {
                 problem = e;
             }
@@ -282,10 +294,11 @@ std::string ManagerObject::add(SessionRegistry::Plan plan) {
         registry_.remove(id);
         throw;
     }
-    log::info("session '" + session.config().name + "' created by uid " +
-                  std::to_string(session.config().owner) + ", output " +
-                  session.config().outputPath,
-              id.uuid());
+    log::info(
+        "session '" + session.config().name + "' created by uid " +
+            std::to_string(session.config().owner) + ", output " +
+            (session.config().relay ? session.config().relay->url() : session.config().outputPath),
+        id.uuid());
     return sessionObjectPath(id);
 }
 

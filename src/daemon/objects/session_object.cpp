@@ -454,7 +454,7 @@ const char* matchName(LoglevelMatch match) {
 } // namespace
 
 // Types and meanings: dbus/org.tracectl.Tracing1.Session.xml.
-const bus::Property<SessionObject> SessionObject::kProperties[21] = {
+const bus::Property<SessionObject> SessionObject::kProperties[23] = {
     {"RingBufferSize", "t", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE,
      [](const Self& o, sd_bus_message* m) {
          bus::check(sd_bus_message_append(m, "t", o.session_.ringBufferSize()), "t");
@@ -527,6 +527,15 @@ const bus::Property<SessionObject> SessionObject::kProperties[21] = {
      }},
     {"OutputPath", "s", SD_BUS_VTABLE_PROPERTY_CONST,
      [](const Self& o, sd_bus_message* m) { appendString(m, o.session_.config().outputPath); }},
+    {"OutputUrl", "s", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) {
+         const auto& relay = o.session_.config().relay;
+         appendString(m, relay ? relay->url() : std::string());
+     }},
+    {"LiveTimer", "t", SD_BUS_VTABLE_PROPERTY_CONST,
+     [](const Self& o, sd_bus_message* m) {
+         bus::check(sd_bus_message_append(m, "t", o.session_.config().liveTimerUs), "t");
+     }},
     {"BufferOwnership", "s", SD_BUS_VTABLE_PROPERTY_CONST,
      [](const Self& o, sd_bus_message* m) {
          appendString(m, std::string(toString(o.session_.config().bufferOwnership)));

@@ -63,7 +63,7 @@ public:
     /// userdata: the SessionObject. With kProperties, the whole interface
     /// (bus::buildVtable<SessionObject>).
     static std::span<const sd_bus_vtable> members();
-    static const bus::Property<SessionObject> kProperties[21];
+    static const bus::Property<SessionObject> kProperties[23];
 
 private:
     static int onStart(sd_bus_message* m, void* userdata, sd_bus_error* error);

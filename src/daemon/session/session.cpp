@@ -30,7 +30,15 @@ std::string_view toString(SessionState s) noexcept {
 }
 
 std::string_view toString(SessionMode m) noexcept {
-    return m == SessionMode::Snapshot ? "snapshot" : "normal";
+    switch (m) {
+    case SessionMode::Snapshot:
+        return "snapshot";
+    case SessionMode::Live:
+        return "live";
+    case SessionMode::Normal:
+        break;
+    }
+    return "normal";
 }
 
 std::string_view toString(BufferOwnership b) noexcept {
@@ -87,7 +95,9 @@ void Session::fail(std::string reason) {
     state_ = SessionState::Error;
     errorReason_ = std::move(reason);
     log::error("session '" + config_.name + "' failed: " + errorReason_ +
-                   "; what was written stays in " + config_.outputPath,
+                   (config_.relay ? "; what the relay at " + config_.relay->url() +
+                                        " received stays there; Start streams again"
+                                  : "; what was written stays in " + config_.outputPath),
                id_.uuid());
     notify({SessionChange::State, SessionChange::ErrorReason});
 }
@@ -173,12 +183,15 @@ SessionSnapshot Session::snapshot() const {
     s.name = config_.name;
     s.owner = config_.owner;
     s.outputPath = config_.outputPath;
+    s.relay = config_.relay;
+    s.liveTimerUs = config_.liveTimerUs;
     s.snapshotMode = config_.mode == SessionMode::Snapshot;
     s.tracesAllUsers = tracesAllUsers();
     s.perPid = config_.bufferOwnership == BufferOwnership::PerPid;
     s.countEvents = config_.countEvents;
     s.creationTime =
         std::chrono::duration_cast<std::chrono::seconds>(created_.time_since_epoch()).count();
+    s.relayCreationTime = restartedAt_.value_or(s.creationTime);
     s.channels = channels_;
     s.rules = rules_;
     s.kernelChannels = kernelChannels_;
@@ -196,12 +209,43 @@ void Session::start(Done done) {
                     "session '" + config_.name +
                         "' has no channel: enable events first (channel0 is made then) "
                         "or add a channel");
-    if (state_ == SessionState::Error)
+    if (state_ == SessionState::Error && !config_.relay)
         throw Error(ErrorCode::WrongState,
                     "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
     if (state_ == SessionState::Active)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is already active");
     operation_ = SessionOperation::Starting;
+    if (state_ == SessionState::Error)
+        return restartAfterFailure(std::move(done));
+    startDomains(std::move(done));
+}
+
+void Session::restartAfterFailure(Done done) {
+    // A network session whose relay went away (or whose consumer failed):
+    // what the failed run left is let go in every domain, then it starts as
+    // for the first time, with a new consumer and a new session on the
+    // relay (lttng-relayd keeps what the first one sent).
+    log::info("session '" + config_.name + "': starting again after its failure (" + errorReason_ +
+                  ")",
+              id_.uuid());
+    auto torn = gatherDone(
+        domains_.size(), [this, alive = std::weak_ptr<bool>(alive_), done](std::optional<Error>) {
+            if (alive.expired())
+                return done(destroyedError());
+            state_ = everStarted_ ? SessionState::Stopped : SessionState::Created;
+            errorReason_.clear();
+            restartedAt_ = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+            rotating_ = false;
+            notify({SessionChange::State, SessionChange::ErrorReason});
+            startDomains(done);
+        });
+    for (DomainBackend* d : domains_)
+        d->destroy(id_.hex(), withoutPath(torn));
+}
+
+void Session::startDomains(Done done) {
     auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
                                             done](std::optional<Error> error) {
         if (alive.expired())
@@ -332,6 +376,12 @@ void Session::clear(Done done) {
     if (state_ == SessionState::Error)
         throw Error(ErrorCode::WrongState,
                     "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
+    if (config_.relay)
+        throw Error(ErrorCode::WrongState,
+                    "Clear: session '" + config_.name + "' streams to the relay at " +
+                        config_.relay->url() +
+                        "; clearing a network session is not supported (what the relay holds "
+                        "is the relay's)");
     if (rotating_)
         throw Error(ErrorCode::WrongState, "Clear: a rotation of session '" + config_.name +
                                                "' is under way; clear once it is over");

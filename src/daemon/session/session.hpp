@@ -13,6 +13,7 @@
 #include "session/channel_config.hpp"
 #include "session/domain_backend.hpp"
 #include "session/process_trackers.hpp"
+#include "session/relay_address.hpp"
 #include "session/session_id.hpp"
 #include "session/session_snapshot.hpp"
 #include "session/session_statistics.hpp"
@@ -68,8 +69,11 @@ public:
     virtual void snapshotRecorded(const std::string& path) = 0;
 };
 
-/// `Mode` property: normal (writes as it goes) or snapshot (flight recorder).
-enum class SessionMode { Normal, Snapshot };
+/// `Mode` property: normal (writes as it goes), snapshot (flight
+/// recorder), or live (streams to a relay that live viewers read as it
+/// goes: the consumer flushes every live timer period, lttng-create(1)
+/// --live).
+enum class SessionMode { Normal, Snapshot, Live };
 
 /// `BufferOwnership` property: LTTng's buffering schemes.
 enum class BufferOwnership { PerUid, PerPid };
@@ -82,7 +86,11 @@ std::string_view toString(BufferOwnership b) noexcept;
 struct SessionConfig {
     std::string name;
     uid_t owner = 0;
-    std::string outputPath; ///< absolute, normalized
+    std::string outputPath; ///< absolute, normalized; "" for a network session
+    /// A network session's relay (lttng-relayd); nullopt: a local session.
+    std::optional<RelayAddress> relay;
+    /// Live sessions: the live timer period, microseconds (> 0); 0 otherwise.
+    uint64_t liveTimerUs = 0;
     SessionMode mode = SessionMode::Normal;
     BufferOwnership bufferOwnership = BufferOwnership::PerUid;
     /// The consumer counts the event records of every packet it writes
@@ -126,7 +134,10 @@ public:
     /// created|stopped -> active once every domain has started. Refused
     /// (WrongState) while another operation or a snapshot is in flight,
     /// without channels, when active or failed. On a backend's error the
-    /// state stays and `done` gets it.
+    /// state stays and `done` gets it. A failed network session (its relay
+    /// went away) may be started again: every domain lets go of what the
+    /// failed run left (DomainBackend::destroy()), then starts it anew, to
+    /// a new session on the relay.
     void start(Done done);
     /// active -> stopped once every domain has flushed its buffers. Refused
     /// (WrongState) while another operation or a snapshot is in flight, or
@@ -300,6 +311,11 @@ public:
     const ProcessTrackers& processTrackers() const noexcept { return trackers_; }
 
 private:
+    /// start()'s work once checked: every domain starts.
+    void startDomains(Done done);
+    /// start() of a failed network session: every domain destroys what it
+    /// holds of it, then startDomains().
+    void restartAfterFailure(Done done);
     /// trackProcessAttribute()'s and untrackProcessAttribute()'s checks
     /// and work; `track` says which.
     void changeTracker(bool track, TracingDomain domain, ProcessAttribute attribute,
@@ -353,6 +369,9 @@ private:
     uint64_t ringBufferSize_ = 0;
     std::map<std::string, DomainStatistics, std::less<>> statistics_; ///< by domain
     bool everStarted_ = false;
+    /// When a failed network session was last started again (seconds
+    /// since the Epoch): SessionSnapshot::relayCreationTime.
+    std::optional<int64_t> restartedAt_;
     bool allUsers_ = false;
     std::string errorReason_;
     std::vector<ChannelConfig> channels_;

@@ -18,8 +18,10 @@ SessionMode parseMode(const std::optional<std::string>& mode) {
         return SessionMode::Normal;
     if (*mode == "snapshot")
         return SessionMode::Snapshot;
+    if (*mode == "live")
+        return SessionMode::Live;
     throw Error(ErrorCode::InvalidArgument,
-                "mode " + quoteForMessage(*mode) + " is not one of 'normal', 'snapshot'");
+                "mode " + quoteForMessage(*mode) + " is not one of 'normal', 'snapshot', 'live'");
 }
 
 BufferOwnership parseBufferOwnership(const std::optional<std::string>& b) {
@@ -32,6 +34,14 @@ BufferOwnership parseBufferOwnership(const std::optional<std::string>& b) {
 }
 
 } // namespace
+
+std::string requestedOutputUrl(const SessionRequest& request) {
+    if (const auto relay = relayAddressOf(request.url, request.controlUrl, request.dataUrl))
+        return relay->url();
+    if (request.mode == "live" && !request.url)
+        return parseNetUrl(kDefaultLiveUrl).url();
+    return "";
+}
 
 void SessionRegistry::checkRoomFor(uid_t owner, const std::string& name) const {
     if (findByName(owner, name) != nullptr)
@@ -62,8 +72,43 @@ SessionRegistry::Plan SessionRegistry::plan(const SessionRequest& request, uid_t
                     "count-events needs a normal session: a snapshot session's consumer reads "
                     "nothing until a snapshot");
     const auto now = clock_();
-    if (request.outputPath) {
-        config.outputPath = checkedOutputPath(*request.outputPath);
+    std::optional<std::string> outputPath = request.outputPath;
+    config.relay = relayAddressOf(request.url, request.controlUrl, request.dataUrl);
+    if (request.url && !config.relay) { // file://PATH
+        if (outputPath)
+            throw Error(ErrorCode::InvalidArgument,
+                        "give either output-path or a file:// url, not both");
+        outputPath = filePathOfUrl(*request.url);
+    }
+    if (config.mode == SessionMode::Live) {
+        if (outputPath)
+            throw Error(ErrorCode::InvalidArgument,
+                        "a live session streams to a relay: give a net:// url (or none: " +
+                            std::string(kDefaultLiveUrl) + "), not a local path");
+        if (!config.relay)
+            config.relay = parseNetUrl(kDefaultLiveUrl);
+        config.liveTimerUs = request.liveTimerUs.value_or(kDefaultLiveTimerUs);
+        if (config.liveTimerUs == 0 || config.liveTimerUs > kMaxLiveTimerUs)
+            throw Error(ErrorCode::InvalidArgument,
+                        "live-timer " + std::to_string(config.liveTimerUs) +
+                            " is not a period from 1 to " + std::to_string(kMaxLiveTimerUs) +
+                            " microseconds");
+    } else if (request.liveTimerUs) {
+        throw Error(ErrorCode::InvalidArgument, "live-timer needs mode 'live'");
+    }
+    if (config.relay) {
+        if (outputPath)
+            throw Error(ErrorCode::InvalidArgument,
+                        "a network session has no local output path: give either output-path "
+                        "or a relay url, not both");
+        if (config.mode == SessionMode::Snapshot)
+            throw Error(ErrorCode::InvalidArgument,
+                        "snapshot sessions record to a local folder; streaming snapshots to a "
+                        "relay is not supported");
+        return Plan{std::move(config), now};
+    }
+    if (outputPath) {
+        config.outputPath = checkedOutputPath(*outputPath);
     } else {
         const auto home = home_(owner);
         if (!home || home->empty() || home->front() != '/')

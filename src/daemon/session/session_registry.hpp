@@ -17,10 +17,26 @@ namespace tracectl {
 struct SessionRequest {
     std::string name;
     std::optional<std::string> outputPath;
-    std::optional<std::string> mode;            ///< "normal" | "snapshot"
+    std::optional<std::string> mode; ///< "normal" | "snapshot" | "live"
+    /// lttng-create(1) --set-url: net://, net6:// or file:// (relay_address.hpp).
+    std::optional<std::string> url;
+    std::optional<std::string> controlUrl;      ///< --ctrl-url, with dataUrl
+    std::optional<std::string> dataUrl;         ///< --data-url, with controlUrl
+    std::optional<uint64_t> liveTimerUs;        ///< mode "live" only; µs
     std::optional<std::string> bufferOwnership; ///< "per-uid" | "per-pid"
     std::optional<bool> countEvents;            ///< SessionConfig::countEvents
 };
+
+/// A live session's live timer when none is given (lttng-tools
+/// DEFAULT_LTTNG_LIVE_TIMER, 1 s), and the longest one (CREATE_SESSION's
+/// live_timer is a u32 of microseconds, lttng-tools sessiond-comm/relayd.h).
+inline constexpr uint64_t kDefaultLiveTimerUs = 1'000'000;
+inline constexpr uint64_t kMaxLiveTimerUs = 0xFFFFFFFFu;
+
+/// The OutputUrl a session made from `request` would have ("" for a local
+/// session), for polkit's "output-url" detail before the request is
+/// authorized. Throws tracectl::Error(InvalidArgument) for a bad URL.
+std::string requestedOutputUrl(const SessionRequest& request);
 
 /// Most sessions one uid may hold at once; bounds what one client can make
 /// the daemon keep.
@@ -48,8 +64,8 @@ public:
     /// default one from the clock and the owner's home) without adding
     /// anything. Throws tracectl::Error: InvalidName, InvalidArgument (bad
     /// mode, buffer ownership or output path; no home folder for a default
-    /// path), SessionExists (owner already has that name), LimitExceeded
-    /// (owner holds kMaxSessionsPerOwner sessions).
+    /// path; a bad or conflicting URL, live timer), SessionExists (owner already has that name),
+    /// LimitExceeded (owner holds kMaxSessionsPerOwner sessions).
     Plan plan(const SessionRequest& request, uid_t owner) const;
     /// Adds the session `plan` describes, checking again what may have
     /// changed since plan() (SessionExists, LimitExceeded). The registry

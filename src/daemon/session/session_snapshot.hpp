@@ -4,8 +4,10 @@
 
 #include "session/channel_config.hpp"
 #include "session/process_trackers.hpp"
+#include "session/relay_address.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -24,7 +26,14 @@ struct SessionSnapshot {
     std::string name;
     uid_t owner = 0;
     gid_t ownerGid = 0;
-    std::string outputPath;
+    std::string outputPath; ///< "" for a network session
+    /// A network session's relay; nullopt: the trace goes to outputPath.
+    std::optional<RelayAddress> relay;
+    uint64_t liveTimerUs = 0; ///< live sessions' live timer period (µs); 0 otherwise
+    /// The creation time the relay is told (names its folder
+    /// <session>-<date>): creationTime, or when a failed network session
+    /// was started again (a new folder, beside the first run's).
+    int64_t relayCreationTime = 0;
     bool snapshotMode = false;
     bool tracesAllUsers = false;         ///< record every uid's apps, not only the owner's
     bool perPid = false;                 ///< buffer-ownership per-pid (else per-uid)

@@ -131,7 +131,10 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     UniqueFd theirs(sv[1]);
     t.spec.unitName = "tracectl-consumer-" + t.snapshot.idHex + ".service";
     t.spec.binary = config_.consumerBinary;
-    t.spec.args = {"--output", t.snapshot.outputPath};
+    if (t.snapshot.relay)
+        t.spec.args = {"--network"};
+    else
+        t.spec.args = {"--output", t.snapshot.outputPath};
     if (t.snapshot.snapshotMode)
         t.spec.args.push_back("--snapshot");
     if (t.snapshot.countEvents)
@@ -178,18 +181,29 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
         if (Traced* live = find(ref))
             failOnError(*live, "to take metadata")(e);
     };
+    handlers.outputFailed = [this, ref](const std::string& why) {
+        if (Traced* live = find(ref); live != nullptr && !live->failed && !live->destroying)
+            failSession(*live, "the session's output failed: " + why);
+    };
     t.consumer = std::make_unique<ConsumerConnection>(*loop_, objectReaders_, std::move(ours),
                                                       std::move(handlers), config_.consumerTimeout);
     t.chunkBegin = t.lastStamp = std::time(nullptr);
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               launcher().kind() + ")");
     t.consumer->hello(config_.daemonVersion, [this, ref, done](std::optional<Error> e) {
-        if (Traced* live = find(ref); live != nullptr && !e) {
-            live->greeted = true;
-            for (auto& w : std::exchange(live->whenGreeted, {}))
-                w(std::nullopt);
-        }
-        done(std::move(e));
+        Traced* live = find(ref);
+        if (live == nullptr || e)
+            return done(std::move(e));
+        // A network session's consumer streams from its first channel on:
+        // the relay's sockets go before any other domain is let in.
+        attachRelay(*live, [this, ref, done](std::optional<Error> attached) {
+            if (Traced* still = find(ref); still != nullptr && !attached) {
+                still->greeted = true;
+                for (auto& w : std::exchange(still->whenGreeted, {}))
+                    w(std::nullopt);
+            }
+            done(std::move(attached));
+        });
     });
 }
 
@@ -244,7 +258,7 @@ void UstTracer::checkOutputFolderKept(const Traced& t) const {
     // it was started with: a folder removed (or replaced) since would take
     // every later event with it, silently. A snapshot session's folder is
     // made again by each snapshot instead.
-    if (t.snapshot.snapshotMode)
+    if (t.snapshot.snapshotMode || t.snapshot.relay)
         return;
     struct stat now {};
     if (stat(t.snapshot.outputPath.c_str(), &now) == 0 && now.st_dev == t.outputFolder.first &&
@@ -294,6 +308,8 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         }
         Traced& made = *t;
         slot = std::move(t);
+        if (s.relay)
+            return openRelay(made, std::move(done));
         const SessionRef ref = refOf(made);
         // The output folder first, as the owner (off the loop), then the
         // consumer on it.
@@ -322,6 +338,66 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         return done(e);
     }
     startApps(t, std::move(done));
+}
+
+void UstTracer::openRelay(Traced& t, Done done) {
+    RelaySessionParams params;
+    params.address = *t.snapshot.relay;
+    params.sessionName = t.snapshot.name;
+    params.hostname = relayHostname();
+    params.liveTimerUs = static_cast<uint32_t>(t.snapshot.liveTimerUs);
+    params.daemonUuid = daemonRelayUuid();
+    params.sessionId = t.serial;
+    params.creationTime = static_cast<uint64_t>(t.snapshot.relayCreationTime);
+    // Blocking connects and exchanges: off the loop, on an executor that
+    // owns nothing; the outcome comes back as a task.
+    folderMakers_.submit([poster = poster_, params, ref = refOf(t), this, done] {
+        auto opened = std::make_shared<std::optional<OpenedRelaySession>>();
+        auto error = std::make_shared<std::optional<Error>>();
+        try {
+            *opened = openRelaySession(params);
+        } catch (const Error& e) {
+            *error = e;
+        }
+        poster->post([this, ref, done, opened, error] {
+            Traced* live = find(ref);
+            if (live == nullptr)
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            if (*error) {
+                sessions_.erase(ref.idHex); // nothing of it was made
+                return done(**error);
+            }
+            log::info("session '" + live->snapshot.name + "': relay session " +
+                      std::to_string((*opened)->relaySessionId) + " at " +
+                      live->snapshot.relay->url() + ", written there to " + (*opened)->outputPath);
+            live->relay = std::move(*opened);
+            launch(*live, done);
+        });
+    });
+}
+
+void UstTracer::attachRelay(Traced& t, Done done) {
+    if (!t.relay)
+        return done(std::nullopt);
+    OpenedRelaySession relay = std::move(*t.relay);
+    t.relay.reset();
+    consumer_protocol::AttachRelayd request;
+    request.relaySessionId = relay.relaySessionId;
+    request.relayMinor = relay.minor;
+    request.liveTimerUsec = t.snapshot.liveTimerUs;
+    // The relay names archives from the chunk's id and creation time: ours.
+    t.relayOutputPath = relay.outputPath;
+    request.chunkId = t.chunkIndex;
+    request.chunkCreationTime = static_cast<uint64_t>(t.chunkBegin);
+    t.consumer->attachRelayd(request, std::move(relay.control), std::move(relay.data),
+                             [done](std::optional<Error> e) {
+                                 if (e)
+                                     return done(Error(ErrorCode::RelayUnavailable,
+                                                       std::string("the consumer could not "
+                                                                   "stream to the relay: ") +
+                                                           e->what()));
+                                 done(std::nullopt);
+                             });
 }
 
 void UstTracer::launch(Traced& t, Done done) {

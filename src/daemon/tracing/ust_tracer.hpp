@@ -76,6 +76,7 @@
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
 #include "pending_routes.hpp"
+#include "relay/relay_session_opener.hpp"
 #include "session/session_snapshot.hpp"
 #include "session/session_statistics.hpp"
 
@@ -345,7 +346,10 @@ private:
         /// Its unit was started (or tried): stop it, or ask how it ended.
         bool launched = false;
         std::unique_ptr<ConsumerConnection> consumer;
-        bool greeted = false; ///< the consumer answered Hello
+        bool greeted = false; ///< the consumer answered Hello (and took the relay's sockets)
+        /// A network session's relay session, made before its consumer
+        /// starts; its sockets go to the consumer with AttachRelayd.
+        std::optional<OpenedRelaySession> relay;
         /// CLOCK_REALTIME - CLOCK_MONOTONIC (ns), measured once at the first
         /// start: the clock offset of every trace of the session.
         int64_t clockOffset = 0;
@@ -386,11 +390,19 @@ private:
         uint64_t chunkIndex = 0;
         std::string chunkDir;
         std::time_t chunkBegin = 0;
+        /// A network session: its folder on the relay, relative to the
+        /// relay's output folder (CREATE_SESSION's reply:
+        /// "<hostname>/<session>-<YYYYmmdd-HHMMSS>"); archives are named below
+        /// it. Chunk `chunkIndex` is the relay's trace chunk of that id, made
+        /// at `chunkBegin`, so that the relay's archive names are ours.
+        std::string relayOutputPath;
         std::time_t lastStamp = 0;
         uint64_t nextRotationId = 1;
         struct Rotation {
             uint64_t id = 0;
-            std::string path; ///< absolute archive folder
+            /// The archive folder: absolute, or for a network session relative
+            /// to the relay's output folder (relayOutputPath/archives/...).
+            std::string path;
             RotationDone completed;
             /// `started` was told it began: only then is `completed` called.
             bool begun = false;
@@ -458,6 +470,20 @@ private:
     /// Throws Error(WrongState) if the (non-snapshot) session's output
     /// folder is no longer the one its consumer was started on.
     void checkOutputFolderKept(const Traced& t) const;
+    /// A network session's first start: openRelaySession() on an executor,
+    /// then launch(); `done` with Error(RelayUnavailable) if the relay
+    /// cannot be had.
+    void openRelay(Traced& t, Done done);
+    /// After Hello: AttachRelayd with the relay's sockets (network
+    /// sessions; nothing to do otherwise), then `done`.
+    void attachRelay(Traced& t, Done done);
+    /// Where `t`'s archives go: its output folder, or for a network session
+    /// its folder on the relay (relative to the relay's output folder).
+    static std::string archiveRoot(const Traced& t);
+    /// Bytes of `t`'s current chunk (for size-scheduled rotations): its
+    /// files, or for a network session (nothing local) the chunk bytes the
+    /// consumer last reported.
+    static uint64_t chunkSize(const Traced& t);
     /// startConsumer(), then startApps(); a consumer that could not be
     /// started ends `t` (nothing of it is kept) and `done` says why.
     void launch(Traced& t, Done done);
