@@ -25,6 +25,7 @@
 #include <ostream>
 #include <pthread.h>
 #include <sdbus-c++/Error.h>
+#include <stdexcept>
 #include <unistd.h>
 
 namespace tracectl::cli {
@@ -105,6 +106,9 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
         // session: the daemon decides, and answers AccessDenied if the caller may not).
         const std::string path = name.starts_with('/') ? name : bus.get_session(name);
         const SessionView view = session_view_from_properties(path, bus.session_properties(path));
+        if (const auto note = remote_trace_note(view)) {
+            throw std::runtime_error(*note + " (aggregate --trace a copy of it)");
+        }
         std::string folder = view.output_path;
         if (view.state == "active" && view.mode == "snapshot") {
             // A snapshot session cannot rotate: record a snapshot of its buffers now (as

@@ -16,6 +16,7 @@
 #include <session_proxy.h>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 namespace tracectl::cli {
 namespace {
@@ -171,12 +172,11 @@ std::string BusClient::daemon_version() {
     return connection_->manager.Version();
 }
 
-std::string BusClient::create_session(const std::string& name,
-                                      const std::map<std::string, std::string>& options,
+std::string BusClient::create_session(const std::string& name, const CreateOptions& options,
                                       bool count_events) {
     std::map<std::string, sdbus::Variant> variants = call_options();
     for (const auto& [key, value] : options) {
-        variants.emplace(key, sdbus::Variant{value});
+        variants.emplace(key, std::visit([](const auto& v) { return sdbus::Variant{v}; }, value));
     }
     if (count_events) {
         variants.emplace("count-events", sdbus::Variant{true});

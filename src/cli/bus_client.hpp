@@ -2,6 +2,7 @@
 // (org.tracectl.Tracing1 on the bus; see dbus/org.tracectl.Tracing1.*.xml).
 #pragma once
 
+#include "create_options.hpp"
 #include "current_session.hpp"
 #include "kernel_domain.hpp"
 #include "property_map.hpp"
@@ -53,10 +54,11 @@ public:
     /// options (polkit may then ask an authentication agent).
     void set_interactive(bool interactive) noexcept { interactive_ = interactive; }
 
-    /// Manager.CreateSession(name, options); every option value is sent as a string variant,
-    /// and "count-events" (b) true with `count_events`. Returns the new session's object path.
-    std::string create_session(const std::string& name,
-                               const std::map<std::string, std::string>& options,
+    /// Manager.CreateSession(name, options); each option value is sent as the variant of its
+    /// alternative ("s", "t" or "b"), plus "count-events" (b) true with `count_events`.
+    /// Returns the new session's object path. A relay that cannot be reached or refuses the
+    /// session throws Error.RelayUnavailable.
+    std::string create_session(const std::string& name, const CreateOptions& options,
                                bool count_events = false);
 
     /// The Manager's Version property: the daemon's version.

@@ -67,12 +67,14 @@ void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::
     std::string name = args.name;
     if (name.empty()) { // as lttng create: an "auto-" name, its folder named after it alone
         name = auto_session_name(std::time(nullptr));
-        if (const auto home = home_of(geteuid()); home && !output) {
+        // A session streaming to a relay has no local folder.
+        if (const auto home = home_of(geteuid()); home && !output && !args.network.streams()) {
             output = auto_session_output(*home, name);
         }
     }
     const std::string path = bus.create_session(
-        name, create_session_options(output, args.snapshot, args.buffers), args.count_events);
+        name, create_session_options(output, args.snapshot, args.buffers, args.network),
+        args.count_events);
     out << format_created(fetch_session(bus, path));
     if (bus.current_session().file().empty()) {
         return; // no $XDG_RUNTIME_DIR (a root shell without a login session): nothing kept

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bus_client.hpp"
+#include "create_options.hpp"
 #include "exit_status.hpp"
 #include "session_selection.hpp"
 
@@ -18,6 +19,7 @@ struct CreateArgs {
     bool snapshot = false;              ///< --snapshot
     std::optional<std::string> buffers; ///< --buffers per-uid|per-pid
     bool count_events = false;          ///< --count-events (CreateSession "count-events")
+    NetworkOutput network;              ///< -U, -C, -D, --live (checked: check_create_output())
 };
 
 /// Arguments of `tracectl list` and `tracectl show`.
@@ -30,8 +32,8 @@ struct ShowArgs {
 };
 
 /// Creates the session (output folder made absolute against the current directory; without a
-/// name, auto_session_name() in auto_session_output() unless an output is given), then
-/// reads its properties and prints "Session NAME created (id ID, output DIR)", and makes it
+/// name, auto_session_name() in auto_session_output() unless an output is given or the session
+/// streams), then reads its properties and prints format_created(), and makes it
 /// the current session (unless there is no $XDG_RUNTIME_DIR to keep it in; a warning on `err`
 /// if it cannot be kept there: the session exists all the same).
 void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err);

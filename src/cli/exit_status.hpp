@@ -10,7 +10,8 @@ namespace tracectl::cli {
 /// What `tracectl` returns to the shell (documented in `tracectl --help`).
 enum class ExitStatus : int {
     success = 0,      ///< the command did what was asked (also `--help`, `--version`)
-    daemon_error = 1, ///< the daemon answered with a D-Bus error (or an unusable reply)
+    daemon_error = 1, ///< the daemon answered with a D-Bus error (or an unusable reply); also
+                      ///< Error.RelayUnavailable: tracectld answered, its lttng-relayd did not
     usage = 2,        ///< the command line could not be parsed; `top` without a terminal
     unreachable = 3,  ///< the bus or the daemon cannot be reached
 };
@@ -19,7 +20,8 @@ enum class ExitStatus : int {
 inline constexpr std::string_view exit_status_help =
     "Exit status:\n"
     "  0  success\n"
-    "  1  the daemon answered with an error (e.g. no such session, access denied)\n"
+    "  1  the daemon answered with an error (e.g. no such session, access denied,\n"
+    "     the session's lttng-relayd cannot be reached: RelayUnavailable)\n"
     "  2  usage error: the command line could not be parsed (or top has no terminal)\n"
     "  3  the bus or the tracectld daemon cannot be reached\n"
     "\n"
@@ -45,6 +47,8 @@ inline constexpr std::array<std::string_view, 11> unreachable_error_names{
 
 /// The exit status for a method call that failed with the D-Bus error `error_name`:
 /// `unreachable` for the names in `unreachable_error_names`, `daemon_error` otherwise.
+/// org.tracectl.Tracing1.Error.RelayUnavailable is `daemon_error` on purpose: status 3 tells
+/// a script that tracectld itself is down, and a relay that is down is not that.
 constexpr ExitStatus exit_status_for_error(std::string_view error_name) noexcept {
     const bool unreachable =
         std::find(unreachable_error_names.begin(), unreachable_error_names.end(), error_name) !=

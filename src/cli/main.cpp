@@ -6,6 +6,7 @@
 #include "clear_command.hpp"
 #include "commands.hpp"
 #include "config.h"
+#include "create_options.hpp"
 #include "disable_commands.hpp"
 #include "error_report.hpp"
 #include "exit_status.hpp"
@@ -65,6 +66,10 @@ struct CommandLine {
     std::string bus_address;
     CreateArgs create;
     std::string create_output;
+    std::string create_url;      ///< -U/--set-url
+    std::string create_ctrl_url; ///< -C/--ctrl-url
+    std::string create_data_url; ///< -D/--data-url
+    std::string create_live;     ///< --live[=US] as typed ("" when given no value)
     ListArgs list;
     ShowArgs show;
     SessionSpecOptions start;
@@ -263,9 +268,41 @@ ExitStatus run(int argc, char** argv) {
                      "Count the event records the consumer writes (events recorded, in show, "
                      "list and top); costs the consumer CPU at millions of events per second. "
                      "Not with --snapshot");
-    create->footer("Creates a session owned by you, in state \"created\"; tracing begins with\n"
-                   "'tracectl start NAME'.\n\n"
-                   "Example:\n  tracectl create web-latency --output ./traces/web-latency");
+    auto* create_url =
+        create
+            ->add_option("-U,--set-url", cl.create_url,
+                         "Stream the trace to the lttng-relayd at URL, "
+                         "net://HOST[:CTRL_PORT[:DATA_PORT]] (net6:// for IPv6; HOST may be "
+                         "[IPv6]; ports 5342 and 5343 by default); file:///DIR is --output DIR")
+            ->type_name("URL");
+    auto* create_ctrl_url =
+        create
+            ->add_option("-C,--ctrl-url", cl.create_ctrl_url,
+                         "The relay's control address, tcp://HOST:PORT (tcp6:// for IPv6); "
+                         "needs --data-url")
+            ->type_name("URL");
+    auto* create_data_url =
+        create
+            ->add_option("-D,--data-url", cl.create_data_url,
+                         "The relay's data address, tcp://HOST:PORT; needs --ctrl-url")
+            ->type_name("URL");
+    auto* create_live =
+        create
+            ->add_option("--live", cl.create_live,
+                         "Live session: streams to the relay (default net://127.0.0.1) and flushes "
+                         "every US microseconds (default 1000000) for lttng-live viewers "
+                         "(babeltrace2 --input-format=lttng-live). Not with --snapshot or --output")
+            ->expected(0, 1)
+            ->type_name("[=US]");
+    create->footer(
+        "Creates a session owned by you, in state \"created\"; tracing begins with\n"
+        "'tracectl start NAME'. With --set-url, or --ctrl-url and --data-url, the trace\n"
+        "goes to an lttng-relayd (2.11 or later) instead of a folder, as lttng create\n"
+        "sends it; the relay must answer at create time (else RelayUnavailable).\n\n"
+        "Example:\n  tracectl create web-latency --output ./traces/web-latency\n"
+        "  tracectl create web --set-url net://relay.example.com\n"
+        "  tracectl create web --live=500000 --set-url net://[::1]\n"
+        "  babeltrace2 --input-format=lttng-live net://localhost/host/$(hostname)/web");
 
     auto* list = app.add_subcommand("list", "List your tracing sessions");
     auto* list_name =
@@ -629,6 +666,33 @@ ExitStatus run(int argc, char** argv) {
         }
         if (create_output->count() > 0 && cl.create_output.empty()) {
             throw CLI::ValidationError("--output", "needs a folder");
+        }
+        if (create->parsed()) {
+            const CreateOutputFlags given{
+                create_output->count() > 0,   create_url->count() > 0,
+                create_ctrl_url->count() > 0, create_data_url->count() > 0,
+                create_live->count() > 0,     cl.create.snapshot};
+            if (const auto problem = check_create_output(given)) {
+                throw CLI::ValidationError(problem->option, problem->message);
+            }
+            cl.create.network.url = optional_name(create_url, cl.create_url);
+            cl.create.network.ctrl_url = optional_name(create_ctrl_url, cl.create_ctrl_url);
+            cl.create.network.data_url = optional_name(create_data_url, cl.create_data_url);
+            if (create_live->count() > 0) {
+                cl.create.network.live_timer_us = parse_live_timer(cl.create_live);
+                if (!cl.create.network.live_timer_us) {
+                    throw CLI::ValidationError(
+                        "--live", "'" + cl.create_live +
+                                      "' is not a live timer in microseconds (1 to 4294967295); "
+                                      "give NAME before --live, or write --live=US");
+                }
+            }
+            for (const std::string* url :
+                 {&cl.create_url, &cl.create_ctrl_url, &cl.create_data_url}) {
+                if (!is_valid_utf8(*url)) {
+                    throw CLI::ValidationError("URL", "a URL must be valid UTF-8");
+                }
+            }
         }
         if (snapshot->parsed()) {
             std::vector<std::string> words = cl.snapshot_words;

@@ -35,8 +35,23 @@ nlohmann::json to_json_object(const SessionView& session) {
     return object;
 }
 
-constexpr std::array<std::string_view, 8> well_known_properties{
-    "Name", "Id", "State", "Mode", "Owner", "OutputPath", "BufferOwnership", "CreationTime"};
+constexpr std::array<std::string_view, 10> well_known_properties{
+    "Name",      "Id",        "State",           "Mode",        "Owner", "OutputPath",
+    "OutputUrl", "LiveTimer", "BufferOwnership", "CreationTime"};
+
+/// Left out of `show`'s lines because they do not apply to this session: OutputUrl of a
+/// local session (""), LiveTimer of a session that is not live (0), OutputPath of a
+/// network session ("" beside a non-empty OutputUrl).
+bool not_applicable(const SessionView& session, std::string_view key) {
+    const nlohmann::json& value = session.properties.at(std::string{key});
+    if (key == "OutputUrl") {
+        return value == "";
+    }
+    if (key == "LiveTimer") {
+        return value == 0;
+    }
+    return key == "OutputPath" && value == "" && !session.output_url.empty();
+}
 
 /// Shown in their own section, not as "Key: value" lines.
 bool is_statistics_property(std::string_view key) {
@@ -79,6 +94,9 @@ std::string format_detail_value(const std::string& key, const nlohmann::json& va
     }
     if (key == "CreationTime" && value.is_number_unsigned()) {
         return format_timestamp(value.get<std::uint64_t>());
+    }
+    if (key == "LiveTimer" && value.is_number_unsigned()) {
+        return std::to_string(value.get<std::uint64_t>()) + " us";
     }
     if ((key == "Channels" || key == "Events") && value.is_array()) {
         return format_property_value(value) + disabled_note(key, value);
@@ -135,7 +153,7 @@ std::string format_session_table(const std::vector<SessionView>& sessions,
                            format_owner(session.owner, user_name),
                            statistics ? std::to_string(statistics->totals.events_discarded) : "-",
                            statistics ? std::to_string(statistics->totals.packets_lost) : "-",
-                           session.output_path});
+                           output_location(session)});
     }
     std::array<std::size_t, 7> widths{};
     for (const Row& row : rows) {
@@ -157,7 +175,7 @@ std::string format_session_table(const std::vector<SessionView>& sessions,
 std::string format_session_details(const SessionView& session, const UserNameLookup& user_name) {
     std::vector<std::string> keys;
     for (std::string_view key : well_known_properties) {
-        if (session.properties.contains(std::string{key})) {
+        if (session.properties.contains(std::string{key}) && !not_applicable(session, key)) {
             keys.emplace_back(key);
         }
     }
@@ -206,8 +224,18 @@ std::string format_sessions_json(const std::vector<SessionView>& sessions) {
 }
 
 std::string format_created(const SessionView& session) {
-    return "Session " + session.name + " created (id " + session.id + ", output " +
-           session.output_path + ")\n";
+    if (session.output_url.empty()) {
+        return "Session " + session.name + " created (id " + session.id + ", output " +
+               session.output_path + ")\n";
+    }
+    // As lttng create says it of a network or live session (which begins a live one with
+    // "Live session": here "Session NAME created" whatever the mode, as for local ones).
+    std::string out = "Session " + session.name + " created.\nTraces will be output to " +
+                      session.output_url + "\n";
+    if (session.live_timer_us > 0) {
+        out += "Live timer interval set to " + std::to_string(session.live_timer_us) + " us\n";
+    }
+    return out;
 }
 
 std::string format_started(std::string_view name) {

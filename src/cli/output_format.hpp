@@ -30,15 +30,18 @@ std::string format_owner(std::uint32_t uid, const UserNameLookup& user_name);
 /// The `list` table: a header NAME STATE MODE OWNER DISCARDED LOST OUTPUT and one row per
 /// session, in the given order, columns separated by two spaces and aligned (widths in UTF-8
 /// code points). DISCARDED and LOST are the session's totals (Statistics), "-" when the
-/// session has no Statistics property.
+/// session has no Statistics property; OUTPUT is output_location(): the relay's URL for a
+/// network session, else the folder.
 /// "No sessions.\n" when `sessions` is empty. Ends with a newline.
 std::string format_session_table(const std::vector<SessionView>& sessions,
                                  const UserNameLookup& user_name);
 
 /// The `show` output: one "Key: value" line per property, values aligned; the well-known
-/// properties first (Name, Id, State, Mode, Owner, OutputPath, BufferOwnership,
-/// CreationTime), then the others by name. Owner gets its user name ("1000 (alice)") and
-/// CreationTime is shown as local time; Channels and Events are followed by
+/// properties first (Name, Id, State, Mode, Owner, OutputPath, OutputUrl, LiveTimer,
+/// BufferOwnership, CreationTime), then the others by name, leaving out those that do not
+/// apply: OutputUrl "" (a local session), LiveTimer 0 (not live), OutputPath "" beside an
+/// OutputUrl (a network session). Owner gets its user name ("1000 (alice)"), LiveTimer its
+/// unit ("250000 us") and CreationTime is shown as local time; Channels and Events are followed by
 /// "  [disabled: NAME, CHANNEL/PATTERN...]" when some are disabled (as
 /// lttng-list(1) marks them); other values use format_property_value().
 /// KernelChannels, KernelEvents and KernelContexts are not listed as lines but, when the
@@ -56,7 +59,9 @@ std::string format_session_json(const SessionView& session);
 /// The sessions as a JSON array of objects as in format_session_json(), in the given order.
 std::string format_sessions_json(const std::vector<SessionView>& sessions);
 
-/// "Session NAME created (id ID, output DIR)\n".
+/// A local session (no OutputUrl): "Session NAME created (id ID, output DIR)\n". A network
+/// session, as lttng create: "Session NAME created.\nTraces will be output to URL\n", then
+/// "Live timer interval set to US us\n" when LiveTimer is not 0.
 std::string format_created(const SessionView& session);
 
 /// "Tracing started for session NAME.\n".

@@ -49,11 +49,32 @@ SessionView session_view_from_properties(std::string object_path, PropertyMap pr
     view.state = string_property(properties, "State");
     view.mode = string_property(properties, "Mode");
     view.output_path = string_property(properties, "OutputPath");
+    view.output_url = string_property(properties, "OutputUrl");
+    view.live_timer_us =
+        unsigned_property(properties, "LiveTimer", std::numeric_limits<std::uint64_t>::max());
     view.buffer_ownership = string_property(properties, "BufferOwnership");
     view.creation_time_us =
         unsigned_property(properties, "CreationTime", std::numeric_limits<std::uint64_t>::max());
     view.properties = std::move(properties);
     return view;
+}
+
+const std::string& output_location(const SessionView& session) noexcept {
+    return session.output_url.empty() ? session.output_path : session.output_url;
+}
+
+std::optional<std::string> remote_trace_note(const SessionView& session) {
+    if (session.output_url.empty()) {
+        return std::nullopt;
+    }
+    std::string note = "session " + session.name + " streams to " + session.output_url +
+                       ": its trace is written by that lttng-relayd, under its output folder";
+    if (session.mode == "live") {
+        note += "; read it live with babeltrace2 --input-format=lttng-live "
+                "net://RELAY_HOST/host/HOSTNAME/" +
+                session.name;
+    }
+    return note;
 }
 
 void sort_by_creation_time(std::vector<SessionView>& sessions) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sdbus-c++/Error.h>
+#include <stdexcept>
 
 namespace tracectl::cli {
 
@@ -195,7 +196,11 @@ void run_list_kernel_tracepoints(BusClient& bus, bool fields, bool json, std::os
 
 std::string session_output(BusClient& bus, const std::optional<std::string>& name) {
     const std::string path = resolve_session(bus, name);
-    return session_view_from_properties(path, bus.session_properties(path)).output_path;
+    const SessionView view = session_view_from_properties(path, bus.session_properties(path));
+    if (const auto note = remote_trace_note(view)) {
+        throw std::runtime_error(*note);
+    }
+    return view.output_path;
 }
 
 } // namespace tracectl::cli

@@ -79,7 +79,8 @@ void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& ou
 /// printed by format_kernel_tracepoints() or format_kernel_tracepoints_json().
 void run_list_kernel_tracepoints(BusClient& bus, bool fields, bool json, std::ostream& out);
 
-/// The session's output folder, for `tracectl view` (which runs babeltrace2 on it).
+/// The session's output folder, for `tracectl view` (which runs babeltrace2 on it). Throws
+/// std::runtime_error(remote_trace_note()) for a network session: no folder here.
 std::string session_output(BusClient& bus, const std::optional<std::string>& name);
 
 } // namespace tracectl::cli

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <gtest/gtest.h>
+#include <string>
+#include <variant>
 
 using namespace tracectl::cli;
 
@@ -27,12 +29,138 @@ TEST(CliCreateOptions, EmptyOutputStaysEmpty) {
 TEST(CliCreateOptions, OnlyGivenOptionsAreSent) {
     EXPECT_TRUE(create_session_options(std::nullopt, false).empty());
     const auto both = create_session_options(std::string{"/t"}, true);
-    EXPECT_EQ(both,
-              (std::map<std::string, std::string>{{"output-path", "/t"}, {"mode", "snapshot"}}));
+    EXPECT_EQ(both, (CreateOptions{{"output-path", std::string{"/t"}},
+                                   {"mode", std::string{"snapshot"}}}));
     const auto output_only = create_session_options(std::string{"/t"}, false);
-    EXPECT_EQ(output_only, (std::map<std::string, std::string>{{"output-path", "/t"}}));
+    EXPECT_EQ(output_only, (CreateOptions{{"output-path", std::string{"/t"}}}));
     EXPECT_EQ(create_session_options(std::nullopt, false, std::string{"per-pid"}),
-              (std::map<std::string, std::string>{{"buffer-ownership", "per-pid"}}));
+              (CreateOptions{{"buffer-ownership", std::string{"per-pid"}}}));
+}
+
+TEST(CliCreateOptions, SetUrlIsSentAsTypedAsUrl) {
+    NetworkOutput network;
+    network.url = "net://[::1]:6000";
+    EXPECT_EQ(create_session_options(std::nullopt, false, std::nullopt, network),
+              (CreateOptions{{"url", std::string{"net://[::1]:6000"}}}));
+    network.url = "file:///var/traces/web"; // the daemon takes it as output-path
+    EXPECT_EQ(create_session_options(std::nullopt, false, std::nullopt, network),
+              (CreateOptions{{"url", std::string{"file:///var/traces/web"}}}));
+}
+
+TEST(CliCreateOptions, ControlAndDataUrlsAreSentApart) {
+    NetworkOutput network;
+    network.ctrl_url = "tcp://10.0.0.5:5342";
+    network.data_url = "tcp6://[fd00::5]:5343";
+    EXPECT_EQ(create_session_options(std::nullopt, false, std::string{"per-uid"}, network),
+              (CreateOptions{{"control-url", std::string{"tcp://10.0.0.5:5342"}},
+                             {"data-url", std::string{"tcp6://[fd00::5]:5343"}},
+                             {"buffer-ownership", std::string{"per-uid"}}}));
+}
+
+TEST(CliCreateOptions, LiveIsModeLiveWithTheTimerAsAnUnsigned64) {
+    NetworkOutput network;
+    network.live_timer_us = 250000;
+    const CreateOptions live = create_session_options(std::nullopt, false, std::nullopt, network);
+    EXPECT_EQ(live, (CreateOptions{{"mode", std::string{"live"}},
+                                   {"live-timer", std::uint64_t{250000}}}));
+    // D-Bus "t", not a string: the daemon reads live-timer as uint64.
+    ASSERT_TRUE(std::holds_alternative<std::uint64_t>(live.at("live-timer")));
+    network.url = "net://relay";
+    EXPECT_EQ(create_session_options(std::nullopt, false, std::nullopt, network),
+              (CreateOptions{{"mode", std::string{"live"}},
+                             {"live-timer", std::uint64_t{250000}},
+                             {"url", std::string{"net://relay"}}}));
+}
+
+TEST(CliCreateOptions, StreamsWhenAUrlOrLiveIsGiven) {
+    EXPECT_FALSE(NetworkOutput{}.streams());
+    NetworkOutput url;
+    url.url = "net://relay";
+    EXPECT_TRUE(url.streams());
+    NetworkOutput apart;
+    apart.ctrl_url = "tcp://a:1";
+    apart.data_url = "tcp://a:2";
+    EXPECT_TRUE(apart.streams());
+    NetworkOutput live;
+    live.live_timer_us = default_live_timer_us;
+    EXPECT_TRUE(live.streams()); // to net://127.0.0.1, the daemon's default
+}
+
+TEST(CliLiveTimer, NoValueIsLttngsDefault) {
+    EXPECT_EQ(parse_live_timer(""), std::optional<std::uint64_t>{1000000});
+    EXPECT_EQ(default_live_timer_us, 1000000U);
+}
+
+TEST(CliLiveTimer, DecimalMicrosecondsFromOneTo32Bits) {
+    EXPECT_EQ(parse_live_timer("1"), std::optional<std::uint64_t>{1});
+    EXPECT_EQ(parse_live_timer("250000"), std::optional<std::uint64_t>{250000});
+    EXPECT_EQ(parse_live_timer("4294967295"), std::optional<std::uint64_t>{4294967295});
+}
+
+TEST(CliLiveTimer, AnythingElseIsRefused) {
+    for (const char* text : {"0", "-1", "+5", " 5", "5 ", "1s", "1e6", "0x10", "s1", "4294967296",
+                             "99999999999999999999999"}) {
+        EXPECT_EQ(parse_live_timer(text), std::nullopt) << text;
+    }
+}
+
+namespace {
+
+/// check_create_output()'s verdict as "OPTION: MESSAGE", "" when accepted.
+std::string verdict(const CreateOutputFlags& given) {
+    const auto problem = check_create_output(given);
+    return problem ? problem->option + ": " + problem->message : "";
+}
+
+} // namespace
+
+TEST(CliCreateOutputCheck, LttngsCombinationsAreAccepted) {
+    EXPECT_EQ(verdict({}), "");
+    EXPECT_EQ(verdict({.output = true}), "");
+    EXPECT_EQ(verdict({.output = true, .snapshot = true}), "");
+    EXPECT_EQ(verdict({.url = true}), "");
+    EXPECT_EQ(verdict({.ctrl_url = true, .data_url = true}), "");
+    EXPECT_EQ(verdict({.live = true}), "");
+    EXPECT_EQ(verdict({.url = true, .live = true}), "");
+    EXPECT_EQ(verdict({.ctrl_url = true, .data_url = true, .live = true}), "");
+    // A snapshot session with a relay output: the daemon's to accept or refuse.
+    EXPECT_EQ(verdict({.url = true, .snapshot = true}), "");
+}
+
+TEST(CliCreateOutputCheck, ControlAndDataUrlsGoTogether) {
+    EXPECT_EQ(verdict({.ctrl_url = true}),
+              "--ctrl-url: needs --data-url too (lttng-relayd's control and data connections "
+              "go together)");
+    EXPECT_EQ(verdict({.data_url = true}),
+              "--data-url: needs --ctrl-url too (lttng-relayd's control and data connections "
+              "go together)");
+    EXPECT_EQ(check_create_output({.data_url = true, .live = true})->option, "--data-url");
+}
+
+TEST(CliCreateOutputCheck, SetUrlExcludesControlAndDataUrls) {
+    EXPECT_EQ(verdict({.url = true, .ctrl_url = true, .data_url = true}),
+              "--set-url: give either --set-url or --ctrl-url with --data-url, not both");
+    // One of the pair alone is named for the missing other first.
+    EXPECT_EQ(check_create_output({.url = true, .ctrl_url = true})->option, "--ctrl-url");
+}
+
+TEST(CliCreateOutputCheck, OutputExcludesEveryUrl) {
+    EXPECT_EQ(verdict({.output = true, .url = true}),
+              "--output: give either --output DIR or --set-url URL, not both (--set-url "
+              "file:///DIR is --output /DIR)");
+    EXPECT_EQ(verdict({.output = true, .ctrl_url = true, .data_url = true}),
+              "--output: a session writes to a folder (--output) or streams to a relay "
+              "(--ctrl-url, --data-url), not both");
+}
+
+TEST(CliCreateOutputCheck, LiveIsNeitherSnapshotNorLocal) {
+    EXPECT_EQ(verdict({.live = true, .snapshot = true}),
+              "--live: a session is either live or a snapshot session, not both");
+    EXPECT_EQ(verdict({.url = true, .live = true, .snapshot = true}),
+              "--live: a session is either live or a snapshot session, not both");
+    EXPECT_EQ(verdict({.output = true, .live = true}),
+              "--live: a live session streams to lttng-relayd, not to a folder: give --set-url "
+              "net://HOST instead of --output");
 }
 
 TEST(AutoSession, NameIsAutoAndTheLocalTimeAsLttngCreateGivesIt) {

@@ -35,6 +35,22 @@ TEST(CliExitStatus, DaemonErrors) {
     }
 }
 
+TEST(CliExitStatus, RelayUnavailableIsTheDaemonsAnswerNotAnUnreachableDaemon) {
+    // tracectld answered; only its lttng-relayd could not be reached: status 1, not 3.
+    EXPECT_EQ(exit_status_for_error("org.tracectl.Tracing1.Error.RelayUnavailable"),
+              ExitStatus::daemon_error);
+    EXPECT_NE(exit_status_help.find("RelayUnavailable"), std::string_view::npos);
+}
+
+TEST(CliErrorReport, RelayUnavailableNamesTheAddressOnOneLine) {
+    const auto [status, text] = report(std::make_exception_ptr(
+        sdbus::Error("org.tracectl.Tracing1.Error.RelayUnavailable",
+                     "lttng-relayd at net://127.0.0.1:5342:5343: connect: Connection refused")));
+    EXPECT_EQ(status, ExitStatus::daemon_error);
+    EXPECT_EQ(text, "tracectl: org.tracectl.Tracing1.Error.RelayUnavailable: lttng-relayd at "
+                    "net://127.0.0.1:5342:5343: connect: Connection refused\n");
+}
+
 TEST(CliExitStatus, Values) {
     EXPECT_EQ(static_cast<int>(ExitStatus::success), 0);
     EXPECT_EQ(static_cast<int>(ExitStatus::daemon_error), 1);

@@ -245,3 +245,110 @@ TEST_F(CliOutputFormat, JsonHasStatisticsAsObjects) {
     const json listed = json::parse(format_sessions_json({session_with_statistics("a", 1, 0)}));
     EXPECT_EQ(listed[0].at("ChannelStatistics")[0].at("channel"), "channel0");
 }
+
+namespace {
+
+/// A session of a daemon with OutputUrl and LiveTimer: local when `url` is "", else
+/// streaming to it (OutputPath ""), live when `live_us` > 0.
+SessionView session_with_url(const std::string& name, const std::string& url,
+                             std::uint64_t live_us = 0) {
+    SessionView view = session(name, 1000, 1714557600123456);
+    view.properties["Mode"] = json(live_us > 0 ? "live" : "normal");
+    view.properties["OutputUrl"] = json(url);
+    view.properties["LiveTimer"] = json(live_us);
+    if (!url.empty()) {
+        view.properties["OutputPath"] = json("");
+    }
+    return session_view_from_properties(view.object_path, view.properties);
+}
+
+} // namespace
+
+TEST_F(CliOutputFormat, CreatedNetworkSessionSaysWhereAsLttngCreate) {
+    EXPECT_EQ(format_created(session_with_url("web", "net://10.0.0.5:5342:5343")),
+              "Session web created.\n"
+              "Traces will be output to net://10.0.0.5:5342:5343\n");
+    EXPECT_EQ(format_created(session_with_url("web", "tcp://10.0.0.5:5342 tcp://10.0.0.6:5343")),
+              "Session web created.\n"
+              "Traces will be output to tcp://10.0.0.5:5342 tcp://10.0.0.6:5343\n");
+}
+
+TEST_F(CliOutputFormat, CreatedLiveSessionGivesItsTimer) {
+    EXPECT_EQ(format_created(session_with_url("web", "net://[::1]:5342:5343", 1000000)),
+              "Session web created.\n"
+              "Traces will be output to net://[::1]:5342:5343\n"
+              "Live timer interval set to 1000000 us\n");
+}
+
+TEST_F(CliOutputFormat, CreatedLocalSessionIsUnchangedWithOrWithoutOutputUrl) {
+    const std::string local =
+        "Session web created (id 0123abcd-0000-4000-8000-000000000000, output /traces/web)\n";
+    EXPECT_EQ(format_created(session_with_url("web", "")), local);
+    EXPECT_EQ(format_created(session("web", 1000, 1)), local); // an older daemon
+}
+
+TEST_F(CliOutputFormat, TableShowsTheRelayWhereItShowsTheFolder) {
+    const std::vector<SessionView> sessions{
+        session_with_url("local", ""), session_with_url("net", "net://relay:5342:5343"),
+        session_with_url("live", "net://[::1]:5342:5343", 250000)};
+    EXPECT_EQ(format_session_table(sessions, fake_user_name),
+              "NAME   STATE    MODE    OWNER  DISCARDED  LOST  OUTPUT\n"
+              "local  created  normal  alice  -          -     /traces/local\n"
+              "net    created  normal  alice  -          -     net://relay:5342:5343\n"
+              "live   created  live    alice  -          -     net://[::1]:5342:5343\n");
+}
+
+TEST_F(CliOutputFormat, DetailsOfALiveSessionGiveItsRelayAndTimer) {
+    EXPECT_EQ(format_session_details(session_with_url("web", "net://[::1]:5342:5343", 250000),
+                                     fake_user_name),
+              "Name:            web\n"
+              "Id:              0123abcd-0000-4000-8000-000000000000\n"
+              "State:           created\n"
+              "Mode:            live\n"
+              "Owner:           1000 (alice)\n"
+              "OutputUrl:       net://[::1]:5342:5343\n"
+              "LiveTimer:       250000 us\n"
+              "BufferOwnership: per-uid\n"
+              "CreationTime:    2024-05-01 10:00:00 UTC\n");
+}
+
+TEST_F(CliOutputFormat, DetailsLeaveOutWhatDoesNotApply) {
+    // A network session that is not live: no LiveTimer line, no empty OutputPath.
+    const std::string network =
+        format_session_details(session_with_url("web", "net://relay:5342:5343"), fake_user_name);
+    EXPECT_NE(network.find("OutputUrl:       net://relay:5342:5343\n"), std::string::npos)
+        << network;
+    EXPECT_EQ(network.find("LiveTimer"), std::string::npos) << network;
+    EXPECT_EQ(network.find("OutputPath"), std::string::npos) << network;
+    // A local session: its folder, no OutputUrl or LiveTimer line.
+    const std::string local = format_session_details(session_with_url("web", ""), fake_user_name);
+    EXPECT_NE(local.find("OutputPath:      /traces/web\n"), std::string::npos) << local;
+    EXPECT_EQ(local.find("OutputUrl"), std::string::npos) << local;
+    EXPECT_EQ(local.find("LiveTimer"), std::string::npos) << local;
+}
+
+TEST_F(CliOutputFormat, DetailsShowMistypedNetworkPropertiesAsTheyCame) {
+    SessionView view = session("web", 1000, 1);
+    view.properties["OutputUrl"] = json(42);
+    view.properties["LiveTimer"] = json("soon");
+    view = session_view_from_properties(view.object_path, view.properties);
+    const std::string details = format_session_details(view, fake_user_name);
+    EXPECT_NE(details.find("OutputUrl:       42\n"), std::string::npos) << details;
+    EXPECT_NE(details.find("LiveTimer:       soon\n"), std::string::npos) << details;
+    EXPECT_EQ(
+        format_created(view),
+        "Session web created (id 0123abcd-0000-4000-8000-000000000000, output /traces/web)\n");
+}
+
+TEST_F(CliOutputFormat, JsonCarriesOutputUrlAndLiveTimerTyped) {
+    const json parsed =
+        json::parse(format_session_json(session_with_url("web", "net://[::1]:5342:5343", 250000)));
+    EXPECT_EQ(parsed.at("OutputUrl"), "net://[::1]:5342:5343");
+    EXPECT_EQ(parsed.at("OutputPath"), "");
+    ASSERT_TRUE(parsed.at("LiveTimer").is_number_unsigned());
+    EXPECT_EQ(parsed.at("LiveTimer").get<std::uint64_t>(), 250000U);
+    EXPECT_EQ(parsed.at("Mode"), "live");
+    const json local = json::parse(format_session_json(session_with_url("web", "")));
+    EXPECT_EQ(local.at("OutputUrl"), "");
+    EXPECT_EQ(local.at("LiveTimer"), 0);
+}

@@ -75,3 +75,49 @@ TEST(CliSessionView, SortsOldestFirstThenByName) {
     EXPECT_EQ(sessions[1].name, "a");
     EXPECT_EQ(sessions[2].name, "c");
 }
+
+TEST(CliSessionView, CopiesOutputUrlAndLiveTimer) {
+    PropertyMap properties = full_properties();
+    properties["Mode"] = json("live");
+    properties["OutputPath"] = json("");
+    properties["OutputUrl"] = json("net://[::1]:5342:5343");
+    properties["LiveTimer"] = json(std::uint64_t{250000});
+    const SessionView view = session_view_from_properties("/p", properties);
+    EXPECT_EQ(view.output_url, "net://[::1]:5342:5343");
+    EXPECT_EQ(view.live_timer_us, 250000U);
+    EXPECT_EQ(view.output_path, "");
+    EXPECT_EQ(output_location(view), "net://[::1]:5342:5343");
+}
+
+TEST(CliSessionView, AnOlderDaemonWithoutOutputUrlIsALocalSession) {
+    const SessionView view = session_view_from_properties("/p", full_properties());
+    EXPECT_EQ(view.output_url, "");
+    EXPECT_EQ(view.live_timer_us, 0U);
+    EXPECT_EQ(output_location(view), "/home/alice/traces/web");
+    EXPECT_EQ(remote_trace_note(view), std::nullopt);
+}
+
+TEST(CliSessionView, MistypedOutputUrlAndLiveTimerGiveDefaults) {
+    PropertyMap properties = full_properties();
+    properties["OutputUrl"] = json(7);
+    properties["LiveTimer"] = json("1s");
+    const SessionView view = session_view_from_properties("/p", properties);
+    EXPECT_EQ(view.output_url, "");
+    EXPECT_EQ(view.live_timer_us, 0U);
+    EXPECT_EQ(output_location(view), "/home/alice/traces/web");
+}
+
+TEST(CliSessionView, ANetworkSessionsTraceIsOnTheRelay) {
+    PropertyMap properties = full_properties();
+    properties["Mode"] = json("normal");
+    properties["OutputPath"] = json("");
+    properties["OutputUrl"] = json("net://relay:5342:5343");
+    EXPECT_EQ(remote_trace_note(session_view_from_properties("/p", properties)),
+              "session web streams to net://relay:5342:5343: its trace is written by that "
+              "lttng-relayd, under its output folder");
+    properties["Mode"] = json("live");
+    EXPECT_EQ(remote_trace_note(session_view_from_properties("/p", properties)),
+              "session web streams to net://relay:5342:5343: its trace is written by that "
+              "lttng-relayd, under its output folder; read it live with babeltrace2 "
+              "--input-format=lttng-live net://RELAY_HOST/host/HOSTNAME/web");
+}
