@@ -358,6 +358,8 @@ void put(Writer& w, const Rotate& m) {
     w.string(m.newChunk);
     w.string(m.archive);
     w.boolean(m.discard);
+    w.u64(m.chunkIndex);
+    w.u64(m.boundaryTime);
 }
 void put(Writer&, const ClearBuffers&) {}
 void put(Writer& w, const RecordSnapshot& m) {
@@ -509,6 +511,8 @@ Message getRotate(Reader& r) {
     m.newChunk = r.string("Rotate.newChunk", kMaxOutputDir);
     m.archive = r.string("Rotate.archive", kMaxOutputDir);
     m.discard = r.boolean("Rotate.discard");
+    m.chunkIndex = r.u64();
+    m.boundaryTime = r.u64();
     return m;
 }
 Message getRotationCompleted(Reader& r) {

@@ -108,8 +108,8 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
 /// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
-/// 9: AttachRelayd, OutputFailed
-inline constexpr std::uint32_t kVersion = 9;
+/// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime
+inline constexpr std::uint32_t kVersion = 10;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -251,12 +251,26 @@ struct Shutdown {
 /// oldChunk is "" or one. (LTTng clears a session with a rotation whose
 /// closed chunk gets LTTNG_TRACE_CHUNK_COMMAND_TYPE_DELETE instead of
 /// MOVE_TO_COMPLETED: lttng-tools 2.13 clear.c, cmd.c cmd_rotate_session.)
+/// A network session's consumer (AttachRelayd) writes nothing locally and
+/// ignores the three folders: it makes chunk `chunkIndex + 1` on the relay
+/// (CREATE_TRACE_CHUNK at `boundaryTime`), moves each relay stream into it
+/// (ROTATE_STREAMS), and once every stream has switched and the relay holds
+/// their data, closes chunk `chunkIndex` at `boundaryTime` with
+/// MOVE_TO_COMPLETED (DELETE with `discard`); the relay then archives it as
+/// `<session folder>/archives/<begin>-<boundaryTime>-<chunkIndex>` (chunk
+/// names, lttng-tools 2.13 trace-chunk.c generate_chunk_name), which the
+/// daemon's `archive` must name too. `chunkIndex` must be the relay chunk
+/// the consumer writes now (AttachRelayd.chunkId for the first rotation),
+/// else InvalidArgument. Payload (after discard): u64 chunkIndex, u64
+/// boundaryTime (seconds since the Epoch).
 struct Rotate {
     std::uint64_t id = 0;
     std::string oldChunk;
     std::string newChunk;
     std::string archive;
     bool discard = false;
+    std::uint64_t chunkIndex = 0;   ///< the chunk being closed; the new one is chunkIndex + 1
+    std::uint64_t boundaryTime = 0; ///< s since the Epoch: the old chunk's end, the new one's begin
     bool operator==(const Rotate&) const = default;
 };
 

@@ -116,8 +116,9 @@ void StreamReader::close() noexcept {
 }
 
 void StreamReader::switchFiles(const ChunkOutput& next) {
-    std::unique_ptr<StreamSink> sink = next.openStream(
-        traceDir_, name_, kind_ == Kind::Data ? StreamKind::Data : StreamKind::Metadata);
+    // The same stream going on (a relay keeps its stream: ROTATE_STREAMS).
+    std::unique_ptr<StreamSink> sink = next.continueStream(
+        *sink_, traceDir_, name_, kind_ == Kind::Data ? StreamKind::Data : StreamKind::Metadata);
     sink_->close();
     bytesBefore_ += sink_->bytes();
     sink_ = std::move(sink);

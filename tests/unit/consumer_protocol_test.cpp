@@ -66,6 +66,7 @@ std::vector<cp::Message> everyMessage() {
         cp::Rotate{12, "", "20261130T031700+0000-1", "archives/a-b-0"},
         cp::Rotate{13, "c-1", "d-2", "archives/c-d-1"},
         cp::Rotate{14, "d-2", "e-3", "archives/d-e-2", true},
+        cp::Rotate{15, "e-3", "f-4", "archives/e-f-3", false, 3, 1764472620},
         cp::ClearBuffers{},
         cp::RotationCompleted{12, true, ""},
         cp::RotationCompleted{13, false, "stream x: EIO"},
@@ -348,8 +349,13 @@ TEST(ConsumerProtocol, RejectsUnusableBufferGeometry) {
 
 TEST(ConsumerProtocol, RotateLayoutAndChecks) {
     EXPECT_EQ(payloadOf(cp::encode(cp::Rotate{0x0102, "", "n", "a/b"})),
-              bytesOf({0x02, 0x01, 0, 0,   0, 0, 0, 0, 0,   0,   0,   0, 1,
-                       0,    0,    0, 'n', 3, 0, 0, 0, 'a', '/', 'b', 0}));
+              bytesOf({0x02, 0x01, 0,   0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'n', 3, 0, 0, 0,
+                       'a',  '/',  'b', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,   0, 0, 0}));
+    // Version 10: the relay's chunk index and the boundary's time, u64s.
+    EXPECT_EQ(
+        payloadOf(cp::encode(cp::Rotate{1, "", "n", "a", false, 0x0203, 0x69001234})),
+        bytesOf({1, 0,   0, 0,    0,    0, 0, 0, 0, 0, 0, 0,    1,    0, 0,    0, 'n', 1, 0, 0,
+                 0, 'a', 0, 0x03, 0x02, 0, 0, 0, 0, 0, 0, 0x34, 0x12, 0, 0x69, 0, 0,   0, 0}));
     EXPECT_EQ(payloadOf(cp::encode(cp::RotationCompleted{7, true, "m"})),
               bytesOf({7, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 'm'}));
     // Unsafe or colliding folders are refused both ways.
@@ -366,7 +372,8 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
             for (char ch : *s)
                 p.push_back(static_cast<std::byte>(ch));
         }
-        p.push_back(std::byte{0}); // discard
+        p.push_back(std::byte{0});           // discard
+        p.insert(p.end(), 16, std::byte{0}); // chunkIndex, boundaryTime
         EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()),
                      cp::ProtocolError);
     }
@@ -376,16 +383,20 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 9u);
+    EXPECT_EQ(cp::kVersion, 10u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
     const cp::Rotate clear{3, "", "c-1", "archives/a-b-0", true};
     std::vector<std::byte> p = payloadOf(cp::encode(clear));
-    ASSERT_FALSE(p.empty());
-    EXPECT_EQ(p.back(), std::byte{1});
+    ASSERT_GT(p.size(), 17u);
+    const std::size_t flag = p.size() - 17; // then u64 chunkIndex, u64 boundaryTime
+    EXPECT_EQ(p[flag], std::byte{1});
     EXPECT_EQ(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()), cp::Message(clear));
-    p.back() = std::byte{2};
+    p[flag] = std::byte{2};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()), cp::ProtocolError);
+    p[flag] = std::byte{1};
+    p.resize(p.size() - 16); // a version 8/9 Rotate, without the chunk index and time
     EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()), cp::ProtocolError);
     p.pop_back(); // a version 7 Rotate, without the flag
     EXPECT_THROW(cp::decodePayload(cp::MessageType::Rotate, p.data(), p.size()), cp::ProtocolError);

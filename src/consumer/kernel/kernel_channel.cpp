@@ -395,10 +395,18 @@ ChannelBase::RotateResult KernelChannel::rotate(const std::shared_ptr<const Chun
     r.expected = streamCount();
     const auto next = [&](auto& stream, Output& out, const std::string& file) {
         stream.flush(now);
-        closeStream(out);
         try {
-            openStream(out, *chunk, file);
+            // The same stream going on (a relay keeps its stream), then the
+            // old chunk's sink closes (handed over: nothing to do).
+            std::unique_ptr<StreamSink> sink =
+                out.sink ? chunk->continueStream(*out.sink, outputDir_, file, StreamKind::Data)
+                         : chunk->openStream(outputDir_, file, StreamKind::Data);
+            closeStream(out);
+            out.sink = std::move(sink);
+            out.chunkBytes = 0;
+            out.failure.clear();
         } catch (const std::exception& e) {
+            closeStream(out);
             out.failure = e.what();
             if (r.error.empty())
                 r.error = "kernel channel " + file + ": " + e.what();

@@ -73,8 +73,15 @@ KernelMetadataChannel::rotate(const std::shared_ptr<const ChunkOutput>& chunk,
     r.expected = 1;
     if (!snapshotOnly_) {
         try {
+            // The same stream going on (a relay keeps its stream), the
+            // whole text again in the new chunk.
+            std::unique_ptr<StreamSink> next =
+                sink_ ? chunk->continueStream(*sink_, outputDir_, "metadata", StreamKind::Metadata)
+                      : chunk->openStream(outputDir_, "metadata", StreamKind::Metadata);
             close();
-            sink_ = writeWhole(*chunk);
+            if (!text_.empty())
+                next->write(text_.data(), text_.size(), text_.size(), nullptr);
+            sink_ = std::move(next);
             bytesWritten_ += text_.size();
             chunkBytes_ = text_.size();
         } catch (const std::exception& e) {

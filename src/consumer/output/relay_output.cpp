@@ -58,14 +58,72 @@ void RelaySession::createTraceChunk(std::uint64_t chunkId, std::uint64_t creatio
     }
 }
 
-void RelaySession::closeTraceChunk(std::uint64_t chunkId, std::uint64_t closeTime) noexcept {
+void RelaySession::closeTraceChunk(std::uint64_t chunkId, std::uint64_t closeTime,
+                                   std::optional<relayd::TraceChunkCloseCommand> command) noexcept {
     if (!failure_.empty())
         return;
     try {
-        control_.closeTraceChunk(chunkId, closeTime);
+        control_.closeTraceChunk(chunkId, closeTime, command);
     } catch (const relayd::RelaydError& e) {
         (void)fail(std::string("closing trace chunk ") + std::to_string(chunkId) + ": " + e.what());
     }
+}
+
+std::string RelaySession::archiveChunk(std::uint64_t chunkId, std::uint64_t closeTime,
+                                       relayd::TraceChunkCloseCommand command,
+                                       std::chrono::milliseconds timeout) {
+    // Waiting first: the relay moves the chunk once its last stream is
+    // done with it, i.e. once it holds every packet of the chunk.
+    std::string late;
+    try {
+        waitUntilReceived(timeout);
+    } catch (const std::runtime_error& e) {
+        if (!failure_.empty())
+            throw; // the session failed: nothing more goes to the relay
+        late = e.what();
+    }
+    requireUsable();
+    std::string path;
+    try {
+        path = control_.closeTraceChunk(chunkId, closeTime, command);
+    } catch (const relayd::RelaydError& e) {
+        throw fail(std::string("closing trace chunk ") + std::to_string(chunkId) + ": " + e.what());
+    }
+    if (!late.empty())
+        throw std::runtime_error("trace chunk " + std::to_string(chunkId) +
+                                 " closed, but the relay may still lack some of its data: " + late);
+    return path;
+}
+
+void RelaySession::rotateStream(std::uint64_t handle, std::uint64_t newChunkId) {
+    requireUsable();
+    Stream& s = stream(handle);
+    if (s.closed)
+        throw std::runtime_error("relay stream " + std::to_string(handle) + " is closed");
+    // The relay's rotation position is a CTF packet_seq_num: the stream's
+    // index goes into the new chunk once it has received the index of
+    // packet position - 1 (stream.c, try_rotate_stream_index), and its
+    // data from that packet's net_seq_num on (try_rotate_stream_data).
+    // lttng-consumerd sends last_sequence_number + 1 + the packets still
+    // unread (consumer.c, lttng_consumer_rotate_channel); called right
+    // before the first packet of the new chunk, that is the last one sent
+    // + 1.
+    const relayd::StreamRotationPosition position{handle,
+                                                  s.lastPacketSeq ? *s.lastPacketSeq + 1 : 0};
+    try {
+        control_.rotateStreams(newChunkId, std::span(&position, 1));
+    } catch (const relayd::RelaydError& e) {
+        throw fail("moving stream " + std::to_string(handle) + " into trace chunk " +
+                   std::to_string(newChunkId) + ": " + e.what());
+    }
+    s.chunkId = newChunkId;
+}
+
+std::optional<std::uint64_t> RelaySession::streamChunk(std::uint64_t handle) const noexcept {
+    const auto it = streams_.find(handle);
+    if (it == streams_.end() || it->second.closed)
+        return std::nullopt;
+    return it->second.chunkId;
 }
 
 std::uint64_t RelaySession::addStream(const std::string& name, const std::string& pathname,
@@ -73,7 +131,7 @@ std::uint64_t RelaySession::addStream(const std::string& name, const std::string
     requireUsable();
     try {
         const std::uint64_t handle = control_.addStream(name, pathname, 0, 0, chunkId);
-        streams_[handle] = Stream{metadata, 0, false};
+        streams_[handle] = Stream{metadata, 0, false, chunkId, std::nullopt};
         return handle;
     } catch (const relayd::RelaydError& e) {
         throw fail("adding the stream " + pathname + "/" + name + ": " + e.what());
@@ -107,6 +165,8 @@ void RelaySession::sendPacket(std::uint64_t handle, const void* data, std::size_
         i.streamInstanceId = index.streamInstanceId;
         i.packetSeqNum = index.packetSeqNum;
         ++s.nextSeq; // sent, whatever the index does
+        if (index.packetSeqNum != ~std::uint64_t{0})
+            s.lastPacketSeq = index.packetSeqNum;
         control_.sendIndex(i);
     } catch (const relayd::RelaydError& e) {
         throw fail("sending a packet of stream " + std::to_string(handle) + ": " + e.what());
@@ -163,6 +223,8 @@ void RelaySession::waitUntilReceived(std::chrono::milliseconds timeout) {
             control_.beginDataPending();
             bool pending = false;
             for (const auto& [handle, s] : streams_) {
+                if (s.closed)
+                    continue;
                 if (s.metadata)
                     control_.quiescentControl(handle);
                 else if (s.nextSeq != 0 && control_.dataPending(handle, s.nextSeq - 1))
@@ -190,7 +252,7 @@ RelayStreamSink::RelayStreamSink(RelaySession& session, const std::string& pathn
                                  const std::string& name, std::uint64_t chunkId, StreamKind kind)
     : session_(session),
       handle_(session.addStream(name, pathname, chunkId, kind == StreamKind::Metadata)),
-      kind_(kind) {}
+      chunkId_(chunkId), kind_(kind) {}
 
 void RelayStreamSink::write(const void* data, std::size_t paddedBytes, std::size_t contentBytes,
                             const IndexEntry* index) {
@@ -207,6 +269,9 @@ void RelayStreamSink::write(const void* data, std::size_t paddedBytes, std::size
 void RelayStreamSink::close() noexcept {
     if (std::exchange(closed_, true))
         return;
+    // Handed over: the relay stream goes on in a later chunk.
+    if (const auto chunk = session_.streamChunk(handle_); chunk && *chunk != chunkId_)
+        return;
     session_.closeStream(handle_);
 }
 
@@ -219,6 +284,24 @@ std::unique_ptr<StreamSink> RelayChunk::openStream(std::string_view traceDir, st
                                                    StreamKind kind) const {
     return std::make_unique<RelayStreamSink>(*session_, std::string(traceDir), std::string(name),
                                              chunkId_, kind);
+}
+
+} // namespace tracectl::consumer
+
+namespace tracectl::consumer {
+
+std::unique_ptr<StreamSink> RelayChunk::continueStream(const StreamSink& previous,
+                                                       std::string_view traceDir,
+                                                       std::string_view name,
+                                                       StreamKind kind) const {
+    const auto* relayed = dynamic_cast<const RelayStreamSink*>(&previous);
+    if (relayed == nullptr || &relayed->session() != session_.get() || relayed->kind() != kind ||
+        session_->streamChunk(relayed->handle()) != relayed->chunkId() ||
+        relayed->chunkId() == chunkId_)
+        return openStream(traceDir, name, kind);
+    session_->rotateStream(relayed->handle(), chunkId_);
+    return std::make_unique<RelayStreamSink>(RelayStreamSink::Continued{}, *session_,
+                                             relayed->handle(), chunkId_, kind);
 }
 
 } // namespace tracectl::consumer

@@ -6,6 +6,19 @@
 // control connection; metadata goes on the control connection
 // (SEND_METADATA). The relay writes the padding itself.
 //
+// Rotation (lttng-tools 2.13 consumer.c lttng_consumer_rotate_channel,
+// relayd.c relayd_rotate_streams; lttng-relayd main.c
+// relay_rotate_session_streams, relay_close_trace_chunk; stream.c
+// stream_set_pending_rotation, try_rotate_stream_index/_data): the new
+// chunk is made on the relay first (CREATE_TRACE_CHUNK); each relay stream
+// is kept and moved into it (ROTATE_STREAMS) right before its first packet
+// of the new chunk is sent, at the CTF packet_seq_num following the last
+// one sent; the metadata stream moves at once and its whole text is sent
+// again. Once every stream moved (or closed), the old chunk is closed with
+// MOVE_TO_COMPLETED: the relay moves it to
+// `<session folder>/archives/<begin>-<end>-<chunk id>` when its last stream
+// is done with it.
+//
 // The connections were opened by the daemon and passed to the consumer
 // (consumer_protocol::AttachRelayd). Every call blocks, each bounded by the
 // connections' timeout; a relay that fails, stalls past it or sends what
@@ -48,9 +61,40 @@ public:
 
     /// CREATE_TRACE_CHUNK. Throws std::runtime_error (and fails the session).
     void createTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime);
-    /// CLOSE_TRACE_CHUNK of `chunkId` (no command: the relay keeps it where
-    /// it is). Never throws (logged, fails the session).
-    void closeTraceChunk(std::uint64_t chunkId, std::uint64_t closeTime) noexcept;
+    /// CLOSE_TRACE_CHUNK of `chunkId` at `closeTime` (seconds since the
+    /// Epoch); `command` nullopt: the relay keeps it where it is (the end of
+    /// a session). Never throws (logged, fails the session).
+    void
+    closeTraceChunk(std::uint64_t chunkId, std::uint64_t closeTime,
+                    std::optional<relayd::TraceChunkCloseCommand> command = std::nullopt) noexcept;
+
+    /// The end of a rotation, every stream having moved out of `chunkId`
+    /// or closed: waits until the relay holds every packet sent
+    /// (waitUntilReceived(timeout)), so that its streams are done with the
+    /// chunk, then closes it at `closeTime` (seconds since the Epoch, the
+    /// archive name's end) with `command` (MoveToCompleted: archived;
+    /// Delete: Session.Clear). Returns the path the relay gives for the
+    /// chunk (relative to its output folder; lttng-relayd 2.13 gives the
+    /// session's folder for the first chunk it archives, main.c
+    /// relay_close_trace_chunk). The chunk is closed even when waiting
+    /// timed out (the relay then archives it when the data arrives) and
+    /// std::runtime_error("... still lacks data ...") is thrown after; any
+    /// other failure fails the session and throws std::runtime_error.
+    std::string archiveChunk(std::uint64_t chunkId, std::uint64_t closeTime,
+                             relayd::TraceChunkCloseCommand command,
+                             std::chrono::milliseconds timeout);
+
+    /// Moves open stream `handle` into chunk `newChunkId` (created with
+    /// createTraceChunk()): ROTATE_STREAMS with one position, the CTF
+    /// packet_seq_num from which the stream's packets belong to the new
+    /// chunk (the last one sent + 1; 0 if none was sent; the relay ignores
+    /// it for the metadata stream, whose file it switches at once). Call it
+    /// before sending the stream's first packet of the new chunk. Throws
+    /// std::runtime_error (and fails the session).
+    void rotateStream(std::uint64_t handle, std::uint64_t newChunkId);
+    /// The chunk that open stream `handle` writes into; nullopt if it is
+    /// unknown or closed.
+    std::optional<std::uint64_t> streamChunk(std::uint64_t handle) const noexcept;
 
     /// A new relay stream; returns its handle. Throws std::runtime_error.
     std::uint64_t addStream(const std::string& name, const std::string& pathname,
@@ -72,7 +116,8 @@ public:
     void closeStream(std::uint64_t handle) noexcept;
 
     /// The data-pending exchange (consumer.c, consumer_data_pending): until
-    /// the relay holds every packet sent on every open stream, or `timeout`
+    /// the relay holds every packet sent on every open stream (closed ones
+    /// are the relay's to finish: it may have forgotten them), or `timeout`
     /// passed. Throws std::runtime_error (a failed session, or the timeout:
     /// "the relay still lacks data after N s").
     void waitUntilReceived(std::chrono::milliseconds timeout);
@@ -84,6 +129,10 @@ private:
         bool metadata = false;
         std::uint64_t nextSeq = 0; ///< net_seq_num of the next packet
         bool closed = false;
+        std::uint64_t chunkId = 0; ///< the chunk it writes into now
+        /// CTF packet_seq_num of the last packet sent (none yet, or the
+        /// tracer gives none).
+        std::optional<std::uint64_t> lastPacketSeq;
     };
     /// Throws std::runtime_error if the session failed already.
     void requireUsable() const;
@@ -107,18 +156,32 @@ public:
     /// std::runtime_error.
     RelayStreamSink(RelaySession& session, const std::string& pathname, const std::string& name,
                     std::uint64_t chunkId, StreamKind kind);
+    /// Relay stream `handle`, already moved into chunk `chunkId`
+    /// (RelaySession::rotateStream), going on there.
+    struct Continued {};
+    RelayStreamSink(Continued, RelaySession& session, std::uint64_t handle, std::uint64_t chunkId,
+                    StreamKind kind)
+        : session_(session), handle_(handle), chunkId_(chunkId), kind_(kind) {}
     ~RelayStreamSink() override { close(); }
 
     /// Sends `contentBytes` of the packet; the relay appends the padding.
     void write(const void* data, std::size_t paddedBytes, std::size_t contentBytes,
                const IndexEntry* index) override;
     std::uint64_t bytes() const noexcept override { return bytes_; }
+    /// CLOSE_STREAM, unless the stream went on in a later chunk (handed
+    /// over by RelayChunk::continueStream): then nothing.
     void close() noexcept override;
     void beacon(std::uint64_t timestampEnd, std::uint64_t streamId) override;
+
+    const RelaySession& session() const noexcept { return session_; }
+    std::uint64_t handle() const noexcept { return handle_; }
+    std::uint64_t chunkId() const noexcept { return chunkId_; }
+    StreamKind kind() const noexcept { return kind_; }
 
 private:
     RelaySession& session_;
     std::uint64_t handle_;
+    std::uint64_t chunkId_;
     StreamKind kind_;
     std::uint64_t bytes_ = 0;
     bool closed_ = false;
@@ -132,6 +195,12 @@ public:
 
     std::unique_ptr<StreamSink> openStream(std::string_view traceDir, std::string_view name,
                                            StreamKind kind) const override;
+    /// `previous` an open stream of this relay session in another chunk:
+    /// the same relay stream goes on in this one (RelaySession::rotateStream);
+    /// otherwise a new stream (openStream()). Throws std::runtime_error.
+    std::unique_ptr<StreamSink> continueStream(const StreamSink& previous,
+                                               std::string_view traceDir, std::string_view name,
+                                               StreamKind kind) const override;
     /// STREAMS_SENT.
     void streamsOpened() const override { session_->streamsSent(); }
     std::uint64_t chunkId() const noexcept { return chunkId_; }

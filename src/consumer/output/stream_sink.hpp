@@ -61,6 +61,21 @@ public:
     /// std::runtime_error.
     virtual std::unique_ptr<StreamSink> openStream(std::string_view traceDir, std::string_view name,
                                                    StreamKind kind) const = 0;
+    /// Rotation: the stream `name` of `traceDir`, written until now
+    /// through `previous` (its sink in the chunk before, still open), goes
+    /// on in this chunk; returns its sink here. The caller closes
+    /// `previous` afterwards, as always. A local chunk opens new files
+    /// (this default: openStream()); a relay chunk keeps the relay's
+    /// stream and moves it into this chunk (ROTATE_STREAMS,
+    /// relay_output.hpp), `previous` then being handed over (closing it
+    /// does nothing). Throws as openStream().
+    virtual std::unique_ptr<StreamSink> continueStream(const StreamSink& previous,
+                                                       std::string_view traceDir,
+                                                       std::string_view name,
+                                                       StreamKind kind) const {
+        (void)previous;
+        return openStream(traceDir, name, kind);
+    }
     /// Every stream of one channel was opened (a relay tells its live
     /// viewers then). Throws as openStream().
     virtual void streamsOpened() const {}

@@ -33,6 +33,19 @@ uint64_t bytesBelow(const std::string& dir) {
 
 } // namespace
 
+std::string UstTracer::archiveRoot(const Traced& t) {
+    return t.snapshot.relay ? t.relayOutputPath : t.snapshot.outputPath;
+}
+
+uint64_t UstTracer::chunkSize(const Traced& t) {
+    if (!t.snapshot.relay)
+        return bytesBelow(t.snapshot.outputPath + "/" + (t.chunkDir.empty() ? "ust" : t.chunkDir));
+    uint64_t total = 0;
+    for (const auto& [key, f] : t.figures)
+        total += f.chunkBytes;
+    return total;
+}
+
 void UstTracer::rotate(const std::string& idHex, RotationDone started, RotationDone completed) {
     const auto it = sessions_.find(idHex);
     if (it == sessions_.end())
@@ -101,7 +114,13 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
     request.newChunk = chunkDir(now, t.chunkIndex + 1);
     request.archive = archiveDir(t.chunkBegin, now, t.chunkIndex);
     request.discard = discard;
-    const std::string path = t.snapshot.outputPath + "/" + request.archive;
+    // A network session's consumer closes relay chunk `chunkIndex` at
+    // `now`: the relay archives it under the same name (chunkStamp() is
+    // lttng-tools 2.13 trace-chunk.c's generate_chunk_name format), below
+    // the session's folder on the relay.
+    request.chunkIndex = t.chunkIndex;
+    request.boundaryTime = static_cast<uint64_t>(now);
+    const std::string path = archiveRoot(t) + "/" + request.archive;
     t.rotating = Traced::Rotation{request.id, path, std::move(completed), false, discard};
     declareOrphanChannels(t);
     for (auto& [key, trace] : t.traces)
@@ -261,9 +280,7 @@ void UstTracer::scheduleTick(const SessionRef& ref) {
     const RotationSchedule& s = sched->second.schedule;
     const auto now = std::chrono::steady_clock::now();
     const bool timeDue = s.timerUs != 0 && now >= t.nextTimedRotation;
-    const bool sizeDue = !t.rotating && s.sizeBytes != 0 &&
-                         bytesBelow(t.snapshot.outputPath + "/" +
-                                    (t.chunkDir.empty() ? "ust" : t.chunkDir)) >= s.sizeBytes;
+    const bool sizeDue = !t.rotating && s.sizeBytes != 0 && chunkSize(t) >= s.sizeBytes;
     if (!timeDue && !sizeDue)
         return;
     if (timeDue) {

@@ -1,0 +1,440 @@
+// The consumer's side of rotating a network session (output/relay_output.hpp)
+// against a stand-in lttng-relayd 2.13 on socketpairs: which commands go on
+// the control connection, in which order, with which bytes: CREATE_TRACE_CHUNK
+// for the new chunk, ROTATE_STREAMS per stream at the CTF packet_seq_num
+// following the last packet sent (lttng-tools 2.13 consumer.c
+// lttng_consumer_rotate_channel; relayd stream.c try_rotate_stream_index),
+// no CLOSE_STREAM for a stream that goes on, the data-pending exchange, then
+// CLOSE_TRACE_CHUNK with MOVE_TO_COMPLETED (or DELETE for a clear).
+#include "output/local_output.hpp"
+#include "output/relay_output.hpp"
+
+#include <array>
+#include <gtest/gtest.h>
+#include <mutex>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace tracectl;
+using namespace tracectl::consumer;
+using namespace tracectl::relayd;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Received {
+    RelaydCommand command{};
+    Bytes payload;
+};
+
+struct DataHeader {
+    std::uint64_t streamId = 0;
+    std::uint64_t netSeqNum = 0;
+    std::uint32_t dataSize = 0;
+    std::uint32_t paddingSize = 0;
+};
+
+bool readAll(int fd, std::byte* data, std::size_t size) {
+    std::size_t got = 0;
+    while (got < size) {
+        const ssize_t n = ::read(fd, data + got, size - got);
+        if (n <= 0)
+            return false;
+        got += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+void writeAll(int fd, const Bytes& bytes) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+        if (n <= 0)
+            return;
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+void putBe(Bytes& b, std::uint64_t v, int bytes) {
+    for (int s = 8 * (bytes - 1); s >= 0; s -= 8)
+        b.push_back(static_cast<std::byte>((v >> s) & 0xff));
+}
+
+std::uint64_t be(const Bytes& b, std::size_t at, int bytes) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i)
+        v = (v << 8) | static_cast<std::uint8_t>(b.at(at + static_cast<std::size_t>(i)));
+    return v;
+}
+
+/// A stand-in relay: answers every command as lttng-relayd 2.13 does when
+/// all goes well (ADD_STREAM hands out 7, 8, ...; DATA_PENDING and
+/// END_DATA_PENDING say nothing is pending), except the one command
+/// `refuse` names, answered with an error code. Records what it got.
+class FakeRelay {
+public:
+    explicit FakeRelay(std::optional<RelaydCommand> refuse = std::nullopt) : refuse_(refuse) {
+        control_ = pair(controlPeer_);
+        data_ = pair(dataPeer_);
+        controlThread_ = std::thread([this] { serveControl(); });
+        dataThread_ = std::thread([this] { serveData(); });
+    }
+    ~FakeRelay() {
+        ::shutdown(controlPeer_.get(), SHUT_RDWR);
+        ::shutdown(dataPeer_.get(), SHUT_RDWR);
+        controlThread_.join();
+        dataThread_.join();
+    }
+    FakeRelay(const FakeRelay&) = delete;
+    FakeRelay& operator=(const FakeRelay&) = delete;
+
+    /// A relay session on both connections (session id 42, minor 13).
+    std::shared_ptr<RelaySession> session() {
+        RelaydControl control(RelaydSocket::adopt(std::move(control_), "the fake relay"), 2s);
+        control.adoptSession(Version{2, 13}, 42);
+        RelaydData data(RelaydSocket::adopt(std::move(data_), "the fake relay"), 2s);
+        return std::make_shared<RelaySession>(std::move(control), std::move(data), 42);
+    }
+    /// The commands received so far (SEND_METADATA has no reply: call
+    /// after a command that has one).
+    std::vector<Received> commands() {
+        std::lock_guard lock(mutex_);
+        return commands_;
+    }
+    std::vector<RelaydCommand> commandKinds() {
+        std::vector<RelaydCommand> kinds;
+        for (const Received& r : commands())
+            kinds.push_back(r.command);
+        return kinds;
+    }
+    /// Waits until `count` data packets came.
+    std::vector<DataHeader> packets(std::size_t count) {
+        for (int i = 0; i < 400; ++i) {
+            {
+                std::lock_guard lock(mutex_);
+                if (packets_.size() >= count)
+                    return packets_;
+            }
+            std::this_thread::sleep_for(5ms);
+        }
+        std::lock_guard lock(mutex_);
+        return packets_;
+    }
+    void clear() {
+        std::lock_guard lock(mutex_);
+        commands_.clear();
+    }
+
+private:
+    static UniqueFd pair(UniqueFd& peer) {
+        int fds[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+            throw std::runtime_error("socketpair");
+        peer = UniqueFd(fds[1]);
+        return UniqueFd(fds[0]);
+    }
+
+    void serveControl() {
+        const int fd = controlPeer_.get();
+        std::uint64_t nextHandle = 7;
+        for (;;) {
+            std::array<std::byte, kCommandHeaderSize> header{};
+            if (!readAll(fd, header.data(), header.size()))
+                return;
+            const CommandHeader h = decodeCommandHeader(header);
+            Received r{static_cast<RelaydCommand>(h.command), Bytes(h.dataSize)};
+            if (!readAll(fd, r.payload.data(), r.payload.size()))
+                return;
+            {
+                std::lock_guard lock(mutex_);
+                commands_.push_back(r);
+            }
+            const std::uint32_t code = refuse_ == r.command ? 1u : kLttngOk;
+            Bytes reply;
+            switch (r.command) {
+            case RelaydCommand::SendMetadata:
+                continue;
+            case RelaydCommand::AddStream:
+                putBe(reply, nextHandle++, 8);
+                putBe(reply, code, 4);
+                break;
+            case RelaydCommand::DataPending:
+            case RelaydCommand::EndDataPending:
+                putBe(reply, 0, 4);
+                break;
+            case RelaydCommand::CloseTraceChunk: {
+                const std::string path = "host/s-20261130-031700/archives/x-y-0";
+                putBe(reply, code, 4);
+                putBe(reply, path.size() + 1, 4);
+                if (code == kLttngOk) {
+                    for (char c : path)
+                        reply.push_back(static_cast<std::byte>(c));
+                    reply.push_back(std::byte{0});
+                }
+                break;
+            }
+            default:
+                putBe(reply, code, 4);
+            }
+            writeAll(fd, reply);
+        }
+    }
+
+    void serveData() {
+        const int fd = dataPeer_.get();
+        for (;;) {
+            Bytes header(kDataHeaderSize);
+            if (!readAll(fd, header.data(), header.size()))
+                return;
+            const DataHeader h{be(header, 8, 8), be(header, 16, 8),
+                               static_cast<std::uint32_t>(be(header, 24, 4)),
+                               static_cast<std::uint32_t>(be(header, 28, 4))};
+            Bytes body(h.dataSize);
+            if (!readAll(fd, body.data(), body.size()))
+                return;
+            std::lock_guard lock(mutex_);
+            packets_.push_back(h);
+        }
+    }
+
+    std::optional<RelaydCommand> refuse_;
+    UniqueFd control_, data_, controlPeer_, dataPeer_;
+    std::thread controlThread_, dataThread_;
+    std::mutex mutex_;
+    std::vector<Received> commands_;
+    std::vector<DataHeader> packets_;
+};
+
+/// A data packet's index entry with CTF packet_seq_num `seq`.
+IndexEntry packet(std::uint64_t seq) {
+    IndexEntry e;
+    e.packetSizeBits = 8 * 64;
+    e.contentSizeBits = 8 * 40;
+    e.timestampBegin = 100 * seq;
+    e.timestampEnd = 100 * seq + 50;
+    e.streamId = 0;
+    e.streamInstanceId = 3;
+    e.packetSeqNum = seq;
+    return e;
+}
+
+const std::array<char, 64> kBytes{};
+
+/// ROTATE_STREAMS' payload as lttng-tools 2.13 lays it out on x86-64:
+/// u32 count, u8 is_set, 7 padding bytes, u64 new chunk id, then
+/// {u64 stream, u64 position} per stream (relayd.h).
+Bytes rotateStreamsPayload(std::uint64_t chunk, std::uint64_t stream, std::uint64_t position) {
+    Bytes b;
+    putBe(b, 1, 4);
+    b.push_back(std::byte{1});
+    b.insert(b.end(), 7, std::byte{0});
+    putBe(b, chunk, 8);
+    putBe(b, stream, 8);
+    putBe(b, position, 8);
+    return b;
+}
+
+/// CLOSE_TRACE_CHUNK's payload: u64 chunk, u64 close time, u8 is_set, u32 command.
+Bytes closeTraceChunkPayload(std::uint64_t chunk, std::uint64_t time,
+                             TraceChunkCloseCommand command) {
+    Bytes b;
+    putBe(b, chunk, 8);
+    putBe(b, time, 8);
+    b.push_back(std::byte{1});
+    putBe(b, static_cast<std::uint32_t>(command), 4);
+    return b;
+}
+
+std::vector<RelaydCommand> after(const std::vector<RelaydCommand>& all, std::size_t from) {
+    return {all.begin() + static_cast<std::ptrdiff_t>(std::min(from, all.size())), all.end()};
+}
+
+} // namespace
+
+TEST(RelayRotation, StreamsGoOnInTheNewChunkAndTheOldOneIsArchived) {
+    FakeRelay relay;
+    auto session = relay.session();
+    RelayChunk first(session, 0);
+    std::unique_ptr<StreamSink> data =
+        first.openStream("ust/uid/1000/64-bit", "chan_0", StreamKind::Data);
+    std::unique_ptr<StreamSink> metadata =
+        first.openStream("ust/uid/1000/64-bit", "metadata", StreamKind::Metadata);
+    first.streamsOpened();
+    // (SEND_METADATA has no reply: a command with one follows.)
+    metadata->write("/* CTF 1.8 */", 13, 13, nullptr);
+    for (std::uint64_t seq : {0, 1, 2}) {
+        const IndexEntry e = packet(seq);
+        data->write(kBytes.data(), 64, 40, &e);
+    }
+    const std::size_t before = relay.commands().size();
+
+    // The rotation begins: the next chunk on the relay first.
+    session->createTraceChunk(1, 1764472700);
+    RelayChunk second(session, 1);
+    // The data stream reached its switch position: it goes on in chunk 1
+    // from packet_seq_num 3 on (the last one sent + 1).
+    std::unique_ptr<StreamSink> data2 =
+        second.continueStream(*data, "ust/uid/1000/64-bit", "chan_0", StreamKind::Data);
+    data->close(); // handed over: no CLOSE_STREAM
+    // The metadata moves at once, and all of it is sent again.
+    std::unique_ptr<StreamSink> metadata2 =
+        second.continueStream(*metadata, "ust/uid/1000/64-bit", "metadata", StreamKind::Metadata);
+    metadata->close();
+    metadata2->write("/* CTF 1.8 */", 13, 13, nullptr);
+    const IndexEntry e = packet(3);
+    data2->write(kBytes.data(), 64, 40, &e);
+    EXPECT_EQ(data2->bytes(), 64u); // the new chunk's bytes only
+    const std::string where =
+        session->archiveChunk(0, 1764472700, TraceChunkCloseCommand::MoveToCompleted, 2s);
+    EXPECT_EQ(where, "host/s-20261130-031700/archives/x-y-0");
+    EXPECT_TRUE(session->failure().empty()) << session->failure();
+
+    const std::vector<Received> got = relay.commands();
+    const std::vector<RelaydCommand> kinds = after(relay.commandKinds(), before);
+    const std::vector<RelaydCommand> expected{
+        RelaydCommand::CreateTraceChunk, RelaydCommand::RotateStreams,
+        RelaydCommand::RotateStreams,    RelaydCommand::SendMetadata,
+        RelaydCommand::SendIndex,        RelaydCommand::BeginDataPending,
+        RelaydCommand::DataPending,      RelaydCommand::QuiescentControl,
+        RelaydCommand::EndDataPending,   RelaydCommand::CloseTraceChunk,
+    };
+    ASSERT_EQ(kinds, expected);
+    // CREATE_TRACE_CHUNK {u64 id 1, u64 creation time, u32 no override name}.
+    Bytes create;
+    putBe(create, 1, 8);
+    putBe(create, 1764472700, 8);
+    putBe(create, 0, 4);
+    EXPECT_EQ(got[before].payload, create);
+    EXPECT_EQ(got[before + 1].payload, rotateStreamsPayload(1, 7, 3));
+    EXPECT_EQ(got[before + 2].payload, rotateStreamsPayload(1, 8, 0));
+    // The data-pending exchange asks up to the last net_seq_num sent (3).
+    EXPECT_EQ(be(got[before + 6].payload, 0, 8), 7u);
+    EXPECT_EQ(be(got[before + 6].payload, 8, 8), 3u);
+    EXPECT_EQ(got[before + 9].payload,
+              closeTraceChunkPayload(0, 1764472700, TraceChunkCloseCommand::MoveToCompleted));
+    // The relay stream is the same one: its net_seq_num goes on.
+    const std::vector<DataHeader> packets = relay.packets(4);
+    ASSERT_EQ(packets.size(), 4u);
+    for (std::uint64_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(packets[i].streamId, 7u);
+        EXPECT_EQ(packets[i].netSeqNum, i);
+    }
+
+    // The end of the session: the streams close in the chunk they are in.
+    relay.clear();
+    data2->close();
+    metadata2->close();
+    session->closeTraceChunk(1, 1764472800);
+    const std::vector<Received> end = relay.commands();
+    ASSERT_EQ(end.size(), 3u);
+    EXPECT_EQ(end[0].command, RelaydCommand::CloseStream);
+    EXPECT_EQ(be(end[0].payload, 0, 8), 7u);
+    EXPECT_EQ(be(end[0].payload, 8, 8), 3u);
+    EXPECT_EQ(end[1].command, RelaydCommand::CloseStream);
+    EXPECT_EQ(be(end[1].payload, 0, 8), 8u);
+    EXPECT_EQ(end[2].command, RelaydCommand::CloseTraceChunk);
+    EXPECT_EQ(end[2].payload.at(16), std::byte{0}); // no command: stays where it is
+}
+
+TEST(RelayRotation, AStreamThatSentNothingMovesFromPacketZero) {
+    FakeRelay relay;
+    auto session = relay.session();
+    RelayChunk first(session, 4);
+    std::unique_ptr<StreamSink> idle = first.openStream("kernel", "chan_1", StreamKind::Data);
+    session->createTraceChunk(5, 1000);
+    RelayChunk second(session, 5);
+    std::unique_ptr<StreamSink> next =
+        second.continueStream(*idle, "kernel", "chan_1", StreamKind::Data);
+    idle->close();
+    const std::vector<Received> got = relay.commands();
+    ASSERT_EQ(got.back().command, RelaydCommand::RotateStreams);
+    EXPECT_EQ(got.back().payload, rotateStreamsPayload(5, 7, 0));
+}
+
+TEST(RelayRotation, ASinkOfAnotherKindOrAClosedStreamGetsANewRelayStream) {
+    FakeRelay relay;
+    auto session = relay.session();
+    RelayChunk first(session, 0);
+    std::unique_ptr<StreamSink> closed = first.openStream("kernel", "chan_0", StreamKind::Data);
+    closed->close();
+    session->createTraceChunk(1, 1000);
+    RelayChunk second(session, 1);
+    const std::size_t before = relay.commands().size();
+    std::unique_ptr<StreamSink> fresh =
+        second.continueStream(*closed, "kernel", "chan_0", StreamKind::Data);
+    ASSERT_EQ(relay.commands().size(), before + 1);
+    EXPECT_EQ(relay.commands().back().command, RelaydCommand::AddStream);
+    // ADD_STREAM 2.11: ..., u64 trace_chunk_id at 24.
+    EXPECT_EQ(be(relay.commands().back().payload, 24, 8), 1u);
+
+    // A local sink as the previous one (never happens in one session, but
+    // the relay chunk then opens its own stream).
+    char folder[] = "/tmp/relay-rotation-XXXXXX";
+    ASSERT_NE(::mkdtemp(folder), nullptr);
+    {
+        LocalChunk local(OutputDir::openRoot(folder));
+        std::unique_ptr<StreamSink> file = local.openStream("kernel", "chan_2", StreamKind::Data);
+        std::unique_ptr<StreamSink> relayed =
+            second.continueStream(*file, "kernel", "chan_2", StreamKind::Data);
+        EXPECT_EQ(relay.commands().back().command, RelaydCommand::AddStream);
+        file->close();
+    }
+    ASSERT_EQ(std::system((std::string("rm -rf ") + folder).c_str()), 0);
+}
+
+TEST(RelayRotation, AClearDeletesTheOldChunk) {
+    FakeRelay relay;
+    auto session = relay.session();
+    RelayChunk first(session, 2);
+    std::unique_ptr<StreamSink> data =
+        first.openStream("ust/uid/0/64-bit", "c_0", StreamKind::Data);
+    session->createTraceChunk(3, 2000);
+    RelayChunk second(session, 3);
+    auto next = second.continueStream(*data, "ust/uid/0/64-bit", "c_0", StreamKind::Data);
+    data->close();
+    (void)session->archiveChunk(2, 2000, TraceChunkCloseCommand::Delete, 2s);
+    const std::vector<Received> got = relay.commands();
+    ASSERT_EQ(got.back().command, RelaydCommand::CloseTraceChunk);
+    EXPECT_EQ(got.back().payload, closeTraceChunkPayload(2, 2000, TraceChunkCloseCommand::Delete));
+    // A stream that sent nothing is not asked about.
+    for (const Received& r : got)
+        EXPECT_NE(r.command, RelaydCommand::DataPending);
+}
+
+TEST(RelayRotation, ARefusedCloseFailsTheSessionOnce) {
+    FakeRelay relay(RelaydCommand::CloseTraceChunk);
+    auto session = relay.session();
+    int told = 0;
+    std::string why;
+    session->setFailureHook([&](const std::string& w) {
+        ++told;
+        why = w;
+    });
+    session->createTraceChunk(0, 1000);
+    session->createTraceChunk(1, 2000);
+    EXPECT_THROW((void)session->archiveChunk(0, 2000, TraceChunkCloseCommand::MoveToCompleted, 2s),
+                 std::runtime_error);
+    EXPECT_EQ(told, 1);
+    EXPECT_NE(why.find("closing trace chunk 0"), std::string::npos) << why;
+    // Nothing more goes to the relay.
+    const std::size_t sent = relay.commands().size();
+    EXPECT_THROW(session->rotateStream(7, 2), std::runtime_error);
+    session->closeTraceChunk(1, 3000);
+    EXPECT_EQ(relay.commands().size(), sent);
+    EXPECT_EQ(told, 1);
+}
+
+TEST(RelayRotation, ARefusedRotateStreamsFailsTheSession) {
+    FakeRelay relay(RelaydCommand::RotateStreams);
+    auto session = relay.session();
+    std::string why;
+    session->setFailureHook([&](const std::string& w) { why = w; });
+    RelayChunk first(session, 0);
+    std::unique_ptr<StreamSink> data = first.openStream("kernel", "chan_0", StreamKind::Data);
+    session->createTraceChunk(1, 1000);
+    RelayChunk second(session, 1);
+    EXPECT_THROW((void)second.continueStream(*data, "kernel", "chan_0", StreamKind::Data),
+                 std::runtime_error);
+    EXPECT_NE(why.find("moving stream 7 into trace chunk 1"), std::string::npos) << why;
+}
