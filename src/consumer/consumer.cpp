@@ -59,11 +59,11 @@ std::string truncated(std::string s) {
 
 } // namespace
 
-Consumer::Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly,
-                   bool countEvents)
+Consumer::Consumer(EventLoop& loop, UniqueFd socket, std::optional<OutputDir> root,
+                   bool snapshotOnly, bool countEvents)
     : loop_(loop), sock_(std::move(socket)), root_(std::move(root)),
-      chunk_(std::make_shared<LocalChunk>(root_.subdir(""))), snapshotOnly_(snapshotOnly),
-      countEvents_(countEvents && !snapshotOnly) {
+      chunk_(root_ ? std::make_shared<LocalChunk>(root_->subdir("")) : nullptr),
+      snapshotOnly_(snapshotOnly), countEvents_(countEvents && !snapshotOnly) {
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
         throw std::system_error(errno, std::generic_category(), "fcntl(command socket)");
@@ -93,6 +93,12 @@ void Consumer::stop(int code) noexcept {
         ch->drainAndClose(false);
     channels_.clear();
     if (relay_) {
+        // A rotation under way: its chunk is the relay's pending closure,
+        // which must be closed before the current one (main.c,
+        // relay_close_trace_chunk); every stream is closed now.
+        if (rotation_)
+            relay_->closeTraceChunk(rotation_->request.chunkIndex, rotation_->request.boundaryTime,
+                                    relayCloseCommand(*rotation_));
         relay_->closeTraceChunk(relayChunkId_, static_cast<std::uint64_t>(std::time(nullptr)));
         relay_.reset();
     }
@@ -259,7 +265,8 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
-    auto ch = std::make_unique<Channel>(loop_, *chunk_, request, snapshotOnly_, countEvents_);
+    auto ch =
+        std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_);
     ch->setProgressHook([this] { noteProgress(); });
     Channel& created = *ch;
     channels_.emplace(request.key, std::move(ch));
@@ -286,9 +293,10 @@ void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
+    currentChunk(); // throws without an output
     std::unique_ptr<ChannelBase> ch;
     if (request.kind == cp::ChannelKind::Metadata)
-        ch = std::make_unique<KernelMetadataChannel>(*chunk_, request, snapshotOnly_);
+        ch = std::make_unique<KernelMetadataChannel>(currentChunk(), request, snapshotOnly_);
     else
         ch = std::make_unique<KernelChannel>(loop_, chunk_, request, std::move(fds), snapshotOnly_);
     ch->setProgressHook([this] { noteProgress(); });
@@ -384,6 +392,21 @@ UniqueFd Consumer::takePassedFd(const char* request, const char* what) {
     return std::move(fds.front());
 }
 
+const OutputDir& Consumer::root() const {
+    if (!root_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "this consumer streams to a relay and has no local output folder");
+    return *root_;
+}
+
+const ChunkOutput& Consumer::currentChunk() const {
+    if (!chunk_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "no output yet: a network session's consumer takes AttachRelayd "
+                           "before any channel");
+    return *chunk_;
+}
+
 void Consumer::attachRelayd(const cp::AttachRelayd& request) {
     // The fds first, whatever the answer, so the next frame starts right.
     std::vector<UniqueFd> fds = takePassedFds("AttachRelayd", 2);
@@ -440,15 +463,15 @@ void Consumer::liveTick() noexcept {
 }
 
 void Consumer::rotate(const cp::Rotate& request) {
-    if (relay_)
-        throw RequestError(cp::ErrorKind::InvalidArgument,
-                           "rotating a network session is not supported yet");
     if (rotation_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "rotation " + std::to_string(rotation_->request.id) +
                                " is still under way");
     // Throws: nothing changed yet.
-    chunk_ = std::make_shared<LocalChunk>(root_.subdir(request.newChunk));
+    if (relay_)
+        chunk_ = beginRelayRotation(request);
+    else
+        chunk_ = std::make_shared<LocalChunk>(root().subdir(request.newChunk));
     rotation_ = Rotation{request, 0, true, {}, {}, false};
     log::info("rotation " + std::to_string(request.id) + ": new chunk " + request.newChunk);
     const std::uint64_t id = request.id;
@@ -593,6 +616,13 @@ void Consumer::streamSwitched(std::uint64_t id) {
     rotation_.reset();
     const cp::Rotate& r = done.request;
     std::string error = done.firstError;
+    if (relay_) {
+        if (const std::string e = endRelayRotation(done); error.empty())
+            error = e;
+        if (!stopping_ && reportStatistics())
+            send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
+        return;
+    }
     if (r.discard) {
         // Session.Clear: the closed chunk goes, whatever it holds.
         if (const std::string e = deleteChunk(r); error.empty())
@@ -607,17 +637,17 @@ void Consumer::streamSwitched(std::uint64_t id) {
     try {
         const auto slash = r.archive.rfind('/');
         const OutputDir parent =
-            root_.subdir(slash == std::string::npos ? "" : r.archive.substr(0, slash));
+            root().subdir(slash == std::string::npos ? "" : r.archive.substr(0, slash));
         const std::string leaf =
             slash == std::string::npos ? r.archive : r.archive.substr(slash + 1);
         if (r.oldChunk.empty()) {
             // The first chunk is the output folder itself: its domains move.
-            const OutputDir archive = root_.subdir(r.archive);
+            const OutputDir archive = root().subdir(r.archive);
             for (const char* domain : {"ust", "kernel"})
-                if (root_.has(domain))
-                    root_.moveEntry(domain, archive, domain);
+                if (root().has(domain))
+                    root().moveEntry(domain, archive, domain);
         } else {
-            root_.moveEntry(r.oldChunk, parent, leaf);
+            root().moveEntry(r.oldChunk, parent, leaf);
         }
     } catch (const std::exception& e) {
         if (error.empty())
@@ -636,11 +666,11 @@ std::string Consumer::deleteChunk(const cp::Rotate& r) noexcept {
             // The first chunk is the output folder itself: its domains go,
             // the new chunk and any archives stay.
             for (const char* domain : {"ust", "kernel"})
-                removeTree(root_.fd(), domain);
+                removeTree(root().fd(), domain);
         } else {
             const auto slash = r.oldChunk.rfind('/');
             const OutputDir parent =
-                root_.subdir(slash == std::string::npos ? "" : r.oldChunk.substr(0, slash));
+                root().subdir(slash == std::string::npos ? "" : r.oldChunk.substr(0, slash));
             removeTree(parent.fd(),
                        slash == std::string::npos ? r.oldChunk : r.oldChunk.substr(slash + 1));
         }
@@ -684,6 +714,46 @@ bool Consumer::send(const cp::Message& m, std::uint32_t request) noexcept {
         log::error(std::string("cannot reply to the daemon: ") + e.what());
         stop(ExitDaemonLost);
         return false;
+    }
+}
+
+} // namespace tracectl::consumer
+
+namespace tracectl::consumer {
+
+relayd::TraceChunkCloseCommand Consumer::relayCloseCommand(const Rotation& r) noexcept {
+    return r.request.discard ? relayd::TraceChunkCloseCommand::Delete
+                             : relayd::TraceChunkCloseCommand::MoveToCompleted;
+}
+
+std::shared_ptr<const ChunkOutput> Consumer::beginRelayRotation(const cp::Rotate& request) {
+    if (request.chunkIndex != relayChunkId_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "rotation " + std::to_string(request.id) + " closes chunk " +
+                               std::to_string(request.chunkIndex) + ", but the relay's is " +
+                               std::to_string(relayChunkId_));
+    const std::uint64_t next = request.chunkIndex + 1;
+    try {
+        relay_->createTraceChunk(next, request.boundaryTime);
+    } catch (const std::exception& e) {
+        throw RequestError(cp::ErrorKind::Io, std::string("rotating on the relay: ") + e.what());
+    }
+    relayChunkId_ = next;
+    return std::make_shared<RelayChunk>(relay_, next);
+}
+
+std::string Consumer::endRelayRotation(const Rotation& done) noexcept {
+    const cp::Rotate& r = done.request;
+    try {
+        const std::string where = relay_->archiveChunk(
+            r.chunkIndex, r.boundaryTime, relayCloseCommand(done), kDataPendingTimeout);
+        log::info("rotation " + std::to_string(r.id) + ": relay chunk " +
+                  std::to_string(r.chunkIndex) + (r.discard ? " deleted (clear)" : " archived") +
+                  " (the relay says " + where + ")");
+        return {};
+    } catch (const std::exception& e) {
+        log::warning("rotation " + std::to_string(r.id) + ": " + e.what());
+        return std::string("closing the chunk on the relay: ") + e.what();
     }
 }
 

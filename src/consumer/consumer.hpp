@@ -45,8 +45,11 @@ public:
     /// read, only copied by RecordSnapshot; nothing is written below `root`).
     /// `countEvents`: data channels count the records of the packets they
     /// write (DeclareLayouts is refused otherwise).
-    Consumer(EventLoop& loop, UniqueFd socket, OutputDir root, bool snapshotOnly = false,
-             bool countEvents = false);
+    /// `root` nullopt: a network session's consumer (tracectl-consumerd
+    /// --network), which writes nothing locally and makes no channel
+    /// before AttachRelayd.
+    Consumer(EventLoop& loop, UniqueFd socket, std::optional<OutputDir> root,
+             bool snapshotOnly = false, bool countEvents = false);
     ~Consumer();
     Consumer(const Consumer&) = delete;
     Consumer& operator=(const Consumer&) = delete;
@@ -120,7 +123,13 @@ private:
 
     EventLoop& loop_;
     UniqueFd sock_;
-    OutputDir root_;
+    /// The local output folder (throws RequestError for a network consumer).
+    const OutputDir& root() const;
+    /// Where new channels go now (throws RequestError before AttachRelayd
+    /// in a network consumer).
+    const ChunkOutput& currentChunk() const;
+
+    std::optional<OutputDir> root_; ///< nullopt: a network consumer
     /// Where new channels go: root_ until the first rotation, or the relay.
     std::shared_ptr<const ChunkOutput> chunk_;
     /// A network session's relay (AttachRelayd), its chunk and live timer.
@@ -140,6 +149,17 @@ private:
         bool metadataSwitched = false;
     };
     std::optional<Rotation> rotation_;
+    /// A network session's rotation begins (see consumer_protocol::Rotate):
+    /// checks that `request` closes the relay's current chunk, makes the
+    /// next one there (CREATE_TRACE_CHUNK); returns it. Throws RequestError
+    /// (InvalidArgument, Io).
+    std::shared_ptr<const ChunkOutput> beginRelayRotation(const consumer_protocol::Rotate& request);
+    /// Every stream of network rotation `done` switched: the old chunk is
+    /// closed on the relay (RelaySession::archiveChunk). Returns the error
+    /// ("" if none).
+    std::string endRelayRotation(const Rotation& done) noexcept;
+    /// MOVE_TO_COMPLETED, or DELETE for a Session.Clear.
+    static relayd::TraceChunkCloseCommand relayCloseCommand(const Rotation& r) noexcept;
     /// The last RecordSnapshot's folder, until SnapshotMetadata writes its metadata.
     struct Snapshot {
         std::uint64_t id = 0;

@@ -33,6 +33,7 @@ static_assert(ExitOk == CommandLineOk && ExitFailure == CommandLineFailure &&
 struct Options {
     std::string output;
     bool snapshot = false;
+    bool network = false;
     bool countEvents = false;
     tracectl::log::Options log;
     bool stderrWasSocket = false; ///< stderr was the command socket (now /dev/null)
@@ -108,10 +109,14 @@ int run(const Options& o) {
             loop.exit(ExitOk);
     });
 
-    OutputDir root = OutputDir::openRoot(o.output); // throws: ExitFailure
+    std::optional<OutputDir> root;
+    if (!o.network)
+        root = OutputDir::openRoot(o.output); // throws: ExitFailure
     consumer = std::make_unique<Consumer>(loop, std::move(sock), std::move(root), o.snapshot,
                                           o.countEvents);
-    log::info(std::string("tracectl-consumerd ") + TRACECTL_VERSION + " writing below " + o.output);
+    log::info(std::string("tracectl-consumerd ") + TRACECTL_VERSION +
+              (o.network ? std::string(" streaming to the relay the daemon connects")
+                         : " writing below " + o.output));
     const int code = loop.run();
     consumer.reset();
     return code;
@@ -125,9 +130,18 @@ int main(int argc, char** argv) {
     CLI::App app{"tracectl-consumerd - ring buffers and trace files of one tracectl session",
                  "tracectl-consumerd"};
     app.set_version_flag("--version", std::string("tracectl-consumerd ") + TRACECTL_VERSION);
-    app.add_option("--output", o.output,
-                   "Root directory of the trace; created if missing (mode 0750)")
-        ->required();
+    auto* output = app.add_option("--output", o.output,
+                                  "Root directory of the trace; created if missing (mode 0750)");
+    auto* network =
+        app.add_flag("--network", o.network,
+                     "Network session: write nothing locally; stream to the lttng-relayd whose\n"
+                     "connections the daemon passes (AttachRelayd) before any channel")
+            ->excludes(output);
+    output->excludes(network);
+    app.callback([&] {
+        if (!o.network && o.output.empty())
+            throw CLI::RequiredError("--output (or --network)");
+    });
     app.add_flag("--snapshot", o.snapshot,
                  "Snapshot session: never read the buffers nor write below --output; only\n"
                  "copy them into the folder each RecordSnapshot request names");
@@ -135,6 +149,7 @@ int main(int argc, char** argv) {
                  "Count the event records of every packet written (statistics), with the\n"
                  "layouts the daemon declares; costs CPU at high rates")
         ->excludes("--snapshot");
+    network->excludes("--snapshot");
     tracectl::log::addOptions(app, o.log);
     app.footer("Standard input must be the daemon's end of an AF_UNIX stream socket; this\n"
                "program is started by tracectld, not by hand. See tracectl-consumerd(8).\n"

@@ -225,9 +225,16 @@ void RelaySession::waitUntilReceived(std::chrono::milliseconds timeout) {
             for (const auto& [handle, s] : streams_) {
                 if (s.closed)
                     continue;
+                // Every open stream is asked, also one that sent nothing
+                // yet (last_net_seq_num -1, as lttng-consumerd's
+                // next_net_seq_num - 1 wraps, consumer.c
+                // consumer_data_pending): END_DATA_PENDING counts a stream
+                // never asked since BEGIN as in flight (relayd main.c,
+                // relay_end_data_pending), so a channel flushed later (the
+                // kernel's, after the UST one's) would hold up this wait.
                 if (s.metadata)
                     control_.quiescentControl(handle);
-                else if (s.nextSeq != 0 && control_.dataPending(handle, s.nextSeq - 1))
+                else if (control_.dataPending(handle, s.nextSeq - 1))
                     pending = true;
             }
             if (control_.endDataPending())
