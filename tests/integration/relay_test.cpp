@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// Network and live sessions for real (issue 17): the sandbox's tracectld
+// streams to an unmodified lttng-relayd (Debian's lttng-tools 2.13) on
+// loopback, and what the relay wrote is read back with babeltrace2; a live
+// babeltrace2 follows a live session; an lttng-sessiond streams to the same
+// relay at the same time; and the relay dies, restarts, is no relay at all,
+// or is a proxy that spoils one reply. Each test has relays of its own on
+// free ports (tests/integration/relay_support.hpp).
+#include "child_process.hpp"
+#include "eventually.hpp"
+#include "kernel_trace_support.hpp"
+#include "relay_support.hpp"
+#include "sandbox.hpp"
+#include "sandbox_suite.hpp"
+#include "signal_recorder.hpp"
+#include "trace_counts.hpp"
+#include "tracectl_clients.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace tracectl::test;
+using Options = std::map<std::string, sdbus::Variant>;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kRelayUnavailable = "org.tracectl.Tracing1.Error.RelayUnavailable";
+
+/// A D-Bus call's failure: its error name ("no error" if it succeeded) and message.
+struct CallError {
+    std::string name = "no error";
+    std::string message;
+};
+
+CallError errorOf(const std::function<void()>& call) {
+    try {
+        call();
+    } catch (const sdbus::Error& e) {
+        return {e.getName(), e.getMessage()};
+    }
+    return {};
+}
+
+std::string tracectlCli() {
+    const char* p = std::getenv("TRACECTL");
+    return p != nullptr ? p : "tracectl";
+}
+
+/// babeltrace2's text lines for `dir`, each without its timestamp and
+/// delta ("[...] (+...) "): what two recordings of the same events share.
+std::vector<std::string> eventsWithoutTimes(const std::string& dir) {
+    const RunResult r = run({"babeltrace2", dir}, {}, std::chrono::seconds(60));
+    EXPECT_EQ(r.exitCode, 0) << "babeltrace2 " << dir << ": " << r.describe();
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+        const auto close = line.find(") ");
+        lines.push_back(
+            line.rfind("[", 0) == 0 && close != std::string::npos ? line.substr(close + 2) : line);
+    }
+    return lines;
+}
+
+std::size_t countContaining(const std::vector<std::string>& lines, const std::string& what) {
+    return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
+        return l.find(what) != std::string::npos;
+    }));
+}
+
+/// Whether some regular file named `prefix`* below `dir` holds bytes.
+bool holdsData(const std::string& dir, const std::string& prefix) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+        std::error_code sizeError;
+        if (it->is_regular_file() && it->path().filename().string().rfind(prefix, 0) == 0 &&
+            fs::file_size(it->path(), sizeError) > 0)
+            return true;
+    }
+    return false;
+}
+
+class Relay : public SandboxSuite {
+protected:
+    static void SetUpTestSuite() {
+        SandboxSuite::SetUpTestSuite();
+        work_ = makeNobodyFolder("tracectl-relay-test");
+    }
+    static void TearDownTestSuite() {
+        std::error_code ec;
+        if (std::getenv("TRACECTL_SANDBOX_KEEP") == nullptr)
+            fs::remove_all(work_, ec);
+        SandboxSuite::TearDownTestSuite();
+    }
+
+    /// A fresh folder (that need not exist yet) for one relay's output.
+    static std::string relayOutput(const std::string& name) {
+        static int count = 0;
+        return work_ + "/" + name + "-" + std::to_string(++count);
+    }
+
+    static std::string appLog() { return sandbox_->dir() + "/log/apps.log"; }
+
+    /// A session streaming to `url`, with `options` besides.
+    std::unique_ptr<SessionClient> createNetwork(const std::string& name, const std::string& url,
+                                                 Options options = {}) {
+        options["url"] = sdbus::Variant(url);
+        return std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
+    }
+
+    /// Runs the demo app to completion: `count` ticks `intervalUs` apart.
+    void runApp(int count, int intervalUs = 0) {
+        ChildProcess app({demoApp(), std::to_string(count), std::to_string(intervalUs)}, {},
+                         appLog());
+        ASSERT_EQ(app.wait(60000), 0) << "the demo app did not finish";
+    }
+
+    /// The result systemd gives the session's consumer unit ("success" when
+    /// it runs or ran to a clean end; "signal" or "core-dump" if it crashed).
+    std::string consumerResult(SessionClient& s) const {
+        RunResult r = sandbox_->systemctl(
+            {"show", "-p", "Result", "--value", "tracectl-consumer-" + hexId(s) + ".service"});
+        while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == ' '))
+            r.out.pop_back();
+        return r.out;
+    }
+
+    /// The daemon still serves: it lists sessions, and a local session
+    /// records an app from start to stop.
+    void expectDaemonServes(const std::string& tag) {
+        SCOPED_TRACE("the daemon serves after " + tag);
+        ASSERT_TRUE(sandbox_->daemonRunning());
+        EXPECT_EQ(errorOf([&] { manager_->ListSessions(); }).name, "no error");
+        static int n = 0;
+        const std::string name = "serving-" + std::to_string(++n);
+        const std::string dir = output(name);
+        SessionClient s(*bus_,
+                        manager_->CreateSession(name, {{"output-path", sdbus::Variant(dir)}}));
+        s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+        s.Start({});
+        runApp(20);
+        s.Stop({});
+        EXPECT_EQ(countTicks(dir), 20);
+        s.Destroy({});
+    }
+
+    /// Rotate(), then waits for RotationCompleted of that archive; returns
+    /// the archive ("" if it did not come within 20 s).
+    static std::string rotateAndWait(SessionClient& s, SignalRecorder& signals) {
+        const std::string archive = s.Rotate({});
+        const std::string wanted = "RotationCompleted " + s.getObjectPath() + " " + archive;
+        bool failed = false;
+        const bool done = signals.waitUntil(
+            [&](const std::vector<std::string>& lines) {
+                for (const auto& l : lines) {
+                    if (l == wanted)
+                        return true;
+                    if (l.rfind("RotationFailed " + s.getObjectPath(), 0) == 0) {
+                        failed = true;
+                        return true;
+                    }
+                }
+                return false;
+            },
+            std::chrono::seconds(20));
+        EXPECT_FALSE(failed) << "RotationFailed for " << archive;
+        return done && !failed ? archive : "";
+    }
+
+    static inline std::string work_;
+};
+
+} // namespace
+
+// 1. What the relay writes is what a local session writes, event for event,
+// per-UID and per-PID, whichever way the relay's address is given.
+TEST_F(Relay, AStreamedTraceEqualsTheLocalTraceEventForEvent) {
+    RelayDaemon relay(relayOutput("equal"));
+    const std::string control = "tcp://127.0.0.1:" + std::to_string(relay.controlPort());
+    const std::string data = "tcp://127.0.0.1:" + std::to_string(relay.dataPort());
+    std::map<std::string, std::unique_ptr<SessionClient>> sessions;
+    sessions["eq-local-uid"] = std::make_unique<SessionClient>(
+        *bus_, manager_->CreateSession("eq-local-uid",
+                                       {{"output-path", sdbus::Variant(output("eq-local-uid"))}}));
+    sessions["eq-local-pid"] = std::make_unique<SessionClient>(
+        *bus_, manager_->CreateSession(
+                   "eq-local-pid", {{"output-path", sdbus::Variant(output("eq-local-pid"))},
+                                    {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}}));
+    sessions["eq-net-uid"] = createNetwork("eq-net-uid", relay.url());
+    sessions["eq-net-pid"] = std::make_unique<SessionClient>(
+        *bus_, manager_->CreateSession(
+                   "eq-net-pid", {{"control-url", sdbus::Variant(control)},
+                                  {"data-url", sdbus::Variant(data)},
+                                  {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}}));
+    for (const char* name : {"eq-net-uid", "eq-net-pid"}) {
+        SessionClient& s = *sessions[name];
+        EXPECT_EQ(s.OutputUrl(), relay.url()) << name;
+        EXPECT_EQ(s.OutputPath(), "") << name;
+        EXPECT_EQ(s.Mode(), "normal") << name;
+        EXPECT_EQ(s.LiveTimer(), 0u) << name;
+    }
+    EXPECT_EQ(sessions["eq-local-uid"]->OutputUrl(), "");
+    for (auto& [name, s] : sessions) {
+        s->EnableEvents("ust", "", "tracectl_demo:*", {});
+        s->Start({});
+    }
+    // One app, recorded by all four sessions at once.
+    ChildProcess app({demoApp(), "300", "0"}, {}, appLog());
+    ASSERT_EQ(app.wait(60000), 0);
+    for (auto& [name, s] : sessions)
+        s->Stop({}); // a network session's Stop returns once the relay has it all
+
+    const std::string netUid = relay.sessionDir("eq-net-uid");
+    const std::string netPid = relay.sessionDir("eq-net-pid");
+    ASSERT_FALSE(netUid.empty());
+    ASSERT_FALSE(netPid.empty());
+    const auto localUid = eventsWithoutTimes(output("eq-local-uid"));
+    const auto streamedUid = eventsWithoutTimes(netUid);
+    EXPECT_EQ(countContaining(localUid, "tracectl_demo:tick:"), 300u);
+    EXPECT_EQ(countContaining(localUid, "tracectl_demo:debug_note:"), 300u);
+    EXPECT_EQ(countContaining(localUid, "tracectl_demo:done:"), 1u);
+    EXPECT_EQ(streamedUid.size(), localUid.size());
+    EXPECT_TRUE(streamedUid == localUid) << "per-UID: the relay's trace differs from the local one";
+    const auto localPid = eventsWithoutTimes(output("eq-local-pid"));
+    const auto streamedPid = eventsWithoutTimes(netPid);
+    EXPECT_EQ(countContaining(localPid, "tracectl_demo:tick:"), 300u);
+    EXPECT_EQ(streamedPid.size(), localPid.size());
+    EXPECT_TRUE(streamedPid == localPid) << "per-PID: the relay's trace differs from the local one";
+
+    // LTTng's layout below the relay's session folder, index files included.
+    const std::string uidDir = netUid + "/ust/uid/" + std::to_string(::getuid()) + "/64-bit";
+    EXPECT_TRUE(fs::is_regular_file(uidDir + "/metadata")) << uidDir;
+    EXPECT_TRUE(fs::is_regular_file(uidDir + "/index/channel0_0.idx")) << uidDir;
+    std::vector<std::string> pidDirs;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(netPid + "/ust/pid", ec))
+        pidDirs.push_back(e.path().filename().string());
+    ASSERT_EQ(pidDirs.size(), 1u) << netPid << "/ust/pid";
+    EXPECT_TRUE(std::regex_match(pidDirs[0],
+                                 std::regex(".+-" + std::to_string(app.pid()) + R"(-\d{8}-\d{6})")))
+        << pidDirs[0];
+    EXPECT_TRUE(fs::is_regular_file(netPid + "/ust/pid/" + pidDirs[0] + "/metadata"));
+    for (auto& [name, s] : sessions)
+        s->Destroy({});
+}
+
+// 2. One session, a kernel channel and a UST channel: the relay's copy is
+// one trace babeltrace2 merges on one timeline.
+TEST_F(Relay, KernelAndUstChannelsStreamAsOneMergedTrace) {
+    ASSERT_TRUE(manager_->KernelTracingAvailable());
+    RelayDaemon relay(relayOutput("kernel"));
+    auto s = createNetwork("net-kernel", relay.url());
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    // Ticks 2 ms apart: the app sleeps between them, and is switched out.
+    ChildProcess app({demoApp(), "50", "2000"}, {}, appLog());
+    ASSERT_EQ(app.wait(60000), 0);
+    s->Stop({});
+    const std::string dir = relay.sessionDir("net-kernel");
+    ASSERT_FALSE(dir.empty());
+    EXPECT_TRUE(fs::is_directory(dir + "/kernel")) << dir;
+    EXPECT_TRUE(fs::is_directory(dir + "/ust")) << dir;
+    const auto events = traceEvents(dir, {"sched_switch", "tracectl_demo:tick"});
+    std::vector<std::int64_t> ticks;
+    std::vector<std::int64_t> intoApp;
+    std::vector<std::int64_t> outOfApp;
+    for (const json& e : events) {
+        if (e["name"] == "tracectl_demo:tick") {
+            EXPECT_EQ(e["domain"], "ust");
+            ticks.push_back(e["ns"].get<std::int64_t>());
+        } else {
+            EXPECT_EQ(e["domain"], "kernel");
+            if (e["fields"]["next_tid"] == app.pid())
+                intoApp.push_back(e["ns"].get<std::int64_t>());
+            if (e["fields"]["prev_tid"] == app.pid())
+                outOfApp.push_back(e["ns"].get<std::int64_t>());
+        }
+    }
+    ASSERT_EQ(ticks.size(), 50u);
+    ASSERT_FALSE(intoApp.empty()) << "no sched_switch to the app in the relay's kernel trace";
+    ASSERT_FALSE(outOfApp.empty());
+    // One timeline: the app ran (switched in) before its first tick and was
+    // switched out after its last one, and babeltrace2 merged them in order.
+    EXPECT_LT(intoApp.front(), ticks.front());
+    EXPECT_GT(outOfApp.back(), ticks.back());
+    std::int64_t previous = 0;
+    for (const json& e : events) {
+        EXPECT_GE(e["ns"].get<std::int64_t>(), previous) << "not one merged, ordered trace";
+        previous = e["ns"].get<std::int64_t>();
+    }
+    s->Destroy({});
+}
+
+// 3. Live: a babeltrace2 lttng-live viewer prints each event of an app
+// ticking every 100 ms within 2 s of its emission, and ends at Destroy.
+TEST_F(Relay, ALiveViewerSeesEachEventWithinTwoSecondsAndEndsAtDestroy) {
+    RelayDaemon relay(relayOutput("live"));
+    auto s = createNetwork("live-1", relay.url(), {{"mode", sdbus::Variant(std::string("live"))}});
+    EXPECT_EQ(s->Mode(), "live");
+    EXPECT_EQ(s->LiveTimer(), 1000000u) << "the default live timer";
+    EXPECT_EQ(s->OutputUrl(), relay.url());
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    constexpr int kTicks = 30;
+    const std::string go = work_ + "/live-go";
+    ChildProcess app({demoApp(), std::to_string(kTicks), "100000", go}, {}, appLog());
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+
+    LineReader viewer({"babeltrace2", "--clock-seconds", "--input-format=lttng-live",
+                       relay.liveUrl("live-1"), "--params=session-not-found-action=\"end\""},
+                      sandbox_->dir() + "/log/live-viewer.log");
+    // Attached: the relay counts it among the session's clients.
+    const std::string listUrl = "net://127.0.0.1:" + std::to_string(relay.livePort());
+    std::string listing;
+    ASSERT_TRUE(eventually(
+        [&] {
+            listing = run({"babeltrace2", "--input-format=lttng-live", listUrl}).out;
+            return listing.find("/live-1 (") != std::string::npos &&
+                   listing.find("1 client(s) connected") != std::string::npos;
+        },
+        std::chrono::seconds(15), std::chrono::milliseconds(100)))
+        << "the viewer did not attach; the relay lists: " << listing
+        << fileText(sandbox_->dir() + "/log/live-viewer.log");
+    std::ofstream(go).put('\n');
+
+    std::map<std::uint64_t, std::int64_t> latencyNs; // by seq
+    const std::regex tick(R"(^\[(\d+)\.(\d{9})\] .*tracectl_demo:tick: .*\{ seq = (\d+),)");
+    const auto collect = [&] {
+        for (const auto& line : viewer.lines()) {
+            std::smatch m;
+            if (std::regex_search(line.text, m, tick)) {
+                const std::int64_t at = std::stoll(m[1]) * 1'000'000'000 + std::stoll(m[2]);
+                latencyNs.emplace(std::stoull(m[3]), line.readAtNs - at);
+            }
+        }
+        return latencyNs.size() == kTicks;
+    };
+    EXPECT_TRUE(eventually(collect, std::chrono::seconds(kTicks / 10 + 15)))
+        << "the viewer printed " << latencyNs.size() << " of " << kTicks
+        << " ticks; its stderr: " << fileText(sandbox_->dir() + "/log/live-viewer.log");
+    EXPECT_EQ(app.wait(30000), 0);
+    std::int64_t worst = 0;
+    for (const auto& [seq, ns] : latencyNs) {
+        EXPECT_LT(ns, 2'000'000'000)
+            << "tick " << seq << " printed " << ns / 1e6 << " ms after its emission";
+        EXPECT_GT(ns, -100'000'000) << "tick " << seq << " printed " << -ns / 1e6
+                                    << " ms before its timestamp: the trace clock is off";
+        worst = std::max(worst, ns);
+    }
+    std::cout << "live: worst emission-to-print latency " << worst / 1e6 << " ms over "
+              << latencyNs.size() << " ticks\n";
+    if (!latencyNs.empty()) {
+        EXPECT_EQ(latencyNs.rbegin()->first, kTicks - 1u);
+    }
+
+    s->Destroy({});
+    EXPECT_EQ(viewer.wait(std::chrono::seconds(15)), 0)
+        << "the viewer did not end cleanly once the session was destroyed: "
+        << fileText(sandbox_->dir() + "/log/live-viewer.log");
+}
+
+// 4. A tracectl session and an lttng-sessiond session stream to one relay
+// at the same time: both traces complete, neither holds the other's app.
+TEST_F(Relay, ATracectlSessionAndAnLttngSessionShareOneRelay) {
+    RelayDaemon relay(relayOutput("shared"));
+    LttngSessiond lttng;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"create", "lt-side", "--set-url", relay.url()},
+          {"enable-event", "-u", "tracectl_demo:tick", "-s", "lt-side"},
+          {"start", "lt-side"}}) {
+        const RunResult r = lttng.lttng(args);
+        ASSERT_TRUE(r.ok()) << "lttng " << args[0] << ": " << r.describe() << r.out;
+    }
+    auto s = createNetwork("tc-side", relay.url());
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+
+    constexpr int kTicks = 5000;
+    const std::string go = work_ + "/shared-go";
+    const std::string lttngLog = work_ + "/lttng-app.log";
+    ChildProcess theirs(lttng.command({"LTTNG_UST_REGISTER_TIMEOUT=20000", demoApp(),
+                                       std::to_string(kTicks), "50", go}),
+                        {}, lttngLog);
+    ChildProcess ours({demoApp(), std::to_string(kTicks), "50", go}, {}, appLog());
+    ASSERT_TRUE(waitTracing(ours.pid(), appLog()));
+    ASSERT_TRUE(eventually([&] { return printedReady(lttngLog, theirs.pid()); }))
+        << fileText(lttngLog);
+    std::ofstream(go).put('\n'); // both emit at once
+    ASSERT_EQ(theirs.wait(60000), 0) << fileText(lttngLog);
+    ASSERT_EQ(ours.wait(60000), 0);
+    const RunResult stopped = lttng.lttng({"stop", "lt-side"});
+    EXPECT_TRUE(stopped.ok()) << stopped.describe();
+    s->Stop({});
+
+    const std::string lt = relay.sessionDir("lt-side");
+    const std::string tc = relay.sessionDir("tc-side");
+    ASSERT_FALSE(lt.empty());
+    ASSERT_FALSE(tc.empty());
+    for (const auto& [dir, who] : {std::pair{lt, "lttng-sessiond"}, std::pair{tc, "tracectld"}}) {
+        SCOPED_TRACE(std::string(who) + "'s trace " + dir);
+        const json counts = countEvents(dir);
+        EXPECT_EQ(counts["seq"]["count"], kTicks);
+        EXPECT_EQ(counts["seq"]["missing"], 0);
+        EXPECT_EQ(counts["seq"]["duplicates"], 0);
+        EXPECT_EQ(counts["discarded"], 0);
+    }
+    // Each holds its own app only: nobody's for lttng, ours for tracectl.
+    EXPECT_TRUE(fs::is_directory(lt + "/ust/uid/65534"));
+    EXPECT_FALSE(fs::exists(lt + "/ust/uid/" + std::to_string(::getuid())));
+    EXPECT_TRUE(fs::is_directory(tc + "/ust/uid/" + std::to_string(::getuid())));
+    EXPECT_FALSE(fs::exists(tc + "/ust/uid/65534"));
+    EXPECT_TRUE(lttng.lttng({"destroy", "lt-side"}).ok());
+    s->Destroy({});
+}
+
+// 5. Rotating a network session: the relay's archive chunks, each a trace of
+// its own, together hold every event exactly once.
+TEST_F(Relay, TheArchivesOfARotatedNetworkSessionHoldEveryEventOnce) {
+    RelayDaemon relay(relayOutput("rotation"));
+    SignalRecorder signals;
+    auto s = createNetwork("net-rot", relay.url());
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    constexpr int kTicks = 4000;
+    ChildProcess app({demoApp(), std::to_string(kTicks), "250"}, {}, appLog());
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+    EXPECT_FALSE(rotateAndWait(*s, signals).empty()) << "first rotation";
+    EXPECT_FALSE(rotateAndWait(*s, signals).empty()) << "second rotation";
+    ASSERT_EQ(app.wait(60000), 0);
+    s->Stop({});
+    EXPECT_FALSE(rotateAndWait(*s, signals).empty()) << "rotation after the stop";
+
+    const std::string dir = relay.sessionDir("net-rot");
+    ASSERT_FALSE(dir.empty());
+    std::vector<std::string> chunks;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir + "/archives", ec))
+        chunks.push_back(e.path().string());
+    std::sort(chunks.begin(), chunks.end());
+    EXPECT_EQ(chunks.size(), 3u) << dir << "/archives";
+    long sum = 0;
+    for (const auto& chunk : chunks) {
+        const long n = countTicksIfAny(chunk); // each chunk is a trace of its own
+        EXPECT_GE(n, 0) << chunk;
+        sum += n;
+    }
+    EXPECT_EQ(sum, kTicks);
+    const json counts = countEvents(dir);
+    EXPECT_EQ(counts["seq"]["count"], kTicks);
+    EXPECT_EQ(counts["seq"]["missing"], 0);
+    EXPECT_EQ(counts["seq"]["duplicates"], 0);
+    EXPECT_EQ(counts["discarded"], 0);
+    s->Destroy({});
+}
+
+// 6a and 7. The relay killed while a session streams: the session goes to
+// "error" naming the relay, the daemon serves on; once the relay is back on
+// the same ports, a new session streams to it.
+TEST_F(Relay, ARelayKilledMidSessionErrsTheSessionAndARestartedOneIsStreamedToAgain) {
+    RelayDaemon relay(relayOutput("killed"));
+    auto s = createNetwork("net-killed", relay.url());
+    s->AddChannel("ust", "channel0",
+                  {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                   {"subbuf-count", sdbus::Variant(std::uint64_t{4})}});
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    // Small sub-buffers and an app that goes on ticking: packets keep going
+    // to the relay, so its loss shows.
+    ChildProcess app({demoApp(), "10000000", "100"}, {}, appLog());
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+    ASSERT_TRUE(eventually(
+        [&] {
+            const auto dirs = relay.sessionDirs("net-killed");
+            return !dirs.empty() && holdsData(dirs.front(), "channel0_");
+        },
+        std::chrono::seconds(15)))
+        << "no packet reached the relay";
+    relay.kill();
+    std::string state;
+    EXPECT_TRUE(
+        eventually([&] { return (state = s->State()) == "error"; }, std::chrono::seconds(20)))
+        << "state " << state << " after the relay died";
+    const std::string reason = s->ErrorReason();
+    EXPECT_NE(reason.find("127.0.0.1"), std::string::npos) << reason;
+    EXPECT_TRUE(reason.find(std::to_string(relay.controlPort())) != std::string::npos ||
+                reason.find(std::to_string(relay.dataPort())) != std::string::npos)
+        << "the reason names the relay's address: " << reason;
+    EXPECT_EQ(processAlive(app.pid()), true) << "the app is never held up by the relay";
+    const std::string result = consumerResult(*s);
+    EXPECT_TRUE(result != "signal" && result != "core-dump") << "consumer unit: " << result;
+    expectDaemonServes("the relay died");
+    EXPECT_EQ(errorOf([&] { s->Destroy({}); }).name, "no error");
+    app.kill();
+
+    relay.restart(relayOutput("restarted"));
+    auto again = createNetwork("net-restarted", relay.url());
+    again->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    again->Start({});
+    runApp(100);
+    again->Stop({});
+    const std::string dir = relay.sessionDir("net-restarted");
+    ASSERT_FALSE(dir.empty());
+    EXPECT_EQ(countTicks(dir), 100);
+    again->Destroy({});
+}
+
+// 7b. A session stopped while the relay restarts: a new Start either
+// streams to the new relay or fails saying why; never a silent loss.
+TEST_F(Relay, AStartAfterTheRelayRestartedStreamsOrSaysWhy) {
+    RelayDaemon relay(relayOutput("before-restart"));
+    auto s = createNetwork("net-restart-start", relay.url());
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    runApp(30);
+    s->Stop({});
+    EXPECT_EQ(countTicks(relay.sessionDir("net-restart-start")), 30);
+    relay.restart(relayOutput("after-restart"));
+    const CallError started = errorOf([&] { s->Start({}); });
+    if (started.name != "no error") {
+        EXPECT_EQ(started.name, kRelayUnavailable) << started.message;
+        EXPECT_NE(started.message.find(std::to_string(relay.controlPort())), std::string::npos)
+            << started.message;
+    } else {
+        runApp(40);
+        const CallError stopped = errorOf([&] { s->Stop({}); });
+        if (stopped.name == "no error" && s->State() == "stopped") {
+            // Stop said the relay holds everything: it must.
+            const auto dirs = relay.sessionDirs("net-restart-start");
+            ASSERT_EQ(dirs.size(), 1u) << "Start and Stop succeeded, but the new relay has no "
+                                          "folder for the session";
+            EXPECT_EQ(countTicksIfAny(dirs.front()), 40)
+                << "Start and Stop succeeded: the new relay must hold the 40 new ticks";
+        } else {
+            EXPECT_TRUE(eventually([&] { return s->State() == "error"; }))
+                << "Stop: " << stopped.name << " " << stopped.message;
+            EXPECT_NE(s->ErrorReason().find("127.0.0.1"), std::string::npos) << s->ErrorReason();
+        }
+    }
+    EXPECT_EQ(errorOf([&] { s->Destroy({}); }).name, "no error");
+}
+
+// 6b. Nothing listening where the relay should be: RelayUnavailable at
+// CreateSession (or Start), naming the address.
+TEST_F(Relay, NothingListeningIsRelayUnavailableNamingTheAddress) {
+    const auto ports = freeLoopbackPorts(2);
+    const std::string url =
+        "net://127.0.0.1:" + std::to_string(ports[0]) + ":" + std::to_string(ports[1]);
+    const auto createAndStart = [&](const std::string& name, const Options& options) {
+        return errorOf([&] {
+            SessionClient s(*bus_, manager_->CreateSession(name, options));
+            s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+            const CallError e = errorOf([&] { s.Start({}); });
+            s.Destroy({});
+            if (e.name != "no error")
+                throw sdbus::Error(e.name, e.message);
+        });
+    };
+    CallError e = createAndStart("nothing-there", {{"url", sdbus::Variant(url)}});
+    EXPECT_EQ(e.name, kRelayUnavailable) << e.message;
+    EXPECT_NE(e.message.find("127.0.0.1:" + std::to_string(ports[0])), std::string::npos)
+        << e.message;
+    // The control endpoint is a relay, the data one is not there.
+    RelayDaemon relay(relayOutput("half"));
+    e = createAndStart(
+        "half-there",
+        {{"control-url", sdbus::Variant("tcp://127.0.0.1:" + std::to_string(relay.controlPort()))},
+         {"data-url", sdbus::Variant("tcp://127.0.0.1:" + std::to_string(ports[1]))}});
+    EXPECT_EQ(e.name, kRelayUnavailable) << e.message;
+    EXPECT_NE(e.message.find("127.0.0.1:" + std::to_string(ports[1])), std::string::npos)
+        << "the message names the data address: " << e.message;
+    // net://HOST alone means LTTng's default ports.
+    if (!portAccepts("127.0.0.1", 5342)) {
+        e = createAndStart("default-ports",
+                           {{"url", sdbus::Variant(std::string("net://127.0.0.1"))}});
+        EXPECT_EQ(e.name, kRelayUnavailable) << e.message;
+        EXPECT_NE(e.message.find("5342"), std::string::npos) << e.message;
+    }
+    for (const char* name : {"nothing-there", "half-there", "default-ports"})
+        EXPECT_EQ(errorNameOf([&] { manager_->GetSession(name); }),
+                  "org.tracectl.Tracing1.Error.NoSuchSession")
+            << "a half-made session " << name << " is left";
+}
+
+// 6b. Something that is not a relay listens there: a clear error, quickly.
+TEST_F(Relay, APeerThatIsNoRelayIsRefusedClearly) {
+    const std::pair<FakeRelay::Stranger, const char*> strangers[] = {
+        {FakeRelay::Stranger::CloseAtOnce, "closes at once"},
+        {FakeRelay::Stranger::Banner, "an SSH banner"},
+        {FakeRelay::Stranger::WrongVersion, "protocol 9.0"},
+        {FakeRelay::Stranger::Silent, "never answers"},
+    };
+    int n = 0;
+    for (const auto& [behaviour, what] : strangers) {
+        SCOPED_TRACE(std::string("a peer that ") + what);
+        FakeRelay peer(behaviour);
+        const std::string name = "stranger-" + std::to_string(++n);
+        CallError e;
+        const double seconds = secondsOf([&] {
+            e = errorOf([&] {
+                SessionClient s(
+                    *bus_, manager_->CreateSession(name, {{"url", sdbus::Variant(peer.url())}}));
+                s.EnableEvents("ust", "", "tracectl_demo:tick", {});
+                const CallError started = errorOf([&] { s.Start({}); });
+                s.Destroy({});
+                if (started.name != "no error")
+                    throw sdbus::Error(started.name, started.message);
+            });
+        });
+        EXPECT_EQ(e.name, kRelayUnavailable) << e.message;
+        EXPECT_NE(e.message.find("127.0.0.1:" + std::to_string(peer.controlPort())),
+                  std::string::npos)
+            << e.message;
+        EXPECT_LT(seconds, 15.0) << "the refusal took too long";
+        EXPECT_GT(peer.connections(), 0);
+    }
+    expectDaemonServes("peers that are no relay");
+}
+
+// 6c. A peer posing as the relay answers VERSION as one, then spoils one
+// reply (garbage, a truncated reply and a hang-up, a huge length, a
+// flood): the session reports the error, the consumer does not crash, the
+// app is not held up, and the daemon serves on.
+TEST_F(Relay, AHostilePeerPosingAsTheRelayOnlyFailsItsOwnSession) {
+    RelayDaemon relay(relayOutput("hostile"));
+    using F = FakeRelay;
+    struct Case {
+        std::uint32_t command;
+        F::Fault fault;
+        const char* fault_name;
+    };
+    const Case cases[] = {
+        {F::GetConfiguration, F::Fault::Garbage, "garbage"},
+        {F::CreateSession, F::Fault::HugeLength, "a huge path length"},
+        {F::CreateSession, F::Fault::Truncate, "a truncated reply"},
+        {F::CreateTraceChunk, F::Fault::Garbage, "garbage"},
+        {F::AddStream, F::Fault::Truncate, "a truncated reply"},
+        {F::AddStream, F::Fault::Flood, "a 1 MiB flood"},
+        {F::SendIndex, F::Fault::Garbage, "garbage"},
+        {F::DataPending, F::Fault::Truncate, "a truncated reply"},
+        {F::CloseTraceChunk, F::Fault::HugeLength, "a huge path length"},
+    };
+    int n = 0;
+    for (const Case& c : cases) {
+        const std::string what = F::commandName(c.command) + " answered with " + c.fault_name;
+        SCOPED_TRACE(what);
+        F peer(relay, c.command, c.fault);
+        const std::string name = "hostile-" + std::to_string(++n);
+        std::unique_ptr<SessionClient> s;
+        const CallError created = errorOf([&] {
+            s = createNetwork(name, peer.url());
+            s->AddChannel("ust", "channel0",
+                          {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                           {"subbuf-count", sdbus::Variant(std::uint64_t{4})}});
+            s->EnableEvents("ust", "", "tracectl_demo:*", {});
+        });
+        ASSERT_EQ(created.name, "no error") << "VERSION is answered: " << created.message;
+        const CallError started = errorOf([&] { s->Start({}); });
+        CallError stopped;
+        if (started.name == "no error") {
+            runApp(2000); // ADD_STREAM, SEND_METADATA, SEND_INDEX: the app never waits
+            if (s->State() == "active")
+                stopped = errorOf([&] { s->Stop({}); });
+        }
+        std::string state = s->State();
+        std::string reason = s->ErrorReason();
+        const std::string result = consumerResult(*s);
+        const std::string address = "127.0.0.1:" + std::to_string(peer.controlPort());
+        if (!peer.faulted()) {
+            // Only Destroy sends it (CLOSE_TRACE_CHUNK): Destroy must come
+            // back, the consumer not crash, the daemon serve on (below).
+            EXPECT_EQ(stopped.name, "no error") << stopped.message;
+        } else if (started.name != "no error") {
+            EXPECT_EQ(started.name, kRelayUnavailable) << started.message;
+            EXPECT_NE(started.message.find(address), std::string::npos) << started.message;
+        } else if (stopped.name != "no error" && state != "error") {
+            // Stop failed, saying why.
+            EXPECT_NE(stopped.message.find("127.0.0.1"), std::string::npos)
+                << stopped.name << " " << stopped.message;
+        } else {
+            EXPECT_TRUE(eventually([&] { return (state = s->State()) == "error"; },
+                                   std::chrono::seconds(15)))
+                << "state " << state << "; Stop: " << stopped.name << " " << stopped.message;
+            reason = s->ErrorReason();
+            EXPECT_NE(reason.find("127.0.0.1"), std::string::npos) << reason;
+        }
+        EXPECT_TRUE(result != "signal" && result != "core-dump")
+            << "the consumer crashed: unit Result " << result << "; " << reason;
+        const CallError destroyed = errorOf([&] { s->Destroy({}); });
+        EXPECT_EQ(destroyed.name, "no error") << destroyed.message;
+        std::ostringstream seen;
+        for (const auto command : peer.commandsSeen())
+            seen << " " << F::commandName(command);
+        EXPECT_TRUE(peer.faulted()) << "the fault never happened; commands seen:" << seen.str();
+        ASSERT_TRUE(sandbox_->daemonRunning());
+    }
+    expectDaemonServes("hostile peers");
+}
+
+// The relay over IPv6.
+TEST_F(Relay, ARelayOnIpv6LoopbackIsStreamedTo) {
+    RelayDaemon relay(relayOutput("ipv6"), true);
+    auto s = createNetwork("net-v6", relay.url());
+    EXPECT_EQ(s->OutputUrl(), relay.url()) << "net://[::1]:CONTROL:DATA";
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    runApp(25);
+    s->Stop({});
+    EXPECT_EQ(countTicks(relay.sessionDir("net-v6")), 25);
+    s->Destroy({});
+}
+
+// The command line: --set-url, --ctrl-url/--data-url and --live make the
+// sessions the D-Bus options do, and a session made so streams.
+TEST_F(Relay, TheCommandLineMakesNetworkAndLiveSessions) {
+    RelayDaemon relay(relayOutput("cli"));
+    const std::string cli = tracectlCli();
+    const auto tracectl = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{cli};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run(argv);
+    };
+    RunResult r = tracectl({"create", "cli-net", "--set-url", relay.url()});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    SessionClient net(*bus_, manager_->GetSession("cli-net"));
+    EXPECT_EQ(net.OutputUrl(), relay.url());
+    ASSERT_TRUE(tracectl({"enable-event", "-u", "tracectl_demo:tick", "-s", "cli-net"}).ok());
+    r = tracectl({"start", "cli-net"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    runApp(20);
+    r = tracectl({"stop", "cli-net"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(countTicks(relay.sessionDir("cli-net")), 20);
+
+    r = tracectl({"create", "cli-split", "--ctrl-url",
+                  "tcp://127.0.0.1:" + std::to_string(relay.controlPort()), "--data-url",
+                  "tcp://127.0.0.1:" + std::to_string(relay.dataPort())});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(SessionClient(*bus_, manager_->GetSession("cli-split")).OutputUrl(), relay.url());
+
+    r = tracectl({"create", "cli-live", "--live=250000", "--set-url", relay.url()});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    SessionClient live(*bus_, manager_->GetSession("cli-live"));
+    EXPECT_EQ(live.Mode(), "live");
+    EXPECT_EQ(live.LiveTimer(), 250000u);
+
+    const auto ports = freeLoopbackPorts(2);
+    const std::string nowhere =
+        "net://127.0.0.1:" + std::to_string(ports[0]) + ":" + std::to_string(ports[1]);
+    r = tracectl({"create", "cli-nowhere", "--set-url", nowhere});
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.err.find("127.0.0.1:" + std::to_string(ports[0])), std::string::npos) << r.err;
+    for (const char* name : {"cli-net", "cli-split", "cli-live"})
+        EXPECT_TRUE(tracectl({"destroy", name}).ok()) << name;
+}
