@@ -362,6 +362,12 @@ FakeRelay::FakeRelay(const RelayDaemon& upstream, std::uint32_t command, Fault f
     listen();
 }
 
+FakeRelay::FakeRelay(const RelayDaemon& upstream, std::chrono::milliseconds replyDelay)
+    : proxy_(true), upstreamControl_(upstream.controlPort()), upstreamData_(upstream.dataPort()),
+      replyDelay_(replyDelay) {
+    listen();
+}
+
 void FakeRelay::listen() {
     ports_.resize(2);
     for (int i = 0; i < 2; ++i)
@@ -569,6 +575,8 @@ void FakeRelay::pumpToClient(Link& link) {
             break;
         if (silent)
             continue;
+        if (link.control && replyDelay_.count() > 0)
+            std::this_thread::sleep_for(replyDelay_);
         if (!link.faultPending.exchange(false)) {
             if (!sendAll(link.client, buffer.data(), static_cast<std::size_t>(n)))
                 break;

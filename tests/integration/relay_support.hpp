@@ -139,6 +139,10 @@ public:
     /// A proxy to `upstream` that spoils the reply to the first `command`
     /// any client sends, with `fault`.
     FakeRelay(const RelayDaemon& upstream, std::uint32_t command, Fault fault);
+    /// A proxy to `upstream` that spoils nothing but holds every reply on
+    /// the control connection back for `replyDelay`: a slow, far relay
+    /// (the producer waits for the reply to each packet's SEND_INDEX).
+    FakeRelay(const RelayDaemon& upstream, std::chrono::milliseconds replyDelay);
     ~FakeRelay();
     FakeRelay(const FakeRelay&) = delete;
     FakeRelay& operator=(const FakeRelay&) = delete;
@@ -170,6 +174,7 @@ private:
     std::uint16_t upstreamData_ = 0;
     std::uint32_t command_ = 0;
     Fault fault_ = Fault::Garbage;
+    std::chrono::milliseconds replyDelay_{0};
 
     std::vector<std::uint16_t> ports_;
     int listeners_[2] = {-1, -1};
