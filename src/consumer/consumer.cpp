@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -89,6 +90,8 @@ void Consumer::stop(int code) noexcept {
     stopping_ = true;
     source_.reset();
     liveTimer_.reset();
+    relayControlWatch_.reset();
+    relayDataWatch_.reset();
     for (auto& [key, ch] : channels_)
         ch->drainAndClose(false);
     channels_.clear();
@@ -436,12 +439,35 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
     }
     relayChunkId_ = request.chunkId;
     chunk_ = std::make_shared<RelayChunk>(relay_, request.chunkId);
+    for (auto [fd, watch] : {std::pair{relay_->controlFd(), &relayControlWatch_},
+                             std::pair{relay_->dataFd(), &relayDataWatch_}}) {
+        sd_event_source* s = nullptr;
+        const int r = sd_event_add_io(loop_.get(), &s, fd, EPOLLIN | EPOLLRDHUP,
+                                      &Consumer::onRelayIdle, this);
+        if (r < 0)
+            throw RequestError(cp::ErrorKind::Io,
+                               std::string("watching the relay connection: ") + std::strerror(-r));
+        watch->reset(s);
+    }
     liveTimerUsec_ = request.liveTimerUsec;
     if (liveTimerUsec_ != 0)
         rearmLiveTimer();
     log::info("streaming to the relay, session " + std::to_string(request.relaySessionId) +
               (liveTimerUsec_ != 0 ? ", live timer " + std::to_string(liveTimerUsec_) + " us"
                                    : std::string()));
+}
+
+int Consumer::onRelayIdle(sd_event_source*, int fd, std::uint32_t, void* userdata) {
+    auto* self = static_cast<Consumer*>(userdata);
+    if (!self->relay_)
+        return 0;
+    self->relay_->checkIdleConnection(fd);
+    if (!self->relay_->failure().empty()) {
+        // Level-triggered: a lost connection stays readable.
+        self->relayControlWatch_.reset();
+        self->relayDataWatch_.reset();
+    }
+    return 0;
 }
 
 void Consumer::rearmLiveTimer() {

@@ -137,6 +137,11 @@ private:
     std::uint64_t relayChunkId_ = 0;
     std::uint64_t liveTimerUsec_ = 0;
     EventSourcePtr liveTimer_;
+    /// Watch the relay's two connections between exchanges (a relay that
+    /// goes away is seen at once, not at the next packet).
+    EventSourcePtr relayControlWatch_;
+    EventSourcePtr relayDataWatch_;
+    static int onRelayIdle(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     struct Rotation {
         consumer_protocol::Rotate request;
         std::int64_t pending = 0; // streams not switched yet (counted down first, maybe)

@@ -175,6 +175,13 @@ RelaydSocket RelaydSocket::adopt(UniqueFd fd, std::string peerName) {
     if (type != SOCK_STREAM)
         throw RelaydIoError(RelaydIoError::Kind::System, EPROTOTYPE,
                             "the connection to " + peerName + " is not a stream socket");
+    // A TCP connection names its peer's address, as connect() does, so that
+    // every later error says which relay failed.
+    sockaddr_storage peer{};
+    socklen_t peerLength = sizeof peer;
+    if (::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&peer), &peerLength) == 0 &&
+        (peer.ss_family == AF_INET || peer.ss_family == AF_INET6))
+        peerName = formatAddress(reinterpret_cast<const sockaddr*>(&peer), peerLength);
     return RelaydSocket(std::move(fd), std::move(peerName));
 }
 

@@ -32,7 +32,9 @@ public:
                                 std::chrono::milliseconds timeout);
 
     /// Takes an fd connected elsewhere (the consumer is handed its relay
-    /// sockets). Throws RelaydIoError if it is not a stream socket.
+    /// sockets). A TCP socket is named by its peer's address
+    /// ("127.0.0.1:5342", getpeername(2)); `peerName` names any other.
+    /// Throws RelaydIoError if it is not a stream socket.
     static RelaydSocket adopt(UniqueFd fd, std::string peerName = "the relay");
 
     /// Sends every byte of the pieces, in order, as one stream (sendmsg(2)

@@ -2,8 +2,11 @@
 
 #include "common/log.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <span>
+#include <sys/socket.h>
 #include <thread>
 
 namespace tracectl::consumer {
@@ -39,6 +42,26 @@ std::runtime_error RelaySession::fail(const std::string& what) noexcept {
             failureHook_(what);
     }
     return std::runtime_error(what);
+}
+
+void RelaySession::checkIdleConnection(int fd) noexcept {
+    if (!failure_.empty())
+        return;
+    char byte = 0;
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    const std::string which = fd == controlFd() ? "control" : "data";
+    const std::string peer =
+        fd == controlFd() ? control_.socket().peerName() : data_.socket().peerName();
+    if (n == 0)
+        fail("the relay at " + peer + " closed the " + which + " connection");
+    else if (n < 0)
+        fail("the " + which + " connection to the relay at " + peer +
+             " failed: " + std::strerror(errno));
+    else
+        fail("the relay at " + peer + " sent bytes unasked on the " + which +
+             " connection (not lttng-relayd's protocol)");
 }
 
 RelaySession::Stream& RelaySession::stream(std::uint64_t handle) {

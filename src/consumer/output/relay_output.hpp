@@ -58,6 +58,14 @@ public:
     }
     /// Why the relay session failed; "" while it works.
     const std::string& failure() const noexcept { return failure_; }
+    /// Between exchanges the relay sends nothing: a connection that turns
+    /// readable then (EOF, a reset, stray bytes) is lost. Called when
+    /// `fd` (controlFd() or dataFd()) polled readable outside an exchange:
+    /// fails the session (once) unless it was a spurious wake-up. Never
+    /// throws.
+    void checkIdleConnection(int fd) noexcept;
+    int controlFd() const noexcept { return control_.socket().fd(); }
+    int dataFd() const noexcept { return data_.socket().fd(); }
 
     /// CREATE_TRACE_CHUNK. Throws std::runtime_error (and fails the session).
     void createTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime);

@@ -183,7 +183,10 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     };
     handlers.outputFailed = [this, ref](const std::string& why) {
         if (Traced* live = find(ref); live != nullptr && !live->failed && !live->destroying)
-            failSession(*live, "the session's output failed: " + why);
+            failSession(
+                *live, "streaming to the relay at " +
+                           (live->snapshot.relay ? live->snapshot.relay->url() : std::string("?")) +
+                           " failed: " + why);
     };
     t.consumer = std::make_unique<ConsumerConnection>(*loop_, objectReaders_, std::move(ours),
                                                       std::move(handlers), config_.consumerTimeout);
@@ -390,12 +393,13 @@ void UstTracer::attachRelay(Traced& t, Done done) {
     request.chunkId = t.chunkIndex;
     request.chunkCreationTime = static_cast<uint64_t>(t.chunkBegin);
     t.consumer->attachRelayd(request, std::move(relay.control), std::move(relay.data),
-                             [done](std::optional<Error> e) {
+                             [done, url = t.snapshot.relay->url()](std::optional<Error> e) {
                                  if (e)
                                      return done(Error(ErrorCode::RelayUnavailable,
-                                                       std::string("the consumer could not "
-                                                                   "stream to the relay: ") +
-                                                           e->what()));
+                                                       "cannot stream to the relay at " + url +
+                                                           ": the consumer could not attach "
+                                                           "to it (" +
+                                                           e->what() + ")"));
                                  done(std::nullopt);
                              });
 }
@@ -411,6 +415,8 @@ void UstTracer::launch(Traced& t, Done done) {
                 // Never started: nothing of it is kept.
                 stopConsumerUnit(*live);
                 forget(*live);
+                if (e->code() == ErrorCode::RelayUnavailable)
+                    return done(std::move(e)); // it names the relay and why
                 return done(
                     Error(ErrorCode::Failed, std::string("starting the consumer: ") + e->what()));
             }
