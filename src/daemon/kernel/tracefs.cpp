@@ -336,7 +336,13 @@ bool TracefsInstance::setSubbufferSizeKb(std::uint32_t kb) {
     const fs::path file = path_ / "buffer_subbuf_size_kb";
     if (::access(file.c_str(), F_OK) != 0)
         return false;
-    writeTracefsFile(file, std::to_string(kb));
+    try {
+        writeTracefsFile(file, std::to_string(kb));
+    } catch (const TracefsError& e) {
+        if (e.error() == EPERM)
+            return false;
+        throw;
+    }
     return true;
 }
 

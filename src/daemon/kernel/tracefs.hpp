@@ -145,7 +145,9 @@ public:
     void setBufferSizeKb(std::uint32_t kb);
     /// buffer_subbuf_size_kb (Linux 6.8+): the sub-buffer size, in KiB (the
     /// kernel rounds up to a power-of-two number of pages). Returns false,
-    /// changing nothing, when the kernel has no such file.
+    /// changing nothing, when the kernel has no such file or refuses the
+    /// change with EPERM (seen on Linux 6.18 for a new instance: the size
+    /// is then fixed at the page size). Throws TracefsError otherwise.
     bool setSubbufferSizeKb(std::uint32_t kb);
     /// trace_clock, e.g. "mono" (CLOCK_MONOTONIC: the UST clock). Throws
     /// TracefsError(EINVAL) for a clock the kernel does not offer.
