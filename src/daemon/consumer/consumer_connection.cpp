@@ -77,6 +77,7 @@ struct ConsumerConnection::Pending {
     uint32_t id = 0;
     std::chrono::steady_clock::time_point sent;
     cp::MessageType type{};
+    int timeoutFactor = 1; ///< its deadline: replyTimeout_ times this
     Reply reply;
     EventSourcePtr timer;
     // CreateChannel only: its reply and its objects, in either order.
@@ -241,6 +242,7 @@ uint32_t ConsumerConnection::sendPassing(const cp::Message& request, Reply reply
     p->id = id;
     p->sent = std::chrono::steady_clock::now();
     p->type = cp::typeOf(request);
+    p->timeoutFactor = timeoutFactor;
     p->reply = std::move(reply);
     sd_event_source* t = nullptr;
     const uint64_t usec =
@@ -437,7 +439,10 @@ void ConsumerConnection::declareLayouts(const cp::DeclareLayouts& request, Done 
 }
 
 void ConsumerConnection::flushChannel(uint64_t key, Done done) {
-    send(cp::FlushChannel{key}, expectOk(std::move(done)));
+    // A network session's consumer answers once the relay holds what it
+    // sent (the data-pending exchange, bounded at 10 s in the consumer):
+    // its own answer, even a timeout, must come before ours.
+    send(cp::FlushChannel{key}, expectOk(std::move(done)), {}, kLongRequestFactor);
 }
 
 void ConsumerConnection::destroyChannel(uint64_t key, Done done) {
@@ -467,6 +472,14 @@ void ConsumerConnection::snapshotMetadata(uint64_t id, Done done) {
 void ConsumerConnection::recordSnapshot(const cp::RecordSnapshot& request, UniqueFd dirFd,
                                         Done done) {
     send(request, expectOk(std::move(done)), std::move(dirFd), kLongRequestFactor);
+}
+
+void ConsumerConnection::recordSnapshotToRelay(const cp::RecordSnapshotToRelay& request,
+                                               UniqueFd control, UniqueFd data, Done done) {
+    std::vector<UniqueFd> fds;
+    fds.push_back(std::move(control));
+    fds.push_back(std::move(data));
+    sendPassing(request, expectOk(std::move(done)), std::move(fds), kLongRequestFactor);
 }
 
 void ConsumerConnection::flushOutgoing() {
@@ -605,12 +618,7 @@ void ConsumerConnection::expire(uint32_t id) {
     }
     if (p->objectsSocket)
         ::shutdown(p->objectsSocket->get(), SHUT_RDWR);
-    const int factor = p->type == cp::MessageType::DestroyChannel ||
-                               p->type == cp::MessageType::Shutdown ||
-                               p->type == cp::MessageType::RecordSnapshot ||
-                               p->type == cp::MessageType::SnapshotMetadata
-                           ? kLongRequestFactor
-                           : 1;
+    const int factor = p->timeoutFactor;
     const Error e(ErrorCode::Failed,
                   "the consumer did not answer " + std::string(cp::messageName(p->type)) +
                       " within " + seconds(replyTimeout_ * factor) + " (stopped or overloaded?)");

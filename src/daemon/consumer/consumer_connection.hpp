@@ -47,8 +47,9 @@ struct ConsumerChannel {
 };
 
 /// How long the consumer may take to answer one request, by default.
-/// Requests that drain buffers or write a snapshot (DestroyChannel, Shutdown,
-/// RecordSnapshot) get kLongRequestFactor times as long.
+/// Requests that drain buffers, wait for a relay or write a snapshot
+/// (FlushChannel, DestroyChannel, Shutdown, RecordSnapshot) get
+/// kLongRequestFactor times as long.
 inline constexpr std::chrono::milliseconds kConsumerReplyTimeout{10'000};
 /// (20 s: below D-Bus's default method call timeout of 25 s, so a client
 /// gets the daemon's answer, not its own timeout.)
@@ -140,6 +141,11 @@ public:
     /// frame; done once the consumer has written its data streams.
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request, UniqueFd dirFd,
                         Done done);
+    /// RecordSnapshotToRelay with the relay's two connected sockets
+    /// (`control`, `data`) passed after the frame; done once the consumer
+    /// has sent its data streams there.
+    void recordSnapshotToRelay(const consumer_protocol::RecordSnapshotToRelay& request,
+                               UniqueFd control, UniqueFd data, Done done);
 
     /// True when `e` (from one of this class's callbacks) says the consumer
     /// answered with a refusal (an Error reply): the request had no effect.
