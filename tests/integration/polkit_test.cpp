@@ -443,3 +443,44 @@ TEST_F(Polkit, OutputPathsOtherUsersControlAreRefused) {
 }
 
 } // namespace
+
+// A site restricts network outputs in a rules file: CreateSession asks for
+// trace-own with the detail "output-url" (the relay the session would
+// stream to, "" for a local session), as polkit/50-...-tracing-group.rules
+// shows.
+TEST_F(Polkit, ARulesFileMayRestrictNetworkOutputsByTheirRelay) {
+    addRules("10-test-alice-loopback-relays-only.rules",
+             "polkit.addRule(function(action, subject) {\n"
+             "    if (action.id != \"org.tracectl.Tracing1.trace-own\" ||\n"
+             "        subject.user != \"alice\") return polkit.Result.NOT_HANDLED;\n"
+             "    var url = action.lookup(\"output-url\");\n"
+             "    if (url && url.indexOf(\"net://127.0.0.1:\") != 0) return polkit.Result.NO;\n"
+             "    return polkit.Result.NOT_HANDLED;\n"
+             "});\n");
+    const auto create = [&](const std::string& name, const std::string& options) {
+        return call("alice", kManagerPath, "org.tracectl.Tracing1.Manager.CreateSession",
+                    {"'" + name + "'", options});
+    };
+    ASSERT_TRUE(eventually([&] {
+        return errorOf(create("far", "{'url': <'net://[::1]:5342:5343'>}")) == kAccessDenied;
+    })) << "polkitd did not apply the rule";
+    // The same normalized URL whichever way it is spelled.
+    EXPECT_EQ(errorOf(create("far2", "{'control-url': <'tcp6://[::1]:5342'>, "
+                                     "'data-url': <'tcp://[::1]:5343'>}")),
+              kAccessDenied);
+    EXPECT_EQ(errorOf(create("far3", "{'mode': <'live'>, 'url': <'net6://[::1]'>}")),
+              kAccessDenied);
+    // A relay the rule allows passes polkit, then the relay check (nothing
+    // listens there).
+    const RunResult near = create("near", "{'url': <'net://127.0.0.1:1:2'>}");
+    EXPECT_EQ(errorOf(near), "org.tracectl.Tracing1.Error.RelayUnavailable") << near.err;
+    EXPECT_NE(near.err.find("127.0.0.1:1"), std::string::npos) << near.err;
+    // A local session has no output-url: the rule lets it be.
+    const std::string path = createAs("alice", "local", homeOutput("alice", "local"));
+    EXPECT_FALSE(path.empty());
+    for (const char* name : {"far", "far2", "far3", "near"})
+        EXPECT_EQ(errorOf(call("alice", kManagerPath, "org.tracectl.Tracing1.Manager.GetSession",
+                               {std::string("'") + name + "'"})),
+                  kNoSuchSession)
+            << name;
+}
