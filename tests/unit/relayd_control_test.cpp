@@ -14,6 +14,7 @@
 #include <functional>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <thread>
@@ -501,6 +502,30 @@ TEST(RelaydSocket, ConnectsToIpv4LiteralsAndNames) {
     // "localhost" may resolve to ::1 first (refused: nothing listens there), then 127.0.0.1.
     RelaydSocket named = RelaydSocket::connect("localhost", listener.port, 2s);
     EXPECT_EQ(named.peerName(), "127.0.0.1:" + std::to_string(listener.port));
+}
+
+TEST(RelaydSocket, ConnectedSocketsSendWithoutNagle) {
+    // The data connection gets no replies: with Nagle's algorithm each
+    // packet's last segment would wait for the relay's delayed ACK.
+    Listener listener = Listener::on(AF_INET);
+    ASSERT_TRUE(listener.fd.valid());
+    RelaydSocket s = RelaydSocket::connect("127.0.0.1", listener.port, 2s);
+    int noDelay = 0;
+    socklen_t length = sizeof noDelay;
+    ASSERT_EQ(::getsockopt(s.fd(), IPPROTO_TCP, TCP_NODELAY, &noDelay, &length), 0);
+    EXPECT_NE(noDelay, 0);
+}
+
+TEST(RelaydSocket, AnAdoptedTcpSocketIsNamedByItsPeer) {
+    Listener listener = Listener::on(AF_INET);
+    ASSERT_TRUE(listener.fd.valid());
+    RelaydSocket connected = RelaydSocket::connect("127.0.0.1", listener.port, 2s);
+    const RelaydSocket adopted = RelaydSocket::adopt(connected.release(), "the relay");
+    EXPECT_EQ(adopted.peerName(), "127.0.0.1:" + std::to_string(listener.port));
+    int pair[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+    UniqueFd other(pair[1]);
+    EXPECT_EQ(RelaydSocket::adopt(UniqueFd(pair[0]), "the relay").peerName(), "the relay");
 }
 
 TEST(RelaydSocket, ConnectsToIpv6Literals) {

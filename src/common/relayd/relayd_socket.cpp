@@ -8,6 +8,7 @@
 #include <memory>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -81,6 +82,16 @@ UniqueFd tryConnect(const addrinfo& addr, Clock::time_point deadline, int& err) 
     UniqueFd fd(::socket(addr.ai_family, addr.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                          addr.ai_protocol));
     if (!fd) {
+        err = errno;
+        return {};
+    }
+    // Every command and every packet goes out in one sendmsg(2): nothing
+    // is gained by Nagle's algorithm, and on the data connection, where
+    // the relay never answers, it holds each packet's last segment until
+    // the relay's delayed ACK (up to 40 ms a packet: a consumer draining
+    // 25 packets a second).
+    const int on = 1;
+    if (::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0) {
         err = errno;
         return {};
     }
