@@ -206,6 +206,12 @@ void validate(const AttachRelayd& m) {
     if (m.relayMinor < 4)
         throw ProtocolError("AttachRelayd.relayMinor: below 2.4, which has no live mode");
 }
+void validate(const RecordSnapshotToRelay& m) {
+    if (m.relayMinor < 4)
+        throw ProtocolError("RecordSnapshotToRelay.relayMinor: below 2.4");
+    if (!isSafeRelativeDir(m.chunkName) || m.chunkName.find('/') != std::string::npos)
+        throw ProtocolError("RecordSnapshotToRelay.chunkName: not one safe folder name");
+}
 void validate(const OutputFailed& m) {
     checkText(m.message, "OutputFailed.message", kMaxText);
 }
@@ -332,6 +338,15 @@ void put(Writer& w, const AttachRelayd& m) {
     w.u64(m.liveTimerUsec);
     w.u64(m.chunkId);
     w.u64(m.chunkCreationTime);
+}
+void put(Writer& w, const RecordSnapshotToRelay& m) {
+    w.u64(m.id);
+    w.u64(m.packetsPerStream);
+    w.u64(m.relaySessionId);
+    w.u32(m.relayMinor);
+    w.u64(m.chunkId);
+    w.u64(m.chunkCreationTime);
+    w.string(m.chunkName);
 }
 void put(Writer& w, const OutputFailed& m) {
     w.string(m.message);
@@ -486,6 +501,17 @@ Message getAttachRelayd(Reader& r) {
     m.chunkCreationTime = r.u64();
     return m;
 }
+Message getRecordSnapshotToRelay(Reader& r) {
+    RecordSnapshotToRelay m;
+    m.id = r.u64();
+    m.packetsPerStream = r.u64();
+    m.relaySessionId = r.u64();
+    m.relayMinor = r.u32();
+    m.chunkId = r.u64();
+    m.chunkCreationTime = r.u64();
+    m.chunkName = r.string("RecordSnapshotToRelay.chunkName", kMaxOutputDir);
+    return m;
+}
 Message getOutputFailed(Reader& r) {
     OutputFailed m;
     m.message = r.string("OutputFailed.message", kMaxText);
@@ -584,6 +610,7 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::AttachIpProbes:
     case MessageType::ClearBuffers:
     case MessageType::AttachRelayd:
+    case MessageType::RecordSnapshotToRelay:
     case MessageType::OutputFailed:
         return true;
     }
@@ -652,6 +679,8 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::AttachRelayd;
             else if constexpr (std::is_same_v<T, OutputFailed>)
                 return MessageType::OutputFailed;
+            else if constexpr (std::is_same_v<T, RecordSnapshotToRelay>)
+                return MessageType::RecordSnapshotToRelay;
             else
                 return MessageType::Error;
         },
@@ -706,6 +735,8 @@ std::string_view messageName(MessageType type) noexcept {
         return "AttachRelayd";
     case MessageType::OutputFailed:
         return "OutputFailed";
+    case MessageType::RecordSnapshotToRelay:
+        return "RecordSnapshotToRelay";
     }
     return "unknown";
 }
@@ -848,6 +879,9 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::OutputFailed:
         m = getOutputFailed(r);
+        break;
+    case MessageType::RecordSnapshotToRelay:
+        m = getRecordSnapshotToRelay(r);
         break;
     case MessageType::RecordSnapshot: {
         RecordSnapshot snap;

@@ -108,8 +108,9 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
 /// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
-/// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime
-inline constexpr std::uint32_t kVersion = 10;
+/// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime;
+/// 11: RecordSnapshotToRelay
+inline constexpr std::uint32_t kVersion = 11;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -140,6 +141,7 @@ enum class MessageType : std::uint16_t {
     AttachIpProbes = 0x0E,
     ClearBuffers = 0x0F,
     AttachRelayd = 0x10,
+    RecordSnapshotToRelay = 0x11,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -321,6 +323,37 @@ struct RecordSnapshot {
 struct RotateMetadata {
     std::uint64_t id = 0;
     bool operator==(const RotateMetadata&) const = default;
+};
+
+/// RecordSnapshot for a snapshot session with a network output (a
+/// snapshot consumer started with --network): the snapshot goes to the
+/// lttng-relayd whose control and data connections follow the frame, on one
+/// byte (SCM_RIGHTS, control first), instead of a folder. The daemon
+/// connected them for this snapshot alone and created the relay session
+/// `relaySessionId` (VERSION, CREATE_SESSION with its snapshot flag, so the
+/// relay keeps no index and the consumer sends none); the consumer creates the
+/// trace chunk `chunkId` named `chunkName` there (CREATE_TRACE_CHUNK with
+/// an override name, so the relay writes it in
+/// `<session folder>/<chunkName>/`), adds a relay stream per stream file a
+/// local snapshot would have, sends the data streams' packets now and the
+/// metadata at SnapshotMetadata, after which it waits until the relay holds
+/// everything, closes the chunk (CLOSE_TRACE_CHUNK, NO_OPERATION) and the
+/// connections. (lttng-tools 2.13 cmd.c snapshot_record: a relay session
+/// per snapshot output, set_relayd_for_snapshot, and a trace chunk named
+/// `<output name>-<datetime>-<n>`, closed with
+/// LTTNG_TRACE_CHUNK_COMMAND_TYPE_NO_OPERATION.) Answered as RecordSnapshot.
+/// Payload: u64 id, u64 packetsPerStream, u64 relaySessionId, u32 relayMinor,
+/// u64 chunkId, u64 chunkCreationTime, string chunkName (a safe relative
+/// directory of one component).
+struct RecordSnapshotToRelay {
+    std::uint64_t id = 0;
+    std::uint64_t packetsPerStream = 0;
+    std::uint64_t relaySessionId = 0;
+    std::uint32_t relayMinor = 0;
+    std::uint64_t chunkId = 0;
+    std::uint64_t chunkCreationTime = 0; ///< seconds since the Epoch
+    std::string chunkName;               ///< e.g. "snapshot-1-20261204-140000-0"
+    bool operator==(const RecordSnapshotToRelay&) const = default;
 };
 
 /// After RecordSnapshot `id`'s Ok, for the same reason as RotateMetadata:
@@ -505,11 +538,12 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
-                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
-                             RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata,
-                             DeclareLayouts, Statistics, CreateKernelChannel, DeclareKernelEvents,
-                             AttachIpProbes, ClearBuffers, AttachRelayd, OutputFailed>;
+using Message =
+    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
+                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
+                 RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
+                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers,
+                 AttachRelayd, OutputFailed, RecordSnapshotToRelay>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

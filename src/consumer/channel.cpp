@@ -176,17 +176,15 @@ void Channel::clearBuffers() {
         throw RequestError(cp::ErrorKind::Tracer, "channel " + name_ + ": " + firstError);
 }
 
-std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
-                                      std::uint64_t packetsPerStream) {
+std::uint64_t Channel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t packetsPerStream) {
     if (!snapshotOnly_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key_) + " is not a snapshot channel");
-    const OutputDir dir = snapshotRoot.subdir(outputDir_);
     if (ust_.isMetadata()) {
         if (held_.empty() || held_.front().get() == nullptr)
             throw RequestError(cp::ErrorKind::Io, "the metadata stream was closed after an error");
         const std::uint64_t written =
-            snapshotMetadata(ust_.get(), held_.front().get(), dir, metadata_);
+            snapshotMetadata(ust_.get(), held_.front().get(), snapshot, outputDir_, metadata_);
         snapshotBytes_ += written;
         return written;
     }
@@ -203,8 +201,8 @@ std::uint64_t Channel::recordSnapshot(const OutputDir& snapshotRoot,
             const bool quiescent = quiescentAt_[i] && producedPosition(s.get()) == *quiescentAt_[i];
             if (!quiescent)
                 quiescentAt_[i].reset();
-            const StreamSnapshot got =
-                snapshotDataStream(s.get(), dir, name, packetsPerStream, !quiescent);
+            const StreamSnapshot got = snapshotDataStream(s.get(), snapshot, outputDir_, name,
+                                                          packetsPerStream, !quiescent);
             bytes += got.bytes;
             snapshotBytes_ += got.bytes;
             if (got.skipped != 0)

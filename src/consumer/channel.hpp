@@ -51,7 +51,7 @@ public:
     }
 
     /// Snapshot channels: writes the buffers' current content below
-    /// `<snapshotRoot>/<outputDir>/` (snapshot_writer.hpp): data streams
+    /// `<outputDir>` in `snapshot` (snapshot_writer.hpp): data streams
     /// `<name>_<cpu>` with their index, at most `packetsPerStream` newest
     /// sub-buffers each (0: all); the metadata channel the whole metadata.
     /// A data stream that produced anything since flush() (or never had a
@@ -60,7 +60,7 @@ public:
     /// lttng-consumerd, ust-consumer.c, lttng_ustconsumer_snapshot_channel).
     /// Returns the bytes written. Throws RequestError (InvalidArgument: not a
     /// snapshot channel; Io; Tracer) after trying every stream.
-    std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
+    std::uint64_t recordSnapshot(const ChunkOutput& snapshot,
                                  std::uint64_t packetsPerStream) override;
 
     /// Snapshot data channels: lttng_ust_ctl_clear_buffer() on every

@@ -40,10 +40,11 @@ public:
     virtual bool isMetadata() const noexcept = 0;
     virtual std::uint32_t streamCount() const noexcept = 0;
 
-    /// Writes the channel's content as a snapshot below `snapshotRoot`
-    /// (at most `packetsPerStream` newest packets per stream, 0: all);
-    /// returns the bytes written. Throws RequestError.
-    virtual std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
+    /// Writes the channel's content as a snapshot into `snapshot` (the
+    /// snapshot's own chunk: its folder, or its trace chunk on a relay; at
+    /// most `packetsPerStream` newest packets per stream, 0: all); returns
+    /// the bytes written. Throws RequestError.
+    virtual std::uint64_t recordSnapshot(const ChunkOutput& snapshot,
                                          std::uint64_t packetsPerStream) = 0;
     /// Snapshot data channels (ClearBuffers): discards what every stream's
     /// buffer holds now, so that the next snapshot holds only what is

@@ -48,6 +48,18 @@ cp::ErrorReply errorFor(const std::exception& e) {
     return {cp::ErrorKind::Tracer, e.what()};
 }
 
+/// The current chunk of a network snapshot consumer: none. Its channels
+/// write only into each snapshot's own chunk (RecordSnapshotToRelay), never
+/// here; anything that tried would be refused.
+class NoChunk final : public ChunkOutput {
+public:
+    std::unique_ptr<StreamSink> openStream(std::string_view traceDir, std::string_view name,
+                                           StreamKind) const override {
+        throw std::runtime_error("a network snapshot consumer writes " + std::string(traceDir) +
+                                 "/" + std::string(name) + " only into its snapshots");
+    }
+};
+
 std::string truncated(std::string s) {
     if (s.size() > cp::kMaxText)
         s.resize(cp::kMaxText);
@@ -63,7 +75,9 @@ std::string truncated(std::string s) {
 Consumer::Consumer(EventLoop& loop, UniqueFd socket, std::optional<OutputDir> root,
                    bool snapshotOnly, bool countEvents)
     : loop_(loop), sock_(std::move(socket)), root_(std::move(root)),
-      chunk_(root_ ? std::make_shared<LocalChunk>(root_->subdir("")) : nullptr),
+      chunk_(root_          ? std::make_shared<LocalChunk>(root_->subdir(""))
+             : snapshotOnly ? std::shared_ptr<const ChunkOutput>(std::make_shared<NoChunk>())
+                            : nullptr),
       snapshotOnly_(snapshotOnly), countEvents_(countEvents && !snapshotOnly) {
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
@@ -205,6 +219,8 @@ void Consumer::dispatch(cp::Message&& request) {
             clearBuffers();
         } else if (const auto* snap = std::get_if<cp::RecordSnapshot>(&request)) {
             recordSnapshot(*snap);
+        } else if (const auto* toRelay = std::get_if<cp::RecordSnapshotToRelay>(&request)) {
+            recordSnapshotToRelay(*toRelay);
         } else if (const auto* snapMeta = std::get_if<cp::SnapshotMetadata>(&request)) {
             snapshotMetadata(*snapMeta);
         } else if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
@@ -420,7 +436,8 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
                            "AttachRelayd after channels were made: they write locally");
     if (snapshotOnly_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
-                           "a snapshot consumer does not stream (not supported yet)");
+                           "a snapshot consumer does not stream: each snapshot comes with its "
+                           "own relay connections (RecordSnapshotToRelay)");
     try {
         relayd::RelaydControl control(relayd::RelaydSocket::adopt(std::move(fds[0]), "the relay"));
         control.adoptSession(relayd::Version{relayd::kProtocolMajor, request.relayMinor},
@@ -583,10 +600,23 @@ void Consumer::snapshotMetadata(const cp::SnapshotMetadata& request) {
         if (!ch->isMetadata())
             continue;
         try {
-            ch->recordSnapshot(s.dir, 0);
+            ch->recordSnapshot(*s.chunk, 0);
         } catch (const std::exception& e) {
             if (firstError.empty())
                 firstError = e.what();
+        }
+    }
+    if (s.relay) {
+        // Every stream is closed: once the relay holds all of it, the
+        // chunk is closed as it is (lttng-tools 2.13 cmd.c snapshot_record:
+        // LTTNG_TRACE_CHUNK_COMMAND_TYPE_NO_OPERATION), and the relay
+        // session goes with its connections (`s` is the last owner).
+        try {
+            s.relay->archiveChunk(s.relayChunkId, static_cast<std::uint64_t>(std::time(nullptr)),
+                                  relayd::TraceChunkCloseCommand::NoOperation, kDataPendingTimeout);
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = std::string("the relay: ") + e.what();
         }
     }
     // What the snapshot wrote counts now, before the Ok (nothing else
@@ -606,19 +636,55 @@ void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
                            "this consumer was not started for a snapshot session");
     if (rotation_)
         throw RequestError(cp::ErrorKind::InvalidArgument, "a rotation is under way");
-    std::optional<OutputDir> dir;
+    std::shared_ptr<const ChunkOutput> chunk;
     try {
-        dir.emplace(OutputDir::adopt(std::move(folder)));
+        chunk = std::make_shared<LocalChunk>(OutputDir::adopt(std::move(folder)));
     } catch (const std::system_error& e) {
         throw RequestError(cp::ErrorKind::InvalidArgument, e.what());
     }
+    takeSnapshot(request.id, request.packetsPerStream, std::move(chunk), nullptr, 0);
+}
+
+void Consumer::recordSnapshotToRelay(const cp::RecordSnapshotToRelay& request) {
+    // The fds first, whatever the answer, so the next frame starts right.
+    std::vector<UniqueFd> fds = takePassedFds("RecordSnapshotToRelay", 2);
+    if (!snapshotOnly_)
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "this consumer was not started for a snapshot session");
+    if (rotation_)
+        throw RequestError(cp::ErrorKind::InvalidArgument, "a rotation is under way");
+    std::shared_ptr<RelaySession> session;
+    try {
+        relayd::RelaydControl control(relayd::RelaydSocket::adopt(std::move(fds[0]), "the relay"));
+        control.adoptSession(relayd::Version{relayd::kProtocolMajor, request.relayMinor},
+                             request.relaySessionId);
+        relayd::RelaydData data(relayd::RelaydSocket::adopt(std::move(fds[1]), "the relay"));
+        // No failure hook: this relay session lives for one snapshot, whose
+        // replies carry its failures; the session's own output is unharmed.
+        session = std::make_shared<RelaySession>(std::move(control), std::move(data),
+                                                 request.relaySessionId);
+        session->setSnapshot();
+        session->createTraceChunk(request.chunkId, request.chunkCreationTime, request.chunkName);
+    } catch (const std::exception& e) {
+        throw RequestError(cp::ErrorKind::Io, "snapshot " + std::to_string(request.id) +
+                                                  ": opening its chunk on the relay: " + e.what());
+    }
+    auto chunk = std::make_shared<RelayChunk>(session, request.chunkId);
+    takeSnapshot(request.id, request.packetsPerStream, std::move(chunk), std::move(session),
+                 request.chunkId);
+}
+
+void Consumer::takeSnapshot(std::uint64_t id, std::uint64_t packetsPerStream,
+                            std::shared_ptr<const ChunkOutput> chunk,
+                            std::shared_ptr<RelaySession> relay, std::uint64_t relayChunkId) {
+    snapshot_.reset(); // one whose metadata never came is over
     std::uint64_t bytes = 0;
     std::string firstError;
     for (auto& [key, ch] : channels_) {
         if (ch->isMetadata())
             continue; // SnapshotMetadata writes it, once the daemon pushed the rest
         try {
-            bytes += ch->recordSnapshot(*dir, request.packetsPerStream);
+            bytes += ch->recordSnapshot(*chunk, packetsPerStream);
         } catch (const std::exception& e) {
             if (firstError.empty())
                 firstError = e.what();
@@ -627,10 +693,11 @@ void Consumer::recordSnapshot(const cp::RecordSnapshot& request) {
     reportStatistics(); // the data streams' bytes, before the Ok
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Io,
-                           "snapshot " + std::to_string(request.id) + " incomplete: " + firstError);
-    snapshot_ = Snapshot{request.id, std::move(*dir)};
-    log::info("snapshot " + std::to_string(request.id) + ": " + std::to_string(bytes) +
-              " bytes from " + std::to_string(channels_.size()) + " channels");
+                           "snapshot " + std::to_string(id) + " incomplete: " + firstError);
+    snapshot_ = Snapshot{id, std::move(chunk), std::move(relay), relayChunkId};
+    log::info("snapshot " + std::to_string(id) + ": " + std::to_string(bytes) + " bytes from " +
+              std::to_string(channels_.size()) + " channels" +
+              (snapshot_->relay ? std::string(" sent to the relay") : std::string()));
 }
 
 void Consumer::streamSwitched(std::uint64_t id) {

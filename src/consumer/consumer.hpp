@@ -85,8 +85,17 @@ private:
     /// chunk and tells the daemon.
     void streamSwitched(std::uint64_t id);
     /// RecordSnapshot: takes the folder fd that follows the frame, then
-    /// writes every channel into it. Throws RequestError.
+    /// writes every data channel into it. Throws RequestError.
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request);
+    /// RecordSnapshotToRelay: takes the relay's two connections that follow
+    /// the frame, creates the snapshot's named trace chunk on the relay,
+    /// then sends every data channel there. Throws RequestError.
+    void recordSnapshotToRelay(const consumer_protocol::RecordSnapshotToRelay& request);
+    /// Both RecordSnapshots: every data channel into `chunk`; keeps
+    /// it (and `relay`, for a network snapshot) for SnapshotMetadata.
+    void takeSnapshot(std::uint64_t id, std::uint64_t packetsPerStream,
+                      std::shared_ptr<const ChunkOutput> chunk, std::shared_ptr<RelaySession> relay,
+                      std::uint64_t relayChunkId);
     /// ClearBuffers (snapshot consumers): every data channel's buffers are
     /// emptied. Throws RequestError.
     void clearBuffers();
@@ -165,10 +174,14 @@ private:
     std::string endRelayRotation(const Rotation& done) noexcept;
     /// MOVE_TO_COMPLETED, or DELETE for a Session.Clear.
     static relayd::TraceChunkCloseCommand relayCloseCommand(const Rotation& r) noexcept;
-    /// The last RecordSnapshot's folder, until SnapshotMetadata writes its metadata.
+    /// The last RecordSnapshot's output, until SnapshotMetadata writes its
+    /// metadata: its folder (LocalChunk), or its chunk on the relay session
+    /// made for it alone (RelayChunk of `relay`), closed at SnapshotMetadata.
     struct Snapshot {
         std::uint64_t id = 0;
-        OutputDir dir;
+        std::shared_ptr<const ChunkOutput> chunk;
+        std::shared_ptr<RelaySession> relay;
+        std::uint64_t relayChunkId = 0;
     };
     std::optional<Snapshot> snapshot_;
     consumer_protocol::MessageReader reader_;

@@ -135,7 +135,9 @@ int main(int argc, char** argv) {
     auto* network =
         app.add_flag("--network", o.network,
                      "Network session: write nothing locally; stream to the lttng-relayd whose\n"
-                     "connections the daemon passes (AttachRelayd) before any channel")
+                     "connections the daemon passes (AttachRelayd) before any channel, or with\n"
+                     "--snapshot, send each snapshot to the relay whose connections come with\n"
+                     "its RecordSnapshotToRelay")
             ->excludes(output);
     output->excludes(network);
     app.callback([&] {
@@ -144,12 +146,12 @@ int main(int argc, char** argv) {
     });
     app.add_flag("--snapshot", o.snapshot,
                  "Snapshot session: never read the buffers nor write below --output; only\n"
-                 "copy them into the folder each RecordSnapshot request names");
+                 "copy them into the folder each RecordSnapshot request names (or, with\n"
+                 "--network, to the relay)");
     app.add_flag("--count-events", o.countEvents,
                  "Count the event records of every packet written (statistics), with the\n"
                  "layouts the daemon declares; costs CPU at high rates")
         ->excludes("--snapshot");
-    network->excludes("--snapshot");
     tracectl::log::addOptions(app, o.log);
     app.footer("Standard input must be the daemon's end of an AF_UNIX stream socket; this\n"
                "program is started by tracectld, not by hand. See tracectl-consumerd(8).\n"

@@ -4,8 +4,10 @@
 #include "stream_reader.hpp"
 #include "ust_channel.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <lttng/ust-ctl.h>
+#include <memory>
 #include <utility>
 
 namespace tracectl::consumer {
@@ -39,24 +41,26 @@ private:
     bool positional_;
 };
 
-/// Appends the sub-buffer held now to `file` (padded size); returns where it starts.
-std::uint64_t appendHeld(lttng_ust_ctl_consumer_stream* s, StreamFile& file) {
-    unsigned long padded = 0;
+/// Appends the sub-buffer held now to `sink`: its padded size, of which
+/// its content size is the packet (a relay is sent only that and pads it
+/// itself); `index` (data streams) gets its offset there.
+void appendHeld(lttng_ust_ctl_consumer_stream* s, StreamSink& sink, IndexEntry* index) {
+    unsigned long padded = 0, content = 0;
     check(lttng_ust_ctl_get_padded_subbuf_size(s, &padded), "lttng_ust_ctl_get_padded_subbuf_size");
+    check(lttng_ust_ctl_get_subbuf_size(s, &content), "lttng_ust_ctl_get_subbuf_size");
     const void* base = lttng_ust_ctl_get_mmap_base(s);
     if (base == nullptr)
         throw UstError("lttng_ust_ctl_get_mmap_base", 0);
     unsigned long offset = 0;
     check(lttng_ust_ctl_get_mmap_read_offset(s, &offset), "lttng_ust_ctl_get_mmap_read_offset");
-    const std::uint64_t at = file.size();
-    file.write(static_cast<const char*>(base) + offset, padded);
-    return at;
+    sink.write(static_cast<const char*>(base) + offset, padded, std::min(content, padded), index);
 }
 
 } // namespace
 
-StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                                  const std::string& name, std::uint64_t maxPackets, bool active) {
+StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const ChunkOutput& chunk,
+                                  std::string_view traceDir, const std::string& name,
+                                  std::uint64_t maxPackets, bool active) {
     StreamSnapshot out;
     // producer_active 1, as lttng-consumerd's snapshots (consumer.c,
     // lttng_consumer_take_snapshot): the current sub-buffer is closed only if
@@ -68,8 +72,7 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const O
     if (r == -EAGAIN)
         return out; // no complete sub-buffer: no file rather than an empty one
     check(r, "lttng_ust_ctl_snapshot");
-    StreamFile file(dir, name);
-    IndexWriter index(dir, name);
+    const std::unique_ptr<StreamSink> sink = chunk.openStream(traceDir, name, StreamKind::Data);
     unsigned long consumed = 0, produced = 0, subbuf = 0;
     check(lttng_ust_ctl_snapshot_get_consumed(stream, &consumed),
           "lttng_ust_ctl_snapshot_get_consumed");
@@ -93,19 +96,20 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const O
         check(got, "lttng_ust_ctl_get_subbuf");
         SubbufHold hold(stream, true);
         IndexEntry entry = packetInfo(stream);
-        entry.offset = appendHeld(stream, file);
+        appendHeld(stream, *sink, &entry);
         check(hold.release(), "lttng_ust_ctl_put_subbuf");
-        index.append(entry);
         ++out.packets;
     }
-    out.bytes = file.size();
+    out.bytes = sink->bytes();
+    sink->close();
     return out;
 }
 
 std::uint64_t snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
-                               lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                               std::string_view text) {
-    StreamFile file(dir, "metadata");
+                               lttng_ust_ctl_consumer_stream* stream, const ChunkOutput& chunk,
+                               std::string_view traceDir, std::string_view text) {
+    const std::unique_ptr<StreamSink> sink =
+        chunk.openStream(traceDir, "metadata", StreamKind::Metadata);
     // Whatever an earlier failure left in the ring buffer is not ours to write.
     for (;;) {
         const int r = lttng_ust_ctl_get_next_subbuf(stream);
@@ -135,11 +139,13 @@ std::uint64_t snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
                 break;
             check(r, "lttng_ust_ctl_get_next_subbuf");
             SubbufHold hold(stream, false);
-            appendHeld(stream, file);
+            appendHeld(stream, *sink, nullptr);
             check(hold.release(), "lttng_ust_ctl_put_next_subbuf");
         }
     }
-    return file.size();
+    const std::uint64_t bytes = sink->bytes();
+    sink->close();
+    return bytes;
 }
 
 } // namespace tracectl::consumer

@@ -5,10 +5,15 @@
 // get_subbuf at a position, put_subbuf) without consuming anything, so
 // tracing goes on undisturbed and the next snapshot sees the same buffers;
 // the metadata is written whole, as packets, through the metadata channel's
-// own ring buffer.
+// own ring buffer. Both go through a ChunkOutput (output/stream_sink.hpp):
+// a LocalChunk on the snapshot's folder (a local output: stream files and
+// their indexes, whole padded sub-buffers), or a RelayChunk, the snapshot's
+// trace chunk on an lttng-relayd (a network output: each stream a relay
+// stream, as lttng-consumerd's lttng_ustconsumer_snapshot_channel sends a
+// snapshot to a relay, ust-consumer.c).
 #pragma once
 
-#include "stream_file.hpp"
+#include "output/stream_sink.hpp"
 
 #include <cstdint>
 #include <string>
@@ -32,23 +37,27 @@ struct StreamSnapshot {
 /// lttng_ustconsumer_snapshot_channel does for a stream that is not
 /// quiescent, ust-consumer.c): the stream then ends at the snapshot, as
 /// every other one does; a quiescent stream is left as it is (it ends
-/// where tracing stopped). Then writes `<dir>/<name>` and
-/// `<dir>/index/<name>.idx` with the sub-buffers from the consumed to the
-/// produced position, at most the newest `maxPackets` of them (0: all),
+/// where tracing stopped). Then writes the data stream `name` of
+/// `traceDir` (chunk-relative) into `chunk` (locally `<traceDir>/<name>` and
+/// `<traceDir>/index/<name>.idx`) with the sub-buffers from the consumed to
+/// the produced position, at most the newest `maxPackets` of them (0: all),
 /// each padded as in a normal trace. A stream with no complete sub-buffer
-/// (only possible if it never had a packet) gets no file at all, never an
-/// empty one. Throws UstError (ust-ctl) or std::system_error (files).
-StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                                  const std::string& name, std::uint64_t maxPackets, bool active);
+/// (only possible if it never had a packet) gets no stream at all, never an
+/// empty one. Throws UstError (ust-ctl), std::system_error (files) or
+/// std::runtime_error (a relay).
+StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const ChunkOutput& chunk,
+                                  std::string_view traceDir, const std::string& name,
+                                  std::uint64_t maxPackets, bool active);
 
-/// Writes all of `text` (the trace's whole TSDL) as `<dir>/metadata`, in
-/// metadata packets: lttng_ust_ctl_write_one_packet_to_channel into
-/// `channel`, flush, then each packet read from `stream` (the channel's only
-/// stream, which nobody else reads). The ring buffer is left empty.
-/// Returns the bytes of the file (whole packets). Throws UstError or
-/// std::system_error.
+/// Writes all of `text` (the trace's whole TSDL) as the metadata stream of
+/// `traceDir` in `chunk` (locally `<traceDir>/metadata`), in metadata
+/// packets: lttng_ust_ctl_write_one_packet_to_channel into `channel`,
+/// flush, then each packet read from `stream` (the channel's only stream,
+/// which nobody else reads). The ring buffer is left empty. Returns the
+/// bytes written (whole packets, padding included). Throws UstError,
+/// std::system_error or std::runtime_error.
 std::uint64_t snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
-                               lttng_ust_ctl_consumer_stream* stream, const OutputDir& dir,
-                               std::string_view text);
+                               lttng_ust_ctl_consumer_stream* stream, const ChunkOutput& chunk,
+                               std::string_view traceDir, std::string_view text);
 
 } // namespace tracectl::consumer

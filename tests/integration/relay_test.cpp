@@ -31,6 +31,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -568,6 +569,102 @@ TEST_F(Relay, AStartAfterTheRelayRestartedStreamsToItAgain) {
     const auto dirs = relay.sessionDirs("net-restart-start");
     ASSERT_EQ(dirs.size(), 1u) << "the restarted relay has no folder for the session";
     EXPECT_EQ(countTicks(dirs.front()), 40);
+    EXPECT_EQ(errorOf([&] { s->Destroy({}); }).name, "no error");
+}
+
+// 1b. A snapshot session with a network output (lttng create --snapshot
+// --set-url): each RecordSnapshot is written on the relay, in the session's
+// folder there, as `snapshot-1-<date>-<n>` (lttng-tools 2.13 cmd.c
+// snapshot_record), and RecordSnapshot returns that folder relative to the
+// relay's output folder. A relay down at RecordSnapshot is RelayUnavailable
+// naming it, and the session takes the next snapshot once the relay is back.
+TEST_F(Relay, SnapshotsOfANetworkSnapshotSessionAreWrittenOnTheRelay) {
+    RelayDaemon relay(relayOutput("snapshots"));
+    auto s =
+        createNetwork("net-snap", relay.url(), {{"mode", sdbus::Variant(std::string("snapshot"))}});
+    EXPECT_EQ(s->Mode(), "snapshot");
+    EXPECT_EQ(s->OutputUrl(), relay.url());
+    EXPECT_EQ(s->OutputPath(), "");
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    ChildProcess app({demoApp(), "10000000", "1000"}, {}, appLog()); // ~1000 ticks a second
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+    // A flight recorder: the relay sees nothing until a snapshot.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(relay.sessionDirs("net-snap").empty());
+
+    const std::string first = s->RecordSnapshot({});
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const std::string second = s->RecordSnapshot({});
+    const std::regex where(R"([^/]+/net-snap-\d{8}-\d{6}/snapshot-1-\d{8}-\d{6}-(\d+))");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(first, m, where)) << first;
+    EXPECT_EQ(m[1], "0");
+    ASSERT_TRUE(std::regex_match(second, m, where)) << second;
+    EXPECT_EQ(m[1], "1");
+    // Both in the one folder the relay has for the session.
+    const auto dirs = relay.sessionDirs("net-snap");
+    ASSERT_EQ(dirs.size(), 1u);
+    for (const std::string& snap : {first, second}) {
+        const std::string dir = relay.outputDir() + "/" + snap;
+        EXPECT_EQ(fs::path(dir).parent_path(), fs::path(dirs.front())) << dir;
+        const std::string uidDir = dir + "/ust/uid/" + std::to_string(::getuid()) + "/64-bit";
+        EXPECT_TRUE(fs::is_regular_file(uidDir + "/metadata")) << uidDir;
+        EXPECT_TRUE(holdsData(uidDir, "channel0_")) << uidDir;
+        // As LTTng's snapshots on a relay: no index (a snapshot's relay
+        // session keeps none, lttng-relayd main.c session_streams_have_index).
+        EXPECT_FALSE(fs::exists(uidDir + "/index")) << uidDir;
+        EXPECT_GT(countTicks(dir), 0) << dir; // read by babeltrace2
+    }
+    const json a = countEvents(relay.outputDir() + "/" + first);
+    const json b = countEvents(relay.outputDir() + "/" + second);
+    ASSERT_FALSE(a["seq"]["last"].is_null());
+    ASSERT_FALSE(b["seq"]["last"].is_null());
+    EXPECT_GT(b["seq"]["last"].get<std::uint64_t>(), a["seq"]["last"].get<std::uint64_t>())
+        << "the second snapshot holds later ticks";
+    EXPECT_EQ(b["seq"]["duplicates"], 0);
+
+    // The relay down: this snapshot fails naming it; the session is unharmed.
+    relay.kill();
+    const CallError down = errorOf([&] { s->RecordSnapshot({}); });
+    EXPECT_EQ(down.name, kRelayUnavailable) << down.message;
+    EXPECT_NE(down.message.find("127.0.0.1:" + std::to_string(relay.controlPort())),
+              std::string::npos)
+        << down.message;
+    EXPECT_EQ(s->State(), "active");
+    relay.restart(relayOutput("snapshots-restarted"));
+    std::string third;
+    const CallError again = errorOf([&] { third = s->RecordSnapshot({}); });
+    ASSERT_EQ(again.name, "no error") << again.message;
+    ASSERT_TRUE(std::regex_match(third, m, where)) << third;
+    EXPECT_GT(countTicks(relay.outputDir() + "/" + third), 0);
+    // A network snapshot session clears its buffers as a local one does.
+    EXPECT_EQ(errorOf([&] { s->Clear({}); }).name, "no error");
+    app.kill();
+    app.wait(10000);
+    EXPECT_EQ(errorOf([&] { s->Destroy({}); }).name, "no error");
+}
+
+// 1c. A network snapshot of a session with a kernel and a UST channel: one
+// trace on the relay, both domains in it, read by babeltrace2 as one.
+TEST_F(Relay, AKernelAndUstSnapshotGoesToTheRelayAsOneTrace) {
+    ASSERT_TRUE(manager_->KernelTracingAvailable());
+    RelayDaemon relay(relayOutput("kernel-snapshot"));
+    auto s = createNetwork("net-ksnap", relay.url(),
+                           {{"mode", sdbus::Variant(std::string("snapshot"))}});
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    runApp(50, 2000);
+    const std::string snap = s->RecordSnapshot({});
+    const std::string dir = relay.outputDir() + "/" + snap;
+    EXPECT_TRUE(fs::is_directory(dir + "/kernel")) << dir;
+    EXPECT_TRUE(fs::is_directory(dir + "/ust")) << dir;
+    std::size_t ticks = 0, switches = 0;
+    for (const json& e : traceEvents(dir, {"sched_switch", "tracectl_demo:tick"}))
+        ++(e["name"] == "tracectl_demo:tick" ? ticks : switches);
+    EXPECT_EQ(ticks, 50u);
+    EXPECT_GT(switches, 0u) << "no sched_switch in the relay's kernel snapshot";
     EXPECT_EQ(errorOf([&] { s->Destroy({}); }).name, "no error");
 }
 

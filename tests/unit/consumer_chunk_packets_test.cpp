@@ -236,7 +236,7 @@ TEST_F(ChunkPackets, SnapshotsKeepTheHistoryWhileActiveAndEndWhereTracingStopped
     const std::uint32_t streams = ch.streamCount();
     ASSERT_GE(streams, 1u);
     auto snapshot = [&](const std::string& name) {
-        ch.recordSnapshot(root_->subdir(name), 0);
+        ch.recordSnapshot(LocalChunk(root_->subdir(name)), 0);
         return dir_ / name / kTraceDir;
     };
 

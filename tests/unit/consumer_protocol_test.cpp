@@ -80,6 +80,7 @@ std::vector<cp::Message> everyMessage() {
         cp::AttachIpProbes{22, 9, 10},
         cp::AttachRelayd{7, 13, 1000000, 0, 1796162246},
         cp::OutputFailed{"the relay at 127.0.0.1:5342 closed the connection"},
+        cp::RecordSnapshotToRelay{3, 0, 9, 13, 2, 1796162246, "snapshot-1-20261204-140000-2"},
         cp::Statistics{
             5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},
     };
@@ -383,7 +384,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 10u);
+    EXPECT_EQ(cp::kVersion, 11u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
@@ -465,6 +466,25 @@ TEST(ConsumerProtocol, RecordSnapshotLayout) {
                                    shortPayload.size()),
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::RecordSnapshot), "RecordSnapshot");
+}
+
+TEST(ConsumerProtocol, RecordSnapshotToRelayLayoutAndChecks) {
+    const auto frame = cp::encode(cp::RecordSnapshotToRelay{0x0102, 5, 9, 13, 2, 6, "s-1"});
+    EXPECT_EQ(payloadOf(frame),
+              bytesOf({0x02, 0x01, 0, 0, 0, 0, 0, 0,  5, 0, 0, 0, 0, 0, 0,   0,   9,
+                       0,    0,    0, 0, 0, 0, 0, 13, 0, 0, 0, 2, 0, 0, 0,   0,   0,
+                       0,    0,    6, 0, 0, 0, 0, 0,  0, 0, 3, 0, 0, 0, 's', '-', '1'}));
+    EXPECT_EQ(cp::messageName(cp::MessageType::RecordSnapshotToRelay), "RecordSnapshotToRelay");
+    // The chunk's name is one folder on the relay, never a path out of it.
+    for (const char* bad : {"", "..", "a/b", "/abs", "."})
+        EXPECT_THROW(cp::encode(cp::RecordSnapshotToRelay{1, 0, 1, 13, 0, 0, bad}),
+                     cp::ProtocolError)
+            << bad;
+    EXPECT_THROW(cp::encode(cp::RecordSnapshotToRelay{1, 0, 1, 3, 0, 0, "s"}), cp::ProtocolError);
+    std::vector<std::byte> cut = payloadOf(frame);
+    cut.pop_back();
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::RecordSnapshotToRelay, cut.data(), cut.size()),
+                 cp::ProtocolError);
 }
 
 TEST(ConsumerProtocol, NamesAndErrorCodes) {

@@ -446,3 +446,68 @@ TEST(RelayRotation, ARefusedRotateStreamsFailsTheSession) {
                  std::runtime_error);
     EXPECT_NE(why.find("moving stream 7 into trace chunk 1"), std::string::npos) << why;
 }
+
+// A network snapshot (consumer.cpp, RecordSnapshotToRelay and
+// SnapshotMetadata) on its relay session of its own: its chunk is created
+// with the snapshot's name (the relay writes it in <session>/<name>/), its
+// streams are added in that chunk and closed, their packets go without
+// index entries (a snapshot's relay session keeps none: lttng-relayd 2.13
+// main.c session_streams_have_index), and once the relay holds everything
+// the chunk is closed as it is, with NO_OPERATION (lttng-tools 2.13 cmd.c
+// snapshot_record).
+TEST(RelayRotation, ASnapshotChunkIsNamedAndClosedAsItIs) {
+    FakeRelay relay;
+    auto session = relay.session();
+    session->setSnapshot();
+    const std::string name = "snapshot-1-20261204-140000-3";
+    session->createTraceChunk(3, 1000, name);
+    RelayChunk snapshot(session, 3);
+    {
+        std::unique_ptr<StreamSink> data =
+            snapshot.openStream("ust/uid/0/64-bit", "channel0_0", StreamKind::Data);
+        const IndexEntry entry = packet(0);
+        data->write(kBytes.data(), 64, 40, &entry);
+        data->close();
+        std::unique_ptr<StreamSink> metadata =
+            snapshot.openStream("ust/uid/0/64-bit", "metadata", StreamKind::Metadata);
+        metadata->write(kBytes.data(), 16, 16, nullptr);
+    } // closed by its destructor
+    (void)session->archiveChunk(3, 1001, TraceChunkCloseCommand::NoOperation, 2s);
+    EXPECT_EQ(relay.packets(1).size(), 1u);
+
+    const std::vector<Received> got = relay.commands();
+    ASSERT_FALSE(got.empty());
+    // CREATE_TRACE_CHUNK: u64 id, u64 creation time, u32 name length (with
+    // its NUL), the name.
+    ASSERT_EQ(got.front().command, RelaydCommand::CreateTraceChunk);
+    Bytes created;
+    putBe(created, 3, 8);
+    putBe(created, 1000, 8);
+    putBe(created, name.size() + 1, 4);
+    for (char c : name)
+        created.push_back(static_cast<std::byte>(c));
+    created.push_back(std::byte{0});
+    EXPECT_EQ(got.front().payload, created);
+    int added = 0, closed = 0, indexes = 0;
+    for (const Received& r : got) {
+        added += r.command == RelaydCommand::AddStream ? 1 : 0;
+        closed += r.command == RelaydCommand::CloseStream ? 1 : 0;
+        indexes += r.command == RelaydCommand::SendIndex ? 1 : 0;
+    }
+    EXPECT_EQ(added, 2);
+    EXPECT_EQ(closed, 2);
+    EXPECT_EQ(indexes, 0);
+    ASSERT_EQ(got.back().command, RelaydCommand::CloseTraceChunk);
+    EXPECT_EQ(got.back().payload,
+              closeTraceChunkPayload(3, 1001, TraceChunkCloseCommand::NoOperation));
+    EXPECT_TRUE(session->failure().empty()) << session->failure();
+}
+
+// A snapshot's chunk name is one folder: the relay's codec refuses a path,
+// and the session fails before anything is sent.
+TEST(RelayRotation, ASnapshotChunkNameWithASlashIsRefused) {
+    FakeRelay relay;
+    auto session = relay.session();
+    EXPECT_THROW(session->createTraceChunk(0, 1000, std::string("a/b")), std::runtime_error);
+    EXPECT_FALSE(session->failure().empty());
+}

@@ -82,6 +82,20 @@ TEST(SessionRegistry, KeepsExplicitOutputAndMode) {
     EXPECT_EQ(reg.create(snap, 1000).config().mode, SessionMode::Snapshot);
 }
 
+// lttng create --snapshot --set-url: a snapshot session whose snapshots go
+// to a relay, with no local output folder.
+TEST(SessionRegistry, ASnapshotSessionMayHaveANetworkOutput) {
+    auto reg = makeRegistry();
+    SessionRequest r = named("net-snap");
+    r.mode = "snapshot";
+    r.url = "net://127.0.0.1:5342:5343";
+    const Session& s = reg.create(r, 1000);
+    EXPECT_EQ(s.config().mode, SessionMode::Snapshot);
+    ASSERT_TRUE(s.config().relay.has_value());
+    EXPECT_EQ(s.config().relay->url(), "net://127.0.0.1:5342:5343");
+    EXPECT_EQ(s.config().outputPath, "");
+}
+
 TEST(SessionRegistry, ListsWhatAViewerMaySeeInCreationOrder) {
     auto reg = makeRegistry();
     Session& a = reg.create(named("a"), 1000);

@@ -452,16 +452,10 @@ void KernelChannel::drainAndClose(bool) noexcept {
     }
 }
 
-std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t) {
+std::uint64_t KernelChannel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t) {
     if (!snapshotOnly_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + " is not a snapshot channel");
-    std::optional<LocalChunk> snapshot;
-    try {
-        snapshot.emplace(snapshotRoot.subdir(""));
-    } catch (const std::system_error& e) {
-        throw RequestError(cp::ErrorKind::Io, "snapshot folder: " + std::string(e.what()));
-    }
     std::string first;
     std::uint64_t bytes = 0;
     const std::uint64_t now = monotonicNow();
@@ -471,7 +465,7 @@ std::uint64_t KernelChannel::recordSnapshot(const OutputDir& snapshotRoot, std::
                           const std::function<void()>& close) {
         try {
             const std::uint64_t before = out.bytesWritten;
-            openStream(out, *snapshot, file);
+            openStream(out, snapshot, file);
             read();
             close();
             bytes += out.bytesWritten - before;

@@ -56,11 +56,12 @@ public:
     std::uint32_t streamCount() const noexcept override {
         return static_cast<std::uint32_t>(cpus_.size() + (ip_ ? 1 : 0));
     }
-    /// Reads what each CPU's buffer holds now into `<snapshotRoot>/<outputDir>/`
-    /// (a snapshot session's buffers run in overwrite mode: reading them
-    /// is how their newest content is copied). Returns the bytes written.
-    /// Throws RequestError(Io) after trying every CPU.
-    std::uint64_t recordSnapshot(const OutputDir& snapshotRoot,
+    /// Reads what each CPU's buffer holds now into the streams of
+    /// `<outputDir>` in `snapshot` (a snapshot session's buffers run in
+    /// overwrite mode: reading them is how their newest content is
+    /// copied). Returns the bytes written. Throws RequestError(Io) after
+    /// trying every CPU.
+    std::uint64_t recordSnapshot(const ChunkOutput& snapshot,
                                  std::uint64_t packetsPerStream) override;
     /// Snapshot channels (ClearBuffers): reads every CPU's buffer, and
     /// the ip ring buffer, to its end and drops what was read.

@@ -56,9 +56,9 @@ void KernelMetadataChannel::pushMetadata(std::uint64_t offset, std::string_view 
     }
 }
 
-std::uint64_t KernelMetadataChannel::recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t) {
+std::uint64_t KernelMetadataChannel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t) {
     try {
-        writeWhole(LocalChunk(snapshotRoot.subdir("")))->close();
+        writeWhole(snapshot)->close();
     } catch (const std::exception& e) {
         throw RequestError(cp::ErrorKind::Io, "writing the snapshot's " + outputDir_ +
                                                   "/metadata: " + std::string(e.what()));

@@ -27,8 +27,9 @@ public:
     std::uint64_t key() const noexcept override { return key_; }
     bool isMetadata() const noexcept override { return true; }
     std::uint32_t streamCount() const noexcept override { return 1; }
-    /// Writes `<snapshotRoot>/<outputDir>/metadata` whole. Throws RequestError(Io).
-    std::uint64_t recordSnapshot(const OutputDir& snapshotRoot, std::uint64_t) override;
+    /// Writes the metadata stream of `<outputDir>` whole into `snapshot`.
+    /// Throws RequestError(Io).
+    std::uint64_t recordSnapshot(const ChunkOutput& snapshot, std::uint64_t) override;
     /// Appends `bytes` (at `offset` == what was pushed so far) to the text and
     /// the file. Throws RequestError (InvalidArgument, Io).
     void pushMetadata(std::uint64_t offset, std::string_view bytes) override;

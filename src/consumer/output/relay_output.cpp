@@ -71,10 +71,11 @@ RelaySession::Stream& RelaySession::stream(std::uint64_t handle) {
     return it->second;
 }
 
-void RelaySession::createTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime) {
+void RelaySession::createTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime,
+                                    const std::optional<std::string>& name) {
     requireUsable();
     try {
-        control_.createTraceChunk(chunkId, creationTime);
+        control_.createTraceChunk(chunkId, creationTime, name);
     } catch (const relayd::RelaydError& e) {
         throw fail(std::string("creating trace chunk ") + std::to_string(chunkId) + ": " +
                    e.what());
@@ -190,7 +191,8 @@ void RelaySession::sendPacket(std::uint64_t handle, const void* data, std::size_
         ++s.nextSeq; // sent, whatever the index does
         if (index.packetSeqNum != ~std::uint64_t{0})
             s.lastPacketSeq = index.packetSeqNum;
-        control_.sendIndex(i);
+        if (!snapshot_)
+            control_.sendIndex(i);
     } catch (const relayd::RelaydError& e) {
         throw fail("sending a packet of stream " + std::to_string(handle) + ": " + e.what());
     }

@@ -52,6 +52,11 @@ public:
     RelaySession(const RelaySession&) = delete;
     RelaySession& operator=(const RelaySession&) = delete;
 
+    /// A snapshot's relay session (created with CREATE_SESSION's snapshot
+    /// flag): lttng-relayd 2.13 keeps no index for its streams
+    /// (main.c session_streams_have_index), and lttng-consumerd sends none
+    /// (ust-consumer.c snapshot_channel): packets go without SEND_INDEX.
+    void setSnapshot() noexcept { snapshot_ = true; }
     /// `hook(why)` is called once, at the first failure.
     void setFailureHook(std::function<void(const std::string&)> hook) {
         failureHook_ = std::move(hook);
@@ -67,8 +72,13 @@ public:
     int controlFd() const noexcept { return control_.socket().fd(); }
     int dataFd() const noexcept { return data_.socket().fd(); }
 
-    /// CREATE_TRACE_CHUNK. Throws std::runtime_error (and fails the session).
-    void createTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime);
+    /// CREATE_TRACE_CHUNK; with `name`, the relay writes the chunk in
+    /// `<session folder>/<name>/` (a snapshot's chunk: lttng-relayd 2.13
+    /// main.c relay_create_trace_chunk, lttng_trace_chunk_override_name sets
+    /// the chunk's path to its name). Throws std::runtime_error (and fails
+    /// the session).
+    void createTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime,
+                          const std::optional<std::string>& name = std::nullopt);
     /// CLOSE_TRACE_CHUNK of `chunkId` at `closeTime` (seconds since the
     /// Epoch); `command` nullopt: the relay keeps it where it is (the end of
     /// a session). Never throws (logged, fails the session).
@@ -109,8 +119,8 @@ public:
                             std::uint64_t chunkId, bool metadata);
     /// STREAMS_SENT. Throws std::runtime_error.
     void streamsSent();
-    /// One data packet and its index entry (net_seq_num assigned here).
-    /// Throws std::runtime_error.
+    /// One data packet and its index entry (net_seq_num assigned here; no
+    /// index for a snapshot's session). Throws std::runtime_error.
     void sendPacket(std::uint64_t handle, const void* data, std::size_t contentBytes,
                     std::size_t paddingBytes, const IndexEntry& index);
     /// Metadata bytes of stream `handle`. Throws std::runtime_error.
@@ -155,6 +165,7 @@ private:
     std::map<std::uint64_t, Stream> streams_;
     std::string failure_;
     std::function<void(const std::string&)> failureHook_;
+    bool snapshot_ = false;
 };
 
 /// One stream in the relay session.

@@ -474,6 +474,14 @@ void ConsumerConnection::recordSnapshot(const cp::RecordSnapshot& request, Uniqu
     send(request, expectOk(std::move(done)), std::move(dirFd), kLongRequestFactor);
 }
 
+void ConsumerConnection::recordSnapshotToRelay(const cp::RecordSnapshotToRelay& request,
+                                               UniqueFd control, UniqueFd data, Done done) {
+    std::vector<UniqueFd> fds;
+    fds.push_back(std::move(control));
+    fds.push_back(std::move(data));
+    sendPassing(request, expectOk(std::move(done)), std::move(fds), kLongRequestFactor);
+}
+
 void ConsumerConnection::flushOutgoing() {
     try {
         while (!outgoing_.empty()) {

@@ -141,6 +141,11 @@ public:
     /// frame; done once the consumer has written its data streams.
     void recordSnapshot(const consumer_protocol::RecordSnapshot& request, UniqueFd dirFd,
                         Done done);
+    /// RecordSnapshotToRelay with the relay's two connected sockets
+    /// (`control`, `data`) passed after the frame; done once the consumer
+    /// has sent its data streams there.
+    void recordSnapshotToRelay(const consumer_protocol::RecordSnapshotToRelay& request,
+                               UniqueFd control, UniqueFd data, Done done);
 
     /// True when `e` (from one of this class's callbacks) says the consumer
     /// answered with a refusal (an Error reply): the request had no effect.

@@ -46,6 +46,7 @@ OpenedRelaySession openRelaySession(const RelaySessionParams& params,
         request.sessionName = params.sessionName;
         request.hostname = params.hostname;
         request.liveTimerUs = params.liveTimerUs;
+        request.snapshot = params.snapshot;
         request.sessiondUuid = params.daemonUuid;
         request.sessionId = params.sessionId;
         request.creationTime = params.creationTime;

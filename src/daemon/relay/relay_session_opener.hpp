@@ -25,8 +25,13 @@ inline constexpr std::chrono::milliseconds kRelayTimeout{5'000};
 struct RelaySessionParams {
     RelayAddress address;
     std::string sessionName;
-    std::string hostname;                 ///< this machine's, as the relay's folders show it
-    uint32_t liveTimerUs = 0;             ///< 0: not a live session
+    std::string hostname;     ///< this machine's, as the relay's folders show it
+    uint32_t liveTimerUs = 0; ///< 0: not a live session
+    /// A snapshot's relay session (CREATE_SESSION's snapshot flag, as
+    /// lttng-sessiond sets it for a snapshot output, consumer.c
+    /// consumer_send_relayd_socket: the relay keeps no index for its
+    /// streams and names a closed chunk <session folder>/<chunk name>).
+    bool snapshot = false;
     std::array<uint8_t, 16> daemonUuid{}; ///< not all zero (the relay refuses a nil one)
     uint64_t sessionId = 0;               ///< ours, unique in this daemon
     uint64_t creationTime = 0;            ///< seconds since the Epoch

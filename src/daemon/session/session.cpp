@@ -376,7 +376,9 @@ void Session::clear(Done done) {
     if (state_ == SessionState::Error)
         throw Error(ErrorCode::WrongState,
                     "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
-    if (config_.relay)
+    // A snapshot session's Clear empties its buffers only: what its
+    // snapshots left on the relay stays there, as a local one's do.
+    if (config_.relay && config_.mode != SessionMode::Snapshot)
         throw Error(ErrorCode::WrongState,
                     "Clear: session '" + config_.name + "' streams to the relay at " +
                         config_.relay->url() +

@@ -101,10 +101,8 @@ SessionRegistry::Plan SessionRegistry::plan(const SessionRequest& request, uid_t
             throw Error(ErrorCode::InvalidArgument,
                         "a network session has no local output path: give either output-path "
                         "or a relay url, not both");
-        if (config.mode == SessionMode::Snapshot)
-            throw Error(ErrorCode::InvalidArgument,
-                        "snapshot sessions record to a local folder; streaming snapshots to a "
-                        "relay is not supported");
+        // A snapshot session with a network output: each RecordSnapshot
+        // goes to the relay (lttng create --snapshot --set-url).
         return Plan{std::move(config), now};
     }
     if (outputPath) {

@@ -1,6 +1,8 @@
 // UstTracer::recordSnapshot: Session.RecordSnapshot on the main loop.
 // The consumer writes it; the main loop goes on meanwhile (the reply comes
-// back as a callback).
+// back as a callback). A local snapshot goes into a folder the daemon makes
+// as the owner; a network snapshot session's goes to its relay, through a
+// relay session opened on an executor for that snapshot alone.
 //
 // Which process copies the buffers: the session's own consumer, not a
 // short-lived transient unit per snapshot. The buffers are ring buffers the
@@ -101,76 +103,133 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
     }
 
     const std::string name = snapshotFolderName(std::time(nullptr), t.snapshotsTaken);
+    if (t.snapshot.relay)
+        return snapshotToRelay(t, name, packetsPerStream, std::move(done));
     const std::string path = t.snapshot.outputPath + "/" + name;
     // As the owner, like the output folder at start (which is made again if
     // it was deleted meanwhile), off the loop; the consumer writes through
     // our fd, so it reaches the folder even when its own view
     // (ReadWritePaths=) still holds a deleted one.
-    makeFolder(
-        path, t.snapshot.owner, t.snapshot.ownerGid, true,
-        [this, ref = refOf(t), path, packetsPerStream,
-         done = std::move(done)](MadeFolder folder) mutable {
+    makeFolder(path, t.snapshot.owner, t.snapshot.ownerGid, true,
+               [this, ref = refOf(t), path, packetsPerStream,
+                done = std::move(done)](MadeFolder folder) mutable {
+                   Traced* live = find(ref);
+                   if (live == nullptr)
+                       return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"),
+                                   "");
+                   if (folder.error)
+                       return done(folder.error, "");
+                   if (live->failed || !live->consumer)
+                       return done(Error(ErrorCode::WrongState,
+                                         "the session's consumer is gone; destroy the session"),
+                                   "");
+                   sendSnapshot(*live, path, packetsPerStream,
+                                SnapshotTarget{std::move(folder.fd), {}, {}}, std::move(done));
+               });
+}
+
+void UstTracer::snapshotToRelay(Traced& t, const std::string& name, uint64_t packetsPerStream,
+                                RotationDone done) {
+    // As lttng-sessiond's snapshot_record (lttng-tools 2.13 cmd.c,
+    // set_relayd_for_snapshot): a relay session of its own for each
+    // snapshot (the same name, host and creation time, so the same folder
+    // on the relay), its connections made off the loop, as openRelay().
+    RelaySessionParams params = relayParams(t);
+    params.snapshot = true;
+    folderMakers_.submit([poster = poster_, params, ref = refOf(t), this, name, packetsPerStream,
+                          done = std::move(done)]() mutable {
+        auto opened = std::make_shared<std::optional<OpenedRelaySession>>();
+        auto error = std::make_shared<std::optional<Error>>();
+        try {
+            *opened = openRelaySession(params);
+        } catch (const Error& e) {
+            *error = e;
+        }
+        poster->post([this, ref, name, packetsPerStream, opened, error,
+                      done = std::move(done)]() mutable {
             Traced* live = find(ref);
             if (live == nullptr)
                 return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), "");
-            if (folder.error)
-                return done(folder.error, "");
+            if (*error)
+                return done(**error, ""); // it names the relay; the session is as it was
             if (live->failed || !live->consumer)
                 return done(Error(ErrorCode::WrongState,
                                   "the session's consumer is gone; destroy the session"),
                             "");
-            sendSnapshot(*live, path, packetsPerStream, std::move(folder.fd), std::move(done));
+            // Where the relay writes it, relative to its output folder: the
+            // chunk's path is its name, below the session's folder
+            // (lttng-relayd 2.13 main.c relay_close_trace_chunk gives a
+            // snapshot session's closed chunk as <output_path>/<chunk name>).
+            const std::string path = (*opened)->outputPath + "/" + name;
+            sendSnapshot(*live, path, packetsPerStream,
+                         SnapshotTarget{UniqueFd{}, std::move(*opened), name}, std::move(done));
         });
+    });
 }
 
 void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream,
-                             UniqueFd dir, RotationDone done) {
-    cp::RecordSnapshot request;
-    request.id = ++t.snapshotsTaken;
-    request.packetsPerStream = packetsPerStream;
+                             SnapshotTarget target, RotationDone done) {
+    const uint64_t id = ++t.snapshotsTaken;
     declareOrphanChannels(t);
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // every event class registered so far
-    t.consumer->recordSnapshot(
-        request, std::move(dir),
-        [this, ref = refOf(t), id = request.id, name = t.snapshot.name, path,
-         done = std::move(done)](std::optional<Error> e) {
-            Traced* live = find(ref);
-            if (!e && live == nullptr)
-                e = Error(ErrorCode::Failed, "the session was destroyed meanwhile");
-            if (e && live != nullptr && !live->failed && !live->destroying &&
-                !ConsumerConnection::isRefusal(*e)) {
-                // Not answered in time, or the connection broke: as for a
-                // rotation, the consumer's state is unknown (it may still be
-                // writing): the session fails, saying why, rather than make
-                // every later call wait as long.
-                failSession(*live, "the consumer " + live->spec.unitName + " failed a snapshot (" +
-                                       e->what() + "); it was stopped");
-                return done(Error(ErrorCode::Failed, "the snapshot in " + path +
-                                                         " is incomplete: " + e->what() +
-                                                         "; the session is now in state error"),
-                            path);
-            }
-            if (e)
-                return done(
-                    Error(ErrorCode::Failed,
-                          "the snapshot in " + path + " is incomplete: " + std::string(e->what())),
-                    path);
-            // The data is copied: the metadata of every class registered
-            // until now goes behind it (SnapshotMetadata), then into the folder.
-            for (auto& [key, trace] : live->traces)
-                pushMetadata(*live, *trace);
-            for (auto& trace : live->exited)
-                pushMetadata(*live, *trace);
-            live->consumer->snapshotMetadata(id, [name, path, done](std::optional<Error> m) {
-                if (m)
-                    return done(Error(ErrorCode::Failed,
-                                      "the snapshot in " + path + " is incomplete: " + m->what()),
-                                path);
-                log::info("session '" + name + "': snapshot recorded in " + path);
-                done(std::nullopt, path);
-            });
+    const std::string where =
+        t.snapshot.relay ? path + " on the relay at " + t.snapshot.relay->url() : path;
+    auto written = [this, ref = refOf(t), id, name = t.snapshot.name, path = where, returned = path,
+                    done = std::move(done)](std::optional<Error> e) {
+        Traced* live = find(ref);
+        if (!e && live == nullptr)
+            e = Error(ErrorCode::Failed, "the session was destroyed meanwhile");
+        if (e && live != nullptr && !live->failed && !live->destroying &&
+            !ConsumerConnection::isRefusal(*e)) {
+            // Not answered in time, or the connection broke: as for a
+            // rotation, the consumer's state is unknown (it may still be
+            // writing): the session fails, saying why, rather than make
+            // every later call wait as long.
+            failSession(*live, "the consumer " + live->spec.unitName + " failed a snapshot (" +
+                                   e->what() + "); it was stopped");
+            return done(Error(ErrorCode::Failed, "the snapshot in " + path +
+                                                     " is incomplete: " + e->what() +
+                                                     "; the session is now in state error"),
+                        returned);
+        }
+        if (e)
+            return done(Error(ErrorCode::Failed, "the snapshot in " + path +
+                                                     " is incomplete: " + std::string(e->what())),
+                        returned);
+        // The data is copied: the metadata of every class registered
+        // until now goes behind it (SnapshotMetadata), then into the folder.
+        for (auto& [key, trace] : live->traces)
+            pushMetadata(*live, *trace);
+        for (auto& trace : live->exited)
+            pushMetadata(*live, *trace);
+        live->consumer->snapshotMetadata(id, [name, path, returned, done](std::optional<Error> m) {
+            if (m)
+                return done(Error(ErrorCode::Failed,
+                                  "the snapshot in " + path + " is incomplete: " + m->what()),
+                            returned);
+            log::info("session '" + name + "': snapshot recorded in " + path);
+            done(std::nullopt, returned);
         });
+    };
+    if (!target.relay) {
+        cp::RecordSnapshot request;
+        request.id = id;
+        request.packetsPerStream = packetsPerStream;
+        t.consumer->recordSnapshot(request, std::move(target.dir), std::move(written));
+        return;
+    }
+    OpenedRelaySession& relay = *target.relay;
+    cp::RecordSnapshotToRelay request;
+    request.id = id;
+    request.packetsPerStream = packetsPerStream;
+    request.relaySessionId = relay.relaySessionId;
+    request.relayMinor = relay.minor;
+    request.chunkId = id - 1; // a fresh relay session: any id; LTTng counts them up too
+    request.chunkCreationTime = static_cast<uint64_t>(std::time(nullptr));
+    request.chunkName = target.chunkName;
+    t.consumer->recordSnapshotToRelay(request, std::move(relay.control), std::move(relay.data),
+                                      std::move(written));
 }
 
 } // namespace tracectl

@@ -311,8 +311,12 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
         }
         Traced& made = *t;
         slot = std::move(t);
-        if (s.relay)
+        // A snapshot session with a network output connects to the relay
+        // at each RecordSnapshot only (snapshot_record.cpp).
+        if (s.relay && !s.snapshotMode)
             return openRelay(made, std::move(done));
+        if (s.relay)
+            return launch(made, std::move(done));
         const SessionRef ref = refOf(made);
         // The output folder first, as the owner (off the loop), then the
         // consumer on it.
@@ -343,7 +347,7 @@ void UstTracer::start(const SessionSnapshot& s, Done done) {
     startApps(t, std::move(done));
 }
 
-void UstTracer::openRelay(Traced& t, Done done) {
+RelaySessionParams UstTracer::relayParams(const Traced& t) const {
     RelaySessionParams params;
     params.address = *t.snapshot.relay;
     params.sessionName = t.snapshot.name;
@@ -352,6 +356,11 @@ void UstTracer::openRelay(Traced& t, Done done) {
     params.daemonUuid = daemonRelayUuid();
     params.sessionId = t.serial;
     params.creationTime = static_cast<uint64_t>(t.snapshot.relayCreationTime);
+    return params;
+}
+
+void UstTracer::openRelay(Traced& t, Done done) {
+    const RelaySessionParams params = relayParams(t);
     // Blocking connects and exchanges: off the loop, on an executor that
     // owns nothing; the outcome comes back as a task.
     folderMakers_.submit([poster = poster_, params, ref = refOf(t), this, done] {

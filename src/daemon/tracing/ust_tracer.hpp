@@ -474,6 +474,9 @@ private:
     /// then launch(); `done` with Error(RelayUnavailable) if the relay
     /// cannot be had.
     void openRelay(Traced& t, Done done);
+    /// What CREATE_SESSION says of `t` on its relay (its name, this host,
+    /// its id and creation time: the relay's folder for it).
+    RelaySessionParams relayParams(const Traced& t) const;
     /// After Hello: AttachRelayd with the relay's sockets (network
     /// sessions; nothing to do otherwise), then `done`.
     void attachRelay(Traced& t, Done done);
@@ -614,10 +617,25 @@ private:
     std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
 
     // snapshot_record.cpp: snapshots.
-    /// recordSnapshot()'s second half, once its folder `path` (`dir`, an
-    /// O_PATH fd) exists: the consumer writes it.
-    void sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream, UniqueFd dir,
-                      RotationDone done);
+    /// Where one snapshot goes: a local folder (`dir`, an O_PATH fd of it),
+    /// or for a network output the relay session opened for it alone
+    /// (`relay`) and the name of its trace chunk there (`chunkName`).
+    struct SnapshotTarget {
+        UniqueFd dir;
+        std::optional<OpenedRelaySession> relay;
+        std::string chunkName;
+    };
+    /// recordSnapshot()'s second half, once its output exists: the consumer
+    /// writes it (`path`: the folder, or on the relay the chunk's folder
+    /// relative to the relay's output folder).
+    void sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream,
+                      SnapshotTarget target, RotationDone done);
+    /// A network snapshot session's RecordSnapshot: opens a relay session
+    /// for snapshot folder `name` on an executor, then sendSnapshot();
+    /// `done` with Error(RelayUnavailable) naming the relay if it cannot be
+    /// had (the session is left as it was).
+    void snapshotToRelay(Traced& t, const std::string& name, uint64_t packetsPerStream,
+                         RotationDone done);
 
     // ust_rotation.cpp: rotations.
     /// rotate() once the checks passed. While a trace's buffers are being
