@@ -154,10 +154,11 @@ TEST(NetworkSessionRequest, RefusesConflicts) {
     r.outputPath = "/tmp/x"; // a network session writes nothing locally
     EXPECT_EQ(planFailure(r), ErrorCode::InvalidArgument);
     r.outputPath.reset();
-    r.mode = "snapshot"; // snapshots go to a local folder
+    r.mode = "snapshot"; // snapshots go to the relay too
+    EXPECT_EQ(planFailure(r), std::nullopt);
+    r.liveTimerUs = 1000; // live-timer without live
     EXPECT_EQ(planFailure(r), ErrorCode::InvalidArgument);
     r.mode.reset();
-    r.liveTimerUs = 1000; // live-timer without live
     EXPECT_EQ(planFailure(r), ErrorCode::InvalidArgument);
     r.mode = "live";
     r.liveTimerUs = 0;
