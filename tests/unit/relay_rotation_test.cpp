@@ -8,6 +8,7 @@
 // CLOSE_TRACE_CHUNK with MOVE_TO_COMPLETED (or DELETE for a clear).
 #include "output/local_output.hpp"
 #include "output/relay_output.hpp"
+#include "stand_in_io.hpp"
 
 #include <array>
 #include <gtest/gtest.h>
@@ -20,6 +21,9 @@ using namespace tracectl;
 using namespace tracectl::consumer;
 using namespace tracectl::relayd;
 using namespace std::chrono_literals;
+
+using tracectl::test::readAll;
+using tracectl::test::writeAll;
 
 namespace {
 
@@ -34,27 +38,6 @@ struct DataHeader {
     std::uint32_t dataSize = 0;
     std::uint32_t paddingSize = 0;
 };
-
-bool readAll(int fd, std::byte* data, std::size_t size) {
-    std::size_t got = 0;
-    while (got < size) {
-        const ssize_t n = ::read(fd, data + got, size - got);
-        if (n <= 0)
-            return false;
-        got += static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
-void writeAll(int fd, const Bytes& bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-        if (n <= 0)
-            return;
-        done += static_cast<std::size_t>(n);
-    }
-}
 
 void putBe(Bytes& b, std::uint64_t v, int bytes) {
     for (int s = 8 * (bytes - 1); s >= 0; s -= 8)

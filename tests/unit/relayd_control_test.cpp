@@ -4,6 +4,7 @@
 // closed socket) must give a thrown error within the timeout, never a
 // crash, a hang or a huge allocation.
 #include "relayd/relayd_control.hpp"
+#include "stand_in_io.hpp"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -24,6 +25,9 @@ using namespace tracectl;
 using namespace tracectl::relayd;
 using namespace std::chrono_literals;
 
+using tracectl::test::readAll;
+using tracectl::test::writeAll;
+
 namespace {
 
 /// One command as the peer received it.
@@ -31,27 +35,6 @@ struct Received {
     CommandHeader header;
     Bytes payload;
 };
-
-bool readAll(int fd, std::byte* data, std::size_t size) {
-    std::size_t got = 0;
-    while (got < size) {
-        const ssize_t n = ::read(fd, data + got, size - got);
-        if (n <= 0)
-            return false;
-        got += static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
-void writeAll(int fd, ByteView bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-        if (n <= 0)
-            return;
-        done += static_cast<std::size_t>(n);
-    }
-}
 
 Received readCommand(int fd) {
     std::array<std::byte, kCommandHeaderSize> header{};
