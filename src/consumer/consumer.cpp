@@ -261,7 +261,14 @@ void Consumer::dispatch(cp::Message&& request) {
             if (!reportStatistics())
                 return;
             channels_.clear();
-            if (reply(cp::Ok{}))
+            // Everything is closed either way; a relay that failed on the
+            // way did not get it all, which the daemon's Destroy says.
+            const bool delivered = !relay_ || relay_->failure().empty();
+            if (delivered ? reply(cp::Ok{})
+                          : reply(cp::ErrorReply{cp::ErrorKind::Io,
+                                                 truncated("the relay failed while the buffers "
+                                                           "were drained: " +
+                                                           relay_->failure())}))
                 stop(ExitOk);
             return;
         } else {

@@ -271,6 +271,11 @@ void RelayDaemon::start() {
     }
 }
 
+void RelayDaemon::signal(int sig) {
+    if (pid_ > 0)
+        ::kill(pid_, sig);
+}
+
 bool RelayDaemon::running() const {
     if (pid_ <= 0)
         return false;

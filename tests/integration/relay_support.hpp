@@ -59,6 +59,9 @@ public:
 
     /// SIGKILL, reaped: its ports refuse connections once this returns.
     void kill();
+    /// Sends `sig` to it (SIGSTOP: its connections stay open and nothing
+    /// is answered; SIGCONT resumes it).
+    void signal(int sig);
     /// Starts it again on the same ports, writing below `outputDir`.
     void restart(const std::string& outputDir);
     [[nodiscard]] bool running() const;

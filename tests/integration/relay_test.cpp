@@ -337,6 +337,15 @@ TEST_F(Relay, ALiveViewerSeesEachEventWithinTwoSecondsAndEndsAtDestroy) {
     EXPECT_EQ(s->OutputUrl(), relay.url());
     s->EnableEvents("ust", "", "tracectl_demo:tick", {});
     s->Start({});
+    // As LTTng 2.13: a live session does not rotate (a chunk switch under
+    // its viewers shows as lost packets).
+    const CallError rotated = errorOf([&] { s->Rotate({}); });
+    EXPECT_EQ(rotated.name, "org.tracectl.Tracing1.Error.WrongState") << rotated.message;
+    EXPECT_NE(rotated.message.find("live session"), std::string::npos) << rotated.message;
+    EXPECT_EQ(errorOf([&] {
+                  s->SetRotationSchedule({{"timer-us", sdbus::Variant(std::uint64_t{1000000})}});
+              }).name,
+              "org.tracectl.Tracing1.Error.WrongState");
     constexpr int kTicks = 30;
     const std::string go = work_ + "/live-go";
     ChildProcess app({demoApp(), std::to_string(kTicks), "100000", go}, {}, appLog());
@@ -941,4 +950,24 @@ TEST_F(Relay, TheCommandLineMakesNetworkAndLiveSessions) {
     EXPECT_NE(r.err.find("127.0.0.1:" + std::to_string(ports[0])), std::string::npos) << r.err;
     for (const char* name : {"cli-net", "cli-split", "cli-live"})
         EXPECT_TRUE(tracectl({"destroy", name}).ok()) << name;
+}
+
+// A relay that stops answering while Destroy drains the buffers: the
+// session is destroyed all the same, but Destroy says that the relay did
+// not get everything, never reporting a success.
+TEST_F(Relay, ADestroyWhoseRelayStopsAnsweringSaysTheTraceIsIncomplete) {
+    RelayDaemon relay(relayOutput("frozen"));
+    auto s = createNetwork("net-frozen", relay.url());
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    runApp(200);           // less than a sub-buffer: it goes to the relay at Destroy
+    relay.signal(SIGSTOP); // connected, and answering nothing
+    const CallError destroyed = errorOf([&] { s->Destroy({}); });
+    relay.signal(SIGCONT);
+    EXPECT_EQ(destroyed.name, kRelayUnavailable) << destroyed.message;
+    EXPECT_NE(destroyed.message.find("the session was destroyed, but"), std::string::npos)
+        << destroyed.message;
+    EXPECT_NE(destroyed.message.find(relay.url()), std::string::npos) << destroyed.message;
+    EXPECT_EQ(errorNameOf([&] { manager_->GetSession("net-frozen"); }),
+              "org.tracectl.Tracing1.Error.NoSuchSession");
 }

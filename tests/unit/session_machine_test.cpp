@@ -270,6 +270,37 @@ TEST(SessionMachine, AFailedNetworkSessionStartsAgainAfterEveryDomainLetGo) {
     EXPECT_GE(r.count(SessionChange::ErrorReason), 1u);
 }
 
+TEST(SessionMachine, ALiveSessionDoesNotRotateAndDestroySaysWhatWasLost) {
+    FakeDomain d;
+    SessionConfig c;
+    c.name = "live";
+    c.owner = 1000;
+    c.mode = SessionMode::Live;
+    c.relay = parseNetUrl("net://127.0.0.1");
+    c.liveTimerUs = 1'000'000;
+    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&d});
+    ChannelConfig ch;
+    ch.name = "channel0";
+    s.addChannel(ch);
+    started(s, d);
+    EXPECT_EQ(refusal([&] { s.rotate([](std::optional<Error>, std::string) {}); }),
+              ErrorCode::WrongState);
+    EXPECT_TRUE(d.rotationsStarted.empty());
+    RotationSchedule every;
+    every.timerUs = 1'000'000;
+    EXPECT_EQ(refusal([&] { s.setRotationSchedule(every, [](std::optional<Error>) {}); }),
+              ErrorCode::WrongState);
+    Outcome cleared;
+    s.setRotationSchedule({}, cleared.done()); // none is fine
+    EXPECT_TRUE(cleared.answered);
+    // A domain whose relay did not get everything: Destroy says so.
+    Outcome destroyed;
+    s.destroy(destroyed.done());
+    FakeDomain::answer(d.destroys, Error(ErrorCode::RelayUnavailable, "the relay at ... lost"));
+    ASSERT_TRUE(destroyed.answered);
+    EXPECT_EQ(destroyed.code(), ErrorCode::RelayUnavailable);
+}
+
 TEST(SessionMachine, AFailedLocalSessionIsNotStartedAgain) {
     FakeDomain d;
     auto s = makeSession({&d});

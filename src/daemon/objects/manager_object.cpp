@@ -254,7 +254,10 @@ void ManagerObject::create(const Pending& pending, const SessionRequest& request
     // A folder the caller could make and write itself, checked as the
     // caller in a child process (which a dead network mount may hold for
     // its whole bound): off the loop. Nothing is made before the first Start.
-    folderChecks_.submit(
+    // A relay that never answers holds a thread for its timeouts: relays
+    // are probed apart, so local sessions never wait behind one.
+    Executor& checks = plan.config.relay ? relayProbes_ : folderChecks_;
+    checks.submit(
         [this, alive = std::weak_ptr<bool>(alive_), pending, plan = std::move(plan)]() mutable {
             std::optional<Error> problem;
             try {

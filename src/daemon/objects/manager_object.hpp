@@ -15,6 +15,7 @@
 #include "common/executor.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/session_object.hpp"
+#include "relay/relay_session_opener.hpp"
 #include "session/session_registry.hpp"
 
 #include <map>
@@ -100,6 +101,10 @@ private:
     /// session's owner (bounded, tracing/output_folder.hpp), off the loop;
     /// owns nothing but the copies its jobs hold.
     Executor folderChecks_{1, "tc-foldercheck"};
+    /// CreateSession's relay probes (network sessions), each bounded by
+    /// kRelayTimeout per step; several at once, so that one relay that
+    /// stalls does not hold up the others' creations.
+    Executor relayProbes_{kRelayThreads, "tc-relayprobe"};
     std::vector<sd_bus_vtable> managerVtable_;
     bus::SlotPtr managerSlot_;
     bus::SlotPtr objectManagerSlot_;

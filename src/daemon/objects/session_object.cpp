@@ -228,10 +228,16 @@ void SessionObject::doStop(const Pending& pending) {
 }
 
 void SessionObject::doDestroy(const Pending& pending) {
-    session_.destroy([this, alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error>) {
+    session_.destroy([this, alive = std::weak_ptr<bool>(alive_),
+                      pending](std::optional<Error> lost) {
         if (alive.expired())
             return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        onDestroy_(session_.id());
+        onDestroy_(session_.id()); // frees this object
+        // Destroyed, but what it recorded did not all arrive: said, never
+        // reported as a success.
+        if (lost)
+            return pending->returnError(toBusError(Error(
+                lost->code(), "the session was destroyed, but " + std::string(lost->what()))));
         pending->returnResults();
     });
 }

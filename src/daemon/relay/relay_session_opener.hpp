@@ -13,6 +13,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -20,6 +21,9 @@ namespace tracectl {
 
 /// How long one connection attempt or one exchange with the relay may take.
 inline constexpr std::chrono::milliseconds kRelayTimeout{5'000};
+/// Threads of each executor that talks to relays: how many relays that
+/// stall may be waited for at once before the next waits its turn.
+inline constexpr std::size_t kRelayThreads = 4;
 
 /// What CREATE_SESSION needs of the session.
 struct RelaySessionParams {

@@ -170,6 +170,21 @@ void Session::checkIdle(const char* member, bool evenDuringSnapshot) const {
                                                "' is being cleared; wait for it");
 }
 
+std::string Session::failedText() const {
+    return "session '" + config_.name + "' failed (" + errorReason_ + ")" +
+           (config_.relay ? "; Start streams again, to a new session on the relay, or destroy it"
+                          : "; destroy it");
+}
+
+void Session::refuseInLiveMode(const char* member) const {
+    // As lttng-tools 2.13 cmd.c cmd_rotate_session: a live session's
+    // viewers follow its streams; a chunk switch under them shows as lost
+    // packets (LTTNG_ERR_ROTATION_NOT_AVAILABLE).
+    if (config_.mode == SessionMode::Live)
+        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
+                                               "' is a live session, which does not rotate");
+}
+
 void Session::refuseInSnapshotMode(const char* member) const {
     // Nothing is written between snapshots: there is no chunk to rotate.
     if (config_.mode == SessionMode::Snapshot)
@@ -210,8 +225,7 @@ void Session::start(Done done) {
                         "' has no channel: enable events first (channel0 is made then) "
                         "or add a channel");
     if (state_ == SessionState::Error && !config_.relay)
-        throw Error(ErrorCode::WrongState,
-                    "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
+        throw Error(ErrorCode::WrongState, failedText());
     if (state_ == SessionState::Active)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is already active");
     operation_ = SessionOperation::Starting;
@@ -297,12 +311,17 @@ void Session::stop(Done done) {
 void Session::destroy(Done done) {
     checkIdle("Destroy", true);
     operation_ = SessionOperation::Destroying;
-    auto all = gatherDone(domains_.size(),
-                          [this, alive = std::weak_ptr<bool>(alive_), done](std::optional<Error>) {
-                              if (!alive.expired())
-                                  log::info("session '" + config_.name + "' destroyed", id_.uuid());
-                              done(std::nullopt);
-                          });
+    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
+                                            done](std::optional<Error> lost) {
+        if (!alive.expired()) {
+            if (lost)
+                log::warning("session '" + config_.name + "' destroyed, but " + lost->what(),
+                             id_.uuid());
+            else
+                log::info("session '" + config_.name + "' destroyed", id_.uuid());
+        }
+        done(std::move(lost));
+    });
     for (DomainBackend* d : domains_)
         d->destroy(id_.hex(), withoutPath(all));
 }
@@ -310,6 +329,7 @@ void Session::destroy(Done done) {
 void Session::rotate(PathDone started) {
     checkIdle("Rotate");
     refuseInSnapshotMode("Rotate");
+    refuseInLiveMode("Rotate");
     if (state_ == SessionState::Created || state_ == SessionState::Error)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is in state " +
                                                std::string(toString(state_)) +
@@ -374,8 +394,7 @@ void Session::rotationEnded(const std::optional<Error>& error, const std::string
 void Session::clear(Done done) {
     checkIdle("Clear");
     if (state_ == SessionState::Error)
-        throw Error(ErrorCode::WrongState,
-                    "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
+        throw Error(ErrorCode::WrongState, failedText());
     // A snapshot session's Clear empties its buffers only: what its
     // snapshots left on the relay stays there, as a local one's do.
     if (config_.relay && config_.mode != SessionMode::Snapshot)
@@ -453,6 +472,8 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
 
 void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
     refuseInSnapshotMode("SetRotationSchedule");
+    if (schedule.any())
+        refuseInLiveMode("SetRotationSchedule");
     const bool changed =
         schedule.timerUs != schedule_.timerUs || schedule.sizeBytes != schedule_.sizeBytes;
     schedule_ = schedule;
@@ -549,8 +570,7 @@ ChannelConfig Session::defaultChannel(TracingDomain d) const {
 
 bool Session::enableEvents(EventRule rule, Done done) {
     if (state_ == SessionState::Error)
-        throw Error(ErrorCode::WrongState,
-                    "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
+        throw Error(ErrorCode::WrongState, failedText());
     checkEventRule(rule);
     if (rule.channel.empty())
         rule.channel = kDefaultChannelName;

@@ -143,14 +143,17 @@ public:
     /// (WrongState) while another operation or a snapshot is in flight, or
     /// when not active.
     void stop(Done done);
-    /// Every domain drops the session; `done` (always nullopt) once all
-    /// have. Accepted in every state but while a Start, Stop or Destroy is
-    /// in flight; a snapshot in flight then fails as destroyed. The caller
-    /// frees the session after `done`.
+    /// Every domain drops the session; `done` once all have: nullopt, or
+    /// the first domain's error when what the session recorded could not
+    /// all be delivered (a network session whose relay failed while its
+    /// buffers were drained). The session is gone either way. Accepted in every state but while a
+    /// Start, Stop or Destroy is in flight; a snapshot in flight then fails as destroyed. The
+    /// caller frees the session after `done`.
     void destroy(Done done);
     /// Closes the current trace chunk: `started` with the archive's path
     /// once every domain began (rotationEnded() follows), or the first
-    /// error. Refused (WrongState) for a snapshot session, while another
+    /// error. Refused (WrongState) for a snapshot or a live session (as
+    /// LTTng 2.13), while another
     /// operation is in flight, before the first start, in error, and while
     /// a rotation is under way.
     void rotate(PathDone started);
@@ -175,7 +178,8 @@ public:
     /// session, before the first start and in error.
     void recordSnapshot(uint64_t maxSize, PathDone done);
     /// Replaces the rotation schedule (empty: none); kept across start and
-    /// stop. Refused (WrongState) for a snapshot session.
+    /// stop. Refused (WrongState) for a snapshot session, and a non-empty
+    /// one for a live session.
     void setRotationSchedule(RotationSchedule schedule, Done done);
     const RotationSchedule& rotationSchedule() const noexcept { return schedule_; }
 
@@ -325,6 +329,11 @@ private:
     void checkIdle(const char* member, bool evenDuringSnapshot = false) const;
     /// Throws WrongState for a snapshot session (no chunk to rotate).
     void refuseInSnapshotMode(const char* member) const;
+    /// Throws WrongState for a live session (LTTng 2.13 does not rotate one).
+    void refuseInLiveMode(const char* member) const;
+    /// "session 'NAME' failed (REASON); destroy it" (a network session may
+    /// also be started again), for WrongState refusals in state error.
+    std::string failedText() const;
     /// `done`, guarded: called with "the session was destroyed" if this
     /// session is gone when it is called back.
     template <class F>

@@ -29,8 +29,7 @@ SessionChange channelsOfChange(TracingDomain d) {
 
 void Session::checkMayToggle(const char* member) const {
     if (state_ == SessionState::Error)
-        throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
-                                               "' failed (" + errorReason_ + "); destroy it");
+        throw Error(ErrorCode::WrongState, std::string(member) + ": " + failedText());
     // A Start in flight takes a snapshot of the rules: a change meanwhile
     // would reach the domains in an order they cannot tell.
     checkIdle(member, true);

@@ -21,8 +21,7 @@ void Session::changeTracker(bool track, TracingDomain domain, ProcessAttribute a
                             const std::vector<uint32_t>& values, bool all, Done done) {
     const char* member = track ? "TrackProcessAttribute" : "UntrackProcessAttribute";
     if (state_ == SessionState::Error)
-        throw Error(ErrorCode::WrongState,
-                    "session '" + config_.name + "' failed (" + errorReason_ + "); destroy it");
+        throw Error(ErrorCode::WrongState, failedText());
     checkIdle(member, true);
     const std::string name(toString(attribute));
     if (domainOf(attribute) != domain)

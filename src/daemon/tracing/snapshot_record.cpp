@@ -136,8 +136,8 @@ void UstTracer::snapshotToRelay(Traced& t, const std::string& name, uint64_t pac
     // on the relay), its connections made off the loop, as openRelay().
     RelaySessionParams params = relayParams(t);
     params.snapshot = true;
-    folderMakers_.submit([poster = poster_, params, ref = refOf(t), this, name, packetsPerStream,
-                          done = std::move(done)]() mutable {
+    relayConnects_.submit([poster = poster_, params, ref = refOf(t), this, name, packetsPerStream,
+                           done = std::move(done)]() mutable {
         auto opened = std::make_shared<std::optional<OpenedRelaySession>>();
         auto error = std::make_shared<std::optional<Error>>();
         try {

@@ -363,7 +363,7 @@ void UstTracer::openRelay(Traced& t, Done done) {
     const RelaySessionParams params = relayParams(t);
     // Blocking connects and exchanges: off the loop, on an executor that
     // owns nothing; the outcome comes back as a task.
-    folderMakers_.submit([poster = poster_, params, ref = refOf(t), this, done] {
+    relayConnects_.submit([poster = poster_, params, ref = refOf(t), this, done] {
         auto opened = std::make_shared<std::optional<OpenedRelaySession>>();
         auto error = std::make_shared<std::optional<Error>>();
         try {
@@ -669,14 +669,21 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
             Traced* gone = find(ref);
             if (gone == nullptr)
                 return done(std::nullopt);
+            std::optional<Error> lost;
             if (e) {
                 log::warning("session '" + gone->snapshot.name +
                              "': closing the consumer: " + e->what());
                 stopConsumerUnit(*gone);
+                // A relay that failed while the buffers were drained did
+                // not get the end of the trace: Destroy says so.
+                if (gone->snapshot.relay)
+                    lost = Error(ErrorCode::RelayUnavailable,
+                                 "the relay at " + gone->snapshot.relay->url() +
+                                     " did not receive all of it (" + e->what() + ")");
             }
             abandonRotation(*gone, "the session was destroyed");
             forget(*gone);
-            done(std::nullopt);
+            done(std::move(lost));
         });
         for (auto& [key, trace] : live->traces)
             closeInConsumer(*live, *trace, closed->add());

@@ -687,6 +687,11 @@ private:
     /// network mount may hold it to its bound): off the loop. Owns nothing
     /// but the copies its jobs hold.
     Executor folderMakers_{1, "tc-foldermake"};
+    /// Network sessions' relay sessions (first Start, each network
+    /// snapshot): blocking connects and exchanges, several at once, apart
+    /// from the output folders, so that a relay that stalls holds up
+    /// neither local sessions nor the other relays.
+    Executor relayConnects_{kRelayThreads, "tc-relay"};
     EventLoop* loop_ = nullptr;
     /// Every session's consumers', attached to loop_; made by launcher().
     /// Its callbacks are never called once it is freed (with the tracer).
