@@ -454,7 +454,7 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
                                                       request.relaySessionId);
         session->setFailureHook([this](const std::string& why) {
             // Unsolicited; if even this fails the daemon is gone anyway.
-            send(cp::OutputFailed{truncated("the relay: " + why)}, 0);
+            send(cp::OutputFailed{truncated(why)}, 0); // the daemon names the relay
         });
         session->createTraceChunk(request.chunkId, request.chunkCreationTime);
         relay_ = std::move(session);
