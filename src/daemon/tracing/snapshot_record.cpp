@@ -136,34 +136,24 @@ void UstTracer::snapshotToRelay(Traced& t, const std::string& name, uint64_t pac
     // on the relay), its connections made off the loop, as openRelay().
     RelaySessionParams params = relayParams(t);
     params.snapshot = true;
-    relayConnects_.submit([poster = poster_, params, ref = refOf(t), this, name, packetsPerStream,
-                           done = std::move(done)]() mutable {
-        auto opened = std::make_shared<std::optional<OpenedRelaySession>>();
-        auto error = std::make_shared<std::optional<Error>>();
-        try {
-            *opened = openRelaySession(params);
-        } catch (const Error& e) {
-            *error = e;
-        }
-        poster->post([this, ref, name, packetsPerStream, opened, error,
-                      done = std::move(done)]() mutable {
-            Traced* live = find(ref);
-            if (live == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), "");
-            if (*error)
-                return done(**error, ""); // it names the relay; the session is as it was
-            if (live->failed || !live->consumer)
-                return done(Error(ErrorCode::WrongState,
-                                  "the session's consumer is gone; destroy the session"),
-                            "");
-            // Where the relay writes it, relative to its output folder: the
-            // chunk's path is its name, below the session's folder
-            // (lttng-relayd 2.13 main.c relay_close_trace_chunk gives a
-            // snapshot session's closed chunk as <output_path>/<chunk name>).
-            const std::string path = (*opened)->outputPath + "/" + name;
-            sendSnapshot(*live, path, packetsPerStream,
-                         SnapshotTarget{UniqueFd{}, std::move(*opened), name}, std::move(done));
-        });
+    openRelayOffLoop(params, [this, ref = refOf(t), name, packetsPerStream,
+                              done = std::move(done)](RelayOutcome outcome) mutable {
+        Traced* live = find(ref);
+        if (live == nullptr)
+            return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), "");
+        if (outcome.error)
+            return done(*outcome.error, ""); // it names the relay; the session is as it was
+        if (live->failed || !live->consumer)
+            return done(
+                Error(ErrorCode::WrongState, "the session's consumer is gone; destroy the session"),
+                "");
+        // Where the relay writes it, relative to its output folder: the
+        // chunk's path is its name, below the session's folder
+        // (lttng-relayd 2.13 main.c relay_close_trace_chunk gives a
+        // snapshot session's closed chunk as <output_path>/<chunk name>).
+        const std::string path = outcome.opened->outputPath + "/" + name;
+        sendSnapshot(*live, path, packetsPerStream,
+                     SnapshotTarget{UniqueFd{}, std::move(*outcome.opened), name}, std::move(done));
     });
 }
 

@@ -359,32 +359,34 @@ RelaySessionParams UstTracer::relayParams(const Traced& t) const {
     return params;
 }
 
-void UstTracer::openRelay(Traced& t, Done done) {
-    const RelaySessionParams params = relayParams(t);
+void UstTracer::openRelayOffLoop(const RelaySessionParams& params, RelayOpened then) {
     // Blocking connects and exchanges: off the loop, on an executor that
     // owns nothing; the outcome comes back as a task.
-    relayConnects_.submit([poster = poster_, params, ref = refOf(t), this, done] {
-        auto opened = std::make_shared<std::optional<OpenedRelaySession>>();
-        auto error = std::make_shared<std::optional<Error>>();
+    relayConnects_.submit([poster = poster_, params, then = std::move(then)]() mutable {
+        auto outcome = std::make_shared<RelayOutcome>();
         try {
-            *opened = openRelaySession(params);
+            outcome->opened = openRelaySession(params);
         } catch (const Error& e) {
-            *error = e;
+            outcome->error = e;
         }
-        poster->post([this, ref, done, opened, error] {
-            Traced* live = find(ref);
-            if (live == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            if (*error) {
-                sessions_.erase(ref.idHex); // nothing of it was made
-                return done(**error);
-            }
-            log::info("session '" + live->snapshot.name + "': relay session " +
-                      std::to_string((*opened)->relaySessionId) + " at " +
-                      live->snapshot.relay->url() + ", written there to " + (*opened)->outputPath);
-            live->relay = std::move(*opened);
-            launch(*live, done);
-        });
+        poster->post([outcome, then = std::move(then)]() mutable { then(std::move(*outcome)); });
+    });
+}
+
+void UstTracer::openRelay(Traced& t, Done done) {
+    openRelayOffLoop(relayParams(t), [this, ref = refOf(t), done](RelayOutcome outcome) {
+        Traced* live = find(ref);
+        if (live == nullptr)
+            return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+        if (outcome.error) {
+            sessions_.erase(ref.idHex); // nothing of it was made
+            return done(*outcome.error);
+        }
+        log::info("session '" + live->snapshot.name + "': relay session " +
+                  std::to_string(outcome.opened->relaySessionId) + " at " +
+                  live->snapshot.relay->url() + ", written there to " + outcome.opened->outputPath);
+        live->relay = std::move(outcome.opened);
+        launch(*live, done);
     });
 }
 

@@ -474,6 +474,15 @@ private:
     /// then launch(); `done` with Error(RelayUnavailable) if the relay
     /// cannot be had.
     void openRelay(Traced& t, Done done);
+    /// What openRelayOffLoop() gives back: the relay session, or why not.
+    struct RelayOutcome {
+        std::optional<OpenedRelaySession> opened;
+        std::optional<Error> error; ///< RelayUnavailable or InvalidArgument
+    };
+    using RelayOpened = std::function<void(RelayOutcome)>;
+    /// openRelaySession(params) on relayConnects_; `then` on the loop with
+    /// the outcome (the session may be gone by then: look it up again).
+    void openRelayOffLoop(const RelaySessionParams& params, RelayOpened then);
     /// What CREATE_SESSION says of `t` on its relay (its name, this host,
     /// its id and creation time: the relay's folder for it).
     RelaySessionParams relayParams(const Traced& t) const;
