@@ -227,6 +227,21 @@ void BusClient::set_rotation_schedule(const std::string& path, std::uint64_t tim
     connection_->session(path).SetRotationSchedule(options);
 }
 
+std::pair<std::string, std::vector<std::string>>
+BusClient::save_configuration(const std::string& path) {
+    auto [document, warnings] = connection_->session(path).SaveConfiguration(call_options());
+    return {std::move(document), std::move(warnings)};
+}
+
+std::pair<std::vector<std::string>, std::vector<std::string>>
+BusClient::load_sessions(const std::string& document, const std::optional<std::string>& only) {
+    std::map<std::string, sdbus::Variant> options = call_options();
+    if (only)
+        options.emplace("name", sdbus::Variant(*only));
+    auto [paths, warnings] = connection_->manager.LoadSessions(document, options);
+    return {std::vector<std::string>(paths.begin(), paths.end()), std::move(warnings)};
+}
+
 void BusClient::clear(const std::string& path) {
     connection_->session(path).Clear(call_options());
 }

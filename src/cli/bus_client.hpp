@@ -144,6 +144,15 @@ public:
                         const std::string& attribute, const std::vector<std::uint32_t>& values,
                         bool all);
 
+    /// Session.SaveConfiguration(options): the session as LTTng session XML,
+    /// and the warnings for what LTTng's schema cannot hold.
+    std::pair<std::string, std::vector<std::string>> save_configuration(const std::string& path);
+
+    /// Manager.LoadSessions(document, options {"name": only}): the object
+    /// paths of the sessions made, and the warnings for what was left out.
+    std::pair<std::vector<std::string>, std::vector<std::string>>
+    load_sessions(const std::string& document, const std::optional<std::string>& only);
+
     /// Manager.ListApplications(): object paths of the apps the caller may see.
     std::vector<std::string> list_applications();
 

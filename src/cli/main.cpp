@@ -13,6 +13,7 @@
 #include "kernel_domain.hpp"
 #include "quantities.hpp"
 #include "rotation_schedule_commands.hpp"
+#include "session_file_commands.hpp"
 #include "session_selection.hpp"
 #include "top_command.hpp"
 #include "trace_commands.hpp"
@@ -122,6 +123,12 @@ struct CommandLine {
     std::string aggregate_n;
     ClearArgs clear;
     std::string clear_name;
+    SaveArgs save;
+    std::string save_name;
+    std::string save_output;
+    LoadArgs load;
+    std::string load_name;
+    std::string load_input;
     DisableCommandLine disable; // disable-event, disable-channel
     TrackCommandLine track;
 };
@@ -417,6 +424,39 @@ ExitStatus run(int argc, char** argv) {
                   "is under way. Progress\n"
                   "goes to standard error if it takes more than a second.\n\n"
                   "Example:\n  tracectl clear web-latency\n  tracectl clear --all");
+
+    auto* save = app.add_subcommand("save", "Save sessions to LTTng session files (as lttng save)");
+    auto* save_name = save->add_option("NAME", cl.save_name, current_session_help);
+    auto* save_all =
+        save->add_flag("-a,--all", cl.save.all, "Save every session you own (even as root)");
+    save_name->excludes(save_all);
+    auto* save_output = save->add_option("-o,--output-path", cl.save_output,
+                                         "Folder to write NAME.lttng in (default: "
+                                         "$LTTNG_HOME/.lttng/sessions, else "
+                                         "$HOME/.lttng/sessions)")
+                            ->type_name("DIR");
+    save->add_flag("-f,--force", cl.save.force, "Overwrite an existing NAME.lttng");
+    save->footer(
+        "Writes LTTng 2.13's session XML, which lttng load and tracectl load read.\n"
+        "What LTTng's files cannot hold is named in a warning on standard error.\n"
+        "Without NAME or --all, the current session.\n\n"
+        "Example:\n  tracectl save web-latency\n  tracectl save --all -o /etc/lttng/sessions/auto");
+
+    auto* load =
+        app.add_subcommand("load", "Make sessions from LTTng session files (as lttng load)");
+    auto* load_name = load->add_option("NAME", cl.load_name,
+                                       "Load only the session of this name (default: every one)");
+    auto* load_all = load->add_flag("-a,--all", cl.load.all, "Load every session (the default)");
+    load_name->excludes(load_all);
+    auto* load_input = load->add_option("-i,--input-path", cl.load_input,
+                                        "A session file, or a folder of *.lttng files (default: "
+                                        "$LTTNG_HOME/.lttng/sessions, else $HOME/.lttng/sessions, "
+                                        "then /etc/lttng/sessions)")
+                           ->type_name("PATH");
+    load->footer("Reads LTTng 2.13's session XML (lttng save writes it); the sessions are\n"
+                 "yours, and each file loads whole or not at all. A session saved while\n"
+                 "active starts. What tracectl lacks is left out and named in a warning.\n\n"
+                 "Example:\n  tracectl load web-latency\n  tracectl load -i ~/saved/web.lttng");
 
     auto* snapshot = app.add_subcommand(
         "snapshot", "Record a snapshot of a snapshot session's buffers (as lttng snapshot record)");
@@ -769,7 +809,8 @@ ExitStatus run(int argc, char** argv) {
         for (const std::string* name :
              {&cl.create.name, &cl.show.name, &cl.start.name, &cl.stop.name, &cl.destroy.name,
               &cl.start.glob, &cl.stop.glob, &cl.destroy.glob, &cl.set_session_name,
-              &cl.rotate_name, &cl.snapshot_name, &cl.er_name, &cl.dr_name, &cl.clear_name}) {
+              &cl.rotate_name, &cl.snapshot_name, &cl.er_name, &cl.dr_name, &cl.clear_name,
+              &cl.save_name, &cl.load_name}) {
             if (!is_valid_utf8(*name)) {
                 throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
             }
@@ -799,6 +840,18 @@ ExitStatus run(int argc, char** argv) {
     }
     if (clear_name->count() > 0) {
         cl.clear.name = cl.clear_name;
+    }
+    if (save_name->count() > 0) {
+        cl.save.name = cl.save_name;
+    }
+    if (save_output->count() > 0) {
+        cl.save.output_path = cl.save_output;
+    }
+    if (load_name->count() > 0) {
+        cl.load.name = cl.load_name;
+    }
+    if (load_input->count() > 0) {
+        cl.load.input_path = cl.load_input;
     }
     if (ee_session->count() > 0) {
         cl.enable_event.session = cl.ee_session;
@@ -916,6 +969,13 @@ ExitStatus run(int argc, char** argv) {
                   << '\n';
     } else if (clear->parsed()) {
         run_clear(bus, cl.clear, std::cout, std::cerr);
+    } else if (save->parsed() || load->parsed()) {
+        const ExitStatus status = save->parsed() ? run_save(bus, cl.save, std::cout, std::cerr)
+                                                 : run_load(bus, cl.load, std::cout, std::cerr);
+        if (status != ExitStatus::success) {
+            std::cout.flush();
+            return status;
+        }
     } else if (rotate->parsed()) {
         run_rotate(bus, optional_name(rotate_name, cl.rotate_name), cl.rotate_wait, std::cout,
                    std::cerr);

@@ -61,6 +61,8 @@ struct Options {
     std::string spawner = "systemd";
     std::string systemdAddress;
     uint64_t consumerMemoryMax = 0;
+    std::string autoLoadDir;
+    bool noAutoLoad = false;
 };
 
 /// tracectl-consumerd: $TRACECTL_CONSUMERD, else the installed one.
@@ -101,6 +103,17 @@ std::string runDirectory(const Options& o) {
         return std::string(home != nullptr ? home : "") + "/.lttng";
     }
     return "/run/lttng";
+}
+
+/// The session files loaded at start: --auto-load-dir, else LTTng's
+/// folders (lttng-sessiond(8)): /etc/lttng/sessions/auto for the system
+/// instance, $LTTNG_HOME/.lttng/sessions/auto (else $HOME/...) per user.
+std::string autoLoadDirectory(const Options& o) {
+    if (!o.autoLoadDir.empty())
+        return o.autoLoadDir;
+    if (!o.lttngHome.empty() || o.user)
+        return runDirectory(o) + "/sessions/auto";
+    return "/etc/lttng/sessions/auto";
 }
 
 /// D-Bus address escaping (bytes outside [-0-9A-Za-z_/.] become %XX).
@@ -296,6 +309,8 @@ int run(const Options& o) {
         [&tracer](pid_t pid, std::function<void()> job) { tracer.withApp(pid, std::move(job)); });
     // Apps already waiting for a session daemon come now.
     WaitShm wakeUp(endpoints.waitShm);
+    if (!o.noAutoLoad)
+        manager.autoLoad(autoLoadDirectory(o), geteuid());
     log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName +
                 "; LTTng-UST apps connect to " + endpoints.socketPath +
                 (socketActivated ? " (socket passed by systemd)" : ""));
@@ -370,6 +385,15 @@ int main(int argc, char** argv) {
             },
             "0 or 1M..1P"))
         ->envname("TRACECTL_CONSUMER_MEMORY_MAX");
+    auto* autoLoadDir =
+        app.add_option(
+               "--auto-load-dir", o.autoLoadDir,
+               "Load the LTTng session files (*.lttng) of this folder at start (default: "
+               "/etc/lttng/sessions/auto; per user $LTTNG_HOME/.lttng/sessions/auto). Each file "
+               "must be owned by root or by the daemon's user")
+            ->type_name("DIR");
+    app.add_flag("--no-auto-load", o.noAutoLoad, "Load no session file at start")
+        ->excludes(autoLoadDir);
     tracectl::log::addOptions(app, o.log);
     app.footer("The system bus is the one $DBUS_SYSTEM_BUS_ADDRESS names, if set.\n"
                "Exit status: 0 clean exit (SIGTERM/SIGINT), 1 failure, 2 usage error,\n"

@@ -95,6 +95,20 @@ ChannelConfig readChannelOptions(const std::string& name, const VariantMap& opti
     return c;
 }
 
+void setEventFilter(EventRule& r, std::string expression) {
+    r.filter = std::move(expression);
+    try {
+        // Kernel filters go to tracefs (translated again, with the
+        // event's field names, by the kernel domain).
+        if (r.domain == TracingDomain::Kernel)
+            filter::toFtraceFilter(r.filter);
+        else
+            r.filterBytecode = filter::compileFilter(r.filter).ustAbiBytes();
+    } catch (const filter::FilterError& e) {
+        throw Error(ErrorCode::InvalidArgument, e.what());
+    }
+}
+
 EventRule readEventOptions(TracingDomain domain, const std::string& channel,
                            const std::string& pattern, const VariantMap& options) {
     EventRule r;
@@ -116,17 +130,7 @@ EventRule readEventOptions(TracingDomain domain, const std::string& channel,
         } else if (key == "filter") {
             if (!v.containsValueOfType<std::string>())
                 throw wrongType(key, v, "a string (s)");
-            r.filter = v.get<std::string>();
-            try {
-                // Kernel filters go to tracefs (translated again, with the
-                // event's field names, by the kernel domain).
-                if (domain == TracingDomain::Kernel)
-                    filter::toFtraceFilter(r.filter);
-                else
-                    r.filterBytecode = filter::compileFilter(r.filter).ustAbiBytes();
-            } catch (const filter::FilterError& e) {
-                throw Error(ErrorCode::InvalidArgument, e.what());
-            }
+            setEventFilter(r, v.get<std::string>());
         } else if (key == "syscall" && domain == TracingDomain::Kernel) {
             if (!v.containsValueOfType<bool>())
                 throw wrongType(key, v, "a boolean (b)");

@@ -13,6 +13,7 @@
 #include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
+#include "config/load_plan.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/session_object.hpp"
 #include "relay/relay_session_opener.hpp"
@@ -24,6 +25,8 @@
 #include <vector>
 
 namespace tracectl {
+
+class LoadGather; // manager_load.cpp
 
 class ManagerObject final {
 public:
@@ -48,6 +51,13 @@ public:
     void sessionStatistics(const std::string& idHex, const std::string& domain,
                            const DomainStatistics& statistics);
 
+    /// Auto-load at start: every session file of `directory`
+    /// (config/auto_load.hpp) made into sessions of `owner`, each file all
+    /// or nothing, without asking polkit (the file's owner is root or
+    /// `owner`). What is refused, skipped, warned of and loaded is logged.
+    /// Returns at once; the sessions appear as they are made.
+    void autoLoad(const std::string& directory, uid_t owner);
+
     static const bus::Property<ManagerObject> kProperties[2];
 
 private:
@@ -57,11 +67,42 @@ private:
     static int onListSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListApplications(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onLoadSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
     /// ListTracepoints("kernel"): trace-kernel, then the kernel's list.
     void ListTracepoints(const Pending& pending, const std::string& domain);
 
     void CreateSession(const Pending& pending, const std::string& name, auth::CallOptions options);
     void GetSession(const Pending& pending, const std::string& name);
+
+    // LoadSessions and auto-load (manager_load.cpp).
+    /// A document's sessions, planned, and the warnings for what is left out.
+    struct Loaded {
+        std::vector<LoadPlan> plans;
+        std::vector<std::string> warnings;
+    };
+    /// Reads `document` (every session, or only `only`). Throws
+    /// tracectl::Error: InvalidArgument (not a session file, two sessions of
+    /// one name, a session load_plan refuses), NoSuchSession (none, or
+    /// none named `only`).
+    static Loaded readLoad(const std::string& document, const std::optional<std::string>& only);
+    /// Manager.LoadSessions(s document, a{sv} options) -> (ao, as): authorized
+    /// as CreateSession (trace-own; trace-kernel too for kernel channels),
+    /// then loadPlans() as the caller.
+    void LoadSessions(const Pending& pending, const std::string& document,
+                      auth::CallOptions options);
+    using LoadDone = std::function<void(std::optional<Error>, std::vector<std::string> paths)>;
+    struct LoadRun;
+    /// Makes every session of `plans`, owned by `owner`, or none: checked
+    /// as CreateSession checks (registry, output folders as the owner,
+    /// relays), configured (channels, contexts, rules, trackers, schedule),
+    /// then started where the file says so. On an error before the starts,
+    /// the sessions made are destroyed again. `done` gets their paths.
+    void loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool allUsers, LoadDone done);
+    /// loadPlans()' steps, back on the loop.
+    void createLoaded(const std::shared_ptr<LoadRun>& run);
+    void configureLoaded(Session& s, const LoadPlan& p, bool allUsers, LoadGather& gather);
+    void startLoaded(const std::shared_ptr<LoadRun>& run);
+    void rollBack(const LoadRun& run);
 
     /// Makes the session (the caller was authorized) and its object, once
     /// its output folder was checked as `owner` (on folderChecks_): answers

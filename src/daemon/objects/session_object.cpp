@@ -3,12 +3,14 @@
 #include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
 #include "common/log.hpp"
+#include "config/session_description_of.hpp"
 #include "kernel/kernel_support.hpp"
 #include "objects/channel_options.hpp"
 #include "objects/rotation_schedule_options.hpp"
 #include "objects/snapshot_options.hpp"
 #include "objects/statistics_properties.hpp"
 #include "session/session_name.hpp"
+#include "session_file/session_xml.hpp"
 
 #include <algorithm>
 #include <unistd.h>
@@ -260,6 +262,19 @@ void SessionObject::doClear(const Pending& pending) {
         if (error)
             return pending->returnError(toBusError(*error));
         pending->returnResults();
+    });
+}
+
+void SessionObject::doSaveConfiguration(const Pending& pending) {
+    std::vector<std::string> warnings;
+    const std::string document =
+        session_file::writeSessionFile({describeSession(session_, warnings)});
+    pending->returnWith([&](sd_bus_message* m) {
+        bus::check(sd_bus_message_append(m, "s", document.c_str()), "s");
+        bus::check(sd_bus_message_open_container(m, 'a', "s"), "as");
+        for (const std::string& w : warnings)
+            bus::check(sd_bus_message_append(m, "s", w.c_str()), "s");
+        bus::check(sd_bus_message_close_container(m), "as");
     });
 }
 
@@ -586,6 +601,14 @@ int SessionObject::onClear(sd_bus_message* m, void* userdata, sd_bus_error*) {
     });
 }
 
+int SessionObject::onSaveConfiguration(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<Self>(
+        m, userdata, "SaveConfiguration", [](Self& o, sd_bus_message* msg, auto r) {
+            o.authorizeWithOnlyInteractive("SaveConfiguration", r, bus::readOptions(msg),
+                                           &Self::doSaveConfiguration);
+        });
+}
+
 int SessionObject::onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(
         m, userdata, "AddChannel", [](Self& o, sd_bus_message* msg, auto r) {
@@ -665,6 +688,9 @@ std::span<const sd_bus_vtable> SessionObject::members() {
                                 &Self::onRotate, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("Clear", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
                                 &Self::onClear, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("SaveConfiguration", SD_BUS_ARGS("a{sv}", options),
+                                SD_BUS_RESULT("s", document, "as", warnings),
+                                &Self::onSaveConfiguration, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("SetRotationSchedule", SD_BUS_ARGS("a{sv}", options),
                                 SD_BUS_NO_RESULT, &Self::onSetRotationSchedule, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("RecordSnapshot", SD_BUS_ARGS("a{sv}", options),

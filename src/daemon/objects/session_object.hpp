@@ -90,6 +90,7 @@ private:
     static void appendTrackers(sd_bus_message* m, const ProcessTrackers& trackers);
     static int onRotate(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onClear(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onSaveConfiguration(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onRecordSnapshot(sd_bus_message* m, void* userdata, sd_bus_error* error);
 
@@ -114,6 +115,9 @@ private:
     void doDestroy(const Pending& pending);
     void doRotate(const Pending& pending);
     void doClear(const Pending& pending);
+    /// SaveConfiguration: the session as LTTng's session XML, and the
+    /// warnings for what that cannot hold (config/session_description_of.hpp).
+    void doSaveConfiguration(const Pending& pending);
     void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
     /// Throws Error(KernelUnavailable) for the kernel domain where it cannot run.
     void checkKernelAvailable(TracingDomain d) const;

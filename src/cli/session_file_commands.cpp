@@ -1,0 +1,197 @@
+#include "session_file_commands.hpp"
+
+#include "error_report.hpp"
+#include "session_view.hpp"
+#include "trace_commands.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sdbus-c++/Error.h>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace tracectl::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kNoSuchSession = "org.tracectl.Tracing1.Error.NoSuchSession";
+constexpr const char* kUnknownObject = "org.freedesktop.DBus.Error.UnknownObject";
+/// The daemon's bound (session_file::kMaxSessionFileBytes).
+constexpr std::uintmax_t kMaxFileBytes = 4 * 1024 * 1024;
+
+void print_warnings(const std::vector<std::string>& warnings, std::ostream& err) {
+    for (const std::string& w : warnings)
+        err << "tracectl: warning: " << w << '\n';
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder.
+void write_file(const fs::path& path, const std::string& text, bool force) {
+    if (!force && fs::exists(fs::symlink_status(path)))
+        throw std::runtime_error(path.string() + " exists; give --force to overwrite it");
+    const fs::path tmp = path.string() + ".tmp-" + std::to_string(getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        f << text;
+        f.flush();
+        if (!f)
+            throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+    }
+    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                             fs::perms::others_read);
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp);
+        throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
+    }
+}
+
+std::string read_file(const fs::path& path) {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec)
+        throw std::runtime_error("cannot read " + path.string() + ": " + ec.message());
+    if (size > kMaxFileBytes)
+        throw std::runtime_error(path.string() + " is larger than 4 MiB: not a session file");
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream text;
+    text << f.rdbuf();
+    if (!f && !f.eof())
+        throw std::runtime_error("cannot read " + path.string() + ": " + std::strerror(errno));
+    return text.str();
+}
+
+/// The files a load reads: `path` itself, or the *.lttng files of the
+/// folder `path`, by name.
+std::vector<fs::path> files_of(const fs::path& path) {
+    if (!fs::is_directory(path))
+        return {path};
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(path))
+        if (entry.path().extension() == ".lttng" && !entry.is_directory())
+            files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+} // namespace
+
+std::string default_sessions_folder() {
+    for (const char* variable : {"LTTNG_HOME", "HOME"})
+        if (const char* v = std::getenv(variable); v != nullptr && *v != '\0')
+            return std::string(v) + "/.lttng/sessions";
+    throw std::runtime_error("neither LTTNG_HOME nor HOME is set: give --output-path");
+}
+
+ExitStatus run_save(BusClient& bus, const SaveArgs& args, std::ostream& out, std::ostream& err) {
+    std::vector<std::pair<std::string, std::string>> sessions; // (path, name)
+    if (args.all) {
+        const uid_t self = geteuid();
+        for (const std::string& path : bus.list_sessions()) {
+            try {
+                const SessionView v =
+                    session_view_from_properties(path, bus.session_properties(path));
+                if (v.owner == self)
+                    sessions.emplace_back(path, v.name);
+            } catch (const sdbus::Error& e) {
+                if (e.getName() != kUnknownObject) // destroyed meanwhile
+                    throw;
+            }
+        }
+        if (sessions.empty()) {
+            out << "No session to save.\n";
+            return ExitStatus::success;
+        }
+    } else {
+        const std::string path = resolve_session(bus, args.name);
+        sessions.emplace_back(path, args.name ? *args.name : bus.session_name(path));
+    }
+    const fs::path folder = args.output_path ? *args.output_path : default_sessions_folder();
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) {
+        print_error_line(err, "cannot make " + folder.string() + ": " + ec.message());
+        return ExitStatus::daemon_error;
+    }
+    if (!args.output_path)
+        fs::permissions(folder, fs::perms::owner_all, ec);
+    ExitStatus status = ExitStatus::success;
+    for (const auto& [path, name] : sessions) {
+        auto [document, warnings] = bus.save_configuration(path);
+        print_warnings(warnings, err);
+        const fs::path file = folder / (name + ".lttng");
+        try {
+            write_file(file, document, args.force);
+            out << "Session " << name << " saved to " << file.string() << '\n';
+        } catch (const std::exception& e) {
+            print_error_line(err, e.what());
+            status = ExitStatus::daemon_error;
+        }
+    }
+    return status;
+}
+
+ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std::ostream& err) {
+    std::vector<fs::path> files;
+    if (args.input_path) {
+        if (!fs::exists(*args.input_path)) {
+            print_error_line(err, "no such file or folder: " + *args.input_path);
+            return ExitStatus::daemon_error;
+        }
+        files = files_of(*args.input_path);
+    } else {
+        // lttng-load(1): the caller's folder first, then the system one.
+        for (const std::string& folder :
+             {default_sessions_folder(), std::string(system_sessions_folder)})
+            if (fs::is_directory(folder))
+                for (fs::path& f : files_of(folder))
+                    files.push_back(std::move(f));
+    }
+    ExitStatus status = ExitStatus::success;
+    bool found = false;
+    for (const fs::path& file : files) {
+        try {
+            auto [paths, warnings] = bus.load_sessions(read_file(file), args.name);
+            found = true;
+            print_warnings(warnings, err);
+            for (const std::string& path : paths)
+                out << "Session " << bus.session_name(path) << " loaded from " << file.string()
+                    << '\n';
+            if (args.name)
+                break; // one session of that name: done
+        } catch (const sdbus::Error& e) {
+            if (args.name && e.getName() == kNoSuchSession)
+                continue; // this file has no session of that name
+            print_error_line(err, file.string() + ": " + e.getName() + ": " + e.getMessage());
+            status = exit_status_for_error(e.getName());
+            if (status == ExitStatus::unreachable)
+                return status;
+        } catch (const std::exception& e) {
+            print_error_line(err, e.what());
+            status = ExitStatus::daemon_error;
+        }
+    }
+    if (files.empty()) {
+        print_error_line(err, "no session file (*.lttng) in " +
+                                  (args.input_path ? *args.input_path
+                                                   : default_sessions_folder() + " or " +
+                                                         system_sessions_folder));
+        return ExitStatus::daemon_error;
+    }
+    if (args.name && !found && status == ExitStatus::success) {
+        print_error_line(
+            err, "no session named " + *args.name + " in " +
+                     (args.input_path ? *args.input_path : std::string("the session files")));
+        return ExitStatus::daemon_error;
+    }
+    return status;
+}
+
+} // namespace tracectl::cli
