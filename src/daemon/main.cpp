@@ -63,6 +63,7 @@ struct Options {
     uint64_t consumerMemoryMax = 0;
     std::string autoLoadDir;
     bool noAutoLoad = false;
+    std::string stateDir;
 };
 
 /// tracectl-consumerd: $TRACECTL_CONSUMERD, else the installed one.
@@ -114,6 +115,19 @@ std::string autoLoadDirectory(const Options& o) {
     if (!o.lttngHome.empty() || o.user)
         return runDirectory(o) + "/sessions/auto";
     return "/etc/lttng/sessions/auto";
+}
+
+/// Where each session's state is kept across restarts (state/session_store.hpp):
+/// --state-dir, else $RUNTIME_DIRECTORY/sessions (the unit's
+/// RuntimeDirectory=), else <run directory>/tracectld-sessions.
+std::string stateDirectory(const Options& o) {
+    if (!o.stateDir.empty())
+        return o.stateDir;
+    if (const char* runtime = std::getenv("RUNTIME_DIRECTORY"); runtime != nullptr && *runtime) {
+        const std::string first(runtime, std::strcspn(runtime, ":"));
+        return first + "/sessions";
+    }
+    return runDirectory(o) + "/tracectld-sessions";
 }
 
 /// D-Bus address escaping (bytes outside [-0-9A-Za-z_/.] become %XX).
@@ -253,6 +267,8 @@ int run(const Options& o) {
     peers.onPeerGone([&authority](const std::string& name) { authority.forget(name); });
     bus::BusServices services{bus.get(), peers, signals, authority, &kernel};
     ApplicationDirectory apps(services, loop);
+    // Before the manager, which writes to it until it goes.
+    const SessionStore store(stateDirectory(o));
     ManagerObject manager(services, registry, apps, loop);
     bus::VisibilityGate visibilityGate(bus.get(), peers, authority);
 
@@ -309,6 +325,8 @@ int run(const Options& o) {
         [&tracer](pid_t pid, std::function<void()> job) { tracer.withApp(pid, std::move(job)); });
     // Apps already waiting for a session daemon come now.
     WaitShm wakeUp(endpoints.waitShm);
+    // Sessions of the daemon before this one first, then the session files.
+    manager.keepStateIn(store);
     if (!o.noAutoLoad)
         manager.autoLoad(autoLoadDirectory(o), geteuid());
     log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName +
@@ -394,6 +412,11 @@ int main(int argc, char** argv) {
             ->type_name("DIR");
     app.add_flag("--no-auto-load", o.noAutoLoad, "Load no session file at start")
         ->excludes(autoLoadDir);
+    app.add_option("--state-dir", o.stateDir,
+                   "Keep each session's state in this folder, and bring the sessions found there "
+                   "back at start (default: $RUNTIME_DIRECTORY/sessions under systemd, else "
+                   "/run/lttng/tracectld-sessions; per user $LTTNG_HOME/.lttng/tracectld-sessions)")
+        ->type_name("DIR");
     tracectl::log::addOptions(app, o.log);
     app.footer("The system bus is the one $DBUS_SYSTEM_BUS_ADDRESS names, if set.\n"
                "Exit status: 0 clean exit (SIGTERM/SIGINT), 1 failure, 2 usage error,\n"

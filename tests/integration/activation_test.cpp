@@ -66,6 +66,10 @@ protected:
         (void)sandbox_->systemctl({"reset-failed", "tracectld.service"}); // nothing failed: fine
         ASSERT_EQ(unit("ActiveState"), "inactive");
         ASSERT_EQ(unitOf("tracectld.socket", "ActiveState"), "active");
+        // And with no session of an earlier test to bring back: this user
+        // manager (root's, in user mode) keeps RuntimeDirectory= at stop,
+        // where a system manager removes it (tracectld(8), RESTARTS).
+        std::filesystem::remove_all(sandbox_->runtimeDir() + "/tracectl");
     }
 
     static std::string unitOf(const std::string& unit, const std::string& property) {

@@ -191,7 +191,11 @@ void ManagerObject::sessionStatistics(const std::string& idHex, const std::strin
 void ManagerObject::retireAll() {
     if (!objects_.empty())
         log::notice("exiting with " + std::to_string(objects_.size()) +
-                    " sessions; they are dropped (what they wrote stays on disk)");
+                    " sessions: their consumers write what they hold and stop; their state " +
+                    (store_ != nullptr && !store_->directory().empty()
+                         ? "stays in " + store_->directory() + " for the next daemon"
+                         : std::string("is not kept")) +
+                    " (tracectld(8), RESTARTS)");
     objects_.clear();
     retired_.clear();
 }
@@ -291,21 +295,35 @@ void ManagerObject::create(const Pending& pending, const SessionRequest& request
 
 std::string ManagerObject::add(SessionRegistry::Plan plan) {
     Session& session = registry_.add(std::move(plan));
+    const std::string path = publish(session);
+    log::info(
+        "session '" + session.config().name + "' created by uid " +
+            std::to_string(session.config().owner) + ", output " +
+            (session.config().relay ? session.config().relay->url() : session.config().outputPath),
+        session.id().uuid());
+    return path;
+}
+
+std::string ManagerObject::publish(Session& session) {
     const SessionId id = session.id();
     try {
         auto object = std::make_unique<SessionObject>(
             services_, session, [this](const SessionId& sid) { destroySession(sid); });
+        object->onPersistentChange([this, id] { persist(id); });
         objects_.emplace(id.hex(), Entry{nullptr, std::move(object)});
     } catch (...) {
         registry_.remove(id);
         throw;
     }
-    log::info(
-        "session '" + session.config().name + "' created by uid " +
-            std::to_string(session.config().owner) + ", output " +
-            (session.config().relay ? session.config().relay->url() : session.config().outputPath),
-        id.uuid());
+    persist(id);
     return sessionObjectPath(id);
+}
+
+void ManagerObject::persist(const SessionId& id) {
+    if (store_ == nullptr)
+        return;
+    if (const Session* s = registry_.findById(id))
+        store_->save(recordOf(*s));
 }
 
 void ManagerObject::GetSession(const Pending& pending, const std::string& name) {
@@ -351,6 +369,8 @@ void ManagerObject::destroySession(const SessionId& id) {
         return;
     Entry entry = std::move(it->second);
     objects_.erase(it);
+    if (store_ != nullptr)
+        store_->remove(id);
     entry.object->retire();
     entry.session = registry_.remove(id);
     retired_.push_back(std::move(entry));

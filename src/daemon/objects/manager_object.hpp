@@ -18,6 +18,7 @@
 #include "objects/session_object.hpp"
 #include "relay/relay_session_opener.hpp"
 #include "session/session_registry.hpp"
+#include "state/session_store.hpp"
 
 #include <map>
 #include <memory>
@@ -50,6 +51,11 @@ public:
     /// Domain `domain` of session `idHex` reports new figures.
     void sessionStatistics(const std::string& idHex, const std::string& domain,
                            const DomainStatistics& statistics);
+
+    /// Keeps every session's state in `store` from now on (written at each
+    /// change, removed at Destroy), and brings back the sessions it holds
+    /// (restoreSessions()). `store` outlives this object.
+    void keepStateIn(const SessionStore& store);
 
     /// Auto-load at start: every session file of `directory`
     /// (config/auto_load.hpp) made into sessions of `owner`, each file all
@@ -125,6 +131,17 @@ private:
     /// Unlinks a destroyed session now; frees it and its object on the next
     /// loop iteration (the call that destroyed it is still running).
     void destroySession(const SessionId& id);
+    /// Saves session `id`'s state (store_), if it still exists.
+    void persist(const SessionId& id);
+    /// Brings back every session store_ holds (state_restore.cpp): each
+    /// with its id (so its D-Bus path), name, owner, configuration and
+    /// rules. One that was created comes back created; one that had started
+    /// comes back in state error, its consumer not being taken over, with
+    /// the reason. A document refused (store_, or an output folder its owner
+    /// may not write: the check CreateSession makes) is logged and set aside.
+    void restoreSessions();
+    /// add()'s second half: the bus object of `session`, registered.
+    std::string publish(Session& session);
 
     struct Entry {
         std::unique_ptr<Session> session; // set only once removed from the registry
@@ -138,6 +155,7 @@ private:
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
+    const SessionStore* store_ = nullptr;
     /// Runs the output folder checks, each in a child process as the
     /// session's owner (bounded, tracing/output_folder.hpp), off the loop;
     /// owns nothing but the copies its jobs hold.

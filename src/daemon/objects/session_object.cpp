@@ -108,6 +108,11 @@ void SessionObject::changed(const std::vector<SessionChange>& what) {
             names.emplace_back(name);
     if (!names.empty() && !retired_)
         propertiesChanged(names);
+    const bool persistent = std::any_of(what.begin(), what.end(), [](SessionChange c) {
+        return c != SessionChange::Statistics && c != SessionChange::RingBufferSize;
+    });
+    if (persistent && persist_ && !retired_)
+        persist_();
     if (std::find(what.begin(), what.end(), SessionChange::Statistics) != what.end() && !retired_) {
         try {
             statisticsChanged_.changed();

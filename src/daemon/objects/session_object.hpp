@@ -41,6 +41,10 @@ public:
     /// this object. Every method is authorized with services.authority
     /// (auth/access_policy.hpp).
     SessionObject(bus::BusServices& services, Session& session, DestroyHandler onDestroy);
+    /// `f` is called after each change a restarted daemon would need
+    /// (everything but Statistics and RingBufferSize): the manager saves
+    /// the session's state then.
+    void onPersistentChange(std::function<void()> f) { persist_ = std::move(f); }
     /// Announces the removal (InterfacesRemoved) unless already done.
     ~SessionObject();
     SessionObject(const SessionObject&) = delete;
@@ -157,6 +161,7 @@ private:
     bus::BusServices& services_;
     Session& session_;
     DestroyHandler onDestroy_;
+    std::function<void()> persist_;
     /// Expires with this object: answers arriving later see it gone.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     bool retired_ = false;

@@ -99,6 +99,21 @@ struct SessionConfig {
     bool countEvents = false;
 };
 
+/// What a restarted daemon gives a session it brings back from disk
+/// (state/session_record.hpp): everything a client set, and the state.
+struct RestoredSession {
+    SessionState state = SessionState::Created;
+    std::string errorReason;
+    bool everStarted = false;
+    bool allUsers = false;
+    std::vector<ChannelConfig> channels;
+    std::vector<EventRule> rules;
+    std::vector<ChannelConfig> kernelChannels;
+    std::vector<EventRule> kernelRules;
+    ProcessTrackers trackers;
+    RotationSchedule schedule;
+};
+
 /// One session. Calls that do not fit the current state throw
 /// tracectl::Error(WrongState) at once and change nothing; the operations
 /// that go to the domain backends answer later through their callback,
@@ -182,6 +197,13 @@ public:
     /// one for a live session.
     void setRotationSchedule(RotationSchedule schedule, Done done);
     const RotationSchedule& rotationSchedule() const noexcept { return schedule_; }
+
+    /// Right after construction, before any listener or operation: takes
+    /// what a restarted daemon read back (session_record.hpp). Nothing goes
+    /// to the domains: they learn it at the next start, as for any session.
+    void restore(RestoredSession r);
+    /// What restore() would need to bring this session back.
+    RestoredSession restorable() const;
 
     /// Any state -> error (a domain's consumer died, stopped answering or
     /// refused a request); only Destroy is accepted then. Logged, told.

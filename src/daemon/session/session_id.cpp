@@ -22,6 +22,13 @@ bool SessionId::fromHex(const std::string& hex, SessionId& out) {
     return true;
 }
 
+std::optional<SessionId> SessionId::parseHex(const std::string& hex) {
+    sd_id128_t v;
+    if (hex.size() != 32 || sd_id128_from_string(hex.c_str(), &v) < 0)
+        return std::nullopt;
+    return SessionId(v);
+}
+
 std::string SessionId::hex() const {
     char buf[SD_ID128_STRING_MAX];
     return sd_id128_to_string(value_, buf);

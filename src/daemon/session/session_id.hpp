@@ -1,6 +1,7 @@
 // A session's identity: a random (version 4) UUID.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <systemd/sd-id128.h>
 
@@ -14,6 +15,8 @@ public:
     static SessionId random();
     /// Parses 32 lowercase/uppercase hex digits; returns false if `hex` is not that.
     static bool fromHex(const std::string& hex, SessionId& out);
+    /// The id of 32 hex digits, or nullopt.
+    static std::optional<SessionId> parseHex(const std::string& hex);
 
     /// 32 lowercase hex digits: the last element of the session object path.
     std::string hex() const;

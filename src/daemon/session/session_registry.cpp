@@ -126,6 +126,15 @@ Session& SessionRegistry::add(Plan plan) {
     return *sessions_.back();
 }
 
+Session& SessionRegistry::restore(const SessionId& id, SessionConfig config,
+                                  std::chrono::system_clock::time_point created) {
+    if (findById(id) != nullptr)
+        throw Error(ErrorCode::SessionExists, "a session with id " + id.uuid() + " exists already");
+    checkRoomFor(config.owner, config.name);
+    sessions_.push_back(std::make_unique<Session>(id, std::move(config), created, domains_));
+    return *sessions_.back();
+}
+
 Session* SessionRegistry::findByName(uid_t owner, std::string_view name) const {
     for (const auto& s : sessions_)
         if (s->config().owner == owner && s->config().name == name)

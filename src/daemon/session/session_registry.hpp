@@ -71,6 +71,12 @@ public:
     /// changed since plan() (SessionExists, LimitExceeded). The registry
     /// owns the result.
     Session& add(Plan plan);
+    /// Brings back a session a restarted daemon read from disk, with its
+    /// own id (state/session_record.hpp). Throws tracectl::Error:
+    /// SessionExists (its owner has that name, or the id is taken),
+    /// LimitExceeded. The caller then gives it Session::restore().
+    Session& restore(const SessionId& id, SessionConfig config,
+                     std::chrono::system_clock::time_point created);
     /// add(plan(request, owner)).
     Session& create(const SessionRequest& request, uid_t owner) {
         return add(plan(request, owner));

@@ -1,0 +1,59 @@
+// Sessions a restarted tracectld brings back from its state folder
+// (state/session_store.hpp).
+#include "common/log.hpp"
+#include "objects/manager_object.hpp"
+#include "tracing/output_folder.hpp"
+
+namespace tracectl {
+
+void ManagerObject::keepStateIn(const SessionStore& store) {
+    store_ = &store;
+    restoreSessions();
+}
+
+void ManagerObject::restoreSessions() {
+    std::vector<std::string> refused;
+    std::vector<SessionStore::Loaded> loaded = store_->loadAll(refused);
+    for (const std::string& r : refused)
+        log::warning("restart: session state refused: " + r);
+    for (SessionStore::Loaded& l : loaded) {
+        SessionRecord& record = l.record;
+        const SessionConfig& c = record.config;
+        try {
+            // The check CreateSession makes, as the owner, in a child: a
+            // document naming a folder its owner may not write is refused.
+            // At start, before serving: bounded by the check's own limit.
+            // A session that started has its trace there: its owner must
+            // still be able to write the folder.
+            if (!c.relay && record.restored.everStarted)
+                makeOutputFolder(c.outputPath, c.owner, primaryGidOf(c.owner), false);
+            else if (!c.relay)
+                checkOutputFolder(c.outputPath, c.owner, primaryGidOf(c.owner));
+            RestoredSession restored = std::move(record.restored);
+            if (restored.state == SessionState::Active || restored.state == SessionState::Stopped) {
+                const std::string was(toString(restored.state));
+                restored.state = SessionState::Error;
+                restored.errorReason =
+                    "tracectld restarted while the session was " + was + "; its consumer (" +
+                    consumerUnitOf(record.id) + ") was not taken over and stopped recording then" +
+                    (c.relay
+                         ? "; Start streams again"
+                         : "; what it recorded until then is in " + c.outputPath + "; destroy it");
+            }
+            Session& session = registry_.restore(record.id, c, record.created);
+            session.restore(std::move(restored));
+            publish(session);
+            log::notice("restart: session '" + c.name + "' of uid " + std::to_string(c.owner) +
+                            " restored, state " + session.stateName() +
+                            (session.state() == SessionState::Error
+                                 ? " (" + session.errorReason() + ")"
+                                 : std::string()),
+                        record.id.uuid());
+        } catch (const Error& e) {
+            log::warning("restart: session state refused: " + l.path + ": " + e.what());
+            store_->setAside(record.id);
+        }
+    }
+}
+
+} // namespace tracectl
