@@ -8,7 +8,9 @@
 #include "eventually.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
+#include "trace_counts.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -252,6 +255,61 @@ TEST_F(Activation, KillNineRestartsTheDaemonAndAppsRegisterAgain) {
     // The app that was registered with the killed daemon comes back by itself.
     ASSERT_TRUE(waitRegistered(app.pid()));
     EXPECT_EQ(traceTicks(app, go, "after-kill"), 30);
+}
+
+TEST_F(Activation, SystemctlRestartDuringARotationNeverHangsAndTheSessionComesBack) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const std::string out = sandbox_->dir() + "/traces/rotating";
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"create", "rotating", "--output", out},
+             {"enable-event", "-u", "-s", "rotating", "tracectl_demo:*"},
+             {"start", "rotating"}}) {
+        const RunResult r = tracectl(args);
+        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
+    }
+    // An app that keeps the buffers busy while the rotation runs.
+    ChildProcess app({demoApp(), "200000", "20"}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(app.pid()));
+    auto property = [&](const std::string& name) {
+        const RunResult r = tracectl({"show", "rotating", "--json"});
+        return r.ok() ? nlohmann::json::parse(r.out).value(name, "") : std::string();
+    };
+    // The rotation cannot end while its consumer is stopped: it is surely
+    // under way when the daemon restarts.
+    std::string hex = property("Id");
+    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
+    const std::string consumerUnit = "tracectl-consumer-" + hex + ".service";
+    const pid_t consumer = static_cast<pid_t>(std::stoll("0" + unitOf(consumerUnit, "MainPID")));
+    ASSERT_GT(consumer, 0) << consumerUnit;
+    ASSERT_EQ(::kill(consumer, SIGSTOP), 0);
+    ChildProcess rotate({env("TRACECTL", "tracectl"), "--bus-address=" + sandbox_->userBusAddress(),
+                         "rotate", "rotating", "--wait"},
+                        {}, sandbox_->dir() + "/log/rotate.log");
+    EXPECT_TRUE(eventually([&] { return property("State") == "rotating"; }, 10s, 20ms));
+    const RunResult restart = sandbox_->systemctl({"restart", "tracectld.service"});
+    ASSERT_TRUE(restart.ok()) << restart.describe();
+    // The rotation failed with the daemon gone (1, or 3: unreachable), saying
+    // so; it did not wait for the stopped consumer.
+    const int status = rotate.wait(30000);
+    ::kill(consumer, SIGCONT);
+    EXPECT_TRUE(status == 1 || status == 3) << "rotate: " << status;
+    const std::string said = slurp(sandbox_->dir() + "/log/rotate.log");
+    EXPECT_NE(said.find("tracectl: "), std::string::npos) << said;
+    const pid_t second = waitActive(first);
+    ASSERT_NE(second, 0);
+    // The session is back, at the same path, saying what happened to it.
+    const RunResult show = tracectl({"show", "rotating", "--json"});
+    ASSERT_TRUE(show.ok()) << show.describe();
+    const auto j = nlohmann::json::parse(show.out);
+    EXPECT_EQ(j.value("State", ""), "error") << show.out;
+    EXPECT_NE(j.value("ErrorReason", "").find("tracectld restarted"), std::string::npos)
+        << show.out;
+    // What was recorded before the restart is a readable trace.
+    EXPECT_TRUE(eventually([&] { return countTicksIfAny(out) > 0; }, 20s)) << out;
+    const RunResult destroy = tracectl({"destroy", "rotating"});
+    EXPECT_TRUE(destroy.ok()) << destroy.describe();
 }
 
 TEST_F(Activation, ASecondDaemonRefusesWithAClearMessage) {
