@@ -58,8 +58,10 @@ void SessionStore::save(const SessionRecord& record) const {
     const std::string tmp = path + ".tmp";
     const std::string text = toStateDocument(record);
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd || !writeAll(fd.get(), text) || ::fsync(fd.get()) != 0 ||
-        ::rename(tmp.c_str(), path.c_str()) != 0) {
+    // No fsync: the document must outlive a crash of the process, which the
+    // rename alone ensures, not a power failure, which the sessions do not
+    // outlive either; and the main loop must not wait for a disk.
+    if (!fd || !writeAll(fd.get(), text) || ::rename(tmp.c_str(), path.c_str()) != 0) {
         log::warning("cannot save the state of session '" + record.config.name + "' in " + path +
                          ": " + errnoText() + "; it would not survive a restart",
                      record.id.uuid());

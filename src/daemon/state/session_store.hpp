@@ -1,7 +1,8 @@
 // The folder where the daemon keeps each session's state document
 // (session_record.hpp), one file per session: <32 hex digits>.json, mode
 // 0600, written to a temporary file and renamed over the old one, so a
-// crash leaves the old document or the new one, never half of one.
+// crash of the daemon leaves the old document or the new one, never half of
+// one (not synced: a power failure ends the sessions anyway).
 //
 // Where: systemd's RuntimeDirectory= of the unit (tracectld.service:
 // /run/tracectl, kept across restarts by RuntimeDirectoryPreserve=restart,
