@@ -3,6 +3,7 @@
 #include "accessible.hpp"
 
 #include <giomm/file.h>
+#include <gtkmm/dialog.h>
 #include <glibmm/markup.h>
 
 namespace tracectl::gui {
@@ -19,11 +20,11 @@ Gtk::Label& field_label(const std::string& text, Gtk::Widget& field) {
 
 CreateDialog::CreateDialog(Gtk::Window& parent)
     : content_(Gtk::Orientation::VERTICAL, 12), output_box_(Gtk::Orientation::HORIZONTAL, 6),
-      choose_("_Choose…", true), mode_box_(Gtk::Orientation::HORIZONTAL, 12),
-      normal_("_Normal", true), snapshot_("_Snapshot", true), live_("_Live", true),
-      buffers_box_(Gtk::Orientation::HORIZONTAL, 12), per_uid_("Per _UID", true),
-      per_pid_("Per _PID", true), count_events_("Count _events (shows events/s)", true),
-      buttons_(Gtk::Orientation::HORIZONTAL, 6), cancel_("Cancel"), create_button_("C_reate", true) {
+      choose_("Choose…"), mode_box_(Gtk::Orientation::HORIZONTAL, 12),
+      normal_("Normal"), snapshot_("Snapshot"), live_("Live"),
+      buffers_box_(Gtk::Orientation::HORIZONTAL, 12), per_uid_("Per UID"),
+      per_pid_("Per PID"), count_events_("Count events (shows events/s)"),
+      buttons_(Gtk::Orientation::HORIZONTAL, 6), cancel_("Cancel"), create_button_("Create") {
     set_title("New Tracing Session");
     set_transient_for(parent);
     set_modal(true);
@@ -35,16 +36,13 @@ CreateDialog::CreateDialog(Gtk::Window& parent)
 
     name_.set_hexpand(true);
     name_.set_activates_default(true);
-    set_accessible_label(name_, "Session name");
-    grid_.attach(field_label("_Name", name_), 0, 0);
+    grid_.attach(field_label("Session _name", name_), 0, 0);
     grid_.attach(name_, 1, 0);
 
     output_.set_hexpand(true);
     output_.set_activates_default(true);
     output_.set_placeholder_text("~/lttng-traces/NAME-DATE-TIME");
-    set_accessible_label(output_, "Output folder");
     choose_.signal_clicked().connect(sigc::mem_fun(*this, &CreateDialog::choose_folder));
-    set_accessible_label(choose_, "Choose output folder");
     output_box_.append(output_);
     output_box_.append(choose_);
     grid_.attach(field_label("_Output folder", output_), 0, 1);
@@ -53,7 +51,6 @@ CreateDialog::CreateDialog(Gtk::Window& parent)
     url_.set_hexpand(true);
     url_.set_activates_default(true);
     url_.set_placeholder_text("none: a local trace (net://HOST to stream to lttng-relayd)");
-    set_accessible_label(url_, "Relay URL");
     grid_.attach(field_label("Relay _URL", url_), 0, 2);
     grid_.attach(url_, 1, 2);
 
@@ -128,8 +125,7 @@ void CreateDialog::open() {
 
 void CreateDialog::set_busy(bool busy) {
     create_button_.set_sensitive(!busy);
-    create_button_.set_label(busy ? "Creating…" : "C_reate");
-    create_button_.set_use_underline(!busy);
+    create_button_.set_label(busy ? "Creating…" : "Create");
 }
 
 void CreateDialog::show_error(const std::string& title, const std::string& message) {

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <gdkmm/display.h>
 #include <glibmm/main.h>
+#include <glibmm/markup.h>
 #include <gtkmm/cssprovider.h>
 #include <gtkmm/stylecontext.h>
 
@@ -58,11 +59,14 @@ std::string quoted(const std::string& name) {
 
 MainWindow::MainWindow(const BusChoice& bus)
     : layout_(Gtk::Orientation::VERTICAL), banner_(Gtk::Orientation::HORIZONTAL, 12),
-      retry_("_Retry", true), message_bar_(Gtk::Orientation::HORIZONTAL, 12),
-      dismiss_("_Dismiss", true), toolbar_(Gtk::Orientation::HORIZONTAL, 6),
-      new_session_("_New Session…", true), start_("_Start", true), stop_("S_top", true),
-      destroy_("_Destroy", true) {
+      retry_("Retry"), message_bar_(Gtk::Orientation::HORIZONTAL, 12),
+      dismiss_("Dismiss"), toolbar_(Gtk::Orientation::HORIZONTAL, 6),
+      new_session_("New Session…"), start_("Start"), stop_("Stop"),
+      destroy_("Destroy") {
     set_title("Tracing Sessions");
+    header_.set_title_widget(title_);
+    title_.set_markup("<b>Tracing Sessions</b>");
+    set_titlebar(header_);
     set_default_size(1100, 480);
 
     auto provider = Gtk::CssProvider::create();
@@ -115,6 +119,9 @@ MainWindow::MainWindow(const BusChoice& bus)
     start_.signal_clicked().connect([this] { on_action(SessionAction::start); });
     stop_.signal_clicked().connect([this] { on_action(SessionAction::stop); });
     destroy_.signal_clicked().connect([this] { on_action(SessionAction::destroy); });
+    // No mnemonics on buttons: GTK 4.8 names a button with a mnemonic (or an accessible
+    // label) by both its label as written and its text ("_Start Start"); plain labels give
+    // plain names.
     toolbar_.append(new_session_);
     toolbar_.append(start_);
     toolbar_.append(stop_);
@@ -127,6 +134,12 @@ MainWindow::MainWindow(const BusChoice& bus)
 
     view_.signal_selection_changed().connect(sigc::mem_fun(*this, &MainWindow::update_actions));
     layout_.append(view_);
+    details_.set_xalign(0.0F);
+    details_.set_wrap(true);
+    details_.set_selectable(true);
+    details_.set_margin(6);
+    set_accessible_description(details_, "Selected session");
+    layout_.append(details_);
     set_child(layout_);
 
     dialog_.emplace(*this);
@@ -277,6 +290,17 @@ void MainWindow::refresh() {
 
 void MainWindow::update_actions() {
     const std::optional<SessionRow> row = view_.selected();
+    std::string details;
+    if (row) {
+        details = quoted(row->name) + ": " + row->state + ", " + row->mode + " mode, output " +
+                  row->output;
+        if (!row->error_reason.empty()) {
+            details += "\nError: " + row->error_reason;
+        }
+    }
+    if (details_.get_text().raw() != details) {
+        details_.set_text(details);
+    }
     const bool can_act = client_ && daemon_present_ && row && !busy_.contains(row->path);
     start_.set_sensitive(can_act);
     stop_.set_sensitive(can_act);

@@ -14,6 +14,7 @@
 #include <gtkmm/applicationwindow.h>
 #include <gtkmm/box.h>
 #include <gtkmm/button.h>
+#include <gtkmm/headerbar.h>
 #include <gtkmm/label.h>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ private:
     Gtk::Button destroy_;
     Gtk::Label status_;
     SessionsView view_;
+    Gtk::Label details_; ///< the selected session: state, mode, output, error reason
+    Gtk::HeaderBar header_;
+    Gtk::Label title_;
 
     bool daemon_present_ = false;
     std::set<std::string> busy_;      ///< paths of sessions with an action under way

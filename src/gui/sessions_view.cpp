@@ -68,12 +68,10 @@ public:
             &row.name,   &row.state,  &row.mode, &row.owner, &row.output, &row.events_per_second,
             &row.megabytes_per_second, &row.discarded};
         for (std::size_t i = 0; i < values.size(); ++i) {
-            if (cells_[i].get_text() != *values[i]) {
+            if (cells_[i].get_text().raw() != *values[i]) {
                 cells_[i].set_text(*values[i]);
             }
         }
-        cells_[1].set_tooltip_text(row.error_reason);
-        cells_[4].set_tooltip_text(row.output);
         row_ = row;
         shown_ = true;
         return true;
