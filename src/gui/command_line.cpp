@@ -7,7 +7,8 @@ namespace tracectl::gui {
 
 CommandLine parse_command_line(const std::vector<std::string>& arguments) {
     std::optional<BusChoice> bus;
-    const auto choose = [&bus](BusChoice choice, const std::string& option) -> std::optional<UsageError> {
+    const auto choose = [&bus](BusChoice choice,
+                               const std::string& option) -> std::optional<UsageError> {
         if (bus) {
             return UsageError{option + " cannot be combined with another bus option"};
         }

@@ -3,8 +3,8 @@
 #include "accessible.hpp"
 
 #include <giomm/file.h>
-#include <gtkmm/dialog.h>
 #include <glibmm/markup.h>
+#include <gtkmm/dialog.h>
 
 namespace tracectl::gui {
 namespace {
@@ -20,10 +20,9 @@ Gtk::Label& field_label(const std::string& text, Gtk::Widget& field) {
 
 CreateDialog::CreateDialog(Gtk::Window& parent)
     : content_(Gtk::Orientation::VERTICAL, 12), output_box_(Gtk::Orientation::HORIZONTAL, 6),
-      choose_("Choose…"), mode_box_(Gtk::Orientation::HORIZONTAL, 12),
-      normal_("Normal"), snapshot_("Snapshot"), live_("Live"),
-      buffers_box_(Gtk::Orientation::HORIZONTAL, 12), per_uid_("Per UID"),
-      per_pid_("Per PID"), count_events_("Count events (shows events/s)"),
+      choose_("Choose…"), mode_box_(Gtk::Orientation::HORIZONTAL, 12), normal_("Normal"),
+      snapshot_("Snapshot"), live_("Live"), buffers_box_(Gtk::Orientation::HORIZONTAL, 12),
+      per_uid_("Per UID"), per_pid_("Per PID"), count_events_("Count events (shows events/s)"),
       buttons_(Gtk::Orientation::HORIZONTAL, 6), cancel_("Cancel"), create_button_("Create") {
     set_title("New Tracing Session");
     set_transient_for(parent);
@@ -153,9 +152,8 @@ void CreateDialog::submit() {
 }
 
 void CreateDialog::choose_folder() {
-    chooser_ = Gtk::FileChooserNative::create("Output Folder", *this,
-                                              Gtk::FileChooser::Action::SELECT_FOLDER, "_Select",
-                                              "_Cancel");
+    chooser_ = Gtk::FileChooserNative::create(
+        "Output Folder", *this, Gtk::FileChooser::Action::SELECT_FOLDER, "_Select", "_Cancel");
     chooser_->set_modal(true);
     chooser_->signal_response().connect([this](int response) {
         if (response == static_cast<int>(Gtk::ResponseType::ACCEPT)) {

@@ -10,12 +10,12 @@ namespace tracectl::gui {
 
 /// The dialog's fields, as typed and chosen.
 struct CreateRequest {
-    std::string name;                        ///< the session name, as typed
-    std::string output_folder;               ///< "" = the daemon's default folder
-    std::string relay_url;                   ///< "" = a local session; else "url" (net://...)
-    std::string mode = "normal";             ///< "normal", "snapshot" or "live"
+    std::string name;                         ///< the session name, as typed
+    std::string output_folder;                ///< "" = the daemon's default folder
+    std::string relay_url;                    ///< "" = a local session; else "url" (net://...)
+    std::string mode = "normal";              ///< "normal", "snapshot" or "live"
     std::string buffer_ownership = "per-uid"; ///< "per-uid" or "per-pid"
-    bool count_events = true;                ///< the Events/s column needs the daemon's count
+    bool count_events = true;                 ///< the Events/s column needs the daemon's count
 
     bool operator==(const CreateRequest&) const = default;
 };

@@ -74,9 +74,9 @@ public:
     using ProxyInterfaces::getProxy; // the asynchronous calls
 
 private:
-    void onInterfacesAdded(const sdbus::ObjectPath& path,
-                           const std::map<std::string, std::map<std::string, sdbus::Variant>>&
-                               interfaces) override {
+    void onInterfacesAdded(
+        const sdbus::ObjectPath& path,
+        const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces) override {
         client_.on_interfaces_added(path, interfaces);
     }
     void onInterfacesRemoved(const sdbus::ObjectPath& path,
@@ -318,14 +318,14 @@ void DaemonClient::create_session(const std::string& name,
         .callMethodAsync("CreateSession")
         .onInterface(manager_interface)
         .withArguments(name, options)
-        .uponReplyInvoke([reply = std::move(reply)](const sdbus::Error* error,
-                                                    const sdbus::ObjectPath& path) {
-            if (error != nullptr) {
-                reply({}, call_error(*error));
-            } else {
-                reply(path, std::nullopt);
-            }
-        });
+        .uponReplyInvoke(
+            [reply = std::move(reply)](const sdbus::Error* error, const sdbus::ObjectPath& path) {
+                if (error != nullptr) {
+                    reply({}, call_error(*error));
+                } else {
+                    reply(path, std::nullopt);
+                }
+            });
 }
 
 void DaemonClient::act(SessionAction action, const std::string& path, ActionReply reply) {

@@ -90,9 +90,9 @@ private:
     struct PendingCall;
 
     void on_name_owner_changed(sdbus::Message& message);
-    void on_interfaces_added(const std::string& path,
-                             const std::map<std::string, std::map<std::string, sdbus::Variant>>&
-                                 interfaces);
+    void on_interfaces_added(
+        const std::string& path,
+        const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces);
     void on_interfaces_removed(const std::string& path, const std::vector<std::string>& interfaces);
     void on_properties_changed(const std::string& path, const std::string& interface,
                                const std::map<std::string, sdbus::Variant>& changed,

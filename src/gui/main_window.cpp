@@ -20,8 +20,8 @@ std::uint64_t monotonic_us() {
 }
 
 constexpr const char* css = R"(
-.tracectl-banner { background-color: #c01c28; color: white; padding: 8px 12px; }
-.tracectl-banner label { color: white; }
+.tracectl-banner { background-color: #c01c28; padding: 8px 12px; }
+.tracectl-banner-text { color: white; }
 .tracectl-message { background-color: #fdf0d5; padding: 6px 12px; }
 )";
 
@@ -59,10 +59,9 @@ std::string quoted(const std::string& name) {
 
 MainWindow::MainWindow(const BusChoice& bus)
     : layout_(Gtk::Orientation::VERTICAL), banner_(Gtk::Orientation::HORIZONTAL, 12),
-      retry_("Retry"), message_bar_(Gtk::Orientation::HORIZONTAL, 12),
-      dismiss_("Dismiss"), toolbar_(Gtk::Orientation::HORIZONTAL, 6),
-      new_session_("New Session…"), start_("Start"), stop_("Stop"),
-      destroy_("Destroy") {
+      retry_("Retry"), message_bar_(Gtk::Orientation::HORIZONTAL, 12), dismiss_("Dismiss"),
+      toolbar_(Gtk::Orientation::HORIZONTAL, 6), new_session_("New Session…"), start_("Start"),
+      stop_("Stop"), destroy_("Destroy") {
     set_title("Tracing Sessions");
     header_.set_title_widget(title_);
     title_.set_markup("<b>Tracing Sessions</b>");
@@ -76,6 +75,8 @@ MainWindow::MainWindow(const BusChoice& bus)
 
     // The banner: the daemon (or the bus) is not there.
     auto* banner_text = Gtk::make_managed<Gtk::Box>(Gtk::Orientation::VERTICAL, 2);
+    banner_title_.add_css_class("tracectl-banner-text");
+    banner_detail_.add_css_class("tracectl-banner-text");
     banner_title_.set_xalign(0.0F);
     banner_detail_.set_xalign(0.0F);
     banner_detail_.set_wrap(true);
@@ -184,8 +185,7 @@ MainWindow::~MainWindow() {
     client_.reset(); // its callbacks point at this window
 }
 
-void MainWindow::show_banner(const std::string& title, const std::string& detail,
-                             bool can_retry) {
+void MainWindow::show_banner(const std::string& title, const std::string& detail, bool can_retry) {
     banner_title_.set_markup("<b>" + Glib::Markup::escape_text(title) + "</b>");
     banner_detail_.set_text(detail);
     banner_detail_.set_visible(!detail.empty());
@@ -205,7 +205,9 @@ void MainWindow::on_presence(bool present, const std::string& reason) {
     } else {
         busy_.clear();
         status_.set_text("");
-        show_banner("tracectld is not running", reason, true);
+        show_banner("tracectld is not running",
+                    reason.empty() ? "Its sessions show again as soon as it is back." : reason,
+                    true);
     }
     update_actions();
 }
@@ -255,19 +257,17 @@ void MainWindow::on_action(SessionAction action) {
     update_actions();
     const std::string path = row->path;
     const std::string name = row->name;
-    client_->act(action, path,
-                 [this, action, path, name](const std::optional<CallError>& error) {
-                     busy_.erase(path);
-                     if (error) {
-                         status_.set_text("");
-                         show_message("Could not " + std::string(verb(action)) + " session " +
-                                      quoted(name) + ": " + error->message);
-                     } else {
-                         status_.set_text(std::string(progress_verb(action)) + " " +
-                                          quoted(name) + ": done");
-                     }
-                     update_actions();
-                 });
+    client_->act(action, path, [this, action, path, name](const std::optional<CallError>& error) {
+        busy_.erase(path);
+        if (error) {
+            status_.set_text("");
+            show_message("Could not " + std::string(verb(action)) + " session " + quoted(name) +
+                         ": " + error->message);
+        } else {
+            status_.set_text(std::string(progress_verb(action)) + " " + quoted(name) + ": done");
+        }
+        update_actions();
+    });
 }
 
 void MainWindow::schedule_refresh() {

@@ -70,8 +70,8 @@ private:
     Gtk::Label title_;
 
     bool daemon_present_ = false;
-    std::set<std::string> busy_;      ///< paths of sessions with an action under way
-    std::string select_when_seen_;    ///< a session just created, selected once it is shown
+    std::set<std::string> busy_;   ///< paths of sessions with an action under way
+    std::string select_when_seen_; ///< a session just created, selected once it is shown
     sigc::connection refresh_idle_;
     sigc::connection tick_;
 };

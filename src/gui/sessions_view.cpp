@@ -64,9 +64,14 @@ public:
         if (row.name != row_.name || !shown_) {
             set_accessible_label(*this, "Session " + row.name);
         }
-        const std::array<const std::string*, 8> values{
-            &row.name,   &row.state,  &row.mode, &row.owner, &row.output, &row.events_per_second,
-            &row.megabytes_per_second, &row.discarded};
+        const std::array<const std::string*, 8> values{&row.name,
+                                                       &row.state,
+                                                       &row.mode,
+                                                       &row.owner,
+                                                       &row.output,
+                                                       &row.events_per_second,
+                                                       &row.megabytes_per_second,
+                                                       &row.discarded};
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (cells_[i].get_text().raw() != *values[i]) {
                 cells_[i].set_text(*values[i]);
