@@ -80,7 +80,8 @@ MainWindow::MainWindow(const BusChoice& bus)
     banner_title_.set_xalign(0.0F);
     banner_detail_.set_xalign(0.0F);
     banner_detail_.set_wrap(true);
-    banner_detail_.set_selectable(true);
+    // Not selectable: a selectable label takes the focus of a window that opens with the banner
+    // (no sensitive button yet) and shows itself selected.
     banner_text->append(banner_title_);
     banner_text->append(banner_detail_);
     banner_text->set_hexpand(true);
