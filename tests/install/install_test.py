@@ -5,7 +5,9 @@ the distribution expects it (paths derived from the build's own --prefix,
 as systemd.pc, dbus-1.pc and polkit-gobject-1.pc give them re-rooted there),
 nothing else is installed, the installed units and activation files point at
 the installed daemon, and `systemd-analyze verify` accepts every installed
-unit, system and user variants, without a single warning.
+unit, system and user variants, without a single warning. When the window
+(tracectl-gui, option gui) is built, its desktop entry passes
+desktop-file-validate and its AppStream metainfo `appstreamcli validate`.
 
 Usage: install_test.py BUILD_DIR SOURCE_DIR
 """
@@ -23,6 +25,13 @@ def build_options():
     out = subprocess.run(["meson", "introspect", "--buildoptions", BUILD],
                          check=True, capture_output=True, text=True).stdout
     return {o["name"]: o["value"] for o in json.loads(out)}
+
+
+def gui_built():
+    """Whether this build has the tracectl-gui target (gtkmm-4.0 found, option gui)."""
+    out = subprocess.run(["meson", "introspect", "--targets", BUILD],
+                         check=True, capture_output=True, text=True).stdout
+    return any(t["name"] == "tracectl-gui" for t in json.loads(out))
 
 
 def under(prefix, d):
@@ -67,6 +76,17 @@ class InstallTest(unittest.TestCase):
             os.path.join(mandir, "man8/tracectl-consumerd.8"),
             os.path.join(mandir, "man5/org.tracectl.Tracing1.5"),
         ]
+        cls.gui = gui_built()
+        cls.desktop_file = os.path.join(datadir, "applications/org.tracectl.Gui.desktop")
+        cls.metainfo = os.path.join(datadir, "metainfo/org.tracectl.Gui.metainfo.xml")
+        if cls.gui:
+            expected += [
+                os.path.join(under(p, o["bindir"]), "tracectl-gui"),
+                cls.desktop_file,
+                cls.metainfo,
+                os.path.join(datadir, "icons/hicolor/scalable/apps/org.tracectl.Gui.svg"),
+                os.path.join(mandir, "man1/tracectl-gui.1"),
+            ]
         for iface in ("Manager", "Session", "Application"):
             expected.append(os.path.join(datadir, "dbus-1/interfaces",
                                          f"org.tracectl.Tracing1.{iface}.xml"))
@@ -148,6 +168,17 @@ class InstallTest(unittest.TestCase):
     def test_systemd_analyze_verify_user_units(self):
         r = self.verify(self.user_units, user=True)
         self.assertEqual((r.returncode, r.stderr, r.stdout), (0, "", ""))
+
+    def test_desktop_entry_and_metainfo_validate(self):
+        if not self.gui:
+            self.skipTest("tracectl-gui is not built")
+        r = subprocess.run(["desktop-file-validate", self.path(self.desktop_file)],
+                           capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))
+        self.assertIn("Exec=tracectl-gui\n", self.read(self.desktop_file))
+        r = subprocess.run(["appstreamcli", "validate", "--no-net", "--pedantic",
+                            self.path(self.metainfo)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_sysusers_and_tmpfiles_snippets_parse(self):
         sysusers = self.path(os.path.join(self.prefix, "lib/sysusers.d/tracectl.conf"))

@@ -8,9 +8,10 @@ name, in order and direction; each property's type, and "constant" exactly
 when the XML says so), and the page documents no member the XML lacks;
 every command of `tracectl --help` and every option of each
 `tracectl COMMAND --help` in tracectl(1); every option of `tracectld --help`
-in tracectld(8), of `tracectl-consumerd --help` in tracectl-consumerd(8).
+in tracectld(8), of `tracectl-consumerd --help` in tracectl-consumerd(8), and,
+when the window is built, of `tracectl-gui --help` in tracectl-gui(1).
 
-Usage: man_pages_test.py SOURCE_DIR TRACECTL TRACECTLD TRACECTL_CONSUMERD
+Usage: man_pages_test.py SOURCE_DIR TRACECTL TRACECTLD TRACECTL_CONSUMERD [TRACECTL_GUI]
 """
 import os
 import re
@@ -20,8 +21,9 @@ import unittest
 import xml.etree.ElementTree as ET
 
 SOURCE, TRACECTL, TRACECTLD, CONSUMERD = sys.argv[1:5]
+GUI = sys.argv[5] if len(sys.argv) > 5 else None  # tracectl-gui, when built
 MAN = os.path.join(SOURCE, "man")
-PAGES = ["tracectl.1", "tracectl-ip.7", "tracectld.8", "tracectl-consumerd.8",
+PAGES = ["tracectl.1", "tracectl-gui.1", "tracectl-ip.7", "tracectld.8", "tracectl-consumerd.8",
          "org.tracectl.Tracing1.5"]
 
 
@@ -305,8 +307,11 @@ class ManPagesTest(unittest.TestCase):
         self.assertIn("EXIT STATUS", page)
         self.assertIn("EXAMPLES", page)
 
-    def test_daemon_pages_name_every_option(self):
-        for binary, page_name in ((TRACECTLD, "tracectld.8"), (CONSUMERD, "tracectl-consumerd.8")):
+    def test_daemon_and_gui_pages_name_every_option(self):
+        pages = [(TRACECTLD, "tracectld.8"), (CONSUMERD, "tracectl-consumerd.8")]
+        if GUI is not None:
+            pages.append((GUI, "tracectl-gui.1"))
+        for binary, page_name in pages:
             _, page = rendered(page_name)
             opts = long_options(help_text(binary))
             self.assertGreater(len(opts), 1)

@@ -1,0 +1,121 @@
+#include "bus_source.hpp"
+
+#include <cstdint>
+#include <ctime>
+#include <limits>
+#include <poll.h>
+#include <sdbus-c++/Error.h>
+#include <utility>
+
+namespace tracectl::gui {
+namespace {
+
+std::uint64_t monotonic_us() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000U +
+           static_cast<std::uint64_t>(now.tv_nsec) / 1'000U;
+}
+
+GIOCondition condition_for(short events) {
+    unsigned condition = G_IO_HUP | G_IO_ERR;
+    if ((events & POLLIN) != 0) {
+        condition |= G_IO_IN;
+    }
+    if ((events & POLLOUT) != 0) {
+        condition |= G_IO_OUT;
+    }
+    return static_cast<GIOCondition>(condition);
+}
+
+} // namespace
+
+struct BusSource::Glue {
+    GSource source; // first: GLib allocates and frees the whole struct
+    BusSource* owner;
+};
+
+BusSource::BusSource(sdbus::IConnection& connection,
+                     std::function<void(const std::string&)> on_failure)
+    : connection_(connection), on_failure_(std::move(on_failure)) {
+    static GSourceFuncs funcs{
+        .prepare = &BusSource::prepare,
+        .check = &BusSource::check,
+        .dispatch = &BusSource::dispatch,
+        .finalize = nullptr,
+        .closure_callback = nullptr,
+        .closure_marshal = nullptr,
+    };
+    source_ = g_source_new(&funcs, sizeof(Glue));
+    reinterpret_cast<Glue*>(source_)->owner = this;
+    g_source_set_name(source_, "tracectl-gui D-Bus");
+    const auto poll_data = connection_.getEventLoopPollData();
+    condition_ = condition_for(poll_data.events);
+    fd_tag_ = g_source_add_unix_fd(source_, poll_data.fd, condition_);
+    g_source_attach(source_, nullptr);
+}
+
+BusSource::~BusSource() {
+    g_source_destroy(source_);
+    g_source_unref(source_);
+}
+
+int BusSource::arm() {
+    const auto poll_data = connection_.getEventLoopPollData();
+    const GIOCondition wanted = condition_for(poll_data.events);
+    if (wanted != condition_) {
+        g_source_modify_unix_fd(source_, fd_tag_, wanted);
+        condition_ = wanted;
+    }
+    if (poll_data.timeout_usec == std::numeric_limits<std::uint64_t>::max()) {
+        return -1;
+    }
+    const std::uint64_t now = monotonic_us();
+    if (poll_data.timeout_usec <= now) {
+        return 0; // messages already read and queued, or a deadline that passed
+    }
+    const std::uint64_t ms = (poll_data.timeout_usec - now + 999) / 1000;
+    return ms > static_cast<std::uint64_t>(std::numeric_limits<int>::max())
+               ? std::numeric_limits<int>::max()
+               : static_cast<int>(ms);
+}
+
+gboolean BusSource::prepare(GSource* source, gint* timeout_ms) {
+    BusSource& self = *reinterpret_cast<Glue*>(source)->owner;
+    try {
+        *timeout_ms = self.arm();
+    } catch (const sdbus::Error&) {
+        *timeout_ms = 0; // dispatch reports it
+    }
+    return *timeout_ms == 0 ? TRUE : FALSE;
+}
+
+gboolean BusSource::check(GSource* source) {
+    BusSource& self = *reinterpret_cast<Glue*>(source)->owner;
+    if (g_source_query_unix_fd(source, self.fd_tag_) != 0) {
+        return TRUE;
+    }
+    try {
+        return self.arm() == 0 ? TRUE : FALSE;
+    } catch (const sdbus::Error&) {
+        return TRUE;
+    }
+}
+
+gboolean BusSource::dispatch(GSource* source, GSourceFunc, gpointer) {
+    BusSource& self = *reinterpret_cast<Glue*>(source)->owner;
+    try {
+        while (self.connection_.processPendingRequest()) {
+        }
+    } catch (const sdbus::Error& e) {
+        if (self.on_failure_) {
+            // The callback may destroy this BusSource: nothing of it is touched afterwards.
+            auto on_failure = std::move(self.on_failure_);
+            on_failure(e.getMessage());
+        }
+        return G_SOURCE_REMOVE;
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+} // namespace tracectl::gui

@@ -1,0 +1,57 @@
+// The command line of tracectl-gui: which bus to use, --help, --version. No GTK, no bus:
+// tested in tests/unit/gui_command_line_test.cpp.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tracectl::gui {
+
+/// Which bus tracectld is reached on.
+struct BusChoice {
+    enum class Kind {
+        system,  ///< the system bus (honours DBUS_SYSTEM_BUS_ADDRESS); the default
+        user,    ///< the session bus (a `tracectld --user`)
+        address, ///< the bus at `address`, a D-Bus address such as "unix:path=/run/x/bus"
+    };
+    Kind kind = Kind::system;
+    std::string address; ///< only for Kind::address
+
+    bool operator==(const BusChoice&) const = default;
+};
+
+/// Run the window on this bus.
+struct RunGui {
+    BusChoice bus;
+    bool operator==(const RunGui&) const = default;
+};
+
+/// Print the usage (to stdout) and exit 0.
+struct ShowHelp {
+    bool operator==(const ShowHelp&) const = default;
+};
+
+/// Print the version (to stdout) and exit 0.
+struct ShowVersion {
+    bool operator==(const ShowVersion&) const = default;
+};
+
+/// A usage error: print `message` to stderr and exit 2.
+struct UsageError {
+    std::string message;
+    bool operator==(const UsageError&) const = default;
+};
+
+using CommandLine = std::variant<RunGui, ShowHelp, ShowVersion, UsageError>;
+
+/// Parses the arguments after the program name: "--system" (default), "--user",
+/// "--bus-address ADDR" or "--bus-address=ADDR" (at most one of the three), "-h"/"--help",
+/// "--version". Anything else (including positional arguments) is a UsageError naming it.
+/// Never throws except std::bad_alloc.
+CommandLine parse_command_line(const std::vector<std::string>& arguments);
+
+/// The text --help prints, ending with a newline.
+std::string usage_text();
+
+} // namespace tracectl::gui

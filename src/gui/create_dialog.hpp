@@ -1,0 +1,69 @@
+// The create-session dialog: name, output folder (typed, or chosen with the desktop's folder
+// chooser), relay URL, mode (normal, snapshot, live), buffers (per UID, per PID) and whether
+// to count events. It only gathers a CreateRequest: the window sends it, the daemon decides,
+// and an error comes back here to be shown as the daemon worded it, with the dialog still
+// open so that the user can correct it.
+#pragma once
+
+#include "create_request.hpp"
+
+#include <gtkmm/box.h>
+#include <gtkmm/button.h>
+#include <gtkmm/checkbutton.h>
+#include <gtkmm/entry.h>
+#include <gtkmm/filechoosernative.h>
+#include <gtkmm/grid.h>
+#include <gtkmm/label.h>
+#include <gtkmm/window.h>
+#include <sigc++/signal.h>
+#include <string>
+
+namespace tracectl::gui {
+
+class CreateDialog : public Gtk::Window {
+public:
+    /// A modal dialog over `parent`, titled "New Tracing Session" (also its accessible name).
+    explicit CreateDialog(Gtk::Window& parent);
+
+    /// Emitted by "Create" (or Enter in a field) with the fields' values.
+    sigc::signal<void(const CreateRequest&)>& signal_create() { return create_; }
+
+    /// Clears the fields and the error, and shows the dialog.
+    void open();
+
+    /// While busy, "Create" is insensitive and says the request is being sent.
+    void set_busy(bool busy);
+
+    /// Shows `message` (the daemon's words) under the fields, with `title` above it in bold;
+    /// the label's accessible description is "Error". The fields keep their values.
+    void show_error(const std::string& title, const std::string& message);
+
+private:
+    void choose_folder();
+    void submit();
+    CreateRequest request() const;
+
+    Gtk::Box content_;
+    Gtk::Grid grid_;
+    Gtk::Entry name_;
+    Gtk::Box output_box_;
+    Gtk::Entry output_;
+    Gtk::Button choose_;
+    Gtk::Entry url_;
+    Gtk::Box mode_box_;
+    Gtk::CheckButton normal_;
+    Gtk::CheckButton snapshot_;
+    Gtk::CheckButton live_;
+    Gtk::Box buffers_box_;
+    Gtk::CheckButton per_uid_;
+    Gtk::CheckButton per_pid_;
+    Gtk::CheckButton count_events_;
+    Gtk::Label error_;
+    Gtk::Box buttons_;
+    Gtk::Button cancel_;
+    Gtk::Button create_button_;
+    Glib::RefPtr<Gtk::FileChooserNative> chooser_;
+    sigc::signal<void(const CreateRequest&)> create_;
+};
+
+} // namespace tracectl::gui

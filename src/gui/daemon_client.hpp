@@ -1,0 +1,126 @@
+// The GUI's only way to tracectld: one bus connection (run by a BusSource in the GTK main
+// loop), the generated proxies of dbus/*.xml, and the signals that keep the window current:
+// ObjectManager.InterfacesAdded/InterfacesRemoved on the Manager, PropertiesChanged on each
+// session, NameOwnerChanged of org.tracectl.Tracing1. Every call is asynchronous; every
+// callback runs on the GTK thread. The client holds no session state of its own beyond the
+// proxies: it hands what the daemon says to its Events.
+#pragma once
+
+#include "bus_source.hpp"
+#include "command_line.hpp"
+
+#include <cli/property_map.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sdbus-c++/sdbus-c++.h>
+#include <sigc++/connection.h>
+#include <string>
+#include <vector>
+
+namespace tracectl::gui {
+
+/// A method call that failed: the D-Bus error name (e.g.
+/// "org.tracectl.Tracing1.Error.SessionExists") and the message, as the daemon (or the bus)
+/// worded it.
+struct CallError {
+    std::string name;
+    std::string message;
+};
+
+/// What the daemon tells the window. Each callback may be empty.
+struct DaemonEvents {
+    /// The daemon answered (present = true) or is gone / not reachable (false, with the
+    /// reason: the bus's error message, or "" when its bus name was released).
+    std::function<void(bool present, const std::string& reason)> presence;
+    /// A session appeared or changed: `properties` holds the Session-interface properties
+    /// that are known now (all of them after GetAll or InterfacesAdded; only the changed ones
+    /// after PropertiesChanged).
+    std::function<void(const std::string& path, const cli::PropertyMap& properties)> session;
+    /// The session at `path` is gone (destroyed, or no longer visible to us).
+    std::function<void(const std::string& path)> session_removed;
+    /// Every session is gone (the daemon left, or a reload replaces them all).
+    std::function<void()> sessions_cleared;
+    /// The connection to the bus itself was lost (the bus daemon went away): nothing more
+    /// will come. `reason` is sd-bus's message.
+    std::function<void(const std::string& reason)> bus_lost;
+};
+
+/// Called with the new session's object path, or with the error.
+using CreateReply = std::function<void(const std::string& path, const std::optional<CallError>&)>;
+/// Called with nothing on success, or with the error.
+using ActionReply = std::function<void(const std::optional<CallError>&)>;
+
+/// The three session actions of this increment.
+enum class SessionAction { start, stop, destroy };
+
+/// The D-Bus method name of `action` ("Start", "Stop", "Destroy").
+const char* method_name(SessionAction action) noexcept;
+
+class DaemonClient {
+public:
+    /// Connects to `bus`, subscribes to the signals and lists the sessions (the answer comes
+    /// through `events`). Throws sdbus::Error when the bus cannot be reached.
+    DaemonClient(const BusChoice& bus, DaemonEvents events);
+    ~DaemonClient();
+    DaemonClient(const DaemonClient&) = delete;
+    DaemonClient& operator=(const DaemonClient&) = delete;
+    DaemonClient(DaemonClient&&) = delete;
+    DaemonClient& operator=(DaemonClient&&) = delete;
+
+    /// Lists the sessions again (Manager.ListSessions, then Properties.GetAll of each): the
+    /// sessions no longer listed are removed, the others updated. On a bus where tracectld is
+    /// D-Bus activatable, this starts it.
+    void reload();
+
+    /// Manager.CreateSession(name, options). "interactive" = true is added to `options`, so
+    /// that polkit may ask the desktop's authentication agent.
+    void create_session(const std::string& name, std::map<std::string, sdbus::Variant> options,
+                        CreateReply reply);
+
+    /// Session.Start/Stop/Destroy({"interactive": true}) on the session at `path`. The reply
+    /// comes even when the session's object is gone by then (Destroy).
+    void act(SessionAction action, const std::string& path, ActionReply reply);
+
+private:
+    class ManagerProxy;
+    class SessionProxy;
+    struct PendingCall;
+
+    void on_name_owner_changed(sdbus::Message& message);
+    void on_interfaces_added(
+        const std::string& path,
+        const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces);
+    void on_interfaces_removed(const std::string& path, const std::vector<std::string>& interfaces);
+    void on_properties_changed(const std::string& path, const std::string& interface,
+                               const std::map<std::string, sdbus::Variant>& changed,
+                               const std::vector<std::string>& invalidated);
+    void on_sessions_listed(const std::vector<sdbus::ObjectPath>& paths);
+    void daemon_gone(const std::string& reason);
+    /// Makes (or keeps) the proxy of the session at `path`; returns it.
+    SessionProxy& track(const std::string& path);
+    /// Properties.GetAll of the session at `path`, reported through events_.session.
+    void fetch(const std::string& path);
+    /// Drops, at the next idle turn of the loop, the proxies put aside in finished_calls_ and
+    /// retired_sessions_ (never from inside their own callback: sdbus-c++ still uses a proxy
+    /// after calling it).
+    void schedule_collect();
+
+    DaemonEvents events_;
+    std::unique_ptr<sdbus::IConnection> connection_;
+    std::unique_ptr<BusSource> source_;
+    std::unique_ptr<ManagerProxy> manager_;
+    sdbus::Slot name_owner_slot_;
+    std::map<std::string, std::unique_ptr<SessionProxy>> sessions_;
+    std::map<std::uint64_t, std::unique_ptr<PendingCall>> calls_;
+    std::vector<std::unique_ptr<PendingCall>> finished_calls_;
+    std::vector<std::unique_ptr<SessionProxy>> retired_sessions_;
+    std::uint64_t next_call_ = 0;
+    /// Bumped by reload() and when the daemon leaves: older ListSessions replies are ignored.
+    std::uint64_t generation_ = 0;
+    sigc::connection collect_idle_; ///< the pending collect_finished_calls(), if any
+};
+
+} // namespace tracectl::gui

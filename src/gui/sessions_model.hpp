@@ -1,0 +1,78 @@
+// What the sessions view shows, computed from what the daemon announced: each session's
+// properties (GetAll, InterfacesAdded, PropertiesChanged) in, one row of text per session out,
+// with events/s and MB/s from the last two Statistics samples (cli::RateTracker, shared with
+// `tracectl top`). No GTK, no bus: tested in tests/unit/gui_sessions_model_test.cpp.
+#pragma once
+
+#include <cli/property_map.hpp>
+#include <cli/top_model.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracectl::gui {
+
+/// One session as the view shows it; every field is display text.
+struct SessionRow {
+    std::string path;         ///< object path, /org/tracectl/Tracing1/session/<32 hex digits>
+    std::string name;         ///< Name
+    std::string state;        ///< State: created|active|stopped|rotating|error
+    std::string error_reason; ///< ErrorReason ("" unless state is "error")
+    std::string mode;         ///< Mode: normal|snapshot|live
+    std::string owner;        ///< the Owner's login name, or the uid in decimal
+    std::string output;       ///< OutputUrl when it streams, else OutputPath
+    /// Events recorded per second over the last two samples: "—" when unknown (fewer than two
+    /// samples, or a session created without count-events, which records no event count).
+    std::string events_per_second;
+    std::string megabytes_per_second; ///< bytes-written per second / 1,000,000; "—" unknown
+    std::string discarded;            ///< events-discarded so far, decimal
+
+    bool operator==(const SessionRow&) const = default;
+};
+
+/// The text of an unknown figure.
+inline constexpr const char* unknown_figure = "—";
+
+/// Maps a uid to the name shown in the Owner column (default: the password database, else
+/// the number).
+using OwnerNamer = std::function<std::string(std::uint32_t uid)>;
+
+class SessionsModel {
+public:
+    explicit SessionsModel(OwnerNamer owner_namer = {});
+
+    /// Adds the session at `path` or merges `properties` into it (a PropertiesChanged carries
+    /// only what changed). A Statistics value is a new sample for the rates.
+    void update(const std::string& path, const cli::PropertyMap& properties);
+
+    /// Forgets the session at `path`; no-op if unknown.
+    void remove(const std::string& path);
+
+    /// Forgets every session.
+    void clear();
+
+    bool contains(const std::string& path) const { return sessions_.contains(path); }
+    std::size_t size() const noexcept { return sessions_.size(); }
+
+    /// The rows, oldest session first (CreationTime, then name). `now_us` is CLOCK_MONOTONIC
+    /// in microseconds, the clock of Statistics' sampled-at: rates turn to 0 once no sample
+    /// came for cli::RateTracker::stale_after_us (the daemon only announces changes).
+    std::vector<SessionRow> rows(std::uint64_t now_us) const;
+
+private:
+    struct Session {
+        cli::PropertyMap properties; ///< every property but Statistics, merged
+        cli::RateTracker totals;
+    };
+    OwnerNamer owner_namer_;
+    std::map<std::string, Session> sessions_;
+};
+
+/// A rate for people, after dividing by `divisor`: "—" for nullopt; two decimals below 10,
+/// one below 100, none from 100 up (so that a trickle does not read as 0).
+std::string format_rate(const std::optional<double>& rate, double divisor = 1.0);
+
+} // namespace tracectl::gui

@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""tracectl-gui as a person uses it, in a real window: Xvfb, the session bus
+this runs in (dbus-run-session) with at-spi2 for the accessibility tree, and
+the sandbox's tracectld (scripts/sandbox) on its private system bus, which the
+window talks to. The test reads and drives the window through AT-SPI only
+(python3-pyatspi: accessible names, texts, actions, selections) and checks
+what the daemon holds with the tracectl command. It saves a PNG screenshot of
+the screen at each step in the artifact folder it prints first
+(BUILD/meson-logs/gui-screenshots).
+
+Every wait polls with a deadline; no sleep stands in for an assertion.
+
+Usage (root): dbus-run-session -- /usr/bin/python3 gui_test.py BUILD_DIR
+Environment: TRACECTL_GUI, TRACECTL, TRACECTLD, TRACECTL_DEMO_APP,
+TRACECTL_SANDBOX_SCRIPT (meson sets them).
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BUILD = sys.argv[1]
+GUI = os.environ["TRACECTL_GUI"]
+TRACECTL = os.environ["TRACECTL"]
+TRACECTLD = os.environ["TRACECTLD"]
+DEMO_APP = os.environ["TRACECTL_DEMO_APP"]
+SANDBOX = os.environ["TRACECTL_SANDBOX_SCRIPT"]
+ARTIFACTS = os.path.join(BUILD, "meson-logs", "gui-screenshots")
+
+pyatspi = None  # imported once DISPLAY is set (setUpModule)
+state = {}      # what setUpModule brought up
+
+
+def run(argv, env=None, check=True, timeout=60):
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{argv} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    return r
+
+
+def eventually(predicate, timeout, what, interval=0.05):
+    """Polls predicate() until it returns a true value (returned) or `timeout` seconds
+    passed (AssertionError naming `what` and the last value)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            last = predicate()
+        except Exception as e:  # an object that vanished while being read: try again
+            last = e
+        if last and not isinstance(last, Exception):
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: "
+                                 f"{last!r}; the window's tree: {dump_tree()}")
+        time.sleep(interval)
+
+
+def screenshot(name):
+    """Saves the whole screen as ARTIFACTS/NN-name.png."""
+    state["shots"] += 1
+    path = os.path.join(ARTIFACTS, f"{state['shots']:02d}-{name}.png")
+    run(["import", "-window", "root", path], env=dict(os.environ, DISPLAY=state["display"]))
+    return path
+
+
+def tracectl(*args, check=True):
+    return run([TRACECTL, *args], env=state["env"], check=check)
+
+
+# --- reading the window through AT-SPI -------------------------------------
+
+def app():
+    """The tracectl-gui application in the accessibility tree (cache cleared, so that what
+    is read is what the window shows now)."""
+    for a in pyatspi.Registry.getDesktop(0):
+        if a is not None and a.name == "tracectl-gui":
+            a.clearCache()
+            return a
+    return None
+
+
+def walk(node):
+    yield node
+    for child in node:
+        if child is not None:
+            yield from walk(child)
+
+
+def find(predicate, root=None):
+    root = root if root is not None else app()
+    if root is None:
+        return None
+    for node in walk(root):
+        if predicate(node):
+            return node
+    return None
+
+
+def dump_tree():
+    """Writes the application's accessibility tree (role, name, description, text) to a
+    file of the artifact folder; returns its path."""
+    path = os.path.join(ARTIFACTS, f"tree-{time.monotonic():.3f}.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        def dump(node, depth):
+            try:
+                text = text_of(node) if "Text" in pyatspi.listInterfaces(node) else ""
+                f.write(f"{'  ' * depth}{node.getRoleName()} name={node.name!r} "
+                        f"description={node.description!r} text={text!r}\n")
+                for child in node:
+                    if child is not None:
+                        dump(child, depth + 1)
+            except Exception as e:  # vanished meanwhile
+                f.write(f"{'  ' * depth}({e})\n")
+        a = app()
+        if a is not None:
+            dump(a, 0)
+    return path
+
+
+def text_of(node):
+    t = node.queryText()
+    return t.getText(0, t.characterCount)
+
+
+def window(title):
+    a = app()
+    if a is None:
+        return None
+    for w in a:
+        if w is not None and w.name == title:
+            return w
+    return None
+
+
+def main_window():
+    return window("Tracing Sessions")
+
+
+def dialog():
+    return window("New Tracing Session")
+
+
+def button(name, root=None):
+    """The push button named `name`, or showing the label `name` (GTK 4.8 names a button by
+    its accessible label followed by its label's text)."""
+    def matches(n):
+        if n.getRoleName() != "push button":
+            return False
+        return n.name == name or any(
+            c is not None and c.getRoleName() == "label" and text_of(c) == name for c in n)
+    return find(matches, root)
+
+
+def click(node):
+    action = node.queryAction()
+    for i in range(action.nActions):
+        if action.getName(i) in ("click", "activate", "press", "toggle"):
+            action.doAction(i)
+            return
+    action.doAction(0)
+
+
+def sessions_list():
+    return find(lambda n: n.getRoleName() == "list" and n.name == "Sessions", main_window())
+
+
+def rows():
+    """{session name: {column title: cell text}} of the sessions view."""
+    out = {}
+    lst = sessions_list()
+    if lst is None:
+        return out
+    for item in lst:
+        if item is None or item.getRoleName() != "list item":
+            continue
+        if not item.name.startswith("Session "):
+            continue
+        cells = {}
+        for node in walk(item):
+            if node.getRoleName() == "label" and node.description:
+                cells[node.description] = text_of(node)
+        out[item.name[len("Session "):]] = cells
+    return out
+
+
+def select(name):
+    lst = sessions_list()
+    for i, item in enumerate(lst):
+        if item is not None and item.name == "Session " + name:
+            lst.querySelection().selectChild(i)
+            return
+    raise AssertionError(f"no row for session {name}: {rows()}")
+
+
+def labelled(description, root=None):
+    """The text of the label whose accessible description is `description`, or None."""
+    node = find(lambda n: n.getRoleName() == "label" and n.description == description, root)
+    return text_of(node) if node is not None else None
+
+
+def banner_shows(text):
+    return find(lambda n: n.getRoleName() == "label" and text_of(n) == text,
+                main_window()) is not None
+
+
+def set_entry(root, name, text):
+    entry = eventually(lambda: find(lambda n: n.getRoleName() == "text" and n.name == name,
+                                    root), 5, f"the entry {name}")
+    entry.queryEditableText().setTextContents(text)
+
+
+def create_through_dialog(name, output=None):
+    """Opens the dialog, fills it in and presses Create; returns the dialog."""
+    click(eventually(lambda: button("New Session…", main_window()), 5, "the New Session… button"))
+    d = eventually(dialog, 5, "the create dialog")
+    set_entry(d, "Session name", name)
+    if output is not None:
+        set_entry(d, "Output folder", output)
+    return d
+
+
+def setUpModule():
+    global pyatspi
+    if os.geteuid() != 0:
+        raise RuntimeError("the gui suite runs the sandbox: it needs root")
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    os.makedirs(ARTIFACTS)
+    print(f"screenshots: {ARTIFACTS}", flush=True)
+    state["shots"] = 0
+    state["procs"] = []
+    state["dir"] = tempfile.mkdtemp(prefix="tracectl-gui-")
+    up = run([SANDBOX, "up", state["dir"], "--daemon", TRACECTLD, "--owner-pid", str(os.getpid())],
+             timeout=120)
+    env = dict(os.environ)
+    for line in up.stdout.splitlines():
+        m = re.match(r"export (\w+)=(.*)$", line)
+        if m:
+            env[m.group(1)] = m.group(2).strip("'\"")
+    state["env"] = env
+
+    # Xvfb picks a free display and writes its number to the pipe.
+    read_end, write_end = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24",
+                             "-nolisten", "tcp"], pass_fds=(write_end,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state["procs"].append(xvfb)
+    os.close(write_end)
+    with os.fdopen(read_end) as r:
+        number = r.readline().strip()
+    assert number, "Xvfb gave no display number"
+    state["display"] = ":" + number
+    os.environ["DISPLAY"] = state["display"]
+
+    import pyatspi as module  # finds the a11y bus through this session bus (org.a11y.Bus)
+    pyatspi = module
+
+    gui_env = dict(env, DISPLAY=state["display"], GDK_BACKEND="x11", GSK_RENDERER="cairo",
+                   GSETTINGS_BACKEND="memory")
+    for hide in ("NO_AT_BRIDGE", "GTK_A11Y"):
+        gui_env.pop(hide, None)
+    log = open(os.path.join(ARTIFACTS, "tracectl-gui.log"), "w")
+    state["gui"] = subprocess.Popen([GUI], env=gui_env, stdout=log, stderr=subprocess.STDOUT)
+    state["procs"].append(state["gui"])
+    eventually(lambda: sessions_list() is not None, 30, "the window's sessions list")
+
+
+def tearDownModule():
+    for p in reversed(state.get("procs", [])):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    if "dir" in state:
+        run([SANDBOX, "down", state["dir"]], check=False, timeout=120)
+        shutil.rmtree(state["dir"], ignore_errors=True)
+
+
+class Gui(unittest.TestCase):
+    def setUp(self):
+        self.assertIsNone(state["gui"].poll(), "tracectl-gui exited")
+
+    def tearDown(self):
+        self.assertIsNone(state["gui"].poll(), "tracectl-gui exited")
+
+    def output(self, name):
+        return os.path.join(state["dir"], "traces", name)
+
+    def test_1_create_through_the_dialog(self):
+        screenshot("empty-window")
+        d = create_through_dialog("gui-made", self.output("gui-made"))
+        self.assertEqual(labelled("Error", d), None)  # no error shown yet
+        screenshot("create-dialog")
+        click(button("Create", d))
+        eventually(lambda: dialog() is None, 10, "the dialog to close")
+        row = eventually(lambda: rows().get("gui-made"), 5, "the row of gui-made")
+        self.assertEqual(row["State"], "created")
+        self.assertEqual(row["Mode"], "normal")
+        self.assertEqual(row["Owner"], "root")
+        self.assertEqual(row["Output"], self.output("gui-made"))
+        screenshot("created")
+        listed = tracectl("list").stdout
+        self.assertRegex(listed, r"(?m)^gui-made\s+created\s+normal\s+root\b")
+
+    def test_2_terminal_sessions_come_and_go_within_a_second(self):
+        tracectl("create", "term-made", "--output", self.output("term-made"))
+        eventually(lambda: "term-made" in rows(), 1.0, "term-made in the window")
+        screenshot("terminal-session")
+        tracectl("destroy", "term-made")
+        eventually(lambda: "term-made" not in rows(), 1.0, "term-made gone from the window")
+        screenshot("terminal-session-destroyed")
+
+    def test_3_the_event_rate_of_a_tracing_session_rises_above_zero(self):
+        tracectl("create", "rate", "--count-events", "--output", self.output("rate"))
+        # Small sub-buffers: packets are written, and counted, every second.
+        tracectl("enable-channel", "-u", "small", "--subbuf-size", "4096", "--num-subbuf", "16",
+                 "-s", "rate")
+        tracectl("enable-event", "-u", "tracectl_demo:*", "-c", "small", "-s", "rate")
+        eventually(lambda: "rate" in rows(), 2, "the row of rate")
+        select("rate")
+        click(eventually(lambda: button("Start", main_window()), 2, "Start"))
+        eventually(lambda: rows()["rate"]["State"] == "active", 15, "rate active")
+        # About 2000 events a second until it is stopped (COUNT INTERVAL_US).
+        app_log = open(os.path.join(ARTIFACTS, "demo-app.log"), "w")
+        demo = subprocess.Popen([DEMO_APP, "100000000", "1000"], env=state["env"],
+                                stdout=app_log, stderr=subprocess.STDOUT)
+        try:
+            def rising():
+                r = rows()["rate"]
+                try:
+                    return float(r["Events/s"]) > 0 and float(r["MB/s"]) >= 0 and r
+                except ValueError:
+                    return False  # "—": fewer than two samples yet
+            row = eventually(rising, 20, "an event rate above 0 for rate")
+            screenshot("tracing")
+            self.assertGreater(float(row["Events/s"]), 0)
+        finally:
+            demo.terminate()
+            demo.wait(10)
+        select("rate")
+        click(button("Stop", main_window()))
+        eventually(lambda: rows()["rate"]["State"] == "stopped", 15, "rate stopped")
+        screenshot("stopped")
+
+    def test_4_a_refusal_is_shown_as_the_daemon_words_it_and_the_window_stays_usable(self):
+        tracectl("create", "dup", "--output", self.output("dup"))
+        cli = tracectl("create", "dup", check=False)
+        m = re.search(r"Error\.SessionExists: (.*)$", cli.stderr.strip())
+        self.assertIsNotNone(m, cli.stderr)
+        daemon_words = m.group(1)
+        eventually(lambda: "dup" in rows(), 2, "the row of dup")
+
+        d = create_through_dialog("dup")
+        click(button("Create", d))
+        error = eventually(lambda: labelled("Error", dialog()), 10, "the error in the dialog")
+        self.assertIn(daemon_words, error)
+        screenshot("refused")
+        # The same dialog, corrected, creates the session.
+        set_entry(dialog(), "Session name", "dup-2")
+        click(button("Create", dialog()))
+        eventually(lambda: dialog() is None, 10, "the dialog to close")
+        eventually(lambda: "dup-2" in rows(), 5, "the row of dup-2")
+
+        # An action the daemon refuses: Start without a channel.
+        select("dup")
+        click(button("Start", main_window()))
+        message = eventually(lambda: labelled("Message", main_window()), 10,
+                             "the refusal of Start")
+        self.assertIn("Could not start session “dup”", message)
+        self.assertIn(tracectl("start", "dup", check=False).stderr.strip().split(": ", 2)[-1],
+                      message)
+        screenshot("start-refused")
+        # Still usable: destroy both through the window.
+        for name in ("dup", "dup-2"):
+            select(name)
+            click(button("Destroy", main_window()))
+            eventually(lambda: name not in rows(), 10, f"{name} destroyed")
+        self.assertNotIn("dup", tracectl("list").stdout.split())
+
+    def test_5_the_daemon_restarted_under_the_window(self):
+        eventually(lambda: "gui-made" in rows(), 2, "the row of gui-made")
+        run([SANDBOX, "daemon-stop", state["dir"]], timeout=60)
+        eventually(lambda: banner_shows("tracectld is not running"), 5, "the banner")
+        eventually(lambda: rows() == {}, 2, "the sessions cleared")
+        screenshot("daemon-gone")
+        run([SANDBOX, "daemon-start", state["dir"], "--daemon", TRACECTLD], timeout=60)
+        eventually(lambda: not banner_shows("tracectld is not running"), 10, "the banner gone")
+        row = eventually(lambda: rows().get("gui-made"), 10, "gui-made back in the window")
+        self.assertEqual(row["State"], "created")
+        screenshot("daemon-back")
+        # And it works as before.
+        tracectl("create", "after-restart", "--output", self.output("after-restart"))
+        eventually(lambda: "after-restart" in rows(), 1.0, "after-restart in the window")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
