@@ -234,10 +234,16 @@ BusClient::save_configuration(const std::string& path) {
 }
 
 std::pair<std::vector<std::string>, std::vector<std::string>>
-BusClient::load_sessions(const std::string& document, const std::optional<std::string>& only) {
+BusClient::load_sessions(const std::string& document, const std::optional<std::string>& only,
+                         const std::optional<std::string>& override_name,
+                         const std::optional<std::string>& override_url) {
     std::map<std::string, sdbus::Variant> options = call_options();
     if (only)
         options.emplace("name", sdbus::Variant(*only));
+    if (override_name)
+        options.emplace("override-name", sdbus::Variant(*override_name));
+    if (override_url)
+        options.emplace("override-url", sdbus::Variant(*override_url));
     auto [paths, warnings] = connection_->manager.LoadSessions(document, options);
     return {std::vector<std::string>(paths.begin(), paths.end()), std::move(warnings)};
 }

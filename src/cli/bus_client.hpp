@@ -148,10 +148,13 @@ public:
     /// and the warnings for what LTTng's schema cannot hold.
     std::pair<std::string, std::vector<std::string>> save_configuration(const std::string& path);
 
-    /// Manager.LoadSessions(document, options {"name": only}): the object
+    /// Manager.LoadSessions(document, options {"name": only, "override-name",
+    /// "override-url"}): the object
     /// paths of the sessions made, and the warnings for what was left out.
     std::pair<std::vector<std::string>, std::vector<std::string>>
-    load_sessions(const std::string& document, const std::optional<std::string>& only);
+    load_sessions(const std::string& document, const std::optional<std::string>& only,
+                  const std::optional<std::string>& override_name = std::nullopt,
+                  const std::optional<std::string>& override_url = std::nullopt);
 
     /// Manager.ListApplications(): object paths of the apps the caller may see.
     std::vector<std::string> list_applications();

@@ -129,6 +129,8 @@ struct CommandLine {
     LoadArgs load;
     std::string load_name;
     std::string load_input;
+    std::string load_override_name;
+    std::string load_override_url;
     DisableCommandLine disable; // disable-event, disable-channel
     TrackCommandLine track;
 };
@@ -453,6 +455,15 @@ ExitStatus run(int argc, char** argv) {
                                         "$LTTNG_HOME/.lttng/sessions, else $HOME/.lttng/sessions, "
                                         "then /etc/lttng/sessions)")
                            ->type_name("PATH");
+    auto* load_override_name = load->add_option("--override-name", cl.load_override_name,
+                                                "Load session NAME under this name instead")
+                                   ->type_name("NEWNAME")
+                                   ->needs(load_name);
+    auto* load_override_url =
+        load->add_option("--override-url", cl.load_override_url,
+                         "Write (file:///PATH) or stream (net://HOST) the loaded sessions there "
+                         "instead of the files' outputs, as create --set-url")
+            ->type_name("URL");
     load->footer("Reads LTTng 2.13's session XML (lttng save writes it); the sessions are\n"
                  "yours, and each file loads whole or not at all. A session saved while\n"
                  "active starts. What tracectl lacks is left out and named in a warning.\n\n"
@@ -810,7 +821,7 @@ ExitStatus run(int argc, char** argv) {
              {&cl.create.name, &cl.show.name, &cl.start.name, &cl.stop.name, &cl.destroy.name,
               &cl.start.glob, &cl.stop.glob, &cl.destroy.glob, &cl.set_session_name,
               &cl.rotate_name, &cl.snapshot_name, &cl.er_name, &cl.dr_name, &cl.clear_name,
-              &cl.save_name, &cl.load_name}) {
+              &cl.save_name, &cl.load_name, &cl.load_override_name}) {
             if (!is_valid_utf8(*name)) {
                 throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
             }
@@ -852,6 +863,12 @@ ExitStatus run(int argc, char** argv) {
     }
     if (load_input->count() > 0) {
         cl.load.input_path = cl.load_input;
+    }
+    if (load_override_name->count() > 0) {
+        cl.load.override_name = cl.load_override_name;
+    }
+    if (load_override_url->count() > 0) {
+        cl.load.override_url = cl.load_override_url;
     }
     if (ee_session->count() > 0) {
         cl.enable_event.session = cl.ee_session;

@@ -158,7 +158,8 @@ ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std
     bool found = false;
     for (const fs::path& file : files) {
         try {
-            auto [paths, warnings] = bus.load_sessions(read_file(file), args.name);
+            auto [paths, warnings] = bus.load_sessions(read_file(file), args.name,
+                                                       args.override_name, args.override_url);
             found = true;
             print_warnings(warnings, err);
             for (const std::string& path : paths)

@@ -40,6 +40,8 @@ struct LoadArgs {
     /// A file, or a folder whose *.lttng files are read; default: the
     /// caller's folder (default_sessions_folder()), then the system one.
     std::optional<std::string> input_path;
+    std::optional<std::string> override_name; ///< with `name`: load it under this name
+    std::optional<std::string> override_url;  ///< the output instead of the file's
 };
 
 /// Sends each file to Manager.LoadSessions and reports the sessions made.

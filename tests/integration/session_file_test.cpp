@@ -256,6 +256,24 @@ TEST_F(SessionFileTest, WhatTracectlLacksIsNamedAndTheRestLoads) {
     s.Destroy({});
 }
 
+TEST_F(SessionFileTest, LoadOverridesTheNameAndTheOutput) {
+    const std::string dir = sandbox_->dir() + "/override";
+    fs::create_directories(dir);
+    writeText(dir + "/orig.lttng",
+              "<sessions><session><name>orig</name><output><consumer_output><enabled>true"
+              "</enabled><destination><path>/nonexistent/orig</path></destination>"
+              "</consumer_output></output></session></sessions>");
+    const RunResult r =
+        tracectl({"load", "orig", "-i", dir + "/orig.lttng", "--override-name", "renamed",
+                  "--override-url", "file://" + output("renamed")});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    SessionClient s(*bus_, manager_->GetSession("renamed"));
+    EXPECT_EQ(s.OutputPath(), output("renamed"));
+    s.Destroy({});
+    const RunResult usage = tracectl({"load", "-i", dir, "--override-name", "x"});
+    EXPECT_EQ(usage.exitCode, 2) << "--override-name needs NAME: " << usage.describe();
+}
+
 TEST_F(SessionFileTest, HostileDocumentsAreRefusedWholeAndTheDaemonServesOn) {
     const auto before = sessionNames();
     const std::string good =

@@ -92,7 +92,8 @@ struct ManagerObject::LoadRun {
 };
 
 ManagerObject::Loaded ManagerObject::readLoad(const std::string& document,
-                                              const std::optional<std::string>& only) {
+                                              const std::optional<std::string>& only,
+                                              const LoadOverrides& overrides) {
     session_file::ParsedSessions parsed;
     try {
         parsed = session_file::readSessionFile(document);
@@ -110,6 +111,17 @@ ManagerObject::Loaded ManagerObject::readLoad(const std::string& document,
             throw Error(ErrorCode::InvalidArgument,
                         "the document has two sessions named " + quoteForMessage(s.name));
         out.plans.push_back(planLoad(s, out.warnings));
+        LoadPlan& p = out.plans.back();
+        if (overrides.name)
+            p.request.name = *overrides.name;
+        if (overrides.url) {
+            // As lttng load --override-url: the output the URL names, local
+            // (file://) or a relay (net://), instead of the file's.
+            p.request.url = *overrides.url;
+            p.request.outputPath.reset();
+            p.request.controlUrl.reset();
+            p.request.dataUrl.reset();
+        }
     }
     if (out.plans.empty())
         throw Error(ErrorCode::NoSuchSession,
@@ -132,15 +144,26 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
     const bool interactive =
         auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
     std::optional<std::string> only;
+    LoadOverrides overrides;
     for (const auto& [key, value] : options) {
-        if (key != "name")
+        std::optional<std::string>* into = key == "name"            ? &only
+                                           : key == "override-name" ? &overrides.name
+                                           : key == "override-url"  ? &overrides.url
+                                                                    : nullptr;
+        if (into == nullptr)
             throw Error(ErrorCode::InvalidArgument,
-                        "unknown option " + quoteForMessage(key) + " (known: name, interactive)");
+                        "unknown option " + quoteForMessage(key) +
+                            " (known: name, override-name, override-url, interactive)");
         if (!value.containsValueOfType<std::string>())
-            throw Error(ErrorCode::InvalidArgument, "option 'name' must be a string (s)");
-        only = value.get<std::string>();
+            throw Error(ErrorCode::InvalidArgument,
+                        "option " + quoteForMessage(key) + " must be a string (s)");
+        *into = value.get<std::string>();
     }
-    auto loaded = std::make_shared<Loaded>(readLoad(document, only));
+    if (overrides.name && !only)
+        throw Error(ErrorCode::InvalidArgument,
+                    "override-name needs name: it renames one session (lttng load "
+                    "SESSION --override-name)");
+    auto loaded = std::make_shared<Loaded>(readLoad(document, only, overrides));
     bool usesKernel = false;
     for (const LoadPlan& p : loaded->plans)
         usesKernel = usesKernel || p.usesKernel;

@@ -90,7 +90,13 @@ private:
     /// tracectl::Error: InvalidArgument (not a session file, two sessions of
     /// one name, a session load_plan refuses), NoSuchSession (none, or
     /// none named `only`).
-    static Loaded readLoad(const std::string& document, const std::optional<std::string>& only);
+    /// lttng-load(1)'s --override-name (with `only`) and --override-url.
+    struct LoadOverrides {
+        std::optional<std::string> name;
+        std::optional<std::string> url;
+    };
+    static Loaded readLoad(const std::string& document, const std::optional<std::string>& only,
+                           const LoadOverrides& overrides = {});
     /// Manager.LoadSessions(s document, a{sv} options) -> (ao, as): authorized
     /// as CreateSession (trace-own; trace-kernel too for kernel channels),
     /// then loadPlans() as the caller.
