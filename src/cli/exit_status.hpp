@@ -10,7 +10,8 @@ namespace tracectl::cli {
 /// What `tracectl` returns to the shell (documented in `tracectl --help`).
 enum class ExitStatus : int {
     success = 0,      ///< the command did what was asked (also `--help`, `--version`)
-    daemon_error = 1, ///< the daemon answered with a D-Bus error (or an unusable reply); also
+    daemon_error = 1, ///< the daemon answered with a D-Bus error (or an unusable reply), or a
+                      ///< local file could not be read or written (save, load); also
                       ///< Error.RelayUnavailable: tracectld answered, its lttng-relayd did not
     usage = 2,        ///< the command line could not be parsed; `top` without a terminal
     unreachable = 3,  ///< the bus or the daemon cannot be reached
@@ -21,7 +22,8 @@ inline constexpr std::string_view exit_status_help =
     "Exit status:\n"
     "  0  success\n"
     "  1  the daemon answered with an error (e.g. no such session, access denied,\n"
-    "     the session's lttng-relayd cannot be reached: RelayUnavailable)\n"
+    "     the session's lttng-relayd cannot be reached: RelayUnavailable), or a\n"
+    "     local file could not be read or written (save, load)\n"
     "  2  usage error: the command line could not be parsed (or top has no terminal)\n"
     "  3  the bus or the tracectld daemon cannot be reached\n"
     "\n"

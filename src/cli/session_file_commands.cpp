@@ -3,16 +3,20 @@
 #include "error_report.hpp"
 #include "session_view.hpp"
 #include "trace_commands.hpp"
+#include "utf8.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sdbus-c++/Error.h>
 #include <sstream>
 #include <stdexcept>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tracectl::cli {
@@ -23,6 +27,10 @@ namespace fs = std::filesystem;
 
 constexpr const char* kNoSuchSession = "org.tracectl.Tracing1.Error.NoSuchSession";
 constexpr const char* kUnknownObject = "org.freedesktop.DBus.Error.UnknownObject";
+constexpr const char* kInvalidArgument = "org.tracectl.Tracing1.Error.InvalidArgument";
+/// How the daemon's LoadSessions begins its message for a document that is
+/// not a session file at all (objects/manager_load.cpp).
+constexpr std::string_view kNotASessionFile = "not an LTTng session file: ";
 /// The daemon's bound (session_file::kMaxSessionFileBytes).
 constexpr std::uintmax_t kMaxFileBytes = 4 * 1024 * 1024;
 
@@ -31,25 +39,46 @@ void print_warnings(const std::vector<std::string>& warnings, std::ostream& err)
         err << "tracectl: warning: " << w << '\n';
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder.
+/// Writes `text` to `path` through a temporary file of a random name in the
+/// same folder, made with O_EXCL (never an existing file or a symbolic link
+/// someone planted) and given its mode through its own fd; then renamed onto
+/// `path`, never over an existing entry unless `force` (and even then a
+/// symbolic link at `path` is replaced, not followed). Throws
+/// std::runtime_error naming `path`.
 void write_file(const fs::path& path, const std::string& text, bool force) {
-    if (!force && fs::exists(fs::symlink_status(path)))
-        throw std::runtime_error(path.string() + " exists; give --force to overwrite it");
-    const fs::path tmp = path.string() + ".tmp-" + std::to_string(getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << text;
-        f.flush();
-        if (!f)
-            throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+    std::string tmp = (path.parent_path() / ("." + path.filename().string() + ".XXXXXX")).string();
+    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0)
+        throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+    auto fail = [&](const std::string& why) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw std::runtime_error("cannot write " + path.string() + ": " + why);
+    };
+    if (::fchmod(fd, 0644) != 0)
+        fail(std::strerror(errno));
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            fail(n < 0 ? std::strerror(errno) : "no space written");
+        done += static_cast<std::size_t>(n);
     }
-    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                             fs::perms::others_read);
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp);
-        throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
+    if (::close(fd) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(e));
+    }
+    const int r =
+        force ? ::rename(tmp.c_str(), path.c_str())
+              : ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE);
+    if (r != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        if (e == EEXIST)
+            throw std::runtime_error(path.string() + " exists; give --force to overwrite it");
+        throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(e));
     }
 }
 
@@ -115,12 +144,14 @@ ExitStatus run_save(BusClient& bus, const SaveArgs& args, std::ostream& out, std
     }
     const fs::path folder = args.output_path ? *args.output_path : default_sessions_folder();
     std::error_code ec;
-    fs::create_directories(folder, ec);
+    const bool made = fs::create_directories(folder, ec);
     if (ec) {
         print_error_line(err, "cannot make " + folder.string() + ": " + ec.message());
         return ExitStatus::daemon_error;
     }
-    if (!args.output_path)
+    // A folder made here for the caller's sessions is the caller's only; one
+    // that was there keeps its mode.
+    if (made && !args.output_path)
         fs::permissions(folder, fs::perms::owner_all, ec);
     ExitStatus status = ExitStatus::success;
     for (const auto& [path, name] : sessions) {
@@ -156,10 +187,31 @@ ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std
     }
     ExitStatus status = ExitStatus::success;
     bool found = false;
+    // With a NAME, a file that cannot be read or is not a session file at
+    // all is passed over with a warning: it is not the one asked for.
+    std::vector<std::string> passedOver;
     for (const fs::path& file : files) {
+        std::string text;
         try {
-            auto [paths, warnings] = bus.load_sessions(read_file(file), args.name,
-                                                       args.override_name, args.override_url);
+            text = read_file(file);
+            if (text.find('\0') != std::string::npos)
+                throw std::runtime_error(file.string() + " holds a NUL byte: not a session file");
+            if (!is_valid_utf8(text))
+                throw std::runtime_error(file.string() +
+                                         " is not UTF-8, which session files are (convert it "
+                                         "with iconv -t UTF-8)");
+        } catch (const std::exception& e) {
+            if (args.name) {
+                passedOver.push_back(e.what());
+                continue;
+            }
+            print_error_line(err, e.what());
+            status = ExitStatus::daemon_error;
+            continue;
+        }
+        try {
+            auto [paths, warnings] =
+                bus.load_sessions(text, args.name, args.override_name, args.override_url);
             found = true;
             print_warnings(warnings, err);
             for (const std::string& path : paths)
@@ -170,15 +222,20 @@ ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std
         } catch (const sdbus::Error& e) {
             if (args.name && e.getName() == kNoSuchSession)
                 continue; // this file has no session of that name
+            if (args.name && e.getName() == kInvalidArgument &&
+                e.getMessage().rfind(kNotASessionFile, 0) == 0) {
+                passedOver.push_back(file.string() + ": " + e.getMessage());
+                continue;
+            }
             print_error_line(err, file.string() + ": " + e.getName() + ": " + e.getMessage());
             status = exit_status_for_error(e.getName());
             if (status == ExitStatus::unreachable)
                 return status;
-        } catch (const std::exception& e) {
-            print_error_line(err, e.what());
-            status = ExitStatus::daemon_error;
         }
     }
+    if (args.name && !found)
+        for (const std::string& why : passedOver)
+            err << "tracectl: warning: passed over " << why << '\n';
     if (files.empty()) {
         print_error_line(err, "no session file (*.lttng) in " +
                                   (args.input_path ? *args.input_path

@@ -27,9 +27,13 @@ struct ParsedSessions {
     std::vector<SessionDescription> sessions; ///< in document order
     /// Elements the reader does not know, skipped, each named with its line:
     /// "line 7: unknown element <foo> in <channel> ignored" (text where only
-    /// elements belong: "line 7: text in <channel> ignored").
+    /// elements belong: "line 7: text in <channel> ignored"); at most
+    /// kMaxReaderWarnings such lines, then one that counts the others.
     std::vector<std::string> warnings;
 };
+
+/// Most warning lines readSessionFile() gives one by one.
+inline constexpr std::size_t kMaxReaderWarnings = 32;
 
 /// Most bytes a session file may have (bounds what a client makes the
 /// daemon parse; LTTng's own files are a few kB per session).

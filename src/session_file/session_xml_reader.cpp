@@ -295,15 +295,28 @@ public:
         if (out.sessions.empty())
             throw error(root, "has no <session>");
         out.warnings = std::move(warnings_);
+        if (unwarned_ > 0)
+            out.warnings.push_back("and " + std::to_string(unwarned_) +
+                                   " more unknown elements or stray texts, ignored");
         return out;
     }
 
 private:
     std::vector<std::string> warnings_;
+    /// Warnings past kMaxReaderWarnings: counted, not kept (a document of a
+    /// million unknown elements must not make a million lines).
+    std::size_t unwarned_ = 0;
+
+    void warn(std::string line) {
+        if (warnings_.size() < kMaxReaderWarnings)
+            warnings_.push_back(std::move(line));
+        else
+            ++unwarned_;
+    }
 
     void unknown(Node child, Node parent) {
-        warnings_.push_back(lineText(lineOf(child)) + "unknown element <" + nameOf(child) +
-                            "> in <" + nameOf(parent) + "> ignored");
+        warn(lineText(lineOf(child)) + "unknown element <" + nameOf(child) + "> in <" +
+             nameOf(parent) + "> ignored");
     }
 
     /// Calls `handle` on each element child of `parent` in document order;
@@ -326,8 +339,7 @@ private:
                     unknown(c, parent);
             } else if ((c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) &&
                        !isBlank(c->content)) {
-                warnings_.push_back(lineText(lineOf(c)) + "text in <" + nameOf(parent) +
-                                    "> ignored");
+                warn(lineText(lineOf(c)) + "text in <" + nameOf(parent) + "> ignored");
             }
         }
     }

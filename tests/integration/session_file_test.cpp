@@ -263,9 +263,8 @@ TEST_F(SessionFileTest, LoadOverridesTheNameAndTheOutput) {
               "<sessions><session><name>orig</name><output><consumer_output><enabled>true"
               "</enabled><destination><path>/nonexistent/orig</path></destination>"
               "</consumer_output></output></session></sessions>");
-    const RunResult r =
-        tracectl({"load", "orig", "-i", dir + "/orig.lttng", "--override-name", "renamed",
-                  "--override-url", "file://" + output("renamed")});
+    const RunResult r = tracectl({"load", "orig", "-i", dir + "/orig.lttng", "--override-name",
+                                  "renamed", "--override-url", "file://" + output("renamed")});
     ASSERT_TRUE(r.ok()) << r.describe();
     SessionClient s(*bus_, manager_->GetSession("renamed"));
     EXPECT_EQ(s.OutputPath(), output("renamed"));
@@ -335,6 +334,49 @@ TEST_F(SessionFileTest, HostileDocumentsAreRefusedWholeAndTheDaemonServesOn) {
     SessionClient(*bus_, paths[0]).Destroy({});
 }
 
+TEST_F(SessionFileTest, AMillionUnknownElementsGiveABoundedReplyAndTheDaemonServesOn) {
+    // Each unknown element is a warning: unbounded, they made a reply over
+    // the bus's size limit, and the bus disconnected the daemon.
+    std::string doc = "<sessions><session><name>noisy</name>";
+    for (int i = 0; i < 1'000'000; ++i)
+        doc += "<u/>";
+    doc += "<output><consumer_output><enabled>true</enabled><destination><path>" + output("noisy") +
+           "</path></destination></consumer_output></output></session></sessions>";
+    const auto [paths, warnings] = manager_->LoadSessions(doc, {});
+    ASSERT_EQ(paths.size(), 1u);
+    EXPECT_LE(warnings.size(), 101u);
+    EXPECT_NE(warnings.back().find("more"), std::string::npos) << warnings.back();
+    EXPECT_TRUE(sandbox_->daemonRunning());
+    SessionClient(*bus_, paths[0]).Destroy({});
+}
+
+TEST_F(SessionFileTest, SaveNeverWritesThroughASymbolicLink) {
+    const std::string dir = sandbox_->dir() + "/save-links";
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::all | fs::perms::sticky_bit);
+    const std::string precious = sandbox_->dir() + "/precious";
+    writeText(precious, "secret\n");
+    chmod(precious.c_str(), 0600);
+    SessionClient s(*bus_, manager_->CreateSession(
+                               "victim", {{"output-path", sdbus::Variant(output("victim"))}}));
+    fs::create_symlink(precious, dir + "/victim.lttng");
+    const RunResult refused = tracectl({"save", "victim", "-o", dir});
+    EXPECT_EQ(refused.exitCode, 1) << refused.describe();
+    EXPECT_NE(refused.err.find("exists"), std::string::npos) << refused.err;
+    const RunResult forced = tracectl({"save", "victim", "-o", dir, "-f"});
+    EXPECT_TRUE(forced.ok()) << forced.describe();
+    EXPECT_EQ(readText(precious), "secret\n") << "written through the link";
+    EXPECT_FALSE(fs::is_symlink(dir + "/victim.lttng")) << "the link is replaced";
+    struct stat st {};
+    ASSERT_EQ(stat(precious.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+        ++entries;
+    EXPECT_EQ(entries, 1u) << "no temporary file left";
+    s.Destroy({});
+}
+
 TEST_F(SessionFileTest, AutoLoadAtStartChecksEachFilesOwner) {
     const std::string autoDir = sandbox_->lttngHome() + "/.lttng/sessions/auto";
     fs::create_directories(autoDir);
@@ -367,18 +409,35 @@ TEST_F(SessionFileTest, AutoLoadAtStartChecksEachFilesOwner) {
     ASSERT_TRUE(eventually([&] { return sessionNames() == std::vector<std::string>{"auto-good"}; },
                            std::chrono::seconds(10)))
         << "sessions: " << ::testing::PrintToString(sessionNames());
-    SessionClient good(*bus_, manager_->GetSession("auto-good"));
-    EXPECT_TRUE(eventually([&] { return good.State() == "active"; }, std::chrono::seconds(10)));
-    EXPECT_EQ(good.Owner(), 0u);
-    runAppUnderTracectl();
-    good.Stop({});
-    EXPECT_EQ(countTicks(output("auto-good")), 20);
+    {
+        SessionClient good(*bus_, manager_->GetSession("auto-good"));
+        EXPECT_TRUE(eventually([&] { return good.State() == "active"; }, std::chrono::seconds(10)));
+        EXPECT_EQ(good.Owner(), 0u);
+        runAppUnderTracectl();
+        good.Stop({});
+        EXPECT_EQ(countTicks(output("auto-good")), 20);
+    }
     const std::string log = sandbox_->readLog("tracectld");
     EXPECT_NE(log.find("nobody.lttng: owned by uid 65534"), std::string::npos) << log;
     EXPECT_NE(log.find("shared.lttng: writable by others"), std::string::npos) << log;
     EXPECT_NE(log.find("link.lttng: a symbolic link"), std::string::npos) << log;
     EXPECT_NE(log.find("broken.lttng skipped"), std::string::npos) << log;
-    good.Destroy({});
+    SessionClient(*bus_, manager_->GetSession("auto-good")).Start({});
+    // Restarted again: the session comes back from its state in error (it
+    // was recording), and the file's is loaded again in its place.
+    const RunResult again = sandbox_->restartDaemon();
+    ASSERT_TRUE(again.ok()) << again.describe();
+    bus_ = sdbus::createSystemBusConnection();
+    manager_ = std::make_unique<ManagerClient>(*bus_);
+    EXPECT_TRUE(eventually(
+        [&] {
+            if (sessionNames() != std::vector<std::string>{"auto-good"})
+                return false;
+            return SessionClient(*bus_, manager_->GetSession("auto-good")).State() == "active";
+        },
+        std::chrono::seconds(10)))
+        << ::testing::PrintToString(sessionNames());
+    SessionClient(*bus_, manager_->GetSession("auto-good")).Destroy({});
     fs::remove_all(autoDir);
 }
 

@@ -19,8 +19,16 @@ inline constexpr const char* kUnknownObject = "org.freedesktop.DBus.Error.Unknow
 inline constexpr const char* kInteractiveAuthorizationRequired =
     "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired";
 
+/// Most bytes of an error message sent on the bus: a message naming what a
+/// client sent (a filter, a document) must never make a reply the bus
+/// refuses, which gets the daemon disconnected.
+inline constexpr std::size_t kMaxErrorMessageBytes = 4096;
+/// `message` cut to kMaxErrorMessageBytes at a UTF-8 character boundary,
+/// "..." appended when cut.
+std::string boundedErrorMessage(std::string message);
+
 /// The `sdbus::Error` (a D-Bus error name and message) for a domain error:
-/// the table's D-Bus name, the message. Logs nothing: what failed (a
+/// the table's D-Bus name, the message (boundedErrorMessage()). Logs nothing: what failed (a
 /// consumer, a session) was logged where it was seen.
 sdbus::Error toBusError(const Error& e);
 

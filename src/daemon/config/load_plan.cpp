@@ -298,6 +298,23 @@ private:
 
 } // namespace
 
+std::vector<std::string> boundedWarnings(std::vector<std::string> lines) {
+    const std::size_t more = lines.size() > kMaxWarningLines ? lines.size() - kMaxWarningLines : 0;
+    lines.resize(std::min(lines.size(), kMaxWarningLines));
+    for (std::string& line : lines) {
+        if (line.size() <= kMaxWarningLineBytes)
+            continue;
+        std::size_t cut = kMaxWarningLineBytes;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
+            --cut; // not inside a UTF-8 sequence
+        line.resize(cut);
+        line += "...";
+    }
+    if (more > 0)
+        lines.push_back("and " + std::to_string(more) + " more warnings");
+    return lines;
+}
+
 LoadPlan planLoad(const session_file::SessionDescription& session,
                   std::vector<std::string>& warnings) {
     return Planner(session, warnings).plan();

@@ -51,8 +51,22 @@ struct LoadPlan {
     std::vector<PlannedTracker> trackers;
     RotationSchedule schedule;
     bool start = false;      ///< <started>true</started>: Start once loaded
+    /// Auto-load: when the file's output folder holds a trace already (an
+    /// earlier boot's, or the run before a restart), write to
+    /// <folder>-<YYYYmmdd-HHMMSS> instead of refusing the session.
+    bool freshFolderIfTaken = false;
     bool usesKernel = false; ///< has kernel channels: needs trace-kernel
 };
+
+/// Most warning lines a reply or a log carries, and most bytes of each: a
+/// D-Bus message over the bus's size limit gets the sender disconnected.
+inline constexpr std::size_t kMaxWarningLines = 100;
+inline constexpr std::size_t kMaxWarningLineBytes = 512;
+
+/// `lines` bounded: the first kMaxWarningLines (each cut to
+/// kMaxWarningLineBytes, at a UTF-8 character boundary), then one line
+/// counting the others.
+std::vector<std::string> boundedWarnings(std::vector<std::string> lines);
 
 /// The plan for `session`. Appends to `warnings` one line per thing left
 /// out or changed, each starting with "session 'NAME': ". Throws

@@ -11,9 +11,11 @@
 #include "session_file/session_xml.hpp"
 #include "tracing/output_folder.hpp"
 
+#include <ctime>
 #include <grp.h>
 #include <pwd.h>
 #include <set>
+#include <sys/stat.h>
 
 namespace tracectl {
 
@@ -35,11 +37,31 @@ uint32_t idOfName(ProcessAttribute attribute, const std::string& name,
         if (getgrnam_r(name.c_str(), &gr, buffer.data(), buffer.size(), &found) == 0 && found)
             return found->gr_gid;
     }
+    (void)sessionName; // forSession() names it
     throw Error(ErrorCode::InvalidArgument,
-                "session " + quoteForMessage(sessionName) + ": the " +
-                    std::string(toString(attribute)) + " tracker names " +
+                "the " + std::string(toString(attribute)) + " tracker names " +
                     (attribute == ProcessAttribute::Vuid ? "user " : "group ") +
                     quoteForMessage(name) + ", which does not exist here");
+}
+
+/// Whether `path` holds a trace (LTTng's top folders): looked at, as the
+/// daemon, without following a last symbolic link.
+bool holdsTrace(const std::string& path) {
+    struct stat st {};
+    for (const char* top : {"/ust", "/kernel", "/archives"})
+        if (::lstat((path + top).c_str(), &st) == 0)
+            return true;
+    return false;
+}
+
+/// YYYYmmdd-HHMMSS of `t` in local time, as LTTng names default outputs.
+std::string folderTimestamp(std::chrono::system_clock::time_point t) {
+    const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+    std::tm local{};
+    localtime_r(&secs, &local);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &local);
+    return buf;
 }
 
 /// Runs `f`; a tracectl::Error it throws is prefixed with the session's name.
@@ -179,7 +201,7 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
         auto run = [this, alive, pending, caller, loaded](bool allUsers) {
             if (alive.expired())
                 return;
-            const std::vector<std::string> warnings = loaded->warnings;
+            const std::vector<std::string> warnings = boundedWarnings(loaded->warnings);
             loadPlans(std::move(loaded->plans), caller.uid, allUsers,
                       [pending, warnings](std::optional<Error> e, std::vector<std::string> paths) {
                           if (e)
@@ -230,16 +252,61 @@ void ManagerObject::autoLoad(const std::string& directory, uid_t owner) {
             log::warning("auto-load: " + f.path + " skipped: " + e.what());
             continue;
         }
-        for (const std::string& w : loaded.warnings)
+        for (const std::string& w : boundedWarnings(loaded.warnings))
             log::warning("auto-load: " + f.path + ": " + w);
-        loadPlans(std::move(loaded.plans), owner, owner == 0,
-                  [path = f.path](std::optional<Error> e, std::vector<std::string> paths) {
-                      if (e)
-                          return log::warning("auto-load: " + path + " not loaded: " + e->what());
-                      log::notice("auto-load: " + path + " loaded (" +
-                                  std::to_string(paths.size()) + " session" +
-                                  (paths.size() == 1 ? "" : "s") + ")");
-                  });
+        // A session the daemon before this one had loaded is back from its
+        // state already. One that was recording came back in error (its
+        // consumer was not taken over): the file's is loaded again in its
+        // place, so tracing set up at boot goes on after a restart. One that
+        // came back as it was stays, and the file's is passed over.
+        std::vector<LoadPlan> plans;
+        std::vector<SessionId> replaced;
+        for (LoadPlan& p : loaded.plans) {
+            p.freshFolderIfTaken = true;
+            const Session* existing = registry_.findByName(owner, p.request.name);
+            if (existing == nullptr) {
+                plans.push_back(std::move(p));
+            } else if (leftInErrorByRestart(*existing)) {
+                replaced.push_back(existing->id());
+                plans.push_back(std::move(p));
+            } else {
+                log::notice("auto-load: " + f.path + ": session '" + p.request.name +
+                            "' is there already (brought back from the state of the daemon "
+                            "before), passed over");
+            }
+        }
+        if (plans.empty())
+            continue;
+        auto load = [this, path = f.path, owner, plans = std::move(plans)]() mutable {
+            loadPlans(
+                std::move(plans), owner, owner == 0,
+                [path](std::optional<Error> e, std::vector<std::string> paths) {
+                    if (e)
+                        return log::warning("auto-load: " + path + " not loaded: " + e->what());
+                    log::notice("auto-load: " + path + " loaded (" + std::to_string(paths.size()) +
+                                " session" + (paths.size() == 1 ? "" : "s") + ")");
+                });
+        };
+        auto left = std::make_shared<std::size_t>(replaced.size());
+        auto then = std::make_shared<decltype(load)>(std::move(load));
+        if (replaced.empty()) {
+            (*then)();
+            continue;
+        }
+        for (const SessionId& id : replaced) {
+            Session* s = registry_.findById(id);
+            log::notice("auto-load: " + f.path + ": session '" + s->config().name +
+                            "' left in error by the restart is replaced by the file's",
+                        id.uuid());
+            s->destroy(
+                [this, alive = std::weak_ptr<bool>(alive_), id, left, then](std::optional<Error>) {
+                    if (alive.expired())
+                        return;
+                    destroySession(id);
+                    if (--*left == 0)
+                        (*then)();
+                });
+        }
     }
 }
 
@@ -251,6 +318,13 @@ void ManagerObject::loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool all
     run->allUsers = allUsers;
     run->done = std::move(done);
     try {
+        // Checked up front: a document of more sessions than the owner may
+        // hold fails at once, not after making hundreds of them.
+        if (registry_.visibleTo(owner, false).size() + run->plans.size() > kMaxSessionsPerOwner)
+            throw Error(ErrorCode::LimitExceeded, "loading " + std::to_string(run->plans.size()) +
+                                                      " sessions would pass the " +
+                                                      std::to_string(kMaxSessionsPerOwner) +
+                                                      " sessions a user may hold");
         for (const LoadPlan& p : run->plans) {
             forSession(p.request.name, [&] {
                 if (p.usesKernel) {
@@ -274,8 +348,15 @@ void ManagerObject::loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool all
         try {
             for (std::size_t i = 0; i < run->plans.size(); ++i) {
                 LoadPlan& p = run->plans[i];
-                const SessionConfig& config = run->registryPlans[i].config;
+                SessionConfig& config = run->registryPlans[i].config;
                 forSession(p.request.name, [&] {
+                    if (!config.relay && p.freshFolderIfTaken && holdsTrace(config.outputPath)) {
+                        const std::string taken = config.outputPath;
+                        config.outputPath += "-" + folderTimestamp(run->registryPlans[i].created);
+                        log::notice("session '" + p.request.name + "': " + taken +
+                                    " holds a trace already; this one goes to " +
+                                    config.outputPath);
+                    }
                     if (config.relay)
                         probeRelay(*config.relay);
                     else

@@ -146,6 +146,9 @@ private:
     /// the reason. A document refused (store_, or an output folder its owner
     /// may not write: the check CreateSession makes) is logged and set aside.
     void restoreSessions();
+    /// True for a session restoreSessions() brought back in error because
+    /// it had started (its consumer not taken over).
+    static bool leftInErrorByRestart(const Session& session);
     /// add()'s second half: the bus object of `session`, registered.
     std::string publish(Session& session);
 

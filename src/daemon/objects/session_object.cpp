@@ -3,6 +3,7 @@
 #include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
 #include "common/log.hpp"
+#include "config/load_plan.hpp"
 #include "config/session_description_of.hpp"
 #include "kernel/kernel_support.hpp"
 #include "objects/channel_options.hpp"
@@ -274,6 +275,7 @@ void SessionObject::doSaveConfiguration(const Pending& pending) {
     std::vector<std::string> warnings;
     const std::string document =
         session_file::writeSessionFile({describeSession(session_, warnings)});
+    warnings = boundedWarnings(std::move(warnings));
     pending->returnWith([&](sd_bus_message* m) {
         bus::check(sd_bus_message_append(m, "s", document.c_str()), "s");
         bus::check(sd_bus_message_open_container(m, 'a', "s"), "as");
@@ -578,8 +580,25 @@ const bus::Property<SessionObject> SessionObject::kProperties[23] = {
 
 int SessionObject::onStart(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(m, userdata, "Start", [](Self& o, sd_bus_message* msg, auto r) {
-        o.authorizeWithOnlyInteractive("Start", r, bus::readOptions(msg), &Self::doStart);
+        o.Start(r, bus::readOptions(msg));
     });
+}
+
+void SessionObject::Start(const Pending& pending, const auth::CallOptions& options) {
+    bool interactive = false;
+    if (!guarded("Start", pending, [&] {
+            interactive =
+                auth::readInteractiveOnly(options) || pending->allowsInteractiveAuthorization();
+        }))
+        return;
+    // Kernel tracing needs trace-kernel at each start, not only when its
+    // channels were added: a grant since withdrawn (a session brought back
+    // by a restarted daemon, a user taken out of group tracing) does not
+    // start it.
+    const auto extra =
+        session_.kernelChannels().empty() ? std::nullopt : std::optional(auth::Action::TraceKernel);
+    authorize("Start", interactive, extra, pending,
+              [this, pending](const auth::Caller&) { doStart(pending); });
 }
 
 int SessionObject::onStop(sd_bus_message* m, void* userdata, sd_bus_error*) {

@@ -114,6 +114,10 @@ private:
     void SetRotationSchedule(const Pending& pending, auth::CallOptions options);
     void RecordSnapshot(const Pending& pending, auth::CallOptions options);
 
+    /// Session.Start: authorized as the others (trace-own or
+    /// manage-all-sessions), plus trace-kernel when the session has kernel
+    /// channels.
+    void Start(const Pending& pending, const auth::CallOptions& options);
     void doStart(const Pending& pending);
     void doStop(const Pending& pending);
     void doDestroy(const Pending& pending);

@@ -4,7 +4,21 @@
 #include "objects/manager_object.hpp"
 #include "tracing/output_folder.hpp"
 
+#include <algorithm>
+
 namespace tracectl {
+
+namespace {
+
+/// How the reason of a session restoreSessions() left in error begins.
+constexpr std::string_view kRestartedReason = "tracectld restarted while the session was ";
+
+} // namespace
+
+bool ManagerObject::leftInErrorByRestart(const Session& session) {
+    return session.state() == SessionState::Error &&
+           session.errorReason().rfind(kRestartedReason, 0) == 0;
+}
 
 void ManagerObject::keepStateIn(const SessionStore& store) {
     store_ = &store;
@@ -16,6 +30,11 @@ void ManagerObject::restoreSessions() {
     std::vector<SessionStore::Loaded> loaded = store_->loadAll(refused);
     for (const std::string& r : refused)
         log::warning("restart: session state refused: " + r);
+    // Oldest first: of two documents naming one session (owner and name),
+    // the older one is the genuine one; the other is refused.
+    std::stable_sort(loaded.begin(), loaded.end(), [](const auto& a, const auto& b) {
+        return a.record.created < b.record.created;
+    });
     for (SessionStore::Loaded& l : loaded) {
         SessionRecord& record = l.record;
         const SessionConfig& c = record.config;
@@ -34,12 +53,18 @@ void ManagerObject::restoreSessions() {
                 const std::string was(toString(restored.state));
                 restored.state = SessionState::Error;
                 restored.errorReason =
-                    "tracectld restarted while the session was " + was + "; its consumer (" +
-                    consumerUnitOf(record.id) + ") was not taken over and stopped recording then" +
+                    std::string(kRestartedReason) + was + "; its consumer (" +
+                    consumerUnitOf(record.id) + ") was not taken over" +
+                    (was == "active" ? std::string(" and stopped recording then")
+                                     : std::string(", so it cannot start again")) +
                     (c.relay
                          ? "; Start streams again"
                          : "; what it recorded until then is in " + c.outputPath + "; destroy it");
             }
+            // What polkit granted is asked again, not restored: a user's
+            // session records only its owner's apps until an EnableEvents
+            // asks trace-all-users again (root's records every user's).
+            restored.allUsers = false;
             Session& session = registry_.restore(record.id, c, record.created);
             session.restore(std::move(restored));
             publish(session);

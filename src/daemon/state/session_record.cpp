@@ -252,8 +252,10 @@ SessionRecord fromStateDocument(const std::string& text) {
     if (const auto problem = sessionNameProblem(c.name))
         bad("invalid session name " + quoteForMessage(c.name) + ": " + *problem);
     c.owner = get<uint32_t>(doc, "owner");
-    r.created = std::chrono::system_clock::time_point(
-        std::chrono::microseconds(get<int64_t>(doc, "created_us")));
+    const auto createdUs = get<int64_t>(doc, "created_us");
+    if (createdUs < 0)
+        bad("created_us is before 1970");
+    r.created = std::chrono::system_clock::time_point(std::chrono::microseconds(createdUs));
     c.outputPath = get<std::string>(doc, "output_path");
     const json& relay = member(doc, "relay");
     try {
@@ -302,6 +304,8 @@ SessionRecord fromStateDocument(const std::string& text) {
     else
         bad("unknown state \"" + state + "\"");
     s.errorReason = get<std::string>(doc, "error_reason");
+    if (s.errorReason.size() > kMaxErrorReasonBytes)
+        bad("error_reason is longer than " + std::to_string(kMaxErrorReasonBytes) + " bytes");
     s.everStarted = get<bool>(doc, "ever_started");
     s.allUsers = get<bool>(doc, "all_users");
     for (const json& ch : list(doc, "channels")) {

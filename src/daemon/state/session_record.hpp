@@ -23,6 +23,9 @@ public:
 /// "format" of every state document, and its version.
 inline constexpr const char* kStateFormat = "tracectl-session-state";
 inline constexpr int kStateVersion = 1;
+/// Longest error reason a document may hold (the daemon's own are far
+/// shorter).
+inline constexpr std::size_t kMaxErrorReasonBytes = 4096;
 
 /// One session's state as saved.
 struct SessionRecord {

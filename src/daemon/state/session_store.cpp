@@ -46,9 +46,21 @@ bool writeAll(int fd, const std::string& text) {
 SessionStore::SessionStore(std::string directory) : dir_(std::move(directory)) {
     if (dir_.empty())
         return;
-    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST)
+    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
         log::warning("cannot make the session state folder " + dir_ + ": " + errnoText() +
                      "; sessions will not survive a restart");
+        return;
+    }
+    // A folder others may write to would let them forge or remove sessions:
+    // not used at all.
+    struct stat st {};
+    if (::lstat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+        (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        log::error("the session state folder " + dir_ + " is not a folder of uid " +
+                   std::to_string(::geteuid()) +
+                   " that only it may write: not used; sessions will not survive a restart");
+        dir_.clear();
+    }
 }
 
 void SessionStore::save(const SessionRecord& record) const {

@@ -22,8 +22,9 @@ namespace tracectl {
 
 class SessionStore {
 public:
-    /// Uses `directory`, made (mode 0700) if missing. An empty `directory`:
-    /// a store that keeps nothing (--no-restore).
+    /// Uses `directory`, made (mode 0700) if missing. An empty `directory`,
+    /// or one that is not a folder of this process's user that only it may
+    /// write (logged): a store that keeps nothing.
     explicit SessionStore(std::string directory);
 
     /// Writes `record`. Failures are logged (the session goes on; it would
