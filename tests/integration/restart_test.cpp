@@ -4,6 +4,7 @@
 // taken over comes back in state error with the reason; a state document
 // that is corrupt, from another version or hostile is refused, set aside
 // and logged, and the daemon starts anyway.
+#include "multi_user.hpp"
 #include "sandbox_suite.hpp"
 #include "trace_counts.hpp"
 
@@ -16,6 +17,11 @@ namespace tracectl::test {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string tracectlCli() {
+    const char* p = std::getenv("TRACECTL");
+    return p != nullptr ? p : "tracectl";
+}
 
 class RestartTest : public SandboxSuite {
 protected:
@@ -143,8 +149,9 @@ TEST_F(RestartTest, CorruptOrHostileStateIsRefusedAndTheDaemonStarts) {
     std::string good;
     std::string modelHex;
     {
-        SessionClient model(*bus_, manager_->CreateSession(
-                                       "model", {{"output-path", sdbus::Variant(output("model"))}}));
+        SessionClient model(
+            *bus_,
+            manager_->CreateSession("model", {{"output-path", sdbus::Variant(output("model"))}}));
         modelHex = model.getObjectPath().substr(model.getObjectPath().rfind('/') + 1);
         std::ifstream in(stateDir() + "/" + modelHex + ".json");
         std::stringstream text;
@@ -205,6 +212,60 @@ TEST_F(RestartTest, CorruptOrHostileStateIsRefusedAndTheDaemonStarts) {
     s.Destroy({});
     for (const auto& e : fs::directory_iterator(stateDir()))
         fs::remove(e.path());
+}
+
+TEST_F(RestartTest, WhatPolkitGrantedIsAskedAgainAfterARestart) {
+    ensureUsers();
+    const uid_t alice = uidOf("alice");
+    // alice's folder, where her session may write.
+    const std::string folder = sandbox_->dir() + "/alice-traces";
+    fs::create_directories(folder);
+    ASSERT_EQ(chown(folder.c_str(), alice, alice), 0);
+    // A session of alice's that recorded every user's apps and the kernel
+    // (as if polkit had granted her both), as its state document says.
+    std::string doc;
+    std::string hex;
+    {
+        SessionClient model(
+            *bus_,
+            manager_->CreateSession("granted", {{"output-path", sdbus::Variant(folder + "/k")}}));
+        model.AddChannel("kernel", "k0", {});
+        model.EnableEvents("kernel", "k0", "sched:sched_switch", {});
+        hex = model.getObjectPath().substr(model.getObjectPath().rfind('/') + 1);
+        std::ifstream in(stateDir() + "/" + hex + ".json");
+        std::stringstream text;
+        text << in.rdbuf();
+        doc = text.str();
+        model.Destroy({});
+    }
+    auto edit = [&](const std::string& from, const std::string& to) {
+        const auto at = doc.find(from);
+        ASSERT_NE(at, std::string::npos) << from << " in " << doc;
+        doc.replace(at, from.size(), to);
+    };
+    edit("\"owner\":0", "\"owner\":" + std::to_string(alice));
+    edit("\"all_users\":false", "\"all_users\":true");
+    {
+        const std::string path = stateDir() + "/" + hex + ".json";
+        std::ofstream(path) << doc;
+        chmod(path.c_str(), 0600);
+    }
+    const RunResult restart = sandbox_->restartDaemon();
+    ASSERT_TRUE(restart.ok()) << restart.describe();
+    reconnect();
+    const std::string path = "/org/tracectl/Tracing1/session/" + hex;
+    SessionClient s(*bus_, path);
+    EXPECT_EQ(s.Owner(), alice);
+    EXPECT_FALSE(s.TracesAllUsers()) << "trace-all-users is asked again, not restored";
+    // Starting kernel tracing asks trace-kernel again, which alice lacks.
+    const RunResult start = run({"setpriv", "--reuid=alice", "--regid=alice", "--init-groups", "--",
+                                 tracectlCli(), "start", "granted"});
+    EXPECT_EQ(start.exitCode, 1) << start.describe();
+    EXPECT_TRUE(start.err.find(kInteractive) != std::string::npos ||
+                start.err.find(kAccessDenied) != std::string::npos)
+        << start.err;
+    EXPECT_EQ(s.State(), "created");
+    s.Destroy({});
 }
 
 } // namespace
