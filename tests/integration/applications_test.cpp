@@ -195,7 +195,17 @@ TEST_F(Applications, ARunningAppIsAnObjectWithItsCredentialsAndTracepoints) {
     EXPECT_EQ(client.TracerVersion().rfind("2.13.", 0), 0u) << client.TracerVersion();
     EXPECT_GT(client.RegisteredAt(), 0u);
 
-    const auto tracepoints = client.ListTracepoints();
+    // An app may register before its probe provider's constructor has run
+    // (the order of liblttng-ust's constructor and the app's is not fixed):
+    // its tracepoints appear once it has.
+    std::vector<sdbus::Struct<std::string, std::string, int32_t>> tracepoints;
+    EXPECT_TRUE(eventually(
+        [&] {
+            tracepoints = client.ListTracepoints();
+            return tracepoints.size() >= 3;
+        },
+        5s))
+        << tracepoints.size() << " tracepoints";
     auto levelOf = [&](const std::string& event) {
         for (const auto& tp : tracepoints)
             if (tp.get<0>() == "tracectl_demo" && tp.get<1>() == event)

@@ -289,9 +289,26 @@ TEST_F(Core, TwentySessionsStartingWhileFiftyAppsRegisterAllRecordEverything) {
     std::cout << "slowest registration: " << slowest << " s\n";
     for (auto& s : sessions)
         s->Stop({});
-    for (int i = 0; i < kSessions; ++i)
-        EXPECT_EQ(countTicks(output("storm-" + std::to_string(i))), kApps * kTicks)
-            << "storm-" << i;
+    // An app is let go (register_done) once it joined every session, or
+    // after kJoinBeforeRegisterDone whatever happens; a session whose start
+    // was still under way then joins it later, and what the app emitted
+    // meanwhile is not that session's. So every tick of every app is there
+    // for the apps whose whole registration took less than that bound (the
+    // daemon's clock starts later than ours); on a machine so loaded that
+    // some took longer, their ticks may be missing from some sessions.
+    // The daemon's bound: kJoinBeforeRegisterDone, src/daemon/tracing/ust_tracer.hpp.
+    constexpr double kJoinBoundSeconds = 2.0;
+    int prompt = 0;
+    for (const double r : registered)
+        prompt += r >= 0 && r < kJoinBoundSeconds ? 1 : 0;
+    for (int i = 0; i < kSessions; ++i) {
+        const long ticks = countTicks(output("storm-" + std::to_string(i)));
+        if (prompt == kApps) {
+            EXPECT_EQ(ticks, kApps * kTicks) << "storm-" << i;
+        }
+        EXPECT_GE(ticks, static_cast<long>(prompt) * kTicks) << "storm-" << i;
+        EXPECT_LE(ticks, kApps * kTicks) << "storm-" << i;
+    }
     for (auto& s : sessions)
         s->Destroy({});
 }
