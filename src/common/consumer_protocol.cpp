@@ -138,6 +138,14 @@ void validate(const Hello& m) {
 void validate(const HelloReply& m) {
     checkText(m.version, "HelloReply.version", kMaxText);
 }
+void validate(const Adopt& m) {
+    checkText(m.version, "Adopt.version", kMaxText);
+}
+void validate(const AdoptReply& m) {
+    checkText(m.version, "AdoptReply.version", kMaxText);
+    if (!m.chunk.empty() && !isSafeRelativeDir(m.chunk))
+        throw ProtocolError("AdoptReply.chunk: not a safe relative directory");
+}
 void validate(const CreateChannel& m) {
     if (m.kind != ChannelKind::Data && m.kind != ChannelKind::Metadata)
         throw ProtocolError("CreateChannel.kind: unknown value");
@@ -291,6 +299,20 @@ void put(Writer& w, const HelloReply& m) {
     w.u32(m.pid);
     w.string(m.version);
 }
+void put(Writer& w, const Adopt& m) {
+    w.u32(m.protocolVersion);
+    w.string(m.version);
+}
+void put(Writer& w, const AdoptReply& m) {
+    w.u32(m.protocolVersion);
+    w.u32(m.pid);
+    w.string(m.version);
+    w.u64(m.nextKey);
+    w.u64(m.chunkIndex);
+    w.string(m.chunk);
+    w.u64(m.chunkBegin);
+    w.u32(m.channelsClosed);
+}
 void put(Writer& w, const CreateChannel& m) {
     w.u64(m.key);
     w.u8(static_cast<std::uint8_t>(m.kind));
@@ -431,6 +453,24 @@ Message getHelloReply(Reader& r) {
     m.protocolVersion = r.u32();
     m.pid = r.u32();
     m.version = r.string("HelloReply.version", kMaxText);
+    return m;
+}
+Message getAdopt(Reader& r) {
+    Adopt m;
+    m.protocolVersion = r.u32();
+    m.version = r.string("Adopt.version", kMaxText);
+    return m;
+}
+Message getAdoptReply(Reader& r) {
+    AdoptReply m;
+    m.protocolVersion = r.u32();
+    m.pid = r.u32();
+    m.version = r.string("AdoptReply.version", kMaxText);
+    m.nextKey = r.u64();
+    m.chunkIndex = r.u64();
+    m.chunk = r.string("AdoptReply.chunk", kMaxOutputDir);
+    m.chunkBegin = r.u64();
+    m.channelsClosed = r.u32();
     return m;
 }
 Message getCreateChannel(Reader& r) {
@@ -612,6 +652,8 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::AttachRelayd:
     case MessageType::RecordSnapshotToRelay:
     case MessageType::OutputFailed:
+    case MessageType::Adopt:
+    case MessageType::AdoptReply:
         return true;
     }
     return false;
@@ -681,6 +723,10 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::OutputFailed;
             else if constexpr (std::is_same_v<T, RecordSnapshotToRelay>)
                 return MessageType::RecordSnapshotToRelay;
+            else if constexpr (std::is_same_v<T, Adopt>)
+                return MessageType::Adopt;
+            else if constexpr (std::is_same_v<T, AdoptReply>)
+                return MessageType::AdoptReply;
             else
                 return MessageType::Error;
         },
@@ -737,6 +783,10 @@ std::string_view messageName(MessageType type) noexcept {
         return "OutputFailed";
     case MessageType::RecordSnapshotToRelay:
         return "RecordSnapshotToRelay";
+    case MessageType::Adopt:
+        return "Adopt";
+    case MessageType::AdoptReply:
+        return "AdoptReply";
     }
     return "unknown";
 }
@@ -882,6 +932,12 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::RecordSnapshotToRelay:
         m = getRecordSnapshotToRelay(r);
+        break;
+    case MessageType::Adopt:
+        m = getAdopt(r);
+        break;
+    case MessageType::AdoptReply:
+        m = getAdoptReply(r);
         break;
     case MessageType::RecordSnapshot: {
         RecordSnapshot snap;

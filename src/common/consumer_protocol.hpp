@@ -81,6 +81,13 @@
 //   daemon: ClearBuffers{} (version 8), snapshot consumers only
 //                                    consumer: Ok once every data stream's
 //       buffer content is discarded, or Error.
+//   daemon: Adopt{version} (version 12), instead of Hello, on a connection
+//       a restarted daemon took from systemd's fd store: the consumer
+//       drains and closes every channel into the current trace chunk (a
+//       rotation under way completes on the way) and answers AdoptReply with
+//       that chunk, which the daemon then rotates into an archive before it
+//       makes new channels; or Error(VersionMismatch), or Error for a
+//       network or snapshot consumer, which cannot be taken over.
 //   consumer, unsolicited (version 5): Statistics{...}, at most once a
 //       second while its channels write something, and at once before the
 //       reply to FlushChannel, DestroyChannel and Shutdown and before
@@ -109,8 +116,8 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
 /// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
 /// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime;
-/// 11: RecordSnapshotToRelay
-inline constexpr std::uint32_t kVersion = 11;
+/// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply
+inline constexpr std::uint32_t kVersion = 12;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -142,6 +149,7 @@ enum class MessageType : std::uint16_t {
     ClearBuffers = 0x0F,
     AttachRelayd = 0x10,
     RecordSnapshotToRelay = 0x11,
+    Adopt = 0x12,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -150,6 +158,7 @@ enum class MessageType : std::uint16_t {
     RotationCompleted = 0x85, ///< unsolicited (see above)
     Statistics = 0x86,        ///< unsolicited (see above)
     OutputFailed = 0x87,      ///< unsolicited (see above)
+    AdoptReply = 0x88,
 };
 
 /// Opens the conversation. Payload: u32 protocolVersion, string version.
@@ -165,6 +174,34 @@ struct HelloReply {
     std::uint32_t pid = 0; ///< the consumer's pid (as it sees itself)
     std::string version;   ///< the consumer's package version
     bool operator==(const HelloReply&) const = default;
+};
+
+/// A restarted daemon takes the connection over (see above): instead of
+/// Hello. Payload: u32 protocolVersion, string version.
+struct Adopt {
+    std::uint32_t protocolVersion = kVersion;
+    std::string version; ///< the new daemon's package version, for logs
+    bool operator==(const Adopt&) const = default;
+};
+
+/// Answer to Adopt, once every channel is drained and closed. Payload: u32
+/// protocolVersion, u32 pid, string version, u64 nextKey, u64 chunkIndex,
+/// string chunk, u64 chunkBegin, u32 channelsClosed.
+struct AdoptReply {
+    std::uint32_t protocolVersion = kVersion;
+    std::uint32_t pid = 0;     ///< the consumer's pid (as it sees itself)
+    std::string version;       ///< the consumer's package version
+    std::uint64_t nextKey = 1; ///< above every channel key the consumer was given
+    /// The trace chunk the consumer writes: its index (0 until the first
+    /// rotation, then Rotate.chunkIndex + 1), its folder relative to the
+    /// output root ("" for the root itself, else Rotate.newChunk), and when
+    /// it began (s since the Epoch: the consumer's start, or the rotation's
+    /// boundaryTime).
+    std::uint64_t chunkIndex = 0;
+    std::string chunk;
+    std::uint64_t chunkBegin = 0;
+    std::uint32_t channelsClosed = 0; ///< channels drained and closed by the Adopt
+    bool operator==(const AdoptReply&) const = default;
 };
 
 /// u8 on the wire.
@@ -543,7 +580,7 @@ using Message =
                  DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
                  RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
                  CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers,
-                 AttachRelayd, OutputFailed, RecordSnapshotToRelay>;
+                 AttachRelayd, OutputFailed, RecordSnapshotToRelay, Adopt, AdoptReply>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

@@ -79,6 +79,7 @@ Consumer::Consumer(EventLoop& loop, UniqueFd socket, std::optional<OutputDir> ro
              : snapshotOnly ? std::shared_ptr<const ChunkOutput>(std::make_shared<NoChunk>())
                             : nullptr),
       snapshotOnly_(snapshotOnly), countEvents_(countEvents && !snapshotOnly) {
+    chunkBegin_ = static_cast<std::uint64_t>(std::time(nullptr));
     const int flags = ::fcntl(sock_.get(), F_GETFL);
     if (flags < 0 || ::fcntl(sock_.get(), F_SETFL, flags & ~O_NONBLOCK) < 0)
         throw std::system_error(errno, std::generic_category(), "fcntl(command socket)");
@@ -189,8 +190,12 @@ void Consumer::dispatch(cp::Message&& request) {
             cp::HelloReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION});
         return;
     }
+    if (const auto* adoption = std::get_if<cp::Adopt>(&request)) {
+        adopt(*adoption);
+        return;
+    }
     if (!greeted_) {
-        reply(cp::ErrorReply{cp::ErrorKind::Protocol, "the first request must be Hello"});
+        reply(cp::ErrorReply{cp::ErrorKind::Protocol, "the first request must be Hello or Adopt"});
         return;
     }
 
@@ -283,6 +288,44 @@ void Consumer::dispatch(cp::Message&& request) {
     reply(cp::Ok{});
 }
 
+void Consumer::adopt(const cp::Adopt& request) {
+    if (request.protocolVersion != cp::kVersion) {
+        reply(cp::ErrorReply{cp::ErrorKind::VersionMismatch,
+                             "protocol version " + std::to_string(request.protocolVersion) +
+                                 " not supported; this consumer speaks " +
+                                 std::to_string(cp::kVersion)});
+        return;
+    }
+    if (!root_ || snapshotOnly_) {
+        reply(cp::ErrorReply{cp::ErrorKind::InvalidArgument,
+                             std::string("a ") + (root_ ? "snapshot" : "network") +
+                                 " session's consumer cannot be taken over"});
+        return;
+    }
+    log::notice("daemon " + request.version + " takes the session over: " +
+                std::to_string(channels_.size()) + " channel(s) drained and closed into " +
+                (chunkName_.empty() ? std::string("the output folder") : chunkName_));
+    // As Shutdown: the previous daemon's metadata is all there is, so a
+    // deferred switch is due; the channels' streams closing completes a
+    // rotation under way (its RotationCompleted goes before the reply).
+    if (rotation_) {
+        const std::uint64_t id = rotation_->request.id;
+        for (const auto& [key, wentOn] : std::exchange(rotation_->deferredMetadata, {}))
+            switchMetadata(id, key, wentOn);
+    }
+    for (auto& [key, ch] : channels_)
+        ch->drainAndClose(false);
+    if (!reportStatistics())
+        return;
+    const auto closed = static_cast<std::uint32_t>(channels_.size());
+    channels_.clear();
+    reported_.clear();
+    snapshot_.reset();
+    greeted_ = true;
+    reply(cp::AdoptReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION,
+                         nextKey_, chunkIndex_, chunkName_, chunkBegin_, closed});
+}
+
 void Consumer::createChannel(const cp::CreateChannel& request) {
     // The objects socket rides on one byte right after the frame: taken
     // first, whatever the answer, so the next frame starts where it should.
@@ -295,6 +338,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
         std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_);
     ch->setProgressHook([this] { noteProgress(); });
     Channel& created = *ch;
+    nextKey_ = std::max(nextKey_, request.key + 1);
     channels_.emplace(request.key, std::move(ch));
     log::info("channel " + std::to_string(request.key) + " (" +
               (created.isMetadata() ? std::string("metadata") : request.name) + ") in " +
@@ -329,6 +373,7 @@ void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
     log::info("kernel channel " + std::to_string(request.key) + " (" +
               (request.kind == cp::ChannelKind::Metadata ? std::string("metadata") : request.name) +
               ") in " + request.outputDir + ": " + std::to_string(ch->streamCount()) + " streams");
+    nextKey_ = std::max(nextKey_, request.key + 1);
     channels_.emplace(request.key, std::move(ch));
 }
 
@@ -523,6 +568,9 @@ void Consumer::rotate(const cp::Rotate& request) {
     else
         chunk_ = std::make_shared<LocalChunk>(root().subdir(request.newChunk));
     rotation_ = Rotation{request, 0, true, {}, {}, false};
+    chunkIndex_ = request.chunkIndex + 1;
+    chunkName_ = request.newChunk;
+    chunkBegin_ = request.boundaryTime;
     log::info("rotation " + std::to_string(request.id) + ": new chunk " + request.newChunk);
     const std::uint64_t id = request.id;
     for (auto& [key, ch] : channels_) {

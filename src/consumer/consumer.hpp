@@ -63,6 +63,10 @@ private:
     static int onSocket(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void readRequests();
     void dispatch(consumer_protocol::Message&& request);
+    /// Adopt: a restarted daemon takes the connection over; every channel
+    /// is drained and closed into the current chunk, and AdoptReply names
+    /// that chunk (consumer_protocol.hpp).
+    void adopt(const consumer_protocol::Adopt& request);
     void createChannel(const consumer_protocol::CreateChannel& request);
     /// CreateKernelChannel: takes the per-CPU fds that follow (data), then
     /// makes the channel. Throws RequestError.
@@ -139,6 +143,14 @@ private:
     const ChunkOutput& currentChunk() const;
 
     std::optional<OutputDir> root_; ///< nullopt: a network consumer
+    /// The chunk chunk_ is, as AdoptReply names it: its index, its folder
+    /// relative to root_ ("" for root_ itself) and when it began (s since
+    /// the Epoch).
+    std::uint64_t chunkIndex_ = 0;
+    std::string chunkName_;
+    std::uint64_t chunkBegin_ = 0;
+    /// Above every channel key a daemon gave (AdoptReply.nextKey).
+    std::uint64_t nextKey_ = 1;
     /// Where new channels go: root_ until the first rotation, or the relay.
     std::shared_ptr<const ChunkOutput> chunk_;
     /// A network session's relay (AttachRelayd), its chunk and live timer.

@@ -18,6 +18,7 @@
 #include "kernel/kernel_domain.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/manager_object.hpp"
+#include "service/consumer_fd_store.hpp"
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
 #include "session/session_registry.hpp"
@@ -244,6 +245,10 @@ int run(const Options& o) {
     tracerConfig.systemdAddress = systemdAddress(o);
     tracerConfig.daemonVersion = TRACECTL_VERSION;
     tracerConfig.consumerMemoryMax = o.consumerMemoryMax;
+    // The consumer connections a previous daemon kept (RESTARTS in
+    // tracectld(8)), and where this one keeps its own.
+    ConsumerFdStore fdStore(std::move(passed.consumerConnections));
+    tracerConfig.fdStore = &fdStore;
     UstTracer tracer(tracerConfig);
     UstDomain ust(loop, tracer);
     // The kernel domain records into the consumer the UST tracer starts for
@@ -326,7 +331,10 @@ int run(const Options& o) {
     // Apps already waiting for a session daemon come now.
     WaitShm wakeUp(endpoints.waitShm);
     // Sessions of the daemon before this one first, then the session files.
-    manager.keepStateIn(store);
+    manager.keepStateIn(store, &fdStore);
+    for (const std::string& id : fdStore.dropUntaken())
+        log::notice("restart: no session " + id + " to take over the consumer connection " +
+                    "systemd kept for it; closed (its consumer drains its buffers and exits)");
     if (!o.noAutoLoad)
         manager.autoLoad(autoLoadDirectory(o), geteuid());
     log::notice(std::string("tracectld ") + TRACECTL_VERSION + " ready, serving " + kBusName +

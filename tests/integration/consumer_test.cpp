@@ -718,3 +718,66 @@ TEST_F(ConsumerTest, RecordSnapshotTakesItsFolderFdAndKeepsTheConversationInStep
     EXPECT_TRUE(std::holds_alternative<cp::Ok>(c.call(cp::Shutdown{})));
     EXPECT_EQ(c.waitExit(), 0);
 }
+
+TEST_F(ConsumerTest, AdoptDrainsAndClosesEveryChannelAndNamesItsChunk) {
+    const fs::path out = dir_ / "trace";
+    const auto startedAt = static_cast<std::uint64_t>(std::time(nullptr));
+    ConsumerProcess c(out);
+    hello(c); // the daemon that is about to die
+    const auto uuid = randomUuid();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    Buffers data = createAndReceive(c, dataChannel(5, uuid), static_cast<std::uint32_t>(nr));
+    const std::string metadata = tsdl(uuid) + tsdlStream();
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, metadata}), cp::Message(cp::Ok{}));
+
+    // The next daemon takes the connection over: no Hello.
+    cp::Message answer = c.call(cp::Adopt{cp::kVersion, "next"});
+    const auto* adopted = std::get_if<cp::AdoptReply>(&answer);
+    ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
+    EXPECT_EQ(adopted->channelsClosed, 2u);
+    EXPECT_EQ(adopted->nextKey, 6u);
+    EXPECT_EQ(adopted->chunkIndex, 0u);
+    EXPECT_EQ(adopted->chunk, "");
+    EXPECT_GE(adopted->chunkBegin, startedAt);
+    EXPECT_LE(adopted->chunkBegin, static_cast<std::uint64_t>(std::time(nullptr)));
+    // Closed, their files whole: the metadata pushed is all there.
+    EXPECT_EQ(expectError(c.call(cp::FlushChannel{5})), cp::ErrorKind::UnknownChannel);
+    EXPECT_EQ(unpackMetadata(out / kChannelDir / "metadata", uuid).first, metadata);
+    for (int cpu = 0; cpu < nr; ++cpu)
+        EXPECT_TRUE(fs::exists(out / kChannelDir / ("channel0_" + std::to_string(cpu))));
+
+    // What the new daemon does next: that chunk becomes an archive.
+    const auto boundary = static_cast<std::uint64_t>(std::time(nullptr));
+    EXPECT_EQ(c.call(cp::Rotate{1, "", "chunk-1", "archives/a-b-0", false, 0, boundary}),
+              cp::Message(cp::Ok{}));
+    std::optional<cp::Frame> f;
+    do
+        f = cp::readFrame(c.sock());
+    while (f && !std::holds_alternative<cp::RotationCompleted>(f->message));
+    ASSERT_TRUE(f);
+    EXPECT_TRUE(std::get<cp::RotationCompleted>(f->message).ok);
+    EXPECT_TRUE(fs::exists(out / "archives/a-b-0" / kChannelDir / "metadata"));
+    EXPECT_FALSE(fs::exists(out / kChannelDir));
+
+    // A later takeover names the chunk that rotation opened.
+    answer = c.call(cp::Adopt{cp::kVersion, "after"});
+    adopted = std::get_if<cp::AdoptReply>(&answer);
+    ASSERT_NE(adopted, nullptr);
+    EXPECT_EQ(adopted->channelsClosed, 0u);
+    EXPECT_EQ(adopted->chunkIndex, 1u);
+    EXPECT_EQ(adopted->chunk, "chunk-1");
+    EXPECT_EQ(adopted->chunkBegin, boundary);
+    EXPECT_EQ(expectError(c.call(cp::Adopt{cp::kVersion + 1, "future"})),
+              cp::ErrorKind::VersionMismatch);
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+}
+
+TEST_F(ConsumerTest, ASnapshotSessionsConsumerIsNotTakenOver) {
+    ConsumerProcess c(dir_, nullptr, false, "--snapshot");
+    hello(c);
+    EXPECT_EQ(expectError(c.call(cp::Adopt{cp::kVersion, "next"})), cp::ErrorKind::InvalidArgument);
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+}

@@ -52,4 +52,15 @@ nlohmann::json countEvents(const std::string& dir, const std::vector<std::string
     return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
 }
 
+nlohmann::json seqGaps(const std::string& dir) {
+    RunOptions runOptions;
+    runOptions.timeout = std::chrono::minutes(2);
+    std::vector<std::string> argv = countEventsCommand(dir);
+    argv[1].replace(argv[1].rfind("count_events.py"), std::string("count_events.py").size(),
+                    "seq_gaps.py");
+    const RunResult r = run(argv, runOptions);
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
 } // namespace tracectl::test

@@ -32,4 +32,9 @@ std::vector<std::string> countEventsCommand(const std::string& dir);
 /// test failure, if the script fails. Bounded by two minutes.
 nlohmann::json countEvents(const std::string& dir, const std::vector<std::string>& options = {});
 
+/// tests/integration/seq_gaps.py's JSON for `dir`: per process, its
+/// tracectl_demo:tick seq values and the gaps among them, with times; an
+/// empty object, and a test failure, if the script fails.
+nlohmann::json seqGaps(const std::string& dir);
+
 } // namespace tracectl::test

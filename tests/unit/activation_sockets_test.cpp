@@ -65,6 +65,33 @@ TEST(ActivationSockets, TakesTheListeningSocketNamedUst) {
     EXPECT_EQ(std::getenv("LISTEN_FDS"), nullptr);
 }
 
+constexpr const char* kConsumerName = "consumer-0123456789abcdef0123456789abcdef";
+
+TEST(ActivationSockets, TakesAConsumerConnectionByItsSession) {
+    passSocket(kConsumerName, false);
+    const auto s = tracectl::takeActivationSockets();
+    EXPECT_EQ(s.passed, 1);
+    EXPECT_FALSE(s.appSocket);
+    ASSERT_EQ(s.consumerConnections.size(), 1u);
+    const auto& [id, fd] = *s.consumerConnections.begin();
+    EXPECT_EQ(id, "0123456789abcdef0123456789abcdef");
+    EXPECT_EQ(fd.get(), SD_LISTEN_FDS_START);
+    EXPECT_NE(fcntl(fd.get(), F_GETFD) & FD_CLOEXEC, 0);
+}
+
+TEST(ActivationSockets, ClosesAConsumerConnectionThatListensOrHasABadName) {
+    passSocket(kConsumerName, true);
+    EXPECT_TRUE(tracectl::takeActivationSockets().consumerConnections.empty());
+    EXPECT_FALSE(isOpen(SD_LISTEN_FDS_START));
+    for (const char* name : {"consumer-", "consumer-0123456789ABCDEF0123456789ABCDEF",
+                             "consumer-0123456789abcdef0123456789abcde", "consumer-../../x"}) {
+        passSocket(name, false);
+        const auto s = tracectl::takeActivationSockets();
+        EXPECT_TRUE(s.consumerConnections.empty()) << name;
+        EXPECT_FALSE(isOpen(SD_LISTEN_FDS_START)) << name;
+    }
+}
+
 TEST(ActivationSockets, ClosesASocketWithAnotherName) {
     passSocket("tracectld.socket", true);
     const auto s = tracectl::takeActivationSockets();

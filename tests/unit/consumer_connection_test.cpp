@@ -276,3 +276,52 @@ TEST_F(ConsumerConnectionTest, ARefusedCreateChannelFailsAndClosesItsObjectsSock
     EXPECT_NE(std::string(error->what()).find("bad geometry"), std::string::npos);
     EXPECT_TRUE(conn_->usable());
 }
+
+TEST_F(ConsumerConnectionTest, AdoptDropsWhatTheConsumerStillHadForThePreviousDaemon) {
+    std::optional<cp::AdoptReply> adopted;
+    std::optional<Error> adoptError;
+    bool called = false;
+    conn_->adopt("9.9", [&](std::optional<Error> e, cp::AdoptReply r) {
+        called = true;
+        adoptError = std::move(e);
+        adopted = r;
+    });
+    const cp::Frame req = nextRequest();
+    EXPECT_EQ(req.message, cp::Message(cp::Adopt{cp::kVersion, "9.9"}));
+    // Ids far from the ones a previous daemon used (from 1 on).
+    EXPECT_GE(req.request, 0x80000000u);
+    // Answers meant for the previous daemon, queued before the reply: its
+    // requests 1 and 2, figures and a rotation of its own.
+    reply(1, cp::Ok{});
+    reply(2, cp::ErrorReply{cp::ErrorKind::UnknownChannel, "no channel 3"});
+    reply(0, cp::Statistics{5, {}});
+    reply(0, cp::RotationCompleted{1, true, ""});
+    const cp::AdoptReply answer{cp::kVersion, 77, "9.9", 12, 2, "20261204T203000+0000-2",
+                                1796162300,   4};
+    reply(req.request, answer);
+    pumpUntil([&] { return called; });
+    EXPECT_FALSE(adoptError);
+    EXPECT_EQ(adopted, answer);
+    EXPECT_TRUE(statistics_.empty());
+    EXPECT_TRUE(completed_.empty());
+    EXPECT_TRUE(lost_.empty());
+    EXPECT_TRUE(conn_->usable());
+    // From then on, as any connection: an unknown id breaks it.
+    reply(3, cp::Ok{});
+    pumpUntil([&] { return !lost_.empty(); });
+}
+
+TEST_F(ConsumerConnectionTest, AdoptAnsweredWithAnErrorFailsWithTheConsumersWords) {
+    std::optional<Error> adoptError;
+    bool called = false;
+    conn_->adopt("9.9", [&](std::optional<Error> e, cp::AdoptReply) {
+        called = true;
+        adoptError = std::move(e);
+    });
+    const cp::Frame req = nextRequest();
+    reply(req.request, cp::ErrorReply{cp::ErrorKind::InvalidArgument,
+                                      "a snapshot session's consumer cannot be taken over"});
+    pumpUntil([&] { return called; });
+    ASSERT_TRUE(adoptError);
+    EXPECT_NE(std::string(adoptError->what()).find("cannot be taken over"), std::string::npos);
+}

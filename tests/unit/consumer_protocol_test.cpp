@@ -55,6 +55,9 @@ std::vector<cp::Message> everyMessage() {
     return {
         cp::Hello{cp::kVersion, "0.1.0"},
         cp::HelloReply{cp::kVersion, 4242, "0.1.0"},
+        cp::Adopt{cp::kVersion, "0.1.0"},
+        cp::AdoptReply{cp::kVersion, 4242, "0.1.0", 9, 0, "", 1796162246, 4},
+        cp::AdoptReply{cp::kVersion, 4242, "0.1.0", 12, 2, "20261204T203000+0000-2", 1796162300, 0},
         sampleCreate(),
         cp::ChannelCreated{9, 64},
         cp::PushMetadata{1, 4096, "/* CTF 1.8 */\ntrace { major = 1; };\n"},
@@ -283,6 +286,14 @@ TEST(ConsumerProtocol, RejectsBadStrings) {
     EXPECT_NO_THROW(cp::encode(cp::PushMetadata{1, 0, std::string(cp::kMaxMetadataChunk, 'x')}));
 }
 
+TEST(ConsumerProtocol, AdoptReplyChunkMustBeTheRootOrASafeFolder) {
+    for (const char* dir : {"/ust", "../x", "a/../../b", "a\nb"}) {
+        cp::AdoptReply r{cp::kVersion, 1, "0.1.0", 1, 1, dir, 0, 0};
+        EXPECT_THROW(cp::encode(r), cp::ProtocolError) << dir;
+    }
+    EXPECT_NO_THROW(cp::encode(cp::AdoptReply{cp::kVersion, 1, "0.1.0", 1, 0, "", 0, 0}));
+}
+
 TEST(ConsumerProtocol, RejectsUnsafeDirectoriesAndNames) {
     for (const char* dir :
          {"", "/ust", "ust/", "ust//uid", "./ust", "ust/..", "../x", "ust/./a", "a\nb", "a\x7f"}) {
@@ -384,7 +395,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 11u);
+    EXPECT_EQ(cp::kVersion, 12u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {

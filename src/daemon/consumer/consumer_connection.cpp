@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <lttng/ust-error.h>
+#include <random>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -300,6 +301,27 @@ void ConsumerConnection::hello(const std::string& daemonVersion, Done done) {
     });
 }
 
+void ConsumerConnection::adopt(const std::string& daemonVersion, AdoptDone done) {
+    // The previous daemon numbered its requests from 1: ours start far
+    // from there (and never at 0, the unsolicited id).
+    std::random_device random;
+    nextId_ = (random() | 0x80000000u) & ~0xffu;
+    adopting_ = true;
+    cp::Adopt a;
+    a.version = daemonVersion;
+    send(
+        a,
+        [this, done = std::move(done)](std::optional<Error> e, cp::Message m) {
+            adopting_ = false;
+            auto* reply = std::get_if<cp::AdoptReply>(&m);
+            if (!e && reply == nullptr)
+                e = Error(ErrorCode::Failed, "the consumer answered Adopt with " +
+                                                 std::string(cp::messageName(cp::typeOf(m))));
+            done(std::move(e), reply != nullptr ? std::move(*reply) : cp::AdoptReply{});
+        },
+        {}, kLongRequestFactor);
+}
+
 void ConsumerConnection::createChannel(const cp::CreateChannel& request, ChannelDone done) {
     int sv[2];
     if (lostWhy_ || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -551,6 +573,12 @@ void ConsumerConnection::readIncoming() {
 
 void ConsumerConnection::deliver(cp::Frame frame) {
     lastHeard_ = std::chrono::steady_clock::now();
+    if (adopting_ && (frame.request == 0 || pending_.count(frame.request) == 0)) {
+        ++lateReplies_;
+        log::debug("dropped " + std::string(cp::messageName(cp::typeOf(frame.message))) +
+                   " meant for the previous daemon");
+        return;
+    }
     if (frame.request == 0) {
         if (auto* figures = std::get_if<cp::Statistics>(&frame.message)) {
             if (handlers_.statistics)
@@ -597,7 +625,7 @@ void ConsumerConnection::deliver(cp::Frame frame) {
             Error(ErrorCode::Failed, std::string(kRefused) + std::string(cp::messageName(p->type)) +
                                          ": " + err->message);
     else if (p->type != cp::MessageType::Hello && p->type != cp::MessageType::CreateChannel &&
-             !std::holds_alternative<cp::Ok>(frame.message))
+             p->type != cp::MessageType::Adopt && !std::holds_alternative<cp::Ok>(frame.message))
         error = Error(ErrorCode::Failed,
                       "the consumer answered " + std::string(cp::messageName(p->type)) + " with " +
                           std::string(cp::messageName(cp::typeOf(frame.message))));

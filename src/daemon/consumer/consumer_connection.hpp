@@ -92,6 +92,15 @@ public:
 
     /// Hello; fails on a protocol version mismatch.
     void hello(const std::string& daemonVersion, Done done);
+    /// Adopt, instead of hello(), on a connection a restarted daemon took
+    /// from systemd's fd store: `done` gets the AdoptReply (every channel
+    /// the previous daemon made is drained and closed), or why not. Until
+    /// it comes, what the consumer still had to say to the previous daemon
+    /// (replies to its requests, Statistics, RotationCompleted) is dropped:
+    /// this connection's request ids start at a random value, so that no
+    /// such reply is taken for one of its own.
+    using AdoptDone = std::function<void(std::optional<Error>, consumer_protocol::AdoptReply)>;
+    void adopt(const std::string& daemonVersion, AdoptDone done);
     /// CreateChannel; `done` gets the channel's objects.
     void createChannel(const consumer_protocol::CreateChannel& request, ChannelDone done);
     /// PushMetadata of `bytes` at `offset`, split into frames of at most
@@ -215,6 +224,9 @@ private:
     std::deque<uint32_t> expiredOrder_;
     uint32_t nextId_ = 1;
     uint64_t lateReplies_ = 0;
+    /// adopt() waits for its reply: frames meant for the previous daemon
+    /// are dropped.
+    bool adopting_ = false;
     /// When the consumer last sent a frame (or the connection was made).
     std::chrono::steady_clock::time_point lastHeard_ = std::chrono::steady_clock::now();
     std::optional<std::string> lostWhy_;

@@ -27,6 +27,8 @@
 
 namespace tracectl {
 
+class ConsumerFdStore;
+
 class LoadGather; // manager_load.cpp
 
 class ManagerObject final {
@@ -54,8 +56,9 @@ public:
 
     /// Keeps every session's state in `store` from now on (written at each
     /// change, removed at Destroy), and brings back the sessions it holds
-    /// (restoreSessions()). `store` outlives this object.
-    void keepStateIn(const SessionStore& store);
+    /// (restoreSessions()), taking over the consumers a previous daemon
+    /// kept in `fdStore` (nullptr: none). Both outlive this object.
+    void keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore = nullptr);
 
     /// Auto-load at start: every session file of `directory`
     /// (config/auto_load.hpp) made into sessions of `owner`, each file all
@@ -141,11 +144,16 @@ private:
     void persist(const SessionId& id);
     /// Brings back every session store_ holds (state_restore.cpp): each
     /// with its id (so its D-Bus path), name, owner, configuration and
-    /// rules. One that was created comes back created; one that had started
-    /// comes back in state error, its consumer not being taken over, with
-    /// the reason. A document refused (store_, or an output folder its owner
+    /// rules. One that was created comes back created. One that had started
+    /// and survivesRestart() comes back active or stopped, as it was, and
+    /// its consumer (fdStore_) is taken over (Session::resume()); if that
+    /// fails, or the session cannot survive a restart, it is in state
+    /// error, with the reason. A document refused (store_, or an output folder its owner
     /// may not write: the check CreateSession makes) is logged and set aside.
     void restoreSessions();
+    /// Session::resume() of restored `session`, which was `was` ("active",
+    /// "stopped"); on failure the session fails, saying why.
+    void resume(Session& session, const std::string& was);
     /// True for a session restoreSessions() brought back in error because
     /// it had started (its consumer not taken over).
     static bool leftInErrorByRestart(const Session& session);
@@ -165,6 +173,7 @@ private:
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
     const SessionStore* store_ = nullptr;
+    ConsumerFdStore* fdStore_ = nullptr;
     /// Runs the output folder checks, each in a child process as the
     /// session's owner (bounded, tracing/output_folder.hpp), off the loop;
     /// owns nothing but the copies its jobs hold.

@@ -2,7 +2,9 @@
 // (state/session_store.hpp).
 #include "common/log.hpp"
 #include "objects/manager_object.hpp"
+#include "service/consumer_fd_store.hpp"
 #include "tracing/output_folder.hpp"
+#include "tracing/ust_tracer.hpp"
 
 #include <algorithm>
 
@@ -20,8 +22,9 @@ bool ManagerObject::leftInErrorByRestart(const Session& session) {
            session.errorReason().rfind(kRestartedReason, 0) == 0;
 }
 
-void ManagerObject::keepStateIn(const SessionStore& store) {
+void ManagerObject::keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore) {
     store_ = &store;
+    fdStore_ = fdStore;
     restoreSessions();
 }
 
@@ -49,36 +52,63 @@ void ManagerObject::restoreSessions() {
             else if (!c.relay)
                 checkOutputFolder(c.outputPath, c.owner, primaryGidOf(c.owner));
             RestoredSession restored = std::move(record.restored);
-            if (restored.state == SessionState::Active || restored.state == SessionState::Stopped) {
-                const std::string was(toString(restored.state));
-                restored.state = SessionState::Error;
-                restored.errorReason =
-                    std::string(kRestartedReason) + was + "; its consumer (" +
-                    consumerUnitOf(record.id) + ") was not taken over" +
-                    (was == "active" ? std::string(" and stopped recording then")
-                                     : std::string(", so it cannot start again")) +
-                    (c.relay
-                         ? "; Start streams again"
-                         : "; what it recorded until then is in " + c.outputPath + "; destroy it");
-            }
+            const bool ran =
+                restored.state == SessionState::Active || restored.state == SessionState::Stopped;
+            const std::string was(toString(restored.state));
             // What polkit granted is asked again, not restored: a user's
             // session records only its owner's apps until an EnableEvents
             // asks trace-all-users again (root's records every user's).
             restored.allUsers = false;
             Session& session = registry_.restore(record.id, c, record.created);
             session.restore(std::move(restored));
+            const std::string idHex = record.id.hex();
+            const bool kept = fdStore_ != nullptr && fdStore_->has(idHex);
+            const bool resumable = ran && kept && survivesRestart(session.snapshot());
+            if (ran && !resumable)
+                session.fail(
+                    std::string(kRestartedReason) + was + "; its consumer (" +
+                    consumerUnitOf(record.id) + ") was not taken over (" +
+                    (!kept ? std::string("no connection to it was kept in systemd's fd store")
+                           : std::string("a network, snapshot or kernel session's consumer is "
+                                         "not taken over")) +
+                    ")" +
+                    (was == "active" ? std::string(" and stopped recording then")
+                                     : std::string(", so it cannot start again")) +
+                    (c.relay
+                         ? "; Start streams again"
+                         : "; what it recorded until then is in " + c.outputPath + "; destroy it"));
             publish(session);
             log::notice("restart: session '" + c.name + "' of uid " + std::to_string(c.owner) +
                             " restored, state " + session.stateName() +
                             (session.state() == SessionState::Error
                                  ? " (" + session.errorReason() + ")"
-                                 : std::string()),
+                                 : std::string(resumable ? "; taking its consumer over" : "")),
                         record.id.uuid());
+            if (resumable)
+                resume(session, was);
         } catch (const Error& e) {
             log::warning("restart: session state refused: " + l.path + ": " + e.what());
             store_->setAside(record.id);
         }
     }
+}
+
+void ManagerObject::resume(Session& session, const std::string& was) {
+    const std::string idHex = session.id().hex();
+    session.resume([this, idHex, was](std::optional<Error> e) {
+        const auto it = objects_.find(idHex);
+        if (it == objects_.end())
+            return;
+        Session& s = it->second.object->session();
+        if (!e) {
+            log::notice("restart: session '" + s.config().name + "' taken over, " + was +
+                            " as before the restart",
+                        s.id().uuid());
+            return;
+        }
+        s.fail(std::string(kRestartedReason) + was + "; " + e->what() +
+               "; what it recorded until then is in " + s.config().outputPath + "; destroy it");
+    });
 }
 
 } // namespace tracectl

@@ -1,6 +1,7 @@
 #include "service_manager.hpp"
 
 #include "common/log.hpp"
+#include "consumer_fd_store.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -23,6 +24,16 @@ ActivationSockets takeActivationSockets() {
         UniqueFd fd(SD_LISTEN_FDS_START + i);
         const std::string name = names != nullptr && names[i] != nullptr ? names[i] : "";
         std::free(names != nullptr ? names[i] : nullptr);
+        if (const std::string session = sessionOfConsumerFdName(name); !session.empty()) {
+            if (sd_is_socket_unix(fd.get(), SOCK_STREAM, 0, nullptr, 0) <= 0 ||
+                fcntl(fd.get(), F_SETFD, FD_CLOEXEC) < 0) {
+                log::warning("ignoring the fd '" + name +
+                             "' passed by systemd: not a connected AF_UNIX stream socket");
+                continue;
+            }
+            out.consumerConnections[session] = std::move(fd);
+            continue;
+        }
         if (name != kAppSocketFdName) {
             log::warning("ignoring socket '" + name + "' passed by systemd (expected one named '" +
                          std::string(kAppSocketFdName) + "', FileDescriptorName=)");

@@ -5,6 +5,7 @@
 
 #include "common/unique_fd.hpp"
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,10 @@ struct ActivationSockets {
     /// non-blocking; empty if systemd passed none. Passed fds with other
     /// names, or that are not such a socket, are logged and closed.
     UniqueFd appSocket;
+    /// Consumer connections a previous daemon kept in systemd's fd store
+    /// (service/consumer_fd_store.hpp), by session id hex: connected
+    /// AF_UNIX stream sockets named "consumer-<id hex>".
+    std::map<std::string, UniqueFd> consumerConnections;
     /// How many fds systemd passed in all (0: not socket-activated).
     int passed = 0;
 };

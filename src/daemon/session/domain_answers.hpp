@@ -42,6 +42,11 @@ private:
     std::string path_;
 };
 
+/// What an operation answers once its session was freed meanwhile.
+inline Error destroyedError() {
+    return Error(ErrorCode::NoSuchSession, "the session was destroyed");
+}
+
 inline DomainBackend::Done withoutPath(const std::shared_ptr<Gather>& g) {
     return [g](std::optional<Error> e) { g->add(std::move(e), {}); };
 }

@@ -43,6 +43,17 @@ public:
     /// Errors: WrongState, Failed (the consumer could not be started or
     /// refused).
     virtual void start(SessionSnapshot session, Done done) = 0;
+    /// A restarted daemon takes session `session` over where the previous
+    /// daemon left it (`active`: it was recording; else stopped after a
+    /// start): what that daemon made is taken over, or why not (Failed).
+    /// Only sessions of whom survivesRestart() holds are resumed; a domain
+    /// in which such a session has nothing answers nullopt at once (the
+    /// default).
+    virtual void resume(SessionSnapshot session, bool active, Done done) {
+        (void)session;
+        (void)active;
+        done(std::nullopt);
+    }
     /// Stops tracing; `done` once every buffer is on disk.
     virtual void stop(std::string idHex, Done done) = 0;
     /// Drops everything of the session (stopping it first); `done` always

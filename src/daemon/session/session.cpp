@@ -10,6 +10,7 @@
 
 namespace tracectl {
 
+using session_detail::destroyedError;
 using session_detail::Gather;
 using session_detail::gatherDone;
 using session_detail::withoutPath;
@@ -61,10 +62,6 @@ SessionChange channelsChange(TracingDomain d) {
 
 SessionChange eventsChange(TracingDomain d) {
     return d == TracingDomain::Kernel ? SessionChange::KernelEvents : SessionChange::Events;
-}
-
-Error destroyedError() {
-    return Error(ErrorCode::NoSuchSession, "the session was destroyed");
 }
 
 } // namespace

@@ -202,6 +202,12 @@ public:
     /// what a restarted daemon read back (session_record.hpp). Nothing goes
     /// to the domains: they learn it at the next start, as for any session.
     void restore(RestoredSession r);
+    /// After restore() of an active or stopped session: every domain takes
+    /// over what the previous daemon left (DomainBackend::resume()); the
+    /// state stays, and operations are refused (WrongState) until `done`,
+    /// which gets nullopt or the first domain's error (the caller then
+    /// fail()s the session, saying why).
+    void resume(Done done);
     /// What restore() would need to bring this session back.
     RestoredSession restorable() const;
 

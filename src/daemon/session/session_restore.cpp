@@ -1,5 +1,6 @@
 // Session::restore() and restorable(): a session as a restarted daemon
 // brings it back (state/session_record.hpp).
+#include "session/domain_answers.hpp"
 #include "session/session.hpp"
 
 namespace tracectl {
@@ -15,6 +16,21 @@ void Session::restore(RestoredSession r) {
     kernelRules_ = std::move(r.kernelRules);
     trackers_ = std::move(r.trackers);
     schedule_ = r.schedule;
+}
+
+void Session::resume(Done done) {
+    operation_ = SessionOperation::Starting;
+    const bool active = state_ == SessionState::Active;
+    auto all = session_detail::gatherDone(
+        domains_.size(), [this, alive = std::weak_ptr<bool>(alive_), done](std::optional<Error> e) {
+            if (alive.expired())
+                return done(session_detail::destroyedError());
+            operation_ = SessionOperation::None;
+            done(std::move(e));
+        });
+    const SessionSnapshot s = snapshot();
+    for (DomainBackend* d : domains_)
+        d->resume(s, active, session_detail::withoutPath(all));
 }
 
 RestoredSession Session::restorable() const {

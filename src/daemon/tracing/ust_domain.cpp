@@ -20,6 +20,11 @@ void UstDomain::start(SessionSnapshot s, Done done) {
     tracer_.start(s, onLoop(std::move(done)));
 }
 
+void UstDomain::resume(SessionSnapshot s, bool active, Done done) {
+    s.ownerGid = primaryGidOf(s.owner);
+    tracer_.adopt(s, active, onLoop(std::move(done)));
+}
+
 void UstDomain::stop(std::string id, Done done) {
     tracer_.stop(id, onLoop(std::move(done)));
 }

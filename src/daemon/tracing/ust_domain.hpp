@@ -20,6 +20,7 @@ public:
 
     std::string_view name() const noexcept override { return "ust"; }
     void start(SessionSnapshot session, Done done) override;
+    void resume(SessionSnapshot session, bool active, Done done) override;
     void stop(std::string idHex, Done done) override;
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;

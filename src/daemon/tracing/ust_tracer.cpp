@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 #include "join.hpp"
 #include "metadata/clock_source.hpp"
+#include "service/consumer_fd_store.hpp"
 #include "tracing/output_folder.hpp"
 
 #include <cerrno>
@@ -123,12 +124,7 @@ void UstTracer::makeFolder(std::string path, uid_t uid, gid_t gid, bool claim,
         });
 }
 
-void UstTracer::startConsumer(Traced& t, Done done) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
-    UniqueFd ours(sv[0]);
-    UniqueFd theirs(sv[1]);
+void UstTracer::describeConsumer(Traced& t) const {
     t.spec.unitName = "tracectl-consumer-" + t.snapshot.idHex + ".service";
     t.spec.binary = config_.consumerBinary;
     if (t.snapshot.relay)
@@ -143,6 +139,15 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     t.spec.gid = t.snapshot.ownerGid;
     t.spec.outputDir = t.snapshot.outputPath;
     t.spec.memoryMax = config_.consumerMemoryMax;
+}
+
+void UstTracer::startConsumer(Traced& t, Done done) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        throw Error(ErrorCode::Failed, std::string("socketpair: ") + std::strerror(errno));
+    UniqueFd ours(sv[0]);
+    UniqueFd theirs(sv[1]);
+    describeConsumer(t);
     ConsumerLauncher* launcherOfAll = nullptr;
     try {
         launcherOfAll = &launcher();
@@ -169,6 +174,33 @@ void UstTracer::startConsumer(Traced& t, Done done) {
 
 void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     const SessionRef ref = refOf(t);
+    // Kept where a restarted daemon finds it (before the connection takes
+    // the fd; systemd gets its own copy).
+    if (config_.fdStore != nullptr && survivesRestart(t.snapshot))
+        t.storedFd = config_.fdStore->keep(t.snapshot.idHex, ours.get());
+    makeConnection(t, std::move(ours));
+    t.chunkBegin = t.lastStamp = std::time(nullptr);
+    log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
+              launcher().kind() + ")");
+    t.consumer->hello(config_.daemonVersion, [this, ref, done](std::optional<Error> e) {
+        Traced* live = find(ref);
+        if (live == nullptr || e)
+            return done(std::move(e));
+        // A network session's consumer streams from its first channel on:
+        // the relay's sockets go before any other domain is let in.
+        attachRelay(*live, [this, ref, done](std::optional<Error> attached) {
+            if (Traced* still = find(ref); still != nullptr && !attached) {
+                still->greeted = true;
+                for (auto& w : std::exchange(still->whenGreeted, {}))
+                    w(std::nullopt);
+            }
+            done(std::move(attached));
+        });
+    });
+}
+
+void UstTracer::makeConnection(Traced& t, UniqueFd ours) {
+    const SessionRef ref = refOf(t);
     ConsumerConnection::Handlers handlers;
     handlers.rotationCompleted = [this, ref](consumer_protocol::RotationCompleted d) {
         onRotationCompleted(ref, std::move(d));
@@ -190,24 +222,6 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     };
     t.consumer = std::make_unique<ConsumerConnection>(*loop_, objectReaders_, std::move(ours),
                                                       std::move(handlers), config_.consumerTimeout);
-    t.chunkBegin = t.lastStamp = std::time(nullptr);
-    log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
-              launcher().kind() + ")");
-    t.consumer->hello(config_.daemonVersion, [this, ref, done](std::optional<Error> e) {
-        Traced* live = find(ref);
-        if (live == nullptr || e)
-            return done(std::move(e));
-        // A network session's consumer streams from its first channel on:
-        // the relay's sockets go before any other domain is let in.
-        attachRelay(*live, [this, ref, done](std::optional<Error> attached) {
-            if (Traced* still = find(ref); still != nullptr && !attached) {
-                still->greeted = true;
-                for (auto& w : std::exchange(still->whenGreeted, {}))
-                    w(std::nullopt);
-            }
-            done(std::move(attached));
-        });
-    });
 }
 
 void UstTracer::whenConsumerReady(const std::string& idHex,
@@ -240,6 +254,8 @@ std::optional<int64_t> UstTracer::clockOffsetOf(const std::string& idHex) {
 }
 
 void UstTracer::releaseConsumer(Traced& t, const std::string& why) {
+    if (std::exchange(t.storedFd, false))
+        config_.fdStore->forget(t.snapshot.idHex);
     for (auto& w : std::exchange(t.whenGreeted, {}))
         w(Error(ErrorCode::Failed, "the session's consumer is not there: " + why));
     if (onConsumerGone_)

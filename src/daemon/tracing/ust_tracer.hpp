@@ -94,6 +94,7 @@
 namespace tracectl {
 
 class Join;
+class ConsumerFdStore;
 
 /// How consumers are started and found.
 struct TracerConfig {
@@ -106,7 +107,18 @@ struct TracerConfig {
     /// MemoryMax= of every consumer unit, bytes (0: none). Sessions whose
     /// ring buffers would need more are refused at Start.
     uint64_t consumerMemoryMax = 0;
+    /// Where the consumer connections of sessions that can survive a
+    /// restart are kept, and found again (nullptr: nowhere). Outlives the
+    /// tracer.
+    ConsumerFdStore* fdStore = nullptr;
 };
+
+/// Whether a restarted daemon can take session `s`'s consumer over
+/// (UstTracer::adopt()): a local, non-snapshot session of UST channels
+/// only. A network session's relay chunk, a snapshot session's buffers and
+/// the kernel domain's tracefs instance are not taken over (tracectld(8),
+/// RESTARTS).
+bool survivesRestart(const SessionSnapshot& s);
 
 /// "12 MiB" (rounded up), for messages.
 std::string mebibytes(uint64_t bytes);
@@ -189,6 +201,17 @@ public:
     /// `done` gets WrongState (consumer gone, output folder replaced) or
     /// Failed (the consumer could not be started or refused).
     void start(const SessionSnapshot& s, Done done);
+    /// A restarted daemon takes over session `s` (survivesRestart()), whose
+    /// consumer a previous daemon started and kept in the fd store: the
+    /// consumer drains and closes every channel the previous daemon made
+    /// into its current trace chunk, which is then archived as a rotation
+    /// does (archives/<begin>-<end>-<index>: its metadata was that
+    /// daemon's); new buffers are made in the next chunk. `active`: the
+    /// session was recording, and its apps join now, as at start(); else at
+    /// the next start(). `done`: nullopt, or why not (Failed: no connection
+    /// was kept, the consumer is gone, refused or did not answer); the
+    /// session then has no consumer here, and its unit is stopped.
+    void adopt(const SessionSnapshot& s, bool active, Done done);
     /// Stops tracing `s` and has every buffer flushed to disk; `done` once
     /// the consumer has. A consumer that fails to flush fails the session.
     void stop(const std::string& idHex, Done done);
@@ -347,6 +370,8 @@ private:
         bool launched = false;
         std::unique_ptr<ConsumerConnection> consumer;
         bool greeted = false; ///< the consumer answered Hello (and took the relay's sockets)
+        /// Its connection is in config_.fdStore (forgotten when let go).
+        bool storedFd = false;
         /// A network session's relay session, made before its consumer
         /// starts; its sockets go to the consumer with AttachRelayd.
         std::optional<OpenedRelaySession> relay;
@@ -507,6 +532,14 @@ private:
     /// Once the unit runs: the connection to it, then Hello; `done` after
     /// the Hello's reply.
     void connectConsumer(Traced& t, UniqueFd ours, Done done);
+    /// The connection to `t`'s consumer, on `ours`, with its handlers
+    /// (rotations, statistics, loss, output failures).
+    void makeConnection(Traced& t, UniqueFd ours);
+    /// t.spec for `t`'s consumer unit (its name, command line, user).
+    void describeConsumer(Traced& t) const;
+    /// adopt(): the consumer answered Adopt with `reply`; its chunk is
+    /// archived, then the apps join if `active`.
+    void adopted(Traced& t, const consumer_protocol::AdoptReply& reply, bool active, Done done);
     /// Stops `t`'s consumer unit if it runs, and lets it go if it failed
     /// (asynchronously; nobody waits).
     void stopConsumerUnit(Traced& t);

@@ -1,0 +1,123 @@
+// UstTracer: a restarted daemon takes over the consumers a previous one
+// left running (adopt()).
+#include "common/log.hpp"
+#include "metadata/clock_source.hpp"
+#include "service/consumer_fd_store.hpp"
+#include "ust_tracer.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+namespace tracectl {
+
+bool survivesRestart(const SessionSnapshot& s) {
+    return !s.relay && !s.snapshotMode && s.kernelChannels.empty() && s.kernelRules.empty();
+}
+
+void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
+    UniqueFd connection = config_.fdStore != nullptr ? config_.fdStore->take(s.idHex) : UniqueFd{};
+    if (!connection)
+        return done(Error(ErrorCode::Failed, "no connection to its consumer was kept in "
+                                             "systemd's fd store"));
+    if (!survivesRestart(s) || sessions_.count(s.idHex) != 0) {
+        config_.fdStore->forget(s.idHex);
+        return done(Error(ErrorCode::Failed,
+                          "a network, snapshot or kernel session's consumer is not taken over"));
+    }
+    auto t = std::make_unique<Traced>();
+    t->serial = nextSerial_++;
+    t->snapshot = s;
+    t->clockOffset = metadata::measureClockOffset();
+    describeConsumer(*t);
+    t->launched = true; // its unit runs: stopped if the session fails or ends
+    t->storedFd = true;
+    const SessionRef ref = refOf(*t);
+    sessions_[s.idHex] = std::move(t);
+    const auto giveUp = [this, ref, done](const std::string& why) {
+        Traced* live = find(ref);
+        if (live == nullptr)
+            return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+        // Failed, as failSession() does, but the session learns why from
+        // `done` (its reason says that a restart did this).
+        live->failed = true;
+        live->failure = why;
+        releaseConsumer(*live, why);
+        stopConsumerUnit(*live);
+        if (live->consumer)
+            live->consumer->abandon(why);
+        done(Error(ErrorCode::Failed, why));
+    };
+    auto shared = std::make_shared<UniqueFd>(std::move(connection));
+    // The folder as the owner sees it, as at a first start: the consumer
+    // goes on writing there.
+    makeFolder(
+        s.outputPath, s.owner, s.ownerGid, false,
+        [this, ref, shared, active, done, giveUp](MadeFolder folder) {
+            Traced* live = find(ref);
+            if (live == nullptr)
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            if (folder.error)
+                return giveUp(folder.error->what());
+            live->outputFolder = folder.id;
+            makeConnection(*live, std::move(*shared));
+            live->consumer->adopt(config_.daemonVersion, [this, ref, active, done, giveUp](
+                                                             std::optional<Error> e,
+                                                             consumer_protocol::AdoptReply reply) {
+                Traced* again = find(ref);
+                if (again == nullptr)
+                    return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                if (e)
+                    return giveUp("its consumer " + again->spec.unitName +
+                                  " could not be taken over: " + e->what());
+                adopted(*again, reply, active, done);
+            });
+        });
+}
+
+void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, bool active,
+                        Done done) {
+    t.nextKey = std::max<uint64_t>(t.nextKey, reply.nextKey);
+    t.chunkIndex = reply.chunkIndex;
+    t.chunkDir = reply.chunk;
+    t.chunkBegin = static_cast<std::time_t>(reply.chunkBegin);
+    t.lastStamp = std::max(std::time(nullptr), t.chunkBegin);
+    t.greeted = true;
+    log::notice("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " (pid " +
+                std::to_string(reply.pid) + ") taken over; it drained and closed the " +
+                std::to_string(reply.channelsClosed) + " channel(s) of the previous daemon");
+    // What the previous daemon recorded is described by its metadata only:
+    // its chunk is closed and archived before any new buffer is made, as a
+    // rotation does, and the apps' next events go to a new chunk.
+    const SessionRef ref = refOf(t);
+    beginRotation(
+        t,
+        [this, ref, done](std::optional<Error> e, const std::string&) {
+            if (!e)
+                return;
+            if (Traced* live = find(ref); live != nullptr && !live->failed) {
+                live->failed = true;
+                live->failure = e->what();
+                releaseConsumer(*live, live->failure);
+                stopConsumerUnit(*live);
+            }
+            done(Error(ErrorCode::Failed,
+                       std::string("archiving what the previous daemon recorded: ") + e->what()));
+        },
+        [this, ref, active, done](std::optional<Error> e, const std::string& path) {
+            Traced* live = find(ref);
+            if (live == nullptr)
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            if (e)
+                log::warning("session '" + live->snapshot.name + "': " + e->what());
+            else
+                log::notice("session '" + live->snapshot.name +
+                            "': what it recorded before the restart is in " + path);
+            if (!active || live->failed)
+                return done(live->failed
+                                ? std::optional<Error>(Error(ErrorCode::Failed, live->failure))
+                                : std::nullopt);
+            startApps(*live, done);
+        });
+}
+
+} // namespace tracectl
