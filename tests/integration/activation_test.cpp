@@ -370,6 +370,100 @@ TEST_F(Activation, KillNineMidTraceBothSessionsGoOnAndLoseOnlyWhatNoDaemonCouldR
     }
 }
 
+TEST_F(Activation, AStoppedSessionComesBackStoppedAndStartsAgain) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const std::string out = sandbox_->dir() + "/traces/stopped-restart";
+    const std::string before = sandbox_->dir() + "/go-before-restart";
+    std::filesystem::remove(before);
+    ChildProcess early({demoApp(), "20", "1000", before}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(early.pid()));
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"create", "stopped-restart", "--output", out},
+             {"enable-event", "-u", "-s", "stopped-restart", "tracectl_demo:tick"},
+             {"start", "stopped-restart"}}) {
+        const RunResult r = tracectl(args);
+        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
+    }
+    std::ofstream(before).put('\n');
+    ASSERT_EQ(early.wait(30000), 0);
+    ASSERT_TRUE(tracectl({"stop", "stopped-restart"}).ok());
+
+    const RunResult restart = sandbox_->systemctl({"restart", "tracectld.service"});
+    ASSERT_TRUE(restart.ok()) << restart.describe();
+    ASSERT_NE(waitActive(first), 0);
+    auto state = [&] {
+        const RunResult r = tracectl({"show", "stopped-restart", "--json"});
+        return r.ok() ? nlohmann::json::parse(r.out).value("State", "") : r.describe();
+    };
+    EXPECT_EQ(state(), "stopped");
+    // Its consumer was taken over: Start records again, in a new chunk.
+    const std::string after = sandbox_->dir() + "/go-after-restart";
+    std::filesystem::remove(after);
+    ChildProcess late({demoApp(), "30", "1000", after}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(late.pid()));
+    const RunResult start = tracectl({"start", "stopped-restart"});
+    ASSERT_TRUE(start.ok()) << start.describe();
+    EXPECT_EQ(state(), "active");
+    std::ofstream(after).put('\n');
+    ASSERT_EQ(late.wait(30000), 0);
+    ASSERT_TRUE(tracectl({"stop", "stopped-restart"}).ok());
+    // Before the restart, in the chunk archived then, and after it.
+    EXPECT_EQ(countTicks(out), 50) << out;
+    EXPECT_EQ(countTicks(out + "/archives"), 20) << out;
+    EXPECT_TRUE(tracectl({"destroy", "stopped-restart"}).ok());
+}
+
+TEST_F(Activation, ASessionWhoseConsumerDiedMeanwhileComesBackInErrorSayingSo) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const std::string out = sandbox_->dir() + "/traces/orphan";
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"create", "orphan", "--output", out},
+             {"enable-event", "-u", "-s", "orphan", "tracectl_demo:tick"},
+             {"start", "orphan"}}) {
+        const RunResult r = tracectl(args);
+        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
+    }
+    const RunResult show = tracectl({"show", "orphan", "--json"});
+    ASSERT_TRUE(show.ok());
+    std::string hex = nlohmann::json::parse(show.out).value("Id", "");
+    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
+    const std::string consumerUnit = "tracectl-consumer-" + hex + ".service";
+    const pid_t consumer = static_cast<pid_t>(std::stoll("0" + unitOf(consumerUnit, "MainPID")));
+    ASSERT_GT(consumer, 0) << consumerUnit;
+    // The daemon goes, then its session's consumer, before a new daemon
+    // is there to take it over.
+    ASSERT_TRUE(sandbox_->systemctl({"kill", "--signal=SIGSTOP", "tracectld.service"}).ok());
+    ASSERT_EQ(::kill(consumer, SIGKILL), 0);
+    EXPECT_TRUE(eventually([&] { return !processAlive(consumer); }, 10s));
+    ASSERT_EQ(::kill(first, SIGKILL), 0);
+    ASSERT_NE(waitActive(first), 0);
+    std::string reason;
+    EXPECT_TRUE(eventually(
+        [&] {
+            const RunResult r = tracectl({"show", "orphan", "--json"});
+            if (!r.ok())
+                return false;
+            const auto j = nlohmann::json::parse(r.out);
+            reason = j.value("ErrorReason", "");
+            return j.value("State", "") == "error";
+        },
+        30s, 50ms))
+        << reason;
+    EXPECT_NE(reason.find("tracectld restarted while the session was active"), std::string::npos)
+        << reason;
+    // systemd lets a stored connection go once its peer closes it; had the
+    // new daemon got it all the same, the consumer would not answer Adopt.
+    EXPECT_TRUE(reason.find("ended while no daemon was there") != std::string::npos ||
+                reason.find("could not be taken over") != std::string::npos)
+        << reason;
+    const RunResult destroy = tracectl({"destroy", "orphan"});
+    EXPECT_TRUE(destroy.ok()) << destroy.describe();
+}
+
 TEST_F(Activation, SystemctlRestartDuringARotationNeverHangsAndTheSessionGoesOn) {
     ASSERT_TRUE(userBusCall("ListSessions").ok());
     const pid_t first = waitActive();

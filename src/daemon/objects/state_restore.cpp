@@ -62,21 +62,23 @@ void ManagerObject::restoreSessions() {
             Session& session = registry_.restore(record.id, c, record.created);
             session.restore(std::move(restored));
             const std::string idHex = record.id.hex();
+            const bool survives = survivesRestart(session.snapshot());
             const bool kept = fdStore_ != nullptr && fdStore_->has(idHex);
-            const bool resumable = ran && kept && survivesRestart(session.snapshot());
+            const bool resumable = ran && survives && kept;
+            const std::string whyNot =
+                !survives ? "a network, snapshot or kernel session's consumer is not taken over"
+                : fdStore_ == nullptr || !fdStore_->enabled()
+                    ? "tracectld runs without a service manager's fd store to keep its "
+                      "connection in"
+                    : "it ended while no daemon was there, and systemd let its connection go";
             if (ran && !resumable)
-                session.fail(
-                    std::string(kRestartedReason) + was + "; its consumer (" +
-                    consumerUnitOf(record.id) + ") was not taken over (" +
-                    (!kept ? std::string("no connection to it was kept in systemd's fd store")
-                           : std::string("a network, snapshot or kernel session's consumer is "
-                                         "not taken over")) +
-                    ")" +
-                    (was == "active" ? std::string(" and stopped recording then")
-                                     : std::string(", so it cannot start again")) +
-                    (c.relay
-                         ? "; Start streams again"
-                         : "; what it recorded until then is in " + c.outputPath + "; destroy it"));
+                session.fail(std::string(kRestartedReason) + was + "; its consumer (" +
+                             consumerUnitOf(record.id) + ") was not taken over: " + whyNot +
+                             (was == "active" ? std::string("; it stopped recording then")
+                                              : std::string("; it cannot start again")) +
+                             (c.relay ? "; Start streams again"
+                                      : "; what it recorded until then is in " + c.outputPath +
+                                            "; destroy it"));
             publish(session);
             log::notice("restart: session '" + c.name + "' of uid " + std::to_string(c.owner) +
                             " restored, state " + session.stateName() +
