@@ -12,6 +12,7 @@ field (add-context -t vpid), else its trace's "vpid" environment entry
 (per-PID buffers). Prints one JSON object on stdout:
 
     {"<vpid>": {"count": <records>, "first": <smallest>, "last": <largest>,
+                "first_ns": <time of "first">, "last_ns": <time of "last">,
                 "duplicates": <records whose value was already seen>,
                 "gaps": [{"after": <last value before the gap>,
                           "before": <first value after it>,
@@ -77,6 +78,7 @@ def main():
                 gaps.append({"after": a, "before": b, "missing": b - a - 1,
                              "from_ns": values[a], "to_ns": values[b]})
         out[str(vpid)] = {"count": len(ordered), "first": ordered[0], "last": ordered[-1],
+                          "first_ns": values[ordered[0]], "last_ns": values[ordered[-1]],
                           "duplicates": duplicates.get(vpid, 0), "gaps": gaps}
     json.dump(out, sys.stdout, sort_keys=True)
     print()
