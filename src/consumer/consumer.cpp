@@ -191,7 +191,12 @@ void Consumer::dispatch(cp::Message&& request) {
         return;
     }
     if (const auto* adoption = std::get_if<cp::Adopt>(&request)) {
-        adopt(*adoption);
+        try {
+            adopt(*adoption);
+        } catch (const std::exception& e) {
+            log::warning(std::string("Adopt failed: ") + e.what());
+            reply(errorFor(e));
+        }
         return;
     }
     if (!greeted_) {
@@ -255,17 +260,8 @@ void Consumer::dispatch(cp::Message&& request) {
         } else if (const auto* layouts = std::get_if<cp::DeclareLayouts>(&request)) {
             channel(layouts->key).declareLayouts(layouts->abi, layouts->layouts);
         } else if (std::holds_alternative<cp::Shutdown>(request)) {
-            // All the metadata was pushed before: a deferred switch is due.
-            if (rotation_) {
-                const std::uint64_t id = rotation_->request.id; // it may complete below
-                for (const auto& [key, wentOn] : std::exchange(rotation_->deferredMetadata, {}))
-                    switchMetadata(id, key, wentOn);
-            }
-            for (auto& [key, ch] : channels_)
-                ch->drainAndClose(false);
-            if (!reportStatistics())
+            if (closeEveryChannel() == kNotSent)
                 return;
-            channels_.clear();
             // Everything is closed either way; a relay that failed on the
             // way did not get it all, which the daemon's Destroy says.
             const bool delivered = !relay_ || relay_->failure().empty();
@@ -288,6 +284,22 @@ void Consumer::dispatch(cp::Message&& request) {
     reply(cp::Ok{});
 }
 
+std::size_t Consumer::closeEveryChannel() {
+    // All the metadata was pushed before: a deferred switch is due.
+    if (rotation_) {
+        const std::uint64_t id = rotation_->request.id; // it may complete below
+        for (const auto& [key, wentOn] : std::exchange(rotation_->deferredMetadata, {}))
+            switchMetadata(id, key, wentOn);
+    }
+    for (auto& [key, ch] : channels_)
+        ch->drainAndClose(false);
+    if (!reportStatistics())
+        return kNotSent;
+    const std::size_t closed = channels_.size();
+    channels_.clear();
+    return closed;
+}
+
 void Consumer::adopt(const cp::Adopt& request) {
     if (request.protocolVersion != cp::kVersion) {
         reply(cp::ErrorReply{cp::ErrorKind::VersionMismatch,
@@ -305,25 +317,18 @@ void Consumer::adopt(const cp::Adopt& request) {
     log::notice("daemon " + request.version + " takes the session over: " +
                 std::to_string(channels_.size()) + " channel(s) drained and closed into " +
                 (chunkName_.empty() ? std::string("the output folder") : chunkName_));
-    // As Shutdown: the previous daemon's metadata is all there is, so a
-    // deferred switch is due; the channels' streams closing completes a
-    // rotation under way (its RotationCompleted goes before the reply).
-    if (rotation_) {
-        const std::uint64_t id = rotation_->request.id;
-        for (const auto& [key, wentOn] : std::exchange(rotation_->deferredMetadata, {}))
-            switchMetadata(id, key, wentOn);
-    }
-    for (auto& [key, ch] : channels_)
-        ch->drainAndClose(false);
-    if (!reportStatistics())
+    // As Shutdown: the previous daemon's metadata is all there is. The
+    // streams closing completes a rotation under way (its
+    // RotationCompleted goes before the reply).
+    const std::size_t closed = closeEveryChannel();
+    if (closed == kNotSent)
         return;
-    const auto closed = static_cast<std::uint32_t>(channels_.size());
-    channels_.clear();
     reported_.clear();
     snapshot_.reset();
     greeted_ = true;
     reply(cp::AdoptReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION,
-                         nextKey_, chunkIndex_, chunkName_, chunkBegin_, closed});
+                         nextKey_, chunkIndex_, chunkName_, chunkBegin_,
+                         static_cast<std::uint32_t>(closed)});
 }
 
 void Consumer::createChannel(const cp::CreateChannel& request) {

@@ -67,6 +67,12 @@ private:
     /// is drained and closed into the current chunk, and AdoptReply names
     /// that chunk (consumer_protocol.hpp).
     void adopt(const consumer_protocol::Adopt& request);
+    /// Shutdown and Adopt: every channel drained and closed (a deferred
+    /// metadata switch first), the final figures sent. Returns how many
+    /// channels were closed, or kNotSent if the figures could not be sent
+    /// (the consumer is stopping then, as reply() does).
+    std::size_t closeEveryChannel();
+    static constexpr std::size_t kNotSent = static_cast<std::size_t>(-1);
     void createChannel(const consumer_protocol::CreateChannel& request);
     /// CreateKernelChannel: takes the per-CPU fds that follow (data), then
     /// makes the channel. Throws RequestError.
