@@ -26,8 +26,10 @@ void SessionsModel::update(const std::string& path, const cli::PropertyMap& prop
         }
     }
     if (const auto it = properties.find(cli::statistics_property); it != properties.end()) {
-        session.totals.add(cli::counters_from_json(it->second),
-                           cli::sampled_at_from_json(it->second));
+        const cli::Counters counters = cli::counters_from_json(it->second);
+        const std::uint64_t sampled_at = cli::sampled_at_from_json(it->second);
+        session.totals.add(counters, sampled_at);
+        session.history.add(counters, sampled_at);
     }
 }
 
@@ -67,6 +69,8 @@ std::vector<SessionRow> SessionsModel::rows(std::uint64_t now_us) const {
             .events_per_second = format_rate(events),
             .megabytes_per_second = format_rate(bytes, 1e6),
             .discarded = std::to_string(session.totals.current().events_discarded),
+            .graph = session.history.points(now_us),
+            .graph_unit = session.history.unit(),
         });
     }
     return rows;

@@ -4,6 +4,8 @@
 // `tracectl top`). No GTK, no bus: tested in tests/unit/gui_sessions_model_test.cpp.
 #pragma once
 
+#include "rate_history.hpp"
+
 #include <cli/property_map.hpp>
 #include <cli/top_model.hpp>
 #include <cstdint>
@@ -29,6 +31,9 @@ struct SessionRow {
     std::string events_per_second;
     std::string megabytes_per_second; ///< bytes-written per second / 1,000,000; "—" unknown
     std::string discarded;            ///< events-discarded so far, decimal
+    /// The rate graph of the last minute (RateHistory::points), empty before two samples.
+    std::vector<RatePoint> graph;
+    std::string graph_unit; ///< what graph measures: "events/s" or "MB/s"
 
     bool operator==(const SessionRow&) const = default;
 };
@@ -66,6 +71,7 @@ private:
     struct Session {
         cli::PropertyMap properties; ///< every property but Statistics, merged
         cli::RateTracker totals;
+        RateHistory history;
     };
     OwnerNamer owner_namer_;
     std::map<std::string, Session> sessions_;

@@ -190,6 +190,17 @@ def rows():
     return out
 
 
+def graph_of(name):
+    """The accessible description of the rate graph in the row of session `name`: what it
+    drew ("N points, peak X UNIT"), or "no rate yet"."""
+    lst = sessions_list()
+    for item in lst:
+        if item is not None and item.name == "Session " + name:
+            node = find(lambda n: n.name == "Rate graph", item)
+            return node.description if node is not None else None
+    return None
+
+
 def select(name):
     lst = sessions_list()
     for i, item in enumerate(lst):
@@ -341,8 +352,13 @@ class Gui(unittest.TestCase):
                 except ValueError:
                     return False  # "—": fewer than two samples yet
             row = eventually(rising, 20, "an event rate above 0 for rate")
+            # The rate graph of the row has drawn the samples it was given.
+            drawn = eventually(lambda: graph_of("rate") if re.match(
+                r"\d+ points, peak [0-9.]+ events/s$", graph_of("rate") or "") else None,
+                5, "the rate graph drawn")
             screenshot("tracing")
             self.assertGreater(float(row["Events/s"]), 0)
+            self.assertNotRegex(drawn, r"peak 0.00 ")
         finally:
             demo.terminate()
             demo.wait(10)
