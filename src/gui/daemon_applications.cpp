@@ -11,9 +11,11 @@
 namespace tracectl::gui {
 namespace {
 
-/// How often, and how far apart, an empty tracepoint list is asked again.
-constexpr int tracepoint_retries = 5;
-constexpr unsigned tracepoint_retry_ms = 1000;
+/// How often, and how far apart, an app's tracepoints are listed again after it registered:
+/// an app may register before its probe providers' constructors ran (they come in its first
+/// moments), and the daemon has no signal for tracepoints an app gains.
+constexpr int tracepoint_relists = 3;
+constexpr unsigned tracepoint_relist_ms = 1000;
 
 template <typename T>
 T value_or(const std::map<std::string, sdbus::Variant>& properties, const std::string& key,
@@ -75,7 +77,7 @@ void DaemonClient::add_application(const std::string& path,
     application.pid = value_or<std::uint32_t>(properties, "Pid", 0);
     application.uid = value_or<std::uint32_t>(properties, "Uid", 0);
     application.name = value_or<std::string>(properties, "Name", "");
-    list_tracepoints(std::move(application), tracepoint_retries);
+    list_tracepoints(std::move(application), tracepoint_relists);
 }
 
 void DaemonClient::list_tracepoints(ApplicationInfo application, int retries_left) {
@@ -104,17 +106,19 @@ void DaemonClient::list_tracepoints(ApplicationInfo application, int retries_lef
                             std::get<0>(entry) + ":" + std::get<1>(entry), std::get<2>(entry)});
                     }
                 }
-                if (events_.application) {
+                const bool changed = retries_left == tracepoint_relists ||
+                                     app.tracepoints != asked.tracepoints ||
+                                     app.error.has_value() != asked.error.has_value();
+                if (changed && events_.application) {
                     events_.application(app);
                 }
-                if (error == nullptr && listed.empty() && retries_left > 0) {
-                    // Its probes may not have registered yet: the daemon has no signal for them.
+                if (error == nullptr && retries_left > 0) {
                     retries_.push_back(Glib::signal_timeout().connect(
                         [this, app, retries_left] {
                             list_tracepoints(app, retries_left - 1);
                             return false;
                         },
-                        tracepoint_retry_ms));
+                        tracepoint_relist_ms));
                 }
             });
 }

@@ -83,8 +83,8 @@ void DaemonClient::record_snapshot(const std::string& path, PathReply reply) {
 }
 
 void DaemonClient::enable_events(const std::string& path, const std::string& domain,
-                                 const std::string& pattern, const RuleOptions& options,
-                                 ActionReply reply) {
+                                 const std::string& channel, const std::string& pattern,
+                                 const RuleOptions& options, ActionReply reply) {
     std::map<std::string, sdbus::Variant> arguments = bus::interactive_options();
     if (!options.loglevel.empty()) {
         arguments.emplace("loglevel", sdbus::Variant{options.loglevel});
@@ -95,7 +95,7 @@ void DaemonClient::enable_events(const std::string& path, const std::string& dom
     auto [id, proxy] = begin_call(path);
     proxy.callMethodAsync("EnableEvents")
         .onInterface(bus::session_interface)
-        .withArguments(domain, std::string(), pattern, arguments)
+        .withArguments(domain, channel, pattern, arguments)
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
             reply(error != nullptr ? std::optional(bus::call_error(*error)) : std::nullopt);
             end_call(id);
@@ -103,11 +103,12 @@ void DaemonClient::enable_events(const std::string& path, const std::string& dom
 }
 
 void DaemonClient::disable_events(const std::string& path, const std::string& domain,
-                                  const std::string& pattern, ActionReply reply) {
+                                  const std::string& channel, const std::string& pattern,
+                                  ActionReply reply) {
     auto [id, proxy] = begin_call(path);
     proxy.callMethodAsync("DisableEvents")
         .onInterface(bus::session_interface)
-        .withArguments(domain, std::string(), pattern, bus::interactive_options())
+        .withArguments(domain, channel, pattern, bus::interactive_options())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
             reply(error != nullptr ? std::optional(bus::call_error(*error)) : std::nullopt);
             end_call(id);

@@ -71,7 +71,8 @@ struct DaemonEvents {
     std::function<void(const std::string& path)> session_removed;
     /// Every session is gone (the daemon left, or a reload replaces them all).
     std::function<void()> sessions_cleared;
-    /// An application registered (or its tracepoints were listed again).
+    /// An application registered, or its tracepoints changed (they are listed again in the
+    /// app's first seconds).
     std::function<void(const ApplicationInfo& application)> application;
     /// The application at `path` is gone (it exited or unregistered).
     std::function<void(const std::string& path)> application_removed;
@@ -143,14 +144,16 @@ public:
     /// Session.RecordSnapshot({"interactive": true}): `reply` gets the snapshot's folder.
     void record_snapshot(const std::string& path, PathReply reply);
 
-    /// Session.EnableEvents(domain ("ust" or "kernel"), "" (the default channel), pattern,
-    /// {"loglevel" when given, "filter" when given, "interactive": true}).
+    /// Session.EnableEvents(domain ("ust" or "kernel"), channel ("" = channel0, made by the
+    /// daemon if the domain has no channel yet), pattern, {"loglevel" when given, "filter"
+    /// when given, "interactive": true}).
     void enable_events(const std::string& path, const std::string& domain,
-                       const std::string& pattern, const RuleOptions& options, ActionReply reply);
+                       const std::string& channel, const std::string& pattern,
+                       const RuleOptions& options, ActionReply reply);
 
-    /// Session.DisableEvents(domain, "" (the default channel), pattern, {"interactive": true}).
+    /// Session.DisableEvents(domain, channel, pattern, {"interactive": true}).
     void disable_events(const std::string& path, const std::string& domain,
-                        const std::string& pattern, ActionReply reply);
+                        const std::string& channel, const std::string& pattern, ActionReply reply);
 
     /// Manager.ListTracepoints("kernel"). The call has no options: polkit may not ask an
     /// authentication agent (sdbus-c++ 1.2 cannot set the message's
@@ -191,8 +194,9 @@ private:
                          const std::map<std::string, sdbus::Variant>& properties);
     /// Properties.GetAll of the application at `path`, then add_application.
     void fetch_application(const std::string& path);
-    /// Application.ListTracepoints of `application`; an empty list is asked again, a few
-    /// times, a second apart (an app may register before its probes' constructors ran).
+    /// Application.ListTracepoints of `application`, asked again `retries_left` times a second
+    /// apart (an app may register before its probes' constructors ran); reported when it
+    /// changed.
     void list_tracepoints(ApplicationInfo application, int retries_left);
     void forget_application(const std::string& path);
     void daemon_gone(const std::string& reason);

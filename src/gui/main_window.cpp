@@ -4,6 +4,8 @@
 
 #include <ctime>
 #include <gdkmm/display.h>
+#include <giomm/appinfo.h>
+#include <glibmm/convert.h>
 #include <glibmm/main.h>
 #include <glibmm/markup.h>
 #include <gtkmm/cssprovider.h>
@@ -55,18 +57,28 @@ std::string quoted(const std::string& name) {
     return "“" + name + "”";
 }
 
+/// The channel a rule made in the window goes to: the session's first channel of `domain`,
+/// else "" (the daemon makes channel0), as lttng enable-event without --channel does when
+/// the session has one channel.
+std::string rule_channel(const SessionRow& row, const std::string& domain) {
+    const auto& channels = domain == kernel_domain ? row.kernel_channels : row.ust_channels;
+    return channels.empty() ? std::string() : channels.front();
+}
+
 } // namespace
 
 MainWindow::MainWindow(const BusChoice& bus)
     : layout_(Gtk::Orientation::VERTICAL), banner_(Gtk::Orientation::HORIZONTAL, 12),
       retry_("Retry"), message_bar_(Gtk::Orientation::HORIZONTAL, 12), dismiss_("Dismiss"),
       toolbar_(Gtk::Orientation::HORIZONTAL, 6), new_session_("New Session…"), start_("Start"),
-      stop_("Stop"), destroy_("Destroy") {
+      stop_("Stop"), rotate_("Rotate"), snapshot_("Snapshot"), destroy_("Destroy"),
+      paned_(Gtk::Orientation::HORIZONTAL), sessions_side_(Gtk::Orientation::VERTICAL),
+      result_bar_(Gtk::Orientation::HORIZONTAL, 6), open_folder_("Open folder") {
     set_title("Tracing Sessions");
     header_.set_title_widget(title_);
     title_.set_markup("<b>Tracing Sessions</b>");
     set_titlebar(header_);
-    set_default_size(1100, 480);
+    set_default_size(1240, 700);
 
     auto provider = Gtk::CssProvider::create();
     provider->load_from_data(css);
@@ -121,28 +133,71 @@ MainWindow::MainWindow(const BusChoice& bus)
     start_.signal_clicked().connect([this] { on_action(SessionAction::start); });
     stop_.signal_clicked().connect([this] { on_action(SessionAction::stop); });
     destroy_.signal_clicked().connect([this] { on_action(SessionAction::destroy); });
+    rotate_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::on_rotate));
+    snapshot_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::on_snapshot));
     // No mnemonics on buttons: GTK 4.8 names a button with a mnemonic (or an accessible
     // label) by both its label as written and its text ("_Start Start"); plain labels give
     // plain names.
     toolbar_.append(new_session_);
     toolbar_.append(start_);
     toolbar_.append(stop_);
+    toolbar_.append(rotate_);
+    toolbar_.append(snapshot_);
     toolbar_.append(destroy_);
-    status_.set_hexpand(true);
+    spinner_.set_hexpand(true);
+    spinner_.set_halign(Gtk::Align::END);
+    set_accessible_label(spinner_, "Working");
+    toolbar_.append(spinner_);
     status_.set_xalign(1.0F);
+    status_.set_ellipsize(Pango::EllipsizeMode::START); // a long path must not widen the window
+    status_.set_width_chars(20);
     set_accessible_description(status_, "Status");
     toolbar_.append(status_);
     layout_.append(toolbar_);
 
     view_.signal_selection_changed().connect(sigc::mem_fun(*this, &MainWindow::update_actions));
-    layout_.append(view_);
+    sessions_side_.append(view_);
     details_.set_xalign(0.0F);
     details_.set_wrap(true);
     details_.set_selectable(true);
     details_.set_margin(6);
     set_accessible_description(details_, "Selected session");
-    layout_.append(details_);
+    sessions_side_.append(details_);
+    // The last folder the daemon wrote for us: an archive or a snapshot.
+    result_.set_xalign(0.0F);
+    result_.set_hexpand(true);
+    result_.set_wrap(true);
+    result_.set_selectable(true);
+    set_accessible_description(result_, "Result");
+    open_folder_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::open_result_folder));
+    result_bar_.set_margin(6);
+    result_bar_.append(result_);
+    result_bar_.append(open_folder_);
+    result_bar_.set_visible(false);
+    sessions_side_.append(result_bar_);
+    sessions_side_.set_hexpand(true);
+    paned_.set_start_child(sessions_side_);
+    paned_.set_resize_start_child(true);
+    paned_.set_shrink_start_child(false);
+    event_tree_.set_size_request(340, -1);
+    paned_.set_end_child(event_tree_);
+    paned_.set_resize_end_child(false);
+    paned_.set_shrink_end_child(false);
+    paned_.set_vexpand(true);
+    layout_.append(paned_);
     set_child(layout_);
+
+    event_tree_.signal_toggled().connect(sigc::mem_fun(*this, &MainWindow::on_tracepoint_toggled));
+    event_tree_.signal_rule().connect(sigc::mem_fun(*this, &MainWindow::on_rule));
+    event_tree_.signal_kernel_wanted().connect([this] {
+        if (!client_) {
+            return;
+        }
+        client_->list_kernel_tracepoints([this](const std::vector<KernelTracepoint>& tracepoints,
+                                                const std::optional<CallError>& error) {
+            event_tree_.show_kernel(tracepoints, error);
+        });
+    });
 
     dialog_.emplace(*this);
     dialog_->signal_create().connect(sigc::mem_fun(*this, &MainWindow::on_create));
@@ -163,6 +218,18 @@ MainWindow::MainWindow(const BusChoice& bus)
         model_.clear();
         schedule_refresh();
     };
+    events.application = [this](const ApplicationInfo& application) {
+        event_tree_.show_application(application);
+    };
+    events.application_removed = [this](const std::string& path) {
+        event_tree_.remove_application(path);
+    };
+    events.applications_cleared = [this] {
+        event_tree_.clear_applications();
+        event_tree_.clear_kernel();
+    };
+    events.chunk = [this](const std::string& session, ChunkEvent event, const std::string& path,
+                          const std::string& reason) { on_chunk(session, event, path, reason); };
     events.bus_lost = [this](const std::string& reason) { on_bus_lost(reason); };
     try {
         client_ = std::make_unique<DaemonClient>(bus, std::move(events));
@@ -205,6 +272,8 @@ void MainWindow::on_presence(bool present, const std::string& reason) {
         banner_.set_visible(false);
     } else {
         busy_.clear();
+        rotations_.clear();
+        spinner_.stop();
         status_.set_text("");
         show_banner("tracectld is not running",
                     reason.empty() ? "Its sessions show again as soon as it is back." : reason,
@@ -252,14 +321,13 @@ void MainWindow::on_action(SessionAction action) {
     if (!client_ || !row || busy_.contains(row->path)) {
         return;
     }
-    busy_.insert(row->path);
+    set_busy(row->path, true);
     message_bar_.set_visible(false);
     status_.set_text(std::string(progress_verb(action)) + " " + quoted(row->name) + "…");
-    update_actions();
     const std::string path = row->path;
     const std::string name = row->name;
     client_->act(action, path, [this, action, path, name](const std::optional<CallError>& error) {
-        busy_.erase(path);
+        set_busy(path, false);
         if (error) {
             status_.set_text("");
             show_message("Could not " + std::string(verb(action)) + " session " + quoted(name) +
@@ -305,8 +373,188 @@ void MainWindow::update_actions() {
     const bool can_act = client_ && daemon_present_ && row && !busy_.contains(row->path);
     start_.set_sensitive(can_act);
     stop_.set_sensitive(can_act);
+    rotate_.set_sensitive(can_act);
+    snapshot_.set_sensitive(can_act);
     destroy_.set_sensitive(can_act);
+    update_event_tree(row);
     new_session_.set_sensitive(client_ != nullptr);
+}
+
+void MainWindow::set_busy(const std::string& path, bool busy) {
+    if (busy) {
+        busy_.insert(path);
+    } else {
+        busy_.erase(path);
+    }
+    if (busy_.empty()) {
+        spinner_.stop();
+    } else {
+        spinner_.start();
+    }
+    update_actions();
+}
+
+void MainWindow::on_rotate() {
+    const std::optional<SessionRow> row = view_.selected();
+    if (!client_ || !row || busy_.contains(row->path)) {
+        return;
+    }
+    set_busy(row->path, true);
+    message_bar_.set_visible(false);
+    status_.set_text("Rotating " + quoted(row->name) + "…");
+    const std::string path = row->path;
+    const std::string name = row->name;
+    client_->rotate(path, [this, path, name](const std::string& archive,
+                                             const std::optional<CallError>& error) {
+        if (error) {
+            set_busy(path, false);
+            status_.set_text("");
+            show_message("Could not rotate session " + quoted(name) + ": " + error->message);
+            return;
+        }
+        // The archive is complete at RotationCompleted (or RotationFailed): busy until then.
+        rotations_.emplace(archive, name);
+        status_.set_text("Rotating " + quoted(name) + ": archiving into " + archive + "…");
+    });
+}
+
+void MainWindow::on_snapshot() {
+    const std::optional<SessionRow> row = view_.selected();
+    if (!client_ || !row || busy_.contains(row->path)) {
+        return;
+    }
+    set_busy(row->path, true);
+    message_bar_.set_visible(false);
+    status_.set_text("Recording a snapshot of " + quoted(row->name) + "…");
+    const std::string path = row->path;
+    const std::string name = row->name;
+    client_->record_snapshot(
+        path, [this, path, name](const std::string& folder, const std::optional<CallError>& error) {
+            set_busy(path, false);
+            if (error) {
+                status_.set_text("");
+                show_message("Could not record a snapshot of session " + quoted(name) + ": " +
+                             error->message);
+                return;
+            }
+            status_.set_text("Recorded a snapshot of " + quoted(name));
+            show_result("Snapshot of " + quoted(name), folder);
+        });
+}
+
+void MainWindow::on_chunk(const std::string& session, ChunkEvent event, const std::string& path,
+                          const std::string& reason) {
+    const std::string name =
+        model_.contains(session) ? model_.name_of(session) : std::string("a session");
+    switch (event) {
+    case ChunkEvent::snapshot_recorded:
+        show_result("Snapshot of " + quoted(name), path);
+        return;
+    case ChunkEvent::rotation_completed:
+    case ChunkEvent::rotation_failed:
+        break;
+    }
+    if (rotations_.erase(path) != 0) {
+        set_busy(session, false);
+    }
+    if (event == ChunkEvent::rotation_failed) {
+        status_.set_text("");
+        show_message("The rotation of session " + quoted(name) + " failed: " + reason);
+        show_result("Incomplete archive of " + quoted(name), path);
+        return;
+    }
+    status_.set_text("Rotated " + quoted(name));
+    show_result("Archive of " + quoted(name), path);
+}
+
+void MainWindow::show_result(const std::string& what, const std::string& path) {
+    result_path_ = path;
+    result_.set_text(what + ": " + path);
+    // A network session's snapshot is a path on the relay's host: nothing to open here.
+    open_folder_.set_sensitive(!path.empty() && path.front() == '/');
+    result_bar_.set_visible(true);
+}
+
+void MainWindow::open_result_folder() {
+    std::string uri;
+    try {
+        uri = Glib::filename_to_uri(result_path_);
+        Gio::AppInfo::launch_default_for_uri(uri);
+    } catch (const Glib::Error& e) {
+        show_message("Could not open " + (uri.empty() ? result_path_ : uri) + ": " + e.what());
+        return;
+    }
+    status_.set_text("Opened " + uri);
+}
+
+void MainWindow::on_tracepoint_toggled(const std::string& domain, const std::string& pattern,
+                                       bool enable) {
+    const std::optional<SessionRow> row = view_.selected();
+    if (!client_ || !row) {
+        return;
+    }
+    message_bar_.set_visible(false);
+    const std::string name = row->name;
+    auto reply = [this, name, pattern, enable](const std::optional<CallError>& error) {
+        if (error) {
+            show_message("Could not " + std::string(enable ? "enable " : "disable ") + pattern +
+                         " in session " + quoted(name) + ": " + error->message);
+            tree_shown_for_.clear(); // the check box goes back to what the session has
+            update_actions();
+            return;
+        }
+        status_.set_text(std::string(enable ? "Enabled " : "Disabled ") + pattern + " in " +
+                         quoted(name));
+    };
+    if (enable) {
+        client_->enable_events(row->path, domain, rule_channel(*row, domain), pattern, {}, reply);
+        return;
+    }
+    const auto& rules = domain == kernel_domain ? row->kernel_rules : row->ust_rules;
+    const auto rule = rules.find(pattern);
+    client_->disable_events(row->path, domain, rule != rules.end() ? rule->second : "", pattern,
+                            reply);
+}
+
+void MainWindow::on_rule(const std::string& domain, const std::string& pattern,
+                         const RuleOptions& options) {
+    const std::optional<SessionRow> row = view_.selected();
+    if (!client_ || !row) {
+        return;
+    }
+    message_bar_.set_visible(false);
+    const std::string name = row->name;
+    client_->enable_events(row->path, domain, rule_channel(*row, domain), pattern, options,
+                           [this, name, pattern](const std::optional<CallError>& error) {
+                               if (error) {
+                                   show_message("Could not enable " + pattern + " in session " +
+                                                quoted(name) + ": " + error->message);
+                                   return;
+                               }
+                               status_.set_text("Enabled " + pattern + " in " + quoted(name));
+                           });
+}
+
+void MainWindow::update_event_tree(const std::optional<SessionRow>& row) {
+    std::string key;
+    if (row) {
+        key = row->path + '\n' + row->name;
+        for (const auto* rules : {&row->ust_rules, &row->kernel_rules}) {
+            key += '\n';
+            for (const auto& [pattern, channel] : *rules) {
+                key += pattern + '\t' + channel + '\t';
+            }
+        }
+    }
+    if (key == tree_shown_for_ && !key.empty()) {
+        return;
+    }
+    tree_shown_for_ = key;
+    if (row) {
+        event_tree_.show_session(row->name, row->ust_rules, row->kernel_rules);
+    } else {
+        event_tree_.show_session({}, {}, {});
+    }
 }
 
 } // namespace tracectl::gui

@@ -4,6 +4,7 @@
 #include "sessions_model.hpp"
 
 #include <algorithm>
+#include <gtkmm/stylecontext.h>
 
 namespace tracectl::gui {
 
@@ -56,13 +57,15 @@ void RateGraph::draw(const Cairo::RefPtr<Cairo::Context>& cr, int width, int hei
         }
         cr->line_to(x(line.back()), height - 1.0);
         cr->close_path();
-        cr->set_source_rgba(0.21, 0.52, 0.89, 0.3);
+        // The line in the text's colour, so that it shows on a selected row too.
+        const Gdk::RGBA color = get_style_context()->get_color();
+        cr->set_source_rgba(color.get_red(), color.get_green(), color.get_blue(), 0.25);
         cr->fill();
         cr->move_to(x(line.front()), y(line.front()));
         for (const RatePoint& p : line) {
             cr->line_to(x(p), y(p));
         }
-        cr->set_source_rgb(0.21, 0.52, 0.89);
+        cr->set_source_rgba(color.get_red(), color.get_green(), color.get_blue(), 0.9);
         cr->set_line_width(1.5);
         cr->stroke();
         drawn = std::to_string(points_.size()) + " points, peak " + format_rate(peak) + " " + unit_;

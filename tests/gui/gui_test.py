@@ -201,6 +201,22 @@ def graph_of(name):
     return None
 
 
+def check_box(name):
+    """The switch of tracepoint `name` in the event tree (a check box's job), or None."""
+    return find(lambda n: n.getRoleName() == "check box" and n.name == name, main_window())
+
+
+def is_checked(node):
+    states = node.getState()
+    return states.contains(pyatspi.STATE_CHECKED) or states.contains(pyatspi.STATE_PRESSED)
+
+
+def expander(name):
+    """The expander named `name` in the event tree, or None."""
+    return find(lambda n: n.name == name and n.getRoleName() != "label"
+                and "Action" in pyatspi.listInterfaces(n), main_window())
+
+
 def select(name):
     lst = sessions_list()
     for i, item in enumerate(lst):
@@ -276,6 +292,21 @@ def setUpModule():
                    GSETTINGS_BACKEND="memory")
     for hide in ("NO_AT_BRIDGE", "GTK_A11Y"):
         gui_env.pop(hide, None)
+    # The desktop's handler of folders, for "Open folder": a desktop file that records the
+    # URI it is started with, made the default for inode/directory. GIO finds it as it finds
+    # a file manager (XDG_DATA_HOME/applications, XDG_CONFIG_HOME/mimeapps.list).
+    state["opened"] = os.path.join(state["dir"], "opened-uri")
+    data_home = os.path.join(state["dir"], "gui-data")
+    config_home = os.path.join(state["dir"], "gui-config")
+    os.makedirs(os.path.join(data_home, "applications"))
+    os.makedirs(config_home)
+    with open(os.path.join(data_home, "applications", "test-file-manager.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Test file manager\n"
+                "MimeType=inode/directory;\n"
+                f"Exec=/bin/sh -c 'printf %s \"$1\" > {state['opened']}' sh %u\n")
+    with open(os.path.join(config_home, "mimeapps.list"), "w") as f:
+        f.write("[Default Applications]\ninode/directory=test-file-manager.desktop\n")
+    gui_env.update(XDG_DATA_HOME=data_home, XDG_CONFIG_HOME=config_home)
     log = open(os.path.join(ARTIFACTS, "tracectl-gui.log"), "w")
     state["gui"] = subprocess.Popen([GUI], env=gui_env, stdout=log, stderr=subprocess.STDOUT)
     state["procs"].append(state["gui"])
@@ -330,21 +361,44 @@ class Gui(unittest.TestCase):
         eventually(lambda: "term-made" not in rows(), 1.0, "term-made gone from the window")
         screenshot("terminal-session-destroyed")
 
-    def test_3_the_event_rate_of_a_tracing_session_rises_above_zero(self):
+    def test_3_tracepoints_chosen_in_the_tree_are_traced(self):
         tracectl("create", "rate", "--count-events", "--output", self.output("rate"))
-        # Small sub-buffers: packets are written, and counted, every second.
+        # Small sub-buffers: packets are written, and counted, every second. The tree's rules
+        # go to the session's first channel.
         tracectl("enable-channel", "-u", "small", "--subbuf-size", "4096", "--num-subbuf", "16",
                  "-s", "rate")
-        tracectl("enable-event", "-u", "tracectl_demo:*", "-c", "small", "-s", "rate")
         eventually(lambda: "rate" in rows(), 2, "the row of rate")
         select("rate")
-        click(eventually(lambda: button("Start", main_window()), 2, "Start"))
-        eventually(lambda: rows()["rate"]["State"] == "active", 15, "rate active")
-        # About 2000 events a second until it is stopped (COUNT INTERVAL_US).
+        eventually(lambda: labelled("Event tree session") == "Events of “rate”", 2,
+                   "the event tree of rate")
+        # The demo app registers: its tracepoints show in the tree. About 2000 events a second
+        # until it is stopped (COUNT INTERVAL_US).
         app_log = open(os.path.join(ARTIFACTS, "demo-app.log"), "w")
         demo = subprocess.Popen([DEMO_APP, "100000000", "1000"], env=state["env"],
                                 stdout=app_log, stderr=subprocess.STDOUT)
         try:
+            for tracepoint in ("tracectl_demo:tick", "tracectl_demo:debug_note"):
+                box = eventually(lambda: check_box(tracepoint), 10, f"{tracepoint} in the tree")
+                self.assertFalse(is_checked(box))
+                click(box)
+                eventually(lambda: is_checked(check_box(tracepoint)), 5, f"{tracepoint} checked")
+            self.assertFalse(is_checked(check_box("tracectl_demo:done")))
+            listed = tracectl("list", "rate").stdout
+            self.assertIn("tracectl_demo:tick", listed)
+            self.assertIn("tracectl_demo:debug_note", listed)
+            self.assertNotIn("tracectl_demo:done", listed)
+            # The kernel's tracepoints, as the daemon lists them.
+            click(eventually(lambda: expander("Kernel tracepoints"), 2, "the kernel expander"))
+            kernel = eventually(lambda: labelled("Kernel tracepoints status"), 15,
+                                "the kernel's tracepoints")
+            self.assertRegex(kernel, r"^[1-9]\d* tracepoints in [1-9]\d* systems$")
+            click(eventually(lambda: expander("Kernel system sched"), 2, "the sched system"))
+            eventually(lambda: check_box("sched:sched_switch"), 5, "sched:sched_switch")
+            screenshot("event-tree")
+
+            click(eventually(lambda: button("Start", main_window()), 2, "Start"))
+            eventually(lambda: rows()["rate"]["State"] == "active", 15, "rate active")
+
             def rising():
                 r = rows()["rate"]
                 try:
@@ -356,9 +410,10 @@ class Gui(unittest.TestCase):
             drawn = eventually(lambda: graph_of("rate") if re.match(
                 r"\d+ points, peak [0-9.]+ events/s$", graph_of("rate") or "") else None,
                 5, "the rate graph drawn")
-            screenshot("tracing")
             self.assertGreater(float(row["Events/s"]), 0)
             self.assertNotRegex(drawn, r"peak 0.00 ")
+            eventually(lambda: int(graph_of("rate").split()[0]) >= 3, 10, "three rate points")
+            screenshot("tracing")
         finally:
             demo.terminate()
             demo.wait(10)
@@ -366,6 +421,48 @@ class Gui(unittest.TestCase):
         click(button("Stop", main_window()))
         eventually(lambda: rows()["rate"]["State"] == "stopped", 15, "rate stopped")
         screenshot("stopped")
+        view = tracectl("view", "rate").stdout
+        self.assertIn("tracectl_demo:tick:", view)
+        self.assertIn("tracectl_demo:debug_note:", view)
+        self.assertNotIn("tracectl_demo:done", view)
+
+    def test_3a_rotate_through_the_window_and_open_the_archive(self):
+        eventually(lambda: rows().get("rate", {}).get("State") == "stopped", 2, "rate stopped")
+        select("rate")
+        click(button("Rotate", main_window()))
+        result = eventually(lambda: (labelled("Result") or "").startswith("Archive of “rate”: ")
+                            and labelled("Result"), 15, "the archive folder")
+        archive = result.split(": ", 1)[1]
+        self.assertTrue(archive.startswith(os.path.join(self.output("rate"), "archives") + "/"),
+                        archive)
+        self.assertTrue(os.path.isdir(archive), archive)
+        self.assertEqual(labelled("Status"), "Rotated “rate”")
+        screenshot("rotated")
+        # "Open folder" launches the desktop's handler of folders: here the test's recorder
+        # (setUpModule), through GIO's real lookup of the default handler.
+        click(button("Open folder", main_window()))
+        uri = "file://" + archive
+        eventually(lambda: labelled("Status") == "Opened " + uri, 5, "the folder opened")
+        eventually(lambda: os.path.exists(state["opened"]), 5, "the file manager started")
+        with open(state["opened"]) as f:
+            # GIO hands a local folder to a handler's %u as its path.
+            self.assertEqual(f.read(), archive)
+
+    def test_3b_snapshot_through_the_window(self):
+        tracectl("create", "snap", "--snapshot", "--output", self.output("snap"))
+        tracectl("enable-event", "-u", "tracectl_demo:*", "-s", "snap")
+        tracectl("start", "snap")
+        eventually(lambda: rows().get("snap", {}).get("State") == "active", 5, "snap active")
+        select("snap")
+        click(button("Snapshot", main_window()))
+        result = eventually(lambda: (labelled("Result") or "").startswith("Snapshot of “snap”: ")
+                            and labelled("Result"), 15, "the snapshot folder")
+        folder = result.split(": ", 1)[1]
+        self.assertTrue(folder.startswith(self.output("snap") + "/snapshot-1-"), folder)
+        self.assertTrue(os.path.isdir(folder), folder)
+        screenshot("snapshot")
+        tracectl("destroy", "snap")
+        eventually(lambda: "snap" not in rows(), 2, "snap gone")
 
     def test_4_a_refusal_is_shown_as_the_daemon_words_it_and_the_window_stays_usable(self):
         tracectl("create", "dup", "--output", self.output("dup"))
