@@ -179,7 +179,7 @@ MainWindow::MainWindow(const BusChoice& bus)
     paned_.set_start_child(sessions_side_);
     paned_.set_resize_start_child(true);
     paned_.set_shrink_start_child(false);
-    event_tree_.set_size_request(340, -1);
+    event_tree_.set_size_request(320, -1);
     paned_.set_end_child(event_tree_);
     paned_.set_resize_end_child(false);
     paned_.set_shrink_end_child(false);

@@ -9,7 +9,7 @@
 namespace tracectl::gui {
 
 RateGraph::RateGraph() {
-    set_content_width(120);
+    set_content_width(100);
     set_content_height(24);
     set_valign(Gtk::Align::CENTER);
     set_accessible_label(*this, "Rate graph");

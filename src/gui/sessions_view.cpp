@@ -19,14 +19,14 @@ struct Column {
     float xalign;
 };
 constexpr std::array<Column, 8> columns{{
-    {"Name", 14, false, 0.0F},
+    {"Name", 12, false, 0.0F},
     {"State", 8, false, 0.0F},
     {"Mode", 8, false, 0.0F},
     {"Owner", 8, false, 0.0F},
-    {"Output", 24, true, 0.0F},
+    {"Output", 14, true, 0.0F},
     {"Events/s", 9, false, 1.0F},
     {"MB/s", 7, false, 1.0F},
-    {"Discarded", 9, false, 1.0F},
+    {"Discarded", 10, false, 1.0F},
 }};
 
 void set_up_cell(Gtk::Label& label, const Column& column) {

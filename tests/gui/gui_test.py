@@ -15,7 +15,9 @@ Usage (root): dbus-run-session -- /usr/bin/python3 gui_test.py BUILD_DIR
 Environment: TRACECTL_GUI, TRACECTL, TRACECTLD, TRACECTL_DEMO_APP,
 TRACECTL_SANDBOX_SCRIPT (meson sets them).
 """
+import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -25,6 +27,13 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import atspi_window  # noqa: E402
+from atspi_window import (  # noqa: E402
+    banner_shows, button, check_box, click, create_through_dialog, dialog, eventually,
+    expander, graph_of, is_checked, labelled, main_window, rows, run, screenshot, select,
+    sessions_list, set_entry)
+
 BUILD = sys.argv[1]
 GUI = os.environ["TRACECTL_GUI"]
 TRACECTL = os.environ["TRACECTL"]
@@ -32,235 +41,22 @@ TRACECTLD = os.environ["TRACECTLD"]
 DEMO_APP = os.environ["TRACECTL_DEMO_APP"]
 SANDBOX = os.environ["TRACECTL_SANDBOX_SCRIPT"]
 ARTIFACTS = os.path.join(BUILD, "meson-logs", "gui-screenshots")
+USER_WINDOW = os.path.join(os.path.dirname(os.path.abspath(__file__)), "user_window.py")
+USER = "alice"  # a user who is not root, made if missing (as the integration suites do)
 
-pyatspi = None  # imported once DISPLAY is set (setUpModule)
-state = {}      # what setUpModule brought up
-
-
-def run(argv, env=None, check=True, timeout=60):
-    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise AssertionError(f"{argv} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
-
-
-def eventually(predicate, timeout, what, interval=0.05):
-    """Polls predicate() until it returns a true value (returned) or `timeout` seconds
-    passed (AssertionError naming `what` and the last value)."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            last = predicate()
-        except Exception as e:  # an object that vanished while being read: try again
-            last = e
-        if last and not isinstance(last, Exception):
-            return last
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: "
-                                 f"{last!r}; the window's tree: {dump_tree()}")
-        time.sleep(interval)
-
-
-def screenshot(name):
-    """Saves the whole screen as ARTIFACTS/NN-name.png."""
-    state["shots"] += 1
-    path = os.path.join(ARTIFACTS, f"{state['shots']:02d}-{name}.png")
-    run(["import", "-window", "root", path], env=dict(os.environ, DISPLAY=state["display"]))
-    return path
+state = {}  # what setUpModule brought up
 
 
 def tracectl(*args, check=True):
     return run([TRACECTL, *args], env=state["env"], check=check)
 
 
-# --- reading the window through AT-SPI -------------------------------------
-
-def app():
-    """The tracectl-gui application in the accessibility tree (cache cleared, so that what
-    is read is what the window shows now)."""
-    for a in pyatspi.Registry.getDesktop(0):
-        if a is not None and a.name == "tracectl-gui":
-            a.clearCache()
-            return a
-    return None
-
-
-def walk(node):
-    yield node
-    for child in node:
-        if child is not None:
-            yield from walk(child)
-
-
-def find(predicate, root=None):
-    root = root if root is not None else app()
-    if root is None:
-        return None
-    for node in walk(root):
-        if predicate(node):
-            return node
-    return None
-
-
-def dump_tree():
-    """Writes the application's accessibility tree (role, name, description, text) to a
-    file of the artifact folder; returns its path."""
-    path = os.path.join(ARTIFACTS, f"tree-{time.monotonic():.3f}.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        def dump(node, depth):
-            try:
-                text = text_of(node) if "Text" in pyatspi.listInterfaces(node) else ""
-                f.write(f"{'  ' * depth}{node.getRoleName()} name={node.name!r} "
-                        f"description={node.description!r} text={text!r}\n")
-                for child in node:
-                    if child is not None:
-                        dump(child, depth + 1)
-            except Exception as e:  # vanished meanwhile
-                f.write(f"{'  ' * depth}({e})\n")
-        a = app()
-        if a is not None:
-            dump(a, 0)
-    return path
-
-
-def text_of(node):
-    t = node.queryText()
-    return t.getText(0, t.characterCount)
-
-
-def window(title):
-    a = app()
-    if a is None:
-        return None
-    for w in a:
-        if w is not None and w.name == title:
-            return w
-    return None
-
-
-def main_window():
-    return window("Tracing Sessions")
-
-
-def dialog():
-    return window("New Tracing Session")
-
-
-def button(name, root=None):
-    """The push button named `name`, or showing the label `name` (GTK 4.8 names a button by
-    its accessible label followed by its label's text)."""
-    def matches(n):
-        if n.getRoleName() != "push button":
-            return False
-        return n.name == name or any(
-            c is not None and c.getRoleName() == "label" and text_of(c) == name for c in n)
-    return find(matches, root)
-
-
-def click(node):
-    action = node.queryAction()
-    for i in range(action.nActions):
-        if action.getName(i) in ("click", "activate", "press", "toggle"):
-            action.doAction(i)
-            return
-    action.doAction(0)
-
-
-def sessions_list():
-    return find(lambda n: n.getRoleName() == "list" and n.name == "Sessions", main_window())
-
-
-def rows():
-    """{session name: {column title: cell text}} of the sessions view."""
-    out = {}
-    lst = sessions_list()
-    if lst is None:
-        return out
-    for item in lst:
-        if item is None or item.getRoleName() != "list item":
-            continue
-        if not item.name.startswith("Session "):
-            continue
-        cells = {}
-        for node in walk(item):
-            if node.getRoleName() == "label" and node.description:
-                cells[node.description] = text_of(node)
-        out[item.name[len("Session "):]] = cells
-    return out
-
-
-def graph_of(name):
-    """The accessible description of the rate graph in the row of session `name`: what it
-    drew ("N points, peak X UNIT"), or "no rate yet"."""
-    lst = sessions_list()
-    for item in lst:
-        if item is not None and item.name == "Session " + name:
-            node = find(lambda n: n.name == "Rate graph", item)
-            return node.description if node is not None else None
-    return None
-
-
-def check_box(name):
-    """The switch of tracepoint `name` in the event tree (a check box's job), or None."""
-    return find(lambda n: n.getRoleName() == "check box" and n.name == name, main_window())
-
-
-def is_checked(node):
-    states = node.getState()
-    return states.contains(pyatspi.STATE_CHECKED) or states.contains(pyatspi.STATE_PRESSED)
-
-
-def expander(name):
-    """The expander named `name` in the event tree, or None."""
-    return find(lambda n: n.name == name and n.getRoleName() != "label"
-                and "Action" in pyatspi.listInterfaces(n), main_window())
-
-
-def select(name):
-    lst = sessions_list()
-    for i, item in enumerate(lst):
-        if item is not None and item.name == "Session " + name:
-            lst.querySelection().selectChild(i)
-            return
-    raise AssertionError(f"no row for session {name}: {rows()}")
-
-
-def labelled(description, root=None):
-    """The text of the label whose accessible description is `description`, or None."""
-    node = find(lambda n: n.getRoleName() == "label" and n.description == description, root)
-    return text_of(node) if node is not None else None
-
-
-def banner_shows(text):
-    return find(lambda n: n.getRoleName() == "label" and text_of(n) == text,
-                main_window()) is not None
-
-
-def set_entry(root, name, text):
-    entry = eventually(lambda: find(lambda n: n.getRoleName() == "text" and n.name == name,
-                                    root), 5, f"the entry {name}")
-    entry.queryEditableText().setTextContents(text)
-
-
-def create_through_dialog(name, output=None):
-    """Opens the dialog, fills it in and presses Create; returns the dialog."""
-    click(eventually(lambda: button("New Session…", main_window()), 5, "the New Session… button"))
-    d = eventually(dialog, 5, "the create dialog")
-    set_entry(d, "Session name", name)
-    if output is not None:
-        set_entry(d, "Output folder", output)
-    return d
-
-
 def setUpModule():
-    global pyatspi
     if os.geteuid() != 0:
         raise RuntimeError("the gui suite runs the sandbox: it needs root")
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     os.makedirs(ARTIFACTS)
     print(f"screenshots: {ARTIFACTS}", flush=True)
-    state["shots"] = 0
     state["procs"] = []
     state["dir"] = tempfile.mkdtemp(prefix="tracectl-gui-")
     up = run([SANDBOX, "up", state["dir"], "--daemon", TRACECTLD, "--owner-pid", str(os.getpid())],
@@ -283,10 +79,7 @@ def setUpModule():
         number = r.readline().strip()
     assert number, "Xvfb gave no display number"
     state["display"] = ":" + number
-    os.environ["DISPLAY"] = state["display"]
-
-    import pyatspi as module  # finds the a11y bus through this session bus (org.a11y.Bus)
-    pyatspi = module
+    atspi_window.init(ARTIFACTS, state["display"])
 
     gui_env = dict(env, DISPLAY=state["display"], GDK_BACKEND="x11", GSK_RENDERER="cairo",
                    GSETTINGS_BACKEND="memory")
@@ -412,7 +205,7 @@ class Gui(unittest.TestCase):
                 5, "the rate graph drawn")
             self.assertGreater(float(row["Events/s"]), 0)
             self.assertNotRegex(drawn, r"peak 0.00 ")
-            eventually(lambda: int(graph_of("rate").split()[0]) >= 3, 10, "three rate points")
+            eventually(lambda: int(graph_of("rate").split()[0]) >= 4, 10, "four rate points")
             screenshot("tracing")
         finally:
             demo.terminate()
@@ -513,6 +306,34 @@ class Gui(unittest.TestCase):
         # And it works as before.
         tracectl("create", "after-restart", "--output", self.output("after-restart"))
         eventually(lambda: "after-restart" in rows(), 1.0, "after-restart in the window")
+
+    def test_6_a_user_who_is_not_root_sees_a_refusal_naming_the_right(self):
+        try:
+            user = pwd.getpwnam(USER)
+        except KeyError:
+            run(["useradd", "-m", "-s", "/usr/sbin/nologin", USER])
+            user = pwd.getpwnam(USER)
+        # Where the user's window writes its screenshots, and the user's session's output.
+        shots = os.path.join(ARTIFACTS, "user")
+        output = os.path.join(state["dir"], "user-traces")
+        for folder in (shots, output):
+            os.makedirs(folder, exist_ok=True)
+            os.chown(folder, user.pw_uid, user.pw_gid)
+        r = run(["setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
+                 "env", "-i", f"HOME={user.pw_dir}", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                 f"DISPLAY={state['display']}",
+                 f"DBUS_SYSTEM_BUS_ADDRESS={state['env']['DBUS_SYSTEM_BUS_ADDRESS']}",
+                 "dbus-run-session", "--", "/usr/bin/python3", USER_WINDOW, GUI, shots,
+                 os.path.join(output, "user-made")], timeout=120)
+        seen = json.loads(r.stdout.strip().splitlines()[-1])
+        # Root's sessions are not the user's to see.
+        self.assertNotIn("gui-made", seen["sessions"])
+        # The refusal names the right, as the daemon words it.
+        self.assertIn("org.tracectl.Tracing1.trace-kernel", seen["kernel_refusal"])
+        self.assertEqual(seen["created"]["Owner"], USER)
+        self.assertRegex(tracectl("list").stdout, rf"(?m)^user-made\s+created\s+normal\s+{USER}\b")
+        eventually(lambda: "user-made" in rows(), 2, "user-made in root's window")
+        tracectl("destroy", "user-made")
 
 
 if __name__ == "__main__":
