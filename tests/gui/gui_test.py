@@ -257,6 +257,37 @@ class Gui(unittest.TestCase):
         tracectl("destroy", "snap")
         eventually(lambda: "snap" not in rows(), 2, "snap gone")
 
+    def test_3c_a_rule_with_log_level_and_filter_from_the_entry(self):
+        tracectl("create", "rules", "--output", self.output("rules"))
+        eventually(lambda: "rules" in rows(), 2, "the row of rules")
+        select("rules")
+        eventually(lambda: labelled("Event tree session") == "Events of “rules”", 2,
+                   "the event tree of rules")
+        tree = main_window()
+        set_entry(tree, "Pattern", "tracectl_demo:*")
+        set_entry(tree, "Log level", "TRACE_INFO")
+        # A filter the daemon refuses: its words are shown.
+        set_entry(tree, "Filter", "seq >")
+        cli = tracectl("enable-event", "-u", "tracectl_demo:*", "--loglevel", "TRACE_INFO",
+                       "--filter", "seq >", "-s", "rules", check=False)
+        m = re.search(r"Error\.InvalidArgument: (.*)$", cli.stderr.strip())
+        self.assertIsNotNone(m, cli.stderr)
+        click(button("Enable rule", main_window()))
+        message = eventually(lambda: labelled("Message", main_window()), 10,
+                             "the refusal of the filter")
+        self.assertIn("Could not enable tracectl_demo:* in session “rules”", message)
+        self.assertIn(m.group(1), message)
+        screenshot("rule-refused")
+        set_entry(main_window(), "Filter", "seq > 3")
+        click(button("Enable rule", main_window()))
+        eventually(lambda: labelled("Status") == "Enabled tracectl_demo:* in “rules”", 10,
+                   "the rule enabled")
+        listed = tracectl("list", "rules").stdout
+        # TRACE_INFO is level 6, and the rule records it and the more severe ones.
+        self.assertIn('"tracectl_demo:*","at-least",6,[],true,"seq > 3"', listed)
+        tracectl("destroy", "rules")
+        eventually(lambda: "rules" not in rows(), 2, "rules gone")
+
     def test_4_a_refusal_is_shown_as_the_daemon_words_it_and_the_window_stays_usable(self):
         tracectl("create", "dup", "--output", self.output("dup"))
         cli = tracectl("create", "dup", check=False)
