@@ -1,5 +1,6 @@
 // DaemonClient: the method calls on a session (Start, Stop, Destroy, Rotate, RecordSnapshot,
-// EnableEvents, DisableEvents) and the Manager's ListTracepoints. Each goes through a proxy of
+// EnableEvents, DisableEvents) and the Manager's ListTracepointsWithOptions and
+// DefaultOutputPath. Each goes through a proxy of
 // its own (PendingCall), so that its reply comes even when the session is destroyed first.
 #include "bus_names.hpp"
 #include "daemon_client.hpp"
@@ -119,9 +120,9 @@ void DaemonClient::list_kernel_tracepoints(KernelTracepointsReply reply) {
     using Listed = std::vector<sdbus::Struct<std::string, std::string,
                                              std::vector<sdbus::Struct<std::string, std::string>>>>;
     auto [id, proxy] = begin_call(bus::manager_path);
-    proxy.callMethodAsync("ListTracepoints")
+    proxy.callMethodAsync("ListTracepointsWithOptions")
         .onInterface(bus::manager_interface)
-        .withArguments(std::string("kernel"))
+        .withArguments(std::string("kernel"), bus::interactive_options())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
                                                                    const Listed& listed) {
             if (error != nullptr) {
@@ -133,6 +134,22 @@ void DaemonClient::list_kernel_tracepoints(KernelTracepointsReply reply) {
                     tracepoints.push_back(KernelTracepoint{std::get<0>(entry), std::get<1>(entry)});
                 }
                 reply(tracepoints, std::nullopt);
+            }
+            end_call(id);
+        });
+}
+
+void DaemonClient::default_output_path(const std::string& name, PathReply reply) {
+    auto [id, proxy] = begin_call(bus::manager_path);
+    proxy.callMethodAsync("DefaultOutputPath")
+        .onInterface(bus::manager_interface)
+        .withArguments(name)
+        .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
+                                                                   const std::string& path) {
+            if (error != nullptr) {
+                reply({}, bus::call_error(*error));
+            } else {
+                reply(path, std::nullopt);
             }
             end_call(id);
         });

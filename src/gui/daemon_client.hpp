@@ -155,10 +155,13 @@ public:
     void disable_events(const std::string& path, const std::string& domain,
                         const std::string& channel, const std::string& pattern, ActionReply reply);
 
-    /// Manager.ListTracepoints("kernel"). The call has no options: polkit may not ask an
-    /// authentication agent (sdbus-c++ 1.2 cannot set the message's
-    /// ALLOW_INTERACTIVE_AUTHORIZATION flag), so a right the user lacks is refused.
+    /// Manager.ListTracepointsWithOptions("kernel", {"interactive": true}): polkit may ask the
+    /// desktop's authentication agent for trace-kernel.
     void list_kernel_tracepoints(KernelTracepointsReply reply);
+
+    /// Manager.DefaultOutputPath(name): the folder a session of ours named `name` created now
+    /// without an output folder would be written to.
+    void default_output_path(const std::string& name, PathReply reply);
 
 private:
     class ManagerProxy;

@@ -201,6 +201,16 @@ MainWindow::MainWindow(const BusChoice& bus)
 
     dialog_.emplace(*this);
     dialog_->signal_create().connect(sigc::mem_fun(*this, &MainWindow::on_create));
+    dialog_->signal_name_changed().connect([this](const std::string& name) {
+        if (!client_ || name.empty()) {
+            dialog_->show_default_output(name, {});
+            return;
+        }
+        client_->default_output_path(
+            name, [this, name](const std::string& path, const std::optional<CallError>&) {
+                dialog_->show_default_output(name, path); // "" on an error: nothing to show
+            });
+    });
 
     DaemonEvents events;
     events.presence = [this](bool present, const std::string& reason) {

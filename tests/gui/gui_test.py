@@ -123,8 +123,11 @@ def tearDownModule():
 class Gui(unittest.TestCase):
     def setUp(self):
         self.assertIsNone(state["gui"].poll(), "tracectl-gui exited")
+        self.started = time.monotonic()
 
     def tearDown(self):
+        # The suite's budget is kept per test: say where the time goes.
+        print(f"({time.monotonic() - self.started:.1f} s) ", end="", file=sys.stderr, flush=True)
         self.assertIsNone(state["gui"].poll(), "tracectl-gui exited")
 
     def output(self, name):
@@ -132,7 +135,13 @@ class Gui(unittest.TestCase):
 
     def test_1_create_through_the_dialog(self):
         screenshot("empty-window")
-        d = create_through_dialog("gui-made", self.output("gui-made"))
+        d = create_through_dialog("gui-made")
+        # The daemon's default folder for that name (Manager.DefaultOutputPath), while the
+        # output folder is left empty.
+        default = eventually(lambda: labelled("Default output folder", dialog()), 5,
+                             "the default output folder")
+        self.assertRegex(default, r"^If left empty: /root/lttng-traces/gui-made-\d{8}-\d{6}$")
+        set_entry(d, "Output folder", self.output("gui-made"))
         self.assertEqual(labelled("Error", d), None)  # no error shown yet
         screenshot("create-dialog")
         click(button("Create", d))
@@ -188,6 +197,8 @@ class Gui(unittest.TestCase):
             click(eventually(lambda: expander("Kernel system sched"), 2, "the sched system"))
             eventually(lambda: check_box("sched:sched_switch"), 5, "sched:sched_switch")
             screenshot("event-tree")
+            # Folded again: every AT-SPI search walks the window, and 102 systems slow it down.
+            click(expander("Kernel tracepoints"))
 
             click(eventually(lambda: button("Start", main_window()), 2, "Start"))
             eventually(lambda: rows()["rate"]["State"] == "active", 15, "rate active")
@@ -205,7 +216,7 @@ class Gui(unittest.TestCase):
                 5, "the rate graph drawn")
             self.assertGreater(float(row["Events/s"]), 0)
             self.assertNotRegex(drawn, r"peak 0.00 ")
-            eventually(lambda: int(graph_of("rate").split()[0]) >= 4, 10, "four rate points")
+            eventually(lambda: int(graph_of("rate").split()[0]) >= 3, 10, "three rate points")
             screenshot("tracing")
         finally:
             demo.terminate()
