@@ -1,6 +1,7 @@
 #include "event_tree.hpp"
 
 #include "accessible.hpp"
+#include "quoted.hpp"
 
 #include <algorithm>
 #include <glibmm/markup.h>
@@ -9,10 +10,6 @@ namespace tracectl::gui {
 namespace {
 
 constexpr const char* kernel_owner_prefix = "kernel:";
-
-std::string quoted(const std::string& name) {
-    return "“" + name + "”";
-}
 
 Gtk::Label& add_caption(Gtk::Grid& grid, const char* text, int row) {
     auto* label = Gtk::make_managed<Gtk::Label>(text);

@@ -1,11 +1,10 @@
 #include "main_window.hpp"
 
 #include "accessible.hpp"
+#include "quoted.hpp"
 
 #include <ctime>
 #include <gdkmm/display.h>
-#include <giomm/appinfo.h>
-#include <glibmm/convert.h>
 #include <glibmm/main.h>
 #include <glibmm/markup.h>
 #include <gtkmm/cssprovider.h>
@@ -26,44 +25,6 @@ constexpr const char* css = R"(
 .tracectl-banner-text { color: white; }
 .tracectl-message { background-color: #fdf0d5; padding: 6px 12px; }
 )";
-
-/// "Starting", "Stopping", "Destroying".
-const char* progress_verb(SessionAction action) {
-    switch (action) {
-    case SessionAction::start:
-        return "Starting";
-    case SessionAction::stop:
-        return "Stopping";
-    case SessionAction::destroy:
-        break;
-    }
-    return "Destroying";
-}
-
-/// "start", "stop", "destroy".
-const char* verb(SessionAction action) {
-    switch (action) {
-    case SessionAction::start:
-        return "start";
-    case SessionAction::stop:
-        return "stop";
-    case SessionAction::destroy:
-        break;
-    }
-    return "destroy";
-}
-
-std::string quoted(const std::string& name) {
-    return "“" + name + "”";
-}
-
-/// The channel a rule made in the window goes to: the session's first channel of `domain`,
-/// else "" (the daemon makes channel0), as lttng enable-event without --channel does when
-/// the session has one channel.
-std::string rule_channel(const SessionRow& row, const std::string& domain) {
-    const auto& channels = domain == kernel_domain ? row.kernel_channels : row.ust_channels;
-    return channels.empty() ? std::string() : channels.front();
-}
 
 } // namespace
 
@@ -326,29 +287,6 @@ void MainWindow::on_create(const CreateRequest& request) {
         });
 }
 
-void MainWindow::on_action(SessionAction action) {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row || busy_.contains(row->path)) {
-        return;
-    }
-    set_busy(row->path, true);
-    message_bar_.set_visible(false);
-    status_.set_text(std::string(progress_verb(action)) + " " + quoted(row->name) + "…");
-    const std::string path = row->path;
-    const std::string name = row->name;
-    client_->act(action, path, [this, action, path, name](const std::optional<CallError>& error) {
-        set_busy(path, false);
-        if (error) {
-            status_.set_text("");
-            show_message("Could not " + std::string(verb(action)) + " session " + quoted(name) +
-                         ": " + error->message);
-        } else {
-            status_.set_text(std::string(progress_verb(action)) + " " + quoted(name) + ": done");
-        }
-        update_actions();
-    });
-}
-
 void MainWindow::schedule_refresh() {
     if (!refresh_idle_.connected()) {
         refresh_idle_ = Glib::signal_idle().connect([this] {
@@ -388,183 +326,6 @@ void MainWindow::update_actions() {
     destroy_.set_sensitive(can_act);
     update_event_tree(row);
     new_session_.set_sensitive(client_ != nullptr);
-}
-
-void MainWindow::set_busy(const std::string& path, bool busy) {
-    if (busy) {
-        busy_.insert(path);
-    } else {
-        busy_.erase(path);
-    }
-    if (busy_.empty()) {
-        spinner_.stop();
-    } else {
-        spinner_.start();
-    }
-    update_actions();
-}
-
-void MainWindow::on_rotate() {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row || busy_.contains(row->path)) {
-        return;
-    }
-    set_busy(row->path, true);
-    message_bar_.set_visible(false);
-    status_.set_text("Rotating " + quoted(row->name) + "…");
-    const std::string path = row->path;
-    const std::string name = row->name;
-    client_->rotate(path, [this, path, name](const std::string& archive,
-                                             const std::optional<CallError>& error) {
-        if (error) {
-            set_busy(path, false);
-            status_.set_text("");
-            show_message("Could not rotate session " + quoted(name) + ": " + error->message);
-            return;
-        }
-        // The archive is complete at RotationCompleted (or RotationFailed): busy until then.
-        rotations_.emplace(archive, name);
-        status_.set_text("Rotating " + quoted(name) + ": archiving into " + archive + "…");
-    });
-}
-
-void MainWindow::on_snapshot() {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row || busy_.contains(row->path)) {
-        return;
-    }
-    set_busy(row->path, true);
-    message_bar_.set_visible(false);
-    status_.set_text("Recording a snapshot of " + quoted(row->name) + "…");
-    const std::string path = row->path;
-    const std::string name = row->name;
-    client_->record_snapshot(
-        path, [this, path, name](const std::string& folder, const std::optional<CallError>& error) {
-            set_busy(path, false);
-            if (error) {
-                status_.set_text("");
-                show_message("Could not record a snapshot of session " + quoted(name) + ": " +
-                             error->message);
-                return;
-            }
-            status_.set_text("Recorded a snapshot of " + quoted(name));
-            show_result("Snapshot of " + quoted(name), folder);
-        });
-}
-
-void MainWindow::on_chunk(const std::string& session, ChunkEvent event, const std::string& path,
-                          const std::string& reason) {
-    const std::string name =
-        model_.contains(session) ? model_.name_of(session) : std::string("a session");
-    switch (event) {
-    case ChunkEvent::snapshot_recorded:
-        show_result("Snapshot of " + quoted(name), path);
-        return;
-    case ChunkEvent::rotation_completed:
-    case ChunkEvent::rotation_failed:
-        break;
-    }
-    if (rotations_.erase(path) != 0) {
-        set_busy(session, false);
-    }
-    if (event == ChunkEvent::rotation_failed) {
-        status_.set_text("");
-        show_message("The rotation of session " + quoted(name) + " failed: " + reason);
-        show_result("Incomplete archive of " + quoted(name), path);
-        return;
-    }
-    status_.set_text("Rotated " + quoted(name));
-    show_result("Archive of " + quoted(name), path);
-}
-
-void MainWindow::show_result(const std::string& what, const std::string& path) {
-    result_path_ = path;
-    result_.set_text(what + ": " + path);
-    // A network session's snapshot is a path on the relay's host: nothing to open here.
-    open_folder_.set_sensitive(!path.empty() && path.front() == '/');
-    result_bar_.set_visible(true);
-}
-
-void MainWindow::open_result_folder() {
-    std::string uri;
-    try {
-        uri = Glib::filename_to_uri(result_path_);
-        Gio::AppInfo::launch_default_for_uri(uri);
-    } catch (const Glib::Error& e) {
-        show_message("Could not open " + (uri.empty() ? result_path_ : uri) + ": " + e.what());
-        return;
-    }
-    status_.set_text("Opened " + uri);
-}
-
-void MainWindow::on_tracepoint_toggled(const std::string& domain, const std::string& pattern,
-                                       bool enable) {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row) {
-        return;
-    }
-    message_bar_.set_visible(false);
-    const std::string name = row->name;
-    auto reply = [this, name, pattern, enable](const std::optional<CallError>& error) {
-        if (error) {
-            show_message("Could not " + std::string(enable ? "enable " : "disable ") + pattern +
-                         " in session " + quoted(name) + ": " + error->message);
-            tree_shown_for_.clear(); // the check box goes back to what the session has
-            update_actions();
-            return;
-        }
-        status_.set_text(std::string(enable ? "Enabled " : "Disabled ") + pattern + " in " +
-                         quoted(name));
-    };
-    if (enable) {
-        client_->enable_events(row->path, domain, rule_channel(*row, domain), pattern, {}, reply);
-        return;
-    }
-    const auto& rules = domain == kernel_domain ? row->kernel_rules : row->ust_rules;
-    const auto rule = rules.find(pattern);
-    client_->disable_events(row->path, domain, rule != rules.end() ? rule->second : "", pattern,
-                            reply);
-}
-
-void MainWindow::on_rule(const std::string& domain, const std::string& pattern,
-                         const RuleOptions& options) {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row) {
-        return;
-    }
-    message_bar_.set_visible(false);
-    const std::string name = row->name;
-    client_->enable_events(row->path, domain, rule_channel(*row, domain), pattern, options,
-                           [this, name, pattern](const std::optional<CallError>& error) {
-                               if (error) {
-                                   show_message("Could not enable " + pattern + " in session " +
-                                                quoted(name) + ": " + error->message);
-                                   return;
-                               }
-                               status_.set_text("Enabled " + pattern + " in " + quoted(name));
-                           });
-}
-
-void MainWindow::update_event_tree(const std::optional<SessionRow>& row) {
-    std::string key;
-    if (row) {
-        key = row->path + '\n' + row->name;
-        for (const auto* rules : {&row->ust_rules, &row->kernel_rules}) {
-            key += '\n';
-            for (const auto& [pattern, channel] : *rules) {
-                key += pattern + '\t' + channel + '\t';
-            }
-        }
-    }
-    if (key == tree_shown_for_ && !key.empty()) {
-        return;
-    }
-    tree_shown_for_ = key;
-    if (row) {
-        event_tree_.show_session(row->name, row->ust_rules, row->kernel_rules);
-    } else {
-        event_tree_.show_session({}, {}, {});
-    }
 }
 
 } // namespace tracectl::gui

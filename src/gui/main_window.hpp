@@ -4,7 +4,9 @@
 // snapshot folder ("Open folder"), and beside them the event tree of the selected session. It wires
 // the DaemonClient's events into the SessionsModel and the view; it decides nothing the daemon
 // decides (which action is allowed in which state, which names are valid): it asks, and
-// shows the answer.
+// shows the answer. main_window.cpp lays it out and wires the daemon's events;
+// main_window_actions.cpp holds the session actions and their results, main_window_events.cpp
+// the event tree's requests.
 #pragma once
 
 #include "command_line.hpp"
