@@ -51,25 +51,9 @@ void DaemonClient::act(SessionAction action, const std::string& path, ActionRepl
         });
 }
 
-void DaemonClient::rotate(const std::string& path, PathReply reply) {
+void DaemonClient::call_for_path(const std::string& path, const char* method, PathReply reply) {
     auto [id, proxy] = begin_call(path);
-    proxy.callMethodAsync("Rotate")
-        .onInterface(bus::session_interface)
-        .withArguments(bus::interactive_options())
-        .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
-                                                                   const std::string& archive) {
-            if (error != nullptr) {
-                reply({}, bus::call_error(*error));
-            } else {
-                reply(archive, std::nullopt);
-            }
-            end_call(id);
-        });
-}
-
-void DaemonClient::record_snapshot(const std::string& path, PathReply reply) {
-    auto [id, proxy] = begin_call(path);
-    proxy.callMethodAsync("RecordSnapshot")
+    proxy.callMethodAsync(method)
         .onInterface(bus::session_interface)
         .withArguments(bus::interactive_options())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
@@ -81,6 +65,14 @@ void DaemonClient::record_snapshot(const std::string& path, PathReply reply) {
             }
             end_call(id);
         });
+}
+
+void DaemonClient::rotate(const std::string& path, PathReply reply) {
+    call_for_path(path, "Rotate", std::move(reply));
+}
+
+void DaemonClient::record_snapshot(const std::string& path, PathReply reply) {
+    call_for_path(path, "RecordSnapshot", std::move(reply));
 }
 
 void DaemonClient::enable_events(const std::string& path, const std::string& domain,

@@ -174,6 +174,8 @@ private:
     /// Starts a call on the object at `path` through a proxy of its own; returns its id and
     /// the proxy to call on. The reply's callback must call end_call(id).
     std::pair<std::uint64_t, sdbus::IProxy&> begin_call(const std::string& path);
+    /// Session.METHOD({"interactive": true}) answering a folder (Rotate, RecordSnapshot).
+    void call_for_path(const std::string& path, const char* method, PathReply reply);
     /// Drops the proxy of call `id` (at the next idle turn: sdbus-c++ still uses it).
     void end_call(std::uint64_t id);
 
