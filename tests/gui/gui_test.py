@@ -141,9 +141,9 @@ class Gui(unittest.TestCase):
         default = eventually(lambda: labelled("Default output folder", dialog()), 5,
                              "the default output folder")
         self.assertRegex(default, r"^If left empty: /root/lttng-traces/gui-made-\d{8}-\d{6}$")
-        set_entry(d, "Output folder", self.output("gui-made"))
         self.assertEqual(labelled("Error", d), None)  # no error shown yet
         screenshot("create-dialog")
+        set_entry(d, "Output folder", self.output("gui-made"))
         click(button("Create", d))
         eventually(lambda: dialog() is None, 10, "the dialog to close")
         row = eventually(lambda: rows().get("gui-made"), 5, "the row of gui-made")
