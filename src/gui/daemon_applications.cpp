@@ -113,6 +113,9 @@ void DaemonClient::list_tracepoints(ApplicationInfo application, int retries_lef
                     events_.application(app);
                 }
                 if (error == nullptr && retries_left > 0) {
+                    std::erase_if(retries_, [](const sigc::connection& retry) {
+                        return !retry.connected(); // fired already
+                    });
                     retries_.push_back(Glib::signal_timeout().connect(
                         [this, app, retries_left] {
                             list_tracepoints(app, retries_left - 1);
