@@ -52,6 +52,16 @@ def tracectl(*args, check=True):
 
 
 def setUpModule():
+    # unittest runs no tearDownModule when setUpModule fails: clean up here then.
+    try:
+        bring_up()
+    except BaseException:
+        tearDownModule()
+        raise
+
+
+def bring_up():
+    """The sandbox, Xvfb, AT-SPI and the window (state holds what was started)."""
     if os.geteuid() != 0:
         raise RuntimeError("the gui suite runs the sandbox: it needs root")
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
