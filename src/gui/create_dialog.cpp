@@ -46,12 +46,22 @@ CreateDialog::CreateDialog(Gtk::Window& parent)
     output_box_.append(choose_);
     grid_.attach(field_label("_Output folder", output_), 0, 1);
     grid_.attach(output_box_, 1, 1);
+    // The daemon's default folder, asked as the name is typed (Manager.DefaultOutputPath).
+    default_output_.set_xalign(0.0F);
+    default_output_.set_ellipsize(Pango::EllipsizeMode::MIDDLE);
+    default_output_.add_css_class("dim-label");
+    set_accessible_description(default_output_, "Default output folder");
+    name_.signal_changed().connect([this] { name_changed_.emit(name_.get_text()); });
+    output_.signal_changed().connect(
+        [this] { default_output_.set_visible(output_.get_text().empty()); });
+
+    grid_.attach(default_output_, 1, 2);
 
     url_.set_hexpand(true);
     url_.set_activates_default(true);
     url_.set_placeholder_text("none: a local trace (net://HOST to stream to lttng-relayd)");
-    grid_.attach(field_label("Relay _URL", url_), 0, 2);
-    grid_.attach(url_, 1, 2);
+    grid_.attach(field_label("Relay _URL", url_), 0, 3);
+    grid_.attach(url_, 1, 3);
 
     snapshot_.set_group(normal_);
     live_.set_group(normal_);
@@ -69,8 +79,8 @@ CreateDialog::CreateDialog(Gtk::Window& parent)
     set_accessible_label(mode_box_, "Mode");
     auto* mode_label = Gtk::make_managed<Gtk::Label>("Mode");
     mode_label->set_xalign(1.0F);
-    grid_.attach(*mode_label, 0, 3);
-    grid_.attach(mode_box_, 1, 3);
+    grid_.attach(*mode_label, 0, 4);
+    grid_.attach(mode_box_, 1, 4);
 
     per_pid_.set_group(per_uid_);
     per_uid_.set_active(true);
@@ -79,13 +89,13 @@ CreateDialog::CreateDialog(Gtk::Window& parent)
     set_accessible_label(buffers_box_, "Buffers");
     auto* buffers_label = Gtk::make_managed<Gtk::Label>("Buffers");
     buffers_label->set_xalign(1.0F);
-    grid_.attach(*buffers_label, 0, 4);
-    grid_.attach(buffers_box_, 1, 4);
+    grid_.attach(*buffers_label, 0, 5);
+    grid_.attach(buffers_box_, 1, 5);
 
     count_events_.set_active(true);
     count_events_.set_tooltip_text("The consumer counts every event record it writes, which "
                                    "costs CPU at millions of events per second");
-    grid_.attach(count_events_, 1, 5);
+    grid_.attach(count_events_, 1, 6);
 
     error_.set_wrap(true);
     error_.set_xalign(0.0F);
@@ -112,6 +122,7 @@ CreateDialog::CreateDialog(Gtk::Window& parent)
 void CreateDialog::open() {
     name_.set_text("");
     output_.set_text("");
+    default_output_.set_text("");
     url_.set_text("");
     normal_.set_active(true);
     per_uid_.set_active(true);
@@ -120,6 +131,13 @@ void CreateDialog::open() {
     set_busy(false);
     present();
     name_.grab_focus();
+}
+
+void CreateDialog::show_default_output(const std::string& name, const std::string& path) {
+    if (name != name_.get_text().raw()) {
+        return; // an answer for a name typed before
+    }
+    default_output_.set_text(path.empty() ? "" : "If left empty: " + path);
 }
 
 void CreateDialog::set_busy(bool busy) {

@@ -31,6 +31,15 @@ public:
     /// Clears the fields and the error, and shows the dialog.
     void open();
 
+    /// Emitted when the typed name changes, with the new name: the window asks the daemon
+    /// which folder a session of that name would get (show_default_output).
+    sigc::signal<void(const std::string&)>& signal_name_changed() { return name_changed_; }
+
+    /// Shows, under the output folder while it is left empty, the folder the daemon would
+    /// choose for a session named `name` ("" when it cannot say); ignored if the name has
+    /// changed since. The label's accessible description is "Default output folder".
+    void show_default_output(const std::string& name, const std::string& path);
+
     /// While busy, "Create" is insensitive and says the request is being sent.
     void set_busy(bool busy);
 
@@ -49,6 +58,7 @@ private:
     Gtk::Box output_box_;
     Gtk::Entry output_;
     Gtk::Button choose_;
+    Gtk::Label default_output_;
     Gtk::Entry url_;
     Gtk::Box mode_box_;
     Gtk::CheckButton normal_;
@@ -64,6 +74,7 @@ private:
     Gtk::Button create_button_;
     Glib::RefPtr<Gtk::FileChooserNative> chooser_;
     sigc::signal<void(const CreateRequest&)> create_;
+    sigc::signal<void(const std::string&)> name_changed_;
 };
 
 } // namespace tracectl::gui

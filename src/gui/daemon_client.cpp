@@ -1,5 +1,7 @@
 #include "daemon_client.hpp"
 
+#include "bus_names.hpp"
+
 #include <algorithm>
 #include <cli/variant_json.hpp>
 #include <glibmm/main.h>
@@ -12,19 +14,17 @@
 namespace tracectl::gui {
 namespace {
 
-constexpr const char* bus_name = "org.tracectl.Tracing1";
-constexpr const char* manager_path = "/org/tracectl/Tracing1";
-constexpr const char* session_interface = org::tracectl::Tracing1::Session_proxy::INTERFACE_NAME;
-constexpr const char* manager_interface = org::tracectl::Tracing1::Manager_proxy::INTERFACE_NAME;
-constexpr const char* properties_interface = "org.freedesktop.DBus.Properties";
+using bus::application_interface;
+using bus::call_error;
+using bus::manager_interface;
+using bus::manager_path;
+using bus::properties_interface;
+using bus::session_interface;
+constexpr const char* bus_name = bus::name;
 
 const std::string name_owner_rule =
     "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
     "member='NameOwnerChanged',arg0='org.tracectl.Tracing1'";
-
-CallError call_error(const sdbus::Error& error) {
-    return CallError{error.getName(), error.getMessage()};
-}
 
 std::unique_ptr<sdbus::IConnection> open_bus(const BusChoice& bus) {
     switch (bus.kind) {
@@ -38,23 +38,7 @@ std::unique_ptr<sdbus::IConnection> open_bus(const BusChoice& bus) {
     return sdbus::createSystemBusConnection();
 }
 
-std::map<std::string, sdbus::Variant> interactive_options() {
-    return {{"interactive", sdbus::Variant{true}}};
-}
-
 } // namespace
-
-const char* method_name(SessionAction action) noexcept {
-    switch (action) {
-    case SessionAction::start:
-        return "Start";
-    case SessionAction::stop:
-        return "Stop";
-    case SessionAction::destroy:
-        break;
-    }
-    return "Destroy";
-}
 
 /// /org/tracectl/Tracing1: the generated Manager proxy and the standard ObjectManager one.
 class DaemonClient::ManagerProxy final
@@ -111,18 +95,17 @@ private:
                              const std::vector<std::string>& invalidated) override {
         client_.on_properties_changed(getObjectPath(), interface, changed, invalidated);
     }
-    // Rotation and snapshot progress come with those actions (a later increment).
-    void onSnapshotRecorded(const std::string&) override {}
-    void onRotationCompleted(const std::string&) override {}
-    void onRotationFailed(const std::string&, const std::string&) override {}
+    void onSnapshotRecorded(const std::string& path) override {
+        client_.on_chunk_signal(getObjectPath(), ChunkEvent::snapshot_recorded, path, {});
+    }
+    void onRotationCompleted(const std::string& path) override {
+        client_.on_chunk_signal(getObjectPath(), ChunkEvent::rotation_completed, path, {});
+    }
+    void onRotationFailed(const std::string& path, const std::string& reason) override {
+        client_.on_chunk_signal(getObjectPath(), ChunkEvent::rotation_failed, path, reason);
+    }
 
     DaemonClient& client_;
-};
-
-/// One Start/Stop/Destroy in flight: a proxy of its own, so that the reply comes even when
-/// the session's object (and its SessionProxy) is gone first, as Destroy does.
-struct DaemonClient::PendingCall {
-    std::unique_ptr<sdbus::IProxy> proxy;
 };
 
 DaemonClient::DaemonClient(const BusChoice& bus, DaemonEvents events)
@@ -141,14 +124,23 @@ DaemonClient::DaemonClient(const BusChoice& bus, DaemonEvents events)
 
 DaemonClient::~DaemonClient() {
     collect_idle_.disconnect();
+    for (sigc::connection& retry : retries_) {
+        retry.disconnect();
+    }
     // Proxies before the connection they borrow (and their callbacks before `events_`).
     calls_.clear();
     finished_calls_.clear();
     retired_sessions_.clear();
     sessions_.clear();
+    retired_applications_.clear();
+    applications_.clear();
     manager_.reset();
     name_owner_slot_.reset();
     source_.reset();
+}
+
+sdbus::IProxy& DaemonClient::manager_proxy() {
+    return manager_->getProxy();
 }
 
 void DaemonClient::reload() {
@@ -166,6 +158,7 @@ void DaemonClient::reload() {
                 return;
             }
             on_sessions_listed(paths);
+            list_applications(generation);
         });
 }
 
@@ -236,9 +229,13 @@ void DaemonClient::fetch(const std::string& path) {
 void DaemonClient::on_interfaces_added(
     const std::string& path,
     const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces) {
+    if (const auto app = interfaces.find(application_interface); app != interfaces.end()) {
+        add_application(path, app->second);
+        return;
+    }
     const auto it = interfaces.find(session_interface);
     if (it == interfaces.end()) {
-        return; // an application object: not shown by this increment
+        return;
     }
     track(path);
     try {
@@ -252,6 +249,11 @@ void DaemonClient::on_interfaces_added(
 
 void DaemonClient::on_interfaces_removed(const std::string& path,
                                          const std::vector<std::string>& interfaces) {
+    if (std::find(interfaces.begin(), interfaces.end(), application_interface) !=
+        interfaces.end()) {
+        forget_application(path);
+        return;
+    }
     if (std::find(interfaces.begin(), interfaces.end(), session_interface) == interfaces.end()) {
         return;
     }
@@ -302,8 +304,16 @@ void DaemonClient::on_name_owner_changed(sdbus::Message& message) {
 void DaemonClient::daemon_gone(const std::string& reason) {
     ++generation_;
     sessions_.clear();
+    for (sigc::connection& retry : retries_) {
+        retry.disconnect();
+    }
+    retries_.clear();
+    applications_.clear();
     if (events_.sessions_cleared) {
         events_.sessions_cleared();
+    }
+    if (events_.applications_cleared) {
+        events_.applications_cleared();
     }
     if (events_.presence) {
         events_.presence(false, reason);
@@ -328,27 +338,11 @@ void DaemonClient::create_session(const std::string& name,
             });
 }
 
-void DaemonClient::act(SessionAction action, const std::string& path, ActionReply reply) {
-    const std::uint64_t id = next_call_++;
-    auto call = std::make_unique<PendingCall>();
-    call->proxy = sdbus::createProxy(*connection_, bus_name, path);
-    call->proxy->callMethodAsync(method_name(action))
-        .onInterface(session_interface)
-        .withArguments(interactive_options())
-        .uponReplyInvoke([this, id, reply = std::move(reply)](const sdbus::Error* error) {
-            if (error != nullptr) {
-                reply(call_error(*error));
-            } else {
-                reply(std::nullopt);
-            }
-            // Its proxy is still in use by sdbus-c++ until this returns: drop it later.
-            if (auto it = calls_.find(id); it != calls_.end()) {
-                finished_calls_.push_back(std::move(it->second));
-                calls_.erase(it);
-                schedule_collect();
-            }
-        });
-    calls_.emplace(id, std::move(call));
+void DaemonClient::on_chunk_signal(const std::string& session, ChunkEvent event,
+                                   const std::string& path, const std::string& reason) {
+    if (events_.chunk) {
+        events_.chunk(session, event, path, reason);
+    }
 }
 
 void DaemonClient::schedule_collect() {
@@ -356,6 +350,7 @@ void DaemonClient::schedule_collect() {
         collect_idle_ = Glib::signal_idle().connect([this] {
             finished_calls_.clear();
             retired_sessions_.clear();
+            retired_applications_.clear();
             return false;
         });
     }

@@ -18,6 +18,7 @@
 #include <sdbus-c++/sdbus-c++.h>
 #include <sigc++/connection.h>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tracectl::gui {
@@ -29,6 +30,33 @@ struct CallError {
     std::string name;
     std::string message;
 };
+
+/// One tracepoint an application offers: "provider:event" and its log level as lttng-ust
+/// numbers it (0 TRACE_EMERG ... 14 TRACE_DEBUG).
+struct Tracepoint {
+    std::string name;
+    int loglevel = 0;
+    bool operator==(const Tracepoint&) const = default;
+};
+
+/// A registered LTTng-UST application (org.tracectl.Tracing1.Application) and its tracepoints.
+struct ApplicationInfo {
+    std::string path; ///< /org/tracectl/Tracing1/application/<pid>
+    std::uint32_t pid = 0;
+    std::uint32_t uid = 0;
+    std::string name;                    ///< the process name it registered with
+    std::vector<Tracepoint> tracepoints; ///< as Application.ListTracepoints answered
+    std::optional<CallError> error;      ///< ListTracepoints failed, as the daemon said
+};
+
+/// A kernel tracepoint, as Manager.ListTracepoints("kernel") lists it (tracefs names).
+struct KernelTracepoint {
+    std::string system;
+    std::string event;
+};
+
+/// What a Session signal says about a trace chunk.
+enum class ChunkEvent { rotation_completed, rotation_failed, snapshot_recorded };
 
 /// What the daemon tells the window. Each callback may be empty.
 struct DaemonEvents {
@@ -43,6 +71,18 @@ struct DaemonEvents {
     std::function<void(const std::string& path)> session_removed;
     /// Every session is gone (the daemon left, or a reload replaces them all).
     std::function<void()> sessions_cleared;
+    /// An application registered, or its tracepoints changed (they are listed again in the
+    /// app's first seconds).
+    std::function<void(const ApplicationInfo& application)> application;
+    /// The application at `path` is gone (it exited or unregistered).
+    std::function<void(const std::string& path)> application_removed;
+    /// Every application is gone (the daemon left).
+    std::function<void()> applications_cleared;
+    /// The session at `session` signalled RotationCompleted(path), RotationFailed(path,
+    /// reason) or SnapshotRecorded(path).
+    std::function<void(const std::string& session, ChunkEvent event, const std::string& path,
+                       const std::string& reason)>
+        chunk;
     /// The connection to the bus itself was lost (the bus daemon went away): nothing more
     /// will come. `reason` is sd-bus's message.
     std::function<void(const std::string& reason)> bus_lost;
@@ -53,7 +93,20 @@ using CreateReply = std::function<void(const std::string& path, const std::optio
 /// Called with nothing on success, or with the error.
 using ActionReply = std::function<void(const std::optional<CallError>&)>;
 
-/// The three session actions of this increment.
+/// Called with the path the daemon answered (Rotate's archive folder, RecordSnapshot's
+/// snapshot folder), or with the error.
+using PathReply = std::function<void(const std::string& path, const std::optional<CallError>&)>;
+/// Called with Manager.ListTracepoints("kernel")'s answer, or with the error.
+using KernelTracepointsReply =
+    std::function<void(const std::vector<KernelTracepoint>&, const std::optional<CallError>&)>;
+
+/// The options of an event rule (Session.EnableEvents), as typed; the daemon checks them.
+struct RuleOptions {
+    std::string loglevel; ///< "" = every level; else a name ("TRACE_WARNING") or 0-14
+    std::string filter;   ///< "" = none; else an LTTng filter expression
+};
+
+/// The session actions without an answer but success.
 enum class SessionAction { start, stop, destroy };
 
 /// The D-Bus method name of `action` ("Start", "Stop", "Destroy").
@@ -84,11 +137,50 @@ public:
     /// comes even when the session's object is gone by then (Destroy).
     void act(SessionAction action, const std::string& path, ActionReply reply);
 
+    /// Session.Rotate({"interactive": true}): `reply` gets the archive folder the closed chunk
+    /// goes to; RotationCompleted or RotationFailed (DaemonEvents::chunk) follows.
+    void rotate(const std::string& path, PathReply reply);
+
+    /// Session.RecordSnapshot({"interactive": true}): `reply` gets the snapshot's folder.
+    void record_snapshot(const std::string& path, PathReply reply);
+
+    /// Session.EnableEvents(domain ("ust" or "kernel"), channel ("" = channel0, made by the
+    /// daemon if the domain has no channel yet), pattern, {"loglevel" when given, "filter"
+    /// when given, "interactive": true}).
+    void enable_events(const std::string& path, const std::string& domain,
+                       const std::string& channel, const std::string& pattern,
+                       const RuleOptions& options, ActionReply reply);
+
+    /// Session.DisableEvents(domain, channel, pattern, {"interactive": true}).
+    void disable_events(const std::string& path, const std::string& domain,
+                        const std::string& channel, const std::string& pattern, ActionReply reply);
+
+    /// Manager.ListTracepointsWithOptions("kernel", {"interactive": true}): polkit may ask the
+    /// desktop's authentication agent for trace-kernel.
+    void list_kernel_tracepoints(KernelTracepointsReply reply);
+
+    /// Manager.DefaultOutputPath(name): the folder a session of ours named `name` created now
+    /// without an output folder would be written to.
+    void default_output_path(const std::string& name, PathReply reply);
+
 private:
     class ManagerProxy;
     class SessionProxy;
-    struct PendingCall;
+    /// One call in flight on a session: a proxy of its own, so that the reply comes even when
+    /// the session's object (and its SessionProxy) is gone first, as Destroy does.
+    struct PendingCall {
+        std::unique_ptr<sdbus::IProxy> proxy;
+    };
+    /// Starts a call on the object at `path` through a proxy of its own; returns its id and
+    /// the proxy to call on. The reply's callback must call end_call(id).
+    std::pair<std::uint64_t, sdbus::IProxy&> begin_call(const std::string& path);
+    /// Session.METHOD({"interactive": true}) answering a folder (Rotate, RecordSnapshot).
+    void call_for_path(const std::string& path, const char* method, PathReply reply);
+    /// Drops the proxy of call `id` (at the next idle turn: sdbus-c++ still uses it).
+    void end_call(std::uint64_t id);
 
+    /// The Manager object's proxy, for calls made outside daemon_client.cpp.
+    sdbus::IProxy& manager_proxy();
     void on_name_owner_changed(sdbus::Message& message);
     void on_interfaces_added(
         const std::string& path,
@@ -98,6 +190,20 @@ private:
                                const std::map<std::string, sdbus::Variant>& changed,
                                const std::vector<std::string>& invalidated);
     void on_sessions_listed(const std::vector<sdbus::ObjectPath>& paths);
+    void on_chunk_signal(const std::string& session, ChunkEvent event, const std::string& path,
+                         const std::string& reason);
+    /// Manager.ListApplications, then each one's properties and tracepoints.
+    void list_applications(std::uint64_t generation);
+    /// The application at `path` is known with `properties`: lists its tracepoints.
+    void add_application(const std::string& path,
+                         const std::map<std::string, sdbus::Variant>& properties);
+    /// Properties.GetAll of the application at `path`, then add_application.
+    void fetch_application(const std::string& path);
+    /// Application.ListTracepoints of `application`, asked again `retries_left` times a second
+    /// apart (an app may register before its probes' constructors ran); reported when it
+    /// changed.
+    void list_tracepoints(ApplicationInfo application, int retries_left);
+    void forget_application(const std::string& path);
     void daemon_gone(const std::string& reason);
     /// Makes (or keeps) the proxy of the session at `path`; returns it.
     SessionProxy& track(const std::string& path);
@@ -114,9 +220,12 @@ private:
     std::unique_ptr<ManagerProxy> manager_;
     sdbus::Slot name_owner_slot_;
     std::map<std::string, std::unique_ptr<SessionProxy>> sessions_;
+    std::map<std::string, std::unique_ptr<sdbus::IProxy>> applications_;
+    std::vector<std::unique_ptr<sdbus::IProxy>> retired_applications_;
     std::map<std::uint64_t, std::unique_ptr<PendingCall>> calls_;
     std::vector<std::unique_ptr<PendingCall>> finished_calls_;
     std::vector<std::unique_ptr<SessionProxy>> retired_sessions_;
+    std::vector<sigc::connection> retries_; ///< pending ListTracepoints retries
     std::uint64_t next_call_ = 0;
     /// Bumped by reload() and when the daemon leaves: older ListSessions replies are ignored.
     std::uint64_t generation_ = 0;

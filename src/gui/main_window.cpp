@@ -1,6 +1,7 @@
 #include "main_window.hpp"
 
 #include "accessible.hpp"
+#include "quoted.hpp"
 
 #include <ctime>
 #include <gdkmm/display.h>
@@ -25,48 +26,20 @@ constexpr const char* css = R"(
 .tracectl-message { background-color: #fdf0d5; padding: 6px 12px; }
 )";
 
-/// "Starting", "Stopping", "Destroying".
-const char* progress_verb(SessionAction action) {
-    switch (action) {
-    case SessionAction::start:
-        return "Starting";
-    case SessionAction::stop:
-        return "Stopping";
-    case SessionAction::destroy:
-        break;
-    }
-    return "Destroying";
-}
-
-/// "start", "stop", "destroy".
-const char* verb(SessionAction action) {
-    switch (action) {
-    case SessionAction::start:
-        return "start";
-    case SessionAction::stop:
-        return "stop";
-    case SessionAction::destroy:
-        break;
-    }
-    return "destroy";
-}
-
-std::string quoted(const std::string& name) {
-    return "“" + name + "”";
-}
-
 } // namespace
 
 MainWindow::MainWindow(const BusChoice& bus)
     : layout_(Gtk::Orientation::VERTICAL), banner_(Gtk::Orientation::HORIZONTAL, 12),
       retry_("Retry"), message_bar_(Gtk::Orientation::HORIZONTAL, 12), dismiss_("Dismiss"),
       toolbar_(Gtk::Orientation::HORIZONTAL, 6), new_session_("New Session…"), start_("Start"),
-      stop_("Stop"), destroy_("Destroy") {
+      stop_("Stop"), rotate_("Rotate"), snapshot_("Snapshot"), destroy_("Destroy"),
+      paned_(Gtk::Orientation::HORIZONTAL), sessions_side_(Gtk::Orientation::VERTICAL),
+      result_bar_(Gtk::Orientation::HORIZONTAL, 6), open_folder_("Open folder") {
     set_title("Tracing Sessions");
     header_.set_title_widget(title_);
     title_.set_markup("<b>Tracing Sessions</b>");
     set_titlebar(header_);
-    set_default_size(1100, 480);
+    set_default_size(1240, 700);
 
     auto provider = Gtk::CssProvider::create();
     provider->load_from_data(css);
@@ -121,31 +94,84 @@ MainWindow::MainWindow(const BusChoice& bus)
     start_.signal_clicked().connect([this] { on_action(SessionAction::start); });
     stop_.signal_clicked().connect([this] { on_action(SessionAction::stop); });
     destroy_.signal_clicked().connect([this] { on_action(SessionAction::destroy); });
+    rotate_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::on_rotate));
+    snapshot_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::on_snapshot));
     // No mnemonics on buttons: GTK 4.8 names a button with a mnemonic (or an accessible
     // label) by both its label as written and its text ("_Start Start"); plain labels give
     // plain names.
     toolbar_.append(new_session_);
     toolbar_.append(start_);
     toolbar_.append(stop_);
+    toolbar_.append(rotate_);
+    toolbar_.append(snapshot_);
     toolbar_.append(destroy_);
-    status_.set_hexpand(true);
+    spinner_.set_hexpand(true);
+    spinner_.set_halign(Gtk::Align::END);
+    set_accessible_label(spinner_, "Working");
+    toolbar_.append(spinner_);
     status_.set_xalign(1.0F);
+    status_.set_ellipsize(Pango::EllipsizeMode::START); // a long path must not widen the window
+    status_.set_width_chars(20);
     set_accessible_description(status_, "Status");
     toolbar_.append(status_);
     layout_.append(toolbar_);
 
     view_.signal_selection_changed().connect(sigc::mem_fun(*this, &MainWindow::update_actions));
-    layout_.append(view_);
+    sessions_side_.append(view_);
     details_.set_xalign(0.0F);
     details_.set_wrap(true);
     details_.set_selectable(true);
     details_.set_margin(6);
     set_accessible_description(details_, "Selected session");
-    layout_.append(details_);
+    sessions_side_.append(details_);
+    // The last folder the daemon wrote for us: an archive or a snapshot.
+    result_.set_xalign(0.0F);
+    result_.set_hexpand(true);
+    result_.set_wrap(true);
+    result_.set_selectable(true);
+    set_accessible_description(result_, "Result");
+    open_folder_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::open_result_folder));
+    result_bar_.set_margin(6);
+    result_bar_.append(result_);
+    result_bar_.append(open_folder_);
+    result_bar_.set_visible(false);
+    sessions_side_.append(result_bar_);
+    sessions_side_.set_hexpand(true);
+    paned_.set_start_child(sessions_side_);
+    paned_.set_resize_start_child(true);
+    paned_.set_shrink_start_child(false);
+    event_tree_.set_size_request(320, -1);
+    paned_.set_end_child(event_tree_);
+    paned_.set_resize_end_child(false);
+    paned_.set_shrink_end_child(false);
+    paned_.set_vexpand(true);
+    layout_.append(paned_);
     set_child(layout_);
+
+    event_tree_.signal_toggled().connect(sigc::mem_fun(*this, &MainWindow::on_tracepoint_toggled));
+    event_tree_.signal_rule().connect(sigc::mem_fun(*this, &MainWindow::on_rule));
+    event_tree_.signal_kernel_wanted().connect([this] {
+        if (!client_) {
+            return;
+        }
+        client_->list_kernel_tracepoints([this](const std::vector<KernelTracepoint>& tracepoints,
+                                                const std::optional<CallError>& error) {
+            event_tree_.show_kernel(tracepoints, error);
+        });
+    });
 
     dialog_.emplace(*this);
     dialog_->signal_create().connect(sigc::mem_fun(*this, &MainWindow::on_create));
+    dialog_->signal_name_changed().connect([this](const std::string& name) {
+        if (!client_ || name.empty()) {
+            dialog_->show_default_output(name, {});
+            return;
+        }
+        client_->default_output_path(
+            name, [this, name](const std::string& path, const std::optional<CallError>&) {
+                dialog_->show_default_output(name, path); // "" on an error: nothing to show
+            });
+    });
 
     DaemonEvents events;
     events.presence = [this](bool present, const std::string& reason) {
@@ -163,6 +189,18 @@ MainWindow::MainWindow(const BusChoice& bus)
         model_.clear();
         schedule_refresh();
     };
+    events.application = [this](const ApplicationInfo& application) {
+        event_tree_.show_application(application);
+    };
+    events.application_removed = [this](const std::string& path) {
+        event_tree_.remove_application(path);
+    };
+    events.applications_cleared = [this] {
+        event_tree_.clear_applications();
+        event_tree_.clear_kernel();
+    };
+    events.chunk = [this](const std::string& session, ChunkEvent event, const std::string& path,
+                          const std::string& reason) { on_chunk(session, event, path, reason); };
     events.bus_lost = [this](const std::string& reason) { on_bus_lost(reason); };
     try {
         client_ = std::make_unique<DaemonClient>(bus, std::move(events));
@@ -205,6 +243,8 @@ void MainWindow::on_presence(bool present, const std::string& reason) {
         banner_.set_visible(false);
     } else {
         busy_.clear();
+        rotations_.clear();
+        spinner_.stop();
         status_.set_text("");
         show_banner("tracectld is not running",
                     reason.empty() ? "Its sessions show again as soon as it is back." : reason,
@@ -247,30 +287,6 @@ void MainWindow::on_create(const CreateRequest& request) {
         });
 }
 
-void MainWindow::on_action(SessionAction action) {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row || busy_.contains(row->path)) {
-        return;
-    }
-    busy_.insert(row->path);
-    message_bar_.set_visible(false);
-    status_.set_text(std::string(progress_verb(action)) + " " + quoted(row->name) + "…");
-    update_actions();
-    const std::string path = row->path;
-    const std::string name = row->name;
-    client_->act(action, path, [this, action, path, name](const std::optional<CallError>& error) {
-        busy_.erase(path);
-        if (error) {
-            status_.set_text("");
-            show_message("Could not " + std::string(verb(action)) + " session " + quoted(name) +
-                         ": " + error->message);
-        } else {
-            status_.set_text(std::string(progress_verb(action)) + " " + quoted(name) + ": done");
-        }
-        update_actions();
-    });
-}
-
 void MainWindow::schedule_refresh() {
     if (!refresh_idle_.connected()) {
         refresh_idle_ = Glib::signal_idle().connect([this] {
@@ -305,7 +321,10 @@ void MainWindow::update_actions() {
     const bool can_act = client_ && daemon_present_ && row && !busy_.contains(row->path);
     start_.set_sensitive(can_act);
     stop_.set_sensitive(can_act);
+    rotate_.set_sensitive(can_act);
+    snapshot_.set_sensitive(can_act);
     destroy_.set_sensitive(can_act);
+    update_event_tree(row);
     new_session_.set_sensitive(client_ != nullptr);
 }
 

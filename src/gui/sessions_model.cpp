@@ -26,9 +26,22 @@ void SessionsModel::update(const std::string& path, const cli::PropertyMap& prop
         }
     }
     if (const auto it = properties.find(cli::statistics_property); it != properties.end()) {
-        session.totals.add(cli::counters_from_json(it->second),
-                           cli::sampled_at_from_json(it->second));
+        const cli::Counters counters = cli::counters_from_json(it->second);
+        const std::uint64_t sampled_at = cli::sampled_at_from_json(it->second);
+        session.totals.add(counters, sampled_at);
+        session.history.add(counters, sampled_at);
     }
+}
+
+std::string SessionsModel::name_of(const std::string& path) const {
+    const auto it = sessions_.find(path);
+    if (it == sessions_.end()) {
+        return {};
+    }
+    const auto name = it->second.properties.find("Name");
+    return name != it->second.properties.end() && name->second.is_string()
+               ? name->second.get<std::string>()
+               : std::string();
 }
 
 void SessionsModel::remove(const std::string& path) {
@@ -56,6 +69,16 @@ std::vector<SessionRow> SessionsModel::rows(std::uint64_t now_us) const {
             it != view.properties.end() && it->second.is_string()) {
             reason = it->second.get<std::string>();
         }
+        const auto rules = [&](const char* property, std::size_t enabled_field) {
+            const auto it = view.properties.find(property);
+            return it != view.properties.end() ? enabled_rules(it->second, enabled_field)
+                                               : std::map<std::string, std::string>{};
+        };
+        const auto channels = [&](const char* property) {
+            const auto it = view.properties.find(property);
+            return it != view.properties.end() ? channel_names(it->second)
+                                               : std::vector<std::string>{};
+        };
         rows.push_back(SessionRow{
             .path = view.object_path,
             .name = view.name,
@@ -67,9 +90,44 @@ std::vector<SessionRow> SessionsModel::rows(std::uint64_t now_us) const {
             .events_per_second = format_rate(events),
             .megabytes_per_second = format_rate(bytes, 1e6),
             .discarded = std::to_string(session.totals.current().events_discarded),
+            .graph = session.history.points(now_us),
+            .graph_unit = session.history.unit(),
+            .ust_rules = rules("Events", 5),
+            .kernel_rules = rules("KernelEvents", 4),
+            .ust_channels = channels("Channels"),
+            .kernel_channels = channels("KernelChannels"),
         });
     }
     return rows;
+}
+
+std::map<std::string, std::string> enabled_rules(const nlohmann::json& events,
+                                                 std::size_t enabled_field) {
+    std::map<std::string, std::string> rules;
+    if (!events.is_array()) {
+        return rules;
+    }
+    for (const nlohmann::json& rule : events) {
+        if (rule.is_array() && rule.size() > enabled_field && rule[0].is_string() &&
+            rule[1].is_string() && rule[enabled_field].is_boolean() &&
+            rule[enabled_field].get<bool>()) {
+            rules.emplace(rule[1].get<std::string>(), rule[0].get<std::string>());
+        }
+    }
+    return rules;
+}
+
+std::vector<std::string> channel_names(const nlohmann::json& channels) {
+    std::vector<std::string> names;
+    if (!channels.is_array()) {
+        return names;
+    }
+    for (const nlohmann::json& channel : channels) {
+        if (channel.is_array() && !channel.empty() && channel[0].is_string()) {
+            names.push_back(channel[0].get<std::string>());
+        }
+    }
+    return names;
 }
 
 std::string format_rate(const std::optional<double>& rate, double divisor) {

@@ -4,6 +4,8 @@
 // `tracectl top`). No GTK, no bus: tested in tests/unit/gui_sessions_model_test.cpp.
 #pragma once
 
+#include "rate_history.hpp"
+
 #include <cli/property_map.hpp>
 #include <cli/top_model.hpp>
 #include <cstdint>
@@ -29,6 +31,17 @@ struct SessionRow {
     std::string events_per_second;
     std::string megabytes_per_second; ///< bytes-written per second / 1,000,000; "—" unknown
     std::string discarded;            ///< events-discarded so far, decimal
+    /// The rate graph of the last minute (RateHistory::points), empty before two samples.
+    std::vector<RatePoint> graph;
+    std::string graph_unit; ///< what graph measures: "events/s" or "MB/s"
+    /// The session's enabled event rules, pattern -> channel: UST ones (Events) and kernel ones
+    /// (KernelEvents). Rules turned off by DisableEvents are left out.
+    std::map<std::string, std::string> ust_rules;
+    std::map<std::string, std::string> kernel_rules;
+    /// The names of the session's UST channels (Channels) and kernel ones (KernelChannels), in
+    /// the daemon's order.
+    std::vector<std::string> ust_channels;
+    std::vector<std::string> kernel_channels;
 
     bool operator==(const SessionRow&) const = default;
 };
@@ -55,6 +68,8 @@ public:
     void clear();
 
     bool contains(const std::string& path) const { return sessions_.contains(path); }
+    /// The Name of the session at `path` ("" if unknown or not announced yet).
+    std::string name_of(const std::string& path) const;
     std::size_t size() const noexcept { return sessions_.size(); }
 
     /// The rows, oldest session first (CreationTime, then name). `now_us` is CLOCK_MONOTONIC
@@ -66,10 +81,20 @@ private:
     struct Session {
         cli::PropertyMap properties; ///< every property but Statistics, merged
         cli::RateTracker totals;
+        RateHistory history;
     };
     OwnerNamer owner_namer_;
     std::map<std::string, Session> sessions_;
 };
+
+/// The enabled rules of an Events (a(sssiasbs)) or KernelEvents (a(ssbsb)) value, as JSON
+/// (cli::PropertyMap): pattern -> channel. `enabled_field` is the index of the struct's
+/// "enabled" member (5 for Events, 4 for KernelEvents). Anything else gives an empty map.
+std::map<std::string, std::string> enabled_rules(const nlohmann::json& events,
+                                                 std::size_t enabled_field);
+
+/// The names (first members) of a Channels or KernelChannels value (a(sttbuub)), as JSON.
+std::vector<std::string> channel_names(const nlohmann::json& channels);
 
 /// A rate for people, after dividing by `divisor`: "—" for nullopt; two decimals below 10,
 /// one below 100, none from 100 up (so that a trickle does not read as 0).

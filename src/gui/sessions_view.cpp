@@ -1,6 +1,7 @@
 #include "sessions_view.hpp"
 
 #include "accessible.hpp"
+#include "rate_graph.hpp"
 
 #include <array>
 #include <glibmm/markup.h>
@@ -18,14 +19,14 @@ struct Column {
     float xalign;
 };
 constexpr std::array<Column, 8> columns{{
-    {"Name", 14, false, 0.0F},
+    {"Name", 12, false, 0.0F},
     {"State", 8, false, 0.0F},
     {"Mode", 8, false, 0.0F},
     {"Owner", 8, false, 0.0F},
-    {"Output", 24, true, 0.0F},
+    {"Output", 14, true, 0.0F},
     {"Events/s", 9, false, 1.0F},
     {"MB/s", 7, false, 1.0F},
-    {"Discarded", 9, false, 1.0F},
+    {"Discarded", 10, false, 1.0F},
 }};
 
 void set_up_cell(Gtk::Label& label, const Column& column) {
@@ -36,6 +37,9 @@ void set_up_cell(Gtk::Label& label, const Column& column) {
     label.set_margin_start(6);
     label.set_margin_end(6);
 }
+
+/// The last column: the rate graph, titled thus.
+constexpr const char* graph_title = "Last minute";
 
 } // namespace
 
@@ -52,6 +56,10 @@ public:
             groups[i]->add_widget(cells_[i]);
             box_.append(cells_[i]);
         }
+        graph_.set_margin_start(6);
+        graph_.set_margin_end(6);
+        groups.back()->add_widget(graph_);
+        box_.append(graph_);
         set_child(box_);
     }
 
@@ -77,6 +85,7 @@ public:
                 cells_[i].set_text(*values[i]);
             }
         }
+        graph_.show_points(row.graph, row.graph_unit);
         row_ = row;
         shown_ = true;
         return true;
@@ -88,6 +97,7 @@ public:
 private:
     Gtk::Box box_;
     std::array<Gtk::Label, columns.size()> cells_;
+    RateGraph graph_;
     SessionRow row_;
     bool shown_ = false;
     int order_ = 0;
@@ -105,6 +115,13 @@ SessionsView::SessionsView()
         columns_.back()->add_widget(*title);
         header_.append(*title);
     }
+    columns_.push_back(Gtk::SizeGroup::create(Gtk::SizeGroup::Mode::HORIZONTAL));
+    auto* graph_header = Gtk::make_managed<Gtk::Label>();
+    graph_header->set_markup(std::string("<b>") + graph_title + "</b>");
+    graph_header->set_margin_start(6);
+    graph_header->set_margin_end(6);
+    columns_.back()->add_widget(*graph_header);
+    header_.append(*graph_header);
     append(header_);
 
     list_.set_selection_mode(Gtk::SelectionMode::SINGLE);

@@ -1,7 +1,7 @@
 // The sessions view: one row per session (SessionRow), in columns Name, State, Mode, Owner,
-// Output, Events/s, MB/s and Discarded, under a header. Single selection. Accessible: the
-// list is named "Sessions", each row "Session NAME", and each cell is a label whose text is
-// the value and whose accessible description is its column's title.
+// Output, Events/s, MB/s, Discarded and Last minute (a RateGraph), under a header. Single
+// selection. Accessible: the list is named "Sessions", each row "Session NAME", and each cell is a
+// label whose text is the value and whose accessible description is its column's title.
 #pragma once
 
 #include "sessions_model.hpp"

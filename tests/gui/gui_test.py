@@ -15,7 +15,9 @@ Usage (root): dbus-run-session -- /usr/bin/python3 gui_test.py BUILD_DIR
 Environment: TRACECTL_GUI, TRACECTL, TRACECTLD, TRACECTL_DEMO_APP,
 TRACECTL_SANDBOX_SCRIPT (meson sets them).
 """
+import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -25,6 +27,13 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import atspi_window  # noqa: E402
+from atspi_window import (  # noqa: E402
+    banner_shows, button, check_box, click, create_through_dialog, dialog, eventually,
+    expander, graph_of, is_checked, labelled, main_window, rows, run, screenshot, select,
+    sessions_list, set_entry)
+
 BUILD = sys.argv[1]
 GUI = os.environ["TRACECTL_GUI"]
 TRACECTL = os.environ["TRACECTL"]
@@ -32,208 +41,32 @@ TRACECTLD = os.environ["TRACECTLD"]
 DEMO_APP = os.environ["TRACECTL_DEMO_APP"]
 SANDBOX = os.environ["TRACECTL_SANDBOX_SCRIPT"]
 ARTIFACTS = os.path.join(BUILD, "meson-logs", "gui-screenshots")
+USER_WINDOW = os.path.join(os.path.dirname(os.path.abspath(__file__)), "user_window.py")
+USER = "alice"  # a user who is not root, made if missing (as the integration suites do)
 
-pyatspi = None  # imported once DISPLAY is set (setUpModule)
-state = {}      # what setUpModule brought up
-
-
-def run(argv, env=None, check=True, timeout=60):
-    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise AssertionError(f"{argv} exited {r.returncode}:\n{r.stdout}{r.stderr}")
-    return r
-
-
-def eventually(predicate, timeout, what, interval=0.05):
-    """Polls predicate() until it returns a true value (returned) or `timeout` seconds
-    passed (AssertionError naming `what` and the last value)."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        try:
-            last = predicate()
-        except Exception as e:  # an object that vanished while being read: try again
-            last = e
-        if last and not isinstance(last, Exception):
-            return last
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: "
-                                 f"{last!r}; the window's tree: {dump_tree()}")
-        time.sleep(interval)
-
-
-def screenshot(name):
-    """Saves the whole screen as ARTIFACTS/NN-name.png."""
-    state["shots"] += 1
-    path = os.path.join(ARTIFACTS, f"{state['shots']:02d}-{name}.png")
-    run(["import", "-window", "root", path], env=dict(os.environ, DISPLAY=state["display"]))
-    return path
+state = {}  # what setUpModule brought up
 
 
 def tracectl(*args, check=True):
     return run([TRACECTL, *args], env=state["env"], check=check)
 
 
-# --- reading the window through AT-SPI -------------------------------------
-
-def app():
-    """The tracectl-gui application in the accessibility tree (cache cleared, so that what
-    is read is what the window shows now)."""
-    for a in pyatspi.Registry.getDesktop(0):
-        if a is not None and a.name == "tracectl-gui":
-            a.clearCache()
-            return a
-    return None
-
-
-def walk(node):
-    yield node
-    for child in node:
-        if child is not None:
-            yield from walk(child)
-
-
-def find(predicate, root=None):
-    root = root if root is not None else app()
-    if root is None:
-        return None
-    for node in walk(root):
-        if predicate(node):
-            return node
-    return None
-
-
-def dump_tree():
-    """Writes the application's accessibility tree (role, name, description, text) to a
-    file of the artifact folder; returns its path."""
-    path = os.path.join(ARTIFACTS, f"tree-{time.monotonic():.3f}.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        def dump(node, depth):
-            try:
-                text = text_of(node) if "Text" in pyatspi.listInterfaces(node) else ""
-                f.write(f"{'  ' * depth}{node.getRoleName()} name={node.name!r} "
-                        f"description={node.description!r} text={text!r}\n")
-                for child in node:
-                    if child is not None:
-                        dump(child, depth + 1)
-            except Exception as e:  # vanished meanwhile
-                f.write(f"{'  ' * depth}({e})\n")
-        a = app()
-        if a is not None:
-            dump(a, 0)
-    return path
-
-
-def text_of(node):
-    t = node.queryText()
-    return t.getText(0, t.characterCount)
-
-
-def window(title):
-    a = app()
-    if a is None:
-        return None
-    for w in a:
-        if w is not None and w.name == title:
-            return w
-    return None
-
-
-def main_window():
-    return window("Tracing Sessions")
-
-
-def dialog():
-    return window("New Tracing Session")
-
-
-def button(name, root=None):
-    """The push button named `name`, or showing the label `name` (GTK 4.8 names a button by
-    its accessible label followed by its label's text)."""
-    def matches(n):
-        if n.getRoleName() != "push button":
-            return False
-        return n.name == name or any(
-            c is not None and c.getRoleName() == "label" and text_of(c) == name for c in n)
-    return find(matches, root)
-
-
-def click(node):
-    action = node.queryAction()
-    for i in range(action.nActions):
-        if action.getName(i) in ("click", "activate", "press", "toggle"):
-            action.doAction(i)
-            return
-    action.doAction(0)
-
-
-def sessions_list():
-    return find(lambda n: n.getRoleName() == "list" and n.name == "Sessions", main_window())
-
-
-def rows():
-    """{session name: {column title: cell text}} of the sessions view."""
-    out = {}
-    lst = sessions_list()
-    if lst is None:
-        return out
-    for item in lst:
-        if item is None or item.getRoleName() != "list item":
-            continue
-        if not item.name.startswith("Session "):
-            continue
-        cells = {}
-        for node in walk(item):
-            if node.getRoleName() == "label" and node.description:
-                cells[node.description] = text_of(node)
-        out[item.name[len("Session "):]] = cells
-    return out
-
-
-def select(name):
-    lst = sessions_list()
-    for i, item in enumerate(lst):
-        if item is not None and item.name == "Session " + name:
-            lst.querySelection().selectChild(i)
-            return
-    raise AssertionError(f"no row for session {name}: {rows()}")
-
-
-def labelled(description, root=None):
-    """The text of the label whose accessible description is `description`, or None."""
-    node = find(lambda n: n.getRoleName() == "label" and n.description == description, root)
-    return text_of(node) if node is not None else None
-
-
-def banner_shows(text):
-    return find(lambda n: n.getRoleName() == "label" and text_of(n) == text,
-                main_window()) is not None
-
-
-def set_entry(root, name, text):
-    entry = eventually(lambda: find(lambda n: n.getRoleName() == "text" and n.name == name,
-                                    root), 5, f"the entry {name}")
-    entry.queryEditableText().setTextContents(text)
-
-
-def create_through_dialog(name, output=None):
-    """Opens the dialog, fills it in and presses Create; returns the dialog."""
-    click(eventually(lambda: button("New Session…", main_window()), 5, "the New Session… button"))
-    d = eventually(dialog, 5, "the create dialog")
-    set_entry(d, "Session name", name)
-    if output is not None:
-        set_entry(d, "Output folder", output)
-    return d
-
-
 def setUpModule():
-    global pyatspi
+    # unittest runs no tearDownModule when setUpModule fails: clean up here then.
+    try:
+        bring_up()
+    except BaseException:
+        tearDownModule()
+        raise
+
+
+def bring_up():
+    """The sandbox, Xvfb, AT-SPI and the window (state holds what was started)."""
     if os.geteuid() != 0:
         raise RuntimeError("the gui suite runs the sandbox: it needs root")
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     os.makedirs(ARTIFACTS)
     print(f"screenshots: {ARTIFACTS}", flush=True)
-    state["shots"] = 0
     state["procs"] = []
     state["dir"] = tempfile.mkdtemp(prefix="tracectl-gui-")
     up = run([SANDBOX, "up", state["dir"], "--daemon", TRACECTLD, "--owner-pid", str(os.getpid())],
@@ -256,15 +89,27 @@ def setUpModule():
         number = r.readline().strip()
     assert number, "Xvfb gave no display number"
     state["display"] = ":" + number
-    os.environ["DISPLAY"] = state["display"]
-
-    import pyatspi as module  # finds the a11y bus through this session bus (org.a11y.Bus)
-    pyatspi = module
+    atspi_window.init(ARTIFACTS, state["display"])
 
     gui_env = dict(env, DISPLAY=state["display"], GDK_BACKEND="x11", GSK_RENDERER="cairo",
                    GSETTINGS_BACKEND="memory")
     for hide in ("NO_AT_BRIDGE", "GTK_A11Y"):
         gui_env.pop(hide, None)
+    # The desktop's handler of folders, for "Open folder": a desktop file that records the
+    # URI it is started with, made the default for inode/directory. GIO finds it as it finds
+    # a file manager (XDG_DATA_HOME/applications, XDG_CONFIG_HOME/mimeapps.list).
+    state["opened"] = os.path.join(state["dir"], "opened-uri")
+    data_home = os.path.join(state["dir"], "gui-data")
+    config_home = os.path.join(state["dir"], "gui-config")
+    os.makedirs(os.path.join(data_home, "applications"))
+    os.makedirs(config_home)
+    with open(os.path.join(data_home, "applications", "test-file-manager.desktop"), "w") as f:
+        f.write("[Desktop Entry]\nType=Application\nName=Test file manager\n"
+                "MimeType=inode/directory;\n"
+                f"Exec=/bin/sh -c 'printf %s \"$1\" > {state['opened']}' sh %u\n")
+    with open(os.path.join(config_home, "mimeapps.list"), "w") as f:
+        f.write("[Default Applications]\ninode/directory=test-file-manager.desktop\n")
+    gui_env.update(XDG_DATA_HOME=data_home, XDG_CONFIG_HOME=config_home)
     log = open(os.path.join(ARTIFACTS, "tracectl-gui.log"), "w")
     state["gui"] = subprocess.Popen([GUI], env=gui_env, stdout=log, stderr=subprocess.STDOUT)
     state["procs"].append(state["gui"])
@@ -288,8 +133,11 @@ def tearDownModule():
 class Gui(unittest.TestCase):
     def setUp(self):
         self.assertIsNone(state["gui"].poll(), "tracectl-gui exited")
+        self.started = time.monotonic()
 
     def tearDown(self):
+        # The suite's budget is kept per test: say where the time goes.
+        print(f"({time.monotonic() - self.started:.1f} s) ", end="", file=sys.stderr, flush=True)
         self.assertIsNone(state["gui"].poll(), "tracectl-gui exited")
 
     def output(self, name):
@@ -297,9 +145,15 @@ class Gui(unittest.TestCase):
 
     def test_1_create_through_the_dialog(self):
         screenshot("empty-window")
-        d = create_through_dialog("gui-made", self.output("gui-made"))
+        d = create_through_dialog("gui-made")
+        # The daemon's default folder for that name (Manager.DefaultOutputPath), while the
+        # output folder is left empty.
+        default = eventually(lambda: labelled("Default output folder", dialog()), 5,
+                             "the default output folder")
+        self.assertRegex(default, r"^If left empty: /root/lttng-traces/gui-made-\d{8}-\d{6}$")
         self.assertEqual(labelled("Error", d), None)  # no error shown yet
         screenshot("create-dialog")
+        set_entry(d, "Output folder", self.output("gui-made"))
         click(button("Create", d))
         eventually(lambda: dialog() is None, 10, "the dialog to close")
         row = eventually(lambda: rows().get("gui-made"), 5, "the row of gui-made")
@@ -319,21 +173,46 @@ class Gui(unittest.TestCase):
         eventually(lambda: "term-made" not in rows(), 1.0, "term-made gone from the window")
         screenshot("terminal-session-destroyed")
 
-    def test_3_the_event_rate_of_a_tracing_session_rises_above_zero(self):
+    def test_3_tracepoints_chosen_in_the_tree_are_traced(self):
         tracectl("create", "rate", "--count-events", "--output", self.output("rate"))
-        # Small sub-buffers: packets are written, and counted, every second.
+        # Small sub-buffers: packets are written, and counted, every second. The tree's rules
+        # go to the session's first channel.
         tracectl("enable-channel", "-u", "small", "--subbuf-size", "4096", "--num-subbuf", "16",
                  "-s", "rate")
-        tracectl("enable-event", "-u", "tracectl_demo:*", "-c", "small", "-s", "rate")
         eventually(lambda: "rate" in rows(), 2, "the row of rate")
         select("rate")
-        click(eventually(lambda: button("Start", main_window()), 2, "Start"))
-        eventually(lambda: rows()["rate"]["State"] == "active", 15, "rate active")
-        # About 2000 events a second until it is stopped (COUNT INTERVAL_US).
+        eventually(lambda: labelled("Event tree session") == "Events of “rate”", 2,
+                   "the event tree of rate")
+        # The demo app registers: its tracepoints show in the tree. About 2000 events a second
+        # until it is stopped (COUNT INTERVAL_US).
         app_log = open(os.path.join(ARTIFACTS, "demo-app.log"), "w")
         demo = subprocess.Popen([DEMO_APP, "100000000", "1000"], env=state["env"],
                                 stdout=app_log, stderr=subprocess.STDOUT)
         try:
+            for tracepoint in ("tracectl_demo:tick", "tracectl_demo:debug_note"):
+                box = eventually(lambda: check_box(tracepoint), 10, f"{tracepoint} in the tree")
+                self.assertFalse(is_checked(box))
+                click(box)
+                eventually(lambda: is_checked(check_box(tracepoint)), 5, f"{tracepoint} checked")
+            self.assertFalse(is_checked(check_box("tracectl_demo:done")))
+            listed = tracectl("list", "rate").stdout
+            self.assertIn("tracectl_demo:tick", listed)
+            self.assertIn("tracectl_demo:debug_note", listed)
+            self.assertNotIn("tracectl_demo:done", listed)
+            # The kernel's tracepoints, as the daemon lists them.
+            click(eventually(lambda: expander("Kernel tracepoints"), 2, "the kernel expander"))
+            kernel = eventually(lambda: labelled("Kernel tracepoints status"), 15,
+                                "the kernel's tracepoints")
+            self.assertRegex(kernel, r"^[1-9]\d* tracepoints in [1-9]\d* systems$")
+            click(eventually(lambda: expander("Kernel system sched"), 2, "the sched system"))
+            eventually(lambda: check_box("sched:sched_switch"), 5, "sched:sched_switch")
+            screenshot("event-tree")
+            # Folded again: every AT-SPI search walks the window, and 102 systems slow it down.
+            click(expander("Kernel tracepoints"))
+
+            click(eventually(lambda: button("Start", main_window()), 2, "Start"))
+            eventually(lambda: rows()["rate"]["State"] == "active", 15, "rate active")
+
             def rising():
                 r = rows()["rate"]
                 try:
@@ -341,8 +220,14 @@ class Gui(unittest.TestCase):
                 except ValueError:
                     return False  # "—": fewer than two samples yet
             row = eventually(rising, 20, "an event rate above 0 for rate")
-            screenshot("tracing")
+            # The rate graph of the row has drawn the samples it was given.
+            drawn = eventually(lambda: graph_of("rate") if re.match(
+                r"\d+ points, peak [0-9.]+ events/s$", graph_of("rate") or "") else None,
+                5, "the rate graph drawn")
             self.assertGreater(float(row["Events/s"]), 0)
+            self.assertNotRegex(drawn, r"peak 0.00 ")
+            eventually(lambda: int(graph_of("rate").split()[0]) >= 3, 10, "three rate points")
+            screenshot("tracing")
         finally:
             demo.terminate()
             demo.wait(10)
@@ -350,6 +235,79 @@ class Gui(unittest.TestCase):
         click(button("Stop", main_window()))
         eventually(lambda: rows()["rate"]["State"] == "stopped", 15, "rate stopped")
         screenshot("stopped")
+        view = tracectl("view", "rate").stdout
+        self.assertIn("tracectl_demo:tick:", view)
+        self.assertIn("tracectl_demo:debug_note:", view)
+        self.assertNotIn("tracectl_demo:done", view)
+
+    def test_3a_rotate_through_the_window_and_open_the_archive(self):
+        eventually(lambda: rows().get("rate", {}).get("State") == "stopped", 2, "rate stopped")
+        select("rate")
+        click(button("Rotate", main_window()))
+        result = eventually(lambda: (labelled("Result") or "").startswith("Archive of “rate”: ")
+                            and labelled("Result"), 15, "the archive folder")
+        archive = result.split(": ", 1)[1]
+        self.assertTrue(archive.startswith(os.path.join(self.output("rate"), "archives") + "/"),
+                        archive)
+        self.assertTrue(os.path.isdir(archive), archive)
+        self.assertEqual(labelled("Status"), "Rotated “rate”")
+        screenshot("rotated")
+        # "Open folder" launches the desktop's handler of folders: here the test's recorder
+        # (setUpModule), through GIO's real lookup of the default handler.
+        click(button("Open folder", main_window()))
+        uri = "file://" + archive
+        eventually(lambda: labelled("Status") == "Opened " + uri, 5, "the folder opened")
+        eventually(lambda: os.path.exists(state["opened"]), 5, "the file manager started")
+        with open(state["opened"]) as f:
+            # GIO hands a local folder to a handler's %u as its path.
+            self.assertEqual(f.read(), archive)
+
+    def test_3b_snapshot_through_the_window(self):
+        tracectl("create", "snap", "--snapshot", "--output", self.output("snap"))
+        tracectl("enable-event", "-u", "tracectl_demo:*", "-s", "snap")
+        tracectl("start", "snap")
+        eventually(lambda: rows().get("snap", {}).get("State") == "active", 5, "snap active")
+        select("snap")
+        click(button("Snapshot", main_window()))
+        result = eventually(lambda: (labelled("Result") or "").startswith("Snapshot of “snap”: ")
+                            and labelled("Result"), 15, "the snapshot folder")
+        folder = result.split(": ", 1)[1]
+        self.assertTrue(folder.startswith(self.output("snap") + "/snapshot-1-"), folder)
+        self.assertTrue(os.path.isdir(folder), folder)
+        screenshot("snapshot")
+        tracectl("destroy", "snap")
+        eventually(lambda: "snap" not in rows(), 2, "snap gone")
+
+    def test_3c_a_rule_with_log_level_and_filter_from_the_entry(self):
+        tracectl("create", "rules", "--output", self.output("rules"))
+        eventually(lambda: "rules" in rows(), 2, "the row of rules")
+        select("rules")
+        eventually(lambda: labelled("Event tree session") == "Events of “rules”", 2,
+                   "the event tree of rules")
+        tree = main_window()
+        set_entry(tree, "Pattern", "tracectl_demo:*")
+        set_entry(tree, "Log level", "TRACE_INFO")
+        # A filter the daemon refuses: its words are shown.
+        set_entry(tree, "Filter", "seq >")
+        cli = tracectl("enable-event", "-u", "tracectl_demo:*", "--loglevel", "TRACE_INFO",
+                       "--filter", "seq >", "-s", "rules", check=False)
+        m = re.search(r"Error\.InvalidArgument: (.*)$", cli.stderr.strip())
+        self.assertIsNotNone(m, cli.stderr)
+        click(button("Enable rule", main_window()))
+        message = eventually(lambda: labelled("Message", main_window()), 10,
+                             "the refusal of the filter")
+        self.assertIn("Could not enable tracectl_demo:* in session “rules”", message)
+        self.assertIn(m.group(1), message)
+        screenshot("rule-refused")
+        set_entry(main_window(), "Filter", "seq > 3")
+        click(button("Enable rule", main_window()))
+        eventually(lambda: labelled("Status") == "Enabled tracectl_demo:* in “rules”", 10,
+                   "the rule enabled")
+        listed = tracectl("list", "rules").stdout
+        # TRACE_INFO is level 6, and the rule records it and the more severe ones.
+        self.assertIn('"tracectl_demo:*","at-least",6,[],true,"seq > 3"', listed)
+        tracectl("destroy", "rules")
+        eventually(lambda: "rules" not in rows(), 2, "rules gone")
 
     def test_4_a_refusal_is_shown_as_the_daemon_words_it_and_the_window_stays_usable(self):
         tracectl("create", "dup", "--output", self.output("dup"))
@@ -400,6 +358,34 @@ class Gui(unittest.TestCase):
         # And it works as before.
         tracectl("create", "after-restart", "--output", self.output("after-restart"))
         eventually(lambda: "after-restart" in rows(), 1.0, "after-restart in the window")
+
+    def test_6_a_user_who_is_not_root_sees_a_refusal_naming_the_right(self):
+        try:
+            user = pwd.getpwnam(USER)
+        except KeyError:
+            run(["useradd", "-m", "-s", "/usr/sbin/nologin", USER])
+            user = pwd.getpwnam(USER)
+        # Where the user's window writes its screenshots, and the user's session's output.
+        shots = os.path.join(ARTIFACTS, "user")
+        output = os.path.join(state["dir"], "user-traces")
+        for folder in (shots, output):
+            os.makedirs(folder, exist_ok=True)
+            os.chown(folder, user.pw_uid, user.pw_gid)
+        r = run(["setpriv", f"--reuid={USER}", f"--regid={USER}", "--init-groups",
+                 "env", "-i", f"HOME={user.pw_dir}", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                 f"DISPLAY={state['display']}",
+                 f"DBUS_SYSTEM_BUS_ADDRESS={state['env']['DBUS_SYSTEM_BUS_ADDRESS']}",
+                 "dbus-run-session", "--", "/usr/bin/python3", USER_WINDOW, GUI, shots,
+                 os.path.join(output, "user-made")], timeout=120)
+        seen = json.loads(r.stdout.strip().splitlines()[-1])
+        # Root's sessions are not the user's to see.
+        self.assertNotIn("gui-made", seen["sessions"])
+        # The refusal names the right, as the daemon words it.
+        self.assertIn("org.tracectl.Tracing1.trace-kernel", seen["kernel_refusal"])
+        self.assertEqual(seen["created"]["Owner"], USER)
+        self.assertRegex(tracectl("list").stdout, rf"(?m)^user-made\s+created\s+normal\s+{USER}\b")
+        eventually(lambda: "user-made" in rows(), 2, "user-made in root's window")
+        tracectl("destroy", "user-made")
 
 
 if __name__ == "__main__":

@@ -304,6 +304,41 @@ TEST_F(Polkit, AuthAdminWithoutAnAgentNeedsInteractionOrIsDenied) {
     EXPECT_NE(asking.err.find("AccessDenied"), std::string::npos) << asking.describe();
 }
 
+TEST_F(Polkit, ListTracepointsWithOptionsLetsPolkitAskForTraceKernel) {
+    // alice lacks trace-kernel (auth_admin_keep). ListTracepoints has no options: without the
+    // message flag polkit may not ask. ListTracepointsWithOptions takes "interactive": polkit
+    // may ask an agent, alice has none, so she is denied (AccessDenied, not
+    // InteractiveAuthorizationRequired).
+    const std::string manager = "org.tracectl.Tracing1.Manager.";
+    EXPECT_EQ(errorOf(call("alice", kManagerPath, manager + "ListTracepoints", {"'kernel'"})),
+              kInteractive);
+    EXPECT_EQ(errorOf(call("alice", kManagerPath, manager + "ListTracepointsWithOptions",
+                           {"'kernel'", "{}"})),
+              kInteractive);
+    const RunResult asked = call("alice", kManagerPath, manager + "ListTracepointsWithOptions",
+                                 {"'kernel'", "{'interactive': <true>}"});
+    EXPECT_EQ(errorOf(asked), kAccessDenied);
+    EXPECT_NE(asked.err.find("org.tracectl.Tracing1.trace-kernel"), std::string::npos)
+        << asked.describe();
+    EXPECT_EQ(errorOf(call("alice", kManagerPath, manager + "ListTracepointsWithOptions",
+                           {"'kernel'", "{'color': <true>}"})),
+              kInvalidArgument);
+    EXPECT_EQ(errorOf(call("alice", kManagerPath, manager + "ListTracepointsWithOptions",
+                           {"'ust'", "{}"})),
+              kInvalidArgument);
+}
+
+TEST_F(Polkit, DefaultOutputPathIsTheCallersOwn) {
+    const std::string method = "org.tracectl.Tracing1.Manager.DefaultOutputPath";
+    const RunResult alices = call("alice", kManagerPath, method, {"'web'"});
+    ASSERT_TRUE(alices.ok()) << alices.describe();
+    EXPECT_NE(alices.out.find("'/home/alice/lttng-traces/web-"), std::string::npos) << alices.out;
+    const RunResult bobs = call("bob", kManagerPath, method, {"'web'"});
+    EXPECT_NE(bobs.out.find("'/home/bob/lttng-traces/web-"), std::string::npos) << bobs.out;
+    EXPECT_EQ(errorOf(call("alice", kManagerPath, method, {"'a/b'"})),
+              "org.tracectl.Tracing1.Error.InvalidName");
+}
+
 TEST_F(Polkit, TheAllowInteractiveAuthorizationFlagCountsAsTheOption) {
     const std::string path = createAs("alice", "flag", homeOutput("alice", "flag"));
     // bob on alice's session needs manage-all-sessions (auth_admin_keep).

@@ -136,3 +136,25 @@ TEST(GuiSessionsModel, FormatRateKeepsATrickleVisible) {
     EXPECT_EQ(format_rate(1761.4), "1761");
     EXPECT_EQ(format_rate(2'500'000.0, 1e6), "2.50");
 }
+
+TEST(GuiSessionsModel, ARowListsTheEnabledRulesByPattern) {
+    SessionsModel m = model();
+    PropertyMap p = all_properties("web", 10);
+    p["Events"] = json::array({
+        json::array({"channel0", "demo:tick", "all", -1, json::array(), true, ""}),
+        json::array({"small", "demo:*", "at-least", 4, json::array(), true, "x > 1"}),
+        json::array({"channel0", "demo:off", "all", -1, json::array(), false, ""}),
+    });
+    p["KernelEvents"] = json::array({json::array({"k", "sched:sched_switch", false, "", true}),
+                                     json::array({"k", "write", true, "", false})});
+    m.update(first, p);
+    const SessionRow row = m.rows(0)[0];
+    EXPECT_EQ(row.ust_rules,
+              (std::map<std::string, std::string>{{"demo:tick", "channel0"}, {"demo:*", "small"}}));
+    EXPECT_EQ(row.kernel_rules, (std::map<std::string, std::string>{{"sched:sched_switch", "k"}}));
+}
+
+TEST(GuiSessionsModel, RulesOfAnotherShapeAreLeftOut) {
+    EXPECT_TRUE(enabled_rules(json("x"), 5).empty());
+    EXPECT_TRUE(enabled_rules(json::array({json::array({"c", "p"})}), 5).empty());
+}

@@ -124,3 +124,21 @@ TEST(SessionRegistry, BoundsSessionsPerOwner) {
     EXPECT_EQ(failureOf(reg, named("one-more"), 1000), ErrorCode::LimitExceeded);
     EXPECT_NO_THROW(reg.create(named("other-user"), 1001));
 }
+
+TEST(SessionRegistry, TellsTheDefaultOutputPathCreateWouldChoose) {
+    auto reg = makeRegistry();
+    const std::string path = reg.defaultOutputPathOf(1000, "s1");
+    EXPECT_EQ(path.rfind("/home/u1000/lttng-traces/s1-", 0), 0u) << path;
+    EXPECT_EQ(path.size(), std::string("/home/u1000/lttng-traces/s1-YYYYmmdd-HHMMSS").size());
+    EXPECT_EQ(reg.size(), 0u); // nothing made
+    const auto codeOf = [&](uid_t owner, const std::string& name) {
+        try {
+            reg.defaultOutputPathOf(owner, name);
+        } catch (const Error& e) {
+            return e.code();
+        }
+        return ErrorCode::Failed;
+    };
+    EXPECT_EQ(codeOf(1000, "a/b"), ErrorCode::InvalidName);
+    EXPECT_EQ(codeOf(4242, "s1"), ErrorCode::InvalidArgument); // no home folder
+}

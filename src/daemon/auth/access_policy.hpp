@@ -9,6 +9,9 @@
 // |                                          |   NoSuchSession without it)                     |
 // | Manager.ListApplications                 | none for the caller's apps; all with            |
 // |                                          |   trace-all-users (without interaction)         |
+// | Manager.ListTracepoints("kernel"),       | trace-kernel (ListTracepointsWithOptions also   |
+// |   ListTracepointsWithOptions             |   takes "interactive" b in its options)         |
+// | Manager.DefaultOutputPath                | none: it tells callers about themselves only    |
 // | Session.* on the caller's own session    | trace-own                                       |
 // | Session.* on another user's session      | manage-all-sessions                             |
 // |   (Start, Stop, Destroy, Rotate, Clear,  |                                                 |

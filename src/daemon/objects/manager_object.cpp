@@ -1,5 +1,6 @@
 #include "objects/manager_object.hpp"
 
+#include "auth/call_options.hpp"
 #include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
 #include "common/log.hpp"
@@ -63,6 +64,11 @@ ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& regist
         SD_BUS_METHOD_WITH_ARGS("ListTracepoints", SD_BUS_ARGS("s", domain),
                                 SD_BUS_RESULT("a(ssa(ss))", tracepoints), &Self::onListTracepoints,
                                 kAnyone),
+        SD_BUS_METHOD_WITH_ARGS(
+            "ListTracepointsWithOptions", SD_BUS_ARGS("s", domain, "a{sv}", options),
+            SD_BUS_RESULT("a(ssa(ss))", tracepoints), &Self::onListTracepointsWithOptions, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("DefaultOutputPath", SD_BUS_ARGS("s", name),
+                                SD_BUS_RESULT("s", path), &Self::onDefaultOutputPath, kAnyone),
     };
     managerVtable_ = bus::buildVtable<ManagerObject>(members);
     sd_bus* bus = services_.bus;
@@ -119,13 +125,35 @@ int ManagerObject::onListApplications(sd_bus_message* m, void* userdata, sd_bus_
 }
 
 int ManagerObject::onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error*) {
-    return bus::runMethod<ManagerObject>(m, userdata, "ListTracepoints",
-                                         [](ManagerObject& o, sd_bus_message* msg, auto reply) {
-                                             o.ListTracepoints(reply, bus::readStringArgument(msg));
-                                         });
+    return bus::runMethod<ManagerObject>(
+        m, userdata, "ListTracepoints", [](ManagerObject& o, sd_bus_message* msg, auto reply) {
+            o.ListTracepoints(reply, bus::readStringArgument(msg),
+                              reply->allowsInteractiveAuthorization());
+        });
 }
 
-void ManagerObject::ListTracepoints(const Pending& pending, const std::string& domain) {
+int ManagerObject::onListTracepointsWithOptions(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ManagerObject>(
+        m, userdata, "ListTracepointsWithOptions",
+        [](ManagerObject& o, sd_bus_message* msg, auto reply) {
+            const std::string domain = bus::readStringArgument(msg);
+            const bool interactive = auth::readInteractiveOnly(bus::readOptions(msg));
+            o.ListTracepoints(reply, domain,
+                              interactive || reply->allowsInteractiveAuthorization());
+        });
+}
+
+int ManagerObject::onDefaultOutputPath(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    return bus::runMethod<ManagerObject>(
+        m, userdata, "DefaultOutputPath", [](ManagerObject& o, sd_bus_message* msg, auto reply) {
+            const std::string name = bus::readStringArgument(msg);
+            const auth::Caller caller = o.services_.peers.callerOf(reply->call());
+            reply->returnResults(o.registry_.defaultOutputPathOf(caller.uid, name));
+        });
+}
+
+void ManagerObject::ListTracepoints(const Pending& pending, const std::string& domain,
+                                    bool interactive) {
     if (domain != "kernel")
         return pending->returnError(toBusError(
             Error(ErrorCode::InvalidArgument,
@@ -135,7 +163,7 @@ void ManagerObject::ListTracepoints(const Pending& pending, const std::string& d
     const auth::Caller caller = services_.peers.callerOf(pending->call());
     std::weak_ptr<bool> alive = alive_;
     services_.authority.check(
-        caller, auth::Action::TraceKernel, pending->allowsInteractiveAuthorization(),
+        caller, auth::Action::TraceKernel, interactive,
         [this, alive, pending](std::optional<sdbus::Error> denied) {
             if (alive.expired())
                 return;

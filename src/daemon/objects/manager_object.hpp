@@ -76,9 +76,12 @@ private:
     static int onListSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListApplications(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onListTracepointsWithOptions(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onDefaultOutputPath(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onLoadSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
-    /// ListTracepoints("kernel"): trace-kernel, then the kernel's list.
-    void ListTracepoints(const Pending& pending, const std::string& domain);
+    /// ListTracepoints("kernel"): trace-kernel (polkit may ask an agent if
+    /// `interactive`), then the kernel's list.
+    void ListTracepoints(const Pending& pending, const std::string& domain, bool interactive);
 
     void CreateSession(const Pending& pending, const std::string& name, auth::CallOptions options);
     void GetSession(const Pending& pending, const std::string& name);

@@ -108,15 +108,27 @@ SessionRegistry::Plan SessionRegistry::plan(const SessionRequest& request, uid_t
     if (outputPath) {
         config.outputPath = checkedOutputPath(*outputPath);
     } else {
-        const auto home = home_(owner);
-        if (!home || home->empty() || home->front() != '/')
-            throw Error(ErrorCode::InvalidArgument,
-                        "uid " + std::to_string(owner) +
-                            " has no home folder for the default output path; pass output-path");
-        config.outputPath = defaultOutputPath(*home, request.name, now);
+        config.outputPath = defaultOutputFolder(owner, request.name, now);
     }
 
     return Plan{std::move(config), now};
+}
+
+std::string SessionRegistry::defaultOutputFolder(uid_t owner, const std::string& name,
+                                                 std::chrono::system_clock::time_point now) const {
+    const auto home = home_(owner);
+    if (!home || home->empty() || home->front() != '/')
+        throw Error(ErrorCode::InvalidArgument,
+                    "uid " + std::to_string(owner) +
+                        " has no home folder for the default output path; pass output-path");
+    return defaultOutputPath(*home, name, now);
+}
+
+std::string SessionRegistry::defaultOutputPathOf(uid_t owner, const std::string& name) const {
+    if (auto problem = sessionNameProblem(name))
+        throw Error(ErrorCode::InvalidName,
+                    "invalid session name " + quoteForMessage(name) + ": " + *problem);
+    return defaultOutputFolder(owner, name, clock_());
 }
 
 Session& SessionRegistry::add(Plan plan) {

@@ -77,6 +77,11 @@ public:
     /// LimitExceeded. The caller then gives it Session::restore().
     Session& restore(const SessionId& id, SessionConfig config,
                      std::chrono::system_clock::time_point created);
+    /// The output folder a session of `owner` named `name` made now without
+    /// an output path would get: ~owner/lttng-traces/<name>-<YYYYmmdd-HHMMSS>
+    /// (the clock's local time). Throws tracectl::Error: InvalidName,
+    /// InvalidArgument (owner has no home folder).
+    std::string defaultOutputPathOf(uid_t owner, const std::string& name) const;
     /// add(plan(request, owner)).
     Session& create(const SessionRequest& request, uid_t owner) {
         return add(plan(request, owner));
@@ -95,6 +100,10 @@ public:
     std::size_t size() const noexcept { return sessions_.size(); }
 
 private:
+    /// The default output folder of `owner`'s session `name` created at
+    /// `now`; throws InvalidArgument if owner has no home folder.
+    std::string defaultOutputFolder(uid_t owner, const std::string& name,
+                                    std::chrono::system_clock::time_point now) const;
     /// Throws SessionExists or LimitExceeded if `owner` cannot have one
     /// more session named `name`.
     void checkRoomFor(uid_t owner, const std::string& name) const;

@@ -1,0 +1,143 @@
+// DaemonClient: the registered applications and their tracepoints, for the event tree.
+// Manager.ListApplications when the daemon is (re)listed, ObjectManager.InterfacesAdded and
+// InterfacesRemoved of org.tracectl.Tracing1.Application as apps come and go, and each app's
+// Application.ListTracepoints.
+#include "bus_names.hpp"
+#include "daemon_client.hpp"
+
+#include <glibmm/main.h>
+#include <sdbus-c++/sdbus-c++.h>
+
+namespace tracectl::gui {
+namespace {
+
+/// How often, and how far apart, an app's tracepoints are listed again after it registered:
+/// an app may register before its probe providers' constructors ran (they come in its first
+/// moments), and the daemon has no signal for tracepoints an app gains.
+constexpr int tracepoint_relists = 3;
+constexpr unsigned tracepoint_relist_ms = 1000;
+
+template <typename T>
+T value_or(const std::map<std::string, sdbus::Variant>& properties, const std::string& key,
+           T fallback) {
+    const auto it = properties.find(key);
+    if (it == properties.end()) {
+        return fallback;
+    }
+    try {
+        return it->second.get<T>();
+    } catch (const sdbus::Error&) {
+        return fallback;
+    }
+}
+
+} // namespace
+
+void DaemonClient::list_applications(std::uint64_t generation) {
+    manager_proxy()
+        .callMethodAsync("ListApplications")
+        .onInterface(bus::manager_interface)
+        .uponReplyInvoke([this, generation](const sdbus::Error* error,
+                                            const std::vector<sdbus::ObjectPath>& paths) {
+            if (generation != generation_ || error != nullptr) {
+                return; // the daemon left or was listed again meanwhile
+            }
+            for (const sdbus::ObjectPath& path : paths) {
+                if (!applications_.contains(path)) {
+                    fetch_application(path);
+                }
+            }
+        });
+}
+
+void DaemonClient::fetch_application(const std::string& path) {
+    auto& proxy =
+        *applications_.insert_or_assign(path, sdbus::createProxy(*connection_, bus::name, path))
+             .first->second;
+    proxy.callMethodAsync("GetAll")
+        .onInterface(bus::properties_interface)
+        .withArguments(std::string(bus::application_interface))
+        .uponReplyInvoke([this, path](const sdbus::Error* error,
+                                      const std::map<std::string, sdbus::Variant>& properties) {
+            if (error != nullptr) {
+                forget_application(path); // gone meanwhile, or not ours to see
+                return;
+            }
+            add_application(path, properties);
+        });
+}
+
+void DaemonClient::add_application(const std::string& path,
+                                   const std::map<std::string, sdbus::Variant>& properties) {
+    if (!applications_.contains(path)) {
+        applications_.emplace(path, sdbus::createProxy(*connection_, bus::name, path));
+    }
+    ApplicationInfo application;
+    application.path = path;
+    application.pid = value_or<std::uint32_t>(properties, "Pid", 0);
+    application.uid = value_or<std::uint32_t>(properties, "Uid", 0);
+    application.name = value_or<std::string>(properties, "Name", "");
+    list_tracepoints(std::move(application), tracepoint_relists);
+}
+
+void DaemonClient::list_tracepoints(ApplicationInfo application, int retries_left) {
+    const auto it = applications_.find(application.path);
+    if (it == applications_.end()) {
+        return; // gone
+    }
+    const std::string path = application.path;
+    it->second->callMethodAsync("ListTracepoints")
+        .onInterface(bus::application_interface)
+        .uponReplyInvoke(
+            [this, asked = std::move(application), retries_left](
+                const sdbus::Error* error,
+                const std::vector<sdbus::Struct<std::string, std::string, int>>& listed) {
+                if (!applications_.contains(asked.path)) {
+                    return;
+                }
+                ApplicationInfo app = asked;
+                app.tracepoints.clear();
+                app.error.reset();
+                if (error != nullptr) {
+                    app.error = bus::call_error(*error);
+                } else {
+                    for (const auto& entry : listed) {
+                        app.tracepoints.push_back(Tracepoint{
+                            std::get<0>(entry) + ":" + std::get<1>(entry), std::get<2>(entry)});
+                    }
+                }
+                const bool changed = retries_left == tracepoint_relists ||
+                                     app.tracepoints != asked.tracepoints ||
+                                     app.error.has_value() != asked.error.has_value();
+                if (changed && events_.application) {
+                    events_.application(app);
+                }
+                if (error == nullptr && retries_left > 0) {
+                    std::erase_if(retries_, [](const sigc::connection& retry) {
+                        return !retry.connected(); // fired already
+                    });
+                    retries_.push_back(Glib::signal_timeout().connect(
+                        [this, app, retries_left] {
+                            list_tracepoints(app, retries_left - 1);
+                            return false;
+                        },
+                        tracepoint_relist_ms));
+                }
+            });
+}
+
+void DaemonClient::forget_application(const std::string& path) {
+    const auto it = applications_.find(path);
+    if (it == applications_.end()) {
+        return;
+    }
+    // Maybe called from its own proxy's callback: sdbus-c++ still uses it afterwards.
+    retired_applications_.push_back(std::move(it->second));
+    applications_.erase(it);
+    schedule_collect();
+    if (events_.application_removed) {
+        events_.application_removed(path);
+    }
+}
+
+} // namespace tracectl::gui

@@ -1,0 +1,78 @@
+// Unit tests of tracectl-gui's rate history (the rate graph's points): one point per
+// Statistics sample, events/s while counted and MB/s otherwise, the last minute only, a fall
+// to 0 once the daemon went silent, and a fresh start when the clock goes back (restart).
+#include "gui/rate_history.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace tracectl::gui;
+using tracectl::cli::Counters;
+
+namespace {
+
+constexpr std::uint64_t s = 1'000'000; // one second in µs
+
+Counters counted(std::uint64_t events, std::uint64_t bytes) {
+    return Counters{.events_recorded = events, .bytes_written = bytes};
+}
+
+} // namespace
+
+TEST(GuiRateHistory, OnePointPerSampleAfterTheFirst) {
+    RateHistory h;
+    h.add(counted(0, 0), 100 * s);
+    EXPECT_TRUE(h.points(100 * s).empty());
+    h.add(counted(2000, 4'000'000), 101 * s);
+    h.add(counted(5000, 6'000'000), 102 * s);
+    EXPECT_EQ(h.unit(), "events/s");
+    const auto points = h.points(102 * s);
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_EQ(points[0], (RatePoint{1.0, 2000.0}));
+    EXPECT_EQ(points[1], (RatePoint{0.0, 3000.0}));
+}
+
+TEST(GuiRateHistory, UncountedSessionsGraphMegabytesPerSecond) {
+    RateHistory h;
+    h.add(Counters{.bytes_written = 0}, 10 * s);
+    h.add(Counters{.bytes_written = 3'000'000}, 12 * s);
+    EXPECT_EQ(h.unit(), "MB/s");
+    const auto points = h.points(12 * s);
+    ASSERT_EQ(points.size(), 1u);
+    EXPECT_DOUBLE_EQ(points[0].value, 1.5);
+}
+
+TEST(GuiRateHistory, KeepsTheLastMinuteOnly) {
+    RateHistory h;
+    for (std::uint64_t t = 0; t <= 120; ++t) {
+        h.add(counted(t * 10, t * 100), (1000 + t) * s);
+    }
+    const auto points = h.points(1120 * s);
+    ASSERT_FALSE(points.empty());
+    EXPECT_LE(points.front().seconds_ago, RateHistory::window_s);
+    EXPECT_EQ(points.size(), 61u);
+    for (const RatePoint& p : points) {
+        EXPECT_DOUBLE_EQ(p.value, 10.0);
+    }
+}
+
+TEST(GuiRateHistory, FallsToZeroOnceTheDaemonWentSilent) {
+    RateHistory h;
+    h.add(counted(0, 0), 10 * s);
+    h.add(counted(100, 100), 11 * s);
+    EXPECT_EQ(h.points(12 * s).size(), 1u); // within three missed announcements
+    const auto points = h.points(20 * s);
+    ASSERT_EQ(points.size(), 3u);
+    EXPECT_EQ(points[1], (RatePoint{8.0, 0.0})); // one announcement after the last
+    EXPECT_EQ(points[2], (RatePoint{0.0, 0.0}));
+}
+
+TEST(GuiRateHistory, AClockThatGoesBackStartsOver) {
+    RateHistory h;
+    h.add(counted(0, 0), 500 * s);
+    h.add(counted(100, 100), 501 * s);
+    h.add(counted(0, 0), 3 * s); // a restarted daemon
+    EXPECT_TRUE(h.points(3 * s).empty());
+    h.add(counted(50, 50), 4 * s);
+    ASSERT_EQ(h.points(4 * s).size(), 1u);
+    EXPECT_DOUBLE_EQ(h.points(4 * s)[0].value, 50.0);
+}
