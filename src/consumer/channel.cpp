@@ -54,10 +54,15 @@ std::map<std::string, std::set<const Channel*>>& dataChannelsByFolder() {
 
 } // namespace
 
+bool Channel::declaresStreamClass(std::uint32_t id) const {
+    return metadata_.find("stream {\n\tid = " + std::to_string(id) + ";\n") != std::string::npos;
+}
+
 Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChannel& request,
                  bool snapshotOnly, bool countEvents)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir),
-      ust_(attributesFor(request)), loop_(loop), snapshotOnly_(snapshotOnly),
+      chanId_(request.chanId), ust_(attributesFor(request)), loop_(loop),
+      snapshotOnly_(snapshotOnly),
       countEvents_(countEvents && !snapshotOnly && request.kind == cp::ChannelKind::Data) {
     if (request.monitorTimerUsec != 0)
         log::debug("channel " + name_ + ": monitor timer requested, not implemented");
@@ -83,6 +88,7 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
                                                               StreamReader::Kind::Metadata, false));
         } else {
             std::string streamName = name_ + "_" + std::to_string(s.cpu());
+            streamNames_.push_back(streamName);
             readers_.push_back(std::make_unique<StreamReader>(loop, std::move(s), chunk, outputDir_,
                                                               std::move(streamName),
                                                               StreamReader::Kind::Data, true));

@@ -45,6 +45,16 @@ public:
     Channel& operator=(const Channel&) = delete;
 
     std::uint64_t key() const noexcept override { return key_; }
+    /// The trace folder, relative to the chunk (CreateChannel.outputDir).
+    const std::string& outputDir() const noexcept { return outputDir_; }
+    /// Data channels: the names of its stream files ("<name>_<cpu>").
+    const std::vector<std::string>& streamNames() const noexcept { return streamNames_; }
+    /// The CTF stream class its packets name (CreateChannel.chanId).
+    std::uint32_t streamClassId() const noexcept { return chanId_; }
+    /// Metadata channels: whether the metadata pushed so far declares CTF
+    /// stream class `id` (its "stream {" block with "id = <id>;", as
+    /// tracectld's metadata writes it, metadata/trace_registry.cpp).
+    bool declaresStreamClass(std::uint32_t id) const;
     bool isMetadata() const noexcept override { return ust_.isMetadata(); }
     std::uint32_t streamCount() const noexcept override {
         return static_cast<std::uint32_t>(snapshotOnly_ ? held_.size() : readers_.size());
@@ -149,7 +159,9 @@ private:
     std::uint64_t key_;
     std::string name_;
     std::string outputDir_; // trace-relative, below the chunk root
-    UstChannel ust_;        // declared before readers_: streams must go first
+    std::uint32_t chanId_ = 0;
+    std::vector<std::string> streamNames_; // data channels
+    UstChannel ust_;                       // declared before readers_: streams must go first
     std::vector<std::unique_ptr<StreamReader>> readers_;
     EventLoop& loop_;
     EventSourcePtr hangUpSource_;

@@ -109,6 +109,7 @@ void Consumer::stop(int code) noexcept {
     relayDataWatch_.reset();
     for (auto& [key, ch] : channels_)
         ch->drainAndClose(false);
+    removeUndescribedStreams();
     channels_.clear();
     if (relay_) {
         // A rotation under way: its chunk is the relay's pending closure,
@@ -284,6 +285,48 @@ void Consumer::dispatch(cp::Message&& request) {
     reply(cp::Ok{});
 }
 
+void Consumer::removeUndescribedStreams() noexcept {
+    const auto* local = dynamic_cast<const LocalChunk*>(chunk_.get());
+    if (local == nullptr)
+        return;
+    // Judged by the metadata channel of the data channel's trace; a trace
+    // without one is left as it is.
+    const auto described = [this](const Channel& data) {
+        return std::none_of(channels_.begin(), channels_.end(), [&data](const auto& entry) {
+            const auto* meta = dynamic_cast<const Channel*>(entry.second.get());
+            return meta != nullptr && meta->isMetadata() && meta->outputDir() == data.outputDir() &&
+                   !meta->declaresStreamClass(data.streamClassId());
+        });
+    };
+    for (const auto& [key, base] : channels_) {
+        const auto* ch = dynamic_cast<const Channel*>(base.get());
+        if (ch == nullptr || ch->isMetadata() || ch->streamNames().empty() || described(*ch))
+            continue;
+        // No app registered the channel, so none wrote an event record in
+        // it: its packets are empty, and name a stream class the trace's
+        // metadata lacks, which would make the whole trace unreadable.
+        try {
+            const OutputDir dir = local->root().subdir(ch->outputDir());
+            const UniqueFd index(
+                ::openat(dir.fd(), "index", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            for (const std::string& name : ch->streamNames()) {
+                (void)::unlinkat(dir.fd(), name.c_str(), 0);
+                if (index)
+                    (void)::unlinkat(index.get(), (name + ".idx").c_str(), 0);
+            }
+            log::notice("channel " + std::to_string(key) + " of " + ch->outputDir() +
+                        ": no app registered it, so the metadata does not describe it; its "
+                        "stream files (empty packets) were removed, so that the trace stays "
+                        "readable");
+        } catch (const std::exception& e) {
+            log::warning("channel " + std::to_string(key) + " of " + ch->outputDir() +
+                         ": its metadata does not describe it, and its files could not be "
+                         "removed: " +
+                         e.what());
+        }
+    }
+}
+
 std::size_t Consumer::closeEveryChannel() {
     // All the metadata was pushed before: a deferred switch is due.
     if (rotation_) {
@@ -293,6 +336,7 @@ std::size_t Consumer::closeEveryChannel() {
     }
     for (auto& [key, ch] : channels_)
         ch->drainAndClose(false);
+    removeUndescribedStreams();
     if (!reportStatistics())
         return kNotSent;
     const std::size_t closed = channels_.size();

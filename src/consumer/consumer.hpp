@@ -72,6 +72,12 @@ private:
     /// channels were closed, or kNotSent if the figures could not be sent
     /// (the consumer is stopping then, as reply() does).
     std::size_t closeEveryChannel();
+    /// After every channel was drained without the daemon's last word (a
+    /// takeover, or the daemon gone): the stream files of data channels
+    /// whose stream class the trace's metadata does not declare (no app
+    /// registered them before the daemon went: they hold empty packets
+    /// only) are removed, so that the trace stays readable. Local chunks only.
+    void removeUndescribedStreams() noexcept;
     static constexpr std::size_t kNotSent = static_cast<std::size_t>(-1);
     void createChannel(const consumer_protocol::CreateChannel& request);
     /// CreateKernelChannel: takes the per-CPU fds that follow (data), then

@@ -728,6 +728,12 @@ TEST_F(ConsumerTest, AdoptDrainsAndClosesEveryChannelAndNamesItsChunk) {
     Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
     const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
     Buffers data = createAndReceive(c, dataChannel(5, uuid), static_cast<std::uint32_t>(nr));
+    // A second channel no app registered before the daemon died: the
+    // metadata has no stream class for it.
+    cp::CreateChannel unregistered = dataChannel(4, uuid);
+    unregistered.name = "channel1";
+    unregistered.chanId = kChanId + 1;
+    Buffers orphan = createAndReceive(c, unregistered, static_cast<std::uint32_t>(nr));
     const std::string metadata = tsdl(uuid) + tsdlStream();
     EXPECT_EQ(c.call(cp::PushMetadata{1, 0, metadata}), cp::Message(cp::Ok{}));
 
@@ -735,7 +741,7 @@ TEST_F(ConsumerTest, AdoptDrainsAndClosesEveryChannelAndNamesItsChunk) {
     cp::Message answer = c.call(cp::Adopt{cp::kVersion, "next"});
     const auto* adopted = std::get_if<cp::AdoptReply>(&answer);
     ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
-    EXPECT_EQ(adopted->channelsClosed, 2u);
+    EXPECT_EQ(adopted->channelsClosed, 3u);
     EXPECT_EQ(adopted->nextKey, 6u);
     EXPECT_EQ(adopted->chunkIndex, 0u);
     EXPECT_EQ(adopted->chunk, "");
@@ -744,8 +750,18 @@ TEST_F(ConsumerTest, AdoptDrainsAndClosesEveryChannelAndNamesItsChunk) {
     // Closed, their files whole: the metadata pushed is all there.
     EXPECT_EQ(expectError(c.call(cp::FlushChannel{5})), cp::ErrorKind::UnknownChannel);
     EXPECT_EQ(unpackMetadata(out / kChannelDir / "metadata", uuid).first, metadata);
-    for (int cpu = 0; cpu < nr; ++cpu)
-        EXPECT_TRUE(fs::exists(out / kChannelDir / ("channel0_" + std::to_string(cpu))));
+    for (int cpu = 0; cpu < nr; ++cpu) {
+        const std::string n = std::to_string(cpu);
+        EXPECT_TRUE(fs::exists(out / kChannelDir / ("channel0_" + n)));
+        // The unregistered channel's empty packets name a stream class the
+        // metadata lacks: its files are gone, and the trace reads.
+        EXPECT_FALSE(fs::exists(out / kChannelDir / ("channel1_" + n)));
+        EXPECT_FALSE(fs::exists(out / kChannelDir / "index" / ("channel1_" + n + ".idx")));
+    }
+    if (const char* bt = std::getenv("BABELTRACE2"); bt != nullptr && *bt != '\0') {
+        const std::string cmd = std::string(bt) + " '" + out.string() + "' >/dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
 
     // What the new daemon does next: that chunk becomes an archive.
     const auto boundary = static_cast<std::uint64_t>(std::time(nullptr));
