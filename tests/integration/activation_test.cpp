@@ -492,6 +492,65 @@ TEST_F(Activation, ASessionWhoseConsumerDiedMeanwhileComesBackInErrorSayingSo) {
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
 }
 
+TEST_F(Activation, TwoRestartsInARowLeaveEveryTraceReadableAndSchedulesGoOn) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const std::string go = sandbox_->dir() + "/go-twice";
+    std::filesystem::remove(go);
+    ChildProcess app({demoApp(), "6000", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(app.pid()));
+    std::vector<std::string> outs;
+    for (int i = 0; i < 6; ++i) {
+        const std::string name = "twice-" + std::to_string(i);
+        outs.push_back(sandbox_->dir() + "/traces/" + name);
+        for (const auto& args : std::vector<std::vector<std::string>>{
+                 {"create", name, "--output", outs.back()},
+                 {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
+                 {"start", name}}) {
+            const RunResult r = tracectl(args);
+            ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
+        }
+    }
+    ASSERT_TRUE(tracectl({"enable-rotation", "twice-0", "--timer", "1s"}).ok());
+    std::ofstream(go).put('\n');
+    std::this_thread::sleep_for(1s);
+    // The second restart comes while the first daemon's takeovers, and the
+    // apps' set-up in the new chunks, may still be under way.
+    ASSERT_TRUE(sandbox_->systemctl({"restart", "tracectld.service"}).ok());
+    std::this_thread::sleep_for(150ms);
+    ASSERT_TRUE(sandbox_->systemctl({"restart", "tracectld.service"}).ok());
+    ASSERT_NE(waitActive(first), 0);
+    for (int i = 0; i < 6; ++i)
+        EXPECT_TRUE(eventually(
+            [&] {
+                const RunResult r = tracectl({"show", "twice-" + std::to_string(i), "--json"});
+                return r.ok() && nlohmann::json::parse(r.out).value("State", "") == "active";
+            },
+            30s, 50ms))
+            << i;
+    // The rotation schedule came back with the session: it rotates again.
+    const auto archives = [&] {
+        std::error_code ec;
+        std::size_t n = 0;
+        for (auto it = std::filesystem::directory_iterator(outs[0] + "/archives", ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+            ++n;
+        return n;
+    };
+    const std::size_t afterRestarts = archives();
+    EXPECT_TRUE(eventually([&] { return archives() >= afterRestarts + 2; }, 20s)) << afterRestarts;
+    EXPECT_EQ(app.wait(60000), 0);
+    for (int i = 0; i < 6; ++i) {
+        const std::string name = "twice-" + std::to_string(i);
+        EXPECT_TRUE(tracectl({"stop", name}).ok()) << name;
+        // Every chunk and archive reads, whatever the restarts cut short.
+        const RunResult bt = run({"babeltrace2", outs[static_cast<std::size_t>(i)]});
+        EXPECT_TRUE(bt.ok()) << name << ": " << bt.describe();
+        EXPECT_TRUE(tracectl({"destroy", name}).ok()) << name;
+    }
+}
+
 TEST_F(Activation, SystemctlRestartDuringARotationNeverHangsAndTheSessionGoesOn) {
     ASSERT_TRUE(userBusCall("ListSessions").ok());
     const pid_t first = waitActive();
@@ -670,6 +729,14 @@ TEST_F(SystemUnits, TheHardenedSystemServiceIsSocketActivatedAndTraces) {
     for (std::string line; std::getline(in, line);)
         ticks += line.find("tracectl_demo:tick") != std::string::npos ? 1 : 0;
     EXPECT_EQ(ticks, 20);
+
+    // The daemon may reach a relay over TCP: a port where nothing listens
+    // is refused by the peer, not by the unit's sandbox
+    // (RestrictAddressFamilies= once allowed AF_UNIX only).
+    const RunResult net = systemBus({"create", "sys-net", "--set-url", "net://127.0.0.1:1:2"});
+    EXPECT_FALSE(net.ok());
+    EXPECT_NE(net.err.find("Connection refused"), std::string::npos) << net.describe();
+    EXPECT_EQ(net.err.find("Address family not supported"), std::string::npos) << net.describe();
 }
 
 } // namespace

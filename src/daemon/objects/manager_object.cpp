@@ -219,11 +219,13 @@ void ManagerObject::sessionStatistics(const std::string& idHex, const std::strin
 void ManagerObject::retireAll() {
     if (!objects_.empty())
         log::notice("exiting with " + std::to_string(objects_.size()) +
-                    " sessions: their consumers write what they hold and stop; their state " +
+                    " sessions: their state " +
                     (store_ != nullptr && !store_->directory().empty()
                          ? "stays in " + store_->directory() + " for the next daemon"
                          : std::string("is not kept")) +
-                    " (tracectld(8), RESTARTS)");
+                    "; the consumers of sessions a restart keeps (systemd's fd store) go on "
+                    "for it, the others write what they hold and stop (tracectld(8), "
+                    "RESTARTS)");
     objects_.clear();
     retired_.clear();
 }

@@ -42,43 +42,60 @@ void ManagerObject::restoreSessions() {
         SessionRecord& record = l.record;
         const SessionConfig& c = record.config;
         try {
+            const std::string idHex = record.id.hex();
+            // Its consumer was started: a Start was under way, or done.
+            const bool kept = fdStore_ != nullptr && fdStore_->has(idHex);
             // The check CreateSession makes, as the owner, in a child: a
             // document naming a folder its owner may not write is refused.
             // At start, before serving: bounded by the check's own limit.
-            // A session that started has its trace there: its owner must
-            // still be able to write the folder.
-            if (!c.relay && record.restored.everStarted)
+            // A session that started (or was starting) has its trace there:
+            // its owner must still be able to write the folder.
+            if (!c.relay && (record.restored.everStarted || kept))
                 makeOutputFolder(c.outputPath, c.owner, primaryGidOf(c.owner), false);
             else if (!c.relay)
                 checkOutputFolder(c.outputPath, c.owner, primaryGidOf(c.owner));
             RestoredSession restored = std::move(record.restored);
             const bool ran =
                 restored.state == SessionState::Active || restored.state == SessionState::Stopped;
-            const std::string was(toString(restored.state));
+            const std::string was(ran ? toString(restored.state)
+                                      : std::string_view(kept ? "starting" : ""));
             // What polkit granted is asked again, not restored: a user's
             // session records only its owner's apps until an EnableEvents
             // asks trace-all-users again (root's records every user's).
             restored.allUsers = false;
             Session& session = registry_.restore(record.id, c, record.created);
             session.restore(std::move(restored));
-            const std::string idHex = record.id.hex();
             const bool survives = survivesRestart(session.snapshot());
-            const bool kept = fdStore_ != nullptr && fdStore_->has(idHex);
             const bool resumable = ran && survives && kept;
             const std::string whyNot =
-                !survives ? "a network, snapshot or kernel session's consumer is not taken over"
+                !ran        ? "its Start had not completed"
+                : !survives ? "a network, snapshot or kernel session's consumer is not taken over"
                 : fdStore_ == nullptr || !fdStore_->enabled()
                     ? "tracectld runs without a service manager's fd store to keep its "
                       "connection in"
-                    : "it ended while no daemon was there, and systemd let its connection go";
-            if (ran && !resumable)
+                    : "no connection to it was kept: it ended while no daemon was there, or "
+                      "systemd stopped tracectld (not a restart) and let the connections go";
+            const std::string recorded =
+                c.relay ? "; Start streams again"
+                : c.mode == SessionMode::Snapshot
+                    ? "; the content of its buffers was lost (snapshots recorded before are in " +
+                          c.outputPath + "); destroy it"
+                    : "; what it recorded until then is in " + c.outputPath + "; destroy it";
+            if ((ran || kept) && !resumable)
                 session.fail(std::string(kRestartedReason) + was + "; its consumer (" +
                              consumerUnitOf(record.id) + ") was not taken over: " + whyNot +
                              (was == "active" ? std::string("; it stopped recording then")
                                               : std::string("; it cannot start again")) +
-                             (c.relay ? "; Start streams again"
-                                      : "; what it recorded until then is in " + c.outputPath +
-                                            "; destroy it"));
+                             recorded);
+            else if (session.rotationSchedule().any())
+                // The schedule goes to the domains, as SetRotationSchedule's
+                // does; armed once the session runs.
+                session.setRotationSchedule(
+                    session.rotationSchedule(), [name = c.name](std::optional<Error> e) {
+                        if (e)
+                            log::warning("restart: session '" + name +
+                                         "': rotation schedule: " + e->what());
+                    });
             publish(session);
             log::notice("restart: session '" + c.name + "' of uid " + std::to_string(c.owner) +
                             " restored, state " + session.stateName() +

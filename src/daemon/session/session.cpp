@@ -156,6 +156,11 @@ bool Session::traceAllUsers() {
 }
 
 void Session::checkIdle(const char* member, bool evenDuringSnapshot) const {
+    if (operation_ == SessionOperation::Resuming)
+        throw Error(ErrorCode::WrongState,
+                    std::string(member) + ": session '" + config_.name +
+                        "' is being taken over after a restart of tracectld (its consumer "
+                        "drains what the previous daemon left); try again in a moment");
     if (operation_ != SessionOperation::None)
         throw Error(ErrorCode::WrongState, std::string(member) + ": session '" + config_.name +
                                                "' is busy with another Start, Stop or Destroy");

@@ -38,7 +38,9 @@ enum class SessionState { Created, Active, Stopped, Error };
 /// A Start, Stop or Destroy that has not answered yet: at most one at a
 /// time. Rotations and snapshots are tracked apart (Session::rotating(),
 /// Session::recordingSnapshot()).
-enum class SessionOperation { None, Starting, Stopping, Destroying };
+/// Resuming: a restarted daemon takes over what the previous one left
+/// (Session::resume()).
+enum class SessionOperation { None, Starting, Stopping, Destroying, Resuming };
 
 /// What changed in a session, for its view's PropertiesChanged.
 enum class SessionChange {

@@ -19,7 +19,7 @@ void Session::restore(RestoredSession r) {
 }
 
 void Session::resume(Done done) {
-    operation_ = SessionOperation::Starting;
+    operation_ = SessionOperation::Resuming;
     const bool active = state_ == SessionState::Active;
     auto all = session_detail::gatherDone(
         domains_.size(), [this, alive = std::weak_ptr<bool>(alive_), done](std::optional<Error> e) {

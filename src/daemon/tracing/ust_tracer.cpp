@@ -263,10 +263,19 @@ void UstTracer::releaseConsumer(Traced& t, const std::string& why) {
 }
 
 void UstTracer::stopConsumerUnit(Traced& t) {
-    if (!t.launched || !launcher_)
+    if (!t.launched)
         return;
+    // A unit a previous daemon started (adopt()) may be the first this one
+    // stops: the launcher is made then.
+    ConsumerLauncher* l = nullptr;
+    try {
+        l = &launcher();
+    } catch (const Error& e) {
+        log::warning("stopping " + t.spec.unitName + ": " + e.what());
+        return;
+    }
     // Whether it still runs or not: stop() also lets a failed unit go.
-    launcher_->stop(t.spec, [unit = t.spec.unitName](std::optional<Error> e) {
+    l->stop(t.spec, [unit = t.spec.unitName](std::optional<Error> e) {
         if (e)
             log::warning("stopping " + unit + ": " + e->what());
     });
