@@ -130,19 +130,27 @@ protected:
         return run(argv);
     }
 
+    /// Runs the tracectl commands `commands` in turn; false, with a test
+    /// failure naming the command and its output, at the first that fails.
+    static bool runAll(const std::vector<std::vector<std::string>>& commands) {
+        for (const auto& args : commands) {
+            const RunResult r = tracectl(args);
+            if (!r.ok()) {
+                ADD_FAILURE() << args[0] << ": " << r.describe();
+                return false;
+            }
+        }
+        return true;
+    }
+
     /// Traces `app` (waiting on `go`, emitting `ticks` ticks) in a new
     /// session `name` and returns how many tick events the trace holds.
     static int traceTicks(ChildProcess& app, const std::string& go, const std::string& name) {
         const std::string out = sandbox_->dir() + "/traces/" + name;
-        for (const auto& args : std::vector<std::vector<std::string>>{
-                 {"create", name, "--output", out},
-                 {"enable-event", "-u", "-s", name, "tracectl_demo:*"},
-                 {"start", name}}) {
-            const RunResult r = tracectl(args);
-            EXPECT_TRUE(r.ok()) << args[0] << ": " << r.describe();
-            if (!r.ok())
-                return -1;
-        }
+        if (!runAll({{"create", name, "--output", out},
+                     {"enable-event", "-u", "-s", name, "tracectl_demo:*"},
+                     {"start", name}}))
+            return -1;
         std::ofstream(go).put('\n');
         EXPECT_EQ(app.wait(30000), 0);
         const RunResult stop = tracectl({"stop", name});
@@ -290,14 +298,10 @@ TEST_F(Activation, KillNineMidTraceBothSessionsGoOnAndLoseOnlyWhatNoDaemonCouldR
                                     {"kill-pid", "per-pid", "", "", ""}};
     for (Traced& t : sessions) {
         t.out = sandbox_->dir() + "/traces/" + t.name;
-        for (const auto& args : std::vector<std::vector<std::string>>{
-                 {"create", t.name, "--output", t.out, "--buffers", t.buffers},
-                 {"enable-event", "-u", "-s", t.name, "tracectl_demo:tick"},
-                 {"add-context", "-u", "-s", t.name, "-t", "vpid"},
-                 {"start", t.name}}) {
-            const RunResult r = tracectl(args);
-            ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
-        }
+        ASSERT_TRUE((runAll({{"create", t.name, "--output", t.out, "--buffers", t.buffers},
+                             {"enable-event", "-u", "-s", t.name, "tracectl_demo:tick"},
+                             {"add-context", "-u", "-s", t.name, "-t", "vpid"},
+                             {"start", t.name}})));
         const RunResult show = tracectl({"show", t.name, "--json"});
         ASSERT_TRUE(show.ok()) << show.describe();
         std::string hex = nlohmann::json::parse(show.out).value("Id", "");
@@ -407,13 +411,9 @@ TEST_F(Activation, AStoppedSessionComesBackStoppedAndStartsAgain) {
     std::filesystem::remove(before);
     ChildProcess early({demoApp(), "20", "1000", before}, {}, sandbox_->dir() + "/log/apps.log");
     ASSERT_TRUE(waitRegistered(early.pid()));
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"create", "stopped-restart", "--output", out},
-             {"enable-event", "-u", "-s", "stopped-restart", "tracectl_demo:tick"},
-             {"start", "stopped-restart"}}) {
-        const RunResult r = tracectl(args);
-        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
-    }
+    ASSERT_TRUE((runAll({{"create", "stopped-restart", "--output", out},
+                         {"enable-event", "-u", "-s", "stopped-restart", "tracectl_demo:tick"},
+                         {"start", "stopped-restart"}})));
     std::ofstream(before).put('\n');
     ASSERT_EQ(early.wait(30000), 0);
     ASSERT_TRUE(tracectl({"stop", "stopped-restart"}).ok());
@@ -448,13 +448,9 @@ TEST_F(Activation, ASessionWhoseConsumerDiedMeanwhileComesBackInErrorSayingSo) {
     const pid_t first = waitActive();
     ASSERT_NE(first, 0);
     const std::string out = sandbox_->dir() + "/traces/orphan";
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"create", "orphan", "--output", out},
-             {"enable-event", "-u", "-s", "orphan", "tracectl_demo:tick"},
-             {"start", "orphan"}}) {
-        const RunResult r = tracectl(args);
-        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
-    }
+    ASSERT_TRUE((runAll({{"create", "orphan", "--output", out},
+                         {"enable-event", "-u", "-s", "orphan", "tracectl_demo:tick"},
+                         {"start", "orphan"}})));
     const RunResult show = tracectl({"show", "orphan", "--json"});
     ASSERT_TRUE(show.ok());
     std::string hex = nlohmann::json::parse(show.out).value("Id", "");
@@ -504,13 +500,9 @@ TEST_F(Activation, TwoRestartsInARowLeaveEveryTraceReadableAndSchedulesGoOn) {
     for (int i = 0; i < 6; ++i) {
         const std::string name = "twice-" + std::to_string(i);
         outs.push_back(sandbox_->dir() + "/traces/" + name);
-        for (const auto& args : std::vector<std::vector<std::string>>{
-                 {"create", name, "--output", outs.back()},
-                 {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
-                 {"start", name}}) {
-            const RunResult r = tracectl(args);
-            ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
-        }
+        ASSERT_TRUE((runAll({{"create", name, "--output", outs.back()},
+                             {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
+                             {"start", name}})));
     }
     ASSERT_TRUE(tracectl({"enable-rotation", "twice-0", "--timer", "1s"}).ok());
     std::ofstream(go).put('\n');
@@ -556,13 +548,9 @@ TEST_F(Activation, SystemctlRestartDuringARotationNeverHangsAndTheSessionGoesOn)
     const pid_t first = waitActive();
     ASSERT_NE(first, 0);
     const std::string out = sandbox_->dir() + "/traces/rotating";
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"create", "rotating", "--output", out},
-             {"enable-event", "-u", "-s", "rotating", "tracectl_demo:*"},
-             {"start", "rotating"}}) {
-        const RunResult r = tracectl(args);
-        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe();
-    }
+    ASSERT_TRUE((runAll({{"create", "rotating", "--output", out},
+                         {"enable-event", "-u", "-s", "rotating", "tracectl_demo:*"},
+                         {"start", "rotating"}})));
     // An app that keeps the buffers busy while the rotation runs.
     ChildProcess app({demoApp(), "200000", "20"}, {}, sandbox_->dir() + "/log/apps.log");
     ASSERT_TRUE(waitRegistered(app.pid()));
