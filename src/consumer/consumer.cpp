@@ -178,13 +178,8 @@ void Consumer::dispatch(cp::Message&& request) {
     log::debug(std::string("request ") + std::string(cp::messageName(type)));
 
     if (const auto* hello = std::get_if<cp::Hello>(&request)) {
-        if (hello->protocolVersion != cp::kVersion) {
-            reply(cp::ErrorReply{cp::ErrorKind::VersionMismatch,
-                                 "protocol version " + std::to_string(hello->protocolVersion) +
-                                     " not supported; this consumer speaks " +
-                                     std::to_string(cp::kVersion)});
+        if (refusedVersion(hello->protocolVersion))
             return;
-        }
         greeted_ = true;
         log::info("daemon " + hello->version + " connected");
         reply(
@@ -344,14 +339,19 @@ std::size_t Consumer::closeEveryChannel() {
     return closed;
 }
 
+bool Consumer::refusedVersion(std::uint32_t version) noexcept {
+    if (version == cp::kVersion)
+        return false;
+    reply(cp::ErrorReply{cp::ErrorKind::VersionMismatch,
+                         "protocol version " + std::to_string(version) +
+                             " not supported; this consumer speaks " +
+                             std::to_string(cp::kVersion)});
+    return true;
+}
+
 void Consumer::adopt(const cp::Adopt& request) {
-    if (request.protocolVersion != cp::kVersion) {
-        reply(cp::ErrorReply{cp::ErrorKind::VersionMismatch,
-                             "protocol version " + std::to_string(request.protocolVersion) +
-                                 " not supported; this consumer speaks " +
-                                 std::to_string(cp::kVersion)});
+    if (refusedVersion(request.protocolVersion))
         return;
-    }
     if (!root_ || snapshotOnly_) {
         reply(cp::ErrorReply{cp::ErrorKind::InvalidArgument,
                              std::string("a ") + (root_ ? "snapshot" : "network") +

@@ -67,6 +67,9 @@ private:
     /// is drained and closed into the current chunk, and AdoptReply names
     /// that chunk (consumer_protocol.hpp).
     void adopt(const consumer_protocol::Adopt& request);
+    /// Hello and Adopt: answers Error(VersionMismatch) and returns true if
+    /// the daemon speaks another protocol version than kVersion.
+    bool refusedVersion(std::uint32_t version) noexcept;
     /// Shutdown and Adopt: every channel drained and closed (a deferred
     /// metadata switch first), the final figures sent. Returns how many
     /// channels were closed, or kNotSent if the figures could not be sent

@@ -15,6 +15,17 @@ namespace {
 /// How the reason of a session restoreSessions() left in error begins.
 constexpr std::string_view kRestartedReason = "tracectld restarted while the session was ";
 
+/// The end of the reason of a session a restart left in error: what is
+/// left of what it recorded, and what to do.
+std::string whatIsLeft(const SessionConfig& c) {
+    if (c.relay)
+        return "; Start streams again";
+    if (c.mode == SessionMode::Snapshot)
+        return "; the content of its buffers was lost (snapshots recorded before are in " +
+               c.outputPath + "); destroy it";
+    return "; what it recorded until then is in " + c.outputPath + "; destroy it";
+}
+
 } // namespace
 
 bool ManagerObject::leftInErrorByRestart(const Session& session) {
@@ -69,24 +80,18 @@ void ManagerObject::restoreSessions() {
             const bool resumable = ran && survives && kept;
             const std::string whyNot =
                 !ran        ? "its Start had not completed"
-                : !survives ? "a network, snapshot or kernel session's consumer is not taken over"
+                : !survives ? std::string(kNotTakenOver)
                 : fdStore_ == nullptr || !fdStore_->enabled()
                     ? "tracectld runs without a service manager's fd store to keep its "
                       "connection in"
                     : "no connection to it was kept: it ended while no daemon was there, or "
                       "systemd stopped tracectld (not a restart) and let the connections go";
-            const std::string recorded =
-                c.relay ? "; Start streams again"
-                : c.mode == SessionMode::Snapshot
-                    ? "; the content of its buffers was lost (snapshots recorded before are in " +
-                          c.outputPath + "); destroy it"
-                    : "; what it recorded until then is in " + c.outputPath + "; destroy it";
             if ((ran || kept) && !resumable)
                 session.fail(std::string(kRestartedReason) + was + "; its consumer (" +
                              consumerUnitOf(record.id) + ") was not taken over: " + whyNot +
                              (was == "active" ? std::string("; it stopped recording then")
                                               : std::string("; it cannot start again")) +
-                             recorded);
+                             whatIsLeft(c));
             else if (session.rotationSchedule().any())
                 // The schedule goes to the domains, as SetRotationSchedule's
                 // does; armed once the session runs.
@@ -125,8 +130,7 @@ void ManagerObject::resume(Session& session, const std::string& was) {
                         s.id().uuid());
             return;
         }
-        s.fail(std::string(kRestartedReason) + was + "; " + e->what() +
-               "; what it recorded until then is in " + s.config().outputPath + "; destroy it");
+        s.fail(std::string(kRestartedReason) + was + "; " + e->what() + whatIsLeft(s.config()));
     });
 }
 

@@ -21,8 +21,9 @@ void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
                                              "systemd's fd store"));
     if (!survivesRestart(s) || sessions_.count(s.idHex) != 0) {
         config_.fdStore->forget(s.idHex);
-        return done(Error(ErrorCode::Failed,
-                          "a network, snapshot or kernel session's consumer is not taken over"));
+        return done(Error(ErrorCode::Failed, sessions_.count(s.idHex) != 0
+                                                 ? "the session is known already"
+                                                 : std::string(kNotTakenOver)));
     }
     auto t = std::make_unique<Traced>();
     t->serial = nextSerial_++;
@@ -37,14 +38,9 @@ void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
         Traced* live = find(ref);
         if (live == nullptr)
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-        // Failed, as failSession() does, but the session learns why from
-        // `done` (its reason says that a restart did this).
-        live->failed = true;
-        live->failure = why;
-        releaseConsumer(*live, why);
-        stopConsumerUnit(*live);
-        if (live->consumer)
-            live->consumer->abandon(why);
+        // The session learns why from `done` (its reason says that a
+        // restart did this).
+        failSession(*live, why, false);
         done(Error(ErrorCode::Failed, why));
     };
     auto shared = std::make_shared<UniqueFd>(std::move(connection));
@@ -94,14 +90,11 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
         [this, ref, done](std::optional<Error> e, const std::string&) {
             if (!e)
                 return;
-            if (Traced* live = find(ref); live != nullptr && !live->failed) {
-                live->failed = true;
-                live->failure = e->what();
-                releaseConsumer(*live, live->failure);
-                stopConsumerUnit(*live);
-            }
-            done(Error(ErrorCode::Failed,
-                       std::string("archiving what the previous daemon recorded: ") + e->what()));
+            const std::string why =
+                std::string("archiving what the previous daemon recorded: ") + e->what();
+            if (Traced* live = find(ref); live != nullptr && !live->failed)
+                failSession(*live, why, false);
+            done(Error(ErrorCode::Failed, why));
         },
         [this, ref, active, done](std::optional<Error> e, const std::string& path) {
             Traced* live = find(ref);

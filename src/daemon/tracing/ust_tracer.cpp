@@ -623,7 +623,7 @@ UstTracer::Done UstTracer::failOnError(Traced& t, std::string what) {
     };
 }
 
-void UstTracer::failSession(Traced& t, const std::string& why) {
+void UstTracer::failSession(Traced& t, const std::string& why, bool tellOwner) {
     t.failed = true;
     t.failure = why;
     t.active = false;
@@ -632,7 +632,7 @@ void UstTracer::failSession(Traced& t, const std::string& why) {
     t.scheduleWatch.reset();
     releaseConsumer(t, why);
     stopConsumerUnit(t);
-    if (onFailure_)
+    if (onFailure_ && tellOwner)
         onFailure_(t.snapshot.idHex, why);
     for (auto& f : std::exchange(t.whenFailed, {}))
         f(why);

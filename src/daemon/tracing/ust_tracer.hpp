@@ -119,6 +119,9 @@ struct TracerConfig {
 /// the kernel domain's tracefs instance are not taken over (tracectld(8),
 /// RESTARTS).
 bool survivesRestart(const SessionSnapshot& s);
+/// Why a session of whom survivesRestart() does not hold comes back in error.
+inline constexpr std::string_view kNotTakenOver =
+    "a network, snapshot or kernel session's consumer is not taken over";
 
 /// "12 MiB" (rounded up), for messages.
 std::string mebibytes(uint64_t bytes);
@@ -548,8 +551,10 @@ private:
     /// The consumer connection of `ref` is lost: fail the session.
     void consumerLost(const SessionRef& ref, const std::string& why);
     /// Marks `t` failed for good (state error, `why` as its reason), stops
-    /// its consumer if it still runs.
-    void failSession(Traced& t, const std::string& why);
+    /// its consumer if it still runs. `tellOwner` false: the failure
+    /// handler is not told (adopt(), whose caller learns why from its
+    /// `done` and words the session's reason itself).
+    void failSession(Traced& t, const std::string& why, bool tellOwner = true);
     /// A callback that fails session `t` if a consumer request failed,
     /// saying `what` was asked.
     Done failOnError(Traced& t, std::string what);
