@@ -330,7 +330,8 @@ TEST_F(Activation, KillNineMidTraceBothSessionsGoOnAndLoseOnlyWhatNoDaemonCouldR
         ASSERT_TRUE(waitRegistered(apps.back()->pid()));
     }
     std::ofstream(go).put('\n');
-    // Well into the trace: the buffers hold events not written yet.
+    // The scenario's timing, not a wait for a state: the kill comes 1.5 s
+    // into the trace, when the buffers hold events not written yet.
     std::this_thread::sleep_for(1500ms);
     const int64_t killedAt = realtimeNs();
     const auto t0 = std::chrono::steady_clock::now();
@@ -506,11 +507,13 @@ TEST_F(Activation, TwoRestartsInARowLeaveEveryTraceReadableAndSchedulesGoOn) {
     }
     ASSERT_TRUE(tracectl({"enable-rotation", "twice-0", "--timer", "1s"}).ok());
     std::ofstream(go).put('\n');
+    // The scenario's timing, not a wait for a state: the restarts come a
+    // second into the trace (every assertion holds whenever they come).
     std::this_thread::sleep_for(1s);
-    // The second restart comes while the first daemon's takeovers, and the
-    // apps' set-up in the new chunks, may still be under way.
+    // The second restart comes as soon as the first has returned (the new
+    // daemon is READY): its takeovers, and the apps' set-up in the new
+    // chunks, are under way then (they run after READY).
     ASSERT_TRUE(sandbox_->systemctl({"restart", "tracectld.service"}).ok());
-    std::this_thread::sleep_for(150ms);
     ASSERT_TRUE(sandbox_->systemctl({"restart", "tracectld.service"}).ok());
     ASSERT_NE(waitActive(first), 0);
     for (int i = 0; i < 6; ++i)
