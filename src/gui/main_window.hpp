@@ -59,6 +59,9 @@ private:
     void on_rule(const std::string& domain, const std::string& pattern, const RuleOptions& options);
     /// Marks the session at `path` busy (buttons off, spinner on) or done.
     void set_busy(const std::string& path, bool busy);
+    /// The selected session, now busy, with "<doing> <name>…" in the status line; nullopt (and
+    /// nothing changed) if no session is selected, it is busy already, or no daemon is there.
+    std::optional<SessionRow> begin_action(const std::string& doing);
     /// The selected session's name and rules, shown in the event tree when they changed.
     void update_event_tree(const std::optional<SessionRow>& row);
     /// Coalesces the model's changes into one redraw at the next idle turn.

@@ -39,13 +39,10 @@ const char* verb(SessionAction action) {
 } // namespace
 
 void MainWindow::on_action(SessionAction action) {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row || busy_.contains(row->path)) {
+    const std::optional<SessionRow> row = begin_action(progress_verb(action));
+    if (!row) {
         return;
     }
-    set_busy(row->path, true);
-    message_bar_.set_visible(false);
-    status_.set_text(std::string(progress_verb(action)) + " " + quoted(row->name) + "…");
     const std::string path = row->path;
     const std::string name = row->name;
     client_->act(action, path, [this, action, path, name](const std::optional<CallError>& error) {
@@ -59,6 +56,17 @@ void MainWindow::on_action(SessionAction action) {
         }
         update_actions();
     });
+}
+
+std::optional<SessionRow> MainWindow::begin_action(const std::string& doing) {
+    std::optional<SessionRow> row = view_.selected();
+    if (!client_ || !row || busy_.contains(row->path)) {
+        return std::nullopt;
+    }
+    set_busy(row->path, true);
+    message_bar_.set_visible(false);
+    status_.set_text(doing + " " + gui::quoted(row->name) + "…");
+    return row;
 }
 
 void MainWindow::set_busy(const std::string& path, bool busy) {
@@ -76,13 +84,10 @@ void MainWindow::set_busy(const std::string& path, bool busy) {
 }
 
 void MainWindow::on_rotate() {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row || busy_.contains(row->path)) {
+    const std::optional<SessionRow> row = begin_action("Rotating");
+    if (!row) {
         return;
     }
-    set_busy(row->path, true);
-    message_bar_.set_visible(false);
-    status_.set_text("Rotating " + quoted(row->name) + "…");
     const std::string path = row->path;
     const std::string name = row->name;
     client_->rotate(path, [this, path, name](const std::string& archive,
@@ -100,13 +105,10 @@ void MainWindow::on_rotate() {
 }
 
 void MainWindow::on_snapshot() {
-    const std::optional<SessionRow> row = view_.selected();
-    if (!client_ || !row || busy_.contains(row->path)) {
+    const std::optional<SessionRow> row = begin_action("Recording a snapshot of");
+    if (!row) {
         return;
     }
-    set_busy(row->path, true);
-    message_bar_.set_visible(false);
-    status_.set_text("Recording a snapshot of " + quoted(row->name) + "…");
     const std::string path = row->path;
     const std::string name = row->name;
     client_->record_snapshot(
