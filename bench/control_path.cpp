@@ -482,6 +482,11 @@ struct LineCount {
 LineCount countLines(const std::string& path, std::string_view from = {},
                      std::string_view to = {}) {
     std::ifstream in(path);
+    if (!in)
+        std::fprintf(stderr,
+                     "cannot read %s: run from the checkout's top or set "
+                     "TRACECTL_SOURCE_ROOT\n",
+                     path.c_str());
     LineCount n;
     bool inside = from.empty();
     std::string line;
@@ -503,7 +508,10 @@ LineCount countLines(const std::string& path, std::string_view from = {},
 }
 
 void printLineCounts() {
-    const std::string root = TRACECTL_SOURCE_ROOT;
+    // The checkout: $TRACECTL_SOURCE_ROOT, else the current directory (run
+    // from the checkout's top, as bench/README.md shows).
+    const char* env = std::getenv("TRACECTL_SOURCE_ROOT");
+    const std::string root = env != nullptr ? env : ".";
     const LineCount hpp = countLines(root + "/src/common/consumer_protocol.hpp");
     const LineCount cpp = countLines(root + "/src/common/consumer_protocol.cpp");
     const LineCount bus = countLines(root + "/bench/control_path.cpp", "[sd-bus protocol begin]",

@@ -1,5 +1,7 @@
 #include "disable_options.hpp"
 
+#include <CLI/CLI.hpp>
+
 namespace tracectl::cli {
 
 void add_disable_commands(CLI::App& app, DisableCommandLine& cl) {

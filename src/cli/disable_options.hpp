@@ -4,9 +4,9 @@
 // disable_commands.hpp.
 #pragma once
 
+#include "cli11_fwd.hpp"
 #include "kernel_domain.hpp"
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>

@@ -2,6 +2,7 @@
 
 #include "error_report.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -4,10 +4,10 @@
 // kernel channels, event rules and contexts (show). Pure: no bus, no I/O.
 #pragma once
 
+#include "cli11_fwd.hpp"
 #include "exit_status.hpp"
 #include "property_map.hpp"
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <iosfwd>
 #include <string>

@@ -2,6 +2,7 @@
 
 #include "trace_commands.hpp"
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 
 namespace tracectl::cli {

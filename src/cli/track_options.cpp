@@ -1,5 +1,6 @@
 #include "track_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <charconv>
 #include <grp.h>

@@ -4,10 +4,10 @@
 // "Process attribute tracking" section of `tracectl show`. Pure: no bus.
 #pragma once
 
+#include "cli11_fwd.hpp"
 #include "kernel_domain.hpp"
 #include "property_map.hpp"
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <optional>

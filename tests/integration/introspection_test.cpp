@@ -55,11 +55,6 @@ protected:
                  env("TRACECTL_SOURCE_ROOT", ".") + "/tests/integration/compare_introspection.py"),
              contract, servedFile, iface});
     }
-
-    void TearDown() override {
-        for (const auto& path : manager_->ListSessions())
-            SessionClient(*bus_, path).Destroy({});
-    }
 };
 
 TEST_F(Introspection, ServedInterfacesMatchTheContractXml) {

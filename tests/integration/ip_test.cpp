@@ -140,15 +140,9 @@ protected:
     // A test's sessions are gone when it ends, and their programs with them.
     void TearDown() override {
         // Also the sessions a failed test left: the next test starts clean.
-        for (const auto& path : manager_->ListSessions()) {
-            try {
-                SessionClient(*bus_, path).Destroy({});
-            } catch (const sdbus::Error&) {
-            }
-        }
+        SandboxSuite::TearDown();
         EXPECT_TRUE(eventually([] { return ours().empty(); }, std::chrono::seconds(10)))
             << "a test left a program loaded";
-        SandboxSuite::TearDown();
     }
 
     std::unique_ptr<SessionClient> create(const std::string& name, Options options = {}) {

@@ -1,8 +1,11 @@
 #include "multi_user.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <stdexcept>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace tracectl::test {
 
@@ -11,7 +14,36 @@ uid_t uidOf(const std::string& user) {
     return pw != nullptr ? pw->pw_uid : static_cast<uid_t>(-1);
 }
 
+namespace {
+
+/// Where this test process writes in `user`'s home: a folder of its own,
+/// since suites run side by side and each removes its folder at the end.
+std::string homeBase(const std::string& user) {
+    return "/home/" + user + "/polkit-test-" + std::to_string(getpid());
+}
+
+/// Holds an exclusive flock(2) on a machine-wide lock file while it lives:
+/// useradd, groupadd and usermod refuse to run while another holds
+/// /etc/passwd's lock, so suites running side by side take turns here.
+class UsersLock {
+public:
+    UsersLock()
+        : fd_(open("/run/lock/tracectl-test-users.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+        if (fd_ < 0 || flock(fd_, LOCK_EX) != 0)
+            throw std::runtime_error("cannot lock /run/lock/tracectl-test-users.lock");
+    }
+    ~UsersLock() { close(fd_); }
+    UsersLock(const UsersLock&) = delete;
+    UsersLock& operator=(const UsersLock&) = delete;
+
+private:
+    int fd_;
+};
+
+} // namespace
+
 void ensureUsers() {
+    const UsersLock lock;
     run({"groupadd", "-f", "tracing"});
     for (const std::string user : {"alice", "bob", "carol"}) {
         if (uidOf(user) == static_cast<uid_t>(-1)) {
@@ -50,12 +82,7 @@ void MultiUserSuite::TearDownTestSuite() {
     SandboxSuite::TearDownTestSuite();
     // The users stay (for the next run); what the tests wrote goes.
     for (const std::string user : {"alice", "bob", "carol"})
-        run({"rm", "-rf", "/home/" + user + "/polkit-test"});
-}
-
-void MultiUserSuite::TearDown() {
-    for (const auto& path : manager_->ListSessions())
-        SessionClient(*bus_, path).Destroy({});
+        run({"rm", "-rf", homeBase(user)});
 }
 
 RunResult MultiUserSuite::as(const std::string& user, std::vector<std::string> argv) {
@@ -86,7 +113,7 @@ std::string MultiUserSuite::createAs(const std::string& user, const std::string&
 }
 
 std::string MultiUserSuite::homeOutput(const std::string& user, const std::string& name) {
-    const std::string base = "/home/" + user + "/polkit-test";
+    const std::string base = homeBase(user);
     run({"rm", "-rf", base + "/" + name});
     as(user, {"mkdir", "-p", base});
     return base + "/" + name;

@@ -42,8 +42,6 @@ protected:
     static void SetUpTestSuite();
     /// Takes the sandbox down and removes what the tests wrote in the homes.
     static void TearDownTestSuite();
-    /// Destroys every session left (as root).
-    void TearDown() override;
 
     /// argv run as `user` (its uid, primary group and supplementary groups).
     static RunResult as(const std::string& user, std::vector<std::string> argv);
@@ -59,7 +57,8 @@ protected:
                                 const std::string& output);
 
     /// A fresh folder of `user`'s own under its home (removed first; its
-    /// parent /home/<user>/polkit-test made as the user).
+    /// parent /home/<user>/polkit-test-<pid> made as the user: each test
+    /// process its own, removed at the end of the suite).
     static std::string homeOutput(const std::string& user, const std::string& name);
 
     /// Does `user`'s ListSessions contain `path`?

@@ -32,7 +32,7 @@ const char* const kGroupRules = "50-org.tracectl.Tracing1-tracing-group.rules";
 class Polkit : public MultiUserSuite {
 protected:
     void TearDown() override {
-        MultiUserSuite::TearDown();
+        SandboxSuite::TearDown();
         for (const auto& f : extraRules_)
             std::remove(f.c_str());
     }

@@ -489,11 +489,11 @@ std::string Sandbox::scriptPath() {
     if (auto path = getEnv("TRACECTL_SANDBOX_SCRIPT")) {
         return *path;
     }
-#ifdef TRACECTL_SOURCE_ROOT
-    return std::string(TRACECTL_SOURCE_ROOT) + "/scripts/sandbox";
-#else
-    throw std::runtime_error("TRACECTL_SANDBOX_SCRIPT is not set (path of scripts/sandbox)");
-#endif
+    if (auto root = getEnv("TRACECTL_SOURCE_ROOT")) {
+        return *root + "/scripts/sandbox";
+    }
+    throw std::runtime_error("neither TRACECTL_SANDBOX_SCRIPT (path of scripts/sandbox) nor "
+                             "TRACECTL_SOURCE_ROOT is set");
 }
 
 Sandbox::Sandbox() : Sandbox(Options{}) {}

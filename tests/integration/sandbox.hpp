@@ -21,7 +21,7 @@
 // down and restores the previous values.
 //
 // Environment: TRACECTL_SANDBOX_SCRIPT (path of scripts/sandbox; default
-// <TRACECTL_SOURCE_ROOT>/scripts/sandbox when that macro is defined),
+// $TRACECTL_SOURCE_ROOT/scripts/sandbox),
 // TRACECTLD (the daemon binary, read by the script), TRACECTL_SANDBOX_TMPDIR
 // (parent of the sandbox directories, default /tmp), TRACECTL_SANDBOX_KEEP
 // (non-empty: keep the directory, with its logs, after a successful down).

@@ -35,6 +35,27 @@ protected:
         manager_ = std::make_unique<ManagerClient>(*bus_);
     }
 
+    /// Destroys every session a test left (also a failed one's), so the
+    /// next test starts on an empty daemon and nothing of it records on
+    /// beside the suites running in the other lane. A daemon that is gone
+    /// (a test that stopped it) or a session destroyed meanwhile is no
+    /// error here: the test itself said what it expected.
+    void TearDown() override {
+        if (manager_ != nullptr && sandbox_ != nullptr) {
+            try {
+                for (const auto& path : manager_->ListSessions()) {
+                    try {
+                        SessionClient(*bus_, path).Destroy({});
+                    } catch (const sdbus::Error&) {
+                    }
+                }
+            } catch (const sdbus::Error&) {
+            }
+        }
+        manager_.reset();
+        bus_.reset();
+    }
+
     /// A trace folder under the sandbox.
     static std::string output(const std::string& name) {
         return sandbox_->dir() + "/traces/" + name;

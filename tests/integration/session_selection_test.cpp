@@ -30,12 +30,6 @@ protected:
         std::filesystem::remove_all(runtime_);
         std::filesystem::create_directories(runtime_);
     }
-    void TearDown() override {
-        for (const auto& path : manager_->ListSessions())
-            SessionClient(*bus_, path).Destroy({});
-        manager_.reset();
-        bus_.reset();
-    }
 
     /// tracectl ARGS with this test's runtime folder.
     RunResult tracectl(std::vector<std::string> args) {

@@ -3,21 +3,28 @@
 
 #include "kernel/format_file.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
-#ifndef KERNEL_DATA_DIR
-#error "KERNEL_DATA_DIR must name tests/unit/data/kernel"
-#endif
-
 namespace ktest {
 
+/// tests/unit/data/kernel: $KERNEL_DATA_DIR (meson test sets it), else that
+/// folder relative to the current directory (the checkout's top).
+inline std::string fixtureDir() {
+    const char* dir = std::getenv("KERNEL_DATA_DIR");
+    return dir != nullptr ? dir : "tests/unit/data/kernel";
+}
+
+/// The bytes of fixture `name`; throws std::runtime_error naming the path
+/// when it cannot be read.
 inline std::string fixture(const std::string& name) {
-    std::ifstream in(std::string(KERNEL_DATA_DIR) + "/" + name, std::ios::binary);
+    const std::string path = fixtureDir() + "/" + name;
+    std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw std::runtime_error("no fixture " + name);
+        throw std::runtime_error("no fixture " + path + " (set KERNEL_DATA_DIR)");
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();

@@ -4,6 +4,7 @@
 // the documents the reader refuses, each with the line and element it names.
 #include "session_file/session_xml.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -15,10 +16,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#ifndef SESSION_FILES_DIR
-#error "SESSION_FILES_DIR: the folder of lttng save's sample files"
-#endif
 
 using namespace tracectl::session_file;
 
@@ -35,9 +32,13 @@ std::string readText(const std::filesystem::path& path) {
     return out.str();
 }
 
-/// One of lttng save's files: "s1", "sn", "lv" or "nt".
+/// One of lttng save's files: "s1", "sn", "lv" or "nt", from
+/// $SESSION_FILES_DIR (meson test sets it; else tests/unit/data/session_files
+/// under the current directory).
 std::string sample(const std::string& name) {
-    return readText(std::filesystem::path(SESSION_FILES_DIR) / ("lttng-2.13-" + name + ".lttng"));
+    const char* dir = std::getenv("SESSION_FILES_DIR");
+    return readText(std::filesystem::path(dir != nullptr ? dir : "tests/unit/data/session_files") /
+                    ("lttng-2.13-" + name + ".lttng"));
 }
 
 /// readSessionFile()'s SessionFileError message for `text` ("" if it

@@ -245,7 +245,10 @@ protected:
         ASSERT_NE(mkdtemp(tmpl), nullptr);
         dir_ = tmpl;
         TracerConfig config;
-        config.consumerBinary = TEST_CONSUMERD;
+        // The consumer built with the tests: $TEST_CONSUMERD (meson test sets it).
+        const char* consumerd = std::getenv("TEST_CONSUMERD");
+        ASSERT_NE(consumerd, nullptr) << "TEST_CONSUMERD: the path of tracectl-consumerd";
+        config.consumerBinary = consumerd;
         config.useSystemd = false;
         config.daemonVersion = "test";
         config.consumerTimeout = consumerTimeout_;
