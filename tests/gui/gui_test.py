@@ -43,6 +43,8 @@ SANDBOX = os.environ["TRACECTL_SANDBOX_SCRIPT"]
 ARTIFACTS = os.path.join(BUILD, "meson-logs", "gui-screenshots")
 USER_WINDOW = os.path.join(os.path.dirname(os.path.abspath(__file__)), "user_window.py")
 USER = "alice"  # a user who is not root, made if missing (as the integration suites do)
+# The lock the suites making users take (tests/integration/multi_user.cpp).
+USERS_LOCK = "/run/tracectl-test-users.lock"
 
 state = {}  # what setUpModule brought up
 
@@ -363,7 +365,11 @@ class Gui(unittest.TestCase):
         try:
             user = pwd.getpwnam(USER)
         except KeyError:
-            run(["useradd", "-m", "-s", "/usr/sbin/nologin", USER])
+            # Under the lock the integration suites take (multi_user.cpp):
+            # they may be making the same users beside this suite.
+            run(["flock", USERS_LOCK, "sh", "-c",
+                 'getent passwd "$1" >/dev/null || useradd -m -s /usr/sbin/nologin "$1"',
+                 "sh", USER])
             user = pwd.getpwnam(USER)
         # Where the user's window writes its screenshots, and the user's session's output.
         shots = os.path.join(ARTIFACTS, "user")

@@ -589,8 +589,14 @@ TEST_F(Activation, SystemctlRestartDuringARotationNeverHangsAndTheSessionGoesOn)
     // completed on the way).
     EXPECT_TRUE(eventually([&] { return property("State") == "active"; }, 30s, 50ms))
         << tracectl({"show", "rotating", "--json"}).out;
-    // What was recorded before the restart is a readable trace.
-    EXPECT_TRUE(eventually([&] { return countTicksIfAny(out) > 0; }, 20s)) << out;
+    // What was recorded before the restart is a readable trace, once the
+    // session stopped: read while the consumer still appends to it, the
+    // metadata file can end in a packet half written (babeltrace2 then
+    // fails, as on any live LTTng trace on disk; seen beside another suite).
+    const RunResult stop = tracectl({"stop", "rotating"});
+    EXPECT_TRUE(stop.ok()) << stop.describe();
+    EXPECT_TRUE(eventually([&] { return countTicksOnceReadable(out) > 0; }, 20s))
+        << out << ": " << countTicksIfAny(out);
     const RunResult destroy = tracectl({"destroy", "rotating"});
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
 }

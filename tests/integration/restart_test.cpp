@@ -121,7 +121,7 @@ TEST_F(RestartTest, SessionsComeBackWithTheirPathsAndSettings) {
               std::string::npos)
         << running.ErrorReason();
     // What it recorded before the kill was written by its consumer.
-    EXPECT_TRUE(eventually([&] { return countTicksIfAny(output("running")) == 50; },
+    EXPECT_TRUE(eventually([&] { return countTicksOnceReadable(output("running")) == 50; },
                            std::chrono::seconds(20)))
         << countTicksIfAny(output("running"));
     try {

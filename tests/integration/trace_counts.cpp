@@ -12,10 +12,24 @@
 
 namespace tracectl::test {
 
-long countTicks(const std::string& dir) {
-    const RunResult r = run({"babeltrace2", dir});
+namespace {
+
+bool holdsMetadata(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec))
+        if (it->path().filename() == "metadata")
+            return true;
+    return false;
+}
+
+/// The ticks of babeltrace2's output `r`, or -1 (and a test failure if
+/// `failIfUnreadable`) when it could not read `dir`.
+long ticksOf(const RunResult& r, const std::string& dir, bool failIfUnreadable) {
     if (r.exitCode != 0) {
-        ADD_FAILURE() << "babeltrace2 " << dir << ": " << r.describe();
+        if (failIfUnreadable)
+            ADD_FAILURE() << "babeltrace2 " << dir << ": " << r.describe();
         return -1;
     }
     long ticks = 0;
@@ -25,14 +39,18 @@ long countTicks(const std::string& dir) {
     return ticks;
 }
 
+} // namespace
+
+long countTicks(const std::string& dir) {
+    return ticksOf(run({"babeltrace2", dir}), dir, true);
+}
+
 long countTicksIfAny(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-         it.increment(ec))
-        if (it->path().filename() == "metadata")
-            return countTicks(dir);
-    return 0;
+    return holdsMetadata(dir) ? countTicks(dir) : 0;
+}
+
+long countTicksOnceReadable(const std::string& dir) {
+    return holdsMetadata(dir) ? ticksOf(run({"babeltrace2", dir}), dir, false) : 0;
 }
 
 std::vector<std::string> countEventsCommand(const std::string& dir) {

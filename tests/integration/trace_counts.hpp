@@ -22,6 +22,12 @@ long countTicks(const std::string& dir);
 /// was traced, a user whose apps were not recorded.
 long countTicksIfAny(const std::string& dir);
 
+/// For polling a trace a consumer may still be writing (eventually()): the
+/// count of countTicksIfAny(), or -1 without a test failure while
+/// babeltrace2 cannot read it yet (a metadata packet half written). Check
+/// the final state with countTicksIfAny(), which names babeltrace2's error.
+long countTicksOnceReadable(const std::string& dir);
+
 /// The command running tests/integration/count_events.py on `dir` with
 /// Debian's python3 (where python3-bt2 lives), or $TRACECTL_PYTHON;
 /// the script is found under $TRACECTL_SOURCE_ROOT (default ".").

@@ -29,6 +29,7 @@
 #include <string>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -240,15 +241,28 @@ protected:
     /// each consumer request.
     std::chrono::milliseconds consumerTimeout_ = kConsumerReplyTimeout;
 
+    /// The consumer built with the tests: $TEST_CONSUMERD (meson test sets
+    /// it), else the build tree's, found from this program's own path
+    /// (<build>/tests/unit/<test> -> <build>/src/consumer/tracectl-consumerd)
+    /// for a test run by hand or under gdb; "" if neither exists.
+    static std::string consumerdPath() {
+        if (const char* path = std::getenv("TEST_CONSUMERD"))
+            return path;
+        std::error_code error;
+        const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+        const auto built =
+            self.parent_path().parent_path().parent_path() / "src/consumer/tracectl-consumerd";
+        return !error && std::filesystem::exists(built, error) ? built.string() : "";
+    }
+
     void SetUp() override {
         char tmpl[] = "/tmp/tracer-test-XXXXXX";
         ASSERT_NE(mkdtemp(tmpl), nullptr);
         dir_ = tmpl;
         TracerConfig config;
-        // The consumer built with the tests: $TEST_CONSUMERD (meson test sets it).
-        const char* consumerd = std::getenv("TEST_CONSUMERD");
-        ASSERT_NE(consumerd, nullptr) << "TEST_CONSUMERD: the path of tracectl-consumerd";
-        config.consumerBinary = consumerd;
+        config.consumerBinary = consumerdPath();
+        ASSERT_FALSE(config.consumerBinary.empty())
+            << "no tracectl-consumerd: set TEST_CONSUMERD to its path";
         config.useSystemd = false;
         config.daemonVersion = "test";
         config.consumerTimeout = consumerTimeout_;
