@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -508,10 +509,19 @@ LineCount countLines(const std::string& path, std::string_view from = {},
 }
 
 void printLineCounts() {
-    // The checkout: $TRACECTL_SOURCE_ROOT, else the current directory (run
-    // from the checkout's top, as bench/README.md shows).
-    const char* env = std::getenv("TRACECTL_SOURCE_ROOT");
-    const std::string root = env != nullptr ? env : ".";
+    // The checkout: $TRACECTL_SOURCE_ROOT, else the current directory when it
+    // is the checkout's top (as bench/README.md runs it), else the parent of
+    // the build folder this program is in (<checkout>/<build>/bench/...).
+    std::string root = ".";
+    std::error_code error;
+    if (const char* env = std::getenv("TRACECTL_SOURCE_ROOT"))
+        root = env;
+    else if (!std::filesystem::exists("src/common/consumer_protocol.hpp", error))
+        root = std::filesystem::read_symlink("/proc/self/exe", error)
+                   .parent_path()
+                   .parent_path()
+                   .parent_path()
+                   .string();
     const LineCount hpp = countLines(root + "/src/common/consumer_protocol.hpp");
     const LineCount cpp = countLines(root + "/src/common/consumer_protocol.cpp");
     const LineCount bus = countLines(root + "/bench/control_path.cpp", "[sd-bus protocol begin]",

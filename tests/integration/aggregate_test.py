@@ -17,11 +17,11 @@ import math
 import os
 import pwd
 import shutil
+import select
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 TRACECTL, DEMO_APP, TRACE_EVENTS = sys.argv[1:4]
@@ -73,13 +73,20 @@ def record_with_lttng(home):
         if os.path.exists(pid_file):
             with open(pid_file) as f:
                 pid = int(f.read().strip())
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
+            # Through a pidfd: the daemon is no child of ours, and once it is
+            # gone its pid may be another suite's process.
+            try:
+                pidfd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                pidfd = None
+            if pidfd is not None:
                 try:
-                    os.kill(pid, 0)
+                    signal.pidfd_send_signal(pidfd, signal.SIGTERM)
+                    select.select([pidfd], [], [], 5)  # readable once it exited
                 except ProcessLookupError:
-                    break
-                time.sleep(0.05)
+                    pass
+                finally:
+                    os.close(pidfd)
     return output
 
 

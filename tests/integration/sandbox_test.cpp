@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <sys/syscall.h>
 #include <systemd/sd-bus.h>
 #include <thread>
 #include <unistd.h>
@@ -183,7 +184,35 @@ std::vector<std::string> splitNul(const std::string& s) {
 
 // Live processes (other than this one) referring to dir: marker in the
 // environment, dir in the command line, or in mount namespace mntns.
-std::vector<std::string> processesReferringTo(const std::string& dir, const std::string& mntns) {
+/// Clock ticks since boot now, as /proc/PID/stat counts a start time.
+unsigned long long ticksSinceBoot() {
+    std::istringstream in(readFile("/proc/uptime"));
+    double seconds = 0;
+    in >> seconds;
+    return static_cast<unsigned long long>(seconds * static_cast<double>(::sysconf(_SC_CLK_TCK)));
+}
+
+/// When `pid` started, in clock ticks since boot (field 22 of
+/// /proc/PID/stat); 0 if it cannot be read.
+unsigned long long startTicks(const std::string& pid) {
+    const std::string stat = readFile("/proc/" + pid + "/stat");
+    const auto end = stat.rfind(") ");
+    if (end == std::string::npos)
+        return 0;
+    std::istringstream fields(stat.substr(end + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && fields >> field; ++i) {
+    }
+    return std::strtoull(field.c_str(), nullptr, 10);
+}
+
+/// Processes that name `dir` (environment, command line) or are in the
+/// mount namespace `mntns`. A namespace's number is reused once it is gone:
+/// with `startedBefore` (clock ticks since boot), a process counts by its
+/// namespace only if it started by then, while the sandbox's namespace
+/// surely lived (another sandbox's new namespace may have the number since).
+std::vector<std::string> processesReferringTo(const std::string& dir, const std::string& mntns,
+                                              unsigned long long startedBefore = ~0ULL) {
     std::vector<std::string> found;
     const std::string marker = "TRACECTL_SANDBOX=" + dir;
     for (const auto& entry : fs::directory_iterator("/proc")) {
@@ -207,7 +236,8 @@ std::vector<std::string> processesReferringTo(const std::string& dir, const std:
             }
         }
         std::error_code ec;
-        if (!mntns.empty() && fs::read_symlink(entry.path() / "ns" / "mnt", ec).string() == mntns) {
+        if (!mntns.empty() && fs::read_symlink(entry.path() / "ns" / "mnt", ec).string() == mntns &&
+            startTicks(name) <= startedBefore) {
             why = "mount namespace";
         }
         if (!why.empty()) {
@@ -497,6 +527,7 @@ TEST(SandboxLifecycle, DownLeavesNothingBehindAndIsIdempotent) {
 
     // Keep the directory to look at it after down.
     ASSERT_EQ(::setenv("TRACECTL_SANDBOX_KEEP", "1", 1), 0);
+    const unsigned long long downBegan = ticksSinceBoot();
     const auto start = std::chrono::steady_clock::now();
     const RunResult down = sandbox->down();
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -509,7 +540,7 @@ TEST(SandboxLifecycle, DownLeavesNothingBehindAndIsIdempotent) {
     for (const auto& [name, pid] : pids) {
         EXPECT_FALSE(tracectl::test::processAlive(pid)) << name << " " << pid << " survived";
     }
-    const auto left = processesReferringTo(dir, mntns);
+    const auto left = processesReferringTo(dir, mntns, downBegan);
     EXPECT_TRUE(left.empty()) << "left: " << ::testing::PrintToString(left);
     EXPECT_FALSE(mountedUnder(dir));
     EXPECT_TRUE(cgroupsNamed(cgroup).empty()) << ::testing::PrintToString(cgroupsNamed(cgroup));
@@ -545,10 +576,20 @@ TEST(SandboxLifecycle, DeathOfTheOwnerTakesTheStackDown) {
     ASSERT_TRUE(owner.ok()) << owner.describe();
     const pid_t ownerPid = std::atoi(owner.out.c_str());
     ASSERT_GT(ownerPid, 0);
+    // Killed at the end if still there, through a pidfd: the owner is no
+    // child of ours (init reaps it), so by then its pid may be another
+    // process's (suites run side by side; a plain kill(pid) here once took
+    // another sandbox's polkitd).
     struct KillOnExit {
-        pid_t pid;
-        ~KillOnExit() { ::kill(pid, SIGKILL); }
-    } ownerGuard{ownerPid};
+        int pidfd;
+        ~KillOnExit() {
+            if (pidfd >= 0) {
+                ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+                ::close(pidfd);
+            }
+        }
+    } ownerGuard{static_cast<int>(::syscall(SYS_pidfd_open, ownerPid, 0))};
+    ASSERT_GE(ownerGuard.pidfd, 0) << "pidfd_open " << ownerPid;
 
     char templ[] = "/tmp/tracectl-sb-XXXXXX";
     ASSERT_NE(::mkdtemp(templ), nullptr);
@@ -557,14 +598,17 @@ TEST(SandboxLifecycle, DeathOfTheOwnerTakesTheStackDown) {
         {Sandbox::scriptPath(), "up", dir, "--no-daemon", "--owner-pid", std::to_string(ownerPid)});
     ASSERT_TRUE(up.ok()) << up.describe();
     const std::string mntns = stateValue(dir, "mntns");
-    ::kill(ownerPid, SIGKILL);
+    // Until the owner dies the sandbox's namespace surely lives: only
+    // processes started by then count by their namespace.
+    const unsigned long long ownerKilled = ticksSinceBoot();
+    ASSERT_EQ(::syscall(SYS_pidfd_send_signal, ownerGuard.pidfd, SIGKILL, nullptr, 0), 0);
     EXPECT_TRUE(eventually(
         [&] {
             return tracectl::test::run({Sandbox::scriptPath(), "status", dir}).exitCode == 3 &&
-                   processesReferringTo(dir, mntns).empty();
+                   processesReferringTo(dir, mntns, ownerKilled).empty();
         },
         15s))
-        << ::testing::PrintToString(processesReferringTo(dir, mntns));
+        << ::testing::PrintToString(processesReferringTo(dir, mntns, ownerKilled));
     const RunResult down = tracectl::test::run({Sandbox::scriptPath(), "down", dir});
     EXPECT_TRUE(down.ok()) << down.describe();
     std::error_code ec;

@@ -4,18 +4,25 @@
 #include "kernel/format_file.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace ktest {
 
 /// tests/unit/data/kernel: $KERNEL_DATA_DIR (meson test sets it), else that
-/// folder relative to the current directory (the checkout's top).
+/// folder below the current directory when it is the checkout's top or a
+/// build folder in it (a test run by hand).
 inline std::string fixtureDir() {
-    const char* dir = std::getenv("KERNEL_DATA_DIR");
-    return dir != nullptr ? dir : "tests/unit/data/kernel";
+    if (const char* dir = std::getenv("KERNEL_DATA_DIR"))
+        return dir;
+    std::error_code error;
+    return std::filesystem::is_directory("tests/unit/data/kernel", error)
+               ? "tests/unit/data/kernel"
+               : "../tests/unit/data/kernel";
 }
 
 /// The bytes of fixture `name`; throws std::runtime_error naming the path

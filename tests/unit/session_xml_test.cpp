@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 using namespace tracectl::session_file;
@@ -26,19 +27,27 @@ constexpr const char* kSchemaPath = "/usr/share/xml/lttng/session.xsd";
 std::string readText(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw std::runtime_error("cannot open " + path.string());
+        throw std::runtime_error("cannot open " + path.string() + " (set SESSION_FILES_DIR)");
     std::ostringstream out;
     out << in.rdbuf();
     return out.str();
 }
 
-/// One of lttng save's files: "s1", "sn", "lv" or "nt", from
-/// $SESSION_FILES_DIR (meson test sets it; else tests/unit/data/session_files
-/// under the current directory).
+/// Where lttng save's sample files are: $SESSION_FILES_DIR (meson test
+/// sets it), else tests/unit/data/session_files below the current directory
+/// when it is the checkout's top or a build folder in it (a test run by hand).
+std::filesystem::path samplesDir() {
+    if (const char* dir = std::getenv("SESSION_FILES_DIR"))
+        return dir;
+    std::error_code error;
+    return std::filesystem::is_directory("tests/unit/data/session_files", error)
+               ? "tests/unit/data/session_files"
+               : "../tests/unit/data/session_files";
+}
+
+/// One of lttng save's files: "s1", "sn", "lv" or "nt".
 std::string sample(const std::string& name) {
-    const char* dir = std::getenv("SESSION_FILES_DIR");
-    return readText(std::filesystem::path(dir != nullptr ? dir : "tests/unit/data/session_files") /
-                    ("lttng-2.13-" + name + ".lttng"));
+    return readText(samplesDir() / ("lttng-2.13-" + name + ".lttng"));
 }
 
 /// readSessionFile()'s SessionFileError message for `text` ("" if it
