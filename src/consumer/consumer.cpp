@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -319,6 +320,35 @@ void Consumer::removeUndescribedStreams() noexcept {
                          "removed: " +
                          e.what());
         }
+    }
+    // Then the metadata files no push reached (their data channels' files
+    // went above: the index folder may be empty now).
+    for (const auto& [key, base] : channels_)
+        if (const auto* ch = dynamic_cast<const Channel*>(base.get()); ch && ch->isMetadata())
+            removeEmptyMetadata(*local, key, *ch);
+}
+
+void Consumer::removeEmptyMetadata(const LocalChunk& chunk, std::uint64_t key,
+                                   const Channel& metadata) noexcept {
+    // A chunk closed before the daemon pushed it any metadata (a takeover
+    // right after another one began the chunk): its metadata file is empty,
+    // which babeltrace2 refuses ("cannot append metadata content"), making
+    // every trace read with it unreadable. Its data channels are
+    // undescribed, so their stream files go too (above): nothing of the
+    // trace is left to read, and its empty metadata file goes with them.
+    try {
+        const OutputDir dir = chunk.root().subdir(metadata.outputDir());
+        struct stat st {};
+        if (::fstatat(dir.fd(), "metadata", &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_size != 0)
+            return;
+        (void)::unlinkat(dir.fd(), "metadata", 0);
+        (void)::unlinkat(dir.fd(), "index", AT_REMOVEDIR); // only if empty
+        log::notice("channel " + std::to_string(key) + " of " + metadata.outputDir() +
+                    ": the chunk closed before any metadata reached it; its empty metadata "
+                    "file was removed, so that the chunk's other traces stay readable");
+    } catch (const std::exception& e) {
+        log::warning("channel " + std::to_string(key) + " of " + metadata.outputDir() +
+                     ": its metadata file is empty and could not be removed: " + e.what());
     }
 }
 

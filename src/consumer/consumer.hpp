@@ -24,6 +24,8 @@
 
 namespace tracectl::consumer {
 
+class LocalChunk;
+
 /// tracectl-consumerd's exit statuses. In every case but ExitUsage every
 /// channel was drained and its files closed before exiting.
 enum Exit : int {
@@ -81,6 +83,12 @@ private:
     /// registered them before the daemon went: they hold empty packets
     /// only) are removed, so that the trace stays readable. Local chunks only.
     void removeUndescribedStreams() noexcept;
+    /// Part of removeUndescribedStreams(): the metadata file of
+    /// `metadata` (channel `key`) in `chunk`, if still empty (the chunk
+    /// closed before any metadata was pushed to it), is removed, with its
+    /// trace's index folder if that is empty too.
+    static void removeEmptyMetadata(const LocalChunk& chunk, std::uint64_t key,
+                                    const Channel& metadata) noexcept;
     static constexpr std::size_t kNotSent = static_cast<std::size_t>(-1);
     void createChannel(const consumer_protocol::CreateChannel& request);
     /// CreateKernelChannel: takes the per-CPU fds that follow (data), then

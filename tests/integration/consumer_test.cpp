@@ -790,6 +790,31 @@ TEST_F(ConsumerTest, AdoptDrainsAndClosesEveryChannelAndNamesItsChunk) {
     EXPECT_EQ(c.waitExit(), 0);
 }
 
+// Two restarts in a row: the first takeover's new chunk got its channels,
+// but no metadata yet, when the second daemon took over. Its metadata file
+// stayed empty, and babeltrace2 refused every trace read with it ("cannot
+// append metadata content"): 1 run in 4 of the activation suite beside
+// another suite. A chunk closed before any metadata reached it keeps
+// nothing of that trace.
+TEST_F(ConsumerTest, ATakeoverBeforeAnyMetadataLeavesNoEmptyMetadataFile) {
+    const fs::path out = dir_ / "trace";
+    ConsumerProcess c(out);
+    hello(c);
+    const auto uuid = randomUuid();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    Buffers data = createAndReceive(c, dataChannel(5, uuid), static_cast<std::uint32_t>(nr));
+    // No PushMetadata: the daemon went first.
+    cp::Message answer = c.call(cp::Adopt{cp::kVersion, "next"});
+    ASSERT_NE(std::get_if<cp::AdoptReply>(&answer), nullptr) << cp::messageName(cp::typeOf(answer));
+    EXPECT_FALSE(fs::exists(out / kChannelDir / "metadata"));
+    for (int cpu = 0; cpu < nr; ++cpu)
+        EXPECT_FALSE(fs::exists(out / kChannelDir / ("channel0_" + std::to_string(cpu))));
+    EXPECT_FALSE(fs::exists(out / kChannelDir / "index"));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+}
+
 TEST_F(ConsumerTest, ASnapshotSessionsConsumerIsNotTakenOver) {
     ConsumerProcess c(dir_, nullptr, false, "--snapshot");
     hello(c);
