@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kernel/format_file.hpp"
+#include "test_data_dir.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,16 +14,9 @@
 
 namespace ktest {
 
-/// tests/unit/data/kernel: $KERNEL_DATA_DIR (meson test sets it), else that
-/// folder below the current directory when it is the checkout's top or a
-/// build folder in it (a test run by hand).
+/// tests/unit/data/kernel ($KERNEL_DATA_DIR under meson test).
 inline std::string fixtureDir() {
-    if (const char* dir = std::getenv("KERNEL_DATA_DIR"))
-        return dir;
-    std::error_code error;
-    return std::filesystem::is_directory("tests/unit/data/kernel", error)
-               ? "tests/unit/data/kernel"
-               : "../tests/unit/data/kernel";
+    return tracectl::test::testDataDir("KERNEL_DATA_DIR", "kernel");
 }
 
 /// The bytes of fixture `name`; throws std::runtime_error naming the path

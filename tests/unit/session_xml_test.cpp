@@ -3,6 +3,7 @@
 // the writer's documents validated against lttng-tools' session.xsd, and
 // the documents the reader refuses, each with the line and element it names.
 #include "session_file/session_xml.hpp"
+#include "test_data_dir.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -33,16 +34,9 @@ std::string readText(const std::filesystem::path& path) {
     return out.str();
 }
 
-/// Where lttng save's sample files are: $SESSION_FILES_DIR (meson test
-/// sets it), else tests/unit/data/session_files below the current directory
-/// when it is the checkout's top or a build folder in it (a test run by hand).
+/// Where lttng save's sample files are ($SESSION_FILES_DIR under meson test).
 std::filesystem::path samplesDir() {
-    if (const char* dir = std::getenv("SESSION_FILES_DIR"))
-        return dir;
-    std::error_code error;
-    return std::filesystem::is_directory("tests/unit/data/session_files", error)
-               ? "tests/unit/data/session_files"
-               : "../tests/unit/data/session_files";
+    return tracectl::test::testDataDir("SESSION_FILES_DIR", "session_files");
 }
 
 /// One of lttng save's files: "s1", "sn", "lv" or "nt".
