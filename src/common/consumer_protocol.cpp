@@ -230,6 +230,7 @@ void validate(const PushMetadata& m) {
 void validate(const FlushChannel&) {}
 void validate(const DestroyChannel&) {}
 void validate(const Shutdown&) {}
+void validate(const WatchChunkSize&) {}
 void validate(const Rotate& m) {
     if (!m.oldChunk.empty() && !isSafeRelativeDir(m.oldChunk))
         throw ProtocolError("Rotate.oldChunk: not \"\" or a safe relative directory");
@@ -389,6 +390,9 @@ void put(Writer& w, const DestroyChannel& m) {
     w.u64(m.key);
 }
 void put(Writer&, const Shutdown&) {}
+void put(Writer& w, const WatchChunkSize& m) {
+    w.u64(m.bytes);
+}
 void put(Writer& w, const Rotate& m) {
     w.u64(m.id);
     w.string(m.oldChunk);
@@ -654,6 +658,7 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::OutputFailed:
     case MessageType::Adopt:
     case MessageType::AdoptReply:
+    case MessageType::WatchChunkSize:
         return true;
     }
     return false;
@@ -727,6 +732,8 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::Adopt;
             else if constexpr (std::is_same_v<T, AdoptReply>)
                 return MessageType::AdoptReply;
+            else if constexpr (std::is_same_v<T, WatchChunkSize>)
+                return MessageType::WatchChunkSize;
             else
                 return MessageType::Error;
         },
@@ -787,6 +794,8 @@ std::string_view messageName(MessageType type) noexcept {
         return "Adopt";
     case MessageType::AdoptReply:
         return "AdoptReply";
+    case MessageType::WatchChunkSize:
+        return "WatchChunkSize";
     }
     return "unknown";
 }
@@ -884,6 +893,9 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::DestroyChannel:
         m = DestroyChannel{r.u64()};
+        break;
+    case MessageType::WatchChunkSize:
+        m = WatchChunkSize{r.u64()};
         break;
     case MessageType::Shutdown:
         m = Shutdown{};

@@ -88,6 +88,10 @@
 //       that chunk, which the daemon then rotates into an archive before it
 //       makes new channels; or Error(VersionMismatch), or Error for a
 //       network or snapshot consumer, which cannot be taken over.
+//   daemon: WatchChunkSize{bytes} (version 13): the session rotates on
+//       size; the consumer sends Statistics at once when its channels'
+//       chunkBytes reach `bytes` in all (0: no longer watched)
+//                                    consumer: Ok.
 //   consumer, unsolicited (version 5): Statistics{...}, at most once a
 //       second while its channels write something, and at once before the
 //       reply to FlushChannel, DestroyChannel and Shutdown and before
@@ -116,8 +120,8 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
 /// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
 /// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime;
-/// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply
-inline constexpr std::uint32_t kVersion = 12;
+/// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply; 13: WatchChunkSize
+inline constexpr std::uint32_t kVersion = 13;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -150,6 +154,7 @@ enum class MessageType : std::uint16_t {
     AttachRelayd = 0x10,
     RecordSnapshotToRelay = 0x11,
     Adopt = 0x12,
+    WatchChunkSize = 0x13,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -266,6 +271,18 @@ struct FlushChannel {
 struct DestroyChannel {
     std::uint64_t key = 0;
     bool operator==(const DestroyChannel&) const = default;
+};
+
+/// A size-based rotation schedule (tracectl enable-rotation --size): the
+/// consumer sends Statistics at once, instead of within its one-second
+/// period, when the sum of its channels' ChannelFigures::chunkBytes (every
+/// domain's streams and metadata in the current trace chunk) reaches
+/// `bytes`; then once per trace chunk, watched again when a rotation
+/// completes. 0: not watched. A later WatchChunkSize replaces it. Payload:
+/// u64 bytes.
+struct WatchChunkSize {
+    std::uint64_t bytes = 0;
+    bool operator==(const WatchChunkSize&) const = default;
 };
 
 /// Drains and closes every channel; the consumer answers Ok and exits 0.
@@ -575,12 +592,12 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message =
-    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
-                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
-                 RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
-                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers,
-                 AttachRelayd, OutputFailed, RecordSnapshotToRelay, Adopt, AdoptReply>;
+using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
+                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
+                             RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata,
+                             DeclareLayouts, Statistics, CreateKernelChannel, DeclareKernelEvents,
+                             AttachIpProbes, ClearBuffers, AttachRelayd, OutputFailed,
+                             RecordSnapshotToRelay, Adopt, AdoptReply, WatchChunkSize>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

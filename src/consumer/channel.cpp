@@ -427,7 +427,7 @@ cp::ChannelFigures Channel::figures() const noexcept {
     return f;
 }
 
-void Channel::setProgressHook(const std::function<void()>& hook) {
+void Channel::setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) {
     for (const auto& r : readers_)
         r->setProgressHook(hook);
 }

@@ -148,7 +148,7 @@ public:
     consumer_protocol::ChannelFigures figures() const noexcept override;
     /// `hook` is called after each sub-buffer any stream of the channel
     /// writes (StreamReader::setProgressHook).
-    void setProgressHook(const std::function<void()>& hook) override;
+    void setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) override;
 
 private:
     static int onChannelHangUp(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);

@@ -99,8 +99,9 @@ public:
 
     /// What the channel wrote so far (consumer_protocol::ChannelFigures).
     virtual consumer_protocol::ChannelFigures figures() const noexcept = 0;
-    /// `hook` is called after each packet any stream of the channel writes.
-    virtual void setProgressHook(const std::function<void()>& hook) = 0;
+    /// `hook` is called after each packet any stream of the channel writes,
+    /// with the packet's bytes.
+    virtual void setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) = 0;
 };
 
 } // namespace tracectl::consumer

@@ -254,6 +254,9 @@ void Consumer::dispatch(cp::Message&& request) {
             channels_.erase(destroy->key);
             if (!sent)
                 return;
+        } else if (const auto* watch = std::get_if<cp::WatchChunkSize>(&request)) {
+            chunkWatch_ = watch->bytes;
+            watchChunkAgain();
         } else if (const auto* layouts = std::get_if<cp::DeclareLayouts>(&request)) {
             channel(layouts->key).declareLayouts(layouts->abi, layouts->layouts);
         } else if (std::holds_alternative<cp::Shutdown>(request)) {
@@ -415,7 +418,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
                            "channel " + std::to_string(request.key) + " exists");
     auto ch =
         std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_);
-    ch->setProgressHook([this] { noteProgress(); });
+    ch->setProgressHook([this](std::uint64_t bytes) { noteProgress(bytes); });
     Channel& created = *ch;
     nextKey_ = std::max(nextKey_, request.key + 1);
     channels_.emplace(request.key, std::move(ch));
@@ -448,7 +451,7 @@ void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
         ch = std::make_unique<KernelMetadataChannel>(currentChunk(), request, snapshotOnly_);
     else
         ch = std::make_unique<KernelChannel>(loop_, chunk_, request, std::move(fds), snapshotOnly_);
-    ch->setProgressHook([this] { noteProgress(); });
+    ch->setProgressHook([this](std::uint64_t bytes) { noteProgress(bytes); });
     log::info("kernel channel " + std::to_string(request.key) + " (" +
               (request.kind == cp::ChannelKind::Metadata ? std::string("metadata") : request.name) +
               ") in " + request.outputDir + ": " + std::to_string(ch->streamCount()) + " streams");
@@ -476,14 +479,33 @@ std::vector<UniqueFd> Consumer::takePassedFds(const char* request, std::size_t c
     return fds;
 }
 
-void Consumer::noteProgress() noexcept {
-    if (statisticsArmed_ || stopping_)
+void Consumer::noteProgress(std::uint64_t bytes) noexcept {
+    if (stopping_)
+        return;
+    bool now = false;
+    if (chunkWatch_ != 0 && !chunkWatchFired_) {
+        chunkBytesSeen_ += bytes;
+        // The running sum guesses; the channels' figures decide (a rotation
+        // under way moves streams to the next chunk one by one).
+        if (chunkBytesSeen_ >= chunkWatch_) {
+            chunkBytesSeen_ = chunkBytesNow();
+            now = chunkBytesSeen_ >= chunkWatch_;
+            chunkWatchFired_ = now;
+        }
+    }
+    if (now) {
+        // Sent from the loop, not from inside the read that got here.
+        statisticsTimer_.reset();
+        statisticsArmed_ = false;
+    }
+    if (statisticsArmed_)
         return;
     try {
-        statisticsTimer_ = loop_.addTimer(kStatisticsPeriod, [this] {
-            statisticsArmed_ = false;
-            reportStatistics();
-        });
+        statisticsTimer_ =
+            loop_.addTimer(now ? std::chrono::microseconds(0) : kStatisticsPeriod, [this] {
+                statisticsArmed_ = false;
+                reportStatistics();
+            });
         statisticsArmed_ = true;
     } catch (const std::exception& e) {
         log::warning(std::string("statistics timer: ") + e.what());
@@ -846,8 +868,7 @@ void Consumer::streamSwitched(std::uint64_t id) {
     if (relay_) {
         if (const std::string e = endRelayRotation(done); error.empty())
             error = e;
-        if (!stopping_ && reportStatistics())
-            send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
+        announceRotation(r.id, error);
         return;
     }
     if (r.discard) {
@@ -857,8 +878,7 @@ void Consumer::streamSwitched(std::uint64_t id) {
         log::info("rotation " + std::to_string(r.id) + ": chunk " +
                   (r.oldChunk.empty() ? std::string("(the output folder's)") : r.oldChunk) +
                   " deleted (clear)" + (error.empty() ? "" : " (incomplete: " + error + ")"));
-        if (!stopping_ && reportStatistics())
-            send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
+        announceRotation(r.id, error);
         return;
     }
     try {
@@ -882,9 +902,29 @@ void Consumer::streamSwitched(std::uint64_t id) {
     }
     log::info("rotation " + std::to_string(r.id) + ": chunk archived as " + r.archive +
               (error.empty() ? "" : " (incomplete: " + error + ")"));
+    announceRotation(r.id, error);
+}
+
+void Consumer::announceRotation(std::uint64_t id, const std::string& error) noexcept {
     // The chunk sizes start again: the daemon has them before it is told.
-    if (!stopping_ && reportStatistics())
-        send(cp::RotationCompleted{r.id, error.empty(), truncated(error)}, 0);
+    if (stopping_ || !reportStatistics())
+        return;
+    if (!send(cp::RotationCompleted{id, error.empty(), truncated(error)}, 0))
+        return;
+    watchChunkAgain();
+}
+
+std::uint64_t Consumer::chunkBytesNow() const noexcept {
+    std::uint64_t total = 0;
+    for (const auto& [key, ch] : channels_)
+        total += ch->figures().chunkBytes;
+    return total;
+}
+
+void Consumer::watchChunkAgain() noexcept {
+    chunkWatchFired_ = false;
+    chunkBytesSeen_ = chunkBytesNow();
+    noteProgress(0);
 }
 
 std::string Consumer::deleteChunk(const cp::Rotate& r) noexcept {

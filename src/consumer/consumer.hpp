@@ -140,9 +140,18 @@ private:
     /// SnapshotMetadata: the last snapshot's metadata files. Throws RequestError.
     void snapshotMetadata(const consumer_protocol::SnapshotMetadata& request);
     ChannelBase& channel(std::uint64_t key);
-    /// A stream wrote a sub-buffer: the figures are sent within a second
-    /// (arms the statistics timer if it is not armed).
-    void noteProgress() noexcept;
+    /// A stream wrote a sub-buffer of `bytes`: the figures are sent within a
+    /// second (arms the statistics timer if it is not armed), or at once if
+    /// the chunk now holds the WatchChunkSize bytes.
+    void noteProgress(std::uint64_t bytes) noexcept;
+    /// Sum of every live channel's chunkBytes (ChannelFigures).
+    std::uint64_t chunkBytesNow() const noexcept;
+    /// A new trace chunk, or a new WatchChunkSize: watched from the bytes
+    /// the chunk holds now (figures sent at once if that is enough).
+    void watchChunkAgain() noexcept;
+    /// Rotation `id` is over (`error`: "" or why it is incomplete):
+    /// Statistics, then RotationCompleted, then the next chunk is watched.
+    void announceRotation(std::uint64_t id, const std::string& error) noexcept;
     /// Sends Statistics for every channel whose figures differ from the
     /// last ones sent (unsolicited). `key`: only that channel, which is then
     /// forgotten (it is about to be destroyed). Returns false if sending
@@ -227,6 +236,11 @@ private:
     std::map<std::uint64_t, consumer_protocol::ChannelFigures> reported_;
     EventSourcePtr statisticsTimer_;
     bool statisticsArmed_ = false; ///< statisticsTimer_ will fire
+    /// WatchChunkSize's bytes (0: none); the chunk's bytes as last summed
+    /// plus what was written since; whether this chunk's figures went.
+    std::uint64_t chunkWatch_ = 0;
+    std::uint64_t chunkBytesSeen_ = 0;
+    bool chunkWatchFired_ = false;
     bool snapshotOnly_ = false;
     bool countEvents_ = false;
     bool greeted_ = false;

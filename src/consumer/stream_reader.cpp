@@ -292,7 +292,7 @@ void StreamReader::consumeCurrent() {
     // (as lttng-consumerd does after the first packet read in a rotation).
     retryOpen();
     if (progress_)
-        progress_();
+        progress_(padded);
 }
 
 void StreamReader::setRecordCounter(const RecordCounter* counter) noexcept {

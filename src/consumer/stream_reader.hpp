@@ -157,7 +157,9 @@ public:
     void recountPending() noexcept;
     /// Called after each sub-buffer written (the consumer's statistics
     /// timer); must not throw.
-    void setProgressHook(std::function<void()> hook) { progress_ = std::move(hook); }
+    void setProgressHook(std::function<void(std::uint64_t bytes)> hook) {
+        progress_ = std::move(hook);
+    }
     /// Packets the ring buffer lost (gaps in packet_seq_num), data streams.
     std::uint64_t lostPackets() const noexcept { return lostPackets_; }
     /// The last packet's events_discarded counter, data streams.
@@ -193,7 +195,7 @@ private:
     int waitFd_ = -1; // owned by stream_
     std::uint64_t packets_ = 0;
     std::uint64_t bytesBefore_ = 0; ///< bytes of the files of earlier chunks
-    std::function<void()> progress_;
+    std::function<void(std::uint64_t bytes)> progress_;
     std::uint64_t lostPackets_ = 0;
     std::uint64_t lastDiscarded_ = 0;
     /// Counts the records of the sub-buffer at `data` (`padded` bytes,

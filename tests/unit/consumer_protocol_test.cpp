@@ -64,6 +64,8 @@ std::vector<cp::Message> everyMessage() {
         cp::FlushChannel{3},
         cp::DestroyChannel{4},
         cp::Shutdown{},
+        cp::WatchChunkSize{0},
+        cp::WatchChunkSize{2u << 20},
         cp::Ok{},
         cp::ErrorReply{cp::ErrorKind::UnknownChannel, "no channel 5"},
         cp::Rotate{12, "", "20261130T031700+0000-1", "archives/a-b-0"},
@@ -395,7 +397,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 12u);
+    EXPECT_EQ(cp::kVersion, 13u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
@@ -416,6 +418,14 @@ TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing
     const std::byte extra{0};
     EXPECT_THROW(cp::decodePayload(cp::MessageType::ClearBuffers, &extra, 1), cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::ClearBuffers), "ClearBuffers");
+}
+
+TEST(ConsumerProtocol, WatchChunkSizeIsOneLittleEndianU64) {
+    const auto frame = cp::encode(cp::WatchChunkSize{0x0102030405060708ULL});
+    EXPECT_EQ(payloadOf(frame), bytesOf({8, 7, 6, 5, 4, 3, 2, 1}));
+    const std::byte short_[4]{};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::WatchChunkSize, short_, 4), cp::ProtocolError);
+    EXPECT_EQ(cp::messageName(cp::MessageType::WatchChunkSize), "WatchChunkSize");
 }
 
 TEST(ConsumerProtocol, CreateKernelChannelRejectsWhatItCannotRead) {

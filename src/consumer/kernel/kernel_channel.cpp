@@ -84,7 +84,7 @@ kernel::PacketSink KernelChannel::sinkTo(Output& out) {
         out.bytesWritten += packet.size();
         out.chunkBytes += packet.size();
         if (progress_)
-            progress_();
+            progress_(packet.size());
     };
 }
 

@@ -91,7 +91,9 @@ public:
     void attachIpProbes(const consumer_protocol::AttachIpProbes& request, UniqueFd ring,
                         UniqueFd counters) override;
     consumer_protocol::ChannelFigures figures() const noexcept override;
-    void setProgressHook(const std::function<void()>& hook) override { progress_ = hook; }
+    void setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) override {
+        progress_ = hook;
+    }
 
 private:
     /// Where one stream's packets go: its stream in the current chunk (or
@@ -141,7 +143,7 @@ private:
     std::shared_ptr<const ChunkOutput> chunk_; ///< the current chunk (none: snapshots only)
     std::vector<std::byte> page_;              // one sub-buffer, reused
     EventSourcePtr timer_;
-    std::function<void()> progress_;
+    std::function<void(std::uint64_t bytes)> progress_;
     std::uint64_t statedumpBytes_ = 0;
     std::uint64_t snapshotBytes_ = 0;
 };

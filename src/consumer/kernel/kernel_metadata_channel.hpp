@@ -42,7 +42,7 @@ public:
     void drainAndClose(bool) noexcept override { close(); }
     bool traceGoesOn() const noexcept override { return true; }
     consumer_protocol::ChannelFigures figures() const noexcept override;
-    void setProgressHook(const std::function<void()>&) override {}
+    void setProgressHook(const std::function<void(std::uint64_t)>&) override {}
 
 private:
     /// A new metadata stream in `chunk`'s outputDir_ holding the whole

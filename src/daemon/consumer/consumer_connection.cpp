@@ -467,6 +467,10 @@ void ConsumerConnection::flushChannel(uint64_t key, Done done) {
     send(cp::FlushChannel{key}, expectOk(std::move(done)), {}, kLongRequestFactor);
 }
 
+void ConsumerConnection::watchChunkSize(uint64_t bytes, Done done) {
+    send(cp::WatchChunkSize{bytes}, expectOk(std::move(done)));
+}
+
 void ConsumerConnection::destroyChannel(uint64_t key, Done done) {
     send(cp::DestroyChannel{key}, expectOk(std::move(done)), {}, kLongRequestFactor);
 }

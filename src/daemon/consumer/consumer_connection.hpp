@@ -136,6 +136,9 @@ public:
     /// Thread-safe.
     void enqueueLayouts(consumer_protocol::DeclareLayouts request);
     void flushChannel(uint64_t key, Done done);
+    /// WatchChunkSize{bytes} (a size-based rotation schedule; 0: none);
+    /// `done` after Ok.
+    void watchChunkSize(uint64_t bytes, Done done);
     void destroyChannel(uint64_t key, Done done);
     void shutdown(Done done);
     /// Rotate; done(nullopt) means under way: RotationCompleted follows.

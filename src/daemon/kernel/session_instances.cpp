@@ -80,6 +80,13 @@ UniqueFd dupFd(int fd, const char* what) {
     return out;
 }
 
+/// buffer_percent for channel `c`: one sub-buffer of its ring buffer (at
+/// least 1 %, at most ftrace's default of 50 %).
+unsigned bufferPercentOf(const ChannelConfig& c) {
+    const uint64_t count = std::max<uint64_t>(c.subbufCount, 1);
+    return static_cast<unsigned>(std::clamp<uint64_t>(100 / count, 1, 50));
+}
+
 uint32_t contextMaskOf(const ChannelConfig& c) {
     uint32_t mask = 0;
     for (const std::string& type : c.contexts)
@@ -366,6 +373,12 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
                 const uint64_t kb = config.subbufSize * config.subbufCount / 1024;
                 c.instance->setBufferSizeKb(
                     static_cast<uint32_t>(std::min<uint64_t>(kb, UINT32_MAX)));
+                // The consumer is woken once a sub-buffer's worth waits, as
+                // lttng-modules wakes lttng-consumerd at each sub-buffer
+                // switch, not at ftrace's default of half the buffer: what
+                // it has written (a chunk's size, a live viewer's view)
+                // lags the tracer by one sub-buffer per CPU at most.
+                c.instance->setBufferPercent(bufferPercentOf(config));
             } catch (const TracefsError& e) {
                 throw Error(ErrorCode::Failed,
                             "kernel channel '" + config.name + "': tracefs instance: " + e.what());

@@ -346,6 +346,14 @@ bool TracefsInstance::setSubbufferSizeKb(std::uint32_t kb) {
     return true;
 }
 
+bool TracefsInstance::setBufferPercent(unsigned percent) {
+    const fs::path file = path_ / "buffer_percent";
+    if (::access(file.c_str(), F_OK) != 0)
+        return false;
+    writeTracefsFile(file, std::to_string(percent));
+    return true;
+}
+
 void TracefsInstance::setClock(std::string_view clock) {
     writeTracefsFile(path_ / "trace_clock", clock);
 }

@@ -149,6 +149,11 @@ public:
     /// change with EPERM (seen on Linux 6.18 for a new instance: the size
     /// is then fixed at the page size). Throws TracefsError otherwise.
     bool setSubbufferSizeKb(std::uint32_t kb);
+    /// buffer_percent (Linux 5.1+): how full each CPU's ring buffer must be
+    /// before a reader blocked or polling on its trace_pipe_raw is woken
+    /// (the kernel's default: 50). Returns false, changing nothing, when the
+    /// kernel has no such file. Throws TracefsError otherwise.
+    bool setBufferPercent(unsigned percent);
     /// trace_clock, e.g. "mono" (CLOCK_MONOTONIC: the UST clock). Throws
     /// TracefsError(EINVAL) for a clock the kernel does not offer.
     void setClock(std::string_view clock);

@@ -78,6 +78,7 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
     t.chunkBegin = static_cast<std::time_t>(reply.chunkBegin);
     t.lastStamp = std::max(std::time(nullptr), t.chunkBegin);
     t.greeted = true;
+    watchChunkSize(t);
     log::notice("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " (pid " +
                 std::to_string(reply.pid) + ") taken over; it drained and closed the " +
                 std::to_string(reply.channelsClosed) + " channel(s) of the previous daemon");

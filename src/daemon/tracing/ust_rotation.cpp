@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -16,34 +15,39 @@ namespace tracectl {
 
 namespace cp = consumer_protocol;
 
-namespace {
-
-/// Bytes of the files below `dir` (0 if it cannot be read).
-uint64_t bytesBelow(const std::string& dir) {
-    std::error_code ec;
-    uint64_t total = 0;
-    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        std::error_code sizeError;
-        if (it->is_regular_file(sizeError))
-            total += it->file_size(sizeError);
-    }
-    return total;
-}
-
-} // namespace
-
 std::string UstTracer::archiveRoot(const Traced& t) {
     return t.snapshot.relay ? t.relayOutputPath : t.snapshot.outputPath;
 }
 
 uint64_t UstTracer::chunkSize(const Traced& t) {
-    if (!t.snapshot.relay)
-        return bytesBelow(t.snapshot.outputPath + "/" + (t.chunkDir.empty() ? "ust" : t.chunkDir));
     uint64_t total = 0;
     for (const auto& [key, f] : t.figures)
         total += f.chunkBytes;
+    for (const auto& [key, bytes] : t.foreignChunkBytes)
+        total += bytes;
     return total;
+}
+
+void UstTracer::checkChunkSize(Traced& t) {
+    const auto sched = schedules_.find(t.snapshot.idHex);
+    if (sched == schedules_.end() || sched->second.schedule.sizeBytes == 0)
+        return;
+    // Only an active session rotates on its own. While a rotation is under
+    // way the figures mix two chunks: the consumer sends the next chunk's
+    // at once once it is done, if that chunk holds enough already.
+    if (!t.active || t.failed || t.destroying || t.rotating || t.rotationAfterCreation ||
+        chunkSize(t) < sched->second.schedule.sizeBytes)
+        return;
+    rotateOnSchedule(t);
+}
+
+void UstTracer::watchChunkSize(Traced& t) {
+    const auto sched = schedules_.find(t.snapshot.idHex);
+    const uint64_t bytes = sched == schedules_.end() ? 0 : sched->second.schedule.sizeBytes;
+    if (!t.greeted || !t.consumer || !t.consumer->usable() || t.failed || bytes == t.watchedBytes)
+        return;
+    t.watchedBytes = bytes;
+    t.consumer->watchChunkSize(bytes, failOnError(t, "to watch the trace chunk's size"));
 }
 
 void UstTracer::rotate(const std::string& idHex, RotationDone started, RotationDone completed) {
@@ -235,15 +239,21 @@ void UstTracer::armSchedule(Traced& t) {
     const auto it = schedules_.find(t.snapshot.idHex);
     t.rotationDue = false;
     if (it == schedules_.end() || t.failed || !hangUpWatcher_) {
+        watchChunkSize(t);
         t.scheduleWatch.reset();
         t.scheduleTimer.reset();
         return;
     }
     const RotationSchedule& s = it->second.schedule;
-    constexpr uint64_t kSizeCheckUs = 100'000;
-    uint64_t tickUs = s.timerUs != 0 ? s.timerUs : kSizeCheckUs;
-    if (s.sizeBytes != 0)
-        tickUs = std::min(tickUs, kSizeCheckUs);
+    // The size is the consumer's to watch: it sends its figures once the
+    // chunk holds that much (checkChunkSize()).
+    watchChunkSize(t);
+    if (s.timerUs == 0) {
+        t.scheduleWatch.reset();
+        t.scheduleTimer.reset();
+        return;
+    }
+    const uint64_t tickUs = s.timerUs;
     // Due times are counted from here, one period after another, whenever
     // each tick happens to be handled (CLOCK_MONOTONIC: a wall-clock step
     // changes nothing).
@@ -279,19 +289,15 @@ void UstTracer::scheduleTick(const SessionRef& ref) {
         return;
     const RotationSchedule& s = sched->second.schedule;
     const auto now = std::chrono::steady_clock::now();
-    const bool timeDue = s.timerUs != 0 && now >= t.nextTimedRotation;
-    const bool sizeDue = !t.rotating && s.sizeBytes != 0 && chunkSize(t) >= s.sizeBytes;
-    if (!timeDue && !sizeDue)
+    if (s.timerUs == 0 || now < t.nextTimedRotation)
         return;
-    if (timeDue) {
-        // The next one is due a period after this one was, not after now: a
-        // tick handled late does not push every later rotation back. After a
-        // long stall, one rotation catches up, then the cadence resumes.
-        const auto period = std::chrono::microseconds(s.timerUs);
-        t.nextTimedRotation += period;
-        if (t.nextTimedRotation <= now)
-            t.nextTimedRotation = now + period;
-    }
+    // The next one is due a period after this one was, not after now: a
+    // tick handled late does not push every later rotation back. After a
+    // long stall, one rotation catches up, then the cadence resumes.
+    const auto period = std::chrono::microseconds(s.timerUs);
+    t.nextTimedRotation += period;
+    if (t.nextTimedRotation <= now)
+        t.nextTimedRotation = now + period;
     if (t.rotating || t.rotationAfterCreation.has_value()) {
         t.rotationDue = true; // starts as soon as the one under way completes
         return;

@@ -191,6 +191,7 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
         attachRelay(*live, [this, ref, done](std::optional<Error> attached) {
             if (Traced* still = find(ref); still != nullptr && !attached) {
                 still->greeted = true;
+                watchChunkSize(*still);
                 for (auto& w : std::exchange(still->whenGreeted, {}))
                     w(std::nullopt);
             }

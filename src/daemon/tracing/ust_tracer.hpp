@@ -287,7 +287,8 @@ public:
     /// Session `idHex` rotates on its own while active: every
     /// `schedule.timerUs` (each period counted from the previous one's
     /// due time, not from when it was handled), and once its current chunk
-    /// holds `schedule.sizeBytes` (checked every 100 ms at most). A rotation
+    /// holds `schedule.sizeBytes` of every domain's streams (the consumer
+    /// says so as soon as it wrote them: WatchChunkSize). A rotation
     /// due while one is under way starts as soon as that one completes.
     /// `started` and `done` are told of each (RotationDone's path is the
     /// archive). An empty schedule ends it. Kept across start/stop.
@@ -406,6 +407,11 @@ private:
         std::map<uint64_t, std::string> channelOfKey;
         /// The consumer's last figures, per channel key.
         std::map<uint64_t, consumer_protocol::ChannelFigures> figures;
+        /// The other domains' channels' chunkBytes, per key (their figures
+        /// are theirs; the chunk's size is the session's).
+        std::map<uint64_t, uint64_t> foreignChunkBytes;
+        /// The WatchChunkSize bytes the consumer was given.
+        uint64_t watchedBytes = 0;
         /// Keys of the consumer channels destroyed since the last rotation
         /// (an exited app's, per-PID): their chunk bytes were the old
         /// chunk's once it is archived.
@@ -520,10 +526,17 @@ private:
     /// Where `t`'s archives go: its output folder, or for a network session
     /// its folder on the relay (relative to the relay's output folder).
     static std::string archiveRoot(const Traced& t);
-    /// Bytes of `t`'s current chunk (for size-scheduled rotations): its
-    /// files, or for a network session (nothing local) the chunk bytes the
-    /// consumer last reported.
+    /// Bytes of `t`'s current chunk (for size-scheduled rotations): the
+    /// chunk bytes its consumer last reported for every channel, of every
+    /// domain (local or network alike).
     static uint64_t chunkSize(const Traced& t);
+    /// A size-scheduled `t` that is active and holds its size now rotates
+    /// (after each Statistics of its consumer).
+    void checkChunkSize(Traced& t);
+    /// Tells `t`'s consumer the size its schedule rotates at (or 0) if it
+    /// was not told already (WatchChunkSize): it sends its figures once the
+    /// chunk holds that much.
+    void watchChunkSize(Traced& t);
     /// startConsumer(), then startApps(); a consumer that could not be
     /// started ends `t` (nothing of it is kept) and `done` says why.
     void launch(Traced& t, Done done);

@@ -65,19 +65,23 @@ void UstTracer::onConsumerStatistics(const SessionRef& ref, cp::Statistics s) {
     cp::Statistics foreign{s.sampledAtUsec, {}};
     bool ours = false;
     for (const cp::ChannelFigures& f : s.channels) {
-        if (f.key >= kForeignKeyBase)
+        if (f.key >= kForeignKeyBase) {
             foreign.channels.push_back(f);
-        else if (live->channelOfKey.count(f.key) != 0) {
+            live->foreignChunkBytes[f.key] = f.chunkBytes;
+        } else if (live->channelOfKey.count(f.key) != 0) {
             live->figures[f.key] = f;
             ours = true;
         }
     }
     if (!foreign.channels.empty() && onForeignStatistics_)
         onForeignStatistics_(ref.idHex, foreign);
-    if (!ours && !foreign.channels.empty())
-        return;
-    live->sampledAtUsec = s.sampledAtUsec;
-    publishStatistics(*live);
+    if (ours || foreign.channels.empty()) {
+        live->sampledAtUsec = s.sampledAtUsec;
+        publishStatistics(*live);
+    }
+    // The handlers above may have ended the session.
+    if (Traced* still = find(ref))
+        checkChunkSize(*still);
 }
 
 void UstTracer::publishStatistics(Traced& t) {
