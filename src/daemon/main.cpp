@@ -22,9 +22,9 @@
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
 #include "session/session_registry.hpp"
-#include "tracing/notify_thread.hpp"
-#include "tracing/ust_domain.hpp"
-#include "tracing/ust_tracer.hpp"
+#include "ust/notify_thread.hpp"
+#include "ust/ust_domain.hpp"
+#include "ust/ust_tracer.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cctype>

@@ -7,7 +7,7 @@
 #include "kernel/tracefs.hpp"
 #include "kernel/tracepoint_catalog.hpp"
 #include "metadata/trace_info.hpp"
-#include "tracing/join.hpp"
+#include "ust/join.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -9,7 +9,7 @@
 #include "relay/relay_session_opener.hpp"
 #include "session/session_name.hpp"
 #include "session_file/session_xml.hpp"
-#include "tracing/output_folder.hpp"
+#include "ust/output_folder.hpp"
 
 #include <ctime>
 #include <grp.h>

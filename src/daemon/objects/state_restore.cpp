@@ -3,8 +3,8 @@
 #include "common/log.hpp"
 #include "objects/manager_object.hpp"
 #include "service/consumer_fd_store.hpp"
-#include "tracing/output_folder.hpp"
-#include "tracing/ust_tracer.hpp"
+#include "ust/output_folder.hpp"
+#include "ust/ust_tracer.hpp"
 
 #include <algorithm>
 

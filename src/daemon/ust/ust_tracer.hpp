@@ -730,7 +730,7 @@ private:
     /// after every connection shut its objects sockets down.
     Executor objectReaders_{2, "tc-objects"};
     /// Makes output and snapshot folders, each in a child process as the
-    /// session's owner (tracing/output_folder.hpp; bounded, but a dead
+    /// session's owner (ust/output_folder.hpp; bounded, but a dead
     /// network mount may hold it to its bound): off the loop. Owns nothing
     /// but the copies its jobs hold.
     Executor folderMakers_{1, "tc-foldermake"};

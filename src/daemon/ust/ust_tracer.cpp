@@ -7,7 +7,7 @@
 #include "join.hpp"
 #include "metadata/clock_source.hpp"
 #include "service/consumer_fd_store.hpp"
-#include "tracing/output_folder.hpp"
+#include "ust/output_folder.hpp"
 
 #include <cerrno>
 #include <cstring>
