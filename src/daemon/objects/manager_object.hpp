@@ -13,10 +13,10 @@
 #include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
-#include "config/load_plan.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/session_object.hpp"
 #include "relay/relay_session_opener.hpp"
+#include "save_load/load_plan.hpp"
 #include "session/session_registry.hpp"
 #include "state/session_store.hpp"
 
@@ -61,7 +61,7 @@ public:
     void keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore = nullptr);
 
     /// Auto-load at start: every session file of `directory`
-    /// (config/auto_load.hpp) made into sessions of `owner`, each file all
+    /// (save_load/auto_load.hpp) made into sessions of `owner`, each file all
     /// or nothing, without asking polkit (the file's owner is root or
     /// `owner`). What is refused, skipped, warned of and loaded is logged.
     /// Returns at once; the sessions appear as they are made.

@@ -124,7 +124,7 @@ private:
     void doRotate(const Pending& pending);
     void doClear(const Pending& pending);
     /// SaveConfiguration: the session as LTTng's session XML, and the
-    /// warnings for what that cannot hold (config/session_description_of.hpp).
+    /// warnings for what that cannot hold (save_load/session_description_of.hpp).
     void doSaveConfiguration(const Pending& pending);
     void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
     /// Throws Error(KernelUnavailable) for the kernel domain where it cannot run.

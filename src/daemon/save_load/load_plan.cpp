@@ -1,4 +1,4 @@
-#include "config/load_plan.hpp"
+#include "save_load/load_plan.hpp"
 
 #include "common/error.hpp"
 #include "objects/channel_options.hpp"
