@@ -1,7 +1,7 @@
 // The state document a restarted tracectld reads back (state/session_record):
 // every setting survives the round trip, and each kind of document the
 // daemon must refuse is refused with a reason.
-#include "objects/channel_options.hpp"
+#include "filter/event_filter.hpp"
 #include "state/session_record.hpp"
 
 #include <gtest/gtest.h>
