@@ -18,7 +18,7 @@
 #include "kernel/kernel_domain.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/manager_object.hpp"
-#include "service/consumer_fd_store.hpp"
+#include "restart/consumer_fd_store.hpp"
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
 #include "session/session_registry.hpp"
@@ -118,7 +118,7 @@ std::string autoLoadDirectory(const Options& o) {
     return "/etc/lttng/sessions/auto";
 }
 
-/// Where each session's state is kept across restarts (state/session_store.hpp):
+/// Where each session's state is kept across restarts (restart/session_store.hpp):
 /// --state-dir, else $RUNTIME_DIRECTORY/sessions (the unit's
 /// RuntimeDirectory=), else <run directory>/tracectld-sessions.
 std::string stateDirectory(const Options& o) {

@@ -16,9 +16,9 @@
 #include "objects/application_directory.hpp"
 #include "objects/session_object.hpp"
 #include "relay/relay_session_opener.hpp"
+#include "restart/session_store.hpp"
 #include "save_load/load_plan.hpp"
 #include "session/session_registry.hpp"
-#include "state/session_store.hpp"
 
 #include <map>
 #include <memory>

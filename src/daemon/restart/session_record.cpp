@@ -1,4 +1,4 @@
-#include "state/session_record.hpp"
+#include "restart/session_record.hpp"
 
 #include "common/error.hpp"
 #include "filter/event_filter.hpp"
