@@ -9,11 +9,11 @@
 // with copies of what it needs and posts its outcome back to the loop.
 #pragma once
 
-#include "bus/bus_services.hpp"
-#include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
 #include "objects/application_directory.hpp"
+#include "objects/bus_services.hpp"
+#include "objects/object_subtree.hpp"
 #include "objects/session_object.hpp"
 #include "relay/relay_session_opener.hpp"
 #include "restart/session_store.hpp"

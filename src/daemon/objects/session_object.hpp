@@ -9,10 +9,10 @@
 #pragma once
 
 #include "auth/call_options.hpp"
-#include "bus/bus_services.hpp"
 #include "bus/change_throttle.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/object_vtable.hpp"
+#include "objects/bus_services.hpp"
 #include "session/session.hpp"
 
 #include <functional>
