@@ -1,4 +1,4 @@
-// LTTng session files onto tracectl sessions (src/daemon/config): what maps,
+// LTTng session files onto tracectl sessions (src/daemon/save_load): what maps,
 // what is left out with a warning naming it, what refuses the session, and
 // the save side written back in LTTng's terms.
 #include "save_load/load_plan.hpp"
