@@ -7,9 +7,8 @@
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_registrar.hpp"
 #include "auth/polkit_authority.hpp"
+#include "auth/visibility_gate.hpp"
 #include "bus/bus_call.hpp"
-#include "bus/bus_services.hpp"
-#include "bus/visibility_gate.hpp"
 #include "common/cli_parse.hpp"
 #include "common/event_loop.hpp"
 #include "common/log.hpp"
@@ -17,14 +16,15 @@
 #include "config.h"
 #include "kernel/kernel_domain.hpp"
 #include "objects/application_directory.hpp"
+#include "objects/bus_services.hpp"
 #include "objects/manager_object.hpp"
-#include "service/consumer_fd_store.hpp"
+#include "restart/consumer_fd_store.hpp"
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
 #include "session/session_registry.hpp"
-#include "tracing/notify_thread.hpp"
-#include "tracing/ust_domain.hpp"
-#include "tracing/ust_tracer.hpp"
+#include "ust/notify_thread.hpp"
+#include "ust/ust_domain.hpp"
+#include "ust/ust_tracer.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cctype>
@@ -118,7 +118,7 @@ std::string autoLoadDirectory(const Options& o) {
     return "/etc/lttng/sessions/auto";
 }
 
-/// Where each session's state is kept across restarts (state/session_store.hpp):
+/// Where each session's state is kept across restarts (restart/session_store.hpp):
 /// --state-dir, else $RUNTIME_DIRECTORY/sessions (the unit's
 /// RuntimeDirectory=), else <run directory>/tracectld-sessions.
 std::string stateDirectory(const Options& o) {

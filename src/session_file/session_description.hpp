@@ -2,7 +2,7 @@
 // auto-load folders), as plain data: one SessionDescription per <session>
 // element of the `sessions` schema lttng-tools 2.13 ships
 // (/usr/share/xml/lttng/session.xsd, "session_type" and below). Nothing
-// here knows tracectl's sessions: the daemon's config/ folder maps these to
+// here knows tracectl's sessions: the daemon's save_load/ folder maps these to
 // its own and says what one side has that the other lacks.
 //
 // Units are the schema's: sizes in bytes, timers in microseconds. Strings

@@ -4,7 +4,7 @@
 // the launchers' callbacks come from an EventLoop the test drives.
 #include "common/error.hpp"
 #include "common/event_loop.hpp"
-#include "consumer/consumer_launcher.hpp"
+#include "recording/consumer_launcher.hpp"
 #include "sandbox.hpp"
 
 #include <chrono>

@@ -296,7 +296,7 @@ TEST_F(Core, TwentySessionsStartingWhileFiftyAppsRegisterAllRecordEverything) {
     // for the apps whose whole registration took less than that bound (the
     // daemon's clock starts later than ours); on a machine so loaded that
     // some took longer, their ticks may be missing from some sessions.
-    // The daemon's bound: kJoinBeforeRegisterDone, src/daemon/tracing/ust_tracer.hpp.
+    // The daemon's bound: kJoinBeforeRegisterDone, src/daemon/ust/ust_tracer.hpp.
     constexpr double kJoinBoundSeconds = 2.0;
     int prompt = 0;
     for (const double r : registered)

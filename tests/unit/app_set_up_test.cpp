@@ -4,7 +4,7 @@
 // set-up cancelled half-way (the app left, the session went) leaves no
 // route behind, a refused call stops it, and every rule reaches the app once.
 #include "fake_app_commands.hpp"
-#include "tracing/app_set_up.hpp"
+#include "ust/app_set_up.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
 #include "common/fd_passing.hpp"
-#include "consumer/consumer_connection.hpp"
+#include "recording/consumer_connection.hpp"
 
 #include <chrono>
 #include <gtest/gtest.h>

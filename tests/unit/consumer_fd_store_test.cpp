@@ -1,7 +1,7 @@
 // ConsumerFdStore: what it tells the service manager (sd_notify(3) FDSTORE=1,
 // FDNAME=, FDSTOREREMOVE=1), read from a $NOTIFY_SOCKET of the test's own,
 // and the connections a previous daemon stored.
-#include "service/consumer_fd_store.hpp"
+#include "restart/consumer_fd_store.hpp"
 
 #include <array>
 #include <cstddef>

@@ -2,7 +2,7 @@
 // lifetime rule readers rely on (erase, synchronize, then free), checked
 // with threads reading while a writer replaces and frees targets; under
 // AddressSanitizer a broken rule shows as a use after free.
-#include "tracing/handle_routes.hpp"
+#include "ust/handle_routes.hpp"
 
 #include <atomic>
 #include <chrono>

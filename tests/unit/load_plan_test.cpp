@@ -1,8 +1,8 @@
-// LTTng session files onto tracectl sessions (src/daemon/config): what maps,
+// LTTng session files onto tracectl sessions (src/daemon/save_load): what maps,
 // what is left out with a warning naming it, what refuses the session, and
 // the save side written back in LTTng's terms.
-#include "config/load_plan.hpp"
-#include "config/session_description_of.hpp"
+#include "save_load/load_plan.hpp"
+#include "save_load/session_description_of.hpp"
 #include "session_file/session_xml.hpp"
 
 #include <gtest/gtest.h>

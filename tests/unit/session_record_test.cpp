@@ -1,8 +1,8 @@
-// The state document a restarted tracectld reads back (state/session_record):
+// The state document a restarted tracectld reads back (restart/session_record):
 // every setting survives the round trip, and each kind of document the
 // daemon must refuse is refused with a reason.
-#include "objects/channel_options.hpp"
-#include "state/session_record.hpp"
+#include "filter/event_filter.hpp"
+#include "restart/session_record.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 // finished, calls never answered, a unit's end seen through its
 // PropertiesChanged, and a manager that goes away.
 #include "common/event_loop.hpp"
-#include "consumer/consumer_launcher.hpp"
+#include "recording/consumer_launcher.hpp"
 
 #include <chrono>
 #include <cstdlib>

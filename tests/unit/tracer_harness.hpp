@@ -8,7 +8,7 @@
 
 #include "fake_app_commands.hpp"
 #include "gate.hpp"
-#include "tracing/ust_tracer.hpp"
+#include "ust/ust_tracer.hpp"
 
 #include <algorithm>
 #include <atomic>

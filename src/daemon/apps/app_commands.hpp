@@ -13,7 +13,7 @@
 // socket down: every later call fails at once).
 #pragma once
 
-#include "consumer/ust_object.hpp"
+#include "apps/ust_object.hpp"
 
 #include <cstdint>
 #include <memory>

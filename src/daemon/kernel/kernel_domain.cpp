@@ -1,13 +1,13 @@
 #include "kernel/kernel_domain.hpp"
 
 #include "common/log.hpp"
-#include "consumer/consumer_connection.hpp"
 #include "ip_event_fields.hpp"
 #include "kernel/session_instances.hpp"
 #include "kernel/tracefs.hpp"
 #include "kernel/tracepoint_catalog.hpp"
 #include "metadata/trace_info.hpp"
-#include "tracing/join.hpp"
+#include "recording/consumer_connection.hpp"
+#include "ust/join.hpp"
 
 #include <algorithm>
 #include <filesystem>

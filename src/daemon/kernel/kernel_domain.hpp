@@ -29,9 +29,9 @@
 
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
-#include "consumer/session_consumers.hpp"
 #include "kernel/instance_ledger.hpp"
 #include "kernel/kernel_support.hpp"
+#include "recording/session_consumers.hpp"
 #include "session/domain_backend.hpp"
 #include "session/session_statistics.hpp"
 

@@ -14,7 +14,7 @@
 // readers of metadata increments do not.)
 //
 // Not thread-safe: its caller serializes every call. In the daemon the
-// tracer (tracing/ust_tracer.hpp) keeps one registry per trace and calls it
+// tracer (ust/ust_tracer.hpp) keeps one registry per trace and calls it
 // only under that trace's own mutex (UstTracer::Trace::registryMutex): the
 // notify thread to register channels, events and enums, the main loop to
 // take text() for the consumer and to declare unregistered channels. The

@@ -4,9 +4,9 @@
 // node enumerator, sd_bus_add_fallback_vtable(3), sd_bus_add_node_enumerator(3)).
 #pragma once
 
-#include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
 #include "objects/application_object.hpp"
+#include "objects/object_subtree.hpp"
 
 #include <map>
 #include <memory>

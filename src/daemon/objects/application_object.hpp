@@ -4,9 +4,9 @@
 #pragma once
 
 #include "apps/ust_app.hpp"
-#include "bus/bus_services.hpp"
 #include "bus/object_vtable.hpp"
 #include "common/event_loop.hpp"
+#include "objects/bus_services.hpp"
 
 #include <functional>
 #include <memory>

@@ -1,8 +1,7 @@
 #include "objects/channel_options.hpp"
 
 #include "common/error.hpp"
-#include "filter/filter_compiler.hpp"
-#include "filter/ftrace_filter.hpp"
+#include "filter/event_filter.hpp"
 #include "session/session_name.hpp"
 
 #include <limits>
@@ -93,20 +92,6 @@ ChannelConfig readChannelOptions(const std::string& name, const VariantMap& opti
                     " (known: subbuf-size, subbuf-count, overwrite, switch-timer, read-timer)");
     }
     return c;
-}
-
-void setEventFilter(EventRule& r, std::string expression) {
-    r.filter = std::move(expression);
-    try {
-        // Kernel filters go to tracefs (translated again, with the
-        // event's field names, by the kernel domain).
-        if (r.domain == TracingDomain::Kernel)
-            filter::toFtraceFilter(r.filter);
-        else
-            r.filterBytecode = filter::compileFilter(r.filter).ustAbiBytes();
-    } catch (const filter::FilterError& e) {
-        throw Error(ErrorCode::InvalidArgument, e.what());
-    }
 }
 
 EventRule readEventOptions(TracingDomain domain, const std::string& channel,

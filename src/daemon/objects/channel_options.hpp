@@ -22,12 +22,6 @@ TracingDomain checkDomain(const std::string& domain);
 ChannelConfig readChannelOptions(const std::string& name, const VariantMap& options,
                                  ChannelConfig defaults = {});
 
-/// Sets `r.filter` to `expression` and checks it for `r.domain`: a UST
-/// filter is compiled into `r.filterBytecode`, a kernel one must translate
-/// into tracefs' filter syntax. Throws Error(InvalidArgument) naming the
-/// place where it does not compile.
-void setEventFilter(EventRule& r, std::string expression);
-
 /// Reads EnableEvents' options: UST "loglevel", "loglevel-only",
 /// "exclusions", "filter" (compiled to lttng-ust bytecode); kernel "filter"
 /// (checked to translate into tracefs' filter syntax) and "syscall" (b).

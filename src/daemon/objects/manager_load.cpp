@@ -1,15 +1,15 @@
 // Manager.LoadSessions and the auto-load at start: LTTng session files made
-// into sessions (config/load_plan.hpp), all of a document or none.
+// into sessions (save_load/load_plan.hpp), all of a document or none.
 #include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
 #include "common/log.hpp"
-#include "config/auto_load.hpp"
 #include "kernel/kernel_support.hpp"
 #include "objects/manager_object.hpp"
 #include "relay/relay_session_opener.hpp"
+#include "save_load/auto_load.hpp"
 #include "session/session_name.hpp"
 #include "session_file/session_xml.hpp"
-#include "tracing/output_folder.hpp"
+#include "ust/output_folder.hpp"
 
 #include <ctime>
 #include <grp.h>

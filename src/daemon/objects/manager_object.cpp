@@ -9,7 +9,7 @@
 #include "objects/create_session_options.hpp"
 #include "relay/relay_session_opener.hpp"
 #include "session/session_name.hpp"
-#include "tracing/output_folder.hpp"
+#include "ust/output_folder.hpp"
 
 namespace tracectl {
 
@@ -218,8 +218,7 @@ void ManagerObject::sessionStatistics(const std::string& idHex, const std::strin
 
 void ManagerObject::retireAll() {
     if (!objects_.empty())
-        log::notice("exiting with " + std::to_string(objects_.size()) +
-                    " sessions: their state " +
+        log::notice("exiting with " + std::to_string(objects_.size()) + " sessions: their state " +
                     (store_ != nullptr && !store_->directory().empty()
                          ? "stays in " + store_->directory() + " for the next daemon"
                          : std::string("is not kept")) +

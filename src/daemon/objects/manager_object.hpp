@@ -9,16 +9,16 @@
 // with copies of what it needs and posts its outcome back to the loop.
 #pragma once
 
-#include "bus/bus_services.hpp"
-#include "bus/object_subtree.hpp"
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
-#include "config/load_plan.hpp"
 #include "objects/application_directory.hpp"
+#include "objects/bus_services.hpp"
+#include "objects/object_subtree.hpp"
 #include "objects/session_object.hpp"
 #include "relay/relay_session_opener.hpp"
+#include "restart/session_store.hpp"
+#include "save_load/load_plan.hpp"
 #include "session/session_registry.hpp"
-#include "state/session_store.hpp"
 
 #include <map>
 #include <memory>
@@ -61,7 +61,7 @@ public:
     void keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore = nullptr);
 
     /// Auto-load at start: every session file of `directory`
-    /// (config/auto_load.hpp) made into sessions of `owner`, each file all
+    /// (save_load/auto_load.hpp) made into sessions of `owner`, each file all
     /// or nothing, without asking polkit (the file's owner is root or
     /// `owner`). What is refused, skipped, warned of and loaded is logged.
     /// Returns at once; the sessions appear as they are made.
@@ -178,7 +178,7 @@ private:
     const SessionStore* store_ = nullptr;
     ConsumerFdStore* fdStore_ = nullptr;
     /// Runs the output folder checks, each in a child process as the
-    /// session's owner (bounded, tracing/output_folder.hpp), off the loop;
+    /// session's owner (bounded, ust/output_folder.hpp), off the loop;
     /// owns nothing but the copies its jobs hold.
     Executor folderChecks_{1, "tc-foldercheck"};
     /// CreateSession's relay probes (network sessions), each bounded by

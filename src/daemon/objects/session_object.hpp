@@ -9,10 +9,10 @@
 #pragma once
 
 #include "auth/call_options.hpp"
-#include "bus/bus_services.hpp"
 #include "bus/change_throttle.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/object_vtable.hpp"
+#include "objects/bus_services.hpp"
 #include "session/session.hpp"
 
 #include <functional>
@@ -124,7 +124,7 @@ private:
     void doRotate(const Pending& pending);
     void doClear(const Pending& pending);
     /// SaveConfiguration: the session as LTTng's session XML, and the
-    /// warnings for what that cannot hold (config/session_description_of.hpp).
+    /// warnings for what that cannot hold (save_load/session_description_of.hpp).
     void doSaveConfiguration(const Pending& pending);
     void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
     /// Throws Error(KernelUnavailable) for the kernel domain where it cannot run.

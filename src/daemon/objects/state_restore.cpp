@@ -1,10 +1,10 @@
 // Sessions a restarted tracectld brings back from its state folder
-// (state/session_store.hpp).
+// (restart/session_store.hpp).
 #include "common/log.hpp"
 #include "objects/manager_object.hpp"
-#include "service/consumer_fd_store.hpp"
-#include "tracing/output_folder.hpp"
-#include "tracing/ust_tracer.hpp"
+#include "restart/consumer_fd_store.hpp"
+#include "ust/output_folder.hpp"
+#include "ust/ust_tracer.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 #include "service_manager.hpp"
 
 #include "common/log.hpp"
-#include "consumer_fd_store.hpp"
+#include "restart/consumer_fd_store.hpp"
 
 #include <cerrno>
 #include <cstdlib>

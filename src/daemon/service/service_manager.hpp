@@ -23,7 +23,7 @@ struct ActivationSockets {
     /// names, or that are not such a socket, are logged and closed.
     UniqueFd appSocket;
     /// Consumer connections a previous daemon kept in systemd's fd store
-    /// (service/consumer_fd_store.hpp), by session id hex: connected
+    /// (restart/consumer_fd_store.hpp), by session id hex: connected
     /// AF_UNIX stream sockets named "consumer-<id hex>".
     std::map<std::string, UniqueFd> consumerConnections;
     /// How many fds systemd passed in all (0: not socket-activated).

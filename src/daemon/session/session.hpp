@@ -102,7 +102,7 @@ struct SessionConfig {
 };
 
 /// What a restarted daemon gives a session it brings back from disk
-/// (state/session_record.hpp): everything a client set, and the state.
+/// (restart/session_record.hpp): everything a client set, and the state.
 struct RestoredSession {
     SessionState state = SessionState::Created;
     std::string errorReason;

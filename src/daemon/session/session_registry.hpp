@@ -72,7 +72,7 @@ public:
     /// owns the result.
     Session& add(Plan plan);
     /// Brings back a session a restarted daemon read from disk, with its
-    /// own id (state/session_record.hpp). Throws tracectl::Error:
+    /// own id (restart/session_record.hpp). Throws tracectl::Error:
     /// SessionExists (its owner has that name, or the id is taken),
     /// LimitExceeded. The caller then gives it Session::restore().
     Session& restore(const SessionId& id, SessionConfig config,

@@ -1,5 +1,5 @@
 // Session::restore() and restorable(): a session as a restarted daemon
-// brings it back (state/session_record.hpp).
+// brings it back (restart/session_record.hpp).
 #include "session/domain_answers.hpp"
 #include "session/session.hpp"
 

@@ -1,4 +1,4 @@
-#include "bus/peer_directory.hpp"
+#include "auth/peer_directory.hpp"
 
 #include "bus/bus_call.hpp"
 #include "common/log.hpp"

@@ -2,13 +2,13 @@
 // the object concerned, instead of broadcasting them: a broadcast reaches
 // every connection with a match rule, and would tell any local user the
 // names, paths and states of other users' sessions. A peer is a connection
-// that has called the daemon at least once (bus/peer_directory.hpp); a
+// that has called the daemon at least once (auth/peer_directory.hpp); a
 // client that only subscribes receives nothing until it calls (say,
 // GetManagedObjects, or org.freedesktop.DBus.Peer.Ping).
 #pragma once
 
 #include "auth/caller.hpp"
-#include "bus/peer_directory.hpp"
+#include "auth/peer_directory.hpp"
 
 #include <functional>
 #include <string>

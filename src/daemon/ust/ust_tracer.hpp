@@ -70,12 +70,12 @@
 #include "apps/ust_app.hpp"
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
-#include "consumer/consumer_connection.hpp"
-#include "consumer/consumer_launcher.hpp"
-#include "consumer/session_consumers.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
 #include "pending_routes.hpp"
+#include "recording/consumer_connection.hpp"
+#include "recording/consumer_launcher.hpp"
+#include "recording/session_consumers.hpp"
 #include "relay/relay_session_opener.hpp"
 #include "session/session_snapshot.hpp"
 #include "session/session_statistics.hpp"
@@ -743,7 +743,7 @@ private:
     /// after every connection shut its objects sockets down.
     Executor objectReaders_{2, "tc-objects"};
     /// Makes output and snapshot folders, each in a child process as the
-    /// session's owner (tracing/output_folder.hpp; bounded, but a dead
+    /// session's owner (ust/output_folder.hpp; bounded, but a dead
     /// network mount may hold it to its bound): off the loop. Owns nothing
     /// but the copies its jobs hold.
     Executor folderMakers_{1, "tc-foldermake"};

@@ -2,7 +2,7 @@
 // left running (adopt()).
 #include "common/log.hpp"
 #include "metadata/clock_source.hpp"
-#include "service/consumer_fd_store.hpp"
+#include "restart/consumer_fd_store.hpp"
 #include "ust_tracer.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "state/session_store.hpp"
+#include "restart/session_store.hpp"
 
 #include "common/log.hpp"
 #include "common/unique_fd.hpp"

@@ -2,9 +2,9 @@
 // where signals go, and polkit. One per daemon, made in main().
 #pragma once
 
+#include "auth/peer_directory.hpp"
 #include "auth/polkit_authority.hpp"
-#include "bus/peer_directory.hpp"
-#include "bus/signal_sender.hpp"
+#include "auth/signal_sender.hpp"
 
 namespace tracectl {
 class KernelSupport;

@@ -1,7 +1,7 @@
-#include "config/load_plan.hpp"
+#include "save_load/load_plan.hpp"
 
 #include "common/error.hpp"
-#include "objects/channel_options.hpp"
+#include "filter/event_filter.hpp"
 #include "session/context_type.hpp"
 #include "session/session_name.hpp"
 

@@ -2,7 +2,7 @@
 // as long as they stay on the bus. Their uids answer "who is calling"
 // (asked of the bus once per connection); their list is where signals go:
 // tracectld sends every signal unicast to each peer that may see the
-// object concerned (bus/signal_sender.hpp), never broadcast.
+// object concerned (auth/signal_sender.hpp), never broadcast.
 #pragma once
 
 #include "auth/caller.hpp"

@@ -1,4 +1,4 @@
-#include "config/session_description_of.hpp"
+#include "save_load/session_description_of.hpp"
 
 #include "kernel/lttng_kernel_names.hpp"
 #include "session/session_name.hpp"

@@ -13,7 +13,7 @@
 // keep a configuration across reboots.
 #pragma once
 
-#include "state/session_record.hpp"
+#include "restart/session_record.hpp"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "config/auto_load.hpp"
+#include "save_load/auto_load.hpp"
 
 #include "common/unique_fd.hpp"
 #include "session_file/session_xml.hpp"

@@ -6,8 +6,8 @@
 #include "common/log.hpp"
 #include "join.hpp"
 #include "metadata/clock_source.hpp"
-#include "service/consumer_fd_store.hpp"
-#include "tracing/output_folder.hpp"
+#include "restart/consumer_fd_store.hpp"
+#include "ust/output_folder.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "tracing/output_folder.hpp"
+#include "ust/output_folder.hpp"
 
 #include "common/error.hpp"
 

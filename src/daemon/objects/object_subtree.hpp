@@ -4,10 +4,10 @@
 // each caller is shown only the objects it may see (bus/object_lookup.hpp).
 #pragma once
 
-#include "bus/bus_services.hpp"
 #include "bus/node_list.hpp"
 #include "bus/object_lookup.hpp"
 #include "bus/object_vtable.hpp"
+#include "objects/bus_services.hpp"
 
 #include <cerrno>
 #include <functional>

@@ -17,12 +17,12 @@
 // sources point at it).
 #pragma once
 
+#include "apps/ust_object.hpp"
 #include "common/consumer_protocol.hpp"
 #include "common/error.hpp"
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
 #include "common/unique_fd.hpp"
-#include "ust_object.hpp"
 
 #include <chrono>
 #include <cstdint>

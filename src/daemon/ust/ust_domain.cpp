@@ -1,7 +1,7 @@
-#include "tracing/ust_domain.hpp"
+#include "ust/ust_domain.hpp"
 
-#include "tracing/output_folder.hpp"
-#include "tracing/ust_tracer.hpp"
+#include "ust/output_folder.hpp"
+#include "ust/ust_tracer.hpp"
 
 namespace tracectl {
 

@@ -1,7 +1,7 @@
-#include "state/session_record.hpp"
+#include "restart/session_record.hpp"
 
 #include "common/error.hpp"
-#include "objects/channel_options.hpp"
+#include "filter/event_filter.hpp"
 #include "session/context_type.hpp"
 #include "session/output_path.hpp"
 #include "session/session_name.hpp"

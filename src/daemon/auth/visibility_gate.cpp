@@ -1,4 +1,4 @@
-#include "bus/visibility_gate.hpp"
+#include "auth/visibility_gate.hpp"
 
 #include "common/log.hpp"
 

@@ -11,8 +11,8 @@
 // the call goes on and the caller sees only its own objects.
 #pragma once
 
+#include "auth/peer_directory.hpp"
 #include "auth/polkit_authority.hpp"
-#include "bus/peer_directory.hpp"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "bus/signal_sender.hpp"
+#include "auth/signal_sender.hpp"
 
 #include "common/log.hpp"
 

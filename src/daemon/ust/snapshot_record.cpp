@@ -18,7 +18,7 @@
 // included, folder made as the owner) took 11-28 ms on the running consumer.
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "tracing/output_folder.hpp"
+#include "ust/output_folder.hpp"
 #include "ust_tracer.hpp"
 
 #include <cerrno>

@@ -50,7 +50,7 @@ struct LoadPlan {
     std::vector<EventRule> rules;
     std::vector<PlannedTracker> trackers;
     RotationSchedule schedule;
-    bool start = false;      ///< <started>true</started>: Start once loaded
+    bool start = false; ///< <started>true</started>: Start once loaded
     /// Auto-load: when the file's output folder holds a trace already (an
     /// earlier boot's, or the run before a restart), write to
     /// <folder>-<YYYYmmdd-HHMMSS> instead of refusing the session.

@@ -1,5 +1,5 @@
 // What the daemon keeps on disk of each session, so that a restarted
-// tracectld brings its sessions back (state/session_store.hpp): identity
+// tracectld brings its sessions back (restart/session_store.hpp): identity
 // (id, so the same D-Bus path; name; owner; creation time), configuration,
 // channels, event rules, contexts, trackers, the rotation schedule and the
 // state. One JSON document per session, versioned; a document this code
