@@ -69,7 +69,9 @@
 //       `stats`, in the same order
 //                                    consumer: Ok or Error.
 //   daemon: DeclareKernelEvents{key, conversions} (version 6): how the
-//       kernel channel's ftrace records become CTF event records
+//       kernel channel's ftrace records become CTF event records; a data
+//       channel reads its buffers only from its first one on (tracing may
+//       be on already: a restarted daemon's takeover)
 //                                    consumer: Ok or Error.
 //   daemon: AttachIpProbes{key, sendId, receiveId} (version 7), then one
 //       byte carrying two fds (SCM_RIGHTS): the `ip` provider's BPF ring

@@ -254,7 +254,10 @@ int run(const Options& o) {
     // The kernel domain records into the consumer the UST tracer starts for
     // each session. It comes first: at Destroy it has the consumer close its
     // channels before the UST tracer shuts the consumer down.
-    KernelDomain kernel(loop, tracer, runDirectory(o) + "/kernel-instances");
+    // The instances of sessions whose consumer was kept are taken over
+    // with them (KernelDomain::resume()), not removed.
+    KernelDomain kernel(loop, tracer, runDirectory(o) + "/kernel-instances",
+                        [&fdStore](const std::string& idHex) { return fdStore.has(idHex); });
     SessionRegistry registry(homeFromPasswd, std::chrono::system_clock::now, {&kernel, &ust});
     bus::SlotPtr disconnectWatch;
     {
@@ -332,6 +335,7 @@ int run(const Options& o) {
     WaitShm wakeUp(endpoints.waitShm);
     // Sessions of the daemon before this one first, then the session files.
     manager.keepStateIn(store, &fdStore);
+    kernel.releaseUnclaimed();
     for (const std::string& id : fdStore.dropUntaken())
         log::notice("restart: no session " + id + " to take over the consumer connection " +
                     "systemd kept for it; closed (its consumer drains its buffers and exits)");

@@ -6,6 +6,7 @@
 // never started by the test itself. See scripts/sandbox --activation.
 #include "child_process.hpp"
 #include "eventually.hpp"
+#include "kernel_trace_support.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
 #include "trace_counts.hpp"
@@ -401,6 +402,114 @@ TEST_F(Activation, KillNineMidTraceBothSessionsGoOnAndLoseOnlyWhatNoDaemonCouldR
         const RunResult destroy = tracectl({"destroy", t.name});
         EXPECT_TRUE(destroy.ok()) << destroy.describe();
     }
+}
+
+// A kernel-and-UST session survives the daemon's SIGKILL: its consumer is
+// taken over, and so are its tracefs instances, which go on recording
+// while no daemon runs (tracectld(8), RESTARTS). A writer process numbers
+// its write(2) calls by their byte count (1, 2, ..., kWrites): the trace
+// holds each exactly once, none lost (the instance's buffer holds what
+// was written meanwhile); the ip provider, loaded again, records.
+TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const std::string go = sandbox_->dir() + "/go-kill-kernel";
+    std::filesystem::remove(go);
+    constexpr int kWrites = 4000;
+    ChildProcess writer({"/usr/bin/python3", "-c",
+                         "import os, sys, time\n"
+                         "while not os.path.exists(sys.argv[1]): time.sleep(0.005)\n"
+                         "fd = os.open('/dev/null', os.O_WRONLY)\n"
+                         "for n in range(1, " +
+                             std::to_string(kWrites + 1) +
+                             "):\n"
+                             "    os.write(fd, b'w' * n)\n"
+                             "    time.sleep(0.001)\n",
+                         go},
+                        {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess app({demoApp(), "3000", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(app.pid()));
+    const std::string name = "kill-kernel";
+    const std::string out = sandbox_->dir() + "/traces/" + name;
+    ASSERT_TRUE((runAll(
+        {{"create", name, "--output", out},
+         {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
+         {"add-context", "-u", "-s", name, "-t", "vpid"},
+         {"enable-event", "-k", "-s", name, "--syscall", "write", "--filter",
+          "$ctx.tid == " + std::to_string(writer.pid())},
+         {"enable-event", "-k", "-s", name, "sched:sched_process_exit"},
+         {"enable-event", "-k", "-s", name, "ip:send", "--filter", "ip_saddr == \"127.0.0.4\""},
+         {"start", name}})));
+    const RunResult show = tracectl({"show", name, "--json"});
+    ASSERT_TRUE(show.ok()) << show.describe();
+    std::string hex = nlohmann::json::parse(show.out).value("Id", "");
+    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
+    const std::string path = "/org/tracectl/Tracing1/session/" + hex;
+    const auto properties = [&] {
+        const RunResult r = sandbox_->busctl(
+            {"--address=" + sandbox_->userBusAddress(), "get-property", "org.tracectl.Tracing1",
+             path, "org.tracectl.Tracing1.Session", "Id", "Name", "Owner", "State", "Mode",
+             "OutputPath", "Channels", "Events", "Contexts", "KernelChannels", "KernelEvents",
+             "RotationSchedule", "CreationTime"});
+        EXPECT_TRUE(r.ok()) << r.describe();
+        return r.out;
+    };
+    const std::string before = properties();
+    ASSERT_TRUE(sessionInstances().count("tracectl-" + hex)) << "its tracefs instance";
+    std::ofstream(go).put('\n');
+    // The scenario's timing: the kill comes 1.5 s into the trace.
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_EQ(::kill(first, SIGKILL), 0);
+    const pid_t second = waitActive(first);
+    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
+    EXPECT_EQ(properties(), before) << "back as it was: active";
+    EXPECT_TRUE(sessionInstances().count("tracectl-" + hex)) << "the same instance, kept";
+    EXPECT_EQ(writer.wait(60000), 0);
+    EXPECT_EQ(app.wait(60000), 0);
+    // The ip provider is loaded again: datagrams sent now are recorded.
+    const RunResult sent =
+        run({"/usr/bin/python3", "-c",
+             "import socket\n"
+             "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+             "s.bind(('127.0.0.4', 0))\n"
+             "for _ in range(3): s.sendto(b'after the restart', ('127.0.0.5', 9))\n"});
+    EXPECT_TRUE(sent.ok()) << sent.describe();
+    const RunResult stop = tracectl({"stop", name});
+    EXPECT_TRUE(stop.ok()) << stop.describe();
+
+    // Every chunk (the archive of the previous daemon's, the current one) reads.
+    const nlohmann::json counts = countEvents(out);
+    EXPECT_GT(counts["events"].value("sched_process_exit", 0), 0) << counts.dump();
+    EXPECT_EQ(counts["events"].value("ip:send", 0), 3) << counts.dump();
+    std::vector<int> sizes;
+    for (const nlohmann::json& e : traceEvents(out, {"syscall_entry_write"}))
+        sizes.push_back(e["fields"]["count"].get<int>());
+    std::sort(sizes.begin(), sizes.end());
+    ASSERT_FALSE(sizes.empty());
+    EXPECT_EQ(std::adjacent_find(sizes.begin(), sizes.end()), sizes.end()) << "a write twice";
+    EXPECT_EQ(sizes.front(), 1);
+    EXPECT_EQ(sizes.back(), kWrites);
+    int gaps = 0, missing = 0;
+    for (std::size_t i = 1; i < sizes.size(); ++i)
+        if (sizes[i] != sizes[i - 1] + 1) {
+            ++gaps;
+            missing += sizes[i] - sizes[i - 1] - 1;
+        }
+    EXPECT_EQ(gaps, 0) << missing << " writes missing";
+    std::cout << "[ measured ] kernel writes: " << sizes.size() << " recorded, " << missing
+              << " missing, in " << gaps << " gap(s)" << std::endl;
+    // The UST side as for any session taken over: each tick at most once,
+    // one gap at most.
+    const nlohmann::json ticks = seqGaps(out);
+    ASSERT_TRUE(ticks.contains(std::to_string(app.pid()))) << ticks.dump();
+    EXPECT_LE(ticks[std::to_string(app.pid())]["gaps"].size(), 1u) << ticks.dump();
+    EXPECT_EQ(ticks[std::to_string(app.pid())]["duplicates"], 0) << ticks.dump();
+
+    const RunResult destroy = tracectl({"destroy", name});
+    EXPECT_TRUE(destroy.ok()) << destroy.describe();
+    EXPECT_TRUE(eventually([&] { return sessionInstances().count("tracectl-" + hex) == 0; }, 10s))
+        << "no instance outlives its session";
 }
 
 TEST_F(Activation, AStoppedSessionComesBackStoppedAndStartsAgain) {

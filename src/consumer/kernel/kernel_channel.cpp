@@ -155,16 +155,16 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
             if (r < 0)
                 throw RequestError(cp::ErrorKind::Io, "watching CPU " + std::to_string(c->cpu) +
                                                           ": " + std::strerror(-r));
+            // Read from the first DeclareKernelEvents on.
+            sd_event_source_set_enabled(s, SD_EVENT_OFF);
             c->watch.reset(s);
         }
         cpus_.push_back(std::move(c));
     }
     if (chunk && request.statedump)
         writeStatedump(*chunk);
-    if (chunk) {
+    if (chunk)
         chunk->streamsOpened();
-        armTimer();
-    }
     chunk_ = std::move(chunk);
 }
 
@@ -282,6 +282,8 @@ int KernelChannel::onReadable(sd_event_source*, int, std::uint32_t, void* userda
 }
 
 std::size_t KernelChannel::drain(Cpu& c, std::size_t limit) {
+    if (!declared_)
+        return 0; // what the buffer holds stays there until it can be converted
     std::size_t pages = 0;
     while (pages < limit && c.fd) {
         const ssize_t n = ::read(c.fd.get(), page_.data(), page_.size());
@@ -503,6 +505,13 @@ void KernelChannel::declareKernelEvents(std::string_view conversions) {
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + ": event conversions: " + e.what());
     }
+    if (std::exchange(declared_, true))
+        return;
+    for (const auto& c : cpus_)
+        if (c->watch)
+            sd_event_source_set_enabled(c->watch.get(), SD_EVENT_ON);
+    if (chunk_)
+        armTimer();
 }
 
 cp::ChannelFigures KernelChannel::figures() const noexcept {

@@ -137,6 +137,9 @@ private:
     consumer_protocol::CreateKernelChannel request_;
     kernel::Uuid uuid_{};
     kernel::ConversionTable conversions_;
+    /// The first DeclareKernelEvents came: the buffers are read from then
+    /// on (a record read before could not be converted).
+    bool declared_ = false;
     kernel::ProcfsProcessInfo processes_;
     std::vector<std::unique_ptr<Cpu>> cpus_;
     std::unique_ptr<Ip> ip_;                   ///< the ip provider's stream, once attached

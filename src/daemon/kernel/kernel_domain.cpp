@@ -43,6 +43,8 @@ struct KernelDomain::Traced {
     /// Used by executor jobs only (one at a time); the loop only hands it on.
     std::shared_ptr<kernel::SessionInstances> instances;
     bool made = false; ///< the consumer has the kernel channels
+    /// resume(): the instances an earlier daemon made are taken over.
+    bool takeOver = false;
     bool gone = false; ///< the consumer is gone: nothing is read any more
     std::uint64_t metadataKey = 0;
     std::string pushedTsdl;
@@ -54,7 +56,8 @@ struct KernelDomain::Traced {
 };
 
 KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers,
-                           std::filesystem::path ledger)
+                           std::filesystem::path ledger,
+                           std::function<bool(const std::string& idHex)> keptForTakeover)
     : loop_(loop), consumers_(consumers), ledger_(std::move(ledger)) {
     try {
         auto fs = std::make_unique<kernel::Tracefs>(kernel::Tracefs::locate());
@@ -67,6 +70,12 @@ KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers,
             // crashed, or was killed): only those, never other daemons'.
             std::size_t removed = 0;
             for (const std::string& name : ledger_.read()) {
+                const std::string_view prefix = kernel::TracefsInstance::kPrefix;
+                if (keptForTakeover && name.rfind(prefix, 0) == 0 &&
+                    keptForTakeover(name.substr(prefix.size()))) {
+                    heldForTakeover_.push_back(name); // still recording: resume()'s
+                    continue;
+                }
                 if (removeLeftOver(*fs, name))
                     ++removed;
                 else
@@ -260,6 +269,76 @@ void KernelDomain::start(SessionSnapshot s, Done done) {
     });
 }
 
+void KernelDomain::resume(SessionSnapshot s, bool active, Done done) {
+    if (s.kernelChannels.empty())
+        return loop_.post([done] { done(std::nullopt); });
+    const std::string base = std::string(kernel::TracefsInstance::kPrefix) + s.idHex;
+    std::erase(heldForTakeover_, base);
+    auto& slot = sessions_[s.idHex];
+    if (slot)
+        return loop_.post([done] {
+            done(Error(ErrorCode::Failed, "the kernel domain knows the session already"));
+        });
+    slot = std::make_unique<Traced>();
+    slot->serial = nextSerial_++;
+    slot->uuid = randomUuid();
+    slot->takeOver = true;
+    slot->snapshot = std::move(s);
+    Traced& t = *slot;
+    // A failure before the instances are ours leaves them to the removal of
+    // what an earlier daemon left (the session itself fails).
+    const auto fail = [this, base, done](std::optional<Error> e, auto finished) {
+        removeLater(base);
+        done(std::move(e));
+        finished();
+    };
+    enqueue(t, [this, id = t.snapshot.idHex, serial = t.serial, active, done, fail](auto finished) {
+        // Posted: the UST tracer is given the same resume right after us,
+        // and takes the consumer over.
+        loop_.post([this, id, serial, active, done, fail, finished,
+                    alive = std::weak_ptr<bool>(alive_)] {
+            if (alive.expired())
+                return;
+            // Once the consumer has archived the previous daemon's chunk:
+            // the new channels go to the next one.
+            consumers_.whenConsumerReady(id, [this, id, serial, active, done, fail,
+                                              finished](std::optional<Error> notReady) {
+                Traced* live = find(id, serial);
+                if (notReady || live == nullptr)
+                    return fail(
+                        notReady ? *notReady
+                                 : Error(ErrorCode::Failed, "the session was destroyed meanwhile"),
+                        finished);
+                prepare(*live, [this, id, serial, active, done, fail,
+                                finished](std::optional<Error> e) {
+                    Traced* on = e ? nullptr : find(id, serial);
+                    if (on == nullptr)
+                        return fail(
+                            e ? e : Error(ErrorCode::Failed, "the session was destroyed meanwhile"),
+                            finished);
+                    setTracing(*on, active, [done, finished](std::optional<Error> e2) {
+                        done(e2);
+                        finished();
+                    });
+                });
+            });
+        });
+    });
+}
+
+void KernelDomain::releaseUnclaimed() {
+    for (const std::string& name : std::exchange(heldForTakeover_, {}))
+        removeLater(name);
+}
+
+void KernelDomain::removeLater(const std::string& name) {
+    if (!tracefs_)
+        return;
+    if (std::find(staleLeft_.begin(), staleLeft_.end(), name) == staleLeft_.end())
+        staleLeft_.push_back(name);
+    retryStale(kRemovalAttempts);
+}
+
 void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> done) {
     // Posted: the UST tracer is given the same Start right after us, and
     // measures the clock offset every trace of the session shares.
@@ -284,7 +363,8 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
     auto prepared = std::make_shared<kernel::PreparedTrace>();
     const SessionSnapshot s = t.snapshot;
     onExecutor(
-        [this, instances, prepared, s](kernel::Tracefs& fs, kernel::TracepointCatalog& catalog) {
+        [this, instances, prepared, s, takeOver = t.takeOver](kernel::Tracefs& fs,
+                                                              kernel::TracepointCatalog& catalog) {
             // Written down first: a crash from here on leaves a name the
             // next daemon knows to remove.
             try {
@@ -292,7 +372,7 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
             } catch (const std::exception& e) {
                 log::warning(std::string("the instance ledger: ") + e.what());
             }
-            *prepared = instances->prepare(fs, catalog, s);
+            *prepared = instances->prepare(fs, catalog, s, takeOver);
         },
         [this, id = t.snapshot.idHex, serial = t.serial, instances, prepared,
          done](std::optional<Error> e) {

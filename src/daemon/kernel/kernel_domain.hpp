@@ -60,7 +60,12 @@ public:
     /// start only.
     /// `ledger`: where the instances made are written down (the instance's
     /// run directory; empty: nowhere, and nothing is cleaned at start).
-    KernelDomain(EventLoop& loop, SessionConsumers& consumers, std::filesystem::path ledger);
+    /// `keptForTakeover(idHex)`: whether session `idHex`'s consumer was kept
+    /// across a restart (ConsumerFdStore::has()): its instances, still
+    /// recording, are left for resume() to take over, not removed; call
+    /// releaseUnclaimed() once the sessions were restored.
+    KernelDomain(EventLoop& loop, SessionConsumers& consumers, std::filesystem::path ledger,
+                 std::function<bool(const std::string& idHex)> keptForTakeover = nullptr);
     ~KernelDomain() override;
     KernelDomain(const KernelDomain&) = delete;
     KernelDomain& operator=(const KernelDomain&) = delete;
@@ -70,6 +75,10 @@ public:
     /// waiting up to a few seconds for the fds to go. Those still held stay
     /// in the ledger for the next start. Call once, after the loop ran.
     void shutdown();
+    /// The instances left for a takeover that no resume() claimed (their
+    /// session was not taken over) are removed as any an earlier daemon
+    /// left. Call once, after the sessions were restored.
+    void releaseUnclaimed();
 
     /// Told (on the loop) what session `idHex`'s kernel channels wrote.
     using StatisticsHandler =
@@ -86,6 +95,12 @@ public:
     /// the kernel channels too.
     bool writesChunks() const noexcept override { return false; }
     void start(SessionSnapshot session, Done done) override;
+    /// A restarted daemon takes the session over: once its consumer has
+    /// archived what the previous daemon recorded (the consumer closed
+    /// that daemon's channels), the session's instances, still there with
+    /// what their buffers hold, get new channels in the next chunk, and
+    /// tracing goes on if `active`. Instances missing are made anew.
+    void resume(SessionSnapshot session, bool active, Done done) override;
     void stop(std::string idHex, Done done) override;
     void destroy(std::string idHex, Done done) override;
     void enableEvents(std::string idHex, EventRule rule, bool tracesAllUsers, Done done) override;
@@ -164,7 +179,12 @@ private:
     std::uint64_t nextKey_ = 1;
     StatisticsHandler onStatistics_;
     std::vector<std::string> staleLeft_; ///< instances of an earlier daemon not removed yet
-    kernel::InstanceLedger ledger_;      ///< used by executor jobs (and the constructor)
+    /// Instances of sessions whose consumer was kept (the constructor's
+    /// keptForTakeover), until resume() claims them or releaseUnclaimed().
+    std::vector<std::string> heldForTakeover_;
+    /// `name` (an instance base name) joins staleLeft_, retried from now.
+    void removeLater(const std::string& name);
+    kernel::InstanceLedger ledger_; ///< used by executor jobs (and the constructor)
     EventSourcePtr staleTimer_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     Executor executor_{1, "tc-tracefs"}; // last: its jobs end before the rest goes

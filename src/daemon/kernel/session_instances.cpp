@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 
 namespace tracectl::kernel {
 
@@ -357,7 +358,7 @@ KernelMetadata SessionInstances::metadata() const {
 }
 
 PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalog& catalog,
-                                        const SessionSnapshot& s) {
+                                        const SessionSnapshot& s, bool takeOver) {
     PreparedTrace out;
     try {
         uint32_t streamId = 0;
@@ -367,18 +368,29 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             const std::string id =
                 channels_.empty() ? idHex_ : idHex_ + "-" + std::to_string(channels_.size());
             try {
-                c.instance.emplace(TracefsInstance::create(tracefs, id));
-                c.instance->setClock("mono");
-                c.instance->setOverwrite(config.overwrite);
-                const uint64_t kb = config.subbufSize * config.subbufCount / 1024;
-                c.instance->setBufferSizeKb(
-                    static_cast<uint32_t>(std::min<uint64_t>(kb, UINT32_MAX)));
-                // The consumer is woken once a sub-buffer's worth waits, as
-                // lttng-modules wakes lttng-consumerd at each sub-buffer
-                // switch, not at ftrace's default of half the buffer: what
-                // it has written (a chunk's size, a live viewer's view)
-                // lags the tracer by one sub-buffer per CPU at most.
-                c.instance->setBufferPercent(bufferPercentOf(config));
+                if (takeOver &&
+                    std::filesystem::is_directory(tracefs.root() / "instances" /
+                                                  (std::string(TracefsInstance::kPrefix) + id))) {
+                    // What its ring buffers hold is read by the consumer's
+                    // new channels: a clock or size written again would
+                    // empty them. Tracing goes on as it was (the consumer
+                    // reads from its DeclareKernelEvents on).
+                    c.instance.emplace(TracefsInstance::open(tracefs, id));
+                } else {
+                    c.instance.emplace(TracefsInstance::create(tracefs, id));
+                    c.instance->setClock("mono");
+                    c.instance->setOverwrite(config.overwrite);
+                    const uint64_t kb = config.subbufSize * config.subbufCount / 1024;
+                    c.instance->setBufferSizeKb(
+                        static_cast<uint32_t>(std::min<uint64_t>(kb, UINT32_MAX)));
+                    // The consumer is woken once a sub-buffer's worth waits,
+                    // as lttng-modules wakes lttng-consumerd at each
+                    // sub-buffer switch, not at ftrace's default of half the
+                    // buffer: what it has written (a chunk's size, a live
+                    // viewer's view) lags the tracer by one sub-buffer per
+                    // CPU at most.
+                    c.instance->setBufferPercent(bufferPercentOf(config));
+                }
             } catch (const TracefsError& e) {
                 throw Error(ErrorCode::Failed,
                             "kernel channel '" + config.name + "': tracefs instance: " + e.what());

@@ -91,8 +91,12 @@ public:
     /// metadata; the per-CPU fds. Throws Error (InvalidArgument: a rule
     /// that names no tracepoint, a filter the kernel refuses; Failed:
     /// tracefs) after removing what it made.
+    /// `takeOver`: a restarted daemon takes the session over
+    /// (KernelDomain::resume()): a channel's instance an earlier daemon
+    /// made is used as it is (its clock, buffers and what they hold kept,
+    /// tracing as it was); one that is missing is made.
     PreparedTrace prepare(const Tracefs& tracefs, TracepointCatalog& catalog,
-                          const SessionSnapshot& s);
+                          const SessionSnapshot& s, bool takeOver = false);
 
     /// The events `rule` adds to its channel, described (metadata and
     /// conversions computed) but not enabled yet: enableAdded() does that,

@@ -296,6 +296,20 @@ TracefsInstance TracefsInstance::create(const Tracefs& tracefs, std::string_view
     return instance;
 }
 
+TracefsInstance TracefsInstance::open(const Tracefs& tracefs, std::string_view id) {
+    if (!validId(id))
+        throw std::invalid_argument("tracefs instance id '" + std::string(id) +
+                                    "' is not [A-Za-z0-9_-]+");
+    std::string name = std::string(kPrefix) + std::string(id);
+    fs::path path = tracefs.root() / "instances" / name;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        fail(errno, path, "cannot take over tracefs instance");
+    if (!S_ISDIR(st.st_mode))
+        fail(ENOTDIR, path, "cannot take over tracefs instance");
+    return TracefsInstance(std::move(path), std::move(name));
+}
+
 TracefsInstance::TracefsInstance(TracefsInstance&& other) noexcept
     : path_(std::exchange(other.path_, {})), name_(std::exchange(other.name_, {})) {}
 

@@ -125,6 +125,11 @@ public:
     /// non-empty [A-Za-z0-9_-] (std::invalid_argument otherwise). Throws
     /// TracefsError (EEXIST: an instance of that name already exists).
     static TracefsInstance create(const Tracefs& tracefs, std::string_view id);
+    /// Takes over instances/tracectl-<id> as it is, made by an earlier
+    /// daemon whose session is being taken over (KernelDomain::resume()):
+    /// nothing in it changes. `id` as for create(). Throws TracefsError
+    /// (ENOENT: there is no such instance).
+    static TracefsInstance open(const Tracefs& tracefs, std::string_view id);
 
     TracefsInstance(TracefsInstance&& other) noexcept;
     TracefsInstance& operator=(TracefsInstance&& other) noexcept;

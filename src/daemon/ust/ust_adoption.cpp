@@ -11,7 +11,7 @@
 namespace tracectl {
 
 bool survivesRestart(const SessionSnapshot& s) {
-    return !s.relay && !s.snapshotMode && s.kernelChannels.empty() && s.kernelRules.empty();
+    return !s.relay && !s.snapshotMode;
 }
 
 void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
@@ -32,6 +32,7 @@ void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
     describeConsumer(*t);
     t->launched = true; // its unit runs: stopped if the session fails or ends
     t->storedFd = true;
+    t->adopting = true; // other domains wait for the new chunk (whenConsumerReady())
     const SessionRef ref = refOf(*t);
     sessions_[s.idHex] = std::move(t);
     const auto giveUp = [this, ref, done](const std::string& why) {
@@ -106,6 +107,12 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
             else
                 log::notice("session '" + live->snapshot.name +
                             "': what it recorded before the restart is in " + path);
+            // The other domains (the kernel's) make their channels in the
+            // new chunk, as the apps do.
+            live->adopting = false;
+            if (!live->failed)
+                for (auto& w : std::exchange(live->whenGreeted, {}))
+                    w(std::nullopt);
             if (!active || live->failed)
                 return done(live->failed
                                 ? std::optional<Error>(Error(ErrorCode::Failed, live->failure))

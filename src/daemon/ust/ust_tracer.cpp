@@ -234,15 +234,15 @@ void UstTracer::whenConsumerReady(const std::string& idHex,
     if (t.failed)
         return ready(Error(ErrorCode::WrongState, "the session's consumer is gone (" + t.failure +
                                                       "); destroy the session"));
-    if (t.greeted && t.consumer && t.consumer->usable())
+    if (t.greeted && !t.adopting && t.consumer && t.consumer->usable())
         return ready(std::nullopt);
     t.whenGreeted.push_back(std::move(ready));
 }
 
 ConsumerConnection* UstTracer::consumerOf(const std::string& idHex) {
     const auto it = sessions_.find(idHex);
-    if (it == sessions_.end() || !it->second->greeted || !it->second->consumer ||
-        !it->second->consumer->usable())
+    if (it == sessions_.end() || !it->second->greeted || it->second->adopting ||
+        !it->second->consumer || !it->second->consumer->usable())
         return nullptr;
     return it->second->consumer.get();
 }

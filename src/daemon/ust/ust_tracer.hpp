@@ -114,14 +114,14 @@ struct TracerConfig {
 };
 
 /// Whether a restarted daemon can take session `s`'s consumer over
-/// (UstTracer::adopt()): a local, non-snapshot session of UST channels
-/// only. A network session's relay chunk, a snapshot session's buffers and
-/// the kernel domain's tracefs instance are not taken over (tracectld(8),
-/// RESTARTS).
+/// (UstTracer::adopt()): a local, non-snapshot session, of UST channels,
+/// kernel channels (whose tracefs instances are taken over too:
+/// KernelDomain::resume()) or both. A network session's relay chunk and a
+/// snapshot session's buffers are not taken over (tracectld(8), RESTARTS).
 bool survivesRestart(const SessionSnapshot& s);
 /// Why a session of whom survivesRestart() does not hold comes back in error.
 inline constexpr std::string_view kNotTakenOver =
-    "a network, snapshot or kernel session's consumer is not taken over";
+    "a network or snapshot session's consumer is not taken over";
 
 /// "12 MiB" (rounded up), for messages.
 std::string mebibytes(uint64_t bytes);
@@ -374,6 +374,9 @@ private:
         bool launched = false;
         std::unique_ptr<ConsumerConnection> consumer;
         bool greeted = false; ///< the consumer answered Hello (and took the relay's sockets)
+        /// adopt(): until the previous daemon's chunk is archived, other
+        /// domains wait (whenConsumerReady()): their channels go to the next.
+        bool adopting = false;
         /// Its connection is in config_.fdStore (forgotten when let go).
         bool storedFd = false;
         /// A network session's relay session, made before its consumer
