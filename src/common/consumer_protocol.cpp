@@ -145,6 +145,7 @@ void validate(const AdoptReply& m) {
     checkText(m.version, "AdoptReply.version", kMaxText);
     if (!m.chunk.empty() && !isSafeRelativeDir(m.chunk))
         throw ProtocolError("AdoptReply.chunk: not a safe relative directory");
+    checkText(m.relayOutputPath, "AdoptReply.relayOutputPath", kMaxOutputDir);
 }
 void validate(const CreateChannel& m) {
     if (m.kind != ChannelKind::Data && m.kind != ChannelKind::Metadata)
@@ -313,6 +314,7 @@ void put(Writer& w, const AdoptReply& m) {
     w.string(m.chunk);
     w.u64(m.chunkBegin);
     w.u32(m.channelsClosed);
+    w.string(m.relayOutputPath);
 }
 void put(Writer& w, const CreateChannel& m) {
     w.u64(m.key);
@@ -361,6 +363,7 @@ void put(Writer& w, const AttachRelayd& m) {
     w.u64(m.liveTimerUsec);
     w.u64(m.chunkId);
     w.u64(m.chunkCreationTime);
+    w.string(m.outputPath);
 }
 void put(Writer& w, const RecordSnapshotToRelay& m) {
     w.u64(m.id);
@@ -475,6 +478,7 @@ Message getAdoptReply(Reader& r) {
     m.chunk = r.string("AdoptReply.chunk", kMaxOutputDir);
     m.chunkBegin = r.u64();
     m.channelsClosed = r.u32();
+    m.relayOutputPath = r.string("AdoptReply.relayOutputPath", kMaxOutputDir);
     return m;
 }
 Message getCreateChannel(Reader& r) {
@@ -543,6 +547,7 @@ Message getAttachRelayd(Reader& r) {
     m.liveTimerUsec = r.u64();
     m.chunkId = r.u64();
     m.chunkCreationTime = r.u64();
+    m.outputPath = r.string("AttachRelayd.outputPath", kMaxOutputDir);
     return m;
 }
 Message getRecordSnapshotToRelay(Reader& r) {

@@ -193,7 +193,8 @@ struct Adopt {
 
 /// Answer to Adopt, once every channel is drained and closed. Payload: u32
 /// protocolVersion, u32 pid, string version, u64 nextKey, u64 chunkIndex,
-/// string chunk, u64 chunkBegin, u32 channelsClosed.
+/// string chunk, u64 chunkBegin, u32 channelsClosed, string
+/// relayOutputPath.
 struct AdoptReply {
     std::uint32_t protocolVersion = kVersion;
     std::uint32_t pid = 0;     ///< the consumer's pid (as it sees itself)
@@ -208,6 +209,9 @@ struct AdoptReply {
     std::string chunk;
     std::uint64_t chunkBegin = 0;
     std::uint32_t channelsClosed = 0; ///< channels drained and closed by the Adopt
+    /// A network session's consumer: its AttachRelayd.outputPath (the
+    /// relay's folder of the session, where its archives go); "" otherwise.
+    std::string relayOutputPath;
     bool operator==(const AdoptReply&) const = default;
 };
 
@@ -526,13 +530,17 @@ struct AttachIpProbes {
 /// trace chunk `chunkId` there (CREATE_TRACE_CHUNK) before any stream. Sent
 /// once, before the first CreateChannel or CreateKernelChannel.
 /// Payload: u64 relaySessionId, u32 relayMinor, u64 liveTimerUsec,
-/// u64 chunkId, u64 chunkCreationTime.
+/// u64 chunkId, u64 chunkCreationTime, string outputPath.
 struct AttachRelayd {
     std::uint64_t relaySessionId = 0; ///< the relay's CREATE_SESSION reply
     std::uint32_t relayMinor = 0;     ///< the protocol minor both sides use (2.<minor>)
     std::uint64_t liveTimerUsec = 0;  ///< 0: not a live session
     std::uint64_t chunkId = 0;
     std::uint64_t chunkCreationTime = 0; ///< seconds since the Epoch
+    /// The relay's folder of the session (CREATE_SESSION's reply, relative
+    /// to the relay's output folder), kept for a daemon that takes the
+    /// consumer over (AdoptReply.relayOutputPath).
+    std::string outputPath;
     bool operator==(const AttachRelayd&) const = default;
 };
 

@@ -385,10 +385,15 @@ bool Consumer::refusedVersion(std::uint32_t version) noexcept {
 void Consumer::adopt(const cp::Adopt& request) {
     if (refusedVersion(request.protocolVersion))
         return;
-    if (!root_ || snapshotOnly_) {
+    if (snapshotOnly_) {
         reply(cp::ErrorReply{cp::ErrorKind::InvalidArgument,
-                             std::string("a ") + (root_ ? "snapshot" : "network") +
-                                 " session's consumer cannot be taken over"});
+                             "a snapshot session's consumer cannot be taken over"});
+        return;
+    }
+    if (!root_ && !relay_) {
+        reply(cp::ErrorReply{cp::ErrorKind::InvalidArgument,
+                             "a network session's consumer that never reached its relay cannot "
+                             "be taken over"});
         return;
     }
     log::notice("daemon " + request.version + " takes the session over: " +
@@ -405,7 +410,7 @@ void Consumer::adopt(const cp::Adopt& request) {
     greeted_ = true;
     reply(cp::AdoptReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION,
                          nextKey_, chunkIndex_, chunkName_, chunkBegin_,
-                         static_cast<std::uint32_t>(closed)});
+                         static_cast<std::uint32_t>(closed), relayOutputPath_});
 }
 
 void Consumer::createChannel(const cp::CreateChannel& request) {
@@ -608,6 +613,9 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
         throw RequestError(cp::ErrorKind::Io, std::string("attaching the relay: ") + e.what());
     }
     relayChunkId_ = request.chunkId;
+    chunkIndex_ = request.chunkId;
+    chunkBegin_ = request.chunkCreationTime;
+    relayOutputPath_ = request.outputPath;
     chunk_ = std::make_shared<RelayChunk>(relay_, request.chunkId);
     for (auto [fd, watch] : {std::pair{relay_->controlFd(), &relayControlWatch_},
                              std::pair{relay_->dataFd(), &relayDataWatch_}}) {

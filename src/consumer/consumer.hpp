@@ -188,6 +188,8 @@ private:
     /// A network session's relay (AttachRelayd), its chunk and live timer.
     std::shared_ptr<RelaySession> relay_;
     std::uint64_t relayChunkId_ = 0;
+    /// AttachRelayd.outputPath, for AdoptReply.
+    std::string relayOutputPath_;
     std::uint64_t liveTimerUsec_ = 0;
     EventSourcePtr liveTimer_;
     /// Watch the relay's two connections between exchanges (a relay that

@@ -297,7 +297,7 @@ TEST_F(ConsumerConnectionTest, AdoptDropsWhatTheConsumerStillHadForThePreviousDa
     reply(0, cp::Statistics{5, {}});
     reply(0, cp::RotationCompleted{1, true, ""});
     const cp::AdoptReply answer{cp::kVersion, 77, "9.9", 12, 2, "20261204T203000+0000-2",
-                                1796162300,   4};
+                                1796162300,   4,  ""};
     reply(req.request, answer);
     pumpUntil([&] { return called; });
     EXPECT_FALSE(adoptError);

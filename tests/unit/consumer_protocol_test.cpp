@@ -56,8 +56,11 @@ std::vector<cp::Message> everyMessage() {
         cp::Hello{cp::kVersion, "0.1.0"},
         cp::HelloReply{cp::kVersion, 4242, "0.1.0"},
         cp::Adopt{cp::kVersion, "0.1.0"},
-        cp::AdoptReply{cp::kVersion, 4242, "0.1.0", 9, 0, "", 1796162246, 4},
-        cp::AdoptReply{cp::kVersion, 4242, "0.1.0", 12, 2, "20261204T203000+0000-2", 1796162300, 0},
+        cp::AdoptReply{cp::kVersion, 4242, "0.1.0", 9, 0, "", 1796162246, 4, ""},
+        cp::AdoptReply{cp::kVersion, 4242, "0.1.0", 12, 2, "20261204T203000+0000-2", 1796162300, 0,
+                       ""},
+        cp::AdoptReply{cp::kVersion, 4242, "0.1.0", 3, 1, "", 1796162300, 2,
+                       "host/net-20261204-203000"},
         sampleCreate(),
         cp::ChannelCreated{9, 64},
         cp::PushMetadata{1, 4096, "/* CTF 1.8 */\ntrace { major = 1; };\n"},
@@ -83,7 +86,8 @@ std::vector<cp::Message> everyMessage() {
         sampleKernelCreate(),
         cp::DeclareKernelEvents{21, std::string("\x01\x00\x00\x00", 4)},
         cp::AttachIpProbes{22, 9, 10},
-        cp::AttachRelayd{7, 13, 1000000, 0, 1796162246},
+        cp::AttachRelayd{7, 13, 1000000, 0, 1796162246, ""},
+        cp::AttachRelayd{7, 13, 0, 0, 1796162246, "host/net-20261204-203000"},
         cp::OutputFailed{"the relay at 127.0.0.1:5342 closed the connection"},
         cp::RecordSnapshotToRelay{3, 0, 9, 13, 2, 1796162246, "snapshot-1-20261204-140000-2"},
         cp::Statistics{
@@ -290,10 +294,10 @@ TEST(ConsumerProtocol, RejectsBadStrings) {
 
 TEST(ConsumerProtocol, AdoptReplyChunkMustBeTheRootOrASafeFolder) {
     for (const char* dir : {"/ust", "../x", "a/../../b", "a\nb"}) {
-        cp::AdoptReply r{cp::kVersion, 1, "0.1.0", 1, 1, dir, 0, 0};
+        cp::AdoptReply r{cp::kVersion, 1, "0.1.0", 1, 1, dir, 0, 0, ""};
         EXPECT_THROW(cp::encode(r), cp::ProtocolError) << dir;
     }
-    EXPECT_NO_THROW(cp::encode(cp::AdoptReply{cp::kVersion, 1, "0.1.0", 1, 0, "", 0, 0}));
+    EXPECT_NO_THROW(cp::encode(cp::AdoptReply{cp::kVersion, 1, "0.1.0", 1, 0, "", 0, 0, ""}));
 }
 
 TEST(ConsumerProtocol, RejectsUnsafeDirectoriesAndNames) {
@@ -467,13 +471,14 @@ TEST(ConsumerProtocol, AttachIpProbesLayoutAndChecks) {
 }
 
 TEST(ConsumerProtocol, AttachRelaydLayoutAndChecks) {
-    const auto frame = cp::encode(cp::AttachRelayd{0x0102, 13, 0x0304, 5, 6});
+    const auto frame = cp::encode(cp::AttachRelayd{0x0102, 13, 0x0304, 5, 6, "h/s"});
     EXPECT_EQ(payloadOf(frame),
-              bytesOf({0x02, 0x01, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0, 0x04, 0x03, 0, 0, 0, 0,
-                       0,    0,    5, 0, 0, 0, 0, 0, 0,  0, 6, 0, 0,    0,    0, 0, 0, 0}));
+              bytesOf({0x02, 0x01, 0, 0, 0, 0, 0, 0, 13, 0, 0,   0,   0x04, 0x03, 0,
+                       0,    0,    0, 0, 0, 5, 0, 0, 0,  0, 0,   0,   0,    6,    0,
+                       0,    0,    0, 0, 0, 0, 3, 0, 0,  0, 'h', '/', 's'}));
     EXPECT_EQ(cp::messageName(cp::MessageType::AttachRelayd), "AttachRelayd");
     // A relay older than 2.4 has no live mode nor anything since.
-    EXPECT_THROW(cp::encode(cp::AttachRelayd{1, 3, 0, 0, 0}), cp::ProtocolError);
+    EXPECT_THROW(cp::encode(cp::AttachRelayd{1, 3, 0, 0, 0, ""}), cp::ProtocolError);
     const std::vector<std::byte> cut = bytesOf({1, 0, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0});
     EXPECT_THROW(cp::decodePayload(cp::MessageType::AttachRelayd, cut.data(), cut.size()),
                  cp::ProtocolError);

@@ -11,7 +11,7 @@
 namespace tracectl {
 
 bool survivesRestart(const SessionSnapshot& s) {
-    return !s.relay && !s.snapshotMode;
+    return !s.snapshotMode && s.liveTimerUs == 0;
 }
 
 void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
@@ -45,30 +45,32 @@ void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
         done(Error(ErrorCode::Failed, why));
     };
     auto shared = std::make_shared<UniqueFd>(std::move(connection));
+    auto takeOver = [this, ref, shared, active, done, giveUp](MadeFolder folder) {
+        Traced* live = find(ref);
+        if (live == nullptr)
+            return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+        if (folder.error)
+            return giveUp(folder.error->what());
+        live->outputFolder = folder.id;
+        makeConnection(*live, std::move(*shared));
+        live->consumer->adopt(config_.daemonVersion, [this, ref, active, done,
+                                                      giveUp](std::optional<Error> e,
+                                                              consumer_protocol::AdoptReply reply) {
+            Traced* again = find(ref);
+            if (again == nullptr)
+                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            if (e)
+                return giveUp("its consumer " + again->spec.unitName +
+                              " could not be taken over: " + e->what());
+            adopted(*again, reply, active, done);
+        });
+    };
+    // A network session's consumer goes on streaming to its relay.
+    if (s.relay)
+        return takeOver(MadeFolder{});
     // The folder as the owner sees it, as at a first start: the consumer
     // goes on writing there.
-    makeFolder(
-        s.outputPath, s.owner, s.ownerGid, false,
-        [this, ref, shared, active, done, giveUp](MadeFolder folder) {
-            Traced* live = find(ref);
-            if (live == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            if (folder.error)
-                return giveUp(folder.error->what());
-            live->outputFolder = folder.id;
-            makeConnection(*live, std::move(*shared));
-            live->consumer->adopt(config_.daemonVersion, [this, ref, active, done, giveUp](
-                                                             std::optional<Error> e,
-                                                             consumer_protocol::AdoptReply reply) {
-                Traced* again = find(ref);
-                if (again == nullptr)
-                    return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-                if (e)
-                    return giveUp("its consumer " + again->spec.unitName +
-                                  " could not be taken over: " + e->what());
-                adopted(*again, reply, active, done);
-            });
-        });
+    makeFolder(s.outputPath, s.owner, s.ownerGid, false, std::move(takeOver));
 }
 
 void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, bool active,
@@ -78,6 +80,14 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
     t.chunkDir = reply.chunk;
     t.chunkBegin = static_cast<std::time_t>(reply.chunkBegin);
     t.lastStamp = std::max(std::time(nullptr), t.chunkBegin);
+    // A network session's archives go below its folder on the relay.
+    t.relayOutputPath = reply.relayOutputPath;
+    if (t.snapshot.relay && t.relayOutputPath.empty()) {
+        const std::string why =
+            "its consumer " + t.spec.unitName + " does not say where the relay writes the session";
+        failSession(t, why, false);
+        return done(Error(ErrorCode::Failed, why));
+    }
     t.greeted = true;
     watchChunkSize(t);
     log::notice("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " (pid " +

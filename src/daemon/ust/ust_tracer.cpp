@@ -429,6 +429,7 @@ void UstTracer::attachRelay(Traced& t, Done done) {
     t.relayOutputPath = relay.outputPath;
     request.chunkId = t.chunkIndex;
     request.chunkCreationTime = static_cast<uint64_t>(t.chunkBegin);
+    request.outputPath = relay.outputPath;
     t.consumer->attachRelayd(request, std::move(relay.control), std::move(relay.data),
                              [done, url = t.snapshot.relay->url()](std::optional<Error> e) {
                                  if (e)

@@ -114,14 +114,14 @@ struct TracerConfig {
 };
 
 /// Whether a restarted daemon can take session `s`'s consumer over
-/// (UstTracer::adopt()): a local, non-snapshot session, of UST channels,
-/// kernel channels (whose tracefs instances are taken over too:
-/// KernelDomain::resume()) or both. A network session's relay chunk and a
-/// snapshot session's buffers are not taken over (tracectld(8), RESTARTS).
+/// (UstTracer::adopt()): a normal session, local or network, of UST
+/// channels, kernel channels (whose tracefs instances are taken over too:
+/// KernelDomain::resume()) or both. A snapshot session's buffers and a live
+/// session's chunk are not taken over (tracectld(8), RESTARTS).
 bool survivesRestart(const SessionSnapshot& s);
 /// Why a session of whom survivesRestart() does not hold comes back in error.
 inline constexpr std::string_view kNotTakenOver =
-    "a network or snapshot session's consumer is not taken over";
+    "a snapshot or live session's consumer is not taken over";
 
 /// "12 MiB" (rounded up), for messages.
 std::string mebibytes(uint64_t bytes);
