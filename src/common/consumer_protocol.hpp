@@ -88,8 +88,9 @@
 //       drains and closes every channel into the current trace chunk (a
 //       rotation under way completes on the way) and answers AdoptReply with
 //       that chunk, which the daemon then rotates into an archive before it
-//       makes new channels; or Error(VersionMismatch), or Error for a
-//       network or snapshot consumer, which cannot be taken over.
+//       makes new channels; a snapshot consumer keeps its user-space
+//       channels instead (their trace goes to a folder of its own in the
+//       next snapshots) and closes its kernel ones; or Error(VersionMismatch).
 //   daemon: WatchChunkSize{bytes} (version 13): the session rotates on
 //       size; the consumer sends Statistics at once when its channels'
 //       chunkBytes reach `bytes` in all (0: no longer watched)

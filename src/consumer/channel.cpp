@@ -117,6 +117,17 @@ Channel::~Channel() {
     held_.clear();    // before ust_
 }
 
+void Channel::moveOutputDir(std::string dir) {
+    if (!ust_.isMetadata()) {
+        if (const auto it = dataChannelsByFolder().find(outputDir_);
+            it != dataChannelsByFolder().end() && it->second.erase(this) != 0 &&
+            it->second.empty())
+            dataChannelsByFolder().erase(it);
+        dataChannelsByFolder()[dir].insert(this);
+    }
+    outputDir_ = std::move(dir);
+}
+
 void Channel::sendToDaemon(int sock) {
     ust_.sendToDaemon(sock);
     for (const auto& r : readers_)

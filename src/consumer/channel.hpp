@@ -47,6 +47,10 @@ public:
     std::uint64_t key() const noexcept override { return key_; }
     /// The trace folder, relative to the chunk (CreateChannel.outputDir).
     const std::string& outputDir() const noexcept { return outputDir_; }
+    /// Snapshot channels kept across a daemon's takeover: their trace goes
+    /// to `dir` in the snapshots from now on (the next daemon's channels
+    /// take the folder they had).
+    void moveOutputDir(std::string dir);
     /// Data channels: the names of its stream files ("<name>_<cpu>").
     const std::vector<std::string>& streamNames() const noexcept { return streamNames_; }
     /// The CTF stream class its packets name (CreateChannel.chanId).

@@ -385,11 +385,8 @@ bool Consumer::refusedVersion(std::uint32_t version) noexcept {
 void Consumer::adopt(const cp::Adopt& request) {
     if (refusedVersion(request.protocolVersion))
         return;
-    if (snapshotOnly_) {
-        reply(cp::ErrorReply{cp::ErrorKind::InvalidArgument,
-                             "a snapshot session's consumer cannot be taken over"});
-        return;
-    }
+    if (snapshotOnly_)
+        return adoptSnapshotChannels(request);
     if (!root_ && !relay_) {
         reply(cp::ErrorReply{cp::ErrorKind::InvalidArgument,
                              "a network session's consumer that never reached its relay cannot "
@@ -408,6 +405,35 @@ void Consumer::adopt(const cp::Adopt& request) {
     reported_.clear();
     snapshot_.reset();
     greeted_ = true;
+    reply(cp::AdoptReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION,
+                         nextKey_, chunkIndex_, chunkName_, chunkBegin_,
+                         static_cast<std::uint32_t>(closed), relayOutputPath_});
+}
+
+void Consumer::adoptSnapshotChannels(const cp::Adopt& request) {
+    // The buffers are the session's content: the user-space ones stay, their
+    // trace in a folder of its own in the next snapshots (the apps write
+    // into the next daemon's buffers, in the folders these had), with the
+    // metadata the previous daemon gave them. The kernel ones are the
+    // tracefs instances' buffers, which the next daemon's channels read:
+    // closed without reading them.
+    ++takeovers_;
+    std::size_t closed = 0;
+    for (auto it = channels_.begin(); it != channels_.end();) {
+        if (auto* ust = dynamic_cast<Channel*>(it->second.get())) {
+            ust->moveOutputDir(ust->outputDir() + "-before-restart-" + std::to_string(takeovers_));
+            ++it;
+            continue;
+        }
+        it->second->drainAndClose(false);
+        it = channels_.erase(it);
+        ++closed;
+    }
+    snapshot_.reset();
+    greeted_ = true;
+    log::notice("daemon " + request.version + " takes the snapshot session over: " +
+                std::to_string(channels_.size()) + " user-space channel(s) kept, " +
+                std::to_string(closed) + " kernel channel(s) closed");
     reply(cp::AdoptReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION,
                          nextKey_, chunkIndex_, chunkName_, chunkBegin_,
                          static_cast<std::uint32_t>(closed), relayOutputPath_});

@@ -67,8 +67,14 @@ private:
     void dispatch(consumer_protocol::Message&& request);
     /// Adopt: a restarted daemon takes the connection over; every channel
     /// is drained and closed into the current chunk, and AdoptReply names
-    /// that chunk (consumer_protocol.hpp).
+    /// that chunk (consumer_protocol.hpp). A snapshot consumer:
+    /// adoptSnapshotChannels().
     void adopt(const consumer_protocol::Adopt& request);
+    /// Adopt of a snapshot consumer: the user-space channels are kept, their
+    /// buffers in the next snapshots as a trace of their own
+    /// (`<outputDir>-before-restart-<n>`); the kernel ones are closed
+    /// without reading (their tracefs buffers are the next daemon's to read).
+    void adoptSnapshotChannels(const consumer_protocol::Adopt& request);
     /// Hello and Adopt: answers Error(VersionMismatch) and returns true if
     /// the daemon speaks another protocol version than kVersion.
     bool refusedVersion(std::uint32_t version) noexcept;
@@ -190,6 +196,9 @@ private:
     std::uint64_t relayChunkId_ = 0;
     /// AttachRelayd.outputPath, for AdoptReply.
     std::string relayOutputPath_;
+    /// Takeovers of a snapshot consumer so far (the folders of the user-space
+    /// traces it kept are named after it).
+    unsigned takeovers_ = 0;
     std::uint64_t liveTimerUsec_ = 0;
     EventSourcePtr liveTimer_;
     /// Watch the relay's two connections between exchanges (a relay that

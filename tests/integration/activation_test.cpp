@@ -405,12 +405,57 @@ TEST_F(Activation, KillNineMidTraceBothSessionsGoOnAndLoseOnlyWhatNoDaemonCouldR
     }
 }
 
+/// A process that waits for file `go`, then makes `writes` write(2) calls
+/// to /dev/null a millisecond apart, numbered by their byte count (1, 2,
+/// ..., writes); single-threaded: its tid is its pid.
+std::vector<std::string> numberedWriter(const std::string& go, int writes) {
+    return {"/usr/bin/python3", "-c",
+            "import os, sys, time\n"
+            "while not os.path.exists(sys.argv[1]): time.sleep(0.005)\n"
+            "fd = os.open('/dev/null', os.O_WRONLY)\n"
+            "for n in range(1, " +
+                std::to_string(writes + 1) +
+                "):\n"
+                "    os.write(fd, b'w' * n)\n"
+                "    time.sleep(0.001)\n",
+            go};
+}
+
+/// What a trace below `dir` holds of a numberedWriter()'s calls: their
+/// numbers, sorted, how many are missing between the first and the last,
+/// and in how many runs.
+struct NumberedWrites {
+    std::vector<int> numbers;
+    int missing = 0;
+    int gaps = 0;
+};
+
+NumberedWrites numberedWrites(const std::string& dir) {
+    NumberedWrites w;
+    for (const nlohmann::json& e : traceEvents(dir, {"syscall_entry_write"}))
+        w.numbers.push_back(e["fields"]["count"].get<int>());
+    std::sort(w.numbers.begin(), w.numbers.end());
+    for (std::size_t i = 1; i < w.numbers.size(); ++i)
+        if (w.numbers[i] > w.numbers[i - 1] + 1) {
+            ++w.gaps;
+            w.missing += w.numbers[i] - w.numbers[i - 1] - 1;
+        }
+    return w;
+}
+
+/// The D-Bus object path of session `name` (tracectl show --json's Id).
+std::string sessionPath(const RunResult& show) {
+    std::string hex = nlohmann::json::parse(show.out).value("Id", "");
+    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
+    return "/org/tracectl/Tracing1/session/" + hex;
+}
+
 // A kernel-and-UST session survives the daemon's SIGKILL: its consumer is
 // taken over, and so are its tracefs instances, which go on recording
 // while no daemon runs (tracectld(8), RESTARTS). A writer process numbers
-// its write(2) calls by their byte count (1, 2, ..., kWrites): the trace
-// holds each exactly once, none lost (the instance's buffer holds what
-// was written meanwhile); the ip provider, loaded again, records.
+// its write(2) calls: the trace holds each exactly once, none lost (the
+// instance's buffer holds what was written meanwhile); the ip provider,
+// loaded again, records.
 TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     ASSERT_TRUE(userBusCall("ListSessions").ok());
     const pid_t first = waitActive();
@@ -418,17 +463,7 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     const std::string go = sandbox_->dir() + "/go-kill-kernel";
     std::filesystem::remove(go);
     constexpr int kWrites = 4000;
-    ChildProcess writer({"/usr/bin/python3", "-c",
-                         "import os, sys, time\n"
-                         "while not os.path.exists(sys.argv[1]): time.sleep(0.005)\n"
-                         "fd = os.open('/dev/null', os.O_WRONLY)\n"
-                         "for n in range(1, " +
-                             std::to_string(kWrites + 1) +
-                             "):\n"
-                             "    os.write(fd, b'w' * n)\n"
-                             "    time.sleep(0.001)\n",
-                         go},
-                        {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess writer(numberedWriter(go, kWrites), {}, sandbox_->dir() + "/log/apps.log");
     ChildProcess app({demoApp(), "3000", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
     ASSERT_TRUE(waitRegistered(app.pid()));
     const std::string name = "kill-kernel";
@@ -442,11 +477,8 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
          {"enable-event", "-k", "-s", name, "sched:sched_process_exit"},
          {"enable-event", "-k", "-s", name, "ip:send", "--filter", "ip_saddr == \"127.0.0.4\""},
          {"start", name}})));
-    const RunResult show = tracectl({"show", name, "--json"});
-    ASSERT_TRUE(show.ok()) << show.describe();
-    std::string hex = nlohmann::json::parse(show.out).value("Id", "");
-    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
-    const std::string path = "/org/tracectl/Tracing1/session/" + hex;
+    const std::string path = sessionPath(tracectl({"show", name, "--json"}));
+    const std::string hex = path.substr(path.rfind('/') + 1);
     const auto properties = [&] {
         const RunResult r = sandbox_->busctl(
             {"--address=" + sandbox_->userBusAddress(), "get-property", "org.tracectl.Tracing1",
@@ -469,12 +501,12 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     EXPECT_EQ(writer.wait(60000), 0);
     EXPECT_EQ(app.wait(60000), 0);
     // The ip provider is loaded again: datagrams sent now are recorded.
-    const RunResult sent =
-        run({"/usr/bin/python3", "-c",
-             "import socket\n"
-             "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-             "s.bind(('127.0.0.4', 0))\n"
-             "for _ in range(3): s.sendto(b'after the restart', ('127.0.0.5', 9))\n"});
+    const RunResult sent = run({"/usr/bin/python3", "-c",
+                                "import socket\n"
+                                "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                                "s.bind(('127.0.0.4', 0))\n"
+                                "for _ in range(3): s.sendto(b'after the restart', "
+                                "('127.0.0.5', 9))\n"});
     EXPECT_TRUE(sent.ok()) << sent.describe();
     const RunResult stop = tracectl({"stop", name});
     EXPECT_TRUE(stop.ok()) << stop.describe();
@@ -483,23 +515,16 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     const nlohmann::json counts = countEvents(out);
     EXPECT_GT(counts["events"].value("sched_process_exit", 0), 0) << counts.dump();
     EXPECT_EQ(counts["events"].value("ip:send", 0), 3) << counts.dump();
-    std::vector<int> sizes;
-    for (const nlohmann::json& e : traceEvents(out, {"syscall_entry_write"}))
-        sizes.push_back(e["fields"]["count"].get<int>());
-    std::sort(sizes.begin(), sizes.end());
-    ASSERT_FALSE(sizes.empty());
-    EXPECT_EQ(std::adjacent_find(sizes.begin(), sizes.end()), sizes.end()) << "a write twice";
-    EXPECT_EQ(sizes.front(), 1);
-    EXPECT_EQ(sizes.back(), kWrites);
-    int gaps = 0, missing = 0;
-    for (std::size_t i = 1; i < sizes.size(); ++i)
-        if (sizes[i] != sizes[i - 1] + 1) {
-            ++gaps;
-            missing += sizes[i] - sizes[i - 1] - 1;
-        }
-    EXPECT_EQ(gaps, 0) << missing << " writes missing";
-    std::cout << "[ measured ] kernel writes: " << sizes.size() << " recorded, " << missing
-              << " missing, in " << gaps << " gap(s)" << std::endl;
+    const NumberedWrites writes = numberedWrites(out);
+    ASSERT_FALSE(writes.numbers.empty());
+    EXPECT_EQ(std::adjacent_find(writes.numbers.begin(), writes.numbers.end()),
+              writes.numbers.end())
+        << "a write twice";
+    EXPECT_EQ(writes.numbers.front(), 1);
+    EXPECT_EQ(writes.numbers.back(), kWrites);
+    EXPECT_EQ(writes.gaps, 0) << writes.missing << " writes missing";
+    std::cout << "[ measured ] kernel writes across the kill: " << writes.numbers.size()
+              << " recorded, " << writes.missing << " missing" << std::endl;
     // The UST side as for any session taken over: each tick at most once,
     // one gap at most.
     const nlohmann::json ticks = seqGaps(out);
@@ -511,6 +536,75 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
     EXPECT_TRUE(eventually([&] { return sessionInstances().count("tracectl-" + hex) == 0; }, 10s))
         << "no instance outlives its session";
+}
+
+// A snapshot session survives the daemon's SIGKILL with its buffers: a
+// snapshot recorded after the restart holds the events from before it,
+// user-space (the previous daemon's buffers, kept by the consumer, as a
+// trace of their own) and kernel (the tracefs instance's buffer, taken
+// over), and those after it.
+TEST_F(Activation, KillNineMidTraceASnapshotSessionKeepsItsBuffers) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const std::string go = sandbox_->dir() + "/go-kill-snapshot";
+    std::filesystem::remove(go);
+    constexpr int kWrites = 3000, kTicks = 3000;
+    ChildProcess writer(numberedWriter(go, kWrites), {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess app({demoApp(), std::to_string(kTicks), "1000", go}, {},
+                     sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(app.pid()));
+    const std::string name = "kill-snapshot";
+    const std::string out = sandbox_->dir() + "/traces/" + name;
+    ASSERT_TRUE((runAll({{"create", name, "--snapshot", "--output", out},
+                         {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
+                         {"add-context", "-u", "-s", name, "-t", "vpid"},
+                         {"enable-event", "-k", "-s", name, "--syscall", "write", "--filter",
+                          "$ctx.tid == " + std::to_string(writer.pid())},
+                         {"start", name}})));
+    const std::string path = sessionPath(tracectl({"show", name, "--json"}));
+    std::ofstream(go).put('\n');
+    std::this_thread::sleep_for(1500ms); // the scenario's timing: the kill mid-trace
+    ASSERT_EQ(::kill(first, SIGKILL), 0);
+    const pid_t second = waitActive(first);
+    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
+    EXPECT_TRUE(eventually(
+        [&] {
+            const RunResult r = sandbox_->busctl({"--address=" + sandbox_->userBusAddress(),
+                                                  "get-property", "org.tracectl.Tracing1", path,
+                                                  "org.tracectl.Tracing1.Session", "State"});
+            return r.ok() && r.out == "s \"active\"\n";
+        },
+        10s));
+    EXPECT_EQ(writer.wait(60000), 0);
+    EXPECT_EQ(app.wait(60000), 0);
+    RunResult snap;
+    EXPECT_TRUE(eventually(
+        [&] {
+            snap = tracectl({"snapshot", "record", "-s", name});
+            return snap.ok() || snap.err.find("is being taken over") == std::string::npos;
+        },
+        30s, 100ms));
+    ASSERT_TRUE(snap.ok()) << snap.describe();
+    std::string folder = snap.out;
+    while (!folder.empty() && folder.back() == '\n')
+        folder.pop_back();
+    // Every tick, from the first: those before the kill in the previous
+    // daemon's buffers, the others in the next daemon's.
+    const nlohmann::json ticks = seqGaps(folder);
+    const std::string vpid = std::to_string(app.pid());
+    ASSERT_TRUE(ticks.contains(vpid)) << ticks.dump();
+    EXPECT_EQ(ticks[vpid]["first"], 0) << "events from before the restart: " << ticks.dump();
+    EXPECT_EQ(ticks[vpid]["last"], kTicks - 1) << ticks.dump();
+    EXPECT_EQ(ticks[vpid]["duplicates"], 0) << ticks.dump();
+    EXPECT_LE(ticks[vpid]["gaps"].size(), 1u) << ticks.dump();
+    const NumberedWrites writes = numberedWrites(folder);
+    ASSERT_FALSE(writes.numbers.empty());
+    EXPECT_EQ(writes.numbers.front(), 1) << "kernel events from before the restart";
+    EXPECT_EQ(writes.numbers.back(), kWrites);
+    EXPECT_EQ(writes.gaps, 0) << writes.missing << " writes missing";
+    const RunResult destroy = tracectl({"destroy", name});
+    EXPECT_TRUE(destroy.ok()) << destroy.describe();
 }
 
 // A network session survives the daemon's SIGKILL: its consumer, taken
@@ -535,11 +629,7 @@ TEST_F(Activation, KillNineMidTraceANetworkSessionGoesOnStreaming) {
                          {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
                          {"add-context", "-u", "-s", name, "-t", "vpid"},
                          {"start", name}})));
-    const RunResult show = tracectl({"show", name, "--json"});
-    ASSERT_TRUE(show.ok()) << show.describe();
-    std::string hex = nlohmann::json::parse(show.out).value("Id", "");
-    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
-    const std::string path = "/org/tracectl/Tracing1/session/" + hex;
+    const std::string path = sessionPath(tracectl({"show", name, "--json"}));
     const auto properties = [&] {
         const RunResult r = sandbox_->busctl(
             {"--address=" + sandbox_->userBusAddress(), "get-property", "org.tracectl.Tracing1",

@@ -11,7 +11,7 @@
 namespace tracectl {
 
 bool survivesRestart(const SessionSnapshot& s) {
-    return !s.snapshotMode && s.liveTimerUs == 0;
+    return s.liveTimerUs == 0;
 }
 
 void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
@@ -82,7 +82,7 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
     t.lastStamp = std::max(std::time(nullptr), t.chunkBegin);
     // A network session's archives go below its folder on the relay.
     t.relayOutputPath = reply.relayOutputPath;
-    if (t.snapshot.relay && t.relayOutputPath.empty()) {
+    if (t.snapshot.relay && !t.snapshot.snapshotMode && t.relayOutputPath.empty()) {
         const std::string why =
             "its consumer " + t.spec.unitName + " does not say where the relay writes the session";
         failSession(t, why, false);
@@ -90,6 +90,15 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
     }
     t.greeted = true;
     watchChunkSize(t);
+    if (t.snapshot.snapshotMode) {
+        // No chunk: the buffers are the content. The consumer kept the
+        // previous daemon's user-space ones (their trace in a folder of its
+        // own in the next snapshots) and closed its kernel ones.
+        log::notice("session '" + t.snapshot.name + "': snapshot consumer " + t.spec.unitName +
+                    " (pid " + std::to_string(reply.pid) +
+                    ") taken over with the previous daemon's buffers");
+        return resumeAfterTakeover(t, active, done);
+    }
     log::notice("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " (pid " +
                 std::to_string(reply.pid) + ") taken over; it drained and closed the " +
                 std::to_string(reply.channelsClosed) + " channel(s) of the previous daemon");
@@ -117,18 +126,21 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
             else
                 log::notice("session '" + live->snapshot.name +
                             "': what it recorded before the restart is in " + path);
-            // The other domains (the kernel's) make their channels in the
-            // new chunk, as the apps do.
-            live->adopting = false;
-            if (!live->failed)
-                for (auto& w : std::exchange(live->whenGreeted, {}))
-                    w(std::nullopt);
-            if (!active || live->failed)
-                return done(live->failed
-                                ? std::optional<Error>(Error(ErrorCode::Failed, live->failure))
-                                : std::nullopt);
-            startApps(*live, done);
+            resumeAfterTakeover(*live, active, done);
         });
+}
+
+void UstTracer::resumeAfterTakeover(Traced& t, bool active, Done done) {
+    // The other domains (the kernel's) make their channels now, in the new
+    // chunk, as the apps do.
+    t.adopting = false;
+    if (!t.failed)
+        for (auto& w : std::exchange(t.whenGreeted, {}))
+            w(std::nullopt);
+    if (!active || t.failed)
+        return done(t.failed ? std::optional<Error>(Error(ErrorCode::Failed, t.failure))
+                             : std::nullopt);
+    startApps(t, done);
 }
 
 } // namespace tracectl

@@ -114,14 +114,14 @@ struct TracerConfig {
 };
 
 /// Whether a restarted daemon can take session `s`'s consumer over
-/// (UstTracer::adopt()): a normal session, local or network, of UST
-/// channels, kernel channels (whose tracefs instances are taken over too:
-/// KernelDomain::resume()) or both. A snapshot session's buffers and a live
-/// session's chunk are not taken over (tracectld(8), RESTARTS).
+/// (UstTracer::adopt()): a normal or snapshot session, local or network, of
+/// UST channels, kernel channels (whose tracefs instances are taken over
+/// too: KernelDomain::resume()) or both. A live session's chunk is not
+/// taken over (tracectld(8), RESTARTS).
 bool survivesRestart(const SessionSnapshot& s);
 /// Why a session of whom survivesRestart() does not hold comes back in error.
 inline constexpr std::string_view kNotTakenOver =
-    "a snapshot or live session's consumer is not taken over";
+    "a live session's consumer is not taken over";
 
 /// "12 MiB" (rounded up), for messages.
 std::string mebibytes(uint64_t bytes);
@@ -559,6 +559,9 @@ private:
     /// adopt(): the consumer answered Adopt with `reply`; its chunk is
     /// archived, then the apps join if `active`.
     void adopted(Traced& t, const consumer_protocol::AdoptReply& reply, bool active, Done done);
+    /// The end of a takeover (adopted()): the domains waiting for the
+    /// consumer go on, then the apps join if `active`.
+    void resumeAfterTakeover(Traced& t, bool active, Done done);
     /// Stops `t`'s consumer unit if it runs, and lets it go if it failed
     /// (asynchronously; nobody waits).
     void stopConsumerUnit(Traced& t);
