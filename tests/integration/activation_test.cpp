@@ -667,6 +667,90 @@ TEST_F(Activation, KillNineMidTraceANetworkSessionGoesOnStreaming) {
     std::filesystem::remove_all(relayOut, ec);
 }
 
+// A live session survives the daemon's SIGKILL with its lttng-live viewer
+// attached: the consumer streams on into the same relay chunk, the next
+// daemon's traces beside the previous one's; the viewer shows the ticks
+// from before the kill and after it, and ends once the session is
+// destroyed. The relay's output holds each tick at most once, one gap at most.
+TEST_F(Activation, KillNineMidTraceALiveSessionKeepsItsViewer) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    const pid_t first = waitActive();
+    ASSERT_NE(first, 0);
+    const std::string relayOut = makeNobodyFolder("tracectl-activation-live");
+    RelayDaemon relay(relayOut + "/out");
+    const std::string go = sandbox_->dir() + "/go-kill-live";
+    std::filesystem::remove(go);
+    constexpr int kTicks = 3000;
+    ChildProcess app({demoApp(), std::to_string(kTicks), "1000", go}, {},
+                     sandbox_->dir() + "/log/apps.log");
+    ASSERT_TRUE(waitRegistered(app.pid()));
+    const std::string name = "kill-live";
+    ASSERT_TRUE((runAll({{"create", name, "--live=200000", "--set-url", relay.url()},
+                         {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
+                         {"add-context", "-u", "-s", name, "-t", "vpid"},
+                         {"start", name}})));
+    const std::string path = sessionPath(tracectl({"show", name, "--json"}));
+    LineReader viewer({"babeltrace2", "--input-format=lttng-live", relay.liveUrl(name),
+                       "--params=session-not-found-action=\"end\""},
+                      sandbox_->dir() + "/log/live-viewer.log");
+    const std::string listUrl = "net://127.0.0.1:" + std::to_string(relay.livePort());
+    ASSERT_TRUE(eventually(
+        [&] {
+            const std::string listing =
+                run({"babeltrace2", "--input-format=lttng-live", listUrl}).out;
+            return listing.find("/" + name + " (") != std::string::npos &&
+                   listing.find("1 client(s) connected") != std::string::npos;
+        },
+        15s, 100ms))
+        << "the viewer did not attach";
+    std::ofstream(go).put('\n');
+    std::this_thread::sleep_for(1500ms); // the scenario's timing: the kill mid-trace
+    ASSERT_EQ(::kill(first, SIGKILL), 0);
+    const pid_t second = waitActive(first);
+    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
+    EXPECT_TRUE(eventually(
+        [&] {
+            const RunResult r = sandbox_->busctl({"--address=" + sandbox_->userBusAddress(),
+                                                  "get-property", "org.tracectl.Tracing1", path,
+                                                  "org.tracectl.Tracing1.Session", "State"});
+            return r.ok() && r.out == "s \"active\"\n";
+        },
+        10s));
+    EXPECT_EQ(app.wait(60000), 0);
+    const auto viewerSaw = [&](int seq) {
+        const std::string wanted = "seq = " + std::to_string(seq) + ",";
+        for (const auto& line : viewer.lines())
+            if (line.text.find("tracectl_demo:tick") != std::string::npos &&
+                line.text.find(wanted) != std::string::npos)
+                return true;
+        return false;
+    };
+    EXPECT_TRUE(eventually([&] { return viewerSaw(kTicks - 1); }, 20s))
+        << "the viewer never showed the last tick, emitted after the restart: "
+        << viewer.lines().size() << " lines";
+    EXPECT_TRUE(viewerSaw(0)) << "nor the first, before the kill";
+    RunResult stop;
+    EXPECT_TRUE(eventually(
+        [&] {
+            stop = tracectl({"stop", name});
+            return stop.ok() || stop.err.find("is being taken over") == std::string::npos;
+        },
+        30s, 100ms));
+    EXPECT_TRUE(stop.ok()) << stop.describe();
+    const RunResult destroy = tracectl({"destroy", name});
+    EXPECT_TRUE(destroy.ok()) << destroy.describe();
+    EXPECT_EQ(viewer.wait(15s), 0) << "the viewer did not end once the session was destroyed";
+    const nlohmann::json ticks = seqGaps(relay.sessionDir(name));
+    const std::string vpid = std::to_string(app.pid());
+    ASSERT_TRUE(ticks.contains(vpid)) << ticks.dump();
+    EXPECT_EQ(ticks[vpid]["first"], 0) << ticks.dump();
+    EXPECT_EQ(ticks[vpid]["last"], kTicks - 1) << ticks.dump();
+    EXPECT_EQ(ticks[vpid]["duplicates"], 0) << ticks.dump();
+    EXPECT_LE(ticks[vpid]["gaps"].size(), 1u) << ticks.dump();
+    std::error_code ec;
+    std::filesystem::remove_all(relayOut, ec);
+}
+
 TEST_F(Activation, AStoppedSessionComesBackStoppedAndStartsAgain) {
     ASSERT_TRUE(userBusCall("ListSessions").ok());
     const pid_t first = waitActive();

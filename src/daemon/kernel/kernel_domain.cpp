@@ -413,7 +413,7 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                 cp::CreateKernelChannel meta;
                 meta.key = on->metadataKey = newKey();
                 meta.kind = cp::ChannelKind::Metadata;
-                meta.outputDir = "kernel";
+                meta.outputDir = "kernel" + consumers_.traceDirSuffixOf(id);
                 meta.name = "metadata";
                 meta.packetSize = 4096;
                 meta.traceUuid = uuid;
@@ -424,7 +424,7 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     cp::CreateKernelChannel data;
                     data.key = newKey();
                     data.kind = cp::ChannelKind::Data;
-                    data.outputDir = "kernel";
+                    data.outputDir = "kernel" + consumers_.traceDirSuffixOf(id);
                     data.name = c.name;
                     data.packetSize = c.packetSize;
                     data.streamId = c.streamId;

@@ -148,9 +148,8 @@ private:
     /// Brings back every session store_ holds (state_restore.cpp): each
     /// with its id (so its D-Bus path), name, owner, configuration and
     /// rules. One that was created comes back created. One that had started
-    /// and survivesRestart() comes back active or stopped, as it was, and
-    /// its consumer (fdStore_) is taken over (Session::resume()); if that
-    /// fails, or the session cannot survive a restart, it is in state
+    /// comes back active or stopped, as it was, and its consumer (fdStore_)
+    /// is taken over (Session::resume()); if that fails, it is in state
     /// error, with the reason. A document refused (store_, or an output folder its owner
     /// may not write: the check CreateSession makes) is logged and set aside.
     void restoreSessions();

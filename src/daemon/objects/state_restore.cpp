@@ -76,11 +76,9 @@ void ManagerObject::restoreSessions() {
             restored.allUsers = false;
             Session& session = registry_.restore(record.id, c, record.created);
             session.restore(std::move(restored));
-            const bool survives = survivesRestart(session.snapshot());
-            const bool resumable = ran && survives && kept;
+            const bool resumable = ran && kept;
             const std::string whyNot =
-                !ran        ? "its Start had not completed"
-                : !survives ? std::string(kNotTakenOver)
+                !ran ? "its Start had not completed"
                 : fdStore_ == nullptr || !fdStore_->enabled()
                     ? "tracectld runs without a service manager's fd store to keep its "
                       "connection in"

@@ -34,6 +34,9 @@ public:
     /// `idHex` describes its clock with (measured once, at its first
     /// start), or nullopt if the session is not known.
     virtual std::optional<int64_t> clockOffsetOf(const std::string& idHex) = 0;
+    /// What session `idHex`'s trace folders get after their name
+    /// (restartSuffix(): a live session a restarted daemon took over), or "".
+    virtual std::string traceDirSuffixOf(const std::string& idHex) = 0;
     /// Consumer channel keys from `kForeignKeyBase` on belong to other
     /// domains: their figures go to `handler` (told on the loop).
     using FiguresHandler =

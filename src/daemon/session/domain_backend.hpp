@@ -46,9 +46,8 @@ public:
     /// A restarted daemon takes session `session` over where the previous
     /// daemon left it (`active`: it was recording; else stopped after a
     /// start): what that daemon made is taken over, or why not (Failed).
-    /// Only sessions of whom survivesRestart() holds are resumed; a domain
-    /// in which such a session has nothing answers nullopt at once (the
-    /// default).
+    /// A domain in which the session has nothing answers nullopt at once
+    /// (the default).
     virtual void resume(SessionSnapshot session, bool active, Done done) {
         (void)session;
         (void)active;

@@ -52,4 +52,8 @@ std::string chunkDir(std::time_t begin, std::uint64_t index) {
     return chunkStamp(begin) + "-" + std::to_string(index);
 }
 
+std::string restartSuffix(std::time_t takeover) {
+    return "-restart-" + chunkStamp(takeover);
+}
+
 } // namespace tracectl

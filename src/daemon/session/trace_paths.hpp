@@ -32,4 +32,11 @@ std::string archiveDir(std::time_t begin, std::time_t end, std::uint64_t index);
 /// 0 is the output folder itself): "<begin>-<index>".
 std::string chunkDir(std::time_t begin, std::uint64_t index);
 
+/// What a live session's trace folders get after a restarted daemon took
+/// it over at `takeover` (seconds since the Epoch): it streams on into the
+/// same relay chunk (a live session never switches chunks under its
+/// viewers), so the next daemon's traces go beside the previous one's,
+/// "<folder>-restart-<chunkStamp(takeover)>".
+std::string restartSuffix(std::time_t takeover);
+
 } // namespace tracectl

@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "metadata/clock_source.hpp"
 #include "restart/consumer_fd_store.hpp"
+#include "session/trace_paths.hpp"
 #include "ust_tracer.hpp"
 
 #include <algorithm>
@@ -10,20 +11,14 @@
 
 namespace tracectl {
 
-bool survivesRestart(const SessionSnapshot& s) {
-    return s.liveTimerUs == 0;
-}
-
 void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
     UniqueFd connection = config_.fdStore != nullptr ? config_.fdStore->take(s.idHex) : UniqueFd{};
     if (!connection)
         return done(Error(ErrorCode::Failed, "no connection to its consumer was kept in "
                                              "systemd's fd store"));
-    if (!survivesRestart(s) || sessions_.count(s.idHex) != 0) {
+    if (sessions_.count(s.idHex) != 0) {
         config_.fdStore->forget(s.idHex);
-        return done(Error(ErrorCode::Failed, sessions_.count(s.idHex) != 0
-                                                 ? "the session is known already"
-                                                 : std::string(kNotTakenOver)));
+        return done(Error(ErrorCode::Failed, "the session is known already"));
     }
     auto t = std::make_unique<Traced>();
     t->serial = nextSerial_++;
@@ -90,6 +85,16 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
     }
     t.greeted = true;
     watchChunkSize(t);
+    if (t.snapshot.liveTimerUs != 0) {
+        // A live session streams on into the same relay chunk: its viewers
+        // would see a chunk switch as lost packets. The next daemon's traces
+        // go beside the previous one's (restartSuffix()).
+        t.traceDirSuffix = restartSuffix(std::time(nullptr));
+        log::notice("session '" + t.snapshot.name + "': live consumer " + t.spec.unitName +
+                    " (pid " + std::to_string(reply.pid) + ") taken over; its next traces go to " +
+                    "folders ending in " + t.traceDirSuffix);
+        return resumeAfterTakeover(t, active, done);
+    }
     if (t.snapshot.snapshotMode) {
         // No chunk: the buffers are the content. The consumer kept the
         // previous daemon's user-space ones (their trace in a folder of its

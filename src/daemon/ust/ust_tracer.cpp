@@ -176,7 +176,7 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     const SessionRef ref = refOf(t);
     // Kept where a restarted daemon finds it (before the connection takes
     // the fd; systemd gets its own copy).
-    if (config_.fdStore != nullptr && survivesRestart(t.snapshot))
+    if (config_.fdStore != nullptr)
         t.storedFd = config_.fdStore->keep(t.snapshot.idHex, ours.get());
     makeConnection(t, std::move(ours));
     t.chunkBegin = t.lastStamp = std::time(nullptr);
@@ -245,6 +245,11 @@ ConsumerConnection* UstTracer::consumerOf(const std::string& idHex) {
         !it->second->consumer || !it->second->consumer->usable())
         return nullptr;
     return it->second->consumer.get();
+}
+
+std::string UstTracer::traceDirSuffixOf(const std::string& idHex) {
+    const auto it = sessions_.find(idHex);
+    return it == sessions_.end() ? std::string() : it->second->traceDirSuffix;
 }
 
 std::optional<int64_t> UstTracer::clockOffsetOf(const std::string& idHex) {

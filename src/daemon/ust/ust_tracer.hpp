@@ -107,21 +107,10 @@ struct TracerConfig {
     /// MemoryMax= of every consumer unit, bytes (0: none). Sessions whose
     /// ring buffers would need more are refused at Start.
     uint64_t consumerMemoryMax = 0;
-    /// Where the consumer connections of sessions that can survive a
-    /// restart are kept, and found again (nullptr: nowhere). Outlives the
-    /// tracer.
+    /// Where the sessions' consumer connections are kept across a restart,
+    /// and found again (nullptr: nowhere). Outlives the tracer.
     ConsumerFdStore* fdStore = nullptr;
 };
-
-/// Whether a restarted daemon can take session `s`'s consumer over
-/// (UstTracer::adopt()): a normal or snapshot session, local or network, of
-/// UST channels, kernel channels (whose tracefs instances are taken over
-/// too: KernelDomain::resume()) or both. A live session's chunk is not
-/// taken over (tracectld(8), RESTARTS).
-bool survivesRestart(const SessionSnapshot& s);
-/// Why a session of whom survivesRestart() does not hold comes back in error.
-inline constexpr std::string_view kNotTakenOver =
-    "a live session's consumer is not taken over";
 
 /// "12 MiB" (rounded up), for messages.
 std::string mebibytes(uint64_t bytes);
@@ -204,12 +193,16 @@ public:
     /// `done` gets WrongState (consumer gone, output folder replaced) or
     /// Failed (the consumer could not be started or refused).
     void start(const SessionSnapshot& s, Done done);
-    /// A restarted daemon takes over session `s` (survivesRestart()), whose
+    /// A restarted daemon takes over session `s` (of any kind), whose
     /// consumer a previous daemon started and kept in the fd store: the
     /// consumer drains and closes every channel the previous daemon made
     /// into its current trace chunk, which is then archived as a rotation
     /// does (archives/<begin>-<end>-<index>: its metadata was that
-    /// daemon's); new buffers are made in the next chunk. `active`: the
+    /// daemon's; on the relay for a network session); new buffers are made
+    /// in the next chunk. A live session streams on in its chunk, the next
+    /// traces in folders of their own (restartSuffix()); a snapshot
+    /// session's consumer keeps the previous daemon's user-space buffers
+    /// for the next snapshots (a folder of their own). `active`: the
     /// session was recording, and its apps join now, as at start(); else at
     /// the next start(). `done`: nullopt, or why not (Failed: no connection
     /// was kept, the consumer is gone, refused or did not answer); the
@@ -311,6 +304,7 @@ public:
                            std::function<void(std::optional<Error>)> ready) override;
     ConsumerConnection* consumerOf(const std::string& idHex) override;
     std::optional<int64_t> clockOffsetOf(const std::string& idHex) override;
+    std::string traceDirSuffixOf(const std::string& idHex) override;
     void onForeignStatistics(FiguresHandler handler) override {
         onForeignStatistics_ = std::move(handler);
     }
@@ -377,6 +371,9 @@ private:
         /// adopt(): until the previous daemon's chunk is archived, other
         /// domains wait (whenConsumerReady()): their channels go to the next.
         bool adopting = false;
+        /// A live session taken over: what its trace folders get after
+        /// their name (restartSuffix()); "" otherwise.
+        std::string traceDirSuffix;
         /// Its connection is in config_.fdStore (forgotten when let go).
         bool storedFd = false;
         /// A network session's relay session, made before its consumer

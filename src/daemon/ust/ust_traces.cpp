@@ -146,9 +146,10 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
     trace.uid = app.info.uid;
     trace.bitness = app.info.bitness;
     const auto registered = std::chrono::system_clock::to_time_t(app.info.registeredAt);
-    trace.dir = perPid ? perPidTraceDir(app.info.name, app.info.pid, registered)
-                       : "ust/uid/" + std::to_string(app.info.uid) + "/" +
-                             std::to_string(app.info.bitness) + "-bit";
+    trace.dir = (perPid ? perPidTraceDir(app.info.name, app.info.pid, registered)
+                        : "ust/uid/" + std::to_string(app.info.uid) + "/" +
+                              std::to_string(app.info.bitness) + "-bit") +
+                t.traceDirSuffix;
     metadata::TraceInfo info;
     info.uuid = randomUuid();
     info.abi = abiOf(app);
