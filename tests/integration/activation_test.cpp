@@ -443,6 +443,16 @@ NumberedWrites numberedWrites(const std::string& dir) {
     return w;
 }
 
+/// Prints what `gaps` (seqGaps()'s entry of one app) says was lost, for
+/// bench/restart_loss.
+void measureTicksLost(const std::string& what, const nlohmann::json& gaps) {
+    long missing = 0;
+    for (const auto& gap : gaps["gaps"])
+        missing += gap["missing"].get<long>();
+    std::cout << "[ measured ] " << what << ": " << gaps["count"].get<long>() << " ticks recorded, "
+              << missing << " missing" << std::endl;
+}
+
 /// The D-Bus object path of session `name` (tracectl show --json's Id).
 std::string sessionPath(const RunResult& show) {
     std::string hex = nlohmann::json::parse(show.out).value("Id", "");
@@ -598,6 +608,7 @@ TEST_F(Activation, KillNineMidTraceASnapshotSessionKeepsItsBuffers) {
     EXPECT_EQ(ticks[vpid]["last"], kTicks - 1) << ticks.dump();
     EXPECT_EQ(ticks[vpid]["duplicates"], 0) << ticks.dump();
     EXPECT_LE(ticks[vpid]["gaps"].size(), 1u) << ticks.dump();
+    measureTicksLost(name + " (ticks across the kill)", ticks[vpid]);
     const NumberedWrites writes = numberedWrites(folder);
     ASSERT_FALSE(writes.numbers.empty());
     EXPECT_EQ(writes.numbers.front(), 1) << "kernel events from before the restart";
@@ -661,6 +672,7 @@ TEST_F(Activation, KillNineMidTraceANetworkSessionGoesOnStreaming) {
     EXPECT_EQ(g["last"], kTicks - 1) << g.dump();
     EXPECT_EQ(g["duplicates"], 0) << g.dump();
     EXPECT_LE(g["gaps"].size(), 1u) << g.dump();
+    measureTicksLost(name + " (ticks across the kill)", g);
     const RunResult destroy = tracectl({"destroy", name});
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
     std::error_code ec;
@@ -747,6 +759,7 @@ TEST_F(Activation, KillNineMidTraceALiveSessionKeepsItsViewer) {
     EXPECT_EQ(ticks[vpid]["last"], kTicks - 1) << ticks.dump();
     EXPECT_EQ(ticks[vpid]["duplicates"], 0) << ticks.dump();
     EXPECT_LE(ticks[vpid]["gaps"].size(), 1u) << ticks.dump();
+    measureTicksLost(name + " (ticks across the kill)", ticks[vpid]);
     std::error_code ec;
     std::filesystem::remove_all(relayOut, ec);
 }

@@ -121,18 +121,24 @@ public:
     }
 
     /// One request and its reply, which must carry the request's id (a
-    /// CreateChannel goes with a fresh objects socket: objects() then).
-    cp::Message call(const cp::Message& request) {
+    /// CreateChannel goes with a fresh objects socket: objects() then; a
+    /// `passed` fd, if given, goes after the frame on one byte, as
+    /// RecordSnapshot's folder does).
+    cp::Message call(const cp::Message& request, int passed = -1) {
         const std::uint32_t id = nextId_++;
         cp::writeMessage(sock(), request, id);
+        UniqueFd theirs;
         if (std::holds_alternative<cp::CreateChannel>(request)) {
             int sv[2];
             if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
                 throw std::system_error(errno, std::generic_category(), "socketpair");
             objects_.reset(sv[0]);
-            UniqueFd theirs(sv[1]);
+            theirs.reset(sv[1]);
+            passed = theirs.get();
+        }
+        if (passed >= 0) {
             const std::byte marker{0};
-            const int fds[1] = {theirs.get()};
+            const int fds[1] = {passed};
             tracectl::sendWithFds(sock(), std::span<const std::byte>(&marker, 1), fds);
         }
         std::optional<cp::Frame> reply = cp::readFrame(sock());
@@ -815,10 +821,35 @@ TEST_F(ConsumerTest, ATakeoverBeforeAnyMetadataLeavesNoEmptyMetadataFile) {
     EXPECT_EQ(c.waitExit(), 0);
 }
 
-TEST_F(ConsumerTest, ASnapshotSessionsConsumerIsNotTakenOver) {
+// A snapshot session's consumer taken over keeps its buffers: the next
+// snapshots write the previous daemon's trace, with its metadata, in a
+// folder of its own beside the one the next daemon's channels take.
+TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNextSnapshots) {
     ConsumerProcess c(dir_, nullptr, false, "--snapshot");
     hello(c);
-    EXPECT_EQ(expectError(c.call(cp::Adopt{cp::kVersion, "next"})), cp::ErrorKind::InvalidArgument);
+    const auto uuid = randomUuid();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    cp::CreateChannel overwriting = dataChannel(5, uuid);
+    overwriting.overwrite = true; // a snapshot session's data channels
+    Buffers data = createAndReceive(c, overwriting, static_cast<std::uint32_t>(nr));
+    const std::string tsdl = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl}), cp::Message(cp::Ok{}));
+    cp::Message answer = c.call(cp::Adopt{cp::kVersion, "next"});
+    const auto* adopted = std::get_if<cp::AdoptReply>(&answer);
+    ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
+    EXPECT_EQ(adopted->channelsClosed, 0u) << "every user-space buffer is kept";
+    EXPECT_GT(adopted->nextKey, 5u);
+    const fs::path snapshot = dir_ / "snapshot-after";
+    fs::create_directories(snapshot);
+    UniqueFd folder(open(snapshot.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(folder);
+    EXPECT_EQ(c.call(cp::RecordSnapshot{1, 0}, folder.get()), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::SnapshotMetadata{1}), cp::Message(cp::Ok{}));
+    const fs::path kept = snapshot / (std::string(kChannelDir) + "-before-restart-1");
+    EXPECT_TRUE(fs::exists(kept / "metadata")) << kept;
+    EXPECT_FALSE(fs::exists(snapshot / kChannelDir / "metadata"))
+        << "the folder is the next daemon's";
     EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.waitExit(), 0);
 }
