@@ -1,5 +1,6 @@
 #include "kernel/kernel_domain.hpp"
 
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "ip_event_fields.hpp"
 #include "kernel/session_instances.hpp"
@@ -7,7 +8,6 @@
 #include "kernel/tracepoint_catalog.hpp"
 #include "metadata/trace_info.hpp"
 #include "recording/consumer_connection.hpp"
-#include "ust/join.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -318,7 +318,7 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                 }
                 std::array<std::uint8_t, 16> uuid{};
                 std::copy(on->uuid.begin(), on->uuid.end(), uuid.begin());
-                auto join = Join::make([this, id, serial, done](std::optional<Error> failed) {
+                Join join([this, id, serial, done](std::optional<Error> failed) {
                     Traced* made = find(id, serial);
                     if (made == nullptr)
                         return done(
@@ -337,8 +337,8 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                 meta.name = "metadata";
                 meta.packetSize = 4096;
                 meta.traceUuid = uuid;
-                consumer->createKernelChannel(meta, {}, join->add());
-                consumer->pushMetadata(on->metadataKey, 0, prepared->tsdl, join->add());
+                consumer->createKernelChannel(meta, {}, join.add());
+                consumer->pushMetadata(on->metadataKey, 0, prepared->tsdl, join.add());
                 on->pushedTsdl = prepared->tsdl;
                 for (kernel::PreparedChannel& c : prepared->channels) {
                     cp::CreateKernelChannel data;
@@ -361,14 +361,14 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     on->channels.emplace_back(data.key, c.name);
                     // The conversions first: no record is read before it
                     // can be converted (tracing is still off anyway).
-                    consumer->createKernelChannel(data, std::move(c.fds), join->add());
-                    consumer->declareKernelEvents({data.key, c.conversions}, join->add());
+                    consumer->createKernelChannel(data, std::move(c.fds), join.add());
+                    consumer->declareKernelEvents({data.key, c.conversions}, join.add());
                     if (c.ip)
                         consumer->attachIpProbes({data.key, c.ip->ids.sendId, c.ip->ids.receiveId},
                                                  std::move(c.ip->ring), std::move(c.ip->counters),
-                                                 join->add());
+                                                 join.add());
                 }
-                join->seal();
+                join.seal();
             });
         });
 }
@@ -401,21 +401,20 @@ void KernelDomain::stop(std::string idHex, Done done) {
             }
             // Everything recorded before tracing went off, on disk. A Stop
             // that fails leaves the session active: tracing goes on again.
-            auto join =
-                Join::make([this, idHex, serial, done, finished](std::optional<Error> failed) {
-                    Traced* now = failed ? find(idHex, serial) : nullptr;
-                    if (now == nullptr) {
-                        done(failed);
-                        return finished();
-                    }
-                    setTracing(*now, true, [done, finished, failed](std::optional<Error>) {
-                        done(failed);
-                        finished();
-                    });
+            Join join([this, idHex, serial, done, finished](std::optional<Error> failed) {
+                Traced* now = failed ? find(idHex, serial) : nullptr;
+                if (now == nullptr) {
+                    done(failed);
+                    return finished();
+                }
+                setTracing(*now, true, [done, finished, failed](std::optional<Error>) {
+                    done(failed);
+                    finished();
                 });
+            });
             for (const auto& [key, name] : on->channels)
-                consumer->flushChannel(key, join->add());
-            join->seal();
+                consumer->flushChannel(key, join.add());
+            join.seal();
         });
     });
 }
@@ -450,16 +449,16 @@ void KernelDomain::destroy(std::string idHex, Done done) {
         // called first): the consumer reads each buffer to its end and
         // closes the fds, so that the instances can go (remove() turns
         // tracing off first).
-        auto join = Join::make([end](std::optional<Error> e) {
+        Join join([end](std::optional<Error> e) {
             if (e)
                 log::warning(std::string("closing the kernel channels: ") + e->what());
             end();
         });
         for (const auto& [key, name] : live->channels)
-            consumer->destroyChannel(key, join->add());
-        consumer->destroyChannel(live->metadataKey, join->add());
+            consumer->destroyChannel(key, join.add());
+        consumer->destroyChannel(live->metadataKey, join.add());
         live->made = false;
-        join->seal();
+        join.seal();
     });
 }
 
@@ -564,14 +563,14 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                 if (consumer == nullptr || !on->made)
                     return enable(std::nullopt);
                 // The consumer learns the new events before they record.
-                auto join = Join::make(enable);
+                Join join(enable);
                 for (const auto& [index, conversions] : added->conversions)
                     consumer->declareKernelEvents({on->channels.at(index).first, conversions},
-                                                  join->add());
+                                                  join.add());
                 for (auto& [index, ip] : added->ipAttached)
                     consumer->attachIpProbes(
                         {on->channels.at(index).first, ip.ids.sendId, ip.ids.receiveId},
-                        std::move(ip.ring), std::move(ip.counters), join->add());
+                        std::move(ip.ring), std::move(ip.counters), join.add());
                 // The metadata only grows (kernel_metadata.hpp): what is new
                 // follows what was pushed. Recorded as pushed once the
                 // consumer took it.
@@ -579,10 +578,10 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                     added->tsdl.size() >= on->pushedTsdl.size() &&
                     added->tsdl.compare(0, on->pushedTsdl.size(), on->pushedTsdl) == 0;
                 if (!grows) {
-                    join->add()(Error(ErrorCode::Failed,
-                                      "the kernel metadata would change what it said already"));
+                    join.add()(Error(ErrorCode::Failed,
+                                     "the kernel metadata would change what it said already"));
                 } else if (added->tsdl.size() > on->pushedTsdl.size()) {
-                    auto pushed = join->add();
+                    auto pushed = join.add();
                     consumer->pushMetadata(on->metadataKey, on->pushedTsdl.size(),
                                            added->tsdl.substr(on->pushedTsdl.size()),
                                            [this, idHex, serial, tsdl = added->tsdl,
@@ -593,7 +592,7 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                                                pushed(failed);
                                            });
                 }
-                join->seal();
+                join.seal();
             });
     });
 }

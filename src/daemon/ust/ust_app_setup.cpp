@@ -4,7 +4,6 @@
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "session/context_type.hpp"
 #include "ust_tracer.hpp"
 

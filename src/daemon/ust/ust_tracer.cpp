@@ -3,8 +3,8 @@
 
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "metadata/clock_source.hpp"
 #include "restart/consumer_fd_store.hpp"
 #include "ust/output_folder.hpp"
@@ -471,7 +471,7 @@ void UstTracer::startApps(Traced& t, Done done) {
     // Every app joins (its buffers made first, if they do not exist yet);
     // once all have, they all start, so none begins long before another.
     const SessionRef ref = refOf(t);
-    auto joined = Join::make([this, ref, done](std::optional<Error> refused) {
+    Join joined([this, ref, done](std::optional<Error> refused) {
         Traced* live = find(ref);
         if (live == nullptr)
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
@@ -495,7 +495,7 @@ void UstTracer::startApps(Traced& t, Done done) {
         // Active from now: apps whose set-up ends meanwhile start too.
         live->active = true;
         armSchedule(*live);
-        auto started = Join::make([this, ref, done](std::optional<Error>) {
+        Join started([this, ref, done](std::optional<Error>) {
             if (Traced* on = find(ref); on != nullptr && on->active && !on->failed)
                 for (auto& [key, trace] : on->traces)
                     pushMetadata(*on, *trace);
@@ -503,29 +503,29 @@ void UstTracer::startApps(Traced& t, Done done) {
         });
         for (auto& [pid, a] : live->apps)
             if (mayTrace(*live, *a.app)) // untracked apps stay stopped
-                startInApp(*live, a, started->add());
-        started->seal();
+                startInApp(*live, a, started.add());
+        started.seal();
     });
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
             continue;
         // An app's own failure is logged by join(), and the session starts;
         // its consumer's (no buffers) fails the Start.
-        join(t, app, joined->add());
+        join(t, app, joined.add());
     }
-    joined->seal();
+    joined.seal();
 }
 
 void UstTracer::flushAll(Traced& t, Done done) {
     declareOrphanChannels(t);
-    auto flushed = Join::make(std::move(done));
+    Join flushed(std::move(done));
     for (auto& [key, trace] : t.traces) {
-        pushMetadata(t, *trace, flushed->add());
+        pushMetadata(t, *trace, flushed.add());
         for (auto& ch : trace->channels)
-            t.consumer->flushChannel(ch.objects.key, flushed->add());
-        t.consumer->flushChannel(trace->metadata.key, flushed->add());
+            t.consumer->flushChannel(ch.objects.key, flushed.add());
+        t.consumer->flushChannel(trace->metadata.key, flushed.add());
     }
-    flushed->seal();
+    flushed.seal();
 }
 
 void UstTracer::stop(const std::string& idHex, Done done) {
@@ -693,7 +693,7 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
         for (auto& [pid, a] : live->apps)
             eraseRoutes(pid, a);
         live->apps.clear(); // our copies of the app-side objects
-        auto closed = Join::make([this, ref, done](std::optional<Error> e) {
+        Join closed([this, ref, done](std::optional<Error> e) {
             Traced* gone = find(ref);
             if (gone == nullptr)
                 return done(std::nullopt);
@@ -714,10 +714,10 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
             done(std::move(lost));
         });
         for (auto& [key, trace] : live->traces)
-            closeInConsumer(*live, *trace, closed->add());
+            closeInConsumer(*live, *trace, closed.add());
         // Shutdown drains and closes the rest (exited apps' snapshot buffers).
-        live->consumer->shutdown(closed->add());
-        closed->seal();
+        live->consumer->shutdown(closed.add());
+        closed.seal();
     };
     // Apps being set up are let go (their jobs' results find nothing);
     // the others stop writing first.

@@ -656,7 +656,7 @@ private:
     /// has gets its event (made once), each event and channel enabled or
     /// disabled as its rule or channel is; jobs on its strand, each with a
     /// step of `join` (if given).
-    void syncApp(Traced& t, AppInSession& a, const std::shared_ptr<Join>& join);
+    void syncApp(Traced& t, AppInSession& a, Join* join);
     /// enable/disable of `object` (filled by an earlier job of the strand)
     /// or of handle `handle` (if `object` is null) in `a`, on its strand.
     void toggleInApp(Traced& t, AppInSession& a, std::shared_ptr<UstObject> object, int handle,

@@ -2,8 +2,8 @@
 // and bitness): made on first use by the consumer, their metadata pushed as
 // it grows, closed once no app writes to them any more.
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "metadata/clock_source.hpp"
 #include "metadata/record_layout_compiler.hpp"
 #include "session/trace_paths.hpp"
@@ -205,7 +205,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
 
     trace.metadata.key = meta.key;
     const SessionRef ref = refOf(t);
-    auto created = Join::make([this, ref, key, building](std::optional<Error> e) {
+    Join created([this, ref, key, building](std::optional<Error> e) {
         Traced* live = find(ref);
         if (live == nullptr)
             return; // its waiters went with it (forget())
@@ -244,13 +244,13 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
             creationsOver(*still);
     });
     t.consumer->createChannel(
-        meta, [building, step = created->add()](std::optional<Error> e, ConsumerChannel ch) {
+        meta, [building, step = created.add()](std::optional<Error> e, ConsumerChannel ch) {
             if (!e)
                 (*building)->metadata = std::move(ch);
             step(std::move(e));
         });
     for (std::size_t i = 0; i < requests.size(); ++i)
-        t.consumer->createChannel(requests[i], [building, i, step = created->add()](
+        t.consumer->createChannel(requests[i], [building, i, step = created.add()](
                                                    std::optional<Error> e, ConsumerChannel ch) {
             if (!e)
                 (*building)->channels[i].objects = std::move(ch);
@@ -258,8 +258,8 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         });
     // The trace's metadata so far goes right behind its channels, ahead of
     // any later request (a Rotate): no chunk holds its folder without it.
-    pushMetadata(t, trace, created->add());
-    created->seal();
+    pushMetadata(t, trace, created.add());
+    created.seal();
 }
 
 std::vector<cp::DeclareLayouts> UstTracer::takeLayoutsLocked(const Traced& t, Trace& trace) {
@@ -373,19 +373,19 @@ void UstTracer::closeInConsumer(Traced& t, Trace& trace, Done done) {
     // Final: no app registers a channel of this trace any more, and the
     // consumer writes each stream's last (maybe empty) packet now.
     declareUnregisteredChannels(t, trace);
-    auto closed = Join::make(std::move(done));
-    pushMetadata(t, trace, closed->add());
+    Join closed(std::move(done));
+    pushMetadata(t, trace, closed.add());
     for (auto& ch : trace.channels) {
         const uint64_t key = ch.objects.key;
         ch.objects = ConsumerChannel{key, nullptr, {}};
         t.closedKeys.push_back(key);
-        t.consumer->destroyChannel(key, closed->add());
+        t.consumer->destroyChannel(key, closed.add());
     }
     trace.metadata.channel.reset();
     trace.metadata.streams.clear();
     t.closedKeys.push_back(trace.metadata.key);
-    t.consumer->destroyChannel(trace.metadata.key, closed->add());
-    closed->seal();
+    t.consumer->destroyChannel(trace.metadata.key, closed.add());
+    closed.seal();
 }
 
 void UstTracer::abandonSetUp(Traced& t, const UstApp& app) {
