@@ -29,7 +29,7 @@ namespace tracectl {
 
 class ConsumerFdStore;
 
-class LoadGather; // manager_load.cpp
+class Join;
 
 class ManagerObject final {
 public:
@@ -118,7 +118,7 @@ private:
     void loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool allUsers, LoadDone done);
     /// loadPlans()' steps, back on the loop.
     void createLoaded(const std::shared_ptr<LoadRun>& run);
-    void configureLoaded(Session& s, const LoadPlan& p, bool allUsers, LoadGather& gather);
+    void configureLoaded(Session& s, const LoadPlan& p, bool allUsers, const Join& gather);
     void startLoaded(const std::shared_ptr<LoadRun>& run);
     void rollBack(const LoadRun& run);
 
