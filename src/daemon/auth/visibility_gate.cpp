@@ -43,13 +43,10 @@ int VisibilityGate::gate(sd_bus_message* m) {
     // Held until polkitd answered every check, then dispatched again.
     auto held = std::make_shared<MessagePtr>(retain(m));
     ++waiting_;
-    std::weak_ptr<bool> alive = alive_;
-    Join answered(unknown.size(), [this, alive, held](std::optional<Error>) {
-        if (alive.expired())
-            return;
+    Join answered(unknown.size(), lifetime_.guard([this, held](std::optional<Error>) {
         --waiting_;
         release(std::move(*held));
-    });
+    }));
     for (const auth::Action a : unknown)
         authority_.check(caller, a, false, [step = answered.add()](std::optional<sdbus::Error>) {
             step(std::nullopt);

@@ -113,9 +113,9 @@ void KernelDomain::shutdown() {
 }
 
 KernelDomain::~KernelDomain() {
-    // Queued jobs run first (the executor is destroyed first); instances
-    // left are removed by their owners' destructors, on this thread.
-    *alive_ = false;
+    // Queued jobs run first (the executor is destroyed before the members
+    // they use, right after lifetime_); instances left are removed by their
+    // owners' destructors, on this thread.
 }
 
 KernelDomain::Traced* KernelDomain::find(const std::string& idHex, std::uint64_t serial) {
@@ -165,15 +165,12 @@ void KernelDomain::runNext(const std::string& idHex) {
     t.running = true;
     Step step = std::move(t.queue.front());
     t.queue.pop_front();
-    step([this, idHex, serial = t.serial] {
-        // Posted: a step that finishes inside its own call does not recurse.
-        loop_.post([this, idHex, serial, alive = std::weak_ptr<bool>(alive_)] {
-            if (alive.expired())
-                return;
-            if (Traced* live = find(idHex, serial))
-                runNext(live->snapshot.idHex);
-        });
+    auto next = lifetime_.guard([this, idHex, serial = t.serial] {
+        if (Traced* live = find(idHex, serial))
+            runNext(live->snapshot.idHex);
     });
+    // Posted: a step that finishes inside its own call does not recurse.
+    step([&loop = loop_, next] { loop.post(next); });
 }
 
 void KernelDomain::listTracepoints(TracepointsDone done) {
@@ -263,10 +260,7 @@ void KernelDomain::start(SessionSnapshot s, Done done) {
 void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> done) {
     // Posted: the UST tracer is given the same Start right after us, and
     // measures the clock offset every trace of the session shares.
-    loop_.post([this, id = t.snapshot.idHex, serial = t.serial, done,
-                alive = std::weak_ptr<bool>(alive_)] {
-        if (alive.expired())
-            return;
+    loop_.post(lifetime_.guard([this, id = t.snapshot.idHex, serial = t.serial, done] {
         Traced* live = find(id, serial);
         if (live == nullptr)
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
@@ -274,7 +268,7 @@ void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> 
         if (!offset)
             return done(Error(ErrorCode::Failed, "the session's consumer is not being started"));
         prepareInstances(*live, *offset, done);
-    });
+    }));
 }
 
 void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
@@ -634,11 +628,8 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
             if (left->empty())
                 forgetInstance(instances->baseName());
         },
-        [this, instances, left, attemptsLeft, tried,
-         alive = std::weak_ptr<bool>(alive_)](std::optional<Error>) {
-            if (tried)
-                tried();
-            if (alive.expired() || left->empty())
+        [tried, retry = lifetime_.guard([this, instances, left, attemptsLeft] {
+            if (left->empty())
                 return;
             if (attemptsLeft <= 1) {
                 log::warning("tracefs instance(s) still held open, left in place until "
@@ -652,6 +643,10 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
                                         removeInstances(instances, attemptsLeft - 1);
                                         timer.reset();
                                     });
+        })](std::optional<Error>) {
+            if (tried)
+                tried();
+            retry();
         });
 }
 

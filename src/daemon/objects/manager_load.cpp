@@ -170,18 +170,14 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
     bool usesKernel = false;
     for (const LoadPlan& p : loaded->plans)
         usesKernel = usesKernel || p.usesKernel;
-    std::weak_ptr<bool> alive = alive_;
     // trace-own, trace-kernel if a session has kernel channels, and
     // (without interaction, as EnableEvents) whether the owner may record
     // every user's apps.
-    auto afterKernel = [this, alive, pending, caller, loaded](std::optional<sdbus::Error> denied) {
-        if (alive.expired())
-            return;
+    auto afterKernel = lifetime_.guard([this, pending, caller,
+                                        loaded](std::optional<sdbus::Error> denied) {
         if (denied)
             return pending->returnError(*denied);
-        auto run = [this, alive, pending, caller, loaded](bool allUsers) {
-            if (alive.expired())
-                return;
+        auto run = lifetime_.guard([this, pending, caller, loaded](bool allUsers) {
             const std::vector<std::string> warnings = boundedWarnings(loaded->warnings);
             loadPlans(std::move(loaded->plans), caller.uid, allUsers,
                       [pending, warnings](std::optional<Error> e, std::vector<std::string> paths) {
@@ -198,16 +194,14 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
                               bus::check(sd_bus_message_close_container(m), "as");
                           });
                       });
-        };
+        });
         if (caller.uid == 0)
             return run(true);
         holds(caller, auth::Action::TraceAllUsers, run);
-    };
+    });
     services_.authority.check(caller, auth::Action::TraceOwn, interactive,
-                              [this, alive, pending, caller, interactive, usesKernel,
-                               afterKernel](std::optional<sdbus::Error> denied) {
-                                  if (alive.expired())
-                                      return;
+                              lifetime_.guard([this, pending, caller, interactive, usesKernel,
+                                               afterKernel](std::optional<sdbus::Error> denied) {
                                   if (denied) {
                                       log::warning("uid " + std::to_string(caller.uid) +
                                                    " denied LoadSessions: " + denied->getMessage());
@@ -217,7 +211,7 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
                                       return afterKernel(std::nullopt);
                                   services_.authority.check(caller, auth::Action::TraceKernel,
                                                             interactive, afterKernel);
-                              });
+                              }));
 }
 
 void ManagerObject::autoLoad(const std::string& directory, uid_t owner) {
@@ -276,13 +270,10 @@ void ManagerObject::autoLoad(const std::string& directory, uid_t owner) {
             log::notice("auto-load: " + f.path + ": session '" + s->config().name +
                             "' left in error by the restart is replaced by the file's",
                         id.uuid());
-            s->destroy([this, alive = std::weak_ptr<bool>(alive_), id,
-                        step = replacedAll.add()](std::optional<Error>) {
-                if (alive.expired())
-                    return;
+            s->destroy(lifetime_.guard([this, id, step = replacedAll.add()](std::optional<Error>) {
                 destroySession(id);
                 step(std::nullopt);
-            });
+            }));
         }
     }
 }
@@ -320,7 +311,12 @@ void ManagerObject::loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool all
     }
     // As CreateSession: folders checked as the owner in a child, relays
     // probed, and the trackers' user and group names looked up: off the loop.
-    relayProbes_.submit([this, alive = std::weak_ptr<bool>(alive_), run]() mutable {
+    auto checked = lifetime_.guard([this, run](const std::optional<Error>& problem) {
+        if (problem)
+            return run->done(problem, {});
+        createLoaded(run);
+    });
+    relayProbes_.submit([this, checked, run]() mutable {
         std::optional<Error> problem;
         try {
             for (std::size_t i = 0; i < run->plans.size(); ++i) {
@@ -349,27 +345,18 @@ void ManagerObject::loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool all
         } catch (const Error& e) {
             problem = e;
         }
-        loop_.post([this, alive, run, problem] {
-            if (alive.expired())
-                return;
-            if (problem)
-                return run->done(problem, {});
-            createLoaded(run);
-        });
+        loop_.post([checked, problem] { checked(problem); });
     });
 }
 
 void ManagerObject::createLoaded(const std::shared_ptr<LoadRun>& run) {
-    std::weak_ptr<bool> alive = alive_;
-    Join configured([this, alive, run](std::optional<Error> e) {
-        if (alive.expired())
-            return;
+    Join configured(lifetime_.guard([this, run](std::optional<Error> e) {
         if (e) {
             rollBack(*run);
             return run->done(e, {});
         }
         startLoaded(run);
-    });
+    }));
     try {
         for (std::size_t i = 0; i < run->plans.size(); ++i) {
             const LoadPlan& p = run->plans[i];
@@ -426,7 +413,6 @@ void ManagerObject::configureLoaded(Session& s, const LoadPlan& p, bool allUsers
 }
 
 void ManagerObject::startLoaded(const std::shared_ptr<LoadRun>& run) {
-    std::weak_ptr<bool> alive = alive_;
     Join started([run](std::optional<Error> e) {
         // Loaded all the same: a session that did not start stays, as
         // with lttng load; the error says which.
@@ -456,10 +442,7 @@ void ManagerObject::rollBack(const LoadRun& run) {
         Session* s = registry_.findById(id);
         if (s == nullptr)
             continue;
-        s->destroy([this, alive = std::weak_ptr<bool>(alive_), id](std::optional<Error>) {
-            if (!alive.expired())
-                destroySession(id);
-        });
+        s->destroy(lifetime_.guard([this, id](std::optional<Error>) { destroySession(id); }));
     }
 }
 

@@ -11,6 +11,7 @@
 
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
+#include "common/lifetime.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/bus_services.hpp"
 #include "objects/object_subtree.hpp"
@@ -172,7 +173,6 @@ private:
     SessionRegistry& registry_;
     ApplicationDirectory& apps_;
     EventLoop& loop_;
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
     const SessionStore* store_ = nullptr;
@@ -190,6 +190,9 @@ private:
     bus::SlotPtr objectManagerSlot_;
     /// Serves every session object; after objects_, so it goes first.
     bus::ObjectSubtree<SessionObject> sessions_;
+    /// Last (gone first): polkit's answers and the checks' outcomes that
+    /// come back once the manager is gone do nothing.
+    Lifetime lifetime_;
 };
 
 } // namespace tracectl
