@@ -46,28 +46,31 @@ void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
     auto shared = std::make_shared<UniqueFd>(std::move(connection));
     // The folder as the owner sees it, as at a first start: the consumer
     // goes on writing there.
-    makeFolder(
-        s.outputPath, s.owner, s.ownerGid, false,
-        [this, ref, shared, active, done, giveUp](MadeFolder folder) {
-            Traced* live = find(ref);
-            if (live == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            if (folder.error)
-                return giveUp(folder.error->what());
-            live->outputFolder = folder.id;
-            makeConnection(*live, std::move(*shared));
-            live->consumer->adopt(config_.daemonVersion, [this, ref, active, done, giveUp](
-                                                             std::optional<Error> e,
-                                                             consumer_protocol::AdoptReply reply) {
-                Traced* again = find(ref);
-                if (again == nullptr)
-                    return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-                if (e)
-                    return giveUp("its consumer " + again->spec.unitName +
-                                  " could not be taken over: " + e->what());
-                adopted(*again, reply, active, done);
-            });
-        });
+    makeFolder(s.outputPath, s.owner, s.ownerGid, false,
+               [this, ref, shared, active, done, giveUp](MadeFolder folder) {
+                   Traced* live = find(ref);
+                   if (live == nullptr)
+                       return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                   if (folder.error)
+                       return giveUp(folder.error->what());
+                   Traced& taken = *live;
+                   taken.outputFolder = folder.id;
+                   makeConnection(taken, std::move(*shared));
+                   taken.consumer->adopt(
+                       config_.daemonVersion,
+                       taken.lifetime.guard(
+                           [this, &taken, active, done,
+                            giveUp](std::optional<Error> e, consumer_protocol::AdoptReply reply) {
+                               if (e)
+                                   return giveUp("its consumer " + taken.spec.unitName +
+                                                 " could not be taken over: " + e->what());
+                               adopted(taken, reply, active, done);
+                           },
+                           [done] {
+                               done(
+                                   Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+                           }));
+               });
 }
 
 void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, bool active,
@@ -85,33 +88,33 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
     // What the previous daemon recorded is described by its metadata only:
     // its chunk is closed and archived before any new buffer is made, as a
     // rotation does, and the apps' next events go to a new chunk.
-    const SessionRef ref = refOf(t);
+    auto fail = t.lifetime.guard([this, &t](const std::string& why) {
+        if (!t.failed)
+            failSession(t, why, false);
+    });
     beginRotation(
         t,
-        [this, ref, done](std::optional<Error> e, const std::string&) {
+        [fail, done](std::optional<Error> e, const std::string&) {
             if (!e)
                 return;
             const std::string why =
                 std::string("archiving what the previous daemon recorded: ") + e->what();
-            if (Traced* live = find(ref); live != nullptr && !live->failed)
-                failSession(*live, why, false);
+            fail(why);
             done(Error(ErrorCode::Failed, why));
         },
-        [this, ref, active, done](std::optional<Error> e, const std::string& path) {
-            Traced* live = find(ref);
-            if (live == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            if (e)
-                log::warning("session '" + live->snapshot.name + "': " + e->what());
-            else
-                log::notice("session '" + live->snapshot.name +
-                            "': what it recorded before the restart is in " + path);
-            if (!active || live->failed)
-                return done(live->failed
-                                ? std::optional<Error>(Error(ErrorCode::Failed, live->failure))
-                                : std::nullopt);
-            startApps(*live, done);
-        });
+        t.lifetime.guard(
+            [this, &t, active, done](std::optional<Error> e, const std::string& path) {
+                if (e)
+                    log::warning("session '" + t.snapshot.name + "': " + e->what());
+                else
+                    log::notice("session '" + t.snapshot.name +
+                                "': what it recorded before the restart is in " + path);
+                if (!active || t.failed)
+                    return done(t.failed ? std::optional<Error>(Error(ErrorCode::Failed, t.failure))
+                                         : std::nullopt);
+                startApps(t, done);
+            },
+            [done] { done(Error(ErrorCode::Failed, "the session was destroyed meanwhile")); }));
 }
 
 } // namespace tracectl
