@@ -1,5 +1,6 @@
 #include "auth/visibility_gate.hpp"
 
+#include "common/join.hpp"
 #include "common/log.hpp"
 
 #include <cstring>
@@ -41,15 +42,14 @@ int VisibilityGate::gate(sd_bus_message* m) {
         return 0;
     // Held until polkitd answered every check, then dispatched again.
     auto held = std::make_shared<MessagePtr>(retain(m));
-    auto left = std::make_shared<std::size_t>(unknown.size());
     ++waiting_;
-    std::weak_ptr<bool> alive = alive_;
+    Join answered(unknown.size(), lifetime_.guard([this, held](std::optional<Error>) {
+        --waiting_;
+        release(std::move(*held));
+    }));
     for (const auth::Action a : unknown)
-        authority_.check(caller, a, false, [this, alive, held, left](std::optional<sdbus::Error>) {
-            if (alive.expired() || --*left != 0)
-                return;
-            --waiting_;
-            release(std::move(*held));
+        authority_.check(caller, a, false, [step = answered.add()](std::optional<sdbus::Error>) {
+            step(std::nullopt);
         });
     return 1;
 }

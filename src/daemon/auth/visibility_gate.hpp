@@ -13,6 +13,7 @@
 
 #include "auth/peer_directory.hpp"
 #include "auth/polkit_authority.hpp"
+#include "common/lifetime.hpp"
 
 #include <map>
 
@@ -46,7 +47,8 @@ private:
     /// Calls put back on the read queue: they pass once, then are dropped here.
     std::map<sd_bus_message*, MessagePtr> released_;
     std::size_t waiting_ = 0;
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+    /// Last (gone first): polkit's answers coming once the gate is gone do nothing.
+    Lifetime lifetime_;
 };
 
 } // namespace tracectl::bus

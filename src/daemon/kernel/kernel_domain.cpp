@@ -1,5 +1,6 @@
 #include "kernel/kernel_domain.hpp"
 
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "ip_event_fields.hpp"
 #include "kernel/session_instances.hpp"
@@ -7,7 +8,6 @@
 #include "kernel/tracepoint_catalog.hpp"
 #include "metadata/trace_info.hpp"
 #include "recording/consumer_connection.hpp"
-#include "ust/join.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -122,9 +122,9 @@ void KernelDomain::shutdown() {
 }
 
 KernelDomain::~KernelDomain() {
-    // Queued jobs run first (the executor is destroyed first); instances
-    // left are removed by their owners' destructors, on this thread.
-    *alive_ = false;
+    // Queued jobs run first (the executor is destroyed before the members
+    // they use, right after lifetime_); instances left are removed by their
+    // owners' destructors, on this thread.
 }
 
 KernelDomain::Traced* KernelDomain::find(const std::string& idHex, std::uint64_t serial) {
@@ -174,15 +174,12 @@ void KernelDomain::runNext(const std::string& idHex) {
     t.running = true;
     Step step = std::move(t.queue.front());
     t.queue.pop_front();
-    step([this, idHex, serial = t.serial] {
-        // Posted: a step that finishes inside its own call does not recurse.
-        loop_.post([this, idHex, serial, alive = std::weak_ptr<bool>(alive_)] {
-            if (alive.expired())
-                return;
-            if (Traced* live = find(idHex, serial))
-                runNext(live->snapshot.idHex);
-        });
+    auto next = lifetime_.guard([this, idHex, serial = t.serial] {
+        if (Traced* live = find(idHex, serial))
+            runNext(live->snapshot.idHex);
     });
+    // Posted: a step that finishes inside its own call does not recurse.
+    step([&loop = loop_, next] { loop.post(next); });
 }
 
 void KernelDomain::listTracepoints(TracepointsDone done) {
@@ -295,10 +292,7 @@ void KernelDomain::resume(SessionSnapshot s, bool active, Done done) {
     enqueue(t, [this, id = t.snapshot.idHex, serial = t.serial, active, done, fail](auto finished) {
         // Posted: the UST tracer is given the same resume right after us,
         // and takes the consumer over.
-        loop_.post([this, id, serial, active, done, fail, finished,
-                    alive = std::weak_ptr<bool>(alive_)] {
-            if (alive.expired())
-                return;
+        loop_.post(lifetime_.guard([this, id, serial, active, done, fail, finished] {
             // Once the consumer has archived the previous daemon's chunk:
             // the new channels go to the next one.
             consumers_.whenConsumerReady(id, [this, id, serial, active, done, fail,
@@ -322,7 +316,7 @@ void KernelDomain::resume(SessionSnapshot s, bool active, Done done) {
                     });
                 });
             });
-        });
+        }));
     });
 }
 
@@ -342,10 +336,7 @@ void KernelDomain::removeLater(const std::string& name) {
 void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> done) {
     // Posted: the UST tracer is given the same Start right after us, and
     // measures the clock offset every trace of the session shares.
-    loop_.post([this, id = t.snapshot.idHex, serial = t.serial, done,
-                alive = std::weak_ptr<bool>(alive_)] {
-        if (alive.expired())
-            return;
+    loop_.post(lifetime_.guard([this, id = t.snapshot.idHex, serial = t.serial, done] {
         Traced* live = find(id, serial);
         if (live == nullptr)
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
@@ -353,7 +344,7 @@ void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> 
         if (!offset)
             return done(Error(ErrorCode::Failed, "the session's consumer is not being started"));
         prepareInstances(*live, *offset, done);
-    });
+    }));
 }
 
 void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
@@ -398,7 +389,7 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                 }
                 std::array<std::uint8_t, 16> uuid{};
                 std::copy(on->uuid.begin(), on->uuid.end(), uuid.begin());
-                auto join = Join::make([this, id, serial, done](std::optional<Error> failed) {
+                Join join([this, id, serial, done](std::optional<Error> failed) {
                     Traced* made = find(id, serial);
                     if (made == nullptr)
                         return done(
@@ -417,8 +408,8 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                 meta.name = "metadata";
                 meta.packetSize = 4096;
                 meta.traceUuid = uuid;
-                consumer->createKernelChannel(meta, {}, join->add());
-                consumer->pushMetadata(on->metadataKey, 0, prepared->tsdl, join->add());
+                consumer->createKernelChannel(meta, {}, join.add());
+                consumer->pushMetadata(on->metadataKey, 0, prepared->tsdl, join.add());
                 on->pushedTsdl = prepared->tsdl;
                 for (kernel::PreparedChannel& c : prepared->channels) {
                     cp::CreateKernelChannel data;
@@ -441,14 +432,14 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     on->channels.emplace_back(data.key, c.name);
                     // The conversions first: no record is read before it
                     // can be converted (tracing is still off anyway).
-                    consumer->createKernelChannel(data, std::move(c.fds), join->add());
-                    consumer->declareKernelEvents({data.key, c.conversions}, join->add());
+                    consumer->createKernelChannel(data, std::move(c.fds), join.add());
+                    consumer->declareKernelEvents({data.key, c.conversions}, join.add());
                     if (c.ip)
                         consumer->attachIpProbes({data.key, c.ip->ids.sendId, c.ip->ids.receiveId},
                                                  std::move(c.ip->ring), std::move(c.ip->counters),
-                                                 join->add());
+                                                 join.add());
                 }
-                join->seal();
+                join.seal();
             });
         });
 }
@@ -481,21 +472,20 @@ void KernelDomain::stop(std::string idHex, Done done) {
             }
             // Everything recorded before tracing went off, on disk. A Stop
             // that fails leaves the session active: tracing goes on again.
-            auto join =
-                Join::make([this, idHex, serial, done, finished](std::optional<Error> failed) {
-                    Traced* now = failed ? find(idHex, serial) : nullptr;
-                    if (now == nullptr) {
-                        done(failed);
-                        return finished();
-                    }
-                    setTracing(*now, true, [done, finished, failed](std::optional<Error>) {
-                        done(failed);
-                        finished();
-                    });
+            Join join([this, idHex, serial, done, finished](std::optional<Error> failed) {
+                Traced* now = failed ? find(idHex, serial) : nullptr;
+                if (now == nullptr) {
+                    done(failed);
+                    return finished();
+                }
+                setTracing(*now, true, [done, finished, failed](std::optional<Error>) {
+                    done(failed);
+                    finished();
                 });
+            });
             for (const auto& [key, name] : on->channels)
-                consumer->flushChannel(key, join->add());
-            join->seal();
+                consumer->flushChannel(key, join.add());
+            join.seal();
         });
     });
 }
@@ -530,16 +520,16 @@ void KernelDomain::destroy(std::string idHex, Done done) {
         // called first): the consumer reads each buffer to its end and
         // closes the fds, so that the instances can go (remove() turns
         // tracing off first).
-        auto join = Join::make([end](std::optional<Error> e) {
+        Join join([end](std::optional<Error> e) {
             if (e)
                 log::warning(std::string("closing the kernel channels: ") + e->what());
             end();
         });
         for (const auto& [key, name] : live->channels)
-            consumer->destroyChannel(key, join->add());
-        consumer->destroyChannel(live->metadataKey, join->add());
+            consumer->destroyChannel(key, join.add());
+        consumer->destroyChannel(live->metadataKey, join.add());
         live->made = false;
-        join->seal();
+        join.seal();
     });
 }
 
@@ -644,14 +634,14 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                 if (consumer == nullptr || !on->made)
                     return enable(std::nullopt);
                 // The consumer learns the new events before they record.
-                auto join = Join::make(enable);
+                Join join(enable);
                 for (const auto& [index, conversions] : added->conversions)
                     consumer->declareKernelEvents({on->channels.at(index).first, conversions},
-                                                  join->add());
+                                                  join.add());
                 for (auto& [index, ip] : added->ipAttached)
                     consumer->attachIpProbes(
                         {on->channels.at(index).first, ip.ids.sendId, ip.ids.receiveId},
-                        std::move(ip.ring), std::move(ip.counters), join->add());
+                        std::move(ip.ring), std::move(ip.counters), join.add());
                 // The metadata only grows (kernel_metadata.hpp): what is new
                 // follows what was pushed. Recorded as pushed once the
                 // consumer took it.
@@ -659,10 +649,10 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                     added->tsdl.size() >= on->pushedTsdl.size() &&
                     added->tsdl.compare(0, on->pushedTsdl.size(), on->pushedTsdl) == 0;
                 if (!grows) {
-                    join->add()(Error(ErrorCode::Failed,
-                                      "the kernel metadata would change what it said already"));
+                    join.add()(Error(ErrorCode::Failed,
+                                     "the kernel metadata would change what it said already"));
                 } else if (added->tsdl.size() > on->pushedTsdl.size()) {
-                    auto pushed = join->add();
+                    auto pushed = join.add();
                     consumer->pushMetadata(on->metadataKey, on->pushedTsdl.size(),
                                            added->tsdl.substr(on->pushedTsdl.size()),
                                            [this, idHex, serial, tsdl = added->tsdl,
@@ -673,7 +663,7 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                                                pushed(failed);
                                            });
                 }
-                join->seal();
+                join.seal();
             });
     });
 }
@@ -715,11 +705,8 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
             if (left->empty())
                 forgetInstance(instances->baseName());
         },
-        [this, instances, left, attemptsLeft, tried,
-         alive = std::weak_ptr<bool>(alive_)](std::optional<Error>) {
-            if (tried)
-                tried();
-            if (alive.expired() || left->empty())
+        [tried, retry = lifetime_.guard([this, instances, left, attemptsLeft] {
+            if (left->empty())
                 return;
             if (attemptsLeft <= 1) {
                 log::warning("tracefs instance(s) still held open, left in place until "
@@ -733,6 +720,10 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
                                         removeInstances(instances, attemptsLeft - 1);
                                         timer.reset();
                                     });
+        })](std::optional<Error>) {
+            if (tried)
+                tried();
+            retry();
         });
 }
 

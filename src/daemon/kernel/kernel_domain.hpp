@@ -29,6 +29,7 @@
 
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
+#include "common/lifetime.hpp"
 #include "kernel/instance_ledger.hpp"
 #include "kernel/kernel_support.hpp"
 #include "recording/session_consumers.hpp"
@@ -186,8 +187,10 @@ private:
     void removeLater(const std::string& name);
     kernel::InstanceLedger ledger_; ///< used by executor jobs (and the constructor)
     EventSourcePtr staleTimer_;
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-    Executor executor_{1, "tc-tracefs"}; // last: its jobs end before the rest goes
+    Executor executor_{1, "tc-tracefs"}; // its jobs end before the rest goes
+    /// Last (gone first, before the executor's jobs end): answers and
+    /// outcomes that come back once the domain is gone do nothing.
+    Lifetime lifetime_;
 };
 
 } // namespace tracectl

@@ -2,6 +2,7 @@
 // into sessions (save_load/load_plan.hpp), all of a document or none.
 #include "bus/bus_call.hpp"
 #include "bus/option_reader.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "kernel/kernel_support.hpp"
 #include "objects/manager_object.hpp"
@@ -74,34 +75,14 @@ void forSession(const std::string& name, F f) {
     }
 }
 
+/// A Join step's error, prefixed with the session's name (as forSession()).
+Join::MapError inSession(const std::string& name) {
+    return [name](const Error& e) {
+        return Error(e.code(), "session " + quoteForMessage(name) + ": " + e.what());
+    };
+}
+
 } // namespace
-
-/// Gathers the outcomes of several Session::Done callbacks: `then` gets the
-/// first error (or nullopt) once every part answered and seal() was called.
-class LoadGather : public std::enable_shared_from_this<LoadGather> {
-public:
-    explicit LoadGather(std::function<void(std::optional<Error>)> then) : then_(std::move(then)) {}
-
-    Session::Done part(std::string sessionName) {
-        ++pending_;
-        return [self = shared_from_this(), name = std::move(sessionName)](std::optional<Error> e) {
-            if (e && !self->first_)
-                self->first_ =
-                    Error(e->code(), "session " + quoteForMessage(name) + ": " + e->what());
-            self->answered();
-        };
-    }
-    void seal() { answered(); }
-
-private:
-    void answered() {
-        if (--pending_ == 0)
-            then_(first_);
-    }
-    std::function<void(std::optional<Error>)> then_;
-    std::optional<Error> first_;
-    int pending_ = 1;
-};
 
 struct ManagerObject::LoadRun {
     std::vector<LoadPlan> plans;
@@ -189,18 +170,14 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
     bool usesKernel = false;
     for (const LoadPlan& p : loaded->plans)
         usesKernel = usesKernel || p.usesKernel;
-    std::weak_ptr<bool> alive = alive_;
     // trace-own, trace-kernel if a session has kernel channels, and
     // (without interaction, as EnableEvents) whether the owner may record
     // every user's apps.
-    auto afterKernel = [this, alive, pending, caller, loaded](std::optional<sdbus::Error> denied) {
-        if (alive.expired())
-            return;
+    auto afterKernel = lifetime_.guard([this, pending, caller,
+                                        loaded](std::optional<sdbus::Error> denied) {
         if (denied)
             return pending->returnError(*denied);
-        auto run = [this, alive, pending, caller, loaded](bool allUsers) {
-            if (alive.expired())
-                return;
+        auto run = lifetime_.guard([this, pending, caller, loaded](bool allUsers) {
             const std::vector<std::string> warnings = boundedWarnings(loaded->warnings);
             loadPlans(std::move(loaded->plans), caller.uid, allUsers,
                       [pending, warnings](std::optional<Error> e, std::vector<std::string> paths) {
@@ -217,16 +194,14 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
                               bus::check(sd_bus_message_close_container(m), "as");
                           });
                       });
-        };
+        });
         if (caller.uid == 0)
             return run(true);
         holds(caller, auth::Action::TraceAllUsers, run);
-    };
+    });
     services_.authority.check(caller, auth::Action::TraceOwn, interactive,
-                              [this, alive, pending, caller, interactive, usesKernel,
-                               afterKernel](std::optional<sdbus::Error> denied) {
-                                  if (alive.expired())
-                                      return;
+                              lifetime_.guard([this, pending, caller, interactive, usesKernel,
+                                               afterKernel](std::optional<sdbus::Error> denied) {
                                   if (denied) {
                                       log::warning("uid " + std::to_string(caller.uid) +
                                                    " denied LoadSessions: " + denied->getMessage());
@@ -236,7 +211,7 @@ void ManagerObject::LoadSessions(const Pending& pending, const std::string& docu
                                       return afterKernel(std::nullopt);
                                   services_.authority.check(caller, auth::Action::TraceKernel,
                                                             interactive, afterKernel);
-                              });
+                              }));
 }
 
 void ManagerObject::autoLoad(const std::string& directory, uid_t owner) {
@@ -287,25 +262,18 @@ void ManagerObject::autoLoad(const std::string& directory, uid_t owner) {
                                 " session" + (paths.size() == 1 ? "" : "s") + ")");
                 });
         };
-        auto left = std::make_shared<std::size_t>(replaced.size());
-        auto then = std::make_shared<decltype(load)>(std::move(load));
-        if (replaced.empty()) {
-            (*then)();
-            continue;
-        }
+        // Loaded once every session it replaces is destroyed.
+        Join replacedAll(replaced.size(),
+                         [load = std::move(load)](std::optional<Error>) mutable { load(); });
         for (const SessionId& id : replaced) {
             Session* s = registry_.findById(id);
             log::notice("auto-load: " + f.path + ": session '" + s->config().name +
                             "' left in error by the restart is replaced by the file's",
                         id.uuid());
-            s->destroy(
-                [this, alive = std::weak_ptr<bool>(alive_), id, left, then](std::optional<Error>) {
-                    if (alive.expired())
-                        return;
-                    destroySession(id);
-                    if (--*left == 0)
-                        (*then)();
-                });
+            s->destroy(lifetime_.guard([this, id, step = replacedAll.add()](std::optional<Error>) {
+                destroySession(id);
+                step(std::nullopt);
+            }));
         }
     }
 }
@@ -343,7 +311,12 @@ void ManagerObject::loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool all
     }
     // As CreateSession: folders checked as the owner in a child, relays
     // probed, and the trackers' user and group names looked up: off the loop.
-    relayProbes_.submit([this, alive = std::weak_ptr<bool>(alive_), run]() mutable {
+    auto checked = lifetime_.guard([this, run](const std::optional<Error>& problem) {
+        if (problem)
+            return run->done(problem, {});
+        createLoaded(run);
+    });
+    relayProbes_.submit([this, checked, run]() mutable {
         std::optional<Error> problem;
         try {
             for (std::size_t i = 0; i < run->plans.size(); ++i) {
@@ -372,27 +345,18 @@ void ManagerObject::loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool all
         } catch (const Error& e) {
             problem = e;
         }
-        loop_.post([this, alive, run, problem] {
-            if (alive.expired())
-                return;
-            if (problem)
-                return run->done(problem, {});
-            createLoaded(run);
-        });
+        loop_.post([checked, problem] { checked(problem); });
     });
 }
 
 void ManagerObject::createLoaded(const std::shared_ptr<LoadRun>& run) {
-    std::weak_ptr<bool> alive = alive_;
-    auto configured = std::make_shared<LoadGather>([this, alive, run](std::optional<Error> e) {
-        if (alive.expired())
-            return;
+    Join configured(lifetime_.guard([this, run](std::optional<Error> e) {
         if (e) {
             rollBack(*run);
             return run->done(e, {});
         }
         startLoaded(run);
-    });
+    }));
     try {
         for (std::size_t i = 0; i < run->plans.size(); ++i) {
             const LoadPlan& p = run->plans[i];
@@ -401,18 +365,18 @@ void ManagerObject::createLoaded(const std::shared_ptr<LoadRun>& run) {
                 run->paths.push_back(path);
                 Session& s = objectAt(path)->session();
                 run->created.push_back(s.id());
-                configureLoaded(s, p, run->allUsers, *configured);
+                configureLoaded(s, p, run->allUsers, configured);
             });
         }
     } catch (const Error& e) {
         rollBack(*run);
         return run->done(e, {});
     }
-    configured->seal();
+    configured.seal();
 }
 
 void ManagerObject::configureLoaded(Session& s, const LoadPlan& p, bool allUsers,
-                                    LoadGather& gather) {
+                                    const Join& gather) {
     const std::string& name = p.request.name;
     if (allUsers)
         s.traceAllUsers();
@@ -426,30 +390,30 @@ void ManagerObject::configureLoaded(Session& s, const LoadPlan& p, bool allUsers
     for (const EventRule& r : p.rules) {
         EventRule rule = r;
         rule.enabled = true;
-        s.enableEvents(rule, gather.part(name));
+        s.enableEvents(rule, gather.add(inSession(name)));
     }
     for (const EventRule& r : p.rules)
         if (!r.enabled)
-            s.disableEvents(r.domain, r.channel, r.pattern, gather.part(name));
+            s.disableEvents(r.domain, r.channel, r.pattern, gather.add(inSession(name)));
     for (const auto& [domain, channel] : p.channels)
         if (!channel.enabled)
-            s.disableChannel(domain, channel.name, gather.part(name));
+            s.disableChannel(domain, channel.name, gather.add(inSession(name)));
     for (const PlannedTracker& t : p.trackers) {
         const std::set<uint32_t> unique(t.ids.begin(), t.ids.end());
         if (unique.empty())
-            s.untrackProcessAttribute(TracingDomain::Ust, t.attribute, {}, true, gather.part(name));
+            s.untrackProcessAttribute(TracingDomain::Ust, t.attribute, {}, true,
+                                      gather.add(inSession(name)));
         else
             s.trackProcessAttribute(TracingDomain::Ust, t.attribute,
                                     std::vector<uint32_t>(unique.begin(), unique.end()), false,
-                                    gather.part(name));
+                                    gather.add(inSession(name)));
     }
     if (p.schedule.any())
-        s.setRotationSchedule(p.schedule, gather.part(name));
+        s.setRotationSchedule(p.schedule, gather.add(inSession(name)));
 }
 
 void ManagerObject::startLoaded(const std::shared_ptr<LoadRun>& run) {
-    std::weak_ptr<bool> alive = alive_;
-    auto started = std::make_shared<LoadGather>([run](std::optional<Error> e) {
+    Join started([run](std::optional<Error> e) {
         // Loaded all the same: a session that did not start stays, as
         // with lttng load; the error says which.
         if (e)
@@ -465,12 +429,12 @@ void ManagerObject::startLoaded(const std::shared_ptr<LoadRun>& run) {
         Session* s = registry_.findById(run->created[i]);
         if (s == nullptr)
             continue;
-        s->start(started->part(run->plans[i].request.name));
+        s->start(started.add(inSession(run->plans[i].request.name)));
     }
     for (std::size_t i = 0; i < run->plans.size(); ++i)
         log::info("session '" + run->plans[i].request.name + "' loaded from a session file",
                   run->created[i].uuid());
-    started->seal();
+    started.seal();
 }
 
 void ManagerObject::rollBack(const LoadRun& run) {
@@ -478,10 +442,7 @@ void ManagerObject::rollBack(const LoadRun& run) {
         Session* s = registry_.findById(id);
         if (s == nullptr)
             continue;
-        s->destroy([this, alive = std::weak_ptr<bool>(alive_), id](std::optional<Error>) {
-            if (!alive.expired())
-                destroySession(id);
-        });
+        s->destroy(lifetime_.guard([this, id](std::optional<Error>) { destroySession(id); }));
     }
 }
 

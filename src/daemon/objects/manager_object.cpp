@@ -161,12 +161,9 @@ void ManagerObject::ListTracepoints(const Pending& pending, const std::string& d
                                                 "Application.ListTracepoints")
                                   : "domain " + quoteForMessage(domain) + " is not supported")));
     const auth::Caller caller = services_.peers.callerOf(pending->call());
-    std::weak_ptr<bool> alive = alive_;
     services_.authority.check(
         caller, auth::Action::TraceKernel, interactive,
-        [this, alive, pending](std::optional<sdbus::Error> denied) {
-            if (alive.expired())
-                return;
+        lifetime_.guard([this, pending](std::optional<sdbus::Error> denied) {
             if (denied)
                 return pending->returnError(*denied);
             KernelSupport* kernel = services_.kernel;
@@ -194,7 +191,7 @@ void ManagerObject::ListTracepoints(const Pending& pending, const std::string& d
                     bus::check(sd_bus_message_close_container(m), "a(ssa(ss))");
                 });
             });
-        });
+        }));
 }
 
 void ManagerObject::sessionFailed(const std::string& idHex, const std::string& reason) {
@@ -243,12 +240,10 @@ void ManagerObject::holds(const auth::Caller& caller, auth::Action action,
             then(*known);
             return;
         }
-    std::weak_ptr<bool> alive = alive_;
-    services_.authority.check(caller, action, false,
-                              [alive, then = std::move(then)](std::optional<sdbus::Error> denied) {
-                                  if (!alive.expired())
-                                      then(!denied);
-                              });
+    services_.authority.check(
+        caller, action, false,
+        lifetime_.guard(
+            [then = std::move(then)](std::optional<sdbus::Error> denied) { then(!denied); }));
 }
 
 void ManagerObject::CreateSession(const Pending& pending, const std::string& name,
@@ -262,13 +257,10 @@ void ManagerObject::CreateSession(const Pending& pending, const std::string& nam
     auth::PolkitAuthority::Details details;
     if (std::string url = requestedOutputUrl(request); !url.empty())
         details.emplace("output-url", std::move(url));
-    std::weak_ptr<bool> alive = alive_;
     services_.authority.check(
         caller, auth::Action::TraceOwn, interactive,
-        [this, alive, pending, caller,
-         request = std::move(request)](std::optional<sdbus::Error> denied) {
-            if (alive.expired())
-                return;
+        lifetime_.guard([this, pending, caller,
+                         request = std::move(request)](std::optional<sdbus::Error> denied) {
             if (denied) {
                 log::warning("uid " + std::to_string(caller.uid) +
                              " denied CreateSession: " + denied->getMessage());
@@ -276,7 +268,7 @@ void ManagerObject::CreateSession(const Pending& pending, const std::string& nam
                 return;
             }
             create(pending, request, caller.uid);
-        },
+        }),
         std::move(details));
 }
 
@@ -293,33 +285,35 @@ void ManagerObject::create(const Pending& pending, const SessionRequest& request
     // A relay that never answers holds a thread for its timeouts: relays
     // are probed apart, so local sessions never wait behind one.
     Executor& checks = plan.config.relay ? relayProbes_ : folderChecks_;
-    checks.submit(
-        [this, alive = std::weak_ptr<bool>(alive_), pending, plan = std::move(plan)]() mutable {
-            std::optional<Error> problem;
+    // Back on the loop with the outcome: the session is made, or the call refused.
+    auto checked = lifetime_.guard(
+        [this, pending](SessionRegistry::Plan checkedPlan, const std::optional<Error>& problem) {
             try {
-                // A network session: the relay must answer (lttng create
-                // fails at once too when it cannot connect).
-                if (plan.config.relay)
-                    probeRelay(*plan.config.relay);
-                else
-                    checkOutputFolder(plan.config.outputPath, plan.config.owner,
-                                      primaryGidOf(plan.config.owner));
-            } catch (const Error& e) {
-                problem = e;
+                if (problem)
+                    throw toBusError(*problem);
+                pending->returnObjectPath(
+                    handleCall("CreateSession", [&] { return add(std::move(checkedPlan)); }));
+            } catch (const sdbus::Error& e) {
+                pending->returnError(e);
             }
-            loop_.post([this, alive, pending, plan = std::move(plan), problem]() mutable {
-                if (alive.expired())
-                    return;
-                try {
-                    if (problem)
-                        throw toBusError(*problem);
-                    pending->returnObjectPath(
-                        handleCall("CreateSession", [&] { return add(std::move(plan)); }));
-                } catch (const sdbus::Error& e) {
-                    pending->returnError(e);
-                }
-            });
         });
+    checks.submit([this, checked, plan = std::move(plan)]() mutable {
+        std::optional<Error> problem;
+        try {
+            // A network session: the relay must answer (lttng create
+            // fails at once too when it cannot connect).
+            if (plan.config.relay)
+                probeRelay(*plan.config.relay);
+            else
+                checkOutputFolder(plan.config.outputPath, plan.config.owner,
+                                  primaryGidOf(plan.config.owner));
+        } catch (const Error& e) {
+            problem = e;
+        }
+        loop_.post([checked, plan = std::move(plan), problem]() mutable {
+            checked(std::move(plan), problem);
+        });
+    });
 }
 
 std::string ManagerObject::add(SessionRegistry::Plan plan) {

@@ -11,6 +11,7 @@
 
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
+#include "common/lifetime.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/bus_services.hpp"
 #include "objects/object_subtree.hpp"
@@ -29,7 +30,7 @@ namespace tracectl {
 
 class ConsumerFdStore;
 
-class LoadGather; // manager_load.cpp
+class Join;
 
 class ManagerObject final {
 public:
@@ -118,7 +119,7 @@ private:
     void loadPlans(std::vector<LoadPlan> plans, uid_t owner, bool allUsers, LoadDone done);
     /// loadPlans()' steps, back on the loop.
     void createLoaded(const std::shared_ptr<LoadRun>& run);
-    void configureLoaded(Session& s, const LoadPlan& p, bool allUsers, LoadGather& gather);
+    void configureLoaded(Session& s, const LoadPlan& p, bool allUsers, const Join& gather);
     void startLoaded(const std::shared_ptr<LoadRun>& run);
     void rollBack(const LoadRun& run);
 
@@ -171,7 +172,6 @@ private:
     SessionRegistry& registry_;
     ApplicationDirectory& apps_;
     EventLoop& loop_;
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::map<std::string, Entry> objects_; // by SessionId::hex()
     std::vector<Entry> retired_;
     const SessionStore* store_ = nullptr;
@@ -189,6 +189,9 @@ private:
     bus::SlotPtr objectManagerSlot_;
     /// Serves every session object; after objects_, so it goes first.
     bus::ObjectSubtree<SessionObject> sessions_;
+    /// Last (gone first): polkit's answers and the checks' outcomes that
+    /// come back once the manager is gone do nothing.
+    Lifetime lifetime_;
 };
 
 } // namespace tracectl

@@ -143,14 +143,18 @@ void SessionObject::snapshotRecorded(const std::string& path) {
     });
 }
 
+void SessionObject::answerDestroyed(const Pending& pending) {
+    pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
+}
+
 Session::Done SessionObject::answer(const Pending& pending) {
-    return [alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error> error) {
-        if (alive.expired())
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        if (error)
-            return pending->returnError(toBusError(*error));
-        pending->returnResults();
-    };
+    return lifetime_.guard(
+        [pending](std::optional<Error> error) {
+            if (error)
+                return pending->returnError(toBusError(*error));
+            pending->returnResults();
+        },
+        [pending] { answerDestroyed(pending); });
 }
 
 bool SessionObject::guarded(const char* member, const Pending& pending,
@@ -179,28 +183,30 @@ void SessionObject::authorize(const char* member, bool interactive,
     }
     const bool own = caller.uid == session_.config().owner;
     const auth::Action action = own ? auth::Action::TraceOwn : auth::Action::ManageAllSessions;
-    std::weak_ptr<bool> alive = alive_;
+    const auto gone = [member, pending] {
+        pending->returnError(
+            sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") + member +
+                                             " is no longer possible"));
+    };
     // Runs once every check granted; answers the call itself otherwise.
-    auto then = [this, alive, member, caller,
+    auto then = [this, gone, member, caller,
                  pending](std::function<void()> onGranted) -> auth::PolkitAuthority::Done {
-        return [this, alive, member, caller, pending,
-                onGranted = std::move(onGranted)](std::optional<sdbus::Error> denied) {
-            if (alive.expired() || retired_) {
-                pending->returnError(
-                    sdbus::Error(kUnknownObject, std::string("the session was destroyed; ") +
-                                                     member + " is no longer possible"));
-                return;
-            }
-            if (denied) {
-                log::warning("uid " + std::to_string(caller.uid) + " denied " + member +
-                                 " on session '" + session_.config().name +
-                                 "': " + denied->getMessage(),
-                             session_.id().uuid());
-                pending->returnError(*denied);
-                return;
-            }
-            guarded(member, pending, onGranted);
-        };
+        return lifetime_.guard(
+            [this, gone, member, caller, pending,
+             onGranted = std::move(onGranted)](std::optional<sdbus::Error> denied) {
+                if (retired_)
+                    return gone();
+                if (denied) {
+                    log::warning("uid " + std::to_string(caller.uid) + " denied " + member +
+                                     " on session '" + session_.config().name +
+                                     "': " + denied->getMessage(),
+                                 session_.id().uuid());
+                    pending->returnError(*denied);
+                    return;
+                }
+                guarded(member, pending, onGranted);
+            },
+            gone);
     };
     auto last = [caller, next = std::move(next)] { next(caller); };
     if (!extra) {
@@ -236,39 +242,37 @@ void SessionObject::doStop(const Pending& pending) {
 }
 
 void SessionObject::doDestroy(const Pending& pending) {
-    session_.destroy([this, alive = std::weak_ptr<bool>(alive_),
-                      pending](std::optional<Error> lost) {
-        if (alive.expired())
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        onDestroy_(session_.id()); // frees this object
-        // Destroyed, but what it recorded did not all arrive: said, never
-        // reported as a success.
-        if (lost)
-            return pending->returnError(toBusError(Error(
-                lost->code(), "the session was destroyed, but " + std::string(lost->what()))));
-        pending->returnResults();
-    });
+    session_.destroy(lifetime_.guard(
+        [this, pending](std::optional<Error> lost) {
+            onDestroy_(session_.id()); // frees this object
+            // Destroyed, but what it recorded did not all arrive: said, never
+            // reported as a success.
+            if (lost)
+                return pending->returnError(toBusError(Error(
+                    lost->code(), "the session was destroyed, but " + std::string(lost->what()))));
+            pending->returnResults();
+        },
+        [pending] { answerDestroyed(pending); }));
 }
 
 void SessionObject::doRotate(const Pending& pending) {
-    session_.rotate([alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error> error,
-                                                                   const std::string& path) {
-        if (alive.expired())
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        if (error)
-            return pending->returnError(toBusError(*error));
-        pending->returnResults(path);
-    });
+    session_.rotate(lifetime_.guard(
+        [pending](std::optional<Error> error, const std::string& path) {
+            if (error)
+                return pending->returnError(toBusError(*error));
+            pending->returnResults(path);
+        },
+        [pending] { answerDestroyed(pending); }));
 }
 
 void SessionObject::doClear(const Pending& pending) {
-    session_.clear([alive = std::weak_ptr<bool>(alive_), pending](std::optional<Error> error) {
-        if (alive.expired())
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        if (error)
-            return pending->returnError(toBusError(*error));
-        pending->returnResults();
-    });
+    session_.clear(lifetime_.guard(
+        [pending](std::optional<Error> error) {
+            if (error)
+                return pending->returnError(toBusError(*error));
+            pending->returnResults();
+        },
+        [pending] { answerDestroyed(pending); }));
 }
 
 void SessionObject::doSaveConfiguration(const Pending& pending) {
@@ -300,15 +304,17 @@ void SessionObject::RecordSnapshot(const Pending& pending, auth::CallOptions opt
 }
 
 void SessionObject::doRecordSnapshot(const Pending& pending, uint64_t maxSize) {
-    session_.recordSnapshot(maxSize, [this, alive = std::weak_ptr<bool>(alive_), pending](
-                                         std::optional<Error> error, const std::string& path) {
-        // Overtaken by a Destroy: answered as calls after it are.
-        if (alive.expired() || (error && error->code() == ErrorCode::NoSuchSession))
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        if (error)
-            return pending->returnError(toBusError(*error));
-        pending->returnResults(path);
-    });
+    session_.recordSnapshot(
+        maxSize, lifetime_.guard(
+                     [this, pending](std::optional<Error> error, const std::string& path) {
+                         // Overtaken by a Destroy: answered as calls after it are.
+                         if (error && error->code() == ErrorCode::NoSuchSession)
+                             return answerDestroyed(pending);
+                         if (error)
+                             return pending->returnError(toBusError(*error));
+                         pending->returnResults(path);
+                     },
+                     [pending] { answerDestroyed(pending); }));
 }
 
 void SessionObject::SetRotationSchedule(const Pending& pending, auth::CallOptions options) {
@@ -381,21 +387,21 @@ void SessionObject::EnableEvents(const Pending& pending, std::string domain, std
                   }
                   // May the owner trace every user's apps? Asked without
                   // interaction; a "no" only keeps the session to the owner's apps.
-                  std::weak_ptr<bool> alive = alive_;
                   services_.authority.check(
                       caller, auth::Action::TraceAllUsers, false,
-                      [this, alive, pending, domain = std::move(domain),
-                       channel = std::move(channel), pattern = std::move(pattern),
-                       options = std::move(options)](std::optional<sdbus::Error> denied) {
-                          if (alive.expired() || retired_)
-                              return pending->returnError(
-                                  sdbus::Error(kUnknownObject, "the session was destroyed"));
-                          if (!denied)
-                              session_.traceAllUsers();
-                          guarded("EnableEvents", pending, [&] {
-                              doEnableEvents(pending, domain, channel, pattern, options);
-                          });
-                      });
+                      lifetime_.guard(
+                          [this, pending, domain = std::move(domain), channel = std::move(channel),
+                           pattern = std::move(pattern),
+                           options = std::move(options)](std::optional<sdbus::Error> denied) {
+                              if (retired_)
+                                  return answerDestroyed(pending);
+                              if (!denied)
+                                  session_.traceAllUsers();
+                              guarded("EnableEvents", pending, [&] {
+                                  doEnableEvents(pending, domain, channel, pattern, options);
+                              });
+                          },
+                          [pending] { answerDestroyed(pending); }));
               });
 }
 

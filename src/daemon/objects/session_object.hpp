@@ -12,6 +12,7 @@
 #include "bus/change_throttle.hpp"
 #include "bus/method_reply.hpp"
 #include "bus/object_vtable.hpp"
+#include "common/lifetime.hpp"
 #include "objects/bus_services.hpp"
 #include "session/session.hpp"
 
@@ -151,6 +152,9 @@ private:
     /// A Done that answers `pending`: nothing more, or the error (and
     /// UnknownObject if this object went away meanwhile).
     Session::Done answer(const Pending& pending);
+    /// Answers `pending` as calls to a destroyed session are answered
+    /// (UnknownObject, "the session was destroyed").
+    static void answerDestroyed(const Pending& pending);
 
     // SessionListener
     void changed(const std::vector<SessionChange>& what) override;
@@ -166,11 +170,12 @@ private:
     Session& session_;
     DestroyHandler onDestroy_;
     std::function<void()> persist_;
-    /// Expires with this object: answers arriving later see it gone.
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     bool retired_ = false;
     /// Statistics and ChannelStatistics are told at most once a second.
     bus::ChangeThrottle statisticsChanged_;
+    /// Last (gone first): answers arriving once this object is gone do
+    /// nothing, or say "the session was destroyed".
+    Lifetime lifetime_;
 };
 
 } // namespace tracectl

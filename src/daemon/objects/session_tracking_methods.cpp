@@ -90,18 +90,19 @@ void SessionObject::changeTracker(bool track, const Pending& pending, std::strin
         d == TracingDomain::Kernel ? std::optional(auth::Action::TraceKernel) : std::nullopt;
     // Applied once authorized (and, for the owner, once trace-all-users
     // was asked about, as EnableEvents does).
-    auto apply = [this, alive = std::weak_ptr<bool>(alive_), pending, member, track, d, a,
-                  values = std::move(values), all]() {
-        if (alive.expired() || retired_)
-            return pending->returnError(sdbus::Error(kUnknownObject, "the session was destroyed"));
-        guarded(member, pending, [&] {
-            checkKernelAvailable(d);
-            if (track)
-                session_.trackProcessAttribute(d, a, values, all, answer(pending));
-            else
-                session_.untrackProcessAttribute(d, a, values, all, answer(pending));
-        });
-    };
+    auto apply = lifetime_.guard(
+        [this, pending, member, track, d, a, values = std::move(values), all]() {
+            if (retired_)
+                return answerDestroyed(pending);
+            guarded(member, pending, [&] {
+                checkKernelAvailable(d);
+                if (track)
+                    session_.trackProcessAttribute(d, a, values, all, answer(pending));
+                else
+                    session_.untrackProcessAttribute(d, a, values, all, answer(pending));
+            });
+        },
+        [pending] { answerDestroyed(pending); });
     authorize(member, interactive, extra, pending,
               [this, apply = std::move(apply)](const auth::Caller& caller) {
                   if (caller.uid != session_.config().owner || session_.tracesAllUsers())
@@ -109,12 +110,13 @@ void SessionObject::changeTracker(bool track, const Pending& pending, std::strin
                   // A "no" only keeps the session to the owner's apps: a
                   // tracked uid never widens what the owner may trace.
                   services_.authority.check(caller, auth::Action::TraceAllUsers, false,
-                                            [this, alive = std::weak_ptr<bool>(alive_),
-                                             apply](std::optional<sdbus::Error> denied) {
-                                                if (!denied && !alive.expired() && !retired_)
-                                                    session_.traceAllUsers();
-                                                apply();
-                                            });
+                                            lifetime_.guard(
+                                                [this, apply](std::optional<sdbus::Error> denied) {
+                                                    if (!denied && !retired_)
+                                                        session_.traceAllUsers();
+                                                    apply();
+                                                },
+                                                [apply] { apply(); }));
               });
 }
 

@@ -2,6 +2,7 @@
 
 #include "apps/ust_error.hpp"
 #include "common/fd_passing.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
 
 #include <cerrno>
@@ -418,42 +419,23 @@ void ConsumerConnection::completeChannel(uint32_t id) {
 
 void ConsumerConnection::pushMetadata(uint64_t key, uint64_t offset, const std::string& bytes,
                                       Done done) {
-    struct Join {
-        std::size_t left = 0;
-        bool failed = false;
-        Done done;
-    };
-    auto join = std::make_shared<Join>();
-    join->done = std::move(done);
-    std::vector<cp::PushMetadata> frames;
+    if (bytes.empty()) {
+        std::weak_ptr<ConsumerConnection*> alive = self_;
+        loop_.post([alive, done = std::move(done)] {
+            if (!alive.expired())
+                done(std::nullopt);
+        });
+        return;
+    }
+    Join frames(std::move(done));
     for (std::size_t at = 0; at < bytes.size(); at += cp::kMaxMetadataChunk) {
         cp::PushMetadata m;
         m.key = key;
         m.offset = offset + at;
         m.bytes = bytes.substr(at, cp::kMaxMetadataChunk);
-        frames.push_back(std::move(m));
+        send(m, [step = frames.add()](std::optional<Error> e, cp::Message) { step(std::move(e)); });
     }
-    if (frames.empty()) {
-        std::weak_ptr<ConsumerConnection*> alive = self_;
-        loop_.post([alive, join] {
-            if (!alive.expired())
-                join->done(std::nullopt);
-        });
-        return;
-    }
-    join->left = frames.size();
-    for (const auto& m : frames)
-        send(m, [join](std::optional<Error> e, cp::Message) {
-            if (join->failed)
-                return;
-            if (e) {
-                join->failed = true;
-                join->done(std::move(e));
-                return;
-            }
-            if (--join->left == 0)
-                join->done(std::nullopt);
-        });
+    frames.seal();
 }
 
 void ConsumerConnection::declareLayouts(const cp::DeclareLayouts& request, Done done) {

@@ -104,8 +104,8 @@ public:
     /// CreateChannel; `done` gets the channel's objects.
     void createChannel(const consumer_protocol::CreateChannel& request, ChannelDone done);
     /// PushMetadata of `bytes` at `offset`, split into frames of at most
-    /// kMaxMetadataChunk bytes; `done` after the last one's reply (or the
-    /// first failure).
+    /// kMaxMetadataChunk bytes; `done` once every frame was answered, with
+    /// the first failure (if any).
     void pushMetadata(uint64_t key, uint64_t offset, const std::string& bytes, Done done);
     /// PushMetadata from any thread (the notify thread's registrations):
     /// queued at once, and written before any request made after this

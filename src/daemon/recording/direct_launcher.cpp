@@ -3,6 +3,7 @@
 // sandboxing. Each child's exit is seen through its pidfd (pidfd_open(2))
 // on the loop; a stop is SIGTERM, then SIGKILL from a loop timer.
 #include "common/error.hpp"
+#include "common/lifetime.hpp"
 #include "common/log.hpp"
 #include "consumer_launcher.hpp"
 
@@ -116,7 +117,7 @@ public:
                 e != ended_.end() ? e->second : std::string("not started by this daemon");
             if (e != ended_.end())
                 ended_.erase(e);
-            alive_.later(loop_, [ended = std::move(ended), reason] { ended(reason); });
+            loop_.defer(lifetime_.guard([ended = std::move(ended), reason] { ended(reason); }));
             return;
         }
         Child& c = *it->second;
@@ -150,24 +151,10 @@ private:
         std::vector<Ended> ended;     ///< whenEnded() waiters
     };
 
-    /// Calls `f` from the loop, unless the launcher is gone by then.
-    class AliveToken {
-    public:
-        template <typename F>
-        void later(EventLoop& loop, F f) {
-            loop.defer([weak = std::weak_ptr<char>(token_), f = std::move(f)]() mutable {
-                if (weak.lock())
-                    f();
-            });
-        }
-
-    private:
-        std::shared_ptr<char> token_ = std::make_shared<char>(0);
-    };
-
+    /// Calls `done` with `e` from the loop, unless the launcher is gone by then.
     void later(Done done, std::optional<Error> e) {
         if (done)
-            alive_.later(loop_, [done = std::move(done), e = std::move(e)] { done(e); });
+            loop_.defer(lifetime_.guard([done = std::move(done), e = std::move(e)] { done(e); }));
     }
 
     void terminate(Child& c) {
@@ -209,7 +196,7 @@ private:
     LauncherTimeouts timeouts_;
     std::map<std::string, std::unique_ptr<Child>> children_;
     std::map<std::string, std::string> ended_; ///< unit name -> how its process ended
-    AliveToken alive_;                         ///< last: gone first
+    Lifetime lifetime_;                        ///< last: gone first
 };
 
 } // namespace

@@ -11,6 +11,7 @@
 // its slots (unref'd: no callback) and timer die with it, so a launcher
 // destroyed with calls under way calls nobody back.
 #include "common/error.hpp"
+#include "common/lifetime.hpp"
 #include "common/log.hpp"
 #include "consumer_launcher.hpp"
 #include "systemd_bus.hpp"
@@ -587,12 +588,7 @@ private:
     }
 
     /// Calls `f` from the loop, unless the launcher is gone by then.
-    void later(std::function<void()> f) {
-        loop_.defer([weak = std::weak_ptr<char>(alive_), f = std::move(f)] {
-            if (weak.lock())
-                f();
-        });
-    }
+    void later(std::function<void()> f) { loop_.defer(lifetime_.guard(std::move(f))); }
     void later(Done done, std::optional<Error> e) {
         if (done)
             later([done = std::move(done), e = std::move(e)] { done(e); });
@@ -618,7 +614,7 @@ private:
     std::map<std::string, uint64_t> jobs_;         ///< job path -> op awaiting its JobRemoved
     std::map<std::string, std::string> earlyJobs_; ///< job path -> result, before its reply
     int awaitingJobReplies_ = 0; ///< StartTransientUnit/StopUnit replies not yet in
-    std::shared_ptr<char> alive_ = std::make_shared<char>(0);
+    Lifetime lifetime_;          ///< last: gone first
 };
 
 } // namespace

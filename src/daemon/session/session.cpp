@@ -1,6 +1,7 @@
 #include "session/session.hpp"
 
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "session/context_type.hpp"
 #include "session/domain_answers.hpp"
@@ -11,10 +12,6 @@
 namespace tracectl {
 
 using session_detail::destroyedError;
-using session_detail::Gather;
-using session_detail::gatherDone;
-using session_detail::withoutPath;
-using session_detail::withPath;
 
 std::string_view toString(SessionState s) noexcept {
     switch (s) {
@@ -67,15 +64,6 @@ SessionChange eventsChange(TracingDomain d) {
 } // namespace
 
 Session::~Session() = default;
-
-template <class F>
-auto Session::guard(F f) const {
-    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) {
-        if (alive.expired())
-            return;
-        f(std::forward<decltype(args)>(args)...);
-    };
-}
 
 std::string Session::stateName() const {
     if (rotating_ && state_ != SessionState::Error)
@@ -244,46 +232,47 @@ void Session::restartAfterFailure(Done done) {
     log::info("session '" + config_.name + "': starting again after its failure (" + errorReason_ +
                   ")",
               id_.uuid());
-    auto torn = gatherDone(
-        domains_.size(), [this, alive = std::weak_ptr<bool>(alive_), done](std::optional<Error>) {
-            if (alive.expired())
-                return done(destroyedError());
-            state_ = everStarted_ ? SessionState::Stopped : SessionState::Created;
-            errorReason_.clear();
-            restartedAt_ = std::chrono::duration_cast<std::chrono::seconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-            rotating_ = false;
-            notify({SessionChange::State, SessionChange::ErrorReason});
-            startDomains(done);
-        });
+    Join torn(domains_.size(),
+              lifetime_.guard(
+                  [this, done](std::optional<Error>) {
+                      state_ = everStarted_ ? SessionState::Stopped : SessionState::Created;
+                      errorReason_.clear();
+                      restartedAt_ = std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count();
+                      rotating_ = false;
+                      notify({SessionChange::State, SessionChange::ErrorReason});
+                      startDomains(done);
+                  },
+                  [done] { done(destroyedError()); }));
     for (DomainBackend* d : domains_)
-        d->destroy(id_.hex(), withoutPath(torn));
+        d->destroy(id_.hex(), torn.add());
 }
 
 void Session::startDomains(Done done) {
-    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
-                                            done](std::optional<Error> error) {
-        if (alive.expired())
-            return done(destroyedError());
-        operation_ = SessionOperation::None;
-        if (error) {
-            log::warning("session '" + config_.name + "' did not start: " + error->what(),
-                         id_.uuid());
-            return done(std::move(error));
-        }
-        if (state_ != SessionState::Error) { // a domain may have failed it meanwhile
-            state_ = SessionState::Active;
-            everStarted_ = true;
-            emptySinceStop_ = false;
-            notify({SessionChange::State});
-            log::info("session '" + config_.name + "' started", id_.uuid());
-        }
-        done(std::nullopt);
-    });
+    Join all(domains_.size(),
+             lifetime_.guard(
+                 [this, done](std::optional<Error> error) {
+                     operation_ = SessionOperation::None;
+                     if (error) {
+                         log::warning("session '" + config_.name +
+                                          "' did not start: " + error->what(),
+                                      id_.uuid());
+                         return done(std::move(error));
+                     }
+                     if (state_ != SessionState::Error) { // a domain may have failed it meanwhile
+                         state_ = SessionState::Active;
+                         everStarted_ = true;
+                         emptySinceStop_ = false;
+                         notify({SessionChange::State});
+                         log::info("session '" + config_.name + "' started", id_.uuid());
+                     }
+                     done(std::nullopt);
+                 },
+                 [done] { done(destroyedError()); }));
     const SessionSnapshot s = snapshot();
     for (DomainBackend* d : domains_)
-        d->start(s, withoutPath(all));
+        d->start(s, all.add());
 }
 
 void Session::stop(Done done) {
@@ -292,40 +281,41 @@ void Session::stop(Done done) {
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is not active (state " +
                                                std::string(toString(state_)) + ")");
     operation_ = SessionOperation::Stopping;
-    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
-                                            done](std::optional<Error> error) {
-        if (alive.expired())
-            return done(destroyedError());
-        operation_ = SessionOperation::None;
-        if (error)
-            return done(std::move(error));
-        if (state_ == SessionState::Active) {
-            state_ = SessionState::Stopped;
-            notify({SessionChange::State});
-            log::info("session '" + config_.name + "' stopped", id_.uuid());
-        }
-        done(std::nullopt);
-    });
+    Join all(domains_.size(), lifetime_.guard(
+                                  [this, done](std::optional<Error> error) {
+                                      operation_ = SessionOperation::None;
+                                      if (error)
+                                          return done(std::move(error));
+                                      if (state_ == SessionState::Active) {
+                                          state_ = SessionState::Stopped;
+                                          notify({SessionChange::State});
+                                          log::info("session '" + config_.name + "' stopped",
+                                                    id_.uuid());
+                                      }
+                                      done(std::nullopt);
+                                  },
+                                  [done] { done(destroyedError()); }));
     for (DomainBackend* d : domains_)
-        d->stop(id_.hex(), withoutPath(all));
+        d->stop(id_.hex(), all.add());
 }
 
 void Session::destroy(Done done) {
     checkIdle("Destroy", true);
     operation_ = SessionOperation::Destroying;
-    auto all = gatherDone(domains_.size(), [this, alive = std::weak_ptr<bool>(alive_),
-                                            done](std::optional<Error> lost) {
-        if (!alive.expired()) {
-            if (lost)
-                log::warning("session '" + config_.name + "' destroyed, but " + lost->what(),
-                             id_.uuid());
-            else
-                log::info("session '" + config_.name + "' destroyed", id_.uuid());
-        }
-        done(std::move(lost));
-    });
+    Join all(domains_.size(), lifetime_.guard(
+                                  [this, done](std::optional<Error> lost) {
+                                      if (lost)
+                                          log::warning("session '" + config_.name +
+                                                           "' destroyed, but " + lost->what(),
+                                                       id_.uuid());
+                                      else
+                                          log::info("session '" + config_.name + "' destroyed",
+                                                    id_.uuid());
+                                      done(std::move(lost));
+                                  },
+                                  [done](std::optional<Error> lost) { done(std::move(lost)); }));
     for (DomainBackend* d : domains_)
-        d->destroy(id_.hex(), withoutPath(all));
+        d->destroy(id_.hex(), all.add());
 }
 
 void Session::rotate(PathDone started) {
@@ -349,39 +339,36 @@ void Session::rotate(PathDone started) {
     };
     auto ends = std::make_shared<Ends>();
     const std::vector<DomainBackend*> chunked = chunkWriters();
-    auto ended =
-        std::make_shared<Gather>(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_), ends](
-                                                     std::optional<Error> error, std::string path) {
-            if (alive.expired())
-                return;
-            if (ends->began)
-                return rotationEnded(error, path);
-            rotating_ = false;
-            notify({SessionChange::State});
-        });
-    auto begun = std::make_shared<Gather>(chunked.size(),
-                                          [this, alive = std::weak_ptr<bool>(alive_),
-                                           started](std::optional<Error> error, std::string path) {
-                                              if (alive.expired())
-                                                  return started(destroyedError(), {});
-                                              // Begun while stopped: the new chunk holds nothing
-                                              // until the next start (a clear then has nothing to
-                                              // do).
-                                              if (!error && state_ == SessionState::Stopped)
-                                                  emptySinceStop_ = true;
-                                              started(std::move(error), path);
-                                          });
-    for (DomainBackend* d : chunked)
+    Join ended(chunked.size(),
+               lifetime_.guard([this, ends](std::optional<Error> error, std::string path) {
+                   if (ends->began)
+                       return rotationEnded(error, path);
+                   rotating_ = false;
+                   notify({SessionChange::State});
+               }));
+    Join begun(chunked.size(), lifetime_.guard(
+                                   [this, started](std::optional<Error> error, std::string path) {
+                                       // Begun while stopped: the new chunk holds nothing
+                                       // until the next start (a clear then has nothing to
+                                       // do).
+                                       if (!error && state_ == SessionState::Stopped)
+                                           emptySinceStop_ = true;
+                                       started(std::move(error), path);
+                                   },
+                                   [started] { started(destroyedError(), {}); }));
+    for (DomainBackend* d : chunked) {
+        PathDone end = ended.addWithPath();
         d->rotate(
             id_.hex(),
-            [begun, ended, ends](std::optional<Error> error, std::string path) {
+            [begin = begun.addWithPath(), end, ends](std::optional<Error> error, std::string path) {
                 if (error)
-                    ended->add(std::nullopt, {});
+                    end(std::nullopt, {});
                 else
                     ends->began = true;
-                begun->add(std::move(error), path);
+                begin(std::move(error), std::move(path));
             },
-            withPath(ended));
+            end);
+    }
 }
 
 void Session::rotationEnded(const std::optional<Error>& error, const std::string& path) {
@@ -416,25 +403,26 @@ void Session::clear(Done done) {
     }
     clearing_ = true;
     const std::vector<DomainBackend*> chunked = chunkWriters();
-    auto all = gatherDone(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_),
-                                           done](std::optional<Error> error) {
-        if (alive.expired())
-            return done(destroyedError());
-        clearing_ = false;
-        if (error && operation_ == SessionOperation::Destroying)
-            return done(destroyedError());
-        if (error) {
-            log::warning("session '" + config_.name + "': clear failed: " + error->what(),
-                         id_.uuid());
-            return done(std::move(error));
-        }
-        if (state_ == SessionState::Stopped)
-            emptySinceStop_ = true;
-        log::info("session '" + config_.name + "' cleared", id_.uuid());
-        done(std::nullopt);
-    });
+    Join all(chunked.size(), lifetime_.guard(
+                                 [this, done](std::optional<Error> error) {
+                                     clearing_ = false;
+                                     if (error && operation_ == SessionOperation::Destroying)
+                                         return done(destroyedError());
+                                     if (error) {
+                                         log::warning("session '" + config_.name +
+                                                          "': clear failed: " + error->what(),
+                                                      id_.uuid());
+                                         return done(std::move(error));
+                                     }
+                                     if (state_ == SessionState::Stopped)
+                                         emptySinceStop_ = true;
+                                     log::info("session '" + config_.name + "' cleared",
+                                               id_.uuid());
+                                     done(std::nullopt);
+                                 },
+                                 [done] { done(destroyedError()); }));
     for (DomainBackend* d : chunked)
-        d->clear(id_.hex(), withoutPath(all));
+        d->clear(id_.hex(), all.add());
 }
 
 void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
@@ -451,25 +439,24 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
     // not, and overtakes it: the snapshot then fails as destroyed.
     snapshotting_ = true;
     const std::vector<DomainBackend*> chunked = chunkWriters();
-    auto all =
-        std::make_shared<Gather>(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_), done](
-                                                     std::optional<Error> error, std::string path) {
-            if (alive.expired())
-                return done(destroyedError(), {});
-            snapshotting_ = false;
-            if (error && operation_ == SessionOperation::Destroying)
-                return done(destroyedError(), {});
-            if (error) {
-                log::warning("session '" + config_.name + "': snapshot failed: " + error->what(),
-                             id_.uuid());
-                return done(std::move(error), {});
-            }
-            if (listener_ != nullptr)
-                listener_->snapshotRecorded(path);
-            done(std::nullopt, path);
-        });
+    Join all(chunked.size(), lifetime_.guard(
+                                 [this, done](std::optional<Error> error, std::string path) {
+                                     snapshotting_ = false;
+                                     if (error && operation_ == SessionOperation::Destroying)
+                                         return done(destroyedError(), {});
+                                     if (error) {
+                                         log::warning("session '" + config_.name +
+                                                          "': snapshot failed: " + error->what(),
+                                                      id_.uuid());
+                                         return done(std::move(error), {});
+                                     }
+                                     if (listener_ != nullptr)
+                                         listener_->snapshotRecorded(path);
+                                     done(std::nullopt, path);
+                                 },
+                                 [done] { done(destroyedError(), {}); }));
     for (DomainBackend* d : chunked)
-        d->recordSnapshot(id_.hex(), maxSize, withPath(all));
+        d->recordSnapshot(id_.hex(), maxSize, all.addWithPath());
 }
 
 void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
@@ -482,33 +469,35 @@ void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
     if (changed)
         notify({SessionChange::RotationSchedule});
     const std::vector<DomainBackend*> chunked = chunkWriters();
-    auto all = gatherDone(chunked.size(), [this, alive = std::weak_ptr<bool>(alive_), done,
-                                           schedule](std::optional<Error> error) {
-        if (alive.expired())
-            return done(destroyedError());
-        if (!error)
-            log::info("session '" + config_.name + "': rotation schedule " +
-                          (schedule.any()
-                               ? "every " + std::to_string(schedule.timerUs) + " us / " +
-                                     std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
-                               : std::string("cleared")),
-                      id_.uuid());
-        done(std::move(error));
-    });
+    Join all(chunked.size(),
+             lifetime_.guard(
+                 [this, done, schedule](std::optional<Error> error) {
+                     if (!error)
+                         log::info("session '" + config_.name + "': rotation schedule " +
+                                       (schedule.any()
+                                            ? "every " + std::to_string(schedule.timerUs) +
+                                                  " us / " + std::to_string(schedule.sizeBytes) +
+                                                  " bytes (0 = not)"
+                                            : std::string("cleared")),
+                                   id_.uuid());
+                     done(std::move(error));
+                 },
+                 [done] { done(destroyedError()); }));
     // Each domain rotates on its own schedule's ticks; the session follows
     // their rotations as it follows Rotate's.
     for (DomainBackend* d : chunked)
-        d->setRotationSchedule(id_.hex(), schedule,
-                               guard([this](std::optional<Error> error, const std::string&) {
-                                   if (!error && !rotating_) {
-                                       rotating_ = true;
-                                       notify({SessionChange::State});
-                                   }
-                               }),
-                               guard([this](std::optional<Error> error, const std::string& path) {
-                                   rotationEnded(error, path);
-                               }),
-                               withoutPath(all));
+        d->setRotationSchedule(
+            id_.hex(), schedule,
+            lifetime_.guard([this](std::optional<Error> error, const std::string&) {
+                if (!error && !rotating_) {
+                    rotating_ = true;
+                    notify({SessionChange::State});
+                }
+            }),
+            lifetime_.guard([this](std::optional<Error> error, const std::string& path) {
+                rotationEnded(error, path);
+            }),
+            all.add());
 }
 
 } // namespace tracectl
@@ -617,15 +606,15 @@ bool Session::enableEvents(EventRule rule, Done done) {
     // the rule too. A rule a domain refuses (the kernel's: it names no
     // tracepoint, or the kernel refuses its filter) is taken back, with the
     // channel0 it made, so that nothing is changed by a failed call.
-    auto all = gatherDone(domains_.size(),
-                          [this, alive = std::weak_ptr<bool>(alive_), rule, createdDefault,
-                           done = std::move(done)](std::optional<Error> error) {
-                              if (error && !alive.expired())
-                                  takeBack(rule, createdDefault);
-                              done(std::move(error));
-                          });
+    Join all(domains_.size(), lifetime_.guard(
+                                  [this, rule, createdDefault, done](std::optional<Error> error) {
+                                      if (error)
+                                          takeBack(rule, createdDefault);
+                                      done(std::move(error));
+                                  },
+                                  [done](std::optional<Error> error) { done(std::move(error)); }));
     for (DomainBackend* d : domains_)
-        d->enableEvents(id_.hex(), rule, tracesAllUsers(), withoutPath(all));
+        d->enableEvents(id_.hex(), rule, tracesAllUsers(), all.add());
     return createdDefault;
 }
 

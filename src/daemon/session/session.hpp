@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "common/lifetime.hpp"
 #include "session/channel_config.hpp"
 #include "session/domain_backend.hpp"
 #include "session/process_trackers.hpp"
@@ -364,10 +365,6 @@ private:
     /// "session 'NAME' failed (REASON); destroy it" (a network session may
     /// also be started again), for WrongState refusals in state error.
     std::string failedText() const;
-    /// `done`, guarded: called with "the session was destroyed" if this
-    /// session is gone when it is called back.
-    template <class F>
-    auto guard(F f) const;
     void notify(std::vector<SessionChange> what);
     std::vector<ChannelConfig>& channelsOf(TracingDomain d);
     /// The channel `name` of `domain`; throws InvalidArgument ("session ...
@@ -394,8 +391,6 @@ private:
     std::chrono::system_clock::time_point created_;
     std::vector<DomainBackend*> domains_;
     SessionListener* listener_ = nullptr;
-    /// Expires with the session: answers arriving later see it gone.
-    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     SessionState state_ = SessionState::Created;
     SessionOperation operation_ = SessionOperation::None;
     bool rotating_ = false;     ///< a rotation began and has not ended
@@ -418,6 +413,9 @@ private:
     std::vector<ChannelConfig> kernelChannels_;
     std::vector<EventRule> kernelRules_;
     ProcessTrackers trackers_;
+    /// Last (gone first): the domains' answers arriving once the session
+    /// is gone do nothing, or say "the session was destroyed".
+    Lifetime lifetime_;
 };
 
 } // namespace tracectl

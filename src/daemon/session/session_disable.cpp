@@ -6,8 +6,8 @@
 // event counts as found) and channel.c (channel_ust_disable: disabling a
 // disabled channel succeeds).
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "session/domain_answers.hpp"
 #include "session/session.hpp"
 
 #include <algorithm>
@@ -61,9 +61,9 @@ void Session::setRulesEnabled(TracingDomain domain, const std::vector<std::size_
         changed.push_back(rules[i]);
     }
     notify({eventsOf(domain)});
-    const auto all = session_detail::gatherDone(domains_.size(), std::move(done));
+    Join all(domains_.size(), std::move(done));
     for (DomainBackend* d : domains_)
-        d->setEventRulesEnabled(id_.hex(), changed, enabled, session_detail::withoutPath(all));
+        d->setEventRulesEnabled(id_.hex(), changed, enabled, all.add());
 }
 
 void Session::disableEvents(TracingDomain domain, const std::string& channelName,
@@ -106,9 +106,9 @@ void Session::disableChannel(TracingDomain domain, const std::string& name, Done
     log::info("session '" + config_.name + "': " + std::string(toString(domain)) + " channel '" +
                   name + "' disabled",
               id_.uuid());
-    const auto all = session_detail::gatherDone(domains_.size(), std::move(done));
+    Join all(domains_.size(), std::move(done));
     for (DomainBackend* d : domains_)
-        d->setChannelEnabled(id_.hex(), domain, name, false, session_detail::withoutPath(all));
+        d->setChannelEnabled(id_.hex(), domain, name, false, all.add());
 }
 
 void Session::reenableChannel(TracingDomain domain, const std::string& name,
@@ -129,9 +129,9 @@ void Session::reenableChannel(TracingDomain domain, const std::string& name,
     log::info("session '" + config_.name + "': " + std::string(toString(domain)) + " channel '" +
                   name + "' re-enabled",
               id_.uuid());
-    const auto all = session_detail::gatherDone(domains_.size(), std::move(done));
+    Join all(domains_.size(), std::move(done));
     for (DomainBackend* d : domains_)
-        d->setChannelEnabled(id_.hex(), domain, name, true, session_detail::withoutPath(all));
+        d->setChannelEnabled(id_.hex(), domain, name, true, all.add());
 }
 
 } // namespace tracectl

@@ -1,5 +1,6 @@
 // Session::restore() and restorable(): a session as a restarted daemon
 // brings it back (restart/session_record.hpp).
+#include "common/join.hpp"
 #include "session/domain_answers.hpp"
 #include "session/session.hpp"
 
@@ -21,16 +22,15 @@ void Session::restore(RestoredSession r) {
 void Session::resume(Done done) {
     operation_ = SessionOperation::Resuming;
     const bool active = state_ == SessionState::Active;
-    auto all = session_detail::gatherDone(
-        domains_.size(), [this, alive = std::weak_ptr<bool>(alive_), done](std::optional<Error> e) {
-            if (alive.expired())
-                return done(session_detail::destroyedError());
-            operation_ = SessionOperation::None;
-            done(std::move(e));
-        });
+    Join all(domains_.size(), lifetime_.guard(
+                                  [this, done](std::optional<Error> e) {
+                                      operation_ = SessionOperation::None;
+                                      done(std::move(e));
+                                  },
+                                  [done] { done(session_detail::destroyedError()); }));
     const SessionSnapshot s = snapshot();
     for (DomainBackend* d : domains_)
-        d->resume(s, active, session_detail::withoutPath(all));
+        d->resume(s, active, all.add());
 }
 
 RestoredSession Session::restorable() const {

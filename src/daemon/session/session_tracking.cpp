@@ -1,5 +1,6 @@
 // Session: the process attribute trackers (lttng-track(1), lttng-untrack(1)).
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "session/session.hpp"
 
@@ -49,24 +50,9 @@ void Session::changeTracker(bool track, TracingDomain domain, ProcessAttribute a
     // Every backend learns them (also unchanged: TracesAllUsers may have
     // changed with the call), in order with Start (one not started yet
     // keeps them for its start); `done` gets the first error.
-    struct Answers {
-        std::size_t left = 0;
-        std::optional<Error> error;
-        Done done;
-    };
-    auto answers = std::make_shared<Answers>();
-    answers->left = domains_.size();
-    answers->done = std::move(done);
-    if (answers->left == 0)
-        return answers->done(std::nullopt);
+    Join answers(domains_.size(), std::move(done));
     for (DomainBackend* d : domains_)
-        d->setProcessTrackers(id_.hex(), trackers_, tracesAllUsers(),
-                              [answers](std::optional<Error> e) {
-                                  if (e && !answers->error)
-                                      answers->error = std::move(e);
-                                  if (--answers->left == 0)
-                                      answers->done(std::move(answers->error));
-                              });
+        d->setProcessTrackers(id_.hex(), trackers_, tracesAllUsers(), answers.add());
 }
 
 } // namespace tracectl

@@ -165,43 +165,44 @@ void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packet
         pushMetadata(t, *trace); // every event class registered so far
     const std::string where =
         t.snapshot.relay ? path + " on the relay at " + t.snapshot.relay->url() : path;
-    auto written = [this, ref = refOf(t), id, name = t.snapshot.name, path = where, returned = path,
-                    done = std::move(done)](std::optional<Error> e) {
-        Traced* live = find(ref);
-        if (!e && live == nullptr)
-            e = Error(ErrorCode::Failed, "the session was destroyed meanwhile");
-        if (e && live != nullptr && !live->failed && !live->destroying &&
-            !ConsumerConnection::isRefusal(*e)) {
-            // Not answered in time, or the connection broke: as for a
-            // rotation, the consumer's state is unknown (it may still be
-            // writing): the session fails, saying why, rather than make
-            // every later call wait as long.
-            failSession(*live, "the consumer " + live->spec.unitName + " failed a snapshot (" +
-                                   e->what() + "); it was stopped");
-            return done(Error(ErrorCode::Failed, "the snapshot in " + path +
-                                                     " is incomplete: " + e->what() +
-                                                     "; the session is now in state error"),
-                        returned);
-        }
-        if (e)
-            return done(Error(ErrorCode::Failed, "the snapshot in " + path +
-                                                     " is incomplete: " + std::string(e->what())),
-                        returned);
-        // The data is copied: the metadata of every class registered
-        // until now goes behind it (SnapshotMetadata), then into the folder.
-        for (auto& [key, trace] : live->traces)
-            pushMetadata(*live, *trace);
-        for (auto& trace : live->exited)
-            pushMetadata(*live, *trace);
-        live->consumer->snapshotMetadata(id, [name, path, returned, done](std::optional<Error> m) {
-            if (m)
-                return done(Error(ErrorCode::Failed,
-                                  "the snapshot in " + path + " is incomplete: " + m->what()),
-                            returned);
-            log::info("session '" + name + "': snapshot recorded in " + path);
-            done(std::nullopt, returned);
-        });
+    const auto incomplete = [path = where, returned = path, done](const Error& e) {
+        done(Error(ErrorCode::Failed, "the snapshot in " + path + " is incomplete: " + e.what()),
+             returned);
     };
+    auto written = t.lifetime.guard(
+        [this, &t, id, name = t.snapshot.name, path = where, returned = path, done,
+         incomplete](std::optional<Error> e) {
+            if (e && !t.failed && !t.destroying && !ConsumerConnection::isRefusal(*e)) {
+                // Not answered in time, or the connection broke: as for a
+                // rotation, the consumer's state is unknown (it may still be
+                // writing): the session fails, saying why, rather than make
+                // every later call wait as long.
+                failSession(t, "the consumer " + t.spec.unitName + " failed a snapshot (" +
+                                   e->what() + "); it was stopped");
+                return done(Error(ErrorCode::Failed, "the snapshot in " + path +
+                                                         " is incomplete: " + e->what() +
+                                                         "; the session is now in state error"),
+                            returned);
+            }
+            if (e)
+                return incomplete(*e);
+            // The data is copied: the metadata of every class registered
+            // until now goes behind it (SnapshotMetadata), then into the folder.
+            for (auto& [key, trace] : t.traces)
+                pushMetadata(t, *trace);
+            for (auto& trace : t.exited)
+                pushMetadata(t, *trace);
+            t.consumer->snapshotMetadata(
+                id, [name, path, returned, done, incomplete](std::optional<Error> m) {
+                    if (m)
+                        return incomplete(*m);
+                    log::info("session '" + name + "': snapshot recorded in " + path);
+                    done(std::nullopt, returned);
+                });
+        },
+        [incomplete](std::optional<Error> e) {
+            incomplete(e.value_or(Error(ErrorCode::Failed, "the session was destroyed meanwhile")));
+        });
     if (!target.relay) {
         cp::RecordSnapshot request;
         request.id = id;

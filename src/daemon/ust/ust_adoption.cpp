@@ -46,19 +46,20 @@ void UstTracer::adopt(const SessionSnapshot& s, bool active, Done done) {
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
         if (folder.error)
             return giveUp(folder.error->what());
-        live->outputFolder = folder.id;
-        makeConnection(*live, std::move(*shared));
-        live->consumer->adopt(config_.daemonVersion, [this, ref, active, done,
-                                                      giveUp](std::optional<Error> e,
-                                                              consumer_protocol::AdoptReply reply) {
-            Traced* again = find(ref);
-            if (again == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            if (e)
-                return giveUp("its consumer " + again->spec.unitName +
-                              " could not be taken over: " + e->what());
-            adopted(*again, reply, active, done);
-        });
+        Traced& taken = *live;
+        taken.outputFolder = folder.id;
+        makeConnection(taken, std::move(*shared));
+        taken.consumer->adopt(
+            config_.daemonVersion,
+            taken.lifetime.guard(
+                [this, &taken, active, done, giveUp](std::optional<Error> e,
+                                                     consumer_protocol::AdoptReply reply) {
+                    if (e)
+                        return giveUp("its consumer " + taken.spec.unitName +
+                                      " could not be taken over: " + e->what());
+                    adopted(taken, reply, active, done);
+                },
+                [done] { done(Error(ErrorCode::Failed, "the session was destroyed meanwhile")); }));
     };
     // A network session's consumer goes on streaming to its relay.
     if (s.relay)
@@ -110,29 +111,30 @@ void UstTracer::adopted(Traced& t, const consumer_protocol::AdoptReply& reply, b
     // What the previous daemon recorded is described by its metadata only:
     // its chunk is closed and archived before any new buffer is made, as a
     // rotation does, and the apps' next events go to a new chunk.
-    const SessionRef ref = refOf(t);
+    auto fail = t.lifetime.guard([this, &t](const std::string& why) {
+        if (!t.failed)
+            failSession(t, why, false);
+    });
     beginRotation(
         t,
-        [this, ref, done](std::optional<Error> e, const std::string&) {
+        [fail, done](std::optional<Error> e, const std::string&) {
             if (!e)
                 return;
             const std::string why =
                 std::string("archiving what the previous daemon recorded: ") + e->what();
-            if (Traced* live = find(ref); live != nullptr && !live->failed)
-                failSession(*live, why, false);
+            fail(why);
             done(Error(ErrorCode::Failed, why));
         },
-        [this, ref, active, done](std::optional<Error> e, const std::string& path) {
-            Traced* live = find(ref);
-            if (live == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            if (e)
-                log::warning("session '" + live->snapshot.name + "': " + e->what());
-            else
-                log::notice("session '" + live->snapshot.name +
-                            "': what it recorded before the restart is in " + path);
-            resumeAfterTakeover(*live, active, done);
-        });
+        t.lifetime.guard(
+            [this, &t, active, done](std::optional<Error> e, const std::string& path) {
+                if (e)
+                    log::warning("session '" + t.snapshot.name + "': " + e->what());
+                else
+                    log::notice("session '" + t.snapshot.name +
+                                "': what it recorded before the restart is in " + path);
+                resumeAfterTakeover(t, active, done);
+            },
+            [done] { done(Error(ErrorCode::Failed, "the session was destroyed meanwhile")); }));
 }
 
 void UstTracer::resumeAfterTakeover(Traced& t, bool active, Done done) {

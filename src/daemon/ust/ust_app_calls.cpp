@@ -3,8 +3,8 @@
 // back to the main loop; and the budget that bounds each of them.
 #include "apps/ust_app_registrar.hpp"
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "ust_tracer.hpp"
 
 #include <system_error>
@@ -53,12 +53,12 @@ void UstTracer::startInApp(Traced& t, AppInSession& a, Done done) {
 }
 
 void UstTracer::stopApps(Traced& t, Done done) {
-    auto stopped = Join::make(std::move(done));
+    Join stopped(std::move(done));
     for (auto& [pid, a] : t.apps) {
         if (!a.started)
             continue;
         a.started = false;
-        appCalls_.submit(pid, [this, app = a.app, handle = a.sessionHandle, step = stopped->add(),
+        appCalls_.submit(pid, [this, app = a.app, handle = a.sessionHandle, step = stopped.add(),
                                poster = poster_] {
             try {
                 const auto budget = budgetFor(*app);
@@ -69,7 +69,7 @@ void UstTracer::stopApps(Traced& t, Done done) {
             poster->post([step] { step(std::nullopt); });
         });
     }
-    stopped->seal();
+    stopped.seal();
 }
 
 void UstTracer::createEventInApp(Traced& t, AppInSession& a, std::size_t index, Done done) {
@@ -106,7 +106,7 @@ void UstTracer::createEventInApp(Traced& t, AppInSession& a, std::size_t index, 
 }
 
 void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule, Done done) {
-    auto answered = Join::make([done = std::move(done)](std::optional<Error>) {
+    Join answered([done = std::move(done)](std::optional<Error>) {
         if (done)
             done(std::nullopt);
     });
@@ -116,9 +116,9 @@ void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule, Do
         // Apps being set up get it once their set-up is done (setUpDone()).
         t.snapshot.rules.push_back(rule);
         for (auto& [pid, a] : t.apps)
-            syncApp(t, a, answered);
+            syncApp(t, a, &answered);
     }
-    answered->seal();
+    answered.seal();
 }
 
 } // namespace tracectl

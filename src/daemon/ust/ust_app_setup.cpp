@@ -4,7 +4,6 @@
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "session/context_type.hpp"
 #include "ust_tracer.hpp"
 
@@ -24,35 +23,36 @@ void UstTracer::join(Traced& t, const std::shared_ptr<UstApp>& app, Done done) {
     if (const auto s = t.settingUp.find(pid); s != t.settingUp.end())
         return s->second.waiters.push_back(std::move(done));
     withTrace(t, *app,
-              [this, ref = refOf(t), app, pid, done](Trace* trace, std::optional<Error> e) {
-                  Traced* live = find(ref);
-                  if (live == nullptr)
-                      return done(std::nullopt); // nothing to report to: the session is gone
-                  // The session's own trouble (its consumer could not make the
-                  // buffers) is reported; the app's (it left, it refused) is logged.
-                  const bool consumerSide = e.has_value() && trace == nullptr && !live->destroying;
-                  std::optional<Error> ours = consumerSide ? e : std::nullopt;
-                  const auto registered = apps_.find(pid);
-                  if (!e && (registered == apps_.end() || registered->second != app))
-                      e = Error(ErrorCode::Failed, "it exited meanwhile");
-                  if (!e && (live->failed || live->destroying))
-                      e = Error(ErrorCode::Failed, "the session ended meanwhile");
-                  if (!e && live->apps.count(pid) != 0)
-                      return done(std::nullopt); // joined meanwhile, by another path
-                  if (!e) {
-                      if (const auto s = live->settingUp.find(pid); s != live->settingUp.end())
-                          return s->second.waiters.push_back(done); // being set up, by another path
-                      try {
-                          return beginSetUp(*live, *trace, app, done);
-                      } catch (const Error& failed) {
-                          e = failed;
+              t.lifetime.guard(
+                  [this, &t, app, pid, done](Trace* trace, std::optional<Error> e) {
+                      // The session's own trouble (its consumer could not make the
+                      // buffers) is reported; the app's (it left, it refused) is logged.
+                      const bool consumerSide = e.has_value() && trace == nullptr && !t.destroying;
+                      std::optional<Error> ours = consumerSide ? e : std::nullopt;
+                      const auto registered = apps_.find(pid);
+                      if (!e && (registered == apps_.end() || registered->second != app))
+                          e = Error(ErrorCode::Failed, "it exited meanwhile");
+                      if (!e && (t.failed || t.destroying))
+                          e = Error(ErrorCode::Failed, "the session ended meanwhile");
+                      if (!e && t.apps.count(pid) != 0)
+                          return done(std::nullopt); // joined meanwhile, by another path
+                      if (!e) {
+                          // Being set up, by another path: told with the others.
+                          if (const auto s = t.settingUp.find(pid); s != t.settingUp.end())
+                              return s->second.waiters.push_back(done);
+                          try {
+                              return beginSetUp(t, *trace, app, done);
+                          } catch (const Error& failed) {
+                              e = failed;
+                          }
                       }
-                  }
-                  log::warning("session '" + live->snapshot.name + "': app " + std::to_string(pid) +
-                               " not traced: " + e->what());
-                  abandonSetUp(*live, *app);
-                  done(std::move(ours));
-              });
+                      log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
+                                   " not traced: " + e->what());
+                      abandonSetUp(t, *app);
+                      done(std::move(ours));
+                  },
+                  // Nothing to report to: the session is gone.
+                  [done] { done(std::nullopt); }));
 }
 
 void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp>& app, Done done) {
@@ -214,12 +214,15 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
         Traced* t = find(ref);
         if (t == nullptr)
             continue;
-        join(*t, app, [this, reg, ref](std::optional<Error> failed) {
-            // A consumer that refused buffers fails its session; one that
-            // died does so through consumerLost(), with its unit's Result.
-            if (Traced* live = find(ref); failed && live != nullptr && live->active &&
-                                          !live->failed && live->consumer->usable())
-                failSession(*live, failed->what());
+        // A consumer that refused buffers fails its session; one that
+        // died does so through consumerLost(), with its unit's Result.
+        auto failIfRefused = t->lifetime.guard([this, &joined = *t](const Error& failed) {
+            if (joined.active && !joined.failed && joined.consumer->usable())
+                failSession(joined, failed.what());
+        });
+        join(*t, app, [reg, ref, failIfRefused](std::optional<Error> failed) {
+            if (failed)
+                failIfRefused(*failed);
             auto& w = reg->waitingFor;
             w.erase(std::remove_if(w.begin(), w.end(),
                                    [&](const SessionRef& r) {

@@ -6,8 +6,8 @@
 // ust-app.c (disable_ust_app_event, disable_ust_app_channel), on the app's
 // strand; an event is created in an app the first time its rule is
 // enabled there, and never twice.
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "ust_tracer.hpp"
 
 namespace tracectl {
@@ -36,7 +36,7 @@ void UstTracer::toggleInApp(Traced& t, AppInSession& a, std::shared_ptr<UstObjec
     });
 }
 
-void UstTracer::syncApp(Traced& t, AppInSession& a, const std::shared_ptr<Join>& join) {
+void UstTracer::syncApp(Traced& t, AppInSession& a, Join* join) {
     const auto step = [&join]() -> Done { return join ? join->add() : Done(nullptr); };
     // Channels first when they go off, last when they come on: a channel
     // turned off records nothing from its events either.
@@ -76,7 +76,7 @@ void UstTracer::syncApp(Traced& t, AppInSession& a, const std::shared_ptr<Join>&
 
 void UstTracer::setRulesEnabled(const std::string& idHex, const std::vector<EventRule>& rules,
                                 bool enabled, Done done) {
-    auto answered = Join::make([done = std::move(done)](std::optional<Error>) {
+    Join answered([done = std::move(done)](std::optional<Error>) {
         if (done)
             done(std::nullopt);
     });
@@ -89,14 +89,14 @@ void UstTracer::setRulesEnabled(const std::string& idHex, const std::vector<Even
                     held.enabled = enabled;
         // Apps being set up are brought to it once their set-up is done.
         for (auto& [pid, a] : t.apps)
-            syncApp(t, a, answered);
+            syncApp(t, a, &answered);
     }
-    answered->seal();
+    answered.seal();
 }
 
 void UstTracer::setChannelEnabled(const std::string& idHex, const std::string& name, bool enabled,
                                   Done done) {
-    auto answered = Join::make([done = std::move(done)](std::optional<Error>) {
+    Join answered([done = std::move(done)](std::optional<Error>) {
         if (done)
             done(std::nullopt);
     });
@@ -107,9 +107,9 @@ void UstTracer::setChannelEnabled(const std::string& idHex, const std::string& n
             if (c.name == name)
                 c.enabled = enabled;
         for (auto& [pid, a] : t.apps)
-            syncApp(t, a, answered);
+            syncApp(t, a, &answered);
     }
-    answered->seal();
+    answered.seal();
 }
 
 } // namespace tracectl

@@ -81,17 +81,20 @@ void UstTracer::appJobAnswered(const SessionRef& ref) {
 }
 
 void UstTracer::creationsOver(Traced& t) {
-    const SessionRef ref = refOf(t);
+    // What waited, and a waiting rotation's answer, may free `t`: what
+    // follows each runs only while it lives.
+    auto over = t.lifetime.guard([this, &t] {
+        if (!t.rotating)
+            rotationOver(t);
+    });
+    auto rotate = t.lifetime.guard([this, &t, over] {
+        if (auto w = std::exchange(t.rotationAfterCreation, std::nullopt))
+            beginRotation(t, std::move(w->started), std::move(w->completed), w->discard);
+        over();
+    });
     for (auto& f : std::exchange(t.afterCreations, {}))
-        f(); // may free t: checked below
-    Traced* live = find(ref);
-    if (live == nullptr)
-        return;
-    Traced& same = *live;
-    if (auto w = std::exchange(same.rotationAfterCreation, std::nullopt))
-        beginRotation(same, std::move(w->started), std::move(w->completed), w->discard);
-    if (Traced* again = find(ref); again != nullptr && !again->rotating)
-        rotationOver(*again);
+        f();
+    rotate();
 }
 
 void UstTracer::dropWaitingRotations(Traced& t, const std::string& why) {
@@ -129,69 +132,65 @@ void UstTracer::beginRotation(Traced& t, RotationDone started, RotationDone comp
     declareOrphanChannels(t);
     for (auto& [key, trace] : t.traces)
         pushMetadata(t, *trace); // the old chunk's metadata is whole
-    t.consumer->rotate(request, [this, ref = refOf(t), request, now, path,
-                                 started = std::move(started)](std::optional<Error> e) {
-        Traced* live = find(ref);
-        if (live == nullptr)
-            return started(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), path);
-        const bool ours = live->rotating && live->rotating->id == request.id;
-        if (e && ours && !ConsumerConnection::isRefusal(*e) && !live->failed) {
+    auto rotated = [this, &t, request, now, path, started](std::optional<Error> e) {
+        const bool ours = t.rotating && t.rotating->id == request.id;
+        if (e && ours && !ConsumerConnection::isRefusal(*e) && !t.failed) {
             // Not answered in time, or the connection broke: the consumer may
             // carry the rotation out all the same, and would refuse every
             // later one; what it writes from now on is not the session's
             // chunk any more. The session fails, saying why.
-            failSession(*live, "the consumer " + live->spec.unitName + " failed a rotation (" +
-                                   e->what() + "); it was stopped");
+            failSession(t, "the consumer " + t.spec.unitName + " failed a rotation (" + e->what() +
+                               "); it was stopped");
             return started(Error(ErrorCode::Failed, std::string("rotating: ") + e->what() +
                                                         "; the session is now in state error"),
                            path);
         }
         if (e || !ours) {
             if (ours) {
-                live->rotating.reset();
-                rotationOver(*live);
+                t.rotating.reset();
+                rotationOver(t);
             }
             return started(
                 Error(ErrorCode::Failed,
                       std::string("rotating: ") + (e ? e->what() : "the session failed meanwhile")),
                 path);
         }
-        live->chunkDir = request.newChunk;
-        live->chunkBegin = live->lastStamp = now;
-        ++live->chunkIndex;
-        log::info("session '" + live->snapshot.name + "': " +
+        t.chunkDir = request.newChunk;
+        t.chunkBegin = t.lastStamp = now;
+        ++t.chunkIndex;
+        log::info("session '" + t.snapshot.name + "': " +
                   (request.discard ? "clearing, into " : "rotating into ") + request.newChunk);
         // The consumer has taken its boundary: what apps registered until
         // now (queued already, or pushed here) goes behind it, then the
         // old chunk's metadata is closed.
-        for (auto& [key, trace] : live->traces)
-            pushMetadata(*live, *trace);
-        live->consumer->rotateMetadata(request.id, failOnError(*live, "to switch the metadata"));
-        live->rotating->begun = true;
+        for (auto& [key, trace] : t.traces)
+            pushMetadata(t, *trace);
+        t.consumer->rotateMetadata(request.id, failOnError(t, "to switch the metadata"));
+        t.rotating->begun = true;
         started(std::nullopt, path);
-    });
+    };
+    t.consumer->rotate(request, t.lifetime.guard(std::move(rotated), [started, path] {
+        started(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), path);
+    }));
 }
 
-void UstTracer::onRotationCompleted(const SessionRef& ref, cp::RotationCompleted d) {
-    Traced* live = find(ref);
-    if (live == nullptr)
-        return;
-    if (!live->rotating || live->rotating->id != d.id) {
-        log::warning("session '" + live->snapshot.name + "': the consumer completed rotation " +
+void UstTracer::onRotationCompleted(Traced& t, cp::RotationCompleted d) {
+    if (!t.rotating || t.rotating->id != d.id) {
+        log::warning("session '" + t.snapshot.name + "': the consumer completed rotation " +
                      std::to_string(d.id) + ", which is not under way");
         return;
     }
-    auto r = std::move(*live->rotating);
-    live->rotating.reset();
+    auto r = std::move(*t.rotating);
+    t.rotating.reset();
     // The channels closed before this rotation wrote into the chunk just
     // archived: the current chunk holds nothing of theirs (the live ones'
     // figures came just before, from the consumer).
-    for (const uint64_t key : std::exchange(live->closedKeys, {}))
-        if (const auto f = live->figures.find(key); f != live->figures.end())
+    for (const uint64_t key : std::exchange(t.closedKeys, {}))
+        if (const auto f = t.figures.find(key); f != t.figures.end())
             f->second.chunkBytes = 0;
-    publishStatistics(*live);
+    publishStatistics(t);
     if (d.ok) {
-        log::info("session '" + live->snapshot.name + "': " +
+        log::info("session '" + t.snapshot.name + "': " +
                   (r.discard ? "cleared: the closed chunk was deleted"
                              : "rotation archived in " + r.path));
         r.completed(std::nullopt, r.path);
@@ -202,7 +201,7 @@ void UstTracer::onRotationCompleted(const SessionRef& ref, cp::RotationCompleted
             Error(ErrorCode::Failed, "the rotation to " + r.path + " is incomplete: " + d.message),
             r.path);
     }
-    rotationOver(*live);
+    rotationOver(t);
 }
 
 void UstTracer::abandonRotation(Traced& t, const std::string& why) {
@@ -270,16 +269,14 @@ void UstTracer::armSchedule(Traced& t) {
     spec.it_interval.tv_nsec = static_cast<long>(tickUs % 1'000'000 * 1000);
     spec.it_value = spec.it_interval;
     timerfd_settime(t.scheduleTimer.get(), 0, &spec, nullptr);
-    t.scheduleWatch = hangUpWatcher_(
-        t.scheduleTimer.get(), [this, ref = refOf(t)] { scheduleTick(ref); }, EPOLLIN);
+    t.scheduleWatch = hangUpWatcher_(t.scheduleTimer.get(),
+                                     t.lifetime.guard([this, &t] { scheduleTick(t); }), EPOLLIN);
 }
 
-void UstTracer::scheduleTick(const SessionRef& ref) {
-    Traced* found = find(ref);
-    const auto sched = schedules_.find(ref.idHex);
-    if (found == nullptr || sched == schedules_.end())
+void UstTracer::scheduleTick(Traced& t) {
+    const auto sched = schedules_.find(t.snapshot.idHex);
+    if (sched == schedules_.end())
         return;
-    Traced& t = *found;
     uint64_t expirations = 0;
     (void)!read(t.scheduleTimer.get(), &expirations, sizeof expirations);
     if (t.scheduleWatch)

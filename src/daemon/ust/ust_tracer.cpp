@@ -3,8 +3,8 @@
 
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "metadata/clock_source.hpp"
 #include "restart/consumer_fd_store.hpp"
 #include "ust/output_folder.hpp"
@@ -158,22 +158,21 @@ void UstTracer::startConsumer(Traced& t, Done done) {
     auto oursShared = std::make_shared<UniqueFd>(std::move(ours));
     launcherOfAll->start(
         t.spec, std::move(theirs),
-        [this, ref = refOf(t), spec = t.spec, oursShared, done](std::optional<Error> e) {
-            Traced* live = find(ref);
-            if (live == nullptr) {
+        t.lifetime.guard(
+            [this, &t, oursShared, done](std::optional<Error> e) {
+                if (e)
+                    return done(std::move(e));
+                connectConsumer(t, std::move(*oursShared), done);
+            },
+            [this, spec = t.spec, done](const std::optional<Error>& e) {
                 // Started for nobody: stopped again.
                 if (!e)
                     launcher().stop(spec, {});
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            }
-            if (e)
-                return done(std::move(e));
-            connectConsumer(*live, std::move(*oursShared), done);
-        });
+                done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+            }));
 }
 
 void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
-    const SessionRef ref = refOf(t);
     // Kept where a restarted daemon finds it (before the connection takes
     // the fd; systemd gets its own copy).
     if (config_.fdStore != nullptr)
@@ -182,45 +181,49 @@ void UstTracer::connectConsumer(Traced& t, UniqueFd ours, Done done) {
     t.chunkBegin = t.lastStamp = std::time(nullptr);
     log::info("session '" + t.snapshot.name + "': consumer " + t.spec.unitName + " started (" +
               launcher().kind() + ")");
-    t.consumer->hello(config_.daemonVersion, [this, ref, done](std::optional<Error> e) {
-        Traced* live = find(ref);
-        if (live == nullptr || e)
-            return done(std::move(e));
-        // A network session's consumer streams from its first channel on:
-        // the relay's sockets go before any other domain is let in.
-        attachRelay(*live, [this, ref, done](std::optional<Error> attached) {
-            if (Traced* still = find(ref); still != nullptr && !attached) {
-                still->greeted = true;
-                watchChunkSize(*still);
-                for (auto& w : std::exchange(still->whenGreeted, {}))
-                    w(std::nullopt);
-            }
-            done(std::move(attached));
-        });
-    });
+    // Once the session is gone, `done` alone is told.
+    const auto answer = [done](std::optional<Error> e) { done(std::move(e)); };
+    t.consumer->hello(config_.daemonVersion,
+                      t.lifetime.guard(
+                          [this, &t, done, answer](std::optional<Error> e) {
+                              if (e)
+                                  return done(std::move(e));
+                              // A network session's consumer streams from its
+                              // first channel on: the relay's sockets go before
+                              // any other domain is let in.
+                              attachRelay(t, t.lifetime.guard(
+                                                 [this, &t, done](std::optional<Error> attached) {
+                                                     if (!attached) {
+                                                         t.greeted = true;
+                                                         watchChunkSize(t);
+                                                         for (auto& w :
+                                                              std::exchange(t.whenGreeted, {}))
+                                                             w(std::nullopt);
+                                                     }
+                                                     done(std::move(attached));
+                                                 },
+                                                 answer));
+                          },
+                          answer));
 }
 
 void UstTracer::makeConnection(Traced& t, UniqueFd ours) {
-    const SessionRef ref = refOf(t);
     ConsumerConnection::Handlers handlers;
-    handlers.rotationCompleted = [this, ref](consumer_protocol::RotationCompleted d) {
-        onRotationCompleted(ref, std::move(d));
-    };
-    handlers.statistics = [this, ref](consumer_protocol::Statistics s) {
-        onConsumerStatistics(ref, std::move(s));
-    };
-    handlers.lost = [this, ref](const std::string& why) { consumerLost(ref, why); };
-    handlers.metadataFailed = [this, ref](const Error& e) {
-        if (Traced* live = find(ref))
-            failOnError(*live, "to take metadata")(e);
-    };
-    handlers.outputFailed = [this, ref](const std::string& why) {
-        if (Traced* live = find(ref); live != nullptr && !live->failed && !live->destroying)
-            failSession(
-                *live, "streaming to the relay at " +
-                           (live->snapshot.relay ? live->snapshot.relay->url() : std::string("?")) +
-                           " failed: " + why);
-    };
+    handlers.rotationCompleted =
+        t.lifetime.guard([this, &t](consumer_protocol::RotationCompleted d) {
+            onRotationCompleted(t, std::move(d));
+        });
+    handlers.statistics = t.lifetime.guard(
+        [this, &t](consumer_protocol::Statistics s) { onConsumerStatistics(t, std::move(s)); });
+    handlers.lost = t.lifetime.guard([this, &t](const std::string& why) { consumerLost(t, why); });
+    handlers.metadataFailed =
+        t.lifetime.guard([this, &t](const Error& e) { failOnError(t, "to take metadata")(e); });
+    handlers.outputFailed = t.lifetime.guard([this, &t](const std::string& why) {
+        if (!t.failed && !t.destroying)
+            failSession(t, "streaming to the relay at " +
+                               (t.snapshot.relay ? t.snapshot.relay->url() : std::string("?")) +
+                               " failed: " + why);
+    });
     t.consumer = std::make_unique<ConsumerConnection>(*loop_, objectReaders_, std::move(ours),
                                                       std::move(handlers), config_.consumerTimeout);
 }
@@ -448,25 +451,26 @@ void UstTracer::attachRelay(Traced& t, Done done) {
 }
 
 void UstTracer::launch(Traced& t, Done done) {
-    const SessionRef ref = refOf(t);
+    const std::string idHex = t.snapshot.idHex;
     try {
-        startConsumer(t, [this, ref, done](std::optional<Error> e) {
-            Traced* live = find(ref);
-            if (live == nullptr)
-                return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-            if (e) {
-                // Never started: nothing of it is kept.
-                stopConsumerUnit(*live);
-                forget(*live);
-                if (e->code() == ErrorCode::RelayUnavailable)
-                    return done(std::move(e)); // it names the relay and why
-                return done(
-                    Error(ErrorCode::Failed, std::string("starting the consumer: ") + e->what()));
-            }
-            startApps(*live, done);
-        });
+        startConsumer(
+            t,
+            t.lifetime.guard(
+                [this, &t, done](std::optional<Error> e) {
+                    if (e) {
+                        // Never started: nothing of it is kept.
+                        stopConsumerUnit(t);
+                        forget(t);
+                        if (e->code() == ErrorCode::RelayUnavailable)
+                            return done(std::move(e)); // it names the relay and why
+                        return done(Error(ErrorCode::Failed,
+                                          std::string("starting the consumer: ") + e->what()));
+                    }
+                    startApps(t, done);
+                },
+                [done] { done(Error(ErrorCode::Failed, "the session was destroyed meanwhile")); }));
     } catch (const Error& e) {
-        sessions_.erase(ref.idHex);
+        sessions_.erase(idHex);
         done(e);
     }
 }
@@ -476,62 +480,62 @@ void UstTracer::startApps(Traced& t, Done done) {
     t.starting = true;
     // Every app joins (its buffers made first, if they do not exist yet);
     // once all have, they all start, so none begins long before another.
-    const SessionRef ref = refOf(t);
-    auto joined = Join::make([this, ref, done](std::optional<Error> refused) {
-        Traced* live = find(ref);
-        if (live == nullptr)
-            return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-        live->starting = false;
-        const auto failStart = [done](const std::string& why) {
-            done(Error(ErrorCode::Failed, why + "; the session is now in state error"));
-        };
-        if (live->failed)
-            return failStart(live->failure);
-        if (!live->consumer->usable()) {
-            // It died meanwhile: its unit's fate (systemd's Result) is
-            // being asked; Start answers with it.
-            live->whenFailed.push_back(failStart);
-            return;
-        }
-        if (refused) {
-            // The consumer is there but would not make the buffers.
-            failSession(*live, refused->what());
-            return failStart(refused->what());
-        }
-        // Active from now: apps whose set-up ends meanwhile start too.
-        live->active = true;
-        armSchedule(*live);
-        auto started = Join::make([this, ref, done](std::optional<Error>) {
-            if (Traced* on = find(ref); on != nullptr && on->active && !on->failed)
-                for (auto& [key, trace] : on->traces)
-                    pushMetadata(*on, *trace);
-            done(std::nullopt);
-        });
-        for (auto& [pid, a] : live->apps)
-            if (mayTrace(*live, *a.app)) // untracked apps stay stopped
-                startInApp(*live, a, started->add());
-        started->seal();
-    });
+    Join joined(t.lifetime.guard(
+        [this, &t, done](std::optional<Error> refused) {
+            t.starting = false;
+            const auto failStart = [done](const std::string& why) {
+                done(Error(ErrorCode::Failed, why + "; the session is now in state error"));
+            };
+            if (t.failed)
+                return failStart(t.failure);
+            if (!t.consumer->usable()) {
+                // It died meanwhile: its unit's fate (systemd's Result) is
+                // being asked; Start answers with it.
+                t.whenFailed.push_back(failStart);
+                return;
+            }
+            if (refused) {
+                // The consumer is there but would not make the buffers.
+                failSession(t, refused->what());
+                return failStart(refused->what());
+            }
+            // Active from now: apps whose set-up ends meanwhile start too.
+            t.active = true;
+            armSchedule(t);
+            Join started(t.lifetime.guard(
+                [this, &t, done](std::optional<Error>) {
+                    if (t.active && !t.failed)
+                        for (auto& [key, trace] : t.traces)
+                            pushMetadata(t, *trace);
+                    done(std::nullopt);
+                },
+                [done] { done(std::nullopt); }));
+            for (auto& [pid, a] : t.apps)
+                if (mayTrace(t, *a.app)) // untracked apps stay stopped
+                    startInApp(t, a, started.add());
+            started.seal();
+        },
+        [done] { done(Error(ErrorCode::Failed, "the session was destroyed meanwhile")); }));
     for (const auto& [pid, app] : apps_) {
         if (!mayTrace(t, *app))
             continue;
         // An app's own failure is logged by join(), and the session starts;
         // its consumer's (no buffers) fails the Start.
-        join(t, app, joined->add());
+        join(t, app, joined.add());
     }
-    joined->seal();
+    joined.seal();
 }
 
 void UstTracer::flushAll(Traced& t, Done done) {
     declareOrphanChannels(t);
-    auto flushed = Join::make(std::move(done));
+    Join flushed(std::move(done));
     for (auto& [key, trace] : t.traces) {
-        pushMetadata(t, *trace, flushed->add());
+        pushMetadata(t, *trace, flushed.add());
         for (auto& ch : trace->channels)
-            t.consumer->flushChannel(ch.objects.key, flushed->add());
-        t.consumer->flushChannel(trace->metadata.key, flushed->add());
+            t.consumer->flushChannel(ch.objects.key, flushed.add());
+        t.consumer->flushChannel(trace->metadata.key, flushed.add());
     }
-    flushed->seal();
+    flushed.seal();
 }
 
 void UstTracer::stop(const std::string& idHex, Done done) {
@@ -544,26 +548,29 @@ void UstTracer::stop(const std::string& idHex, Done done) {
     Traced& t = *it->second;
     t.active = false; // the apps no longer write, whatever comes next
     // Set-ups in flight end stopped (setUpDone() starts none now).
-    stopApps(t, [this, ref = refOf(t), done](std::optional<Error>) {
-        Traced* live = find(ref);
-        if (live == nullptr)
-            return done(std::nullopt);
-        if (live->failed)
-            return done(Error(ErrorCode::WrongState,
-                              "the session's consumer is gone; destroy the session"));
-        flushStopped(*live, done);
-    });
+    stopApps(t,
+             t.lifetime.guard(
+                 [this, &t, done](std::optional<Error>) {
+                     if (t.failed)
+                         return done(Error(ErrorCode::WrongState,
+                                           "the session's consumer is gone; destroy the session"));
+                     flushStopped(t, done);
+                 },
+                 [done] { done(std::nullopt); }));
 }
 
 void UstTracer::flushStopped(Traced& t, Done done) {
-    flushAllOnceMade(t, [this, ref = refOf(t), done](std::optional<Error> e) {
+    // A consumer that cannot flush is no use any more: say so in the
+    // session's state rather than leave it "active" with stopped apps.
+    auto fail = t.lifetime.guard([this, &t](const Error& e) {
+        if (!t.failed && !t.destroying)
+            failSession(t, std::string("the consumer ") + t.spec.unitName +
+                               " failed while flushing (" + e.what() + "); it was stopped");
+    });
+    flushAllOnceMade(t, [fail, done](std::optional<Error> e) {
         if (!e)
             return done(std::nullopt);
-        // A consumer that cannot flush is no use any more: say so in the
-        // session's state rather than leave it "active" with stopped apps.
-        if (Traced* live = find(ref); live != nullptr && !live->failed && !live->destroying)
-            failSession(*live, std::string("the consumer ") + live->spec.unitName +
-                                   " failed while flushing (" + e->what() + "); it was stopped");
+        fail(*e);
         done(Error(ErrorCode::Failed,
                    std::string(e->what()) + "; the session is now in state error"));
     });
@@ -574,41 +581,36 @@ void UstTracer::flushAllOnceMade(Traced& t, Done done) {
         return flushAll(t, std::move(done));
     // Traces whose buffers the consumer is making: flushed once made (their
     // apps join stopped), so that Stop returns with everything on disk.
-    t.afterCreations.push_back([this, ref = refOf(t), done = std::move(done)] {
-        if (Traced* live = find(ref))
-            flushAllOnceMade(*live, done);
-        else
-            done(std::nullopt);
-    });
+    t.afterCreations.push_back(t.lifetime.guard([this, &t, done] { flushAllOnceMade(t, done); },
+                                                [done] { done(std::nullopt); }));
 }
 
-void UstTracer::consumerLost(const SessionRef& ref, const std::string& why) {
-    Traced* live = find(ref);
-    if (live == nullptr || live->failed || live->destroying || !live->launched || !launcher_)
+void UstTracer::consumerLost(Traced& t, const std::string& why) {
+    if (t.failed || t.destroying || !t.launched || !launcher_)
         return;
     // How the unit ended (systemd's view), once it is down: a process that
     // closed its socket is "active" until its manager saw it exit.
     launcher_->whenEnded(
-        live->spec, std::chrono::milliseconds(1000),
-        [this, ref, why, unit = live->spec.unitName](std::optional<std::string> reason) {
-            Traced* t = find(ref);
-            if (t == nullptr || t->failed || t->destroying)
+        t.spec, std::chrono::milliseconds(1000),
+        t.lifetime.guard([this, &t, why,
+                          unit = t.spec.unitName](std::optional<std::string> reason) {
+            if (t.failed || t.destroying)
                 return;
             if (reason && reason->find("Result oom-kill") != std::string::npos) {
-                failSession(*t, "the consumer " + unit +
-                                    " was killed for lack of memory: the session's ring buffers "
-                                    "need " +
-                                    mebibytes(bufferBytes(*t, 0)) + ", its limit is " +
-                                    (config_.consumerMemoryMax != 0
-                                         ? mebibytes(config_.consumerMemoryMax)
-                                         : std::string("the machine's")) +
-                                    " (" + *reason + ")");
+                failSession(t, "the consumer " + unit +
+                                   " was killed for lack of memory: the session's ring buffers "
+                                   "need " +
+                                   mebibytes(bufferBytes(t, 0)) + ", its limit is " +
+                                   (config_.consumerMemoryMax != 0
+                                        ? mebibytes(config_.consumerMemoryMax)
+                                        : std::string("the machine's")) +
+                                   " (" + *reason + ")");
                 return;
             }
-            failSession(*t, "the consumer " + unit +
-                                (reason ? " is no longer running (" + *reason + ")"
-                                        : " broke its connection (" + why + "); it was stopped"));
-        });
+            failSession(t, "the consumer " + unit +
+                               (reason ? " is no longer running (" + *reason + ")"
+                                       : " broke its connection (" + why + "); it was stopped"));
+        }));
 }
 
 ConsumerLauncher& UstTracer::launcher() {
@@ -619,15 +621,12 @@ ConsumerLauncher& UstTracer::launcher() {
 }
 
 UstTracer::Done UstTracer::failOnError(Traced& t, std::string what) {
-    return [this, ref = refOf(t), what = std::move(what)](std::optional<Error> e) {
-        if (!e)
+    return t.lifetime.guard([this, &t, what = std::move(what)](std::optional<Error> e) {
+        if (!e || t.failed || t.destroying)
             return;
-        Traced* live = find(ref);
-        if (live == nullptr || live->failed || live->destroying)
-            return;
-        failSession(*live, "the consumer " + live->spec.unitName + " failed " + what + " (" +
-                               e->what() + "); it was stopped");
-    };
+        failSession(t, "the consumer " + t.spec.unitName + " failed " + what + " (" + e->what() +
+                           "); it was stopped");
+    });
 }
 
 void UstTracer::failSession(Traced& t, const std::string& why, bool tellOwner) {
@@ -689,51 +688,53 @@ void UstTracer::destroy(const std::string& idHex, Done done) {
         return done(std::nullopt);
     }
     t.destroying = true;
-    const SessionRef ref = refOf(t);
     // A rotation under way completes as the consumer closes every stream
     // (its RotationCompleted comes before Shutdown's Ok), or is abandoned.
-    auto close = [this, ref, done] {
-        Traced* live = find(ref);
-        if (live == nullptr)
-            return done(std::nullopt);
-        for (auto& [pid, a] : live->apps)
-            eraseRoutes(pid, a);
-        live->apps.clear(); // our copies of the app-side objects
-        auto closed = Join::make([this, ref, done](std::optional<Error> e) {
-            Traced* gone = find(ref);
-            if (gone == nullptr)
-                return done(std::nullopt);
-            std::optional<Error> lost;
-            if (e) {
-                log::warning("session '" + gone->snapshot.name +
-                             "': closing the consumer: " + e->what());
-                stopConsumerUnit(*gone);
-                // A relay that failed while the buffers were drained did
-                // not get the end of the trace: Destroy says so.
-                if (gone->snapshot.relay)
-                    lost = Error(ErrorCode::RelayUnavailable,
-                                 "the relay at " + gone->snapshot.relay->url() +
-                                     " did not receive all of it (" + e->what() + ")");
-            }
-            abandonRotation(*gone, "the session was destroyed");
-            forget(*gone);
-            done(std::move(lost));
-        });
-        for (auto& [key, trace] : live->traces)
-            closeInConsumer(*live, *trace, closed->add());
-        // Shutdown drains and closes the rest (exited apps' snapshot buffers).
-        live->consumer->shutdown(closed->add());
-        closed->seal();
-    };
-    // Apps being set up are let go (their jobs' results find nothing);
-    // the others stop writing first.
+    auto close = t.lifetime.guard(
+        [this, &t, done] {
+            for (auto& [pid, a] : t.apps)
+                eraseRoutes(pid, a);
+            t.apps.clear(); // our copies of the app-side objects
+            Join closed(t.lifetime.guard(
+                [this, &t, done](std::optional<Error> e) {
+                    std::optional<Error> lost;
+                    if (e) {
+                        log::warning("session '" + t.snapshot.name +
+                                     "': closing the consumer: " + e->what());
+                        stopConsumerUnit(t);
+                        // A relay that failed while the buffers were drained did
+                        // not get the end of the trace: Destroy says so.
+                        if (t.snapshot.relay)
+                            lost = Error(ErrorCode::RelayUnavailable,
+                                         "the relay at " + t.snapshot.relay->url() +
+                                             " did not receive all of it (" + e->what() + ")");
+                    }
+                    abandonRotation(t, "the session was destroyed");
+                    forget(t); // frees t
+                    done(std::move(lost));
+                },
+                [done] { done(std::nullopt); }));
+            for (auto& [key, trace] : t.traces)
+                closeInConsumer(t, *trace, closed.add());
+            // Shutdown drains and closes the rest (exited apps' snapshot buffers).
+            t.consumer->shutdown(closed.add());
+            closed.seal();
+        },
+        [done] { done(std::nullopt); });
+    // The others stop writing first; if the waiters told below ended the
+    // session, close() answers at once.
+    auto stopThenClose = t.lifetime.guard(
+        [this, &t, close] {
+            if (!t.active)
+                return close();
+            t.active = false;
+            stopApps(t, [close](std::optional<Error>) { close(); });
+        },
+        close);
+    // Apps being set up are let go (their jobs' results find nothing).
     for (auto& w : cancelSetUps(t))
         w(std::nullopt);
-    if (Traced* live = find(ref); live != nullptr && live->active) {
-        live->active = false;
-        return stopApps(*live, [close](std::optional<Error>) { close(); });
-    }
-    close();
+    stopThenClose();
 }
 
 } // namespace tracectl

@@ -18,7 +18,10 @@
 //   method but handleNotify() runs there, and every callback is called
 //   there. It never waits for a consumer or an app: consumer requests are
 //   asynchronous (ConsumerConnection), app round trips run on the app
-//   strands (below); both outcomes come back as callbacks.
+//   strands (below); both outcomes come back as callbacks. A callback made
+//   and called on the loop holds its session (Traced&), guarded with the
+//   session's Lifetime (common/lifetime.hpp); one that runs on, or passes
+//   through, another thread names it by a SessionRef and finds it again.
 // - The app strands ("tc-apps", app_strands.hpp) make every round trip to
 //   an app (AppCommands, app_commands.hpp: set-up, start, stop, events).
 //   Jobs of one app run one at a time, in order (its command socket is a
@@ -70,6 +73,7 @@
 #include "apps/ust_app.hpp"
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
+#include "common/lifetime.hpp"
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
 #include "pending_routes.hpp"
@@ -464,9 +468,17 @@ private:
         /// it in start_session), and a chunk closed meanwhile could hold
         /// packets of a stream class its metadata lacks.
         std::size_t appJobsMaking = 0;
+        /// Last (gone first): the continuations of this session on the main
+        /// loop (consumer replies and handlers, the launcher's answers,
+        /// joins, timers) are guarded with it and hold the Traced itself;
+        /// once it is freed they do nothing, or answer their caller.
+        Lifetime lifetime;
     };
-    /// Names a session in callbacks: found again only if it still exists
-    /// and is the same one (find()).
+    /// Names a session where a Traced& cannot be held: in what runs on or
+    /// passes through other threads (app strand jobs, executor jobs, whose
+    /// results are posted back), and in lists of several sessions (an
+    /// app's registration, the watch of an exited app). Found again only if
+    /// it still exists and is the same one (find()).
     struct SessionRef {
         std::string idHex;
         uint64_t serial = 0;
@@ -564,8 +576,8 @@ private:
     void stopConsumerUnit(Traced& t);
     /// The second half of start(): every app joins, then starts.
     void startApps(Traced& t, Done done);
-    /// The consumer connection of `ref` is lost: fail the session.
-    void consumerLost(const SessionRef& ref, const std::string& why);
+    /// The consumer connection of `t` is lost: fail the session.
+    void consumerLost(Traced& t, const std::string& why);
     /// Marks `t` failed for good (state error, `why` as its reason), stops
     /// its consumer if it still runs. `tellOwner` false: the failure
     /// handler is not told (adopt(), whose caller learns why from its
@@ -659,7 +671,7 @@ private:
     /// has gets its event (made once), each event and channel enabled or
     /// disabled as its rule or channel is; jobs on its strand, each with a
     /// step of `join` (if given).
-    void syncApp(Traced& t, AppInSession& a, const std::shared_ptr<Join>& join);
+    void syncApp(Traced& t, AppInSession& a, Join* join);
     /// enable/disable of `object` (filled by an earlier job of the strand)
     /// or of handle `handle` (if `object` is null) in `a`, on its strand.
     void toggleInApp(Traced& t, AppInSession& a, std::shared_ptr<UstObject> object, int handle,
@@ -720,7 +732,7 @@ private:
     void appJobAnswered(const SessionRef& ref);
     /// The rotation waiting in `t`, if any, fails with `why` (the session ends).
     void dropWaitingRotations(Traced& t, const std::string& why);
-    void onRotationCompleted(const SessionRef& ref, consumer_protocol::RotationCompleted done);
+    void onRotationCompleted(Traced& t, consumer_protocol::RotationCompleted done);
     /// The rotation under way, if any, fails with `why`: its `completed` is
     /// told if it began; if its Rotate is still in flight, only its
     /// `started` will be (with an error), once that request ends.
@@ -729,8 +741,8 @@ private:
     void rotationOver(Traced& t);
     /// (Re)arms the schedule's ticks of `t`, or ends them.
     void armSchedule(Traced& t);
-    /// A tick of `ref`'s schedule: rotates if due.
-    void scheduleTick(const SessionRef& ref);
+    /// A tick of `t`'s schedule: rotates if due.
+    void scheduleTick(Traced& t);
     /// Starts the scheduled rotation of `t` that is due.
     void rotateOnSchedule(Traced& t);
 
@@ -778,8 +790,8 @@ private:
     /// not count events, or is a snapshot session). Under trace.registryMutex.
     static std::vector<consumer_protocol::DeclareLayouts> takeLayoutsLocked(const Traced& t,
                                                                             Trace& trace);
-    /// The consumer of `ref` sent figures: kept, summed, told.
-    void onConsumerStatistics(const SessionRef& ref, consumer_protocol::Statistics s);
+    /// The consumer of `t` sent figures: kept, summed, told.
+    void onConsumerStatistics(Traced& t, consumer_protocol::Statistics s);
     /// Tells onStatistics_ `t`'s figures, summed per channel.
     void publishStatistics(Traced& t);
     /// Tells onSize_ what `t`'s traces take now.

@@ -2,8 +2,8 @@
 // and bitness): made on first use by the consumer, their metadata pushed as
 // it grows, closed once no app writes to them any more.
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "metadata/clock_source.hpp"
 #include "metadata/record_layout_compiler.hpp"
 #include "session/trace_paths.hpp"
@@ -58,30 +58,27 @@ std::string hostName() {
 
 } // namespace
 
-void UstTracer::onConsumerStatistics(const SessionRef& ref, cp::Statistics s) {
-    Traced* live = find(ref);
-    if (live == nullptr)
-        return;
+void UstTracer::onConsumerStatistics(Traced& t, cp::Statistics s) {
+    // The handlers told below may end the session: checked only while it lives.
+    auto checkSize = t.lifetime.guard([this, &t] { checkChunkSize(t); });
     cp::Statistics foreign{s.sampledAtUsec, {}};
     bool ours = false;
     for (const cp::ChannelFigures& f : s.channels) {
         if (f.key >= kForeignKeyBase) {
             foreign.channels.push_back(f);
-            live->foreignChunkBytes[f.key] = f.chunkBytes;
-        } else if (live->channelOfKey.count(f.key) != 0) {
-            live->figures[f.key] = f;
+            t.foreignChunkBytes[f.key] = f.chunkBytes;
+        } else if (t.channelOfKey.count(f.key) != 0) {
+            t.figures[f.key] = f;
             ours = true;
         }
     }
     if (!foreign.channels.empty() && onForeignStatistics_)
-        onForeignStatistics_(ref.idHex, foreign);
+        onForeignStatistics_(t.snapshot.idHex, foreign);
     if (ours || foreign.channels.empty()) {
-        live->sampledAtUsec = s.sampledAtUsec;
-        publishStatistics(*live);
+        t.sampledAtUsec = s.sampledAtUsec;
+        publishStatistics(t);
     }
-    // The handlers above may have ended the session.
-    if (Traced* still = find(ref))
-        checkChunkSize(*still);
+    checkSize();
 }
 
 void UstTracer::publishStatistics(Traced& t) {
@@ -205,19 +202,21 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
     }
 
     trace.metadata.key = meta.key;
-    const SessionRef ref = refOf(t);
-    auto created = Join::make([this, ref, key, building](std::optional<Error> e) {
-        Traced* live = find(ref);
-        if (live == nullptr)
-            return; // its waiters went with it (forget())
-        auto waiters = std::move(live->creating[key]);
-        live->creating.erase(key);
+    // Nothing once the session is gone: its waiters went with it (forget()).
+    Join created(t.lifetime.guard([this, &t, key, building](std::optional<Error> e) {
+        auto waiters = std::move(t.creating[key]);
+        t.creating.erase(key);
+        // The waiters may end the session: the rest only while it lives.
+        auto over = t.lifetime.guard([this, &t] {
+            if (!making(t))
+                creationsOver(t);
+        });
         Trace& made = **building;
-        if (!e && (live->failed || live->destroying))
+        if (!e && (t.failed || t.destroying))
             e = Error(ErrorCode::Failed, "the session ended meanwhile");
         if (e) {
             // What the consumer did make goes again.
-            if (!live->failed && live->consumer) {
+            if (!t.failed && t.consumer) {
                 std::vector<uint64_t> keys;
                 for (const auto& ch : made.channels)
                     if (ch.objects.channel)
@@ -225,33 +224,30 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
                 if (made.metadata.channel)
                     keys.push_back(made.metadata.key);
                 for (const uint64_t k : keys)
-                    live->consumer->destroyChannel(k, [](std::optional<Error>) {});
+                    t.consumer->destroyChannel(k, [](std::optional<Error>) {});
             }
-            const Error why(ErrorCode::Failed, "the consumer " + live->spec.unitName +
+            const Error why(ErrorCode::Failed, "the consumer " + t.spec.unitName +
                                                    " could not make the buffers of " + made.dir +
                                                    ": " + e->what());
             for (auto& w : waiters)
                 w(nullptr, why);
-            if (Traced* still = find(ref); still != nullptr && !making(*still))
-                creationsOver(*still);
-            return;
+            return over();
         }
-        Trace& ready = *live->traces.emplace(key, std::move(*building)).first->second;
-        pushMetadata(*live, ready);
-        reportSize(*live);
+        Trace& ready = *t.traces.emplace(key, std::move(*building)).first->second;
+        pushMetadata(t, ready);
+        reportSize(t);
         for (auto& w : waiters)
             w(&ready, std::nullopt);
-        if (Traced* still = find(ref); still != nullptr && !making(*still))
-            creationsOver(*still);
-    });
+        over();
+    }));
     t.consumer->createChannel(
-        meta, [building, step = created->add()](std::optional<Error> e, ConsumerChannel ch) {
+        meta, [building, step = created.add()](std::optional<Error> e, ConsumerChannel ch) {
             if (!e)
                 (*building)->metadata = std::move(ch);
             step(std::move(e));
         });
     for (std::size_t i = 0; i < requests.size(); ++i)
-        t.consumer->createChannel(requests[i], [building, i, step = created->add()](
+        t.consumer->createChannel(requests[i], [building, i, step = created.add()](
                                                    std::optional<Error> e, ConsumerChannel ch) {
             if (!e)
                 (*building)->channels[i].objects = std::move(ch);
@@ -259,8 +255,8 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         });
     // The trace's metadata so far goes right behind its channels, ahead of
     // any later request (a Rotate): no chunk holds its folder without it.
-    pushMetadata(t, trace, created->add());
-    created->seal();
+    pushMetadata(t, trace, created.add());
+    created.seal();
 }
 
 std::vector<cp::DeclareLayouts> UstTracer::takeLayoutsLocked(const Traced& t, Trace& trace) {
@@ -374,19 +370,19 @@ void UstTracer::closeInConsumer(Traced& t, Trace& trace, Done done) {
     // Final: no app registers a channel of this trace any more, and the
     // consumer writes each stream's last (maybe empty) packet now.
     declareUnregisteredChannels(t, trace);
-    auto closed = Join::make(std::move(done));
-    pushMetadata(t, trace, closed->add());
+    Join closed(std::move(done));
+    pushMetadata(t, trace, closed.add());
     for (auto& ch : trace.channels) {
         const uint64_t key = ch.objects.key;
         ch.objects = ConsumerChannel{key, nullptr, {}};
         t.closedKeys.push_back(key);
-        t.consumer->destroyChannel(key, closed->add());
+        t.consumer->destroyChannel(key, closed.add());
     }
     trace.metadata.channel.reset();
     trace.metadata.streams.clear();
     t.closedKeys.push_back(trace.metadata.key);
-    t.consumer->destroyChannel(trace.metadata.key, closed->add());
-    closed->seal();
+    t.consumer->destroyChannel(trace.metadata.key, closed.add());
+    closed.seal();
 }
 
 void UstTracer::abandonSetUp(Traced& t, const UstApp& app) {

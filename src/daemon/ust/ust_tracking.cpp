@@ -4,22 +4,22 @@
 // while the session runs takes it out). Here an untracked app keeps its
 // set-up (buffers, events) and is only stopped, so tracking it again
 // starts it again without a new set-up.
+#include "common/join.hpp"
 #include "common/log.hpp"
-#include "join.hpp"
 #include "ust_tracer.hpp"
 
 namespace tracectl {
 
 void UstTracer::setProcessTrackers(const std::string& idHex, const ProcessTrackers& trackers,
                                    bool tracesAllUsers, Done done) {
-    auto answered = Join::make([done = std::move(done)](std::optional<Error>) {
+    Join answered([done = std::move(done)](std::optional<Error>) {
         if (done)
             done(std::nullopt);
     });
     const auto it = sessions_.find(idHex);
     if (it == sessions_.end() || it->second->failed) {
         // Not started yet: its snapshot carries them. Failed: nothing runs.
-        answered->seal();
+        answered.seal();
         return;
     }
     Traced& t = *it->second;
@@ -28,7 +28,7 @@ void UstTracer::setProcessTrackers(const std::string& idHex, const ProcessTracke
     // Session refuses this while a Start is in flight (t.starting); a
     // stopped session applies them at its next start (startApps()).
     if (!t.active || t.destroying) {
-        answered->seal();
+        answered.seal();
         return;
     }
     for (auto& [pid, a] : t.apps) {
@@ -36,11 +36,11 @@ void UstTracer::setProcessTrackers(const std::string& idHex, const ProcessTracke
         if (!admitted && a.started) {
             log::info("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
                       " is no longer tracked; it stops recording");
-            stopInApp(t, a, answered->add());
+            stopInApp(t, a, answered.add());
         } else if (admitted && !a.started) {
             log::info("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
                       " is tracked again; it records");
-            startInApp(t, a, answered->add());
+            startInApp(t, a, answered.add());
         }
     }
     // Apps never set up in this session that it now admits join it (their
@@ -48,7 +48,7 @@ void UstTracer::setProcessTrackers(const std::string& idHex, const ProcessTracke
     // end if still admitted (setUpDone()).
     for (const auto& [pid, app] : apps_)
         if (t.apps.count(pid) == 0 && t.settingUp.count(pid) == 0 && mayTrace(t, *app))
-            join(t, app, [this, pid = pid, add = answered->add()](std::optional<Error> e) {
+            join(t, app, [this, pid = pid, add = answered.add()](std::optional<Error> e) {
                 if (e)
                     log::warning("app " + std::to_string(pid) +
                                  ": newly tracked, it did not join: " + e->what());
@@ -57,7 +57,7 @@ void UstTracer::setProcessTrackers(const std::string& idHex, const ProcessTracke
                 withApp(pid,
                         [poster = poster_, add] { poster->post([add] { add(std::nullopt); }); });
             });
-    answered->seal();
+    answered.seal();
 }
 
 void UstTracer::stopInApp(Traced& t, AppInSession& a, Done done) {
