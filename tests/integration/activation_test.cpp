@@ -186,6 +186,42 @@ protected:
         return out;
     }
 
+    /// tracectl `args`, again while the daemon refuses it because the
+    /// session is still being taken over (State is already what it was):
+    /// as that refusal says to. Gives up after 30 s.
+    static RunResult onceTakenOver(const std::vector<std::string>& args) {
+        RunResult r;
+        EXPECT_TRUE(eventually(
+            [&] {
+                r = tracectl(args);
+                return r.ok() || r.err.find("is being taken over") == std::string::npos;
+            },
+            30s, 100ms));
+        return r;
+    }
+
+    /// Lets the apps waiting on `go` run for 1.5 s (the scenario's timing:
+    /// the kill mid-trace, not a wait for a state), SIGKILLs tracectld
+    /// `first`, and returns the one systemd restarts (0 if none came).
+    static pid_t killMidTrace(pid_t first, const std::string& go) {
+        std::ofstream(go).put('\n');
+        std::this_thread::sleep_for(1500ms);
+        EXPECT_EQ(::kill(first, SIGKILL), 0);
+        return waitActive(first);
+    }
+
+    /// Whether session `path`'s State becomes `wanted` within 10 s.
+    static bool stateBecomes(const std::string& path, const std::string& wanted) {
+        return eventually(
+            [&] {
+                const RunResult r = sandbox_->busctl({"--address=" + sandbox_->userBusAddress(),
+                                                      "get-property", "org.tracectl.Tracing1", path,
+                                                      "org.tracectl.Tracing1.Session", "State"});
+                return r.ok() && r.out == "s \"" + wanted + "\"\n";
+            },
+            10s);
+    }
+
     static void measure(const std::string& what, double ms) {
         std::cout << "[ measured ] " << what << ": " << ms << " ms" << std::endl;
         ::testing::Test::RecordProperty(what, std::to_string(ms));
@@ -443,14 +479,25 @@ NumberedWrites numberedWrites(const std::string& dir) {
     return w;
 }
 
-/// Prints what `gaps` (seqGaps()'s entry of one app) says was lost, for
-/// bench/restart_loss.
-void measureTicksLost(const std::string& what, const nlohmann::json& gaps) {
+/// The ticks of app `pid` (`ticks` of them, numbered from 0) in the trace
+/// below `dir` (seqGaps()): each at most once, from the first to the last,
+/// with one gap at most (those emitted while no daemon could set the app up
+/// again), which is printed for bench/restart_loss.
+void expectEveryTickButOneGap(const std::string& what, const std::string& dir, pid_t pid,
+                              int ticks) {
+    const nlohmann::json all = seqGaps(dir);
+    const std::string vpid = std::to_string(pid);
+    ASSERT_TRUE(all.contains(vpid)) << what << ": " << all.dump();
+    const nlohmann::json& g = all[vpid];
+    EXPECT_EQ(g["first"], 0) << what << ": " << g.dump();
+    EXPECT_EQ(g["last"], ticks - 1) << what << ": " << g.dump();
+    EXPECT_EQ(g["duplicates"], 0) << what << ": " << g.dump();
+    EXPECT_LE(g["gaps"].size(), 1u) << what << ": " << g.dump();
     long missing = 0;
-    for (const auto& gap : gaps["gaps"])
+    for (const auto& gap : g["gaps"])
         missing += gap["missing"].get<long>();
-    std::cout << "[ measured ] " << what << ": " << gaps["count"].get<long>() << " ticks recorded, "
-              << missing << " missing" << std::endl;
+    std::cout << "[ measured ] " << what << ": " << g["count"].get<long>()
+              << " ticks recorded across the kill, " << missing << " missing" << std::endl;
 }
 
 /// The D-Bus object path of session `name` (tracectl show --json's Id).
@@ -472,9 +519,10 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     ASSERT_NE(first, 0);
     const std::string go = sandbox_->dir() + "/go-kill-kernel";
     std::filesystem::remove(go);
-    constexpr int kWrites = 4000;
+    constexpr int kWrites = 4000, kTicks = 3000;
     ChildProcess writer(numberedWriter(go, kWrites), {}, sandbox_->dir() + "/log/apps.log");
-    ChildProcess app({demoApp(), "3000", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess app({demoApp(), std::to_string(kTicks), "1000", go}, {},
+                     sandbox_->dir() + "/log/apps.log");
     ASSERT_TRUE(waitRegistered(app.pid()));
     const std::string name = "kill-kernel";
     const std::string out = sandbox_->dir() + "/traces/" + name;
@@ -500,12 +548,7 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     };
     const std::string before = properties();
     ASSERT_TRUE(sessionInstances().count("tracectl-" + hex)) << "its tracefs instance";
-    std::ofstream(go).put('\n');
-    // The scenario's timing: the kill comes 1.5 s into the trace.
-    std::this_thread::sleep_for(1500ms);
-    ASSERT_EQ(::kill(first, SIGKILL), 0);
-    const pid_t second = waitActive(first);
-    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
+    ASSERT_NE(killMidTrace(first, go), 0) << "systemd did not restart tracectld";
     EXPECT_EQ(properties(), before) << "back as it was: active";
     EXPECT_TRUE(sessionInstances().count("tracectl-" + hex)) << "the same instance, kept";
     EXPECT_EQ(writer.wait(60000), 0);
@@ -535,12 +578,8 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     EXPECT_EQ(writes.gaps, 0) << writes.missing << " writes missing";
     std::cout << "[ measured ] kernel writes across the kill: " << writes.numbers.size()
               << " recorded, " << writes.missing << " missing" << std::endl;
-    // The UST side as for any session taken over: each tick at most once,
-    // one gap at most.
-    const nlohmann::json ticks = seqGaps(out);
-    ASSERT_TRUE(ticks.contains(std::to_string(app.pid()))) << ticks.dump();
-    EXPECT_LE(ticks[std::to_string(app.pid())]["gaps"].size(), 1u) << ticks.dump();
-    EXPECT_EQ(ticks[std::to_string(app.pid())]["duplicates"], 0) << ticks.dump();
+    // The UST side as for any session taken over.
+    expectEveryTickButOneGap(name, out, app.pid(), kTicks);
 
     const RunResult destroy = tracectl({"destroy", name});
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
@@ -573,42 +612,18 @@ TEST_F(Activation, KillNineMidTraceASnapshotSessionKeepsItsBuffers) {
                           "$ctx.tid == " + std::to_string(writer.pid())},
                          {"start", name}})));
     const std::string path = sessionPath(tracectl({"show", name, "--json"}));
-    std::ofstream(go).put('\n');
-    std::this_thread::sleep_for(1500ms); // the scenario's timing: the kill mid-trace
-    ASSERT_EQ(::kill(first, SIGKILL), 0);
-    const pid_t second = waitActive(first);
-    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
-    EXPECT_TRUE(eventually(
-        [&] {
-            const RunResult r = sandbox_->busctl({"--address=" + sandbox_->userBusAddress(),
-                                                  "get-property", "org.tracectl.Tracing1", path,
-                                                  "org.tracectl.Tracing1.Session", "State"});
-            return r.ok() && r.out == "s \"active\"\n";
-        },
-        10s));
+    ASSERT_NE(killMidTrace(first, go), 0) << "systemd did not restart tracectld";
+    EXPECT_TRUE(stateBecomes(path, "active"));
     EXPECT_EQ(writer.wait(60000), 0);
     EXPECT_EQ(app.wait(60000), 0);
-    RunResult snap;
-    EXPECT_TRUE(eventually(
-        [&] {
-            snap = tracectl({"snapshot", "record", "-s", name});
-            return snap.ok() || snap.err.find("is being taken over") == std::string::npos;
-        },
-        30s, 100ms));
+    const RunResult snap = onceTakenOver({"snapshot", "record", "-s", name});
     ASSERT_TRUE(snap.ok()) << snap.describe();
     std::string folder = snap.out;
     while (!folder.empty() && folder.back() == '\n')
         folder.pop_back();
     // Every tick, from the first: those before the kill in the previous
     // daemon's buffers, the others in the next daemon's.
-    const nlohmann::json ticks = seqGaps(folder);
-    const std::string vpid = std::to_string(app.pid());
-    ASSERT_TRUE(ticks.contains(vpid)) << ticks.dump();
-    EXPECT_EQ(ticks[vpid]["first"], 0) << "events from before the restart: " << ticks.dump();
-    EXPECT_EQ(ticks[vpid]["last"], kTicks - 1) << ticks.dump();
-    EXPECT_EQ(ticks[vpid]["duplicates"], 0) << ticks.dump();
-    EXPECT_LE(ticks[vpid]["gaps"].size(), 1u) << ticks.dump();
-    measureTicksLost(name + " (ticks across the kill)", ticks[vpid]);
+    expectEveryTickButOneGap(name, folder, app.pid(), kTicks);
     const NumberedWrites writes = numberedWrites(folder);
     ASSERT_FALSE(writes.numbers.empty());
     EXPECT_EQ(writes.numbers.front(), 1) << "kernel events from before the restart";
@@ -650,11 +665,7 @@ TEST_F(Activation, KillNineMidTraceANetworkSessionGoesOnStreaming) {
         return r.out;
     };
     const std::string before = properties();
-    std::ofstream(go).put('\n');
-    std::this_thread::sleep_for(1500ms); // the scenario's timing: the kill mid-trace
-    ASSERT_EQ(::kill(first, SIGKILL), 0);
-    const pid_t second = waitActive(first);
-    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
+    ASSERT_NE(killMidTrace(first, go), 0) << "systemd did not restart tracectld";
     EXPECT_EQ(properties(), before) << "back as it was: active";
     EXPECT_EQ(app.wait(60000), 0);
     const RunResult stop = tracectl({"stop", name});
@@ -664,15 +675,7 @@ TEST_F(Activation, KillNineMidTraceANetworkSessionGoesOnStreaming) {
     ASSERT_FALSE(dir.empty());
     EXPECT_FALSE(std::filesystem::is_empty(dir + "/archives"))
         << "the previous daemon's chunk, archived on the relay";
-    const nlohmann::json ticks = seqGaps(dir);
-    const std::string vpid = std::to_string(app.pid());
-    ASSERT_TRUE(ticks.contains(vpid)) << ticks.dump();
-    const nlohmann::json& g = ticks[vpid];
-    EXPECT_EQ(g["first"], 0) << g.dump();
-    EXPECT_EQ(g["last"], kTicks - 1) << g.dump();
-    EXPECT_EQ(g["duplicates"], 0) << g.dump();
-    EXPECT_LE(g["gaps"].size(), 1u) << g.dump();
-    measureTicksLost(name + " (ticks across the kill)", g);
+    expectEveryTickButOneGap(name, dir, app.pid(), kTicks);
     const RunResult destroy = tracectl({"destroy", name});
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
     std::error_code ec;
@@ -715,19 +718,8 @@ TEST_F(Activation, KillNineMidTraceALiveSessionKeepsItsViewer) {
         },
         15s, 100ms))
         << "the viewer did not attach";
-    std::ofstream(go).put('\n');
-    std::this_thread::sleep_for(1500ms); // the scenario's timing: the kill mid-trace
-    ASSERT_EQ(::kill(first, SIGKILL), 0);
-    const pid_t second = waitActive(first);
-    ASSERT_NE(second, 0) << "systemd did not restart tracectld";
-    EXPECT_TRUE(eventually(
-        [&] {
-            const RunResult r = sandbox_->busctl({"--address=" + sandbox_->userBusAddress(),
-                                                  "get-property", "org.tracectl.Tracing1", path,
-                                                  "org.tracectl.Tracing1.Session", "State"});
-            return r.ok() && r.out == "s \"active\"\n";
-        },
-        10s));
+    ASSERT_NE(killMidTrace(first, go), 0) << "systemd did not restart tracectld";
+    EXPECT_TRUE(stateBecomes(path, "active"));
     EXPECT_EQ(app.wait(60000), 0);
     const auto viewerSaw = [&](int seq) {
         const std::string wanted = "seq = " + std::to_string(seq) + ",";
@@ -741,25 +733,12 @@ TEST_F(Activation, KillNineMidTraceALiveSessionKeepsItsViewer) {
         << "the viewer never showed the last tick, emitted after the restart: "
         << viewer.lines().size() << " lines";
     EXPECT_TRUE(viewerSaw(0)) << "nor the first, before the kill";
-    RunResult stop;
-    EXPECT_TRUE(eventually(
-        [&] {
-            stop = tracectl({"stop", name});
-            return stop.ok() || stop.err.find("is being taken over") == std::string::npos;
-        },
-        30s, 100ms));
+    const RunResult stop = onceTakenOver({"stop", name});
     EXPECT_TRUE(stop.ok()) << stop.describe();
     const RunResult destroy = tracectl({"destroy", name});
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
     EXPECT_EQ(viewer.wait(15s), 0) << "the viewer did not end once the session was destroyed";
-    const nlohmann::json ticks = seqGaps(relay.sessionDir(name));
-    const std::string vpid = std::to_string(app.pid());
-    ASSERT_TRUE(ticks.contains(vpid)) << ticks.dump();
-    EXPECT_EQ(ticks[vpid]["first"], 0) << ticks.dump();
-    EXPECT_EQ(ticks[vpid]["last"], kTicks - 1) << ticks.dump();
-    EXPECT_EQ(ticks[vpid]["duplicates"], 0) << ticks.dump();
-    EXPECT_LE(ticks[vpid]["gaps"].size(), 1u) << ticks.dump();
-    measureTicksLost(name + " (ticks across the kill)", ticks[vpid]);
+    expectEveryTickButOneGap(name, relay.sessionDir(name), app.pid(), kTicks);
     std::error_code ec;
     std::filesystem::remove_all(relayOut, ec);
 }
@@ -956,13 +935,7 @@ TEST_F(Activation, SystemctlRestartDuringARotationNeverHangsAndTheSessionGoesOn)
     // fails, as on any live LTTng trace on disk; seen beside another suite).
     // State is "active" as soon as the session is restored; a Stop while
     // its takeover is still under way is refused, saying to try again.
-    RunResult stop;
-    EXPECT_TRUE(eventually(
-        [&] {
-            stop = tracectl({"stop", "rotating"});
-            return stop.ok() || stop.err.find("is being taken over") == std::string::npos;
-        },
-        30s, 100ms));
+    const RunResult stop = onceTakenOver({"stop", "rotating"});
     EXPECT_TRUE(stop.ok()) << stop.describe();
     EXPECT_TRUE(eventually([&] { return countTicksOnceReadable(out) > 0; }, 20s))
         << out << ": " << countTicksIfAny(out);

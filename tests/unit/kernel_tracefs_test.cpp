@@ -144,6 +144,30 @@ TEST_F(KernelTracefs, DestructorRemoves) {
     EXPECT_THROW(TracefsInstance::create(*tracefs_, "bad/id"), std::invalid_argument);
 }
 
+// A restarted daemon takes an instance over as it is: its clock, buffer
+// size, tracing state and what its buffer holds stay; open() of a missing
+// instance fails.
+TEST_F(KernelTracefs, OpenTakesAnInstanceOverAsItIs) {
+    EXPECT_FALSE(TracefsInstance::exists(*tracefs_, id("over")));
+    EXPECT_THROW(TracefsInstance::open(*tracefs_, id("over")), TracefsError);
+    EXPECT_THROW(TracefsInstance::open(*tracefs_, "bad/id"), std::invalid_argument);
+    TracefsInstance made = TracefsInstance::create(*tracefs_, id("over"));
+    made.setClock("mono");
+    made.setBufferSizeKb(64);
+    const std::string size = made.read("buffer_size_kb");
+    made.setTracingOn(true);
+    EXPECT_TRUE(TracefsInstance::exists(*tracefs_, id("over")));
+    {
+        TracefsInstance taken = TracefsInstance::open(*tracefs_, id("over"));
+        EXPECT_EQ(taken.path(), made.path());
+        EXPECT_EQ(taken.name(), made.name());
+        EXPECT_EQ(taken.clock(), "mono");
+        EXPECT_EQ(taken.read("buffer_size_kb"), size);
+        EXPECT_EQ(taken.read("tracing_on"), "1\n") << "tracing goes on as it was";
+    } // the taker removes it, as the owner it became
+    EXPECT_FALSE(TracefsInstance::exists(*tracefs_, id("over")));
+}
+
 TEST_F(KernelTracefs, RemovesStaleInstancesOnly) {
     const fs::path stale = tracefs_->root() / "instances" / ("tracectl-" + id("stale"));
     const fs::path other = tracefs_->root() / "instances" / ("other-" + id("keep"));

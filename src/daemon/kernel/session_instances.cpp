@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <filesystem>
 
 namespace tracectl::kernel {
 
@@ -368,9 +367,7 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             const std::string id =
                 channels_.empty() ? idHex_ : idHex_ + "-" + std::to_string(channels_.size());
             try {
-                if (takeOver &&
-                    std::filesystem::is_directory(tracefs.root() / "instances" /
-                                                  (std::string(TracefsInstance::kPrefix) + id))) {
+                if (takeOver && TracefsInstance::exists(tracefs, id)) {
                     // What its ring buffers hold is read by the consumer's
                     // new channels: a clock or size written again would
                     // empty them. Tracing goes on as it was (the consumer

@@ -281,14 +281,23 @@ std::vector<std::string> Tracefs::removeStaleInstances(std::string_view prefix) 
 TracefsInstance::TracefsInstance(fs::path path, std::string name)
     : path_(std::move(path)), name_(std::move(name)) {}
 
-TracefsInstance TracefsInstance::create(const Tracefs& tracefs, std::string_view id) {
+fs::path TracefsInstance::pathOf(const Tracefs& tracefs, std::string_view id) {
     if (!validId(id))
         throw std::invalid_argument("tracefs instance id '" + std::string(id) +
                                     "' is not [A-Za-z0-9_-]+");
-    std::string name = std::string(kPrefix) + std::string(id);
-    fs::path path = tracefs.root() / "instances" / name;
+    return tracefs.root() / "instances" / (std::string(kPrefix) + std::string(id));
+}
+
+bool TracefsInstance::exists(const Tracefs& tracefs, std::string_view id) {
+    std::error_code ec;
+    return fs::is_directory(pathOf(tracefs, id), ec);
+}
+
+TracefsInstance TracefsInstance::create(const Tracefs& tracefs, std::string_view id) {
+    fs::path path = pathOf(tracefs, id);
     if (::mkdir(path.c_str(), 0700) != 0)
         fail(errno, path, "cannot create tracefs instance");
+    std::string name = path.filename().string();
     TracefsInstance instance(std::move(path), std::move(name));
     // The kernel makes instances with tracing on: an event enabled before
     // the session starts would record at once.
@@ -297,11 +306,8 @@ TracefsInstance TracefsInstance::create(const Tracefs& tracefs, std::string_view
 }
 
 TracefsInstance TracefsInstance::open(const Tracefs& tracefs, std::string_view id) {
-    if (!validId(id))
-        throw std::invalid_argument("tracefs instance id '" + std::string(id) +
-                                    "' is not [A-Za-z0-9_-]+");
-    std::string name = std::string(kPrefix) + std::string(id);
-    fs::path path = tracefs.root() / "instances" / name;
+    fs::path path = pathOf(tracefs, id);
+    std::string name = path.filename().string();
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         fail(errno, path, "cannot take over tracefs instance");

@@ -130,6 +130,9 @@ public:
     /// nothing in it changes. `id` as for create(). Throws TracefsError
     /// (ENOENT: there is no such instance).
     static TracefsInstance open(const Tracefs& tracefs, std::string_view id);
+    /// Whether instances/tracectl-<id> exists (a directory). `id` as for
+    /// create().
+    static bool exists(const Tracefs& tracefs, std::string_view id);
 
     TracefsInstance(TracefsInstance&& other) noexcept;
     TracefsInstance& operator=(TracefsInstance&& other) noexcept;
@@ -207,6 +210,9 @@ public:
     void remove(std::chrono::milliseconds patience = std::chrono::milliseconds(1000));
 
 private:
+    /// instances/tracectl-<id> below `tracefs`; std::invalid_argument for
+    /// an `id` that is not [A-Za-z0-9_-]+.
+    static std::filesystem::path pathOf(const Tracefs& tracefs, std::string_view id);
     TracefsInstance(std::filesystem::path path, std::string name);
     std::filesystem::path eventPath(std::string_view system, std::string_view event,
                                     std::string_view file) const;
