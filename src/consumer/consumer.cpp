@@ -36,6 +36,9 @@ constexpr time_t kSendTimeoutSeconds = 30;
 /// How long a Stop of a network session waits for the relay to hold every
 /// packet sent (the daemon's deadline for FlushChannel is longer).
 constexpr std::chrono::milliseconds kDataPendingTimeout{10'000};
+/// What the folder of a user-space trace a snapshot consumer kept across a
+/// takeover gets after its name, before the takeover's number.
+constexpr std::string_view kKeptSuffix = "-before-restart-";
 
 /// The reply for a failed request, from the exception that says why.
 cp::ErrorReply errorFor(const std::exception& e) {
@@ -421,7 +424,10 @@ void Consumer::adoptSnapshotChannels(const cp::Adopt& request) {
     std::size_t closed = 0;
     for (auto it = channels_.begin(); it != channels_.end();) {
         if (auto* ust = dynamic_cast<Channel*>(it->second.get())) {
-            ust->moveOutputDir(ust->outputDir() + "-before-restart-" + std::to_string(takeovers_));
+            // Kept by an earlier takeover: its folder is its own already.
+            if (ust->outputDir().find(kKeptSuffix) == std::string::npos)
+                ust->moveOutputDir(ust->outputDir() + std::string(kKeptSuffix) +
+                                   std::to_string(takeovers_));
             ++it;
             continue;
         }

@@ -840,6 +840,9 @@ TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNext
     ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
     EXPECT_EQ(adopted->channelsClosed, 0u) << "every user-space buffer is kept";
     EXPECT_GT(adopted->nextKey, 5u);
+    // A second takeover leaves the folder the first one gave them.
+    answer = c.call(cp::Adopt{cp::kVersion, "after"});
+    ASSERT_NE(std::get_if<cp::AdoptReply>(&answer), nullptr) << cp::messageName(cp::typeOf(answer));
     const fs::path snapshot = dir_ / "snapshot-after";
     fs::create_directories(snapshot);
     UniqueFd folder(open(snapshot.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -850,6 +853,7 @@ TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNext
     EXPECT_TRUE(fs::exists(kept / "metadata")) << kept;
     EXPECT_FALSE(fs::exists(snapshot / kChannelDir / "metadata"))
         << "the folder is the next daemon's";
+    EXPECT_FALSE(fs::exists(kept.string() + "-before-restart-2")) << "kept once, named once";
     EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.waitExit(), 0);
 }
