@@ -414,20 +414,21 @@ void Consumer::adopt(const cp::Adopt& request) {
 }
 
 void Consumer::adoptSnapshotChannels(const cp::Adopt& request) {
-    // The buffers are the session's content: the user-space ones stay, their
-    // trace in a folder of its own in the next snapshots (the apps write
-    // into the next daemon's buffers, in the folders these had), with the
-    // metadata the previous daemon gave them. The kernel ones are the
-    // tracefs instances' buffers, which the next daemon's channels read:
-    // closed without reading them.
+    // The buffers are the session's content: the previous daemon's
+    // user-space ones stay, their trace in a folder of its own in the next
+    // snapshots (the apps write into the next daemon's buffers, in the
+    // folders these had), with the metadata it gave them. Those an earlier
+    // takeover kept hold older events still: they go, so that the buffers
+    // kept are twice the session's at most, whatever the restarts. The
+    // kernel ones are the tracefs instances' buffers, which the next
+    // daemon's channels read: closed without reading them.
     ++takeovers_;
     std::size_t closed = 0;
     for (auto it = channels_.begin(); it != channels_.end();) {
-        if (auto* ust = dynamic_cast<Channel*>(it->second.get())) {
-            // Kept by an earlier takeover: its folder is its own already.
-            if (ust->outputDir().find(kKeptSuffix) == std::string::npos)
-                ust->moveOutputDir(ust->outputDir() + std::string(kKeptSuffix) +
-                                   std::to_string(takeovers_));
+        auto* ust = dynamic_cast<Channel*>(it->second.get());
+        if (ust != nullptr && ust->outputDir().find(kKeptSuffix) == std::string::npos) {
+            ust->moveOutputDir(ust->outputDir() + std::string(kKeptSuffix) +
+                               std::to_string(takeovers_));
             ++it;
             continue;
         }

@@ -70,10 +70,11 @@ private:
     /// that chunk (consumer_protocol.hpp). A snapshot consumer:
     /// adoptSnapshotChannels().
     void adopt(const consumer_protocol::Adopt& request);
-    /// Adopt of a snapshot consumer: the user-space channels are kept, their
-    /// buffers in the next snapshots as a trace of their own
-    /// (`<outputDir>-before-restart-<n>`); the kernel ones are closed
-    /// without reading (their tracefs buffers are the next daemon's to read).
+    /// Adopt of a snapshot consumer: the previous daemon's user-space
+    /// channels are kept, their buffers in the next snapshots as a trace of
+    /// their own (`<outputDir>-before-restart-<n>`, n counting takeovers);
+    /// those an earlier takeover kept, and the kernel ones (their tracefs
+    /// buffers are the next daemon's to read), are closed without reading.
     void adoptSnapshotChannels(const consumer_protocol::Adopt& request);
     /// Hello and Adopt: answers Error(VersionMismatch) and returns true if
     /// the daemon speaks another protocol version than kVersion.

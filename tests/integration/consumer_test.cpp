@@ -836,24 +836,34 @@ TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNext
     const std::string tsdl = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
     EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl}), cp::Message(cp::Ok{}));
     cp::Message answer = c.call(cp::Adopt{cp::kVersion, "next"});
-    const auto* adopted = std::get_if<cp::AdoptReply>(&answer);
+    const cp::AdoptReply* adopted = std::get_if<cp::AdoptReply>(&answer);
     ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
     EXPECT_EQ(adopted->channelsClosed, 0u) << "every user-space buffer is kept";
     EXPECT_GT(adopted->nextKey, 5u);
-    // A second takeover leaves the folder the first one gave them.
+    // The next daemon's buffers, in the same folder; then a second takeover:
+    // they are kept, those the first one kept go (older events: twice the
+    // session's buffers at most, whatever the restarts).
+    Buffers meta2 = createAndReceive(c, metadataChannel(11, uuid), 1);
+    cp::CreateChannel overwriting2 = dataChannel(15, uuid);
+    overwriting2.overwrite = true;
+    Buffers data2 = createAndReceive(c, overwriting2, static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{11, 0, tsdl}), cp::Message(cp::Ok{}));
     answer = c.call(cp::Adopt{cp::kVersion, "after"});
-    ASSERT_NE(std::get_if<cp::AdoptReply>(&answer), nullptr) << cp::messageName(cp::typeOf(answer));
+    adopted = std::get_if<cp::AdoptReply>(&answer);
+    ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
+    EXPECT_EQ(adopted->channelsClosed, 2u) << "the first takeover's";
     const fs::path snapshot = dir_ / "snapshot-after";
     fs::create_directories(snapshot);
     UniqueFd folder(open(snapshot.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     ASSERT_TRUE(folder);
     EXPECT_EQ(c.call(cp::RecordSnapshot{1, 0}, folder.get()), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.call(cp::SnapshotMetadata{1}), cp::Message(cp::Ok{}));
-    const fs::path kept = snapshot / (std::string(kChannelDir) + "-before-restart-1");
+    const fs::path kept = snapshot / (std::string(kChannelDir) + "-before-restart-2");
     EXPECT_TRUE(fs::exists(kept / "metadata")) << kept;
     EXPECT_FALSE(fs::exists(snapshot / kChannelDir / "metadata"))
         << "the folder is the next daemon's";
-    EXPECT_FALSE(fs::exists(kept.string() + "-before-restart-2")) << "kept once, named once";
+    EXPECT_FALSE(fs::exists(snapshot / (std::string(kChannelDir) + "-before-restart-1")))
+        << "the first takeover's buffers went at the second";
     EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.waitExit(), 0);
 }
