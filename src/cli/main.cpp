@@ -218,6 +218,13 @@ std::optional<std::string> optional_name(const CLI::Option* option, const std::s
     return option->count() > 0 ? std::optional<std::string>(value) : std::nullopt;
 }
 
+/// The session a verb names by its NAME argument or by -s/--session (LTTng's
+/// spelling, bound to the same value), or nullopt if by neither.
+std::optional<std::string> optional_session(const CLI::Option* name, const CLI::Option* session,
+                                            const std::string& value) {
+    return name->count() + session->count() > 0 ? std::optional<std::string>(value) : std::nullopt;
+}
+
 /// How a command's session option or argument defaults (resolve_session()).
 constexpr const char* current_session_help =
     "Session (default: the current session, else your only session)";
@@ -493,6 +500,10 @@ ExitStatus run(int argc, char** argv) {
     auto* enable_rotation =
         app.add_subcommand("enable-rotation", "Rotate a session on a period and/or a size");
     auto* er_name = enable_rotation->add_option("NAME", cl.er_name, current_session_help);
+    auto* er_session =
+        enable_rotation
+            ->add_option("-s,--session", cl.er_name, "The session, as lttng enable-rotation -s")
+            ->excludes(er_name);
     auto* er_timer = enable_rotation
                          ->add_option("--timer", cl.er_timer,
                                       "Rotate every PERIOD while active (10s, 500ms, 2m, 1h; "
@@ -512,6 +523,10 @@ ExitStatus run(int argc, char** argv) {
     auto* disable_rotation = app.add_subcommand(
         "disable-rotation", "Stop rotating a session on its period and/or its size");
     auto* dr_name = disable_rotation->add_option("NAME", cl.dr_name, current_session_help);
+    auto* dr_session =
+        disable_rotation
+            ->add_option("-s,--session", cl.dr_name, "The session, as lttng disable-rotation -s")
+            ->excludes(dr_name);
     disable_rotation->add_flag("--timer", cl.dr_timer, "Remove the timer trigger");
     disable_rotation->add_flag("--size", cl.dr_size, "Remove the size trigger");
     disable_rotation->footer(
@@ -973,10 +988,11 @@ ExitStatus run(int argc, char** argv) {
     } else if (status_command->parsed()) {
         run_status(bus, cl.status_json, std::cout, std::cerr);
     } else if (enable_rotation->parsed()) {
-        run_enable_rotation(bus, optional_name(er_name, cl.er_name), cl.er_triggers, std::cout);
+        run_enable_rotation(bus, optional_session(er_name, er_session, cl.er_name), cl.er_triggers,
+                            std::cout);
     } else if (disable_rotation->parsed()) {
-        run_disable_rotation(bus, optional_name(dr_name, cl.dr_name), cl.dr_timer, cl.dr_size,
-                             std::cout);
+        run_disable_rotation(bus, optional_session(dr_name, dr_session, cl.dr_name), cl.dr_timer,
+                             cl.dr_size, std::cout);
     } else if (snapshot->parsed()) {
         std::cout << bus.record_snapshot(
                          resolve_session(bus, cl.snapshot_named

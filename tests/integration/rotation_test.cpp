@@ -541,9 +541,16 @@ TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
               "Rotation schedule of session rot-cli: every 500 ms, and once the chunk holds "
               "104857600 bytes.\n");
     EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 100 * 1024 * 1024}));
-    changed = run_cli({"disable-rotation", "rot-cli", "--size"});
+    // LTTng's spelling of the session: -s/--session, not with NAME too.
+    changed = run_cli({"disable-rotation", "-s", "rot-cli", "--size"});
     EXPECT_EQ(changed.exitCode, 0) << changed.describe();
     EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 0}));
+    changed = run_cli({"enable-rotation", "--session", "rot-cli", "--size", "1G"});
+    EXPECT_EQ(changed.exitCode, 0) << changed.describe();
+    EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 1024 * 1024 * 1024}));
+    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "-s", "rot-cli", "--size", "1G"}).exitCode, 2);
+    changed = run_cli({"disable-rotation", "-s", "rot-cli", "--size"});
+    EXPECT_EQ(changed.exitCode, 0) << changed.describe();
     changed = run_cli({"disable-rotation", "rot-cli", "--size"});
     EXPECT_EQ(changed.exitCode, 1) << changed.describe();
     EXPECT_NE(changed.err.find("has no size rotation to disable"), std::string::npos)
