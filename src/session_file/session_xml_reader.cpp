@@ -459,7 +459,8 @@ private:
                          children(c, {}, [&](Node d) {
                              if (!is(d, "domain"))
                                  return false;
-                             s.domains.push_back(domain(d));
+                             if (std::optional<Domain> known = domain(d))
+                                 s.domains.push_back(std::move(*known));
                              return true;
                          });
                      } else if (is(c, "started")) {
@@ -626,15 +627,23 @@ private:
             throw error(n, "has no <data_uri>");
     }
 
-    // `domain_type`.
-    Domain domain(Node n) {
+    // `domain_type`. A domain of a type the schema we know lacks (LTTng
+    // 2.14's LOG4J2, later ones) is read as any other, then left out with a
+    // warning, as an unknown element is: nullopt.
+    std::optional<Domain> domain(Node n) {
         Domain d;
         bool hasType = false;
         bool hasBufferType = false;
+        std::optional<std::string> unknownType;
         children(n, {"type", "buffer_type", "channels", "process_attr_trackers", "trackers"},
                  [&](Node c) {
                      if (is(c, "type")) {
-                         d.type = enumerator(c, kDomainTypes);
+                         const std::string type = text(c);
+                         if (std::none_of(kDomainTypes.begin(), kDomainTypes.end(),
+                                          [&](DomainType t) { return type == toString(t); }))
+                             unknownType = type;
+                         else
+                             d.type = enumerator(c, kDomainTypes);
                          hasType = true;
                      } else if (is(c, "buffer_type")) {
                          d.bufferType = enumerator(c, kBufferTypes);
@@ -659,6 +668,13 @@ private:
             throw error(n, "has no <type>");
         if (!hasBufferType)
             throw error(n, "has no <buffer_type>");
+        if (unknownType) {
+            warn(lineText(lineOf(n)) + "domain of type " + quoted(*unknownType) +
+                 " left out: tracectl knows " + toString(DomainType::Kernel) + ", " +
+                 toString(DomainType::Ust) + ", " + toString(DomainType::Jul) + ", " +
+                 toString(DomainType::Log4j) + " and " + toString(DomainType::Python));
+            return std::nullopt;
+        }
         return d;
     }
 
