@@ -133,8 +133,11 @@ struct Domain {
     /// the agent domains only when not empty.
     std::vector<ProcessAttrTracker> trackers;
     /// The legacy <trackers><pid_tracker> form (before 2.12): its pids, in
-    /// file order. Written only when not empty.
-    std::vector<int64_t> legacyPidTargets;
+    /// file order, when the file has one (an empty set tracks nothing; no
+    /// pid tracker tracks everything). Written only when present. LTTng
+    /// 2.12+ loads it as the VPID tracker of a UST domain, the PID tracker
+    /// of a kernel one (lttng-tools config.c, process_legacy_pid_tracker_node).
+    std::optional<std::vector<int64_t>> legacyPidTargets;
 
     bool operator==(const Domain&) const = default;
 };

@@ -738,6 +738,8 @@ private:
         children(n, {}, [&](Node tracker) {
             if (!is(tracker, "pid_tracker"))
                 return false;
+            if (!d.legacyPidTargets)
+                d.legacyPidTargets.emplace(); // present: an inclusion set, maybe empty
             children(tracker, {"targets"}, [&](Node targets) {
                 if (!is(targets, "targets"))
                     return false;
@@ -753,7 +755,7 @@ private:
                     });
                     if (!pid)
                         throw error(target, "has no <pid>");
-                    d.legacyPidTargets.push_back(*pid);
+                    d.legacyPidTargets->push_back(*pid);
                     return true;
                 });
                 return true;

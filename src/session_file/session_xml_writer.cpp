@@ -274,11 +274,11 @@ private:
         } else if (tracking) {
             empty("process_attr_trackers");
         }
-        if (!d.legacyPidTargets.empty()) {
+        if (d.legacyPidTargets) {
             start("trackers");
             start("pid_tracker");
             start("targets");
-            for (int64_t pid : d.legacyPidTargets) {
+            for (int64_t pid : *d.legacyPidTargets) {
                 start("pid_target");
                 number("pid", pid);
                 end();

@@ -75,6 +75,35 @@ TEST(LoadPlan, AUstSessionMapsWhole) {
     EXPECT_EQ(p.schedule.timerUs, 60'000'000u);
 }
 
+// An LTTng 2.11 file's <pid_tracker> is loaded as LTTng 2.12+ loads it: the
+// UST domain's VPID tracker, its targets the values; no target tracks
+// nothing (it loaded as "every process" before). The kernel domain's is its
+// PID tracker, which tracectl leaves out, saying so.
+TEST(LoadPlan, ALegacyPidTrackerIsTheVpidTrackerOfTheUstDomain) {
+    const auto withLegacy = [](const std::string& type, const std::string& targets) {
+        return described("<name>l</name><domains><domain><type>" + type +
+                         "</type><buffer_type>PER_UID</buffer_type><trackers><pid_tracker>"
+                         "<targets>" +
+                         targets + "</targets></pid_tracker></trackers></domain></domains>");
+    };
+    std::vector<std::string> warnings;
+    LoadPlan p = planLoad(withLegacy("UST", ""), warnings);
+    ASSERT_EQ(p.trackers.size(), 1u) << "an empty inclusion set, not \"all\"";
+    EXPECT_EQ(p.trackers[0].attribute, ProcessAttribute::Vpid);
+    EXPECT_TRUE(p.trackers[0].ids.empty());
+    EXPECT_EQ(joined(warnings).find("tracker"), std::string::npos) << joined(warnings);
+    p = planLoad(withLegacy("UST", "<pid_target><pid>4</pid></pid_target>"
+                                   "<pid_target><pid>9</pid></pid_target>"),
+                 warnings);
+    ASSERT_EQ(p.trackers.size(), 1u);
+    EXPECT_EQ(p.trackers[0].ids, (std::vector<uint32_t>{4, 9}));
+    warnings.clear();
+    p = planLoad(withLegacy("KERNEL", ""), warnings);
+    EXPECT_TRUE(p.trackers.empty());
+    EXPECT_NE(joined(warnings).find("the pid tracker left out"), std::string::npos)
+        << joined(warnings);
+}
+
 TEST(LoadPlan, WhatTracectlLacksIsNamedInAWarning) {
     std::vector<std::string> warnings;
     const LoadPlan p = planLoad(
@@ -93,7 +122,7 @@ TEST(LoadPlan, WhatTracectlLacksIsNamedInAWarning) {
         warnings);
     const std::string all = joined(warnings);
     for (const char* what : {"shared_memory_path", "blocking_timeout", "tracefile_size", "PROBE",
-                             "$app.a:b", "HOSTNAME", "legacy pid tracker", "PYTHON", "no output"})
+                             "$app.a:b", "HOSTNAME", "PYTHON", "no output"})
         EXPECT_NE(all.find(what), std::string::npos) << what << " in\n" << all;
     for (const std::string& w : warnings)
         EXPECT_EQ(w.rfind("session 'w': ", 0), 0u) << w;

@@ -182,7 +182,7 @@ std::vector<SessionDescription> everything() {
         {"gid", {{std::nullopt, "adm"}}},
         {"vgid", {{0, std::nullopt}}},
     };
-    kernel.legacyPidTargets = {42, -1};
+    kernel.legacyPidTargets = std::vector<int64_t>{42, -1};
 
     Domain ust;
     ust.type = DomainType::Ust;
@@ -273,7 +273,7 @@ TEST(SessionXmlRead, NormalSession) {
     }
 
     const Domain& ust = s.domains[0];
-    EXPECT_TRUE(ust.legacyPidTargets.empty());
+    EXPECT_FALSE(ust.legacyPidTargets);
     ASSERT_EQ(ust.trackers.size(), 1U);
     EXPECT_EQ(ust.trackers[0].attribute, "vpid");
     ASSERT_EQ(ust.trackers[0].values.size(), 2U);

@@ -138,9 +138,14 @@ private:
             planChannel(p, domain, c);
         for (const sf::ProcessAttrTracker& t : d.trackers)
             planTracker(p, domain, t);
-        if (!d.legacyPidTargets.empty())
-            warn("the legacy pid tracker left out: tracectl tracks apps by vpid (save the "
-                 "session again with LTTng 2.12 or later)");
+        // As LTTng 2.12+ loads it: the VPID tracker of a UST domain, the PID
+        // tracker of a kernel one (left out below, as every kernel tracker).
+        if (d.legacyPidTargets) {
+            sf::ProcessAttrTracker legacy{domain == TracingDomain::Ust ? "vpid" : "pid", {}};
+            for (const int64_t pid : *d.legacyPidTargets)
+                legacy.values.push_back(sf::TrackerValue{pid, std::nullopt});
+            planTracker(p, domain, legacy);
+        }
     }
 
     void planChannel(LoadPlan& p, TracingDomain domain, const sf::Channel& c) {
