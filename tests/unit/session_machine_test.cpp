@@ -2,6 +2,7 @@
 // backends that answer when, and how, each test says: operations in
 // flight, their answers racing each other, answers after the session was
 // freed, and several domains answering one operation.
+#include "session/channel_config.hpp"
 #include "session/session.hpp"
 
 #include <deque>
@@ -169,6 +170,34 @@ void started(Session& s, FakeDomain& d) {
 }
 
 } // namespace
+
+// An exclusion that leaves the rule nothing to record is refused, as
+// lttng-enable-event(1) refuses it ("p:* excludes all events from p:*");
+// one that excludes a part, or nothing, is taken.
+TEST(EventRuleCheck, AnExclusionOfEveryEventThePatternMatchesIsRefused) {
+    EXPECT_TRUE(excludesWholePattern("p:*", "p:*"));
+    EXPECT_TRUE(excludesWholePattern("p:ab*", "p:a*"));
+    EXPECT_TRUE(excludesWholePattern("p:ab*", "*"));
+    EXPECT_FALSE(excludesWholePattern("p:a*", "p:ab*"));
+    EXPECT_FALSE(excludesWholePattern("p:*", "p:x"));
+    EXPECT_FALSE(excludesWholePattern("p:*", "q:*"));
+    EXPECT_FALSE(excludesWholePattern("p\\*:*", "p*"));
+    EXPECT_TRUE(excludesWholePattern("p\\*:*", "p\\**"));
+    EventRule r;
+    r.domain = TracingDomain::Ust;
+    r.pattern = "p:*";
+    r.exclusions = {"p:x", "p:*"};
+    try {
+        checkEventRule(r);
+        ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("excludes every event"), std::string::npos)
+            << e.what();
+    }
+    r.exclusions = {"p:x", "p:y*"};
+    EXPECT_NO_THROW(checkEventRule(r));
+}
 
 TEST(SessionMachine, StartIsActiveOnlyOnceTheDomainHasStartedAndBusyUntilThen) {
     FakeDomain d;

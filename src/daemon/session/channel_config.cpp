@@ -137,6 +137,34 @@ void checkEventRule(const EventRule& r) {
     if (!r.exclusions.empty() && r.pattern.back() != '*')
         throw Error(ErrorCode::InvalidArgument,
                     "exclusions need a pattern ending in '*', not " + quoteForMessage(r.pattern));
+    for (const std::string& e : r.exclusions)
+        if (excludesWholePattern(r.pattern, e))
+            throw Error(ErrorCode::InvalidArgument,
+                        "exclusion " + quoteForMessage(e) + " excludes every event " +
+                            quoteForMessage(r.pattern) + " matches: the rule would record nothing");
+}
+
+bool excludesWholePattern(std::string_view pattern, std::string_view exclusion) {
+    // Both are read together, character by character (a backslash escapes
+    // the next one), as lttng-tools 2.13's check_exclusion_subsets does: an
+    // exclusion whose '*' comes while it still agrees with the pattern, no
+    // later than the pattern's own, names every event the pattern does.
+    std::size_t i = 0;
+    for (;;) {
+        const bool escaped = i < pattern.size() && pattern[i] == '\\';
+        if (!escaped && i < exclusion.size() && exclusion[i] == '*')
+            return true;
+        if (!escaped && (i >= pattern.size() || pattern[i] == '*'))
+            return false; // the pattern goes on where the exclusion names one part of it
+        if (i >= exclusion.size() || exclusion[i] != pattern[i])
+            return false;
+        if (escaped) {
+            ++i;
+            if (i >= pattern.size() || i >= exclusion.size() || exclusion[i] != pattern[i])
+                return false;
+        }
+        ++i;
+    }
 }
 
 namespace {

@@ -92,6 +92,13 @@ inline constexpr std::size_t kMaxEventRules = 1024;
 /// Most context fields per channel (there are 20 kinds).
 inline constexpr std::size_t kMaxContexts = 32;
 
+/// Whether `exclusion` excludes every event `pattern` matches (`p:*` on
+/// `p:*`, `p:a*` on `p:ab*`): the rule would record nothing, which
+/// checkEventRule() refuses, as lttng-enable-event(1) does (lttng-tools
+/// 2.13, check_exclusion_subsets). Patterns and exclusions as LTTng writes
+/// them: '*' a wildcard at the end, '\\' escaping the next character.
+bool excludesWholePattern(std::string_view pattern, std::string_view exclusion);
+
 /// Throws Error(InvalidName) unless `name` is a valid channel name: 1-200
 /// bytes, no '/', no leading '.', printable ASCII (it names stream files).
 void checkChannelName(std::string_view name);
@@ -99,7 +106,8 @@ void checkChannelName(std::string_view name);
 /// what the ring buffer accepts.
 void checkChannelConfig(const ChannelConfig& c);
 /// Throws Error(InvalidArgument) for an empty or over-long pattern, a '*'
-/// anywhere but at the end, or an exclusion that does not fit.
+/// anywhere but at the end, an exclusion that does not fit, or one that
+/// excludes every event the pattern matches (excludesWholePattern()).
 void checkEventRule(const EventRule& r);
 
 /// True if `a` and `b` select the same events of the same channel, the way
