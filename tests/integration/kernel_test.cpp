@@ -649,6 +649,38 @@ TEST_F(Kernel, ADaemonKilledAndRestartedLeavesNoInstance) {
     ::rmdir(foreign.c_str());
 }
 
+// An instance something still holds open (EBUSY) is removed once it is
+// free, tried every second meanwhile; the journal says so once, not at
+// every attempt (issue 40 C14: 9 lines in 20 s).
+TEST_F(Kernel, AnInstanceHeldOpenIsRemovedOnceFreeAndSaidSoOnce) {
+    auto s = create("k-held");
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->Start({});
+    const std::string instance = "tracectl-" + hexId(*s);
+    ASSERT_TRUE(sessionInstances().count(instance));
+    const std::string log = sandbox_->dir() + "/log/tracectld.log";
+    const auto warnings = [&] {
+        std::size_t n = 0;
+        std::istringstream lines(fileText(log));
+        for (std::string line; std::getline(lines, line);)
+            n += line.find("warning: tracefs instance " + instance) != std::string::npos;
+        return n;
+    };
+    const std::size_t before = warnings();
+    const int held =
+        ::open((tracefsRoot() + "/instances/" + instance + "/trace").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(held, 0) << std::strerror(errno);
+    s->Destroy({});
+    // Long enough for several attempts (each waits up to 1 s, a second apart).
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    EXPECT_TRUE(sessionInstances().count(instance)) << "held: not removable yet";
+    EXPECT_EQ(warnings(), before + 1) << fileText(log);
+    ::close(held);
+    EXPECT_TRUE(
+        eventually([&] { return !sessionInstances().count(instance); }, std::chrono::seconds(10)));
+    EXPECT_EQ(warnings(), before + 1);
+}
+
 // Found in review: a daemon stopped cleanly while a session traced the
 // kernel left the instance (its consumer still held the fds when the
 // kernel domain let it go) until the next start.

@@ -700,8 +700,10 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
     }
     auto left = std::make_shared<std::vector<std::string>>();
     onExecutor(
-        [this, instances, left](kernel::Tracefs&, kernel::TracepointCatalog&) {
-            *left = instances->remove();
+        [this, instances, left,
+         quiet = attemptsLeft < kRemovalAttempts](kernel::Tracefs&, kernel::TracepointCatalog&) {
+            // Said once, at the first attempt, and once more if the last fails.
+            *left = instances->remove(quiet);
             if (left->empty())
                 forgetInstance(instances->baseName());
         },
@@ -709,8 +711,12 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
             if (left->empty())
                 return;
             if (attemptsLeft <= 1) {
-                log::warning("tracefs instance(s) still held open, left in place until "
-                             "the next start of tracectld");
+                std::string names;
+                for (const std::string& name : *left)
+                    names += (names.empty() ? "" : ", ") + name;
+                log::warning("tracefs instance(s) " + names + " still held open after " +
+                             std::to_string(kRemovalAttempts) +
+                             " attempts, left in place until the next start of tracectld");
                 return;
             }
             // The consumer holds their fds until it has exited.
@@ -735,8 +741,8 @@ void KernelDomain::forgetInstance(const std::string& name) {
     }
 }
 
-bool KernelDomain::removeLeftOver(const kernel::Tracefs& fs, const std::string& name) {
-    fs.removeStaleInstances(name);
+bool KernelDomain::removeLeftOver(const kernel::Tracefs& fs, const std::string& name, bool quiet) {
+    fs.removeStaleInstances(name, quiet);
     if (std::filesystem::exists(fs.root() / "instances" / name))
         return false;
     forgetInstance(name);
@@ -758,7 +764,7 @@ void KernelDomain::retryStale(int attemptsLeft) {
             [this, names](kernel::Tracefs& fs, kernel::TracepointCatalog&) {
                 std::vector<std::string> left;
                 for (const std::string& name : *names)
-                    if (!removeLeftOver(fs, name))
+                    if (!removeLeftOver(fs, name, true))
                         left.push_back(name);
                 *names = std::move(left);
             },

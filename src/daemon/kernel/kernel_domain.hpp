@@ -161,8 +161,9 @@ private:
     /// Crosses instance base name `name` out of the ledger (executor only).
     void forgetInstance(const std::string& name);
     /// Removes the left-over instances of base name `name` (executor, or the
-    /// constructor); true, and crossed out, once none is left.
-    bool removeLeftOver(const kernel::Tracefs& fs, const std::string& name);
+    /// constructor); true, and crossed out, once none is left. `quiet`: a
+    /// failure is logged at debug level (a retry).
+    bool removeLeftOver(const kernel::Tracefs& fs, const std::string& name, bool quiet = false);
     /// SessionInstances::checkRule() on the executor, `done` on the loop.
     void checkRule(const EventRule& rule, Done done);
     void onConsumerFigures(const std::string& idHex, const consumer_protocol::Statistics& s);

@@ -637,7 +637,7 @@ void SessionInstances::setChannelEnabled(const std::string& name, bool enabled) 
     }
 }
 
-std::vector<std::string> SessionInstances::remove() noexcept {
+std::vector<std::string> SessionInstances::remove(bool quiet) noexcept {
     std::vector<std::string> left;
     for (Channel& c : channels_) {
         if (c.ip) {
@@ -652,7 +652,11 @@ std::vector<std::string> SessionInstances::remove() noexcept {
             c.instance->remove();
             log::info("tracefs instance " + name + " removed");
         } catch (const std::exception& e) {
-            log::warning("tracefs instance " + name + ": " + e.what());
+            if (quiet)
+                log::debug("tracefs instance " + name + ": " + e.what());
+            else
+                log::warning("tracefs instance " + name + ": " + e.what() +
+                             "; tried again every second");
             left.push_back(name);
         }
     }

@@ -130,8 +130,10 @@ public:
     /// is). Throws Error (InvalidArgument: no such channel; Failed).
     void setChannelEnabled(const std::string& name, bool enabled);
     /// Tracing off, every instance removed (each waits up to 1 s for the
-    /// consumer's fds to close). Returns the names it could not remove.
-    std::vector<std::string> remove() noexcept;
+    /// consumer's fds to close). Returns the names it could not remove,
+    /// each logged as a warning, or (`quiet`: an attempt after the first)
+    /// at debug level only.
+    std::vector<std::string> remove(bool quiet = false) noexcept;
     /// Instances still there.
     bool empty() const noexcept { return channels_.empty(); }
     /// "tracectl-<id>": the first instance's name, the others' prefix.

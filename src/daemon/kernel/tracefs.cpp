@@ -247,7 +247,8 @@ PageFormat Tracefs::headerPage() const {
     return parseHeaderPage(read("events/header_page"));
 }
 
-std::vector<std::string> Tracefs::removeStaleInstances(std::string_view prefix) const noexcept {
+std::vector<std::string> Tracefs::removeStaleInstances(std::string_view prefix,
+                                                       bool quiet) const noexcept {
     std::vector<std::string> removed;
     if (prefix.rfind(TracefsInstance::kPrefix, 0) != 0)
         return removed;
@@ -266,8 +267,11 @@ std::vector<std::string> Tracefs::removeStaleInstances(std::string_view prefix) 
             if (e == 0) {
                 log::info("removed stale tracefs instance " + name);
                 removed.push_back(name);
+            } else if (quiet) {
+                log::debug("cannot remove stale tracefs instance " + name + ": " + errnoText(e));
             } else {
-                log::warning("cannot remove stale tracefs instance " + name + ": " + errnoText(e));
+                log::warning("cannot remove stale tracefs instance " + name + ": " + errnoText(e) +
+                             "; tried again every second");
             }
         }
         if (ec)

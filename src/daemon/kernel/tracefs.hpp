@@ -101,11 +101,12 @@ public:
     /// "tracectl-"), each after turning tracing off and disabling its
     /// events; logs each one removed, and each that could not be (e.g.
     /// EBUSY, after 1 s of retries: a process still has one of its files
-    /// open). Returns the names removed. A prefix that does not begin with
-    /// "tracectl-" removes nothing: other tools' instances and the top
-    /// level are never touched. Never throws.
-    std::vector<std::string>
-    removeStaleInstances(std::string_view prefix = "tracectl-") const noexcept;
+    /// open; `quiet`: at debug level only, for a caller that tries again and
+    /// said so the first time). Returns the names removed. A prefix that
+    /// does not begin with "tracectl-" removes nothing: other tools'
+    /// instances and the top level are never touched. Never throws.
+    std::vector<std::string> removeStaleInstances(std::string_view prefix = "tracectl-",
+                                                  bool quiet = false) const noexcept;
 
 private:
     std::filesystem::path root_;
