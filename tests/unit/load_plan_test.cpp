@@ -104,6 +104,23 @@ TEST(LoadPlan, ALegacyPidTrackerIsTheVpidTrackerOfTheUstDomain) {
         << joined(warnings);
 }
 
+// A session file's timer below tracectl's floor loads at the floor, saying
+// so, rather than refusing the file (LTTng 2.13 saved it).
+TEST(LoadPlan, ATimerBelowTheFloorLoadsAtTheFloorWithAWarning) {
+    std::vector<std::string> warnings;
+    const LoadPlan p = planLoad(
+        described("<name>t</name><domains><domain><type>UST</type><buffer_type>PER_UID"
+                  "</buffer_type><channels><channel><name>c</name><read_timer_interval>200"
+                  "</read_timer_interval><switch_timer_interval>0</switch_timer_interval>"
+                  "<output_type>MMAP</output_type></channel></channels></domain></domains>"),
+        warnings);
+    ASSERT_EQ(p.channels.size(), 1u);
+    EXPECT_EQ(p.channels[0].second.readTimerUs, kMinTimerUs);
+    EXPECT_EQ(p.channels[0].second.switchTimerUs, 0u) << "off stays off";
+    EXPECT_NE(joined(warnings).find("read timer of 200 µs raised to 1000 µs"), std::string::npos)
+        << joined(warnings);
+}
+
 TEST(LoadPlan, WhatTracectlLacksIsNamedInAWarning) {
     std::vector<std::string> warnings;
     const LoadPlan p = planLoad(

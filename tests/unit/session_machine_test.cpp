@@ -199,6 +199,30 @@ TEST(EventRuleCheck, AnExclusionOfEveryEventThePatternMatchesIsRefused) {
     EXPECT_NO_THROW(checkEventRule(r));
 }
 
+// Timers shorter than a millisecond are refused, saying the floor (issue
+// 40 B11: 1 µs was accepted and its consumer took a whole core).
+TEST(ChannelCheck, ASwitchOrReadTimerBelowOneMillisecondIsRefused) {
+    ChannelConfig c;
+    c.name = "t";
+    for (uint32_t ChannelConfig::*timer :
+         {&ChannelConfig::switchTimerUs, &ChannelConfig::readTimerUs}) {
+        ChannelConfig tiny = c;
+        tiny.*timer = 1;
+        try {
+            checkChannelConfig(tiny);
+            ADD_FAILURE() << "1 µs accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+            EXPECT_NE(std::string(e.what()).find("at least 1000 µs"), std::string::npos)
+                << e.what();
+        }
+        tiny.*timer = kMinTimerUs;
+        EXPECT_NO_THROW(checkChannelConfig(tiny));
+        tiny.*timer = 0;
+        EXPECT_NO_THROW(checkChannelConfig(tiny)) << "0: off";
+    }
+}
+
 TEST(SessionMachine, StartIsActiveOnlyOnceTheDomainHasStartedAndBusyUntilThen) {
     FakeDomain d;
     auto s = makeSession({&d});

@@ -164,6 +164,13 @@ private:
         cfg.subbufCount = c.subbufCount;
         cfg.switchTimerUs = c.switchTimerUs;
         cfg.readTimerUs = c.readTimerUs;
+        for (uint32_t* us : {&cfg.switchTimerUs, &cfg.readTimerUs})
+            if (*us != 0 && *us < kMinTimerUs) {
+                warn(where + (us == &cfg.switchTimerUs ? "switch" : "read") + " timer of " +
+                     std::to_string(*us) + " µs raised to " + std::to_string(kMinTimerUs) +
+                     " µs, tracectl's shortest");
+                *us = kMinTimerUs;
+            }
         if (c.blockingTimeoutUs != 0)
             warn(where + "blocking_timeout left out: apps never block on a full buffer");
         if (c.tracefileSize != 0 || c.tracefileCount != 0)

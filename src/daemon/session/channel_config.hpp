@@ -29,6 +29,8 @@ struct ChannelConfig {
     uint64_t subbufSize = 512 * 1024;
     uint64_t subbufCount = 4; ///< power of two, >= 2
     bool overwrite = false;   ///< false: discard new events when full
+    /// Periods of the consumer's timers, µs: 0 (off) or at least
+    /// kMinTimerUs.
     uint32_t switchTimerUs = 0;
     uint32_t readTimerUs = 0;
     /// Context fields recorded with every event (context_type.hpp names),
@@ -83,6 +85,11 @@ inline constexpr uint64_t kKernelDefaultSubbufCount = 4;
 /// A kernel channel with LTTng's defaults, recording `tid` (every kernel
 /// event then names its thread).
 ChannelConfig defaultKernelChannel(std::string name);
+
+/// The shortest switch or read timer period, µs (1 ms): shorter ones have
+/// the consumer wake more often than it has work (at 1 µs it took a whole
+/// core), for nothing a reader could see. LTTng 2.13 sets no floor.
+inline constexpr uint32_t kMinTimerUs = 1000;
 
 /// The name LTTng gives the channel it creates on first enable: "channel0".
 inline constexpr std::string_view kDefaultChannelName = "channel0";
