@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <set>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -418,18 +419,35 @@ void Consumer::adoptSnapshotChannels(const cp::Adopt& request) {
     // user-space ones stay, their trace in a folder of its own in the next
     // snapshots (the apps write into the next daemon's buffers, in the
     // folders these had), with the metadata it gave them. Those an earlier
-    // takeover kept hold older events still: they go, so that the buffers
-    // kept are twice the session's at most, whatever the restarts. The
-    // kernel ones are the tracefs instances' buffers, which the next
-    // daemon's channels read: closed without reading them.
+    // takeover kept for a folder hold older events still: they go if the
+    // previous daemon had buffers of its own for it (the buffers kept are
+    // then twice the session's at most, whatever the restarts), and stay
+    // if it had none (two restarts before the app came back). The kernel
+    // ones are the tracefs instances' buffers, which the next daemon's
+    // channels read: closed without reading them.
     ++takeovers_;
+    const auto folderOf = [](const std::string& dir) {
+        const std::size_t kept = dir.find(kKeptSuffix);
+        return kept == std::string::npos ? dir : dir.substr(0, kept);
+    };
+    std::set<std::string> renewed; // folders the previous daemon had buffers in
+    for (const auto& [key, base] : channels_)
+        if (const auto* ust = dynamic_cast<const Channel*>(base.get());
+            ust != nullptr && ust->outputDir().find(kKeptSuffix) == std::string::npos)
+            renewed.insert(ust->outputDir());
     std::size_t closed = 0;
     for (auto it = channels_.begin(); it != channels_.end();) {
         auto* ust = dynamic_cast<Channel*>(it->second.get());
-        if (ust != nullptr && ust->outputDir().find(kKeptSuffix) == std::string::npos) {
+        const bool keptBefore =
+            ust != nullptr && ust->outputDir().find(kKeptSuffix) != std::string::npos;
+        if (ust != nullptr && !keptBefore) {
             ust->moveOutputDir(ust->outputDir() + std::string(kKeptSuffix) +
                                std::to_string(takeovers_));
             ++it;
+            continue;
+        }
+        if (keptBefore && renewed.count(folderOf(ust->outputDir())) == 0) {
+            ++it; // the previous daemon had nothing newer for that folder
             continue;
         }
         it->second->drainAndClose(false);

@@ -852,6 +852,12 @@ TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNext
     adopted = std::get_if<cp::AdoptReply>(&answer);
     ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
     EXPECT_EQ(adopted->channelsClosed, 2u) << "the first takeover's";
+    // A third takeover before any new buffer (two restarts before the app
+    // came back): the kept ones stay, nothing newer replaces them.
+    answer = c.call(cp::Adopt{cp::kVersion, "again"});
+    adopted = std::get_if<cp::AdoptReply>(&answer);
+    ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));
+    EXPECT_EQ(adopted->channelsClosed, 0u) << "nothing newer: the kept buffers stay";
     const fs::path snapshot = dir_ / "snapshot-after";
     fs::create_directories(snapshot);
     UniqueFd folder(open(snapshot.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

@@ -197,6 +197,15 @@ TEST(EventRuleCheck, AnExclusionOfEveryEventThePatternMatchesIsRefused) {
     }
     r.exclusions = {"p:x", "p:y*"};
     EXPECT_NO_THROW(checkEventRule(r));
+    // An escaped '*' is a name's, not a wildcard: no exclusion applies to
+    // it (lttng-enable-event(1): "Exclusions can only be used with a
+    // globbing pattern"); an escaped backslash before it leaves it one.
+    r.exclusions = {"p:a*"};
+    r.pattern = "p:a\\*";
+    EXPECT_THROW(checkEventRule(r), Error);
+    r.pattern = "p:a\\\\*";
+    r.exclusions = {"p:a\\\\x"};
+    EXPECT_NO_THROW(checkEventRule(r));
 }
 
 // Timers shorter than a millisecond are refused, saying the floor (issue

@@ -140,8 +140,13 @@ void checkEventRule(const EventRule& r) {
     } else if (r.syscall) {
         throw Error(ErrorCode::InvalidArgument, "system calls are kernel events (domain 'kernel')");
     }
-    // lttng-enable-event(1): --exclude only applies to a wildcard pattern.
-    if (!r.exclusions.empty() && r.pattern.back() != '*')
+    // lttng-enable-event(1): --exclude only applies to a wildcard pattern
+    // (a '*' the pattern escapes, "p:a\\*", is a name's).
+    std::size_t escapes = 0; // backslashes right before the last character
+    for (std::size_t i = r.pattern.size() - 1; i > 0 && r.pattern[i - 1] == '\\'; --i)
+        ++escapes;
+    const bool wildcard = r.pattern.back() == '*' && escapes % 2 == 0;
+    if (!r.exclusions.empty() && !wildcard)
         throw Error(ErrorCode::InvalidArgument,
                     "exclusions need a pattern ending in '*', not " + quoteForMessage(r.pattern));
     for (const std::string& e : r.exclusions)
