@@ -743,6 +743,32 @@ TEST_F(Activation, KillNineMidTraceALiveSessionKeepsItsViewer) {
     std::filesystem::remove_all(relayOut, ec);
 }
 
+// A burst of crashes keeps every session: systemd empties the fd store
+// once the unit fails, and its default start limit (5 in 10 s) failed it at
+// the sixth kill in a row (found by a fresh user: the snapshot session's
+// buffers were lost).
+TEST_F(Activation, EightKillsInARowKeepEverySession) {
+    ASSERT_TRUE(userBusCall("ListSessions").ok());
+    pid_t daemon = waitActive();
+    ASSERT_NE(daemon, 0);
+    const std::string name = "kill-burst";
+    ASSERT_TRUE(
+        (runAll({{"create", name, "--snapshot", "--output", sandbox_->dir() + "/traces/" + name},
+                 {"enable-event", "-u", "-s", name, "tracectl_demo:tick"},
+                 {"start", name}})));
+    const std::string path = sessionPath(tracectl({"show", name, "--json"}));
+    for (int kill = 1; kill <= 8; ++kill) {
+        ASSERT_EQ(::kill(daemon, SIGKILL), 0);
+        daemon = waitActive(daemon);
+        ASSERT_NE(daemon, 0) << "no restart after kill " << kill << ": " << unit("ActiveState");
+    }
+    EXPECT_TRUE(stateBecomes(path, "active")) << tracectl({"show", name}).out;
+    const RunResult stop = onceTakenOver({"stop", name});
+    EXPECT_TRUE(stop.ok()) << stop.describe();
+    const RunResult destroy = tracectl({"destroy", name});
+    EXPECT_TRUE(destroy.ok()) << destroy.describe();
+}
+
 TEST_F(Activation, AStoppedSessionComesBackStoppedAndStartsAgain) {
     ASSERT_TRUE(userBusCall("ListSessions").ok());
     const pid_t first = waitActive();

@@ -168,6 +168,23 @@ TEST_F(KernelTracefs, OpenTakesAnInstanceOverAsItIs) {
     EXPECT_FALSE(TracefsInstance::exists(*tracefs_, id("over")));
 }
 
+// An instance given up on (still held open after every attempt) is let go
+// without a removal: its destructor, wherever it runs, neither waits for it
+// nor warns again; it stays for the next start's removal of what was left.
+TEST_F(KernelTracefs, ReleaseLeavesTheInstanceWithoutWaiting) {
+    fs::path path;
+    {
+        TracefsInstance inst = TracefsInstance::create(*tracefs_, id("release"));
+        path = inst.path();
+        inst.release();
+        EXPECT_FALSE(inst.valid());
+    }
+    EXPECT_TRUE(fs::is_directory(path)) << "left in place";
+    EXPECT_EQ(tracefs_->removeStaleInstances("tracectl-" + id("release")),
+              std::vector<std::string>{"tracectl-" + id("release")});
+    EXPECT_FALSE(fs::exists(path));
+}
+
 TEST_F(KernelTracefs, RemovesStaleInstancesOnly) {
     const fs::path stale = tracefs_->root() / "instances" / ("tracectl-" + id("stale"));
     const fs::path other = tracefs_->root() / "instances" / ("other-" + id("keep"));

@@ -717,6 +717,11 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
                 log::warning("tracefs instance(s) " + names + " still held open after " +
                              std::to_string(kRemovalAttempts) +
                              " attempts, left in place until the next start of tracectld");
+                // Let go on the executor, which owns them: whoever drops
+                // the last reference then neither waits nor warns again.
+                onExecutor([instances](kernel::Tracefs&,
+                                       kernel::TracepointCatalog&) { instances->leaveInPlace(); },
+                           [](std::optional<Error>) {});
                 return;
             }
             // The consumer holds their fds until it has exited.

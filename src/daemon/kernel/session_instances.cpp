@@ -664,6 +664,15 @@ std::vector<std::string> SessionInstances::remove(bool quiet) noexcept {
     return left;
 }
 
+void SessionInstances::leaveInPlace() noexcept {
+    for (Channel& c : channels_) {
+        c.ip.reset();
+        if (c.instance)
+            c.instance->release();
+    }
+    channels_.clear();
+}
+
 std::vector<std::uint64_t> SessionInstances::lostEvents() const {
     std::vector<std::uint64_t> out;
     for (const Channel& c : channels_) {

@@ -136,6 +136,10 @@ public:
     std::vector<std::string> remove(bool quiet = false) noexcept;
     /// Instances still there.
     bool empty() const noexcept { return channels_.empty(); }
+    /// Lets every instance left go without removing it (TracefsInstance::
+    /// release()): given up on, they stay for the next start's removal,
+    /// and the destructor then neither waits nor warns again.
+    void leaveInPlace() noexcept;
     /// "tracectl-<id>": the first instance's name, the others' prefix.
     std::string baseName() const { return std::string(TracefsInstance::kPrefix) + idHex_; }
 

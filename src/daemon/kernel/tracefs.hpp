@@ -145,8 +145,12 @@ public:
 
     const std::string& name() const noexcept { return name_; } ///< "tracectl-<id>"
     const std::filesystem::path& path() const noexcept { return path_; }
-    /// False after remove() or a move.
+    /// False after remove(), release() or a move.
     bool valid() const noexcept { return !path_.empty(); }
+    /// Lets the instance go without removing it (nor waiting for it): it
+    /// stays for a later removal of what was left (the ledger's, at the
+    /// next start).
+    void release() noexcept { path_.clear(); }
 
     /// buffer_size_kb: each CPU's ring buffer, in KiB (the kernel rounds up
     /// to whole sub-buffers of data, so reading it back may give a little
