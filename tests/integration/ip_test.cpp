@@ -115,8 +115,9 @@ int udpSocket(const std::string& address, std::uint16_t port, std::uint16_t* bou
 /// for the object's lifetime.
 struct LoopbackAddress {
     explicit LoopbackAddress(std::string a) : address(std::move(a)) {
+        // replace: also when a run killed before its destructor left it.
         const RunResult r =
-            run({"ip", "-6", "addr", "add", address + "/128", "dev", "lo", "nodad"});
+            run({"ip", "-6", "addr", "replace", address + "/128", "dev", "lo", "nodad"});
         EXPECT_TRUE(r.ok()) << r.describe();
     }
     ~LoopbackAddress() { (void)run({"ip", "-6", "addr", "del", address + "/128", "dev", "lo"}); }
