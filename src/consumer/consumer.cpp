@@ -308,31 +308,52 @@ void Consumer::removeUndescribedStreams() noexcept {
         // No app registered the channel, so none wrote an event record in
         // it: its packets are empty, and name a stream class the trace's
         // metadata lacks, which would make the whole trace unreadable.
-        try {
-            const OutputDir dir = local->root().subdir(ch->outputDir());
-            const UniqueFd index(
-                ::openat(dir.fd(), "index", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            for (const std::string& name : ch->streamNames()) {
-                (void)::unlinkat(dir.fd(), name.c_str(), 0);
-                if (index)
-                    (void)::unlinkat(index.get(), (name + ".idx").c_str(), 0);
-            }
+        if (removeStreamFiles(*local, *ch))
             log::notice("channel " + std::to_string(key) + " of " + ch->outputDir() +
                         ": no app registered it, so the metadata does not describe it; its "
                         "stream files (empty packets) were removed, so that the trace stays "
                         "readable");
-        } catch (const std::exception& e) {
-            log::warning("channel " + std::to_string(key) + " of " + ch->outputDir() +
-                         ": its metadata does not describe it, and its files could not be "
-                         "removed: " +
-                         e.what());
-        }
     }
     // Then the metadata files no push reached (their data channels' files
     // went above: the index folder may be empty now).
     for (const auto& [key, base] : channels_)
         if (const auto* ch = dynamic_cast<const Channel*>(base.get()); ch && ch->isMetadata())
             removeEmptyMetadata(*local, key, *ch);
+}
+
+bool Consumer::removeStreamFiles(const LocalChunk& chunk, const Channel& data) noexcept {
+    try {
+        const OutputDir dir = chunk.root().subdir(data.outputDir());
+        const UniqueFd index(
+            ::openat(dir.fd(), "index", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        for (const std::string& name : data.streamNames()) {
+            (void)::unlinkat(dir.fd(), name.c_str(), 0);
+            if (index)
+                (void)::unlinkat(index.get(), (name + ".idx").c_str(), 0);
+        }
+        return true;
+    } catch (const std::exception& e) {
+        log::warning("channel " + std::to_string(data.key()) + " of " + data.outputDir() +
+                     ": its stream files could not be removed: " + e.what());
+        return false;
+    }
+}
+
+void Consumer::forgetUnsentChannel(std::uint64_t key) noexcept {
+    const auto it = channels_.find(key);
+    if (it == channels_.end())
+        return;
+    // The daemon never got the channel (it went, or stopped reading): no
+    // app will write into it, and its files, made already (empty streams,
+    // an empty metadata file), would leave the chunk unreadable.
+    if (const auto* local = dynamic_cast<const LocalChunk*>(chunk_.get()))
+        if (const auto* ch = dynamic_cast<const Channel*>(it->second.get())) {
+            if (ch->isMetadata())
+                removeEmptyMetadata(*local, key, *ch);
+            else
+                (void)removeStreamFiles(*local, *ch);
+        }
+    channels_.erase(it);
 }
 
 void Consumer::removeEmptyMetadata(const LocalChunk& chunk, std::uint64_t key,
@@ -486,7 +507,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
         // daemon reads it without waiting once ChannelCreated is there.
         created.sendToDaemon(objects.get());
     } catch (const std::exception& e) {
-        channels_.erase(request.key);
+        forgetUnsentChannel(request.key);
         throw RequestError(cp::ErrorKind::Tracer,
                            std::string("sending the channel's buffers to the daemon: ") + e.what());
     }

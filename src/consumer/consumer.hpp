@@ -96,6 +96,14 @@ private:
     /// trace's index folder if that is empty too.
     static void removeEmptyMetadata(const LocalChunk& chunk, std::uint64_t key,
                                     const Channel& metadata) noexcept;
+    /// Unlinks data channel `data`'s stream and index files in `chunk`;
+    /// false (logged) if its folder cannot be opened.
+    static bool removeStreamFiles(const LocalChunk& chunk, const Channel& data) noexcept;
+    /// A CreateChannel whose buffers could not be handed to the daemon (it
+    /// went meanwhile): channel `key` goes, and the files it made in a
+    /// local chunk with it (empty streams, an empty metadata file), which
+    /// would otherwise leave the chunk's trace unreadable.
+    void forgetUnsentChannel(std::uint64_t key) noexcept;
     static constexpr std::size_t kNotSent = static_cast<std::size_t>(-1);
     void createChannel(const consumer_protocol::CreateChannel& request);
     /// CreateKernelChannel: takes the per-CPU fds that follow (data), then

@@ -802,6 +802,39 @@ TEST_F(ConsumerTest, AdoptDrainsAndClosesEveryChannelAndNamesItsChunk) {
 // append metadata content"): 1 run in 4 of the activation suite beside
 // another suite. A chunk closed before any metadata reached it keeps
 // nothing of that trace.
+// A daemon that goes while its CreateChannel is answered (a restart right
+// after the previous takeover) never gets the channel: the consumer drops
+// it, and the files it had made with it (an empty metadata file, empty
+// streams), which left the chunk unreadable after the next takeover
+// ("cannot append metadata content": activation's TwoRestartsInARow).
+TEST_F(ConsumerTest, AChannelTheDaemonNeverGotLeavesNoFile) {
+    const fs::path out = dir_ / "trace";
+    ConsumerProcess c(out);
+    hello(c);
+    const auto uuid = randomUuid();
+    for (const cp::CreateChannel& request : {metadataChannel(1, uuid), dataChannel(5, uuid)}) {
+        cp::writeMessage(c.sock(), request, 900 + static_cast<std::uint32_t>(request.key));
+        int sv[2];
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        ::close(sv[0]); // the daemon's end: gone before the buffers come
+        const std::byte marker{0};
+        const int fds[1] = {sv[1]};
+        tracectl::sendWithFds(c.sock(), std::span<const std::byte>(&marker, 1), fds);
+        ::close(sv[1]);
+        std::optional<cp::Frame> reply = cp::readFrame(c.sock());
+        while (reply && reply->request == 0)
+            reply = cp::readFrame(c.sock());
+        ASSERT_TRUE(reply.has_value());
+        EXPECT_EQ(expectError(reply->message), cp::ErrorKind::Tracer);
+    }
+    EXPECT_FALSE(fs::exists(out / kChannelDir / "metadata"));
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    for (int cpu = 0; cpu < nr; ++cpu)
+        EXPECT_FALSE(fs::exists(out / kChannelDir / ("channel0_" + std::to_string(cpu))));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+}
+
 TEST_F(ConsumerTest, ATakeoverBeforeAnyMetadataLeavesNoEmptyMetadataFile) {
     const fs::path out = dir_ / "trace";
     ConsumerProcess c(out);
