@@ -106,10 +106,7 @@ void UstTracer::createEventInApp(Traced& t, AppInSession& a, std::size_t index, 
 }
 
 void UstTracer::enableEvents(const std::string& idHex, const EventRule& rule, Done done) {
-    Join answered([done = std::move(done)](std::optional<Error>) {
-        if (done)
-            done(std::nullopt);
-    });
+    Join answered = joinOfApps(std::move(done));
     const auto it = sessions_.find(idHex);
     if (it != sessions_.end() && !it->second->failed) {
         Traced& t = *it->second;

@@ -76,10 +76,7 @@ void UstTracer::syncApp(Traced& t, AppInSession& a, Join* join) {
 
 void UstTracer::setRulesEnabled(const std::string& idHex, const std::vector<EventRule>& rules,
                                 bool enabled, Done done) {
-    Join answered([done = std::move(done)](std::optional<Error>) {
-        if (done)
-            done(std::nullopt);
-    });
+    Join answered = joinOfApps(std::move(done));
     const auto it = sessions_.find(idHex);
     if (it != sessions_.end() && !it->second->failed) {
         Traced& t = *it->second;
@@ -96,10 +93,7 @@ void UstTracer::setRulesEnabled(const std::string& idHex, const std::vector<Even
 
 void UstTracer::setChannelEnabled(const std::string& idHex, const std::string& name, bool enabled,
                                   Done done) {
-    Join answered([done = std::move(done)](std::optional<Error>) {
-        if (done)
-            done(std::nullopt);
-    });
+    Join answered = joinOfApps(std::move(done));
     const auto it = sessions_.find(idHex);
     if (it != sessions_.end() && !it->second->failed) {
         Traced& t = *it->second;

@@ -46,6 +46,13 @@ void UstTracer::attach(EventLoop& loop, HangUpWatcher watcher, FailureHandler on
     onFailure_ = std::move(onFailure);
 }
 
+Join UstTracer::joinOfApps(Done done) {
+    return Join([done = std::move(done)](std::optional<Error>) {
+        if (done)
+            done(std::nullopt);
+    });
+}
+
 std::string mebibytes(uint64_t bytes) {
     const uint64_t mib = (bytes + (1u << 20) - 1) >> 20;
     return std::to_string(mib) + " MiB";

@@ -672,6 +672,10 @@ private:
     /// disabled as its rule or channel is; jobs on its strand, each with a
     /// step of `join` (if given).
     void syncApp(Traced& t, AppInSession& a, Join* join);
+    /// The join of a request's app jobs: `done`, if given, gets nullopt once
+    /// every app answered, whatever each said (an app's failure is logged
+    /// where it happens, and the request stands).
+    static Join joinOfApps(Done done);
     /// enable/disable of `object` (filled by an earlier job of the strand)
     /// or of handle `handle` (if `object` is null) in `a`, on its strand.
     void toggleInApp(Traced& t, AppInSession& a, std::shared_ptr<UstObject> object, int handle,

@@ -12,10 +12,7 @@ namespace tracectl {
 
 void UstTracer::setProcessTrackers(const std::string& idHex, const ProcessTrackers& trackers,
                                    bool tracesAllUsers, Done done) {
-    Join answered([done = std::move(done)](std::optional<Error>) {
-        if (done)
-            done(std::nullopt);
-    });
+    Join answered = joinOfApps(std::move(done));
     const auto it = sessions_.find(idHex);
     if (it == sessions_.end() || it->second->failed) {
         // Not started yet: its snapshot carries them. Failed: nothing runs.
