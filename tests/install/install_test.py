@@ -198,5 +198,27 @@ class InstallTest(unittest.TestCase):
             self.assertEqual(st.st_mode & 0o7777, 0o755)
 
 
+class DemoScriptTest(unittest.TestCase):
+    """scripts/demo, the README's first command, reads its arguments before
+    it does anything: --help must not install, build and run the demo (a
+    fresh user's finding), and an unknown argument is refused."""
+
+    def run_demo(self, *args):
+        return subprocess.run(["bash", os.path.join(SOURCE, "scripts", "demo"), *args],
+                              capture_output=True, text=True, timeout=30, check=False)
+
+    def test_help_prints_the_usage_and_does_nothing_else(self):
+        r = self.run_demo("--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Usage: scripts/demo [--no-install]", r.stdout)
+        self.assertNotIn("install", r.stderr)
+
+    def test_an_unknown_argument_is_refused_before_anything_runs(self):
+        r = self.run_demo("--bogus")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown argument '--bogus'", r.stderr)
+        self.assertEqual(r.stdout, "")
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)
