@@ -615,6 +615,44 @@ TEST(SandboxLifecycle, DeathOfTheOwnerTakesTheStackDown) {
     fs::remove_all(dir, ec);
 }
 
+// A mount namespace's number is reused once the namespace is gone. "down"
+// run again on a sandbox already taken down (the owner's watcher took it
+// down, then the test's own "down") once found another sandbox's systemd in
+// the namespace now bearing the recorded number, and killed it.
+TEST(SandboxLifecycle, DownLeavesAnotherSandboxInAReusedNamespaceNumberAlone) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root";
+    }
+    std::optional<Sandbox> gone(std::in_place);
+    const std::string dir = gone->dir();
+    const std::string cgroup = stateValue(dir, "cgroup");
+    ASSERT_FALSE(cgroup.empty());
+    ASSERT_EQ(::setenv("TRACECTL_SANDBOX_KEEP", "1", 1), 0);
+    const RunResult first = gone->down();
+    ::unsetenv("TRACECTL_SANDBOX_KEEP");
+    ASSERT_TRUE(first.ok()) << first.describe();
+
+    Sandbox other;
+    const std::string otherNs = stateValue(other.dir(), "mntns");
+    ASSERT_FALSE(otherNs.empty());
+    auto otherPids = other.pids();
+    ASSERT_TRUE(otherPids.count("systemd"));
+    // The state the first sandbox would have kept had its first "down" not
+    // finished, with its namespace's number now the other sandbox's.
+    {
+        std::ofstream state(dir + "/state");
+        state << "cgroup=" << cgroup << "\nmntns=" << otherNs << "\n";
+    }
+    const RunResult again = tracectl::test::run({Sandbox::scriptPath(), "down", dir});
+    EXPECT_TRUE(again.ok()) << again.describe();
+    for (const char* name : {"dbus-daemon", "polkitd", "systemd", "tracectld"}) {
+        EXPECT_TRUE(tracectl::test::processAlive(otherPids[name])) << name << " was killed";
+    }
+    gone.reset();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+}
+
 TEST(Run, CapturesOutputStatusAndTimesOut) {
     tracectl::test::RunOptions options;
     options.input = "in\n";
