@@ -18,6 +18,7 @@
 #include "objects/application_directory.hpp"
 #include "objects/bus_services.hpp"
 #include "objects/manager_object.hpp"
+#include "recording/recordings.hpp"
 #include "restart/consumer_fd_store.hpp"
 #include "service/instance_lock.hpp"
 #include "service/service_manager.hpp"
@@ -239,26 +240,31 @@ int run(const Options& o) {
                    " bus: " + e.what());
         return ExitFailure;
     }
-    TracerConfig tracerConfig;
-    tracerConfig.consumerBinary = consumerBinary();
-    tracerConfig.useSystemd = o.spawner == "systemd";
-    tracerConfig.systemdAddress = systemdAddress(o);
-    tracerConfig.daemonVersion = TRACECTL_VERSION;
-    tracerConfig.consumerMemoryMax = o.consumerMemoryMax;
+    RecordingConfig recordingConfig;
+    recordingConfig.consumerBinary = consumerBinary();
+    recordingConfig.useSystemd = o.spawner == "systemd";
+    recordingConfig.systemdAddress = systemdAddress(o);
+    recordingConfig.daemonVersion = TRACECTL_VERSION;
+    recordingConfig.consumerMemoryMax = o.consumerMemoryMax;
     // The consumer connections a previous daemon kept (RESTARTS in
     // tracectld(8)), and where this one keeps its own.
     ConsumerFdStore fdStore(std::move(passed.consumerConnections));
-    tracerConfig.fdStore = &fdStore;
-    UstTracer tracer(tracerConfig);
+    recordingConfig.fdStore = &fdStore;
+    // Each session's recording (its consumer, chunks, rotations,
+    // snapshots); the domains add their channels to it.
+    Recordings recordings(recordingConfig);
+    TracerConfig tracerConfig;
+    tracerConfig.consumerMemoryMax = o.consumerMemoryMax;
+    UstTracer tracer(tracerConfig, recordings);
     UstDomain ust(loop, tracer);
-    // The kernel domain records into the consumer the UST tracer starts for
-    // each session. It comes first: at Destroy it has the consumer close its
-    // channels before the UST tracer shuts the consumer down.
     // The instances of sessions whose consumer was kept are taken over
     // with them (KernelDomain::resume()), not removed.
-    KernelDomain kernel(loop, tracer, runDirectory(o) + "/kernel-instances",
+    KernelDomain kernel(loop, recordings, runDirectory(o) + "/kernel-instances",
                         [&fdStore](const std::string& idHex) { return fdStore.has(idHex); });
-    SessionRegistry registry(homeFromPasswd, std::chrono::system_clock::now, {&kernel, &ust});
+    recordings.addDomain(kernel);
+    recordings.addDomain(tracer);
+    SessionRegistry registry(homeFromPasswd, std::chrono::system_clock::now, {&kernel, &ust},
+                             &recordings);
     bus::SlotPtr disconnectWatch;
     {
         sd_bus_slot* slot = nullptr;
@@ -311,20 +317,17 @@ int run(const Options& o) {
     // A consumer that dies, stops answering or refuses something puts its
     // session in state error, with its unit's ActiveState/Result as the
     // reason. Before the D-Bus loop runs: no session exists until then.
-    tracer.attach(
-        loop,
-        [&registrar](int fd, std::function<void()> onHangUp, uint32_t events) {
-            return registrar.watchHangUp(fd, std::move(onHangUp), events);
-        },
-        [&loop, &manager](const std::string& id, const std::string& why) {
-            loop.post([&manager, id, why] { manager.sessionFailed(id, why); });
-        });
-    tracer.onStatistics([&manager](const std::string& id, const DomainStatistics& statistics) {
-        // Told on the main loop already, where the manager lives.
-        manager.sessionStatistics(id, "ust", statistics);
+    const auto watch = [&registrar](int fd, std::function<void()> onHangUp, uint32_t events) {
+        return registrar.watchHangUp(fd, std::move(onHangUp), events);
+    };
+    tracer.attach(loop, watch);
+    recordings.attach(loop, watch, [&loop, &manager](const std::string& id, const std::string& why) {
+        loop.post([&manager, id, why] { manager.sessionFailed(id, why); });
     });
-    kernel.onStatistics([&manager](const std::string& id, const DomainStatistics& statistics) {
-        manager.sessionStatistics(id, "kernel", statistics);
+    recordings.onStatistics([&manager](const std::string& id, const std::string& domain,
+                                       const DomainStatistics& statistics) {
+        // Told on the main loop already, where the manager lives.
+        manager.sessionStatistics(id, domain, statistics);
     });
     tracer.onBufferSize([&loop, &manager](const std::string& id, uint64_t bytes) {
         loop.post([&manager, id, bytes] { manager.sessionBufferSize(id, bytes); });
@@ -355,6 +358,7 @@ int run(const Options& o) {
     // closing the kernel buffers' fds it holds), so that the kernel
     // domain's instances can go.
     tracer.dropAll();
+    recordings.dropAll();
     kernel.shutdown();
     // Fails only if the bus is gone already: nothing to release then.
     sd_bus_release_name(bus.get(), kBusName);

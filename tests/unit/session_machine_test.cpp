@@ -13,12 +13,26 @@ using namespace tracectl;
 
 namespace {
 
-/// A domain that keeps every callback until the test answers it.
-class FakeDomain final : public DomainBackend {
+/// A domain that keeps every callback until the test answers it; also the
+/// session's recorder (makeSession() makes the first domain with
+/// `records` so), whose rotations, clears, snapshots and schedule the test
+/// answers likewise, and which starts and ends recordings at once.
+class FakeDomain final : public DomainBackend, public SessionRecorder {
 public:
+    using Done = DomainBackend::Done;
+    using PathDone = DomainBackend::PathDone;
     explicit FakeDomain(std::string name = "fake") : name_(std::move(name)) {}
     std::string_view name() const noexcept override { return name_; }
-    bool writesChunks() const noexcept override { return chunks; }
+    void startRecording(SessionSnapshot, Done done) override {
+        ++recordingsStarted;
+        done(std::nullopt);
+    }
+    void resumeRecording(SessionSnapshot, Done done) override { done(std::nullopt); }
+    void setRecordingActive(std::string, bool active) override { recordingActive = active; }
+    void endRecording(std::string, Done done) override {
+        ++recordingsEnded;
+        done(std::nullopt);
+    }
     void start(SessionSnapshot s, Done done) override {
         snapshots_.push_back(std::move(s));
         starts.push_back(std::move(done));
@@ -89,7 +103,9 @@ public:
     std::deque<ProcessTrackers> trackers; ///< what each setProcessTrackers() was given
     std::deque<bool> trackersAllUsers;
     std::optional<Error> refuseTrackers; ///< what setProcessTrackers() answers
-    bool chunks = true;                  ///< writesChunks()
+    bool records = true;                 ///< makeSession() makes it the recorder
+    int recordingsStarted = 0, recordingsEnded = 0;
+    bool recordingActive = false;
 };
 
 /// Records what the session tells its view.
@@ -140,8 +156,12 @@ std::unique_ptr<Session> makeSession(std::vector<DomainBackend*> domains,
     c.owner = 1000;
     c.outputPath = "/tmp/s";
     c.mode = mode;
+    SessionRecorder* recorder = nullptr;
+    for (DomainBackend* d : domains)
+        if (auto* fake = dynamic_cast<FakeDomain*>(d); fake != nullptr && fake->records && !recorder)
+            recorder = fake;
     auto s = std::make_unique<Session>(SessionId::random(), c, std::chrono::system_clock::now(),
-                                       std::move(domains));
+                                       std::move(domains), recorder);
     ChannelConfig ch;
     ch.name = "channel0";
     ch.overwrite = mode == SessionMode::Snapshot;
@@ -488,16 +508,6 @@ TEST(SessionMachine, EveryDomainAnswersBeforeTheSessionDoesAndTheFirstErrorWins)
     EXPECT_TRUE(o.answered);
     EXPECT_EQ(s->state(), SessionState::Active);
 
-    Outcome rot;
-    s->rotate(rot.pathDone());
-    FakeDomain::answerPath(ust.rotationsStarted, "/tmp/s/archives/a-b-0");
-    FakeDomain::answerPath(kernel.rotationsStarted, "", Error(ErrorCode::Failed, "kernel says no"));
-    ASSERT_TRUE(rot.answered);
-    EXPECT_EQ(rot.code(), ErrorCode::Failed);
-    EXPECT_TRUE(s->rotating()); // the ust half began, and is not over
-    FakeDomain::answerPath(ust.rotationsCompleted, "/tmp/s/archives/a-b-0");
-    EXPECT_FALSE(s->rotating());
-
     Outcome stopped;
     s->stop(stopped.done());
     FakeDomain::answer(kernel.stops, Error(ErrorCode::Failed, "flush failed"));
@@ -611,10 +621,11 @@ TEST(SessionMachine, ARuleADomainRefusesIsTakenBackWithTheChannelItMade) {
 // Found by the rotation suite once the kernel domain came: a domain whose
 // buffers another domain's consumer rotates was asked to rotate too, and
 // answered "begun" with no archive; a Rotate the other domain refused then
-// ended in RotationCompleted with an empty path.
-TEST(SessionMachine, DomainsThatWriteNoChunksAreNotAskedToRotateOrSnapshot) {
+// ended in RotationCompleted with an empty path. Now only the session's
+// recorder rotates, and no domain is asked.
+TEST(SessionMachine, OnlyTheRecorderIsAskedToRotateOrSnapshot) {
     FakeDomain ust("ust"), kernel("kernel");
-    kernel.chunks = false;
+    kernel.records = false;
     auto s = makeSession({&kernel, &ust});
     Recorder r;
     s->setListener(&r);
@@ -657,9 +668,9 @@ TEST(SessionClear, BeforeTheFirstStartThereIsNothingToClearAndNoDomainIsAsked) {
     EXPECT_TRUE(d.clears.empty());
 }
 
-TEST(SessionClear, AnActiveSessionIsClearedByItsChunkWritersOnlyAndStaysActive) {
+TEST(SessionClear, AnActiveSessionIsClearedByItsRecorderOnlyAndStaysActive) {
     FakeDomain ust("ust"), kernel("kernel");
-    kernel.chunks = false;
+    kernel.records = false;
     auto s = makeSession({&ust, &kernel});
     Recorder r;
     s->setListener(&r);

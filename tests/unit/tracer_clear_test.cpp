@@ -42,7 +42,7 @@ bool hasMetadata(const fs::path& dir) {
 
 TEST_F(TracerClear, ASessionNeverStartedHasNothingToClear) {
     Answers cleared;
-    thread_.run([&] { tracer_->clear(kId, cleared.done()); });
+    thread_.run([&] { recordings_->clear(kId, cleared.done()); });
     ASSERT_TRUE(cleared.wait());
     EXPECT_FALSE(cleared.at().error);
 }
@@ -53,7 +53,7 @@ TEST_F(TracerClear, TheCurrentChunkIsDeletedAndTheNextOneHasTheWholeMetadata) {
     registerTraced(kFirstPid + 70);
     ASSERT_TRUE(fs::exists(s.outputPath + "/ust"));
     Answers cleared;
-    thread_.run([&] { tracer_->clear(kId, cleared.done()); });
+    thread_.run([&] { recordings_->clear(kId, cleared.done()); });
     ASSERT_TRUE(cleared.wait());
     ASSERT_FALSE(cleared.at().error) << cleared.at().error->what();
     EXPECT_FALSE(fs::exists(s.outputPath + "/ust")) << "the first chunk is the output folder's";
@@ -68,7 +68,7 @@ TEST_F(TracerClear, TheCurrentChunkIsDeletedAndTheNextOneHasTheWholeMetadata) {
     // The next rotation archives chunk 1: chunk 0, deleted, keeps its index
     // (numbering goes on as LTTng's; no archive ends in -0).
     Answers started, completed;
-    thread_.run([&] { tracer_->rotate(kId, started.withPath(), completed.withPath()); });
+    thread_.run([&] { recordings_->rotate(kId, started.withPath(), completed.withPath()); });
     ASSERT_TRUE(started.wait());
     ASSERT_FALSE(started.at().error);
     EXPECT_EQ(started.at().path.substr(started.at().path.size() - 2), "-1");
@@ -81,8 +81,8 @@ TEST_F(TracerClear, RefusedWhileARotationIsUnderWay) {
     registerTraced(kFirstPid + 71);
     Answers started, completed, cleared;
     thread_.run([&] {
-        tracer_->rotate(kId, started.withPath(), completed.withPath());
-        tracer_->clear(kId, cleared.done());
+        recordings_->rotate(kId, started.withPath(), completed.withPath());
+        recordings_->clear(kId, cleared.done());
     });
     ASSERT_TRUE(cleared.wait());
     ASSERT_TRUE(cleared.at().error);
@@ -100,7 +100,7 @@ TEST_F(TracerClear, ASnapshotSessionsConsumerEmptiesItsBuffers) {
     start(s);
     registerTraced(kFirstPid + 72);
     Answers cleared;
-    thread_.run([&] { tracer_->clear(kId, cleared.done()); });
+    thread_.run([&] { recordings_->clear(kId, cleared.done()); });
     ASSERT_TRUE(cleared.wait());
     EXPECT_FALSE(cleared.at().error) << cleared.at().error->what();
 }
@@ -111,8 +111,8 @@ TEST_F(TracerClear, DestroyRightBehindAClearAnswersBothOnce) {
     registerTraced(kFirstPid + 73);
     Answers cleared, destroyed;
     thread_.run([&] {
-        tracer_->clear(kId, cleared.done());
-        tracer_->destroy(kId, destroyed.done());
+        recordings_->clear(kId, cleared.done());
+        destroySession(kId, destroyed.done());
     });
     ASSERT_TRUE(destroyed.wait());
     ASSERT_TRUE(cleared.wait());

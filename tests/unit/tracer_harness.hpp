@@ -116,9 +116,9 @@ public:
     UstTracer::Done done() const {
         return [s = state_](std::optional<Error> e) { s->add(std::move(e), ""); };
     }
-    UstTracer::RotationDone withPath() const {
-        return [s = state_](std::optional<Error> e, const std::string& path) {
-            s->add(std::move(e), path);
+    Recordings::PathDone withPath() const {
+        return [s = state_](std::optional<Error> e, std::string path) {
+            s->add(std::move(e), std::move(path));
         };
     }
     /// Waits until `n` calls came (false if not within `within`).
@@ -259,22 +259,26 @@ protected:
         char tmpl[] = "/tmp/tracer-test-XXXXXX";
         ASSERT_NE(mkdtemp(tmpl), nullptr);
         dir_ = tmpl;
-        TracerConfig config;
+        RecordingConfig config;
         config.consumerBinary = consumerdPath();
         ASSERT_FALSE(config.consumerBinary.empty())
             << "no tracectl-consumerd: set TEST_CONSUMERD to its path";
         config.useSystemd = false;
         config.daemonVersion = "test";
         config.consumerTimeout = consumerTimeout_;
-        tracer_ = std::make_unique<UstTracer>(config, commands_);
+        recordings_ = std::make_unique<Recordings>(config);
+        tracer_ = std::make_unique<UstTracer>(TracerConfig{}, *recordings_, commands_);
         thread_.run([&] {
-            tracer_->attach(
-                thread_.loop(),
-                [](int, std::function<void()>, uint32_t) { return EventSourcePtr{}; },
-                [this](const std::string& idHex, const std::string& why) {
-                    std::lock_guard lock(failuresMutex_);
-                    failures_.emplace_back(idHex, why);
-                });
+            const auto watcher = [](int, std::function<void()>, uint32_t) {
+                return EventSourcePtr{};
+            };
+            tracer_->attach(thread_.loop(), watcher);
+            recordings_->addDomain(*tracer_);
+            recordings_->attach(thread_.loop(), watcher,
+                                [this](const std::string& idHex, const std::string& why) {
+                                    std::lock_guard lock(failuresMutex_);
+                                    failures_.emplace_back(idHex, why);
+                                });
         });
     }
     void TearDown() override {
@@ -282,12 +286,38 @@ protected:
         if (tracer_) {
             for (const auto& id : started_) {
                 Answers destroyed;
-                thread_.run([&] { tracer_->destroy(id, destroyed.done()); });
+                thread_.run([&] { destroySession(id, destroyed.done()); });
                 EXPECT_TRUE(destroyed.wait()) << "destroying " << id;
             }
-            thread_.run([&] { tracer_.reset(); });
+            thread_.run([&] {
+                tracer_.reset();
+                recordings_.reset();
+            });
         }
         std::filesystem::remove_all(dir_);
+    }
+
+    /// On the loop: what Session::start() does, the recording, then the
+    /// tracer.
+    void startSession(const SessionSnapshot& s, UstTracer::Done done) {
+        recordings_->startRecording(s, [this, s, done](std::optional<Error> e) {
+            if (e)
+                return done(std::move(e));
+            tracer_->start(s, [this, id = s.idHex, done](std::optional<Error> started) {
+                if (!started)
+                    recordings_->setRecordingActive(id, true);
+                done(std::move(started));
+            });
+        });
+    }
+    /// On the loop: what Session::destroy() does, the tracer, then the
+    /// recording; `done` with the first loss.
+    void destroySession(const std::string& idHex, UstTracer::Done done) {
+        tracer_->destroy(idHex, [this, idHex, done](std::optional<Error> e) {
+            recordings_->endRecording(idHex, [e, done](std::optional<Error> ended) {
+                done(e ? e : std::move(ended));
+            });
+        });
     }
 
     /// A session: one channel (2 x 4 KiB sub-buffers), one rule
@@ -315,7 +345,7 @@ protected:
     /// start()s `s` (destroyed at the end); the answer comes to `answers`.
     void beginStart(const SessionSnapshot& s, const Answers& answers) {
         started_.push_back(s.idHex);
-        thread_.run([&] { tracer_->start(s, answers.done()); });
+        thread_.run([&] { startSession(s, answers.done()); });
     }
     /// Starts `s` and waits for Start's answer, which must be success.
     void start(const SessionSnapshot& s) {
@@ -328,7 +358,10 @@ protected:
     /// stop() and its answer (nullopt: answered with success).
     std::optional<Error> stop(const std::string& idHex) {
         Answers stopped;
-        thread_.run([&] { tracer_->stop(idHex, stopped.done()); });
+        thread_.run([&] {
+            recordings_->setRecordingActive(idHex, false);
+            tracer_->stop(idHex, stopped.done());
+        });
         EXPECT_TRUE(stopped.wait()) << "Stop did not answer";
         return stopped.count() != 0 ? stopped.at().error
                                     : std::optional<Error>(Error(ErrorCode::Failed, "no answer"));
@@ -392,6 +425,7 @@ protected:
     std::shared_ptr<FakeAppCommands> commands_ = std::make_shared<FakeAppCommands>();
     std::string dir_;
     AppThread thread_;
+    std::unique_ptr<Recordings> recordings_;
     std::unique_ptr<UstTracer> tracer_;
     std::vector<std::string> started_;
     mutable std::mutex failuresMutex_;

@@ -149,7 +149,7 @@ TEST_F(TracerSessions, AConsumerKilledMidRotationCompletesItWithAnError) {
     Answers started, completed;
     auto killedBefore = std::make_shared<std::atomic<bool>>(false);
     thread_.run([&] {
-        tracer_->rotate(
+        recordings_->rotate(
             kIdA,
             [consumer, killedBefore, record = started.withPath()](std::optional<Error> e,
                                                                   const std::string& path) {
@@ -172,7 +172,7 @@ TEST_F(TracerSessions, AConsumerKilledMidRotationCompletesItWithAnError) {
     const std::string why = awaitFailure(kIdA);
     EXPECT_TRUE(contains(why, unitOf(kIdA))) << why;
     Answers destroyed;
-    thread_.run([&] { tracer_->destroy(kIdA, destroyed.done()); });
+    thread_.run([&] { destroySession(kIdA, destroyed.done()); });
     ASSERT_TRUE(destroyed.wait());
     EXPECT_FALSE(destroyed.at().error);
     EXPECT_EQ(started.count(), 1u);
@@ -198,7 +198,7 @@ TEST_F(TracerSessionsShortDeadline, AReplyAfterItsDeadlineIsTakenForNoOtherReque
     {
         StoppedWhileInScope stopped(consumer);
         ASSERT_TRUE(stopped.stopped());
-        thread_.run([&] { tracer_->rotate(kIdA, started.withPath(), completed.withPath()); });
+        thread_.run([&] { recordings_->rotate(kIdA, started.withPath(), completed.withPath()); });
         ASSERT_TRUE(started.wait());
         ASSERT_TRUE(started.at().error.has_value());
         EXPECT_TRUE(contains(started.at().error->what(), "did not answer Rotate"))
@@ -209,7 +209,7 @@ TEST_F(TracerSessionsShortDeadline, AReplyAfterItsDeadlineIsTakenForNoOtherReque
     } // SIGCONT: it reads Rotate (and may answer it), and the SIGTERM
     EXPECT_TRUE(consumer.exited());
     Answers again, againCompleted;
-    thread_.run([&] { tracer_->rotate(kIdA, again.withPath(), againCompleted.withPath()); });
+    thread_.run([&] { recordings_->rotate(kIdA, again.withPath(), againCompleted.withPath()); });
     ASSERT_TRUE(again.wait());
     ASSERT_TRUE(again.at().error.has_value());
     EXPECT_EQ(again.at().error->code(), ErrorCode::WrongState);
@@ -217,7 +217,7 @@ TEST_F(TracerSessionsShortDeadline, AReplyAfterItsDeadlineIsTakenForNoOtherReque
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(refused->code(), ErrorCode::WrongState);
     Answers destroyed;
-    thread_.run([&] { tracer_->destroy(kIdA, destroyed.done()); });
+    thread_.run([&] { destroySession(kIdA, destroyed.done()); });
     ASSERT_TRUE(destroyed.wait());
     // Final: the session and its connection are gone.
     EXPECT_EQ(started.count(), 1u);
@@ -239,7 +239,7 @@ TEST_F(TracerSessions, AnAppRegisteringWhileTheConsumerComesUpIsStartedOnce) {
     bool inFlight = false;
     started_.push_back(s.idHex);
     thread_.run([&] {
-        tracer_->start(s, started.done());
+        startSession(s, started.done());
         tracer_->onAppRegistered(registered, [&ready] { ready.open(); });
         inFlight = started.count() == 0; // the launcher answers from the loop, later
     });
@@ -302,14 +302,14 @@ TEST_F(TracerSessions, DestroyDuringARotationCompletesItFirst) {
     registerTraced(kFirstPid + 50);
     Answers started, completed, destroyed;
     thread_.run([&] {
-        tracer_->rotate(
+        recordings_->rotate(
             kIdA,
             [this, record = started.withPath(),
              destroy = destroyed.done()](std::optional<Error> e, const std::string& path) {
                 const bool begun = !e;
                 record(std::move(e), path);
                 if (begun)
-                    tracer_->destroy(kIdA, destroy);
+                    destroySession(kIdA, destroy);
             },
             completed.withPath());
     });
@@ -333,8 +333,8 @@ TEST_F(TracerSessions, DestroyRightBehindRotateAnswersBoth) {
     registerTraced(kFirstPid + 51);
     Answers started, completed, destroyed;
     thread_.run([&] {
-        tracer_->rotate(kIdA, started.withPath(), completed.withPath());
-        tracer_->destroy(kIdA, destroyed.done());
+        recordings_->rotate(kIdA, started.withPath(), completed.withPath());
+        destroySession(kIdA, destroyed.done());
     });
     ASSERT_TRUE(destroyed.wait());
     ASSERT_TRUE(started.wait());
@@ -364,10 +364,10 @@ TEST_P(TracerSnapshotStop, StopRacingASnapshotAnswersBothOnce) {
     Answers snapshot, stopped;
     thread_.run([&] {
         if (snapshotFirst)
-            tracer_->recordSnapshot(kIdA, 0, snapshot.withPath());
+            recordings_->recordSnapshot(kIdA, 0, snapshot.withPath());
         tracer_->stop(kIdA, stopped.done());
         if (!snapshotFirst)
-            tracer_->recordSnapshot(kIdA, 0, snapshot.withPath());
+            recordings_->recordSnapshot(kIdA, 0, snapshot.withPath());
     });
     ASSERT_TRUE(snapshot.wait());
     ASSERT_TRUE(stopped.wait());
@@ -382,7 +382,7 @@ TEST_P(TracerSnapshotStop, StopRacingASnapshotAnswersBothOnce) {
     EXPECT_EQ(count(app, "stop"), 1u);
     // Stopped, it still takes snapshots (the race left it consistent).
     Answers later;
-    thread_.run([&] { tracer_->recordSnapshot(kIdA, 0, later.withPath()); });
+    thread_.run([&] { recordings_->recordSnapshot(kIdA, 0, later.withPath()); });
     ASSERT_TRUE(later.wait());
     ASSERT_FALSE(later.at().error) << later.at().error->what();
     EXPECT_TRUE(std::filesystem::exists(later.at().path + "/ust/uid/0/64-bit/metadata"));
@@ -409,7 +409,7 @@ TEST_F(TracerSessions, ARotationWaitsForTheStartOfAnAppBeingJoined) {
     registerApp(fakeApp(app, peers_), ready);
     ASSERT_TRUE(hung_.wait()); // its start_session is under way
     Answers started, completed;
-    thread_.run([&] { tracer_->rotate(kIdA, started.withPath(), completed.withPath()); });
+    thread_.run([&] { recordings_->rotate(kIdA, started.withPath(), completed.withPath()); });
     // Without the wait, the consumer begins it within a round trip; under
     // load that may take longer than this, which only lets a broken tracer
     // pass, never a working one fail.
@@ -441,7 +441,7 @@ TEST_F(TracerSessions, AChunkWhoseOnlyAppDiedBeforeRegisteringStaysReadable) {
     registerApp(fakeApp(app, peers_), ready);
     ASSERT_TRUE(ready.wait());
     Answers started, completed;
-    thread_.run([&] { tracer_->rotate(kIdA, started.withPath(), completed.withPath()); });
+    thread_.run([&] { recordings_->rotate(kIdA, started.withPath(), completed.withPath()); });
     ASSERT_TRUE(completed.wait());
     ASSERT_FALSE(completed.at().error) << completed.at().error->what();
     const std::string metadata = completed.at().path + "/ust/uid/0/64-bit/metadata";

@@ -103,7 +103,7 @@ TEST_F(TracerTracking, AStoppedSessionStartsOnlyItsTrackedApps) {
     // Started again: the tracer goes by the trackers it was given last
     // (a start of a session it knows takes nothing from the snapshot).
     Answers restarted;
-    thread_.run([&] { tracer_->start(snapshot_, restarted.done()); });
+    thread_.run([&] { startSession(snapshot_, restarted.done()); });
     ASSERT_TRUE(restarted.wait());
     EXPECT_FALSE(restarted.at().error);
     ASSERT_TRUE(strandIdle(a));

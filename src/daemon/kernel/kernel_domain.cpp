@@ -36,6 +36,16 @@ metadata::Uuid randomUuid() {
 
 } // namespace
 
+/// What the session's recording is told of kernel channel `c`: its ring
+/// buffer is the channel's per-CPU tracefs buffer (KERNEL-NOTES.md).
+static ChannelUse channelUse(const SessionSnapshot& s, const kernel::PreparedChannel& c) {
+    ChannelUse use{"kernel", c.name, c.packetSize, 0, c.cpus.size()};
+    for (const ChannelConfig& config : s.kernelChannels)
+        if (config.name == c.name)
+            use.subbufCount = config.subbufCount;
+    return use;
+}
+
 struct KernelDomain::Traced {
     std::uint64_t serial = 0;
     SessionSnapshot snapshot;
@@ -49,16 +59,13 @@ struct KernelDomain::Traced {
     std::uint64_t metadataKey = 0;
     std::string pushedTsdl;
     std::vector<std::pair<std::uint64_t, std::string>> channels; ///< (key, name) of data channels
-    std::map<std::uint64_t, cp::ChannelFigures> figures;
-    std::uint64_t sampledAtUsec = 0;
     std::deque<Step> queue;
     bool running = false;
 };
 
-KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers,
-                           std::filesystem::path ledger,
+KernelDomain::KernelDomain(EventLoop& loop, Recordings& recordings, std::filesystem::path ledger,
                            std::function<bool(const std::string& idHex)> keptForTakeover)
-    : loop_(loop), consumers_(consumers), ledger_(std::move(ledger)) {
+    : loop_(loop), recordings_(recordings), ledger_(std::move(ledger)) {
     try {
         auto fs = std::make_unique<kernel::Tracefs>(kernel::Tracefs::locate());
         if (!fs->writable()) {
@@ -93,9 +100,6 @@ KernelDomain::KernelDomain(EventLoop& loop, SessionConsumers& consumers,
     }
     if (unavailable_)
         log::notice("the kernel domain is not available: " + *unavailable_);
-    consumers_.onForeignStatistics(
-        [this](const std::string& id, const cp::Statistics& s) { onConsumerFigures(id, s); });
-    consumers_.onConsumerGone([this](const std::string& id) { consumerGone(id); });
 }
 
 void KernelDomain::shutdown() {
@@ -290,19 +294,15 @@ void KernelDomain::resume(SessionSnapshot s, bool active, Done done) {
         finished();
     };
     enqueue(t, [this, id = t.snapshot.idHex, serial = t.serial, active, done, fail](auto finished) {
-        // Posted: the UST tracer is given the same resume right after us,
-        // and takes the consumer over.
+        // The session's recording was taken over first: its consumer
+        // archived the previous daemon's chunk, the new channels go to the
+        // next one.
         loop_.post(lifetime_.guard([this, id, serial, active, done, fail, finished] {
-            // Once the consumer has archived the previous daemon's chunk:
-            // the new channels go to the next one.
-            consumers_.whenConsumerReady(id, [this, id, serial, active, done, fail,
-                                              finished](std::optional<Error> notReady) {
+            {
                 Traced* live = find(id, serial);
-                if (notReady || live == nullptr)
-                    return fail(
-                        notReady ? *notReady
-                                 : Error(ErrorCode::Failed, "the session was destroyed meanwhile"),
-                        finished);
+                if (live == nullptr)
+                    return fail(Error(ErrorCode::Failed, "the session was destroyed meanwhile"),
+                                finished);
                 prepare(*live, [this, id, serial, active, done, fail,
                                 finished](std::optional<Error> e) {
                     Traced* on = e ? nullptr : find(id, serial);
@@ -315,7 +315,7 @@ void KernelDomain::resume(SessionSnapshot s, bool active, Done done) {
                         finished();
                     });
                 });
-            });
+            }
         }));
     });
 }
@@ -334,15 +334,15 @@ void KernelDomain::removeLater(const std::string& name) {
 }
 
 void KernelDomain::prepare(Traced& t, std::function<void(std::optional<Error>)> done) {
-    // Posted: the UST tracer is given the same Start right after us, and
-    // measures the clock offset every trace of the session shares.
+    // Posted: never inside the call that asked.
     loop_.post(lifetime_.guard([this, id = t.snapshot.idHex, serial = t.serial, done] {
         Traced* live = find(id, serial);
         if (live == nullptr)
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-        const auto offset = consumers_.clockOffsetOf(id);
+        // Every trace of the session shares its recording's clock offset.
+        const auto offset = recordings_.clockOffsetOf(id);
         if (!offset)
-            return done(Error(ErrorCode::Failed, "the session's consumer is not being started"));
+            return done(Error(ErrorCode::Failed, "the session's recording was not started"));
         prepareInstances(*live, *offset, done);
     }));
 }
@@ -374,18 +374,18 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                               : Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
             }
             live->instances = instances;
-            // The consumer is the UST tracer's, started by its Start.
-            consumers_.whenConsumerReady(id, [this, id, serial, prepared,
-                                              done](std::optional<Error> notReady) {
-                Traced* on = find(id, serial);
-                if (on == nullptr)
-                    return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-                ConsumerConnection* consumer = notReady ? nullptr : consumers_.consumerOf(id);
+            // The consumer is the session's recording's, started before
+            // its domains.
+            {
+                Traced* on = live;
+                ConsumerConnection* consumer = recordings_.consumerOf(id);
                 if (consumer == nullptr) {
                     removeInstances(std::exchange(on->instances, nullptr), kRemovalAttempts);
-                    return done(
-                        notReady ? *notReady
-                                 : Error(ErrorCode::Failed, "the session's consumer is not there"));
+                    return done(Error(ErrorCode::Failed,
+                                      "the session's consumer is not there" +
+                                          (recordings_.failureOf(id)
+                                               ? " (" + *recordings_.failureOf(id) + ")"
+                                               : std::string())));
                 }
                 std::array<std::uint8_t, 16> uuid{};
                 std::copy(on->uuid.begin(), on->uuid.end(), uuid.begin());
@@ -402,9 +402,10 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     done(std::nullopt);
                 });
                 cp::CreateKernelChannel meta;
-                meta.key = on->metadataKey = newKey();
+                meta.key = on->metadataKey =
+                    recordings_.newChannelKey(id, {"kernel", "", 4096, 2, 1});
                 meta.kind = cp::ChannelKind::Metadata;
-                meta.outputDir = "kernel" + consumers_.traceDirSuffixOf(id);
+                meta.outputDir = "kernel" + recordings_.traceDirSuffixOf(id);
                 meta.name = "metadata";
                 meta.packetSize = 4096;
                 meta.traceUuid = uuid;
@@ -413,9 +414,9 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                 on->pushedTsdl = prepared->tsdl;
                 for (kernel::PreparedChannel& c : prepared->channels) {
                     cp::CreateKernelChannel data;
-                    data.key = newKey();
+                    data.key = recordings_.newChannelKey(id, channelUse(on->snapshot, c));
                     data.kind = cp::ChannelKind::Data;
-                    data.outputDir = "kernel" + consumers_.traceDirSuffixOf(id);
+                    data.outputDir = "kernel" + recordings_.traceDirSuffixOf(id);
                     data.name = c.name;
                     data.packetSize = c.packetSize;
                     data.streamId = c.streamId;
@@ -440,7 +441,7 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                                                  join.add());
                 }
                 join.seal();
-            });
+            }
         });
 }
 
@@ -465,7 +466,7 @@ void KernelDomain::stop(std::string idHex, Done done) {
         }
         setTracing(*live, false, [this, idHex, serial, done, finished](std::optional<Error> e) {
             Traced* on = find(idHex, serial);
-            ConsumerConnection* consumer = on ? consumers_.consumerOf(idHex) : nullptr;
+            ConsumerConnection* consumer = on ? recordings_.consumerOf(idHex) : nullptr;
             if (e || on == nullptr || consumer == nullptr) {
                 done(e);
                 return finished();
@@ -513,7 +514,7 @@ void KernelDomain::destroy(std::string idHex, Done done) {
             // open, are being retried).
             removeInstances(std::move(instances), kRemovalAttempts, [done] { done(std::nullopt); });
         };
-        ConsumerConnection* consumer = consumers_.consumerOf(idHex);
+        ConsumerConnection* consumer = recordings_.consumerOf(idHex);
         if (consumer == nullptr || !live->made)
             return end();
         // At once, ahead of the UST tracer's Shutdown (the kernel domain is
@@ -619,7 +620,7 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                 Traced* on = find(idHex, serial);
                 if (e || on == nullptr)
                     return answer(e);
-                ConsumerConnection* consumer = consumers_.consumerOf(idHex);
+                ConsumerConnection* consumer = recordings_.consumerOf(idHex);
                 const auto enable = [this, idHex, serial, rule, answer](std::optional<Error> e2) {
                     Traced* now = find(idHex, serial);
                     if (e2 || now == nullptr || !now->instances)
@@ -666,29 +667,6 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                 join.seal();
             });
     });
-}
-
-void KernelDomain::rotate(std::string, PathDone started, PathDone completed) {
-    // The consumer rotates every channel it has at the UST tracer's Rotate,
-    // the kernel's with them: one archive holds both domains.
-    loop_.post([started, completed] {
-        started(std::nullopt, {});
-        completed(std::nullopt, {});
-    });
-}
-
-void KernelDomain::clear(std::string, Done done) {
-    loop_.post([done] { done(std::nullopt); });
-}
-
-void KernelDomain::recordSnapshot(std::string, uint64_t, PathDone done) {
-    // The UST tracer's RecordSnapshot has the consumer write every channel.
-    loop_.post([done] { done(std::nullopt, {}); });
-}
-
-void KernelDomain::setRotationSchedule(std::string, RotationSchedule, PathDone, PathDone,
-                                       Done done) {
-    loop_.post([done] { done(std::nullopt); });
 }
 
 void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> instances,
@@ -795,33 +773,17 @@ void KernelDomain::consumerGone(const std::string& idHex) {
     removeInstances(std::exchange(t.instances, nullptr), kRemovalAttempts);
 }
 
-void KernelDomain::onConsumerFigures(const std::string& idHex, const cp::Statistics& s) {
-    const auto it = sessions_.find(idHex);
-    if (it == sessions_.end())
-        return;
-    Traced& t = *it->second;
-    for (const cp::ChannelFigures& f : s.channels)
-        t.figures[f.key] = f;
-    t.sampledAtUsec = s.sampledAtUsec;
-    if (!onStatistics_)
-        return;
-    DomainStatistics out;
-    out.sampledAtUsec = t.sampledAtUsec;
-    out.eventsCounted = true; // each record is converted, hence counted
-    for (const ChannelConfig& c : t.snapshot.kernelChannels) {
-        TraceFigures figures;
-        for (const auto& [key, name] : t.channels)
-            if (name == c.name)
-                if (const auto f = t.figures.find(key); f != t.figures.end())
-                    figures += TraceFigures{f->second.eventsRecorded, f->second.eventsDiscarded,
-                                            f->second.packetsLost, f->second.bytesWritten,
-                                            f->second.chunkBytes};
-        out.channels.push_back(ChannelStatistics{"kernel", c.name, figures, true});
-    }
-    for (const auto& [key, f] : t.figures)
-        out.total += TraceFigures{f.eventsRecorded, f.eventsDiscarded, f.packetsLost,
-                                  f.bytesWritten, f.chunkBytes};
-    onStatistics_(idHex, out);
+void KernelDomain::beforeChunkCloses(const std::string&, Ready ready) {
+    // Its metadata is whole from the start (every event declared when its
+    // channels were made, DeclareKernelEvents), and each change is pushed
+    // in the session's queue of steps before it answers.
+    ready(std::nullopt);
+}
+
+void KernelDomain::afterChunkBoundary(const std::string&) {}
+
+void KernelDomain::recordingFailed(const std::string& idHex, const std::string&) {
+    consumerGone(idHex);
 }
 
 } // namespace tracectl

@@ -1,6 +1,6 @@
 // The "kernel" domain backend (session/domain_backend.hpp): kernel
 // tracepoints and system calls through tracefs (ftrace), recorded by the
-// session's consumer (the one the UST tracer starts: SessionConsumers) into
+// session's consumer (its recording's: recording/recordings.hpp) into
 // `<output>/kernel/` in lttng-modules' layout, on CLOCK_MONOTONIC ("mono")
 // like LTTng-UST, so that the two domains merge into one timeline.
 //
@@ -11,9 +11,9 @@
 // data channel per kernel channel with its fds (CreateKernelChannel), the
 // event conversions and the metadata, and tracing goes on. Stop turns
 // tracing off, then has the consumer read every buffer to its end
-// (FlushChannel). Rotation and snapshots are the consumer's: the UST
-// tracer's Rotate and RecordSnapshot cover every channel of the consumer,
-// the kernel's included. Destroy has the consumer close the kernel
+// (FlushChannel). Rotation and snapshots are the recording's: its Rotate
+// and RecordSnapshot cover every channel of the consumer, the kernel's
+// included. Destroy has the consumer close the kernel
 // channels (their fds), then removes the instances. Every instance made is
 // written down first (kernel/instance_ledger.hpp): a daemon that starts
 // after a crash removes those its predecessor left, and never another
@@ -32,7 +32,8 @@
 #include "common/lifetime.hpp"
 #include "kernel/instance_ledger.hpp"
 #include "kernel/kernel_support.hpp"
-#include "recording/session_consumers.hpp"
+#include "recording/recording_domain.hpp"
+#include "recording/recordings.hpp"
 #include "session/domain_backend.hpp"
 #include "session/session_statistics.hpp"
 
@@ -53,10 +54,10 @@ class Tracefs;
 class TracepointCatalog;
 } // namespace kernel
 
-class KernelDomain final : public DomainBackend, public KernelSupport {
+class KernelDomain final : public DomainBackend, public KernelSupport, public RecordingDomain {
 public:
-    /// `loop` gets every answer; `consumers` (the UST tracer) reaches each
-    /// session's consumer. Finds tracefs now (mounting it if needed) and
+    /// `loop` gets every answer; `recordings` holds each session's
+    /// consumer (outliving this). Finds tracefs now (mounting it if needed) and
     /// removes the instances an earlier daemon left: blocking, at daemon
     /// start only.
     /// `ledger`: where the instances made are written down (the instance's
@@ -65,7 +66,7 @@ public:
     /// across a restart (ConsumerFdStore::has()): its instances, still
     /// recording, are left for resume() to take over, not removed; call
     /// releaseUnclaimed() once the sessions were restored.
-    KernelDomain(EventLoop& loop, SessionConsumers& consumers, std::filesystem::path ledger,
+    KernelDomain(EventLoop& loop, Recordings& recordings, std::filesystem::path ledger,
                  std::function<bool(const std::string& idHex)> keptForTakeover = nullptr);
     ~KernelDomain() override;
     KernelDomain(const KernelDomain&) = delete;
@@ -81,20 +82,12 @@ public:
     /// left. Call once, after the sessions were restored.
     void releaseUnclaimed();
 
-    /// Told (on the loop) what session `idHex`'s kernel channels wrote.
-    using StatisticsHandler =
-        std::function<void(const std::string& idHex, const DomainStatistics& statistics)>;
-    void onStatistics(StatisticsHandler handler) { onStatistics_ = std::move(handler); }
-
     // KernelSupport
     std::optional<std::string> unavailableReason() override { return unavailable_; }
     void listTracepoints(TracepointsDone done) override;
 
     // DomainBackend
     std::string_view name() const noexcept override { return "kernel"; }
-    /// The consumer's Rotate and RecordSnapshot (the UST tracer's) cover
-    /// the kernel channels too.
-    bool writesChunks() const noexcept override { return false; }
     void start(SessionSnapshot session, Done done) override;
     /// A restarted daemon takes the session over: once its consumer has
     /// archived what the previous daemon recorded (the consumer closed
@@ -115,13 +108,12 @@ public:
     /// ones (tracefs cannot filter by uid or gid); InvalidArgument otherwise.
     void setProcessTrackers(std::string idHex, ProcessTrackers trackers, bool tracesAllUsers,
                             Done done) override;
-    void rotate(std::string idHex, PathDone started, PathDone completed) override;
-    /// The UST tracer's clear covers the kernel channels (their streams
-    /// live in its consumer): nothing to do here.
-    void clear(std::string idHex, Done done) override;
-    void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;
-    void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
-                             PathDone completed, Done done) override;
+
+    // RecordingDomain: the kernel's metadata is whole at each step, so a
+    // chunk may close at any time; a failed recording takes the instances.
+    void beforeChunkCloses(const std::string& idHex, Ready ready) override;
+    void afterChunkBoundary(const std::string& idHex) override;
+    void recordingFailed(const std::string& idHex, const std::string& why) override;
 
 private:
     struct Traced;
@@ -166,11 +158,9 @@ private:
     bool removeLeftOver(const kernel::Tracefs& fs, const std::string& name, bool quiet = false);
     /// SessionInstances::checkRule() on the executor, `done` on the loop.
     void checkRule(const EventRule& rule, Done done);
-    void onConsumerFigures(const std::string& idHex, const consumer_protocol::Statistics& s);
-    std::uint64_t newKey() { return kForeignKeyBase + nextKey_++; }
 
     EventLoop& loop_;
-    SessionConsumers& consumers_;
+    Recordings& recordings_;
     std::optional<std::string> unavailable_;
     /// Touched by executor jobs only (one at a time: one thread).
     std::unique_ptr<kernel::Tracefs> tracefs_;
@@ -178,8 +168,6 @@ private:
     std::optional<std::vector<KernelTracepointInfo>> listed_; ///< the loop's cache
     std::map<std::string, std::unique_ptr<Traced>> sessions_;
     std::uint64_t nextSerial_ = 1;
-    std::uint64_t nextKey_ = 1;
-    StatisticsHandler onStatistics_;
     std::vector<std::string> staleLeft_; ///< instances of an earlier daemon not removed yet
     /// Instances of sessions whose consumer was kept (the constructor's
     /// keptForTakeover), until resume() claims them or releaseUnclaimed().

@@ -76,7 +76,7 @@ public:
     /// one write of at most a page (4096 bytes).
     static constexpr std::size_t kMaxFilterBytes = 4000;
     /// Makes nothing yet; `uuid` is the kernel trace's, `clockOffset` (ns)
-    /// that of the session's UST traces (SessionConsumers::clockOffsetOf()).
+    /// that of the session's UST traces (Recordings::clockOffsetOf()).
     SessionInstances(std::string idHex, const metadata::Uuid& uuid, std::string sessionName,
                      std::int64_t creationTime, std::int64_t clockOffset);
     /// Removes whatever instance is left (logged, never throws).

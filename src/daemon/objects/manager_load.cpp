@@ -10,7 +10,7 @@
 #include "save_load/auto_load.hpp"
 #include "session/session_name.hpp"
 #include "session_file/session_xml.hpp"
-#include "ust/output_folder.hpp"
+#include "recording/output_folder.hpp"
 
 #include <ctime>
 #include <grp.h>

@@ -9,7 +9,7 @@
 #include "objects/create_session_options.hpp"
 #include "relay/relay_session_opener.hpp"
 #include "session/session_name.hpp"
-#include "ust/output_folder.hpp"
+#include "recording/output_folder.hpp"
 
 namespace tracectl {
 

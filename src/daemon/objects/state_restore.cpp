@@ -3,7 +3,7 @@
 #include "common/log.hpp"
 #include "objects/manager_object.hpp"
 #include "restart/consumer_fd_store.hpp"
-#include "ust/output_folder.hpp"
+#include "recording/output_folder.hpp"
 #include "ust/ust_tracer.hpp"
 
 #include <algorithm>

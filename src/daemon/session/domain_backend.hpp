@@ -1,8 +1,10 @@
-// A tracing domain ("ust" today; "kernel" and the ip provider next) as the
-// session state machine (session.hpp) drives it: start, stop with every
-// buffer flushed, destroy, new event rules, rotation, snapshot, rotation
-// schedule. One backend serves every session, named by SessionId::hex();
-// a backend in which a session has nothing to do answers at once.
+// A tracing domain ("ust", "kernel" with the ip provider) as the session
+// state machine (session.hpp) drives it: start, stop with every buffer
+// flushed, destroy, new event rules, trackers. A domain decides only what
+// is recorded: the session's recording (session_recorder.hpp, the
+// consumer and its chunks) is not a domain's; a domain adds its channels
+// to it. One backend serves every session, named by SessionId::hex(); a
+// backend in which a session has nothing to do answers at once.
 //
 // Threads: called on the main loop only, and answers there (a backend
 // that works on a thread of its own posts its answers back). Answers come
@@ -33,12 +35,12 @@ public:
 
     /// The domain's name, as in the D-Bus `domain` arguments ("ust").
     virtual std::string_view name() const noexcept = 0;
-    /// Whether rotate(), recordSnapshot() and setRotationSchedule() are
-    /// this domain's to do. False for a domain whose buffers another
-    /// domain's consumer rotates and snapshots with its own (the kernel
-    /// domain's channels live in the consumer the UST tracer drives): the
-    /// session then asks it nothing of the sort.
-    virtual bool writesChunks() const noexcept { return true; }
+    /// Why `session` cannot start in this domain (before its recording
+    /// starts: nothing is made for a session refused here), or nullopt.
+    virtual std::optional<Error> refuseStart(const SessionSnapshot& session) {
+        (void)session;
+        return std::nullopt;
+    }
     /// Starts tracing `session` (the first start also makes its buffers).
     /// Errors: WrongState, Failed (the consumer could not be started or
     /// refused).
@@ -85,25 +87,6 @@ public:
     /// domain it cannot apply).
     virtual void setProcessTrackers(std::string idHex, ProcessTrackers trackers,
                                     bool tracesAllUsers, Done done) = 0;
-    /// Closes the current trace chunk: `started` once the consumer has begun
-    /// (or with the error: WrongState, Failed), then, if it began,
-    /// `completed` once the archive is whole (or with why not).
-    virtual void rotate(std::string idHex, PathDone started, PathDone completed) = 0;
-    /// Session.Clear: deletes what the session recorded so far (a normal
-    /// session's current chunk, a snapshot session's buffer content),
-    /// tracing going on; `done` once deleted. Asked of chunk writers only.
-    /// Errors: WrongState (a rotation under way, the consumer gone),
-    /// Failed.
-    virtual void clear(std::string idHex, Done done) = 0;
-    /// Writes the buffers' content as a trace of its own; `maxSize` bytes
-    /// bounds its data streams (0: no bound). Errors: WrongState,
-    /// InvalidArgument, Failed.
-    virtual void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) = 0;
-    /// From now on the session rotates on its own as `schedule` says (empty:
-    /// never); `started`/`completed` are told of each such rotation, `done`
-    /// once the schedule is in place.
-    virtual void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
-                                     PathDone completed, Done done) = 0;
 };
 
 } // namespace tracectl

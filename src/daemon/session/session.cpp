@@ -43,12 +43,11 @@ std::string_view toString(BufferOwnership b) noexcept {
     return b == BufferOwnership::PerPid ? "per-pid" : "per-uid";
 }
 
-std::vector<DomainBackend*> Session::chunkWriters() const {
-    std::vector<DomainBackend*> out;
-    for (DomainBackend* d : domains_)
-        if (d->writesChunks())
-            out.push_back(d);
-    return out;
+SessionRecorder& Session::recorder(const char* member) const {
+    if (recorder_ == nullptr)
+        throw Error(ErrorCode::WrongState,
+                    std::string(member) + ": session '" + config_.name + "' records nothing");
+    return *recorder_;
 }
 
 namespace {
@@ -218,10 +217,31 @@ void Session::start(Done done) {
         throw Error(ErrorCode::WrongState, failedText());
     if (state_ == SessionState::Active)
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is already active");
+    const SessionSnapshot s = snapshot();
+    for (DomainBackend* d : domains_)
+        if (auto refused = d->refuseStart(s))
+            throw *refused;
     operation_ = SessionOperation::Starting;
     if (state_ == SessionState::Error)
         return restartAfterFailure(std::move(done));
-    startDomains(std::move(done));
+    startRecordingAndDomains(std::move(done));
+}
+
+void Session::startRecordingAndDomains(Done done) {
+    if (recorder_ == nullptr)
+        return startDomains(std::move(done));
+    recorder_->startRecording(
+        snapshot(), lifetime_.guard(
+                        [this, done](std::optional<Error> error) {
+                            if (!error)
+                                return startDomains(done);
+                            operation_ = SessionOperation::None;
+                            log::warning("session '" + config_.name +
+                                             "' did not start: " + error->what(),
+                                         id_.uuid());
+                            done(std::move(error));
+                        },
+                        [done] { done(destroyedError()); }));
 }
 
 void Session::restartAfterFailure(Done done) {
@@ -232,7 +252,7 @@ void Session::restartAfterFailure(Done done) {
     log::info("session '" + config_.name + "': starting again after its failure (" + errorReason_ +
                   ")",
               id_.uuid());
-    Join torn(domains_.size(),
+    auto torn =
               lifetime_.guard(
                   [this, done](std::optional<Error>) {
                       state_ = everStarted_ ? SessionState::Stopped : SessionState::Created;
@@ -242,11 +262,19 @@ void Session::restartAfterFailure(Done done) {
                                          .count();
                       rotating_ = false;
                       notify({SessionChange::State, SessionChange::ErrorReason});
-                      startDomains(done);
+                      startRecordingAndDomains(done);
                   },
-                  [done] { done(destroyedError()); }));
+                  [done] { done(destroyedError()); });
+    // The domains let go of their channels, then the recording goes.
+    Join domainsTorn(domains_.size(), lifetime_.guard(
+                                          [this, torn](std::optional<Error>) {
+                                              if (recorder_ == nullptr)
+                                                  return torn(std::nullopt);
+                                              recorder_->endRecording(id_.hex(), torn);
+                                          },
+                                          [done](std::optional<Error>) { done(destroyedError()); }));
     for (DomainBackend* d : domains_)
-        d->destroy(id_.hex(), torn.add());
+        d->destroy(id_.hex(), domainsTorn.add());
 }
 
 void Session::startDomains(Done done) {
@@ -261,6 +289,8 @@ void Session::startDomains(Done done) {
                          return done(std::move(error));
                      }
                      if (state_ != SessionState::Error) { // a domain may have failed it meanwhile
+                         if (recorder_ != nullptr)
+                             recorder_->setRecordingActive(id_.hex(), true);
                          state_ = SessionState::Active;
                          everStarted_ = true;
                          emptySinceStop_ = false;
@@ -281,6 +311,9 @@ void Session::stop(Done done) {
         throw Error(ErrorCode::WrongState, "session '" + config_.name + "' is not active (state " +
                                                std::string(toString(state_)) + ")");
     operation_ = SessionOperation::Stopping;
+    // It rotates on its schedule no more, whatever the domains answer.
+    if (recorder_ != nullptr)
+        recorder_->setRecordingActive(id_.hex(), false);
     Join all(domains_.size(), lifetime_.guard(
                                   [this, done](std::optional<Error> error) {
                                       operation_ = SessionOperation::None;
@@ -302,20 +335,31 @@ void Session::stop(Done done) {
 void Session::destroy(Done done) {
     checkIdle("Destroy", true);
     operation_ = SessionOperation::Destroying;
-    Join all(domains_.size(), lifetime_.guard(
-                                  [this, done](std::optional<Error> lost) {
-                                      if (lost)
-                                          log::warning("session '" + config_.name +
-                                                           "' destroyed, but " + lost->what(),
-                                                       id_.uuid());
-                                      else
-                                          log::info("session '" + config_.name + "' destroyed",
-                                                    id_.uuid());
-                                      done(std::move(lost));
-                                  },
-                                  [done](std::optional<Error> lost) { done(std::move(lost)); }));
+    auto finish = lifetime_.guard(
+        [this, done](std::optional<Error> lost) {
+            if (lost)
+                log::warning("session '" + config_.name + "' destroyed, but " + lost->what(),
+                             id_.uuid());
+            else
+                log::info("session '" + config_.name + "' destroyed", id_.uuid());
+            done(std::move(lost));
+        },
+        [done](std::optional<Error> lost) { done(std::move(lost)); });
+    // The domains close their channels, then the recording ends: the first
+    // loss reported (the relay did not get everything) is the answer.
+    Join domainsDone(domains_.size(),
+                     lifetime_.guard(
+                         [this, finish](std::optional<Error> lost) {
+                             if (recorder_ == nullptr)
+                                 return finish(std::move(lost));
+                             recorder_->endRecording(id_.hex(),
+                                                     [lost, finish](std::optional<Error> e) {
+                                                         finish(e ? std::move(e) : lost);
+                                                     });
+                         },
+                         finish));
     for (DomainBackend* d : domains_)
-        d->destroy(id_.hex(), all.add());
+        d->destroy(id_.hex(), domainsDone.add());
 }
 
 void Session::rotate(PathDone started) {
@@ -329,46 +373,26 @@ void Session::rotate(PathDone started) {
     if (rotating_)
         throw Error(ErrorCode::WrongState,
                     "a rotation of session '" + config_.name + "' is under way");
+    SessionRecorder& r = recorder("Rotate");
     rotating_ = true;
     notify({SessionChange::State});
-    // A domain whose rotation did not begin never completes it: it counts
-    // as ended at once. The rotation ends once every domain that began it
-    // has completed it.
-    struct Ends {
-        bool began = false;
-    };
-    auto ends = std::make_shared<Ends>();
-    const std::vector<DomainBackend*> chunked = chunkWriters();
-    Join ended(chunked.size(),
-               lifetime_.guard([this, ends](std::optional<Error> error, std::string path) {
-                   if (ends->began)
-                       return rotationEnded(error, path);
-                   rotating_ = false;
-                   notify({SessionChange::State});
-               }));
-    Join begun(chunked.size(), lifetime_.guard(
-                                   [this, started](std::optional<Error> error, std::string path) {
-                                       // Begun while stopped: the new chunk holds nothing
-                                       // until the next start (a clear then has nothing to
-                                       // do).
-                                       if (!error && state_ == SessionState::Stopped)
-                                           emptySinceStop_ = true;
-                                       started(std::move(error), path);
-                                   },
-                                   [started] { started(destroyedError(), {}); }));
-    for (DomainBackend* d : chunked) {
-        PathDone end = ended.addWithPath();
-        d->rotate(
-            id_.hex(),
-            [begin = begun.addWithPath(), end, ends](std::optional<Error> error, std::string path) {
-                if (error)
-                    end(std::nullopt, {});
-                else
-                    ends->began = true;
-                begin(std::move(error), std::move(path));
-            },
-            end);
-    }
+    // A rotation that did not begin never completes: it ends at once.
+    r.rotate(id_.hex(),
+             lifetime_.guard(
+                 [this, started](std::optional<Error> error, std::string path) {
+                     if (error) {
+                         rotating_ = false;
+                         notify({SessionChange::State});
+                     } else if (state_ == SessionState::Stopped) {
+                         // Begun while stopped: the new chunk holds nothing
+                         // until the next start (a clear then has nothing to do).
+                         emptySinceStop_ = true;
+                     }
+                     started(std::move(error), std::move(path));
+                 },
+                 [started](std::optional<Error>, std::string) { started(destroyedError(), {}); }),
+             lifetime_.guard([this](std::optional<Error> error,
+                                    std::string path) { rotationEnded(error, path); }));
 }
 
 void Session::rotationEnded(const std::optional<Error>& error, const std::string& path) {
@@ -401,9 +425,9 @@ void Session::clear(Done done) {
         log::info("session '" + config_.name + "': nothing to clear", id_.uuid());
         return done(std::nullopt);
     }
+    SessionRecorder& r = recorder("Clear");
     clearing_ = true;
-    const std::vector<DomainBackend*> chunked = chunkWriters();
-    Join all(chunked.size(), lifetime_.guard(
+    r.clear(id_.hex(), lifetime_.guard(
                                  [this, done](std::optional<Error> error) {
                                      clearing_ = false;
                                      if (error && operation_ == SessionOperation::Destroying)
@@ -420,9 +444,7 @@ void Session::clear(Done done) {
                                                id_.uuid());
                                      done(std::nullopt);
                                  },
-                                 [done] { done(destroyedError()); }));
-    for (DomainBackend* d : chunked)
-        d->clear(id_.hex(), all.add());
+                                 [done](std::optional<Error>) { done(destroyedError()); }));
 }
 
 void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
@@ -437,9 +459,9 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
                         ": a snapshot needs a started session (active or stopped)");
     // Start, Stop and another snapshot are refused meanwhile; Destroy is
     // not, and overtakes it: the snapshot then fails as destroyed.
+    SessionRecorder& r = recorder("RecordSnapshot");
     snapshotting_ = true;
-    const std::vector<DomainBackend*> chunked = chunkWriters();
-    Join all(chunked.size(), lifetime_.guard(
+    r.recordSnapshot(id_.hex(), maxSize, lifetime_.guard(
                                  [this, done](std::optional<Error> error, std::string path) {
                                      snapshotting_ = false;
                                      if (error && operation_ == SessionOperation::Destroying)
@@ -454,9 +476,7 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
                                          listener_->snapshotRecorded(path);
                                      done(std::nullopt, path);
                                  },
-                                 [done] { done(destroyedError(), {}); }));
-    for (DomainBackend* d : chunked)
-        d->recordSnapshot(id_.hex(), maxSize, all.addWithPath());
+                                 [done](std::optional<Error>, std::string) { done(destroyedError(), {}); }));
 }
 
 void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
@@ -468,36 +488,35 @@ void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
     schedule_ = schedule;
     if (changed)
         notify({SessionChange::RotationSchedule});
-    const std::vector<DomainBackend*> chunked = chunkWriters();
-    Join all(chunked.size(),
-             lifetime_.guard(
-                 [this, done, schedule](std::optional<Error> error) {
-                     if (!error)
-                         log::info("session '" + config_.name + "': rotation schedule " +
-                                       (schedule.any()
-                                            ? "every " + std::to_string(schedule.timerUs) +
-                                                  " us / " + std::to_string(schedule.sizeBytes) +
-                                                  " bytes (0 = not)"
-                                            : std::string("cleared")),
-                                   id_.uuid());
-                     done(std::move(error));
-                 },
-                 [done] { done(destroyedError()); }));
-    // Each domain rotates on its own schedule's ticks; the session follows
-    // their rotations as it follows Rotate's.
-    for (DomainBackend* d : chunked)
-        d->setRotationSchedule(
-            id_.hex(), schedule,
-            lifetime_.guard([this](std::optional<Error> error, const std::string&) {
-                if (!error && !rotating_) {
-                    rotating_ = true;
-                    notify({SessionChange::State});
-                }
-            }),
-            lifetime_.guard([this](std::optional<Error> error, const std::string& path) {
+    if (recorder_ == nullptr)
+        return done(std::nullopt); // kept: nothing records (yet) to apply it
+    SessionRecorder& r = *recorder_;
+    // The session follows scheduled rotations as it follows Rotate's.
+    r.setRotationSchedule(
+        id_.hex(), schedule,
+        lifetime_.guard([this](std::optional<Error> error, const std::string&) {
+            if (!error && !rotating_) {
+                rotating_ = true;
+                notify({SessionChange::State});
+            }
+        }),
+        lifetime_.guard(
+            [this](std::optional<Error> error, const std::string& path) {
                 rotationEnded(error, path);
             }),
-            all.add());
+        lifetime_.guard(
+            [this, done, schedule](std::optional<Error> error) {
+                if (!error)
+                    log::info("session '" + config_.name + "': rotation schedule " +
+                                  (schedule.any() ? "every " + std::to_string(schedule.timerUs) +
+                                                        " us / " +
+                                                        std::to_string(schedule.sizeBytes) +
+                                                        " bytes (0 = not)"
+                                                  : std::string("cleared")),
+                              id_.uuid());
+                done(std::move(error));
+            },
+            [done](std::optional<Error>) { done(destroyedError()); }));
 }
 
 } // namespace tracectl

@@ -16,6 +16,7 @@
 #include "session/process_trackers.hpp"
 #include "session/relay_address.hpp"
 #include "session/session_id.hpp"
+#include "session/session_recorder.hpp"
 #include "session/session_snapshot.hpp"
 #include "session/session_statistics.hpp"
 
@@ -128,10 +129,14 @@ public:
     using PathDone = DomainBackend::PathDone;
 
     /// `domains` (borrowed, outliving the session) are driven for every
-    /// operation, in order.
+    /// operation; `recorder` (borrowed, likewise) holds what the session
+    /// records into. Without a recorder (tests of what needs none), Start
+    /// starts the domains alone, Rotate, Clear and RecordSnapshot are
+    /// refused (WrongState), and a rotation schedule is only kept.
     Session(SessionId id, SessionConfig config, std::chrono::system_clock::time_point created,
-            std::vector<DomainBackend*> domains = {})
-        : id_(id), config_(std::move(config)), created_(created), domains_(std::move(domains)) {}
+            std::vector<DomainBackend*> domains = {}, SessionRecorder* recorder = nullptr)
+        : id_(id), config_(std::move(config)), created_(created), domains_(std::move(domains)),
+          recorder_(recorder) {}
     /// Answers nothing: operations in flight answer "destroyed" when their
     /// backends do.
     ~Session();
@@ -370,8 +375,10 @@ private:
     /// The channel `name` of `domain`; throws InvalidArgument ("session ...
     /// has no ... channel named ...") when there is none.
     ChannelConfig& channelNamed(TracingDomain domain, const std::string& name);
-    /// The domains that rotate and snapshot (DomainBackend::writesChunks()).
-    std::vector<DomainBackend*> chunkWriters() const;
+    /// The recorder, or throws WrongState naming `member` if there is none.
+    SessionRecorder& recorder(const char* member) const;
+    /// start()'s second half: the recording, then the domains.
+    void startRecordingAndDomains(Done done);
     /// Removes `rule` (refused by a domain) and, if it made it and nothing
     /// else uses it, the default channel; tells the listener.
     void takeBack(const EventRule& rule, bool createdDefault);
@@ -390,6 +397,7 @@ private:
     SessionConfig config_;
     std::chrono::system_clock::time_point created_;
     std::vector<DomainBackend*> domains_;
+    SessionRecorder* recorder_ = nullptr;
     SessionListener* listener_ = nullptr;
     SessionState state_ = SessionState::Created;
     SessionOperation operation_ = SessionOperation::None;

@@ -134,7 +134,7 @@ std::string SessionRegistry::defaultOutputPathOf(uid_t owner, const std::string&
 Session& SessionRegistry::add(Plan plan) {
     checkRoomFor(plan.config.owner, plan.config.name);
     sessions_.push_back(std::make_unique<Session>(SessionId::random(), std::move(plan.config),
-                                                  plan.created, domains_));
+                                                  plan.created, domains_, recorder_));
     return *sessions_.back();
 }
 
@@ -143,7 +143,7 @@ Session& SessionRegistry::restore(const SessionId& id, SessionConfig config,
     if (findById(id) != nullptr)
         throw Error(ErrorCode::SessionExists, "a session with id " + id.uuid() + " exists already");
     checkRoomFor(config.owner, config.name);
-    sessions_.push_back(std::make_unique<Session>(id, std::move(config), created, domains_));
+    sessions_.push_back(std::make_unique<Session>(id, std::move(config), created, domains_, recorder_));
     return *sessions_.back();
 }
 

@@ -48,11 +48,13 @@ public:
     using HomeLookup = std::function<std::optional<std::string>(uid_t)>;
     using Clock = std::function<std::chrono::system_clock::time_point()>;
 
-    /// Every session made drives `domains` (borrowed; they outlive the
-    /// registry).
+    /// Every session made drives `domains` and records into `recorder`
+    /// (borrowed; they outlive the registry).
     explicit SessionRegistry(HomeLookup home, Clock clock = std::chrono::system_clock::now,
-                             std::vector<DomainBackend*> domains = {})
-        : home_(std::move(home)), clock_(std::move(clock)), domains_(std::move(domains)) {}
+                             std::vector<DomainBackend*> domains = {},
+                             SessionRecorder* recorder = nullptr)
+        : home_(std::move(home)), clock_(std::move(clock)), domains_(std::move(domains)),
+          recorder_(recorder) {}
 
     /// A validated request: the configuration and creation time of a
     /// session not added yet.
@@ -111,6 +113,7 @@ private:
     HomeLookup home_;
     Clock clock_;
     std::vector<DomainBackend*> domains_;
+    SessionRecorder* recorder_ = nullptr;
     std::vector<std::unique_ptr<Session>> sessions_; // creation order
 };
 

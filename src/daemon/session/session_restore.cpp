@@ -22,15 +22,29 @@ void Session::restore(RestoredSession r) {
 void Session::resume(Done done) {
     operation_ = SessionOperation::Resuming;
     const bool active = state_ == SessionState::Active;
-    Join all(domains_.size(), lifetime_.guard(
-                                  [this, done](std::optional<Error> e) {
-                                      operation_ = SessionOperation::None;
-                                      done(std::move(e));
-                                  },
-                                  [done] { done(session_detail::destroyedError()); }));
-    const SessionSnapshot s = snapshot();
-    for (DomainBackend* d : domains_)
-        d->resume(s, active, all.add());
+    auto finish = lifetime_.guard(
+        [this, done, active](std::optional<Error> e) {
+            operation_ = SessionOperation::None;
+            if (!e && active && recorder_ != nullptr)
+                recorder_->setRecordingActive(id_.hex(), true);
+            done(std::move(e));
+        },
+        [done](std::optional<Error>) { done(session_detail::destroyedError()); });
+    // The recording first (the consumer taken over, what the previous
+    // daemon recorded archived), then the domains make their channels.
+    auto domains = lifetime_.guard(
+        [this, finish, active](std::optional<Error> e) {
+            if (e)
+                return finish(std::move(e));
+            Join all(domains_.size(), finish);
+            const SessionSnapshot s = snapshot();
+            for (DomainBackend* d : domains_)
+                d->resume(s, active, all.add());
+        },
+        finish);
+    if (recorder_ == nullptr)
+        return domains(std::nullopt);
+    recorder_->resumeRecording(snapshot(), domains);
 }
 
 RestoredSession Session::restorable() const {

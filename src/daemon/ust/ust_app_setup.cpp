@@ -217,7 +217,7 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
         // A consumer that refused buffers fails its session; one that
         // died does so through consumerLost(), with its unit's Result.
         auto failIfRefused = t->lifetime.guard([this, &joined = *t](const Error& failed) {
-            if (joined.active && !joined.failed && joined.consumer->usable())
+            if (joined.active && !joined.failed && consumer(joined).usable())
                 failSession(joined, failed.what());
         });
         join(*t, app, [reg, ref, failIfRefused](std::optional<Error> failed) {
@@ -246,16 +246,16 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
         // first (they may complete the joins, and fire `ready`).
         const std::vector<SessionRef> waiting = reg->waitingFor; // the reads may change it
         for (const SessionRef& r : waiting)
-            if (Traced* t = find(r); t != nullptr && t->consumer)
-                t->consumer->readNow();
+            if (Traced* t = find(r); t != nullptr)
+                consumer(*t).readNow();
         if (!reg->ready)
             return;
         const bool late = std::chrono::steady_clock::now() - reg->begun >= kJoinBeforeRegisterDone;
         const bool onlyUnresponsive =
             std::all_of(reg->waitingFor.begin(), reg->waitingFor.end(), [&](const SessionRef& r) {
                 Traced* t = find(r);
-                return t == nullptr || t->failed || !t->consumer ||
-                       t->consumer->silentFor() >= kUnresponsiveConsumer;
+                return t == nullptr || t->failed ||
+                       consumer(*t).silentFor() >= kUnresponsiveConsumer;
             });
         if (late || onlyUnresponsive) {
             if (!reg->waitingFor.empty())

@@ -1,6 +1,5 @@
 #include "ust/ust_domain.hpp"
 
-#include "ust/output_folder.hpp"
 #include "ust/ust_tracer.hpp"
 
 namespace tracectl {
@@ -9,20 +8,16 @@ DomainBackend::Done UstDomain::onLoop(Done f) {
     return [this, f = std::move(f)](std::optional<Error> e) { loop_.post([f, e] { f(e); }); };
 }
 
-DomainBackend::PathDone UstDomain::onLoop(PathDone f) {
-    return [this, f = std::move(f)](std::optional<Error> e, std::string p) {
-        loop_.post([f, e, p = std::move(p)] { f(e, p); });
-    };
+std::optional<Error> UstDomain::refuseStart(const SessionSnapshot& s) {
+    return tracer_.refuseStart(s);
 }
 
 void UstDomain::start(SessionSnapshot s, Done done) {
-    s.ownerGid = primaryGidOf(s.owner);
     tracer_.start(s, onLoop(std::move(done)));
 }
 
 void UstDomain::resume(SessionSnapshot s, bool active, Done done) {
-    s.ownerGid = primaryGidOf(s.owner);
-    tracer_.adopt(s, active, onLoop(std::move(done)));
+    tracer_.resume(s, active, onLoop(std::move(done)));
 }
 
 void UstDomain::stop(std::string id, Done done) {
@@ -59,25 +54,6 @@ void UstDomain::setChannelEnabled(std::string id, TracingDomain domain, std::str
 void UstDomain::setProcessTrackers(std::string id, ProcessTrackers trackers, bool tracesAllUsers,
                                    Done done) {
     tracer_.setProcessTrackers(id, trackers, tracesAllUsers, onLoop(std::move(done)));
-}
-
-void UstDomain::rotate(std::string id, PathDone started, PathDone completed) {
-    tracer_.rotate(id, onLoop(std::move(started)), onLoop(std::move(completed)));
-}
-
-void UstDomain::clear(std::string id, Done done) {
-    tracer_.clear(id, onLoop(std::move(done)));
-}
-
-void UstDomain::recordSnapshot(std::string id, uint64_t maxSize, PathDone done) {
-    tracer_.recordSnapshot(id, maxSize, onLoop(std::move(done)));
-}
-
-void UstDomain::setRotationSchedule(std::string id, RotationSchedule schedule, PathDone started,
-                                    PathDone completed, Done done) {
-    tracer_.setRotationSchedule(id, schedule, onLoop(std::move(started)),
-                                onLoop(std::move(completed)));
-    onLoop(std::move(done))(std::nullopt);
 }
 
 } // namespace tracectl

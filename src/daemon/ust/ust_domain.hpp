@@ -19,6 +19,7 @@ public:
     UstDomain(EventLoop& mainLoop, UstTracer& tracer) : loop_(mainLoop), tracer_(tracer) {}
 
     std::string_view name() const noexcept override { return "ust"; }
+    std::optional<Error> refuseStart(const SessionSnapshot& session) override;
     void start(SessionSnapshot session, Done done) override;
     void resume(SessionSnapshot session, bool active, Done done) override;
     void stop(std::string idHex, Done done) override;
@@ -30,16 +31,10 @@ public:
                            bool enabled, Done done) override;
     void setProcessTrackers(std::string idHex, ProcessTrackers trackers, bool tracesAllUsers,
                             Done done) override;
-    void rotate(std::string idHex, PathDone started, PathDone completed) override;
-    void clear(std::string idHex, Done done) override;
-    void recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) override;
-    void setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
-                             PathDone completed, Done done) override;
 
 private:
     /// `f`, posted to the main loop.
     Done onLoop(Done f);
-    PathDone onLoop(PathDone f);
 
     EventLoop& loop_;
     UstTracer& tracer_;

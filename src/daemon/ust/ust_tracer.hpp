@@ -1,16 +1,20 @@
 // Traces registered LTTng-UST apps for the active sessions (per-UID or
-// per-PID buffers): starts each session's consumer, has it create the ring
-// buffers of every (uid, bitness) or (pid, bitness), hands the buffers to
-// each app, creates the events, starts and stops tracing, has the buffers of
-// exited apps (per-PID) drained and closed, and answers the apps'
-// channel/event/enum registrations from the CTF metadata registry, pushing
-// the metadata to the consumer as it grows. Facts: LTTNG-NOTES.md, ust-ctl.h.
+// per-PID buffers): has each session's consumer (its Recording,
+// recording/recordings.hpp) create the ring buffers of every (uid, bitness)
+// or (pid, bitness), hands the buffers to each app, creates the events,
+// starts and stops tracing, has the buffers of exited apps (per-PID)
+// drained and closed, and answers the apps' channel/event/enum
+// registrations from the CTF metadata registry, pushing the metadata to
+// the consumer as it grows. The consumer, its chunks, rotations and
+// snapshots are the session's recording's: it asks the tracer, before a
+// chunk closes, to describe every stream (RecordingDomain). Facts:
+// LTTNG-NOTES.md, ust-ctl.h.
 //
 // Files: ust_tracer.cpp (sessions: start, stop, destroy, failure),
 // ust_traces.cpp (traces: creation, metadata, closing), ust_app_setup.cpp
 // (apps joining sessions, event rules), ust_notify.cpp (the notify thread's
-// registrations), ust_rotation.cpp (rotations and their schedule),
-// snapshot_record.cpp (RecordSnapshot).
+// registrations), ust_adoption.cpp (a restarted daemon's takeover and the
+// recording's questions).
 //
 // Threads and ownership:
 // - The main loop (given to attach()) owns every member: sessions, apps, traces, consumer
@@ -56,13 +60,6 @@
 //   RCU handle routes (handle_routes.hpp), and touches only the trace's
 //   metadata registry, under that trace's registryMutex (held for
 //   in-memory work only), then posts a metadata push to the main loop.
-// - One consumer launcher (systemd: one manager connection for every
-//   session; or fork/exec), made on the main loop at the first start and
-//   attached to its loop: starting, stopping and watching consumer units
-//   are asynchronous calls whose callbacks come there.
-// - Executors own nothing but what their jobs are given: "tc-objects"
-//   reads CreateChannel's ring-buffer objects, "tc-foldermake" makes the
-//   output and snapshot folders (a child process as the owner).
 // No lock is held across a round trip to another process.
 #pragma once
 
@@ -77,10 +74,8 @@
 #include "handle_routes.hpp"
 #include "metadata/trace_registry.hpp"
 #include "pending_routes.hpp"
-#include "recording/consumer_connection.hpp"
-#include "recording/consumer_launcher.hpp"
-#include "recording/session_consumers.hpp"
-#include "relay/relay_session_opener.hpp"
+#include "recording/recording_domain.hpp"
+#include "recording/recordings.hpp"
 #include "session/session_snapshot.hpp"
 #include "session/session_statistics.hpp"
 
@@ -100,24 +95,12 @@ namespace tracectl {
 class Join;
 class ConsumerFdStore;
 
-/// How consumers are started and found.
+/// What the tracer is bounded by.
 struct TracerConfig {
-    std::string consumerBinary; ///< tracectl-consumerd
-    std::string systemdAddress; ///< "" = system bus; used when useSystemd
-    bool useSystemd = true;     ///< false: fork/exec
-    std::string daemonVersion;
-    /// Deadline of one consumer request (ConsumerConnection).
-    std::chrono::milliseconds consumerTimeout = kConsumerReplyTimeout;
-    /// MemoryMax= of every consumer unit, bytes (0: none). Sessions whose
+    /// MemoryMax= of every consumer unit, bytes (0: none): sessions whose
     /// ring buffers would need more are refused at Start.
     uint64_t consumerMemoryMax = 0;
-    /// Where the sessions' consumer connections are kept across a restart,
-    /// and found again (nullptr: nowhere). Outlives the tracer.
-    ConsumerFdStore* fdStore = nullptr;
 };
-
-/// "12 MiB" (rounded up), for messages.
-std::string mebibytes(uint64_t bytes);
 
 /// A registering app's register_done waits for the sessions whose buffers
 /// are still being made, but not for a consumer that has answered nothing
@@ -129,48 +112,36 @@ std::string mebibytes(uint64_t bytes);
 inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{2000};
 inline constexpr std::chrono::milliseconds kUnresponsiveConsumer{100};
 
-class UstTracer final : public SessionConsumers {
+class UstTracer final : public RecordingDomain {
 public:
     /// Outcome of an operation: nullopt, or the error.
     using Done = std::function<void(std::optional<Error>)>;
-    /// Outcome and path of a rotation's archive or a snapshot's folder.
-    using RotationDone = std::function<void(std::optional<Error>, const std::string& path)>;
     /// Watches `fd` for its peer hanging up, or for `events` (epoll bits;
     /// EPOLLIN on a pidfd: the process exited) (UstAppRegistrar::watchHangUp).
     using HangUpWatcher =
         std::function<EventSourcePtr(int fd, std::function<void()>, uint32_t events)>;
-    /// Told (on the main loop) that session `idHex` failed, and why.
-    using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
 
+    /// `recordings` (outliving the tracer) holds every session's consumer;
     /// `commands` makes the round trips to apps (a fake in tests).
-    explicit UstTracer(TracerConfig config,
-                       std::shared_ptr<AppCommands> commands = makeUstAppCommands());
-    /// Drops every session without waiting for anyone: each consumer sees
-    /// its connection close, drains its buffers and exits (tracectl-consumerd(8)).
+    UstTracer(TracerConfig config, Recordings& recordings,
+              std::shared_ptr<AppCommands> commands = makeUstAppCommands());
+    /// Drops every session without waiting for anyone (their recordings
+    /// go after: each consumer then drains its buffers and exits).
     ~UstTracer() override;
-    /// What the destructor does, earlier (daemon exit, before the kernel
-    /// domain lets its instances go: the consumers' fds must close first).
-    /// Idempotent.
+    /// What the destructor does, earlier (daemon exit, before the
+    /// recordings go). Idempotent.
     void dropAll();
     UstTracer(const UstTracer&) = delete;
     UstTracer& operator=(const UstTracer&) = delete;
 
     /// Wires the tracer to the main loop: `loop` is its loop (every
     /// method and callback runs there), `watcher` watches fds on it, and
-    /// `onFailure` is told when a session fails (its consumer died, stopped
-    /// answering, or refused something). Call once, before anything else.
-    void attach(EventLoop& loop, HangUpWatcher watcher, FailureHandler onFailure);
+    /// Call once, before anything else.
+    void attach(EventLoop& loop, HangUpWatcher watcher);
     /// Told (on the main loop) how many bytes of ring buffers session
     /// `idHex` takes whenever that changes (a trace made or retired).
     using SizeHandler = std::function<void(const std::string& idHex, uint64_t bytes)>;
     void onBufferSize(SizeHandler handler) { onSize_ = std::move(handler); }
-    /// Told (on the main loop) what session `idHex`'s consumer wrote,
-    /// whenever it reports new figures (at most about once a second while
-    /// it writes, and at once when a Stop's flush, a channel's end or a
-    /// rotation makes them final).
-    using StatisticsHandler =
-        std::function<void(const std::string& idHex, const DomainStatistics& statistics)>;
-    void onStatistics(StatisticsHandler handler) { onStatistics_ = std::move(handler); }
     /// Bounds each exchange with one app (setting a session up in it,
     /// starting, stopping, enabling events) to kAppSocketTimeout in all
     /// (non-null `deadlines`; null: only the sockets' own per-call bound).
@@ -192,26 +163,20 @@ public:
     /// An app's sockets closed: forget it (its buffers stay with the consumer).
     void onAppGone(pid_t pid);
 
-    /// Starts tracing `s` (first start: starts its consumer, then makes the
-    /// buffers of every app it may trace, sets each app up, starts them).
-    /// `done` gets WrongState (consumer gone, output folder replaced) or
-    /// Failed (the consumer could not be started or refused).
+    /// Why `s` cannot start: its ring buffers would need more memory than
+    /// its consumer may have (InvalidArgument), or nullopt.
+    std::optional<Error> refuseStart(const SessionSnapshot& s) const;
+    /// Starts tracing `s`, whose recording is started (makes the buffers of
+    /// every app it may trace, sets each app up, starts them). `done` gets
+    /// WrongState (consumer gone) or Failed (the consumer refused the
+    /// buffers: the session's recording fails).
     void start(const SessionSnapshot& s, Done done);
     /// A restarted daemon takes over session `s` (of any kind), whose
-    /// consumer a previous daemon started and kept in the fd store: the
-    /// consumer drains and closes every channel the previous daemon made
-    /// into its current trace chunk, which is then archived as a rotation
-    /// does (archives/<begin>-<end>-<index>: its metadata was that
-    /// daemon's; on the relay for a network session); new buffers are made
-    /// in the next chunk. A live session streams on in its chunk, the next
-    /// traces in folders of their own (restartSuffix()); a snapshot
-    /// session's consumer keeps the previous daemon's user-space buffers
-    /// for the next snapshots (a folder of their own). `active`: the
-    /// session was recording, and its apps join now, as at start(); else at
-    /// the next start(). `done`: nullopt, or why not (Failed: no connection
-    /// was kept, the consumer is gone, refused or did not answer); the
-    /// session then has no consumer here, and its unit is stopped.
-    void adopt(const SessionSnapshot& s, bool active, Done done);
+    /// recording was taken over already (its consumer closed the previous
+    /// daemon's channels): `active`: the session was recording, and its
+    /// apps join now, as at start(); else at the next start(). `done`:
+    /// nullopt, or why not.
+    void resume(const SessionSnapshot& s, bool active, Done done);
     /// Stops tracing `s` and has every buffer flushed to disk; `done` once
     /// the consumer has. A consumer that fails to flush fails the session.
     void stop(const std::string& idHex, Done done);
@@ -235,62 +200,10 @@ public:
     /// `tracesAllUsers`: as traceAllUsers() (its joins are done here too).
     void setProcessTrackers(const std::string& idHex, const ProcessTrackers& trackers,
                             bool tracesAllUsers, Done done);
-    /// Stops if needed, has every buffer drained and closed, ends the
-    /// consumer. A rotation under way completes first (or fails): its
-    /// `done` is called before this one's. `done` gets nullopt always
-    /// (what fails is logged, and the consumer is stopped).
+    /// Stops if needed, has every buffer of the session drained and closed
+    /// (the recording ends after). `done` gets nullopt always (what fails
+    /// is logged).
     void destroy(const std::string& idHex, Done done);
-
-    /// Closes the current trace chunk of session `idHex` (active or
-    /// stopped) and opens the next: the consumer switches each stream once
-    /// it has read what was produced before now, then moves the closed
-    /// chunk to `<output>/archives/<begin>-<end>-<index>/` (session/trace_paths.hpp)
-    /// and says so. `started` gets the archive's absolute path once the
-    /// consumer has begun, or the error (WrongState: never started, failed,
-    /// a rotation under way; Failed: the consumer refused); then, if it
-    /// began, `completed` once the archive is complete, or why it is not.
-    /// Time stamps never go back, even if the clock does.
-    void rotate(const std::string& idHex, RotationDone started, RotationDone completed);
-
-    /// Session.Clear (ust_clear.cpp): deletes what session `idHex` recorded
-    /// so far, tracing going on. A normal session rotates (as rotate(),
-    /// active or stopped) into a new chunk whose metadata is whole, and the
-    /// consumer deletes the closed chunk instead of archiving it: earlier
-    /// archives stay, and the chunk index and archive names go on as after
-    /// a rotation (lttng-tools 2.13 clear.c: a rotation with
-    /// LTTNG_TRACE_CHUNK_COMMAND_TYPE_DELETE). A snapshot session's consumer
-    /// empties its buffers (ClearBuffers). `done` once the files are
-    /// deleted (or the buffers emptied), or with WrongState (failed,
-    /// still starting, a rotation under way: LTTng's
-    /// LTTNG_ERR_ROTATION_PENDING) or Failed (the consumer refused or could
-    /// not delete everything). A session never started has nothing to
-    /// clear: nullopt at once.
-    void clear(const std::string& idHex, Done done);
-
-    /// Writes the current content of every buffer of snapshot session
-    /// `idHex` (active or stopped) as a complete trace in a new folder
-    /// `<output>/snapshot-1-<YYYYmmdd-HHMMSS>-<n>/` (LTTng's default snapshot
-    /// output name; n counts this session's snapshots from 0), made as the
-    /// session's owner, with the same layout as a normal trace. `maxSize`
-    /// (bytes, 0 = no bound) bounds the sum of the data streams: each
-    /// stream keeps at most its newest n sub-buffers, n the largest count for
-    /// which n sub-buffers of every stream fit (as lttng snapshot record).
-    /// `done` gets the folder's absolute path once written, or WrongState
-    /// (never started, not a snapshot session, consumer gone),
-    /// InvalidArgument (maxSize below one sub-buffer of every stream; the
-    /// folder cannot be made), Failed (the consumer could not write it all).
-    void recordSnapshot(const std::string& idHex, uint64_t maxSize, RotationDone done);
-
-    /// Session `idHex` rotates on its own while active: every
-    /// `schedule.timerUs` (each period counted from the previous one's
-    /// due time, not from when it was handled), and once its current chunk
-    /// holds `schedule.sizeBytes` of every domain's streams (the consumer
-    /// says so as soon as it wrote them: WatchChunkSize). A rotation
-    /// due while one is under way starts as soon as that one completes.
-    /// `started` and `done` are told of each (RotationDone's path is the
-    /// archive). An empty schedule ends it. Kept across start/stop.
-    void setRotationSchedule(const std::string& idHex, RotationSchedule schedule,
-                             RotationDone started, RotationDone done);
 
     /// Rules `rules` of session `idHex` (told apart with sameEventRule())
     /// off or on in every app it traces, at once (ust_disable.cpp); `done`
@@ -303,16 +216,15 @@ public:
     void setChannelEnabled(const std::string& idHex, const std::string& name, bool enabled,
                            Done done);
 
-    // SessionConsumers: the kernel domain's way to the session's consumer.
-    void whenConsumerReady(const std::string& idHex,
-                           std::function<void(std::optional<Error>)> ready) override;
-    ConsumerConnection* consumerOf(const std::string& idHex) override;
-    std::optional<int64_t> clockOffsetOf(const std::string& idHex) override;
-    std::string traceDirSuffixOf(const std::string& idHex) override;
-    void onForeignStatistics(FiguresHandler handler) override {
-        onForeignStatistics_ = std::move(handler);
-    }
-    void onConsumerGone(ReleaseHandler handler) override { onConsumerGone_ = std::move(handler); }
+    // RecordingDomain (recording/recording_domain.hpp; ust_adoption.cpp).
+    /// Once no trace of the session is being made and no app job that
+    /// registers channels runs: the channels no app registered are
+    /// declared and every trace's metadata pushed, then `ready`.
+    void beforeChunkCloses(const std::string& idHex, Ready ready) override;
+    /// Pushes what the apps registered meanwhile.
+    void afterChunkBoundary(const std::string& idHex) override;
+    /// The session stops recording here (failed; its consumer goes).
+    void recordingFailed(const std::string& idHex, const std::string& why) override;
 
     /// Notify-thread entry: one message from `app`'s notify socket.
     /// Returns false if the app must be dropped.
@@ -367,27 +279,10 @@ private:
     struct Traced {
         uint64_t serial = 0; ///< tells this session from a later one of the same id
         SessionSnapshot snapshot;
-        ConsumerSpec spec;
-        /// Its unit was started (or tried): stop it, or ask how it ended.
-        bool launched = false;
-        std::unique_ptr<ConsumerConnection> consumer;
-        bool greeted = false; ///< the consumer answered Hello (and took the relay's sockets)
-        /// adopt(): until the previous daemon's chunk is archived, other
-        /// domains wait (whenConsumerReady()): their channels go to the next.
-        bool adopting = false;
-        /// A live session taken over: what its trace folders get after
-        /// their name (restartSuffix()); "" otherwise.
-        std::string traceDirSuffix;
-        /// Its connection is in config_.fdStore (forgotten when let go).
-        bool storedFd = false;
-        /// A network session's relay session, made before its consumer
-        /// starts; its sockets go to the consumer with AttachRelayd.
-        std::optional<OpenedRelaySession> relay;
-        /// CLOCK_REALTIME - CLOCK_MONOTONIC (ns), measured once at the first
-        /// start: the clock offset of every trace of the session.
-        int64_t clockOffset = 0;
-        /// Other domains waiting for the consumer (whenConsumerReady()).
-        std::vector<std::function<void(std::optional<Error>)>> whenGreeted;
+        /// Its recording's consumer connection (Recordings::connectionOf()),
+        /// set when the Traced is made: the recording outlives it (the
+        /// session ends its domains first). Read by the notify thread too.
+        ConsumerConnection* connection = nullptr;
         std::map<TraceKey, std::unique_ptr<Trace>> traces;
         /// Traces whose channels the consumer is making, with who waits.
         std::map<TraceKey, std::vector<TraceReady>> creating;
@@ -399,70 +294,16 @@ private:
         std::map<pid_t, SettingUp> settingUp;
         bool starting = false; ///< start() under way: apps joining are started at its end
         bool active = false;
+        /// Its recording failed (RecordingDomain::recordingFailed()).
         bool failed = false;
         std::string failure; ///< why, once failed
-        /// Told why once the session fails (a Start waiting for the reason).
-        std::vector<std::function<void(const std::string&)>> whenFailed;
         bool destroying = false;
-        uint64_t nextKey = 1;
-        /// Every consumer channel made, by key: its channel's name ("" for
-        /// metadata channels), kept after the channel is gone (its figures
-        /// still count).
-        std::map<uint64_t, std::string> channelOfKey;
-        /// The consumer's last figures, per channel key.
-        std::map<uint64_t, consumer_protocol::ChannelFigures> figures;
-        /// The other domains' channels' chunkBytes, per key (their figures
-        /// are theirs; the chunk's size is the session's).
-        std::map<uint64_t, uint64_t> foreignChunkBytes;
-        /// The WatchChunkSize bytes the consumer was given.
-        uint64_t watchedBytes = 0;
-        /// Keys of the consumer channels destroyed since the last rotation
-        /// (an exited app's, per-PID): their chunk bytes were the old
-        /// chunk's once it is archived.
-        std::vector<uint64_t> closedKeys;
-        uint64_t sampledAtUsec = 0; ///< of the consumer's last figures
-        /// (st_dev, st_ino) of the output folder when the consumer started.
-        std::pair<dev_t, ino_t> outputFolder{};
-        // Trace chunks: the current one's index, folder ("" = the output
-        // folder) and start; the last stamp given (never goes back).
-        uint64_t chunkIndex = 0;
-        std::string chunkDir;
-        std::time_t chunkBegin = 0;
-        /// A network session: its folder on the relay, relative to the
-        /// relay's output folder (CREATE_SESSION's reply:
-        /// "<hostname>/<session>-<YYYYmmdd-HHMMSS>"); archives are named below
-        /// it. Chunk `chunkIndex` is the relay's trace chunk of that id, made
-        /// at `chunkBegin`, so that the relay's archive names are ours.
-        std::string relayOutputPath;
-        std::time_t lastStamp = 0;
-        uint64_t nextRotationId = 1;
-        struct Rotation {
-            uint64_t id = 0;
-            /// The archive folder: absolute, or for a network session relative
-            /// to the relay's output folder (relayOutputPath/archives/...).
-            std::string path;
-            RotationDone completed;
-            /// `started` was told it began: only then is `completed` called.
-            bool begun = false;
-            bool discard = false; ///< Session.Clear: the closed chunk is deleted
-        };
-        std::optional<Rotation> rotating;
-        uint64_t snapshotsTaken = 0; ///< RecordSnapshot: the next folder's <n>
-        // The rotation schedule's ticks (timerfd), before its watch.
-        UniqueFd scheduleTimer;
-        EventSourcePtr scheduleWatch;
-        std::chrono::steady_clock::time_point nextTimedRotation;
-        bool rotationDue = false; ///< a scheduled rotation waits for the one under way
-        /// The rotation waiting for the traces under way (`creating`) to
-        /// exist: one at most (rotate() refuses a second one meanwhile, a
-        /// due scheduled one sets rotationDue).
-        struct WaitingRotation {
-            RotationDone started, completed;
-            bool discard = false;
-        };
-        std::optional<WaitingRotation> rotationAfterCreation;
-        /// Run once no trace is being made (a Stop waiting for them).
+        /// Run once no trace is being made (a Stop's flush, a chunk to
+        /// close waiting for them).
         std::vector<std::function<void()>> afterCreations;
+        /// The recording's beforeChunkCloses() calls waiting for them: told
+        /// with an error if the session goes first.
+        std::vector<Ready> chunkWaiters;
         /// App set-ups and starts whose jobs have not answered: until they
         /// do, an app may not have registered its channels (lttng-ust does
         /// it in start_session), and a chunk closed meanwhile could hold
@@ -486,18 +327,6 @@ private:
     SessionRef refOf(const Traced& t) const { return {t.snapshot.idHex, t.serial}; }
     Traced* find(const SessionRef& ref);
 
-    /// Result of makeFolder(): the folder's fd (O_PATH) and (st_dev, st_ino),
-    /// or the error.
-    struct MadeFolder {
-        std::optional<Error> error;
-        UniqueFd fd;
-        std::pair<dev_t, ino_t> id{};
-    };
-    /// makeOutputFolder(path, uid, gid, claim) on folderMakers_, then
-    /// opens it; `then` is called on the loop with the outcome.
-    void makeFolder(std::string path, uid_t uid, gid_t gid, bool claim,
-                    std::function<void(MadeFolder)> then);
-
     // ust_tracer.cpp: sessions.
     /// May `t` record `app`? Its owner may trace it (the app's uid is the
     /// owner's, or the session traces every user), and every UST tracker
@@ -513,76 +342,17 @@ private:
     uint64_t bufferBytes(const Traced& t, std::size_t traces) const;
     /// "2 uid(s) x 4 CPUs x (4 x 262144 bytes)", for messages.
     std::string bufferFormula(const Traced& t, std::size_t traces) const;
-    /// Throws Error(WrongState) if the (non-snapshot) session's output
-    /// folder is no longer the one its consumer was started on.
-    void checkOutputFolderKept(const Traced& t) const;
-    /// A network session's first start: openRelaySession() on an executor,
-    /// then launch(); `done` with Error(RelayUnavailable) if the relay
-    /// cannot be had.
-    void openRelay(Traced& t, Done done);
-    /// What openRelayOffLoop() gives back: the relay session, or why not.
-    struct RelayOutcome {
-        std::optional<OpenedRelaySession> opened;
-        std::optional<Error> error; ///< RelayUnavailable or InvalidArgument
-    };
-    using RelayOpened = std::function<void(RelayOutcome)>;
-    /// openRelaySession(params) on relayConnects_; `then` on the loop with
-    /// the outcome (the session may be gone by then: look it up again).
-    void openRelayOffLoop(const RelaySessionParams& params, RelayOpened then);
-    /// What CREATE_SESSION says of `t` on its relay (its name, this host,
-    /// its id and creation time: the relay's folder for it).
-    RelaySessionParams relayParams(const Traced& t) const;
-    /// After Hello: AttachRelayd with the relay's sockets (network
-    /// sessions; nothing to do otherwise), then `done`.
-    void attachRelay(Traced& t, Done done);
-    /// Where `t`'s archives go: its output folder, or for a network session
-    /// its folder on the relay (relative to the relay's output folder).
-    static std::string archiveRoot(const Traced& t);
-    /// Bytes of `t`'s current chunk (for size-scheduled rotations): the
-    /// chunk bytes its consumer last reported for every channel, of every
-    /// domain (local or network alike).
-    static uint64_t chunkSize(const Traced& t);
-    /// A size-scheduled `t` that is active and holds its size now rotates
-    /// (after each Statistics of its consumer).
-    void checkChunkSize(Traced& t);
-    /// Tells `t`'s consumer the size its schedule rotates at (or 0) if it
-    /// was not told already (WatchChunkSize): it sends its figures once the
-    /// chunk holds that much.
-    void watchChunkSize(Traced& t);
-    /// startConsumer(), then startApps(); a consumer that could not be
-    /// started ends `t` (nothing of it is kept) and `done` says why.
-    void launch(Traced& t, Done done);
-    /// Starts `t`'s consumer unit (asynchronously) on its output folder,
-    /// made already, then connects to it and says Hello; `done` after the
-    /// Hello's reply, or with why the unit could not be started. Throws
-    /// Error(Failed) for what fails at once (a socketpair, the launcher).
-    void startConsumer(Traced& t, Done done);
-    /// Once the unit runs: the connection to it, then Hello; `done` after
-    /// the Hello's reply.
-    void connectConsumer(Traced& t, UniqueFd ours, Done done);
-    /// The connection to `t`'s consumer, on `ours`, with its handlers
-    /// (rotations, statistics, loss, output failures).
-    void makeConnection(Traced& t, UniqueFd ours);
-    /// t.spec for `t`'s consumer unit (its name, command line, user).
-    void describeConsumer(Traced& t) const;
-    /// adopt(): the consumer answered Adopt with `reply`; its chunk is
-    /// archived, then the apps join if `active`.
-    void adopted(Traced& t, const consumer_protocol::AdoptReply& reply, bool active, Done done);
-    /// The end of a takeover (adopted()): the domains waiting for the
-    /// consumer go on, then the apps join if `active`.
-    void resumeAfterTakeover(Traced& t, bool active, Done done);
-    /// Stops `t`'s consumer unit if it runs, and lets it go if it failed
-    /// (asynchronously; nobody waits).
-    void stopConsumerUnit(Traced& t);
+    /// The session's consumer connection (its recording's; requests on a
+    /// broken one answer errors). Any thread.
+    static ConsumerConnection& consumer(const Traced& t) { return *t.connection; }
+    /// A Traced for `s` in sessions_, on its recording's connection; throws
+    /// Error(Failed) if the session has no recording.
+    Traced& makeTraced(const SessionSnapshot& s);
     /// The second half of start(): every app joins, then starts.
     void startApps(Traced& t, Done done);
-    /// The consumer connection of `t` is lost: fail the session.
-    void consumerLost(Traced& t, const std::string& why);
-    /// Marks `t` failed for good (state error, `why` as its reason), stops
-    /// its consumer if it still runs. `tellOwner` false: the failure
-    /// handler is not told (adopt(), whose caller learns why from its
-    /// `done` and words the session's reason itself).
-    void failSession(Traced& t, const std::string& why, bool tellOwner = true);
+    /// The session's recording fails (`why`): told to Recordings, which
+    /// tells every domain and the session.
+    void failSession(Traced& t, const std::string& why);
     /// A callback that fails session `t` if a consumer request failed,
     /// saying `what` was asked.
     Done failOnError(Traced& t, std::string what);
@@ -599,10 +369,6 @@ private:
     void flushAll(Traced& t, Done done);
     /// Frees `t` (its routes first, then a grace period).
     void forget(Traced& t);
-    /// Tells the domains waiting for `t`'s consumer, and those using it,
-    /// that it will not serve them (`why`).
-    void releaseConsumer(Traced& t, const std::string& why);
-
     // ust_traces.cpp: traces.
     /// Calls `ready` with the trace of `app`'s (uid or pid, bitness) in `t`,
     /// made first (asynchronously) if needed; with an error if `app`'s ABI
@@ -695,60 +461,16 @@ private:
     /// given. Any thread.
     std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
 
-    // snapshot_record.cpp: snapshots.
-    /// Where one snapshot goes: a local folder (`dir`, an O_PATH fd of it),
-    /// or for a network output the relay session opened for it alone
-    /// (`relay`) and the name of its trace chunk there (`chunkName`).
-    struct SnapshotTarget {
-        UniqueFd dir;
-        std::optional<OpenedRelaySession> relay;
-        std::string chunkName;
-    };
-    /// recordSnapshot()'s second half, once its output exists: the consumer
-    /// writes it (`path`: the folder, or on the relay the chunk's folder
-    /// relative to the relay's output folder).
-    void sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream,
-                      SnapshotTarget target, RotationDone done);
-    /// A network snapshot session's RecordSnapshot: opens a relay session
-    /// for snapshot folder `name` on an executor, then sendSnapshot();
-    /// `done` with Error(RelayUnavailable) naming the relay if it cannot be
-    /// had (the session is left as it was).
-    void snapshotToRelay(Traced& t, const std::string& name, uint64_t packetsPerStream,
-                         RotationDone done);
-
-    // ust_rotation.cpp: rotations.
-    /// rotate() once the checks passed. While a trace's buffers are being
-    /// made, it waits for them (creationsOver()): archived before its first
-    /// app registered its channels, such a trace's packets would have no
-    /// stream class in the archive's metadata.
-    /// `discard` (clear()): the consumer deletes the closed chunk.
-    void beginRotation(Traced& t, RotationDone started, RotationDone completed,
-                       bool discard = false);
-    /// No trace of `t` is being made any more: waiting rotations begin.
+    /// No trace of `t` is being made any more: what waited runs.
     void creationsOver(Traced& t);
     /// True while traces of `t` are being made, or apps set up or started
-    /// (Traced::appJobsMaking): rotations and Stop's flush wait for that.
+    /// (Traced::appJobsMaking): a chunk to close and Stop's flush wait.
     static bool making(const Traced& t) noexcept {
         return !t.creating.empty() || t.appJobsMaking != 0;
     }
     /// An app job counted in appJobsMaking answered: creationsOver() if it
     /// was the last thing being made.
     void appJobAnswered(const SessionRef& ref);
-    /// The rotation waiting in `t`, if any, fails with `why` (the session ends).
-    void dropWaitingRotations(Traced& t, const std::string& why);
-    void onRotationCompleted(Traced& t, consumer_protocol::RotationCompleted done);
-    /// The rotation under way, if any, fails with `why`: its `completed` is
-    /// told if it began; if its Rotate is still in flight, only its
-    /// `started` will be (with an error), once that request ends.
-    void abandonRotation(Traced& t, const std::string& why);
-    /// No rotation is under way any more: runs what waited for that.
-    void rotationOver(Traced& t);
-    /// (Re)arms the schedule's ticks of `t`, or ends them.
-    void armSchedule(Traced& t);
-    /// A tick of `t`'s schedule: rotates if due.
-    void scheduleTick(Traced& t);
-    /// Starts the scheduled rotation of `t` that is due.
-    void rotateOnSchedule(Traced& t);
 
     // ust_notify.cpp: the notify thread's side.
     /// The session and trace of an app's session handle; the channel id of
@@ -758,46 +480,20 @@ private:
     uint32_t channelIdOf(pid_t pid, int channelHandle) const;
 
     TracerConfig config_;
-    /// Reads CreateChannel's objects; before the sessions, so it is joined
-    /// after every connection shut its objects sockets down.
-    Executor objectReaders_{2, "tc-objects"};
-    /// Makes output and snapshot folders, each in a child process as the
-    /// session's owner (ust/output_folder.hpp; bounded, but a dead
-    /// network mount may hold it to its bound): off the loop. Owns nothing
-    /// but the copies its jobs hold.
-    Executor folderMakers_{1, "tc-foldermake"};
-    /// Network sessions' relay sessions (first Start, each network
-    /// snapshot): blocking connects and exchanges, several at once, apart
-    /// from the output folders, so that a relay that stalls holds up
-    /// neither local sessions nor the other relays.
-    Executor relayConnects_{kRelayThreads, "tc-relay"};
+    Recordings& recordings_;
     EventLoop* loop_ = nullptr;
-    /// Every session's consumers', attached to loop_; made by launcher().
-    /// Its callbacks are never called once it is freed (with the tracer).
-    std::unique_ptr<ConsumerLauncher> launcher_;
-    /// launcher_, made at the first call (systemd: connects to the manager).
-    /// Throws Error(Failed) if the manager cannot be reached.
-    ConsumerLauncher& launcher();
     std::shared_ptr<LoopPoster> poster_; ///< loop_'s, for the notify thread
     std::shared_ptr<AppCommands> commands_;
     /// Bounds the strand jobs' exchanges (boundExchanges()); outlives them.
     SocketDeadlines deadlines_;
     bool bounded_ = false;
     HangUpWatcher hangUpWatcher_;
-    FailureHandler onFailure_;
     SizeHandler onSize_;
-    StatisticsHandler onStatistics_;
-    FiguresHandler onForeignStatistics_;
-    ReleaseHandler onConsumerGone_;
     /// The record layouts `trace`'s registry learned since the last call, as
     /// DeclareLayouts for its consumer channels (none if the session does
     /// not count events, or is a snapshot session). Under trace.registryMutex.
     static std::vector<consumer_protocol::DeclareLayouts> takeLayoutsLocked(const Traced& t,
                                                                             Trace& trace);
-    /// The consumer of `t` sent figures: kept, summed, told.
-    void onConsumerStatistics(Traced& t, consumer_protocol::Statistics s);
-    /// Tells onStatistics_ `t`'s figures, summed per channel.
-    void publishStatistics(Traced& t);
     /// Tells onSize_ what `t`'s traces take now.
     void reportSize(const Traced& t);
     uint64_t nextSerial_ = 1;
@@ -806,11 +502,6 @@ private:
     /// A pidfd of each registered app (pidfd_open at registration; absent
     /// if that failed), and the watches of exited apps not yet gone.
     std::map<pid_t, UniqueFd> pidfds_;
-    struct Scheduled {
-        RotationSchedule schedule;
-        RotationDone started, done;
-    };
-    std::map<std::string, Scheduled> schedules_; // by session
     std::map<pid_t, std::pair<UniqueFd, EventSourcePtr>> exitWatches_;
     /// (pid, session or channel handle) -> Traced, Trace, channel id: read by
     /// the notify thread without locks (RCU); see handle_routes.hpp for

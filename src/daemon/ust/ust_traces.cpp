@@ -10,6 +10,7 @@
 #include "ust_tracer.hpp"
 
 #include <algorithm>
+#include <lttng/ust-ctl.h>
 #include <random>
 #include <set>
 #include <unistd.h>
@@ -58,52 +59,6 @@ std::string hostName() {
 
 } // namespace
 
-void UstTracer::onConsumerStatistics(Traced& t, cp::Statistics s) {
-    // The handlers told below may end the session: checked only while it lives.
-    auto checkSize = t.lifetime.guard([this, &t] { checkChunkSize(t); });
-    cp::Statistics foreign{s.sampledAtUsec, {}};
-    bool ours = false;
-    for (const cp::ChannelFigures& f : s.channels) {
-        if (f.key >= kForeignKeyBase) {
-            foreign.channels.push_back(f);
-            t.foreignChunkBytes[f.key] = f.chunkBytes;
-        } else if (t.channelOfKey.count(f.key) != 0) {
-            t.figures[f.key] = f;
-            ours = true;
-        }
-    }
-    if (!foreign.channels.empty() && onForeignStatistics_)
-        onForeignStatistics_(t.snapshot.idHex, foreign);
-    if (ours || foreign.channels.empty()) {
-        t.sampledAtUsec = s.sampledAtUsec;
-        publishStatistics(t);
-    }
-    checkSize();
-}
-
-void UstTracer::publishStatistics(Traced& t) {
-    if (!onStatistics_)
-        return;
-    DomainStatistics out;
-    out.sampledAtUsec = t.sampledAtUsec;
-    out.eventsCounted = t.snapshot.countEvents;
-    std::map<std::string, TraceFigures> byChannel;
-    for (const auto& c : t.snapshot.channels)
-        byChannel[c.name];
-    for (const auto& [key, f] : t.figures) {
-        const TraceFigures figures{f.eventsRecorded, f.eventsDiscarded, f.packetsLost,
-                                   f.bytesWritten, f.chunkBytes};
-        out.total += figures;
-        const std::string& name = t.channelOfKey[key];
-        if (!name.empty())
-            byChannel[name] += figures;
-    }
-    for (const auto& c : t.snapshot.channels)
-        out.channels.push_back(
-            ChannelStatistics{"ust", c.name, byChannel[c.name], t.snapshot.countEvents});
-    onStatistics_(t.snapshot.idHex, out);
-}
-
 void UstTracer::reportSize(const Traced& t) {
     if (onSize_)
         onSize_(t.snapshot.idHex, bytesPerTrace(t) * (t.traces.size() + t.exited.size()));
@@ -146,7 +101,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
     trace.dir = (perPid ? perPidTraceDir(app.info.name, app.info.pid, registered)
                         : "ust/uid/" + std::to_string(app.info.uid) + "/" +
                               std::to_string(app.info.bitness) + "-bit") +
-                t.traceDirSuffix;
+                recordings_.traceDirSuffixOf(t.snapshot.idHex);
     metadata::TraceInfo info;
     info.uuid = randomUuid();
     info.abi = abiOf(app);
@@ -166,18 +121,21 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
     info.clock = metadata::defaultClock();
     // One offset for every trace of the session, the kernel's too: the
     // domains' events then convert to the same real time and merge exactly.
-    info.clock.offset = t.clockOffset;
+    info.clock.offset = recordings_.clockOffsetOf(t.snapshot.idHex).value_or(0);
     trace.registry = std::make_unique<metadata::TraceRegistry>(info);
 
+    // lttng-ust makes one stream per possible CPU (ust-ctl.h
+    // lttng_ust_ctl_get_nr_stream_per_channel); the metadata channel has one.
+    const auto streams = static_cast<uint64_t>(lttng_ust_ctl_get_nr_stream_per_channel());
     cp::CreateChannel meta;
-    meta.key = t.nextKey++;
     meta.kind = cp::ChannelKind::Metadata;
     meta.outputDir = trace.dir;
     meta.name = "metadata";
     meta.subbufSize = 4096;
     meta.subbufCount = 2;
     std::copy(info.uuid.begin(), info.uuid.end(), meta.traceUuid.begin());
-    t.channelOfKey[meta.key] = "";
+    meta.key = recordings_.newChannelKey(t.snapshot.idHex,
+                                         {"ust", "", meta.subbufSize, meta.subbufCount, 1});
     std::vector<cp::CreateChannel> requests;
     for (const auto& c : t.snapshot.channels) {
         Channel ch;
@@ -185,7 +143,8 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         ch.contexts = c.contexts;
         ch.chanId = trace.registry->createChannel();
         cp::CreateChannel req;
-        req.key = t.nextKey++;
+        req.key = recordings_.newChannelKey(t.snapshot.idHex,
+                                            {"ust", c.name, c.subbufSize, c.subbufCount, streams});
         req.kind = cp::ChannelKind::Data;
         req.outputDir = trace.dir;
         req.name = c.name;
@@ -196,7 +155,6 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
         req.readTimerUsec = c.readTimerUs;
         req.chanId = ch.chanId;
         std::copy(info.uuid.begin(), info.uuid.end(), req.traceUuid.begin());
-        t.channelOfKey[req.key] = c.name;
         trace.channels.push_back(std::move(ch));
         requests.push_back(std::move(req));
     }
@@ -216,7 +174,7 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
             e = Error(ErrorCode::Failed, "the session ended meanwhile");
         if (e) {
             // What the consumer did make goes again.
-            if (!t.failed && t.consumer) {
+            if (!t.failed) {
                 std::vector<uint64_t> keys;
                 for (const auto& ch : made.channels)
                     if (ch.objects.channel)
@@ -224,9 +182,10 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
                 if (made.metadata.channel)
                     keys.push_back(made.metadata.key);
                 for (const uint64_t k : keys)
-                    t.consumer->destroyChannel(k, [](std::optional<Error>) {});
+                    consumer(t).destroyChannel(k, [](std::optional<Error>) {});
             }
-            const Error why(ErrorCode::Failed, "the consumer " + t.spec.unitName +
+            const Error why(ErrorCode::Failed, "the consumer " +
+                                                   recordings_.unitOf(t.snapshot.idHex) +
                                                    " could not make the buffers of " + made.dir +
                                                    ": " + e->what());
             for (auto& w : waiters)
@@ -240,14 +199,14 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
             w(&ready, std::nullopt);
         over();
     }));
-    t.consumer->createChannel(
+    consumer(t).createChannel(
         meta, [building, step = created.add()](std::optional<Error> e, ConsumerChannel ch) {
             if (!e)
                 (*building)->metadata = std::move(ch);
             step(std::move(e));
         });
     for (std::size_t i = 0; i < requests.size(); ++i)
-        t.consumer->createChannel(requests[i], [building, i, step = created.add()](
+        consumer(t).createChannel(requests[i], [building, i, step = created.add()](
                                                    std::optional<Error> e, ConsumerChannel ch) {
             if (!e)
                 (*building)->channels[i].objects = std::move(ch);
@@ -288,7 +247,7 @@ void UstTracer::pushMetadata(Traced& t, Trace& trace, Done done) {
     // The layouts of what the registry learned go first (they are what the
     // consumer needs to count the records of the events registered).
     for (const cp::DeclareLayouts& m : takeLayoutsLocked(t, trace))
-        t.consumer->declareLayouts(m, [name = t.snapshot.name,
+        consumer(t).declareLayouts(m, [name = t.snapshot.name,
                                        dir = trace.dir](std::optional<Error> e) {
             // Only the statistics need them: the session goes on.
             if (e)
@@ -300,7 +259,7 @@ void UstTracer::pushMetadata(Traced& t, Trace& trace, Done done) {
         return done(std::nullopt);
     const std::size_t offset = trace.pushed;
     trace.pushed = text.size();
-    t.consumer->pushMetadata(trace.metadata.key, offset, text.substr(offset), std::move(done));
+    consumer(t).pushMetadata(trace.metadata.key, offset, text.substr(offset), std::move(done));
 }
 
 void UstTracer::pushMetadata(Traced& t, Trace& trace) {
@@ -309,13 +268,13 @@ void UstTracer::pushMetadata(Traced& t, Trace& trace) {
 
 void UstTracer::queueMetadataLocked(Traced& t, Trace& trace) {
     for (cp::DeclareLayouts& m : takeLayoutsLocked(t, trace))
-        t.consumer->enqueueLayouts(std::move(m));
+        consumer(t).enqueueLayouts(std::move(m));
     const std::string& text = trace.registry->text();
     if (text.size() == trace.pushed)
         return;
     const std::size_t offset = trace.pushed;
     trace.pushed = text.size();
-    t.consumer->enqueueMetadata(trace.metadata.key, offset, text.substr(offset));
+    consumer(t).enqueueMetadata(trace.metadata.key, offset, text.substr(offset));
 }
 
 void UstTracer::declareOrphanChannels(Traced& t) {
@@ -375,13 +334,13 @@ void UstTracer::closeInConsumer(Traced& t, Trace& trace, Done done) {
     for (auto& ch : trace.channels) {
         const uint64_t key = ch.objects.key;
         ch.objects = ConsumerChannel{key, nullptr, {}};
-        t.closedKeys.push_back(key);
-        t.consumer->destroyChannel(key, closed.add());
+        recordings_.channelClosed(t.snapshot.idHex, key);
+        consumer(t).destroyChannel(key, closed.add());
     }
     trace.metadata.channel.reset();
     trace.metadata.streams.clear();
-    t.closedKeys.push_back(trace.metadata.key);
-    t.consumer->destroyChannel(trace.metadata.key, closed.add());
+    recordings_.channelClosed(t.snapshot.idHex, trace.metadata.key);
+    consumer(t).destroyChannel(trace.metadata.key, closed.add());
     closed.seal();
 }
 

@@ -1,4 +1,4 @@
-// UstTracer::recordSnapshot: Session.RecordSnapshot on the main loop.
+// Recordings::recordSnapshot: Session.RecordSnapshot on the main loop.
 // The consumer writes it; the main loop goes on meanwhile (the reply comes
 // back as a callback). A local snapshot goes into a folder the daemon makes
 // as the owner; a network snapshot session's goes to its relay, through a
@@ -18,8 +18,8 @@
 // included, folder made as the owner) took 11-28 ms on the running consumer.
 #include "common/error.hpp"
 #include "common/log.hpp"
-#include "ust/output_folder.hpp"
-#include "ust_tracer.hpp"
+#include "recording/output_folder.hpp"
+#include "recording/recordings.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -44,13 +44,14 @@ std::string snapshotFolderName(std::time_t when, uint64_t n) {
 
 } // namespace
 
-void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, RotationDone done) {
-    const auto it = sessions_.find(idHex);
-    if (it == sessions_.end())
+void Recordings::recordSnapshot(std::string idHex, uint64_t maxSize, PathDone done) {
+    done = posted(std::move(done));
+    Recording* found = find(idHex);
+    if (found == nullptr)
         return done(Error(ErrorCode::WrongState,
                           "the session was never started: its buffers do not exist yet"),
                     "");
-    Traced& t = *it->second;
+    Recording& t = *found;
     if (!t.snapshot.snapshotMode)
         return done(
             Error(ErrorCode::WrongState,
@@ -62,29 +63,20 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
             "");
 
     // Sub-buffers per stream within maxSize: the largest n such that n
-    // sub-buffers of every data stream (not more than a stream has) fit.
+    // sub-buffers of every data stream of every domain (not more than a
+    // stream has) fit.
     uint64_t packetsPerStream = 0;
     if (maxSize != 0) {
-        struct Streams {
-            uint64_t subbufSize, subbufCount, streams;
-        };
-        std::vector<Streams> all;
-        auto add = [&](const Trace& trace) {
-            for (const auto& ch : trace.channels)
-                for (const auto& c : t.snapshot.channels)
-                    if (c.name == ch.name)
-                        all.push_back({c.subbufSize, c.subbufCount, ch.objects.streams.size()});
-        };
-        for (const auto& [key, trace] : t.traces)
-            add(*trace);
-        for (const auto& trace : t.exited)
-            add(*trace);
+        std::vector<const ChannelUse*> all;
+        for (const auto& [key, c] : t.channels)
+            if (!c.closed && !c.use.channel.empty())
+                all.push_back(&c.use);
         uint64_t used = 0;
         for (;;) {
             uint64_t more = 0;
-            for (const auto& s : all)
-                if (packetsPerStream < s.subbufCount)
-                    more += s.subbufSize * s.streams;
+            for (const ChannelUse* s : all)
+                if (packetsPerStream < s->subbufCount)
+                    more += s->subbufSize * s->streams;
             if (more == 0 || used + more > maxSize)
                 break;
             used += more;
@@ -92,8 +84,8 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
         }
         if (packetsPerStream == 0 && !all.empty()) {
             uint64_t one = 0;
-            for (const auto& s : all)
-                one += s.subbufSize * s.streams;
+            for (const ChannelUse* s : all)
+                one += s->subbufSize * s->streams;
             return done(Error(ErrorCode::InvalidArgument,
                               "max-size " + std::to_string(maxSize) +
                                   " bytes cannot hold one sub-buffer of every stream (" +
@@ -113,7 +105,7 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
     makeFolder(path, t.snapshot.owner, t.snapshot.ownerGid, true,
                [this, ref = refOf(t), path, packetsPerStream,
                 done = std::move(done)](MadeFolder folder) mutable {
-                   Traced* live = find(ref);
+                   Recording* live = find(ref);
                    if (live == nullptr)
                        return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"),
                                    "");
@@ -128,8 +120,8 @@ void UstTracer::recordSnapshot(const std::string& idHex, uint64_t maxSize, Rotat
                });
 }
 
-void UstTracer::snapshotToRelay(Traced& t, const std::string& name, uint64_t packetsPerStream,
-                                RotationDone done) {
+void Recordings::snapshotToRelay(Recording& t, const std::string& name, uint64_t packetsPerStream,
+                                PathDone done) {
     // As lttng-sessiond's snapshot_record (lttng-tools 2.13 cmd.c,
     // set_relayd_for_snapshot): a relay session of its own for each
     // snapshot (the same name, host and creation time, so the same folder
@@ -138,7 +130,7 @@ void UstTracer::snapshotToRelay(Traced& t, const std::string& name, uint64_t pac
     params.snapshot = true;
     openRelayOffLoop(params, [this, ref = refOf(t), name, packetsPerStream,
                               done = std::move(done)](RelayOutcome outcome) mutable {
-        Traced* live = find(ref);
+        Recording* live = find(ref);
         if (live == nullptr)
             return done(Error(ErrorCode::Failed, "the session was destroyed meanwhile"), "");
         if (outcome.error)
@@ -157,12 +149,9 @@ void UstTracer::snapshotToRelay(Traced& t, const std::string& name, uint64_t pac
     });
 }
 
-void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packetsPerStream,
-                             SnapshotTarget target, RotationDone done) {
+void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t packetsPerStream,
+                             SnapshotTarget target, PathDone done) {
     const uint64_t id = ++t.snapshotsTaken;
-    declareOrphanChannels(t);
-    for (auto& [key, trace] : t.traces)
-        pushMetadata(t, *trace); // every event class registered so far
     const std::string where =
         t.snapshot.relay ? path + " on the relay at " + t.snapshot.relay->url() : path;
     const auto incomplete = [path = where, returned = path, done](const Error& e) {
@@ -172,12 +161,12 @@ void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packet
     auto written = t.lifetime.guard(
         [this, &t, id, name = t.snapshot.name, path = where, returned = path, done,
          incomplete](std::optional<Error> e) {
-            if (e && !t.failed && !t.destroying && !ConsumerConnection::isRefusal(*e)) {
+            if (e && !t.failed && !t.ending && !ConsumerConnection::isRefusal(*e)) {
                 // Not answered in time, or the connection broke: as for a
                 // rotation, the consumer's state is unknown (it may still be
                 // writing): the session fails, saying why, rather than make
                 // every later call wait as long.
-                failSession(t, "the consumer " + t.spec.unitName + " failed a snapshot (" +
+                failRecording(t, "the consumer " + t.spec.unitName + " failed a snapshot (" +
                                    e->what() + "); it was stopped");
                 return done(Error(ErrorCode::Failed, "the snapshot in " + path +
                                                          " is incomplete: " + e->what() +
@@ -188,10 +177,7 @@ void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packet
                 return incomplete(*e);
             // The data is copied: the metadata of every class registered
             // until now goes behind it (SnapshotMetadata), then into the folder.
-            for (auto& [key, trace] : t.traces)
-                pushMetadata(t, *trace);
-            for (auto& trace : t.exited)
-                pushMetadata(t, *trace);
+            afterBoundary(t);
             t.consumer->snapshotMetadata(
                 id, [name, path, returned, done, incomplete](std::optional<Error> m) {
                     if (m)
@@ -203,24 +189,37 @@ void UstTracer::sendSnapshot(Traced& t, const std::string& path, uint64_t packet
         [incomplete](std::optional<Error> e) {
             incomplete(e.value_or(Error(ErrorCode::Failed, "the session was destroyed meanwhile")));
         });
-    if (!target.relay) {
-        cp::RecordSnapshot request;
+    // Every domain describes what its buffers hold first (an app being set
+    // up may not have registered its channels yet), then the consumer copies.
+    auto held = std::make_shared<SnapshotTarget>(std::move(target));
+    auto send = [&t, id, packetsPerStream, held, written, incomplete](std::optional<Error> e) {
+        if (!e && (t.failed || t.ending))
+            e = Error(ErrorCode::WrongState, "the session's consumer is gone");
+        if (e)
+            return incomplete(*e);
+        if (!held->relay) {
+            cp::RecordSnapshot request;
+            request.id = id;
+            request.packetsPerStream = packetsPerStream;
+            t.consumer->recordSnapshot(request, std::move(held->dir), written);
+            return;
+        }
+        OpenedRelaySession& relay = *held->relay;
+        cp::RecordSnapshotToRelay request;
         request.id = id;
         request.packetsPerStream = packetsPerStream;
-        t.consumer->recordSnapshot(request, std::move(target.dir), std::move(written));
-        return;
-    }
-    OpenedRelaySession& relay = *target.relay;
-    cp::RecordSnapshotToRelay request;
-    request.id = id;
-    request.packetsPerStream = packetsPerStream;
-    request.relaySessionId = relay.relaySessionId;
-    request.relayMinor = relay.minor;
-    request.chunkId = id - 1; // a fresh relay session: any id; LTTng counts them up too
-    request.chunkCreationTime = static_cast<uint64_t>(std::time(nullptr));
-    request.chunkName = target.chunkName;
-    t.consumer->recordSnapshotToRelay(request, std::move(relay.control), std::move(relay.data),
-                                      std::move(written));
+        request.relaySessionId = relay.relaySessionId;
+        request.relayMinor = relay.minor;
+        request.chunkId = id - 1; // a fresh relay session: any id; LTTng counts them up too
+        request.chunkCreationTime = static_cast<uint64_t>(std::time(nullptr));
+        request.chunkName = held->chunkName;
+        t.consumer->recordSnapshotToRelay(request, std::move(relay.control),
+                                          std::move(relay.data), written);
+    };
+    askDomains(t, 0, true,
+               t.lifetime.guard(std::move(send), [incomplete](std::optional<Error>) {
+                   incomplete(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+               }));
 }
 
 } // namespace tracectl

@@ -1,4 +1,4 @@
-#include "ust/output_folder.hpp"
+#include "recording/output_folder.hpp"
 
 #include "common/error.hpp"
 
