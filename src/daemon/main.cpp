@@ -321,9 +321,10 @@ int run(const Options& o) {
         return registrar.watchHangUp(fd, std::move(onHangUp), events);
     };
     tracer.attach(loop, watch);
-    recordings.attach(loop, watch, [&loop, &manager](const std::string& id, const std::string& why) {
-        loop.post([&manager, id, why] { manager.sessionFailed(id, why); });
-    });
+    recordings.attach(loop, watch,
+                      [&loop, &manager](const std::string& id, const std::string& why) {
+                          loop.post([&manager, id, why] { manager.sessionFailed(id, why); });
+                      });
     recordings.onStatistics([&manager](const std::string& id, const std::string& domain,
                                        const DomainStatistics& statistics) {
         // Told on the main loop already, where the manager lives.

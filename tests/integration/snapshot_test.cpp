@@ -367,7 +367,7 @@ TEST_F(Snapshot, TheCliCreatesSnapshotSessionsAndRecords) {
 }
 
 TEST_F(Snapshot, CostOfASnapshotAgainstStartingAConsumerUnit) {
-    // Why snapshots run on the session's consumer (snapshot_record.cpp):
+    // Why snapshots run on the session's consumer (recording_snapshot.cpp):
     // Start of a session with no app is dominated by starting its consumer
     // unit (StartTransientUnit, the unit's start, Hello).
     const std::string dir = output("snap-cost");

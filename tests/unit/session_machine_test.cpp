@@ -29,6 +29,7 @@ public:
     }
     void resumeRecording(SessionSnapshot, Done done) override { done(std::nullopt); }
     void setRecordingActive(std::string, bool active) override { recordingActive = active; }
+    void recordingEnding(std::string) override {}
     void endRecording(std::string, Done done) override {
         ++recordingsEnded;
         done(std::nullopt);
@@ -158,7 +159,8 @@ std::unique_ptr<Session> makeSession(std::vector<DomainBackend*> domains,
     c.mode = mode;
     SessionRecorder* recorder = nullptr;
     for (DomainBackend* d : domains)
-        if (auto* fake = dynamic_cast<FakeDomain*>(d); fake != nullptr && fake->records && !recorder)
+        if (auto* fake = dynamic_cast<FakeDomain*>(d);
+            fake != nullptr && fake->records && !recorder)
             recorder = fake;
     auto s = std::make_unique<Session>(SessionId::random(), c, std::chrono::system_clock::now(),
                                        std::move(domains), recorder);
@@ -1109,4 +1111,135 @@ TEST(SessionMachine, ADomainThatRefusesTrackersSaysSo) {
     s->trackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vgid, {3}, false, o.done());
     ASSERT_TRUE(o.answered);
     EXPECT_EQ(o.code(), ErrorCode::InvalidArgument);
+}
+
+namespace {
+
+/// A recorder whose answers the test gives, to see the session's order.
+struct OrderedRecorder final : SessionRecorder {
+    void startRecording(SessionSnapshot, Done done) override { starts.push_back(std::move(done)); }
+    void resumeRecording(SessionSnapshot, Done done) override {
+        resumes.push_back(std::move(done));
+    }
+    void setRecordingActive(std::string, bool a) override { active = a; }
+    void recordingEnding(std::string) override { ++endings; }
+    void endRecording(std::string, Done done) override { ends.push_back(std::move(done)); }
+    void rotate(std::string, PathDone, PathDone) override {}
+    void clear(std::string, Done) override {}
+    void recordSnapshot(std::string, uint64_t, PathDone) override {}
+    void setRotationSchedule(std::string, RotationSchedule, PathDone, PathDone,
+                             Done done) override {
+        done(std::nullopt);
+    }
+    std::deque<Done> starts, resumes, ends;
+    bool active = false;
+    int endings = 0;
+};
+
+} // namespace
+
+// The recording is what the domains' channels go into: it starts before
+// any domain is asked, and ends only once every domain closed its own.
+TEST(SessionRecording, StartsBeforeTheDomainsAndEndsAfterThem) {
+    FakeDomain ust("ust"), kernel("kernel");
+    OrderedRecorder recorder;
+    SessionConfig c;
+    c.name = "s";
+    c.owner = 1000;
+    c.outputPath = "/tmp/s";
+    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&ust, &kernel}, &recorder);
+    ChannelConfig ch;
+    ch.name = "channel0";
+    s.addChannel(ch);
+    Outcome started;
+    s.start(started.done());
+    ASSERT_EQ(recorder.starts.size(), 1u);
+    EXPECT_TRUE(ust.starts.empty() && kernel.starts.empty()) << "a domain started first";
+    FakeDomain::answer(recorder.starts);
+    ASSERT_EQ(ust.starts.size(), 1u);
+    ASSERT_EQ(kernel.starts.size(), 1u);
+    EXPECT_FALSE(recorder.active);
+    FakeDomain::answer(ust.starts);
+    FakeDomain::answer(kernel.starts);
+    ASSERT_TRUE(started.answered);
+    EXPECT_TRUE(recorder.active) << "an active session's schedule must tick";
+
+    Outcome stopped;
+    s.stop(stopped.done());
+    EXPECT_FALSE(recorder.active) << "a stopping session rotates on its schedule no more";
+    FakeDomain::answer(ust.stops);
+    FakeDomain::answer(kernel.stops);
+    ASSERT_TRUE(stopped.answered);
+
+    Outcome destroyed;
+    s.destroy(destroyed.done());
+    EXPECT_EQ(recorder.endings, 1) << "not told before the domains close their channels";
+    FakeDomain::answer(ust.destroys);
+    EXPECT_TRUE(recorder.ends.empty()) << "ended before the kernel closed its channels";
+    FakeDomain::answer(kernel.destroys);
+    ASSERT_EQ(recorder.ends.size(), 1u);
+    EXPECT_FALSE(destroyed.answered);
+    FakeDomain::answer(recorder.ends, Error(ErrorCode::RelayUnavailable, "relay gone"));
+    ASSERT_TRUE(destroyed.answered);
+    EXPECT_EQ(destroyed.code(), ErrorCode::RelayUnavailable);
+}
+
+TEST(SessionRecording, ARecordingThatCannotStartStartsNoDomain) {
+    FakeDomain ust("ust");
+    OrderedRecorder recorder;
+    SessionConfig c;
+    c.name = "s";
+    c.owner = 1000;
+    c.outputPath = "/tmp/s";
+    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&ust}, &recorder);
+    ChannelConfig ch;
+    ch.name = "channel0";
+    s.addChannel(ch);
+    Outcome started;
+    s.start(started.done());
+    FakeDomain::answer(recorder.starts, Error(ErrorCode::Failed, "no consumer"));
+    ASSERT_TRUE(started.answered);
+    EXPECT_EQ(started.code(), ErrorCode::Failed);
+    EXPECT_TRUE(ust.starts.empty());
+    EXPECT_EQ(s.state(), SessionState::Created);
+    EXPECT_EQ(s.operation(), SessionOperation::None);
+}
+
+TEST(SessionRecording, ADomainThatRefusesTheStartStopsItBeforeAnythingIsMade) {
+    struct Refusing final : DomainBackend {
+        std::string_view name() const noexcept override { return "ust"; }
+        std::optional<Error> refuseStart(const SessionSnapshot&) override {
+            return Error(ErrorCode::InvalidArgument, "ring buffers too big");
+        }
+        void start(SessionSnapshot, Done) override { ADD_FAILURE() << "started"; }
+        void stop(std::string, Done done) override { done(std::nullopt); }
+        void destroy(std::string, Done done) override { done(std::nullopt); }
+        void enableEvents(std::string, EventRule, bool, Done done) override { done(std::nullopt); }
+        void setEventRulesEnabled(std::string, std::vector<EventRule>, bool, Done done) override {
+            done(std::nullopt);
+        }
+        void setChannelEnabled(std::string, TracingDomain, std::string, bool, Done done) override {
+            done(std::nullopt);
+        }
+        void setProcessTrackers(std::string, ProcessTrackers, bool, Done done) override {
+            done(std::nullopt);
+        }
+    } refusing;
+    OrderedRecorder recorder;
+    SessionConfig c;
+    c.name = "s";
+    c.owner = 1000;
+    c.outputPath = "/tmp/s";
+    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&refusing}, &recorder);
+    ChannelConfig ch;
+    ch.name = "channel0";
+    s.addChannel(ch);
+    try {
+        s.start([](std::optional<Error>) { ADD_FAILURE() << "answered"; });
+        ADD_FAILURE() << "not refused";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    }
+    EXPECT_TRUE(recorder.starts.empty()) << "a consumer was started for a refused session";
+    EXPECT_EQ(s.operation(), SessionOperation::None);
 }

@@ -1,8 +1,7 @@
-// UstTracer::clear (ust_clear.cpp) against the real consumer (fork/exec),
-// with fake apps (tracer_harness.hpp): a normal session's current chunk is
-// deleted and the next one has the whole metadata; a snapshot session's
-// consumer empties its buffers; a clear is refused while a rotation is
-// under way; Destroy right behind a clear answers both, once each.
+// Recordings::clear (recording_rotation.cpp) over the UST tracer against the real consumer
+// (fork/exec), with fake apps (tracer_harness.hpp): a normal session's current chunk is deleted and
+// the next one has the whole metadata; a snapshot session's consumer empties its buffers; a clear
+// is refused while a rotation is under way; Destroy right behind a clear answers both, once each.
 #include "tracer_harness.hpp"
 
 #include <filesystem>

@@ -313,10 +313,10 @@ protected:
     /// On the loop: what Session::destroy() does, the tracer, then the
     /// recording; `done` with the first loss.
     void destroySession(const std::string& idHex, UstTracer::Done done) {
+        recordings_->recordingEnding(idHex);
         tracer_->destroy(idHex, [this, idHex, done](std::optional<Error> e) {
-            recordings_->endRecording(idHex, [e, done](std::optional<Error> ended) {
-                done(e ? e : std::move(ended));
-            });
+            recordings_->endRecording(
+                idHex, [e, done](std::optional<Error> ended) { done(e ? e : std::move(ended)); });
         });
     }
 

@@ -187,7 +187,7 @@ TEST_F(TracerSessions, AConsumerKilledMidRotationCompletesItWithAnError) {
 // answer Rotate: that reply starts nothing, completes nothing and fails
 // nothing again, and the next calls are refused at once (no request they
 // would pair it with is sent). A rotation that never began is never
-// completed (UstTracer::rotate()).
+// completed (Recordings::rotate()).
 TEST_F(TracerSessionsShortDeadline, AReplyAfterItsDeadlineIsTakenForNoOtherRequest) {
     const auto s = session(kIdA, "late");
     start(s);

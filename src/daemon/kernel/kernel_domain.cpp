@@ -381,11 +381,11 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                 ConsumerConnection* consumer = recordings_.consumerOf(id);
                 if (consumer == nullptr) {
                     removeInstances(std::exchange(on->instances, nullptr), kRemovalAttempts);
-                    return done(Error(ErrorCode::Failed,
-                                      "the session's consumer is not there" +
-                                          (recordings_.failureOf(id)
-                                               ? " (" + *recordings_.failureOf(id) + ")"
-                                               : std::string())));
+                    return done(
+                        Error(ErrorCode::Failed, "the session's consumer is not there" +
+                                                     (recordings_.failureOf(id)
+                                                          ? " (" + *recordings_.failureOf(id) + ")"
+                                                          : std::string())));
                 }
                 std::array<std::uint8_t, 16> uuid{};
                 std::copy(on->uuid.begin(), on->uuid.end(), uuid.begin());

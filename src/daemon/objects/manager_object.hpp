@@ -177,7 +177,7 @@ private:
     const SessionStore* store_ = nullptr;
     ConsumerFdStore* fdStore_ = nullptr;
     /// Runs the output folder checks, each in a child process as the
-    /// session's owner (bounded, ust/output_folder.hpp), off the loop;
+    /// session's owner (bounded, recording/output_folder.hpp), off the loop;
     /// owns nothing but the copies its jobs hold.
     Executor folderChecks_{1, "tc-foldercheck"};
     /// CreateSession's relay probes (network sessions), each bounded by

@@ -36,8 +36,8 @@ namespace tracectl {
 /// What a domain says of a consumer channel it makes (Recordings::
 /// newChannelKey()): whose it is, and its ring buffer's shape.
 struct ChannelUse {
-    std::string domain;  ///< "ust", "kernel"
-    std::string channel; ///< its channel's name; "" for a metadata channel
+    std::string domain;       ///< "ust", "kernel"
+    std::string channel;      ///< its channel's name; "" for a metadata channel
     uint64_t subbufSize = 0;  ///< bytes
     uint64_t subbufCount = 0; ///< sub-buffers per stream
     uint64_t streams = 0;     ///< data streams (one per CPU)
@@ -73,6 +73,9 @@ struct Recording {
     std::string failure; ///< why, once failed
     /// Told why once the recording fails (a domain's Start waiting for it).
     std::vector<std::function<void(const std::string&)>> whenFailed;
+    /// recordingEnding(): the domains close their channels, then the end
+    /// comes; a failure meanwhile is the end's to report.
+    bool closing = false;
     bool ending = false; ///< endRecording() under way
 
     // Keys and figures.

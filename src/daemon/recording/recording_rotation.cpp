@@ -38,9 +38,7 @@ void Recordings::askDomains(Recording& r, std::size_t next, bool allAtOnce,
                     return then(std::move(e));
                 askDomains(r, next + 1, allAtOnce && *inCall, then);
             },
-            [then](std::optional<Error>) {
-                then(Error(ErrorCode::Failed, "the session ended"));
-            }));
+            [then](std::optional<Error>) { then(Error(ErrorCode::Failed, "the session ended")); }));
     *inCall = false;
 }
 
@@ -73,32 +71,31 @@ void Recordings::rotate(std::string idHex, PathDone started, PathDone completed)
     beginRotation(r, std::move(started), std::move(completed));
 }
 
-void Recordings::beginRotation(Recording& r, PathDone started, PathDone completed,
-                               bool discard) {
+void Recordings::beginRotation(Recording& r, PathDone started, PathDone completed, bool discard) {
     // Every domain describes what its buffers hold first (an app being set
     // up may not have registered its channels yet): archived before, such
     // a stream's packets would have no stream class in the archive.
     r.closingChunk = true;
-    askDomains(r, 0, true,
-               r.lifetime.guard(
-                   [this, &r, started, completed, discard](std::optional<Error> e) {
-                       r.closingChunk = false;
-                       if (!e && r.failed)
-                           e = Error(ErrorCode::Failed, r.failure);
-                       if (!e && r.ending)
-                           e = Error(ErrorCode::Failed, "the session ended");
-                       if (e)
-                           return started(Error(ErrorCode::Failed, std::string("the rotation did "
-                                                                               "not begin: ") +
-                                                                       e->what()),
-                                          "");
-                       sendRotate(r, started, completed, discard);
-                   },
-                   [started](std::optional<Error>) {
-                       started(Error(ErrorCode::Failed,
-                                     "the rotation did not begin: the session ended"),
-                               "");
-                   }));
+    askDomains(
+        r, 0, true,
+        r.lifetime.guard(
+            [this, &r, started, completed, discard](std::optional<Error> e) {
+                r.closingChunk = false;
+                if (!e && r.failed)
+                    e = Error(ErrorCode::Failed, r.failure);
+                if (!e && r.ending)
+                    e = Error(ErrorCode::Failed, "the session ended");
+                if (e)
+                    return started(Error(ErrorCode::Failed, std::string("the rotation did "
+                                                                        "not begin: ") +
+                                                                e->what()),
+                                   "");
+                sendRotate(r, started, completed, discard);
+            },
+            [started](std::optional<Error>) {
+                started(Error(ErrorCode::Failed, "the rotation did not begin: the session ended"),
+                        "");
+            }));
 }
 
 void Recordings::sendRotate(Recording& r, PathDone started, PathDone completed, bool discard) {
@@ -201,9 +198,9 @@ void Recordings::abandonRotation(Recording& r, const std::string& why) {
     // is never completed.
     if (!rotation.begun)
         return;
-    rotation.completed(Error(ErrorCode::Failed,
-                             "the rotation to " + rotation.path + " did not complete: " + why),
-                       rotation.path);
+    rotation.completed(
+        Error(ErrorCode::Failed, "the rotation to " + rotation.path + " did not complete: " + why),
+        rotation.path);
 }
 
 void Recordings::rotationOver(Recording& r) {
@@ -254,8 +251,8 @@ void Recordings::clear(std::string idHex, Done done) {
         [answer](std::optional<Error> e, const std::string&) { answer(std::move(e)); }, true);
 }
 
-void Recordings::setRotationSchedule(std::string idHex, RotationSchedule schedule,
-                                     PathDone started, PathDone completed, Done done) {
+void Recordings::setRotationSchedule(std::string idHex, RotationSchedule schedule, PathDone started,
+                                     PathDone completed, Done done) {
     started = posted(std::move(started));
     completed = posted(std::move(completed));
     done = posted(std::move(done));
@@ -296,8 +293,8 @@ void Recordings::armSchedule(Recording& r) {
     spec.it_interval.tv_nsec = static_cast<long>(tickUs % 1'000'000 * 1000);
     spec.it_value = spec.it_interval;
     timerfd_settime(r.scheduleTimer.get(), 0, &spec, nullptr);
-    r.scheduleWatch = watcher_(r.scheduleTimer.get(),
-                               r.lifetime.guard([this, &r] { scheduleTick(r); }), EPOLLIN);
+    r.scheduleWatch =
+        watcher_(r.scheduleTimer.get(), r.lifetime.guard([this, &r] { scheduleTick(r); }), EPOLLIN);
 }
 
 void Recordings::scheduleTick(Recording& r) {

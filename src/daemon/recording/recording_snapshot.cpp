@@ -121,7 +121,7 @@ void Recordings::recordSnapshot(std::string idHex, uint64_t maxSize, PathDone do
 }
 
 void Recordings::snapshotToRelay(Recording& t, const std::string& name, uint64_t packetsPerStream,
-                                PathDone done) {
+                                 PathDone done) {
     // As lttng-sessiond's snapshot_record (lttng-tools 2.13 cmd.c,
     // set_relayd_for_snapshot): a relay session of its own for each
     // snapshot (the same name, host and creation time, so the same folder
@@ -150,7 +150,7 @@ void Recordings::snapshotToRelay(Recording& t, const std::string& name, uint64_t
 }
 
 void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t packetsPerStream,
-                             SnapshotTarget target, PathDone done) {
+                              SnapshotTarget target, PathDone done) {
     const uint64_t id = ++t.snapshotsTaken;
     const std::string where =
         t.snapshot.relay ? path + " on the relay at " + t.snapshot.relay->url() : path;
@@ -167,7 +167,7 @@ void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t pa
                 // writing): the session fails, saying why, rather than make
                 // every later call wait as long.
                 failRecording(t, "the consumer " + t.spec.unitName + " failed a snapshot (" +
-                                   e->what() + "); it was stopped");
+                                     e->what() + "); it was stopped");
                 return done(Error(ErrorCode::Failed, "the snapshot in " + path +
                                                          " is incomplete: " + e->what() +
                                                          "; the session is now in state error"),
@@ -213,13 +213,12 @@ void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t pa
         request.chunkId = id - 1; // a fresh relay session: any id; LTTng counts them up too
         request.chunkCreationTime = static_cast<uint64_t>(std::time(nullptr));
         request.chunkName = held->chunkName;
-        t.consumer->recordSnapshotToRelay(request, std::move(relay.control),
-                                          std::move(relay.data), written);
+        t.consumer->recordSnapshotToRelay(request, std::move(relay.control), std::move(relay.data),
+                                          written);
     };
-    askDomains(t, 0, true,
-               t.lifetime.guard(std::move(send), [incomplete](std::optional<Error>) {
-                   incomplete(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
-               }));
+    askDomains(t, 0, true, t.lifetime.guard(std::move(send), [incomplete](std::optional<Error>) {
+        incomplete(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
+    }));
 }
 
 } // namespace tracectl

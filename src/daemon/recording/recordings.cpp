@@ -290,25 +290,24 @@ void Recordings::connectConsumer(Recording& r, UniqueFd ours, Done done) {
               launcher().kind() + ")");
     // Once the recording is gone, `done` alone is told.
     const auto answer = [done](std::optional<Error> e) { done(std::move(e)); };
-    r.consumer->hello(
-        config_.daemonVersion,
-        r.lifetime.guard(
-            [this, &r, done, answer](std::optional<Error> e) {
-                if (e)
-                    return done(std::move(e));
-                // A network session's consumer streams from its first
-                // channel on: the relay's sockets go before any domain's.
-                attachRelay(r, r.lifetime.guard(
-                                   [this, &r, done](std::optional<Error> attached) {
-                                       if (!attached) {
-                                           r.greeted = true;
-                                           watchChunkSize(r);
-                                       }
-                                       done(std::move(attached));
-                                   },
-                                   answer));
-            },
-            answer));
+    r.consumer->hello(config_.daemonVersion,
+                      r.lifetime.guard(
+                          [this, &r, done, answer](std::optional<Error> e) {
+                              if (e)
+                                  return done(std::move(e));
+                              // A network session's consumer streams from its first
+                              // channel on: the relay's sockets go before any domain's.
+                              attachRelay(r, r.lifetime.guard(
+                                                 [this, &r, done](std::optional<Error> attached) {
+                                                     if (!attached) {
+                                                         r.greeted = true;
+                                                         watchChunkSize(r);
+                                                     }
+                                                     done(std::move(attached));
+                                                 },
+                                                 answer));
+                          },
+                          answer));
 }
 
 void Recordings::makeConnection(Recording& r, UniqueFd ours) {
@@ -323,7 +322,7 @@ void Recordings::makeConnection(Recording& r, UniqueFd ours) {
     handlers.metadataFailed = r.lifetime.guard(
         [this, &r](const Error& e) { failOnError(r.snapshot.idHex, "to take metadata")(e); });
     handlers.outputFailed = r.lifetime.guard([this, &r](const std::string& why) {
-        if (!r.failed && !r.ending)
+        if (!r.failed && !r.ending && !r.closing)
             failRecording(r, "streaming to the relay at " +
                                  (r.snapshot.relay ? r.snapshot.relay->url() : std::string("?")) +
                                  " failed: " + why);
@@ -365,6 +364,11 @@ void Recordings::setRecordingActive(std::string idHex, bool active) {
     r->active = active;
     if (active)
         armSchedule(*r); // its cadence counts from each start
+}
+
+void Recordings::recordingEnding(std::string idHex) {
+    if (Recording* r = find(idHex))
+        r->closing = true;
 }
 
 ConsumerConnection* Recordings::consumerOf(const std::string& idHex) {
@@ -461,7 +465,7 @@ void Recordings::stopConsumerUnit(Recording& r) {
 }
 
 void Recordings::consumerLost(Recording& r, const std::string& why) {
-    if (r.failed || r.ending || !r.launched || !launcher_)
+    if (r.failed || r.ending || r.closing || !r.launched || !launcher_)
         return;
     // How the unit ended (systemd's view), once it is down: a process that
     // closed its socket is "active" until its manager saw it exit.
@@ -469,7 +473,7 @@ void Recordings::consumerLost(Recording& r, const std::string& why) {
         r.spec, std::chrono::milliseconds(1000),
         r.lifetime.guard([this, &r, why,
                           unit = r.spec.unitName](std::optional<std::string> reason) {
-            if (r.failed || r.ending)
+            if (r.failed || r.ending || r.closing)
                 return;
             if (reason && reason->find("Result oom-kill") != std::string::npos) {
                 failRecording(r, "the consumer " + unit +
@@ -493,7 +497,7 @@ Recordings::Done Recordings::failOnError(const std::string& idHex, std::string w
     if (r == nullptr)
         return [](std::optional<Error>) {};
     return r->lifetime.guard([this, r, what = std::move(what)](std::optional<Error> e) {
-        if (!e || r->failed || r->ending)
+        if (!e || r->failed || r->ending || r->closing)
             return;
         failRecording(*r, "the consumer " + r->spec.unitName + " failed " + what + " (" +
                               e->what() + "); it was stopped");
@@ -501,7 +505,7 @@ Recordings::Done Recordings::failOnError(const std::string& idHex, std::string w
 }
 
 void Recordings::fail(const std::string& idHex, const std::string& why) {
-    if (Recording* r = find(idHex); r != nullptr && !r->failed && !r->ending)
+    if (Recording* r = find(idHex); r != nullptr && !r->failed && !r->ending && !r->closing)
         failRecording(*r, why);
 }
 
@@ -562,8 +566,8 @@ void Recordings::endRecording(std::string idHex, Done done) {
         [this, &r, done](std::optional<Error> e) {
             std::optional<Error> lost;
             if (e) {
-                log::warning("session '" + r.snapshot.name + "': closing the consumer: " +
-                             e->what());
+                log::warning("session '" + r.snapshot.name +
+                             "': closing the consumer: " + e->what());
                 stopConsumerUnit(r);
                 // A relay that failed while the buffers were drained did
                 // not get the end of the trace: the end says so.

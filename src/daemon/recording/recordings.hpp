@@ -74,8 +74,7 @@ public:
     using Done = SessionRecorder::Done;
     using PathDone = SessionRecorder::PathDone;
     /// Watches `fd` for `events` (epoll bits) on the main loop.
-    using FdWatcher =
-        std::function<EventSourcePtr(int fd, std::function<void()>, uint32_t events)>;
+    using FdWatcher = std::function<EventSourcePtr(int fd, std::function<void()>, uint32_t events)>;
     /// Told (on the main loop) that session `idHex` failed, and why.
     using FailureHandler = std::function<void(const std::string& idHex, const std::string& why)>;
     /// Told (on the main loop) what session `idHex`'s consumer wrote for
@@ -108,6 +107,7 @@ public:
     void startRecording(SessionSnapshot s, Done done) override;
     void resumeRecording(SessionSnapshot s, Done done) override;
     void setRecordingActive(std::string idHex, bool active) override;
+    void recordingEnding(std::string idHex) override;
     void endRecording(std::string idHex, Done done) override;
     /// Closes the current trace chunk of session `idHex` (active or
     /// stopped) and opens the next: the consumer switches each stream once

@@ -230,18 +230,18 @@ void Session::start(Done done) {
 void Session::startRecordingAndDomains(Done done) {
     if (recorder_ == nullptr)
         return startDomains(std::move(done));
-    recorder_->startRecording(
-        snapshot(), lifetime_.guard(
-                        [this, done](std::optional<Error> error) {
-                            if (!error)
-                                return startDomains(done);
-                            operation_ = SessionOperation::None;
-                            log::warning("session '" + config_.name +
-                                             "' did not start: " + error->what(),
-                                         id_.uuid());
-                            done(std::move(error));
-                        },
-                        [done] { done(destroyedError()); }));
+    recorder_->startRecording(snapshot(),
+                              lifetime_.guard(
+                                  [this, done](std::optional<Error> error) {
+                                      if (!error)
+                                          return startDomains(done);
+                                      operation_ = SessionOperation::None;
+                                      log::warning("session '" + config_.name +
+                                                       "' did not start: " + error->what(),
+                                                   id_.uuid());
+                                      done(std::move(error));
+                                  },
+                                  [done] { done(destroyedError()); }));
 }
 
 void Session::restartAfterFailure(Done done) {
@@ -252,27 +252,29 @@ void Session::restartAfterFailure(Done done) {
     log::info("session '" + config_.name + "': starting again after its failure (" + errorReason_ +
                   ")",
               id_.uuid());
-    auto torn =
-              lifetime_.guard(
-                  [this, done](std::optional<Error>) {
-                      state_ = everStarted_ ? SessionState::Stopped : SessionState::Created;
-                      errorReason_.clear();
-                      restartedAt_ = std::chrono::duration_cast<std::chrono::seconds>(
-                                         std::chrono::system_clock::now().time_since_epoch())
-                                         .count();
-                      rotating_ = false;
-                      notify({SessionChange::State, SessionChange::ErrorReason});
-                      startRecordingAndDomains(done);
-                  },
-                  [done] { done(destroyedError()); });
+    auto torn = lifetime_.guard(
+        [this, done](std::optional<Error>) {
+            state_ = everStarted_ ? SessionState::Stopped : SessionState::Created;
+            errorReason_.clear();
+            restartedAt_ = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+            rotating_ = false;
+            notify({SessionChange::State, SessionChange::ErrorReason});
+            startRecordingAndDomains(done);
+        },
+        [done] { done(destroyedError()); });
     // The domains let go of their channels, then the recording goes.
-    Join domainsTorn(domains_.size(), lifetime_.guard(
-                                          [this, torn](std::optional<Error>) {
-                                              if (recorder_ == nullptr)
-                                                  return torn(std::nullopt);
-                                              recorder_->endRecording(id_.hex(), torn);
-                                          },
-                                          [done](std::optional<Error>) { done(destroyedError()); }));
+    Join domainsTorn(domains_.size(),
+                     lifetime_.guard(
+                         [this, torn](std::optional<Error>) {
+                             if (recorder_ == nullptr)
+                                 return torn(std::nullopt);
+                             recorder_->endRecording(id_.hex(), torn);
+                         },
+                         [done](std::optional<Error>) { done(destroyedError()); }));
+    if (recorder_ != nullptr)
+        recorder_->recordingEnding(id_.hex());
     for (DomainBackend* d : domains_)
         d->destroy(id_.hex(), domainsTorn.add());
 }
@@ -358,6 +360,8 @@ void Session::destroy(Done done) {
                                                      });
                          },
                          finish));
+    if (recorder_ != nullptr)
+        recorder_->recordingEnding(id_.hex());
     for (DomainBackend* d : domains_)
         d->destroy(id_.hex(), domainsDone.add());
 }
@@ -391,8 +395,9 @@ void Session::rotate(PathDone started) {
                      started(std::move(error), std::move(path));
                  },
                  [started](std::optional<Error>, std::string) { started(destroyedError(), {}); }),
-             lifetime_.guard([this](std::optional<Error> error,
-                                    std::string path) { rotationEnded(error, path); }));
+             lifetime_.guard([this](std::optional<Error> error, std::string path) {
+                 rotationEnded(error, path);
+             }));
 }
 
 void Session::rotationEnded(const std::optional<Error>& error, const std::string& path) {
@@ -428,23 +433,22 @@ void Session::clear(Done done) {
     SessionRecorder& r = recorder("Clear");
     clearing_ = true;
     r.clear(id_.hex(), lifetime_.guard(
-                                 [this, done](std::optional<Error> error) {
-                                     clearing_ = false;
-                                     if (error && operation_ == SessionOperation::Destroying)
-                                         return done(destroyedError());
-                                     if (error) {
-                                         log::warning("session '" + config_.name +
-                                                          "': clear failed: " + error->what(),
-                                                      id_.uuid());
-                                         return done(std::move(error));
-                                     }
-                                     if (state_ == SessionState::Stopped)
-                                         emptySinceStop_ = true;
-                                     log::info("session '" + config_.name + "' cleared",
-                                               id_.uuid());
-                                     done(std::nullopt);
-                                 },
-                                 [done](std::optional<Error>) { done(destroyedError()); }));
+                           [this, done](std::optional<Error> error) {
+                               clearing_ = false;
+                               if (error && operation_ == SessionOperation::Destroying)
+                                   return done(destroyedError());
+                               if (error) {
+                                   log::warning("session '" + config_.name +
+                                                    "': clear failed: " + error->what(),
+                                                id_.uuid());
+                                   return done(std::move(error));
+                               }
+                               if (state_ == SessionState::Stopped)
+                                   emptySinceStop_ = true;
+                               log::info("session '" + config_.name + "' cleared", id_.uuid());
+                               done(std::nullopt);
+                           },
+                           [done](std::optional<Error>) { done(destroyedError()); }));
 }
 
 void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
@@ -461,22 +465,24 @@ void Session::recordSnapshot(uint64_t maxSize, PathDone done) {
     // not, and overtakes it: the snapshot then fails as destroyed.
     SessionRecorder& r = recorder("RecordSnapshot");
     snapshotting_ = true;
-    r.recordSnapshot(id_.hex(), maxSize, lifetime_.guard(
-                                 [this, done](std::optional<Error> error, std::string path) {
-                                     snapshotting_ = false;
-                                     if (error && operation_ == SessionOperation::Destroying)
-                                         return done(destroyedError(), {});
-                                     if (error) {
-                                         log::warning("session '" + config_.name +
-                                                          "': snapshot failed: " + error->what(),
-                                                      id_.uuid());
-                                         return done(std::move(error), {});
-                                     }
-                                     if (listener_ != nullptr)
-                                         listener_->snapshotRecorded(path);
-                                     done(std::nullopt, path);
-                                 },
-                                 [done](std::optional<Error>, std::string) { done(destroyedError(), {}); }));
+    r.recordSnapshot(
+        id_.hex(), maxSize,
+        lifetime_.guard(
+            [this, done](std::optional<Error> error, std::string path) {
+                snapshotting_ = false;
+                if (error && operation_ == SessionOperation::Destroying)
+                    return done(destroyedError(), {});
+                if (error) {
+                    log::warning("session '" + config_.name +
+                                     "': snapshot failed: " + error->what(),
+                                 id_.uuid());
+                    return done(std::move(error), {});
+                }
+                if (listener_ != nullptr)
+                    listener_->snapshotRecorded(path);
+                done(std::nullopt, path);
+            },
+            [done](std::optional<Error>, std::string) { done(destroyedError(), {}); }));
 }
 
 void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
@@ -500,19 +506,17 @@ void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
                 notify({SessionChange::State});
             }
         }),
-        lifetime_.guard(
-            [this](std::optional<Error> error, const std::string& path) {
-                rotationEnded(error, path);
-            }),
+        lifetime_.guard([this](std::optional<Error> error, const std::string& path) {
+            rotationEnded(error, path);
+        }),
         lifetime_.guard(
             [this, done, schedule](std::optional<Error> error) {
                 if (!error)
                     log::info("session '" + config_.name + "': rotation schedule " +
-                                  (schedule.any() ? "every " + std::to_string(schedule.timerUs) +
-                                                        " us / " +
-                                                        std::to_string(schedule.sizeBytes) +
-                                                        " bytes (0 = not)"
-                                                  : std::string("cleared")),
+                                  (schedule.any()
+                                       ? "every " + std::to_string(schedule.timerUs) + " us / " +
+                                             std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
+                                       : std::string("cleared")),
                               id_.uuid());
                 done(std::move(error));
             },

@@ -43,6 +43,11 @@ public:
     /// The session records (true) or not: only an active session rotates
     /// on its schedule.
     virtual void setRecordingActive(std::string idHex, bool active) = 0;
+    /// The session is being destroyed (or let go after a failure): what
+    /// fails from now on while the domains close their channels (a relay
+    /// that stops answering) is the end's to report (endRecording()), and
+    /// fails the session no more.
+    virtual void recordingEnding(std::string idHex) = 0;
     /// After the domains closed their channels: the consumer drains the
     /// rest, archives nothing more and exits; a rotation under way
     /// completes first or fails. `done` always gets nullopt or

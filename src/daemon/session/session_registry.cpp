@@ -143,7 +143,8 @@ Session& SessionRegistry::restore(const SessionId& id, SessionConfig config,
     if (findById(id) != nullptr)
         throw Error(ErrorCode::SessionExists, "a session with id " + id.uuid() + " exists already");
     checkRoomFor(config.owner, config.name);
-    sessions_.push_back(std::make_unique<Session>(id, std::move(config), created, domains_, recorder_));
+    sessions_.push_back(
+        std::make_unique<Session>(id, std::move(config), created, domains_, recorder_));
     return *sessions_.back();
 }
 

@@ -6,8 +6,8 @@
 #include "common/join.hpp"
 #include "common/log.hpp"
 #include "metadata/clock_source.hpp"
-#include "restart/consumer_fd_store.hpp"
 #include "recording/output_folder.hpp"
+#include "restart/consumer_fd_store.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -127,8 +127,7 @@ std::optional<Error> UstTracer::refuseStart(const SessionSnapshot& s) const {
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page = sysconf(_SC_PAGESIZE);
     const uint64_t halfMemory =
-        pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2
-                              : 0;
+        pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2 : 0;
     const uint64_t limit = config_.consumerMemoryMax != 0 ? config_.consumerMemoryMax : halfMemory;
     Traced probe;
     probe.snapshot = s;
@@ -288,8 +287,8 @@ UstTracer::Done UstTracer::failOnError(Traced& t, std::string what) {
     return t.lifetime.guard([this, &t, what = std::move(what)](std::optional<Error> e) {
         if (!e || t.failed || t.destroying)
             return;
-        failSession(t, "the consumer " + recordings_.unitOf(t.snapshot.idHex) + " failed " +
-                           what + " (" + e->what() + "); it was stopped");
+        failSession(t, "the consumer " + recordings_.unitOf(t.snapshot.idHex) + " failed " + what +
+                           " (" + e->what() + "); it was stopped");
     });
 }
 

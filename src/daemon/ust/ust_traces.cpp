@@ -184,10 +184,9 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
                 for (const uint64_t k : keys)
                     consumer(t).destroyChannel(k, [](std::optional<Error>) {});
             }
-            const Error why(ErrorCode::Failed, "the consumer " +
-                                                   recordings_.unitOf(t.snapshot.idHex) +
-                                                   " could not make the buffers of " + made.dir +
-                                                   ": " + e->what());
+            const Error why(ErrorCode::Failed,
+                            "the consumer " + recordings_.unitOf(t.snapshot.idHex) +
+                                " could not make the buffers of " + made.dir + ": " + e->what());
             for (auto& w : waiters)
                 w(nullptr, why);
             return over();
