@@ -201,7 +201,9 @@ class InstallTest(unittest.TestCase):
 class DemoScriptTest(unittest.TestCase):
     """scripts/demo, the README's first command, reads its arguments before
     it does anything: --help must not install, build and run the demo (a
-    fresh user's finding), and an unknown argument is refused."""
+    fresh user's finding), and an unknown argument is refused. Each step
+    before the demo proper is one line naming its log (a fresh user got
+    some 800 lines of apt), and a step that fails shows that log in full."""
 
     def run_demo(self, *args):
         return subprocess.run(["bash", os.path.join(SOURCE, "scripts", "demo"), *args],
@@ -218,6 +220,75 @@ class DemoScriptTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown argument '--bogus'", r.stderr)
         self.assertEqual(r.stdout, "")
+
+    def run_stubbed(self, apt_status):
+        """scripts/demo on a machine lacking every package, in a mount
+        namespace of its own: apt-get, dpkg-query and meson are stubs on
+        PATH (apt-get prints 820 lines, as a first install does, and exits
+        with apt_status; meson fails), /usr/sbin a tmpfs (install-deps
+        writes its policy-rc.d there). Returns the run and its TMPDIR."""
+        tmp = tempfile.mkdtemp(prefix="tracectl-demo-test-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", tmp], check=False)
+        stubs = os.path.join(tmp, "stubs")
+        os.mkdir(stubs)
+        scripts = {
+            "dpkg-query": "exit 1\n",
+            "apt-get": ('[ "$1" = update ] && { seq 20 | sed "s/^/Hit:/"; exit 0; }\n'
+                        'seq 800 | sed "s|^|Get:|; s|$| http://deb.debian.org/debian bookworm|"\n'
+                        "exit %d\n" % apt_status),
+            "meson": "seq 30 | sed 's/^/meson says: line /'\nexit 1\n",
+        }
+        for name, body in scripts.items():
+            path = os.path.join(stubs, name)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\n" + body)
+            os.chmod(path, 0o755)
+        env = dict(os.environ, PATH=stubs + ":" + os.environ["PATH"], TMPDIR=tmp,
+                   BUILD_DIR=os.path.join(tmp, "build"))
+        r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            'mount -t tmpfs none /usr/sbin && exec "$@"', "sh",
+                            "bash", os.path.join(SOURCE, "scripts", "demo")],
+                           capture_output=True, text=True, timeout=60, check=False, env=env)
+        return r, tmp
+
+    def log_named(self, line):
+        self.assertRegex(line, r"\(log: /[^)]+\)")
+        return line[line.index("(log: ") + 6:line.index(")", line.index("(log: "))]
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root (a mount namespace)")
+    def test_each_step_before_the_demo_is_one_line_naming_its_log(self):
+        r, tmp = self.run_stubbed(apt_status=0)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stdout, "")
+        lines = r.stderr.splitlines()
+        # Not one of apt's 820 lines: one line for the packages, its log
+        # holding them; then meson's failure, shown in full.
+        self.assertNotIn("Get:", r.stderr)
+        self.assertNotIn("Hit:", r.stderr)
+        self.assertTrue(lines[0].startswith("== installing the Debian packages"), lines[0])
+        self.assertTrue(lines[0].endswith(" done"), lines[0])
+        with open(self.log_named(lines[0])) as f:
+            apt = f.read()
+        self.assertIn("Get:800 http://deb.debian.org/debian bookworm", apt)
+        self.assertEqual(apt.count("Get:"), 800)
+        self.assertTrue(lines[1].startswith("== configuring the build in " + tmp), lines[1])
+        self.assertTrue(lines[1].endswith(" failed"), lines[1])
+        self.assertIn("configuring the build in %s failed; its log, %s:" %
+                      (os.path.join(tmp, "build"), self.log_named(lines[1])), lines[2])
+        self.assertEqual(lines[3:], ["meson says: line %d" % n for n in range(1, 31)])
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root (a mount namespace)")
+    def test_a_step_that_fails_shows_its_whole_log(self):
+        r, tmp = self.run_stubbed(apt_status=100)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = r.stderr.splitlines()
+        self.assertTrue(lines[0].endswith(" failed"), lines[0])
+        log = self.log_named(lines[0])
+        self.assertTrue(log.startswith(tmp), log)
+        with open(log) as f:
+            self.assertEqual(f.read().splitlines(), lines[2:])
+        self.assertEqual(sum(line.startswith("Get:") for line in lines), 800)
+        self.assertNotIn("configuring the build", r.stderr)
 
 
 if __name__ == "__main__":

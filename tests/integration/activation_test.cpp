@@ -22,6 +22,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -1012,6 +1013,9 @@ namespace {
 class SystemUnits : public Activation {
 protected:
     static void SetUpTestSuite() {
+        // tracefs, as sys-kernel-tracing.mount (the unit's Wants=) mounts it
+        // on a system: before the sandbox's mount namespace copies the mounts.
+        (void)tracefsRoot();
         Sandbox::Options o;
         o.startDaemon = false;
         sandbox_ = std::make_unique<Sandbox>(o);
@@ -1059,10 +1063,11 @@ TEST_F(SystemUnits, TheHardenedSystemServiceIsSocketActivatedAndTraces) {
     const pid_t daemon = waitActive();
     ASSERT_NE(daemon, 0) << sandbox_->readLog("systemd");
     // The bounding set reached the process: CAP_DAC_OVERRIDE (bit 1),
-    // CAP_FOWNER (3), CAP_SETGID (6), CAP_SETUID (7), CAP_SYS_PTRACE (19).
+    // CAP_FOWNER (3), CAP_SETGID (6), CAP_SETUID (7), CAP_SYS_PTRACE (19),
+    // CAP_PERFMON (38), CAP_BPF (39).
     const std::string status = slurp("/proc/" + std::to_string(daemon) + "/status");
     EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos);
-    EXPECT_NE(status.find("CapBnd:\t00000000000800ca"), std::string::npos) << status;
+    EXPECT_NE(status.find("CapBnd:\t000000c0000800ca"), std::string::npos) << status;
 
     // Sessions on the system bus, through tracectl.
     auto systemBus = [](std::vector<std::string> args) {
@@ -1102,6 +1107,99 @@ TEST_F(SystemUnits, TheHardenedSystemServiceIsSocketActivatedAndTraces) {
     EXPECT_FALSE(net.ok());
     EXPECT_NE(net.err.find("Connection refused"), std::string::npos) << net.describe();
     EXPECT_EQ(net.err.find("Address family not supported"), std::string::npos) << net.describe();
+}
+
+/// `tracectl ARGS` on the sandbox's system bus, which the system unit serves.
+RunResult onSystemBus(std::vector<std::string> args) {
+    std::vector<std::string> argv = {env("TRACECTL", "tracectl")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv);
+}
+
+/// Sends `count` UDP datagrams from `from` to `to`, port 9 (discard).
+RunResult sendDatagrams(const std::string& from, const std::string& to, int count) {
+    return run({"/usr/bin/python3", "-c",
+                "import socket, sys\n"
+                "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                "s.bind((sys.argv[1], 0))\n"
+                "for _ in range(int(sys.argv[3])): s.sendto(b'hardened', (sys.argv[2], 9))\n",
+                from, to, std::to_string(count)});
+}
+
+// The kernel domain under the same unit, as an installed system runs it:
+// a tracefs instance with its per-CPU buffers and filters (a numbered
+// writer's every write(2), sched_process_exit), the ip provider's BPF
+// programs (ip:*), and a live `tracectl aggregate` of ip:::receive, all
+// recorded. The unit's SystemCallFilter= once refused bpf(2) and its
+// bounding set had neither CAP_BPF nor CAP_PERFMON: "cannot load the BPF
+// programs ... Operation not permitted".
+TEST_F(SystemUnits, TheHardenedSystemServiceTracesTheKernelAndTheIpProvider) {
+    ASSERT_TRUE(sandbox_->systemctl({"start", "tracectld.service"}).ok());
+    const pid_t daemon = waitActive();
+    ASSERT_NE(daemon, 0) << sandbox_->readLog("systemd");
+    const std::string go = sandbox_->dir() + "/go-system-kernel";
+    constexpr int kWrites = 300;
+    ChildProcess writer(numberedWriter(go, kWrites), {}, sandbox_->dir() + "/log/apps.log");
+    const std::string name = "sys-kernel";
+    const std::string out = sandbox_->dir() + "/traces/" + name;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"create", name, "--output", out},
+             {"enable-event", "-k", "-s", name, "--syscall", "write", "--filter",
+              "$ctx.tid == " + std::to_string(writer.pid())},
+             {"enable-event", "-k", "-s", name, "sched:sched_process_exit"},
+             {"enable-event", "-k", "-s", name, "ip:*", "--filter", "ip_saddr == \"127.0.0.6\""},
+             {"start", name}}) {
+        const RunResult r = onSystemBus(args);
+        ASSERT_TRUE(r.ok()) << args[0] << ": " << r.describe() << sandbox_->readLog("systemd");
+    }
+    std::ofstream(go).put('\n');
+    EXPECT_EQ(writer.wait(60000), 0);
+    const RunResult sent = sendDatagrams("127.0.0.6", "127.0.0.7", 3);
+    EXPECT_TRUE(sent.ok()) << sent.describe();
+    const RunResult stop = onSystemBus({"stop", name});
+    ASSERT_TRUE(stop.ok()) << stop.describe();
+    const nlohmann::json counts = countEvents(out);
+    EXPECT_GT(counts["events"].value("sched_process_exit", 0), 0) << counts.dump();
+    EXPECT_EQ(counts["events"].value("ip:send", 0), 3) << counts.dump();
+    EXPECT_EQ(counts["events"].value("ip:receive", 0), 3) << counts.dump();
+    const NumberedWrites writes = numberedWrites(out);
+    ASSERT_FALSE(writes.numbers.empty());
+    EXPECT_EQ(writes.numbers.front(), 1);
+    EXPECT_EQ(writes.numbers.back(), kWrites);
+    EXPECT_EQ(writes.gaps, 0) << writes.missing << " writes missing";
+    EXPECT_TRUE(onSystemBus({"destroy", name}).ok());
+
+    // A live aggregate: its temporary session loads the ip programs too.
+    const std::string log = sandbox_->dir() + "/log/system-aggregate.log";
+    ChildProcess aggregate({env("TRACECTL", "tracectl"), "aggregate", "--duration", "5",
+                            "ip:::receive { @[args[2]->ip_saddr] = count(); }"},
+                           {}, log);
+    ASSERT_TRUE(eventually(
+        [&] {
+            const RunResult r = onSystemBus({"list", "--json"});
+            if (!r.ok())
+                return false;
+            for (const nlohmann::json& s : nlohmann::json::parse(r.out))
+                if (s.value("Name", "").rfind("aggregate-", 0) == 0 &&
+                    s.value("State", "") == "active")
+                    return true;
+            return false;
+        },
+        20s, 100ms))
+        << slurp(log);
+    const RunResult aggregated = sendDatagrams("127.0.0.8", "127.0.0.9", 4);
+    EXPECT_TRUE(aggregated.ok()) << aggregated.describe();
+    ASSERT_EQ(aggregate.wait(60000), 0) << slurp(log);
+    std::map<std::string, long> bySource;
+    std::istringstream rows(slurp(log));
+    for (std::string line; std::getline(rows, line);) {
+        std::istringstream row(line);
+        std::string key, value, more;
+        if (row >> key >> value && !(row >> more) &&
+            std::all_of(value.begin(), value.end(), ::isdigit))
+            bySource[key] = std::stol(value);
+    }
+    EXPECT_EQ(bySource["127.0.0.8"], 4) << slurp(log);
 }
 
 } // namespace

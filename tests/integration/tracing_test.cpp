@@ -211,6 +211,51 @@ TEST_F(Tracing, AFilterExpressionRecordsOnlyTheEventsItSelects) {
     s.Destroy({});
 }
 
+// A chain of 1,500 `||` terms nests nothing: LTTng 2.13 takes it, and each
+// app records exactly what it selects (here 15 ticks, every seventh, named
+// by terms spread along the chain). What bounds a chain is its bytecode:
+// over LTTng's 65536 bytes it is refused saying so. Nesting is what is
+// refused as too deep: 1,500 parentheses.
+TEST_F(Tracing, AFilterOfFifteenHundredTermsRecordsWhatItSelects) {
+    const std::string dir = output("long-filter");
+    SessionClient s(*bus_,
+                    manager_->CreateSession("long-filter", {{"output-path", sdbus::Variant(dir)}}));
+    const auto refusal = [&](const std::string& filter) {
+        try {
+            s.EnableEvents("ust", "", "tracectl_demo:tick", {{"filter", sdbus::Variant(filter)}});
+        } catch (const sdbus::Error& e) {
+            EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument");
+            return e.getMessage();
+        }
+        ADD_FAILURE() << "accepted: " << filter.substr(0, 80) << "...";
+        return std::string();
+    };
+    // 48,000 bytes of text, 88,000 of bytecode (22 bytes a term).
+    std::string tooBig = "seq == 0";
+    for (int i = 1; i < 4000; ++i)
+        tooBig += " || seq == 1";
+    EXPECT_NE(refusal(tooBig).find("over LTTng's limit of 65536 bytes"), std::string::npos)
+        << refusal(tooBig);
+    const std::string nested = std::string(1500, '(') + "seq == 1" + std::string(1500, ')');
+    EXPECT_NE(refusal(nested).find("nested too deeply"), std::string::npos) << refusal(nested);
+
+    std::string chain;
+    for (int i = 0; i < 1500; ++i)
+        chain += (i ? " || seq == " : "seq == ") +
+                 std::to_string(i % 100 == 0 ? i / 100 * 7 : 100000 + i);
+    s.EnableEvents("ust", "", "tracectl_demo:tick", {{"filter", sdbus::Variant(chain)}});
+    s.Start({});
+    runApp(100);
+    s.Stop({});
+    const auto counts = countEvents(dir);
+    EXPECT_EQ(counts["events"].value("tracectl_demo:tick", 0), 15) << counts.dump();
+    EXPECT_EQ(counts["total"], 15) << counts.dump();
+    EXPECT_EQ(counts["seq"]["first"], 0) << counts.dump();
+    EXPECT_EQ(counts["seq"]["last"], 98) << counts.dump();
+    EXPECT_EQ(counts["seq"]["distinct"], 15) << counts.dump();
+    s.Destroy({});
+}
+
 TEST_F(Tracing, FiltersOnStringsGlobsContextsArraysAndFloatsSelectAsLttngUst) {
     const std::string dir = output("filters");
     SessionClient s(*bus_,

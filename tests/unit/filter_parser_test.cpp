@@ -3,8 +3,10 @@
 #include "filter/filter_compiler.hpp"
 #include "filter/filter_lexer.hpp"
 #include "filter/filter_parser.hpp"
+#include "filter/ftrace_filter.hpp"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <string>
 
 using namespace tracectl::filter;
@@ -225,10 +227,11 @@ TEST(FilterParser, DepthLimits) {
     EXPECT_NE(refused(deep).message.find("nested too deeply"), std::string::npos);
     std::string nots(kMaxFilterNesting + 1, '!');
     EXPECT_NE(refused(nots + "a").message.find("nested too deeply"), std::string::npos);
-    std::string chain = "a == 1";
-    for (std::size_t i = 0; i < kMaxFilterDepth; ++i)
-        chain += " || a == 1";
-    EXPECT_NE(refused(chain).message.find("too deep"), std::string::npos);
+    // 1,500 parentheses: nesting, refused as such.
+    std::string parens(1500, '(');
+    parens += "a == 1" + std::string(1500, ')');
+    EXPECT_NE(refused(parens).message.find("nested too deeply (more than 256"), std::string::npos)
+        << refused(parens).message;
     std::string ok(100, '(');
     ok += "a == 1" + std::string(100, ')');
     EXPECT_NO_THROW(compileFilter(ok));
@@ -277,4 +280,87 @@ TEST(FilterCheck, GlobKinds) {
     EXPECT_EQ(compileFilter("s == \"a**\"").data[3], 76);   // then normalized to "a*"
     EXPECT_EQ(compileFilter("s == \"a**\"").data[6], 0);
     EXPECT_NO_THROW(compileFilter("\"ab*\" == \"cd*\"")); // star-at-end patterns may meet
+}
+
+// A chain of left-associative operators nests nothing, whatever its length
+// (LTTng 2.13 takes a 1,500-term ||): every binary level, as LTTng's
+// grammar has them. What bounds a chain is its bytecode (LTTng's 65536
+// bytes), refused as such.
+TEST(FilterParser, AChainOfAnyOperatorIsNotNesting) {
+    const auto chainOf = [](const std::string& first, const std::string& link, int terms) {
+        std::string e = first;
+        for (int i = 1; i < terms; ++i)
+            e += link;
+        return e;
+    };
+    std::string ors;
+    for (int i = 0; i < 1500; ++i)
+        ors += (i ? " || " : "") + std::string("n == ") + std::to_string(i);
+    const FilterBytecode bc = compileFilter(ors);
+    EXPECT_GT(bc.data.size(), 1500u * 19);
+    EXPECT_NO_THROW(compileFilter(chainOf("a", " && b", 1500)));
+    EXPECT_NO_THROW(compileFilter(chainOf("a == 1", " == 1", 1500)));
+    EXPECT_NO_THROW(compileFilter(chainOf("a != 1", " != 1", 1500)));
+    EXPECT_NO_THROW(compileFilter(chainOf("a < 1", " < 1", 1500)));
+    EXPECT_NO_THROW(compileFilter(chainOf("a", " | b", 1500)));
+    EXPECT_NO_THROW(compileFilter(chainOf("a", " & b", 1500)));
+    EXPECT_NO_THROW(compileFilter(chainOf("a", " ^ b", 1500)));
+    EXPECT_NO_THROW(compileFilter(chainOf("a", " << 1", 1500)));
+    // Arithmetic is LTTng's type refusal, at the outermost operator, not depth.
+    const Refusal plus = refused(chainOf("a", " + 1", 1500));
+    EXPECT_NE(plus.message.find("binary operation '+' not supported"), std::string::npos)
+        << plus.message;
+    EXPECT_EQ(plus.column, 4 * 1499u - 1);
+    // A chain whose bytecode is over LTTng's limit, from an expression
+    // under its 65536 bytes: each ` || n == 1` is 10 bytes of text and 20
+    // of code (a field reference, its reloc entry, a constant, ==, OR).
+    const std::string huge = chainOf("n == 1", " || n == 1", 6000);
+    ASSERT_LT(huge.size(), 65536u);
+    const Refusal big = refused(huge);
+    EXPECT_EQ(big.column, 0u);
+    EXPECT_NE(big.message.find("over LTTng's limit of 65536 bytes"), std::string::npos)
+        << big.message;
+    // The longest chain an expression can be (two bytes a term) is refused
+    // the same way.
+    const Refusal longest = refused(chainOf("1", "|1", 32000));
+    EXPECT_NE(longest.message.find("over LTTng's limit of 65536 bytes"), std::string::npos)
+        << longest.message;
+}
+
+// No pass recurses along a chain: parsed, checked, generated (or refused)
+// and freed on a thread of 128 KiB of stack, where a recursion 32,000
+// nodes deep would overflow it.
+TEST(FilterParser, AChainCostsNoStack) {
+    std::string longest = "1";
+    for (int i = 1; i < 32000; ++i)
+        longest += "|1";
+    std::string ors = "a == 0";
+    for (int i = 1; i < 1500; ++i)
+        ors += " || a == " + std::to_string(i);
+    struct Work {
+        std::string longest, ors, longestRefusal;
+        std::size_t orsBytes = 0, ftraceBytes = 0;
+    } work{longest, ors, {}, 0, 0};
+    const auto body = [](void* arg) -> void* {
+        auto& w = *static_cast<Work*>(arg);
+        try {
+            compileFilter(w.longest);
+        } catch (const FilterError& e) {
+            w.longestRefusal = e.reason();
+        }
+        w.orsBytes = compileFilter(w.ors).data.size();
+        w.ftraceBytes = toFtraceFilter(w.ors).size();
+        return nullptr;
+    };
+    pthread_attr_t attr;
+    ASSERT_EQ(pthread_attr_init(&attr), 0);
+    ASSERT_EQ(pthread_attr_setstacksize(&attr, 128 * 1024), 0);
+    pthread_t thread;
+    ASSERT_EQ(pthread_create(&thread, &attr, body, &work), 0);
+    ASSERT_EQ(pthread_join(thread, nullptr), 0);
+    pthread_attr_destroy(&attr);
+    EXPECT_NE(work.longestRefusal.find("over LTTng's limit"), std::string::npos)
+        << work.longestRefusal;
+    EXPECT_GT(work.orsBytes, 1500u * 19);
+    EXPECT_GT(work.ftraceBytes, ors.size());
 }

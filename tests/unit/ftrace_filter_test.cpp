@@ -33,6 +33,19 @@ TEST(FtraceFilter, LogicAndBitTests) {
     EXPECT_EQ(toFtraceFilter("(flags & 4) == 0"), "!(flags & 4)");
 }
 
+// A chain is translated in a loop (leftChain()), as the tree nests it.
+TEST(FtraceFilter, AChainOfLogicalOperatorsIsNotNesting) {
+    EXPECT_EQ(toFtraceFilter("a == 1 || b == 2 && c == 3 || d == 4"),
+              "((a == 1) || ((b == 2) && (c == 3))) || (d == 4)");
+    std::string chain = "a == 0";
+    for (int i = 1; i < 1500; ++i)
+        chain += " || a == " + std::to_string(i);
+    const std::string ftrace = toFtraceFilter(chain);
+    EXPECT_EQ(ftrace.rfind(std::string(1499, '(') + "a == 0) || (a == 1))", 0), 0u);
+    const std::string last = ") || (a == 1499)";
+    EXPECT_EQ(ftrace.substr(ftrace.size() - last.size()), last);
+}
+
 TEST(FtraceFilter, ContextsBecomeFtracesOwnFields) {
     EXPECT_EQ(toFtraceFilter("$ctx.tid == 42"), "common_pid == 42");
     EXPECT_EQ(toFtraceFilter("$ctx.vtid == 42"), "common_pid == 42");

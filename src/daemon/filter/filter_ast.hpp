@@ -80,11 +80,40 @@ struct Node {
     std::unique_ptr<Node> left;
     std::unique_ptr<Node> right;
 
-    std::size_t height = 1;            // 1 for a leaf, 1 + the taller operand's
     DataType type = DataType::Unknown; // set by checkFilter()
+
+    Node() = default;
+    /// Frees the operands without recursion: a chain of thousands of
+    /// operators (`a || b || ...`, a left spine as tall) costs no stack.
+    ~Node();
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
 };
 
 using NodePtr = std::unique_ptr<Node>;
+
+/// The left-associative chain that `top` heads, innermost first: `top`'s
+/// left operand, its left operand and so on while each is a Binary node
+/// that `inChain` accepts, then `top` (which must be a Binary node
+/// `inChain` accepts). `a || b || c` is `(a || b) || c`: a tree as tall as
+/// the chain is long, though the expression nests nothing. A pass walks
+/// the chain with a loop, visiting the innermost node's left operand and
+/// then each node's right operand; it recurses only into those operands,
+/// which are tighter operators, unary operators or parentheses: as deep as
+/// the expression really nests (bounded by the parser: kMaxFilterNesting).
+template <typename N, typename InChain>
+std::vector<N*> leftChain(N& top, const InChain& inChain) {
+    std::vector<N*> chain{&top};
+    for (N* n = top.left.get(); n != nullptr && n->kind == NodeKind::Binary && inChain(*n);
+         n = n->left.get())
+        chain.push_back(n);
+    return {chain.rbegin(), chain.rend()};
+}
+
+/// Any Binary node: every binary operator is left-associative.
+inline bool anyBinary(const Node&) {
+    return true;
+}
 
 /// The operator as written ("&&", "<<", ...).
 const char* binaryOpText(BinaryOp op);

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace tracectl::filter {
 
@@ -21,9 +22,11 @@ public:
         out.data.insert(out.data.end(), reloc_.begin(), reloc_.end());
         if (out.data.size() + kBytecodeHeaderSize > kFilterMaxLen)
             throw FilterError(0, "the filter's bytecode would be " +
-                                     std::to_string(out.data.size()) + " bytes long; at most " +
-                                     std::to_string(kFilterMaxLen - kBytecodeHeaderSize) +
-                                     " bytes are allowed");
+                                     std::to_string(out.data.size() + kBytecodeHeaderSize) +
+                                     " bytes long (its " + std::to_string(kBytecodeHeaderSize) +
+                                     "-byte header included), over LTTng's limit of " +
+                                     std::to_string(kFilterMaxLen) +
+                                     " bytes (LTTNG_FILTER_MAX_LEN)");
         return out;
     }
 
@@ -86,8 +89,8 @@ private:
             emitOp(Op::CastDoubleToS64);
     }
 
+    // `node`'s operator and right operand, its left operand's code emitted.
     void logical(const Node& node) {
-        visit(*node.left);
         castForLogical(*node.left);
         emitOp(node.binaryOp == BinaryOp::LogicalAnd ? Op::And : Op::Or);
         const std::size_t patchAt = code_.size();
@@ -176,14 +179,23 @@ private:
             }
             return;
         case NodeKind::Binary:
-            if (node.binaryOp == BinaryOp::LogicalAnd || node.binaryOp == BinaryOp::LogicalOr) {
-                logical(node);
-                return;
-            }
-            visit(*node.left);
-            visit(*node.right);
-            emitOp(binaryOpcode(node.binaryOp));
+            binary(node);
             return;
+        }
+    }
+
+    // Postorder, a chain (leftChain()) in a loop: the innermost left
+    // operand, then each operator with its right operand.
+    void binary(const Node& top) {
+        const std::vector<const Node*> chain = leftChain(top, anyBinary);
+        visit(*chain.front()->left);
+        for (const Node* node : chain) {
+            if (node->binaryOp == BinaryOp::LogicalAnd || node->binaryOp == BinaryOp::LogicalOr) {
+                logical(*node);
+                continue;
+            }
+            visit(*node->right);
+            emitOp(binaryOpcode(node->binaryOp));
         }
     }
 

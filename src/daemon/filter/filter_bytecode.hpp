@@ -46,8 +46,11 @@ struct FilterBytecode {
 ///   floating), AND/OR with the u16 offset just past the right operand,
 ///   right, the same cast;
 /// - RETURN at the end, then the reloc table.
-/// Throws FilterError(0, ...) if the result would not fit lttng's limits:
-/// header + data over LTTNG_FILTER_MAX_LEN (65536 bytes).
+/// Throws FilterError(0, "the filter's bytecode would be N bytes long ...,
+/// over LTTng's limit of 65536 bytes ...") if the result would not fit
+/// lttng's limit: header + data over LTTNG_FILTER_MAX_LEN (65536 bytes).
+/// That is what bounds a chain of operators (`a == 1 || a == 2 || ...`),
+/// which this walks with a loop however long it is.
 FilterBytecode generateBytecode(const Node& root);
 
 } // namespace tracectl::filter

@@ -3,6 +3,7 @@
 #include "filter/filter_error.hpp"
 
 #include <string>
+#include <vector>
 
 namespace tracectl::filter {
 
@@ -79,6 +80,33 @@ bool isArithmetic(BinaryOp op) {
     throw FilterError(column, std::move(reason));
 }
 
+// The type of Binary `node`, whose operands are typed.
+void typeBinary(Node& node) {
+    const std::string op = binaryOpText(node.binaryOp);
+    const DataType l = node.left->type;
+    const DataType r = node.right->type;
+    const auto numericOrFloat = [](DataType t) {
+        return t == DataType::Numeric || t == DataType::Float;
+    };
+    if (isComparison(node.binaryOp)) {
+        if ((l == DataType::String && numericOrFloat(r)) ||
+            (numericOrFloat(l) && r == DataType::String))
+            refuse(node.operatorColumn, "binary operation '" + op + "' operand type mismatch");
+    } else if (isLogical(node.binaryOp)) {
+        if (l == DataType::String || r == DataType::String)
+            refuse(node.operatorColumn,
+                   "logical binary operation '" + op + "' cannot have string operand");
+    } else {
+        if (l == DataType::String || r == DataType::String)
+            refuse(node.operatorColumn,
+                   "bitwise binary operation '" + op + "' cannot have string operand");
+        if (l == DataType::Float || r == DataType::Float)
+            refuse(node.operatorColumn,
+                   "bitwise binary operation '" + op + "' cannot have floating point operand");
+    }
+    node.type = DataType::Numeric;
+}
+
 // Pass 1: the type rules of filter-visitor-generate-ir.c, operands first.
 void assignTypes(Node& node) {
     switch (node.kind) {
@@ -106,42 +134,34 @@ void assignTypes(Node& node) {
     case NodeKind::Binary:
         break;
     }
-    const std::string op = binaryOpText(node.binaryOp);
-    if (isArithmetic(node.binaryOp))
-        refuse(node.operatorColumn, "binary operation '" + op + "' not supported");
-    assignTypes(*node.left);
-    assignTypes(*node.right);
-    const DataType l = node.left->type;
-    const DataType r = node.right->type;
-    const auto numericOrFloat = [](DataType t) {
-        return t == DataType::Numeric || t == DataType::Float;
-    };
-    if (isComparison(node.binaryOp)) {
-        if ((l == DataType::String && numericOrFloat(r)) ||
-            (numericOrFloat(l) && r == DataType::String))
-            refuse(node.operatorColumn, "binary operation '" + op + "' operand type mismatch");
-    } else if (isLogical(node.binaryOp)) {
-        if (l == DataType::String || r == DataType::String)
-            refuse(node.operatorColumn,
-                   "logical binary operation '" + op + "' cannot have string operand");
-    } else {
-        if (l == DataType::String || r == DataType::String)
-            refuse(node.operatorColumn,
-                   "bitwise binary operation '" + op + "' cannot have string operand");
-        if (l == DataType::Float || r == DataType::Float)
-            refuse(node.operatorColumn,
-                   "bitwise binary operation '" + op + "' cannot have floating point operand");
+    // A chain in a loop, in the order LTTng's recursion refuses: an
+    // arithmetic operator from the outermost in, then the operands from
+    // the innermost out.
+    const std::vector<Node*> chain = leftChain(node, anyBinary);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        if (isArithmetic((*it)->binaryOp))
+            refuse((*it)->operatorColumn, std::string("binary operation '") +
+                                              binaryOpText((*it)->binaryOp) + "' not supported");
+    assignTypes(*chain.front()->left);
+    for (Node* link : chain) {
+        assignTypes(*link->right);
+        typeBinary(*link);
     }
-    node.type = DataType::Numeric;
 }
 
+// Every node, each before its operands (left first), without recursion.
 template <typename Visit>
-void forEachNode(Node& node, const Visit& visit) {
-    visit(node);
-    if (node.left)
-        forEachNode(*node.left, visit);
-    if (node.right)
-        forEachNode(*node.right, visit);
+void forEachNode(Node& root, const Visit& visit) {
+    std::vector<Node*> pending{&root};
+    while (!pending.empty()) {
+        Node& node = *pending.back();
+        pending.pop_back();
+        visit(node);
+        if (node.right)
+            pending.push_back(node.right.get());
+        if (node.left)
+            pending.push_back(node.left.get());
+    }
 }
 
 // Pass 3: filter-visitor-ir-validate-string.c.

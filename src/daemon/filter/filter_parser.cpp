@@ -3,7 +3,6 @@
 #include "filter/filter_error.hpp"
 #include "filter/filter_lexer.hpp"
 
-#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -142,8 +141,10 @@ private:
         take();
     }
 
-    // One binary level; left-associative, iterative so that a long chain
-    // costs no stack here (its depth is counted for later passes).
+    // One binary level; left-associative, iterative: a chain of any length
+    // (`a || b || c ...`) nests nothing and costs no stack, here or in the
+    // passes that follow (leftChain()). What it costs is bytecode, whose
+    // size generateBytecode() bounds as lttng does.
     NodePtr binary(std::size_t level) {
         if (level == levels().size())
             return unary();
@@ -162,14 +163,9 @@ private:
             node->binaryOp = match->op;
             node->column = left->column;
             node->operatorColumn = opColumn;
-            node->height = 1 + std::max(left->height, right->height);
             node->left = std::move(left);
             node->right = std::move(right);
             left = std::move(node);
-            if (left->height > kMaxFilterDepth)
-                throw FilterError(opColumn, "expression too deep (more than " +
-                                                std::to_string(kMaxFilterDepth) +
-                                                " levels of operators)");
         }
         return left;
     }
@@ -199,11 +195,6 @@ private:
         node->operatorColumn = node->column;
         Depth guard(*this);
         node->left = unary();
-        node->height = 1 + node->left->height;
-        if (node->height > kMaxFilterDepth)
-            throw FilterError(node->column, "expression too deep (more than " +
-                                                std::to_string(kMaxFilterDepth) +
-                                                " levels of operators)");
         return node;
     }
 

@@ -16,14 +16,15 @@
 
 namespace tracectl::filter {
 
-/// Greatest height of the tree (operators above a leaf) that the parser
-/// accepts, so that no later pass recurses without bound. A chain such as
-/// `a == 1 || a == 2 || ...` is one level per operator.
-inline constexpr std::size_t kMaxFilterDepth = 1000;
-
-/// Deepest nesting of parentheses and unary operators accepted (each level
-/// costs the recursive-descent parser a dozen stack frames). Either limit is
-/// far above what lttng-ust can run: its interpreter stack holds 10 values.
+/// Deepest nesting of parentheses and unary operators accepted: the depth
+/// of the expression as the parser nests (each level costs the
+/// recursive-descent parser, and each pass over the tree, a dozen stack
+/// frames at most), far above what lttng-ust can run (its interpreter stack
+/// holds 10 values). A chain of left-associative binary operators
+/// (`a == 1 || a == 2 || ...`, `a & 1 & 2 ...`) is not nesting, whatever
+/// its length: every pass walks it with a loop (leftChain(),
+/// filter_ast.hpp). Its length is bounded by the size of its bytecode,
+/// which generateBytecode() refuses over lttng's 65536 bytes.
 inline constexpr std::size_t kMaxFilterNesting = 256;
 
 /// Parses `expression` into a tree. Throws FilterError with the column for a
@@ -31,7 +32,8 @@ inline constexpr std::size_t kMaxFilterNesting = 256;
 /// a lexical error (filter_lexer.hpp), an index that is not an integer
 /// constant ("Expecting constant index in array expression"), more than one
 /// index on one path element, `$ctx`/`$app` without a following name, an
-/// unknown `$` root, or a tree deeper than kMaxFilterDepth or kMaxFilterNesting. The tree is not
+/// unknown `$` root, or more than kMaxFilterNesting nested parentheses and
+/// unary operators ("expression nested too deeply"). The tree is not
 /// type-checked: see checkFilter().
 NodePtr parseFilter(std::string_view expression);
 

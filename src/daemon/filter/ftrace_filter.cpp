@@ -6,6 +6,7 @@
 #include "filter/filter_parser.hpp"
 
 #include <optional>
+#include <vector>
 
 namespace tracectl::filter {
 
@@ -41,10 +42,8 @@ public:
         if (n.kind == NodeKind::Unary && n.unaryOp == UnaryOp::Not)
             return "!(" + condition(*n.left) + ")";
         if (n.kind == NodeKind::Binary) {
-            if (n.binaryOp == BinaryOp::LogicalAnd || n.binaryOp == BinaryOp::LogicalOr)
-                return "(" + condition(*n.left) +
-                       (n.binaryOp == BinaryOp::LogicalAnd ? ") && (" : ") || (") +
-                       condition(*n.right) + ")";
+            if (isLogical(n))
+                return logical(n);
             if (n.binaryOp == BinaryOp::BitAnd)
                 return bitTest(n);
             if (isComparison(n.binaryOp))
@@ -61,6 +60,22 @@ public:
     }
 
 private:
+    static bool isLogical(const Node& n) {
+        return n.binaryOp == BinaryOp::LogicalAnd || n.binaryOp == BinaryOp::LogicalOr;
+    }
+
+    /// `(L) && (R)`, `(L) || (R)`; a chain (leftChain()) in a loop:
+    /// `((a) || (b)) || (c)`.
+    std::string logical(const Node& top) {
+        const std::vector<const Node*> chain = leftChain(top, isLogical);
+        std::string out(chain.size(), '(');
+        out += condition(*chain.front()->left);
+        for (const Node* n : chain)
+            out += (n->binaryOp == BinaryOp::LogicalAnd ? ") && (" : ") || (") +
+                   condition(*n->right) + ")";
+        return out;
+    }
+
     static FilterError refused(const Node& n, const std::string& why) {
         const std::size_t column =
             n.kind == NodeKind::Binary || n.kind == NodeKind::Unary ? n.operatorColumn : n.column;

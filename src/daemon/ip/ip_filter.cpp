@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 namespace tracectl::ip {
 namespace {
@@ -218,6 +219,10 @@ tracectl_ip_atom compareAtom(const Node& cmp) {
 }
 
 struct Builder {
+    static bool isLogical(const Node& n) {
+        return n.binaryOp == BinaryOp::LogicalAnd || n.binaryOp == BinaryOp::LogicalOr;
+    }
+
     Dnf build(const Node& n, bool neg) {
         switch (n.kind) {
         case NodeKind::Integer:
@@ -238,12 +243,18 @@ struct Builder {
             notInKernel(n.operatorColumn,
                         std::string("operator '") + filter::unaryOpText(n.unaryOp) + "'");
         case NodeKind::Binary: {
-            if (n.binaryOp == BinaryOp::LogicalAnd || n.binaryOp == BinaryOp::LogicalOr) {
-                Dnf l = build(*n.left, neg);
-                Dnf r = build(*n.right, neg);
-                // De Morgan: under a negation, && becomes || and || becomes &&.
-                const bool isAnd = (n.binaryOp == BinaryOp::LogicalAnd) != neg;
-                return isAnd ? conjoin(l, r, n.operatorColumn) : disjoin(l, r, n.operatorColumn);
+            if (isLogical(n)) {
+                // A chain (filter::leftChain()) in a loop, operands left to right.
+                const std::vector<const Node*> chain = filter::leftChain(n, isLogical);
+                Dnf l = build(*chain.front()->left, neg);
+                for (const Node* link : chain) {
+                    Dnf r = build(*link->right, neg);
+                    // De Morgan: under a negation, && becomes || and || becomes &&.
+                    const bool isAnd = (link->binaryOp == BinaryOp::LogicalAnd) != neg;
+                    l = isAnd ? conjoin(l, r, link->operatorColumn)
+                              : disjoin(std::move(l), std::move(r), link->operatorColumn);
+                }
+                return l;
             }
             if (isComparison(n.binaryOp)) {
                 tracectl_ip_atom atom = compareAtom(n);

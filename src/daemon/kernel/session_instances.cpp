@@ -59,17 +59,25 @@ std::uint32_t probeBit(const TracepointId& id) {
 }
 
 /// True if every payload field `node` names is one of the ip probes'.
-bool namesOnlyIpFields(const filter::Node* node) {
-    if (node == nullptr)
-        return true;
-    if (node->kind == filter::NodeKind::Field && node->root == filter::FieldRoot::Payload) {
-        const auto& fields = ::tracectl::ip::ipEventFields();
-        const std::string& name = node->path.front().name;
-        if (std::none_of(fields.begin(), fields.end(),
-                         [&](const auto& f) { return f.name == std::string_view(name); }))
-            return false;
+bool namesOnlyIpFields(const filter::Node* root) {
+    // Without recursion: a chain of operators is as tall as it is long.
+    std::vector<const filter::Node*> pending{root};
+    while (!pending.empty()) {
+        const filter::Node* node = pending.back();
+        pending.pop_back();
+        if (node == nullptr)
+            continue;
+        if (node->kind == filter::NodeKind::Field && node->root == filter::FieldRoot::Payload) {
+            const auto& fields = ::tracectl::ip::ipEventFields();
+            const std::string& name = node->path.front().name;
+            if (std::none_of(fields.begin(), fields.end(),
+                             [&](const auto& f) { return f.name == std::string_view(name); }))
+                return false;
+        }
+        pending.push_back(node->left.get());
+        pending.push_back(node->right.get());
     }
-    return namesOnlyIpFields(node->left.get()) && namesOnlyIpFields(node->right.get());
+    return true;
 }
 
 UniqueFd dupFd(int fd, const char* what) {
