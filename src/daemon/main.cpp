@@ -338,8 +338,10 @@ int run(const Options& o) {
     // Apps already waiting for a session daemon come now.
     WaitShm wakeUp(endpoints.waitShm);
     // Sessions of the daemon before this one first, then the session files.
-    manager.keepStateIn(store, &fdStore);
-    kernel.releaseUnclaimed();
+    // The tracefs instances no takeover claimed go once every takeover
+    // answered (the kernel domain's resume() comes after its session's
+    // recording was taken over).
+    manager.keepStateIn(store, &fdStore, [&kernel] { kernel.releaseUnclaimed(); });
     for (const std::string& id : fdStore.dropUntaken())
         log::notice("restart: no session " + id + " to take over the consumer connection " +
                     "systemd kept for it; closed (its consumer drains its buffers and exits)");

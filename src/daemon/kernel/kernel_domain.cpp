@@ -517,10 +517,9 @@ void KernelDomain::destroy(std::string idHex, Done done) {
         ConsumerConnection* consumer = recordings_.consumerOf(idHex);
         if (consumer == nullptr || !live->made)
             return end();
-        // At once, ahead of the UST tracer's Shutdown (the kernel domain is
-        // called first): the consumer reads each buffer to its end and
-        // closes the fds, so that the instances can go (remove() turns
-        // tracing off first).
+        // Before the recording ends (the session ends its domains first):
+        // the consumer reads each buffer to its end and closes the fds, so
+        // that the instances can go (remove() turns tracing off first).
         Join join([end](std::optional<Error> e) {
             if (e)
                 log::warning(std::string("closing the kernel channels: ") + e->what());

@@ -59,7 +59,10 @@ public:
     /// change, removed at Destroy), and brings back the sessions it holds
     /// (restoreSessions()), taking over the consumers a previous daemon
     /// kept in `fdStore` (nullptr: none). Both outlive this object.
-    void keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore = nullptr);
+    /// `takenOver` (if given) once every takeover begun here has answered
+    /// (at once if none did): what no session claimed may go then.
+    void keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore = nullptr,
+                     std::function<void()> takenOver = nullptr);
 
     /// Auto-load at start: every session file of `directory`
     /// (save_load/auto_load.hpp) made into sessions of `owner`, each file all
@@ -153,10 +156,12 @@ private:
     /// is taken over (Session::resume()); if that fails, it is in state
     /// error, with the reason. A document refused (store_, or an output folder its owner
     /// may not write: the check CreateSession makes) is logged and set aside.
-    void restoreSessions();
+    /// `takenOver` once every takeover begun answered.
+    void restoreSessions(std::function<void()> takenOver);
     /// Session::resume() of restored `session`, which was `was` ("active",
-    /// "stopped"); on failure the session fails, saying why.
-    void resume(Session& session, const std::string& was);
+    /// "stopped"); on failure the session fails, saying why. `answered`
+    /// once it answered, either way.
+    void resume(Session& session, const std::string& was, std::function<void()> answered);
     /// True for a session restoreSessions() brought back in error because
     /// it had started (its consumer not taken over).
     static bool leftInErrorByRestart(const Session& session);

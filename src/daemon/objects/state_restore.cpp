@@ -1,9 +1,10 @@
 // Sessions a restarted tracectld brings back from its state folder
 // (restart/session_store.hpp).
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "objects/manager_object.hpp"
-#include "restart/consumer_fd_store.hpp"
 #include "recording/output_folder.hpp"
+#include "restart/consumer_fd_store.hpp"
 #include "ust/ust_tracer.hpp"
 
 #include <algorithm>
@@ -33,13 +34,18 @@ bool ManagerObject::leftInErrorByRestart(const Session& session) {
            session.errorReason().rfind(kRestartedReason, 0) == 0;
 }
 
-void ManagerObject::keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore) {
+void ManagerObject::keepStateIn(const SessionStore& store, ConsumerFdStore* fdStore,
+                                std::function<void()> takenOver) {
     store_ = &store;
     fdStore_ = fdStore;
-    restoreSessions();
+    restoreSessions(std::move(takenOver));
 }
 
-void ManagerObject::restoreSessions() {
+void ManagerObject::restoreSessions(std::function<void()> takenOver) {
+    Join allAnswered([takenOver = std::move(takenOver)](std::optional<Error>) {
+        if (takenOver)
+            takenOver();
+    });
     std::vector<std::string> refused;
     std::vector<SessionStore::Loaded> loaded = store_->loadAll(refused);
     for (const std::string& r : refused)
@@ -107,17 +113,20 @@ void ManagerObject::restoreSessions() {
                                  : std::string(resumable ? "; taking its consumer over" : "")),
                         record.id.uuid());
             if (resumable)
-                resume(session, was);
+                resume(session, was, [step = allAnswered.add()] { step(std::nullopt); });
         } catch (const Error& e) {
             log::warning("restart: session state refused: " + l.path + ": " + e.what());
             store_->setAside(record.id);
         }
     }
+    allAnswered.seal();
 }
 
-void ManagerObject::resume(Session& session, const std::string& was) {
+void ManagerObject::resume(Session& session, const std::string& was,
+                           std::function<void()> answered) {
     const std::string idHex = session.id().hex();
-    session.resume([this, idHex, was](std::optional<Error> e) {
+    session.resume([this, idHex, was, answered](std::optional<Error> e) {
+        answered();
         const auto it = objects_.find(idHex);
         if (it == objects_.end())
             return;
