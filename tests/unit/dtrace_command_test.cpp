@@ -2,8 +2,9 @@
 // written here byte by byte (dtrace_trace_writer.hpp): dtrace(1)'s options -s (several,
 // and a script run through its "#!/usr/bin/env -S tracectl dtrace -s" line), -n
 // (several), -q, -o, -x, -l, -p and $target, macro arguments, exit( )'s status, and
-// where errors are reported in a program made of several pieces. The binary's path is in
-// $TRACECTL.
+// where errors are reported in a program made of several pieces; and the example scripts
+// (share/tracectl/examples, in $EXAMPLES) on known UDP traffic over IPv4 and IPv6 on
+// loopback. The binary's path is in $TRACECTL.
 #include "dtrace_trace_writer.hpp"
 
 #include <cstdlib>
@@ -205,6 +206,77 @@ TEST_F(DtraceCommand, AggregateIsTheSameCommand) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "\n  app" + std::string(47, ' ') + std::string(16, ' ') + "3\n" + "  web" +
                          std::string(47, ' ') + std::string(16, ' ') + "4\n");
+}
+
+std::string left(const std::string& s, std::size_t width) {
+    return s + std::string(s.size() < width ? width - s.size() : 0, ' ');
+}
+std::string right(const std::string& s, std::size_t width) {
+    return std::string(s.size() < width ? width - s.size() : 0, ' ') + s;
+}
+
+/// UDP datagrams on loopback: 127.0.0.1 -> 127.0.0.1 (28 bytes, sent and received on CPU
+/// 0), ::1 -> ::1 (28 bytes, CPU 1), 127.0.0.1 -> 127.0.0.2 (108 bytes, sent and
+/// received, then 56 bytes sent). Times in ns.
+std::string udp_trace(const fs::path& dir) {
+    DtraceTraceWriter w;
+    const DtraceTraceWriter::Thread client{30, 300, "client"};
+    w.packet(true, 0, 1000000, client, 4, 28, "127.0.0.1", "127.0.0.1", "lo", "UDP");
+    w.packet(false, 0, 1000500, client, 4, 28, "127.0.0.1", "127.0.0.1", "lo", "UDP");
+    w.packet(true, 1, 3000000, client, 6, 28, "::1", "::1", "lo", "UDP");
+    w.packet(false, 1, 3002000, client, 6, 28, "::1", "::1", "lo", "UDP");
+    w.packet(true, 0, 5000000, client, 4, 108, "127.0.0.1", "127.0.0.2", "lo", "UDP");
+    w.packet(false, 0, 5001000, client, 4, 108, "127.0.0.1", "127.0.0.2", "lo", "UDP");
+    w.packet(true, 0, 6000000, client, 4, 56, "127.0.0.1", "127.0.0.2", "lo", "UDP");
+    w.write(dir);
+    return dir.string();
+}
+
+TEST_F(DtraceCommand, TheIpprotoExampleCountsBySourceDestinationAndProtocol) {
+    const char* examples = std::getenv("EXAMPLES");
+    ASSERT_NE(examples, nullptr);
+    const std::string trace = udp_trace(root_ / "udp");
+    const Result r = run({"tracectl", "dtrace", "--trace", trace, "-s",
+                          (fs::path(examples) / "ipproto.d").string()});
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto line = [](const std::string& s, const std::string& d, const std::string& p,
+                         const std::string& c) {
+        return "   " + left(s, 28) + " " + left(d, 28) + " " + right(p, 6) + " " + right(c, 8) +
+               "\n";
+    };
+    // By count, then by key (strcmp: "127..." before "::1").
+    EXPECT_EQ(r.out, "Tracing IP packets... Hit Ctrl-C to end.\n" +
+                         line("SADDR", "DADDR", "PROTO", "COUNT") +
+                         line("127.0.0.1", "127.0.0.1", "UDP", "2") +
+                         line("::1", "::1", "UDP", "2") +
+                         line("127.0.0.1", "127.0.0.2", "UDP", "3"));
+    EXPECT_EQ(r.err, "");
+}
+
+TEST_F(DtraceCommand, TheIpioExamplePrintsOneLinePerPacket) {
+    const char* examples = std::getenv("EXAMPLES");
+    ASSERT_NE(examples, nullptr);
+    const std::string trace = udp_trace(root_ / "udp");
+    const Result r = run(
+        {"tracectl", "dtrace", "--trace", trace, "-s", (fs::path(examples) / "ipio.d").string()});
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto line = [](const std::string& cpu, const std::string& delta, const std::string& a,
+                         const std::string& arrow, const std::string& b, const std::string& i,
+                         const std::string& bytes) {
+        return " " + right(cpu, 3) + " " + right(delta, 10) + " " + right(a, 15) + " " + arrow +
+               " " + left(b, 15) + " " + right(i, 8) + " " + right(bytes, 6) + "\n";
+    };
+    // Microseconds since the packet before (BEGIN's timestamp is the first packet's),
+    // truncated: 500 ns is 0, 1999500 ns is 1999.
+    EXPECT_EQ(r.out, line("CPU", "DELTA(us)", "SOURCE", "  ", "DEST", "INT", "BYTES") +
+                         line("0", "0", "127.0.0.1", "->", "127.0.0.1", "lo", "28") +
+                         line("0", "0", "127.0.0.1", "<-", "127.0.0.1", "lo", "28") +
+                         line("1", "1999", "::1", "->", "::1", "lo", "28") +
+                         line("1", "2", "::1", "<-", "::1", "lo", "28") +
+                         line("0", "1998", "127.0.0.1", "->", "127.0.0.2", "lo", "108") +
+                         line("0", "1", "127.0.0.2", "<-", "127.0.0.1", "lo", "108") +
+                         line("0", "999", "127.0.0.1", "->", "127.0.0.2", "lo", "56"));
+    EXPECT_EQ(r.err, "");
 }
 
 } // namespace
