@@ -99,7 +99,18 @@ public:
         if (auto found = class_.find(FieldScope::payload, name)) {
             return found;
         }
+        if (is_argument(name)) {
+            if (const auto member =
+                    class_.payload_member_name(static_cast<std::uint64_t>(name[3] - '0'))) {
+                return class_.find(FieldScope::payload, *member);
+            }
+        }
         return context(name);
+    }
+
+    /// arg0 .. arg9.
+    static bool is_argument(const std::string& name) {
+        return name.size() == 4 && name.rfind("arg", 0) == 0 && name[3] >= '0' && name[3] <= '9';
     }
 
     BoundExpression bind(const Expression& e) {
@@ -188,6 +199,10 @@ public:
             b.left = std::make_unique<BoundExpression>(bind(*e.left));
             require_integer(*b.left, e.op);
             b.bytes = e.op == Operator::logical_not ? 4 : std::max<std::uint8_t>(4, b.left->bytes);
+            if (e.op == Operator::cast_signed || e.op == Operator::cast_unsigned) {
+                b.integer = e.integer; // the type's size in bytes
+                b.bytes = static_cast<std::uint8_t>(e.integer);
+            }
             return b;
         }
         case Expression::Kind::binary:

@@ -63,6 +63,10 @@ public:
     /// The member `name` of one of the scopes payload, specific_context, common_context,
     /// packet_context, if the scope has it.
     virtual std::optional<FieldDescription> find(FieldScope scope, std::string_view name) const = 0;
+    /// The name of member `index` of the payload, if it has one (for D's arg0, arg1...).
+    virtual std::optional<std::string> payload_member_name(std::uint64_t /*index*/) const {
+        return std::nullopt;
+    }
 };
 
 /// Whether a probe description's event pattern (ProbeDescription::pattern) matches an
@@ -152,8 +156,9 @@ public:
     /// naming it; others only clauses of trace events.
     /// Identifiers: the built-in variables timestamp and walltimestamp (ns), cpu (packet
     /// context cpu_id), pid (context vpid, else pid), tid (vtid, else tid), execname
-    /// (procname), probeprov/probemod/probefunc/probename (probe_names); any other name
-    /// is a payload member, else a context member (specific, then common).
+    /// (procname), probeprov/probemod/probefunc/probename (probe_names), argN (the N-th
+    /// payload member, when the payload has no member named so); any other name is a
+    /// payload member, else a context member (specific, then common).
     /// Throws ProgramError: type mismatches (arithmetic or a numeric aggregating function
     /// on a string, a comparison of a string with an integer, a field of a type
     /// aggregation cannot use), at the offending expression.

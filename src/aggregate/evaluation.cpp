@@ -158,6 +158,13 @@ bool evaluate(const BoundExpression& e, const Value* slots, Value& result, Runti
         if (!evaluate(*e.left, slots, operand, runtime)) {
             return false;
         }
+        if (e.op == Operator::cast_signed || e.op == Operator::cast_unsigned) {
+            const int shift = 64 - 8 * static_cast<int>(e.integer);
+            const std::uint64_t low = bits(operand.integer) << shift;
+            result.integer =
+                e.op == Operator::cast_signed ? wrap(low) >> shift : wrap(low >> shift);
+            return true;
+        }
         result.integer = e.op == Operator::logical_not ? (operand.integer == 0 ? 1 : 0)
                          : e.op == Operator::bit_not   ? ~operand.integer
                                                        : wrap(0 - bits(operand.integer));

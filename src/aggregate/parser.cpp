@@ -36,9 +36,11 @@ bool is_builtin_name(const std::string& name) {
     static const char* const names[] = {
         "timestamp", "vtimestamp", "walltimestamp", "cpu",      "pid",       "ppid",
         "tid",       "execname",   "probeprov",     "probemod", "probefunc", "probename",
-        "args",      "curthread",  "uid",           "gid",      "errno",     "arg0"};
-    return std::any_of(std::begin(names), std::end(names),
-                       [&](const char* n) { return name == n; });
+        "args",      "curthread",  "uid",           "gid",      "errno"};
+    const bool argument =
+        name.size() == 4 && name.rfind("arg", 0) == 0 && name[3] >= '0' && name[3] <= '9';
+    return argument || std::any_of(std::begin(names), std::end(names),
+                                   [&](const char* n) { return name == n; });
 }
 
 /// Why a function or action is refused, if it is.
@@ -284,12 +286,15 @@ private:
             scope =
                 name.text == "this" ? VariableScope::clause_local : VariableScope::thread_local_;
             variable = take().text;
-        } else if (is_builtin_name(name.text) || name.text == "this" || name.text == "self" ||
-                   std::find(program_fields_.begin(), program_fields_.end(), name.text) !=
-                       program_fields_.end()) {
+        } else if (is_builtin_name(name.text) || name.text == "this" || name.text == "self") {
+            throw ProgramError(name.at,
+                               "'" + name.text + "' is a built-in variable: it cannot be assigned");
+        } else if (std::find(program_fields_.begin(), program_fields_.end(), name.text) !=
+                   program_fields_.end()) {
             throw ProgramError(name.at, "'" + name.text +
-                                            "' is a built-in variable or a field used as such: "
-                                            "it cannot be assigned");
+                                            "' is read as an event field before this assignment "
+                                            "(D declares a variable at its first assignment: "
+                                            "assign it earlier, in BEGIN for instance)");
         }
         if (scope == VariableScope::global && is("[")) {
             take();
@@ -886,6 +891,9 @@ private:
             e->variable = static_cast<std::size_t>(found - all.begin());
             return e;
         }
+        if (is("(") && peek(1).kind == Token::Kind::identifier && is_type_word(peek(1).text)) {
+            return cast();
+        }
         if (is("(")) {
             const Nesting nesting(*this, take());
             auto inner = expression();
@@ -978,6 +986,85 @@ private:
                          [&](const auto& r) { return r.name == e->text; })) {
             refs.push_back({e->text, e->at});
         }
+        return e;
+    }
+
+    static bool is_type_word(const std::string& word) {
+        static const char* const words[] = {
+            "char",    "short",   "int",      "long",      "signed",       "unsigned", "int8_t",
+            "int16_t", "int32_t", "int64_t",  "uint8_t",   "uint16_t",     "uint32_t", "uint64_t",
+            "size_t",  "ssize_t", "intptr_t", "uintptr_t", "string",       "uchar_t",  "ushort_t",
+            "uint_t",  "ulong_t", "pid_t",    "id_t",      "processorid_t"};
+        return std::any_of(std::begin(words), std::end(words),
+                           [&](const char* w) { return word == w; });
+    }
+
+    /// `(type) operand`: C's integer types (and D's fixed-width and system ones); the
+    /// operand keeps its low sizeof(type) bytes, sign- or zero-extended.
+    std::unique_ptr<Expression> cast() {
+        const Token& open = take();
+        const Nesting nesting(*this, open);
+        std::string type;
+        while (peek().kind == Token::Kind::identifier && is_type_word(peek().text)) {
+            type += (type.empty() ? "" : " ") + take().text;
+        }
+        expect(")");
+        if (type == "string") {
+            throw ProgramError(open.at, "(string) casts are not supported: use stringof( )");
+        }
+        static const std::pair<const char*, int> sizes[] = {{"char", -1},
+                                                            {"signed char", -1},
+                                                            {"unsigned char", 1},
+                                                            {"short", -2},
+                                                            {"short int", -2},
+                                                            {"unsigned short", 2},
+                                                            {"unsigned short int", 2},
+                                                            {"int", -4},
+                                                            {"signed", -4},
+                                                            {"signed int", -4},
+                                                            {"unsigned", 4},
+                                                            {"unsigned int", 4},
+                                                            {"long", -8},
+                                                            {"long int", -8},
+                                                            {"unsigned long", 8},
+                                                            {"unsigned long int", 8},
+                                                            {"long long", -8},
+                                                            {"long long int", -8},
+                                                            {"unsigned long long", 8},
+                                                            {"unsigned long long int", 8},
+                                                            {"int8_t", -1},
+                                                            {"int16_t", -2},
+                                                            {"int32_t", -4},
+                                                            {"int64_t", -8},
+                                                            {"uint8_t", 1},
+                                                            {"uint16_t", 2},
+                                                            {"uint32_t", 4},
+                                                            {"uint64_t", 8},
+                                                            {"size_t", 8},
+                                                            {"ssize_t", -8},
+                                                            {"intptr_t", -8},
+                                                            {"uintptr_t", 8},
+                                                            {"uchar_t", 1},
+                                                            {"ushort_t", 2},
+                                                            {"uint_t", 4},
+                                                            {"ulong_t", 8},
+                                                            {"pid_t", -4},
+                                                            {"id_t", -4},
+                                                            {"processorid_t", -4}};
+        const auto* found = std::find_if(std::begin(sizes), std::end(sizes),
+                                         [&](const auto& s) { return type == s.first; });
+        if (found == std::end(sizes)) {
+            throw ProgramError(open.at, "unknown type '" + type + "' in a cast");
+        }
+        auto operand = unary();
+        auto e = std::make_unique<Expression>();
+        e->kind = Expression::Kind::unary;
+        e->at = open.at;
+        e->op = found->second < 0 ? Operator::cast_signed : Operator::cast_unsigned;
+        e->integer = found->second < 0 ? -found->second : found->second;
+        e->height = 1 + operand->height;
+        e->left = std::move(operand);
+        check_height(*e);
         return e;
     }
 

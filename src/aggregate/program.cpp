@@ -51,6 +51,9 @@ const char* operator_text(Operator op) noexcept {
         return "<<";
     case Operator::shift_right:
         return ">>";
+    case Operator::cast_signed:
+    case Operator::cast_unsigned:
+        return "(cast)";
     }
     return "?";
 }

@@ -57,6 +57,8 @@ enum class Operator {
     bit_not,
     shift_left,
     shift_right,
+    cast_signed,   ///< (int), (long)...: keeps the low Expression::integer bytes, sign-extended
+    cast_unsigned, ///< (unsigned int), (uint8_t)...: the same, zero-extended
 };
 
 /// The text of an operator as D writes it ("+", "&&", "!"...).

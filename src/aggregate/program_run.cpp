@@ -12,6 +12,7 @@ ProgramRun run_program(const Program& program, const RunOptions& options,
     ProgramRun result;
     if (traces.empty()) {
         interpreter.begin();
+        interpreter.binder().check_references(); // BEGIN and END's fields, at least
     } else if (program.needs_order()) {
         result.statistics = read_traces_in_order(traces, interpreter.binder(), interpreter);
     } else {

@@ -143,6 +143,18 @@ public:
         return std::nullopt;
     }
 
+    std::optional<std::string> payload_member_name(std::uint64_t index) const override {
+        const bt_field_class* structure =
+            bt_event_class_borrow_payload_field_class_const(event_class_);
+        if (structure == nullptr ||
+            bt_field_class_get_type(structure) != BT_FIELD_CLASS_TYPE_STRUCTURE ||
+            index >= bt_field_class_structure_get_member_count(structure)) {
+            return std::nullopt;
+        }
+        return std::string(bt_field_class_structure_member_get_name(
+            bt_field_class_structure_borrow_member_by_index_const(structure, index)));
+    }
+
 private:
     const bt_event_class* event_class_;
     const bt_stream_class* stream_class_;

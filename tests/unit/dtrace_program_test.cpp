@@ -164,6 +164,24 @@ TEST_F(DtraceProgram, GlobalsArraysClauseLocalsTernaryAndStringSubroutines) {
                      "3 entries; ab ell 5 -12 127.0.0.1 5 lo 10.0.0.1\n");
 }
 
+TEST_F(DtraceProgram, ArgNIsThePayloadsNthMember) {
+    const auto r = run("demo:note { printf(\"%s %d|\", arg0, arg1); }\n"
+                       "demo:entry /arg0 == 4/ { printf(\"fd %d|\", arg0); }",
+                       standard_trace(), true);
+    EXPECT_EQ(r.out, "fd 4|hello 7|world -3|late 1|");
+}
+
+TEST_F(DtraceProgram, CastsKeepTheTypesBytes) {
+    const auto r = run("BEGIN { printf(\"%d %d %d %d %d %d\\n\", (char)255, (unsigned char)-1, "
+                       "(uint16_t)65537, (int)0x1ffffffff, (unsigned int)-1, (long long)-5); }\n"
+                       "BEGIN { trace((uint8_t)300); exit(0); }",
+                       "", false);
+    // trace( ) prints a 1-byte value " %3d".
+    EXPECT_EQ(r.out, "CPU     ID                    FUNCTION:NAME\n"
+                     "  0      1                           :BEGIN -1 255 1 -1 4294967295 -5\n\n"
+                     "  0      1                           :BEGIN   44\n");
+}
+
 TEST_F(DtraceProgram, PrintfConversionsWidthsAndFlags) {
     const auto r = run("BEGIN { printf(\"[%5d][%-5d][%05d][%x][%X][%#x][%o][%c][%p][%10s]"
                        "[%-10s][%.2s][%%][%+d][%i][%lld]\\n\", 42, 42, 42, 255, 255, 255, 8, "
@@ -235,6 +253,10 @@ TEST_F(DtraceProgram, ClearTruncNormalizeAndSortOptions) {
     auto r = run("#pragma D option aggsortkey\n" + counts + "END { normalize(@, 2); }",
                  standard_trace(), true);
     EXPECT_EQ(r.out, "\n" + key("app") + value(2) + "\n" + key("web") + value(2) + "\n");
+    r = run(counts + "END { normalize(@, 2); printa(@); denormalize(@); printa(@); }",
+            standard_trace(), true);
+    EXPECT_EQ(r.out, "\n" + key("web") + value(2) + "\n" + key("app") + value(2) + "\n" + "\n" +
+                         key("web") + value(4) + "\n" + key("app") + value(5) + "\n");
     r = run("#pragma D option aggsortrev\n" + counts, standard_trace(), true);
     EXPECT_EQ(r.out, "\n" + key("app") + value(5) + "\n" + key("web") + value(4) + "\n");
     r = run(counts + "END { trunc(@, 1); }", standard_trace(), true);
