@@ -143,7 +143,7 @@ void finish_dtrace_command_line(DtraceCommandLine& cl) {
     if (cl.scripts.empty() && cl.programs.empty()) {
         if (positional.empty()) {
             throw CLI::ValidationError(args.command,
-                                       "give the program: -s FILE, -n PROGRAM or PROGRAM");
+                                       "give the PROGRAM (or -n PROGRAM, or -s FILE)");
         }
         append(positional.front(), "");
         positional.erase(positional.begin());
