@@ -515,7 +515,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         TemporarySession session(bus, templ);
         const std::string output = templ + "/trace";
         const std::string name =
-            "aggregate-" + std::to_string(getpid()) + "-" +
+            args.command + "-" + std::to_string(getpid()) + "-" +
             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count());

@@ -61,10 +61,10 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
                                  std::ostream& err);
 
 /// Neither --trace nor --session: like `dtrace -n`. Creates a temporary session (a unique
-/// name, output in a new folder under $TMPDIR or /tmp), enables exactly the probes the
-/// program names (the kernel domain, in a channel of its own, for `ip:*` and for what
-/// Manager.ListTracepoints("kernel") lists; the UST domain for the rest), starts it, traces
-/// until SIGINT/SIGTERM (Ctrl-C) or args.duration seconds, stops it, prints the
+/// name, COMMAND-PID-MS after args.command, output in a new folder under $TMPDIR or /tmp), enables
+/// exactly the probes the program names (the kernel domain, in a channel of its own, for `ip:*` and
+/// for what Manager.ListTracepoints("kernel") lists; the UST domain for the rest), starts it,
+/// traces until SIGINT/SIGTERM (Ctrl-C) or args.duration seconds, stops it, prints the
 /// aggregations, destroys the session and deletes its folder. SIGINT and SIGTERM are
 /// blocked meanwhile: one during set-up ends the command as soon as the current step is
 /// done, leaving nothing behind either (exit status 1). Progress goes to `err`.
