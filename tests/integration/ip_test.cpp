@@ -792,6 +792,36 @@ TEST_F(Ip, TheExampleScriptsRunUnmodifiedOnTheTestsTraffic) {
     EXPECT_EQ(ours, expected) << text(ioLog);
 }
 
+// dtrace -c: the command starts once tracing has begun, $target is its pid,
+// and the run ends when it exits (long before --duration).
+TEST_F(Ip, MinusCRunsTheCommandAsTargetAndEndsWithIt) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string dir = sandbox_->dir();
+    const std::string script = dir + "/sender.sh";
+    {
+        std::ofstream out(script);
+        out << "#!/bin/sh\necho $$ > " << dir << "/sender.pid\n"
+            << "exec python3 -c 'import socket\n"
+               "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); r.bind((\"127.0.0.7\", 0))\n"
+               "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"127.0.0.6\", 0))\n"
+               "for i in range(3):\n"
+               "    s.sendto(b\"x\" * 10, r.getsockname()); r.recv(100)\n'\n";
+    }
+    ::chmod(script.c_str(), 0755);
+    const auto start = std::chrono::steady_clock::now();
+    const RunResult r = run({cli, "dtrace", "-q", "--duration", "60", "-c", script, "-n",
+                             "BEGIN { printf(\"target %d\\n\", $target); }\n"
+                             "ip:::send /args[2]->ip_saddr == \"127.0.0.6\"/ { n++; }\n"
+                             "END { printf(\"sent %d\\n\", n); }"});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    std::ifstream pid(dir + "/sender.pid");
+    std::string target;
+    pid >> target;
+    EXPECT_EQ(r.out, "target " + target + "\nsent 3\n") << r.describe();
+}
+
 // As real users: trace-kernel decides, and nothing is loaded without it.
 class IpAccess : public MultiUserSuite {};
 
