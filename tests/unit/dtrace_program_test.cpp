@@ -182,13 +182,35 @@ TEST_F(DtraceProgram, CastsKeepTheTypesBytes) {
                      "  0      1                           :BEGIN   44\n");
 }
 
+TEST_F(DtraceProgram, OperatorsAndBuiltInVariables) {
+    const auto r = run("demo:note /probeprov == \"demo\" && value > 0/ {\n"
+                       "  printf(\"%s:%s:%s:%s pid %d tid %d cpu %d at %d wall %d\\n\", "
+                       "probeprov, probemod, probefunc, probename, pid, tid, cpu, timestamp, "
+                       "walltimestamp);\n"
+                       "  printf(\"%d %d %d %d %d %d %d %d %d %d\\n\", 6 & 3, 6 | 3, 6 ^ 3, ~0, "
+                       "1 << 4, -16 >> 2, 7 % 3, 1 ^^ 1, 1 ^^ 0, \"abc\" < \"abd\");\n"
+                       "  x = 10; x += 5; x -= 1; x *= 2; x /= 4; x %= 4; x <<= 3; x |= 1; "
+                       "x &= 0xf; x ^= 2; x >>= 1; x--; print(x);\n"
+                       "}",
+                       standard_trace(), true);
+    // web (pid 200, tid 20) on CPU 1 at 5000 ns, and again at 2500000000 ns. x: 10, 15,
+    // 14, 28, 7, 3, 24, 25, 9, 11, 5, 4.
+    EXPECT_EQ(r.out, "demo:::note pid 200 tid 20 cpu 1 at 5000 wall 5000\n"
+                     "2 7 5 -1 16 -4 1 0 1 1\n"
+                     "4"
+                     "demo:::note pid 200 tid 20 cpu 1 at 2500000000 wall 2500000000\n"
+                     "2 7 5 -1 16 -4 1 0 1 1\n"
+                     "4");
+}
+
 TEST_F(DtraceProgram, PrintfConversionsWidthsAndFlags) {
     const auto r = run("BEGIN { printf(\"[%5d][%-5d][%05d][%x][%X][%#x][%o][%c][%p][%10s]"
-                       "[%-10s][%.2s][%%][%+d][%i][%lld]\\n\", 42, 42, 42, 255, 255, 255, 8, "
-                       "65, 4096, \"abc\", \"abc\", \"abc\", 7, -3, 1234567890123LL); exit(0); }",
+                       "[%-10s][%.2s][%%][%+d][%i][%lld][%u]\\n\", 42, 42, 42, 255, 255, 255, 8, "
+                       "65, 4096, \"abc\", \"abc\", \"abc\", 7, -3, 1234567890123LL, -1); "
+                       "exit(0); }",
                        "", true);
     EXPECT_EQ(r.out, "[   42][42   ][00042][ff][FF][0xff][10][A][0x1000][       abc][abc       ]"
-                     "[ab][%][+7][-3][1234567890123]\n");
+                     "[ab][%][+7][-3][1234567890123][18446744073709551615]\n");
     EXPECT_EQ(r.run.exit_status, 0);
 }
 
