@@ -142,6 +142,51 @@ std::uint64_t shift_count(std::int64_t y) noexcept {
     return static_cast<std::uint64_t>(y) & 63; // as the machine does
 }
 
+/// x op y for the arithmetic, bitwise and shift operators (those of compound
+/// assignments). False on division or modulo by zero.
+bool arithmetic(Operator op, std::int64_t x, std::int64_t y, std::int64_t& result) noexcept {
+    switch (op) {
+    case Operator::add:
+        result = wrap(bits(x) + bits(y));
+        return true;
+    case Operator::subtract:
+        result = wrap(bits(x) - bits(y));
+        return true;
+    case Operator::multiply:
+        result = wrap(bits(x) * bits(y));
+        return true;
+    case Operator::divide:
+    case Operator::modulo:
+        if (y == 0) {
+            return false;
+        }
+        if (y == -1) { // INT64_MIN / -1 overflows: wrap as two's complement does
+            result = op == Operator::divide ? wrap(0 - bits(x)) : 0;
+        } else {
+            result = op == Operator::divide ? x / y : x % y;
+        }
+        return true;
+    case Operator::bit_and:
+        result = x & y;
+        return true;
+    case Operator::bit_or:
+        result = x | y;
+        return true;
+    case Operator::bit_xor:
+        result = x ^ y;
+        return true;
+    case Operator::shift_left:
+        result = wrap(bits(x) << shift_count(y));
+        return true;
+    case Operator::shift_right: // >> of a signed value: arithmetic, as C compilers do
+        result = x >> shift_count(y);
+        return true;
+    default:
+        result = 0;
+        return true;
+    }
+}
+
 } // namespace
 
 bool evaluate(const BoundExpression& e, const Value* slots, Value& result, Runtime* runtime) {
@@ -312,21 +357,8 @@ bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtim
     const BoundExpression& target = *statement.target;
     if (statement.compound) {
         Value old;
-        if (!evaluate(target, slots, old, &runtime)) {
-            return false;
-        }
-        BoundExpression left;
-        left.kind = BoundExpression::Kind::constant;
-        left.integer = old.integer;
-        BoundExpression right;
-        right.kind = BoundExpression::Kind::constant;
-        right.integer = value.integer;
-        BoundExpression operation;
-        operation.kind = BoundExpression::Kind::binary;
-        operation.op = statement.op;
-        operation.left = std::make_unique<BoundExpression>(std::move(left));
-        operation.right = std::make_unique<BoundExpression>(std::move(right));
-        if (!evaluate(operation, slots, value, &runtime)) {
+        if (!evaluate(target, slots, old, &runtime) ||
+            !arithmetic(statement.op, old.integer, value.integer, value.integer)) {
             return false;
         }
     }
