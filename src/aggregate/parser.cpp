@@ -297,15 +297,7 @@ private:
                                             "assign it earlier, in BEGIN for instance)");
         }
         if (scope == VariableScope::global && is("[")) {
-            take();
-            for (;;) {
-                e->arguments.push_back(expression());
-                if (is("]")) {
-                    break;
-                }
-                expect(",");
-            }
-            take();
+            keys(*e);
         }
         e->text = variable;
         e->variable = declare_variable(variable, scope, e->arguments.size(), name.at);
@@ -941,20 +933,13 @@ private:
             e->text = t.text;
             e->variable = *v;
             if (is("[")) {
-                take();
-                for (;;) {
-                    e->arguments.push_back(expression());
-                    if (is("]")) {
-                        break;
-                    }
-                    expect(",");
-                }
-                take();
+                keys(*e);
             }
-            const std::size_t keys = program_.variables[*v].key_count;
-            if (e->arguments.size() != keys) {
-                throw ProgramError(t.at, "variable '" + t.text + "' has " + std::to_string(keys) +
-                                             " key(s), not " + std::to_string(e->arguments.size()));
+            const std::size_t key_count = program_.variables[*v].key_count;
+            if (e->arguments.size() != key_count) {
+                throw ProgramError(t.at, "variable '" + t.text + "' has " +
+                                             std::to_string(key_count) + " key(s), not " +
+                                             std::to_string(e->arguments.size()));
             }
             return e;
         }
@@ -987,6 +972,22 @@ private:
             refs.push_back({e->text, e->at});
         }
         return e;
+    }
+
+    /// `[key, ...]` of an associative array: one more level of nesting, and the keys'
+    /// heights count in the variable's.
+    void keys(Expression& e) {
+        const Nesting nesting(*this, take());
+        for (;;) {
+            e.arguments.push_back(expression());
+            e.height = std::max(e.height, 1 + e.arguments.back()->height);
+            if (is("]")) {
+                break;
+            }
+            expect(",");
+        }
+        take();
+        check_height(e);
     }
 
     static bool is_type_word(const std::string& word) {

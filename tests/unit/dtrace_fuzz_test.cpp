@@ -187,5 +187,32 @@ TEST_F(DtraceFuzz, AThousandRandomAndTruncatedProgramsAreRefusedWithAPositionOrR
     }
 }
 
+std::string repeated(const std::string& text, int times) {
+    std::string all;
+    for (int i = 0; i < times; ++i) {
+        all += text;
+    }
+    return all;
+}
+
+TEST_F(DtraceFuzz, DeepNestingThroughKeysCallsAndTernariesIsBounded) {
+    // Each would recurse once per level in the parser, the binder and the evaluator.
+    const std::vector<std::string> sources = {
+        "BEGIN { a[1] = 1; x = " + repeated("a[", 5000) + "1; }",
+        "BEGIN { x = " + repeated("strlen(lltostr(", 5000) + "1; }",
+        "BEGIN { x = " + repeated("1 ? ", 5000) + "1; }",
+        "BEGIN { x = " + repeated("(int)", 5000) + "1; }"};
+    for (const std::string& source : sources) {
+        try {
+            parse_program(source);
+            ADD_FAILURE() << "accepted: " << source.substr(0, 80);
+        } catch (const ProgramError& e) {
+            expect_located(e, source);
+            EXPECT_NE(std::string(e.what()).find("nested too deeply"), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 } // namespace
 } // namespace tracectl::aggregate
