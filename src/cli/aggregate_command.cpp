@@ -147,7 +147,7 @@ ExitStatus aggregate(const AggregateArgs& args, const agg::Program& program,
     }
     std::ofstream file;
     if (args.output) {
-        file.open(*args.output, std::ios::out | std::ios::trunc);
+        file.open(*args.output, std::ios::out | std::ios::app);
         if (!file) {
             throw agg::TraceReadError("cannot write " + *args.output + ": " + std::strerror(errno));
         }

@@ -30,7 +30,7 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
     command->add_flag("-q", cl.args.quiet,
                       "Quiet: print only what printf, printa, trace and print print, and the "
                       "aggregations (option quiet)");
-    command->add_option("-o", cl.args.output, "Write the program's output to FILE")
+    command->add_option("-o", cl.args.output, "Append the program's output to FILE")
         ->type_name("FILE");
     command->add_option("-x", cl.options, "Set option NAME (to VALUE), as #pragma D option does")
         ->type_name("NAME[=VALUE]")

@@ -155,6 +155,11 @@ TEST_F(DtraceCommand, QuietOutputFileAndOptions) {
     EXPECT_EQ(read_file(out), "CPU     ID                    FUNCTION:NAME\n"
                               "  1      4                            :note  " +
                                   std::string(15, ' ') + "7\n");
+    // A second run appends, as illumos dtrace -o does.
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-q", "-o", out.string(), "-n", program});
+    EXPECT_EQ(read_file(out), "CPU     ID                    FUNCTION:NAME\n"
+                              "  1      4                            :note  " +
+                                  std::string(15, ' ') + "7\n7");
     r = run({"tracectl", "dtrace", "--trace", trace_, "-x", "aggsortkey", "-x", "aggsortrev", "-n",
              "demo:entry { @[execname] = count(); }"});
     EXPECT_EQ(r.out, "\n  web" + std::string(47, ' ') + std::string(16, ' ') + "1\n" + "  app" +
