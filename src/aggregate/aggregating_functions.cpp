@@ -1,5 +1,6 @@
 #include "aggregate/aggregating_functions.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <limits>
 
@@ -92,8 +93,38 @@ std::uint64_t dtrace_stddev(std::uint64_t n, int128 sum, uint128 sum_of_squares,
     return isqrt(average_of_squares - square_of_average);
 }
 
-AggregationState::AggregationState(Function function, const LinearParameters& linear)
+std::vector<std::int64_t> llquantize_bounds(const LogLinearParameters& p) {
+    std::int64_t power = 1; // factor^m
+    for (std::int64_t m = 0; m < p.low; ++m) {
+        power *= p.factor;
+    }
+    std::vector<std::int64_t> bounds{power};
+    for (std::int64_t m = p.low; m <= p.high; ++m) {
+        const std::int64_t next = power * p.factor; // the parser checked it fits
+        const std::int64_t steps = std::min(p.steps, next);
+        const std::int64_t width = next / steps;
+        for (std::int64_t value = power + width; value < next; value += width) {
+            bounds.push_back(value);
+        }
+        bounds.push_back(next);
+        power = next;
+    }
+    return bounds;
+}
+
+std::size_t llquantize_bucket(const std::vector<std::int64_t>& bounds,
+                              std::int64_t value) noexcept {
+    return static_cast<std::size_t>(std::upper_bound(bounds.begin(), bounds.end(), value) -
+                                    bounds.begin());
+}
+
+AggregationState::AggregationState(Function function, const LinearParameters& linear,
+                                   const LogLinearParameters& log_linear)
     : function_(function), linear_(linear) {
+    if (function == Function::llquantize) {
+        bounds_ = llquantize_bounds(log_linear);
+        buckets_.assign(bounds_.size() + 1, 0);
+    }
     if (function == Function::min) {
         value_ = std::numeric_limits<std::int64_t>::max();
     } else if (function == Function::max) {
@@ -138,7 +169,20 @@ void AggregationState::add(std::int64_t value) noexcept {
     case Function::lquantize:
         ++buckets_[static_cast<std::size_t>(lquantize_bucket(linear_, value))];
         break;
+    case Function::llquantize:
+        ++buckets_[llquantize_bucket(bounds_, value)];
+        break;
     }
+}
+
+void AggregationState::clear() noexcept {
+    AggregationState empty(function_, linear_);
+    count_ = 0;
+    value_ = empty.value_;
+    wide_sum_ = 0;
+    sum_of_squares_ = 0;
+    sum_of_squares_high_ = 0;
+    std::fill(buckets_.begin(), buckets_.end(), 0);
 }
 
 void AggregationState::merge(const AggregationState& other) noexcept {
@@ -195,6 +239,7 @@ std::int64_t AggregationState::value() const noexcept {
             dtrace_stddev(count_, wide_sum_, sum_of_squares_, sum_of_squares_high_));
     case Function::quantize:
     case Function::lquantize:
+    case Function::llquantize:
         return static_cast<std::int64_t>(sort_value());
     }
     return 0;
@@ -217,6 +262,14 @@ long double AggregationState::sort_value() const noexcept {
         long double total = 0;
         for (std::size_t i = 0; i < buckets_.size(); ++i) {
             total += lquantize_bucket_value(linear_, i) * static_cast<long double>(buckets_[i]);
+        }
+        return total;
+    }
+    case Function::llquantize: {
+        long double total = 0;
+        for (std::size_t i = 1; i < buckets_.size(); ++i) {
+            total +=
+                static_cast<long double>(bounds_[i - 1]) * static_cast<long double>(buckets_[i]);
         }
         return total;
     }

@@ -34,6 +34,16 @@ int quantize_bucket(std::int64_t value) noexcept;
 /// step below low + levels * step, levels + 1 from there on.
 std::int64_t lquantize_bucket(const LinearParameters& p, std::int64_t value) noexcept;
 
+/// The lower bounds of llquantize's buckets for `p`: element 0 is factor^low (bucket 0
+/// holds the values below it), element i (1 <= i < size - 1) the lowest value of bucket i,
+/// the last factor^(high + 1) (the last bucket holds it and above). Per order of
+/// magnitude m (low..high), min(steps, factor^(m+1)) steps of width factor^(m+1) / that
+/// cover [factor^m, factor^(m+1)) (those below factor^m are left out, as DTrace does).
+std::vector<std::int64_t> llquantize_bounds(const LogLinearParameters& p);
+
+/// The llquantize bucket of `value` given llquantize_bounds(p).
+std::size_t llquantize_bucket(const std::vector<std::int64_t>& bounds, std::int64_t value) noexcept;
+
 /// stddev as DTrace reports it (dt_stddev): the integer square root of
 /// sum(x^2) / n - (|sum(x) / n|)^2, each division truncating; 0 for n == 0. The sum is kept in
 /// 128 bits, the sum of squares in 256 (high and low halves), so that neither overflows.
@@ -43,7 +53,8 @@ std::uint64_t dtrace_stddev(std::uint64_t n, int128 sum, uint128 sum_of_squares,
 /// What one aggregation keeps for one key.
 class AggregationState {
 public:
-    AggregationState(Function function, const LinearParameters& linear);
+    AggregationState(Function function, const LinearParameters& linear,
+                     const LogLinearParameters& log_linear = {});
 
     /// Feeds one value (ignored by count()). sum() wraps around as DTrace's 64-bit sum does;
     /// avg and stddev keep their sums wide enough not to (a constant's avg is the constant,
@@ -63,9 +74,13 @@ public:
     /// A key to sort entries by value ascending, as DTrace does (dt_aggregate_valcmp):
     /// avg by the exact average, quantize/lquantize by the sum of bucket value x count.
     long double sort_value() const noexcept;
-    /// quantize: 127 counts; lquantize: levels + 2 counts. Empty for the others.
+    /// quantize: 127 counts; lquantize: levels + 2 counts; llquantize: bounds().size() + 1.
     const std::vector<std::int64_t>& buckets() const noexcept { return buckets_; }
     const LinearParameters& linear() const noexcept { return linear_; }
+    /// llquantize: llquantize_bounds of its parameters (see there); else empty.
+    const std::vector<std::int64_t>& bounds() const noexcept { return bounds_; }
+    /// clear( ): as if nothing had been added (the key stays).
+    void clear() noexcept;
 
 private:
     Function function_;
@@ -76,6 +91,7 @@ private:
     uint128 sum_of_squares_ = 0;
     uint128 sum_of_squares_high_ = 0; // the carries out of sum_of_squares_
     std::vector<std::int64_t> buckets_;
+    std::vector<std::int64_t> bounds_;
 };
 
 } // namespace tracectl::aggregate

@@ -17,8 +17,9 @@ std::size_t KeyHash::operator()(const Key& key) const noexcept {
 }
 
 AggregationSet::AggregationSet(const Program& program)
-    : declarations_(program.aggregations), tables_(program.aggregations.size()),
-      key_bytes_(program.aggregations.size()), unkeyed_(program.aggregations.size(), nullptr) {}
+    : normal(program.aggregations.size(), 1), declarations_(program.aggregations),
+      tables_(program.aggregations.size()), key_bytes_(program.aggregations.size()),
+      unkeyed_(program.aggregations.size(), nullptr) {}
 
 AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key,
                                         const std::vector<std::uint8_t>& key_bytes) {
@@ -31,7 +32,7 @@ AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key,
         key_bytes_[aggregation] = key_bytes;
     }
     const auto& d = declarations_[aggregation];
-    return table.try_emplace(std::move(key), d.function, d.linear).first->second;
+    return table.try_emplace(std::move(key), d.function, d.linear, d.log_linear).first->second;
 }
 
 void AggregationSet::merge(AggregationSet&& other) {
@@ -53,15 +54,46 @@ std::vector<AggregationSet::Entry> AggregationSet::sorted(std::size_t aggregatio
     for (const auto& [key, state] : tables_[aggregation]) {
         entries.push_back({&key, &state});
     }
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    const Order o = order;
+    const auto less = [o](const Entry& a, const Entry& b) {
+        if (o.by_key && *a.key != *b.key) {
+            return key_less(*a.key, *b.key);
+        }
         const long double va = a.state->sort_value();
         const long double vb = b.state->sort_value();
         if (va != vb) {
             return va < vb;
         }
         return key_less(*a.key, *b.key);
-    });
+    };
+    std::sort(entries.begin(), entries.end(),
+              [&](const Entry& a, const Entry& b) { return o.reverse ? less(b, a) : less(a, b); });
     return entries;
+}
+
+void AggregationSet::clear(std::size_t aggregation) {
+    for (auto& [key, state] : tables_[aggregation]) {
+        state.clear();
+    }
+}
+
+void AggregationSet::truncate(std::size_t aggregation, std::optional<std::int64_t> keep) {
+    const Order saved = order;
+    order = Order{};
+    const auto entries = sorted(aggregation);
+    order = saved;
+    std::vector<Key> removed;
+    const auto n = static_cast<std::int64_t>(entries.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+        const bool kept = keep && (*keep > 0 ? i >= n - *keep : i < -*keep);
+        if (!kept) {
+            removed.push_back(*entries[static_cast<std::size_t>(i)].key);
+        }
+    }
+    for (const Key& key : removed) {
+        tables_[aggregation].erase(key);
+    }
+    unkeyed_[aggregation] = nullptr;
 }
 
 } // namespace tracectl::aggregate

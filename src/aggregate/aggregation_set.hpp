@@ -9,6 +9,7 @@
 #include "aggregate/program.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -61,6 +62,22 @@ public:
 
     /// Adds every entry of `other` (of the same program) to this set, and its errors.
     void merge(AggregationSet&& other);
+
+    /// clear(@a): every entry of `aggregation` back to empty; the keys stay.
+    void clear(std::size_t aggregation);
+    /// trunc(@a[, n]): keeps the n entries printed last (the largest values) when n > 0,
+    /// the -n printed first when n < 0; none without n.
+    void truncate(std::size_t aggregation, std::optional<std::int64_t> keep);
+
+    /// How sorted() orders entries: DTrace's options aggsortkey (by key first) and
+    /// aggsortrev (reversed).
+    struct Order {
+        bool by_key = false;
+        bool reverse = false;
+    };
+    Order order;
+    /// normalize(@a, n) per aggregation: values are printed divided by it (1: as is).
+    std::vector<std::int64_t> normal;
 
     const std::vector<AggregationDeclaration>& declarations() const noexcept {
         return declarations_;

@@ -33,17 +33,39 @@ bool probe_matches(std::string_view pattern, std::string_view event_name, std::s
     return name.rfind(system + "_", 0) == 0;
 }
 
+ProbeNames probe_names(std::string_view event_class_name) {
+    ProbeNames names;
+    const std::size_t colon = event_class_name.find(':');
+    if (colon == std::string_view::npos) {
+        names.name = std::string(event_class_name);
+    } else {
+        names.provider = std::string(event_class_name.substr(0, colon));
+        names.name = std::string(event_class_name.substr(colon + 1));
+    }
+    return names;
+}
+
 namespace {
+
+using VariableTypes = std::vector<std::optional<std::pair<ValueType, std::uint8_t>>>;
+
+bool is_probe_builtin(const std::string& name) {
+    return name == "probeprov" || name == "probemod" || name == "probefunc" || name == "probename";
+}
 
 /// Resolves identifiers of one clause against one event class, collecting slots.
 class ClauseBinder {
 public:
-    ClauseBinder(const EventClassView& event_class, std::vector<FieldDescription>& slots)
-        : class_(event_class), slots_(slots) {}
+    ClauseBinder(const EventClassView& event_class, std::vector<FieldDescription>& slots,
+                 const Program& program, VariableTypes& variable_types)
+        : class_(event_class), slots_(slots), program_(program), variable_types_(variable_types) {}
 
     /// Where `name` is in this class, if it is.
     std::optional<FieldDescription> resolve(const std::string& name) const {
-        if (name == "timestamp") {
+        if (is_probe_builtin(name)) {
+            return FieldDescription{FieldScope::timestamp, 0, FieldKind::string}; // a constant
+        }
+        if (name == "timestamp" || name == "walltimestamp") {
             return FieldDescription{FieldScope::timestamp, 0, FieldKind::signed_integer};
         }
         // pid_t, processorid_t: DTrace's int.
@@ -77,7 +99,18 @@ public:
         if (auto found = class_.find(FieldScope::payload, name)) {
             return found;
         }
+        if (is_argument(name)) {
+            if (const auto member =
+                    class_.payload_member_name(static_cast<std::uint64_t>(name[3] - '0'))) {
+                return class_.find(FieldScope::payload, *member);
+            }
+        }
         return context(name);
+    }
+
+    /// arg0 .. arg9.
+    static bool is_argument(const std::string& name) {
+        return name.size() == 4 && name.rfind("arg", 0) == 0 && name[3] >= '0' && name[3] <= '9';
     }
 
     BoundExpression bind(const Expression& e) {
@@ -95,6 +128,17 @@ public:
             b.string = e.text;
             return b;
         case Expression::Kind::identifier: {
+            if (is_probe_builtin(e.text)) {
+                const ProbeNames names = probe_names(class_.name());
+                b.kind = BoundExpression::Kind::constant;
+                b.type = ValueType::string;
+                b.string = e.text == "probeprov"   ? names.provider
+                           : e.text == "probemod"  ? names.module
+                           : e.text == "probefunc" ? names.function
+                                                   : names.name;
+                b.bytes = 8;
+                return b;
+            }
             const auto field = resolve(e.text); // present: the caller checked
             if (field->kind == FieldKind::unusable) {
                 throw ProgramError(e.at, "field '" + e.text + "' of event class '" + class_.name() +
@@ -111,12 +155,54 @@ public:
             }
             return b;
         }
+        case Expression::Kind::ternary: {
+            b.kind = BoundExpression::Kind::ternary;
+            b.left = std::make_unique<BoundExpression>(bind(*e.left));
+            require_integer(*b.left, "?:");
+            b.right = std::make_unique<BoundExpression>(bind(*e.right));
+            b.third = std::make_unique<BoundExpression>(bind(*e.third));
+            if (b.right->type != b.third->type) {
+                throw ProgramError(e.at, "operator ?: has a string on one side and an integer "
+                                         "on the other (in event class '" +
+                                             class_.name() + "')");
+            }
+            b.type = b.right->type;
+            b.bytes = std::max(b.right->bytes, b.third->bytes);
+            return b;
+        }
+        case Expression::Kind::variable: {
+            b.kind = BoundExpression::Kind::variable;
+            b.variable = e.variable;
+            b.scope = program_.variables[e.variable].scope;
+            for (const auto& key : e.arguments) {
+                b.arguments.push_back(bind(*key));
+            }
+            auto& type = variable_types_[e.variable];
+            if (!type) {
+                type = std::pair{ValueType::integer, std::uint8_t{8}}; // read before assigned
+            }
+            b.type = type->first;
+            b.bytes = type->second;
+            if (b.scope == VariableScope::thread_local_) {
+                uses_self = true;
+            }
+            return b;
+        }
+        case Expression::Kind::call:
+            return bind_call(e);
+        case Expression::Kind::aggregation:
+            throw ProgramError(e.at, "an aggregation has no value in an expression: use "
+                                     "printa( )");
         case Expression::Kind::unary: {
             b.kind = BoundExpression::Kind::unary;
             b.op = e.op;
             b.left = std::make_unique<BoundExpression>(bind(*e.left));
             require_integer(*b.left, e.op);
             b.bytes = e.op == Operator::logical_not ? 4 : std::max<std::uint8_t>(4, b.left->bytes);
+            if (e.op == Operator::cast_signed || e.op == Operator::cast_unsigned) {
+                b.integer = e.integer; // the type's size in bytes
+                b.bytes = static_cast<std::uint8_t>(e.integer);
+            }
             return b;
         }
         case Expression::Kind::binary:
@@ -147,31 +233,175 @@ public:
         const bool arithmetic = e.op == Operator::add || e.op == Operator::subtract ||
                                 e.op == Operator::multiply || e.op == Operator::divide ||
                                 e.op == Operator::modulo;
-        b.bytes =
-            arithmetic ? std::max<std::uint8_t>(4, std::max(b.left->bytes, b.right->bytes)) : 4;
+        const bool widening = arithmetic || e.op == Operator::bit_and || e.op == Operator::bit_or ||
+                              e.op == Operator::bit_xor || e.op == Operator::shift_left ||
+                              e.op == Operator::shift_right;
+        b.bytes = widening ? std::max<std::uint8_t>(4, std::max(b.left->bytes, b.right->bytes)) : 4;
         return b;
     }
 
-private:
-    void require_integer(const BoundExpression& operand, Operator op) const {
+    BoundExpression bind_call(const Expression& e) {
+        static const std::pair<const char*, Subroutine> names[] = {
+            {"stringof", Subroutine::stringof},  {"strjoin", Subroutine::strjoin},
+            {"substr", Subroutine::substr},      {"strlen", Subroutine::strlen},
+            {"lltostr", Subroutine::lltostr},    {"inet_ntoa", Subroutine::inet_ntoa},
+            {"inet_ntop", Subroutine::inet_ntop}};
+        BoundExpression b;
+        b.at = e.at;
+        b.kind = BoundExpression::Kind::call;
+        for (const auto& [name, subroutine] : names) {
+            if (e.text == name) {
+                b.subroutine = subroutine;
+            }
+        }
+        for (const auto& a : e.arguments) {
+            b.arguments.push_back(bind(*a));
+        }
+        const auto want = [&](std::size_t i, ValueType type) {
+            if (i < b.arguments.size() && b.arguments[i].type != type) {
+                throw ProgramError(b.arguments[i].at,
+                                   e.text + "( ) argument #" + std::to_string(i + 1) + " must be " +
+                                       (type == ValueType::string ? "a string" : "an integer") +
+                                       " (in event class '" + class_.name() + "')");
+            }
+        };
+        b.type = ValueType::string;
+        b.bytes = 8;
+        switch (b.subroutine) {
+        case Subroutine::strjoin:
+            want(0, ValueType::string);
+            want(1, ValueType::string);
+            break;
+        case Subroutine::substr:
+            want(0, ValueType::string);
+            want(1, ValueType::integer);
+            want(2, ValueType::integer);
+            break;
+        case Subroutine::strlen:
+            want(0, ValueType::string);
+            b.type = ValueType::integer;
+            break;
+        case Subroutine::lltostr:
+            want(0, ValueType::integer);
+            break;
+        case Subroutine::inet_ntop:
+            want(0, ValueType::integer);
+            break;
+        case Subroutine::stringof:
+        case Subroutine::inet_ntoa:
+            break;
+        }
+        return b;
+    }
+
+    /// Records the type of an assigned variable, or checks it against the one recorded.
+    void assigned(const BoundExpression& target, const BoundExpression& value, Position at) {
+        auto& type = variable_types_[target.variable];
+        if (!type) {
+            type = std::pair{value.type, std::max<std::uint8_t>(value.bytes, 4)};
+            return;
+        }
+        if (type->first != value.type) {
+            throw ProgramError(at,
+                               "variable '" + program_.variables[target.variable].name + "' is " +
+                                   (type->first == ValueType::string ? "a string" : "an integer") +
+                                   ": it cannot be assigned " +
+                                   (value.type == ValueType::string ? "a string" : "an integer"));
+        }
+    }
+
+    void require_integer(const BoundExpression& operand, const std::string& op) const {
         if (operand.type != ValueType::integer) {
-            throw ProgramError(operand.at, std::string("operator ") + operator_text(op) +
+            throw ProgramError(operand.at, "operator " + op +
                                                " needs an integer operand, not a string (in "
                                                "event class '" +
                                                class_.name() + "')");
         }
     }
+    void require_integer(const BoundExpression& operand, Operator op) const {
+        require_integer(operand, operator_text(op));
+    }
 
+    bool uses_self = false;
+
+private:
     const EventClassView& class_;
     std::vector<FieldDescription>& slots_;
+    const Program& program_;
+    VariableTypes& variable_types_;
 };
+
+/// The type a program's expression has whatever the event class, if that is known without
+/// fields: constants, built-ins, subroutines, operators, variables already typed.
+std::optional<std::pair<ValueType, std::uint8_t>> static_type(const Expression& e,
+                                                              const VariableTypes& variables) {
+    using T = std::pair<ValueType, std::uint8_t>;
+    switch (e.kind) {
+    case Expression::Kind::integer:
+        return T{ValueType::integer, 8};
+    case Expression::Kind::string:
+        return T{ValueType::string, 8};
+    case Expression::Kind::identifier:
+        if (e.text == "execname" || is_probe_builtin(e.text)) {
+            return T{ValueType::string, 8};
+        }
+        if (e.text == "timestamp" || e.text == "walltimestamp") {
+            return T{ValueType::integer, 8};
+        }
+        if (e.text == "pid" || e.text == "tid" || e.text == "cpu") {
+            return T{ValueType::integer, 4};
+        }
+        return std::nullopt;
+    case Expression::Kind::unary:
+    case Expression::Kind::binary:
+        return T{ValueType::integer, 8};
+    case Expression::Kind::ternary: {
+        auto t = static_type(*e.right, variables);
+        return t ? t : static_type(*e.third, variables);
+    }
+    case Expression::Kind::variable:
+        return variables[e.variable];
+    case Expression::Kind::call:
+        return e.text == "strlen" ? T{ValueType::integer, 8} : T{ValueType::string, 8};
+    case Expression::Kind::aggregation:
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+bool is_special(const ProbeDescription& probe) {
+    return probe.kind != ProbeKind::event;
+}
 
 } // namespace
 
 Binder::Binder(const Program& program)
-    : program_(program), matched_(program.clauses.size(), false) {
+    : program_(program), variable_types_(program.variables.size()),
+      matched_(program.clauses.size(), false) {
     for (const Clause& clause : program.clauses) {
         found_.emplace_back(clause.references.size(), false);
+    }
+    // Types of variables assigned from what needs no event class, in program order, until
+    // nothing more is learnt.
+    for (bool learnt = true; learnt;) {
+        learnt = false;
+        for (const Clause& clause : program.clauses) {
+            for (const Statement& s : clause.statements) {
+                if (s.kind != Statement::Kind::assign) {
+                    continue;
+                }
+                auto& type = variable_types_[s.target->variable];
+                if (type) {
+                    continue;
+                }
+                if (s.compound) {
+                    type = std::pair{ValueType::integer, std::uint8_t{8}};
+                } else {
+                    type = static_type(*s.argument, variable_types_);
+                }
+                learnt = learnt || type.has_value();
+            }
+        }
     }
 }
 
@@ -179,16 +409,23 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
     BoundEventClass result;
     const std::string name = event_class.name();
     const std::string domain = event_class.domain();
+    result.name = name;
+    const bool pseudo = domain == "dtrace";
     for (std::size_t c = 0; c < program_.clauses.size(); ++c) {
         const Clause& clause = program_.clauses[c];
         if (std::none_of(clause.probes.begin(), clause.probes.end(), [&](const auto& probe) {
-                return probe_matches(probe.pattern, name, domain);
+                return pseudo ? is_special(probe) && probe.pattern == name
+                              : !is_special(probe) && probe_matches(probe.pattern, name, domain);
             })) {
             continue;
         }
         matched_[c] = true;
+        if (!pseudo && std::find(matched_classes_.begin(), matched_classes_.end(), name) ==
+                           matched_classes_.end()) {
+            matched_classes_.push_back(name);
+        }
         std::vector<FieldDescription> slots = result.slots;
-        ClauseBinder binder(event_class, slots);
+        ClauseBinder binder(event_class, slots, program_, variable_types_);
         bool complete = true;
         for (std::size_t r = 0; r < clause.references.size(); ++r) {
             if (binder.resolve(clause.references[r].name)) {
@@ -211,7 +448,39 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
         }
         for (const Statement& statement : clause.statements) {
             BoundStatement s;
+            s.kind = statement.kind;
             s.aggregation = statement.aggregation;
+            if (statement.kind == Statement::Kind::assign) {
+                s.target = binder.bind(*statement.target);
+                s.argument = binder.bind(*statement.argument);
+                s.compound = statement.compound;
+                s.op = statement.op;
+                if (s.compound && (s.target->type != ValueType::integer ||
+                                   s.argument->type != ValueType::integer)) {
+                    throw ProgramError(statement.at, "a compound assignment needs integers");
+                }
+                if (!s.compound) {
+                    binder.assigned(*s.target, *s.argument, statement.at);
+                    s.target->type = s.argument->type;
+                }
+                bound.statements.push_back(std::move(s));
+                continue;
+            }
+            if (statement.kind == Statement::Kind::action) {
+                s.action = statement.action;
+                s.format = statement.has_format ? &statement.format : nullptr;
+                bound.prints = true;
+                for (const auto& a : statement.arguments) {
+                    if (a->kind == Expression::Kind::aggregation) {
+                        s.aggregations.push_back(a->variable);
+                        continue;
+                    }
+                    s.arguments.push_back(binder.bind(*a));
+                }
+                check_action(statement, s, name);
+                bound.statements.push_back(std::move(s));
+                continue;
+            }
             for (const auto& key : statement.keys) {
                 s.keys.push_back(binder.bind(*key));
                 s.key_bytes.push_back(
@@ -231,10 +500,91 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
             s.keys.shrink_to_fit();
             bound.statements.push_back(std::move(s));
         }
+        if (binder.uses_self) {
+            ClauseBinder tid(event_class, slots, program_, variable_types_);
+            if (!tid.resolve("tid")) {
+                throw ProgramError(clause.probes.front().at,
+                                   "self-> variables need the thread id of each event record, "
+                                   "and event class '" +
+                                       name + "' has no tid/vtid context field");
+            }
+            Expression e;
+            e.kind = Expression::Kind::identifier;
+            e.text = "tid";
+            bound.tid_slot = tid.bind(e).slot;
+        }
+        if (bound.prints) {
+            ClauseBinder cpu(event_class, slots, program_, variable_types_);
+            if (cpu.resolve("cpu")) {
+                Expression e;
+                e.kind = Expression::Kind::identifier;
+                e.text = "cpu";
+                bound.cpu_slot = cpu.bind(e).slot;
+            }
+        }
         result.slots = std::move(slots);
         result.clauses.push_back(std::move(bound));
     }
     return result;
+}
+
+void Binder::check_action(const Statement& statement, const BoundStatement& bound,
+                          const std::string& event_class) const {
+    const auto integer = [&](const BoundExpression& e, const std::string& what) {
+        if (e.type != ValueType::integer) {
+            throw ProgramError(e.at,
+                               what + " must be an integer (in event class '" + event_class + "')");
+        }
+    };
+    switch (statement.action) {
+    case Action::printf_: {
+        std::size_t a = 0;
+        for (const Conversion& c : statement.format.pieces) {
+            if (c.conversion == 0 || c.conversion == '%') {
+                continue;
+            }
+            const BoundExpression& e = bound.arguments[a++];
+            const bool string = c.conversion == 's' || c.conversion == 'S';
+            if ((e.type == ValueType::string) != string) {
+                throw ProgramError(
+                    e.at, "printf( ) argument #" + std::to_string(a + 1) + " is " +
+                              (e.type == ValueType::string ? "a string" : "an integer") +
+                              ": it does not fit conversion %" + std::string(1, c.conversion) +
+                              " (in event class '" + event_class + "')");
+            }
+        }
+        break;
+    }
+    case Action::printa:
+        if (statement.has_format) {
+            if (bound.aggregations.size() != 1) {
+                throw ProgramError(statement.at, "printa( ) with a format takes one "
+                                                 "aggregation here");
+            }
+            const auto& d = program_.aggregations[bound.aggregations.front()];
+            if (statement.format.argument_count() > d.key_count) {
+                throw ProgramError(statement.at,
+                                   "printa( ) format has " +
+                                       std::to_string(statement.format.argument_count()) +
+                                       " key conversion(s) but @" + d.name + " has " +
+                                       std::to_string(d.key_count) + " key(s)");
+            }
+        }
+        break;
+    case Action::exit:
+        integer(bound.arguments.front(), "exit( )'s status");
+        break;
+    case Action::trunc:
+    case Action::normalize:
+        if (!bound.arguments.empty()) {
+            integer(bound.arguments.front(),
+                    std::string(statement.action == Action::trunc ? "trunc( )'s number of entries"
+                                                                  : "normalize( )'s factor"));
+        }
+        break;
+    default:
+        break;
+    }
 }
 
 void Binder::check_references() const {
@@ -255,6 +605,12 @@ void Binder::check_references() const {
             }
         }
     }
+}
+
+std::vector<std::string> Binder::matched_event_classes() const {
+    std::vector<std::string> names = matched_classes_;
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 std::vector<std::string> Binder::unmatched_probes() const {

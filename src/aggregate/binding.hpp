@@ -63,6 +63,10 @@ public:
     /// The member `name` of one of the scopes payload, specific_context, common_context,
     /// packet_context, if the scope has it.
     virtual std::optional<FieldDescription> find(FieldScope scope, std::string_view name) const = 0;
+    /// The name of member `index` of the payload, if it has one (for D's arg0, arg1...).
+    virtual std::optional<std::string> payload_member_name(std::uint64_t /*index*/) const {
+        return std::nullopt;
+    }
 };
 
 /// Whether a probe description's event pattern (ProbeDescription::pattern) matches an
@@ -71,9 +75,14 @@ public:
 /// wildcard (`sched:sched_switch` and `sched:*` match lttng-modules' `sched_switch`).
 bool probe_matches(std::string_view pattern, std::string_view event_name, std::string_view domain);
 
-/// A typed expression over the bound fields ("slots").
+/// D's subroutines that give a value (Dynamic Tracing Guide, "Actions and Subroutines").
+enum class Subroutine { stringof, strjoin, substr, strlen, lltostr, inet_ntoa, inet_ntop };
+
+/// A typed expression over the bound fields ("slots"). `variable`: the program's variable
+/// `variable` (its `scope`), keyed by `arguments` for an associative array; `call`: the
+/// subroutine `subroutine` on `arguments`; `ternary`: left ? right : third.
 struct BoundExpression {
-    enum class Kind { constant, slot, unary, binary };
+    enum class Kind { constant, slot, unary, binary, ternary, variable, call };
     Kind kind = Kind::constant;
     ValueType type = ValueType::integer;
     Position at;
@@ -87,26 +96,53 @@ struct BoundExpression {
     Operator op = Operator::add;
     std::unique_ptr<BoundExpression> left;
     std::unique_ptr<BoundExpression> right;
+    std::unique_ptr<BoundExpression> third;
+    std::vector<BoundExpression> arguments;
+    VariableScope scope = VariableScope::global;
+    std::size_t variable = 0;
+    Subroutine subroutine = Subroutine::stringof;
 };
 
+/// A statement bound: Statement's kinds. aggregate: `aggregation`, `keys`, `argument`;
+/// assign: `target` (a Kind::variable), `argument`, `compound`/`op`; action: `action`,
+/// `arguments` (bound; an aggregation argument's index is in `aggregations`), `format`.
 struct BoundStatement {
+    Statement::Kind kind = Statement::Kind::aggregate;
     std::size_t aggregation = 0;
     std::vector<BoundExpression> keys;
     std::vector<std::uint8_t> key_bytes;     ///< keys[i].bytes (8 for strings)
     std::optional<BoundExpression> argument; ///< empty for count()
+    std::optional<BoundExpression> target;
+    bool compound = false;
+    Operator op = Operator::add;
+    Action action = Action::printf_;
+    std::vector<BoundExpression> arguments;
+    std::vector<std::size_t> aggregations;
+    const Format* format = nullptr; ///< the program's, or null
 };
 
 struct BoundClause {
     std::size_t clause = 0;                     ///< index in Program::clauses
     std::unique_ptr<BoundExpression> predicate; ///< null: always true
     std::vector<BoundStatement> statements;
+    std::optional<std::size_t> tid_slot; ///< the slot of tid, if the clause uses self->
+    std::optional<std::size_t> cpu_slot; ///< the slot of cpu, if the class has it
+    bool prints = false;                 ///< whether some statement is an action
 };
 
 /// The program bound to one event class. No clauses: records of the class are skipped.
 struct BoundEventClass {
     std::vector<FieldDescription> slots; ///< the fields to read, each once
     std::vector<BoundClause> clauses;
+    std::string name; ///< the event class's (for dtrace's FUNCTION:NAME column)
 };
+
+/// probeprov, probemod, probefunc, probename of an event class named `name`: "p:n" is
+/// provider p and name n; a name without ':' is only a name. Module and function are "".
+struct ProbeNames {
+    std::string provider, module, function, name;
+};
+ProbeNames probe_names(std::string_view event_class_name);
 
 /// Binds a program to event classes, and remembers, per clause, which of its identifiers
 /// some matched event class had.
@@ -115,14 +151,24 @@ public:
     explicit Binder(const Program& program);
 
     /// The program bound to `event_class`. A clause whose probes do not match, or which uses
-    /// an identifier the class lacks, is left out for this class.
-    /// Identifiers: the built-in variables timestamp (ns), cpu (packet context cpu_id), pid
-    /// (context vpid, else pid), tid (vtid, else tid), execname (procname); any other name
-    /// is a payload member, else a context member (specific, then common).
+    /// an identifier the class lacks, is left out for this class. An event class of domain
+    /// "dtrace" (BEGIN, END, ERROR, timers: the interpreter's) matches only the clauses
+    /// naming it; others only clauses of trace events.
+    /// Identifiers: the built-in variables timestamp and walltimestamp (ns), cpu (packet
+    /// context cpu_id), pid (context vpid, else pid), tid (vtid, else tid), execname
+    /// (procname), probeprov/probemod/probefunc/probename (probe_names), argN (the N-th
+    /// payload member, when the payload has no member named so); any other name is a
+    /// payload member, else a context member (specific, then common).
     /// Throws ProgramError: type mismatches (arithmetic or a numeric aggregating function
     /// on a string, a comparison of a string with an integer, a field of a type
     /// aggregation cannot use), at the offending expression.
     BoundEventClass bind(const EventClassView& event_class);
+
+    /// The type and size of variable `index` once some assignment of it was bound (or
+    /// inferred from the program: constants, built-ins, subroutines, other variables).
+    std::optional<std::pair<ValueType, std::uint8_t>> variable_type(std::size_t index) const {
+        return variable_types_[index];
+    }
 
     /// Throws ProgramError for the first identifier (in program order) of a clause that
     /// matched some event class but that none of those classes had: "unknown field".
@@ -131,10 +177,20 @@ public:
     /// The probe descriptions (text) of the clauses no event class matched.
     std::vector<std::string> unmatched_probes() const;
 
+    /// The names of the trace's event classes some clause matched, each once, sorted.
+    std::vector<std::string> matched_event_classes() const;
+
 private:
+    /// Throws ProgramError where an action's arguments do not fit it (printf's conversions,
+    /// printa's format, integers for exit, trunc and normalize).
+    void check_action(const Statement& statement, const BoundStatement& bound,
+                      const std::string& event_class) const;
+
     const Program& program_;
+    std::vector<std::optional<std::pair<ValueType, std::uint8_t>>> variable_types_;
     std::vector<bool> matched_;
     std::vector<std::vector<bool>> found_; // [clause][reference]
+    std::vector<std::string> matched_classes_;
 };
 
 } // namespace tracectl::aggregate

@@ -1,5 +1,7 @@
 #include "aggregate/evaluation.hpp"
 
+#include <cstdio>
+
 namespace tracectl::aggregate {
 
 namespace {
@@ -19,9 +21,175 @@ int compare(const BoundExpression& e, const Value& a, const Value& b) noexcept {
     return a.integer < b.integer ? -1 : (a.integer > b.integer ? 1 : 0);
 }
 
+bool make_key(const std::vector<BoundExpression>& keys, const Value* slots, Key& key,
+              Runtime* runtime) {
+    key.reserve(keys.size());
+    Value v;
+    for (const BoundExpression& k : keys) {
+        if (!evaluate(k, slots, v, runtime)) {
+            return false;
+        }
+        if (k.type == ValueType::string) {
+            key.emplace_back(std::string(v.string));
+        } else {
+            key.emplace_back(v.integer);
+        }
+    }
+    return true;
+}
+
+/// The stored value of variable `e`, or null if it was never assigned (or freed).
+const StoredValue* load(const BoundExpression& e, const Value* slots, Runtime& runtime, bool& ok) {
+    ok = true;
+    switch (e.scope) {
+    case VariableScope::global:
+        if (e.arguments.empty()) {
+            return &runtime.scalars[e.variable];
+        } else {
+            Key key;
+            if (!make_key(e.arguments, slots, key, &runtime)) {
+                ok = false;
+                return nullptr;
+            }
+            const auto& array = runtime.arrays[e.variable];
+            const auto found = array.find(key);
+            return found == array.end() ? nullptr : &found->second;
+        }
+    case VariableScope::clause_local:
+        return &runtime.scalars[e.variable];
+    case VariableScope::thread_local_: {
+        const auto& thread = runtime.threads[e.variable];
+        const auto found = thread.find(runtime.tid);
+        return found == thread.end() ? nullptr : &found->second;
+    }
+    }
+    return nullptr;
+}
+
+std::string ipv4_text(std::int64_t address) {
+    const auto a = static_cast<std::uint32_t>(address);
+    char text[16];
+    std::snprintf(text, sizeof text, "%u.%u.%u.%u", (a >> 24) & 0xff, (a >> 16) & 0xff,
+                  (a >> 8) & 0xff, a & 0xff);
+    return text;
+}
+
+bool call(const BoundExpression& e, const Value* slots, Value& result, Runtime& runtime) {
+    Value args[3];
+    for (std::size_t i = 0; i < e.arguments.size() && i < 3; ++i) {
+        if (!evaluate(e.arguments[i], slots, args[i], &runtime)) {
+            return false;
+        }
+    }
+    const auto is_string = [&](std::size_t i) { return e.arguments[i].type == ValueType::string; };
+    switch (e.subroutine) {
+    case Subroutine::stringof:
+        result.string =
+            is_string(0) ? args[0].string : runtime.keep(std::to_string(args[0].integer));
+        return true;
+    case Subroutine::strjoin:
+        result.string = runtime.keep(std::string(args[0].string) + std::string(args[1].string));
+        return true;
+    case Subroutine::substr: {
+        // substr(s, index[, length]): a negative index counts from the end (clamped to the
+        // start); a negative length leaves that many characters off the end.
+        const auto size = static_cast<std::int64_t>(args[0].string.size());
+        std::int64_t index = args[1].integer;
+        if (index < 0) {
+            index = index + size < 0 ? 0 : index + size;
+        }
+        if (index >= size) {
+            result.string = {};
+            return true;
+        }
+        std::int64_t length = size - index;
+        if (e.arguments.size() == 3) {
+            length = args[2].integer >= 0
+                         ? std::min(args[2].integer, size - index)
+                         : std::max<std::int64_t>(0, size - index + args[2].integer);
+        }
+        result.string = args[0].string.substr(static_cast<std::size_t>(index),
+                                              static_cast<std::size_t>(length));
+        return true;
+    }
+    case Subroutine::strlen:
+        result.integer = static_cast<std::int64_t>(args[0].string.size());
+        return true;
+    case Subroutine::lltostr:
+        result.string = runtime.keep(std::to_string(args[0].integer));
+        return true;
+    case Subroutine::inet_ntoa:
+        result.string = is_string(0) ? args[0].string : runtime.keep(ipv4_text(args[0].integer));
+        return true;
+    case Subroutine::inet_ntop:
+        if (args[0].integer != 2 && args[0].integer != 10) { // AF_INET, AF_INET6
+            return false;
+        }
+        if (is_string(1)) {
+            result.string = args[1].string;
+            return true;
+        }
+        if (args[0].integer == 10) {
+            return false; // an IPv6 address does not fit an integer
+        }
+        result.string = runtime.keep(ipv4_text(args[1].integer));
+        return true;
+    }
+    return false;
+}
+
+std::uint64_t shift_count(std::int64_t y) noexcept {
+    return static_cast<std::uint64_t>(y) & 63; // as the machine does
+}
+
+/// x op y for the arithmetic, bitwise and shift operators (those of compound
+/// assignments). False on division or modulo by zero.
+bool arithmetic(Operator op, std::int64_t x, std::int64_t y, std::int64_t& result) noexcept {
+    switch (op) {
+    case Operator::add:
+        result = wrap(bits(x) + bits(y));
+        return true;
+    case Operator::subtract:
+        result = wrap(bits(x) - bits(y));
+        return true;
+    case Operator::multiply:
+        result = wrap(bits(x) * bits(y));
+        return true;
+    case Operator::divide:
+    case Operator::modulo:
+        if (y == 0) {
+            return false;
+        }
+        if (y == -1) { // INT64_MIN / -1 overflows: wrap as two's complement does
+            result = op == Operator::divide ? wrap(0 - bits(x)) : 0;
+        } else {
+            result = op == Operator::divide ? x / y : x % y;
+        }
+        return true;
+    case Operator::bit_and:
+        result = x & y;
+        return true;
+    case Operator::bit_or:
+        result = x | y;
+        return true;
+    case Operator::bit_xor:
+        result = x ^ y;
+        return true;
+    case Operator::shift_left:
+        result = wrap(bits(x) << shift_count(y));
+        return true;
+    case Operator::shift_right: // >> of a signed value: arithmetic, as C compilers do
+        result = x >> shift_count(y);
+        return true;
+    default:
+        result = 0;
+        return true;
+    }
+}
+
 } // namespace
 
-bool evaluate(const BoundExpression& e, const Value* slots, Value& result) noexcept {
+bool evaluate(const BoundExpression& e, const Value* slots, Value& result, Runtime* runtime) {
     switch (e.kind) {
     case BoundExpression::Kind::constant:
         result.integer = e.integer;
@@ -32,18 +200,45 @@ bool evaluate(const BoundExpression& e, const Value* slots, Value& result) noexc
         return true;
     case BoundExpression::Kind::unary: {
         Value operand;
-        if (!evaluate(*e.left, slots, operand)) {
+        if (!evaluate(*e.left, slots, operand, runtime)) {
             return false;
         }
+        if (e.op == Operator::cast_signed || e.op == Operator::cast_unsigned) {
+            const int shift = 64 - 8 * static_cast<int>(e.integer);
+            const std::uint64_t low = bits(operand.integer) << shift;
+            result.integer =
+                e.op == Operator::cast_signed ? wrap(low) >> shift : wrap(low >> shift);
+            return true;
+        }
         result.integer = e.op == Operator::logical_not ? (operand.integer == 0 ? 1 : 0)
+                         : e.op == Operator::bit_not   ? ~operand.integer
                                                        : wrap(0 - bits(operand.integer));
         return true;
     }
+    case BoundExpression::Kind::ternary: {
+        Value condition;
+        if (!evaluate(*e.left, slots, condition, runtime)) {
+            return false;
+        }
+        return evaluate(condition.integer != 0 ? *e.right : *e.third, slots, result, runtime);
+    }
+    case BoundExpression::Kind::variable: {
+        bool ok = true;
+        const StoredValue* stored = load(e, slots, *runtime, ok);
+        if (!ok) {
+            return false;
+        }
+        result.integer = stored != nullptr ? stored->integer : 0;
+        result.string = stored != nullptr ? std::string_view(stored->string) : std::string_view();
+        return true;
+    }
+    case BoundExpression::Kind::call:
+        return call(e, slots, result, *runtime);
     case BoundExpression::Kind::binary:
         break;
     }
     Value a;
-    if (!evaluate(*e.left, slots, a)) {
+    if (!evaluate(*e.left, slots, a, runtime)) {
         return false;
     }
     // && and || short-circuit, as in C.
@@ -56,7 +251,7 @@ bool evaluate(const BoundExpression& e, const Value* slots, Value& result) noexc
         return true;
     }
     Value b;
-    if (!evaluate(*e.right, slots, b)) {
+    if (!evaluate(*e.right, slots, b, runtime)) {
         return false;
     }
     const std::int64_t x = a.integer;
@@ -104,8 +299,103 @@ bool evaluate(const BoundExpression& e, const Value* slots, Value& result) noexc
     case Operator::logical_or:
         result.integer = y != 0;
         break;
+    case Operator::bit_and:
+        result.integer = x & y;
+        break;
+    case Operator::bit_or:
+        result.integer = x | y;
+        break;
+    case Operator::bit_xor:
+        result.integer = x ^ y;
+        break;
+    case Operator::shift_left:
+        result.integer = wrap(bits(x) << shift_count(y));
+        break;
+    case Operator::shift_right: // >> of a signed value: arithmetic, as C compilers do
+        result.integer = x >> shift_count(y);
+        break;
     default:
         break;
+    }
+    return true;
+}
+
+bool aggregate(const BoundStatement& statement, const Value* slots, AggregationSet& aggregations,
+               Runtime* runtime) {
+    Value v;
+    if (statement.keys.empty()) {
+        std::int64_t argument = 0;
+        if (statement.argument) {
+            if (!evaluate(*statement.argument, slots, v, runtime)) {
+                return false;
+            }
+            argument = v.integer;
+        }
+        aggregations.unkeyed_state(statement.aggregation).add(argument);
+        return true;
+    }
+    Key key;
+    if (!make_key(statement.keys, slots, key, runtime)) {
+        return false;
+    }
+    std::int64_t argument = 0;
+    if (statement.argument) {
+        if (!evaluate(*statement.argument, slots, v, runtime)) {
+            return false;
+        }
+        argument = v.integer;
+    }
+    aggregations.state(statement.aggregation, std::move(key), statement.key_bytes).add(argument);
+    return true;
+}
+
+bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtime) {
+    Value value;
+    if (!evaluate(*statement.argument, slots, value, &runtime)) {
+        return false;
+    }
+    const BoundExpression& target = *statement.target;
+    if (statement.compound) {
+        Value old;
+        if (!evaluate(target, slots, old, &runtime) ||
+            !arithmetic(statement.op, old.integer, value.integer, value.integer)) {
+            return false;
+        }
+    }
+    const bool string = target.type == ValueType::string;
+    const bool zero = string ? value.string.empty() : value.integer == 0;
+    StoredValue stored;
+    if (string) {
+        stored.string = std::string(value.string);
+    } else {
+        stored.integer = value.integer;
+    }
+    switch (target.scope) {
+    case VariableScope::clause_local:
+        runtime.scalars[target.variable] = std::move(stored);
+        return true;
+    case VariableScope::thread_local_:
+        if (zero) {
+            runtime.threads[target.variable].erase(runtime.tid);
+        } else {
+            runtime.threads[target.variable][runtime.tid] = std::move(stored);
+        }
+        return true;
+    case VariableScope::global:
+        break;
+    }
+    if (target.arguments.empty()) {
+        runtime.scalars[target.variable] = std::move(stored);
+        return true;
+    }
+    Key key;
+    if (!make_key(target.arguments, slots, key, &runtime)) {
+        return false;
+    }
+    if (zero) {
+        runtime.arrays[target.variable].erase(key);
+    } else {
+        runtime.arrays[target.variable][std::move(key)] = std::move(stored);
     }
     return true;
 }
@@ -123,43 +413,10 @@ void execute(const BoundEventClass& bound, const Value* slots, AggregationSet& a
             }
         }
         for (const BoundStatement& statement : clause.statements) {
-            if (statement.keys.empty()) {
-                std::int64_t argument = 0;
-                if (statement.argument) {
-                    if (!evaluate(*statement.argument, slots, v)) {
-                        ++aggregations.errors;
-                        break;
-                    }
-                    argument = v.integer;
-                }
-                aggregations.unkeyed_state(statement.aggregation).add(argument);
-                continue;
-            }
-            Key key;
-            key.reserve(statement.keys.size());
-            bool ok = true;
-            for (const BoundExpression& k : statement.keys) {
-                if (!evaluate(k, slots, v)) {
-                    ok = false;
-                    break;
-                }
-                if (k.type == ValueType::string) {
-                    key.emplace_back(std::string(v.string));
-                } else {
-                    key.emplace_back(v.integer);
-                }
-            }
-            std::int64_t argument = 0;
-            if (ok && statement.argument) {
-                ok = evaluate(*statement.argument, slots, v);
-                argument = v.integer;
-            }
-            if (!ok) {
+            if (!aggregate(statement, slots, aggregations)) {
                 ++aggregations.errors;
                 break; // the clause stops at its error, as DTrace's actions do
             }
-            aggregations.state(statement.aggregation, std::move(key), statement.key_bytes)
-                .add(argument);
         }
     }
 }

@@ -7,6 +7,7 @@
 
 #include "aggregate/aggregation_set.hpp"
 #include "aggregate/binding.hpp"
+#include "aggregate/runtime.hpp"
 
 #include <cstdint>
 #include <string_view>
@@ -20,11 +21,23 @@ struct Value {
     std::string_view string;
 };
 
-/// The value of `e`, with the record's fields in `slots` (BoundEventClass::slots order).
-/// Returns false on division or modulo by zero.
-bool evaluate(const BoundExpression& e, const Value* slots, Value& result) noexcept;
+/// The value of `e`, with the record's fields in `slots` (BoundEventClass::slots order) and
+/// the program's variables in `runtime` (null when `e` uses no variable or subroutine).
+/// Returns false on a run-time error: division or modulo by zero, inet_ntop( ) of an
+/// unknown address family.
+bool evaluate(const BoundExpression& e, const Value* slots, Value& result,
+              Runtime* runtime = nullptr);
 
-/// Runs every clause of `bound` on the record whose fields are `slots`.
+/// Runs an aggregate statement: its keys, its argument, then feeds the aggregation.
+/// Returns false on a run-time error (nothing is fed).
+bool aggregate(const BoundStatement& statement, const Value* slots, AggregationSet& aggregations,
+               Runtime* runtime = nullptr);
+
+/// Runs an assign statement. Returns false on a run-time error (nothing is assigned).
+bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtime);
+
+/// Runs every clause of `bound` (aggregate statements only) on the record whose fields
+/// are `slots`.
 void execute(const BoundEventClass& bound, const Value* slots, AggregationSet& aggregations);
 
 } // namespace tracectl::aggregate

@@ -17,7 +17,15 @@ nlohmann::json buckets_json(const AggregationState& state) {
         }
         nlohmann::json lower;
         nlohmann::json upper;
-        if (linear) {
+        if (state.function() == Function::llquantize) {
+            const auto& bounds = state.bounds();
+            if (i > 0) {
+                lower = bounds[i - 1];
+            }
+            if (i < bounds.size()) {
+                upper = bounds[i] - 1;
+            }
+        } else if (linear) {
             if (i > 0) {
                 lower = p.low + static_cast<std::int64_t>(i - 1) * p.step;
             }
@@ -61,7 +69,8 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
                 }
             }
             nlohmann::json e = {{"keys", keys}};
-            if (d.function == Function::quantize || d.function == Function::lquantize) {
+            if (d.function == Function::quantize || d.function == Function::lquantize ||
+                d.function == Function::llquantize) {
                 e["count"] = entry.state->count();
                 e["buckets"] = buckets_json(*entry.state);
             } else if (d.function == Function::stddev) {
@@ -77,6 +86,12 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
             aggregation["low"] = d.linear.low;
             aggregation["high"] = d.linear.high;
             aggregation["step"] = d.linear.step;
+        }
+        if (d.function == Function::llquantize) {
+            aggregation["factor"] = d.log_linear.factor;
+            aggregation["low"] = d.log_linear.low;
+            aggregation["high"] = d.log_linear.high;
+            aggregation["steps"] = d.log_linear.steps;
         }
         list.push_back(std::move(aggregation));
     }

@@ -24,6 +24,11 @@ public:
     std::vector<Token> run() {
         std::vector<Token> tokens;
         bool in_probes = true; // at a clause's start: probe descriptions
+        if (at("#!")) {
+            while (pos_ < source_.size() && source_[pos_] != '\n') {
+                advance();
+            }
+        }
         for (;;) {
             skip_space_and_comments();
             Token token;
@@ -33,7 +38,30 @@ public:
                 return tokens;
             }
             const char c = source_[pos_];
-            if (in_probes && is_probe_char(c)) {
+            if (in_probes && c == '#') {
+                token.kind = Token::Kind::directive;
+                advance();
+                while (pos_ < source_.size() && source_[pos_] != '\n') {
+                    token.text += source_[pos_];
+                    advance();
+                }
+            } else if (!in_probes && c == '$') {
+                token.kind = Token::Kind::macro;
+                advance();
+                if (pos_ < source_.size() && source_[pos_] == '$') {
+                    token.text += '$'; // $$N: argument N as a string
+                    advance();
+                }
+                while (pos_ < source_.size() && is_identifier_char(source_[pos_])) {
+                    token.text += source_[pos_];
+                    advance();
+                }
+                if (token.text.empty() || token.text == "$") {
+                    throw ProgramError(token.at, "'$' must begin a macro variable ($target, $1)");
+                }
+            } else if (!in_probes && c == '\'') {
+                read_character(token);
+            } else if (in_probes && is_probe_char(c)) {
                 token.kind = Token::Kind::probe;
                 while (pos_ < source_.size() && is_probe_char(source_[pos_])) {
                     token.text += source_[pos_];
@@ -120,11 +148,19 @@ private:
             advance();
             advance();
             start = pos_;
+        } else if (at("0") && pos_ + 1 < source_.size() &&
+                   std::isdigit(static_cast<unsigned char>(source_[pos_ + 1])) != 0) {
+            base = 8;
         }
         while (pos_ < source_.size() && is_identifier_char(source_[pos_])) {
             advance();
         }
-        const std::string_view digits = source_.substr(start, pos_ - start);
+        std::string_view digits = source_.substr(start, pos_ - start);
+        // C's suffixes u, l, ul, ll, ull (any case): D's integers are 64-bit here anyway.
+        while (!digits.empty() && (digits.back() == 'u' || digits.back() == 'U' ||
+                                   digits.back() == 'l' || digits.back() == 'L')) {
+            digits.remove_suffix(1);
+        }
         std::uint64_t value = 0;
         const auto [ptr, ec] =
             std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
@@ -139,6 +175,57 @@ private:
         }
         token.value = static_cast<std::int64_t>(value);
         token.text = std::string(digits);
+    }
+
+    void read_character(Token& token) {
+        token.kind = Token::Kind::integer;
+        advance(); // '
+        if (pos_ >= source_.size() || source_[pos_] == '\n' || source_[pos_] == '\'') {
+            throw ProgramError(token.at, "empty or unterminated character constant");
+        }
+        char c = source_[pos_];
+        advance();
+        if (c == '\\') {
+            if (pos_ >= source_.size()) {
+                throw ProgramError(token.at, "unterminated character constant");
+            }
+            c = escape(source_[pos_], here());
+            advance();
+        }
+        if (pos_ >= source_.size() || source_[pos_] != '\'') {
+            throw ProgramError(token.at, "unterminated character constant");
+        }
+        advance();
+        token.value = static_cast<unsigned char>(c);
+        token.text = std::to_string(token.value);
+    }
+
+    static char escape(char escaped, Position escape_at) {
+        switch (escaped) {
+        case 'n':
+            return '\n';
+        case 't':
+            return '\t';
+        case 'r':
+            return '\r';
+        case 'a':
+            return '\a';
+        case 'b':
+            return '\b';
+        case 'f':
+            return '\f';
+        case 'v':
+            return '\v';
+        case '0':
+            return '\0';
+        case '\\':
+        case '"':
+        case '\'':
+        case '?':
+            return escaped;
+        default:
+            throw ProgramError(escape_at, std::string("unknown escape '\\") + escaped + "'");
+        }
     }
 
     void read_string(Token& token) {
@@ -160,21 +247,7 @@ private:
                 const char escaped = source_[pos_];
                 const Position escape_at = here();
                 advance();
-                switch (escaped) {
-                case 'n':
-                    c = '\n';
-                    break;
-                case 't':
-                    c = '\t';
-                    break;
-                case '\\':
-                case '"':
-                    c = escaped;
-                    break;
-                default:
-                    throw ProgramError(escape_at,
-                                       std::string("unknown escape '\\") + escaped + "' in string");
-                }
+                c = escape(escaped, escape_at);
             }
             token.text += c;
         }
@@ -182,19 +255,22 @@ private:
 
     void read_punctuation(Token& token, bool in_probes) {
         token.kind = Token::Kind::punctuation;
-        static constexpr std::string_view two[] = {"->", "==", "!=", "<=", ">=", "&&", "||"};
+        static constexpr std::string_view multi[] = {
+            "<<=", ">>=", "->", "==", "!=", "<=", ">=", "&&", "||", "^^", "++",
+            "--",  "+=",  "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>"};
         if (!in_probes) {
-            for (const std::string_view op : two) {
+            for (const std::string_view op : multi) {
                 if (at(op)) {
                     token.text = std::string(op);
-                    advance();
-                    advance();
+                    for (std::size_t i = 0; i < op.size(); ++i) {
+                        advance();
+                    }
                     return;
                 }
             }
         }
         const char c = source_[pos_];
-        const std::string_view singles = in_probes ? ",/{}" : ",;/{}[]()=+-*%<>!";
+        const std::string_view singles = in_probes ? ",/{}" : ",;/{}[]()=+-*%<>!?:~&|^";
         if (singles.find(c) == std::string_view::npos) {
             const bool printable = std::isprint(static_cast<unsigned char>(c)) != 0;
             throw ProgramError(token.at, printable ? std::string("unexpected character '") + c + "'"

@@ -1,6 +1,7 @@
-// Tokens of a D aggregation program. Like DTrace's lexer (libdtrace dt_lex.l), it reads
-// probe descriptions at the start of each clause (up to '/' or '{') and expressions
-// inside predicates and clause bodies (after '{' up to the matching '}').
+// Tokens of a D program. Like DTrace's lexer (libdtrace dt_lex.l), it reads probe
+// descriptions at the start of each clause (up to '/' or '{') and expressions inside
+// predicates and clause bodies (after '{' up to the matching '}'). A first line starting
+// with "#!" (an interpreter line: `#!/usr/bin/env -S tracectl dtrace -s`) is skipped.
 #pragma once
 
 #include "aggregate/program.hpp"
@@ -17,9 +18,11 @@ struct Token {
         probe,       ///< a probe description: [A-Za-z0-9_:*?.-]+ (text)
         aggregation, ///< '@' followed by an optional name (text: the name, maybe empty)
         identifier,  ///< [A-Za-z_][A-Za-z0-9_]* (text)
-        integer,     ///< decimal or 0x hexadecimal, fits in int64 (value)
-        string,      ///< "..." with \n \t \" \\ escapes (text: the value)
-        punctuation, ///< text: one of , ; / { } [ ] ( ) = -> + - * % == != < <= > >= && || !
+        integer,     ///< decimal, 0 octal, 0x hexadecimal or 'c', fits in int64 (value)
+        string,      ///< "..." with C's escapes (text: the value)
+        punctuation, ///< text: one of C's operators and , ; / { } [ ] ( ) ? :
+        directive,   ///< a line `#WORD ...` between clauses (text: after the '#')
+        macro,       ///< `$name` or `$N` (text: name or N, without '$')
         end,         ///< end of the program
     };
     Kind kind = Kind::end;

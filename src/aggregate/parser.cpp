@@ -1,10 +1,14 @@
 #include "aggregate/parser.hpp"
 
+#include "aggregate/format.hpp"
 #include "aggregate/lexer.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <limits>
+#include <sstream>
 
 namespace tracectl::aggregate {
 
@@ -18,21 +22,70 @@ std::string describe(const Token& token) {
         return "string \"" + token.text + "\"";
     case Token::Kind::aggregation:
         return "'@" + token.text + "'";
+    case Token::Kind::macro:
+        return "'$" + token.text + "'";
+    case Token::Kind::directive:
+        return "'#" + token.text + "'";
     default:
         return "'" + token.text + "'";
     }
 }
 
+/// Names D reserves for its built-in variables: never a variable of the program.
+bool is_builtin_name(const std::string& name) {
+    static const char* const names[] = {
+        "timestamp", "vtimestamp", "walltimestamp", "cpu",      "pid",       "ppid",
+        "tid",       "execname",   "probeprov",     "probemod", "probefunc", "probename",
+        "args",      "curthread",  "uid",           "gid",      "errno"};
+    const bool argument =
+        name.size() == 4 && name.rfind("arg", 0) == 0 && name[3] >= '0' && name[3] <= '9';
+    return argument || std::any_of(std::begin(names), std::end(names),
+                                   [&](const char* n) { return name == n; });
+}
+
+/// Why a function or action is refused, if it is.
+std::optional<std::string> refusal(const std::string& name) {
+    if (name == "speculation" || name == "speculate" || name == "commit" || name == "discard") {
+        return "speculations (" + name +
+               ") are not supported: over recorded events there is nothing to keep back";
+    }
+    if (name.rfind("copyin", 0) == 0 || name.rfind("copyout", 0) == 0) {
+        return name + "( ) reads or writes a live process's memory: not available over "
+                      "recorded events";
+    }
+    if (name == "stack" || name == "ustack" || name == "jstack") {
+        return name + "( ) is not supported yet: the traces record no stacks";
+    }
+    if (name == "system" || name == "raise" || name == "stop" || name == "panic" ||
+        name == "breakpoint" || name == "chill") {
+        return name + "( ) is a destructive action: not available (tracectl dtrace never "
+                      "acts on the traced system)";
+    }
+    if (name == "speculative" || name == "func" || name == "ufunc" || name == "sym" ||
+        name == "usym" || name == "mod" || name == "umod" || name == "uaddr") {
+        return name + "( ) needs symbols of a live system: not supported";
+    }
+    return std::nullopt;
+}
+
 class Parser {
 public:
-    explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+    Parser(std::vector<Token> tokens, const Macros& macros)
+        : tokens_(std::move(tokens)), macros_(macros) {}
 
     Program run() {
         if (peek().kind == Token::Kind::end) {
             throw ProgramError(peek().at, "empty program: expected a probe description");
         }
         while (peek().kind != Token::Kind::end) {
+            if (peek().kind == Token::Kind::directive) {
+                directive(take());
+                continue;
+            }
             program_.clauses.push_back(clause());
+        }
+        if (program_.clauses.empty()) {
+            throw ProgramError(peek().at, "empty program: expected a probe description");
         }
         return std::move(program_);
     }
@@ -63,6 +116,34 @@ private:
         return take();
     }
 
+    void directive(const Token& token) {
+        std::istringstream words(token.text);
+        std::vector<std::string> w;
+        for (std::string word; words >> word;) {
+            w.push_back(word);
+        }
+        if (w.empty() || w[0] != "pragma") {
+            throw ProgramError(token.at, "preprocessor directive '#" +
+                                             (w.empty() ? std::string() : w[0]) +
+                                             "' is not supported (tracectl dtrace does not run "
+                                             "the C preprocessor)");
+        }
+        if (w.size() >= 2 && w[1] == "ident") {
+            return; // #pragma ident: a comment for the source control
+        }
+        if (w.size() < 3 || w[1] != "D" || w[2] != "option") {
+            throw ProgramError(token.at, "unsupported pragma '#" + token.text +
+                                             "': expected #pragma D option NAME[=VALUE]");
+        }
+        if (w.size() != 4) {
+            throw ProgramError(token.at, "#pragma D option takes one NAME or NAME=VALUE");
+        }
+        const std::size_t eq = w[3].find('=');
+        program_.options.push_back({w[3].substr(0, eq),
+                                    eq == std::string::npos ? std::string() : w[3].substr(eq + 1),
+                                    token.at});
+    }
+
     Clause clause() {
         Clause result;
         references_ = &result.references;
@@ -71,7 +152,7 @@ private:
                 fail(peek(), "a probe description");
             }
             const Token& token = take();
-            result.probes.push_back({token.text, token.at, probe_pattern(token.text, token.at)});
+            result.probes.push_back(probe_description(token.text, token.at));
             if (!is(",")) {
                 break;
             }
@@ -100,8 +181,15 @@ private:
     }
 
     Statement statement() {
-        if (peek().kind != Token::Kind::aggregation) {
-            fail(peek(), "an aggregation ('@' or '@name')");
+        const Token& first = peek();
+        if (first.kind == Token::Kind::identifier) {
+            if (is("(", 1)) {
+                return action_statement();
+            }
+            return assignment();
+        }
+        if (first.kind != Token::Kind::aggregation) {
+            fail(peek(), "a statement (an aggregation, an assignment or an action)");
         }
         const Token& name = take();
         Statement result;
@@ -136,18 +224,249 @@ private:
         }
         take();
         LinearParameters linear;
-        check_arguments(function, function_token, open, arguments, linear);
+        LogLinearParameters log_linear;
+        check_arguments(function, function_token, open, arguments, linear, log_linear);
         if (!arguments.empty()) {
             result.argument = std::move(arguments.front());
         }
-        result.aggregation = declare(name, function, function_token, result.keys.size(), linear);
+        result.aggregation =
+            declare(name, function, function_token, result.keys.size(), linear, log_linear);
+        return result;
+    }
+
+    Statement assignment() {
+        Statement result;
+        result.kind = Statement::Kind::assign;
+        result.at = peek().at;
+        result.target = variable_target();
+        const Token& op = peek();
+        if (is("++") || is("--")) {
+            take();
+            result.compound = true;
+            result.op = op.text == "++" ? Operator::add : Operator::subtract;
+            auto one = std::make_unique<Expression>();
+            one->at = op.at;
+            one->integer = 1;
+            result.argument = std::move(one);
+            return result;
+        }
+        static const std::pair<const char*, Operator> compounds[] = {
+            {"+=", Operator::add},         {"-=", Operator::subtract},
+            {"*=", Operator::multiply},    {"/=", Operator::divide},
+            {"%=", Operator::modulo},      {"&=", Operator::bit_and},
+            {"|=", Operator::bit_or},      {"^=", Operator::bit_xor},
+            {"<<=", Operator::shift_left}, {">>=", Operator::shift_right}};
+        for (const auto& [text, o] : compounds) {
+            if (is(text)) {
+                take();
+                result.compound = true;
+                result.op = o;
+                result.argument = expression();
+                return result;
+            }
+        }
+        expect("=");
+        result.argument = expression();
+        return result;
+    }
+
+    /// The variable an assignment writes: declares it at its first assignment.
+    std::unique_ptr<Expression> variable_target() {
+        const Token& name = take();
+        auto e = std::make_unique<Expression>();
+        e->kind = Expression::Kind::variable;
+        e->at = name.at;
+        VariableScope scope = VariableScope::global;
+        std::string variable = name.text;
+        if ((name.text == "this" || name.text == "self") && is("->")) {
+            take();
+            if (peek().kind != Token::Kind::identifier) {
+                fail(peek(), "a variable name after '" + name.text + "->'");
+            }
+            scope =
+                name.text == "this" ? VariableScope::clause_local : VariableScope::thread_local_;
+            variable = take().text;
+        } else if (is_builtin_name(name.text) || name.text == "this" || name.text == "self") {
+            throw ProgramError(name.at,
+                               "'" + name.text + "' is a built-in variable: it cannot be assigned");
+        } else if (std::find(program_fields_.begin(), program_fields_.end(), name.text) !=
+                   program_fields_.end()) {
+            throw ProgramError(name.at, "'" + name.text +
+                                            "' is read as an event field before this assignment "
+                                            "(D declares a variable at its first assignment: "
+                                            "assign it earlier, in BEGIN for instance)");
+        }
+        if (scope == VariableScope::global && is("[")) {
+            keys(*e);
+        }
+        e->text = variable;
+        e->variable = declare_variable(variable, scope, e->arguments.size(), name.at);
+        return e;
+    }
+
+    std::size_t declare_variable(const std::string& name, VariableScope scope,
+                                 std::size_t key_count, Position at) {
+        auto& all = program_.variables;
+        const auto found = std::find_if(all.begin(), all.end(), [&](const auto& v) {
+            return v.name == name && v.scope == scope;
+        });
+        if (found == all.end()) {
+            all.push_back({name, scope, key_count, at});
+            return all.size() - 1;
+        }
+        if (found->key_count != key_count) {
+            throw ProgramError(at, "variable '" + name + "' has " +
+                                       std::to_string(found->key_count) + " key(s), not " +
+                                       std::to_string(key_count) + " (first used at " +
+                                       std::to_string(found->at.line) + ":" +
+                                       std::to_string(found->at.column) + ")");
+        }
+        return static_cast<std::size_t>(found - all.begin());
+    }
+
+    static std::optional<Action> action_by_name(const std::string& name) {
+        static const std::pair<const char*, Action> all[] = {{"printf", Action::printf_},
+                                                             {"printa", Action::printa},
+                                                             {"print", Action::print},
+                                                             {"trace", Action::trace},
+                                                             {"exit", Action::exit},
+                                                             {"clear", Action::clear},
+                                                             {"trunc", Action::trunc},
+                                                             {"normalize", Action::normalize},
+                                                             {"denormalize", Action::denormalize}};
+        for (const auto& [text, action] : all) {
+            if (name == text) {
+                return action;
+            }
+        }
+        return std::nullopt;
+    }
+
+    Statement action_statement() {
+        const Token& name = take();
+        if (auto why = refusal(name.text)) {
+            throw ProgramError(name.at, *why);
+        }
+        const auto action = action_by_name(name.text);
+        if (!action) {
+            throw ProgramError(name.at, "unknown action '" + name.text +
+                                            "' (printf, printa, print, trace, exit, clear, "
+                                            "trunc, normalize, denormalize)");
+        }
+        Statement result;
+        result.kind = Statement::Kind::action;
+        result.action = *action;
+        result.at = name.at;
+        const Token& open = expect("(");
+        std::vector<std::unique_ptr<Expression>> arguments;
+        if (!is(")")) {
+            for (;;) {
+                arguments.push_back(expression());
+                if (is(")")) {
+                    break;
+                }
+                expect(",");
+            }
+        }
+        take();
+        const auto count_error = [&](const std::string& wanted) {
+            return ProgramError(open.at, name.text + "( ) takes " + wanted + ", " +
+                                             std::to_string(arguments.size()) + " given");
+        };
+        const auto is_aggregation = [](const Expression& e) {
+            return e.kind == Expression::Kind::aggregation;
+        };
+        std::size_t first_argument = 0;
+        switch (*action) {
+        case Action::printf_: {
+            if (arguments.empty() || arguments[0]->kind != Expression::Kind::string) {
+                throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
+                                   "printf( ) needs a format string constant first");
+            }
+            result.format = parse_format(arguments[0]->text, arguments[0]->at, false);
+            result.has_format = true;
+            first_argument = 1;
+            if (arguments.size() - 1 != result.format.argument_count()) {
+                throw ProgramError(
+                    arguments[0]->at,
+                    "printf( ) format has " + std::to_string(result.format.argument_count()) +
+                        " conversion(s) but " + std::to_string(arguments.size() - 1) +
+                        " argument(s) are given");
+            }
+            break;
+        }
+        case Action::printa: {
+            if (!arguments.empty() && arguments[0]->kind == Expression::Kind::string) {
+                result.format = parse_format(arguments[0]->text, arguments[0]->at, true);
+                result.has_format = true;
+                first_argument = 1;
+            }
+            if (arguments.size() <= first_argument) {
+                throw count_error("one or more aggregations (after an optional format)");
+            }
+            for (std::size_t i = first_argument; i < arguments.size(); ++i) {
+                if (!is_aggregation(*arguments[i])) {
+                    throw ProgramError(arguments[i]->at, "printa( ) prints aggregations: "
+                                                         "expected '@name'");
+                }
+            }
+            break;
+        }
+        case Action::print:
+        case Action::trace:
+            if (arguments.size() != 1) {
+                throw count_error("1 argument");
+            }
+            if (is_aggregation(*arguments[0])) {
+                throw ProgramError(arguments[0]->at, name.text + "( ) cannot take an "
+                                                                 "aggregation: use printa( )");
+            }
+            break;
+        case Action::exit:
+            if (arguments.size() != 1) {
+                throw count_error("1 argument (the exit status)");
+            }
+            break;
+        case Action::clear:
+        case Action::denormalize:
+            if (arguments.size() != 1 || !is_aggregation(*arguments[0])) {
+                throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
+                                   name.text + "( ) takes one aggregation ('@name')");
+            }
+            break;
+        case Action::trunc:
+        case Action::normalize: {
+            const bool normalize = *action == Action::normalize;
+            if (arguments.empty() || !is_aggregation(*arguments[0]) || arguments.size() > 2 ||
+                (normalize && arguments.size() != 2)) {
+                throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
+                                   normalize ? "normalize( ) takes an aggregation and a factor"
+                                             : "trunc( ) takes an aggregation and an optional "
+                                               "number of entries to keep");
+            }
+            break;
+        }
+        }
+        const bool takes_aggregation = *action == Action::clear || *action == Action::trunc ||
+                                       *action == Action::normalize ||
+                                       *action == Action::denormalize;
+        for (std::size_t i = first_argument; i < arguments.size(); ++i) {
+            if (is_aggregation(*arguments[i]) && *action != Action::printa &&
+                !(takes_aggregation && i == 0)) {
+                throw ProgramError(arguments[i]->at, name.text + "( ) argument #" +
+                                                         std::to_string(i + 1) +
+                                                         " cannot be an aggregation");
+            }
+            result.arguments.push_back(std::move(arguments[i]));
+        }
         return result;
     }
 
     static Function function_by_name(const Token& token) {
-        static constexpr Function all[] = {Function::count,    Function::sum,      Function::avg,
-                                           Function::min,      Function::max,      Function::stddev,
-                                           Function::quantize, Function::lquantize};
+        static constexpr Function all[] = {
+            Function::count,    Function::sum,       Function::avg,
+            Function::min,      Function::max,       Function::stddev,
+            Function::quantize, Function::lquantize, Function::llquantize};
         for (const Function f : all) {
             if (token.text == function_name(f)) {
                 return f;
@@ -155,10 +474,11 @@ private:
         }
         throw ProgramError(token.at, "unknown aggregating function '" + token.text +
                                          "' (count, sum, avg, min, max, stddev, quantize, "
-                                         "lquantize)");
+                                         "lquantize, llquantize)");
     }
 
-    static std::int64_t constant(const Expression& e, const char* what) {
+    static std::int64_t constant(const Expression& e, const char* what,
+                                 const char* function = "lquantize") {
         if (e.kind == Expression::Kind::integer) {
             return e.integer;
         }
@@ -167,12 +487,54 @@ private:
             return -e.left->integer;
         }
         throw ProgramError(e.at,
-                           std::string("lquantize( ) ") + what + " must be an integer constant");
+                           std::string(function) + "( ) " + what + " must be an integer constant");
+    }
+
+    static void check_log_linear(const Token& open,
+                                 const std::vector<std::unique_ptr<Expression>>& arguments,
+                                 LogLinearParameters& p) {
+        if (arguments.size() != 5) {
+            throw ProgramError(open.at, "llquantize( ) takes 5 arguments (expression, factor, "
+                                        "low magnitude, high magnitude, steps), " +
+                                            std::to_string(arguments.size()) + " given");
+        }
+        p.factor = constant(*arguments[1], "factor", "llquantize");
+        p.low = constant(*arguments[2], "low magnitude", "llquantize");
+        p.high = constant(*arguments[3], "high magnitude", "llquantize");
+        p.steps = constant(*arguments[4], "number of steps", "llquantize");
+        if (p.factor < 2 || p.factor > 65535) {
+            throw ProgramError(arguments[1]->at, "llquantize( ) factor must be from 2 to 65535");
+        }
+        if (p.low < 0 || p.low > 65535) {
+            throw ProgramError(arguments[2]->at, "llquantize( ) low magnitude must be from 0 "
+                                                 "to 65535");
+        }
+        if (p.high <= p.low || p.high > 65535) {
+            throw ProgramError(arguments[3]->at, "llquantize( ) high magnitude must be greater "
+                                                 "than the low magnitude");
+        }
+        if (p.steps < p.factor || p.steps > 65535 || p.steps % p.factor != 0) {
+            throw ProgramError(arguments[4]->at, "llquantize( ) number of steps must be a "
+                                                 "multiple of the factor, at most 65535");
+        }
+        // factor^(high + 1) must fit in 63 bits.
+        std::int64_t power = 1;
+        for (std::int64_t m = 0; m <= p.high; ++m) {
+            if (power > std::numeric_limits<std::int64_t>::max() / p.factor) {
+                throw ProgramError(arguments[3]->at, "llquantize( ) factor to the high "
+                                                     "magnitude plus one overflows 64 bits");
+            }
+            power *= p.factor;
+        }
     }
 
     static void check_arguments(Function function, const Token& name, const Token& open,
                                 const std::vector<std::unique_ptr<Expression>>& arguments,
-                                LinearParameters& linear) {
+                                LinearParameters& linear, LogLinearParameters& log_linear) {
+        if (function == Function::llquantize) {
+            check_log_linear(open, arguments, log_linear);
+            return;
+        }
         const std::size_t n = arguments.size();
         const std::string f = name.text + "( )";
         if (function == Function::count) {
@@ -228,12 +590,13 @@ private:
     }
 
     std::size_t declare(const Token& name, Function function, const Token& function_token,
-                        std::size_t key_count, const LinearParameters& linear) {
+                        std::size_t key_count, const LinearParameters& linear,
+                        const LogLinearParameters& log_linear) {
         auto& all = program_.aggregations;
         const auto found = std::find_if(all.begin(), all.end(),
                                         [&](const auto& a) { return a.name == name.text; });
         if (found == all.end()) {
-            all.push_back({name.text, function, key_count, linear, name.at});
+            all.push_back({name.text, function, key_count, linear, log_linear, name.at});
             return all.size() - 1;
         }
         const std::string shown = "@" + name.text;
@@ -253,11 +616,36 @@ private:
             throw ProgramError(function_token.at,
                                shown + " uses lquantize( ) with other bounds or step" + first);
         }
+        if (function == Function::llquantize && !(found->log_linear == log_linear)) {
+            throw ProgramError(function_token.at,
+                               shown + " uses llquantize( ) with other parameters" + first);
+        }
         return static_cast<std::size_t>(found - all.begin());
     }
 
     // Expressions, by C's precedence.
-    std::unique_ptr<Expression> expression() { return logical_or(); }
+    std::unique_ptr<Expression> expression() { return conditional(); }
+
+    std::unique_ptr<Expression> conditional() {
+        auto condition = logical_or();
+        if (!is("?")) {
+            return condition;
+        }
+        const Token& t = take();
+        const Nesting nesting(*this, t);
+        auto then = expression();
+        expect(":");
+        auto otherwise = conditional();
+        auto e = std::make_unique<Expression>();
+        e->kind = Expression::Kind::ternary;
+        e->at = t.at;
+        e->height = 1 + std::max({condition->height, then->height, otherwise->height});
+        e->left = std::move(condition);
+        e->right = std::move(then);
+        e->third = std::move(otherwise);
+        check_height(*e);
+        return e;
+    }
 
     std::unique_ptr<Expression> binary(Operator op, const Token& token,
                                        std::unique_ptr<Expression> left,
@@ -297,18 +685,65 @@ private:
     };
 
     std::unique_ptr<Expression> logical_or() {
-        auto left = logical_and();
+        auto left = logical_xor();
         while (is("||")) {
             const Token& t = take();
-            left = binary(Operator::logical_or, t, std::move(left), logical_and());
+            left = binary(Operator::logical_or, t, std::move(left), logical_xor());
         }
         return left;
     }
+    /// a ^^ b: (!!a) != (!!b).
+    std::unique_ptr<Expression> logical_xor() {
+        auto left = logical_and();
+        while (is("^^")) {
+            const Token& t = take();
+            left =
+                binary(Operator::not_equal, t, truth(t, std::move(left)), truth(t, logical_and()));
+        }
+        return left;
+    }
+    std::unique_ptr<Expression> truth(const Token& t, std::unique_ptr<Expression> e) {
+        for (int i = 0; i < 2; ++i) {
+            auto n = std::make_unique<Expression>();
+            n->kind = Expression::Kind::unary;
+            n->at = t.at;
+            n->op = Operator::logical_not;
+            n->height = 1 + e->height;
+            n->left = std::move(e);
+            check_height(*n);
+            e = std::move(n);
+        }
+        return e;
+    }
     std::unique_ptr<Expression> logical_and() {
-        auto left = equality();
+        auto left = bit_or();
         while (is("&&")) {
             const Token& t = take();
-            left = binary(Operator::logical_and, t, std::move(left), equality());
+            left = binary(Operator::logical_and, t, std::move(left), bit_or());
+        }
+        return left;
+    }
+    std::unique_ptr<Expression> bit_or() {
+        auto left = bit_xor();
+        while (is("|")) {
+            const Token& t = take();
+            left = binary(Operator::bit_or, t, std::move(left), bit_xor());
+        }
+        return left;
+    }
+    std::unique_ptr<Expression> bit_xor() {
+        auto left = bit_and();
+        while (is("^")) {
+            const Token& t = take();
+            left = binary(Operator::bit_xor, t, std::move(left), bit_and());
+        }
+        return left;
+    }
+    std::unique_ptr<Expression> bit_and() {
+        auto left = equality();
+        while (is("&")) {
+            const Token& t = take();
+            left = binary(Operator::bit_and, t, std::move(left), equality());
         }
         return left;
     }
@@ -322,7 +757,7 @@ private:
         return left;
     }
     std::unique_ptr<Expression> relational() {
-        auto left = additive();
+        auto left = shift();
         for (;;) {
             Operator op;
             if (is("<")) {
@@ -337,8 +772,17 @@ private:
                 return left;
             }
             const Token& t = take();
-            left = binary(op, t, std::move(left), additive());
+            left = binary(op, t, std::move(left), shift());
         }
+    }
+    std::unique_ptr<Expression> shift() {
+        auto left = additive();
+        while (is("<<") || is(">>")) {
+            const Token& t = take();
+            left = binary(t.text == "<<" ? Operator::shift_left : Operator::shift_right, t,
+                          std::move(left), additive());
+        }
+        return left;
     }
     std::unique_ptr<Expression> additive() {
         auto left = multiplicative();
@@ -367,7 +811,28 @@ private:
         }
     }
     std::unique_ptr<Expression> unary() {
-        if (is("!") || is("-") || is("+")) {
+        if (is("--") || is("++")) {
+            // No lvalue can follow in an expression here: "--1" is -(-1), "++x" is +(+x).
+            const Token& t = take();
+            const Nesting outer(*this, t);
+            const Nesting inner(*this, t);
+            auto operand = unary();
+            if (t.text == "++") {
+                return operand;
+            }
+            for (int i = 0; i < 2; ++i) {
+                auto e = std::make_unique<Expression>();
+                e->kind = Expression::Kind::unary;
+                e->at = t.at;
+                e->op = Operator::negate;
+                e->height = 1 + operand->height;
+                e->left = std::move(operand);
+                check_height(*e);
+                operand = std::move(e);
+            }
+            return operand;
+        }
+        if (is("!") || is("-") || is("+") || is("~")) {
             const Token& t = take();
             const Nesting nesting(*this, t);
             auto operand = unary();
@@ -377,7 +842,9 @@ private:
             auto e = std::make_unique<Expression>();
             e->kind = Expression::Kind::unary;
             e->at = t.at;
-            e->op = t.text == "!" ? Operator::logical_not : Operator::negate;
+            e->op = t.text == "!"   ? Operator::logical_not
+                    : t.text == "~" ? Operator::bit_not
+                                    : Operator::negate;
             e->height = 1 + operand->height;
             e->left = std::move(operand);
             check_height(*e);
@@ -399,6 +866,26 @@ private:
             e->text = take().text;
             return e;
         }
+        if (t.kind == Token::Kind::macro) {
+            return macro(take());
+        }
+        if (t.kind == Token::Kind::aggregation) {
+            take();
+            const auto& all = program_.aggregations;
+            const auto found = std::find_if(all.begin(), all.end(),
+                                            [&](const auto& a) { return a.name == t.text; });
+            if (found == all.end()) {
+                throw ProgramError(t.at, "aggregation '@" + t.text +
+                                             "' is used before any statement feeds it");
+            }
+            e->kind = Expression::Kind::aggregation;
+            e->text = t.text;
+            e->variable = static_cast<std::size_t>(found - all.begin());
+            return e;
+        }
+        if (is("(") && peek(1).kind == Token::Kind::identifier && is_type_word(peek(1).text)) {
+            return cast();
+        }
         if (is("(")) {
             const Nesting nesting(*this, take());
             auto inner = expression();
@@ -409,7 +896,58 @@ private:
             fail(t, "an expression");
         }
         take();
+        if (auto why = refusal(t.text)) {
+            throw ProgramError(t.at, *why);
+        }
+        if (t.text == "curthread" || t.text == "vtimestamp" || t.text == "ppid" ||
+            t.text == "errno") {
+            throw ProgramError(t.at, "built-in variable '" + t.text +
+                                         "' is not recorded in the traces: not supported");
+        }
+        if (is("(")) {
+            return call(t);
+        }
+        if ((t.text == "this" || t.text == "self") && is("->")) {
+            take();
+            if (peek().kind != Token::Kind::identifier) {
+                fail(peek(), "a variable name after '" + t.text + "->'");
+            }
+            const Token& name = take();
+            const VariableScope scope =
+                t.text == "this" ? VariableScope::clause_local : VariableScope::thread_local_;
+            const auto& all = program_.variables;
+            if (scope == VariableScope::clause_local &&
+                std::none_of(all.begin(), all.end(), [&](const auto& v) {
+                    return v.scope == scope && v.name == name.text;
+                })) {
+                throw ProgramError(name.at, "clause-local variable 'this->" + name.text +
+                                                "' is used before any clause assigns it");
+            }
+            e->kind = Expression::Kind::variable;
+            e->text = name.text;
+            e->variable = declare_variable(name.text, scope, 0, name.at);
+            return e;
+        }
+        if (const auto v = global_variable(t.text)) {
+            e->kind = Expression::Kind::variable;
+            e->text = t.text;
+            e->variable = *v;
+            if (is("[")) {
+                keys(*e);
+            }
+            const std::size_t key_count = program_.variables[*v].key_count;
+            if (e->arguments.size() != key_count) {
+                throw ProgramError(t.at, "variable '" + t.text + "' has " +
+                                             std::to_string(key_count) + " key(s), not " +
+                                             std::to_string(e->arguments.size()));
+            }
+            return e;
+        }
         e->kind = Expression::Kind::identifier;
+        if (std::find(program_fields_.begin(), program_fields_.end(), t.text) ==
+            program_fields_.end()) {
+            program_fields_.push_back(t.text);
+        }
         if (t.text == "args" && is("[")) {
             // args[N]->member: the field `member` (no translators here).
             take();
@@ -436,7 +974,221 @@ private:
         return e;
     }
 
+    /// `[key, ...]` of an associative array: one more level of nesting, and the keys'
+    /// heights count in the variable's.
+    void keys(Expression& e) {
+        const Nesting nesting(*this, take());
+        for (;;) {
+            e.arguments.push_back(expression());
+            e.height = std::max(e.height, 1 + e.arguments.back()->height);
+            if (is("]")) {
+                break;
+            }
+            expect(",");
+        }
+        take();
+        check_height(e);
+    }
+
+    static bool is_type_word(const std::string& word) {
+        static const char* const words[] = {
+            "char",    "short",   "int",      "long",      "signed",       "unsigned", "int8_t",
+            "int16_t", "int32_t", "int64_t",  "uint8_t",   "uint16_t",     "uint32_t", "uint64_t",
+            "size_t",  "ssize_t", "intptr_t", "uintptr_t", "string",       "uchar_t",  "ushort_t",
+            "uint_t",  "ulong_t", "pid_t",    "id_t",      "processorid_t"};
+        return std::any_of(std::begin(words), std::end(words),
+                           [&](const char* w) { return word == w; });
+    }
+
+    /// `(type) operand`: C's integer types (and D's fixed-width and system ones); the
+    /// operand keeps its low sizeof(type) bytes, sign- or zero-extended.
+    std::unique_ptr<Expression> cast() {
+        const Token& open = take();
+        const Nesting nesting(*this, open);
+        std::string type;
+        while (peek().kind == Token::Kind::identifier && is_type_word(peek().text)) {
+            type += (type.empty() ? "" : " ") + take().text;
+        }
+        expect(")");
+        if (type == "string") {
+            throw ProgramError(open.at, "(string) casts are not supported: use stringof( )");
+        }
+        static const std::pair<const char*, int> sizes[] = {{"char", -1},
+                                                            {"signed char", -1},
+                                                            {"unsigned char", 1},
+                                                            {"short", -2},
+                                                            {"short int", -2},
+                                                            {"unsigned short", 2},
+                                                            {"unsigned short int", 2},
+                                                            {"int", -4},
+                                                            {"signed", -4},
+                                                            {"signed int", -4},
+                                                            {"unsigned", 4},
+                                                            {"unsigned int", 4},
+                                                            {"long", -8},
+                                                            {"long int", -8},
+                                                            {"unsigned long", 8},
+                                                            {"unsigned long int", 8},
+                                                            {"long long", -8},
+                                                            {"long long int", -8},
+                                                            {"unsigned long long", 8},
+                                                            {"unsigned long long int", 8},
+                                                            {"int8_t", -1},
+                                                            {"int16_t", -2},
+                                                            {"int32_t", -4},
+                                                            {"int64_t", -8},
+                                                            {"uint8_t", 1},
+                                                            {"uint16_t", 2},
+                                                            {"uint32_t", 4},
+                                                            {"uint64_t", 8},
+                                                            {"size_t", 8},
+                                                            {"ssize_t", -8},
+                                                            {"intptr_t", -8},
+                                                            {"uintptr_t", 8},
+                                                            {"uchar_t", 1},
+                                                            {"ushort_t", 2},
+                                                            {"uint_t", 4},
+                                                            {"ulong_t", 8},
+                                                            {"pid_t", -4},
+                                                            {"id_t", -4},
+                                                            {"processorid_t", -4}};
+        const auto* found = std::find_if(std::begin(sizes), std::end(sizes),
+                                         [&](const auto& s) { return type == s.first; });
+        if (found == std::end(sizes)) {
+            throw ProgramError(open.at, "unknown type '" + type + "' in a cast");
+        }
+        auto operand = unary();
+        auto e = std::make_unique<Expression>();
+        e->kind = Expression::Kind::unary;
+        e->at = open.at;
+        e->op = found->second < 0 ? Operator::cast_signed : Operator::cast_unsigned;
+        e->integer = found->second < 0 ? -found->second : found->second;
+        e->height = 1 + operand->height;
+        e->left = std::move(operand);
+        check_height(*e);
+        return e;
+    }
+
+    std::optional<std::size_t> global_variable(const std::string& name) const {
+        const auto& all = program_.variables;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            if (all[i].scope == VariableScope::global && all[i].name == name) {
+                return i;
+            }
+        }
+        return std::nullopt;
+    }
+
+    /// A subroutine call in an expression: stringof, strjoin, substr, strlen, lltostr,
+    /// inet_ntoa, inet_ntop; argument counts are checked here, types when bound.
+    std::unique_ptr<Expression> call(const Token& name) {
+        static const struct {
+            const char* name;
+            std::size_t min;
+            std::size_t max;
+        } known[] = {{"stringof", 1, 1}, {"strjoin", 2, 2},   {"substr", 2, 3},   {"strlen", 1, 1},
+                     {"lltostr", 1, 1},  {"inet_ntoa", 1, 1}, {"inet_ntop", 2, 2}};
+        const auto* found = std::find_if(std::begin(known), std::end(known),
+                                         [&](const auto& k) { return name.text == k.name; });
+        if (found == std::end(known)) {
+            static const char* const aggregating[] = {"count",    "sum",       "avg",
+                                                      "min",      "max",       "stddev",
+                                                      "quantize", "lquantize", "llquantize"};
+            if (std::any_of(std::begin(aggregating), std::end(aggregating),
+                            [&](const char* f) { return name.text == f; })) {
+                throw ProgramError(name.at, name.text +
+                                                "( ) is an aggregating function: use it as "
+                                                "@name[keys] = " +
+                                                name.text + "( )");
+            }
+            if (action_by_name(name.text)) {
+                throw ProgramError(name.at, name.text + "( ) is an action: it gives no value");
+            }
+            throw ProgramError(name.at, "unknown function '" + name.text +
+                                            "' (stringof, strjoin, substr, strlen, lltostr, "
+                                            "inet_ntoa, inet_ntop)");
+        }
+        const Nesting nesting(*this, take()); // (
+        auto e = std::make_unique<Expression>();
+        e->kind = Expression::Kind::call;
+        e->at = name.at;
+        e->text = name.text;
+        if (!is(")")) {
+            for (;;) {
+                e->arguments.push_back(expression());
+                if (is(")")) {
+                    break;
+                }
+                expect(",");
+            }
+        }
+        take();
+        const std::size_t n = e->arguments.size();
+        if (n < found->min || n > found->max) {
+            throw ProgramError(name.at,
+                               name.text + "( ) takes " + std::to_string(found->min) +
+                                   (found->max != found->min ? " to " + std::to_string(found->max)
+                                                             : std::string()) +
+                                   " argument(s), " + std::to_string(n) + " given");
+        }
+        for (const auto& a : e->arguments) {
+            e->height = std::max(e->height, 1 + a->height);
+            if (a->kind == Expression::Kind::aggregation) {
+                throw ProgramError(a->at, name.text + "( ) cannot take an aggregation");
+            }
+        }
+        check_height(*e);
+        return e;
+    }
+
+    /// $target, $N (an integer: the argument must be one), $$N (the argument as a string).
+    std::unique_ptr<Expression> macro(const Token& t) {
+        auto e = std::make_unique<Expression>();
+        e->at = t.at;
+        if (t.text == "target") {
+            if (!macros_.target) {
+                throw ProgramError(t.at, "$target is undefined: give -c COMMAND or -p PID");
+            }
+            e->integer = *macros_.target;
+            return e;
+        }
+        const bool as_string = t.text.front() == '$';
+        const std::string digits = as_string ? t.text.substr(1) : t.text;
+        std::size_t n = 0;
+        const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
+            throw ProgramError(t.at,
+                               "unknown macro variable '$" + t.text + "' ($target, $1.., $$1..)");
+        }
+        std::optional<std::string> value;
+        if (n >= 1 && n <= macros_.arguments.size()) {
+            value = macros_.arguments[n - 1];
+        } else if (!macros_.default_args) {
+            throw ProgramError(t.at, "macro argument $" + t.text +
+                                         " is not given (or set option defaultargs)");
+        }
+        if (as_string) {
+            e->kind = Expression::Kind::string;
+            e->text = value.value_or("");
+            return e;
+        }
+        if (!value) {
+            return e; // 0
+        }
+        std::int64_t number = 0;
+        const auto [p2, ec2] =
+            std::from_chars(value->data(), value->data() + value->size(), number);
+        if (value->empty() || ec2 != std::errc() || p2 != value->data() + value->size()) {
+            throw ProgramError(t.at, "macro argument $" + t.text + " ('" + *value +
+                                         "') is not an integer: use $$" + t.text);
+        }
+        e->integer = number;
+        return e;
+    }
+
     std::vector<Token> tokens_;
+    const Macros& macros_;
+    std::vector<std::string> program_fields_; // identifiers read as fields so far
     std::size_t index_ = 0;
     bool in_predicate_ = false;
     int nesting_ = 0;
@@ -476,8 +1228,92 @@ std::string probe_pattern(const std::string& text, Position at) {
     return (parts[0].empty() ? "*" : parts[0]) + ":" + (parts[3].empty() ? "*" : parts[3]);
 }
 
-Program parse_program(std::string_view source) {
-    return Parser(tokenize(source)).run();
+namespace {
+
+/// "tick-10ms" -> 10000000; no unit: hertz (the profile provider's rule).
+std::int64_t tick_period(const std::string& spec, const std::string& text, Position at) {
+    std::size_t digits = 0;
+    while (digits < spec.size() && std::isdigit(static_cast<unsigned char>(spec[digits])) != 0) {
+        ++digits;
+    }
+    std::int64_t n = 0;
+    const auto [ptr, ec] = std::from_chars(spec.data(), spec.data() + digits, n);
+    if (digits == 0 || ec != std::errc() || n <= 0) {
+        throw ProgramError(at, "invalid timer probe '" + text + "': expected tick-N[unit]");
+    }
+    const std::string unit = spec.substr(digits);
+    static const std::pair<const char*, std::int64_t> units[] = {{"ns", 1},
+                                                                 {"nsec", 1},
+                                                                 {"us", 1000},
+                                                                 {"usec", 1000},
+                                                                 {"ms", 1000000},
+                                                                 {"msec", 1000000},
+                                                                 {"s", 1000000000},
+                                                                 {"sec", 1000000000},
+                                                                 {"m", 60LL * 1000000000},
+                                                                 {"min", 60LL * 1000000000},
+                                                                 {"h", 3600LL * 1000000000},
+                                                                 {"hour", 3600LL * 1000000000},
+                                                                 {"d", 86400LL * 1000000000},
+                                                                 {"day", 86400LL * 1000000000}};
+    if (unit.empty() || unit == "hz") {
+        if (n > 1000000000) {
+            throw ProgramError(at, "timer probe '" + text + "' is faster than 1 ns");
+        }
+        return 1000000000 / n;
+    }
+    for (const auto& [name, ns] : units) {
+        if (unit == name) {
+            if (n > std::numeric_limits<std::int64_t>::max() / ns) {
+                throw ProgramError(at, "timer probe '" + text + "': period too long");
+            }
+            return n * ns;
+        }
+    }
+    throw ProgramError(at, "invalid timer probe '" + text + "': unknown unit '" + unit +
+                               "' (ns, us, ms, s, m, h, d, hz)");
+}
+
+} // namespace
+
+ProbeDescription probe_description(const std::string& text, Position at) {
+    std::vector<std::string> parts{""};
+    for (const char c : text) {
+        if (c == ':') {
+            parts.emplace_back();
+        } else {
+            parts.back() += c;
+        }
+    }
+    const std::string& name = parts.back();
+    const std::string provider = parts.size() > 1 ? parts.front() : std::string();
+    ProbeDescription probe{text, at, {}, ProbeKind::event, 0};
+    if ((name == "BEGIN" || name == "END" || name == "ERROR") &&
+        (parts.size() == 1 || provider == "dtrace")) {
+        probe.kind = name == "BEGIN" ? ProbeKind::begin
+                     : name == "END" ? ProbeKind::end
+                                     : ProbeKind::error;
+        probe.pattern = "dtrace:" + name;
+        return probe;
+    }
+    if ((parts.size() == 1 || provider == "profile") &&
+        (name.rfind("tick-", 0) == 0 || name.rfind("profile-", 0) == 0)) {
+        if (name.rfind("profile-", 0) == 0) {
+            throw ProgramError(at, "profile-N probes fire on every CPU at a live system's "
+                                   "interrupts: not available over recorded events (tick-N "
+                                   "is)");
+        }
+        probe.kind = ProbeKind::tick;
+        probe.tick_ns = tick_period(name.substr(5), text, at);
+        probe.pattern = "profile:" + name;
+        return probe;
+    }
+    probe.pattern = probe_pattern(text, at);
+    return probe;
+}
+
+Program parse_program(std::string_view source, const Macros& macros) {
+    return Parser(tokenize(source), macros).run();
 }
 
 } // namespace tracectl::aggregate

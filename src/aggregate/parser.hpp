@@ -1,10 +1,18 @@
-// The parser of D aggregation programs (grammar in tracectl(1), AGGREGATE):
+// The parser of D programs (grammar in tracectl-dtrace(1)):
 //
-//   program    := clause+
+//   program    := (pragma | clause)+
+//   pragma     := '#pragma D option' NAME ['=' VALUE]            (a line of its own)
 //   clause     := probe (',' probe)* ['/' expression '/'] '{' [statement (';' statement)*] [';']
 //   '}' statement  := aggregation ['[' expression (',' expression)* ']'] '=' function '(' args ')'
-//   expression := C's operators || && == != < <= > >= + - * / % ! unary- over integer and
-//                 string literals, identifiers, args[N]->member and parentheses
+//               | variable ('=' | OP'=') expression | variable ('++' | '--')
+//               | action '(' args ')'
+//   variable   := NAME ['[' keys ']'] | 'this->' NAME | 'self->' NAME
+//   expression := C's operators (?: || ^^ && | ^ & == != < <= > >= << >> + - * / % ! ~
+//                 unary-) over integer, character and string literals, identifiers,
+//                 args[N]->member, variables, function calls, $macros and parentheses
+//
+// Speculations, copyin*, stack()/ustack(), destructive actions and the preprocessor are
+// refused with the feature's name and position.
 //
 // Checks what needs no trace: the functions exist and get DTrace's argument counts
 // (count(); sum/avg/min/max/stddev/quantize(e); lquantize(e, low, high[, step]) with
@@ -15,7 +23,11 @@
 
 #include "aggregate/program.hpp"
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace tracectl::aggregate {
 
@@ -25,12 +37,25 @@ namespace tracectl::aggregate {
 inline constexpr int max_expression_nesting = 256;
 inline constexpr int max_expression_height = 1000;
 
+/// The values of macro variables: $target (dtrace -c/-p), $1.. (arguments after the script).
+struct Macros {
+    std::optional<std::int64_t> target;
+    std::vector<std::string> arguments; ///< $1 is arguments[0]
+    bool default_args = false;          ///< option defaultargs: unset $N are 0 / ""
+};
+
 /// Parses `source`. Throws ProgramError with the line and column of the first error.
-Program parse_program(std::string_view source);
+Program parse_program(std::string_view source, const Macros& macros = {});
 
 /// The CTF event name pattern of a probe description (see ProbeDescription::pattern).
 /// Throws ProgramError (at `at`) for 3 parts, more than 4, or a 4-part description whose
 /// module or function part is neither empty nor "*".
 std::string probe_pattern(const std::string& text, Position at);
+
+/// The probe description `text`: the dtrace provider's BEGIN, END, ERROR (`BEGIN`,
+/// `dtrace:::BEGIN`), timers (`tick-N[unit]`, `profile:::tick-N[unit]`: ns, us, ms, s, m,
+/// h, d or hz, hz without a unit) or trace events (probe_pattern). Throws ProgramError
+/// (at `at`) as probe_pattern does, and for profile-N and malformed timers.
+ProbeDescription probe_description(const std::string& text, Position at);
 
 } // namespace tracectl::aggregate

@@ -39,6 +39,21 @@ const char* operator_text(Operator op) noexcept {
         return "!";
     case Operator::negate:
         return "-";
+    case Operator::bit_and:
+        return "&";
+    case Operator::bit_or:
+        return "|";
+    case Operator::bit_xor:
+        return "^";
+    case Operator::bit_not:
+        return "~";
+    case Operator::shift_left:
+        return "<<";
+    case Operator::shift_right:
+        return ">>";
+    case Operator::cast_signed:
+    case Operator::cast_unsigned:
+        return "(cast)";
     }
     return "?";
 }
@@ -61,8 +76,88 @@ const char* function_name(Function function) noexcept {
         return "quantize";
     case Function::lquantize:
         return "lquantize";
+    case Function::llquantize:
+        return "llquantize";
     }
     return "?";
+}
+
+std::size_t Format::argument_count() const noexcept {
+    std::size_t n = 0;
+    for (const Conversion& c : pieces) {
+        n += c.conversion != 0 && c.conversion != '%' && !c.aggregation ? 1 : 0;
+    }
+    return n;
+}
+
+namespace {
+
+bool needs_runtime(const Expression* e) noexcept {
+    if (e == nullptr) {
+        return false;
+    }
+    if (e->kind == Expression::Kind::variable || e->kind == Expression::Kind::call ||
+        e->kind == Expression::Kind::aggregation) {
+        return true;
+    }
+    if (needs_runtime(e->left.get()) || needs_runtime(e->right.get()) ||
+        needs_runtime(e->third.get())) {
+        return true;
+    }
+    for (const auto& a : e->arguments) {
+        if (needs_runtime(a.get())) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+bool Program::has_probe(ProbeKind kind) const noexcept {
+    for (const Clause& clause : clauses) {
+        for (const ProbeDescription& probe : clause.probes) {
+            if (probe.kind == kind) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool Program::needs_order() const noexcept {
+    if (has_probe(ProbeKind::tick) || has_probe(ProbeKind::error)) {
+        return true;
+    }
+    for (const Clause& clause : clauses) {
+        bool events = false;
+        for (const ProbeDescription& probe : clause.probes) {
+            events = events || probe.kind == ProbeKind::event;
+        }
+        if (!events) {
+            // BEGIN's timestamp is the first event record's, END's the last's.
+            for (const FieldReference& r : clause.references) {
+                if (r.name == "timestamp" || r.name == "walltimestamp") {
+                    return true;
+                }
+            }
+            continue;
+        }
+        if (needs_runtime(clause.predicate.get())) {
+            return true;
+        }
+        for (const Statement& s : clause.statements) {
+            if (s.kind != Statement::Kind::aggregate || needs_runtime(s.argument.get())) {
+                return true;
+            }
+            for (const auto& key : s.keys) {
+                if (needs_runtime(key.get())) {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
 }
 
 } // namespace tracectl::aggregate

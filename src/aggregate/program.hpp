@@ -1,8 +1,9 @@
-// The abstract syntax of an aggregation program: DTrace's D language, restricted to what
-// aggregations need (see tracectl(1), AGGREGATE). Terms are DTrace's: a program is a list
-// of clauses; a clause has probe descriptions, an optional predicate and statements; each
-// statement feeds an aggregation (`@name[keys] = function(args)`), whose aggregating
-// function is one of DTrace's (Dynamic Tracing Guide, "Aggregations").
+// The abstract syntax of a D program (see tracectl-dtrace(1)). Terms are DTrace's (Dynamic
+// Tracing Guide): a program is a list of clauses; a clause has probe descriptions, an
+// optional predicate and statements; a statement feeds an aggregation
+// (`@name[keys] = function(args)`, an aggregating function of the guide's "Aggregations"),
+// assigns a variable (global, `this->` clause-local, `self->` thread-local) or runs an
+// action (printf, trace, printa, exit...).
 #pragma once
 
 #include <cstdint>
@@ -50,16 +51,42 @@ enum class Operator {
     logical_or,
     logical_not,
     negate,
+    bit_and,
+    bit_or,
+    bit_xor,
+    bit_not,
+    shift_left,
+    shift_right,
+    cast_signed,   ///< (int), (long)...: keeps the low Expression::integer bytes, sign-extended
+    cast_unsigned, ///< (unsigned int), (uint8_t)...: the same, zero-extended
 };
 
 /// The text of an operator as D writes it ("+", "&&", "!"...).
 const char* operator_text(Operator op) noexcept;
 
+/// Where a D variable lives: a global (scalar or associative array), `this->name` (the
+/// probe firing's, zeroed before each), `self->name` (the thread's, keyed by tid).
+enum class VariableScope { global, clause_local, thread_local_ };
+
 /// A D expression. `identifier` names an event payload field, a context field or a
-/// built-in variable (pid, tid, execname, cpu, timestamp); `args[N]->member` is parsed
-/// as the identifier `member` (text), as tracectl has no translators.
+/// built-in variable (pid, tid, execname, cpu, timestamp, probename...); `args[N]->member`
+/// is parsed as the identifier `member` (text), as tracectl has no translators.
+/// `variable`: text is the name, `variable` its index in Program::variables, `arguments`
+/// its keys (an associative array). `call`: a function (text) and its `arguments`.
+/// `aggregation`: `@name` as an action's argument (printa, clear...), its index in
+/// `variable`. `ternary`: left ? right : third.
 struct Expression {
-    enum class Kind { integer, string, identifier, unary, binary };
+    enum class Kind {
+        integer,
+        string,
+        identifier,
+        unary,
+        binary,
+        ternary,
+        variable,
+        call,
+        aggregation
+    };
     Kind kind = Kind::integer;
     Position at;
     std::int64_t integer = 0; ///< Kind::integer
@@ -67,11 +94,14 @@ struct Expression {
     Operator op = Operator::add;
     std::unique_ptr<Expression> left;  ///< unary: the operand
     std::unique_ptr<Expression> right; ///< binary only
-    int height = 1;                    ///< nodes on the longest path down (the parser bounds it)
+    std::unique_ptr<Expression> third; ///< ternary only
+    std::vector<std::unique_ptr<Expression>> arguments;
+    std::size_t variable = 0;
+    int height = 1; ///< nodes on the longest path down (the parser bounds it)
 };
 
 /// DTrace's aggregating functions.
-enum class Function { count, sum, avg, min, max, stddev, quantize, lquantize };
+enum class Function { count, sum, avg, min, max, stddev, quantize, lquantize, llquantize };
 
 /// The D name of a function ("count", "lquantize"...).
 const char* function_name(Function function) noexcept;
@@ -87,30 +117,99 @@ struct LinearParameters {
     bool operator==(const LinearParameters&) const = default;
 };
 
+/// llquantize(expr, factor, low, high, steps): log-linear buckets (DTrace's
+/// dtrace_aggregate_llquantize): for each order of magnitude factor^m, low <= m <= high,
+/// `steps` linear buckets (steps divides factor^m's range), plus one bucket below
+/// factor^low and one at or above factor^(high+1). Bounds are exponents.
+struct LogLinearParameters {
+    std::int64_t factor = 10;
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    std::int64_t steps = 10;
+    bool operator==(const LogLinearParameters&) const = default;
+};
+
 /// One aggregation of the program, as declared by its first use.
 struct AggregationDeclaration {
     std::string name; ///< without '@'; empty for `@`
     Function function = Function::count;
     std::size_t key_count = 0;
-    LinearParameters linear; ///< lquantize only
+    LinearParameters linear;        ///< lquantize only
+    LogLinearParameters log_linear; ///< llquantize only
     Position at;
 };
 
-/// `@name[keys...] = function(argument, ...);`
+/// A conversion of a printf()/printa() format: `%[flags][width][.precision][length]conv`.
+/// conv: d i u x X o c s p %; `aggregation` for printa's `%@d`-style conversions.
+struct Conversion {
+    std::string literal; ///< the text before the conversion
+    std::string flags;   ///< of "-+ #0"
+    int width = -1;      ///< -1: none
+    int precision = -1;  ///< -1: none
+    char conversion = 0; ///< 0: none (the format's trailing literal)
+    bool aggregation = false;
+};
+
+/// A parsed format string: conversions in order, the last one possibly only a literal.
+struct Format {
+    std::vector<Conversion> pieces;
+    /// Conversions that take an argument (printf) or a key (printa, not counting %@).
+    std::size_t argument_count() const noexcept;
+};
+
+/// The actions a statement can run (Dynamic Tracing Guide, "Actions and Subroutines").
+enum class Action { printf_, printa, print, trace, exit, clear, trunc, normalize, denormalize };
+
+/// A statement: `@name[keys...] = function(argument, ...);` (Kind::aggregate), a variable
+/// assignment `target op value` (Kind::assign: op is `=` or a compound operator; ++ and
+/// -- are `+= 1` and `-= 1`), or an action (Kind::action) with its arguments.
 struct Statement {
+    enum class Kind { aggregate, assign, action };
+    Kind kind = Kind::aggregate;
     std::size_t aggregation = 0; ///< index into Program::aggregations
     Position at;
     std::vector<std::unique_ptr<Expression>> keys;
-    std::unique_ptr<Expression> argument; ///< null for count()
+    std::unique_ptr<Expression> argument; ///< null for count(); the assigned value
+    std::unique_ptr<Expression> target;   ///< assign: a Kind::variable expression
+    bool compound = false;                ///< assign: `target op= argument`
+    Operator op = Operator::add;          ///< assign: the compound operator
+    Action action = Action::printf_;
+    std::vector<std::unique_ptr<Expression>> arguments; ///< action's (printf: after format)
+    Format format;                                      ///< printf, printa with a format
+    bool has_format = false;
 };
+
+/// What a probe description names: trace events, or one of the dtrace provider's probes
+/// (BEGIN before the first event record, END after the last or at exit(), ERROR at a
+/// run-time error) or a timer (`tick-N[unit]`, `profile:::tick-N[unit]`, firing every
+/// tick_ns of trace time).
+enum class ProbeKind { event, begin, end, error, tick };
 
 /// A probe description as written, and the event name pattern it stands for.
 struct ProbeDescription {
     std::string text;
     Position at;
     /// The CTF event name pattern (fnmatch(3) wildcards * and ?): "p:n" for a
-    /// 4-part "p:m:f:n", otherwise the text itself.
+    /// 4-part "p:m:f:n", otherwise the text itself. For the dtrace provider's and
+    /// timer probes: "dtrace:BEGIN", "dtrace:END", "dtrace:ERROR", "profile:tick-..."
     std::string pattern;
+    ProbeKind kind = ProbeKind::event;
+    std::int64_t tick_ns = 0; ///< ProbeKind::tick: the period in nanoseconds
+};
+
+/// A variable of the program, as declared by its first use.
+struct VariableDeclaration {
+    std::string name;
+    VariableScope scope = VariableScope::global;
+    std::size_t key_count = 0; ///< an associative array's number of keys; 0: a scalar
+    Position at;
+};
+
+/// An option from `#pragma D option NAME[=VALUE]` (or -x NAME=VALUE on the command line).
+struct OptionSetting {
+    std::string name;
+    std::string value; ///< empty when not given
+    Position at;
 };
 
 /// An identifier an expression of the clause uses, where it first appears.
@@ -130,6 +229,16 @@ struct Clause {
 struct Program {
     std::vector<Clause> clauses;
     std::vector<AggregationDeclaration> aggregations; ///< in order of first use
+    std::vector<VariableDeclaration> variables;       ///< in order of first use
+    std::vector<OptionSetting> options;               ///< the pragmas, in order
+
+    /// Whether some clause of trace events (not BEGIN/END/ERROR) does more than
+    /// aggregate fields (assigns or reads variables, calls functions, runs actions), or
+    /// there are timer or ERROR probes, or BEGIN/END read the timestamp. Such a program needs its
+    /// event records in time order; the others may read streams in parallel.
+    bool needs_order() const noexcept;
+    /// Whether the program has clauses of this kind of probe.
+    bool has_probe(ProbeKind kind) const noexcept;
 };
 
 } // namespace tracectl::aggregate

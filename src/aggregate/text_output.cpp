@@ -85,9 +85,17 @@ std::pair<std::size_t, std::size_t> shown_range(const std::vector<std::int64_t>&
     return {first > 0 ? first - 1 : 0, last + 1 < buckets.size() ? last + 1 : last};
 }
 
-void print_distribution(std::ostream& out, const AggregationState& state) {
-    const auto& buckets = state.buckets();
-    const bool linear = state.function() == Function::lquantize;
+} // namespace
+
+void print_distribution(std::ostream& out, const AggregationState& state, std::int64_t normal) {
+    std::vector<std::int64_t> buckets = state.buckets();
+    if (normal > 1) {
+        for (auto& b : buckets) {
+            b /= normal;
+        }
+    }
+    const Function function = state.function();
+    const bool linear = function == Function::lquantize || function == Function::llquantize;
     const auto [first, last] =
         linear ? shown_range(buckets, 0, 2)
                : shown_range(buckets, quantize_zero_bucket - 1, quantize_zero_bucket + 1);
@@ -98,9 +106,18 @@ void print_distribution(std::ostream& out, const AggregationState& state) {
     out << format("\n%16s %41s %-9s\n", "value", "------------- Distribution -------------",
                   "count");
     const LinearParameters& p = state.linear();
+    const auto& bounds = state.bounds();
     for (std::size_t i = first; i <= last; ++i) {
         if (!linear) {
             out << format("%16" PRId64 " ", quantize_bucket_value(static_cast<int>(i)));
+        } else if (function == Function::llquantize) {
+            if (i == 0) {
+                out << format("%16s ", ("< " + std::to_string(bounds.front())).c_str());
+            } else if (i == buckets.size() - 1) {
+                out << format("%16s ", (">= " + std::to_string(bounds.back())).c_str());
+            } else {
+                out << format("%16" PRId64 " ", bounds[i - 1]);
+            }
         } else if (i == 0) {
             out << format("%16s ", ("< " + std::to_string(p.low)).c_str());
         } else if (i == buckets.size() - 1) {
@@ -112,31 +129,35 @@ void print_distribution(std::ostream& out, const AggregationState& state) {
     }
 }
 
-} // namespace
+void print_aggregation(std::ostream& out, const AggregationSet& aggregations, std::size_t a) {
+    const auto entries = aggregations.sorted(a);
+    if (entries.empty()) {
+        return;
+    }
+    const std::int64_t normal = aggregations.normal.empty() ? 1 : aggregations.normal[a];
+    out << '\n';
+    for (const auto& entry : entries) {
+        print_key(out, *entry.key, aggregations.key_bytes(a));
+        switch (entry.state->function()) {
+        case Function::quantize:
+        case Function::lquantize:
+        case Function::llquantize:
+            print_distribution(out, *entry.state, normal);
+            out << '\n';
+            break;
+        case Function::stddev:
+            out << format(" %16" PRIu64 "\n", static_cast<std::uint64_t>(entry.state->value()) /
+                                                  static_cast<std::uint64_t>(normal));
+            break;
+        default:
+            out << format(" %16" PRId64 "\n", entry.state->value() / normal);
+        }
+    }
+}
 
 void print_text(std::ostream& out, const AggregationSet& aggregations) {
-    const auto& declarations = aggregations.declarations();
-    for (std::size_t a = 0; a < declarations.size(); ++a) {
-        const auto entries = aggregations.sorted(a);
-        if (entries.empty()) {
-            continue;
-        }
-        out << '\n';
-        for (const auto& entry : entries) {
-            print_key(out, *entry.key, aggregations.key_bytes(a));
-            switch (entry.state->function()) {
-            case Function::quantize:
-            case Function::lquantize:
-                print_distribution(out, *entry.state);
-                out << '\n';
-                break;
-            case Function::stddev:
-                out << format(" %16" PRIu64 "\n", static_cast<std::uint64_t>(entry.state->value()));
-                break;
-            default:
-                out << format(" %16" PRId64 "\n", entry.state->value());
-            }
-        }
+    for (std::size_t a = 0; a < aggregations.declarations().size(); ++a) {
+        print_aggregation(out, aggregations, a);
     }
 }
 

@@ -143,6 +143,18 @@ public:
         return std::nullopt;
     }
 
+    std::optional<std::string> payload_member_name(std::uint64_t index) const override {
+        const bt_field_class* structure =
+            bt_event_class_borrow_payload_field_class_const(event_class_);
+        if (structure == nullptr ||
+            bt_field_class_get_type(structure) != BT_FIELD_CLASS_TYPE_STRUCTURE ||
+            index >= bt_field_class_structure_get_member_count(structure)) {
+            return std::nullopt;
+        }
+        return std::string(bt_field_class_structure_member_get_name(
+            bt_field_class_structure_borrow_member_by_index_const(structure, index)));
+    }
+
 private:
     const bt_event_class* event_class_;
     const bt_stream_class* stream_class_;
@@ -172,6 +184,8 @@ struct Shared {
 struct Run {
     Shared* shared = nullptr;
     AggregationSet* aggregations = nullptr;
+    EventSink* sink = nullptr; ///< time order: records go there instead
+    bool finished = false;     ///< the sink asked to stop
     std::unordered_map<const bt_event_class*, std::unique_ptr<BoundEventClass>> bound;
     std::array<std::pair<const bt_event_class*, const BoundEventClass*>, 16> cache{};
     std::vector<Value> slots;
@@ -213,7 +227,7 @@ struct Run {
             cached = {event_class, &bind(event_class, bt_event_borrow_stream_const(event))};
         }
         const BoundEventClass& b = *cached.second;
-        if (b.clauses.empty()) {
+        if (b.clauses.empty() && (sink == nullptr || !sink->wants_every_record())) {
             return;
         }
         const bt_field* scopes[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -286,6 +300,18 @@ struct Run {
                 break;
             }
         }
+        if (sink != nullptr) {
+            std::int64_t ns = 0;
+            if (bt_message_event_borrow_stream_class_default_clock_class_const(message) !=
+                nullptr) {
+                bt_clock_snapshot_get_ns_from_origin(
+                    bt_message_event_borrow_default_clock_snapshot_const(message), &ns);
+            }
+            if (!sink->event(b, slots.data(), ns)) {
+                finished = true;
+            }
+            return;
+        }
         execute(b, slots.data(), *aggregations);
     }
 };
@@ -318,7 +344,7 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
     }
     std::uint64_t i = 0;
     try {
-        for (; i < count; ++i) {
+        for (; i < count && !run.finished; ++i) {
             const bt_message* m = messages[i];
             const bt_message_type type = bt_message_get_type(m);
             if (type == BT_MESSAGE_TYPE_EVENT) {
@@ -346,6 +372,12 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
                 }
             }
             bt_message_put_ref(m);
+        }
+        if (run.finished) {
+            for (; i < count; ++i) {
+                bt_message_put_ref(messages[i]);
+            }
+            return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
         }
     } catch (...) {
         run.error = std::current_exception();
@@ -446,6 +478,54 @@ public:
         }
     }
 
+    /// Connects every port of every source to one muxer (filter.utils.muxer), and the
+    /// muxer to one sink feeding `run`: records in time order.
+    void connect_in_order(Run& run) {
+        const bt_plugin* found = nullptr;
+        if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &found) !=
+            BT_PLUGIN_FIND_STATUS_OK) {
+            throw TraceReadError("babeltrace2's \"utils\" plugin not found" + take_bt_error());
+        }
+        utils_.reset(found);
+        const bt_component_class_filter* muxer_class =
+            bt_plugin_borrow_filter_component_class_by_name_const(utils_.get(), "muxer");
+        const bt_component_filter* muxer = nullptr;
+        if (muxer_class == nullptr ||
+            bt_graph_add_filter_component(graph_.get(), muxer_class, "muxer", nullptr,
+                                          BT_LOGGING_LEVEL_WARNING,
+                                          &muxer) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+            throw TraceReadError("babeltrace2's filter.utils.muxer is unavailable" +
+                                 take_bt_error());
+        }
+        for (const bt_component_source* source : sources_) {
+            const std::uint64_t ports = bt_component_source_get_output_port_count(source);
+            for (std::uint64_t p = 0; p < ports; ++p) {
+                // The muxer always has one free input port, its last.
+                const std::uint64_t inputs = bt_component_filter_get_input_port_count(muxer);
+                if (bt_graph_connect_ports(
+                        graph_.get(),
+                        bt_component_source_borrow_output_port_by_index_const(source, p),
+                        bt_component_filter_borrow_input_port_by_index_const(muxer, inputs - 1),
+                        nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+                    throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+                }
+            }
+        }
+        auto sink = std::make_unique<Sink>();
+        sink->run = &run;
+        const bt_component_sink* component = nullptr;
+        if (bt_graph_add_simple_sink_component(graph_.get(), "dtrace", nullptr, consume, nullptr,
+                                               sink.get(),
+                                               &component) != BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+            bt_graph_connect_ports(graph_.get(),
+                                   bt_component_filter_borrow_output_port_by_index_const(muxer, 0),
+                                   bt_component_sink_borrow_input_port_by_index_const(component, 0),
+                                   nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+            throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+        }
+        sinks_.push_back(std::move(sink));
+    }
+
     /// Runs the graph to its end; `run.error` holds what a sink threw.
     void run(Run& run) {
         if (sinks_.empty()) {
@@ -476,6 +556,7 @@ private:
     }
 
     std::unique_ptr<const bt_plugin, PluginDeleter> plugin_;
+    std::unique_ptr<const bt_plugin, PluginDeleter> utils_;
     std::unique_ptr<bt_graph, GraphDeleter> graph_;
     std::vector<const bt_component_source*> sources_;
     std::vector<std::unique_ptr<Sink>> sinks_;
@@ -553,6 +634,33 @@ ReadStatistics read_traces(const std::vector<std::string>& directories, const Pr
         statistics.discarded_events += runs[w]->discarded_events;
         statistics.discarded_exact = statistics.discarded_exact && runs[w]->discarded_exact;
     }
+    return statistics;
+}
+
+ReadStatistics read_traces_in_order(const std::vector<std::string>& directories, Binder& binder,
+                                    EventSink& sink) {
+    Graph graph(directories);
+    Shared shared;
+    shared.binder = &binder;
+    // One sink sees every stream begin, but not before records of the first: the field
+    // references are checked once every stream began, at the end.
+    shared.sinks = 2;
+    AggregationSet unused(Program{});
+    Run run;
+    run.shared = &shared;
+    run.aggregations = &unused;
+    run.sink = &sink;
+    graph.connect_in_order(run);
+    graph.run(run);
+    if (run.error) {
+        std::rethrow_exception(run.error);
+    }
+    binder.check_references();
+    ReadStatistics statistics;
+    statistics.event_records = run.event_records;
+    statistics.event_classes = run.bound.size();
+    statistics.discarded_events = run.discarded_events;
+    statistics.discarded_exact = run.discarded_exact;
     return statistics;
 }
 

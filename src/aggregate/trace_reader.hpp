@@ -1,12 +1,14 @@
 // Reads CTF 1.8 traces from disk with libbabeltrace2's C API and runs a program on every
 // event record. One graph: a source.ctf.fs component (plugin "ctf") per trace directory,
 // and a simple sink per output port (one per stream; no muxer: aggregating needs no
-// order). Each event class is bound once (Binder::bind) when a stream of its stream class
-// begins; an event record then reads only the fields its binding lists.
+// order), or, for programs that need time order, one muxer and one sink. Each event class is bound
+// once (Binder::bind) when a stream of its stream class begins; an event record then reads only the
+// fields its binding lists.
 #pragma once
 
 #include "aggregate/aggregation_set.hpp"
 #include "aggregate/binding.hpp"
+#include "aggregate/interpreter.hpp"
 #include "aggregate/program.hpp"
 
 #include <cstdint>
@@ -44,5 +46,11 @@ struct ReadStatistics {
 /// Throws ProgramError (binding: type mismatch, unknown field) or TraceReadError.
 ReadStatistics read_traces(const std::vector<std::string>& directories, const Program& program,
                            Binder& binder, AggregationSet& aggregations);
+
+/// The same, one record at a time in time order (babeltrace2's filter.utils.muxer over
+/// every stream, one thread) to `sink`, until the traces end or sink.event() returns false.
+/// Records of classes no clause matches reach the sink only if it wants_every_record().
+ReadStatistics read_traces_in_order(const std::vector<std::string>& directories, Binder& binder,
+                                    EventSink& sink);
 
 } // namespace tracectl::aggregate

@@ -2,8 +2,11 @@
 
 #include "aggregate/aggregation_set.hpp"
 #include "aggregate/binding.hpp"
+#include "aggregate/interpreter.hpp"
 #include "aggregate/json_output.hpp"
+#include "aggregate/options.hpp"
 #include "aggregate/parser.hpp"
+#include "aggregate/program_run.hpp"
 #include "aggregate/text_output.hpp"
 #include "aggregate/trace_reader.hpp"
 #include "bus_client.hpp"
@@ -19,13 +22,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <filesystem>
 #include <fnmatch.h>
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <pthread.h>
+#include <regex>
 #include <sdbus-c++/Error.h>
+#include <sstream>
 #include <stdexcept>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace tracectl::cli {
@@ -34,53 +42,180 @@ namespace agg = tracectl::aggregate;
 
 namespace {
 
+/// The program of `args`: its pragmas' defaultargs decide how $N parse.
+agg::Program parse(const AggregateArgs& args, std::optional<long> target = std::nullopt) {
+    agg::Macros macros;
+    macros.arguments = args.arguments;
+    if (args.pid) {
+        macros.target = *args.pid;
+    }
+    if (target) {
+        macros.target = *target;
+    }
+    static const std::regex defaultargs(
+        R"((^|\n)[ \t]*#[ \t]*pragma[ \t]+D[ \t]+option[ \t]+defaultargs\b)");
+    macros.default_args =
+        std::regex_search(args.program, defaultargs) ||
+        std::find(args.options.begin(), args.options.end(), "defaultargs") != args.options.end();
+    return agg::parse_program(args.program, macros);
+}
+
+/// What the program and the command line set: pragmas, then -x, then -q.
+agg::RunOptions run_options(const AggregateArgs& args, const agg::Program& program) {
+    agg::RunOptions options;
+    agg::apply_options(program.options, options);
+    std::vector<agg::OptionSetting> given;
+    for (const std::string& text : args.options) {
+        given.push_back(agg::option_from_text(text));
+    }
+    try {
+        agg::apply_options(given, options);
+    } catch (const agg::ProgramError& e) {
+        throw std::invalid_argument("-x: " + e.message());
+    }
+    options.quiet = options.quiet || args.quiet;
+    return options;
+}
+
+/// dtrace -l's table of the event classes matched (or, with no trace, of the program's
+/// probe descriptions as written).
+void list_probes(const std::vector<std::string>& names, std::ostream& out) {
+    char line[512];
+    std::snprintf(line, sizeof line, "%5s %10s %17s %33s %s\n", "ID", "PROVIDER", "MODULE",
+                  "FUNCTION", "NAME");
+    out << line;
+    int id = 1;
+    for (const std::string& name : names) {
+        std::vector<std::string> parts{""};
+        for (const char c : name) {
+            if (c == ':') {
+                parts.emplace_back();
+            } else {
+                parts.back() += c;
+            }
+        }
+        std::string provider, module, function, probe;
+        if (parts.size() == 4) {
+            provider = parts[0];
+            module = parts[1];
+            function = parts[2];
+            probe = parts[3];
+        } else if (parts.size() == 2) {
+            provider = parts[0];
+            probe = parts[1];
+        } else {
+            probe = name;
+        }
+        std::snprintf(line, sizeof line, "%5d %10s %17s %33s %s\n", id++, provider.c_str(),
+                      module.c_str(), function.c_str(), probe.c_str());
+        out << line;
+    }
+}
+
+/// Receives nothing: for -l, which only binds.
+class NoSink final : public agg::EventSink {
+public:
+    bool event(const agg::BoundEventClass&, const agg::Value*, std::int64_t) override {
+        return true;
+    }
+    bool wants_every_record() const override { return false; }
+};
+
 /// Runs `program` over `traces`, prints the result; ProgramError and TraceReadError become
 /// an error line and an exit status.
-ExitStatus aggregate(const agg::Program& program, const std::vector<std::string>& traces, bool json,
-                     std::ostream& out, std::ostream& err) {
-    agg::Binder binder(program);
-    agg::AggregationSet aggregations(program);
-    const agg::ReadStatistics statistics = agg::read_traces(traces, program, binder, aggregations);
-    if (statistics.discarded_events > 0) {
-        print_error_line(err, std::string("aggregate: ") +
-                                  (statistics.discarded_exact ? "" : "at least ") +
-                                  std::to_string(statistics.discarded_events) +
+ExitStatus aggregate(const AggregateArgs& args, const agg::Program& program,
+                     const std::vector<std::string>& traces, std::ostream& standard_out,
+                     std::ostream& err) {
+    const std::string& command = args.command;
+    const agg::RunOptions options = run_options(args, program);
+    if (args.list) {
+        std::vector<std::string> names;
+        if (traces.empty()) {
+            for (const auto& clause : program.clauses) {
+                for (const auto& probe : clause.probes) {
+                    names.push_back(probe.text);
+                }
+            }
+        } else {
+            agg::Binder binder(program);
+            NoSink nothing;
+            agg::read_traces_in_order(traces, binder, nothing);
+            names = binder.matched_event_classes();
+        }
+        list_probes(names, standard_out);
+        return ExitStatus::success;
+    }
+    std::ofstream file;
+    if (args.output) {
+        file.open(*args.output, std::ios::out | std::ios::app);
+        if (!file) {
+            throw agg::TraceReadError("cannot write " + *args.output + ": " + std::strerror(errno));
+        }
+    }
+    std::ostream& out = args.output ? file : standard_out;
+    std::string json;
+    const agg::ProgramRun run = agg::run_program(program, options, traces, out, args.json, &json);
+    if (run.statistics.discarded_events > 0) {
+        print_error_line(err, command + ": " + (run.statistics.discarded_exact ? "" : "at least ") +
+                                  std::to_string(run.statistics.discarded_events) +
                                   " event records were discarded by the tracer; the "
                                   "aggregations do not include them");
     }
-    for (const std::string& probe : binder.unmatched_probes()) {
-        print_error_line(err, "aggregate: warning: probe description " + probe +
+    for (const std::string& probe : run.unmatched_probes) {
+        print_error_line(err, command + ": warning: probe description " + probe +
                                   " matched no event record");
     }
-    if (aggregations.errors > 0) {
-        print_error_line(err, "aggregate: warning: " + std::to_string(aggregations.errors) +
-                                  " error(s): division by zero (the clause was skipped "
-                                  "for those event records)");
+    if (run.errors > 0) {
+        print_error_line(err, command + ": warning: " + std::to_string(run.errors) +
+                                  " error(s): division by zero or an invalid argument (the "
+                                  "clause was skipped for those event records)");
     }
-    if (json) {
-        nlohmann::json document = agg::to_json(aggregations);
-        document["discarded"] = statistics.discarded_events;
-        out << agg::json_text(document) << '\n';
-    } else {
-        agg::print_text(out, aggregations);
+    if (args.json) {
+        out << json << '\n';
+    }
+    out.flush();
+    if (args.output && !file) {
+        throw agg::TraceReadError("cannot write " + *args.output);
+    }
+    if (const auto status = run.exit_status) {
+        return static_cast<ExitStatus>(static_cast<int>(*status & 0xff));
     }
     return ExitStatus::success;
 }
 
+/// "LINE:COLUMN" of `at` in the piece of the program it falls in ("FILE:LINE:COLUMN" for
+/// a -s FILE).
+std::string located(const AggregateArgs& args, agg::Position at) {
+    const ProgramOrigin* origin = nullptr;
+    for (const ProgramOrigin& o : args.origins) {
+        if (o.first_line <= at.line) {
+            origin = &o;
+        }
+    }
+    const int line = origin != nullptr ? at.line - origin->first_line + 1 : at.line;
+    const std::string where = std::to_string(line) + ":" + std::to_string(at.column);
+    return origin != nullptr && !origin->label.empty() ? origin->label + ":" + where : where;
+}
+
 class Interrupted : public std::runtime_error {
 public:
-    Interrupted() : std::runtime_error("aggregate: interrupted during set-up; nothing left") {}
+    explicit Interrupted(const std::string& command)
+        : std::runtime_error(command + ": interrupted during set-up; nothing left") {}
 };
 
 template <typename F>
-ExitStatus reporting_errors(std::ostream& err, F&& body) {
+ExitStatus reporting_errors(const AggregateArgs& args, std::ostream& err, F&& body) {
     try {
         return body();
     } catch (const agg::ProgramError& e) {
-        print_error_line(err, std::string("aggregate: ") + e.what());
+        print_error_line(err,
+                         args.command + ": " + located(args, e.position()) + ": " + e.message());
+        return ExitStatus::usage;
+    } catch (const std::invalid_argument& e) {
+        print_error_line(err, args.command + ": " + e.what());
         return ExitStatus::usage;
     } catch (const agg::TraceReadError& e) {
-        print_error_line(err, std::string("aggregate: ") + e.what());
+        print_error_line(err, args.command + ": " + e.what());
         return ExitStatus::daemon_error;
     } catch (const Interrupted& e) {
         print_error_line(err, e.what());
@@ -91,23 +226,36 @@ ExitStatus reporting_errors(std::ostream& err, F&& body) {
 } // namespace
 
 ExitStatus run_aggregate_trace(const AggregateArgs& args, std::ostream& out, std::ostream& err) {
-    return reporting_errors(err, [&] {
-        const agg::Program program = agg::parse_program(args.program);
-        return aggregate(program, agg::find_traces(args.trace.value()), args.json, out, err);
+    return reporting_errors(args, err, [&] {
+        if (args.run) {
+            throw std::invalid_argument("-c runs a command to trace it live: not with --trace "
+                                        "or --session");
+        }
+        const agg::Program program = parse(args);
+        run_options(args, program); // refuses bad options before reading
+        // -l without a trace lists the program's probe descriptions.
+        return aggregate(args, program,
+                         args.trace ? agg::find_traces(*args.trace) : std::vector<std::string>{},
+                         out, err);
     });
 }
 
 ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std::ostream& out,
                                  std::ostream& err) {
-    return reporting_errors(err, [&] {
-        const agg::Program program = agg::parse_program(args.program);
+    return reporting_errors(args, err, [&] {
+        if (args.run) {
+            throw std::invalid_argument("-c runs a command to trace it live: not with --trace "
+                                        "or --session");
+        }
+        const agg::Program program = parse(args);
+        run_options(args, program);
         const std::string& name = args.session.value();
         // A name among the caller's sessions, or a session's object path (another user's
         // session: the daemon decides, and answers AccessDenied if the caller may not).
         const std::string path = name.starts_with('/') ? name : bus.get_session(name);
         const SessionView view = session_view_from_properties(path, bus.session_properties(path));
         if (const auto note = remote_trace_note(view)) {
-            throw std::runtime_error(*note + " (aggregate --trace a copy of it)");
+            throw std::runtime_error(*note + " (" + args.command + " --trace a copy of it)");
         }
         std::string folder = view.output_path;
         if (view.state == "active" && view.mode == "snapshot") {
@@ -120,7 +268,7 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
             });
             folder = (std::filesystem::path(view.output_path) / "archives").string();
         }
-        return aggregate(program, agg::find_traces(folder), args.json, out, err);
+        return aggregate(args, program, agg::find_traces(folder), out, err);
     });
 }
 
@@ -220,20 +368,113 @@ private:
     std::filesystem::path folder_;
 };
 
+/// dtrace -c: the command, forked at once (so that $target is its pid) but held before
+/// exec(3) until release() (once tracing has begun). Killed if never released.
+class TracedCommand {
+public:
+    explicit TracedCommand(const std::string& command) {
+        std::vector<std::string> words;
+        std::istringstream split(command);
+        for (std::string word; split >> word;) {
+            words.push_back(word);
+        }
+        if (words.empty()) {
+            throw std::invalid_argument("-c needs a command");
+        }
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) {
+            throw agg::TraceReadError("cannot start " + words.front() + ": " +
+                                      std::strerror(errno));
+        }
+        pid_ = fork();
+        if (pid_ == 0) {
+            close(fds[1]);
+            char go = 0;
+            if (read(fds[0], &go, 1) != 1) {
+                _exit(127); // never released
+            }
+            sigset_t none;
+            sigemptyset(&none);
+            pthread_sigmask(SIG_SETMASK, &none, nullptr);
+            std::vector<char*> argv;
+            for (std::string& word : words) {
+                argv.push_back(word.data());
+            }
+            argv.push_back(nullptr);
+            execvp(argv[0], argv.data());
+            _exit(127);
+        }
+        close(fds[0]);
+        if (pid_ < 0) {
+            close(fds[1]);
+            throw agg::TraceReadError("cannot start " + words.front() + ": " +
+                                      std::strerror(errno));
+        }
+        go_ = fds[1];
+    }
+    ~TracedCommand() {
+        if (go_ >= 0) {
+            close(go_);
+        }
+        if (pid_ > 0 && !exited()) {
+            if (!released_) {
+                kill(pid_, SIGKILL);
+            }
+            waitpid(pid_, nullptr, 0);
+        }
+    }
+    TracedCommand(const TracedCommand&) = delete;
+    TracedCommand& operator=(const TracedCommand&) = delete;
+
+    long pid() const noexcept { return pid_; }
+    void release() {
+        const char go = 1;
+        released_ = write(go_, &go, 1) == 1;
+        close(go_);
+        go_ = -1;
+    }
+    /// Whether it has ended (reaped then).
+    bool exited() {
+        if (done_) {
+            return true;
+        }
+        int status = 0;
+        done_ = waitpid(pid_, &status, WNOHANG) == pid_;
+        return done_;
+    }
+
+private:
+    pid_t pid_ = -1;
+    int go_ = -1;
+    bool released_ = false;
+    bool done_ = false;
+};
+
 } // namespace
 
 ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
                               std::ostream& err) {
     const BlockedSignals signals;
-    return reporting_errors(err, [&]() -> ExitStatus {
-        const agg::Program program = agg::parse_program(args.program);
+    return reporting_errors(args, err, [&]() -> ExitStatus {
+        std::optional<TracedCommand> command;
+        if (args.run) {
+            command.emplace(*args.run);
+        }
+        const agg::Program program =
+            parse(args, command ? std::optional<long>(command->pid()) : std::nullopt);
+        run_options(args, program);
         std::vector<std::string> patterns;
         for (const auto& clause : program.clauses) {
             for (const auto& probe : clause.probes) {
-                if (std::find(patterns.begin(), patterns.end(), probe.pattern) == patterns.end()) {
+                if (probe.kind == agg::ProbeKind::event &&
+                    std::find(patterns.begin(), patterns.end(), probe.pattern) == patterns.end()) {
                     patterns.push_back(probe.pattern);
                 }
             }
+        }
+        if (patterns.empty() && !args.run) {
+            // Only BEGIN, END, ERROR and timers: nothing to trace (timers need records).
+            return aggregate(args, program, {}, out, err);
         }
         // Which probes are kernel tracepoints (system:event as tracefs lists them, or the
         // ip provider's); the rest are UST.
@@ -274,13 +515,13 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         TemporarySession session(bus, templ);
         const std::string output = templ + "/trace";
         const std::string name =
-            "aggregate-" + std::to_string(getpid()) + "-" +
+            args.command + "-" + std::to_string(getpid()) + "-" +
             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count());
         const auto step = [&] {
             if (signals.pending()) {
-                throw Interrupted();
+                throw Interrupted(args.command);
             }
         };
         step();
@@ -301,6 +542,9 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         step();
         bus.start(session.path);
         step();
+        if (command) {
+            command->release();
+        }
         std::string described;
         for (const auto& [pattern, domain] : enabled) {
             described += (described.empty() ? "" : ", ") + pattern +
@@ -318,11 +562,15 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             return e.getName() == "org.freedesktop.DBus.Error.UnknownObject";
         };
         signals.wait(args.duration, [&] {
+            if (command && command->exited()) {
+                err << args.command << ": pid " << command->pid() << " has exited\n" << std::flush;
+                return false;
+            }
             try {
                 const SessionView now = session_view_from_properties(
                     session.path, bus.session_properties(session.path));
                 if (now.state != "active") {
-                    print_error_line(err, "aggregate: session " + name +
+                    print_error_line(err, args.command + ": session " + name +
                                               " ended while tracing (state " + now.state +
                                               "); the results may be incomplete");
                     incomplete = true;
@@ -344,7 +592,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 if (is_unknown(e)) {
                     destroyed = true;
                 } else {
-                    print_error_line(err, "aggregate: cannot stop session " + name + ": " +
+                    print_error_line(err, args.command + ": cannot stop session " + name + ": " +
                                               e.getMessage() +
                                               "; aggregating what it recorded, the results may "
                                               "be incomplete");
@@ -353,7 +601,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             }
         }
         if (destroyed) {
-            print_error_line(err, "aggregate: session " + name +
+            print_error_line(err, args.command + ": session " + name +
                                       " was destroyed while tracing (by someone else); "
                                       "nothing to aggregate");
             session.path.clear();
@@ -367,18 +615,13 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         if (!any) {
             for (const auto& [pattern, domain] : enabled) {
-                print_error_line(err, "aggregate: warning: probe description " + pattern +
+                print_error_line(err, args.command + ": warning: probe description " + pattern +
                                           " matched no event record");
             }
-            if (args.json) {
-                agg::AggregationSet empty(program);
-                nlohmann::json json = agg::to_json(empty);
-                json["discarded"] = 0;
-                out << agg::json_text(json) << '\n';
-            }
-            return incomplete ? ExitStatus::daemon_error : ExitStatus::success;
+            const ExitStatus status = aggregate(args, program, {}, out, err);
+            return incomplete ? ExitStatus::daemon_error : status;
         }
-        const ExitStatus status = aggregate(program, agg::find_traces(output), args.json, out, err);
+        const ExitStatus status = aggregate(args, program, agg::find_traces(output), out, err);
         return incomplete ? ExitStatus::daemon_error : status;
     });
 }

@@ -1,5 +1,6 @@
-// tracectl aggregate: runs a D aggregation program (src/aggregate/) over CTF traces on
-// disk and prints the aggregations as dtrace(1) does, or as JSON.
+// tracectl dtrace (also spelt tracectl aggregate): runs a D program (src/aggregate/) over
+// CTF traces on disk, or live, and prints what it prints and its aggregations as dtrace(1)
+// does (aggregations also as JSON). See tracectl-dtrace(1).
 #pragma once
 
 #include "exit_status.hpp"
@@ -7,13 +8,31 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tracectl::cli {
 
 class BusClient;
 
+/// Where a piece of AggregateArgs::program came from: a -s FILE (label: the file) or a
+/// -n PROGRAM (label empty); its first line in the whole text. Errors are reported as
+/// "FILE:LINE:COLUMN" or "LINE:COLUMN" relative to the piece.
+struct ProgramOrigin {
+    int first_line = 1;
+    std::string label;
+};
+
 struct AggregateArgs {
-    std::string program;                ///< the D program text
+    std::string command = "aggregate";  ///< how the command was named (in messages)
+    std::string program;                ///< the D program text (every -s and -n, joined)
+    std::vector<ProgramOrigin> origins; ///< where each piece of `program` begins
+    std::vector<std::string> arguments; ///< macro arguments $1, $2...
+    bool quiet = false;                 ///< -q
+    std::optional<std::string> output;  ///< -o FILE
+    std::vector<std::string> options;   ///< -x NAME[=VALUE]
+    bool list = false;                  ///< -l
+    std::optional<std::string> run;     ///< -c COMMAND (live only)
+    std::optional<long> pid;            ///< -p PID
     std::optional<std::string> trace;   ///< --trace PATH: a trace, or a folder holding traces
     std::optional<std::string> session; ///< --session NAME
     std::optional<double> duration;     ///< --duration SECONDS (neither --trace nor --session)
@@ -22,9 +41,13 @@ struct AggregateArgs {
 
 /// Parses the program (a ProgramError: "tracectl: aggregate: LINE:COLUMN: MESSAGE" on
 /// `err`, ExitStatus::usage), reads every trace under args.trace (unreadable:
-/// "tracectl: aggregate: MESSAGE", ExitStatus::daemon_error), prints the aggregations on
-/// `out`. A probe description that matched no event record gets a warning on `err`, and
-/// so do records whose clause stopped at a division by zero.
+/// "tracectl: aggregate: MESSAGE", ExitStatus::daemon_error), runs the program (in time
+/// order when it needs it: Program::needs_order) and prints what it prints, then the
+/// aggregations, on `out` (or -o FILE). A probe description that matched no event record
+/// gets a warning on `err`, and so do records whose clause stopped at a run-time error.
+/// exit(N) makes N the exit status. With -l, lists the event classes of the trace the
+/// program's probes match instead (dtrace -l's columns) and runs nothing; -l without
+/// args.trace lists the program's probe descriptions.
 ExitStatus run_aggregate_trace(const AggregateArgs& args, std::ostream& out, std::ostream& err);
 
 /// `--session NAME`: the same over everything session NAME (one of the caller's, or any
@@ -38,10 +61,10 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
                                  std::ostream& err);
 
 /// Neither --trace nor --session: like `dtrace -n`. Creates a temporary session (a unique
-/// name, output in a new folder under $TMPDIR or /tmp), enables exactly the probes the
-/// program names (the kernel domain, in a channel of its own, for `ip:*` and for what
-/// Manager.ListTracepoints("kernel") lists; the UST domain for the rest), starts it, traces
-/// until SIGINT/SIGTERM (Ctrl-C) or args.duration seconds, stops it, prints the
+/// name, COMMAND-PID-MS after args.command, output in a new folder under $TMPDIR or /tmp), enables
+/// exactly the probes the program names (the kernel domain, in a channel of its own, for `ip:*` and
+/// for what Manager.ListTracepoints("kernel") lists; the UST domain for the rest), starts it,
+/// traces until SIGINT/SIGTERM (Ctrl-C) or args.duration seconds, stops it, prints the
 /// aggregations, destroys the session and deletes its folder. SIGINT and SIGTERM are
 /// blocked meanwhile: one during set-up ends the command as soon as the current step is
 /// done, leaving nothing behind either (exit status 1). Progress goes to `err`.

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "create_options.hpp"
 #include "disable_commands.hpp"
+#include "dtrace_options.hpp"
 #include "error_report.hpp"
 #include "exit_status.hpp"
 #include "kernel_domain.hpp"
@@ -119,8 +120,8 @@ struct CommandLine {
     std::string dr_name;
     bool dr_timer = false;
     bool dr_size = false;
-    AggregateArgs aggregate;
-    std::string aggregate_n;
+    DtraceCommandLine dtrace;    ///< tracectl dtrace
+    DtraceCommandLine aggregate; ///< tracectl aggregate: the same command
     ClearArgs clear;
     std::string clear_name;
     SaveArgs save;
@@ -663,69 +664,16 @@ ExitStatus run(int argc, char** argv) {
                  "for a complete trace.\n\nExample:\n  tracectl view web-latency\n"
                  "  tracectl view web-latency -e babeltrace");
 
-    auto* aggregate = app.add_subcommand(
-        "aggregate", "Run DTrace aggregations (D's @name[keys] = count() ...) on traces or live");
-    auto* aggregate_program =
-        aggregate->add_option("PROGRAM", cl.aggregate.program,
-                              "The D program: clauses 'probe[,probe] [/predicate/] { "
-                              "@name[keys] = function(expr); ... }'");
-    auto* aggregate_n = aggregate
-                            ->add_option("-n", cl.aggregate_n,
-                                         "The D program, given as dtrace -n takes it (instead "
-                                         "of PROGRAM)")
-                            ->type_name("PROGRAM")
-                            ->excludes(aggregate_program);
-    auto* aggregate_trace =
-        aggregate
-            ->add_option("--trace", cl.aggregate.trace,
-                         "Read the CTF trace(s) at PATH: a trace folder, or any folder holding "
-                         "traces (every folder under it with a metadata file)")
-            ->type_name("PATH");
-    auto* aggregate_session =
-        aggregate
-            ->add_option("--session", cl.aggregate.session,
-                         "Read everything session NAME (or the session at a D-Bus object path) has "
-                         "recorded so far (an active session is rotated first)")
-            ->type_name("NAME")
-            ->excludes(aggregate_trace);
-    aggregate
-        ->add_option("--duration", cl.aggregate.duration,
-                     "Without --trace or --session: trace for SECONDS (default: until Ctrl-C)")
-        ->type_name("SECONDS")
-        ->check(CLI::Validator(
-            [](std::string& text) { return aggregate_seconds_error(text).value_or(""); }, ""))
-        ->excludes(aggregate_trace)
-        ->excludes(aggregate_session);
-    aggregate->add_flag("--json", cl.aggregate.json,
-                        "Print the aggregations as a JSON object instead of dtrace's tables");
-    aggregate->footer(
-        "Runs the program on every event record of the trace(s) (--trace), or of\n"
-        "everything a session recorded so far (--session: an active session is rotated\n"
-        "first, and its archives are read), or, with neither, as 'dtrace -n' does: in a\n"
-        "temporary session enabling exactly the program's probes, traced until Ctrl-C\n"
-        "or --duration, then destroyed with its files. Then prints each\n"
-        "aggregation as dtrace(1) does: key/value tables sorted by value, quantize and\n"
-        "lquantize as distributions. Functions: count(), sum(e), avg(e), min(e), max(e),\n"
-        "stddev(e), quantize(e), lquantize(e, low, high[, step]). A probe is\n"
-        "provider:::name (the event provider:name), provider:name or an event name, with\n"
-        "* and ? wildcards. Expressions use payload and context fields by name,\n"
-        "args[N]->field, and timestamp, cpu, pid, tid, execname. A program with an error\n"
-        "is refused with its line and column (exit status 2); an unreadable trace exits\n"
-        "with status 1.\n\n"
-        "Example:\n"
-        "  tracectl aggregate --trace ./trace 'tracectl_demo:tick { @[text] = count(); }'\n"
-        "  tracectl aggregate -n 'ip:::receive { @[args[2]->ip_saddr] = count(); }'\n"
-        "  tracectl aggregate --trace ./trace \\\n"
-        "    'ip:::send { @[args[2]->ip_daddr] = quantize(args[2]->ip_plength); }'");
+    auto* dtrace = add_dtrace_command(app, "dtrace", cl.dtrace);
+    auto* aggregate = add_dtrace_command(app, "aggregate", cl.aggregate);
 
     try {
         app.parse(argc, argv);
+        if (dtrace->parsed()) {
+            finish_dtrace_command_line(cl.dtrace);
+        }
         if (aggregate->parsed()) {
-            if (aggregate_n->count() > 0) {
-                cl.aggregate.program = cl.aggregate_n;
-            } else if (aggregate_program->count() == 0) {
-                throw CLI::ValidationError("aggregate", "give the PROGRAM (or -n PROGRAM)");
-            }
+            finish_dtrace_command_line(cl.aggregate);
         }
         if (bus_address->count() > 0 && cl.bus_address.empty()) {
             throw CLI::ValidationError("--bus-address", "needs a D-Bus address");
@@ -926,8 +874,11 @@ ExitStatus run(int argc, char** argv) {
         cl.enable_channel.read_timer_us = cl.ec_read_timer;
     }
 
-    if (aggregate->parsed() && cl.aggregate.trace) {
-        const ExitStatus status = run_aggregate_trace(cl.aggregate, std::cout, std::cerr);
+    DtraceCommandLine* const d_command =
+        dtrace->parsed() ? &cl.dtrace : (aggregate->parsed() ? &cl.aggregate : nullptr);
+    if (d_command != nullptr &&
+        (d_command->args.trace || (d_command->args.list && !d_command->args.session))) {
+        const ExitStatus status = run_aggregate_trace(d_command->args, std::cout, std::cerr);
         if (!std::cout.flush()) {
             print_error_line(std::cerr, "cannot write to standard output");
             return ExitStatus::daemon_error;
@@ -1028,10 +979,11 @@ ExitStatus run(int argc, char** argv) {
         run_list_apps(bus, cl.apps_tracepoints, cl.apps_json, std::cout);
     } else if (list_tracepoints->parsed()) {
         run_list_kernel_tracepoints(bus, cl.lt_fields, cl.lt_json, std::cout);
-    } else if (aggregate->parsed()) {
-        const ExitStatus status =
-            cl.aggregate.session ? run_aggregate_session(bus, cl.aggregate, std::cout, std::cerr)
-                                 : run_aggregate_live(bus, cl.aggregate, std::cout, std::cerr);
+    } else if (d_command != nullptr) {
+        const AggregateArgs& d_args = d_command->args;
+        const ExitStatus status = d_args.session
+                                      ? run_aggregate_session(bus, d_args, std::cout, std::cerr)
+                                      : run_aggregate_live(bus, d_args, std::cout, std::cerr);
         if (status != ExitStatus::success) {
             std::cout.flush();
             return status;

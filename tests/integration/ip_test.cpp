@@ -699,6 +699,129 @@ TEST_F(Ip, TheSeedOneLinersCountAndQuantizeTheTestsTraffic) {
             << "the temporary sessions are gone";
 }
 
+// The example scripts (share/tracectl/examples), run unmodified as files like
+// `dtrace -s` (a temporary session each) while the test's traffic flows:
+// ipproto.d's exact counts by source, destination and protocol for the
+// test's UDP datagrams over IPv4 and IPv6, and ipio.d's one line per datagram
+// sent and received, with its interface and bytes. Other suites talk over
+// loopback meanwhile: only the rows of the test's own addresses are checked.
+TEST_F(Ip, TheExampleScriptsRunUnmodifiedOnTheTestsTraffic) {
+    const char* cli = std::getenv("TRACECTL");
+    const char* source = std::getenv("TRACECTL_SOURCE_ROOT");
+    ASSERT_NE(cli, nullptr);
+    ASSERT_NE(source, nullptr);
+    const std::string examples = std::string(source) + "/share/tracectl/examples/";
+    const std::string protoLog = sandbox_->dir() + "/log/ipproto.log";
+    const std::string ioLog = sandbox_->dir() + "/log/ipio.log";
+    ChildProcess proto({cli, "dtrace", "--duration", "6", "-s", examples + "ipproto.d"}, {},
+                       protoLog);
+    ChildProcess io({cli, "dtrace", "--duration", "6", "-s", examples + "ipio.d"}, {}, ioLog);
+    ASSERT_TRUE(eventually(
+        [&] {
+            std::size_t active = 0;
+            for (const auto& path : manager_->ListSessions()) {
+                SessionClient session(*bus_, path);
+                active += session.Name().rfind("dtrace-", 0) == 0 && session.State() == "active";
+            }
+            return active == 2;
+        },
+        std::chrono::seconds(20)));
+    const LoopbackAddress own6("fd7a:ce00::3");
+    std::uint16_t port = 0, port6 = 0;
+    const int rx = udpSocket("127.0.0.5", 0, &port);
+    const int rx6 = udpSocket(own6.address, 0, &port6);
+    const int tx = udpSocket("127.0.0.4", 0);
+    const int tx6 = udpSocket(own6.address, 0);
+    exchange(tx, rx, "127.0.0.5", port, 3, 100);    // ip_plength 108
+    exchange(tx, rx, "127.0.0.5", port, 1, 300);    // 308
+    exchange(tx6, rx6, own6.address, port6, 2, 50); // 58 (IPv6: no header in ip_plength)
+    for (const int fd : {rx, rx6, tx, tx6})
+        ::close(fd);
+    ASSERT_EQ(proto.wait(60000), 0);
+    ASSERT_EQ(io.wait(60000), 0);
+    const auto text = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const auto lines = [](const std::string& all) {
+        std::vector<std::string> out;
+        std::istringstream in(all);
+        for (std::string line; std::getline(in, line);)
+            out.push_back(line);
+        return out;
+    };
+    // ipproto.d: "   SADDR DADDR PROTO COUNT" ("   %-28s %-28s %6s %8s"); each datagram
+    // is one send and one receive.
+    const std::string p = text(protoLog);
+    EXPECT_NE(p.find("Tracing IP packets... Hit Ctrl-C to end.\n"), std::string::npos) << p;
+    const auto row = [](const std::string& s, const std::string& d, const std::string& count) {
+        const auto pad = [](const std::string& x, std::size_t w) {
+            return x + std::string(w - x.size(), ' ');
+        };
+        return "   " + pad(s, 28) + " " + pad(d, 28) + " " + std::string(6 - 3, ' ') + "UDP " +
+               std::string(8 - count.size(), ' ') + count;
+    };
+    const auto protoLines = lines(p);
+    const auto has = [&](const std::vector<std::string>& all, const std::string& line) {
+        return std::find(all.begin(), all.end(), line) != all.end();
+    };
+    EXPECT_TRUE(has(protoLines, row("127.0.0.4", "127.0.0.5", "8"))) << p;
+    EXPECT_TRUE(has(protoLines, row(own6.address, own6.address, "4"))) << p;
+    // ipio.d: " %3d %10d %15s -> %-15s %8s %6d", the test's lines in order.
+    std::vector<std::string> ours;
+    for (const std::string& line : lines(text(ioLog))) {
+        std::istringstream words(line);
+        std::string cpu, delta, a, arrow, b, dev, bytes;
+        if (!(words >> cpu >> delta >> a >> arrow >> b >> dev >> bytes))
+            continue;
+        if (a == "127.0.0.4" || a == "127.0.0.5" || a == own6.address)
+            ours.push_back(a + " " + arrow + " " + b + " " + dev + " " + bytes);
+    }
+    const std::vector<std::string> expected = {"127.0.0.4 -> 127.0.0.5 lo 108",
+                                               "127.0.0.5 <- 127.0.0.4 lo 108",
+                                               "127.0.0.4 -> 127.0.0.5 lo 108",
+                                               "127.0.0.5 <- 127.0.0.4 lo 108",
+                                               "127.0.0.4 -> 127.0.0.5 lo 108",
+                                               "127.0.0.5 <- 127.0.0.4 lo 108",
+                                               "127.0.0.4 -> 127.0.0.5 lo 308",
+                                               "127.0.0.5 <- 127.0.0.4 lo 308",
+                                               own6.address + " -> " + own6.address + " lo 58",
+                                               own6.address + " <- " + own6.address + " lo 58",
+                                               own6.address + " -> " + own6.address + " lo 58",
+                                               own6.address + " <- " + own6.address + " lo 58"};
+    EXPECT_EQ(ours, expected) << text(ioLog);
+}
+
+// dtrace -c: the command starts once tracing has begun, $target is its pid,
+// and the run ends when it exits (long before --duration).
+TEST_F(Ip, MinusCRunsTheCommandAsTargetAndEndsWithIt) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string dir = sandbox_->dir();
+    const std::string script = dir + "/sender.sh";
+    {
+        std::ofstream out(script);
+        out << "#!/bin/sh\necho $$ > " << dir << "/sender.pid\n"
+            << "exec python3 -c 'import socket\n"
+               "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); r.bind((\"127.0.0.7\", 0))\n"
+               "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"127.0.0.6\", 0))\n"
+               "for i in range(3):\n"
+               "    s.sendto(b\"x\" * 10, r.getsockname()); r.recv(100)\n'\n";
+    }
+    ::chmod(script.c_str(), 0755);
+    const auto start = std::chrono::steady_clock::now();
+    const RunResult r = run({cli, "dtrace", "-q", "--duration", "60", "-c", script, "-n",
+                             "BEGIN { printf(\"target %d\\n\", $target); }\n"
+                             "ip:::send /args[2]->ip_saddr == \"127.0.0.6\"/ { n++; }\n"
+                             "END { printf(\"sent %d\\n\", n); }"});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    std::ifstream pid(dir + "/sender.pid");
+    std::string target;
+    pid >> target;
+    EXPECT_EQ(r.out, "target " + target + "\nsent 3\n") << r.describe();
+}
+
 // As real users: trace-kernel decides, and nothing is loaded without it.
 class IpAccess : public MultiUserSuite {};
 

@@ -113,8 +113,12 @@ TEST(AggregateParser, SyntaxErrors) {
                  "1:21: syntax error: expected '{', found end of program");
     EXPECT_STREQ(error_of("a:b {\n  @x = count()\n  @y = count(); }").what(),
                  "3:3: syntax error: expected ';' or '}', found '@y'");
+    // A variable is assigned a value, an aggregation fed by an aggregating function.
     EXPECT_STREQ(error_of("a:b { x = count(); }").what(),
-                 "1:7: syntax error: expected an aggregation ('@' or '@name'), found 'x'");
+                 "1:11: count( ) is an aggregating function: use it as @name[keys] = count( )");
+    EXPECT_STREQ(error_of("a:b { 1 = 2; }").what(),
+                 "1:7: syntax error: expected a statement (an aggregation, an assignment or an "
+                 "action), found '1'");
     EXPECT_STREQ(error_of("a:b { @ = sum(1 +); }").what(),
                  "1:18: syntax error: expected an expression, found ')'");
     EXPECT_STREQ(error_of("a:b /x > 1 { @ = count(); }").what(),
@@ -169,7 +173,7 @@ TEST(AggregateParser, ProbeDescriptions) {
 TEST(AggregateParser, FunctionsAndArgumentCounts) {
     EXPECT_STREQ(error_of("a:b { @ = cnt(); }").what(),
                  "1:11: unknown aggregating function 'cnt' (count, sum, avg, min, max, "
-                 "stddev, quantize, lquantize)");
+                 "stddev, quantize, lquantize, llquantize)");
     EXPECT_STREQ(error_of("a:b { @ = count(x); }").what(),
                  "1:17: count( ) takes no arguments, 1 given");
     EXPECT_STREQ(error_of("a:b { @ = sum(); }").what(), "1:14: sum( ) takes 1 argument, 0 given");

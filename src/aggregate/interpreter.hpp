@@ -1,0 +1,102 @@
+// Runs a whole D program over recorded event records, as dtrace(1) runs it over live
+// probes: BEGIN before the first record, each record's clauses in time order, timers
+// (tick-N) on the records' clock, END after the last record or at exit( ), then every
+// aggregation printa( ) did not print. Output follows dtrace(1) (illumos libdtrace
+// dt_consume.c): without quiet, the first clause that prints is preceded by the header
+// "%3s %6s %32s\n" (CPU, ID, FUNCTION:NAME), and each clause that runs an action by
+// "%3d %6d %32s " (cpu, probe id, ":" name) and followed by a newline; trace( ) prints
+// " %16lld" (8-byte integers; " %8d" 4, " %5d" 2, " %3d" 1) or "  %-33s" (strings), and
+// "%lld"/"%s" when quiet. Probe ids are tracectl's: 1 BEGIN, 2 END, 3 ERROR, then the
+// timers, then event classes in the order first met.
+#pragma once
+
+#include "aggregate/aggregation_set.hpp"
+#include "aggregate/binding.hpp"
+#include "aggregate/evaluation.hpp"
+#include "aggregate/options.hpp"
+#include "aggregate/program.hpp"
+#include "aggregate/runtime.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+/// Receives event records in time order (trace_reader.hpp, read_traces_in_order).
+class EventSink {
+public:
+    virtual ~EventSink() = default;
+    /// One record of a class bound as `bound`, its fields in `slots`, at `timestamp` ns.
+    /// Returns false to stop reading (exit( )).
+    virtual bool event(const BoundEventClass& bound, const Value* slots,
+                       std::int64_t timestamp) = 0;
+    /// Whether event() wants the records of classes no clause matched (for timers).
+    virtual bool wants_every_record() const = 0;
+};
+
+class Interpreter final : public EventSink {
+public:
+    /// `program` and the streams must outlive this. Binds BEGIN, END, ERROR and the timers
+    /// (ProgramError as Binder::bind throws it).
+    Interpreter(const Program& program, const RunOptions& options, std::ostream& out);
+
+    Binder& binder() noexcept { return binder_; }
+    AggregationSet& aggregations() noexcept { return aggregations_; }
+
+    /// Runs BEGIN (once) at `timestamp`. Done by the first event() if not called before.
+    void begin(std::int64_t timestamp = 0);
+
+    bool event(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp) override;
+    bool wants_every_record() const override { return !ticks_.empty(); }
+
+    /// Runs END (at the last record's timestamp) and prints what is left to print.
+    void end();
+
+    /// Whether end() prints the aggregations printa( ) did not (dtrace does; --json not).
+    bool print_aggregations_at_end = true;
+
+    /// exit( )'s status once it ran.
+    std::optional<std::int64_t> exit_status() const noexcept { return exit_status_; }
+    /// Run-time errors (division by zero, ...): each stopped its clause.
+    std::uint64_t errors() const noexcept { return aggregations_.errors; }
+
+private:
+    struct Tick {
+        std::int64_t period = 0;
+        std::int64_t next = 0;
+        BoundEventClass bound;
+        int id = 0;
+    };
+
+    void fire_pseudo(const BoundEventClass& bound, int id, std::int64_t timestamp);
+    void run(const BoundEventClass& bound, const Value* slots, int id);
+    /// Runs an action, appending what it prints to `line`. False: a run-time error.
+    bool act(const BoundStatement& s, const Value* slots, std::string& line);
+    void printa(const BoundStatement& s, std::string& line);
+    void error();
+    int id_of(const BoundEventClass& bound);
+
+    const Program& program_;
+    RunOptions options_;
+    std::ostream& out_;
+    Binder binder_;
+    AggregationSet aggregations_;
+    Runtime runtime_;
+    BoundEventClass begin_, end_, error_;
+    std::vector<Tick> ticks_;
+    std::map<const BoundEventClass*, int> ids_;
+    int next_id_ = 4;
+    std::vector<bool> printed_;
+    bool begun_ = false;
+    bool ended_ = false;
+    bool header_ = false;
+    bool in_error_ = false;
+    std::int64_t last_timestamp_ = 0;
+    std::optional<std::int64_t> exit_status_;
+};
+
+} // namespace tracectl::aggregate

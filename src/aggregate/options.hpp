@@ -1,0 +1,34 @@
+// DTrace's options (dtrace(1) -x NAME[=VALUE], `#pragma D option NAME[=VALUE]`), as far as
+// they mean something for a program run over recorded events. quiet, aggsortkey,
+// aggsortrev and defaultargs change what is printed or parsed; switchrate, aggrate and
+// bufsize are checked and accepted (their values are for a live run's buffers, which a
+// recorded trace has not); destructive is refused.
+#pragma once
+
+#include "aggregate/program.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+struct RunOptions {
+    bool quiet = false;       ///< quiet: only what printf/printa/trace print, no headers
+    bool aggsortkey = false;  ///< sort aggregations by key, then value
+    bool aggsortrev = false;  ///< reverse the sort
+    bool defaultargs = false; ///< unset $N macro arguments are 0 or ""
+    std::string switchrate;   ///< as given ("1hz", "10ms"), checked
+    std::string aggrate;
+    std::string bufsize;
+};
+
+/// Applies `settings` in order to `options`. Throws ProgramError at the setting: an
+/// unknown option, a value where none is taken or a malformed one (a rate: N[ns us ms s m
+/// h d hz], default hz; a size: N[k m g t]), and `destructive` ("destructive actions are
+/// not available: tracectl dtrace never acts on the traced system").
+void apply_options(const std::vector<OptionSetting>& settings, RunOptions& options);
+
+/// "NAME" or "NAME=VALUE" from the command line (-x), at position 0:0.
+OptionSetting option_from_text(const std::string& text);
+
+} // namespace tracectl::aggregate

@@ -1,0 +1,52 @@
+// The variables of a running D program (Dynamic Tracing Guide, "Variables"): global scalars
+// and associative arrays, `this->` clause-local variables (zeroed before each probe
+// firing), `self->` thread-local variables keyed by the event record's tid. A variable
+// never assigned reads as 0 or ""; assigning 0 (or "") to an associative array's element
+// or a thread-local variable frees it, as DTrace does with its dynamic variables. Strings
+// made by subroutines while a probe fires live in `scratch` until the firing ends.
+#pragma once
+
+#include "aggregate/aggregation_set.hpp"
+#include "aggregate/program.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tracectl::aggregate {
+
+/// A variable's value (an integer or a string, as its type says).
+struct StoredValue {
+    std::int64_t integer = 0;
+    std::string string;
+    bool empty() const noexcept { return integer == 0 && string.empty(); }
+};
+
+struct Runtime {
+    explicit Runtime(const Program& program)
+        : scalars(program.variables.size()), arrays(program.variables.size()),
+          threads(program.variables.size()) {}
+
+    std::vector<StoredValue> scalars; ///< global scalars and this-> variables, by index
+    std::vector<std::unordered_map<Key, StoredValue, KeyHash>> arrays;  ///< global arrays
+    std::vector<std::unordered_map<std::int64_t, StoredValue>> threads; ///< self->, by tid
+    std::int64_t tid = 0;            ///< the tid of the record being run (self->)
+    std::deque<std::string> scratch; ///< strings made during the current firing
+    std::vector<std::size_t> locals; ///< indices of this-> variables (zeroed per firing)
+
+    /// Keeps `s` until the end of the firing; returns a view of it.
+    std::string_view keep(std::string s) { return scratch.emplace_back(std::move(s)); }
+
+    /// Ends a probe firing: frees scratch strings, zeroes this-> variables.
+    void end_firing() {
+        scratch.clear();
+        for (const std::size_t i : locals) {
+            scalars[i] = StoredValue{};
+        }
+    }
+};
+
+} // namespace tracectl::aggregate

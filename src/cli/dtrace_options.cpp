@@ -1,0 +1,157 @@
+#include "dtrace_options.hpp"
+
+#include "quantities.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace tracectl::cli {
+
+CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceCommandLine& cl) {
+    cl.args.command = name;
+    auto* command = app.add_subcommand(
+        name, name == "dtrace"
+                  ? "Run D programs (dtrace(1)'s language and options) on traces or live"
+                  : "Run DTrace aggregations and D programs (the same as 'tracectl dtrace')");
+    cl.command = command;
+    command->add_option("-s", cl.scripts, "Run the D script FILE (several -s: all of them)")
+        ->type_name("FILE")
+        ->allow_extra_args(false);
+    command->add_option("-n", cl.programs, "Run the D program PROGRAM (several -n: all of them)")
+        ->type_name("PROGRAM")
+        ->allow_extra_args(false);
+    command->add_option("PROGRAM", cl.positional,
+                        "Without -s or -n: the D program, then its macro arguments ($1...); "
+                        "with them: the macro arguments");
+    command->add_flag("-q", cl.args.quiet,
+                      "Quiet: print only what printf, printa, trace and print print, and the "
+                      "aggregations (option quiet)");
+    command->add_option("-o", cl.args.output, "Append the program's output to FILE")
+        ->type_name("FILE");
+    command->add_option("-x", cl.options, "Set option NAME (to VALUE), as #pragma D option does")
+        ->type_name("NAME[=VALUE]")
+        ->allow_extra_args(false);
+    command->add_flag("-l", cl.args.list,
+                      "List the probes the program would enable (the event classes of the "
+                      "trace it matches with --trace or --session) and run nothing");
+    auto* run = command
+                    ->add_option("-c", cl.args.run,
+                                 "Run COMMAND while tracing live; $target is its pid, and "
+                                 "tracing ends when it exits")
+                    ->type_name("COMMAND");
+    command->add_option("-p", cl.args.pid, "$target is PID")->type_name("PID")->excludes(run);
+    auto* trace =
+        command
+            ->add_option("--trace", cl.args.trace,
+                         "Read the CTF trace(s) at PATH: a trace folder, or any folder holding "
+                         "traces (every folder under it with a metadata file)")
+            ->type_name("PATH");
+    auto* session =
+        command
+            ->add_option("--session", cl.args.session,
+                         "Read everything session NAME (or the session at a D-Bus object path) has "
+                         "recorded so far (an active session is rotated first)")
+            ->type_name("NAME")
+            ->excludes(trace);
+    command
+        ->add_option("--duration", cl.args.duration,
+                     "Without --trace or --session: trace for SECONDS (default: until Ctrl-C)")
+        ->type_name("SECONDS")
+        ->check(CLI::Validator(
+            [](std::string& text) { return aggregate_seconds_error(text).value_or(""); }, ""))
+        ->excludes(trace)
+        ->excludes(session);
+    command->add_flag("--json", cl.args.json,
+                      "Print the aggregations as a JSON object instead of dtrace's tables");
+    command->footer(
+        "Runs a D program (see tracectl-dtrace(1)) on every event record of the trace(s)\n"
+        "(--trace), or of everything a session recorded so far (--session: an active\n"
+        "session is rotated first, and its archives are read), or, with neither, as\n"
+        "dtrace -n does: in a temporary session enabling exactly the program's probes,\n"
+        "traced until Ctrl-C, --duration, exit( ) or the end of -c COMMAND, then\n"
+        "destroyed with its files. BEGIN runs before the first event record, END after\n"
+        "the last; then each aggregation printa( ) did not print is printed as dtrace(1)\n"
+        "does. A probe is provider:::name (the event provider:name), provider:name or an\n"
+        "event name, with * and ? wildcards; BEGIN, END, ERROR and tick-N[unit] are the\n"
+        "dtrace provider's and timers on the trace's clock. A program with an error is\n"
+        "refused with its line and column (exit status 2); an unreadable trace exits with\n"
+        "status 1; exit(N) exits with status N.\n\n"
+        "Example:\n"
+        "  tracectl " +
+        name +
+        " --trace ./trace -n 'tracectl_demo:tick { @[text] = count(); }'\n"
+        "  tracectl " +
+        name +
+        " -n 'ip:::receive { @[args[2]->ip_saddr] = count(); }'\n"
+        "  tracectl " +
+        name + " --trace ./trace -s /usr/share/tracectl/examples/ipproto.d");
+    return command;
+}
+
+namespace {
+
+/// The script's text, its interpreter line blanked.
+std::string read_script(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw CLI::ValidationError("-s", "cannot read " + path + ": " + std::strerror(errno));
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string source = text.str();
+    if (source.rfind("#!", 0) == 0) {
+        const std::size_t newline = source.find('\n');
+        source.erase(0, newline == std::string::npos ? source.size() : newline);
+    }
+    return source;
+}
+
+int lines_of(const std::string& text) {
+    int n = 1;
+    for (const char c : text) {
+        n += c == '\n' ? 1 : 0;
+    }
+    return n;
+}
+
+} // namespace
+
+void finish_dtrace_command_line(DtraceCommandLine& cl) {
+    AggregateArgs& args = cl.args;
+    args.program.clear();
+    args.origins.clear();
+    args.options = cl.options;
+    std::vector<std::string> positional = cl.positional;
+    const auto append = [&](const std::string& text, const std::string& label) {
+        if (!args.program.empty()) {
+            args.program += '\n';
+        }
+        const int first_line = args.program.empty() ? 1 : lines_of(args.program);
+        args.origins.push_back({first_line, label});
+        args.program += text;
+    };
+    for (const std::string& script : cl.scripts) {
+        append(read_script(script), script);
+    }
+    for (const std::string& program : cl.programs) {
+        append(program, "");
+    }
+    if (cl.scripts.empty() && cl.programs.empty()) {
+        if (positional.empty()) {
+            throw CLI::ValidationError(args.command,
+                                       "give the PROGRAM (or -n PROGRAM, or -s FILE)");
+        }
+        append(positional.front(), "");
+        positional.erase(positional.begin());
+    }
+    args.arguments = positional;
+    if (args.pid && *args.pid <= 0) {
+        throw CLI::ValidationError("-p", "a process id is a positive integer");
+    }
+}
+
+} // namespace tracectl::cli
