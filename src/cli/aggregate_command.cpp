@@ -15,6 +15,7 @@
 #include "session_view.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -29,7 +30,6 @@
 #include <functional>
 #include <ostream>
 #include <pthread.h>
-#include <regex>
 #include <sdbus-c++/Error.h>
 #include <sstream>
 #include <stdexcept>
@@ -42,6 +42,46 @@ namespace agg = tracectl::aggregate;
 
 namespace {
 
+/// Whether a line of `program` is `#pragma D option defaultargs` (spaces
+/// and tabs anywhere between the words), before the program is parsed: it
+/// decides how $N parse.
+bool has_defaultargs_pragma(std::string_view program) {
+    std::size_t at = 0;
+    while (at <= program.size()) {
+        const std::size_t end = std::min(program.find('\n', at), program.size());
+        std::string_view line = program.substr(at, end - at);
+        at = end + 1;
+        const auto skip_blank = [&line] {
+            while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
+                line.remove_prefix(1);
+            }
+        };
+        // What must follow a word: anything, a blank, or no more of an
+        // identifier.
+        enum class Then { any, blank, boundary };
+        const auto word = [&line, &skip_blank](std::string_view w, Then then) {
+            skip_blank();
+            if (line.substr(0, w.size()) != w) {
+                return false;
+            }
+            line.remove_prefix(w.size());
+            if (line.empty() || then == Then::any) {
+                return then != Then::blank;
+            }
+            const char next = line.front();
+            if (then == Then::blank) {
+                return next == ' ' || next == '\t';
+            }
+            return std::isalnum(static_cast<unsigned char>(next)) == 0 && next != '_';
+        };
+        if (word("#", Then::any) && word("pragma", Then::blank) && word("D", Then::blank) &&
+            word("option", Then::blank) && word("defaultargs", Then::boundary)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /// The program of `args`: its pragmas' defaultargs decide how $N parse.
 agg::Program parse(const AggregateArgs& args, std::optional<long> target = std::nullopt) {
     agg::Macros macros;
@@ -52,10 +92,8 @@ agg::Program parse(const AggregateArgs& args, std::optional<long> target = std::
     if (target) {
         macros.target = *target;
     }
-    static const std::regex defaultargs(
-        R"((^|\n)[ \t]*#[ \t]*pragma[ \t]+D[ \t]+option[ \t]+defaultargs\b)");
     macros.default_args =
-        std::regex_search(args.program, defaultargs) ||
+        has_defaultargs_pragma(args.program) ||
         std::find(args.options.begin(), args.options.end(), "defaultargs") != args.options.end();
     return agg::parse_program(args.program, macros);
 }

@@ -203,6 +203,18 @@ TEST_F(DtraceCommand, TargetMacroArgumentsAndExitStatus) {
     r = run({"tracectl", "dtrace", "--trace", trace_, "-x", "defaultargs", "-q", "-n",
              "BEGIN { printf(\"[%d][%s]\", $1, $$2); }"});
     EXPECT_EQ(r.out, "[0][]");
+    // The pragma does the same, however spaced; a word that only begins
+    // with it does not.
+    const fs::path pragma = script("defaults.d", "#pragma D option quiet\n"
+                                                 "  # pragma\tD  option defaultargs\n"
+                                                 "BEGIN { printf(\"[%d][%s]\", $1, $$2); }\n");
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-s", pragma.string()});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "[0][]");
+    const fs::path not_it = script("not.d", "#pragma D option defaultargsx\n"
+                                            "BEGIN { trace($1); }\n");
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-s", not_it.string()});
+    EXPECT_NE(r.status, 0);
 }
 
 TEST_F(DtraceCommand, AggregateIsTheSameCommand) {
