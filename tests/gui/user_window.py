@@ -44,7 +44,9 @@ def main():
             d = w.create_through_dialog("user-made", OUTPUT)
             w.click(w.button("Create", d))
             w.eventually(lambda: w.dialog() is None, 10, "the dialog to close")
-            result["created"] = w.eventually(lambda: w.rows().get("user-made"), 5,
+            # Bounded as the other waits: a loaded machine (suites side by side)
+            # has taken more than 5 s to show it.
+            result["created"] = w.eventually(lambda: w.rows().get("user-made"), 20,
                                              "the row of user-made")
             w.screenshot("user-session")
             print(json.dumps(result), flush=True)
