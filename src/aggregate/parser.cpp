@@ -8,7 +8,11 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace tracectl::aggregate {
 
@@ -694,11 +698,11 @@ private:
     }
     /// a ^^ b: (!!a) != (!!b).
     std::unique_ptr<Expression> logical_xor() {
-        auto left = logical_and();
+        auto left = binary_level(0);
         while (is("^^")) {
             const Token& t = take();
-            left =
-                binary(Operator::not_equal, t, truth(t, std::move(left)), truth(t, logical_and()));
+            left = binary(Operator::not_equal, t, truth(t, std::move(left)),
+                          truth(t, binary_level(0)));
         }
         return left;
     }
@@ -715,100 +719,49 @@ private:
         }
         return e;
     }
-    std::unique_ptr<Expression> logical_and() {
-        auto left = bit_or();
-        while (is("&&")) {
-            const Token& t = take();
-            left = binary(Operator::logical_and, t, std::move(left), bit_or());
-        }
-        return left;
+    /// The left-associative binary operators from && (the loosest) to * (the
+    /// tightest), one level each, as C orders them (K&R 2nd ed., A.7).
+    using Level = std::vector<std::pair<std::string_view, Operator>>;
+    static const std::vector<Level>& binary_levels() {
+        static const std::vector<Level> levels = {
+            {{"&&", Operator::logical_and}},
+            {{"|", Operator::bit_or}},
+            {{"^", Operator::bit_xor}},
+            {{"&", Operator::bit_and}},
+            {{"==", Operator::equal}, {"!=", Operator::not_equal}},
+            {{"<", Operator::less},
+             {"<=", Operator::less_equal},
+             {">", Operator::greater},
+             {">=", Operator::greater_equal}},
+            {{"<<", Operator::shift_left}, {">>", Operator::shift_right}},
+            {{"+", Operator::add}, {"-", Operator::subtract}},
+            {{"*", Operator::multiply}, {"/", Operator::divide}, {"%", Operator::modulo}},
+        };
+        return levels;
     }
-    std::unique_ptr<Expression> bit_or() {
-        auto left = bit_xor();
-        while (is("|")) {
-            const Token& t = take();
-            left = binary(Operator::bit_or, t, std::move(left), bit_xor());
-        }
-        return left;
-    }
-    std::unique_ptr<Expression> bit_xor() {
-        auto left = bit_and();
-        while (is("^")) {
-            const Token& t = take();
-            left = binary(Operator::bit_xor, t, std::move(left), bit_and());
-        }
-        return left;
-    }
-    std::unique_ptr<Expression> bit_and() {
-        auto left = equality();
-        while (is("&")) {
-            const Token& t = take();
-            left = binary(Operator::bit_and, t, std::move(left), equality());
-        }
-        return left;
-    }
-    std::unique_ptr<Expression> equality() {
-        auto left = relational();
-        while (is("==") || is("!=")) {
-            const Token& t = take();
-            left = binary(t.text == "==" ? Operator::equal : Operator::not_equal, t,
-                          std::move(left), relational());
-        }
-        return left;
-    }
-    std::unique_ptr<Expression> relational() {
-        auto left = shift();
-        for (;;) {
-            Operator op;
-            if (is("<")) {
-                op = Operator::less;
-            } else if (is("<=")) {
-                op = Operator::less_equal;
-            } else if (is(">")) {
-                op = Operator::greater;
-            } else if (is(">=")) {
-                op = Operator::greater_equal;
-            } else {
-                return left;
+    /// The operator of binary level `level` the next token is, if any.
+    std::optional<Operator> operator_at(std::size_t level) const {
+        for (const auto& [text, op] : binary_levels()[level]) {
+            if (is(text)) {
+                if (op == Operator::divide && in_predicate_ && is("{", 1)) {
+                    return std::nullopt; // "/ {" closes a predicate instead
+                }
+                return op;
             }
-            const Token& t = take();
-            left = binary(op, t, std::move(left), shift());
         }
+        return std::nullopt;
     }
-    std::unique_ptr<Expression> shift() {
-        auto left = additive();
-        while (is("<<") || is(">>")) {
+    /// An expression of binary level `level` and tighter (0: && and tighter).
+    std::unique_ptr<Expression> binary_level(std::size_t level) {
+        if (level == binary_levels().size()) {
+            return unary();
+        }
+        auto left = binary_level(level + 1);
+        while (const std::optional<Operator> op = operator_at(level)) {
             const Token& t = take();
-            left = binary(t.text == "<<" ? Operator::shift_left : Operator::shift_right, t,
-                          std::move(left), additive());
+            left = binary(*op, t, std::move(left), binary_level(level + 1));
         }
         return left;
-    }
-    std::unique_ptr<Expression> additive() {
-        auto left = multiplicative();
-        while (is("+") || is("-")) {
-            const Token& t = take();
-            left = binary(t.text == "+" ? Operator::add : Operator::subtract, t, std::move(left),
-                          multiplicative());
-        }
-        return left;
-    }
-    std::unique_ptr<Expression> multiplicative() {
-        auto left = unary();
-        for (;;) {
-            Operator op;
-            if (is("*")) {
-                op = Operator::multiply;
-            } else if (is("/") && !(in_predicate_ && is("{", 1))) {
-                op = Operator::divide; // "/ {" closes a predicate instead
-            } else if (is("%")) {
-                op = Operator::modulo;
-            } else {
-                return left;
-            }
-            const Token& t = take();
-            left = binary(op, t, std::move(left), unary());
-        }
     }
     std::unique_ptr<Expression> unary() {
         if (is("--") || is("++")) {
