@@ -173,6 +173,40 @@ TEST_F(Kernel, WritesToDevNullAreRecordedAsSyscallsWithTheirArgumentsAndResult) 
     s->Destroy({});
 }
 
+// Issue 36: with every system call enabled, the consumer read each page
+// as soon as it held an event; each read was two more events (its own
+// entry and exit), read at once in turn: a whole core spent tracing
+// itself. It now takes full pages when ftrace wakes it (buffer_percent) and
+// what is left only on its read timer, at Stop, Rotate and snapshots.
+TEST_F(Kernel, WithEverySystemCallTheConsumerDoesNotTraceItsOwnReadsInALoop) {
+    auto s = create("k-self");
+    s->EnableEvents("kernel", "", "*", {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    const std::string unit = "tracectl-consumer-" + hexId(*s) + ".service";
+    const RunResult shown = sandbox_->systemctl({"show", "-p", "MainPID", "--value", unit});
+    ASSERT_TRUE(shown.ok()) << shown.describe();
+    const pid_t consumer = std::atoi(shown.out.c_str());
+    ASSERT_GT(consumer, 0) << shown.out;
+    std::set<int64_t> threads;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(consumer) + "/task"))
+        threads.insert(std::stoll(task.path().filename().string()));
+    // A second of an idle machine, as a user would leave it.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    s->Stop({});
+    std::size_t own = 0, all = 0;
+    for (const json& e : traceEvents(output("k-self"), {})) {
+        ++all;
+        if (e.contains("context") && e["context"].contains("tid") &&
+            threads.count(e["context"]["tid"].get<int64_t>()) != 0)
+            ++own;
+    }
+    // Its read timer (100 ms by default) wakes it ten times a second, and
+    // each wake-up reads each CPU's partial page and writes a packet: a few
+    // hundred system calls a second. The loop made hundreds of thousands.
+    EXPECT_LT(own, 5000u) << own << " of the " << all << " events are the consumer's own";
+    s->Destroy({});
+}
+
 TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
     auto s = create("k-merge");
     s->AddContext("ust", "", "vtid", {});

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <system_error>
 #include <unistd.h>
@@ -60,6 +61,13 @@ struct KernelChannel::Cpu {
     Output out;
     std::unique_ptr<kernel::FtraceStream> stream;
     bool shortReadTold = false;
+    /// The pipe whole pages are spliced through (wake-ups), read end first;
+    /// absent if it could not be made or splice(2) is refused: read(2) then.
+    UniqueFd pipeRead, pipeWrite;
+    /// The wake-up found no whole page (ftrace's watermark below one page,
+    /// or the conversions not declared yet): its watch is off until the
+    /// next read-timer tick, which reads the partial page.
+    bool paused = false;
 };
 
 struct KernelChannel::Ip {
@@ -130,6 +138,7 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         c->cpu = request.cpus[i];
         c->fd = std::move(fds[i]);
         c->stats = std::move(fds[request.cpus.size() + i]);
+        makePipe(*c);
         Cpu* raw = c.get();
         kernel::FtraceStreamConfig config;
         config.pageFormat = format;
@@ -263,9 +272,31 @@ void KernelChannel::writeStatedump(const ChunkOutput& chunk) {
     }
 }
 
+void KernelChannel::makePipe(Cpu& c) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC | O_NONBLOCK) < 0) {
+        log::warning("kernel channel " + name_ + " CPU " + std::to_string(c.cpu) +
+                     ": no pipe to splice pages through (" + std::strerror(errno) +
+                     "); each wake-up reads partial pages too");
+        return;
+    }
+    c.pipeRead.reset(ends[0]);
+    c.pipeWrite.reset(ends[1]);
+    // One whole page must fit (a pipe holds 64 KiB by default).
+    if (page_.size() > 65536 &&
+        ::fcntl(c.pipeWrite.get(), F_SETPIPE_SZ, static_cast<int>(page_.size())) < 0) {
+        c.pipeRead.reset();
+        c.pipeWrite.reset();
+    }
+}
+
 void KernelChannel::armTimer() {
     timer_ = loop_.addTimer(std::chrono::microseconds(request_.readTimerUsec), [this] {
         drainAll();
+        // The wake-ups that found no whole page watch again.
+        for (auto& c : cpus_)
+            if (std::exchange(c->paused, false) && c->watch)
+                sd_event_source_set_enabled(c->watch.get(), SD_EVENT_ON);
         armTimer();
     });
 }
@@ -273,7 +304,12 @@ void KernelChannel::armTimer() {
 int KernelChannel::onReadable(sd_event_source*, int, std::uint32_t, void* userdata) {
     auto* c = static_cast<Cpu*>(userdata);
     try {
-        c->owner->drain(*c, kPagesPerWakeup);
+        if (c->owner->drain(*c, kPagesPerWakeup, true) == 0 && c->watch) {
+            // Readable (level-triggered) yet no whole page: watching again
+            // at once would spin. The read timer takes the partial page.
+            c->paused = true;
+            sd_event_source_set_enabled(c->watch.get(), SD_EVENT_OFF);
+        }
     } catch (const std::exception& e) {
         log::warning("kernel channel " + c->owner->name_ + " CPU " + std::to_string(c->cpu) + ": " +
                      e.what());
@@ -281,15 +317,62 @@ int KernelChannel::onReadable(sd_event_source*, int, std::uint32_t, void* userda
     return 0;
 }
 
-std::size_t KernelChannel::drain(Cpu& c, std::size_t limit) {
+ssize_t KernelChannel::takePage(Cpu& c, bool wholeOnly) {
+    if (!wholeOnly || !c.pipeWrite)
+        return ::read(c.fd.get(), page_.data(), page_.size());
+    // splice(2) hands over only whole pages (ftrace's
+    // tracing_buffers_splice_read): the page being written stays, so the
+    // consumer's own system calls, recorded there, do not wake it again.
+    const ssize_t n =
+        ::splice(c.fd.get(), nullptr, c.pipeWrite.get(), nullptr, page_.size(), SPLICE_F_NONBLOCK);
+    if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
+        log::warning("kernel channel " + name_ + " CPU " + std::to_string(c.cpu) +
+                     ": splice(2) refused (" + std::strerror(errno) +
+                     "); each wake-up reads partial pages too");
+        c.pipeRead.reset();
+        c.pipeWrite.reset();
+        return ::read(c.fd.get(), page_.data(), page_.size());
+    }
+    if (n <= 0)
+        return n;
+    std::size_t got = 0;
+    while (got < static_cast<std::size_t>(n)) {
+        const ssize_t r =
+            ::read(c.pipeRead.get(), page_.data() + got, static_cast<std::size_t>(n) - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            throw std::system_error(r < 0 ? errno : EIO, std::generic_category(),
+                                    "reading CPU " + std::to_string(c.cpu) + "'s spliced page");
+        got += static_cast<std::size_t>(r);
+    }
+    return n;
+}
+
+std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
     if (!declared_)
         return 0; // what the buffer holds stays there until it can be converted
     std::size_t pages = 0;
-    while (pages < limit && c.fd) {
-        const ssize_t n = ::read(c.fd.get(), page_.data(), page_.size());
+    // Whole pages first, then (unless `wholeOnly`) the page being written,
+    // once: a read(2) of it records the read itself (with every system call
+    // traced) into what becomes the next partial page, so reading on until
+    // nothing is left never ends. Without splice(2), every read may be a
+    // partial page: bounded as a wake-up is.
+    bool partialTaken = false;
+    const std::size_t most = c.pipeWrite ? limit : std::min(limit, kPagesPerWakeup);
+    while (pages < most && c.fd) {
+        const bool whole = c.pipeWrite && !partialTaken;
+        ssize_t n = takePage(c, whole || wholeOnly);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (whole && !wholeOnly &&
+            (n == 0 || (n < 0 && (errno == EAGAIN || errno == ENOMEM || errno == EBUSY)))) {
+            partialTaken = true; // no whole page left: the partial one, once
+            n = takePage(c, false);
+            if (n < 0 && errno == EINTR)
+                n = takePage(c, false);
+        }
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
             if (errno == EAGAIN || errno == ENOMEM || errno == EBUSY || errno == ENODEV)
                 break; // nothing more now (perfetto's cpu_reader.cc does the same)
             throw std::system_error(errno, std::generic_category(),
@@ -309,6 +392,8 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit) {
         }
         c.stream->consumePage(std::span<const std::byte>(page_.data(), page_.size()));
         ++pages;
+        if (partialTaken)
+            break;
     }
     if (c.stats) {
         if (const auto dropped = droppedEvents(c.stats.get()))

@@ -119,9 +119,16 @@ private:
     static int onIpReadable(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     static int onReadable(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     /// Reads CPU `c` until it has nothing more (or `limit` pages), then its
-    /// dropped-events count; returns the pages read. Write failures close
-    /// the CPU's files and throw.
-    std::size_t drain(Cpu& c, std::size_t limit = SIZE_MAX);
+    /// dropped-events count; returns the pages read. `wholeOnly` (a
+    /// wake-up): only pages ftrace has filled, the one being written stays
+    /// (the read timer, Stop, Rotate and snapshots take it). Write failures
+    /// close the CPU's files and throw.
+    std::size_t drain(Cpu& c, std::size_t limit = SIZE_MAX, bool wholeOnly = false);
+    /// One page of CPU `c` into page_: spliced through its pipe if
+    /// `wholeOnly` (and it has one), else read(2). As read(2) returns.
+    ssize_t takePage(Cpu& c, bool wholeOnly);
+    /// `c`'s pipe for splice(2); none if it cannot be made (read(2) then).
+    void makePipe(Cpu& c);
     /// drain() of every CPU; the first failure is returned ("" if none).
     std::string drainAll() noexcept;
     /// Opens `c`'s stream in `chunk`. Throws as ChunkOutput::openStream().
