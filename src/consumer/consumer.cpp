@@ -832,9 +832,11 @@ void Consumer::snapshotMetadata(const cp::SnapshotMetadata& request) {
     const Snapshot s = std::move(*snapshot_);
     snapshot_.reset();
     std::string firstError;
+    std::size_t written = 0;
     for (auto& [key, ch] : channels_) {
         if (!ch->isMetadata())
             continue;
+        ++written;
         try {
             ch->recordSnapshot(*s.chunk, 0);
         } catch (const std::exception& e) {
@@ -855,6 +857,11 @@ void Consumer::snapshotMetadata(const cp::SnapshotMetadata& request) {
                 firstError = std::string("the relay: ") + e.what();
         }
     }
+    // A trace whose data was copied and whose metadata channel was closed
+    // since (its session destroyed meanwhile) cannot be read.
+    if (written < s.metadataChannels && firstError.empty())
+        firstError = std::to_string(s.metadataChannels - written) +
+                     " trace(s)' metadata channel(s) closed after their data was copied";
     // What the snapshot wrote counts now, before the Ok (nothing else
     // reports a snapshot consumer's figures: it reads no packet).
     reportStatistics();
@@ -915,10 +922,13 @@ void Consumer::takeSnapshot(std::uint64_t id, std::uint64_t packetsPerStream,
                             std::shared_ptr<RelaySession> relay, std::uint64_t relayChunkId) {
     snapshot_.reset(); // one whose metadata never came is over
     std::uint64_t bytes = 0;
+    std::size_t metadataChannels = 0;
     std::string firstError;
     for (auto& [key, ch] : channels_) {
-        if (ch->isMetadata())
+        if (ch->isMetadata()) {
+            ++metadataChannels;
             continue; // SnapshotMetadata writes it, once the daemon pushed the rest
+        }
         try {
             bytes += ch->recordSnapshot(*chunk, packetsPerStream);
         } catch (const std::exception& e) {
@@ -930,7 +940,7 @@ void Consumer::takeSnapshot(std::uint64_t id, std::uint64_t packetsPerStream,
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Io,
                            "snapshot " + std::to_string(id) + " incomplete: " + firstError);
-    snapshot_ = Snapshot{id, std::move(chunk), std::move(relay), relayChunkId};
+    snapshot_ = Snapshot{id, metadataChannels, std::move(chunk), std::move(relay), relayChunkId};
     log::info("snapshot " + std::to_string(id) + ": " + std::to_string(bytes) + " bytes from " +
               std::to_string(channels_.size()) + " channels" +
               (snapshot_->relay ? std::string(" sent to the relay") : std::string()));

@@ -243,6 +243,9 @@ private:
     /// made for it alone (RelayChunk of `relay`), closed at SnapshotMetadata.
     struct Snapshot {
         std::uint64_t id = 0;
+        /// The metadata channels when the data was copied: each must write
+        /// its trace's metadata (SnapshotMetadata), or the snapshot is not whole.
+        std::size_t metadataChannels = 0;
         std::shared_ptr<const ChunkOutput> chunk;
         std::shared_ptr<RelaySession> relay;
         std::uint64_t relayChunkId = 0;

@@ -857,6 +857,33 @@ TEST_F(ConsumerTest, ATakeoverBeforeAnyMetadataLeavesNoEmptyMetadataFile) {
 // A snapshot session's consumer taken over keeps its buffers: the next
 // snapshots write the previous daemon's trace, with its metadata, in a
 // folder of its own beside the one the next daemon's channels take.
+// Found by a fresh user: a snapshot whose session was destroyed between its
+// data and its metadata (the daemon closed the channels, metadata too, then
+// sent SnapshotMetadata) was answered Ok with no metadata file: a folder no
+// reader opens, reported whole.
+TEST_F(ConsumerTest, ASnapshotWhoseMetadataChannelWentMeanwhileIsIncomplete) {
+    ConsumerProcess c(dir_, nullptr, false, "--snapshot");
+    hello(c);
+    const auto uuid = randomUuid();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    cp::CreateChannel overwriting = dataChannel(5, uuid);
+    overwriting.overwrite = true;
+    Buffers data = createAndReceive(c, overwriting, static_cast<std::uint32_t>(nr));
+    const std::string tsdl = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl}), cp::Message(cp::Ok{}));
+    const fs::path snapshot = dir_ / "snapshot-destroyed";
+    fs::create_directories(snapshot);
+    UniqueFd folder(open(snapshot.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(folder);
+    EXPECT_EQ(c.call(cp::RecordSnapshot{1, 0}, folder.get()), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::DestroyChannel{5}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::DestroyChannel{1}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(expectError(c.call(cp::SnapshotMetadata{1})), cp::ErrorKind::Io);
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+}
+
 TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNextSnapshots) {
     ConsumerProcess c(dir_, nullptr, false, "--snapshot");
     hello(c);

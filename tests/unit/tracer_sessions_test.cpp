@@ -349,6 +349,37 @@ TEST_F(TracerSessions, DestroyRightBehindRotateAnswersBoth) {
     started_.clear();
 }
 
+// Found by a fresh user: a snapshot overtaken by Destroy answered success
+// with a folder holding stream files and no metadata (the consumer had
+// closed the metadata channels before SnapshotMetadata came), so no reader
+// could open it. A snapshot that is not whole says so.
+TEST_F(TracerSessions, ASnapshotOvertakenByDestroyIsNeverReportedWhole) {
+    const auto s = session(kIdA, "flight-destroyed", true);
+    start(s);
+    registerTraced(kFirstPid + 70);
+    // Stopped: Destroy closes the channels at once, right behind the
+    // snapshot's request.
+    ASSERT_FALSE(stop(kIdA));
+    Answers snapshot, destroyed;
+    thread_.run([&] {
+        recordings_->recordSnapshot(kIdA, 0, snapshot.withPath());
+        destroySession(kIdA, destroyed.done());
+    });
+    ASSERT_TRUE(destroyed.wait());
+    ASSERT_TRUE(snapshot.wait());
+    const auto taken = snapshot.at();
+    std::cout << "snapshot: " << (taken.error ? taken.error->what() : taken.path) << std::endl;
+    if (!taken.error) {
+        EXPECT_TRUE(std::filesystem::exists(taken.path + "/ust/uid/0/64-bit/metadata"))
+            << "reported whole without its metadata: " << taken.path;
+    } else {
+        EXPECT_NE(std::string(taken.error->what()).find("destroyed"), std::string::npos)
+            << taken.error->what();
+    }
+    EXPECT_EQ(snapshot.count(), 1u);
+    started_.clear();
+}
+
 // RecordSnapshot and Stop at once, in either order, on a snapshot session:
 // each answers once, with success; the snapshot is written (its folder
 // holds the trace's metadata), and the session stays usable (a snapshot of

@@ -175,6 +175,10 @@ void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t pa
             }
             if (e)
                 return incomplete(*e);
+            // Destroyed meanwhile: the domains closed their channels, the
+            // metadata ones too; what was copied cannot be read.
+            if (t.closing)
+                return incomplete(Error(ErrorCode::Failed, "the session was destroyed meanwhile"));
             // The data is copied: the metadata of every class registered
             // until now goes behind it (SnapshotMetadata), then into the folder.
             afterBoundary(t);
