@@ -112,8 +112,10 @@ void Consumer::stop(int code) noexcept {
     liveTimer_.reset();
     relayControlWatch_.reset();
     relayDataWatch_.reset();
-    for (auto& [key, ch] : channels_)
+    for (auto& [key, ch] : channels_) {
         ch->drainAndClose(false);
+        noteKernelEnd(*ch);
+    }
     removeUndescribedStreams();
     channels_.clear();
     if (relay_) {
@@ -387,14 +389,21 @@ std::size_t Consumer::closeEveryChannel() {
         for (const auto& [key, wentOn] : std::exchange(rotation_->deferredMetadata, {}))
             switchMetadata(id, key, wentOn);
     }
-    for (auto& [key, ch] : channels_)
+    for (auto& [key, ch] : channels_) {
         ch->drainAndClose(false);
+        noteKernelEnd(*ch);
+    }
     removeUndescribedStreams();
     if (!reportStatistics())
         return kNotSent;
     const std::size_t closed = channels_.size();
     channels_.clear();
     return closed;
+}
+
+void Consumer::noteKernelEnd(const ChannelBase& ch) {
+    if (const auto* kernel = dynamic_cast<const KernelChannel*>(&ch))
+        kernelEnds_[kernel->name()] = kernel->lastTimestamps();
 }
 
 bool Consumer::refusedVersion(std::uint32_t version) noexcept {
@@ -472,6 +481,7 @@ void Consumer::adoptSnapshotChannels(const cp::Adopt& request) {
             continue;
         }
         it->second->drainAndClose(false);
+        noteKernelEnd(*it->second);
         it = channels_.erase(it);
         ++closed;
     }
@@ -526,8 +536,17 @@ void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
     std::unique_ptr<ChannelBase> ch;
     if (request.kind == cp::ChannelKind::Metadata)
         ch = std::make_unique<KernelMetadataChannel>(currentChunk(), request, snapshotOnly_);
-    else
-        ch = std::make_unique<KernelChannel>(loop_, chunk_, request, std::move(fds), snapshotOnly_);
+    else {
+        // Over buffers a closed channel of the previous daemon read: its
+        // records there keep their time (they are older than now).
+        std::map<std::uint32_t, std::uint64_t> resumeFrom;
+        if (const auto ended = kernelEnds_.find(request.name); ended != kernelEnds_.end()) {
+            resumeFrom = std::move(ended->second);
+            kernelEnds_.erase(ended);
+        }
+        ch = std::make_unique<KernelChannel>(loop_, chunk_, request, std::move(fds), snapshotOnly_,
+                                             resumeFrom);
+    }
     ch->setProgressHook([this](std::uint64_t bytes) { noteProgress(bytes); });
     log::info("kernel channel " + std::to_string(request.key) + " (" +
               (request.kind == cp::ChannelKind::Metadata ? std::string("metadata") : request.name) +

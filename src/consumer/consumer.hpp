@@ -251,6 +251,11 @@ private:
         std::uint64_t relayChunkId = 0;
     };
     std::optional<Snapshot> snapshot_;
+    /// The kernel channels a takeover closed, by name: where each CPU
+    /// stream ended, for the next daemon's channel over the same buffers.
+    std::map<std::string, std::map<std::uint32_t, std::uint64_t>> kernelEnds_;
+    /// Notes where kernel channel `ch` (if it is one) ended, before it goes.
+    void noteKernelEnd(const ChannelBase& ch);
     consumer_protocol::MessageReader reader_;
     std::uint32_t request_ = 0; // id of the request being handled
     EventSourcePtr source_;

@@ -465,12 +465,21 @@ struct NumberedWrites {
     std::vector<int> numbers;
     int missing = 0;
     int gaps = 0;
+    /// Writes (a millisecond apart) whose time stamp is the one before's:
+    /// records pushed to a later instant (a takeover's) lost their time.
+    int sameTime = 0;
 };
 
 NumberedWrites numberedWrites(const std::string& dir) {
     NumberedWrites w;
-    for (const nlohmann::json& e : traceEvents(dir, {"syscall_entry_write"}))
+    std::map<int, long long> timeOf;
+    for (const nlohmann::json& e : traceEvents(dir, {"syscall_entry_write"})) {
         w.numbers.push_back(e["fields"]["count"].get<int>());
+        timeOf[w.numbers.back()] = e["ns"].get<long long>();
+    }
+    for (auto it = timeOf.begin(); it != timeOf.end() && std::next(it) != timeOf.end(); ++it)
+        if (std::next(it)->second == it->second)
+            ++w.sameTime;
     std::sort(w.numbers.begin(), w.numbers.end());
     for (std::size_t i = 1; i < w.numbers.size(); ++i)
         if (w.numbers[i] > w.numbers[i - 1] + 1) {
@@ -577,6 +586,7 @@ TEST_F(Activation, KillNineMidTraceAKernelSessionGoesOnWithItsInstances) {
     EXPECT_EQ(writes.numbers.front(), 1);
     EXPECT_EQ(writes.numbers.back(), kWrites);
     EXPECT_EQ(writes.gaps, 0) << writes.missing << " writes missing";
+    EXPECT_EQ(writes.sameTime, 0) << "writes from before the takeover lost their time";
     std::cout << "[ measured ] kernel writes across the kill: " << writes.numbers.size()
               << " recorded, " << writes.missing << " missing" << std::endl;
     // The UST side as for any session taken over.
@@ -630,6 +640,7 @@ TEST_F(Activation, KillNineMidTraceASnapshotSessionKeepsItsBuffers) {
     EXPECT_EQ(writes.numbers.front(), 1) << "kernel events from before the restart";
     EXPECT_EQ(writes.numbers.back(), kWrites);
     EXPECT_EQ(writes.gaps, 0) << writes.missing << " writes missing";
+    EXPECT_EQ(writes.sameTime, 0) << "writes from before the takeover lost their time";
     const RunResult destroy = tracectl({"destroy", name});
     EXPECT_TRUE(destroy.ok()) << destroy.describe();
 }

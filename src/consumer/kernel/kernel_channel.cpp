@@ -7,6 +7,7 @@
 #include "kernel/statedump.hpp"
 #include "output/local_output.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -111,7 +112,8 @@ void KernelChannel::closeStream(Output& out) noexcept {
 
 KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput> chunk,
                              const cp::CreateKernelChannel& request, std::vector<UniqueFd> fds,
-                             bool snapshotOnly)
+                             bool snapshotOnly,
+                             const std::map<std::uint32_t, std::uint64_t>& resumeFrom)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir), loop_(loop),
       snapshotOnly_(snapshotOnly), request_(request), page_(request.pageSize) {
     for (std::size_t i = 0; i < uuid_.size(); ++i)
@@ -148,6 +150,8 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
         config.beginTimestamp = begin;
+        if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())
+            config.beginTimestamp = std::min(begin, from->second);
         c->stream = std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_,
                                                            sinkTo(c->out));
         if (chunk) {
@@ -178,6 +182,13 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
 }
 
 KernelChannel::~KernelChannel() = default;
+
+std::map<std::uint32_t, std::uint64_t> KernelChannel::lastTimestamps() const {
+    std::map<std::uint32_t, std::uint64_t> last;
+    for (const auto& c : cpus_)
+        last[c->cpu] = c->stream->lastTimestamp();
+    return last;
+}
 
 void KernelChannel::openStream(Cpu& c, const ChunkOutput& chunk) {
     openStream(c.out, chunk, name_ + "_" + std::to_string(c.cpu));

@@ -29,6 +29,7 @@
 #include "stream_file.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,14 +45,22 @@ public:
     /// reading on `loop`. With `snapshotOnly` nothing is read or written
     /// until recordSnapshot(). Throws RequestError (InvalidArgument: not as
     /// many fds as CPUs; Io).
+    /// `resumeFrom` (CPU -> CLOCK_MONOTONIC ns): where the streams of the
+    /// channel this one follows over the same tracefs buffers ended (a
+    /// taken-over session): the records still in the buffers are that old,
+    /// and keep their time; absent CPUs begin now.
     KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput> chunk,
                   const consumer_protocol::CreateKernelChannel& request, std::vector<UniqueFd> fds,
-                  bool snapshotOnly);
+                  bool snapshotOnly, const std::map<std::uint32_t, std::uint64_t>& resumeFrom = {});
     ~KernelChannel() override;
     KernelChannel(const KernelChannel&) = delete;
     KernelChannel& operator=(const KernelChannel&) = delete;
 
     std::uint64_t key() const noexcept override { return key_; }
+    const std::string& name() const noexcept { return name_; }
+    /// Each CPU stream's last time stamp (CLOCK_MONOTONIC ns): where a
+    /// channel over the same buffers goes on (resumeFrom).
+    std::map<std::uint32_t, std::uint64_t> lastTimestamps() const;
     bool isMetadata() const noexcept override { return false; }
     std::uint32_t streamCount() const noexcept override {
         return static_cast<std::uint32_t>(cpus_.size() + (ip_ ? 1 : 0));
