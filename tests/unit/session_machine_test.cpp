@@ -72,6 +72,7 @@ public:
                              Done done) override {
         scheduledStarted = std::move(begun);
         scheduledCompleted = std::move(completed);
+        ++schedulesSet;
         done(std::nullopt);
     }
 
@@ -105,7 +106,7 @@ public:
     std::deque<bool> trackersAllUsers;
     std::optional<Error> refuseTrackers; ///< what setProcessTrackers() answers
     bool records = true;                 ///< makeSession() makes it the recorder
-    int recordingsStarted = 0, recordingsEnded = 0;
+    int recordingsStarted = 0, recordingsEnded = 0, schedulesSet = 0;
     bool recordingActive = false;
 };
 
@@ -352,6 +353,40 @@ TEST(SessionMachine, AFailedNetworkSessionStartsAgainAfterEveryDomainLetGo) {
     EXPECT_FALSE(again.error);
     EXPECT_EQ(s.state(), SessionState::Active);
     EXPECT_GE(r.count(SessionChange::ErrorReason), 1u);
+}
+
+// The failed run's recording ended with its schedule: the new one gets it
+// again, or a network session started again would never rotate.
+TEST(SessionMachine, ASessionStartedAgainAfterItsFailureKeepsRotatingOnItsSchedule) {
+    FakeDomain d;
+    SessionConfig c;
+    c.name = "net";
+    c.owner = 1000;
+    c.relay = parseNetUrl("net://127.0.0.1:6000:6001");
+    auto s = std::make_unique<Session>(SessionId::random(), c, std::chrono::system_clock::now(),
+                                       std::vector<DomainBackend*>{&d}, &d);
+    ChannelConfig ch;
+    ch.name = "channel0";
+    s->addChannel(ch);
+    Outcome set;
+    s->setRotationSchedule(RotationSchedule{1'000'000, 0}, set.done());
+    ASSERT_TRUE(set.answered);
+    EXPECT_EQ(d.schedulesSet, 1);
+    Outcome first;
+    s->start(first.done());
+    FakeDomain::answer(d.starts);
+    s->fail("the relay went away");
+    Outcome again;
+    s->start(again.done());
+    FakeDomain::answer(d.destroys);
+    EXPECT_EQ(d.recordingsEnded, 1);
+    EXPECT_EQ(d.schedulesSet, 2) << "the new recording has no schedule";
+    FakeDomain::answer(d.starts);
+    ASSERT_TRUE(again.answered);
+    EXPECT_FALSE(again.error);
+    ASSERT_TRUE(static_cast<bool>(d.scheduledStarted));
+    d.scheduledStarted(std::nullopt, "/relay/archives/a-b-0");
+    EXPECT_TRUE(s->rotating());
 }
 
 TEST(SessionMachine, ALiveSessionDoesNotRotateAndDestroySaysWhatWasLost) {

@@ -364,24 +364,26 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
     if (!declared_)
         return 0; // what the buffer holds stays there until it can be converted
     std::size_t pages = 0;
-    // Whole pages first, then (unless `wholeOnly`) the page being written,
-    // once: a read(2) of it records the read itself (with every system call
-    // traced) into what becomes the next partial page, so reading on until
-    // nothing is left never ends. Without splice(2), every read may be a
-    // partial page: bounded as a wake-up is.
-    bool partialTaken = false;
+    // Whole pages first, then (unless `wholeOnly`) what is left, read(2)
+    // a few times at most: a read of the page being written records the
+    // read itself (with every system call traced) into what becomes the
+    // next partial page, so reading until nothing is left never ends. A
+    // few, not one: a page read in part before (ftrace's reader page) is
+    // not spliced, and the page being written is behind it (at Stop, with
+    // tracing off, both must be taken). Without splice(2), every read may
+    // be a partial page: bounded as a wake-up is.
+    constexpr std::size_t kPartialReads = 4;
+    std::size_t partialReads = 0;
+    bool spliceDone = !c.pipeWrite;
     const std::size_t most = c.pipeWrite ? limit : std::min(limit, kPagesPerWakeup);
     while (pages < most && c.fd) {
-        const bool whole = c.pipeWrite && !partialTaken;
-        ssize_t n = takePage(c, whole || wholeOnly);
+        ssize_t n = takePage(c, wholeOnly || !spliceDone);
         if (n < 0 && errno == EINTR)
             continue;
-        if (whole && !wholeOnly &&
+        if (!spliceDone && !wholeOnly &&
             (n == 0 || (n < 0 && (errno == EAGAIN || errno == ENOMEM || errno == EBUSY)))) {
-            partialTaken = true; // no whole page left: the partial one, once
-            n = takePage(c, false);
-            if (n < 0 && errno == EINTR)
-                n = takePage(c, false);
+            spliceDone = true; // no whole page left: what is left, by read(2)
+            continue;
         }
         if (n < 0) {
             if (errno == EAGAIN || errno == ENOMEM || errno == EBUSY || errno == ENODEV)
@@ -403,7 +405,7 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
         }
         c.stream->consumePage(std::span<const std::byte>(page_.data(), page_.size()));
         ++pages;
-        if (partialTaken)
+        if (spliceDone && c.pipeWrite && ++partialReads == kPartialReads)
             break;
     }
     if (c.stats) {

@@ -261,6 +261,9 @@ void Session::restartAfterFailure(Done done) {
                                .count();
             rotating_ = false;
             notify({SessionChange::State, SessionChange::ErrorReason});
+            // The failed run's recording ended with its schedule.
+            if (recorder_ != nullptr && schedule_.any())
+                applySchedule([](std::optional<Error>) {});
             startRecordingAndDomains(done);
         },
         [done] { done(destroyedError()); });
@@ -496,10 +499,24 @@ void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
         notify({SessionChange::RotationSchedule});
     if (recorder_ == nullptr)
         return done(std::nullopt); // kept: nothing records (yet) to apply it
-    SessionRecorder& r = *recorder_;
+    applySchedule(lifetime_.guard(
+        [this, done, schedule](std::optional<Error> error) {
+            if (!error)
+                log::info("session '" + config_.name + "': rotation schedule " +
+                              (schedule.any()
+                                   ? "every " + std::to_string(schedule.timerUs) + " us / " +
+                                         std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
+                                   : std::string("cleared")),
+                          id_.uuid());
+            done(std::move(error));
+        },
+        [done](std::optional<Error>) { done(destroyedError()); }));
+}
+
+void Session::applySchedule(Done done) {
     // The session follows scheduled rotations as it follows Rotate's.
-    r.setRotationSchedule(
-        id_.hex(), schedule,
+    recorder_->setRotationSchedule(
+        id_.hex(), schedule_,
         lifetime_.guard([this](std::optional<Error> error, const std::string&) {
             if (!error && !rotating_) {
                 rotating_ = true;
@@ -509,18 +526,7 @@ void Session::setRotationSchedule(RotationSchedule schedule, Done done) {
         lifetime_.guard([this](std::optional<Error> error, const std::string& path) {
             rotationEnded(error, path);
         }),
-        lifetime_.guard(
-            [this, done, schedule](std::optional<Error> error) {
-                if (!error)
-                    log::info("session '" + config_.name + "': rotation schedule " +
-                                  (schedule.any()
-                                       ? "every " + std::to_string(schedule.timerUs) + " us / " +
-                                             std::to_string(schedule.sizeBytes) + " bytes (0 = not)"
-                                       : std::string("cleared")),
-                              id_.uuid());
-                done(std::move(error));
-            },
-            [done](std::optional<Error>) { done(destroyedError()); }));
+        std::move(done));
 }
 
 } // namespace tracectl

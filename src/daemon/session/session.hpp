@@ -379,6 +379,9 @@ private:
     SessionRecorder& recorder(const char* member) const;
     /// start()'s second half: the recording, then the domains.
     void startRecordingAndDomains(Done done);
+    /// Gives schedule_ to the recorder (recorder_ set), its rotations
+    /// followed as Rotate's; `done` once it is in place.
+    void applySchedule(Done done);
     /// Removes `rule` (refused by a domain) and, if it made it and nothing
     /// else uses it, the default channel; tells the listener.
     void takeBack(const EventRule& rule, bool createdDefault);
