@@ -28,11 +28,13 @@
 #include <fnmatch.h>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <ostream>
 #include <pthread.h>
 #include <sdbus-c++/Error.h>
 #include <sstream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -419,14 +421,24 @@ public:
         if (words.empty()) {
             throw std::invalid_argument("-c needs a command");
         }
+        program_ = words.front();
         int fds[2];
+        int failed[2]; // the child's errno if exec fails; closed by a successful exec
         if (pipe2(fds, O_CLOEXEC) != 0) {
             throw agg::TraceReadError("cannot start " + words.front() + ": " +
                                       std::strerror(errno));
         }
+        if (pipe2(failed, O_CLOEXEC) != 0) {
+            const int error = errno;
+            close(fds[0]);
+            close(fds[1]);
+            throw agg::TraceReadError("cannot start " + words.front() + ": " +
+                                      std::strerror(error));
+        }
         pid_ = fork();
         if (pid_ == 0) {
             close(fds[1]);
+            close(failed[0]);
             char go = 0;
             if (read(fds[0], &go, 1) != 1) {
                 _exit(127); // never released
@@ -440,19 +452,27 @@ public:
             }
             argv.push_back(nullptr);
             execvp(argv[0], argv.data());
+            const int error = errno;
+            (void)!write(failed[1], &error, sizeof error);
             _exit(127);
         }
         close(fds[0]);
+        close(failed[1]);
         if (pid_ < 0) {
             close(fds[1]);
+            close(failed[0]);
             throw agg::TraceReadError("cannot start " + words.front() + ": " +
                                       std::strerror(errno));
         }
         go_ = fds[1];
+        failed_ = failed[0];
     }
     ~TracedCommand() {
         if (go_ >= 0) {
             close(go_);
+        }
+        if (failed_ >= 0) {
+            close(failed_);
         }
         if (pid_ > 0 && !exited()) {
             if (!released_) {
@@ -465,11 +485,23 @@ public:
     TracedCommand& operator=(const TracedCommand&) = delete;
 
     long pid() const noexcept { return pid_; }
+    /// Lets the command exec, and waits until it has: throws TraceReadError ("cannot run
+    /// COMMAND: REASON") if exec failed (the child wrote its errno on the close-on-exec pipe).
     void release() {
         const char go = 1;
         released_ = write(go_, &go, 1) == 1;
         close(go_);
         go_ = -1;
+        int error = 0;
+        ssize_t got = 0;
+        do {
+            got = read(failed_, &error, sizeof error);
+        } while (got < 0 && errno == EINTR);
+        close(failed_);
+        failed_ = -1;
+        if (got == static_cast<ssize_t>(sizeof error)) {
+            throw agg::TraceReadError("cannot run " + program_ + ": " + std::strerror(error));
+        }
     }
     /// Whether it has ended (reaped then).
     bool exited() {
@@ -482,18 +514,82 @@ public:
     }
 
 private:
+    std::string program_;
     pid_t pid_ = -1;
     int go_ = -1;
+    int failed_ = -1;
     bool released_ = false;
     bool done_ = false;
 };
 
+/// Why execvp(3) would fail to run `program` (searched in $PATH unless it has a '/'): 0 if
+/// it would find an executable regular file (EACCES, as execvp, if one was found but not
+/// executable, or a folder).
+int execvp_error(const std::string& program) {
+    if (program.empty()) {
+        return ENOENT;
+    }
+    const auto check = [](const std::string& path) {
+        struct stat st {};
+        if (stat(path.c_str(), &st) != 0) {
+            return errno;
+        }
+        if (!S_ISREG(st.st_mode) || access(path.c_str(), X_OK) != 0) {
+            return EACCES;
+        }
+        return 0;
+    };
+    if (program.find('/') != std::string::npos) {
+        return check(program);
+    }
+    const char* path = std::getenv("PATH");
+    const std::string folders = path != nullptr ? path : "/bin:/usr/bin";
+    int error = ENOENT;
+    std::size_t at = 0;
+    while (at <= folders.size()) {
+        const std::size_t end = std::min(folders.find(':', at), folders.size());
+        const std::string folder = folders.substr(at, end - at);
+        at = end + 1;
+        const int e = check((folder.empty() ? std::string(".") : folder) + "/" + program);
+        if (e == 0) {
+            return 0;
+        }
+        if (e == EACCES) {
+            error = EACCES;
+        }
+    }
+    return error;
+}
+
 } // namespace
+
+std::optional<std::string> live_target_problem(const AggregateArgs& args) {
+    if (args.run) {
+        std::istringstream split(*args.run);
+        std::string program;
+        split >> program;
+        if (!program.empty()) {
+            if (const int error = execvp_error(program)) {
+                return "cannot run " + program + ": " + std::strerror(error);
+            }
+        }
+    }
+    // kill(PID, 0) sends nothing: it asks whether PID exists (EPERM: it does, another
+    // user's). A PID beyond pid_t exists nowhere (and must not wrap to a process group).
+    if (args.pid && (*args.pid > std::numeric_limits<pid_t>::max() ||
+                     (kill(static_cast<pid_t>(*args.pid), 0) != 0 && errno == ESRCH))) {
+        return "cannot grab pid " + std::to_string(*args.pid) + ": " + std::strerror(ESRCH);
+    }
+    return std::nullopt;
+}
 
 ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
                               std::ostream& err) {
     const BlockedSignals signals;
     return reporting_errors(args, err, [&]() -> ExitStatus {
+        if (const auto problem = live_target_problem(args)) {
+            throw agg::TraceReadError(*problem);
+        }
         std::optional<TracedCommand> command;
         if (args.run) {
             command.emplace(*args.run);

@@ -71,4 +71,10 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
                               std::ostream& err);
 
+/// Before tracing live (no session made yet, no bus used): why -c COMMAND cannot run
+/// ("cannot run COMMAND: No such file or directory": its first word, searched in $PATH as
+/// execvp(3) does, is no executable file) or why -p PID cannot be traced ("cannot grab pid
+/// PID: No such process"); nothing if neither. tracectl exits with status 1 then, as dtrace(1).
+std::optional<std::string> live_target_problem(const AggregateArgs& args);
+
 } // namespace tracectl::cli

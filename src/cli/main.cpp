@@ -885,6 +885,13 @@ ExitStatus run(int argc, char** argv) {
         }
         return status;
     }
+    if (d_command != nullptr && !d_command->args.session) {
+        // -c COMMAND that cannot run, -p PID that does not exist: refused before the bus.
+        if (const auto problem = live_target_problem(d_command->args)) {
+            print_error_line(std::cerr, d_command->args.command + ": " + *problem);
+            return ExitStatus::daemon_error;
+        }
+    }
     if (top->parsed() && !check_terminal_for_top(std::cerr)) {
         return ExitStatus::usage; // before connecting: nothing to show it on anyway
     }

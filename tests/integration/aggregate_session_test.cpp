@@ -210,6 +210,30 @@ TEST_F(AggregateSession, CtrlCEndsTracingAndLeavesNothing) {
     EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
 }
 
+TEST_F(AggregateSession, ACommandWhoseExecFailsEndsTheRunAndLeavesNothing) {
+    // An executable file passes the check made before tracing; its exec fails (no such
+    // interpreter) once the session traces: the close-on-exec pipe says why, status 1, and
+    // nothing is left (it was "pid N has exited", status 0).
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    const std::string script = sandbox_->dir() + "/no-interpreter";
+    std::ofstream(script) << "#!/nonexistent/interpreter\n";
+    std::filesystem::permissions(
+        script, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                    std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                    std::filesystem::perms::others_exec);
+    const std::string log = sandbox_->dir() + "/log/aggregate-exec.log";
+    ChildProcess aggregate(
+        {tracectl, "dtrace", "-c", script, "-n", "tracectl_demo:tick { @ = count(); }"}, {}, log);
+    ASSERT_EQ(aggregate.wait(30000), 1) << readFile(log);
+    EXPECT_NE(readFile(log).find("tracectl: dtrace: cannot run " + script +
+                                 ": No such file or directory\n"),
+              std::string::npos)
+        << readFile(log);
+    EXPECT_EQ(readFile(log).find("has exited"), std::string::npos) << readFile(log);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+}
+
 TEST_F(AggregateSession, HangUpEndsTracingAndLeavesNothing) {
     // SIGHUP (a closed terminal or SSH connection) and SIGQUIT end it like Ctrl-C: results,
     // then no session and no folder left.

@@ -217,6 +217,53 @@ TEST_F(DtraceCommand, TargetMacroArgumentsAndExitStatus) {
     EXPECT_NE(r.status, 0);
 }
 
+TEST_F(DtraceCommand, ACommandThatCannotRunOrAProcessThatDoesNotExistIsRefused) {
+    // Refused before any session is made, hence before the bus (none is given here: an
+    // address nobody listens on would exit with status 3).
+    const std::string bus = "unix:path=" + (root_ / "no-bus").string();
+    Result r = run({"tracectl", "--bus-address", bus, "dtrace", "-c", "/nonexistent/cmd arg", "-n",
+                    "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "tracectl: dtrace: cannot run /nonexistent/cmd: No such file or directory\n");
+    EXPECT_EQ(r.out, "");
+    r = run({"tracectl", "--bus-address", bus, "dtrace", "-c", "no-such-command-here", "-n",
+             "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err,
+              "tracectl: dtrace: cannot run no-such-command-here: No such file or directory\n");
+    const fs::path plain = script("plain.txt", "not a program\n");
+    r = run({"tracectl", "--bus-address", bus, "dtrace", "-c", plain.string(), "-n",
+             "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "tracectl: dtrace: cannot run " + plain.string() + ": Permission denied\n");
+    r = run({"tracectl", "--bus-address", bus, "dtrace", "-c", root_.string(), "-n",
+             "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "tracectl: dtrace: cannot run " + root_.string() + ": Permission denied\n");
+    r = run({"tracectl", "--bus-address", bus, "dtrace", "-p", "999999999", "-n",
+             "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "tracectl: dtrace: cannot grab pid 999999999: No such process\n");
+    // Beyond pid_t: not wrapped to -1 (every process) or a process group.
+    r = run({"tracectl", "--bus-address", bus, "dtrace", "-p", "4294967295", "-n",
+             "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.err, "tracectl: dtrace: cannot grab pid 4294967295: No such process\n");
+    // Process 1 exists (another user's: EPERM): it goes on to the bus.
+    r = run({"tracectl", "--bus-address", bus, "dtrace", "-p", "1", "-n",
+             "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 3) << r.err;
+    // A command that can run goes on to the bus (none here: status 3).
+    r = run({"tracectl", "--bus-address", bus, "dtrace", "-c", "true", "-n",
+             "tracectl_demo:tick { @ = count(); }"});
+    EXPECT_EQ(r.status, 3) << r.err;
+    // With --trace, -p only sets $target: the process may be long gone.
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-q", "-p", "999999999", "-n",
+             "BEGIN { printf(\"%d\", $target); exit(0); }"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "999999999");
+}
+
 TEST_F(DtraceCommand, AggregateIsTheSameCommand) {
     const Result r =
         run({"tracectl", "aggregate", "--trace", trace_, "demo:entry { @[execname] = sum(fd); }"});
