@@ -187,9 +187,29 @@ bool arithmetic(Operator op, std::int64_t x, std::int64_t y, std::int64_t& resul
     }
 }
 
+bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& result,
+                        Runtime* runtime);
+
 } // namespace
 
 bool evaluate(const BoundExpression& e, const Value* slots, Value& result, Runtime* runtime) {
+    if (!evaluate_unbounded(e, slots, result, runtime)) {
+        return false;
+    }
+    if (e.type == ValueType::string) {
+        const std::size_t strsize = runtime != nullptr ? runtime->strsize : default_strsize;
+        const std::size_t most = strsize > 0 ? strsize - 1 : 0;
+        if (result.string.size() > most) {
+            result.string = result.string.substr(0, most);
+        }
+    }
+    return true;
+}
+
+namespace {
+
+bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& result,
+                        Runtime* runtime) {
     switch (e.kind) {
     case BoundExpression::Kind::constant:
         result.integer = e.integer;
@@ -319,6 +339,8 @@ bool evaluate(const BoundExpression& e, const Value* slots, Value& result, Runti
     }
     return true;
 }
+
+} // namespace
 
 bool aggregate(const BoundStatement& statement, const Value* slots, AggregationSet& aggregations,
                Runtime* runtime) {

@@ -43,6 +43,7 @@ Interpreter::Interpreter(const Program& program, const RunOptions& options, std:
       runtime_(program), printed_(program.aggregations.size(), false) {
     aggregations_.order.by_key = options.aggsortkey;
     aggregations_.order.reverse = options.aggsortrev;
+    runtime_.strsize = options.strsize;
     for (std::size_t v = 0; v < program.variables.size(); ++v) {
         if (program.variables[v].scope == VariableScope::clause_local) {
             runtime_.locals.push_back(v);

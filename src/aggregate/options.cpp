@@ -1,6 +1,8 @@
 #include "aggregate/options.hpp"
 
 #include <cctype>
+#include <cstdint>
+#include <optional>
 
 namespace tracectl::aggregate {
 
@@ -29,6 +31,32 @@ bool valid_number_with_suffix(const std::string& value,
         }
     }
     return false;
+}
+
+/// N[k m g t] as a number of bytes; nullopt if malformed or above `most`.
+std::optional<std::size_t> size_value(const std::string& value, std::size_t most) {
+    if (!valid_number_with_suffix(value, {"k", "m", "g", "t"})) {
+        return std::nullopt;
+    }
+    std::size_t digits = 0;
+    std::uint64_t n = 0;
+    while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits])) != 0) {
+        n = n * 10 + static_cast<std::uint64_t>(value[digits] - '0');
+        ++digits;
+    }
+    if (digits < value.size()) {
+        const char unit =
+            static_cast<char>(std::tolower(static_cast<unsigned char>(value[digits])));
+        const int shift = unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 40;
+        if (n > (std::uint64_t{most} >> shift)) {
+            return std::nullopt;
+        }
+        n <<= shift;
+    }
+    if (n > most) {
+        return std::nullopt;
+    }
+    return static_cast<std::size_t>(n);
 }
 
 } // namespace
@@ -70,14 +98,22 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
                                    "option bufsize needs a size, as in 4m, not '" + s.value + "'");
             }
             options.bufsize = s.value;
+        } else if (s.name == "strsize") {
+            const auto size = size_value(s.value, largest_strsize);
+            if (!size || *size == 0) {
+                throw ProgramError(s.at, "option strsize needs a size from 1 to 1m (bytes, with "
+                                         "the terminating NUL), as in 512 or 4k, not '" +
+                                             s.value + "'");
+            }
+            options.strsize = *size;
         } else if (s.name == "destructive") {
             throw ProgramError(s.at, "option destructive is refused: destructive actions are "
                                      "not available (tracectl dtrace never acts on the "
                                      "traced system)");
         } else {
             throw ProgramError(s.at, "unknown option '" + s.name +
-                                         "' (quiet, switchrate, aggrate, bufsize, defaultargs, "
-                                         "aggsortkey, aggsortrev)");
+                                         "' (quiet, switchrate, aggrate, bufsize, strsize, "
+                                         "defaultargs, aggsortkey, aggsortrev)");
         }
     }
 }

@@ -1,12 +1,14 @@
 // DTrace's options (dtrace(1) -x NAME[=VALUE], `#pragma D option NAME[=VALUE]`), as far as
 // they mean something for a program run over recorded events. quiet, aggsortkey,
-// aggsortrev and defaultargs change what is printed or parsed; switchrate, aggrate and
+// aggsortrev and defaultargs change what is printed or parsed; strsize bounds every string
+// (at most strsize bytes with its NUL, default 256, as DTrace); switchrate, aggrate and
 // bufsize are checked and accepted (their values are for a live run's buffers, which a
 // recorded trace has not); destructive is refused.
 #pragma once
 
 #include "aggregate/program.hpp"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -20,12 +22,16 @@ struct RunOptions {
     std::string switchrate;   ///< as given ("1hz", "10ms"), checked
     std::string aggrate;
     std::string bufsize;
+    std::size_t strsize = 256; ///< strsize: a string's bytes with its NUL (1 to 1m)
 };
+
+/// The largest strsize taken (1m): a program's strings stay within memory.
+inline constexpr std::size_t largest_strsize = std::size_t{1} << 20;
 
 /// Applies `settings` in order to `options`. Throws ProgramError at the setting: an
 /// unknown option, a value where none is taken or a malformed one (a rate: N[ns us ms s m
-/// h d hz], default hz; a size: N[k m g t]), and `destructive` ("destructive actions are
-/// not available: tracectl dtrace never acts on the traced system").
+/// h d hz], default hz; a size: N[k m g t]; strsize: a size from 1 to 1m), and `destructive`
+/// ("destructive actions are not available: tracectl dtrace never acts on the traced system").
 void apply_options(const std::vector<OptionSetting>& settings, RunOptions& options);
 
 /// "NAME" or "NAME=VALUE" from the command line (-x), at position 0:0.

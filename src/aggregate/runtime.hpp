@@ -3,7 +3,8 @@
 // firing), `self->` thread-local variables keyed by the event record's tid. A variable
 // never assigned reads as 0 or ""; assigning 0 (or "") to an associative array's element
 // or a thread-local variable frees it, as DTrace does with its dynamic variables. Strings
-// made by subroutines while a probe fires live in `scratch` until the firing ends.
+// made by subroutines while a probe fires live in `scratch` until the firing ends. Every
+// string is at most `strsize` bytes with its terminating NUL, as in DTrace (option strsize).
 #pragma once
 
 #include "aggregate/aggregation_set.hpp"
@@ -25,6 +26,9 @@ struct StoredValue {
     bool empty() const noexcept { return integer == 0 && string.empty(); }
 };
 
+/// DTrace's default strsize: a string holds at most 255 bytes and its NUL.
+inline constexpr std::size_t default_strsize = 256;
+
 struct Runtime {
     explicit Runtime(const Program& program)
         : scalars(program.variables.size()), arrays(program.variables.size()),
@@ -33,9 +37,10 @@ struct Runtime {
     std::vector<StoredValue> scalars; ///< global scalars and this-> variables, by index
     std::vector<std::unordered_map<Key, StoredValue, KeyHash>> arrays;  ///< global arrays
     std::vector<std::unordered_map<std::int64_t, StoredValue>> threads; ///< self->, by tid
-    std::int64_t tid = 0;            ///< the tid of the record being run (self->)
-    std::deque<std::string> scratch; ///< strings made during the current firing
-    std::vector<std::size_t> locals; ///< indices of this-> variables (zeroed per firing)
+    std::int64_t tid = 0;                  ///< the tid of the record being run (self->)
+    std::deque<std::string> scratch;       ///< strings made during the current firing
+    std::vector<std::size_t> locals;       ///< indices of this-> variables (zeroed per firing)
+    std::size_t strsize = default_strsize; ///< option strsize: strings keep strsize - 1 bytes
 
     /// Keeps `s` until the end of the firing; returns a view of it.
     std::string_view keep(std::string s) { return scratch.emplace_back(std::move(s)); }

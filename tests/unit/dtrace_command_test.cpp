@@ -264,6 +264,17 @@ TEST_F(DtraceCommand, ACommandThatCannotRunOrAProcessThatDoesNotExistIsRefused) 
     EXPECT_EQ(r.out, "999999999");
 }
 
+TEST_F(DtraceCommand, StrsizeIsAnOption) {
+    Result r = run({"tracectl", "dtrace", "--trace", trace_, "-q", "-x", "strsize=4", "-n",
+                    "BEGIN { printf(\"%s\\n\", strjoin(\"ab\", \"cd\")); exit(0); }"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "abc\n");
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-x", "strsize=big", "-n", "BEGIN {}"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "tracectl: dtrace: -x: option strsize needs a size from 1 to 1m (bytes, "
+                     "with the terminating NUL), as in 512 or 4k, not 'big'\n");
+}
+
 TEST_F(DtraceCommand, AggregateIsTheSameCommand) {
     const Result r =
         run({"tracectl", "aggregate", "--trace", trace_, "demo:entry { @[execname] = sum(fd); }"});

@@ -291,6 +291,40 @@ TEST_F(DtraceProgram, ClearTruncNormalizeAndSortOptions) {
     EXPECT_EQ(r.out, "\n" + key("app") + value(0) + "\n" + key("web") + value(1) + "\n");
 }
 
+TEST_F(DtraceProgram, EveryStringIsBoundedByStrsize) {
+    // x doubles 40 times: without a bound, 2^40 bytes. DTrace keeps strsize - 1 bytes
+    // (default strsize 256) of every string.
+    std::string doubling = "BEGIN { x = \"ab\"; ";
+    for (int i = 0; i < 40; ++i) {
+        doubling += "x = strjoin(x, x); ";
+    }
+    doubling += "printf(\"%d %s|\", strlen(x), substr(x, 250)); }\n"
+                "BEGIN { y = strjoin(x, \"more\"); printf(\"%d \", strlen(y)); "
+                "@[strjoin(x, \"z\")] = count(); printf(\"%d\\n\", strlen(lltostr(1))); "
+                "exit(0); }";
+    Result r = run(doubling, "", true);
+    EXPECT_EQ(
+        r.out, "255 ababa|255 1\n\n  " + [] {
+            std::string s;
+            while (s.size() < 255) {
+                s += "ab";
+            }
+            return s.substr(0, 255);
+        }() + "                1\n");
+    // strsize (pragma or -x): at most strsize bytes with the NUL.
+    r = run("#pragma D option strsize=8\n"
+            "BEGIN { x = strjoin(\"abcdef\", \"ghijkl\"); printf(\"%s %d %s\\n\", x, "
+            "strlen(x), \"a literal longer than that\"); exit(0); }",
+            "", true);
+    EXPECT_EQ(r.out, "abcdefg 7 a liter\n");
+    r = run("#pragma D option strsize=1k\n"
+            "BEGIN { x = \"0123456789\"; x = strjoin(x, x); x = strjoin(x, x); x = strjoin(x, x); "
+            "x = strjoin(x, x); x = strjoin(x, x); x = strjoin(x, x); x = strjoin(x, x); "
+            "printf(\"%d\\n\", strlen(x)); exit(0); }",
+            "", true);
+    EXPECT_EQ(r.out, "1023\n");
+}
+
 TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
     const auto error = [](const std::string& source) -> std::string {
         try {
@@ -328,8 +362,17 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
               "1:1: preprocessor directive '#include' is not supported (tracectl dtrace does "
               "not run the C preprocessor)");
     EXPECT_EQ(error("#pragma D option nosuch\nBEGIN {}"),
-              "1:1: unknown option 'nosuch' (quiet, switchrate, aggrate, bufsize, defaultargs, "
-              "aggsortkey, aggsortrev)");
+              "1:1: unknown option 'nosuch' (quiet, switchrate, aggrate, bufsize, strsize, "
+              "defaultargs, aggsortkey, aggsortrev)");
+    EXPECT_EQ(error("#pragma D option strsize=0\nBEGIN {}"),
+              "1:1: option strsize needs a size from 1 to 1m (bytes, with the terminating NUL), "
+              "as in 512 or 4k, not '0'");
+    EXPECT_EQ(error("#pragma D option strsize=2m\nBEGIN {}"),
+              "1:1: option strsize needs a size from 1 to 1m (bytes, with the terminating NUL), "
+              "as in 512 or 4k, not '2m'");
+    EXPECT_EQ(error("#pragma D option strsize=99999999999999t\nBEGIN {}"),
+              "1:1: option strsize needs a size from 1 to 1m (bytes, with the terminating NUL), "
+              "as in 512 or 4k, not '99999999999999t'");
     EXPECT_EQ(error("BEGIN { printf(\"%d %d\\n\", 1); }"),
               "1:16: printf( ) format has 2 conversion(s) but 1 argument(s) are given");
     EXPECT_EQ(error("BEGIN { printf(\"%f\\n\", 1); }"),
