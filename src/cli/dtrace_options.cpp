@@ -5,9 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace tracectl::cli {
 
@@ -94,15 +96,44 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
 
 namespace {
 
-/// The script's text, its interpreter line blanked.
+/// The script's text, its interpreter line blanked. Only a regular file of at most
+/// largest_script bytes is read (not /dev/zero, a FIFO or a folder).
 std::string read_script(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) {
+        throw CLI::ValidationError("-s", "cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        throw CLI::ValidationError("-s",
+                                   "cannot read " + path + ": it is a folder, not a D script");
+    }
+    if (!S_ISREG(st.st_mode)) {
+        throw CLI::ValidationError("-s", "cannot read " + path +
+                                             ": not a regular file (a D script is a file)");
+    }
+    const auto too_big = [&path] {
+        return CLI::ValidationError("-s", "cannot read " + path + ": larger than " +
+                                              std::to_string(largest_script >> 20) +
+                                              " MiB, the most a D script may be");
+    };
+    if (static_cast<std::uintmax_t>(st.st_size) > largest_script) {
+        throw too_big();
+    }
+    in.open(path, std::ios::binary);
     if (!in) {
         throw CLI::ValidationError("-s", "cannot read " + path + ": " + std::strerror(errno));
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string source = text.str();
+    // At most one byte more than the bound, should the file have grown since.
+    std::string source(largest_script + 1, '\0');
+    in.read(source.data(), static_cast<std::streamsize>(source.size()));
+    if (in.bad()) {
+        throw CLI::ValidationError("-s", "cannot read " + path + ": " + std::strerror(errno));
+    }
+    source.resize(static_cast<std::size_t>(in.gcount()));
+    if (source.size() > largest_script) {
+        throw too_big();
+    }
     if (source.rfind("#!", 0) == 0) {
         const std::size_t newline = source.find('\n');
         source.erase(0, newline == std::string::npos ? source.size() : newline);

@@ -7,6 +7,7 @@
 #include "aggregate_command.hpp"
 #include "cli11_fwd.hpp"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct DtraceCommandLine {
     CLI::App* command = nullptr;
 };
 
+/// The largest -s FILE read (1 MiB): a D script is a small regular file.
+inline constexpr std::size_t largest_script = std::size_t{1} << 20;
+
 /// Adds the subcommand `name` ("dtrace" or "aggregate") with its options to `app`.
 CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceCommandLine& cl);
 
@@ -29,7 +33,8 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
 /// order given; without either, the first positional argument is the program and the rest
 /// are $1, $2...). A script's first line "#!..." (an interpreter line) is blanked so that
 /// lines keep their numbers. Throws CLI::ValidationError: no program, an unreadable
-/// -s FILE, a bad -p PID.
+/// -s FILE (or one that is not a regular file, or is larger than largest_script), a bad
+/// -p PID.
 void finish_dtrace_command_line(DtraceCommandLine& cl);
 
 } // namespace tracectl::cli

@@ -275,6 +275,29 @@ TEST_F(DtraceCommand, StrsizeIsAnOption) {
                      "with the terminating NUL), as in 512 or 4k, not 'big'\n");
 }
 
+TEST_F(DtraceCommand, AScriptIsARegularFileOfAtMostOneMebibyte) {
+    Result r = run({"tracectl", "dtrace", "--trace", trace_, "-s", "/dev/zero"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "tracectl: -s: cannot read /dev/zero: not a regular file (a D script is a "
+                     "file) (see 'tracectl dtrace --help')\n");
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-s", root_.string()});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "tracectl: -s: cannot read " + root_.string() +
+                         ": it is a folder, not a D script (see 'tracectl dtrace --help')\n");
+    // 1 MiB is taken (a comment that long), one byte more is not.
+    std::string text = "BEGIN { exit(0); }\n/*";
+    text += std::string((1u << 20) - text.size() - 2, 'x') + "*/";
+    const fs::path largest = script("largest.d", text);
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-q", "-s", largest.string()});
+    EXPECT_EQ(r.status, 0) << r.err;
+    const fs::path larger = script("larger.d", text + "\n");
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-s", larger.string()});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "tracectl: -s: cannot read " + larger.string() +
+                         ": larger than 1 MiB, the most a D script may be (see 'tracectl dtrace "
+                         "--help')\n");
+}
+
 TEST_F(DtraceCommand, AggregateIsTheSameCommand) {
     const Result r =
         run({"tracectl", "aggregate", "--trace", trace_, "demo:entry { @[execname] = sum(fd); }"});
