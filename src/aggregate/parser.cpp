@@ -1184,7 +1184,7 @@ std::string probe_pattern(const std::string& text, Position at) {
 namespace {
 
 /// "tick-10ms" -> 10000000; no unit: hertz (the profile provider's rule).
-std::int64_t tick_period(const std::string& spec, const std::string& text, Position at) {
+std::int64_t tick_period_unchecked(const std::string& spec, const std::string& text, Position at) {
     std::size_t digits = 0;
     while (digits < spec.size() && std::isdigit(static_cast<unsigned char>(spec[digits])) != 0) {
         ++digits;
@@ -1211,7 +1211,9 @@ std::int64_t tick_period(const std::string& spec, const std::string& text, Posit
                                                                  {"day", 86400LL * 1000000000}};
     if (unit.empty() || unit == "hz") {
         if (n > 1000000000) {
-            throw ProgramError(at, "timer probe '" + text + "' is faster than 1 ns");
+            throw ProgramError(at, "timer probe '" + text +
+                                       "' is faster than the shortest period, 200us (5000hz, "
+                                       "illumos's profile provider's minimum)");
         }
         return 1000000000 / n;
     }
@@ -1225,6 +1227,17 @@ std::int64_t tick_period(const std::string& spec, const std::string& text, Posit
     }
     throw ProgramError(at, "invalid timer probe '" + text + "': unknown unit '" + unit +
                                "' (ns, us, ms, s, m, h, d, hz)");
+}
+
+/// tick_period_unchecked, refused below shortest_tick_ns.
+std::int64_t tick_period(const std::string& spec, const std::string& text, Position at) {
+    const std::int64_t ns = tick_period_unchecked(spec, text, at);
+    if (ns < shortest_tick_ns) {
+        throw ProgramError(at, "timer probe '" + text +
+                                   "' is faster than the shortest period, 200us (5000hz, "
+                                   "illumos's profile provider's minimum)");
+    }
+    return ns;
 }
 
 } // namespace

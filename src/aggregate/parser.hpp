@@ -55,7 +55,8 @@ std::string probe_pattern(const std::string& text, Position at);
 /// The probe description `text`: the dtrace provider's BEGIN, END, ERROR (`BEGIN`,
 /// `dtrace:::BEGIN`), timers (`tick-N[unit]`, `profile:::tick-N[unit]`: ns, us, ms, s, m,
 /// h, d or hz, hz without a unit) or trace events (probe_pattern). Throws ProgramError
-/// (at `at`) as probe_pattern does, and for profile-N and malformed timers.
+/// (at `at`) as probe_pattern does, and for profile-N, malformed timers and timers faster
+/// than shortest_tick_ns (200 us).
 ProbeDescription probe_description(const std::string& text, Position at);
 
 } // namespace tracectl::aggregate

@@ -185,6 +185,10 @@ struct Statement {
 /// tick_ns of trace time).
 enum class ProbeKind { event, begin, end, error, tick };
 
+/// The shortest timer period taken: 200 us (5000 hz), illumos's profile provider's minimum
+/// (profile_interval_min); a shorter tick-N is refused, as illumos makes no such probe.
+inline constexpr std::int64_t shortest_tick_ns = 200000;
+
 /// A probe description as written, and the event name pattern it stands for.
 struct ProbeDescription {
     std::string text;

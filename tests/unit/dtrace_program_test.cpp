@@ -377,6 +377,16 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
               "1:16: printf( ) format has 2 conversion(s) but 1 argument(s) are given");
     EXPECT_EQ(error("BEGIN { printf(\"%f\\n\", 1); }"),
               "1:16: format conversion '%f': floating point and symbols are not supported");
+    // Timers: no faster than illumos's profile provider's minimum, 200 us (5000 hz).
+    const std::string too_fast = "' is faster than the shortest period, 200us (5000hz, "
+                                 "illumos's profile provider's minimum)";
+    EXPECT_EQ(error("tick-1ns { n++; }"), "1:1: timer probe 'tick-1ns" + too_fast);
+    EXPECT_EQ(error("BEGIN {}\nprofile:::tick-199999ns { n++; }"),
+              "2:1: timer probe 'profile:::tick-199999ns" + too_fast);
+    EXPECT_EQ(error("tick-5001 { n++; }"), "1:1: timer probe 'tick-5001" + too_fast);
+    EXPECT_EQ(error("tick-2000000000hz { n++; }"),
+              "1:1: timer probe 'tick-2000000000hz" + too_fast);
+    EXPECT_EQ(error("tick-200us, tick-5000hz, tick-5000 { n++; }"), "accepted");
     EXPECT_EQ(error("#pragma D option switchrate=10hz\n#pragma D option bufsize=4m\n"
                     "#pragma D option aggrate=100ms\nBEGIN { exit(0); }"),
               "accepted");
