@@ -53,6 +53,31 @@ bool is_probe_builtin(const std::string& name) {
     return name == "probeprov" || name == "probemod" || name == "probefunc" || name == "probename";
 }
 
+/// An action's name as written ("printf").
+std::string_view action_name(Action action) noexcept {
+    switch (action) {
+    case Action::printf_:
+        return "printf";
+    case Action::printa:
+        return "printa";
+    case Action::print:
+        return "print";
+    case Action::trace:
+        return "trace";
+    case Action::exit:
+        return "exit";
+    case Action::clear:
+        return "clear";
+    case Action::trunc:
+        return "trunc";
+    case Action::normalize:
+        return "normalize";
+    case Action::denormalize:
+        return "denormalize";
+    }
+    return "";
+}
+
 /// Resolves identifiers of one clause against one event class, collecting slots.
 class ClauseBinder {
 public:
@@ -142,8 +167,7 @@ public:
             const auto field = resolve(e.text); // present: the caller checked
             if (field->kind == FieldKind::unusable) {
                 throw ProgramError(e.at, "field '" + e.text + "' of event class '" + class_.name() +
-                                             "' is neither an integer nor a string: "
-                                             "aggregations cannot use it");
+                                             "' is neither an integer nor a string: " + use);
             }
             b.kind = BoundExpression::Kind::slot;
             b.type = value_type(field->kind);
@@ -254,9 +278,12 @@ public:
                 b.subroutine = subroutine;
             }
         }
-        for (const auto& a : e.arguments) {
-            b.arguments.push_back(bind(*a));
+        const std::string outer = use;
+        for (std::size_t i = 0; i < e.arguments.size(); ++i) {
+            use = "it cannot be " + e.text + "( ) argument #" + std::to_string(i + 1);
+            b.arguments.push_back(bind(*e.arguments[i]));
         }
+        use = outer;
         const auto want = [&](std::size_t i, ValueType type) {
             if (i < b.arguments.size() && b.arguments[i].type != type) {
                 throw ProgramError(b.arguments[i].at,
@@ -323,6 +350,9 @@ public:
     }
 
     bool uses_self = false;
+    /// What the expression being bound is for, in the message refusing a field that is
+    /// neither an integer nor a string: "it cannot be printf( ) argument #2"...
+    std::string use = "D expressions cannot use it";
 
 private:
     const EventClassView& class_;
@@ -440,6 +470,7 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
         BoundClause bound;
         bound.clause = c;
         if (clause.predicate) {
+            binder.use = "it cannot be used in a predicate";
             bound.predicate = std::make_unique<BoundExpression>(binder.bind(*clause.predicate));
             if (bound.predicate->type != ValueType::integer) {
                 throw ProgramError(clause.predicate->at,
@@ -451,7 +482,9 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
             s.kind = statement.kind;
             s.aggregation = statement.aggregation;
             if (statement.kind == Statement::Kind::assign) {
+                binder.use = "it cannot be an associative array key";
                 s.target = binder.bind(*statement.target);
+                binder.use = "it cannot be assigned to a variable";
                 s.argument = binder.bind(*statement.argument);
                 s.compound = statement.compound;
                 s.op = statement.op;
@@ -470,23 +503,33 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
                 s.action = statement.action;
                 s.format = statement.has_format ? &statement.format : nullptr;
                 bound.prints = true;
-                for (const auto& a : statement.arguments) {
-                    if (a->kind == Expression::Kind::aggregation) {
-                        s.aggregations.push_back(a->variable);
+                for (std::size_t i = 0; i < statement.arguments.size(); ++i) {
+                    const Expression& a = *statement.arguments[i];
+                    if (a.kind == Expression::Kind::aggregation) {
+                        s.aggregations.push_back(a.variable);
                         continue;
                     }
-                    s.arguments.push_back(binder.bind(*a));
+                    // The format is argument #1, as dtrace(1) counts.
+                    binder.use = "it cannot be " + std::string(action_name(statement.action)) +
+                                 "( ) argument #" +
+                                 std::to_string(i + (statement.has_format ? 2 : 1));
+                    s.arguments.push_back(binder.bind(a));
                 }
                 check_action(statement, s, name);
                 bound.statements.push_back(std::move(s));
                 continue;
             }
+            binder.use = "it cannot be an aggregation key";
             for (const auto& key : statement.keys) {
                 s.keys.push_back(binder.bind(*key));
                 s.key_bytes.push_back(
                     s.keys.back().type == ValueType::string ? 8 : s.keys.back().bytes);
             }
             if (statement.argument) {
+                binder.use = "it cannot be " +
+                             std::string(function_name(
+                                 program_.aggregations[statement.aggregation].function)) +
+                             "( ) argument";
                 s.argument = binder.bind(*statement.argument);
                 if (s.argument->type != ValueType::integer) {
                     const Function f = program_.aggregations[statement.aggregation].function;

@@ -106,7 +106,24 @@ TEST(AggregateBinding, TypeMismatches) {
                  "'tracectl_demo:tick')");
     EXPECT_STREQ(bind_error("tracectl_demo:tick { @[triple] = count(); }").what(),
                  "1:24: field 'triple' of event class 'tracectl_demo:tick' is neither an "
-                 "integer nor a string: aggregations cannot use it");
+                 "integer nor a string: it cannot be an aggregation key");
+    // The message names the use of the field.
+    const std::string unusable =
+        "field 'triple' of event class 'tracectl_demo:tick' is neither an integer nor a string: ";
+    EXPECT_EQ(bind_error("tracectl_demo:tick { printf(\"%d\", triple); }").what(),
+              "1:35: " + unusable + "it cannot be printf( ) argument #2");
+    EXPECT_EQ(bind_error("tracectl_demo:tick { trace(triple); }").what(),
+              "1:28: " + unusable + "it cannot be trace( ) argument #1");
+    EXPECT_EQ(bind_error("tracectl_demo:tick /triple/ { @ = count(); }").what(),
+              "1:21: " + unusable + "it cannot be used in a predicate");
+    EXPECT_EQ(bind_error("tracectl_demo:tick { x = triple; }").what(),
+              "1:26: " + unusable + "it cannot be assigned to a variable");
+    EXPECT_EQ(bind_error("tracectl_demo:tick { a[triple] = 1; }").what(),
+              "1:24: " + unusable + "it cannot be an associative array key");
+    EXPECT_EQ(bind_error("tracectl_demo:tick { @ = max(triple); }").what(),
+              "1:30: " + unusable + "it cannot be max( ) argument");
+    EXPECT_EQ(bind_error("tracectl_demo:tick { @[strjoin(text, triple)] = count(); }").what(),
+              "1:38: " + unusable + "it cannot be strjoin( ) argument #2");
 }
 
 TEST(AggregateBinding, BuiltinsReadContextFields) {
