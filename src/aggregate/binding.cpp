@@ -33,11 +33,15 @@ bool probe_matches(std::string_view pattern, std::string_view event_name, std::s
     return name.rfind(system + "_", 0) == 0;
 }
 
-ProbeNames probe_names(std::string_view event_class_name) {
+ProbeNames probe_names(std::string_view event_class_name, std::string_view domain) {
     ProbeNames names;
     const std::size_t colon = event_class_name.find(':');
     if (colon == std::string_view::npos) {
         names.name = std::string(event_class_name);
+        const std::size_t underscore = event_class_name.find('_');
+        if (domain == "kernel" && underscore != std::string_view::npos && underscore > 0) {
+            names.provider = std::string(event_class_name.substr(0, underscore));
+        }
     } else {
         names.provider = std::string(event_class_name.substr(0, colon));
         names.name = std::string(event_class_name.substr(colon + 1));
@@ -154,7 +158,7 @@ public:
             return b;
         case Expression::Kind::identifier: {
             if (is_probe_builtin(e.text)) {
-                const ProbeNames names = probe_names(class_.name());
+                const ProbeNames names = probe_names(class_.name(), class_.domain());
                 b.kind = BoundExpression::Kind::constant;
                 b.type = ValueType::string;
                 b.string = e.text == "probeprov"   ? names.provider
@@ -450,9 +454,9 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
             continue;
         }
         matched_[c] = true;
-        if (!pseudo && std::find(matched_classes_.begin(), matched_classes_.end(), name) ==
-                           matched_classes_.end()) {
-            matched_classes_.push_back(name);
+        if (!pseudo && std::none_of(matched_classes_.begin(), matched_classes_.end(),
+                                    [&](const auto& m) { return m.first == name; })) {
+            matched_classes_.emplace_back(name, domain);
         }
         std::vector<FieldDescription> slots = result.slots;
         ClauseBinder binder(event_class, slots, program_, variable_types_);
@@ -651,9 +655,22 @@ void Binder::check_references() const {
 }
 
 std::vector<std::string> Binder::matched_event_classes() const {
-    std::vector<std::string> names = matched_classes_;
+    std::vector<std::string> names;
+    for (const auto& [name, domain] : matched_classes_) {
+        names.push_back(name);
+    }
     std::sort(names.begin(), names.end());
     return names;
+}
+
+std::vector<ProbeNames> Binder::matched_probes() const {
+    auto classes = matched_classes_;
+    std::sort(classes.begin(), classes.end());
+    std::vector<ProbeNames> probes;
+    for (const auto& [name, domain] : classes) {
+        probes.push_back(probe_names(name, domain));
+    }
+    return probes;
 }
 
 std::vector<std::string> Binder::unmatched_probes() const {

@@ -137,12 +137,16 @@ struct BoundEventClass {
     std::string name; ///< the event class's (for dtrace's FUNCTION:NAME column)
 };
 
-/// probeprov, probemod, probefunc, probename of an event class named `name`: "p:n" is
-/// provider p and name n; a name without ':' is only a name. Module and function are "".
+/// probeprov, probemod, probefunc, probename of an event class named `name` in a trace of
+/// domain `domain`: "p:n" is provider p and name n. A kernel event name (lttng-modules',
+/// without ':', such as sched_switch or syscall_entry_write) is the name, and its provider
+/// the tracepoint system that begins it, up to the first '_' ("sched", "syscall"): the
+/// system S whose pattern S:* matches it (probe_matches); without '_', no provider. Any
+/// other name without ':' is only a name. Module and function are "".
 struct ProbeNames {
     std::string provider, module, function, name;
 };
-ProbeNames probe_names(std::string_view event_class_name);
+ProbeNames probe_names(std::string_view event_class_name, std::string_view domain = "");
 
 /// Binds a program to event classes, and remembers, per clause, which of its identifiers
 /// some matched event class had.
@@ -180,6 +184,10 @@ public:
     /// The names of the trace's event classes some clause matched, each once, sorted.
     std::vector<std::string> matched_event_classes() const;
 
+    /// The same event classes' probe names (probe_names with their trace's domain), in the
+    /// same order.
+    std::vector<ProbeNames> matched_probes() const;
+
 private:
     /// Throws ProgramError where an action's arguments do not fit it (printf's conversions,
     /// printa's format, integers for exit, trunc and normalize).
@@ -189,8 +197,8 @@ private:
     const Program& program_;
     std::vector<std::optional<std::pair<ValueType, std::uint8_t>>> variable_types_;
     std::vector<bool> matched_;
-    std::vector<std::vector<bool>> found_; // [clause][reference]
-    std::vector<std::string> matched_classes_;
+    std::vector<std::vector<bool>> found_;                             // [clause][reference]
+    std::vector<std::pair<std::string, std::string>> matched_classes_; ///< name, domain
 };
 
 } // namespace tracectl::aggregate

@@ -119,37 +119,42 @@ agg::RunOptions run_options(const AggregateArgs& args, const agg::Program& progr
 
 /// dtrace -l's table of the event classes matched (or, with no trace, of the program's
 /// probe descriptions as written).
-void list_probes(const std::vector<std::string>& names, std::ostream& out) {
+void list_probes(const std::vector<agg::ProbeNames>& probes, std::ostream& out) {
     char line[512];
     std::snprintf(line, sizeof line, "%5s %10s %17s %33s %s\n", "ID", "PROVIDER", "MODULE",
                   "FUNCTION", "NAME");
     out << line;
     int id = 1;
-    for (const std::string& name : names) {
-        std::vector<std::string> parts{""};
-        for (const char c : name) {
-            if (c == ':') {
-                parts.emplace_back();
-            } else {
-                parts.back() += c;
-            }
-        }
-        std::string provider, module, function, probe;
-        if (parts.size() == 4) {
-            provider = parts[0];
-            module = parts[1];
-            function = parts[2];
-            probe = parts[3];
-        } else if (parts.size() == 2) {
-            provider = parts[0];
-            probe = parts[1];
-        } else {
-            probe = name;
-        }
-        std::snprintf(line, sizeof line, "%5d %10s %17s %33s %s\n", id++, provider.c_str(),
-                      module.c_str(), function.c_str(), probe.c_str());
+    for (const agg::ProbeNames& probe : probes) {
+        std::snprintf(line, sizeof line, "%5d %10s %17s %33s %s\n", id++, probe.provider.c_str(),
+                      probe.module.c_str(), probe.function.c_str(), probe.name.c_str());
         out << line;
     }
+}
+
+/// A probe description as written, in dtrace -l's columns: "p:m:f:n", "p:n" or "n".
+agg::ProbeNames described_probe(const std::string& text) {
+    std::vector<std::string> parts{""};
+    for (const char c : text) {
+        if (c == ':') {
+            parts.emplace_back();
+        } else {
+            parts.back() += c;
+        }
+    }
+    agg::ProbeNames probe;
+    if (parts.size() == 4) {
+        probe.provider = parts[0];
+        probe.module = parts[1];
+        probe.function = parts[2];
+        probe.name = parts[3];
+    } else if (parts.size() == 2) {
+        probe.provider = parts[0];
+        probe.name = parts[1];
+    } else {
+        probe.name = text;
+    }
+    return probe;
 }
 
 /// Receives nothing: for -l, which only binds.
@@ -169,20 +174,20 @@ ExitStatus aggregate(const AggregateArgs& args, const agg::Program& program,
     const std::string& command = args.command;
     const agg::RunOptions options = run_options(args, program);
     if (args.list) {
-        std::vector<std::string> names;
+        std::vector<agg::ProbeNames> probes;
         if (traces.empty()) {
             for (const auto& clause : program.clauses) {
                 for (const auto& probe : clause.probes) {
-                    names.push_back(probe.text);
+                    probes.push_back(described_probe(probe.text));
                 }
             }
         } else {
             agg::Binder binder(program);
             NoSink nothing;
             agg::read_traces_in_order(traces, binder, nothing);
-            names = binder.matched_event_classes();
+            probes = binder.matched_probes();
         }
-        list_probes(names, standard_out);
+        list_probes(probes, standard_out);
         return ExitStatus::success;
     }
     std::ofstream file;

@@ -7,6 +7,7 @@
 // loopback. The binary's path is in $TRACECTL.
 #include "dtrace_trace_writer.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -296,6 +297,28 @@ TEST_F(DtraceCommand, AScriptIsARegularFileOfAtMostOneMebibyte) {
     EXPECT_EQ(r.err, "tracectl: -s: cannot read " + larger.string() +
                          ": larger than 1 MiB, the most a D script may be (see 'tracectl dtrace "
                          "--help')\n");
+}
+
+TEST_F(DtraceCommand, ListingAKernelTraceShowsTheProvider) {
+    DtraceTraceWriter w;
+    w.domain = "kernel";
+    w.renames = {{"demo:note", "sched_switch"}, {"demo:entry", "syscall_entry_write"}};
+    const DtraceTraceWriter::Thread app{10, 100, "app"};
+    w.note(0, 1000, app, "switch", 1);
+    w.entry(0, 2000, app, 3);
+    const std::string kernel = (root_ / "kernel").string();
+    w.write(kernel);
+    const Result r = run({"tracectl", "dtrace", "--trace", kernel, "-l", "-n",
+                          "sched:sched_switch, syscall:* { @ = count(); }"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    char line[3][200];
+    std::snprintf(line[0], sizeof line[0], "%5s %10s %17s %33s %s\n", "ID", "PROVIDER", "MODULE",
+                  "FUNCTION", "NAME");
+    std::snprintf(line[1], sizeof line[1], "%5d %10s %17s %33s %s\n", 1, "sched", "", "",
+                  "sched_switch");
+    std::snprintf(line[2], sizeof line[2], "%5d %10s %17s %33s %s\n", 2, "syscall", "", "",
+                  "syscall_entry_write");
+    EXPECT_EQ(r.out, std::string(line[0]) + line[1] + line[2]);
 }
 
 TEST_F(DtraceCommand, AggregateIsTheSameCommand) {

@@ -325,6 +325,33 @@ TEST_F(DtraceProgram, EveryStringIsBoundedByStrsize) {
     EXPECT_EQ(r.out, "1023\n");
 }
 
+TEST_F(DtraceProgram, KernelRecordsHaveTheirTracepointSystemAsProvider) {
+    DtraceTraceWriter w;
+    w.domain = "kernel";
+    w.renames = {{"demo:note", "sched_switch"},
+                 {"demo:entry", "syscall_entry_write"},
+                 {"demo:return", "kmalloc"}};
+    const DtraceTraceWriter::Thread app{10, 100, "app"};
+    w.note(0, 1000, app, "switch", 1);
+    w.entry(0, 2000, app, 3);
+    w.exit_(0, 3000, app, 0);
+    const std::string trace = (root_ / "kernel").string();
+    w.write(trace);
+    const Result r =
+        run("sched:sched_switch /probeprov == \"sched\"/ { printf(\"%s|%s|%s\\n\", probeprov, "
+            "probename, text); }\n"
+            "syscall:* { printf(\"%s|%s\\n\", probeprov, probename); }\n"
+            "kmem:kmalloc { printf(\"[%s]|%s\\n\", probeprov, probename); }",
+            trace, true);
+    EXPECT_EQ(r.out, "sched|sched_switch|switch\nsyscall|syscall_entry_write\n[]|kmalloc\n");
+    // The same names in a UST trace are only names.
+    w.domain = "ust";
+    w.renames = {{"demo:note", "sched_switch"}};
+    const std::string ust = (root_ / "ust").string();
+    w.write(ust);
+    EXPECT_EQ(run("sched_switch { printf(\"[%s]\\n\", probeprov); }", ust, true).out, "[]\n");
+}
+
 TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
     const auto error = [](const std::string& source) -> std::string {
         try {

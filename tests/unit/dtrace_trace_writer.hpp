@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tracectl::aggregate::testing {
@@ -88,9 +89,25 @@ public:
         add(cpu, time, std::move(r));
     }
 
+    /// The trace's domain, and event classes renamed ("demo:note" -> "sched_switch"): a
+    /// kernel trace's lttng-modules names.
+    std::string domain = "ust";
+    std::vector<std::pair<std::string, std::string>> renames;
+
     void write(const std::filesystem::path& dir) const {
         std::filesystem::create_directories(dir);
-        std::ofstream(dir / "metadata") << kDtraceMetadata;
+        std::string metadata = kDtraceMetadata;
+        const auto replace = [&metadata](const std::string& from, const std::string& to) {
+            const std::size_t at = metadata.find(from);
+            if (at != std::string::npos) {
+                metadata.replace(at, from.size(), to);
+            }
+        };
+        replace("domain = \"ust\"", "domain = \"" + domain + "\"");
+        for (const auto& [from, to] : renames) {
+            replace("name = \"" + from + "\"", "name = \"" + to + "\"");
+        }
+        std::ofstream(dir / "metadata") << metadata;
         for (const auto& [cpu, records] : streams_) {
             Record events;
             for (const auto& [time, record] : records) {
