@@ -1151,7 +1151,7 @@ private:
 
 } // namespace
 
-std::string probe_pattern(const std::string& text, Position at) {
+std::vector<std::string> probe_fields(const std::string& text) {
     std::vector<std::string> parts{""};
     for (const char c : text) {
         if (c == ':') {
@@ -1160,6 +1160,11 @@ std::string probe_pattern(const std::string& text, Position at) {
             parts.back() += c;
         }
     }
+    return parts;
+}
+
+std::string probe_pattern(const std::string& text, Position at) {
+    const std::vector<std::string> parts = probe_fields(text);
     if (parts.size() == 1 || parts.size() == 2) {
         if (std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); })) {
             throw ProgramError(at, "invalid probe description '" + text + "'");
@@ -1243,14 +1248,7 @@ std::int64_t tick_period(const std::string& spec, const std::string& text, Posit
 } // namespace
 
 ProbeDescription probe_description(const std::string& text, Position at) {
-    std::vector<std::string> parts{""};
-    for (const char c : text) {
-        if (c == ':') {
-            parts.emplace_back();
-        } else {
-            parts.back() += c;
-        }
-    }
+    const std::vector<std::string> parts = probe_fields(text);
     const std::string& name = parts.back();
     const std::string provider = parts.size() > 1 ? parts.front() : std::string();
     ProbeDescription probe{text, at, {}, ProbeKind::event, 0};

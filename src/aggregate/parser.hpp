@@ -52,6 +52,10 @@ Program parse_program(std::string_view source, const Macros& macros = {});
 /// module or function part is neither empty nor "*".
 std::string probe_pattern(const std::string& text, Position at);
 
+/// The ':'-separated fields of probe description `text` as written, one to
+/// four of them ("p:m:f:n", "p:n", "n"; empty ones kept).
+std::vector<std::string> probe_fields(const std::string& text);
+
 /// The probe description `text`: the dtrace provider's BEGIN, END, ERROR (`BEGIN`,
 /// `dtrace:::BEGIN`), timers (`tick-N[unit]`, `profile:::tick-N[unit]`: ns, us, ms, s, m,
 /// h, d or hz, hz without a unit) or trace events (probe_pattern). Throws ProgramError

@@ -134,14 +134,7 @@ void list_probes(const std::vector<agg::ProbeNames>& probes, std::ostream& out) 
 
 /// A probe description as written, in dtrace -l's columns: "p:m:f:n", "p:n" or "n".
 agg::ProbeNames described_probe(const std::string& text) {
-    std::vector<std::string> parts{""};
-    for (const char c : text) {
-        if (c == ':') {
-            parts.emplace_back();
-        } else {
-            parts.back() += c;
-        }
-    }
+    const std::vector<std::string> parts = agg::probe_fields(text);
     agg::ProbeNames probe;
     if (parts.size() == 4) {
         probe.provider = parts[0];
