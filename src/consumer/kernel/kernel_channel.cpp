@@ -315,9 +315,13 @@ void KernelChannel::armTimer() {
 int KernelChannel::onReadable(sd_event_source*, int, std::uint32_t, void* userdata) {
     auto* c = static_cast<Cpu*>(userdata);
     try {
-        if (c->owner->drain(*c, kPagesPerWakeup, true) == 0 && c->watch) {
-            // Readable (level-triggered) yet no whole page: watching again
-            // at once would spin. The read timer takes the partial page.
+        // Readable (ftrace's watermark) yet no whole page to splice: what
+        // is there is taken as the read timer takes it (a few reads at
+        // most), rather than left to fill the buffer until the next tick.
+        if (c->owner->drain(*c, kPagesPerWakeup, true) == 0 &&
+            c->owner->drain(*c, kPagesPerWakeup, false) == 0 && c->watch) {
+            // Still nothing: watching again at once would spin. The read
+            // timer looks again.
             c->paused = true;
             sd_event_source_set_enabled(c->watch.get(), SD_EVENT_OFF);
         }
