@@ -201,9 +201,11 @@ TEST_F(Kernel, WithEverySystemCallTheConsumerDoesNotTraceItsOwnReadsInALoop) {
             ++own;
     }
     // Its read timer (100 ms by default) wakes it ten times a second, and
-    // each wake-up reads each CPU's partial page and writes a packet: a few
-    // hundred system calls a second. The loop made hundreds of thousands.
-    EXPECT_LT(own, 5000u) << own << " of the " << all << " events are the consumer's own";
+    // each page it takes costs it a few system calls: its share follows the
+    // machine's load (beside other suites: 5,014 of 122,651 events). The
+    // loop made more than a million in that second, most of all events.
+    EXPECT_FALSE(own > 50000u && own * 4 > all)
+        << own << " of the " << all << " events are the consumer's own";
     s->Destroy({});
 }
 
