@@ -200,14 +200,7 @@ private:
         result.at = name.at;
         if (is("[")) {
             take();
-            for (;;) {
-                result.keys.push_back(expression());
-                if (is("]")) {
-                    break;
-                }
-                expect(",");
-            }
-            take();
+            result.keys = expression_list("]", false);
         }
         expect("=");
         if (peek().kind != Token::Kind::identifier) {
@@ -216,17 +209,7 @@ private:
         const Token& function_token = take();
         const Function function = function_by_name(function_token);
         const Token& open = expect("(");
-        std::vector<std::unique_ptr<Expression>> arguments;
-        if (!is(")")) {
-            for (;;) {
-                arguments.push_back(expression());
-                if (is(")")) {
-                    break;
-                }
-                expect(",");
-            }
-        }
-        take();
+        std::vector<std::unique_ptr<Expression>> arguments = expression_list(")", true);
         LinearParameters linear;
         LogLinearParameters log_linear;
         check_arguments(function, function_token, open, arguments, linear, log_linear);
@@ -362,17 +345,7 @@ private:
         result.action = *action;
         result.at = name.at;
         const Token& open = expect("(");
-        std::vector<std::unique_ptr<Expression>> arguments;
-        if (!is(")")) {
-            for (;;) {
-                arguments.push_back(expression());
-                if (is(")")) {
-                    break;
-                }
-                expect(",");
-            }
-        }
-        take();
+        std::vector<std::unique_ptr<Expression>> arguments = expression_list(")", true);
         const auto count_error = [&](const std::string& wanted) {
             return ProgramError(open.at, name.text + "( ) takes " + wanted + ", " +
                                              std::to_string(arguments.size()) + " given");
@@ -927,19 +900,32 @@ private:
         return e;
     }
 
+    /// Expressions separated by "," up to `close`, which is taken too; none
+    /// only if `may_be_empty` (a call's "()").
+    std::vector<std::unique_ptr<Expression>> expression_list(std::string_view close,
+                                                             bool may_be_empty) {
+        std::vector<std::unique_ptr<Expression>> list;
+        if (!may_be_empty || !is(close)) {
+            for (;;) {
+                list.push_back(expression());
+                if (is(close)) {
+                    break;
+                }
+                expect(",");
+            }
+        }
+        take();
+        return list;
+    }
+
     /// `[key, ...]` of an associative array: one more level of nesting, and the keys'
     /// heights count in the variable's.
     void keys(Expression& e) {
         const Nesting nesting(*this, take());
-        for (;;) {
-            e.arguments.push_back(expression());
-            e.height = std::max(e.height, 1 + e.arguments.back()->height);
-            if (is("]")) {
-                break;
-            }
-            expect(",");
+        for (auto& key : expression_list("]", false)) {
+            e.height = std::max(e.height, 1 + key->height);
+            e.arguments.push_back(std::move(key));
         }
-        take();
         check_height(e);
     }
 
@@ -1066,16 +1052,7 @@ private:
         e->kind = Expression::Kind::call;
         e->at = name.at;
         e->text = name.text;
-        if (!is(")")) {
-            for (;;) {
-                e->arguments.push_back(expression());
-                if (is(")")) {
-                    break;
-                }
-                expect(",");
-            }
-        }
-        take();
+        e->arguments = expression_list(")", true);
         const std::size_t n = e->arguments.size();
         if (n < found->min || n > found->max) {
             throw ProgramError(name.at,
