@@ -294,6 +294,23 @@ Buffers createAndReceive(ConsumerProcess& c, const cp::CreateChannel& req,
     return b;
 }
 
+/// A snapshot session's trace as its daemon makes it: metadata channel 1,
+/// with a TSDL pushed, and overwrite data channel 5 of `uuid`.
+struct SnapshotTrace {
+    Buffers meta, data;
+    std::string tsdl = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
+};
+SnapshotTrace snapshotTrace(ConsumerProcess& c, const std::array<std::uint8_t, 16>& uuid) {
+    cp::CreateChannel overwriting = dataChannel(5, uuid);
+    overwriting.overwrite = true; // a snapshot session's data channels
+    const auto streams = static_cast<std::uint32_t>(lttng_ust_ctl_get_nr_stream_per_channel());
+    // In order: the metadata channel, then the data channel.
+    SnapshotTrace t{createAndReceive(c, metadataChannel(1, uuid), 1),
+                    createAndReceive(c, overwriting, streams)};
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, t.tsdl}), cp::Message(cp::Ok{}));
+    return t;
+}
+
 cp::ErrorKind expectError(const cp::Message& m) {
     const auto* e = std::get_if<cp::ErrorReply>(&m);
     if (e == nullptr) {
@@ -854,9 +871,6 @@ TEST_F(ConsumerTest, ATakeoverBeforeAnyMetadataLeavesNoEmptyMetadataFile) {
     EXPECT_EQ(c.waitExit(), 0);
 }
 
-// A snapshot session's consumer taken over keeps its buffers: the next
-// snapshots write the previous daemon's trace, with its metadata, in a
-// folder of its own beside the one the next daemon's channels take.
 // Found by a fresh user: a snapshot whose session was destroyed between its
 // data and its metadata (the daemon closed the channels, metadata too, then
 // sent SnapshotMetadata) was answered Ok with no metadata file: a folder no
@@ -864,14 +878,7 @@ TEST_F(ConsumerTest, ATakeoverBeforeAnyMetadataLeavesNoEmptyMetadataFile) {
 TEST_F(ConsumerTest, ASnapshotWhoseMetadataChannelWentMeanwhileIsIncomplete) {
     ConsumerProcess c(dir_, nullptr, false, "--snapshot");
     hello(c);
-    const auto uuid = randomUuid();
-    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
-    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
-    cp::CreateChannel overwriting = dataChannel(5, uuid);
-    overwriting.overwrite = true;
-    Buffers data = createAndReceive(c, overwriting, static_cast<std::uint32_t>(nr));
-    const std::string tsdl = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
-    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl}), cp::Message(cp::Ok{}));
+    const SnapshotTrace trace = snapshotTrace(c, randomUuid());
     const fs::path snapshot = dir_ / "snapshot-destroyed";
     fs::create_directories(snapshot);
     UniqueFd folder(open(snapshot.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -884,17 +891,16 @@ TEST_F(ConsumerTest, ASnapshotWhoseMetadataChannelWentMeanwhileIsIncomplete) {
     EXPECT_EQ(c.waitExit(), 0);
 }
 
+// A snapshot session's consumer taken over keeps its buffers: the next
+// snapshots write the previous daemon's trace, with its metadata, in a
+// folder of its own beside the one the next daemon's channels take.
 TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNextSnapshots) {
     ConsumerProcess c(dir_, nullptr, false, "--snapshot");
     hello(c);
     const auto uuid = randomUuid();
-    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    const SnapshotTrace trace = snapshotTrace(c, uuid);
     const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
-    cp::CreateChannel overwriting = dataChannel(5, uuid);
-    overwriting.overwrite = true; // a snapshot session's data channels
-    Buffers data = createAndReceive(c, overwriting, static_cast<std::uint32_t>(nr));
-    const std::string tsdl = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
-    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl}), cp::Message(cp::Ok{}));
+    const std::string& tsdl = trace.tsdl;
     cp::Message answer = c.call(cp::Adopt{cp::kVersion, "next"});
     const cp::AdoptReply* adopted = std::get_if<cp::AdoptReply>(&answer);
     ASSERT_NE(adopted, nullptr) << cp::messageName(cp::typeOf(answer));

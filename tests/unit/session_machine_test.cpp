@@ -1171,6 +1171,21 @@ struct OrderedRecorder final : SessionRecorder {
     int endings = 0;
 };
 
+/// Session "s" with channel0, driving `domains` and recording into `recorder`.
+std::unique_ptr<Session> recordedSession(std::vector<DomainBackend*> domains,
+                                         SessionRecorder& recorder) {
+    SessionConfig c;
+    c.name = "s";
+    c.owner = 1000;
+    c.outputPath = "/tmp/s";
+    auto s = std::make_unique<Session>(SessionId::random(), c, std::chrono::system_clock::now(),
+                                       std::move(domains), &recorder);
+    ChannelConfig ch;
+    ch.name = "channel0";
+    s->addChannel(ch);
+    return s;
+}
+
 } // namespace
 
 // The recording is what the domains' channels go into: it starts before
@@ -1178,14 +1193,8 @@ struct OrderedRecorder final : SessionRecorder {
 TEST(SessionRecording, StartsBeforeTheDomainsAndEndsAfterThem) {
     FakeDomain ust("ust"), kernel("kernel");
     OrderedRecorder recorder;
-    SessionConfig c;
-    c.name = "s";
-    c.owner = 1000;
-    c.outputPath = "/tmp/s";
-    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&ust, &kernel}, &recorder);
-    ChannelConfig ch;
-    ch.name = "channel0";
-    s.addChannel(ch);
+    auto owned = recordedSession({&ust, &kernel}, recorder);
+    Session& s = *owned;
     Outcome started;
     s.start(started.done());
     ASSERT_EQ(recorder.starts.size(), 1u);
@@ -1222,14 +1231,8 @@ TEST(SessionRecording, StartsBeforeTheDomainsAndEndsAfterThem) {
 TEST(SessionRecording, ARecordingThatCannotStartStartsNoDomain) {
     FakeDomain ust("ust");
     OrderedRecorder recorder;
-    SessionConfig c;
-    c.name = "s";
-    c.owner = 1000;
-    c.outputPath = "/tmp/s";
-    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&ust}, &recorder);
-    ChannelConfig ch;
-    ch.name = "channel0";
-    s.addChannel(ch);
+    auto owned = recordedSession({&ust}, recorder);
+    Session& s = *owned;
     Outcome started;
     s.start(started.done());
     FakeDomain::answer(recorder.starts, Error(ErrorCode::Failed, "no consumer"));
@@ -1261,14 +1264,8 @@ TEST(SessionRecording, ADomainThatRefusesTheStartStopsItBeforeAnythingIsMade) {
         }
     } refusing;
     OrderedRecorder recorder;
-    SessionConfig c;
-    c.name = "s";
-    c.owner = 1000;
-    c.outputPath = "/tmp/s";
-    Session s(SessionId::random(), c, std::chrono::system_clock::now(), {&refusing}, &recorder);
-    ChannelConfig ch;
-    ch.name = "channel0";
-    s.addChannel(ch);
+    auto owned = recordedSession({&refusing}, recorder);
+    Session& s = *owned;
     try {
         s.start([](std::optional<Error>) { ADD_FAILURE() << "answered"; });
         ADD_FAILURE() << "not refused";
