@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace tracectl {
 
@@ -60,15 +61,12 @@ Recordings::PathDone Recordings::posted(PathDone f) {
 }
 
 Recording* Recordings::find(const RecordingRef& ref) {
-    const auto it = recordings_.find(ref.idHex);
-    if (it == recordings_.end() || it->second->serial != ref.serial)
-        return nullptr;
-    return it->second.get();
+    Recording* r = find(ref.idHex);
+    return r != nullptr && r->serial == ref.serial ? r : nullptr;
 }
 
 Recording* Recordings::find(const std::string& idHex) {
-    const auto it = recordings_.find(idHex);
-    return it == recordings_.end() ? nullptr : it->second.get();
+    return const_cast<Recording*>(std::as_const(*this).find(idHex));
 }
 
 const Recording* Recordings::find(const std::string& idHex) const {
