@@ -469,8 +469,8 @@ inline constexpr std::size_t kMaxConversionBytes = kMaxPayload - 32;
 /// writes `<outputDir>/<name>_<cpu>` with
 /// `index/<name>_<cpu>.idx`; a metadata channel writes `<outputDir>/metadata`
 /// from what PushMetadata brings (plain TSDL text), and takes no fd. With
-/// `statedump`, a data channel first writes the statedump
-/// (`<name>_statedump`) at its creation. Payload: u64 key, u8 kind, string
+/// `statedump`, a data channel first writes the statedump at the head of
+/// its first CPU's stream at its creation. Payload: u64 key, u8 kind, string
 /// outputDir, string name, u64 packetSize, u32 streamId, u32 contextMask,
 /// bool statedump, uuid[16], u32 pageSize, u32 timestampOffset, u32
 /// timestampSize, u32 commitOffset, u32 commitSize, u32 dataOffset, u32

@@ -11,8 +11,8 @@
 //
 //   trace.packet.header  u32 magic (0xC1FC1FC1), u8 uuid[16],
 //                        u32 stream_id (the channel's stream class id),
-//                        u64 stream_instance_id (the CPU; kStatedumpInstance
-//                        for the statedump stream)
+//                        u64 stream_instance_id (the CPU; kIpProbesInstance
+//                        for the ip provider's stream)
 //   stream.packet.context
 //                        u64 timestamp_begin, u64 timestamp_end (clock
 //                        `monotonic`, ns), u64 content_size, u64 packet_size
@@ -73,16 +73,17 @@ inline constexpr std::size_t kPacketPreambleSize = kPacketHeaderSize + kPacketCo
 inline constexpr std::size_t kEventHeaderSize = 2 + 8;                                     // 10
 /// Bytes of the ftrace common fields (struct trace_entry).
 inline constexpr std::size_t kFtraceCommonSize = 8;
-/// stream_instance_id of the statedump stream (`kernel/<channel>_statedump`).
-inline constexpr std::uint64_t kStatedumpInstance = 0xFFFFFFFF;
 /// stream_instance_id of a channel's `ip` provider stream (`<channel>_ip`):
 /// one stream for every CPU (the BPF ring buffer is shared), so no CPU's.
 inline constexpr std::uint64_t kIpProbesInstance = 0xFFFFFFFE;
 
 /// The statedump (lttng-modules 2.13 lttng-statedump-impl.c and
 /// instrumentation/events/lttng-statedump.h): written by the consumer from
-/// /proc at the session's first start into `kernel/<channel>_statedump` of
-/// the session's first kernel channel, whose stream class declares these
+/// /proc at the session's first start, at the head of the first CPU's
+/// stream of the session's first kernel channel (as lttng-modules records
+/// it into the buffer of the CPU it runs on, so that every stream spans the
+/// session: LTTng's analyses intersect the streams' time ranges), whose
+/// stream class declares these
 /// events with these fixed ids (the ftrace events get ids from
 /// kFirstFtraceCtfId on):
 ///   lttng_statedump_start, lttng_statedump_end: no fields;

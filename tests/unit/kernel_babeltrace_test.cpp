@@ -206,9 +206,8 @@ TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 7) << out; // the warning, 6 events
 }
 
-// Every context field, a second stream class, the statedump events with
-// their fields, and the statedump stream (stream_instance_id
-// kStatedumpInstance), as the consumer writes them.
+// Every context field, a second stream class, and the statedump events with
+// their fields at the head of a CPU's stream, as the consumer writes them.
 TEST(KernelBabeltrace, ContextsStatedumpAndTwoStreamClasses) {
     int status = -1;
     ktest::run("babeltrace2 --version", status);
@@ -267,20 +266,20 @@ TEST(KernelBabeltrace, ContextsStatedumpAndTwoStreamClasses) {
         e.context = all;
         return e;
     };
-    const Bytes statedump = ktest::packet(
-        t.uuid, 0, kr::kStatedumpInstance, 0,
+    Bytes cpu1 = ktest::packet(
+        t.uuid, 0, 1, 1,
         {ev(kr::kStatedumpStartId, 10, {}), ev(kr::kStatedumpProcessStateId, 11, process),
          ev(kr::kStatedumpFileDescriptorId, 12, fd), ev(kr::kStatedumpEndId, 13, {})},
         0, 0);
-    const Bytes cpu1 = ktest::packet(
-        t.uuid, 0, 1, 1, {ev(4, 20, convert(m.channels[0].conversions()[0], irq.bytes()))}, 0, 0);
+    const Bytes next = ktest::packet(
+        t.uuid, 0, 1, 1, {ev(4, 20, convert(m.channels[0].conversions()[0], irq.bytes()))}, 1, 0);
+    cpu1.insert(cpu1.end(), next.begin(), next.end());
     ktest::Event plain{4, 30, convert(m.channels[1].conversions()[0], exit.bytes())};
     plain.context = Bytes{};
     const Bytes second = ktest::packet(t.uuid, 1, 0, 0, {plain}, 0, 0);
 
     ktest::TempDir dir;
     ktest::writeFile(dir.path() / "metadata", m.tsdl.data(), m.tsdl.size());
-    ktest::writeFile(dir.path() / "a_statedump", statedump.data(), statedump.size());
     ktest::writeFile(dir.path() / "a_1", cpu1.data(), cpu1.size());
     ktest::writeFile(dir.path() / "b_0", second.data(), second.size());
     const std::string out = ktest::run(
@@ -291,12 +290,12 @@ TEST(KernelBabeltrace, ContextsStatedumpAndTwoStreamClasses) {
     const auto expect = [&](const std::string& part) {
         EXPECT_NE(out.find(part), std::string::npos) << "missing: " << part << "\n" << out;
     };
-    expect("lttng_statedump_process_state: { cpu_id = 0 }, " + ctx +
+    expect("lttng_statedump_process_state: { cpu_id = 1 }, " + ctx +
            ", { tid = 100, vtid = 100, pid = 99, vpid = 99, ppid = 1, vppid = 1, name = \"bash\", "
            "type = 0, mode = 0, submode = 0, status = 5, cpu = 1 }");
-    expect("lttng_statedump_file_descriptor: { cpu_id = 0 }, " + ctx +
+    expect("lttng_statedump_file_descriptor: { cpu_id = 1 }, " + ctx +
            ", { pid = 99, fd = 3, flags = 32770, fmode = 31, filename = \"/tmp/x\" }");
-    expect("lttng_statedump_end: { cpu_id = 0 }, " + ctx + ", { }");
+    expect("lttng_statedump_end: { cpu_id = 1 }, " + ctx + ", { }");
     expect("irq_handler_entry: { cpu_id = 1 }, " + ctx + ", { irq = 16, name = \"eth0\" }");
     expect("syscall_exit_write: { cpu_id = 0 }, { ret = -11 }");
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 6) << out;

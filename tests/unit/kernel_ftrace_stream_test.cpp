@@ -330,3 +330,37 @@ TEST(FtraceStream, AnIdleStreamsFirstPacketBeginsAtTheStreamsBeginning) {
     EXPECT_EQ(f.packets[0].index.timestampEnd, 1000u);
     EXPECT_EQ(f.packets[1].index.timestampBegin, 1000u);
 }
+
+// The statedump's events go into the stream before its pages: they share
+// its packets, its sequence numbers and its clock, and the pages' events
+// follow in the same stream (no stream of its own covering one instant).
+TEST(FtraceStream, AppendedEventsShareThePacketsOfThePagesThatFollow) {
+    Fixture f(84 + 3 * kEventBytes, 0, nullptr, 900);
+    const Bytes fields = {std::byte{1}, std::byte{0}, std::byte{0}, std::byte{0},
+                          std::byte{2}, std::byte{0}, std::byte{0}, std::byte{0}};
+    for (std::uint64_t ts : {950, 960, 955, 970})
+        EXPECT_TRUE(f.stream->appendEvent(kSwitchCtf, ts, {}, fields));
+    EXPECT_EQ(f.packets.size(), 1u); // 3 a packet: the 4th opened the next
+    PageWriter w(1000);
+    w.record(10, switchRecord(100, 7));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(2000);
+    ASSERT_EQ(f.packets.size(), 2u);
+    const auto first = events(f.packets[0]);
+    const auto second = events(f.packets[1]);
+    ASSERT_EQ(first.size(), 3u);
+    ASSERT_EQ(second.size(), 2u);
+    EXPECT_EQ(first[0].first, 950u);
+    EXPECT_EQ(first[2].first, 960u); // 955 raised to the stream's latest
+    EXPECT_EQ(second[0].first, 970u);
+    EXPECT_EQ(second[1], std::make_pair(std::uint64_t{1010}, 7u));
+    EXPECT_EQ(f.packets[0].index.timestampBegin, 950u);
+    EXPECT_EQ(f.packets[1].index.packetSeqNum, 1u);
+    EXPECT_EQ(f.stream->counters().eventsWritten, 5u);
+
+    // One no empty packet holds is refused and counted as discarded.
+    const Bytes huge(4096);
+    EXPECT_FALSE(f.stream->appendEvent(kSwitchCtf, 3000, {}, huge));
+    EXPECT_EQ(f.stream->counters().tooLarge, 1u);
+    EXPECT_EQ(f.stream->counters().eventsDiscarded, 1u);
+}

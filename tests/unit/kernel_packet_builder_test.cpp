@@ -282,7 +282,7 @@ TEST(PacketBuilder, SeqNumDiscardedAndTimestamps) {
 }
 
 TEST(PacketBuilder, AppendRawWritesFieldsAsIs) {
-    PacketBuilder b(testUuid(), 1, kStatedumpInstance, 0, 4096, kContextTid);
+    PacketBuilder b(testUuid(), 1, 0, 0, 4096, kContextTid);
     const Bytes fields{std::byte{1}, std::byte{2}, std::byte{3}};
     ASSERT_TRUE(b.appendRaw(kStatedumpEndId, 42, context(), fields));
     const ClosedPacket p = b.close(42);
@@ -292,7 +292,7 @@ TEST(PacketBuilder, AppendRawWritesFieldsAsIs) {
     putLe(want, 4242, 4);
     want.insert(want.end(), fields.begin(), fields.end());
     EXPECT_EQ(Bytes(p.bytes.begin() + 84, p.bytes.end()), want);
-    EXPECT_EQ(getLe(p.bytes, 24, 8), kStatedumpInstance);
+    EXPECT_EQ(getLe(p.bytes, 24, 8), 0u);
 }
 
 TEST(ConversionTable, FindsAddsAndReplaces) {

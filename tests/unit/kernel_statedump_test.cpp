@@ -1,5 +1,6 @@
 // The statedump (consumer/kernel/statedump.hpp), ProcfsProcessInfo and the
 // /proc parsers over a fake /proc tree in a temporary directory.
+#include "kernel_records.hpp"
 #include "kernel_test_support.hpp"
 #include "proc_stat.hpp"
 #include "process_info.hpp"
@@ -75,45 +76,17 @@ protected:
 struct Event {
     std::uint16_t id;
     std::uint64_t ts;
-    std::int32_t ctxTid;
     Bytes fields;
 };
 
 constexpr std::size_t kProcessStateBytes = 6 * 4 + 16 + 5 * 4;
 
-// The events of statedump packets (context: _tid only).
-std::vector<Event> parse(const std::vector<Bytes>& packets) {
-    std::vector<Event> out;
-    for (const Bytes& p : packets) {
-        EXPECT_EQ(getLe(p, 0, 4), kPacketMagic);
-        EXPECT_EQ(getLe(p, 24, 8), kStatedumpInstance);
-        EXPECT_EQ(getLe(p, 48, 8), p.size() * 8);
-        std::size_t at = kPacketPreambleSize;
-        while (at < p.size()) {
-            Event e;
-            e.id = static_cast<std::uint16_t>(getLe(p, at, 2));
-            e.ts = getLe(p, at + 2, 8);
-            e.ctxTid = static_cast<std::int32_t>(getLe(p, at + 10, 4));
-            at += 14;
-            std::size_t n = 0;
-            if (e.id == kStatedumpProcessStateId) {
-                n = kProcessStateBytes;
-            } else if (e.id == kStatedumpFileDescriptorId) {
-                n = 16;
-                while (at + n < p.size() && p[at + n] != std::byte{0})
-                    ++n;
-                ++n;
-            } else {
-                EXPECT_TRUE(e.id == kStatedumpStartId || e.id == kStatedumpEndId) << e.id;
-            }
-            EXPECT_LE(at + n, p.size());
-            e.fields.assign(p.begin() + static_cast<long>(at),
-                            p.begin() + static_cast<long>(at + n));
-            at += n;
-            out.push_back(std::move(e));
-        }
-    }
-    return out;
+// A sink that keeps every event.
+StatedumpSink collect(std::vector<Event>& out) {
+    return [&out](std::uint16_t id, std::uint64_t ts, std::span<const std::byte> fields) {
+        out.push_back({id, ts, Bytes(fields.begin(), fields.end())});
+        return true;
+    };
 }
 
 std::int32_t i32(const Bytes& b, std::size_t at) {
@@ -211,23 +184,12 @@ TEST_F(FakeProc, StatedumpWritesEveryThreadAndFile) {
     write("cpuinfo", "x");
 
     std::uint64_t now = 1000;
-    Uuid uuid{};
-    Statedump dump(root, uuid, 3, 4096, kContextTid, [&] { return now += 10; });
-    ContextValues ctx;
-    ctx.tid = 999;
-    std::vector<Bytes> packets;
-    std::vector<IndexEntry> index;
-    const StatedumpCounts counts =
-        dump.run(ctx, [&](std::span<const std::byte> p, const IndexEntry& e) {
-            packets.emplace_back(p.begin(), p.end());
-            index.push_back(e);
-        });
+    Statedump dump(root, [&] { return now += 10; });
+    std::vector<Event> ev;
+    const StatedumpCounts counts = dump.run(collect(ev));
     EXPECT_EQ(counts.processes, 3u); // 1, 2, 40: the per-tid dirs 41-44 are threads of 40
-    ASSERT_EQ(packets.size(), 1u);
-    EXPECT_EQ(index[0].streamId, 3u);
-    EXPECT_EQ(index[0].streamInstanceId, kStatedumpInstance);
+    EXPECT_EQ(counts.dropped, 0u);
 
-    const std::vector<Event> ev = parse(packets);
     ASSERT_GE(ev.size(), 2u);
     EXPECT_EQ(ev.front().id, kStatedumpStartId);
     EXPECT_EQ(ev.back().id, kStatedumpEndId);
@@ -235,10 +197,13 @@ TEST_F(FakeProc, StatedumpWritesEveryThreadAndFile) {
     for (const Event& e : ev) {
         EXPECT_GT(e.ts, last);
         last = e.ts;
-        EXPECT_EQ(e.ctxTid, 999);
+        if (e.id == kStatedumpProcessStateId) {
+            EXPECT_EQ(e.fields.size(), kProcessStateBytes);
+        }
+        if (e.id == kStatedumpStartId || e.id == kStatedumpEndId) {
+            EXPECT_TRUE(e.fields.empty());
+        }
     }
-    EXPECT_EQ(index[0].timestampBegin, ev.front().ts);
-    EXPECT_EQ(index[0].timestampEnd, ev.back().ts);
 
     // The events in order: init, its two files, kthreadd, app's 5 threads.
     std::vector<const Event*> states, files;
@@ -288,30 +253,28 @@ TEST_F(FakeProc, StatedumpWritesEveryThreadAndFile) {
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(f1.data() + 16)), "socket:[1234]");
 }
 
-TEST_F(FakeProc, StatedumpSplitsPacketsAndDropsNothing) {
-    for (int pid = 10; pid < 40; ++pid) {
-        const fs::path dir = root / std::to_string(pid) / "task" / std::to_string(pid);
-        fs::create_directories(dir);
-        std::ofstream(dir / "stat") << statLine(pid, "p" + std::to_string(pid), 'S', 1, 0, 20, 0);
-    }
-    // Room for 3 process_state events per packet.
-    const std::size_t event = 10 + kProcessStateBytes;
-    Statedump dump(root, Uuid{}, 1, 84 + 3 * event, 0, [] { return 5; });
-    std::vector<Bytes> packets;
-    std::vector<IndexEntry> index;
+// A clock that goes backward never makes the events do so, and what the
+// sink refuses is counted as dropped.
+TEST_F(FakeProc, StatedumpCountsWhatItsSinkRefuses) {
+    for (int pid = 10; pid < 40; ++pid)
+        thread(pid, pid, "p" + std::to_string(pid), 'S', 1);
+    std::uint64_t now = 1000;
+    Statedump dump(root, [&] { return now -= 1; });
+    std::vector<Event> ev;
+    int calls = 0;
     const StatedumpCounts counts =
-        dump.run({}, [&](std::span<const std::byte> p, const IndexEntry& e) {
-            packets.emplace_back(p.begin(), p.end());
-            index.push_back(e);
+        dump.run([&](std::uint16_t id, std::uint64_t ts, std::span<const std::byte> fields) {
+            if (++calls % 2 == 0)
+                return false;
+            ev.push_back({id, ts, Bytes(fields.begin(), fields.end())});
+            return true;
         });
     EXPECT_EQ(counts.threads, 30u);
-    EXPECT_EQ(counts.dropped, 0u);
-    EXPECT_EQ(counts.packets, packets.size());
-    for (std::size_t i = 0; i < packets.size(); ++i) {
-        EXPECT_LE(packets[i].size(), 84 + 3 * event);
-        EXPECT_EQ(index[i].packetSeqNum, i);
-    }
-    EXPECT_GE(packets.size(), 10u); // 32 events, at most 3 a packet
+    EXPECT_EQ(calls, 32); // start, 30 threads, end
+    EXPECT_EQ(counts.dropped, 16u);
+    EXPECT_EQ(ev.size(), 16u);
+    for (const Event& e : ev)
+        EXPECT_EQ(e.ts, 999u);
 }
 
 TEST_F(FakeProc, UnreadableFdsAreSkipped) {
@@ -319,16 +282,19 @@ TEST_F(FakeProc, UnreadableFdsAreSkipped) {
     fd(5, 1, "/dev/tty", "02");
     // An entry readlink refuses (EINVAL: not a link) is skipped.
     write("5/fd/2", "");
-    Statedump dump(root, Uuid{}, 1, 4096, 0, [] { return 5; });
-    StatedumpCounts counts = dump.run({}, [](auto, const auto&) {});
+    const StatedumpSink keep = [](std::uint16_t, std::uint64_t, std::span<const std::byte>) {
+        return true;
+    };
+    Statedump dump(root, [] { return 5; });
+    StatedumpCounts counts = dump.run(keep);
     EXPECT_EQ(counts.threads, 1u);
     EXPECT_EQ(counts.files, 1u);
 
     if (::geteuid() == 0)
         GTEST_SKIP() << "root reads any directory: EACCES cannot be staged";
     fs::permissions(root / "5" / "fd", fs::perms::none);
-    Statedump again(root, Uuid{}, 1, 4096, 0, [] { return 5; });
-    counts = again.run({}, [](auto, const auto&) {});
+    Statedump again(root, [] { return 5; });
+    counts = again.run(keep);
     fs::permissions(root / "5" / "fd", fs::perms::owner_all);
     EXPECT_EQ(counts.threads, 1u);
     EXPECT_EQ(counts.files, 0u);

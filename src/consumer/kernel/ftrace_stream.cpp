@@ -78,6 +78,22 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     builder_.addDiscarded(1);
 }
 
+bool FtraceStream::appendEvent(std::uint16_t ctfId, std::uint64_t timestamp,
+                               const ContextValues& context, std::span<const std::byte> fields) {
+    const std::uint64_t ts = std::max(timestamp, last_);
+    last_ = ts;
+    if (appendOrStartNext(
+            builder_, ts, [&] { return builder_.appendRaw(ctfId, ts, context, fields); },
+            [this](std::uint64_t end) { emit(end); })) {
+        ++counters_.eventsWritten;
+        return true;
+    }
+    ++counters_.tooLarge;
+    ++counters_.eventsDiscarded;
+    builder_.addDiscarded(1);
+    return false;
+}
+
 void FtraceStream::setDropped(std::uint64_t total) {
     if (total <= dropped_)
         return;

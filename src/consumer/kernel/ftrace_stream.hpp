@@ -64,6 +64,14 @@ public:
     /// A full packet is closed, handed to the sink, and the next opened.
     void consumePage(std::span<const std::byte> page);
 
+    /// Appends an event that is not an ftrace record (the statedump's), its
+    /// fields laid out already, with `context` as its event context, at
+    /// `timestamp` (ns; raised to the stream's latest, so the stream never
+    /// goes backward). False, counted in tooLarge and events_discarded, when
+    /// not even an empty packet holds it.
+    bool appendEvent(std::uint16_t ctfId, std::uint64_t timestamp, const ContextValues& context,
+                     std::span<const std::byte> fields);
+
     /// ftrace's count of events dropped so far because this CPU's buffer
     /// was full (per_cpu/cpuN/stats "dropped events", discard mode: the
     /// pages do not tell those): what it grew by since the last call is

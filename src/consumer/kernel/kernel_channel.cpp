@@ -14,6 +14,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -174,8 +175,8 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         }
         cpus_.push_back(std::move(c));
     }
-    if (chunk && request.statedump)
-        writeStatedump(*chunk);
+    if (chunk && request.statedump && !cpus_.empty())
+        writeStatedump();
     if (chunk)
         chunk->streamsOpened();
     chunk_ = std::move(chunk);
@@ -257,25 +258,27 @@ std::size_t KernelChannel::drainIp(std::size_t limit) {
     return n;
 }
 
-void KernelChannel::writeStatedump(const ChunkOutput& chunk) {
+void KernelChannel::writeStatedump() {
+    // Into the first CPU's stream, before tracing goes on: its packets
+    // then begin with the statedump, and no stream covers only its instant.
+    Cpu& first = *cpus_.front();
+    kernel::ContextValues context;
+    // The consumer's own thread stands in as the writer of these events
+    // (lttng-modules' statedump runs in the session daemon's context).
+    context.tid = static_cast<std::int32_t>(::gettid());
+    context.pid = static_cast<std::int32_t>(::getpid());
+    ::prctl(PR_GET_NAME, context.procname); // 16 bytes, NUL padded
+    context.cpuId = static_cast<std::int32_t>(first.cpu);
     try {
-        const std::unique_ptr<StreamSink> sink =
-            chunk.openStream(outputDir_, name_ + "_statedump", StreamKind::Data);
-        kernel::Statedump dump("/proc", uuid_, request_.streamId, request_.packetSize,
-                               request_.contextMask);
-        // The consumer's own thread stands in as the writer of these events
-        // (lttng-modules' statedump runs in the session daemon's context).
-        kernel::ContextValues context;
-        context.tid = static_cast<std::int32_t>(::gettid());
-        context.pid = static_cast<std::int32_t>(::getpid());
+        kernel::Statedump dump("/proc");
         const kernel::StatedumpCounts counts =
-            dump.run(context, [&](std::span<const std::byte> packet, const IndexEntry& entry) {
-                sink->write(packet.data(), packet.size(), packet.size(), &entry);
-                statedumpBytes_ += packet.size();
+            dump.run([&](std::uint16_t id, std::uint64_t ts, std::span<const std::byte> fields) {
+                return first.stream->appendEvent(id, ts, context, fields);
             });
         log::info("kernel channel " + name_ + ": statedump of " + std::to_string(counts.processes) +
                   " processes, " + std::to_string(counts.threads) + " threads, " +
-                  std::to_string(counts.files) + " files");
+                  std::to_string(counts.files) + " files, into CPU " + std::to_string(first.cpu) +
+                  "'s stream");
     } catch (const std::exception& e) {
         // The trace goes on without it: analyses then name only the
         // threads that run or fork while it records.
@@ -631,7 +634,6 @@ cp::ChannelFigures KernelChannel::figures() const noexcept {
         f.bytesWritten += ip_->out.bytesWritten;
         f.chunkBytes += ip_->out.chunkBytes;
     }
-    f.bytesWritten += statedumpBytes_;
     return f;
 }
 

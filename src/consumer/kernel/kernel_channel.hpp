@@ -41,7 +41,8 @@ class KernelChannel final : public ChannelBase {
 public:
     /// Opens in `chunk` (kept: the channel's current chunk) one stream of
     /// `request.outputDir` per CPU of `request.cpus` (`fds`: their trace_pipe_raw fds in the same
-    /// order, then their stats fds), and the statedump stream if asked for; starts
+    /// order, then their stats fds), the first one headed by the statedump if
+    /// asked for; starts
     /// reading on `loop`. With `snapshotOnly` nothing is read or written
     /// until recordSnapshot(). Throws RequestError (InvalidArgument: not as
     /// many fds as CPUs; Io).
@@ -143,7 +144,7 @@ private:
     /// Opens `c`'s stream in `chunk`. Throws as ChunkOutput::openStream().
     void openStream(Cpu& c, const ChunkOutput& chunk);
     void armTimer();
-    void writeStatedump(const ChunkOutput& chunk);
+    void writeStatedump();
 
     std::uint64_t key_;
     std::string name_;
@@ -163,7 +164,6 @@ private:
     std::vector<std::byte> page_;              // one sub-buffer, reused
     EventSourcePtr timer_;
     std::function<void(std::uint64_t bytes)> progress_;
-    std::uint64_t statedumpBytes_ = 0;
     std::uint64_t snapshotBytes_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "statedump.hpp"
 
+#include "kernel_records.hpp"
 #include "proc_stat.hpp"
 
 #include <algorithm>
@@ -108,33 +109,18 @@ std::uint64_t monotonicNowNs() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-Statedump::Statedump(fs::path procRoot, const Uuid& uuid, std::uint32_t streamId,
-                     std::size_t maxPacketBytes, std::uint32_t contextMask, Clock clock)
-    : root_(std::move(procRoot)),
-      builder_(uuid, streamId, kr::kStatedumpInstance, 0, maxPacketBytes, contextMask),
-      clock_(std::move(clock)) {}
+Statedump::Statedump(fs::path procRoot, Clock clock)
+    : root_(std::move(procRoot)), clock_(std::move(clock)) {}
 
 void Statedump::event(std::uint16_t ctfId, std::span<const std::byte> fields,
-                      const ContextValues& context, const PacketSink& sink,
-                      StatedumpCounts& counts) {
+                      const StatedumpSink& sink, StatedumpCounts& counts) {
     const std::uint64_t ts = std::max(clock_(), last_);
     last_ = ts;
-    if (builder_.appendRaw(ctfId, ts, context, fields))
-        return;
-    if (builder_.eventsInPacket() != 0) {
-        const ClosedPacket p = builder_.close(ts);
-        ++counts.packets;
-        sink(p.bytes, p.index);
-        builder_.open(ts);
-        if (builder_.appendRaw(ctfId, ts, context, fields))
-            return;
-    }
-    ++counts.dropped;
-    builder_.addDiscarded(1);
+    if (!sink(ctfId, ts, fields))
+        ++counts.dropped;
 }
 
-void Statedump::dumpProcess(std::int32_t pid, const ContextValues& context, const PacketSink& sink,
-                            StatedumpCounts& counts) {
+void Statedump::dumpProcess(std::int32_t pid, const StatedumpSink& sink, StatedumpCounts& counts) {
     const fs::path dir = root_ / std::to_string(pid);
     Fields f;
     char text[4096];
@@ -157,13 +143,12 @@ void Statedump::dumpProcess(std::int32_t pid, const ContextValues& context, cons
         f.le<std::int32_t>(0); // submode: none
         f.le<std::int32_t>(statusOf(stat->state));
         f.le<std::int32_t>(stat->processor);
-        event(kr::kStatedumpProcessStateId, f.view(), context, sink, counts);
+        event(kr::kStatedumpProcessStateId, f.view(), sink, counts);
         ++counts.threads;
     }
 }
 
-void Statedump::dumpFiles(std::int32_t pid, const ContextValues& context, const PacketSink& sink,
-                          StatedumpCounts& counts) {
+void Statedump::dumpFiles(std::int32_t pid, const StatedumpSink& sink, StatedumpCounts& counts) {
     const fs::path dir = root_ / std::to_string(pid);
     Fields f;
     std::vector<char> target(4096);
@@ -187,14 +172,14 @@ void Statedump::dumpFiles(std::int32_t pid, const ContextValues& context, const 
         f.le<std::uint32_t>(fmode);
         f.raw(target.data(), textLen);
         f.le<std::uint8_t>(0);
-        event(kr::kStatedumpFileDescriptorId, f.view(), context, sink, counts);
+        event(kr::kStatedumpFileDescriptorId, f.view(), sink, counts);
         ++counts.files;
     }
 }
 
-StatedumpCounts Statedump::run(const ContextValues& context, const PacketSink& sink) {
+StatedumpCounts Statedump::run(const StatedumpSink& sink) {
     StatedumpCounts counts;
-    event(kr::kStatedumpStartId, {}, context, sink, counts);
+    event(kr::kStatedumpStartId, {}, sink, counts);
     char text[4096];
     for (const std::int32_t pid : numericEntries(root_)) {
         if (pid == 0)
@@ -206,13 +191,10 @@ StatedumpCounts Statedump::run(const ContextValues& context, const PacketSink& s
         if (const auto tgid = body ? parseTgid(*body) : std::nullopt; tgid && *tgid != pid)
             continue;
         ++counts.processes;
-        dumpProcess(pid, context, sink, counts);
-        dumpFiles(pid, context, sink, counts);
+        dumpProcess(pid, sink, counts);
+        dumpFiles(pid, sink, counts);
     }
-    event(kr::kStatedumpEndId, {}, context, sink, counts);
-    const ClosedPacket p = builder_.close(last_);
-    ++counts.packets;
-    sink(p.bytes, p.index);
+    event(kr::kStatedumpEndId, {}, sink, counts);
     return counts;
 }
 
