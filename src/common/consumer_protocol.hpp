@@ -123,8 +123,9 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
 /// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
 /// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime;
-/// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply; 13: WatchChunkSize
-inline constexpr std::uint32_t kVersion = 13;
+/// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply; 13: WatchChunkSize;
+/// 14: kernel conversions carry their task role (kernel_records TaskFields)
+inline constexpr std::uint32_t kVersion = 14;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;

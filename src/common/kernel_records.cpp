@@ -83,13 +83,49 @@ Step decodeStep(Reader& r, std::size_t conversion, std::size_t index) {
     return s;
 }
 
+// The bytes each of a role's offsets reads (0: unused).
+std::array<std::uint16_t, 4> taskFieldSizes(TaskRole role) noexcept {
+    switch (role) {
+    case TaskRole::SchedSwitch:
+        return {4, 4, 16, 4};
+    case TaskRole::ProcessExec:
+        return {4, 4, 0, 0};
+    case TaskRole::TaskRename:
+        return {4, 16, 0, 0};
+    case TaskRole::None:
+        break;
+    }
+    return {0, 0, 0, 0};
+}
+
+TaskFields decodeTask(Reader& r, std::uint16_t minSize, std::size_t conversion) {
+    const std::string where = "conversion " + std::to_string(conversion) + ": ";
+    TaskFields t;
+    const std::uint8_t role = r.u8();
+    if (role > static_cast<std::uint8_t>(TaskRole::TaskRename))
+        refuse(where + "unknown task role " + std::to_string(role));
+    t.role = static_cast<TaskRole>(role);
+    if (t.role == TaskRole::None)
+        return t;
+    const std::array<std::uint16_t, 4> sizes = taskFieldSizes(t.role);
+    for (std::size_t i = 0; i < t.at.size(); ++i) {
+        t.at[i] = r.u16();
+        // Records shorter than minSize are never read: within it, every
+        // task field is in the record.
+        if (sizes[i] != 0 && std::uint32_t{t.at[i]} + sizes[i] > minSize)
+            refuse(where + "task field " + std::to_string(i) + " reaches past the record's " +
+                   std::to_string(minSize) + " bytes");
+    }
+    return t;
+}
+
 } // namespace
 
 std::string encode(const std::vector<EventConversion>& conversions) {
     std::string out;
     std::size_t bytes = 4;
     for (const EventConversion& c : conversions)
-        bytes += kConversionHeaderBytes + kStepBytes * c.steps.size();
+        bytes += kConversionHeaderBytes + kStepBytes * c.steps.size() + 1 + 2 * c.task.at.size();
     out.reserve(bytes);
     putU32(out, static_cast<std::uint32_t>(conversions.size()));
     for (const EventConversion& c : conversions) {
@@ -103,6 +139,10 @@ std::string encode(const std::vector<EventConversion>& conversions) {
             putU16(out, s.size);
             putU16(out, s.elementSize);
         }
+        out.push_back(static_cast<char>(c.task.role));
+        if (c.task.role != TaskRole::None)
+            for (const std::uint16_t at : c.task.at)
+                putU16(out, at);
     }
     return out;
 }
@@ -131,6 +171,7 @@ std::vector<EventConversion> decode(std::string_view bytes) {
         c.steps.reserve(steps);
         for (std::uint16_t j = 0; j < steps; ++j)
             c.steps.push_back(decodeStep(r, i, j));
+        c.task = decodeTask(r, c.minSize, i);
         out.push_back(std::move(c));
     }
     if (r.remaining() != 0)

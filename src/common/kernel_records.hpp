@@ -57,6 +57,7 @@
 // read outside it.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -137,6 +138,35 @@ struct Step {
     bool operator==(const Step&) const = default;
 };
 
+/// What an event tells the consumer about the thread running on its CPU,
+/// so that the `procname` and `prio` contexts are the thread's at event
+/// time (as lttng-modules reads them from `current`), not what /proc says
+/// when the consumer gets to the page. Offsets in TaskFields::at, bytes from
+/// the record's start:
+///   SchedSwitch (sched:sched_switch): at[0] prev_pid, at[1] next_pid,
+///     at[2] next_comm (char[16]), at[3] next_prio (i32, the kernel's
+///     p->prio: 120 is nice 0); the next thread runs from this event on;
+///   ProcessExec (sched:sched_process_exec): at[0] pid, at[1] filename
+///     (a __data_loc char[] location); the thread's name becomes the file
+///     name's last component, cut to 15 bytes, as exec sets it
+///     (fs/exec.c begin_new_exec: __set_task_comm(kbasename(filename)));
+///     the exec event itself has the new name, as with lttng-modules;
+///   TaskRename (task:task_rename, prctl(PR_SET_NAME) and
+///     /proc/<tid>/comm): at[0] pid, at[1] newcomm (char[16]); the new
+///     name from the next event on.
+enum class TaskRole : std::uint8_t {
+    None = 0,
+    SchedSwitch = 1,
+    ProcessExec = 2,
+    TaskRename = 3,
+};
+
+struct TaskFields {
+    TaskRole role = TaskRole::None;
+    std::array<std::uint16_t, 4> at{};
+    bool operator==(const TaskFields&) const = default;
+};
+
 /// How one enabled ftrace event becomes a CTF event record.
 struct EventConversion {
     std::uint16_t ftraceId = 0; ///< `ID:` of its format file (common_type)
@@ -146,6 +176,8 @@ struct EventConversion {
     /// malformed and skipped.
     std::uint16_t minSize = kFtraceCommonSize;
     std::vector<Step> steps;
+    /// What the consumer learns from it about the running thread.
+    TaskFields task;
     bool operator==(const EventConversion&) const = default;
 };
 
@@ -161,12 +193,13 @@ inline constexpr std::size_t kMaxSteps = 256;
 
 /// Wire form (little-endian): u32 count, then per conversion u16 ftraceId,
 /// u16 ctfId, u16 minSize, u16 stepCount, then per step u8 kind, u16
-/// offset, u16 size, u16 elementSize.
+/// offset, u16 size, u16 elementSize; then u8 task role and, unless it is
+/// None, its 4 u16 offsets.
 std::string encode(const std::vector<EventConversion>& conversions);
-/// Throws DecodeError: truncated or trailing bytes, unknown kinds, sizes of
-/// 0, location steps whose size is not 4, element sizes other than 1/2/4/8
-/// (on every kind), steps reaching past 65535, more than kMaxConversions or
-/// kMaxSteps.
+/// Throws DecodeError: truncated or trailing bytes, unknown kinds or task
+/// roles, task fields reaching past minSize, sizes of 0, location steps whose size is not 4,
+/// element sizes other than 1/2/4/8 (on every kind), steps reaching past 65535, more than
+/// kMaxConversions or kMaxSteps.
 std::vector<EventConversion> decode(std::string_view bytes);
 
 } // namespace tracectl::kernel_records

@@ -364,3 +364,128 @@ TEST(FtraceStream, AppendedEventsShareThePacketsOfThePagesThatFollow) {
     EXPECT_EQ(f.stream->counters().tooLarge, 1u);
     EXPECT_EQ(f.stream->counters().eventsDiscarded, 1u);
 }
+
+namespace {
+
+// sched_switch, sched_process_exec and task_rename as this kernel lays them
+// out (events/*/format), each with its task role and no fields written.
+constexpr std::uint16_t kRealSwitch = 320, kExec = 321, kRename = 322, kOther = 323;
+
+struct TaskFixture {
+    explicit TaskFixture(FakeProcesses* procs) {
+        const auto conversion = [](std::uint16_t id, std::uint16_t minSize, TaskFields task) {
+            EventConversion c;
+            c.ftraceId = id;
+            c.ctfId = static_cast<std::uint16_t>(id - 300);
+            c.minSize = minSize;
+            c.task = task;
+            return c;
+        };
+        table.add({conversion(kRealSwitch, 64, {TaskRole::SchedSwitch, {24, 56, 40, 60}}),
+                   conversion(kExec, 20, {TaskRole::ProcessExec, {12, 8, 0, 0}}),
+                   conversion(kRename, 44, {TaskRole::TaskRename, {8, 28, 0, 0}}),
+                   conversion(kOther, 8, {})});
+        FtraceStreamConfig cfg;
+        cfg.cpuId = 0;
+        cfg.maxPacketBytes = 4096;
+        cfg.contextMask = kContextTid | kContextPid | kContextProcname | kContextPrio;
+        stream = std::make_unique<FtraceStream>(
+            cfg, table, procs, [this](std::span<const std::byte> p, const IndexEntry&) {
+                packets.emplace_back(p.begin(), p.end());
+            });
+    }
+    // (tid, pid, procname, prio) of every event.
+    std::vector<std::tuple<std::int32_t, std::int32_t, std::string, std::int32_t>> contexts() {
+        std::vector<std::tuple<std::int32_t, std::int32_t, std::string, std::int32_t>> out;
+        for (const Bytes& p : packets)
+            for (std::size_t at = 84; at + 38 <= p.size(); at += 38) {
+                const char* name = reinterpret_cast<const char*>(p.data() + at + 18);
+                out.emplace_back(static_cast<std::int32_t>(getLe(p, at + 10, 4)),
+                                 static_cast<std::int32_t>(getLe(p, at + 14, 4)),
+                                 std::string(name, strnlen(name, 16)),
+                                 static_cast<std::int32_t>(getLe(p, at + 34, 4)));
+            }
+        return out;
+    }
+
+    ConversionTable table;
+    std::vector<Bytes> packets;
+    std::unique_ptr<FtraceStream> stream;
+};
+
+Record realSwitch(std::int32_t prev, std::int32_t next, std::string_view nextComm,
+                  std::int32_t nextPrio) {
+    Record r(kRealSwitch, prev);
+    r.text("prev", 16).le(static_cast<std::uint32_t>(prev), 4).le(120, 4).le(0, 8);
+    r.text(nextComm, 16).le(static_cast<std::uint32_t>(next), 4);
+    r.le(static_cast<std::uint32_t>(nextPrio), 4);
+    return r;
+}
+
+Record exec(std::int32_t tid, std::string_view file) {
+    Record r(kExec, tid);
+    r.le((file.size() + 1) << 16 | 20, 4).le(static_cast<std::uint32_t>(tid), 4).le(0, 4);
+    r.raw(file).raw(std::string_view("\0", 1)).padTo4();
+    return r;
+}
+
+Record rename(std::int32_t tid, std::string_view newComm) {
+    Record r(kRename, tid);
+    r.le(static_cast<std::uint32_t>(tid), 4).text("old", 16).text(newComm, 16).le(0, 4);
+    return r;
+}
+
+} // namespace
+
+// procname and prio are the running thread's at event time: from the
+// sched_switch that switched it in, then its exec and renames, even when
+// /proc (here FakeProcesses: "worker", prio tid % 7) says otherwise by the
+// time the page is read. The pid comes from the lookup.
+TEST(FtraceStream, ContextsFollowTheRunningThreadThroughSwitchExecAndRename) {
+    FakeProcesses procs;
+    TaskFixture f(&procs);
+    PageWriter w(100);
+    w.record(1, Record(kOther, 41));                           // before any switch: the lookup
+    w.record(1, realSwitch(41, 52, "bash", 120));              // context: 41, still looked up
+    w.record(1, Record(kOther, 52));                           // bash, prio 20
+    w.record(1, exec(52, "/usr/bin/burner-with-a-long-name")); // the new name already
+    w.record(1, Record(kOther, 52));
+    w.record(1, rename(52, "renamed")); // the old name on the rename itself
+    w.record(1, Record(kOther, 52));
+    w.record(1, Record(kOther, 77)); // not the running thread: the lookup
+    w.record(1, realSwitch(52, 0, "swapper/0", 120));
+    w.record(1, Record(kOther, 0));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(1000);
+    using C = std::tuple<std::int32_t, std::int32_t, std::string, std::int32_t>;
+    const std::vector<C> want = {
+        {41, 40, "worker", 41 % 7},
+        {41, 40, "worker", 41 % 7},
+        {52, 50, "bash", 20},
+        {52, 50, "burner-with-a-l", 20},
+        {52, 50, "burner-with-a-l", 20},
+        {52, 50, "burner-with-a-l", 20},
+        {52, 50, "renamed", 20},
+        {77, 70, "worker", 77 % 7},
+        {52, 50, "renamed", 20},
+        {0, 0, "swapper/0", 20},
+    };
+    EXPECT_EQ(f.contexts(), want);
+}
+
+// A location outside the record teaches nothing and never reads past it.
+TEST(FtraceStream, AnExecWhoseFileNameLiesOutsideTheRecordChangesNoName) {
+    FakeProcesses procs;
+    TaskFixture f(&procs);
+    PageWriter w(100);
+    w.record(1, realSwitch(1, 52, "bash", 120));
+    Record bad(kExec, 52);
+    bad.le(std::uint32_t{200} << 16 | 20, 4).le(52, 4).le(0, 4).raw("x").padTo4();
+    w.record(1, bad);
+    w.record(1, Record(kOther, 52));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(1000);
+    const auto got = f.contexts();
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(std::get<2>(got[2]), "bash");
+}

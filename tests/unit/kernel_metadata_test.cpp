@@ -377,3 +377,23 @@ TEST(KernelMetadata, IpProviderEventsAreDeclaredAtTheirIdsWithTheirPayload) {
     t.channels[0].ipProbes = IpProbeIds{7, 65535};
     EXPECT_THROW(generateKernelMetadata(t), KernelMetadataError);
 }
+
+// The events that tell the consumer who runs (kernel_records TaskRole), with
+// their fields' offsets from the real format files; every other event none.
+TEST(KernelConversion, TaskRolesFromTheFormatFiles) {
+    EXPECT_EQ(conversion("sched", "sched_switch").task,
+              (kr::TaskFields{kr::TaskRole::SchedSwitch, {24, 56, 40, 60}}));
+    EXPECT_EQ(conversion("sched", "sched_process_exec").task,
+              (kr::TaskFields{kr::TaskRole::ProcessExec, {12, 8, 0, 0}}));
+    EXPECT_EQ(conversion("task", "task_rename").task,
+              (kr::TaskFields{kr::TaskRole::TaskRename, {8, 28, 0, 0}}));
+    for (const char* other : {"sched_process_fork", "sys_enter_write", "irq_handler_entry"})
+        EXPECT_EQ(conversion("x", other).task.role, kr::TaskRole::None) << other;
+    // A sched_switch of another layout (next_comm not 16 chars) tells nothing.
+    tracectl::kernel::EventFormat odd = ktest::format("sched_switch");
+    for (auto& f : odd.fields)
+        if (f.name == "next_comm")
+            f.size = 8;
+    EXPECT_EQ(computeConversion(odd, 4, lttngNaming("sched", "sched_switch")).task.role,
+              kr::TaskRole::None);
+}

@@ -2,6 +2,7 @@
 // byte by byte, the round trip, and every refusal of decode.
 #include "kernel_records.hpp"
 
+#include <array>
 #include <gtest/gtest.h>
 
 using namespace tracectl::kernel_records;
@@ -18,6 +19,7 @@ std::vector<EventConversion> sample() {
                {StepKind::RelLocString, 36, 4, 1},
                {StepKind::DataLocSequence, 40, 4, 8},
                {StepKind::RelLocSequence, 44, 4, 2}};
+    a.task = {TaskRole::SchedSwitch, {24, 56, 40, 60}};
     EventConversion b;
     b.ftraceId = 65535;
     b.ctfId = 65535;
@@ -36,6 +38,16 @@ std::string oneStep(std::uint8_t kind, std::uint16_t offset, std::uint16_t size,
     s += le16(1) + le16(4) + le16(8) + le16(1);
     s += static_cast<char>(kind);
     s += le16(offset) + le16(size) + le16(element);
+    return s + '\0'; // no task role
+}
+
+// One step-less conversion of minSize `minSize` with task role `role`.
+std::string withTask(std::uint16_t minSize, std::uint8_t role, std::array<std::uint16_t, 4> at) {
+    std::string s("\x01\x00\x00\x00", 4);
+    s += le16(1) + le16(4) + le16(minSize) + le16(0);
+    s += static_cast<char>(role);
+    for (const std::uint16_t a : at)
+        s += le16(a);
     return s;
 }
 
@@ -47,7 +59,7 @@ void expectRefused(const std::string& bytes, const char* what) {
 
 TEST(KernelRecords, EncodesTheDocumentedWireForm) {
     const std::string bytes = encode(sample());
-    ASSERT_EQ(bytes.size(), 4u + (8 + 5 * 7) + 8);
+    ASSERT_EQ(bytes.size(), 4u + (8 + 5 * 7 + 1 + 8) + (8 + 1));
     EXPECT_EQ(bytes.substr(0, 4), std::string("\x02\x00\x00\x00", 4));
     // 316 = 0x013C, ctf 4, minSize 64, 5 steps.
     EXPECT_EQ(bytes.substr(4, 8), std::string("\x3C\x01\x04\x00\x40\x00\x05\x00", 8));
@@ -55,6 +67,27 @@ TEST(KernelRecords, EncodesTheDocumentedWireForm) {
     EXPECT_EQ(bytes.substr(12, 7), std::string("\x00\x08\x00\x18\x00\x01\x00", 7));
     // Fourth step: DataLocSequence, offset 40, size 4, element 8.
     EXPECT_EQ(bytes.substr(12 + 21, 7), std::string("\x03\x28\x00\x04\x00\x08\x00", 7));
+    // Then the task role (1, SchedSwitch) and its 4 offsets; the second
+    // conversion has role 0 and no offsets.
+    EXPECT_EQ(bytes.substr(12 + 35, 9), std::string("\x01\x18\x00\x38\x00\x28\x00\x3C\x00", 9));
+    EXPECT_EQ(bytes.substr(bytes.size() - 1), std::string(1, '\0'));
+}
+
+// The task fields: each role's offsets must lie within minSize (the
+// consumer reads them from any record it converts), and unknown roles are
+// refused.
+TEST(KernelRecords, TaskFieldsLieWithinTheRecord) {
+    EXPECT_EQ(decode(withTask(64, 1, {24, 56, 40, 60})).at(0).task.role, TaskRole::SchedSwitch);
+    expectRefused(withTask(63, 1, {24, 56, 40, 60}), "next_prio past minSize");
+    expectRefused(withTask(64, 1, {24, 56, 49, 60}), "next_comm past minSize");
+    EXPECT_EQ(decode(withTask(20, 2, {12, 8, 65535, 65535})).at(0).task.role,
+              TaskRole::ProcessExec); // unused offsets are not checked
+    expectRefused(withTask(20, 2, {17, 8, 0, 0}), "exec pid past minSize");
+    EXPECT_NO_THROW(decode(withTask(44, 3, {8, 28, 0, 0})));
+    expectRefused(withTask(43, 3, {8, 28, 0, 0}), "newcomm past minSize");
+    expectRefused(withTask(64, 4, {0, 0, 0, 0}), "unknown role 4");
+    expectRefused(withTask(64, 255, {0, 0, 0, 0}), "unknown role 255");
+    expectRefused(withTask(64, 1, {24, 56, 40, 60}).substr(0, 20), "truncated offsets");
 }
 
 TEST(KernelRecords, RoundTrips) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 namespace tracectl::consumer::kernel {
 
@@ -51,17 +52,15 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     const std::uint64_t ts = std::max(record.timestamp, last_);
     last_ = ts;
 
-    ContextValues ctx;
-    std::memcpy(&ctx.tid, record.payload + 4, 4);
-    ctx.cpuId = static_cast<std::int32_t>(config_.cpuId);
-    if (needsProcess_ && processes_ != nullptr) {
-        const ProcessDetails d = processes_->lookup(ctx.tid);
-        ctx.pid = d.pid;
-        std::memcpy(ctx.procname, d.procname.data(), sizeof ctx.procname);
-        ctx.prio = d.prio;
-    } else {
-        ctx.pid = ctx.tid;
-    }
+    const bool learns =
+        conversion->task.role != kr::TaskRole::None && record.length >= conversion->minSize;
+    if (learns)
+        learn(conversion->task, record, true);
+    std::int32_t tid;
+    std::memcpy(&tid, record.payload + 4, 4);
+    const ContextValues ctx = contextOf(tid);
+    if (learns)
+        learn(conversion->task, record, false);
 
     const std::uint64_t malformedBefore = builder_.malformedRecords();
     if (appendOrStartNext(
@@ -92,6 +91,91 @@ bool FtraceStream::appendEvent(std::uint16_t ctfId, std::uint64_t timestamp,
     ++counters_.eventsDiscarded;
     builder_.addDiscarded(1);
     return false;
+}
+
+ContextValues FtraceStream::contextOf(std::int32_t tid) {
+    ContextValues ctx;
+    ctx.tid = tid;
+    ctx.cpuId = static_cast<std::int32_t>(config_.cpuId);
+    if (!needsProcess_ || processes_ == nullptr) {
+        ctx.pid = tid;
+        if (running_.tid == tid && tid >= 0) {
+            std::memcpy(ctx.procname, running_.procname.data(), sizeof ctx.procname);
+            ctx.prio = running_.prio;
+        }
+        return ctx;
+    }
+    const ProcessDetails d = processes_->lookup(tid);
+    ctx.pid = d.pid;
+    if (running_.tid == tid) {
+        std::memcpy(ctx.procname, running_.procname.data(), sizeof ctx.procname);
+        ctx.prio = running_.prio;
+    } else {
+        std::memcpy(ctx.procname, d.procname.data(), sizeof ctx.procname);
+        ctx.prio = d.prio;
+    }
+    return ctx;
+}
+
+namespace {
+
+std::int32_t i32At(const FtraceRecord& r, std::uint16_t at) noexcept {
+    std::int32_t v;
+    std::memcpy(&v, r.payload + at, 4);
+    return v;
+}
+
+// MAX_RT_PRIO (include/linux/sched/prio.h): task_prio() = p->prio - 100.
+constexpr std::int32_t kMaxRtPrio = 100;
+
+} // namespace
+
+void FtraceStream::learn(const kr::TaskFields& task, const FtraceRecord& record, bool before) {
+    switch (task.role) {
+    case kr::TaskRole::SchedSwitch:
+        if (before)
+            return;
+        running_.tid = i32At(record, task.at[1]);
+        std::memcpy(running_.procname.data(), record.payload + task.at[2], 16);
+        running_.procname[15] = '\0';
+        running_.prio = i32At(record, task.at[3]) - kMaxRtPrio;
+        return;
+    case kr::TaskRole::ProcessExec: {
+        if (!before)
+            return;
+        std::uint32_t loc;
+        std::memcpy(&loc, record.payload + task.at[1], 4);
+        const std::uint32_t offset = loc & 0xffff, length = loc >> 16;
+        if (offset > record.length || length > record.length - offset)
+            return; // a location outside the record: nothing learned
+        std::string_view file(reinterpret_cast<const char*>(record.payload) + offset, length);
+        file = file.substr(0, file.find('\0'));
+        if (const auto slash = file.rfind('/'); slash != std::string_view::npos)
+            file.remove_prefix(slash + 1);
+        std::array<char, 16> name{};
+        std::memcpy(name.data(), file.data(), std::min<std::size_t>(file.size(), 15));
+        const std::int32_t tid = i32At(record, task.at[0]);
+        if (running_.tid == tid)
+            running_.procname = name;
+        if (needsProcess_ && processes_ != nullptr)
+            processes_->renamed(tid, name);
+        return;
+    }
+    case kr::TaskRole::TaskRename: {
+        if (before)
+            return;
+        std::array<char, 16> name{};
+        std::memcpy(name.data(), record.payload + task.at[1], 15);
+        const std::int32_t tid = i32At(record, task.at[0]);
+        if (running_.tid == tid)
+            running_.procname = name;
+        if (needsProcess_ && processes_ != nullptr)
+            processes_->renamed(tid, name);
+        return;
+    }
+    case kr::TaskRole::None:
+        return;
+    }
 }
 
 void FtraceStream::setDropped(std::uint64_t total) {

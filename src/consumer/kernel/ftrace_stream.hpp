@@ -7,6 +7,7 @@
 #include "packet_builder.hpp"
 #include "process_info.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -42,7 +43,7 @@ struct FtraceStreamCounters {
 };
 
 /// Converts one CPU's pages. Not thread-safe; `table`, `processes` (may be
-/// null: then pid = tid, procname empty, prio 0) and the sink outlive it.
+/// null: then pid = tid, and procname and prio only what the trace tells) and the sink outlive it.
 ///
 /// Missed events: a page with RB_MISSED_EVENTS and a stored count adds that
 /// count to events_discarded; without a stored count (the kernel had no
@@ -50,6 +51,12 @@ struct FtraceStreamCounters {
 /// "[LOST EVENTS]" without a number in that case (kbuffer_missed_events()
 /// returns -1); adding at least 1 keeps "events were lost here" visible to
 /// CTF readers, which only see the running count grow.
+///
+/// Contexts: `tid` is the record's common_pid. `procname` and `prio` are
+/// the running thread's at event time when the trace tells them (a
+/// sched_switch on this CPU named the thread switched in, and execs and
+/// renames since then: kernel_records TaskRole); otherwise, and for `pid`,
+/// `processes` answers.
 ///
 /// Timestamps: every event's is clamped to the stream's last one, and a
 /// flush(now) raises that to its end, so a stream never goes backward
@@ -88,7 +95,19 @@ public:
     std::uint64_t lastTimestamp() const noexcept { return last_; }
 
 private:
+    /// The thread running on this stream's CPU, as the trace tells it.
+    struct Running {
+        std::int32_t tid = -1; ///< -1: not known yet (no sched_switch seen)
+        std::array<char, 16> procname{};
+        std::int32_t prio = 0; ///< as the `prio` context gives it (task_prio())
+    };
+
     void onRecord(const FtraceRecord& record);
+    ContextValues contextOf(std::int32_t tid);
+    /// Applies what `record` tells of the running thread (its conversion's
+    /// task role); `before`: the roles that act before the event's context
+    /// is taken (exec), else those that act after (switch, rename).
+    void learn(const kernel_records::TaskFields& task, const FtraceRecord& record, bool before);
     void emit(std::uint64_t end);
 
     FtraceStreamConfig config_;
@@ -100,6 +119,7 @@ private:
     std::uint64_t last_ = 0;
     std::uint64_t malformedBase_ = 0;
     std::uint64_t dropped_ = 0; ///< the last setDropped() total
+    Running running_;
     FtraceStreamCounters counters_;
 };
 

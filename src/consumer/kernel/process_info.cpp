@@ -22,6 +22,12 @@ ProcessDetails ProcfsProcessInfo::lookup(std::int32_t tid) {
     return d;
 }
 
+void ProcfsProcessInfo::renamed(std::int32_t tid, const std::array<char, 16>& procname) {
+    lookup(tid);
+    if (const auto it = cache_.find(tid); it != cache_.end())
+        it->second.procname = procname;
+}
+
 ProcessDetails ProcfsProcessInfo::read(std::int32_t tid) {
     ProcessDetails d;
     if (tid == 0) {

@@ -27,6 +27,9 @@ public:
     /// The details of thread `tid`. Never fails: see the implementation for
     /// what an unknown thread gives.
     virtual ProcessDetails lookup(std::int32_t tid) = 0;
+    /// Thread `tid` is now named `procname` (16 bytes, NUL padded): an exec
+    /// or a rename seen in the trace. Later lookups give that name.
+    virtual void renamed(std::int32_t /*tid*/, const std::array<char, 16>& /*procname*/) {}
 };
 
 /// ProcessInfo from <procRoot>/<tid>/stat (comm, priority) and
@@ -50,6 +53,9 @@ public:
                                std::size_t capacity = 65536);
 
     ProcessDetails lookup(std::int32_t tid) override;
+    /// Renames the thread, looking it up first if it is not cached (its
+    /// process id then stays known after it exits).
+    void renamed(std::int32_t tid, const std::array<char, 16>& procname) override;
 
     /// Drops `tid`'s cached details (after an exec or exit).
     void forget(std::int32_t tid) { cache_.erase(tid); }

@@ -7,7 +7,10 @@
 #include "metadata/tsdl_writer.hpp"
 
 #include <algorithm>
+#include <initializer_list>
+#include <optional>
 #include <set>
+#include <string_view>
 
 namespace tracectl::kernel {
 
@@ -204,6 +207,47 @@ void lowerField(const FormatField& f, const std::string& name, Identifiers& ids,
     out.fields.push_back({ids.make(name), ArrayType{integer(1, false, 16), f.size}});
 }
 
+// The field `name` of `format` if it has `size` bytes (a loc field: 4) and
+// is a char array when `text`; nullopt otherwise.
+std::optional<std::uint16_t> fieldAt(const EventFormat& format, std::string_view name,
+                                     std::uint32_t size, bool text = false) {
+    for (const FormatField& f : format.fields)
+        if (f.name == name && f.size == size && (!text || isCharType(f.elementType)))
+            return static_cast<std::uint16_t>(f.offset);
+    return std::nullopt;
+}
+
+// What the event tells the consumer about the running thread
+// (kernel_records TaskRole), found by the fields' names in its format: an
+// event whose format lacks one of them (another kernel's layout) tells
+// nothing, and the contexts come from /proc.
+kr::TaskFields taskFields(const EventFormat& format) {
+    kr::TaskFields t;
+    const auto all = [](std::initializer_list<std::optional<std::uint16_t>> at) {
+        return std::all_of(at.begin(), at.end(), [](const auto& a) { return a.has_value(); });
+    };
+    if (format.name == "sched_switch") {
+        const auto prev = fieldAt(format, "prev_pid", 4), next = fieldAt(format, "next_pid", 4),
+                   comm = fieldAt(format, "next_comm", 16, true),
+                   prio = fieldAt(format, "next_prio", 4);
+        if (all({prev, next, comm, prio}))
+            t = {kr::TaskRole::SchedSwitch, {*prev, *next, *comm, *prio}};
+    } else if (format.name == "sched_process_exec") {
+        const auto pid = fieldAt(format, "pid", 4);
+        std::optional<std::uint16_t> file;
+        for (const FormatField& f : format.fields)
+            if (f.name == "filename" && f.isDataLoc && isCharType(f.elementType))
+                file = static_cast<std::uint16_t>(f.offset);
+        if (all({pid, file}))
+            t = {kr::TaskRole::ProcessExec, {*pid, *file, 0, 0}};
+    } else if (format.name == "task_rename") {
+        const auto pid = fieldAt(format, "pid", 4), comm = fieldAt(format, "newcomm", 16, true);
+        if (all({pid, comm}))
+            t = {kr::TaskRole::TaskRename, {*pid, *comm, 0, 0}};
+    }
+    return t;
+}
+
 Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming& naming) {
     Lowered out;
     out.conversion.ftraceId = format.id;
@@ -224,6 +268,7 @@ Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming&
             continue;
         lowerField(f, naming.fieldName(f.name), ids, out);
     }
+    out.conversion.task = taskFields(format);
     if (out.conversion.steps.size() > kr::kMaxSteps)
         throw KernelMetadataError("event " + format.name + " needs more than " +
                                   std::to_string(kr::kMaxSteps) + " conversion steps");
