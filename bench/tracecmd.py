@@ -177,12 +177,12 @@ class TraceCmd:
         when that returns. Returns the recording's figures: cpu (its whole
         life, s: os.wait4's rusage), cpu_recording (while it recorded, from
         "Hit Ctrl^C" to the SIGINT, s: /proc/<pid>/stat of it and its
-        recorders, in clock ticks), window (s from recording to SIGINT), bytes (.dat), data_bytes (its pages only,
-        without the headers), events, sched, syscall, own (records of
-        pids), discarded (stats: dropped + overrun), unknown (pages marked
-        as having lost events), pids, busy (share of the machine's CPU time
-        that was busy while it recorded), and what during() returned
-        (during)."""
+        recorders, in clock ticks), window (s from recording to SIGINT),
+        bytes (.dat), data_bytes (its pages only, without the headers),
+        events, sched, syscall, own (records of pids), discarded (stats:
+        dropped + overrun), unknown (pages marked as having lost events),
+        pids, busy (share of the machine's CPU time that was busy while it
+        recorded), and what during() returned (during)."""
         self.recordings += 1
         name = f"tcbench-tracecmd-{os.getpid()}-{self.recordings}"
         instance = self.root / "instances" / name
