@@ -131,6 +131,21 @@ def cpu_stats(dat):
     return sums
 
 
+def remove_instance(instance):
+    """rmdir of a tracefs instance if it is there (trace-cmd removes its own
+    when all goes well); a recorder still holding it open makes it busy for
+    a moment after being killed."""
+    for _ in range(50):
+        try:
+            instance.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    instance.rmdir()
+
+
 class TraceCmd:
     """One trace-cmd recording at a time, in tracefs instances named after
     this process; `counter` is tracectl-bench-count-dat."""
@@ -193,8 +208,11 @@ class TraceCmd:
             argv = ["stdbuf", "-oL", "trace-cmd", "record", "--no-filter", "--compression",
                     "none", "-B", name, "-b", str(buffer_kb), "-C", "mono", "-O",
                     "nooverwrite"] + event_args + ["-o", str(dat)]
+            # A session of its own: when something goes wrong (or on Ctrl-C
+            # in bench/compare), its recorders are killed with it.
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    preexec_fn=self._namespace(instance), cwd=self.workdir)
+                                    preexec_fn=self._namespace(instance), cwd=self.workdir,
+                                    start_new_session=True)
             out = self._until_recording(proc)
             began = time.monotonic()
             busy_before = machine_busy()
@@ -216,13 +234,15 @@ class TraceCmd:
                 raise RuntimeError(f"trace-cmd record exit {proc.returncode}: {err.strip()}")
         finally:
             if proc is not None and proc.returncode is None:
-                proc.kill()
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # it and its recorders
+                except ProcessLookupError:
+                    pass
                 proc.wait()
             if proc is not None:
                 proc.stdout.close()
                 proc.stderr.close()
-            if instance.exists():  # trace-cmd removes it when all goes well
-                instance.rmdir()
+            remove_instance(instance)
         try:
             cpu = usage.ru_utime + usage.ru_stime
             stats = cpu_stats(dat)
