@@ -4,7 +4,7 @@
  * tests/integration/count_events.py (python3-bt2, ~150 k events/s), which
  * reports the same two numbers (and checks sequence numbers).
  *
- * Usage: tracectl-bench-count [--by-kind] TRACE_DIR...
+ * Usage: tracectl-bench-count [--by-kind] [--tids TID,...] TRACE_DIR...
  *   TRACE_DIR  a CTF trace folder (the one holding the "metadata" file, e.g.
  *              <output>/ust/uid/0/64-bit); several are counted together
  *
@@ -15,6 +15,10 @@
  * With --by-kind, two more keys: "sched" and "syscall", the records whose
  * event class is named sched_* and syscall_* (a kernel trace: ftrace's sched
  * tracepoints, system calls as lttng-modules names them).
+ * With --tids, one more key: "own", the records whose common context field
+ * "tid" (a kernel trace's: the thread that was running when the event was
+ * recorded) is one of these thread ids (bench/compare's idle self-cost: the
+ * consumer's own events).
  * "discarded" sums the counts babeltrace2 derives from the packet contexts'
  * events_discarded (the WARNING lines of `babeltrace2 TRACE_DIR`).
  * Every data stream is read by a sink of its own (no muxer): the order of
@@ -24,7 +28,10 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define MAX_TIDS 4096
 
 struct counts {
 	uint64_t events;
@@ -34,7 +41,37 @@ struct counts {
 	int by_kind;
 	uint64_t sched;
 	uint64_t syscall;
+	int64_t tids[MAX_TIDS];
+	int ntids;
+	uint64_t own;
 };
+
+/* 1 if the event's common context has an integer field "tid" whose value
+ * is one of c->tids. */
+static int is_own(const struct counts *c, const bt_event *event)
+{
+	const bt_field *ctx = bt_event_borrow_common_context_field_const(event);
+	const bt_field *tid;
+	int64_t value;
+
+	if (ctx == NULL)
+		return 0;
+	tid = bt_field_structure_borrow_member_field_by_name_const(ctx, "tid");
+	if (tid == NULL)
+		return 0;
+	if (bt_field_class_type_is(bt_field_get_class_type(tid),
+				   BT_FIELD_CLASS_TYPE_SIGNED_INTEGER))
+		value = bt_field_integer_signed_get_value(tid);
+	else if (bt_field_class_type_is(bt_field_get_class_type(tid),
+					BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+		value = (int64_t)bt_field_integer_unsigned_get_value(tid);
+	else
+		return 0;
+	for (int i = 0; i < c->ntids; i++)
+		if (c->tids[i] == value)
+			return 1;
+	return 0;
+}
 
 static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it,
 								   void *data)
@@ -60,6 +97,8 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
 
 		if (bt_message_get_type(m) == BT_MESSAGE_TYPE_EVENT) {
 			c->events++;
+			if (c->ntids > 0 && is_own(c, bt_message_event_borrow_event_const(m)))
+				c->own++;
 			if (c->by_kind) {
 				const char *name = bt_event_class_get_name(bt_event_borrow_class_const(
 					bt_message_event_borrow_event_const(m)));
@@ -154,17 +193,44 @@ out:
 	return ret;
 }
 
+/* Parses "TID,TID,..." into c->tids; -1 if it is not such a list. */
+static int parse_tids(const char *list, struct counts *c)
+{
+	const char *p = list;
+
+	while (*p != '\0') {
+		char *end;
+		long long tid = strtoll(p, &end, 10);
+
+		if (end == p || tid <= 0 || c->ntids == MAX_TIDS || (*end != ',' && *end != '\0'))
+			return -1;
+		c->tids[c->ntids++] = tid;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct counts c = { 0, 0, 0, 0, 0, 0, 0 };
+	static struct counts c;
 	int first = 1;
 
-	if (argc > 1 && strcmp(argv[1], "--by-kind") == 0) {
-		c.by_kind = 1;
-		first = 2;
+	for (;;) {
+		if (argc > first && strcmp(argv[first], "--by-kind") == 0) {
+			c.by_kind = 1;
+			first++;
+		} else if (argc > first + 1 && strcmp(argv[first], "--tids") == 0) {
+			if (parse_tids(argv[first + 1], &c) != 0) {
+				fprintf(stderr, "tracectl-bench-count: bad --tids %s\n", argv[first + 1]);
+				return 2;
+			}
+			first += 2;
+		} else {
+			break;
+		}
 	}
 	if (argc <= first) {
-		fprintf(stderr, "usage: %s [--by-kind] TRACE_DIR...\n", argv[0]);
+		fprintf(stderr, "usage: %s [--by-kind] [--tids TID,...] TRACE_DIR...\n", argv[0]);
 		return 2;
 	}
 	if (count_trace(argv + first, argc - first, &c) != 0)
@@ -174,6 +240,8 @@ int main(int argc, char **argv)
 	       c.events, c.discarded, c.discarded_messages, c.discarded_unknown);
 	if (c.by_kind)
 		printf(", \"sched\": %" PRIu64 ", \"syscall\": %" PRIu64, c.sched, c.syscall);
+	if (c.ntids > 0)
+		printf(", \"own\": %" PRIu64, c.own);
 	printf("}\n");
 	return 0;
 }
