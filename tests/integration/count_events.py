@@ -3,7 +3,7 @@
 """Counts what a CTF trace holds, as babeltrace2 reads it (python3-bt2).
 
 Usage: count_events.py TRACE_DIR [--seq-event NAME] [--seq-field FIELD] [--per-vpid]
-                       [--per-channel]
+                       [--per-channel] [--per-tid]
 
 Prints one JSON object on stdout:
 
@@ -18,13 +18,16 @@ Prints one JSON object on stdout:
              "missing": <values in [0, last] never seen>,
              "duplicates": <records whose value was already seen>},
      "per_vpid": {"<vpid>": <number of event records>, ...},
-     "per_channel": {"<channel>": {"events": <records>, "discarded": <count>}, ...}}
+     "per_channel": {"<channel>": {"events": <records>, "discarded": <count>}, ...},
+     "per_tid": {"<tid>": {"<event name>": <number of event records>, ...}, ...}}
 
 "per_vpid" is there with --per-vpid only: the records of each trace whose
 environment names a vpid (a per-PID trace), by that vpid. "per_channel" is
 there with --per-channel only: records and discarded counts by channel,
 the channel being the stream file's name without its "_<cpu>" suffix
-(babeltrace2's ctf.fs source names each stream after its file).
+(babeltrace2's ctf.fs source names each stream after its file). "per_tid"
+is there with --per-tid only: the records whose event context has a `tid`
+field, by that tid and event name.
 
 The discarded count is what the tracer wrote in the packet contexts
 (events_discarded) and babeltrace2 turns into discarded-events messages:
@@ -51,6 +54,7 @@ def main() -> int:
     parser.add_argument("--seq-field", default="seq")
     parser.add_argument("--per-vpid", action="store_true")
     parser.add_argument("--per-channel", action="store_true")
+    parser.add_argument("--per-tid", action="store_true")
     args = parser.parse_args()
     per_channel: dict[str, dict[str, int]] = {}
 
@@ -60,6 +64,7 @@ def main() -> int:
 
     events: dict[str, int] = {}
     per_vpid: dict[str, int] = {}
+    per_tid: dict[str, dict[str, int]] = {}
     discarded = discarded_messages = discarded_unknown = 0
     seen = bytearray()  # seen[v]: how many times value v occurred, saturating at 255
     seq_count = duplicates = 0
@@ -78,6 +83,11 @@ def main() -> int:
                     if "vpid" in environment:
                         vpid = str(int(environment["vpid"]))
                         per_vpid[vpid] = per_vpid.get(vpid, 0) + 1
+                if args.per_tid:
+                    context = event.common_context_field
+                    if context is not None and "tid" in context:
+                        names = per_tid.setdefault(str(int(context["tid"])), {})
+                        names[name] = names.get(name, 0) + 1
                 if name == args.seq_event:
                     value = int(event.payload_field[args.seq_field])
                     seq_count += 1
@@ -123,6 +133,8 @@ def main() -> int:
         result["per_vpid"] = per_vpid
     if args.per_channel:
         result["per_channel"] = per_channel
+    if args.per_tid:
+        result["per_tid"] = per_tid
     print(json.dumps(result))
     return 0
 

@@ -49,6 +49,12 @@ std::optional<std::uint64_t> droppedEvents(int fd) {
 /// Pages one wake-up reads from one CPU at most, so that the loop serves
 /// the other CPUs and the daemon in between.
 constexpr std::size_t kPagesPerWakeup = 256;
+/// Bytes one splice(2) asks for: many whole pages per system call, as
+/// trace-cmd's recorder splices a pipe's capacity at a time. One page per
+/// call cost two system calls (splice, then read of the pipe) per page:
+/// with every system call traced, 4 of a page's ~100 events were the
+/// consumer's own.
+constexpr std::size_t kSpliceBatchBytes = 256 * 1024;
 /// Ring-buffer records one wake-up reads at most, for the same reason.
 constexpr std::size_t kIpRecordsPerWakeup = 16384;
 
@@ -66,6 +72,8 @@ struct KernelChannel::Cpu {
     /// The pipe whole pages are spliced through (wake-ups), read end first;
     /// absent if it could not be made or splice(2) is refused: read(2) then.
     UniqueFd pipeRead, pipeWrite;
+    /// Bytes one splice asks for: whole pages, at most the pipe's capacity.
+    std::size_t spliceBytes = 0;
     /// The wake-up found no whole page (ftrace's watermark below one page,
     /// or the conversions not declared yet): its watch is off until the
     /// next read-timer tick, which reads the partial page.
@@ -116,7 +124,9 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
                              bool snapshotOnly,
                              const std::map<std::uint32_t, std::uint64_t>& resumeFrom)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir), loop_(loop),
-      snapshotOnly_(snapshotOnly), request_(request), page_(request.pageSize) {
+      snapshotOnly_(snapshotOnly), request_(request), pageSize_(request.pageSize),
+      pages_(std::max<std::size_t>(
+          pageSize_, kSpliceBatchBytes / std::max<std::size_t>(pageSize_, 1) * pageSize_)) {
     for (std::size_t i = 0; i < uuid_.size(); ++i)
         uuid_[i] = static_cast<std::byte>(request.traceUuid[i]);
     if (fds.size() != 2 * request.cpus.size())
@@ -296,12 +306,18 @@ void KernelChannel::makePipe(Cpu& c) {
     }
     c.pipeRead.reset(ends[0]);
     c.pipeWrite.reset(ends[1]);
-    // One whole page must fit (a pipe holds 64 KiB by default).
-    if (page_.size() > 65536 &&
-        ::fcntl(c.pipeWrite.get(), F_SETPIPE_SZ, static_cast<int>(page_.size())) < 0) {
+    // As many whole pages as pages_ holds, if the pipe can be made that
+    // large (pipe-max-size permitting); at least one page, or no pipe.
+    ::fcntl(c.pipeWrite.get(), F_SETPIPE_SZ, static_cast<int>(pages_.size()));
+    const int capacity = ::fcntl(c.pipeWrite.get(), F_GETPIPE_SZ);
+    const std::size_t whole =
+        capacity > 0 ? std::min(static_cast<std::size_t>(capacity), pages_.size()) / pageSize_ : 0;
+    if (whole == 0) {
         c.pipeRead.reset();
         c.pipeWrite.reset();
+        return;
     }
+    c.spliceBytes = whole * pageSize_;
 }
 
 void KernelChannel::armTimer() {
@@ -335,33 +351,34 @@ int KernelChannel::onReadable(sd_event_source*, int, std::uint32_t, void* userda
     return 0;
 }
 
-ssize_t KernelChannel::takePage(Cpu& c, bool wholeOnly) {
+ssize_t KernelChannel::takePages(Cpu& c, bool wholeOnly, std::size_t most) {
     if (!wholeOnly || !c.pipeWrite)
-        return ::read(c.fd.get(), page_.data(), page_.size());
+        return ::read(c.fd.get(), pages_.data(), pageSize_);
     // splice(2) hands over only whole pages (ftrace's
     // tracing_buffers_splice_read): the page being written stays, so the
     // consumer's own system calls, recorded there, do not wake it again.
+    const std::size_t ask = std::min(c.spliceBytes, std::max<std::size_t>(most, 1) * pageSize_);
     const ssize_t n =
-        ::splice(c.fd.get(), nullptr, c.pipeWrite.get(), nullptr, page_.size(), SPLICE_F_NONBLOCK);
+        ::splice(c.fd.get(), nullptr, c.pipeWrite.get(), nullptr, ask, SPLICE_F_NONBLOCK);
     if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
         log::warning("kernel channel " + name_ + " CPU " + std::to_string(c.cpu) +
                      ": splice(2) refused (" + std::strerror(errno) +
                      "); each wake-up reads partial pages too");
         c.pipeRead.reset();
         c.pipeWrite.reset();
-        return ::read(c.fd.get(), page_.data(), page_.size());
+        return ::read(c.fd.get(), pages_.data(), pageSize_);
     }
     if (n <= 0)
         return n;
     std::size_t got = 0;
     while (got < static_cast<std::size_t>(n)) {
         const ssize_t r =
-            ::read(c.pipeRead.get(), page_.data() + got, static_cast<std::size_t>(n) - got);
+            ::read(c.pipeRead.get(), pages_.data() + got, static_cast<std::size_t>(n) - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             throw std::system_error(r < 0 ? errno : EIO, std::generic_category(),
-                                    "reading CPU " + std::to_string(c.cpu) + "'s spliced page");
+                                    "reading CPU " + std::to_string(c.cpu) + "'s spliced pages");
         got += static_cast<std::size_t>(r);
     }
     return n;
@@ -384,7 +401,7 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
     bool spliceDone = !c.pipeWrite;
     const std::size_t most = c.pipeWrite ? limit : std::min(limit, kPagesPerWakeup);
     while (pages < most && c.fd) {
-        ssize_t n = takePage(c, wholeOnly || !spliceDone);
+        ssize_t n = takePages(c, wholeOnly || !spliceDone, most - pages);
         if (n < 0 && errno == EINTR)
             continue;
         if (!spliceDone && !wholeOnly &&
@@ -400,18 +417,20 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
         }
         if (n == 0)
             break;
-        if (static_cast<std::size_t>(n) != page_.size()) {
+        if (static_cast<std::size_t>(n) % pageSize_ != 0) {
             // ftrace hands out whole sub-buffers (perfetto's cpu_reader.cc
             // treats anything else as an error too): told once per CPU.
             if (!c.shortReadTold)
                 log::warning("kernel channel " + name_ + " CPU " + std::to_string(c.cpu) +
                              ": read " + std::to_string(n) +
-                             " bytes, not a whole sub-buffer; dropped (said once)");
+                             " bytes, not whole sub-buffers; dropped (said once)");
             c.shortReadTold = true;
             break;
         }
-        c.stream->consumePage(std::span<const std::byte>(page_.data(), page_.size()));
-        ++pages;
+        for (std::size_t at = 0; at < static_cast<std::size_t>(n); at += pageSize_) {
+            c.stream->consumePage(std::span<const std::byte>(pages_.data() + at, pageSize_));
+            ++pages;
+        }
         if (spliceDone && c.pipeWrite && ++partialReads == kPartialReads)
             break;
     }
@@ -455,7 +474,7 @@ void KernelChannel::clearBuffers() {
     std::string first;
     for (auto& c : cpus_) {
         for (std::size_t pages = 0; pages < kMaxPages && c->fd; ++pages) {
-            const ssize_t n = ::read(c->fd.get(), page_.data(), page_.size());
+            const ssize_t n = ::read(c->fd.get(), pages_.data(), pageSize_);
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0 && errno != EAGAIN && errno != ENOMEM && errno != EBUSY && errno != ENODEV &&

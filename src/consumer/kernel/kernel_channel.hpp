@@ -134,9 +134,10 @@ private:
     /// (the read timer, Stop, Rotate and snapshots take it). Write failures
     /// close the CPU's files and throw.
     std::size_t drain(Cpu& c, std::size_t limit = SIZE_MAX, bool wholeOnly = false);
-    /// One page of CPU `c` into page_: spliced through its pipe if
-    /// `wholeOnly` (and it has one), else read(2). As read(2) returns.
-    ssize_t takePage(Cpu& c, bool wholeOnly);
+    /// Pages of CPU `c` into pages_: whole pages spliced through its pipe
+    /// if `wholeOnly` (and it has one), as many as the pipe holds and at
+    /// most `most`; else one read(2) of a page. As read(2) returns.
+    ssize_t takePages(Cpu& c, bool wholeOnly, std::size_t most);
     /// `c`'s pipe for splice(2); none if it cannot be made (read(2) then).
     void makePipe(Cpu& c);
     /// drain() of every CPU; the first failure is returned ("" if none).
@@ -161,7 +162,8 @@ private:
     std::vector<std::unique_ptr<Cpu>> cpus_;
     std::unique_ptr<Ip> ip_;                   ///< the ip provider's stream, once attached
     std::shared_ptr<const ChunkOutput> chunk_; ///< the current chunk (none: snapshots only)
-    std::vector<std::byte> page_;              // one sub-buffer, reused
+    std::size_t pageSize_;                     // one sub-buffer
+    std::vector<std::byte> pages_;             // sub-buffers read at once, reused
     EventSourcePtr timer_;
     std::function<void(std::uint64_t bytes)> progress_;
     std::uint64_t snapshotBytes_ = 0;
