@@ -109,12 +109,11 @@ struct CommandLine {
     std::string view_viewer;
     std::string er_name;
     std::string er_timer;
-    std::string er_size;
+    std::uint64_t er_size_bytes = 0;
     std::vector<std::string> snapshot_words; ///< [record] [NAME]
     std::string snapshot_name;
     std::string snapshot_session;
     bool snapshot_named = false;
-    std::string snapshot_max_size;
     std::uint64_t snapshot_max_bytes = 0;
     RotationTriggers er_triggers;
     std::string dr_name;
@@ -169,6 +168,22 @@ CLI::Validator whole_number() {
             return {};
         },
         "UINT");
+}
+
+/// A size in bytes as lttng(1) takes one (parse_size(): 8M, 64K, 1G, 4096,
+/// 0x1000), turned into its decimal byte count for the option's variable;
+/// parse_size()'s sentence when it is no size.
+CLI::Validator size_in_bytes() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const SizeParse size = parse_size(text);
+            if (!size.bytes) {
+                return size.error;
+            }
+            text = std::to_string(*size.bytes);
+            return {};
+        },
+        "SIZE");
 }
 
 /// `list` (items separated by ", ") as lines of at most 80 columns, each
@@ -487,10 +502,12 @@ ExitStatus run(int argc, char** argv) {
         ->type_name("");
     auto* snapshot_session = snapshot->add_option("-s,--session", cl.snapshot_session,
                                                   "The session, as lttng snapshot record -s");
-    auto* snapshot_max =
-        snapshot->add_option("-m,--max-size", cl.snapshot_max_size,
-                             "At most SIZE bytes of events (100M, 64K, 4096), keeping the newest "
-                             "sub-buffers of every stream; no bound by default (or 0)");
+    snapshot
+        ->add_option("-m,--max-size", cl.snapshot_max_bytes,
+                     "At most SIZE bytes of events (100M, 64K, 1G, 4096: k/K, M, G are "
+                     "powers of 1024), keeping the newest sub-buffers of every stream; no "
+                     "bound by default (or 0)")
+        ->transform(size_in_bytes());
     snapshot->footer("Writes the current content of every buffer of a session created with\n"
                      "'tracectl create --snapshot' (active or stopped) as a complete trace in\n"
                      "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder. LTTng's\n"
@@ -512,9 +529,10 @@ ExitStatus run(int argc, char** argv) {
                          ->type_name("PERIOD");
     auto* er_size =
         enable_rotation
-            ->add_option("--size", cl.er_size,
-                         "Rotate once the current chunk holds SIZE (100M, 4K, 1G); 0 turns it off")
-            ->type_name("SIZE");
+            ->add_option("--size", cl.er_size_bytes,
+                         "Rotate once the current chunk holds SIZE bytes (100M, 4K, 1G: k/K, M, "
+                         "G are powers of 1024); 0 turns it off")
+            ->transform(size_in_bytes());
     enable_rotation->footer(
         "Sets the timer trigger, the size trigger or both of the session's automatic\n"
         "rotations (as lttng enable-rotation: a trigger not given is kept), then prints\n"
@@ -579,9 +597,9 @@ ExitStatus run(int argc, char** argv) {
         enable_channel->add_option("-s,--session", cl.ec_session, current_session_help);
     auto* ec_size = enable_channel
                         ->add_option("--subbuf-size", cl.ec_subbuf_size,
-                                     "Sub-buffer size in bytes (power of two; default 524288, "
-                                     "-k 1048576)")
-                        ->check(whole_number());
+                                     "Sub-buffer size in bytes, or with a k/K, M or G suffix "
+                                     "(powers of 1024: 8M; power of two; default 512K, -k 1M)")
+                        ->transform(size_in_bytes());
     auto* ec_num =
         enable_channel
             ->add_option("--num-subbuf", cl.ec_num_subbuf, "Number of sub-buffers (power of two)")
@@ -600,8 +618,8 @@ ExitStatus run(int argc, char** argv) {
         "Give exactly one of -u and -k. Only before the session first starts. Channel names\n"
         "are unique per domain; a kernel channel's tracefs buffer holds sub-buffer size x\n"
         "count bytes per CPU.\n\nExample:\n"
-        "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8\n"
-        "  tracectl enable-channel -k kchan --subbuf-size 2097152");
+        "  tracectl enable-channel -u big --subbuf-size 1M --num-subbuf 8\n"
+        "  tracectl enable-channel -k kchan --subbuf-size=8M");
 
     add_disable_commands(app, cl.disable);
 
@@ -723,33 +741,20 @@ ExitStatus run(int argc, char** argv) {
             }
             cl.snapshot_named = !words.empty() || snapshot_session->count() > 0;
         }
-        if (snapshot->parsed() && snapshot_max->count() > 0) {
-            const auto size = parse_size_bytes(cl.snapshot_max_size);
-            if (!size) {
-                throw CLI::ValidationError("--max-size", "'" + cl.snapshot_max_size +
-                                                             "' is not a size (e.g. 100M)");
-            }
-            cl.snapshot_max_bytes = *size;
-        }
         if (enable_rotation->parsed()) {
             if (er_timer->count() == 0 && er_size->count() == 0) {
                 throw CLI::ValidationError("enable-rotation", "give --timer, --size or both");
             }
             const auto timer = er_timer->count() > 0 ? parse_duration_us(cl.er_timer) : 0;
-            const auto size = er_size->count() > 0 ? parse_size_bytes(cl.er_size) : 0;
             if (!timer) {
                 throw CLI::ValidationError("--timer",
                                            "'" + cl.er_timer + "' is not a period (e.g. 10s)");
-            }
-            if (!size) {
-                throw CLI::ValidationError("--size",
-                                           "'" + cl.er_size + "' is not a size (e.g. 100M)");
             }
             if (er_timer->count() > 0) {
                 cl.er_triggers.timer_us = *timer;
             }
             if (er_size->count() > 0) {
-                cl.er_triggers.size_bytes = *size;
+                cl.er_triggers.size_bytes = cl.er_size_bytes;
             }
         }
         for (const SessionSpecOptions* spec : {&cl.start, &cl.stop, &cl.destroy}) {
