@@ -183,7 +183,7 @@ CLI::Validator size_in_bytes() {
             text = std::to_string(*size.bytes);
             return {};
         },
-        "SIZE");
+        ""); // the options' type_name says SIZE
 }
 
 /// `list` (items separated by ", ") as lines of at most 80 columns, each
@@ -507,7 +507,8 @@ ExitStatus run(int argc, char** argv) {
                      "At most SIZE bytes of events (100M, 64K, 1G, 4096: k/K, M, G are "
                      "powers of 1024), keeping the newest sub-buffers of every stream; no "
                      "bound by default (or 0)")
-        ->transform(size_in_bytes());
+        ->transform(size_in_bytes())
+        ->type_name("SIZE");
     snapshot->footer("Writes the current content of every buffer of a session created with\n"
                      "'tracectl create --snapshot' (active or stopped) as a complete trace in\n"
                      "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder. LTTng's\n"
@@ -532,7 +533,8 @@ ExitStatus run(int argc, char** argv) {
             ->add_option("--size", cl.er_size_bytes,
                          "Rotate once the current chunk holds SIZE bytes (100M, 4K, 1G: k/K, M, "
                          "G are powers of 1024); 0 turns it off")
-            ->transform(size_in_bytes());
+            ->transform(size_in_bytes())
+            ->type_name("SIZE");
     enable_rotation->footer(
         "Sets the timer trigger, the size trigger or both of the session's automatic\n"
         "rotations (as lttng enable-rotation: a trigger not given is kept), then prints\n"
@@ -580,11 +582,16 @@ ExitStatus run(int argc, char** argv) {
         "org.tracectl.Tracing1.Error.EventRuleExists (exit status 1). A filter expression\n"
         "LTTng 2.13 refuses is refused with a message naming the column.\n"
         "With -k, each comma-separated name is its own rule (one EnableEvents call each);\n"
-        "those refused are reported and the others enabled. The kernel domain needs the\n"
-        "org.tracectl.Tracing1.trace-kernel right ('tracectl list-tracepoints -k' lists\n"
-        "the tracepoints).\n\n"
+        "those refused are reported and the others enabled. A -k name without a system\n"
+        "is ftrace's (softirq_entry) or lttng-modules' (irq_softirq_entry,\n"
+        "kmem_mm_page_alloc), globs included; an event named both ways is recorded once.\n"
+        "lttng_statedump_* names ask for the statedump in the channel (the first kernel\n"
+        "channel has it when no rule names them; see tracectl(1) for the events written).\n"
+        "The kernel domain needs the org.tracectl.Tracing1.trace-kernel right\n"
+        "('tracectl list-tracepoints -k' lists the tracepoints).\n\n"
         "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO\n"
         "  tracectl enable-event -k 'sched:*,net:net_dev_xmit'\n"
+        "  tracectl enable-event -k sched_switch,irq_softirq_entry,lttng_statedump_process_state\n"
         "  tracectl enable-event -k sched:sched_switch --filter 'prev_tid != 0'\n"
         "  tracectl enable-event -k --syscall openat,close\n"
         "  tracectl enable-event -k --syscall -a");
@@ -599,7 +606,8 @@ ExitStatus run(int argc, char** argv) {
                         ->add_option("--subbuf-size", cl.ec_subbuf_size,
                                      "Sub-buffer size in bytes, or with a k/K, M or G suffix "
                                      "(powers of 1024: 8M; power of two; default 512K, -k 1M)")
-                        ->transform(size_in_bytes());
+                        ->transform(size_in_bytes())
+                        ->type_name("SIZE");
     auto* ec_num =
         enable_channel
             ->add_option("--num-subbuf", cl.ec_num_subbuf, "Number of sub-buffers (power of two)")
@@ -661,10 +669,14 @@ ExitStatus run(int argc, char** argv) {
     cl.lt_domain.kernel_option->description("The kernel domain; required");
     list_tracepoints->add_flag("--fields", cl.lt_fields,
                                "Also list each tracepoint's fields, as 'TYPE NAME'");
-    list_tracepoints->add_flag("--json", cl.lt_json,
-                               "Print a JSON array of {system, event, fields: [{name, type}]}");
+    list_tracepoints->add_flag(
+        "--json", cl.lt_json,
+        "Print a JSON array of {system, event, lttng_name, fields: [{name, type}]}");
     list_tracepoints->footer(
-        "Lists every tracefs tracepoint as system:event, sorted (Manager.ListTracepoints).\n"
+        "Lists every tracefs tracepoint as system:event, sorted (Manager.ListTracepoints),\n"
+        "then lttng-modules' name of it where that is another: irq:softirq_entry\n"
+        "(irq_softirq_entry), the event's name in the trace, which enable-event -k takes\n"
+        "too. Also lists the ip provider's probes and lttng-modules' statedump events.\n"
         "Needs the org.tracectl.Tracing1.trace-kernel right and a usable tracefs\n"
         "(org.tracectl.Tracing1.Error.KernelUnavailable otherwise, exit status 1).\n"
         "UST tracepoints belong to each app: tracectl list-apps --tracepoints.\n\n"
