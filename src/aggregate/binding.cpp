@@ -1,5 +1,7 @@
 #include "aggregate/binding.hpp"
 
+#include "kernel/lttng_kernel_names.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <fnmatch.h>
@@ -18,10 +20,19 @@ bool probe_matches(std::string_view pattern, std::string_view event_name, std::s
     }
     const std::string system = p.substr(0, colon);
     const std::string event = p.substr(colon + 1);
-    if (fnmatch(event.c_str(), name.c_str(), 0) != 0) {
-        return false;
-    }
     const bool wildcard = event.find_first_of("*?[") != std::string::npos;
+    if (fnmatch(event.c_str(), name.c_str(), 0) != 0) {
+        // The trace names S:E as lttng-modules does (kernel/lttng_kernel_names.hpp):
+        // irq:softirq_entry is irq_softirq_entry, kmem:kmalloc kmem_kmalloc,
+        // net:netif_receive_skb net_if_receive_skb; irq:softirq_* matches irq_softirq_*.
+        if (system.find_first_of("*?[") != std::string::npos) {
+            return false;
+        }
+        if (!wildcard) {
+            return name == kernel::lttngNaming(system, event).eventName;
+        }
+        return fnmatch((system + "_" + event).c_str(), name.c_str(), 0) == 0;
+    }
     if (!wildcard) {
         return true;
     }

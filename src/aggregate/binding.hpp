@@ -72,7 +72,11 @@ public:
 /// Whether a probe description's event pattern (ProbeDescription::pattern) matches an
 /// event class: fnmatch(3) on the whole name; in a trace whose domain is "kernel", a
 /// pattern "S:E" also matches an event named like E when S_ starts the name or E has no
-/// wildcard (`sched:sched_switch` and `sched:*` match lttng-modules' `sched_switch`).
+/// wildcard (`sched:sched_switch` and `sched:*` match lttng-modules' `sched_switch`), and
+/// "S:E" (S without wildcard) the name lttng-modules gives ftrace's S:E
+/// (kernel/lttng_kernel_names.hpp: `irq:softirq_entry` matches `irq_softirq_entry`,
+/// `net:netif_receive_skb` `net_if_receive_skb`) or, E with a wildcard, a name like S_E
+/// (`irq:softirq_*` matches `irq_softirq_raise`).
 bool probe_matches(std::string_view pattern, std::string_view event_name, std::string_view domain);
 
 /// D's subroutines that give a value (Dynamic Tracing Guide, "Actions and Subroutines").

@@ -1,6 +1,7 @@
 #include "kernel_domain.hpp"
 
 #include "error_report.hpp"
+#include "kernel/lttng_kernel_names.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -241,6 +242,13 @@ std::string subsection(const PropertyMap& properties, const std::string& key,
 
 } // namespace
 
+std::optional<std::string> lttng_event_name(const KernelTracepoint& tracepoint) {
+    if (tracepoint.system == "ip") {
+        return std::nullopt;
+    }
+    return tracectl::kernel::lttngNaming(tracepoint.system, tracepoint.event).eventName;
+}
+
 std::string format_kernel_tracepoints(std::vector<KernelTracepoint> tracepoints, bool fields) {
     if (tracepoints.empty()) {
         return "No kernel tracepoints.\n";
@@ -248,7 +256,11 @@ std::string format_kernel_tracepoints(std::vector<KernelTracepoint> tracepoints,
     sort_tracepoints(tracepoints);
     std::string out;
     for (const KernelTracepoint& tp : tracepoints) {
-        out += tp.system + ":" + tp.event + "\n";
+        out += tp.system + ":" + tp.event;
+        if (const auto lttng = lttng_event_name(tp); lttng && *lttng != tp.event) {
+            out += " (" + *lttng + ")";
+        }
+        out += "\n";
         if (fields) {
             for (const auto& [name, type] : tp.fields) {
                 out += "    " + type + " " + name + "\n";
@@ -266,7 +278,12 @@ std::string format_kernel_tracepoints_json(std::vector<KernelTracepoint> tracepo
         for (const auto& [name, type] : tp.fields) {
             fields.push_back({{"name", name}, {"type", type}});
         }
-        array.push_back({{"system", tp.system}, {"event", tp.event}, {"fields", fields}});
+        nlohmann::json entry = {{"system", tp.system}, {"event", tp.event}};
+        if (const auto lttng = lttng_event_name(tp)) {
+            entry["lttng_name"] = *lttng;
+        }
+        entry["fields"] = std::move(fields);
+        array.push_back(std::move(entry));
     }
     return array.dump(2, ' ', false, json_errors) + "\n";
 }

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -111,13 +112,26 @@ struct KernelTracepoint {
     std::vector<std::pair<std::string, std::string>> fields; ///< (name, C type)
 };
 
+/// The name lttng-modules gives `tracepoint` in a trace, which is also the
+/// event's name in tracectl's kernel traces and a name enable-event -k takes
+/// (src/daemon/kernel/lttng_kernel_names.hpp: "irq_softirq_entry" for
+/// irq:softirq_entry, "sched_switch" for sched:sched_switch,
+/// "lttng_statedump_start" for lttng_statedump:lttng_statedump_start);
+/// nullopt for the ip provider's probes (system "ip"), which are no
+/// lttng-modules events.
+std::optional<std::string> lttng_event_name(const KernelTracepoint& tracepoint);
+
 /// `list-tracepoints -k`: one "system:event" line per tracepoint, sorted by
-/// system then event; with `fields`, each field below it as "    TYPE NAME".
+/// system then event, followed by " (LTTNG_NAME)" when lttng_event_name()
+/// differs from the event's name ("irq:softirq_entry (irq_softirq_entry)");
+/// with `fields`, each field below it as "    TYPE NAME".
 /// "No kernel tracepoints.\n" when there are none.
 std::string format_kernel_tracepoints(std::vector<KernelTracepoint> tracepoints, bool fields);
 
-/// `list-tracepoints -k --json`: an array of {"system", "event", "fields":
-/// [{"name", "type"}]}, sorted as the text; pretty-printed, ends with a newline.
+/// `list-tracepoints -k --json`: an array of {"system", "event",
+/// "lttng_name" (lttng_event_name(); left out for the ip provider's
+/// probes), "fields": [{"name", "type"}]}, sorted as the text;
+/// pretty-printed, ends with a newline.
 std::string format_kernel_tracepoints_json(std::vector<KernelTracepoint> tracepoints);
 
 /// KernelChannels, KernelEvents and KernelContexts: the properties `show`

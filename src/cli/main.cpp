@@ -109,12 +109,11 @@ struct CommandLine {
     std::string view_viewer;
     std::string er_name;
     std::string er_timer;
-    std::string er_size;
+    std::uint64_t er_size_bytes = 0;
     std::vector<std::string> snapshot_words; ///< [record] [NAME]
     std::string snapshot_name;
     std::string snapshot_session;
     bool snapshot_named = false;
-    std::string snapshot_max_size;
     std::uint64_t snapshot_max_bytes = 0;
     RotationTriggers er_triggers;
     std::string dr_name;
@@ -169,6 +168,22 @@ CLI::Validator whole_number() {
             return {};
         },
         "UINT");
+}
+
+/// A size in bytes as lttng(1) takes one (parse_size(): 8M, 64K, 1G, 4096,
+/// 0x1000), turned into its decimal byte count for the option's variable;
+/// parse_size()'s sentence when it is no size.
+CLI::Validator size_in_bytes() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const SizeParse size = parse_size(text);
+            if (!size.bytes) {
+                return size.error;
+            }
+            text = std::to_string(*size.bytes);
+            return {};
+        },
+        ""); // the options' type_name says SIZE
 }
 
 /// `list` (items separated by ", ") as lines of at most 80 columns, each
@@ -487,10 +502,13 @@ ExitStatus run(int argc, char** argv) {
         ->type_name("");
     auto* snapshot_session = snapshot->add_option("-s,--session", cl.snapshot_session,
                                                   "The session, as lttng snapshot record -s");
-    auto* snapshot_max =
-        snapshot->add_option("-m,--max-size", cl.snapshot_max_size,
-                             "At most SIZE bytes of events (100M, 64K, 4096), keeping the newest "
-                             "sub-buffers of every stream; no bound by default (or 0)");
+    snapshot
+        ->add_option("-m,--max-size", cl.snapshot_max_bytes,
+                     "At most SIZE bytes of events (100M, 64K, 1G, 4096: k/K, M, G are "
+                     "powers of 1024), keeping the newest sub-buffers of every stream; no "
+                     "bound by default (or 0)")
+        ->transform(size_in_bytes())
+        ->type_name("SIZE");
     snapshot->footer("Writes the current content of every buffer of a session created with\n"
                      "'tracectl create --snapshot' (active or stopped) as a complete trace in\n"
                      "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder. LTTng's\n"
@@ -512,8 +530,10 @@ ExitStatus run(int argc, char** argv) {
                          ->type_name("PERIOD");
     auto* er_size =
         enable_rotation
-            ->add_option("--size", cl.er_size,
-                         "Rotate once the current chunk holds SIZE (100M, 4K, 1G); 0 turns it off")
+            ->add_option("--size", cl.er_size_bytes,
+                         "Rotate once the current chunk holds SIZE bytes (100M, 4K, 1G: k/K, M, "
+                         "G are powers of 1024); 0 turns it off")
+            ->transform(size_in_bytes())
             ->type_name("SIZE");
     enable_rotation->footer(
         "Sets the timer trigger, the size trigger or both of the session's automatic\n"
@@ -562,11 +582,16 @@ ExitStatus run(int argc, char** argv) {
         "org.tracectl.Tracing1.Error.EventRuleExists (exit status 1). A filter expression\n"
         "LTTng 2.13 refuses is refused with a message naming the column.\n"
         "With -k, each comma-separated name is its own rule (one EnableEvents call each);\n"
-        "those refused are reported and the others enabled. The kernel domain needs the\n"
-        "org.tracectl.Tracing1.trace-kernel right ('tracectl list-tracepoints -k' lists\n"
-        "the tracepoints).\n\n"
+        "those refused are reported and the others enabled. A -k name without a system\n"
+        "is ftrace's (softirq_entry) or lttng-modules' (irq_softirq_entry,\n"
+        "kmem_mm_page_alloc), globs included; an event named both ways is recorded once.\n"
+        "lttng_statedump_* names ask for the statedump in the channel (the first kernel\n"
+        "channel has it when no rule names them; see tracectl(1) for the events written).\n"
+        "The kernel domain needs the org.tracectl.Tracing1.trace-kernel right\n"
+        "('tracectl list-tracepoints -k' lists the tracepoints).\n\n"
         "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO\n"
         "  tracectl enable-event -k 'sched:*,net:net_dev_xmit'\n"
+        "  tracectl enable-event -k sched_switch,irq_softirq_entry,lttng_statedump_process_state\n"
         "  tracectl enable-event -k sched:sched_switch --filter 'prev_tid != 0'\n"
         "  tracectl enable-event -k --syscall openat,close\n"
         "  tracectl enable-event -k --syscall -a");
@@ -579,9 +604,10 @@ ExitStatus run(int argc, char** argv) {
         enable_channel->add_option("-s,--session", cl.ec_session, current_session_help);
     auto* ec_size = enable_channel
                         ->add_option("--subbuf-size", cl.ec_subbuf_size,
-                                     "Sub-buffer size in bytes (power of two; default 524288, "
-                                     "-k 1048576)")
-                        ->check(whole_number());
+                                     "Sub-buffer size in bytes, or with a k/K, M or G suffix "
+                                     "(powers of 1024: 8M; power of two; default 512K, -k 1M)")
+                        ->transform(size_in_bytes())
+                        ->type_name("SIZE");
     auto* ec_num =
         enable_channel
             ->add_option("--num-subbuf", cl.ec_num_subbuf, "Number of sub-buffers (power of two)")
@@ -600,8 +626,8 @@ ExitStatus run(int argc, char** argv) {
         "Give exactly one of -u and -k. Only before the session first starts. Channel names\n"
         "are unique per domain; a kernel channel's tracefs buffer holds sub-buffer size x\n"
         "count bytes per CPU.\n\nExample:\n"
-        "  tracectl enable-channel -u big --subbuf-size 1048576 --num-subbuf 8\n"
-        "  tracectl enable-channel -k kchan --subbuf-size 2097152");
+        "  tracectl enable-channel -u big --subbuf-size 1M --num-subbuf 8\n"
+        "  tracectl enable-channel -k kchan --subbuf-size=8M");
 
     add_disable_commands(app, cl.disable);
 
@@ -643,10 +669,14 @@ ExitStatus run(int argc, char** argv) {
     cl.lt_domain.kernel_option->description("The kernel domain; required");
     list_tracepoints->add_flag("--fields", cl.lt_fields,
                                "Also list each tracepoint's fields, as 'TYPE NAME'");
-    list_tracepoints->add_flag("--json", cl.lt_json,
-                               "Print a JSON array of {system, event, fields: [{name, type}]}");
+    list_tracepoints->add_flag(
+        "--json", cl.lt_json,
+        "Print a JSON array of {system, event, lttng_name, fields: [{name, type}]}");
     list_tracepoints->footer(
-        "Lists every tracefs tracepoint as system:event, sorted (Manager.ListTracepoints).\n"
+        "Lists every tracefs tracepoint as system:event, sorted (Manager.ListTracepoints),\n"
+        "then lttng-modules' name of it where that is another: irq:softirq_entry\n"
+        "(irq_softirq_entry), the event's name in the trace, which enable-event -k takes\n"
+        "too. Also lists the ip provider's probes and lttng-modules' statedump events.\n"
         "Needs the org.tracectl.Tracing1.trace-kernel right and a usable tracefs\n"
         "(org.tracectl.Tracing1.Error.KernelUnavailable otherwise, exit status 1).\n"
         "UST tracepoints belong to each app: tracectl list-apps --tracepoints.\n\n"
@@ -723,33 +753,20 @@ ExitStatus run(int argc, char** argv) {
             }
             cl.snapshot_named = !words.empty() || snapshot_session->count() > 0;
         }
-        if (snapshot->parsed() && snapshot_max->count() > 0) {
-            const auto size = parse_size_bytes(cl.snapshot_max_size);
-            if (!size) {
-                throw CLI::ValidationError("--max-size", "'" + cl.snapshot_max_size +
-                                                             "' is not a size (e.g. 100M)");
-            }
-            cl.snapshot_max_bytes = *size;
-        }
         if (enable_rotation->parsed()) {
             if (er_timer->count() == 0 && er_size->count() == 0) {
                 throw CLI::ValidationError("enable-rotation", "give --timer, --size or both");
             }
             const auto timer = er_timer->count() > 0 ? parse_duration_us(cl.er_timer) : 0;
-            const auto size = er_size->count() > 0 ? parse_size_bytes(cl.er_size) : 0;
             if (!timer) {
                 throw CLI::ValidationError("--timer",
                                            "'" + cl.er_timer + "' is not a period (e.g. 10s)");
-            }
-            if (!size) {
-                throw CLI::ValidationError("--size",
-                                           "'" + cl.er_size + "' is not a size (e.g. 100M)");
             }
             if (er_timer->count() > 0) {
                 cl.er_triggers.timer_us = *timer;
             }
             if (er_size->count() > 0) {
-                cl.er_triggers.size_bytes = *size;
+                cl.er_triggers.size_bytes = cl.er_size_bytes;
             }
         }
         for (const SessionSpecOptions* spec : {&cl.start, &cl.stop, &cl.destroy}) {

@@ -56,21 +56,71 @@ std::optional<std::uint64_t> parse_duration_us(std::string_view text) {
     return std::nullopt;
 }
 
+SizeParse parse_size(std::string_view text) {
+    const auto fail = [&](const std::string& why) {
+        return SizeParse{std::nullopt, "'" + std::string(text) + "' is not a size: " + why};
+    };
+    if (text.empty()) {
+        return fail("it is empty");
+    }
+    if (text.find('-') != std::string_view::npos) {
+        return fail("sizes are never negative");
+    }
+    // The number, as strtoull(3) reads it with base 0 (lttng's grammar).
+    int base = 10;
+    std::string_view digits = text;
+    if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        base = 16;
+        digits.remove_prefix(2);
+    } else if (text.size() > 1 && text[0] == '0' && text[1] >= '0' && text[1] <= '9') {
+        base = 8;
+        digits.remove_prefix(1);
+    }
+    std::uint64_t value = 0;
+    const char* end = digits.data() + digits.size();
+    const auto [ptr, ec] = std::from_chars(digits.data(), end, value, base);
+    if (ptr == digits.data()) {
+        return fail("it does not start with a number");
+    }
+    if (ec == std::errc::result_out_of_range) {
+        return fail("more than 18446744073709551615 bytes");
+    }
+    std::string_view unit(ptr, static_cast<std::size_t>(end - ptr));
+    unsigned shift = 0;
+    if (!unit.empty()) {
+        switch (unit.front()) {
+        case 'k':
+        case 'K':
+            shift = 10;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30;
+            break;
+        case 'b':
+        case 'B':
+            break;
+        default:
+            return fail("unknown unit '" + std::string(unit) + "' (k, K, M or G)");
+        }
+        const std::string rest = lower(shift == 0 ? unit : unit.substr(1));
+        if (shift == 0 ? rest != "b" : !rest.empty() && rest != "b" && rest != "ib") {
+            return fail("unknown unit '" + std::string(unit) + "' (k, K, M or G)");
+        }
+    }
+    const auto bytes = times(value, std::uint64_t{1} << shift);
+    if (!bytes) {
+        return fail("more than 18446744073709551615 bytes");
+    }
+    return SizeParse{bytes, {}};
+}
+
 std::optional<std::uint64_t> parse_size_bytes(std::string_view text) {
-    const auto parts = split(text);
-    if (!parts)
-        return std::nullopt;
-    const std::string unit = lower(parts->second);
-    if (unit.empty() || unit == "b")
-        return parts->first;
-    const std::string_view prefixes = "kmg";
-    const auto at = prefixes.find(unit.front());
-    if (at == std::string_view::npos)
-        return std::nullopt;
-    const std::string_view rest = std::string_view(unit).substr(1);
-    if (!rest.empty() && rest != "b" && rest != "ib")
-        return std::nullopt;
-    return times(parts->first, std::uint64_t{1} << (10 * (at + 1)));
+    return parse_size(text).bytes;
 }
 
 std::string format_size(std::uint64_t bytes) {

@@ -12,8 +12,24 @@ namespace tracectl::cli {
 /// in microseconds; nullopt for anything else or an overflow.
 std::optional<std::uint64_t> parse_duration_us(std::string_view text);
 
-/// "100M", "4K", "1G" (powers of 1024; "KiB"-style and lower case too), or
-/// a bare number of bytes; nullopt for anything else or an overflow.
+/// What parse_size() read: `bytes`, or (nullopt) `error`, a sentence saying
+/// why the text is no size.
+struct SizeParse {
+    std::optional<std::uint64_t> bytes;
+    std::string error;
+};
+
+/// A size in bytes as lttng(1) takes one (lttng-tools' utils_parse_size_suffix,
+/// for --subbuf-size, --tracefile-size, snapshot --max-size, rotation --size):
+/// an unsigned integer in decimal ("4096"), hexadecimal ("0x1000") or octal
+/// ("0300" is 192), then at most one unit: k or K (x 1024), M (x 1024^2),
+/// G (x 1024^3). tracectl also takes m and g, and a B or iB
+/// after the unit or the number ("4KiB", "1gb", "512B"). Errors (bytes
+/// nullopt): empty text, a '-' anywhere ("negative"), no number first, an
+/// unknown unit, text after the unit, more than 2^64 - 1 bytes ("too big").
+SizeParse parse_size(std::string_view text);
+
+/// parse_size(text).bytes.
 std::optional<std::uint64_t> parse_size_bytes(std::string_view text);
 
 /// A size for people, in the units parse_size_bytes() reads (powers of 1024): "0 B", "512 B",

@@ -472,6 +472,122 @@ TEST_F(Kernel, LoopbackPacketsAreRecordedWithTheirLengthsAndDevice) {
     s->Destroy({});
 }
 
+// Issue 36: LTTng's users record with lttng-analyses-record, which runs
+// `lttng enable-channel -k chan1 --subbuf-size=8M`, then enables
+// lttng-modules' names as they are in one comma-separated `enable-event -k`
+// (ftrace's names and lttng-modules' own, which name the same events
+// twice, and the statedump's), then `--syscall -a`. The same commands work
+// with tracectl, and the trace has lttng-modules' names and the statedump.
+TEST_F(Kernel, LttngAnalysesRecordsEventListIsEnabledAsItIs) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string dir = output("k-analyses");
+    auto tracectl = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), cli);
+        return run(argv);
+    };
+    // /usr/bin/lttng-analyses-record's list, unchanged.
+    const std::string events =
+        "sched_switch,sched_wakeup,sched_waking,block_rq_complete,block_rq_issue,"
+        "block_bio_remap,block_bio_backmerge,netif_receive_skb,net_dev_xmit,sched_process_fork,"
+        "sched_process_exec,lttng_statedump_process_state,lttng_statedump_file_descriptor,"
+        "lttng_statedump_block_device,mm_vmscan_wakeup_kswapd,mm_page_free,mm_page_alloc,"
+        "block_dirty_buffer,irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit,"
+        "softirq_raise,irq_softirq_entry,irq_softirq_exit,irq_softirq_raise,kmem_mm_page_alloc,"
+        "kmem_mm_page_free";
+    ASSERT_TRUE(tracectl({"create", "k-analyses", "--output", dir}).ok());
+    RunResult r =
+        tracectl({"enable-channel", "-s", "k-analyses", "-k", "chan1", "--subbuf-size=8M"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    r = tracectl({"enable-event", "-s", "k-analyses", "-k", events, "-c", "chan1"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    EXPECT_NE(r.out.find("Kernel event irq_softirq_entry enabled in channel chan1."),
+              std::string::npos)
+        << r.out;
+    r = tracectl({"enable-event", "-s", "k-analyses", "-k", "-c", "chan1", "--syscall", "-a"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+    SessionClient s(*bus_, manager_->GetSession("k-analyses"));
+    const auto channels = s.KernelChannels();
+    ASSERT_EQ(channels.size(), 1u);
+    EXPECT_EQ(channels[0].get<1>(), std::uint64_t{8} << 20) << "--subbuf-size=8M";
+    ASSERT_TRUE(tracectl({"start", "k-analyses"}).ok());
+
+    // A little of everything the list names: loopback datagrams (net_dev_xmit,
+    // net_if_receive_skb, NET_RX softirqs), a file written (page allocations,
+    // write(2)), a thread that sleeps (sched_switch, sched_wakeup).
+    const std::size_t kDatagram = 1444;
+    const int rx = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const int tx = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(rx, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::getsockname(rx, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    for (int i = 0; i < 20; ++i) {
+        const std::string payload(kDatagram, 'a');
+        ASSERT_EQ(::sendto(tx, payload.data(), payload.size(), 0,
+                           reinterpret_cast<sockaddr*>(&addr), sizeof addr),
+                  static_cast<ssize_t>(payload.size()));
+        char buf[2048];
+        ASSERT_EQ(::recv(rx, buf, sizeof buf, 0), static_cast<ssize_t>(kDatagram));
+    }
+    ::close(rx);
+    ::close(tx);
+    const std::string file = sandbox_->dir() + "/k-analyses-written";
+    {
+        const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_GE(fd, 0);
+        const std::string block(64 * 1024, 'w');
+        for (int i = 0; i < 16; ++i)
+            ASSERT_EQ(::write(fd, block.data(), block.size()), static_cast<ssize_t>(block.size()));
+        ::close(fd);
+    }
+    std::thread([] { ::usleep(20000); }).join();
+    ASSERT_TRUE(tracectl({"stop", "k-analyses"}).ok());
+    ::unlink(file.c_str());
+
+    std::map<std::string, std::size_t> count;
+    bool ownThread = false;
+    std::string comm;
+    std::ifstream("/proc/self/comm") >> comm;
+    for (const json& e :
+         traceEvents(dir, {"sched_switch", "sched_wakeup", "irq_softirq_entry", "irq_softirq_raise",
+                           "irq_softirq_exit", "softirq_entry", "net_dev_xmit",
+                           "net_if_receive_skb", "kmem_mm_page_alloc", "mm_page_alloc",
+                           "syscall_entry_write", "lttng_statedump_start",
+                           "lttng_statedump_process_state", "lttng_statedump_end"})) {
+        ++count[e["name"].get<std::string>()];
+        if (e["name"] == "lttng_statedump_process_state" && e["fields"]["tid"] == ::getpid()) {
+            ownThread = true;
+            EXPECT_EQ(e["fields"]["name"], comm);
+        }
+    }
+    for (const char* name :
+         {"sched_switch", "sched_wakeup", "irq_softirq_entry", "irq_softirq_raise",
+          "irq_softirq_exit", "net_dev_xmit", "net_if_receive_skb", "kmem_mm_page_alloc",
+          "syscall_entry_write", "lttng_statedump_process_state"})
+        EXPECT_GT(count[name], 0u) << name;
+    EXPECT_EQ(count["lttng_statedump_start"], 1u);
+    EXPECT_EQ(count["lttng_statedump_end"], 1u);
+    EXPECT_TRUE(ownThread) << "the statedump names the test's process";
+    EXPECT_EQ(count["softirq_entry"], 0u) << "the trace names events as lttng-modules does";
+    EXPECT_EQ(count["mm_page_alloc"], 0u);
+    // Named twice in one call, each event is declared (and recorded) once.
+    const RunResult tsdl = run({"babeltrace2", "--output-format=ctf-metadata", dir + "/kernel"});
+    ASSERT_TRUE(tsdl.ok()) << tsdl.describe();
+    for (const char* name : {"irq_softirq_entry", "kmem_mm_page_alloc", "sched_switch"}) {
+        const std::string declared = std::string("name = \"") + name + "\";";
+        std::size_t n = 0;
+        for (auto at = tsdl.out.find(declared); at != std::string::npos;
+             at = tsdl.out.find(declared, at + 1))
+            ++n;
+        EXPECT_EQ(n, 1u) << name;
+    }
+    EXPECT_EQ(tsdl.out.find("irq_irq_softirq"), std::string::npos);
+    EXPECT_TRUE(tracectl({"destroy", "k-analyses"}).ok());
+}
+
 TEST_F(Kernel, AnOverflowedBufferCountsWhatFtraceLostExactly) {
     auto s = create("k-overflow");
     // 8 KiB of ring buffer per CPU: a burst overflows it between reads.

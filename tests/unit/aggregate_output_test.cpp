@@ -77,6 +77,15 @@ TEST(AggregateBinding, ProbeMatching) {
     EXPECT_TRUE(probe_matches("s*:*", "sched_switch", "kernel"));
     EXPECT_FALSE(probe_matches("s*:*", "irq_handler_entry", "kernel"));
     EXPECT_FALSE(probe_matches("*:*", "sched_switch", "ust"));
+    // Events lttng-modules renames are matched by ftrace's system:event too.
+    EXPECT_TRUE(probe_matches("irq:softirq_entry", "irq_softirq_entry", "kernel"));
+    EXPECT_TRUE(probe_matches("kmem:kmalloc", "kmem_kmalloc", "kernel"));
+    EXPECT_TRUE(probe_matches("net:netif_receive_skb", "net_if_receive_skb", "kernel"));
+    EXPECT_TRUE(probe_matches("irq:softirq_*", "irq_softirq_raise", "kernel"));
+    EXPECT_TRUE(probe_matches("kmem:mm_page_*", "kmem_mm_page_alloc", "kernel"));
+    EXPECT_FALSE(probe_matches("irq:softirq_entry", "irq_softirq_exit", "kernel"));
+    EXPECT_FALSE(probe_matches("irq:softirq_*", "irq_handler_entry", "kernel"));
+    EXPECT_FALSE(probe_matches("irq:softirq_entry", "irq_softirq_entry", "ust"));
 }
 
 TEST(AggregateBinding, UnknownFieldAtItsPosition) {

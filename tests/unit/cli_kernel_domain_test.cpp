@@ -163,15 +163,45 @@ TEST(CliKernelDomain, TracepointsTextIsSorted) {
 TEST(CliKernelDomain, TracepointsJson) {
     const json parsed = json::parse(format_kernel_tracepoints_json(some_tracepoints()));
     const json expected = json::parse(R"([
-        {"system": "net", "event": "net_dev_xmit",
+        {"system": "net", "event": "net_dev_xmit", "lttng_name": "net_dev_xmit",
          "fields": [{"name": "len", "type": "unsigned int"}]},
-        {"system": "sched", "event": "sched_switch",
+        {"system": "sched", "event": "sched_switch", "lttng_name": "sched_switch",
          "fields": [{"name": "prev_comm", "type": "char[16]"},
                     {"name": "prev_pid", "type": "pid_t"}]},
-        {"system": "sched", "event": "sched_wakeup", "fields": []}
+        {"system": "sched", "event": "sched_wakeup", "lttng_name": "sched_wakeup", "fields": []}
     ])");
     EXPECT_EQ(parsed, expected);
     EXPECT_EQ(format_kernel_tracepoints_json({}), "[]\n");
+}
+
+// Both names of an event: ftrace's system:event, then lttng-modules' name
+// when it is another (what enable-event -k also takes, and the trace's name).
+TEST(CliKernelDomain, TracepointsShowTheirLttngModulesName) {
+    const std::vector<KernelTracepoint> tracepoints = {
+        {"irq", "softirq_entry", {{"vec", "unsigned int"}}},
+        {"kmem", "mm_page_alloc", {}},
+        {"net", "netif_receive_skb", {}},
+        {"timer", "hrtimer_start", {}},
+        {"syscalls", "sys_enter_write", {}},
+        {"lttng_statedump", "lttng_statedump_process_state", {{"tid", "pid_t"}}},
+        {"ip", "send", {}},
+    };
+    EXPECT_EQ(format_kernel_tracepoints(tracepoints, false),
+              "ip:send\n"
+              "irq:softirq_entry (irq_softirq_entry)\n"
+              "kmem:mm_page_alloc (kmem_mm_page_alloc)\n"
+              "lttng_statedump:lttng_statedump_process_state\n"
+              "net:netif_receive_skb (net_if_receive_skb)\n"
+              "syscalls:sys_enter_write (syscall_entry_write)\n"
+              "timer:hrtimer_start (timer_hrtimer_start)\n");
+    EXPECT_EQ(format_kernel_tracepoints({tracepoints[0]}, true),
+              "irq:softirq_entry (irq_softirq_entry)\n    unsigned int vec\n");
+    const json parsed = json::parse(format_kernel_tracepoints_json(tracepoints));
+    ASSERT_EQ(parsed.size(), tracepoints.size());
+    EXPECT_FALSE(parsed[0].contains("lttng_name")) << "the ip provider's probes have none";
+    EXPECT_EQ(parsed[1]["lttng_name"], "irq_softirq_entry");
+    EXPECT_EQ(parsed[1]["event"], "softirq_entry") << "ftrace's name stays where it was";
+    EXPECT_EQ(parsed[3]["lttng_name"], "lttng_statedump_process_state");
 }
 
 namespace {

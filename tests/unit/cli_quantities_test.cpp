@@ -30,6 +30,49 @@ TEST(CliQuantities, Sizes) {
     EXPECT_EQ(parse_size_bytes("18446744073709551615G"), std::nullopt);
 }
 
+// lttng(1)'s grammar (lttng-tools utils_parse_size_suffix): decimal, 0x
+// hexadecimal or 0 octal, then k/K, M or G, nothing after.
+TEST(CliQuantities, SizesAsLttngTakesThem) {
+    EXPECT_EQ(parse_size_bytes("0"), 0u);
+    EXPECT_EQ(parse_size_bytes("1234"), 1234u);
+    EXPECT_EQ(parse_size_bytes("8M"), 8u << 20);
+    EXPECT_EQ(parse_size_bytes("16k"), 16384u);
+    EXPECT_EQ(parse_size_bytes("128K"), 131072u);
+    EXPECT_EQ(parse_size_bytes("1024G"), std::uint64_t{1} << 40);
+    EXPECT_EQ(parse_size_bytes("0x400"), 1024u);
+    EXPECT_EQ(parse_size_bytes("0X400"), 1024u);
+    EXPECT_EQ(parse_size_bytes("0x40b"), 1035u) << "b is a hexadecimal digit there";
+    EXPECT_EQ(parse_size_bytes("0x1234k"), 4771840u);
+    EXPECT_EQ(parse_size_bytes("0300"), 192u) << "octal, as strtoull(3) with base 0";
+    EXPECT_EQ(parse_size_bytes("17179869183G"), std::uint64_t{17179869183} << 30);
+    EXPECT_EQ(parse_size_bytes("18446744073709551615"), UINT64_MAX);
+}
+
+TEST(CliQuantities, BadSizesSayWhy) {
+    const auto why = [](std::string_view text) {
+        const SizeParse p = parse_size(text);
+        EXPECT_EQ(p.bytes, std::nullopt) << text;
+        return p.error;
+    };
+    EXPECT_EQ(why(""), "'' is not a size: it is empty");
+    EXPECT_EQ(why("-1"), "'-1' is not a size: sizes are never negative");
+    EXPECT_EQ(why("-0x10k"), "'-0x10k' is not a size: sizes are never negative");
+    EXPECT_EQ(why("8Q"), "'8Q' is not a size: unknown unit 'Q' (k, K, M or G)");
+    EXPECT_EQ(why("8MM"), "'8MM' is not a size: unknown unit 'MM' (k, K, M or G)");
+    EXPECT_EQ(why("1T"), "'1T' is not a size: unknown unit 'T' (k, K, M or G)");
+    EXPECT_EQ(why("M"), "'M' is not a size: it does not start with a number");
+    EXPECT_EQ(why("0x"), "'0x' is not a size: unknown unit 'x' (k, K, M or G)");
+    EXPECT_EQ(why("09"), "'09' is not a size: it does not start with a number")
+        << "9 is no octal digit";
+    EXPECT_EQ(why("17179869184G"),
+              "'17179869184G' is not a size: more than 18446744073709551615 bytes");
+    EXPECT_EQ(why("18446744073709551616"),
+              "'18446744073709551616' is not a size: more than 18446744073709551615 bytes");
+    EXPECT_EQ(why("0x10000000000000000"),
+              "'0x10000000000000000' is not a size: more than 18446744073709551615 bytes");
+    EXPECT_EQ(parse_size("8M").error, "");
+}
+
 TEST(CliQuantities, SizesForPeople) {
     EXPECT_EQ(format_size(0), "0 B");
     EXPECT_EQ(format_size(1023), "1023 B");

@@ -107,6 +107,44 @@ TEST(KernelCatalog, ListsAndMatches) {
     EXPECT_TRUE(c.match("nothing:*").empty());
 }
 
+// Without a system, a pattern also matches the name lttng-modules gives an
+// event in a trace (lttngNaming()), as lttng-analyses-record enables them.
+TEST(KernelCatalog, MatchesLttngModulesNamesToo) {
+    FakeEvents f;
+    addStandard(f);
+    for (const char* e : {"softirq_entry", "softirq_exit", "softirq_raise", "irq_handler_entry"})
+        f.add("irq", e);
+    for (const char* e : {"mm_page_alloc", "mm_page_free", "kmem_cache_alloc"})
+        f.add("kmem", e);
+    f.add("timer", "hrtimer_start");
+    const TracepointCatalog c(f.path());
+    using V = std::vector<std::string>;
+    EXPECT_EQ(names(c.match("irq_softirq_entry")), V{"irq:softirq_entry"});
+    EXPECT_EQ(names(c.match("softirq_entry")), V{"irq:softirq_entry"}) << "ftrace's name too";
+    EXPECT_EQ(names(c.match("irq_softirq_*")),
+              (V{"irq:softirq_entry", "irq:softirq_exit", "irq:softirq_raise"}));
+    EXPECT_EQ(names(c.match("*softirq_entry")), V{"irq:softirq_entry"})
+        << "an event both of whose names match is named once";
+    EXPECT_EQ(names(c.match("irq_*")), (V{"irq:irq_handler_entry", "irq:softirq_entry",
+                                          "irq:softirq_exit", "irq:softirq_raise"}));
+    EXPECT_EQ(names(c.match("kmem_mm_page_alloc")), V{"kmem:mm_page_alloc"});
+    EXPECT_EQ(names(c.match("kmem_mm_page_free")), V{"kmem:mm_page_free"});
+    EXPECT_EQ(names(c.match("mm_page_*")), (V{"kmem:mm_page_alloc", "kmem:mm_page_free"}));
+    EXPECT_EQ(names(c.match("kmem_*")),
+              (V{"kmem:kmem_cache_alloc", "kmem:mm_page_alloc", "kmem:mm_page_free"}));
+    EXPECT_EQ(names(c.match("net_if_receive_skb")), V{"net:netif_receive_skb"});
+    EXPECT_EQ(names(c.match("netif_receive_skb")), V{"net:netif_receive_skb"});
+    EXPECT_EQ(names(c.match("timer_hrtimer_start")), V{"timer:hrtimer_start"});
+    EXPECT_EQ(names(c.match("syscall_entry_write")), V{"syscalls:sys_enter_write"});
+    EXPECT_EQ(names(c.match("syscall_entry_unknown")), V{"raw_syscalls:sys_enter"});
+    // With a system, ftrace's names only.
+    EXPECT_TRUE(c.match("irq:irq_softirq_entry").empty());
+    EXPECT_EQ(names(c.match("irq:softirq_*")),
+              (V{"irq:softirq_entry", "irq:softirq_exit", "irq:softirq_raise"}));
+    EXPECT_TRUE(c.match("kmem_mm_page_nothing").empty());
+    EXPECT_TRUE(c.match("lttng_statedump_process_state").empty()) << "no tracepoint";
+}
+
 TEST(KernelCatalog, FormatsAreReadOnceOnDemand) {
     FakeEvents f;
     addStandard(f);

@@ -1,5 +1,6 @@
 // ftrace -> lttng-modules 2.13 names (src/daemon/kernel/lttng_kernel_names.hpp).
 #include "kernel/lttng_kernel_names.hpp"
+#include "kernel/statedump_events.hpp"
 
 #include <gtest/gtest.h>
 
@@ -57,9 +58,19 @@ TEST(KernelNames, Syscalls) {
     EXPECT_EQ(lttngNaming("syscalls", "sys_enter_").eventName, "sys_enter_");
 }
 
+TEST(KernelNames, Kmem) {
+    // lttng-modules kmem.h prefixes the kmalloc/kfree and page events.
+    EXPECT_EQ(lttngNaming("kmem", "mm_page_alloc").eventName, "kmem_mm_page_alloc");
+    EXPECT_EQ(lttngNaming("kmem", "mm_page_free").eventName, "kmem_mm_page_free");
+    EXPECT_EQ(lttngNaming("kmem", "kmalloc").eventName, "kmem_kmalloc");
+    EXPECT_EQ(lttngNaming("kmem", "kfree").eventName, "kmem_kfree");
+    EXPECT_EQ(lttngNaming("kmem", "mm_page_alloc").source, "kmem.h");
+    EXPECT_EQ(lttngNaming("kmem", "kmem_cache_alloc").eventName, "kmem_cache_alloc");
+}
+
 TEST(KernelNames, OutsideTheTable) {
-    const LttngNaming n = lttngNaming("kmem", "kmalloc");
-    EXPECT_EQ(n.eventName, "kmalloc");
+    const LttngNaming n = lttngNaming("vmscan", "mm_vmscan_wakeup_kswapd");
+    EXPECT_EQ(n.eventName, "mm_vmscan_wakeup_kswapd");
     EXPECT_TRUE(n.fieldRenames.empty());
     EXPECT_TRUE(n.droppedFields.empty());
     EXPECT_TRUE(n.source.empty());
@@ -85,6 +96,49 @@ TEST(KernelNames, TableText) {
     EXPECT_NE(t.find("net:netif_receive_skb -> net_if_receive_skb  [lttng-modules net.h]\n"),
               std::string::npos);
     EXPECT_NE(t.find("syscalls:sys_enter_<name> -> syscall_entry_<name>"), std::string::npos);
+}
+
+// lttng-modules' statedump events (src/daemon/kernel/statedump_events.hpp).
+std::vector<std::string> statedumpNames(std::string_view pattern) {
+    const auto found = matchStatedumpEvents(pattern);
+    return {found.begin(), found.end()};
+}
+
+TEST(KernelStatedumpEvents, AreLttngModulesListWithWhatIsWritten) {
+    std::vector<std::string> all, written;
+    for (const StatedumpEventInfo& e : statedumpEventInfos()) {
+        all.emplace_back(e.name);
+        if (e.written)
+            written.emplace_back(e.name);
+    }
+    EXPECT_EQ(all.size(), 17u);
+    EXPECT_EQ(written, (std::vector<std::string>{"lttng_statedump_start", "lttng_statedump_end",
+                                                 "lttng_statedump_process_state",
+                                                 "lttng_statedump_file_descriptor"}));
+    for (const StatedumpEventInfo& e : statedumpEventInfos()) {
+        if (e.name == "lttng_statedump_block_device") {
+            EXPECT_EQ(e.fields, (std::vector<std::pair<std::string_view, std::string_view>>{
+                                    {"dev", "dev_t"}, {"diskname", "string"}}));
+        }
+    }
+}
+
+TEST(KernelStatedumpEvents, MatchByNameOrSystemWithGlobs) {
+    EXPECT_EQ(statedumpNames("lttng_statedump_process_state"),
+              (std::vector<std::string>{"lttng_statedump_process_state"}));
+    EXPECT_EQ(statedumpNames("lttng_statedump_block_device"),
+              (std::vector<std::string>{"lttng_statedump_block_device"}));
+    EXPECT_EQ(statedumpNames("lttng_statedump_*").size(), 17u);
+    EXPECT_EQ(statedumpNames("*").size(), 17u);
+    EXPECT_EQ(statedumpNames("lttng_statedump:*").size(), 17u);
+    EXPECT_EQ(statedumpNames("*:*").size(), 17u);
+    EXPECT_EQ(statedumpNames("lttng_statedump:lttng_statedump_end"),
+              (std::vector<std::string>{"lttng_statedump_end"}));
+    EXPECT_EQ(statedumpNames("lttng_statedump_process_*_ns").size(), 8u);
+    EXPECT_TRUE(statedumpNames("sched_switch").empty());
+    EXPECT_TRUE(statedumpNames("sched:*").empty());
+    EXPECT_TRUE(statedumpNames("lttng_statedump_nope").empty());
+    EXPECT_TRUE(statedumpNames("statedump:lttng_statedump_end").empty());
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "common/log.hpp"
 #include "ip_event_fields.hpp"
 #include "kernel/session_instances.hpp"
+#include "kernel/statedump_events.hpp"
 #include "kernel/tracefs.hpp"
 #include "kernel/tracepoint_catalog.hpp"
 #include "metadata/trace_info.hpp"
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <future>
 #include <random>
+#include <tuple>
 
 namespace tracectl {
 
@@ -216,6 +218,17 @@ void KernelDomain::listTracepoints(TracepointsDone done) {
                     info.fields.emplace_back(std::string(f.name), std::string(f.ctype));
                 list->push_back(std::move(info));
             }
+            // lttng-modules' statedump events, which the consumer writes.
+            for (const kernel::StatedumpEventInfo& e : kernel::statedumpEventInfos()) {
+                KernelTracepointInfo info{
+                    std::string(kernel::kStatedumpSystem), std::string(e.name), {}};
+                for (const auto& [name, type] : e.fields)
+                    info.fields.emplace_back(std::string(name), std::string(type));
+                list->push_back(std::move(info));
+            }
+            std::sort(list->begin(), list->end(), [](const auto& a, const auto& b) {
+                return std::tie(a.system, a.event) < std::tie(b.system, b.event);
+            });
         },
         [this, list, done](std::optional<Error> e) {
             if (e)

@@ -87,6 +87,17 @@ constexpr Row kTable[] = {
     {"block", "block_split", "block_split", {{kNone, kNone}}, "block.h"},
     {"block", "block_dirty_buffer", "block_dirty_buffer", {{kNone, kNone}}, "block.h"},
     {"block", "block_touch_buffer", "block_touch_buffer", {{kNone, kNone}}, "block.h"},
+    // kmem.h: the kmalloc/kfree and page events get a kmem_ prefix there
+    // (kmem_cache_* keep their names).
+    {"kmem", "kmalloc", "kmem_kmalloc", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "kmalloc_node", "kmem_kmalloc_node", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "kfree", "kmem_kfree", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_free", "kmem_mm_page_free", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_free_batched", "kmem_mm_page_free_batched", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_alloc", "kmem_mm_page_alloc", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_alloc_zone_locked", "kmem_mm_page_alloc_zone_locked", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_pcpu_drain", "kmem_mm_page_pcpu_drain", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_alloc_extfrag", "kmem_mm_page_alloc_extfrag", {{kNone, kNone}}, "kmem.h"},
 };
 // clang-format on
 

@@ -9,6 +9,7 @@
 #include "ip_event_fields.hpp"
 #include "kernel/kernel_host.hpp"
 #include "kernel/lttng_kernel_names.hpp"
+#include "kernel/statedump_events.hpp"
 #include "session/context_type.hpp"
 
 #include <algorithm>
@@ -94,6 +95,25 @@ unsigned bufferPercentOf(const ChannelConfig& c) {
     const uint64_t count = std::max<uint64_t>(c.subbufCount, 1);
     return static_cast<unsigned>(std::clamp<uint64_t>(100 / count, 1, 50));
 }
+
+/// True if `rule` names lttng-modules statedump events (statedump_events.hpp).
+bool namesStatedump(const EventRule& rule) {
+    return !rule.syscall && !matchStatedumpEvents(rule.pattern).empty();
+}
+
+} // namespace
+
+std::set<std::string> SessionInstances::statedumpChannels(const SessionSnapshot& s) {
+    std::set<std::string> out;
+    for (const EventRule& rule : s.kernelRules)
+        if (rule.enabled && namesStatedump(rule))
+            out.insert(rule.channel);
+    if (out.empty() && !s.kernelChannels.empty())
+        out.insert(s.kernelChannels.front().name);
+    return out;
+}
+
+namespace {
 
 uint32_t contextMaskOf(const ChannelConfig& c) {
     uint32_t mask = 0;
@@ -183,7 +203,7 @@ std::vector<TracepointId> SessionInstances::resolve(TracepointCatalog& catalog,
             }
             std::sort(ids.begin(), ids.end());
         }
-        if (ids.empty())
+        if (ids.empty() && !namesStatedump(rule))
             throw Error(ErrorCode::InvalidArgument,
                         "no kernel tracepoint matches '" + rule.pattern +
                             "' (tracectl list-tracepoints -k lists them)");
@@ -246,8 +266,18 @@ std::optional<std::string> SessionInstances::translateFilter(TracepointCatalog& 
 std::vector<TracepointId> SessionInstances::namedBy(TracepointCatalog& catalog,
                                                     const EventRule& rule,
                                                     std::vector<std::string>* filters) {
+    const std::vector<TracepointId> named = resolve(catalog, rule);
+    if (named.empty()) {
+        // Only statedump events (resolve() refuses a rule naming nothing):
+        // written whole by the consumer at the first start, never filtered.
+        if (!rule.filter.empty())
+            throw Error(ErrorCode::InvalidArgument,
+                        "'" + rule.pattern + "' names only statedump events, which are " +
+                            "written whole: a filter does not apply to them");
+        return {};
+    }
     std::vector<TracepointId> ids;
-    for (const TracepointId& id : resolve(catalog, rule)) {
+    for (const TracepointId& id : named) {
         const std::optional<std::string> f = translateFilter(catalog, id, rule.filter);
         if (!f)
             continue;
@@ -369,6 +399,7 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
     PreparedTrace out;
     try {
         uint32_t streamId = 0;
+        const std::set<std::string> statedumpIn = statedumpChannels(s);
         for (const ChannelConfig& config : s.kernelChannels) {
             Channel c;
             c.config = config;
@@ -403,7 +434,7 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             c.description.name = config.name;
             c.description.streamId = streamId++;
             c.description.contextMask = contextMaskOf(config);
-            c.description.withStatedump = channels_.empty();
+            c.description.withStatedump = statedumpIn.count(config.name) != 0;
             channels_.push_back(std::move(c));
         }
         for (const EventRule& rule : s.kernelRules)

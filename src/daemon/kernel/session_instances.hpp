@@ -109,8 +109,16 @@ public:
 
     /// Throws Error(InvalidArgument) unless `rule` names tracepoints and its
     /// filter translates for each of them (fields named as the trace names
-    /// them, each existing in the event).
+    /// them, each existing in the event), or names only lttng-modules
+    /// statedump events (statedump_events.hpp) without a filter.
     static void checkRule(TracepointCatalog& catalog, const EventRule& rule);
+
+    /// The kernel channels of `s` that write the statedump (prepare()): those
+    /// with an enabled rule naming statedump events (`lttng_statedump_*`,
+    /// `*`, `lttng_statedump:*`); when no rule names any, the first kernel
+    /// channel alone, so that analyses name the threads that already ran.
+    /// Empty only without kernel channels.
+    static std::set<std::string> statedumpChannels(const SessionSnapshot& s);
 
     /// tracing_on of every instance (of a disabled channel: off). Throws
     /// Error(Failed).
@@ -173,7 +181,9 @@ private:
     static IpAttachment ipAttachment(const Channel& c);
     /// ensureIp(), then the program of `c`'s ip filters set. Throws Error.
     void applyIpFilter(Channel& c);
-    /// The tracepoints `rule` names (sorted). Throws Error(InvalidArgument).
+    /// The tracepoints `rule` names (sorted; TracepointCatalog::match()'s,
+    /// plus the ip provider's probes); empty when it names only statedump
+    /// events. Throws Error(InvalidArgument) when it names nothing.
     static std::vector<TracepointId> resolve(TracepointCatalog& catalog, const EventRule& rule);
     /// `expression` (LTTng syntax, the trace's field names) in ftrace's
     /// syntax for event `id`; "" for ""; nullopt if the event lacks a
@@ -185,7 +195,8 @@ private:
                                                       const std::string& expression);
     /// The tracepoints `rule` records: those it names to which its filter
     /// applies (with their ftrace filters in `filters`, if given). Throws
-    /// Error(InvalidArgument) if there is none.
+    /// Error(InvalidArgument) if there is none, unless the rule names only
+    /// statedump events and has no filter (then empty).
     static std::vector<TracepointId> namedBy(TracepointCatalog& catalog, const EventRule& rule,
                                              std::vector<std::string>* filters);
     Channel& channelNamed(const std::string& name);

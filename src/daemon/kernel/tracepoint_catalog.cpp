@@ -1,5 +1,6 @@
 #include "tracepoint_catalog.hpp"
 
+#include "lttng_kernel_names.hpp"
 #include "tracefs.hpp"
 
 #include <algorithm>
@@ -50,6 +51,9 @@ TracepointCatalog::TracepointCatalog(fs::path eventsDir) : dir_(std::move(events
         }
     }
     std::sort(events_.begin(), events_.end());
+    lttngNames_.reserve(events_.size());
+    for (const TracepointId& id : events_)
+        lttngNames_.push_back(lttngNaming(id.system, id.event).eventName);
 }
 
 TracepointCatalog TracepointCatalog::fromTracefs(const Tracefs& tracefs) {
@@ -74,9 +78,12 @@ const EventFormat& TracepointCatalog::format(std::string_view system, std::strin
 std::vector<TracepointId> TracepointCatalog::match(std::string_view pattern) const {
     std::vector<TracepointId> out;
     const bool full = pattern.find(':') != std::string_view::npos;
-    for (const TracepointId& id : events_)
-        if (full ? globMatch(pattern, id.full()) : globMatch(pattern, id.event))
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+        const TracepointId& id = events_[i];
+        if (full ? globMatch(pattern, id.full())
+                 : globMatch(pattern, id.event) || globMatch(pattern, lttngNames_[i]))
             out.push_back(id);
+    }
     return out;
 }
 

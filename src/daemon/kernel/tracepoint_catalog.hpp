@@ -55,10 +55,13 @@ public:
     /// NoSuchTracepoint, TracefsError (reading) or FormatError (parsing).
     const EventFormat& format(std::string_view system, std::string_view event);
 
-    /// The tracepoints `pattern` names, sorted: a "system:event" glob
-    /// (`sched:*`, `*`, `sched:sched_*`, `net:net_dev_xmit`, `*:*wakeup*`),
-    /// or, without ':', a glob on the event name alone (`sched_switch`
-    /// matches sched:sched_switch). May be empty: the caller decides whether
+    /// The tracepoints `pattern` names, sorted, each once: a "system:event"
+    /// glob (`sched:*`, `*`, `sched:sched_*`, `net:net_dev_xmit`,
+    /// `*:*wakeup*`), or, without ':', a glob on either name of an event:
+    /// ftrace's event name (`softirq_entry` matches irq:softirq_entry) or
+    /// the name lttng-modules gives it in a trace, lttngNaming()'s
+    /// (`irq_softirq_entry`, `irq_softirq_*`, `net_if_receive_skb`,
+    /// `syscall_entry_write`). May be empty: the caller decides whether
     /// that is an error (an exact name matching nothing usually is).
     std::vector<TracepointId> match(std::string_view pattern) const;
 
@@ -81,6 +84,7 @@ public:
 private:
     std::filesystem::path dir_;
     std::vector<TracepointId> events_;
+    std::vector<std::string> lttngNames_; ///< lttngNaming()'s name of events_[i]
     std::map<TracepointId, EventFormat> formats_;
 };
 
