@@ -184,8 +184,8 @@ TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
            "\"worker\" }, { }");
     expect("[00:00:01.000000100] kernelhost sched_switch: { cpu_id = 0 }, { tid = 42, procname = "
            "\"worker\" }, "
-           "{ prev_comm = \"bash\", prev_tid = 1234, prev_prio = -20, prev_state = 1, "
-           "next_comm = \"swapper/0\", next_tid = 0, next_prio = 120 }");
+           "{ prev_comm = \"bash\", prev_tid = 1234, prev_prio = -120, prev_state = 1, "
+           "next_comm = \"swapper/0\", next_tid = 0, next_prio = 20 }");
     expect("sched_process_exec: { cpu_id = 0 }, { tid = 42, procname = \"worker\" }, { filename = "
            "\"/usr/bin/true\", tid = 777, old_tid = 776 }");
     expect("dma_map_sg: { cpu_id = 0 }, { tid = 42, procname = \"worker\" }, { device = "

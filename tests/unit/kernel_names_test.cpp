@@ -58,8 +58,8 @@ TEST(KernelNames, Syscalls) {
 }
 
 TEST(KernelNames, OutsideTheTable) {
-    const LttngNaming n = lttngNaming("kmem", "kmalloc");
-    EXPECT_EQ(n.eventName, "kmalloc");
+    const LttngNaming n = lttngNaming("kmem", "kmem_cache_alloc");
+    EXPECT_EQ(n.eventName, "kmem_cache_alloc");
     EXPECT_TRUE(n.fieldRenames.empty());
     EXPECT_TRUE(n.droppedFields.empty());
     EXPECT_TRUE(n.source.empty());

@@ -84,7 +84,7 @@ TEST(KernelRecords, RefusesTrailingBytes) {
 }
 
 TEST(KernelRecords, RefusesBadSteps) {
-    expectRefused(oneStep(5, 8, 4, 1), "unknown kind 5");
+    expectRefused(oneStep(11, 8, 4, 1), "unknown kind 11");
     expectRefused(oneStep(255, 8, 4, 1), "unknown kind 255");
     expectRefused(oneStep(0, 8, 0, 1), "Copy of size 0");
     expectRefused(oneStep(1, 8, 0, 1), "location of size 0");

@@ -69,8 +69,19 @@ constexpr Row kTable[] = {
     {"timer", "hrtimer_cancel", "timer_hrtimer_cancel", {{kNone, kNone}}, "timer.h"},
     {"timer", "itimer_state", "timer_itimer_state", {{kNone, kNone}}, "timer.h"},
     {"timer", "itimer_expire", "timer_itimer_expire", {{kNone, kNone}}, "timer.h"},
-    // block.h: same names. lttng-modules adds a `tid` (current->pid) that
-    // ftrace's block events do not record: the stream's _tid context has it.
+    // kmem.h: the page allocator's and kmalloc's events get a kmem_ prefix.
+    {"kmem", "mm_page_alloc", "kmem_mm_page_alloc", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_free", "kmem_mm_page_free", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_free_batched", "kmem_mm_page_free_batched", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_alloc_zone_locked", "kmem_mm_page_alloc_zone_locked", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_pcpu_drain", "kmem_mm_page_pcpu_drain", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "mm_page_alloc_extfrag", "kmem_mm_page_alloc_extfrag", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "kmalloc", "kmem_kmalloc", {{kNone, kNone}}, "kmem.h"},
+    {"kmem", "kfree", "kmem_kfree", {{kNone, kNone}}, "kmem.h"},
+    // mm_vmscan.h: same name.
+    {"vmscan", "mm_vmscan_wakeup_kswapd", "mm_vmscan_wakeup_kswapd", {{kNone, kNone}}, "mm_vmscan.h"},
+    // block.h: same names. lttng-modules' `tid` (current->pid) and the rwbs
+    // bits of the events LTTng's analyses read: lttng_kernel_layout.hpp.
     {"block", "block_rq_issue", "block_rq_issue", {{kNone, kNone}}, "block.h"},
     {"block", "block_rq_insert", "block_rq_insert", {{kNone, kNone}}, "block.h"},
     {"block", "block_rq_complete", "block_rq_complete", {{kNone, kNone}}, "block.h"},
