@@ -239,8 +239,8 @@ inline constexpr std::size_t kMaxSteps = 256;
 std::string encode(const std::vector<EventConversion>& conversions);
 /// Throws DecodeError: truncated or trailing bytes, unknown kinds, sizes of
 /// 0, location, prio and tid steps whose size is not 4, element sizes
-/// other than 1/2/4/8 (DataLocFixedText: outside 1..kMaxFixedText), steps
-/// reaching past 65535, more than kMaxConversions or kMaxSteps.
+/// other than 1/2/4/8 (RwbsFlags..Vtids: other than 1; DataLocFixedText:
+/// outside 1..kMaxFixedText), steps reaching past 65535, more than kMaxConversions or kMaxSteps.
 std::vector<EventConversion> decode(std::string_view bytes);
 
 } // namespace tracectl::kernel_records

@@ -96,6 +96,8 @@ constexpr Row kTable[] = {
     {"block", "block_plug", "block_plug", {{kNone, kNone}}, "block.h"},
     {"block", "block_unplug", "block_unplug", {{kNone, kNone}}, "block.h"},
     {"block", "block_split", "block_split", {{kNone, kNone}}, "block.h"},
+    {"block", "block_bio_remap", "block_bio_remap", {{kNone, kNone}}, "block.h"},
+    {"block", "block_rq_remap", "block_rq_remap", {{kNone, kNone}}, "block.h"},
     {"block", "block_dirty_buffer", "block_dirty_buffer", {{kNone, kNone}}, "block.h"},
     {"block", "block_touch_buffer", "block_touch_buffer", {{kNone, kNone}}, "block.h"},
 };
