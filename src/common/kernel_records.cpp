@@ -81,10 +81,9 @@ Step decodeStep(Reader& r, std::size_t conversion, std::size_t index) {
     if (takesFourBytes(s.kind) && s.size != 4)
         refuse(where + "a location, prio or tid is 4 bytes, not " + std::to_string(s.size));
     const bool lttngValue = s.kind >= StepKind::RwbsFlags && s.kind <= StepKind::Vtids;
-    if (s.kind == StepKind::DataLocFixedText
-            ? (s.elementSize == 0 || s.elementSize > kMaxFixedText)
-            : lttngValue ? s.elementSize != 1
-                         : !validElementSize(s.elementSize))
+    if (s.kind == StepKind::DataLocFixedText ? (s.elementSize == 0 || s.elementSize > kMaxFixedText)
+        : lttngValue                         ? s.elementSize != 1
+                                             : !validElementSize(s.elementSize))
         refuse(where + "element size " + std::to_string(s.elementSize));
     if (static_cast<std::uint32_t>(s.offset) + s.size > 65535)
         refuse(where + "reaches past byte 65535");

@@ -120,9 +120,12 @@ TEST(KernelRecords, LttngStepsRoundTrip) {
     c.ftraceId = 1200;
     c.ctfId = 9;
     c.minSize = 48;
-    c.steps = {{StepKind::RwbsFlags, 34, 10, 1},   {StepKind::PrioFromKernel, 28, 4, 1},
-               {StepKind::Tgid, 12, 4, 1},         {StepKind::PidNsInum, 12, 4, 1},
-               {StepKind::Vtids, 20, 4, 1},        {StepKind::DataLocFixedText, 8, 4, 16},
+    c.steps = {{StepKind::RwbsFlags, 34, 10, 1},
+               {StepKind::PrioFromKernel, 28, 4, 1},
+               {StepKind::Tgid, 12, 4, 1},
+               {StepKind::PidNsInum, 12, 4, 1},
+               {StepKind::Vtids, 20, 4, 1},
+               {StepKind::DataLocFixedText, 8, 4, 16},
                {StepKind::DataLocFixedText, 8, 4, kMaxFixedText}};
     const std::string bytes = encode({c});
     // The RwbsFlags step: kind 5, offset 34, size 10, element 1.
@@ -167,10 +170,10 @@ TEST(KernelRecords, RwbsFlagsAsLttngModules) {
         {"D", kRwbsDiscard},
         {"DE", kRwbsDiscard | kRwbsSecure},
         {"N", 0},
-        {"WZ", 0},                   // write zeroes: no lttng-modules bit
+        {"WZ", 0}, // write zeroes: no lttng-modules bit
         {"WZS", kRwbsSync},
-        {"ZRA", 0},                  // zone reset all
-        {"ZAS", kRwbsSync},          // zone append, sync
+        {"ZRA", 0},                      // zone reset all
+        {"ZAS", kRwbsSync},              // zone append, sync
         {"WSU", kRwbsWrite | kRwbsSync}, // REQ_ATOMIC: no bit
         {"", 0},
         {"Q?", 0},
