@@ -7,8 +7,11 @@
 #include "kernel/lttng_kernel_layout.hpp"
 #include "kernel_fixtures.hpp"
 
+#include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <set>
+#include <sstream>
 
 using namespace tracectl::kernel;
 namespace kr = tracectl::kernel_records;
@@ -223,4 +226,28 @@ TEST(KernelLayout, TableHasARowPerLayout) {
     EXPECT_NE(table.find("~rwbs (rwbs text -> RWBS_FLAG_* bits rwbs)"), std::string::npos);
     EXPECT_NE(table.find("| kmem:mm_page_alloc | kmem_mm_page_alloc (kmem.h) |"),
               std::string::npos);
+}
+
+TEST(KernelLayout, TheManPageHasARowPerEvent) {
+    // man/tracectl-kernel.7's table: every layout's ftrace event and trace
+    // name, on consecutive lines of its event column.
+    const char* dir = std::getenv("MAN_DIR");
+    if (dir == nullptr)
+        GTEST_SKIP() << "MAN_DIR is set under meson test";
+    std::ifstream in(std::string(dir) + "/tracectl-kernel.7");
+    ASSERT_TRUE(in) << dir;
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string page = text.str();
+    for (const LttngLayout& l : lttngLayouts()) {
+        const std::string row = std::string(l.system) + ":" + std::string(l.event) +
+                                " \\(->\n.br\n" + lttngNaming(l.system, l.event).eventName + " (" +
+                                std::string(l.source) + ")";
+        const bool listed = page.find(row) != std::string::npos;
+        // Or named among those that share a row's layout (.B or .BR NAME).
+        const std::string name = lttngNaming(l.system, l.event).eventName;
+        const bool named = page.find(".B " + name + "\n") != std::string::npos ||
+                           page.find(".BR " + name + " ") != std::string::npos;
+        EXPECT_TRUE(listed || named) << row;
+    }
 }
