@@ -140,6 +140,19 @@ TEST(KernelLayout, BlockRqCompleteSchedAndKmem) {
               "string _filename;\n" + i32 + " _tid;\n" + i32 + " _old_tid;\n");
 }
 
+TEST(KernelLayout, SchedPiSetprioHasLttngPriorities) {
+    // lttng-analyses reads newprio and tid; both priorities are p->prio - 100.
+    const KernelMetadata m = metadataOf({event("sched", "sched_pi_setprio")});
+    EXPECT_EQ(fieldsOf(m.tsdl, "sched_pi_setprio"), text + " _comm[16];\n" + i32 + " _tid;\n" +
+                                                        i32 + " _oldprio;\n" + i32 +
+                                                        " _newprio;\n");
+    EXPECT_EQ(m.channels[0].events[0].conversion.steps,
+              (std::vector<Step>{{StepKind::DataLocFixedText, 8, 4, 16},
+                                 {StepKind::Copy, 12, 4, 1},
+                                 {StepKind::PrioFromKernel, 16, 4, 1},
+                                 {StepKind::PrioFromKernel, 20, 4, 1}}));
+}
+
 TEST(KernelLayout, FormatThatDoesNotFitKeepsTheGenericLayout) {
     // A kernel whose sched_process_fork has no child_pid: no lttng-modules
     // fields can be made, so ftrace's own (renamed) layout stays.

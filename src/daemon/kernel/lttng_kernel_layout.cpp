@@ -36,6 +36,22 @@ constexpr LayoutField kSchedProcessExit[] = {
     {"prio", "prio", K::Prio},
     {"group_dead", "group_dead", K::Same},
 };
+// sched.h sched_process_template (sched_process_free, sched_wait_task)
+// and sched_process_wait, whose comm this kernel's ftrace keeps as a string.
+constexpr LayoutField kSchedProcessTemplate[] = {
+    {"comm", "comm", K::CommText},
+    {"tid", "pid", K::Same},
+    {"prio", "prio", K::Prio},
+};
+// sched.h (kernels >= 4.12) sched_pi_setprio. ftrace's newprio is
+// min(normal_prio, the donor's prio) where lttng-modules takes the donor's
+// prio: the same but when the donor's is the larger.
+constexpr LayoutField kSchedPiSetprio[] = {
+    {"comm", "comm", K::CommText},
+    {"tid", "pid", K::Same},
+    {"oldprio", "oldprio", K::Prio},
+    {"newprio", "newprio", K::Prio},
+};
 // sched.h sched_process_fork: the tgids, namespace inodes and vtids are
 // computed by the consumer from the tids ftrace records.
 constexpr LayoutField kSchedProcessFork[] = {
@@ -138,6 +154,10 @@ constexpr LttngLayout kLayouts[] = {
     {"sched", "sched_process_fork", "sched.h", kSchedProcessFork, "", ""},
     {"sched", "sched_process_exec", "sched.h", kSchedProcessExec, "", ""},
     {"sched", "sched_process_exit", "sched.h", kSchedProcessExit, "", ""},
+    {"sched", "sched_process_free", "sched.h", kSchedProcessTemplate, "", ""},
+    {"sched", "sched_wait_task", "sched.h", kSchedProcessTemplate, "", ""},
+    {"sched", "sched_process_wait", "sched.h", kSchedProcessTemplate, "", ""},
+    {"sched", "sched_pi_setprio", "sched.h", kSchedPiSetprio, "", ""},
     {"block", "block_rq_complete", "block.h", kBlockRqComplete, "", kBlockRqExtras},
     {"block", "block_rq_issue", "block.h", kBlockRq, "", kBlockRqExtras},
     {"block", "block_rq_insert", "block.h", kBlockRq, "", kBlockRqExtras},
