@@ -131,6 +131,10 @@ void putStep(Cursor& c, const kr::Step& step, const std::byte* record, std::uint
              ProcessInfo* processes) {
     switch (step.kind) {
     case kr::StepKind::Copy: {
+        if (static_cast<std::uint32_t>(step.offset) + step.size <= length) { // the usual case
+            c.put(record + step.offset, step.size);
+            return;
+        }
         const std::uint32_t available =
             step.offset >= length ? 0u : std::min<std::uint32_t>(step.size, length - step.offset);
         if (available != 0)
