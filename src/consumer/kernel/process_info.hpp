@@ -55,7 +55,9 @@ public:
 /// non-RT task). A thread that vanished before it was looked up (or whose
 /// files cannot be read or parsed) gives pid = tid, an empty procname and
 /// prio 0: a thread is its own process as far as the reader can tell. That
-/// answer is cached too, so a dead tid costs one failed open.
+/// answer is cached too, so a dead tid costs one failed open. Either has
+/// pidNsInum 0 and nsLevels 0; a kernel without `NSpid:` (before 4.1)
+/// gives nsLevels 0 for every thread.
 class ProcfsProcessInfo final : public ProcessInfo {
 public:
     explicit ProcfsProcessInfo(std::filesystem::path procRoot = "/proc",
