@@ -7,6 +7,8 @@
 //                           tid + cpu_id (mask 17) or all five (31, with a
 //                           ProcessInfo answering from memory)
 //   BM_ConvertDataLoc       the same records with a __data_loc string
+//   BM_ConvertLttngSchedSwitch  lttng-modules' sched_switch: Copy,
+//                           PrioFromKernel, Copy, PrioFromKernel
 //   BM_WalkOnly             the page walk alone (no conversion)
 //
 // Usage: tracectl-bench-ftrace-convert [--benchmark_min_time=...]
@@ -138,6 +140,22 @@ void BM_ConvertDataLoc(benchmark::State& state) {
     run(state, pages, c, kContextTid | kContextCpuId);
 }
 BENCHMARK(BM_ConvertDataLoc);
+
+void BM_ConvertLttngSchedSwitch(benchmark::State& state) {
+    // lttng-modules' sched_switch (lttng_kernel_layout.hpp): the prios lose
+    // MAX_RT_PRIO, so four steps where BM_Convert has one.
+    static const auto pages = makePages(64, switchRecord);
+    EventConversion c;
+    c.ftraceId = kSwitch;
+    c.ctfId = kFirstFtraceCtfId;
+    c.minSize = 64;
+    c.steps = {{StepKind::Copy, 8, 20, 1},
+               {StepKind::PrioFromKernel, 28, 4, 1},
+               {StepKind::Copy, 32, 28, 1},
+               {StepKind::PrioFromKernel, 60, 4, 1}};
+    run(state, pages, c, kContextTid | kContextCpuId);
+}
+BENCHMARK(BM_ConvertLttngSchedSwitch);
 
 void BM_WalkOnly(benchmark::State& state) {
     static const auto pages = makePages(64, switchRecord);

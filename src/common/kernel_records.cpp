@@ -61,12 +61,16 @@ bool validElementSize(std::uint16_t s) noexcept {
     return s == 1 || s == 2 || s == 4 || s == 8;
 }
 
+bool takesFourBytes(StepKind k) noexcept {
+    return k != StepKind::Copy && k != StepKind::RwbsFlags;
+}
+
 Step decodeStep(Reader& r, std::size_t conversion, std::size_t index) {
     const std::string where =
         "conversion " + std::to_string(conversion) + " step " + std::to_string(index) + ": ";
     Step s;
     const std::uint8_t kind = r.u8();
-    if (kind > static_cast<std::uint8_t>(StepKind::RelLocSequence))
+    if (kind > static_cast<std::uint8_t>(kLastStepKind))
         refuse(where + "unknown kind " + std::to_string(kind));
     s.kind = static_cast<StepKind>(kind);
     s.offset = r.u16();
@@ -74,9 +78,12 @@ Step decodeStep(Reader& r, std::size_t conversion, std::size_t index) {
     s.elementSize = r.u16();
     if (s.size == 0)
         refuse(where + "size 0");
-    if (s.kind != StepKind::Copy && s.size != 4)
-        refuse(where + "a location is 4 bytes, not " + std::to_string(s.size));
-    if (!validElementSize(s.elementSize))
+    if (takesFourBytes(s.kind) && s.size != 4)
+        refuse(where + "a location, prio or tid is 4 bytes, not " + std::to_string(s.size));
+    const bool lttngValue = s.kind >= StepKind::RwbsFlags && s.kind <= StepKind::Vtids;
+    if (s.kind == StepKind::DataLocFixedText ? (s.elementSize == 0 || s.elementSize > kMaxFixedText)
+        : lttngValue                         ? s.elementSize != 1
+                                             : !validElementSize(s.elementSize))
         refuse(where + "element size " + std::to_string(s.elementSize));
     if (static_cast<std::uint32_t>(s.offset) + s.size > 65535)
         refuse(where + "reaches past byte 65535");
@@ -120,6 +127,72 @@ TaskFields decodeTask(Reader& r, std::uint16_t minSize, std::size_t conversion) 
 }
 
 } // namespace
+
+std::uint32_t rwbsFlags(std::string_view text) noexcept {
+    if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos)
+        text = text.substr(0, nul);
+    std::uint32_t flags = 0;
+    std::size_t i = 0;
+    const auto isOperation = [](char c) {
+        return c == 'W' || c == 'D' || c == 'F' || c == 'R' || c == 'N' || c == 'Z';
+    };
+    // blk_fill_rwbs writes exactly one operation: an 'F' followed by
+    // another operation letter is REQ_PREFLUSH (a flush request is "FF").
+    if (text.size() >= 2 && text[0] == 'F' && isOperation(text[1])) {
+        flags |= kRwbsPreflush;
+        i = 1;
+    }
+    if (i < text.size()) {
+        switch (text[i++]) {
+        case 'W':
+            if (i < text.size() && text[i] == 'Z') // write zeroes: no lttng bit
+                ++i;
+            else
+                flags |= kRwbsWrite;
+            break;
+        case 'D':
+            flags |= kRwbsDiscard;
+            if (i < text.size() && text[i] == 'E') {
+                flags |= kRwbsSecure;
+                ++i;
+            }
+            break;
+        case 'F':
+            flags |= kRwbsFlush;
+            break;
+        case 'R':
+            flags |= kRwbsRead;
+            break;
+        case 'Z': // zone operations ("ZA", "ZR", "ZRA", "ZF", "ZO", "ZC")
+            if (i < text.size())
+                ++i;
+            if (i < text.size() && text[i - 1] == 'R' && text[i] == 'A')
+                ++i;
+            break;
+        default: // 'N' and unknown operations: no bit
+            break;
+        }
+    }
+    for (; i < text.size(); ++i) {
+        switch (text[i]) {
+        case 'F':
+            flags |= kRwbsFua;
+            break;
+        case 'A':
+            flags |= kRwbsRahead;
+            break;
+        case 'S':
+            flags |= kRwbsSync;
+            break;
+        case 'M':
+            flags |= kRwbsMeta;
+            break;
+        default: // 'U'/'a' (REQ_ATOMIC) has no lttng-modules bit
+            break;
+        }
+    }
+    return flags;
+}
 
 std::string encode(const std::vector<EventConversion>& conversions) {
     std::string out;

@@ -55,6 +55,39 @@
 // A location that falls outside the record writes an empty string or a
 // zero-length sequence: a hostile or torn record never makes the consumer
 // read outside it.
+//
+// Steps that turn ftrace's form of a value into lttng-modules 2.13's
+// (include/instrumentation/events/<file>.h names the field; the daemon's
+// src/daemon/kernel/lttng_kernel_layout.hpp says which field gets which).
+// A source reaching past the record reads as zeros (a tid of 0, an empty
+// text):
+//   RwbsFlags        `size` bytes at `offset` are ftrace's rwbs text (the
+//                    kernel's blk_fill_rwbs: an optional 'F' for
+//                    REQ_PREFLUSH, the operation, then F A S M U for FUA,
+//                    RAHEAD, SYNC, META, ATOMIC). Writes a u32 of
+//                    lttng-modules' block.h RWBS_FLAG_* bits (kRwbs*), as its
+//                    blk_rwbs_ctf_integer computes them from the request.
+//   PrioFromKernel   the i32 at `offset` is a task's p->prio (ftrace's
+//                    prio fields): writes the i32 p->prio - MAX_RT_PRIO
+//                    (100), lttng-modules' sched.h prio fields.
+//   Tgid             the i32 at `offset` is a tid: writes the i32 thread
+//                    group id of that thread (ProcessInfo lookup(tid).pid;
+//                    the tid itself when the builder has no ProcessInfo).
+//   PidNsInum        the i32 at `offset` is a tid: writes the u32 inode
+//                    number of its active pid namespace (ProcessDetails
+//                    pidNsInum; 0 when unknown, as lttng-modules writes
+//                    when it finds none).
+//   Vtids            the i32 at `offset` is a tid: writes a u8 count, then
+//                    that many i32, the thread's id in each pid namespace
+//                    from the initial one inwards (lttng-modules'
+//                    sched_process_fork `vtids`, whose length field is a
+//                    u8); [tid] for a thread of the initial namespace or one
+//                    the ProcessInfo does not know.
+//   DataLocFixedText the u32 at `offset` is a __data_loc char[]: writes
+//                    exactly `elementSize` bytes, the string (up to its
+//                    first NUL or its length) cut to elementSize - 1 bytes
+//                    and NUL padded: lttng-modules' ctf_array_text of a
+//                    comm (char[TASK_COMM_LEN]) where ftrace keeps a string.
 #pragma once
 
 #include <array>
@@ -128,13 +161,55 @@ enum class StepKind : std::uint8_t {
     RelLocString = 2,
     DataLocSequence = 3,
     RelLocSequence = 4,
+    RwbsFlags = 5,
+    PrioFromKernel = 6,
+    Tgid = 7,
+    PidNsInum = 8,
+    Vtids = 9,
+    DataLocFixedText = 10,
 };
+/// The largest kind decode() accepts.
+inline constexpr StepKind kLastStepKind = StepKind::DataLocFixedText;
+
+/// lttng-modules 2.13 block.h RWBS_FLAG_* (the rwbs field's bits).
+enum RwbsFlag : std::uint32_t {
+    kRwbsWrite = 1u << 0,
+    kRwbsDiscard = 1u << 1,
+    kRwbsRead = 1u << 2,
+    kRwbsRahead = 1u << 3,
+    kRwbsBarrier = 1u << 4,
+    kRwbsSync = 1u << 5,
+    kRwbsMeta = 1u << 6,
+    kRwbsSecure = 1u << 7,
+    kRwbsFlush = 1u << 8,
+    kRwbsFua = 1u << 9,
+    kRwbsPreflush = 1u << 10,
+};
+
+/// lttng-modules' rwbs bits for ftrace's rwbs text `text` (up to its first
+/// NUL or its end): the operation (W write, D discard, DE secure erase,
+/// F flush, R read; N, WZ write-zeroes and the Z* zone operations have no
+/// lttng-modules bit), a leading 'F' before the operation (REQ_PREFLUSH),
+/// and the flags after it (F FUA, A RAHEAD, S SYNC, M META; U/a ATOMIC has
+/// no bit). Unknown letters are skipped. Source: the kernel's blk_fill_rwbs
+/// (kernel/trace/blktrace.c) and lttng-modules 2.13 block.h.
+std::uint32_t rwbsFlags(std::string_view text) noexcept;
+
+/// lttng-modules' MAX_RT_PRIO: its prio fields are p->prio - 100.
+inline constexpr std::int32_t kMaxRtPrio = 100;
+/// Pid namespace levels a Vtids step writes at most (lttng-modules writes
+/// up to 32; deeper threads keep the outermost kMaxPidNsLevels).
+inline constexpr std::size_t kMaxPidNsLevels = 8;
+/// Bytes a DataLocFixedText step may write.
+inline constexpr std::uint16_t kMaxFixedText = 1024;
 
 struct Step {
     StepKind kind = StepKind::Copy;
-    std::uint16_t offset = 0;      ///< bytes from the record's start (common_type)
-    std::uint16_t size = 0;        ///< Copy: bytes; the loc kinds: 4
-    std::uint16_t elementSize = 1; ///< the sequence kinds: bytes per element (1, 2, 4, 8)
+    std::uint16_t offset = 0; ///< bytes from the record's start (common_type)
+    std::uint16_t size = 0;   ///< Copy, RwbsFlags: bytes; the loc and tid kinds: 4
+    /// The sequence kinds: bytes per element (1, 2, 4, 8); DataLocFixedText:
+    /// bytes written (1..kMaxFixedText); others: 1.
+    std::uint16_t elementSize = 1;
     bool operator==(const Step&) const = default;
 };
 
@@ -197,9 +272,11 @@ inline constexpr std::size_t kMaxSteps = 256;
 /// None, its 4 u16 offsets.
 std::string encode(const std::vector<EventConversion>& conversions);
 /// Throws DecodeError: truncated or trailing bytes, unknown kinds or task
-/// roles, task fields reaching past minSize, sizes of 0, location steps whose size is not 4,
-/// element sizes other than 1/2/4/8 (on every kind), steps reaching past 65535, more than
-/// kMaxConversions or kMaxSteps.
+/// roles, task fields reaching past minSize, sizes of 0, location, prio and
+/// tid steps whose size is not 4, element sizes other than 1/2/4/8
+/// (RwbsFlags..Vtids: other than 1; DataLocFixedText: outside
+/// 1..kMaxFixedText), steps reaching past 65535, more than kMaxConversions
+/// or kMaxSteps.
 std::vector<EventConversion> decode(std::string_view bytes);
 
 } // namespace tracectl::kernel_records

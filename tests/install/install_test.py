@@ -75,6 +75,7 @@ class InstallTest(unittest.TestCase):
             os.path.join(datadir, "tracectl/examples/ipio.d"),
             os.path.join(datadir, "tracectl/examples/ipproto.d"),
             os.path.join(mandir, "man7/tracectl-ip.7"),
+            os.path.join(mandir, "man7/tracectl-kernel.7"),
             os.path.join(mandir, "man8/tracectld.8"),
             os.path.join(mandir, "man8/tracectl-consumerd.8"),
             os.path.join(mandir, "man5/org.tracectl.Tracing1.5"),

@@ -23,7 +23,8 @@ import xml.etree.ElementTree as ET
 SOURCE, TRACECTL, TRACECTLD, CONSUMERD = sys.argv[1:5]
 GUI = sys.argv[5] if len(sys.argv) > 5 else None  # tracectl-gui, when built
 MAN = os.path.join(SOURCE, "man")
-PAGES = ["tracectl.1", "tracectl-dtrace.1", "tracectl-gui.1", "tracectl-ip.7", "tracectld.8",
+PAGES = ["tracectl.1", "tracectl-dtrace.1", "tracectl-gui.1", "tracectl-ip.7", "tracectl-kernel.7",
+         "tracectld.8",
          "tracectl-consumerd.8",
          "org.tracectl.Tracing1.5"]
 

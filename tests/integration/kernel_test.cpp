@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <gtest/gtest.h>
 #include <map>
 #include <netinet/in.h>
@@ -133,6 +134,139 @@ TEST_F(Kernel, ForksAndSchedSwitchesOfTheTestAreRecordedWithTheirCommsAndTids) {
     EXPECT_EQ(switchedOut, children);
     s->Destroy({});
     EXPECT_FALSE(sessionInstances().count(instance)) << "Destroy removes the instance";
+}
+
+// lttng-modules 2.13's fields where LTTng's analyses look
+// (lttng_kernel_layout.hpp): the fork's tgids and vtids, rwbs as an integer
+// of RWBS_FLAG_* bits, prio - 100, kmem and irq events under lttng-modules'
+// names and types. A thread of the test forks a child, which starts a
+// thread: both forks have a parent or child whose tid is not its tgid. They
+// live until the session has stopped: the consumer asks /proc for the tgids
+// when it converts the pages (an exited thread reads as its own process with
+// namespace inode 0 until ProcessInfo answers at event time).
+TEST_F(Kernel, AnalysesEventsHaveLttngModulesFieldsAndTypes) {
+    auto s = create("k-layout");
+    for (const char* rule : {"sched:sched_process_fork", "sched:sched_wakeup",
+                             "block:block_rq_issue", "block:block_rq_complete",
+                             "irq:irq_handler_entry", "irq:softirq_entry", "kmem:mm_page_alloc"})
+        s->EnableEvents("kernel", "", rule, {});
+    s->Start({});
+    int report[2], release[2], hold[2];
+    ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+    ASSERT_EQ(::pipe2(release, O_CLOEXEC), 0);
+    ASSERT_EQ(::pipe2(hold, O_CLOEXEC), 0);
+    std::atomic<pid_t> forker = 0, child = 0;
+    pid_t childThread = 0;
+    // The forking thread waits (on `hold`) until the session has stopped.
+    std::promise<void> forked;
+    std::thread forking([&] {
+        forker = currentTid();
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ::close(report[0]);
+            ::close(release[1]);
+            ::close(hold[0]);
+            ::close(hold[1]);
+            // The child's own thread: a fork event whose child_tid is not its tgid.
+            std::thread worker([&] {
+                const pid_t tid = currentTid();
+                (void)!::write(report[1], &tid, sizeof tid);
+                char c;
+                (void)!::read(release[0], &c, 1);
+            });
+            worker.join();
+            ::_exit(0);
+        }
+        child = pid;
+        forked.set_value();
+        char c;
+        while (::read(hold[0], &c, 1) > 0) {
+        }
+    });
+    forked.get_future().wait(); // the child has its copies of the pipes
+    ::close(report[1]);
+    ::close(release[0]);
+    const bool reported = ::read(report[0], &childThread, sizeof childThread) ==
+                          static_cast<ssize_t>(sizeof childThread);
+    ::close(report[0]);
+    // Block I/O of our own: a written and synced file on the disk /var/tmp is on.
+    const std::string file = "/var/tmp/tracectl-k-layout-" + std::to_string(::getpid());
+    {
+        const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        EXPECT_GE(fd, 0);
+        const std::string block(64 * 1024, 'b');
+        for (int i = 0; i < 4 && fd >= 0; ++i) {
+            EXPECT_EQ(::write(fd, block.data(), block.size()), static_cast<ssize_t>(block.size()));
+            EXPECT_EQ(::fsync(fd), 0);
+        }
+        ::close(fd);
+        ::unlink(file.c_str());
+    }
+    s->Stop({});
+    ::close(release[1]);
+    ::close(hold[1]);
+    forking.join();
+    ::close(hold[0]);
+    ASSERT_TRUE(reported);
+    const pid_t childPid = child.load(), forkerTid = forker.load();
+    ASSERT_GT(childPid, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(childPid, &status, 0), childPid);
+
+    const auto events = traceEvents(output("k-layout"), {});
+    std::map<std::string, std::size_t> counts;
+    bool sawChildFork = false, sawThreadFork = false, sawWrite = false;
+    for (const json& e : events) {
+        const std::string name = e["name"];
+        ++counts[name];
+        const json& f = e["fields"];
+        if (name == "sched_process_fork" && f["child_tid"] == childPid) {
+            sawChildFork = true;
+            EXPECT_EQ(f["parent_tid"], forkerTid) << e;
+            EXPECT_EQ(f["parent_pid"], ::getpid()) << "the forking thread's tgid: " << e;
+            EXPECT_EQ(f["child_pid"], childPid) << e;
+            EXPECT_EQ(f["vtids"], json::array({childPid})) << e;
+            EXPECT_EQ(f["_vtids_length"], 1) << e;
+            struct stat ns {};
+            ASSERT_EQ(::stat("/proc/self/ns/pid", &ns), 0);
+            EXPECT_EQ(f["parent_ns_inum"], ns.st_ino) << e;
+            EXPECT_EQ(f["child_ns_inum"], ns.st_ino) << e;
+        }
+        if (name == "sched_process_fork" && f["child_tid"] == childThread) {
+            sawThreadFork = true;
+            EXPECT_EQ(f["parent_tid"], childPid) << e;
+            EXPECT_EQ(f["parent_pid"], childPid) << e;
+            EXPECT_EQ(f["child_pid"], childPid) << "a thread's tgid is its process's: " << e;
+        }
+        if (name == "block_rq_issue" || name == "block_rq_complete") {
+            ASSERT_TRUE(f["rwbs"].is_number_unsigned()) << "rwbs is RWBS_FLAG_* bits: " << e;
+            const auto rwbs = f["rwbs"].get<std::uint64_t>();
+            EXPECT_LT(rwbs, 1u << 11) << e;
+            sawWrite = sawWrite || (rwbs & 1) != 0; // RWBS_FLAG_WRITE: odd, as block.py reads it
+            if (name == "block_rq_issue") {
+                EXPECT_EQ(f["tid"], e["context"]["tid"]) << "lttng-modules' current->pid: " << e;
+            }
+        }
+        if (name == "sched_wakeup" && f["tid"] == childThread) {
+            EXPECT_EQ(f["prio"], 20) << "p->prio - MAX_RT_PRIO for nice 0: " << e;
+        }
+        if (name == "kmem_mm_page_alloc") {
+            EXPECT_TRUE(f["gfp_flags"].is_number_unsigned() && f["gfp_flags"] < (1ull << 32)) << e;
+        }
+        if (name == "irq_handler_entry") {
+            EXPECT_TRUE(f["irq"].is_number_integer() && f["name"].is_string()) << e;
+        }
+        if (name == "irq_softirq_entry") {
+            EXPECT_TRUE(f["vec"].is_number_unsigned()) << e;
+        }
+    }
+    EXPECT_TRUE(sawChildFork) << "the test's fork";
+    EXPECT_TRUE(sawThreadFork) << "the child's thread";
+    EXPECT_TRUE(sawWrite) << "4 synced writes make write requests";
+    EXPECT_GT(counts["block_rq_issue"], 0u);
+    EXPECT_GT(counts["kmem_mm_page_alloc"], 0u) << "lttng-modules' kmem_ name";
+    EXPECT_EQ(counts["mm_page_alloc"], 0u);
+    s->Destroy({});
 }
 
 TEST_F(Kernel, WritesToDevNullAreRecordedAsSyscallsWithTheirArgumentsAndResult) {

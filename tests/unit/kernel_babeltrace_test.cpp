@@ -184,8 +184,8 @@ TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
            "\"worker\" }, { }");
     expect("[00:00:01.000000100] kernelhost sched_switch: { cpu_id = 0 }, { tid = 42, procname = "
            "\"worker\" }, "
-           "{ prev_comm = \"bash\", prev_tid = 1234, prev_prio = -20, prev_state = 1, "
-           "next_comm = \"swapper/0\", next_tid = 0, next_prio = 120 }");
+           "{ prev_comm = \"bash\", prev_tid = 1234, prev_prio = -120, prev_state = 1, "
+           "next_comm = \"swapper/0\", next_tid = 0, next_prio = 20 }");
     expect("sched_process_exec: { cpu_id = 0 }, { tid = 42, procname = \"worker\" }, { filename = "
            "\"/usr/bin/true\", tid = 777, old_tid = 776 }");
     expect("dma_map_sg: { cpu_id = 0 }, { tid = 42, procname = \"worker\" }, { device = "
@@ -204,6 +204,87 @@ TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
     // events_discarded = 3 in the packet: babeltrace2 reports discarded events.
     expect("WARNING: Tracer may have discarded events");
     EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 7) << out; // the warning, 6 events
+}
+
+// lttng-modules' layouts (lttng_kernel_layout.hpp) as babeltrace2 reads
+// them: rwbs an integer, fork's tgids, inodes and vtids sequence, comm
+// strings as char[16], prio - 100, gfp_t as 32 bits. The conversion is
+// kernel_ctf_test_support.hpp's (no ProcessInfo: a tid is its own tgid).
+TEST(KernelBabeltrace, LttngModulesLayouts) {
+    int status = -1;
+    ktest::run("babeltrace2 --version", status);
+    if (status != 0)
+        GTEST_SKIP() << "babeltrace2 not installed";
+    const EventFormat fork = ktest::format("sched_process_fork");
+    const EventFormat issue = ktest::format("block_rq_issue");
+    const EventFormat wakeup = ktest::format("sched_wakeup");
+    const EventFormat alloc = ktest::format("mm_page_alloc");
+
+    KernelTraceDescription t;
+    t.hostname = "kernelhost";
+    t.clock.offset = 0;
+    KernelChannelDescription ch;
+    ch.name = "channel0";
+    ch.contextMask = kr::kContextTid;
+    ch.events = {{"sched", 4, fork}, {"block", 5, issue}, {"sched", 6, wakeup}, {"kmem", 7, alloc}};
+    t.channels.push_back(ch);
+    const KernelMetadata m = generateKernelMetadata(t);
+    const std::vector<kr::EventConversion> conv = m.channels[0].conversions();
+
+    Record r1(fork);
+    r1.setDynamicString("parent_comm", "bash");
+    r1.set("parent_pid", 1000);
+    r1.setDynamicString("child_comm", "a-very-long-thread-name");
+    r1.set("child_pid", 1001);
+    Record r2(issue);
+    r2.set("dev", (254u << 20) | 1);
+    r2.set("sector", 2048);
+    r2.set("nr_sector", 8);
+    r2.set("bytes", 4096);
+    r2.setText("rwbs", "WS");
+    r2.setText("comm", "kworker/0:1");
+    r2.set("ioprio", 0x4004);
+    r2.setDynamicString("cmd", "");
+    Record r3(wakeup);
+    r3.setText("comm", "sleeper");
+    r3.set("pid", 77);
+    r3.set("prio", 120);
+    r3.set("target_cpu", 1);
+    Record r4(alloc);
+    r4.set("pfn", 0x1234);
+    r4.set("order", 0);
+    r4.set("gfp_flags", 0x152cc0);
+    r4.set("migratetype", 1);
+
+    std::vector<Event> events = {
+        {4, 1'000'000'000, convert(conv[0], r1.bytes())},
+        {5, 1'000'000'100, convert(conv[1], r2.bytes())},
+        {6, 1'000'000'200, convert(conv[2], r3.bytes())},
+        {7, 1'000'000'300, convert(conv[3], r4.bytes())},
+    };
+    for (Event& e : events)
+        e.context = Bytes{42, 0, 0, 0};
+    const Bytes p = ktest::packet(t.uuid, 0, 0, 0, events, 0, 0);
+    ktest::TempDir dir;
+    ktest::writeFile(dir.path() / "metadata", m.tsdl.data(), m.tsdl.size());
+    ktest::writeFile(dir.path() / "channel0_0", p.data(), p.size());
+    const std::string out = ktest::run("babeltrace2 '" + dir.path().string() + "'", status);
+    ASSERT_EQ(status, 0) << out << "\n" << m.tsdl;
+    const auto expect = [&](const std::string& part) {
+        EXPECT_NE(out.find(part), std::string::npos) << "missing: " << part << "\n" << out;
+    };
+    expect("sched_process_fork: { cpu_id = 0 }, { tid = 42 }, { parent_comm = \"bash\", "
+           "parent_tid = 1000, parent_pid = 1000, parent_ns_inum = 0, child_comm = "
+           "\"a-very-long-thr\", child_tid = 1001, _vtids_length = 1, vtids = [ [0] = 1001 ], "
+           "child_pid = 1001, child_ns_inum = 0 }");
+    expect("block_rq_issue: { cpu_id = 0 }, { tid = 42 }, { dev = 266338305, sector = 2048, "
+           "nr_sector = 8, bytes = 4096, tid = 42, rwbs = 33, comm = \"kworker/0:1\", "
+           "ioprio = 16388, cmd = \"\" }");
+    expect("sched_wakeup: { cpu_id = 0 }, { tid = 42 }, { comm = \"sleeper\", tid = 77, "
+           "prio = 20, target_cpu = 1 }");
+    expect("kmem_mm_page_alloc: { cpu_id = 0 }, { tid = 42 }, { pfn = 0x1234, order = 0, "
+           "gfp_flags = 1387712, migratetype = 1 }");
+    EXPECT_EQ(out.find("WARNING"), std::string::npos) << out;
 }
 
 // Every context field, a second stream class, and the statedump events with

@@ -52,13 +52,47 @@ inline Bytes convert(const kr::EventConversion& c, const Bytes& rec) {
             out.insert(out.end(), rec.begin() + s.offset, rec.begin() + s.offset + s.size);
             continue;
         }
+        // The lttng-modules conversions, as a builder without a ProcessInfo
+        // writes them: a tid is its own tgid, namespace inode 0, vtids [tid].
+        switch (s.kind) {
+        case kr::StepKind::RwbsFlags: {
+            std::string text;
+            for (std::size_t i = 0; i < s.size && rec[s.offset + i] != 0; ++i)
+                text += static_cast<char>(rec[s.offset + i]);
+            appendLe(out, kr::rwbsFlags(text), 4);
+            continue;
+        }
+        case kr::StepKind::PrioFromKernel:
+            appendLe(
+                out,
+                static_cast<std::uint32_t>(static_cast<std::int32_t>(getU32(rec, s.offset)) - 100),
+                4);
+            continue;
+        case kr::StepKind::Tgid:
+            appendLe(out, getU32(rec, s.offset), 4);
+            continue;
+        case kr::StepKind::PidNsInum:
+            appendLe(out, 0, 4);
+            continue;
+        case kr::StepKind::Vtids:
+            out.push_back(1);
+            appendLe(out, getU32(rec, s.offset), 4);
+            continue;
+        default:
+            break;
+        }
         const std::uint32_t loc = getU32(rec, s.offset);
         const bool rel =
             s.kind == kr::StepKind::RelLocString || s.kind == kr::StepKind::RelLocSequence;
         const std::size_t start = (loc & 0xFFFF) + (rel ? s.offset + 4u : 0u);
         const std::size_t length = loc >> 16;
         const bool inside = start + length <= rec.size();
-        if (s.kind == kr::StepKind::DataLocString || s.kind == kr::StepKind::RelLocString) {
+        if (s.kind == kr::StepKind::DataLocFixedText) {
+            std::size_t n = 0;
+            for (; inside && n < length && n + 1 < s.elementSize && rec[start + n] != 0; ++n)
+                out.push_back(rec[start + n]);
+            out.insert(out.end(), s.elementSize - n, 0);
+        } else if (s.kind == kr::StepKind::DataLocString || s.kind == kr::StepKind::RelLocString) {
             for (std::size_t i = 0; inside && i < length && rec[start + i] != 0; ++i)
                 out.push_back(rec[start + i]);
             out.push_back(0);

@@ -156,9 +156,10 @@ TEST(KernelLiveTrace, RealSchedSwitchRecordsDecode) {
                 e.tid = static_cast<std::int32_t>(i32(r.payload, 4));
                 events.push_back(std::move(e));
                 if (firstExpected.empty())
-                    firstExpected = "{ prev_comm = \"" + comm(r.payload, 8) +
-                                    "\", prev_tid = " + std::to_string(i32(r.payload, 24)) +
-                                    ", prev_prio = " + std::to_string(i32(r.payload, 28)) + ",";
+                    firstExpected =
+                        "{ prev_comm = \"" + comm(r.payload, 8) +
+                        "\", prev_tid = " + std::to_string(i32(r.payload, 24)) + ", prev_prio = " +
+                        std::to_string(static_cast<std::int32_t>(i32(r.payload, 28)) - 100) + ",";
             }
             if (events.empty())
                 continue;

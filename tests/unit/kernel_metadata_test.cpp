@@ -37,6 +37,13 @@ kr::EventConversion conversion(const std::string& system, const std::string& eve
     return computeConversion(ktest::format(event), ctfId, lttngNaming(system, event));
 }
 
+// The conversion generateKernelMetadata() makes: with the event's layout.
+kr::EventConversion laidOut(const std::string& system, const std::string& event,
+                            std::uint16_t ctfId = 4) {
+    return computeConversion(ktest::format(event), ctfId, lttngNaming(system, event),
+                             lttngLayout(system, event));
+}
+
 struct Expected {
     const char* system;
     const char* event;
@@ -219,7 +226,7 @@ TEST(KernelMetadata, EventFields) {
     ASSERT_EQ(m.channels.size(), 2u);
     ASSERT_EQ(m.channels[0].events.size(), 5u);
     EXPECT_EQ(m.channels[0].events[2].ctfName, "syscall_entry_write");
-    EXPECT_EQ(m.channels[0].conversions()[0], conversion("sched", "sched_switch", 4));
+    EXPECT_EQ(m.channels[0].conversions()[0], laidOut("sched", "sched_switch", 4));
     EXPECT_EQ(m.channels[1].conversions()[0], conversion("irq", "irq_handler_entry", 4));
 }
 

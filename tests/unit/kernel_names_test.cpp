@@ -69,8 +69,8 @@ TEST(KernelNames, Kmem) {
 }
 
 TEST(KernelNames, OutsideTheTable) {
-    const LttngNaming n = lttngNaming("vmscan", "mm_vmscan_wakeup_kswapd");
-    EXPECT_EQ(n.eventName, "mm_vmscan_wakeup_kswapd");
+    const LttngNaming n = lttngNaming("kmem", "kmem_cache_alloc");
+    EXPECT_EQ(n.eventName, "kmem_cache_alloc");
     EXPECT_TRUE(n.fieldRenames.empty());
     EXPECT_TRUE(n.droppedFields.empty());
     EXPECT_TRUE(n.source.empty());

@@ -117,7 +117,7 @@ TEST(KernelRecords, RefusesTrailingBytes) {
 }
 
 TEST(KernelRecords, RefusesBadSteps) {
-    expectRefused(oneStep(5, 8, 4, 1), "unknown kind 5");
+    expectRefused(oneStep(11, 8, 4, 1), "unknown kind 11");
     expectRefused(oneStep(255, 8, 4, 1), "unknown kind 255");
     expectRefused(oneStep(0, 8, 0, 1), "Copy of size 0");
     expectRefused(oneStep(1, 8, 0, 1), "location of size 0");
@@ -145,4 +145,78 @@ TEST(KernelRecords, RefusesTooMany) {
 
     // A count the bytes cannot hold is refused without reserving for it.
     expectRefused(std::string("\xff\xff\x00\x00", 4), "65535 announced, none present");
+}
+
+// lttng-modules' steps (kinds 5..10): their wire form and refusals.
+TEST(KernelRecords, LttngStepsRoundTrip) {
+    EventConversion c;
+    c.ftraceId = 1200;
+    c.ctfId = 9;
+    c.minSize = 48;
+    c.steps = {{StepKind::RwbsFlags, 34, 10, 1},
+               {StepKind::PrioFromKernel, 28, 4, 1},
+               {StepKind::Tgid, 12, 4, 1},
+               {StepKind::PidNsInum, 12, 4, 1},
+               {StepKind::Vtids, 20, 4, 1},
+               {StepKind::DataLocFixedText, 8, 4, 16},
+               {StepKind::DataLocFixedText, 8, 4, kMaxFixedText}};
+    const std::string bytes = encode({c});
+    // The RwbsFlags step: kind 5, offset 34, size 10, element 1.
+    EXPECT_EQ(bytes.substr(12, 7), std::string("\x05\x22\x00\x0a\x00\x01\x00", 7));
+    // The first DataLocFixedText step: kind 10, offset 8, size 4, 16 bytes out.
+    EXPECT_EQ(bytes.substr(12 + 5 * 7, 7), std::string("\x0a\x08\x00\x04\x00\x10\x00", 7));
+    EXPECT_EQ(decode(bytes), std::vector<EventConversion>{c});
+}
+
+TEST(KernelRecords, RefusesBadLttngSteps) {
+    for (std::uint8_t kind : {6, 7, 8, 9, 10}) {
+        expectRefused(oneStep(kind, 8, 2, 1), "a prio, tid or location of 2 bytes");
+        expectRefused(oneStep(kind, 8, 8, 1), "a prio, tid or location of 8 bytes");
+    }
+    expectRefused(oneStep(5, 8, 0, 1), "rwbs of 0 bytes");
+    expectRefused(oneStep(5, 8, 10, 16), "element size on rwbs");
+    expectRefused(oneStep(7, 8, 4, 4), "element size on Tgid");
+    expectRefused(oneStep(10, 8, 4, 0), "fixed text of 0 bytes");
+    expectRefused(oneStep(10, 8, 4, kMaxFixedText + 1), "fixed text past kMaxFixedText");
+    expectRefused(oneStep(5, 65535 - 9, 10, 1), "rwbs reaching past 65535");
+    EXPECT_NO_THROW(decode(oneStep(5, 8, 10, 1)));
+    EXPECT_NO_THROW(decode(oneStep(10, 8, 4, 3)));
+}
+
+// lttng-modules 2.13 block.h's bits for the kernel's blk_fill_rwbs texts.
+TEST(KernelRecords, RwbsFlagsAsLttngModules) {
+    const struct {
+        const char* text;
+        std::uint32_t flags;
+    } cases[] = {
+        {"R", kRwbsRead},
+        {"W", kRwbsWrite},
+        {"WS", kRwbsWrite | kRwbsSync},
+        {"RA", kRwbsRead | kRwbsRahead},
+        {"RM", kRwbsRead | kRwbsMeta},
+        {"WFSM", kRwbsWrite | kRwbsFua | kRwbsSync | kRwbsMeta},
+        {"FWS", kRwbsPreflush | kRwbsWrite | kRwbsSync},
+        {"FWFS", kRwbsPreflush | kRwbsWrite | kRwbsFua | kRwbsSync},
+        {"F", kRwbsFlush},
+        {"FF", kRwbsPreflush | kRwbsFlush}, // blk-flush's REQ_OP_FLUSH | REQ_PREFLUSH
+        {"FS", kRwbsFlush | kRwbsSync},
+        {"D", kRwbsDiscard},
+        {"DE", kRwbsDiscard | kRwbsSecure},
+        {"N", 0},
+        {"WZ", 0}, // write zeroes: no lttng-modules bit
+        {"WZS", kRwbsSync},
+        {"ZRA", 0},                      // zone reset all
+        {"ZAS", kRwbsSync},              // zone append, sync
+        {"WSU", kRwbsWrite | kRwbsSync}, // REQ_ATOMIC: no bit
+        {"", 0},
+        {"Q?", 0},
+    };
+    for (const auto& c : cases)
+        EXPECT_EQ(rwbsFlags(c.text), c.flags) << c.text;
+    // The text ends at its NUL; an array without one ends with the array.
+    EXPECT_EQ(rwbsFlags(std::string_view("WS\0M", 4)), kRwbsWrite | kRwbsSync);
+    EXPECT_EQ(rwbsFlags(std::string_view("RAS", 2)), kRwbsRead | kRwbsRahead);
+    // What lttng-analyses' block.py reads: an even rwbs is a read, odd a write.
+    EXPECT_EQ(rwbsFlags("RA") % 2, 0u);
+    EXPECT_EQ(rwbsFlags("WS") % 2, 1u);
 }

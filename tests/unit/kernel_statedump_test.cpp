@@ -6,9 +6,11 @@
 #include "process_info.hpp"
 #include "statedump.hpp"
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace tracectl::consumer;
@@ -119,6 +121,21 @@ TEST(ProcStat, ParsesCommWithSpacesAndParentheses) {
     EXPECT_FALSE(parseTgid("Tgid:\tx\n"));
 }
 
+TEST(ProcStat, ParsesNsPids) {
+    std::array<std::int32_t, 4> ids{};
+    EXPECT_EQ(parseNsPids("Tgid:\t9\nNSpid:\t4242\t17\t1\nNSpgid:\t1\n", ids), 3u);
+    EXPECT_EQ(ids, (std::array<std::int32_t, 4>{4242, 17, 1, 0}));
+    EXPECT_EQ(parseNsPids("NSpid: 5\n", ids), 1u);
+    EXPECT_EQ(ids[0], 5);
+    // At most out.size(); up to the first value that is not a number.
+    EXPECT_EQ(parseNsPids("NSpid:\t1\t2\t3\t4\t5\t6\n", ids), 4u);
+    EXPECT_EQ(parseNsPids("NSpid:\t7\tx\t9\n", ids), 1u);
+    EXPECT_EQ(parseNsPids("NSpid:\tx\n", ids), 0u);
+    EXPECT_EQ(parseNsPids("NSpid:\n", ids), 0u);
+    EXPECT_EQ(parseNsPids("Name:\tNSpid:\nPid:\t1\n", ids), 0u);
+    EXPECT_EQ(parseNsPids("", ids), 0u);
+}
+
 TEST(ProcStat, ReadsThisProcess) {
     char text[4096];
     const auto body = readSmallFile("/proc/self/stat", text);
@@ -168,6 +185,40 @@ TEST_F(FakeProc, ProcessInfoLooksUpAndCaches) {
     EXPECT_EQ(d.pid, 0);
     EXPECT_STREQ(d.procname.data(), "swapper");
     EXPECT_EQ(d.prio, 20);
+}
+
+TEST_F(FakeProc, ProcessInfoReadsPidNamespaces) {
+    // 300 runs in a nested pid namespace (id 7 there); /proc's ns/pid is a
+    // link whose inode is the namespace's: the file's inode stands for it.
+    thread(300, 300, "contained", 'S', 1);
+    write("300/status", "Name:\tcontained\nTgid:\t300\nNSpid:\t300\t7\n");
+    write("300/ns/pid", "");
+    struct stat st {};
+    ASSERT_EQ(::stat((root / "300/ns/pid").c_str(), &st), 0);
+    ProcfsProcessInfo info(root);
+    const ProcessDetails d = info.lookup(300);
+    EXPECT_EQ(d.pidNsInum, static_cast<std::uint32_t>(st.st_ino));
+    EXPECT_EQ(d.nsLevels, 2u);
+    EXPECT_EQ(d.nsTids[0], 300);
+    EXPECT_EQ(d.nsTids[1], 7);
+    // No NSpid line, no ns/pid: unknown (0 levels, inode 0).
+    thread(400, 400, "old", 'S', 1);
+    const ProcessDetails old = info.lookup(400);
+    EXPECT_EQ(old.nsLevels, 0u);
+    EXPECT_EQ(old.pidNsInum, 0u);
+    EXPECT_EQ(old.pid, 400);
+}
+
+TEST(ProcessInfo, ReadsThisThreadsPidNamespace) {
+    struct stat st {};
+    ASSERT_EQ(::stat("/proc/self/ns/pid", &st), 0);
+    ProcfsProcessInfo info;
+    const ProcessDetails d = info.lookup(static_cast<std::int32_t>(::gettid()));
+    EXPECT_EQ(d.pid, ::getpid());
+    EXPECT_EQ(d.pidNsInum, static_cast<std::uint32_t>(st.st_ino));
+    ASSERT_GE(d.nsLevels, 1u);
+    // The consumer and this test run in the initial pid namespace's view.
+    EXPECT_EQ(d.nsTids[0], static_cast<std::int32_t>(::gettid()));
 }
 
 TEST_F(FakeProc, StatedumpWritesEveryThreadAndFile) {

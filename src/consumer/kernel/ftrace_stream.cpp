@@ -65,7 +65,10 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     const std::uint64_t malformedBefore = builder_.malformedRecords();
     if (appendOrStartNext(
             builder_, ts,
-            [&] { return builder_.append(ts, *conversion, record.payload, record.length, ctx); },
+            [&] {
+                return builder_.append(ts, *conversion, record.payload, record.length, ctx,
+                                       processes_);
+            },
             [this](std::uint64_t end) { emit(end); })) {
         if (builder_.malformedRecords() == malformedBefore)
             ++counters_.eventsWritten;

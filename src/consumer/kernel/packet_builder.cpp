@@ -81,10 +81,60 @@ Located locate(const kr::Step& step, const std::byte* record, std::uint32_t leng
     return {record + offset, bytes};
 }
 
-void putStep(Cursor& c, const kr::Step& step, const std::byte* record,
-             std::uint32_t length) noexcept {
+// The i32 at `offset`, 0 when it reaches past the record.
+std::int32_t readI32(const std::byte* record, std::uint32_t length, std::uint16_t offset) noexcept {
+    std::int32_t v = 0;
+    if (static_cast<std::uint32_t>(offset) + 4 <= length)
+        std::memcpy(&v, record + offset, 4);
+    return v;
+}
+
+// The string a __data_loc at step.offset designates, up to its first NUL.
+std::string_view locatedText(const kr::Step& step, const std::byte* record,
+                             std::uint32_t length) noexcept {
+    const Located s = locate(step, record, length, false);
+    const auto* chars = reinterpret_cast<const char*>(s.bytes);
+    const void* nul = s.length != 0 ? std::memchr(chars, 0, s.length) : nullptr;
+    const std::size_t n =
+        nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - chars) : s.length;
+    return {chars, n};
+}
+
+// The steps that ask `processes` about a tid.
+void putProcessStep(Cursor& c, const kr::Step& step, const std::byte* record, std::uint32_t length,
+                    ProcessInfo* processes) {
+    const std::int32_t tid = readI32(record, length, step.offset);
+    const ProcessDetails d = processes != nullptr ? processes->lookup(tid) : ProcessDetails{};
+    switch (step.kind) {
+    case kr::StepKind::Tgid:
+        c.le<std::int32_t>(processes != nullptr ? d.pid : tid);
+        return;
+    case kr::StepKind::PidNsInum:
+        c.le<std::uint32_t>(d.pidNsInum);
+        return;
+    default: { // Vtids
+        if (d.nsLevels == 0) {
+            c.le<std::uint8_t>(1);
+            c.le<std::int32_t>(tid);
+            return;
+        }
+        const std::uint8_t n =
+            std::min<std::uint8_t>(d.nsLevels, static_cast<std::uint8_t>(d.nsTids.size()));
+        c.le<std::uint8_t>(n);
+        c.put(d.nsTids.data(), std::size_t{n} * 4);
+        return;
+    }
+    }
+}
+
+void putStep(Cursor& c, const kr::Step& step, const std::byte* record, std::uint32_t length,
+             ProcessInfo* processes) {
     switch (step.kind) {
     case kr::StepKind::Copy: {
+        if (static_cast<std::uint32_t>(step.offset) + step.size <= length) { // the usual case
+            c.put(record + step.offset, step.size);
+            return;
+        }
         const std::uint32_t available =
             step.offset >= length ? 0u : std::min<std::uint32_t>(step.size, length - step.offset);
         if (available != 0)
@@ -108,6 +158,32 @@ void putStep(Cursor& c, const kr::Step& step, const std::byte* record,
         const std::uint32_t count = s.length / step.elementSize;
         c.le<std::uint32_t>(count);
         c.put(s.bytes, static_cast<std::size_t>(count) * step.elementSize);
+        return;
+    }
+    case kr::StepKind::RwbsFlags: {
+        const std::uint32_t available =
+            step.offset >= length ? 0u : std::min<std::uint32_t>(step.size, length - step.offset);
+        c.le<std::uint32_t>(
+            available == 0
+                ? kr::rwbsFlags({})
+                : kr::rwbsFlags({reinterpret_cast<const char*>(record) + step.offset, available}));
+        return;
+    }
+    case kr::StepKind::PrioFromKernel:
+        c.le<std::int32_t>(readI32(record, length, step.offset) - kr::kMaxRtPrio);
+        return;
+    case kr::StepKind::Tgid:
+    case kr::StepKind::PidNsInum:
+    case kr::StepKind::Vtids:
+        putProcessStep(c, step, record, length, processes);
+        return;
+    case kr::StepKind::DataLocFixedText: {
+        if (step.elementSize == 0) // decode() refuses it; a hand-made one writes nothing
+            return;
+        const std::string_view text = locatedText(step, record, length);
+        const std::size_t n = std::min<std::size_t>(text.size(), step.elementSize - 1u);
+        c.put(text.data(), n);
+        c.zeros(step.elementSize - n);
         return;
     }
     }
@@ -149,7 +225,7 @@ void PacketBuilder::noteEvent(std::uint64_t timestamp) noexcept {
 
 bool PacketBuilder::append(std::uint64_t timestamp, const kr::EventConversion& conversion,
                            const std::byte* record, std::uint32_t length,
-                           const ContextValues& context) {
+                           const ContextValues& context, ProcessInfo* processes) {
     if (length < conversion.minSize) {
         ++malformed_;
         return true;
@@ -161,7 +237,7 @@ bool PacketBuilder::append(std::uint64_t timestamp, const kr::EventConversion& c
     c.le<std::uint64_t>(timestamp);
     putContext(c, mask_, context);
     for (const kr::Step& step : conversion.steps)
-        putStep(c, step, record, length);
+        putStep(c, step, record, length, processes);
     if (!c.ok())
         return false;
     pos_ = static_cast<std::size_t>(c.position() - buffer_.data());

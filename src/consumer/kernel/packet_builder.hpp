@@ -6,6 +6,7 @@
 
 #include "index_writer.hpp"
 #include "kernel_records.hpp"
+#include "process_info.hpp"
 
 #include <array>
 #include <cstddef>
@@ -62,9 +63,12 @@ public:
     /// conversion.minSize writes nothing, is counted in malformedRecords()
     /// and returns true. Locations outside the record write an empty string
     /// or a zero-length sequence; a Copy reaching past the record (a
-    /// conversion at odds with its minSize) is zero-filled.
+    /// conversion at odds with its minSize) is zero-filled. `processes`
+    /// answers the Tgid, PidNsInum and Vtids steps (none: a tid is its own
+    /// tgid, namespace inode 0, vtids [tid]); it is asked only by them.
     bool append(std::uint64_t timestamp, const kernel_records::EventConversion& conversion,
-                const std::byte* record, std::uint32_t length, const ContextValues& context);
+                const std::byte* record, std::uint32_t length, const ContextValues& context,
+                ProcessInfo* processes = nullptr);
 
     /// Appends an event whose fields are already laid out (the statedump):
     /// event header `ctfId`/`timestamp`, the context, then `fields` as is.

@@ -64,8 +64,12 @@ std::optional<ProcStat> parseProcStat(std::string_view line) noexcept {
     return s;
 }
 
-std::optional<std::int32_t> parseTgid(std::string_view status) noexcept {
-    constexpr std::string_view key = "Tgid:";
+namespace {
+
+// The value of `key` ("Tgid:") in a status text, up to its line's end;
+// empty when the key is not at the start of a line.
+std::optional<std::string_view> statusValue(std::string_view status,
+                                            std::string_view key) noexcept {
     std::size_t at = 0;
     while (!status.substr(at).starts_with(key)) {
         at = status.find('\n', at);
@@ -74,7 +78,36 @@ std::optional<std::int32_t> parseTgid(std::string_view status) noexcept {
         ++at;
     }
     std::string_view value = status.substr(at + key.size());
-    value = value.substr(0, value.find('\n'));
+    return value.substr(0, value.find('\n'));
+}
+
+} // namespace
+
+std::size_t parseNsPids(std::string_view status, std::span<std::int32_t> out) noexcept {
+    const auto line = statusValue(status, "NSpid:");
+    if (!line)
+        return 0;
+    std::string_view rest = *line;
+    std::size_t n = 0;
+    while (n < out.size()) {
+        const std::size_t begin = rest.find_first_not_of(" \t");
+        if (begin == std::string_view::npos)
+            break;
+        rest = rest.substr(begin);
+        const std::size_t end = std::min(rest.find_first_of(" \t"), rest.size());
+        if (!number(rest.substr(0, end), out[n]))
+            break;
+        ++n;
+        rest = rest.substr(end);
+    }
+    return n;
+}
+
+std::optional<std::int32_t> parseTgid(std::string_view status) noexcept {
+    const auto line = statusValue(status, "Tgid:");
+    if (!line)
+        return std::nullopt;
+    const std::string_view value = *line;
     const std::size_t begin = value.find_first_not_of(" \t");
     if (begin == std::string_view::npos)
         return std::nullopt;

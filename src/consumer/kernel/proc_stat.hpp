@@ -33,6 +33,12 @@ std::optional<ProcStat> parseProcStat(std::string_view line) noexcept;
 /// The `Tgid:` value of a /proc/<pid>/status text, or empty.
 std::optional<std::int32_t> parseTgid(std::string_view status) noexcept;
 
+/// The `NSpid:` values of a /proc/<pid>/status text (the id in each pid
+/// namespace, the initial one first), at most out.size() of them, into
+/// `out`. Returns how many were stored: 0 when the line is missing or its
+/// first value is not a number (values after a malformed one are not read).
+std::size_t parseNsPids(std::string_view status, std::span<std::int32_t> out) noexcept;
+
 /// Reads up to buffer.size() bytes of the file at `path` (a NUL-terminated
 /// path). Returns the text read, or empty with errno set (ENOENT for a
 /// vanished process, EACCES, ...).

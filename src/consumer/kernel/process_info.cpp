@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 
 namespace tracectl::consumer::kernel {
 
@@ -52,6 +53,11 @@ ProcessDetails ProcfsProcessInfo::read(std::int32_t tid) {
     const auto status = readSmallFile(path, text);
     if (const auto tgid = status ? parseTgid(*status) : std::nullopt)
         d.pid = *tgid;
+    if (status)
+        d.nsLevels = static_cast<std::uint8_t>(parseNsPids(*status, d.nsTids));
+    std::snprintf(path, sizeof path, "%s/%d/ns/pid", root_.c_str(), tid);
+    if (struct stat st; ::stat(path, &st) == 0)
+        d.pidNsInum = static_cast<std::uint32_t>(st.st_ino);
     return d;
 }
 

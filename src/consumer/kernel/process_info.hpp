@@ -2,6 +2,8 @@
 // the thread's process id, name and priority, looked up in /proc by tid.
 #pragma once
 
+#include "kernel_records.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +18,15 @@ struct ProcessDetails {
     std::int32_t pid = 0;            ///< the thread group id (Tgid)
     std::array<char, 16> procname{}; ///< comm, NUL padded (at most 15 chars)
     std::int32_t prio = 0;           ///< task_prio(): /proc/<tid>/stat field 18
+    /// Inode number of the thread's active pid namespace (the inode of
+    /// /proc/<tid>/ns/pid, what lttng-modules' `*_ns_inum` fields hold);
+    /// 0 when unknown.
+    std::uint32_t pidNsInum = 0;
+    /// The thread's id in each pid namespace, from the initial one inwards
+    /// (/proc/<tid>/status `NSpid:`), at most kernel_records::kMaxPidNsLevels;
+    /// nsLevels of them are set. 0 when unknown (then the tid is all there is).
+    std::uint8_t nsLevels = 0;
+    std::array<std::int32_t, kernel_records::kMaxPidNsLevels> nsTids{};
     bool operator==(const ProcessDetails&) const = default;
 };
 
@@ -32,8 +43,9 @@ public:
     virtual void renamed(std::int32_t /*tid*/, const std::array<char, 16>& /*procname*/) {}
 };
 
-/// ProcessInfo from <procRoot>/<tid>/stat (comm, priority) and
-/// <procRoot>/<tid>/status (Tgid), cached by tid.
+/// ProcessInfo from <procRoot>/<tid>/stat (comm, priority),
+/// <procRoot>/<tid>/status (Tgid, NSpid) and the inode of
+/// <procRoot>/<tid>/ns/pid (pidNsInum), cached by tid.
 ///
 /// Cache policy: clear-when-full. Once `capacity` tids are cached the whole
 /// cache is dropped and refilled on demand (O(1) per lookup, no LRU list;
@@ -46,7 +58,9 @@ public:
 /// non-RT task). A thread that vanished before it was looked up (or whose
 /// files cannot be read or parsed) gives pid = tid, an empty procname and
 /// prio 0: a thread is its own process as far as the reader can tell. That
-/// answer is cached too, so a dead tid costs one failed open.
+/// answer is cached too, so a dead tid costs one failed open. Either has
+/// pidNsInum 0 and nsLevels 0; a kernel without `NSpid:` (before 4.1)
+/// gives nsLevels 0 for every thread.
 class ProcfsProcessInfo final : public ProcessInfo {
 public:
     explicit ProcfsProcessInfo(std::filesystem::path procRoot = "/proc",

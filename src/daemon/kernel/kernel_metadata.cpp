@@ -248,7 +248,99 @@ kr::TaskFields taskFields(const EventFormat& format) {
     return t;
 }
 
-Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming& naming) {
+const FormatField* findField(const EventFormat& format, std::string_view name) {
+    for (const FormatField& f : format.fields)
+        if (f.name == name)
+            return &f;
+    return nullptr;
+}
+
+bool isPlainInt(const FormatField& f, std::uint32_t size) {
+    return !f.isArray && !f.isDataLoc && !f.isRelLoc && f.size == size;
+}
+
+// One lttng_kernel_layout.hpp field made from its source `f`; false (with
+// nothing added) when `f` has a shape the conversion does not take.
+bool lowerLayoutField(const LayoutField& lf, const FormatField& f, Identifiers& ids, Lowered& out) {
+    kr::EventConversion& c = out.conversion;
+    const auto off = static_cast<std::uint16_t>(f.offset);
+    const std::string name(lf.name);
+    switch (lf.kind) {
+    case LayoutKind::Same:
+        lowerField(f, name, ids, out);
+        return true;
+    case LayoutKind::Rwbs:
+        if (!f.isArray || !isCharType(f.elementType) || f.size == 0)
+            return false;
+        c.steps.push_back({kr::StepKind::RwbsFlags, off, static_cast<std::uint16_t>(f.size), 1});
+        out.fields.push_back({ids.make(name), integer(4, false)});
+        return true;
+    case LayoutKind::Prio:
+    case LayoutKind::Tgid:
+    case LayoutKind::PidNsInum:
+    case LayoutKind::Vtids: {
+        if (!isPlainInt(f, 4))
+            return false;
+        const kr::StepKind kind = lf.kind == LayoutKind::Prio        ? kr::StepKind::PrioFromKernel
+                                  : lf.kind == LayoutKind::Tgid      ? kr::StepKind::Tgid
+                                  : lf.kind == LayoutKind::PidNsInum ? kr::StepKind::PidNsInum
+                                                                     : kr::StepKind::Vtids;
+        c.steps.push_back({kind, off, 4, 1});
+        if (lf.kind == LayoutKind::Vtids) {
+            const std::string lengthId = ids.make("_" + name + "_length");
+            out.fields.push_back({lengthId, integer(1, false)});
+            out.fields.push_back({ids.make(name), SequenceType{integer(4, true), lengthId}});
+        } else {
+            out.fields.push_back({ids.make(name), integer(4, lf.kind != LayoutKind::PidNsInum)});
+        }
+        return true;
+    }
+    case LayoutKind::CommText:
+        if (f.isArray && isCharType(f.elementType)) {
+            lowerField(f, name, ids, out);
+            return true;
+        }
+        if (!f.isDataLoc || !isCharType(f.elementType))
+            return false;
+        c.steps.push_back({kr::StepKind::DataLocFixedText, off, 4, 16});
+        out.fields.push_back({ids.make(name), ArrayType{textElement(), 16}});
+        return true;
+    case LayoutKind::LowU32:
+        if (isPlainInt(f, 4)) {
+            lowerField(f, name, ids, out);
+            return true;
+        }
+        if (!isPlainInt(f, 8))
+            return false;
+        addCopy(c, f.offset, 4);
+        out.fields.push_back({ids.make(name), integer(4, false)});
+        return true;
+    }
+    return false;
+}
+
+// The event laid out as `layout` says, then ftrace's fields no layout field
+// reads; nullopt when the format does not fit the layout.
+std::optional<Lowered> lowerLayout(const EventFormat& format, const LttngLayout& layout,
+                                   const LttngNaming& naming, Lowered out) {
+    Identifiers ids;
+    std::set<std::string_view> used;
+    for (const LayoutField& lf : layout.fields) {
+        const FormatField* f = findField(format, lf.source);
+        if (f == nullptr || f->size == 0 || !lowerLayoutField(lf, *f, ids, out))
+            return std::nullopt;
+        used.insert(lf.source);
+    }
+    for (const FormatField& f : format.fields) {
+        if (f.isCommon() || naming.isDropped(f.name) || f.size == 0 || used.count(f.name))
+            continue;
+        lowerField(f, naming.fieldName(f.name), ids, out);
+    }
+    return out;
+}
+
+Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming& naming,
+              const LttngLayout* layout) {
     Lowered out;
     out.conversion.ftraceId = format.id;
     out.conversion.ctfId = ctfId;
@@ -262,11 +354,19 @@ Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming&
         minSize = std::max(minSize, f.offset + f.size);
     }
     out.conversion.minSize = static_cast<std::uint16_t>(minSize);
-    Identifiers ids;
-    for (const FormatField& f : format.fields) {
-        if (f.isCommon() || naming.isDropped(f.name) || f.size == 0)
-            continue;
-        lowerField(f, naming.fieldName(f.name), ids, out);
+    if (layout != nullptr) {
+        if (std::optional<Lowered> laidOut = lowerLayout(format, *layout, naming, out))
+            out = std::move(*laidOut);
+        else
+            layout = nullptr;
+    }
+    if (layout == nullptr) {
+        Identifiers ids;
+        for (const FormatField& f : format.fields) {
+            if (f.isCommon() || naming.isDropped(f.name) || f.size == 0)
+                continue;
+            lowerField(f, naming.fieldName(f.name), ids, out);
+        }
     }
     out.conversion.task = taskFields(format);
     if (out.conversion.steps.size() > kr::kMaxSteps)
@@ -480,8 +580,8 @@ std::vector<kr::EventConversion> KernelChannelMetadata::conversions() const {
 }
 
 kr::EventConversion computeConversion(const EventFormat& format, std::uint16_t ctfId,
-                                      const LttngNaming& naming) {
-    return lower(format, ctfId, naming).conversion;
+                                      const LttngNaming& naming, const LttngLayout* layout) {
+    return lower(format, ctfId, naming, layout).conversion;
 }
 
 KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
@@ -536,7 +636,8 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
             continue;
         }
         const KernelEventDescription& e = ch.events[p.event];
-        const Lowered lowered = lower(e.format, e.ctfId, lttngNaming(e.system, e.format.name));
+        const Lowered lowered = lower(e.format, e.ctfId, lttngNaming(e.system, e.format.name),
+                                      lttngLayout(e.system, e.format.name));
         appendEvent(out.tsdl, names[p.channel][p.event], e.ctfId, ch.streamId, lowered.fields);
         out.channels[p.channel].events.push_back(
             {e.system, e.format.name, names[p.channel][p.event], lowered.conversion});

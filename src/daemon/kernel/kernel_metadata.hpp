@@ -27,10 +27,15 @@
 // fields and the fields lttng_kernel_names.hpp drops are left out; renamed
 // fields get their lttng-modules names.
 //
-// Names follow lttng-modules, contents follow ftrace: a field lttng-modules
-// computes that ftrace does not record is absent (net events' network_header
-// variants, sched_process_fork's tgids and namespace inodes, block events'
-// tid: the _tid context has it), and field order is ftrace's.
+// Events with an lttng_kernel_layout.hpp layout (those LTTng's analyses
+// read) get lttng-modules 2.13's fields, order and types: fields ftrace
+// records in another form are converted by the consumer (rwbs bits, prio
+// - 100, comm strings as char[16], gfp_t as u32, sched_process_fork's
+// tgids, pid namespace inodes and vtids), then ftrace's extra fields
+// follow. What neither has stays absent (net events' network_header
+// variants, kmem's page address): the layout table says which.
+// Other events: names follow lttng-modules (lttng_kernel_names.hpp),
+// contents and field order follow ftrace.
 //
 // Channels with the `ip` provider (ipProbes) declare its two events, named
 // "ip:send" and "ip:receive" (DTrace's probe names), with the payload of
@@ -44,6 +49,7 @@
 
 #include "format_file.hpp"
 #include "kernel_records.hpp"
+#include "lttng_kernel_layout.hpp"
 #include "lttng_kernel_names.hpp"
 #include "metadata/trace_info.hpp"
 
@@ -135,11 +141,14 @@ struct KernelMetadata {
 /// The conversion of one event: the steps in field order (Copy steps of
 /// fields that follow each other without a gap merged into one), minSize =
 /// the largest offset + size of all its fields. `naming` decides which
-/// fields are dropped. Throws KernelMetadataError for more than
+/// fields are dropped; `layout` (lttngLayout()'s, or none) the order and
+/// the conversions, unless the format does not fit it. Throws
+/// KernelMetadataError for more than
 /// kernel_records::kMaxSteps steps, or a field reaching past 65535 bytes
 /// or a location field whose size is not 4 (parseFormat never gives one).
 kernel_records::EventConversion computeConversion(const EventFormat& format, std::uint16_t ctfId,
-                                                  const LttngNaming& naming);
+                                                  const LttngNaming& naming,
+                                                  const LttngLayout* layout = nullptr);
 
 /// Everything for `trace`. Throws KernelMetadataError: no channel, stream
 /// ids not unique, ctf ids outside kFirstFtraceCtfId..65534 or not unique

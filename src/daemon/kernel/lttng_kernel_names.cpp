@@ -69,8 +69,10 @@ constexpr Row kTable[] = {
     {"timer", "hrtimer_cancel", "timer_hrtimer_cancel", {{kNone, kNone}}, "timer.h"},
     {"timer", "itimer_state", "timer_itimer_state", {{kNone, kNone}}, "timer.h"},
     {"timer", "itimer_expire", "timer_itimer_expire", {{kNone, kNone}}, "timer.h"},
-    // block.h: same names. lttng-modules adds a `tid` (current->pid) that
-    // ftrace's block events do not record: the stream's _tid context has it.
+    // mm_vmscan.h: same name.
+    {"vmscan", "mm_vmscan_wakeup_kswapd", "mm_vmscan_wakeup_kswapd", {{kNone, kNone}}, "mm_vmscan.h"},
+    // block.h: same names. lttng-modules' `tid` (current->pid) and the rwbs
+    // bits of the events LTTng's analyses read: lttng_kernel_layout.hpp.
     {"block", "block_rq_issue", "block_rq_issue", {{kNone, kNone}}, "block.h"},
     {"block", "block_rq_insert", "block_rq_insert", {{kNone, kNone}}, "block.h"},
     {"block", "block_rq_complete", "block_rq_complete", {{kNone, kNone}}, "block.h"},
@@ -85,6 +87,8 @@ constexpr Row kTable[] = {
     {"block", "block_plug", "block_plug", {{kNone, kNone}}, "block.h"},
     {"block", "block_unplug", "block_unplug", {{kNone, kNone}}, "block.h"},
     {"block", "block_split", "block_split", {{kNone, kNone}}, "block.h"},
+    {"block", "block_bio_remap", "block_bio_remap", {{kNone, kNone}}, "block.h"},
+    {"block", "block_rq_remap", "block_rq_remap", {{kNone, kNone}}, "block.h"},
     {"block", "block_dirty_buffer", "block_dirty_buffer", {{kNone, kNone}}, "block.h"},
     {"block", "block_touch_buffer", "block_touch_buffer", {{kNone, kNone}}, "block.h"},
     // kmem.h: the kmalloc/kfree and page events get a kmem_ prefix there
