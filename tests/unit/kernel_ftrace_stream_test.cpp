@@ -354,7 +354,7 @@ TEST(FtraceStream, AppendedEventsShareThePacketsOfThePagesThatFollow) {
     EXPECT_EQ(first[2].first, 960u); // 955 raised to the stream's latest
     EXPECT_EQ(second[0].first, 970u);
     EXPECT_EQ(second[1], std::make_pair(std::uint64_t{1010}, 7u));
-    EXPECT_EQ(f.packets[0].index.timestampBegin, 950u);
+    EXPECT_EQ(f.packets[0].index.timestampBegin, 900u); // when the stream began
     EXPECT_EQ(f.packets[1].index.packetSeqNum, 1u);
     EXPECT_EQ(f.stream->counters().eventsWritten, 5u);
 

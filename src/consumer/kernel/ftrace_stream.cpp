@@ -63,6 +63,7 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
         learn(conversion->task, record, false);
 
     const std::uint64_t malformedBefore = builder_.malformedRecords();
+    openFirstPacket();
     if (appendOrStartNext(
             builder_, ts,
             [&] {
@@ -84,6 +85,7 @@ bool FtraceStream::appendEvent(std::uint16_t ctfId, std::uint64_t timestamp,
                                const ContextValues& context, std::span<const std::byte> fields) {
     const std::uint64_t ts = std::max(timestamp, last_);
     last_ = ts;
+    openFirstPacket();
     if (appendOrStartNext(
             builder_, ts, [&] { return builder_.appendRaw(ctfId, ts, context, fields); },
             [this](std::uint64_t end) { emit(end); })) {
@@ -179,6 +181,15 @@ void FtraceStream::learn(const kr::TaskFields& task, const FtraceRecord& record,
     case kr::TaskRole::None:
         return;
     }
+}
+
+void FtraceStream::openFirstPacket() {
+    // The stream's first packet begins when the stream does, not at its
+    // first event: every CPU's stream then spans the session from its
+    // start, and the statedump at the head of one lies within the time
+    // all streams share (LTTng's analyses read only that intersection).
+    if (!builder_.isOpen() && counters_.packets == 0 && config_.beginTimestamp != 0)
+        builder_.open(config_.beginTimestamp);
 }
 
 void FtraceStream::setDropped(std::uint64_t total) {

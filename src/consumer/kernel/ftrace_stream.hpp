@@ -104,6 +104,9 @@ private:
 
     void onRecord(const FtraceRecord& record);
     ContextValues contextOf(std::int32_t tid);
+    /// Opens the first packet at config_.beginTimestamp (if set) before its
+    /// first event.
+    void openFirstPacket();
     /// Applies what `record` tells of the running thread (its conversion's
     /// task role); `before`: the roles that act before the event's context
     /// is taken (exec), else those that act after (switch, rename).
