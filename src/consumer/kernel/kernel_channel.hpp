@@ -142,6 +142,9 @@ private:
     void makePipe(Cpu& c);
     /// drain() of every CPU; the first failure is returned ("" if none).
     std::string drainAll() noexcept;
+    /// The read timer's drain: every CPU's whole pages, and the partial
+    /// page of those that filled none since the last tick.
+    void tick() noexcept;
     /// Opens `c`'s stream in `chunk`. Throws as ChunkOutput::openStream().
     void openStream(Cpu& c, const ChunkOutput& chunk);
     void armTimer();
