@@ -133,6 +133,23 @@ inline constexpr std::uint16_t kStatedumpStartId = 0;
 inline constexpr std::uint16_t kStatedumpProcessStateId = 1;
 inline constexpr std::uint16_t kStatedumpFileDescriptorId = 2;
 inline constexpr std::uint16_t kStatedumpEndId = 3;
+/// The statedump's system-wide events (lttng-statedump.h), at the top of
+/// the id range so the ftrace ids below them keep their values:
+///   lttng_statedump_block_device: u32 dev (the kernel's dev_t, major << 20
+///     | minor), string diskname;
+///   lttng_statedump_interrupt: u32 irq, string name (the irq chip's),
+///     string action (a handler's name), i32 tid (its thread; 0);
+///   lttng_statedump_network_interface: string name, u32 address_ipv4 (in
+///     network byte order, as lttng-modules' ctf_integer_network_hex);
+///   lttng_statedump_cpu_topology: string architecture ("x86"), u16 cpu_id,
+///     string vendor, u8 family, u8 model, string model_name, u16
+///     physical_id, u16 core_id, u16 cores.
+inline constexpr std::uint16_t kStatedumpBlockDeviceId = 65530;
+inline constexpr std::uint16_t kStatedumpInterruptId = 65531;
+inline constexpr std::uint16_t kStatedumpNetworkInterfaceId = 65532;
+inline constexpr std::uint16_t kStatedumpCpuTopologyId = 65533;
+/// The highest id an ftrace (or ip provider) event may have.
+inline constexpr std::uint16_t kLastFtraceCtfId = 65529;
 inline constexpr std::uint16_t kFirstFtraceCtfId = 4;
 
 /// Stream event context fields (bits of a channel's context mask), in the

@@ -112,9 +112,11 @@ TEST(KernelStatedumpEvents, AreLttngModulesListWithWhatIsWritten) {
             written.emplace_back(e.name);
     }
     EXPECT_EQ(all.size(), 17u);
-    EXPECT_EQ(written, (std::vector<std::string>{"lttng_statedump_start", "lttng_statedump_end",
-                                                 "lttng_statedump_process_state",
-                                                 "lttng_statedump_file_descriptor"}));
+    EXPECT_EQ(written, (std::vector<std::string>{
+                           "lttng_statedump_start", "lttng_statedump_end",
+                           "lttng_statedump_process_state", "lttng_statedump_file_descriptor",
+                           "lttng_statedump_network_interface", "lttng_statedump_block_device",
+                           "lttng_statedump_interrupt", "lttng_statedump_cpu_topology"}));
     for (const StatedumpEventInfo& e : statedumpEventInfos()) {
         if (e.name == "lttng_statedump_block_device") {
             EXPECT_EQ(e.fields, (std::vector<std::pair<std::string_view, std::string_view>>{

@@ -235,7 +235,7 @@ TEST_F(FakeProc, StatedumpWritesEveryThreadAndFile) {
     write("cpuinfo", "x");
 
     std::uint64_t now = 1000;
-    Statedump dump(root, [&] { return now += 10; });
+    Statedump dump({root, root / "sys", false}, [&] { return now += 10; });
     std::vector<Event> ev;
     const StatedumpCounts counts = dump.run(collect(ev));
     EXPECT_EQ(counts.processes, 3u); // 1, 2, 40: the per-tid dirs 41-44 are threads of 40
@@ -310,7 +310,7 @@ TEST_F(FakeProc, StatedumpCountsWhatItsSinkRefuses) {
     for (int pid = 10; pid < 40; ++pid)
         thread(pid, pid, "p" + std::to_string(pid), 'S', 1);
     std::uint64_t now = 1000;
-    Statedump dump(root, [&] { return now -= 1; });
+    Statedump dump({root, root / "sys", false}, [&] { return now -= 1; });
     std::vector<Event> ev;
     int calls = 0;
     const StatedumpCounts counts =
@@ -336,7 +336,7 @@ TEST_F(FakeProc, UnreadableFdsAreSkipped) {
     const StatedumpSink keep = [](std::uint16_t, std::uint64_t, std::span<const std::byte>) {
         return true;
     };
-    Statedump dump(root, [] { return 5; });
+    Statedump dump({root, root / "sys", false}, [] { return 5; });
     StatedumpCounts counts = dump.run(keep);
     EXPECT_EQ(counts.threads, 1u);
     EXPECT_EQ(counts.files, 1u);
@@ -344,9 +344,73 @@ TEST_F(FakeProc, UnreadableFdsAreSkipped) {
     if (::geteuid() == 0)
         GTEST_SKIP() << "root reads any directory: EACCES cannot be staged";
     fs::permissions(root / "5" / "fd", fs::perms::none);
-    Statedump again(root, [] { return 5; });
+    Statedump again({root, root / "sys", false}, [] { return 5; });
     counts = again.run(keep);
     fs::permissions(root / "5" / "fd", fs::perms::owner_all);
     EXPECT_EQ(counts.threads, 1u);
     EXPECT_EQ(counts.files, 0u);
+}
+
+// The system-wide events, from a fake /sys and cpuinfo: block devices with
+// the kernel's dev_t, one interrupt event per action, one cpu_topology per
+// processor; entries that are not what they should be are skipped.
+TEST_F(FakeProc, StatedumpWritesBlockDevicesInterruptsAndCpus) {
+    write("sys/class/block/vda/dev", "254:0\n");
+    write("sys/class/block/vda1/dev", "254:1\n");
+    write("sys/class/block/broken/dev", "nonsense\n");
+    write("sys/kernel/irq/26/chip_name", "IO-APIC\n");
+    write("sys/kernel/irq/26/actions", "ttyS0,ttyS1\n");
+    write("sys/kernel/irq/9/chip_name", "IO-APIC\n");
+    write("sys/kernel/irq/9/actions", "\n"); // no handler: no event
+    write("sys/kernel/irq/x/actions", "not an irq\n");
+    write("cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+                     "model name\t: Some CPU @ 2.00GHz\nphysical id\t: 0\ncore id\t\t: 1\n"
+                     "cpu cores\t: 2\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\n");
+    Statedump dump({root, root / "sys", false}, [] { return 5; });
+    std::vector<Event> ev;
+    const StatedumpCounts counts = dump.run(collect(ev));
+    EXPECT_EQ(counts.blockDevices, 2u);
+    EXPECT_EQ(counts.interrupts, 2u);
+    EXPECT_EQ(counts.cpus, 2u);
+    EXPECT_EQ(counts.networkInterfaces, 0u);
+    std::vector<Bytes> blocks, irqs, cpus;
+    for (const Event& e : ev) {
+        if (e.id == kStatedumpBlockDeviceId)
+            blocks.push_back(e.fields);
+        else if (e.id == kStatedumpInterruptId)
+            irqs.push_back(e.fields);
+        else if (e.id == kStatedumpCpuTopologyId)
+            cpus.push_back(e.fields);
+    }
+    ASSERT_EQ(blocks.size(), 2u);
+    EXPECT_EQ(getLe(blocks[0], 0, 4), (254u << 20) | 0u);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(blocks[0].data() + 4)), "vda");
+    EXPECT_EQ(getLe(blocks[1], 0, 4), (254u << 20) | 1u);
+    ASSERT_EQ(irqs.size(), 2u);
+    const auto text = [](const Bytes& b, std::size_t at) {
+        return std::string(reinterpret_cast<const char*>(b.data() + at));
+    };
+    EXPECT_EQ(getLe(irqs[0], 0, 4), 26u);
+    EXPECT_EQ(text(irqs[0], 4), "IO-APIC");
+    EXPECT_EQ(text(irqs[0], 12), "ttyS0");
+    EXPECT_EQ(text(irqs[1], 12), "ttyS1");
+    EXPECT_EQ(getLe(irqs[1], 18, 4), 0u); // tid
+    ASSERT_EQ(cpus.size(), 2u);
+    const Bytes& c = cpus[0];
+    std::size_t at = 0;
+    EXPECT_EQ(text(c, at), "x86");
+    at += 4;
+    EXPECT_EQ(getLe(c, at, 2), 0u);
+    at += 2;
+    EXPECT_EQ(text(c, at), "GenuineIntel");
+    at += 13;
+    EXPECT_EQ(getLe(c, at, 1), 6u);
+    EXPECT_EQ(getLe(c, at + 1, 1), 85u);
+    at += 2;
+    EXPECT_EQ(text(c, at), "Some CPU @ 2.00GHz");
+    at += 19;
+    EXPECT_EQ(getLe(c, at, 2), 0u);
+    EXPECT_EQ(getLe(c, at + 2, 2), 1u);
+    EXPECT_EQ(getLe(c, at + 4, 2), 2u);
+    EXPECT_EQ(getLe(cpus[1], 4, 2), 1u);
 }

@@ -282,7 +282,7 @@ void KernelChannel::writeStatedump() {
     ::prctl(PR_GET_NAME, context.procname); // 16 bytes, NUL padded
     context.cpuId = static_cast<std::int32_t>(first.cpu);
     try {
-        kernel::Statedump dump("/proc");
+        kernel::Statedump dump(kernel::StatedumpSources{});
         const kernel::StatedumpCounts counts =
             dump.run([&](std::uint16_t id, std::uint64_t ts, std::span<const std::byte> fields) {
                 return first.stream->appendEvent(id, ts, context, fields);

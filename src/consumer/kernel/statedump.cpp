@@ -2,6 +2,7 @@
 
 #include "kernel_records.hpp"
 #include "proc_stat.hpp"
+#include "statedump_fields.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -49,25 +50,6 @@ std::int32_t statusOf(char state) noexcept {
     }
 }
 
-// Little-endian field bytes.
-class Fields {
-public:
-    template <typename T>
-    void le(T v) {
-        const auto* p = reinterpret_cast<const std::byte*>(&v);
-        bytes_.insert(bytes_.end(), p, p + sizeof v);
-    }
-    void raw(const void* p, std::size_t n) {
-        const auto* b = static_cast<const std::byte*>(p);
-        bytes_.insert(bytes_.end(), b, b + n);
-    }
-    void clear() noexcept { bytes_.clear(); }
-    std::span<const std::byte> view() const noexcept { return bytes_; }
-
-private:
-    std::vector<std::byte> bytes_;
-};
-
 // The numeric entries of `dir`, ascending; none if it cannot be read.
 std::vector<std::int32_t> numericEntries(const fs::path& dir) {
     std::vector<std::int32_t> out;
@@ -109,8 +91,8 @@ std::uint64_t monotonicNowNs() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-Statedump::Statedump(fs::path procRoot, Clock clock)
-    : root_(std::move(procRoot)), clock_(std::move(clock)) {}
+Statedump::Statedump(StatedumpSources sources, Clock clock)
+    : sources_(std::move(sources)), root_(sources_.proc), clock_(std::move(clock)) {}
 
 void Statedump::event(std::uint16_t ctfId, std::span<const std::byte> fields,
                       const StatedumpSink& sink, StatedumpCounts& counts) {
@@ -122,7 +104,7 @@ void Statedump::event(std::uint16_t ctfId, std::span<const std::byte> fields,
 
 void Statedump::dumpProcess(std::int32_t pid, const StatedumpSink& sink, StatedumpCounts& counts) {
     const fs::path dir = root_ / std::to_string(pid);
-    Fields f;
+    StatedumpFields f;
     char text[4096];
     for (const std::int32_t tid : numericEntries(dir / "task")) {
         const fs::path statPath = dir / "task" / std::to_string(tid) / "stat";
@@ -150,7 +132,7 @@ void Statedump::dumpProcess(std::int32_t pid, const StatedumpSink& sink, Statedu
 
 void Statedump::dumpFiles(std::int32_t pid, const StatedumpSink& sink, StatedumpCounts& counts) {
     const fs::path dir = root_ / std::to_string(pid);
-    Fields f;
+    StatedumpFields f;
     std::vector<char> target(4096);
     for (const std::int32_t fd : numericEntries(dir / "fd")) {
         const fs::path link = dir / "fd" / std::to_string(fd);
@@ -194,6 +176,11 @@ StatedumpCounts Statedump::run(const StatedumpSink& sink) {
         dumpProcess(pid, sink, counts);
         dumpFiles(pid, sink, counts);
     }
+    dumpBlockDevices(sink, counts);
+    dumpInterrupts(sink, counts);
+    if (sources_.networkInterfaces)
+        dumpNetworkInterfaces(sink, counts);
+    dumpCpuTopology(sink, counts);
     event(kr::kStatedumpEndId, {}, sink, counts);
     return counts;
 }

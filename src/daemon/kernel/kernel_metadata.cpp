@@ -406,17 +406,20 @@ void validate(const KernelTraceDescription& trace) {
             throw KernelMetadataError("channel " + ch.name + ": unknown context bits");
         std::set<std::uint16_t> ids;
         for (const KernelEventDescription& e : ch.events) {
-            if (e.ctfId < kr::kFirstFtraceCtfId || e.ctfId == 65535)
+            if (e.ctfId < kr::kFirstFtraceCtfId || e.ctfId > kr::kLastFtraceCtfId)
                 throw KernelMetadataError("event " + e.format.name + ": ctf id " + u(e.ctfId) +
-                                          " outside 4..65534");
+                                          " outside " + u(kr::kFirstFtraceCtfId) + ".." +
+                                          u(kr::kLastFtraceCtfId));
             if (!ids.insert(e.ctfId).second)
                 throw KernelMetadataError("channel " + ch.name + ": ctf id " + u(e.ctfId) +
                                           " given twice");
         }
         if (ch.ipProbes) {
             for (const std::uint16_t id : {ch.ipProbes->sendId, ch.ipProbes->receiveId}) {
-                if (id < kr::kFirstFtraceCtfId || id == 65535)
-                    throw KernelMetadataError("ip provider: ctf id " + u(id) + " outside 4..65534");
+                if (id < kr::kFirstFtraceCtfId || id > kr::kLastFtraceCtfId)
+                    throw KernelMetadataError("ip provider: ctf id " + u(id) + " outside " +
+                                              u(kr::kFirstFtraceCtfId) + ".." +
+                                              u(kr::kLastFtraceCtfId));
                 if (!ids.insert(id).second)
                     throw KernelMetadataError("channel " + ch.name + ": ctf id " + u(id) +
                                               " given twice");
@@ -554,6 +557,14 @@ struct StatedumpEvent {
 std::vector<StatedumpEvent> statedumpEvents() {
     const auto i32 = [](const char* n) { return Field{n, integer(4, true)}; };
     const auto u32 = [](const char* n) { return Field{n, integer(4, false)}; };
+    const auto u16 = [](const char* n) { return Field{n, integer(2, false)}; };
+    const auto u8 = [](const char* n) { return Field{n, integer(1, false)}; };
+    // lttng-modules' ctf_integer_network_hex: big endian, base 16.
+    const auto networkHex32 = [] {
+        IntegerType t = integer(4, false, 16);
+        t.reverseByteOrder = true; // the trace is little endian
+        return t;
+    };
     return {
         {"lttng_statedump_start", kr::kStatedumpStartId, {}},
         {"lttng_statedump_process_state",
@@ -566,6 +577,22 @@ std::vector<StatedumpEvent> statedumpEvents() {
          {i32("_pid"), i32("_fd"), u32("_flags"), u32("_fmode"),
           Field{"_filename", StringType{Encoding::Utf8}}}},
         {"lttng_statedump_end", kr::kStatedumpEndId, {}},
+        {"lttng_statedump_block_device",
+         kr::kStatedumpBlockDeviceId,
+         {u32("_dev"), Field{"_diskname", StringType{Encoding::Utf8}}}},
+        {"lttng_statedump_interrupt",
+         kr::kStatedumpInterruptId,
+         {u32("_irq"), Field{"_name", StringType{Encoding::Utf8}},
+          Field{"_action", StringType{Encoding::Utf8}}, i32("_tid")}},
+        {"lttng_statedump_network_interface",
+         kr::kStatedumpNetworkInterfaceId,
+         {Field{"_name", StringType{Encoding::Utf8}}, Field{"_address_ipv4", networkHex32()}}},
+        {"lttng_statedump_cpu_topology",
+         kr::kStatedumpCpuTopologyId,
+         {Field{"_architecture", StringType{Encoding::Utf8}}, u16("_cpu_id"),
+          Field{"_vendor", StringType{Encoding::Utf8}}, u8("_family"), u8("_model"),
+          Field{"_model_name", StringType{Encoding::Utf8}}, u16("_physical_id"), u16("_core_id"),
+          u16("_cores")}},
     };
 }
 

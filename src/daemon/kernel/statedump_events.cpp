@@ -54,10 +54,13 @@ const std::vector<StatedumpEventInfo>& statedumpEventInfos() {
           {"flags", "unsigned long"},
           {"inode", "unsigned long"},
           {"pgoff", "unsigned long"}}},
-        {"lttng_statedump_network_interface", {{"name", "string"}, {"address_ipv4", "uint32_t"}}},
-        {"lttng_statedump_block_device", {{"dev", "dev_t"}, {"diskname", "string"}}},
+        {"lttng_statedump_network_interface",
+         {{"name", "string"}, {"address_ipv4", "uint32_t"}},
+         true},
+        {"lttng_statedump_block_device", {{"dev", "dev_t"}, {"diskname", "string"}}, true},
         {"lttng_statedump_interrupt",
-         {{"irq", "unsigned int"}, {"name", "string"}, {"action", "string"}, {"tid", "pid_t"}}},
+         {{"irq", "unsigned int"}, {"name", "string"}, {"action", "string"}, {"tid", "pid_t"}},
+         true},
         {"lttng_statedump_cpu_topology",
          {{"architecture", "string"},
           {"cpu_id", "uint16_t"},
@@ -67,7 +70,8 @@ const std::vector<StatedumpEventInfo>& statedumpEventInfos() {
           {"model_name", "string"},
           {"physical_id", "uint16_t"},
           {"core_id", "uint16_t"},
-          {"cores", "uint16_t"}}},
+          {"cores", "uint16_t"}},
+         true},
     };
     return events;
 }
