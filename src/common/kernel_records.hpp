@@ -52,6 +52,15 @@
 //                    comes first (named `_<field>_length` in the TSDL, as
 //                    lttng-modules names them).
 //   RelLocSequence   the same with a __rel_loc.
+//   UserString       the u64 at `offset` is a system call argument that
+//                    points to a string in user memory (a
+//                    syscalls:sys_enter_<name> record: int nr at offset 8,
+//                    argument i at offset 16 + 8 i). Writes the string the
+//                    system-call string program copied at that call (the
+//                    consumer's UserStringSource, matched by thread, nr,
+//                    argument and pointer), then one NUL: a CTF `string`.
+//                    Without a copy (lost, unreadable pointer, no program):
+//                    an empty string.
 // A location that falls outside the record writes an empty string or a
 // zero-length sequence: a hostile or torn record never makes the consumer
 // read outside it.
@@ -126,12 +135,14 @@ enum class StepKind : std::uint8_t {
     RelLocString = 2,
     DataLocSequence = 3,
     RelLocSequence = 4,
+    // 5..15: other helpers' kinds.
+    UserString = 16,
 };
 
 struct Step {
     StepKind kind = StepKind::Copy;
     std::uint16_t offset = 0;      ///< bytes from the record's start (common_type)
-    std::uint16_t size = 0;        ///< Copy: bytes; the loc kinds: 4
+    std::uint16_t size = 0;        ///< Copy: bytes; the loc kinds: 4; UserString: 8
     std::uint16_t elementSize = 1; ///< the sequence kinds: bytes per element (1, 2, 4, 8)
     bool operator==(const Step&) const = default;
 };
@@ -163,7 +174,8 @@ inline constexpr std::size_t kMaxSteps = 256;
 /// offset, u16 size, u16 elementSize.
 std::string encode(const std::vector<EventConversion>& conversions);
 /// Throws DecodeError: truncated or trailing bytes, unknown kinds, sizes of
-/// 0, location steps whose size is not 4, element sizes other than 1/2/4/8
+/// 0, location steps whose size is not 4, UserString steps whose size is
+/// not 8 or whose offset is not an argument's (16 + 8 i, i < 6), element sizes other than 1/2/4/8
 /// (on every kind), steps reaching past 65535, more than kMaxConversions or
 /// kMaxSteps.
 std::vector<EventConversion> decode(std::string_view bytes);

@@ -115,7 +115,8 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
                              bool snapshotOnly,
                              const std::map<std::uint32_t, std::uint64_t>& resumeFrom)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir), loop_(loop),
-      snapshotOnly_(snapshotOnly), request_(request), page_(request.pageSize) {
+      snapshotOnly_(snapshotOnly), request_(request), strings_(request.name),
+      page_(request.pageSize) {
     for (std::size_t i = 0; i < uuid_.size(); ++i)
         uuid_[i] = static_cast<std::byte>(request.traceUuid[i]);
     if (fds.size() != 2 * request.cpus.size())
@@ -150,6 +151,7 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
         config.beginTimestamp = begin;
+        config.userStrings = strings_.source();
         if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())
             config.beginTimestamp = std::min(begin, from->second);
         c->stream = std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_,
@@ -235,6 +237,15 @@ void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd r
     ip_ = std::move(ip);
 }
 
+void KernelChannel::attachSyscallStrings(UniqueFd ring, UniqueFd counters) {
+    try {
+        strings_.attach(loop_, std::move(ring), std::move(counters), !snapshotOnly_);
+    } catch (const std::exception& e) {
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + ": system-call strings: " + e.what());
+    }
+}
+
 int KernelChannel::onIpReadable(sd_event_source*, int, std::uint32_t, void* userdata) {
     auto* ip = static_cast<Ip*>(userdata);
     try {
@@ -304,6 +315,10 @@ void KernelChannel::makePipe(Cpu& c) {
 void KernelChannel::armTimer() {
     timer_ = loop_.addTimer(std::chrono::microseconds(request_.readTimerUsec), [this] {
         drainAll();
+        // Strings no record took by now never will (their records were
+        // filtered out or lost): a record is read within a few ticks.
+        strings_.tick(monotonicNow(),
+                      std::max<std::uint64_t>(2'000'000'000, 4000 * request_.readTimerUsec));
         // The wake-ups that found no whole page watch again.
         for (auto& c : cpus_)
             if (std::exchange(c->paused, false) && c->watch)
@@ -367,6 +382,9 @@ ssize_t KernelChannel::takePage(Cpu& c, bool wholeOnly) {
 std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
     if (!declared_)
         return 0; // what the buffer holds stays there until it can be converted
+    // The strings copied at sys_enter come before the pages that hold
+    // their records.
+    strings_.drain();
     std::size_t pages = 0;
     // Whole pages first, then (unless `wholeOnly`) what is left, read(2)
     // a few times at most: a read of the page being written records the
@@ -465,6 +483,7 @@ void KernelChannel::clearBuffers() {
     }
     if (ip_ && ip_->reader)
         ip_->reader->consume([](const tracectl_ip_record&) {}, SIZE_MAX);
+    strings_.tick(monotonicNow(), 0); // their records are gone
     if (!first.empty())
         throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
 }
@@ -554,6 +573,7 @@ void KernelChannel::drainAndClose(bool) noexcept {
         closeStream(ip_->out);
         ip_->reader.reset(); // closes the maps: the program's last fds may go with them
     }
+    strings_.close();
 }
 
 std::uint64_t KernelChannel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t) {
@@ -631,6 +651,9 @@ cp::ChannelFigures KernelChannel::figures() const noexcept {
         f.bytesWritten += ip_->out.bytesWritten;
         f.chunkBytes += ip_->out.chunkBytes;
     }
+    // Strings the program had no room for: their events are recorded, with
+    // "" for what was lost.
+    f.eventsDiscarded += strings_.dropped();
     f.bytesWritten += statedumpBytes_;
     return f;
 }

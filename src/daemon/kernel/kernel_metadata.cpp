@@ -5,6 +5,7 @@
 #include "metadata/trace_environment.hpp"
 #include "metadata/tsdl_text.hpp"
 #include "metadata/tsdl_writer.hpp"
+#include "syscall_string_args.hpp"
 
 #include <algorithm>
 #include <set>
@@ -152,8 +153,14 @@ void addCopy(kr::EventConversion& c, std::uint32_t offset, std::uint32_t size) {
                        static_cast<std::uint16_t>(size), 1});
 }
 
-void lowerField(const FormatField& f, const std::string& name, Identifiers& ids, Lowered& out) {
+void lowerField(const FormatField& f, const std::string& name, bool userString, Identifiers& ids,
+                Lowered& out) {
     kr::EventConversion& c = out.conversion;
+    if (userString) {
+        c.steps.push_back({kr::StepKind::UserString, static_cast<std::uint16_t>(f.offset), 8, 1});
+        out.fields.push_back({ids.make(name), StringType{Encoding::Utf8}});
+        return;
+    }
     if (f.isDataLoc || f.isRelLoc) {
         const auto off = static_cast<std::uint16_t>(f.offset);
         if (isCharType(f.elementType)) {
@@ -222,7 +229,7 @@ Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming&
     for (const FormatField& f : format.fields) {
         if (f.isCommon() || naming.isDropped(f.name) || f.size == 0)
             continue;
-        lowerField(f, naming.fieldName(f.name), ids, out);
+        lowerField(f, naming.fieldName(f.name), isUserStringArgument(format, f), ids, out);
     }
     if (out.conversion.steps.size() > kr::kMaxSteps)
         throw KernelMetadataError("event " + format.name + " needs more than " +
