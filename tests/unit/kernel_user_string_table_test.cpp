@@ -208,3 +208,20 @@ TEST(UserStringTable, MalformedSamplesAreRefused) {
     t.addSample(good);
     EXPECT_EQ(t.take(query(5, kOpenat, 1, 0x10, 50)), "/ok");
 }
+
+// Found by the kernel suite: an openat given an unreadable address (its
+// copy empty, flagged as a fault) after the thread's other openats.
+TEST(UserStringTable, AFaultAfterOtherStringsOfItsThreadIsEmpty) {
+    UserStringTable t;
+    for (std::uint64_t i = 1; i <= 20; ++i) {
+        add(t, head(9, kOpenat, 1, 0x5000 + i, i * 100), "/path/" + std::to_string(i));
+        EXPECT_EQ(t.take(query(9, kOpenat, 1, 0x5000 + i, i * 100)), "/path/" + std::to_string(i));
+    }
+    for (std::uint64_t i = 0; i < 3; ++i) {
+        tracectl_syscall_string h = head(9, kOpenat, 1, 8, 5000 + i);
+        h.flags = TRACECTL_SYSCALL_STRING_FAULT;
+        add(t, h, "");
+    }
+    for (std::uint64_t i = 0; i < 3; ++i)
+        EXPECT_EQ(t.take(query(9, kOpenat, 1, 8, 5000 + i)), "") << i;
+}
