@@ -170,9 +170,11 @@ std::uint64_t SessionInstances::stringMask(TracepointCatalog& catalog, const Tra
     }
 }
 
-void SessionInstances::ensureStrings(Channel& c) {
+bool SessionInstances::ensureStrings(Channel& c) noexcept {
     if (c.strings)
-        return;
+        return true;
+    if (c.stringsRefused)
+        return false;
     try {
         auto probes =
             std::make_unique<SyscallStringProbes>(c.config.subbufSize * c.config.subbufCount);
@@ -181,8 +183,13 @@ void SessionInstances::ensureStrings(Channel& c) {
         log::info("kernel channel '" + c.config.name +
                   "': the system-call string program is loaded (" +
                   std::to_string(c.strings->ringBytes()) + "-byte ring buffer)");
-    } catch (const SyscallStringProbeError& e) {
-        throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name + "': " + e.what());
+        return true;
+    } catch (const std::exception& e) {
+        // The system calls are recorded all the same, their strings empty.
+        c.stringsRefused = true;
+        log::warning("kernel channel '" + c.config.name + "': " + e.what() +
+                     "; system call string arguments are recorded as \"\" (said once)");
+        return false;
     }
 }
 
@@ -196,15 +203,15 @@ StringsAttachment SessionInstances::stringsAttachment(const Channel& c) {
 void SessionInstances::attachStrings(TracepointCatalog& catalog, Channel& c,
                                      const TracepointId& id) {
     const std::uint64_t mask = stringMask(catalog, id);
-    if (mask == 0)
+    if (mask == 0 || !ensureStrings(c))
         return;
-    ensureStrings(c);
     try {
         // Before ftrace's event: the copy of a call is in the ring before
         // its record can be read.
         c.strings->attach(id.event, mask);
     } catch (const SyscallStringProbeError& e) {
-        throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name + "': " + e.what());
+        log::warning("kernel channel '" + c.config.name + "': " + e.what() + "; " + id.full() +
+                     "'s string arguments are recorded as \"\"");
     }
 }
 
@@ -549,9 +556,9 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
             })) {
             // Loaded now (attached to nothing until enableAdded()), so that
             // the consumer reads its ring buffer first.
-            ensureStrings(c);
-            out.stringsAttached.emplace_back(static_cast<std::size_t>(&c - channels_.data()),
-                                             stringsAttachment(c));
+            if (ensureStrings(c))
+                out.stringsAttached.emplace_back(static_cast<std::size_t>(&c - channels_.data()),
+                                                 stringsAttachment(c));
         }
         if (!added.empty()) {
             const auto index = static_cast<std::size_t>(&c - channels_.data());

@@ -179,16 +179,19 @@ private:
         /// the enabled sys_enter_<name> events that have some, each
         /// before ftrace's event is enabled.
         std::unique_ptr<SyscallStringProbes> strings;
+        bool stringsRefused = false; ///< the program could not be loaded
     };
     /// The mask of `id`'s string arguments (0: none, or not a sys_enter).
     static std::uint64_t stringMask(TracepointCatalog& catalog, const TracepointId& id);
     /// Loads `c`'s string program if it has none (enabled as tracing is).
-    /// Throws Error(Failed).
-    void ensureStrings(Channel& c);
+    /// False if it cannot be loaded (warned once; tried no more: the
+    /// strings are recorded as "").
+    bool ensureStrings(Channel& c) noexcept;
     /// A dup of `c`'s string program maps. Throws Error(Failed).
     static StringsAttachment stringsAttachment(const Channel& c);
     /// Attaches `c`'s string program to `id` (loading it first) if `id`
-    /// has string arguments. Throws Error(Failed).
+    /// has string arguments; a failure is warned about (its strings are
+    /// recorded as ""). Throws Error(Failed) if `id`'s format cannot be read.
     void attachStrings(TracepointCatalog& catalog, Channel& c, const TracepointId& id);
     /// True for ip:send and ip:receive.
     static bool isIpProbe(const TracepointId& id) noexcept;
