@@ -239,7 +239,7 @@ void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd r
 
 void KernelChannel::attachSyscallStrings(UniqueFd ring, UniqueFd counters) {
     try {
-        strings_.attach(loop_, std::move(ring), std::move(counters), !snapshotOnly_);
+        strings_.attach(loop_, std::move(ring), std::move(counters), !snapshotOnly_, cpus_.size());
     } catch (const std::exception& e) {
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + ": system-call strings: " + e.what());
@@ -382,9 +382,6 @@ ssize_t KernelChannel::takePage(Cpu& c, bool wholeOnly) {
 std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
     if (!declared_)
         return 0; // what the buffer holds stays there until it can be converted
-    // The strings copied at sys_enter come before the pages that hold
-    // their records.
-    strings_.drain();
     std::size_t pages = 0;
     // Whole pages first, then (unless `wholeOnly`) what is left, read(2)
     // a few times at most: a read of the page being written records the
@@ -425,6 +422,10 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
             c.shortReadTold = true;
             break;
         }
+        // The strings copied at sys_enter of the page's records are in the
+        // ring by now (the program runs before ftrace writes the record):
+        // they go to the table before the page is converted.
+        strings_.drain();
         c.stream->consumePage(std::span<const std::byte>(page_.data(), page_.size()));
         ++pages;
         if (spliceDone && c.pipeWrite && ++partialReads == kPartialReads)

@@ -1,5 +1,6 @@
 #include "syscall_string_ring.hpp"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <span>
@@ -15,6 +16,7 @@ struct SyscallStringRing::State {
     ring_buffer* rb = nullptr;
     const tracectl_syscall_string_counters* counterMap = nullptr;
     std::size_t counterMapBytes = 0;
+    std::size_t ringBytes = 0;
     UserStringTable* table = nullptr; ///< during drainInto()
     std::size_t delivered = 0;
 
@@ -42,6 +44,12 @@ SyscallStringRing::SyscallStringRing(UniqueFd ring, UniqueFd counters)
     if (!state_->rb)
         throw std::system_error(errno ? errno : EINVAL, std::generic_category(),
                                 "system-call strings: ring_buffer__new on the strings map");
+    bpf_map_info info{};
+    __u32 infoSize = sizeof info;
+    if (const int err = bpf_obj_get_info_by_fd(state_->ring.get(), &info, &infoSize); err != 0)
+        throw std::system_error(-err, std::generic_category(),
+                                "system-call strings: the strings map's size");
+    state_->ringBytes = info.max_entries;
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     void* m = ::mmap(nullptr, page, PROT_READ, MAP_SHARED, state_->counters.get(), 0);
     if (m == MAP_FAILED)
@@ -54,6 +62,10 @@ SyscallStringRing::SyscallStringRing(UniqueFd ring, UniqueFd counters)
 SyscallStringRing::~SyscallStringRing() = default;
 SyscallStringRing::SyscallStringRing(SyscallStringRing&&) noexcept = default;
 SyscallStringRing& SyscallStringRing::operator=(SyscallStringRing&&) noexcept = default;
+
+std::size_t SyscallStringRing::ringBytes() const noexcept {
+    return state_ ? state_->ringBytes : 0;
+}
 
 int SyscallStringRing::pollFd() const noexcept {
     return state_ && state_->rb ? ring_buffer__epoll_fd(state_->rb) : -1;

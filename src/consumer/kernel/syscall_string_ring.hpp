@@ -20,7 +20,7 @@ namespace tracectl::consumer::kernel {
 class SyscallStringRing {
 public:
     /// Owns `ring` and `counters`. Throws std::system_error (the errno of
-    /// the failing libbpf call or mmap).
+    /// the failing libbpf call, bpf(2) or mmap).
     SyscallStringRing(UniqueFd ring, UniqueFd counters);
     ~SyscallStringRing();
     SyscallStringRing(SyscallStringRing&&) noexcept;
@@ -28,6 +28,8 @@ public:
     SyscallStringRing(const SyscallStringRing&) = delete;
     SyscallStringRing& operator=(const SyscallStringRing&) = delete;
 
+    /// The ring buffer's size in bytes (the map's max_entries).
+    std::size_t ringBytes() const noexcept;
     /// An epoll fd that becomes readable when the program forces a wake-up
     /// (the ring more than half full); -1 when moved from.
     int pollFd() const noexcept;

@@ -2,17 +2,27 @@
 
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <sys/epoll.h>
 
 namespace tracectl::consumer::kernel {
 
-void SyscallStrings::attach(EventLoop& loop, UniqueFd ring, UniqueFd counters, bool watch) {
+void SyscallStrings::attach(EventLoop& loop, UniqueFd ring, UniqueFd counters, bool watch,
+                            std::size_t cpus) {
     if (ring_)
         throw std::runtime_error("the system-call string program is attached already");
     std::optional<SyscallStringRing> reader;
     reader.emplace(std::move(ring), std::move(counters));
+    // A sys_enter record takes at least 48 bytes of ftrace's buffer (the
+    // header, nr and one argument, rounded up); its string, on average,
+    // less than twice that.
+    const std::size_t buffered = reader->ringBytes() * std::max<std::size_t>(cpus, 1);
+    constexpr std::size_t kMostEntries = std::size_t{1} << 20; // 48 MiB
+    constexpr std::size_t kMostText = std::size_t{64} << 20;
+    table_.setLimits(std::clamp<std::size_t>(buffered / 48, 16384, kMostEntries),
+                     std::clamp<std::size_t>(2 * buffered, std::size_t{4} << 20, kMostText));
     if (watch) {
         sd_event_source* s = nullptr;
         const int r = sd_event_add_io(loop.get(), &s, reader->pollFd(), EPOLLIN,

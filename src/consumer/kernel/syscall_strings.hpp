@@ -34,9 +34,13 @@ public:
     const UserStringTable& table() const noexcept { return table_; }
 
     /// Reads `ring` (its drop count in `counters`) from now on; `watch`:
-    /// also when the program wakes it, on `loop`. Throws std::runtime_error
-    /// (attached already, the maps cannot be used, the loop refuses).
-    void attach(EventLoop& loop, UniqueFd ring, UniqueFd counters, bool watch);
+    /// also when the program wakes it, on `loop`. The table is sized for
+    /// the strings of every record `cpus` ftrace buffers of the ring's size
+    /// can hold (the daemon sizes both alike: sub-buffer size x count):
+    /// those wait there until their pages are read. Throws
+    /// std::runtime_error (attached already, the maps cannot be used, the
+    /// loop refuses).
+    void attach(EventLoop& loop, UniqueFd ring, UniqueFd counters, bool watch, std::size_t cpus);
     bool attached() const noexcept { return ring_.has_value(); }
 
     /// Moves what the ring holds into the table. Never throws: a ring

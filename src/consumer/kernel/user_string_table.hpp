@@ -8,9 +8,12 @@
 // (both are CLOCK_MONOTONIC: ftrace's `mono` clock and bpf_ktime_get_ns()),
 // within a window (1 s): a thread's calls are sequential, so the copy of
 // its call is nearer than that of any other call with the same pointer.
-// Each thread's strings form a FIFO (in arrival order); a query walks its
-// thread's FIFO only. A record without a string gets "" and counts as
-// unmatched; a string no record takes (its record was filtered out or
+// The strings are kept in arrival order, which is time order but for a few
+// microseconds between CPUs: a query binary-searches its record's time and
+// scans outward from there (at most kMostScanned strings each way), so
+// neither the records of other CPUs not converted yet nor the strings of
+// lost records lengthen it. A record without a string gets "" and counts
+// as unmatched; a string no record takes (its record was filtered out or
 // lost) is dropped once older than dropOlderThan()'s limit, or when the
 // table needs its room, and counts as orphaned.
 //
@@ -34,6 +37,12 @@ class UserStringTable final : public UserStringSource {
 public:
     /// How far apart (ns) a string's copy and its record may be.
     static constexpr std::uint64_t kMatchWindowNs = 1'000'000'000;
+    /// How far (ns) arrival order may stray from time order (two CPUs'
+    /// copies: between reading the clock and reserving ring space, an
+    /// interrupt at most).
+    static constexpr std::uint64_t kDisorderNs = 2'000;
+    /// Strings a query looks at, each way from its time, at most.
+    static constexpr std::size_t kMostScanned = 1024;
 
     struct Counters {
         std::uint64_t added = 0;     ///< strings added
@@ -49,6 +58,12 @@ public:
     /// raised to these).
     explicit UserStringTable(std::size_t maxEntries = 16384,
                              std::size_t textBytes = std::size_t{4} << 20);
+
+    /// Sets the limits (as the constructor does) while nothing was added
+    /// yet; ignored after the first add().
+    void setLimits(std::size_t maxEntries, std::size_t textBytes) noexcept;
+    std::size_t maxEntries() const noexcept { return maxEntries_; }
+    std::size_t textBytes() const noexcept { return textBytes_; }
 
     /// Adds one ring-buffer sample: a tracectl_syscall_string header, then
     /// its `length` bytes of text. A sample shorter than the header, or
@@ -73,37 +88,27 @@ private:
     struct Entry {
         std::uint64_t timestamp = 0;
         std::uint64_t pointer = 0;
-        std::uint64_t next = kNone; ///< the next string of the same thread (a sequence number)
         std::uint32_t textOffset = 0;
         std::uint32_t textLength = 0;
         std::int32_t tid = 0;
         std::int32_t nr = 0;
         std::uint8_t arg = 0;
-        bool taken = false;
-    };
-    struct Fifo {
-        std::int32_t tid = 0;
-        bool used = false;
-        std::uint64_t head = kNone; ///< oldest string not taken
-        std::uint64_t tail = kNone; ///< newest
+        bool taken = false; ///< by a query (or never to be: freed in turn)
     };
 
     Entry& at(std::uint64_t seq) noexcept { return entries_[seq % entries_.size()]; }
+    static bool matches(const Entry& e, const UserStringQuery& q) noexcept;
     void allocate();
     /// Where `n` bytes of text go, or SIZE_MAX when they do not fit now.
     std::size_t place(std::size_t n) const noexcept;
     void evictOldest() noexcept;
     /// Frees the oldest strings while they were taken.
     void freeTaken() noexcept;
-    Fifo* find(std::int32_t tid) noexcept;
-    Fifo& insert(std::int32_t tid) noexcept;
-    void erase(Fifo& fifo) noexcept;
 
     std::size_t maxEntries_;
     std::size_t textBytes_;
-    std::vector<Entry> entries_;
+    std::vector<Entry> entries_; ///< a ring, by sequence number
     std::vector<char> text_;
-    std::vector<Fifo> fifos_; ///< open addressing by tid, linear probing
     std::uint64_t first_ = 0; ///< sequence number of the oldest string held
     std::uint64_t next_ = 0;  ///< sequence number of the next string added
     std::size_t writePos_ = 0;
