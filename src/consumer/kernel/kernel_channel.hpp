@@ -9,6 +9,9 @@
 // become the stream `<outputDir>/<name>_ip` (kernel/ip_stream.hpp), read
 // at the same times: the timer, and the ring buffer's wake-ups (the
 // program forces one when the ring is half full).
+// With the system-call string program attached (AttachSyscallStrings),
+// its ring's strings fill the UserString steps of the records
+// (kernel/syscall_strings.hpp), drained before each page is converted.
 //
 // When: every readTimerUsec (the daemon's CreateKernelChannel), and at once
 // when a CPU's fd reports data (tracefs wakes a poller once the buffer is

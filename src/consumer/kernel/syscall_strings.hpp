@@ -3,10 +3,10 @@
 // from the system-call string program's ring buffer once the daemon
 // attached it (AttachSyscallStrings; kernel/syscall_string_ring.hpp).
 //
-// When: the channel drains the ring before it converts pages (a record's
-// string was copied before the record could be read), when the program
-// wakes it (the ring more than half full), and at its read timer, which
-// also drops strings no record took (tick()).
+// When: the channel drains the ring before it converts each page (a
+// record's string was copied before the record could be read), when the
+// program wakes it (the ring more than half full), and at its read timer,
+// which also drops strings no record took (tick()).
 //
 // Threads: the consumer's loop only.
 #pragma once
