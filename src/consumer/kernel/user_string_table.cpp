@@ -25,7 +25,11 @@ void UserStringTable::setLimits(std::size_t maxEntries, std::size_t textBytes) n
 }
 
 void UserStringTable::allocate() {
-    entries_.resize(maxEntries_);
+    std::size_t capacity = 1;
+    while (capacity < maxEntries_)
+        capacity <<= 1;
+    entries_.resize(capacity);
+    mask_ = capacity - 1;
     text_.resize(textBytes_);
 }
 
@@ -70,7 +74,7 @@ void UserStringTable::add(const tracectl_syscall_string& head, std::string_view 
     if ((head.flags & TRACECTL_SYSCALL_STRING_FAULT) != 0)
         ++counters_.faults;
     const std::size_t n = std::min<std::size_t>(text.size(), TRACECTL_SYSCALL_STRING_MAX - 1);
-    if (size() == entries_.size())
+    if (size() == maxEntries_)
         evictOldest();
     std::size_t pos = place(n);
     while (pos == SIZE_MAX) {
@@ -108,14 +112,7 @@ std::string_view UserStringTable::take(const UserStringQuery& q) noexcept {
     // the few microseconds between two CPUs' copies: a binary search finds
     // where the record's time falls, and a scan outward from there the
     // nearest copy of its call.
-    std::uint64_t lo = first_, hi = next_;
-    while (lo < hi) {
-        const std::uint64_t mid = lo + (hi - lo) / 2;
-        if (at(mid).timestamp < q.timestamp)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const std::uint64_t lo = seek(q.timestamp);
     std::uint64_t best = kNone, bestDistance = kMatchWindowNs + 1;
     std::size_t scanned = 0;
     for (std::uint64_t seq = lo; seq < next_ && scanned < kMostScanned; ++seq, ++scanned) {
@@ -142,10 +139,43 @@ std::string_view UserStringTable::take(const UserStringQuery& q) noexcept {
     }
     Entry& e = at(best);
     e.taken = true;
+    lastFound_ = best;
     ++counters_.matched;
     const std::string_view out(text_.data() + e.textOffset, e.textLength);
     freeTaken(); // its bytes stay as they are until the next add()
     return out;
+}
+
+std::uint64_t UserStringTable::seek(std::uint64_t timestamp) noexcept {
+    const std::uint64_t h = std::clamp(lastFound_, first_, next_ - 1);
+    std::uint64_t lo = first_, hi = next_;
+    if (at(h).timestamp < timestamp) {
+        lo = h + 1;
+        for (std::uint64_t step = 1; h + step < next_; step <<= 1) {
+            if (at(h + step).timestamp >= timestamp) {
+                hi = h + step;
+                break;
+            }
+            lo = h + step + 1;
+        }
+    } else {
+        hi = h;
+        for (std::uint64_t step = 1; h >= first_ + step; step <<= 1) {
+            if (at(h - step).timestamp < timestamp) {
+                lo = h - step + 1;
+                break;
+            }
+            hi = h - step;
+        }
+    }
+    while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (at(mid).timestamp < timestamp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 void UserStringTable::freeTaken() noexcept {

@@ -96,7 +96,11 @@ private:
         bool taken = false; ///< by a query (or never to be: freed in turn)
     };
 
-    Entry& at(std::uint64_t seq) noexcept { return entries_[seq % entries_.size()]; }
+    Entry& at(std::uint64_t seq) noexcept { return entries_[seq & mask_]; }
+    /// The first string, in arrival order, copied at or after `timestamp`
+    /// (next_ if none): a galloping search from the last one found, as a
+    /// CPU's records come in time order.
+    std::uint64_t seek(std::uint64_t timestamp) noexcept;
     static bool matches(const Entry& e, const UserStringQuery& q) noexcept;
     void allocate();
     /// Where `n` bytes of text go, or SIZE_MAX when they do not fit now.
@@ -107,7 +111,9 @@ private:
 
     std::size_t maxEntries_;
     std::size_t textBytes_;
-    std::vector<Entry> entries_; ///< a ring, by sequence number
+    std::vector<Entry> entries_; ///< a ring, by sequence number (a power of two)
+    std::uint64_t mask_ = 0;
+    std::uint64_t lastFound_ = 0; ///< where the last query's string was
     std::vector<char> text_;
     std::uint64_t first_ = 0; ///< sequence number of the oldest string held
     std::uint64_t next_ = 0;  ///< sequence number of the next string added
