@@ -232,6 +232,7 @@ void validate(const FlushChannel&) {}
 void validate(const DestroyChannel&) {}
 void validate(const Shutdown&) {}
 void validate(const WatchChunkSize&) {}
+void validate(const AttachSyscallStrings&) {}
 void validate(const Rotate& m) {
     if (!m.oldChunk.empty() && !isSafeRelativeDir(m.oldChunk))
         throw ProtocolError("Rotate.oldChunk: not \"\" or a safe relative directory");
@@ -395,6 +396,9 @@ void put(Writer& w, const DestroyChannel& m) {
 void put(Writer&, const Shutdown&) {}
 void put(Writer& w, const WatchChunkSize& m) {
     w.u64(m.bytes);
+}
+void put(Writer& w, const AttachSyscallStrings& m) {
+    w.u64(m.key);
 }
 void put(Writer& w, const Rotate& m) {
     w.u64(m.id);
@@ -664,6 +668,7 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::Adopt:
     case MessageType::AdoptReply:
     case MessageType::WatchChunkSize:
+    case MessageType::AttachSyscallStrings:
         return true;
     }
     return false;
@@ -739,6 +744,8 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::AdoptReply;
             else if constexpr (std::is_same_v<T, WatchChunkSize>)
                 return MessageType::WatchChunkSize;
+            else if constexpr (std::is_same_v<T, AttachSyscallStrings>)
+                return MessageType::AttachSyscallStrings;
             else
                 return MessageType::Error;
         },
@@ -801,6 +808,8 @@ std::string_view messageName(MessageType type) noexcept {
         return "AdoptReply";
     case MessageType::WatchChunkSize:
         return "WatchChunkSize";
+    case MessageType::AttachSyscallStrings:
+        return "AttachSyscallStrings";
     }
     return "unknown";
 }
@@ -901,6 +910,9 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
         break;
     case MessageType::WatchChunkSize:
         m = WatchChunkSize{r.u64()};
+        break;
+    case MessageType::AttachSyscallStrings:
+        m = AttachSyscallStrings{r.u64()};
         break;
     case MessageType::Shutdown:
         m = Shutdown{};

@@ -77,6 +77,11 @@
 //       byte carrying two fds (SCM_RIGHTS): the `ip` provider's BPF ring
 //       buffer map, then its counters map (src/common/ip_probe_abi.h)
 //                                    consumer: Ok or Error.
+//   daemon: AttachSyscallStrings{key} (version 14), then one byte carrying
+//       two fds (SCM_RIGHTS): the system-call string program's BPF ring
+//       buffer map, then its counters map
+//       (src/common/syscall_string_abi.h)
+//                                    consumer: Ok or Error.
 //   daemon: Rotate{..., discard = true} (version 8): Session.Clear of a
 //       normal session; as any Rotate, but the old chunk is deleted instead
 //       of archived.
@@ -124,7 +129,8 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
 /// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime;
 /// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply; 13: WatchChunkSize;
-/// 14: kernel conversions carry their task role (kernel_records TaskFields)
+/// 14: kernel conversions carry their task role (kernel_records TaskFields),
+/// AttachSyscallStrings
 inline constexpr std::uint32_t kVersion = 14;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
@@ -159,6 +165,7 @@ enum class MessageType : std::uint16_t {
     RecordSnapshotToRelay = 0x11,
     Adopt = 0x12,
     WatchChunkSize = 0x13,
+    AttachSyscallStrings = 0x14,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -524,6 +531,16 @@ struct AttachIpProbes {
     bool operator==(const AttachIpProbes&) const = default;
 };
 
+/// The system-call string program for kernel data channel `key`: its
+/// records (string arguments copied from user memory at sys_enter) fill in
+/// the channel's user-string steps (kernel_records StepKind::UserString).
+/// The ring buffer map fd and the counters map fd follow. Once per channel.
+/// Payload: u64 key.
+struct AttachSyscallStrings {
+    std::uint64_t key = 0;
+    bool operator==(const AttachSyscallStrings&) const = default;
+};
+
 /// A network session: from now on the consumer's streams go to the
 /// lttng-relayd whose control and data connections follow the frame, on one
 /// byte (SCM_RIGHTS, control first). The daemon connected them (the
@@ -604,12 +621,13 @@ struct ErrorReply {
     bool operator==(const ErrorReply&) const = default;
 };
 
-using Message = std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata,
-                             FlushChannel, DestroyChannel, Shutdown, Ok, ErrorReply, Rotate,
-                             RotationCompleted, RecordSnapshot, RotateMetadata, SnapshotMetadata,
-                             DeclareLayouts, Statistics, CreateKernelChannel, DeclareKernelEvents,
-                             AttachIpProbes, ClearBuffers, AttachRelayd, OutputFailed,
-                             RecordSnapshotToRelay, Adopt, AdoptReply, WatchChunkSize>;
+using Message =
+    std::variant<Hello, HelloReply, CreateChannel, ChannelCreated, PushMetadata, FlushChannel,
+                 DestroyChannel, Shutdown, Ok, ErrorReply, Rotate, RotationCompleted,
+                 RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
+                 CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers,
+                 AttachRelayd, OutputFailed, RecordSnapshotToRelay, Adopt, AdoptReply,
+                 WatchChunkSize, AttachSyscallStrings>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

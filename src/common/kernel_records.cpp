@@ -70,7 +70,8 @@ Step decodeStep(Reader& r, std::size_t conversion, std::size_t index) {
         "conversion " + std::to_string(conversion) + " step " + std::to_string(index) + ": ";
     Step s;
     const std::uint8_t kind = r.u8();
-    if (kind > static_cast<std::uint8_t>(kLastStepKind))
+    if (kind > static_cast<std::uint8_t>(kLastStepKind) &&
+        kind != static_cast<std::uint8_t>(StepKind::UserString))
         refuse(where + "unknown kind " + std::to_string(kind));
     s.kind = static_cast<StepKind>(kind);
     s.offset = r.u16();
@@ -78,8 +79,15 @@ Step decodeStep(Reader& r, std::size_t conversion, std::size_t index) {
     s.elementSize = r.u16();
     if (s.size == 0)
         refuse(where + "size 0");
-    if (takesFourBytes(s.kind) && s.size != 4)
+    if (s.kind == StepKind::UserString) {
+        if (s.size != 8)
+            refuse(where + "a user string's pointer is 8 bytes, not " + std::to_string(s.size));
+        if (s.offset < 16 || (s.offset - 16) % 8 != 0 || (s.offset - 16) / 8 >= 6)
+            refuse(where + "a user string's pointer at " + std::to_string(s.offset) +
+                   " is no system call argument");
+    } else if (takesFourBytes(s.kind) && s.size != 4) {
         refuse(where + "a location, prio or tid is 4 bytes, not " + std::to_string(s.size));
+    }
     const bool lttngValue = s.kind >= StepKind::RwbsFlags && s.kind <= StepKind::Vtids;
     if (s.kind == StepKind::DataLocFixedText ? (s.elementSize == 0 || s.elementSize > kMaxFixedText)
         : lttngValue                         ? s.elementSize != 1

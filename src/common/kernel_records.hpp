@@ -52,6 +52,15 @@
 //                    comes first (named `_<field>_length` in the TSDL, as
 //                    lttng-modules names them).
 //   RelLocSequence   the same with a __rel_loc.
+//   UserString       the u64 at `offset` is a system call argument that
+//                    points to a string in user memory (a
+//                    syscalls:sys_enter_<name> record: int nr at offset 8,
+//                    argument i at offset 16 + 8 i). Writes the string the
+//                    system-call string program copied at that call (the
+//                    consumer's UserStringSource, matched by thread, nr,
+//                    argument and pointer), then one NUL: a CTF `string`.
+//                    Without a copy (lost, unreadable pointer, no program):
+//                    an empty string.
 // A location that falls outside the record writes an empty string or a
 // zero-length sequence: a hostile or torn record never makes the consumer
 // read outside it.
@@ -184,6 +193,8 @@ enum class StepKind : std::uint8_t {
     PidNsInum = 8,
     Vtids = 9,
     DataLocFixedText = 10,
+    // 11..15: free.
+    UserString = 16,
 };
 /// The largest kind decode() accepts.
 inline constexpr StepKind kLastStepKind = StepKind::DataLocFixedText;
@@ -223,7 +234,8 @@ inline constexpr std::uint16_t kMaxFixedText = 1024;
 struct Step {
     StepKind kind = StepKind::Copy;
     std::uint16_t offset = 0; ///< bytes from the record's start (common_type)
-    std::uint16_t size = 0;   ///< Copy, RwbsFlags: bytes; the loc and tid kinds: 4
+    /// Copy, RwbsFlags: bytes; the loc and tid kinds: 4; UserString: 8
+    std::uint16_t size = 0;
     /// The sequence kinds: bytes per element (1, 2, 4, 8); DataLocFixedText:
     /// bytes written (1..kMaxFixedText); others: 1.
     std::uint16_t elementSize = 1;
@@ -290,8 +302,9 @@ inline constexpr std::size_t kMaxSteps = 256;
 std::string encode(const std::vector<EventConversion>& conversions);
 /// Throws DecodeError: truncated or trailing bytes, unknown kinds or task
 /// roles, task fields reaching past minSize, sizes of 0, location, prio and
-/// tid steps whose size is not 4, element sizes other than 1/2/4/8
-/// (RwbsFlags..Vtids: other than 1; DataLocFixedText: outside
+/// tid steps whose size is not 4, UserString steps whose size is not 8 or
+/// whose offset is not an argument's (16 + 8 i, i < 6), element sizes other
+/// than 1/2/4/8 (RwbsFlags..Vtids: other than 1; DataLocFixedText: outside
 /// 1..kMaxFixedText), steps reaching past 65535, more than kMaxConversions
 /// or kMaxSteps.
 std::vector<EventConversion> decode(std::string_view bytes);

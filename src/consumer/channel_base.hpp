@@ -91,6 +91,12 @@ public:
         throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key()) + " is not a kernel data channel");
     }
+    /// AttachSyscallStrings (kernel data channels): the system-call string
+    /// program's ring buffer and counters maps. Throws RequestError.
+    virtual void attachSyscallStrings(UniqueFd, UniqueFd) {
+        throw RequestError(consumer_protocol::ErrorKind::InvalidArgument,
+                           "channel " + std::to_string(key()) + " is not a kernel data channel");
+    }
 
     /// Live sessions, at each live timer tick: every stream closes its
     /// packet if it holds events and sends it; a stream with nothing sends

@@ -220,6 +220,9 @@ void Consumer::dispatch(cp::Message&& request) {
             // The fds first, whatever the answer (as for CreateKernelChannel).
             std::vector<UniqueFd> fds = takePassedFds("AttachIpProbes", 2);
             channel(ip->key).attachIpProbes(*ip, std::move(fds[0]), std::move(fds[1]));
+        } else if (const auto* strings = std::get_if<cp::AttachSyscallStrings>(&request)) {
+            std::vector<UniqueFd> fds = takePassedFds("AttachSyscallStrings", 2);
+            channel(strings->key).attachSyscallStrings(std::move(fds[0]), std::move(fds[1]));
         } else if (const auto* attach = std::get_if<cp::AttachRelayd>(&request)) {
             attachRelayd(*attach);
         } else if (const auto* rot = std::get_if<cp::Rotate>(&request)) {

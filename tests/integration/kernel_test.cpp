@@ -27,6 +27,7 @@
 #include <sstream>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -395,6 +396,161 @@ TEST_F(Kernel, UnderASteadyLoadAtMostOnePercentOfTheEventsAreTheConsumersOwn) {
     EXPECT_GE(loads, 100000u) << "the load was not recorded";
     EXPECT_LE(own * 100, all) << own << " of the " << all << " events are the consumer's own";
     s->Destroy({});
+}
+
+// Issue 36: lttng-modules copies system call string arguments from user
+// memory (`filename = "/etc/passwd"`); ftrace records only the pointer.
+// The system-call string program copies them at sys_enter: odd names
+// (spaces, UTF-8, a 4000-byte path) come out whole, and a pointer that
+// cannot be read is an empty string, the consumer going on unharmed.
+TEST_F(Kernel, SystemCallStringArgumentsAreTheStringsTheCallsWereGiven) {
+    auto s = create("k-strings");
+    for (const char* call : {"openat", "unlinkat"})
+        s->EnableEvents("kernel", "", call, {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    const std::string dir = output("k-strings-files");
+    fs::create_directories(dir);
+    const std::vector<std::string> names = {dir + "/with spaces in it",
+                                            dir + "/\xC3\xA9t\xC3\xA9 \xE5\x90\x8D\xE5\x89\x8D"};
+    // 4000 bytes, in components short enough for the kernel (it fails
+    // with ENOENT, and is recorded all the same).
+    std::string longPath = dir;
+    while (longPath.size() < 4000)
+        longPath += "/" + std::string(std::min<std::size_t>(200, 3999 - longPath.size()), 'L');
+    longPath.resize(4000);
+    pid_t caller = 0;
+    constexpr int kBadFlags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
+    std::thread([&] {
+        caller = currentTid();
+        for (const std::string& name : names) {
+            const int fd = ::openat(AT_FDCWD, name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+            ASSERT_GE(fd, 0) << name << ": " << std::strerror(errno);
+            ::close(fd);
+            ASSERT_EQ(::unlinkat(AT_FDCWD, name.c_str(), 0), 0) << std::strerror(errno);
+        }
+        EXPECT_EQ(::openat(AT_FDCWD, longPath.c_str(), O_RDONLY | O_CLOEXEC), -1);
+        // An address nothing is mapped at.
+        errno = 0;
+        EXPECT_EQ(::syscall(SYS_openat, static_cast<long>(AT_FDCWD),
+                            reinterpret_cast<const char*>(8), static_cast<long>(kBadFlags)),
+                  -1);
+        EXPECT_EQ(errno, EFAULT);
+    }).join();
+    s->Stop({});
+    EXPECT_NE(s->State(), "error") << "the consumer went on";
+    std::vector<std::string> opened, unlinked;
+    for (const json& e :
+         traceEvents(output("k-strings"), {"syscall_entry_openat", "syscall_entry_unlinkat"})) {
+        if (e["context"]["tid"] != caller)
+            continue;
+        if (e["name"] == "syscall_entry_openat")
+            opened.push_back(e["fields"]["filename"].get<std::string>());
+        else
+            unlinked.push_back(e["fields"]["pathname"].get<std::string>());
+    }
+    // babeltrace2 2.0.4 shows an empty string field as the string before
+    // it (python3-bt2 and the text output alike): the fourth one is
+    // checked in the stream's bytes below.
+    ASSERT_EQ(opened.size(), 4u);
+    opened.pop_back();
+    EXPECT_EQ(opened, (std::vector<std::string>{names[0], names[1], longPath}));
+    EXPECT_EQ(unlinked, names);
+    // The call with the bad address, in the stream: dfd AT_FDCWD (passed as
+    // a long), filename "" (its NUL alone), flags kBadFlags (little-endian).
+    std::string bad(8, '\xFF');
+    bad[0] = '\x9C';
+    bad += '\0';
+    for (int i = 0; i < 8; ++i)
+        bad += static_cast<char>((static_cast<std::uint64_t>(kBadFlags) >> (8 * i)) & 0xff);
+    bool found = false;
+    for (const auto& f : fs::directory_iterator(output("k-strings") + "/kernel")) {
+        if (f.path().filename().string().rfind("channel0_", 0) != 0 || !f.is_regular_file())
+            continue;
+        std::ifstream in(f.path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        found = found || bytes.find(bad) != std::string::npos;
+    }
+    EXPECT_TRUE(found) << "no syscall_entry_openat with filename \"\" for the bad address";
+    s->Destroy({});
+}
+
+// A thread opening as fast as it can: every recorded call has its own
+// string. (Found by hand under a longer load, 500,000 openat/s, which this
+// test is too short to reproduce: the consumer drained the strings once per
+// CPU before reading up to 256 pages, so records written meanwhile found
+// their strings still in the ring, 28 % of them; it drains them before each
+// page now. And the table's lookup was a walk of the thread's strings,
+// quadratic when another CPU's records lagged: now a binary search.)
+TEST_F(Kernel, AThreadOpeningAsFastAsItCanGetsEveryStringOfItsCalls) {
+    auto s = create("k-strings-load");
+    s->EnableEvents("kernel", "", "openat", {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    constexpr int kCalls = 30000;
+    pid_t caller = 0;
+    std::thread([&] {
+        caller = currentTid();
+        char path[64];
+        for (int i = 0; i < kCalls; ++i) {
+            std::snprintf(path, sizeof path, "/nonexistent/k-load/%d", i);
+            ::openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+        }
+    }).join();
+    s->Stop({});
+    // Each call's name is its own, so a record without its string shows
+    // (babeltrace2 2.0.4 repeats the string before an empty one) as a name
+    // seen already or as "". ftrace may lose records under load (counted
+    // as discarded): those are not judged.
+    std::size_t recorded = 0, own = 0;
+    std::string previous;
+    for (const json& e : traceEvents(output("k-strings-load"), {"syscall_entry_openat"})) {
+        if (e["context"]["tid"] != caller)
+            continue;
+        ++recorded;
+        const std::string name = e["fields"]["filename"].get<std::string>();
+        if (name != previous && name.rfind("/nonexistent/k-load/", 0) == 0)
+            ++own;
+        previous = name;
+    }
+    ASSERT_GT(recorded, 0u);
+    EXPECT_GE(own * 1000, recorded * 999) << own << " of " << recorded << " have their own name";
+    s->Destroy({});
+}
+
+// LTTng's I/O analyses name files from syscall_entry_openat's filename
+// (lttnganalyses/linuxautomaton/io.py): with every system call recorded
+// (and sched_switch, by which they know which thread runs: syscalls.py),
+// lttng-iolog names the file a thread wrote.
+TEST_F(Kernel, LttngIologNamesTheFileAThreadWrote) {
+    auto s = create("k-iolog");
+    s->EnableEvents("kernel", "", "*", {{"syscall", sdbus::Variant(true)}});
+    s->EnableEvents("kernel", "", "sched:sched_switch", {});
+    s->Start({});
+    const std::string dir = output("k-iolog-files");
+    fs::create_directories(dir);
+    const std::string file = dir + "/written by the test.dat";
+    std::thread([&] {
+        const int fd = ::open(file.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_GE(fd, 0) << std::strerror(errno);
+        const std::string block(4096, 'w');
+        for (int i = 0; i < 16; ++i)
+            ASSERT_EQ(::write(fd, block.data(), block.size()), 4096);
+        ::close(fd);
+    }).join();
+    s->Stop({});
+    s->Destroy({}); // the trace's files are whole
+    RunOptions slow;
+    slow.timeout = std::chrono::seconds(120);
+    // meson test sets MALLOC_PERTURB_; with it, babeltrace 1's Python
+    // bindings (which lttnganalyses reads through) crash in
+    // bt_ctf_get_timestamp() on any kernel trace, ours with sched_switch
+    // and system calls too (SIGSEGV, seen with gdb): freed memory is read.
+    slow.unsetEnv = {"MALLOC_PERTURB_"};
+    const RunResult log = run({"/usr/bin/python3", "/usr/bin/lttng-iolog", "--no-intersection",
+                               output("k-iolog") + "/kernel"},
+                              slow);
+    ASSERT_TRUE(log.ok()) << log.describe();
+    EXPECT_NE(log.out.find("written by the test.dat"), std::string::npos)
+        << log.out.substr(0, 4000);
 }
 
 TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {

@@ -86,6 +86,7 @@ std::vector<cp::Message> everyMessage() {
         sampleKernelCreate(),
         cp::DeclareKernelEvents{21, std::string("\x01\x00\x00\x00", 4)},
         cp::AttachIpProbes{22, 9, 10},
+        cp::AttachSyscallStrings{23},
         cp::AttachRelayd{7, 13, 1000000, 0, 1796162246, ""},
         cp::AttachRelayd{7, 13, 0, 0, 1796162246, "host/net-20261204-203000"},
         cp::OutputFailed{"the relay at 127.0.0.1:5342 closed the connection"},
@@ -457,6 +458,17 @@ TEST(ConsumerProtocol, CreateKernelChannelRejectsWhatItCannotRead) {
     metadata.kind = cp::ChannelKind::Metadata;
     metadata.cpus = {};
     EXPECT_EQ(std::get<cp::CreateKernelChannel>(cp::decode(cp::encode(metadata))), metadata);
+}
+
+TEST(ConsumerProtocol, AttachSyscallStringsIsOneLittleEndianKey) {
+    const auto frame = cp::encode(cp::AttachSyscallStrings{0x0102030405060708ULL});
+    const std::vector<std::byte> payload = payloadOf(frame);
+    ASSERT_EQ(payload.size(), 8u);
+    EXPECT_EQ(payload[0], std::byte{0x08});
+    EXPECT_EQ(payload[7], std::byte{0x01});
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::AttachSyscallStrings, payload.data(), 4),
+                 cp::ProtocolError);
+    EXPECT_EQ(cp::messageName(cp::MessageType::AttachSyscallStrings), "AttachSyscallStrings");
 }
 
 TEST(ConsumerProtocol, AttachIpProbesLayoutAndChecks) {

@@ -65,7 +65,12 @@ TEST(KernelConversion, ExactSteps) {
         // __syscall_nr (8..12) dropped; the arguments are 8 bytes each.
         {"syscalls", "sys_enter_write", 840, 40, {copy(16, 24)}},
         {"syscalls", "sys_exit_write", 839, 24, {copy(16, 8)}},
-        {"syscalls", "sys_enter_openat", 782, 48, {copy(16, 32)}},
+        // filename is a user string (lttng-modules' ctf_user_string).
+        {"syscalls",
+         "sys_enter_openat",
+         782,
+         48,
+         {copy(16, 8), {kr::StepKind::UserString, 24, 8, 1}, copy(32, 16)}},
         {"raw_syscalls", "sys_enter", 443, 64, {copy(8, 56)}},
         {"net", "net_dev_xmit", 2306, 28, {copy(8, 16), dataLocString(24)}},
         {"net", "netif_receive_skb", 2303, 24, {copy(8, 12), dataLocString(20)}},
@@ -358,8 +363,27 @@ TEST(KernelMetadata, SignedSystemCallArgumentsStaySigned) {
                         "} _dfd;"),
               std::string::npos)
         << tsdl;
-    EXPECT_NE(tsdl.find("signed = 0; encoding = none; base = 16; } _filename;"), std::string::npos)
-        << "a pointer stays an unsigned address";
+}
+
+// lttng-modules copies the string arguments of system calls from user
+// memory (`filename = "/etc/passwd"`); ftrace records only the pointer.
+// Those fields are CTF strings filled by the system-call string program
+// (UserString steps); others keep their integer (write's buf).
+TEST(KernelMetadata, SystemCallStringArgumentsAreStrings) {
+    KernelTraceDescription t = describeHost({}, "s", 0);
+    KernelChannelDescription ch{"c", 0, kr::kContextTid, false, {}, std::nullopt};
+    ch.events.push_back({"syscalls", 4, ktest::format("sys_enter_openat")});
+    ch.events.push_back({"syscalls", 5, ktest::format("sys_enter_write")});
+    t.channels = {ch};
+    const KernelMetadata m = generateKernelMetadata(t);
+    EXPECT_NE(m.tsdl.find("\t\tstring _filename;\n"), std::string::npos) << m.tsdl;
+    EXPECT_NE(m.tsdl.find("base = 16; } _buf;"), std::string::npos) << m.tsdl;
+    const auto& steps = m.channels[0].events[0].conversion.steps;
+    ASSERT_EQ(steps.size(), 3u);
+    EXPECT_EQ(steps[1].kind, kr::StepKind::UserString);
+    EXPECT_EQ(steps[1].offset, 24);
+    for (const kr::Step& s : m.channels[0].events[1].conversion.steps)
+        EXPECT_NE(s.kind, kr::StepKind::UserString);
 }
 
 // The ip provider's events sit among the ftrace events of their channel, at

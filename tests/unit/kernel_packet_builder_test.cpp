@@ -4,6 +4,7 @@
 #include "kernel_test_support.hpp"
 #include "packet_builder.hpp"
 
+#include <deque>
 #include <gtest/gtest.h>
 
 using namespace tracectl::consumer;
@@ -325,4 +326,106 @@ TEST(ConversionTable, FindsAddsAndReplaces) {
     EXPECT_EQ(t.size(), 3u);
     EXPECT_EQ(old->ctfId, 4u); // the replaced one is still alive
     EXPECT_EQ(old->steps, a.steps);
+}
+
+namespace {
+
+// A source that hands out one string per query and remembers the queries.
+class FakeStrings final : public UserStringSource {
+public:
+    std::string_view take(const UserStringQuery& q) noexcept override {
+        queries.push_back(q);
+        handedOut.push_back(text); // stays valid, as the table's strings do
+        return handedOut.back();
+    }
+    std::string text = "/etc/passwd";
+    std::vector<UserStringQuery> queries;
+    std::deque<std::string> handedOut;
+};
+
+// A sys_enter_openat record: nr at 8, dfd at 16, filename at 24, flags at 32.
+Record openatRecord(std::uint64_t filename) {
+    Record r(782, 4242);
+    r.le(257, 4).le(0, 4).le(static_cast<std::uint64_t>(-100), 8).le(filename, 8).le(0, 8);
+    return r; // 40 bytes
+}
+
+EventConversion openatConversion() {
+    EventConversion c;
+    c.ftraceId = 782;
+    c.ctfId = 11;
+    c.minSize = 40;
+    c.steps = {
+        {StepKind::Copy, 16, 8, 1}, {StepKind::UserString, 24, 8, 1}, {StepKind::Copy, 32, 8, 1}};
+    return c;
+}
+
+Bytes text(std::string_view s) {
+    Bytes b;
+    for (char c : s)
+        b.push_back(static_cast<std::byte>(c));
+    return b;
+}
+
+} // namespace
+
+TEST(PacketBuilder, UserStringWritesTheCopyItsCallGets) {
+    FakeStrings strings;
+    PacketBuilder b(testUuid(), 1, 0, 0, 4096, 0);
+    b.setUserStrings(&strings);
+    const Record r = openatRecord(0x7ffd1234);
+    ASSERT_TRUE(b.append(77, openatConversion(), r.bytes().data(), 40, context()));
+    const Bytes got = bytesOf(b.close(77).bytes);
+    Bytes want;
+    putLe(want, static_cast<std::uint64_t>(-100), 8);
+    const Bytes s = text(std::string_view("/etc/passwd\0", 12));
+    want.insert(want.end(), s.begin(), s.end());
+    putLe(want, 0, 8);
+    EXPECT_EQ(Bytes(got.begin() + 94, got.end()), want);
+    ASSERT_EQ(strings.queries.size(), 1u);
+    EXPECT_EQ(strings.queries[0].tid, 4242);
+    EXPECT_EQ(strings.queries[0].nr, 257);
+    EXPECT_EQ(strings.queries[0].arg, 1);
+    EXPECT_EQ(strings.queries[0].pointer, 0x7ffd1234u);
+    EXPECT_EQ(strings.queries[0].timestamp, 77u);
+}
+
+TEST(PacketBuilder, UserStringWithoutSourceOrArgumentIsEmpty) {
+    PacketBuilder b(testUuid(), 1, 0, 0, 4096, 0);
+    const Record r = openatRecord(0x10);
+    ASSERT_TRUE(b.append(5, openatConversion(), r.bytes().data(), 40, context()));
+    Bytes got = bytesOf(b.close(5).bytes);
+    EXPECT_EQ(got[94 + 8], std::byte{0}) << "no source: \"\"";
+    // A conversion whose minSize is short of the argument: "" too.
+    FakeStrings strings;
+    b.setUserStrings(&strings);
+    EventConversion c = openatConversion();
+    c.minSize = 24;
+    c.steps = {{StepKind::UserString, 24, 8, 1}};
+    ASSERT_TRUE(b.append(5, c, r.bytes().data(), 24, context()));
+    got = bytesOf(b.close(5).bytes);
+    EXPECT_EQ(Bytes(got.begin() + 94, got.end()), Bytes{std::byte{0}});
+    EXPECT_TRUE(strings.queries.empty());
+}
+
+// An event that does not fit is appended again in the next packet: with the
+// string it took the first time (a source hands each string out once).
+TEST(PacketBuilder, UserStringIsTakenOnceWhenTheEventGoesToTheNextPacket) {
+    FakeStrings strings;
+    const std::size_t event = 10 + 8 + 12 + 8;
+    PacketBuilder b(testUuid(), 1, 0, 0, 84 + event + 4, 0);
+    b.setUserStrings(&strings);
+    const Record first = openatRecord(0x10);
+    const Record second = openatRecord(0x20);
+    ASSERT_TRUE(b.append(5, openatConversion(), first.bytes().data(), 40, context()));
+    strings.text = "/etc/shadow";
+    EXPECT_FALSE(b.append(6, openatConversion(), second.bytes().data(), 40, context()));
+    b.close(6);
+    b.open(6);
+    strings.text = "wrong";
+    ASSERT_TRUE(b.append(6, openatConversion(), second.bytes().data(), 40, context()));
+    EXPECT_EQ(strings.queries.size(), 2u);
+    const Bytes got = bytesOf(b.close(6).bytes);
+    EXPECT_EQ(Bytes(got.begin() + 94 + 8, got.begin() + 94 + 20),
+              text(std::string_view("/etc/shadow\0", 12)));
 }

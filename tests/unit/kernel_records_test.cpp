@@ -14,11 +14,9 @@ std::vector<EventConversion> sample() {
     a.ftraceId = 316;
     a.ctfId = 4;
     a.minSize = 64;
-    a.steps = {{StepKind::Copy, 8, 24, 1},
-               {StepKind::DataLocString, 32, 4, 1},
-               {StepKind::RelLocString, 36, 4, 1},
-               {StepKind::DataLocSequence, 40, 4, 8},
-               {StepKind::RelLocSequence, 44, 4, 2}};
+    a.steps = {{StepKind::Copy, 8, 24, 1},           {StepKind::DataLocString, 32, 4, 1},
+               {StepKind::RelLocString, 36, 4, 1},   {StepKind::DataLocSequence, 40, 4, 8},
+               {StepKind::RelLocSequence, 44, 4, 2}, {StepKind::UserString, 56, 8, 1}};
     a.task = {TaskRole::SchedSwitch, {24, 56, 40, 60}};
     EventConversion b;
     b.ftraceId = 65535;
@@ -59,17 +57,19 @@ void expectRefused(const std::string& bytes, const char* what) {
 
 TEST(KernelRecords, EncodesTheDocumentedWireForm) {
     const std::string bytes = encode(sample());
-    ASSERT_EQ(bytes.size(), 4u + (8 + 5 * 7 + 1 + 8) + (8 + 1));
+    ASSERT_EQ(bytes.size(), 4u + (8 + 6 * 7 + 1 + 8) + (8 + 1));
     EXPECT_EQ(bytes.substr(0, 4), std::string("\x02\x00\x00\x00", 4));
-    // 316 = 0x013C, ctf 4, minSize 64, 5 steps.
-    EXPECT_EQ(bytes.substr(4, 8), std::string("\x3C\x01\x04\x00\x40\x00\x05\x00", 8));
+    // 316 = 0x013C, ctf 4, minSize 64, 6 steps.
+    EXPECT_EQ(bytes.substr(4, 8), std::string("\x3C\x01\x04\x00\x40\x00\x06\x00", 8));
     // First step: Copy, offset 8, size 24, element 1.
     EXPECT_EQ(bytes.substr(12, 7), std::string("\x00\x08\x00\x18\x00\x01\x00", 7));
     // Fourth step: DataLocSequence, offset 40, size 4, element 8.
     EXPECT_EQ(bytes.substr(12 + 21, 7), std::string("\x03\x28\x00\x04\x00\x08\x00", 7));
+    // Sixth step: UserString (16), offset 56, size 8, element 1.
+    EXPECT_EQ(bytes.substr(12 + 35, 7), std::string("\x10\x38\x00\x08\x00\x01\x00", 7));
     // Then the task role (1, SchedSwitch) and its 4 offsets; the second
     // conversion has role 0 and no offsets.
-    EXPECT_EQ(bytes.substr(12 + 35, 9), std::string("\x01\x18\x00\x38\x00\x28\x00\x3C\x00", 9));
+    EXPECT_EQ(bytes.substr(12 + 42, 9), std::string("\x01\x18\x00\x38\x00\x28\x00\x3C\x00", 9));
     EXPECT_EQ(bytes.substr(bytes.size() - 1), std::string(1, '\0'));
 }
 
@@ -128,6 +128,18 @@ TEST(KernelRecords, RefusesBadSteps) {
     expectRefused(oneStep(0, 8, 4, 3), "element size on a Copy");
     expectRefused(oneStep(0, 65535 - 9, 10, 1), "Copy reaching past 65535");
     expectRefused(oneStep(2, 65533, 4, 1), "location reaching past 65535");
+}
+
+// A user string's step is a system call argument: 8 bytes at 16 + 8 i.
+TEST(KernelRecords, UserStringStepsAreSystemCallArguments) {
+    EXPECT_EQ(decode(oneStep(16, 24, 8, 1))[0].steps[0].kind, StepKind::UserString);
+    EXPECT_EQ(decode(oneStep(16, 56, 8, 1))[0].steps[0].offset, 56);
+    expectRefused(oneStep(16, 24, 4, 1), "a user string of size 4");
+    expectRefused(oneStep(16, 8, 8, 1), "a user string at nr's offset");
+    expectRefused(oneStep(16, 28, 8, 1), "a user string between two arguments");
+    expectRefused(oneStep(16, 64, 8, 1), "a seventh argument");
+    expectRefused(oneStep(15, 24, 8, 1), "unknown kind 15");
+    expectRefused(oneStep(17, 24, 8, 1), "unknown kind 17");
 }
 
 TEST(KernelRecords, RefusesTooMany) {

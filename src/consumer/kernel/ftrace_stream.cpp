@@ -15,7 +15,9 @@ FtraceStream::FtraceStream(const FtraceStreamConfig& config, const ConversionTab
                config.contextMask),
       needsProcess_(
           (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0),
-      last_(config.beginTimestamp) {}
+      last_(config.beginTimestamp) {
+    builder_.setUserStrings(config.userStrings);
+}
 
 void FtraceStream::consumePage(std::span<const std::byte> page) {
     ++counters_.pages;

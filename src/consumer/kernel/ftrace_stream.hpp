@@ -26,6 +26,8 @@ struct FtraceStreamConfig {
     /// that packets of consecutive chunks never begin at the same time (0:
     /// at the first event or flush).
     std::uint64_t beginTimestamp = 0;
+    /// Where UserString steps take their strings (none: ""); outlives the stream.
+    UserStringSource* userStrings = nullptr;
 };
 
 /// What a stream did so far. Events counts are of ftrace records.

@@ -126,7 +126,8 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
                              bool snapshotOnly,
                              const std::map<std::uint32_t, std::uint64_t>& resumeFrom)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir), loop_(loop),
-      snapshotOnly_(snapshotOnly), request_(request), pageSize_(request.pageSize),
+      snapshotOnly_(snapshotOnly), request_(request), strings_(request.name),
+      pageSize_(request.pageSize),
       pages_(std::max<std::size_t>(
           pageSize_, kSpliceBatchBytes / std::max<std::size_t>(pageSize_, 1) * pageSize_)) {
     for (std::size_t i = 0; i < uuid_.size(); ++i)
@@ -163,6 +164,7 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
         config.beginTimestamp = begin;
+        config.userStrings = strings_.source();
         if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())
             config.beginTimestamp = std::min(begin, from->second);
         c->stream = std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_,
@@ -248,6 +250,15 @@ void KernelChannel::attachIpProbes(const cp::AttachIpProbes& request, UniqueFd r
     ip_ = std::move(ip);
 }
 
+void KernelChannel::attachSyscallStrings(UniqueFd ring, UniqueFd counters) {
+    try {
+        strings_.attach(loop_, std::move(ring), std::move(counters), !snapshotOnly_, cpus_.size());
+    } catch (const std::exception& e) {
+        throw RequestError(cp::ErrorKind::InvalidArgument,
+                           "kernel channel " + name_ + ": system-call strings: " + e.what());
+    }
+}
+
 int KernelChannel::onIpReadable(sd_event_source*, int, std::uint32_t, void* userdata) {
     auto* ip = static_cast<Ip*>(userdata);
     try {
@@ -325,6 +336,10 @@ void KernelChannel::makePipe(Cpu& c) {
 void KernelChannel::armTimer() {
     timer_ = loop_.addTimer(std::chrono::microseconds(request_.readTimerUsec), [this] {
         tick();
+        // Strings no record took by now never will (their records were
+        // filtered out or lost): a record is read within a few ticks.
+        strings_.tick(monotonicNow(),
+                      std::max<std::uint64_t>(2'000'000'000, 4000 * request_.readTimerUsec));
         // The wake-ups that found no whole page watch again.
         for (auto& c : cpus_)
             if (std::exchange(c->paused, false) && c->watch)
@@ -429,6 +444,10 @@ std::size_t KernelChannel::drain(Cpu& c, std::size_t limit, bool wholeOnly) {
             c.shortReadTold = true;
             break;
         }
+        // The strings copied at sys_enter of the pages' records are in the
+        // ring by now (the program runs before ftrace writes the record):
+        // they go to the table before the pages are converted.
+        strings_.drain();
         for (std::size_t at = 0; at < static_cast<std::size_t>(n); at += pageSize_) {
             c.stream->consumePage(std::span<const std::byte>(pages_.data() + at, pageSize_));
             ++pages;
@@ -516,6 +535,7 @@ void KernelChannel::clearBuffers() {
     }
     if (ip_ && ip_->reader)
         ip_->reader->consume([](const tracectl_ip_record&) {}, SIZE_MAX);
+    strings_.tick(monotonicNow(), 0); // their records are gone
     if (!first.empty())
         throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
 }
@@ -605,6 +625,7 @@ void KernelChannel::drainAndClose(bool) noexcept {
         closeStream(ip_->out);
         ip_->reader.reset(); // closes the maps: the program's last fds may go with them
     }
+    strings_.close();
 }
 
 std::uint64_t KernelChannel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t) {
@@ -682,6 +703,9 @@ cp::ChannelFigures KernelChannel::figures() const noexcept {
         f.bytesWritten += ip_->out.bytesWritten;
         f.chunkBytes += ip_->out.chunkBytes;
     }
+    // Strings the program had no room for: their events are recorded, with
+    // "" for what was lost.
+    f.eventsDiscarded += strings_.dropped();
     return f;
 }
 

@@ -9,6 +9,9 @@
 // become the stream `<outputDir>/<name>_ip` (kernel/ip_stream.hpp), read
 // at the same times: the timer, and the ring buffer's wake-ups (the
 // program forces one when the ring is half full).
+// With the system-call string program attached (AttachSyscallStrings),
+// its ring's strings fill the UserString steps of the records
+// (kernel/syscall_strings.hpp), drained before each page is converted.
 //
 // When: every readTimerUsec (the daemon's CreateKernelChannel), and at once
 // when a CPU's fd reports data (tracefs wakes a poller once the buffer is
@@ -26,6 +29,7 @@
 #include "kernel/conversion_table.hpp"
 #include "kernel/ftrace_stream.hpp"
 #include "kernel/process_info.hpp"
+#include "kernel/syscall_strings.hpp"
 #include "stream_file.hpp"
 
 #include <cstdint>
@@ -100,6 +104,11 @@ public:
     /// (InvalidArgument: attached already, or the maps cannot be used; Io).
     void attachIpProbes(const consumer_protocol::AttachIpProbes& request, UniqueFd ring,
                         UniqueFd counters) override;
+    /// The system-call string program's ring buffer (`ring`, its drop
+    /// count in `counters`): UserString steps take their strings from it
+    /// (kernel/syscall_strings.hpp). Throws RequestError (InvalidArgument:
+    /// attached already, or the maps cannot be used).
+    void attachSyscallStrings(UniqueFd ring, UniqueFd counters) override;
     consumer_protocol::ChannelFigures figures() const noexcept override;
     void setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) override {
         progress_ = hook;
@@ -162,6 +171,7 @@ private:
     /// on (a record read before could not be converted).
     bool declared_ = false;
     kernel::ProcfsProcessInfo processes_;
+    kernel::SyscallStrings strings_; ///< before cpus_: their streams take strings from it
     std::vector<std::unique_ptr<Cpu>> cpus_;
     std::unique_ptr<Ip> ip_;                   ///< the ip provider's stream, once attached
     std::shared_ptr<const ChunkOutput> chunk_; ///< the current chunk (none: snapshots only)

@@ -1,5 +1,7 @@
 #include "packet_builder.hpp"
 
+#include "syscall_string_abi.h"
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -130,6 +132,9 @@ void putProcessStep(Cursor& c, const kr::Step& step, const std::byte* record, st
 void putStep(Cursor& c, const kr::Step& step, const std::byte* record, std::uint32_t length,
              ProcessInfo* processes) {
     switch (step.kind) {
+    case kr::StepKind::UserString: // append() writes it (PacketBuilder::userString())
+        c.zeros(1);
+        return;
     case kr::StepKind::Copy: {
         if (static_cast<std::uint32_t>(step.offset) + step.size <= length) { // the usual case
             c.put(record + step.offset, step.size);
@@ -236,13 +241,48 @@ bool PacketBuilder::append(std::uint64_t timestamp, const kr::EventConversion& c
     c.le<std::uint16_t>(conversion.ctfId);
     c.le<std::uint64_t>(timestamp);
     putContext(c, mask_, context);
-    for (const kr::Step& step : conversion.steps)
-        putStep(c, step, record, length, processes);
+    for (const kr::Step& step : conversion.steps) {
+        if (step.kind == kr::StepKind::UserString) {
+            // A copy holds no NUL (bpf_probe_read_user_str stops at the first).
+            const std::string_view s = userString(step, record, length, timestamp);
+            c.put(s.data(), s.size());
+            c.zeros(1);
+        } else {
+            putStep(c, step, record, length, processes);
+        }
+    }
     if (!c.ok())
         return false;
+    taken_.record = nullptr; // its strings are written
     pos_ = static_cast<std::size_t>(c.position() - buffer_.data());
     noteEvent(timestamp);
     return true;
+}
+
+std::string_view PacketBuilder::userString(const kr::Step& step, const std::byte* record,
+                                           std::uint32_t length, std::uint64_t timestamp) noexcept {
+    // "" without a source, or when the record is too short to hold the
+    // argument and the system call's number.
+    if (userStrings_ == nullptr || static_cast<std::uint32_t>(step.offset) + 8 > length ||
+        length < TRACECTL_SYSCALL_NR_OFFSET + 4)
+        return {};
+    UserStringQuery q;
+    std::memcpy(&q.tid, record + 4, 4); // common_pid
+    std::memcpy(&q.nr, record + TRACECTL_SYSCALL_NR_OFFSET, 4);
+    std::memcpy(&q.pointer, record + step.offset, 8);
+    q.arg = static_cast<std::uint8_t>((step.offset - TRACECTL_SYSCALL_ARGS_OFFSET) / 8);
+    q.timestamp = timestamp;
+    if (taken_.record != record || taken_.timestamp != timestamp) {
+        taken_.record = record;
+        taken_.timestamp = timestamp;
+        taken_.have = 0;
+    }
+    const auto bit = static_cast<std::uint8_t>(1u << q.arg);
+    if ((taken_.have & bit) == 0) { // not taken by an append of this record that did not fit
+        taken_.views[q.arg] = userStrings_->take(q);
+        taken_.have |= bit;
+    }
+    return taken_.views[q.arg];
 }
 
 bool PacketBuilder::appendRaw(std::uint16_t ctfId, std::uint64_t timestamp,

@@ -7,12 +7,14 @@
 #include "index_writer.hpp"
 #include "kernel_records.hpp"
 #include "process_info.hpp"
+#include "user_string_source.hpp"
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace tracectl::consumer::kernel {
@@ -83,6 +85,10 @@ public:
     /// (the running count). The view is valid until the next open/append.
     ClosedPacket close(std::uint64_t timestampEnd);
 
+    /// Where UserString steps take their strings (none: they write "").
+    /// `source` outlives the builder.
+    void setUserStrings(UserStringSource* source) noexcept { userStrings_ = source; }
+
     /// Adds `n` to the running events_discarded count (written at close).
     void addDiscarded(std::uint64_t n) noexcept { discarded_ += n; }
 
@@ -122,6 +128,20 @@ private:
     std::uint64_t seq_ = 0;
     std::uint64_t discarded_ = 0;
     std::uint64_t malformed_ = 0;
+    UserStringSource* userStrings_ = nullptr;
+    /// The strings the last record took, by argument: an append that did
+    /// not fit is retried in the next packet with them (a string is taken
+    /// once from its source).
+    struct TakenStrings {
+        const std::byte* record = nullptr;
+        std::uint64_t timestamp = 0;
+        std::uint8_t have = 0; ///< bit i: views[i] holds argument i's
+        std::array<std::string_view, 6> views{};
+    };
+    TakenStrings taken_;
+
+    std::string_view userString(const kernel_records::Step& step, const std::byte* record,
+                                std::uint32_t length, std::uint64_t timestamp) noexcept;
 };
 
 /// Appends an event with `append` (a call of builder.append() or

@@ -452,6 +452,9 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                         consumer->attachIpProbes({data.key, c.ip->ids.sendId, c.ip->ids.receiveId},
                                                  std::move(c.ip->ring), std::move(c.ip->counters),
                                                  join.add());
+                    if (c.strings)
+                        consumer->attachSyscallStrings({data.key}, std::move(c.strings->ring),
+                                                       std::move(c.strings->counters), join.add());
                 }
                 join.seal();
             }
@@ -655,6 +658,10 @@ void KernelDomain::enableEvents(std::string idHex, EventRule rule, bool, Done do
                     consumer->attachIpProbes(
                         {on->channels.at(index).first, ip.ids.sendId, ip.ids.receiveId},
                         std::move(ip.ring), std::move(ip.counters), join.add());
+                for (auto& [index, strings] : added->stringsAttached)
+                    consumer->attachSyscallStrings({on->channels.at(index).first},
+                                                   std::move(strings.ring),
+                                                   std::move(strings.counters), join.add());
                 // The metadata only grows (kernel_metadata.hpp): what is new
                 // follows what was pushed. Recorded as pushed once the
                 // consumer took it.

@@ -5,6 +5,7 @@
 #include "metadata/trace_environment.hpp"
 #include "metadata/tsdl_text.hpp"
 #include "metadata/tsdl_writer.hpp"
+#include "syscall_string_args.hpp"
 
 #include <algorithm>
 #include <initializer_list>
@@ -155,8 +156,14 @@ void addCopy(kr::EventConversion& c, std::uint32_t offset, std::uint32_t size) {
                        static_cast<std::uint16_t>(size), 1});
 }
 
-void lowerField(const FormatField& f, const std::string& name, Identifiers& ids, Lowered& out) {
+void lowerField(const FormatField& f, const std::string& name, bool userString, Identifiers& ids,
+                Lowered& out) {
     kr::EventConversion& c = out.conversion;
+    if (userString) {
+        c.steps.push_back({kr::StepKind::UserString, static_cast<std::uint16_t>(f.offset), 8, 1});
+        out.fields.push_back({ids.make(name), StringType{Encoding::Utf8}});
+        return;
+    }
     if (f.isDataLoc || f.isRelLoc) {
         const auto off = static_cast<std::uint16_t>(f.offset);
         if (isCharType(f.elementType)) {
@@ -267,7 +274,7 @@ bool lowerLayoutField(const LayoutField& lf, const FormatField& f, Identifiers& 
     const std::string name(lf.name);
     switch (lf.kind) {
     case LayoutKind::Same:
-        lowerField(f, name, ids, out);
+        lowerField(f, name, false, ids, out);
         return true;
     case LayoutKind::Rwbs:
         if (!f.isArray || !isCharType(f.elementType) || f.size == 0)
@@ -297,7 +304,7 @@ bool lowerLayoutField(const LayoutField& lf, const FormatField& f, Identifiers& 
     }
     case LayoutKind::CommText:
         if (f.isArray && isCharType(f.elementType)) {
-            lowerField(f, name, ids, out);
+            lowerField(f, name, false, ids, out);
             return true;
         }
         if (!f.isDataLoc || !isCharType(f.elementType))
@@ -307,7 +314,7 @@ bool lowerLayoutField(const LayoutField& lf, const FormatField& f, Identifiers& 
         return true;
     case LayoutKind::LowU32:
         if (isPlainInt(f, 4)) {
-            lowerField(f, name, ids, out);
+            lowerField(f, name, false, ids, out);
             return true;
         }
         if (!isPlainInt(f, 8))
@@ -334,7 +341,7 @@ std::optional<Lowered> lowerLayout(const EventFormat& format, const LttngLayout&
     for (const FormatField& f : format.fields) {
         if (f.isCommon() || naming.isDropped(f.name) || f.size == 0 || used.count(f.name))
             continue;
-        lowerField(f, naming.fieldName(f.name), ids, out);
+        lowerField(f, naming.fieldName(f.name), isUserStringArgument(format, f), ids, out);
     }
     return out;
 }
@@ -365,7 +372,7 @@ Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming&
         for (const FormatField& f : format.fields) {
             if (f.isCommon() || naming.isDropped(f.name) || f.size == 0)
                 continue;
-            lowerField(f, naming.fieldName(f.name), ids, out);
+            lowerField(f, naming.fieldName(f.name), isUserStringArgument(format, f), ids, out);
         }
     }
     out.conversion.task = taskFields(format);

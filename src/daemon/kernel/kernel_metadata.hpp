@@ -17,6 +17,8 @@
 //   T NAME[N], N elements of    array of N integers of size/N bytes (1, 2,
 //     1/2/4/8 bytes             4 or 8), signed as `signed:`
 //   __data_loc/__rel_loc char[] string (DataLocString / RelLocString)
+//   a sys_enter_<name> argument string, copied from user memory
+//     that is a user string       (UserString; syscall_string_args.hpp)
 //   other __data_loc/__rel_loc  `uint32 _<name>_length` then a sequence of
 //                               the element integer (u8 when the element
 //                               type's size is unknown, e.g. cpumask_t)

@@ -10,6 +10,7 @@
 #include "kernel/kernel_host.hpp"
 #include "kernel/lttng_kernel_names.hpp"
 #include "kernel/statedump_events.hpp"
+#include "kernel/syscall_string_args.hpp"
 #include "session/context_type.hpp"
 
 #include <algorithm>
@@ -84,8 +85,7 @@ bool namesOnlyIpFields(const filter::Node* root) {
 UniqueFd dupFd(int fd, const char* what) {
     UniqueFd out(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
     if (!out)
-        throw Error(ErrorCode::Failed,
-                    std::string("the ip provider's ") + what + " map: " + std::strerror(errno));
+        throw Error(ErrorCode::Failed, std::string(what) + " map: " + std::strerror(errno));
     return out;
 }
 
@@ -175,9 +175,64 @@ void SessionInstances::ensureIp(Channel& c) {
 IpAttachment SessionInstances::ipAttachment(const Channel& c) {
     IpAttachment a;
     a.ids = *c.description.ipProbes;
-    a.ring = dupFd(c.ip->ringFd(), "ring buffer");
-    a.counters = dupFd(c.ip->countersFd(), "counters");
+    a.ring = dupFd(c.ip->ringFd(), "the ip provider's ring buffer");
+    a.counters = dupFd(c.ip->countersFd(), "the ip provider's counters");
     return a;
+}
+
+std::uint64_t SessionInstances::stringMask(TracepointCatalog& catalog, const TracepointId& id) {
+    if (id.system != "syscalls" || id.event.rfind("sys_enter_", 0) != 0)
+        return 0;
+    try {
+        return userStringArgumentMask(catalog.format(id.system, id.event));
+    } catch (const std::exception& e) {
+        throw Error(ErrorCode::Failed, "reading the format of " + id.full() + ": " + e.what());
+    }
+}
+
+bool SessionInstances::ensureStrings(Channel& c) noexcept {
+    if (c.strings)
+        return true;
+    if (c.stringsRefused)
+        return false;
+    try {
+        auto probes =
+            std::make_unique<SyscallStringProbes>(c.config.subbufSize * c.config.subbufCount);
+        probes->setEnabled(tracing_ && c.config.enabled);
+        c.strings = std::move(probes);
+        log::info("kernel channel '" + c.config.name +
+                  "': the system-call string program is loaded (" +
+                  std::to_string(c.strings->ringBytes()) + "-byte ring buffer)");
+        return true;
+    } catch (const std::exception& e) {
+        // The system calls are recorded all the same, their strings empty.
+        c.stringsRefused = true;
+        log::warning("kernel channel '" + c.config.name + "': " + e.what() +
+                     "; system call string arguments are recorded as \"\" (said once)");
+        return false;
+    }
+}
+
+StringsAttachment SessionInstances::stringsAttachment(const Channel& c) {
+    StringsAttachment a;
+    a.ring = dupFd(c.strings->ringFd(), "system-call strings' ring buffer");
+    a.counters = dupFd(c.strings->countersFd(), "system-call strings' counters");
+    return a;
+}
+
+void SessionInstances::attachStrings(TracepointCatalog& catalog, Channel& c,
+                                     const TracepointId& id) {
+    const std::uint64_t mask = stringMask(catalog, id);
+    if (mask == 0 || !ensureStrings(c))
+        return;
+    try {
+        // Before ftrace's event: the copy of a call is in the ring before
+        // its record can be read.
+        c.strings->attach(id.event, mask);
+    } catch (const SyscallStringProbeError& e) {
+        log::warning("kernel channel '" + c.config.name + "': " + e.what() + "; " + id.full() +
+                     "'s string arguments are recorded as \"\"");
+    }
 }
 
 SessionInstances::Channel& SessionInstances::channelNamed(const std::string& name) {
@@ -352,7 +407,7 @@ std::vector<TracepointId> SessionInstances::addToDescription(TracepointCatalog& 
     return added;
 }
 
-void SessionInstances::applyEvents(TracepointCatalog&, Channel& c,
+void SessionInstances::applyEvents(TracepointCatalog& catalog, Channel& c,
                                    const std::vector<TracepointId>& ids) {
     bool ip = false;
     for (const TracepointId& id : ids) {
@@ -360,6 +415,7 @@ void SessionInstances::applyEvents(TracepointCatalog&, Channel& c,
             ip = true;
             continue;
         }
+        attachStrings(catalog, c, id);
         try {
             c.instance->setFilter(id.system, id.event, joinFilters(c.filters.at(id)));
             c.instance->enableEvent(id.system, id.event);
@@ -491,6 +547,8 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             }
             if (p.packetSize < p.page.pageSize)
                 p.packetSize = p.page.pageSize;
+            if (c.strings)
+                p.strings = stringsAttachment(c);
             p.conversions = kernel_records::encode(m.channels[i].conversions());
             if (c.ip)
                 p.ip = ipAttachment(c);
@@ -511,6 +569,7 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
     const auto savedEvents = c.description.events.size();
     const auto savedNext = nextCtfId_;
     const auto savedIp = c.description.ipProbes;
+    const bool hadStrings = c.strings != nullptr;
     AddedEvents out;
     try {
         const auto added = addToDescription(catalog, c, rule);
@@ -522,6 +581,15 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
             ensureIp(c);
             out.ipAttached.emplace_back(static_cast<std::size_t>(&c - channels_.data()),
                                         ipAttachment(c));
+        }
+        if (!hadStrings && std::any_of(added.begin(), added.end(), [&](const TracepointId& id) {
+                return stringMask(catalog, id) != 0;
+            })) {
+            // Loaded now (attached to nothing until enableAdded()), so that
+            // the consumer reads its ring buffer first.
+            if (ensureStrings(c))
+                out.stringsAttached.emplace_back(static_cast<std::size_t>(&c - channels_.data()),
+                                                 stringsAttachment(c));
         }
         if (!added.empty()) {
             const auto index = static_cast<std::size_t>(&c - channels_.data());
@@ -540,6 +608,8 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
             c.description.ipProbes.reset();
             c.ip.reset();
         }
+        if (!hadStrings)
+            c.strings.reset();
         throw;
     }
     return out;
@@ -569,6 +639,8 @@ void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& 
             try {
                 if (it->second.empty()) {
                     c.instance->disableEvent(id.system, id.event);
+                    if (c.strings && id.system == "syscalls")
+                        c.strings->detach(id.event);
                 } else {
                     c.instance->setFilter(id.system, id.event, joinFilters(it->second));
                     c.instance->enableEvent(id.system, id.event);
@@ -598,6 +670,8 @@ void SessionInstances::setTracing(bool on) {
             c.instance->setTracingOn(on && c.config.enabled);
             if (c.ip)
                 c.ip->setEnabled(on && c.config.enabled);
+            if (c.strings)
+                c.strings->setEnabled(on && c.config.enabled);
         } catch (const std::exception& e) {
             throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name + "': " + e.what());
         }
@@ -628,8 +702,11 @@ void SessionInstances::refilter(TracepointCatalog& catalog, Channel& c) {
                 ip = true;
                 continue;
             }
-            if (wanted.count(id) == 0)
+            if (wanted.count(id) == 0) {
                 c.instance->disableEvent(id.system, id.event);
+                if (c.strings && id.system == "syscalls")
+                    c.strings->detach(id.event);
+            }
         }
         for (const auto& [id, filters] : wanted) {
             if (isIpProbe(id)) {
@@ -639,6 +716,7 @@ void SessionInstances::refilter(TracepointCatalog& catalog, Channel& c) {
             const auto before = old.find(id);
             if (before != old.end() && before->second == filters)
                 continue; // enabled already, with these filters
+            attachStrings(catalog, c, id);
             c.instance->setFilter(id.system, id.event, joinFilters(filters));
             c.instance->enableEvent(id.system, id.event);
         }
@@ -671,6 +749,8 @@ void SessionInstances::setChannelEnabled(const std::string& name, bool enabled) 
         c.instance->setTracingOn(tracing_ && enabled);
         if (c.ip)
             c.ip->setEnabled(tracing_ && enabled);
+        if (c.strings)
+            c.strings->setEnabled(tracing_ && enabled);
     } catch (const std::exception& e) {
         throw Error(ErrorCode::Failed, "kernel channel '" + c.config.name + "': " + e.what());
     }
@@ -679,6 +759,11 @@ void SessionInstances::setChannelEnabled(const std::string& name, bool enabled) 
 std::vector<std::string> SessionInstances::remove(bool quiet) noexcept {
     std::vector<std::string> left;
     for (Channel& c : channels_) {
+        if (c.strings) {
+            c.strings.reset(); // detached: nothing more reaches the ring buffer
+            log::info("kernel channel '" + c.config.name +
+                      "': the system-call string program is unloaded");
+        }
         if (c.ip) {
             c.ip.reset(); // detached: nothing more reaches the ring buffer
             log::info("kernel channel '" + c.config.name +
@@ -706,6 +791,7 @@ std::vector<std::string> SessionInstances::remove(bool quiet) noexcept {
 void SessionInstances::leaveInPlace() noexcept {
     for (Channel& c : channels_) {
         c.ip.reset();
+        c.strings.reset();
         if (c.instance)
             c.instance->release();
     }

@@ -18,6 +18,7 @@
 #include "common/unique_fd.hpp"
 #include "ip/ip_probes.hpp"
 #include "kernel/kernel_metadata.hpp"
+#include "kernel/syscall_string_probes.hpp"
 #include "kernel/tracefs.hpp"
 #include "kernel/tracepoint_catalog.hpp"
 #include "session/session_snapshot.hpp"
@@ -39,6 +40,12 @@ struct IpAttachment {
     UniqueFd counters; ///< the counters map (a dup)
 };
 
+/// What the consumer needs to read a channel's system call strings.
+struct StringsAttachment {
+    UniqueFd ring;     ///< the ring buffer map (a dup)
+    UniqueFd counters; ///< the counters map (a dup)
+};
+
 /// What the consumer needs to read one kernel channel.
 struct PreparedChannel {
     std::string name;
@@ -52,6 +59,8 @@ struct PreparedChannel {
     std::vector<UniqueFd> fds;
     std::string conversions;        ///< kernel_records::encode() of its events
     std::optional<IpAttachment> ip; ///< when its rules name the ip provider
+    /// When it records system calls with string arguments.
+    std::optional<StringsAttachment> strings;
 };
 
 /// The whole kernel trace as prepared at the first start.
@@ -67,7 +76,12 @@ struct AddedEvents {
     std::vector<std::pair<std::size_t, std::string>> conversions; ///< (channel index, encoded)
     /// (channel index, its ip stream) for channels that gained the ip provider
     std::vector<std::pair<std::size_t, IpAttachment>> ipAttached;
-    bool any() const noexcept { return !conversions.empty() || !ipAttached.empty(); }
+    /// (channel index, its strings) for channels that gained the
+    /// system-call string program
+    std::vector<std::pair<std::size_t, StringsAttachment>> stringsAttached;
+    bool any() const noexcept {
+        return !conversions.empty() || !ipAttached.empty() || !stringsAttached.empty();
+    }
 };
 
 class SessionInstances {
@@ -168,7 +182,25 @@ private:
         /// The ip provider's program, once a rule names it (filters: the
         /// rules' LTTng expressions, in `filters` under ip:send/ip:receive).
         std::unique_ptr<ip::IpProbes> ip;
+        /// The system-call string program, once an enabled event has
+        /// string arguments (syscall_string_args.hpp); attached to exactly
+        /// the enabled sys_enter_<name> events that have some, each
+        /// before ftrace's event is enabled.
+        std::unique_ptr<SyscallStringProbes> strings;
+        bool stringsRefused = false; ///< the program could not be loaded
     };
+    /// The mask of `id`'s string arguments (0: none, or not a sys_enter).
+    static std::uint64_t stringMask(TracepointCatalog& catalog, const TracepointId& id);
+    /// Loads `c`'s string program if it has none (enabled as tracing is).
+    /// False if it cannot be loaded (warned once; tried no more: the
+    /// strings are recorded as "").
+    bool ensureStrings(Channel& c) noexcept;
+    /// A dup of `c`'s string program maps. Throws Error(Failed).
+    static StringsAttachment stringsAttachment(const Channel& c);
+    /// Attaches `c`'s string program to `id` (loading it first) if `id`
+    /// has string arguments; a failure is warned about (its strings are
+    /// recorded as ""). Throws Error(Failed) if `id`'s format cannot be read.
+    void attachStrings(TracepointCatalog& catalog, Channel& c, const TracepointId& id);
     /// True for ip:send and ip:receive.
     static bool isIpProbe(const TracepointId& id) noexcept;
     /// Loads `c`'s ip program if its description has the provider and it

@@ -201,6 +201,14 @@ void ConsumerConnection::attachIpProbes(const cp::AttachIpProbes& request, Uniqu
     sendPassing(request, expectOk(std::move(done)), std::move(fds), 1);
 }
 
+void ConsumerConnection::attachSyscallStrings(const cp::AttachSyscallStrings& request,
+                                              UniqueFd ring, UniqueFd counters, Done done) {
+    std::vector<UniqueFd> fds;
+    fds.push_back(std::move(ring));
+    fds.push_back(std::move(counters));
+    sendPassing(request, expectOk(std::move(done)), std::move(fds), 1);
+}
+
 void ConsumerConnection::attachRelayd(const cp::AttachRelayd& request, UniqueFd control,
                                       UniqueFd data, Done done) {
     std::vector<UniqueFd> fds;

@@ -126,6 +126,10 @@ public:
     /// provider's maps); `done` after Ok.
     void attachIpProbes(const consumer_protocol::AttachIpProbes& request, UniqueFd ring,
                         UniqueFd counters, Done done);
+    /// AttachSyscallStrings with its two fds (`ring`, `counters`: the
+    /// system-call string program's maps); `done` after Ok.
+    void attachSyscallStrings(const consumer_protocol::AttachSyscallStrings& request, UniqueFd ring,
+                              UniqueFd counters, Done done);
     /// AttachRelayd with the relay's two connected sockets (`control`,
     /// `data`), before any channel; `done` after Ok (the consumer created
     /// the first trace chunk on the relay then).
