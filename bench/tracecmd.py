@@ -39,6 +39,7 @@ import re
 import select
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -184,7 +185,23 @@ class TraceCmd:
                     raise OSError(ctypes.get_errno(), f"mount --bind {source} {target}")
         return setup
 
-    def record(self, event_args, during, buffer_kb=4096):
+    def record(self, event_args, during, buffer_kb=4096, attempts=3):
+        """record_once(), again (up to `attempts` times in all) when
+        trace-cmd fails writing its .dat because /proc/kallsyms changed size
+        while it copied it ("error in size of file '/proc/kallsyms'"): BPF
+        programs loaded or unloaded meanwhile (other tests, other tracers)
+        add and remove symbols there. Other failures are raised at once."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return self.record_once(event_args, during, buffer_kb)
+            except RuntimeError as e:
+                if "kallsyms" not in str(e) or attempt == attempts:
+                    raise
+                print(f"trace-cmd: /proc/kallsyms changed while it was copied; again "
+                      f"({attempt}/{attempts - 1})", file=sys.stderr)
+        raise AssertionError("unreachable")
+
+    def record_once(self, event_args, during, buffer_kb=4096):
         """`trace-cmd record` of `event_args` (-e/-f options) into a fresh
         instance of buffer_kb KiB per CPU, clock mono, discard mode,
         uncompressed; calls during(pids) once it records (pids: its main
