@@ -314,11 +314,14 @@ TEST_F(AggregateSession, CtrlCDuringSetUpLeavesNothing) {
     const char* tracectl = std::getenv("TRACECTL");
     ASSERT_NE(tracectl, nullptr);
     // SIGINT at once, and again a little later: whatever step it lands in, no session and
-    // no folder remain.
+    // no folder remain. Its temporary folders go to a TMPDIR of this test's own, which
+    // nothing else running beside it (another suite's tracectl dtrace) writes to.
+    const std::string tmp = sandbox_->dir() + "/aggregate-early-tmp";
+    std::filesystem::create_directories(tmp);
     for (const int delay_ms : {0, 30, 80, 150}) {
         const std::string log = sandbox_->dir() + "/log/aggregate-early.log";
-        ChildProcess aggregate({tracectl, "aggregate", "tracectl_demo:tick { @ = count(); }"}, {},
-                               log);
+        ChildProcess aggregate({tracectl, "aggregate", "tracectl_demo:tick { @ = count(); }"},
+                               {"TMPDIR=" + tmp}, log);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
         aggregate.kill(SIGINT);
         const int status = aggregate.wait(30000);
@@ -329,7 +332,7 @@ TEST_F(AggregateSession, CtrlCDuringSetUpLeavesNothing) {
         EXPECT_TRUE(manager_->ListSessions().empty()) << delay_ms;
     }
     bool leftover = false;
-    for (const auto& entry : std::filesystem::directory_iterator("/tmp")) {
+    for (const auto& entry : std::filesystem::directory_iterator(tmp)) {
         leftover =
             leftover || entry.path().filename().string().rfind("tracectl-aggregate-", 0) == 0;
     }
