@@ -443,6 +443,8 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     data.commitSize = c.page.commitSize;
                     data.dataOffset = c.page.dataOffset;
                     data.cpus = c.cpus;
+                    if (c.readTimerUs != 0)
+                        data.readTimerUsec = c.readTimerUs;
                     on->channels.emplace_back(data.key, c.name);
                     // The conversions first: no record is read before it
                     // can be converted (tracing is still off anyway).

@@ -525,6 +525,7 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             p.contextMask = c.description.contextMask;
             p.statedump = c.description.withStatedump;
             p.packetSize = c.config.subbufSize;
+            p.readTimerUs = c.config.readTimerUs;
             try {
                 p.page = c.instance->headerPage();
                 for (const unsigned cpu : c.instance->cpus()) {

@@ -53,6 +53,9 @@ struct PreparedChannel {
     std::uint32_t contextMask = 0;
     bool statedump = false;
     std::uint64_t packetSize = 0; ///< the channel's sub-buffer size
+    /// The channel's read timer (µs, `--read-timer`); 0: the consumer's
+    /// default (CreateKernelChannel's, 100 ms).
+    std::uint32_t readTimerUs = 0;
     PageFormat page;
     std::vector<std::uint32_t> cpus;
     /// trace_pipe_raw, one per cpu, then per_cpu/cpuN/stats, one per cpu
