@@ -1059,6 +1059,44 @@ TEST_F(Kernel, BadRulesAreRefusedAndChangeNothing) {
     s->Destroy({});
 }
 
+// Found by a fresh-user pass: a system call's string argument (a `const
+// char *`, which ftrace's filter reads as a string) was taken for a number:
+// `filename == "..."` was refused and `filename` alone accepted, which the
+// kernel then refused at Start; so was `dfd == -100` (ftrace stores every
+// argument unsigned). Each is decided when the rule is enabled.
+TEST_F(Kernel, SystemCallStringArgumentsFilterAsStrings) {
+    auto s = create("k-strfilter");
+    const std::string wanted = sandbox_->dir() + "/k-strfilter-wanted";
+    const std::string other = sandbox_->dir() + "/k-strfilter-other";
+    for (const char* bad : {"dfd == -100", "filename", "filename == 3"})
+        EXPECT_EQ(errorNameOf([&] {
+                      s->EnableEvents("kernel", "", "openat",
+                                      {{"syscall", sdbus::Variant(true)},
+                                       {"filter", sdbus::Variant(std::string(bad))}});
+                  }),
+                  "org.tracectl.Tracing1.Error.InvalidArgument")
+            << bad;
+    EXPECT_TRUE(s->KernelEvents().empty()) << "nothing refused was kept";
+    s->EnableEvents("kernel", "", "openat",
+                    {{"syscall", sdbus::Variant(true)},
+                     {"filter", sdbus::Variant("filename == \"" + wanted + "\"")}});
+    s->Start({});
+    for (int i = 0; i < 3; ++i)
+        for (const std::string& path : {wanted, other}) {
+            const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+            ASSERT_GE(fd, 0) << path;
+            ::close(fd);
+        }
+    s->Stop({});
+    std::size_t entries = 0;
+    for (const json& e : traceEvents(output("k-strfilter"), {"syscall_entry_openat"})) {
+        EXPECT_EQ(e["fields"]["filename"], wanted);
+        ++entries;
+    }
+    EXPECT_EQ(entries, 3u);
+    s->Destroy({});
+}
+
 // Found by a fresh-user pass: a filter on a field only some of a pattern's
 // events have was refused (`--syscall write --filter 'fd == N'`: the exit
 // has no fd). As LTTng's filters, it applies where it can, and the other

@@ -111,3 +111,22 @@ TEST(FtraceFilter, WhatFtraceCannotEvaluateIsRefusedWithThePlace) {
     // A syntax error is LTTng's own message.
     EXPECT_THROW(toFtraceFilter("a == "), FilterError);
 }
+
+// Found by a fresh-user pass: `dfd == -100` on a system call (ftrace stores
+// every argument unsigned) was accepted, and the kernel refused it only at
+// Start ("Illegal integer value").
+TEST(FtraceFilter, ANegativeConstantForAnUnsignedFieldIsRefused) {
+    const auto syscall =
+        [](const std::string& name) -> std::optional<tracectl::filter::FtraceField> {
+        if (name == "dfd")
+            return tracectl::filter::FtraceField{"dfd", false, true};
+        if (name == "filename")
+            return tracectl::filter::FtraceField{"filename", true, false};
+        return std::nullopt;
+    };
+    EXPECT_THROW(toFtraceFilter("dfd == -100", syscall), FilterError);
+    EXPECT_THROW(toFtraceFilter("-1 < dfd", syscall), FilterError);
+    EXPECT_EQ(toFtraceFilter("dfd == 4294967196", syscall), "dfd == 4294967196");
+    EXPECT_EQ(toFtraceFilter("filename == \"/etc/*\"", syscall), "filename ~ \"/etc/*\"");
+    EXPECT_THROW(toFtraceFilter("filename", syscall), FilterError);
+}

@@ -86,6 +86,7 @@ private:
     struct Field {
         std::string name;
         std::optional<bool> isString;
+        bool isUnsigned = false;
     };
     Field field(const Node& n) {
         if (n.kind != NodeKind::Field)
@@ -110,7 +111,7 @@ private:
         const std::optional<FtraceField> f = lookup_(name);
         if (!f)
             throw NoSuchField(n.column, "no field '" + name + "'");
-        return {f->name, f->isString};
+        return {f->name, f->isString, f->isUnsigned};
     }
 
     /// An integer constant, with its sign; nullopt if `n` is not one.
@@ -165,6 +166,10 @@ private:
                                  (*named.isString ? "string" : "number") +
                                  " field, compared with " +
                                  (*named.isString ? "a number" : "a string"));
+        if (named.isUnsigned && !value.empty() && value.front() == '-')
+            throw refused(n, "'" + f->path.front().name +
+                                 "' is unsigned in ftrace's record: the kernel takes no "
+                                 "negative value for it");
         if (c->kind == NodeKind::String) {
             if (op != BinaryOp::Equal && op != BinaryOp::NotEqual)
                 throw refused(n, "strings compare with == and != only");

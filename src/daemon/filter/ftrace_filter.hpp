@@ -31,7 +31,14 @@ namespace tracectl::filter {
 /// What the translation needs to know of an event's field.
 struct FtraceField {
     std::string name;      ///< ftrace's name for it (e.g. prev_pid for prev_tid)
-    bool isString = false; ///< a string (char array, __data_loc char[]), else a number
+    /// A string: a char array, a __data_loc char[], or a `char *` /
+    /// `const char *` (ftrace's FILTER_PTR_STRING: its filter reads the
+    /// string the pointer names, a system call's argument included); else a
+    /// number.
+    bool isString = false;
+    /// A number field ftrace stores unsigned (`signed:0`): the kernel
+    /// refuses a negative constant for it ("Illegal integer value").
+    bool isUnsigned = false;
 };
 
 /// The field named `lttngName` (the name the trace shows) of the event the
@@ -50,7 +57,8 @@ public:
 /// `expression` in tracefs filter syntax. Throws FilterError: a syntax error
 /// (parseFilter()), LTTng's own type checks, a construct ftrace cannot
 /// evaluate, a string compared with a number field or a number with a
-/// string field, with its column; NoSuchField for a field `lookup` does
+/// string field, a negative constant compared with an unsigned field, with
+/// its column; NoSuchField for a field `lookup` does
 /// not know.
 std::string toFtraceFilter(std::string_view expression, const FieldLookup& lookup = {});
 

@@ -298,10 +298,12 @@ std::optional<std::string> SessionInstances::translateFilter(TracepointCatalog& 
                     if (to == name)
                         ftraceName = from;
                 for (const FormatField& f : format.fields)
-                    if (f.name == ftraceName && !f.isCommon() && !naming.isDropped(f.name))
-                        return filter::FtraceField{ftraceName,
-                                                   f.elementType == "char" &&
-                                                       (f.isArray || f.isDataLoc || f.isRelLoc)};
+                    if (f.name == ftraceName && !f.isCommon() && !naming.isDropped(f.name)) {
+                        const bool text =
+                            (f.elementType == "char" && (f.isArray || f.isDataLoc || f.isRelLoc)) ||
+                            f.type == "char *" || f.type == "const char *";
+                        return filter::FtraceField{ftraceName, text, !text && !f.isSigned};
+                    }
                 return std::nullopt;
             });
     } catch (const filter::NoSuchField&) {
