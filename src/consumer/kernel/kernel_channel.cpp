@@ -189,7 +189,11 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         }
         cpus_.push_back(std::move(c));
     }
-    if (chunk && request.statedump && !cpus_.empty())
+    // Not over a closed channel's buffers (a takeover): the session's first
+    // channel wrote it, and events stamped now would come before the older
+    // records still in those buffers, whose times would then be raised to
+    // the statedump's (the stream never goes backward).
+    if (chunk && request.statedump && !cpus_.empty() && resumeFrom.empty())
         writeStatedump();
     if (chunk)
         chunk->streamsOpened();
