@@ -195,7 +195,7 @@ private:
                            {}, log);
         ChildProcess sleep(
             {sleeper, "-c",
-             waitForGo + "for _ in range(" + std::to_string(kSleeps) + "): time.sleep(0.01)\n", go},
+             waitForGo + "for _ in range(" + std::to_string(kSleeps) + "): time.sleep(0.005)\n", go},
             {}, log);
         writer_ = write.pid();
         sleeper_ = sleep.pid();
@@ -222,7 +222,7 @@ private:
             std::ifstream forked(sandbox_->dir() + "/log/analyses-forker.log");
             forked >> execd_;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the burner alone
+        std::this_thread::sleep_for(std::chrono::milliseconds(150)); // the burner alone
         burnerCpu_ = cpuSeconds(burner_) - burnerBefore;
         if (!tracectl({"stop", "analyses"}) || !tracectl({"destroy", "analyses"}))
             return;
