@@ -1,9 +1,10 @@
 // DTrace's options (dtrace(1) -x NAME[=VALUE], `#pragma D option NAME[=VALUE]`), as far as
 // they mean something for a program run over recorded events. quiet, aggsortkey,
 // aggsortrev and defaultargs change what is printed or parsed; strsize bounds every string
-// (at most strsize bytes with its NUL, default 256, as DTrace); switchrate, aggrate and
-// bufsize are checked and accepted (their values are for a live run's buffers, which a
-// recorded trace has not); destructive is refused.
+// (at most strsize bytes with its NUL, default 256, as DTrace); switchrate sets how often a
+// live run hands its records to the program (switch_period_ns); aggrate and bufsize are
+// checked and accepted (their values are for a live consumer's buffers, which a recorded
+// trace has not); destructive is refused.
 #pragma once
 
 #include "aggregate/program.hpp"
