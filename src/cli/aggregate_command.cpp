@@ -840,18 +840,10 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             return ExitStatus::daemon_error;
         }
         if (started && !run.exit_status()) {
-            // The last chunk: from the last rotation to the stop.
-            try {
-                feed(chunks.next());
-            } catch (const sdbus::Error& e) {
-                if (is_unknown(e)) {
-                    print_error_line(err, args.command + ": session " + name +
-                                              " was destroyed while tracing (by someone else)");
-                    session.path.clear();
-                    return ExitStatus::daemon_error;
-                }
-                feed(chunks.rest()); // the current chunk, as the consumer left it
-            }
+            // The last chunk, from the last rotation to the stop: complete once Stop has
+            // answered, read where it is (rotating it out would make the consumer begin yet
+            // another chunk in the folder about to be deleted).
+            feed(chunks.rest());
             run.advance_to(ended);
         }
         if (started && !any_trace) {

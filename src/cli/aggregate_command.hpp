@@ -69,7 +69,7 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 /// The program runs while the session records: BEGIN before it starts, then every switch
 /// period (-x switchrate, agg::switch_period_ns) the session is rotated and the closed
 /// chunk, once RotationCompleted announced it (SessionChunks), runs through the same
-/// agg::ChunkedRun and its output is flushed; after Stop the last chunk is rotated out and
+/// agg::ChunkedRun and its output is flushed; after Stop the last chunk (complete then) is
 /// run, then END. SIGINT and SIGTERM are
 /// blocked meanwhile: one during set-up ends the command as soon as the current step is
 /// done, leaving nothing behind either (exit status 1). Progress goes to `err`.

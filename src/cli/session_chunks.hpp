@@ -26,8 +26,9 @@ public:
     /// rotation failed).
     std::vector<std::string> next();
 
-    /// When next() cannot rotate any more (the session failed): every trace left under
-    /// the output, which holds the current chunk (the chunks handed over are deleted).
+    /// The last chunk, once the session is stopped (Stop has answered: the current chunk
+    /// is complete) or cannot rotate any more (it failed: what is on disk): every trace
+    /// left under the output, the chunks handed over being deleted.
     std::vector<std::string> rest();
 
 private:
