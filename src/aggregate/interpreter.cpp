@@ -70,7 +70,7 @@ Interpreter::Interpreter(const Program& program, const RunOptions& options, std:
 }
 
 int Interpreter::id_of(const BoundEventClass& bound) {
-    const auto [it, inserted] = ids_.try_emplace(&bound, next_id_);
+    const auto [it, inserted] = ids_.try_emplace(bound.name, next_id_);
     if (inserted) {
         ++next_id_;
     }
@@ -97,7 +97,28 @@ bool Interpreter::event(const BoundEventClass& bound, const Value* slots, std::i
         return false;
     }
     last_timestamp_ = std::max(last_timestamp_, timestamp);
-    // The timers due by this record fire first, earliest first.
+    if (!fire_timers(timestamp)) {
+        return false;
+    }
+    if (!bound.clauses.empty()) {
+        run(bound, slots, id_of(bound));
+    }
+    return !exit_status_;
+}
+
+bool Interpreter::advance(std::int64_t timestamp) {
+    if (!begun_) {
+        begin(timestamp);
+    }
+    if (exit_status_) {
+        return false;
+    }
+    last_timestamp_ = std::max(last_timestamp_, timestamp);
+    return fire_timers(timestamp);
+}
+
+bool Interpreter::fire_timers(std::int64_t timestamp) {
+    // The timers due by `timestamp` fire first, earliest first.
     for (;;) {
         Tick* due = nullptr;
         for (Tick& tick : ticks_) {
@@ -106,7 +127,7 @@ bool Interpreter::event(const BoundEventClass& bound, const Value* slots, std::i
             }
         }
         if (due == nullptr) {
-            break;
+            return true;
         }
         const std::int64_t at = due->next;
         due->next += due->period;
@@ -115,10 +136,6 @@ bool Interpreter::event(const BoundEventClass& bound, const Value* slots, std::i
             return false;
         }
     }
-    if (!bound.clauses.empty()) {
-        run(bound, slots, id_of(bound));
-    }
-    return !exit_status_;
 }
 
 void Interpreter::end() {

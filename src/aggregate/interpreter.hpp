@@ -18,6 +18,7 @@
 #include "aggregate/runtime.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -53,6 +54,12 @@ public:
     bool event(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp) override;
     bool wants_every_record() const override { return !ticks_.empty(); }
 
+    /// Fires the timers due at or before `timestamp` (ns, the records' clock), earliest
+    /// first, as a record at `timestamp` would, but runs no clause of its own: a live run
+    /// calls it when no record before `timestamp` is still to come, so that tick-N clauses
+    /// fire on time while no record flows. Returns false once exit( ) has run.
+    bool advance(std::int64_t timestamp);
+
     /// Runs END (at the last record's timestamp) and prints what is left to print.
     void end();
 
@@ -79,6 +86,8 @@ private:
     void printa(const BoundStatement& s, std::string& line);
     void error();
     int id_of(const BoundEventClass& bound);
+    /// Fires the timers due at or before `timestamp`; false once exit( ) has run.
+    bool fire_timers(std::int64_t timestamp);
 
     const Program& program_;
     RunOptions options_;
@@ -88,7 +97,9 @@ private:
     Runtime runtime_;
     BoundEventClass begin_, end_, error_;
     std::vector<Tick> ticks_;
-    std::map<const BoundEventClass*, int> ids_;
+    /// Probe ids by event class name: a class read again from another trace or another
+    /// chunk of a live session (another BoundEventClass) keeps its id.
+    std::map<std::string, int, std::less<>> ids_;
     int next_id_ = 4;
     std::vector<bool> printed_;
     bool begun_ = false;

@@ -1,5 +1,6 @@
 #include "aggregate/options.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <optional>
@@ -116,6 +117,43 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
                                          "defaultargs, aggsortkey, aggsortrev)");
         }
     }
+}
+
+std::int64_t switch_period_ns(const RunOptions& options) {
+    constexpr std::int64_t second = 1000000000;
+    constexpr std::int64_t shortest = 10000000; // 10 ms
+    constexpr std::int64_t longest = 86400 * second;
+    const std::string& text = options.switchrate;
+    if (text.empty()) {
+        return second;
+    }
+    std::size_t digits = 0;
+    std::int64_t n = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0) {
+        n = n * 10 + (text[digits] - '0'); // at most 18 digits (apply_options)
+        ++digits;
+    }
+    std::string unit;
+    for (const char c : text.substr(digits)) {
+        unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (n == 0) {
+        return shortest;
+    }
+    std::int64_t period = 0;
+    if (unit.empty() || unit == "hz") {
+        period = second / n;
+    } else {
+        const std::int64_t scale = unit == "ns" || unit == "nsec"   ? 1
+                                   : unit == "us" || unit == "usec" ? 1000
+                                   : unit == "ms" || unit == "msec" ? 1000000
+                                   : unit == "s" || unit == "sec"   ? second
+                                   : unit == "m" || unit == "min"   ? 60 * second
+                                   : unit == "h" || unit == "hour"  ? 3600 * second
+                                                                    : 86400 * second;
+        period = n > longest / scale ? longest : n * scale;
+    }
+    return std::clamp(period, shortest, longest);
 }
 
 OptionSetting option_from_text(const std::string& text) {

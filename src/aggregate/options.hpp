@@ -1,9 +1,10 @@
 // DTrace's options (dtrace(1) -x NAME[=VALUE], `#pragma D option NAME[=VALUE]`), as far as
 // they mean something for a program run over recorded events. quiet, aggsortkey,
 // aggsortrev and defaultargs change what is printed or parsed; strsize bounds every string
-// (at most strsize bytes with its NUL, default 256, as DTrace); switchrate, aggrate and
-// bufsize are checked and accepted (their values are for a live run's buffers, which a
-// recorded trace has not); destructive is refused.
+// (at most strsize bytes with its NUL, default 256, as DTrace); switchrate sets how often a
+// live run hands its records to the program (switch_period_ns); aggrate and bufsize are
+// checked and accepted (their values are for a live consumer's buffers, which a recorded
+// trace has not); destructive is refused.
 #pragma once
 
 #include "aggregate/program.hpp"
@@ -33,6 +34,14 @@ inline constexpr std::size_t largest_strsize = std::size_t{1} << 20;
 /// h d hz], default hz; a size: N[k m g t]; strsize: a size from 1 to 1m), and `destructive`
 /// ("destructive actions are not available: tracectl dtrace never acts on the traced system").
 void apply_options(const std::vector<OptionSetting>& settings, RunOptions& options);
+
+/// The switch rate's period in ns: how often a live run hands what was recorded to the
+/// program (dtrace(1M) -x switchrate: the rate at which the principal buffers are
+/// switched and consumed, default 1hz; the Dynamic Tracing Guide, "Options and Tunables").
+/// `options.switchrate` as apply_options took it: a rate (Nhz, or N alone: N per second)
+/// or a time (N with ns, us, ms, s, m, h or d and their long spellings). Empty: 1 s. Held
+/// between 10 ms (also for 0, "as often as possible") and 1 day.
+std::int64_t switch_period_ns(const RunOptions& options);
 
 /// "NAME" or "NAME=VALUE" from the command line (-x), at position 0:0.
 OptionSetting option_from_text(const std::string& text);

@@ -2,6 +2,7 @@
 
 #include "aggregate/aggregation_set.hpp"
 #include "aggregate/binding.hpp"
+#include "aggregate/chunked_run.hpp"
 #include "aggregate/interpreter.hpp"
 #include "aggregate/json_output.hpp"
 #include "aggregate/options.hpp"
@@ -12,6 +13,7 @@
 #include "bus_client.hpp"
 #include "error_report.hpp"
 #include "quantities.hpp"
+#include "session_chunks.hpp"
 #include "session_view.hpp"
 
 #include <algorithm>
@@ -159,12 +161,70 @@ public:
     bool wants_every_record() const override { return false; }
 };
 
+/// Where the program prints: -o FILE (appended to) or the standard output.
+class ProgramOutput {
+public:
+    ProgramOutput(const AggregateArgs& args, std::ostream& standard_out)
+        : args_(args), standard_out_(standard_out) {
+        if (args.output) {
+            file_.open(*args.output, std::ios::out | std::ios::app);
+            if (!file_) {
+                throw agg::TraceReadError("cannot write " + *args.output + ": " +
+                                          std::strerror(errno));
+            }
+        }
+    }
+    std::ostream& stream() { return args_.output ? file_ : standard_out_; }
+    /// Flushes; throws TraceReadError if -o FILE could not be written.
+    void close() {
+        stream().flush();
+        if (args_.output && !file_) {
+            throw agg::TraceReadError("cannot write " + *args_.output);
+        }
+    }
+
+private:
+    const AggregateArgs& args_;
+    std::ostream& standard_out_;
+    std::ofstream file_;
+};
+
+/// What is left to say once `run` is finished: the warnings on `err` (discarded records,
+/// probe descriptions that matched nothing, run-time errors), the aggregations as JSON
+/// (--json, `json`) on `out`; the exit status (exit( )'s).
+ExitStatus report(const AggregateArgs& args, const agg::ProgramRun& run, const std::string& json,
+                  ProgramOutput& out, std::ostream& err) {
+    const std::string& command = args.command;
+    if (run.statistics.discarded_events > 0) {
+        print_error_line(err, command + ": " + (run.statistics.discarded_exact ? "" : "at least ") +
+                                  std::to_string(run.statistics.discarded_events) +
+                                  " event records were discarded by the tracer; the "
+                                  "aggregations do not include them");
+    }
+    for (const std::string& probe : run.unmatched_probes) {
+        print_error_line(err, command + ": warning: probe description " + probe +
+                                  " matched no event record");
+    }
+    if (run.errors > 0) {
+        print_error_line(err, command + ": warning: " + std::to_string(run.errors) +
+                                  " error(s): division by zero or an invalid argument (the "
+                                  "clause was skipped for those event records)");
+    }
+    if (args.json) {
+        out.stream() << json << '\n';
+    }
+    out.close();
+    if (const auto status = run.exit_status) {
+        return static_cast<ExitStatus>(static_cast<int>(*status & 0xff));
+    }
+    return ExitStatus::success;
+}
+
 /// Runs `program` over `traces`, prints the result; ProgramError and TraceReadError become
 /// an error line and an exit status.
 ExitStatus aggregate(const AggregateArgs& args, const agg::Program& program,
                      const std::vector<std::string>& traces, std::ostream& standard_out,
                      std::ostream& err) {
-    const std::string& command = args.command;
     const agg::RunOptions options = run_options(args, program);
     if (args.list) {
         std::vector<agg::ProbeNames> probes;
@@ -183,42 +243,11 @@ ExitStatus aggregate(const AggregateArgs& args, const agg::Program& program,
         list_probes(probes, standard_out);
         return ExitStatus::success;
     }
-    std::ofstream file;
-    if (args.output) {
-        file.open(*args.output, std::ios::out | std::ios::app);
-        if (!file) {
-            throw agg::TraceReadError("cannot write " + *args.output + ": " + std::strerror(errno));
-        }
-    }
-    std::ostream& out = args.output ? file : standard_out;
+    ProgramOutput out(args, standard_out);
     std::string json;
-    const agg::ProgramRun run = agg::run_program(program, options, traces, out, args.json, &json);
-    if (run.statistics.discarded_events > 0) {
-        print_error_line(err, command + ": " + (run.statistics.discarded_exact ? "" : "at least ") +
-                                  std::to_string(run.statistics.discarded_events) +
-                                  " event records were discarded by the tracer; the "
-                                  "aggregations do not include them");
-    }
-    for (const std::string& probe : run.unmatched_probes) {
-        print_error_line(err, command + ": warning: probe description " + probe +
-                                  " matched no event record");
-    }
-    if (run.errors > 0) {
-        print_error_line(err, command + ": warning: " + std::to_string(run.errors) +
-                                  " error(s): division by zero or an invalid argument (the "
-                                  "clause was skipped for those event records)");
-    }
-    if (args.json) {
-        out << json << '\n';
-    }
-    out.flush();
-    if (args.output && !file) {
-        throw agg::TraceReadError("cannot write " + *args.output);
-    }
-    if (const auto status = run.exit_status) {
-        return static_cast<ExitStatus>(static_cast<int>(*status & 0xff));
-    }
-    return ExitStatus::success;
+    const agg::ProgramRun run =
+        agg::run_program(program, options, traces, out.stream(), args.json, &json);
+    return report(args, run, json, out, err);
 }
 
 /// "LINE:COLUMN" of `at` in the piece of the program it falls in ("FILE:LINE:COLUMN" for
@@ -346,31 +375,33 @@ public:
         }
         return false;
     }
-    /// Waits for one of the signals, or `seconds` if given, or until `keep_waiting` (asked
-    /// once a second) says false.
-    void wait(std::optional<double> seconds, const std::function<bool()>& keep_waiting) const {
+    /// Why wait() returned.
+    enum class Woken { signal, timeout, told };
+    /// Waits for one of the signals (at once if one is pending), or `seconds` if given, or
+    /// until `keep_waiting` (asked once a second, and at the end) says false.
+    Woken wait(std::optional<double> seconds, const std::function<bool()>& keep_waiting) const {
         const auto end = seconds ? std::chrono::steady_clock::now() +
                                        std::chrono::duration_cast<std::chrono::nanoseconds>(
                                            std::chrono::duration<double>(*seconds))
                                  : std::chrono::steady_clock::time_point::max();
         for (;;) {
             const auto now = std::chrono::steady_clock::now();
-            if (now >= end) {
-                return;
-            }
-            const auto ns = std::min<std::int64_t>(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(end - now).count(),
+            const auto ns = std::clamp<std::int64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(end - now).count(), 0,
                 1000000000);
             const timespec timeout{static_cast<time_t>(ns / 1000000000),
                                    static_cast<long>(ns % 1000000000)};
             if (sigtimedwait(&set_, nullptr, &timeout) > 0) {
-                return;
+                return Woken::signal;
             }
             if (errno != EINTR && errno != EAGAIN) {
-                return;
+                return Woken::timeout;
             }
             if (!keep_waiting()) {
-                return;
+                return Woken::told;
+            }
+            if (std::chrono::steady_clock::now() >= end) {
+                return Woken::timeout;
             }
         }
     }
@@ -520,6 +551,14 @@ private:
     bool done_ = false;
 };
 
+/// Now, in ns from the Unix epoch: the clock LTTng's traces are on (their clock offsets
+/// make a record's time ns from the epoch).
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 /// Why execvp(3) would fail to run `program` (searched in $PATH unless it has a '/'): 0 if
 /// it would find an executable regular file (EACCES, as execvp, if one was found but not
 /// executable, or a folder).
@@ -594,7 +633,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         const agg::Program program =
             parse(args, command ? std::optional<long>(command->pid()) : std::nullopt);
-        run_options(args, program);
+        const agg::RunOptions options = run_options(args, program);
         std::vector<std::string> patterns;
         for (const auto& clause : program.clauses) {
             for (const auto& probe : clause.probes) {
@@ -671,59 +710,120 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 bus.enable_events(session.path, "", pattern, std::nullopt, false, {});
             }
         }
-        step();
-        bus.start(session.path);
-        step();
-        if (command) {
-            command->release();
-        }
-        std::string described;
-        for (const auto& [pattern, domain] : enabled) {
-            described += (described.empty() ? "" : ", ") + pattern +
-                         (domain == Domain::kernel ? " (kernel)" : " (ust)");
-        }
-        err << "Tracing " << described << " in session " << name << "; "
-            << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
-            << "Ctrl-C to end.\n"
-            << std::flush;
-        // The session may end without us: its consumer dies (state "error"), someone stops
-        // or destroys it. Then the wait ends, saying why.
+        // BEGIN fires before any other probe (dtrace(1M)): before the session starts, at
+        // the traces' clock (ns from the Unix epoch, as LTTng's clock offsets make it).
+        ProgramOutput program_out(args, out);
+        agg::ChunkedRun run(program, options, program_out.stream(), args.json);
+        run.begin(now_ns());
+        bool started = false;
         bool destroyed = false;
         bool incomplete = false;
+        bool any_trace = false;
+        SessionChunks chunks(bus, session.path, output);
         const auto is_unknown = [](const sdbus::Error& e) {
             return e.getName() == "org.freedesktop.DBus.Error.UnknownObject";
         };
-        signals.wait(args.duration, [&] {
-            if (command && command->exited()) {
-                err << args.command << ": pid " << command->pid() << " has exited\n" << std::flush;
-                return false;
+        const auto feed = [&](const std::vector<std::string>& traces) {
+            any_trace = any_trace || !traces.empty();
+            run.feed(traces);
+        };
+        if (!run.exit_status()) {
+            step();
+            bus.start(session.path);
+            started = true;
+            step();
+            if (command) {
+                command->release();
             }
-            try {
-                const SessionView now = session_view_from_properties(
-                    session.path, bus.session_properties(session.path));
-                if (now.state != "active") {
-                    print_error_line(err, args.command + ": session " + name +
-                                              " ended while tracing (state " + now.state +
-                                              "); the results may be incomplete");
-                    incomplete = true;
+            std::string described;
+            for (const auto& [pattern, domain] : enabled) {
+                described += (described.empty() ? "" : ", ") + pattern +
+                             (domain == Domain::kernel ? " (kernel)" : " (ust)");
+            }
+            err << "Tracing " << described << " in session " << name << "; "
+                << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
+                << "Ctrl-C to end.\n"
+                << std::flush;
+            // Every switch period, the chunk recorded so far is closed and run: the program
+            // prints within the switch rate, as dtrace(1M) does.
+            const auto period = std::chrono::nanoseconds(agg::switch_period_ns(options));
+            const auto begun = std::chrono::steady_clock::now();
+            const auto deadline =
+                args.duration ? begun + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                            std::chrono::duration<double>(*args.duration))
+                              : std::chrono::steady_clock::time_point::max();
+            auto next = begun + period;
+            auto checked = begun;
+            // The session may end without us: its consumer dies (state "error"), someone
+            // stops or destroys it. Then the wait ends, saying why. Asked once a second.
+            const auto keep_waiting = [&] {
+                const auto now = std::chrono::steady_clock::now();
+                if (now - checked < std::chrono::seconds(1)) {
+                    return true;
+                }
+                checked = now;
+                if (command && command->exited()) {
+                    err << args.command << ": pid " << command->pid() << " has exited\n"
+                        << std::flush;
                     return false;
                 }
-            } catch (const sdbus::Error& e) {
-                if (is_unknown(e)) {
-                    destroyed = true;
-                    return false;
+                try {
+                    const SessionView view = session_view_from_properties(
+                        session.path, bus.session_properties(session.path));
+                    if (view.state != "active" && view.state != "rotating") {
+                        print_error_line(err, args.command + ": session " + name +
+                                                  " ended while tracing (state " + view.state +
+                                                  "); the results may be incomplete");
+                        incomplete = true;
+                        return false;
+                    }
+                } catch (const sdbus::Error& e) {
+                    if (is_unknown(e)) {
+                        destroyed = true;
+                        return false;
+                    }
+                    // Anything else (a slow daemon): keep tracing.
                 }
-                // Anything else (a slow daemon): keep tracing.
+                return true;
+            };
+            while (!run.exit_status()) {
+                const auto wake = std::min(next, deadline);
+                const double seconds =
+                    std::chrono::duration<double>(wake - std::chrono::steady_clock::now()).count();
+                if (signals.wait(std::max(seconds, 0.0), keep_waiting) !=
+                        BlockedSignals::Woken::timeout ||
+                    std::chrono::steady_clock::now() >= deadline) {
+                    break;
+                }
+                // Records after this instant go to the next chunk: the timers due by then
+                // fire once this chunk is read, even if no record came.
+                const std::int64_t boundary = now_ns();
+                try {
+                    feed(chunks.next());
+                } catch (const sdbus::Error& e) {
+                    if (is_unknown(e)) {
+                        destroyed = true;
+                    } else {
+                        print_error_line(err, args.command + ": cannot rotate session " + name +
+                                                  ": " + e.getMessage() +
+                                                  "; the results may be incomplete");
+                        incomplete = true;
+                    }
+                    break;
+                }
+                run.advance_to(boundary);
+                // A chunk read slower than the switch rate: the next one at once.
+                next = std::max(next + period, std::chrono::steady_clock::now());
             }
-            return true;
-        });
-        if (!destroyed) {
+        }
+        const std::int64_t ended = now_ns();
+        if (started && !destroyed) {
             try {
                 bus.stop(session.path);
             } catch (const sdbus::Error& e) {
                 if (is_unknown(e)) {
                     destroyed = true;
-                } else {
+                } else if (!incomplete) {
                     print_error_line(err, args.command + ": cannot stop session " + name + ": " +
                                               e.getMessage() +
                                               "; aggregating what it recorded, the results may "
@@ -739,21 +839,22 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             session.path.clear();
             return ExitStatus::daemon_error;
         }
-        std::error_code ec;
-        bool any = false;
-        for (auto it = std::filesystem::recursive_directory_iterator(output, ec);
-             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-            any = any || it->path().filename() == "metadata";
+        if (started && !run.exit_status()) {
+            // The last chunk, from the last rotation to the stop: complete once Stop has
+            // answered, read where it is (rotating it out would make the consumer begin yet
+            // another chunk in the folder about to be deleted).
+            feed(chunks.rest());
+            run.advance_to(ended);
         }
-        if (!any) {
+        if (started && !any_trace) {
             for (const auto& [pattern, domain] : enabled) {
                 print_error_line(err, args.command + ": warning: probe description " + pattern +
                                           " matched no event record");
             }
-            const ExitStatus status = aggregate(args, program, {}, out, err);
-            return incomplete ? ExitStatus::daemon_error : status;
         }
-        const ExitStatus status = aggregate(args, program, agg::find_traces(output), out, err);
+        std::string json;
+        const agg::ProgramRun result = run.finish(&json);
+        const ExitStatus status = report(args, result, json, program_out, err);
         return incomplete ? ExitStatus::daemon_error : status;
     });
 }

@@ -64,8 +64,13 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 /// name, COMMAND-PID-MS after args.command, output in a new folder under $TMPDIR or /tmp), enables
 /// exactly the probes the program names (the kernel domain, in a channel of its own, for `ip:*` and
 /// for what Manager.ListTracepoints("kernel") lists; the UST domain for the rest), starts it,
-/// traces until SIGINT/SIGTERM (Ctrl-C) or args.duration seconds, stops it, prints the
-/// aggregations, destroys the session and deletes its folder. SIGINT and SIGTERM are
+/// traces until SIGINT/SIGTERM (Ctrl-C), args.duration seconds, exit( ) or the end of -c's
+/// command, stops it, prints the aggregations, destroys the session and deletes its folder.
+/// The program runs while the session records: BEGIN before it starts, then every switch
+/// period (-x switchrate, agg::switch_period_ns) the session is rotated and the closed
+/// chunk, once RotationCompleted announced it (SessionChunks), runs through the same
+/// agg::ChunkedRun and its output is flushed; after Stop the last chunk (complete then) is
+/// run, then END. SIGINT and SIGTERM are
 /// blocked meanwhile: one during set-up ends the command as soon as the current step is
 /// done, leaving nothing behind either (exit status 1). Progress goes to `err`.
 ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,

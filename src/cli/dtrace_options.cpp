@@ -34,7 +34,10 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
                       "aggregations (option quiet)");
     command->add_option("-o", cl.args.output, "Append the program's output to FILE")
         ->type_name("FILE");
-    command->add_option("-x", cl.options, "Set option NAME (to VALUE), as #pragma D option does")
+    command
+        ->add_option("-x", cl.options,
+                     "Set option NAME (to VALUE), as #pragma D option does (switchrate=RATE: how "
+                     "often live output is printed, default 1hz)")
         ->type_name("NAME[=VALUE]")
         ->allow_extra_args(false);
     command->add_flag("-l", cl.args.list,
@@ -75,13 +78,17 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
         "session is rotated first, and its archives are read), or, with neither, as\n"
         "dtrace -n does: in a temporary session enabling exactly the program's probes,\n"
         "traced until Ctrl-C, --duration, exit( ) or the end of -c COMMAND, then\n"
-        "destroyed with its files. BEGIN runs before the first event record, END after\n"
-        "the last; then each aggregation printa( ) did not print is printed as dtrace(1)\n"
-        "does. A probe is provider:::name (the event provider:name), provider:name or an\n"
-        "event name, with * and ? wildcards; BEGIN, END, ERROR and tick-N[unit] are the\n"
-        "dtrace provider's and timers on the trace's clock. A program with an error is\n"
-        "refused with its line and column (exit status 2); an unreadable trace exits with\n"
-        "status 1; exit(N) exits with status N.\n\n"
+        "destroyed with its files. Live, what the program prints appears while it\n"
+        "traces, within the switch rate (-x switchrate=RATE: 10hz, 250ms...; default\n"
+        "1hz, at least every 10 ms): the session is rotated every period and each\n"
+        "closed chunk is run at once. BEGIN runs before the first event record (live:\n"
+        "before tracing starts), END after the last; then each aggregation printa( )\n"
+        "did not print is printed as dtrace(1) does. A probe is provider:::name (the\n"
+        "event provider:name), provider:name or an event name, with * and ? wildcards;\n"
+        "BEGIN, END, ERROR and tick-N[unit] are the dtrace provider's and timers on the\n"
+        "trace's clock. A program with an error is refused with its line and column\n"
+        "(exit status 2); an unreadable trace exits with status 1; exit(N) exits with\n"
+        "status N.\n\n"
         "Example:\n"
         "  tracectl " +
         name +

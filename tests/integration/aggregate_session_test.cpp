@@ -143,7 +143,10 @@ std::string waitForTemporarySession(SandboxSuite& suite, ManagerClient& manager,
         [&] {
             for (const auto& path : manager.ListSessions()) {
                 SessionClient s(bus, path);
-                if (s.Name().rfind("aggregate-", 0) == 0 && s.State() == "active") {
+                const std::string name = s.Name();
+                const std::string state = s.State();
+                if ((name.rfind("aggregate-", 0) == 0 || name.rfind("dtrace-", 0) == 0) &&
+                    (state == "active" || state == "rotating")) {
                     folder = s.OutputPath();
                     found = path;
                     return true;
@@ -395,4 +398,89 @@ TEST_F(AggregateSession, KernelTraceProbesMatchLttngModulesNames) {
     EXPECT_EQ(got, expected);
     EXPECT_EQ(all, total);
     EXPECT_EQ(cli({"destroy", "agg-kernel"}).exitCode, 0);
+}
+
+namespace {
+
+/// "FIRST\nFIRST+1\n...\nLAST\n".
+std::string numbers(int first, int last) {
+    std::string text;
+    for (int i = first; i <= last; ++i) {
+        text += std::to_string(i) + "\n";
+    }
+    return text;
+}
+
+/// argv running `tracectl ARGS...` with its stderr appended to `err` (its stdout goes to
+/// ChildProcess's log): sh execs it, so the process is tracectl itself.
+std::vector<std::string> withStderrTo(const std::string& err,
+                                      const std::vector<std::string>& args) {
+    const char* tracectl = std::getenv("TRACECTL");
+    std::vector<std::string> argv{"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>>'" + err + "'",
+                                  tracectl != nullptr ? tracectl : "tracectl"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+}
+
+} // namespace
+
+TEST_F(AggregateSession, LiveOutputComesWithinTheSwitchRateAndEveryTickOnceAtCtrlC) {
+    // dtrace -q -n '...printf...': each tick's line is printed within the switch rate
+    // (default 1 s) while the session still records, not at the end. The app ticks every
+    // 250 ms for 10 s; its first lines must be on stdout within 10 s of its start, long
+    // before Ctrl-C; after Ctrl-C, stdout holds BEGIN's line, every tick once in order,
+    // and END's line.
+    const std::string out = sandbox_->dir() + "/log/dtrace-live.out";
+    const std::string err = sandbox_->dir() + "/log/dtrace-live.err";
+    const std::string go = sandbox_->dir() + "/dtrace-live-go";
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    std::filesystem::remove(go);
+    ChildProcess app({demoApp(), "40", "250000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess dtrace(withStderrTo(err, {"dtrace", "-q", "-n",
+                                           "BEGIN { printf(\"begin\\n\"); }\n"
+                                           "tracectl_demo:tick { printf(\"%d\\n\", seq); }\n"
+                                           "END { printf(\"end\\n\"); }"}),
+                        {}, out);
+    std::string folder;
+    ASSERT_NE(waitForTemporarySession(*this, *manager_, *bus_, folder), "") << readFile(err);
+    std::ofstream(go).put('\n');
+    // The first ticks' lines, while both still run.
+    EXPECT_TRUE(eventually([&] { return readFile(out).rfind("begin\n0\n1\n", 0) == 0; },
+                           std::chrono::seconds(10)))
+        << readFile(out) << readFile(err);
+    EXPECT_EQ(dtrace.wait(0), -1) << "ended before Ctrl-C: " << readFile(err);
+    const std::string seen = readFile(out);
+    ASSERT_EQ(app.wait(60000), 0);
+    dtrace.kill(SIGINT);
+    ASSERT_EQ(dtrace.wait(30000), 0) << readFile(err);
+    const std::string text = readFile(out);
+    EXPECT_EQ(text, "begin\n" + numbers(0, 39) + "end\n") << readFile(err);
+    EXPECT_EQ(text.rfind(seen, 0), 0u) << "what was printed live was printed again: " << text;
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
+}
+
+TEST_F(AggregateSession, LiveExitEndsTheSessionWhileTheAppStillTicks) {
+    // exit( ) in a clause ends tracing within the switch rate: END runs, nothing after
+    // the exiting record is run, the command returns exit's status without Ctrl-C.
+    const std::string out = sandbox_->dir() + "/log/dtrace-exit.out";
+    const std::string err = sandbox_->dir() + "/log/dtrace-exit.err";
+    const std::string go = sandbox_->dir() + "/dtrace-exit-go";
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    std::filesystem::remove(go);
+    ChildProcess app({demoApp(), "600", "50000", go}, {}, sandbox_->dir() + "/log/apps.log");
+    ChildProcess dtrace(withStderrTo(err, {"dtrace", "-q", "-x", "switchrate=4hz", "-n",
+                                           "tracectl_demo:tick { printf(\"%d\\n\", seq); }\n"
+                                           "tracectl_demo:tick /seq == 5/ { exit(3); }\n"
+                                           "END { printf(\"end\\n\"); }"}),
+                        {}, out);
+    std::string folder;
+    ASSERT_NE(waitForTemporarySession(*this, *manager_, *bus_, folder), "") << readFile(err);
+    std::ofstream(go).put('\n');
+    ASSERT_EQ(dtrace.wait(30000), 3) << readFile(err);
+    EXPECT_EQ(readFile(out), numbers(0, 5) + "end\n") << readFile(err);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
 }
