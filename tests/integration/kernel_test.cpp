@@ -421,12 +421,13 @@ TEST_F(Kernel, SystemCallStringArgumentsAreTheStringsTheCallsWereGiven) {
     opened.pop_back();
     EXPECT_EQ(opened, (std::vector<std::string>{names[0], names[1], longPath}));
     EXPECT_EQ(unlinked, names);
-    // The call with the bad address, in the stream: dfd AT_FDCWD (passed as
-    // a long), filename "" (its NUL alone), flags kBadFlags (little-endian).
-    std::string bad(8, '\xFF');
+    // The call with the bad address, in the stream: dfd AT_FDCWD (an int, as
+    // lttng-modules types it: 4 bytes), filename "" (its NUL alone), flags
+    // kBadFlags (an int, little-endian).
+    std::string bad(4, '\xFF');
     bad[0] = '\x9C';
     bad += '\0';
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < 4; ++i)
         bad += static_cast<char>((static_cast<std::uint64_t>(kBadFlags) >> (8 * i)) & 0xff);
     bool found = false;
     for (const auto& f : fs::directory_iterator(output("k-strings") + "/kernel")) {

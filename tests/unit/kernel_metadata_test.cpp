@@ -62,15 +62,17 @@ TEST(KernelConversion, ExactSteps) {
          366,
          24,
          {dataLocString(8), copy(12, 4), dataLocString(16), copy(20, 4)}},
-        // __syscall_nr (8..12) dropped; the arguments are 8 bytes each.
-        {"syscalls", "sys_enter_write", 840, 40, {copy(16, 24)}},
+        // __syscall_nr (8..12) dropped; the arguments are 8-byte slots, of
+        // which those of a narrower C type keep their low bytes (write's
+        // `unsigned int fd`: 4).
+        {"syscalls", "sys_enter_write", 840, 40, {copy(16, 4), copy(24, 16)}},
         {"syscalls", "sys_exit_write", 839, 24, {copy(16, 8)}},
         // filename is a user string (lttng-modules' ctf_user_string).
         {"syscalls",
          "sys_enter_openat",
          782,
          48,
-         {copy(16, 8), {kr::StepKind::UserString, 24, 8, 1}, copy(32, 16)}},
+         {copy(16, 4), {kr::StepKind::UserString, 24, 8, 1}, copy(32, 4), copy(40, 2)}},
         {"raw_syscalls", "sys_enter", 443, 64, {copy(8, 56)}},
         {"net", "net_dev_xmit", 2306, 28, {copy(8, 16), dataLocString(24)}},
         {"net", "netif_receive_skb", 2303, 24, {copy(8, 12), dataLocString(20)}},
@@ -212,7 +214,7 @@ TEST(KernelMetadata, EventFields) {
     // Pointers and sizes: hex; __syscall_nr gone.
     EXPECT_TRUE(has(m.tsdl, "\tname = \"syscall_entry_write\";\n\tid = 6;\n\tstream_id = 0;\n"
                             "\tfields := struct {\n"
-                            "\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; "
+                            "\t\tinteger { size = 32; align = 8; signed = 0; encoding = none; "
                             "base = 10; } _fd;\n"
                             "\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; "
                             "base = 16; } _buf;\n"
@@ -359,8 +361,14 @@ TEST(KernelMetadata, SignedSystemCallArgumentsStaySigned) {
     ch.events.push_back({"syscalls", 4, ktest::format("sys_enter_openat")});
     t.channels = {ch};
     const std::string tsdl = generateKernelMetadata(t).tsdl;
-    EXPECT_NE(tsdl.find("integer { size = 64; align = 8; signed = 1; encoding = none; base = 10; "
+    // `int dfd` in an unsigned long slot: lttng-modules' 32-bit signed int
+    // (-100 for AT_FDCWD; the slot holds 4294967196), `umode_t mode` 16 bits.
+    EXPECT_NE(tsdl.find("integer { size = 32; align = 8; signed = 1; encoding = none; base = 10; "
                         "} _dfd;"),
+              std::string::npos)
+        << tsdl;
+    EXPECT_NE(tsdl.find("integer { size = 16; align = 8; signed = 0; encoding = none; base = 10; "
+                        "} _mode;"),
               std::string::npos)
         << tsdl;
 }
@@ -379,7 +387,7 @@ TEST(KernelMetadata, SystemCallStringArgumentsAreStrings) {
     EXPECT_NE(m.tsdl.find("\t\tstring _filename;\n"), std::string::npos) << m.tsdl;
     EXPECT_NE(m.tsdl.find("base = 16; } _buf;"), std::string::npos) << m.tsdl;
     const auto& steps = m.channels[0].events[0].conversion.steps;
-    ASSERT_EQ(steps.size(), 3u);
+    ASSERT_EQ(steps.size(), 4u); // dfd, filename, flags, mode
     EXPECT_EQ(steps[1].kind, kr::StepKind::UserString);
     EXPECT_EQ(steps[1].offset, 24);
     for (const kr::Step& s : m.channels[0].events[1].conversion.steps)

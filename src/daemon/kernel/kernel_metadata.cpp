@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -122,6 +123,44 @@ bool isSignedCType(std::string type) {
     return kSigned.count(type) != 0;
 }
 
+// The bytes of the C integer types narrower than a system call's 8-byte
+// argument slot (Linux x86-64 ABI sizes), for the types system calls
+// declare their arguments with; 8 for the rest (long, size_t, pointers,
+// off_t...) and for unknown names.
+std::uint32_t cTypeBytes(std::string type) {
+    if (type.find('*') != std::string::npos)
+        return 8;
+    if (type.rfind("const ", 0) == 0)
+        type.erase(0, 6);
+    static const std::map<std::string, std::uint32_t, std::less<>> kNarrow{
+        {"int", 4},       {"unsigned int", 4}, {"unsigned", 4},
+        {"pid_t", 4},     {"uid_t", 4},        {"gid_t", 4},
+        {"qid_t", 4},     {"key_t", 4},        {"mqd_t", 4},
+        {"clockid_t", 4}, {"key_serial_t", 4}, {"rwf_t", 4},
+        {"u32", 4},       {"__u32", 4},        {"s32", 4},
+        {"__s32", 4},     {"int32_t", 4},      {"uint32_t", 4},
+        {"umode_t", 2},   {"short", 2},        {"unsigned short", 2},
+        {"u16", 2},       {"__u16", 2},        {"s16", 2},
+        {"__s16", 2},     {"char", 1},         {"unsigned char", 1},
+        {"u8", 1},        {"__u8", 1},         {"s8", 1},
+        {"__s8", 1}};
+    const auto it = kNarrow.find(type);
+    return it == kNarrow.end() ? 8 : it->second;
+}
+
+// A system call argument (`sys_enter_*`: every argument in an unsigned long
+// slot, ftrace's syscall_enter_define_fields) whose C type is narrower than
+// the slot: lttng-modules records it with its own type (`int dfd` = -100,
+// where the slot holds 4294967196, the register's low 32 bits). The bytes to
+// keep (the slot's low ones, little endian), or 0 to keep the slot.
+std::uint32_t narrowSyscallArgument(const EventFormat& format, const FormatField& f) {
+    if (format.name.rfind("sys_enter_", 0) != 0 || f.size != 8 || f.isArray || f.isDataLoc ||
+        f.isRelLoc || f.offset < 16)
+        return 0;
+    const std::uint32_t bytes = cTypeBytes(f.type);
+    return bytes < 8 ? bytes : 0;
+}
+
 // Unique TSDL identifiers within one struct.
 class Identifiers {
 public:
@@ -157,8 +196,14 @@ void addCopy(kr::EventConversion& c, std::uint32_t offset, std::uint32_t size) {
 }
 
 void lowerField(const FormatField& f, const std::string& name, bool userString, Identifiers& ids,
-                Lowered& out) {
+                Lowered& out, std::uint32_t narrowTo = 0) {
     kr::EventConversion& c = out.conversion;
+    if (narrowTo != 0) {
+        const bool isSigned = isSignedCType(f.type);
+        addCopy(c, f.offset, narrowTo);
+        out.fields.push_back({ids.make(name), integer(narrowTo, isSigned)});
+        return;
+    }
     if (userString) {
         c.steps.push_back({kr::StepKind::UserString, static_cast<std::uint16_t>(f.offset), 8, 1});
         out.fields.push_back({ids.make(name), StringType{Encoding::Utf8}});
@@ -372,7 +417,8 @@ Lowered lower(const EventFormat& format, std::uint16_t ctfId, const LttngNaming&
         for (const FormatField& f : format.fields) {
             if (f.isCommon() || naming.isDropped(f.name) || f.size == 0)
                 continue;
-            lowerField(f, naming.fieldName(f.name), isUserStringArgument(format, f), ids, out);
+            lowerField(f, naming.fieldName(f.name), isUserStringArgument(format, f), ids, out,
+                       narrowSyscallArgument(format, f));
         }
     }
     out.conversion.task = taskFields(format);
