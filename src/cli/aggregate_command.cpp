@@ -341,9 +341,11 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 
 namespace {
 
-/// SIGINT, SIGTERM, SIGHUP (a closed terminal or SSH connection) and SIGQUIT blocked for the
-/// command's lifetime (restored after), so that none of them kills it half-way and leaves its
-/// temporary session behind: they are polled (pending()) between steps and awaited (wait()).
+/// SIGINT, SIGTERM, SIGHUP (a closed terminal or SSH connection), SIGQUIT and SIGPIPE (the
+/// reader of its output gone: `| head`) blocked for the command's lifetime (restored after),
+/// so that none of them kills it half-way and leaves its temporary session recording: they
+/// are polled (pending()) between steps and awaited (wait()). A write to a closed pipe then
+/// fails (EPIPE) instead, and the pending SIGPIPE ends the command as Ctrl-C does.
 class BlockedSignals {
 public:
     BlockedSignals() {
@@ -352,6 +354,7 @@ public:
         sigaddset(&set_, SIGTERM);
         sigaddset(&set_, SIGHUP);
         sigaddset(&set_, SIGQUIT);
+        sigaddset(&set_, SIGPIPE);
         pthread_sigmask(SIG_BLOCK, &set_, &previous_);
     }
     ~BlockedSignals() {
@@ -368,7 +371,7 @@ public:
     bool pending() const {
         sigset_t pending;
         sigpending(&pending);
-        for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+        for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) {
             if (sigismember(&pending, signal) == 1) {
                 return true;
             }
@@ -503,10 +506,11 @@ public:
         if (failed_ >= 0) {
             close(failed_);
         }
+        // Still running when tracing ended first (Ctrl-C, --duration, exit(), the reader
+        // of the output gone): killed, as dtrace(1M) kills the process it created when it
+        // exits (libdtrace dt_proc.c releases a created process with PRELEASE_KILL).
         if (pid_ > 0 && !exited()) {
-            if (!released_) {
-                kill(pid_, SIGKILL);
-            }
+            kill(pid_, SIGKILL);
             waitpid(pid_, nullptr, 0);
         }
     }

@@ -484,3 +484,28 @@ TEST_F(AggregateSession, LiveExitEndsTheSessionWhileTheAppStillTicks) {
     EXPECT_TRUE(manager_->ListSessions().empty());
     EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(folder).parent_path())) << folder;
 }
+
+// Found by a fresh-user pass: `tracectl dtrace ... | head -3` died of SIGPIPE
+// once head had its lines, and left its temporary session recording (and
+// its folder). The reader gone ends it as Ctrl-C does: no session, no
+// folder, exit 1.
+TEST_F(AggregateSession, AClosedOutputPipeEndsItAndLeavesNothing) {
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    const std::string tmp = sandbox_->dir() + "/aggregate-pipe-tmp";
+    std::filesystem::create_directories(tmp);
+    RunOptions options;
+    options.env = {{"TMPDIR", tmp}};
+    options.timeout = std::chrono::minutes(2);
+    // The app ticks for ten minutes: only the closed pipe can end the command.
+    const RunResult r = run({"sh", "-c",
+                             "\"$0\" dtrace -q -c \"$1 600000 1000\" -n 'tracectl_demo:tick { "
+                             "printf(\"%d\\n\", seq); }' | head -3",
+                             tracectl, demoApp()},
+                            options);
+    EXPECT_FALSE(r.timedOut) << r.describe();
+    EXPECT_NE(r.out.find("0\n1\n"), std::string::npos) << r.out;
+    EXPECT_TRUE(eventually([&] { return manager_->ListSessions().empty(); }))
+        << "the temporary session is left";
+    EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "its folder is left";
+}

@@ -195,7 +195,7 @@ private:
                            {}, log);
         ChildProcess sleep(
             {sleeper, "-c",
-             waitForGo + "for _ in range(" + std::to_string(kSleeps) + "): time.sleep(0.005)\n", go},
+             waitForGo + "for _ in range(" + std::to_string(kSleeps) + "): time.sleep(0.01)\n", go},
             {}, log);
         writer_ = write.pid();
         sleeper_ = sleep.pid();
