@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <fnmatch.h>
+#include <string>
+#include <utility>
 
 namespace tracectl::aggregate {
 
@@ -20,6 +22,20 @@ bool probe_matches(std::string_view pattern, std::string_view event_name, std::s
     }
     const std::string system = p.substr(0, colon);
     const std::string event = p.substr(colon + 1);
+    // System calls are ruled, not listed: syscalls:sys_enter_X is syscall_entry_X and
+    // syscalls:sys_exit_X syscall_exit_X (kernel/lttng_kernel_names.hpp), so a pattern on
+    // ftrace's names (syscalls:sys_enter_getpp*, syscalls:*) is matched against the
+    // ftrace name of the record.
+    if (system == "syscalls") {
+        for (const auto& [lttng, ftrace] :
+             {std::pair<std::string_view, std::string_view>{"syscall_entry_", "sys_enter_"},
+              {"syscall_exit_", "sys_exit_"}}) {
+            if (name.rfind(lttng, 0) == 0) {
+                const std::string asFtrace = std::string(ftrace) + name.substr(lttng.size());
+                return fnmatch(event.c_str(), asFtrace.c_str(), 0) == 0;
+            }
+        }
+    }
     const bool wildcard = event.find_first_of("*?[") != std::string::npos;
     if (fnmatch(event.c_str(), name.c_str(), 0) != 0) {
         // The trace names S:E as lttng-modules does (kernel/lttng_kernel_names.hpp):

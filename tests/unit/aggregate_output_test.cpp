@@ -389,3 +389,19 @@ TEST(AggregateJson, KeysThatAreNotUtf8AreReplacedNotFatal) {
 
 } // namespace
 } // namespace tracectl::aggregate
+
+// Found by a fresh-user pass: `syscalls:sys_enter_getpp*` (and `syscalls:*`) enabled the
+// system calls, and matched none of their records, which the trace names
+// syscall_entry_getppid: everything recorded was thrown away.
+TEST(AggregateProbes, SystemCallPatternsOnFtracesNamesMatchTheirRecords) {
+    using tracectl::aggregate::probe_matches;
+    EXPECT_TRUE(probe_matches("syscalls:sys_enter_getppid", "syscall_entry_getppid", "kernel"));
+    EXPECT_TRUE(probe_matches("syscalls:sys_enter_getpp*", "syscall_entry_getppid", "kernel"));
+    EXPECT_FALSE(probe_matches("syscalls:sys_enter_getpp*", "syscall_exit_getppid", "kernel"));
+    EXPECT_TRUE(probe_matches("syscalls:sys_exit_*", "syscall_exit_write", "kernel"));
+    EXPECT_TRUE(probe_matches("syscalls:*", "syscall_entry_write", "kernel"));
+    EXPECT_TRUE(probe_matches("syscalls:*", "syscall_exit_openat", "kernel"));
+    EXPECT_FALSE(probe_matches("syscalls:*", "sched_switch", "kernel"));
+    EXPECT_FALSE(probe_matches("syscalls:sys_enter_write", "syscall_entry_writev", "kernel"));
+    EXPECT_FALSE(probe_matches("syscalls:sys_enter_write", "syscall_entry_write", "ust"));
+}
