@@ -604,6 +604,23 @@ int execvp_error(const std::string& program) {
 
 } // namespace
 
+/// Whether `program` reads the recording thread: pid, tid, execname or self-> variables.
+static bool uses_thread_builtins(const agg::Program& program) {
+    for (const agg::VariableDeclaration& v : program.variables) {
+        if (v.scope == agg::VariableScope::thread_local_) {
+            return true;
+        }
+    }
+    for (const agg::Clause& clause : program.clauses) {
+        for (const agg::FieldReference& r : clause.references) {
+            if (r.name == "pid" || r.name == "tid" || r.name == "execname") {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 std::optional<std::string> live_target_problem(const AggregateArgs& args) {
     if (args.run) {
         std::istringstream split(*args.run);
@@ -712,6 +729,42 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 bus.enable_kernel_events(session.path, "aggregate", pattern, false, std::nullopt);
             } else {
                 bus.enable_events(session.path, "", pattern, std::nullopt, false, {});
+            }
+        }
+        // The built-ins that read the recording thread (pid, tid, execname, and self->
+        // variables, keyed by tid) need its context fields in the records: the session
+        // records them only for a program that uses them.
+        if (uses_thread_builtins(program)) {
+            const bool ust = std::any_of(enabled.begin(), enabled.end(),
+                                         [](const auto& e) { return e.second == Domain::ust; });
+            for (const char* type : {"vpid", "vtid", "procname"}) {
+                step();
+                if (ust) {
+                    bus.add_context(Domain::ust, session.path, "", type);
+                }
+            }
+            for (const char* type : {"pid", "procname"}) { // a kernel channel has tid
+                step();
+                if (kernel_channel) {
+                    bus.add_context(Domain::kernel, session.path, "aggregate", type);
+                }
+            }
+            // The kernel consumer takes a thread's name at event time from the scheduler's
+            // switches and execs (tracectl-kernel(7)); without them, from /proc, where a
+            // thread gone by then has none.
+            if (kernel_channel) {
+                for (const char* tracepoint : {"sched:sched_switch", "sched:sched_process_exec"}) {
+                    step();
+                    try {
+                        bus.enable_kernel_events(session.path, "aggregate", tracepoint, false,
+                                                 std::nullopt);
+                    } catch (const sdbus::Error& e) {
+                        // The program's own probes enable it already.
+                        if (e.getName() != "org.tracectl.Tracing1.Error.EventRuleExists") {
+                            throw;
+                        }
+                    }
+                }
             }
         }
         // BEGIN fires before any other probe (dtrace(1M)): before the session starts, at

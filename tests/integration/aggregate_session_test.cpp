@@ -509,3 +509,43 @@ TEST_F(AggregateSession, AClosedOutputPipeEndsItAndLeavesNothing) {
         << "the temporary session is left";
     EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "its folder is left";
 }
+
+// Found by a fresh-user pass: live, `pid`, `tid`, `execname` and self-> variables were
+// refused ("unknown field 'pid'"): the temporary session recorded no context. It records
+// the thread's contexts for a program that reads them, and, in the kernel domain, the
+// scheduler's switches and execs that give a thread's name at event time (a process gone
+// before its records are converted had none).
+TEST_F(AggregateSession, LiveProgramsReadTheRecordingThreadsIdsAndName) {
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult ust =
+        run({tracectl, "dtrace", "-q", "-c", demoApp() + " 3 100000", "-n",
+             "tracectl_demo:tick { self->n++; printf(\"%d %d %s %d\\n\", pid, tid, execname, "
+             "self->n); }"},
+            options);
+    ASSERT_EQ(ust.exitCode, 0) << ust.describe();
+    const std::size_t ready = ust.out.find("ready ");
+    ASSERT_NE(ready, std::string::npos) << ust.out;
+    const long app = std::stol(ust.out.substr(ready + 6));
+    for (int n = 1; n <= 3; ++n) {
+        const std::string line = std::to_string(app) + " " + std::to_string(app) +
+                                 " tracectl-demo-a " + std::to_string(n) + "\n";
+        EXPECT_NE(ust.out.find(line), std::string::npos) << line << "in:\n" << ust.out;
+    }
+    // A process of its own name, gone long before the session ends.
+    const std::string named = sandbox_->dir() + "/tc-getppid";
+    std::filesystem::remove(named);
+    std::filesystem::create_symlink(std::filesystem::canonical("/usr/bin/python3"), named);
+    const RunResult kernel =
+        run({"sh", "-c",
+             "(sleep 1; \"$1\" -c 'import os; [os.getppid() for _ in range(7)]') & "
+             "exec \"$0\" dtrace -q --duration 4 -n 'syscalls:sys_enter_getppid /execname == "
+             "\"tc-getppid\"/ { @[execname] = count(); }'",
+             tracectl, named},
+            options);
+    ASSERT_EQ(kernel.exitCode, 0) << kernel.describe();
+    EXPECT_NE(kernel.out.find("tc-getppid"), std::string::npos) << kernel.out;
+    EXPECT_NE(kernel.out.find(" 7\n"), std::string::npos) << kernel.out;
+}
