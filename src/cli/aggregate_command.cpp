@@ -30,6 +30,7 @@
 #include <fnmatch.h>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <ostream>
 #include <pthread.h>
@@ -604,6 +605,19 @@ int execvp_error(const std::string& program) {
 
 } // namespace
 
+/// Whether process `pid` has exited: gone (ESRCH), or a zombie its parent has not reaped
+/// yet (/proc/PID/stat's state Z or X).
+static bool process_gone(pid_t pid) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        return true;
+    }
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::size_t close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() &&
+           (text[close + 2] == 'Z' || text[close + 2] == 'X');
+}
+
 /// Whether `program` reads the recording thread: pid, tid, execname or self-> variables.
 static bool uses_thread_builtins(const agg::Program& program) {
     for (const agg::VariableDeclaration& v : program.variables) {
@@ -822,6 +836,12 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 if (command && command->exited()) {
                     err << args.command << ": pid " << command->pid() << " has exited\n"
                         << std::flush;
+                    return false;
+                }
+                // -p: tracing ends when the grabbed process does, as dtrace(1M)'s does
+                // (a process that exists, another user's, answers EPERM).
+                if (args.pid && process_gone(static_cast<pid_t>(*args.pid))) {
+                    err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
                     return false;
                 }
                 try {

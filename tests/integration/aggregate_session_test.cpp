@@ -549,3 +549,24 @@ TEST_F(AggregateSession, LiveProgramsReadTheRecordingThreadsIdsAndName) {
     EXPECT_NE(kernel.out.find("tc-getppid"), std::string::npos) << kernel.out;
     EXPECT_NE(kernel.out.find(" 7\n"), std::string::npos) << kernel.out;
 }
+
+// Found by a fresh-user pass: `-p PID` traced until Ctrl-C, though PID had exited; dtrace
+// ends when the grabbed process does. Here the process is the shell's, which then becomes
+// tracectl (exec): an exited child tracectl never reaps, a zombie, is gone too.
+TEST_F(AggregateSession, GrabbingAProcessEndsWhenItExits) {
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    RunOptions options;
+    options.timeout = std::chrono::minutes(1);
+    const auto began = std::chrono::steady_clock::now();
+    const RunResult r = run({"sh", "-c",
+                             "\"$1\" 10 100000 >/dev/null & exec \"$0\" dtrace -q -p $! -n "
+                             "'tracectl_demo:tick { @ = count(); }'",
+                             tracectl, demoApp()},
+                            options);
+    EXPECT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_NE(r.err.find("has exited"), std::string::npos) << r.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(50))
+        << "it traced on after its process exited";
+    EXPECT_TRUE(manager_->ListSessions().empty());
+}
