@@ -5,6 +5,7 @@
 // through tracectl as they are, and known workloads. Every analysis runs
 // without --no-intersection: the streams' time ranges must intersect.
 #include "child_process.hpp"
+#include "eventually.hpp"
 #include "sandbox_suite.hpp"
 
 #include <filesystem>
@@ -199,7 +200,18 @@ private:
             {}, log);
         writer_ = write.pid();
         sleeper_ = sleep.pid();
-        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // past their execs
+        // Past their execs (taskset's too): the statedump must see their names.
+        const auto named = [](pid_t pid, const std::string& name) {
+            std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+            std::string now;
+            std::getline(comm, now);
+            return now == name;
+        };
+        if (!eventually([&] {
+                return named(burner_, "tc-burner") && named(writer_, "tc-writer") &&
+                       named(sleeper_, "tc-sleeper");
+            }))
+            return fail("the workloads did not exec: see " + log);
         if (!tracectl({"start", "analyses"}))
             return;
         const double burnerBefore = cpuSeconds(burner_);
