@@ -523,7 +523,9 @@ public:
     /// COMMAND: REASON") if exec failed (the child wrote its errno on the close-on-exec pipe).
     void release() {
         const char go = 1;
-        released_ = write(go_, &go, 1) == 1;
+        if (write(go_, &go, 1) != 1) {
+            // The child then reads the closed pipe and exits (127) without exec.
+        }
         close(go_);
         go_ = -1;
         int error = 0;
@@ -552,7 +554,6 @@ private:
     pid_t pid_ = -1;
     int go_ = -1;
     int failed_ = -1;
-    bool released_ = false;
     bool done_ = false;
 };
 
