@@ -103,23 +103,18 @@ bool FtraceStream::appendEvent(std::uint16_t ctfId, std::uint64_t timestamp,
 ContextValues FtraceStream::contextOf(std::int32_t tid) {
     ContextValues ctx;
     ctx.tid = tid;
+    ctx.pid = tid;
     ctx.cpuId = static_cast<std::int32_t>(config_.cpuId);
-    if (!needsProcess_ || processes_ == nullptr) {
-        ctx.pid = tid;
-        if (running_.tid == tid && tid >= 0) {
-            std::memcpy(ctx.procname, running_.procname.data(), sizeof ctx.procname);
-            ctx.prio = running_.prio;
-        }
-        return ctx;
-    }
-    const ProcessDetails d = processes_->lookup(tid);
-    ctx.pid = d.pid;
-    if (running_.tid == tid) {
-        std::memcpy(ctx.procname, running_.procname.data(), sizeof ctx.procname);
-        ctx.prio = running_.prio;
-    } else {
+    if (needsProcess_ && processes_ != nullptr) {
+        const ProcessDetails d = processes_->lookup(tid);
+        ctx.pid = d.pid;
         std::memcpy(ctx.procname, d.procname.data(), sizeof ctx.procname);
         ctx.prio = d.prio;
+    }
+    // The trace's word on the running thread over /proc's.
+    if (running_.tid == tid && tid >= 0) {
+        std::memcpy(ctx.procname, running_.procname.data(), sizeof ctx.procname);
+        ctx.prio = running_.prio;
     }
     return ctx;
 }
