@@ -359,7 +359,11 @@ TEST_F(Kernel, UnderASteadyLoadAtMostOnePercentOfTheEventsAreTheConsumersOwn) {
                 own += n.get<std::size_t>();
     }
     const std::size_t loads = eventsOf(loader).value("syscall_entry_getppid", std::size_t{0});
-    EXPECT_GE(loads, 100000u) << "the load was not recorded";
+    // Every call is recorded, or counted lost (ftrace's buffer full beside the other
+    // suites: 400 of 100,000 once on CI's machine).
+    const std::size_t discarded = counts.value("discarded", std::size_t{0});
+    EXPECT_GE(loads + discarded, 100000u) << "the load was not recorded";
+    EXPECT_GE(loads, 50000u) << "most of the load was lost";
     EXPECT_LE(own * 100, all) << own << " of the " << all << " events are the consumer's own";
     s->Destroy({});
 }
