@@ -9,7 +9,10 @@
 
 #include "ip_probe_abi.h"
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,5 +60,19 @@ std::string ipEventTsdlFields();
 /// fragments: the record has no ports then). No allocation besides `out`'s
 /// growth.
 void appendIpEventFields(const tracectl_ip_record& r, std::vector<std::byte>& out);
+
+/// A byte mask over a struct tracectl_ip_record (0xff: the byte is kept).
+using IpRecordMask = std::array<std::uint8_t, sizeof(tracectl_ip_record)>;
+
+/// The bytes of a record that payload field `name` (ipEventFields()' names)
+/// is computed from by appendIpEventFields, all 0xff, the others 0: a record
+/// ANDed with it (or with the OR of several fields' masks) gives that field
+/// the same value as the whole record does. Always includes ip_ver (every
+/// field's half depends on it). nullopt for an unknown name. The `probe`
+/// byte is not included: ipRecordProbeMask() is.
+std::optional<IpRecordMask> ipFieldRecordMask(std::string_view name);
+
+/// The mask of the record's `probe` byte alone (send or receive).
+IpRecordMask ipRecordProbeMask();
 
 } // namespace tracectl::ip

@@ -132,14 +132,33 @@ struct tracectl_ip_filter {
 struct tracectl_ip_config {
     __u32 enabled; /* control slot only: 1 = record, 0 = do nothing */
     __u32 active;  /* control slot only: 0 or 1, the filter slot in use */
+    __u32 aggregate; /* filter slots only: 1 = count, do not record (below) */
+    __u32 pad;
     struct tracectl_ip_filter filter; /* filter slots only */
+    /* filter slots with `aggregate`: the bytes of a record kept in its key */
+    __u8 key_mask[sizeof(struct tracectl_ip_record)];
 };
+
+/* ---- In-kernel aggregation (tracectl dtrace's aggregation-only programs) ----
+ *
+ * When the active filter slot has `aggregate` 1, a packet that passes its
+ * filter is not written to the ring. Its record (filled exactly as for the
+ * ring), ANDed byte by byte with the slot's `key_mask`, is a key of the
+ * `aggregation` map: a BPF_MAP_TYPE_PERCPU_HASH from struct
+ * tracectl_ip_record to __u64, the packets seen with that key on that CPU
+ * (no atomics: each CPU counts its own). A new key the full map cannot take
+ * is counted in counters.aggregation_dropped. Userspace sums the CPUs'
+ * counts. The mask comes from the payload fields a program reads
+ * (ip_event_fields.hpp, ipFieldRecordMask), so that the masked record still
+ * gives those fields their values. */
 
 /* The `counters` map: an ARRAY (BPF_F_MMAPABLE) of one entry, so userspace
  * reads it through mmap without a syscall per read. */
 struct tracectl_ip_counters {
     __u64 dropped; /* records the program could not reserve (ring full),
                       exact: __sync_fetch_and_add */
+    __u64 aggregation_dropped; /* packets whose new key the full `aggregation`
+                                  map refused, exact: __sync_fetch_and_add */
 };
 
 #endif /* TRACECTL_IP_PROBE_ABI_H */

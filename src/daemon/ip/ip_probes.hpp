@@ -3,9 +3,14 @@
 #pragma once
 
 #include "ip/ip_filter.hpp"
+#include "ip_event_fields.hpp"
+#include "ip_probe_abi.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 struct ip_probes_bpf;
 
@@ -26,9 +31,10 @@ class IpProbeError : public std::runtime_error {
 class IpProbes {
 public:
     /// Loads with a ring buffer of at least `ringBytes` bytes (rounded up to
-    /// a power of two, at least one page), attaches both programs; disabled,
-    /// with a filter that passes nothing. Throws IpProbeError.
-    explicit IpProbes(std::size_t ringBytes);
+    /// a power of two, at least one page) and an `aggregation` map of
+    /// `aggregationKeys` keys (0: one, unused), attaches both programs;
+    /// disabled, with a filter that passes nothing. Throws IpProbeError.
+    explicit IpProbes(std::size_t ringBytes, std::size_t aggregationKeys = 0);
     ~IpProbes();
     IpProbes(IpProbes&& other) noexcept;
     IpProbes& operator=(IpProbes&& other) noexcept;
@@ -44,10 +50,18 @@ public:
     /// Installs `program` (double-buffered: the inactive slot, then the
     /// switch; ip_probe_abi.h). Throws IpProbeError.
     void setFilter(const IpFilterProgram& program);
+    /// Installs `program` as setFilter() does, but its packets are counted
+    /// in the `aggregation` map by their record ANDed with `keyMask`
+    /// (ip_probe_abi.h, "In-kernel aggregation"), not written to the ring.
+    /// Throws IpProbeError (also when loaded with aggregationKeys 0).
+    void setAggregatingFilter(const IpFilterProgram& program, const IpRecordMask& keyMask);
+    /// The `aggregation` map fd (readIpAggregation; the caller dups). -1 when empty.
+    int aggregationFd() const noexcept;
     /// Switches recording on or off (the control slot's `enabled`). Throws IpProbeError.
     void setEnabled(bool on);
 
 private:
+    void writeFilter(const tracectl_ip_config& value);
     void destroy() noexcept;
     void writeControl();
 
@@ -56,5 +70,18 @@ private:
     unsigned active_ = 0;
     bool enabled_ = false;
 };
+
+/// What the `aggregation` map holds: each key (a masked record) once, with
+/// the packets counted on every CPU summed; and the packets whose new key
+/// the full map refused (counters.aggregation_dropped).
+struct IpAggregation {
+    std::vector<std::pair<tracectl_ip_record, std::uint64_t>> rows;
+    std::uint64_t dropped = 0;
+};
+
+/// Reads the `aggregation` map `aggregationFd` and the counters map
+/// `countersFd` (both IpProbes' fds, or dups of them) without changing
+/// them. Owns nothing: an executor may run it on dups. Throws IpProbeError.
+IpAggregation readIpAggregation(int aggregationFd, int countersFd);
 
 } // namespace tracectl::ip
