@@ -136,25 +136,37 @@ AggregationState::AggregationState(Function function, const LinearParameters& li
     }
 }
 
-void AggregationState::add(std::int64_t value) noexcept {
-    ++count_;
+void AggregationState::add(std::int64_t value, std::uint64_t weight) noexcept {
+    if (weight == 0) {
+        return;
+    }
+    count_ += weight;
+    const auto times = static_cast<std::int64_t>(weight);
     switch (function_) {
     case Function::count:
         break;
-    case Function::sum:
+    case Function::sum: // wraps around as `weight` 64-bit additions do
         value_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(value_) +
-                                           static_cast<std::uint64_t>(value));
+                                           static_cast<std::uint64_t>(value) * weight);
         break;
     case Function::avg:
-        wide_sum_ += value; // 2^64 values of 2^63 at most: no overflow
+        wide_sum_ += static_cast<int128>(value) * static_cast<int128>(weight);
         break;
     case Function::stddev: {
-        wide_sum_ += value;
+        wide_sum_ += static_cast<int128>(value) * static_cast<int128>(weight);
         const std::uint64_t magnitude =
             value < 0 ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
         const uint128 square = static_cast<uint128>(magnitude) * magnitude;
-        sum_of_squares_ += square;
-        sum_of_squares_high_ += sum_of_squares_ < square ? 1 : 0;
+        // square * weight, up to 190 bits: the low 64 bits of square times weight, plus
+        // the high 64 bits times weight shifted by 64.
+        const uint128 low_part = static_cast<uint128>(static_cast<std::uint64_t>(square)) * weight;
+        const uint128 high_part =
+            static_cast<uint128>(static_cast<std::uint64_t>(square >> 64)) * weight;
+        const uint128 low = low_part + (high_part << 64);
+        uint128 high = (high_part >> 64) + (low < low_part ? 1 : 0);
+        sum_of_squares_ += low;
+        high += sum_of_squares_ < low ? 1 : 0;
+        sum_of_squares_high_ += high;
         break;
     }
     case Function::min:
@@ -164,13 +176,13 @@ void AggregationState::add(std::int64_t value) noexcept {
         value_ = value > value_ ? value : value_;
         break;
     case Function::quantize:
-        ++buckets_[static_cast<std::size_t>(quantize_bucket(value))];
+        buckets_[static_cast<std::size_t>(quantize_bucket(value))] += times;
         break;
     case Function::lquantize:
-        ++buckets_[static_cast<std::size_t>(lquantize_bucket(linear_, value))];
+        buckets_[static_cast<std::size_t>(lquantize_bucket(linear_, value))] += times;
         break;
     case Function::llquantize:
-        ++buckets_[llquantize_bucket(bounds_, value)];
+        buckets_[llquantize_bucket(bounds_, value)] += times;
         break;
     }
 }

@@ -59,7 +59,10 @@ public:
     /// Feeds one value (ignored by count()). sum() wraps around as DTrace's 64-bit sum does;
     /// avg and stddev keep their sums wide enough not to (a constant's avg is the constant,
     /// its stddev 0).
-    void add(std::int64_t value) noexcept;
+    void add(std::int64_t value) noexcept { add(value, 1); }
+    /// add(value) `weight` times at once (an in-kernel aggregation's row counts `weight`
+    /// identical records): the same state, exactly, for every function.
+    void add(std::int64_t value, std::uint64_t weight) noexcept;
 
     /// Adds what `other` (same function and layout) was fed, as if this state had been.
     void merge(const AggregationState& other) noexcept;

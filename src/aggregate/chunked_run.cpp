@@ -1,5 +1,6 @@
 #include "aggregate/chunked_run.hpp"
 
+#include "aggregate/ip_aggregation.hpp"
 #include "aggregate/json_output.hpp"
 #include "aggregate/trace_reader.hpp"
 
@@ -36,6 +37,26 @@ bool ChunkedRun::feed(const std::vector<std::string>& traces) {
         total.event_classes += s.event_classes;
         total.discarded_events += s.discarded_events;
         total.discarded_exact = total.discarded_exact && s.discarded_exact;
+    }
+    out_.flush();
+    return !interpreter_.exit_status();
+}
+
+bool ChunkedRun::feed_ip_rows(const std::vector<std::pair<tracectl_ip_record, std::uint64_t>>& rows,
+                              std::uint64_t dropped, std::int64_t timestamp) {
+    if (interpreter_.exit_status()) {
+        return false;
+    }
+    read_ = true;
+    IpRowFeeder feeder(interpreter_);
+    ReadStatistics& total = result_.statistics;
+    total.event_classes += 2;
+    total.discarded_events += dropped;
+    for (const auto& [record, count] : rows) {
+        total.event_records += count;
+        if (!feeder.feed(record, count, timestamp)) {
+            break;
+        }
     }
     out_.flush();
     return !interpreter_.exit_status();

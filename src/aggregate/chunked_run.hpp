@@ -13,10 +13,12 @@
 #include "aggregate/options.hpp"
 #include "aggregate/program.hpp"
 #include "aggregate/program_run.hpp"
+#include "ip_probe_abi.h"
 
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tracectl::aggregate {
@@ -38,6 +40,14 @@ public:
     /// read once exit( ) has run. Returns false once it has. Throws ProgramError (binding)
     /// and TraceReadError.
     bool feed(const std::vector<std::string>& traces);
+
+    /// Runs the program over the rows of an in-kernel aggregation of the ip provider
+    /// (ip_aggregation.hpp; only for a program ip_aggregation_plan() takes) at `timestamp`:
+    /// each record once, standing for its count. `dropped` packets had no row: they are
+    /// reported as discarded event records. Then flushes `out`. Throws ProgramError
+    /// (binding). Returns false once exit( ) has run.
+    bool feed_ip_rows(const std::vector<std::pair<tracectl_ip_record, std::uint64_t>>& rows,
+                      std::uint64_t dropped, std::int64_t timestamp);
 
     /// Fires the timers due at or before `timestamp` (ns, the traces' clock; no record
     /// before it is still to come) and flushes `out`. False once exit( ) has run.

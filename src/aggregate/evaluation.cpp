@@ -343,7 +343,7 @@ bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& res
 } // namespace
 
 bool aggregate(const BoundStatement& statement, const Value* slots, AggregationSet& aggregations,
-               Runtime* runtime) {
+               Runtime* runtime, std::uint64_t weight) {
     Value v;
     if (statement.keys.empty()) {
         std::int64_t argument = 0;
@@ -353,7 +353,7 @@ bool aggregate(const BoundStatement& statement, const Value* slots, AggregationS
             }
             argument = v.integer;
         }
-        aggregations.unkeyed_state(statement.aggregation).add(argument);
+        aggregations.unkeyed_state(statement.aggregation).add(argument, weight);
         return true;
     }
     Key key;
@@ -367,7 +367,8 @@ bool aggregate(const BoundStatement& statement, const Value* slots, AggregationS
         }
         argument = v.integer;
     }
-    aggregations.state(statement.aggregation, std::move(key), statement.key_bytes).add(argument);
+    aggregations.state(statement.aggregation, std::move(key), statement.key_bytes)
+        .add(argument, weight);
     return true;
 }
 

@@ -29,10 +29,11 @@ struct Value {
 bool evaluate(const BoundExpression& e, const Value* slots, Value& result,
               Runtime* runtime = nullptr);
 
-/// Runs an aggregate statement: its keys, its argument, then feeds the aggregation.
-/// Returns false on a run-time error (nothing is fed).
+/// Runs an aggregate statement: its keys, its argument, then feeds the aggregation
+/// (`weight` times: AggregationState::add). Returns false on a run-time error (nothing is
+/// fed).
 bool aggregate(const BoundStatement& statement, const Value* slots, AggregationSet& aggregations,
-               Runtime* runtime = nullptr);
+               Runtime* runtime = nullptr, std::uint64_t weight = 1);
 
 /// Runs an assign statement. Returns false on a run-time error (nothing is assigned).
 bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtime);

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 namespace tracectl::aggregate {
 
@@ -106,6 +107,14 @@ bool Interpreter::event(const BoundEventClass& bound, const Value* slots, std::i
     return !exit_status_;
 }
 
+bool Interpreter::event_times(const BoundEventClass& bound, const Value* slots,
+                              std::int64_t timestamp, std::uint64_t weight) {
+    weight_ = weight;
+    const bool more = event(bound, slots, timestamp);
+    weight_ = 1;
+    return more;
+}
+
 bool Interpreter::advance(std::int64_t timestamp) {
     if (!begun_) {
         begin(timestamp);
@@ -165,11 +174,13 @@ void Interpreter::fire_pseudo(const BoundEventClass& bound, int id, std::int64_t
             slots[i].integer = timestamp;
         }
     }
+    const std::uint64_t weight = std::exchange(weight_, 1); // a pseudo-probe fires once
     run(bound, slots.data(), id);
+    weight_ = weight;
 }
 
 void Interpreter::error() {
-    ++aggregations_.errors;
+    aggregations_.errors += weight_;
     if (in_error_ || error_.clauses.empty()) {
         return;
     }
@@ -211,7 +222,7 @@ void Interpreter::run(const BoundEventClass& bound, const Value* slots, int id) 
             bool ok = true;
             switch (s.kind) {
             case Statement::Kind::aggregate:
-                ok = aggregate(s, slots, aggregations_, &runtime_);
+                ok = aggregate(s, slots, aggregations_, &runtime_, weight_);
                 break;
             case Statement::Kind::assign:
                 ok = assign(s, slots, runtime_);

@@ -52,6 +52,13 @@ public:
     void begin(std::int64_t timestamp = 0);
 
     bool event(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp) override;
+    /// event() for `weight` identical records at once (a row of an in-kernel aggregation,
+    /// ip_aggregation.hpp): the clauses run once, each aggregation is fed `weight` times and
+    /// a run-time error counts `weight` errors. Exact only for the programs
+    /// ip_aggregation_plan() takes, whose clauses of trace events only aggregate and set
+    /// this-> variables.
+    bool event_times(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp,
+                     std::uint64_t weight);
     bool wants_every_record() const override { return !ticks_.empty(); }
 
     /// Fires the timers due at or before `timestamp` (ns, the records' clock), earliest
@@ -107,6 +114,7 @@ private:
     bool header_ = false;
     bool in_error_ = false;
     std::int64_t last_timestamp_ = 0;
+    std::uint64_t weight_ = 1; ///< the records the current event() stands for
     std::optional<std::int64_t> exit_status_;
 };
 

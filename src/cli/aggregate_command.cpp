@@ -4,6 +4,7 @@
 #include "aggregate/binding.hpp"
 #include "aggregate/chunked_run.hpp"
 #include "aggregate/interpreter.hpp"
+#include "aggregate/ip_aggregation.hpp"
 #include "aggregate/json_output.hpp"
 #include "aggregate/options.hpp"
 #include "aggregate/parser.hpp"
@@ -656,6 +657,96 @@ std::optional<std::string> live_target_problem(const AggregateArgs& args) {
     return std::nullopt;
 }
 
+/// An aggregation-only program of the ip provider (agg::ip_aggregation_plan) run over an
+/// in-kernel aggregation (Manager.CreateIpAggregation), as dtrace(1M) and bpftrace aggregate
+/// in the kernel: no session, no trace, nothing read while tracing. BEGIN runs first; at
+/// the end (Ctrl-C, --duration, -c's or -p's process gone) the rows are read once and run
+/// through the program, then END.
+static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
+                                     const agg::Program& program, const agg::RunOptions& options,
+                                     const agg::IpAggregationPlan& plan,
+                                     std::optional<TracedCommand>& command,
+                                     const BlockedSignals& signals, std::ostream& out,
+                                     std::ostream& err) {
+    std::vector<std::string> probes;
+    if (plan.send) {
+        probes.emplace_back("send");
+    }
+    if (plan.receive) {
+        probes.emplace_back("receive");
+    }
+    ProgramOutput program_out(args, out);
+    agg::ChunkedRun run(program, options, program_out.stream(), args.json);
+    run.begin(now_ns());
+    if (!run.exit_status()) {
+        if (signals.pending()) {
+            throw Interrupted(args.command);
+        }
+        const std::uint64_t handle = bus.create_ip_aggregation(probes, plan.fields);
+        // Closed however this ends (the daemon also closes it when this connection goes).
+        const auto close = [&bus](const std::uint64_t* h) {
+            try {
+                bus.close_ip_aggregation(*h);
+            } catch (const sdbus::Error&) {
+                // Gone already: the daemon restarted, or closed it with the connection.
+            }
+        };
+        const std::unique_ptr<const std::uint64_t, decltype(close)> closer(&handle, close);
+        if (command) {
+            command->release();
+        }
+        std::string described;
+        for (const std::string& p : probes) {
+            described += (described.empty() ? "ip:::" : ", ip:::") + p;
+        }
+        err << "Tracing " << described << " (aggregating in the kernel); "
+            << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
+            << "Ctrl-C to end.\n"
+            << std::flush;
+        auto checked = std::chrono::steady_clock::now();
+        const auto keep_waiting = [&] {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - checked < std::chrono::seconds(1)) {
+                return true;
+            }
+            checked = now;
+            if (command && command->exited()) {
+                err << args.command << ": pid " << command->pid() << " has exited\n" << std::flush;
+                return false;
+            }
+            if (args.pid && process_gone(static_cast<pid_t>(*args.pid))) {
+                err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
+                return false;
+            }
+            return true;
+        };
+        signals.wait(args.duration, keep_waiting);
+        const BusClient::IpAggregationRows read = bus.read_ip_aggregation(handle);
+        std::vector<std::pair<tracectl_ip_record, std::uint64_t>> rows;
+        rows.reserve(read.rows.size());
+        for (const auto& [bytes, count] : read.rows) {
+            if (bytes.size() != sizeof(tracectl_ip_record)) {
+                throw agg::TraceReadError("the daemon's ip aggregation rows are " +
+                                          std::to_string(bytes.size()) + " bytes, not " +
+                                          std::to_string(sizeof(tracectl_ip_record)) +
+                                          " (a daemon of another version?)");
+            }
+            tracectl_ip_record record{};
+            std::memcpy(&record, bytes.data(), sizeof record);
+            rows.emplace_back(record, count);
+        }
+        if (read.dropped > 0) {
+            print_error_line(err, args.command + ": " + std::to_string(read.dropped) +
+                                      " packets were not counted: the kernel's aggregation "
+                                      "was full (its distinct keys)");
+        }
+        run.feed_ip_rows(rows, 0, now_ns());
+    }
+    std::string json;
+    const agg::ProgramRun result = run.finish(&json);
+    return report(args, result, json, program_out, err);
+}
+
 ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
                               std::ostream& err) {
     const BlockedSignals signals;
@@ -670,6 +761,10 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         const agg::Program program =
             parse(args, command ? std::optional<long>(command->pid()) : std::nullopt);
         const agg::RunOptions options = run_options(args, program);
+        if (const auto plan = agg::ip_aggregation_plan(program)) {
+            return run_ip_aggregation(bus, args, program, options, *plan, command, signals, out,
+                                      err);
+        }
         std::vector<std::string> patterns;
         for (const auto& clause : program.clauses) {
             for (const auto& probe : clause.probes) {

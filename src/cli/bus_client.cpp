@@ -425,6 +425,30 @@ std::vector<KernelTracepoint> BusClient::list_kernel_tracepoints() {
     return out;
 }
 
+std::uint64_t BusClient::create_ip_aggregation(const std::vector<std::string>& probes,
+                                               const std::vector<std::string>& fields) {
+    std::map<std::string, sdbus::Variant> options{{"probes", sdbus::Variant(probes)},
+                                                  {"fields", sdbus::Variant(fields)}};
+    if (interactive_) {
+        options.emplace("interactive", sdbus::Variant(true));
+    }
+    return connection_->manager.CreateIpAggregation(options);
+}
+
+BusClient::IpAggregationRows BusClient::read_ip_aggregation(std::uint64_t handle) {
+    const auto [rows, dropped] = connection_->manager.ReadIpAggregation(handle);
+    IpAggregationRows out;
+    out.dropped = dropped;
+    for (const auto& row : rows) {
+        out.rows.emplace_back(row.get<0>(), row.get<1>());
+    }
+    return out;
+}
+
+void BusClient::close_ip_aggregation(std::uint64_t handle) {
+    connection_->manager.CloseIpAggregation(handle);
+}
+
 std::vector<std::string> BusClient::list_applications() {
     const std::vector<sdbus::ObjectPath> paths = connection_->manager.ListApplications();
     return {paths.begin(), paths.end()};

@@ -169,6 +169,20 @@ public:
     /// Manager.ListTracepoints("kernel"): every tracefs tracepoint with its fields.
     std::vector<KernelTracepoint> list_kernel_tracepoints();
 
+    /// Manager.CreateIpAggregation({probes, fields}): the handle of an in-kernel count of
+    /// the ip provider's packets by `fields` (payload field names).
+    std::uint64_t create_ip_aggregation(const std::vector<std::string>& probes,
+                                        const std::vector<std::string>& fields);
+    /// Manager.ReadIpAggregation(handle): each row's record bytes (a struct
+    /// tracectl_ip_record) and packets, and the packets dropped for want of a row.
+    struct IpAggregationRows {
+        std::vector<std::pair<std::vector<std::uint8_t>, std::uint64_t>> rows;
+        std::uint64_t dropped = 0;
+    };
+    IpAggregationRows read_ip_aggregation(std::uint64_t handle);
+    /// Manager.CloseIpAggregation(handle).
+    void close_ip_aggregation(std::uint64_t handle);
+
     /// The connection itself, for what subscribes to signals and runs its own loop
     /// (`tracectl top`). Valid as long as the BusClient.
     sdbus::IConnection& connection() noexcept;

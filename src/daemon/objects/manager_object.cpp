@@ -7,9 +7,9 @@
 #include "config.h"
 #include "kernel/kernel_support.hpp"
 #include "objects/create_session_options.hpp"
+#include "recording/output_folder.hpp"
 #include "relay/relay_session_opener.hpp"
 #include "session/session_name.hpp"
-#include "recording/output_folder.hpp"
 
 namespace tracectl {
 
@@ -69,8 +69,18 @@ ManagerObject::ManagerObject(bus::BusServices& services, SessionRegistry& regist
             SD_BUS_RESULT("a(ssa(ss))", tracepoints), &Self::onListTracepointsWithOptions, kAnyone),
         SD_BUS_METHOD_WITH_ARGS("DefaultOutputPath", SD_BUS_ARGS("s", name),
                                 SD_BUS_RESULT("s", path), &Self::onDefaultOutputPath, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("CreateIpAggregation", SD_BUS_ARGS("a{sv}", options),
+                                SD_BUS_RESULT("t", handle), &Self::onCreateIpAggregation, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("ReadIpAggregation", SD_BUS_ARGS("t", handle),
+                                SD_BUS_RESULT("a(ayt)", records, "t", dropped),
+                                &Self::onReadIpAggregation, kAnyone),
+        SD_BUS_METHOD_WITH_ARGS("CloseIpAggregation", SD_BUS_ARGS("t", handle), SD_BUS_NO_RESULT,
+                                &Self::onCloseIpAggregation, kAnyone),
     };
     managerVtable_ = bus::buildVtable<ManagerObject>(members);
+    // An aggregation lives as long as the connection that made it.
+    services_.peers.onPeerGone(
+        lifetime_.guard([this](const std::string& name) { ipAggregations_.ownerGone(name); }));
     sd_bus* bus = services_.bus;
     sd_bus_slot* slot = nullptr;
     bus::check(sd_bus_add_object_vtable(bus, &slot, kManagerPath, kManagerInterface,

@@ -12,6 +12,7 @@
 #include "common/event_loop.hpp"
 #include "common/executor.hpp"
 #include "common/lifetime.hpp"
+#include "ip/ip_aggregations.hpp"
 #include "objects/application_directory.hpp"
 #include "objects/bus_services.hpp"
 #include "objects/object_subtree.hpp"
@@ -83,6 +84,14 @@ private:
     static int onListTracepointsWithOptions(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onDefaultOutputPath(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onLoadSessions(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    // The ip provider's in-kernel aggregations (manager_ip_aggregation.cpp).
+    static int onCreateIpAggregation(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onReadIpAggregation(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    static int onCloseIpAggregation(sd_bus_message* m, void* userdata, sd_bus_error* error);
+    /// CreateIpAggregation(a{sv} options) -> t: trace-kernel (polkit may ask
+    /// an agent if `interactive`), then ip::IpAggregations::create() for the
+    /// caller's connection.
+    void CreateIpAggregation(const Pending& pending, auth::CallOptions options);
     /// ListTracepoints("kernel"): trace-kernel (polkit may ask an agent if
     /// `interactive`), then the kernel's list.
     void ListTracepoints(const Pending& pending, const std::string& domain, bool interactive);
@@ -194,6 +203,8 @@ private:
     bus::SlotPtr objectManagerSlot_;
     /// Serves every session object; after objects_, so it goes first.
     bus::ObjectSubtree<SessionObject> sessions_;
+    /// The ip provider's in-kernel aggregations, each its caller connection's.
+    ip::IpAggregations ipAggregations_{loop_};
     /// Last (gone first): polkit's answers and the checks' outcomes that
     /// come back once the manager is gone do nothing.
     Lifetime lifetime_;
