@@ -7,7 +7,9 @@
  * One record (src/common/ip_probe_abi.h) per IPv4/IPv6 packet that passes
  * the filter, into the `events` ring buffer. The filter runs BEFORE the
  * reservation, so unwanted packets cost no ring space and are not counted
- * in `dropped`. */
+ * in `dropped`. When the active filter slot has `aggregate`, the packet is
+ * counted in the `aggregation` map under its record ANDed with the slot's
+ * key mask instead (ip_probe_abi.h, "In-kernel aggregation"). */
 /* vmlinux.h has a `typedef struct config_s config;` (and `struct key`):
  * rename it away so the map can keep its name `config`. */
 #define config tracectl_vmlinux_config
@@ -26,6 +28,8 @@
 #define IFF_LOOPBACK 0x8
 #define IPPROTO_TCP_ 6
 #define IPPROTO_UDP_ 17
+/* Negated by the map helpers (vmlinux.h has no errno values). */
+#define EEXIST_ 17
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -48,6 +52,28 @@ struct {
     __type(key, __u32);
     __type(value, struct tracectl_ip_config);
 } config SEC(".maps");
+
+/* The aggregation (ip_probe_abi.h): a masked record -> this CPU's packets.
+ * Preallocated (the default): a full map refuses a new key with -E2BIG and
+ * an update never allocates in the probe. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+    __uint(max_entries, 1); /* set by the loader before load */
+    __type(key, struct tracectl_ip_record);
+    __type(value, __u64);
+} aggregation SEC(".maps");
+
+/* Where aggregate() builds its key: struct packet already takes most of the
+ * 512-byte stack (the handlers use about 370 bytes without a key, 488 with the
+ * 112-byte key beside it, too close to the limit to stay there as the
+ * program grows). One entry per CPU; see aggregate() for why no other run
+ * uses this CPU's entry meanwhile. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct tracectl_ip_record);
+} aggregation_key SEC(".maps");
 
 /* What the filter reads of one packet, gathered before the reservation. */
 struct packet {
@@ -137,6 +163,82 @@ static __always_inline int filter_passes(const struct packet *p, const struct tr
 
 static __always_inline __u16 be16(const __u8 *b) {
     return (__u16)((__u16)b[0] << 8 | b[1]);
+}
+
+/* The one filling of a record, for the ring and for an aggregation key
+ * alike, so that a key is exactly a ring record ANDed with the key mask.
+ * Every byte is written (the 4 bytes of tail padding zeroed): a key must
+ * have no uninitialized byte. */
+static __always_inline void fill_record(struct tracectl_ip_record *r, const struct packet *p,
+                                        __u32 probe) {
+    __builtin_memset(r, 0, sizeof(*r));
+    r->timestamp = bpf_ktime_get_ns();
+    r->skb = p->skb;
+    r->sk = p->sk;
+    r->netns_ino = p->ints[TRACECTL_IP_F_IF_IPSTACK];
+    r->tid = (__u32)bpf_get_current_pid_tgid();
+    r->ifindex = p->ifindex;
+    r->probe = (__u8)probe;
+    r->ip_ver = p->ip_ver;
+    r->if_local = p->if_local;
+    r->header_len = p->header_len;
+    r->sport = p->sport;
+    r->dport = p->dport;
+    r->cpu = bpf_get_smp_processor_id();
+    __builtin_memcpy(r->if_name, p->name, sizeof(r->if_name));
+    __builtin_memcpy(r->header, p->header, sizeof(r->header));
+}
+
+#define KEY_WORDS (sizeof(struct tracectl_ip_record) / 8)
+TRACECTL_IP_STATIC_ASSERT(sizeof(struct tracectl_ip_record) % 8 == 0, "whole words");
+
+static __always_inline void count_aggregation_drop(void) {
+    __u32 zero = 0;
+    struct tracectl_ip_counters *c = bpf_map_lookup_elem(&counters, &zero);
+    if (c)
+        __sync_fetch_and_add(&c->aggregation_dropped, 1);
+}
+
+/* Counts the packet under its masked record, built in this CPU's
+ * `aggregation_key` entry. Neither that entry nor this CPU's count needs
+ * an atomic: a tracing program runs with migration disabled, and both
+ * tracepoints fire with BHs off (__dev_queue_xmit's rcu_read_lock_bh,
+ * netif_receive_skb's softirq context), never in a hard IRQ, so no other
+ * run of either program on this CPU starts before this one ends. */
+static __always_inline void aggregate(const struct packet *p, __u32 probe, const __u8 *key_mask) {
+    __u32 zero = 0;
+    struct tracectl_ip_record *key = bpf_map_lookup_elem(&aggregation_key, &zero);
+    if (!key)
+        return; /* cannot happen: an ARRAY's index 0 exists */
+    fill_record(key, p, probe);
+    __u64 *k = (__u64 *)key;
+    const __u64 *m = (const __u64 *)key_mask;
+#pragma unroll
+    for (__u32 i = 0; i < KEY_WORDS; i++)
+        k[i] &= m[i];
+
+    __u64 *count = bpf_map_lookup_elem(&aggregation, key);
+    if (count) {
+        *count += 1;
+        return;
+    }
+    __u64 one = 1;
+    long err = bpf_map_update_elem(&aggregation, key, &one, BPF_NOEXIST);
+    if (err == 0)
+        return;
+    if (err == -EEXIST_) {
+        /* Another CPU inserted the key between the lookup and the update
+         * (a per-CPU hash's key is shared; its other CPUs' counts start at
+         * 0): count on this CPU's slot of that element. */
+        count = bpf_map_lookup_elem(&aggregation, key);
+        if (count) {
+            *count += 1;
+            return;
+        }
+    }
+    /* -E2BIG: the map is full (or the element vanished again): the packet
+     * is counted nowhere else, so count it here. */
+    count_aggregation_drop();
 }
 
 static __always_inline int handle(struct sk_buff *skb, __u32 probe) {
@@ -244,6 +346,11 @@ static __always_inline int handle(struct sk_buff *skb, __u32 probe) {
     if (!filter_passes(&p, &cfg->filter, probe))
         return 0;
 
+    if (cfg->aggregate) {
+        aggregate(&p, probe, cfg->key_mask);
+        return 0;
+    }
+
     struct tracectl_ip_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
     if (!r) {
         __u32 zero = 0;
@@ -252,21 +359,7 @@ static __always_inline int handle(struct sk_buff *skb, __u32 probe) {
             __sync_fetch_and_add(&c->dropped, 1);
         return 0;
     }
-    r->timestamp = bpf_ktime_get_ns();
-    r->skb = p.skb;
-    r->sk = p.sk;
-    r->netns_ino = p.ints[TRACECTL_IP_F_IF_IPSTACK];
-    r->tid = (__u32)bpf_get_current_pid_tgid();
-    r->ifindex = p.ifindex;
-    r->probe = (__u8)probe;
-    r->ip_ver = p.ip_ver;
-    r->if_local = p.if_local;
-    r->header_len = p.header_len;
-    r->sport = p.sport;
-    r->dport = p.dport;
-    r->cpu = bpf_get_smp_processor_id();
-    __builtin_memcpy(r->if_name, p.name, sizeof(r->if_name));
-    __builtin_memcpy(r->header, p.header, sizeof(r->header));
+    fill_record(r, &p, probe);
 
     __u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
     __u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -80,10 +81,59 @@ using Num = std::uint64_t (*)(const Decoded&);
 using Str = const char* (*)(const Decoded&);
 using Arr = const std::uint8_t* (*)(const Decoded&);
 
+/// Bytes of a record (ipFieldRecordMask): what one field's formula reads.
+struct Reads {
+    IpRecordMask mask{};
+
+    constexpr Reads operator|(const Reads& other) const {
+        Reads out;
+        for (std::size_t i = 0; i < mask.size(); ++i)
+            out.mask[i] = static_cast<std::uint8_t>(mask[i] | other.mask[i]);
+        return out;
+    }
+};
+
+constexpr Reads bytesAt(std::size_t offset, std::size_t size) {
+    Reads out;
+    for (std::size_t i = offset; i < offset + size; ++i)
+        out.mask[i] = 0xff;
+    return out;
+}
+
+/// Header bytes [from, from + size).
+constexpr Reads hdr(std::size_t from, std::size_t size = 1) {
+    return bytesAt(offsetof(tracectl_ip_record, header) + from, size);
+}
+
+constexpr Reads kSkb = bytesAt(offsetof(tracectl_ip_record, skb), sizeof(__u64));
+constexpr Reads kSk = bytesAt(offsetof(tracectl_ip_record, sk), sizeof(__u64));
+constexpr Reads kNetnsIno = bytesAt(offsetof(tracectl_ip_record, netns_ino), sizeof(__u64));
+constexpr Reads kProbe = bytesAt(offsetof(tracectl_ip_record, probe), sizeof(__u8));
+constexpr Reads kIpVer = bytesAt(offsetof(tracectl_ip_record, ip_ver), sizeof(__u8));
+constexpr Reads kIfLocal = bytesAt(offsetof(tracectl_ip_record, if_local), sizeof(__u8));
+constexpr Reads kHeaderLen = bytesAt(offsetof(tracectl_ip_record, header_len), sizeof(__u8));
+constexpr Reads kSport = bytesAt(offsetof(tracectl_ip_record, sport), sizeof(__u16));
+constexpr Reads kDport = bytesAt(offsetof(tracectl_ip_record, dport), sizeof(__u16));
+constexpr Reads kIfName = bytesAt(offsetof(tracectl_ip_record, if_name), TRACECTL_IP_IFNAMSIZ);
+
+// What decode() reads for its derived values (keep in step with it):
+// - which half holds (d.v4, d.v6), part of every field's mask;
+constexpr Reads kHalf = kIpVer | kHeaderLen | hdr(0);
+// - d.plength: IPv4 ihl and total length, IPv6 payload length;
+constexpr Reads kPlength = hdr(0) | hdr(2, 2) | hdr(4, 2);
+// - d.saddr, d.daddr: IPv4's and IPv6's addresses;
+constexpr Reads kSaddr = hdr(12, 4) | hdr(8, 16);
+constexpr Reads kDaddr = hdr(16, 4) | hdr(24, 16);
+// - d.udp, d.tcp: the protocol (IPv4 protocol, IPv6 next header) and
+//   IPv4's fragment offset (d.frag).
+constexpr Reads kPorts =
+    hdr(9) /* protocol */ | hdr(6) /* next header */ | hdr(6, 2) /* frag_off */;
+
 struct Entry {
     IpEventField field;
     Kind kind;
     int base;
+    Reads reads; // besides kHalf
     Num num = nullptr;
     Str str = nullptr;
     Arr arr = nullptr;
@@ -101,170 +151,216 @@ std::uint64_t v6(const Decoded& d, std::uint64_t v) {
     return d.v6 ? v : 0;
 }
 
-// The one table: payload order, names, types.
+// The one table: payload order, names, types, what each field reads (its
+// key mask; kHalf is added to every one) and how it is computed.
 const std::array<Entry, 39> kEntries{{
     {{"pkt_addr", "u64"},
      Kind::U64,
      16,
+     kSkb,
      [](const Decoded& d) -> std::uint64_t { return d.r->skb; }},
-    {{"cs_addr", "u64"}, Kind::U64, 16, [](const Decoded& d) -> std::uint64_t { return d.r->sk; }},
-    {{"ip_ver", "u8"}, Kind::U8, 10, [](const Decoded& d) -> std::uint64_t { return d.r->ip_ver; }},
+    {{"cs_addr", "u64"},
+     Kind::U64,
+     16,
+     kSk,
+     [](const Decoded& d) -> std::uint64_t { return d.r->sk; }},
+    {{"ip_ver", "u8"},
+     Kind::U8,
+     10,
+     kIpVer,
+     [](const Decoded& d) -> std::uint64_t { return d.r->ip_ver; }},
     {{"ip_plength", "u32"},
      Kind::U32,
      10,
+     kPlength,
      [](const Decoded& d) -> std::uint64_t { return d.plength; }},
     {{"ip_saddr", "string"},
      Kind::String,
      10,
+     kSaddr,
      nullptr,
      [](const Decoded& d) -> const char* { return d.saddr; }},
     {{"ip_daddr", "string"},
      Kind::String,
      10,
+     kDaddr,
      nullptr,
      [](const Decoded& d) -> const char* { return d.daddr; }},
     {{"if_name", "string"},
      Kind::String,
      10,
+     kIfName,
      nullptr,
      [](const Decoded& d) -> const char* { return d.ifName; }},
     {{"if_local", "u8"},
      Kind::U8,
      10,
+     kIfLocal,
      [](const Decoded& d) -> std::uint64_t { return d.r->if_local; }},
     {{"if_ipstack", "u64"},
      Kind::U64,
      10, // as readlink /proc/PID/ns/net prints it
+     kNetnsIno,
      [](const Decoded& d) -> std::uint64_t { return d.r->netns_ino; }},
     {{"ipv4_ver", "u8"},
      Kind::U8,
      10,
+     hdr(0),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[0] >> 4); }},
     {{"ipv4_ihl", "u8"},
      Kind::U8,
      10,
+     hdr(0),
      [](const Decoded& d) -> std::uint64_t { return v4(d, (h(d)[0] & 0xfU) * 4); }},
     {{"ipv4_tos", "u8"},
      Kind::U8,
      10,
+     hdr(1),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[1]); }},
     {{"ipv4_length", "u16"},
      Kind::U16,
      10,
+     hdr(2, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 2)); }},
     {{"ipv4_ident", "u16"},
      Kind::U16,
      10,
+     hdr(4, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 4)); }},
     {{"ipv4_flags", "u8"},
      Kind::U8,
      10,
+     hdr(6), // frag & 0xe000: the first byte of frag_off
      [](const Decoded& d) -> std::uint64_t { return v4(d, (d.frag & 0xe000U) >> 8); }},
     {{"ipv4_offset", "u16"},
      Kind::U16,
      10,
+     hdr(6, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, d.frag & 0x1fffU); }},
     {{"ipv4_ttl", "u8"},
      Kind::U8,
      10,
+     hdr(8),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[8]); }},
     {{"ipv4_protocol", "u8"},
      Kind::U8,
      10,
+     hdr(9),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[9]); }},
     {{"ipv4_protostr", "string"},
      Kind::String,
      10,
+     hdr(9),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v4 ? d.protoName : kAbsent; }},
     {{"ipv4_checksum", "u16"},
      Kind::U16,
      16,
+     hdr(10, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 10)); }},
     {{"ipv4_src", "u32"},
      Kind::U32,
      16,
+     hdr(12, 4),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be32(h(d) + 12)); }},
     {{"ipv4_dst", "u32"},
      Kind::U32,
      16,
+     hdr(16, 4),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be32(h(d) + 16)); }},
     {{"ipv4_saddr", "string"},
      Kind::String,
      10,
+     hdr(12, 4),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v4 ? d.saddr : kAbsent; }},
     {{"ipv4_daddr", "string"},
      Kind::String,
      10,
+     hdr(16, 4),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v4 ? d.daddr : kAbsent; }},
     {{"ipv6_ver", "u8"},
      Kind::U8,
      10,
+     hdr(0),
      [](const Decoded& d) -> std::uint64_t { return v6(d, d.v6word >> 28); }},
     {{"ipv6_tclass", "u8"},
      Kind::U8,
      10,
+     hdr(0, 2),
      [](const Decoded& d) -> std::uint64_t { return v6(d, (d.v6word >> 20) & 0xffU); }},
     {{"ipv6_flow", "u32"},
      Kind::U32,
      10,
+     hdr(1, 3),
      [](const Decoded& d) -> std::uint64_t { return v6(d, d.v6word & 0xfffffU); }},
     {{"ipv6_plen", "u16"},
      Kind::U16,
      10,
+     hdr(4, 2),
      [](const Decoded& d) -> std::uint64_t { return v6(d, be16(h(d) + 4)); }},
     {{"ipv6_nexthdr", "u8"},
      Kind::U8,
      10,
+     hdr(6),
      [](const Decoded& d) -> std::uint64_t { return v6(d, h(d)[6]); }},
     {{"ipv6_nextstr", "string"},
      Kind::String,
      10,
+     hdr(6),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v6 ? d.protoName : kAbsent; }},
     {{"ipv6_hlim", "u8"},
      Kind::U8,
      10,
+     hdr(7),
      [](const Decoded& d) -> std::uint64_t { return v6(d, h(d)[7]); }},
     {{"ipv6_src", "u8[16]"},
      Kind::Bytes16,
      16,
+     hdr(8, 16),
      nullptr,
      nullptr,
      [](const Decoded& d) -> const std::uint8_t* { return d.v6 ? h(d) + 8 : kZero16; }},
     {{"ipv6_dst", "u8[16]"},
      Kind::Bytes16,
      16,
+     hdr(24, 16),
      nullptr,
      nullptr,
      [](const Decoded& d) -> const std::uint8_t* { return d.v6 ? h(d) + 24 : kZero16; }},
     {{"ipv6_saddr", "string"},
      Kind::String,
      10,
+     hdr(8, 16),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v6 ? d.saddr : kAbsent; }},
     {{"ipv6_daddr", "string"},
      Kind::String,
      10,
+     hdr(24, 16),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v6 ? d.daddr : kAbsent; }},
     {{"udp_sport", "u16"},
      Kind::U16,
      10,
+     kSport | kPorts,
      [](const Decoded& d) -> std::uint64_t { return d.udp ? d.r->sport : 0; }},
     {{"udp_dport", "u16"},
      Kind::U16,
      10,
+     kDport | kPorts,
      [](const Decoded& d) -> std::uint64_t { return d.udp ? d.r->dport : 0; }},
     {{"tcp_sport", "u16"},
      Kind::U16,
      10,
+     kSport | kPorts,
      [](const Decoded& d) -> std::uint64_t { return d.tcp ? d.r->sport : 0; }},
     {{"tcp_dport", "u16"},
      Kind::U16,
      10,
+     kDport | kPorts,
      [](const Decoded& d) -> std::uint64_t { return d.tcp ? d.r->dport : 0; }},
 }};
 
@@ -339,6 +435,17 @@ void decode(const tracectl_ip_record& r, Decoded& d) {
 
 std::span<const IpEventField> ipEventFields() {
     return kFields;
+}
+
+std::optional<IpRecordMask> ipFieldRecordMask(std::string_view name) {
+    for (const Entry& e : kEntries)
+        if (e.field.name == name)
+            return (e.reads | kHalf).mask;
+    return std::nullopt;
+}
+
+IpRecordMask ipRecordProbeMask() {
+    return kProbe.mask;
 }
 
 std::string ipEventTsdlFields() {

@@ -68,8 +68,9 @@ using IpRecordMask = std::array<std::uint8_t, sizeof(tracectl_ip_record)>;
 /// is computed from by appendIpEventFields, all 0xff, the others 0: a record
 /// ANDed with it (or with the OR of several fields' masks) gives that field
 /// the same value as the whole record does. Always includes ip_ver (every
-/// field's half depends on it). nullopt for an unknown name. The `probe`
-/// byte is not included: ipRecordProbeMask() is.
+/// field's half depends on it), with the other bytes that decide the half:
+/// header_len and header[0] (the version nibble's byte). nullopt for an
+/// unknown name. The `probe` byte is not included: ipRecordProbeMask() is.
 std::optional<IpRecordMask> ipFieldRecordMask(std::string_view name);
 
 /// The mask of the record's `probe` byte alone (send or receive).

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <random>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 #include <vector>
@@ -17,6 +19,9 @@
 using tracectl::ip::appendIpEventFields;
 using tracectl::ip::ipEventFields;
 using tracectl::ip::ipEventTsdlFields;
+using tracectl::ip::ipFieldRecordMask;
+using tracectl::ip::IpRecordMask;
+using tracectl::ip::ipRecordProbeMask;
 
 namespace {
 
@@ -236,4 +241,232 @@ TEST(IpEventFields, Ipv4UdpIpv6TcpAndFragmentReadByBabeltrace) {
          {"ipv4_flags = 32,", "ipv4_offset = 185,", "ipv4_protocol = 47,", "ipv4_protostr = \"47\"",
           "udp_sport = 0,", "udp_dport = 0,", "tcp_dport = 0 }"})
         expectHas(c, s);
+}
+
+namespace {
+
+// Each payload field's bytes in appendIpEventFields' output, cut by
+// ipEventFields()' C types.
+std::vector<std::vector<std::byte>> fieldValues(const tracectl_ip_record& r) {
+    std::vector<std::byte> out;
+    appendIpEventFields(r, out);
+    std::vector<std::vector<std::byte>> values;
+    std::size_t at = 0;
+    for (const auto& f : ipEventFields()) {
+        std::size_t n = 0;
+        if (f.ctype == "string") {
+            while (at + n < out.size() && out[at + n] != std::byte{0})
+                ++n;
+            ++n; // the NUL
+        } else if (f.ctype == "u8") {
+            n = 1;
+        } else if (f.ctype == "u16") {
+            n = 2;
+        } else if (f.ctype == "u32") {
+            n = 4;
+        } else if (f.ctype == "u64") {
+            n = 8;
+        } else if (f.ctype == "u8[16]") {
+            n = 16;
+        } else {
+            ADD_FAILURE() << "unknown type " << f.ctype << " of " << f.name;
+        }
+        if (at + n > out.size()) {
+            ADD_FAILURE() << "the payload ends inside " << f.name;
+            break;
+        }
+        values.emplace_back(out.begin() + static_cast<std::ptrdiff_t>(at),
+                            out.begin() + static_cast<std::ptrdiff_t>(at + n));
+        at += n;
+    }
+    EXPECT_EQ(at, out.size());
+    return values;
+}
+
+tracectl_ip_record masked(const tracectl_ip_record& r, const IpRecordMask& mask) {
+    tracectl_ip_record out;
+    auto* o = reinterpret_cast<unsigned char*>(&out);
+    const auto* in = reinterpret_cast<const unsigned char*>(&r);
+    for (std::size_t i = 0; i < sizeof out; ++i)
+        o[i] = static_cast<unsigned char>(in[i] & mask[i]);
+    return out;
+}
+
+IpRecordMask operator|(IpRecordMask a, const IpRecordMask& b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+        a[i] = static_cast<std::uint8_t>(a[i] | b[i]);
+    return a;
+}
+
+// A record of random bytes shaped like one of: IPv4 (usually 20 header
+// bytes, ihl 5, sometimes options or a short header), IPv6, or neither
+// (another ip_ver, a version nibble that disagrees); protocol UDP, TCP or
+// another; IPv4 first fragments, later fragments or none.
+tracectl_ip_record randomRecord(std::mt19937_64& rng) {
+    tracectl_ip_record r;
+    auto* bytes = reinterpret_cast<unsigned char*>(&r);
+    for (std::size_t i = 0; i < sizeof r; ++i)
+        bytes[i] = static_cast<unsigned char>(rng());
+    const auto pick = [&](unsigned n) { return static_cast<unsigned>(rng() % n); };
+    const unsigned kind = pick(10);
+    const std::uint8_t protos[] = {17, 6, 1, 58, 47, 0, 255};
+    const std::uint8_t proto = pick(4) == 0 ? static_cast<std::uint8_t>(rng()) : protos[pick(7)];
+    if (kind < 5) {
+        r.ip_ver = 4;
+        r.header_len = pick(8) == 0 ? static_cast<__u8>(pick(41)) : 20;
+        r.header[0] = static_cast<__u8>(0x40 | (pick(4) == 0 ? pick(16) : 5));
+        r.header[9] = proto;
+        switch (pick(3)) {
+        case 0: // not a fragment, DF or not
+            r.header[6] = static_cast<__u8>(pick(2) ? 0x40 : 0);
+            r.header[7] = 0;
+            break;
+        case 1: // a first fragment (MF, offset 0)
+            r.header[6] = 0x20;
+            r.header[7] = 0;
+            break;
+        default: // a later fragment, or anything
+            break;
+        }
+        if (pick(2))
+            std::memset(r.header + 20, 0, 20); // as the program leaves them
+    } else if (kind < 9) {
+        r.ip_ver = 6;
+        r.header_len = pick(8) == 0 ? static_cast<__u8>(pick(41)) : 40;
+        r.header[0] = static_cast<__u8>(0x60 | pick(16));
+        r.header[6] = proto;
+    } else {
+        r.ip_ver = static_cast<__u8>(pick(3) == 0 ? rng() : (pick(2) ? 4 : 6));
+    }
+    if (pick(2)) { // a NUL-terminated name, garbage after the NUL or not
+        const std::size_t len = pick(TRACECTL_IP_IFNAMSIZ);
+        r.if_name[len] = '\0';
+        if (pick(2))
+            std::memset(r.if_name + len, 0, TRACECTL_IP_IFNAMSIZ - len);
+    }
+    return r;
+}
+
+std::set<std::size_t> keptBytes(const IpRecordMask& mask) {
+    std::set<std::size_t> out;
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+        EXPECT_TRUE(mask[i] == 0 || mask[i] == 0xff) << "byte " << i;
+        if (mask[i])
+            out.insert(i);
+    }
+    return out;
+}
+
+std::set<std::size_t> range(std::size_t offset, std::size_t size) {
+    std::set<std::size_t> out;
+    for (std::size_t i = offset; i < offset + size; ++i)
+        out.insert(i);
+    return out;
+}
+
+std::set<std::size_t> header(std::size_t from, std::size_t size) {
+    return range(offsetof(tracectl_ip_record, header) + from, size);
+}
+
+std::set<std::size_t> unite(std::initializer_list<std::set<std::size_t>> sets) {
+    std::set<std::size_t> out;
+    for (const auto& s : sets)
+        out.insert(s.begin(), s.end());
+    return out;
+}
+
+} // namespace
+
+// The property the in-kernel aggregation relies on: a record ANDed with a
+// field's mask (and the probe's) gives that field the value the whole
+// record gives it, for every field and every kind of record.
+TEST(IpFieldRecordMask, AMaskedRecordGivesTheFieldItsValue) {
+    const std::uint64_t seed = std::random_device{}();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    const auto fields = ipEventFields();
+    std::vector<IpRecordMask> masks;
+    for (const auto& f : fields) {
+        const auto mask = ipFieldRecordMask(f.name);
+        ASSERT_TRUE(mask.has_value()) << f.name;
+        masks.push_back(*mask | ipRecordProbeMask());
+    }
+    std::vector<tracectl_ip_record> records = {ipv4Udp(), ipv6Tcp(), ipv4Fragment()};
+    for (int i = 0; i < 1500; ++i)
+        records.push_back(randomRecord(rng));
+    int failures = 0;
+    for (const tracectl_ip_record& r : records) {
+        const auto whole = fieldValues(r);
+        ASSERT_EQ(whole.size(), fields.size());
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+            const auto part = fieldValues(masked(r, masks[f]));
+            ASSERT_EQ(part.size(), fields.size());
+            if (part[f] != whole[f] && ++failures <= 10)
+                ADD_FAILURE() << fields[f].name << " differs on a record of ip_ver "
+                              << int{r.ip_ver} << ", header_len " << int{r.header_len}
+                              << ", header[0] " << int{r.header[0]} << ", protocol "
+                              << int{r.ip_ver == 6 ? r.header[6] : r.header[9]};
+        }
+        // Several fields' masks together (what a program reading them uses).
+        IpRecordMask some = ipRecordProbeMask();
+        std::vector<std::size_t> chosen;
+        for (std::size_t f = 0; f < fields.size(); ++f)
+            if (rng() % 4 == 0) {
+                some = some | masks[f];
+                chosen.push_back(f);
+            }
+        const auto part = fieldValues(masked(r, some));
+        for (const std::size_t f : chosen)
+            if (part[f] != whole[f] && ++failures <= 10)
+                ADD_FAILURE() << fields[f].name << " differs under a union of masks";
+    }
+    EXPECT_EQ(failures, 0);
+}
+
+// The masks keep only what the field needs: a key of few fields stays
+// small (no timestamp, thread, CPU or ifindex ever; a field's own bytes).
+TEST(IpFieldRecordMask, KeepsOnlyWhatTheFieldReads) {
+    const auto half = unite({range(offsetof(tracectl_ip_record, ip_ver), 1),
+                             range(offsetof(tracectl_ip_record, header_len), 1), header(0, 1)});
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_saddr")),
+              unite({half, header(12, 4), header(8, 16)}));
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_daddr")),
+              unite({half, header(16, 4), header(24, 16)}));
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_ver")), half);
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("pkt_addr")),
+              unite({half, range(offsetof(tracectl_ip_record, skb), 8)}));
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("cs_addr")),
+              unite({half, range(offsetof(tracectl_ip_record, sk), 8)}));
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("if_ipstack")),
+              unite({half, range(offsetof(tracectl_ip_record, netns_ino), 8)}));
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("if_name")),
+              unite({half, range(offsetof(tracectl_ip_record, if_name), TRACECTL_IP_IFNAMSIZ)}));
+    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_plength")),
+              unite({half, header(2, 2), header(4, 2)}));
+    EXPECT_EQ(
+        keptBytes(*ipFieldRecordMask("udp_dport")),
+        unite({half, range(offsetof(tracectl_ip_record, dport), 2), header(9, 1), header(6, 2)}));
+    EXPECT_EQ(
+        keptBytes(*ipFieldRecordMask("tcp_sport")),
+        unite({half, range(offsetof(tracectl_ip_record, sport), 2), header(9, 1), header(6, 2)}));
+    EXPECT_EQ(keptBytes(ipRecordProbeMask()), range(offsetof(tracectl_ip_record, probe), 1));
+
+    std::set<std::size_t> never = unite(
+        {range(offsetof(tracectl_ip_record, timestamp), 8),
+         range(offsetof(tracectl_ip_record, tid), 4),
+         range(offsetof(tracectl_ip_record, ifindex), 4),
+         range(offsetof(tracectl_ip_record, probe), 1), range(offsetof(tracectl_ip_record, cpu), 4),
+         range(offsetof(tracectl_ip_record, header) + TRACECTL_IP_HEADER_MAX,
+               sizeof(tracectl_ip_record) - offsetof(tracectl_ip_record, header) -
+                   TRACECTL_IP_HEADER_MAX)});
+    for (const auto& f : ipEventFields())
+        for (const std::size_t i : keptBytes(*ipFieldRecordMask(f.name)))
+            EXPECT_FALSE(never.contains(i)) << f.name << " keeps byte " << i;
+}
+
+TEST(IpFieldRecordMask, UnknownNameHasNoMask) {
+    EXPECT_FALSE(ipFieldRecordMask("ip_src").has_value());
+    EXPECT_FALSE(ipFieldRecordMask("").has_value());
+    EXPECT_FALSE(ipFieldRecordMask("_ip_saddr").has_value());
+    EXPECT_FALSE(ipFieldRecordMask("probe").has_value());
 }

@@ -18,22 +18,29 @@
 #include <linux/types.h>
 #include <map>
 #include <netinet/in.h>
+#include <optional>
 #include <poll.h>
+#include <sched.h>
 #include <set>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
 using tracectl::UniqueFd;
 using tracectl::consumer::kernel::IpRingReader;
 using tracectl::ip::compileIpFilter;
+using tracectl::ip::ipFieldRecordMask;
 using tracectl::ip::IpFilterProgram;
 using tracectl::ip::IpProbes;
+using tracectl::ip::IpRecordMask;
+using tracectl::ip::ipRecordProbeMask;
 using tracectl::ip::IpRuleFilter;
+using tracectl::ip::readIpAggregation;
 
 namespace {
 
@@ -435,4 +442,217 @@ TEST(IpProbesLive, WakesTheReaderOnlyWhenMoreThanHalfFull) {
     EXPECT_EQ(drain(reader).size(), 20U);
     EXPECT_EQ(reader.dropped(), 0U);
     EXPECT_FALSE(readable());
+}
+
+namespace {
+
+// The OR of the named fields' masks, and the probe's when `probe`.
+IpRecordMask keyMask(std::initializer_list<std::string_view> fields, bool probe) {
+    IpRecordMask mask{};
+    if (probe)
+        mask = ipRecordProbeMask();
+    for (const std::string_view f : fields) {
+        const std::optional<IpRecordMask> m = ipFieldRecordMask(f);
+        EXPECT_TRUE(m.has_value()) << f;
+        if (m)
+            for (std::size_t i = 0; i < mask.size(); ++i)
+                mask[i] = static_cast<std::uint8_t>(mask[i] | (*m)[i]);
+    }
+    return mask;
+}
+
+// Runs `f` with this thread on the `index`-th CPU it may run on (the last
+// one when it may run on fewer), then as before: the packets it sends are
+// counted on that CPU's slots of the per-CPU aggregation.
+template <typename F>
+void onCpu(std::size_t index, F f) {
+    cpu_set_t before;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof before, &before), 0);
+    int cpu = -1;
+    for (int c = 0, seen = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &before)) {
+            cpu = c;
+            if (static_cast<std::size_t>(seen++) == index)
+                break;
+        }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+    f();
+    ASSERT_EQ(::sched_setaffinity(0, sizeof before, &before), 0);
+}
+
+// A key's bytes the mask does not keep are all 0.
+void expectMasked(const tracectl_ip_record& key, const IpRecordMask& mask) {
+    const auto* b = reinterpret_cast<const unsigned char*>(&key);
+    for (std::size_t i = 0; i < sizeof key; ++i) {
+        if (mask[i] == 0) {
+            EXPECT_EQ(b[i], 0) << "byte " << i << " of a key outside the mask";
+        }
+    }
+}
+
+using AggKey = std::tuple<int, std::string, std::string>; // probe, saddr, daddr
+
+// The counts by the values of the mask's fields (probe, ip_saddr,
+// ip_daddr), as a D client sums them: several keys may give the same
+// values. An IPv4 key of ip_saddr keeps header bytes 8..11 (IPv6's source
+// address there; IPv4's TTL, protocol and checksum), so IPv4 packets whose
+// IP ident differs (a checksum apart) are distinct keys of equal values.
+std::map<AggKey, std::uint64_t> byAddresses(const tracectl::ip::IpAggregation& agg,
+                                            const IpRecordMask& mask) {
+    std::map<AggKey, std::uint64_t> out;
+    std::set<std::string> keys;
+    for (const auto& [key, count] : agg.rows) {
+        expectMasked(key, mask);
+        EXPECT_TRUE(keys.emplace(reinterpret_cast<const char*>(&key), sizeof key).second)
+            << "a key twice";
+        EXPECT_GT(count, 0U);
+        out[AggKey{key.probe, addrText(key, true), addrText(key, false)}] += count;
+    }
+    return out;
+}
+
+} // namespace
+
+TEST(IpProbesLive, AggregatesInTheKernelByTheMaskedRecord) {
+    SKIP_UNLESS_ROOT();
+    const std::uint16_t p = basePort() + 5;
+    IpProbes probes(1 << 16, 64);
+    ASSERT_GE(probes.aggregationFd(), 0);
+    IpRingReader reader = readerFor(probes);
+    UniqueFd rx = udpSocket(AF_INET, "127.0.0.1", p);
+    UniqueFd rx6 = udpSocket(AF_INET6, "::1", p);
+    const IpFilterProgram filter = compileIpFilter({{kBoth, "udp_dport == " + std::to_string(p)}});
+    const IpRecordMask mask = keyMask({"ip_saddr", "ip_daddr"}, true);
+    probes.setAggregatingFilter(filter, mask);
+    probes.setEnabled(true);
+    // Each key counted on two CPUs (when there are two): the reader sums them.
+    onCpu(0, [&] { exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 3, 30); });
+    onCpu(1, [&] { exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 2, 30); });
+    onCpu(0, [&] { exchange(AF_INET, "127.0.0.2", "127.0.0.1", rx, 1, 40); });
+    onCpu(1, [&] { exchange(AF_INET, "127.0.0.2", "127.0.0.1", rx, 1, 40); });
+    onCpu(0, [&] { exchange(AF_INET6, "::1", "::1", rx6, 1, 50); });
+    onCpu(1, [&] { exchange(AF_INET6, "::1", "::1", rx6, 2, 50); });
+    // Not the filter's port: not counted.
+    UniqueFd other = udpSocket(AF_INET, "127.0.0.1", static_cast<std::uint16_t>(p + 1));
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", other, 4, 30);
+    probes.setEnabled(false);
+
+    const auto agg = readIpAggregation(probes.aggregationFd(), probes.countersFd());
+    EXPECT_EQ(agg.dropped, 0U);
+    const std::map<AggKey, std::uint64_t> expected = {
+        {{TRACECTL_IP_SEND, "127.0.0.1", "127.0.0.1"}, 5},
+        {{TRACECTL_IP_RECEIVE, "127.0.0.1", "127.0.0.1"}, 5},
+        {{TRACECTL_IP_SEND, "127.0.0.2", "127.0.0.1"}, 2},
+        {{TRACECTL_IP_RECEIVE, "127.0.0.2", "127.0.0.1"}, 2},
+        {{TRACECTL_IP_SEND, "::1", "::1"}, 3},
+        {{TRACECTL_IP_RECEIVE, "::1", "::1"}, 3},
+    };
+    EXPECT_EQ(byAddresses(agg, mask), expected);
+    std::size_t v6Keys = 0;
+    for (const auto& [key, count] : agg.rows) {
+        EXPECT_EQ(key.header_len, key.ip_ver == 4 ? 20 : 40);
+        EXPECT_EQ(key.header[0] >> 4, key.ip_ver);
+        v6Keys += key.ip_ver == 6;
+    }
+    // IPv6's keys keep nothing that changes from packet to packet: one per probe.
+    EXPECT_EQ(v6Keys, 2U);
+    // Counted, not recorded.
+    EXPECT_TRUE(drain(reader).empty());
+    EXPECT_EQ(reader.dropped(), 0U);
+    // Reading changes nothing.
+    EXPECT_EQ(byAddresses(readIpAggregation(probes.aggregationFd(), probes.countersFd()), mask),
+              expected);
+
+    // setFilter goes back to the ring; the aggregation keeps its counts.
+    probes.setFilter(filter);
+    probes.setEnabled(true);
+    exchange(AF_INET, "127.0.0.1", "127.0.0.1", rx, 2, 30);
+    probes.setEnabled(false);
+    EXPECT_EQ(drain(reader).size(), 4U);
+    EXPECT_EQ(byAddresses(readIpAggregation(probes.aggregationFd(), probes.countersFd()), mask),
+              expected);
+
+    // An aggregating filter again: the same keys count on.
+    probes.setAggregatingFilter(filter, mask);
+    probes.setEnabled(true);
+    exchange(AF_INET6, "::1", "::1", rx6, 4, 50);
+    probes.setEnabled(false);
+    auto more = expected;
+    more[{TRACECTL_IP_SEND, "::1", "::1"}] += 4;
+    more[{TRACECTL_IP_RECEIVE, "::1", "::1"}] += 4;
+    EXPECT_EQ(byAddresses(readIpAggregation(probes.aggregationFd(), probes.countersFd()), mask),
+              more);
+    EXPECT_TRUE(drain(reader).empty());
+}
+
+TEST(IpProbesLive, AFullAggregationCountsTheRefusedPackets) {
+    SKIP_UNLESS_ROOT();
+    const std::uint16_t p = basePort() + 5;
+    IpProbes probes(1 << 16, 2);
+    IpRingReader reader = readerFor(probes);
+    UniqueFd rx = udpSocket(AF_INET, "127.0.0.1", p);
+    // Keys by the sender's port only (send and receive alike): three
+    // senders, three keys, for a map of two.
+    const IpRecordMask mask = keyMask({"udp_sport"}, false);
+    probes.setAggregatingFilter(compileIpFilter({{kBoth, "udp_dport == " + std::to_string(p)}}),
+                                mask);
+    UniqueFd s1 = udpSocket(AF_INET, "127.0.0.1", 0);
+    UniqueFd s2 = udpSocket(AF_INET, "127.0.0.1", 0);
+    UniqueFd s3 = udpSocket(AF_INET, "127.0.0.1", 0);
+    const auto send = [&](UniqueFd& from, int count) {
+        sockaddr_in dst{};
+        dst.sin_family = AF_INET;
+        dst.sin_port = htons(p);
+        ::inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+        char buf[64] = {};
+        for (int i = 0; i < count; ++i) {
+            EXPECT_EQ(
+                ::sendto(from.get(), buf, 20, 0, reinterpret_cast<sockaddr*>(&dst), sizeof dst),
+                20);
+            EXPECT_EQ(::recv(rx.get(), buf, sizeof buf, 0), 20);
+        }
+    };
+    probes.setEnabled(true);
+    send(s1, 3);
+    send(s2, 4);
+    send(s3, 5); // a third key: the map is full
+    send(s1, 1); // a key it holds still counts
+    probes.setEnabled(false);
+
+    const auto agg = readIpAggregation(probes.aggregationFd(), probes.countersFd());
+    std::map<std::uint16_t, std::uint64_t> bySport;
+    for (const auto& [key, count] : agg.rows) {
+        expectMasked(key, mask);
+        EXPECT_TRUE(bySport.emplace(key.sport, count).second) << "a port twice: " << key.sport;
+    }
+    EXPECT_EQ(bySport, (std::map<std::uint16_t, std::uint64_t>{{localPort(s1.get()), 2 * (3 + 1)},
+                                                               {localPort(s2.get()), 2 * 4}}));
+    EXPECT_EQ(agg.dropped, 2U * 5);
+    EXPECT_TRUE(drain(reader).empty());
+    EXPECT_EQ(reader.dropped(), 0U);
+}
+
+TEST(IpProbesLive, AggregatingNeedsAnAggregationMap) {
+    SKIP_UNLESS_ROOT();
+    IpProbes probes(4096);
+    EXPECT_GE(probes.aggregationFd(), 0);
+    EXPECT_THROW(probes.setAggregatingFilter(IpFilterProgram{}, keyMask({"ip_saddr"}, true)),
+                 tracectl::ip::IpProbeError);
+    // The refusal changed nothing: the plain filter still works.
+    EXPECT_NO_THROW(probes.setFilter(IpFilterProgram{}));
+    IpProbes moved(std::move(probes));
+    EXPECT_EQ(probes.aggregationFd(), -1);
+    EXPECT_THROW(probes.setAggregatingFilter(IpFilterProgram{}, IpRecordMask{}),
+                 tracectl::ip::IpProbeError);
+    // A map of the wrong kind is refused by the reader.
+    EXPECT_THROW(readIpAggregation(moved.countersFd(), moved.countersFd()),
+                 tracectl::ip::IpProbeError);
+    EXPECT_THROW(readIpAggregation(moved.aggregationFd(), moved.ringFd()),
+                 tracectl::ip::IpProbeError);
+    const auto empty = readIpAggregation(moved.aggregationFd(), moved.countersFd());
+    EXPECT_TRUE(empty.rows.empty());
+    EXPECT_EQ(empty.dropped, 0U);
 }

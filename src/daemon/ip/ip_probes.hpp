@@ -25,7 +25,8 @@ class IpProbeError : public std::runtime_error {
 /// One loaded and attached copy of the program, for one kernel channel of
 /// one session. RAII: the destructor detaches and closes everything (the
 /// programs `tracectl_ip_snd` at tp_btf/net_dev_queue and `tracectl_ip_rcv`
-/// at tp_btf/netif_receive_skb, the maps `events`, `counters`, `config`).
+/// at tp_btf/netif_receive_skb, the maps `events`, `counters`, `config`,
+/// `aggregation` and the program's scratch `aggregation_key`).
 /// Move-only; a moved-from object holds nothing (ringFd() == -1). Not
 /// thread-safe (the daemon calls it on one executor thread).
 class IpProbes {
@@ -67,6 +68,7 @@ private:
 
     ip_probes_bpf* skel_ = nullptr;
     std::size_t ringBytes_ = 0;
+    std::size_t aggregationKeys_ = 0; // as asked: 0 = no aggregation (the map has 1)
     unsigned active_ = 0;
     bool enabled_ = false;
 };
