@@ -513,10 +513,18 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
             s.kind = statement.kind;
             s.aggregation = statement.aggregation;
             if (statement.kind == Statement::Kind::assign) {
-                binder.use = "it cannot be an associative array key";
-                s.target = binder.bind(*statement.target);
+                // The value first: a variable whose type nothing before told (a field's
+                // value: `this->p = args[4]->ipv4_protostr`) takes the value's type, not the
+                // integer a variable read before any assignment has.
                 binder.use = "it cannot be assigned to a variable";
                 s.argument = binder.bind(*statement.argument);
+                auto& type = variable_types_[statement.target->variable];
+                if (!statement.compound && !type) {
+                    type =
+                        std::pair{s.argument->type, std::max<std::uint8_t>(s.argument->bytes, 4)};
+                }
+                binder.use = "it cannot be an associative array key";
+                s.target = binder.bind(*statement.target);
                 s.compound = statement.compound;
                 s.op = statement.op;
                 if (s.compound && (s.target->type != ValueType::integer ||
