@@ -6,6 +6,7 @@
 // ip:receive, read back with babeltrace2 (trace_events.py). The traffic is
 // the test's own UDP datagrams over loopback, told apart by their ports.
 #include "child_process.hpp"
+#include "ip_probe_abi.h"
 #include "kernel_trace_support.hpp"
 #include "multi_user.hpp"
 #include "sandbox_suite.hpp"
@@ -628,38 +629,38 @@ TEST_F(Ip, TheSeedOneLinersCountAndQuantizeTheTestsTraffic) {
     ChildProcess quantizing({cli, "aggregate", "--duration", "6",
                              "ip:::send { @[args[2]->ip_daddr] = quantize(args[2]->ip_plength); }"},
                             {}, quantizeLog);
-    // Both temporary sessions trace before the traffic goes.
-    ASSERT_TRUE(eventually(
-        [&] {
-            std::size_t active = 0;
-            for (const auto& path : manager_->ListSessions()) {
-                SessionClient session(*bus_, path);
-                active += session.Name().rfind("aggregate-", 0) == 0 && session.State() == "active";
-            }
-            return active == 2;
-        },
-        std::chrono::seconds(20)));
-    // IPv6 from an address of the test's own on lo: other suites talk over
+    const auto text = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    // Both only aggregate: both count in the kernel (their lines say so) before the
+    // traffic goes, and neither makes a session.
+    const auto inKernel = [&](const std::string& path) {
+        return text(path).find("(aggregating in the kernel)") != std::string::npos;
+    };
+    ASSERT_TRUE(eventually([&] { return inKernel(log) && inKernel(quantizeLog); },
+                           std::chrono::seconds(20)))
+        << text(log) << text(quantizeLog);
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    // IPv4 between addresses no other test uses (the count keys on the source
+    // alone: another test's 127.0.0.2 once reached its window). IPv6 from an
+    // address of the test's own on lo: other suites talk over
     // ::1 meanwhile (the relay's IPv6 case), and the one-liner counts every
     // source.
     const LoopbackAddress own6("fd7a:ce00::2");
     std::uint16_t port = 0, port6 = 0;
-    const int rx = udpSocket("127.0.0.3", 0, &port);
+    const int rx = udpSocket("127.0.0.33", 0, &port);
     const int rx6 = udpSocket("::1", 0, &port6);
-    const int tx = udpSocket("127.0.0.2", 0);
+    const int tx = udpSocket("127.0.0.32", 0);
     const int tx6 = udpSocket(own6.address, 0);
-    exchange(tx, rx, "127.0.0.3", port, 4, 100);  // ip_plength 108: bucket 64
-    exchange(tx, rx, "127.0.0.3", port, 2, 300);  // 308: bucket 256
-    exchange(tx, rx, "127.0.0.3", port, 1, 1000); // 1008: bucket 512
+    exchange(tx, rx, "127.0.0.33", port, 4, 100);  // ip_plength 108: bucket 64
+    exchange(tx, rx, "127.0.0.33", port, 2, 300);  // 308: bucket 256
+    exchange(tx, rx, "127.0.0.33", port, 1, 1000); // 1008: bucket 512
     exchange(tx6, rx6, "::1", port6, 5, 50);
     for (const int fd : {rx, rx6, tx, tx6})
         ::close(fd);
     ASSERT_EQ(counting.wait(60000), 0);
     ASSERT_EQ(quantizing.wait(60000), 0);
-    const auto text = [](const std::string& path) {
-        std::ifstream in(path);
-        return std::string(std::istreambuf_iterator<char>(in), {});
-    };
     // count(): "  KEY   VALUE" rows.
     std::map<std::string, long> counts;
     std::istringstream rows(text(log));
@@ -670,14 +671,14 @@ TEST_F(Ip, TheSeedOneLinersCountAndQuantizeTheTestsTraffic) {
             std::all_of(value.begin(), value.end(), ::isdigit))
             counts[key] = std::stol(value);
     }
-    EXPECT_EQ(counts["127.0.0.2"], 7) << text(log);
+    EXPECT_EQ(counts["127.0.0.32"], 7) << text(log);
     EXPECT_EQ(counts[own6.address], 5) << text(log);
     // quantize(): the key line, then "value |@@@ count" rows.
     const std::string q = text(quantizeLog);
-    const auto key = q.find("127.0.0.3");
+    const auto key = q.find("127.0.0.33");
     ASSERT_NE(key, std::string::npos) << q;
     std::map<long, long> buckets;
-    std::istringstream plot(q.substr(key + 9));
+    std::istringstream plot(q.substr(key + 10));
     std::string line;
     std::getline(plot, line);
     while (std::getline(plot, line)) {
@@ -716,16 +717,27 @@ TEST_F(Ip, TheExampleScriptsRunUnmodifiedOnTheTestsTraffic) {
     ChildProcess proto({cli, "dtrace", "--duration", "6", "-s", examples + "ipproto.d"}, {},
                        protoLog);
     ChildProcess io({cli, "dtrace", "--duration", "6", "-s", examples + "ipio.d"}, {}, ioLog);
+    const auto text = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    // ipproto.d only aggregates: it counts in the kernel, without a session (its line
+    // says so); ipio.d prints each packet: it records a session.
+    const auto dtraceSessions = [&] {
+        std::size_t active = 0;
+        for (const auto& path : manager_->ListSessions()) {
+            SessionClient session(*bus_, path);
+            active += session.Name().rfind("dtrace-", 0) == 0 && session.State() == "active";
+        }
+        return active;
+    };
     ASSERT_TRUE(eventually(
         [&] {
-            std::size_t active = 0;
-            for (const auto& path : manager_->ListSessions()) {
-                SessionClient session(*bus_, path);
-                active += session.Name().rfind("dtrace-", 0) == 0 && session.State() == "active";
-            }
-            return active == 2;
+            return text(protoLog).find("(aggregating in the kernel)") != std::string::npos &&
+                   dtraceSessions() == 1;
         },
-        std::chrono::seconds(20)));
+        std::chrono::seconds(20)))
+        << text(protoLog);
     const LoopbackAddress own6("fd7a:ce00::3");
     std::uint16_t port = 0, port6 = 0;
     const int rx = udpSocket("127.0.0.5", 0, &port);
@@ -739,10 +751,6 @@ TEST_F(Ip, TheExampleScriptsRunUnmodifiedOnTheTestsTraffic) {
         ::close(fd);
     ASSERT_EQ(proto.wait(60000), 0);
     ASSERT_EQ(io.wait(60000), 0);
-    const auto text = [](const std::string& path) {
-        std::ifstream in(path);
-        return std::string(std::istreambuf_iterator<char>(in), {});
-    };
     const auto lines = [](const std::string& all) {
         std::vector<std::string> out;
         std::istringstream in(all);
@@ -792,6 +800,98 @@ TEST_F(Ip, TheExampleScriptsRunUnmodifiedOnTheTestsTraffic) {
     EXPECT_EQ(ours, expected) << text(ioLog);
 }
 
+// Manager.CreateIpAggregation's own contract: options are checked before
+// anything loads; a handle is its connection's alone; a read leaves the
+// counts going; a closed handle is gone.
+TEST_F(Ip, AnIpAggregationIsItsConnectionsAndChecksItsOptions) {
+    const auto refused = [&](Options options, const std::string& part) {
+        try {
+            manager_->CreateIpAggregation(options);
+            ADD_FAILURE() << "accepted: " << part;
+        } catch (const sdbus::Error& e) {
+            EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument") << part;
+            EXPECT_NE(e.getMessage().find(part), std::string::npos) << e.getMessage();
+        }
+    };
+    using Strings = std::vector<std::string>;
+    refused({}, "at least one of send, receive");
+    refused({{"probes", sdbus::Variant(Strings{"sned"})}}, "'sned'");
+    refused({{"probes", sdbus::Variant(Strings{"send"})},
+             {"fields", sdbus::Variant(Strings{"ip_saddr", "../etc"})}},
+            "'../etc' is not a payload field");
+    refused({{"probes", sdbus::Variant(std::string("send"))}}, "string array");
+    refused({{"probes", sdbus::Variant(Strings{"send"})},
+             {"max-keys", sdbus::Variant(std::uint64_t{0})}},
+            "max-keys");
+    refused({{"probes", sdbus::Variant(Strings{"send"})},
+             {"filter", sdbus::Variant(std::string("ip_saddr == "))}},
+            "filter");
+    refused({{"probes", sdbus::Variant(Strings{"send"})}, {"sizes", sdbus::Variant(true)}},
+            "unknown option 'sizes'");
+    EXPECT_TRUE(ours().empty()) << "a refused request loaded a program";
+
+    const std::uint64_t handle = manager_->CreateIpAggregation(
+        {{"probes", sdbus::Variant(Strings{"send", "receive"})},
+         {"fields", sdbus::Variant(Strings{"ip_saddr", "udp_dport"})},
+         {"filter", sdbus::Variant(std::string("ip_saddr == \"127.0.0.6\""))}});
+    EXPECT_EQ(ours().size(), 2u);
+    std::uint16_t port = 0;
+    const int rx = udpSocket("127.0.0.7", 0, &port);
+    const int tx = udpSocket("127.0.0.6", 0);
+    const int other = udpSocket("127.0.0.8", 0);
+    exchange(tx, rx, "127.0.0.7", port, 3, 10);
+    exchange(other, rx, "127.0.0.7", port, 2, 10); // filtered out in the kernel
+    // Rows of the test's source, by probe: 3 sends, 3 receives, the port kept.
+    const auto counted = [&] {
+        std::map<std::pair<int, std::uint16_t>, std::uint64_t> out;
+        const auto [rows, dropped] = manager_->ReadIpAggregation(handle);
+        EXPECT_EQ(dropped, 0u);
+        for (const auto& row : rows) {
+            tracectl_ip_record r{};
+            EXPECT_EQ(row.get<0>().size(), sizeof r);
+            std::memcpy(&r, row.get<0>().data(), std::min(sizeof r, row.get<0>().size()));
+            EXPECT_EQ(r.timestamp, 0u) << "a field not asked for";
+            out[{r.probe, r.dport}] += row.get<1>();
+        }
+        return out;
+    };
+    const std::map<std::pair<int, std::uint16_t>, std::uint64_t> expected{
+        {{TRACECTL_IP_SEND, port}, 3}, {{TRACECTL_IP_RECEIVE, port}, 3}};
+    EXPECT_TRUE(eventually([&] { return counted() == expected; }, std::chrono::seconds(10)));
+    EXPECT_EQ(counted(), expected) << "a read leaves the counts as they are";
+    // Another connection (busctl's) may neither read nor close it.
+    for (const char* method : {"ReadIpAggregation", "CloseIpAggregation"}) {
+        const RunResult r =
+            run({"busctl", "--system", "call", "org.tracectl.Tracing1", "/org/tracectl/Tracing1",
+                 "org.tracectl.Tracing1.Manager", method, "t", std::to_string(handle)});
+        EXPECT_NE(r.exitCode, 0) << method;
+        EXPECT_NE(r.err.find("of this connection"), std::string::npos) << r.describe();
+    }
+    manager_->CloseIpAggregation(handle);
+    EXPECT_TRUE(eventually([] { return ours().empty(); }, std::chrono::seconds(10)));
+    try {
+        manager_->ReadIpAggregation(handle);
+        ADD_FAILURE() << "a closed handle was read";
+    } catch (const sdbus::Error& e) {
+        EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument");
+    }
+    for (const int fd : {rx, tx, other})
+        ::close(fd);
+}
+
+// A `tracectl dtrace` counting in the kernel that is killed (no Close) takes
+// its programs with it: the daemon unloads them when its connection leaves.
+TEST_F(Ip, AKilledClientsAggregationIsUnloaded) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const std::string log = sandbox_->dir() + "/log/killed-aggregation.log";
+    ChildProcess counting({cli, "dtrace", "-n", "ip:::receive { @ = count(); }"}, {}, log);
+    ASSERT_TRUE(eventually([&] { return ours().size() == 2; }, std::chrono::seconds(20)));
+    const auto loaded = ours();
+    counting.kill(SIGKILL);
+    EXPECT_TRUE(eventually([&] { return allUnloaded(loaded); }, std::chrono::seconds(10)));
+}
+
 // dtrace -c: the command starts once tracing has begun, $target is its pid,
 // and the run ends when it exits (long before --duration).
 TEST_F(Ip, MinusCRunsTheCommandAsTargetAndEndsWithIt) {
@@ -824,6 +924,14 @@ TEST_F(Ip, MinusCRunsTheCommandAsTargetAndEndsWithIt) {
 
 // As real users: trace-kernel decides, and nothing is loaded without it.
 class IpAccess : public MultiUserSuite {};
+
+TEST_F(IpAccess, WithoutTraceKernelNoIpAggregationIsMade) {
+    EXPECT_EQ(errorOf(call("alice", "/org/tracectl/Tracing1",
+                           "org.tracectl.Tracing1.Manager.CreateIpAggregation",
+                           {"{'probes': <['receive']>, 'interactive': <true>}"})),
+              kAccessDenied);
+    EXPECT_TRUE(ipProgramsOf(sandbox_->daemonPid()).empty());
+}
 
 TEST_F(IpAccess, WithoutTraceKernelTheProbesAreRefusedAndNothingIsLoaded) {
     const std::string path = createAs("alice", "ip-denied", homeOutput("alice", "ip-denied"));
