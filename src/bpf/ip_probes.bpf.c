@@ -9,7 +9,8 @@
  * reservation, so unwanted packets cost no ring space and are not counted
  * in `dropped`. When the active filter slot has `aggregate`, the packet is
  * counted in the `aggregation` map under its record ANDed with the slot's
- * key mask instead (ip_probe_abi.h, "In-kernel aggregation"). */
+ * key mask for its IP version instead (ip_probe_abi.h, "In-kernel
+ * aggregation"). */
 /* vmlinux.h has a `typedef struct config_s config;` (and `struct key`):
  * rename it away so the map can keep its name `config`. */
 #define config tracectl_vmlinux_config
@@ -347,7 +348,8 @@ static __always_inline int handle(struct sk_buff *skb, __u32 probe) {
         return 0;
 
     if (cfg->aggregate) {
-        aggregate(&p, probe, cfg->key_mask);
+        /* The record's version's mask: an index of 0 or 1, within bounds. */
+        aggregate(&p, probe, cfg->key_mask[p.ip_ver == 6 ? 1 : 0]);
         return 0;
     }
 

@@ -81,7 +81,8 @@ using Num = std::uint64_t (*)(const Decoded&);
 using Str = const char* (*)(const Decoded&);
 using Arr = const std::uint8_t* (*)(const Decoded&);
 
-/// Bytes of a record (ipFieldRecordMask): what one field's formula reads.
+/// Bytes of a record (ipFieldRecordMask): what one field's formula reads,
+/// for each IP version (IpRecordMask's encoding: 0x01 IPv4, 0x02 IPv6).
 struct Reads {
     IpRecordMask mask{};
 
@@ -93,16 +94,27 @@ struct Reads {
     }
 };
 
-constexpr Reads bytesAt(std::size_t offset, std::size_t size) {
+constexpr std::uint8_t kBoth = kIpRecordMaskV4 | kIpRecordMaskV6;
+
+/// Bytes [offset, offset + size) of the record, kept for the versions `versions`.
+constexpr Reads bytesAt(std::size_t offset, std::size_t size, std::uint8_t versions = kBoth) {
     Reads out;
     for (std::size_t i = offset; i < offset + size; ++i)
-        out.mask[i] = 0xff;
+        out.mask[i] = versions;
     return out;
 }
 
-/// Header bytes [from, from + size).
+/// Header bytes [from, from + size) that both versions' formulas read.
 constexpr Reads hdr(std::size_t from, std::size_t size = 1) {
     return bytesAt(offsetof(tracectl_ip_record, header) + from, size);
+}
+/// Header bytes [from, from + size) read for IPv4 records only.
+constexpr Reads v4hdr(std::size_t from, std::size_t size = 1) {
+    return bytesAt(offsetof(tracectl_ip_record, header) + from, size, kIpRecordMaskV4);
+}
+/// Header bytes [from, from + size) read for IPv6 records only.
+constexpr Reads v6hdr(std::size_t from, std::size_t size = 1) {
+    return bytesAt(offsetof(tracectl_ip_record, header) + from, size, kIpRecordMaskV6);
 }
 
 constexpr Reads kSkb = bytesAt(offsetof(tracectl_ip_record, skb), sizeof(__u64));
@@ -116,18 +128,19 @@ constexpr Reads kSport = bytesAt(offsetof(tracectl_ip_record, sport), sizeof(__u
 constexpr Reads kDport = bytesAt(offsetof(tracectl_ip_record, dport), sizeof(__u16));
 constexpr Reads kIfName = bytesAt(offsetof(tracectl_ip_record, if_name), TRACECTL_IP_IFNAMSIZ);
 
-// What decode() reads for its derived values (keep in step with it):
-// - which half holds (d.v4, d.v6), part of every field's mask;
+// What decode() reads for its derived values (keep in step with it; each
+// version's header bytes for that version only):
+// - which half holds (d.v4, d.v6), part of every field's mask, both versions;
 constexpr Reads kHalf = kIpVer | kHeaderLen | hdr(0);
 // - d.plength: IPv4 ihl and total length, IPv6 payload length;
-constexpr Reads kPlength = hdr(0) | hdr(2, 2) | hdr(4, 2);
+constexpr Reads kPlength = v4hdr(0) | v4hdr(2, 2) | v6hdr(4, 2);
 // - d.saddr, d.daddr: IPv4's and IPv6's addresses;
-constexpr Reads kSaddr = hdr(12, 4) | hdr(8, 16);
-constexpr Reads kDaddr = hdr(16, 4) | hdr(24, 16);
+constexpr Reads kSaddr = v4hdr(12, 4) | v6hdr(8, 16);
+constexpr Reads kDaddr = v4hdr(16, 4) | v6hdr(24, 16);
 // - d.udp, d.tcp: the protocol (IPv4 protocol, IPv6 next header) and
-//   IPv4's fragment offset (d.frag).
+//   IPv4's fragment offset (d.frag; 0 for IPv6).
 constexpr Reads kPorts =
-    hdr(9) /* protocol */ | hdr(6) /* next header */ | hdr(6, 2) /* frag_off */;
+    v4hdr(9) /* protocol */ | v4hdr(6, 2) /* frag_off */ | v6hdr(6) /* next header */;
 
 struct Entry {
     IpEventField field;
@@ -152,7 +165,8 @@ std::uint64_t v6(const Decoded& d, std::uint64_t v) {
 }
 
 // The one table: payload order, names, types, what each field reads (its
-// key mask; kHalf is added to every one) and how it is computed.
+// key mask; kHalf is added to every one; a header byte is v4hdr or v6hdr
+// when only that version's formula reads it) and how it is computed.
 const std::array<Entry, 39> kEntries{{
     {{"pkt_addr", "u64"},
      Kind::U64,
@@ -205,141 +219,141 @@ const std::array<Entry, 39> kEntries{{
     {{"ipv4_ver", "u8"},
      Kind::U8,
      10,
-     hdr(0),
+     v4hdr(0),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[0] >> 4); }},
     {{"ipv4_ihl", "u8"},
      Kind::U8,
      10,
-     hdr(0),
+     v4hdr(0),
      [](const Decoded& d) -> std::uint64_t { return v4(d, (h(d)[0] & 0xfU) * 4); }},
     {{"ipv4_tos", "u8"},
      Kind::U8,
      10,
-     hdr(1),
+     v4hdr(1),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[1]); }},
     {{"ipv4_length", "u16"},
      Kind::U16,
      10,
-     hdr(2, 2),
+     v4hdr(2, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 2)); }},
     {{"ipv4_ident", "u16"},
      Kind::U16,
      10,
-     hdr(4, 2),
+     v4hdr(4, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 4)); }},
     {{"ipv4_flags", "u8"},
      Kind::U8,
      10,
-     hdr(6), // frag & 0xe000: the first byte of frag_off
+     v4hdr(6), // frag & 0xe000: the first byte of frag_off
      [](const Decoded& d) -> std::uint64_t { return v4(d, (d.frag & 0xe000U) >> 8); }},
     {{"ipv4_offset", "u16"},
      Kind::U16,
      10,
-     hdr(6, 2),
+     v4hdr(6, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, d.frag & 0x1fffU); }},
     {{"ipv4_ttl", "u8"},
      Kind::U8,
      10,
-     hdr(8),
+     v4hdr(8),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[8]); }},
     {{"ipv4_protocol", "u8"},
      Kind::U8,
      10,
-     hdr(9),
+     v4hdr(9),
      [](const Decoded& d) -> std::uint64_t { return v4(d, h(d)[9]); }},
     {{"ipv4_protostr", "string"},
      Kind::String,
      10,
-     hdr(9),
+     v4hdr(9),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v4 ? d.protoName : kAbsent; }},
     {{"ipv4_checksum", "u16"},
      Kind::U16,
      16,
-     hdr(10, 2),
+     v4hdr(10, 2),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be16(h(d) + 10)); }},
     {{"ipv4_src", "u32"},
      Kind::U32,
      16,
-     hdr(12, 4),
+     v4hdr(12, 4),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be32(h(d) + 12)); }},
     {{"ipv4_dst", "u32"},
      Kind::U32,
      16,
-     hdr(16, 4),
+     v4hdr(16, 4),
      [](const Decoded& d) -> std::uint64_t { return v4(d, be32(h(d) + 16)); }},
     {{"ipv4_saddr", "string"},
      Kind::String,
      10,
-     hdr(12, 4),
+     v4hdr(12, 4),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v4 ? d.saddr : kAbsent; }},
     {{"ipv4_daddr", "string"},
      Kind::String,
      10,
-     hdr(16, 4),
+     v4hdr(16, 4),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v4 ? d.daddr : kAbsent; }},
     {{"ipv6_ver", "u8"},
      Kind::U8,
      10,
-     hdr(0),
+     v6hdr(0),
      [](const Decoded& d) -> std::uint64_t { return v6(d, d.v6word >> 28); }},
     {{"ipv6_tclass", "u8"},
      Kind::U8,
      10,
-     hdr(0, 2),
+     v6hdr(0, 2),
      [](const Decoded& d) -> std::uint64_t { return v6(d, (d.v6word >> 20) & 0xffU); }},
     {{"ipv6_flow", "u32"},
      Kind::U32,
      10,
-     hdr(1, 3),
+     v6hdr(1, 3),
      [](const Decoded& d) -> std::uint64_t { return v6(d, d.v6word & 0xfffffU); }},
     {{"ipv6_plen", "u16"},
      Kind::U16,
      10,
-     hdr(4, 2),
+     v6hdr(4, 2),
      [](const Decoded& d) -> std::uint64_t { return v6(d, be16(h(d) + 4)); }},
     {{"ipv6_nexthdr", "u8"},
      Kind::U8,
      10,
-     hdr(6),
+     v6hdr(6),
      [](const Decoded& d) -> std::uint64_t { return v6(d, h(d)[6]); }},
     {{"ipv6_nextstr", "string"},
      Kind::String,
      10,
-     hdr(6),
+     v6hdr(6),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v6 ? d.protoName : kAbsent; }},
     {{"ipv6_hlim", "u8"},
      Kind::U8,
      10,
-     hdr(7),
+     v6hdr(7),
      [](const Decoded& d) -> std::uint64_t { return v6(d, h(d)[7]); }},
     {{"ipv6_src", "u8[16]"},
      Kind::Bytes16,
      16,
-     hdr(8, 16),
+     v6hdr(8, 16),
      nullptr,
      nullptr,
      [](const Decoded& d) -> const std::uint8_t* { return d.v6 ? h(d) + 8 : kZero16; }},
     {{"ipv6_dst", "u8[16]"},
      Kind::Bytes16,
      16,
-     hdr(24, 16),
+     v6hdr(24, 16),
      nullptr,
      nullptr,
      [](const Decoded& d) -> const std::uint8_t* { return d.v6 ? h(d) + 24 : kZero16; }},
     {{"ipv6_saddr", "string"},
      Kind::String,
      10,
-     hdr(8, 16),
+     v6hdr(8, 16),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v6 ? d.saddr : kAbsent; }},
     {{"ipv6_daddr", "string"},
      Kind::String,
      10,
-     hdr(24, 16),
+     v6hdr(24, 16),
      nullptr,
      [](const Decoded& d) -> const char* { return d.v6 ? d.daddr : kAbsent; }},
     {{"udp_sport", "u16"},
@@ -446,6 +460,14 @@ std::optional<IpRecordMask> ipFieldRecordMask(std::string_view name) {
 
 IpRecordMask ipRecordProbeMask() {
     return kProbe.mask;
+}
+
+IpRecordMask ipRecordMaskFor(const IpRecordMask& mask, unsigned ipVer) {
+    const std::uint8_t bit = ipVer == 6 ? kIpRecordMaskV6 : kIpRecordMaskV4;
+    IpRecordMask out{};
+    for (std::size_t i = 0; i < mask.size(); ++i)
+        out[i] = (mask[i] & bit) ? 0xff : 0x00;
+    return out;
 }
 
 std::string ipEventTsdlFields() {

@@ -61,19 +61,40 @@ std::string ipEventTsdlFields();
 /// growth.
 void appendIpEventFields(const tracectl_ip_record& r, std::vector<std::byte>& out);
 
-/// A byte mask over a struct tracectl_ip_record (0xff: the byte is kept).
+/// Which bytes of a struct tracectl_ip_record a key keeps, for each IP
+/// version: bit 0 (kIpRecordMaskV4, 0x01) keeps the byte in an IPv4 record's
+/// key, bit 1 (kIpRecordMaskV6, 0x02) in an IPv6 record's; 0x03 in both, 0 in
+/// neither. One mask cannot be ANDed with records of both versions: their
+/// headers differ (IPv6's source address, header[8..23], is IPv4's TTL,
+/// protocol, checksum and addresses), so a byte one version's field needs
+/// would split the other version's keys. Masks combine with bitwise OR;
+/// ipRecordMaskFor() gives the AND mask of one version.
 using IpRecordMask = std::array<std::uint8_t, sizeof(tracectl_ip_record)>;
 
+inline constexpr std::uint8_t kIpRecordMaskV4 = 0x01;
+inline constexpr std::uint8_t kIpRecordMaskV6 = 0x02;
+
 /// The bytes of a record that payload field `name` (ipEventFields()' names)
-/// is computed from by appendIpEventFields, all 0xff, the others 0: a record
-/// ANDed with it (or with the OR of several fields' masks) gives that field
-/// the same value as the whole record does. Always includes ip_ver (every
-/// field's half depends on it), with the other bytes that decide the half:
-/// header_len and header[0] (the version nibble's byte). nullopt for an
-/// unknown name. The `probe` byte is not included: ipRecordProbeMask() is.
+/// is computed from by appendIpEventFields, in IpRecordMask's encoding: a
+/// record of either version ANDed with ipRecordMaskFor(mask, its ip_ver)
+/// (also for the OR of several fields' masks) gives that field the same
+/// value as the whole record does. The bytes that decide the half (ip_ver,
+/// header_len and header[0], the version nibble's byte) are in every
+/// field's mask, for both versions (0x03), as are the version-independent
+/// bytes a field reads (skb, sk, netns_ino, if_name, if_local, the ports);
+/// a header byte only one version's formula reads is kept for that version
+/// alone (0x01 or 0x02). nullopt for an unknown name. The `probe` byte is
+/// not included: ipRecordProbeMask() is.
 std::optional<IpRecordMask> ipFieldRecordMask(std::string_view name);
 
-/// The mask of the record's `probe` byte alone (send or receive).
+/// The mask of the record's `probe` byte alone (send or receive), for both
+/// versions (0x03).
 IpRecordMask ipRecordProbeMask();
+
+/// The byte mask (0xff: kept, 0x00: not) that `mask` (IpRecordMask's
+/// encoding) means for a record of ip_ver `ipVer`: bit 1 for 6, bit 0 for
+/// any other value (as the BPF program picks tracectl_ip_config's
+/// key_mask[1] for ip_ver 6, key_mask[0] otherwise).
+IpRecordMask ipRecordMaskFor(const IpRecordMask& mask, unsigned ipVer);
 
 } // namespace tracectl::ip

@@ -135,22 +135,27 @@ struct tracectl_ip_config {
     __u32 aggregate; /* filter slots only: 1 = count, do not record (below) */
     __u32 pad;
     struct tracectl_ip_filter filter; /* filter slots only */
-    /* filter slots with `aggregate`: the bytes of a record kept in its key */
-    __u8 key_mask[sizeof(struct tracectl_ip_record)];
+    /* filter slots with `aggregate`: the bytes of a record kept in its key
+     * (0xff kept, 0x00 not), [0] for IPv4 records, [1] for IPv6 records */
+    __u8 key_mask[2][sizeof(struct tracectl_ip_record)];
 };
 
 /* ---- In-kernel aggregation (tracectl dtrace's aggregation-only programs) ----
  *
  * When the active filter slot has `aggregate` 1, a packet that passes its
  * filter is not written to the ring. Its record (filled exactly as for the
- * ring), ANDed byte by byte with the slot's `key_mask`, is a key of the
+ * ring), ANDed byte by byte with the slot's `key_mask` of its IP version
+ * (key_mask[1] when ip_ver is 6, key_mask[0] otherwise), is a key of the
  * `aggregation` map: a BPF_MAP_TYPE_PERCPU_HASH from struct
  * tracectl_ip_record to __u64, the packets seen with that key on that CPU
  * (no atomics: each CPU counts its own). A new key the full map cannot take
  * is counted in counters.aggregation_dropped. Userspace sums the CPUs'
- * counts. The mask comes from the payload fields a program reads
+ * counts. The masks come from the payload fields a program reads
  * (ip_event_fields.hpp, ipFieldRecordMask), so that the masked record still
- * gives those fields their values. */
+ * gives those fields their values. One mask per version because the two
+ * headers differ: a mask for both would keep, in an IPv4 record, the bytes
+ * of IPv6's fields (IPv6's source header[8..23] is IPv4's TTL, protocol,
+ * checksum and addresses), and every IPv4 packet would be its own key. */
 
 /* The `counters` map: an ARRAY (BPF_F_MMAPABLE) of one entry, so userspace
  * reads it through mmap without a syscall per read. */

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -21,6 +22,7 @@ using tracectl::ip::ipEventFields;
 using tracectl::ip::ipEventTsdlFields;
 using tracectl::ip::ipFieldRecordMask;
 using tracectl::ip::IpRecordMask;
+using tracectl::ip::ipRecordMaskFor;
 using tracectl::ip::ipRecordProbeMask;
 
 namespace {
@@ -347,11 +349,16 @@ tracectl_ip_record randomRecord(std::mt19937_64& rng) {
     return r;
 }
 
-std::set<std::size_t> keptBytes(const IpRecordMask& mask) {
+// The bytes `mask` (IpRecordMask's encoding) keeps in a record of IP
+// version `ver`, through ipRecordMaskFor (whose bytes are 0 or 0xff).
+std::set<std::size_t> keptBytes(const IpRecordMask& mask, unsigned ver) {
+    for (std::size_t i = 0; i < mask.size(); ++i)
+        EXPECT_EQ(mask[i] & ~0x03U, 0U) << "byte " << i << " has bits besides IPv4's and IPv6's";
+    const IpRecordMask bytes = ipRecordMaskFor(mask, ver);
     std::set<std::size_t> out;
-    for (std::size_t i = 0; i < mask.size(); ++i) {
-        EXPECT_TRUE(mask[i] == 0 || mask[i] == 0xff) << "byte " << i;
-        if (mask[i])
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        EXPECT_TRUE(bytes[i] == 0 || bytes[i] == 0xff) << "byte " << i;
+        if (bytes[i])
             out.insert(i);
     }
     return out;
@@ -378,8 +385,12 @@ std::set<std::size_t> unite(std::initializer_list<std::set<std::size_t>> sets) {
 } // namespace
 
 // The property the in-kernel aggregation relies on: a record ANDed with a
-// field's mask (and the probe's) gives that field the value the whole
-// record gives it, for every field and every kind of record.
+// field's mask (and the probe's) for the record's IP version gives that
+// field the value the whole record gives it, for every field and every kind
+// of record. And the converse that keeps keys few: every byte a version's
+// mask keeps (besides ip_ver, header_len and header[0], which decide the
+// half for every field) changes the field's value on some record of that
+// version, so no byte only the other version reads splits the keys.
 TEST(IpFieldRecordMask, AMaskedRecordGivesTheFieldItsValue) {
     const std::uint64_t seed = std::random_device{}();
     SCOPED_TRACE("seed " + std::to_string(seed));
@@ -399,7 +410,7 @@ TEST(IpFieldRecordMask, AMaskedRecordGivesTheFieldItsValue) {
         const auto whole = fieldValues(r);
         ASSERT_EQ(whole.size(), fields.size());
         for (std::size_t f = 0; f < fields.size(); ++f) {
-            const auto part = fieldValues(masked(r, masks[f]));
+            const auto part = fieldValues(masked(r, ipRecordMaskFor(masks[f], r.ip_ver)));
             ASSERT_EQ(part.size(), fields.size());
             if (part[f] != whole[f] && ++failures <= 10)
                 ADD_FAILURE() << fields[f].name << " differs on a record of ip_ver "
@@ -415,41 +426,95 @@ TEST(IpFieldRecordMask, AMaskedRecordGivesTheFieldItsValue) {
                 some = some | masks[f];
                 chosen.push_back(f);
             }
-        const auto part = fieldValues(masked(r, some));
+        const auto part = fieldValues(masked(r, ipRecordMaskFor(some, r.ip_ver)));
         for (const std::size_t f : chosen)
             if (part[f] != whole[f] && ++failures <= 10)
                 ADD_FAILURE() << fields[f].name << " differs under a union of masks";
     }
     EXPECT_EQ(failures, 0);
+
+    // Every kept byte is needed by its version: (field, version, byte) still
+    // to be shown, until a record of that version whose field changes when
+    // that byte alone changes.
+    const std::set<std::size_t> half = {offsetof(tracectl_ip_record, ip_ver),
+                                        offsetof(tracectl_ip_record, header_len),
+                                        offsetof(tracectl_ip_record, header)};
+    std::map<std::pair<std::size_t, unsigned>, std::set<std::size_t>> unproven;
+    for (std::size_t f = 0; f < fields.size(); ++f)
+        for (const unsigned ver : {4U, 6U})
+            for (const std::size_t i : keptBytes(*ipFieldRecordMask(fields[f].name), ver))
+                if (!half.contains(i))
+                    unproven[{f, ver}].insert(i);
+    for (const tracectl_ip_record& r : records) {
+        if (r.ip_ver != 4 && r.ip_ver != 6)
+            continue;
+        const auto whole = fieldValues(r);
+        for (auto& [fieldVer, bytes] : unproven) {
+            if (fieldVer.second != r.ip_ver)
+                continue;
+            for (auto it = bytes.begin(); it != bytes.end();) {
+                tracectl_ip_record changed = r;
+                auto* b = reinterpret_cast<unsigned char*>(&changed);
+                b[*it] = static_cast<unsigned char>(b[*it] ^ (1 + rng() % 255));
+                if (fieldValues(changed)[fieldVer.first] != whole[fieldVer.first])
+                    it = bytes.erase(it);
+                else
+                    ++it;
+            }
+        }
+    }
+    for (const auto& [fieldVer, bytes] : unproven)
+        for (const std::size_t i : bytes)
+            ADD_FAILURE() << fields[fieldVer.first].name << "'s IPv" << fieldVer.second
+                          << " mask keeps record byte " << i << " (header["
+                          << static_cast<long>(i) -
+                                 static_cast<long>(offsetof(tracectl_ip_record, header))
+                          << "]), which never changed its value on an IPv" << fieldVer.second
+                          << " record";
 }
 
-// The masks keep only what the field needs: a key of few fields stays
-// small (no timestamp, thread, CPU or ifindex ever; a field's own bytes).
+// The masks keep only what the field needs, for each version: a key of few
+// fields stays small (no timestamp, thread, CPU or ifindex ever; a field's
+// own bytes of the record's version's header, none of the other's).
 TEST(IpFieldRecordMask, KeepsOnlyWhatTheFieldReads) {
     const auto half = unite({range(offsetof(tracectl_ip_record, ip_ver), 1),
                              range(offsetof(tracectl_ip_record, header_len), 1), header(0, 1)});
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_saddr")),
-              unite({half, header(12, 4), header(8, 16)}));
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_daddr")),
-              unite({half, header(16, 4), header(24, 16)}));
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_ver")), half);
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("pkt_addr")),
-              unite({half, range(offsetof(tracectl_ip_record, skb), 8)}));
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("cs_addr")),
-              unite({half, range(offsetof(tracectl_ip_record, sk), 8)}));
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("if_ipstack")),
-              unite({half, range(offsetof(tracectl_ip_record, netns_ino), 8)}));
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("if_name")),
-              unite({half, range(offsetof(tracectl_ip_record, if_name), TRACECTL_IP_IFNAMSIZ)}));
-    EXPECT_EQ(keptBytes(*ipFieldRecordMask("ip_plength")),
-              unite({half, header(2, 2), header(4, 2)}));
-    EXPECT_EQ(
-        keptBytes(*ipFieldRecordMask("udp_dport")),
-        unite({half, range(offsetof(tracectl_ip_record, dport), 2), header(9, 1), header(6, 2)}));
-    EXPECT_EQ(
-        keptBytes(*ipFieldRecordMask("tcp_sport")),
-        unite({half, range(offsetof(tracectl_ip_record, sport), 2), header(9, 1), header(6, 2)}));
-    EXPECT_EQ(keptBytes(ipRecordProbeMask()), range(offsetof(tracectl_ip_record, probe), 1));
+    const auto both = [&](std::string_view name, const std::set<std::size_t>& v4,
+                          const std::set<std::size_t>& v6) {
+        SCOPED_TRACE(std::string(name));
+        const auto mask = ipFieldRecordMask(name);
+        ASSERT_TRUE(mask.has_value());
+        EXPECT_EQ(keptBytes(*mask, 4), v4);
+        EXPECT_EQ(keptBytes(*mask, 6), v6);
+    };
+    both("ip_saddr", unite({half, header(12, 4)}), unite({half, header(8, 16)}));
+    both("ip_daddr", unite({half, header(16, 4)}), unite({half, header(24, 16)}));
+    both("ip_ver", half, half);
+    both("pkt_addr", unite({half, range(offsetof(tracectl_ip_record, skb), 8)}),
+         unite({half, range(offsetof(tracectl_ip_record, skb), 8)}));
+    both("cs_addr", unite({half, range(offsetof(tracectl_ip_record, sk), 8)}),
+         unite({half, range(offsetof(tracectl_ip_record, sk), 8)}));
+    both("if_ipstack", unite({half, range(offsetof(tracectl_ip_record, netns_ino), 8)}),
+         unite({half, range(offsetof(tracectl_ip_record, netns_ino), 8)}));
+    both("if_name",
+         unite({half, range(offsetof(tracectl_ip_record, if_name), TRACECTL_IP_IFNAMSIZ)}),
+         unite({half, range(offsetof(tracectl_ip_record, if_name), TRACECTL_IP_IFNAMSIZ)}));
+    // IPv4: total length (and ihl, header[0]); IPv6: payload length.
+    both("ip_plength", unite({half, header(2, 2)}), unite({half, header(4, 2)}));
+    // IPv4: protocol and frag_off; IPv6: next header.
+    both("udp_dport",
+         unite({half, range(offsetof(tracectl_ip_record, dport), 2), header(9, 1), header(6, 2)}),
+         unite({half, range(offsetof(tracectl_ip_record, dport), 2), header(6, 1)}));
+    both("tcp_sport",
+         unite({half, range(offsetof(tracectl_ip_record, sport), 2), header(9, 1), header(6, 2)}),
+         unite({half, range(offsetof(tracectl_ip_record, sport), 2), header(6, 1)}));
+    // One version's fields keep none of the other's header.
+    both("ipv4_ttl", unite({half, header(8, 1)}), half);
+    both("ipv4_length", unite({half, header(2, 2)}), half);
+    both("ipv6_flow", half, unite({half, header(1, 3)}));
+    both("ipv6_src", half, unite({half, header(8, 16)}));
+    EXPECT_EQ(keptBytes(ipRecordProbeMask(), 4), range(offsetof(tracectl_ip_record, probe), 1));
+    EXPECT_EQ(keptBytes(ipRecordProbeMask(), 6), range(offsetof(tracectl_ip_record, probe), 1));
 
     std::set<std::size_t> never = unite(
         {range(offsetof(tracectl_ip_record, timestamp), 8),
@@ -459,9 +524,77 @@ TEST(IpFieldRecordMask, KeepsOnlyWhatTheFieldReads) {
          range(offsetof(tracectl_ip_record, header) + TRACECTL_IP_HEADER_MAX,
                sizeof(tracectl_ip_record) - offsetof(tracectl_ip_record, header) -
                    TRACECTL_IP_HEADER_MAX)});
-    for (const auto& f : ipEventFields())
-        for (const std::size_t i : keptBytes(*ipFieldRecordMask(f.name)))
-            EXPECT_FALSE(never.contains(i)) << f.name << " keeps byte " << i;
+    // An IPv4 record's header has 20 bytes: no field keeps more of it.
+    const auto v4never = unite({never, header(20, TRACECTL_IP_HEADER_MAX - 20)});
+    for (const auto& f : ipEventFields()) {
+        for (const std::size_t i : keptBytes(*ipFieldRecordMask(f.name), 4))
+            EXPECT_FALSE(v4never.contains(i)) << f.name << " keeps byte " << i << " for IPv4";
+        for (const std::size_t i : keptBytes(*ipFieldRecordMask(f.name), 6))
+            EXPECT_FALSE(never.contains(i)) << f.name << " keeps byte " << i << " for IPv6";
+    }
+}
+
+// The bug the per-version masks fix, from the real layouts: IPv4's source
+// address is header[12..15] (header[8..11] are its TTL, protocol and
+// checksum, header[16..19] its destination), IPv6's is header[8..23]. An
+// IPv4 key of ip_saddr keeping header[8..11] or header[16..23] would differ
+// per packet (the checksum follows the ident), one key per datagram; an
+// IPv6 key keeps exactly the 16 bytes of its source.
+TEST(IpFieldRecordMask, SourceAddressKeepsOnlyItsVersionsBytes) {
+    const IpRecordMask mask = *ipFieldRecordMask("ip_saddr");
+    const IpRecordMask v4 = ipRecordMaskFor(mask, 4);
+    const IpRecordMask v6 = ipRecordMaskFor(mask, 6);
+    const std::size_t h = offsetof(tracectl_ip_record, header);
+    for (std::size_t i = 8; i < 12; ++i)
+        EXPECT_EQ(v4[h + i], 0) << "IPv4 key keeps header[" << i << "]";
+    for (std::size_t i = 12; i < 16; ++i)
+        EXPECT_EQ(v4[h + i], 0xff) << "IPv4 key drops header[" << i << "]";
+    for (std::size_t i = 16; i < 24; ++i)
+        EXPECT_EQ(v4[h + i], 0) << "IPv4 key keeps header[" << i << "]";
+    for (std::size_t i = 8; i < 24; ++i)
+        EXPECT_EQ(v6[h + i], 0xff) << "IPv6 key drops header[" << i << "]";
+    for (std::size_t i = 1; i < 8; ++i)
+        EXPECT_EQ(v6[h + i], 0) << "IPv6 key keeps header[" << i << "]";
+    for (std::size_t i = 24; i < TRACECTL_IP_HEADER_MAX; ++i)
+        EXPECT_EQ(v6[h + i], 0) << "IPv6 key keeps header[" << i << "]";
+    // The encoding: header[12..15] both (IPv4's source, inside IPv6's),
+    // header[8..11] and [16..23] IPv6 only, the version's bytes both.
+    EXPECT_EQ(mask[h + 8], 0x02);
+    EXPECT_EQ(mask[h + 12], 0x03);
+    EXPECT_EQ(mask[h + 16], 0x02);
+    EXPECT_EQ(mask[h], 0x03);
+    EXPECT_EQ(mask[offsetof(tracectl_ip_record, ip_ver)], 0x03);
+    EXPECT_EQ(mask[offsetof(tracectl_ip_record, header_len)], 0x03);
+
+    // Two IPv4 datagrams of one source that differ in TTL, ident and
+    // checksum are one key; their sources differ, two keys.
+    tracectl_ip_record a = ipv4Udp();
+    tracectl_ip_record b = a;
+    b.header[4] ^= 0x12;  // ident
+    b.header[8] ^= 0x01;  // TTL
+    b.header[10] ^= 0x34; // checksum
+    const tracectl_ip_record keyA = masked(a, v4);
+    tracectl_ip_record keyB = masked(b, v4);
+    EXPECT_EQ(std::memcmp(&keyA, &keyB, sizeof keyA), 0);
+    b.header[15] ^= 0x01;
+    keyB = masked(b, v4);
+    EXPECT_NE(std::memcmp(&keyA, &keyB, sizeof keyA), 0);
+}
+
+TEST(IpFieldRecordMask, MaskForAVersion) {
+    IpRecordMask mask{};
+    mask[0] = 0x01;
+    mask[1] = 0x02;
+    mask[2] = 0x03;
+    IpRecordMask v4{};
+    v4[0] = v4[2] = 0xff;
+    IpRecordMask v6{};
+    v6[1] = v6[2] = 0xff;
+    EXPECT_EQ(ipRecordMaskFor(mask, 4), v4);
+    EXPECT_EQ(ipRecordMaskFor(mask, 6), v6);
+    // Any other ip_ver: IPv4's, as the program picks key_mask[0].
+    EXPECT_EQ(ipRecordMaskFor(mask, 0), v4);
+    EXPECT_EQ(ipRecordMaskFor(mask, 5), v4);
 }
 
 TEST(IpFieldRecordMask, UnknownNameHasNoMask) {

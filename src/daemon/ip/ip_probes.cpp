@@ -177,8 +177,13 @@ void IpProbes::setAggregatingFilter(const IpFilterProgram& program, const IpReco
     tracectl_ip_config value{};
     value.aggregate = 1;
     value.filter = program.filter;
-    static_assert(sizeof value.key_mask == std::tuple_size_v<IpRecordMask>);
-    std::memcpy(value.key_mask, keyMask.data(), sizeof value.key_mask);
+    // keyMask keeps a byte per version (bit 0 IPv4, bit 1 IPv6); the program
+    // ANDs a record with its version's 0xff/0x00 mask.
+    static_assert(sizeof value.key_mask[0] == std::tuple_size_v<IpRecordMask>);
+    const IpRecordMask v4 = ipRecordMaskFor(keyMask, 4);
+    const IpRecordMask v6 = ipRecordMaskFor(keyMask, 6);
+    std::memcpy(value.key_mask[0], v4.data(), sizeof value.key_mask[0]);
+    std::memcpy(value.key_mask[1], v6.data(), sizeof value.key_mask[1]);
     writeFilter(value);
 }
 

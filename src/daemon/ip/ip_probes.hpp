@@ -52,8 +52,10 @@ public:
     /// switch; ip_probe_abi.h). Throws IpProbeError.
     void setFilter(const IpFilterProgram& program);
     /// Installs `program` as setFilter() does, but its packets are counted
-    /// in the `aggregation` map by their record ANDed with `keyMask`
-    /// (ip_probe_abi.h, "In-kernel aggregation"), not written to the ring.
+    /// in the `aggregation` map by their record ANDed with `keyMask` for
+    /// the record's IP version (IpRecordMask's per-version bits, written as
+    /// the config's key_mask[0] for IPv4 and key_mask[1] for IPv6;
+    /// ip_probe_abi.h, "In-kernel aggregation"), not written to the ring.
     /// Throws IpProbeError (also when loaded with aggregationKeys 0).
     void setAggregatingFilter(const IpFilterProgram& program, const IpRecordMask& keyMask);
     /// The `aggregation` map fd (readIpAggregation; the caller dups). -1 when empty.
