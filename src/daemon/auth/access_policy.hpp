@@ -11,6 +11,9 @@
 // |                                          |   trace-all-users (without interaction)         |
 // | Manager.ListTracepoints("kernel"),       | trace-kernel (ListTracepointsWithOptions also   |
 // |   ListTracepointsWithOptions             |   takes "interactive" b in its options)         |
+// | Manager.CreateIpAggregation              | trace-kernel (options "interactive" b)          |
+// | Manager.ReadIpAggregation,               | none: only the connection that created the      |
+// |   CloseIpAggregation                     |   aggregation may, and it was authorized then   |
 // | Manager.DefaultOutputPath                | none: it tells callers about themselves only    |
 // | Session.* on the caller's own session    | trace-own                                       |
 // | Session.* on another user's session      | manage-all-sessions                             |
