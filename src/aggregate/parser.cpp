@@ -283,12 +283,21 @@ private:
                                             "(D declares a variable at its first assignment: "
                                             "assign it earlier, in BEGIN for instance)");
         }
-        if (scope == VariableScope::global && is("[")) {
-            keys(*e);
+        if (is("[")) {
+            refuse_clause_local_array(scope, name.at);
+            keys(*e); // a global or thread-local associative array
         }
         e->text = variable;
         e->variable = declare_variable(variable, scope, e->arguments.size(), name.at);
         return e;
+    }
+
+    /// D has no clause-local associative arrays (this->name[key]).
+    static void refuse_clause_local_array(VariableScope scope, Position at) {
+        if (scope == VariableScope::clause_local) {
+            throw ProgramError(at, "clause-local variables cannot be associative arrays in D "
+                                   "(this->name[key]): use a global or self-> array");
+        }
     }
 
     std::size_t declare_variable(const std::string& name, VariableScope scope,
@@ -851,7 +860,11 @@ private:
             }
             e->kind = Expression::Kind::variable;
             e->text = name.text;
-            e->variable = declare_variable(name.text, scope, 0, name.at);
+            if (is("[")) {
+                refuse_clause_local_array(scope, t.at);
+                keys(*e); // self->name[key, ...]: a thread-local associative array
+            }
+            e->variable = declare_variable(name.text, scope, e->arguments.size(), name.at);
             return e;
         }
         if (const auto v = global_variable(t.text)) {

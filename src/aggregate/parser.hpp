@@ -6,7 +6,7 @@
 //   '}' statement  := aggregation ['[' expression (',' expression)* ']'] '=' function '(' args ')'
 //               | variable ('=' | OP'=') expression | variable ('++' | '--')
 //               | action '(' args ')'
-//   variable   := NAME ['[' keys ']'] | 'this->' NAME | 'self->' NAME
+//   variable   := NAME ['[' keys ']'] | 'this->' NAME | 'self->' NAME ['[' keys ']']
 //   expression := C's operators (?: || ^^ && | ^ & == != < <= > >= << >> + - * / % ! ~
 //                 unary-) over integer, character and string literals, identifiers,
 //                 args[N]->member, variables, function calls, $macros and parentheses
