@@ -169,7 +169,14 @@ private:
             in_predicate_ = false;
             expect("/");
         }
-        expect("{");
+        if (!is("{") && !result.predicate) {
+            // No body: dtrace(1)'s default action, as for an empty one (`dtrace -n BEGIN`).
+            return result;
+        }
+        if (!is("{")) {
+            fail(peek(), "'{' (the actions after a predicate)");
+        }
+        take();
         while (!is("}")) {
             if (is(";")) {
                 take();
@@ -725,8 +732,11 @@ private:
     std::optional<Operator> operator_at(std::size_t level) const {
         for (const auto& [text, op] : binary_levels()[level]) {
             if (is(text)) {
-                if (op == Operator::divide && in_predicate_ && is("{", 1)) {
-                    return std::nullopt; // "/ {" closes a predicate instead
+                if (op == Operator::divide && in_predicate_ &&
+                    (is("{", 1) || peek(1).kind == Token::Kind::end)) {
+                    // "/ {" closes a predicate instead (and "/" at the end, which then
+                    // lacks its actions)
+                    return std::nullopt;
                 }
                 return op;
             }

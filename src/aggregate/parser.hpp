@@ -3,7 +3,8 @@
 //   program    := (pragma | clause)+
 //   pragma     := '#pragma D option' NAME ['=' VALUE]            (a line of its own)
 //   clause     := probe (',' probe)* ['/' expression '/'] '{' [statement (';' statement)*] [';']
-//   '}' statement  := aggregation ['[' expression (',' expression)* ']'] '=' function '(' args ')'
+//   '}' | probe (',' probe)*        (no body: the default action, as an empty one)
+//   statement  := aggregation ['[' expression (',' expression)* ']'] '=' function '(' args ')'
 //               | variable ('=' | OP'=') expression | variable ('++' | '--')
 //               | action '(' args ')'
 //   variable   := NAME ['[' keys ']'] | 'this->' NAME | 'self->' NAME ['[' keys ']']

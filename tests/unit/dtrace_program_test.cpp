@@ -146,6 +146,31 @@ TEST_F(DtraceProgram, SelfVariablesMakeALatencyHistogramPerThread) {
     EXPECT_EQ(r.run.errors, 0u);
 }
 
+TEST_F(DtraceProgram, AClauseWithoutActionsRunsTheDefaultAction) {
+    // dtrace -n 'PROBE': no body (or an empty one) is a trace( ) of nothing: the header
+    // once, then the CPU, probe id and FUNCTION:NAME of each firing, in time order; a
+    // predicate still decides. Quiet: nothing at all.
+    const std::string program = "demo:entry\n"
+                                "demo:return /ret < 0/ { }\n"
+                                "END {}";
+    const std::string trace = standard_trace();
+    EXPECT_EQ(run(program, trace).out, "CPU     ID                    FUNCTION:NAME\n"
+                                       "  0      4                           :entry \n"
+                                       "  1      4                           :entry \n"
+                                       "  1      5                          :return \n"
+                                       "  0      4                           :entry \n"
+                                       "  0      2                             :END \n");
+    EXPECT_EQ(run(program, trace, true).out, "");
+    // A predicate needs its actions, as in dtrace.
+    try {
+        parse_program("demo:entry /fd == 3/");
+        ADD_FAILURE() << "accepted";
+    } catch (const ProgramError& e) {
+        EXPECT_STREQ(e.what(), "1:21: syntax error: expected '{' (the actions after a "
+                               "predicate), found end of program");
+    }
+}
+
 TEST_F(DtraceProgram, ThreadLocalAssociativeArraysAreEachThreadsOwnAndFreedByZero) {
     // self->ts[arg0] as D allows it: each thread's element per key; assigning 0 frees it,
     // and an element never assigned (or freed) reads as 0.
