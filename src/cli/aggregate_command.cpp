@@ -12,6 +12,7 @@
 #include "aggregate/trace_reader.hpp"
 #include "bus_client.hpp"
 #include "error_report.hpp"
+#include "kernel_domain.hpp"
 #include "quantities.hpp"
 #include "session_chunks.hpp"
 #include "session_view.hpp"
@@ -27,7 +28,6 @@
 #include <ctime>
 #include <fcntl.h>
 #include <filesystem>
-#include <fnmatch.h>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -683,34 +683,24 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             // Only BEGIN, END, ERROR and timers: nothing to trace (timers need records).
             return aggregate(args, program, {}, out, err);
         }
-        // Which probes are kernel tracepoints (system:event as tracefs lists them, or the
-        // ip provider's); the rest are UST.
-        std::vector<std::string> kernel_tracepoints;
+        // Which probes are kernel events (live_probe_domains: the ip provider's, system:event
+        // as tracefs lists them, or the names lttng-modules gives them); the rest are UST.
+        // The kernel's list is asked for once, and only if some probe may be a kernel event.
+        std::vector<KernelTracepoint> kernel_tracepoints;
         bool kernel_listed = false;
         std::vector<std::pair<std::string, Domain>> enabled;
         for (const std::string& pattern : patterns) {
-            Domain domain = Domain::ust;
-            if (pattern.rfind("ip:", 0) == 0) {
-                domain = Domain::kernel;
-            } else if (pattern.find(':') != std::string::npos) {
-                if (!kernel_listed) {
-                    kernel_listed = true;
-                    try {
-                        for (const auto& tp : bus.list_kernel_tracepoints()) {
-                            kernel_tracepoints.push_back(tp.system + ":" + tp.event);
-                        }
-                    } catch (const sdbus::Error&) {
-                        // No kernel domain for this caller (rights, tracefs): UST only.
-                    }
-                }
-                for (const std::string& tp : kernel_tracepoints) {
-                    if (fnmatch(pattern.c_str(), tp.c_str(), 0) == 0) {
-                        domain = Domain::kernel;
-                        break;
-                    }
+            if (!kernel_listed && pattern.rfind("ip:", 0) != 0) {
+                kernel_listed = true;
+                try {
+                    kernel_tracepoints = bus.list_kernel_tracepoints();
+                } catch (const sdbus::Error&) {
+                    // No kernel domain for this caller (rights, tracefs): UST only.
                 }
             }
-            enabled.emplace_back(pattern, domain);
+            for (const Domain domain : live_probe_domains(pattern, kernel_tracepoints)) {
+                enabled.emplace_back(pattern, domain);
+            }
         }
         const char* tmpdir = std::getenv("TMPDIR");
         std::string templ = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
