@@ -679,10 +679,6 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 }
             }
         }
-        if (patterns.empty() && !args.run) {
-            // Only BEGIN, END, ERROR and timers: nothing to trace (timers need records).
-            return aggregate(args, program, {}, out, err);
-        }
         // Which probes are kernel events (live_probe_domains: the ip provider's, system:event
         // as tracefs lists them, or the names lttng-modules gives them); the rest are UST.
         // The kernel's list is asked for once, and only if some probe may be a kernel event.
@@ -702,38 +698,49 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 enabled.emplace_back(pattern, domain);
             }
         }
-        const char* tmpdir = std::getenv("TMPDIR");
-        std::string templ = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
-                            "/tracectl-aggregate-XXXXXX";
-        if (mkdtemp(templ.data()) == nullptr) {
-            throw agg::TraceReadError("cannot make a folder for the trace: " +
-                                      std::string(std::strerror(errno)));
-        }
-        TemporarySession session(bus, templ);
-        const std::string output = templ + "/trace";
-        const std::string name =
-            args.command + "-" + std::to_string(getpid()) + "-" +
-            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count());
+        // Only BEGIN, END, ERROR and timers: nothing to record, and no session. dtrace(1)
+        // runs such a program all the same, until Ctrl-C, exit( ), --duration or the end of
+        // -c's command, its timers firing on the clock meanwhile.
+        const bool records = !enabled.empty();
+        std::optional<TemporarySession> temporary;
+        std::string output;
+        std::string name;
         const auto step = [&] {
             if (signals.pending()) {
                 throw Interrupted(args.command);
             }
         };
-        step();
-        session.path = bus.create_session(name, {{"output-path", output}});
+        if (records) {
+            const char* tmpdir = std::getenv("TMPDIR");
+            std::string templ =
+                std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
+                "/tracectl-aggregate-XXXXXX";
+            if (mkdtemp(templ.data()) == nullptr) {
+                throw agg::TraceReadError("cannot make a folder for the trace: " +
+                                          std::string(std::strerror(errno)));
+            }
+            temporary.emplace(bus, templ);
+            output = templ + "/trace";
+            name = args.command + "-" + std::to_string(getpid()) + "-" +
+                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
+            step();
+            temporary->path = bus.create_session(name, {{"output-path", output}});
+        }
+        const std::string no_session;
+        const std::string& session_path = temporary ? temporary->path : no_session;
         bool kernel_channel = false;
         for (const auto& [pattern, domain] : enabled) {
             step();
             if (domain == Domain::kernel) {
                 if (!kernel_channel) {
-                    bus.add_channel(Domain::kernel, session.path, "aggregate", {}, false, {});
+                    bus.add_channel(Domain::kernel, session_path, "aggregate", {}, false, {});
                     kernel_channel = true;
                 }
-                bus.enable_kernel_events(session.path, "aggregate", pattern, false, std::nullopt);
+                bus.enable_kernel_events(session_path, "aggregate", pattern, false, std::nullopt);
             } else {
-                bus.enable_events(session.path, "", pattern, std::nullopt, false, {});
+                bus.enable_events(session_path, "", pattern, std::nullopt, false, {});
             }
         }
         // The built-ins that read the recording thread (pid, tid, execname, and self->
@@ -745,13 +752,13 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             for (const char* type : {"vpid", "vtid", "procname"}) {
                 step();
                 if (ust) {
-                    bus.add_context(Domain::ust, session.path, "", type);
+                    bus.add_context(Domain::ust, session_path, "", type);
                 }
             }
             for (const char* type : {"pid", "procname"}) { // a kernel channel has tid
                 step();
                 if (kernel_channel) {
-                    bus.add_context(Domain::kernel, session.path, "aggregate", type);
+                    bus.add_context(Domain::kernel, session_path, "aggregate", type);
                 }
             }
             // The kernel consumer takes a thread's name at event time from the scheduler's
@@ -761,7 +768,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 for (const char* tracepoint : {"sched:sched_switch", "sched:sched_process_exec"}) {
                     step();
                     try {
-                        bus.enable_kernel_events(session.path, "aggregate", tracepoint, false,
+                        bus.enable_kernel_events(session_path, "aggregate", tracepoint, false,
                                                  std::nullopt);
                     } catch (const sdbus::Error& e) {
                         // The program's own probes enable it already.
@@ -781,7 +788,10 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         bool destroyed = false;
         bool incomplete = false;
         bool any_trace = false;
-        SessionChunks chunks(bus, session.path, output);
+        std::optional<SessionChunks> chunks;
+        if (records) {
+            chunks.emplace(bus, session_path, output);
+        }
         const auto is_unknown = [](const sdbus::Error& e) {
             return e.getName() == "org.freedesktop.DBus.Error.UnknownObject";
         };
@@ -789,21 +799,26 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             any_trace = any_trace || !traces.empty();
             run.feed(traces);
         };
+        bool running = false; // the wait below began
         if (!run.exit_status()) {
             step();
-            bus.start(session.path);
-            started = true;
+            if (records) {
+                bus.start(session_path);
+                started = true;
+            }
             step();
             if (command) {
                 command->release();
             }
+            running = true;
             std::string described;
             for (const auto& [pattern, domain] : enabled) {
                 described += (described.empty() ? "" : ", ") + pattern +
                              (domain == Domain::kernel ? " (kernel)" : " (ust)");
             }
-            err << "Tracing " << described << " in session " << name << "; "
-                << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
+            err << (records ? "Tracing " + described + " in session " + name
+                            : std::string("No probe to trace: running BEGIN, the timers and END"))
+                << "; " << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
                 << "Ctrl-C to end.\n"
                 << std::flush;
             // Every switch period, the chunk recorded so far is closed and run: the program
@@ -835,9 +850,12 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                     err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
                     return false;
                 }
+                if (!records) {
+                    return true;
+                }
                 try {
                     const SessionView view = session_view_from_properties(
-                        session.path, bus.session_properties(session.path));
+                        session_path, bus.session_properties(session_path));
                     if (view.state != "active" && view.state != "rotating") {
                         print_error_line(err, args.command + ": session " + name +
                                                   " ended while tracing (state " + view.state +
@@ -867,7 +885,9 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 // fire once this chunk is read, even if no record came.
                 const std::int64_t boundary = now_ns();
                 try {
-                    feed(chunks.next());
+                    if (chunks) {
+                        feed(chunks->next());
+                    }
                 } catch (const sdbus::Error& e) {
                     if (is_unknown(e)) {
                         destroyed = true;
@@ -887,7 +907,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         const std::int64_t ended = now_ns();
         if (started && !destroyed) {
             try {
-                bus.stop(session.path);
+                bus.stop(session_path);
             } catch (const sdbus::Error& e) {
                 if (is_unknown(e)) {
                     destroyed = true;
@@ -904,14 +924,16 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             print_error_line(err, args.command + ": session " + name +
                                       " was destroyed while tracing (by someone else); "
                                       "nothing to aggregate");
-            session.path.clear();
+            temporary->path.clear();
             return ExitStatus::daemon_error;
         }
-        if (started && !run.exit_status()) {
+        if (running && !run.exit_status()) {
             // The last chunk, from the last rotation to the stop: complete once Stop has
             // answered, read where it is (rotating it out would make the consumer begin yet
             // another chunk in the folder about to be deleted).
-            feed(chunks.rest());
+            if (started) {
+                feed(chunks->rest());
+            }
             run.advance_to(ended);
         }
         if (started && !any_trace) {
