@@ -443,9 +443,11 @@ private:
 
 /// dtrace -c: the command, forked at once (so that $target is its pid) but held before
 /// exec(3) until release() (once tracing has begun). Killed if never released.
+/// `stdout_to_stderr`: its standard output is tracectl's standard error (--json: tracectl's
+/// standard output is one JSON document, which the command's output must not break).
 class TracedCommand {
 public:
-    explicit TracedCommand(const std::string& command) {
+    TracedCommand(const std::string& command, bool stdout_to_stderr) {
         std::vector<std::string> words;
         std::istringstream split(command);
         for (std::string word; split >> word;) {
@@ -479,6 +481,11 @@ public:
             sigset_t none;
             sigemptyset(&none);
             pthread_sigmask(SIG_SETMASK, &none, nullptr);
+            if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+                const int error = errno;
+                (void)!write(failed[1], &error, sizeof error);
+                _exit(127);
+            }
             std::vector<char*> argv;
             for (std::string& word : words) {
                 argv.push_back(word.data());
@@ -665,7 +672,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         std::optional<TracedCommand> command;
         if (args.run) {
-            command.emplace(*args.run);
+            command.emplace(*args.run, args.json);
         }
         const agg::Program program =
             parse(args, command ? std::optional<long>(command->pid()) : std::nullopt);

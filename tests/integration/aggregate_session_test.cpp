@@ -650,3 +650,21 @@ TEST_F(AggregateSession, ATimersOnlyProgramRunsUntilCtrlCExitOrDuration) {
     EXPECT_EQ(timed.out, "begin\ntick\nend\n") << timed.describe();
     EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
 }
+
+// --json with -c: the command's standard output went into the JSON document on standard
+// output (the demo app's "ready PID" line before it). It goes to standard error: standard
+// output is the JSON document alone.
+TEST_F(AggregateSession, JsonOutputKeepsTheCommandsOutputOut) {
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    RunOptions options;
+    options.timeout = std::chrono::minutes(1);
+    const RunResult r = run({tracectl, "dtrace", "--json", "-c", demoApp() + " 3 100000", "-n",
+                             "tracectl_demo:tick { @n = count(); }"},
+                            options);
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+    EXPECT_EQ(only_value(r.out, "n"), 3) << r.out;
+    EXPECT_NE(r.err.find("ready "), std::string::npos) << r.err;
+    EXPECT_TRUE(manager_->ListSessions().empty());
+}
