@@ -500,6 +500,7 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
         }
         BoundClause bound;
         bound.clause = c;
+        bound.prints = clause.default_action(); // a line per firing, as trace( ) of nothing
         if (clause.predicate) {
             binder.use = "it cannot be used in a predicate";
             bound.predicate = std::make_unique<BoundExpression>(binder.bind(*clause.predicate));

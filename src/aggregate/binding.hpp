@@ -131,7 +131,7 @@ struct BoundClause {
     std::vector<BoundStatement> statements;
     std::optional<std::size_t> tid_slot; ///< the slot of tid, if the clause uses self->
     std::optional<std::size_t> cpu_slot; ///< the slot of cpu, if the class has it
-    bool prints = false;                 ///< whether some statement is an action
+    bool prints = false; ///< whether some statement is an action, or the default action
 };
 
 /// The program bound to one event class. No clauses: records of the class are skipped.

@@ -38,23 +38,33 @@ bool make_key(const std::vector<BoundExpression>& keys, const Value* slots, Key&
     return true;
 }
 
+/// The key of an element of associative array `variable` (its `keys`, evaluated): a
+/// thread-local array's (self->name[keys]) begins with the thread's tid, so that each
+/// thread has its own elements in Runtime::arrays.
+bool array_key(const BoundExpression& variable, const std::vector<BoundExpression>& keys,
+               const Value* slots, Runtime& runtime, Key& key) {
+    if (variable.scope == VariableScope::thread_local_) {
+        key.reserve(keys.size() + 1);
+        key.emplace_back(runtime.tid);
+    }
+    return make_key(keys, slots, key, &runtime);
+}
+
 /// The stored value of variable `e`, or null if it was never assigned (or freed).
 const StoredValue* load(const BoundExpression& e, const Value* slots, Runtime& runtime, bool& ok) {
     ok = true;
+    if (!e.arguments.empty()) { // an associative array's element, global or thread-local
+        Key key;
+        if (!array_key(e, e.arguments, slots, runtime, key)) {
+            ok = false;
+            return nullptr;
+        }
+        const auto& array = runtime.arrays[e.variable];
+        const auto found = array.find(key);
+        return found == array.end() ? nullptr : &found->second;
+    }
     switch (e.scope) {
     case VariableScope::global:
-        if (e.arguments.empty()) {
-            return &runtime.scalars[e.variable];
-        } else {
-            Key key;
-            if (!make_key(e.arguments, slots, key, &runtime)) {
-                ok = false;
-                return nullptr;
-            }
-            const auto& array = runtime.arrays[e.variable];
-            const auto found = array.find(key);
-            return found == array.end() ? nullptr : &found->second;
-        }
     case VariableScope::clause_local:
         return &runtime.scalars[e.variable];
     case VariableScope::thread_local_: {
@@ -393,26 +403,18 @@ bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtim
     } else {
         stored.integer = value.integer;
     }
-    switch (target.scope) {
-    case VariableScope::clause_local:
-        runtime.scalars[target.variable] = std::move(stored);
-        return true;
-    case VariableScope::thread_local_:
-        if (zero) {
+    if (target.arguments.empty()) {
+        if (target.scope != VariableScope::thread_local_) {
+            runtime.scalars[target.variable] = std::move(stored);
+        } else if (zero) {
             runtime.threads[target.variable].erase(runtime.tid);
         } else {
             runtime.threads[target.variable][runtime.tid] = std::move(stored);
         }
         return true;
-    case VariableScope::global:
-        break;
-    }
-    if (target.arguments.empty()) {
-        runtime.scalars[target.variable] = std::move(stored);
-        return true;
     }
     Key key;
-    if (!make_key(target.arguments, slots, key, &runtime)) {
+    if (!array_key(target, target.arguments, slots, runtime, key)) {
         return false;
     }
     if (zero) {

@@ -2,62 +2,123 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 namespace tracectl::aggregate {
 
 namespace {
 
-bool valid_number_with_suffix(const std::string& value,
-                              std::initializer_list<const char*> suffixes) {
-    std::size_t digits = 0;
-    while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits])) != 0) {
-        ++digits;
+constexpr std::int64_t second_ns = 1000000000;
+
+/// The unsigned number that begins `text` as strtoull(3) reads it with base 0, as libdtrace
+/// reads every option's value (dt_opt_rate, dt_optval_parse): "0x1f" hexadecimal, "017"
+/// octal, else decimal; digits only (no blank, no sign). `rest` gets what follows it.
+/// nullopt: no digit first, or more than INT64_MAX (libdtrace's "val < 0").
+std::optional<std::int64_t> leading_number(std::string_view text, std::string_view& rest) {
+    int base = 10;
+    std::size_t at = 0;
+    if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') &&
+        std::isxdigit(static_cast<unsigned char>(text[2])) != 0) {
+        base = 16;
+        at = 2;
+    } else if (text.size() > 1 && text[0] == '0') {
+        base = 8;
+        at = 1;
     }
-    if (digits == 0 || digits > 18) {
-        return false;
-    }
-    const std::string suffix = value.substr(digits);
-    if (suffix.empty()) {
-        return true;
-    }
-    for (const char* s : suffixes) {
-        std::string lower;
-        for (const char c : suffix) {
-            lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::uint64_t n = 0;
+    const char* begin = text.data() + at;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(begin, end, n, base);
+    if (ptr == begin) {
+        if (base != 8) {
+            return std::nullopt; // no digit
         }
-        if (lower == s) {
-            return true;
-        }
+        rest = text.substr(1); // "0" then no octal digit ("08", "0x"): strtoull reads 0
+        return 0;
     }
-    return false;
+    if (ec != std::errc{} || n > static_cast<std::uint64_t>(INT64_MAX)) {
+        return std::nullopt;
+    }
+    rest = std::string_view(ptr, static_cast<std::size_t>(end - ptr));
+    return static_cast<std::int64_t>(n);
 }
 
-/// N[k m g t] as a number of bytes; nullopt if malformed or above `most`.
-std::optional<std::size_t> size_value(const std::string& value, std::size_t most) {
-    if (!valid_number_with_suffix(value, {"k", "m", "g", "t"})) {
+std::string lowered(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return out;
+}
+
+/// `a` * `b` (both >= 0), INT64_MAX if that is more.
+std::int64_t saturated_product(std::int64_t a, std::int64_t b) noexcept {
+    return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+/// A rate option's value as libdtrace's dt_opt_rate reads it: N (per second), N with hz
+/// (per second) or with a time unit (ns nsec us usec ms msec s sec m min h hour d day),
+/// the unit in any case; N as strtoull(3) reads it (leading_number). The period in ns:
+/// 0 for a rate of 0 ("as often as possible"), INT64_MAX for what is longer. nullopt if
+/// malformed.
+std::optional<std::int64_t> rate_period_ns(std::string_view value) {
+    std::string_view rest;
+    const auto n = leading_number(value, rest);
+    if (!n) {
         return std::nullopt;
     }
-    std::size_t digits = 0;
-    std::uint64_t n = 0;
-    while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits])) != 0) {
-        n = n * 10 + static_cast<std::uint64_t>(value[digits] - '0');
-        ++digits;
+    const std::string unit = lowered(rest);
+    if (unit.empty() || unit == "hz") {
+        return *n == 0 ? 0 : second_ns / *n;
     }
-    if (digits < value.size()) {
-        const char unit =
-            static_cast<char>(std::tolower(static_cast<unsigned char>(value[digits])));
-        const int shift = unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 40;
-        if (n > (std::uint64_t{most} >> shift)) {
+    static const std::pair<const char*, std::int64_t> units[] = {{"ns", 1},
+                                                                 {"nsec", 1},
+                                                                 {"us", 1000},
+                                                                 {"usec", 1000},
+                                                                 {"ms", 1000000},
+                                                                 {"msec", 1000000},
+                                                                 {"s", second_ns},
+                                                                 {"sec", second_ns},
+                                                                 {"m", 60 * second_ns},
+                                                                 {"min", 60 * second_ns},
+                                                                 {"h", 3600 * second_ns},
+                                                                 {"hour", 3600 * second_ns},
+                                                                 {"d", 86400 * second_ns},
+                                                                 {"day", 86400 * second_ns}};
+    for (const auto& [name, scale] : units) {
+        if (unit == name) {
+            return saturated_product(*n, scale);
+        }
+    }
+    return std::nullopt;
+}
+
+/// A size option's value as libdtrace's dt_optval_parse reads it: N, or N and one of k, m,
+/// g, t in either case (powers of 1024); N as strtoull(3) reads it (leading_number).
+/// nullopt if malformed or above `most`.
+std::optional<std::size_t> size_value(std::string_view value, std::uint64_t most) {
+    std::string_view rest;
+    const auto n = leading_number(value, rest);
+    if (!n) {
+        return std::nullopt;
+    }
+    int shift = 0;
+    if (!rest.empty()) {
+        const std::string unit = lowered(rest);
+        shift = unit == "k" ? 10 : unit == "m" ? 20 : unit == "g" ? 30 : unit == "t" ? 40 : -1;
+        if (shift < 0) {
             return std::nullopt;
         }
-        n <<= shift;
     }
-    if (n > most) {
+    const auto bytes = static_cast<std::uint64_t>(*n);
+    if (bytes > (most >> shift)) {
         return std::nullopt;
     }
-    return static_cast<std::size_t>(n);
+    return static_cast<std::size_t>(bytes << shift);
 }
 
 } // namespace
@@ -71,13 +132,14 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
             into = true;
         };
         const auto rate = [&](std::string& into) {
-            if (!valid_number_with_suffix(s.value,
-                                          {"ns", "nsec", "us", "usec", "ms", "msec", "s", "sec",
-                                           "m", "min", "h", "hour", "d", "day", "hz"})) {
-                throw ProgramError(s.at, "option " + s.name +
-                                             " needs a rate or a time, as "
-                                             "in 10hz or 100ms, not '" +
-                                             s.value + "'");
+            if (!rate_period_ns(s.value)) {
+                throw ProgramError(
+                    s.at, "option " + s.name +
+                              " needs a rate or a period, as dtrace takes it: N per second (N "
+                              "or Nhz), or N with ns, us, ms, s, m, h or d (or nsec, usec, "
+                              "msec, sec, min, hour, day), N decimal, 0x hexadecimal or 0 "
+                              "octal, as in 10hz or 100ms; not '" +
+                              s.value + "'");
             }
             into = s.value;
         };
@@ -94,9 +156,10 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
         } else if (s.name == "aggrate") {
             rate(options.aggrate);
         } else if (s.name == "bufsize") {
-            if (!valid_number_with_suffix(s.value, {"k", "m", "g", "t"})) {
-                throw ProgramError(s.at,
-                                   "option bufsize needs a size, as in 4m, not '" + s.value + "'");
+            if (!size_value(s.value, INT64_MAX)) {
+                throw ProgramError(s.at, "option bufsize needs a size: N bytes, or N with k, m, "
+                                         "g or t (powers of 1024), as in 4m; not '" +
+                                             s.value + "'");
             }
             options.bufsize = s.value;
         } else if (s.name == "strsize") {
@@ -120,40 +183,13 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
 }
 
 std::int64_t switch_period_ns(const RunOptions& options) {
-    constexpr std::int64_t second = 1000000000;
     constexpr std::int64_t shortest = 10000000; // 10 ms
-    constexpr std::int64_t longest = 86400 * second;
-    const std::string& text = options.switchrate;
-    if (text.empty()) {
-        return second;
+    constexpr std::int64_t longest = 86400 * second_ns;
+    if (options.switchrate.empty()) {
+        return second_ns;
     }
-    std::size_t digits = 0;
-    std::int64_t n = 0;
-    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0) {
-        n = n * 10 + (text[digits] - '0'); // at most 18 digits (apply_options)
-        ++digits;
-    }
-    std::string unit;
-    for (const char c : text.substr(digits)) {
-        unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    if (n == 0) {
-        return shortest;
-    }
-    std::int64_t period = 0;
-    if (unit.empty() || unit == "hz") {
-        period = second / n;
-    } else {
-        const std::int64_t scale = unit == "ns" || unit == "nsec"   ? 1
-                                   : unit == "us" || unit == "usec" ? 1000
-                                   : unit == "ms" || unit == "msec" ? 1000000
-                                   : unit == "s" || unit == "sec"   ? second
-                                   : unit == "m" || unit == "min"   ? 60 * second
-                                   : unit == "h" || unit == "hour"  ? 3600 * second
-                                                                    : 86400 * second;
-        period = n > longest / scale ? longest : n * scale;
-    }
-    return std::clamp(period, shortest, longest);
+    // apply_options took it: malformed text is no longer possible.
+    return std::clamp(rate_period_ns(options.switchrate).value_or(second_ns), shortest, longest);
 }
 
 OptionSetting option_from_text(const std::string& text) {

@@ -169,7 +169,14 @@ private:
             in_predicate_ = false;
             expect("/");
         }
-        expect("{");
+        if (!is("{") && !result.predicate) {
+            // No body: dtrace(1)'s default action, as for an empty one (`dtrace -n BEGIN`).
+            return result;
+        }
+        if (!is("{")) {
+            fail(peek(), "'{' (the actions after a predicate)");
+        }
+        take();
         while (!is("}")) {
             if (is(";")) {
                 take();
@@ -283,12 +290,21 @@ private:
                                             "(D declares a variable at its first assignment: "
                                             "assign it earlier, in BEGIN for instance)");
         }
-        if (scope == VariableScope::global && is("[")) {
-            keys(*e);
+        if (is("[")) {
+            refuse_clause_local_array(scope, name.at);
+            keys(*e); // a global or thread-local associative array
         }
         e->text = variable;
         e->variable = declare_variable(variable, scope, e->arguments.size(), name.at);
         return e;
+    }
+
+    /// D has no clause-local associative arrays (this->name[key]).
+    static void refuse_clause_local_array(VariableScope scope, Position at) {
+        if (scope == VariableScope::clause_local) {
+            throw ProgramError(at, "clause-local variables cannot be associative arrays in D "
+                                   "(this->name[key]): use a global or self-> array");
+        }
     }
 
     std::size_t declare_variable(const std::string& name, VariableScope scope,
@@ -716,8 +732,11 @@ private:
     std::optional<Operator> operator_at(std::size_t level) const {
         for (const auto& [text, op] : binary_levels()[level]) {
             if (is(text)) {
-                if (op == Operator::divide && in_predicate_ && is("{", 1)) {
-                    return std::nullopt; // "/ {" closes a predicate instead
+                if (op == Operator::divide && in_predicate_ &&
+                    (is("{", 1) || peek(1).kind == Token::Kind::end)) {
+                    // "/ {" closes a predicate instead (and "/" at the end, which then
+                    // lacks its actions)
+                    return std::nullopt;
                 }
                 return op;
             }
@@ -851,7 +870,11 @@ private:
             }
             e->kind = Expression::Kind::variable;
             e->text = name.text;
-            e->variable = declare_variable(name.text, scope, 0, name.at);
+            if (is("[")) {
+                refuse_clause_local_array(scope, t.at);
+                keys(*e); // self->name[key, ...]: a thread-local associative array
+            }
+            e->variable = declare_variable(name.text, scope, e->arguments.size(), name.at);
             return e;
         }
         if (const auto v = global_variable(t.text)) {

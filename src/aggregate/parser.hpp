@@ -3,10 +3,11 @@
 //   program    := (pragma | clause)+
 //   pragma     := '#pragma D option' NAME ['=' VALUE]            (a line of its own)
 //   clause     := probe (',' probe)* ['/' expression '/'] '{' [statement (';' statement)*] [';']
-//   '}' statement  := aggregation ['[' expression (',' expression)* ']'] '=' function '(' args ')'
+//   '}' | probe (',' probe)*        (no body: the default action, as an empty one)
+//   statement  := aggregation ['[' expression (',' expression)* ']'] '=' function '(' args ')'
 //               | variable ('=' | OP'=') expression | variable ('++' | '--')
 //               | action '(' args ')'
-//   variable   := NAME ['[' keys ']'] | 'this->' NAME | 'self->' NAME
+//   variable   := NAME ['[' keys ']'] | 'this->' NAME | 'self->' NAME ['[' keys ']']
 //   expression := C's operators (?: || ^^ && | ^ & == != < <= > >= << >> + - * / % ! ~
 //                 unary-) over integer, character and string literals, identifiers,
 //                 args[N]->member, variables, function calls, $macros and parentheses

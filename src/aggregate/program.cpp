@@ -143,8 +143,8 @@ bool Program::needs_order() const noexcept {
             }
             continue;
         }
-        if (needs_runtime(clause.predicate.get())) {
-            return true;
+        if (needs_runtime(clause.predicate.get()) || clause.default_action()) {
+            return true; // the default action prints a line per firing
         }
         for (const Statement& s : clause.statements) {
             if (s.kind != Statement::Kind::aggregate || needs_runtime(s.argument.get())) {

@@ -225,7 +225,10 @@ struct FieldReference {
 struct Clause {
     std::vector<ProbeDescription> probes;
     std::unique_ptr<Expression> predicate; ///< null when the clause has none
+    /// None (no body, or an empty one): dtrace(1)'s default action, a trace( ) of nothing:
+    /// the firing's line (CPU, probe id, FUNCTION:NAME) and nothing else.
     std::vector<Statement> statements;
+    bool default_action() const noexcept { return statements.empty(); }
     /// Every identifier of the predicate and the statements, each once, in order.
     std::vector<FieldReference> references;
 };
@@ -237,9 +240,9 @@ struct Program {
     std::vector<OptionSetting> options;               ///< the pragmas, in order
 
     /// Whether some clause of trace events (not BEGIN/END/ERROR) does more than
-    /// aggregate fields (assigns or reads variables, calls functions, runs actions), or
-    /// there are timer or ERROR probes, or BEGIN/END read the timestamp. Such a program needs its
-    /// event records in time order; the others may read streams in parallel.
+    /// aggregate fields (assigns or reads variables, calls functions, runs actions, or the default
+    /// action), or there are timer or ERROR probes, or BEGIN/END read the timestamp. Such a program
+    /// needs its event records in time order; the others may read streams in parallel.
     bool needs_order() const noexcept;
     /// Whether the program has clauses of this kind of probe.
     bool has_probe(ProbeKind kind) const noexcept;

@@ -1,8 +1,9 @@
 // The variables of a running D program (Dynamic Tracing Guide, "Variables"): global scalars
 // and associative arrays, `this->` clause-local variables (zeroed before each probe
-// firing), `self->` thread-local variables keyed by the event record's tid. A variable
-// never assigned reads as 0 or ""; assigning 0 (or "") to an associative array's element
-// or a thread-local variable frees it, as DTrace does with its dynamic variables. Strings
+// firing), `self->` thread-local variables and associative arrays keyed by the event
+// record's tid. A variable never assigned reads as 0 or ""; assigning 0 (or "") to an
+// associative array's element or a thread-local variable frees it, as DTrace does with
+// its dynamic variables. Strings
 // made by subroutines while a probe fires live in `scratch` until the firing ends. Every
 // string is at most `strsize` bytes with its terminating NUL, as in DTrace (option strsize).
 #pragma once
@@ -35,8 +36,11 @@ struct Runtime {
           threads(program.variables.size()) {}
 
     std::vector<StoredValue> scalars; ///< global scalars and this-> variables, by index
-    std::vector<std::unordered_map<Key, StoredValue, KeyHash>> arrays;  ///< global arrays
-    std::vector<std::unordered_map<std::int64_t, StoredValue>> threads; ///< self->, by tid
+    /// Associative arrays by index: global ones by their keys, thread-local ones
+    /// (self->name[keys]) by the tid, then their keys.
+    std::vector<std::unordered_map<Key, StoredValue, KeyHash>> arrays;
+    /// self-> scalars, by tid.
+    std::vector<std::unordered_map<std::int64_t, StoredValue>> threads;
     std::int64_t tid = 0;                  ///< the tid of the record being run (self->)
     std::deque<std::string> scratch;       ///< strings made during the current firing
     std::vector<std::size_t> locals;       ///< indices of this-> variables (zeroed per firing)

@@ -13,6 +13,7 @@
 #include "aggregate/trace_reader.hpp"
 #include "bus_client.hpp"
 #include "error_report.hpp"
+#include "kernel_domain.hpp"
 #include "quantities.hpp"
 #include "session_chunks.hpp"
 #include "session_view.hpp"
@@ -28,7 +29,6 @@
 #include <ctime>
 #include <fcntl.h>
 #include <filesystem>
-#include <fnmatch.h>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -444,9 +444,11 @@ private:
 
 /// dtrace -c: the command, forked at once (so that $target is its pid) but held before
 /// exec(3) until release() (once tracing has begun). Killed if never released.
+/// `stdout_to_stderr`: its standard output is tracectl's standard error (--json: tracectl's
+/// standard output is one JSON document, which the command's output must not break).
 class TracedCommand {
 public:
-    explicit TracedCommand(const std::string& command) {
+    TracedCommand(const std::string& command, bool stdout_to_stderr) {
         std::vector<std::string> words;
         std::istringstream split(command);
         for (std::string word; split >> word;) {
@@ -480,6 +482,11 @@ public:
             sigset_t none;
             sigemptyset(&none);
             pthread_sigmask(SIG_SETMASK, &none, nullptr);
+            if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+                const int error = errno;
+                (void)!write(failed[1], &error, sizeof error);
+                _exit(127);
+            }
             std::vector<char*> argv;
             for (std::string& word : words) {
                 argv.push_back(word.data());
@@ -756,7 +763,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         std::optional<TracedCommand> command;
         if (args.run) {
-            command.emplace(*args.run);
+            command.emplace(*args.run, args.json);
         }
         const agg::Program program =
             parse(args, command ? std::optional<long>(command->pid()) : std::nullopt);
@@ -774,71 +781,68 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 }
             }
         }
-        if (patterns.empty() && !args.run) {
-            // Only BEGIN, END, ERROR and timers: nothing to trace (timers need records).
-            return aggregate(args, program, {}, out, err);
-        }
-        // Which probes are kernel tracepoints (system:event as tracefs lists them, or the
-        // ip provider's); the rest are UST.
-        std::vector<std::string> kernel_tracepoints;
+        // Which probes are kernel events (live_probe_domains: the ip provider's, system:event
+        // as tracefs lists them, or the names lttng-modules gives them); the rest are UST.
+        // The kernel's list is asked for once, and only if some probe may be a kernel event.
+        std::vector<KernelTracepoint> kernel_tracepoints;
         bool kernel_listed = false;
         std::vector<std::pair<std::string, Domain>> enabled;
         for (const std::string& pattern : patterns) {
-            Domain domain = Domain::ust;
-            if (pattern.rfind("ip:", 0) == 0) {
-                domain = Domain::kernel;
-            } else if (pattern.find(':') != std::string::npos) {
-                if (!kernel_listed) {
-                    kernel_listed = true;
-                    try {
-                        for (const auto& tp : bus.list_kernel_tracepoints()) {
-                            kernel_tracepoints.push_back(tp.system + ":" + tp.event);
-                        }
-                    } catch (const sdbus::Error&) {
-                        // No kernel domain for this caller (rights, tracefs): UST only.
-                    }
-                }
-                for (const std::string& tp : kernel_tracepoints) {
-                    if (fnmatch(pattern.c_str(), tp.c_str(), 0) == 0) {
-                        domain = Domain::kernel;
-                        break;
-                    }
+            if (!kernel_listed && pattern.rfind("ip:", 0) != 0) {
+                kernel_listed = true;
+                try {
+                    kernel_tracepoints = bus.list_kernel_tracepoints();
+                } catch (const sdbus::Error&) {
+                    // No kernel domain for this caller (rights, tracefs): UST only.
                 }
             }
-            enabled.emplace_back(pattern, domain);
+            for (const Domain domain : live_probe_domains(pattern, kernel_tracepoints)) {
+                enabled.emplace_back(pattern, domain);
+            }
         }
-        const char* tmpdir = std::getenv("TMPDIR");
-        std::string templ = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
-                            "/tracectl-aggregate-XXXXXX";
-        if (mkdtemp(templ.data()) == nullptr) {
-            throw agg::TraceReadError("cannot make a folder for the trace: " +
-                                      std::string(std::strerror(errno)));
-        }
-        TemporarySession session(bus, templ);
-        const std::string output = templ + "/trace";
-        const std::string name =
-            args.command + "-" + std::to_string(getpid()) + "-" +
-            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count());
+        // Only BEGIN, END, ERROR and timers: nothing to record, and no session. dtrace(1)
+        // runs such a program all the same, until Ctrl-C, exit( ), --duration or the end of
+        // -c's command, its timers firing on the clock meanwhile.
+        const bool records = !enabled.empty();
+        std::optional<TemporarySession> temporary;
+        std::string output;
+        std::string name;
         const auto step = [&] {
             if (signals.pending()) {
                 throw Interrupted(args.command);
             }
         };
-        step();
-        session.path = bus.create_session(name, {{"output-path", output}});
+        if (records) {
+            const char* tmpdir = std::getenv("TMPDIR");
+            std::string templ =
+                std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
+                "/tracectl-aggregate-XXXXXX";
+            if (mkdtemp(templ.data()) == nullptr) {
+                throw agg::TraceReadError("cannot make a folder for the trace: " +
+                                          std::string(std::strerror(errno)));
+            }
+            temporary.emplace(bus, templ);
+            output = templ + "/trace";
+            name = args.command + "-" + std::to_string(getpid()) + "-" +
+                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
+            step();
+            temporary->path = bus.create_session(name, {{"output-path", output}});
+        }
+        const std::string no_session;
+        const std::string& session_path = temporary ? temporary->path : no_session;
         bool kernel_channel = false;
         for (const auto& [pattern, domain] : enabled) {
             step();
             if (domain == Domain::kernel) {
                 if (!kernel_channel) {
-                    bus.add_channel(Domain::kernel, session.path, "aggregate", {}, false, {});
+                    bus.add_channel(Domain::kernel, session_path, "aggregate", {}, false, {});
                     kernel_channel = true;
                 }
-                bus.enable_kernel_events(session.path, "aggregate", pattern, false, std::nullopt);
+                bus.enable_kernel_events(session_path, "aggregate", pattern, false, std::nullopt);
             } else {
-                bus.enable_events(session.path, "", pattern, std::nullopt, false, {});
+                bus.enable_events(session_path, "", pattern, std::nullopt, false, {});
             }
         }
         // The built-ins that read the recording thread (pid, tid, execname, and self->
@@ -850,13 +854,13 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             for (const char* type : {"vpid", "vtid", "procname"}) {
                 step();
                 if (ust) {
-                    bus.add_context(Domain::ust, session.path, "", type);
+                    bus.add_context(Domain::ust, session_path, "", type);
                 }
             }
             for (const char* type : {"pid", "procname"}) { // a kernel channel has tid
                 step();
                 if (kernel_channel) {
-                    bus.add_context(Domain::kernel, session.path, "aggregate", type);
+                    bus.add_context(Domain::kernel, session_path, "aggregate", type);
                 }
             }
             // The kernel consumer takes a thread's name at event time from the scheduler's
@@ -866,7 +870,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 for (const char* tracepoint : {"sched:sched_switch", "sched:sched_process_exec"}) {
                     step();
                     try {
-                        bus.enable_kernel_events(session.path, "aggregate", tracepoint, false,
+                        bus.enable_kernel_events(session_path, "aggregate", tracepoint, false,
                                                  std::nullopt);
                     } catch (const sdbus::Error& e) {
                         // The program's own probes enable it already.
@@ -886,7 +890,10 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         bool destroyed = false;
         bool incomplete = false;
         bool any_trace = false;
-        SessionChunks chunks(bus, session.path, output);
+        std::optional<SessionChunks> chunks;
+        if (records) {
+            chunks.emplace(bus, session_path, output);
+        }
         const auto is_unknown = [](const sdbus::Error& e) {
             return e.getName() == "org.freedesktop.DBus.Error.UnknownObject";
         };
@@ -894,21 +901,26 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             any_trace = any_trace || !traces.empty();
             run.feed(traces);
         };
+        bool running = false; // the wait below began
         if (!run.exit_status()) {
             step();
-            bus.start(session.path);
-            started = true;
+            if (records) {
+                bus.start(session_path);
+                started = true;
+            }
             step();
             if (command) {
                 command->release();
             }
+            running = true;
             std::string described;
             for (const auto& [pattern, domain] : enabled) {
                 described += (described.empty() ? "" : ", ") + pattern +
                              (domain == Domain::kernel ? " (kernel)" : " (ust)");
             }
-            err << "Tracing " << described << " in session " << name << "; "
-                << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
+            err << (records ? "Tracing " + described + " in session " + name
+                            : std::string("No probe to trace: running BEGIN, the timers and END"))
+                << "; " << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
                 << "Ctrl-C to end.\n"
                 << std::flush;
             // Every switch period, the chunk recorded so far is closed and run: the program
@@ -940,9 +952,12 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                     err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
                     return false;
                 }
+                if (!records) {
+                    return true;
+                }
                 try {
                     const SessionView view = session_view_from_properties(
-                        session.path, bus.session_properties(session.path));
+                        session_path, bus.session_properties(session_path));
                     if (view.state != "active" && view.state != "rotating") {
                         print_error_line(err, args.command + ": session " + name +
                                                   " ended while tracing (state " + view.state +
@@ -972,7 +987,9 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 // fire once this chunk is read, even if no record came.
                 const std::int64_t boundary = now_ns();
                 try {
-                    feed(chunks.next());
+                    if (chunks) {
+                        feed(chunks->next());
+                    }
                 } catch (const sdbus::Error& e) {
                     if (is_unknown(e)) {
                         destroyed = true;
@@ -992,7 +1009,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         const std::int64_t ended = now_ns();
         if (started && !destroyed) {
             try {
-                bus.stop(session.path);
+                bus.stop(session_path);
             } catch (const sdbus::Error& e) {
                 if (is_unknown(e)) {
                     destroyed = true;
@@ -1009,14 +1026,16 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             print_error_line(err, args.command + ": session " + name +
                                       " was destroyed while tracing (by someone else); "
                                       "nothing to aggregate");
-            session.path.clear();
+            temporary->path.clear();
             return ExitStatus::daemon_error;
         }
-        if (started && !run.exit_status()) {
+        if (running && !run.exit_status()) {
             // The last chunk, from the last rotation to the stop: complete once Stop has
             // answered, read where it is (rotating it out would make the consumer begin yet
             // another chunk in the folder about to be deleted).
-            feed(chunks.rest());
+            if (started) {
+                feed(chunks->rest());
+            }
             run.advance_to(ended);
         }
         if (started && !any_trace) {

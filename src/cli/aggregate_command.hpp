@@ -70,7 +70,11 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 /// period (-x switchrate, agg::switch_period_ns) the session is rotated and the closed
 /// chunk, once RotationCompleted announced it (SessionChunks), runs through the same
 /// agg::ChunkedRun and its output is flushed; after Stop the last chunk (complete then) is
-/// run, then END. SIGINT and SIGTERM are
+/// run, then END. A program of only BEGIN, END, ERROR and timers makes no session but runs
+/// the same way (its timers fire every switch period) until Ctrl-C, --duration, exit( ) or
+/// the end of -c's command, as dtrace(1) runs it. With --json, -c's command writes its
+/// standard output to `err`'s file (standard error), so that standard output stays one
+/// JSON document. SIGINT and SIGTERM are
 /// blocked meanwhile: one during set-up ends the command as soon as the current step is
 /// done, leaving nothing behind either (exit status 1). Progress goes to `err`.
 ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,

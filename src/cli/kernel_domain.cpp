@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <fnmatch.h>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -247,6 +248,30 @@ std::optional<std::string> lttng_event_name(const KernelTracepoint& tracepoint) 
         return std::nullopt;
     }
     return tracectl::kernel::lttngNaming(tracepoint.system, tracepoint.event).eventName;
+}
+
+std::vector<Domain> live_probe_domains(std::string_view pattern,
+                                       const std::vector<KernelTracepoint>& kernel) {
+    const std::string glob(pattern);
+    if (glob.rfind("ip:", 0) == 0) {
+        return {Domain::kernel};
+    }
+    const bool has_provider = glob.find(':') != std::string::npos;
+    const bool in_kernel =
+        std::any_of(kernel.begin(), kernel.end(), [&](const KernelTracepoint& tp) {
+            if (has_provider) {
+                return fnmatch(glob.c_str(), (tp.system + ":" + tp.event).c_str(), 0) == 0;
+            }
+            const auto name = lttng_event_name(tp);
+            return name && fnmatch(glob.c_str(), name->c_str(), 0) == 0;
+        });
+    if (!in_kernel) {
+        return {Domain::ust};
+    }
+    if (!has_provider && glob.find_first_of("*?[") != std::string::npos) {
+        return {Domain::kernel, Domain::ust};
+    }
+    return {Domain::kernel};
 }
 
 std::string format_kernel_tracepoints(std::vector<KernelTracepoint> tracepoints, bool fields) {

@@ -121,6 +121,21 @@ struct KernelTracepoint {
 /// lttng-modules events.
 std::optional<std::string> lttng_event_name(const KernelTracepoint& tracepoint);
 
+/// The domains a live `tracectl dtrace` enables its probe description's event pattern
+/// `pattern` (fnmatch(3) wildcards; ProbeDescription::pattern) in, given the kernel's
+/// tracepoints (`kernel`, Manager.ListTracepoints("kernel"); none when the caller has no
+/// kernel domain):
+/// - `ip:...`: the kernel (the ip provider);
+/// - "provider:event": the kernel if it matches some tracepoint's "system:event", else UST;
+/// - a name without ':': the kernel if it matches the name lttng-modules gives some
+///   tracepoint in a trace (lttng_event_name(): sched_switch, irq_softirq_entry,
+///   syscall_entry_write, lttng_statedump_process_state), the name the program's clauses
+///   then match; with a wildcard UST as well, as it may match apps' provider:event names
+///   too; otherwise UST only.
+/// The kernel first when both.
+std::vector<Domain> live_probe_domains(std::string_view pattern,
+                                       const std::vector<KernelTracepoint>& kernel);
+
 /// `list-tracepoints -k`: one "system:event" line per tracepoint, sorted by
 /// system then event, followed by " (LTTNG_NAME)" when lttng_event_name()
 /// differs from the event's name ("irq:softirq_entry (irq_softirq_entry)");

@@ -504,9 +504,9 @@ ExitStatus run(int argc, char** argv) {
                                                   "The session, as lttng snapshot record -s");
     snapshot
         ->add_option("-m,--max-size", cl.snapshot_max_bytes,
-                     "At most SIZE bytes of events (100M, 64K, 1G, 4096: k/K, M, G are "
-                     "powers of 1024), keeping the newest sub-buffers of every stream; no "
-                     "bound by default (or 0)")
+                     "At most SIZE bytes of events (100M, 64K, 1G, 8MiB, 4096: K, M, G and "
+                     "KiB, MiB, GiB are powers of 1024), keeping the newest sub-buffers of "
+                     "every stream; no bound by default (or 0)")
         ->transform(size_in_bytes())
         ->type_name("SIZE");
     snapshot->footer("Writes the current content of every buffer of a session created with\n"
@@ -531,8 +531,8 @@ ExitStatus run(int argc, char** argv) {
     auto* er_size =
         enable_rotation
             ->add_option("--size", cl.er_size_bytes,
-                         "Rotate once the current chunk holds SIZE bytes (100M, 4K, 1G: k/K, M, "
-                         "G are powers of 1024); 0 turns it off")
+                         "Rotate once the current chunk holds SIZE bytes (100M, 4K, 1G, 8MiB: K, "
+                         "M, G and KiB, MiB, GiB are powers of 1024); 0 turns it off")
             ->transform(size_in_bytes())
             ->type_name("SIZE");
     enable_rotation->footer(
@@ -602,12 +602,13 @@ ExitStatus run(int argc, char** argv) {
     enable_channel->add_option("NAME", cl.enable_channel.name, "Channel name")->required();
     auto* ec_session =
         enable_channel->add_option("-s,--session", cl.ec_session, current_session_help);
-    auto* ec_size = enable_channel
-                        ->add_option("--subbuf-size", cl.ec_subbuf_size,
-                                     "Sub-buffer size in bytes, or with a k/K, M or G suffix "
-                                     "(powers of 1024: 8M; power of two; default 512K, -k 1M)")
-                        ->transform(size_in_bytes())
-                        ->type_name("SIZE");
+    auto* ec_size =
+        enable_channel
+            ->add_option("--subbuf-size", cl.ec_subbuf_size,
+                         "Sub-buffer size in bytes, or with a K, M or G suffix or KiB, MiB, "
+                         "GiB (powers of 1024: 8M; power of two; default 512K, -k 1M)")
+            ->transform(size_in_bytes())
+            ->type_name("SIZE");
     auto* ec_num =
         enable_channel
             ->add_option("--num-subbuf", cl.ec_num_subbuf, "Number of sub-buffers (power of two)")

@@ -57,6 +57,12 @@ std::optional<std::uint64_t> parse_duration_us(std::string_view text) {
 }
 
 SizeParse parse_size(std::string_view text) {
+    // Every unit the switch below takes, for a text whose unit is none of them.
+    const auto unknown_unit = [](std::string_view unit) {
+        return "unknown unit '" + std::string(unit) +
+               "' (K, M or G in either case, alone or followed by B or iB, as in 8M, 8MiB or "
+               "8mb; or B alone)";
+    };
     const auto fail = [&](const std::string& why) {
         return SizeParse{std::nullopt, "'" + std::string(text) + "' is not a size: " + why};
     };
@@ -105,11 +111,11 @@ SizeParse parse_size(std::string_view text) {
         case 'B':
             break;
         default:
-            return fail("unknown unit '" + std::string(unit) + "' (k, K, M or G)");
+            return fail(unknown_unit(unit));
         }
         const std::string rest = lower(shift == 0 ? unit : unit.substr(1));
         if (shift == 0 ? rest != "b" : !rest.empty() && rest != "b" && rest != "ib") {
-            return fail("unknown unit '" + std::string(unit) + "' (k, K, M or G)");
+            return fail(unknown_unit(unit));
         }
     }
     const auto bytes = times(value, std::uint64_t{1} << shift);

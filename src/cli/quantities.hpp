@@ -26,7 +26,8 @@ struct SizeParse {
 /// G (x 1024^3). tracectl also takes m and g, and a B or iB
 /// after the unit or the number ("4KiB", "1gb", "512B"). Errors (bytes
 /// nullopt): empty text, a '-' anywhere ("negative"), no number first, an
-/// unknown unit, text after the unit, more than 2^64 - 1 bytes ("too big").
+/// unknown unit (the sentence lists every unit taken), text after the unit, more
+/// than 2^64 - 1 bytes ("too big").
 SizeParse parse_size(std::string_view text);
 
 /// parse_size(text).bytes.

@@ -570,3 +570,101 @@ TEST_F(AggregateSession, GrabbingAProcessEndsWhenItExits) {
         << "it traced on after its process exited";
     EXPECT_TRUE(manager_->ListSessions().empty());
 }
+
+// A probe named as lttng-modules names a kernel event, without ftrace's system
+// (sched_switch, syscall_entry_getppid, lttng_statedump_process_state), was enabled live as a
+// UST event and matched nothing. It is a kernel event: the statedump's threads, the
+// switches and exactly the command's 7 getppid calls are counted.
+TEST_F(AggregateSession, LiveProbesNamedAsLttngModulesNameKernelEventsAreKernelEvents) {
+    if (!manager_->KernelTracingAvailable()) {
+        GTEST_SKIP() << "no kernel domain here";
+    }
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    const std::string script = sandbox_->dir() + "/getppid7.py";
+    std::ofstream(script) << "import os\nfor _ in range(7):\n    os.getppid()\n";
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult r =
+        run({tracectl, "dtrace", "-q", "--json", "-c", "/usr/bin/python3 " + script, "-n",
+             "syscall_entry_getppid /pid == $target/ { @calls = count(); }\n"
+             "sched_switch { @switches = count(); }\n"
+             "lttng_statedump_process_state { @threads = count(); }"},
+            options);
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_NE(r.err.find("Tracing syscall_entry_getppid (kernel), sched_switch (kernel), "
+                         "lttng_statedump_process_state (kernel) in session dtrace-"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(only_value(r.out, "calls"), 7) << r.out;
+    EXPECT_GT(only_value(r.out, "switches"), 0) << r.out;
+    EXPECT_GT(only_value(r.out, "threads"), 0) << r.out;
+    EXPECT_TRUE(manager_->ListSessions().empty());
+}
+
+// A program of only timers (and BEGIN and END) ended at once live: it traced nothing, so
+// its timers never fired. As in dtrace(1) it runs until Ctrl-C, exit( ) or --duration, its
+// timers firing on the clock and what they print appearing while it runs; no session is
+// made for it.
+TEST_F(AggregateSession, ATimersOnlyProgramRunsUntilCtrlCExitOrDuration) {
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    // Ctrl-C: the first tick's line appears while it still runs, END runs at SIGINT.
+    const std::string out = sandbox_->dir() + "/log/dtrace-timers.out";
+    const std::string err = sandbox_->dir() + "/log/dtrace-timers.err";
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    ChildProcess dtrace(withStderrTo(err, {"dtrace", "-q", "-n",
+                                           "profile:::tick-1sec { printf(\"tick\\n\"); }\n"
+                                           "END { printf(\"end\\n\"); }"}),
+                        {}, out);
+    EXPECT_TRUE(eventually([&] { return readFile(out) == "tick\n"; }, std::chrono::seconds(10)))
+        << readFile(out) << readFile(err);
+    EXPECT_EQ(dtrace.wait(0), -1) << "ended before Ctrl-C: " << readFile(err);
+    EXPECT_TRUE(manager_->ListSessions().empty()) << "a session for a program of timers";
+    dtrace.kill(SIGINT);
+    ASSERT_EQ(dtrace.wait(30000), 0) << readFile(err);
+    const std::string text = readFile(out);
+    EXPECT_EQ(text.rfind("tick\n", 0), 0u) << text;
+    EXPECT_EQ(text.substr(text.size() - 4), "end\n") << text;
+    // exit( ) in a timer: five ticks of 100 ms, END, exit's status.
+    RunOptions options;
+    options.timeout = std::chrono::minutes(1);
+    const auto began = std::chrono::steady_clock::now();
+    const RunResult exited = run({tracectl, "dtrace", "-q", "-n",
+                                  "tick-100ms { n++; printf(\"%d\\n\", n); }\n"
+                                  "tick-100ms /n == 5/ { exit(4); }\n"
+                                  "END { printf(\"end\\n\"); }"},
+                                 options);
+    EXPECT_EQ(exited.exitCode, 4) << exited.describe();
+    EXPECT_EQ(exited.out, "1\n2\n3\n4\n5\nend\n") << exited.describe();
+    EXPECT_GE(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(500));
+    // --duration: BEGIN, the ticks due by then, END.
+    const auto start = std::chrono::steady_clock::now();
+    const RunResult timed = run({tracectl, "dtrace", "-q", "--duration", "1.5", "-n",
+                                 "BEGIN { printf(\"begin\\n\"); }\n"
+                                 "tick-1s { printf(\"tick\\n\"); }\n"
+                                 "END { printf(\"end\\n\"); }"},
+                                options);
+    EXPECT_EQ(timed.exitCode, 0) << timed.describe();
+    EXPECT_EQ(timed.out, "begin\ntick\nend\n") << timed.describe();
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+}
+
+// --json with -c: the command's standard output went into the JSON document on standard
+// output (the demo app's "ready PID" line before it). It goes to standard error: standard
+// output is the JSON document alone.
+TEST_F(AggregateSession, JsonOutputKeepsTheCommandsOutputOut) {
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    RunOptions options;
+    options.timeout = std::chrono::minutes(1);
+    const RunResult r = run({tracectl, "dtrace", "--json", "-c", demoApp() + " 3 100000", "-n",
+                             "tracectl_demo:tick { @n = count(); }"},
+                            options);
+    ASSERT_EQ(r.exitCode, 0) << r.describe();
+    EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+    EXPECT_EQ(only_value(r.out, "n"), 3) << r.out;
+    EXPECT_NE(r.err.find("ready "), std::string::npos) << r.err;
+    EXPECT_TRUE(manager_->ListSessions().empty());
+}

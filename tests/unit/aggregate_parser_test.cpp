@@ -82,6 +82,22 @@ TEST(AggregateParser, ClausesStatementsAndAggregations) {
     EXPECT_EQ(p.clauses[0].references[0].at.column, 32);
 }
 
+TEST(AggregateParser, AClauseMayHaveNoBody) {
+    // dtrace -n 'PROBE': a probe description alone (several -n: one after another) is a
+    // clause without statements, as an empty body is.
+    const Program p = parse_program("syscalls:sys_enter_getppid\nip:::receive, ip:::send\n"
+                                    "BEGIN {}\nEND");
+    ASSERT_EQ(p.clauses.size(), 4u);
+    EXPECT_EQ(p.clauses[0].probes[0].pattern, "syscalls:sys_enter_getppid");
+    EXPECT_EQ(p.clauses[1].probes.size(), 2u);
+    EXPECT_EQ(p.clauses[3].probes[0].kind, ProbeKind::end);
+    for (const Clause& c : p.clauses) {
+        EXPECT_TRUE(c.default_action());
+        EXPECT_FALSE(c.predicate);
+    }
+    EXPECT_TRUE(p.needs_order()); // a line per firing, in time order
+}
+
 TEST(AggregateParser, ArgsMemberIsTheField) {
     const Program p = parse_program("ip:::receive { @[args[2]->ip_saddr] = count(); }");
     const Expression& key = *p.clauses[0].statements[0].keys[0];
@@ -109,8 +125,9 @@ TEST(AggregateParser, Precedence) {
 
 TEST(AggregateParser, SyntaxErrors) {
     EXPECT_STREQ(error_of("").what(), "1:1: empty program: expected a probe description");
-    EXPECT_STREQ(error_of("a:b { @ = count() }x").what(),
-                 "1:21: syntax error: expected '{', found end of program");
+    EXPECT_STREQ(error_of("a:b { @ = count() }x /y/").what(),
+                 "1:25: syntax error: expected '{' (the actions after a predicate), found end "
+                 "of program");
     EXPECT_STREQ(error_of("a:b {\n  @x = count()\n  @y = count(); }").what(),
                  "3:3: syntax error: expected ';' or '}', found '@y'");
     // A variable is assigned a value, an aggregation fed by an aggregating function.

@@ -204,6 +204,42 @@ TEST(CliKernelDomain, TracepointsShowTheirLttngModulesName) {
     EXPECT_EQ(parsed[3]["lttng_name"], "lttng_statedump_process_state");
 }
 
+// A live dtrace probe named as lttng-modules names the kernel event (no ftrace system) is a
+// kernel event, as what the trace's records are then named; other names stay UST.
+TEST(CliKernelDomain, LiveProbesNamedAsLttngModulesDoAreKernelEvents) {
+    const std::vector<KernelTracepoint> kernel = {
+        {"sched", "sched_switch", {}},
+        {"irq", "softirq_entry", {}},
+        {"syscalls", "sys_enter_getppid", {}},
+        {"lttng_statedump", "lttng_statedump_process_state", {}},
+        {"lttng_statedump", "lttng_statedump_start", {}},
+        {"ip", "receive", {}},
+    };
+    using D = std::vector<Domain>;
+    const D k{Domain::kernel};
+    const D u{Domain::ust};
+    const D both{Domain::kernel, Domain::ust};
+    EXPECT_EQ(live_probe_domains("sched_switch", kernel), k);
+    EXPECT_EQ(live_probe_domains("lttng_statedump_process_state", kernel), k);
+    EXPECT_EQ(live_probe_domains("syscall_entry_getppid", kernel), k);
+    EXPECT_EQ(live_probe_domains("irq_softirq_entry", kernel), k);
+    // With a wildcard, the kernel's and any app's event it matches.
+    EXPECT_EQ(live_probe_domains("lttng_statedump_*", kernel), both);
+    EXPECT_EQ(live_probe_domains("sched_sw?tch", kernel), both);
+    // As before: system:event, the ip provider, apps' provider:event.
+    EXPECT_EQ(live_probe_domains("sched:sched_switch", kernel), k);
+    EXPECT_EQ(live_probe_domains("syscalls:sys_enter_*", kernel), k);
+    EXPECT_EQ(live_probe_domains("ip:receive", kernel), k);
+    EXPECT_EQ(live_probe_domains("ip:send", {}), k);
+    EXPECT_EQ(live_probe_domains("tracectl_demo:tick", kernel), u);
+    EXPECT_EQ(live_probe_domains("tracectl_demo:*", kernel), u);
+    // Not a kernel event's trace name (ftrace's own without its system is no record's
+    // name), or no kernel domain for this caller: UST.
+    EXPECT_EQ(live_probe_domains("softirq_entry", kernel), u);
+    EXPECT_EQ(live_probe_domains("no_such_event", kernel), u);
+    EXPECT_EQ(live_probe_domains("sched_switch", {}), u);
+}
+
 namespace {
 
 PropertyMap kernel_properties() {

@@ -57,11 +57,15 @@ TEST(CliQuantities, BadSizesSayWhy) {
     EXPECT_EQ(why(""), "'' is not a size: it is empty");
     EXPECT_EQ(why("-1"), "'-1' is not a size: sizes are never negative");
     EXPECT_EQ(why("-0x10k"), "'-0x10k' is not a size: sizes are never negative");
-    EXPECT_EQ(why("8Q"), "'8Q' is not a size: unknown unit 'Q' (k, K, M or G)");
-    EXPECT_EQ(why("8MM"), "'8MM' is not a size: unknown unit 'MM' (k, K, M or G)");
-    EXPECT_EQ(why("1T"), "'1T' is not a size: unknown unit 'T' (k, K, M or G)");
+    // The units listed are every one taken (KiB and kb too, not only k/K, M, G).
+    const std::string units = "' (K, M or G in either case, alone or followed by B or iB, as "
+                              "in 8M, 8MiB or 8mb; or B alone)";
+    EXPECT_EQ(why("8Q"), "'8Q' is not a size: unknown unit 'Q" + units);
+    EXPECT_EQ(why("8MM"), "'8MM' is not a size: unknown unit 'MM" + units);
+    EXPECT_EQ(why("1T"), "'1T' is not a size: unknown unit 'T" + units);
+    EXPECT_EQ(why("8KiBs"), "'8KiBs' is not a size: unknown unit 'KiBs" + units);
     EXPECT_EQ(why("M"), "'M' is not a size: it does not start with a number");
-    EXPECT_EQ(why("0x"), "'0x' is not a size: unknown unit 'x' (k, K, M or G)");
+    EXPECT_EQ(why("0x"), "'0x' is not a size: unknown unit 'x" + units);
     EXPECT_EQ(why("09"), "'09' is not a size: it does not start with a number")
         << "9 is no octal digit";
     EXPECT_EQ(why("17179869184G"),
@@ -71,6 +75,11 @@ TEST(CliQuantities, BadSizesSayWhy) {
     EXPECT_EQ(why("0x10000000000000000"),
               "'0x10000000000000000' is not a size: more than 18446744073709551615 bytes");
     EXPECT_EQ(parse_size("8M").error, "");
+    // What that message lists is taken.
+    for (const char* text : {"8K", "8k", "8M", "8m", "8G", "8g", "8KiB", "8kib", "8MIB", "8GiB",
+                             "8KB", "8kb", "8Mb", "8gB", "8B", "8b"}) {
+        EXPECT_TRUE(parse_size_bytes(text).has_value()) << text;
+    }
 }
 
 TEST(CliQuantities, SizesForPeople) {

@@ -171,5 +171,54 @@ TEST(SwitchRate, PeriodOfARateOrATime) {
     EXPECT_EQ(period("30d"), 86400000000000); // held to a day
 }
 
+// dtrace's forms of a rate, as libdtrace's dt_opt_rate reads them: the number as
+// strtoull(3) with base 0 reads it (hexadecimal, octal), a unit in any case; anything
+// else is refused with what is taken.
+TEST(SwitchRate, TakesDtracesFormsAndRefusesOthers) {
+    const auto period = [](const std::string& text) -> std::int64_t {
+        RunOptions options;
+        apply_options({option_from_text("switchrate=" + text)}, options);
+        return switch_period_ns(options);
+    };
+    EXPECT_EQ(period("20"), 50000000);
+    EXPECT_EQ(period("20Hz"), 50000000);
+    EXPECT_EQ(period("0x10hz"), 62500000); // 16 per second
+    EXPECT_EQ(period("010"), 125000000);   // octal: 8 per second
+    EXPECT_EQ(period("500000us"), 500000000);
+    EXPECT_EQ(period("300msec"), 300000000);
+    EXPECT_EQ(period("3SEC"), 3000000000);
+    EXPECT_EQ(period("2m"), 120000000000); // m is minutes, as in dtrace
+    EXPECT_EQ(period("1hour"), 3600000000000);
+    EXPECT_EQ(period("20000000nsec"), 20000000);
+    EXPECT_EQ(period("9223372036854775807d"), 86400000000000); // no overflow: a day
+    const auto refusal = [](const std::string& text) -> std::string {
+        RunOptions options;
+        try {
+            apply_options({option_from_text("switchrate=" + text)}, options);
+        } catch (const ProgramError& e) {
+            return e.message();
+        }
+        return "accepted";
+    };
+    for (const char* bad : {"", "1.5hz", "10k", "hz", "-1", "+1", " 5", "5 hz", "10hzz", "0x", "08",
+                            "9223372036854775808", "1e3"}) {
+        EXPECT_EQ(refusal(bad),
+                  "option switchrate needs a rate or a period, as dtrace takes it: N per second "
+                  "(N or Nhz), or N with ns, us, ms, s, m, h or d (or nsec, usec, msec, sec, min, "
+                  "hour, day), N decimal, 0x hexadecimal or 0 octal, as in 10hz or 100ms; not '" +
+                      std::string(bad) + "'")
+            << bad;
+    }
+    // Sizes as dt_optval_parse reads them.
+    RunOptions options;
+    apply_options({option_from_text("strsize=0x10")}, options);
+    EXPECT_EQ(options.strsize, 16u);
+    apply_options({option_from_text("strsize=01K")}, options);
+    EXPECT_EQ(options.strsize, 1024u);
+    EXPECT_NO_THROW(apply_options({option_from_text("bufsize=0x400k")}, options));
+    EXPECT_THROW(apply_options({option_from_text("bufsize=4kb")}, options), ProgramError);
+    EXPECT_THROW(apply_options({option_from_text("bufsize=4.5m")}, options), ProgramError);
+}
+
 } // namespace
 } // namespace tracectl::aggregate

@@ -167,6 +167,19 @@ TEST_F(DtraceCommand, QuietOutputFileAndOptions) {
                          std::string(47, ' ') + std::string(16, ' ') + "1\n");
 }
 
+TEST_F(DtraceCommand, AProbeAloneRunsTheDefaultAction) {
+    // dtrace -n PROBE: one line per firing under the header, none with -q.
+    Result r = run({"tracectl", "dtrace", "--trace", trace_, "-n", "demo:entry", "-n", "END"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "CPU     ID                    FUNCTION:NAME\n"
+                     "  0      4                           :entry \n"
+                     "  1      4                           :entry \n"
+                     "  0      2                             :END \n");
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-q", "-n", "demo:entry"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
 /// A line of dtrace -l: "%5s %10s %17s %33s %s".
 std::string probe_line(const std::string& id, const std::string& provider,
                        const std::string& name) {

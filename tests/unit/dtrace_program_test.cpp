@@ -146,6 +146,81 @@ TEST_F(DtraceProgram, SelfVariablesMakeALatencyHistogramPerThread) {
     EXPECT_EQ(r.run.errors, 0u);
 }
 
+TEST_F(DtraceProgram, AClauseWithoutActionsRunsTheDefaultAction) {
+    // dtrace -n 'PROBE': no body (or an empty one) is a trace( ) of nothing: the header
+    // once, then the CPU, probe id and FUNCTION:NAME of each firing, in time order; a
+    // predicate still decides. Quiet: nothing at all.
+    const std::string program = "demo:entry\n"
+                                "demo:return /ret < 0/ { }\n"
+                                "END {}";
+    const std::string trace = standard_trace();
+    EXPECT_EQ(run(program, trace).out, "CPU     ID                    FUNCTION:NAME\n"
+                                       "  0      4                           :entry \n"
+                                       "  1      4                           :entry \n"
+                                       "  1      5                          :return \n"
+                                       "  0      4                           :entry \n"
+                                       "  0      2                             :END \n");
+    EXPECT_EQ(run(program, trace, true).out, "");
+    // A predicate needs its actions, as in dtrace.
+    try {
+        parse_program("demo:entry /fd == 3/");
+        ADD_FAILURE() << "accepted";
+    } catch (const ProgramError& e) {
+        EXPECT_STREQ(e.what(), "1:21: syntax error: expected '{' (the actions after a "
+                               "predicate), found end of program");
+    }
+}
+
+TEST_F(DtraceProgram, ThreadLocalAssociativeArraysAreEachThreadsOwnAndFreedByZero) {
+    // self->ts[arg0] as D allows it: each thread's element per key; assigning 0 frees it,
+    // and an element never assigned (or freed) reads as 0.
+    DtraceTraceWriter w;
+    const DtraceTraceWriter::Thread app{10, 100, "app"};
+    const DtraceTraceWriter::Thread web{20, 200, "web"};
+    w.note(0, 1000, app, "x", 1);
+    w.note(1, 1100, web, "x", 1);
+    w.note(0, 1200, app, "y", 1);
+    w.note(0, 1500, app, "x", -1);
+    w.note(1, 2100, web, "x", -1);
+    w.note(0, 2200, app, "y", -1);
+    w.note(0, 3000, app, "x", 0);
+    w.note(1, 3100, web, "y", 0);
+    w.note(0, 3200, app, "x", -1);
+    const std::string trace = (root_ / "trace").string();
+    w.write(trace);
+    const auto r = run("demo:note /value > 0/ { self->ts[arg0] = timestamp; }\n"
+                       "demo:note /value < 0 && self->ts[arg0]/ {\n"
+                       "    printf(\"%s %s %d\\n\", execname, arg0, timestamp - self->ts[arg0]);\n"
+                       "    self->ts[arg0] = 0;\n"
+                       "}\n"
+                       "demo:note /value == 0/ { printf(\"%s %s %d\\n\", execname, arg0, "
+                       "self->ts[arg0]); }\n"
+                       "demo:note /value > 0/ { self->n[arg0, execname] += 2; }\n"
+                       "demo:note /value == 0/ { printf(\"%d\\n\", self->n[\"x\", execname]); }",
+                       trace, true);
+    EXPECT_EQ(r.out, "app x 500\n"
+                     "web x 1000\n"
+                     "app y 1000\n"
+                     "app x 0\n"
+                     "2\n"
+                     "web y 0\n"
+                     "2\n");
+    EXPECT_EQ(r.run.errors, 0u);
+    const auto error = [&](const std::string& source) -> std::string {
+        try {
+            parse_program(source);
+        } catch (const ProgramError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    EXPECT_EQ(error("a:b { self->ts[arg0] = 1; } a:c /self->ts/ { x = 1; }"),
+              "1:40: variable 'ts' has 1 key(s), not 0 (first used at 1:7)");
+    EXPECT_EQ(error("a:b { this->d[arg0] = 1; }"),
+              "1:7: clause-local variables cannot be associative arrays in D "
+              "(this->name[key]): use a global or self-> array");
+}
+
 TEST_F(DtraceProgram, GlobalsArraysClauseLocalsTernaryAndStringSubroutines) {
     const auto r =
         run("#pragma D option quiet\n"
