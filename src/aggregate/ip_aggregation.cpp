@@ -169,6 +169,9 @@ std::optional<IpAggregationPlan> ip_aggregation_plan(const Program& program) {
                               [](const auto& p) { return p.kind == ProbeKind::event; }))) {
             return std::nullopt; // BEGIN and ip:::send in one clause
         }
+        if (clause.default_action()) {
+            return std::nullopt; // a line per firing
+        }
         if (clause.predicate && !row_expression(*clause.predicate, program, fields)) {
             return std::nullopt;
         }

@@ -34,7 +34,8 @@ struct IpAggregationPlan {
 /// The plan of `program` if it can run over an in-kernel aggregation: it has clauses of
 /// ip:::send or ip:::receive (patterns "ip:send", "ip:receive", "ip:*"), and no other
 /// probes than those, BEGIN and END (no timer: its clauses would read aggregations still
-/// in the kernel; no ERROR); those clauses have no action and assign only this->
+/// in the kernel; no ERROR); those clauses have statements (not the default action, a
+/// line per firing), no action, and assign only this->
 /// variables; their expressions read only the provider's payload fields, probeprov,
 /// probemod, probefunc, probename, this-> variables, constants and subroutines. nullopt
 /// otherwise (the program records its events instead).

@@ -754,10 +754,6 @@ TEST_F(Ip, TheExampleScriptsRunUnmodifiedOnTheTestsTraffic) {
     const int rx6 = udpSocket(own6.address, 0, &port6);
     const int tx = udpSocket("127.0.0.4", 0);
     const int tx6 = udpSocket(own6.address, 0);
-    const auto text = [](const std::string& path) {
-        std::ifstream in(path);
-        return std::string(std::istreambuf_iterator<char>(in), {});
-    };
     const auto firstSent = std::chrono::steady_clock::now();
     exchange(tx, rx, "127.0.0.5", port, 3, 100);    // ip_plength 108
     exchange(tx, rx, "127.0.0.5", port, 1, 300);    // 308

@@ -50,6 +50,8 @@ TEST(IpAggregationPlan, RefusesWhatNeedsEachRecord) {
              "ip:::receive { @ = count(); } ERROR { @e = count(); }",  // ERROR
              "ip:::receive { @ = count(); } syscalls:sys_enter_read { @r = count(); }",
              "ip:::receive, BEGIN { @ = count(); }", // BEGIN in an ip clause
+             "ip:::receive",                         // the default action: a line each
+             "ip:::receive {}",                      // the same
              "BEGIN { exit(0); }",                   // no ip probe
              "*:receive { @ = count(); }",           // not only the provider
          }) {
