@@ -666,9 +666,9 @@ std::optional<std::string> live_target_problem(const AggregateArgs& args) {
 
 /// An aggregation-only program of the ip provider (agg::ip_aggregation_plan) run over an
 /// in-kernel aggregation (Manager.CreateIpAggregation), as dtrace(1M) and bpftrace aggregate
-/// in the kernel: no session, no trace, nothing read while tracing. BEGIN runs first; at
-/// the end (Ctrl-C, --duration, -c's or -p's process gone) the rows are read once and run
-/// through the program, then END.
+/// in the kernel: no session, no trace, nothing read while tracing. BEGIN runs once the
+/// kernel counts; at the end (Ctrl-C, --duration, -c's or -p's process gone) the rows are
+/// read once and run through the program, then END.
 static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
                                      const agg::Program& program, const agg::RunOptions& options,
                                      const agg::IpAggregationPlan& plan,
@@ -684,32 +684,35 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
     }
     ProgramOutput program_out(args, out);
     agg::ChunkedRun run(program, options, program_out.stream(), args.json);
+    if (signals.pending()) {
+        throw Interrupted(args.command);
+    }
+    const std::uint64_t handle = bus.create_ip_aggregation(probes, plan.fields);
+    // Closed however this ends (the daemon also closes it when this connection goes).
+    const auto close = [&bus](const std::uint64_t* h) {
+        try {
+            bus.close_ip_aggregation(*h);
+        } catch (const sdbus::Error&) {
+            // Gone already: the daemon restarted, or closed it with the connection.
+        }
+    };
+    const std::unique_ptr<const std::uint64_t, decltype(close)> closer(&handle, close);
+    std::string described;
+    for (const std::string& p : probes) {
+        described += (described.empty() ? "ip:::" : ", ip:::") + p;
+    }
+    err << "Tracing " << described << " (aggregating in the kernel); "
+        << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
+        << "Ctrl-C to end.\n"
+        << std::flush;
+    // BEGIN once the probes count, as dtrace(1M) fires it once they are enabled: what it
+    // prints ("Tracing... Hit Ctrl-C") is true when it appears. Packets counted during
+    // BEGIN are only read after END's turn comes, so no clause sees them before BEGIN.
     run.begin(now_ns());
     if (!run.exit_status()) {
-        if (signals.pending()) {
-            throw Interrupted(args.command);
-        }
-        const std::uint64_t handle = bus.create_ip_aggregation(probes, plan.fields);
-        // Closed however this ends (the daemon also closes it when this connection goes).
-        const auto close = [&bus](const std::uint64_t* h) {
-            try {
-                bus.close_ip_aggregation(*h);
-            } catch (const sdbus::Error&) {
-                // Gone already: the daemon restarted, or closed it with the connection.
-            }
-        };
-        const std::unique_ptr<const std::uint64_t, decltype(close)> closer(&handle, close);
         if (command) {
             command->release();
         }
-        std::string described;
-        for (const std::string& p : probes) {
-            described += (described.empty() ? "ip:::" : ", ip:::") + p;
-        }
-        err << "Tracing " << described << " (aggregating in the kernel); "
-            << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
-            << "Ctrl-C to end.\n"
-            << std::flush;
         auto checked = std::chrono::steady_clock::now();
         const auto keep_waiting = [&] {
             const auto now = std::chrono::steady_clock::now();
