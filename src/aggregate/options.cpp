@@ -75,24 +75,8 @@ std::optional<std::int64_t> rate_period_ns(std::string_view value) {
     if (unit.empty() || unit == "hz") {
         return *n == 0 ? 0 : second_ns / *n;
     }
-    static const std::pair<const char*, std::int64_t> units[] = {{"ns", 1},
-                                                                 {"nsec", 1},
-                                                                 {"us", 1000},
-                                                                 {"usec", 1000},
-                                                                 {"ms", 1000000},
-                                                                 {"msec", 1000000},
-                                                                 {"s", second_ns},
-                                                                 {"sec", second_ns},
-                                                                 {"m", 60 * second_ns},
-                                                                 {"min", 60 * second_ns},
-                                                                 {"h", 3600 * second_ns},
-                                                                 {"hour", 3600 * second_ns},
-                                                                 {"d", 86400 * second_ns},
-                                                                 {"day", 86400 * second_ns}};
-    for (const auto& [name, scale] : units) {
-        if (unit == name) {
-            return saturated_product(*n, scale);
-        }
+    if (const auto scale = time_unit_ns(unit)) {
+        return saturated_product(*n, *scale);
     }
     return std::nullopt;
 }

@@ -1200,20 +1200,6 @@ std::int64_t tick_period_unchecked(const std::string& spec, const std::string& t
         throw ProgramError(at, "invalid timer probe '" + text + "': expected tick-N[unit]");
     }
     const std::string unit = spec.substr(digits);
-    static const std::pair<const char*, std::int64_t> units[] = {{"ns", 1},
-                                                                 {"nsec", 1},
-                                                                 {"us", 1000},
-                                                                 {"usec", 1000},
-                                                                 {"ms", 1000000},
-                                                                 {"msec", 1000000},
-                                                                 {"s", 1000000000},
-                                                                 {"sec", 1000000000},
-                                                                 {"m", 60LL * 1000000000},
-                                                                 {"min", 60LL * 1000000000},
-                                                                 {"h", 3600LL * 1000000000},
-                                                                 {"hour", 3600LL * 1000000000},
-                                                                 {"d", 86400LL * 1000000000},
-                                                                 {"day", 86400LL * 1000000000}};
     if (unit.empty() || unit == "hz") {
         if (n > 1000000000) {
             throw ProgramError(at, "timer probe '" + text +
@@ -1222,13 +1208,11 @@ std::int64_t tick_period_unchecked(const std::string& spec, const std::string& t
         }
         return 1000000000 / n;
     }
-    for (const auto& [name, ns] : units) {
-        if (unit == name) {
-            if (n > std::numeric_limits<std::int64_t>::max() / ns) {
-                throw ProgramError(at, "timer probe '" + text + "': period too long");
-            }
-            return n * ns;
+    if (const auto ns = time_unit_ns(unit)) {
+        if (n > std::numeric_limits<std::int64_t>::max() / *ns) {
+            throw ProgramError(at, "timer probe '" + text + "': period too long");
         }
+        return n * *ns;
     }
     throw ProgramError(at, "invalid timer probe '" + text + "': unknown unit '" + unit +
                                "' (ns, us, ms, s, m, h, d, hz)");

@@ -160,4 +160,28 @@ bool Program::needs_order() const noexcept {
     return false;
 }
 
+std::optional<std::int64_t> time_unit_ns(std::string_view unit) noexcept {
+    constexpr std::int64_t second = 1000000000;
+    static const std::pair<std::string_view, std::int64_t> units[] = {{"ns", 1},
+                                                                      {"nsec", 1},
+                                                                      {"us", 1000},
+                                                                      {"usec", 1000},
+                                                                      {"ms", 1000000},
+                                                                      {"msec", 1000000},
+                                                                      {"s", second},
+                                                                      {"sec", second},
+                                                                      {"m", 60 * second},
+                                                                      {"min", 60 * second},
+                                                                      {"h", 3600 * second},
+                                                                      {"hour", 3600 * second},
+                                                                      {"d", 86400 * second},
+                                                                      {"day", 86400 * second}};
+    for (const auto& [name, ns] : units) {
+        if (unit == name) {
+            return ns;
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace tracectl::aggregate

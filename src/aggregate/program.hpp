@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tracectl::aggregate {
@@ -184,6 +186,11 @@ struct Statement {
 /// run-time error) or a timer (`tick-N[unit]`, `profile:::tick-N[unit]`, firing every
 /// tick_ns of trace time).
 enum class ProbeKind { event, begin, end, error, tick };
+
+/// The nanoseconds of one `unit` of D's time suffixes (ns nsec us usec ms msec s sec m min h
+/// hour d day: illumos libdtrace's dt_opt_rate suffixes and the profile provider's tick-N
+/// units); nullopt for any other (including "hz", which callers read as a rate).
+std::optional<std::int64_t> time_unit_ns(std::string_view unit) noexcept;
 
 /// The shortest timer period taken: 200 us (5000 hz), illumos's profile provider's minimum
 /// (profile_interval_min); a shorter tick-N is refused, as illumos makes no such probe.

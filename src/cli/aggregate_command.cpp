@@ -627,6 +627,22 @@ static bool process_gone(pid_t pid) {
            (text[close + 2] == 'Z' || text[close + 2] == 'X');
 }
 
+/// Whether tracing ends because -c's command exited or -p's process is gone (said on
+/// `err`), as dtrace(1M)'s does.
+static bool target_ended(const AggregateArgs& args, std::optional<TracedCommand>& command,
+                         std::ostream& err) {
+    if (command && command->exited()) {
+        err << args.command << ": pid " << command->pid() << " has exited\n" << std::flush;
+        return true;
+    }
+    // A process that exists, another user's, answers EPERM.
+    if (args.pid && process_gone(static_cast<pid_t>(*args.pid))) {
+        err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
+        return true;
+    }
+    return false;
+}
+
 /// Whether `program` reads the recording thread: pid, tid, execname or self-> variables.
 static bool uses_thread_builtins(const agg::Program& program) {
     for (const agg::VariableDeclaration& v : program.variables) {
@@ -720,15 +736,7 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
                 return true;
             }
             checked = now;
-            if (command && command->exited()) {
-                err << args.command << ": pid " << command->pid() << " has exited\n" << std::flush;
-                return false;
-            }
-            if (args.pid && process_gone(static_cast<pid_t>(*args.pid))) {
-                err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
-                return false;
-            }
-            return true;
+            return !target_ended(args, command, err);
         };
         signals.wait(args.duration, keep_waiting);
         const BusClient::IpAggregationRows read = bus.read_ip_aggregation(handle);
@@ -944,15 +952,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                     return true;
                 }
                 checked = now;
-                if (command && command->exited()) {
-                    err << args.command << ": pid " << command->pid() << " has exited\n"
-                        << std::flush;
-                    return false;
-                }
-                // -p: tracing ends when the grabbed process does, as dtrace(1M)'s does
-                // (a process that exists, another user's, answers EPERM).
-                if (args.pid && process_gone(static_cast<pid_t>(*args.pid))) {
-                    err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
+                if (target_ended(args, command, err)) {
                     return false;
                 }
                 if (!records) {
