@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -1068,6 +1069,16 @@ TEST_F(SystemUnits, TheHardenedSystemServiceIsSocketActivatedAndTraces) {
     EXPECT_EQ(unit("MemoryDenyWriteExecute"), "yes");
     EXPECT_NE(unit("CapabilityBoundingSet").find("cap_setuid"), std::string::npos);
     EXPECT_EQ(unit("CapabilityBoundingSet").find("cap_sys_admin"), std::string::npos);
+    // Of the system calls @system-service lacks, only the kernel domain's
+    // BPF ones: not mount(2), ptrace(2), the module or reboot calls.
+    std::set<std::string> allowed;
+    std::istringstream filter(unit("SystemCallFilter"));
+    for (std::string call; filter >> call;)
+        allowed.insert(call);
+    for (const char* call : {"bpf", "perf_event_open", "openat", "ioctl"})
+        EXPECT_TRUE(allowed.count(call)) << call << " refused: " << unit("SystemCallFilter");
+    for (const char* call : {"mount", "fsmount", "ptrace", "init_module", "reboot", "kexec_load"})
+        EXPECT_FALSE(allowed.count(call)) << call << " allowed";
 
     const std::string go = sandbox_->dir() + "/go-system";
     ChildProcess app({demoApp(), "20", "1000", go}, {}, sandbox_->dir() + "/log/apps.log");
