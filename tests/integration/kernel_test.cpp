@@ -1186,6 +1186,85 @@ TEST_F(Kernel, AnInstanceHeldOpenIsRemovedOnceFreeAndSaidSoOnce) {
     EXPECT_EQ(warnings(), before + 1);
 }
 
+// The class of the test above, at exit and at the next start: an instance
+// held open when the daemon stops (one being retried after a Destroy, one
+// of a session still tracing) is said once each, not at every attempt of
+// the exit's removal nor again by its owners' destructors, and left in
+// place; the next daemon says once that it cannot remove it yet, and once
+// that it removed it when it is free.
+TEST_F(Kernel, InstancesHeldOpenAtExitAreSaidOnceAndRemovedByTheNextDaemon) {
+    auto destroyed = create("k-held-destroyed");
+    auto tracing = create("k-held-tracing");
+    std::vector<std::string> instances;
+    std::vector<int> held;
+    for (auto* s : {destroyed.get(), tracing.get()}) {
+        s->EnableEvents("kernel", "", "sched:sched_switch", {});
+        s->Start({});
+        instances.push_back("tracectl-" + hexId(*s));
+        ASSERT_TRUE(sessionInstances().count(instances.back()));
+        held.push_back(::open((tracefsRoot() + "/instances/" + instances.back() + "/trace").c_str(),
+                              O_RDONLY | O_CLOEXEC));
+        ASSERT_GE(held.back(), 0) << std::strerror(errno);
+    }
+    const std::string log = sandbox_->dir() + "/log/tracectld.log";
+    // The log's lines that name `instance` at level warning, from line `from` on.
+    const auto lines = [&] {
+        std::vector<std::string> all;
+        std::istringstream in(fileText(log));
+        for (std::string line; std::getline(in, line);)
+            all.push_back(line);
+        return all;
+    };
+    const auto warningsOf = [&](const std::string& instance, std::size_t from) {
+        std::vector<std::string> found;
+        const std::vector<std::string> all = lines();
+        for (std::size_t i = from; i < all.size(); ++i)
+            if (all[i].find("warning:") != std::string::npos &&
+                all[i].find(instance) != std::string::npos)
+                found.push_back(all[i]);
+        return found;
+    };
+    const std::size_t start = lines().size();
+    destroyed->Destroy({});
+    std::this_thread::sleep_for(std::chrono::seconds(3)); // a few attempts
+    destroyed.reset();
+    tracing.reset();
+    ASSERT_TRUE(sandbox_->stopDaemon().ok()); // SIGTERM
+    for (const std::string& instance : instances)
+        EXPECT_TRUE(sessionInstances().count(instance)) << "held: left in place";
+    // The destroyed one: once when it could not be removed, and at most
+    // once more when the exit left it in place.
+    const std::vector<std::string> retried = warningsOf(instances[0], start);
+    EXPECT_GE(retried.size(), 1u) << fileText(log);
+    EXPECT_LE(retried.size(), 2u) << ::testing::PrintToString(retried);
+    // The tracing one: one line at exit, for every attempt (5 without the fix).
+    const std::vector<std::string> atExit = warningsOf(instances[1], start);
+    ASSERT_EQ(atExit.size(), 1u) << ::testing::PrintToString(atExit);
+    EXPECT_NE(atExit[0].find("left in place"), std::string::npos) << atExit[0];
+    const std::size_t restart = lines().size();
+    const RunResult started = sandbox_->startDaemon();
+    ASSERT_TRUE(started.ok()) << started.describe();
+    std::this_thread::sleep_for(std::chrono::seconds(3)); // a few attempts
+    for (const int fd : held)
+        ::close(fd);
+    for (const std::string& instance : instances) {
+        EXPECT_TRUE(eventually([&] { return !sessionInstances().count(instance); },
+                               std::chrono::seconds(10)))
+            << instance;
+        EXPECT_EQ(warningsOf(instance, restart).size(), 1u)
+            << ::testing::PrintToString(warningsOf(instance, restart));
+        // And said when removed.
+        const std::vector<std::string> all = lines();
+        EXPECT_EQ(std::count_if(all.begin() + static_cast<std::ptrdiff_t>(restart), all.end(),
+                                [&](const std::string& line) {
+                                    return line.find("removed stale tracefs instance " +
+                                                     instance) != std::string::npos;
+                                }),
+                  1)
+            << fileText(log);
+    }
+}
+
 // Found in review: a daemon stopped cleanly while a session traced the
 // kernel left the instance (its consumer still held the fds when the
 // kernel domain let it go) until the next start.

@@ -115,10 +115,14 @@ void KernelDomain::shutdown() {
     std::future<void> removed = over->get_future();
     executor_.submit([this, all, over] {
         for (const auto& instances : all) {
-            // Each attempt waits up to 1 s for a consumer draining its fds.
-            for (int attempt = 0; attempt < 3 && !instances->remove().empty(); ++attempt) {
-            }
-            if (instances->empty())
+            // Each attempt waits up to 1 s for a consumer draining its fds;
+            // quiet: what is left is said once, below.
+            std::vector<std::string> left;
+            for (int attempt = 0; attempt < 3; ++attempt)
+                if ((left = instances->remove(true)).empty())
+                    break;
+            instances->giveUp(left, "still held open at exit");
+            if (left.empty())
                 forgetInstance(instances->baseName());
         }
         over->set_value();
@@ -710,17 +714,16 @@ void KernelDomain::removeInstances(std::shared_ptr<kernel::SessionInstances> ins
             if (left->empty())
                 return;
             if (attemptsLeft <= 1) {
-                std::string names;
-                for (const std::string& name : *left)
-                    names += (names.empty() ? "" : ", ") + name;
-                log::warning("tracefs instance(s) " + names + " still held open after " +
-                             std::to_string(kRemovalAttempts) +
-                             " attempts, left in place until the next start of tracectld");
-                // Let go on the executor, which owns them: whoever drops
-                // the last reference then neither waits nor warns again.
-                onExecutor([instances](kernel::Tracefs&,
-                                       kernel::TracepointCatalog&) { instances->leaveInPlace(); },
-                           [](std::optional<Error>) {});
+                // Said once per instance, and let go on the executor, which
+                // owns them: whoever drops the last reference then neither
+                // waits nor warns again.
+                onExecutor(
+                    [instances, left](kernel::Tracefs&, kernel::TracepointCatalog&) {
+                        instances->giveUp(*left, "still held open after " +
+                                                     std::to_string(kRemovalAttempts) +
+                                                     " attempts");
+                    },
+                    [](std::optional<Error>) {});
                 return;
             }
             // The consumer holds their fds until it has exited.

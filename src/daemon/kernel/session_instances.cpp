@@ -132,8 +132,20 @@ SessionInstances::SessionInstances(std::string idHex, const metadata::Uuid& uuid
 }
 
 SessionInstances::~SessionInstances() {
-    for (const std::string& left : remove())
-        log::warning("tracefs instance " + left + " could not be removed");
+    // Once per instance: one attempt, quiet, then one line for what is
+    // left, let go so that its TracefsInstance neither waits nor warns again.
+    giveUp(remove(true), "could not be removed");
+}
+
+void SessionInstances::giveUp(const std::vector<std::string>& left,
+                              const std::string& why) noexcept {
+    if (left.empty())
+        return;
+    for (const std::string& name : left)
+        log::warning("tracefs instance " + name + " " + why +
+                     " (a file of it is still open); left in place until the next start of "
+                     "tracectld");
+    leaveInPlace();
 }
 
 bool SessionInstances::isIpProbe(const TracepointId& id) noexcept {

@@ -165,6 +165,10 @@ public:
     /// release()): given up on, they stay for the next start's removal,
     /// and the destructor then neither waits nor warns again.
     void leaveInPlace() noexcept;
+    /// Says once per name in `left` (instances remove() could not remove)
+    /// that it is left in place, and why ("still held open at exit"...),
+    /// then leaveInPlace(). Nothing if `left` is empty.
+    void giveUp(const std::vector<std::string>& left, const std::string& why) noexcept;
     /// "tracectl-<id>": the first instance's name, the others' prefix.
     std::string baseName() const { return std::string(TracefsInstance::kPrefix) + idHex_; }
 
