@@ -100,9 +100,18 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
     // once (lttng-sessiond opens a packet in every stream when tracing
     // starts, cmd.c), so a stream no app writes to until late, or at all,
     // still covers the chunk from here. A fresh buffer always has room.
+    // That packet is read at once, before any app has the channel: it is
+    // the stream's start, events_discarded 0 and packet_seq_num 0, from
+    // which babeltrace2 counts every later loss exactly. Left to the wait
+    // fd, an overwrite buffer under load could be lapped before the read,
+    // and the first packet read would carry the discards of packets
+    // overwritten unread: babeltrace2 can only say "may have discarded"
+    // of those, so the trace would show fewer losses than the statistics.
     if (!ust_.isMetadata()) {
-        for (const auto& r : readers_)
+        for (const auto& r : readers_) {
             (void)r->openPacket();
+            r->drain();
+        }
         dataChannelsByFolder()[outputDir_].insert(this);
     }
     chunk.streamsOpened();
