@@ -191,12 +191,40 @@ void Channel::clearBuffers() {
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key_) + " is not a snapshot data channel");
     std::string firstError;
-    for (const UstStream& s : held_) {
+    for (std::size_t i = 0; i < held_.size(); ++i) {
+        const UstStream& s = held_[i];
         if (s.get() == nullptr)
             continue;
-        if (const int r = lttng_ust_ctl_clear_buffer(s.get()); r < 0 && firstError.empty())
-            firstError = name_ + "_" + std::to_string(s.cpu()) +
-                         ": lttng_ust_ctl_clear_buffer: " + std::to_string(r);
+        const std::string name = name_ + "_" + std::to_string(s.cpu());
+        try {
+            // Stopped and nothing produced since: it stays so (nothing is
+            // opened; a snapshot then has nothing of it, as it recorded
+            // nothing since the clear).
+            const bool quiescent = quiescentAt_[i] && producedPosition(s.get()) == *quiescentAt_[i];
+            // As lttng-consumerd's consumer_clear_stream (consumer.c):
+            // close the packet under way, then move the reader to the
+            // producer's position.
+            if (const int r = lttng_ust_ctl_flush_buffer(s.get(), 1); r < 0)
+                throw UstError("lttng_ust_ctl_flush_buffer", r);
+            if (const int r = lttng_ust_ctl_clear_buffer(s.get()); r < 0)
+                throw UstError("lttng_ust_ctl_clear_buffer", r);
+            if (quiescent) {
+                quiescentAt_[i] = producedPosition(s.get());
+                continue;
+            }
+            // Tracing goes on: a packet opens in every stream now, as
+            // lttng-sessiond's clear of an active session ends with
+            // session_open_packets (clear.c, lttng-tools 2.13). So every
+            // stream of the next snapshot begins at the clear, the idle
+            // ones included, and one written to begins there too rather
+            // than at its first event (its packet would open lazily then):
+            // babeltrace2 --stream-intersection keeps what follows the
+            // clear. The buffer was just emptied: there is room.
+            (void)openPacket(s.get());
+        } catch (const UstError& e) {
+            if (firstError.empty())
+                firstError = name + ": " + e.what();
+        }
     }
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Tracer, "channel " + name_ + ": " + firstError);
