@@ -100,9 +100,18 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
     // once (lttng-sessiond opens a packet in every stream when tracing
     // starts, cmd.c), so a stream no app writes to until late, or at all,
     // still covers the chunk from here. A fresh buffer always has room.
+    // That packet is read at once, before any app has the channel: it is
+    // the stream's start, events_discarded 0 and packet_seq_num 0, from
+    // which babeltrace2 counts every later loss exactly. Left to the wait
+    // fd, an overwrite buffer under load could be lapped before the read,
+    // and the first packet read would carry the discards of packets
+    // overwritten unread: babeltrace2 can only say "may have discarded"
+    // of those, so the trace would show fewer losses than the statistics.
     if (!ust_.isMetadata()) {
-        for (const auto& r : readers_)
+        for (const auto& r : readers_) {
             (void)r->openPacket();
+            r->drain();
+        }
         dataChannelsByFolder()[outputDir_].insert(this);
     }
     chunk.streamsOpened();
@@ -182,12 +191,40 @@ void Channel::clearBuffers() {
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "channel " + std::to_string(key_) + " is not a snapshot data channel");
     std::string firstError;
-    for (const UstStream& s : held_) {
+    for (std::size_t i = 0; i < held_.size(); ++i) {
+        const UstStream& s = held_[i];
         if (s.get() == nullptr)
             continue;
-        if (const int r = lttng_ust_ctl_clear_buffer(s.get()); r < 0 && firstError.empty())
-            firstError = name_ + "_" + std::to_string(s.cpu()) +
-                         ": lttng_ust_ctl_clear_buffer: " + std::to_string(r);
+        const std::string name = name_ + "_" + std::to_string(s.cpu());
+        try {
+            // Stopped and nothing produced since: it stays so (nothing is
+            // opened; a snapshot then has nothing of it, as it recorded
+            // nothing since the clear).
+            const bool quiescent = quiescentAt_[i] && producedPosition(s.get()) == *quiescentAt_[i];
+            // As lttng-consumerd's consumer_clear_stream (consumer.c):
+            // close the packet under way, then move the reader to the
+            // producer's position.
+            if (const int r = lttng_ust_ctl_flush_buffer(s.get(), 1); r < 0)
+                throw UstError("lttng_ust_ctl_flush_buffer", r);
+            if (const int r = lttng_ust_ctl_clear_buffer(s.get()); r < 0)
+                throw UstError("lttng_ust_ctl_clear_buffer", r);
+            if (quiescent) {
+                quiescentAt_[i] = producedPosition(s.get());
+                continue;
+            }
+            // Tracing goes on: a packet opens in every stream now, as
+            // lttng-sessiond's clear of an active session ends with
+            // session_open_packets (clear.c, lttng-tools 2.13). So every
+            // stream of the next snapshot begins at the clear, the idle
+            // ones included, and one written to begins there too rather
+            // than at its first event (its packet would open lazily then):
+            // babeltrace2 --stream-intersection keeps what follows the
+            // clear. The buffer was just emptied: there is room.
+            (void)openPacket(s.get());
+        } catch (const UstError& e) {
+            if (firstError.empty())
+                firstError = name + ": " + e.what();
+        }
     }
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Tracer, "channel " + name_ + ": " + firstError);

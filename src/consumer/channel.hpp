@@ -77,9 +77,13 @@ public:
     std::uint64_t recordSnapshot(const ChunkOutput& snapshot,
                                  std::uint64_t packetsPerStream) override;
 
-    /// Snapshot data channels: lttng_ust_ctl_clear_buffer() on every
-    /// stream (lttng-tools 2.13 ust-consumer.c clear_channel: the current
-    /// packet is closed and the reader moved to the producer's position).
+    /// Snapshot data channels: on every stream, flush_buffer(stream, 1) and
+    /// lttng_ust_ctl_clear_buffer() (lttng-tools 2.13 consumer.c
+    /// consumer_clear_stream: the current packet is closed and the reader
+    /// moved to the producer's position); then, unless the stream is
+    /// quiescent since flush() (stopped), an empty packet is opened in it
+    /// (openPacket(), as lttng-sessiond's session_open_packets after
+    /// clearing an active session), so that it begins at the clear.
     void clearBuffers() override;
 
     /// Hands the buffers to the daemon on `sock` (blocking): the channel, each

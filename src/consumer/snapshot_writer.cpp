@@ -1,14 +1,18 @@
 #include "snapshot_writer.hpp"
 
 #include "index_writer.hpp"
+#include "sigbus.hpp"
 #include "stream_reader.hpp"
 #include "ust_channel.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
 #include <lttng/ust-ctl.h>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace tracectl::consumer {
 
@@ -56,18 +60,85 @@ void appendHeld(lttng_ust_ctl_consumer_stream* s, StreamSink& sink, IndexEntry* 
     sink.write(static_cast<const char*>(base) + offset, padded, std::min(content, padded), index);
 }
 
+/// lttng-ust 2.13's packet header and context, as its ring-buffer clients
+/// write them (ringbuffer-clients/template.h, struct packet_header; the
+/// buffers are this process's, so its own `unsigned long`): where each
+/// field lies, in the native byte order.
+struct PacketHeaderLayout {
+    static constexpr std::size_t timestampBegin = 32;
+    static constexpr std::size_t timestampEnd = 40;
+    static constexpr std::size_t contentSize = 48;
+    static constexpr std::size_t packetSize = 56;
+    static constexpr std::size_t packetSeqNum = 64;
+    static constexpr std::size_t eventsDiscarded = 72;
+    static constexpr std::size_t cpuId = eventsDiscarded + sizeof(unsigned long);
+    /// offsetof(struct packet_header, ctx.header_end): what an empty packet holds.
+    static constexpr std::size_t size = cpuId + sizeof(std::uint32_t);
+};
+
+template <typename T>
+T readAt(const std::byte* header, std::size_t at) {
+    T v;
+    std::memcpy(&v, header + at, sizeof v);
+    return v;
+}
+
+template <typename T>
+void writeAt(std::byte* header, std::size_t at, T v) {
+    std::memcpy(header + at, &v, sizeof v);
+}
+
+/// The header of the sub-buffer held now (`entry` its fields as the
+/// getters gave them), copied under the SIGBUS guard; empty if the mapping
+/// faulted or the header does not lie where lttng-ust 2.13 puts it.
+std::vector<std::byte> heldHeader(lttng_ust_ctl_consumer_stream* s, const IndexEntry& entry) {
+    using L = PacketHeaderLayout;
+    if (entry.contentSizeBits < L::size * 8)
+        return {};
+    const void* base = lttng_ust_ctl_get_mmap_base(s);
+    unsigned long offset = 0;
+    if (base == nullptr || lttng_ust_ctl_get_mmap_read_offset(s, &offset) < 0)
+        return {};
+    std::vector<std::byte> header(L::size);
+    if (!copyFromMapping(header.data(), static_cast<const char*>(base) + offset, L::size))
+        return {};
+    const std::byte* h = header.data();
+    if (readAt<std::uint64_t>(h, L::timestampBegin) != entry.timestampBegin ||
+        readAt<std::uint64_t>(h, L::timestampEnd) != entry.timestampEnd ||
+        readAt<std::uint64_t>(h, L::contentSize) != entry.contentSizeBits ||
+        readAt<std::uint64_t>(h, L::packetSize) != entry.packetSizeBits ||
+        readAt<unsigned long>(h, L::eventsDiscarded) != entry.eventsDiscarded ||
+        (entry.packetSeqNum != ~std::uint64_t{0} &&
+         readAt<std::uint64_t>(h, L::packetSeqNum) != entry.packetSeqNum))
+        return {};
+    return header;
+}
+
 } // namespace
 
 StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const ChunkOutput& chunk,
                                   std::string_view traceDir, const std::string& name,
                                   std::uint64_t maxPackets, bool active) {
     StreamSnapshot out;
-    // producer_active 1, as lttng-consumerd's snapshots (consumer.c,
-    // lttng_consumer_take_snapshot): the current sub-buffer is closed only if
-    // it holds something. Switching an empty one would, in overwrite mode,
-    // evict the oldest full one: each snapshot would push history out.
-    if (active)
+    // producer_active 1: the current sub-buffer is closed only if it holds
+    // something. lttng-consumerd 2.13 flushes with 0 here
+    // (lttng_ustconsumer_snapshot_channel, ust-consumer.c), which switches
+    // an empty sub-buffer too, so that an idle stream still ends at the
+    // snapshot; but in overwrite mode that empty packet evicts the oldest
+    // full one, and snapshots taken one after another push an idle
+    // stream's history out. The idle stream's end is written below instead,
+    // in the snapshot only, and the ring buffer keeps its history.
+    bool idle = false;
+    std::uint64_t now = 0;
+    if (active) {
+        const unsigned long before = producedPosition(stream);
         check(lttng_ust_ctl_flush_buffer(stream, 1), "lttng_ust_ctl_flush_buffer");
+        // Nothing to close: nothing was written since its last packet ended.
+        idle = producedPosition(stream) == before;
+        if (idle)
+            check(lttng_ust_ctl_get_current_timestamp(stream, &now),
+                  "lttng_ust_ctl_get_current_timestamp");
+    }
     const int r = lttng_ust_ctl_snapshot(stream);
     if (r == -EAGAIN)
         return out; // no complete sub-buffer: no file rather than an empty one
@@ -82,6 +153,8 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
     if (subbuf == 0)
         throw UstError("lttng_ust_ctl_get_max_subbuf_size (0)", 0);
     // Positions are free-running counters (they wrap): compare differences.
+    IndexEntry last;                   // idle: the newest packet's fields
+    std::vector<std::byte> lastHeader; // idle: its header
     unsigned long pos = consumed;
     if (maxPackets != 0 && (produced - consumed) / subbuf > maxPackets)
         pos = produced - static_cast<unsigned long>(maxPackets) * subbuf; // the newest ones
@@ -96,9 +169,39 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
         check(got, "lttng_ust_ctl_get_subbuf");
         SubbufHold hold(stream, true);
         IndexEntry entry = packetInfo(stream);
+        const bool newest = static_cast<long>(pos + subbuf - produced) >= 0;
+        if (idle && newest) {
+            last = entry;
+            lastHeader = heldHeader(stream, entry);
+        }
         appendHeld(stream, *sink, &entry);
         check(hold.release(), "lttng_ust_ctl_put_subbuf");
         ++out.packets;
+    }
+    // An idle stream ends where its last packet did, before the snapshot:
+    // babeltrace2 --stream-intersection would cut every other stream's
+    // events from there. An empty packet (header only, events_discarded and
+    // every other field as in that last packet) carries its end from there
+    // to the snapshot, as lttng-consumerd's empty switch does, without
+    // touching the ring buffer. A bounded snapshot (max-size) has it only
+    // in the room of a sub-buffer it did not fill.
+    if (idle && !lastHeader.empty() && now > last.timestampEnd &&
+        (maxPackets == 0 || out.packets < maxPackets)) {
+        using L = PacketHeaderLayout;
+        std::byte* h = lastHeader.data();
+        IndexEntry end = last;
+        end.timestampBegin = last.timestampEnd;
+        end.timestampEnd = now;
+        end.contentSizeBits = end.packetSizeBits = L::size * 8;
+        if (last.packetSeqNum != ~std::uint64_t{0})
+            end.packetSeqNum = last.packetSeqNum + 1;
+        writeAt<std::uint64_t>(h, L::timestampBegin, end.timestampBegin);
+        writeAt<std::uint64_t>(h, L::timestampEnd, end.timestampEnd);
+        writeAt<std::uint64_t>(h, L::contentSize, end.contentSizeBits);
+        writeAt<std::uint64_t>(h, L::packetSize, end.packetSizeBits);
+        if (last.packetSeqNum != ~std::uint64_t{0})
+            writeAt<std::uint64_t>(h, L::packetSeqNum, end.packetSeqNum);
+        sink->write(h, L::size, L::size, &end);
     }
     out.bytes = sink->bytes();
     sink->close();

@@ -32,12 +32,16 @@ struct StreamSnapshot {
 };
 
 /// With `active` (tracing goes on, or went on since the stream's last
-/// flush), closes the current packet of `stream` even if empty
-/// (lttng_ust_ctl_flush_buffer(stream, 0), as lttng-consumerd's
-/// lttng_ustconsumer_snapshot_channel does for a stream that is not
-/// quiescent, ust-consumer.c): the stream then ends at the snapshot, as
-/// every other one does; a quiescent stream is left as it is (it ends
-/// where tracing stopped). Then writes the data stream `name` of
+/// flush), closes the current packet of `stream` if it holds anything
+/// (lttng_ust_ctl_flush_buffer(stream, 1)); if it held nothing (the stream
+/// is idle), the snapshot's copy of the stream gets one more packet, empty
+/// (header only), from the end of its last packet to now, and the ring
+/// buffer is left as it was. Either way the stream ends at the snapshot,
+/// as every other one does (lttng-consumerd's
+/// lttng_ustconsumer_snapshot_channel, ust-consumer.c, gets there with
+/// flush_buffer(stream, 0), which costs an idle stream a sub-buffer of its
+/// history each time). A quiescent stream is left as it is (it ends where
+/// tracing stopped). Then writes the data stream `name` of
 /// `traceDir` (chunk-relative) into `chunk` (locally `<traceDir>/<name>` and
 /// `<traceDir>/index/<name>.idx`) with the sub-buffers from the consumed to
 /// the produced position, at most the newest `maxPackets` of them (0: all),

@@ -270,6 +270,46 @@ TEST_F(Clear, ASnapshotAfterAClearHoldsOnlyLaterEvents) {
     s->Destroy({});
 }
 
+// Issue 40, A.4 (a): after a clear, a snapshot lacked the streams of the
+// CPUs nothing ran on since (the clear had emptied them, and nothing opened
+// a packet in them again), and the busy stream's first packet opened only
+// with its first event, so babeltrace2 --stream-intersection cut the first
+// events. As lttng-sessiond's clear of an active session (clear.c,
+// session_open_packets), a packet now opens in every stream at the clear,
+// and every stream ends at the snapshot.
+TEST_F(Clear, ASnapshotAfterAClearHasEveryStreamAndItsIntersectionKeepsTheFirstEvent) {
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        GTEST_SKIP() << "needs two CPUs";
+    auto s = startTickSession("clr-snap-idle", {{"mode", sdbus::Variant(std::string("snapshot"))}},
+                              false, {});
+    {
+        // Every CPU's stream holds something before the clear.
+        ChildProcess a({"taskset", "-c", "0", demoApp(), "30", "0"}, {}, appLog());
+        ChildProcess b({"taskset", "-c", "1", demoApp(), "30", "0"}, {}, appLog());
+        ASSERT_EQ(a.wait(30000), 0);
+        ASSERT_EQ(b.wait(30000), 0);
+    }
+    s->Clear({});
+    {
+        // After the clear, only CPU 1 records, from tick 0.
+        ChildProcess app({"taskset", "-c", "1", demoApp(), "40", "1000"}, {}, appLog());
+        ASSERT_EQ(app.wait(30000), 0);
+    }
+    const std::string snap = s->RecordSnapshot({});
+    const std::string trace = snap + "/ust/uid/0/64-bit";
+    const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    for (long cpu = 0; cpu < cpus; ++cpu) {
+        const std::string stream = "channel0_" + std::to_string(cpu);
+        EXPECT_TRUE(fs::exists(trace + "/" + stream)) << trace << " lacks " << stream;
+        EXPECT_TRUE(fs::exists(trace + "/index/" + stream + ".idx")) << trace << " lacks its index";
+    }
+    const auto events = ticks(snap);
+    ASSERT_EQ(events.size(), 40u) << snap;
+    EXPECT_EQ(events.front()["fields"]["seq"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(countTicksInIntersection(snap), 40) << "--stream-intersection cuts " << snap;
+    s->Destroy({});
+}
+
 TEST_F(Clear, RefusedWhileARotationIsUnderWayWithAClearErrorAndNothingIsLost) {
     const std::string dir = output("clr-busy");
     auto s = startTickSession("clr-busy", {}, false, {});

@@ -12,8 +12,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -417,3 +419,66 @@ TEST_F(Snapshot, SnapshotsOneAfterAnotherKeepTheHistory) {
         EXPECT_EQ(countTicks(s->RecordSnapshot({})), first) << "snapshot " << i;
     s->Destroy({});
 }
+
+namespace {
+
+/// The data stream files (`channel0_<cpu>`, one per possible CPU) that a
+/// trace folder (holding "metadata") below `dir` lacks, or whose index is
+/// missing; "none" if `dir` holds no trace folder at all.
+std::vector<std::string> missingStreams(const std::string& dir) {
+    std::vector<std::string> missing{"none"};
+    const long cpus = sysconf(_SC_NPROCESSORS_CONF);
+    for (const auto& f : filesBelow(dir)) {
+        const fs::path trace = fs::path(f).parent_path();
+        if (fs::path(f).filename() != "metadata")
+            continue;
+        missing.clear();
+        for (long cpu = 0; cpu < cpus; ++cpu) {
+            const std::string stream = "channel0_" + std::to_string(cpu);
+            if (!fs::exists(trace / stream) || !fs::exists(trace / "index" / (stream + ".idx")))
+                missing.push_back(trace.string() + " lacks " + stream);
+        }
+    }
+    return missing;
+}
+
+} // namespace
+
+// Issue 40, A.4 (b): a snapshot of a session whose app emitted nothing held
+// in every stream only the empty packet each opened when its channel was
+// made, and the streams an app then wrote nothing to ended there: babeltrace2
+// --stream-intersection kept nothing of what came after, or refused the
+// inverted range. Each stream now ends at the snapshot, the idle ones too
+// (lttng-consumerd 2.13 gets there by switching an empty packet at each
+// snapshot), and the ring buffers keep their history.
+class SnapshotOfSilence : public Snapshot, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(SnapshotOfSilence, ASnapshotOfAnAppThatEmittedNothingIsReadWithStreamIntersection) {
+    const bool perPid = GetParam();
+    const std::string name = perPid ? "snap-silent-pid" : "snap-silent-uid";
+    auto s = startSession(name, perPid);
+    const std::string go = sandbox_->dir() + "/" + name + ".go";
+    std::remove(go.c_str());
+    // Registered (the channel and its streams are made), waits for `go`.
+    ChildProcess app({demoApp(), "20", "0", go}, {}, appLog());
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+    const std::string silent = s->RecordSnapshot({});
+    EXPECT_EQ(missingStreams(silent), std::vector<std::string>{}) << silent;
+    EXPECT_EQ(countTicks(silent), 0);
+    EXPECT_EQ(countTicksInIntersection(silent), 0);
+
+    // Then it emits (on one CPU, most likely): a second snapshot keeps all
+    // of it in the intersection, and so does a third.
+    std::ofstream(go).put('\n');
+    ASSERT_EQ(app.wait(30000), 0);
+    const std::string after = s->RecordSnapshot({});
+    EXPECT_EQ(countTicks(after), 20);
+    EXPECT_EQ(countTicksInIntersection(after), 20);
+    EXPECT_EQ(countTicksInIntersection(s->RecordSnapshot({})), 20);
+    s->Destroy({});
+}
+
+INSTANTIATE_TEST_SUITE_P(Buffers, SnapshotOfSilence, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                             return p.param ? std::string("PerPid") : std::string("PerUid");
+                         });

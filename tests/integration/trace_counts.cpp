@@ -45,6 +45,10 @@ long countTicks(const std::string& dir) {
     return ticksOf(run({"babeltrace2", dir}), dir, true);
 }
 
+long countTicksInIntersection(const std::string& dir) {
+    return ticksOf(run({"babeltrace2", "--stream-intersection", dir}), dir, true);
+}
+
 long countTicksIfAny(const std::string& dir) {
     return holdsMetadata(dir) ? countTicks(dir) : 0;
 }

@@ -17,6 +17,13 @@ namespace tracectl::test {
 /// output, if it cannot read them.
 long countTicks(const std::string& dir);
 
+/// As countTicks(), with babeltrace2 --stream-intersection: only the records
+/// within the time range every stream of a trace covers. Equal to
+/// countTicks() when every stream covers the whole recording (a stream
+/// that begins late, or ends early, cuts the others' records); -1, and a
+/// test failure, if babeltrace2 refuses (an empty or inverted range).
+long countTicksInIntersection(const std::string& dir);
+
 /// As countTicks(), but 0 for a `dir` that holds no trace at all (no
 /// "metadata" file below it, or no such folder): a chunk in which nothing
 /// was traced, a user whose apps were not recorded.
