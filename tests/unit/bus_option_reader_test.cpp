@@ -105,6 +105,47 @@ TEST_F(OptionReader, StringArraysComeBackInOrder) {
               (std::vector<std::string>{"app:start", "app:*", "app:start"}));
 }
 
+// A client's message is read on the daemon's one loop: an array or a dictionary past its
+// bound is refused when reading gets there, not read whole first.
+TEST_F(OptionReader, StringArraysAreBoundedAndRefusedPastTheBound) {
+    const auto message = [&](std::size_t items) {
+        MessagePtr m = newMessage(bus_.get());
+        EXPECT_GE(sd_bus_message_open_container(m.get(), 'a', "{sv}"), 0);
+        EXPECT_GE(sd_bus_message_open_container(m.get(), 'e', "sv"), 0);
+        EXPECT_GE(sd_bus_message_append_basic(m.get(), 's', "probes"), 0);
+        EXPECT_GE(sd_bus_message_open_container(m.get(), 'v', "as"), 0);
+        EXPECT_GE(sd_bus_message_open_container(m.get(), 'a', "s"), 0);
+        for (std::size_t i = 0; i < items; ++i)
+            EXPECT_GE(sd_bus_message_append_basic(m.get(), 's', "x"), 0);
+        for (int level = 0; level < 4; ++level)
+            EXPECT_GE(sd_bus_message_close_container(m.get()), 0);
+        sealForReading(m.get());
+        return m;
+    };
+    const MessagePtr atBound = message(kMaxOptionArrayItems);
+    EXPECT_EQ(readOptions(atBound.get()).at("probes").get<std::vector<std::string>>().size(),
+              kMaxOptionArrayItems);
+    const MessagePtr past = message(kMaxOptionArrayItems + 1);
+    const Error e = errorOf([&] { readOptions(past.get()); });
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("'probes' holds more than 4096 strings"),
+              std::string::npos)
+        << e.what();
+}
+
+TEST_F(OptionReader, ADictionaryPastItsBoundIsRefused) {
+    EXPECT_GE(sd_bus_message_open_container(m_.get(), 'a', "{sv}"), 0);
+    for (std::size_t i = 0; i <= kMaxOptionEntries; ++i) {
+        const std::string key = "k" + std::to_string(i);
+        EXPECT_GE(sd_bus_message_append(m_.get(), "{sv}", key.c_str(), "b", 1), 0);
+    }
+    EXPECT_GE(sd_bus_message_close_container(m_.get()), 0);
+    sealForReading(m_.get());
+    const Error e = errorOf([&] { readOptions(m_.get()); });
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("more than 256 options"), std::string::npos) << e.what();
+}
+
 TEST_F(OptionReader, AnEmptyDictionaryGivesNoOptions) {
     ASSERT_GE(sd_bus_message_append(m_.get(), "a{sv}", 0), 0);
     sealForReading(m_.get());

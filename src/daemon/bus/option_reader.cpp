@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tracectl::bus {
@@ -35,14 +36,20 @@ sdbus::Variant readString(sd_bus_message* m, char type) {
 /// Error(InvalidArgument) for a type no option takes.
 sdbus::Variant readValue(sd_bus_message* m, const std::string& key, const std::string& type) {
     if (type == "as") {
-        char** strv = nullptr;
-        check(sd_bus_message_read_strv(m, &strv), "read option value");
+        // String by string, in linear time, up to the bound.
+        check(sd_bus_message_enter_container(m, 'a', "s"), "read option value");
         std::vector<std::string> out;
-        for (char** s = strv; s != nullptr && *s != nullptr; ++s) {
-            out.emplace_back(*s);
-            free(*s); // NOLINT: sd_bus_message_read_strv(3) hands over malloc'd strings
+        for (;;) {
+            const char* s = nullptr;
+            if (check(sd_bus_message_read_basic(m, 's', &s), "read option value") == 0)
+                break;
+            if (out.size() == kMaxOptionArrayItems)
+                throw Error(ErrorCode::InvalidArgument, "option '" + key + "' holds more than " +
+                                                            std::to_string(kMaxOptionArrayItems) +
+                                                            " strings");
+            out.emplace_back(s != nullptr ? s : "");
         }
-        free(strv); // NOLINT: as above
+        check(sd_bus_message_exit_container(m), "read option value");
         return sdbus::Variant(out);
     }
     if (type.size() == 1) {
@@ -95,6 +102,9 @@ std::map<std::string, sdbus::Variant> readOptions(sd_bus_message* m) {
         const int r = check(sd_bus_message_enter_container(m, 'e', "sv"), "read option");
         if (r == 0)
             break;
+        if (options.size() == kMaxOptionEntries)
+            throw Error(ErrorCode::InvalidArgument,
+                        "more than " + std::to_string(kMaxOptionEntries) + " options in one call");
         const char* rawKey = nullptr;
         check(sd_bus_message_read_basic(m, 's', &rawKey), "read option key");
         const std::string key(rawKey != nullptr ? rawKey : "");
