@@ -1,6 +1,9 @@
 // The `ip` provider against the real kernel: IpProbes (loader) and
 // IpRingReader (consumer) over loopback UDP. Needs root and BTF
 // (/sys/kernel/btf/vmlinux); skipped otherwise.
+#include "common/error.hpp"
+#include "common/event_loop.hpp"
+#include "ip/ip_aggregations.hpp"
 #include "ip/ip_filter.hpp"
 #include "ip/ip_probes.hpp"
 #include "ip_probe_abi.h"
@@ -702,4 +705,50 @@ TEST(IpProbesLive, AggregatingNeedsAnAggregationMap) {
     const auto empty = readIpAggregation(moved.aggregationFd(), moved.countersFd());
     EXPECT_TRUE(empty.rows.empty());
     EXPECT_EQ(empty.dropped, 0U);
+}
+
+// IpAggregations (the daemon's owner of CreateIpAggregation's programs): a
+// caller that leaves during the load is still answered (with an error: its
+// method call must not be left unanswered, which the daemon logs as its own
+// fault), and the program loaded for it goes; a request is checked whole.
+TEST(IpAggregations, AnOwnerGoneDuringTheLoadIsAnsweredAndKeepsNothing) {
+    SKIP_UNLESS_ROOT();
+    using tracectl::ip::ipAggregationRequest;
+    using tracectl::ip::IpAggregations;
+    tracectl::EventLoop loop;
+    IpAggregations aggregations(loop);
+    std::optional<std::optional<tracectl::Error>> answer;
+    aggregations.create(":1.42", ipAggregationRequest({"receive"}, {"ip_saddr"}, "", 16),
+                        [&](std::optional<tracectl::Error> e, std::uint64_t) {
+                            answer = std::move(e);
+                            loop.exit(0);
+                        });
+    aggregations.ownerGone(":1.42"); // before the load's outcome reaches the loop
+    const auto giveUp = loop.addTimer(std::chrono::seconds(20), [&] { loop.exit(1); });
+    ASSERT_EQ(loop.run(), 0) << "the caller was never answered";
+    ASSERT_TRUE(answer.has_value());
+    ASSERT_TRUE(answer->has_value()) << "a caller gone was told it has an aggregation";
+    EXPECT_EQ((*answer)->code(), tracectl::ErrorCode::Failed);
+    EXPECT_EQ(aggregations.size(), 0u);
+}
+
+TEST(IpAggregations, ARequestIsCheckedWhole) {
+    using tracectl::ip::ipAggregationRequest;
+    const auto refused = [](const std::vector<std::string>& probes,
+                            const std::vector<std::string>& fields, const std::string& filter,
+                            std::uint64_t keys, const std::string& part) {
+        try {
+            ipAggregationRequest(probes, fields, filter, keys);
+            ADD_FAILURE() << "accepted: " << part;
+        } catch (const tracectl::Error& e) {
+            EXPECT_EQ(e.code(), tracectl::ErrorCode::InvalidArgument) << part;
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+        }
+    };
+    refused({"send", "send"}, {}, "", 16, "'send' is given twice");
+    refused({"send"}, {"ip_saddr", "ip_saddr"}, "", 16, "'ip_saddr' is given twice");
+    refused({}, {}, "", 16, "at least one");
+    refused({"send"}, {}, "", 0, "max-keys");
+    const auto r = ipAggregationRequest({"receive", "send"}, {"ip_saddr"}, "", 16);
+    EXPECT_EQ(r.probeMask, kBoth);
 }

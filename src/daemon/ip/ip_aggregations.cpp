@@ -29,13 +29,15 @@ IpAggregationRequest ipAggregationRequest(const std::vector<std::string>& probes
                                           const std::string& filter, std::uint64_t maxKeys) {
     IpAggregationRequest r;
     for (const std::string& p : probes) {
-        if (p == "send")
-            r.probeMask |= 1U << TRACECTL_IP_SEND;
-        else if (p == "receive")
-            r.probeMask |= 1U << TRACECTL_IP_RECEIVE;
-        else
+        const std::uint32_t bit = p == "send"      ? 1U << TRACECTL_IP_SEND
+                                  : p == "receive" ? 1U << TRACECTL_IP_RECEIVE
+                                                   : 0;
+        if (bit == 0)
             throw Error(ErrorCode::InvalidArgument,
                         "probes: unknown probe '" + p + "' (known: send, receive)");
+        if ((r.probeMask & bit) != 0)
+            throw Error(ErrorCode::InvalidArgument, "probes: '" + p + "' is given twice");
+        r.probeMask |= bit;
     }
     if (r.probeMask == 0)
         throw Error(ErrorCode::InvalidArgument, "probes: at least one of send, receive");
@@ -82,8 +84,8 @@ void IpAggregations::create(const std::string& owner, IpAggregationRequest reque
     auto landed = lifetime_.guard(
         [this, owner, done](std::shared_ptr<IpProbes> probes, std::optional<Error> error) {
             const auto pending = loading_.find(owner);
-            if (pending == loading_.end())
-                return; // the owner left meanwhile: `probes` goes with this call
+            if (pending == loading_.end()) // the owner left: `probes` goes with this call
+                return done(Error(ErrorCode::Failed, "the caller left the bus during the load"), 0);
             if (--pending->second == 0)
                 loading_.erase(pending);
             if (error)

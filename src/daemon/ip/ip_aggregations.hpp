@@ -44,7 +44,7 @@ struct IpAggregationRequest {
 };
 
 /// A request from CreateIpAggregation's options: `probes` ("send",
-/// "receive"; at least one), `fields` (ipEventFields() names, each once),
+/// "receive"; at least one, each once), `fields` (ipEventFields() names, each once),
 /// `filter`, `maxKeys` (1..kMaxIpAggregationKeys). Throws
 /// Error(InvalidArgument) naming what is wrong; the filter is compiled here
 /// (compileIpFilter), so that a bad one is refused before any load.
@@ -66,8 +66,8 @@ public:
     /// Loads and enables an aggregation for the connection `owner`; `done`
     /// gets its handle, or Error(LimitExceeded) past
     /// kMaxIpAggregationsPerPeer, Error(Failed) when the program cannot be
-    /// loaded (libbpf's reason). An owner gone during the load gets nothing:
-    /// the program is unloaded at once.
+    /// loaded (libbpf's reason). An owner gone during the load (ownerGone())
+    /// gets Error(Failed), and the program is unloaded at once.
     void create(const std::string& owner, IpAggregationRequest request, Created done);
     /// What aggregation `handle` of `owner` has counted so far (it goes on
     /// counting). Error(InvalidArgument) if `owner` has no such handle.
