@@ -34,6 +34,7 @@
 #include <iterator>
 #include <limits>
 #include <ostream>
+#include <poll.h>
 #include <pthread.h>
 #include <sdbus-c++/Error.h>
 #include <sstream>
@@ -383,7 +384,7 @@ public:
     /// Why wait() returned.
     enum class Woken { signal, timeout, told };
     /// Waits for one of the signals (at once if one is pending), or `seconds` if given, or
-    /// until `keep_waiting` (asked once a second, and at the end) says false.
+    /// until `keep_waiting` (asked every 100 ms, and at the end) says false.
     Woken wait(std::optional<double> seconds, const std::function<bool()>& keep_waiting) const {
         const auto end = seconds ? std::chrono::steady_clock::now() +
                                        std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -393,7 +394,7 @@ public:
             const auto now = std::chrono::steady_clock::now();
             const auto ns = std::clamp<std::int64_t>(
                 std::chrono::duration_cast<std::chrono::nanoseconds>(end - now).count(), 0,
-                1000000000);
+                100000000);
             const timespec timeout{static_cast<time_t>(ns / 1000000000),
                                    static_cast<long>(ns % 1000000000)};
             if (sigtimedwait(&set_, nullptr, &timeout) > 0) {
@@ -627,10 +628,27 @@ static bool process_gone(pid_t pid) {
            (text[close + 2] == 'Z' || text[close + 2] == 'X');
 }
 
-/// Whether tracing ends because -c's command exited or -p's process is gone (said on
-/// `err`), as dtrace(1M)'s does.
+/// Whether standard output is a pipe or socket whose reader is gone (poll(2) says POLLERR
+/// or POLLHUP of its write end): nothing printed could be read. A terminal or a file is
+/// never gone; nor is stdout when the program writes to -o FILE.
+static bool output_gone(const AggregateArgs& args) {
+    struct stat st {};
+    if (args.output || fstat(STDOUT_FILENO, &st) != 0 ||
+        !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+        return false;
+    }
+    pollfd out{STDOUT_FILENO, 0, 0};
+    return poll(&out, 1, 0) == 1 && (out.revents & (POLLERR | POLLHUP)) != 0;
+}
+
+/// Whether tracing ends because -c's command exited, -p's process is gone (said on `err`),
+/// as dtrace(1M)'s does, or the reader of the output is gone (output_gone; the output's
+/// write then fails, saying so, as with a pipe closed while printing).
 static bool target_ended(const AggregateArgs& args, std::optional<TracedCommand>& command,
                          std::ostream& err) {
+    if (output_gone(args)) {
+        return true;
+    }
     if (command && command->exited()) {
         err << args.command << ": pid " << command->pid() << " has exited\n" << std::flush;
         return true;
@@ -729,15 +747,7 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
         if (command) {
             command->release();
         }
-        auto checked = std::chrono::steady_clock::now();
-        const auto keep_waiting = [&] {
-            const auto now = std::chrono::steady_clock::now();
-            if (now - checked < std::chrono::seconds(1)) {
-                return true;
-            }
-            checked = now;
-            return !target_ended(args, command, err);
-        };
+        const auto keep_waiting = [&] { return !target_ended(args, command, err); };
         signals.wait(args.duration, keep_waiting);
         const BusClient::IpAggregationRows read = bus.read_ip_aggregation(handle);
         std::vector<std::pair<tracectl_ip_record, std::uint64_t>> rows;
@@ -947,14 +957,14 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             // The session may end without us: its consumer dies (state "error"), someone
             // stops or destroys it. Then the wait ends, saying why. Asked once a second.
             const auto keep_waiting = [&] {
+                if (target_ended(args, command, err)) {
+                    return false;
+                }
                 const auto now = std::chrono::steady_clock::now();
                 if (now - checked < std::chrono::seconds(1)) {
                     return true;
                 }
                 checked = now;
-                if (target_ended(args, command, err)) {
-                    return false;
-                }
                 if (!records) {
                     return true;
                 }

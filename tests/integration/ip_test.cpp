@@ -923,6 +923,22 @@ TEST_F(Ip, AKilledClientsAggregationIsUnloaded) {
     EXPECT_TRUE(eventually([&] { return allUnloaded(loaded); }, std::chrono::seconds(10)));
 }
 
+// Found by a fresh-user pass: counting in the kernel prints nothing until the
+// end, so a reader of the output that went away was never noticed and the
+// run went on until killed. The closed pipe now ends it, as it ends a
+// recording run, and nothing stays loaded (TearDown).
+TEST_F(Ip, AClosedOutputPipeEndsAnAggregationInTheKernel) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult r =
+        run({"sh", "-c", "\"$0\" dtrace -n 'ip:::receive { @ = count(); }' | true; echo done", cli},
+            options);
+    EXPECT_FALSE(r.timedOut) << r.describe();
+    EXPECT_EQ(r.out, "done\n") << r.describe();
+}
+
 // dtrace -c: the command starts once tracing has begun, $target is its pid,
 // and the run ends when it exits (long before --duration).
 TEST_F(Ip, MinusCRunsTheCommandAsTargetAndEndsWithIt) {
