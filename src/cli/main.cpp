@@ -322,7 +322,7 @@ ExitStatus run(int argc, char** argv) {
         create
             ->add_option("--live", cl.create_live,
                          "Live session: streams to the relay (default net://127.0.0.1) and flushes "
-                         "every US microseconds (default 1000000) for lttng-live viewers "
+                         "every US microseconds (at least 1000; default 1000000) for lttng-live viewers "
                          "(babeltrace2 --input-format=lttng-live). Not with --snapshot or --output")
             ->expected(0, 1)
             ->type_name("[=US]");
@@ -617,11 +617,14 @@ ExitStatus run(int argc, char** argv) {
                              "Overwrite the oldest sub-buffer when full (flight recorder)");
     auto* ec_switch =
         enable_channel
-            ->add_option("--switch-timer", cl.ec_switch_timer, "Switch timer period, microseconds")
+            ->add_option("--switch-timer", cl.ec_switch_timer,
+                          "Switch timer period, microseconds: 0 (off, the default) or at least "
+                          "1000")
             ->check(whole_number());
     auto* ec_read =
         enable_channel
-            ->add_option("--read-timer", cl.ec_read_timer, "Read timer period, microseconds")
+            ->add_option("--read-timer", cl.ec_read_timer,
+                          "Read timer period, microseconds: 0 (off) or at least 1000")
             ->check(whole_number());
     enable_channel->footer(
         "Give exactly one of -u and -k. Only before the session first starts. Channel names\n"
@@ -728,7 +731,7 @@ ExitStatus run(int argc, char** argv) {
                 if (!cl.create.network.live_timer_us) {
                     throw CLI::ValidationError(
                         "--live", "'" + cl.create_live +
-                                      "' is not a live timer in microseconds (1 to 4294967295); "
+                                      "' is not a live timer in microseconds (1000 to 4294967295); "
                                       "give NAME before --live, or write --live=US");
                 }
             }

@@ -170,6 +170,67 @@ TEST_F(SessionApi, BadOptionsGetInvalidArgument) {
     EXPECT_EQ(s.OutputPath(), "/tmp/snap/x");
 }
 
+// Issue 40 B8 and B11, refused by the daemon for every client (D-Bus and
+// tracectl alike), with a message that says why: a rule whose exclusion
+// excludes every event its pattern matches (it would record nothing, and
+// lttng-enable-event(1) refuses it), and a switch, read or live timer
+// below 1 ms (at 1 µs the session's consumer used a whole core). Nothing
+// is changed; at the floor, each is taken.
+TEST_F(SessionApi, ARuleThatRecordsNothingAndTimersBelowAMillisecondAreRefused) {
+    using V = sdbus::Variant;
+    const std::string path = create("refusals");
+    SessionClient s(*bus_, path);
+    const auto excluding = [](std::vector<std::string> names) {
+        return Options{{"exclusions", V(std::move(names))}};
+    };
+    EXPECT_EQ(errorNameOf([&] { s.EnableEvents("ust", "", "p:*", excluding({"p:*"})); }),
+              kInvalidArgument);
+    EXPECT_EQ(errorNameOf([&] { s.EnableEvents("ust", "", "p:ab*", excluding({"p:x", "p:a*"})); }),
+              kInvalidArgument);
+    const RunResult cliRule = run(
+        {tracectlBinary(), "enable-event", "-u", "p:*", "-x", "p:*", "-s", "refusals"});
+    EXPECT_EQ(cliRule.exitCode, 1) << cliRule.describe();
+    EXPECT_EQ(cliRule.err, std::string("tracectl: ") + kInvalidArgument +
+                               ": exclusion 'p:*' excludes every event 'p:*' matches: the rule "
+                               "would record nothing\n")
+        << cliRule.describe();
+    EXPECT_TRUE(s.Events().empty());
+    s.EnableEvents("ust", "", "p:*", excluding({"p:a*"})); // a part of it: taken
+    EXPECT_EQ(s.Events().size(), 1u);
+
+    for (const char* timer : {"switch-timer", "read-timer"})
+        EXPECT_EQ(errorNameOf([&] { s.AddChannel("ust", "tiny", {{timer, V(uint32_t{1})}}); }),
+                  kInvalidArgument)
+            << timer;
+    const RunResult cliTimers =
+        run({tracectlBinary(), "enable-channel", "-u", "tiny", "-s", "refusals", "--switch-timer",
+             "1", "--read-timer", "1"});
+    EXPECT_EQ(cliTimers.exitCode, 1) << cliTimers.describe();
+    EXPECT_NE(cliTimers.err.find(std::string(kInvalidArgument) +
+                                 ": switch-timer must be 0 (off) or at least 1000 µs, not 1 µs"),
+              std::string::npos)
+        << cliTimers.describe();
+    const RunResult help = run({tracectlBinary(), "enable-channel", "--help"});
+    EXPECT_NE(help.out.find("at least 1000"), std::string::npos) << help.out;
+    EXPECT_EQ(s.Channels().size(), 1u) << "channel0 only";
+    s.AddChannel("ust", "floor",
+                 {{"switch-timer", V(uint32_t{1000})}, {"read-timer", V(uint32_t{1000})}});
+    EXPECT_EQ(s.Channels().size(), 2u);
+
+    EXPECT_EQ(errorNameOf([&] {
+                  manager_->CreateSession("lv", {{"mode", V(std::string("live"))},
+                                                 {"live-timer", V(uint64_t{1})}});
+              }),
+              kInvalidArgument);
+    const RunResult cliLive = run({tracectlBinary(), "create", "lv", "--live=999"});
+    EXPECT_EQ(cliLive.exitCode, 1) << cliLive.describe();
+    EXPECT_NE(cliLive.err.find("live-timer must be a period from 1000 to 4294967295 µs, not 999"),
+              std::string::npos)
+        << cliLive.describe();
+    EXPECT_EQ(manager_->ListSessions().size(), 1u);
+    expectDaemonServing();
+}
+
 TEST_F(SessionApi, CallsThatDoNotFitTheStateGetWrongState) {
     const std::string path = create("states");
     SessionClient s(*bus_, path);

@@ -287,6 +287,48 @@ TEST_F(SessionSelection, ViewTakesAViewerAndRotateTakesNoWaitAsLttngDoes) {
     EXPECT_NE(r.err.find("cannot run /no/such/viewer"), std::string::npos) << r.err;
 }
 
+// Every verb that takes a session in LTTng 2.13 with -s/--session takes it
+// so here (issue 40 E: 'tracectl enable-rotation -s NAME' was refused):
+// add-context, disable-channel, disable-event, disable-rotation,
+// enable-channel, enable-event, enable-rotation, snapshot record, track and
+// untrack. Each acts on the session it names, not on the current one.
+TEST_F(SessionSelection, EveryVerbLttngGivesSessionTakesIt) {
+    create("other"); // the current session: none of the commands below may touch it
+    const std::string path = manager_->CreateSession(
+        "named", {{"output-path", sdbus::Variant(output("named"))}});
+    const std::string snapPath = manager_->CreateSession(
+        "named-snap", {{"output-path", sdbus::Variant(output("named-snap"))},
+                       {"mode", sdbus::Variant(std::string("snapshot"))}});
+    const std::vector<std::vector<std::string>> commands = {
+        {"enable-channel", "-u", "c", "-s", "named"},
+        {"enable-event", "-u", "p:*", "-c", "c", "--session", "named"},
+        {"add-context", "-u", "-t", "vpid", "-c", "c", "-s", "named"},
+        {"track", "-u", "--vpid", "5", "-s", "named"},
+        {"untrack", "-u", "--vpid", "5", "--session", "named"},
+        {"enable-rotation", "--timer", "10s", "-s", "named"},
+        {"disable-rotation", "--timer", "--session", "named"},
+        {"disable-event", "-u", "p:*", "-c", "c", "-s", "named"},
+        {"disable-channel", "-u", "c", "-s", "named"},
+    };
+    for (const auto& args : commands) {
+        const RunResult r = tracectl(args);
+        EXPECT_TRUE(r.ok()) << ::testing::PrintToString(args) << ": " << r.describe();
+    }
+    SessionClient named(*bus_, path);
+    EXPECT_EQ(named.Channels().size(), 1u);
+    EXPECT_EQ(named.Events().size(), 1u);
+    EXPECT_EQ(named.Contexts().size(), 1u);
+    SessionClient other(*bus_, manager_->GetSession("other"));
+    EXPECT_TRUE(other.Channels().empty());
+    EXPECT_TRUE(other.Events().empty());
+    SessionClient snap(*bus_, snapPath);
+    snap.EnableEvents("ust", "", "p:*", {});
+    snap.Start({});
+    const RunResult record = tracectl({"snapshot", "record", "-s", "named-snap"});
+    EXPECT_TRUE(record.ok()) << record.describe();
+    snap.Stop({});
+}
+
 TEST_F(SessionSelection, VersionNamesTheClientAndTheDaemon) {
     const RunResult r = tracectl({"version"});
     ASSERT_TRUE(r.ok()) << r.describe();

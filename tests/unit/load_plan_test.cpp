@@ -100,7 +100,13 @@ TEST(LoadPlan, ALegacyPidTrackerIsTheVpidTrackerOfTheUstDomain) {
     warnings.clear();
     p = planLoad(withLegacy("KERNEL", ""), warnings);
     EXPECT_TRUE(p.trackers.empty());
-    EXPECT_NE(joined(warnings).find("the pid tracker left out"), std::string::npos)
+    EXPECT_NE(joined(warnings).find("the kernel domain's pid tracker (tracking no process) left "
+                                    "out: tracectl's kernel domain records every process"),
+              std::string::npos)
+        << joined(warnings);
+    warnings.clear();
+    p = planLoad(withLegacy("KERNEL", "<pid_target><pid>4</pid></pid_target>"), warnings);
+    EXPECT_NE(joined(warnings).find("pid tracker (tracking 1 value) left out"), std::string::npos)
         << joined(warnings);
 }
 
@@ -118,6 +124,40 @@ TEST(LoadPlan, ATimerBelowTheFloorLoadsAtTheFloorWithAWarning) {
     EXPECT_EQ(p.channels[0].second.readTimerUs, kMinTimerUs);
     EXPECT_EQ(p.channels[0].second.switchTimerUs, 0u) << "off stays off";
     EXPECT_NE(joined(warnings).find("read timer of 200 µs raised to 1000 µs"), std::string::npos)
+        << joined(warnings);
+}
+
+TEST(LoadPlan, ALiveTimerBelowTheFloorLoadsAtTheFloorWithAWarning) {
+    std::vector<std::string> warnings;
+    const LoadPlan p = planLoad(
+        described("<name>lv</name><attributes><live_timer_interval>1</live_timer_interval>"
+                  "</attributes>"),
+        warnings);
+    EXPECT_EQ(p.request.mode, "live");
+    EXPECT_EQ(p.request.liveTimerUs, kMinTimerUs);
+    EXPECT_NE(joined(warnings).find("live timer of 1 µs raised to 1000 µs"), std::string::npos)
+        << joined(warnings);
+}
+
+// lttng-sessiond loads a rule whose exclusion excludes every event it
+// matches (the refusal is lttng-enable-event(1)'s) and it records nothing:
+// tracectl, which refuses it to clients, leaves it out with a warning
+// instead of refusing the whole file (issue 40 B8).
+TEST(LoadPlan, ARuleThatExcludesEverythingItMatchesIsLeftOutWithAWarning) {
+    std::vector<std::string> warnings;
+    const LoadPlan p = planLoad(
+        described("<name>x</name><domains><domain><type>UST</type><buffer_type>PER_UID"
+                  "</buffer_type><channels><channel><name>c</name><read_timer_interval>0"
+                  "</read_timer_interval><output_type>MMAP</output_type><events>"
+                  "<event><name>p:*</name><exclusions><exclusion>p:*</exclusion></exclusions>"
+                  "</event><event><name>q:*</name><exclusions><exclusion>q:x</exclusion>"
+                  "</exclusions></event></events></channel></channels></domain></domains>"),
+        warnings);
+    ASSERT_EQ(p.rules.size(), 1u);
+    EXPECT_EQ(p.rules[0].pattern, "q:*");
+    EXPECT_NE(joined(warnings).find("event 'p:*' of channel 'c': left out: its exclusion 'p:*' "
+                                    "excludes every event it matches"),
+              std::string::npos)
         << joined(warnings);
 }
 

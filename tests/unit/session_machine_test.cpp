@@ -211,7 +211,7 @@ TEST(EventRuleCheck, AnExclusionOfEveryEventThePatternMatchesIsRefused) {
     r.pattern = "p:*";
     r.exclusions = {"p:x", "p:*"};
     try {
-        checkEventRule(r);
+        checkNewEventRule(r);
         ADD_FAILURE() << "accepted";
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
@@ -219,16 +219,16 @@ TEST(EventRuleCheck, AnExclusionOfEveryEventThePatternMatchesIsRefused) {
             << e.what();
     }
     r.exclusions = {"p:x", "p:y*"};
-    EXPECT_NO_THROW(checkEventRule(r));
+    EXPECT_NO_THROW(checkNewEventRule(r));
     // An escaped '*' is a name's, not a wildcard: no exclusion applies to
     // it (lttng-enable-event(1): "Exclusions can only be used with a
     // globbing pattern"); an escaped backslash before it leaves it one.
     r.exclusions = {"p:a*"};
     r.pattern = "p:a\\*";
-    EXPECT_THROW(checkEventRule(r), Error);
+    EXPECT_THROW(checkNewEventRule(r), Error);
     r.pattern = "p:a\\\\*";
     r.exclusions = {"p:a\\\\x"};
-    EXPECT_NO_THROW(checkEventRule(r));
+    EXPECT_NO_THROW(checkNewEventRule(r));
 }
 
 // Timers shorter than a millisecond are refused, saying the floor (issue
@@ -241,7 +241,7 @@ TEST(ChannelCheck, ASwitchOrReadTimerBelowOneMillisecondIsRefused) {
         ChannelConfig tiny = c;
         tiny.*timer = 1;
         try {
-            checkChannelConfig(tiny);
+            checkNewChannel(tiny);
             ADD_FAILURE() << "1 µs accepted";
         } catch (const Error& e) {
             EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
@@ -249,9 +249,9 @@ TEST(ChannelCheck, ASwitchOrReadTimerBelowOneMillisecondIsRefused) {
                 << e.what();
         }
         tiny.*timer = kMinTimerUs;
-        EXPECT_NO_THROW(checkChannelConfig(tiny));
+        EXPECT_NO_THROW(checkNewChannel(tiny));
         tiny.*timer = 0;
-        EXPECT_NO_THROW(checkChannelConfig(tiny)) << "0: off";
+        EXPECT_NO_THROW(checkNewChannel(tiny)) << "0: off";
     }
 }
 

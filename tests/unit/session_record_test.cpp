@@ -104,6 +104,22 @@ std::string edited(const std::function<void(nlohmann::json&)>& edit) {
     return doc.dump();
 }
 
+// What this daemon refuses to a client now but an earlier one took (timers
+// below kMinTimerUs, an exclusion of every event the pattern matches: issue
+// 40 B8 and B11) is read back as it was: its consumer runs it already, and
+// a restart, or an upgrade, must not drop the session.
+TEST(SessionRecord, WhatAnEarlierDaemonAcceptedIsReadBack) {
+    const SessionRecord back = fromStateDocument(edited([](auto& d) {
+        d["channels"][0]["switch_timer_us"] = 1;
+        d["channels"][0]["read_timer_us"] = 1;
+        d["rules"][0]["exclusions"] = {"prov:*"};
+    }));
+    ASSERT_EQ(back.restored.channels.size(), 1u);
+    EXPECT_EQ(back.restored.channels[0].switchTimerUs, 1u);
+    EXPECT_EQ(back.restored.channels[0].readTimerUs, 1u);
+    EXPECT_EQ(back.restored.rules[0].exclusions, std::vector<std::string>{"prov:*"});
+}
+
 TEST(SessionRecord, WhatTheDaemonWouldRefuseFromAClientIsRefused) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"{\"format\":", "not JSON"},

@@ -1,5 +1,6 @@
 #include "common/error.hpp"
 #include "session/session_registry.hpp"
+#include "session/channel_config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -67,6 +68,28 @@ TEST(SessionRegistry, RejectsBadRequestsAndKeepsNothing) {
     EXPECT_EQ(failureOf(reg, out, 1000), ErrorCode::InvalidArgument);
     EXPECT_EQ(failureOf(reg, named("nohome"), 4242), ErrorCode::InvalidArgument);
     EXPECT_EQ(reg.size(), 0u);
+}
+
+// A live timer below a millisecond is refused, saying the floor, as the
+// channels' timers are (issue 40 B11's class: the consumer flushes every
+// stream each period, and at 1 µs it would use a whole core).
+TEST(SessionRegistry, ALiveTimerBelowOneMillisecondIsRefused) {
+    auto reg = makeRegistry();
+    SessionRequest live = named("lv");
+    live.mode = "live";
+    live.liveTimerUs = 1;
+    try {
+        reg.create(live, 1000);
+        ADD_FAILURE() << "1 µs accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("from 1000 to 4294967295 µs, not 1 µs"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(reg.size(), 0u);
+    live.liveTimerUs = kMinTimerUs;
+    EXPECT_EQ(reg.create(live, 1000).config().liveTimerUs, kMinTimerUs);
 }
 
 TEST(SessionRegistry, KeepsExplicitOutputAndMode) {

@@ -45,7 +45,7 @@ private:
         throw Error(ErrorCode::InvalidArgument, prefix_ + what);
     }
 
-    void planMode(LoadPlan& p) const {
+    void planMode(LoadPlan& p) {
         if (s_.snapshotMode && s_.liveTimerUs != 0)
             refuse("a snapshot session cannot also be live");
         if (s_.snapshotMode) {
@@ -53,6 +53,11 @@ private:
         } else if (s_.liveTimerUs != 0) {
             p.request.mode = "live";
             p.request.liveTimerUs = s_.liveTimerUs;
+            if (s_.liveTimerUs < kMinTimerUs) {
+                warn("live timer of " + std::to_string(s_.liveTimerUs) + " µs raised to " +
+                     std::to_string(kMinTimerUs) + " µs, tracectl's shortest");
+                p.request.liveTimerUs = kMinTimerUs;
+            }
         }
     }
 
@@ -264,6 +269,15 @@ private:
         } catch (const Error& err) {
             refuse(where + err.what());
         }
+        // lttng-sessiond loads such a rule (the refusal is lttng-enable-event(1)'s)
+        // and it records nothing; tracectl refuses it to clients, so it is
+        // left out, which records the same.
+        for (const std::string& x : r.exclusions)
+            if (excludesWholePattern(r.pattern, x)) {
+                warn(where + "left out: its exclusion " + quoteForMessage(x) +
+                     " excludes every event it matches, so it records nothing");
+                return;
+            }
         if (e.type == "ALL") {
             // lttng enable-event -k -a: every tracepoint and every system call.
             EventRule syscalls = r;
@@ -281,7 +295,17 @@ private:
         const auto attribute = processAttributeFromName(t.attribute);
         if (!attribute)
             return;
-        if (domain == TracingDomain::Kernel || domainOf(*attribute) != domain) {
+        if (domain == TracingDomain::Kernel) {
+            // Said with what it changes: the file meant some processes, or
+            // none (an empty set), and every one is recorded.
+            warn("the kernel domain's " + t.attribute + " tracker (" +
+                 (t.values.empty() ? std::string("tracking no process")
+                                   : "tracking " + std::to_string(t.values.size()) + " value" +
+                                         (t.values.size() == 1 ? "" : "s")) +
+                 ") left out: tracectl's kernel domain records every process");
+            return;
+        }
+        if (domainOf(*attribute) != domain) {
             warn("the " + t.attribute +
                  " tracker left out: tracectl tracks UST apps by vpid, "
                  "vuid and vgid only");

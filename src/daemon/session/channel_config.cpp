@@ -52,13 +52,6 @@ void checkChannelConfig(const ChannelConfig& c) {
         throw Error(ErrorCode::InvalidArgument,
                     "subbuf-count must be a power of two from 2 to 1048576, not " +
                         std::to_string(c.subbufCount));
-    for (const auto& [what, us] :
-         {std::pair{"switch-timer", c.switchTimerUs}, std::pair{"read-timer", c.readTimerUs}})
-        if (us != 0 && us < kMinTimerUs)
-            throw Error(ErrorCode::InvalidArgument,
-                        std::string(what) + " must be 0 (off) or at least " +
-                            std::to_string(kMinTimerUs) + " µs, not " + std::to_string(us) +
-                            " µs: a shorter period has the consumer wake for nothing");
     // Ring buffers are allocated (and zeroed by lttng-ust) for every CPU of
     // every traced uid: a channel that could not even fit once is refused.
     const long cpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -149,6 +142,21 @@ void checkEventRule(const EventRule& r) {
     if (!r.exclusions.empty() && !wildcard)
         throw Error(ErrorCode::InvalidArgument,
                     "exclusions need a pattern ending in '*', not " + quoteForMessage(r.pattern));
+}
+
+void checkNewChannel(const ChannelConfig& c) {
+    checkChannelConfig(c);
+    for (const auto& [what, us] :
+         {std::pair{"switch-timer", c.switchTimerUs}, std::pair{"read-timer", c.readTimerUs}})
+        if (us != 0 && us < kMinTimerUs)
+            throw Error(ErrorCode::InvalidArgument,
+                        std::string(what) + " must be 0 (off) or at least " +
+                            std::to_string(kMinTimerUs) + " µs, not " + std::to_string(us) +
+                            " µs: a shorter period has the consumer wake for nothing");
+}
+
+void checkNewEventRule(const EventRule& r) {
+    checkEventRule(r);
     for (const std::string& e : r.exclusions)
         if (excludesWholePattern(r.pattern, e))
             throw Error(ErrorCode::InvalidArgument,

@@ -101,7 +101,7 @@ inline constexpr std::size_t kMaxContexts = 32;
 
 /// Whether `exclusion` excludes every event `pattern` matches (`p:*` on
 /// `p:*`, `p:a*` on `p:ab*`): the rule would record nothing, which
-/// checkEventRule() refuses, as lttng-enable-event(1) does (lttng-tools
+/// checkNewEventRule() refuses, as lttng-enable-event(1) does (lttng-tools
 /// 2.13, check_exclusion_subsets). Patterns and exclusions as LTTng writes
 /// them: '*' a wildcard at the end, '\\' escaping the next character.
 bool excludesWholePattern(std::string_view pattern, std::string_view exclusion);
@@ -109,13 +109,25 @@ bool excludesWholePattern(std::string_view pattern, std::string_view exclusion);
 /// Throws Error(InvalidName) unless `name` is a valid channel name: 1-200
 /// bytes, no '/', no leading '.', printable ASCII (it names stream files).
 void checkChannelName(std::string_view name);
-/// Throws Error(InvalidArgument) unless the sizes, counts and timers fit
-/// what the ring buffer accepts.
+/// Throws Error(InvalidArgument) unless the sizes and counts fit what the
+/// ring buffer accepts: what any channel of a session must be, also one a
+/// restarted daemon reads back from its state document.
 void checkChannelConfig(const ChannelConfig& c);
+/// checkChannelConfig(), then what a channel asked for now must also be:
+/// switch and read timers 0 (off) or at least kMinTimerUs. Not applied to
+/// a channel an earlier daemon accepted (restart/session_record.cpp): its
+/// consumer runs it already, and a restart must not drop the session.
+void checkNewChannel(const ChannelConfig& c);
 /// Throws Error(InvalidArgument) for an empty or over-long pattern, a '*'
-/// anywhere but at the end, an exclusion that does not fit, or one that
-/// excludes every event the pattern matches (excludesWholePattern()).
+/// anywhere but at the end, or an exclusion that does not fit.
 void checkEventRule(const EventRule& r);
+/// checkEventRule(), then what a rule asked for now must also be: no
+/// exclusion that excludes every event the pattern matches
+/// (excludesWholePattern()). As for checkNewChannel(), a rule an earlier
+/// daemon accepted is read back as it was; a session file's is left out
+/// with a warning (load_plan.cpp), as lttng-sessiond loads it (the refusal
+/// is lttng-enable-event(1)'s).
+void checkNewEventRule(const EventRule& r);
 
 /// True if `a` and `b` select the same events of the same channel, the way
 /// LTTng tells one event rule from another (LTTNG_ERR_UST_EVENT_ENABLED):

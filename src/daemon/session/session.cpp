@@ -537,7 +537,7 @@ void Session::addChannel(ChannelConfig channel, TracingDomain domain) {
     if (everStarted_)
         throw Error(ErrorCode::WrongState, "channels can only be added before session '" +
                                                config_.name + "' first starts");
-    checkChannelConfig(channel);
+    checkNewChannel(channel);
     if (config_.mode == SessionMode::Snapshot && !channel.overwrite)
         throw Error(ErrorCode::InvalidArgument,
                     "the channels of a snapshot session must be in overwrite mode");
@@ -591,7 +591,7 @@ ChannelConfig Session::defaultChannel(TracingDomain d) const {
 bool Session::enableEvents(EventRule rule, Done done) {
     if (state_ == SessionState::Error)
         throw Error(ErrorCode::WrongState, failedText());
-    checkEventRule(rule);
+    checkNewEventRule(rule);
     if (rule.channel.empty())
         rule.channel = kDefaultChannelName;
     auto& rules = rule.domain == TracingDomain::Kernel ? kernelRules_ : rules_;

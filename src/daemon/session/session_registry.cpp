@@ -1,6 +1,7 @@
 #include "session/session_registry.hpp"
 
 #include "common/error.hpp"
+#include "session/channel_config.hpp"
 #include "session/output_path.hpp"
 #include "session/session_name.hpp"
 
@@ -88,11 +89,12 @@ SessionRegistry::Plan SessionRegistry::plan(const SessionRequest& request, uid_t
         if (!config.relay)
             config.relay = parseNetUrl(kDefaultLiveUrl);
         config.liveTimerUs = request.liveTimerUs.value_or(kDefaultLiveTimerUs);
-        if (config.liveTimerUs == 0 || config.liveTimerUs > kMaxLiveTimerUs)
+        if (config.liveTimerUs < kMinTimerUs || config.liveTimerUs > kMaxLiveTimerUs)
             throw Error(ErrorCode::InvalidArgument,
-                        "live-timer " + std::to_string(config.liveTimerUs) +
-                            " is not a period from 1 to " + std::to_string(kMaxLiveTimerUs) +
-                            " microseconds");
+                        "live-timer must be a period from " + std::to_string(kMinTimerUs) +
+                            " to " + std::to_string(kMaxLiveTimerUs) + " µs, not " +
+                            std::to_string(config.liveTimerUs) +
+                            " µs: a shorter period has the consumer wake for nothing");
     } else if (request.liveTimerUs) {
         throw Error(ErrorCode::InvalidArgument, "live-timer needs mode 'live'");
     }

@@ -30,6 +30,9 @@ struct SessionRequest {
 /// A live session's live timer when none is given (lttng-tools
 /// DEFAULT_LTTNG_LIVE_TIMER, 1 s), and the longest one (CREATE_SESSION's
 /// live_timer is a u32 of microseconds, lttng-tools sessiond-comm/relayd.h).
+/// The shortest is kMinTimerUs (channel_config.hpp), as for the channels'
+/// timers: the consumer flushes every stream each period (LTTng 2.13 takes
+/// any period from 1 µs, and at 1 µs its consumer would use a whole core).
 inline constexpr uint64_t kDefaultLiveTimerUs = 1'000'000;
 inline constexpr uint64_t kMaxLiveTimerUs = 0xFFFFFFFFu;
 
