@@ -766,7 +766,9 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
         if (read.dropped > 0) {
             print_error_line(err, args.command + ": " + std::to_string(read.dropped) +
                                       " packets were not counted: the kernel's aggregation "
-                                      "was full (its distinct keys)");
+                                      "was full (65,536 distinct values of the fields the "
+                                      "program reads, counted over every packet of its probes, "
+                                      "before its predicates)");
         }
         run.feed_ip_rows(rows, 0, now_ns());
     }
