@@ -116,8 +116,13 @@ public:
                  const Program& program, VariableTypes& variable_types)
         : class_(event_class), slots_(slots), program_(program), variable_types_(variable_types) {}
 
-    /// Where `name` is in this class, if it is.
-    std::optional<FieldDescription> resolve(const std::string& name) const {
+    /// Where `name` is in this class, if it is. `payload`: written args[N]->name, a payload
+    /// member only. A name of the payload read with lttng-modules' `_` prefix (`_pid`; the
+    /// reader drops it, as CTF 1.8 says) is that member when the class has no `_pid`.
+    std::optional<FieldDescription> resolve(const std::string& name, bool payload = false) const {
+        if (payload) {
+            return class_.find(FieldScope::payload, name);
+        }
         if (is_probe_builtin(name)) {
             return FieldDescription{FieldScope::timestamp, 0, FieldKind::string}; // a constant
         }
@@ -161,7 +166,13 @@ public:
                 return class_.find(FieldScope::payload, *member);
             }
         }
-        return context(name);
+        if (auto found = context(name)) {
+            return found;
+        }
+        if (name.size() > 1 && name[0] == '_') {
+            return class_.find(FieldScope::payload, name.substr(1));
+        }
+        return std::nullopt;
     }
 
     /// arg0 .. arg9.
@@ -184,7 +195,7 @@ public:
             b.string = e.text;
             return b;
         case Expression::Kind::identifier: {
-            if (is_probe_builtin(e.text)) {
+            if (is_probe_builtin(e.text) && !e.payload_member) {
                 const ProbeNames names = probe_names(class_.name(), class_.domain());
                 b.kind = BoundExpression::Kind::constant;
                 b.type = ValueType::string;
@@ -195,7 +206,7 @@ public:
                 b.bytes = 8;
                 return b;
             }
-            const auto field = resolve(e.text); // present: the caller checked
+            const auto field = resolve(e.text, e.payload_member); // present: checked before
             if (field->kind == FieldKind::unusable) {
                 throw ProgramError(e.at, "field '" + e.text + "' of event class '" + class_.name() +
                                              "' is neither an integer nor a string: " + use);
@@ -403,6 +414,9 @@ std::optional<std::pair<ValueType, std::uint8_t>> static_type(const Expression& 
     case Expression::Kind::string:
         return T{ValueType::string, 8};
     case Expression::Kind::identifier:
+        if (e.payload_member) {
+            return std::nullopt; // a field: its class says
+        }
         if (e.text == "execname" || is_probe_builtin(e.text)) {
             return T{ValueType::string, 8};
         }
@@ -489,7 +503,7 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
         ClauseBinder binder(event_class, slots, program_, variable_types_);
         bool complete = true;
         for (std::size_t r = 0; r < clause.references.size(); ++r) {
-            if (binder.resolve(clause.references[r].name)) {
+            if (binder.resolve(clause.references[r].name, clause.references[r].payload)) {
                 found_[c][r] = true;
             } else {
                 complete = false;

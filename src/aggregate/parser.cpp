@@ -912,13 +912,15 @@ private:
             const Token& member = take();
             e->at = member.at;
             e->text = member.text;
+            e->payload_member = true;
         } else {
             e->text = t.text;
         }
         auto& refs = *references_;
-        if (std::none_of(refs.begin(), refs.end(),
-                         [&](const auto& r) { return r.name == e->text; })) {
-            refs.push_back({e->text, e->at});
+        if (std::none_of(refs.begin(), refs.end(), [&](const auto& r) {
+                return r.name == e->text && r.payload == e->payload_member;
+            })) {
+            refs.push_back({e->text, e->at, e->payload_member});
         }
         return e;
     }

@@ -100,6 +100,8 @@ struct Expression {
     std::vector<std::unique_ptr<Expression>> arguments;
     std::size_t variable = 0;
     int height = 1; ///< nodes on the longest path down (the parser bounds it)
+    /// Kind::identifier written `args[N]->member`: a payload member only (FieldReference).
+    bool payload_member = false;
 };
 
 /// DTrace's aggregating functions.
@@ -227,6 +229,9 @@ struct OptionSetting {
 struct FieldReference {
     std::string name;
     Position at;
+    /// Written `args[N]->name`: a member of the event's payload, never a built-in or a
+    /// context field of the same name (`args[0]->pid` is sched_wakeup's woken `pid`).
+    bool payload = false;
 };
 
 struct Clause {

@@ -670,7 +670,7 @@ static bool uses_thread_builtins(const agg::Program& program) {
     }
     for (const agg::Clause& clause : program.clauses) {
         for (const agg::FieldReference& r : clause.references) {
-            if (r.name == "pid" || r.name == "tid" || r.name == "execname") {
+            if (!r.payload && (r.name == "pid" || r.name == "tid" || r.name == "execname")) {
                 return true;
             }
         }

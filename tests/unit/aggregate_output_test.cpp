@@ -144,6 +144,40 @@ TEST(AggregateBinding, BuiltinsReadContextFields) {
     EXPECT_EQ(*entries[0].key, (Key{std::int64_t{42}, std::string("demo"), std::int64_t{1}}));
 }
 
+// issue 40 (B12): a payload member named like a built-in (sched_wakeup's `pid`, the woken
+// thread) was out of reach: `pid` is the built-in, and `args[0]->pid` and `_pid` were
+// "unknown field". args[N]->member is the payload's member; `_member` (lttng-modules'
+// spelling in TSDL) too.
+TEST(AggregateBinding, APayloadMemberNamedLikeABuiltinIsReachedThroughArgs) {
+    const TableEventClass wakeup{
+        "sched_wakeup",
+        "kernel",
+        {{"comm", FieldScope::payload, FieldKind::string},
+         {"pid", FieldScope::payload, FieldKind::signed_integer, 4},
+         {"tid", FieldScope::common_context, FieldKind::signed_integer, 4},
+         {"pid", FieldScope::common_context, FieldKind::signed_integer, 4},
+         {"cpu_id", FieldScope::packet_context, FieldKind::unsigned_integer}}};
+    for (const char* source : {"sched_wakeup { @[args[0]->pid, pid] = count(); }",
+                               "sched_wakeup { @[_pid, pid] = count(); }"}) {
+        const Program program = parse_program(source);
+        Binder binder(program);
+        const BoundEventClass bound = binder.bind(wakeup);
+        binder.check_references();
+        // The payload's pid (the woken thread) and the context's (the waker): two slots.
+        ASSERT_EQ(bound.slots.size(), 2u) << source;
+        EXPECT_EQ(bound.slots[0].scope, FieldScope::payload) << source;
+        EXPECT_EQ(bound.slots[1].scope, FieldScope::common_context) << source;
+    }
+    EXPECT_NE(
+        bind_error("tracectl_demo:tick { @[args[0]->nosuch] = count(); }").message().find("nosuch"),
+        std::string::npos);
+    // A payload member is reached through args[] whatever its name.
+    Runner r("tracectl_demo:tick { @[args[0]->seq] = count(); }");
+    r.record(5);
+    ASSERT_EQ(r.set.sorted(0).size(), 1u);
+    EXPECT_EQ(*r.set.sorted(0)[0].key, (Key{std::int64_t{5}}));
+}
+
 TEST(AggregateEvaluation, PredicatesAndArithmetic) {
     Runner r("tracectl_demo:tick /seq % 2 == 0 && !(seq > 6) || text == \"zeta\"/ {\n"
              "  @[seq / 2 * 3 - 1] = count(); }");
