@@ -37,6 +37,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sdbus-c++/Error.h>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
@@ -819,7 +820,14 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                     // No kernel domain for this caller (rights, tracefs): UST only.
                 }
             }
-            for (const Domain domain : live_probe_domains(pattern, kernel_tracepoints)) {
+            const std::vector<Domain> domains = live_probe_domains(pattern, kernel_tracepoints);
+            if (domains.empty()) {
+                // As dtrace(1M) refuses a description that matches no probe.
+                throw agg::TraceReadError("probe description " + pattern +
+                                          " does not match any probes (no such kernel "
+                                          "tracepoint: tracectl list -k)");
+            }
+            for (const Domain domain : domains) {
                 enabled.emplace_back(pattern, domain);
             }
         }
@@ -1055,13 +1063,31 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         if (started && !any_trace) {
             for (const auto& [pattern, domain] : enabled) {
-                print_error_line(err, args.command + ": warning: probe description " + pattern +
+                print_error_line(err, args.command + ": probe description " + pattern +
                                           " matched no event record");
             }
         }
         std::string json;
         const agg::ProgramRun result = run.finish(&json);
         const ExitStatus status = report(args, result, json, program_out, err);
+        // Every probe description matched nothing recorded: the (empty) result says nothing
+        // of what was asked, so it is a failure (issue 40, B12), unless exit( ) said
+        // otherwise. Some matched: the others were warned of (report()).
+        std::set<std::string> described;
+        for (const auto& clause : program.clauses) {
+            for (const auto& probe : clause.probes) {
+                if (probe.kind == agg::ProbeKind::event) {
+                    described.insert(probe.text);
+                }
+            }
+        }
+        const bool nothing = started && !described.empty() &&
+                             (!any_trace || result.unmatched_probes.size() >= described.size());
+        if (nothing && !result.exit_status && !incomplete) {
+            print_error_line(err, args.command + ": no probe description matched an event "
+                                                 "record: nothing was aggregated");
+            return ExitStatus::daemon_error;
+        }
         return incomplete ? ExitStatus::daemon_error : status;
     });
 }

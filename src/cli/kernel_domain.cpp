@@ -266,6 +266,14 @@ std::vector<Domain> live_probe_domains(std::string_view pattern,
             return name && fnmatch(glob.c_str(), name->c_str(), 0) == 0;
         });
     if (!in_kernel) {
+        // "system:event" of a tracefs system that has no such event names no probe at all
+        // (an app's provider is not named after a kernel tracepoint system).
+        const std::string system = has_provider ? glob.substr(0, glob.find(':')) : "";
+        if (!system.empty() && system.find_first_of("*?[") == std::string::npos &&
+            std::any_of(kernel.begin(), kernel.end(),
+                        [&](const KernelTracepoint& tp) { return tp.system == system; })) {
+            return {};
+        }
         return {Domain::ust};
     }
     if (!has_provider && glob.find_first_of("*?[") != std::string::npos) {

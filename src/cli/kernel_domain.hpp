@@ -126,7 +126,9 @@ std::optional<std::string> lttng_event_name(const KernelTracepoint& tracepoint);
 /// tracepoints (`kernel`, Manager.ListTracepoints("kernel"); none when the caller has no
 /// kernel domain):
 /// - `ip:...`: the kernel (the ip provider);
-/// - "provider:event": the kernel if it matches some tracepoint's "system:event", else UST;
+/// - "provider:event": the kernel if it matches some tracepoint's "system:event"; none
+///   (the pattern names no probe) if `provider` is a tracepoint system without such an
+///   event (`syscalls:sys_enter_nosuchcall`); else UST;
 /// - a name without ':': the kernel if it matches the name lttng-modules gives some
 ///   tracepoint in a trace (lttng_event_name(): sched_switch, irq_softirq_entry,
 ///   syscall_entry_write, lttng_statedump_process_state), the name the program's clauses

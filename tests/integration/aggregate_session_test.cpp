@@ -489,6 +489,32 @@ TEST_F(AggregateSession, LiveExitEndsTheSessionWhileTheAppStillTicks) {
 // once head had its lines, and left its temporary session recording (and
 // its folder). The reader gone ends it as Ctrl-C does: no session, no
 // folder, exit 1.
+// issue 40 (B12): a live run whose probes named nothing, or matched nothing it recorded,
+// printed an empty result and exited 0. A kernel system's event that does not exist is
+// refused before anything is made (dtrace(1M): "does not match any probes"); a run whose
+// every description matched no record fails, saying so.
+TEST_F(AggregateSession, ALiveRunThatMatchesNothingFails) {
+    const char* tracectl = std::getenv("TRACECTL");
+    ASSERT_NE(tracectl, nullptr);
+    RunOptions options;
+    options.timeout = std::chrono::minutes(2);
+    const RunResult refused = run({tracectl, "dtrace", "--duration", "1", "-n",
+                                   "syscalls:sys_enter_nosuchcall { @ = count(); }"},
+                                  options);
+    EXPECT_EQ(refused.exitCode, 1) << refused.describe();
+    EXPECT_NE(refused.err.find("syscalls:sys_enter_nosuchcall does not match any probes"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(refused.err.find("Tracing"), std::string::npos) << "it traced: " << refused.err;
+    const RunResult empty = run(
+        {tracectl, "dtrace", "--duration", "1", "-n", "no_such_provider:event { @ = count(); }"},
+        options);
+    EXPECT_EQ(empty.exitCode, 1) << empty.describe();
+    EXPECT_NE(empty.err.find("no probe description matched an event record"), std::string::npos)
+        << empty.err;
+    EXPECT_TRUE(eventually([&] { return manager_->ListSessions().empty(); }));
+}
+
 TEST_F(AggregateSession, AClosedOutputPipeEndsItAndLeavesNothing) {
     const char* tracectl = std::getenv("TRACECTL");
     ASSERT_NE(tracectl, nullptr);

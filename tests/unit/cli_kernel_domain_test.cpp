@@ -237,6 +237,12 @@ TEST(CliKernelDomain, LiveProbesNamedAsLttngModulesDoAreKernelEvents) {
     // name), or no kernel domain for this caller: UST.
     EXPECT_EQ(live_probe_domains("softirq_entry", kernel), u);
     EXPECT_EQ(live_probe_domains("no_such_event", kernel), u);
+    // issue 40 (B12): a kernel system's event that does not exist names no probe (it was
+    // sent to UST, recorded nothing and exited 0); without a kernel list, UST as ever.
+    EXPECT_EQ(live_probe_domains("syscalls:sys_enter_nosuchcall", kernel), D{});
+    EXPECT_EQ(live_probe_domains("sched:no_such", kernel), D{});
+    EXPECT_EQ(live_probe_domains("syscalls:sys_enter_nosuchcall", {}), u);
+    EXPECT_EQ(live_probe_domains("sched*:no_such", kernel), u);
     EXPECT_EQ(live_probe_domains("sched_switch", {}), u);
 }
 
