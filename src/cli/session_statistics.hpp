@@ -27,6 +27,9 @@ struct Counters {
     std::uint64_t packets_lost = 0;     ///< "packets-lost"
     std::uint64_t bytes_written = 0;    ///< "bytes-written": since the session was created
     std::uint64_t chunk_bytes = 0;      ///< "chunk-bytes": bytes of the current trace chunk
+    /// "bytes-produced": bytes-written plus what the apps wrote into the ring buffers that is
+    /// not read yet, sampled without consuming; absent from a daemon before it (unknown).
+    std::optional<std::uint64_t> bytes_produced = std::nullopt;
 
     bool operator==(const Counters&) const = default;
 };

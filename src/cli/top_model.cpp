@@ -41,6 +41,25 @@ void RateTracker::add(const Counters& counters, std::uint64_t sampled_at_us) {
         has_previous_ = true;
     }
     // sampled_at_us == current_at_: the same sample, announced again; keep the previous one.
+    if (!has_previous_ || !counters.events_recorded ||
+        (has_events_ && *counters.events_recorded < events_current_)) {
+        has_events_ = false; // the series starts (over) here
+        has_events_previous_ = false;
+    }
+    if (counters.events_recorded) {
+        if (!has_events_) {
+            events_current_ = *counters.events_recorded;
+            events_current_at_ = sampled_at_us;
+            has_events_ = true;
+        } else if (*counters.events_recorded != events_current_ &&
+                   sampled_at_us > events_current_at_) {
+            events_previous_ = events_current_;
+            events_previous_at_ = events_current_at_;
+            has_events_previous_ = true;
+            events_current_ = *counters.events_recorded;
+            events_current_at_ = sampled_at_us;
+        }
+    }
     current_ = counters;
     current_at_ = sampled_at_us;
 }
@@ -50,21 +69,29 @@ RateTracker::rates(std::uint64_t now_us) const {
     if (!has_previous_ || current_at_ <= previous_at_) {
         return {std::nullopt, std::nullopt};
     }
+    // The bytes the apps produced, sampled live by the consumer; from a daemon that does not
+    // report them, the bytes written (which move only as whole sub-buffers complete).
+    const bool produced = previous_.bytes_produced && current_.bytes_produced;
+    const std::uint64_t bytes_before =
+        produced ? *previous_.bytes_produced : previous_.bytes_written;
+    const std::uint64_t bytes_now = produced ? *current_.bytes_produced : current_.bytes_written;
     if (now_us != 0 && now_us > current_at_ && now_us - current_at_ > stale_after_us) {
         const bool went_back =
             current_.events_recorded.value_or(0) < previous_.events_recorded.value_or(0) ||
-            current_.bytes_written < previous_.bytes_written;
+            bytes_now < bytes_before;
         if (!went_back) {
             return {0.0, 0.0};
         }
     }
     const double seconds = static_cast<double>(current_at_ - previous_at_) / 1e6;
-    // Not counted (the session counts no events): no rate, "-".
+    // Not counted (the session counts no events), or no sub-buffer read since the first
+    // sample: no rate, "-".
     const std::optional<double> events =
-        previous_.events_recorded && current_.events_recorded
-            ? per_second(*previous_.events_recorded, *current_.events_recorded, seconds)
+        has_events_previous_ && events_current_at_ > events_previous_at_
+            ? per_second(events_previous_, events_current_,
+                         static_cast<double>(events_current_at_ - events_previous_at_) / 1e6)
             : std::nullopt;
-    return {events, per_second(previous_.bytes_written, current_.bytes_written, seconds)};
+    return {events, per_second(bytes_before, bytes_now, seconds)};
 }
 
 void TopModel::update(const std::string& path, const PropertyMap& properties) {

@@ -40,7 +40,11 @@ public:
 
     const Counters& current() const noexcept { return current_; }
 
-    /// {events/s, bytes/s} between the last two samples. Once `now_us` is more than
+    /// {events/s, bytes/s}. Bytes/s: between the last two samples, of bytes-produced (the
+    /// consumer samples the ring buffers once a second while the apps write) or, from a
+    /// daemon without it, bytes-written. Events/s: between the last two samples in which
+    /// events-recorded moved (it moves only as the consumer reads whole sub-buffers). Once
+    /// `now_us` is more than
     /// `stale_after_us` past the last sample, the rates are 0: the daemon announces only
     /// changes, so silence means nothing was recorded. `now_us` 0 disables that.
     std::pair<std::optional<double>, std::optional<double>> rates(std::uint64_t now_us) const;
@@ -54,6 +58,14 @@ private:
     std::uint64_t previous_at_ = 0;
     std::uint64_t current_at_ = 0;
     bool has_previous_ = false;
+    // The last two samples in which events-recorded changed (the first one: the first sample
+    // that had it).
+    std::uint64_t events_previous_ = 0;
+    std::uint64_t events_current_ = 0;
+    std::uint64_t events_previous_at_ = 0;
+    std::uint64_t events_current_at_ = 0;
+    bool has_events_ = false;
+    bool has_events_previous_ = false;
 };
 
 /// The sessions `top` shows.

@@ -445,6 +445,7 @@ void put(Writer& w, const Statistics& m) {
         w.u64(c.packetsLost);
         w.u64(c.bytesWritten);
         w.u64(c.chunkBytes);
+        w.u64(c.bytesProduced);
     }
 }
 void put(Writer&, const Ok&) {}
@@ -628,6 +629,7 @@ Message getStatistics(Reader& r) {
         c.packetsLost = r.u64();
         c.bytesWritten = r.u64();
         c.chunkBytes = r.u64();
+        c.bytesProduced = r.u64();
         m.channels.push_back(c);
     }
     return m;

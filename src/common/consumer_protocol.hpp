@@ -101,7 +101,9 @@
 //       chunkBytes reach `bytes` in all (0: no longer watched)
 //                                    consumer: Ok.
 //   consumer, unsolicited (version 5): Statistics{...}, at most once a
-//       second while its channels write something, and at once before the
+//       second while its channels write something (version 15: or while
+//       the apps write into the ring buffers, bytesProduced, though no
+//       sub-buffer is complete yet), and at once before the
 //       reply to FlushChannel, DestroyChannel and Shutdown and before
 //       RotationCompleted, so that the figures a daemon holds once a Stop,
 //       a channel's end or a rotation is answered are final for it.
@@ -130,8 +132,9 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime;
 /// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply; 13: WatchChunkSize;
 /// 14: kernel conversions carry their task role (kernel_records TaskFields),
-/// AttachSyscallStrings
-inline constexpr std::uint32_t kVersion = 14;
+/// AttachSyscallStrings; 15: ChannelFigures.bytesProduced (Statistics also
+/// sent, once a second, while only the ring buffers' write positions move)
+inline constexpr std::uint32_t kVersion = 15;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -581,17 +584,27 @@ struct ChannelFigures {
     std::uint64_t packetsLost = 0;     ///< gaps in packet_seq_num (overwrite mode)
     std::uint64_t bytesWritten = 0;    ///< stream file bytes (packets), index files not included
     std::uint64_t chunkBytes = 0;      ///< the same, in the current trace chunk
+    /// bytesWritten plus what the producers wrote into the ring buffers
+    /// that is not read yet, sampled without consuming (version 15): UST
+    /// data streams' produced positions (lttng_ust_ctl_snapshot_sample_positions),
+    /// less the unwritten end of each sub-buffer read (what lies past its
+    /// padded size), so it equals bytesWritten once all is read; it moves
+    /// as the apps write, not as whole sub-buffers complete. Never goes
+    /// back. Snapshot channels: how far their write positions advanced.
+    /// Channels the consumer cannot sample (metadata, kernel): bytesWritten.
+    std::uint64_t bytesProduced = 0;
     bool operator==(const ChannelFigures&) const = default;
 };
 
 /// Longest Statistics::channels.
-inline constexpr std::size_t kMaxFiguresPerMessage = (kMaxPayload - 12) / 48;
+inline constexpr std::size_t kMaxFiguresPerMessage = (kMaxPayload - 12) / 56;
 
 /// Unsolicited: the figures of the channels that changed since the last
 /// Statistics (all of them the first time), sampled at `sampledAtUsec`
 /// (CLOCK_MONOTONIC, microseconds). A consumer with more channels sends
 /// several. Payload: u64 sampledAtUsec, u32 count, then per channel u64 key,
-/// eventsRecorded, eventsDiscarded, packetsLost, bytesWritten, chunkBytes.
+/// eventsRecorded, eventsDiscarded, packetsLost, bytesWritten, chunkBytes,
+/// bytesProduced.
 struct Statistics {
     std::uint64_t sampledAtUsec = 0;
     std::vector<ChannelFigures> channels;

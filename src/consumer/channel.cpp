@@ -75,8 +75,10 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
         held_ = ust_.createStreams();
         quiescentAt_.resize(held_.size());
         if (!ust_.isMetadata())
-            for (const UstStream& s : held_)
+            for (const UstStream& s : held_) {
+                heldStart_.push_back(producedPosition(s.get()));
                 (void)openPacket(s.get()); // a fresh buffer always has room
+            }
         return;
     }
     std::vector<UstStream> streams = ust_.createStreams();
@@ -463,9 +465,11 @@ cp::ChannelFigures Channel::figures() const noexcept {
     f.key = key_;
     if (snapshotOnly_) {
         f.bytesWritten = snapshotBytes_;
+        f.bytesProduced = heldProduced_;
         return f;
     }
     for (const auto& r : readers_) {
+        f.bytesProduced += r->bytesProduced();
         f.eventsRecorded += r->eventsRecorded();
         f.eventsDiscarded += r->eventsDiscarded();
         f.packetsLost += r->lostPackets();
@@ -473,6 +477,25 @@ cp::ChannelFigures Channel::figures() const noexcept {
         f.chunkBytes += r->chunkBytes();
     }
     return f;
+}
+
+void Channel::sampleProduced() noexcept {
+    if (!snapshotOnly_) {
+        for (const auto& r : readers_)
+            r->sampleProduced();
+        return;
+    }
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < held_.size() && i < heldStart_.size(); ++i) {
+        if (held_[i].get() == nullptr)
+            return; // gone (drainAndClose): the figure stays
+        try {
+            sum += producedPosition(held_[i].get()) - heldStart_[i];
+        } catch (const UstError&) {
+            return; // the app spoiled its buffer: keep the last figure
+        }
+    }
+    heldProduced_ = std::max(heldProduced_, sum);
 }
 
 void Channel::setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) {

@@ -154,6 +154,10 @@ public:
     /// summed over its streams, closed ones included. Snapshot channels
     /// count the bytes their snapshots wrote, and nothing else.
     consumer_protocol::ChannelFigures figures() const noexcept override;
+    /// Data channels: StreamReader::sampleProduced() on every stream;
+    /// snapshot channels: how far their streams' write positions advanced
+    /// since the channel was made. Never throws.
+    void sampleProduced() noexcept override;
     /// `hook` is called after each sub-buffer any stream of the channel
     /// writes (StreamReader::setProgressHook).
     void setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) override;
@@ -183,6 +187,10 @@ private:
     // snapshotOnly_: per held_ stream, its produced position after the last
     // flush() (Stop), while nothing more was produced; empty when active.
     std::vector<std::optional<unsigned long>> quiescentAt_;
+    // snapshotOnly_ data channels: per held_ stream, its produced position
+    // when the channel was made; and the last sum of their advances.
+    std::vector<unsigned long> heldStart_;
+    std::uint64_t heldProduced_ = 0;
 };
 
 } // namespace tracectl::consumer

@@ -103,6 +103,11 @@ public:
     /// a beacon (StreamSink::beacon) instead. Throws RequestError.
     virtual void liveTick() {}
 
+    /// Samples, without consuming, how far the producers wrote into the
+    /// ring buffers (ChannelFigures::bytesProduced), for the next
+    /// figures(). Channels that cannot be sampled do nothing: their
+    /// bytesProduced is their bytesWritten.
+    virtual void sampleProduced() noexcept {}
     /// What the channel wrote so far (consumer_protocol::ChannelFigures).
     virtual consumer_protocol::ChannelFigures figures() const noexcept = 0;
     /// `hook` is called after each packet any stream of the channel writes,

@@ -526,6 +526,7 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     }
     objects.reset();
     reply(cp::ChannelCreated{request.key, created.streamCount()});
+    armSampling();
 }
 
 void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
@@ -619,8 +620,10 @@ bool Consumer::reportStatistics(std::optional<std::uint64_t> key) noexcept {
     ::clock_gettime(CLOCK_MONOTONIC, &now);
     m.sampledAtUsec = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000 +
                       static_cast<std::uint64_t>(now.tv_nsec) / 1000;
-    const auto take = [&](const ChannelBase& ch) {
-        const cp::ChannelFigures f = ch.figures();
+    const auto take = [&](ChannelBase& ch) {
+        ch.sampleProduced();
+        cp::ChannelFigures f = ch.figures();
+        f.bytesProduced = std::max(f.bytesProduced, f.bytesWritten);
         const auto it = reported_.find(f.key);
         if (it != reported_.end() && it->second == f)
             return;
@@ -647,6 +650,30 @@ bool Consumer::reportStatistics(std::optional<std::uint64_t> key) noexcept {
             return false;
     }
     return true;
+}
+
+void Consumer::armSampling() noexcept {
+    if (stopping_ || samplingTimer_ || channels_.empty())
+        return;
+    try {
+        samplingTimer_ = loop_.addTimer(kStatisticsPeriod, [this] {
+            // Only the channels whose figures moved are sent: nothing while
+            // no app writes.
+            reportStatistics();
+            // The same source, again (it may not be freed in its callback).
+            sd_event_source* timer = samplingTimer_.get();
+            if (stopping_ || channels_.empty() ||
+                sd_event_source_set_time_relative(
+                    timer, static_cast<std::uint64_t>(kStatisticsPeriod.count())) < 0 ||
+                sd_event_source_set_enabled(timer, SD_EVENT_ONESHOT) < 0)
+                loop_.defer([this] {
+                    samplingTimer_.reset();
+                    armSampling(); // a channel made meanwhile
+                });
+        });
+    } catch (const std::exception& e) {
+        log::warning(std::string("sampling timer: ") + e.what());
+    }
 }
 
 UniqueFd Consumer::takePassedFd(const char* request, const char* what) {

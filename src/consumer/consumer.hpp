@@ -159,6 +159,10 @@ private:
     /// second (arms the statistics timer if it is not armed), or at once if
     /// the chunk now holds the WatchChunkSize bytes.
     void noteProgress(std::uint64_t bytes) noexcept;
+    /// Once a second while the consumer has channels: Statistics for those
+    /// whose figures moved, bytesProduced included (the apps write, though
+    /// no sub-buffer completes). Arms the timer if it is not armed.
+    void armSampling() noexcept;
     /// Sum of every live channel's chunkBytes (ChannelFigures).
     std::uint64_t chunkBytesNow() const noexcept;
     /// A new trace chunk, or a new WatchChunkSize: watched from the bytes
@@ -263,6 +267,7 @@ private:
     /// The figures last sent, per channel.
     std::map<std::uint64_t, consumer_protocol::ChannelFigures> reported_;
     EventSourcePtr statisticsTimer_;
+    EventSourcePtr samplingTimer_; ///< armSampling()
     bool statisticsArmed_ = false; ///< statisticsTimer_ will fire
     /// WatchChunkSize's bytes (0: none); the chunk's bytes as last summed
     /// plus what was written since; whether this chunk's figures went.

@@ -95,6 +95,35 @@ StreamReader::StreamReader(EventLoop& loop, UstStream stream, const ChunkOutput&
             throw std::system_error(-r, std::generic_category(), "sd_event_add_io(wait fd)");
         source_.reset(s);
     }
+    if (kind_ == Kind::Data) {
+        // Before the first packet: its whole extent counts until it is read.
+        unsigned long subbuf = 0;
+        try {
+            producedStart_ = producedPosition(stream_.get());
+            sampling_ = lttng_ust_ctl_get_max_subbuf_size(stream_.get(), &subbuf) == 0;
+            subbufSize_ = subbuf;
+        } catch (const UstError& e) {
+            log::warning("stream " + name_ + ": its produced bytes cannot be sampled: " +
+                         e.what());
+        }
+    }
+}
+
+std::uint64_t StreamReader::bytesProduced() const noexcept {
+    return std::max(produced_, bytesWritten());
+}
+
+void StreamReader::sampleProduced() noexcept {
+    if (!sampling_ || !isOpen())
+        return;
+    try {
+        // Free-running positions: the difference is right across a wrap.
+        const std::uint64_t advance = producedPosition(stream_.get()) - producedStart_;
+        if (advance > unwritten_)
+            produced_ = std::max(produced_, advance - unwritten_);
+    } catch (const UstError&) {
+        // The app spoiled its buffer: the reads will say so; keep the figure.
+    }
 }
 
 StreamReader::~StreamReader() {
@@ -102,6 +131,7 @@ StreamReader::~StreamReader() {
 }
 
 void StreamReader::close() noexcept {
+    sampleProduced(); // the last figure stays
     source_.reset();
     sink_->close();
     stream_.reset();
@@ -276,6 +306,8 @@ void StreamReader::consumeCurrent() {
                  kind_ == Kind::Data ? &entry : nullptr);
     check(guard.put(), "lttng_ust_ctl_put_next_subbuf");
     ++packets_;
+    if (subbufSize_ > padded)
+        unwritten_ += subbufSize_ - padded; // the read position skipped it
 
     if (kind_ == Kind::Data) {
         if (entry.packetSeqNum != ~std::uint64_t{0}) {

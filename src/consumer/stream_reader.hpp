@@ -141,6 +141,17 @@ public:
     std::uint64_t bytesWritten() const noexcept { return bytesBefore_ + sink_->bytes(); }
     /// Bytes written to the current chunk's stream.
     std::uint64_t chunkBytes() const noexcept { return sink_->bytes(); }
+    /// bytesWritten() plus what the producer wrote into the buffer past the
+    /// read position, as of the last sampleProduced() (data streams; the
+    /// metadata stream, which only this process writes: bytesWritten()).
+    /// Never goes back; equals bytesWritten() once everything is read.
+    std::uint64_t bytesProduced() const noexcept;
+    /// Data streams: samples the produced position without consuming
+    /// (lttng_ust_ctl_snapshot_sample_positions): the stream's write
+    /// position's advance since the reader was made, less the unwritten end
+    /// of every sub-buffer read (past its padded size). A failed sample
+    /// keeps the last figure. Never throws.
+    void sampleProduced() noexcept;
     /// Event records in the packets written (data streams with a record
     /// counter; packets whose layouts have not come yet count once they do).
     std::uint64_t eventsRecorded() const noexcept { return eventsRecorded_; }
@@ -219,6 +230,15 @@ private:
     std::size_t pendingBytes_ = 0;
     bool warnedUncounted_ = false;
     std::optional<std::uint64_t> lastSeq_;
+    // sampleProduced(): whether the stream can be sampled (data streams),
+    // its produced position when the reader was made, its sub-buffers'
+    // size, the bytes of the sub-buffers read that lie past their padded
+    // size (never written), and the last figure.
+    bool sampling_ = false;
+    unsigned long producedStart_ = 0;
+    std::uint64_t subbufSize_ = 0;
+    std::uint64_t unwritten_ = 0;
+    std::uint64_t produced_ = 0;
 };
 
 } // namespace tracectl::consumer

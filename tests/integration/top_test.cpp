@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <gtest/gtest.h>
+#include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -136,6 +137,56 @@ TEST_F(Top, ShowsATracingSessionWithARateAboveZeroAndQuitsOnQ) {
     for (const std::string& line : lines)
         channelRow = channelRow || line.rfind("  ust/channel0", 0) == 0;
     EXPECT_TRUE(channelRow) << dump(lines);
+
+    quitAndCheckRestored(*top, "q");
+    app.kill(SIGKILL);
+    s->Destroy({});
+}
+
+// Issue 40 E1: live rates by default. An app at ~1,000 events/s into 4 MiB sub-buffers completes
+// none during the test, so nothing is read but the buffers' first, empty packets; MB/s must
+// still be above zero within a few seconds, from the produced positions the consumer samples
+// without consuming. Without count-events, events/s is "-".
+TEST_F(Top, ShowsALiveByteRateBeforeAnySubBufferIsComplete) {
+    constexpr std::uint64_t subbuf = std::uint64_t{4} << 20;
+    auto s = startTickSession("top-live", {}, false,
+                              {{"subbuf-size", sdbus::Variant(subbuf)},
+                               {"subbuf-count", sdbus::Variant(std::uint64_t{2})}});
+    const auto written = [&] {
+        const auto figures = s->Statistics();
+        const auto it = figures.find("bytes-written");
+        return it == figures.end() ? 0 : it->second.get<std::uint64_t>();
+    };
+    auto top = startTop();
+    const std::string log = sandbox_->dir() + "/log/apps.log";
+    ChildProcess app({demoApp(), "100000000", "1000"}, {}, log); // about 1000 ticks a second
+    ASSERT_TRUE(waitTracing(app.pid(), log));
+    const auto tracing = std::chrono::steady_clock::now();
+
+    std::vector<std::string> lines;
+    std::optional<std::vector<std::string>> row;
+    const bool seen = eventually(
+        [&] {
+            lines = screen(*top);
+            row = sessionRow(lines, "top-live");
+            return row && (*row)[3] != "-" && std::strtod((*row)[3].c_str(), nullptr) > 0;
+        },
+        std::chrono::seconds(6), std::chrono::milliseconds(100));
+    const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - tracing);
+    EXPECT_TRUE(seen) << dump(lines) << "Statistics bytes-written " << written();
+    if (seen) {
+        EXPECT_EQ((*row)[2], "-") << "events/s without count-events: " << dump(lines);
+        std::cout << "MB/s " << (*row)[3] << " shown " << after.count()
+                  << " ms after the app traced\n";
+    }
+    // Nothing but the buffers' first, empty packets (a page per stream, read when the app's
+    // buffers were made) was read: no sub-buffer was complete.
+    const std::uint64_t writtenNow = written();
+    EXPECT_LT(writtenNow, subbuf);
+    const auto figures = s->Statistics();
+    ASSERT_EQ(figures.count("bytes-produced"), 1U);
+    EXPECT_GT(figures.at("bytes-produced").get<std::uint64_t>(), writtenNow);
 
     quitAndCheckRestored(*top, "q");
     app.kill(SIGKILL);

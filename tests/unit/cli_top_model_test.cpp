@@ -62,6 +62,50 @@ TEST(CliTopModel, RatesAreTheDifferenceOverTheSampledAtDifference) {
     EXPECT_DOUBLE_EQ(model.rows(13 * s).front().bytes_per_s.value(), 0.0);
 }
 
+/// A sample of a daemon that reports bytes-produced (the ring buffers sampled live).
+PropertyMap producedSample(std::uint64_t at_us, std::uint64_t recorded, std::uint64_t written,
+                           std::uint64_t produced) {
+    PropertyMap p = sample(at_us, recorded, written);
+    p["Statistics"]["bytes-produced"] = produced;
+    p["ChannelStatistics"][0][2]["bytes-produced"] = produced;
+    return p;
+}
+
+// Issue 40 E1: no sub-buffer read yet (bytes-written 0), but the apps write: MB/s is known.
+TEST(CliTopModel, BytesPerSecondAreThoseProducedWhenTheDaemonSamplesThem) {
+    TopModel model;
+    model.update(web, identity("web", 1, "active"));
+    model.update(web, producedSample(10 * s, 0, 0, 4096));
+    model.update(web, producedSample(11 * s, 0, 0, 36'864)); // 32 KiB more, nothing read
+    const auto rows = model.rows(11 * s);
+    ASSERT_EQ(rows.size(), 2U);
+    EXPECT_DOUBLE_EQ(rows[0].bytes_per_s.value(), 32'768.0);
+    EXPECT_DOUBLE_EQ(rows[1].bytes_per_s.value(), 32'768.0);
+    // No sub-buffer read: events-recorded has not moved, its rate is unknown, not 0.
+    EXPECT_EQ(rows[0].events_per_s, std::nullopt);
+    const auto frame = format_top_frame(rows, 1);
+    ASSERT_GE(frame.size(), 4U);
+    EXPECT_NE(frame[3].find("0.03"), std::string::npos) << frame[3]; // MB/s
+    EXPECT_NE(frame[3].find(" - "), std::string::npos) << frame[3];  // events/s
+}
+
+// Events/s spans the samples in which events-recorded moved (a sub-buffer was read), not the
+// once-a-second samples of the bytes produced in between.
+TEST(CliTopModel, EventsPerSecondSpanTheSamplesWhereTheCountMoved) {
+    TopModel model;
+    model.update(web, identity("web", 1, "active"));
+    model.update(web, producedSample(10 * s, 0, 0, 1000));
+    model.update(web, producedSample(11 * s, 0, 0, 33'000));
+    model.update(web, producedSample(12 * s, 2000, 65'536, 66'000)); // a sub-buffer read
+    model.update(web, producedSample(13 * s, 2000, 65'536, 99'000));
+    model.update(web, producedSample(14 * s, 4000, 131'072, 132'000)); // the next one
+    const auto rows = model.rows(14 * s);
+    EXPECT_DOUBLE_EQ(rows[0].events_per_s.value(), 1000.0); // 2000 events in 2 s
+    EXPECT_DOUBLE_EQ(rows[0].bytes_per_s.value(), 33'000.0);
+    model.update(web, producedSample(15 * s, 4000, 131'072, 165'000));
+    EXPECT_DOUBLE_EQ(model.rows(15 * s)[0].events_per_s.value(), 1000.0); // still the last
+}
+
 TEST(CliTopModel, TheSameSampleAnnouncedAgainKeepsTheRate) {
     TopModel model;
     model.update(web, sample(10 * s, 0, 0));

@@ -92,7 +92,7 @@ std::vector<cp::Message> everyMessage() {
         cp::OutputFailed{"the relay at 127.0.0.1:5342 closed the connection"},
         cp::RecordSnapshotToRelay{3, 0, 9, 13, 2, 1796162246, "snapshot-1-20261204-140000-2"},
         cp::Statistics{
-            5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6}, cp::ChannelFigures{9, 0, 0, 0, 0, 0}}},
+            5, {cp::ChannelFigures{1, 2, 3, 4, 5, 6, 7}, cp::ChannelFigures{9, 0, 0, 0, 0, 0, 0}}},
     };
 }
 
@@ -402,7 +402,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 14u);
+    EXPECT_EQ(cp::kVersion, 15u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
@@ -740,6 +740,18 @@ TEST(ConsumerProtocol, DeclareLayoutsRefusesAnAbiNoTraceHas) {
                      cp::ProtocolError);
     }
     EXPECT_EQ(cp::messageName(cp::MessageType::DeclareLayouts), "DeclareLayouts");
+}
+
+// Version 15: each channel's figures end with bytesProduced (u64).
+TEST(ConsumerProtocol, StatisticsCarryBytesProducedAfterChunkBytes) {
+    const auto p = payloadOf(
+        cp::encode(cp::Statistics{7, {cp::ChannelFigures{1, 2, 3, 4, 5, 6, 0x0102030405060708}}}));
+    ASSERT_EQ(p.size(), 12U + 7 * 8);
+    EXPECT_EQ(p[p.size() - 8], std::byte{0x08}); // little endian, last
+    EXPECT_EQ(p[p.size() - 1], std::byte{0x01});
+    const auto m = std::get<cp::Statistics>(
+        cp::decodePayload(cp::MessageType::Statistics, p.data(), p.size()));
+    EXPECT_EQ(m.channels.at(0).bytesProduced, 0x0102030405060708U);
 }
 
 TEST(ConsumerProtocol, StatisticsRefusesACountItsPayloadDoesNotHold) {

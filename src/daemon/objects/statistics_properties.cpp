@@ -17,6 +17,7 @@ void appendFigures(sd_bus_message* m, const TraceFigures& f, bool eventsCounted,
         {"packets-lost", f.packetsLost},
         {"bytes-written", f.bytesWritten},
         {"chunk-bytes", f.chunkBytes},
+        {"bytes-produced", f.bytesProduced},
     };
     bus::check(sd_bus_message_open_container(m, 'a', "{sv}"), "a{sv}");
     const auto entry = [m](const char* key, uint64_t value) {

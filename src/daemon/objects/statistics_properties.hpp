@@ -11,7 +11,8 @@ namespace tracectl {
 
 /// Appends `Statistics`: the totals, as {"events-recorded": t (only if
 /// s.eventsCounted), "events-discarded": t, "packets-lost": t,
-/// "bytes-written": t, "chunk-bytes": t, "sampled-at": t}. Throws
+/// "bytes-written": t, "chunk-bytes": t, "bytes-produced": t, "sampled-at":
+/// t}. Throws
 /// std::system_error (sd-bus).
 void appendStatistics(sd_bus_message* m, const DomainStatistics& s);
 /// Appends `ChannelStatistics`: (domain, channel, the same keys but

@@ -63,7 +63,7 @@ void Recordings::publishStatistics(Recording& r) {
             continue;
         const TraceFigures figures{f->second.eventsRecorded, f->second.eventsDiscarded,
                                    f->second.packetsLost, f->second.bytesWritten,
-                                   f->second.chunkBytes};
+                                   f->second.chunkBytes, f->second.bytesProduced};
         out.total += figures;
         if (!c.use.channel.empty())
             byChannel[c.use.domain][c.use.channel] += figures;

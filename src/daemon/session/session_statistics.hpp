@@ -19,12 +19,17 @@ struct TraceFigures {
     uint64_t packetsLost = 0;
     uint64_t bytesWritten = 0; ///< stream file bytes (packets, data and metadata), every chunk
     uint64_t chunkBytes = 0;   ///< the same, in the current trace chunk
+    /// bytesWritten plus what the apps wrote into the ring buffers that is
+    /// not read yet, sampled without consuming
+    /// (consumer_protocol::ChannelFigures::bytesProduced)
+    uint64_t bytesProduced = 0;
     TraceFigures& operator+=(const TraceFigures& o) noexcept {
         eventsRecorded += o.eventsRecorded;
         eventsDiscarded += o.eventsDiscarded;
         packetsLost += o.packetsLost;
         bytesWritten += o.bytesWritten;
         chunkBytes += o.chunkBytes;
+        bytesProduced += o.bytesProduced;
         return *this;
     }
     bool operator==(const TraceFigures&) const = default;
