@@ -284,6 +284,7 @@ void validate(const ErrorReply& m) {
     case ErrorKind::InvalidArgument:
     case ErrorKind::Io:
     case ErrorKind::Tracer:
+    case ErrorKind::Resources:
         break;
     default:
         throw ProtocolError("Error.code: unknown value");
@@ -820,6 +821,8 @@ ErrorCode toErrorCode(ErrorKind kind) noexcept {
     switch (kind) {
     case ErrorKind::InvalidArgument:
         return ErrorCode::InvalidArgument;
+    case ErrorKind::Resources:
+        return ErrorCode::LimitExceeded;
     default:
         return ErrorCode::Failed;
     }

@@ -133,8 +133,9 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply; 13: WatchChunkSize;
 /// 14: kernel conversions carry their task role (kernel_records TaskFields),
 /// AttachSyscallStrings; 15: ChannelFigures.bytesProduced (Statistics also
-/// sent, once a second, while only the ring buffers' write positions move)
-inline constexpr std::uint32_t kVersion = 15;
+/// sent, once a second, while only the ring buffers' write positions move);
+/// 16: Error.code Resources
+inline constexpr std::uint32_t kVersion = 16;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -625,6 +626,10 @@ enum class ErrorKind : std::uint32_t {
     InvalidArgument = 5, ///< well-formed but unusable values
     Io = 6,              ///< creating or writing output files failed
     Tracer = 7,          ///< a liblttng-ust-ctl call failed
+    /// The consumer lacks a resource for this request alone (file
+    /// descriptors: EMFILE, ENFILE); it goes on with what it has: the
+    /// daemon refuses the app(s) the request was for, not the session.
+    Resources = 8,
 };
 
 /// Failure. Payload: u32 code, string message (<= kMaxText).

@@ -13,9 +13,13 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits>
+#include <lttng/ust-ctl.h>
 #include <set>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <system_error>
@@ -502,12 +506,42 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     // The objects socket rides on one byte right after the frame: taken
     // first, whatever the answer, so the next frame starts where it should.
     // Closing it unused (on an error) tells the daemon no object follows.
-    UniqueFd objects = takePassedFd("CreateChannel", "objects socket");
+    UniqueFd objects;
+    try {
+        objects = takePassedFd("CreateChannel", "objects socket");
+    } catch (const std::system_error& e) {
+        // recvmsg drops an fd it cannot install (MSG_CTRUNC): out of fds,
+        // the marker byte was read all the same, and framing holds.
+        if (e.code().value() == EPROTO && fdsLeft() == 0)
+            throw RequestError(cp::ErrorKind::Resources,
+                               "channel " + request.name + " of " + request.outputDir +
+                                   ": its objects socket could not be received (" +
+                                   std::strerror(EMFILE) + ")");
+        throw;
+    }
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");
-    auto ch =
-        std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_);
+    refuseWithoutFdsFor(request);
+    std::unique_ptr<Channel> ch;
+    try {
+        ch = std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_);
+    } catch (const std::exception& e) {
+        // Whatever of it was made is gone again (the files it opened stay,
+        // empty: removed below). Out of fds is this channel's trouble
+        // only: the others go on, and the daemon refuses the app.
+        int err = 0;
+        if (const auto* sys = dynamic_cast<const std::system_error*>(&e))
+            err = sys->code().value();
+        else if (const auto* ust = dynamic_cast<const UstError*>(&e))
+            err = ust->systemErrno();
+        if (err != EMFILE && err != ENFILE &&
+            std::string_view(e.what()).find(std::strerror(EMFILE)) == std::string_view::npos)
+            throw;
+        removeFilesOfUnmadeChannel(request);
+        throw RequestError(cp::ErrorKind::Resources, "channel " + request.name + " of " +
+                                                         request.outputDir + ": " + e.what());
+    }
     ch->setProgressHook([this](std::uint64_t bytes) { noteProgress(bytes); });
     Channel& created = *ch;
     nextKey_ = std::max(nextKey_, request.key + 1);
@@ -527,6 +561,74 @@ void Consumer::createChannel(const cp::CreateChannel& request) {
     objects.reset();
     reply(cp::ChannelCreated{request.key, created.streamCount()});
     armSampling();
+}
+
+std::size_t Consumer::fdsLeft() noexcept {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return std::numeric_limits<std::size_t>::max();
+    // Listing the folder takes one fd itself: none left, it fails (0).
+    std::size_t open = 0;
+    DIR* d = ::opendir("/proc/self/fd");
+    if (d == nullptr)
+        return errno == EMFILE || errno == ENFILE ? 0 : std::numeric_limits<std::size_t>::max();
+    while (const dirent* e = ::readdir(d))
+        if (e->d_name[0] != '.')
+            ++open;
+    ::closedir(d);
+    open = open > 0 ? open - 1 : 0; // the listing's own
+    return limit.rlim_cur > open ? static_cast<std::size_t>(limit.rlim_cur) - open : 0;
+}
+
+void Consumer::refuseWithoutFdsFor(const cp::CreateChannel& request) {
+    // What a channel holds: per stream its shm, its wakeup pipe (2), its
+    // stream file and index file; its own wakeup pipe (2) and the objects
+    // socket. And a reserve that no channel takes: the channels made must
+    // still rotate, snapshot and close (files opened, folders listed).
+    const std::size_t streams =
+        request.kind == cp::ChannelKind::Metadata
+            ? 1
+            : static_cast<std::size_t>(std::max(1, lttng_ust_ctl_get_nr_stream_per_channel()));
+    const std::size_t needed = 5 * streams + 3 + kFdReserve;
+    const std::size_t left = fdsLeft();
+    if (left >= needed)
+        return;
+    throw RequestError(cp::ErrorKind::Resources,
+                       "channel " + request.name + " of " + request.outputDir + " needs " +
+                           std::to_string(needed - kFdReserve) + " file descriptors and " +
+                           std::to_string(kFdReserve) + " must stay free; " + std::to_string(left) +
+                           " are left (" + std::strerror(EMFILE) + ": the consumer's LimitNOFILE)");
+}
+
+void Consumer::removeFilesOfUnmadeChannel(const cp::CreateChannel& request) noexcept {
+    // A channel whose construction failed half-way may have created its
+    // files (empty); nobody will write nor describe them.
+    const auto* local = dynamic_cast<const LocalChunk*>(chunk_.get());
+    if (local == nullptr || snapshotOnly_)
+        return;
+    try {
+        const OutputDir dir = local->root().subdir(request.outputDir);
+        const UniqueFd index(
+            ::openat(dir.fd(), "index", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (request.kind == cp::ChannelKind::Metadata) {
+            struct stat st {};
+            if (::fstatat(dir.fd(), "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_size == 0)
+                (void)::unlinkat(dir.fd(), "metadata", 0);
+            return;
+        }
+        const int streams = std::max(1, lttng_ust_ctl_get_nr_stream_per_channel());
+        for (int cpu = 0; cpu < streams; ++cpu) {
+            const std::string name = request.name + "_" + std::to_string(cpu);
+            struct stat st {};
+            if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            (void)::unlinkat(dir.fd(), name.c_str(), 0);
+            if (index)
+                (void)::unlinkat(index.get(), (name + ".idx").c_str(), 0);
+        }
+    } catch (const std::exception&) {
+        // Out of fds for the folder itself: the files stay (empty).
+    }
 }
 
 void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {

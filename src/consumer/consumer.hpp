@@ -106,6 +106,16 @@ private:
     void forgetUnsentChannel(std::uint64_t key) noexcept;
     static constexpr std::size_t kNotSent = static_cast<std::size_t>(-1);
     void createChannel(const consumer_protocol::CreateChannel& request);
+    /// File descriptors this process may still open (RLIMIT_NOFILE's soft
+    /// limit less those open); 0 when even /proc/self/fd cannot be listed.
+    static std::size_t fdsLeft() noexcept;
+    /// Throws RequestError(Resources) when the channel's fds would leave
+    /// fewer than kFdReserve free: that channel is refused, not the session.
+    static void refuseWithoutFdsFor(const consumer_protocol::CreateChannel& request);
+    /// Removes the (empty) files a channel that failed half-way opened.
+    void removeFilesOfUnmadeChannel(const consumer_protocol::CreateChannel& request) noexcept;
+    /// fds no new channel may take (refuseWithoutFdsFor()).
+    static constexpr std::size_t kFdReserve = 32;
     /// CreateKernelChannel: takes the per-CPU fds that follow (data), then
     /// makes the channel. Throws RequestError.
     void createKernelChannel(const consumer_protocol::CreateKernelChannel& request);

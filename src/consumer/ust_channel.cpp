@@ -1,6 +1,7 @@
 #include "ust_channel.hpp"
 
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <lttng/ust-ctl.h>
 #include <sys/mman.h>
@@ -11,16 +12,21 @@ namespace tracectl::consumer {
 
 namespace {
 
-std::string describe(const std::string& call, int code) {
-    if (code == 0)
-        return call + " failed";
-    return call + " failed: " + std::to_string(code);
+std::string describe(const std::string& call, int code, int systemErrno) {
+    std::string what = code == 0 ? call + " failed" : call + " failed: " + std::to_string(code);
+    // Out of fds is the one errno worth telling whatever the call: it is
+    // why the daemon refuses an app rather than the session.
+    if (systemErrno == EMFILE || systemErrno == ENFILE)
+        what += std::string(" (") + std::strerror(systemErrno) + ")";
+    return what;
 }
 
 } // namespace
 
-UstError::UstError(const std::string& call, int code)
-    : std::runtime_error(describe(call, code)), code_(code) {}
+UstError::UstError(const std::string& call, int code) : UstError(call, code, errno) {}
+
+UstError::UstError(const std::string& call, int code, int systemErrno)
+    : std::runtime_error(describe(call, code, systemErrno)), code_(code), errno_(systemErrno) {}
 
 UstStream::UstStream(UstStream&& o) noexcept
     : stream_(std::exchange(o.stream_, nullptr)), cpu_(std::exchange(o.cpu_, -1)) {}
@@ -80,9 +86,12 @@ UstChannel::UstChannel(const Attributes& a) : metadata_(a.metadata) {
         attr.uuid[i] = a.uuid[i];
     attr.blocking_timeout = a.blockingTimeoutUsec;
 
+    errno = 0;
     channel_ = lttng_ust_ctl_create_channel(&attr, raw.data(), nr);
-    if (channel_ == nullptr)
-        throw UstError("lttng_ust_ctl_create_channel", 0);
+    if (channel_ == nullptr) {
+        const int err = errno;
+        throw UstError("lttng_ust_ctl_create_channel", 0, err);
+    }
 
     // ust-ctl sized (ftruncate) and zeroed every shm; from now on nobody may
     // shrink one, or readers of the mapping would fault.
@@ -103,10 +112,18 @@ UstChannel::~UstChannel() {
 
 std::vector<UstStream> UstChannel::createStreams() {
     std::vector<UstStream> streams;
-    for (int cpu = 0;; ++cpu) {
+    // NULL past the last stream, and on a failure (its wakeup pipe: EMFILE):
+    // a channel short of a stream would silently lose that CPU's events.
+    const int expected = metadata_ ? 1 : lttng_ust_ctl_get_nr_stream_per_channel();
+    for (int cpu = 0; cpu < expected; ++cpu) {
+        errno = 0;
         lttng_ust_ctl_consumer_stream* s = lttng_ust_ctl_create_stream(channel_, cpu);
-        if (s == nullptr)
-            break;
+        if (s == nullptr) {
+            const int err = errno;
+            throw UstError("lttng_ust_ctl_create_stream (stream " + std::to_string(cpu) + " of " +
+                               std::to_string(expected) + ")",
+                           0, err);
+        }
         streams.emplace_back(s, cpu);
     }
     if (streams.empty())

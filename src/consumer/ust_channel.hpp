@@ -20,11 +20,17 @@ namespace tracectl::consumer {
 /// (-errno or -LTTNG_UST_ERR_*), 0 when it returned NULL.
 class UstError : public std::runtime_error {
 public:
+    /// `code`: what the call returned; errno is kept as it was then
+    /// (systemErrno()), since liblttng-ust-ctl's calls that return NULL
+    /// say why only there (EMFILE from a pipe(), say).
     UstError(const std::string& call, int code);
+    UstError(const std::string& call, int code, int systemErrno);
     int code() const noexcept { return code_; }
+    int systemErrno() const noexcept { return errno_; }
 
 private:
     int code_;
+    int errno_;
 };
 
 /// One stream (per-CPU ring buffer) of a channel: owns the

@@ -71,6 +71,7 @@ std::vector<cp::Message> everyMessage() {
         cp::WatchChunkSize{2u << 20},
         cp::Ok{},
         cp::ErrorReply{cp::ErrorKind::UnknownChannel, "no channel 5"},
+        cp::ErrorReply{cp::ErrorKind::Resources, "Too many open files"},
         cp::Rotate{12, "", "20261130T031700+0000-1", "archives/a-b-0"},
         cp::Rotate{13, "c-1", "d-2", "archives/c-d-1"},
         cp::Rotate{14, "d-2", "e-3", "archives/d-e-2", true},
@@ -261,7 +262,7 @@ TEST(ConsumerProtocol, RejectsOutOfRangeEnumsAndBools) {
                  cp::ProtocolError);
 
     std::vector<std::byte> e = payloadOf(cp::encode(cp::ErrorReply{cp::ErrorKind::Io, "x"}));
-    for (int code : {0, 8, 0xff}) {
+    for (int code : {0, 9, 0xff}) {
         e[0] = static_cast<std::byte>(code);
         EXPECT_THROW(cp::decodePayload(cp::MessageType::Error, e.data(), e.size()),
                      cp::ProtocolError)
@@ -402,7 +403,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 15u);
+    EXPECT_EQ(cp::kVersion, 16u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
@@ -531,6 +532,7 @@ TEST(ConsumerProtocol, NamesAndErrorCodes) {
     EXPECT_EQ(cp::toErrorCode(cp::ErrorKind::InvalidArgument),
               tracectl::ErrorCode::InvalidArgument);
     EXPECT_EQ(cp::toErrorCode(cp::ErrorKind::Io), tracectl::ErrorCode::Failed);
+    EXPECT_EQ(cp::toErrorCode(cp::ErrorKind::Resources), tracectl::ErrorCode::LimitExceeded);
 }
 
 // ---- over a socket --------------------------------------------------------------
