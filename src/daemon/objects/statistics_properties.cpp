@@ -35,7 +35,8 @@ void appendFigures(sd_bus_message* m, const TraceFigures& f, bool eventsCounted,
 } // namespace
 
 void appendStatistics(sd_bus_message* m, const DomainStatistics& s) {
-    appendFigures(m, s.total, s.eventsCounted, {{"sampled-at", s.sampledAtUsec}});
+    appendFigures(m, s.total, s.eventsCounted,
+                  {{"sampled-at", s.sampledAtUsec}, {"apps-refused", s.appsRefused}});
 }
 
 void appendChannelStatistics(sd_bus_message* m, const DomainStatistics& s) {

@@ -393,8 +393,12 @@ void ConsumerConnection::completeChannel(uint32_t id) {
     std::optional<Error> error;
     if (p.replied) {
         if (const auto* err = std::get_if<cp::ErrorReply>(&*p.replied)) {
-            error =
-                Error(ErrorCode::Failed, std::string(kRefused) + "CreateChannel: " + err->message);
+            // Resources (out of fds): LimitExceeded, which refuses only the
+            // app(s) the channel was for (UstTracer::join()).
+            error = Error(cp::toErrorCode(err->code) == ErrorCode::LimitExceeded
+                              ? ErrorCode::LimitExceeded
+                              : ErrorCode::Failed,
+                          std::string(kRefused) + "CreateChannel: " + err->message);
         } else if (const auto* created = std::get_if<cp::ChannelCreated>(&*p.replied);
                    created == nullptr || created->key != p.key) {
             error =

@@ -90,6 +90,9 @@ struct Recording {
     /// The consumer's last figures, per channel key.
     std::map<uint64_t, consumer_protocol::ChannelFigures> figures;
     uint64_t sampledAtUsec = 0; ///< of the consumer's last figures
+    /// Apps refused because the consumer had no resources for their
+    /// buffers (out of fds), per domain: Statistics "apps-refused".
+    std::map<std::string, uint64_t> appsRefused;
     /// The WatchChunkSize bytes the consumer was given.
     uint64_t watchedBytes = 0;
     /// Keys of the channels closed since the last rotation: their chunk

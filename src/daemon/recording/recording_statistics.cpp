@@ -49,6 +49,14 @@ void Recordings::onConsumerStatistics(Recording& r, cp::Statistics s) {
     checkSize();
 }
 
+void Recordings::noteAppRefused(const std::string& idHex, const std::string& domain) {
+    Recording* r = find(idHex);
+    if (r == nullptr)
+        return;
+    ++r->appsRefused[domain];
+    publishStatistics(*r);
+}
+
 void Recordings::publishStatistics(Recording& r) {
     if (!onStatistics_)
         return;
@@ -68,6 +76,9 @@ void Recordings::publishStatistics(Recording& r) {
         if (!c.use.channel.empty())
             byChannel[c.use.domain][c.use.channel] += figures;
     }
+    // A domain whose every app was refused has no channel, but its count.
+    for (const auto& [domain, refused] : r.appsRefused)
+        byDomain[domain].appsRefused = refused;
     for (auto& [domain, out] : byDomain) {
         out.sampledAtUsec = r.sampledAtUsec;
         // Kernel records are each converted, hence counted; UST ones with

@@ -177,6 +177,10 @@ public:
     /// The session fails for good (state error, `why` as its reason): its
     /// consumer is stopped, the domains and the session are told.
     void fail(const std::string& idHex, const std::string& why);
+    /// One more app of `domain` refused because the consumer had no
+    /// resources for its buffers (it is out of fds): counted in the
+    /// session's statistics ("apps-refused"); the session goes on.
+    void noteAppRefused(const std::string& idHex, const std::string& domain = "ust");
     /// A callback that fails session `idHex` if a consumer request failed,
     /// saying `what` was asked.
     Done failOnError(const std::string& idHex, std::string what);

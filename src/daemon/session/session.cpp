@@ -106,6 +106,7 @@ DomainStatistics Session::statistics() const {
     for (const auto& [domain, s] : statistics_) {
         all.sampledAtUsec = std::max(all.sampledAtUsec, s.sampledAtUsec);
         all.total += s.total;
+        all.appsRefused += s.appsRefused;
     }
     // Every channel the session has today, with the figures its domain
     // reported. The total's events-recorded is known when every channel's

@@ -57,6 +57,9 @@ struct DomainStatistics {
     bool eventsCounted = false;
     /// Every channel's, and the metadata's bytes.
     TraceFigures total;
+    /// Apps refused because the consumer had no resources for their
+    /// buffers (out of fds): they run untraced, the session goes on.
+    uint64_t appsRefused = 0;
     std::vector<ChannelStatistics> channels;
     bool operator==(const DomainStatistics&) const = default;
 };

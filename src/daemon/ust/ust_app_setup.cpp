@@ -27,8 +27,20 @@ void UstTracer::join(Traced& t, const std::shared_ptr<UstApp>& app, Done done) {
                   [this, &t, app, pid, done](Trace* trace, std::optional<Error> e) {
                       // The session's own trouble (its consumer could not make the
                       // buffers) is reported; the app's (it left, it refused) is logged.
+                      // A consumer out of fds for this app's buffers (LimitExceeded)
+                      // refuses this app alone: counted, and the session goes on.
                       const bool consumerSide = e.has_value() && trace == nullptr && !t.destroying;
-                      std::optional<Error> ours = consumerSide ? e : std::nullopt;
+                      const bool refused =
+                          consumerSide && e->code() == ErrorCode::LimitExceeded && !t.failed;
+                      std::optional<Error> ours = consumerSide && !refused ? e : std::nullopt;
+                      if (refused) {
+                          log::warning("session '" + t.snapshot.name + "': app " +
+                                       std::to_string(pid) + " (" + app->info.name + ") refused: " +
+                                       e->what() + "; the session's other apps record on");
+                          recordings_.noteAppRefused(t.snapshot.idHex);
+                          abandonSetUp(t, *app);
+                          return done(std::nullopt);
+                      }
                       const auto registered = apps_.find(pid);
                       if (!e && (registered == apps_.end() || registered->second != app))
                           e = Error(ErrorCode::Failed, "it exited meanwhile");
@@ -47,7 +59,7 @@ void UstTracer::join(Traced& t, const std::shared_ptr<UstApp>& app, Done done) {
                           }
                       }
                       log::warning("session '" + t.snapshot.name + "': app " + std::to_string(pid) +
-                                   " not traced: " + e->what());
+                                   " (" + app->info.name + ") not traced: " + e->what());
                       abandonSetUp(t, *app);
                       done(std::move(ours));
                   },

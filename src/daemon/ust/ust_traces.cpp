@@ -184,7 +184,10 @@ void UstTracer::createTrace(Traced& t, const UstApp& app, TraceKey key) {
                 for (const uint64_t k : keys)
                     consumer(t).destroyChannel(k, [](std::optional<Error>) {});
             }
-            const Error why(ErrorCode::Failed,
+            // LimitExceeded (the consumer is out of fds) stays so: it
+            // refuses the waiting apps, not the session (join()).
+            const Error why(e->code() == ErrorCode::LimitExceeded ? ErrorCode::LimitExceeded
+                                                                  : ErrorCode::Failed,
                             "the consumer " + recordings_.unitOf(t.snapshot.idHex) +
                                 " could not make the buffers of " + made.dir + ": " + e->what());
             for (auto& w : waiters)
