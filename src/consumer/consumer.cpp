@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits>
 #include <lttng/ust-ctl.h>
+#include <optional>
 #include <set>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -264,7 +265,14 @@ void Consumer::dispatch(cp::Message&& request) {
             switchBeforeDestroy(destroy->key);
             doomed.drainAndClose(false);
             const bool sent = reportStatistics(destroy->key);
+            std::optional<UnfinishedTrace> unfinished;
+            if (const auto* ust = dynamic_cast<const Channel*>(&doomed);
+                ust != nullptr && refusedTraceDirs_.count(ust->outputDir()) != 0)
+                unfinished =
+                    UnfinishedTrace{ust->outputDir(), ust->streamNames(), ust->isMetadata()};
             channels_.erase(destroy->key);
+            if (unfinished)
+                removeUnfinishedTraceFiles(*unfinished);
             if (!sent)
                 return;
         } else if (const auto* watch = std::get_if<cp::WatchChunkSize>(&request)) {
@@ -503,6 +511,25 @@ void Consumer::adoptSnapshotChannels(const cp::Adopt& request) {
 }
 
 void Consumer::createChannel(const cp::CreateChannel& request) {
+    try {
+        makeChannel(request);
+    } catch (const RequestError& e) {
+        // Refused for want of fds: the daemon destroys what of this trace it
+        // made, and it is never finished (no app writes into it, its
+        // metadata declares none of its streams): those channels' files go
+        // with them (DestroyChannel), so no half-made trace is left for a
+        // reader to fail on.
+        if (e.kind() == cp::ErrorKind::Resources && !snapshotOnly_)
+            refusedTraceDirs_.insert(request.outputDir);
+        throw;
+    }
+    // A trace made again in the folder (per-UID: the next app of that uid)
+    // starts with its metadata channel: its files are kept from now on.
+    if (request.kind == cp::ChannelKind::Metadata)
+        refusedTraceDirs_.erase(request.outputDir);
+}
+
+void Consumer::makeChannel(const cp::CreateChannel& request) {
     // The objects socket rides on one byte right after the frame: taken
     // first, whatever the answer, so the next frame starts where it should.
     // Closing it unused (on an error) tells the daemon no object follows.
@@ -628,6 +655,33 @@ void Consumer::removeFilesOfUnmadeChannel(const cp::CreateChannel& request) noex
         }
     } catch (const std::exception&) {
         // Out of fds for the folder itself: the files stay (empty).
+    }
+}
+
+void Consumer::removeUnfinishedTraceFiles(const UnfinishedTrace& trace) noexcept {
+    const auto* local = dynamic_cast<const LocalChunk*>(chunk_.get());
+    if (local == nullptr)
+        return;
+    try {
+        const OutputDir dir = local->root().subdir(trace.outputDir);
+        if (trace.metadata) {
+            (void)::unlinkat(dir.fd(), "metadata", 0);
+        } else {
+            const UniqueFd index(
+                ::openat(dir.fd(), "index", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            for (const std::string& name : trace.streams) {
+                (void)::unlinkat(dir.fd(), name.c_str(), 0);
+                if (index)
+                    (void)::unlinkat(index.get(), (name + ".idx").c_str(), 0);
+            }
+        }
+        // The folders once empty (the last of the trace's channels gone).
+        (void)::unlinkat(dir.fd(), "index", AT_REMOVEDIR);
+        (void)::unlinkat(local->root().fd(), trace.outputDir.c_str(), AT_REMOVEDIR);
+        log::info("trace " + trace.outputDir + " was refused: its " +
+                  (trace.metadata ? std::string("metadata") : "streams") + " removed");
+    } catch (const std::exception&) {
+        // The folder is gone already, or no fd to open it: nothing to remove.
     }
 }
 

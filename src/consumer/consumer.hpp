@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,23 @@ private:
     static void refuseWithoutFdsFor(const consumer_protocol::CreateChannel& request);
     /// Removes the (empty) files a channel that failed half-way opened.
     void removeFilesOfUnmadeChannel(const consumer_protocol::CreateChannel& request) noexcept;
+    /// createChannel()'s work; createChannel() notes the folders refused.
+    void makeChannel(const consumer_protocol::CreateChannel& request);
+    /// A channel of a trace whose making was refused (refusedTraceDirs_),
+    /// as DestroyChannel removes it.
+    struct UnfinishedTrace {
+        std::string outputDir;
+        std::vector<std::string> streams; ///< data channels' stream files
+        bool metadata = false;
+    };
+    /// Removes `trace`'s files (its streams and indexes, or its metadata),
+    /// then its folders if they are empty.
+    void removeUnfinishedTraceFiles(const UnfinishedTrace& trace) noexcept;
+    /// Trace folders (CreateChannel.outputDir) where a channel was refused
+    /// for want of fds: the trace is never finished, and its channels'
+    /// files go when the daemon destroys them. A metadata channel made in
+    /// the folder again (a new trace there) takes it off.
+    std::set<std::string> refusedTraceDirs_;
     /// fds no new channel may take (refuseWithoutFdsFor()).
     static constexpr std::size_t kFdReserve = 32;
     /// CreateKernelChannel: takes the per-CPU fds that follow (data), then

@@ -160,3 +160,52 @@ TEST_F(FdLimit, AnAppTheConsumerHasNoFdsForIsRefusedAndTheOthersRecordOn) {
     EXPECT_EQ(ticksIn(all.out), 2 * ticks + 200u);
     s->Destroy({});
 }
+
+// Found by a fresh-user pass: with two channels, an app refused at the second
+// left its trace half-made (its metadata, the first channel's streams with an
+// empty packet each, no stream class declared for them): babeltrace2 failed
+// on that folder and on the whole trace. The refused trace's files now go
+// with the channels the daemon destroys.
+TEST_F(FdLimit, AnAppRefusedAtItsSecondChannelLeavesNoHalfMadeTrace) {
+    const std::string dir = output("fdlimit2");
+    auto s = std::make_unique<SessionClient>(
+        *bus_, manager_->CreateSession(
+                   "fdlimit2", {{"output-path", sdbus::Variant(dir)},
+                                {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}}));
+    for (const char* channel : {"ca", "cb"}) {
+        s->AddChannel("ust", channel, {});
+        s->EnableEvents("ust", channel, "tracectl_demo:tick", {});
+    }
+    s->Start({});
+    const pid_t consumer = consumerOf(dir);
+    ASSERT_NE(consumer, 0) << "no consumer writes to " << dir;
+
+    const int ticks = 600;
+    const std::size_t before = openFds(consumer);
+    ChildProcess first({demoApp(), std::to_string(ticks), "2000"}, {}, appLog());
+    ASSERT_TRUE(waitTracing(first.pid(), appLog()));
+    const std::size_t perApp = openFds(consumer) - before;
+    ASSERT_GT(perApp, 8u);
+
+    // Room for all of an app's buffers but one fd: its metadata channel and
+    // channel ca are made, cb is refused.
+    const rlim_t limit = openFds(consumer) + kConsumerFdReserve + perApp - 1;
+    const struct rlimit lowered { limit, limit };
+    ASSERT_EQ(prlimit(consumer, RLIMIT_NOFILE, &lowered, nullptr), 0);
+    ChildProcess refused({demoApp(), "50", "1000"}, {}, appLog());
+    ASSERT_EQ(refused.wait(30000), 0);
+    EXPECT_TRUE(eventually([&] { return refusedOf(*s) == 1; }, 5s))
+        << "apps-refused: " << refusedOf(*s);
+    ASSERT_EQ(first.wait(30000), 0);
+    s->Stop({});
+    EXPECT_EQ(s->State(), "stopped") << s->ErrorReason();
+
+    const auto folders = perPidFolders(dir);
+    EXPECT_EQ(folders.count(refused.pid()), 0u)
+        << "the refused app left " << folders.at(refused.pid());
+    ASSERT_EQ(folders.count(first.pid()), 1u) << "no trace of the first app";
+    const RunResult all = run({"babeltrace2", dir});
+    EXPECT_EQ(all.exitCode, 0) << all.describe().substr(0, 2000);
+    EXPECT_EQ(ticksIn(all.out), 2u * ticks) << "both channels record every tick";
+    s->Destroy({});
+}
