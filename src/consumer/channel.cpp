@@ -75,10 +75,8 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
         held_ = ust_.createStreams();
         quiescentAt_.resize(held_.size());
         if (!ust_.isMetadata())
-            for (const UstStream& s : held_) {
-                heldStart_.push_back(producedPosition(s.get()));
+            for (const UstStream& s : held_)
                 (void)openPacket(s.get()); // a fresh buffer always has room
-            }
         return;
     }
     std::vector<UstStream> streams = ust_.createStreams();
@@ -131,8 +129,7 @@ Channel::~Channel() {
 void Channel::moveOutputDir(std::string dir) {
     if (!ust_.isMetadata()) {
         if (const auto it = dataChannelsByFolder().find(outputDir_);
-            it != dataChannelsByFolder().end() && it->second.erase(this) != 0 &&
-            it->second.empty())
+            it != dataChannelsByFolder().end() && it->second.erase(this) != 0 && it->second.empty())
             dataChannelsByFolder().erase(it);
         dataChannelsByFolder()[dir].insert(this);
     }
@@ -465,7 +462,7 @@ cp::ChannelFigures Channel::figures() const noexcept {
     f.key = key_;
     if (snapshotOnly_) {
         f.bytesWritten = snapshotBytes_;
-        f.bytesProduced = heldProduced_;
+        f.bytesProduced = snapshotBytes_; // sampleProduced(): none of its own
         return f;
     }
     for (const auto& r : readers_) {
@@ -480,22 +477,15 @@ cp::ChannelFigures Channel::figures() const noexcept {
 }
 
 void Channel::sampleProduced() noexcept {
-    if (!snapshotOnly_) {
-        for (const auto& r : readers_)
-            r->sampleProduced();
+    // A snapshot session's buffers are never read as they fill, and their
+    // produced position moves by whole sub-buffers (an app's first event
+    // opens one; each snapshot's flush closes one): it says nothing of what
+    // the apps wrote (a few KiB showed as 2 MiB, a fresh-user pass found).
+    // Such a channel reports none (bytes-produced stays its bytes-written).
+    if (snapshotOnly_)
         return;
-    }
-    std::uint64_t sum = 0;
-    for (std::size_t i = 0; i < held_.size() && i < heldStart_.size(); ++i) {
-        if (held_[i].get() == nullptr)
-            return; // gone (drainAndClose): the figure stays
-        try {
-            sum += producedPosition(held_[i].get()) - heldStart_[i];
-        } catch (const UstError&) {
-            return; // the app spoiled its buffer: keep the last figure
-        }
-    }
-    heldProduced_ = std::max(heldProduced_, sum);
+    for (const auto& r : readers_)
+        r->sampleProduced();
 }
 
 void Channel::setProgressHook(const std::function<void(std::uint64_t bytes)>& hook) {

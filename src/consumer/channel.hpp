@@ -187,10 +187,6 @@ private:
     // snapshotOnly_: per held_ stream, its produced position after the last
     // flush() (Stop), while nothing more was produced; empty when active.
     std::vector<std::optional<unsigned long>> quiescentAt_;
-    // snapshotOnly_ data channels: per held_ stream, its produced position
-    // when the channel was made; and the last sum of their advances.
-    std::vector<unsigned long> heldStart_;
-    std::uint64_t heldProduced_ = 0;
 };
 
 } // namespace tracectl::consumer

@@ -194,6 +194,43 @@ TEST_F(Top, ShowsALiveByteRateBeforeAnySubBufferIsComplete) {
 }
 
 // Works with or without the statistics: sessions come and go through the ObjectManager signals.
+// Found by a fresh-user pass: a snapshot session's bytes-produced jumped by a whole
+// sub-buffer per stream as an app began (2 MiB for a few KiB written), and top showed
+// that as its rate. Its buffers' positions move by whole sub-buffers: it reports what it
+// wrote, as kernel channels do.
+TEST_F(Top, ASnapshotSessionReportsNoBytesItsAppsDidNotWrite) {
+    auto s = std::make_unique<SessionClient>(
+        *bus_,
+        manager_->CreateSession("top-snap", {{"output-path", sdbus::Variant(output("top-snap"))},
+                                             {"mode", sdbus::Variant(std::string("snapshot"))}}));
+    s->AddChannel("ust", "big",
+                  {{"subbuf-size", sdbus::Variant(std::uint64_t{1} << 20)},
+                   {"subbuf-count", sdbus::Variant(std::uint64_t{4})}});
+    s->EnableEvents("ust", "big", "tracectl_demo:tick", {});
+    s->Start({});
+    const auto figure = [&](const char* key) {
+        const auto figures = s->Statistics();
+        const auto it = figures.find(key);
+        return it == figures.end() ? 0 : it->second.get<std::uint64_t>();
+    };
+    const std::string log = sandbox_->dir() + "/log/apps.log";
+    ChildProcess app({demoApp(), "50", "1000"}, {}, log);
+    ASSERT_EQ(app.wait(30000), 0);
+    // A sample taken after the app's events: sampled-at moves past this instant.
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const auto after = static_cast<std::uint64_t>(now.tv_sec) * 1000000 +
+                       static_cast<std::uint64_t>(now.tv_nsec) / 1000;
+    // The consumer sends figures only when they move: a snapshot moves them.
+    s->RecordSnapshot({});
+    EXPECT_TRUE(eventually([&] { return figure("sampled-at") > after; }, std::chrono::seconds(10)))
+        << "no sample after the app";
+    EXPECT_LT(figure("bytes-produced"), std::uint64_t{1} << 20)
+        << "50 ticks are a few KiB, not a sub-buffer";
+    EXPECT_EQ(figure("bytes-produced"), figure("bytes-written"));
+    s->Destroy({});
+}
+
 TEST_F(Top, FollowsSessionsCreatedAndDestroyedAndQuitsOnCtrlC) {
     auto top = startTop();
     std::vector<std::string> lines;
