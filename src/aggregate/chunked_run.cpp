@@ -34,6 +34,7 @@ bool ChunkedRun::feed(const std::vector<std::string>& traces) {
         }
         ReadStatistics& total = result_.statistics;
         total.event_records += s.event_records;
+        total.matched_records += s.matched_records;
         total.event_classes += s.event_classes;
         total.discarded_events += s.discarded_events;
         total.discarded_exact = total.discarded_exact && s.discarded_exact;
@@ -54,6 +55,7 @@ bool ChunkedRun::feed_ip_rows(const std::vector<std::pair<tracectl_ip_record, st
     total.discarded_events += dropped;
     for (const auto& [record, count] : rows) {
         total.event_records += count;
+        total.matched_records += count; // a row is of the plan's probes
         if (!feeder.feed(record, count, timestamp)) {
             break;
         }

@@ -190,6 +190,7 @@ struct Run {
     std::array<std::pair<const bt_event_class*, const BoundEventClass*>, 16> cache{};
     std::vector<Value> slots;
     std::uint64_t event_records = 0;
+    std::uint64_t matched_records = 0;
     std::uint64_t discarded_events = 0;
     bool discarded_exact = true;
     std::exception_ptr error;
@@ -229,6 +230,9 @@ struct Run {
         const BoundEventClass& b = *cached.second;
         if (b.clauses.empty() && (sink == nullptr || !sink->wants_every_record())) {
             return;
+        }
+        if (!b.clauses.empty()) {
+            ++matched_records;
         }
         const bt_field* scopes[4] = {nullptr, nullptr, nullptr, nullptr};
         for (std::size_t i = 0; i < b.slots.size(); ++i) {
@@ -630,6 +634,7 @@ ReadStatistics read_traces(const std::vector<std::string>& directories, const Pr
     for (std::size_t w = 0; w < workers; ++w) {
         aggregations.merge(std::move(*sets[w]));
         statistics.event_records += runs[w]->event_records;
+        statistics.matched_records += runs[w]->matched_records;
         statistics.event_classes += runs[w]->bound.size();
         statistics.discarded_events += runs[w]->discarded_events;
         statistics.discarded_exact = statistics.discarded_exact && runs[w]->discarded_exact;
@@ -658,6 +663,7 @@ ReadStatistics read_traces_in_order(const std::vector<std::string>& directories,
     binder.check_references();
     ReadStatistics statistics;
     statistics.event_records = run.event_records;
+    statistics.matched_records = run.matched_records;
     statistics.event_classes = run.bound.size();
     statistics.discarded_events = run.discarded_events;
     statistics.discarded_exact = run.discarded_exact;

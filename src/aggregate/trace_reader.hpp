@@ -32,6 +32,9 @@ std::vector<std::string> find_traces(const std::string& path);
 
 struct ReadStatistics {
     std::uint64_t event_records = 0; ///< every event record read, matched or not
+    /// The records of event classes some clause matched (their probes fired), whatever
+    /// the predicates then said.
+    std::uint64_t matched_records = 0;
     std::uint64_t event_classes = 0; ///< event classes bound
     /// Event records the tracer reported discarded (CTF packets' events_discarded, as
     /// babeltrace2's discarded-events messages carry it); when a message has no count, 1 is

@@ -775,7 +775,15 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
     }
     std::string json;
     const agg::ProgramRun result = run.finish(&json);
-    return report(args, result, json, program_out, err);
+    const ExitStatus status = report(args, result, json, program_out, err);
+    // As a recording run: no packet on the probes at all is a failure (the result
+    // says nothing), unless exit( ) said otherwise.
+    if (result.statistics.matched_records == 0 && !result.exit_status) {
+        print_error_line(err, args.command + ": no probe description matched an event "
+                                             "record: nothing was aggregated");
+        return ExitStatus::daemon_error;
+    }
+    return status;
 }
 
 ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
@@ -1081,8 +1089,8 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 }
             }
         }
-        const bool nothing = started && !described.empty() &&
-                             (!any_trace || result.unmatched_probes.size() >= described.size());
+        const bool nothing =
+            started && !described.empty() && (!any_trace || result.statistics.matched_records == 0);
         if (nothing && !result.exit_status && !incomplete) {
             print_error_line(err, args.command + ": no probe description matched an event "
                                                  "record: nothing was aggregated");

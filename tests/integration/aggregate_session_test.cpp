@@ -512,6 +512,13 @@ TEST_F(AggregateSession, ALiveRunThatMatchesNothingFails) {
     EXPECT_EQ(empty.exitCode, 1) << empty.describe();
     EXPECT_NE(empty.err.find("no probe description matched an event record"), std::string::npos)
         << empty.err;
+    // A kernel event nobody causes: its class is in the trace's metadata, and no record.
+    const RunResult none = run(
+        {tracectl, "dtrace", "--duration", "1", "-n", "syscalls:sys_enter_reboot { @ = count(); }"},
+        options);
+    EXPECT_EQ(none.exitCode, 1) << none.describe();
+    EXPECT_NE(none.err.find("no probe description matched an event record"), std::string::npos)
+        << none.err;
     EXPECT_TRUE(eventually([&] { return manager_->ListSessions().empty(); }));
 }
 
