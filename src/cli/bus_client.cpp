@@ -303,7 +303,8 @@ std::string BusClient::rotate(const std::string& path, bool wait,
     if (!wait)
         return *archive;
     const auto started = std::chrono::steady_clock::now();
-    auto nextProgress = started;
+    // A rotation that completes within a second prints no progress at all.
+    auto nextProgress = started + std::chrono::seconds(1);
     while (!outcome) {
         // Signals that came with the reply are already queued: process first.
         while (connection_->bus->processPendingRequest() && !outcome) {
