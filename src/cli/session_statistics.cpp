@@ -43,10 +43,10 @@ Counters counters_from_json(const nlohmann::json& dictionary) {
         .packets_lost = counter(dictionary, "packets-lost"),
         .bytes_written = counter(dictionary, "bytes-written"),
         .chunk_bytes = counter(dictionary, "chunk-bytes"),
-        .bytes_produced =
-            dictionary.contains("bytes-produced")
-                ? std::optional<std::uint64_t>(counter(dictionary, "bytes-produced"))
-                : std::nullopt,
+        .bytes_produced = dictionary.contains("bytes-produced")
+                              ? std::optional<std::uint64_t>(counter(dictionary, "bytes-produced"))
+                              : std::nullopt,
+        .apps_refused = counter(dictionary, "apps-refused"),
     };
 }
 

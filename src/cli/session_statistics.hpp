@@ -30,6 +30,8 @@ struct Counters {
     /// "bytes-produced": bytes-written plus what the apps wrote into the ring buffers that is
     /// not read yet, sampled without consuming; absent from a daemon before it (unknown).
     std::optional<std::uint64_t> bytes_produced = std::nullopt;
+    /// "apps-refused": apps not traced because the consumer had no fds for their buffers.
+    std::uint64_t apps_refused = 0;
 
     bool operator==(const Counters&) const = default;
 };

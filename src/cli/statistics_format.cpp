@@ -28,6 +28,10 @@ std::string format_statistics_section(const SessionStatistics& statistics) {
         out += value;
         out += '\n';
     }
+    if (totals.apps_refused != 0) {
+        out += "  Apps refused:      " + std::to_string(totals.apps_refused) +
+               " (the consumer had no file descriptors for their buffers)\n";
+    }
     if (statistics.channels.empty()) {
         return out;
     }

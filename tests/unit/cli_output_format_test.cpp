@@ -218,6 +218,19 @@ TEST_F(CliOutputFormat, DetailsEndWithTheStatisticsSection) {
     EXPECT_NE(details.find(section), std::string::npos) << details;
 }
 
+// Found by a fresh-user pass: apps refused for want of fds were only in --json.
+TEST_F(CliOutputFormat, DetailsSayHowManyAppsWereRefused) {
+    SessionView view = session_with_statistics("web", 0, 0);
+    EXPECT_EQ(format_session_details(view, fake_user_name).find("Apps refused"), std::string::npos);
+    view.properties["Statistics"]["apps-refused"] = 2;
+    view = session_view_from_properties(view.object_path, view.properties);
+    EXPECT_NE(format_session_details(view, fake_user_name)
+                  .find("  Current chunk:     1.5 KiB\n  Apps refused:      2 (the consumer had "
+                        "no file descriptors for their buffers)\n"),
+              std::string::npos)
+        << format_session_details(view, fake_user_name);
+}
+
 TEST_F(CliOutputFormat, DetailsSayWhenNothingWasSampledYet) {
     SessionView view = session("web", 1000, 1);
     view.properties["Statistics"] = json{{"sampled-at", 0}};
