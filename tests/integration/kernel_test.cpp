@@ -534,7 +534,10 @@ TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
     {
         // Paced and sleeping between ticks, on purpose: the app is switched
         // in and out around each one.
-        ChildProcess app({demoApp(), "50", "2000"}, {}, sandbox_->dir() + "/log/apps.log");
+        // Its registration may take longer than lttng-ust's 3 s on a loaded machine
+        // (CI recorded 35 of its 50 ticks once): it waits for it, as other suites' apps do.
+        ChildProcess app({demoApp(), "50", "2000"}, {"LTTNG_UST_REGISTER_TIMEOUT=30000"},
+                         sandbox_->dir() + "/log/apps.log");
         ASSERT_EQ(app.wait(30000), 0);
     }
     s->Stop({});
