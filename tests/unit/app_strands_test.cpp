@@ -72,6 +72,40 @@ TEST(AppStrands, AHungAppDelaysNoOtherApp) {
     release.open();
 }
 
+// More apps hung at once than the first threads: each other app still
+// gets a thread (one more starts), up to the maximum (issue 40, C13).
+TEST(AppStrands, AppsHungOnEveryThreadDelayNoOtherAppUpToTheMaximum) {
+    Gate release;
+    std::atomic<int> hungCount{0};
+    Gate allHung;
+    Gate otherDone;
+    {
+        AppStrands strands(1, "test-strands", 4);
+        struct Release { // before the strands go, whatever the outcome
+            Gate& g;
+            ~Release() { g.open(); }
+        } releaseAtEnd{release};
+        for (int pid = 1; pid <= 3; ++pid)
+            strands.submit(pid, [&] {
+                if (++hungCount == 3)
+                    allHung.open();
+                release.wait(); // apps that do not answer
+            });
+        ASSERT_TRUE(allHung.wait(10s)) << hungCount.load() << " of 3 hung apps got a thread";
+        strands.submit(4, [&] {
+            otherDone.open();
+            release.wait(); // it hangs too: every thread is now held
+        });
+        EXPECT_TRUE(otherDone.wait(10s)) << "the fourth app waited for a hung one";
+        // At the maximum, a fifth app waits for a thread to come free.
+        Gate fifth;
+        strands.submit(5, [&] { fifth.open(); });
+        EXPECT_FALSE(fifth.wait(100ms)) << "more threads than the maximum";
+        release.open();
+        EXPECT_TRUE(fifth.wait(10s));
+    }
+}
+
 TEST(AppStrands, AStepHoldsItsStrandUntilFinished) {
     AppStrands strands(2, "test-strands");
     std::mutex mutex;

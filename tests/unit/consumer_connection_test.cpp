@@ -156,6 +156,64 @@ TEST_F(ConsumerConnectionTest, RequestsArePipelinedAndAnsweredInAnyOrderOfArriva
     EXPECT_FALSE(c.error);
 }
 
+// A registration burst (one push per event class) costs the consumer one
+// push per channel per round trip: what comes while a push of the channel
+// is in flight is held and goes as one, or before any other request, in
+// order (issue 40, C13: another app's CreateChannel waited behind 100,000
+// pushes).
+TEST_F(ConsumerConnectionTest, PushesWhileOneIsInFlightGoAsOneAndBeforeTheNextRequest) {
+    Outcome first, second, third;
+    conn_->pushMetadata(4, 0, "aa", first.done());
+    const cp::Frame r1 = nextRequest();
+    EXPECT_EQ(r1.message, cp::Message(cp::PushMetadata{4, 0, "aa"}));
+    conn_->pushMetadata(4, 2, "bb", second.done());
+    for (int i = 0; i < 100; ++i)
+        conn_->enqueueMetadata(4, 4 + i, "c");
+    conn_->pushMetadata(4, 104, "dd", third.done());
+    // Another channel's metadata is not held behind this one's.
+    conn_->enqueueMetadata(5, 0, "other");
+    const cp::Frame other = nextRequest();
+    EXPECT_EQ(other.message, cp::Message(cp::PushMetadata{5, 0, "other"}));
+    reply(other.request, cp::Ok{});
+    reply(r1.request, cp::Ok{});
+    const cp::Frame r2 = nextRequest();
+    EXPECT_EQ(r2.message, cp::Message(cp::PushMetadata{4, 2, "bb" + std::string(100, 'c') + "dd"}));
+    pumpUntil([&] { return first.called; });
+    EXPECT_FALSE(second.called) << "answered before its bytes were";
+    reply(r2.request, cp::Ok{});
+    pumpUntil([&] { return second.called && third.called; });
+    EXPECT_FALSE(second.error);
+    EXPECT_FALSE(third.error);
+
+    // Held bytes go before a request that must find them in the consumer.
+    Outcome pushed, rotated;
+    conn_->pushMetadata(4, 106, "e", pushed.done());
+    const cp::Frame r3 = nextRequest();
+    conn_->enqueueMetadata(4, 107, "f");
+    conn_->rotate(cp::Rotate{9, "", "n", "a/b"}, rotated.done());
+    const cp::Frame r4 = nextRequest();
+    EXPECT_EQ(r4.message, cp::Message(cp::PushMetadata{4, 107, "f"}));
+    const cp::Frame r5 = nextRequest();
+    EXPECT_TRUE(std::holds_alternative<cp::Rotate>(r5.message));
+    for (const auto& r : {r3, r4, r5})
+        reply(r.request, cp::Ok{});
+    pumpUntil([&] { return pushed.called && rotated.called; });
+    EXPECT_TRUE(metadataFailed_.empty());
+}
+
+// A held push whose connection is lost fails like one in flight.
+TEST_F(ConsumerConnectionTest, HeldPushesFailWhenTheConnectionIsLost) {
+    Outcome first, held;
+    conn_->pushMetadata(4, 0, "aa", first.done());
+    (void)nextRequest();
+    conn_->pushMetadata(4, 2, "bb", held.done());
+    consumer_.reset();
+    pumpUntil([&] { return first.called && held.called; });
+    ASSERT_TRUE(held.error);
+    EXPECT_NE(std::string(held.error->what()).find("lost"), std::string::npos)
+        << held.error->what();
+}
+
 TEST_F(ConsumerConnectionTest, AConsumerThatNeverAnswersFailsEachRequestAtItsOwnDeadline) {
     Outcome quick, slow;
     conn_->flushChannel(1, quick.done());

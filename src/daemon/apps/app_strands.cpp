@@ -6,8 +6,8 @@
 
 namespace tracectl {
 
-AppStrands::AppStrands(std::size_t threads, std::string name)
-    : executor_(threads, std::move(name)) {}
+AppStrands::AppStrands(std::size_t threads, std::string name, std::size_t maxThreads)
+    : executor_(threads, std::move(name), maxThreads) {}
 
 AppStrands::~AppStrands() {
     std::lock_guard lock(mutex_);

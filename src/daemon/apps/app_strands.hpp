@@ -4,7 +4,8 @@
 // one at a time and in the order given; jobs of different apps run in
 // parallel, on up to `threads` threads. A job that blocks (a hung app, up to
 // kAppSocketTimeout) holds one thread and delays only the jobs of its own
-// app, plus other apps' jobs only while every thread is so held.
+// app; another app's job finding every thread held starts one more, up to
+// the maximum, past which it waits for a free one.
 //
 // A step may also be asynchronous (submitStep): the app's strand stays
 // busy until the step says it is finished, from whichever thread. The
@@ -35,8 +36,10 @@ public:
     /// An asynchronous step: started on an executor thread with its Finished.
     using Step = std::function<void(Finished)>;
 
-    /// `threads` (>= 1) executor threads named `name` (at most 15 bytes).
-    AppStrands(std::size_t threads, std::string name);
+    /// `threads` (>= 1) executor threads named `name` (at most 15 bytes),
+    /// growing up to `maxThreads` while every thread is held by a job
+    /// (Executor).
+    AppStrands(std::size_t threads, std::string name, std::size_t maxThreads = 0);
     ~AppStrands();
     AppStrands(const AppStrands&) = delete;
     AppStrands& operator=(const AppStrands&) = delete;

@@ -161,10 +161,11 @@ void ConsumerConnection::drainInbox() {
             });
             continue;
         }
-        send(m, [this](std::optional<Error> e, cp::Message) {
-            if (e && handlers_.metadataFailed)
-                handlers_.metadataFailed(*e);
-        });
+        queuePush(std::get<cp::PushMetadata>(std::move(m)),
+                  [this](std::optional<Error> e, cp::Message) {
+                      if (e && handlers_.metadataFailed)
+                          handlers_.metadataFailed(*e);
+                  });
     }
     draining_ = false;
 }
@@ -219,9 +220,15 @@ void ConsumerConnection::attachRelayd(const cp::AttachRelayd& request, UniqueFd 
 
 uint32_t ConsumerConnection::sendPassing(const cp::Message& request, Reply reply,
                                          std::vector<UniqueFd> passFds, int timeoutFactor) {
-    // What other threads queued before this call goes first.
+    // What other threads queued before this call goes first, and so does
+    // the metadata held behind a push in flight (a Rotate, FlushChannel or
+    // RecordSnapshot must find all of it in the consumer); DeclareLayouts
+    // are not ordered against metadata.
     if (!draining_)
         drainInbox();
+    if (!std::holds_alternative<cp::PushMetadata>(request) &&
+        !std::holds_alternative<cp::DeclareLayouts>(request))
+        sendHeldMetadata();
     const uint32_t id = nextId_++;
     if (nextId_ == 0)
         nextId_ = 1; // 0 is for unsolicited messages
@@ -439,15 +446,78 @@ void ConsumerConnection::pushMetadata(uint64_t key, uint64_t offset, const std::
         });
         return;
     }
-    Join frames(std::move(done));
-    for (std::size_t at = 0; at < bytes.size(); at += cp::kMaxMetadataChunk) {
-        cp::PushMetadata m;
-        m.key = key;
-        m.offset = offset + at;
-        m.bytes = bytes.substr(at, cp::kMaxMetadataChunk);
-        send(m, [step = frames.add()](std::optional<Error> e, cp::Message) { step(std::move(e)); });
+    if (!draining_)
+        drainInbox(); // what other threads queued goes first
+    queuePush(cp::PushMetadata{key, offset, bytes}, expectOk(std::move(done)));
+}
+
+void ConsumerConnection::queuePush(cp::PushMetadata push, Reply reply) {
+    const auto held = held_.find(push.key);
+    if (held != held_.end() && held->second.offset + held->second.bytes.size() != push.offset) {
+        // Not contiguous (a trace's metadata made anew): what is held goes first.
+        sendHeld(held);
+    } else if (held != held_.end() || pushesInFlight_[push.key] != 0) {
+        auto& h = held_[push.key];
+        if (h.bytes.empty())
+            h.offset = push.offset;
+        h.bytes += push.bytes;
+        h.replies.push_back(std::move(reply));
+        return;
     }
-    frames.seal();
+    HeldMetadata one;
+    one.offset = push.offset;
+    one.bytes = std::move(push.bytes);
+    one.replies.push_back(std::move(reply));
+    sendPushes(push.key, std::move(one));
+}
+
+void ConsumerConnection::sendHeld(std::map<uint64_t, HeldMetadata>::iterator it) {
+    const uint64_t key = it->first;
+    HeldMetadata h = std::move(it->second);
+    held_.erase(it);
+    sendPushes(key, std::move(h));
+}
+
+void ConsumerConnection::sendHeldMetadata() {
+    while (!held_.empty())
+        sendHeld(held_.begin());
+}
+
+void ConsumerConnection::sendPushes(uint64_t key, HeldMetadata h) {
+    // Every reply of what was merged gets the outcome of all its frames.
+    struct Outcome {
+        std::vector<Reply> replies;
+        std::optional<Error> first;
+        std::size_t frames = 0;
+    };
+    auto outcome = std::make_shared<Outcome>();
+    outcome->replies = std::move(h.replies);
+    outcome->frames = (h.bytes.size() + cp::kMaxMetadataChunk - 1) / cp::kMaxMetadataChunk;
+    for (std::size_t at = 0; at < h.bytes.size(); at += cp::kMaxMetadataChunk) {
+        ++pushesInFlight_[key];
+        cp::PushMetadata m{key, h.offset + at, h.bytes.substr(at, cp::kMaxMetadataChunk)};
+        sendPassing(
+            m,
+            [this, key, outcome](std::optional<Error> e, cp::Message reply) {
+                if (e && !outcome->first)
+                    outcome->first = std::move(e);
+                if (--outcome->frames == 0) {
+                    std::weak_ptr<ConsumerConnection*> alive = self_;
+                    for (auto& r : outcome->replies) {
+                        r(outcome->first, reply);
+                        if (alive.expired())
+                            return;
+                    }
+                }
+                if (const auto n = pushesInFlight_.find(key);
+                    n != pushesInFlight_.end() && --n->second == 0) {
+                    pushesInFlight_.erase(n);
+                    if (const auto held = held_.find(key); held != held_.end() && usable())
+                        sendHeld(held);
+                }
+            },
+            {}, 1);
+    }
 }
 
 void ConsumerConnection::declareLayouts(const cp::DeclareLayouts& request, Done done) {
@@ -662,7 +732,15 @@ void ConsumerConnection::lose(const std::string& why) {
     outgoing_.clear();
     std::weak_ptr<ConsumerConnection*> alive = self_;
     auto pending = std::exchange(pending_, {});
+    auto held = std::exchange(held_, {});
+    pushesInFlight_.clear();
     const Error e(ErrorCode::Failed, "the consumer connection is lost: " + why);
+    for (auto& [key, h] : held)
+        for (auto& r : h.replies) {
+            r(e, cp::Ok{});
+            if (alive.expired())
+                return;
+        }
     for (auto& [id, p] : pending) {
         if (p->objectsSocket)
             ::shutdown(p->objectsSocket->get(), SHUT_RDWR);

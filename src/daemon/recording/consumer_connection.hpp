@@ -213,6 +213,26 @@ private:
     void updateIoEvents();
     /// Sends what enqueueMetadata() queued, in order (loop thread).
     void drainInbox();
+    /// Metadata bytes of one channel held while a push of it is in flight,
+    /// and the replies owed for them.
+    struct HeldMetadata {
+        uint64_t offset = 0;
+        std::string bytes;
+        std::vector<Reply> replies;
+    };
+    /// Sends `push`, or holds it while a push of its channel is in flight:
+    /// the bytes held meanwhile go as one push (frames of at most
+    /// kMaxMetadataChunk) when it is answered, or before any other request
+    /// (DeclareLayouts aside). So a registration burst (thousands of event
+    /// classes per app, one push each) costs the consumer a few requests
+    /// per channel, and a request queued behind it (another app's
+    /// CreateChannel) waits for those only.
+    void queuePush(consumer_protocol::PushMetadata push, Reply reply);
+    void sendPushes(uint64_t key, HeldMetadata h);
+    void sendHeld(std::map<uint64_t, HeldMetadata>::iterator it);
+    /// Sends every channel's held metadata (before a request that must
+    /// find it in the consumer).
+    void sendHeldMetadata();
     void completeChannel(uint32_t id);
     /// CreateChannel `p` was answered: an executor job reads its objects.
     void readObjects(Pending& p);
@@ -245,6 +265,8 @@ private:
     UniqueFd inboxWake_;
     EventSourcePtr inboxSource_;
     bool draining_ = false;
+    std::map<uint64_t, HeldMetadata> held_;          ///< by metadata channel key
+    std::map<uint64_t, std::size_t> pushesInFlight_; ///< by metadata channel key
     /// Executor jobs check it before posting back: gone with the connection.
     std::shared_ptr<ConsumerConnection*> self_;
 };

@@ -111,6 +111,13 @@ struct TracerConfig {
 /// default register timeout (3 s, LTTNG_UST_REGISTER_TIMEOUT).
 inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{2000};
 inline constexpr std::chrono::milliseconds kUnresponsiveConsumer{100};
+/// Most threads making round trips to apps at once. An app's start_session
+/// lasts as long as it takes to register its event classes (thousands, in
+/// some apps), so a burst of such apps into one session must not keep the
+/// others' registrations waiting for a thread: each app in a round trip
+/// gets one, up to this many (as many as version queries run at once,
+/// kMaxVersionQueries in apps/ust_app_registrar.hpp).
+inline constexpr std::size_t kMaxAppCallThreads = 64;
 
 class UstTracer final : public RecordingDomain {
 public:
@@ -509,7 +516,7 @@ private:
     HandleRoutes routes_;
     /// Every app round trip (see the top). Last: its running jobs use the
     /// members above, and finish before those go.
-    AppStrands appCalls_{3, "tc-apps"};
+    AppStrands appCalls_{3, "tc-apps", kMaxAppCallThreads};
 };
 
 } // namespace tracectl
