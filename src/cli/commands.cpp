@@ -127,6 +127,29 @@ void run_rotate(BusClient& bus, const std::optional<std::string>& name, bool wai
         << archive << '\n';
 }
 
+void run_snapshot(BusClient& bus, const std::optional<std::string>& name, std::uint64_t max_size,
+                  std::ostream& out, std::ostream& err) {
+    const std::string path = resolve_session(bus, name);
+    const auto packets_lost = [&]() -> std::optional<std::uint64_t> {
+        const auto statistics = statistics_from_properties(bus.session_properties(path));
+        if (!statistics)
+            return std::nullopt;
+        return statistics->totals.packets_lost;
+    };
+    const std::optional<std::uint64_t> before = packets_lost();
+    out << bus.record_snapshot(path, max_size) << '\n';
+    const std::optional<std::uint64_t> after = packets_lost();
+    if (before && after && *after > *before) {
+        const std::uint64_t lost = *after - *before;
+        out.flush();
+        print_error_line(err, "warning: the snapshot lacks " + std::to_string(lost) +
+                                  (lost == 1 ? " sub-buffer" : " sub-buffers") +
+                                  " the tracer overwrote before it could be copied (its "
+                                  "packet_seq_num values are missing from their streams); the "
+                                  "consumer's log names the streams");
+    }
+}
+
 namespace {
 
 constexpr const char* no_such_session_error = "org.tracectl.Tracing1.Error.NoSuchSession";

@@ -78,4 +78,12 @@ void run_status(BusClient& bus, bool json, std::ostream& out, std::ostream& err)
 void run_rotate(BusClient& bus, const std::optional<std::string>& name, bool wait,
                 std::ostream& out, std::ostream& progress);
 
+/// `tracectl snapshot [record] [NAME] [-m SIZE]` (no NAME: resolve_session()): prints the
+/// snapshot's folder on `out`. A snapshot that lacks sub-buffers the tracer overwrote before
+/// they could be copied (the growth of the session's "packets-lost" statistic across the
+/// call, which only snapshots move in a snapshot session) gets a warning on `err` that says
+/// how many; the exit status stays 0, as the folder was written.
+void run_snapshot(BusClient& bus, const std::optional<std::string>& name, std::uint64_t max_size,
+                  std::ostream& out, std::ostream& err);
+
 } // namespace tracectl::cli

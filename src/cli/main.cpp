@@ -973,12 +973,9 @@ ExitStatus run(int argc, char** argv) {
         run_disable_rotation(bus, optional_session(dr_name, dr_session, cl.dr_name), cl.dr_timer,
                              cl.dr_size, std::cout);
     } else if (snapshot->parsed()) {
-        std::cout << bus.record_snapshot(
-                         resolve_session(bus, cl.snapshot_named
-                                                  ? std::optional<std::string>(cl.snapshot_name)
-                                                  : std::nullopt),
-                         cl.snapshot_max_bytes)
-                  << '\n';
+        run_snapshot(
+            bus, cl.snapshot_named ? std::optional<std::string>(cl.snapshot_name) : std::nullopt,
+            cl.snapshot_max_bytes, std::cout, std::cerr);
     } else if (clear->parsed()) {
         run_clear(bus, cl.clear, std::cout, std::cerr);
     } else if (save->parsed() || load->parsed()) {

@@ -258,9 +258,21 @@ std::uint64_t Channel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t
                                                           packetsPerStream, !quiescent);
             bytes += got.bytes;
             snapshotBytes_ += got.bytes;
-            if (got.skipped != 0)
-                log::debug("snapshot of " + name + ": " + std::to_string(got.skipped) +
-                           " sub-buffers overwritten while copying");
+            // Said, and counted as the channel's lost packets (as
+            // lttng-consumerd counts them, ust-consumer.c): the stream
+            // lacks these packet_seq_num values.
+            if (got.lost != 0) {
+                snapshotLost_ += got.lost;
+                log::warning("snapshot of " + outputDir_ + "/" + name + ": " +
+                             std::to_string(got.lost) +
+                             " sub-buffer(s) overwritten by the tracer before they could be "
+                             "copied (" +
+                             std::to_string(got.packets) + " copied; best of " +
+                             std::to_string(got.attempts) + " copies)");
+            } else if (got.attempts > 1) {
+                log::debug("snapshot of " + name + ": whole at copy " +
+                           std::to_string(got.attempts));
+            }
         } catch (const std::exception& e) {
             if (firstError.empty())
                 firstError = name + ": " + e.what();
@@ -463,6 +475,7 @@ cp::ChannelFigures Channel::figures() const noexcept {
     if (snapshotOnly_) {
         f.bytesWritten = snapshotBytes_;
         f.bytesProduced = snapshotBytes_; // sampleProduced(): none of its own
+        f.packetsLost = snapshotLost_;
         return f;
     }
     for (const auto& r : readers_) {

@@ -72,6 +72,8 @@ public:
     /// flush()) first closes its current packet, even empty, so that it
     /// ends at the snapshot; one quiescent since flush() ends there (as
     /// lttng-consumerd, ust-consumer.c, lttng_ustconsumer_snapshot_channel).
+    /// Sub-buffers the tracer overwrote before they could be copied are
+    /// logged (a warning per stream) and counted in figures().packetsLost.
     /// Returns the bytes written. Throws RequestError (InvalidArgument: not a
     /// snapshot channel; Io; Tracer) after trying every stream.
     std::uint64_t recordSnapshot(const ChunkOutput& snapshot,
@@ -179,8 +181,9 @@ private:
     EventSourcePtr hangUpSource_;
     bool snapshotOnly_ = false;
     bool countEvents_ = false;
-    std::vector<UstStream> held_;            // snapshotOnly_: the streams (readers_ is empty)
-    std::uint64_t snapshotBytes_ = 0;        // snapshotOnly_: bytes its snapshots wrote
+    std::vector<UstStream> held_;     // snapshotOnly_: the streams (readers_ is empty)
+    std::uint64_t snapshotBytes_ = 0; // snapshotOnly_: bytes its snapshots wrote
+    std::uint64_t snapshotLost_ = 0;  // snapshotOnly_: sub-buffers its snapshots could not copy
     std::unique_ptr<RecordCounter> counter_; // once the first DeclareLayouts came
     std::string metadata_;                   // every byte pushed so far (the cache)
     std::size_t metadataCommitted_ = 0;      // bytes of metadata_ written into the ring buffer

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <lttng/ust-ctl.h>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -88,20 +89,15 @@ void writeAt(std::byte* header, std::size_t at, T v) {
     std::memcpy(header + at, &v, sizeof v);
 }
 
-/// The header of the sub-buffer held now (`entry` its fields as the
-/// getters gave them), copied under the SIGBUS guard; empty if the mapping
-/// faulted or the header does not lie where lttng-ust 2.13 puts it.
-std::vector<std::byte> heldHeader(lttng_ust_ctl_consumer_stream* s, const IndexEntry& entry) {
+/// The header of a packet copied out of its ring buffer (`packet`, its
+/// `entry` the fields the getters gave for it), if it lies where lttng-ust
+/// 2.13 puts it (each field as the getters said); empty otherwise.
+std::vector<std::byte> stagedHeader(const std::byte* packet, std::size_t padded,
+                                    const IndexEntry& entry) {
     using L = PacketHeaderLayout;
-    if (entry.contentSizeBits < L::size * 8)
+    if (entry.contentSizeBits < L::size * 8 || padded < L::size)
         return {};
-    const void* base = lttng_ust_ctl_get_mmap_base(s);
-    unsigned long offset = 0;
-    if (base == nullptr || lttng_ust_ctl_get_mmap_read_offset(s, &offset) < 0)
-        return {};
-    std::vector<std::byte> header(L::size);
-    if (!copyFromMapping(header.data(), static_cast<const char*>(base) + offset, L::size))
-        return {};
+    std::vector<std::byte> header(packet, packet + L::size);
     const std::byte* h = header.data();
     if (readAt<std::uint64_t>(h, L::timestampBegin) != entry.timestampBegin ||
         readAt<std::uint64_t>(h, L::timestampEnd) != entry.timestampEnd ||
@@ -112,6 +108,91 @@ std::vector<std::byte> heldHeader(lttng_ust_ctl_consumer_stream* s, const IndexE
          readAt<std::uint64_t>(h, L::packetSeqNum) != entry.packetSeqNum))
         return {};
     return header;
+}
+
+/// How many times in all a stream's sub-buffers are copied, from a new
+/// snapshot of its positions each time, while the producer overwrites some
+/// of them before they are copied.
+constexpr int kCopyAttempts = 8;
+
+/// The most bytes of one stream's sub-buffers held in memory at once: a
+/// range that fits is copied whole before any of it is written (and copied
+/// again if the producer overwrote part of it first); a bigger one is
+/// copied and written in parts of this size.
+constexpr unsigned long kMaxStagedBytes = 16ul << 20;
+
+/// Sub-buffers copied out of a ring buffer, oldest first.
+struct StagedRange {
+    struct Packet {
+        std::size_t at = 0;      ///< where its bytes begin in `bytes`
+        std::size_t padded = 0;  ///< its padded size, bytes
+        std::size_t content = 0; ///< its content size, bytes (<= padded)
+        IndexEntry entry;        ///< its fields, as the getters gave them
+    };
+    std::vector<std::byte> bytes;
+    std::vector<Packet> packets;
+    std::uint64_t lost = 0;  ///< sub-buffers the producer overwrote before they were copied
+    bool newestHeld = false; ///< the range's newest sub-buffer is the last of `packets`
+};
+
+/// Copies the sub-buffers of `stream` at positions [from, to) (one every
+/// `subbuf` bytes, within the stream's last snapshot) into `out`, emptied
+/// first (its capacity kept). Each is got (lttng_ust_ctl_get_subbuf),
+/// copied under the SIGBUS guard and put back at once, nothing else in
+/// between: in overwrite mode the producer takes the oldest sub-buffer as
+/// soon as it fills the current one, and writing each to the output
+/// between get and put (a system call or two each) let a producer at full
+/// speed overwrite them all first. One it overwrote all the same (-EAGAIN)
+/// is counted in `out.lost`. Throws UstError.
+void copyRange(lttng_ust_ctl_consumer_stream* stream, unsigned long from, unsigned long to,
+               unsigned long subbuf, StagedRange& out) {
+    out.bytes.clear();
+    out.packets.clear();
+    out.lost = 0;
+    out.newestHeld = false;
+    for (unsigned long pos = from; static_cast<long>(pos - to) < 0; pos += subbuf) {
+        unsigned long at = pos;
+        const int got = lttng_ust_ctl_get_subbuf(stream, &at);
+        if (got == -EAGAIN) {
+            ++out.lost;
+            continue;
+        }
+        check(got, "lttng_ust_ctl_get_subbuf");
+        SubbufHold hold(stream, true);
+        unsigned long padded = 0, content = 0, offset = 0;
+        check(lttng_ust_ctl_get_padded_subbuf_size(stream, &padded),
+              "lttng_ust_ctl_get_padded_subbuf_size");
+        check(lttng_ust_ctl_get_subbuf_size(stream, &content), "lttng_ust_ctl_get_subbuf_size");
+        check(lttng_ust_ctl_get_mmap_read_offset(stream, &offset),
+              "lttng_ust_ctl_get_mmap_read_offset");
+        const void* base = lttng_ust_ctl_get_mmap_base(stream);
+        if (base == nullptr)
+            throw UstError("lttng_ust_ctl_get_mmap_base", 0);
+        if (padded > subbuf)
+            throw UstError("lttng_ust_ctl_get_padded_subbuf_size (more than a sub-buffer)", 0);
+        StagedRange::Packet p;
+        p.entry = packetInfo(stream);
+        p.at = out.bytes.size();
+        p.padded = padded;
+        p.content = std::min(content, padded);
+        out.bytes.resize(p.at + padded);
+        if (!copyFromMapping(out.bytes.data() + p.at, static_cast<const char*>(base) + offset,
+                             padded))
+            throw UstError("copying a sub-buffer (its mapping faulted)", -EIO);
+        check(hold.release(), "lttng_ust_ctl_put_subbuf");
+        out.packets.push_back(p);
+        out.newestHeld = static_cast<long>(pos + subbuf - to) >= 0;
+    }
+}
+
+/// Writes the packets of `copy` to `sink` and counts them (and what it
+/// lost) in `out`.
+void writeStaged(const StagedRange& copy, StreamSink& sink, StreamSnapshot& out) {
+    for (const StagedRange::Packet& p : copy.packets) {
+        sink.write(copy.bytes.data() + p.at, p.padded, p.content, &p.entry);
+        ++out.packets;
+    }
+    out.lost += copy.lost;
 }
 
 } // namespace
@@ -143,40 +224,60 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
     if (r == -EAGAIN)
         return out; // no complete sub-buffer: no file rather than an empty one
     check(r, "lttng_ust_ctl_snapshot");
-    const std::unique_ptr<StreamSink> sink = chunk.openStream(traceDir, name, StreamKind::Data);
-    unsigned long consumed = 0, produced = 0, subbuf = 0;
-    check(lttng_ust_ctl_snapshot_get_consumed(stream, &consumed),
-          "lttng_ust_ctl_snapshot_get_consumed");
-    check(lttng_ust_ctl_snapshot_get_produced(stream, &produced),
-          "lttng_ust_ctl_snapshot_get_produced");
+    unsigned long subbuf = 0;
     check(lttng_ust_ctl_get_max_subbuf_size(stream, &subbuf), "lttng_ust_ctl_get_max_subbuf_size");
     if (subbuf == 0)
         throw UstError("lttng_ust_ctl_get_max_subbuf_size (0)", 0);
-    // Positions are free-running counters (they wrap): compare differences.
-    IndexEntry last;                   // idle: the newest packet's fields
-    std::vector<std::byte> lastHeader; // idle: its header
-    unsigned long pos = consumed;
-    if (maxPackets != 0 && (produced - consumed) / subbuf > maxPackets)
-        pos = produced - static_cast<unsigned long>(maxPackets) * subbuf; // the newest ones
-    for (; static_cast<long>(pos - produced) < 0; pos += subbuf) {
-        unsigned long at = pos;
-        const int got = lttng_ust_ctl_get_subbuf(stream, &at);
-        if (got == -EAGAIN) {
-            // The producer overwrote it since the snapshot was taken.
-            ++out.skipped;
-            continue;
+    // The last snapshot's range: from its consumed position (the newest
+    // `maxPackets` sub-buffers at most) to its produced one. Positions are
+    // free-running counters (they wrap): only differences are compared.
+    const auto range = [&]() -> std::pair<unsigned long, unsigned long> {
+        unsigned long consumed = 0, produced = 0;
+        check(lttng_ust_ctl_snapshot_get_consumed(stream, &consumed),
+              "lttng_ust_ctl_snapshot_get_consumed");
+        check(lttng_ust_ctl_snapshot_get_produced(stream, &produced),
+              "lttng_ust_ctl_snapshot_get_produced");
+        if (maxPackets != 0 && (produced - consumed) / subbuf > maxPackets)
+            consumed = produced - static_cast<unsigned long>(maxPackets) * subbuf;
+        return {consumed, produced};
+    };
+    auto [from, to] = range();
+    const std::unique_ptr<StreamSink> sink = chunk.openStream(traceDir, name, StreamKind::Data);
+    StagedRange copy;
+    if (to - from <= kMaxStagedBytes) {
+        // All of it in memory before anything is written, then again from
+        // a new snapshot of the positions while the producer overwrote
+        // some of it first: the copy kept is the one that lost the least.
+        copy.bytes.reserve(to - from);
+        copyRange(stream, from, to, subbuf, copy);
+        ++out.attempts;
+        StagedRange again;
+        while (copy.lost != 0 && out.attempts < kCopyAttempts) {
+            if (lttng_ust_ctl_snapshot(stream) < 0)
+                break;
+            std::tie(from, to) = range();
+            if (to - from > kMaxStagedBytes)
+                break;
+            again.bytes.reserve(to - from);
+            copyRange(stream, from, to, subbuf, again);
+            ++out.attempts;
+            if (again.lost < copy.lost)
+                std::swap(copy, again);
         }
-        check(got, "lttng_ust_ctl_get_subbuf");
-        SubbufHold hold(stream, true);
-        IndexEntry entry = packetInfo(stream);
-        const bool newest = static_cast<long>(pos + subbuf - produced) >= 0;
-        if (idle && newest) {
-            last = entry;
-            lastHeader = heldHeader(stream, entry);
+        writeStaged(copy, *sink, out);
+    } else {
+        // A ring buffer bigger than that: copied and written in parts of
+        // that size, oldest first (the producer needs that many bytes to
+        // overwrite the part being copied).
+        const unsigned long part = std::max<unsigned long>(1, kMaxStagedBytes / subbuf) * subbuf;
+        copy.bytes.reserve(part);
+        for (unsigned long pos = from; static_cast<long>(pos - to) < 0;) {
+            const unsigned long end = to - pos > part ? pos + part : to;
+            copyRange(stream, pos, end, subbuf, copy);
+            writeStaged(copy, *sink, out);
+            pos = end;
         }
-        appendHeld(stream, *sink, &entry);
-        check(hold.release(), "lttng_ust_ctl_put_subbuf");
-        ++out.packets;
+        out.attempts = 1;
     }
     // An idle stream ends where its last packet did, before the snapshot:
     // babeltrace2 --stream-intersection would cut every other stream's
@@ -185,23 +286,28 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
     // to the snapshot, as lttng-consumerd's empty switch does, without
     // touching the ring buffer. A bounded snapshot (max-size) has it only
     // in the room of a sub-buffer it did not fill.
-    if (idle && !lastHeader.empty() && now > last.timestampEnd &&
-        (maxPackets == 0 || out.packets < maxPackets)) {
+    if (idle && copy.newestHeld && (maxPackets == 0 || out.packets < maxPackets)) {
         using L = PacketHeaderLayout;
-        std::byte* h = lastHeader.data();
-        IndexEntry end = last;
-        end.timestampBegin = last.timestampEnd;
-        end.timestampEnd = now;
-        end.contentSizeBits = end.packetSizeBits = L::size * 8;
-        if (last.packetSeqNum != ~std::uint64_t{0})
-            end.packetSeqNum = last.packetSeqNum + 1;
-        writeAt<std::uint64_t>(h, L::timestampBegin, end.timestampBegin);
-        writeAt<std::uint64_t>(h, L::timestampEnd, end.timestampEnd);
-        writeAt<std::uint64_t>(h, L::contentSize, end.contentSizeBits);
-        writeAt<std::uint64_t>(h, L::packetSize, end.packetSizeBits);
-        if (last.packetSeqNum != ~std::uint64_t{0})
-            writeAt<std::uint64_t>(h, L::packetSeqNum, end.packetSeqNum);
-        sink->write(h, L::size, L::size, &end);
+        const StagedRange::Packet& newest = copy.packets.back();
+        const IndexEntry& last = newest.entry;
+        std::vector<std::byte> header =
+            stagedHeader(copy.bytes.data() + newest.at, newest.padded, last);
+        if (!header.empty() && now > last.timestampEnd) {
+            std::byte* h = header.data();
+            IndexEntry end = last;
+            end.timestampBegin = last.timestampEnd;
+            end.timestampEnd = now;
+            end.contentSizeBits = end.packetSizeBits = L::size * 8;
+            if (last.packetSeqNum != ~std::uint64_t{0})
+                end.packetSeqNum = last.packetSeqNum + 1;
+            writeAt<std::uint64_t>(h, L::timestampBegin, end.timestampBegin);
+            writeAt<std::uint64_t>(h, L::timestampEnd, end.timestampEnd);
+            writeAt<std::uint64_t>(h, L::contentSize, end.contentSizeBits);
+            writeAt<std::uint64_t>(h, L::packetSize, end.packetSizeBits);
+            if (last.packetSeqNum != ~std::uint64_t{0})
+                writeAt<std::uint64_t>(h, L::packetSeqNum, end.packetSeqNum);
+            sink->write(h, L::size, L::size, &end);
+        }
     }
     out.bytes = sink->bytes();
     sink->close();

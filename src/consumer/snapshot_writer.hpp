@@ -26,9 +26,14 @@ namespace tracectl::consumer {
 
 /// What one data stream's snapshot holds.
 struct StreamSnapshot {
-    std::uint64_t packets = 0; ///< sub-buffers written
-    std::uint64_t skipped = 0; ///< sub-buffers overwritten by the producer while copying
-    std::uint64_t bytes = 0;   ///< bytes of the stream file
+    std::uint64_t packets = 0; ///< sub-buffers written (the idle stream's end packet not counted)
+    /// Sub-buffers of the snapshot's range that the producer overwrote
+    /// before they could be copied, in the copy written (the one of the
+    /// `attempts` that lost the fewest); their packet_seq_num values are
+    /// missing from the stream (a gap, or its oldest ones).
+    std::uint64_t lost = 0;
+    std::uint64_t attempts = 0; ///< copies taken (1, or more while the producer overwrote some)
+    std::uint64_t bytes = 0;    ///< bytes of the stream file
 };
 
 /// With `active` (tracing goes on, or went on since the stream's last
@@ -45,7 +50,15 @@ struct StreamSnapshot {
 /// `traceDir` (chunk-relative) into `chunk` (locally `<traceDir>/<name>` and
 /// `<traceDir>/index/<name>.idx`) with the sub-buffers from the consumed to
 /// the produced position, at most the newest `maxPackets` of them (0: all),
-/// each padded as in a normal trace. A stream with no complete sub-buffer
+/// each padded as in a normal trace. The sub-buffers are first copied into
+/// memory, each put back at once (at most 16 MiB of them at a time; a
+/// bigger range is copied and written in parts), so that a producer that
+/// overwrites the oldest ones as it goes (overwrite mode) seldom gets
+/// there first; if it did, the copy is taken again from a new snapshot of
+/// the positions, up to 8 copies in all, and the one that lost the fewest
+/// is written: StreamSnapshot::lost says how many it lacks (lttng-consumerd
+/// skips such a sub-buffer and counts it in the channel's lost packets,
+/// ust-consumer.c). A stream with no complete sub-buffer
 /// (only possible if it never had a packet) gets no stream at all, never an
 /// empty one. Throws UstError (ust-ctl), std::system_error (files) or
 /// std::runtime_error (a relay).

@@ -3,7 +3,7 @@
 """Counts what a CTF trace holds, as babeltrace2 reads it (python3-bt2).
 
 Usage: count_events.py TRACE_DIR [--seq-event NAME] [--seq-field FIELD] [--per-vpid]
-                       [--per-channel] [--per-tid]
+                       [--per-channel] [--per-tid] [--per-stream]
 
 Prints one JSON object on stdout:
 
@@ -19,7 +19,11 @@ Prints one JSON object on stdout:
              "duplicates": <records whose value was already seen>},
      "per_vpid": {"<vpid>": <number of event records>, ...},
      "per_channel": {"<channel>": {"events": <records>, "discarded": <count>}, ...},
-     "per_tid": {"<tid>": {"<event name>": <number of event records>, ...}, ...}}
+     "per_tid": {"<tid>": {"<event name>": <number of event records>, ...}, ...},
+     "per_stream": {"<stream>": {"packets": <packets>,
+                                 "discarded_packets": <sum of the discarded-packets counts>,
+                                 "discarded_packets_unknown": <such messages without a count>},
+                    ...}}
 
 "per_vpid" is there with --per-vpid only: the records of each trace whose
 environment names a vpid (a per-PID trace), by that vpid. "per_channel" is
@@ -27,7 +31,10 @@ there with --per-channel only: records and discarded counts by channel,
 the channel being the stream file's name without its "_<cpu>" suffix
 (babeltrace2's ctf.fs source names each stream after its file). "per_tid"
 is there with --per-tid only: the records whose event context has a `tid`
-field, by that tid and event name.
+field, by that tid and event name. "per_stream" is there with --per-stream
+only: the packets of each stream (by its stream file's path, as the ctf.fs
+source names it) and the packets babeltrace2 says are missing from it
+(discarded-packets messages: gaps in its packet_seq_num values).
 
 The discarded count is what the tracer wrote in the packet contexts
 (events_discarded) and babeltrace2 turns into discarded-events messages:
@@ -55,7 +62,16 @@ def main() -> int:
     parser.add_argument("--per-vpid", action="store_true")
     parser.add_argument("--per-channel", action="store_true")
     parser.add_argument("--per-tid", action="store_true")
+    parser.add_argument("--per-stream", action="store_true")
     args = parser.parse_args()
+    per_stream: dict[str, dict[str, int]] = {}
+
+    def stream_of(stream) -> dict[str, int]:
+        return per_stream.setdefault(
+            str(stream.name),
+            {"packets": 0, "discarded_packets": 0, "discarded_packets_unknown": 0},
+        )
+
     per_channel: dict[str, dict[str, int]] = {}
 
     def channel_of(stream) -> dict[str, int]:
@@ -99,6 +115,15 @@ def main() -> int:
                         duplicates += 1
                     if seen[value] < 255:
                         seen[value] += 1
+            elif kind is bt2._PacketBeginningMessageConst:
+                if args.per_stream:
+                    stream_of(msg.packet.stream)["packets"] += 1
+            elif kind is bt2._DiscardedPacketsMessageConst:
+                if args.per_stream:
+                    if msg.count is None:
+                        stream_of(msg.stream)["discarded_packets_unknown"] += 1
+                    else:
+                        stream_of(msg.stream)["discarded_packets"] += msg.count
             elif kind is bt2._DiscardedEventsMessageConst:
                 discarded_messages += 1
                 if msg.count is None:
@@ -135,6 +160,8 @@ def main() -> int:
         result["per_channel"] = per_channel
     if args.per_tid:
         result["per_tid"] = per_tid
+    if args.per_stream:
+        result["per_stream"] = per_stream
     print(json.dumps(result))
     return 0
 

@@ -149,9 +149,24 @@ void Recordings::snapshotToRelay(Recording& t, const std::string& name, uint64_t
     });
 }
 
+namespace {
+
+/// The packets-lost figures of every channel of `r`: in a snapshot session,
+/// the sub-buffers its snapshots could not copy (the consumer sends them
+/// before it answers RecordSnapshot).
+uint64_t packetsLost(const Recording& r) {
+    uint64_t total = 0;
+    for (const auto& [key, f] : r.figures)
+        total += f.packetsLost;
+    return total;
+}
+
+} // namespace
+
 void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t packetsPerStream,
                               SnapshotTarget target, PathDone done) {
     const uint64_t id = ++t.snapshotsTaken;
+    const uint64_t lostBefore = packetsLost(t);
     const std::string where =
         t.snapshot.relay ? path + " on the relay at " + t.snapshot.relay->url() : path;
     const auto incomplete = [path = where, returned = path, done](const Error& e) {
@@ -159,8 +174,8 @@ void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t pa
              returned);
     };
     auto written = t.lifetime.guard(
-        [this, &t, id, name = t.snapshot.name, path = where, returned = path, done,
-         incomplete](std::optional<Error> e) {
+        [this, &t, id, name = t.snapshot.name, path = where, returned = path, done, incomplete,
+         lostBefore](std::optional<Error> e) {
             if (e && !t.failed && !t.ending && !ConsumerConnection::isRefusal(*e)) {
                 // Not answered in time, or the connection broke: as for a
                 // rotation, the consumer's state is unknown (it may still be
@@ -182,11 +197,19 @@ void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t pa
             // The data is copied: the metadata of every class registered
             // until now goes behind it (SnapshotMetadata), then into the folder.
             afterBoundary(t);
+            const uint64_t lostNow = packetsLost(t);
+            const uint64_t lost = lostNow > lostBefore ? lostNow - lostBefore : 0;
             t.consumer->snapshotMetadata(
-                id, [name, path, returned, done, incomplete](std::optional<Error> m) {
+                id, [name, path, returned, done, incomplete, lost](std::optional<Error> m) {
                     if (m)
                         return incomplete(*m);
-                    log::info("session '" + name + "': snapshot recorded in " + path);
+                    if (lost != 0)
+                        log::warning("session '" + name + "': snapshot recorded in " + path +
+                                     " lacks " + std::to_string(lost) +
+                                     " sub-buffer(s) the tracer overwrote before they could be "
+                                     "copied (counted in packets-lost)");
+                    else
+                        log::info("session '" + name + "': snapshot recorded in " + path);
                     done(std::nullopt, returned);
                 });
         },
