@@ -12,6 +12,8 @@
 #include "sandbox_suite.hpp"
 #include "tracectl_clients.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <map>
@@ -207,5 +209,55 @@ TEST_F(FdLimit, AnAppRefusedAtItsSecondChannelLeavesNoHalfMadeTrace) {
     const RunResult all = run({"babeltrace2", dir});
     EXPECT_EQ(all.exitCode, 0) << all.describe().substr(0, 2000);
     EXPECT_EQ(ticksIn(all.out), 2u * ticks) << "both channels record every tick";
+    s->Destroy({});
+}
+
+// Found by a fresh-user pass: a snapshot the consumer could not write (no
+// fd left for its files) failed, and left its folder behind, empty but for
+// the "ust" folder that claims it. Such a snapshot now says nothing was
+// written and removes what it made; the session goes on, and the next
+// snapshot, once fds are free, is whole.
+TEST_F(FdLimit, ASnapshotWithoutFdsFailsSaysSoAndLeavesNoFolder) {
+    const std::string dir = output("fdsnap");
+    auto s =
+        startTickSession("fdsnap", {{"mode", sdbus::Variant(std::string("snapshot"))}}, false, {});
+    const pid_t consumer = consumerOf(dir);
+    ASSERT_NE(consumer, 0) << "no consumer writes to " << dir;
+    ChildProcess app({demoApp(), "100000", "1000"}, {}, appLog());
+    ASSERT_TRUE(waitTracing(app.pid(), appLog()));
+
+    struct rlimit original {};
+    ASSERT_EQ(prlimit(consumer, RLIMIT_NOFILE, nullptr, &original), 0);
+    const rlim_t none = openFds(consumer);
+    // The soft limit only: raising a hard one again is not allowed here.
+    const struct rlimit lowered { none, original.rlim_max };
+    ASSERT_EQ(prlimit(consumer, RLIMIT_NOFILE, &lowered, nullptr), 0);
+    std::string failure;
+    try {
+        const std::string written = s->RecordSnapshot({});
+        ADD_FAILURE() << "a snapshot without fds succeeded: " << written;
+    } catch (const sdbus::Error& e) {
+        failure = e.getMessage();
+    }
+    EXPECT_NE(failure.find("nothing was written"), std::string::npos) << failure;
+    const auto snapshotFolders = [&dir] {
+        std::vector<std::string> out;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+            if (e.path().filename().string().rfind("snapshot-", 0) == 0)
+                out.push_back(e.path());
+        return out;
+    };
+    EXPECT_TRUE(snapshotFolders().empty()) << snapshotFolders().front();
+
+    ASSERT_EQ(prlimit(consumer, RLIMIT_NOFILE, &original, nullptr), 0)
+        << std::strerror(errno) << "; session " << s->State() << ": " << s->ErrorReason();
+    EXPECT_EQ(s->State(), "active") << s->ErrorReason();
+    const std::string written = s->RecordSnapshot({});
+    ASSERT_EQ(snapshotFolders().size(), 1u);
+    const RunResult r = run({"babeltrace2", written});
+    EXPECT_EQ(r.exitCode, 0) << r.describe().substr(0, 2000);
+    EXPECT_GT(ticksIn(r.out), 0u);
+    app.kill();
     s->Destroy({});
 }

@@ -7,9 +7,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <string_view>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -204,6 +208,66 @@ void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid, bool claim)
     });
     if (code != Ok)
         fail(code, path, uid);
+}
+
+namespace {
+
+/// rmdir of `dir` (relative to `parent`) and of its empty sub-folders,
+/// depth first; symbolic links and files are never followed or removed.
+/// Async-signal-safe (it runs in runAs()'s child): getdents64 into a
+/// buffer on the stack, no allocation.
+bool removeEmptyTree(int parent, const char* dir, int depth) {
+    if (depth > 16)
+        return false;
+    const int fd = openat(parent, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct Entry { // struct linux_dirent64, getdents64(2)
+        ino64_t ino;
+        off64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[1];
+    };
+    alignas(8) char buf[2048];
+    bool empty = true;
+    for (;;) {
+        const long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0) {
+            empty = empty && n == 0;
+            break;
+        }
+        for (long at = 0; at < n;) {
+            const auto* e = reinterpret_cast<const Entry*>(buf + at);
+            at += e->reclen;
+            const std::string_view name(e->name);
+            if (name == "." || name == "..")
+                continue;
+            struct stat st {};
+            const bool folder =
+                e->type == DT_DIR ||
+                (e->type == DT_UNKNOWN && fstatat(fd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 S_ISDIR(st.st_mode));
+            if (!folder || !removeEmptyTree(fd, e->name, depth + 1))
+                empty = false;
+        }
+    }
+    close(fd);
+    return empty && unlinkat(parent, dir, AT_REMOVEDIR) == 0;
+}
+
+} // namespace
+
+bool removeEmptyFolder(const std::string& path, uid_t uid, gid_t gid) {
+    try {
+        const std::vector<gid_t> groups = groupsOf(uid, gid);
+        const int code = runAs(uid, gid, groups, std::chrono::seconds(2), path, [&]() -> int {
+            return removeEmptyTree(AT_FDCWD, path.c_str(), 0) ? Ok : NotWritable;
+        });
+        return code == Ok;
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 } // namespace tracectl

@@ -32,4 +32,11 @@ void checkOutputFolder(const std::string& path, uid_t uid, gid_t gid);
 /// naming what is wrong, Error(Failed) if the check cannot run.
 void makeOutputFolder(const std::string& path, uid_t uid, gid_t gid, bool claim = true);
 
+/// After a snapshot that wrote nothing: removes `path` and the folders
+/// below it, as `uid`, if they hold no file (only empty folders, such as
+/// the "ust" one makeOutputFolder() claims with); anything else stays.
+/// Returns true if `path` is gone. Never throws (a check that cannot run
+/// leaves the folder).
+bool removeEmptyFolder(const std::string& path, uid_t uid, gid_t gid);
+
 } // namespace tracectl

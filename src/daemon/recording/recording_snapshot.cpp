@@ -169,9 +169,29 @@ void Recordings::sendSnapshot(Recording& t, const std::string& path, uint64_t pa
     const uint64_t lostBefore = packetsLost(t);
     const std::string where =
         t.snapshot.relay ? path + " on the relay at " + t.snapshot.relay->url() : path;
-    const auto incomplete = [path = where, returned = path, done](const Error& e) {
-        done(Error(ErrorCode::Failed, "the snapshot in " + path + " is incomplete: " + e.what()),
-             returned);
+    // A local snapshot that wrote nothing leaves no folder behind (a
+    // refusal comes before the consumer writes a file: out of fds, ...).
+    const auto incomplete = [this, path = where, returned = path, local = !t.snapshot.relay,
+                             uid = t.snapshot.owner, gid = t.snapshot.ownerGid,
+                             done](const Error& e) {
+        if (!local)
+            return done(
+                Error(ErrorCode::Failed, "the snapshot in " + path + " is incomplete: " + e.what()),
+                returned);
+        folderMakers_.submit([poster = poster_, path, uid, gid, e, done] {
+            const bool removed = removeEmptyFolder(path, uid, gid);
+            poster->post([removed, path, e, done] {
+                if (removed)
+                    done(Error(ErrorCode::Failed, std::string("the snapshot failed: ") + e.what() +
+                                                      " (nothing was written; " + path +
+                                                      " is removed)"),
+                         "");
+                else
+                    done(Error(ErrorCode::Failed,
+                               "the snapshot in " + path + " is incomplete: " + e.what()),
+                         path);
+            });
+        });
     };
     auto written = t.lifetime.guard(
         [this, &t, id, name = t.snapshot.name, path = where, returned = path, done, incomplete,
