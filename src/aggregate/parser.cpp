@@ -678,12 +678,31 @@ private:
     };
 
     std::unique_ptr<Expression> logical_or() {
-        auto left = logical_xor();
+        std::vector<std::unique_ptr<Expression>> terms;
+        std::vector<const Token*> ops;
+        terms.push_back(logical_xor());
         while (is("||")) {
-            const Token& t = take();
-            left = binary(Operator::logical_or, t, std::move(left), logical_xor());
+            ops.push_back(&take());
+            terms.push_back(logical_xor());
         }
-        return left;
+        return balanced(Operator::logical_or, terms, ops, 0, terms.size());
+    }
+    /// terms[from..to) joined by `op` (|| or &&) as a balanced tree: a
+    /// flat chain of thousands of terms is not nesting (issue 40, B7), and
+    /// for these operators ((a || b) || c) and (a || (b || c)) have the
+    /// same value and evaluate their operands in the same order, short
+    /// circuit included. ops[i] is the operator between terms i and i+1.
+    std::unique_ptr<Expression> balanced(Operator op,
+                                         std::vector<std::unique_ptr<Expression>>& terms,
+                                         const std::vector<const Token*>& ops, std::size_t from,
+                                         std::size_t to) {
+        if (to - from == 1) {
+            return std::move(terms[from]);
+        }
+        const std::size_t mid = from + (to - from) / 2;
+        auto left = balanced(op, terms, ops, from, mid);
+        auto right = balanced(op, terms, ops, mid, to);
+        return binary(op, *ops[mid - 1], std::move(left), std::move(right));
     }
     /// a ^^ b: (!!a) != (!!b).
     std::unique_ptr<Expression> logical_xor() {
@@ -747,6 +766,16 @@ private:
     std::unique_ptr<Expression> binary_level(std::size_t level) {
         if (level == binary_levels().size()) {
             return unary();
+        }
+        if (level == 0) { // &&: balanced, as ||
+            std::vector<std::unique_ptr<Expression>> terms;
+            std::vector<const Token*> ops;
+            terms.push_back(binary_level(1));
+            while (is("&&")) {
+                ops.push_back(&take());
+                terms.push_back(binary_level(1));
+            }
+            return balanced(Operator::logical_and, terms, ops, 0, terms.size());
         }
         auto left = binary_level(level + 1);
         while (const std::optional<Operator> op = operator_at(level)) {

@@ -210,6 +210,27 @@ TEST(AggregateEvaluation, TheDeepestExpressionsTheParserAcceptsBindAndEvaluate) 
     EXPECT_EQ(j["aggregations"][2]["entries"][0]["value"], 5); // an even number of '-'
 }
 
+TEST(AggregateEvaluation, FlatChainsOfThousandsOfLogicalTermsAreNotNesting) {
+    // Issue 40, B7's class: 1,500 || terms (and && terms) are a flat chain,
+    // accepted as LTTng's filter parser accepts them, and select what they say.
+    std::string any = "seq == 1000000";
+    std::string all = "seq != 1000000";
+    for (int i = 0; i < 1500; ++i) {
+        any += " || seq == " + std::to_string(3 * i);
+        all += " && seq != " + std::to_string(3 * i + 1);
+    }
+    Runner r("tracectl_demo:tick /" + any +
+             "/ { @any = count(); }\n"
+             "tracectl_demo:tick /" +
+             all + "/ { @all = count(); }");
+    for (std::int64_t s = 0; s < 30; ++s) {
+        r.record(s);
+    }
+    const auto j = to_json(r.set);
+    EXPECT_EQ(j["aggregations"][0]["entries"][0]["value"], 10); // 0, 3, ... 27
+    EXPECT_EQ(j["aggregations"][1]["entries"][0]["value"], 20); // all but 1, 4, ... 28
+}
+
 TEST(AggregateEvaluation, DivisionByZeroSkipsTheClause) {
     Runner r("tracectl_demo:tick { @a = count(); @b = sum(10 / seq); }");
     r.record(0);
