@@ -124,6 +124,8 @@ void Consumer::stop(int code) noexcept {
     if (stopping_)
         return;
     stopping_ = true;
+    if (code == ExitOk)
+        writeQueuedMetadata();
     source_.reset();
     liveTimer_.reset();
     relayControlWatch_.reset();
@@ -146,6 +148,30 @@ void Consumer::stop(int code) noexcept {
         relay_.reset();
     }
     loop_.exit(code);
+}
+
+void Consumer::writeQueuedMetadata() noexcept {
+    // The daemon pushes an app's registrations as they come and may stop
+    // this unit right after (a session failing for another reason): what
+    // is already on the socket is written before the channels close, so
+    // their traces keep every event class (their records would not read
+    // without them). Only PushMetadata: the first other request ends it.
+    for (std::size_t i = 0; i < kMaxQueuedMetadataAtStop; ++i) {
+        try {
+            if (reader_.readFrom(sock_.get()) != cp::MessageReader::Status::Complete)
+                return;
+            cp::Frame frame = reader_.takeFrame();
+            const auto* push = std::get_if<cp::PushMetadata>(&frame.message);
+            if (push == nullptr)
+                return;
+            request_ = frame.request;
+            channel(push->key).pushMetadata(push->offset, push->bytes);
+            reply(cp::Ok{});
+        } catch (const std::exception& e) {
+            log::warning(std::string("metadata queued before the stop not written: ") + e.what());
+            return;
+        }
+    }
 }
 
 int Consumer::onSocket(sd_event_source*, int, std::uint32_t, void* userdata) {

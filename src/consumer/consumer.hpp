@@ -63,6 +63,11 @@ public:
     void stop(int code) noexcept;
 
 private:
+    /// Before a stop (SIGTERM, Shutdown): writes the PushMetadata requests
+    /// already queued on the daemon's socket, up to kMaxQueuedMetadataAtStop,
+    /// stopping at the first other request.
+    void writeQueuedMetadata() noexcept;
+    static constexpr std::size_t kMaxQueuedMetadataAtStop = 100000;
     static int onSocket(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void readRequests();
     void dispatch(consumer_protocol::Message&& request);

@@ -677,6 +677,33 @@ TEST_F(ConsumerTest, SigtermDrainsAndExitsZero) {
     EXPECT_TRUE(fs::exists(dir_ / kChannelDir / "channel0_0"));
 }
 
+// Metadata the daemon pushed just before it stopped the consumer's unit
+// (SIGTERM) is written before the consumer drains and exits: a trace whose
+// session failed for another reason keeps every event class its apps
+// registered, and stays readable (issue 40, A3's class). The consumer is
+// stopped while the pushes and the signal arrive, so both wait together.
+TEST_F(ConsumerTest, MetadataQueuedBeforeASigtermIsWrittenBeforeTheConsumerExits) {
+    ConsumerProcess c(dir_);
+    hello(c);
+    const auto uuid = randomUuid();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    ASSERT_TRUE(meta.channel);
+    std::string expected = tsdl(uuid);
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, expected}), cp::Message(cp::Ok{}));
+
+    ASSERT_EQ(kill(c.pid(), SIGSTOP), 0);
+    for (int i = 0; i < 50; ++i) {
+        const std::string more = "/* event class " + std::to_string(i) + " */\n";
+        cp::writeMessage(c.sock(), cp::PushMetadata{1, expected.size(), more},
+                         100 + static_cast<std::uint32_t>(i));
+        expected += more;
+    }
+    ASSERT_EQ(kill(c.pid(), SIGTERM), 0);
+    ASSERT_EQ(kill(c.pid(), SIGCONT), 0);
+    EXPECT_EQ(c.waitExit(), 0);
+    EXPECT_EQ(unpackMetadata(dir_ / kChannelDir / "metadata", uuid).first, expected);
+}
+
 TEST_F(ConsumerTest, ProtocolErrorsAreAnswered) {
     ConsumerProcess c(dir_);
     // Before Hello: refused, connection kept.
