@@ -451,6 +451,15 @@ void ConsumerConnection::pushMetadata(uint64_t key, uint64_t offset, const std::
     queuePush(cp::PushMetadata{key, offset, bytes}, expectOk(std::move(done)));
 }
 
+void ConsumerConnection::sendQueuedMetadata() {
+    if (lostWhy_)
+        return;
+    if (!draining_)
+        drainInbox();
+    sendHeldMetadata();
+    flushOutgoing();
+}
+
 void ConsumerConnection::queuePush(cp::PushMetadata push, Reply reply) {
     const auto held = held_.find(push.key);
     if (held != held_.end() && held->second.offset + held->second.bytes.size() != push.offset) {

@@ -172,6 +172,9 @@ public:
     /// flight fails now, with that reason, and `lost` is told. For an owner
     /// about to free this connection whose callbacks must still be answered.
     void abandon(const std::string& why) { lose(why); }
+    /// Sends, without waiting, every metadata push queued or held (before
+    /// the consumer is stopped: it writes what reached its socket first).
+    void sendQueuedMetadata();
     /// True until the connection is lost.
     bool usable() const noexcept { return !lostWhy_; }
     /// Requests sent or queued whose reply has not come (nor their deadline).

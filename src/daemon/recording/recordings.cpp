@@ -515,6 +515,11 @@ void Recordings::failRecording(Recording& r, const std::string& why, bool tellOw
     r.scheduleWatch.reset();
     if (std::exchange(r.storedFd, false))
         config_.fdStore->forget(r.snapshot.idHex);
+    // The apps' registrations it has not sent yet go first: the consumer
+    // writes what reached its socket before it drains (SIGTERM), so the
+    // traces keep every event class.
+    if (r.consumer)
+        r.consumer->sendQueuedMetadata();
     stopConsumerUnit(r);
     // What is told below may end the session: `r` is looked up again.
     const RecordingRef ref = refOf(r);
