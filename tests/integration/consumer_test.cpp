@@ -24,6 +24,7 @@
 #include <map>
 #include <random>
 #include <spawn.h>
+#include <sstream>
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -965,4 +966,76 @@ TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNext
         << "the first takeover's buffers went at the second";
     EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.waitExit(), 0);
+}
+
+// Regression (issue 40 F): an app that punched holes in the ring buffers it
+// was given (fallocate(FALLOC_FL_PUNCH_HOLE): they read back as zeros, the
+// seals do not forbid it) made liblttng-ust-ctl assert inside the
+// consumer's flush of them (client_buffer_begin: Assertion 'header'
+// failed): the consumer died of SIGABRT with every other app's buffers.
+// Now each spoiled stream is dropped with a log line naming its trace
+// folder, the request goes on, and so does the consumer: a second channel
+// records, and what was written reads whole.
+TEST_F(ConsumerTest, StreamsWhoseAppPunchedHolesInThemAreDroppedAndTheConsumerGoesOn) {
+    const fs::path out = dir_ / "trace";
+    const fs::path logPath = dir_ / "consumer.log";
+    // The consumer's log (its stderr) into a file, for this spawn only.
+    const UniqueFd log(open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(log);
+    const UniqueFd savedStderr(fcntl(2, F_DUPFD_CLOEXEC, 3));
+    ASSERT_EQ(dup2(log.get(), 2), 2);
+    ConsumerProcess c(out);
+    dup2(savedStderr.get(), 2);
+    hello(c);
+    const auto uuid = randomUuid();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    Buffers spoiled = createAndReceive(c, dataChannel(2, uuid), static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl(uuid) + tsdlStream()}), cp::Message(cp::Ok{}));
+
+    for (const UstObject& stream : spoiled.streams) {
+        const int shm = stream.data->u.stream.shm_fd;
+        const std::uint64_t size = stream.data->size;
+        ASSERT_EQ(
+            fallocate(shm, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size)),
+            0)
+            << std::strerror(errno);
+    }
+    // Stop: every stream's last packet is closed (flush_buffer(stream, 0)),
+    // the spoiled ones too. Nothing of that is the request's failure.
+    EXPECT_EQ(c.call(cp::FlushChannel{2}), cp::Message(cp::Ok{}));
+
+    // The consumer goes on: another trace's channel records and closes.
+    cp::CreateChannel otherMeta = metadataChannel(3, uuid);
+    cp::CreateChannel otherData = dataChannel(4, uuid);
+    otherMeta.outputDir = otherData.outputDir = "ust/uid/1001/64-bit";
+    Buffers meta2 = createAndReceive(c, otherMeta, 1);
+    Buffers data2 = createAndReceive(c, otherData, static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{3, 0, tsdl(uuid) + tsdlStream()}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::FlushChannel{4}), cp::Message(cp::Ok{}));
+    for (const std::uint64_t key : {2, 1, 4, 3})
+        EXPECT_EQ(c.call(cp::DestroyChannel{key}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+
+    std::ifstream in(logPath);
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A line for each stream found spoiled (those whose flush met the
+    // zeros: a zeroed stream may also just look empty), naming its stream
+    // and trace folder.
+    std::size_t dropped = 0;
+    std::istringstream lines(said);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find("the application spoiled its ring buffer") == std::string::npos)
+            continue;
+        ++dropped;
+        EXPECT_NE(line.find("stream channel0_"), std::string::npos) << line;
+        EXPECT_NE(line.find(" of " + std::string(kChannelDir) + ": "), std::string::npos) << line;
+        EXPECT_NE(line.find("the stream is dropped, the others go on"), std::string::npos) << line;
+    }
+    EXPECT_GE(dropped, 1u) << said;
+    if (const char* bt = std::getenv("BABELTRACE2"); bt != nullptr && *bt != '\0') {
+        const std::string cmd = std::string(bt) + " '" + out.string() + "' >/dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
 }
