@@ -38,7 +38,9 @@ void installRingBufferGuards();
 /// short leaves liblttng-ust-ctl's per-thread SIGBUS state reset, and
 /// whatever `fn` was doing half done: the stream it read must be dropped.
 /// `fn` is left by siglongjmp: it must own nothing with a destructor
-/// (plain C calls and trivially destructible data only). Needs
+/// (plain C calls and trivially destructible data only). Leaving abort(3)
+/// by its handler is safe with glibc (Debian 12's 2.36): abort() releases
+/// its lock before raising SIGABRT and raises at stage 0 again next time. Needs
 /// installRingBufferGuards(). Nests (an inner guard catches first).
 bool runGuarded(void (*fn)(void*), void* arg) noexcept;
 
