@@ -1,10 +1,12 @@
 #include "channel.hpp"
 
 #include "common/log.hpp"
+#include "ring_buffer_guard.hpp"
 #include "snapshot_writer.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <lttng/ust-ctl.h>
 #include <map>
 #include <optional>
@@ -35,8 +37,10 @@ UstChannel::Attributes attributesFor(const cp::CreateChannel& r) {
     a.subbufCount = r.subbufCount;
     a.overwrite = r.overwrite;
     // The metadata buffer is written and read by this process only, on
-    // demand: no timer may switch it behind our back.
-    a.switchTimerUsec = metadata ? 0 : r.switchTimerUsec;
+    // demand: no timer may switch it behind our back. Data channels' switch
+    // timer runs on our loop (Channel::switchTick), never in ust-ctl's
+    // timer thread.
+    a.switchTimerUsec = 0;
     a.readTimerUsec = metadata ? 0 : r.readTimerUsec;
     a.blockingTimeoutUsec = metadata ? 0 : r.blockingTimeoutUsec;
     a.chanId = r.chanId;
@@ -61,8 +65,9 @@ bool Channel::declaresStreamClass(std::uint32_t id) const {
 Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChannel& request,
                  bool snapshotOnly, bool countEvents)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir),
-      chanId_(request.chanId), ust_(attributesFor(request)), loop_(loop),
-      snapshotOnly_(snapshotOnly),
+      chanId_(request.chanId),
+      switchTimerUsec_(request.kind == cp::ChannelKind::Data ? request.switchTimerUsec : 0),
+      ust_(attributesFor(request)), loop_(loop), snapshotOnly_(snapshotOnly),
       countEvents_(countEvents && !snapshotOnly && request.kind == cp::ChannelKind::Data) {
     if (request.monitorTimerUsec != 0)
         log::debug("channel " + name_ + ": monitor timer requested, not implemented");
@@ -77,6 +82,7 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
         if (!ust_.isMetadata())
             for (const UstStream& s : held_)
                 (void)openPacket(s.get()); // a fresh buffer always has room
+        armSwitchTimer();
         return;
     }
     std::vector<UstStream> streams = ust_.createStreams();
@@ -115,9 +121,47 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
         dataChannelsByFolder()[outputDir_].insert(this);
     }
     chunk.streamsOpened();
+    armSwitchTimer();
+}
+
+void Channel::armSwitchTimer() {
+    if (switchTimerUsec_ == 0)
+        return;
+    // addTimer() is one-shot: each tick arms the next.
+    switchTimer_ =
+        loop_.addTimer(std::chrono::microseconds(switchTimerUsec_), [this] { switchTick(); });
+}
+
+void Channel::switchTick() noexcept {
+    for (const auto& r : readers_) {
+        try {
+            r->flush(true);
+            r->drain();
+        } catch (const std::exception& e) {
+            log::warning(std::string("switch timer: ") + e.what());
+        }
+    }
+    for (std::size_t i = 0; i < held_.size(); ++i) {
+        if (held_[i].get() == nullptr)
+            continue;
+        if (const int r = guarded(lttng_ust_ctl_flush_buffer, held_[i].get(), 1); r < 0) {
+            const UstError e("lttng_ust_ctl_flush_buffer", r);
+            if (r == kSpoiledBuffer)
+                dropSpoiled(i, e);
+            else
+                log::warning("switch timer, stream " + name_ + "_" +
+                             std::to_string(held_[i].cpu()) + ": " + e.what());
+        }
+    }
+    try {
+        armSwitchTimer();
+    } catch (const std::exception& e) {
+        log::warning("channel " + name_ + ": the switch timer stops: " + e.what());
+    }
 }
 
 Channel::~Channel() {
+    switchTimer_.reset();
     if (const auto it = dataChannelsByFolder().find(outputDir_);
         it != dataChannelsByFolder().end() && it->second.erase(this) != 0 && it->second.empty())
         dataChannelsByFolder().erase(it);
@@ -203,9 +247,9 @@ void Channel::clearBuffers() {
             // As lttng-consumerd's consumer_clear_stream (consumer.c):
             // close the packet under way, then move the reader to the
             // producer's position.
-            if (const int r = lttng_ust_ctl_flush_buffer(s.get(), 1); r < 0)
+            if (const int r = guarded(lttng_ust_ctl_flush_buffer, s.get(), 1); r < 0)
                 throw UstError("lttng_ust_ctl_flush_buffer", r);
-            if (const int r = lttng_ust_ctl_clear_buffer(s.get()); r < 0)
+            if (const int r = guarded(lttng_ust_ctl_clear_buffer, s.get()); r < 0)
                 throw UstError("lttng_ust_ctl_clear_buffer", r);
             if (quiescent) {
                 quiescentAt_[i] = producedPosition(s.get());
@@ -221,12 +265,21 @@ void Channel::clearBuffers() {
             // clear. The buffer was just emptied: there is room.
             (void)openPacket(s.get());
         } catch (const UstError& e) {
-            if (firstError.empty())
+            if (spoiledBuffer(e))
+                dropSpoiled(i, e);
+            else if (firstError.empty())
                 firstError = name + ": " + e.what();
         }
     }
     if (!firstError.empty())
         throw RequestError(cp::ErrorKind::Tracer, "channel " + name_ + ": " + firstError);
+}
+
+void Channel::dropSpoiled(std::size_t i, const std::exception& e) noexcept {
+    // The trace folder names the app (per-PID: <name>-<pid>-<date>).
+    log::warning("stream " + name_ + "_" + std::to_string(held_[i].cpu()) + " of " + outputDir_ +
+                 ": " + e.what() + "; the stream is dropped, the others go on");
+    held_[i].reset();
 }
 
 std::uint64_t Channel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t packetsPerStream) {
@@ -274,8 +327,14 @@ std::uint64_t Channel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t
                            std::to_string(got.attempts));
             }
         } catch (const std::exception& e) {
-            if (firstError.empty())
+            // Its files in the snapshot go too: they may hold what the app
+            // spoiled.
+            if (spoiledBuffer(e)) {
+                dropSpoiled(i, e);
+                snapshot.removeStream(outputDir_, name);
+            } else if (firstError.empty()) {
                 firstError = name + ": " + e.what();
+            }
         }
     }
     if (!firstError.empty())
@@ -328,7 +387,9 @@ void Channel::flush() {
                 (void)openPacket(s.get()); // flush_buffer(stream, 0)
                 quiescentAt_[i] = producedPosition(s.get());
             } catch (const UstError& e) {
-                throw RequestError(cp::ErrorKind::Tracer, e.what());
+                if (!spoiledBuffer(e))
+                    throw RequestError(cp::ErrorKind::Tracer, e.what());
+                dropSpoiled(i, e);
             }
         }
         return;
@@ -346,7 +407,9 @@ void Channel::flush() {
             r->flush(false);
             r->drain();
         } catch (const std::exception& e) {
-            if (firstError.empty())
+            if (spoiledBuffer(e))
+                log::warning(e.what()); // dropped: its app's doing
+            else if (firstError.empty())
                 firstError = e.what();
         }
     }
@@ -407,7 +470,9 @@ Channel::RotateResult Channel::rotate(const std::shared_ptr<const ChunkOutput>& 
             try {
                 r->rotate(chunk, mine);
             } catch (const std::exception& e) {
-                if (firstError.empty())
+                if (spoiledBuffer(e))
+                    log::warning(e.what()); // dropped: its app's doing
+                else if (firstError.empty())
                     firstError = e.what();
                 r->close(); // a failed stream has nothing more for any chunk
                 mine();
@@ -427,7 +492,9 @@ void Channel::liveTick() {
         try {
             r->liveTick();
         } catch (const std::exception& e) {
-            if (firstError.empty())
+            if (spoiledBuffer(e))
+                log::warning(e.what()); // dropped: its app's doing
+            else if (firstError.empty())
                 firstError = e.what();
         }
     }
@@ -508,6 +575,7 @@ void Channel::setProgressHook(const std::function<void(std::uint64_t bytes)>& ho
 
 void Channel::drainAndClose([[maybe_unused]] bool producersStopped) noexcept {
     hangUpSource_.reset();
+    switchTimer_.reset();
     if (snapshotOnly_) {
         held_.clear(); // its content goes with it: only snapshots write anything
         return;

@@ -175,7 +175,21 @@ private:
     std::string outputDir_; // trace-relative, below the chunk root
     std::uint32_t chanId_ = 0;
     std::vector<std::string> streamNames_; // data channels
-    UstChannel ust_;                       // declared before readers_: streams must go first
+    /// Snapshot channels: logs that the app spoiled held_[i] (`e`) and
+    /// destroys it; the channel's other streams go on.
+    void dropSpoiled(std::size_t i, const std::exception& e) noexcept;
+    /// The switch timer (data channels with CreateChannel.switchTimerUsec):
+    /// run here, on the loop, rather than by liblttng-ust-ctl's own timer
+    /// thread, whose flushes of the app-shared buffers nothing could guard
+    /// (an app that spoiled its buffer made that thread abort the process).
+    /// Each tick closes every stream's packet if it holds anything
+    /// (flush_buffer(stream, 1)) and drains it; a stream its app spoiled is
+    /// dropped. Arms the next tick.
+    void switchTick() noexcept;
+    void armSwitchTimer();
+    std::uint32_t switchTimerUsec_ = 0;
+    EventSourcePtr switchTimer_;
+    UstChannel ust_; // declared before readers_: streams must go first
     std::vector<std::unique_ptr<StreamReader>> readers_;
     EventLoop& loop_;
     EventSourcePtr hangUpSource_;

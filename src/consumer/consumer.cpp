@@ -349,16 +349,10 @@ void Consumer::removeUndescribedStreams() noexcept {
         return;
     // Judged by the metadata channel of the data channel's trace; a trace
     // without one is left as it is.
-    const auto described = [this](const Channel& data) {
-        return std::none_of(channels_.begin(), channels_.end(), [&data](const auto& entry) {
-            const auto* meta = dynamic_cast<const Channel*>(entry.second.get());
-            return meta != nullptr && meta->isMetadata() && meta->outputDir() == data.outputDir() &&
-                   !meta->declaresStreamClass(data.streamClassId());
-        });
-    };
     for (const auto& [key, base] : channels_) {
         const auto* ch = dynamic_cast<const Channel*>(base.get());
-        if (ch == nullptr || ch->isMetadata() || ch->streamNames().empty() || described(*ch))
+        if (ch == nullptr || ch->isMetadata() || ch->streamNames().empty() ||
+            describedByMetadata(*ch, true))
             continue;
         // No app registered the channel, so none wrote an event record in
         // it: its packets are empty, and name a stream class the trace's
@@ -374,6 +368,15 @@ void Consumer::removeUndescribedStreams() noexcept {
     for (const auto& [key, base] : channels_)
         if (const auto* ch = dynamic_cast<const Channel*>(base.get()); ch && ch->isMetadata())
             removeEmptyMetadata(*local, key, *ch);
+}
+
+bool Consumer::describedByMetadata(const Channel& data, bool withoutMetadata) const noexcept {
+    for (const auto& [key, base] : channels_) {
+        const auto* meta = dynamic_cast<const Channel*>(base.get());
+        if (meta != nullptr && meta->isMetadata() && meta->outputDir() == data.outputDir())
+            return meta->declaresStreamClass(data.streamClassId());
+    }
+    return withoutMetadata;
 }
 
 bool Consumer::removeStreamFiles(const LocalChunk& chunk, const Channel& data) noexcept {
@@ -1000,11 +1003,16 @@ void Consumer::rotate(const cp::Rotate& request) {
                            "rotation " + std::to_string(rotation_->request.id) +
                                " is still under way");
     // Throws: nothing changed yet.
+    const auto oldChunk = std::dynamic_pointer_cast<const LocalChunk>(chunk_);
     if (relay_)
         chunk_ = beginRelayRotation(request);
     else
         chunk_ = std::make_shared<LocalChunk>(root().subdir(request.newChunk));
-    rotation_ = Rotation{request, 0, true, {}, {}, false};
+    rotation_ = Rotation{request, 0, true, {}, {}, false, oldChunk, {}};
+    for (const auto& [key, ch] : channels_)
+        if (const auto* ust = dynamic_cast<const Channel*>(ch.get());
+            oldChunk && ust != nullptr && !ust->isMetadata() && !ust->streamNames().empty())
+            rotation_->oldDataChannels.insert(key);
     chunkIndex_ = request.chunkIndex + 1;
     chunkName_ = request.newChunk;
     chunkBegin_ = request.boundaryTime;
@@ -1057,12 +1065,43 @@ void Consumer::switchMetadata(std::uint64_t id, std::uint64_t key, bool traceWen
         streamSwitched(id);
         return;
     }
+    // Judged before the switch may complete the rotation (and archive the
+    // old chunk): what was pushed until now is the old chunk's metadata
+    // (the switch writes all of it there first).
+    if (const auto* meta = dynamic_cast<const Channel*>(it->second.get());
+        meta != nullptr && rotation_ && rotation_->request.id == id)
+        leaveOutUndescribed(*rotation_, *meta);
     const Channel::RotateResult r = it->second->rotate(
         chunk_, [this, id] { streamSwitched(id); }, traceWentOn);
     if (!r.error.empty()) {
         log::warning("rotation " + std::to_string(id) + ": " + r.error);
         if (rotation_ && rotation_->request.id == id && rotation_->firstError.empty())
             rotation_->firstError = r.error;
+    }
+}
+
+void Consumer::leaveOutUndescribed(Rotation& r, const Channel& metadata) noexcept {
+    if (!r.oldChunk)
+        return;
+    for (auto it = r.oldDataChannels.begin(); it != r.oldDataChannels.end();) {
+        const auto found = channels_.find(*it);
+        const auto* data =
+            found == channels_.end() ? nullptr : dynamic_cast<const Channel*>(found->second.get());
+        if (data == nullptr) {
+            it = r.oldDataChannels.erase(it); // destroyed meanwhile: its files stay
+            continue;
+        }
+        if (data->outputDir() != metadata.outputDir()) {
+            ++it;
+            continue;
+        }
+        if (!metadata.declaresStreamClass(data->streamClassId()) &&
+            removeStreamFiles(*r.oldChunk, *data))
+            log::notice("rotation " + std::to_string(r.request.id) + ": channel " +
+                        std::to_string(*it) + " of " + data->outputDir() +
+                        " left out of the old chunk: its trace's metadata there does not "
+                        "describe it (its app had not registered it; empty packets only)");
+        it = r.oldDataChannels.erase(it);
     }
 }
 
@@ -1184,6 +1223,21 @@ void Consumer::takeSnapshot(std::uint64_t id, std::uint64_t packetsPerStream,
         if (ch->isMetadata()) {
             ++metadataChannels;
             continue; // SnapshotMetadata writes it, once the daemon pushed the rest
+        }
+        // A channel whose stream class its trace's metadata does not
+        // declare yet (per-PID: its app is being set up, and registers the
+        // channel only when it starts tracing) holds only the empty packets
+        // this process opened, and would name a stream class the
+        // snapshot's metadata lacks: babeltrace2 would refuse the whole
+        // snapshot. It is left out. The metadata only grows, so a stream
+        // class declared now is declared in what SnapshotMetadata writes.
+        if (const auto* ust = dynamic_cast<const Channel*>(ch.get());
+            ust != nullptr && !describedByMetadata(*ust, false)) {
+            log::notice("snapshot " + std::to_string(id) + ": channel " + std::to_string(key) +
+                        " of " + ust->outputDir() +
+                        " left out: its trace's metadata does not describe it yet (its app is "
+                        "registering it)");
+            continue;
         }
         try {
             bytes += ch->recordSnapshot(*chunk, packetsPerStream);

@@ -96,6 +96,10 @@ private:
     /// registered them before the daemon went: they hold empty packets
     /// only) are removed, so that the trace stays readable. Local chunks only.
     void removeUndescribedStreams() noexcept;
+    /// Whether the metadata pushed so far for data channel `data`'s trace
+    /// (the metadata channel of the same outputDir) declares its stream
+    /// class. No metadata channel for the folder: `withoutMetadata`.
+    bool describedByMetadata(const Channel& data, bool withoutMetadata) const noexcept;
     /// Part of removeUndescribedStreams(): the metadata file of
     /// `metadata` (channel `key`) in `chunk`, if still empty (the chunk
     /// closed before any metadata was pushed to it), is removed, with its
@@ -262,7 +266,18 @@ private:
         /// the rotation took its boundary.
         std::vector<std::pair<std::uint64_t, bool>> deferredMetadata;
         bool metadataSwitched = false;
+        /// The old chunk, local rotations: where its streams' files are.
+        std::shared_ptr<const LocalChunk> oldChunk;
+        /// The user-space data channels whose streams began in the old
+        /// chunk, not judged yet (leaveOutUndescribed()).
+        std::set<std::uint64_t> oldDataChannels;
     };
+    /// Rotation `r`: metadata channel `metadata` just switched, so the old
+    /// chunk's metadata of its trace is final. The old chunk's stream files
+    /// of that trace's data channels whose stream class it does not declare
+    /// (their app had not registered them: empty packets only) are removed
+    /// from the old chunk, which babeltrace2 could not read otherwise.
+    void leaveOutUndescribed(Rotation& r, const Channel& metadata) noexcept;
     std::optional<Rotation> rotation_;
     /// A network session's rotation begins (see consumer_protocol::Rotate):
     /// checks that `request` closes the relay's current chunk, makes the

@@ -9,7 +9,7 @@
 #include "common/unique_fd.hpp"
 #include "config.h"
 #include "consumer.hpp"
-#include "sigbus.hpp"
+#include "ring_buffer_guard.hpp"
 #include "stream_file.hpp"
 
 #include <CLI/CLI.hpp>
@@ -94,7 +94,7 @@ int run(const Options& o) {
     // Directories 0750 and files 0640 whatever umask we inherited.
     ::umask(0027);
     ::signal(SIGPIPE, SIG_IGN);
-    installSigbusHandler();
+    installRingBufferGuards();
 
     // Before any channel exists: liblttng-ust-ctl's timer thread, started
     // with the first channel that has a timer, inherits this signal mask.

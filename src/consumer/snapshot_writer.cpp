@@ -1,7 +1,7 @@
 #include "snapshot_writer.hpp"
 
 #include "index_writer.hpp"
-#include "sigbus.hpp"
+#include "ring_buffer_guard.hpp"
 #include "stream_reader.hpp"
 #include "ust_channel.hpp"
 
@@ -38,7 +38,8 @@ public:
     SubbufHold& operator=(const SubbufHold&) = delete;
     int release() {
         lttng_ust_ctl_consumer_stream* s = std::exchange(s_, nullptr);
-        return positional_ ? lttng_ust_ctl_put_subbuf(s) : lttng_ust_ctl_put_next_subbuf(s);
+        return positional_ ? guarded(lttng_ust_ctl_put_subbuf, s)
+                           : guarded(lttng_ust_ctl_put_next_subbuf, s);
     }
 
 private:
@@ -51,13 +52,15 @@ private:
 /// itself); `index` (data streams) gets its offset there.
 void appendHeld(lttng_ust_ctl_consumer_stream* s, StreamSink& sink, IndexEntry* index) {
     unsigned long padded = 0, content = 0;
-    check(lttng_ust_ctl_get_padded_subbuf_size(s, &padded), "lttng_ust_ctl_get_padded_subbuf_size");
-    check(lttng_ust_ctl_get_subbuf_size(s, &content), "lttng_ust_ctl_get_subbuf_size");
-    const void* base = lttng_ust_ctl_get_mmap_base(s);
+    check(guarded(lttng_ust_ctl_get_padded_subbuf_size, s, &padded),
+          "lttng_ust_ctl_get_padded_subbuf_size");
+    check(guarded(lttng_ust_ctl_get_subbuf_size, s, &content), "lttng_ust_ctl_get_subbuf_size");
+    const void* base = guarded(lttng_ust_ctl_get_mmap_base, s);
     if (base == nullptr)
         throw UstError("lttng_ust_ctl_get_mmap_base", 0);
     unsigned long offset = 0;
-    check(lttng_ust_ctl_get_mmap_read_offset(s, &offset), "lttng_ust_ctl_get_mmap_read_offset");
+    check(guarded(lttng_ust_ctl_get_mmap_read_offset, s, &offset),
+          "lttng_ust_ctl_get_mmap_read_offset");
     sink.write(static_cast<const char*>(base) + offset, padded, std::min(content, padded), index);
 }
 
@@ -152,7 +155,7 @@ void copyRange(lttng_ust_ctl_consumer_stream* stream, unsigned long from, unsign
     out.newestHeld = false;
     for (unsigned long pos = from; static_cast<long>(pos - to) < 0; pos += subbuf) {
         unsigned long at = pos;
-        const int got = lttng_ust_ctl_get_subbuf(stream, &at);
+        const int got = guarded(lttng_ust_ctl_get_subbuf, stream, &at);
         if (got == -EAGAIN) {
             ++out.lost;
             continue;
@@ -160,12 +163,13 @@ void copyRange(lttng_ust_ctl_consumer_stream* stream, unsigned long from, unsign
         check(got, "lttng_ust_ctl_get_subbuf");
         SubbufHold hold(stream, true);
         unsigned long padded = 0, content = 0, offset = 0;
-        check(lttng_ust_ctl_get_padded_subbuf_size(stream, &padded),
+        check(guarded(lttng_ust_ctl_get_padded_subbuf_size, stream, &padded),
               "lttng_ust_ctl_get_padded_subbuf_size");
-        check(lttng_ust_ctl_get_subbuf_size(stream, &content), "lttng_ust_ctl_get_subbuf_size");
-        check(lttng_ust_ctl_get_mmap_read_offset(stream, &offset),
+        check(guarded(lttng_ust_ctl_get_subbuf_size, stream, &content),
+              "lttng_ust_ctl_get_subbuf_size");
+        check(guarded(lttng_ust_ctl_get_mmap_read_offset, stream, &offset),
               "lttng_ust_ctl_get_mmap_read_offset");
-        const void* base = lttng_ust_ctl_get_mmap_base(stream);
+        const void* base = guarded(lttng_ust_ctl_get_mmap_base, stream);
         if (base == nullptr)
             throw UstError("lttng_ust_ctl_get_mmap_base", 0);
         if (padded > subbuf)
@@ -178,7 +182,8 @@ void copyRange(lttng_ust_ctl_consumer_stream* stream, unsigned long from, unsign
         out.bytes.resize(p.at + padded);
         if (!copyFromMapping(out.bytes.data() + p.at, static_cast<const char*>(base) + offset,
                              padded))
-            throw UstError("copying a sub-buffer (its mapping faulted)", -EIO);
+            throw UstError("copying a sub-buffer (its mapping faulted)", kSpoiledBuffer);
+        checkPacketHeader(out.bytes.data() + p.at, p.entry);
         check(hold.release(), "lttng_ust_ctl_put_subbuf");
         out.packets.push_back(p);
         out.newestHeld = static_cast<long>(pos + subbuf - to) >= 0;
@@ -213,19 +218,20 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
     std::uint64_t now = 0;
     if (active) {
         const unsigned long before = producedPosition(stream);
-        check(lttng_ust_ctl_flush_buffer(stream, 1), "lttng_ust_ctl_flush_buffer");
+        check(guarded(lttng_ust_ctl_flush_buffer, stream, 1), "lttng_ust_ctl_flush_buffer");
         // Nothing to close: nothing was written since its last packet ended.
         idle = producedPosition(stream) == before;
         if (idle)
-            check(lttng_ust_ctl_get_current_timestamp(stream, &now),
+            check(guarded(lttng_ust_ctl_get_current_timestamp, stream, &now),
                   "lttng_ust_ctl_get_current_timestamp");
     }
-    const int r = lttng_ust_ctl_snapshot(stream);
+    const int r = guarded(lttng_ust_ctl_snapshot, stream);
     if (r == -EAGAIN)
         return out; // no complete sub-buffer: no file rather than an empty one
     check(r, "lttng_ust_ctl_snapshot");
     unsigned long subbuf = 0;
-    check(lttng_ust_ctl_get_max_subbuf_size(stream, &subbuf), "lttng_ust_ctl_get_max_subbuf_size");
+    check(guarded(lttng_ust_ctl_get_max_subbuf_size, stream, &subbuf),
+          "lttng_ust_ctl_get_max_subbuf_size");
     if (subbuf == 0)
         throw UstError("lttng_ust_ctl_get_max_subbuf_size (0)", 0);
     // The last snapshot's range: from its consumed position (the newest
@@ -233,9 +239,9 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
     // free-running counters (they wrap): only differences are compared.
     const auto range = [&]() -> std::pair<unsigned long, unsigned long> {
         unsigned long consumed = 0, produced = 0;
-        check(lttng_ust_ctl_snapshot_get_consumed(stream, &consumed),
+        check(guarded(lttng_ust_ctl_snapshot_get_consumed, stream, &consumed),
               "lttng_ust_ctl_snapshot_get_consumed");
-        check(lttng_ust_ctl_snapshot_get_produced(stream, &produced),
+        check(guarded(lttng_ust_ctl_snapshot_get_produced, stream, &produced),
               "lttng_ust_ctl_snapshot_get_produced");
         if (maxPackets != 0 && (produced - consumed) / subbuf > maxPackets)
             consumed = produced - static_cast<unsigned long>(maxPackets) * subbuf;
@@ -253,7 +259,7 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
         ++out.attempts;
         StagedRange again;
         while (copy.lost != 0 && out.attempts < kCopyAttempts) {
-            if (lttng_ust_ctl_snapshot(stream) < 0)
+            if (guarded(lttng_ust_ctl_snapshot, stream) < 0)
                 break;
             std::tie(from, to) = range();
             if (to - from > kMaxStagedBytes)
@@ -321,11 +327,11 @@ std::uint64_t snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
         chunk.openStream(traceDir, "metadata", StreamKind::Metadata);
     // Whatever an earlier failure left in the ring buffer is not ours to write.
     for (;;) {
-        const int r = lttng_ust_ctl_get_next_subbuf(stream);
+        const int r = guarded(lttng_ust_ctl_get_next_subbuf, stream);
         if (r == -EAGAIN || r == -ENODATA)
             break;
         check(r, "lttng_ust_ctl_get_next_subbuf");
-        check(lttng_ust_ctl_put_next_subbuf(stream), "lttng_ust_ctl_put_next_subbuf");
+        check(guarded(lttng_ust_ctl_put_next_subbuf, stream), "lttng_ust_ctl_put_next_subbuf");
     }
     std::size_t written = 0;
     int emptyWrites = 0;
@@ -341,9 +347,9 @@ std::uint64_t snapshotMetadata(lttng_ust_ctl_consumer_channel* channel,
             emptyWrites = 0;
             written += static_cast<std::size_t>(n);
         }
-        check(lttng_ust_ctl_flush_buffer(stream, 1), "lttng_ust_ctl_flush_buffer");
+        check(guarded(lttng_ust_ctl_flush_buffer, stream, 1), "lttng_ust_ctl_flush_buffer");
         for (;;) {
-            const int r = lttng_ust_ctl_get_next_subbuf(stream);
+            const int r = guarded(lttng_ust_ctl_get_next_subbuf, stream);
             if (r == -EAGAIN || r == -ENODATA)
                 break;
             check(r, "lttng_ust_ctl_get_next_subbuf");

@@ -1,10 +1,11 @@
 #include "stream_reader.hpp"
 
 #include "common/log.hpp"
-#include "sigbus.hpp"
+#include "ring_buffer_guard.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <lttng/ust-ctl.h>
 #include <sys/epoll.h>
@@ -33,11 +34,11 @@ public:
     explicit PutGuard(lttng_ust_ctl_consumer_stream* s) : s_(s) {}
     ~PutGuard() {
         if (s_ != nullptr)
-            (void)lttng_ust_ctl_put_next_subbuf(s_);
+            (void)guarded(lttng_ust_ctl_put_next_subbuf, s_);
     }
     PutGuard(const PutGuard&) = delete;
     PutGuard& operator=(const PutGuard&) = delete;
-    int put() { return lttng_ust_ctl_put_next_subbuf(std::exchange(s_, nullptr)); }
+    int put() { return guarded(lttng_ust_ctl_put_next_subbuf, std::exchange(s_, nullptr)); }
 
 private:
     lttng_ust_ctl_consumer_stream* s_;
@@ -45,33 +46,67 @@ private:
 
 } // namespace
 
+bool spoiledBuffer(const std::exception& e) noexcept {
+    if (const auto* stream = dynamic_cast<const StreamError*>(&e))
+        return stream->spoiled();
+    const auto* ust = dynamic_cast<const UstError*>(&e);
+    return ust != nullptr && ust->code() == kSpoiledBuffer;
+}
+
 IndexEntry packetInfo(lttng_ust_ctl_consumer_stream* s) {
     IndexEntry entry;
-    check(lttng_ust_ctl_get_packet_size(s, &entry.packetSizeBits), "get_packet_size");
-    check(lttng_ust_ctl_get_content_size(s, &entry.contentSizeBits), "get_content_size");
-    check(lttng_ust_ctl_get_timestamp_begin(s, &entry.timestampBegin), "get_timestamp_begin");
-    check(lttng_ust_ctl_get_timestamp_end(s, &entry.timestampEnd), "get_timestamp_end");
-    check(lttng_ust_ctl_get_events_discarded(s, &entry.eventsDiscarded), "get_events_discarded");
+    check(guarded(lttng_ust_ctl_get_packet_size, s, &entry.packetSizeBits), "get_packet_size");
+    check(guarded(lttng_ust_ctl_get_content_size, s, &entry.contentSizeBits), "get_content_size");
+    check(guarded(lttng_ust_ctl_get_timestamp_begin, s, &entry.timestampBegin),
+          "get_timestamp_begin");
+    check(guarded(lttng_ust_ctl_get_timestamp_end, s, &entry.timestampEnd), "get_timestamp_end");
+    check(guarded(lttng_ust_ctl_get_events_discarded, s, &entry.eventsDiscarded),
+          "get_events_discarded");
     // Not every ring-buffer client implements these two (-ENOSYS):
     // LTTng then records all ones.
-    if (lttng_ust_ctl_get_sequence_number(s, &entry.packetSeqNum) < 0)
+    if (const int r = guarded(lttng_ust_ctl_get_sequence_number, s, &entry.packetSeqNum); r < 0) {
+        check(r == kSpoiledBuffer ? r : 0, "get_sequence_number");
         entry.packetSeqNum = ~std::uint64_t{0};
-    check(lttng_ust_ctl_get_stream_id(s, &entry.streamId), "get_stream_id");
-    if (lttng_ust_ctl_get_instance_id(s, &entry.streamInstanceId) < 0)
+    }
+    check(guarded(lttng_ust_ctl_get_stream_id, s, &entry.streamId), "get_stream_id");
+    if (const int r = guarded(lttng_ust_ctl_get_instance_id, s, &entry.streamInstanceId); r < 0) {
+        check(r == kSpoiledBuffer ? r : 0, "get_instance_id");
         entry.streamInstanceId = ~std::uint64_t{0};
+    }
     return entry;
+}
+
+void checkPacketHeader(const void* data, const IndexEntry& entry) {
+    // struct packet_header: uint32_t magic, uint8_t uuid[16], uint32_t
+    // stream_id, then the context; native byte order.
+    constexpr std::uint32_t kCtfMagic = 0xC1FC1FC1;
+    constexpr std::size_t kStreamIdAt = 20;
+    std::byte header[kStreamIdAt + sizeof(std::uint32_t)];
+    std::uint32_t magic = 0, streamId = 0;
+    if (copyFromMapping(header, data, sizeof header)) {
+        std::memcpy(&magic, header, sizeof magic);
+        std::memcpy(&streamId, header + kStreamIdAt, sizeof streamId);
+    }
+    if (magic != kCtfMagic || streamId != entry.streamId ||
+        entry.contentSizeBits > entry.packetSizeBits)
+        throw StreamError("a packet that lttng-ust did not write (magic " + std::to_string(magic) +
+                              ", stream class " + std::to_string(streamId) +
+                              "): the application spoiled its ring buffer",
+                          true);
 }
 
 unsigned long producedPosition(lttng_ust_ctl_consumer_stream* s) {
     unsigned long produced = 0;
-    check(lttng_ust_ctl_snapshot_sample_positions(s), "lttng_ust_ctl_snapshot_sample_positions");
-    check(lttng_ust_ctl_snapshot_get_produced(s, &produced), "lttng_ust_ctl_snapshot_get_produced");
+    check(guarded(lttng_ust_ctl_snapshot_sample_positions, s),
+          "lttng_ust_ctl_snapshot_sample_positions");
+    check(guarded(lttng_ust_ctl_snapshot_get_produced, s, &produced),
+          "lttng_ust_ctl_snapshot_get_produced");
     return produced;
 }
 
 bool openPacket(lttng_ust_ctl_consumer_stream* s) {
     const unsigned long before = producedPosition(s);
-    check(lttng_ust_ctl_flush_buffer(s, 0), "lttng_ust_ctl_flush_buffer");
+    check(guarded(lttng_ust_ctl_flush_buffer, s, 0), "lttng_ust_ctl_flush_buffer");
     return producedPosition(s) != before;
 }
 
@@ -100,11 +135,10 @@ StreamReader::StreamReader(EventLoop& loop, UstStream stream, const ChunkOutput&
         unsigned long subbuf = 0;
         try {
             producedStart_ = producedPosition(stream_.get());
-            sampling_ = lttng_ust_ctl_get_max_subbuf_size(stream_.get(), &subbuf) == 0;
+            sampling_ = guarded(lttng_ust_ctl_get_max_subbuf_size, stream_.get(), &subbuf) == 0;
             subbufSize_ = subbuf;
         } catch (const UstError& e) {
-            log::warning("stream " + name_ + ": its produced bytes cannot be sampled: " +
-                         e.what());
+            log::warning("stream " + name_ + ": its produced bytes cannot be sampled: " + e.what());
         }
     }
 }
@@ -166,11 +200,15 @@ void StreamReader::rotate(std::shared_ptr<const ChunkOutput> next, std::function
     flush(false);
     lttng_ust_ctl_consumer_stream* s = stream_.get();
     unsigned long produced = 0, consumed = 0, subbuf = 0;
-    if (lttng_ust_ctl_snapshot_sample_positions(s) < 0 ||
-        lttng_ust_ctl_snapshot_get_produced(s, &produced) < 0 ||
-        lttng_ust_ctl_snapshot_get_consumed(s, &consumed) < 0 ||
-        lttng_ust_ctl_get_max_subbuf_size(s, &subbuf) < 0 || subbuf == 0)
-        fail("sampling the positions for a rotation failed");
+    int r = guarded(lttng_ust_ctl_snapshot_sample_positions, s);
+    if (r >= 0)
+        r = guarded(lttng_ust_ctl_snapshot_get_produced, s, &produced);
+    if (r >= 0)
+        r = guarded(lttng_ust_ctl_snapshot_get_consumed, s, &consumed);
+    if (r >= 0)
+        r = guarded(lttng_ust_ctl_get_max_subbuf_size, s, &subbuf);
+    if (r < 0 || subbuf == 0)
+        fail("sampling the positions for a rotation failed", r == kSpoiledBuffer);
     // The end of the whole sub-buffers produced before the sample; a packet
     // begun after the flush belongs to the new chunk (waiting for it to fill
     // could take for ever).
@@ -192,7 +230,7 @@ bool StreamReader::openPacket() {
     try {
         return tracectl::consumer::openPacket(stream_.get());
     } catch (const std::exception& e) {
-        fail(std::string("opening a packet: ") + e.what());
+        failOn(e, "opening a packet: ");
     }
 }
 
@@ -216,9 +254,11 @@ void StreamReader::switchIfDue() {
     // pushes the read position past sub-buffers it overwrites.
     lttng_ust_ctl_consumer_stream* s = stream_.get();
     unsigned long consumed = 0;
-    if (lttng_ust_ctl_snapshot_sample_positions(s) < 0 ||
-        lttng_ust_ctl_snapshot_get_consumed(s, &consumed) < 0)
-        throw StreamError("sampling the read position for a rotation failed");
+    int r = guarded(lttng_ust_ctl_snapshot_sample_positions, s);
+    if (r >= 0)
+        r = guarded(lttng_ust_ctl_snapshot_get_consumed, s, &consumed);
+    if (r < 0)
+        throw StreamError("sampling the read position for a rotation failed", r == kSpoiledBuffer);
     if (consumed < pendingSwitch_->switchAt)
         return;
     PendingSwitch p = std::move(*pendingSwitch_);
@@ -232,9 +272,17 @@ void StreamReader::switchIfDue() {
     p.switched();
 }
 
-void StreamReader::fail(const std::string& what) {
+void StreamReader::fail(const std::string& what, bool spoiled) {
     close();
-    throw StreamError("stream " + name_ + ": " + what);
+    // The trace folder names the app (per-PID: <name>-<pid>-<date>).
+    throw StreamError(
+        "stream " + name_ + " of " + traceDir_ + ": " + what +
+            (spoiled ? "; the stream is dropped, the others go on" : "; the stream is closed"),
+        spoiled);
+}
+
+void StreamReader::failOn(const std::exception& e, const std::string& context) {
+    fail(context + e.what(), spoiledBuffer(e));
 }
 
 void StreamReader::emptyWakeupPipe() noexcept {
@@ -257,15 +305,15 @@ std::size_t StreamReader::drain() {
     emptyWakeupPipe();
     std::size_t count = 0;
     for (;;) {
-        const int r = lttng_ust_ctl_get_next_subbuf(stream_.get());
+        const int r = guarded(lttng_ust_ctl_get_next_subbuf, stream_.get());
         if (r == -EAGAIN || r == -ENODATA)
             break;
         if (r < 0)
-            fail("lttng_ust_ctl_get_next_subbuf failed: " + std::to_string(r));
+            fail(UstError("lttng_ust_ctl_get_next_subbuf", r).what(), r == kSpoiledBuffer);
         try {
             consumeCurrent();
         } catch (const std::exception& e) {
-            fail(e.what());
+            failOn(e);
         }
         ++count;
     }
@@ -280,8 +328,9 @@ void StreamReader::consumeCurrent() {
     switchIfDue();
 
     unsigned long padded = 0, content = 0;
-    check(lttng_ust_ctl_get_padded_subbuf_size(s, &padded), "lttng_ust_ctl_get_padded_subbuf_size");
-    check(lttng_ust_ctl_get_subbuf_size(s, &content), "lttng_ust_ctl_get_subbuf_size");
+    check(guarded(lttng_ust_ctl_get_padded_subbuf_size, s, &padded),
+          "lttng_ust_ctl_get_padded_subbuf_size");
+    check(guarded(lttng_ust_ctl_get_subbuf_size, s, &content), "lttng_ust_ctl_get_subbuf_size");
 
     IndexEntry entry;
     if (kind_ == Kind::Data) {
@@ -294,12 +343,14 @@ void StreamReader::consumeCurrent() {
 
     // Only ust-ctl touches the mapping (under its SIGBUS guard); write(2)
     // reads it in the kernel, where a truncated mapping is EFAULT.
-    const void* base = lttng_ust_ctl_get_mmap_base(s);
+    const void* base = guarded(lttng_ust_ctl_get_mmap_base, s);
     if (base == nullptr)
         throw UstError("lttng_ust_ctl_get_mmap_base", 0);
     unsigned long offset = 0;
-    check(lttng_ust_ctl_get_mmap_read_offset(s, &offset), "get_mmap_read_offset");
+    check(guarded(lttng_ust_ctl_get_mmap_read_offset, s, &offset), "get_mmap_read_offset");
 
+    if (kind_ == Kind::Data)
+        checkPacketHeader(static_cast<const char*>(base) + offset, entry);
     if (counting_)
         countRecords(static_cast<const char*>(base) + offset, padded, entry.contentSizeBits);
     sink_->write(static_cast<const char*>(base) + offset, padded, std::min(content, padded),
@@ -392,18 +443,20 @@ void StreamReader::recountPending() noexcept {
 void StreamReader::flush(bool producerActive) {
     if (!isOpen())
         return;
-    const int r = lttng_ust_ctl_flush_buffer(stream_.get(), producerActive ? 1 : 0);
+    const int r = guarded(lttng_ust_ctl_flush_buffer, stream_.get(), producerActive ? 1 : 0);
     if (r < 0)
-        fail("lttng_ust_ctl_flush_buffer failed: " + std::to_string(r));
+        fail(UstError("lttng_ust_ctl_flush_buffer", r).what(), r == kSpoiledBuffer);
 }
 
 void StreamReader::liveTick() {
     if (!isOpen() || kind_ != Kind::Data)
         return;
     std::uint64_t now = 0, streamId = 0;
-    if (lttng_ust_ctl_get_current_timestamp(stream_.get(), &now) < 0 ||
-        lttng_ust_ctl_get_stream_id(stream_.get(), &streamId) < 0)
-        fail("reading the current timestamp for the live timer failed");
+    int r = guarded(lttng_ust_ctl_get_current_timestamp, stream_.get(), &now);
+    if (r >= 0)
+        r = guarded(lttng_ust_ctl_get_stream_id, stream_.get(), &streamId);
+    if (r < 0)
+        fail("reading the current timestamp for the live timer failed", r == kSpoiledBuffer);
     flush(true);
     if (drain() != 0)
         return;

@@ -25,17 +25,39 @@
 namespace tracectl::consumer {
 
 /// A stream failed (output write, or a ust-ctl call on its buffer) and has
-/// been closed; what() says which and why.
+/// been closed; what() says which and why. spoiled(): the application
+/// spoiled the stream's ring buffer (a liblttng-ust-ctl call on it faulted
+/// or aborted, ring_buffer_guard.hpp), so the stream was dropped for what
+/// its app did: no failure of the request that met it.
 class StreamError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit StreamError(const std::string& what, bool spoiled = false)
+        : std::runtime_error(what), spoiled_(spoiled) {}
+    bool spoiled() const noexcept { return spoiled_; }
+
+private:
+    bool spoiled_;
 };
+
+/// Whether `e` says that an application spoiled a ring buffer: a
+/// spoiled() StreamError, or a UstError with kSpoiledBuffer.
+bool spoiledBuffer(const std::exception& e) noexcept;
 
 /// The index fields of the sub-buffer `s` holds now (taken with get_next_subbuf
 /// or get_subbuf): sizes, timestamps, discarded count, stream id, and the
 /// sequence number and instance id (all ones where the ring-buffer client
 /// has none). `offset` is left 0. Throws UstError.
 IndexEntry packetInfo(lttng_ust_ctl_consumer_stream* s);
+
+/// Checks that the sub-buffer held now, at `data` (inside the ring
+/// buffer's mapping), begins as lttng-ust's ring-buffer clients begin
+/// every packet (ringbuffer-clients/template.h): the CTF magic 0xC1FC1FC1
+/// and the stream class id the getters gave (`entry`), with a content size
+/// within its packet size. Reads a guarded copy. Throws a spoiled()
+/// StreamError otherwise: the app wrote over its buffer (or punched a hole
+/// in it, which reads back as zeros), and such a packet would make the
+/// whole trace unreadable.
+void checkPacketHeader(const void* data, const IndexEntry& entry);
 
 /// Opens a packet in `s`, as lttng-consumerd's consumer_stream_open_packet
 /// (consumer-stream.c) does when a trace chunk begins:
@@ -195,7 +217,11 @@ private:
     void retryOpen();
     bool openPending_ = false; ///< a rotation could not open its packet (no room)
     std::uint64_t openAt_ = 0; ///< the position where the new chunk begins
-    [[noreturn]] void fail(const std::string& what);
+    /// Closes the stream and throws StreamError (spoiled if `spoiled`).
+    [[noreturn]] void fail(const std::string& what, bool spoiled = false);
+    /// fail() for a failed call's exception `e` (spoiled if it is a
+    /// UstError with kSpoiledBuffer), what() prefixed with `context`.
+    [[noreturn]] void failOn(const std::exception& e, const std::string& context = {});
 
     std::string name_;
     Kind kind_;

@@ -1,5 +1,8 @@
 #include "ust_channel.hpp"
 
+#include "common/log.hpp"
+#include "ring_buffer_guard.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -13,6 +16,9 @@ namespace tracectl::consumer {
 namespace {
 
 std::string describe(const std::string& call, int code, int systemErrno) {
+    if (code == kSpoiledBuffer)
+        return call + " failed: the application spoiled its ring buffer (the library faulted or "
+                      "aborted reading it)";
     std::string what = code == 0 ? call + " failed" : call + " failed: " + std::to_string(code);
     // Out of fds is the one errno worth telling whatever the call: it is
     // why the daemon refuses an app rather than the session.
@@ -41,8 +47,11 @@ UstStream& UstStream::operator=(UstStream&& o) noexcept {
 }
 
 void UstStream::reset() noexcept {
-    if (stream_ != nullptr)
-        lttng_ust_ctl_destroy_stream(std::exchange(stream_, nullptr));
+    // It reads the buffer (its reader count), which the app may have spoiled.
+    if (stream_ != nullptr &&
+        !guardedVoid(lttng_ust_ctl_destroy_stream, std::exchange(stream_, nullptr)))
+        log::warning("stream " + std::to_string(cpu_) +
+                     ": destroying it failed on its spoiled ring buffer; its fds are left");
 }
 
 int UstStream::waitFd() const {
@@ -105,8 +114,10 @@ UstChannel::UstChannel(const Attributes& a) : metadata_(a.metadata) {
 }
 
 UstChannel::~UstChannel() {
-    if (channel_ != nullptr)
-        lttng_ust_ctl_destroy_channel(channel_);
+    // It reads every stream's buffer (to log their errors): one an app
+    // spoiled leaves the channel's mappings behind rather than the process.
+    if (channel_ != nullptr && !guardedVoid(lttng_ust_ctl_destroy_channel, channel_))
+        log::warning("destroying a channel failed on a spoiled ring buffer; its mappings are left");
     // shmFds_ close after the channel unmapped them.
 }
 
@@ -117,7 +128,7 @@ std::vector<UstStream> UstChannel::createStreams() {
     const int expected = metadata_ ? 1 : lttng_ust_ctl_get_nr_stream_per_channel();
     for (int cpu = 0; cpu < expected; ++cpu) {
         errno = 0;
-        lttng_ust_ctl_consumer_stream* s = lttng_ust_ctl_create_stream(channel_, cpu);
+        lttng_ust_ctl_consumer_stream* s = guarded(lttng_ust_ctl_create_stream, channel_, cpu);
         if (s == nullptr) {
             const int err = errno;
             throw UstError("lttng_ust_ctl_create_stream (stream " + std::to_string(cpu) + " of " +

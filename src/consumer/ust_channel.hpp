@@ -76,7 +76,7 @@ public:
         std::uint64_t subbufSize = 0;  ///< bytes, power of two
         std::uint64_t subbufCount = 0; ///< power of two
         bool overwrite = false;
-        std::uint32_t switchTimerUsec = 0; ///< run by ust-ctl's own timer thread
+        std::uint32_t switchTimerUsec = 0; ///< run by ust-ctl's own timer thread (tracectl: 0)
         std::uint32_t readTimerUsec = 0;   ///< non-zero selects the "rt" transports
         std::int64_t blockingTimeoutUsec = 0;
         std::uint32_t chanId = 0;

@@ -24,6 +24,7 @@
 #include <map>
 #include <random>
 #include <spawn.h>
+#include <sstream>
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -965,4 +966,194 @@ TEST_F(ConsumerTest, ASnapshotSessionsConsumerTakenOverKeepsItsBuffersForTheNext
         << "the first takeover's buffers went at the second";
     EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
     EXPECT_EQ(c.waitExit(), 0);
+}
+
+// Regression (issue 40 F): an app that punched holes in the ring buffers it
+// was given (fallocate(FALLOC_FL_PUNCH_HOLE): they read back as zeros, the
+// seals do not forbid it) made liblttng-ust-ctl assert inside the
+// consumer's flush of them (client_buffer_begin: Assertion 'header'
+// failed): the consumer died of SIGABRT with every other app's buffers.
+// Now each spoiled stream is dropped with a log line naming its trace
+// folder, the request goes on, and so does the consumer: a second channel
+// records, and what was written reads whole.
+TEST_F(ConsumerTest, StreamsWhoseAppPunchedHolesInThemAreDroppedAndTheConsumerGoesOn) {
+    const fs::path out = dir_ / "trace";
+    const fs::path logPath = dir_ / "consumer.log";
+    // The consumer's log (its stderr) into a file, for this spawn only.
+    const UniqueFd log(open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(log);
+    const UniqueFd savedStderr(fcntl(2, F_DUPFD_CLOEXEC, 3));
+    ASSERT_EQ(dup2(log.get(), 2), 2);
+    ConsumerProcess c(out);
+    dup2(savedStderr.get(), 2);
+    hello(c);
+    const auto uuid = randomUuid();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    Buffers spoiled = createAndReceive(c, dataChannel(2, uuid), static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl(uuid) + tsdlStream()}), cp::Message(cp::Ok{}));
+
+    for (const UstObject& stream : spoiled.streams) {
+        const int shm = stream.data->u.stream.shm_fd;
+        const std::uint64_t size = stream.data->size;
+        ASSERT_EQ(
+            fallocate(shm, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size)),
+            0)
+            << std::strerror(errno);
+    }
+    // Stop: every stream's last packet is closed (flush_buffer(stream, 0)),
+    // the spoiled ones too. Nothing of that is the request's failure.
+    EXPECT_EQ(c.call(cp::FlushChannel{2}), cp::Message(cp::Ok{}));
+
+    // The consumer goes on: another trace's channel records and closes.
+    cp::CreateChannel otherMeta = metadataChannel(3, uuid);
+    cp::CreateChannel otherData = dataChannel(4, uuid);
+    otherMeta.outputDir = otherData.outputDir = "ust/uid/1001/64-bit";
+    Buffers meta2 = createAndReceive(c, otherMeta, 1);
+    Buffers data2 = createAndReceive(c, otherData, static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{3, 0, tsdl(uuid) + tsdlStream()}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::FlushChannel{4}), cp::Message(cp::Ok{}));
+    for (const std::uint64_t key : {2, 1, 4, 3})
+        EXPECT_EQ(c.call(cp::DestroyChannel{key}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+
+    std::ifstream in(logPath);
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A line for each stream found spoiled (those whose flush met the
+    // zeros: a zeroed stream may also just look empty), naming its stream
+    // and trace folder.
+    std::size_t dropped = 0;
+    std::istringstream lines(said);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find("the application spoiled its ring buffer") == std::string::npos)
+            continue;
+        ++dropped;
+        EXPECT_NE(line.find("stream channel0_"), std::string::npos) << line;
+        EXPECT_NE(line.find(" of " + std::string(kChannelDir) + ": "), std::string::npos) << line;
+        EXPECT_NE(line.find("the stream is dropped, the others go on"), std::string::npos) << line;
+    }
+    EXPECT_GE(dropped, 1u) << said;
+    if (const char* bt = std::getenv("BABELTRACE2"); bt != nullptr && *bt != '\0') {
+        const std::string cmd = std::string(bt) + " '" + out.string() + "' >/dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
+}
+
+// Regression (issue 40 F): a per-PID snapshot taken while an app was being
+// set up held that app's streams (the empty packets the consumer opens in
+// every new stream) while its trace's metadata did not declare their stream
+// class yet (an app registers its channel when it starts tracing, at the end
+// of its set-up): babeltrace2 refused the whole snapshot ("No stream class
+// with ID 0"), 4 of 30 snapshots in a loop. The daemon's side of that moment
+// is played here: the trace of the app being set up has its metadata channel
+// with the trace's header only, and its data channel. Its streams are left
+// out of the snapshot, which reads whole; once the stream class is pushed,
+// the next snapshot has them.
+TEST_F(ConsumerTest, ASnapshotLeavesOutTheStreamsItsMetadataDoesNotDescribeYet) {
+    ConsumerProcess c(dir_, nullptr, false, "--snapshot");
+    hello(c);
+    const auto uuid = randomUuid();
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    // A trace whose app registered its channel.
+    cp::CreateChannel data = dataChannel(5, uuid);
+    data.overwrite = true;
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    Buffers streams = createAndReceive(c, data, static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl(uuid) + tsdlStream()}), cp::Message(cp::Ok{}));
+    // A per-PID trace whose app is being set up (a trace of its own).
+    const auto uuid2 = randomUuid();
+    const std::string settingUp = "ust/pid/app-42-20261207-000000";
+    cp::CreateChannel meta2Req = metadataChannel(11, uuid2);
+    cp::CreateChannel data2Req = dataChannel(15, uuid2);
+    data2Req.overwrite = true;
+    meta2Req.outputDir = data2Req.outputDir = settingUp;
+    Buffers meta2 = createAndReceive(c, meta2Req, 1);
+    Buffers streams2 = createAndReceive(c, data2Req, static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{11, 0, tsdl(uuid2)}), cp::Message(cp::Ok{}));
+
+    const auto snapshotInto = [&](const fs::path& snapshot, std::uint64_t id) {
+        fs::create_directories(snapshot);
+        UniqueFd folder(open(snapshot.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        ASSERT_TRUE(folder);
+        EXPECT_EQ(c.call(cp::RecordSnapshot{id, 0}, folder.get()), cp::Message(cp::Ok{}));
+        EXPECT_EQ(c.call(cp::SnapshotMetadata{id}), cp::Message(cp::Ok{}));
+        if (const char* bt = std::getenv("BABELTRACE2"); bt != nullptr && *bt != '\0') {
+            const std::string cmd = std::string(bt) + " '" + snapshot.string() + "' >/dev/null";
+            EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        }
+    };
+    const fs::path first = dir_ / "snapshot-1";
+    snapshotInto(first, 1);
+    EXPECT_TRUE(fs::exists(first / kChannelDir / "channel0_0"));
+    EXPECT_FALSE(fs::exists(first / settingUp / "channel0_0")) << "an undescribed stream";
+
+    // The app registered its channel: its stream class is declared.
+    EXPECT_EQ(c.call(cp::PushMetadata{11, tsdl(uuid2).size(), tsdlStream()}),
+              cp::Message(cp::Ok{}));
+    const fs::path second = dir_ / "snapshot-2";
+    snapshotInto(second, 2);
+    EXPECT_TRUE(fs::exists(second / settingUp / "channel0_0"));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+}
+
+// The rotation side of the snapshot race above (issue 40 F): a chunk closed
+// while a per-PID app was being set up held its streams' empty packets,
+// while that chunk's metadata, final once switched, did not declare their
+// stream class: babeltrace2 would refuse the whole archive. They are taken
+// out of the closed chunk; the new chunk, whose metadata gets the stream
+// class when the app registers, keeps them.
+TEST_F(ConsumerTest, ARotationLeavesOutOfTheClosedChunkTheStreamsItsMetadataDoesNotDescribe) {
+    const fs::path out = dir_ / "trace";
+    ConsumerProcess c(out);
+    hello(c);
+    const auto uuid = randomUuid();
+    const auto uuid2 = randomUuid();
+    const int nr = lttng_ust_ctl_get_nr_stream_per_channel();
+    Buffers meta = createAndReceive(c, metadataChannel(1, uuid), 1);
+    Buffers data = createAndReceive(c, dataChannel(2, uuid), static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{1, 0, tsdl(uuid) + tsdlStream()}), cp::Message(cp::Ok{}));
+    const std::string settingUp = "ust/pid/app-42-20261207-000000";
+    cp::CreateChannel meta2Req = metadataChannel(11, uuid2);
+    cp::CreateChannel data2Req = dataChannel(12, uuid2);
+    meta2Req.outputDir = data2Req.outputDir = settingUp;
+    Buffers meta2 = createAndReceive(c, meta2Req, 1);
+    Buffers data2 = createAndReceive(c, data2Req, static_cast<std::uint32_t>(nr));
+    EXPECT_EQ(c.call(cp::PushMetadata{11, 0, tsdl(uuid2)}), cp::Message(cp::Ok{}));
+
+    const auto boundary = static_cast<std::uint64_t>(std::time(nullptr));
+    EXPECT_EQ(c.call(cp::Rotate{1, "", "chunk-1", "archives/a-b-0", false, 0, boundary}),
+              cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::RotateMetadata{1}), cp::Message(cp::Ok{}));
+    std::optional<cp::Frame> f;
+    do
+        f = cp::readFrame(c.sock());
+    while (f && !std::holds_alternative<cp::RotationCompleted>(f->message));
+    ASSERT_TRUE(f);
+    EXPECT_TRUE(std::get<cp::RotationCompleted>(f->message).ok);
+    const fs::path archive = out / "archives/a-b-0";
+    EXPECT_TRUE(fs::exists(archive / kChannelDir / "channel0_0"));
+    EXPECT_FALSE(fs::exists(archive / settingUp / "channel0_0")) << "an undescribed stream";
+    EXPECT_FALSE(fs::exists(archive / settingUp / "index" / "channel0_0.idx"));
+    const char* bt = std::getenv("BABELTRACE2");
+    if (bt != nullptr && *bt != '\0') {
+        const std::string cmd = std::string(bt) + " '" + archive.string() + "' >/dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
+
+    // The app registers its channel: the new chunk's metadata declares it,
+    // and its streams there stay.
+    EXPECT_EQ(c.call(cp::PushMetadata{11, tsdl(uuid2).size(), tsdlStream()}),
+              cp::Message(cp::Ok{}));
+    for (const std::uint64_t key : {2, 12, 1, 11})
+        EXPECT_EQ(c.call(cp::FlushChannel{key}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.call(cp::Shutdown{}), cp::Message(cp::Ok{}));
+    EXPECT_EQ(c.waitExit(), 0);
+    EXPECT_TRUE(fs::exists(out / "chunk-1" / settingUp / "channel0_0"));
+    if (bt != nullptr && *bt != '\0') {
+        const std::string cmd =
+            std::string(bt) + " '" + (out / "chunk-1").string() + "' >/dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    }
 }

@@ -874,3 +874,71 @@ TEST_F(Tracing, PerPidAppsKilledDuringSetUpLeaveTheWholeTraceReadable) {
 }
 
 } // namespace
+
+namespace {
+
+/// The app that spoils its ring buffers: $TRACECTL_HOSTILE_APP (meson sets it).
+std::string hostileApp() {
+    const char* p = std::getenv("TRACECTL_HOSTILE_APP");
+    return p != nullptr ? p : "tracectl-hostile-app";
+}
+
+// Regression (issue 40 F): an app that punched holes in the ring buffers it
+// shares with the consumer (fallocate(FALLOC_FL_PUNCH_HOLE): they read back
+// as zeros) made liblttng-ust-ctl assert inside the consumer's flush of
+// them (client_buffer_begin: Assertion 'header' failed): the consumer died
+// of SIGABRT, the session went to error and the other app's events were
+// lost. A truncation is refused (the shm is sealed). Now the spoiled
+// streams are dropped and every other app of the session records on (the
+// consumer's log line naming the app's folder is checked by consumer's
+// StreamsWhoseAppPunchedHolesInThem...: the sandbox keeps no journal).
+// With a switch timer: its ticks flush the spoiled streams too
+// (liblttng-ust-ctl's own timer thread did, where nothing could guard it).
+TEST_F(Tracing, AnAppThatSpoilsItsRingBuffersHarmsNoOtherApp) {
+    for (const std::string mode : {"punch", "truncate"}) {
+        SCOPED_TRACE(mode);
+        const std::string name = "spoiled-" + mode;
+        const std::string dir = output(name);
+        SessionClient s(*bus_,
+                        manager_->CreateSession(
+                            name, {{"output-path", sdbus::Variant(dir)},
+                                   {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}}));
+        s.AddChannel("ust", "channel0", {{"switch-timer", sdbus::Variant(uint32_t{20000})}});
+        s.EnableEvents("ust", "channel0", "tracectl_demo:tick", {});
+        s.Start({});
+        ChildProcess good({demoApp(), "400", "2000"}, {}, appLog());
+        const std::string hostileLog = sandbox_->dir() + "/log/hostile-" + mode + ".log";
+        ChildProcess hostile({hostileApp(), mode, "50", "300"}, {}, hostileLog);
+        const int hostileExit = hostile.wait(30000);
+        ASSERT_EQ(good.wait(30000), 0);
+        std::ifstream in(hostileLog);
+        const std::string said((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+        std::cout << mode << ": hostile app exited " << hostileExit << ", said: " << said;
+        int spoiled = -1, tried = -1;
+        const auto at = said.find("spoiled ");
+        ASSERT_NE(at, std::string::npos) << said;
+        ASSERT_EQ(std::sscanf(said.c_str() + at, "spoiled %d of %d", &spoiled, &tried), 2);
+        EXPECT_GT(tried, 0);
+        // Holes can be punched in a sealed shm; it cannot be truncated.
+        EXPECT_EQ(spoiled, mode == "punch" ? tried : 0);
+
+        // The consumer lives on: an app that comes later is recorded too.
+        ChildProcess later({demoApp(), "7", "0"}, {}, appLog());
+        ASSERT_EQ(later.wait(30000), 0);
+        EXPECT_EQ(s.State(), "active");
+        s.Stop({});
+        EXPECT_EQ(s.State(), "stopped");
+        const auto folders = perPidFolders(dir);
+        ASSERT_EQ(folders.count(good.pid()), 1u) << run({"ls", "-R", dir}).out;
+        ASSERT_EQ(folders.count(later.pid()), 1u) << run({"ls", "-R", dir}).out;
+        EXPECT_EQ(countTicks(folders.at(good.pid())), 400);
+        EXPECT_EQ(countTicks(folders.at(later.pid())), 7);
+        // Nothing the app spoiled reached the output: the whole of it reads.
+        const RunResult read = run({"babeltrace2", dir});
+        EXPECT_EQ(read.exitCode, 0) << read.describe().substr(0, 2000);
+        s.Destroy({});
+    }
+}
+
+} // namespace

@@ -39,6 +39,8 @@ public:
     /// stream's files. Throws std::system_error.
     std::unique_ptr<StreamSink> openStream(std::string_view traceDir, std::string_view name,
                                            StreamKind kind) const override;
+    /// Unlinks `<traceDir>/<name>` and `<traceDir>/index/<name>.idx`.
+    bool removeStream(std::string_view traceDir, std::string_view name) const noexcept override;
     const OutputDir& root() const noexcept { return root_; }
 
 private:

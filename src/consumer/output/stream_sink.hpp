@@ -79,6 +79,15 @@ public:
     /// Every stream of one channel was opened (a relay tells its live
     /// viewers then). Throws as openStream().
     virtual void streamsOpened() const {}
+    /// Takes the stream `name` of `traceDir` out of the chunk again (its
+    /// sink closed): what it wrote is not to be read. True if it is gone; a
+    /// relay chunk cannot take back what it sent (false, this default).
+    /// Never throws.
+    virtual bool removeStream(std::string_view traceDir, std::string_view name) const noexcept {
+        (void)traceDir;
+        (void)name;
+        return false;
+    }
 };
 
 } // namespace tracectl::consumer
