@@ -154,6 +154,29 @@ TEST_F(Uprobe, AnSdtProbeRecordsItsArgumentsAndAReturnProbeTheReturnValue) {
     EXPECT_TRUE(uprobeLines(group).empty());
 }
 
+// tracectl enable-event -k --userspace-probe, with a path relative to the
+// CLI's folder (made absolute by the CLI, as lttng does).
+TEST_F(Uprobe, TheCliTakesLttngsSpellingWithARelativePath) {
+    auto s = create("u-cli");
+    const char* cli = std::getenv("TRACECTL");
+    const fs::path app(uprobeApp());
+    const RunResult enabled =
+        run({"sh", "-c", "cd \"$0\" && exec \"$1\" enable-event -k -s u-cli \"$2\" tick",
+             app.parent_path().string(), cli != nullptr ? cli : "tracectl",
+             "--userspace-probe=sdt:./" + app.filename().string() + ":tracectl_test:tick"});
+    ASSERT_TRUE(enabled.ok()) << enabled.describe();
+    EXPECT_NE(enabled.out.find("Kernel event tick enabled"), std::string::npos) << enabled.out;
+    const RunResult wrongDomain =
+        run({cli != nullptr ? cli : "tracectl", "enable-event", "-u", "-s", "u-cli",
+             "--userspace-probe=sdt:" + uprobeApp() + ":tracectl_test:tick", "tick2"});
+    EXPECT_EQ(wrongDomain.exitCode, 2) << "a usage error: -k only";
+    s->Start({});
+    const pid_t pid = runApp(0, 9);
+    s->Stop({});
+    EXPECT_EQ(eventsOf(output("u-cli"), "tick", pid).size(), 9u);
+    s->Destroy({});
+}
+
 TEST_F(Uprobe, DisableStopsAProbe) {
     auto s = create("u-disable");
     s->EnableEvents("kernel", "", "work_entry",
@@ -227,6 +250,21 @@ TEST_F(Uprobe, ADaemonKilledAndRestartedLeavesNoProbe) {
     ASSERT_TRUE(started.ok()) << started.describe();
     EXPECT_TRUE(eventually([&] { return uprobeLines(group).empty(); }, std::chrono::seconds(15)))
         << "the next daemon removes the probes the dead one left";
+}
+
+TEST_F(Uprobe, NoProbeOutlivesAKilledConsumer) {
+    auto s = create("u-consumer");
+    s->EnableEvents("kernel", "", "work_entry",
+                    probeAt("elf:" + uprobeApp() + ":tracectl_uprobe_work"));
+    s->Start({});
+    const std::string group = groupOf(*s);
+    ASSERT_EQ(uprobeLines(group).size(), 1u);
+    const RunResult killed = sandbox_->systemctl(
+        {"kill", "--signal=SIGKILL", "tracectl-consumer-" + hexId(*s) + ".service"});
+    ASSERT_EQ(killed.exitCode, 0) << killed.describe();
+    EXPECT_TRUE(eventually([&] { return uprobeLines(group).empty(); }, std::chrono::seconds(10)))
+        << "the probes go with the instances once nothing reads them";
+    s->Destroy({});
 }
 
 class UprobeAccess : public MultiUserSuite {};
