@@ -355,10 +355,14 @@ void BusClient::enable_events(const std::string& path, const std::string& channe
 
 void BusClient::enable_kernel_events(const std::string& path, const std::string& channel,
                                      const std::string& pattern, bool syscall,
-                                     const std::optional<std::string>& filter) {
+                                     const std::optional<std::string>& filter,
+                                     const std::string& userspace_probe) {
     std::map<std::string, sdbus::Variant> options = call_options();
     if (syscall) {
         options["syscall"] = sdbus::Variant(true);
+    }
+    if (!userspace_probe.empty()) {
+        options["userspace-probe"] = sdbus::Variant(userspace_probe);
     }
     if (filter) {
         options["filter"] = sdbus::Variant(*filter);

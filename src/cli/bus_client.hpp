@@ -116,10 +116,12 @@ public:
                        const std::optional<std::string>& filter = std::nullopt);
 
     /// Session.EnableEvents("kernel", channel, pattern, options): options "syscall" (b,
-    /// only when true) and "filter" (s, translated by the daemon into a tracefs filter).
+    /// only when true), "filter" (s, translated by the daemon into a tracefs filter) and
+    /// "userspace-probe" (s, a location whose path is absolute; when not empty).
     void enable_kernel_events(const std::string& path, const std::string& channel,
                               const std::string& pattern, bool syscall,
-                              const std::optional<std::string>& filter);
+                              const std::optional<std::string>& filter,
+                              const std::string& userspace_probe = {});
 
     /// Session.AddChannel(domain, name, options) on the session at `path`; numeric options
     /// are sent as "t" (sizes) or "u" (timers, microseconds).

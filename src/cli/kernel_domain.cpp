@@ -2,9 +2,11 @@
 
 #include "error_report.hpp"
 #include "kernel/lttng_kernel_names.hpp"
+#include "userspace_probe_location.hpp"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <fnmatch.h>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -61,6 +63,23 @@ std::vector<std::string> split_commas(std::string_view text) {
     return items;
 }
 
+namespace {
+
+/// "a:b::c" -> {"a", "b", "", "c"} ($PATH; an empty item is the current folder).
+std::vector<std::string> split_path_list(std::string_view text) {
+    std::vector<std::string> items(1);
+    for (const char c : text) {
+        if (c == ':') {
+            items.emplace_back();
+        } else {
+            items.back() += c;
+        }
+    }
+    return items;
+}
+
+} // namespace
+
 std::vector<KernelEventCall> kernel_event_calls(const std::string& patterns, bool pattern_given,
                                                 bool all, bool syscall) {
     if (all && pattern_given) {
@@ -85,6 +104,37 @@ std::vector<KernelEventCall> kernel_event_calls(const std::string& patterns, boo
         throw CLI::ValidationError("PATTERN", "'" + patterns + "' names no event");
     }
     return calls;
+}
+
+std::string resolve_userspace_probe(const std::string& location, const std::string& search_path,
+                                    const std::string& cwd) {
+    std::string why;
+    auto parsed = tracectl::parseUserspaceProbeLocation(location, why);
+    if (!parsed) {
+        throw CLI::ValidationError("--userspace-probe", "'" + location + "': " + why);
+    }
+    namespace fs = std::filesystem;
+    if (parsed->path.find('/') == std::string::npos) {
+        std::optional<std::string> found;
+        for (const std::string& dir : split_path_list(search_path)) {
+            std::error_code ec;
+            const fs::path candidate = fs::path(dir.empty() ? "." : dir) / parsed->path;
+            if (fs::is_regular_file(candidate, ec)) {
+                found = fs::absolute(candidate, ec).lexically_normal().string();
+                break;
+            }
+        }
+        if (!found) {
+            throw CLI::ValidationError("--userspace-probe",
+                                       "'" + parsed->path + "' is not found in $PATH");
+        }
+        parsed->path = *found;
+    } else if (parsed->path.front() != '/') {
+        parsed->path = (fs::path(cwd) / parsed->path).lexically_normal().string();
+    } else {
+        parsed->path = fs::path(parsed->path).lexically_normal().string();
+    }
+    return tracectl::formatUserspaceProbeLocation(*parsed);
 }
 
 void add_event_selection(CLI::App& command, EventSelectionFlags& flags) {

@@ -61,6 +61,15 @@ struct KernelEventCall {
 std::vector<KernelEventCall> kernel_event_calls(const std::string& patterns, bool pattern_given,
                                                 bool all, bool syscall);
 
+/// `enable-event -k --userspace-probe=LOC NAME`'s LOC
+/// (common/userspace_probe_location.hpp) with its PATH made absolute as
+/// lttng(1) does: a PATH without '/' is looked up in `search_path` ($PATH:
+/// the first regular file of that name), a relative one is taken from
+/// `cwd`. Throws CLI::ValidationError for a location that does not parse
+/// or a name not found in $PATH.
+std::string resolve_userspace_probe(const std::string& location, const std::string& search_path,
+                                    const std::string& cwd);
+
 /// What selects the events of `enable-event`: the domain flags, PATTERN,
 /// -a,--all and --syscall, as CLI11 fills them (add_event_selection()).
 struct EventSelectionFlags {

@@ -25,8 +25,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -86,6 +88,7 @@ struct CommandLine {
     std::string ee_loglevel;
     std::string ee_loglevel_only;
     std::string ee_exclude;
+    std::string ee_userspace_probe;
     EventSelectionFlags ee_selection;
     EnableChannelArgs enable_channel;
     std::string ec_session;
@@ -320,10 +323,11 @@ ExitStatus run(int argc, char** argv) {
             ->type_name("URL");
     auto* create_live =
         create
-            ->add_option("--live", cl.create_live,
-                         "Live session: streams to the relay (default net://127.0.0.1) and flushes "
-                         "every US microseconds (at least 1000; default 1000000) for lttng-live viewers "
-                         "(babeltrace2 --input-format=lttng-live). Not with --snapshot or --output")
+            ->add_option(
+                "--live", cl.create_live,
+                "Live session: streams to the relay (default net://127.0.0.1) and flushes "
+                "every US microseconds (at least 1000; default 1000000) for lttng-live viewers "
+                "(babeltrace2 --input-format=lttng-live). Not with --snapshot or --output")
             ->expected(0, 1)
             ->type_name("[=US]");
     create->footer(
@@ -576,6 +580,11 @@ ExitStatus run(int argc, char** argv) {
                              "Record only the events for which this LTTng filter expression is "
                              "true, e.g. 'intfield > 3 && $ctx.procname == \"foo*\"' (-k: the "
                              "daemon translates it into a tracefs filter, e.g. 'prev_tid == 0')");
+    auto* ee_uprobe = enable_event->add_option(
+        "--userspace-probe", cl.ee_userspace_probe,
+        "-k only: a userspace probe named PATTERN (one name) at [elf:]PATH:SYMBOL (a "
+        "function's entry), [elf:]PATH:SYMBOL%return (its return, with the return value) or "
+        "sdt:PATH:PROVIDER:PROBE (a USDT probe, with its arguments)");
     enable_event->footer(
         "Give exactly one of -u and -k. A rule the session has already (same channel,\n"
         "pattern, log level, exclusions and filter) is refused with\n"
@@ -618,14 +627,13 @@ ExitStatus run(int argc, char** argv) {
     auto* ec_switch =
         enable_channel
             ->add_option("--switch-timer", cl.ec_switch_timer,
-                          "Switch timer period, microseconds: 0 (off, the default) or at least "
-                          "1000")
+                         "Switch timer period, microseconds: 0 (off, the default) or at least "
+                         "1000")
             ->check(whole_number());
-    auto* ec_read =
-        enable_channel
-            ->add_option("--read-timer", cl.ec_read_timer,
-                          "Read timer period, microseconds: 0 (off) or at least 1000")
-            ->check(whole_number());
+    auto* ec_read = enable_channel
+                        ->add_option("--read-timer", cl.ec_read_timer,
+                                     "Read timer period, microseconds: 0 (off) or at least 1000")
+                        ->check(whole_number());
     enable_channel->footer(
         "Give exactly one of -u and -k. Only before the session first starts. Channel names\n"
         "are unique per domain; a kernel channel's tracefs buffer holds sub-buffer size x\n"
@@ -787,6 +795,23 @@ ExitStatus run(int argc, char** argv) {
             cl.enable_event.domain = selection.domain;
             cl.enable_event.pattern = std::move(selection.ust_pattern);
             cl.enable_event.kernel_calls = std::move(selection.kernel_calls);
+            if (ee_uprobe->count() > 0) {
+                if (selection.domain != Domain::kernel) {
+                    throw CLI::ValidationError("--userspace-probe",
+                                               "is for kernel events (-k) only, as in LTTng");
+                }
+                if (cl.ee_selection.all || cl.ee_selection.syscall ||
+                    cl.enable_event.kernel_calls.size() != 1) {
+                    throw CLI::ValidationError("--userspace-probe",
+                                               "takes one event name (the probe's), without "
+                                               "-a or --syscall");
+                }
+                const char* search = std::getenv("PATH");
+                std::error_code ec;
+                const std::string cwd = std::filesystem::current_path(ec).string();
+                cl.enable_event.userspace_probe = resolve_userspace_probe(
+                    cl.ee_userspace_probe, search != nullptr ? search : "", cwd);
+            }
         }
         if (enable_channel->parsed()) {
             cl.enable_channel.domain = chosen_domain(cl.ec_domain);

@@ -77,7 +77,8 @@ ExitStatus run_enable_event(BusClient& bus, const EnableEventArgs& args, std::os
     if (args.kernel_calls.size() == 1) {
         // One name: failures are reported as any other command's.
         const KernelEventCall& call = args.kernel_calls.front();
-        bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter);
+        bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter,
+                                 args.userspace_probe);
         out << (call.syscall ? "Kernel syscall " : "Kernel event ") << call.pattern
             << " enabled in channel " << channel << ".\n";
         return ExitStatus::success;
@@ -85,7 +86,8 @@ ExitStatus run_enable_event(BusClient& bus, const EnableEventArgs& args, std::os
     return enable_kernel_event_calls(
         args.kernel_calls, channel,
         [&](const KernelEventCall& call) {
-            bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter);
+            bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter,
+                                     args.userspace_probe);
         },
         out, err);
 }

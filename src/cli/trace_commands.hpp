@@ -30,6 +30,9 @@ struct EnableEventArgs {
     bool loglevel_only = false;
     std::vector<std::string> exclusions;
     std::optional<std::string> filter; ///< LTTng filter expression
+    /// kernel: --userspace-probe's location, its path made absolute
+    /// (resolve_userspace_probe()); "" for tracepoints and system calls.
+    std::string userspace_probe;
 };
 
 /// `tracectl enable-channel -u NAME [-s S] [--subbuf-size B] [--num-subbuf N]

@@ -48,11 +48,14 @@ public:
     ~ApplicationClient() { unregisterProxy(); }
 };
 
-/// The D-Bus error name `call` fails with, or "no error".
-inline std::string errorNameOf(const std::function<void()>& call) {
+/// The D-Bus error name `call` fails with, or "no error"; its message in
+/// `message` if given.
+inline std::string errorNameOf(const std::function<void()>& call, std::string* message = nullptr) {
     try {
         call();
     } catch (const sdbus::Error& e) {
+        if (message != nullptr)
+            *message = e.getMessage();
         return e.getName();
     }
     return "no error";

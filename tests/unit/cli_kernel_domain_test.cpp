@@ -379,3 +379,24 @@ TEST(CliKernelDomain, SyscallCallsSucceedingAndAnUnreachableDaemonStops) {
     EXPECT_EQ(made, 1);
     EXPECT_EQ(err2.str(), "tracectl: a:b: org.freedesktop.DBus.Error.NoReply\n");
 }
+
+namespace {
+
+// --userspace-probe's PATH is made absolute as lttng(1) makes it: looked up
+// in $PATH without a '/', taken from the current folder when relative.
+TEST(CliUserspaceProbe, PathsAreMadeAbsoluteAsLttngMakesThem) {
+    using tracectl::cli::resolve_userspace_probe;
+    EXPECT_EQ(resolve_userspace_probe("elf:/usr/bin/../bin/true:main", "", "/x"),
+              "elf:/usr/bin/true:main");
+    EXPECT_EQ(resolve_userspace_probe("sdt:app/prog:prov:probe", "", "/home/u"),
+              "sdt:/home/u/app/prog:prov:probe");
+    EXPECT_EQ(resolve_userspace_probe("true:main%return", "/nonexistent:/usr/bin", "/x"),
+              "elf:/usr/bin/true:main%return")
+        << "no '/': the first regular file of that name in $PATH; no elf: is elf:";
+    EXPECT_THROW(resolve_userspace_probe("tracectl-no-such-program:main", "/usr/bin", "/x"),
+                 CLI::ValidationError);
+    EXPECT_THROW(resolve_userspace_probe("elf:/a:0x1000", "", "/x"), CLI::ValidationError);
+    EXPECT_THROW(resolve_userspace_probe("kprobe:/a:b", "", "/x"), CLI::ValidationError);
+}
+
+} // namespace

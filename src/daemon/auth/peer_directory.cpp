@@ -34,6 +34,17 @@ std::optional<uid_t> PeerDirectory::uidOf(const std::string& sender) {
     return uid;
 }
 
+std::optional<pid_t> PeerDirectory::pidOf(const std::string& sender) {
+    sd_bus_creds* raw = nullptr;
+    if (sd_bus_get_name_creds(bus_, sender.c_str(), SD_BUS_CREDS_PID, &raw) < 0)
+        return std::nullopt;
+    CredsPtr creds(raw);
+    pid_t pid = 0;
+    if (sd_bus_creds_get_pid(creds.get(), &pid) < 0 || pid <= 0)
+        return std::nullopt;
+    return pid;
+}
+
 auth::Caller PeerDirectory::callerOf(sd_bus_message* m) {
     const char* sender = m != nullptr ? sd_bus_message_get_sender(m) : nullptr;
     if (sender == nullptr || *sender == '\0')

@@ -34,6 +34,10 @@ public:
     /// (sd_bus_get_current_message(3)); nullopt outside a dispatch, when the
     /// daemon acts on its own (its signals, a scheduled rotation).
     std::optional<auth::Caller> currentCaller();
+    /// The process id of connection `sender`, as the bus daemon took it
+    /// from SO_PEERCRED (GetConnectionCredentials), never from a message;
+    /// nullopt if the bus does not tell (the sender left). A bus round trip.
+    std::optional<pid_t> pidOf(const std::string& sender);
 
     /// Every connection that has called the daemon and not left: unique
     /// name -> uid.

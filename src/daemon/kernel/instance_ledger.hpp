@@ -5,6 +5,11 @@
 // instances on the machine (sandboxes, a second system) have theirs too.
 // tmpfs run directories and tracefs both start empty at boot.
 //
+// A session's userspace probes (uprobe_events group "tracectl_<id>") go
+// with its instances: the kernel domain removes the group of each name it
+// removes (KernelDomain::removeLeftOver()), and crosses the name out only
+// once both are gone.
+//
 // Format: one instance base name per line ("tracectl-<session id hex>";
 // a session's further instances, "tracectl-<id>-<n>", share it). Lines that
 // are not such a name are ignored.

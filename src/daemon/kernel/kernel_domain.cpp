@@ -752,6 +752,12 @@ bool KernelDomain::removeLeftOver(const kernel::Tracefs& fs, const std::string& 
     fs.removeStaleInstances(name, quiet);
     if (std::filesystem::exists(fs.root() / "instances" / name))
         return false;
+    // Then its userspace probes (disabled with the instances): the group
+    // of the session the ledger's name is of.
+    const std::string_view prefix = kernel::TracefsInstance::kPrefix;
+    if (name.rfind(prefix, 0) == 0 &&
+        !fs.removeUprobeGroup(kernel::Tracefs::uprobeGroup(name.substr(prefix.size())), quiet))
+        return false;
     forgetInstance(name);
     return true;
 }

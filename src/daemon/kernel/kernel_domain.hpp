@@ -17,7 +17,8 @@
 // channels (their fds), then removes the instances. Every instance made is
 // written down first (kernel/instance_ledger.hpp): a daemon that starts
 // after a crash removes those its predecessor left, and never another
-// daemon's.
+// daemon's; with them the session's userspace probes (uprobe_events group
+// tracectl_<id>: session_instances.hpp).
 //
 // Threads: called on the main loop, answers there. Every tracefs access
 // (blocking: mkdir of an instance allocates its buffers) runs on the

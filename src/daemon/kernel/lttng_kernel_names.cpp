@@ -144,6 +144,18 @@ LttngNaming lttngNaming(std::string_view system, std::string_view event) {
             }
         }
     }
+    if (system.rfind("tracectl_", 0) == 0) {
+        // A session's userspace probe (uprobe_events, group tracectl_<id>):
+        // lttng-modules' uprobe event (src/probes/lttng-uprobes.c) is the
+        // name given with one field, `ip` (unsigned long, hex); a return
+        // probe (ours; lttng-modules' kretprobe exit event has these two)
+        // names the function `ip` and where it returns to `parent_ip`.
+        out.eventName = std::string(event);
+        out.fieldRenames = {
+            {"__probe_ip", "ip"}, {"__probe_func", "ip"}, {"__probe_ret_ip", "parent_ip"}};
+        out.source = "lttng-uprobes.c";
+        return out;
+    }
     if (system == "raw_syscalls" && (event == "sys_enter" || event == "sys_exit")) {
         out.eventName = event == "sys_enter" ? "syscall_entry_unknown" : "syscall_exit_unknown";
         out.source = std::string(kSyscallSource);

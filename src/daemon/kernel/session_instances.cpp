@@ -11,6 +11,7 @@
 #include "kernel/lttng_kernel_names.hpp"
 #include "kernel/statedump_events.hpp"
 #include "kernel/syscall_string_args.hpp"
+#include "kernel/userspace_probe_target.hpp"
 #include "session/context_type.hpp"
 
 #include <algorithm>
@@ -362,13 +363,88 @@ std::vector<TracepointId> SessionInstances::namedBy(TracepointCatalog& catalog,
 }
 
 void SessionInstances::checkRule(TracepointCatalog& catalog, const EventRule& rule) {
+    if (rule.userspaceProbe)
+        return;
     namedBy(catalog, rule, nullptr);
+}
+
+std::vector<TracepointId> SessionInstances::ruleEvents(TracepointCatalog& catalog,
+                                                       const EventRule& rule,
+                                                       std::vector<std::string>* filters) const {
+    if (!rule.userspaceProbe)
+        return namedBy(catalog, rule, filters);
+    if (filters != nullptr)
+        filters->emplace_back();
+    return {TracepointId{uprobeGroup(), rule.pattern}};
+}
+
+bool SessionInstances::defineUserspaceProbe(TracepointCatalog& catalog, const EventRule& rule) {
+    const TracepointId id{uprobeGroup(), rule.pattern};
+    if (const auto it = uprobes_.find(rule.pattern); it != uprobes_.end()) {
+        if (it->second != *rule.userspaceProbe)
+            throw Error(ErrorCode::InvalidArgument,
+                        "the session has another userspace probe named '" + rule.pattern + "' (" +
+                            formatUserspaceProbeLocation(it->second) + ")");
+        return false;
+    }
+    if (!tracefs_)
+        throw Error(ErrorCode::Failed, "userspace probe '" + rule.pattern + "': no tracefs");
+    const std::filesystem::path format =
+        tracefs_->root() / "events" / id.system / id.event / "format";
+    if (!rule.probeTarget) {
+        // Read back from a state document: the probe an earlier daemon
+        // defined goes on if it is there (its session taken over).
+        if (!std::filesystem::exists(format))
+            throw Error(ErrorCode::Failed,
+                        "userspace probe '" + rule.pattern +
+                            "' cannot be defined again: tracectld restarted and no longer has "
+                            "its file open; enable it anew");
+        uprobes_.emplace(rule.pattern, *rule.userspaceProbe);
+        catalog.addUserspaceProbe(id);
+        return false;
+    }
+    try {
+        tracefs_->defineUprobe(rule.probeTarget->definition(id.system, id.event));
+    } catch (const TracefsError& e) {
+        throw Error(e.error() == EINVAL || e.error() == ENOENT ? ErrorCode::InvalidArgument
+                                                               : ErrorCode::Failed,
+                    "userspace probe '" + rule.pattern + "' (" +
+                        formatUserspaceProbeLocation(*rule.userspaceProbe) +
+                        "): " + oneLine(e.what()));
+    }
+    uprobes_.emplace(rule.pattern, *rule.userspaceProbe);
+    catalog.addUserspaceProbe(id);
+    log::info("userspace probe " + id.system + "/" + id.event + " defined at " +
+              formatUserspaceProbeLocation(*rule.userspaceProbe));
+    return true;
+}
+
+void SessionInstances::undefineUserspaceProbe(TracepointCatalog& catalog,
+                                              const std::string& name) noexcept {
+    const TracepointId id{uprobeGroup(), name};
+    for (Channel& c : channels_) {
+        c.filters.erase(id);
+        try {
+            if (c.instance && c.instance->valid())
+                c.instance->disableEvent(id.system, id.event);
+        } catch (const std::exception&) {
+        }
+    }
+    try {
+        tracefs_->removeUprobe(id.system, id.event);
+    } catch (const std::exception& e) {
+        log::warning("userspace probe " + id.system + "/" + name + ": " + e.what());
+    }
+    uprobes_.erase(name);
+    catalog.forgetUserspaceProbe(id);
 }
 
 std::vector<TracepointId> SessionInstances::addToDescription(TracepointCatalog& catalog, Channel& c,
                                                              const EventRule& rule) {
     std::vector<std::string> filters;
-    const std::vector<TracepointId> ids = namedBy(catalog, rule, &filters);
+    if (rule.userspaceProbe)
+        defineUserspaceProbe(catalog, rule);
+    const std::vector<TracepointId> ids = ruleEvents(catalog, rule, &filters);
     std::vector<TracepointId> added;
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const TracepointId& id = ids[i];
@@ -467,6 +543,7 @@ KernelMetadata SessionInstances::metadata() const {
 PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalog& catalog,
                                         const SessionSnapshot& s, bool takeOver) {
     PreparedTrace out;
+    tracefs_ = tracefs;
     try {
         uint32_t streamId = 0;
         const std::set<std::string> statedumpIn = statedumpChannels(s);
@@ -585,6 +662,7 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
     const auto savedNext = nextCtfId_;
     const auto savedIp = c.description.ipProbes;
     const bool hadStrings = c.strings != nullptr;
+    const bool newProbe = rule.userspaceProbe && uprobes_.count(rule.pattern) == 0;
     AddedEvents out;
     try {
         const auto added = addToDescription(catalog, c, rule);
@@ -625,6 +703,8 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
         }
         if (!hadStrings)
             c.strings.reset();
+        if (newProbe && uprobes_.count(rule.pattern) != 0)
+            undefineUserspaceProbe(catalog, rule.pattern); // nothing left defined
         throw;
     }
     return out;
@@ -632,7 +712,7 @@ AddedEvents SessionInstances::describe(TracepointCatalog& catalog, const EventRu
 
 void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& rule) {
     Channel& c = channelNamed(rule.channel);
-    const std::vector<TracepointId> ids = namedBy(catalog, rule, nullptr);
+    const std::vector<TracepointId> ids = ruleEvents(catalog, rule, nullptr);
     try {
         applyEvents(catalog, c, ids);
         rules_.push_back(rule);
@@ -674,6 +754,12 @@ void SessionInstances::enableAdded(TracepointCatalog& catalog, const EventRule& 
                              "': the ip provider: " + e.what());
             }
         }
+        // A userspace probe no rule of the session holds is not left defined.
+        if (rule.userspaceProbe &&
+            std::none_of(rules_.begin(), rules_.end(), [&](const EventRule& r) {
+                return r.userspaceProbe && r.pattern == rule.pattern;
+            }))
+            undefineUserspaceProbe(catalog, rule.pattern);
         throw;
     }
 }
@@ -700,7 +786,7 @@ SessionInstances::wantedFilters(TracepointCatalog& catalog, const Channel& c) co
         if (r.channel != c.config.name || !r.enabled)
             continue;
         std::vector<std::string> filters;
-        const std::vector<TracepointId> ids = namedBy(catalog, r, &filters);
+        const std::vector<TracepointId> ids = ruleEvents(catalog, r, &filters);
         for (std::size_t i = 0; i < ids.size(); ++i)
             wanted[ids[i]].push_back(filters[i]);
     }
@@ -773,6 +859,21 @@ void SessionInstances::setChannelEnabled(const std::string& name, bool enabled) 
 
 std::vector<std::string> SessionInstances::remove(bool quiet) noexcept {
     std::vector<std::string> left;
+    if (tracefs_ && !uprobes_.empty()) {
+        // Disabled in every instance first: a probe enabled somewhere
+        // cannot be removed (EBUSY).
+        for (Channel& c : channels_)
+            for (const auto& [name, location] : uprobes_)
+                try {
+                    if (c.instance && c.instance->valid())
+                        c.instance->disableEvent(uprobeGroup(), name);
+                } catch (const std::exception&) {
+                }
+        if (tracefs_->removeUprobeGroup(uprobeGroup(), quiet))
+            uprobes_.clear();
+        else
+            left.push_back(uprobeGroup());
+    }
     for (Channel& c : channels_) {
         if (c.strings) {
             c.strings.reset(); // detached: nothing more reaches the ring buffer

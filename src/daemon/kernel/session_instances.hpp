@@ -124,6 +124,8 @@ public:
     /// Error (InvalidArgument: a filter the kernel refused; Failed).
     void enableAdded(TracepointCatalog& catalog, const EventRule& rule);
 
+    /// A userspace probe rule (EventRule::userspaceProbe) is checked when
+    /// its target is opened (userspace_probe_target.hpp): nothing more here.
     /// Throws Error(InvalidArgument) unless `rule` names tracepoints and its
     /// filter translates for each of them (fields named as the trace names
     /// them, each existing in the event), or names only lttng-modules
@@ -158,6 +160,9 @@ public:
     /// consumer's fds to close). Returns the names it could not remove,
     /// each logged as a warning, or (`quiet`: an attempt after the first)
     /// at debug level only.
+    /// The session's userspace probes (uprobe_events group
+    /// Tracefs::uprobeGroup(id)) are disabled in every instance and removed
+    /// first; a group that cannot be removed is among the names returned.
     std::vector<std::string> remove(bool quiet = false) noexcept;
     /// Instances still there.
     bool empty() const noexcept { return channels_.empty(); }
@@ -239,6 +244,22 @@ private:
     static std::vector<TracepointId> namedBy(TracepointCatalog& catalog, const EventRule& rule,
                                              std::vector<std::string>* filters);
     Channel& channelNamed(const std::string& name);
+    /// namedBy(), except for a userspace probe rule: its one event,
+    /// {uprobeGroup, its name}, unfiltered.
+    std::vector<TracepointId> ruleEvents(TracepointCatalog& catalog, const EventRule& rule,
+                                         std::vector<std::string>* filters) const;
+    /// Defines `rule`'s userspace probe in uprobe_events (as
+    /// {uprobeGroup, rule.pattern}) unless the session has it already, and
+    /// adds it to `catalog`. A rule read back after a restart has no
+    /// target: the probe its earlier daemon defined is taken over if it is
+    /// still there. True if it defined it now. Throws Error
+    /// (InvalidArgument: another probe of the session has that name, or
+    /// the kernel refused it; Failed).
+    bool defineUserspaceProbe(TracepointCatalog& catalog, const EventRule& rule);
+    /// Removes probe `name` (disabled in every instance first). Logged,
+    /// never throws.
+    void undefineUserspaceProbe(TracepointCatalog& catalog, const std::string& name) noexcept;
+    std::string uprobeGroup() const { return Tracefs::uprobeGroup(idHex_); }
     /// Adds `rule`'s events to `c` (descriptions only); returns the ids new to it.
     std::vector<TracepointId> addToDescription(TracepointCatalog& catalog, Channel& c,
                                                const EventRule& rule);
@@ -252,6 +273,11 @@ private:
     void refilter(TracepointCatalog& catalog, Channel& c);
 
     std::string idHex_;
+    /// The tracefs prepare() was given (a copy: a path), for the userspace
+    /// probes' uprobe_events.
+    std::optional<Tracefs> tracefs_;
+    /// The userspace probes defined for the session: name -> location.
+    std::map<std::string, UserspaceProbeLocation> uprobes_;
     KernelTraceDescription trace_;
     std::vector<Channel> channels_;
     std::uint16_t nextCtfId_ = kernel_records::kFirstFtraceCtfId;

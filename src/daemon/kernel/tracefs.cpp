@@ -282,6 +282,77 @@ std::vector<std::string> Tracefs::removeStaleInstances(std::string_view prefix,
     return removed;
 }
 
+void Tracefs::defineUprobe(std::string_view definition) const {
+    try {
+        writeTracefsFile(root_ / "uprobe_events", std::string(definition) + "\n", true);
+    } catch (const TracefsError& e) {
+        // The kernel says why in error_log (its last lines).
+        std::string why;
+        try {
+            const std::string log = readTracefsFile(root_ / "error_log");
+            const auto at = log.rfind("error: ");
+            if (at != std::string::npos)
+                why = std::string(trim(log.substr(at + 7, log.find('\n', at) - at - 7)));
+        } catch (const std::exception&) {
+        }
+        throw TracefsError(e.error(), e.path(),
+                           "uprobe_events refused '" + std::string(definition) + "': " +
+                               errnoText(e.error()) + (why.empty() ? "" : " (" + why + ")"));
+    }
+}
+
+std::vector<std::string> Tracefs::uprobeEvents(std::string_view group) const {
+    std::vector<std::string> out;
+    if (!fs::exists(root_ / "uprobe_events"))
+        return out; // a kernel without uprobes has none of ours
+    const std::string text = readTracefsFile(root_ / "uprobe_events");
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string::npos)
+            end = text.size();
+        const std::string_view line(text.data() + pos, end - pos);
+        pos = end + 1;
+        // "p:GROUP/EVENT PATH:OFFSET ..." (r: for return probes)
+        if (line.size() < 2 || line[1] != ':')
+            continue;
+        const auto slash = line.find('/');
+        const auto space = line.find(' ');
+        if (slash == std::string_view::npos || space == std::string_view::npos || slash > space)
+            continue;
+        if (line.substr(2, slash - 2) == group)
+            out.emplace_back(line.substr(slash + 1, space - slash - 1));
+    }
+    return out;
+}
+
+void Tracefs::removeUprobe(std::string_view group, std::string_view event) const {
+    writeTracefsFile(root_ / "uprobe_events",
+                     "-:" + std::string(group) + "/" + std::string(event) + "\n", true);
+}
+
+bool Tracefs::removeUprobeGroup(std::string_view group, bool quiet) const noexcept {
+    if (group.rfind("tracectl_", 0) != 0)
+        return false;
+    try {
+        for (const std::string& event : uprobeEvents(group)) {
+            try {
+                removeUprobe(group, event);
+                log::info("userspace probe " + std::string(group) + "/" + event + " removed");
+            } catch (const std::exception& e) {
+                const std::string line =
+                    "userspace probe " + std::string(group) + "/" + event + ": " + e.what();
+                quiet ? log::debug(line) : log::warning(line);
+            }
+        }
+        return uprobeEvents(group).empty();
+    } catch (const std::exception& e) {
+        const std::string line = std::string("uprobe_events: ") + e.what();
+        quiet ? log::debug(line) : log::warning(line);
+        return false;
+    }
+}
+
 TracefsInstance::TracefsInstance(fs::path path, std::string name)
     : path_(std::move(path)), name_(std::move(name)) {}
 

@@ -108,6 +108,26 @@ public:
     std::vector<std::string> removeStaleInstances(std::string_view prefix = "tracectl-",
                                                   bool quiet = false) const noexcept;
 
+    /// The group of the userspace probes of session `idHex`:
+    /// "tracectl_<idHex>" (ftrace's group names take no '-').
+    static std::string uprobeGroup(std::string_view idHex) {
+        return "tracectl_" + std::string(idHex);
+    }
+    /// Appends `definition` ("p:GROUP/EVENT PATH:OFFSET ARGS") to
+    /// uprobe_events (never truncating it: other tools' probes stay).
+    /// Throws TracefsError, its message with the kernel's error_log line.
+    void defineUprobe(std::string_view definition) const;
+    /// The events of `group` uprobe_events defines, in its order.
+    std::vector<std::string> uprobeEvents(std::string_view group) const;
+    /// Removes `group`/`event` from uprobe_events ("-:GROUP/EVENT"): it
+    /// must be disabled in every instance (EBUSY otherwise). Throws
+    /// TracefsError.
+    void removeUprobe(std::string_view group, std::string_view event) const;
+    /// Removes every event of `group` (which must begin with "tracectl_":
+    /// others' probes are never touched); logs each failure (`quiet`: at
+    /// debug level). True once none is left. Never throws.
+    bool removeUprobeGroup(std::string_view group, bool quiet = false) const noexcept;
+
 private:
     std::filesystem::path root_;
 };

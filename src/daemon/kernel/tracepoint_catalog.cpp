@@ -39,7 +39,7 @@ TracepointCatalog::TracepointCatalog(fs::path eventsDir) : dir_(std::move(events
         throw TracefsError(ec.value(), dir_, "cannot list " + dir_.string() + ": " + ec.message());
     for (const fs::directory_entry& sys : systems) {
         std::error_code e2;
-        if (!sys.is_directory(e2))
+        if (!sys.is_directory(e2) || isUserspaceProbeSystem(sys.path().filename().string()))
             continue;
         for (const fs::directory_entry& ev : fs::directory_iterator(sys.path(), e2)) {
             std::error_code e3;
@@ -80,11 +80,32 @@ std::vector<TracepointId> TracepointCatalog::match(std::string_view pattern) con
     const bool full = pattern.find(':') != std::string_view::npos;
     for (std::size_t i = 0; i < events_.size(); ++i) {
         const TracepointId& id = events_[i];
+        if (isUserspaceProbeSystem(id.system))
+            continue;
         if (full ? globMatch(pattern, id.full())
                  : globMatch(pattern, id.event) || globMatch(pattern, lttngNames_[i]))
             out.push_back(id);
     }
     return out;
+}
+
+void TracepointCatalog::addUserspaceProbe(const TracepointId& id) {
+    const auto at = std::lower_bound(events_.begin(), events_.end(), id);
+    if (at != events_.end() && *at == id)
+        return;
+    const auto index = at - events_.begin();
+    events_.insert(at, id);
+    lttngNames_.insert(lttngNames_.begin() + index, lttngNaming(id.system, id.event).eventName);
+    formats_.erase(id); // a probe defined again has a new format (its id)
+}
+
+void TracepointCatalog::forgetUserspaceProbe(const TracepointId& id) {
+    const auto at = std::lower_bound(events_.begin(), events_.end(), id);
+    if (at == events_.end() || !(*at == id))
+        return;
+    lttngNames_.erase(lttngNames_.begin() + (at - events_.begin()));
+    events_.erase(at);
+    formats_.erase(id);
 }
 
 bool TracepointCatalog::hasSyscallTracepoints() const {

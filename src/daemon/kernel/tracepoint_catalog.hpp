@@ -65,6 +65,18 @@ public:
     /// that is an error (an exact name matching nothing usually is).
     std::vector<TracepointId> match(std::string_view pattern) const;
 
+    /// Userspace probes (session_instances.hpp): the catalog lists every
+    /// tracepoint but no session's probes (the groups "tracectl_*" are
+    /// left out when listing, and never matched by a pattern); a session
+    /// adds its own once defined, so that their formats can be read, and
+    /// forgets them once removed.
+    void addUserspaceProbe(const TracepointId& id);
+    void forgetUserspaceProbe(const TracepointId& id);
+    /// True for a userspace probe's system ("tracectl_<session id>").
+    static bool isUserspaceProbeSystem(std::string_view system) noexcept {
+        return system.rfind("tracectl_", 0) == 0;
+    }
+
     /// True when the kernel has per-system-call tracepoints (`syscalls:`;
     /// CONFIG_FTRACE_SYSCALLS).
     bool hasSyscallTracepoints() const;

@@ -116,6 +116,15 @@ EventRule readEventOptions(TracingDomain domain, const std::string& channel,
             if (!v.containsValueOfType<std::string>())
                 throw wrongType(key, v, "a string (s)");
             setEventFilter(r, v.get<std::string>());
+        } else if (key == "userspace-probe" && domain == TracingDomain::Kernel) {
+            if (!v.containsValueOfType<std::string>())
+                throw wrongType(key, v, "a string (s)");
+            std::string why;
+            r.userspaceProbe = parseUserspaceProbeLocation(v.get<std::string>(), why);
+            if (!r.userspaceProbe)
+                throw Error(ErrorCode::InvalidArgument, "userspace-probe " +
+                                                            quoteForMessage(v.get<std::string>()) +
+                                                            ": " + why);
         } else if (key == "syscall" && domain == TracingDomain::Kernel) {
             if (!v.containsValueOfType<bool>())
                 throw wrongType(key, v, "a boolean (b)");
@@ -124,7 +133,8 @@ EventRule readEventOptions(TracingDomain domain, const std::string& channel,
             throw Error(ErrorCode::InvalidArgument,
                         "unknown option " + quoteForMessage(key) +
                             (domain == TracingDomain::Kernel
-                                 ? " (known for kernel events: filter, syscall, interactive)"
+                                 ? " (known for kernel events: filter, syscall, userspace-probe, "
+                                   "interactive)"
                                  : " (known: loglevel, loglevel-only, exclusions, filter, "
                                    "interactive)"));
         }

@@ -24,7 +24,9 @@ ChannelConfig readChannelOptions(const std::string& name, const VariantMap& opti
 
 /// Reads EnableEvents' options: UST "loglevel", "loglevel-only",
 /// "exclusions", "filter" (compiled to lttng-ust bytecode); kernel "filter"
-/// (checked to translate into tracefs' filter syntax) and "syscall" (b).
+/// (checked to translate into tracefs' filter syntax), "syscall" (b) and
+/// "userspace-probe" (s: a location of userspace_probe_location.hpp, its
+/// path absolute; resolved for the caller later, by the session object).
 /// Throws Error(InvalidArgument) for an unknown key, a wrong type, an
 /// unknown log level name, both log level keys at once, or a filter that
 /// does not compile (the message names the place).

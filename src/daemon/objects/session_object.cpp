@@ -4,6 +4,7 @@
 #include "bus/option_reader.hpp"
 #include "common/log.hpp"
 #include "kernel/kernel_support.hpp"
+#include "kernel/userspace_probe_target.hpp"
 #include "objects/channel_options.hpp"
 #include "objects/rotation_schedule_options.hpp"
 #include "objects/snapshot_options.hpp"
@@ -381,7 +382,7 @@ void SessionObject::EnableEvents(const Pending& pending, std::string domain, std
                pattern = std::move(pattern),
                options = std::move(options)](const auth::Caller& caller) mutable {
                   if (caller.uid != session_.config().owner || session_.tracesAllUsers()) {
-                      doEnableEvents(pending, std::move(domain), std::move(channel),
+                      doEnableEvents(pending, caller, std::move(domain), std::move(channel),
                                      std::move(pattern), std::move(options));
                       return;
                   }
@@ -390,27 +391,41 @@ void SessionObject::EnableEvents(const Pending& pending, std::string domain, std
                   services_.authority.check(
                       caller, auth::Action::TraceAllUsers, false,
                       lifetime_.guard(
-                          [this, pending, domain = std::move(domain), channel = std::move(channel),
-                           pattern = std::move(pattern),
+                          [this, pending, caller, domain = std::move(domain),
+                           channel = std::move(channel), pattern = std::move(pattern),
                            options = std::move(options)](std::optional<sdbus::Error> denied) {
                               if (retired_)
                                   return answerDestroyed(pending);
                               if (!denied)
                                   session_.traceAllUsers();
                               guarded("EnableEvents", pending, [&] {
-                                  doEnableEvents(pending, domain, channel, pattern, options);
+                                  doEnableEvents(pending, caller, domain, channel, pattern,
+                                                 options);
                               });
                           },
                           [pending] { answerDestroyed(pending); }));
               });
 }
 
-void SessionObject::doEnableEvents(const Pending& pending, std::string domain, std::string channel,
-                                   std::string pattern, auth::CallOptions options) {
+void SessionObject::doEnableEvents(const Pending& pending, const auth::Caller& caller,
+                                   std::string domain, std::string channel, std::string pattern,
+                                   auth::CallOptions options) {
     const TracingDomain d = checkDomain(domain);
     checkKernelAvailable(d);
+    EventRule rule = readEventOptions(d, channel, pattern, options);
+    if (rule.userspaceProbe) {
+        checkNewEventRule(rule); // the name and path, before any file is opened
+        // The caller's file, as the caller sees it (its mount namespace),
+        // and only if the caller may read it.
+        const std::optional<pid_t> pid = services_.peers.pidOf(caller.sender);
+        if (!pid)
+            throw Error(ErrorCode::InvalidArgument,
+                        "the caller's process is unknown: its userspace probe's path cannot be "
+                        "resolved");
+        rule.probeTarget = kernel::openUserspaceProbeTarget(*rule.userspaceProbe, *pid, caller.uid);
+    }
     // The reply waits for the domains (the apps, if the session runs).
-    session_.enableEvents(readEventOptions(d, channel, pattern, options), answer(pending));
+    session_.enableEvents(std::move(rule), answer(pending));
 }
 
 void SessionObject::AddContext(const Pending& pending, std::string domain, std::string channel,

@@ -130,8 +130,10 @@ private:
     void doRecordSnapshot(const Pending& pending, uint64_t maxSize);
     /// Throws Error(KernelUnavailable) for the kernel domain where it cannot run.
     void checkKernelAvailable(TracingDomain d) const;
-    void doEnableEvents(const Pending& pending, std::string domain, std::string channel,
-                        std::string pattern, auth::CallOptions options);
+    /// A userspace probe's file is opened and resolved for `caller`
+    /// (kernel/userspace_probe_target.hpp) before the session gets the rule.
+    void doEnableEvents(const Pending& pending, const auth::Caller& caller, std::string domain,
+                        std::string channel, std::string pattern, auth::CallOptions options);
 
     /// For a method whose only option is "interactive": reads it, then
     /// authorizes (trace-own or manage-all-sessions) and runs `work`.

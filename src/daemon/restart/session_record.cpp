@@ -91,15 +91,18 @@ json channelJson(const ChannelConfig& c, TracingDomain d) {
 }
 
 json ruleJson(const EventRule& r) {
-    return {{"domain", toString(r.domain)},
-            {"channel", r.channel},
-            {"syscall", r.syscall},
-            {"pattern", r.pattern},
-            {"loglevel_match", matchName(r.loglevelMatch)},
-            {"loglevel", r.loglevel},
-            {"exclusions", r.exclusions},
-            {"filter", r.filter},
-            {"enabled", r.enabled}};
+    json o = {{"domain", toString(r.domain)},
+              {"channel", r.channel},
+              {"syscall", r.syscall},
+              {"pattern", r.pattern},
+              {"loglevel_match", matchName(r.loglevelMatch)},
+              {"loglevel", r.loglevel},
+              {"exclusions", r.exclusions},
+              {"filter", r.filter},
+              {"enabled", r.enabled}};
+    if (r.userspaceProbe) // its location; the file a restarted daemon no longer has open
+        o["userspace_probe"] = formatUserspaceProbeLocation(*r.userspaceProbe);
+    return o;
 }
 
 TracingDomain domainOf(const json& o) {
@@ -151,6 +154,12 @@ EventRule ruleOf(const json& o) {
     r.loglevel = get<int32_t>(o, "loglevel");
     r.exclusions = strings(o, "exclusions");
     r.enabled = get<bool>(o, "enabled");
+    if (const auto it = o.find("userspace_probe"); it != o.end()) {
+        std::string why;
+        if (!it->is_string() ||
+            !(r.userspaceProbe = parseUserspaceProbeLocation(it->get<std::string>(), why)))
+            bad("event rule: userspace_probe: " + why);
+    }
     try {
         const std::string filter = get<std::string>(o, "filter");
         if (!filter.empty())

@@ -106,9 +106,19 @@ private:
             out.liveTimerUs = static_cast<uint32_t>(s_.config().liveTimerUs);
         for (const std::string& type : c.contexts)
             out.contexts.push_back({upper(type), std::nullopt, std::nullopt});
-        for (const EventRule& r : rules)
-            if (r.channel == c.name)
-                out.events.push_back(event(r));
+        for (const EventRule& r : rules) {
+            if (r.channel != c.name)
+                continue;
+            if (r.userspaceProbe) {
+                // LTTng's file has an <attributes><userspace_probe_...> form
+                // for it; not written yet.
+                warn("userspace probe '" + r.pattern + "' (" +
+                     formatUserspaceProbeLocation(*r.userspaceProbe) +
+                     ") is left out: session files do not hold userspace probes yet");
+                continue;
+            }
+            out.events.push_back(event(r));
+        }
         return out;
     }
 

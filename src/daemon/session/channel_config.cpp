@@ -130,6 +130,25 @@ void checkEventRule(const EventRule& r) {
             throw Error(ErrorCode::InvalidArgument,
                         "system call name " + quoteForMessage(r.pattern) +
                             ": lower-case letters, digits and '_' only");
+        if (r.userspaceProbe) {
+            if (r.syscall)
+                throw Error(ErrorCode::InvalidArgument,
+                            "a userspace probe is not a system call: give one or the other");
+            if (!isUserspaceProbeName(r.pattern))
+                throw Error(ErrorCode::InvalidArgument,
+                            "a userspace probe's event name (" + quoteForMessage(r.pattern) +
+                                ") must be a letter or '_', then letters, digits and '_', at "
+                                "most 64 bytes (it names an ftrace event)");
+            if (!r.filter.empty())
+                throw Error(ErrorCode::InvalidArgument,
+                            "filters on userspace probes are not supported");
+            if (r.userspaceProbe->path.empty() || r.userspaceProbe->path[0] != '/')
+                throw Error(ErrorCode::InvalidArgument,
+                            "a userspace probe's path must be absolute (tracectl makes it so)");
+        }
+    } else if (r.userspaceProbe) {
+        throw Error(ErrorCode::InvalidArgument,
+                    "userspace probes are kernel events (domain 'kernel', as in LTTng)");
     } else if (r.syscall) {
         throw Error(ErrorCode::InvalidArgument, "system calls are kernel events (domain 'kernel')");
     }
@@ -216,7 +235,17 @@ bool sameEventRule(const EventRule& a, const EventRule& b) {
         names.erase(std::unique(names.begin(), names.end()), names.end());
         return names;
     };
-    return sorted(a.exclusions) == sorted(b.exclusions) && a.filter == b.filter;
+    return sorted(a.exclusions) == sorted(b.exclusions) && a.filter == b.filter &&
+           a.userspaceProbe == b.userspaceProbe;
+}
+
+bool isUserspaceProbeName(std::string_view name) noexcept {
+    if (name.empty() || name.size() > 64 || (name[0] >= '0' && name[0] <= '9'))
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    });
 }
 
 bool sameChannelAttributes(const ChannelConfig& a, const ChannelConfig& b) {

@@ -3,13 +3,20 @@
 // Semantics follow lttng-enable-channel(1) and lttng-enable-event(1).
 #pragma once
 
+#include "userspace_probe_location.hpp"
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tracectl {
+
+namespace kernel {
+struct UserspaceProbeTarget;
+} // namespace kernel
 
 /// A session's tracing domains (the D-Bus `domain` arguments): LTTng-UST
 /// apps, and the kernel through tracefs.
@@ -76,7 +83,22 @@ struct EventRule {
     /// an EnableEvents of the same rule (sameEventRule()) turns it on again.
     /// Not compared by sameEventRule().
     bool enabled = true;
+    /// Kernel domain: a userspace probe (lttng-enable-event(1)
+    /// --userspace-probe) named `pattern` (the event's name in the trace:
+    /// kUserspaceProbeNameRule), instead of tracepoints.
+    std::optional<UserspaceProbeLocation> userspaceProbe;
+    /// The file and offset it resolved to for its caller
+    /// (kernel/userspace_probe_target.hpp): set by Session.EnableEvents,
+    /// shared (read only) by every copy of the rule; null for a rule read
+    /// back from a state document (a restarted daemon cannot open the
+    /// caller's file again). Not compared by sameEventRule().
+    std::shared_ptr<const kernel::UserspaceProbeTarget> probeTarget;
 };
+
+/// What the name of a userspace probe's event may be: ftrace's event names
+/// (the event is defined in uprobe_events under it): a letter or '_', then
+/// letters, digits and '_', at most 64 bytes.
+bool isUserspaceProbeName(std::string_view name) noexcept;
 
 /// LTTng 2.13's kernel channel defaults (lttng-tools configure.ac:
 /// CONFIG_DEFAULT_KERNEL_CHANNEL_SUBBUF_SIZE 1048576, _SUBBUF_NUM 4).
