@@ -1,9 +1,14 @@
 // tracectld: the tracing session daemon. Wires the bus connection, the
-// session registry, the D-Bus objects, the app registration and the tracer
-// to the main loop (this thread's sd-event loop, which owns all their
-// state), and starts the notify thread, which answers the apps' metadata
-// registrations. Blocking calls run on executors that own nothing (their
-// threads are listed in ust_tracer.hpp and manager_object.hpp).
+// session registry, the D-Bus objects, the app registration, the sessions'
+// recordings and the two domains (the UST tracer, the kernel domain) to the
+// main loop (this thread's sd-event loop, which owns all their state), and
+// starts the notify thread, which answers the apps' metadata registrations.
+// Every other thread runs blocking calls and owns nothing but its job:
+// - the app strands "tc-apps" (ust_tracer.hpp, app_strands.hpp) and one
+//   worker per registering app's version query (ust_app_registrar.hpp);
+// - "tc-objects", "tc-foldermake" and "tc-relay" (recordings.hpp);
+// - "tc-foldercheck" and "tc-relayprobe" (manager_object.hpp);
+// - "tc-tracefs" (kernel_domain.hpp) and "tc-ipagg" (ip_aggregations.hpp).
 #include "apps/app_socket.hpp"
 #include "apps/ust_app_registrar.hpp"
 #include "auth/polkit_authority.hpp"

@@ -1,10 +1,12 @@
-// A tracing domain ("ust", "kernel" with the ip provider) as the session
-// state machine (session.hpp) drives it: start, stop with every buffer
-// flushed, destroy, new event rules, trackers. A domain decides only what
-// is recorded: the session's recording (session_recorder.hpp, the
-// consumer and its chunks) is not a domain's; a domain adds its channels
-// to it. One backend serves every session, named by SessionId::hex(); a
-// backend in which a session has nothing to do answers at once.
+// A tracing domain (UstDomain "ust"; KernelDomain "kernel", the ip provider
+// included) as the session state machine (session.hpp) drives it: refusing
+// or making a start, a restarted daemon's takeover (resume), stop with every
+// buffer flushed, destroy, new event rules, rules and channels turned off
+// and on, process trackers. A domain decides only what is recorded: the
+// session's recording (session_recorder.hpp, the consumer and its chunks)
+// is not a domain's; a domain adds its channels to it. One backend serves
+// every session, named by SessionId::hex(); a backend in which a session
+// has nothing to do answers at once.
 //
 // Threads: called on the main loop only, and answers there (a backend
 // that works on a thread of its own posts its answers back). Answers come
