@@ -214,6 +214,30 @@ TEST_F(ConsumerConnectionTest, HeldPushesFailWhenTheConnectionIsLost) {
         << held.error->what();
 }
 
+// A request waiting behind others while the consumer answers steadily is
+// not failed at its deadline: the consumer is busy, not stopped (a fresh-user
+// pass: a Start of 400 apps' per-PID buffers failed the session with
+// "did not answer CreateChannel within 10 s" while the consumer worked
+// through them). Once the consumer falls silent, it fails.
+TEST_F(ConsumerConnectionTest, ARequestBehindOthersOfABusyConsumerWaitsItsTurn) {
+    Outcome waiting;
+    conn_->flushChannel(3, waiting.done());
+    const cp::Frame r = nextRequest();
+    // Busy: something every 50 ms, for four of its 200 ms deadlines (it
+    // gets kMaxDeadlineExtensions more, six in all).
+    for (int i = 0; i < 16; ++i) {
+        cp::writeMessage(consumer_.get(), cp::Statistics{}, 0);
+        pumpFor(50ms);
+    }
+    EXPECT_FALSE(waiting.called) << waiting.error->what();
+    // Silent from now on: it fails, saying how long it waited.
+    pumpUntil([&] { return waiting.called; });
+    ASSERT_TRUE(waiting.error);
+    EXPECT_NE(std::string(waiting.error->what()).find("busy"), std::string::npos)
+        << waiting.error->what();
+    (void)r;
+}
+
 TEST_F(ConsumerConnectionTest, AConsumerThatNeverAnswersFailsEachRequestAtItsOwnDeadline) {
     Outcome quick, slow;
     conn_->flushChannel(1, quick.done());

@@ -80,6 +80,7 @@ struct ConsumerConnection::Pending {
     std::chrono::steady_clock::time_point sent;
     cp::MessageType type{};
     int timeoutFactor = 1; ///< its deadline: replyTimeout_ times this
+    int extensions = 0;    ///< deadlines moved on while the consumer was busy
     Reply reply;
     EventSourcePtr timer;
     // CreateChannel only: its reply and its objects, in either order.
@@ -713,6 +714,24 @@ void ConsumerConnection::expire(uint32_t id) {
     const auto it = pending_.find(id);
     if (it == pending_.end())
         return;
+    // Busy, not stopped: the consumer answered something since this request
+    // went and within the last period (it answers one request at a time, so
+    // a stopped one answers nothing). A request pipelined behind a burst
+    // (hundreds of apps' buffers at a Start) waits its turn, for up to
+    // kMaxDeadlineExtensions more periods.
+    const auto now = std::chrono::steady_clock::now();
+    Pending& waiting = *it->second;
+    if (lastHeard_ > waiting.sent && now - lastHeard_ < replyTimeout_ &&
+        waiting.extensions < kMaxDeadlineExtensions) {
+        ++waiting.extensions;
+        const uint64_t usec = static_cast<uint64_t>(replyTimeout_.count()) * 1000 *
+                              static_cast<uint64_t>(waiting.timeoutFactor);
+        uint64_t at = 0;
+        if (sd_event_now(loop_.get(), CLOCK_MONOTONIC, &at) >= 0 &&
+            sd_event_source_set_time(waiting.timer.get(), at + usec) >= 0 &&
+            sd_event_source_set_enabled(waiting.timer.get(), SD_EVENT_ONESHOT) >= 0)
+            return;
+    }
     std::unique_ptr<Pending> p = std::move(it->second);
     pending_.erase(it);
     expired_.insert(id);
@@ -723,10 +742,12 @@ void ConsumerConnection::expire(uint32_t id) {
     }
     if (p->objectsSocket)
         ::shutdown(p->objectsSocket->get(), SHUT_RDWR);
-    const int factor = p->timeoutFactor;
+    const int factor = p->timeoutFactor * (1 + p->extensions);
     const Error e(ErrorCode::Failed,
                   "the consumer did not answer " + std::string(cp::messageName(p->type)) +
-                      " within " + seconds(replyTimeout_ * factor) + " (stopped or overloaded?)");
+                      " within " + seconds(replyTimeout_ * factor) +
+                      (p->extensions == 0 ? " (stopped or overloaded?)"
+                                          : " (it was busy with the requests ahead of it)"));
     if (p->channelDone)
         p->channelDone(e, ConsumerChannel{});
     else

@@ -54,6 +54,11 @@ inline constexpr std::chrono::milliseconds kConsumerReplyTimeout{10'000};
 /// (20 s: below D-Bus's default method call timeout of 25 s, so a client
 /// gets the daemon's answer, not its own timeout.)
 inline constexpr int kLongRequestFactor = 2;
+/// How many more deadlines a request gets while the consumer is busy
+/// answering the requests ahead of it (ConsumerConnection::expire): with
+/// the default timeout, a request fails after 60 s of waiting behind
+/// others, after 10 s of a consumer that answers nothing.
+inline constexpr int kMaxDeadlineExtensions = 5;
 
 class ConsumerConnection {
 public:
