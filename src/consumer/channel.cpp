@@ -10,6 +10,7 @@
 #include <lttng/ust-ctl.h>
 #include <map>
 #include <optional>
+#include <poll.h>
 #include <set>
 #include <system_error>
 #include <unistd.h>
@@ -643,7 +644,19 @@ void Channel::setProgressHook(const std::function<void(std::uint64_t bytes)>& ho
         r->setProgressHook(hook);
 }
 
+bool Channel::releasedByAll() const noexcept {
+    try {
+        pollfd p{ust_.waitFd(), 0, 0};
+        return ::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) != 0;
+    } catch (const UstError&) {
+        return false;
+    }
+}
+
 void Channel::drainAndClose(bool producersStopped) noexcept {
+    // No app holds the channel any more (a per-PID app that exited), even
+    // if onChannelHangUp() has not run yet: no writer can be left.
+    const bool noProducer = producersStopped || (!ust_.isMetadata() && releasedByAll());
     hangUpSource_.reset();
     switchTimer_.reset();
     if (snapshotOnly_) {
@@ -665,7 +678,7 @@ void Channel::drainAndClose(bool producersStopped) noexcept {
             if (!ust_.isMetadata()) {
                 r->flush(false);
                 // No writer left: a reservation still open is a dead one.
-                if (producersStopped || r->producersGone())
+                if (noProducer || r->producersGone())
                     r->fixUpStalled();
             }
             r->drain();

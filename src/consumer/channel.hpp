@@ -219,6 +219,9 @@ private:
     std::vector<std::uint32_t> gonePids_;
     EventSourcePtr stalledCheck_;
     void checkStalled() noexcept;
+    /// Data channels: its wait fd has hung up (every copy of the channel's
+    /// wakeup fd, the apps' and the daemon's, is closed).
+    bool releasedByAll() const noexcept;
 };
 
 } // namespace tracectl::consumer

@@ -3,6 +3,7 @@
 #include "apps/ust_app_registrar.hpp"
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "session/context_type.hpp"
 #include "ust_tracer.hpp"
@@ -342,17 +343,19 @@ void UstTracer::tellProducerGone(Traced& t, pid_t pid, uint32_t uid, uint32_t bi
     // undelivered for ever, and every packet after it unread. The consumer
     // closes the packets under way and fixes such sub-buffers up.
     const auto trace = t.traces.find(TraceKey{uid, bitness});
-    if (trace == t.traces.end())
+    if (trace == t.traces.end() || trace->second->channels.empty())
         return;
+    const std::string what = "session '" + t.snapshot.name + "': app " + std::to_string(pid) +
+                             " exited: the packets under way in its per-UID buffers ";
+    Join closed([what](std::optional<Error> e) {
+        if (e)
+            log::warning(what + "were not closed: " + e->what());
+        else
+            log::info(what + "are closed; the consumer fixes up a sub-buffer it left stalled");
+    });
     for (const auto& ch : trace->second->channels)
-        consumer(t).producerGone(ch.objects.key, static_cast<uint32_t>(pid),
-                                 [pid](std::optional<Error> e) {
-                                     if (e)
-                                         log::warning("app " + std::to_string(pid) +
-                                                      " gone: its channels' packets were not "
-                                                      "closed: " +
-                                                      e->what());
-                                 });
+        consumer(t).producerGone(ch.objects.key, static_cast<uint32_t>(pid), closed.add());
+    closed.seal();
 }
 
 void UstTracer::retireWhenExited(pid_t pid, uint32_t uid, uint32_t bitness,
