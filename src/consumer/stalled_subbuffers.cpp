@@ -253,7 +253,11 @@ void fixUp(void* arg) {
         return;
     const unsigned long S = l.subbufSize;
     const unsigned long end = w.produced & ~(S - 1); // the sub-buffer writers are in
-    for (unsigned long pos = w.consumed & ~(S - 1); static_cast<long>(end - pos) > 0; pos += S) {
+    // The positions are the apps' to write: no more than one buffer's worth
+    // of sub-buffers lies between them, whatever they say.
+    unsigned long visited = 0;
+    for (unsigned long pos = w.consumed & ~(S - 1);
+         static_cast<long>(end - pos) > 0 && visited < l.numSubbuf; pos += S, ++visited) {
         const unsigned long idx = (pos >> l.subbufOrder) & (l.numSubbuf - 1);
         const unsigned long turn = pos >> l.bufOrder;
         const unsigned long base = (turn << l.subbufOrder) & l.countMask; // cc at this turn's start

@@ -326,7 +326,8 @@ void UstTracer::onAppGone(pid_t pid) {
         if (it != t->apps.end()) {
             eraseRoutes(pid, it->second);
             t->apps.erase(it); // our copies of its channel objects go with it
-            if (!t->snapshot.perPid && !t->failed)
+            // A flight recorder's buffers are never read as they fill.
+            if (!t->snapshot.perPid && !t->snapshot.snapshotMode && !t->failed)
                 perUid.push_back(refOf(*t));
         }
         if (t->snapshot.perPid && !t->failed)
