@@ -549,9 +549,9 @@ struct AttachSyscallStrings {
 /// An app that wrote into channel `key` (per-UID buffers, shared with other
 /// apps) is gone: process `pid` (for the log). If it died inside a
 /// reservation, the sub-buffer holding it would never be delivered. The
-/// consumer closes every stream's packet under way
-/// (lttng_ust_ctl_flush_buffer(stream, 1)), so the apps still writing go on
-/// in the next sub-buffer, then delivers, after a grace period in which
+/// consumer closes each stream's packet under way that holds a reservation
+/// not committed (lttng_ust_ctl_flush_buffer(stream, 1)), so the apps still
+/// writing go on in the next sub-buffer, then delivers, after a grace period in which
 /// their commit counts did not move, the sub-buffers that were left short
 /// (stalled_subbuffers.hpp). Ok at once. Payload: u64 key, u32 pid.
 struct ProducerGone {

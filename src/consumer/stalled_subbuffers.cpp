@@ -100,6 +100,9 @@ struct Work {
     /// Listing only (shortSubbuffers()): where they go, and how many.
     ShortSubbuffer* list = nullptr;
     std::size_t listed = 0;
+    /// Listing: whether the sub-buffer writers are in holds a reservation
+    /// not committed yet.
+    bool openReservation = false;
     /// Fixing only these (fixUpStalledSubbuffers(..., only)).
     const ShortSubbuffer* only = nullptr;
     std::size_t onlyCount = 0;
@@ -253,6 +256,15 @@ void fixUp(void* arg) {
         return;
     const unsigned long S = l.subbufSize;
     const unsigned long end = w.produced & ~(S - 1); // the sub-buffer writers are in
+    if (w.list != nullptr && (w.produced & (S - 1)) != 0) {
+        // The current sub-buffer: its commit count lags the write position
+        // while a reservation in it is not committed (live or dead).
+        const unsigned long idx = (w.produced >> l.subbufOrder) & (l.numSubbuf - 1);
+        const unsigned long base = ((w.produced >> l.bufOrder) << l.subbufOrder) & l.countMask;
+        unsigned long hotNow = 0;
+        if (load(w, l.hot + idx * l.hotStride + kHotCc, hotNow))
+            w.openReservation = ((hotNow - base) & l.countMask) != (w.produced & (S - 1));
+    }
     // The positions are the apps' to write: no more than one buffer's worth
     // of sub-buffers lies between them, whatever they say.
     unsigned long visited = 0;
@@ -439,11 +451,13 @@ StalledFixUp run(lttng_ust_ctl_consumer_stream* stream, int shmFd, Work& w) noex
 } // namespace
 
 std::vector<ShortSubbuffer> shortSubbuffers(lttng_ust_ctl_consumer_stream* stream, int shmFd,
-                                            std::string& refused) noexcept {
+                                            std::string& refused, bool* openReservation) noexcept {
     ShortSubbuffer list[kMaxListed];
     Work w;
     w.list = list;
     refused = run(stream, shmFd, w).refused;
+    if (openReservation != nullptr)
+        *openReservation = w.openReservation;
     try {
         return std::vector<ShortSubbuffer>(list, list + w.listed);
     } catch (const std::bad_alloc&) {

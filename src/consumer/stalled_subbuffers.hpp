@@ -49,9 +49,12 @@ struct ShortSubbuffer {
 
 /// The short sub-buffers of `stream` (shm `shmFd`) between the read and
 /// the write position, oldest first (at most 64), and why none could be
-/// listed ("" if the list is whole). Reads only. Never throws.
+/// listed ("" if the list is whole). With `openReservation`, also whether
+/// the sub-buffer the writers are in holds a reservation not committed yet
+/// (its commit count lags the write position). Reads only. Never throws.
 std::vector<ShortSubbuffer> shortSubbuffers(lttng_ust_ctl_consumer_stream* stream, int shmFd,
-                                            std::string& refused) noexcept;
+                                            std::string& refused,
+                                            bool* openReservation = nullptr) noexcept;
 
 /// Delivers every sub-buffer of `stream` (whose shm is `shmFd`) between the
 /// read and the write position that writers have left (the write position

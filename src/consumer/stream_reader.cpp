@@ -472,9 +472,15 @@ void StreamReader::liveTick() {
 std::vector<ShortSubbuffer> StreamReader::switchAndListShort() {
     if (!isOpen() || kind_ != Kind::Data || shmFd_ < 0)
         return {};
-    flush(true);
+    // Only a packet holding an open reservation is closed: an app that
+    // exited cleanly costs its buffers no packet.
     std::string refused;
-    std::vector<ShortSubbuffer> found = shortSubbuffers(stream_.get(), shmFd_, refused);
+    bool open = false;
+    std::vector<ShortSubbuffer> found = shortSubbuffers(stream_.get(), shmFd_, refused, &open);
+    if (open && refused.empty()) {
+        flush(true);
+        found = shortSubbuffers(stream_.get(), shmFd_, refused);
+    }
     if (!refused.empty() && !std::exchange(warnedFixUp_, true))
         log::warning("stream " + traceDir_ + "/" + name_ +
                      ": stalled sub-buffers, if any, cannot be fixed up: " + refused);

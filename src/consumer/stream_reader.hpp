@@ -134,8 +134,9 @@ public:
     std::uint32_t fixUpStalled(const std::vector<ShortSubbuffer>* only = nullptr,
                                const std::string& why = {});
     /// A producer is gone while others may still write (per-UID buffers):
-    /// closes the packet under way (flush(true)), so that the others go on
-    /// in the next sub-buffer, and returns the sub-buffers left short now,
+    /// closes the packet under way (flush(true)) if it holds a reservation
+    /// not committed, so that the others go on in the next sub-buffer, and
+    /// returns the sub-buffers left short now,
     /// for fixUpStalled(&them) once a grace period showed no writer moved
     /// them. Throws StreamError as flush().
     std::vector<ShortSubbuffer> switchAndListShort();
