@@ -254,6 +254,11 @@ void fixUp(void* arg) {
     Layout l;
     if ((w.refused = readLayout(w, l)) != nullptr)
         return;
+    // Overwrite mode is left alone: its writers push the read position and
+    // swap sub-buffers with the reader, and a fix-up there spoiled the
+    // discarded counts under load (statistics suite). Not done yet.
+    if (l.overwrite)
+        return;
     const unsigned long S = l.subbufSize;
     const unsigned long end = w.produced & ~(S - 1); // the sub-buffer writers are in
     if (w.list != nullptr && (w.produced & (S - 1)) != 0) {

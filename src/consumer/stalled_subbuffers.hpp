@@ -66,7 +66,9 @@ std::vector<ShortSubbuffer> shortSubbuffers(lttng_ust_ctl_consumer_stream* strea
 /// merely late cannot be told from one whose writer died: call this only
 /// when no writer can be inside a reservation any more: every app that
 /// shares the buffer is gone, or was stopped and made quiescent
-/// (stop_session + wait_quiescent). Call flush_buffer(stream, 0) first (so
+/// (stop_session + wait_quiescent). Discard-mode buffers only: an
+/// overwrite-mode one is left as it is (nothing done, nothing refused).
+/// Call flush_buffer(stream, 0) first (so
 /// the sub-buffer holding the dead reservation is switched out) and again
 /// after (so that a packet carries the new discarded count). Never throws.
 /// With `only`, just those of its sub-buffers that are still short with the
