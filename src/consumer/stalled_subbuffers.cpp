@@ -88,7 +88,7 @@ constexpr std::size_t kHeaderEventsDiscarded = 72;
 constexpr std::size_t kHeaderSize = 84; // offsetof(ctx.header_end): the first record's start
 
 /// Everything the fix-up touches, as plain data: it runs under
-/// runOnMapping(), which may leave it by a jump.
+/// runGuarded(), which may leave it by a jump.
 struct Work {
     unsigned char* base = nullptr;
     std::size_t size = 0;
