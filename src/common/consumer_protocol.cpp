@@ -233,6 +233,7 @@ void validate(const DestroyChannel&) {}
 void validate(const Shutdown&) {}
 void validate(const WatchChunkSize&) {}
 void validate(const AttachSyscallStrings&) {}
+void validate(const ProducerGone&) {}
 void validate(const Rotate& m) {
     if (!m.oldChunk.empty() && !isSafeRelativeDir(m.oldChunk))
         throw ProtocolError("Rotate.oldChunk: not \"\" or a safe relative directory");
@@ -400,6 +401,10 @@ void put(Writer& w, const WatchChunkSize& m) {
 }
 void put(Writer& w, const AttachSyscallStrings& m) {
     w.u64(m.key);
+}
+void put(Writer& w, const ProducerGone& m) {
+    w.u64(m.key);
+    w.u32(m.pid);
 }
 void put(Writer& w, const Rotate& m) {
     w.u64(m.id);
@@ -672,6 +677,7 @@ bool isKnownType(std::uint16_t t) noexcept {
     case MessageType::AdoptReply:
     case MessageType::WatchChunkSize:
     case MessageType::AttachSyscallStrings:
+    case MessageType::ProducerGone:
         return true;
     }
     return false;
@@ -749,6 +755,8 @@ MessageType typeOf(const Message& m) noexcept {
                 return MessageType::WatchChunkSize;
             else if constexpr (std::is_same_v<T, AttachSyscallStrings>)
                 return MessageType::AttachSyscallStrings;
+            else if constexpr (std::is_same_v<T, ProducerGone>)
+                return MessageType::ProducerGone;
             else
                 return MessageType::Error;
         },
@@ -813,6 +821,8 @@ std::string_view messageName(MessageType type) noexcept {
         return "WatchChunkSize";
     case MessageType::AttachSyscallStrings:
         return "AttachSyscallStrings";
+    case MessageType::ProducerGone:
+        return "ProducerGone";
     }
     return "unknown";
 }
@@ -919,6 +929,13 @@ Message decodePayload(MessageType type, const std::byte* payload, std::size_t le
     case MessageType::AttachSyscallStrings:
         m = AttachSyscallStrings{r.u64()};
         break;
+    case MessageType::ProducerGone: {
+        ProducerGone g;
+        g.key = r.u64();
+        g.pid = r.u32();
+        m = g;
+        break;
+    }
     case MessageType::Shutdown:
         m = Shutdown{};
         break;

@@ -170,6 +170,7 @@ enum class MessageType : std::uint16_t {
     Adopt = 0x12,
     WatchChunkSize = 0x13,
     AttachSyscallStrings = 0x14,
+    ProducerGone = 0x15,
     // consumer -> daemon
     Ok = 0x81,
     Error = 0x82,
@@ -545,6 +546,20 @@ struct AttachSyscallStrings {
     bool operator==(const AttachSyscallStrings&) const = default;
 };
 
+/// An app that wrote into channel `key` (per-UID buffers, shared with other
+/// apps) is gone: process `pid` (for the log). If it died inside a
+/// reservation, the sub-buffer holding it would never be delivered. The
+/// consumer closes each stream's packet under way that holds a reservation
+/// not committed (lttng_ust_ctl_flush_buffer(stream, 1)), so the apps still
+/// writing go on in the next sub-buffer, then delivers, after a grace period in which
+/// their commit counts did not move, the sub-buffers that were left short
+/// (stalled_subbuffers.hpp). Ok at once. Payload: u64 key, u32 pid.
+struct ProducerGone {
+    std::uint64_t key = 0;
+    std::uint32_t pid = 0;
+    bool operator==(const ProducerGone&) const = default;
+};
+
 /// A network session: from now on the consumer's streams go to the
 /// lttng-relayd whose control and data connections follow the frame, on one
 /// byte (SCM_RIGHTS, control first). The daemon connected them (the
@@ -645,7 +660,7 @@ using Message =
                  RecordSnapshot, RotateMetadata, SnapshotMetadata, DeclareLayouts, Statistics,
                  CreateKernelChannel, DeclareKernelEvents, AttachIpProbes, ClearBuffers,
                  AttachRelayd, OutputFailed, RecordSnapshotToRelay, Adopt, AdoptReply,
-                 WatchChunkSize, AttachSyscallStrings>;
+                 WatchChunkSize, AttachSyscallStrings, ProducerGone>;
 
 /// A frame or payload that breaks the rules above.
 class ProtocolError : public std::runtime_error {

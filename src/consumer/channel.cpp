@@ -10,6 +10,7 @@
 #include <lttng/ust-ctl.h>
 #include <map>
 #include <optional>
+#include <poll.h>
 #include <set>
 #include <system_error>
 #include <unistd.h>
@@ -95,9 +96,11 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
         } else {
             std::string streamName = name_ + "_" + std::to_string(s.cpu());
             streamNames_.push_back(streamName);
+            const int shmFd = ust_.shmFd(s.cpu());
             readers_.push_back(std::make_unique<StreamReader>(loop, std::move(s), chunk, outputDir_,
                                                               std::move(streamName),
                                                               StreamReader::Kind::Data, true));
+            readers_.back()->setShmFd(shmFd);
             if (countEvents_)
                 readers_.back()->enableRecordCounting();
         }
@@ -405,6 +408,9 @@ void Channel::flush() {
             continue;
         try {
             r->flush(false);
+            // Stop: the apps were made quiescent first (FlushChannel), so
+            // a reservation still open is one whose writer died.
+            r->fixUpStalled();
             r->drain();
         } catch (const std::exception& e) {
             if (spoiledBuffer(e))
@@ -482,6 +488,71 @@ Channel::RotateResult Channel::rotate(const std::shared_ptr<const ChunkOutput>& 
     if (!firstError.empty())
         firstError = "channel " + name_ + ": " + firstError;
     return {expected, firstError};
+}
+
+namespace {
+/// How long a sub-buffer left short when an app died must keep its commit
+/// count before it counts as stalled: a live writer commits its record
+/// within microseconds of reserving it (lttng-ust 2.13 records no owner, so
+/// which app holds a reservation cannot be read from the buffer).
+constexpr auto kStalledGrace = std::chrono::seconds(3);
+} // namespace
+
+void Channel::producerGone(std::uint32_t pid) {
+    if (snapshotOnly_ || ust_.isMetadata())
+        return;
+    gonePids_.push_back(pid);
+    shortAtGone_.assign(readers_.size(), {});
+    std::string firstError;
+    bool any = false;
+    for (std::size_t i = 0; i < readers_.size(); ++i) {
+        try {
+            shortAtGone_[i] = readers_[i]->switchAndListShort();
+            readers_[i]->drain();
+            any = any || !shortAtGone_[i].empty();
+        } catch (const std::exception& e) {
+            if (firstError.empty())
+                firstError = e.what();
+        }
+    }
+    std::size_t count = 0;
+    for (const auto& found : shortAtGone_)
+        count += found.size();
+    if (any)
+        log::notice("channel " + name_ + " of " + outputDir_ + ": app " + std::to_string(pid) +
+                    " exited leaving " + std::to_string(count) +
+                    " sub-buffer(s) short of a commit; each still short in " +
+                    std::to_string(kStalledGrace.count()) +
+                    " s is taken as stalled by a writer that died inside a reservation");
+    if (any)
+        stalledCheck_ =
+            loop_.addTimer(std::chrono::duration_cast<std::chrono::microseconds>(kStalledGrace),
+                           [this] { checkStalled(); });
+    else if (!stalledCheck_)
+        gonePids_.clear();
+    if (!firstError.empty())
+        throw RequestError(cp::ErrorKind::Io, firstError);
+}
+
+void Channel::checkStalled() noexcept {
+    std::string who = "after app";
+    who += gonePids_.size() > 1 ? "s " : " ";
+    for (std::size_t i = 0; i < gonePids_.size(); ++i)
+        who += (i != 0 ? ", " : "") + std::to_string(gonePids_[i]);
+    who += " of channel " + name_ + " exited";
+    gonePids_.clear();
+    std::vector<std::vector<ShortSubbuffer>> suspects = std::exchange(shortAtGone_, {});
+    for (std::size_t i = 0; i < readers_.size() && i < suspects.size(); ++i) {
+        if (suspects[i].empty())
+            continue;
+        try {
+            readers_[i]->fixUpStalled(&suspects[i], who);
+            readers_[i]->drain();
+        } catch (const std::exception& e) {
+            log::warning(e.what());
+        }
+    }
+    stalledCheck_.reset(); // this very source: the last thing done
 }
 
 void Channel::liveTick() {
@@ -573,7 +644,19 @@ void Channel::setProgressHook(const std::function<void(std::uint64_t bytes)>& ho
         r->setProgressHook(hook);
 }
 
-void Channel::drainAndClose([[maybe_unused]] bool producersStopped) noexcept {
+bool Channel::releasedByAll() const noexcept {
+    try {
+        pollfd p{ust_.waitFd(), 0, 0};
+        return ::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) != 0;
+    } catch (const UstError&) {
+        return false;
+    }
+}
+
+void Channel::drainAndClose(bool producersStopped) noexcept {
+    // No app holds the channel any more (a per-PID app that exited), even
+    // if onChannelHangUp() has not run yet: no writer can be left.
+    const bool noProducer = producersStopped || (!ust_.isMetadata() && releasedByAll());
     hangUpSource_.reset();
     switchTimer_.reset();
     if (snapshotOnly_) {
@@ -592,8 +675,12 @@ void Channel::drainAndClose([[maybe_unused]] bool producersStopped) noexcept {
             // Even empty, and even with producers still writing (which
             // flush_buffer(stream, 0) allows): the stream's last packet ends
             // now, so a stream idle since the chunk began still covers it.
-            if (!ust_.isMetadata())
+            if (!ust_.isMetadata()) {
                 r->flush(false);
+                // No writer left: a reservation still open is a dead one.
+                if (noProducer || r->producersGone())
+                    r->fixUpStalled();
+            }
             r->drain();
         } catch (const std::exception& e) {
             log::warning(e.what());

@@ -136,6 +136,15 @@ public:
     /// stream. Never throws (logged).
     void drainAndClose(bool producersStopped) noexcept override;
 
+    /// Data channels that are read (not snapshot-only): every stream
+    /// closes its packet under way and lists its short sub-buffers
+    /// (StreamReader::switchAndListShort()); kStalledGrace later, those
+    /// still short with the same commit count are fixed up
+    /// (StreamReader::fixUpStalled()), the log naming `pid`. A later call
+    /// before then lists again and puts the check off. Throws
+    /// RequestError(Io) after trying every stream.
+    void producerGone(std::uint32_t pid) override;
+
     /// Data channels of a live session: StreamReader::liveTick() on every
     /// stream. Throws RequestError(Io) after trying every stream.
     void liveTick() override;
@@ -204,6 +213,15 @@ private:
     // snapshotOnly_: per held_ stream, its produced position after the last
     // flush() (Stop), while nothing more was produced; empty when active.
     std::vector<std::optional<unsigned long>> quiescentAt_;
+    // producerGone(): per reader, its sub-buffers short when the last
+    // producer went; the apps gone since the last check; its timer.
+    std::vector<std::vector<ShortSubbuffer>> shortAtGone_;
+    std::vector<std::uint32_t> gonePids_;
+    EventSourcePtr stalledCheck_;
+    void checkStalled() noexcept;
+    /// Data channels: its wait fd has hung up (every copy of the channel's
+    /// wakeup fd, the apps' and the daemon's, is closed).
+    bool releasedByAll() const noexcept;
 };
 
 } // namespace tracectl::consumer

@@ -98,6 +98,12 @@ public:
                            "channel " + std::to_string(key()) + " is not a kernel data channel");
     }
 
+    /// ProducerGone: an app that wrote into this channel's buffers (shared
+    /// with other apps) is gone, as process `pid`. Channels whose buffers
+    /// no app shares, or that hold no ring buffer, do nothing. Throws
+    /// RequestError.
+    virtual void producerGone(std::uint32_t /*pid*/) {}
+
     /// Live sessions, at each live timer tick: every stream closes its
     /// packet if it holds events and sends it; a stream with nothing sends
     /// a beacon (StreamSink::beacon) instead. Throws RequestError.

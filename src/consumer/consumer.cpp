@@ -284,6 +284,8 @@ void Consumer::dispatch(cp::Message&& request) {
             snapshotMetadata(*snapMeta);
         } else if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
             channel(push->key).pushMetadata(push->offset, push->bytes);
+        } else if (const auto* gone = std::get_if<cp::ProducerGone>(&request)) {
+            channel(gone->key).producerGone(gone->pid);
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
             channel(flush->key).flush();
             // Stop returns only once the relay holds everything (lttng-stop(1)

@@ -2,12 +2,14 @@
 
 #include "common/log.hpp"
 #include "ring_buffer_guard.hpp"
+#include "stalled_subbuffers.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <lttng/ust-ctl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <system_error>
 #include <unistd.h>
@@ -467,9 +469,56 @@ void StreamReader::liveTick() {
     }
 }
 
+std::vector<ShortSubbuffer> StreamReader::switchAndListShort() {
+    if (!isOpen() || kind_ != Kind::Data || shmFd_ < 0)
+        return {};
+    // Only a packet holding an open reservation is closed: an app that
+    // exited cleanly costs its buffers no packet.
+    std::string refused;
+    bool open = false;
+    std::vector<ShortSubbuffer> found = shortSubbuffers(stream_.get(), shmFd_, refused, &open);
+    if (open && refused.empty()) {
+        flush(true);
+        found = shortSubbuffers(stream_.get(), shmFd_, refused);
+    }
+    if (!refused.empty() && !std::exchange(warnedFixUp_, true))
+        log::warning("stream " + traceDir_ + "/" + name_ +
+                     ": stalled sub-buffers, if any, cannot be fixed up: " + refused);
+    return found;
+}
+
+std::uint32_t StreamReader::fixUpStalled(const std::vector<ShortSubbuffer>* only,
+                                         const std::string& why) {
+    if (!isOpen() || kind_ != Kind::Data || shmFd_ < 0)
+        return 0;
+    const StalledFixUp r = fixUpStalledSubbuffers(stream_.get(), shmFd_, only);
+    if (!r.refused.empty() && !std::exchange(warnedFixUp_, true))
+        log::warning("stream " + traceDir_ + "/" + name_ +
+                     ": stalled sub-buffers, if any, cannot be fixed up: " + r.refused);
+    if (r.packets == 0)
+        return 0;
+    log::warning("stream " + traceDir_ + "/" + name_ + ": " + std::to_string(r.packets) +
+                 " sub-buffer(s) stalled by a writer that died inside a reservation (an app "
+                 "killed while recording an event" +
+                 (why.empty() ? std::string() : "; " + why) +
+                 "): closed after the records committed before it; " +
+                 std::to_string(r.eventsLost) + " event(s) counted as discarded, " +
+                 std::to_string(r.bytesCut) + " byte(s) cut");
+    flush(false);
+    return r.packets;
+}
+
+bool StreamReader::producersGone() const noexcept {
+    if (waitFd_ < 0)
+        return false;
+    pollfd p{waitFd_, 0, 0};
+    return ::poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) != 0;
+}
+
 void StreamReader::hangUp() noexcept {
     try {
         flush(false);
+        fixUpStalled();
         drain();
     } catch (const std::exception& e) {
         log::warning(std::string("on hang-up: ") + e.what());

@@ -10,6 +10,7 @@
 #include "index_writer.hpp"
 #include "output/stream_sink.hpp"
 #include "record_counter.hpp"
+#include "stalled_subbuffers.hpp"
 #include "stream_file.hpp"
 #include "ust_channel.hpp"
 
@@ -118,9 +119,30 @@ public:
     /// (and closes) on failure.
     void liveTick();
 
-    /// flush(false), drain, close: the producers are gone.
+    /// flush(false), fixUpStalled(), drain, close: the producers are gone.
     /// Never throws (failures are logged).
     void hangUp() noexcept;
+
+    /// Data streams whose shm is `fd` (owned by the channel, which outlives
+    /// this reader): fixUpStalled() can map it.
+    void setShmFd(int fd) noexcept { shmFd_ = fd; }
+    /// Delivers the sub-buffers left stalled by writers that died inside a
+    /// reservation (stalled_subbuffers.hpp: only when no writer can be in
+    /// one any more, after a flush), logs which and what was lost, and
+    /// closes one more packet (flush(false)) to carry the new discarded
+    /// count. Returns the packets delivered. Throws StreamError as flush().
+    std::uint32_t fixUpStalled(const std::vector<ShortSubbuffer>* only = nullptr,
+                               const std::string& why = {});
+    /// A producer is gone while others may still write (per-UID buffers):
+    /// closes the packet under way (flush(true)) if it holds a reservation
+    /// not committed, so that the others go on in the next sub-buffer, and
+    /// returns the sub-buffers left short now,
+    /// for fixUpStalled(&them) once a grace period showed no writer moved
+    /// them. Throws StreamError as flush().
+    std::vector<ShortSubbuffer> switchAndListShort();
+    /// Whether the stream's wait fd has hung up: every producer's copy of
+    /// its wakeup fd is closed (the apps that shared it are gone).
+    bool producersGone() const noexcept;
 
     /// Stops watching, closes the files and destroys the ust-ctl stream
     /// (idempotent). Data still in the buffer is lost: drain first.
@@ -235,6 +257,8 @@ private:
     std::function<void(std::uint64_t bytes)> progress_;
     std::uint64_t lostPackets_ = 0;
     std::uint64_t lastDiscarded_ = 0;
+    int shmFd_ = -1;
+    bool warnedFixUp_ = false;
     /// Counts the records of the sub-buffer at `data` (`padded` bytes,
     /// content_size `contentBits`), reading a copy of it.
     void countRecords(const void* data, std::size_t padded, std::uint64_t contentBits) noexcept;

@@ -95,6 +95,10 @@ public:
 
     lttng_ust_ctl_consumer_channel* get() const noexcept { return channel_; }
     bool isMetadata() const noexcept { return metadata_; }
+    /// The shm fd behind stream `cpu` (still owned here), or -1.
+    int shmFd(int cpu) const noexcept {
+        return cpu >= 0 && static_cast<std::size_t>(cpu) < shmFds_.size() ? shmFds_[cpu].get() : -1;
+    }
 
     /// Creates the streams (lttng_ust_ctl_create_stream for cpu 0, 1, ...
     /// until NULL). Call once. Throws UstError if there is none.

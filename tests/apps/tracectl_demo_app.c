@@ -9,12 +9,18 @@
  *   given, waits (up to 60 s) until that file exists before emitting, so a
  *   test can enable events first. Prints "ready <pid>" on stdout once
  *   registered (liblttng-ust's constructor has returned).
+ * With TRACECTL_DEMO_FAULT_AT=N in the environment, the tick of seq N takes
+ *   its bytes from a page it may not read: lttng-ust sizes that sequence
+ *   from its length, reserves the record, then copies the bytes, so the
+ *   process dies of SIGSEGV inside the reservation (a writer that never
+ *   commits), after its N earlier ticks were committed.
  * Exit status: 0, or 2 on bad arguments. */
 #include "tracectl_demo_tp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,11 +48,23 @@ int main(int argc, char **argv)
 	unsigned long long count = 10, interval = 1000, seq;
 	const char *wait_file = argc > 3 ? argv[3] : NULL;
 	static const char *const texts[] = { "alpha", "beta", "gamma", "delta" };
+	const char *fault_at_env = getenv("TRACECTL_DEMO_FAULT_AT");
+	unsigned long long fault_at = 0;
+	const uint8_t *unreadable = NULL;
 
 	if ((argc > 1 && parse_u64(argv[1], &count) != 0) ||
 	    (argc > 2 && parse_u64(argv[2], &interval) != 0)) {
 		fprintf(stderr, "usage: %s [COUNT [INTERVAL_US [WAIT_FILE]]]\n", argv[0]);
 		return 2;
+	}
+	if (fault_at_env != NULL) {
+		void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (parse_u64(fault_at_env, &fault_at) != 0 || page == MAP_FAILED) {
+			fprintf(stderr, "%s: bad TRACECTL_DEMO_FAULT_AT\n", argv[0]);
+			return 2;
+		}
+		unreadable = page;
 	}
 	printf("ready %d\n", (int) getpid());
 	fflush(stdout);
@@ -60,8 +78,10 @@ int main(int argc, char **argv)
 		uint8_t bytes[5] = { 1, 2, 3, 4, 5 };
 		size_t nbytes = strlen(text) < 5 ? strlen(text) : 5;
 
+		const uint8_t *from = unreadable != NULL && seq == fault_at ? unreadable : bytes;
+
 		lttng_ust_tracepoint(tracectl_demo, tick, seq, text, (double) seq / 4.0,
-				     triple, bytes, nbytes);
+				     triple, from, nbytes);
 		lttng_ust_tracepoint(tracectl_demo, debug_note, seq);
 		if (interval)
 			sleep_us(interval);

@@ -88,6 +88,7 @@ std::vector<cp::Message> everyMessage() {
         cp::DeclareKernelEvents{21, std::string("\x01\x00\x00\x00", 4)},
         cp::AttachIpProbes{22, 9, 10},
         cp::AttachSyscallStrings{23},
+        cp::ProducerGone{24, 4321},
         cp::AttachRelayd{7, 13, 1000000, 0, 1796162246, ""},
         cp::AttachRelayd{7, 13, 0, 0, 1796162246, "host/net-20261204-203000"},
         cp::OutputFailed{"the relay at 127.0.0.1:5342 closed the connection"},
@@ -470,6 +471,18 @@ TEST(ConsumerProtocol, AttachSyscallStringsIsOneLittleEndianKey) {
     EXPECT_THROW(cp::decodePayload(cp::MessageType::AttachSyscallStrings, payload.data(), 4),
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::AttachSyscallStrings), "AttachSyscallStrings");
+}
+
+TEST(ConsumerProtocol, ProducerGoneIsAKeyThenAPid) {
+    const auto frame = cp::encode(cp::ProducerGone{0x0102030405060708ULL, 0x0A0B0C0D});
+    const std::vector<std::byte> payload = payloadOf(frame);
+    ASSERT_EQ(payload.size(), 12u);
+    EXPECT_EQ(payload[0], std::byte{0x08});
+    EXPECT_EQ(payload[8], std::byte{0x0D});
+    EXPECT_EQ(payload[11], std::byte{0x0A});
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::ProducerGone, payload.data(), 8),
+                 cp::ProtocolError);
+    EXPECT_EQ(cp::messageName(cp::MessageType::ProducerGone), "ProducerGone");
 }
 
 TEST(ConsumerProtocol, AttachIpProbesLayoutAndChecks) {

@@ -541,6 +541,10 @@ void ConsumerConnection::flushChannel(uint64_t key, Done done) {
     send(cp::FlushChannel{key}, expectOk(std::move(done)), {}, kLongRequestFactor);
 }
 
+void ConsumerConnection::producerGone(uint64_t key, uint32_t pid, Done done) {
+    send(cp::ProducerGone{key, pid}, expectOk(std::move(done)));
+}
+
 void ConsumerConnection::watchChunkSize(uint64_t bytes, Done done) {
     send(cp::WatchChunkSize{bytes}, expectOk(std::move(done)));
 }

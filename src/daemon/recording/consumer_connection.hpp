@@ -145,6 +145,9 @@ public:
     /// Thread-safe.
     void enqueueLayouts(consumer_protocol::DeclareLayouts request);
     void flushChannel(uint64_t key, Done done);
+    /// ProducerGone{key, pid}: an app that wrote into channel `key` (per-UID
+    /// buffers) exited; `done` after Ok.
+    void producerGone(uint64_t key, uint32_t pid, Done done);
     /// WatchChunkSize{bytes} (a size-based rotation schedule; 0: none);
     /// `done` after Ok.
     void watchChunkSize(uint64_t bytes, Done done);

@@ -3,6 +3,7 @@
 #include "apps/ust_app_registrar.hpp"
 #include "apps/ust_error.hpp"
 #include "common/error.hpp"
+#include "common/join.hpp"
 #include "common/log.hpp"
 #include "session/context_type.hpp"
 #include "ust_tracer.hpp"
@@ -310,8 +311,10 @@ void UstTracer::onAppGone(pid_t pid) {
     if (gone == apps_.end())
         return;
     const uint32_t bitness = gone->second->info.bitness;
+    const uint32_t uid = gone->second->info.uid;
     apps_.erase(gone);
     std::vector<SessionRef> perPid; // sessions holding a trace of this app's own
+    std::vector<SessionRef> perUid; // sessions whose per-UID buffers it wrote into
     std::vector<Done> waiters;      // of its set-ups in flight, cancelled
     for (auto& [id, t] : sessions_) {
         auto cancelled = cancelSetUps(*t, pid);
@@ -323,28 +326,58 @@ void UstTracer::onAppGone(pid_t pid) {
         if (it != t->apps.end()) {
             eraseRoutes(pid, it->second);
             t->apps.erase(it); // our copies of its channel objects go with it
+            // A flight recorder's buffers are never read as they fill.
+            if (!t->snapshot.perPid && !t->snapshot.snapshotMode && !t->failed)
+                perUid.push_back(refOf(*t));
         }
         if (t->snapshot.perPid && !t->failed)
             perPid.push_back(refOf(*t));
     }
-    retireWhenExited(pid, bitness, std::move(perPid));
+    retireWhenExited(pid, uid, bitness, std::move(perPid), std::move(perUid));
     for (auto& w : waiters)
         w(std::nullopt);
 }
 
-void UstTracer::retireWhenExited(pid_t pid, uint32_t bitness, std::vector<SessionRef> refs) {
+void UstTracer::tellProducerGone(Traced& t, pid_t pid, uint32_t uid, uint32_t bitness) {
+    // Per-UID buffers outlive their apps, and other apps go on writing in
+    // them: one that died inside a reservation would leave its sub-buffer
+    // undelivered for ever, and every packet after it unread. The consumer
+    // closes the packets under way and fixes such sub-buffers up.
+    const auto trace = t.traces.find(TraceKey{uid, bitness});
+    if (trace == t.traces.end() || trace->second->channels.empty())
+        return;
+    const std::string what = "session '" + t.snapshot.name + "': app " + std::to_string(pid) +
+                             " exited: the packets under way in its per-UID buffers ";
+    Join closed([what](std::optional<Error> e) {
+        if (e)
+            log::warning(what + "were not closed: " + e->what());
+        else
+            log::info(what + "are closed; the consumer fixes up a sub-buffer it left stalled");
+    });
+    for (const auto& ch : trace->second->channels)
+        consumer(t).producerGone(ch.objects.key, static_cast<uint32_t>(pid), closed.add());
+    closed.seal();
+}
+
+void UstTracer::retireWhenExited(pid_t pid, uint32_t uid, uint32_t bitness,
+                                 std::vector<SessionRef> refs, std::vector<SessionRef> shared) {
     UniqueFd pidfd;
     if (const auto it = pidfds_.find(pid); it != pidfds_.end()) {
         pidfd = std::move(it->second);
         pidfds_.erase(it);
     }
-    if (refs.empty())
+    if (refs.empty() && shared.empty())
         return;
-    auto retire = [this, pid, bitness, refs] {
+    auto retire = [this, pid, uid, bitness, refs, shared] {
         HandleRoutes::synchronize(); // no notify handler uses the app's traces any more
         for (const auto& ref : refs)
             if (Traced* live = find(ref); live != nullptr && !live->failed)
                 retirePerPidTrace(*live, {static_cast<uint32_t>(pid), bitness});
+        // Only now is the writer surely gone (an app whose sockets closed
+        // may still write into its mappings).
+        for (const auto& ref : shared)
+            if (Traced* live = find(ref); live != nullptr && !live->failed)
+                tellProducerGone(*live, pid, uid, bitness);
     };
     pollfd p{pidfd.get(), POLLIN, 0};
     if (!pidfd.valid() || !hangUpWatcher_ || poll(&p, 1, 0) != 0) {

@@ -382,6 +382,9 @@ private:
     /// differs from the trace's or the consumer could not make it.
     void withTrace(Traced& t, const UstApp& app, TraceReady ready);
     void createTrace(Traced& t, const UstApp& app, TraceKey key);
+    /// App `pid` (of `uid`, `bitness`) left per-UID session `t`: its trace's
+    /// data channels get ProducerGone (stalled sub-buffers).
+    void tellProducerGone(Traced& t, pid_t pid, uint32_t uid, uint32_t bitness);
     /// Sends the metadata of `trace` not sent yet; `done` after the reply.
     void pushMetadata(Traced& t, Trace& trace, Done done);
     /// pushMetadata() whose failure fails the session.
@@ -456,8 +459,10 @@ private:
     /// Per-PID traces of app `pid` (bitness `bitness`) in sessions `refs`:
     /// retired once the process has exited (its pidfd says so), since
     /// lttng-ust closes its sockets in a destructor while other threads
-    /// of the app may still write.
-    void retireWhenExited(pid_t pid, uint32_t bitness, std::vector<SessionRef> refs);
+    /// of the app may still write. Then too, sessions `shared`, whose
+    /// per-UID buffers (of `uid`) it wrote into, get tellProducerGone().
+    void retireWhenExited(pid_t pid, uint32_t uid, uint32_t bitness, std::vector<SessionRef> refs,
+                          std::vector<SessionRef> shared);
     // ust_tracking.cpp: process attribute trackers.
     /// Stops the session in app `a` only (stop_session, on its strand);
     /// `done` (nullopt always) once answered. A failure is logged.
