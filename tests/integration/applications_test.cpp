@@ -521,6 +521,33 @@ TEST_F(Applications, AppsHungInTheirSetUpDoNotDelayAnotherAppsRegistration) {
     EXPECT_TRUE(sandbox_->daemonRunning());
 }
 
+// A registered app that stops answering (SIGSTOP) when a session starts
+// costs that session one timeout for it, and the log says it did not
+// answer (a fresh-user pass read "create_session in app N: Broken pipe",
+// what the watchdog's cut-off left, for an app that was only stopped).
+TEST_F(Applications, AnAppStoppedWhenASessionStartsIsSaidNotToAnswer) {
+    using Options = std::map<std::string, sdbus::Variant>;
+    const std::string waitFile = sandbox_->dir() + "/stopped-app.go";
+    ChildProcess app({demoApp(), "10", "1000", waitFile}, {}, appLog());
+    ASSERT_TRUE(waitListed(app.pid(), true));
+    ASSERT_EQ(kill(app.pid(), SIGSTOP), 0);
+    const std::string dir = sandbox_->dir() + "/traces/stopped-app";
+    SessionClient s(*bus_,
+                    manager_->CreateSession("stopped-app", {{"output-path", sdbus::Variant(dir)}}));
+    s.EnableEvents("ust", "", "tracectl_demo:*", Options{});
+    s.Start({});
+    EXPECT_TRUE(eventually(
+        [&] {
+            return sandbox_->readLog("tracectld")
+                       .find("app " + std::to_string(app.pid()) +
+                             " not traced: it did not answer within") != std::string::npos;
+        },
+        10s));
+    kill(app.pid(), SIGKILL);
+    s.Destroy({});
+    EXPECT_TRUE(sandbox_->daemonRunning());
+}
+
 TEST_F(Applications, AnAppAnnouncingAForeignTypeLayoutIsRefusedAndCannotSpoilTheTrace) {
     // Regression: the first app of a per-UID trace defines its metadata's
     // type layout; a peer announcing natural alignments (which lttng-ust on

@@ -22,6 +22,16 @@ std::optional<SocketDeadlines::Armed> UstTracer::budgetFor(const UstApp& app) {
     }
 }
 
+std::string UstTracer::whyAppCallFailed(const Error& e,
+                                        const std::optional<SocketDeadlines::Armed>& budget) {
+    // The watchdog shut the socket down: the call in progress then fails
+    // with EPIPE or end-of-file, which says nothing of the app's silence.
+    if (budget && budget->expired())
+        return "it did not answer within " + std::to_string(kAppSocketTimeout.count()) + " s (" +
+               e.what() + " once cut off)";
+    return e.what();
+}
+
 void UstTracer::withApp(pid_t pid, std::function<void()> job) {
     appCalls_.submit(pid, std::move(job));
 }
@@ -37,12 +47,12 @@ void UstTracer::startInApp(Traced& t, AppInSession& a, Done done) {
     ++t.appJobsMaking; // its channels are registered once start_session answered
     appCalls_.submit(pid, [this, ref = refOf(t), app = a.app, handle = a.sessionHandle,
                            name = t.snapshot.name, done = std::move(done), poster = poster_] {
+        const auto budget = budgetFor(*app);
         try {
-            const auto budget = budgetFor(*app);
             commands_->startSession(AppPeer{app->command.get(), app->info.pid}, handle);
         } catch (const Error& e) {
             log::warning("session '" + name + "': app " + std::to_string(app->info.pid) +
-                         " did not start: " + e.what());
+                         " did not start: " + whyAppCallFailed(e, budget));
         }
         poster->post([this, ref, done] {
             if (done)

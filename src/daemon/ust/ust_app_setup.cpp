@@ -116,6 +116,9 @@ void UstTracer::beginSetUp(Traced& t, Trace& trace, const std::shared_ptr<UstApp
                 const auto budget = budgetFor(*app);
                 result = std::make_shared<AppSetUpResult>(
                     setUpInApp(*commands_, std::move(*shared), *routes));
+                if (result->error)
+                    result->error =
+                        Error(result->error->code(), whyAppCallFailed(*result->error, budget));
             }
             poster->post([this, ref, key, app, routes, result] {
                 setUpDone(ref, key, app, routes, std::move(*result));
@@ -274,8 +277,8 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
             if (!reg->waitingFor.empty())
                 log::info("app " + std::to_string(pid) + ": " +
                           std::to_string(reg->waitingFor.size()) +
-                          " session(s) whose consumer is slow will join it later; "
-                          "register_done goes now");
+                          " session(s) not ready for it yet (their consumer, or the calls "
+                          "to apps ahead of it) will join it later; register_done goes now");
             reg->fire();
             return;
         }

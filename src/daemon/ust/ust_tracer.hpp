@@ -472,6 +472,10 @@ private:
     /// An armed budget for one exchange with `app`, if boundExchanges() was
     /// given. Any thread.
     std::optional<SocketDeadlines::Armed> budgetFor(const UstApp& app);
+    /// Why an app call failed: `e`, or that the app did not answer within
+    /// kAppSocketTimeout when `budget` expired (the watchdog cut it off).
+    static std::string whyAppCallFailed(const Error& e,
+                                        const std::optional<SocketDeadlines::Armed>& budget);
 
     /// No trace of `t` is being made any more: what waited runs.
     void creationsOver(Traced& t);
