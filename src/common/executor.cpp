@@ -45,11 +45,6 @@ void Executor::submit(std::function<void()> job) {
     wake_.notify_one();
 }
 
-std::size_t Executor::threads() const {
-    std::lock_guard lock(mutex_);
-    return threads_.size();
-}
-
 void Executor::work() {
     for (;;) {
         std::function<void()> job;

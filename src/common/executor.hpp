@@ -38,14 +38,11 @@ public:
     /// Queues `job`. Exceptions a job lets out are caught and logged.
     void submit(std::function<void()> job);
 
-    /// Threads started so far (for tests and logs).
-    std::size_t threads() const;
-
 private:
     void work();
     void startThread(); // with mutex_ held
 
-    mutable std::mutex mutex_; // guards jobs_, stopping_, idle_ and threads_
+    std::mutex mutex_; // guards jobs_, stopping_, idle_ and threads_
     std::condition_variable wake_;
     std::deque<std::function<void()>> jobs_;
     bool stopping_ = false;

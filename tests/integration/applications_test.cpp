@@ -137,6 +137,25 @@ bool stillOpen(int fd) {
     return recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK) < 0 && errno == EAGAIN;
 }
 
+/// Registers a fake app on its two connected sockets as lttng-ust does
+/// (both registration messages), and answers the daemon's tracer-version
+/// query (the reply echoes its handle and command). False at the first
+/// step that fails.
+bool registerRaw(int command, int notify) {
+    const RegMsg cmdMsg = registration(0);
+    const RegMsg notifyMsg = registration(1);
+    if (!sendAll(command, &cmdMsg, sizeof cmdMsg) || !sendAll(notify, &notifyMsg, sizeof notifyMsg))
+        return false;
+    std::array<char, 4096> request{};
+    if (!readable(command, 5s) || recv(command, request.data(), request.size(), 0) < 8)
+        return false;
+    std::array<char, kReplySize> reply{};
+    std::memcpy(reply.data(), request.data(), 8);
+    const lttng_ust_abi_tracer_version version{2, 13, 5};
+    std::memcpy(reply.data() + 48, &version, sizeof version);
+    return sendAll(command, reply.data(), reply.size());
+}
+
 class Applications : public SandboxSuite {
 protected:
     /// Starts the demo app emitting `count` events `intervalUs` apart.
@@ -380,19 +399,7 @@ TEST_F(Applications, AnAppThatStopsAnsweringCostsOneTimeoutAndTracingGoesOn) {
 
     const int command = connectRaw();
     const int notify = connectRaw();
-    const RegMsg cmdMsg = registration(0);
-    const RegMsg notifyMsg = registration(1);
-    ASSERT_TRUE(sendAll(command, &cmdMsg, sizeof cmdMsg));
-    ASSERT_TRUE(sendAll(notify, &notifyMsg, sizeof notifyMsg));
-    // The tracer-version query; the reply echoes its handle and command.
-    ASSERT_TRUE(readable(command, 5s));
-    std::array<char, 4096> request{};
-    ASSERT_GE(recv(command, request.data(), request.size(), 0), 8);
-    std::array<char, kReplySize> reply{};
-    std::memcpy(reply.data(), request.data(), 8);
-    const lttng_ust_abi_tracer_version version{2, 13, 5};
-    std::memcpy(reply.data() + 48, &version, sizeof version);
-    ASSERT_TRUE(sendAll(command, reply.data(), reply.size()));
+    ASSERT_TRUE(registerRaw(command, notify));
     const auto answered = Clock::now();
 
     // Silence from now on: two sessions to set up, each call bounded by the
@@ -443,18 +450,7 @@ pid_t forkHungApp(const std::string& socketPath, int hung) {
     };
     const int command = connectOne();
     const int notify = connectOne();
-    const RegMsg cmdMsg = registration(0);
-    const RegMsg notifyMsg = registration(1);
-    if (!sendAll(command, &cmdMsg, sizeof cmdMsg) || !sendAll(notify, &notifyMsg, sizeof notifyMsg))
-        _exit(1);
-    std::array<char, 4096> request{};
-    if (!readable(command, 5s) || recv(command, request.data(), request.size(), 0) < 8)
-        _exit(1);
-    std::array<char, kReplySize> reply{};
-    std::memcpy(reply.data(), request.data(), 8);
-    const lttng_ust_abi_tracer_version version{2, 13, 5};
-    std::memcpy(reply.data() + 48, &version, sizeof version);
-    if (!sendAll(command, reply.data(), reply.size()) || !readable(command, 5s))
+    if (!registerRaw(command, notify) || !readable(command, 5s))
         _exit(1);
     const char one = 1;
     (void)!write(hung, &one, 1);
