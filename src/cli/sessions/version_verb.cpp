@@ -1,4 +1,5 @@
 // tracectl version: tracectl's version, then the daemon's.
+#include "cli/bus_client.hpp"
 #include "config.h"
 #include "session_verbs.hpp"
 

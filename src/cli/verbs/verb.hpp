@@ -4,7 +4,6 @@
 // app and registers its handler; main.cpp lists those functions in --help's order.
 #pragma once
 
-#include "cli/bus_client.hpp"
 #include "cli/cli11_fwd.hpp"
 #include "cli/exit_status.hpp"
 
@@ -14,6 +13,8 @@
 #include <vector>
 
 namespace tracectl::cli {
+
+class BusClient; // bus_client.hpp
 
 /// What a verb does once its command line is parsed, step by step. Each step may be empty
 /// (written with designated initializers: `{.check = ..., .run = ...}`).
