@@ -20,9 +20,7 @@ using client::bus::properties_interface;
 using client::bus::session_interface;
 constexpr const char* bus_name = client::bus::name;
 
-const std::string name_owner_rule =
-    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-    "member='NameOwnerChanged',arg0='org.tracectl.Tracing1'";
+using client::bus::name_owner_rule;
 
 } // namespace
 
