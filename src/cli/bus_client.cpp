@@ -3,137 +3,29 @@
 #include "error_report.hpp"
 #include "variant_json.hpp"
 
-#include <application_proxy.h>
 #include <chrono>
+#include <client/bus_names.hpp>
+#include <client/proxies.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <manager_proxy.h>
 #include <optional>
 #include <poll.h>
 #include <sdbus-c++/StandardInterfaces.h>
 #include <sdbus-c++/sdbus-c++.h>
-#include <session_proxy.h>
 #include <string_view>
-#include <systemd/sd-bus.h>
 #include <utility>
 #include <variant>
 
 namespace tracectl::cli {
 namespace {
 
-constexpr const char* bus_name = "org.tracectl.Tracing1";
-constexpr const char* manager_path = "/org/tracectl/Tracing1";
-constexpr const char* session_interface = org::tracectl::Tracing1::Session_proxy::INTERFACE_NAME;
+using client::ApplicationProxy;
+using client::ManagerProxy;
+using client::open_bus;
+using client::SessionProxy;
 
-/// /org/tracectl/Tracing1: the Manager interface.
-class ManagerProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Manager_proxy> {
-public:
-    explicit ManagerProxy(sdbus::IConnection& connection)
-        : ProxyInterfaces(connection, bus_name, manager_path) {
-        registerProxy();
-    }
-    ~ManagerProxy() { unregisterProxy(); }
-    ManagerProxy(const ManagerProxy&) = delete;
-    ManagerProxy& operator=(const ManagerProxy&) = delete;
-    ManagerProxy(ManagerProxy&&) = delete;
-    ManagerProxy& operator=(ManagerProxy&&) = delete;
-};
-
-/// /org/tracectl/Tracing1/session/<id>: the Session interface and the standard Properties.
-class SessionProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Session_proxy,
-                                                         sdbus::Properties_proxy> {
-public:
-    SessionProxy(sdbus::IConnection& connection, const std::string& path)
-        : ProxyInterfaces(connection, bus_name, path) {
-        registerProxy();
-    }
-    ~SessionProxy() { unregisterProxy(); }
-    SessionProxy(const SessionProxy&) = delete;
-    SessionProxy& operator=(const SessionProxy&) = delete;
-    SessionProxy(SessionProxy&&) = delete;
-    SessionProxy& operator=(SessionProxy&&) = delete;
-
-    /// Called (from processPendingRequest) with RotationCompleted's path, or
-    /// RotationFailed's path and reason.
-    std::function<void(const std::string& path, const std::optional<std::string>& failure)>
-        onRotation;
-
-private:
-    void onPropertiesChanged(const std::string&, const std::map<std::string, sdbus::Variant>&,
-                             const std::vector<std::string>&) override {}
-    void onRotationCompleted(const std::string& path) override {
-        if (onRotation)
-            onRotation(path, std::nullopt);
-    }
-    void onRotationFailed(const std::string& path, const std::string& reason) override {
-        if (onRotation)
-            onRotation(path, reason);
-    }
-    void onSnapshotRecorded(const std::string&) override {}
-};
-
-/// /org/tracectl/Tracing1/application/<pid>: the Application interface and Properties.
-class ApplicationProxy final
-    : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Application_proxy,
-                                    sdbus::Properties_proxy> {
-public:
-    ApplicationProxy(sdbus::IConnection& connection, const std::string& path)
-        : ProxyInterfaces(connection, bus_name, path) {
-        registerProxy();
-    }
-    ~ApplicationProxy() { unregisterProxy(); }
-    ApplicationProxy(const ApplicationProxy&) = delete;
-    ApplicationProxy& operator=(const ApplicationProxy&) = delete;
-    ApplicationProxy(ApplicationProxy&&) = delete;
-    ApplicationProxy& operator=(ApplicationProxy&&) = delete;
-
-private:
-    void onPropertiesChanged(const std::string&, const std::map<std::string, sdbus::Variant>&,
-                             const std::vector<std::string>&) override {}
-};
-
-/// Throws sdbus::Error as sdbus-c++ would ("Failed to open bus (...)") if
-/// `bus` cannot be opened, its sd_bus freed: sdbus-c++ 1.2 leaks the sd_bus
-/// it made when the connection fails (its Connection constructor throws
-/// before anything owns it), which LeakSanitizer reports.
-void check_bus_opens(const BusChoice& bus) {
-    sd_bus* probe = nullptr;
-    int r = 0;
-    switch (bus.kind) {
-    case BusChoice::Kind::user:
-        r = sd_bus_open_user(&probe);
-        break;
-    case BusChoice::Kind::system:
-        r = sd_bus_open_system(&probe);
-        break;
-    case BusChoice::Kind::address:
-        r = sd_bus_new(&probe);
-        if (r >= 0)
-            r = sd_bus_set_address(probe, bus.address.c_str());
-        if (r >= 0)
-            r = sd_bus_set_bus_client(probe, 1);
-        if (r >= 0)
-            r = sd_bus_start(probe);
-        break;
-    }
-    sd_bus_flush_close_unref(probe);
-    if (r < 0)
-        throw sdbus::createError(-r, "Failed to open bus");
-}
-
-std::unique_ptr<sdbus::IConnection> open_bus(const BusChoice& bus) {
-    check_bus_opens(bus);
-    switch (bus.kind) {
-    case BusChoice::Kind::user:
-        return sdbus::createSessionBusConnection();
-    case BusChoice::Kind::address:
-        return sdbus::createSessionBusConnectionWithAddress(bus.address);
-    case BusChoice::Kind::system:
-        break;
-    }
-    return sdbus::createSystemBusConnection();
-}
+constexpr const char* session_interface = client::bus::session_interface;
 
 } // namespace
 
@@ -292,13 +184,18 @@ std::string BusClient::record_snapshot(const std::string& path, std::uint64_t ma
 
 std::string BusClient::rotate(const std::string& path, bool wait,
                               const std::function<void(const std::string&)>& progress) {
-    SessionProxy session(*connection_->bus, path); // subscribed before the call
     std::optional<std::string> archive;
     std::optional<std::optional<std::string>> outcome; // set once our archive is announced
-    session.onRotation = [&](const std::string& p, const std::optional<std::string>& failure) {
+    client::SessionSignals signals;
+    signals.rotation_completed = [&](const std::string& p) {
         if (archive && p == *archive)
-            outcome = failure;
+            outcome.emplace(); // completed: no failure
     };
+    signals.rotation_failed = [&](const std::string& p, const std::string& reason) {
+        if (archive && p == *archive)
+            outcome = reason;
+    };
+    SessionProxy session(*connection_->bus, path, std::move(signals)); // subscribed before the call
     archive = session.Rotate(call_options());
     if (!wait)
         return *archive;

@@ -7,6 +7,7 @@
 #include "kernel_domain.hpp"
 #include "property_map.hpp"
 
+#include <client/bus_choice.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,16 +21,8 @@
 
 namespace tracectl::cli {
 
-/// Which bus to talk to.
-struct BusChoice {
-    enum class Kind {
-        system,  ///< the system bus (honours DBUS_SYSTEM_BUS_ADDRESS)
-        user,    ///< the session (user) bus
-        address, ///< the bus at `address` (a D-Bus address, e.g. "unix:path=/run/x")
-    };
-    Kind kind = Kind::system;
-    std::string address;
-};
+/// Which bus to talk to (client/bus_choice.hpp).
+using BusChoice = client::BusChoice;
 
 /// A connection to the bus plus proxies of the manager and session objects. Every call is a
 /// blocking method call (sd-bus default timeout, 25 s). Failed calls throw sdbus::Error with

@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <client/bus_names.hpp>
 #include <clocale>
 #include <csignal>
 #include <ctime>
@@ -28,8 +29,9 @@
 namespace tracectl::cli {
 namespace {
 
-constexpr const char* bus_name = "org.tracectl.Tracing1";
-constexpr const char* session_interface = "org.tracectl.Tracing1.Session";
+using client::bus::name_owner_rule;
+constexpr const char* bus_name = client::bus::name;
+constexpr const char* session_interface = client::bus::session_interface;
 
 /// Signals are unicast to connections that have called the daemon and may see the object; the
 /// rules are added before the first call (ListSessions), as the Manager's XML asks.
@@ -38,9 +40,6 @@ const std::string properties_changed_rule =
     "path_namespace='/org/tracectl/Tracing1/session',arg0='org.tracectl.Tracing1.Session'";
 const std::string object_manager_rule =
     "type='signal',interface='org.freedesktop.DBus.ObjectManager',path='/org/tracectl/Tracing1'";
-const std::string name_owner_rule =
-    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-    "member='NameOwnerChanged',arg0='org.tracectl.Tracing1'";
 
 constexpr const char* unknown_object_error = "org.freedesktop.DBus.Error.UnknownObject";
 constexpr const char* access_denied_error = "org.freedesktop.DBus.Error.AccessDenied";

@@ -9,7 +9,7 @@
 
 namespace tracectl::cli {
 
-/// Both subcommands' flags, for main.cpp.
+/// Both subcommands' flags, for their verbs (events/track_verbs.cpp).
 struct TrackCommandLine {
     TrackFlags track;
     TrackFlags untrack;

@@ -2,24 +2,15 @@
 // tested in tests/unit/gui_command_line_test.cpp.
 #pragma once
 
+#include <client/bus_choice.hpp>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace tracectl::gui {
 
-/// Which bus tracectld is reached on.
-struct BusChoice {
-    enum class Kind {
-        system,  ///< the system bus (honours DBUS_SYSTEM_BUS_ADDRESS); the default
-        user,    ///< the session bus (a `tracectld --user`)
-        address, ///< the bus at `address`, a D-Bus address such as "unix:path=/run/x/bus"
-    };
-    Kind kind = Kind::system;
-    std::string address; ///< only for Kind::address
-
-    bool operator==(const BusChoice&) const = default;
-};
+/// Which bus tracectld is reached on (client/bus_choice.hpp).
+using BusChoice = client::BusChoice;
 
 /// Run the window on this bus.
 struct RunGui {

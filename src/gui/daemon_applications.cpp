@@ -2,13 +2,16 @@
 // Manager.ListApplications when the daemon is (re)listed, ObjectManager.InterfacesAdded and
 // InterfacesRemoved of org.tracectl.Tracing1.Application as apps come and go, and each app's
 // Application.ListTracepoints.
-#include "bus_names.hpp"
 #include "daemon_client.hpp"
 
+#include <client/bus_names.hpp>
+#include <client/call_error.hpp>
 #include <glibmm/main.h>
 #include <sdbus-c++/sdbus-c++.h>
 
 namespace tracectl::gui {
+
+namespace bus = client::bus;
 namespace {
 
 /// How often, and how far apart, an app's tracepoints are listed again after it registered:
@@ -99,7 +102,7 @@ void DaemonClient::list_tracepoints(ApplicationInfo application, int retries_lef
                 app.tracepoints.clear();
                 app.error.reset();
                 if (error != nullptr) {
-                    app.error = bus::call_error(*error);
+                    app.error = client::call_error(*error);
                 } else {
                     for (const auto& entry : listed) {
                         app.tracepoints.push_back(Tracepoint{

@@ -2,13 +2,16 @@
 // EnableEvents, DisableEvents) and the Manager's ListTracepointsWithOptions and
 // DefaultOutputPath. Each goes through a proxy of
 // its own (PendingCall), so that its reply comes even when the session is destroyed first.
-#include "bus_names.hpp"
 #include "daemon_client.hpp"
 
+#include <client/bus_names.hpp>
+#include <client/call_error.hpp>
 #include <sdbus-c++/sdbus-c++.h>
 #include <tuple>
 
 namespace tracectl::gui {
+
+namespace bus = client::bus;
 
 const char* method_name(SessionAction action) noexcept {
     switch (action) {
@@ -44,9 +47,9 @@ void DaemonClient::act(SessionAction action, const std::string& path, ActionRepl
     auto [id, proxy] = begin_call(path);
     proxy.callMethodAsync(method_name(action))
         .onInterface(bus::session_interface)
-        .withArguments(bus::interactive_options())
+        .withArguments(client::interactive_options())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
-            reply(error != nullptr ? std::optional(bus::call_error(*error)) : std::nullopt);
+            reply(error != nullptr ? std::optional(client::call_error(*error)) : std::nullopt);
             end_call(id);
         });
 }
@@ -55,11 +58,11 @@ void DaemonClient::call_for_path(const std::string& path, const char* method, Pa
     auto [id, proxy] = begin_call(path);
     proxy.callMethodAsync(method)
         .onInterface(bus::session_interface)
-        .withArguments(bus::interactive_options())
+        .withArguments(client::interactive_options())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
                                                                    const std::string& folder) {
             if (error != nullptr) {
-                reply({}, bus::call_error(*error));
+                reply({}, client::call_error(*error));
             } else {
                 reply(folder, std::nullopt);
             }
@@ -78,7 +81,7 @@ void DaemonClient::record_snapshot(const std::string& path, PathReply reply) {
 void DaemonClient::enable_events(const std::string& path, const std::string& domain,
                                  const std::string& channel, const std::string& pattern,
                                  const RuleOptions& options, ActionReply reply) {
-    std::map<std::string, sdbus::Variant> arguments = bus::interactive_options();
+    std::map<std::string, sdbus::Variant> arguments = client::interactive_options();
     if (!options.loglevel.empty()) {
         arguments.emplace("loglevel", sdbus::Variant{options.loglevel});
     }
@@ -90,7 +93,7 @@ void DaemonClient::enable_events(const std::string& path, const std::string& dom
         .onInterface(bus::session_interface)
         .withArguments(domain, channel, pattern, arguments)
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
-            reply(error != nullptr ? std::optional(bus::call_error(*error)) : std::nullopt);
+            reply(error != nullptr ? std::optional(client::call_error(*error)) : std::nullopt);
             end_call(id);
         });
 }
@@ -101,9 +104,9 @@ void DaemonClient::disable_events(const std::string& path, const std::string& do
     auto [id, proxy] = begin_call(path);
     proxy.callMethodAsync("DisableEvents")
         .onInterface(bus::session_interface)
-        .withArguments(domain, channel, pattern, bus::interactive_options())
+        .withArguments(domain, channel, pattern, client::interactive_options())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
-            reply(error != nullptr ? std::optional(bus::call_error(*error)) : std::nullopt);
+            reply(error != nullptr ? std::optional(client::call_error(*error)) : std::nullopt);
             end_call(id);
         });
 }
@@ -114,11 +117,11 @@ void DaemonClient::list_kernel_tracepoints(KernelTracepointsReply reply) {
     auto [id, proxy] = begin_call(bus::manager_path);
     proxy.callMethodAsync("ListTracepointsWithOptions")
         .onInterface(bus::manager_interface)
-        .withArguments(std::string("kernel"), bus::interactive_options())
+        .withArguments(std::string("kernel"), client::interactive_options())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
                                                                    const Listed& listed) {
             if (error != nullptr) {
-                reply({}, bus::call_error(*error));
+                reply({}, client::call_error(*error));
             } else {
                 std::vector<KernelTracepoint> tracepoints;
                 tracepoints.reserve(listed.size());
@@ -139,7 +142,7 @@ void DaemonClient::default_output_path(const std::string& name, PathReply reply)
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
                                                                    const std::string& path) {
             if (error != nullptr) {
-                reply({}, bus::call_error(*error));
+                reply({}, client::call_error(*error));
             } else {
                 reply(path, std::nullopt);
             }

@@ -1,115 +1,31 @@
 #include "daemon_client.hpp"
 
-#include "bus_names.hpp"
-
 #include <algorithm>
 #include <cli/variant_json.hpp>
+#include <client/bus_names.hpp>
+#include <client/call_error.hpp>
+#include <client/proxies.hpp>
 #include <glibmm/main.h>
-#include <manager_proxy.h>
 #include <sdbus-c++/StandardInterfaces.h>
-#include <session_proxy.h>
 #include <set>
 #include <utility>
 
 namespace tracectl::gui {
 namespace {
 
-using bus::application_interface;
-using bus::call_error;
-using bus::manager_interface;
-using bus::manager_path;
-using bus::properties_interface;
-using bus::session_interface;
-constexpr const char* bus_name = bus::name;
+using client::call_error;
+using client::bus::application_interface;
+using client::bus::manager_interface;
+using client::bus::properties_interface;
+using client::bus::session_interface;
+constexpr const char* bus_name = client::bus::name;
 
-const std::string name_owner_rule =
-    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-    "member='NameOwnerChanged',arg0='org.tracectl.Tracing1'";
-
-std::unique_ptr<sdbus::IConnection> open_bus(const BusChoice& bus) {
-    switch (bus.kind) {
-    case BusChoice::Kind::user:
-        return sdbus::createSessionBusConnection();
-    case BusChoice::Kind::address:
-        return sdbus::createSessionBusConnectionWithAddress(bus.address);
-    case BusChoice::Kind::system:
-        break;
-    }
-    return sdbus::createSystemBusConnection();
-}
+using client::bus::name_owner_rule;
 
 } // namespace
 
-/// /org/tracectl/Tracing1: the generated Manager proxy and the standard ObjectManager one.
-class DaemonClient::ManagerProxy final
-    : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Manager_proxy,
-                                    sdbus::ObjectManager_proxy> {
-public:
-    ManagerProxy(sdbus::IConnection& connection, DaemonClient& client)
-        : ProxyInterfaces(connection, bus_name, manager_path), client_(client) {
-        registerProxy();
-    }
-    ~ManagerProxy() { unregisterProxy(); }
-    ManagerProxy(const ManagerProxy&) = delete;
-    ManagerProxy& operator=(const ManagerProxy&) = delete;
-    ManagerProxy(ManagerProxy&&) = delete;
-    ManagerProxy& operator=(ManagerProxy&&) = delete;
-
-    using ProxyInterfaces::getProxy; // the asynchronous calls
-
-private:
-    void onInterfacesAdded(
-        const sdbus::ObjectPath& path,
-        const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces) override {
-        client_.on_interfaces_added(path, interfaces);
-    }
-    void onInterfacesRemoved(const sdbus::ObjectPath& path,
-                             const std::vector<std::string>& interfaces) override {
-        client_.on_interfaces_removed(path, interfaces);
-    }
-
-    DaemonClient& client_;
-};
-
-/// /org/tracectl/Tracing1/session/<id>: the generated Session proxy and the standard
-/// Properties one, for the session's signals and its GetAll.
-class DaemonClient::SessionProxy final
-    : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Session_proxy,
-                                    sdbus::Properties_proxy> {
-public:
-    SessionProxy(sdbus::IConnection& connection, const std::string& path, DaemonClient& client)
-        : ProxyInterfaces(connection, bus_name, path), client_(client) {
-        registerProxy();
-    }
-    ~SessionProxy() { unregisterProxy(); }
-    SessionProxy(const SessionProxy&) = delete;
-    SessionProxy& operator=(const SessionProxy&) = delete;
-    SessionProxy(SessionProxy&&) = delete;
-    SessionProxy& operator=(SessionProxy&&) = delete;
-
-    using ProxyInterfaces::getProxy;
-
-private:
-    void onPropertiesChanged(const std::string& interface,
-                             const std::map<std::string, sdbus::Variant>& changed,
-                             const std::vector<std::string>& invalidated) override {
-        client_.on_properties_changed(getObjectPath(), interface, changed, invalidated);
-    }
-    void onSnapshotRecorded(const std::string& path) override {
-        client_.on_chunk_signal(getObjectPath(), ChunkEvent::snapshot_recorded, path, {});
-    }
-    void onRotationCompleted(const std::string& path) override {
-        client_.on_chunk_signal(getObjectPath(), ChunkEvent::rotation_completed, path, {});
-    }
-    void onRotationFailed(const std::string& path, const std::string& reason) override {
-        client_.on_chunk_signal(getObjectPath(), ChunkEvent::rotation_failed, path, reason);
-    }
-
-    DaemonClient& client_;
-};
-
 DaemonClient::DaemonClient(const BusChoice& bus, DaemonEvents events)
-    : events_(std::move(events)), connection_(open_bus(bus)) {
+    : events_(std::move(events)), connection_(client::open_bus(bus)) {
     source_ = std::make_unique<BusSource>(*connection_, [this](const std::string& reason) {
         if (events_.bus_lost) {
             events_.bus_lost(reason);
@@ -118,7 +34,14 @@ DaemonClient::DaemonClient(const BusChoice& bus, DaemonEvents events)
     // Signals are unicast to connections that called the daemon: subscribe first, then call.
     name_owner_slot_ = connection_->addMatch(
         name_owner_rule, [this](sdbus::Message& message) { on_name_owner_changed(message); });
-    manager_ = std::make_unique<ManagerProxy>(*connection_, *this);
+    client::ObjectSignals objects;
+    objects.interfaces_added = [this](const std::string& path, const auto& interfaces) {
+        on_interfaces_added(path, interfaces);
+    };
+    objects.interfaces_removed = [this](const std::string& path, const auto& interfaces) {
+        on_interfaces_removed(path, interfaces);
+    };
+    manager_ = std::make_unique<ManagerProxy>(*connection_, std::move(objects));
     reload();
 }
 
@@ -184,10 +107,30 @@ void DaemonClient::on_sessions_listed(const std::vector<sdbus::ObjectPath>& path
     }
 }
 
+client::SessionSignals DaemonClient::session_signals(const std::string& path) {
+    client::SessionSignals signals;
+    signals.properties_changed = [this, path](const std::string& interface, const auto& changed,
+                                              const auto& invalidated) {
+        on_properties_changed(path, interface, changed, invalidated);
+    };
+    signals.snapshot_recorded = [this, path](const std::string& folder) {
+        on_chunk_signal(path, ChunkEvent::snapshot_recorded, folder, {});
+    };
+    signals.rotation_completed = [this, path](const std::string& folder) {
+        on_chunk_signal(path, ChunkEvent::rotation_completed, folder, {});
+    };
+    signals.rotation_failed = [this, path](const std::string& folder, const std::string& reason) {
+        on_chunk_signal(path, ChunkEvent::rotation_failed, folder, reason);
+    };
+    return signals;
+}
+
 DaemonClient::SessionProxy& DaemonClient::track(const std::string& path) {
     auto it = sessions_.find(path);
     if (it == sessions_.end()) {
-        it = sessions_.emplace(path, std::make_unique<SessionProxy>(*connection_, path, *this))
+        it = sessions_
+                 .emplace(path,
+                          std::make_unique<SessionProxy>(*connection_, path, session_signals(path)))
                  .first;
     }
     return *it->second;

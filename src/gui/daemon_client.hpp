@@ -10,6 +10,7 @@
 #include "command_line.hpp"
 
 #include <cli/property_map.hpp>
+#include <client/call_error.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -21,15 +22,16 @@
 #include <utility>
 #include <vector>
 
+namespace tracectl::client {
+class ObservedManagerProxy;
+class SessionProxy;
+struct SessionSignals;
+} // namespace tracectl::client
+
 namespace tracectl::gui {
 
-/// A method call that failed: the D-Bus error name (e.g.
-/// "org.tracectl.Tracing1.Error.SessionExists") and the message, as the daemon (or the bus)
-/// worded it.
-struct CallError {
-    std::string name;
-    std::string message;
-};
+/// A method call that failed (client/call_error.hpp).
+using CallError = client::CallError;
 
 /// One tracepoint an application offers: "provider:event" and its log level as lttng-ust
 /// numbers it (0 TRACE_EMERG ... 14 TRACE_DEBUG).
@@ -164,8 +166,8 @@ public:
     void default_output_path(const std::string& name, PathReply reply);
 
 private:
-    class ManagerProxy;
-    class SessionProxy;
+    using ManagerProxy = client::ObservedManagerProxy;
+    using SessionProxy = client::SessionProxy;
     /// One call in flight on a session: a proxy of its own, so that the reply comes even when
     /// the session's object (and its SessionProxy) is gone first, as Destroy does.
     struct PendingCall {
@@ -205,6 +207,9 @@ private:
     void list_tracepoints(ApplicationInfo application, int retries_left);
     void forget_application(const std::string& path);
     void daemon_gone(const std::string& reason);
+    /// The signals of the session at `path`, forwarded to on_properties_changed and
+    /// on_chunk_signal.
+    client::SessionSignals session_signals(const std::string& path);
     /// Makes (or keeps) the proxy of the session at `path`; returns it.
     SessionProxy& track(const std::string& path);
     /// Properties.GetAll of the session at `path`, reported through events_.session.

@@ -1,0 +1,136 @@
+// tracectl enable-event -u|-k [PATTERN[,PATTERN...] | -a] [--syscall] [-s S] [-c C]
+// [--loglevel L | --loglevel-only L] [-x NAMES] [-f FILTER] [--userspace-probe LOCATION]
+#include "cli/kernel_domain.hpp"
+#include "cli/trace_commands.hpp"
+#include "cli/verbs/verb_options.hpp"
+#include "event_verbs.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <system_error>
+
+namespace tracectl::cli {
+namespace {
+
+/// The enable-event command line, as CLI11 fills it in.
+struct EnableEventLine {
+    EnableEventArgs args;
+    EventSelectionFlags selection;
+    std::string session;
+    std::string loglevel;
+    std::string loglevel_only;
+    std::string exclude;
+    std::string userspace_probe;
+    CLI::Option* session_option = nullptr;
+    CLI::Option* loglevel_option = nullptr;
+    CLI::Option* loglevel_only_option = nullptr;
+    CLI::Option* exclude_option = nullptr;
+    CLI::Option* userspace_probe_option = nullptr;
+};
+
+void check_enable_event_line(EnableEventLine& cl) {
+    EventSelection selection = resolve_event_selection(
+        cl.selection, {cl.loglevel_option, cl.loglevel_only_option, cl.exclude_option});
+    cl.args.domain = selection.domain;
+    cl.args.pattern = std::move(selection.ust_pattern);
+    cl.args.kernel_calls = std::move(selection.kernel_calls);
+    if (cl.userspace_probe_option->count() > 0) {
+        if (selection.domain != Domain::kernel) {
+            throw CLI::ValidationError("--userspace-probe",
+                                       "is for kernel events (-k) only, as in LTTng");
+        }
+        if (cl.selection.all || cl.selection.syscall || cl.args.kernel_calls.size() != 1) {
+            throw CLI::ValidationError("--userspace-probe",
+                                       "takes one event name (the probe's), without "
+                                       "-a or --syscall");
+        }
+        const char* search = std::getenv("PATH");
+        std::error_code ec;
+        const std::string cwd = std::filesystem::current_path(ec).string();
+        cl.args.userspace_probe =
+            resolve_userspace_probe(cl.userspace_probe, search != nullptr ? search : "", cwd);
+    }
+    if (cl.session_option->count() > 0) {
+        cl.args.session = cl.session;
+    }
+    if (cl.loglevel_option->count() > 0) {
+        cl.args.loglevel = cl.loglevel;
+    } else if (cl.loglevel_only_option->count() > 0) {
+        cl.args.loglevel = cl.loglevel_only;
+        cl.args.loglevel_only = true;
+    }
+    if (cl.exclude_option->count() > 0) {
+        std::string item;
+        for (char c : cl.exclude + ",") {
+            if (c == ',') {
+                if (!item.empty()) {
+                    cl.args.exclusions.push_back(item);
+                }
+                item.clear();
+            } else {
+                item += c;
+            }
+        }
+    }
+}
+
+} // namespace
+
+void add_enable_event_verb(CLI::App& app, VerbTable& verbs) {
+    auto cl = std::make_shared<EnableEventLine>();
+    auto* enable_event = app.add_subcommand(
+        "enable-event", "Record events of LTTng-UST apps (-u) or of the kernel (-k)");
+    add_event_selection(*enable_event, cl->selection);
+    cl->session_option =
+        enable_event->add_option("-s,--session", cl->session, current_session_help);
+    enable_event->add_option("-c,--channel", cl->args.channel,
+                             "Channel (default: channel0, made on first use)");
+    cl->loglevel_option = enable_event->add_option("--loglevel", cl->loglevel,
+                                                   "Record this log level or a more severe one "
+                                                   "(TRACE_WARNING, info, ...); -u only");
+    cl->loglevel_only_option = enable_event->add_option("--loglevel-only", cl->loglevel_only,
+                                                        "Record exactly this log level; -u only");
+    cl->loglevel_option->excludes(cl->loglevel_only_option);
+    cl->exclude_option = enable_event->add_option("-x,--exclude", cl->exclude,
+                                                  "Comma-separated event names to leave out; -u "
+                                                  "only");
+    enable_event->add_option("-f,--filter", cl->args.filter,
+                             "Record only the events for which this LTTng filter expression is "
+                             "true, e.g. 'intfield > 3 && $ctx.procname == \"foo*\"' (-k: the "
+                             "daemon translates it into a tracefs filter, e.g. 'prev_tid == 0')");
+    cl->userspace_probe_option = enable_event->add_option(
+        "--userspace-probe", cl->userspace_probe,
+        "-k only: a userspace probe named PATTERN (one name) at [elf:]PATH:SYMBOL (a "
+        "function's entry), [elf:]PATH:SYMBOL%return (its return, with the return value) or "
+        "sdt:PATH:PROVIDER:PROBE (a USDT probe, with its arguments)");
+    enable_event->footer(
+        "Give exactly one of -u and -k. A rule the session has already (same channel,\n"
+        "pattern, log level, exclusions and filter) is refused with\n"
+        "org.tracectl.Tracing1.Error.EventRuleExists (exit status 1). A filter expression\n"
+        "LTTng 2.13 refuses is refused with a message naming the column.\n"
+        "With -k, each comma-separated name is its own rule (one EnableEvents call each);\n"
+        "those refused are reported and the others enabled. A -k name without a system\n"
+        "is ftrace's (softirq_entry) or lttng-modules' (irq_softirq_entry,\n"
+        "kmem_mm_page_alloc), globs included; an event named both ways is recorded once.\n"
+        "lttng_statedump_* names ask for the statedump in the channel (the first kernel\n"
+        "channel has it when no rule names them; see tracectl(1) for the events written).\n"
+        "The kernel domain needs the org.tracectl.Tracing1.trace-kernel right\n"
+        "('tracectl list-tracepoints -k' lists the tracepoints).\n\n"
+        "Example:\n  tracectl enable-event -u 'my_provider:*' --loglevel TRACE_INFO\n"
+        "  tracectl enable-event -k 'sched:*,net:net_dev_xmit'\n"
+        "  tracectl enable-event -k sched_switch,irq_softirq_entry,lttng_statedump_process_state\n"
+        "  tracectl enable-event -k sched:sched_switch --filter 'prev_tid != 0'\n"
+        "  tracectl enable-event -k --syscall openat,close\n"
+        "  tracectl enable-event -k --syscall -a");
+
+    verbs.add(*enable_event, {.check = [cl] { check_enable_event_line(*cl); },
+                              .run =
+                                  [cl](BusClient& bus) {
+                                      return run_enable_event(bus, cl->args, std::cout, std::cerr);
+                                  }});
+}
+
+} // namespace tracectl::cli

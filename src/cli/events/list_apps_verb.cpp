@@ -1,0 +1,34 @@
+// tracectl list-apps [-t] [--json]
+#include "cli/trace_commands.hpp"
+#include "event_verbs.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+namespace tracectl::cli {
+namespace {
+
+/// The list-apps command line, as CLI11 fills it in.
+struct ListAppsLine {
+    bool tracepoints = false;
+    bool json = false;
+};
+
+} // namespace
+
+void add_list_apps_verb(CLI::App& app, VerbTable& verbs) {
+    auto cl = std::make_shared<ListAppsLine>();
+    auto* list_apps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
+    list_apps->add_flag("-t,--tracepoints", cl->tracepoints, "Also list each app's tracepoints");
+    list_apps->add_flag("--json", cl->json, "Print a JSON array");
+    list_apps->footer("Lists the apps you may see (yours; root sees all).\n\nExample:\n"
+                      "  tracectl list-apps --tracepoints");
+
+    verbs.add(*list_apps, {.run = [cl](BusClient& bus) {
+        run_list_apps(bus, cl->tracepoints, cl->json, std::cout);
+        return ExitStatus::success;
+    }});
+}
+
+} // namespace tracectl::cli

@@ -1,0 +1,33 @@
+// tracectl set-session NAME
+#include "cli/commands.hpp"
+#include "cli/verbs/verb_options.hpp"
+#include "session_verbs.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <string>
+
+namespace tracectl::cli {
+
+void add_set_session_verb(CLI::App& app, VerbTable& verbs) {
+    auto name = std::make_shared<std::string>();
+    auto* set_session =
+        app.add_subcommand("set-session", "Make a session the current one (as lttng set-session)");
+    set_session->add_option("NAME", *name, "Name of one of your sessions")->required();
+    set_session->footer(
+        "Commands given no session act on the current session: 'tracectl create' sets it,\n"
+        "and so does this command. It is kept per user and per bus in\n"
+        "$XDG_RUNTIME_DIR/tracectl/current-session.BUS (gone at logout). Without a current\n"
+        "session, commands fall back to your only session, if you have exactly one.\n\n"
+        "Example:\n  tracectl set-session web-latency");
+
+    verbs.add(*set_session, {.check = [name] { check_utf8_names({name.get()}); },
+                             .run =
+                                 [name](BusClient& bus) {
+                                     run_set_session(bus, *name, std::cout);
+                                     return ExitStatus::success;
+                                 }});
+}
+
+} // namespace tracectl::cli

@@ -1,0 +1,19 @@
+// tracectl stop [NAME | -a | -g PATTERN]
+#include "cli/commands.hpp"
+#include "session_spec_verb.hpp"
+#include "session_verbs.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace tracectl::cli {
+
+void add_stop_verb(CLI::App& app, VerbTable& verbs) {
+    add_session_spec_verb(app, verbs, "stop", "Stop tracing in a session, or several", "Stop",
+                          run_stop)
+        .footer("Stops recording; allowed when the session is \"active\". What was recorded\n"
+                "stays in the output folder. With --all or --glob, a session not active is a\n"
+                "warning and each failure is reported while the others go on.\n\n"
+                "Example:\n  tracectl stop web-latency\n  tracectl stop --all");
+}
+
+} // namespace tracectl::cli
