@@ -838,8 +838,10 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         // probes of the kernel domain on each process's executable, defined while a -c
         // command waits at its first instruction.
         std::map<std::string, std::string> locations; // event -> userspace probe location
+        std::map<std::string, std::string> written;   // event -> its probe description
         for (const UserProbeEnabling& e : user_probe_enablings(program)) {
             locations.emplace(e.event, e.location);
+            written.emplace(e.event, e.description);
             enabled.emplace_back(e.event, Domain::kernel);
         }
         // Only BEGIN, END, ERROR and timers: nothing to record, and no session. dtrace(1)
@@ -965,7 +967,9 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             running = true;
             std::string described;
             for (const auto& [pattern, domain] : enabled) {
-                described += (described.empty() ? "" : ", ") + pattern +
+                const auto as_written = written.find(pattern);
+                described += (described.empty() ? "" : ", ") +
+                             (as_written != written.end() ? as_written->second : pattern) +
                              (domain == Domain::kernel ? " (kernel)" : " (ust)");
             }
             err << (records ? "Tracing " + described + " in session " + name
@@ -1082,8 +1086,11 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         if (started && !any_trace) {
             for (const auto& [pattern, domain] : enabled) {
-                print_error_line(err, args.command + ": probe description " + pattern +
-                                          " matched no event record");
+                const auto as_written = written.find(pattern);
+                print_error_line(err,
+                                 args.command + ": probe description " +
+                                     (as_written != written.end() ? as_written->second : pattern) +
+                                     " matched no event record");
             }
         }
         std::string json;

@@ -37,7 +37,7 @@ std::string uprobeApp() {
     return p != nullptr ? p : "tracectl-uprobe-app";
 }
 
-std::string tracectl() {
+std::string tracectlCli() {
     const char* p = std::getenv("TRACECTL");
     return p != nullptr ? p : "tracectl";
 }
@@ -92,7 +92,7 @@ protected:
 
     /// tracectl dtrace --json -c "APP N M" PROGRAM.
     static RunResult dtraceC(int n, int m, const std::string& program) {
-        return run({tracectl(), "dtrace", "--json", "-c",
+        return run({tracectlCli(), "dtrace", "--json", "-c",
                     uprobeApp() + " " + std::to_string(n) + " " + std::to_string(m), "-n",
                     program});
     }
@@ -162,8 +162,8 @@ TEST_F(DtracePid, OnlyTheTargetProcessCountsWithDashP) {
                                            std::filesystem::path(exe));
     })) << "the target never exec'd the app";
     const std::string dtraceLog = sandbox_->dir() + "/log/dtrace-pid.log";
-    ChildProcess dtrace({tracectl(), "dtrace", "--json", "-p", std::to_string(target.pid()), "-n",
-                         "pid$target::tracectl_uprobe_work:entry { @n = count(); }"},
+    ChildProcess dtrace({tracectlCli(), "dtrace", "--json", "-p", std::to_string(target.pid()),
+                         "-n", "pid$target::tracectl_uprobe_work:entry { @n = count(); }"},
                         {}, dtraceLog);
     ASSERT_TRUE(eventually([&] { return fileText(dtraceLog).find("Tracing") != std::string::npos; },
                            std::chrono::seconds(30)))
@@ -186,7 +186,7 @@ TEST_F(DtracePid, OnlyTheTargetProcessCountsWithDashP) {
 
 TEST_F(DtracePid, RefusalsSayWhyExitNonZeroAndLeaveNothing) {
     // A command that does not exist: refused before anything is made.
-    const RunResult missing = run({tracectl(), "dtrace", "-c", "/nonexistent/program", "-n",
+    const RunResult missing = run({tracectlCli(), "dtrace", "-c", "/nonexistent/program", "-n",
                                    "pid$target::main:entry { @ = count(); }"});
     EXPECT_EQ(missing.exitCode, 1) << missing.describe();
     EXPECT_NE(missing.err.find("cannot run /nonexistent/program: No such file or directory"),
@@ -198,7 +198,8 @@ TEST_F(DtracePid, RefusalsSayWhyExitNonZeroAndLeaveNothing) {
     // no session, no probe.
     for (const std::string program : {"pid$target::no_such_function:entry { @ = count(); }",
                                       "tracectl_test$target:::no_such_probe { @ = count(); }"}) {
-        const RunResult r = run({tracectl(), "dtrace", "-c", uprobeApp() + " 3 3", "-n", program});
+        const RunResult r =
+            run({tracectlCli(), "dtrace", "-c", uprobeApp() + " 3 3", "-n", program});
         EXPECT_EQ(r.exitCode, 1) << program << ": " << r.describe();
         const std::string name = program.find("no_such_function") != std::string::npos
                                      ? "no_such_function"
@@ -212,7 +213,7 @@ TEST_F(DtracePid, RefusalsSayWhyExitNonZeroAndLeaveNothing) {
         }
     }
     // A pid provider probe that is not entry or return: the program's error, status 2.
-    const RunResult offset = run({tracectl(), "dtrace", "-c", uprobeApp() + " 1 1", "-n",
+    const RunResult offset = run({tracectlCli(), "dtrace", "-c", uprobeApp() + " 1 1", "-n",
                                   "pid$target::tracectl_uprobe_work:4 { @ = count(); }"});
     EXPECT_EQ(offset.exitCode, 2) << offset.describe();
     EXPECT_NE(offset.err.find("entry and return"), std::string::npos) << offset.err;
