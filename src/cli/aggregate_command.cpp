@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -500,21 +501,35 @@ public:
             close(failed[0]);
             throw agg::TraceReadError("cannot run " + program_ + ": " + std::strerror(error));
         }
+        // Its stop at exec's return (SIGTRAP), or its end. A signal it gets before its
+        // exec (say, the terminal's Ctrl-C: it is in tracectl's process group) stops it
+        // too, being traced: passed on, it has its usual effect.
+        int status = 0;
+        for (;;) {
+            if (waitpid(pid_, &status, 0) < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                status = 0;
+                break;
+            }
+            if (!WIFSTOPPED(status) || WSTOPSIG(status) == SIGTRAP) {
+                break;
+            }
+            ptrace(PTRACE_CONT, pid_, nullptr,
+                   reinterpret_cast<void*>(static_cast<std::uintptr_t>(WSTOPSIG(status))));
+        }
+        // Closed by the exec, or by the child's end after writing exec's errno.
         int written = 0;
         ssize_t got = 0;
-        do {
-            got = read(failed[0], &written, sizeof written);
-        } while (got < 0 && errno == EINTR);
+        if (!WIFSTOPPED(status)) {
+            do {
+                got = read(failed[0], &written, sizeof written);
+            } while (got < 0 && errno == EINTR);
+        }
         close(failed[0]);
-        int status = 0;
-        while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
-        if (WIFSTOPPED(status) && got == 0) {
-            return; // at its first instruction
-        }
         if (WIFSTOPPED(status)) {
-            kill(pid_, SIGKILL);
-            waitpid(pid_, nullptr, 0);
+            return; // at its first instruction
         }
         done_ = true;
         throw agg::TraceReadError("cannot run " + program_ + ": " +
