@@ -109,11 +109,16 @@ protected:
 
 TEST_F(DtracePid, EntryProbeCountsEachArgumentExactly) {
     // 10 calls, i = 0..9: arg0 % 3 is 0 four times (0 3 6 9), 1 and 2 three times each.
+    // main is entered once, with argc 3 as arg0: the command ran from its first
+    // instruction with its probes in place.
     const RunResult r =
-        dtraceC(10, 0, "pid$target::tracectl_uprobe_work:entry { @calls[arg0 % 3] = count(); }");
+        dtraceC(10, 0,
+                "pid$target::tracectl_uprobe_work:entry { @calls[arg0 % 3] = count(); } "
+                "pid$target::main:entry { @main[arg0] = count(); }");
     ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
     EXPECT_EQ(entries(r.out, "calls"), (std::map<long long, long long>{{0, 4}, {1, 3}, {2, 3}}))
         << r.out << r.err;
+    EXPECT_EQ(entries(r.out, "main"), (std::map<long long, long long>{{3, 1}})) << r.out;
     expectNothingLeft(exitedPid(r.err));
 }
 
