@@ -469,15 +469,15 @@ public:
             throw std::invalid_argument("-c needs a command");
         }
         program_ = words.front();
-        int failed[2]; // the child's errno if exec fails; closed by a successful exec
-        if (pipe2(failed, O_CLOEXEC) != 0) {
-            throw agg::TraceReadError("cannot run " + program_ + ": " + std::strerror(errno));
-        }
         std::vector<char*> argv;
         for (std::string& word : words) {
             argv.push_back(word.data());
         }
         argv.push_back(nullptr);
+        int failed[2]; // the child's errno if exec fails; closed by a successful exec
+        if (pipe2(failed, O_CLOEXEC) != 0) {
+            throw agg::TraceReadError("cannot run " + program_ + ": " + std::strerror(errno));
+        }
         pid_ = fork();
         if (pid_ == 0) {
             close(failed[0]);
