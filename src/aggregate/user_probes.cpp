@@ -2,11 +2,13 @@
 
 #include "userspace_probe_location.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 #include <sys/types.h>
 
 namespace tracectl::aggregate {
@@ -17,22 +19,31 @@ bool has_wildcard(const std::string& s) {
     return s.find_first_of("*?[") != std::string::npos;
 }
 
-/// The process id that ends `provider` (its trailing digits), and the name before them.
-std::optional<std::pair<std::string, std::int64_t>> split_pid(const std::string& provider) {
-    std::size_t digits = provider.size();
-    while (digits > 0 && std::isdigit(static_cast<unsigned char>(provider[digits - 1])) != 0) {
-        --digits;
+/// The provider and process id of a process's provider `text`: "pid" and the digits after
+/// it (pid1234; -1 if they overflow), or, `target` given, the name `text` ends in $target's
+/// digits after (myprov1234: "myprov"; python3 of $target 1234 is python31234, so the
+/// digits are $target's, not all trailing ones). nullopt for anything else.
+std::optional<std::pair<std::string, std::int64_t>> split_pid(const std::string& text,
+                                                              std::optional<std::int64_t> target) {
+    const auto all_digits = [](std::string_view s) {
+        return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        });
+    };
+    if (text.rfind("pid", 0) == 0 && all_digits(std::string_view(text).substr(3))) {
+        std::int64_t pid = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data() + 3, end, pid);
+        return std::pair{std::string("pid"), ec == std::errc() && ptr == end ? pid : -1};
     }
-    if (digits == provider.size() || digits == 0) {
-        return std::nullopt;
+    if (target) {
+        const std::string digits = std::to_string(*target);
+        if (text.size() > digits.size() &&
+            text.compare(text.size() - digits.size(), digits.size(), digits) == 0) {
+            return std::pair{text.substr(0, text.size() - digits.size()), *target};
+        }
     }
-    std::int64_t pid = 0;
-    const char* end = provider.data() + provider.size();
-    const auto [ptr, ec] = std::from_chars(provider.data() + digits, end, pid);
-    if (ec != std::errc() || ptr != end) {
-        pid = -1; // too many digits: refused by the caller
-    }
-    return std::pair{provider.substr(0, digits), pid};
+    return std::nullopt;
 }
 
 /// `s` with every byte other than a letter, a digit or '_' made '_'.
@@ -54,15 +65,12 @@ std::optional<UserProbe> user_probe(const std::vector<std::string>& parts,
     if (parts.size() != 4) {
         return std::nullopt;
     }
-    const auto split = split_pid(parts[0]);
+    const auto split = split_pid(parts[0], target);
     if (!split) {
-        return std::nullopt;
+        return std::nullopt; // an event provider (whose name may end in digits)
     }
     const auto& [provider, pid] = *split;
     const bool pid_provider = provider == "pid";
-    if (!pid_provider && (!target || pid != *target)) {
-        return std::nullopt; // an event provider whose name ends in digits
-    }
     if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) {
         throw ProgramError(at, "probe description '" + text +
                                    "': " + parts[0].substr(provider.size()) + " is no process id");

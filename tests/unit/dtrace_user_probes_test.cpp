@@ -76,6 +76,12 @@ TEST(DtraceUserProbes, UsdtProviderOfTheTargetOnly) {
     EXPECT_EQ(ust.clauses[0].probes[0].pattern, "app2:event");
     const Program none = parse_program("app2:::event { @ = count(); }");
     EXPECT_FALSE(none.clauses[0].probes[0].user);
+    // A provider whose own name ends in a digit: only $target's digits are the process's.
+    const Program python =
+        parse_program("python3$target:::function__entry { @ = count(); }", target(77));
+    ASSERT_TRUE(python.clauses[0].probes[0].user);
+    EXPECT_EQ(python.clauses[0].probes[0].user->provider, "python3");
+    EXPECT_EQ(python.clauses[0].probes[0].user->pid, 77);
 }
 
 TEST(DtraceUserProbes, EventNamesAreIdentifiersOfAtMost64Bytes) {
