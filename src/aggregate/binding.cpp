@@ -1,5 +1,6 @@
 #include "aggregate/binding.hpp"
 
+#include "aggregate/user_probes.hpp"
 #include "kernel/lttng_kernel_names.hpp"
 
 #include <algorithm>
@@ -157,6 +158,14 @@ public:
         if (name == "execname") {
             return context("procname");
         }
+        if (user != nullptr && is_argument(name)) {
+            // A process's probe: its fields arg0.. (entry, USDT); a return's arg1 is the
+            // return value, its arg0 (dtrace's return offset) is not recorded.
+            if (user->kind == UserProbe::Kind::return_) {
+                return name == "arg1" ? class_.find(FieldScope::payload, "ret") : std::nullopt;
+            }
+            return class_.find(FieldScope::payload, name);
+        }
         if (auto found = class_.find(FieldScope::payload, name)) {
             return found;
         }
@@ -196,7 +205,11 @@ public:
             return b;
         case Expression::Kind::identifier: {
             if (is_probe_builtin(e.text) && !e.payload_member) {
-                const ProbeNames names = probe_names(class_.name(), class_.domain());
+                ProbeNames names = probe_names(class_.name(), class_.domain());
+                if (user != nullptr) {
+                    names = {user->provider + std::to_string(user->pid), user->module,
+                             user->function, user->name};
+                }
                 b.kind = BoundExpression::Kind::constant;
                 b.type = ValueType::string;
                 b.string = e.text == "probeprov"   ? names.provider
@@ -392,6 +405,8 @@ public:
     }
 
     bool uses_self = false;
+    /// The process's probe (user_probes.hpp) the clause matched the class by, if so.
+    const UserProbe* user = nullptr;
     /// What the expression being bound is for, in the message refusing a field that is
     /// neither an integer nor a string: "it cannot be printf( ) argument #2"...
     std::string use = "D expressions cannot use it";
@@ -480,6 +495,46 @@ Binder::Binder(const Program& program)
     }
 }
 
+namespace {
+
+/// `pid == probe.pid`, and `predicate` (if any) after it: the predicate of a clause bound
+/// to a process's probe. Throws ProgramError (at `at`) if the class records no pid.
+std::unique_ptr<BoundExpression> only_process(ClauseBinder& binder, const UserProbe& probe,
+                                              std::unique_ptr<BoundExpression> predicate,
+                                              Position at, const std::string& text) {
+    if (!binder.resolve("pid")) {
+        throw ProgramError(at, "probe description '" + text +
+                                   "': its event records no process id (context pid or vpid), "
+                                   "so the records of process " +
+                                   std::to_string(probe.pid) + " cannot be told apart");
+    }
+    Expression pid;
+    pid.kind = Expression::Kind::identifier;
+    pid.text = "pid";
+    pid.at = at;
+    auto test = std::make_unique<BoundExpression>();
+    test->kind = BoundExpression::Kind::binary;
+    test->op = Operator::equal;
+    test->at = at;
+    test->left = std::make_unique<BoundExpression>(binder.bind(pid));
+    test->right = std::make_unique<BoundExpression>();
+    test->right->kind = BoundExpression::Kind::constant;
+    test->right->integer = probe.pid;
+    test->right->at = at;
+    if (!predicate) {
+        return test;
+    }
+    auto both = std::make_unique<BoundExpression>();
+    both->kind = BoundExpression::Kind::binary;
+    both->op = Operator::logical_and;
+    both->at = at;
+    both->left = std::move(test);
+    both->right = std::move(predicate);
+    return both;
+}
+
+} // namespace
+
 BoundEventClass Binder::bind(const EventClassView& event_class) {
     BoundEventClass result;
     const std::string name = event_class.name();
@@ -488,11 +543,18 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
     const bool pseudo = domain == "dtrace";
     for (std::size_t c = 0; c < program_.clauses.size(); ++c) {
         const Clause& clause = program_.clauses[c];
-        if (std::none_of(clause.probes.begin(), clause.probes.end(), [&](const auto& probe) {
+        const auto matching =
+            std::find_if(clause.probes.begin(), clause.probes.end(), [&](const auto& probe) {
                 return pseudo ? is_special(probe) && probe.pattern == name
                               : !is_special(probe) && probe_matches(probe.pattern, name, domain);
-            })) {
+            });
+        if (matching == clause.probes.end()) {
             continue;
+        }
+        // A process's probe matches its own event only (user_probe_event, no wildcards).
+        const UserProbe* user = matching->user ? &*matching->user : nullptr;
+        if (user != nullptr) {
+            result.label = user_probe_label(*user);
         }
         matched_[c] = true;
         if (!pseudo && std::none_of(matched_classes_.begin(), matched_classes_.end(),
@@ -501,6 +563,7 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
         }
         std::vector<FieldDescription> slots = result.slots;
         ClauseBinder binder(event_class, slots, program_, variable_types_);
+        binder.user = user;
         bool complete = true;
         for (std::size_t r = 0; r < clause.references.size(); ++r) {
             if (binder.resolve(clause.references[r].name, clause.references[r].payload)) {
@@ -522,6 +585,12 @@ BoundEventClass Binder::bind(const EventClassView& event_class) {
                 throw ProgramError(clause.predicate->at,
                                    "a predicate must be an integer expression, not a string");
             }
+        }
+        if (user != nullptr) {
+            // Only process user->pid's records count (its executable's other processes
+            // hit the same userspace probe): `pid == PID && predicate`.
+            bound.predicate = only_process(binder, *user, std::move(bound.predicate), matching->at,
+                                           matching->text);
         }
         for (const Statement& statement : clause.statements) {
             BoundStatement s;

@@ -139,6 +139,8 @@ struct BoundEventClass {
     std::vector<FieldDescription> slots; ///< the fields to read, each once
     std::vector<BoundClause> clauses;
     std::string name; ///< the event class's (for dtrace's FUNCTION:NAME column)
+    /// A process's probe's FUNCTION:NAME ("work:entry"), printed instead of ":NAME".
+    std::string label;
 };
 
 /// probeprov, probemod, probefunc, probename of an event class named `name` in a trace of

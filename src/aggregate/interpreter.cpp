@@ -213,7 +213,8 @@ void Interpreter::run(const BoundEventClass& bound, const Value* slots, int id) 
             }
             const std::int64_t cpu = clause.cpu_slot ? slots[*clause.cpu_slot].integer : 0;
             char prefix[80];
-            const std::string name = ":" + probe_names(bound.name).name;
+            const std::string name =
+                bound.label.empty() ? ":" + probe_names(bound.name).name : bound.label;
             std::snprintf(prefix, sizeof prefix, "%3d %6d %32s ", static_cast<int>(cpu), id,
                           name.c_str());
             line += prefix;

@@ -13,8 +13,11 @@ bool is_identifier_start(char c) {
 bool is_identifier_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
+/// '$' for the macros a probe description may hold (pid$target::f:entry), which the
+/// parser expands.
 bool is_probe_char(char c) {
-    return is_identifier_char(c) || c == ':' || c == '*' || c == '?' || c == '.' || c == '-';
+    return is_identifier_char(c) || c == ':' || c == '*' || c == '?' || c == '.' || c == '-' ||
+           c == '$';
 }
 
 class Lexer {

@@ -2,6 +2,7 @@
 
 #include "aggregate/format.hpp"
 #include "aggregate/lexer.hpp"
+#include "aggregate/user_probes.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -156,7 +157,8 @@ private:
                 fail(peek(), "a probe description");
             }
             const Token& token = take();
-            result.probes.push_back(probe_description(token.text, token.at));
+            result.probes.push_back(
+                probe_description(expand_macros(token.text, token.at), token.at, macros_.target));
             if (!is(",")) {
                 break;
             }
@@ -1125,6 +1127,46 @@ private:
         return e;
     }
 
+    /// A probe description with its macros $target and $N replaced by their text, as
+    /// dtrace(1M) expands them (pid$target::malloc:entry).
+    std::string expand_macros(const std::string& text, Position at) const {
+        std::string out;
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            if (text[i] != '$') {
+                out += text[i];
+                continue;
+            }
+            std::size_t end = i + 1;
+            while (end < text.size() &&
+                   (std::isalnum(static_cast<unsigned char>(text[end])) != 0 || text[end] == '_')) {
+                ++end;
+            }
+            const std::string name = text.substr(i + 1, end - i - 1);
+            i = end - 1;
+            if (name == "target") {
+                if (!macros_.target) {
+                    throw ProgramError(at, "$target is undefined: give -c COMMAND or -p PID");
+                }
+                out += std::to_string(*macros_.target);
+                continue;
+            }
+            std::size_t n = 0;
+            const auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+            if (name.empty() || ec != std::errc() || ptr != name.data() + name.size()) {
+                throw ProgramError(at, "probe description '" + text +
+                                           "': unknown macro variable '$" + name +
+                                           "' ($target, $1..)");
+            }
+            if (n >= 1 && n <= macros_.arguments.size()) {
+                out += macros_.arguments[n - 1];
+            } else if (!macros_.default_args) {
+                throw ProgramError(at, "probe description '" + text + "': macro argument $" + name +
+                                           " is not given");
+            }
+        }
+        return out;
+    }
+
     /// $target, $N (an integer: the argument must be one), $$N (the argument as a string).
     std::unique_ptr<Expression> macro(const Token& t) {
         auto e = std::make_unique<Expression>();
@@ -1262,11 +1304,12 @@ std::int64_t tick_period(const std::string& spec, const std::string& text, Posit
 
 } // namespace
 
-ProbeDescription probe_description(const std::string& text, Position at) {
+ProbeDescription probe_description(const std::string& text, Position at,
+                                   std::optional<std::int64_t> target) {
     const std::vector<std::string> parts = probe_fields(text);
     const std::string& name = parts.back();
     const std::string provider = parts.size() > 1 ? parts.front() : std::string();
-    ProbeDescription probe{text, at, {}, ProbeKind::event, 0};
+    ProbeDescription probe{text, at, {}, ProbeKind::event, 0, std::nullopt};
     if ((name == "BEGIN" || name == "END" || name == "ERROR") &&
         (parts.size() == 1 || provider == "dtrace")) {
         probe.kind = name == "BEGIN" ? ProbeKind::begin
@@ -1285,6 +1328,10 @@ ProbeDescription probe_description(const std::string& text, Position at) {
         probe.kind = ProbeKind::tick;
         probe.tick_ns = tick_period(name.substr(5), text, at);
         probe.pattern = "profile:" + name;
+        return probe;
+    }
+    if ((probe.user = user_probe(parts, target, text, at))) {
+        probe.pattern = user_probe_event(*probe.user);
         return probe;
     }
     probe.pattern = probe_pattern(text, at);

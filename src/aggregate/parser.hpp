@@ -59,9 +59,12 @@ std::vector<std::string> probe_fields(const std::string& text);
 
 /// The probe description `text`: the dtrace provider's BEGIN, END, ERROR (`BEGIN`,
 /// `dtrace:::BEGIN`), timers (`tick-N[unit]`, `profile:::tick-N[unit]`: ns, us, ms, s, m,
-/// h, d or hz, hz without a unit) or trace events (probe_pattern). Throws ProgramError
-/// (at `at`) as probe_pattern does, and for profile-N, malformed timers and timers faster
+/// h, d or hz, hz without a unit), a probe of a process (user_probes.hpp: pidN::f:entry,
+/// pidN::f:return, PROVIDER`target`:::NAME; `target` is $target's value, macros already
+/// expanded in `text`) or trace events (probe_pattern). Throws ProgramError (at `at`) as
+/// probe_pattern and user_probe do, and for profile-N, malformed timers and timers faster
 /// than shortest_tick_ns (200 us).
-ProbeDescription probe_description(const std::string& text, Position at);
+ProbeDescription probe_description(const std::string& text, Position at,
+                                   std::optional<std::int64_t> target = std::nullopt);
 
 } // namespace tracectl::aggregate

@@ -198,6 +198,22 @@ std::optional<std::int64_t> time_unit_ns(std::string_view unit) noexcept;
 /// (profile_interval_min); a shorter tick-N is refused, as illumos makes no such probe.
 inline constexpr std::int64_t shortest_tick_ns = 200000;
 
+/// A probe of a process (aggregate/user_probes.hpp): the pid provider's function entry
+/// (`pid1234::work:entry`) or return (`pid1234::work:return`), or a USDT probe
+/// (`myprov1234:::tick`, its provider's name ending in the process's id). Recorded by a
+/// userspace probe of the kernel domain on the process's executable; only the records of
+/// process `pid` count.
+struct UserProbe {
+    enum class Kind { entry, return_, usdt };
+    Kind kind = Kind::entry;
+    std::int64_t pid = 0;
+    std::string provider; ///< "pid", or the USDT provider without the process id
+    std::string module;   ///< as written: "", "*", or the executable's file name
+    std::string function; ///< the pid provider's function ("" for USDT)
+    std::string name;     ///< "entry", "return", or the USDT probe's name
+    bool operator==(const UserProbe&) const = default;
+};
+
 /// A probe description as written, and the event name pattern it stands for.
 struct ProbeDescription {
     std::string text;
@@ -208,6 +224,9 @@ struct ProbeDescription {
     std::string pattern;
     ProbeKind kind = ProbeKind::event;
     std::int64_t tick_ns = 0; ///< ProbeKind::tick: the period in nanoseconds
+    /// A probe of a process (ProbeKind::event): `pattern` is then the exact name of the
+    /// event its userspace probe records (user_probe_event).
+    std::optional<UserProbe> user;
 };
 
 /// A variable of the program, as declared by its first use.

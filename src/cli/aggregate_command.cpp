@@ -12,6 +12,7 @@
 #include "aggregate/text_output.hpp"
 #include "aggregate/trace_reader.hpp"
 #include "bus_client.hpp"
+#include "dtrace_user_probes.hpp"
 #include "error_report.hpp"
 #include "kernel_domain.hpp"
 #include "quantities.hpp"
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -33,6 +35,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <ostream>
 #include <poll.h>
 #include <pthread.h>
@@ -40,6 +43,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -444,10 +448,15 @@ private:
     std::filesystem::path folder_;
 };
 
-/// dtrace -c: the command, forked at once (so that $target is its pid) but held before
-/// exec(3) until release() (once tracing has begun). Killed if never released.
-/// `stdout_to_stderr`: its standard output is tracectl's standard error (--json: tracectl's
-/// standard output is one JSON document, which the command's output must not break).
+/// dtrace -c: the command, started at once and stopped on its first instruction, as
+/// illumos libproc's Pcreate( ) stops the process dtrace -c creates as its exec returns:
+/// the child asks to be traced (PTRACE_TRACEME) and execs, and the kernel stops it with
+/// SIGTRAP on exec's return (ptrace(2)). $target is then its pid and /proc/PID/exe its
+/// executable, whose probes are defined before release( ) lets it run (PTRACE_DETACH).
+/// Killed if never released. `stdout_to_stderr`: its standard output is tracectl's
+/// standard error (--json: tracectl's standard output is one JSON document, which the
+/// command's output must not break). Throws TraceReadError ("cannot run COMMAND: REASON")
+/// if it cannot be started (the child writes exec's errno on a close-on-exec pipe).
 class TracedCommand {
 public:
     TracedCommand(const std::string& command, bool stdout_to_stderr) {
@@ -460,66 +469,79 @@ public:
             throw std::invalid_argument("-c needs a command");
         }
         program_ = words.front();
-        int fds[2];
-        int failed[2]; // the child's errno if exec fails; closed by a successful exec
-        if (pipe2(fds, O_CLOEXEC) != 0) {
-            throw agg::TraceReadError("cannot start " + words.front() + ": " +
-                                      std::strerror(errno));
+        std::vector<char*> argv;
+        for (std::string& word : words) {
+            argv.push_back(word.data());
         }
+        argv.push_back(nullptr);
+        int failed[2]; // the child's errno if exec fails; closed by a successful exec
         if (pipe2(failed, O_CLOEXEC) != 0) {
-            const int error = errno;
-            close(fds[0]);
-            close(fds[1]);
-            throw agg::TraceReadError("cannot start " + words.front() + ": " +
-                                      std::strerror(error));
+            throw agg::TraceReadError("cannot run " + program_ + ": " + std::strerror(errno));
         }
         pid_ = fork();
         if (pid_ == 0) {
-            close(fds[1]);
             close(failed[0]);
-            char go = 0;
-            if (read(fds[0], &go, 1) != 1) {
-                _exit(127); // never released
-            }
             sigset_t none;
             sigemptyset(&none);
             pthread_sigmask(SIG_SETMASK, &none, nullptr);
-            if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+            if ((stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) ||
+                ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
                 const int error = errno;
                 (void)!write(failed[1], &error, sizeof error);
                 _exit(127);
             }
-            std::vector<char*> argv;
-            for (std::string& word : words) {
-                argv.push_back(word.data());
-            }
-            argv.push_back(nullptr);
             execvp(argv[0], argv.data());
             const int error = errno;
             (void)!write(failed[1], &error, sizeof error);
             _exit(127);
         }
-        close(fds[0]);
+        const int error = errno;
         close(failed[1]);
         if (pid_ < 0) {
-            close(fds[1]);
             close(failed[0]);
-            throw agg::TraceReadError("cannot start " + words.front() + ": " +
-                                      std::strerror(errno));
+            throw agg::TraceReadError("cannot run " + program_ + ": " + std::strerror(error));
         }
-        go_ = fds[1];
-        failed_ = failed[0];
+        // Its stop at exec's return (SIGTRAP), or its end. A signal it gets before its
+        // exec (say, the terminal's Ctrl-C: it is in tracectl's process group) stops it
+        // too, being traced: passed on, it has its usual effect.
+        int status = 0;
+        for (;;) {
+            if (waitpid(pid_, &status, 0) < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                status = 0;
+                break;
+            }
+            if (!WIFSTOPPED(status) || WSTOPSIG(status) == SIGTRAP) {
+                break;
+            }
+            ptrace(PTRACE_CONT, pid_, nullptr,
+                   reinterpret_cast<void*>(static_cast<std::uintptr_t>(WSTOPSIG(status))));
+        }
+        // Closed by the exec, or by the child's end after writing exec's errno.
+        int written = 0;
+        ssize_t got = 0;
+        if (!WIFSTOPPED(status)) {
+            do {
+                got = read(failed[0], &written, sizeof written);
+            } while (got < 0 && errno == EINTR);
+        }
+        close(failed[0]);
+        if (WIFSTOPPED(status)) {
+            return; // at its first instruction
+        }
+        done_ = true;
+        throw agg::TraceReadError("cannot run " + program_ + ": " +
+                                  (got == static_cast<ssize_t>(sizeof written)
+                                       ? std::strerror(written)
+                                       : "it ended before its first instruction"));
     }
     ~TracedCommand() {
-        if (go_ >= 0) {
-            close(go_);
-        }
-        if (failed_ >= 0) {
-            close(failed_);
-        }
         // Still running when tracing ended first (Ctrl-C, --duration, exit(), the reader
-        // of the output gone): killed, as dtrace(1M) kills the process it created when it
-        // exits (libdtrace dt_proc.c releases a created process with PRELEASE_KILL).
+        // of the output gone), or never released: killed, as dtrace(1M) kills the process
+        // it created when it exits (libdtrace dt_proc.c releases a created process with
+        // PRELEASE_KILL).
         if (pid_ > 0 && !exited()) {
             kill(pid_, SIGKILL);
             waitpid(pid_, nullptr, 0);
@@ -529,24 +551,12 @@ public:
     TracedCommand& operator=(const TracedCommand&) = delete;
 
     long pid() const noexcept { return pid_; }
-    /// Lets the command exec, and waits until it has: throws TraceReadError ("cannot run
-    /// COMMAND: REASON") if exec failed (the child wrote its errno on the close-on-exec pipe).
+    /// Lets the command run from its first instruction.
     void release() {
-        const char go = 1;
-        if (write(go_, &go, 1) != 1) {
-            // The child then reads the closed pipe and exits (127) without exec.
-        }
-        close(go_);
-        go_ = -1;
-        int error = 0;
-        ssize_t got = 0;
-        do {
-            got = read(failed_, &error, sizeof error);
-        } while (got < 0 && errno == EINTR);
-        close(failed_);
-        failed_ = -1;
-        if (got == static_cast<ssize_t>(sizeof error)) {
-            throw agg::TraceReadError("cannot run " + program_ + ": " + std::strerror(error));
+        if (!released_) {
+            released_ = true;
+            // ESRCH: killed meanwhile; exited( ) says so.
+            ptrace(PTRACE_DETACH, pid_, nullptr, nullptr);
         }
     }
     /// Whether it has ended (reaped then).
@@ -555,15 +565,15 @@ public:
             return true;
         }
         int status = 0;
-        done_ = waitpid(pid_, &status, WNOHANG) == pid_;
+        done_ =
+            waitpid(pid_, &status, WNOHANG) == pid_ && (WIFEXITED(status) || WIFSIGNALED(status));
         return done_;
     }
 
 private:
     std::string program_;
     pid_t pid_ = -1;
-    int go_ = -1;
-    int failed_ = -1;
+    bool released_ = false;
     bool done_ = false;
 };
 
@@ -807,7 +817,7 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         std::vector<std::string> patterns;
         for (const auto& clause : program.clauses) {
             for (const auto& probe : clause.probes) {
-                if (probe.kind == agg::ProbeKind::event &&
+                if (probe.kind == agg::ProbeKind::event && !probe.user &&
                     std::find(patterns.begin(), patterns.end(), probe.pattern) == patterns.end()) {
                     patterns.push_back(probe.pattern);
                 }
@@ -838,6 +848,16 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             for (const Domain domain : domains) {
                 enabled.emplace_back(pattern, domain);
             }
+        }
+        // The probes of processes (pid$target::f:entry, PROVIDER$target:::NAME): userspace
+        // probes of the kernel domain on each process's executable, defined while a -c
+        // command waits at its first instruction.
+        std::map<std::string, std::string> locations; // event -> userspace probe location
+        std::map<std::string, std::string> written;   // event -> its probe description
+        for (const UserProbeEnabling& e : user_probe_enablings(program)) {
+            locations.emplace(e.event, e.location);
+            written.emplace(e.event, e.description);
+            enabled.emplace_back(e.event, Domain::kernel);
         }
         // Only BEGIN, END, ERROR and timers: nothing to record, and no session. dtrace(1)
         // runs such a program all the same, until Ctrl-C, exit( ), --duration or the end of
@@ -879,14 +899,22 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                     bus.add_channel(Domain::kernel, session_path, "aggregate", {}, false, {});
                     kernel_channel = true;
                 }
-                bus.enable_kernel_events(session_path, "aggregate", pattern, false, std::nullopt);
+                const auto location = locations.find(pattern);
+                bus.enable_kernel_events(session_path, "aggregate", pattern, false, std::nullopt,
+                                         location != locations.end() ? location->second
+                                                                     : std::string());
             } else {
                 bus.enable_events(session_path, "", pattern, std::nullopt, false, {});
             }
         }
         // The built-ins that read the recording thread (pid, tid, execname, and self->
         // variables, keyed by tid) need its context fields in the records: the session
-        // records them only for a program that uses them.
+        // records them only for a program that uses them. A process's probe counts only
+        // that process's records (the binder tests their pid).
+        if (!locations.empty() && !uses_thread_builtins(program)) {
+            step();
+            bus.add_context(Domain::kernel, session_path, "aggregate", "pid");
+        }
         if (uses_thread_builtins(program)) {
             const bool ust = std::any_of(enabled.begin(), enabled.end(),
                                          [](const auto& e) { return e.second == Domain::ust; });
@@ -954,7 +982,9 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             running = true;
             std::string described;
             for (const auto& [pattern, domain] : enabled) {
-                described += (described.empty() ? "" : ", ") + pattern +
+                const auto as_written = written.find(pattern);
+                described += (described.empty() ? "" : ", ") +
+                             (as_written != written.end() ? as_written->second : pattern) +
                              (domain == Domain::kernel ? " (kernel)" : " (ust)");
             }
             err << (records ? "Tracing " + described + " in session " + name
@@ -1071,8 +1101,11 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         if (started && !any_trace) {
             for (const auto& [pattern, domain] : enabled) {
-                print_error_line(err, args.command + ": probe description " + pattern +
-                                          " matched no event record");
+                const auto as_written = written.find(pattern);
+                print_error_line(err,
+                                 args.command + ": probe description " +
+                                     (as_written != written.end() ? as_written->second : pattern) +
+                                     " matched no event record");
             }
         }
         std::string json;

@@ -62,8 +62,9 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 
 /// Neither --trace nor --session: like `dtrace -n`. Creates a temporary session (a unique
 /// name, COMMAND-PID-MS after args.command, output in a new folder under $TMPDIR or /tmp), enables
-/// exactly the probes the program names (the kernel domain, in a channel of its own, for `ip:*` and
-/// for what Manager.ListTracepoints("kernel") lists; the UST domain for the rest), starts it,
+/// exactly the probes the program names (the kernel domain, in a channel of its own, for `ip:*`,
+/// for what Manager.ListTracepoints("kernel") lists and for the probes of a process: userspace
+/// probes on its executable, dtrace_user_probes.hpp; the UST domain for the rest), starts it,
 /// traces until SIGINT/SIGTERM (Ctrl-C), args.duration seconds, exit( ) or the end of -c's
 /// command, stops it, prints the aggregations, destroys the session and deletes its folder.
 /// The program runs while the session records: BEGIN before it starts, then every switch

@@ -45,8 +45,9 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
                       "trace it matches with --trace or --session) and run nothing");
     auto* run = command
                     ->add_option("-c", cl.args.run,
-                                 "Run COMMAND while tracing live; $target is its pid, and "
-                                 "tracing ends when it exits")
+                                 "Run COMMAND while tracing live, from its first "
+                                 "instruction (its pid$target and USDT probes are defined "
+                                 "first); $target is its pid, and tracing ends when it exits")
                     ->type_name("COMMAND");
     command->add_option("-p", cl.args.pid, "$target is PID")->type_name("PID")->excludes(run);
     auto* trace =
@@ -86,7 +87,10 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
         "did not print is printed as dtrace(1) does. A probe is provider:::name (the\n"
         "event provider:name), provider:name or an event name, with * and ? wildcards;\n"
         "BEGIN, END, ERROR and tick-N[unit] are the dtrace provider's and timers on the\n"
-        "trace's clock. A program with an error is refused with its line and column\n"
+        "trace's clock. Live with -c or -p, pid$target::FUNCTION:entry (arg0..arg5),\n"
+        "pid$target::FUNCTION:return (arg1: the return value) and PROVIDER$target:::NAME\n"
+        "(a USDT probe) probe the process $target through the kernel's uprobes.\n"
+        "A program with an error is refused with its line and column\n"
         "(exit status 2); an unreadable trace exits with status 1; exit(N) exits with\n"
         "status N.\n\n"
         "Example:\n"

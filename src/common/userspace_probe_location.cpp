@@ -9,12 +9,12 @@ namespace tracectl {
 namespace {
 
 /// `text` split at the ':' not escaped by '\', with the escapes removed;
-/// `returnSuffix` set when the last field ends with an unescaped "%return"
-/// (which is removed). nullopt for a '\' at the very end or an unescaped
-/// '%' elsewhere.
-std::optional<std::vector<std::string>> splitFields(std::string_view text, bool& returnSuffix) {
+/// `suffix` set to "return" or "args" when the last field ends with an
+/// unescaped "%return" or "%args" (which is removed), else "". nullopt for
+/// a '\' at the very end or an unescaped '%' elsewhere.
+std::optional<std::vector<std::string>> splitFields(std::string_view text, std::string& suffix) {
     std::vector<std::string> fields(1);
-    returnSuffix = false;
+    suffix.clear();
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (c == '\\') {
@@ -24,9 +24,9 @@ std::optional<std::vector<std::string>> splitFields(std::string_view text, bool&
         } else if (c == ':') {
             fields.emplace_back();
         } else if (c == '%') {
-            if (text.substr(i) != "%return")
+            if (text.substr(i) != "%return" && text.substr(i) != "%args")
                 return std::nullopt;
-            returnSuffix = true;
+            suffix = std::string(text.substr(i + 1));
             break;
         } else {
             fields.back() += c;
@@ -57,19 +57,19 @@ std::string escape(std::string_view field) {
 
 std::optional<UserspaceProbeLocation> parseUserspaceProbeLocation(std::string_view text,
                                                                   std::string& why) {
-    bool ret = false;
-    const auto fields = splitFields(text, ret);
+    std::string suffix;
+    const auto fields = splitFields(text, suffix);
     if (!fields) {
-        why = "a '%' may only end the location as \"%return\" (write \"\\%\" for a '%' in a "
-              "name), and a '\\' must escape something";
+        why = "a '%' may only end the location as \"%return\" or \"%args\" (write \"\\%\" for "
+              "a '%' in a name), and a '\\' must escape something";
         return std::nullopt;
     }
     UserspaceProbeLocation l;
     const std::vector<std::string>& f = *fields;
     if (f.size() == 4 && f[0] == "sdt") {
-        if (ret) {
-            why = "\"%return\" applies to ELF functions (elf:PATH:SYMBOL%return), not to SDT "
-                  "probes";
+        if (!suffix.empty()) {
+            why = "\"%" + suffix + "\" applies to ELF functions (elf:PATH:SYMBOL%" + suffix +
+                  "), not to SDT probes";
             return std::nullopt;
         }
         l.kind = UserspaceProbeLocation::Kind::Sdt;
@@ -89,11 +89,13 @@ std::optional<UserspaceProbeLocation> parseUserspaceProbeLocation(std::string_vi
         l.path = f[0];
         l.symbol = f[1];
     } else {
-        why = "expected [elf:]PATH:SYMBOL, [elf:]PATH:SYMBOL%return or sdt:PATH:PROVIDER:PROBE";
+        why = "expected [elf:]PATH:SYMBOL, [elf:]PATH:SYMBOL%return, [elf:]PATH:SYMBOL%args or "
+              "sdt:PATH:PROVIDER:PROBE";
         return std::nullopt;
     }
-    l.kind =
-        ret ? UserspaceProbeLocation::Kind::FunctionReturn : UserspaceProbeLocation::Kind::Function;
+    l.kind = suffix == "return" ? UserspaceProbeLocation::Kind::FunctionReturn
+             : suffix == "args" ? UserspaceProbeLocation::Kind::FunctionArguments
+                                : UserspaceProbeLocation::Kind::Function;
     if (l.path.empty() || l.symbol.empty()) {
         why = "[elf:]PATH:SYMBOL needs both a path and a symbol";
         return std::nullopt;
@@ -114,6 +116,8 @@ std::string formatUserspaceProbeLocation(const UserspaceProbeLocation& l) {
         return "sdt:" + escape(l.path) + ":" + escape(l.provider) + ":" + escape(l.probe);
     case UserspaceProbeLocation::Kind::FunctionReturn:
         return "elf:" + escape(l.path) + ":" + escape(l.symbol) + "%return";
+    case UserspaceProbeLocation::Kind::FunctionArguments:
+        return "elf:" + escape(l.path) + ":" + escape(l.symbol) + "%args";
     case UserspaceProbeLocation::Kind::Function:
         break;
     }

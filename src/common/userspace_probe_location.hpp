@@ -5,6 +5,10 @@
 //   [elf:]PATH:SYMBOL         the entry of function SYMBOL of ELF file PATH
 //   [elf:]PATH:SYMBOL%return  its return, with the return value (ours: the
 //                             spelling of perf-probe(1)'s return probes)
+//   [elf:]PATH:SYMBOL%args    its entry with the first six integer
+//                             arguments, arg0..arg5 (ours, for D's pid
+//                             provider: x86-64 SysV's %rdi %rsi %rdx %rcx
+//                             %r8 %r9, as 64-bit signed integers)
 //   sdt:PATH:PROVIDER:PROBE   the SystemTap/USDT probe PROVIDER:PROBE
 //
 // A ':' or '%' inside a field is written "\:" / "\%" (LTTng's escape for
@@ -23,9 +27,10 @@ namespace tracectl {
 
 struct UserspaceProbeLocation {
     enum class Kind {
-        Function,       ///< elf: a function's entry
-        FunctionReturn, ///< elf: ...%return, a function's return (our extension)
-        Sdt,            ///< sdt: a USDT probe
+        Function,          ///< elf: a function's entry
+        FunctionReturn,    ///< elf: ...%return, a function's return (our extension)
+        FunctionArguments, ///< elf: ...%args, its entry with arg0..arg5 (our extension)
+        Sdt,               ///< sdt: a USDT probe
     };
     Kind kind = Kind::Function;
     std::string path;
@@ -45,7 +50,7 @@ std::optional<UserspaceProbeLocation> parseUserspaceProbeLocation(std::string_vi
                                                                   std::string& why);
 
 /// The canonical text of `l` ("elf:PATH:SYMBOL", "elf:PATH:SYMBOL%return",
-/// "sdt:PATH:PROVIDER:PROBE"), escaped as above: parse(format(l)) == l.
+/// "elf:PATH:SYMBOL%args", "sdt:PATH:PROVIDER:PROBE"), escaped as above: parse(format(l)) == l.
 std::string formatUserspaceProbeLocation(const UserspaceProbeLocation& l);
 
 } // namespace tracectl

@@ -215,7 +215,8 @@ TEST_F(AggregateSession, CtrlCEndsTracingAndLeavesNothing) {
 
 TEST_F(AggregateSession, ACommandWhoseExecFailsEndsTheRunAndLeavesNothing) {
     // An executable file passes the check made before tracing; its exec fails (no such
-    // interpreter) once the session traces: the close-on-exec pipe says why, status 1, and
+    // interpreter), which the command, started stopped at its first instruction before any
+    // session is made, finds at once: the close-on-exec pipe says why, status 1, and
     // nothing is left (it was "pid N has exited", status 0).
     const char* tracectl = std::getenv("TRACECTL");
     ASSERT_NE(tracectl, nullptr);

@@ -43,20 +43,24 @@ TEST(UserspaceProbeLocation, ParsesLttngsSpellingsAndOurReturn) {
     const auto ret = parsed("elf:/usr/bin/app:main%return");
     EXPECT_EQ(ret.kind, UserspaceProbeLocation::Kind::FunctionReturn);
     EXPECT_EQ(ret.symbol, "main");
+    const auto args = parsed("elf:/usr/bin/app:main%args");
+    EXPECT_EQ(args.kind, UserspaceProbeLocation::Kind::FunctionArguments);
+    EXPECT_EQ(args.symbol, "main");
     const auto sdt = parsed("sdt:/usr/bin/app:prov:probe");
     EXPECT_EQ(sdt.kind, UserspaceProbeLocation::Kind::Sdt);
     EXPECT_EQ(sdt.provider, "prov");
     EXPECT_EQ(sdt.probe, "probe");
     const auto escaped = parsed("elf:/odd\\:dir/a\\%b:f");
     EXPECT_EQ(escaped.path, "/odd:dir/a%b");
-    for (const auto& l : {elf, ret, sdt, escaped})
+    for (const auto& l : {elf, ret, args, sdt, escaped})
         EXPECT_EQ(parsed(formatUserspaceProbeLocation(l)), l) << formatUserspaceProbeLocation(l);
 }
 
 TEST(UserspaceProbeLocation, RefusesWhatLttngRefuses) {
     for (const char* bad :
          {"", "app", "elf::main", "sdt:app:prov", "xyz:a:b", "sdt:a:b:c%return", "elf:/a:0x400430",
-          "elf:/a:4194364", "elf:/a:main+0x10", "elf:/a:main+16", "elf:/a:main%ret"}) {
+          "elf:/a:4194364", "elf:/a:main+0x10", "elf:/a:main+16", "elf:/a:main%ret",
+          "sdt:a:b:c%args", "elf:/a:main%args%return"}) {
         std::string why;
         EXPECT_FALSE(parseUserspaceProbeLocation(bad, why).has_value()) << bad;
         EXPECT_FALSE(why.empty()) << bad;

@@ -104,7 +104,8 @@ void add_enable_event_verb(CLI::App& app, VerbTable& verbs) {
     cl->userspace_probe_option = enable_event->add_option(
         "--userspace-probe", cl->userspace_probe,
         "-k only: a userspace probe named PATTERN (one name) at [elf:]PATH:SYMBOL (a "
-        "function's entry), [elf:]PATH:SYMBOL%return (its return, with the return value) or "
+        "function's entry), [elf:]PATH:SYMBOL%args (the same with its first six integer "
+        "arguments, arg0..arg5), [elf:]PATH:SYMBOL%return (its return, with the return value) or "
         "sdt:PATH:PROVIDER:PROBE (a USDT probe, with its arguments)");
     enable_event->footer(
         "Give exactly one of -u and -k. A rule the session has already (same channel,\n"

@@ -100,6 +100,12 @@ openUserspaceProbeTarget(const UserspaceProbeLocation& location, pid_t pid, uid_
         case UserspaceProbeLocation::Kind::Function:
             t->offset = elfFunctionOffset(t->file.get(), path, location.symbol);
             break;
+        case UserspaceProbeLocation::Kind::FunctionArguments:
+            t->offset = elfFunctionOffset(t->file.get(), path, location.symbol);
+            // The x86-64 SysV ABI's integer argument registers, in order.
+            t->fetchArguments = "arg0=%di:s64 arg1=%si:s64 arg2=%dx:s64 arg3=%cx:s64 "
+                                "arg4=%r8:s64 arg5=%r9:s64";
+            break;
         case UserspaceProbeLocation::Kind::FunctionReturn:
             t->offset = elfFunctionOffset(t->file.get(), path, location.symbol);
             // The return value, as the ABI returns an integer (rax).

@@ -1,0 +1,33 @@
+// `tracectl dtrace`'s probes of processes (aggregate/user_probes.hpp: pid$target::f:entry,
+// PROVIDER$target:::NAME) turned into the kernel domain's userspace probes that record them:
+// each process's executable found through /proc/PID/exe, as it is when the probes are
+// defined (a -c command is stopped at its first instruction then).
+#pragma once
+
+#include "aggregate/program.hpp"
+
+#include <string>
+#include <vector>
+
+namespace tracectl::cli {
+
+/// One userspace probe to enable in the kernel domain (Session.EnableEvents' option
+/// "userspace-probe"): the event `event` at `location`.
+struct UserProbeEnabling {
+    std::string event;       ///< aggregate::user_probe_event
+    std::string location;    ///< "elf:EXE:FUNCTION%args", "sdt:EXE:PROVIDER:NAME"...
+    std::string description; ///< the probe description as written, $target expanded
+};
+
+/// The file process `pid` runs: readlink(/proc/PID/exe), an absolute path. Throws
+/// aggregate::TraceReadError: "process PID does not exist", a link it may not read
+/// ("cannot read /proc/PID/exe: Permission denied"), an executable deleted since.
+std::string process_executable(long pid);
+
+/// The userspace probes of `program`'s probes of processes, one per distinct event, in
+/// program order. Throws aggregate::TraceReadError as process_executable does, and for a
+/// MODULE that is neither empty, "*", "a.out" nor the executable's file name ("probes of
+/// shared libraries are not offered").
+std::vector<UserProbeEnabling> user_probe_enablings(const aggregate::Program& program);
+
+} // namespace tracectl::cli

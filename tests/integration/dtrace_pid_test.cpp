@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// D's probes of a process (tracectl-dtrace(1): the pid provider, USDT providers, -c and
+// -p, $target) on the real stack: `tracectl dtrace -c` starts our tracectl-uprobe-app
+// stopped at its first instruction, the sandbox's tracectld defines the userspace probes
+// on its executable (uprobe_events), the kernel consumer records them and the program
+// aggregates them. The app calls tracectl_uprobe_work(i) for i < N (it returns 3i+1) and
+// fires USDT probe tracectl_test:tick(i, 1000i+7) for i < M, so every result is known
+// exactly. Afterwards no session and nothing of ours in uprobe_events.
+#include "child_process.hpp"
+#include "eventually.hpp"
+#include "kernel_trace_support.hpp"
+#include "sandbox_suite.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace tracectl::test;
+using json = nlohmann::json;
+
+namespace {
+
+std::string uprobeApp() {
+    const char* p = std::getenv("TRACECTL_UPROBE_APP");
+    return p != nullptr ? p : "tracectl-uprobe-app";
+}
+
+std::string tracectlCli() {
+    const char* p = std::getenv("TRACECTL");
+    return p != nullptr ? p : "tracectl";
+}
+
+/// The lines of uprobe_events naming an event of process `pid`'s probes (our events are
+/// named pidPID_FUNCTION_entry... and PROVIDERPID_NAME).
+std::vector<std::string> uprobeLinesOf(pid_t pid) {
+    std::ifstream in(tracefsRoot() + "/uprobe_events");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+        if (line.find("/pid" + std::to_string(pid) + "_") != std::string::npos ||
+            line.find("/tracectl_test" + std::to_string(pid) + "_") != std::string::npos) {
+            lines.push_back(line);
+        }
+    }
+    return lines;
+}
+
+/// The entries of aggregation `name` of tracectl dtrace --json's output: key (its first
+/// key, an integer; 0 for an aggregation without keys) -> value.
+std::map<long long, long long> entries(const std::string& out, const std::string& name) {
+    std::map<long long, long long> result;
+    const json parsed = json::parse(out, nullptr, false);
+    if (parsed.is_discarded()) {
+        return result;
+    }
+    for (const auto& a : parsed["aggregations"]) {
+        if (a["name"] != name) {
+            continue;
+        }
+        for (const auto& e : a["entries"]) {
+            const long long key =
+                e.contains("keys") && !e["keys"].empty() ? e["keys"][0].get<long long>() : 0;
+            result[key] = e["value"].get<long long>();
+        }
+    }
+    return result;
+}
+
+/// The pid a -c command had: the "pid N has exited" line tracectl prints at its end.
+pid_t exitedPid(const std::string& err) {
+    const std::size_t at = err.find(": pid ");
+    return at == std::string::npos ? 0 : static_cast<pid_t>(std::atol(err.c_str() + at + 6));
+}
+
+class DtracePid : public SandboxSuite {
+protected:
+    void SetUp() override {
+        SandboxSuite::SetUp();
+        ASSERT_TRUE(manager_->KernelTracingAvailable());
+    }
+
+    /// tracectl dtrace --json -c "APP N M" PROGRAM.
+    static RunResult dtraceC(int n, int m, const std::string& program) {
+        return run({tracectlCli(), "dtrace", "--json", "-c",
+                    uprobeApp() + " " + std::to_string(n) + " " + std::to_string(m), "-n",
+                    program});
+    }
+
+    /// After a run: no session left, and none of process `pid`'s probes in uprobe_events.
+    void expectNothingLeft(pid_t pid) {
+        EXPECT_TRUE(manager_->ListSessions().empty());
+        EXPECT_NE(pid, 0);
+        EXPECT_TRUE(uprobeLinesOf(pid).empty()) << uprobeLinesOf(pid).front();
+    }
+};
+
+} // namespace
+
+TEST_F(DtracePid, EntryProbeCountsEachArgumentExactly) {
+    // 10 calls, i = 0..9: arg0 % 3 is 0 four times (0 3 6 9), 1 and 2 three times each.
+    // main is entered once, with argc 3 as arg0: the command ran from its first
+    // instruction with its probes in place.
+    const RunResult r =
+        dtraceC(10, 0,
+                "pid$target::tracectl_uprobe_work:entry { @calls[arg0 % 3] = count(); } "
+                "pid$target::main:entry { @main[arg0] = count(); }");
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    EXPECT_EQ(entries(r.out, "calls"), (std::map<long long, long long>{{0, 4}, {1, 3}, {2, 3}}))
+        << r.out << r.err;
+    EXPECT_EQ(entries(r.out, "main"), (std::map<long long, long long>{{3, 1}})) << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, ReturnProbeSumsTheReturnValue) {
+    // tracectl_uprobe_work(i) returns 3i + 1: over i = 0..19, 3 * 190 + 20 = 590. END runs
+    // once the command has exited.
+    const RunResult r =
+        dtraceC(20, 0,
+                "pid$target::tracectl_uprobe_work:return { @sum = sum(arg1); @n = count(); } "
+                "END { @ended = count(); }");
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    EXPECT_EQ(entries(r.out, "sum"), (std::map<long long, long long>{{0, 590}})) << r.out;
+    EXPECT_EQ(entries(r.out, "n"), (std::map<long long, long long>{{0, 20}})) << r.out;
+    EXPECT_EQ(entries(r.out, "ended"), (std::map<long long, long long>{{0, 1}})) << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, UsdtProbeKeysOnItsTypedArguments) {
+    // tick(i, 1000i + 7) for i = 0..4: each arg0 once, with its arg1.
+    const RunResult r = dtraceC(
+        3, 5, "tracectl_test$target:::tick { @hits[arg0] = count(); @value[arg0] = sum(arg1); }");
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    EXPECT_EQ(entries(r.out, "hits"),
+              (std::map<long long, long long>{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}}))
+        << r.out;
+    EXPECT_EQ(entries(r.out, "value"),
+              (std::map<long long, long long>{{0, 7}, {1, 1007}, {2, 2007}, {3, 3007}, {4, 4007}}))
+        << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, OnlyTheTargetProcessCountsWithDashP) {
+    // The target waits on a FIFO (opened read-write, so that the shell does not block on
+    // it before exec) while tracectl dtrace -p traces it; another process of the same
+    // executable calls the function 7 times meanwhile: its calls hit the same userspace
+    // probe but are not the target's. Released, the target calls it 10 times and exits,
+    // which ends the run.
+    const std::string fifo = sandbox_->dir() + "/dtrace-pid-fifo";
+    ::unlink(fifo.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    const std::string log = sandbox_->dir() + "/log/dtrace-pid-target.log";
+    ChildProcess target({"sh", "-c", "exec \"$0\" 10 0 3 3<>\"$1\"", uprobeApp(), fifo}, {}, log);
+    const std::string exe = "/proc/" + std::to_string(target.pid()) + "/exe";
+    ASSERT_TRUE(eventually([&] {
+        return std::filesystem::equivalent(std::filesystem::path(uprobeApp()),
+                                           std::filesystem::path(exe));
+    })) << "the target never exec'd the app";
+    const std::string dtraceLog = sandbox_->dir() + "/log/dtrace-pid.log";
+    ChildProcess dtrace({tracectlCli(), "dtrace", "--json", "-p", std::to_string(target.pid()),
+                         "-n", "pid$target::tracectl_uprobe_work:entry { @n = count(); }"},
+                        {}, dtraceLog);
+    ASSERT_TRUE(eventually([&] { return fileText(dtraceLog).find("Tracing") != std::string::npos; },
+                           std::chrono::seconds(30)))
+        << fileText(dtraceLog);
+    const RunResult other = run({uprobeApp(), "7", "0"});
+    ASSERT_TRUE(other.ok()) << other.describe();
+    {
+        const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0) << std::strerror(errno);
+        ASSERT_EQ(::write(fd, "x", 1), 1);
+        ::close(fd);
+    }
+    ASSERT_EQ(target.wait(30000), 0) << fileText(log);
+    ASSERT_EQ(dtrace.wait(30000), 0) << fileText(dtraceLog);
+    const std::string text = fileText(dtraceLog);
+    const std::string out = text.substr(text.find('{'), text.rfind('}') - text.find('{') + 1);
+    EXPECT_EQ(entries(out, "n"), (std::map<long long, long long>{{0, 10}})) << text;
+    expectNothingLeft(target.pid());
+}
+
+TEST_F(DtracePid, RefusalsSayWhyExitNonZeroAndLeaveNothing) {
+    // A command that does not exist: refused before anything is made.
+    const RunResult missing = run({tracectlCli(), "dtrace", "-c", "/nonexistent/program", "-n",
+                                   "pid$target::main:entry { @ = count(); }"});
+    EXPECT_EQ(missing.exitCode, 1) << missing.describe();
+    EXPECT_NE(missing.err.find("cannot run /nonexistent/program: No such file or directory"),
+              std::string::npos)
+        << missing.err;
+    EXPECT_TRUE(manager_->ListSessions().empty());
+    // A function, and a USDT probe, the executable does not have: the daemon's refusal,
+    // status 1, the command killed before its first instruction (it printed nothing),
+    // no session, no probe.
+    for (const std::string program : {"pid$target::no_such_function:entry { @ = count(); }",
+                                      "tracectl_test$target:::no_such_probe { @ = count(); }"}) {
+        const RunResult r =
+            run({tracectlCli(), "dtrace", "-c", uprobeApp() + " 3 3", "-n", program});
+        EXPECT_EQ(r.exitCode, 1) << program << ": " << r.describe();
+        const std::string name = program.find("no_such_function") != std::string::npos
+                                     ? "no_such_function"
+                                     : "no_such_probe";
+        EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
+        EXPECT_EQ(r.out, "") << "the command ran: " << r.out;
+        EXPECT_TRUE(manager_->ListSessions().empty()) << program;
+        std::ifstream in(tracefsRoot() + "/uprobe_events");
+        for (std::string line; std::getline(in, line);) {
+            EXPECT_EQ(line.find(name), std::string::npos) << line;
+        }
+    }
+    // A pid provider probe that is not entry or return: the program's error, status 2.
+    const RunResult offset = run({tracectlCli(), "dtrace", "-c", uprobeApp() + " 1 1", "-n",
+                                  "pid$target::tracectl_uprobe_work:4 { @ = count(); }"});
+    EXPECT_EQ(offset.exitCode, 2) << offset.describe();
+    EXPECT_NE(offset.err.find("entry and return"), std::string::npos) << offset.err;
+}
