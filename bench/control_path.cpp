@@ -524,13 +524,16 @@ void printLineCounts() {
                    .string();
     const LineCount hpp = countLines(root + "/src/common/consumer_protocol.hpp");
     const LineCount cpp = countLines(root + "/src/common/consumer_protocol.cpp");
+    const LineCount fields = countLines(root + "/src/common/wire_fields.hpp");
     const LineCount bus = countLines(root + "/bench/control_path.cpp", "[sd-bus protocol begin]",
                                      "[sd-bus protocol end]");
     std::printf("\nlines (all / code, i.e. not blank nor comment):\n");
     std::printf("  codec, src/common/consumer_protocol.hpp: %zu / %zu\n", hpp.all, hpp.code);
     std::printf("  codec, src/common/consumer_protocol.cpp: %zu / %zu\n", cpp.all, cpp.code);
-    std::printf("  codec, both (all 15 messages, framing, validation, readers): %zu / %zu\n",
-                hpp.all + cpp.all, hpp.code + cpp.code);
+    std::printf("  codec, src/common/wire_fields.hpp (the generic field codec): %zu / %zu\n",
+                fields.all, fields.code);
+    std::printf("  codec, all three (all 29 messages, framing, validation, readers): %zu / %zu\n",
+                hpp.all + cpp.all + fields.all, hpp.code + cpp.code + fields.code);
     std::printf("  sd-bus p2p, this benchmark's vtable + handlers + proxy (4 methods, no "
                 "validation): %zu / %zu\n",
                 bus.all, bus.code);
