@@ -15,6 +15,8 @@ namespace {
 constexpr std::uint64_t kMinSubbufSize = 4096;
 constexpr std::uint64_t kMaxSubbufSize = std::uint64_t{1} << 32;
 constexpr std::uint64_t kMaxSubbufCount = std::uint64_t{1} << 20;
+/// Room encode() makes at once: most payloads fit (one allocation a frame).
+constexpr std::size_t kTypicalPayload = 112;
 
 bool isPowerOfTwo(std::uint64_t v) noexcept {
     return v != 0 && (v & (v - 1)) == 0;
@@ -134,44 +136,46 @@ void put(Writer& w, const T& m) {
     wire::putFields<ProtocolError>(w, m, T::kFields, T::kName);
 }
 
+/// Decodes a payload of type T into a Message made in place (no move).
 template <class T>
 Message get(Reader& r) {
-    T m;
-    wire::getFields(r, m, T::kFields, T::kName);
+    Message m(std::in_place_type<T>);
+    T& v = *std::get_if<T>(&m);
+    wire::getFields(r, v, T::kFields, T::kName);
     r.finish();
-    validate(m);
+    validate(v);
     return m;
 }
 
-/// Calls `f.template operator()<T>()` for the Message alternative T whose
-/// kType is `type`; false when none is.
-template <class F, std::size_t... I>
-bool withType(MessageType type, F&& f, std::index_sequence<I...>) {
-    return ((std::variant_alternative_t<I, Message>::kType == type
-                 ? (f.template operator()<std::variant_alternative_t<I, Message>>(), true)
-                 : false) ||
-            ...);
-}
+/// What the wire type of each message gives, by its value (every type is
+/// below 0x100): its decoder and its name; no decoder for a value that is
+/// no type.
+struct TypeEntry {
+    Message (*decode)(Reader&) = nullptr;
+    std::string_view name = "unknown";
+};
+constexpr std::size_t kTypeValues = 0x100;
 
-template <class F>
-bool withType(MessageType type, F&& f) {
-    return withType(type, std::forward<F>(f),
-                    std::make_index_sequence<std::variant_size_v<Message>>{});
-}
-
-/// True when no two alternatives of Message share a wire type.
 template <std::size_t... I>
-consteval bool typesAreDistinct(std::index_sequence<I...>) {
-    const std::array<MessageType, sizeof...(I)> types{
-        std::variant_alternative_t<I, Message>::kType...};
-    for (std::size_t i = 0; i < types.size(); ++i)
-        for (std::size_t j = i + 1; j < types.size(); ++j)
-            if (types[i] == types[j])
-                return false;
-    return true;
+consteval std::array<TypeEntry, kTypeValues> makeTypeTable(std::index_sequence<I...>) {
+    std::array<TypeEntry, kTypeValues> table{};
+    const auto add = [&]<class T>() {
+        const auto value = static_cast<std::size_t>(T::kType);
+        if (value >= kTypeValues || table[value].decode != nullptr)
+            throw "a MessageType above 0xFF, or two messages of one MessageType";
+        table[value] = TypeEntry{&get<T>, T::kName};
+    };
+    (add.template operator()<std::variant_alternative_t<I, Message>>(), ...);
+    return table;
 }
-static_assert(typesAreDistinct(std::make_index_sequence<std::variant_size_v<Message>>{}),
-              "two messages share a MessageType");
+constexpr std::array<TypeEntry, kTypeValues> kTypes =
+    makeTypeTable(std::make_index_sequence<std::variant_size_v<Message>>{});
+
+const TypeEntry& entryOf(MessageType type) noexcept {
+    static constexpr TypeEntry kUnknown{};
+    const auto value = static_cast<std::size_t>(type);
+    return value < kTypeValues ? kTypes[value] : kUnknown;
+}
 
 } // namespace
 
@@ -180,9 +184,7 @@ MessageType typeOf(const Message& m) noexcept {
 }
 
 std::string_view messageName(MessageType type) noexcept {
-    std::string_view name = "unknown";
-    withType(type, [&]<class T>() { name = T::kName; });
-    return name;
+    return entryOf(type).name;
 }
 
 ErrorCode toErrorCode(ErrorKind kind) noexcept {
@@ -222,6 +224,7 @@ bool isSafeChannelName(std::string_view name) noexcept {
 
 std::vector<std::byte> encode(const Message& m, std::uint32_t request) {
     std::vector<std::byte> out;
+    out.reserve(kHeaderSize + kTypicalPayload);
     Writer w(out);
     w.integer(kMagic);
     w.integer(static_cast<std::uint16_t>(typeOf(m)));
@@ -242,7 +245,7 @@ FrameHeader decodeHeader(const std::byte* header) {
     if (r.integer<std::uint32_t>() != kMagic)
         throw ProtocolError("bad frame magic");
     const auto type = static_cast<MessageType>(r.integer<std::uint16_t>());
-    if (!withType(type, []<class T>() {}))
+    if (entryOf(type).decode == nullptr)
         throw ProtocolError("unknown message type " +
                             std::to_string(static_cast<std::uint16_t>(type)));
     if (r.integer<std::uint16_t>() != 0)
@@ -255,10 +258,10 @@ FrameHeader decodeHeader(const std::byte* header) {
 
 Message decodePayload(MessageType type, const std::byte* payload, std::size_t length) {
     Reader r(payload, length);
-    std::optional<Message> m;
-    if (!withType(type, [&]<class T>() { m = get<T>(r); }))
+    const auto decode = entryOf(type).decode;
+    if (decode == nullptr)
         throw ProtocolError("unknown message type");
-    return std::move(*m);
+    return decode(r);
 }
 
 Message decode(const std::vector<std::byte>& frame) {

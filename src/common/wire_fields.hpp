@@ -125,6 +125,23 @@ constexpr Nested<T, M, Fields> nested(const char* name, M T::*member, Fields fie
 
 // ---- byte streams --------------------------------------------------------------
 
+/// `v` with its bytes in order `Order` (as the host reads them: swapped
+/// when `Order` is not the host's).
+template <std::endian Order, class U>
+constexpr U inOrder(U v) noexcept {
+    static_assert(std::is_unsigned_v<U>);
+    if constexpr (Order == std::endian::native || sizeof(U) == 1) {
+        return v;
+    } else {
+        U swapped = 0;
+        for (std::size_t i = 0; i < sizeof(U); ++i) {
+            swapped = static_cast<U>((swapped << 8) | (v & 0xff));
+            v = static_cast<U>(v >> 8);
+        }
+        return swapped;
+    }
+}
+
 /// Appends integers in byte order `Order` to a byte vector.
 template <std::endian Order>
 class Writer {
@@ -134,14 +151,8 @@ public:
     template <class I>
     void integer(I v) {
         static_assert(std::is_integral_v<I>);
-        using U = std::make_unsigned_t<I>;
-        auto u = static_cast<U>(v);
-        std::array<std::byte, sizeof(U)> b{};
-        for (std::size_t i = 0; i < sizeof(U); ++i) {
-            const std::size_t at = Order == std::endian::little ? i : sizeof(U) - 1 - i;
-            b[at] = static_cast<std::byte>(static_cast<std::uint64_t>(u) >> (8 * i) & 0xff);
-        }
-        out_.insert(out_.end(), b.begin(), b.end());
+        const auto u = inOrder<Order>(static_cast<std::make_unsigned_t<I>>(v));
+        raw(&u, sizeof u);
     }
     void raw(const void* data, std::size_t n) {
         const auto* p = static_cast<const std::byte*>(data);
@@ -162,15 +173,9 @@ public:
     template <class I>
     I integer() {
         static_assert(std::is_integral_v<I>);
-        using U = std::make_unsigned_t<I>;
-        need(sizeof(U));
-        std::uint64_t v = 0;
-        for (std::size_t i = 0; i < sizeof(U); ++i) {
-            const std::size_t at = Order == std::endian::little ? i : sizeof(U) - 1 - i;
-            v |= std::to_integer<std::uint64_t>(data_[pos_ + at]) << (8 * i);
-        }
-        pos_ += sizeof(U);
-        return static_cast<I>(static_cast<U>(v));
+        std::make_unsigned_t<I> u;
+        std::memcpy(&u, raw(sizeof u), sizeof u);
+        return static_cast<I>(inOrder<Order>(u));
     }
     /// The next `n` bytes (valid as long as the payload is).
     const std::byte* raw(std::size_t n) {
