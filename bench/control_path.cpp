@@ -409,7 +409,8 @@ struct Options {
     std::uint64_t roundTrips = 20000; ///< per message and transport
     std::uint64_t pipelined = 100000; ///< per message and transport
     std::uint64_t window = 64;
-    std::uint64_t blocks = 10; ///< alternations codec / sd-bus
+    std::uint64_t blocks = 10;         ///< alternations codec / sd-bus
+    std::uint64_t codecCalls = 200000; ///< per message, the codec alone
     /// same: the client and both servers on one CPU; split: the client on
     /// the first CPU, the servers on the second; free: wherever the
     /// scheduler puts them.
@@ -433,6 +434,8 @@ Options parse(int argc, char** argv) {
             o.window = value();
         else if (arg == "--blocks")
             o.blocks = value();
+        else if (arg == "--codec-calls")
+            o.codecCalls = value();
         else if (arg == "--placement") {
             if (i + 1 >= argc)
                 throw std::invalid_argument("--placement needs a value");
@@ -440,8 +443,9 @@ Options parse(int argc, char** argv) {
             if (o.placement != "same" && o.placement != "split" && o.placement != "free")
                 throw std::invalid_argument("--placement: same, split or free");
         } else if (arg == "--help" || arg == "-h") {
-            std::printf("usage: tracectl-bench-control-path [--round-trips N] [--pipelined N] "
-                        "[--window W] [--blocks B] [--placement same|split|free]\n");
+            std::printf(
+                "usage: tracectl-bench-control-path [--round-trips N] [--pipelined N] "
+                "[--window W] [--blocks B] [--codec-calls N] [--placement same|split|free]\n");
             std::exit(0);
         } else
             throw std::invalid_argument("unknown option " + std::string(arg));
@@ -508,6 +512,60 @@ LineCount countLines(const std::string& path, std::string_view from = {},
     return n;
 }
 
+/// The codec alone, without a socket: ns per encode() and per decode() of
+/// each message, the fastest of `blocks` blocks of `count` calls each (the
+/// block least disturbed by the rest of the machine).
+void printCodecAlone(std::uint64_t count, std::uint64_t blocks) {
+    cp::CreateChannel create;
+    create.key = 12;
+    create.outputDir = "ust/uid/1000/64-bit";
+    create.name = "channel0";
+    create.subbufSize = 1 << 20;
+    create.subbufCount = 4;
+    cp::Statistics statistics{123456, {}};
+    for (std::uint64_t key = 1; key <= 8; ++key)
+        statistics.channels.push_back(cp::ChannelFigures{key, 1000, 2, 0, 1 << 20, 1 << 20, 0});
+    const std::vector<std::pair<std::string_view, cp::Message>> messages = {
+        {"FlushChannel", cp::FlushChannel{7}},
+        {"Rotate", cp::Rotate{3, "", "archives/20261201T120000+0000-3",
+                              "archives/20261201T115500+0000-20261201T120000+0000-2"}},
+        {"RotateMetadata", cp::RotateMetadata{3}},
+        {"RecordSnapshot", cp::RecordSnapshot{1, 0}},
+        {"CreateChannel", create},
+        {"Statistics (8 ch.)", statistics},
+    };
+    const auto fastest = [](const std::vector<double>& v) {
+        return *std::min_element(v.begin(), v.end());
+    };
+    std::printf("\ncodec alone (no socket), %llu calls per message, fastest of %llu blocks:\n",
+                static_cast<unsigned long long>(count), static_cast<unsigned long long>(blocks));
+    std::printf("%-18s %14s %14s\n", "message", "encode ns", "decode ns");
+    for (const auto& [name, message] : messages) {
+        const std::vector<std::byte> frame = cp::encode(message, 1);
+        std::vector<double> encodeNs;
+        std::vector<double> decodeNs;
+        std::size_t sink = 0;
+        for (std::uint64_t b = 0; b < blocks; ++b) {
+            auto start = Clock::now();
+            for (std::uint64_t i = 0; i < count / blocks; ++i)
+                sink += cp::encode(message, static_cast<std::uint32_t>(i)).size();
+            encodeNs.push_back(
+                std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+                static_cast<double>(count / blocks));
+            start = Clock::now();
+            for (std::uint64_t i = 0; i < count / blocks; ++i)
+                sink += cp::decode(frame).index();
+            decodeNs.push_back(
+                std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+                static_cast<double>(count / blocks));
+        }
+        if (sink == 0)
+            throw std::runtime_error("codec alone: nothing encoded");
+        std::printf("%-18s %14.0f %14.0f\n", std::string(name).c_str(), fastest(encodeNs),
+                    fastest(decodeNs));
+    }
+}
+
 void printLineCounts() {
     // The checkout: $TRACECTL_SOURCE_ROOT, else the current directory when it
     // is the checkout's top (as bench/README.md runs it), else the parent of
@@ -524,13 +582,16 @@ void printLineCounts() {
                    .string();
     const LineCount hpp = countLines(root + "/src/common/consumer_protocol.hpp");
     const LineCount cpp = countLines(root + "/src/common/consumer_protocol.cpp");
+    const LineCount fields = countLines(root + "/src/common/wire_fields.hpp");
     const LineCount bus = countLines(root + "/bench/control_path.cpp", "[sd-bus protocol begin]",
                                      "[sd-bus protocol end]");
     std::printf("\nlines (all / code, i.e. not blank nor comment):\n");
     std::printf("  codec, src/common/consumer_protocol.hpp: %zu / %zu\n", hpp.all, hpp.code);
     std::printf("  codec, src/common/consumer_protocol.cpp: %zu / %zu\n", cpp.all, cpp.code);
-    std::printf("  codec, both (all 15 messages, framing, validation, readers): %zu / %zu\n",
-                hpp.all + cpp.all, hpp.code + cpp.code);
+    std::printf("  codec, src/common/wire_fields.hpp (the generic field codec): %zu / %zu\n",
+                fields.all, fields.code);
+    std::printf("  codec, all three (all 29 messages, framing, validation, readers): %zu / %zu\n",
+                hpp.all + cpp.all + fields.all, hpp.code + cpp.code + fields.code);
     std::printf("  sd-bus p2p, this benchmark's vtable + handlers + proxy (4 methods, no "
                 "validation): %zu / %zu\n",
                 bus.all, bus.code);
@@ -624,6 +685,7 @@ int main(int argc, char** argv) try {
     codecThread.join();
     busThread.join();
     serverBus.reset();
+    printCodecAlone(o.codecCalls, o.blocks);
     printLineCounts();
     std::printf("\nratio: sd-bus p2p / codec (latency above 1: sd-bus slower; rate below 1: "
                 "sd-bus slower)\n");

@@ -22,14 +22,27 @@
 //     u32 request = the request's id; a reply carries its request's; 0 for
 //                   unsolicited messages
 //
-// Payload fields, in declaration order of the structs below: u8/u16/u32/u64
-// as little-endian integers, i64 as two's complement u64, bool as one byte
-// 0 or 1, enums as their stated width, `string` as u32 byte count then the
-// bytes (no terminator; NUL bytes are rejected), uuid as 16 raw bytes.
-// Decoding is strict: unknown types, non-zero flags, short or long payloads
-// (every byte must be consumed), out-of-range enums/bools, over-long or
-// unsafe strings, and any file descriptor attached to a frame (version 1
-// passes none) are all ProtocolError.
+// Payload: the fields of the message's struct below, in the order of its
+// `kFields` (common/wire_fields.hpp), little-endian: u8/u16/u32/u64 as
+// themselves, i64 as two's complement u64, bool as one byte 0 or 1, enums
+// at their stated width within their range, `text` as u32 byte count then
+// the bytes (no terminator; NUL bytes are rejected), `bytes` the same with
+// NUL bytes allowed, `list` as u32 count then the elements, uuid as 16 raw
+// bytes; each string and list within its bound. Decoding is strict: unknown
+// types, non-zero flags, short or long payloads (every byte must be
+// consumed), out-of-range enums/bools, over-long or unsafe strings, and any
+// file descriptor attached to a frame (version 1 passes none) are all
+// ProtocolError. Encoding refuses the same, so nothing invalid is sent.
+//
+// Each message is one struct that states its wire type (`kType`), its name
+// (`kName`) and its fields (`kFields`: member, wire name, bound); encoding,
+// decoding, type lookup and names are generic (consumer_protocol.cpp), and
+// so is dispatch: the consumer visits the Message variant with one handler
+// per request (consumer/consumer.cpp). A new message costs its struct with
+// those three, its place in the Message variant and in MessageType, its
+// semantic checks if any (validate() in consumer_protocol.cpp), its typed
+// method on the daemon's ConsumerConnection and its handler in the
+// consumer.
 //
 // Conversation:
 //   daemon: Hello{version}           consumer: HelloReply, or Error(VersionMismatch)
@@ -112,6 +125,7 @@
 
 #include "error.hpp"
 #include "record_layout.hpp"
+#include "wire_fields.hpp"
 
 #include <array>
 #include <cstddef>
@@ -120,6 +134,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -182,34 +197,49 @@ enum class MessageType : std::uint16_t {
     AdoptReply = 0x88,
 };
 
-/// Opens the conversation. Payload: u32 protocolVersion, string version.
+/// Opens the conversation.
 struct Hello {
+    static constexpr MessageType kType = MessageType::Hello;
+    static constexpr std::string_view kName = "Hello";
     std::uint32_t protocolVersion = kVersion;
     std::string version; ///< the daemon's package version, for logs
+    static constexpr auto kFields =
+        std::tuple{wire::field("protocolVersion", &Hello::protocolVersion),
+                   wire::text("version", &Hello::version, kMaxText)};
     bool operator==(const Hello&) const = default;
 };
 
-/// Answer to Hello. Payload: u32 protocolVersion, u32 pid, string version.
+/// Answer to Hello.
 struct HelloReply {
+    static constexpr MessageType kType = MessageType::HelloReply;
+    static constexpr std::string_view kName = "HelloReply";
     std::uint32_t protocolVersion = kVersion;
     std::uint32_t pid = 0; ///< the consumer's pid (as it sees itself)
     std::string version;   ///< the consumer's package version
+    static constexpr auto kFields =
+        std::tuple{wire::field("protocolVersion", &HelloReply::protocolVersion),
+                   wire::field("pid", &HelloReply::pid),
+                   wire::text("version", &HelloReply::version, kMaxText)};
     bool operator==(const HelloReply&) const = default;
 };
 
 /// A restarted daemon takes the connection over (see above): instead of
-/// Hello. Payload: u32 protocolVersion, string version.
+/// Hello.
 struct Adopt {
+    static constexpr MessageType kType = MessageType::Adopt;
+    static constexpr std::string_view kName = "Adopt";
     std::uint32_t protocolVersion = kVersion;
     std::string version; ///< the new daemon's package version, for logs
+    static constexpr auto kFields =
+        std::tuple{wire::field("protocolVersion", &Adopt::protocolVersion),
+                   wire::text("version", &Adopt::version, kMaxText)};
     bool operator==(const Adopt&) const = default;
 };
 
-/// Answer to Adopt, once every channel is drained and closed. Payload: u32
-/// protocolVersion, u32 pid, string version, u64 nextKey, u64 chunkIndex,
-/// string chunk, u64 chunkBegin, u32 channelsClosed, string
-/// relayOutputPath.
+/// Answer to Adopt, once every channel is drained and closed.
 struct AdoptReply {
+    static constexpr MessageType kType = MessageType::AdoptReply;
+    static constexpr std::string_view kName = "AdoptReply";
     std::uint32_t protocolVersion = kVersion;
     std::uint32_t pid = 0;     ///< the consumer's pid (as it sees itself)
     std::string version;       ///< the consumer's package version
@@ -226,6 +256,16 @@ struct AdoptReply {
     /// A network session's consumer: its AttachRelayd.outputPath (the
     /// relay's folder of the session, where its archives go); "" otherwise.
     std::string relayOutputPath;
+    static constexpr auto kFields =
+        std::tuple{wire::field("protocolVersion", &AdoptReply::protocolVersion),
+                   wire::field("pid", &AdoptReply::pid),
+                   wire::text("version", &AdoptReply::version, kMaxText),
+                   wire::field("nextKey", &AdoptReply::nextKey),
+                   wire::field("chunkIndex", &AdoptReply::chunkIndex),
+                   wire::text("chunk", &AdoptReply::chunk, kMaxOutputDir),
+                   wire::field("chunkBegin", &AdoptReply::chunkBegin),
+                   wire::field("channelsClosed", &AdoptReply::channelsClosed),
+                   wire::text("relayOutputPath", &AdoptReply::relayOutputPath, kMaxOutputDir)};
     bool operator==(const AdoptReply&) const = default;
 };
 
@@ -234,10 +274,9 @@ enum class ChannelKind : std::uint8_t { Data = 0, Metadata = 1 };
 
 /// Creates a ring-buffer channel (lttng_ust_ctl_create_channel) and its
 /// streams, and the output files under `<output root>/<outputDir>/`.
-/// Payload: u64 key, u8 kind, string outputDir, string name, u64 subbufSize,
-/// u64 subbufCount, bool overwrite, u32 switchTimerUsec, u32 readTimerUsec,
-/// u32 monitorTimerUsec, i64 blockingTimeoutUsec, u32 chanId, uuid[16].
 struct CreateChannel {
+    static constexpr MessageType kType = MessageType::CreateChannel;
+    static constexpr std::string_view kName = "CreateChannel";
     std::uint64_t key = 0; ///< daemon-chosen, unique among live channels
     ChannelKind kind = ChannelKind::Data;
     /// Trace-relative directory, e.g. "ust/uid/1000/64-bit": relative, '/'
@@ -256,58 +295,90 @@ struct CreateChannel {
     std::int64_t blockingTimeoutUsec = 0; ///< 0 never block, -1 forever, >0 usec
     std::uint32_t chanId = 0;             ///< CTF stream class id (attr.chan_id)
     std::array<std::uint8_t, 16> traceUuid{};
+    static constexpr auto kFields = std::tuple{
+        wire::field("key", &CreateChannel::key),
+        wire::field("kind", &CreateChannel::kind, ChannelKind::Data, ChannelKind::Metadata),
+        wire::text("outputDir", &CreateChannel::outputDir, kMaxOutputDir),
+        wire::text("name", &CreateChannel::name, kMaxChannelName),
+        wire::field("subbufSize", &CreateChannel::subbufSize),
+        wire::field("subbufCount", &CreateChannel::subbufCount),
+        wire::field("overwrite", &CreateChannel::overwrite),
+        wire::field("switchTimerUsec", &CreateChannel::switchTimerUsec),
+        wire::field("readTimerUsec", &CreateChannel::readTimerUsec),
+        wire::field("monitorTimerUsec", &CreateChannel::monitorTimerUsec),
+        wire::field("blockingTimeoutUsec", &CreateChannel::blockingTimeoutUsec),
+        wire::field("chanId", &CreateChannel::chanId),
+        wire::field("traceUuid", &CreateChannel::traceUuid)};
     bool operator==(const CreateChannel&) const = default;
 };
 
 /// Answer to CreateChannel, followed by the ust-ctl objects (see above).
-/// Payload: u64 key, u32 streamCount.
 struct ChannelCreated {
+    static constexpr MessageType kType = MessageType::ChannelCreated;
+    static constexpr std::string_view kName = "ChannelCreated";
     std::uint64_t key = 0;
     std::uint32_t streamCount = 0; ///< streams that follow (metadata: 1)
+    static constexpr auto kFields =
+        std::tuple{wire::field("key", &ChannelCreated::key),
+                   wire::field("streamCount", &ChannelCreated::streamCount)};
     bool operator==(const ChannelCreated&) const = default;
 };
 
 /// Appends TSDL text to a metadata channel's cache and writes it to the
 /// `metadata` file as packets. `offset` is where `bytes` start in the whole
 /// metadata text: it must equal what was pushed before (append only).
-/// Payload: u64 key, u64 offset, string bytes (<= kMaxMetadataChunk).
 struct PushMetadata {
+    static constexpr MessageType kType = MessageType::PushMetadata;
+    static constexpr std::string_view kName = "PushMetadata";
     std::uint64_t key = 0;
     std::uint64_t offset = 0;
     std::string bytes;
+    static constexpr auto kFields = std::tuple{
+        wire::field("key", &PushMetadata::key), wire::field("offset", &PushMetadata::offset),
+        wire::text("bytes", &PushMetadata::bytes, kMaxMetadataChunk)};
     bool operator==(const PushMetadata&) const = default;
 };
 
 /// Closes the current packet of every stream, even empty
 /// (lttng_ust_ctl_flush_buffer(stream, 0)), and writes all complete packets.
-/// Used at stop, after the apps are quiescent. Payload: u64 key.
+/// Used at stop, after the apps are quiescent.
 struct FlushChannel {
+    static constexpr MessageType kType = MessageType::FlushChannel;
+    static constexpr std::string_view kName = "FlushChannel";
     std::uint64_t key = 0;
+    static constexpr auto kFields = std::tuple{wire::field("key", &FlushChannel::key)};
     bool operator==(const FlushChannel&) const = default;
 };
 
 /// Flushes, drains and closes a channel's streams and files, then frees the
-/// buffers. Payload: u64 key.
+/// buffers.
 struct DestroyChannel {
+    static constexpr MessageType kType = MessageType::DestroyChannel;
+    static constexpr std::string_view kName = "DestroyChannel";
     std::uint64_t key = 0;
+    static constexpr auto kFields = std::tuple{wire::field("key", &DestroyChannel::key)};
     bool operator==(const DestroyChannel&) const = default;
 };
 
 /// A size-based rotation schedule (tracectl enable-rotation --size): the
 /// consumer sends Statistics at once, instead of within its one-second
 /// period, when the sum of its channels' ChannelFigures::chunkBytes (every
-/// domain's streams and metadata in the current trace chunk) reaches
-/// `bytes`; then once per trace chunk, watched again when a rotation
-/// completes. 0: not watched. A later WatchChunkSize replaces it. Payload:
-/// u64 bytes.
+/// domain's streams and metadata in the current trace chunk) reaches `bytes`;
+/// then once per trace chunk, watched again when a rotation completes. 0: not
+/// watched. A later WatchChunkSize replaces it.
 struct WatchChunkSize {
+    static constexpr MessageType kType = MessageType::WatchChunkSize;
+    static constexpr std::string_view kName = "WatchChunkSize";
     std::uint64_t bytes = 0;
+    static constexpr auto kFields = std::tuple{wire::field("bytes", &WatchChunkSize::bytes)};
     bool operator==(const WatchChunkSize&) const = default;
 };
 
 /// Drains and closes every channel; the consumer answers Ok and exits 0.
-/// Empty payload.
 struct Shutdown {
+    static constexpr MessageType kType = MessageType::Shutdown;
+    static constexpr std::string_view kName = "Shutdown";
+    static constexpr std::tuple<> kFields{};
     bool operator==(const Shutdown&) const = default;
 };
 
@@ -319,27 +390,27 @@ struct Shutdown {
 /// drained and closed meanwhile counts too), the old chunk is moved to
 /// `<output root>/<archive>/` (`oldChunk` "" is the output root itself: its
 /// "ust" folder moves) and RotationCompleted{id} follows. One rotation at a
-/// time (a second one is InvalidArgument). `discard` (Session.Clear): the
-/// old chunk's files are deleted instead of moved, `archive` is then only
-/// the name the chunk would have had (nothing is made there). Payload: u64
-/// id, string oldChunk, string newChunk, string archive, bool discard;
-/// newChunk and archive are safe relative dirs (isSafeRelativeDir),
-/// oldChunk is "" or one. (LTTng clears a session with a rotation whose
-/// closed chunk gets LTTNG_TRACE_CHUNK_COMMAND_TYPE_DELETE instead of
-/// MOVE_TO_COMPLETED: lttng-tools 2.13 clear.c, cmd.c cmd_rotate_session.)
-/// A network session's consumer (AttachRelayd) writes nothing locally and
-/// ignores the three folders: it makes chunk `chunkIndex + 1` on the relay
-/// (CREATE_TRACE_CHUNK at `boundaryTime`), moves each relay stream into it
-/// (ROTATE_STREAMS), and once every stream has switched and the relay holds
-/// their data, closes chunk `chunkIndex` at `boundaryTime` with
-/// MOVE_TO_COMPLETED (DELETE with `discard`); the relay then archives it as
+/// time (a second one is InvalidArgument). `discard` (Session.Clear): the old
+/// chunk's files are deleted instead of moved, `archive` is then only the
+/// name the chunk would have had (nothing is made there). newChunk and
+/// archive are safe relative dirs (isSafeRelativeDir), oldChunk is "" or one.
+/// (LTTng clears a session with a rotation whose closed chunk gets
+/// LTTNG_TRACE_CHUNK_COMMAND_TYPE_DELETE instead of MOVE_TO_COMPLETED:
+/// lttng-tools 2.13 clear.c, cmd.c cmd_rotate_session.) A network session's
+/// consumer (AttachRelayd) writes nothing locally and ignores the three
+/// folders: it makes chunk `chunkIndex + 1` on the relay (CREATE_TRACE_CHUNK
+/// at `boundaryTime`), moves each relay stream into it (ROTATE_STREAMS), and
+/// once every stream has switched and the relay holds their data, closes
+/// chunk `chunkIndex` at `boundaryTime` with MOVE_TO_COMPLETED (DELETE with
+/// `discard`); the relay then archives it as
 /// `<session folder>/archives/<begin>-<boundaryTime>-<chunkIndex>` (chunk
 /// names, lttng-tools 2.13 trace-chunk.c generate_chunk_name), which the
-/// daemon's `archive` must name too. `chunkIndex` must be the relay chunk
-/// the consumer writes now (AttachRelayd.chunkId for the first rotation),
-/// else InvalidArgument. Payload (after discard): u64 chunkIndex, u64
-/// boundaryTime (seconds since the Epoch).
+/// daemon's `archive` must name too. `chunkIndex` must be the relay chunk the
+/// consumer writes now (AttachRelayd.chunkId for the first rotation), else
+/// InvalidArgument.
 struct Rotate {
+    static constexpr MessageType kType = MessageType::Rotate;
+    static constexpr std::string_view kName = "Rotate";
     std::uint64_t id = 0;
     std::string oldChunk;
     std::string newChunk;
@@ -347,23 +418,39 @@ struct Rotate {
     bool discard = false;
     std::uint64_t chunkIndex = 0;   ///< the chunk being closed; the new one is chunkIndex + 1
     std::uint64_t boundaryTime = 0; ///< s since the Epoch: the old chunk's end, the new one's begin
+    static constexpr auto kFields =
+        std::tuple{wire::field("id", &Rotate::id),
+                   wire::text("oldChunk", &Rotate::oldChunk, kMaxOutputDir),
+                   wire::text("newChunk", &Rotate::newChunk, kMaxOutputDir),
+                   wire::text("archive", &Rotate::archive, kMaxOutputDir),
+                   wire::field("discard", &Rotate::discard),
+                   wire::field("chunkIndex", &Rotate::chunkIndex),
+                   wire::field("boundaryTime", &Rotate::boundaryTime)};
     bool operator==(const Rotate&) const = default;
 };
 
 /// Snapshot consumers (Session.Clear): discards what every data stream's
 /// buffer holds (lttng_ust_ctl_clear_buffer, as lttng-tools 2.13's consumer
 /// clear_channel does), so the next snapshot holds only later events; the
-/// metadata is kept. Payload: none.
+/// metadata is kept.
 struct ClearBuffers {
+    static constexpr MessageType kType = MessageType::ClearBuffers;
+    static constexpr std::string_view kName = "ClearBuffers";
+    static constexpr std::tuple<> kFields{};
     bool operator==(const ClearBuffers&) const = default;
 };
 
 /// Unsolicited: rotation `id` is over. `ok` false: the archive may be
-/// incomplete, `message` says why. Payload: u64 id, bool ok, string message.
+/// incomplete, `message` says why.
 struct RotationCompleted {
+    static constexpr MessageType kType = MessageType::RotationCompleted;
+    static constexpr std::string_view kName = "RotationCompleted";
     std::uint64_t id = 0;
     bool ok = true;
     std::string message;
+    static constexpr auto kFields = std::tuple{
+        wire::field("id", &RotationCompleted::id), wire::field("ok", &RotationCompleted::ok),
+        wire::text("message", &RotationCompleted::message, kMaxText)};
     bool operator==(const RotationCompleted&) const = default;
 };
 
@@ -376,50 +463,56 @@ struct RotationCompleted {
 /// trace, and for each data stream the sub-buffers between its consumed and
 /// produced positions (lttng_ust_ctl_snapshot), at most the newest
 /// `packetsPerStream` of them (0: all). Tracing is not disturbed: nothing is
-/// consumed. Payload: u64 id, u64 packetsPerStream.
+/// consumed.
 struct RecordSnapshot {
+    static constexpr MessageType kType = MessageType::RecordSnapshot;
+    static constexpr std::string_view kName = "RecordSnapshot";
     std::uint64_t id = 0;
     std::uint64_t packetsPerStream = 0;
+    static constexpr auto kFields =
+        std::tuple{wire::field("id", &RecordSnapshot::id),
+                   wire::field("packetsPerStream", &RecordSnapshot::packetsPerStream)};
     bool operator==(const RecordSnapshot&) const = default;
 };
 
-/// After rotation `id`'s Ok: every metadata push of registrations the
-/// daemon answered before that Ok has been sent before this request, so the
-/// old chunk's metadata is whole. Until now, the metadata of the traces the
+/// After rotation `id`'s Ok: every metadata push of registrations the daemon
+/// answered before that Ok has been sent before this request, so the old
+/// chunk's metadata is whole. Until now, the metadata of the traces the
 /// rotation found went on into the old chunk (an app answered after the
 /// daemon sent Rotate, but before the consumer took its boundary, may have
 /// written events of a class pushed after Rotate into the old chunk); now it
 /// switches: all of it is written again into the new chunk, and the rotation
 /// may complete. Answered Ok; Error if no such rotation is under way.
-/// Payload: u64 id. (LTTng's consumer asks its session daemon for the
-/// pending metadata at the same point of a rotation, consumer.c
-/// lttng_consumer_rotate_channel.)
+/// (LTTng's consumer asks its session daemon for the pending metadata at the
+/// same point of a rotation, consumer.c lttng_consumer_rotate_channel.)
 struct RotateMetadata {
+    static constexpr MessageType kType = MessageType::RotateMetadata;
+    static constexpr std::string_view kName = "RotateMetadata";
     std::uint64_t id = 0;
+    static constexpr auto kFields = std::tuple{wire::field("id", &RotateMetadata::id)};
     bool operator==(const RotateMetadata&) const = default;
 };
 
-/// RecordSnapshot for a snapshot session with a network output (a
-/// snapshot consumer started with --network): the snapshot goes to the
-/// lttng-relayd whose control and data connections follow the frame, on one
-/// byte (SCM_RIGHTS, control first), instead of a folder. The daemon
-/// connected them for this snapshot alone and created the relay session
+/// RecordSnapshot for a snapshot session with a network output (a snapshot
+/// consumer started with --network): the snapshot goes to the lttng-relayd
+/// whose control and data connections follow the frame, on one byte
+/// (SCM_RIGHTS, control first), instead of a folder. The daemon connected
+/// them for this snapshot alone and created the relay session
 /// `relaySessionId` (VERSION, CREATE_SESSION with its snapshot flag, so the
-/// relay keeps no index and the consumer sends none); the consumer creates the
-/// trace chunk `chunkId` named `chunkName` there (CREATE_TRACE_CHUNK with
+/// relay keeps no index and the consumer sends none); the consumer creates
+/// the trace chunk `chunkId` named `chunkName` there (CREATE_TRACE_CHUNK with
 /// an override name, so the relay writes it in
 /// `<session folder>/<chunkName>/`), adds a relay stream per stream file a
 /// local snapshot would have, sends the data streams' packets now and the
 /// metadata at SnapshotMetadata, after which it waits until the relay holds
 /// everything, closes the chunk (CLOSE_TRACE_CHUNK, NO_OPERATION) and the
-/// connections. (lttng-tools 2.13 cmd.c snapshot_record: a relay session
-/// per snapshot output, set_relayd_for_snapshot, and a trace chunk named
+/// connections. (lttng-tools 2.13 cmd.c snapshot_record: a relay session per
+/// snapshot output, set_relayd_for_snapshot, and a trace chunk named
 /// `<output name>-<datetime>-<n>`, closed with
 /// LTTNG_TRACE_CHUNK_COMMAND_TYPE_NO_OPERATION.) Answered as RecordSnapshot.
-/// Payload: u64 id, u64 packetsPerStream, u64 relaySessionId, u32 relayMinor,
-/// u64 chunkId, u64 chunkCreationTime, string chunkName (a safe relative
-/// directory of one component).
 struct RecordSnapshotToRelay {
+    static constexpr MessageType kType = MessageType::RecordSnapshotToRelay;
+    static constexpr std::string_view kName = "RecordSnapshotToRelay";
     std::uint64_t id = 0;
     std::uint64_t packetsPerStream = 0;
     std::uint64_t relaySessionId = 0;
@@ -427,15 +520,26 @@ struct RecordSnapshotToRelay {
     std::uint64_t chunkId = 0;
     std::uint64_t chunkCreationTime = 0; ///< seconds since the Epoch
     std::string chunkName;               ///< e.g. "snapshot-1-20261204-140000-0"
+    static constexpr auto kFields =
+        std::tuple{wire::field("id", &RecordSnapshotToRelay::id),
+                   wire::field("packetsPerStream", &RecordSnapshotToRelay::packetsPerStream),
+                   wire::field("relaySessionId", &RecordSnapshotToRelay::relaySessionId),
+                   wire::field("relayMinor", &RecordSnapshotToRelay::relayMinor),
+                   wire::field("chunkId", &RecordSnapshotToRelay::chunkId),
+                   wire::field("chunkCreationTime", &RecordSnapshotToRelay::chunkCreationTime),
+                   wire::text("chunkName", &RecordSnapshotToRelay::chunkName, kMaxOutputDir)};
     bool operator==(const RecordSnapshotToRelay&) const = default;
 };
 
 /// After RecordSnapshot `id`'s Ok, for the same reason as RotateMetadata:
-/// writes the metadata of every trace into that snapshot's folder (the
-/// data was written by RecordSnapshot). Answered Ok once written; Error if
-/// `id` is not the last snapshot recorded. Payload: u64 id.
+/// writes the metadata of every trace into that snapshot's folder (the data
+/// was written by RecordSnapshot). Answered Ok once written; Error if `id` is
+/// not the last snapshot recorded.
 struct SnapshotMetadata {
+    static constexpr MessageType kType = MessageType::SnapshotMetadata;
+    static constexpr std::string_view kName = "SnapshotMetadata";
     std::uint64_t id = 0;
+    static constexpr auto kFields = std::tuple{wire::field("id", &SnapshotMetadata::id)};
     bool operator==(const SnapshotMetadata&) const = default;
 };
 
@@ -447,25 +551,37 @@ struct SnapshotMetadata {
 /// 32 or 64.
 using LayoutAbi = record_layout::Abi;
 
+/// LayoutAbi on the wire: each figure as one byte, then the byte order.
+inline constexpr auto kLayoutAbiFields =
+    std::tuple{wire::narrow<std::uint8_t>("bitsPerLong", &LayoutAbi::bitsPerLong),
+               wire::narrow<std::uint8_t>("uint8Alignment", &LayoutAbi::uint8Alignment),
+               wire::narrow<std::uint8_t>("uint16Alignment", &LayoutAbi::uint16Alignment),
+               wire::narrow<std::uint8_t>("uint32Alignment", &LayoutAbi::uint32Alignment),
+               wire::narrow<std::uint8_t>("uint64Alignment", &LayoutAbi::uint64Alignment),
+               wire::narrow<std::uint8_t>("longAlignment", &LayoutAbi::longAlignment),
+               wire::field("bigEndian", &LayoutAbi::bigEndian)};
+
 /// Longest DeclareLayouts::layouts (bytes).
 inline constexpr std::size_t kMaxLayouts = kMaxPayload - 32;
 
 /// How to step over the event records of data channel `key`: the encoded
-/// record_layout::ChannelLayouts (common/record_layout.hpp) registered
-/// since the last DeclareLayouts of that channel (the context once, events
-/// as they come), and the trace's ABI. The consumer counts the records of
-/// every packet it writes with them (Statistics::eventsRecorded); records of
-/// an event it has no layout for yet are counted once it comes. Answered
-/// Ok; Error(UnknownChannel), Error(InvalidArgument) for layouts that do not
-/// decode or contradict earlier ones. Payload: u64 key, u8 bitsPerLong, u8
-/// uint8Alignment, u8 uint16Alignment, u8 uint32Alignment, u8
-/// uint64Alignment, u8 longAlignment, bool bigEndian, bytes layouts (u32 count then the raw bytes,
-/// NUL allowed,
-/// <= kMaxLayouts).
+/// record_layout::ChannelLayouts (common/record_layout.hpp) registered since
+/// the last DeclareLayouts of that channel (the context once, events as they
+/// come), and the trace's ABI. The consumer counts the records of every
+/// packet it writes with them (Statistics::eventsRecorded); records of an
+/// event it has no layout for yet are counted once it comes. Answered Ok;
+/// Error(UnknownChannel), Error(InvalidArgument) for layouts that do not
+/// decode or contradict earlier ones.
 struct DeclareLayouts {
+    static constexpr MessageType kType = MessageType::DeclareLayouts;
+    static constexpr std::string_view kName = "DeclareLayouts";
     std::uint64_t key = 0;
     LayoutAbi abi;
     std::string layouts;
+    static constexpr auto kFields =
+        std::tuple{wire::field("key", &DeclareLayouts::key),
+                   wire::nested("abi", &DeclareLayouts::abi, kLayoutAbiFields),
+                   wire::bytes("layouts", &DeclareLayouts::layouts, kMaxLayouts)};
     bool operator==(const DeclareLayouts&) const = default;
 };
 
@@ -479,16 +595,14 @@ inline constexpr std::size_t kMaxConversionBytes = kMaxPayload - 32;
 /// the frame (one per entry of `cpus`, in order, then as many fds of the
 /// CPUs' `per_cpu/cpuN/stats` files, whose "dropped events" count what the
 /// pages do not tell; on one byte per group of at most kMaxPassedFds) and
-/// writes `<outputDir>/<name>_<cpu>` with
-/// `index/<name>_<cpu>.idx`; a metadata channel writes `<outputDir>/metadata`
-/// from what PushMetadata brings (plain TSDL text), and takes no fd. With
-/// `statedump`, a data channel first writes the statedump at the head of
-/// its first CPU's stream at its creation. Payload: u64 key, u8 kind, string
-/// outputDir, string name, u64 packetSize, u32 streamId, u32 contextMask,
-/// bool statedump, uuid[16], u32 pageSize, u32 timestampOffset, u32
-/// timestampSize, u32 commitOffset, u32 commitSize, u32 dataOffset, u32
-/// readTimerUsec, u32 cpu count, then u32 per cpu.
+/// writes `<outputDir>/<name>_<cpu>` with `index/<name>_<cpu>.idx`; a
+/// metadata channel writes `<outputDir>/metadata` from what PushMetadata
+/// brings (plain TSDL text), and takes no fd. With `statedump`, a data
+/// channel first writes the statedump at the head of its first CPU's stream
+/// at its creation.
 struct CreateKernelChannel {
+    static constexpr MessageType kType = MessageType::CreateKernelChannel;
+    static constexpr std::string_view kName = "CreateKernelChannel";
     std::uint64_t key = 0;
     ChannelKind kind = ChannelKind::Data;
     std::string outputDir; ///< as CreateChannel::outputDir ("kernel")
@@ -511,38 +625,66 @@ struct CreateKernelChannel {
     /// 1000 .. 10^7).
     std::uint32_t readTimerUsec = 100000;
     std::vector<std::uint32_t> cpus; ///< data: one per fd (<= kMaxKernelCpus); metadata: none
+    static constexpr auto kFields = std::tuple{
+        wire::field("key", &CreateKernelChannel::key),
+        wire::field("kind", &CreateKernelChannel::kind, ChannelKind::Data, ChannelKind::Metadata),
+        wire::text("outputDir", &CreateKernelChannel::outputDir, kMaxOutputDir),
+        wire::text("name", &CreateKernelChannel::name, kMaxChannelName),
+        wire::field("packetSize", &CreateKernelChannel::packetSize),
+        wire::field("streamId", &CreateKernelChannel::streamId),
+        wire::field("contextMask", &CreateKernelChannel::contextMask),
+        wire::field("statedump", &CreateKernelChannel::statedump),
+        wire::field("traceUuid", &CreateKernelChannel::traceUuid),
+        wire::field("pageSize", &CreateKernelChannel::pageSize),
+        wire::field("timestampOffset", &CreateKernelChannel::timestampOffset),
+        wire::field("timestampSize", &CreateKernelChannel::timestampSize),
+        wire::field("commitOffset", &CreateKernelChannel::commitOffset),
+        wire::field("commitSize", &CreateKernelChannel::commitSize),
+        wire::field("dataOffset", &CreateKernelChannel::dataOffset),
+        wire::field("readTimerUsec", &CreateKernelChannel::readTimerUsec),
+        wire::list("cpus", &CreateKernelChannel::cpus, kMaxKernelCpus)};
     bool operator==(const CreateKernelChannel&) const = default;
 };
 
 /// The kernel channel `key`'s event conversions (kernel_records::encode()),
-/// added to those it has (events enabled later come in a later one; an
-/// ftrace id given again replaces its conversion). Payload: u64 key, bytes
-/// conversions (u32 count then the raw bytes, <= kMaxConversionBytes).
+/// added to those it has (events enabled later come in a later one; an ftrace
+/// id given again replaces its conversion).
 struct DeclareKernelEvents {
+    static constexpr MessageType kType = MessageType::DeclareKernelEvents;
+    static constexpr std::string_view kName = "DeclareKernelEvents";
     std::uint64_t key = 0;
     std::string conversions;
+    static constexpr auto kFields = std::tuple{
+        wire::field("key", &DeclareKernelEvents::key),
+        wire::bytes("conversions", &DeclareKernelEvents::conversions, kMaxConversionBytes)};
     bool operator==(const DeclareKernelEvents&) const = default;
 };
 
-/// The `ip` provider's events for kernel data channel `key`: records of
-/// the BPF ring buffer whose map fd follows (with the counters map's fd)
-/// become the CTF events `sendId` (ip:send) and `receiveId` (ip:receive)
-/// of the channel's stream class, in the stream `<name>_ip`. Once per
-/// channel. Payload: u64 key, u16 sendId, u16 receiveId.
+/// The `ip` provider's events for kernel data channel `key`: records of the
+/// BPF ring buffer whose map fd follows (with the counters map's fd) become
+/// the CTF events `sendId` (ip:send) and `receiveId` (ip:receive) of the
+/// channel's stream class, in the stream `<name>_ip`. Once per channel.
 struct AttachIpProbes {
+    static constexpr MessageType kType = MessageType::AttachIpProbes;
+    static constexpr std::string_view kName = "AttachIpProbes";
     std::uint64_t key = 0;
     std::uint16_t sendId = 0;
     std::uint16_t receiveId = 0;
+    static constexpr auto kFields = std::tuple{
+        wire::field("key", &AttachIpProbes::key), wire::field("sendId", &AttachIpProbes::sendId),
+        wire::field("receiveId", &AttachIpProbes::receiveId)};
     bool operator==(const AttachIpProbes&) const = default;
 };
 
-/// The system-call string program for kernel data channel `key`: its
-/// records (string arguments copied from user memory at sys_enter) fill in
-/// the channel's user-string steps (kernel_records StepKind::UserString).
-/// The ring buffer map fd and the counters map fd follow. Once per channel.
-/// Payload: u64 key.
+/// The system-call string program for kernel data channel `key`: its records
+/// (string arguments copied from user memory at sys_enter) fill in the
+/// channel's user-string steps (kernel_records StepKind::UserString). The
+/// ring buffer map fd and the counters map fd follow. Once per channel.
 struct AttachSyscallStrings {
+    static constexpr MessageType kType = MessageType::AttachSyscallStrings;
+    static constexpr std::string_view kName = "AttachSyscallStrings";
     std::uint64_t key = 0;
+    static constexpr auto kFields = std::tuple{wire::field("key", &AttachSyscallStrings::key)};
     bool operator==(const AttachSyscallStrings&) const = default;
 };
 
@@ -551,12 +693,16 @@ struct AttachSyscallStrings {
 /// reservation, the sub-buffer holding it would never be delivered. The
 /// consumer closes each stream's packet under way that holds a reservation
 /// not committed (lttng_ust_ctl_flush_buffer(stream, 1)), so the apps still
-/// writing go on in the next sub-buffer, then delivers, after a grace period in which
-/// their commit counts did not move, the sub-buffers that were left short
-/// (stalled_subbuffers.hpp). Ok at once. Payload: u64 key, u32 pid.
+/// writing go on in the next sub-buffer, then delivers, after a grace period
+/// in which their commit counts did not move, the sub-buffers that were left
+/// short (stalled_subbuffers.hpp). Ok at once.
 struct ProducerGone {
+    static constexpr MessageType kType = MessageType::ProducerGone;
+    static constexpr std::string_view kName = "ProducerGone";
     std::uint64_t key = 0;
     std::uint32_t pid = 0;
+    static constexpr auto kFields =
+        std::tuple{wire::field("key", &ProducerGone::key), wire::field("pid", &ProducerGone::pid)};
     bool operator==(const ProducerGone&) const = default;
 };
 
@@ -564,12 +710,12 @@ struct ProducerGone {
 /// lttng-relayd whose control and data connections follow the frame, on one
 /// byte (SCM_RIGHTS, control first). The daemon connected them (the
 /// consumer's unit has no network of its own), exchanged the version and
-/// created the relay session `relaySessionId`; the consumer creates the
-/// trace chunk `chunkId` there (CREATE_TRACE_CHUNK) before any stream. Sent
-/// once, before the first CreateChannel or CreateKernelChannel.
-/// Payload: u64 relaySessionId, u32 relayMinor, u64 liveTimerUsec,
-/// u64 chunkId, u64 chunkCreationTime, string outputPath.
+/// created the relay session `relaySessionId`; the consumer creates the trace
+/// chunk `chunkId` there (CREATE_TRACE_CHUNK) before any stream. Sent once,
+/// before the first CreateChannel or CreateKernelChannel.
 struct AttachRelayd {
+    static constexpr MessageType kType = MessageType::AttachRelayd;
+    static constexpr std::string_view kName = "AttachRelayd";
     std::uint64_t relaySessionId = 0; ///< the relay's CREATE_SESSION reply
     std::uint32_t relayMinor = 0;     ///< the protocol minor both sides use (2.<minor>)
     std::uint64_t liveTimerUsec = 0;  ///< 0: not a live session
@@ -579,14 +725,25 @@ struct AttachRelayd {
     /// to the relay's output folder), kept for a daemon that takes the
     /// consumer over (AdoptReply.relayOutputPath).
     std::string outputPath;
+    static constexpr auto kFields =
+        std::tuple{wire::field("relaySessionId", &AttachRelayd::relaySessionId),
+                   wire::field("relayMinor", &AttachRelayd::relayMinor),
+                   wire::field("liveTimerUsec", &AttachRelayd::liveTimerUsec),
+                   wire::field("chunkId", &AttachRelayd::chunkId),
+                   wire::field("chunkCreationTime", &AttachRelayd::chunkCreationTime),
+                   wire::text("outputPath", &AttachRelayd::outputPath, kMaxOutputDir)};
     bool operator==(const AttachRelayd&) const = default;
 };
 
 /// Unsolicited: the session's output failed for good (a network session's
-/// relay went away, refused something or broke the protocol); nothing more
-/// is recorded. Sent once. Payload: string message.
+/// relay went away, refused something or broke the protocol); nothing more is
+/// recorded. Sent once.
 struct OutputFailed {
+    static constexpr MessageType kType = MessageType::OutputFailed;
+    static constexpr std::string_view kName = "OutputFailed";
     std::string message;
+    static constexpr auto kFields =
+        std::tuple{wire::text("message", &OutputFailed::message, kMaxText)};
     bool operator==(const OutputFailed&) const = default;
 };
 
@@ -609,6 +766,14 @@ struct ChannelFigures {
     /// back. Snapshot channels: how far their write positions advanced.
     /// Channels the consumer cannot sample (metadata, kernel): bytesWritten.
     std::uint64_t bytesProduced = 0;
+    static constexpr auto kFields =
+        std::tuple{wire::field("key", &ChannelFigures::key),
+                   wire::field("eventsRecorded", &ChannelFigures::eventsRecorded),
+                   wire::field("eventsDiscarded", &ChannelFigures::eventsDiscarded),
+                   wire::field("packetsLost", &ChannelFigures::packetsLost),
+                   wire::field("bytesWritten", &ChannelFigures::bytesWritten),
+                   wire::field("chunkBytes", &ChannelFigures::chunkBytes),
+                   wire::field("bytesProduced", &ChannelFigures::bytesProduced)};
     bool operator==(const ChannelFigures&) const = default;
 };
 
@@ -618,17 +783,23 @@ inline constexpr std::size_t kMaxFiguresPerMessage = (kMaxPayload - 12) / 56;
 /// Unsolicited: the figures of the channels that changed since the last
 /// Statistics (all of them the first time), sampled at `sampledAtUsec`
 /// (CLOCK_MONOTONIC, microseconds). A consumer with more channels sends
-/// several. Payload: u64 sampledAtUsec, u32 count, then per channel u64 key,
-/// eventsRecorded, eventsDiscarded, packetsLost, bytesWritten, chunkBytes,
-/// bytesProduced.
+/// several.
 struct Statistics {
+    static constexpr MessageType kType = MessageType::Statistics;
+    static constexpr std::string_view kName = "Statistics";
     std::uint64_t sampledAtUsec = 0;
     std::vector<ChannelFigures> channels;
+    static constexpr auto kFields =
+        std::tuple{wire::field("sampledAtUsec", &Statistics::sampledAtUsec),
+                   wire::list("channels", &Statistics::channels, kMaxFiguresPerMessage)};
     bool operator==(const Statistics&) const = default;
 };
 
-/// Success. Empty payload.
+/// Success.
 struct Ok {
+    static constexpr MessageType kType = MessageType::Ok;
+    static constexpr std::string_view kName = "Ok";
+    static constexpr std::tuple<> kFields{};
     bool operator==(const Ok&) const = default;
 };
 
@@ -647,10 +818,15 @@ enum class ErrorKind : std::uint32_t {
     Resources = 8,
 };
 
-/// Failure. Payload: u32 code, string message (<= kMaxText).
+/// Failure.
 struct ErrorReply {
+    static constexpr MessageType kType = MessageType::Error;
+    static constexpr std::string_view kName = "Error";
     ErrorKind code = ErrorKind::Protocol;
     std::string message;
+    static constexpr auto kFields = std::tuple{
+        wire::field("code", &ErrorReply::code, ErrorKind::Protocol, ErrorKind::Resources),
+        wire::text("message", &ErrorReply::message, kMaxText)};
     bool operator==(const ErrorReply&) const = default;
 };
 

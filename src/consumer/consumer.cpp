@@ -24,7 +24,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <system_error>
+#include <type_traits>
 #include <unistd.h>
+#include <variant>
 
 namespace tracectl::consumer {
 
@@ -45,6 +47,17 @@ constexpr std::chrono::milliseconds kDataPendingTimeout{10'000};
 /// What the folder of a user-space trace a snapshot consumer kept across a
 /// takeover gets after its name, before the takeover's number.
 constexpr std::string_view kKeptSuffix = "-before-restart-";
+
+/// A set of handlers, one per type (std::visit's usual helper).
+template <class... F>
+struct Overloaded : F... {
+    using F::operator()...;
+};
+
+/// The consumer's own messages (replies and unsolicited ones: their types
+/// have the high bit set), which are no request.
+template <class T>
+concept ConsumerMessage = (static_cast<std::uint16_t>(T::kType) & 0x80) != 0;
 
 /// The reply for a failed request, from the exception that says why.
 cp::ErrorReply errorFor(const std::exception& e) {
@@ -214,123 +227,133 @@ ChannelBase& Consumer::channel(std::uint64_t key) {
 void Consumer::dispatch(cp::Message&& request) {
     const cp::MessageType type = cp::typeOf(request);
     log::debug(std::string("request ") + std::string(cp::messageName(type)));
-
-    if (const auto* hello = std::get_if<cp::Hello>(&request)) {
-        if (refusedVersion(hello->protocolVersion))
-            return;
-        greeted_ = true;
-        log::info("daemon " + hello->version + " connected");
-        reply(
-            cp::HelloReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION});
-        return;
-    }
-    if (const auto* adoption = std::get_if<cp::Adopt>(&request)) {
-        try {
-            adopt(*adoption);
-        } catch (const std::exception& e) {
-            log::warning(std::string("Adopt failed: ") + e.what());
-            reply(errorFor(e));
-        }
-        return;
-    }
-    if (!greeted_) {
+    if (!greeted_ && !std::holds_alternative<cp::Hello>(request) &&
+        !std::holds_alternative<cp::Adopt>(request)) {
         reply(cp::ErrorReply{cp::ErrorKind::Protocol, "the first request must be Hello or Adopt"});
         return;
     }
-
-    try {
-        if (const auto* create = std::get_if<cp::CreateChannel>(&request)) {
-            createChannel(*create);
-            return;
-        }
-        if (const auto* kernel = std::get_if<cp::CreateKernelChannel>(&request)) {
-            createKernelChannel(*kernel);
-        } else if (const auto* events = std::get_if<cp::DeclareKernelEvents>(&request)) {
-            channel(events->key).declareKernelEvents(events->conversions);
-        } else if (const auto* ip = std::get_if<cp::AttachIpProbes>(&request)) {
+    // One handler per request; a request without one does not compile. A
+    // handler that returns nothing leaves the Ok to dispatch().
+    const auto handlers = Overloaded{
+        [&](const cp::Hello& m) { return hello(m); },
+        [&](const cp::Adopt& m) {
+            adopt(m);
+            return Answer::Sent;
+        },
+        [&](const cp::CreateChannel& m) {
+            createChannel(m);
+            return Answer::Sent;
+        },
+        [&](const cp::CreateKernelChannel& m) { createKernelChannel(m); },
+        [&](const cp::DeclareKernelEvents& m) {
+            channel(m.key).declareKernelEvents(m.conversions);
+        },
+        [&](const cp::AttachIpProbes& m) {
             // The fds first, whatever the answer (as for CreateKernelChannel).
             std::vector<UniqueFd> fds = takePassedFds("AttachIpProbes", 2);
-            channel(ip->key).attachIpProbes(*ip, std::move(fds[0]), std::move(fds[1]));
-        } else if (const auto* strings = std::get_if<cp::AttachSyscallStrings>(&request)) {
+            channel(m.key).attachIpProbes(m, std::move(fds[0]), std::move(fds[1]));
+        },
+        [&](const cp::AttachSyscallStrings& m) {
             std::vector<UniqueFd> fds = takePassedFds("AttachSyscallStrings", 2);
-            channel(strings->key).attachSyscallStrings(std::move(fds[0]), std::move(fds[1]));
-        } else if (const auto* attach = std::get_if<cp::AttachRelayd>(&request)) {
-            attachRelayd(*attach);
-        } else if (const auto* rot = std::get_if<cp::Rotate>(&request)) {
-            rotate(*rot);
-            return;
-        } else if (const auto* meta = std::get_if<cp::RotateMetadata>(&request)) {
-            rotateMetadata(*meta);
-            return;
-        } else if (std::holds_alternative<cp::ClearBuffers>(request)) {
-            clearBuffers();
-        } else if (const auto* snap = std::get_if<cp::RecordSnapshot>(&request)) {
-            recordSnapshot(*snap);
-        } else if (const auto* toRelay = std::get_if<cp::RecordSnapshotToRelay>(&request)) {
-            recordSnapshotToRelay(*toRelay);
-        } else if (const auto* snapMeta = std::get_if<cp::SnapshotMetadata>(&request)) {
-            snapshotMetadata(*snapMeta);
-        } else if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
-            channel(push->key).pushMetadata(push->offset, push->bytes);
-        } else if (const auto* gone = std::get_if<cp::ProducerGone>(&request)) {
-            channel(gone->key).producerGone(gone->pid);
-        } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
-            channel(flush->key).flush();
-            // Stop returns only once the relay holds everything (lttng-stop(1)
-            // waits for the data-pending exchange too).
-            if (relay_) {
-                try {
-                    relay_->waitUntilReceived(kDataPendingTimeout);
-                } catch (const std::exception& e) {
-                    throw RequestError(cp::ErrorKind::Io, e.what());
-                }
-            }
-            // Final for this Stop: the figures go before the Ok.
-            if (!reportStatistics())
-                return;
-        } else if (const auto* destroy = std::get_if<cp::DestroyChannel>(&request)) {
-            ChannelBase& doomed = channel(destroy->key);
-            switchBeforeDestroy(destroy->key);
-            doomed.drainAndClose(false);
-            const bool sent = reportStatistics(destroy->key);
-            std::optional<UnfinishedTrace> unfinished;
-            if (const auto* ust = dynamic_cast<const Channel*>(&doomed);
-                ust != nullptr && refusedTraceDirs_.count(ust->outputDir()) != 0)
-                unfinished =
-                    UnfinishedTrace{ust->outputDir(), ust->streamNames(), ust->isMetadata()};
-            channels_.erase(destroy->key);
-            if (unfinished)
-                removeUnfinishedTraceFiles(*unfinished);
-            if (!sent)
-                return;
-        } else if (const auto* watch = std::get_if<cp::WatchChunkSize>(&request)) {
-            chunkWatch_ = watch->bytes;
+            channel(m.key).attachSyscallStrings(std::move(fds[0]), std::move(fds[1]));
+        },
+        [&](const cp::AttachRelayd& m) { attachRelayd(m); },
+        [&](const cp::Rotate& m) {
+            rotate(m);
+            return Answer::Sent;
+        },
+        [&](const cp::RotateMetadata& m) {
+            rotateMetadata(m);
+            return Answer::Sent;
+        },
+        [&](const cp::ClearBuffers&) { clearBuffers(); },
+        [&](const cp::RecordSnapshot& m) { recordSnapshot(m); },
+        [&](const cp::RecordSnapshotToRelay& m) { recordSnapshotToRelay(m); },
+        [&](const cp::SnapshotMetadata& m) { snapshotMetadata(m); },
+        [&](const cp::PushMetadata& m) { channel(m.key).pushMetadata(m.offset, m.bytes); },
+        [&](const cp::ProducerGone& m) { channel(m.key).producerGone(m.pid); },
+        [&](const cp::FlushChannel& m) { return flushChannel(m); },
+        [&](const cp::DestroyChannel& m) { return destroyChannel(m); },
+        [&](const cp::WatchChunkSize& m) {
+            chunkWatch_ = m.bytes;
             watchChunkAgain();
-        } else if (const auto* layouts = std::get_if<cp::DeclareLayouts>(&request)) {
-            channel(layouts->key).declareLayouts(layouts->abi, layouts->layouts);
-        } else if (std::holds_alternative<cp::Shutdown>(request)) {
-            if (closeEveryChannel() == kNotSent)
-                return;
-            // Everything is closed either way; a relay that failed on the
-            // way did not get it all, which the daemon's Destroy says.
-            const bool delivered = !relay_ || relay_->failure().empty();
-            if (delivered ? reply(cp::Ok{})
-                          : reply(cp::ErrorReply{cp::ErrorKind::Io,
-                                                 truncated("the relay failed while the buffers "
-                                                           "were drained: " +
-                                                           relay_->failure())}))
-                stop(ExitOk);
-            return;
-        } else {
+        },
+        [&](const cp::DeclareLayouts& m) { channel(m.key).declareLayouts(m.abi, m.layouts); },
+        [&](const cp::Shutdown&) { return shutdown(); },
+        [&]<ConsumerMessage T>(const T&) -> Answer {
             throw RequestError(cp::ErrorKind::Protocol,
-                               std::string(cp::messageName(type)) + " is not a request");
+                               std::string(T::kName) + " is not a request");
+        },
+    };
+    const auto handle = [&](const auto& m) {
+        if constexpr (std::is_void_v<decltype(handlers(m))>) {
+            handlers(m);
+            return Answer::Ok;
+        } else {
+            return handlers(m);
         }
+    };
+    try {
+        if (std::visit(handle, request) == Answer::Ok)
+            reply(cp::Ok{});
     } catch (const std::exception& e) {
         log::warning(std::string(cp::messageName(type)) + " failed: " + e.what());
         reply(errorFor(e));
-        return;
     }
-    reply(cp::Ok{});
+}
+
+Consumer::Answer Consumer::hello(const cp::Hello& request) {
+    if (refusedVersion(request.protocolVersion))
+        return Answer::Sent;
+    greeted_ = true;
+    log::info("daemon " + request.version + " connected");
+    reply(cp::HelloReply{cp::kVersion, static_cast<std::uint32_t>(::getpid()), TRACECTL_VERSION});
+    return Answer::Sent;
+}
+
+Consumer::Answer Consumer::flushChannel(const cp::FlushChannel& request) {
+    channel(request.key).flush();
+    // Stop returns only once the relay holds everything (lttng-stop(1)
+    // waits for the data-pending exchange too).
+    if (relay_) {
+        try {
+            relay_->waitUntilReceived(kDataPendingTimeout);
+        } catch (const std::exception& e) {
+            throw RequestError(cp::ErrorKind::Io, e.what());
+        }
+    }
+    // Final for this Stop: the figures go before the Ok.
+    return reportStatistics() ? Answer::Ok : Answer::Sent;
+}
+
+Consumer::Answer Consumer::destroyChannel(const cp::DestroyChannel& request) {
+    ChannelBase& doomed = channel(request.key);
+    switchBeforeDestroy(request.key);
+    doomed.drainAndClose(false);
+    const bool sent = reportStatistics(request.key);
+    std::optional<UnfinishedTrace> unfinished;
+    if (const auto* ust = dynamic_cast<const Channel*>(&doomed);
+        ust != nullptr && refusedTraceDirs_.count(ust->outputDir()) != 0)
+        unfinished = UnfinishedTrace{ust->outputDir(), ust->streamNames(), ust->isMetadata()};
+    channels_.erase(request.key);
+    if (unfinished)
+        removeUnfinishedTraceFiles(*unfinished);
+    return sent ? Answer::Ok : Answer::Sent;
+}
+
+Consumer::Answer Consumer::shutdown() {
+    if (closeEveryChannel() == kNotSent)
+        return Answer::Sent;
+    // Everything is closed either way; a relay that failed on the way did
+    // not get it all, which the daemon's Destroy says.
+    const bool delivered = !relay_ || relay_->failure().empty();
+    if (delivered ? reply(cp::Ok{})
+                  : reply(cp::ErrorReply{cp::ErrorKind::Io,
+                                         truncated("the relay failed while the buffers were "
+                                                   "drained: " +
+                                                   relay_->failure())}))
+        stop(ExitOk);
+    return Answer::Sent;
 }
 
 void Consumer::removeUndescribedStreams() noexcept {

@@ -70,7 +70,22 @@ private:
     static constexpr std::size_t kMaxQueuedMetadataAtStop = 100000;
     static int onSocket(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
     void readRequests();
+    /// Runs one request through its handler (a visit of the Message) and
+    /// answers Ok when the handler leaves it to dispatch(), or the error
+    /// its exception says.
     void dispatch(consumer_protocol::Message&& request);
+    /// What a request's handler leaves to dispatch().
+    enum class Answer {
+        Ok,   ///< done: dispatch() answers Ok
+        Sent, ///< the handler answered itself, or must not (the consumer stops)
+    };
+    Answer hello(const consumer_protocol::Hello& request);
+    /// FlushChannel: the figures, then Ok, once a relay holds everything.
+    Answer flushChannel(const consumer_protocol::FlushChannel& request);
+    /// DestroyChannel: drained, closed, its final figures sent.
+    Answer destroyChannel(const consumer_protocol::DestroyChannel& request);
+    /// Shutdown: every channel closed, the answer, then the stop.
+    Answer shutdown();
     /// Adopt: a restarted daemon takes the connection over; every channel
     /// is drained and closed into the current chunk, and AdoptReply names
     /// that chunk (consumer_protocol.hpp). A snapshot consumer:
