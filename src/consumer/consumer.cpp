@@ -36,6 +36,17 @@ namespace {
 constexpr int kRequestsPerWakeup = 16;
 /// How often, at most, the figures of channels being written are sent.
 constexpr std::chrono::microseconds kStatisticsPeriod{1'000'000};
+
+/// Live sessions: how many live-timer ticks a stream closed while the
+/// session goes on (a per-PID app exited) stays open on the relay so that
+/// the viewers learn of it and read it to its end (RelaySession::
+/// setLiveLinger()): at least 3 ticks and 3 s, whichever is longer.
+unsigned liveLingerTicks(std::uint64_t liveTimerUsec) {
+    constexpr std::uint64_t kLingerUsec = 3'000'000;
+    constexpr std::uint64_t kMinTicks = 3;
+    const std::uint64_t ticks = (kLingerUsec + liveTimerUsec - 1) / liveTimerUsec;
+    return static_cast<unsigned>(std::clamp<std::uint64_t>(ticks, kMinTicks, 1'000'000));
+}
 /// A reply or ust-ctl transfer blocked longer than this means the daemon
 /// stopped reading: give up on it (SO_SNDTIMEO).
 constexpr time_t kSendTimeoutSeconds = 30;
@@ -126,6 +137,7 @@ void Consumer::stop(int code) noexcept {
     removeUndescribedStreams();
     channels_.clear();
     if (relay_) {
+        relay_->closeLingering();
         // A rotation under way: its chunk is the relay's pending closure,
         // which must be closed before the current one (main.c,
         // relay_close_trace_chunk); every stream is closed now.
@@ -444,6 +456,8 @@ std::size_t Consumer::closeEveryChannel() {
         return kNotSent;
     const std::size_t closed = channels_.size();
     channels_.clear();
+    if (relay_)
+        relay_->closeLingering(); // the session ends: nothing waits for a viewer any more
     return closed;
 }
 
@@ -936,8 +950,10 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
         watch->reset(s);
     }
     liveTimerUsec_ = request.liveTimerUsec;
-    if (liveTimerUsec_ != 0)
+    if (liveTimerUsec_ != 0) {
+        relay_->setLiveLinger(liveLingerTicks(liveTimerUsec_));
         rearmLiveTimer();
+    }
     log::info("streaming to the relay, session " + std::to_string(request.relaySessionId) +
               (liveTimerUsec_ != 0 ? ", live timer " + std::to_string(liveTimerUsec_) + " us"
                                    : std::string()));
@@ -971,6 +987,15 @@ void Consumer::liveTick() noexcept {
         } catch (const std::exception& e) {
             log::warning("live timer, channel " + std::to_string(key) + ": " + e.what());
         }
+    }
+    // The streams of exited per-PID apps, lingering for the viewers. Their
+    // beacons' time: lttng-ust's default trace clock, CLOCK_MONOTONIC in ns
+    // (what lttng_ust_ctl_get_current_timestamp reads for a live stream).
+    if (relay_) {
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        relay_->liveTick(static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+                         static_cast<std::uint64_t>(ts.tv_nsec));
     }
 }
 

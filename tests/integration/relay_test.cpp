@@ -404,6 +404,71 @@ TEST_F(Relay, ALiveViewerSeesEachEventWithinTwoSecondsAndEndsAtDestroy) {
         << fileText(sandbox_->dir() + "/log/live-viewer.log");
 }
 
+// Issue 40, A.6: a per-PID live session gave a viewer attached all along
+// nothing of short-lived apps (0 of 20 apps' 420 events; LTTng 2.13, 168),
+// though the relay held them all: their streams were closed as the apps
+// exited, and lttng-relayd forgets a closed stream whose data it holds
+// before a viewer asked for the new streams. They now stay open on the
+// relay a few live-timer ticks after the app's exit.
+TEST_F(Relay, ALiveViewerAttachedAllAlongSeesEveryEventOfShortLivedPerPidApps) {
+    RelayDaemon relay(relayOutput("live-pid"));
+    const std::string name = "live-pid";
+    auto s = createNetwork(name, relay.url(),
+                           {{"mode", sdbus::Variant(std::string("live"))},
+                            {"live-timer", sdbus::Variant(std::uint64_t{100000})},
+                            {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}});
+    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
+    s->Start({});
+    LineReader viewer({"babeltrace2", "--input-format=lttng-live", relay.liveUrl(name),
+                       "--params=session-not-found-action=\"end\""},
+                      sandbox_->dir() + "/log/live-pid-viewer.log");
+    const std::string listUrl = "net://127.0.0.1:" + std::to_string(relay.livePort());
+    std::string listing;
+    ASSERT_TRUE(eventually(
+        [&] {
+            listing = run({"babeltrace2", "--input-format=lttng-live", listUrl}).out;
+            return listing.find("/" + name + " (") != std::string::npos &&
+                   listing.find("1 client(s) connected") != std::string::npos;
+        },
+        std::chrono::seconds(15), std::chrono::milliseconds(100)))
+        << "the viewer did not attach; the relay lists: " << listing
+        << fileText(sandbox_->dir() + "/log/live-pid-viewer.log");
+
+    // One after another, each gone within milliseconds.
+    constexpr int kApps = 10;
+    constexpr int kTicks = 21;
+    for (int i = 0; i < kApps; ++i)
+        runApp(kTicks);
+
+    std::map<std::uint64_t, int> seen; // seq -> how many apps' ticks with it
+    const std::regex tick(R"(tracectl_demo:tick: .*\{ seq = (\d+),)");
+    const auto ticks = [&] {
+        seen.clear();
+        int n = 0;
+        for (const auto& line : viewer.lines()) {
+            std::smatch m;
+            if (std::regex_search(line.text, m, tick)) {
+                ++seen[std::stoull(m[1])];
+                ++n;
+            }
+        }
+        return n;
+    };
+    EXPECT_TRUE(eventually([&] { return ticks() >= kApps * kTicks; }, std::chrono::seconds(30)))
+        << "the viewer printed " << ticks() << " of " << kApps * kTicks
+        << " ticks; its stderr: " << fileText(sandbox_->dir() + "/log/live-pid-viewer.log");
+    EXPECT_EQ(ticks(), kApps * kTicks);
+    for (int seq = 0; seq < kTicks; ++seq)
+        EXPECT_EQ(seen[static_cast<std::uint64_t>(seq)], kApps) << "seq " << seq;
+
+    s->Destroy({});
+    EXPECT_EQ(viewer.wait(std::chrono::seconds(15)), 0)
+        << "the viewer did not end once the session was destroyed: "
+        << fileText(sandbox_->dir() + "/log/live-pid-viewer.log");
+    // The relay has them all too.
+    EXPECT_EQ(countTicks(relay.sessionDir(name)), kApps * kTicks);
+}
+
 // 4. A tracectl session and an lttng-sessiond session stream to one relay
 // at the same time: both traces complete, neither holds the other's app.
 TEST_F(Relay, ATracectlSessionAndAnLttngSessionShareOneRelay) {

@@ -10,6 +10,7 @@
 #include "output/relay_output.hpp"
 #include "stand_in_io.hpp"
 
+#include <algorithm>
 #include <array>
 #include <gtest/gtest.h>
 #include <mutex>
@@ -493,4 +494,97 @@ TEST(RelayRotation, ASnapshotChunkNameWithASlashIsRefused) {
     auto session = relay.session();
     EXPECT_THROW(session->createTraceChunk(0, 1000, std::string("a/b")), std::runtime_error);
     EXPECT_FALSE(session->failure().empty());
+}
+
+// Issue 40, A.6: in a live session, the streams of a per-PID app that
+// exited stay open on the relay for the linger's ticks, each tick with a
+// beacon (an empty index at the tick's time), so that a viewer learns of
+// them before lttng-relayd forgets them; the trace's metadata stream
+// closes a tick after its last data stream; the session's end closes what
+// still lingers at once.
+TEST(RelayRotation, ALiveSessionsClosedStreamsLingerWithBeaconsAndTheirMetadataClosesLast) {
+    FakeRelay relay;
+    auto session = relay.session();
+    session->setLiveLinger(2);
+    RelayChunk chunk(session, 0);
+    const std::string app = "ust/pid/app-123-20261207-100000";
+    std::unique_ptr<StreamSink> metadata = chunk.openStream(app, "metadata", StreamKind::Metadata);
+    std::unique_ptr<StreamSink> data = chunk.openStream(app, "chan_0", StreamKind::Data);
+    chunk.streamsOpened();
+    metadata->write("/* CTF 1.8 */", 13, 13, nullptr);
+    IndexEntry e = packet(0);
+    e.streamId = 5;
+    data->write(kBytes.data(), 64, 40, &e);
+    // Another app's trace, still running.
+    std::unique_ptr<StreamSink> other =
+        chunk.openStream("ust/pid/other-9-20261207-100000", "chan_0", StreamKind::Data);
+    (void)relay.packets(1);
+    session->waitUntilReceived(2s); // a command with a reply: all before it arrived
+    relay.clear();
+
+    // The app exits: nothing goes to the relay yet.
+    data->close();
+    metadata->close();
+    session->waitUntilReceived(2s); // the lingering streams are still asked about
+    std::vector<Received> got = relay.commands();
+    EXPECT_EQ(
+        std::count_if(got.begin(), got.end(),
+                      [](const Received& r) { return r.command == RelaydCommand::CloseStream; }),
+        0);
+    EXPECT_EQ(std::count_if(got.begin(), got.end(),
+                            [](const Received& r) {
+                                return r.command == RelaydCommand::DataPending &&
+                                       be(r.payload, 0, 8) == 8u;
+                            }),
+              1)
+        << "the lingering data stream is open on the relay: DATA_PENDING asks about it";
+    relay.clear();
+
+    // Tick 1: a beacon on the data stream (its CTF stream id, the tick's time).
+    session->liveTick(123456);
+    session->waitUntilReceived(2s);
+    got = relay.commands();
+    ASSERT_FALSE(got.empty());
+    EXPECT_EQ(got[0].command, RelaydCommand::SendIndex);
+    EXPECT_EQ(be(got[0].payload, 0, 8), 8u);  // relay stream id
+    EXPECT_EQ(be(got[0].payload, 8, 8), 0u);  // net_seq_num of the last packet
+    EXPECT_EQ(be(got[0].payload, 16, 8), 0u); // packet_size 0: a beacon
+    EXPECT_EQ(be(got[0].payload, 40, 8), 123456u);
+    EXPECT_EQ(be(got[0].payload, 56, 8), 5u); // CTF stream id
+    for (const Received& r : got)
+        EXPECT_NE(r.command, RelaydCommand::CloseStream);
+    relay.clear();
+
+    // Tick 2: the data stream closes after its last packet; the metadata
+    // stays, its trace having had a data stream at the tick's start.
+    session->liveTick(223456);
+    session->waitUntilReceived(2s);
+    got = relay.commands();
+    ASSERT_FALSE(got.empty());
+    EXPECT_EQ(got[0].command, RelaydCommand::CloseStream);
+    EXPECT_EQ(be(got[0].payload, 0, 8), 8u);
+    EXPECT_EQ(be(got[0].payload, 8, 8), 0u);
+    for (std::size_t i = 1; i < got.size(); ++i)
+        EXPECT_NE(got[i].command, RelaydCommand::CloseStream);
+    relay.clear();
+
+    // Tick 3: the metadata closes; the other app's stream goes on.
+    session->liveTick(323456);
+    session->waitUntilReceived(2s);
+    got = relay.commands();
+    ASSERT_FALSE(got.empty());
+    EXPECT_EQ(got[0].command, RelaydCommand::CloseStream);
+    EXPECT_EQ(be(got[0].payload, 0, 8), 7u);
+    relay.clear();
+
+    // The session ends: what lingers closes at once.
+    other->close();
+    session->closeLingering();
+    session->closeTraceChunk(0, 1764472800);
+    got = relay.commands();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].command, RelaydCommand::CloseStream);
+    EXPECT_EQ(be(got[0].payload, 0, 8), 9u);
+    EXPECT_EQ(got[1].command, RelaydCommand::CloseTraceChunk);
+    EXPECT_TRUE(session->failure().empty()) << session->failure();
 }

@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -155,7 +156,8 @@ std::uint64_t RelaySession::addStream(const std::string& name, const std::string
     requireUsable();
     try {
         const std::uint64_t handle = control_.addStream(name, pathname, 0, 0, chunkId);
-        streams_[handle] = Stream{metadata, 0, false, chunkId, std::nullopt};
+        streams_[handle] =
+            Stream{metadata, 0, false, chunkId, std::nullopt, pathname, std::nullopt, std::nullopt};
         return handle;
     } catch (const relayd::RelaydError& e) {
         throw fail("adding the stream " + pathname + "/" + name + ": " + e.what());
@@ -189,6 +191,7 @@ void RelaySession::sendPacket(std::uint64_t handle, const void* data, std::size_
         i.streamInstanceId = index.streamInstanceId;
         i.packetSeqNum = index.packetSeqNum;
         ++s.nextSeq; // sent, whatever the index does
+        s.ctfId = index.streamId;
         if (index.packetSeqNum != ~std::uint64_t{0})
             s.lastPacketSeq = index.packetSeqNum;
         if (!snapshot_)
@@ -227,16 +230,66 @@ void RelaySession::sendBeacon(std::uint64_t handle, std::uint64_t timestampEnd,
 
 void RelaySession::closeStream(std::uint64_t handle) noexcept {
     const auto it = streams_.find(handle);
-    if (it == streams_.end() || it->second.closed)
+    if (it == streams_.end() || it->second.closed || it->second.lingerTicks)
         return;
-    it->second.closed = true;
+    if (lingerTicks_ != 0 && failure_.empty()) {
+        it->second.lingerTicks = lingerTicks_;
+        return;
+    }
+    sendClose(handle, it->second);
+}
+
+void RelaySession::sendClose(std::uint64_t handle, Stream& s) noexcept {
+    s.closed = true;
+    s.lingerTicks.reset();
     if (!failure_.empty())
         return;
     try {
-        control_.closeStream(handle, it->second.nextSeq - 1);
+        control_.closeStream(handle, s.nextSeq - 1);
     } catch (const relayd::RelaydError& e) {
         (void)fail("closing stream " + std::to_string(handle) + ": " + e.what());
     }
+}
+
+void RelaySession::liveTick(std::uint64_t now) noexcept {
+    // Metadata first, as things stood before this tick: a trace's metadata
+    // stream closes a tick after its last data stream at the earliest, so
+    // a viewer has read the data to its end before the metadata ends.
+    for (auto& [handle, s] : streams_) {
+        if (!s.lingerTicks || !s.metadata)
+            continue;
+        if (*s.lingerTicks > 0)
+            --*s.lingerTicks;
+        const std::string& trace = s.pathname;
+        const bool dataLeft = std::any_of(streams_.begin(), streams_.end(), [&](const auto& o) {
+            return !o.second.metadata && !o.second.closed && o.second.pathname == trace;
+        });
+        if (*s.lingerTicks == 0 && !dataLeft)
+            sendClose(handle, s);
+    }
+    for (auto& [handle, s] : streams_) {
+        if (!s.lingerTicks || s.metadata)
+            continue;
+        if (--*s.lingerTicks == 0) {
+            sendClose(handle, s);
+            continue;
+        }
+        if (!s.ctfId || !failure_.empty())
+            continue; // nothing sent: the relay takes no beacon for it
+        try {
+            sendBeacon(handle, now, *s.ctfId);
+        } catch (const std::exception& e) {
+            log::warning(std::string("relay: ") + e.what());
+        }
+    }
+}
+
+void RelaySession::closeLingering() noexcept {
+    // Data first, then metadata, as a viewer reads them.
+    for (const bool metadata : {false, true})
+        for (auto& [handle, s] : streams_)
+            if (s.lingerTicks && s.metadata == metadata)
+                sendClose(handle, s);
 }
 
 void RelaySession::waitUntilReceived(std::chrono::milliseconds timeout) {

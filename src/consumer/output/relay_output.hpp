@@ -130,8 +130,35 @@ public:
     /// CTF stream id (consumer-timer.c, send_empty_index), so that live
     /// viewers move time forward on an idle stream. Throws std::runtime_error.
     void sendBeacon(std::uint64_t handle, std::uint64_t timestampEnd, std::uint64_t streamId);
-    /// CLOSE_STREAM with the last packet sent. Never throws (logged).
+    /// CLOSE_STREAM with the last packet sent, at once, or, in a live
+    /// session (setLiveLinger()), once the stream lingered. Never throws
+    /// (logged).
     void closeStream(std::uint64_t handle) noexcept;
+
+    /// Live sessions: a stream closed while the session goes on (the
+    /// streams of a per-PID app that exited, and its metadata) stays open
+    /// on the relay for `ticks` more live-timer ticks (liveTick()), its
+    /// data streams sending a beacon at each. lttng-relayd 2.13 forgets a
+    /// stream as soon as it is closed and holds all its data (stream.c,
+    /// try_stream_close unpublishes it), and a viewer only learns of the
+    /// streams published when it asks for new ones (live.c,
+    /// make_viewer_streams): closed at once, a short-lived app's trace was
+    /// gone before any viewer asked, and a viewer attached all along saw
+    /// none of it. A metadata stream lingers until no data stream of its
+    /// trace is open or lingering any more, so that a viewer reads the
+    /// data to its end before the trace's metadata ends. 0: close at once
+    /// (the default).
+    void setLiveLinger(unsigned ticks) noexcept { lingerTicks_ = ticks; }
+    /// A live-timer tick: the lingering metadata streams whose time is up
+    /// and whose trace had no open or lingering data stream left before
+    /// this tick are closed (a tick after the last one at the earliest);
+    /// then each lingering data stream, its time up, is closed, or else
+    /// sends a beacon at `now` (clock cycles of the trace clock). Never
+    /// throws (logged, fails the session).
+    void liveTick(std::uint64_t now) noexcept;
+    /// Closes every lingering stream at once (the session's end). Never
+    /// throws.
+    void closeLingering() noexcept;
 
     /// The data-pending exchange (consumer.c, consumer_data_pending): until
     /// the relay holds every packet sent on every open stream (closed ones
@@ -151,7 +178,12 @@ private:
         /// CTF packet_seq_num of the last packet sent (none yet, or the
         /// tracer gives none).
         std::optional<std::uint64_t> lastPacketSeq;
+        std::string pathname;                ///< its trace's folder, as ADD_STREAM named it
+        std::optional<std::uint64_t> ctfId;  ///< CTF stream class id (its packets' stream_id)
+        std::optional<unsigned> lingerTicks; ///< closed by us, open on the relay: ticks left
     };
+    /// CLOSE_STREAM of `s` now. Never throws.
+    void sendClose(std::uint64_t handle, Stream& s) noexcept;
     /// Throws std::runtime_error if the session failed already.
     void requireUsable() const;
     /// Records the failure `what` (the first one only) and tells the hook;
@@ -166,6 +198,7 @@ private:
     std::string failure_;
     std::function<void(const std::string&)> failureHook_;
     bool snapshot_ = false;
+    unsigned lingerTicks_ = 0;
 };
 
 /// One stream in the relay session.
