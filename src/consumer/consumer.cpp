@@ -982,6 +982,16 @@ void Consumer::rearmLiveTimer() {
 
 void Consumer::liveTick() noexcept {
     for (auto& [key, ch] : channels_) {
+        // A per-PID app's data streams exist before its channel's
+        // registration adds their stream class to the trace's metadata: a
+        // live timer's empty packet (or beacon) sent before it reaches the
+        // viewer before the metadata that declares its stream class, and
+        // the viewer cannot read the trace (babeltrace2: "No stream class
+        // with ID"). As lttng-consumerd, which sends a trace's metadata
+        // before its data, such a channel waits for its metadata.
+        if (const auto* data = dynamic_cast<const Channel*>(ch.get());
+            data != nullptr && !data->isMetadata() && !describedByMetadata(*data, false))
+            continue;
         try {
             ch->liveTick();
         } catch (const std::exception& e) {
