@@ -37,15 +37,16 @@ constexpr int kRequestsPerWakeup = 16;
 /// How often, at most, the figures of channels being written are sent.
 constexpr std::chrono::microseconds kStatisticsPeriod{1'000'000};
 
-/// Live sessions: how many live-timer ticks a stream closed while the
-/// session goes on (a per-PID app exited) stays open on the relay so that
-/// the viewers learn of it and read it to its end (RelaySession::
-/// setLiveLinger()): at least 3 ticks and 3 s, whichever is longer.
-unsigned liveLingerTicks(std::uint64_t liveTimerUsec) {
-    constexpr std::uint64_t kLingerUsec = 3'000'000;
-    constexpr std::uint64_t kMinTicks = 3;
-    const std::uint64_t ticks = (kLingerUsec + liveTimerUsec - 1) / liveTimerUsec;
-    return static_cast<unsigned>(std::clamp<std::uint64_t>(ticks, kMinTicks, 1'000'000));
+/// Live sessions: how long a stream closed while the session goes on (a
+/// per-PID app exited) stays open on the relay, so that the viewers learn
+/// of it and read it to its end (RelaySession::setLiveLinger()): at least
+/// 3 ticks and 3 s; and the traces close at least 2 ticks and 2 s apart.
+RelaySession::Linger liveLinger(std::uint64_t liveTimerUsec) {
+    const auto ticksFor = [&](std::uint64_t usec, std::uint64_t minTicks) {
+        const std::uint64_t ticks = (usec + liveTimerUsec - 1) / liveTimerUsec;
+        return static_cast<unsigned>(std::clamp<std::uint64_t>(ticks, minTicks, 1'000'000));
+    };
+    return {ticksFor(3'000'000, 3), ticksFor(2'000'000, 2)};
 }
 /// A reply or ust-ctl transfer blocked longer than this means the daemon
 /// stopped reading: give up on it (SO_SNDTIMEO).
@@ -165,7 +166,7 @@ void Consumer::writeQueuedMetadata() noexcept {
             if (push == nullptr)
                 return;
             request_ = frame.request;
-            channel(push->key).pushMetadata(push->offset, push->bytes);
+            pushMetadata(*push);
             reply(cp::Ok{});
         } catch (const std::exception& e) {
             log::warning(std::string("metadata queued before the stop not written: ") + e.what());
@@ -283,7 +284,7 @@ void Consumer::dispatch(cp::Message&& request) {
         } else if (const auto* snapMeta = std::get_if<cp::SnapshotMetadata>(&request)) {
             snapshotMetadata(*snapMeta);
         } else if (const auto* push = std::get_if<cp::PushMetadata>(&request)) {
-            channel(push->key).pushMetadata(push->offset, push->bytes);
+            pushMetadata(*push);
         } else if (const auto* gone = std::get_if<cp::ProducerGone>(&request)) {
             channel(gone->key).producerGone(gone->pid);
         } else if (const auto* flush = std::get_if<cp::FlushChannel>(&request)) {
@@ -370,6 +371,21 @@ void Consumer::removeUndescribedStreams() noexcept {
     for (const auto& [key, base] : channels_)
         if (const auto* ch = dynamic_cast<const Channel*>(base.get()); ch && ch->isMetadata())
             removeEmptyMetadata(*local, key, *ch);
+}
+
+void Consumer::pushMetadata(const cp::PushMetadata& push) {
+    ChannelBase& target = channel(push.key);
+    target.pushMetadata(push.offset, push.bytes);
+    const auto* ust = dynamic_cast<const Channel*>(&target);
+    if (ust == nullptr)
+        return; // the kernel's: its channels do not wait
+    const Channel& meta = *ust;
+    // Written now: the data that waited for it follows.
+    for (auto& [key, base] : channels_)
+        if (auto* data = dynamic_cast<Channel*>(base.get());
+            data != nullptr && data->awaitsMetadata() && data->outputDir() == meta.outputDir() &&
+            meta.declaresStreamClass(data->streamClassId()))
+            data->release();
 }
 
 bool Consumer::describedByMetadata(const Channel& data, bool withoutMetadata) const noexcept {
@@ -597,7 +613,11 @@ void Consumer::makeChannel(const cp::CreateChannel& request) {
     refuseWithoutFdsFor(request);
     std::unique_ptr<Channel> ch;
     try {
-        ch = std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_);
+        // Live: a data channel's packets wait for the metadata that declares
+        // their stream class (StreamReader::hold()).
+        const bool live = relay_ != nullptr && liveTimerUsec_ != 0;
+        ch = std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_,
+                                       live);
     } catch (const std::exception& e) {
         // Whatever of it was made is gone again (the files it opened stay,
         // empty: removed below). Out of fds is this channel's trouble
@@ -618,6 +638,8 @@ void Consumer::makeChannel(const cp::CreateChannel& request) {
     Channel& created = *ch;
     nextKey_ = std::max(nextKey_, request.key + 1);
     channels_.emplace(request.key, std::move(ch));
+    if (created.awaitsMetadata() && describedByMetadata(created, false))
+        created.release();
     log::info("channel " + std::to_string(request.key) + " (" +
               (created.isMetadata() ? std::string("metadata") : request.name) + ") in " +
               request.outputDir + ": " + std::to_string(created.streamCount()) + " streams");
@@ -951,7 +973,7 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
     }
     liveTimerUsec_ = request.liveTimerUsec;
     if (liveTimerUsec_ != 0) {
-        relay_->setLiveLinger(liveLingerTicks(liveTimerUsec_));
+        relay_->setLiveLinger(liveLinger(liveTimerUsec_));
         rearmLiveTimer();
     }
     log::info("streaming to the relay, session " + std::to_string(request.relaySessionId) +
@@ -982,15 +1004,10 @@ void Consumer::rearmLiveTimer() {
 
 void Consumer::liveTick() noexcept {
     for (auto& [key, ch] : channels_) {
-        // A per-PID app's data streams exist before its channel's
-        // registration adds their stream class to the trace's metadata: a
-        // live timer's empty packet (or beacon) sent before it reaches the
-        // viewer before the metadata that declares its stream class, and
-        // the viewer cannot read the trace (babeltrace2: "No stream class
-        // with ID"). As lttng-consumerd, which sends a trace's metadata
-        // before its data, such a channel waits for its metadata.
+        // Its packets wait for their metadata (StreamReader::hold()), and
+        // so does its beacon.
         if (const auto* data = dynamic_cast<const Channel*>(ch.get());
-            data != nullptr && !data->isMetadata() && !describedByMetadata(*data, false))
+            data != nullptr && data->awaitsMetadata())
             continue;
         try {
             ch->liveTick();
@@ -998,15 +1015,8 @@ void Consumer::liveTick() noexcept {
             log::warning("live timer, channel " + std::to_string(key) + ": " + e.what());
         }
     }
-    // The streams of exited per-PID apps, lingering for the viewers. Their
-    // beacons' time: lttng-ust's default trace clock, CLOCK_MONOTONIC in ns
-    // (what lttng_ust_ctl_get_current_timestamp reads for a live stream).
-    if (relay_) {
-        timespec ts{};
-        ::clock_gettime(CLOCK_MONOTONIC, &ts);
-        relay_->liveTick(static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-                         static_cast<std::uint64_t>(ts.tv_nsec));
-    }
+    if (relay_)
+        relay_->liveTick(); // the streams of exited per-PID apps, lingering for the viewers
 }
 
 void Consumer::rotate(const cp::Rotate& request) {
