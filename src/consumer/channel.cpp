@@ -64,12 +64,13 @@ bool Channel::declaresStreamClass(std::uint32_t id) const {
 }
 
 Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChannel& request,
-                 bool snapshotOnly, bool countEvents)
+                 bool snapshotOnly, bool countEvents, bool awaitMetadata)
     : key_(request.key), name_(request.name), outputDir_(request.outputDir),
       chanId_(request.chanId),
       switchTimerUsec_(request.kind == cp::ChannelKind::Data ? request.switchTimerUsec : 0),
       ust_(attributesFor(request)), loop_(loop), snapshotOnly_(snapshotOnly),
-      countEvents_(countEvents && !snapshotOnly && request.kind == cp::ChannelKind::Data) {
+      countEvents_(countEvents && !snapshotOnly && request.kind == cp::ChannelKind::Data),
+      awaitingMetadata_(awaitMetadata && request.kind == cp::ChannelKind::Data) {
     if (request.monitorTimerUsec != 0)
         log::debug("channel " + name_ + ": monitor timer requested, not implemented");
     if (snapshotOnly_) {
@@ -103,6 +104,8 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
             readers_.back()->setShmFd(shmFd);
             if (countEvents_)
                 readers_.back()->enableRecordCounting();
+            if (awaitingMetadata_)
+                readers_.back()->hold();
         }
     }
     // The chunk begins for these streams now: each gets its first packet at
@@ -125,6 +128,12 @@ Channel::Channel(EventLoop& loop, const ChunkOutput& chunk, const cp::CreateChan
     }
     chunk.streamsOpened();
     armSwitchTimer();
+}
+
+void Channel::release() noexcept {
+    awaitingMetadata_ = false;
+    for (const auto& r : readers_)
+        r->release();
 }
 
 void Channel::armSwitchTimer() {

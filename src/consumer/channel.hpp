@@ -36,15 +36,24 @@ public:
     /// only copied by recordSnapshot(), and the metadata is only cached.
     /// With `countEvents` (data channels of a normal consumer) the records
     /// of every packet written are counted, once DeclareLayouts brought
-    /// the layouts.
+    /// the layouts. With `awaitMetadata` (data channels of a live session) its
+    /// streams read nothing until release() (StreamReader::hold()), their
+    /// first packet included.
     Channel(EventLoop& loop, const ChunkOutput& chunk,
             const consumer_protocol::CreateChannel& request, bool snapshotOnly = false,
-            bool countEvents = false);
+            bool countEvents = false, bool awaitMetadata = false);
     ~Channel() override;
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
 
     std::uint64_t key() const noexcept override { return key_; }
+    /// Whether its streams wait for their metadata (the constructor's
+    /// `awaitMetadata`, until release()).
+    bool awaitsMetadata() const noexcept { return awaitingMetadata_; }
+    /// Its trace's metadata declares its stream class now: every stream
+    /// reads what waited and goes on (StreamReader::release()). Never
+    /// throws.
+    void release() noexcept;
     /// The trace folder, relative to the chunk (CreateChannel.outputDir).
     const std::string& outputDir() const noexcept { return outputDir_; }
     /// Snapshot channels kept across a daemon's takeover: their trace goes
@@ -204,6 +213,7 @@ private:
     EventSourcePtr hangUpSource_;
     bool snapshotOnly_ = false;
     bool countEvents_ = false;
+    bool awaitingMetadata_ = false; ///< the constructor's `awaitMetadata`, until release()
     std::vector<UstStream> held_;     // snapshotOnly_: the streams (readers_ is empty)
     std::uint64_t snapshotBytes_ = 0; // snapshotOnly_: bytes its snapshots wrote
     std::uint64_t snapshotLost_ = 0;  // snapshotOnly_: sub-buffers its snapshots could not copy

@@ -38,6 +38,18 @@ namespace {
 constexpr int kRequestsPerWakeup = 16;
 /// How often, at most, the figures of channels being written are sent.
 constexpr std::chrono::microseconds kStatisticsPeriod{1'000'000};
+
+/// Live sessions: how long a stream closed while the session goes on (a
+/// per-PID app exited) stays open on the relay, so that the viewers learn
+/// of it and read it to its end (RelaySession::setLiveLinger()): at least
+/// 3 ticks and 3 s; and the traces close at least 2 ticks and 2 s apart.
+RelaySession::Linger liveLinger(std::uint64_t liveTimerUsec) {
+    const auto ticksFor = [&](std::uint64_t usec, std::uint64_t minTicks) {
+        const std::uint64_t ticks = (usec + liveTimerUsec - 1) / liveTimerUsec;
+        return static_cast<unsigned>(std::clamp<std::uint64_t>(ticks, minTicks, 1'000'000));
+    };
+    return {ticksFor(3'000'000, 3), ticksFor(2'000'000, 2)};
+}
 /// A reply or ust-ctl transfer blocked longer than this means the daemon
 /// stopped reading: give up on it (SO_SNDTIMEO).
 constexpr time_t kSendTimeoutSeconds = 30;
@@ -139,6 +151,7 @@ void Consumer::stop(int code) noexcept {
     removeUndescribedStreams();
     channels_.clear();
     if (relay_) {
+        relay_->closeLingering();
         // A rotation under way: its chunk is the relay's pending closure,
         // which must be closed before the current one (main.c,
         // relay_close_trace_chunk); every stream is closed now.
@@ -166,7 +179,7 @@ void Consumer::writeQueuedMetadata() noexcept {
             if (push == nullptr)
                 return;
             request_ = frame.request;
-            channel(push->key).pushMetadata(push->offset, push->bytes);
+            pushMetadata(*push);
             reply(cp::Ok{});
         } catch (const std::exception& e) {
             log::warning(std::string("metadata queued before the stop not written: ") + e.what());
@@ -270,7 +283,7 @@ void Consumer::dispatch(cp::Message&& request) {
         [&](const cp::RecordSnapshot& m) { recordSnapshot(m); },
         [&](const cp::RecordSnapshotToRelay& m) { recordSnapshotToRelay(m); },
         [&](const cp::SnapshotMetadata& m) { snapshotMetadata(m); },
-        [&](const cp::PushMetadata& m) { channel(m.key).pushMetadata(m.offset, m.bytes); },
+        [&](const cp::PushMetadata& m) { pushMetadata(m); },
         [&](const cp::ProducerGone& m) { channel(m.key).producerGone(m.pid); },
         [&](const cp::FlushChannel& m) { return flushChannel(m); },
         [&](const cp::DestroyChannel& m) { return destroyChannel(m); },
@@ -383,6 +396,21 @@ void Consumer::removeUndescribedStreams() noexcept {
             removeEmptyMetadata(*local, key, *ch);
 }
 
+void Consumer::pushMetadata(const cp::PushMetadata& push) {
+    ChannelBase& target = channel(push.key);
+    target.pushMetadata(push.offset, push.bytes);
+    const auto* ust = dynamic_cast<const Channel*>(&target);
+    if (ust == nullptr)
+        return; // the kernel's: its channels do not wait
+    const Channel& meta = *ust;
+    // Written now: the data that waited for it follows.
+    for (auto& [key, base] : channels_)
+        if (auto* data = dynamic_cast<Channel*>(base.get());
+            data != nullptr && data->awaitsMetadata() && data->outputDir() == meta.outputDir() &&
+            meta.declaresStreamClass(data->streamClassId()))
+            data->release();
+}
+
 bool Consumer::describedByMetadata(const Channel& data, bool withoutMetadata) const noexcept {
     for (const auto& [key, base] : channels_) {
         const auto* meta = dynamic_cast<const Channel*>(base.get());
@@ -467,6 +495,8 @@ std::size_t Consumer::closeEveryChannel() {
         return kNotSent;
     const std::size_t closed = channels_.size();
     channels_.clear();
+    if (relay_)
+        relay_->closeLingering(); // the session ends: nothing waits for a viewer any more
     return closed;
 }
 
@@ -606,7 +636,11 @@ void Consumer::makeChannel(const cp::CreateChannel& request) {
     refuseWithoutFdsFor(request);
     std::unique_ptr<Channel> ch;
     try {
-        ch = std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_);
+        // Live: a data channel's packets wait for the metadata that declares
+        // their stream class (StreamReader::hold()).
+        const bool live = relay_ != nullptr && liveTimerUsec_ != 0;
+        ch = std::make_unique<Channel>(loop_, currentChunk(), request, snapshotOnly_, countEvents_,
+                                       live);
     } catch (const std::exception& e) {
         // Whatever of it was made is gone again (the files it opened stay,
         // empty: removed below). Out of fds is this channel's trouble
@@ -627,6 +661,8 @@ void Consumer::makeChannel(const cp::CreateChannel& request) {
     Channel& created = *ch;
     nextKey_ = std::max(nextKey_, request.key + 1);
     channels_.emplace(request.key, std::move(ch));
+    if (created.awaitsMetadata() && describedByMetadata(created, false))
+        created.release();
     log::info("channel " + std::to_string(request.key) + " (" +
               (created.isMetadata() ? std::string("metadata") : request.name) + ") in " +
               request.outputDir + ": " + std::to_string(created.streamCount()) + " streams");
@@ -959,8 +995,10 @@ void Consumer::attachRelayd(const cp::AttachRelayd& request) {
         watch->reset(s);
     }
     liveTimerUsec_ = request.liveTimerUsec;
-    if (liveTimerUsec_ != 0)
+    if (liveTimerUsec_ != 0) {
+        relay_->setLiveLinger(liveLinger(liveTimerUsec_));
         rearmLiveTimer();
+    }
     log::info("streaming to the relay, session " + std::to_string(request.relaySessionId) +
               (liveTimerUsec_ != 0 ? ", live timer " + std::to_string(liveTimerUsec_) + " us"
                                    : std::string()));
@@ -989,12 +1027,19 @@ void Consumer::rearmLiveTimer() {
 
 void Consumer::liveTick() noexcept {
     for (auto& [key, ch] : channels_) {
+        // Its packets wait for their metadata (StreamReader::hold()), and
+        // so does its beacon.
+        if (const auto* data = dynamic_cast<const Channel*>(ch.get());
+            data != nullptr && data->awaitsMetadata())
+            continue;
         try {
             ch->liveTick();
         } catch (const std::exception& e) {
             log::warning("live timer, channel " + std::to_string(key) + ": " + e.what());
         }
     }
+    if (relay_)
+        relay_->liveTick(); // the streams of exited per-PID apps, lingering for the viewers
 }
 
 void Consumer::rotate(const cp::Rotate& request) {

@@ -115,6 +115,10 @@ private:
     /// (the metadata channel of the same outputDir) declares its stream
     /// class. No metadata channel for the folder: `withoutMetadata`.
     bool describedByMetadata(const Channel& data, bool withoutMetadata) const noexcept;
+    /// PushMetadata: into its channel, then the live data channels of that
+    /// trace that waited for it go on (Channel::release()). Throws
+    /// RequestError.
+    void pushMetadata(const consumer_protocol::PushMetadata& push);
     /// Part of removeUndescribedStreams(): the metadata file of
     /// `metadata` (channel `key`) in `chunk`, if still empty (the chunk
     /// closed before any metadata was pushed to it), is removed, with its

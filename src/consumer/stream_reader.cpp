@@ -305,6 +305,8 @@ std::size_t StreamReader::drain() {
     if (!isOpen())
         return 0;
     emptyWakeupPipe();
+    if (held_)
+        return 0;
     std::size_t count = 0;
     for (;;) {
         const int r = guarded(lttng_ust_ctl_get_next_subbuf, stream_.get());
@@ -516,6 +518,11 @@ bool StreamReader::producersGone() const noexcept {
 }
 
 void StreamReader::hangUp() noexcept {
+    if (held_) {
+        hungUpWhileHeld_ = true;
+        source_.reset(); // a hung-up pipe stays readable: no busy loop
+        return;
+    }
     try {
         flush(false);
         fixUpStalled();
@@ -526,6 +533,21 @@ void StreamReader::hangUp() noexcept {
     if (isOpen())
         log::debug("stream " + name_ + " hung up after " + std::to_string(packets_) + " packets");
     close();
+}
+
+void StreamReader::release() noexcept {
+    if (!held_)
+        return;
+    held_ = false;
+    if (hungUpWhileHeld_) {
+        hangUp();
+        return;
+    }
+    try {
+        drain();
+    } catch (const std::exception& e) {
+        log::warning(e.what());
+    }
 }
 
 int StreamReader::onWaitFd(sd_event_source*, int, std::uint32_t revents, void* userdata) {

@@ -120,8 +120,22 @@ public:
     void liveTick();
 
     /// flush(false), fixUpStalled(), drain, close: the producers are gone.
-    /// Never throws (failures are logged).
+    /// While held, it waits for release(). Never throws (failures are
+    /// logged).
     void hangUp() noexcept;
+
+    /// Live sessions: while held, drain() reads nothing (the sub-buffers
+    /// wait in the ring buffer, as the tracer's discard or overwrite mode
+    /// says when it fills up) and a hang-up waits: a trace's packets must
+    /// not reach a live viewer before the metadata that declares their
+    /// stream class (babeltrace2's lttng-live fails on "No stream class
+    /// with ID"; lttng-consumerd syncs the metadata before each live data
+    /// sub-buffer, consumer-stream.c consumer_stream_sync_metadata).
+    void hold() noexcept { held_ = true; }
+    /// Lifts hold(): drains, and finishes a hang-up that waited. Never
+    /// throws (failures are logged).
+    void release() noexcept;
+    bool held() const noexcept { return held_; }
 
     /// Data streams whose shm is `fd` (owned by the channel, which outlives
     /// this reader): fixUpStalled() can map it.
@@ -238,6 +252,8 @@ private:
     /// producer wrote nothing past `openAt_` since the rotation.
     void retryOpen();
     bool openPending_ = false; ///< a rotation could not open its packet (no room)
+    bool held_ = false;        ///< hold()
+    bool hungUpWhileHeld_ = false;
     std::uint64_t openAt_ = 0; ///< the position where the new chunk begins
     /// Closes the stream and throws StreamError (spoiled if `spoiled`).
     [[noreturn]] void fail(const std::string& what, bool spoiled = false);

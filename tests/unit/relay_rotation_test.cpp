@@ -10,6 +10,7 @@
 #include "output/relay_output.hpp"
 #include "stand_in_io.hpp"
 
+#include <algorithm>
 #include <array>
 #include <gtest/gtest.h>
 #include <mutex>
@@ -493,4 +494,114 @@ TEST(RelayRotation, ASnapshotChunkNameWithASlashIsRefused) {
     auto session = relay.session();
     EXPECT_THROW(session->createTraceChunk(0, 1000, std::string("a/b")), std::runtime_error);
     EXPECT_FALSE(session->failure().empty());
+}
+
+// A.6's linger is bounded: beyond RelaySession::kMaxLingeringTraces, the
+// oldest traces close at once (the relay's fds are not the viewers' to hold).
+TEST(RelayRotation, AtMostSoManyTracesLingerTheOldestCloseFirst) {
+    FakeRelay relay;
+    auto session = relay.session();
+    session->setLiveLinger({1, 1});
+    RelayChunk chunk(session, 0);
+    std::vector<std::unique_ptr<StreamSink>> apps;
+    const std::size_t count = RelaySession::kMaxLingeringTraces + 2;
+    for (std::size_t i = 0; i < count; ++i)
+        apps.push_back(chunk.openStream("ust/pid/app-" + std::to_string(i) + "-20261207-100000",
+                                        "chan_0", StreamKind::Data));
+    chunk.streamsOpened();
+    for (auto& app : apps)
+        app->close();
+    session->waitUntilReceived(2s);
+    relay.clear();
+    session->liveTick();
+    session->waitUntilReceived(2s);
+    std::vector<std::uint64_t> closed;
+    for (const Received& r : relay.commands())
+        if (r.command == RelaydCommand::CloseStream)
+            closed.push_back(be(r.payload, 0, 8));
+    // The 2 beyond the bound, then the head's turn.
+    EXPECT_EQ(closed, (std::vector<std::uint64_t>{7, 8, 9}));
+    EXPECT_TRUE(session->failure().empty()) << session->failure();
+}
+
+// Issue 40, A.6: in a live session, the streams of a per-PID app that
+// exited stay open on the relay for the linger's ticks, so that a viewer
+// learns of them before lttng-relayd forgets them; the traces close one at
+// a time, spaced, so that a viewer whose last stream hung up still finds
+// the next one; a trace's metadata closes a tick after its data; no beacon
+// is sent for them; the session's end closes what still lingers at once.
+TEST(RelayRotation, ALiveSessionsClosedStreamsLingerAndCloseOneTraceAtATimeMetadataLast) {
+    FakeRelay relay;
+    auto session = relay.session();
+    session->setLiveLinger({2, 2});
+    RelayChunk chunk(session, 0);
+    const std::string appA = "ust/pid/app-123-20261207-100000";
+    const std::string appB = "ust/pid/app-124-20261207-100000";
+    std::unique_ptr<StreamSink> metadataA = chunk.openStream(appA, "metadata", StreamKind::Metadata);
+    std::unique_ptr<StreamSink> dataA = chunk.openStream(appA, "chan_0", StreamKind::Data);
+    std::unique_ptr<StreamSink> metadataB = chunk.openStream(appB, "metadata", StreamKind::Metadata);
+    std::unique_ptr<StreamSink> dataB = chunk.openStream(appB, "chan_0", StreamKind::Data);
+    chunk.streamsOpened();
+    metadataA->write("/* CTF 1.8 */", 13, 13, nullptr);
+    IndexEntry e = packet(0);
+    e.streamId = 5;
+    dataA->write(kBytes.data(), 64, 40, &e);
+    // Another app's trace, still running.
+    std::unique_ptr<StreamSink> other =
+        chunk.openStream("ust/pid/other-9-20261207-100000", "chan_0", StreamKind::Data);
+    (void)relay.packets(1);
+    session->waitUntilReceived(2s); // a command with a reply: all before it arrived
+    relay.clear();
+
+    // Both apps exit: nothing goes to the relay yet.
+    dataA->close();
+    metadataA->close();
+    metadataB->close();
+    dataB->close();
+    session->waitUntilReceived(2s); // the lingering streams are still asked about
+    std::vector<Received> got = relay.commands();
+    const auto closes = [](const std::vector<Received>& commands) {
+        std::vector<std::uint64_t> handles;
+        for (const Received& r : commands) {
+            EXPECT_NE(r.command, RelaydCommand::SendIndex) << "no beacon for a lingering stream";
+            if (r.command == RelaydCommand::CloseStream)
+                handles.push_back(be(r.payload, 0, 8));
+        }
+        return handles;
+    };
+    EXPECT_TRUE(closes(got).empty());
+    EXPECT_EQ(std::count_if(got.begin(), got.end(),
+                            [](const Received& r) {
+                                return r.command == RelaydCommand::DataPending &&
+                                       be(r.payload, 0, 8) == 8u;
+                            }),
+              1)
+        << "the lingering data stream is open on the relay: DATA_PENDING asks about it";
+
+    // Handles in the order added: 7 metadata A, 8 data A, 9 metadata B,
+    // 10 data B, 11 the other app's stream.
+    const auto tick = [&] {
+        relay.clear();
+        session->liveTick();
+        session->waitUntilReceived(2s);
+        return closes(relay.commands());
+    };
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{}) << "tick 1: both linger";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{8}) << "tick 2: A's data, the first closed";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{7}) << "tick 3: A's metadata; B waits its turn";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{10}) << "tick 4: B's data, 2 ticks after A's";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{9}) << "tick 5: B's metadata";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{});
+    relay.clear();
+
+    // The session ends: what lingers closes at once.
+    other->close();
+    session->closeLingering();
+    session->closeTraceChunk(0, 1764472800);
+    got = relay.commands();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].command, RelaydCommand::CloseStream);
+    EXPECT_EQ(be(got[0].payload, 0, 8), 11u);
+    EXPECT_EQ(got[1].command, RelaydCommand::CloseTraceChunk);
+    EXPECT_TRUE(session->failure().empty()) << session->failure();
 }

@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -155,7 +156,8 @@ std::uint64_t RelaySession::addStream(const std::string& name, const std::string
     requireUsable();
     try {
         const std::uint64_t handle = control_.addStream(name, pathname, 0, 0, chunkId);
-        streams_[handle] = Stream{metadata, 0, false, chunkId, std::nullopt};
+        streams_[handle] =
+            Stream{metadata, 0, false, chunkId, std::nullopt, pathname, false};
         return handle;
     } catch (const relayd::RelaydError& e) {
         throw fail("adding the stream " + pathname + "/" + name + ": " + e.what());
@@ -227,16 +229,101 @@ void RelaySession::sendBeacon(std::uint64_t handle, std::uint64_t timestampEnd,
 
 void RelaySession::closeStream(std::uint64_t handle) noexcept {
     const auto it = streams_.find(handle);
-    if (it == streams_.end() || it->second.closed)
+    if (it == streams_.end() || it->second.closed || it->second.lingering)
         return;
-    it->second.closed = true;
+    if (linger_.ticks == 0 || !failure_.empty()) {
+        sendClose(handle, it->second);
+        return;
+    }
+    it->second.lingering = true;
+    // The streams of one trace (one app's) linger together, in the order
+    // their trace first closed one.
+    auto trace = std::find_if(lingering_.begin(), lingering_.end(), [&](const LingeringTrace& t) {
+        return t.pathname == it->second.pathname && !t.dataClosed;
+    });
+    if (trace == lingering_.end())
+        trace = lingering_.insert(lingering_.end(),
+                                  LingeringTrace{it->second.pathname, {}, {}, linger_.ticks, false});
+    (it->second.metadata ? trace->metadataStreams : trace->dataStreams).push_back(handle);
+}
+
+void RelaySession::sendClose(std::uint64_t handle, Stream& s) noexcept {
+    s.closed = true;
+    s.lingering = false;
     if (!failure_.empty())
         return;
     try {
-        control_.closeStream(handle, it->second.nextSeq - 1);
+        control_.closeStream(handle, s.nextSeq - 1);
     } catch (const relayd::RelaydError& e) {
         (void)fail("closing stream " + std::to_string(handle) + ": " + e.what());
     }
+}
+
+void RelaySession::closeData(LingeringTrace& trace) noexcept {
+    for (const std::uint64_t handle : trace.dataStreams)
+        sendClose(handle, streams_.at(handle));
+    trace.dataStreams.clear();
+    trace.dataClosed = true;
+}
+
+bool RelaySession::dataOpen(const std::string& pathname) const noexcept {
+    return std::any_of(streams_.begin(), streams_.end(), [&](const auto& o) {
+        return !o.second.metadata && !o.second.closed && o.second.pathname == pathname;
+    });
+}
+
+void RelaySession::liveTick() noexcept {
+    if (lingering_.empty())
+        return;
+    ++ticksSinceClose_;
+    // Metadata a tick after its trace's data at the earliest, so that a
+    // viewer reads the data to its end before the trace's metadata ends.
+    for (auto t = lingering_.begin(); t != lingering_.end();) {
+        if (!t->dataClosed || dataOpen(t->pathname)) {
+            ++t;
+            continue;
+        }
+        for (const std::uint64_t handle : t->metadataStreams)
+            sendClose(handle, streams_.at(handle));
+        t = lingering_.erase(t);
+    }
+    std::size_t waiting = 0;
+    for (auto& t : lingering_) {
+        if (t.dataClosed)
+            continue;
+        ++waiting;
+        if (t.ticksLeft > 0)
+            --t.ticksLeft;
+    }
+    // Too many: the oldest go at once (a viewer may miss them).
+    for (auto t = lingering_.begin(); t != lingering_.end() && waiting > kMaxLingeringTraces; ++t)
+        if (!t->dataClosed) {
+            closeData(*t);
+            --waiting;
+        }
+    // One trace at a time, spaced: a viewer that reads a lingering stream
+    // learns of the next trace's streams only once every stream it knows
+    // hung up (babeltrace2's lttng-live asks for new streams when it has
+    // no active one, or when a data index says so), so the next one must
+    // still be there then.
+    const auto head = std::find_if(lingering_.begin(), lingering_.end(),
+                                   [](const LingeringTrace& t) { return !t.dataClosed; });
+    if (head != lingering_.end() && head->ticksLeft == 0 &&
+        ticksSinceClose_ >= linger_.spacingTicks) {
+        closeData(*head);
+        ticksSinceClose_ = 0;
+    }
+}
+
+void RelaySession::closeLingering() noexcept {
+    // Data first, then metadata, as a viewer reads them.
+    for (auto& t : lingering_)
+        if (!t.dataClosed)
+            closeData(t);
+    for (auto& t : lingering_)
+        for (const std::uint64_t handle : t.metadataStreams)
+            sendClose(handle, streams_.at(handle));
+    lingering_.clear();
 }
 
 void RelaySession::waitUntilReceived(std::chrono::milliseconds timeout) {

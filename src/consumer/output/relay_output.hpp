@@ -34,10 +34,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tracectl::consumer {
 
@@ -130,8 +132,42 @@ public:
     /// CTF stream id (consumer-timer.c, send_empty_index), so that live
     /// viewers move time forward on an idle stream. Throws std::runtime_error.
     void sendBeacon(std::uint64_t handle, std::uint64_t timestampEnd, std::uint64_t streamId);
-    /// CLOSE_STREAM with the last packet sent. Never throws (logged).
+    /// CLOSE_STREAM with the last packet sent, at once, or, in a live
+    /// session (setLiveLinger()), once the stream lingered. Never throws
+    /// (logged).
     void closeStream(std::uint64_t handle) noexcept;
+
+    /// How a live session's closed streams linger (setLiveLinger()).
+    struct Linger {
+        unsigned ticks = 0;        ///< live-timer ticks at least; 0: close at once
+        unsigned spacingTicks = 0; ///< ticks at least between two traces' closings
+    };
+    /// At most this many traces linger; beyond, the oldest close at once.
+    static constexpr std::size_t kMaxLingeringTraces = 64;
+
+    /// Live sessions: the streams a consumer closes while the session goes
+    /// on (a per-PID app exited: its data streams and its metadata) stay
+    /// open on the relay: lttng-relayd 2.13 forgets a stream as soon as it
+    /// is closed and holds all its data (stream.c, try_stream_close
+    /// unpublishes it), and a viewer only learns of the streams published
+    /// when it asks for new ones (live.c, make_viewer_streams), which
+    /// babeltrace2's lttng-live does when it has no active stream left or
+    /// when a data index carries LTTNG_VIEWER_FLAG_NEW_STREAM. Closed at
+    /// once, a short-lived app's trace was gone before any viewer asked.
+    /// Each trace's data streams close `linger.ticks` live-timer ticks
+    /// after the consumer closed them at the earliest, one trace at a time
+    /// in the order they were closed, `linger.spacingTicks` apart, so that a
+    /// viewer whose last stream hung up still finds the next trace; its
+    /// metadata closes a tick after them. No beacon is sent for them: a
+    /// viewer waits for a lingering stream to hang up before it shows later
+    /// events (lingering streams delay a viewer, they never lose it data).
+    void setLiveLinger(Linger linger) noexcept { linger_ = linger; }
+    /// A live-timer tick: closes the lingering streams whose time is up
+    /// (setLiveLinger()). Never throws (a failure fails the session).
+    void liveTick() noexcept;
+    /// Closes every lingering stream at once (the session's end): data
+    /// first, then metadata. Never throws.
+    void closeLingering() noexcept;
 
     /// The data-pending exchange (consumer.c, consumer_data_pending): until
     /// the relay holds every packet sent on every open stream (closed ones
@@ -151,7 +187,23 @@ private:
         /// CTF packet_seq_num of the last packet sent (none yet, or the
         /// tracer gives none).
         std::optional<std::uint64_t> lastPacketSeq;
+        std::string pathname; ///< its trace's folder, as ADD_STREAM named it
+        bool lingering = false; ///< closed by the consumer, still open on the relay
     };
+    /// One trace's lingering streams (setLiveLinger()).
+    struct LingeringTrace {
+        std::string pathname;
+        std::vector<std::uint64_t> dataStreams;
+        std::vector<std::uint64_t> metadataStreams;
+        unsigned ticksLeft = 0;
+        bool dataClosed = false; ///< its metadata closes at the next tick
+    };
+    /// CLOSE_STREAM of `s` now. Never throws.
+    void sendClose(std::uint64_t handle, Stream& s) noexcept;
+    /// Closes the data streams of `trace`. Never throws.
+    void closeData(LingeringTrace& trace) noexcept;
+    /// Whether a data stream of trace `pathname` is open (not lingering).
+    bool dataOpen(const std::string& pathname) const noexcept;
     /// Throws std::runtime_error if the session failed already.
     void requireUsable() const;
     /// Records the failure `what` (the first one only) and tells the hook;
@@ -166,6 +218,9 @@ private:
     std::string failure_;
     std::function<void(const std::string&)> failureHook_;
     bool snapshot_ = false;
+    Linger linger_;
+    std::list<LingeringTrace> lingering_; ///< in the order they were closed
+    unsigned ticksSinceClose_ = 0;
 };
 
 /// One stream in the relay session.
