@@ -132,7 +132,8 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
           pageSize_, kSpliceBatchBytes / std::max<std::size_t>(pageSize_, 1) * pageSize_)) {
     for (std::size_t i = 0; i < uuid_.size(); ++i)
         uuid_[i] = static_cast<std::byte>(request.traceUuid[i]);
-    if (fds.size() != 2 * request.cpus.size())
+    const std::size_t kallsymsFds = request.kernelStackType != 0 ? 1 : 0;
+    if (fds.size() != 2 * request.cpus.size() + kallsymsFds)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + ": " + std::to_string(fds.size()) +
                                " fds for " + std::to_string(request.cpus.size()) + " CPUs");
@@ -163,6 +164,8 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.cpuId = c->cpu;
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
+        config.kernelStackType = request.kernelStackType;
+        config.userStackType = request.userStackType;
         config.beginTimestamp = begin;
         config.userStrings = strings_.source();
         if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())

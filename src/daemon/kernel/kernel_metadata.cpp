@@ -541,6 +541,19 @@ std::vector<Field> contextFields(std::uint32_t mask) {
         f.push_back({"_prio", integer(4, true)});
     if (mask & kr::kContextCpuId)
         f.push_back({"_cpu_id", integer(4, true)});
+    // lttng-modules 2.13 lttng-context-callstack.c: an unsigned int length
+    // named `_callstack_<kind>_length`, then a sequence of unsigned long
+    // (base 16), each name with the underscore every field name gets.
+    if (mask & kr::kContextCallstackKernel) {
+        f.push_back({"__callstack_kernel_length", integer(4, false)});
+        f.push_back({"_callstack_kernel",
+                     SequenceType{integer(8, false, 16), "__callstack_kernel_length"}});
+    }
+    if (mask & kr::kContextCallstackUser) {
+        f.push_back({"__callstack_user_length", integer(4, false)});
+        f.push_back(
+            {"_callstack_user", SequenceType{integer(8, false, 16), "__callstack_user_length"}});
+    }
     return f;
 }
 
