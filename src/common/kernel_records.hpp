@@ -169,8 +169,17 @@ inline constexpr std::uint16_t kStatedumpBlockDeviceId = 65530;
 inline constexpr std::uint16_t kStatedumpInterruptId = 65531;
 inline constexpr std::uint16_t kStatedumpNetworkInterfaceId = 65532;
 inline constexpr std::uint16_t kStatedumpCpuTopologyId = 65533;
+/// tracectl_kernel_symbol (ours; lttng-modules leaves naming call stack
+/// addresses to the reader), declared in the stream class of each channel
+/// with callstack-kernel: u64 address, u64 end (base 16: the symbol's
+/// [address, end), up to the next kallsyms symbol), string name, string
+/// module ("" for vmlinux). The consumer writes one into a stream, with
+/// the time and context of the event, right before the first event of
+/// the stream (in each trace chunk) whose kernel stack has an address in
+/// it; the symbols come from /proc/kallsyms at record time.
+inline constexpr std::uint16_t kKernelSymbolId = 65529;
 /// The highest id an ftrace (or ip provider) event may have.
-inline constexpr std::uint16_t kLastFtraceCtfId = 65529;
+inline constexpr std::uint16_t kLastFtraceCtfId = 65528;
 inline constexpr std::uint16_t kFirstFtraceCtfId = 4;
 
 /// Stream event context fields (bits of a channel's context mask), in the

@@ -21,6 +21,8 @@ FtraceStream::FtraceStream(const FtraceStreamConfig& config, const ConversionTab
       wantUser_((config.contextMask & kr::kContextCallstackUser) != 0 &&
                 config.userStackType != 0) {
     builder_.setUserStrings(config.userStrings);
+    if (config.kernelSymbols != nullptr && wantKernel_)
+        symbolWritten_.assign(config.kernelSymbols->size(), false);
 }
 
 void FtraceStream::consumePage(std::span<const std::byte> page) {
@@ -183,6 +185,8 @@ void FtraceStream::release(bool all) {
             ContextValues ctx = p.context;
             ctx.kernelStack = p.kernelStack;
             ctx.userStack = p.userStack;
+            if (!symbolWritten_.empty())
+                writeSymbols(p.timestamp, p.context, p.kernelStack);
             write(p.timestamp, *p.conversion, p.record.data(),
                   static_cast<std::uint32_t>(p.record.size()), ctx);
         }
@@ -191,11 +195,34 @@ void FtraceStream::release(bool all) {
     }
 }
 
+void FtraceStream::writeSymbols(std::uint64_t ts, const ContextValues& ctx,
+                                std::span<const std::uint64_t> stack) {
+    for (const std::uint64_t address : stack) {
+        const std::size_t i = config_.kernelSymbols->find(address);
+        if (i == KernelSymbols::npos || symbolWritten_[i])
+            continue;
+        const KernelSymbols::Symbol& s = config_.kernelSymbols->at(i);
+        symbolFields_.resize(16 + s.name.size() + 1 + s.module.size() + 1);
+        std::byte* p = symbolFields_.data();
+        std::memcpy(p, &s.address, 8);
+        std::memcpy(p + 8, &s.end, 8);
+        std::memcpy(p + 16, s.name.c_str(), s.name.size() + 1);
+        std::memcpy(p + 16 + s.name.size() + 1, s.module.c_str(), s.module.size() + 1);
+        if (appendRawNow(kr::kKernelSymbolId, ts, ctx, symbolFields_))
+            symbolWritten_[i] = true;
+    }
+}
+
 bool FtraceStream::appendEvent(std::uint16_t ctfId, std::uint64_t timestamp,
                                const ContextValues& context, std::span<const std::byte> fields) {
     release(true); // in order
     const std::uint64_t ts = std::max(timestamp, last_);
     last_ = ts;
+    return appendRawNow(ctfId, ts, context, fields);
+}
+
+bool FtraceStream::appendRawNow(std::uint16_t ctfId, std::uint64_t ts, const ContextValues& context,
+                                std::span<const std::byte> fields) {
     openFirstPacket();
     if (appendOrStartNext(
             builder_, ts, [&] { return builder_.appendRaw(ctfId, ts, context, fields); },

@@ -4,6 +4,7 @@
 
 #include "conversion_table.hpp"
 #include "ftrace_page.hpp"
+#include "kernel_symbols.hpp"
 #include "packet_builder.hpp"
 #include "process_info.hpp"
 
@@ -35,6 +36,9 @@ struct FtraceStreamConfig {
     /// gives no record type 0).
     std::uint16_t kernelStackType = 0;
     std::uint16_t userStackType = 0;
+    /// The kernel's symbols (callstack-kernel; none: no symbol events);
+    /// outlives the stream.
+    const KernelSymbols* kernelSymbols = nullptr;
 };
 
 /// What a stream did so far. Events counts are of ftrace records.
@@ -111,6 +115,10 @@ public:
     /// not in it: the pages tell those (RB_MISSED_EVENTS).
     void setDropped(std::uint64_t total);
 
+    /// The symbols written so far are forgotten: the next chunk's stream
+    /// gets its own tracectl_kernel_symbol events (call after flush()).
+    void forgetSymbols() { symbolWritten_.assign(symbolWritten_.size(), false); }
+
     /// Closes the current packet, even an empty one, with timestamp_end =
     /// max(now, last event's timestamp) and hands it to the sink.
     void flush(std::uint64_t now);
@@ -164,6 +172,11 @@ private:
     bool complete(const Pending& p) const noexcept;
     /// Writes the waiting events from the oldest: those complete, or all.
     void release(bool all);
+    /// Writes the tracectl_kernel_symbol events `stack` needs first.
+    void writeSymbols(std::uint64_t ts, const ContextValues& ctx,
+                      std::span<const std::uint64_t> stack);
+    bool appendRawNow(std::uint16_t ctfId, std::uint64_t ts, const ContextValues& ctx,
+                      std::span<const std::byte> fields);
 
     FtraceStreamConfig config_;
     const ConversionTable& table_;
@@ -181,6 +194,8 @@ private:
     std::array<Pending, kMaxPending> pending_; ///< a ring, reused
     std::size_t pendingHead_ = 0;
     std::size_t pendingCount_ = 0;
+    std::vector<bool> symbolWritten_; ///< by KernelSymbols index, in this chunk
+    std::vector<std::byte> symbolFields_;
 };
 
 } // namespace tracectl::consumer::kernel

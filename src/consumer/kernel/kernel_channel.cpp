@@ -137,6 +137,15 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + ": " + std::to_string(fds.size()) +
                                " fds for " + std::to_string(request.cpus.size()) + " CPUs");
+    if (kallsymsFds != 0) {
+        try {
+            kernelSymbols_ = kernel::KernelSymbols::read(fds.back().get());
+        } catch (const std::exception& e) {
+            log::warning("kernel channel " + name_ +
+                         ": no kernel symbols, the call stacks stay unnamed: " + e.what());
+        }
+        fds.pop_back();
+    }
     kernel::PageFormat format;
     format.pageSize = request.pageSize;
     format.timestampOffset = request.timestampOffset;
@@ -166,6 +175,7 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.contextMask = request.contextMask;
         config.kernelStackType = request.kernelStackType;
         config.userStackType = request.userStackType;
+        config.kernelSymbols = &kernelSymbols_;
         config.beginTimestamp = begin;
         config.userStrings = strings_.source();
         if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())
@@ -595,8 +605,10 @@ ChannelBase::RotateResult KernelChannel::rotate(const std::shared_ptr<const Chun
         }
         switched();
     };
-    for (auto& c : cpus_)
+    for (auto& c : cpus_) {
         next(*c->stream, c->out, name_ + "_" + std::to_string(c->cpu));
+        c->stream->forgetSymbols(); // each chunk names its own
+    }
     if (ip_)
         next(*ip_->stream, ip_->out, name_ + "_ip");
     try {

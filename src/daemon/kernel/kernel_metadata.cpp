@@ -612,6 +612,9 @@ void appendIpEvent(std::string& out, std::string_view name, std::uint32_t id,
 constexpr std::size_t kIpSendEvent = SIZE_MAX;
 constexpr std::size_t kIpReceiveEvent = SIZE_MAX - 1;
 
+/// kernel_records kKernelSymbolId's event.
+constexpr std::string_view kKernelSymbolEvent = "tracectl_kernel_symbol";
+
 struct StatedumpEvent {
     std::string_view name;
     std::uint16_t id;
@@ -702,6 +705,14 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
                 appendEvent(out.tsdl, e.name, e.id, ch.streamId, e.fields);
                 reserved.emplace_back(e.name);
             }
+        }
+        if ((ch.contextMask & kr::kContextCallstackKernel) != 0) {
+            appendEvent(out.tsdl, kKernelSymbolEvent, kr::kKernelSymbolId, ch.streamId,
+                        {Field{"_address", integer(8, false, 16)},
+                         Field{"_end", integer(8, false, 16)},
+                         Field{"_name", StringType{Encoding::Utf8}},
+                         Field{"_module", StringType{Encoding::Utf8}}});
+            reserved.emplace_back(kKernelSymbolEvent);
         }
         std::vector<std::pair<std::string, std::string>> keys;
         for (std::size_t i = 0; i < ch.events.size(); ++i) {
