@@ -8,10 +8,10 @@
 // Input: the lines babeltrace2's sink.text.pretty prints, in order, such
 // as
 //   ... tracectl_kernel_symbol: { cpu_id = 0 }, { ... }, { address =
-//       0xffffffff81e2c3f0, end = 0xffffffff81e2cb20, name = "__schedule",
+//       0xFFFFFFFF81E2C3F0, end = 0xFFFFFFFF81E2CB20, name = "__schedule",
 //       module = "" }
 //   ... sched_switch: { cpu_id = 0 }, { tid = 7, _callstack_kernel_length =
-//       2, callstack_kernel = [ [0] = 0xffffffff81e2c8a4, [1] = ... ] }, ...
+//       2, callstack_kernel = [ [0] = 0xFFFFFFFF81E2C8A4, [1] = ... ] }, ...
 // Output: the same line, each address of a callstack_kernel sequence that
 // a symbol seen so far holds followed by ` <name+0xOFFSET>` (` <name+0xOFFSET
 // [module]>` for a module's). Anything else passes unchanged.
