@@ -60,7 +60,9 @@ void add_view_verb(CLI::App& app, VerbTable& verbs) {
                          "appended), as lttng view --viewer")
             ->type_name("VIEWER");
     view->footer("Runs babeltrace2 on the session's output folder; stop the session first\n"
-                 "for a complete trace.\n\nExample:\n  tracectl view web-latency\n"
+                 "for a complete trace. Kernel call stack addresses (callstack-kernel) are\n"
+                 "named as <symbol+offset> from the trace's tracectl_kernel_symbol "
+                 "events.\n\nExample:\n  tracectl view web-latency\n"
                  "  tracectl view web-latency -e babeltrace");
 
     verbs.add(*view, {.run = [cl](BusClient& bus) { return run_view(bus, *cl); }});
