@@ -112,7 +112,8 @@ ExitStatus enable_kernel_event_calls(const std::vector<KernelEventCall>& calls,
 inline constexpr std::string_view ust_context_types =
     "vpid, vtid, procname, pthread_id, ip, cpu_id, vuid, veuid, vsuid, vgid, vegid, vsgid, "
     "cgroup_ns, ipc_ns, mnt_ns, net_ns, pid_ns, time_ns, user_ns, uts_ns";
-inline constexpr std::string_view kernel_context_types = "tid, pid, procname, prio, cpu_id";
+inline constexpr std::string_view kernel_context_types =
+    "tid, pid, procname, prio, cpu_id, callstack-kernel, callstack-user";
 
 /// One kernel tracepoint of Manager.ListTracepoints("kernel").
 struct KernelTracepoint {

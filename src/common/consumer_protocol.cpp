@@ -1,6 +1,7 @@
 #include "consumer_protocol.hpp"
 
 #include "fd_passing.hpp"
+#include "kernel_records.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -77,8 +78,15 @@ void validate(const CreateKernelChannel& m) {
         throw ProtocolError("CreateKernelChannel.dataOffset: outside the page");
     if (m.readTimerUsec < 1000 || m.readTimerUsec > 10'000'000)
         throw ProtocolError("CreateKernelChannel.readTimerUsec: not in [1000, 10^7]");
-    if (m.contextMask > 0x1F)
+    if ((m.contextMask & ~kernel_records::kAllContexts) != 0)
         throw ProtocolError("CreateKernelChannel.contextMask: unknown bits");
+    if ((m.kernelStackType != 0) !=
+        ((m.contextMask & kernel_records::kContextCallstackKernel) != 0))
+        throw ProtocolError("CreateKernelChannel.kernelStackType: given without callstack-kernel, "
+                            "or missing");
+    if ((m.userStackType != 0) != ((m.contextMask & kernel_records::kContextCallstackUser) != 0))
+        throw ProtocolError("CreateKernelChannel.userStackType: given without callstack-user, "
+                            "or missing");
     if (m.kind == ChannelKind::Metadata && !m.cpus.empty())
         throw ProtocolError("CreateKernelChannel.cpus: a metadata channel has none");
     if (m.kind == ChannelKind::Data && m.cpus.empty())

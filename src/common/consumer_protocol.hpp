@@ -149,8 +149,9 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// 14: kernel conversions carry their task role (kernel_records TaskFields),
 /// AttachSyscallStrings; 15: ChannelFigures.bytesProduced (Statistics also
 /// sent, once a second, while only the ring buffers' write positions move);
-/// 16: Error.code Resources
-inline constexpr std::uint32_t kVersion = 16;
+/// 16: Error.code Resources; 17: CreateKernelChannel.kernelStackType,
+/// userStackType and the kallsyms fd (callstack contexts)
+inline constexpr std::uint32_t kVersion = 17;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -594,12 +595,15 @@ inline constexpr std::size_t kMaxConversionBytes = kMaxPayload - 32;
 /// channel reads the per-CPU ftrace buffers whose `trace_pipe_raw` fds follow
 /// the frame (one per entry of `cpus`, in order, then as many fds of the
 /// CPUs' `per_cpu/cpuN/stats` files, whose "dropped events" count what the
-/// pages do not tell; on one byte per group of at most kMaxPassedFds) and
-/// writes `<outputDir>/<name>_<cpu>` with `index/<name>_<cpu>.idx`; a
-/// metadata channel writes `<outputDir>/metadata` from what PushMetadata
-/// brings (plain TSDL text), and takes no fd. With `statedump`, a data
-/// channel first writes the statedump at the head of its first CPU's stream
-/// at its creation.
+/// pages do not tell; then, when kernelStackType is not 0, an fd of
+/// /proc/kallsyms the daemon opened (its addresses shown: kallsyms shows
+/// them by its opener's credentials), whose text symbols name the kernel
+/// stacks' addresses; on one byte per group of at most kMaxPassedFds) and
+/// writes `<outputDir>/<name>_<cpu>` with
+/// `index/<name>_<cpu>.idx`; a metadata channel writes `<outputDir>/metadata`
+/// from what PushMetadata brings (plain TSDL text), and takes no fd. With
+/// `statedump`, a data channel first writes the statedump at the head of
+/// its first CPU's stream at its creation.
 struct CreateKernelChannel {
     static constexpr MessageType kType = MessageType::CreateKernelChannel;
     static constexpr std::string_view kName = "CreateKernelChannel";
@@ -612,6 +616,11 @@ struct CreateKernelChannel {
     std::uint64_t packetSize = 0;
     std::uint32_t streamId = 0;    ///< CTF stream class id
     std::uint32_t contextMask = 0; ///< kernel_records::ContextField bits
+    /// common_type of ftrace's kernel_stack / user_stack entries
+    /// (FtraceStreamConfig); 0 unless the mask has callstack-kernel /
+    /// callstack-user.
+    std::uint16_t kernelStackType = 0;
+    std::uint16_t userStackType = 0;
     bool statedump = false;
     std::array<std::uint8_t, 16> traceUuid{};
     // The ftrace sub-buffer format (events/header_page), bytes.
@@ -633,6 +642,8 @@ struct CreateKernelChannel {
         wire::field("packetSize", &CreateKernelChannel::packetSize),
         wire::field("streamId", &CreateKernelChannel::streamId),
         wire::field("contextMask", &CreateKernelChannel::contextMask),
+        wire::field("kernelStackType", &CreateKernelChannel::kernelStackType),
+        wire::field("userStackType", &CreateKernelChannel::userStackType),
         wire::field("statedump", &CreateKernelChannel::statedump),
         wire::field("traceUuid", &CreateKernelChannel::traceUuid),
         wire::field("pageSize", &CreateKernelChannel::pageSize),

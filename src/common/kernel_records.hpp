@@ -22,7 +22,19 @@
 //   stream.event.header  u16 id, u64 timestamp (clock `monotonic`, ns)
 //   stream.event.context the channel's contexts, in ContextField order,
 //                        each only if enabled: i32 _tid, i32 _pid,
-//                        u8 _procname[16] (text), i32 _prio, i32 _cpu_id
+//                        u8 _procname[16] (text), i32 _prio, i32 _cpu_id,
+//                        then the call stacks, lttng-modules 2.13's
+//                        lttng-context-callstack.c layout: u32
+//                        __callstack_kernel_length, u64
+//                        _callstack_kernel[that many] (base 16: return
+//                        addresses, innermost first), then u32
+//                        __callstack_user_length, u64 _callstack_user[]
+//                        (babeltrace2 shows them without their first
+//                        underscore). The addresses are those of ftrace's
+//                        kernel_stack / user_stack entry that follows the
+//                        event in the ring buffer (FtraceStream attaches
+//                        it); an event without one has a zero-length
+//                        sequence.
 //   event.fields         the event's fields, as its EventConversion writes
 //                        them (below)
 //
@@ -157,8 +169,17 @@ inline constexpr std::uint16_t kStatedumpBlockDeviceId = 65530;
 inline constexpr std::uint16_t kStatedumpInterruptId = 65531;
 inline constexpr std::uint16_t kStatedumpNetworkInterfaceId = 65532;
 inline constexpr std::uint16_t kStatedumpCpuTopologyId = 65533;
+/// tracectl_kernel_symbol (ours; lttng-modules leaves naming call stack
+/// addresses to the reader), declared in the stream class of each channel
+/// with callstack-kernel: u64 address, u64 end (base 16: the symbol's
+/// [address, end), up to the next kallsyms symbol), string name, string
+/// module ("" for vmlinux). The consumer writes one into a stream, with
+/// the time and context of the event, right before the first event of
+/// the stream (in each trace chunk) whose kernel stack has an address in
+/// it; the symbols come from /proc/kallsyms at record time.
+inline constexpr std::uint16_t kKernelSymbolId = 65529;
 /// The highest id an ftrace (or ip provider) event may have.
-inline constexpr std::uint16_t kLastFtraceCtfId = 65529;
+inline constexpr std::uint16_t kLastFtraceCtfId = 65528;
 inline constexpr std::uint16_t kFirstFtraceCtfId = 4;
 
 /// Stream event context fields (bits of a channel's context mask), in the
@@ -172,13 +193,29 @@ enum ContextField : std::uint32_t {
     kContextProcname = 1u << 2,
     kContextPrio = 1u << 3,
     kContextCpuId = 1u << 4,
+    /// lttng-modules' `callstack-kernel`: the kernel call stack, from the
+    /// instance's `options/stacktrace` (ftrace's kernel_stack entries).
+    kContextCallstackKernel = 1u << 5,
+    /// lttng-modules' `callstack-user`: the user call stack, from the
+    /// instance's `options/userstacktrace` (ftrace's user_stack entries:
+    /// at most kMaxUserStackFrames, walked by frame pointers).
+    kContextCallstackUser = 1u << 6,
 };
-inline constexpr std::uint32_t kAllContexts = 0x1F;
-/// Bytes the event context takes for `mask`.
+inline constexpr std::uint32_t kAllContexts = 0x7F;
+inline constexpr std::uint32_t kCallstackContexts = kContextCallstackKernel | kContextCallstackUser;
+/// Frames ftrace's user_stack entry holds (FTRACE_STACK_ENTRIES, the
+/// kernel's kernel/trace/trace.h; its format file's `caller[8]`).
+inline constexpr std::size_t kMaxUserStackFrames = 8;
+/// Frames of a kernel stack the consumer keeps (lttng-modules' MAX_ENTRIES
+/// is 128 too; ftrace records at most a page of them).
+inline constexpr std::size_t kMaxKernelStackFrames = 128;
+/// Bytes the event context takes for `mask` when its call stacks (if
+/// enabled) are empty: each stack then adds 8 bytes per frame.
 constexpr std::size_t contextSize(std::uint32_t mask) noexcept {
     return ((mask & kContextTid) ? 4 : 0) + ((mask & kContextPid) ? 4 : 0) +
            ((mask & kContextProcname) ? 16 : 0) + ((mask & kContextPrio) ? 4 : 0) +
-           ((mask & kContextCpuId) ? 4 : 0);
+           ((mask & kContextCpuId) ? 4 : 0) + ((mask & kContextCallstackKernel) ? 4 : 0) +
+           ((mask & kContextCallstackUser) ? 4 : 0);
 }
 
 enum class StepKind : std::uint8_t {

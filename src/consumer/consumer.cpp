@@ -778,7 +778,8 @@ void Consumer::removeUnfinishedTraceFiles(const UnfinishedTrace& trace) noexcept
 void Consumer::createKernelChannel(const cp::CreateKernelChannel& request) {
     // The fds come first, whatever the answer, so the next frame starts
     // where it should.
-    std::vector<UniqueFd> fds = takePassedFds("CreateKernelChannel", 2 * request.cpus.size());
+    std::vector<UniqueFd> fds = takePassedFds(
+        "CreateKernelChannel", 2 * request.cpus.size() + (request.kernelStackType != 0 ? 1 : 0));
     if (channels_.count(request.key) != 0)
         throw RequestError(cp::ErrorKind::ChannelExists,
                            "channel " + std::to_string(request.key) + " exists");

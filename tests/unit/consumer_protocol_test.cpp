@@ -404,7 +404,7 @@ TEST(ConsumerProtocol, RotateLayoutAndChecks) {
                  cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::Rotate), "Rotate");
     EXPECT_EQ(cp::messageName(cp::MessageType::RotationCompleted), "RotationCompleted");
-    EXPECT_EQ(cp::kVersion, 16u);
+    EXPECT_EQ(cp::kVersion, 17u);
 }
 
 TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing) {
@@ -449,7 +449,11 @@ TEST(ConsumerProtocol, CreateKernelChannelRejectsWhatItCannotRead) {
     refused([](auto& c) { c.timestampSize = 2; });
     refused([](auto& c) { c.dataOffset = 4096; });
     refused([](auto& c) { c.readTimerUsec = 10; });
-    refused([](auto& c) { c.contextMask = 0x20; });
+    refused([](auto& c) { c.contextMask = 0x80; });
+    // A stack type without its call stack context, or the context without it.
+    refused([](auto& c) { c.kernelStackType = 4; });
+    refused([](auto& c) { c.contextMask |= 0x20; });
+    refused([](auto& c) { c.userStackType = 13; });
     refused([](auto& c) { c.cpus = {}; });
     refused([](auto& c) { c.cpus = {1, 1}; });
     refused([](auto& c) {

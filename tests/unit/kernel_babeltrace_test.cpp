@@ -319,6 +319,10 @@ TEST(KernelBabeltrace, ContextsStatedumpAndTwoStreamClasses) {
     all.insert(all.end(), procname, procname + 16);   // _procname
     appendLe(all, static_cast<std::uint32_t>(-5), 4); // _prio
     appendLe(all, 1, 4);                              // _cpu_id
+    appendLe(all, 2, 4);                              // __callstack_kernel_length
+    appendLe(all, 0xffffffff81000010, 8);             // _callstack_kernel
+    appendLe(all, 0xffffffff81000020, 8);
+    appendLe(all, 0, 4); // __callstack_user_length: an empty stack
 
     Record irq(ktest::format("irq_handler_entry"));
     irq.set("irq", 16);
@@ -366,8 +370,10 @@ TEST(KernelBabeltrace, ContextsStatedumpAndTwoStreamClasses) {
     const std::string out = ktest::run(
         "TZ=UTC babeltrace2 --clock-gmt --no-delta '" + dir.path().string() + "'", status);
     ASSERT_EQ(status, 0) << out << "\n" << m.tsdl;
-    const std::string ctx = "{ tid = 100, pid = 99, procname = \"abcdefghijklmno\", prio = -5, "
-                            "cpu_id = 1 }";
+    const std::string ctx =
+        "{ tid = 100, pid = 99, procname = \"abcdefghijklmno\", prio = -5, cpu_id = 1, "
+        "_callstack_kernel_length = 2, callstack_kernel = [ [0] = 0xFFFFFFFF81000010, [1] = "
+        "0xFFFFFFFF81000020 ], _callstack_user_length = 0, callstack_user = [ ] }";
     const auto expect = [&](const std::string& part) {
         EXPECT_NE(out.find(part), std::string::npos) << "missing: " << part << "\n" << out;
     };

@@ -255,13 +255,15 @@ TEST(FtraceStream, FillsTheContext) {
     f.stream->flush(200);
     ASSERT_EQ(f.packets.size(), 1u);
     const Bytes& b = f.packets[0].bytes;
-    ASSERT_EQ(b.size(), 84u + kEventBytes + 32);
-    EXPECT_EQ(getLe(b, 94, 4), 1234u); // _tid: common_pid
-    EXPECT_EQ(getLe(b, 98, 4), 1230u); // _pid
+    ASSERT_EQ(b.size(), 84u + kEventBytes + 32 + 8); // + two empty call stacks
+    EXPECT_EQ(getLe(b, 94, 4), 1234u);               // _tid: common_pid
+    EXPECT_EQ(getLe(b, 98, 4), 1230u);               // _pid
     EXPECT_EQ(std::memcmp(b.data() + 102, "worker\0\0\0\0\0\0\0\0\0\0", 16), 0);
     EXPECT_EQ(getLe(b, 118, 4), 1234u % 7); // _prio
     EXPECT_EQ(getLe(b, 122, 4), 1u);        // _cpu_id: the stream's
-    EXPECT_EQ(getLe(b, 126, 4), 9u);        // the first field
+    EXPECT_EQ(getLe(b, 126, 4), 0u);        // _callstack_kernel_length: no stack entry
+    EXPECT_EQ(getLe(b, 130, 4), 0u);        // _callstack_user_length
+    EXPECT_EQ(getLe(b, 134, 4), 9u);        // the first field
     EXPECT_EQ(procs.lookups, 1);
 
     // Without pid/procname/prio in the mask the lookup is not consulted.

@@ -76,6 +76,11 @@ Bytes expectedContext(std::uint32_t mask) {
         putLe(b, static_cast<std::uint32_t>(v.prio), 4);
     if (mask & kContextCpuId)
         putLe(b, static_cast<std::uint32_t>(v.cpuId), 4);
+    // The call stacks: empty sequences (their length alone).
+    if (mask & kContextCallstackKernel)
+        putLe(b, 0, 4);
+    if (mask & kContextCallstackUser)
+        putLe(b, 0, 4);
     return b;
 }
 
@@ -97,9 +102,9 @@ TEST(PacketBuilder, HeaderContextAndEventBytes) {
     putLe(want, kPacketMagic, 4);
     for (std::byte x : testUuid())
         want.push_back(x);
-    putLe(want, 5, 4); // stream_id
-    putLe(want, 3, 8); // stream_instance_id
-    const std::size_t eventBytes = 10 + 32 + 20 + 6 + 3 + 4 + 6;
+    putLe(want, 5, 4);                                               // stream_id
+    putLe(want, 3, 8);                                               // stream_instance_id
+    const std::size_t eventBytes = 10 + 32 + 8 + 20 + 6 + 3 + 4 + 6; // + two empty stacks
     const std::uint64_t bits = (84 + eventBytes) * 8;
     putLe(want, 1000, 8); // timestamp_begin (open's, before the first event)
     putLe(want, 2000, 8); // timestamp_end

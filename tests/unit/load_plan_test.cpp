@@ -129,10 +129,10 @@ TEST(LoadPlan, ATimerBelowTheFloorLoadsAtTheFloorWithAWarning) {
 
 TEST(LoadPlan, ALiveTimerBelowTheFloorLoadsAtTheFloorWithAWarning) {
     std::vector<std::string> warnings;
-    const LoadPlan p = planLoad(
-        described("<name>lv</name><attributes><live_timer_interval>1</live_timer_interval>"
-                  "</attributes>"),
-        warnings);
+    const LoadPlan p =
+        planLoad(described("<name>lv</name><attributes><live_timer_interval>1</live_timer_interval>"
+                           "</attributes>"),
+                 warnings);
     EXPECT_EQ(p.request.mode, "live");
     EXPECT_EQ(p.request.liveTimerUs, kMinTimerUs);
     EXPECT_NE(joined(warnings).find("live timer of 1 µs raised to 1000 µs"), std::string::npos)
@@ -265,6 +265,30 @@ TEST(SessionDescriptionOf, KernelPatternsAreWrittenInLttngTerms) {
     ASSERT_EQ(p.rules.size(), 3u);
     EXPECT_EQ(p.rules[0].pattern, "*:sched_switch");
     EXPECT_TRUE(p.usesKernel);
+}
+
+} // namespace
+} // namespace tracectl
+
+namespace tracectl {
+namespace {
+
+// lttng-modules' call stack contexts: CALLSTACK_KERNEL and CALLSTACK_USER
+// in a session file (LTTng's config/session.xsd) are callstack-kernel and
+// callstack-user here.
+TEST(LoadPlan, KernelCallStackContextsLoadByLttngsNames) {
+    std::vector<std::string> warnings;
+    const LoadPlan p =
+        planLoad(described("<name>k</name><domains><domain><type>KERNEL</type><buffer_type>"
+                           "GLOBAL</buffer_type><channels><channel><name>c</name><contexts>"
+                           "<context><type>CALLSTACK_KERNEL</type></context><context><type>"
+                           "CALLSTACK_USER</type></context></contexts></channel></channels>"
+                           "</domain></domains>"),
+                 warnings);
+    EXPECT_EQ(joined(warnings).find("context"), std::string::npos) << joined(warnings);
+    ASSERT_EQ(p.contexts.size(), 2u);
+    EXPECT_EQ(p.contexts[0].type, "callstack-kernel");
+    EXPECT_EQ(p.contexts[1].type, "callstack-user");
 }
 
 } // namespace

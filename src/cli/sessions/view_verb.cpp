@@ -1,7 +1,9 @@
-// tracectl view [NAME] [-e VIEWER]: runs babeltrace2 (or VIEWER) on the session's folder.
+// tracectl view [NAME] [-e VIEWER]: runs babeltrace2 (its kernel call stacks named:
+// view_command.hpp) or VIEWER on the session's folder.
 #include "cli/error_report.hpp"
 #include "cli/trace_commands.hpp"
 #include "cli/verbs/verb_options.hpp"
+#include "cli/view_command.hpp"
 #include "session_verbs.hpp"
 
 #include <CLI/CLI.hpp>
@@ -22,16 +24,16 @@ struct ViewLine {
     CLI::Option* viewer_option = nullptr;
 };
 
-/// Replaces tracectl with the viewer; returns only if it cannot run.
+/// babeltrace2 through the call stack symbolizer, or: replaces tracectl with
+/// the viewer, and returns only if it cannot run.
 ExitStatus run_view(BusClient& bus, const ViewLine& cl) {
     const std::string dir = session_output(bus, optional_name(cl.session_option, cl.session));
-    std::vector<std::string> words{"babeltrace2"};
-    if (cl.viewer_option->count() > 0) {
-        words = split_words(cl.viewer);
-        if (words.empty()) {
-            print_error_line(std::cerr, "--viewer: give a command");
-            return ExitStatus::usage;
-        }
+    if (cl.viewer_option->count() == 0)
+        return run_symbolized_view(dir, std::cout);
+    std::vector<std::string> words = split_words(cl.viewer);
+    if (words.empty()) {
+        print_error_line(std::cerr, "--viewer: give a command");
+        return ExitStatus::usage;
     }
     words.push_back(dir);
     std::vector<char*> argv_view;
@@ -58,7 +60,9 @@ void add_view_verb(CLI::App& app, VerbTable& verbs) {
                          "appended), as lttng view --viewer")
             ->type_name("VIEWER");
     view->footer("Runs babeltrace2 on the session's output folder; stop the session first\n"
-                 "for a complete trace.\n\nExample:\n  tracectl view web-latency\n"
+                 "for a complete trace. Kernel call stack addresses (callstack-kernel) are\n"
+                 "named as <symbol+offset> from the trace's tracectl_kernel_symbol "
+                 "events.\n\nExample:\n  tracectl view web-latency\n"
                  "  tracectl view web-latency -e babeltrace");
 
     verbs.add(*view, {.run = [cl](BusClient& bus) { return run_view(bus, *cl); }});

@@ -15,8 +15,14 @@ FtraceStream::FtraceStream(const FtraceStreamConfig& config, const ConversionTab
                config.contextMask),
       needsProcess_(
           (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0),
-      last_(config.beginTimestamp) {
+      last_(config.beginTimestamp),
+      wantKernel_((config.contextMask & kr::kContextCallstackKernel) != 0 &&
+                  config.kernelStackType != 0),
+      wantUser_((config.contextMask & kr::kContextCallstackUser) != 0 &&
+                config.userStackType != 0) {
     builder_.setUserStrings(config.userStrings);
+    if (config.kernelSymbols != nullptr && wantKernel_)
+        symbolWritten_.assign(config.kernelSymbols->size(), false);
 }
 
 void FtraceStream::consumePage(std::span<const std::byte> page) {
@@ -46,9 +52,22 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     }
     std::uint16_t type;
     std::memcpy(&type, record.payload, 2);
+    if (wantKernel_ && type == config_.kernelStackType) {
+        attachStack(record, false);
+        return;
+    }
+    if (wantUser_ && type == config_.userStackType) {
+        attachStack(record, true);
+        return;
+    }
     const kr::EventConversion* conversion = table_.find(type);
     if (conversion == nullptr) {
         ++counters_.unknownIds;
+        if (wantKernel_ || wantUser_) { // its stacks follow it: they are not another's
+            ContextValues ctx;
+            std::memcpy(&ctx.tid, record.payload + 4, 4);
+            hold(nullptr, last_, ctx, record);
+        }
         return;
     }
     const std::uint64_t ts = std::max(record.timestamp, last_);
@@ -63,15 +82,19 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     const ContextValues ctx = contextOf(tid);
     if (learns)
         learn(conversion->task, record, false);
+    if (wantKernel_ || wantUser_)
+        hold(conversion, ts, ctx, record);
+    else
+        write(ts, *conversion, record.payload, record.length, ctx);
+}
 
+void FtraceStream::write(std::uint64_t ts, const kr::EventConversion& conversion,
+                         const std::byte* record, std::uint32_t length, const ContextValues& ctx) {
     const std::uint64_t malformedBefore = builder_.malformedRecords();
     openFirstPacket();
     if (appendOrStartNext(
             builder_, ts,
-            [&] {
-                return builder_.append(ts, *conversion, record.payload, record.length, ctx,
-                                       processes_);
-            },
+            [&] { return builder_.append(ts, conversion, record, length, ctx, processes_); },
             [this](std::uint64_t end) { emit(end); })) {
         if (builder_.malformedRecords() == malformedBefore)
             ++counters_.eventsWritten;
@@ -83,10 +106,123 @@ void FtraceStream::onRecord(const FtraceRecord& record) {
     builder_.addDiscarded(1);
 }
 
+void FtraceStream::hold(const kr::EventConversion* conversion, std::uint64_t ts,
+                        const ContextValues& ctx, const FtraceRecord& record) {
+    if (pendingCount_ == kMaxPending) { // the oldest waited long enough
+        Pending& oldest = pending_[pendingHead_];
+        if (oldest.conversion != nullptr)
+            oldest.hasKernel = oldest.hasUser = true;
+        release(false);
+    }
+    Pending& p = pending_[(pendingHead_ + pendingCount_) % kMaxPending];
+    ++pendingCount_;
+    p.conversion = conversion;
+    p.timestamp = ts;
+    p.context = ctx;
+    if (conversion != nullptr)
+        p.record.assign(record.payload, record.payload + record.length);
+    p.kernelStack.clear();
+    p.userStack.clear();
+    p.hasKernel = p.hasUser = false;
+}
+
+namespace {
+
+// ftrace's stack entries (the kernel's kernel/trace/trace_entries.h):
+// kernel_stack: i32 size at 8, then `size` u64 callers at 16;
+// user_stack: u32 tgid at 8, then FTRACE_STACK_ENTRIES u64 callers at 16,
+// the unused ones 0. Frames past the record are not read.
+void readFrames(const FtraceRecord& record, bool user, std::vector<std::uint64_t>& out) {
+    constexpr std::uint32_t kCallers = 16;
+    if (record.length < kCallers)
+        return;
+    std::size_t n = (record.length - kCallers) / 8;
+    if (user) {
+        n = std::min(n, kr::kMaxUserStackFrames);
+    } else {
+        std::int32_t size;
+        std::memcpy(&size, record.payload + 8, 4);
+        n = std::min({n, static_cast<std::size_t>(std::max(size, 0)), kr::kMaxKernelStackFrames});
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint64_t address;
+        std::memcpy(&address, record.payload + kCallers + 8 * i, 8);
+        if (address == 0 || address == UINT64_MAX) // the end (older kernels' ULONG_MAX)
+            break;
+        out.push_back(address);
+    }
+}
+
+} // namespace
+
+void FtraceStream::attachStack(const FtraceRecord& record, bool user) {
+    std::int32_t tid;
+    std::memcpy(&tid, record.payload + 4, 4);
+    for (std::size_t i = pendingCount_; i-- > 0;) {
+        Pending& p = pending_[(pendingHead_ + i) % kMaxPending];
+        bool& has = user ? p.hasUser : p.hasKernel;
+        if (has || p.context.tid != tid)
+            continue;
+        has = true;
+        if (p.conversion != nullptr)
+            readFrames(record, user, user ? p.userStack : p.kernelStack);
+        release(false);
+        return;
+    }
+    ++counters_.orphanStacks;
+}
+
+bool FtraceStream::complete(const Pending& p) const noexcept {
+    return (!wantKernel_ || p.hasKernel) && (!wantUser_ || p.hasUser);
+}
+
+void FtraceStream::release(bool all) {
+    while (pendingCount_ != 0) {
+        Pending& p = pending_[pendingHead_];
+        if (!all && !complete(p))
+            return;
+        if (p.conversion != nullptr) {
+            ContextValues ctx = p.context;
+            ctx.kernelStack = p.kernelStack;
+            ctx.userStack = p.userStack;
+            if (!symbolWritten_.empty())
+                writeSymbols(p.timestamp, p.context, p.kernelStack);
+            write(p.timestamp, *p.conversion, p.record.data(),
+                  static_cast<std::uint32_t>(p.record.size()), ctx);
+        }
+        pendingHead_ = (pendingHead_ + 1) % kMaxPending;
+        --pendingCount_;
+    }
+}
+
+void FtraceStream::writeSymbols(std::uint64_t ts, const ContextValues& ctx,
+                                std::span<const std::uint64_t> stack) {
+    for (const std::uint64_t address : stack) {
+        const std::size_t i = config_.kernelSymbols->find(address);
+        if (i == KernelSymbols::npos || symbolWritten_[i])
+            continue;
+        const KernelSymbols::Symbol& s = config_.kernelSymbols->at(i);
+        symbolFields_.resize(16 + s.name.size() + 1 + s.module.size() + 1);
+        std::byte* p = symbolFields_.data();
+        std::memcpy(p, &s.address, 8);
+        std::memcpy(p + 8, &s.end, 8);
+        std::memcpy(p + 16, s.name.c_str(), s.name.size() + 1);
+        std::memcpy(p + 16 + s.name.size() + 1, s.module.c_str(), s.module.size() + 1);
+        if (appendRawNow(kr::kKernelSymbolId, ts, ctx, symbolFields_))
+            symbolWritten_[i] = true;
+    }
+}
+
 bool FtraceStream::appendEvent(std::uint16_t ctfId, std::uint64_t timestamp,
                                const ContextValues& context, std::span<const std::byte> fields) {
+    release(true); // in order
     const std::uint64_t ts = std::max(timestamp, last_);
     last_ = ts;
+    return appendRawNow(ctfId, ts, context, fields);
+}
+
+bool FtraceStream::appendRawNow(std::uint16_t ctfId, std::uint64_t ts, const ContextValues& context,
+                                std::span<const std::byte> fields) {
     openFirstPacket();
     if (appendOrStartNext(
             builder_, ts, [&] { return builder_.appendRaw(ctfId, ts, context, fields); },
@@ -205,6 +341,7 @@ void FtraceStream::emit(std::uint64_t end) {
 }
 
 void FtraceStream::flush(std::uint64_t now) {
+    release(true);
     const std::uint64_t end = std::max(now, last_);
     if (!builder_.isOpen()) // an empty packet from the last one's end to `end`
         builder_.open(counters_.packets != 0 || config_.beginTimestamp != 0 ? last_ : end);

@@ -4,6 +4,7 @@
 
 #include "conversion_table.hpp"
 #include "ftrace_page.hpp"
+#include "kernel_symbols.hpp"
 #include "packet_builder.hpp"
 #include "process_info.hpp"
 
@@ -11,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace tracectl::consumer::kernel {
 
@@ -28,6 +30,15 @@ struct FtraceStreamConfig {
     std::uint64_t beginTimestamp = 0;
     /// Where UserString steps take their strings (none: ""); outlives the stream.
     UserStringSource* userStrings = nullptr;
+    /// common_type of ftrace's kernel_stack and user_stack entries
+    /// (events/ftrace/{kernel,user}_stack/format `ID:`), read when the
+    /// context mask has callstack-kernel / callstack-user; 0: none (ftrace
+    /// gives no record type 0).
+    std::uint16_t kernelStackType = 0;
+    std::uint16_t userStackType = 0;
+    /// The kernel's symbols (callstack-kernel; none: no symbol events);
+    /// outlives the stream.
+    const KernelSymbols* kernelSymbols = nullptr;
 };
 
 /// What a stream did so far. Events counts are of ftrace records.
@@ -42,6 +53,9 @@ struct FtraceStreamCounters {
     std::uint64_t unknownIds = 0;       ///< records of a common_type without a conversion
     std::uint64_t pages = 0;            ///< pages consumed
     std::uint64_t packets = 0;          ///< packets handed to the sink
+    /// Stack entries that followed no event waiting for one (lost with a
+    /// flush between the event and its stack, or after an unconverted one)
+    std::uint64_t orphanStacks = 0;
 };
 
 /// Converts one CPU's pages. Not thread-safe; `table`, `processes` (may be
@@ -59,6 +73,19 @@ struct FtraceStreamCounters {
 /// sched_switch on this CPU named the thread switched in, and execs and
 /// renames since then: kernel_records TaskRole); otherwise, and for `pid`,
 /// `processes` answers.
+///
+/// Call stacks (callstack-kernel, callstack-user): ftrace writes a
+/// kernel_stack / user_stack entry right after the event it belongs to
+/// (the kernel's trace_buffer_unlock_commit_regs), in the same CPU's ring
+/// buffer, possibly on the next page, and an interrupt's event (with its
+/// own stack entries) may come between the two. So an event of such a
+/// stream waits (at most kMaxPending of them, in order) until its stacks
+/// came; a stack entry goes to the latest waiting event of the same thread
+/// without one. The event is written when it has every stack the mask
+/// asks for, when kMaxPending newer events wait behind it, or at flush()
+/// and appendEvent(); a stack that comes later is an orphan (counted,
+/// never written as an event). Stack entries are never events of their
+/// own; records without a conversion take their stacks with them.
 ///
 /// Timestamps: every event's is clamped to the stream's last one, and a
 /// flush(now) raises that to its end, so a stream never goes backward
@@ -88,6 +115,10 @@ public:
     /// not in it: the pages tell those (RB_MISSED_EVENTS).
     void setDropped(std::uint64_t total);
 
+    /// The symbols written so far are forgotten: the next chunk's stream
+    /// gets its own tracectl_kernel_symbol events (call after flush()).
+    void forgetSymbols() { symbolWritten_.assign(symbolWritten_.size(), false); }
+
     /// Closes the current packet, even an empty one, with timestamp_end =
     /// max(now, last event's timestamp) and hands it to the sink.
     void flush(std::uint64_t now);
@@ -96,7 +127,23 @@ public:
     /// The stream's latest timestamp (ns).
     std::uint64_t lastTimestamp() const noexcept { return last_; }
 
+    /// Events waiting for their stacks at most (ftrace's ring buffer nests
+    /// 4 deep: normal, softirq, irq, NMI).
+    static constexpr std::size_t kMaxPending = 4;
+
 private:
+    /// An event waiting for its call stacks.
+    struct Pending {
+        const kernel_records::EventConversion* conversion = nullptr; ///< null: none (dropped)
+        std::uint64_t timestamp = 0;
+        ContextValues context;
+        std::vector<std::byte> record;
+        std::vector<std::uint64_t> kernelStack;
+        std::vector<std::uint64_t> userStack;
+        bool hasKernel = false;
+        bool hasUser = false;
+    };
+
     /// The thread running on this stream's CPU, as the trace tells it.
     struct Running {
         std::int32_t tid = -1; ///< -1: not known yet (no sched_switch seen)
@@ -114,6 +161,22 @@ private:
     /// is taken (exec), else those that act after (switch, rename).
     void learn(const kernel_records::TaskFields& task, const FtraceRecord& record, bool before);
     void emit(std::uint64_t end);
+    /// Writes one event (the builder's append, a new packet if full).
+    void write(std::uint64_t ts, const kernel_records::EventConversion& conversion,
+               const std::byte* record, std::uint32_t length, const ContextValues& ctx);
+    /// Queues an event to wait for its stacks (writes the oldest when full).
+    void hold(const kernel_records::EventConversion* conversion, std::uint64_t ts,
+              const ContextValues& ctx, const FtraceRecord& record);
+    /// Gives a stack entry to the latest waiting event of its thread.
+    void attachStack(const FtraceRecord& record, bool user);
+    bool complete(const Pending& p) const noexcept;
+    /// Writes the waiting events from the oldest: those complete, or all.
+    void release(bool all);
+    /// Writes the tracectl_kernel_symbol events `stack` needs first.
+    void writeSymbols(std::uint64_t ts, const ContextValues& ctx,
+                      std::span<const std::uint64_t> stack);
+    bool appendRawNow(std::uint16_t ctfId, std::uint64_t ts, const ContextValues& ctx,
+                      std::span<const std::byte> fields);
 
     FtraceStreamConfig config_;
     const ConversionTable& table_;
@@ -126,6 +189,13 @@ private:
     std::uint64_t dropped_ = 0; ///< the last setDropped() total
     Running running_;
     FtraceStreamCounters counters_;
+    bool wantKernel_ = false;                  ///< callstack-kernel with a kernelStackType
+    bool wantUser_ = false;                    ///< callstack-user with a userStackType
+    std::array<Pending, kMaxPending> pending_; ///< a ring, reused
+    std::size_t pendingHead_ = 0;
+    std::size_t pendingCount_ = 0;
+    std::vector<bool> symbolWritten_; ///< by KernelSymbols index, in this chunk
+    std::vector<std::byte> symbolFields_;
 };
 
 } // namespace tracectl::consumer::kernel

@@ -132,10 +132,20 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
           pageSize_, kSpliceBatchBytes / std::max<std::size_t>(pageSize_, 1) * pageSize_)) {
     for (std::size_t i = 0; i < uuid_.size(); ++i)
         uuid_[i] = static_cast<std::byte>(request.traceUuid[i]);
-    if (fds.size() != 2 * request.cpus.size())
+    const std::size_t kallsymsFds = request.kernelStackType != 0 ? 1 : 0;
+    if (fds.size() != 2 * request.cpus.size() + kallsymsFds)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + ": " + std::to_string(fds.size()) +
                                " fds for " + std::to_string(request.cpus.size()) + " CPUs");
+    if (kallsymsFds != 0) {
+        try {
+            kernelSymbols_ = kernel::KernelSymbols::read(fds.back().get());
+        } catch (const std::exception& e) {
+            log::warning("kernel channel " + name_ +
+                         ": no kernel symbols, the call stacks stay unnamed: " + e.what());
+        }
+        fds.pop_back();
+    }
     kernel::PageFormat format;
     format.pageSize = request.pageSize;
     format.timestampOffset = request.timestampOffset;
@@ -163,6 +173,9 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.cpuId = c->cpu;
         config.maxPacketBytes = request.packetSize;
         config.contextMask = request.contextMask;
+        config.kernelStackType = request.kernelStackType;
+        config.userStackType = request.userStackType;
+        config.kernelSymbols = &kernelSymbols_;
         config.beginTimestamp = begin;
         config.userStrings = strings_.source();
         if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())
@@ -592,8 +605,10 @@ ChannelBase::RotateResult KernelChannel::rotate(const std::shared_ptr<const Chun
         }
         switched();
     };
-    for (auto& c : cpus_)
+    for (auto& c : cpus_) {
         next(*c->stream, c->out, name_ + "_" + std::to_string(c->cpu));
+        c->stream->forgetSymbols(); // each chunk names its own
+    }
     if (ip_)
         next(*ip_->stream, ip_->out, name_ + "_ip");
     try {

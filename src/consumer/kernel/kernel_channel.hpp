@@ -167,6 +167,9 @@ private:
     consumer_protocol::CreateKernelChannel request_;
     kernel::Uuid uuid_{};
     kernel::ConversionTable conversions_;
+    /// /proc/kallsyms' text symbols, from the fd the daemon passed
+    /// (callstack-kernel; empty otherwise): the streams' symbol events.
+    kernel::KernelSymbols kernelSymbols_;
     /// The first DeclareKernelEvents came: the buffers are read from then
     /// on (a record read before could not be converted).
     bool declared_ = false;

@@ -61,6 +61,14 @@ void putContext(Cursor& c, std::uint32_t mask, const ContextValues& v) noexcept 
         c.le<std::int32_t>(v.prio);
     if (mask & kr::kContextCpuId)
         c.le<std::int32_t>(v.cpuId);
+    if (mask & kr::kContextCallstackKernel) {
+        c.le<std::uint32_t>(static_cast<std::uint32_t>(v.kernelStack.size()));
+        c.put(v.kernelStack.data(), v.kernelStack.size_bytes());
+    }
+    if (mask & kr::kContextCallstackUser) {
+        c.le<std::uint32_t>(static_cast<std::uint32_t>(v.userStack.size()));
+        c.put(v.userStack.data(), v.userStack.size_bytes());
+    }
 }
 
 struct Located {

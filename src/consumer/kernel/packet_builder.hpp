@@ -27,6 +27,11 @@ struct ContextValues {
     char procname[16] = {}; ///< written as 16 bytes, as is (NUL padded)
     std::int32_t prio = 0;
     std::int32_t cpuId = 0;
+    /// The call stacks (return addresses, innermost first), written as
+    /// sequences when the mask enables callstack-kernel / callstack-user;
+    /// views valid until the append returns.
+    std::span<const std::uint64_t> kernelStack;
+    std::span<const std::uint64_t> userStack;
 };
 
 /// Where closed packets go: the packet's bytes (valid until the producer
@@ -92,7 +97,8 @@ public:
     /// Adds `n` to the running events_discarded count (written at close).
     void addDiscarded(std::uint64_t n) noexcept { discarded_ += n; }
 
-    /// Bytes an event of `fieldBytes` field bytes takes (header + context).
+    /// Bytes an event of `fieldBytes` field bytes takes (header + context,
+    /// its call stacks empty).
     std::size_t eventBytes(std::size_t fieldBytes) const noexcept {
         return kernel_records::kEventHeaderSize + contextBytes_ + fieldBytes;
     }

@@ -438,6 +438,8 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     data.packetSize = c.packetSize;
                     data.streamId = c.streamId;
                     data.contextMask = c.contextMask;
+                    data.kernelStackType = c.kernelStackType;
+                    data.userStackType = c.userStackType;
                     data.statedump = c.statedump;
                     data.traceUuid = uuid;
                     data.pageSize = c.page.pageSize;

@@ -541,6 +541,19 @@ std::vector<Field> contextFields(std::uint32_t mask) {
         f.push_back({"_prio", integer(4, true)});
     if (mask & kr::kContextCpuId)
         f.push_back({"_cpu_id", integer(4, true)});
+    // lttng-modules 2.13 lttng-context-callstack.c: an unsigned int length
+    // named `_callstack_<kind>_length`, then a sequence of unsigned long
+    // (base 16), each name with the underscore every field name gets.
+    if (mask & kr::kContextCallstackKernel) {
+        f.push_back({"__callstack_kernel_length", integer(4, false)});
+        f.push_back({"_callstack_kernel",
+                     SequenceType{integer(8, false, 16), "__callstack_kernel_length"}});
+    }
+    if (mask & kr::kContextCallstackUser) {
+        f.push_back({"__callstack_user_length", integer(4, false)});
+        f.push_back(
+            {"_callstack_user", SequenceType{integer(8, false, 16), "__callstack_user_length"}});
+    }
     return f;
 }
 
@@ -598,6 +611,9 @@ void appendIpEvent(std::string& out, std::string_view name, std::uint32_t id,
 /// A Pending::event value for the ip provider's events.
 constexpr std::size_t kIpSendEvent = SIZE_MAX;
 constexpr std::size_t kIpReceiveEvent = SIZE_MAX - 1;
+
+/// kernel_records kKernelSymbolId's event.
+constexpr std::string_view kKernelSymbolEvent = "tracectl_kernel_symbol";
 
 struct StatedumpEvent {
     std::string_view name;
@@ -689,6 +705,14 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
                 appendEvent(out.tsdl, e.name, e.id, ch.streamId, e.fields);
                 reserved.emplace_back(e.name);
             }
+        }
+        if ((ch.contextMask & kr::kContextCallstackKernel) != 0) {
+            appendEvent(out.tsdl, kKernelSymbolEvent, kr::kKernelSymbolId, ch.streamId,
+                        {Field{"_address", integer(8, false, 16)},
+                         Field{"_end", integer(8, false, 16)},
+                         Field{"_name", StringType{Encoding::Utf8}},
+                         Field{"_module", StringType{Encoding::Utf8}}});
+            reserved.emplace_back(kKernelSymbolEvent);
         }
         std::vector<std::pair<std::string, std::string>> keys;
         for (std::size_t i = 0; i < ch.events.size(); ++i) {

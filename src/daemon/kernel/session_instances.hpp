@@ -51,6 +51,10 @@ struct PreparedChannel {
     std::string name;
     std::uint32_t streamId = 0;
     std::uint32_t contextMask = 0;
+    /// ftrace's kernel_stack / user_stack common_type, when the mask has
+    /// callstack-kernel / callstack-user (0: not)
+    std::uint16_t kernelStackType = 0;
+    std::uint16_t userStackType = 0;
     bool statedump = false;
     std::uint64_t packetSize = 0; ///< the channel's sub-buffer size
     /// The channel's read timer (µs, `--read-timer`); 0: the consumer's
@@ -58,7 +62,9 @@ struct PreparedChannel {
     std::uint32_t readTimerUs = 0;
     PageFormat page;
     std::vector<std::uint32_t> cpus;
-    /// trace_pipe_raw, one per cpu, then per_cpu/cpuN/stats, one per cpu
+    /// trace_pipe_raw, one per cpu, then per_cpu/cpuN/stats, one per cpu,
+    /// then /proc/kallsyms when kernelStackType is set (opened by the
+    /// daemon, so that the consumer reads the addresses)
     std::vector<UniqueFd> fds;
     std::string conversions;        ///< kernel_records::encode() of its events
     std::optional<IpAttachment> ip; ///< when its rules name the ip provider

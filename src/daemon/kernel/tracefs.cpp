@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -247,6 +248,19 @@ PageFormat Tracefs::headerPage() const {
     return parseHeaderPage(read("events/header_page"));
 }
 
+std::uint16_t Tracefs::stackEntryType(bool user) const {
+    const std::filesystem::path path =
+        root_ / "events" / "ftrace" / (user ? "user_stack" : "kernel_stack") / "format";
+    const std::string text = readTracefsFile(path);
+    const auto at = text.find("\nID: ");
+    if (at == std::string::npos)
+        throw TracefsError(EINVAL, path, "no ID line");
+    const unsigned long id = std::strtoul(text.c_str() + at + 5, nullptr, 10);
+    if (id == 0 || id > UINT16_MAX)
+        throw TracefsError(EINVAL, path, "ID out of range");
+    return static_cast<std::uint16_t>(id);
+}
+
 std::vector<std::string> Tracefs::removeStaleInstances(std::string_view prefix,
                                                        bool quiet) const noexcept {
     std::vector<std::string> removed;
@@ -464,6 +478,11 @@ std::string TracefsInstance::clock() const {
 
 void TracefsInstance::setOverwrite(bool overwrite) {
     writeTracefsFile(path_ / "options" / "overwrite", overwrite ? "1" : "0");
+}
+
+void TracefsInstance::setStackTraces(bool kernel, bool user) {
+    writeTracefsFile(path_ / "options" / "stacktrace", kernel ? "1" : "0");
+    writeTracefsFile(path_ / "options" / "userstacktrace", user ? "1" : "0");
 }
 
 void TracefsInstance::enableEvent(std::string_view system, std::string_view event) {

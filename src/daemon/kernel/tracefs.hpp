@@ -95,6 +95,10 @@ public:
     /// The sub-buffer layout (events/header_page). Throws TracefsError
     /// (read) or FormatError (content).
     PageFormat headerPage() const;
+    /// The `ID:` (common_type) of ftrace's own kernel_stack (`user` false)
+    /// or user_stack entries, from events/ftrace/<name>/format. Throws
+    /// TracefsError (unreadable, or no ID line).
+    std::uint16_t stackEntryType(bool user) const;
 
     /// Removes every instances/<prefix>* (left by an earlier daemon that
     /// died; the daemon calls it at start with the default prefix
@@ -195,6 +199,10 @@ public:
     /// options/overwrite: true = flight recorder (old events overwritten),
     /// false = new events dropped when the buffer is full.
     void setOverwrite(bool overwrite);
+    /// options/stacktrace and options/userstacktrace: ftrace then writes a
+    /// kernel_stack / user_stack entry after each event of the instance
+    /// (the kernel's Documentation/trace/ftrace.rst). Throws TracefsError.
+    void setStackTraces(bool kernel, bool user);
     /// events/<system>/<event>/enable. Throws TracefsError (ENOENT: no such
     /// event).
     void enableEvent(std::string_view system, std::string_view event);

@@ -209,6 +209,8 @@ private:
         std::string type = *ctx.type;
         std::transform(type.begin(), type.end(), type.begin(),
                        [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (type.rfind("callstack_", 0) == 0) // CALLSTACK_KERNEL: callstack-kernel
+            std::replace(type.begin(), type.end(), '_', '-');
         const bool known = domain == TracingDomain::Ust ? ustContextType(type).has_value()
                                                         : kernelContextBit(type) != 0;
         if (!known) {

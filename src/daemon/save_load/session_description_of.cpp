@@ -18,6 +18,14 @@ std::string upper(std::string s) {
     return s;
 }
 
+/// The session file's `event_context_type_type` of a context type:
+/// upper case, `callstack-kernel` as CALLSTACK_KERNEL (LTTng's name).
+std::string contextTypeOf(const std::string& type) {
+    std::string out = upper(type);
+    std::replace(out.begin(), out.end(), '-', '_');
+    return out;
+}
+
 /// LTTng's form of a relay endpoint (save.c through uri_to_str_url):
 /// tcp4://HOST:PORT/, or tcp6://[ADDRESS]:PORT/.
 std::string lttngUri(const RelayEndpoint& e) {
@@ -105,7 +113,7 @@ private:
         if (s_.config().mode == SessionMode::Live)
             out.liveTimerUs = static_cast<uint32_t>(s_.config().liveTimerUs);
         for (const std::string& type : c.contexts)
-            out.contexts.push_back({upper(type), std::nullopt, std::nullopt});
+            out.contexts.push_back({contextTypeOf(type), std::nullopt, std::nullopt});
         for (const EventRule& r : rules) {
             if (r.channel != c.name)
                 continue;

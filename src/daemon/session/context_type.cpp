@@ -64,11 +64,20 @@ unsigned kernelContextBit(std::string_view name) {
         return kContextPrio;
     if (name == "cpu_id")
         return kContextCpuId;
+    if (name == "callstack-kernel")
+        return kContextCallstackKernel;
+    if (name == "callstack-user")
+        return kContextCallstackUser;
     return 0;
 }
 
+bool isCallstackContext(std::string_view name) {
+    return name == "callstack-kernel" || name == "callstack-user";
+}
+
 const std::vector<std::string_view>& kernelContextTypeNames() {
-    static const std::vector<std::string_view> names{"tid", "pid", "procname", "prio", "cpu_id"};
+    static const std::vector<std::string_view> names{
+        "tid", "pid", "procname", "prio", "cpu_id", "callstack-kernel", "callstack-user"};
     return names;
 }
 

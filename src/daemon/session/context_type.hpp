@@ -21,9 +21,17 @@ const std::vector<std::string_view>& contextTypeNames();
 
 /// The kernel domain's context types (what ftrace can supply:
 /// common/kernel_records.hpp ContextField): "tid", "pid", "procname",
-/// "prio", "cpu_id" → their ContextField bit, anything else 0.
+/// "prio", "cpu_id", "callstack-kernel", "callstack-user" → their
+/// ContextField bit, anything else 0.
 unsigned kernelContextBit(std::string_view name);
-/// "tid", "pid", "procname", "prio", "cpu_id".
+/// "tid", "pid", "procname", "prio", "cpu_id", "callstack-kernel",
+/// "callstack-user".
 const std::vector<std::string_view>& kernelContextTypeNames();
+
+/// True for "callstack-kernel" and "callstack-user": lttng-modules'
+/// contexts, which lttng-ust 2.13 does not have (its enum
+/// lttng_ust_abi_context_type has no call stack), so the UST domain refuses
+/// them.
+bool isCallstackContext(std::string_view name);
 
 } // namespace tracectl

@@ -659,6 +659,12 @@ bool Session::addContext(TracingDomain domain, const std::string& channel,
                                                config_.name + "' first starts");
     const bool known = domain == TracingDomain::Kernel ? kernelContextBit(type) != 0
                                                        : ustContextType(type).has_value();
+    if (!known && domain == TracingDomain::Ust && isCallstackContext(type))
+        throw Error(ErrorCode::InvalidArgument,
+                    "context type '" + type +
+                        "' is kernel-only: LTTng-UST 2.13 records no call stacks (use "
+                        "add-context -k -t " +
+                        type + " to record those of system calls and other kernel events)");
     if (!known) {
         std::string names;
         for (const auto n :

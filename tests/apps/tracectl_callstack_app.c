@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// A program of ours for the callstack-user context (tests/integration/
+// callstack_test.cpp, bench/callstack): main() calls
+// tracectl_callstack_caller() N times, which makes the getppid system call
+// itself (an inline `syscall` instruction, so that the user stack's first
+// frame, the user instruction pointer, lies in that function, and no libc
+// wrapper without a frame pointer hides it). Built with frame pointers:
+// ftrace walks user stacks by them.
+//
+//   tracectl-callstack-app N
+//
+// Prints its pid, then the sum of the system call's results.
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// A call after the system call, so that the caller is no leaf function
+// and sets up its frame (GCC omits a leaf's despite
+// -mno-omit-leaf-frame-pointer when it uses no stack).
+__attribute__((noinline)) long tracectl_callstack_checked(long value) {
+    __asm__ volatile("" ::: "memory");
+    return value;
+}
+
+__attribute__((noinline)) long tracectl_callstack_caller(void) {
+    long ret;
+    __asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");
+    return tracectl_callstack_checked(ret);
+}
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s N\n", argv[0]);
+        return 2;
+    }
+    const long n = strtol(argv[1], NULL, 10);
+    printf("%ld\n", (long)getpid());
+    long sum = 0;
+    for (long i = 0; i < n; ++i)
+        sum += tracectl_callstack_caller();
+    printf("%ld\n", sum);
+    return 0;
+}

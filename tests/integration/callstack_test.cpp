@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The callstack-kernel and callstack-user contexts of the kernel domain
+// (lttng-add-context(1) -k -t callstack-kernel / callstack-user,
+// Session.AddContext) on the real kernel: the tracefs instance's
+// options/stacktrace and options/userstacktrace make ftrace write a stack
+// entry after each event, the consumer attaches it to that event as
+// lttng-modules 2.13's context sequence, babeltrace2 reads the addresses
+// back (trace_events.py), and `tracectl view` names them. Only the channels
+// that asked carry the context, and the stack entries are never events of
+// their own. LTTng-UST has no call stack context: refused.
+#include "kernel_trace_support.hpp"
+#include "sandbox_suite.hpp"
+
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+using namespace tracectl::test;
+using json = nlohmann::json;
+
+namespace {
+
+using Options = std::map<std::string, sdbus::Variant>;
+
+std::string callstackApp() {
+    const char* p = std::getenv("TRACECTL_CALLSTACK_APP");
+    return p != nullptr ? p : "tracectl-callstack-app";
+}
+
+std::string cli() {
+    const char* p = std::getenv("TRACECTL");
+    return p != nullptr ? p : "tracectl";
+}
+
+/// Runs the app (N getppid calls); its pid.
+pid_t runApp(int n) {
+    const RunResult r = run({callstackApp(), std::to_string(n)}); // it prints its pid first
+    EXPECT_TRUE(r.ok()) << r.describe();
+    return static_cast<pid_t>(std::atol(r.out.c_str()));
+}
+
+std::vector<std::uint64_t> addresses(const json& sequence) {
+    std::vector<std::uint64_t> out;
+    for (const json& a : sequence)
+        out.push_back(a.get<std::uint64_t>());
+    return out;
+}
+
+class Callstack : public SandboxSuite {
+protected:
+    void SetUp() override {
+        SandboxSuite::SetUp();
+        ASSERT_TRUE(manager_->KernelTracingAvailable());
+    }
+
+    std::unique_ptr<SessionClient> create(const std::string& name) {
+        Options options{{"output-path", sdbus::Variant(output(name))}};
+        return std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
+    }
+
+    /// `tracectl view` of the session's trace.
+    RunResult view(const std::string& name) { return run({cli(), "view", name}); }
+};
+
+TEST_F(Callstack, KernelStacksOfSchedSwitchAreSequencesOnlyInTheirChannel) {
+    auto s = create("cs-kernel");
+    s->AddChannel("kernel", "stacks", {});
+    s->AddChannel("kernel", "plain", {});
+    s->AddContext("kernel", "stacks", "callstack-kernel", {});
+    s->EnableEvents("kernel", "stacks", "sched_switch", {});
+    s->EnableEvents("kernel", "plain", "sched_switch", {});
+    s->Start({});
+    for (int i = 0; i < 20; ++i)
+        ::usleep(1000); // switches of our own, at least
+    s->Stop({});
+    json totals;
+    const auto events = traceEvents(output("cs-kernel"), {}, &totals);
+    std::size_t withStack = 0, plain = 0;
+    for (const json& e : events) {
+        const std::string name = e["name"].get<std::string>();
+        EXPECT_TRUE(name != "kernel_stack" && name != "user_stack")
+            << "a stack entry is never an event: " << e.dump();
+        if (name != "sched_switch")
+            continue;
+        const std::string stream = e["stream"].get<std::string>();
+        if (stream.rfind("plain_", 0) == 0) {
+            ++plain;
+            EXPECT_FALSE(e["context"].contains("callstack_kernel")) << e.dump();
+            EXPECT_FALSE(e["context"].contains("_callstack_kernel_length")) << e.dump();
+            continue;
+        }
+        ASSERT_TRUE(e["context"].contains("callstack_kernel")) << e.dump();
+        ASSERT_TRUE(e["context"].contains("_callstack_kernel_length")) << e.dump();
+        const auto frames = addresses(e["context"]["callstack_kernel"]);
+        EXPECT_EQ(frames.size(), e["context"]["_callstack_kernel_length"].get<std::size_t>());
+        if (!frames.empty()) {
+            ++withStack;
+            for (const std::uint64_t a : frames)
+                EXPECT_GE(a, 0xffff800000000000ull) << "a kernel address: " << e.dump();
+        }
+    }
+    EXPECT_GT(plain, 0u);
+    EXPECT_GT(withStack, 0u) << "sched_switch events with their kernel stack";
+    const RunResult v = view("cs-kernel");
+    ASSERT_TRUE(v.ok()) << v.describe();
+    EXPECT_NE(v.out.find("__schedule"), std::string::npos)
+        << "view names the frames (kallsyms recorded in the trace)";
+    s->Destroy({});
+}
+
+TEST_F(Callstack, UserStacksOfASystemCallNameMainAndItsCaller) {
+    auto s = create("cs-user");
+    s->AddContext("kernel", "", "callstack-user", {});
+    s->EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    constexpr int kCalls = 5;
+    const pid_t pid = runApp(kCalls);
+    s->Stop({});
+    std::size_t mine = 0;
+    for (const json& e : traceEvents(output("cs-user"), {"syscall_entry_getppid"})) {
+        ASSERT_TRUE(e["context"].contains("callstack_user")) << e.dump();
+        if (e["context"]["tid"] != pid)
+            continue;
+        ++mine;
+        const auto frames = addresses(e["context"]["callstack_user"]);
+        ASSERT_GE(frames.size(), 3u) << "caller, main, libc: " << e.dump();
+        for (const std::uint64_t a : frames)
+            EXPECT_LT(a, 0x0000800000000000ull) << "a user address: " << e.dump();
+    }
+    EXPECT_EQ(mine, static_cast<std::size_t>(kCalls)) << "each call, with its stack";
+    s->Destroy({});
+}
+
+// Not done yet (issue 38 part 2): user stacks are recorded (above) but not
+// named; the consumer would record each process's mappings (file, offset)
+// while it lives, and view would name the addresses from those ELF files.
+TEST_F(Callstack, DISABLED_UserStacksAreNamedByView) {
+    auto s = create("cs-user");
+    s->AddContext("kernel", "", "callstack-user", {});
+    s->EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    runApp(5);
+    s->Stop({});
+    const RunResult v = view("cs-user");
+    ASSERT_TRUE(v.ok()) << v.describe();
+    EXPECT_NE(v.out.find("tracectl_callstack_caller"), std::string::npos) << v.out.substr(0, 4000);
+    EXPECT_NE(v.out.find("main"), std::string::npos);
+    s->Destroy({});
+}
+
+TEST_F(Callstack, UnknownContextsAndCallstacksOfUstAreRefusedClearly) {
+    auto s = create("cs-refused");
+    try {
+        s->AddContext("ust", "", "callstack-user", {});
+        ADD_FAILURE() << "callstack-user accepted for UST";
+    } catch (const sdbus::Error& e) {
+        EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument");
+        EXPECT_NE(e.getMessage().find("LTTng-UST 2.13 records no call stacks"), std::string::npos)
+            << e.getMessage();
+    }
+    try {
+        s->AddContext("kernel", "", "callstack-everything", {});
+        ADD_FAILURE() << "an unknown context accepted";
+    } catch (const sdbus::Error& e) {
+        EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument");
+        EXPECT_NE(e.getMessage().find("unknown kernel context type 'callstack-everything'"),
+                  std::string::npos)
+            << e.getMessage();
+        EXPECT_NE(e.getMessage().find("callstack-user"), std::string::npos) << e.getMessage();
+    }
+    const RunResult r =
+        run({cli(), "add-context", "-s", "cs-refused", "-u", "-t", "callstack-user"});
+    EXPECT_FALSE(r.ok());
+    EXPECT_NE(r.err.find("LTTng-UST 2.13 records no call stacks"), std::string::npos)
+        << r.describe();
+    EXPECT_TRUE(s->Channels().empty()) << "nothing made by a refused call";
+    s->Destroy({});
+}
+
+} // namespace

@@ -1,0 +1,245 @@
+// Call stacks in the kernel domain's consumer (consumer/kernel): ftrace's
+// kernel_stack / user_stack entries attached by FtraceStream to the event
+// they follow, written as lttng-modules' context sequences, never as events
+// of their own; the tracectl_kernel_symbol events KernelSymbols names; and
+// kallsyms' parsing.
+#include "ftrace_stream.hpp"
+#include "kernel_symbols.hpp"
+#include "kernel_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace tracectl::consumer;
+using namespace tracectl::consumer::kernel;
+using namespace tracectl::kernel_records;
+using ktest::Bytes;
+using ktest::getLe;
+using ktest::PageWriter;
+using ktest::Record;
+
+namespace {
+
+constexpr std::uint16_t kEventId = 316;
+constexpr std::uint16_t kEventCtf = 4;
+constexpr std::uint16_t kKernelStack = 4;
+constexpr std::uint16_t kUserStack = 13;
+
+struct Event {
+    std::uint16_t id = 0;
+    std::vector<std::uint64_t> kernel;
+    std::vector<std::uint64_t> user;
+    std::uint32_t value = 0; ///< kEventCtf: its copied field
+    std::string symbol;      ///< kKernelSymbolId: its name
+};
+
+struct Fixture {
+    explicit Fixture(std::uint32_t contexts, const KernelSymbols* symbols = nullptr)
+        : mask(contexts) {
+        EventConversion c;
+        c.ftraceId = kEventId;
+        c.ctfId = kEventCtf;
+        c.minSize = 12;
+        c.steps = {{StepKind::Copy, 8, 4, 1}};
+        table.add({c});
+        FtraceStreamConfig cfg;
+        cfg.uuid.fill(std::byte{0x11});
+        cfg.cpuId = 0;
+        cfg.maxPacketBytes = 65536;
+        cfg.contextMask = contexts;
+        cfg.kernelStackType = (contexts & kContextCallstackKernel) ? kKernelStack : 0;
+        cfg.userStackType = (contexts & kContextCallstackUser) ? kUserStack : 0;
+        cfg.kernelSymbols = symbols;
+        stream = std::make_unique<FtraceStream>(
+            cfg, table, nullptr, [this](std::span<const std::byte> p, const IndexEntry&) {
+                packets.emplace_back(p.begin(), p.end());
+            });
+    }
+
+    /// Every event of the packets so far (after a flush).
+    std::vector<Event> events() const {
+        std::vector<Event> out;
+        for (const Bytes& p : packets) {
+            std::size_t at = 84;
+            while (at < p.size()) {
+                Event e;
+                e.id = static_cast<std::uint16_t>(getLe(p, at, 2));
+                at += 10;
+                for (const std::uint32_t bit : {kContextCallstackKernel, kContextCallstackUser}) {
+                    if ((mask & bit) == 0)
+                        continue;
+                    const auto n = getLe(p, at, 4);
+                    at += 4;
+                    for (std::uint64_t i = 0; i < n; ++i, at += 8)
+                        (bit == kContextCallstackKernel ? e.kernel : e.user)
+                            .push_back(getLe(p, at, 8));
+                }
+                if (e.id == kEventCtf) {
+                    e.value = static_cast<std::uint32_t>(getLe(p, at, 4));
+                    at += 4;
+                } else if (e.id == kKernelSymbolId) {
+                    at += 16;
+                    while (p[at] != std::byte{0})
+                        e.symbol += static_cast<char>(p[at++]);
+                    at += 1;
+                    while (p[at] != std::byte{0})
+                        ++at;
+                    at += 1;
+                } else {
+                    ADD_FAILURE() << "unexpected event id " << e.id;
+                    return out;
+                }
+                out.push_back(e);
+            }
+        }
+        return out;
+    }
+
+    std::uint32_t mask;
+    ConversionTable table;
+    std::vector<Bytes> packets;
+    std::unique_ptr<FtraceStream> stream;
+};
+
+Record event(std::int32_t tid, std::uint32_t value) {
+    Record r(kEventId, tid);
+    r.le(value, 4);
+    return r;
+}
+
+Record kernelStack(std::int32_t tid, std::vector<std::uint64_t> frames) {
+    Record r(kKernelStack, tid);
+    r.le(frames.size(), 4).le(0, 4);
+    for (const std::uint64_t f : frames)
+        r.le(f, 8);
+    return r;
+}
+
+Record userStack(std::int32_t tid, std::vector<std::uint64_t> frames) {
+    Record r(kUserStack, tid);
+    r.le(static_cast<std::uint32_t>(tid), 4).le(0, 4);
+    frames.resize(8, 0); // FTRACE_STACK_ENTRIES, the unused ones 0
+    for (const std::uint64_t f : frames)
+        r.le(f, 8);
+    return r;
+}
+
+} // namespace
+
+TEST(Callstack, EachStackGoesToTheEventItFollowsAndIsNoEventOfItsOwn) {
+    Fixture f(kContextCallstackKernel | kContextCallstackUser);
+    PageWriter w(1000);
+    w.record(10, event(7, 1));
+    w.record(1, kernelStack(7, {0xffffffff81000010, 0xffffffff81000020}));
+    w.record(1, userStack(7, {0x401000, 0x401100, 0x7f0000001000}));
+    w.record(10, event(7, 2));
+    w.record(1, kernelStack(7, {0xffffffff81000030}));
+    w.record(1, userStack(7, {}));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(5000);
+    const auto events = f.events();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].value, 1u);
+    EXPECT_EQ(events[0].kernel,
+              (std::vector<std::uint64_t>{0xffffffff81000010, 0xffffffff81000020}));
+    EXPECT_EQ(events[0].user, (std::vector<std::uint64_t>{0x401000, 0x401100, 0x7f0000001000}));
+    EXPECT_EQ(events[1].value, 2u);
+    EXPECT_EQ(events[1].kernel, (std::vector<std::uint64_t>{0xffffffff81000030}));
+    EXPECT_TRUE(events[1].user.empty());
+    EXPECT_EQ(f.stream->counters().orphanStacks, 0u);
+    EXPECT_EQ(f.stream->counters().unknownIds, 0u) << "stack entries are not unknown events";
+}
+
+TEST(Callstack, AnInterruptsEventBetweenAnEventAndItsStackKeepsItsOwn) {
+    // ftrace: X committed, an interrupt's Y and Y's stack, then X's stack.
+    Fixture f(kContextCallstackKernel);
+    PageWriter w(1000);
+    w.record(10, event(7, 1));
+    w.record(1, event(7, 2));
+    w.record(1, kernelStack(7, {0xffffffff8100aaaa}));
+    w.record(1, kernelStack(7, {0xffffffff8100bbbb}));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(5000);
+    const auto events = f.events();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].value, 1u) << "in ring buffer order";
+    EXPECT_EQ(events[0].kernel, (std::vector<std::uint64_t>{0xffffffff8100bbbb}));
+    EXPECT_EQ(events[1].kernel, (std::vector<std::uint64_t>{0xffffffff8100aaaa}));
+}
+
+TEST(Callstack, AStackOnTheNextPageStillJoinsItsEvent) {
+    Fixture f(kContextCallstackKernel);
+    PageWriter a(1000);
+    a.record(10, event(7, 1));
+    f.stream->consumePage(a.finish());
+    PageWriter b(2000);
+    b.record(1, kernelStack(7, {0xffffffff81000040}));
+    f.stream->consumePage(b.finish());
+    f.stream->flush(5000);
+    const auto events = f.events();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kernel, (std::vector<std::uint64_t>{0xffffffff81000040}));
+}
+
+TEST(Callstack, AStackWithoutItsEventIsCountedAndDropped) {
+    Fixture f(kContextCallstackKernel);
+    PageWriter w(1000);
+    w.record(10, event(7, 1));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(1500); // the event goes out without its stack
+    PageWriter b(2000);
+    b.record(1, kernelStack(7, {0xffffffff81000040}));
+    b.record(1, kernelStack(8, {0xffffffff81000050}));
+    f.stream->consumePage(b.finish());
+    f.stream->flush(5000);
+    const auto events = f.events();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_TRUE(events[0].kernel.empty());
+    EXPECT_EQ(f.stream->counters().orphanStacks, 2u);
+}
+
+TEST(Callstack, AStreamWithoutTheContextWritesNoStackAndNoStackEntry) {
+    // The channel asked for no call stack: an entry (there should be none)
+    // is an unknown record, never a sequence or an event.
+    Fixture f(0);
+    PageWriter w(1000);
+    w.record(10, event(7, 1));
+    w.record(1, kernelStack(7, {0xffffffff81000040}));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(5000);
+    const auto events = f.events();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_TRUE(events[0].kernel.empty());
+    EXPECT_EQ(f.stream->counters().unknownIds, 1u);
+}
+
+TEST(Callstack, EachSymbolIsWrittenOnceBeforeItsFirstEventAndAgainInTheNextChunk) {
+    const KernelSymbols symbols = KernelSymbols::parse("ffffffff81000000 T _stext\n"
+                                                       "ffffffff81000100 t __schedule\n"
+                                                       "ffffffff81000200 D some_data\n"
+                                                       "ffffffff81000300 T schedule\n"
+                                                       "ffffffffc0000000 t ext4_fn\t[ext4]\n");
+    ASSERT_EQ(symbols.size(), 4u) << "text symbols only";
+    EXPECT_EQ(symbols.at(symbols.find(0xffffffff81000250)).name, "__schedule")
+        << "data symbols do not cut a function short";
+    EXPECT_EQ(symbols.at(symbols.find(0xffffffffc0000000)).module, "ext4");
+    EXPECT_EQ(symbols.find(0xffffffff80000000), KernelSymbols::npos);
+    Fixture f(kContextCallstackKernel, &symbols);
+    PageWriter w(1000);
+    w.record(10, event(7, 1));
+    w.record(1, kernelStack(7, {0xffffffff81000110, 0xffffffff81000310}));
+    w.record(10, event(7, 2));
+    w.record(1, kernelStack(7, {0xffffffff81000120, 0x1234}));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(3000);
+    f.stream->forgetSymbols(); // a new chunk
+    PageWriter b(4000);
+    b.record(10, event(7, 3));
+    b.record(1, kernelStack(7, {0xffffffff81000130}));
+    f.stream->consumePage(b.finish());
+    f.stream->flush(5000);
+    std::vector<std::string> order;
+    for (const Event& e : f.events())
+        order.push_back(e.id == kKernelSymbolId ? e.symbol : "event" + std::to_string(e.value));
+    EXPECT_EQ(order, (std::vector<std::string>{"__schedule", "schedule", "event1", "event2",
+                                               "__schedule", "event3"}));
+}
