@@ -126,6 +126,20 @@ protected:
         return std::make_unique<SessionClient>(*bus_, manager_->CreateSession(name, options));
     }
 
+    /// A started per-PID live session `name` on `relay` (live timer
+    /// `liveTimerUsec`) recording `events` of the demo app.
+    std::unique_ptr<SessionClient> startLivePerPid(const std::string& name, RelayDaemon& relay,
+                                                   std::uint64_t liveTimerUsec,
+                                                   const std::string& events) {
+        auto s = createNetwork(name, relay.url(),
+                               {{"mode", sdbus::Variant(std::string("live"))},
+                                {"live-timer", sdbus::Variant(liveTimerUsec)},
+                                {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}});
+        s->EnableEvents("ust", "", events, {});
+        s->Start({});
+        return s;
+    }
+
     /// Runs the demo app to completion: `count` ticks `intervalUs` apart.
     void runApp(int count, int intervalUs = 0) {
         ChildProcess app({demoApp(), std::to_string(count), std::to_string(intervalUs)}, {},
@@ -468,26 +482,10 @@ TEST_F(Relay, ALiveViewerSeesEachEventWithinTwoSecondsAndEndsAtDestroy) {
 TEST_F(Relay, ALiveViewerAttachedAllAlongSeesEveryEventOfShortLivedPerPidApps) {
     RelayDaemon relay(relayOutput("live-pid"));
     const std::string name = "live-pid";
-    auto s = createNetwork(name, relay.url(),
-                           {{"mode", sdbus::Variant(std::string("live"))},
-                            {"live-timer", sdbus::Variant(std::uint64_t{100000})},
-                            {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}});
-    s->EnableEvents("ust", "", "tracectl_demo:tick", {});
-    s->Start({});
-    LineReader viewer({"babeltrace2", "--input-format=lttng-live", relay.liveUrl(name),
-                       "--params=session-not-found-action=\"end\""},
-                      sandbox_->dir() + "/log/live-pid-viewer.log");
-    const std::string listUrl = "net://127.0.0.1:" + std::to_string(relay.livePort());
-    std::string listing;
-    ASSERT_TRUE(eventually(
-        [&] {
-            listing = run({"babeltrace2", "--input-format=lttng-live", listUrl}).out;
-            return listing.find("/" + name + " (") != std::string::npos &&
-                   listing.find("1 client(s) connected") != std::string::npos;
-        },
-        std::chrono::seconds(15), std::chrono::milliseconds(100)))
-        << "the viewer did not attach; the relay lists: " << listing
-        << fileText(sandbox_->dir() + "/log/live-pid-viewer.log");
+    auto s = startLivePerPid(name, relay, 100000, "tracectl_demo:tick");
+    LiveViewerRun run = startLiveViewer(relay, name, "live-pid-viewer.log");
+    ASSERT_TRUE(run.attached) << run.why;
+    LineReader& viewer = *run.viewer;
 
     // One after another, each gone within milliseconds.
     constexpr int kApps = 6;
@@ -533,12 +531,7 @@ TEST_F(Relay, ALiveViewerAttachedAllAlongSeesEveryEventOfShortLivedPerPidApps) {
 TEST_F(Relay, ALiveViewerSeesPerPidAppsThatLiveSeveralTicksOneAfterAnother) {
     RelayDaemon relay(relayOutput("live-pid2"));
     const std::string name = "live-pid2";
-    auto s = createNetwork(name, relay.url(),
-                           {{"mode", sdbus::Variant(std::string("live"))},
-                            {"live-timer", sdbus::Variant(std::uint64_t{200000})},
-                            {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}});
-    s->EnableEvents("ust", "", "tracectl_demo:*", {});
-    s->Start({});
+    auto s = startLivePerPid(name, relay, 200000, "tracectl_demo:*");
     LiveViewerRun run = startLiveViewer(relay, name, "live-pid2-viewer.log");
     ASSERT_TRUE(run.attached) << run.why;
     constexpr int kTicks = 60;
@@ -570,12 +563,7 @@ TEST_F(Relay, ALiveViewerSeesPerPidAppsThatLiveSeveralTicksOneAfterAnother) {
 TEST_F(Relay, DISABLED_ALiveViewerSeesPerPidAppsStartedAtOnce) {
     RelayDaemon relay(relayOutput("live-pid5"));
     const std::string name = "live-pid5";
-    auto s = createNetwork(name, relay.url(),
-                           {{"mode", sdbus::Variant(std::string("live"))},
-                            {"live-timer", sdbus::Variant(std::uint64_t{200000})},
-                            {"buffer-ownership", sdbus::Variant(std::string("per-pid"))}});
-    s->EnableEvents("ust", "", "tracectl_demo:*", {});
-    s->Start({});
+    auto s = startLivePerPid(name, relay, 200000, "tracectl_demo:*");
     LiveViewerRun run = startLiveViewer(relay, name, "live-pid5-viewer.log");
     ASSERT_TRUE(run.attached) << run.why;
     constexpr int kApps = 5;
