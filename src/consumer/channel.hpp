@@ -213,7 +213,7 @@ private:
     EventSourcePtr hangUpSource_;
     bool snapshotOnly_ = false;
     bool countEvents_ = false;
-    bool awaitingMetadata_ = false; ///< the constructor's `awaitMetadata`, until release()
+    bool awaitingMetadata_ = false;   ///< the constructor's `awaitMetadata`, until release()
     std::vector<UstStream> held_;     // snapshotOnly_: the streams (readers_ is empty)
     std::uint64_t snapshotBytes_ = 0; // snapshotOnly_: bytes its snapshots wrote
     std::uint64_t snapshotLost_ = 0;  // snapshotOnly_: sub-buffers its snapshots could not copy

@@ -125,7 +125,8 @@ const std::vector<Golden>& goldens() {
         {createKernelChannel(), 16,
          "544343500c0000006a00000010000000 "
          "150000000000000000060000006b65726e656c020000006b3000000400000000000200000011000000"
-         "0000" "0000" // version 17: kernelStackType, userStackType
+         "0000"
+         "0000" // version 17: kernelStackType, userStackType
          "01a0a1a"
          "2a3a4a5a6a7a8a9aaabacadaeaf0020000001000000040000000c000000040000001800000088130000030000"
          "00000000000200000005030000"},

@@ -537,9 +537,11 @@ TEST(RelayRotation, ALiveSessionsClosedStreamsLingerAndCloseOneTraceAtATimeMetad
     RelayChunk chunk(session, 0);
     const std::string appA = "ust/pid/app-123-20261207-100000";
     const std::string appB = "ust/pid/app-124-20261207-100000";
-    std::unique_ptr<StreamSink> metadataA = chunk.openStream(appA, "metadata", StreamKind::Metadata);
+    std::unique_ptr<StreamSink> metadataA =
+        chunk.openStream(appA, "metadata", StreamKind::Metadata);
     std::unique_ptr<StreamSink> dataA = chunk.openStream(appA, "chan_0", StreamKind::Data);
-    std::unique_ptr<StreamSink> metadataB = chunk.openStream(appB, "metadata", StreamKind::Metadata);
+    std::unique_ptr<StreamSink> metadataB =
+        chunk.openStream(appB, "metadata", StreamKind::Metadata);
     std::unique_ptr<StreamSink> dataB = chunk.openStream(appB, "chan_0", StreamKind::Data);
     chunk.streamsOpened();
     metadataA->write("/* CTF 1.8 */", 13, 13, nullptr);

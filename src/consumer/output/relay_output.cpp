@@ -156,8 +156,7 @@ std::uint64_t RelaySession::addStream(const std::string& name, const std::string
     requireUsable();
     try {
         const std::uint64_t handle = control_.addStream(name, pathname, 0, 0, chunkId);
-        streams_[handle] =
-            Stream{metadata, 0, false, chunkId, std::nullopt, pathname, false};
+        streams_[handle] = Stream{metadata, 0, false, chunkId, std::nullopt, pathname, false};
         return handle;
     } catch (const relayd::RelaydError& e) {
         throw fail("adding the stream " + pathname + "/" + name + ": " + e.what());
@@ -242,8 +241,8 @@ void RelaySession::closeStream(std::uint64_t handle) noexcept {
         return t.pathname == it->second.pathname && !t.dataClosed;
     });
     if (trace == lingering_.end())
-        trace = lingering_.insert(lingering_.end(),
-                                  LingeringTrace{it->second.pathname, {}, {}, linger_.ticks, false});
+        trace = lingering_.insert(
+            lingering_.end(), LingeringTrace{it->second.pathname, {}, {}, linger_.ticks, false});
     (it->second.metadata ? trace->metadataStreams : trace->dataStreams).push_back(handle);
 }
 

@@ -160,7 +160,8 @@ public:
     /// viewer whose last stream hung up still finds the next trace; its
     /// metadata closes a tick after them. No beacon is sent for them: a
     /// viewer waits for a lingering stream to hang up before it shows later
-    /// events (lingering streams delay a viewer, they never lose it data).
+    /// events; closeLingering() at the session's end closes them at once, so
+    /// a viewer that had not reached a trace by then does not see it.
     void setLiveLinger(Linger linger) noexcept { linger_ = linger; }
     /// A live-timer tick: closes the lingering streams whose time is up
     /// (setLiveLinger()). Never throws (a failure fails the session).
@@ -187,7 +188,7 @@ private:
         /// CTF packet_seq_num of the last packet sent (none yet, or the
         /// tracer gives none).
         std::optional<std::uint64_t> lastPacketSeq;
-        std::string pathname; ///< its trace's folder, as ADD_STREAM named it
+        std::string pathname;   ///< its trace's folder, as ADD_STREAM named it
         bool lingering = false; ///< closed by the consumer, still open on the relay
     };
     /// One trace's lingering streams (setLiveLinger()).
