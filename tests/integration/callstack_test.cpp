@@ -136,23 +136,6 @@ TEST_F(Callstack, UserStacksOfASystemCallNameMainAndItsCaller) {
     s->Destroy({});
 }
 
-// Not done yet (issue 38 part 2): user stacks are recorded (above) but not
-// named; the consumer would record each process's mappings (file, offset)
-// while it lives, and view would name the addresses from those ELF files.
-TEST_F(Callstack, DISABLED_UserStacksAreNamedByView) {
-    auto s = create("cs-user");
-    s->AddContext("kernel", "", "callstack-user", {});
-    s->EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
-    s->Start({});
-    runApp(5);
-    s->Stop({});
-    const RunResult v = view("cs-user");
-    ASSERT_TRUE(v.ok()) << v.describe();
-    EXPECT_NE(v.out.find("tracectl_callstack_caller"), std::string::npos) << v.out.substr(0, 4000);
-    EXPECT_NE(v.out.find("main"), std::string::npos);
-    s->Destroy({});
-}
-
 TEST_F(Callstack, UnknownContextsAndCallstacksOfUstAreRefusedClearly) {
     auto s = create("cs-refused");
     try {
