@@ -99,6 +99,10 @@ bool copyFromMapping(void* to, const void* from, std::size_t size) noexcept {
         &copy);
 }
 
+bool copyToMapping(void* to, const void* from, std::size_t size) noexcept {
+    return copyFromMapping(to, from, size); // the same guarded memcpy
+}
+
 void installRingBufferGuards() {
     for (const int sig : {SIGBUS, SIGSEGV, SIGABRT}) {
         struct sigaction sa {};

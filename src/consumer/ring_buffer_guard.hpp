@@ -100,4 +100,10 @@ bool guardedVoid(void (*call)(P...), A... args) noexcept {
 /// only its own calls.
 bool copyFromMapping(void* to, const void* from, std::size_t size) noexcept;
 
+/// Copies `size` bytes from `from` to `to`, inside a ring-buffer mapping:
+/// false, with `to` partly written, if the copy faulted instead of the
+/// process dying. For the consumer's own writes into a sub-buffer it holds
+/// (got and not put yet: no writer touches it).
+bool copyToMapping(void* to, const void* from, std::size_t size) noexcept;
+
 } // namespace tracectl::consumer

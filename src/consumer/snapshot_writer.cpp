@@ -1,9 +1,11 @@
 #include "snapshot_writer.hpp"
 
+#include "discarded_count_floor.hpp"
 #include "index_writer.hpp"
 #include "ring_buffer_guard.hpp"
 #include "stream_reader.hpp"
 #include "ust_channel.hpp"
+#include "ust_packet_header.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -64,40 +66,12 @@ void appendHeld(lttng_ust_ctl_consumer_stream* s, StreamSink& sink, IndexEntry* 
     sink.write(static_cast<const char*>(base) + offset, padded, std::min(content, padded), index);
 }
 
-/// lttng-ust 2.13's packet header and context, as its ring-buffer clients
-/// write them (ringbuffer-clients/template.h, struct packet_header; the
-/// buffers are this process's, so its own `unsigned long`): where each
-/// field lies, in the native byte order.
-struct PacketHeaderLayout {
-    static constexpr std::size_t timestampBegin = 32;
-    static constexpr std::size_t timestampEnd = 40;
-    static constexpr std::size_t contentSize = 48;
-    static constexpr std::size_t packetSize = 56;
-    static constexpr std::size_t packetSeqNum = 64;
-    static constexpr std::size_t eventsDiscarded = 72;
-    static constexpr std::size_t cpuId = eventsDiscarded + sizeof(unsigned long);
-    /// offsetof(struct packet_header, ctx.header_end): what an empty packet holds.
-    static constexpr std::size_t size = cpuId + sizeof(std::uint32_t);
-};
-
-template <typename T>
-T readAt(const std::byte* header, std::size_t at) {
-    T v;
-    std::memcpy(&v, header + at, sizeof v);
-    return v;
-}
-
-template <typename T>
-void writeAt(std::byte* header, std::size_t at, T v) {
-    std::memcpy(header + at, &v, sizeof v);
-}
-
 /// The header of a packet copied out of its ring buffer (`packet`, its
 /// `entry` the fields the getters gave for it), if it lies where lttng-ust
 /// 2.13 puts it (each field as the getters said); empty otherwise.
 std::vector<std::byte> stagedHeader(const std::byte* packet, std::size_t padded,
                                     const IndexEntry& entry) {
-    using L = PacketHeaderLayout;
+    using L = UstPacketHeaderLayout;
     if (entry.contentSizeBits < L::size * 8 || padded < L::size)
         return {};
     std::vector<std::byte> header(packet, packet + L::size);
@@ -191,9 +165,17 @@ void copyRange(lttng_ust_ctl_consumer_stream* stream, unsigned long from, unsign
 }
 
 /// Writes the packets of `copy` to `sink` and counts them (and what it
-/// lost) in `out`.
-void writeStaged(const StagedRange& copy, StreamSink& sink, StreamSnapshot& out) {
-    for (const StagedRange::Packet& p : copy.packets) {
+/// lost) in `out`. Their events_discarded never go below `floor`'s, which
+/// follows them (discarded_count_floor.hpp): in the copy and its entries.
+void writeStaged(StagedRange& copy, StreamSink& sink, StreamSnapshot& out,
+                 DiscardedCountFloor& floor) {
+    using L = UstPacketHeaderLayout;
+    for (StagedRange::Packet& p : copy.packets) {
+        const std::uint64_t count = floor.next(p.entry.eventsDiscarded);
+        if (count != p.entry.eventsDiscarded && p.padded >= L::size) {
+            writeAt<unsigned long>(copy.bytes.data() + p.at, L::eventsDiscarded, count);
+            p.entry.eventsDiscarded = count;
+        }
         sink.write(copy.bytes.data() + p.at, p.padded, p.content, &p.entry);
         ++out.packets;
     }
@@ -250,6 +232,7 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
     auto [from, to] = range();
     const std::unique_ptr<StreamSink> sink = chunk.openStream(traceDir, name, StreamKind::Data);
     StagedRange copy;
+    DiscardedCountFloor floor;
     if (to - from <= kMaxStagedBytes) {
         // All of it in memory before anything is written, then again from
         // a new snapshot of the positions while the producer overwrote
@@ -270,7 +253,7 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
             if (again.lost < copy.lost)
                 std::swap(copy, again);
         }
-        writeStaged(copy, *sink, out);
+        writeStaged(copy, *sink, out, floor);
     } else {
         // A ring buffer bigger than that: copied and written in parts of
         // that size, oldest first (the producer needs that many bytes to
@@ -280,7 +263,7 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
         for (unsigned long pos = from; static_cast<long>(pos - to) < 0;) {
             const unsigned long end = to - pos > part ? pos + part : to;
             copyRange(stream, pos, end, subbuf, copy);
-            writeStaged(copy, *sink, out);
+            writeStaged(copy, *sink, out, floor);
             pos = end;
         }
         out.attempts = 1;
@@ -293,7 +276,7 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
     // touching the ring buffer. A bounded snapshot (max-size) has it only
     // in the room of a sub-buffer it did not fill.
     if (idle && copy.newestHeld && (maxPackets == 0 || out.packets < maxPackets)) {
-        using L = PacketHeaderLayout;
+        using L = UstPacketHeaderLayout;
         const StagedRange::Packet& newest = copy.packets.back();
         const IndexEntry& last = newest.entry;
         std::vector<std::byte> header =

@@ -1,6 +1,7 @@
 #include "stalled_subbuffers.hpp"
 
 #include "ring_buffer_guard.hpp"
+#include "ust_packet_header.hpp"
 
 #include <atomic>
 #include <bit>
@@ -79,13 +80,14 @@ constexpr unsigned long kIdNoref = 1UL << 32;
 constexpr unsigned long kIdIndexMask = kIdNoref - 1;
 constexpr unsigned long kIdOffsetMask = ~((1UL << kIdOffsetShift) - 1);
 
-// `struct packet_header` of lttng-ust's ring-buffer clients (packed).
-constexpr std::size_t kHeaderTimestampBegin = 32;
-constexpr std::size_t kHeaderTimestampEnd = 40;
-constexpr std::size_t kHeaderContentSize = 48;
-constexpr std::size_t kHeaderPacketSize = 56;
-constexpr std::size_t kHeaderEventsDiscarded = 72;
-constexpr std::size_t kHeaderSize = 84; // offsetof(ctx.header_end): the first record's start
+// The packet header (ust_packet_header.hpp).
+using Header = UstPacketHeaderLayout;
+constexpr std::size_t kHeaderTimestampBegin = Header::timestampBegin;
+constexpr std::size_t kHeaderTimestampEnd = Header::timestampEnd;
+constexpr std::size_t kHeaderContentSize = Header::contentSize;
+constexpr std::size_t kHeaderPacketSize = Header::packetSize;
+constexpr std::size_t kHeaderEventsDiscarded = Header::eventsDiscarded;
+constexpr std::size_t kHeaderSize = Header::size; // the first record's start
 
 /// Everything the fix-up touches, as plain data: it runs under
 /// runGuarded(), which may leave it by a jump.

@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "ring_buffer_guard.hpp"
 #include "stalled_subbuffers.hpp"
+#include "ust_packet_header.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -347,14 +348,16 @@ void StreamReader::consumeCurrent() {
 
     // Only ust-ctl touches the mapping (under its SIGBUS guard); write(2)
     // reads it in the kernel, where a truncated mapping is EFAULT.
-    const void* base = guarded(lttng_ust_ctl_get_mmap_base, s);
+    void* base = guarded(lttng_ust_ctl_get_mmap_base, s);
     if (base == nullptr)
         throw UstError("lttng_ust_ctl_get_mmap_base", 0);
     unsigned long offset = 0;
     check(guarded(lttng_ust_ctl_get_mmap_read_offset, s, &offset), "get_mmap_read_offset");
 
-    if (kind_ == Kind::Data)
+    if (kind_ == Kind::Data) {
         checkPacketHeader(static_cast<const char*>(base) + offset, entry);
+        keepDiscardedCountUp(static_cast<char*>(base) + offset, entry);
+    }
     if (counting_)
         countRecords(static_cast<const char*>(base) + offset, padded, entry.contentSizeBits);
     sink_->write(static_cast<const char*>(base) + offset, padded, std::min(content, padded),
@@ -380,6 +383,22 @@ void StreamReader::consumeCurrent() {
     retryOpen();
     if (progress_)
         progress_(padded);
+}
+
+void StreamReader::keepDiscardedCountUp(void* packet, IndexEntry& entry) {
+    const std::uint64_t count = discardedFloor_.next(entry.eventsDiscarded);
+    if (count == entry.eventsDiscarded)
+        return;
+    // The sub-buffer is held (got, not put): no writer touches it.
+    const unsigned long value = count;
+    if (!copyToMapping(static_cast<std::byte*>(packet) + UstPacketHeaderLayout::eventsDiscarded,
+                       &value, sizeof value))
+        throw StreamError("its ring buffer's mapping faulted: the application spoiled it", true);
+    if (discardedFloor_.raised() == 1)
+        log::debug("stream " + traceDir_ + "/" + name_ + ": a packet's events_discarded (" +
+                   std::to_string(entry.eventsDiscarded) + ") was below an earlier packet's (" +
+                   std::to_string(count) + "), a stale count of lttng-ust 2.13: raised to it");
+    entry.eventsDiscarded = count;
 }
 
 void StreamReader::setRecordCounter(const RecordCounter* counter) noexcept {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "common/event_loop.hpp"
+#include "discarded_count_floor.hpp"
 #include "index_writer.hpp"
 #include "output/stream_sink.hpp"
 #include "record_counter.hpp"
@@ -273,6 +274,12 @@ private:
     std::function<void(std::uint64_t bytes)> progress_;
     std::uint64_t lostPackets_ = 0;
     std::uint64_t lastDiscarded_ = 0;
+    DiscardedCountFloor discardedFloor_;
+    /// Raises the events_discarded of the held sub-buffer at `packet`, in
+    /// the mapping and in `entry`, to the stream's floor
+    /// (discarded_count_floor.hpp). Throws StreamError (spoiled) if the
+    /// mapping faulted.
+    void keepDiscardedCountUp(void* packet, IndexEntry& entry);
     int shmFd_ = -1;
     bool warnedFixUp_ = false;
     /// Counts the records of the sub-buffer at `data` (`padded` bytes,

@@ -161,6 +161,35 @@ protected:
         EXPECT_EQ(total.at("chunk-bytes"), total.at("bytes-written") - streamFileBytes(archive));
         s->Destroy({});
     }
+
+    /// Four apps writing flat out into one per-UID channel of 8 sub-buffers of
+    /// 4 KiB, with `channel` options added; then the trace's discarded count
+    /// (babeltrace2) must be the statistics', and known for every packet.
+    void discardsAgreeUnderLoad(const std::string& name,
+                                std::map<std::string, sdbus::Variant> channel) {
+        const std::string dir = output(name);
+        channel.emplace("subbuf-size", sdbus::Variant(std::uint64_t{4096}));
+        channel.emplace("subbuf-count", sdbus::Variant(std::uint64_t{8}));
+        auto s = startTickSession(name, {}, false, channel);
+        {
+            std::vector<std::unique_ptr<ChildProcess>> apps;
+            for (int i = 0; i < 4; ++i)
+                apps.push_back(std::make_unique<ChildProcess>(
+                    std::vector<std::string>{demoApp(), "100000", "0"}, std::vector<std::string>{},
+                    sandbox_->dir() + "/log/apps.log"));
+            for (auto& app : apps)
+                ASSERT_EQ(app->wait(120000), 0);
+        }
+        s->Stop({});
+        const auto counts = countEvents(dir);
+        const Figures total = figuresOf(s->Statistics());
+        std::cout << name << ": " << total.at("events-discarded") << " events discarded, "
+                  << total.at("packets-lost") << " packets lost; the trace: " << counts["discarded"]
+                  << " discarded, " << counts["discarded_unknown"] << " without a count\n";
+        EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
+        EXPECT_EQ(total.at("events-discarded"), counts["discarded"].get<std::uint64_t>());
+        s->Destroy({});
+    }
 };
 
 } // namespace
@@ -274,27 +303,22 @@ TEST_F(Statistics, ASnapshotSessionCountsWhatEachSnapshotWrites) {
 // packet, events_discarded 0 at its start, is now in the trace, so both
 // count the same losses.
 TEST_F(Statistics, AnOverwriteChannelUnderLoadHasTheTraceAndTheFiguresAgreeOnDiscards) {
-    const std::string dir = output("stats-overwrite");
-    auto s = startTickSession("stats-overwrite", {}, false,
-                              {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
-                               {"subbuf-count", sdbus::Variant(std::uint64_t{8})},
-                               {"overwrite", sdbus::Variant(true)}});
-    {
-        std::vector<std::unique_ptr<ChildProcess>> apps;
-        for (int i = 0; i < 4; ++i)
-            apps.push_back(std::make_unique<ChildProcess>(
-                std::vector<std::string>{demoApp(), "100000", "0"}, std::vector<std::string>{},
-                sandbox_->dir() + "/log/apps.log"));
-        for (auto& app : apps)
-            ASSERT_EQ(app->wait(120000), 0);
-    }
-    s->Stop({});
-    const auto counts = countEvents(dir);
-    const Figures total = figuresOf(s->Statistics());
-    std::cout << "overwrite under load: " << total.at("events-discarded") << " events discarded, "
-              << total.at("packets-lost") << " packets lost; the trace: " << counts["discarded"]
-              << " discarded, " << counts["discarded_unknown"] << " without a count\n";
-    EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
-    EXPECT_EQ(total.at("events-discarded"), counts["discarded"].get<std::uint64_t>());
-    s->Destroy({});
+    discardsAgreeUnderLoad("stats-overwrite", {{"overwrite", sdbus::Variant(true)}});
+}
+
+// The switch timer flushes every stream while the apps write: lttng-ust
+// 2.13 then ends some packets with a stale events_discarded, lower than an
+// earlier packet's (discarded_count_floor.hpp), which babeltrace2 reads as
+// a loss of about 2^64 events. Each mode, at the timer's floor (1 ms), four
+// times: one session in three showed it without the floor.
+TEST_F(Statistics, ASwitchTimerUnderLoadKeepsEachStreamsDiscardedCountGoingUp) {
+    for (int round = 0; round < 4; ++round)
+        for (const bool overwrite : {false, true}) {
+            const std::string name = std::string("stats-timer-") +
+                                     (overwrite ? "overwrite-" : "discard-") +
+                                     std::to_string(round);
+            SCOPED_TRACE(name);
+            discardsAgreeUnderLoad(name, {{"overwrite", sdbus::Variant(overwrite)},
+                                          {"switch-timer", sdbus::Variant(std::uint32_t{1000})}});
+        }
 }
