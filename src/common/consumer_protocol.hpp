@@ -150,8 +150,9 @@ inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// AttachSyscallStrings; 15: ChannelFigures.bytesProduced (Statistics also
 /// sent, once a second, while only the ring buffers' write positions move);
 /// 16: Error.code Resources; 17: CreateKernelChannel.kernelStackType,
-/// userStackType and the kallsyms fd (callstack contexts)
-inline constexpr std::uint32_t kVersion = 17;
+/// userStackType and the kallsyms fd (callstack contexts); 18:
+/// CreateKernelChannel.bufferBytes (kernel snapshots keep their history)
+inline constexpr std::uint32_t kVersion = 18;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -633,6 +634,11 @@ struct CreateKernelChannel {
     /// How often the buffers are read when nothing wakes the consumer (µs,
     /// 1000 .. 10^7).
     std::uint32_t readTimerUsec = 100000;
+    /// Each CPU's ring buffer (bytes: the channel's sub-buffer size times
+    /// their count). A snapshot session's data channel keeps that much of
+    /// each CPU's newest packets in memory, from which every snapshot is
+    /// written (0: one packet).
+    std::uint64_t bufferBytes = 0;
     std::vector<std::uint32_t> cpus; ///< data: one per fd (<= kMaxKernelCpus); metadata: none
     static constexpr auto kFields = std::tuple{
         wire::field("key", &CreateKernelChannel::key),
@@ -653,6 +659,7 @@ struct CreateKernelChannel {
         wire::field("commitSize", &CreateKernelChannel::commitSize),
         wire::field("dataOffset", &CreateKernelChannel::dataOffset),
         wire::field("readTimerUsec", &CreateKernelChannel::readTimerUsec),
+        wire::field("bufferBytes", &CreateKernelChannel::bufferBytes),
         wire::list("cpus", &CreateKernelChannel::cpus, kMaxKernelCpus)};
     bool operator==(const CreateKernelChannel&) const = default;
 };

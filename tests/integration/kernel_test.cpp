@@ -23,6 +23,7 @@
 #include <map>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
+#include <sched.h>
 #include <set>
 #include <sstream>
 #include <sys/socket.h>
@@ -958,9 +959,61 @@ TEST_F(Kernel, SnapshotsHoldTheLastEventsBeforeTheirRequest) {
     writeBatch(22);
     const std::string second = s->RecordSnapshot({});
     ::close(fd);
-    EXPECT_EQ(writeCounts(first, self)[11], 10u) << first;
-    EXPECT_EQ(writeCounts(second, self)[22], 10u) << second;
+    EXPECT_EQ(writeCounts(first, self), (std::map<uint64_t, std::size_t>{{11, 10}})) << first;
+    // The history stays: the second snapshot holds the first one's events
+    // too, as lttng-modules' overwrite buffers do (trace_pipe_raw empties
+    // ftrace's buffers; the consumer keeps the packets).
+    EXPECT_EQ(writeCounts(second, self), (std::map<uint64_t, std::size_t>{{11, 10}, {22, 10}}))
+        << second;
     EXPECT_TRUE(fs::exists(first + "/kernel/metadata"));
+    // A clear drops the history.
+    s->Clear({});
+    const int again = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    const std::string data(33, 'z');
+    ASSERT_EQ(::write(again, data.data(), data.size()), 33);
+    ::close(again);
+    const std::string third = s->RecordSnapshot({});
+    EXPECT_EQ(writeCounts(third, self), (std::map<uint64_t, std::size_t>{{33, 1}})) << third;
+    s->Destroy({});
+}
+
+// A snapshot channel keeps each CPU's newest packets up to its ring
+// buffer's size: with 2 sub-buffers of 4 KiB, many writes later, a snapshot
+// holds the newest ones and not the oldest.
+TEST_F(Kernel, SnapshotsHoldNoMoreThanTheChannelsBuffers) {
+    auto s = create("k-snap-small", {{"mode", sdbus::Variant(std::string("snapshot"))}});
+    s->AddChannel("kernel", "small",
+                  {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
+                   {"subbuf-count", sdbus::Variant(std::uint64_t{2})}});
+    const pid_t self = currentTid();
+    s->EnableEvents("kernel", "small", "write",
+                    {{"syscall", sdbus::Variant(true)},
+                     {"filter", sdbus::Variant("$ctx.tid == " + std::to_string(self))}});
+    s->Start({});
+    const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    const auto writeBatch = [&](std::size_t bytes, int times) {
+        const std::string data(bytes, 'z');
+        for (int i = 0; i < times; ++i)
+            ASSERT_EQ(::write(fd, data.data(), bytes), static_cast<ssize_t>(bytes));
+    };
+    // On one CPU, so that the oldest writes are in the history of the CPU
+    // that went on writing.
+    cpu_set_t all, one;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+    writeBatch(11, 10);
+    writeBatch(22, 2000); // far more than 8 KiB of events
+    writeBatch(33, 10);
+    ::sched_setaffinity(0, sizeof all, &all);
+    const std::string snapshot = s->RecordSnapshot({});
+    ::close(fd);
+    const auto counts = writeCounts(snapshot, self);
+    EXPECT_EQ(counts.count(11), 0u) << snapshot;
+    EXPECT_GT(counts.count(22), 0u) << snapshot;
+    EXPECT_LT(counts.at(22), 2000u) << snapshot;
+    EXPECT_EQ(counts.at(33), 10u) << snapshot;
     s->Destroy({});
 }
 

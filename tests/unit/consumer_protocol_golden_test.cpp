@@ -2,7 +2,8 @@
 // below was written by the codec of protocol version 16 (commit e7f1a10,
 // before the table-driven codec) and is checked both ways, so that a change
 // of the codec that moves one byte fails here. Version 17 added
-// CreateKernelChannel's two u16 stack types after contextMask.
+// CreateKernelChannel's two u16 stack types after contextMask; version 18 its
+// u64 bufferBytes after readTimerUsec.
 #include "common/consumer_protocol.hpp"
 
 #include <cstdio>
@@ -85,6 +86,7 @@ cp::CreateKernelChannel createKernelChannel() {
     c.commitSize = 4;
     c.dataOffset = 24;
     c.readTimerUsec = 5000;
+    c.bufferBytes = 0x0102030405060708;
     c.cpus = {0, 2, 0x0305};
     return c;
 }
@@ -123,13 +125,15 @@ const std::vector<Golden>& goldens() {
                             std::string("\x01\x00\x02", 3)},
          15, "544343500b000000160000000f000000 05000000000000002008102020200103000000010002"},
         {createKernelChannel(), 16,
-         "544343500c0000006a00000010000000 "
+         "544343500c0000007200000010000000 "
          "150000000000000000060000006b65726e656c020000006b3000000400000000000200000011000000"
          "0000"
          "0000" // version 17: kernelStackType, userStackType
          "01a0a1a"
-         "2a3a4a5a6a7a8a9aaabacadaeaf0020000001000000040000000c000000040000001800000088130000030000"
-         "00000000000200000005030000"},
+         "2a3a4a5a6a7a8a9aaabacadaeaf0020000001000000040000000c000000040000001800000088130000"
+         "0807060504030201" // version 18: bufferBytes
+         "03000000"
+         "000000000200000005030000"},
         {cp::DeclareKernelEvents{21, std::string("\x01\x00\x00\x00", 4)}, 17,
          "544343500d0000001000000011000000 15000000000000000400000001000000"},
         {cp::AttachIpProbes{22, 0x0A0B, 0x0C0D}, 18,

@@ -4,6 +4,7 @@
 #include "common/log.hpp"
 #include "kernel/ip_ring_reader.hpp"
 #include "kernel/ip_stream.hpp"
+#include "kernel/packet_ring.hpp"
 #include "kernel/statedump.hpp"
 #include "output/local_output.hpp"
 
@@ -80,6 +81,9 @@ struct KernelChannel::Cpu {
     /// or the conversions not declared yet): its watch is off until the
     /// next read-timer tick, which reads the partial page.
     bool paused = false;
+    /// A snapshot channel's: the stream's newest packets, which every
+    /// snapshot writes (kernel/packet_ring.hpp).
+    std::unique_ptr<kernel::PacketRing> history;
 };
 
 struct KernelChannel::Ip {
@@ -180,8 +184,17 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.userStrings = strings_.source();
         if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())
             config.beginTimestamp = std::min(begin, from->second);
+        kernel::PacketSink sink = sinkTo(c->out);
+        if (snapshotOnly_) {
+            // Read as any channel's, kept in memory for the snapshots.
+            c->history = std::make_unique<kernel::PacketRing>(request.bufferBytes);
+            sink = [history = c->history.get()](std::span<const std::byte> packet,
+                                                const IndexEntry& entry) {
+                history->append(packet, entry);
+            };
+        }
         c->stream = std::make_unique<kernel::FtraceStream>(config, conversions_, &processes_,
-                                                           sinkTo(c->out));
+                                                           std::move(sink));
         if (chunk) {
             try {
                 openStream(*c, *chunk);
@@ -190,6 +203,8 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
                                                           name_ + "_" + std::to_string(c->cpu) +
                                                           ": " + e.what());
             }
+        }
+        {
             sd_event_source* s = nullptr;
             const int r = sd_event_add_io(loop_.get(), &s, c->fd.get(), EPOLLIN,
                                           &KernelChannel::onReadable, raw);
@@ -502,6 +517,8 @@ void KernelChannel::tick() noexcept {
                          e.what());
         }
     }
+    if (snapshotOnly_)
+        return; // the ip ring buffer is read by the snapshots
     try {
         drainIp();
     } catch (const std::exception& e) {
@@ -532,9 +549,9 @@ void KernelChannel::clearBuffers() {
     if (!snapshotOnly_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + " is not a snapshot channel");
-    // A snapshot channel's buffers are read only by snapshots: what is read
-    // here is what a snapshot would have copied. Bounded, in case a CPU
-    // produces faster than it is read.
+    // What the buffers hold now is dropped unread, and so is the history
+    // with the packet under way. Bounded, in case a CPU produces faster
+    // than it is read.
     constexpr std::size_t kMaxPages = std::size_t{1} << 20;
     std::string first;
     for (auto& c : cpus_) {
@@ -550,9 +567,14 @@ void KernelChannel::clearBuffers() {
                 break;
         }
     }
+    const std::uint64_t now = monotonicNow();
+    for (auto& c : cpus_) {
+        c->stream->flush(now); // its packet under way goes with the history
+        c->history->clear();
+    }
     if (ip_ && ip_->reader)
         ip_->reader->consume([](const tracectl_ip_record&) {}, SIZE_MAX);
-    strings_.tick(monotonicNow(), 0); // their records are gone
+    strings_.tick(now, 0); // their records are gone
     if (!first.empty())
         throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
 }
@@ -647,39 +669,49 @@ void KernelChannel::drainAndClose(bool) noexcept {
     strings_.close();
 }
 
-std::uint64_t KernelChannel::recordSnapshot(const ChunkOutput& snapshot, std::uint64_t) {
+std::uint64_t KernelChannel::recordSnapshot(const ChunkOutput& snapshot,
+                                            std::uint64_t packetsPerStream) {
     if (!snapshotOnly_)
         throw RequestError(cp::ErrorKind::InvalidArgument,
                            "kernel channel " + name_ + " is not a snapshot channel");
     std::string first;
     std::uint64_t bytes = 0;
     const std::uint64_t now = monotonicNow();
-    // One stream into the snapshot: its files, everything its buffer
-    // holds, its packet closed.
-    const auto take = [&](Output& out, const std::string& file, const std::function<void()>& read,
-                          const std::function<void()>& close) {
-        try {
-            const std::uint64_t before = out.bytesWritten;
-            openStream(out, snapshot, file);
-            read();
-            close();
-            bytes += out.bytesWritten - before;
-        } catch (const std::exception& e) {
-            if (first.empty())
-                first = e.what();
-        }
-        closeStream(out);
+    const auto failed = [&](const std::exception& e) {
+        if (first.empty())
+            first = e.what();
     };
-    for (auto& c : cpus_)
-        take(
-            c->out, name_ + "_" + std::to_string(c->cpu), [&] { drain(*c); },
-            [&] { c->stream->flush(now); });
-    // The ring buffer holds what came since the last snapshot read it (a
-    // BPF ring buffer does not overwrite: records that found it full are
-    // counted as discarded).
-    if (ip_)
-        take(
-            ip_->out, name_ + "_ip", [&] { drainIp(); }, [&] { ip_->stream->flush(now); });
+    // Each CPU: what its buffer holds now joins its history, its packet
+    // closed at the snapshot; then a copy of the history, which stays.
+    for (auto& c : cpus_) {
+        try {
+            drain(*c);
+            c->stream->flush(now);
+            const std::unique_ptr<StreamSink> sink = snapshot.openStream(
+                outputDir_, name_ + "_" + std::to_string(c->cpu), StreamKind::Data);
+            c->history->writeTo(*sink, packetsPerStream);
+            c->out.bytesWritten += sink->bytes();
+            bytes += sink->bytes();
+            sink->close();
+        } catch (const std::exception& e) {
+            failed(e);
+        }
+    }
+    // The ip provider's ring buffer holds what came since the last snapshot
+    // read it (a BPF ring buffer does not overwrite: records that found it
+    // full are counted as discarded).
+    if (ip_) {
+        try {
+            const std::uint64_t before = ip_->out.bytesWritten;
+            openStream(ip_->out, snapshot, name_ + "_ip");
+            drainIp();
+            ip_->stream->flush(now);
+            bytes += ip_->out.bytesWritten - before;
+        } catch (const std::exception& e) {
+            failed(e);
+        }
+        closeStream(ip_->out);
+    }
     snapshotBytes_ += bytes;
     if (!first.empty())
         throw RequestError(cp::ErrorKind::Io, "kernel channel " + name_ + ": " + first);
@@ -703,8 +735,7 @@ void KernelChannel::declareKernelEvents(std::string_view conversions) {
     for (const auto& c : cpus_)
         if (c->watch)
             sd_event_source_set_enabled(c->watch.get(), SD_EVENT_ON);
-    if (chunk_)
-        armTimer();
+    armTimer();
 }
 
 cp::ChannelFigures KernelChannel::figures() const noexcept {

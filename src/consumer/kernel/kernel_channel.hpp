@@ -47,8 +47,10 @@ public:
     /// `request.outputDir` per CPU of `request.cpus` (`fds`: their trace_pipe_raw fds in the same
     /// order, then their stats fds), the first one headed by the statedump if
     /// asked for; starts
-    /// reading on `loop`. With `snapshotOnly` nothing is read or written
-    /// until recordSnapshot(). Throws RequestError (InvalidArgument: not as
+    /// reading on `loop`. With `snapshotOnly` nothing is written until
+    /// recordSnapshot(): each CPU's packets are kept in memory, the newest
+    /// `request.bufferBytes` of them (kernel/packet_ring.hpp). Throws
+    /// RequestError (InvalidArgument: not as
     /// many fds as CPUs; Io).
     /// `resumeFrom` (CPU -> CLOCK_MONOTONIC ns): where the streams of the
     /// channel this one follows over the same tracefs buffers ended (a
@@ -70,15 +72,18 @@ public:
     std::uint32_t streamCount() const noexcept override {
         return static_cast<std::uint32_t>(cpus_.size() + (ip_ ? 1 : 0));
     }
-    /// Reads what each CPU's buffer holds now into the streams of
-    /// `<outputDir>` in `snapshot` (a snapshot session's buffers run in
-    /// overwrite mode: reading them is how their newest content is
-    /// copied). Returns the bytes written. Throws RequestError(Io) after
-    /// trying every CPU.
+    /// Reads what each CPU's buffer holds now into its history, closes its
+    /// packet, and writes a copy of the history (its newest
+    /// `packetsPerStream` packets; 0: all) into the streams of
+    /// `<outputDir>` in `snapshot`; the history stays for the next
+    /// snapshot. The ip provider's stream gets what its ring buffer holds
+    /// (read, so in one snapshot only). Returns the bytes written. Throws
+    /// RequestError(Io) after trying every CPU.
     std::uint64_t recordSnapshot(const ChunkOutput& snapshot,
                                  std::uint64_t packetsPerStream) override;
     /// Snapshot channels (ClearBuffers): reads every CPU's buffer, and
-    /// the ip ring buffer, to its end and drops what was read.
+    /// the ip ring buffer, to its end and drops what was read, and the
+    /// history with it.
     void clearBuffers() override;
     void pushMetadata(std::uint64_t, std::string_view) override;
     /// Reads every CPU's buffer to its end, then closes each stream's

@@ -436,6 +436,7 @@ void KernelDomain::prepareInstances(Traced& t, std::int64_t clockOffset,
                     data.outputDir = "kernel" + recordings_.traceDirSuffixOf(id);
                     data.name = c.name;
                     data.packetSize = c.packetSize;
+                    data.bufferBytes = c.bufferBytes;
                     data.streamId = c.streamId;
                     data.contextMask = c.contextMask;
                     data.kernelStackType = c.kernelStackType;

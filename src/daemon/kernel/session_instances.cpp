@@ -621,6 +621,7 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
             p.contextMask = c.description.contextMask;
             p.statedump = c.description.withStatedump;
             p.packetSize = c.config.subbufSize;
+            p.bufferBytes = c.config.subbufSize * c.config.subbufCount;
             p.readTimerUs = c.config.readTimerUs;
             try {
                 p.page = c.instance->headerPage();

@@ -57,6 +57,8 @@ struct PreparedChannel {
     std::uint16_t userStackType = 0;
     bool statedump = false;
     std::uint64_t packetSize = 0; ///< the channel's sub-buffer size
+    /// Each CPU's ring buffer: the sub-buffer size times their count, bytes.
+    std::uint64_t bufferBytes = 0;
     /// The channel's read timer (µs, `--read-timer`); 0: the consumer's
     /// default (CreateKernelChannel's, 100 ms).
     std::uint32_t readTimerUs = 0;
