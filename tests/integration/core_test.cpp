@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
+#include <sched.h>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -148,7 +149,7 @@ TEST_F(Core, AStoppedConsumerHoldsUpOnlyItsOwnSession) {
 
 // The same, with A's buffers not made yet: the first app of the uid asks
 // A's stopped consumer for them. register_done does not wait for a
-// consumer that stopped answering (kUnresponsiveConsumer).
+// consumer that stopped answering (kStoppedConsumer).
 TEST_F(Core, AStoppedConsumerAskedForBuffersHoldsUpOnlyItsOwnSession) {
     auto a = startTickSession("stalled-nobuf-a", {}, true, {});
     const pid_t consumerA = consumerOf(*a);
@@ -177,6 +178,61 @@ TEST_F(Core, AStoppedConsumerAskedForBuffersHoldsUpOnlyItsOwnSession) {
     std::cout << "\n";
     a->Destroy({});
     b->Destroy({});
+}
+
+namespace {
+
+/// Every thread of process `pid` on the CPUs of `cpus`.
+void pinProcess(pid_t pid, const cpu_set_t& cpus) {
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
+        ::sched_setaffinity(static_cast<pid_t>(std::stol(task.path().filename())), sizeof cpus,
+                            &cpus);
+}
+
+} // namespace
+
+// A consumer that is busy, not stopped, is waited for: an app registering
+// while its session's consumer cannot run for a while (here: starved by a
+// real-time thread on the one CPU it may use, as a loaded machine or a long
+// rotation starves it) gets register_done once its buffers exist, and its
+// first events are recorded. Going on after 100 ms of the consumer's
+// silence lost them (a hundred rotations with per-PID apps coming and
+// going lost 119 of 41,800 ticks that way, the first ones of three apps).
+TEST_F(Core, ABusyConsumerIsWaitedForAndAnAppLosesNoneOfItsFirstEvents) {
+    if (::sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        GTEST_SKIP() << "needs two CPUs: one for the starved consumer, one for the rest";
+    auto s = startTickSession("busy-consumer", {}, true, {});
+    const pid_t consumer = consumerOf(*s);
+    ASSERT_GT(consumer, 0);
+    cpu_set_t cpu1, all;
+    CPU_ZERO(&cpu1);
+    CPU_SET(1, &cpu1);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+    pinProcess(consumer, cpu1);
+    std::atomic<bool> hogging{false};
+    std::thread hog([&] {
+        ::sched_setaffinity(0, sizeof cpu1, &cpu1);
+        sched_param fifo{};
+        fifo.sched_priority = 10;
+        if (::sched_setscheduler(0, SCHED_FIFO, &fifo) != 0)
+            return;
+        hogging = true;
+        // 700 ms of CPU 1, within the kernel's real-time share (950 ms a
+        // second): the consumer does not run meanwhile.
+        const auto end = std::chrono::steady_clock::now() + 700ms;
+        while (std::chrono::steady_clock::now() < end) {
+        }
+    });
+    ASSERT_TRUE(eventually([&] { return hogging.load(); }, 5s, 1ms)) << "no SCHED_FIFO here";
+    // 300 ticks, 1 ms apart: over before the consumer runs again.
+    ChildProcess app({demoApp(), "300", "1000"}, {"LTTNG_UST_REGISTER_TIMEOUT=30000"},
+                     sandbox_->dir() + "/log/apps.log");
+    hog.join();
+    pinProcess(consumer, all);
+    ASSERT_EQ(app.wait(30000), 0);
+    s->Stop({});
+    EXPECT_EQ(countTicks(output("busy-consumer")), 300);
+    s->Destroy({});
 }
 
 TEST_F(Core, AStoppedSnapshotConsumerHoldsUpOnlyItsOwnSession) {

@@ -1029,8 +1029,8 @@ TEST_F(Relay, ASlowRelayMakesTheConsumerDiscardCountedNeverHoldingUpTheApp) {
     EXPECT_GT(discarded, 0u) << "the relay was not slow enough to show anything";
     // (Sessions started after the app registered: an app registering while
     // a slow session runs gets register_done without waiting for a
-    // consumer silent for 100 ms, kUnresponsiveConsumer, and what it emits
-    // before it joined that session is not the session's.)
+    // consumer silent for 1 s, kSilentConsumer, and what it emits before it
+    // joined that session is not the session's.)
     EXPECT_EQ(recorded + discarded, kTicks) << "recorded + discarded = emitted";
     EXPECT_EQ(counts["discarded_unknown"], 0);
     EXPECT_EQ(counts["seq"]["duplicates"], 0);

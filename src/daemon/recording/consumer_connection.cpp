@@ -310,12 +310,35 @@ std::chrono::steady_clock::duration ConsumerConnection::silentFor() const noexce
 void ConsumerConnection::hello(const std::string& daemonVersion, Done done) {
     cp::Hello h;
     h.version = daemonVersion;
-    send(h, [done = std::move(done)](std::optional<Error> e, cp::Message m) {
-        if (!e && !std::holds_alternative<cp::HelloReply>(m))
+    send(h, [this, done = std::move(done)](std::optional<Error> e, cp::Message m) {
+        const auto* reply = std::get_if<cp::HelloReply>(&m);
+        if (!e && reply == nullptr)
             e = Error(ErrorCode::Failed, "the consumer answered Hello with " +
                                              std::string(cp::messageName(cp::typeOf(m))));
+        if (!e)
+            peerPid_ = static_cast<pid_t>(reply->pid);
         done(std::move(e));
     });
+}
+
+bool ConsumerConnection::peerStopped() const noexcept {
+    if (peerPid_ <= 0)
+        return false;
+    // /proc/PID/stat: "pid (comm) S ...", comm may hold ')' and spaces.
+    const std::string path = "/proc/" + std::to_string(peerPid_) + "/stat";
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        return false;
+    char text[512];
+    const ssize_t n = ::read(fd.get(), text, sizeof text - 1);
+    if (n <= 0)
+        return false;
+    const std::string_view stat(text, static_cast<std::size_t>(n));
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string_view::npos || close + 2 >= stat.size())
+        return false;
+    const char state = stat[close + 2];
+    return state == 'T' || state == 't';
 }
 
 void ConsumerConnection::adopt(const std::string& daemonVersion, AdoptDone done) {
@@ -334,6 +357,8 @@ void ConsumerConnection::adopt(const std::string& daemonVersion, AdoptDone done)
             if (!e && reply == nullptr)
                 e = Error(ErrorCode::Failed, "the consumer answered Adopt with " +
                                                  std::string(cp::messageName(cp::typeOf(m))));
+            if (!e)
+                peerPid_ = static_cast<pid_t>(reply->pid);
             done(std::move(e), reply != nullptr ? std::move(*reply) : cp::AdoptReply{});
         },
         {}, kLongRequestFactor);

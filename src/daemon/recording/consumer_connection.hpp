@@ -34,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace tracectl {
@@ -195,6 +196,11 @@ public:
     /// request was waiting (0 if none waits): a busy consumer answers
     /// something every little while, a stopped one nothing.
     std::chrono::steady_clock::duration silentFor() const noexcept;
+    /// Whether the consumer's process (the pid its HelloReply gave) is
+    /// stopped now: by a signal (SIGSTOP, SIGTSTP) or a debugger
+    /// (/proc/PID/stat state T or t). False if that is not known (no
+    /// HelloReply or AdoptReply yet, /proc unreadable).
+    bool peerStopped() const noexcept;
     /// Replies that came after their request's deadline, and were dropped.
     uint64_t lateReplies() const noexcept { return lateReplies_; }
 
@@ -267,6 +273,7 @@ private:
     bool adopting_ = false;
     /// When the consumer last sent a frame (or the connection was made).
     std::chrono::steady_clock::time_point lastHeard_ = std::chrono::steady_clock::now();
+    pid_t peerPid_ = 0; ///< from HelloReply; 0: not known
     std::optional<std::string> lostWhy_;
     // enqueueMetadata()'s queue (any thread), and the eventfd that wakes
     // the loop for it.

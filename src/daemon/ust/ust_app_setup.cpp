@@ -270,8 +270,11 @@ void UstTracer::onAppRegistered(const std::shared_ptr<UstApp>& app, std::functio
         const bool onlyUnresponsive =
             std::all_of(reg->waitingFor.begin(), reg->waitingFor.end(), [&](const SessionRef& r) {
                 Traced* t = find(r);
-                return t == nullptr || t->failed ||
-                       consumer(*t).silentFor() >= kUnresponsiveConsumer;
+                if (t == nullptr || t->failed)
+                    return true;
+                const ConsumerConnection& c = consumer(*t);
+                const auto silent = c.silentFor();
+                return silent >= kSilentConsumer || (silent >= kStoppedConsumer && c.peerStopped());
             });
         if (late || onlyUnresponsive) {
             if (!reg->waitingFor.empty())

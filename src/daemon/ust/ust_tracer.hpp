@@ -104,13 +104,18 @@ struct TracerConfig {
 
 /// A registering app's register_done waits for the sessions whose buffers
 /// are still being made, but not for a consumer that has answered nothing
-/// for kUnresponsiveConsumer while a request waited (it may be stopped; a
-/// busy one answers something every little while), and never
-/// longer than kJoinBeforeRegisterDone in all: past that, the app goes on
-/// and such a session joins it once its buffers exist. Below lttng-ust's
-/// default register timeout (3 s, LTTNG_UST_REGISTER_TIMEOUT).
+/// for kStoppedConsumer while a request waited and whose process is stopped
+/// (SIGSTOP, a debugger), nor for one silent for kSilentConsumer whatever
+/// its state, and never longer than kJoinBeforeRegisterDone in all: past
+/// that, the app goes on and such a session joins it once its buffers
+/// exist, and what the app emits until then is lost to it. A consumer that
+/// is merely busy (a rotation, a loaded machine) is waited for: going on
+/// after 100 ms of its silence lost an app's first events under load.
+/// Below lttng-ust's default register timeout (3 s,
+/// LTTNG_UST_REGISTER_TIMEOUT).
 inline constexpr std::chrono::milliseconds kJoinBeforeRegisterDone{2000};
-inline constexpr std::chrono::milliseconds kUnresponsiveConsumer{100};
+inline constexpr std::chrono::milliseconds kStoppedConsumer{100};
+inline constexpr std::chrono::milliseconds kSilentConsumer{1000};
 /// Most threads making round trips to apps at once. An app's start_session
 /// lasts as long as it takes to register its event classes (thousands, in
 /// some apps), so a burst of such apps into one session must not keep the
