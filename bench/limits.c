@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
+static double nowS(void)
 {
 	struct timespec ts;
 
@@ -33,7 +33,7 @@ static double now_s(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-static int bench_memcpy(size_t mib)
+static int benchMemcpy(size_t mib)
 {
 	const size_t size = mib << 20;
 	char *src = malloc(size), *dst = malloc(size);
@@ -47,13 +47,13 @@ static int bench_memcpy(size_t mib)
 	for (size_t i = 0; i < size; i++)
 		src[i] = (char) (i * 131u);
 	memcpy(dst, src, size); /* fault every page in */
-	began = now_s();
+	began = nowS();
 	do {
 		memcpy(dst, src, size);
 		/* Keep the copy observable. */
 		__asm__ volatile("" : : "r"(dst) : "memory");
 		copied += size;
-		elapsed = now_s() - began;
+		elapsed = nowS() - began;
 	} while (elapsed < 1.0);
 	printf("{\"memcpy_bytes_per_s\": %.0f}\n", (double) copied / elapsed);
 	free(src);
@@ -61,11 +61,11 @@ static int bench_memcpy(size_t mib)
 	return 0;
 }
 
-static int bench_write(const char *path, uint64_t bytes)
+static int benchWrite(const char *path, uint64_t bytes)
 {
 	const size_t chunk = 1u << 20;
 	char *buf = malloc(chunk);
-	double began, written_at, synced_at;
+	double began, writtenAt, syncedAt;
 	uint64_t done = 0;
 	int fd;
 
@@ -78,7 +78,7 @@ static int bench_write(const char *path, uint64_t bytes)
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	began = now_s();
+	began = nowS();
 	while (done < bytes) {
 		size_t n = bytes - done < chunk ? (size_t) (bytes - done) : chunk;
 		ssize_t w = write(fd, buf, n);
@@ -93,19 +93,19 @@ static int bench_write(const char *path, uint64_t bytes)
 		}
 		done += (uint64_t) w;
 	}
-	written_at = now_s();
+	writtenAt = nowS();
 	if (fsync(fd) != 0) {
 		fprintf(stderr, "fsync %s: %s\n", path, strerror(errno));
 		close(fd);
 		unlink(path);
 		return 1;
 	}
-	synced_at = now_s();
+	syncedAt = nowS();
 	close(fd);
 	unlink(path);
 	printf("{\"bytes\": %llu, \"buffered_bytes_per_s\": %.0f, \"fsync_bytes_per_s\": %.0f}\n",
-	       (unsigned long long) bytes, (double) bytes / (written_at - began),
-	       (double) bytes / (synced_at - began));
+	       (unsigned long long) bytes, (double) bytes / (writtenAt - began),
+	       (double) bytes / (syncedAt - began));
 	free(buf);
 	return 0;
 }
@@ -114,11 +114,11 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "memcpy") == 0 && argc <= 3) {
 		long mib = argc == 3 ? strtol(argv[2], NULL, 10) : 64;
-		return bench_memcpy(mib > 0 ? (size_t) mib : 64);
+		return benchMemcpy(mib > 0 ? (size_t) mib : 64);
 	}
 	if (argc == 4 && strcmp(argv[1], "write") == 0) {
 		unsigned long long bytes = strtoull(argv[3], NULL, 10);
-		return bench_write(argv[2], bytes > 0 ? bytes : 1);
+		return benchWrite(argv[2], bytes > 0 ? bytes : 1);
 	}
 	fprintf(stderr, "usage: %s memcpy [MIB] | write PATH BYTES\n", argv[0]);
 	return 2;

@@ -48,17 +48,17 @@ struct worker {
     int ping[2], pong[2];
 };
 
-static uint64_t duration_ns, period_ns;
-static const char* start_file;
+static uint64_t durationNs, periodNs;
+static const char* startFile;
 
-static uint64_t now_ns(void) {
+static uint64_t nowNs(void) {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void sleep_until(uint64_t t) {
+static void sleepUntil(uint64_t t) {
     struct timespec ts = {.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
 
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
@@ -73,7 +73,7 @@ static void pin(int cpu) {
     (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
-static void* partner_main(void* arg) {
+static void* partnerMain(void* arg) {
     struct worker* w = arg;
     char byte;
 
@@ -84,24 +84,24 @@ static void* partner_main(void* arg) {
     return NULL;
 }
 
-static void* worker_main(void* arg) {
+static void* workerMain(void* arg) {
     struct worker* w = arg;
-    uint64_t began, due_i = 0, made = 0, rounds = 0;
+    uint64_t began, dueI = 0, made = 0, rounds = 0;
     char byte = 'x';
 
     pin(w->cpu);
-    began = now_ns();
+    began = nowNs();
     for (;;) {
-        uint64_t t = now_ns() - began;
+        uint64_t t = nowNs() - began;
         uint64_t target;
 
-        if (t >= duration_ns)
-            target = w->rate * duration_ns / 1000000000u;
+        if (t >= durationNs)
+            target = w->rate * durationNs / 1000000000u;
         else
             target = (uint64_t)((double)w->rate * (double)t / 1e9);
-        due_i = target;
-        while (made < due_i) {
-            if (made % PINGPONG_EVERY == 0 && made + 4 <= due_i) {
+        dueI = target;
+        while (made < dueI) {
+            if (made % PINGPONG_EVERY == 0 && made + 4 <= dueI) {
                 if (write(w->ping[1], &byte, 1) != 1 || read(w->pong[0], &byte, 1) != 1) {
                     perror("ping-pong");
                     exit(1);
@@ -113,11 +113,11 @@ static void* worker_main(void* arg) {
                 made++;
             }
         }
-        if (t >= duration_ns)
+        if (t >= durationNs)
             break;
-        sleep_until(began + (t / period_ns + 1) * period_ns);
+        sleepUntil(began + (t / periodNs + 1) * periodNs);
     }
-    w->seconds = (double)(now_ns() - began) / 1e9;
+    w->seconds = (double)(nowNs() - began) / 1e9;
     w->calls = made;
     w->rounds = rounds;
     return NULL;
@@ -134,11 +134,11 @@ int main(int argc, char** argv) {
         return 2;
     }
     rate = strtoull(argv[1], NULL, 10);
-    duration_ns = strtoull(argv[2], NULL, 10) * 1000000u;
-    start_file = argc > 3 ? argv[3] : NULL;
-    period_ns = (argc > 4 ? strtoull(argv[4], NULL, 10) : 1000) * 1000u;
-    if (period_ns == 0)
-        period_ns = 1000;
+    durationNs = strtoull(argv[2], NULL, 10) * 1000000u;
+    startFile = argc > 3 ? argv[3] : NULL;
+    periodNs = (argc > 4 ? strtoull(argv[4], NULL, 10) : 1000) * 1000u;
+    if (periodNs == 0)
+        periodNs = 1000;
     ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1)
         ncpu = 1;
@@ -154,19 +154,19 @@ int main(int argc, char** argv) {
             perror("pipe");
             return 1;
         }
-        if (pthread_create(&w->partner, NULL, partner_main, w) != 0) {
+        if (pthread_create(&w->partner, NULL, partnerMain, w) != 0) {
             fprintf(stderr, "pthread_create failed\n");
             return 1;
         }
     }
-    if (start_file != NULL) {
+    if (startFile != NULL) {
         printf("ready\n");
         fflush(stdout);
-        while (access(start_file, F_OK) != 0)
+        while (access(startFile, F_OK) != 0)
             usleep(1000);
     }
     for (long i = 0; i < ncpu; i++)
-        if (pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]) != 0) {
+        if (pthread_create(&workers[i].thread, NULL, workerMain, &workers[i]) != 0) {
             fprintf(stderr, "pthread_create failed\n");
             return 1;
         }

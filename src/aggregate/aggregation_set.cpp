@@ -18,34 +18,34 @@ std::size_t KeyHash::operator()(const Key& key) const noexcept {
 
 AggregationSet::AggregationSet(const Program& program)
     : normal(program.aggregations.size(), 1), declarations_(program.aggregations),
-      tables_(program.aggregations.size()), key_bytes_(program.aggregations.size()),
+      tables_(program.aggregations.size()), keyBytes_(program.aggregations.size()),
       unkeyed_(program.aggregations.size(), nullptr) {}
 
 AggregationState& AggregationSet::state(std::size_t aggregation, Key&& key,
-                                        const std::vector<std::uint8_t>& key_bytes) {
+                                        const std::vector<std::uint8_t>& keyBytes) {
     auto& table = tables_[aggregation];
     const auto found = table.find(key);
     if (found != table.end()) {
         return found->second;
     }
-    if (key_bytes_[aggregation].empty()) {
-        key_bytes_[aggregation] = key_bytes;
+    if (keyBytes_[aggregation].empty()) {
+        keyBytes_[aggregation] = keyBytes;
     }
     const auto& d = declarations_[aggregation];
-    return table.try_emplace(std::move(key), d.function, d.linear, d.log_linear).first->second;
+    return table.try_emplace(std::move(key), d.function, d.linear, d.logLinear).first->second;
 }
 
 void AggregationSet::merge(AggregationSet&& other) {
     for (std::size_t a = 0; a < tables_.size(); ++a) {
         for (auto& [key, other_state] : other.tables_[a]) {
             Key copy = key;
-            state(a, std::move(copy), other.key_bytes_[a]).merge(other_state);
+            state(a, std::move(copy), other.keyBytes_[a]).merge(other_state);
         }
     }
     errors += other.errors;
 }
 
-bool key_less(const Key& a, const Key& b) noexcept {
+bool keyLess(const Key& a, const Key& b) noexcept {
     return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
 }
 
@@ -56,15 +56,15 @@ std::vector<AggregationSet::Entry> AggregationSet::sorted(std::size_t aggregatio
     }
     const Order o = order;
     const auto less = [o](const Entry& a, const Entry& b) {
-        if (o.by_key && *a.key != *b.key) {
-            return key_less(*a.key, *b.key);
+        if (o.byKey && *a.key != *b.key) {
+            return keyLess(*a.key, *b.key);
         }
-        const long double va = a.state->sort_value();
-        const long double vb = b.state->sort_value();
+        const long double va = a.state->sortValue();
+        const long double vb = b.state->sortValue();
         if (va != vb) {
             return va < vb;
         }
-        return key_less(*a.key, *b.key);
+        return keyLess(*a.key, *b.key);
     };
     std::sort(entries.begin(), entries.end(),
               [&](const Entry& a, const Entry& b) { return o.reverse ? less(b, a) : less(a, b); });

@@ -37,10 +37,10 @@ public:
     /// `key_bytes` (the keys' D type sizes, BoundStatement::key_bytes) is remembered from
     /// the aggregation's first entry, for printing.
     AggregationState& state(std::size_t aggregation, Key&& key,
-                            const std::vector<std::uint8_t>& key_bytes = {});
+                            const std::vector<std::uint8_t>& keyBytes = {});
 
     /// state(aggregation, {}): the state of an aggregation without keys, without a lookup.
-    AggregationState& unkeyed_state(std::size_t aggregation) {
+    AggregationState& unkeyedState(std::size_t aggregation) {
         AggregationState*& s = unkeyed_[aggregation];
         if (s == nullptr) {
             s = &state(aggregation, Key{});
@@ -49,8 +49,8 @@ public:
     }
 
     /// The size in bytes of each key of `aggregation` (empty if unknown: 8).
-    const std::vector<std::uint8_t>& key_bytes(std::size_t aggregation) const {
-        return key_bytes_[aggregation];
+    const std::vector<std::uint8_t>& keyBytes(std::size_t aggregation) const {
+        return keyBytes_[aggregation];
     }
 
     struct Entry {
@@ -72,7 +72,7 @@ public:
     /// How sorted() orders entries: DTrace's options aggsortkey (by key first) and
     /// aggsortrev (reversed).
     struct Order {
-        bool by_key = false;
+        bool byKey = false;
         bool reverse = false;
     };
     Order order;
@@ -90,11 +90,11 @@ public:
 private:
     std::vector<AggregationDeclaration> declarations_;
     std::vector<std::unordered_map<Key, AggregationState, KeyHash>> tables_;
-    std::vector<std::vector<std::uint8_t>> key_bytes_;
+    std::vector<std::vector<std::uint8_t>> keyBytes_;
     std::vector<AggregationState*> unkeyed_; // into tables_ (unordered_map nodes are stable)
 };
 
 /// Key order: tuple members left to right; an integer before a string.
-bool key_less(const Key& a, const Key& b) noexcept;
+bool keyLess(const Key& a, const Key& b) noexcept;
 
 } // namespace tracectl::aggregate

@@ -17,34 +17,34 @@ namespace tracectl::aggregate {
 
 /// Where a field of an event record is: a member of one of its structures, or its time.
 enum class FieldScope {
-    payload,          ///< the event payload structure
-    specific_context, ///< the event class's own context structure
-    common_context,   ///< the stream class's event common context (LTTng's add-context)
-    packet_context,   ///< the packet context (cpu_id)
-    timestamp,        ///< the event's default clock snapshot, ns from the clock's origin
+    Payload,         ///< the event payload structure
+    SpecificContext, ///< the event class's own context structure
+    CommonContext,   ///< the stream class's event common context (LTTng's add-context)
+    PacketContext,   ///< the packet context (cpu_id)
+    Timestamp,       ///< the event's default clock snapshot, ns from the clock's origin
 };
 
 /// How the reader gets a field's value.
 enum class FieldKind {
-    signed_integer,   ///< also signed enumerations
-    unsigned_integer, ///< also unsigned enumerations; read as int64 (wraps above 2^63 - 1)
-    boolean,          ///< 0 or 1
-    real,             ///< truncated towards zero to an integer (D has no floating point)
-    string,           ///< CTF strings, and text arrays/sequences (babeltrace2 reads them so)
-    unusable,         ///< arrays, structures, variants...: aggregation cannot use them
+    SignedInteger,   ///< also signed enumerations
+    UnsignedInteger, ///< also unsigned enumerations; read as int64 (wraps above 2^63 - 1)
+    Boolean,         ///< 0 or 1
+    Real,            ///< truncated towards zero to an integer (D has no floating point)
+    String,          ///< CTF strings, and text arrays/sequences (babeltrace2 reads them so)
+    Unusable,        ///< arrays, structures, variants...: aggregation cannot use them
 };
 
-enum class ValueType { integer, string };
+enum class ValueType { Integer, String };
 
 /// The type an expression sees a field kind as.
-inline ValueType value_type(FieldKind kind) noexcept {
-    return kind == FieldKind::string ? ValueType::string : ValueType::integer;
+inline ValueType valueType(FieldKind kind) noexcept {
+    return kind == FieldKind::String ? ValueType::String : ValueType::Integer;
 }
 
 struct FieldDescription {
-    FieldScope scope = FieldScope::payload;
+    FieldScope scope = FieldScope::Payload;
     std::uint64_t index = 0; ///< member index in the scope's structure (not for timestamp)
-    FieldKind kind = FieldKind::signed_integer;
+    FieldKind kind = FieldKind::SignedInteger;
     /// An integer's storage size in bytes, 1, 2, 4 or 8 (its CTF size rounded up): DTrace
     /// prints keys by their type's size (see text_output.hpp).
     std::uint8_t bytes = 8;
@@ -64,7 +64,7 @@ public:
     /// packet_context, if the scope has it.
     virtual std::optional<FieldDescription> find(FieldScope scope, std::string_view name) const = 0;
     /// The name of member `index` of the payload, if it has one (for D's arg0, arg1...).
-    virtual std::optional<std::string> payload_member_name(std::uint64_t /*index*/) const {
+    virtual std::optional<std::string> payloadMemberName(std::uint64_t /*index*/) const {
         return std::nullopt;
     }
 };
@@ -77,18 +77,18 @@ public:
 /// (kernel/lttng_kernel_names.hpp: `irq:softirq_entry` matches `irq_softirq_entry`,
 /// `net:netif_receive_skb` `net_if_receive_skb`) or, E with a wildcard, a name like S_E
 /// (`irq:softirq_*` matches `irq_softirq_raise`).
-bool probe_matches(std::string_view pattern, std::string_view event_name, std::string_view domain);
+bool probeMatches(std::string_view pattern, std::string_view eventName, std::string_view domain);
 
 /// D's subroutines that give a value (Dynamic Tracing Guide, "Actions and Subroutines").
-enum class Subroutine { stringof, strjoin, substr, strlen, lltostr, inet_ntoa, inet_ntop };
+enum class Subroutine { Stringof, Strjoin, Substr, Strlen, Lltostr, InetNtoa, InetNtop };
 
 /// A typed expression over the bound fields ("slots"). `variable`: the program's variable
 /// `variable` (its `scope`), keyed by `arguments` for an associative array; `call`: the
 /// subroutine `subroutine` on `arguments`; `ternary`: left ? right : third.
 struct BoundExpression {
-    enum class Kind { constant, slot, unary, binary, ternary, variable, call };
-    Kind kind = Kind::constant;
-    ValueType type = ValueType::integer;
+    enum class Kind { Constant, Slot, Unary, Binary, Ternary, Variable, Call };
+    Kind kind = Kind::Constant;
+    ValueType type = ValueType::Integer;
     Position at;
     std::int64_t integer = 0; ///< constant integer
     std::string string;       ///< constant string
@@ -97,29 +97,29 @@ struct BoundExpression {
     /// (constants that fit, comparisons, the built-ins pid, tid and cpu), the larger
     /// operand's, at least 4, for arithmetic (C's promotions).
     std::uint8_t bytes = 4;
-    Operator op = Operator::add;
+    Operator op = Operator::Add;
     std::unique_ptr<BoundExpression> left;
     std::unique_ptr<BoundExpression> right;
     std::unique_ptr<BoundExpression> third;
     std::vector<BoundExpression> arguments;
-    VariableScope scope = VariableScope::global;
+    VariableScope scope = VariableScope::Global;
     std::size_t variable = 0;
-    Subroutine subroutine = Subroutine::stringof;
+    Subroutine subroutine = Subroutine::Stringof;
 };
 
 /// A statement bound: Statement's kinds. aggregate: `aggregation`, `keys`, `argument`;
 /// assign: `target` (a Kind::variable), `argument`, `compound`/`op`; action: `action`,
 /// `arguments` (bound; an aggregation argument's index is in `aggregations`), `format`.
 struct BoundStatement {
-    Statement::Kind kind = Statement::Kind::aggregate;
+    Statement::Kind kind = Statement::Kind::Aggregate;
     std::size_t aggregation = 0;
     std::vector<BoundExpression> keys;
-    std::vector<std::uint8_t> key_bytes;     ///< keys[i].bytes (8 for strings)
+    std::vector<std::uint8_t> keyBytes;      ///< keys[i].bytes (8 for strings)
     std::optional<BoundExpression> argument; ///< empty for count()
     std::optional<BoundExpression> target;
     bool compound = false;
-    Operator op = Operator::add;
-    Action action = Action::printf_;
+    Operator op = Operator::Add;
+    Action action = Action::Printf;
     std::vector<BoundExpression> arguments;
     std::vector<std::size_t> aggregations;
     const Format* format = nullptr; ///< the program's, or null
@@ -129,8 +129,8 @@ struct BoundClause {
     std::size_t clause = 0;                     ///< index in Program::clauses
     std::unique_ptr<BoundExpression> predicate; ///< null: always true
     std::vector<BoundStatement> statements;
-    std::optional<std::size_t> tid_slot; ///< the slot of tid, if the clause uses self->
-    std::optional<std::size_t> cpu_slot; ///< the slot of cpu, if the class has it
+    std::optional<std::size_t> tidSlot; ///< the slot of tid, if the clause uses self->
+    std::optional<std::size_t> cpuSlot; ///< the slot of cpu, if the class has it
     bool prints = false; ///< whether some statement is an action, or the default action
 };
 
@@ -152,7 +152,7 @@ struct BoundEventClass {
 struct ProbeNames {
     std::string provider, module, function, name;
 };
-ProbeNames probe_names(std::string_view event_class_name, std::string_view domain = "");
+ProbeNames probeNames(std::string_view eventClassName, std::string_view domain = "");
 
 /// Binds a program to event classes, and remembers, per clause, which of its identifiers
 /// some matched event class had.
@@ -172,39 +172,39 @@ public:
     /// Throws ProgramError: type mismatches (arithmetic or a numeric aggregating function
     /// on a string, a comparison of a string with an integer, a field of a type
     /// aggregation cannot use), at the offending expression.
-    BoundEventClass bind(const EventClassView& event_class);
+    BoundEventClass bind(const EventClassView& eventClass);
 
     /// The type and size of variable `index` once some assignment of it was bound (or
     /// inferred from the program: constants, built-ins, subroutines, other variables).
-    std::optional<std::pair<ValueType, std::uint8_t>> variable_type(std::size_t index) const {
-        return variable_types_[index];
+    std::optional<std::pair<ValueType, std::uint8_t>> variableType(std::size_t index) const {
+        return variableTypes_[index];
     }
 
     /// Throws ProgramError for the first identifier (in program order) of a clause that
     /// matched some event class but that none of those classes had: "unknown field".
-    void check_references() const;
+    void checkReferences() const;
 
     /// The probe descriptions (text) of the clauses no event class matched.
-    std::vector<std::string> unmatched_probes() const;
+    std::vector<std::string> unmatchedProbes() const;
 
     /// The names of the trace's event classes some clause matched, each once, sorted.
-    std::vector<std::string> matched_event_classes() const;
+    std::vector<std::string> matchedEventClasses() const;
 
     /// The same event classes' probe names (probe_names with their trace's domain), in the
     /// same order.
-    std::vector<ProbeNames> matched_probes() const;
+    std::vector<ProbeNames> matchedProbes() const;
 
 private:
     /// Throws ProgramError where an action's arguments do not fit it (printf's conversions,
     /// printa's format, integers for exit, trunc and normalize).
-    void check_action(const Statement& statement, const BoundStatement& bound,
-                      const std::string& event_class) const;
+    void checkAction(const Statement& statement, const BoundStatement& bound,
+                     const std::string& eventClass) const;
 
     const Program& program_;
-    std::vector<std::optional<std::pair<ValueType, std::uint8_t>>> variable_types_;
+    std::vector<std::optional<std::pair<ValueType, std::uint8_t>>> variableTypes_;
     std::vector<bool> matched_;
-    std::vector<std::vector<bool>> found_;                             // [clause][reference]
-    std::vector<std::pair<std::string, std::string>> matched_classes_; ///< name, domain
+    std::vector<std::vector<bool>> found_;                            // [clause][reference]
+    std::vector<std::pair<std::string, std::string>> matchedClasses_; ///< name, domain
 };
 
 } // namespace tracectl::aggregate

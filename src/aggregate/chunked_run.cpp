@@ -9,7 +9,7 @@ namespace tracectl::aggregate {
 ChunkedRun::ChunkedRun(const Program& program, const RunOptions& options, std::ostream& out,
                        bool json)
     : program_(program), out_(out), json_(json), interpreter_(program, options, out) {
-    interpreter_.print_aggregations_at_end = !json;
+    interpreter_.printAggregationsAtEnd = !json;
 }
 
 void ChunkedRun::begin(std::int64_t timestamp) {
@@ -17,74 +17,74 @@ void ChunkedRun::begin(std::int64_t timestamp) {
 }
 
 bool ChunkedRun::feed(const std::vector<std::string>& traces) {
-    if (interpreter_.exit_status()) {
+    if (interpreter_.exitStatus()) {
         return false;
     }
     if (!traces.empty()) {
         read_ = true;
         ReadStatistics s;
-        if (program_.needs_order()) {
-            s = read_traces_in_order(traces, interpreter_.binder(), interpreter_);
+        if (program_.needsOrder()) {
+            s = readTracesInOrder(traces, interpreter_.binder(), interpreter_);
         } else {
             interpreter_.begin();
-            if (!interpreter_.exit_status()) {
-                s = read_traces(traces, program_, interpreter_.binder(),
-                                interpreter_.aggregations());
+            if (!interpreter_.exitStatus()) {
+                s = readTraces(traces, program_, interpreter_.binder(),
+                               interpreter_.aggregations());
             }
         }
         ReadStatistics& total = result_.statistics;
-        total.event_records += s.event_records;
-        total.matched_records += s.matched_records;
-        total.event_classes += s.event_classes;
-        total.discarded_events += s.discarded_events;
-        total.discarded_exact = total.discarded_exact && s.discarded_exact;
+        total.eventRecords += s.eventRecords;
+        total.matchedRecords += s.matchedRecords;
+        total.eventClasses += s.eventClasses;
+        total.discardedEvents += s.discardedEvents;
+        total.discardedExact = total.discardedExact && s.discardedExact;
     }
     out_.flush();
-    return !interpreter_.exit_status();
+    return !interpreter_.exitStatus();
 }
 
-bool ChunkedRun::feed_ip_rows(const std::vector<std::pair<tracectl_ip_record, std::uint64_t>>& rows,
-                              std::uint64_t dropped, std::int64_t timestamp) {
-    if (interpreter_.exit_status()) {
+bool ChunkedRun::feedIpRows(const std::vector<std::pair<tracectl_ip_record, std::uint64_t>>& rows,
+                            std::uint64_t dropped, std::int64_t timestamp) {
+    if (interpreter_.exitStatus()) {
         return false;
     }
     read_ = true;
     IpRowFeeder feeder(interpreter_);
     ReadStatistics& total = result_.statistics;
-    total.event_classes += 2;
-    total.discarded_events += dropped;
+    total.eventClasses += 2;
+    total.discardedEvents += dropped;
     for (const auto& [record, count] : rows) {
-        total.event_records += count;
-        total.matched_records += count; // a row is of the plan's probes
+        total.eventRecords += count;
+        total.matchedRecords += count; // a row is of the plan's probes
         if (!feeder.feed(record, count, timestamp)) {
             break;
         }
     }
     out_.flush();
-    return !interpreter_.exit_status();
+    return !interpreter_.exitStatus();
 }
 
-bool ChunkedRun::advance_to(std::int64_t timestamp) {
+bool ChunkedRun::advanceTo(std::int64_t timestamp) {
     const bool going = interpreter_.advance(timestamp);
     out_.flush();
     return going;
 }
 
-ProgramRun ChunkedRun::finish(std::string* aggregations_json) {
+ProgramRun ChunkedRun::finish(std::string* aggregationsJson) {
     if (!read_) {
         interpreter_.begin();
-        interpreter_.binder().check_references(); // BEGIN and END's fields, at least
+        interpreter_.binder().checkReferences(); // BEGIN and END's fields, at least
     }
     interpreter_.end();
     if (read_) {
-        result_.unmatched_probes = interpreter_.binder().unmatched_probes();
+        result_.unmatchedProbes = interpreter_.binder().unmatchedProbes();
     }
     result_.errors = interpreter_.errors();
-    result_.exit_status = interpreter_.exit_status();
-    if (json_ && aggregations_json != nullptr) {
+    result_.exitStatus = interpreter_.exitStatus();
+    if (json_ && aggregationsJson != nullptr) {
         nlohmann::json document = to_json(interpreter_.aggregations());
-        document["discarded"] = result_.statistics.discarded_events;
-        *aggregations_json = json_text(document);
+        document["discarded"] = result_.statistics.discardedEvents;
+        *aggregationsJson = jsonText(document);
     }
     return result_;
 }

@@ -46,21 +46,21 @@ public:
     /// each record once, standing for its count. `dropped` packets had no row: they are
     /// reported as discarded event records. Then flushes `out`. Throws ProgramError
     /// (binding). Returns false once exit( ) has run.
-    bool feed_ip_rows(const std::vector<std::pair<tracectl_ip_record, std::uint64_t>>& rows,
-                      std::uint64_t dropped, std::int64_t timestamp);
+    bool feedIpRows(const std::vector<std::pair<tracectl_ip_record, std::uint64_t>>& rows,
+                    std::uint64_t dropped, std::int64_t timestamp);
 
     /// Fires the timers due at or before `timestamp` (ns, the traces' clock; no record
     /// before it is still to come) and flushes `out`. False once exit( ) has run.
-    bool advance_to(std::int64_t timestamp);
+    bool advanceTo(std::int64_t timestamp);
 
     /// exit( )'s status once it ran.
-    std::optional<std::int64_t> exit_status() const noexcept { return interpreter_.exit_status(); }
+    std::optional<std::int64_t> exitStatus() const noexcept { return interpreter_.exitStatus(); }
 
     /// Runs END (once) and prints the aggregations left to print (not with `json`:
     /// `aggregations_json` gets them, with "discarded"). The figures of every chunk fed;
     /// unmatched_probes only if some chunk had a trace. Throws ProgramError (an unknown
     /// field, when no trace was read).
-    ProgramRun finish(std::string* aggregations_json = nullptr);
+    ProgramRun finish(std::string* aggregationsJson = nullptr);
 
 private:
     const Program& program_;

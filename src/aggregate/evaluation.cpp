@@ -14,22 +14,22 @@ std::uint64_t bits(std::int64_t v) noexcept {
 }
 
 int compare(const BoundExpression& e, const Value& a, const Value& b) noexcept {
-    if (e.left->type == ValueType::string) {
+    if (e.left->type == ValueType::String) {
         const int c = a.string.compare(b.string);
         return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
     return a.integer < b.integer ? -1 : (a.integer > b.integer ? 1 : 0);
 }
 
-bool make_key(const std::vector<BoundExpression>& keys, const Value* slots, Key& key,
-              Runtime* runtime) {
+bool makeKey(const std::vector<BoundExpression>& keys, const Value* slots, Key& key,
+             Runtime* runtime) {
     key.reserve(keys.size());
     Value v;
     for (const BoundExpression& k : keys) {
         if (!evaluate(k, slots, v, runtime)) {
             return false;
         }
-        if (k.type == ValueType::string) {
+        if (k.type == ValueType::String) {
             key.emplace_back(std::string(v.string));
         } else {
             key.emplace_back(v.integer);
@@ -41,13 +41,13 @@ bool make_key(const std::vector<BoundExpression>& keys, const Value* slots, Key&
 /// The key of an element of associative array `variable` (its `keys`, evaluated): a
 /// thread-local array's (self->name[keys]) begins with the thread's tid, so that each
 /// thread has its own elements in Runtime::arrays.
-bool array_key(const BoundExpression& variable, const std::vector<BoundExpression>& keys,
-               const Value* slots, Runtime& runtime, Key& key) {
-    if (variable.scope == VariableScope::thread_local_) {
+bool arrayKey(const BoundExpression& variable, const std::vector<BoundExpression>& keys,
+              const Value* slots, Runtime& runtime, Key& key) {
+    if (variable.scope == VariableScope::ThreadLocal) {
         key.reserve(keys.size() + 1);
         key.emplace_back(runtime.tid);
     }
-    return make_key(keys, slots, key, &runtime);
+    return makeKey(keys, slots, key, &runtime);
 }
 
 /// The stored value of variable `e`, or null if it was never assigned (or freed).
@@ -55,7 +55,7 @@ const StoredValue* load(const BoundExpression& e, const Value* slots, Runtime& r
     ok = true;
     if (!e.arguments.empty()) { // an associative array's element, global or thread-local
         Key key;
-        if (!array_key(e, e.arguments, slots, runtime, key)) {
+        if (!arrayKey(e, e.arguments, slots, runtime, key)) {
             ok = false;
             return nullptr;
         }
@@ -64,10 +64,10 @@ const StoredValue* load(const BoundExpression& e, const Value* slots, Runtime& r
         return found == array.end() ? nullptr : &found->second;
     }
     switch (e.scope) {
-    case VariableScope::global:
-    case VariableScope::clause_local:
+    case VariableScope::Global:
+    case VariableScope::ClauseLocal:
         return &runtime.scalars[e.variable];
-    case VariableScope::thread_local_: {
+    case VariableScope::ThreadLocal: {
         const auto& thread = runtime.threads[e.variable];
         const auto found = thread.find(runtime.tid);
         return found == thread.end() ? nullptr : &found->second;
@@ -76,7 +76,7 @@ const StoredValue* load(const BoundExpression& e, const Value* slots, Runtime& r
     return nullptr;
 }
 
-std::string ipv4_text(std::int64_t address) {
+std::string ipv4Text(std::int64_t address) {
     const auto a = static_cast<std::uint32_t>(address);
     char text[16];
     std::snprintf(text, sizeof text, "%u.%u.%u.%u", (a >> 24) & 0xff, (a >> 16) & 0xff,
@@ -91,16 +91,16 @@ bool call(const BoundExpression& e, const Value* slots, Value& result, Runtime& 
             return false;
         }
     }
-    const auto is_string = [&](std::size_t i) { return e.arguments[i].type == ValueType::string; };
+    const auto isString = [&](std::size_t i) { return e.arguments[i].type == ValueType::String; };
     switch (e.subroutine) {
-    case Subroutine::stringof:
+    case Subroutine::Stringof:
         result.string =
-            is_string(0) ? args[0].string : runtime.keep(std::to_string(args[0].integer));
+            isString(0) ? args[0].string : runtime.keep(std::to_string(args[0].integer));
         return true;
-    case Subroutine::strjoin:
+    case Subroutine::Strjoin:
         result.string = runtime.keep(std::string(args[0].string) + std::string(args[1].string));
         return true;
-    case Subroutine::substr: {
+    case Subroutine::Substr: {
         // substr(s, index[, length]): a negative index counts from the end (clamped to the
         // start); a negative length leaves that many characters off the end.
         const auto size = static_cast<std::int64_t>(args[0].string.size());
@@ -122,33 +122,33 @@ bool call(const BoundExpression& e, const Value* slots, Value& result, Runtime& 
                                               static_cast<std::size_t>(length));
         return true;
     }
-    case Subroutine::strlen:
+    case Subroutine::Strlen:
         result.integer = static_cast<std::int64_t>(args[0].string.size());
         return true;
-    case Subroutine::lltostr:
+    case Subroutine::Lltostr:
         result.string = runtime.keep(std::to_string(args[0].integer));
         return true;
-    case Subroutine::inet_ntoa:
-        result.string = is_string(0) ? args[0].string : runtime.keep(ipv4_text(args[0].integer));
+    case Subroutine::InetNtoa:
+        result.string = isString(0) ? args[0].string : runtime.keep(ipv4Text(args[0].integer));
         return true;
-    case Subroutine::inet_ntop:
+    case Subroutine::InetNtop:
         if (args[0].integer != 2 && args[0].integer != 10) { // AF_INET, AF_INET6
             return false;
         }
-        if (is_string(1)) {
+        if (isString(1)) {
             result.string = args[1].string;
             return true;
         }
         if (args[0].integer == 10) {
             return false; // an IPv6 address does not fit an integer
         }
-        result.string = runtime.keep(ipv4_text(args[1].integer));
+        result.string = runtime.keep(ipv4Text(args[1].integer));
         return true;
     }
     return false;
 }
 
-std::uint64_t shift_count(std::int64_t y) noexcept {
+std::uint64_t shiftCount(std::int64_t y) noexcept {
     return static_cast<std::uint64_t>(y) & 63; // as the machine does
 }
 
@@ -156,40 +156,40 @@ std::uint64_t shift_count(std::int64_t y) noexcept {
 /// assignments). False on division or modulo by zero.
 bool arithmetic(Operator op, std::int64_t x, std::int64_t y, std::int64_t& result) noexcept {
     switch (op) {
-    case Operator::add:
+    case Operator::Add:
         result = wrap(bits(x) + bits(y));
         return true;
-    case Operator::subtract:
+    case Operator::Subtract:
         result = wrap(bits(x) - bits(y));
         return true;
-    case Operator::multiply:
+    case Operator::Multiply:
         result = wrap(bits(x) * bits(y));
         return true;
-    case Operator::divide:
-    case Operator::modulo:
+    case Operator::Divide:
+    case Operator::Modulo:
         if (y == 0) {
             return false;
         }
         if (y == -1) { // INT64_MIN / -1 overflows: wrap as two's complement does
-            result = op == Operator::divide ? wrap(0 - bits(x)) : 0;
+            result = op == Operator::Divide ? wrap(0 - bits(x)) : 0;
         } else {
-            result = op == Operator::divide ? x / y : x % y;
+            result = op == Operator::Divide ? x / y : x % y;
         }
         return true;
-    case Operator::bit_and:
+    case Operator::BitAnd:
         result = x & y;
         return true;
-    case Operator::bit_or:
+    case Operator::BitOr:
         result = x | y;
         return true;
-    case Operator::bit_xor:
+    case Operator::BitXor:
         result = x ^ y;
         return true;
-    case Operator::shift_left:
-        result = wrap(bits(x) << shift_count(y));
+    case Operator::ShiftLeft:
+        result = wrap(bits(x) << shiftCount(y));
         return true;
-    case Operator::shift_right: // >> of a signed value: arithmetic, as C compilers do
-        result = x >> shift_count(y);
+    case Operator::ShiftRight: // >> of a signed value: arithmetic, as C compilers do
+        result = x >> shiftCount(y);
         return true;
     default:
         result = 0;
@@ -197,17 +197,17 @@ bool arithmetic(Operator op, std::int64_t x, std::int64_t y, std::int64_t& resul
     }
 }
 
-bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& result,
-                        Runtime* runtime);
+bool evaluateUnbounded(const BoundExpression& e, const Value* slots, Value& result,
+                       Runtime* runtime);
 
 } // namespace
 
 bool evaluate(const BoundExpression& e, const Value* slots, Value& result, Runtime* runtime) {
-    if (!evaluate_unbounded(e, slots, result, runtime)) {
+    if (!evaluateUnbounded(e, slots, result, runtime)) {
         return false;
     }
-    if (e.type == ValueType::string) {
-        const std::size_t strsize = runtime != nullptr ? runtime->strsize : default_strsize;
+    if (e.type == ValueType::String) {
+        const std::size_t strsize = runtime != nullptr ? runtime->strsize : kDefaultStrsize;
         const std::size_t most = strsize > 0 ? strsize - 1 : 0;
         if (result.string.size() > most) {
             result.string = result.string.substr(0, most);
@@ -218,41 +218,40 @@ bool evaluate(const BoundExpression& e, const Value* slots, Value& result, Runti
 
 namespace {
 
-bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& result,
-                        Runtime* runtime) {
+bool evaluateUnbounded(const BoundExpression& e, const Value* slots, Value& result,
+                       Runtime* runtime) {
     switch (e.kind) {
-    case BoundExpression::Kind::constant:
+    case BoundExpression::Kind::Constant:
         result.integer = e.integer;
         result.string = e.string;
         return true;
-    case BoundExpression::Kind::slot:
+    case BoundExpression::Kind::Slot:
         result = slots[e.slot];
         return true;
-    case BoundExpression::Kind::unary: {
+    case BoundExpression::Kind::Unary: {
         Value operand;
         if (!evaluate(*e.left, slots, operand, runtime)) {
             return false;
         }
-        if (e.op == Operator::cast_signed || e.op == Operator::cast_unsigned) {
+        if (e.op == Operator::CastSigned || e.op == Operator::CastUnsigned) {
             const int shift = 64 - 8 * static_cast<int>(e.integer);
             const std::uint64_t low = bits(operand.integer) << shift;
-            result.integer =
-                e.op == Operator::cast_signed ? wrap(low) >> shift : wrap(low >> shift);
+            result.integer = e.op == Operator::CastSigned ? wrap(low) >> shift : wrap(low >> shift);
             return true;
         }
-        result.integer = e.op == Operator::logical_not ? (operand.integer == 0 ? 1 : 0)
-                         : e.op == Operator::bit_not   ? ~operand.integer
-                                                       : wrap(0 - bits(operand.integer));
+        result.integer = e.op == Operator::LogicalNot ? (operand.integer == 0 ? 1 : 0)
+                         : e.op == Operator::BitNot   ? ~operand.integer
+                                                      : wrap(0 - bits(operand.integer));
         return true;
     }
-    case BoundExpression::Kind::ternary: {
+    case BoundExpression::Kind::Ternary: {
         Value condition;
         if (!evaluate(*e.left, slots, condition, runtime)) {
             return false;
         }
         return evaluate(condition.integer != 0 ? *e.right : *e.third, slots, result, runtime);
     }
-    case BoundExpression::Kind::variable: {
+    case BoundExpression::Kind::Variable: {
         bool ok = true;
         const StoredValue* stored = load(e, slots, *runtime, ok);
         if (!ok) {
@@ -262,9 +261,9 @@ bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& res
         result.string = stored != nullptr ? std::string_view(stored->string) : std::string_view();
         return true;
     }
-    case BoundExpression::Kind::call:
+    case BoundExpression::Kind::Call:
         return call(e, slots, result, *runtime);
-    case BoundExpression::Kind::binary:
+    case BoundExpression::Kind::Binary:
         break;
     }
     Value a;
@@ -272,11 +271,11 @@ bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& res
         return false;
     }
     // && and || short-circuit, as in C.
-    if (e.op == Operator::logical_and && a.integer == 0) {
+    if (e.op == Operator::LogicalAnd && a.integer == 0) {
         result.integer = 0;
         return true;
     }
-    if (e.op == Operator::logical_or && a.integer != 0) {
+    if (e.op == Operator::LogicalOr && a.integer != 0) {
         result.integer = 1;
         return true;
     }
@@ -287,62 +286,62 @@ bool evaluate_unbounded(const BoundExpression& e, const Value* slots, Value& res
     const std::int64_t x = a.integer;
     const std::int64_t y = b.integer;
     switch (e.op) {
-    case Operator::add:
+    case Operator::Add:
         result.integer = wrap(bits(x) + bits(y));
         break;
-    case Operator::subtract:
+    case Operator::Subtract:
         result.integer = wrap(bits(x) - bits(y));
         break;
-    case Operator::multiply:
+    case Operator::Multiply:
         result.integer = wrap(bits(x) * bits(y));
         break;
-    case Operator::divide:
-    case Operator::modulo:
+    case Operator::Divide:
+    case Operator::Modulo:
         if (y == 0) {
             return false;
         }
         if (y == -1) { // INT64_MIN / -1 overflows: wrap as two's complement does
-            result.integer = e.op == Operator::divide ? wrap(0 - bits(x)) : 0;
+            result.integer = e.op == Operator::Divide ? wrap(0 - bits(x)) : 0;
         } else {
-            result.integer = e.op == Operator::divide ? x / y : x % y;
+            result.integer = e.op == Operator::Divide ? x / y : x % y;
         }
         break;
-    case Operator::equal:
+    case Operator::Equal:
         result.integer = compare(e, a, b) == 0;
         break;
-    case Operator::not_equal:
+    case Operator::NotEqual:
         result.integer = compare(e, a, b) != 0;
         break;
-    case Operator::less:
+    case Operator::Less:
         result.integer = compare(e, a, b) < 0;
         break;
-    case Operator::less_equal:
+    case Operator::LessEqual:
         result.integer = compare(e, a, b) <= 0;
         break;
-    case Operator::greater:
+    case Operator::Greater:
         result.integer = compare(e, a, b) > 0;
         break;
-    case Operator::greater_equal:
+    case Operator::GreaterEqual:
         result.integer = compare(e, a, b) >= 0;
         break;
-    case Operator::logical_and:
-    case Operator::logical_or:
+    case Operator::LogicalAnd:
+    case Operator::LogicalOr:
         result.integer = y != 0;
         break;
-    case Operator::bit_and:
+    case Operator::BitAnd:
         result.integer = x & y;
         break;
-    case Operator::bit_or:
+    case Operator::BitOr:
         result.integer = x | y;
         break;
-    case Operator::bit_xor:
+    case Operator::BitXor:
         result.integer = x ^ y;
         break;
-    case Operator::shift_left:
-        result.integer = wrap(bits(x) << shift_count(y));
+    case Operator::ShiftLeft:
+        result.integer = wrap(bits(x) << shiftCount(y));
         break;
-    case Operator::shift_right: // >> of a signed value: arithmetic, as C compilers do
-        result.integer = x >> shift_count(y);
+    case Operator::ShiftRight: // >> of a signed value: arithmetic, as C compilers do
+        result.integer = x >> shiftCount(y);
         break;
     default:
         break;
@@ -363,11 +362,11 @@ bool aggregate(const BoundStatement& statement, const Value* slots, AggregationS
             }
             argument = v.integer;
         }
-        aggregations.unkeyed_state(statement.aggregation).add(argument, weight);
+        aggregations.unkeyedState(statement.aggregation).add(argument, weight);
         return true;
     }
     Key key;
-    if (!make_key(statement.keys, slots, key, runtime)) {
+    if (!makeKey(statement.keys, slots, key, runtime)) {
         return false;
     }
     std::int64_t argument = 0;
@@ -377,7 +376,7 @@ bool aggregate(const BoundStatement& statement, const Value* slots, AggregationS
         }
         argument = v.integer;
     }
-    aggregations.state(statement.aggregation, std::move(key), statement.key_bytes)
+    aggregations.state(statement.aggregation, std::move(key), statement.keyBytes)
         .add(argument, weight);
     return true;
 }
@@ -395,7 +394,7 @@ bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtim
             return false;
         }
     }
-    const bool string = target.type == ValueType::string;
+    const bool string = target.type == ValueType::String;
     const bool zero = string ? value.string.empty() : value.integer == 0;
     StoredValue stored;
     if (string) {
@@ -404,7 +403,7 @@ bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtim
         stored.integer = value.integer;
     }
     if (target.arguments.empty()) {
-        if (target.scope != VariableScope::thread_local_) {
+        if (target.scope != VariableScope::ThreadLocal) {
             runtime.scalars[target.variable] = std::move(stored);
         } else if (zero) {
             runtime.threads[target.variable].erase(runtime.tid);
@@ -414,7 +413,7 @@ bool assign(const BoundStatement& statement, const Value* slots, Runtime& runtim
         return true;
     }
     Key key;
-    if (!array_key(target, target.arguments, slots, runtime, key)) {
+    if (!arrayKey(target, target.arguments, slots, runtime, key)) {
         return false;
     }
     if (zero) {

@@ -5,7 +5,7 @@
 
 namespace tracectl::aggregate {
 
-Format parse_format(const std::string& text, Position at, bool printa) {
+Format parseFormat(const std::string& text, Position at, bool printa) {
     Format format;
     Conversion current;
     std::size_t i = 0;
@@ -90,7 +90,7 @@ Format parse_format(const std::string& text, Position at, bool printa) {
 
 namespace {
 
-bool has_flag(const Conversion& c, char flag) {
+bool hasFlag(const Conversion& c, char flag) {
     return c.flags.find(flag) != std::string::npos;
 }
 
@@ -105,11 +105,11 @@ void pad(std::string& out, const Conversion& c, const std::string& prefix, std::
         return;
     }
     const std::size_t fill = width - size;
-    if (has_flag(c, '-')) {
+    if (hasFlag(c, '-')) {
         out += prefix;
         out += body;
         out.append(fill, ' ');
-    } else if (numeric && has_flag(c, '0') && c.precision < 0) {
+    } else if (numeric && hasFlag(c, '0') && c.precision < 0) {
         out += prefix;
         out.append(fill, '0');
         out += body;
@@ -135,7 +135,7 @@ std::string digits(std::uint64_t value, unsigned base, bool upper) {
 
 } // namespace
 
-void append_integer(std::string& out, const Conversion& c, std::int64_t value) {
+void appendInteger(std::string& out, const Conversion& c, std::int64_t value) {
     if (c.conversion == 'c') {
         pad(out, c, "", std::string(1, static_cast<char>(value)), false);
         return;
@@ -153,18 +153,18 @@ void append_integer(std::string& out, const Conversion& c, std::int64_t value) {
     case 'd':
     case 'i':
         body = digits(value < 0 ? 0 - u : u, 10, false);
-        prefix = value < 0 ? "-" : has_flag(c, '+') ? "+" : has_flag(c, ' ') ? " " : "";
+        prefix = value < 0 ? "-" : hasFlag(c, '+') ? "+" : hasFlag(c, ' ') ? " " : "";
         break;
     case 'x':
     case 'X':
         body = digits(u, 16, c.conversion == 'X');
-        if (has_flag(c, '#') && u != 0) {
+        if (hasFlag(c, '#') && u != 0) {
             prefix = c.conversion == 'X' ? "0X" : "0x";
         }
         break;
     case 'o':
         body = digits(u, 8, false);
-        if (has_flag(c, '#') && body.front() != '0') {
+        if (hasFlag(c, '#') && body.front() != '0') {
             body.insert(body.begin(), '0');
         }
         break;
@@ -181,7 +181,7 @@ void append_integer(std::string& out, const Conversion& c, std::int64_t value) {
     pad(out, c, prefix, std::move(body), true);
 }
 
-void append_string(std::string& out, const Conversion& c, std::string_view value) {
+void appendString(std::string& out, const Conversion& c, std::string_view value) {
     if (c.precision >= 0 && value.size() > static_cast<std::size_t>(c.precision)) {
         value = value.substr(0, static_cast<std::size_t>(c.precision));
     }

@@ -18,16 +18,16 @@ namespace tracectl::aggregate {
 /// Parses `text` (the string constant at `at`). `printa`: whether `%@` conversions are
 /// allowed. Throws ProgramError naming the conversion for what is not supported (%a %e
 /// %f %g %Y, `*` widths) and for malformed ones.
-Format parse_format(const std::string& text, Position at, bool printa);
+Format parseFormat(const std::string& text, Position at, bool printa);
 
 /// Appends `value` converted by `c` (an integer conversion, c or p) to `out`.
-void append_integer(std::string& out, const Conversion& c, std::int64_t value);
+void appendInteger(std::string& out, const Conversion& c, std::int64_t value);
 
 /// Appends `value` converted by `c` (%s, %S) to `out`.
-void append_string(std::string& out, const Conversion& c, std::string_view value);
+void appendString(std::string& out, const Conversion& c, std::string_view value);
 
 /// Whether `c` takes a string argument (%s, %S) rather than an integer.
-inline bool takes_string(const Conversion& c) noexcept {
+inline bool takesString(const Conversion& c) noexcept {
     return c.conversion == 's' || c.conversion == 'S';
 }
 

@@ -33,7 +33,7 @@ std::string traced(int width, std::int64_t value) {
     c.width = width;
     c.conversion = 'd';
     std::string text = " ";
-    append_integer(text, c, value);
+    appendInteger(text, c, value);
     return text;
 }
 
@@ -42,11 +42,11 @@ std::string traced(int width, std::int64_t value) {
 Interpreter::Interpreter(const Program& program, const RunOptions& options, std::ostream& out)
     : program_(program), options_(options), out_(out), binder_(program), aggregations_(program),
       runtime_(program), printed_(program.aggregations.size(), false) {
-    aggregations_.order.by_key = options.aggsortkey;
+    aggregations_.order.byKey = options.aggsortkey;
     aggregations_.order.reverse = options.aggsortrev;
     runtime_.strsize = options.strsize;
     for (std::size_t v = 0; v < program.variables.size(); ++v) {
-        if (program.variables[v].scope == VariableScope::clause_local) {
+        if (program.variables[v].scope == VariableScope::ClauseLocal) {
             runtime_.locals.push_back(v);
         }
     }
@@ -56,24 +56,24 @@ Interpreter::Interpreter(const Program& program, const RunOptions& options, std:
     std::vector<std::string> seen;
     for (const Clause& clause : program.clauses) {
         for (const ProbeDescription& probe : clause.probes) {
-            if (probe.kind != ProbeKind::tick ||
+            if (probe.kind != ProbeKind::Tick ||
                 std::find(seen.begin(), seen.end(), probe.pattern) != seen.end()) {
                 continue;
             }
             seen.push_back(probe.pattern);
             Tick tick;
-            tick.period = probe.tick_ns;
+            tick.period = probe.tickNs;
             tick.bound = binder_.bind(PseudoEventClass(probe.pattern));
-            tick.id = next_id_++;
+            tick.id = nextId_++;
             ticks_.push_back(std::move(tick));
         }
     }
 }
 
-int Interpreter::id_of(const BoundEventClass& bound) {
-    const auto [it, inserted] = ids_.try_emplace(bound.name, next_id_);
+int Interpreter::idOf(const BoundEventClass& bound) {
+    const auto [it, inserted] = ids_.try_emplace(bound.name, nextId_);
     if (inserted) {
-        ++next_id_;
+        ++nextId_;
     }
     return it->second;
 }
@@ -83,32 +83,32 @@ void Interpreter::begin(std::int64_t timestamp) {
         return;
     }
     begun_ = true;
-    last_timestamp_ = timestamp;
+    lastTimestamp_ = timestamp;
     for (Tick& tick : ticks_) {
         tick.next = timestamp + tick.period;
     }
-    fire_pseudo(begin_, 1, timestamp);
+    firePseudo(begin_, 1, timestamp);
 }
 
 bool Interpreter::event(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp) {
     if (!begun_) {
         begin(timestamp);
     }
-    if (exit_status_) {
+    if (exitStatus_) {
         return false;
     }
-    last_timestamp_ = std::max(last_timestamp_, timestamp);
-    if (!fire_timers(timestamp)) {
+    lastTimestamp_ = std::max(lastTimestamp_, timestamp);
+    if (!fireTimers(timestamp)) {
         return false;
     }
     if (!bound.clauses.empty()) {
-        run(bound, slots, id_of(bound));
+        run(bound, slots, idOf(bound));
     }
-    return !exit_status_;
+    return !exitStatus_;
 }
 
-bool Interpreter::event_times(const BoundEventClass& bound, const Value* slots,
-                              std::int64_t timestamp, std::uint64_t weight) {
+bool Interpreter::eventTimes(const BoundEventClass& bound, const Value* slots,
+                             std::int64_t timestamp, std::uint64_t weight) {
     weight_ = weight;
     const bool more = event(bound, slots, timestamp);
     weight_ = 1;
@@ -119,14 +119,14 @@ bool Interpreter::advance(std::int64_t timestamp) {
     if (!begun_) {
         begin(timestamp);
     }
-    if (exit_status_) {
+    if (exitStatus_) {
         return false;
     }
-    last_timestamp_ = std::max(last_timestamp_, timestamp);
-    return fire_timers(timestamp);
+    lastTimestamp_ = std::max(lastTimestamp_, timestamp);
+    return fireTimers(timestamp);
 }
 
-bool Interpreter::fire_timers(std::int64_t timestamp) {
+bool Interpreter::fireTimers(std::int64_t timestamp) {
     // The timers due by `timestamp` fire first, earliest first.
     for (;;) {
         Tick* due = nullptr;
@@ -140,8 +140,8 @@ bool Interpreter::fire_timers(std::int64_t timestamp) {
         }
         const std::int64_t at = due->next;
         due->next += due->period;
-        fire_pseudo(due->bound, due->id, at);
-        if (exit_status_) {
+        firePseudo(due->bound, due->id, at);
+        if (exitStatus_) {
             return false;
         }
     }
@@ -155,22 +155,22 @@ void Interpreter::end() {
         begin(0);
     }
     ended_ = true;
-    fire_pseudo(end_, 2, last_timestamp_);
+    firePseudo(end_, 2, lastTimestamp_);
     for (std::size_t a = 0; a < program_.aggregations.size(); ++a) {
-        if (!printed_[a] && print_aggregations_at_end) {
-            print_aggregation(out_, aggregations_, a);
+        if (!printed_[a] && printAggregationsAtEnd) {
+            printAggregation(out_, aggregations_, a);
         }
     }
     out_.flush();
 }
 
-void Interpreter::fire_pseudo(const BoundEventClass& bound, int id, std::int64_t timestamp) {
+void Interpreter::firePseudo(const BoundEventClass& bound, int id, std::int64_t timestamp) {
     if (bound.clauses.empty()) {
         return;
     }
     std::vector<Value> slots(bound.slots.size());
     for (std::size_t i = 0; i < bound.slots.size(); ++i) {
-        if (bound.slots[i].scope == FieldScope::timestamp) {
+        if (bound.slots[i].scope == FieldScope::Timestamp) {
             slots[i].integer = timestamp;
         }
     }
@@ -181,18 +181,18 @@ void Interpreter::fire_pseudo(const BoundEventClass& bound, int id, std::int64_t
 
 void Interpreter::error() {
     aggregations_.errors += weight_;
-    if (in_error_ || error_.clauses.empty()) {
+    if (inError_ || error_.clauses.empty()) {
         return;
     }
-    in_error_ = true;
-    fire_pseudo(error_, 3, last_timestamp_);
-    in_error_ = false;
+    inError_ = true;
+    firePseudo(error_, 3, lastTimestamp_);
+    inError_ = false;
 }
 
 void Interpreter::run(const BoundEventClass& bound, const Value* slots, int id) {
     for (const BoundClause& clause : bound.clauses) {
-        if (clause.tid_slot) {
-            runtime_.tid = slots[*clause.tid_slot].integer;
+        if (clause.tidSlot) {
+            runtime_.tid = slots[*clause.tidSlot].integer;
         }
         if (clause.predicate) {
             Value v;
@@ -211,10 +211,10 @@ void Interpreter::run(const BoundEventClass& bound, const Value* slots, int id) 
                 header_ = true;
                 line += "CPU     ID                    FUNCTION:NAME\n";
             }
-            const std::int64_t cpu = clause.cpu_slot ? slots[*clause.cpu_slot].integer : 0;
+            const std::int64_t cpu = clause.cpuSlot ? slots[*clause.cpuSlot].integer : 0;
             char prefix[80];
             const std::string name =
-                bound.label.empty() ? ":" + probe_names(bound.name).name : bound.label;
+                bound.label.empty() ? ":" + probeNames(bound.name).name : bound.label;
             std::snprintf(prefix, sizeof prefix, "%3d %6d %32s ", static_cast<int>(cpu), id,
                           name.c_str());
             line += prefix;
@@ -222,13 +222,13 @@ void Interpreter::run(const BoundEventClass& bound, const Value* slots, int id) 
         for (const BoundStatement& s : clause.statements) {
             bool ok = true;
             switch (s.kind) {
-            case Statement::Kind::aggregate:
+            case Statement::Kind::Aggregate:
                 ok = aggregate(s, slots, aggregations_, &runtime_, weight_);
                 break;
-            case Statement::Kind::assign:
+            case Statement::Kind::Assign:
                 ok = assign(s, slots, runtime_);
                 break;
-            case Statement::Kind::action:
+            case Statement::Kind::Action:
                 ok = act(s, slots, line);
                 break;
             }
@@ -244,8 +244,8 @@ void Interpreter::run(const BoundEventClass& bound, const Value* slots, int id) 
         }
         out_ << line;
     }
-    if (!in_error_) {
-        runtime_.end_firing(); // ERROR fires within another firing: that one ends later
+    if (!inError_) {
+        runtime_.endFiring(); // ERROR fires within another firing: that one ends later
     }
 }
 
@@ -257,7 +257,7 @@ bool Interpreter::act(const BoundStatement& s, const Value* slots, std::string& 
         }
     }
     switch (s.action) {
-    case Action::printf_: {
+    case Action::Printf: {
         std::size_t a = 0;
         for (const Conversion& c : s.format->pieces) {
             line += c.literal;
@@ -265,20 +265,20 @@ bool Interpreter::act(const BoundStatement& s, const Value* slots, std::string& 
                 continue;
             }
             const Value& v = values[a];
-            if (takes_string(c)) {
-                append_string(line, c, v.string);
+            if (takesString(c)) {
+                appendString(line, c, v.string);
             } else {
-                append_integer(line, c, v.integer);
+                appendInteger(line, c, v.integer);
             }
             ++a;
         }
         return true;
     }
-    case Action::trace:
-    case Action::print: {
+    case Action::Trace:
+    case Action::Print: {
         const BoundExpression& e = s.arguments.front();
         const Value& v = values.front();
-        if (e.type == ValueType::string) {
+        if (e.type == ValueType::String) {
             const std::string text(v.string);
             if (options_.quiet) {
                 line += text;
@@ -288,7 +288,7 @@ bool Interpreter::act(const BoundStatement& s, const Value* slots, std::string& 
                 c.width = 33;
                 c.conversion = 's';
                 line += "  ";
-                append_string(line, c, text);
+                appendString(line, c, text);
             }
         } else if (options_.quiet) {
             line += std::to_string(v.integer);
@@ -309,29 +309,29 @@ bool Interpreter::act(const BoundStatement& s, const Value* slots, std::string& 
         }
         return true;
     }
-    case Action::exit:
-        if (!exit_status_) {
-            exit_status_ = values.front().integer;
+    case Action::Exit:
+        if (!exitStatus_) {
+            exitStatus_ = values.front().integer;
         }
         return true;
-    case Action::printa:
+    case Action::Printa:
         printa(s, line);
         return true;
-    case Action::clear:
+    case Action::Clear:
         aggregations_.clear(s.aggregations.front());
         return true;
-    case Action::trunc:
+    case Action::Trunc:
         aggregations_.truncate(
             s.aggregations.front(),
             values.empty() ? std::nullopt : std::optional<std::int64_t>(values.front().integer));
         return true;
-    case Action::normalize:
+    case Action::Normalize:
         if (values.front().integer <= 0) {
             return false; // DTrace: "illegal normalization value"
         }
         aggregations_.normal[s.aggregations.front()] = values.front().integer;
         return true;
-    case Action::denormalize:
+    case Action::Denormalize:
         aggregations_.normal[s.aggregations.front()] = 1;
         return true;
     }
@@ -343,40 +343,40 @@ void Interpreter::printa(const BoundStatement& s, std::string& line) {
     for (const std::size_t a : s.aggregations) {
         printed_[a] = true;
         if (s.format == nullptr) {
-            print_aggregation(text, aggregations_, a);
+            printAggregation(text, aggregations_, a);
             continue;
         }
         const std::int64_t normal = aggregations_.normal[a];
         for (const auto& entry : aggregations_.sorted(a)) {
-            std::string entry_line;
+            std::string entryLine;
             std::size_t k = 0;
             for (const Conversion& c : s.format->pieces) {
-                entry_line += c.literal;
+                entryLine += c.literal;
                 if (c.conversion == 0) {
                     continue;
                 }
                 if (c.aggregation) {
                     const Function f = entry.state->function();
-                    if (f == Function::quantize || f == Function::lquantize ||
-                        f == Function::llquantize) {
+                    if (f == Function::Quantize || f == Function::Lquantize ||
+                        f == Function::Llquantize) {
                         std::ostringstream distribution;
-                        print_distribution(distribution, *entry.state, normal);
-                        entry_line += distribution.str();
+                        printDistribution(distribution, *entry.state, normal);
+                        entryLine += distribution.str();
                     } else {
-                        append_integer(entry_line, c, entry.state->value() / normal);
+                        appendInteger(entryLine, c, entry.state->value() / normal);
                     }
                     continue;
                 }
                 const KeyValue& key = (*entry.key)[k++];
                 if (std::holds_alternative<std::string>(key)) {
-                    append_string(entry_line, c, std::get<std::string>(key));
-                } else if (takes_string(c)) {
-                    append_string(entry_line, c, std::to_string(std::get<std::int64_t>(key)));
+                    appendString(entryLine, c, std::get<std::string>(key));
+                } else if (takesString(c)) {
+                    appendString(entryLine, c, std::to_string(std::get<std::int64_t>(key)));
                 } else {
-                    append_integer(entry_line, c, std::get<std::int64_t>(key));
+                    appendInteger(entryLine, c, std::get<std::int64_t>(key));
                 }
             }
-            text << entry_line;
+            text << entryLine;
         }
     }
     line += text.str();

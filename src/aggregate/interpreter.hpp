@@ -36,7 +36,7 @@ public:
     virtual bool event(const BoundEventClass& bound, const Value* slots,
                        std::int64_t timestamp) = 0;
     /// Whether event() wants the records of classes no clause matched (for timers).
-    virtual bool wants_every_record() const = 0;
+    virtual bool wantsEveryRecord() const = 0;
 };
 
 class Interpreter final : public EventSink {
@@ -57,9 +57,9 @@ public:
     /// a run-time error counts `weight` errors. Exact only for the programs
     /// ip_aggregation_plan() takes, whose clauses of trace events only aggregate and set
     /// this-> variables.
-    bool event_times(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp,
-                     std::uint64_t weight);
-    bool wants_every_record() const override { return !ticks_.empty(); }
+    bool eventTimes(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp,
+                    std::uint64_t weight);
+    bool wantsEveryRecord() const override { return !ticks_.empty(); }
 
     /// Fires the timers due at or before `timestamp` (ns, the records' clock), earliest
     /// first, as a record at `timestamp` would, but runs no clause of its own: a live run
@@ -71,10 +71,10 @@ public:
     void end();
 
     /// Whether end() prints the aggregations printa( ) did not (dtrace does; --json not).
-    bool print_aggregations_at_end = true;
+    bool printAggregationsAtEnd = true;
 
     /// exit( )'s status once it ran.
-    std::optional<std::int64_t> exit_status() const noexcept { return exit_status_; }
+    std::optional<std::int64_t> exitStatus() const noexcept { return exitStatus_; }
     /// Run-time errors (division by zero, ...): each stopped its clause.
     std::uint64_t errors() const noexcept { return aggregations_.errors; }
 
@@ -86,15 +86,15 @@ private:
         int id = 0;
     };
 
-    void fire_pseudo(const BoundEventClass& bound, int id, std::int64_t timestamp);
+    void firePseudo(const BoundEventClass& bound, int id, std::int64_t timestamp);
     void run(const BoundEventClass& bound, const Value* slots, int id);
     /// Runs an action, appending what it prints to `line`. False: a run-time error.
     bool act(const BoundStatement& s, const Value* slots, std::string& line);
     void printa(const BoundStatement& s, std::string& line);
     void error();
-    int id_of(const BoundEventClass& bound);
+    int idOf(const BoundEventClass& bound);
     /// Fires the timers due at or before `timestamp`; false once exit( ) has run.
-    bool fire_timers(std::int64_t timestamp);
+    bool fireTimers(std::int64_t timestamp);
 
     const Program& program_;
     RunOptions options_;
@@ -107,15 +107,15 @@ private:
     /// Probe ids by event class name: a class read again from another trace or another
     /// chunk of a live session (another BoundEventClass) keeps its id.
     std::map<std::string, int, std::less<>> ids_;
-    int next_id_ = 4;
+    int nextId_ = 4;
     std::vector<bool> printed_;
     bool begun_ = false;
     bool ended_ = false;
     bool header_ = false;
-    bool in_error_ = false;
-    std::int64_t last_timestamp_ = 0;
+    bool inError_ = false;
+    std::int64_t lastTimestamp_ = 0;
     std::uint64_t weight_ = 1; ///< the records the current event() stands for
-    std::optional<std::int64_t> exit_status_;
+    std::optional<std::int64_t> exitStatus_;
 };
 
 } // namespace tracectl::aggregate

@@ -13,73 +13,73 @@ namespace {
 constexpr const char* kSend = "ip:send";
 constexpr const char* kReceive = "ip:receive";
 
-bool is_payload_field(std::string_view name) {
+bool isPayloadField(std::string_view name) {
     const auto fields = ip::ipEventFields();
     return std::any_of(fields.begin(), fields.end(),
                        [&](const ip::IpEventField& f) { return f.name == name; });
 }
 
-bool is_probe_name(std::string_view name) {
+bool isProbeName(std::string_view name) {
     return name == "probeprov" || name == "probemod" || name == "probefunc" || name == "probename";
 }
 
 /// Whether `e` reads only what a row holds: payload fields, probe names, this->
 /// variables, constants, subroutines of those. Adds the payload fields it reads.
-bool row_expression(const Expression& e, const Program& program, std::set<std::string>& fields) {
+bool rowExpression(const Expression& e, const Program& program, std::set<std::string>& fields) {
     switch (e.kind) {
-    case Expression::Kind::integer:
-    case Expression::Kind::string:
+    case Expression::Kind::Integer:
+    case Expression::Kind::String:
         return true;
-    case Expression::Kind::identifier:
-        if (is_payload_field(e.text)) {
+    case Expression::Kind::Identifier:
+        if (isPayloadField(e.text)) {
             fields.insert(e.text);
             return true;
         }
-        return is_probe_name(e.text);
-    case Expression::Kind::variable:
-        if (program.variables[e.variable].scope != VariableScope::clause_local) {
+        return isProbeName(e.text);
+    case Expression::Kind::Variable:
+        if (program.variables[e.variable].scope != VariableScope::ClauseLocal) {
             return false;
         }
         break;
-    case Expression::Kind::aggregation:
+    case Expression::Kind::Aggregation:
         return false;
-    case Expression::Kind::unary:
-    case Expression::Kind::binary:
-    case Expression::Kind::ternary:
-    case Expression::Kind::call:
+    case Expression::Kind::Unary:
+    case Expression::Kind::Binary:
+    case Expression::Kind::Ternary:
+    case Expression::Kind::Call:
         break;
     }
     for (const Expression* part : {e.left.get(), e.right.get(), e.third.get()}) {
-        if (part != nullptr && !row_expression(*part, program, fields)) {
+        if (part != nullptr && !rowExpression(*part, program, fields)) {
             return false;
         }
     }
     return std::all_of(e.arguments.begin(), e.arguments.end(),
-                       [&](const auto& a) { return row_expression(*a, program, fields); });
+                       [&](const auto& a) { return rowExpression(*a, program, fields); });
 }
 
-bool row_statement(const Statement& s, const Program& program, std::set<std::string>& fields) {
+bool rowStatement(const Statement& s, const Program& program, std::set<std::string>& fields) {
     const auto all = [&](const std::vector<std::unique_ptr<Expression>>& list) {
         return std::all_of(list.begin(), list.end(),
-                           [&](const auto& e) { return row_expression(*e, program, fields); });
+                           [&](const auto& e) { return rowExpression(*e, program, fields); });
     };
     switch (s.kind) {
-    case Statement::Kind::action:
+    case Statement::Kind::Action:
         return false;
-    case Statement::Kind::assign:
-        if (s.target == nullptr || s.target->kind != Expression::Kind::variable ||
-            program.variables[s.target->variable].scope != VariableScope::clause_local ||
+    case Statement::Kind::Assign:
+        if (s.target == nullptr || s.target->kind != Expression::Kind::Variable ||
+            program.variables[s.target->variable].scope != VariableScope::ClauseLocal ||
             !all(s.target->arguments)) {
             return false;
         }
         break;
-    case Statement::Kind::aggregate:
+    case Statement::Kind::Aggregate:
         if (!all(s.keys) || !all(s.arguments)) {
             return false;
         }
         break;
     }
-    return s.argument == nullptr || row_expression(*s.argument, program, fields);
+    return s.argument == nullptr || rowExpression(*s.argument, program, fields);
 }
 
 /// One of the provider's event classes, as the binder sees the trace's.
@@ -89,7 +89,7 @@ public:
     std::string name() const override { return name_; }
     std::string domain() const override { return "kernel"; }
     std::optional<FieldDescription> find(FieldScope scope, std::string_view name) const override {
-        if (scope != FieldScope::payload) {
+        if (scope != FieldScope::Payload) {
             return std::nullopt;
         }
         const auto fields = ip::ipEventFields();
@@ -100,7 +100,7 @@ public:
         }
         return std::nullopt;
     }
-    std::optional<std::string> payload_member_name(std::uint64_t index) const override {
+    std::optional<std::string> payloadMemberName(std::uint64_t index) const override {
         const auto fields = ip::ipEventFields();
         if (index >= fields.size()) {
             return std::nullopt;
@@ -111,18 +111,18 @@ public:
 private:
     static FieldDescription describe(std::size_t index, std::string_view ctype) {
         FieldDescription d;
-        d.scope = FieldScope::payload;
+        d.scope = FieldScope::Payload;
         d.index = index;
         if (ctype == "string") {
-            d.kind = FieldKind::string;
+            d.kind = FieldKind::String;
         } else if (ctype == "u8" || ctype == "u16" || ctype == "u32" || ctype == "u64") {
-            d.kind = FieldKind::unsigned_integer;
+            d.kind = FieldKind::UnsignedInteger;
             d.bytes = static_cast<std::uint8_t>(ctype == "u8"    ? 1
                                                 : ctype == "u16" ? 2
                                                 : ctype == "u32" ? 4
                                                                  : 8);
         } else {
-            d.kind = FieldKind::unusable; // u8[16]: babeltrace2 reads an array, D cannot use it
+            d.kind = FieldKind::Unusable; // u8[16]: babeltrace2 reads an array, D cannot use it
         }
         return d;
     }
@@ -131,7 +131,7 @@ private:
 
 } // namespace
 
-std::optional<IpAggregationPlan> ip_aggregation_plan(const Program& program) {
+std::optional<IpAggregationPlan> ipAggregationPlan(const Program& program) {
     IpAggregationPlan plan;
     std::set<std::string> fields;
     bool any = false;
@@ -139,13 +139,13 @@ std::optional<IpAggregationPlan> ip_aggregation_plan(const Program& program) {
         bool ip = false;
         for (const ProbeDescription& probe : clause.probes) {
             switch (probe.kind) {
-            case ProbeKind::begin:
-            case ProbeKind::end:
+            case ProbeKind::Begin:
+            case ProbeKind::End:
                 continue;
-            case ProbeKind::error:
-            case ProbeKind::tick:
+            case ProbeKind::Error:
+            case ProbeKind::Tick:
                 return std::nullopt;
-            case ProbeKind::event:
+            case ProbeKind::Event:
                 break;
             }
             if (probe.pattern.rfind("ip:", 0) != 0) {
@@ -166,17 +166,17 @@ std::optional<IpAggregationPlan> ip_aggregation_plan(const Program& program) {
         if (clause.probes.size() !=
             static_cast<std::size_t>(
                 std::count_if(clause.probes.begin(), clause.probes.end(),
-                              [](const auto& p) { return p.kind == ProbeKind::event; }))) {
+                              [](const auto& p) { return p.kind == ProbeKind::Event; }))) {
             return std::nullopt; // BEGIN and ip:::send in one clause
         }
-        if (clause.default_action()) {
+        if (clause.defaultAction()) {
             return std::nullopt; // a line per firing
         }
-        if (clause.predicate && !row_expression(*clause.predicate, program, fields)) {
+        if (clause.predicate && !rowExpression(*clause.predicate, program, fields)) {
             return std::nullopt;
         }
         for (const Statement& s : clause.statements) {
-            if (!row_statement(s, program, fields)) {
+            if (!rowStatement(s, program, fields)) {
                 return std::nullopt;
             }
         }
@@ -231,13 +231,13 @@ bool IpRowFeeder::feed(const tracectl_ip_record& record, std::uint64_t count,
     }
     slots_.assign(bound.slots.size(), Value{});
     for (std::size_t s = 0; s < bound.slots.size(); ++s) {
-        if (bound.slots[s].scope == FieldScope::payload && bound.slots[s].index < fields_.size()) {
+        if (bound.slots[s].scope == FieldScope::Payload && bound.slots[s].index < fields_.size()) {
             slots_[s] = fields_[bound.slots[s].index];
-        } else if (bound.slots[s].scope == FieldScope::timestamp) {
+        } else if (bound.slots[s].scope == FieldScope::Timestamp) {
             slots_[s].integer = timestamp;
         }
     }
-    return interpreter_.event_times(bound, slots_.data(), timestamp, count);
+    return interpreter_.eventTimes(bound, slots_.data(), timestamp, count);
 }
 
 } // namespace tracectl::aggregate

@@ -39,7 +39,7 @@ struct IpAggregationPlan {
 /// variables; their expressions read only the provider's payload fields, probeprov,
 /// probemod, probefunc, probename, this-> variables, constants and subroutines. nullopt
 /// otherwise (the program records its events instead).
-std::optional<IpAggregationPlan> ip_aggregation_plan(const Program& program);
+std::optional<IpAggregationPlan> ipAggregationPlan(const Program& program);
 
 /// The ip provider's event classes ("ip:send", "ip:receive", of domain "kernel", the
 /// payload of ip_event_fields.hpp) bound to a program, and the rows fed to its interpreter.

@@ -6,10 +6,10 @@ namespace tracectl::aggregate {
 
 namespace {
 
-nlohmann::json buckets_json(const AggregationState& state) {
+nlohmann::json bucketsJson(const AggregationState& state) {
     nlohmann::json buckets = nlohmann::json::array();
     const auto& counts = state.buckets();
-    const bool linear = state.function() == Function::lquantize;
+    const bool linear = state.function() == Function::Lquantize;
     const LinearParameters& p = state.linear();
     for (std::size_t i = 0; i < counts.size(); ++i) {
         if (counts[i] == 0) {
@@ -17,7 +17,7 @@ nlohmann::json buckets_json(const AggregationState& state) {
         }
         nlohmann::json lower;
         nlohmann::json upper;
-        if (state.function() == Function::llquantize) {
+        if (state.function() == Function::Llquantize) {
             const auto& bounds = state.bounds();
             if (i > 0) {
                 lower = bounds[i - 1];
@@ -36,14 +36,14 @@ nlohmann::json buckets_json(const AggregationState& state) {
             // A negative row labelled -2^k holds -2^(k+1)+1 .. -2^k (as DTrace fills it), the
             // others 2^k .. 2^(k+1)-1, and 0 holds 0.
             const int b = static_cast<int>(i);
-            if (b < quantize_zero_bucket) {
+            if (b < kQuantizeZeroBucket) {
                 lower = b == 0 ? std::numeric_limits<std::int64_t>::min()
-                               : quantize_bucket_value(b - 1) + 1;
-                upper = quantize_bucket_value(b);
+                               : quantizeBucketValue(b - 1) + 1;
+                upper = quantizeBucketValue(b);
             } else {
-                lower = quantize_bucket_value(b);
-                upper = b + 1 == quantize_buckets ? std::numeric_limits<std::int64_t>::max()
-                                                  : quantize_bucket_value(b + 1) - 1;
+                lower = quantizeBucketValue(b);
+                upper = b + 1 == kQuantizeBuckets ? std::numeric_limits<std::int64_t>::max()
+                                                  : quantizeBucketValue(b + 1) - 1;
             }
         }
         buckets.push_back({{"lower", lower}, {"upper", upper}, {"count", counts[i]}});
@@ -69,11 +69,11 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
                 }
             }
             nlohmann::json e = {{"keys", keys}};
-            if (d.function == Function::quantize || d.function == Function::lquantize ||
-                d.function == Function::llquantize) {
+            if (d.function == Function::Quantize || d.function == Function::Lquantize ||
+                d.function == Function::Llquantize) {
                 e["count"] = entry.state->count();
-                e["buckets"] = buckets_json(*entry.state);
-            } else if (d.function == Function::stddev) {
+                e["buckets"] = bucketsJson(*entry.state);
+            } else if (d.function == Function::Stddev) {
                 e["value"] = static_cast<std::uint64_t>(entry.state->value());
             } else {
                 e["value"] = entry.state->value();
@@ -81,24 +81,24 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
             entries.push_back(std::move(e));
         }
         nlohmann::json aggregation = {
-            {"name", d.name}, {"function", function_name(d.function)}, {"entries", entries}};
-        if (d.function == Function::lquantize) {
+            {"name", d.name}, {"function", functionName(d.function)}, {"entries", entries}};
+        if (d.function == Function::Lquantize) {
             aggregation["low"] = d.linear.low;
             aggregation["high"] = d.linear.high;
             aggregation["step"] = d.linear.step;
         }
-        if (d.function == Function::llquantize) {
-            aggregation["factor"] = d.log_linear.factor;
-            aggregation["low"] = d.log_linear.low;
-            aggregation["high"] = d.log_linear.high;
-            aggregation["steps"] = d.log_linear.steps;
+        if (d.function == Function::Llquantize) {
+            aggregation["factor"] = d.logLinear.factor;
+            aggregation["low"] = d.logLinear.low;
+            aggregation["high"] = d.logLinear.high;
+            aggregation["steps"] = d.logLinear.steps;
         }
         list.push_back(std::move(aggregation));
     }
     return {{"aggregations", list}, {"errors", aggregations.errors}};
 }
 
-std::string json_text(const nlohmann::json& json) {
+std::string jsonText(const nlohmann::json& json) {
     return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

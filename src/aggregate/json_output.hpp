@@ -25,6 +25,6 @@ nlohmann::json to_json(const AggregationSet& aggregations);
 /// `json` as --json prints it (indented by 2). Strings that are not valid UTF-8 (a key read
 /// from a process name or a string literal with "\xff") have each invalid byte replaced by
 /// U+FFFD rather than failing the whole output.
-std::string json_text(const nlohmann::json& json);
+std::string jsonText(const nlohmann::json& json);
 
 } // namespace tracectl::aggregate

@@ -7,16 +7,16 @@ namespace tracectl::aggregate {
 
 namespace {
 
-bool is_identifier_start(char c) {
+bool isIdentifierStart(char c) {
     return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
-bool is_identifier_char(char c) {
+bool isIdentifierChar(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 /// '$' for the macros a probe description may hold (pid$target::f:entry), which the
 /// parser expands.
-bool is_probe_char(char c) {
-    return is_identifier_char(c) || c == ':' || c == '*' || c == '?' || c == '.' || c == '-' ||
+bool isProbeChar(char c) {
+    return isIdentifierChar(c) || c == ':' || c == '*' || c == '?' || c == '.' || c == '-' ||
            c == '$';
 }
 
@@ -26,14 +26,14 @@ public:
 
     std::vector<Token> run() {
         std::vector<Token> tokens;
-        bool in_probes = true; // at a clause's start: probe descriptions
+        bool inProbes = true; // at a clause's start: probe descriptions
         if (at("#!")) {
             while (pos_ < source_.size() && source_[pos_] != '\n') {
                 advance();
             }
         }
         for (;;) {
-            skip_space_and_comments();
+            skipSpaceAndComments();
             Token token;
             token.at = here();
             if (pos_ >= source_.size()) {
@@ -41,60 +41,60 @@ public:
                 return tokens;
             }
             const char c = source_[pos_];
-            if (in_probes && c == '#') {
-                token.kind = Token::Kind::directive;
+            if (inProbes && c == '#') {
+                token.kind = Token::Kind::Directive;
                 advance();
                 while (pos_ < source_.size() && source_[pos_] != '\n') {
                     token.text += source_[pos_];
                     advance();
                 }
-            } else if (!in_probes && c == '$') {
-                token.kind = Token::Kind::macro;
+            } else if (!inProbes && c == '$') {
+                token.kind = Token::Kind::Macro;
                 advance();
                 if (pos_ < source_.size() && source_[pos_] == '$') {
                     token.text += '$'; // $$N: argument N as a string
                     advance();
                 }
-                while (pos_ < source_.size() && is_identifier_char(source_[pos_])) {
+                while (pos_ < source_.size() && isIdentifierChar(source_[pos_])) {
                     token.text += source_[pos_];
                     advance();
                 }
                 if (token.text.empty() || token.text == "$") {
                     throw ProgramError(token.at, "'$' must begin a macro variable ($target, $1)");
                 }
-            } else if (!in_probes && c == '\'') {
-                read_character(token);
-            } else if (in_probes && is_probe_char(c)) {
-                token.kind = Token::Kind::probe;
-                while (pos_ < source_.size() && is_probe_char(source_[pos_])) {
+            } else if (!inProbes && c == '\'') {
+                readCharacter(token);
+            } else if (inProbes && isProbeChar(c)) {
+                token.kind = Token::Kind::Probe;
+                while (pos_ < source_.size() && isProbeChar(source_[pos_])) {
                     token.text += source_[pos_];
                     advance();
                 }
-            } else if (!in_probes && c == '@') {
-                token.kind = Token::Kind::aggregation;
+            } else if (!inProbes && c == '@') {
+                token.kind = Token::Kind::Aggregation;
                 advance();
-                while (pos_ < source_.size() && is_identifier_char(source_[pos_])) {
+                while (pos_ < source_.size() && isIdentifierChar(source_[pos_])) {
                     token.text += source_[pos_];
                     advance();
                 }
-            } else if (!in_probes && is_identifier_start(c)) {
-                token.kind = Token::Kind::identifier;
-                while (pos_ < source_.size() && is_identifier_char(source_[pos_])) {
+            } else if (!inProbes && isIdentifierStart(c)) {
+                token.kind = Token::Kind::Identifier;
+                while (pos_ < source_.size() && isIdentifierChar(source_[pos_])) {
                     token.text += source_[pos_];
                     advance();
                 }
-            } else if (!in_probes && std::isdigit(static_cast<unsigned char>(c)) != 0) {
-                read_integer(token);
-            } else if (!in_probes && c == '"') {
-                read_string(token);
+            } else if (!inProbes && std::isdigit(static_cast<unsigned char>(c)) != 0) {
+                readInteger(token);
+            } else if (!inProbes && c == '"') {
+                readString(token);
             } else {
-                read_punctuation(token, in_probes);
+                readPunctuation(token, inProbes);
                 if (token.text == "{") {
-                    in_probes = false;
+                    inProbes = false;
                 } else if (token.text == "}") {
-                    in_probes = true;
-                } else if (in_probes && token.text == "/") {
-                    in_probes = false; // a predicate: an expression up to "/ {"
+                    inProbes = true;
+                } else if (inProbes && token.text == "/") {
+                    inProbes = false; // a predicate: an expression up to "/ {"
                 }
             }
             tokens.push_back(std::move(token));
@@ -116,7 +116,7 @@ private:
 
     bool at(std::string_view text) const { return source_.substr(pos_, text.size()) == text; }
 
-    void skip_space_and_comments() {
+    void skipSpaceAndComments() {
         while (pos_ < source_.size()) {
             if (std::isspace(static_cast<unsigned char>(source_[pos_])) != 0) {
                 advance();
@@ -142,8 +142,8 @@ private:
         }
     }
 
-    void read_integer(Token& token) {
-        token.kind = Token::Kind::integer;
+    void readInteger(Token& token) {
+        token.kind = Token::Kind::Integer;
         int base = 10;
         std::size_t start = pos_;
         if (at("0x") || at("0X")) {
@@ -155,7 +155,7 @@ private:
                    std::isdigit(static_cast<unsigned char>(source_[pos_ + 1])) != 0) {
             base = 8;
         }
-        while (pos_ < source_.size() && is_identifier_char(source_[pos_])) {
+        while (pos_ < source_.size() && isIdentifierChar(source_[pos_])) {
             advance();
         }
         std::string_view digits = source_.substr(start, pos_ - start);
@@ -180,8 +180,8 @@ private:
         token.text = std::string(digits);
     }
 
-    void read_character(Token& token) {
-        token.kind = Token::Kind::integer;
+    void readCharacter(Token& token) {
+        token.kind = Token::Kind::Integer;
         advance(); // '
         if (pos_ >= source_.size() || source_[pos_] == '\n' || source_[pos_] == '\'') {
             throw ProgramError(token.at, "empty or unterminated character constant");
@@ -203,7 +203,7 @@ private:
         token.text = std::to_string(token.value);
     }
 
-    static char escape(char escaped, Position escape_at) {
+    static char escape(char escaped, Position escapeAt) {
         switch (escaped) {
         case 'n':
             return '\n';
@@ -227,12 +227,12 @@ private:
         case '?':
             return escaped;
         default:
-            throw ProgramError(escape_at, std::string("unknown escape '\\") + escaped + "'");
+            throw ProgramError(escapeAt, std::string("unknown escape '\\") + escaped + "'");
         }
     }
 
-    void read_string(Token& token) {
-        token.kind = Token::Kind::string;
+    void readString(Token& token) {
+        token.kind = Token::Kind::String;
         advance(); // "
         for (;;) {
             if (pos_ >= source_.size() || source_[pos_] == '\n') {
@@ -248,21 +248,21 @@ private:
                     throw ProgramError(token.at, "unterminated string");
                 }
                 const char escaped = source_[pos_];
-                const Position escape_at = here();
+                const Position escapeAt = here();
                 advance();
-                c = escape(escaped, escape_at);
+                c = escape(escaped, escapeAt);
             }
             token.text += c;
         }
     }
 
-    void read_punctuation(Token& token, bool in_probes) {
-        token.kind = Token::Kind::punctuation;
-        static constexpr std::string_view multi[] = {
+    void readPunctuation(Token& token, bool inProbes) {
+        token.kind = Token::Kind::Punctuation;
+        static constexpr std::string_view kMulti[] = {
             "<<=", ">>=", "->", "==", "!=", "<=", ">=", "&&", "||", "^^", "++",
             "--",  "+=",  "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>"};
-        if (!in_probes) {
-            for (const std::string_view op : multi) {
+        if (!inProbes) {
+            for (const std::string_view op : kMulti) {
                 if (at(op)) {
                     token.text = std::string(op);
                     for (std::size_t i = 0; i < op.size(); ++i) {
@@ -273,7 +273,7 @@ private:
             }
         }
         const char c = source_[pos_];
-        const std::string_view singles = in_probes ? ",/{}" : ",;/{}[]()=+-*%<>!?:~&|^";
+        const std::string_view singles = inProbes ? ",/{}" : ",;/{}[]()=+-*%<>!?:~&|^";
         if (singles.find(c) == std::string_view::npos) {
             const bool printable = std::isprint(static_cast<unsigned char>(c)) != 0;
             throw ProgramError(token.at, printable ? std::string("unexpected character '") + c + "'"

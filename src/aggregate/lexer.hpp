@@ -15,17 +15,17 @@ namespace tracectl::aggregate {
 
 struct Token {
     enum class Kind {
-        probe,       ///< a probe description: [A-Za-z0-9_:*?.-]+ (text)
-        aggregation, ///< '@' followed by an optional name (text: the name, maybe empty)
-        identifier,  ///< [A-Za-z_][A-Za-z0-9_]* (text)
-        integer,     ///< decimal, 0 octal, 0x hexadecimal or 'c', fits in int64 (value)
-        string,      ///< "..." with C's escapes (text: the value)
-        punctuation, ///< text: one of C's operators and , ; / { } [ ] ( ) ? :
-        directive,   ///< a line `#WORD ...` between clauses (text: after the '#')
-        macro,       ///< `$name` or `$N` (text: name or N, without '$')
-        end,         ///< end of the program
+        Probe,       ///< a probe description: [A-Za-z0-9_:*?.-]+ (text)
+        Aggregation, ///< '@' followed by an optional name (text: the name, maybe empty)
+        Identifier,  ///< [A-Za-z_][A-Za-z0-9_]* (text)
+        Integer,     ///< decimal, 0 octal, 0x hexadecimal or 'c', fits in int64 (value)
+        String,      ///< "..." with C's escapes (text: the value)
+        Punctuation, ///< text: one of C's operators and , ; / { } [ ] ( ) ? :
+        Directive,   ///< a line `#WORD ...` between clauses (text: after the '#')
+        Macro,       ///< `$name` or `$N` (text: name or N, without '$')
+        End,         ///< end of the program
     };
-    Kind kind = Kind::end;
+    Kind kind = Kind::End;
     std::string text;
     std::int64_t value = 0;
     Position at;

@@ -12,13 +12,13 @@ namespace tracectl::aggregate {
 
 namespace {
 
-constexpr std::int64_t second_ns = 1000000000;
+constexpr std::int64_t kSecondNs = 1000000000;
 
 /// The unsigned number that begins `text` as strtoull(3) reads it with base 0, as libdtrace
 /// reads every option's value (dt_opt_rate, dt_optval_parse): "0x1f" hexadecimal, "017"
 /// octal, else decimal; digits only (no blank, no sign). `rest` gets what follows it.
 /// nullopt: no digit first, or more than INT64_MAX (libdtrace's "val < 0").
-std::optional<std::int64_t> leading_number(std::string_view text, std::string_view& rest) {
+std::optional<std::int64_t> leadingNumber(std::string_view text, std::string_view& rest) {
     int base = 10;
     std::size_t at = 0;
     if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') &&
@@ -56,7 +56,7 @@ std::string lowered(std::string_view text) {
 }
 
 /// `a` * `b` (both >= 0), INT64_MAX if that is more.
-std::int64_t saturated_product(std::int64_t a, std::int64_t b) noexcept {
+std::int64_t saturatedProduct(std::int64_t a, std::int64_t b) noexcept {
     return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
 }
 
@@ -65,18 +65,18 @@ std::int64_t saturated_product(std::int64_t a, std::int64_t b) noexcept {
 /// the unit in any case; N as strtoull(3) reads it (leading_number). The period in ns:
 /// 0 for a rate of 0 ("as often as possible"), INT64_MAX for what is longer. nullopt if
 /// malformed.
-std::optional<std::int64_t> rate_period_ns(std::string_view value) {
+std::optional<std::int64_t> ratePeriodNs(std::string_view value) {
     std::string_view rest;
-    const auto n = leading_number(value, rest);
+    const auto n = leadingNumber(value, rest);
     if (!n) {
         return std::nullopt;
     }
     const std::string unit = lowered(rest);
     if (unit.empty() || unit == "hz") {
-        return *n == 0 ? 0 : second_ns / *n;
+        return *n == 0 ? 0 : kSecondNs / *n;
     }
-    if (const auto scale = time_unit_ns(unit)) {
-        return saturated_product(*n, *scale);
+    if (const auto scale = timeUnitNs(unit)) {
+        return saturatedProduct(*n, *scale);
     }
     return std::nullopt;
 }
@@ -84,9 +84,9 @@ std::optional<std::int64_t> rate_period_ns(std::string_view value) {
 /// A size option's value as libdtrace's dt_optval_parse reads it: N, or N and one of k, m,
 /// g, t in either case (powers of 1024); N as strtoull(3) reads it (leading_number).
 /// nullopt if malformed or above `most`.
-std::optional<std::size_t> size_value(std::string_view value, std::uint64_t most) {
+std::optional<std::size_t> sizeValue(std::string_view value, std::uint64_t most) {
     std::string_view rest;
-    const auto n = leading_number(value, rest);
+    const auto n = leadingNumber(value, rest);
     if (!n) {
         return std::nullopt;
     }
@@ -107,7 +107,7 @@ std::optional<std::size_t> size_value(std::string_view value, std::uint64_t most
 
 } // namespace
 
-void apply_options(const std::vector<OptionSetting>& settings, RunOptions& options) {
+void applyOptions(const std::vector<OptionSetting>& settings, RunOptions& options) {
     for (const OptionSetting& s : settings) {
         const auto flag = [&](bool& into) {
             if (!s.value.empty()) {
@@ -116,7 +116,7 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
             into = true;
         };
         const auto rate = [&](std::string& into) {
-            if (!rate_period_ns(s.value)) {
+            if (!ratePeriodNs(s.value)) {
                 throw ProgramError(
                     s.at, "option " + s.name +
                               " needs a rate or a period, as dtrace takes it: N per second (N "
@@ -140,14 +140,14 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
         } else if (s.name == "aggrate") {
             rate(options.aggrate);
         } else if (s.name == "bufsize") {
-            if (!size_value(s.value, INT64_MAX)) {
+            if (!sizeValue(s.value, INT64_MAX)) {
                 throw ProgramError(s.at, "option bufsize needs a size: N bytes, or N with k, m, "
                                          "g or t (powers of 1024), as in 4m; not '" +
                                              s.value + "'");
             }
             options.bufsize = s.value;
         } else if (s.name == "strsize") {
-            const auto size = size_value(s.value, largest_strsize);
+            const auto size = sizeValue(s.value, kLargestStrsize);
             if (!size || *size == 0) {
                 throw ProgramError(s.at, "option strsize needs a size from 1 to 1m (bytes, with "
                                          "the terminating NUL), as in 512 or 4k, not '" +
@@ -166,17 +166,17 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
     }
 }
 
-std::int64_t switch_period_ns(const RunOptions& options) {
-    constexpr std::int64_t shortest = 10000000; // 10 ms
-    constexpr std::int64_t longest = 86400 * second_ns;
+std::int64_t switchPeriodNs(const RunOptions& options) {
+    constexpr std::int64_t kShortest = 10000000; // 10 ms
+    constexpr std::int64_t kLongest = 86400 * kSecondNs;
     if (options.switchrate.empty()) {
-        return second_ns;
+        return kSecondNs;
     }
     // apply_options took it: malformed text is no longer possible.
-    return std::clamp(rate_period_ns(options.switchrate).value_or(second_ns), shortest, longest);
+    return std::clamp(ratePeriodNs(options.switchrate).value_or(kSecondNs), kShortest, kLongest);
 }
 
-OptionSetting option_from_text(const std::string& text) {
+OptionSetting optionFromText(const std::string& text) {
     const std::size_t eq = text.find('=');
     return {text.substr(0, eq), eq == std::string::npos ? std::string() : text.substr(eq + 1),
             Position{0, 0}};

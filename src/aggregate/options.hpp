@@ -27,7 +27,7 @@ struct RunOptions {
 };
 
 /// The largest strsize taken (1m): a program's strings stay within memory.
-inline constexpr std::size_t largest_strsize = std::size_t{1} << 20;
+inline constexpr std::size_t kLargestStrsize = std::size_t{1} << 20;
 
 /// Applies `settings` in order to `options`. Values are read as libdtrace reads them, N
 /// as strtoull(3) with base 0 (decimal, 0x hexadecimal, 0 octal): a rate (dt_opt_rate) is
@@ -37,7 +37,7 @@ inline constexpr std::size_t largest_strsize = std::size_t{1} << 20;
 /// ProgramError at the setting: an unknown option, a value where none is taken or a
 /// malformed one (the message says what is taken), and `destructive` ("destructive
 /// actions are not available: tracectl dtrace never acts on the traced system").
-void apply_options(const std::vector<OptionSetting>& settings, RunOptions& options);
+void applyOptions(const std::vector<OptionSetting>& settings, RunOptions& options);
 
 /// The switch rate's period in ns: how often a live run hands what was recorded to the
 /// program (dtrace(1M) -x switchrate: the rate at which the principal buffers are
@@ -45,9 +45,9 @@ void apply_options(const std::vector<OptionSetting>& settings, RunOptions& optio
 /// `options.switchrate` as apply_options took it: a rate (Nhz, or N alone: N per second)
 /// or a period (N with ns, us, ms, s, m, h or d and their long spellings). Empty: 1 s.
 /// Held between 10 ms (also for 0, "as often as possible") and 1 day.
-std::int64_t switch_period_ns(const RunOptions& options);
+std::int64_t switchPeriodNs(const RunOptions& options);
 
 /// "NAME" or "NAME=VALUE" from the command line (-x), at position 0:0.
-OptionSetting option_from_text(const std::string& text);
+OptionSetting optionFromText(const std::string& text);
 
 } // namespace tracectl::aggregate

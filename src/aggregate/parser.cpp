@@ -21,15 +21,15 @@ namespace {
 
 std::string describe(const Token& token) {
     switch (token.kind) {
-    case Token::Kind::end:
+    case Token::Kind::End:
         return "end of program";
-    case Token::Kind::string:
+    case Token::Kind::String:
         return "string \"" + token.text + "\"";
-    case Token::Kind::aggregation:
+    case Token::Kind::Aggregation:
         return "'@" + token.text + "'";
-    case Token::Kind::macro:
+    case Token::Kind::Macro:
         return "'$" + token.text + "'";
-    case Token::Kind::directive:
+    case Token::Kind::Directive:
         return "'#" + token.text + "'";
     default:
         return "'" + token.text + "'";
@@ -37,7 +37,7 @@ std::string describe(const Token& token) {
 }
 
 /// Names D reserves for its built-in variables: never a variable of the program.
-bool is_builtin_name(const std::string& name) {
+bool isBuiltinName(const std::string& name) {
     static const char* const names[] = {
         "timestamp", "vtimestamp", "walltimestamp", "cpu",      "pid",       "ppid",
         "tid",       "execname",   "probeprov",     "probemod", "probefunc", "probename",
@@ -79,11 +79,11 @@ public:
         : tokens_(std::move(tokens)), macros_(macros) {}
 
     Program run() {
-        if (peek().kind == Token::Kind::end) {
+        if (peek().kind == Token::Kind::End) {
             throw ProgramError(peek().at, "empty program: expected a probe description");
         }
-        while (peek().kind != Token::Kind::end) {
-            if (peek().kind == Token::Kind::directive) {
+        while (peek().kind != Token::Kind::End) {
+            if (peek().kind == Token::Kind::Directive) {
                 directive(take());
                 continue;
             }
@@ -108,7 +108,7 @@ private:
     }
     bool is(std::string_view punctuation, std::size_t ahead = 0) const {
         const Token& token = peek(ahead);
-        return token.kind == Token::Kind::punctuation && token.text == punctuation;
+        return token.kind == Token::Kind::Punctuation && token.text == punctuation;
     }
     [[noreturn]] void fail(const Token& token, const std::string& expected) const {
         throw ProgramError(token.at,
@@ -153,12 +153,12 @@ private:
         Clause result;
         references_ = &result.references;
         for (;;) {
-            if (peek().kind != Token::Kind::probe) {
+            if (peek().kind != Token::Kind::Probe) {
                 fail(peek(), "a probe description");
             }
             const Token& token = take();
             result.probes.push_back(
-                probe_description(expand_macros(token.text, token.at), token.at, macros_.target));
+                probeDescription(expandMacros(token.text, token.at), token.at, macros_.target));
             if (!is(",")) {
                 break;
             }
@@ -166,9 +166,9 @@ private:
         }
         if (is("/")) {
             take();
-            in_predicate_ = true;
+            inPredicate_ = true;
             result.predicate = expression();
-            in_predicate_ = false;
+            inPredicate_ = false;
             expect("/");
         }
         if (!is("{") && !result.predicate) {
@@ -195,13 +195,13 @@ private:
 
     Statement statement() {
         const Token& first = peek();
-        if (first.kind == Token::Kind::identifier) {
+        if (first.kind == Token::Kind::Identifier) {
             if (is("(", 1)) {
-                return action_statement();
+                return actionStatement();
             }
             return assignment();
         }
-        if (first.kind != Token::Kind::aggregation) {
+        if (first.kind != Token::Kind::Aggregation) {
             fail(peek(), "a statement (an aggregation, an assignment or an action)");
         }
         const Token& name = take();
@@ -209,37 +209,37 @@ private:
         result.at = name.at;
         if (is("[")) {
             take();
-            result.keys = expression_list("]", false);
+            result.keys = expressionList("]", false);
         }
         expect("=");
-        if (peek().kind != Token::Kind::identifier) {
+        if (peek().kind != Token::Kind::Identifier) {
             fail(peek(), "an aggregating function");
         }
-        const Token& function_token = take();
-        const Function function = function_by_name(function_token);
+        const Token& functionToken = take();
+        const Function function = functionByName(functionToken);
         const Token& open = expect("(");
-        std::vector<std::unique_ptr<Expression>> arguments = expression_list(")", true);
+        std::vector<std::unique_ptr<Expression>> arguments = expressionList(")", true);
         LinearParameters linear;
-        LogLinearParameters log_linear;
-        check_arguments(function, function_token, open, arguments, linear, log_linear);
+        LogLinearParameters logLinear;
+        checkArguments(function, functionToken, open, arguments, linear, logLinear);
         if (!arguments.empty()) {
             result.argument = std::move(arguments.front());
         }
         result.aggregation =
-            declare(name, function, function_token, result.keys.size(), linear, log_linear);
+            declare(name, function, functionToken, result.keys.size(), linear, logLinear);
         return result;
     }
 
     Statement assignment() {
         Statement result;
-        result.kind = Statement::Kind::assign;
+        result.kind = Statement::Kind::Assign;
         result.at = peek().at;
-        result.target = variable_target();
+        result.target = variableTarget();
         const Token& op = peek();
         if (is("++") || is("--")) {
             take();
             result.compound = true;
-            result.op = op.text == "++" ? Operator::add : Operator::subtract;
+            result.op = op.text == "++" ? Operator::Add : Operator::Subtract;
             auto one = std::make_unique<Expression>();
             one->at = op.at;
             one->integer = 1;
@@ -247,11 +247,10 @@ private:
             return result;
         }
         static const std::pair<const char*, Operator> compounds[] = {
-            {"+=", Operator::add},         {"-=", Operator::subtract},
-            {"*=", Operator::multiply},    {"/=", Operator::divide},
-            {"%=", Operator::modulo},      {"&=", Operator::bit_and},
-            {"|=", Operator::bit_or},      {"^=", Operator::bit_xor},
-            {"<<=", Operator::shift_left}, {">>=", Operator::shift_right}};
+            {"+=", Operator::Add},        {"-=", Operator::Subtract}, {"*=", Operator::Multiply},
+            {"/=", Operator::Divide},     {"%=", Operator::Modulo},   {"&=", Operator::BitAnd},
+            {"|=", Operator::BitOr},      {"^=", Operator::BitXor},   {"<<=", Operator::ShiftLeft},
+            {">>=", Operator::ShiftRight}};
         for (const auto& [text, o] : compounds) {
             if (is(text)) {
                 take();
@@ -267,78 +266,77 @@ private:
     }
 
     /// The variable an assignment writes: declares it at its first assignment.
-    std::unique_ptr<Expression> variable_target() {
+    std::unique_ptr<Expression> variableTarget() {
         const Token& name = take();
         auto e = std::make_unique<Expression>();
-        e->kind = Expression::Kind::variable;
+        e->kind = Expression::Kind::Variable;
         e->at = name.at;
-        VariableScope scope = VariableScope::global;
+        VariableScope scope = VariableScope::Global;
         std::string variable = name.text;
         if ((name.text == "this" || name.text == "self") && is("->")) {
             take();
-            if (peek().kind != Token::Kind::identifier) {
+            if (peek().kind != Token::Kind::Identifier) {
                 fail(peek(), "a variable name after '" + name.text + "->'");
             }
-            scope =
-                name.text == "this" ? VariableScope::clause_local : VariableScope::thread_local_;
+            scope = name.text == "this" ? VariableScope::ClauseLocal : VariableScope::ThreadLocal;
             variable = take().text;
-        } else if (is_builtin_name(name.text) || name.text == "this" || name.text == "self") {
+        } else if (isBuiltinName(name.text) || name.text == "this" || name.text == "self") {
             throw ProgramError(name.at,
                                "'" + name.text + "' is a built-in variable: it cannot be assigned");
-        } else if (std::find(program_fields_.begin(), program_fields_.end(), name.text) !=
-                   program_fields_.end()) {
+        } else if (std::find(programFields_.begin(), programFields_.end(), name.text) !=
+                   programFields_.end()) {
             throw ProgramError(name.at, "'" + name.text +
                                             "' is read as an event field before this assignment "
                                             "(D declares a variable at its first assignment: "
                                             "assign it earlier, in BEGIN for instance)");
         }
         if (is("[")) {
-            refuse_clause_local_array(scope, name.at);
+            refuseClauseLocalArray(scope, name.at);
             keys(*e); // a global or thread-local associative array
         }
         e->text = variable;
-        e->variable = declare_variable(variable, scope, e->arguments.size(), name.at);
+        e->variable = declareVariable(variable, scope, e->arguments.size(), name.at);
         return e;
     }
 
     /// D has no clause-local associative arrays (this->name[key]).
-    static void refuse_clause_local_array(VariableScope scope, Position at) {
-        if (scope == VariableScope::clause_local) {
+    static void refuseClauseLocalArray(VariableScope scope, Position at) {
+        if (scope == VariableScope::ClauseLocal) {
             throw ProgramError(at, "clause-local variables cannot be associative arrays in D "
                                    "(this->name[key]): use a global or self-> array");
         }
     }
 
-    std::size_t declare_variable(const std::string& name, VariableScope scope,
-                                 std::size_t key_count, Position at) {
+    std::size_t declareVariable(const std::string& name, VariableScope scope, std::size_t keyCount,
+                                Position at) {
         auto& all = program_.variables;
         const auto found = std::find_if(all.begin(), all.end(), [&](const auto& v) {
             return v.name == name && v.scope == scope;
         });
         if (found == all.end()) {
-            all.push_back({name, scope, key_count, at});
+            all.push_back({name, scope, keyCount, at});
             return all.size() - 1;
         }
-        if (found->key_count != key_count) {
+        if (found->keyCount != keyCount) {
             throw ProgramError(at, "variable '" + name + "' has " +
-                                       std::to_string(found->key_count) + " key(s), not " +
-                                       std::to_string(key_count) + " (first used at " +
+                                       std::to_string(found->keyCount) + " key(s), not " +
+                                       std::to_string(keyCount) + " (first used at " +
                                        std::to_string(found->at.line) + ":" +
                                        std::to_string(found->at.column) + ")");
         }
         return static_cast<std::size_t>(found - all.begin());
     }
 
-    static std::optional<Action> action_by_name(const std::string& name) {
-        static const std::pair<const char*, Action> all[] = {{"printf", Action::printf_},
-                                                             {"printa", Action::printa},
-                                                             {"print", Action::print},
-                                                             {"trace", Action::trace},
-                                                             {"exit", Action::exit},
-                                                             {"clear", Action::clear},
-                                                             {"trunc", Action::trunc},
-                                                             {"normalize", Action::normalize},
-                                                             {"denormalize", Action::denormalize}};
+    static std::optional<Action> actionByName(const std::string& name) {
+        static const std::pair<const char*, Action> all[] = {{"printf", Action::Printf},
+                                                             {"printa", Action::Printa},
+                                                             {"print", Action::Print},
+                                                             {"trace", Action::Trace},
+                                                             {"exit", Action::Exit},
+                                                             {"clear", Action::Clear},
+                                                             {"trunc", Action::Trunc},
+                                                             {"normalize", Action::Normalize},
+                                                             {"denormalize", Action::Denormalize}};
         for (const auto& [text, action] : all) {
             if (name == text) {
                 return action;
@@ -347,92 +345,92 @@ private:
         return std::nullopt;
     }
 
-    Statement action_statement() {
+    Statement actionStatement() {
         const Token& name = take();
         if (auto why = refusal(name.text)) {
             throw ProgramError(name.at, *why);
         }
-        const auto action = action_by_name(name.text);
+        const auto action = actionByName(name.text);
         if (!action) {
             throw ProgramError(name.at, "unknown action '" + name.text +
                                             "' (printf, printa, print, trace, exit, clear, "
                                             "trunc, normalize, denormalize)");
         }
         Statement result;
-        result.kind = Statement::Kind::action;
+        result.kind = Statement::Kind::Action;
         result.action = *action;
         result.at = name.at;
         const Token& open = expect("(");
-        std::vector<std::unique_ptr<Expression>> arguments = expression_list(")", true);
-        const auto count_error = [&](const std::string& wanted) {
+        std::vector<std::unique_ptr<Expression>> arguments = expressionList(")", true);
+        const auto countError = [&](const std::string& wanted) {
             return ProgramError(open.at, name.text + "( ) takes " + wanted + ", " +
                                              std::to_string(arguments.size()) + " given");
         };
-        const auto is_aggregation = [](const Expression& e) {
-            return e.kind == Expression::Kind::aggregation;
+        const auto isAggregation = [](const Expression& e) {
+            return e.kind == Expression::Kind::Aggregation;
         };
-        std::size_t first_argument = 0;
+        std::size_t firstArgument = 0;
         switch (*action) {
-        case Action::printf_: {
-            if (arguments.empty() || arguments[0]->kind != Expression::Kind::string) {
+        case Action::Printf: {
+            if (arguments.empty() || arguments[0]->kind != Expression::Kind::String) {
                 throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
                                    "printf( ) needs a format string constant first");
             }
-            result.format = parse_format(arguments[0]->text, arguments[0]->at, false);
-            result.has_format = true;
-            first_argument = 1;
-            if (arguments.size() - 1 != result.format.argument_count()) {
+            result.format = parseFormat(arguments[0]->text, arguments[0]->at, false);
+            result.hasFormat = true;
+            firstArgument = 1;
+            if (arguments.size() - 1 != result.format.argumentCount()) {
                 throw ProgramError(
                     arguments[0]->at,
-                    "printf( ) format has " + std::to_string(result.format.argument_count()) +
+                    "printf( ) format has " + std::to_string(result.format.argumentCount()) +
                         " conversion(s) but " + std::to_string(arguments.size() - 1) +
                         " argument(s) are given");
             }
             break;
         }
-        case Action::printa: {
-            if (!arguments.empty() && arguments[0]->kind == Expression::Kind::string) {
-                result.format = parse_format(arguments[0]->text, arguments[0]->at, true);
-                result.has_format = true;
-                first_argument = 1;
+        case Action::Printa: {
+            if (!arguments.empty() && arguments[0]->kind == Expression::Kind::String) {
+                result.format = parseFormat(arguments[0]->text, arguments[0]->at, true);
+                result.hasFormat = true;
+                firstArgument = 1;
             }
-            if (arguments.size() <= first_argument) {
-                throw count_error("one or more aggregations (after an optional format)");
+            if (arguments.size() <= firstArgument) {
+                throw countError("one or more aggregations (after an optional format)");
             }
-            for (std::size_t i = first_argument; i < arguments.size(); ++i) {
-                if (!is_aggregation(*arguments[i])) {
+            for (std::size_t i = firstArgument; i < arguments.size(); ++i) {
+                if (!isAggregation(*arguments[i])) {
                     throw ProgramError(arguments[i]->at, "printa( ) prints aggregations: "
                                                          "expected '@name'");
                 }
             }
             break;
         }
-        case Action::print:
-        case Action::trace:
+        case Action::Print:
+        case Action::Trace:
             if (arguments.size() != 1) {
-                throw count_error("1 argument");
+                throw countError("1 argument");
             }
-            if (is_aggregation(*arguments[0])) {
+            if (isAggregation(*arguments[0])) {
                 throw ProgramError(arguments[0]->at, name.text + "( ) cannot take an "
                                                                  "aggregation: use printa( )");
             }
             break;
-        case Action::exit:
+        case Action::Exit:
             if (arguments.size() != 1) {
-                throw count_error("1 argument (the exit status)");
+                throw countError("1 argument (the exit status)");
             }
             break;
-        case Action::clear:
-        case Action::denormalize:
-            if (arguments.size() != 1 || !is_aggregation(*arguments[0])) {
+        case Action::Clear:
+        case Action::Denormalize:
+            if (arguments.size() != 1 || !isAggregation(*arguments[0])) {
                 throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
                                    name.text + "( ) takes one aggregation ('@name')");
             }
             break;
-        case Action::trunc:
-        case Action::normalize: {
-            const bool normalize = *action == Action::normalize;
-            if (arguments.empty() || !is_aggregation(*arguments[0]) || arguments.size() > 2 ||
+        case Action::Trunc:
+        case Action::Normalize: {
+            const bool normalize = *action == Action::Normalize;
+            if (arguments.empty() || !isAggregation(*arguments[0]) || arguments.size() > 2 ||
                 (normalize && arguments.size() != 2)) {
                 throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
                                    normalize ? "normalize( ) takes an aggregation and a factor"
@@ -442,12 +440,12 @@ private:
             break;
         }
         }
-        const bool takes_aggregation = *action == Action::clear || *action == Action::trunc ||
-                                       *action == Action::normalize ||
-                                       *action == Action::denormalize;
-        for (std::size_t i = first_argument; i < arguments.size(); ++i) {
-            if (is_aggregation(*arguments[i]) && *action != Action::printa &&
-                !(takes_aggregation && i == 0)) {
+        const bool takesAggregation = *action == Action::Clear || *action == Action::Trunc ||
+                                      *action == Action::Normalize ||
+                                      *action == Action::Denormalize;
+        for (std::size_t i = firstArgument; i < arguments.size(); ++i) {
+            if (isAggregation(*arguments[i]) && *action != Action::Printa &&
+                !(takesAggregation && i == 0)) {
                 throw ProgramError(arguments[i]->at, name.text + "( ) argument #" +
                                                          std::to_string(i + 1) +
                                                          " cannot be an aggregation");
@@ -457,13 +455,13 @@ private:
         return result;
     }
 
-    static Function function_by_name(const Token& token) {
-        static constexpr Function all[] = {
-            Function::count,    Function::sum,       Function::avg,
-            Function::min,      Function::max,       Function::stddev,
-            Function::quantize, Function::lquantize, Function::llquantize};
-        for (const Function f : all) {
-            if (token.text == function_name(f)) {
+    static Function functionByName(const Token& token) {
+        static constexpr Function kAll[] = {
+            Function::Count,    Function::Sum,       Function::Avg,
+            Function::Min,      Function::Max,       Function::Stddev,
+            Function::Quantize, Function::Lquantize, Function::Llquantize};
+        for (const Function f : kAll) {
+            if (token.text == functionName(f)) {
                 return f;
             }
         }
@@ -474,20 +472,20 @@ private:
 
     static std::int64_t constant(const Expression& e, const char* what,
                                  const char* function = "lquantize") {
-        if (e.kind == Expression::Kind::integer) {
+        if (e.kind == Expression::Kind::Integer) {
             return e.integer;
         }
-        if (e.kind == Expression::Kind::unary && e.op == Operator::negate &&
-            e.left->kind == Expression::Kind::integer) {
+        if (e.kind == Expression::Kind::Unary && e.op == Operator::Negate &&
+            e.left->kind == Expression::Kind::Integer) {
             return -e.left->integer;
         }
         throw ProgramError(e.at,
                            std::string(function) + "( ) " + what + " must be an integer constant");
     }
 
-    static void check_log_linear(const Token& open,
-                                 const std::vector<std::unique_ptr<Expression>>& arguments,
-                                 LogLinearParameters& p) {
+    static void checkLogLinear(const Token& open,
+                               const std::vector<std::unique_ptr<Expression>>& arguments,
+                               LogLinearParameters& p) {
         if (arguments.size() != 5) {
             throw ProgramError(open.at, "llquantize( ) takes 5 arguments (expression, factor, "
                                         "low magnitude, high magnitude, steps), " +
@@ -523,23 +521,23 @@ private:
         }
     }
 
-    static void check_arguments(Function function, const Token& name, const Token& open,
-                                const std::vector<std::unique_ptr<Expression>>& arguments,
-                                LinearParameters& linear, LogLinearParameters& log_linear) {
-        if (function == Function::llquantize) {
-            check_log_linear(open, arguments, log_linear);
+    static void checkArguments(Function function, const Token& name, const Token& open,
+                               const std::vector<std::unique_ptr<Expression>>& arguments,
+                               LinearParameters& linear, LogLinearParameters& logLinear) {
+        if (function == Function::Llquantize) {
+            checkLogLinear(open, arguments, logLinear);
             return;
         }
         const std::size_t n = arguments.size();
         const std::string f = name.text + "( )";
-        if (function == Function::count) {
+        if (function == Function::Count) {
             if (n != 0) {
                 throw ProgramError(arguments.front()->at,
                                    f + " takes no arguments, " + std::to_string(n) + " given");
             }
             return;
         }
-        if (function != Function::lquantize) {
+        if (function != Function::Lquantize) {
             if (n != 1) {
                 throw ProgramError(n == 0 ? open.at : arguments[1]->at,
                                    f + " takes 1 argument, " + std::to_string(n) + " given");
@@ -556,13 +554,13 @@ private:
         linear.low = constant(*arguments[1], "lower bound");
         linear.high = constant(*arguments[2], "upper bound");
         linear.step = n == 4 ? constant(*arguments[3], "step") : 1;
-        constexpr std::int64_t int32_min = std::numeric_limits<std::int32_t>::min();
-        constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
-        if (linear.low < int32_min || linear.low > int32_max) {
+        constexpr std::int64_t kInt32Min = std::numeric_limits<std::int32_t>::min();
+        constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+        if (linear.low < kInt32Min || linear.low > kInt32Max) {
             throw ProgramError(arguments[1]->at, "lquantize( ) lower bound must be a 32-bit "
                                                  "integer");
         }
-        if (linear.high < int32_min || linear.high > int32_max) {
+        if (linear.high < kInt32Min || linear.high > kInt32Max) {
             throw ProgramError(arguments[2]->at, "lquantize( ) upper bound must be a 32-bit "
                                                  "integer");
         }
@@ -584,35 +582,35 @@ private:
         }
     }
 
-    std::size_t declare(const Token& name, Function function, const Token& function_token,
-                        std::size_t key_count, const LinearParameters& linear,
-                        const LogLinearParameters& log_linear) {
+    std::size_t declare(const Token& name, Function function, const Token& functionToken,
+                        std::size_t keyCount, const LinearParameters& linear,
+                        const LogLinearParameters& logLinear) {
         auto& all = program_.aggregations;
         const auto found = std::find_if(all.begin(), all.end(),
                                         [&](const auto& a) { return a.name == name.text; });
         if (found == all.end()) {
-            all.push_back({name.text, function, key_count, linear, log_linear, name.at});
+            all.push_back({name.text, function, keyCount, linear, logLinear, name.at});
             return all.size() - 1;
         }
         const std::string shown = "@" + name.text;
         const std::string first = " (first used at " + std::to_string(found->at.line) + ":" +
                                   std::to_string(found->at.column) + ")";
         if (found->function != function) {
-            throw ProgramError(function_token.at, shown + " is an aggregation of " +
-                                                      function_name(found->function) +
-                                                      "( ): it cannot also use " +
-                                                      function_name(function) + "( )" + first);
+            throw ProgramError(functionToken.at, shown + " is an aggregation of " +
+                                                     functionName(found->function) +
+                                                     "( ): it cannot also use " +
+                                                     functionName(function) + "( )" + first);
         }
-        if (found->key_count != key_count) {
-            throw ProgramError(name.at, shown + " has " + std::to_string(found->key_count) +
-                                            " key(s), not " + std::to_string(key_count) + first);
+        if (found->keyCount != keyCount) {
+            throw ProgramError(name.at, shown + " has " + std::to_string(found->keyCount) +
+                                            " key(s), not " + std::to_string(keyCount) + first);
         }
-        if (function == Function::lquantize && !(found->linear == linear)) {
-            throw ProgramError(function_token.at,
+        if (function == Function::Lquantize && !(found->linear == linear)) {
+            throw ProgramError(functionToken.at,
                                shown + " uses lquantize( ) with other bounds or step" + first);
         }
-        if (function == Function::llquantize && !(found->log_linear == log_linear)) {
-            throw ProgramError(function_token.at,
+        if (function == Function::Llquantize && !(found->logLinear == logLinear)) {
+            throw ProgramError(functionToken.at,
                                shown + " uses llquantize( ) with other parameters" + first);
         }
         return static_cast<std::size_t>(found - all.begin());
@@ -622,7 +620,7 @@ private:
     std::unique_ptr<Expression> expression() { return conditional(); }
 
     std::unique_ptr<Expression> conditional() {
-        auto condition = logical_or();
+        auto condition = logicalOr();
         if (!is("?")) {
             return condition;
         }
@@ -632,13 +630,13 @@ private:
         expect(":");
         auto otherwise = conditional();
         auto e = std::make_unique<Expression>();
-        e->kind = Expression::Kind::ternary;
+        e->kind = Expression::Kind::Ternary;
         e->at = t.at;
         e->height = 1 + std::max({condition->height, then->height, otherwise->height});
         e->left = std::move(condition);
         e->right = std::move(then);
         e->third = std::move(otherwise);
-        check_height(*e);
+        checkHeight(*e);
         return e;
     }
 
@@ -646,20 +644,20 @@ private:
                                        std::unique_ptr<Expression> left,
                                        std::unique_ptr<Expression> right) {
         auto e = std::make_unique<Expression>();
-        e->kind = Expression::Kind::binary;
+        e->kind = Expression::Kind::Binary;
         e->at = token.at;
         e->op = op;
         e->height = 1 + std::max(left->height, right->height);
         e->left = std::move(left);
         e->right = std::move(right);
-        check_height(*e);
+        checkHeight(*e);
         return e;
     }
 
-    static void check_height(const Expression& e) {
-        if (e.height > max_expression_height) {
+    static void checkHeight(const Expression& e) {
+        if (e.height > kMaxExpressionHeight) {
             throw ProgramError(e.at, "expression too deep (more than " +
-                                         std::to_string(max_expression_height) +
+                                         std::to_string(kMaxExpressionHeight) +
                                          " levels of operators)");
         }
     }
@@ -667,27 +665,29 @@ private:
     /// One more level of parentheses or unary operators, for the scope of this.
     struct Nesting {
         explicit Nesting(Parser& parser, const Token& token) : parser_(parser) {
-            if (++parser_.nesting_ > max_expression_nesting) {
+            if (++parser_.nesting_ > kMaxExpressionNesting) {
                 throw ProgramError(token.at, "expression nested too deeply (more than " +
-                                                 std::to_string(max_expression_nesting) +
+                                                 std::to_string(kMaxExpressionNesting) +
                                                  " parentheses and unary operators)");
             }
         }
         ~Nesting() { --parser_.nesting_; }
         Nesting(const Nesting&) = delete;
         Nesting& operator=(const Nesting&) = delete;
+
+    private:
         Parser& parser_;
     };
 
-    std::unique_ptr<Expression> logical_or() {
+    std::unique_ptr<Expression> logicalOr() {
         std::vector<std::unique_ptr<Expression>> terms;
         std::vector<const Token*> ops;
-        terms.push_back(logical_xor());
+        terms.push_back(logicalXor());
         while (is("||")) {
             ops.push_back(&take());
-            terms.push_back(logical_xor());
+            terms.push_back(logicalXor());
         }
-        return balanced(Operator::logical_or, terms, ops, 0, terms.size());
+        return balanced(Operator::LogicalOr, terms, ops, 0, terms.size());
     }
     /// terms[from..to) joined by `op` (|| or &&) as a balanced tree: a
     /// flat chain of thousands of terms is not nesting (issue 40, B7), and
@@ -707,24 +707,24 @@ private:
         return binary(op, *ops[mid - 1], std::move(left), std::move(right));
     }
     /// a ^^ b: (!!a) != (!!b).
-    std::unique_ptr<Expression> logical_xor() {
-        auto left = binary_level(0);
+    std::unique_ptr<Expression> logicalXor() {
+        auto left = binaryLevel(0);
         while (is("^^")) {
             const Token& t = take();
-            left = binary(Operator::not_equal, t, truth(t, std::move(left)),
-                          truth(t, binary_level(0)));
+            left =
+                binary(Operator::NotEqual, t, truth(t, std::move(left)), truth(t, binaryLevel(0)));
         }
         return left;
     }
     std::unique_ptr<Expression> truth(const Token& t, std::unique_ptr<Expression> e) {
         for (int i = 0; i < 2; ++i) {
             auto n = std::make_unique<Expression>();
-            n->kind = Expression::Kind::unary;
+            n->kind = Expression::Kind::Unary;
             n->at = t.at;
-            n->op = Operator::logical_not;
+            n->op = Operator::LogicalNot;
             n->height = 1 + e->height;
             n->left = std::move(e);
-            check_height(*n);
+            checkHeight(*n);
             e = std::move(n);
         }
         return e;
@@ -732,29 +732,29 @@ private:
     /// The left-associative binary operators from && (the loosest) to * (the
     /// tightest), one level each, as C orders them (K&R 2nd ed., A.7).
     using Level = std::vector<std::pair<std::string_view, Operator>>;
-    static const std::vector<Level>& binary_levels() {
+    static const std::vector<Level>& binaryLevels() {
         static const std::vector<Level> levels = {
-            {{"&&", Operator::logical_and}},
-            {{"|", Operator::bit_or}},
-            {{"^", Operator::bit_xor}},
-            {{"&", Operator::bit_and}},
-            {{"==", Operator::equal}, {"!=", Operator::not_equal}},
-            {{"<", Operator::less},
-             {"<=", Operator::less_equal},
-             {">", Operator::greater},
-             {">=", Operator::greater_equal}},
-            {{"<<", Operator::shift_left}, {">>", Operator::shift_right}},
-            {{"+", Operator::add}, {"-", Operator::subtract}},
-            {{"*", Operator::multiply}, {"/", Operator::divide}, {"%", Operator::modulo}},
+            {{"&&", Operator::LogicalAnd}},
+            {{"|", Operator::BitOr}},
+            {{"^", Operator::BitXor}},
+            {{"&", Operator::BitAnd}},
+            {{"==", Operator::Equal}, {"!=", Operator::NotEqual}},
+            {{"<", Operator::Less},
+             {"<=", Operator::LessEqual},
+             {">", Operator::Greater},
+             {">=", Operator::GreaterEqual}},
+            {{"<<", Operator::ShiftLeft}, {">>", Operator::ShiftRight}},
+            {{"+", Operator::Add}, {"-", Operator::Subtract}},
+            {{"*", Operator::Multiply}, {"/", Operator::Divide}, {"%", Operator::Modulo}},
         };
         return levels;
     }
     /// The operator of binary level `level` the next token is, if any.
-    std::optional<Operator> operator_at(std::size_t level) const {
-        for (const auto& [text, op] : binary_levels()[level]) {
+    std::optional<Operator> operatorAt(std::size_t level) const {
+        for (const auto& [text, op] : binaryLevels()[level]) {
             if (is(text)) {
-                if (op == Operator::divide && in_predicate_ &&
-                    (is("{", 1) || peek(1).kind == Token::Kind::end)) {
+                if (op == Operator::Divide && inPredicate_ &&
+                    (is("{", 1) || peek(1).kind == Token::Kind::End)) {
                     // "/ {" closes a predicate instead (and "/" at the end, which then
                     // lacks its actions)
                     return std::nullopt;
@@ -765,24 +765,24 @@ private:
         return std::nullopt;
     }
     /// An expression of binary level `level` and tighter (0: && and tighter).
-    std::unique_ptr<Expression> binary_level(std::size_t level) {
-        if (level == binary_levels().size()) {
+    std::unique_ptr<Expression> binaryLevel(std::size_t level) {
+        if (level == binaryLevels().size()) {
             return unary();
         }
         if (level == 0) { // &&: balanced, as ||
             std::vector<std::unique_ptr<Expression>> terms;
             std::vector<const Token*> ops;
-            terms.push_back(binary_level(1));
+            terms.push_back(binaryLevel(1));
             while (is("&&")) {
                 ops.push_back(&take());
-                terms.push_back(binary_level(1));
+                terms.push_back(binaryLevel(1));
             }
-            return balanced(Operator::logical_and, terms, ops, 0, terms.size());
+            return balanced(Operator::LogicalAnd, terms, ops, 0, terms.size());
         }
-        auto left = binary_level(level + 1);
-        while (const std::optional<Operator> op = operator_at(level)) {
+        auto left = binaryLevel(level + 1);
+        while (const std::optional<Operator> op = operatorAt(level)) {
             const Token& t = take();
-            left = binary(*op, t, std::move(left), binary_level(level + 1));
+            left = binary(*op, t, std::move(left), binaryLevel(level + 1));
         }
         return left;
     }
@@ -798,12 +798,12 @@ private:
             }
             for (int i = 0; i < 2; ++i) {
                 auto e = std::make_unique<Expression>();
-                e->kind = Expression::Kind::unary;
+                e->kind = Expression::Kind::Unary;
                 e->at = t.at;
-                e->op = Operator::negate;
+                e->op = Operator::Negate;
                 e->height = 1 + operand->height;
                 e->left = std::move(operand);
-                check_height(*e);
+                checkHeight(*e);
                 operand = std::move(e);
             }
             return operand;
@@ -816,14 +816,14 @@ private:
                 return operand;
             }
             auto e = std::make_unique<Expression>();
-            e->kind = Expression::Kind::unary;
+            e->kind = Expression::Kind::Unary;
             e->at = t.at;
-            e->op = t.text == "!"   ? Operator::logical_not
-                    : t.text == "~" ? Operator::bit_not
-                                    : Operator::negate;
+            e->op = t.text == "!"   ? Operator::LogicalNot
+                    : t.text == "~" ? Operator::BitNot
+                                    : Operator::Negate;
             e->height = 1 + operand->height;
             e->left = std::move(operand);
-            check_height(*e);
+            checkHeight(*e);
             return e;
         }
         return primary();
@@ -832,20 +832,20 @@ private:
         const Token& t = peek();
         auto e = std::make_unique<Expression>();
         e->at = t.at;
-        if (t.kind == Token::Kind::integer) {
-            e->kind = Expression::Kind::integer;
+        if (t.kind == Token::Kind::Integer) {
+            e->kind = Expression::Kind::Integer;
             e->integer = take().value;
             return e;
         }
-        if (t.kind == Token::Kind::string) {
-            e->kind = Expression::Kind::string;
+        if (t.kind == Token::Kind::String) {
+            e->kind = Expression::Kind::String;
             e->text = take().text;
             return e;
         }
-        if (t.kind == Token::Kind::macro) {
+        if (t.kind == Token::Kind::Macro) {
             return macro(take());
         }
-        if (t.kind == Token::Kind::aggregation) {
+        if (t.kind == Token::Kind::Aggregation) {
             take();
             const auto& all = program_.aggregations;
             const auto found = std::find_if(all.begin(), all.end(),
@@ -854,12 +854,12 @@ private:
                 throw ProgramError(t.at, "aggregation '@" + t.text +
                                              "' is used before any statement feeds it");
             }
-            e->kind = Expression::Kind::aggregation;
+            e->kind = Expression::Kind::Aggregation;
             e->text = t.text;
             e->variable = static_cast<std::size_t>(found - all.begin());
             return e;
         }
-        if (is("(") && peek(1).kind == Token::Kind::identifier && is_type_word(peek(1).text)) {
+        if (is("(") && peek(1).kind == Token::Kind::Identifier && isTypeWord(peek(1).text)) {
             return cast();
         }
         if (is("(")) {
@@ -868,7 +868,7 @@ private:
             expect(")");
             return inner;
         }
-        if (t.kind != Token::Kind::identifier) {
+        if (t.kind != Token::Kind::Identifier) {
             fail(t, "an expression");
         }
         take();
@@ -885,83 +885,83 @@ private:
         }
         if ((t.text == "this" || t.text == "self") && is("->")) {
             take();
-            if (peek().kind != Token::Kind::identifier) {
+            if (peek().kind != Token::Kind::Identifier) {
                 fail(peek(), "a variable name after '" + t.text + "->'");
             }
             const Token& name = take();
             const VariableScope scope =
-                t.text == "this" ? VariableScope::clause_local : VariableScope::thread_local_;
+                t.text == "this" ? VariableScope::ClauseLocal : VariableScope::ThreadLocal;
             const auto& all = program_.variables;
-            if (scope == VariableScope::clause_local &&
+            if (scope == VariableScope::ClauseLocal &&
                 std::none_of(all.begin(), all.end(), [&](const auto& v) {
                     return v.scope == scope && v.name == name.text;
                 })) {
                 throw ProgramError(name.at, "clause-local variable 'this->" + name.text +
                                                 "' is used before any clause assigns it");
             }
-            e->kind = Expression::Kind::variable;
+            e->kind = Expression::Kind::Variable;
             e->text = name.text;
             if (is("[")) {
-                refuse_clause_local_array(scope, t.at);
+                refuseClauseLocalArray(scope, t.at);
                 keys(*e); // self->name[key, ...]: a thread-local associative array
             }
-            e->variable = declare_variable(name.text, scope, e->arguments.size(), name.at);
+            e->variable = declareVariable(name.text, scope, e->arguments.size(), name.at);
             return e;
         }
-        if (const auto v = global_variable(t.text)) {
-            e->kind = Expression::Kind::variable;
+        if (const auto v = globalVariable(t.text)) {
+            e->kind = Expression::Kind::Variable;
             e->text = t.text;
             e->variable = *v;
             if (is("[")) {
                 keys(*e);
             }
-            const std::size_t key_count = program_.variables[*v].key_count;
-            if (e->arguments.size() != key_count) {
+            const std::size_t keyCount = program_.variables[*v].keyCount;
+            if (e->arguments.size() != keyCount) {
                 throw ProgramError(t.at, "variable '" + t.text + "' has " +
-                                             std::to_string(key_count) + " key(s), not " +
+                                             std::to_string(keyCount) + " key(s), not " +
                                              std::to_string(e->arguments.size()));
             }
             return e;
         }
-        e->kind = Expression::Kind::identifier;
-        if (std::find(program_fields_.begin(), program_fields_.end(), t.text) ==
-            program_fields_.end()) {
-            program_fields_.push_back(t.text);
+        e->kind = Expression::Kind::Identifier;
+        if (std::find(programFields_.begin(), programFields_.end(), t.text) ==
+            programFields_.end()) {
+            programFields_.push_back(t.text);
         }
         if (t.text == "args" && is("[")) {
             // args[N]->member: the field `member` (no translators here).
             take();
-            if (peek().kind != Token::Kind::integer) {
+            if (peek().kind != Token::Kind::Integer) {
                 fail(peek(), "an argument index");
             }
             take();
             expect("]");
             expect("->");
-            if (peek().kind != Token::Kind::identifier) {
+            if (peek().kind != Token::Kind::Identifier) {
                 fail(peek(), "a member name");
             }
             const Token& member = take();
             e->at = member.at;
             e->text = member.text;
-            e->payload_member = true;
+            e->payloadMember = true;
         } else {
             e->text = t.text;
         }
         auto& refs = *references_;
         if (std::none_of(refs.begin(), refs.end(), [&](const auto& r) {
-                return r.name == e->text && r.payload == e->payload_member;
+                return r.name == e->text && r.payload == e->payloadMember;
             })) {
-            refs.push_back({e->text, e->at, e->payload_member});
+            refs.push_back({e->text, e->at, e->payloadMember});
         }
         return e;
     }
 
     /// Expressions separated by "," up to `close`, which is taken too; none
     /// only if `may_be_empty` (a call's "()").
-    std::vector<std::unique_ptr<Expression>> expression_list(std::string_view close,
-                                                             bool may_be_empty) {
+    std::vector<std::unique_ptr<Expression>> expressionList(std::string_view close,
+                                                            bool mayBeEmpty) {
         std::vector<std::unique_ptr<Expression>> list;
-        if (!may_be_empty || !is(close)) {
+        if (!mayBeEmpty || !is(close)) {
             for (;;) {
                 list.push_back(expression());
                 if (is(close)) {
@@ -978,14 +978,14 @@ private:
     /// heights count in the variable's.
     void keys(Expression& e) {
         const Nesting nesting(*this, take());
-        for (auto& key : expression_list("]", false)) {
+        for (auto& key : expressionList("]", false)) {
             e.height = std::max(e.height, 1 + key->height);
             e.arguments.push_back(std::move(key));
         }
-        check_height(e);
+        checkHeight(e);
     }
 
-    static bool is_type_word(const std::string& word) {
+    static bool isTypeWord(const std::string& word) {
         static const char* const words[] = {
             "char",    "short",   "int",      "long",      "signed",       "unsigned", "int8_t",
             "int16_t", "int32_t", "int64_t",  "uint8_t",   "uint16_t",     "uint32_t", "uint64_t",
@@ -1001,7 +1001,7 @@ private:
         const Token& open = take();
         const Nesting nesting(*this, open);
         std::string type;
-        while (peek().kind == Token::Kind::identifier && is_type_word(peek().text)) {
+        while (peek().kind == Token::Kind::Identifier && isTypeWord(peek().text)) {
             type += (type.empty() ? "" : " ") + take().text;
         }
         expect(")");
@@ -1054,20 +1054,20 @@ private:
         }
         auto operand = unary();
         auto e = std::make_unique<Expression>();
-        e->kind = Expression::Kind::unary;
+        e->kind = Expression::Kind::Unary;
         e->at = open.at;
-        e->op = found->second < 0 ? Operator::cast_signed : Operator::cast_unsigned;
+        e->op = found->second < 0 ? Operator::CastSigned : Operator::CastUnsigned;
         e->integer = found->second < 0 ? -found->second : found->second;
         e->height = 1 + operand->height;
         e->left = std::move(operand);
-        check_height(*e);
+        checkHeight(*e);
         return e;
     }
 
-    std::optional<std::size_t> global_variable(const std::string& name) const {
+    std::optional<std::size_t> globalVariable(const std::string& name) const {
         const auto& all = program_.variables;
         for (std::size_t i = 0; i < all.size(); ++i) {
-            if (all[i].scope == VariableScope::global && all[i].name == name) {
+            if (all[i].scope == VariableScope::Global && all[i].name == name) {
                 return i;
             }
         }
@@ -1096,7 +1096,7 @@ private:
                                                 "@name[keys] = " +
                                                 name.text + "( )");
             }
-            if (action_by_name(name.text)) {
+            if (actionByName(name.text)) {
                 throw ProgramError(name.at, name.text + "( ) is an action: it gives no value");
             }
             throw ProgramError(name.at, "unknown function '" + name.text +
@@ -1105,10 +1105,10 @@ private:
         }
         const Nesting nesting(*this, take()); // (
         auto e = std::make_unique<Expression>();
-        e->kind = Expression::Kind::call;
+        e->kind = Expression::Kind::Call;
         e->at = name.at;
         e->text = name.text;
-        e->arguments = expression_list(")", true);
+        e->arguments = expressionList(")", true);
         const std::size_t n = e->arguments.size();
         if (n < found->min || n > found->max) {
             throw ProgramError(name.at,
@@ -1119,17 +1119,17 @@ private:
         }
         for (const auto& a : e->arguments) {
             e->height = std::max(e->height, 1 + a->height);
-            if (a->kind == Expression::Kind::aggregation) {
+            if (a->kind == Expression::Kind::Aggregation) {
                 throw ProgramError(a->at, name.text + "( ) cannot take an aggregation");
             }
         }
-        check_height(*e);
+        checkHeight(*e);
         return e;
     }
 
     /// A probe description with its macros $target and $N replaced by their text, as
     /// dtrace(1M) expands them (pid$target::malloc:entry).
-    std::string expand_macros(const std::string& text, Position at) const {
+    std::string expandMacros(const std::string& text, Position at) const {
         std::string out;
         for (std::size_t i = 0; i < text.size(); ++i) {
             if (text[i] != '$') {
@@ -1159,7 +1159,7 @@ private:
             }
             if (n >= 1 && n <= macros_.arguments.size()) {
                 out += macros_.arguments[n - 1];
-            } else if (!macros_.default_args) {
+            } else if (!macros_.defaultArgs) {
                 throw ProgramError(at, "probe description '" + text + "': macro argument $" + name +
                                            " is not given");
             }
@@ -1178,8 +1178,8 @@ private:
             e->integer = *macros_.target;
             return e;
         }
-        const bool as_string = t.text.front() == '$';
-        const std::string digits = as_string ? t.text.substr(1) : t.text;
+        const bool asString = t.text.front() == '$';
+        const std::string digits = asString ? t.text.substr(1) : t.text;
         std::size_t n = 0;
         const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
         if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
@@ -1189,12 +1189,12 @@ private:
         std::optional<std::string> value;
         if (n >= 1 && n <= macros_.arguments.size()) {
             value = macros_.arguments[n - 1];
-        } else if (!macros_.default_args) {
+        } else if (!macros_.defaultArgs) {
             throw ProgramError(t.at, "macro argument $" + t.text +
                                          " is not given (or set option defaultargs)");
         }
-        if (as_string) {
-            e->kind = Expression::Kind::string;
+        if (asString) {
+            e->kind = Expression::Kind::String;
             e->text = value.value_or("");
             return e;
         }
@@ -1214,9 +1214,9 @@ private:
 
     std::vector<Token> tokens_;
     const Macros& macros_;
-    std::vector<std::string> program_fields_; // identifiers read as fields so far
+    std::vector<std::string> programFields_; // identifiers read as fields so far
     std::size_t index_ = 0;
-    bool in_predicate_ = false;
+    bool inPredicate_ = false;
     int nesting_ = 0;
     std::vector<FieldReference>* references_ = nullptr;
     Program program_;
@@ -1224,7 +1224,7 @@ private:
 
 } // namespace
 
-std::vector<std::string> probe_fields(const std::string& text) {
+std::vector<std::string> probeFields(const std::string& text) {
     std::vector<std::string> parts{""};
     for (const char c : text) {
         if (c == ':') {
@@ -1236,8 +1236,8 @@ std::vector<std::string> probe_fields(const std::string& text) {
     return parts;
 }
 
-std::string probe_pattern(const std::string& text, Position at) {
-    const std::vector<std::string> parts = probe_fields(text);
+std::string probePattern(const std::string& text, Position at) {
+    const std::vector<std::string> parts = probeFields(text);
     if (parts.size() == 1 || parts.size() == 2) {
         if (std::any_of(parts.begin(), parts.end(), [](const auto& p) { return p.empty(); })) {
             throw ProgramError(at, "invalid probe description '" + text + "'");
@@ -1262,7 +1262,7 @@ std::string probe_pattern(const std::string& text, Position at) {
 namespace {
 
 /// "tick-10ms" -> 10000000; no unit: hertz (the profile provider's rule).
-std::int64_t tick_period_unchecked(const std::string& spec, const std::string& text, Position at) {
+std::int64_t tickPeriodUnchecked(const std::string& spec, const std::string& text, Position at) {
     std::size_t digits = 0;
     while (digits < spec.size() && std::isdigit(static_cast<unsigned char>(spec[digits])) != 0) {
         ++digits;
@@ -1281,7 +1281,7 @@ std::int64_t tick_period_unchecked(const std::string& spec, const std::string& t
         }
         return 1000000000 / n;
     }
-    if (const auto ns = time_unit_ns(unit)) {
+    if (const auto ns = timeUnitNs(unit)) {
         if (n > std::numeric_limits<std::int64_t>::max() / *ns) {
             throw ProgramError(at, "timer probe '" + text + "': period too long");
         }
@@ -1292,9 +1292,9 @@ std::int64_t tick_period_unchecked(const std::string& spec, const std::string& t
 }
 
 /// tick_period_unchecked, refused below shortest_tick_ns.
-std::int64_t tick_period(const std::string& spec, const std::string& text, Position at) {
-    const std::int64_t ns = tick_period_unchecked(spec, text, at);
-    if (ns < shortest_tick_ns) {
+std::int64_t tickPeriod(const std::string& spec, const std::string& text, Position at) {
+    const std::int64_t ns = tickPeriodUnchecked(spec, text, at);
+    if (ns < kShortestTickNs) {
         throw ProgramError(at, "timer probe '" + text +
                                    "' is faster than the shortest period, 200us (5000hz, "
                                    "illumos's profile provider's minimum)");
@@ -1304,17 +1304,17 @@ std::int64_t tick_period(const std::string& spec, const std::string& text, Posit
 
 } // namespace
 
-ProbeDescription probe_description(const std::string& text, Position at,
-                                   std::optional<std::int64_t> target) {
-    const std::vector<std::string> parts = probe_fields(text);
+ProbeDescription probeDescription(const std::string& text, Position at,
+                                  std::optional<std::int64_t> target) {
+    const std::vector<std::string> parts = probeFields(text);
     const std::string& name = parts.back();
     const std::string provider = parts.size() > 1 ? parts.front() : std::string();
-    ProbeDescription probe{text, at, {}, ProbeKind::event, 0, std::nullopt};
+    ProbeDescription probe{text, at, {}, ProbeKind::Event, 0, std::nullopt};
     if ((name == "BEGIN" || name == "END" || name == "ERROR") &&
         (parts.size() == 1 || provider == "dtrace")) {
-        probe.kind = name == "BEGIN" ? ProbeKind::begin
-                     : name == "END" ? ProbeKind::end
-                                     : ProbeKind::error;
+        probe.kind = name == "BEGIN" ? ProbeKind::Begin
+                     : name == "END" ? ProbeKind::End
+                                     : ProbeKind::Error;
         probe.pattern = "dtrace:" + name;
         return probe;
     }
@@ -1325,20 +1325,20 @@ ProbeDescription probe_description(const std::string& text, Position at,
                                    "interrupts: not available over recorded events (tick-N "
                                    "is)");
         }
-        probe.kind = ProbeKind::tick;
-        probe.tick_ns = tick_period(name.substr(5), text, at);
+        probe.kind = ProbeKind::Tick;
+        probe.tickNs = tickPeriod(name.substr(5), text, at);
         probe.pattern = "profile:" + name;
         return probe;
     }
-    if ((probe.user = user_probe(parts, target, text, at))) {
-        probe.pattern = user_probe_event(*probe.user);
+    if ((probe.user = userProbe(parts, target, text, at))) {
+        probe.pattern = userProbeEvent(*probe.user);
         return probe;
     }
-    probe.pattern = probe_pattern(text, at);
+    probe.pattern = probePattern(text, at);
     return probe;
 }
 
-Program parse_program(std::string_view source, const Macros& macros) {
+Program parseProgram(std::string_view source, const Macros& macros) {
     return Parser(tokenize(source), macros).run();
 }
 

@@ -35,27 +35,27 @@ namespace tracectl::aggregate {
 /// As the LTTng filter parser (src/daemon/filter): at most this many nested parentheses and
 /// unary operators, and expression trees at most max_expression_height nodes high, so that
 /// nothing that walks an expression (parser, binding, evaluation) recurses deeper.
-inline constexpr int max_expression_nesting = 256;
-inline constexpr int max_expression_height = 1000;
+inline constexpr int kMaxExpressionNesting = 256;
+inline constexpr int kMaxExpressionHeight = 1000;
 
 /// The values of macro variables: $target (dtrace -c/-p), $1.. (arguments after the script).
 struct Macros {
     std::optional<std::int64_t> target;
     std::vector<std::string> arguments; ///< $1 is arguments[0]
-    bool default_args = false;          ///< option defaultargs: unset $N are 0 / ""
+    bool defaultArgs = false;           ///< option defaultargs: unset $N are 0 / ""
 };
 
 /// Parses `source`. Throws ProgramError with the line and column of the first error.
-Program parse_program(std::string_view source, const Macros& macros = {});
+Program parseProgram(std::string_view source, const Macros& macros = {});
 
 /// The CTF event name pattern of a probe description (see ProbeDescription::pattern).
 /// Throws ProgramError (at `at`) for 3 parts, more than 4, or a 4-part description whose
 /// module or function part is neither empty nor "*".
-std::string probe_pattern(const std::string& text, Position at);
+std::string probePattern(const std::string& text, Position at);
 
 /// The ':'-separated fields of probe description `text` as written, one to
 /// four of them ("p:m:f:n", "p:n", "n"; empty ones kept).
-std::vector<std::string> probe_fields(const std::string& text);
+std::vector<std::string> probeFields(const std::string& text);
 
 /// The probe description `text`: the dtrace provider's BEGIN, END, ERROR (`BEGIN`,
 /// `dtrace:::BEGIN`), timers (`tick-N[unit]`, `profile:::tick-N[unit]`: ns, us, ms, s, m,
@@ -64,7 +64,7 @@ std::vector<std::string> probe_fields(const std::string& text);
 /// expanded in `text`) or trace events (probe_pattern). Throws ProgramError (at `at`) as
 /// probe_pattern and user_probe do, and for profile-N, malformed timers and timers faster
 /// than shortest_tick_ns (200 us).
-ProbeDescription probe_description(const std::string& text, Position at,
-                                   std::optional<std::int64_t> target = std::nullopt);
+ProbeDescription probeDescription(const std::string& text, Position at,
+                                  std::optional<std::int64_t> target = std::nullopt);
 
 } // namespace tracectl::aggregate

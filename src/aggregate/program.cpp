@@ -7,82 +7,82 @@ ProgramError::ProgramError(Position at, const std::string& message)
                          message),
       at_(at), message_(message) {}
 
-const char* operator_text(Operator op) noexcept {
+const char* operatorText(Operator op) noexcept {
     switch (op) {
-    case Operator::add:
+    case Operator::Add:
         return "+";
-    case Operator::subtract:
+    case Operator::Subtract:
         return "-";
-    case Operator::multiply:
+    case Operator::Multiply:
         return "*";
-    case Operator::divide:
+    case Operator::Divide:
         return "/";
-    case Operator::modulo:
+    case Operator::Modulo:
         return "%";
-    case Operator::equal:
+    case Operator::Equal:
         return "==";
-    case Operator::not_equal:
+    case Operator::NotEqual:
         return "!=";
-    case Operator::less:
+    case Operator::Less:
         return "<";
-    case Operator::less_equal:
+    case Operator::LessEqual:
         return "<=";
-    case Operator::greater:
+    case Operator::Greater:
         return ">";
-    case Operator::greater_equal:
+    case Operator::GreaterEqual:
         return ">=";
-    case Operator::logical_and:
+    case Operator::LogicalAnd:
         return "&&";
-    case Operator::logical_or:
+    case Operator::LogicalOr:
         return "||";
-    case Operator::logical_not:
+    case Operator::LogicalNot:
         return "!";
-    case Operator::negate:
+    case Operator::Negate:
         return "-";
-    case Operator::bit_and:
+    case Operator::BitAnd:
         return "&";
-    case Operator::bit_or:
+    case Operator::BitOr:
         return "|";
-    case Operator::bit_xor:
+    case Operator::BitXor:
         return "^";
-    case Operator::bit_not:
+    case Operator::BitNot:
         return "~";
-    case Operator::shift_left:
+    case Operator::ShiftLeft:
         return "<<";
-    case Operator::shift_right:
+    case Operator::ShiftRight:
         return ">>";
-    case Operator::cast_signed:
-    case Operator::cast_unsigned:
+    case Operator::CastSigned:
+    case Operator::CastUnsigned:
         return "(cast)";
     }
     return "?";
 }
 
-const char* function_name(Function function) noexcept {
+const char* functionName(Function function) noexcept {
     switch (function) {
-    case Function::count:
+    case Function::Count:
         return "count";
-    case Function::sum:
+    case Function::Sum:
         return "sum";
-    case Function::avg:
+    case Function::Avg:
         return "avg";
-    case Function::min:
+    case Function::Min:
         return "min";
-    case Function::max:
+    case Function::Max:
         return "max";
-    case Function::stddev:
+    case Function::Stddev:
         return "stddev";
-    case Function::quantize:
+    case Function::Quantize:
         return "quantize";
-    case Function::lquantize:
+    case Function::Lquantize:
         return "lquantize";
-    case Function::llquantize:
+    case Function::Llquantize:
         return "llquantize";
     }
     return "?";
 }
 
-std::size_t Format::argument_count() const noexcept {
+std::size_t Format::argumentCount() const noexcept {
     std::size_t n = 0;
     for (const Conversion& c : pieces) {
         n += c.conversion != 0 && c.conversion != '%' && !c.aggregation ? 1 : 0;
@@ -92,20 +92,20 @@ std::size_t Format::argument_count() const noexcept {
 
 namespace {
 
-bool needs_runtime(const Expression* e) noexcept {
+bool needsRuntime(const Expression* e) noexcept {
     if (e == nullptr) {
         return false;
     }
-    if (e->kind == Expression::Kind::variable || e->kind == Expression::Kind::call ||
-        e->kind == Expression::Kind::aggregation) {
+    if (e->kind == Expression::Kind::Variable || e->kind == Expression::Kind::Call ||
+        e->kind == Expression::Kind::Aggregation) {
         return true;
     }
-    if (needs_runtime(e->left.get()) || needs_runtime(e->right.get()) ||
-        needs_runtime(e->third.get())) {
+    if (needsRuntime(e->left.get()) || needsRuntime(e->right.get()) ||
+        needsRuntime(e->third.get())) {
         return true;
     }
     for (const auto& a : e->arguments) {
-        if (needs_runtime(a.get())) {
+        if (needsRuntime(a.get())) {
             return true;
         }
     }
@@ -114,7 +114,7 @@ bool needs_runtime(const Expression* e) noexcept {
 
 } // namespace
 
-bool Program::has_probe(ProbeKind kind) const noexcept {
+bool Program::hasProbe(ProbeKind kind) const noexcept {
     for (const Clause& clause : clauses) {
         for (const ProbeDescription& probe : clause.probes) {
             if (probe.kind == kind) {
@@ -125,14 +125,14 @@ bool Program::has_probe(ProbeKind kind) const noexcept {
     return false;
 }
 
-bool Program::needs_order() const noexcept {
-    if (has_probe(ProbeKind::tick) || has_probe(ProbeKind::error)) {
+bool Program::needsOrder() const noexcept {
+    if (hasProbe(ProbeKind::Tick) || hasProbe(ProbeKind::Error)) {
         return true;
     }
     for (const Clause& clause : clauses) {
         bool events = false;
         for (const ProbeDescription& probe : clause.probes) {
-            events = events || probe.kind == ProbeKind::event;
+            events = events || probe.kind == ProbeKind::Event;
         }
         if (!events) {
             // BEGIN's timestamp is the first event record's, END's the last's.
@@ -143,15 +143,15 @@ bool Program::needs_order() const noexcept {
             }
             continue;
         }
-        if (needs_runtime(clause.predicate.get()) || clause.default_action()) {
+        if (needsRuntime(clause.predicate.get()) || clause.defaultAction()) {
             return true; // the default action prints a line per firing
         }
         for (const Statement& s : clause.statements) {
-            if (s.kind != Statement::Kind::aggregate || needs_runtime(s.argument.get())) {
+            if (s.kind != Statement::Kind::Aggregate || needsRuntime(s.argument.get())) {
                 return true;
             }
             for (const auto& key : s.keys) {
-                if (needs_runtime(key.get())) {
+                if (needsRuntime(key.get())) {
                     return true;
                 }
             }
@@ -160,22 +160,22 @@ bool Program::needs_order() const noexcept {
     return false;
 }
 
-std::optional<std::int64_t> time_unit_ns(std::string_view unit) noexcept {
-    constexpr std::int64_t second = 1000000000;
+std::optional<std::int64_t> timeUnitNs(std::string_view unit) noexcept {
+    constexpr std::int64_t kSecond = 1000000000;
     static const std::pair<std::string_view, std::int64_t> units[] = {{"ns", 1},
                                                                       {"nsec", 1},
                                                                       {"us", 1000},
                                                                       {"usec", 1000},
                                                                       {"ms", 1000000},
                                                                       {"msec", 1000000},
-                                                                      {"s", second},
-                                                                      {"sec", second},
-                                                                      {"m", 60 * second},
-                                                                      {"min", 60 * second},
-                                                                      {"h", 3600 * second},
-                                                                      {"hour", 3600 * second},
-                                                                      {"d", 86400 * second},
-                                                                      {"day", 86400 * second}};
+                                                                      {"s", kSecond},
+                                                                      {"sec", kSecond},
+                                                                      {"m", 60 * kSecond},
+                                                                      {"min", 60 * kSecond},
+                                                                      {"h", 3600 * kSecond},
+                                                                      {"hour", 3600 * kSecond},
+                                                                      {"d", 86400 * kSecond},
+                                                                      {"day", 86400 * kSecond}};
     for (const auto& [name, ns] : units) {
         if (unit == name) {
             return ns;

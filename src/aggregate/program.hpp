@@ -38,37 +38,37 @@ private:
 
 /// Operators of D expressions (C's precedence; see parser.hpp).
 enum class Operator {
-    add,
-    subtract,
-    multiply,
-    divide,
-    modulo,
-    equal,
-    not_equal,
-    less,
-    less_equal,
-    greater,
-    greater_equal,
-    logical_and,
-    logical_or,
-    logical_not,
-    negate,
-    bit_and,
-    bit_or,
-    bit_xor,
-    bit_not,
-    shift_left,
-    shift_right,
-    cast_signed,   ///< (int), (long)...: keeps the low Expression::integer bytes, sign-extended
-    cast_unsigned, ///< (unsigned int), (uint8_t)...: the same, zero-extended
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Modulo,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    LogicalAnd,
+    LogicalOr,
+    LogicalNot,
+    Negate,
+    BitAnd,
+    BitOr,
+    BitXor,
+    BitNot,
+    ShiftLeft,
+    ShiftRight,
+    CastSigned,   ///< (int), (long)...: keeps the low Expression::integer bytes, sign-extended
+    CastUnsigned, ///< (unsigned int), (uint8_t)...: the same, zero-extended
 };
 
 /// The text of an operator as D writes it ("+", "&&", "!"...).
-const char* operator_text(Operator op) noexcept;
+const char* operatorText(Operator op) noexcept;
 
 /// Where a D variable lives: a global (scalar or associative array), `this->name` (the
 /// probe firing's, zeroed before each), `self->name` (the thread's, keyed by tid).
-enum class VariableScope { global, clause_local, thread_local_ };
+enum class VariableScope { Global, ClauseLocal, ThreadLocal };
 
 /// A D expression. `identifier` names an event payload field, a context field or a
 /// built-in variable (pid, tid, execname, cpu, timestamp, probename...); `args[N]->member`
@@ -79,21 +79,21 @@ enum class VariableScope { global, clause_local, thread_local_ };
 /// `variable`. `ternary`: left ? right : third.
 struct Expression {
     enum class Kind {
-        integer,
-        string,
-        identifier,
-        unary,
-        binary,
-        ternary,
-        variable,
-        call,
-        aggregation
+        Integer,
+        String,
+        Identifier,
+        Unary,
+        Binary,
+        Ternary,
+        Variable,
+        Call,
+        Aggregation
     };
-    Kind kind = Kind::integer;
+    Kind kind = Kind::Integer;
     Position at;
     std::int64_t integer = 0; ///< Kind::integer
     std::string text;         ///< Kind::string (the value) or Kind::identifier (the name)
-    Operator op = Operator::add;
+    Operator op = Operator::Add;
     std::unique_ptr<Expression> left;  ///< unary: the operand
     std::unique_ptr<Expression> right; ///< binary only
     std::unique_ptr<Expression> third; ///< ternary only
@@ -101,14 +101,14 @@ struct Expression {
     std::size_t variable = 0;
     int height = 1; ///< nodes on the longest path down (the parser bounds it)
     /// Kind::identifier written `args[N]->member`: a payload member only (FieldReference).
-    bool payload_member = false;
+    bool payloadMember = false;
 };
 
 /// DTrace's aggregating functions.
-enum class Function { count, sum, avg, min, max, stddev, quantize, lquantize, llquantize };
+enum class Function { Count, Sum, Avg, Min, Max, Stddev, Quantize, Lquantize, Llquantize };
 
 /// The D name of a function ("count", "lquantize"...).
-const char* function_name(Function function) noexcept;
+const char* functionName(Function function) noexcept;
 
 /// lquantize(expr, low, high[, step]): `levels` = (high - low) / step buckets of width
 /// step from low, plus the "< low" and ">= low + levels * step" rows (DTrace's
@@ -136,10 +136,10 @@ struct LogLinearParameters {
 /// One aggregation of the program, as declared by its first use.
 struct AggregationDeclaration {
     std::string name; ///< without '@'; empty for `@`
-    Function function = Function::count;
-    std::size_t key_count = 0;
-    LinearParameters linear;        ///< lquantize only
-    LogLinearParameters log_linear; ///< llquantize only
+    Function function = Function::Count;
+    std::size_t keyCount = 0;
+    LinearParameters linear;       ///< lquantize only
+    LogLinearParameters logLinear; ///< llquantize only
     Position at;
 };
 
@@ -158,45 +158,45 @@ struct Conversion {
 struct Format {
     std::vector<Conversion> pieces;
     /// Conversions that take an argument (printf) or a key (printa, not counting %@).
-    std::size_t argument_count() const noexcept;
+    std::size_t argumentCount() const noexcept;
 };
 
 /// The actions a statement can run (Dynamic Tracing Guide, "Actions and Subroutines").
-enum class Action { printf_, printa, print, trace, exit, clear, trunc, normalize, denormalize };
+enum class Action { Printf, Printa, Print, Trace, Exit, Clear, Trunc, Normalize, Denormalize };
 
 /// A statement: `@name[keys...] = function(argument, ...);` (Kind::aggregate), a variable
 /// assignment `target op value` (Kind::assign: op is `=` or a compound operator; ++ and
 /// -- are `+= 1` and `-= 1`), or an action (Kind::action) with its arguments.
 struct Statement {
-    enum class Kind { aggregate, assign, action };
-    Kind kind = Kind::aggregate;
+    enum class Kind { Aggregate, Assign, Action };
+    Kind kind = Kind::Aggregate;
     std::size_t aggregation = 0; ///< index into Program::aggregations
     Position at;
     std::vector<std::unique_ptr<Expression>> keys;
     std::unique_ptr<Expression> argument; ///< null for count(); the assigned value
     std::unique_ptr<Expression> target;   ///< assign: a Kind::variable expression
     bool compound = false;                ///< assign: `target op= argument`
-    Operator op = Operator::add;          ///< assign: the compound operator
-    Action action = Action::printf_;
+    Operator op = Operator::Add;          ///< assign: the compound operator
+    Action action = Action::Printf;
     std::vector<std::unique_ptr<Expression>> arguments; ///< action's (printf: after format)
     Format format;                                      ///< printf, printa with a format
-    bool has_format = false;
+    bool hasFormat = false;
 };
 
 /// What a probe description names: trace events, or one of the dtrace provider's probes
 /// (BEGIN before the first event record, END after the last or at exit(), ERROR at a
 /// run-time error) or a timer (`tick-N[unit]`, `profile:::tick-N[unit]`, firing every
 /// tick_ns of trace time).
-enum class ProbeKind { event, begin, end, error, tick };
+enum class ProbeKind { Event, Begin, End, Error, Tick };
 
 /// The nanoseconds of one `unit` of D's time suffixes (ns nsec us usec ms msec s sec m min h
 /// hour d day: illumos libdtrace's dt_opt_rate suffixes and the profile provider's tick-N
 /// units); nullopt for any other (including "hz", which callers read as a rate).
-std::optional<std::int64_t> time_unit_ns(std::string_view unit) noexcept;
+std::optional<std::int64_t> timeUnitNs(std::string_view unit) noexcept;
 
 /// The shortest timer period taken: 200 us (5000 hz), illumos's profile provider's minimum
 /// (profile_interval_min); a shorter tick-N is refused, as illumos makes no such probe.
-inline constexpr std::int64_t shortest_tick_ns = 200000;
+inline constexpr std::int64_t kShortestTickNs = 200000;
 
 /// A probe of a process (aggregate/user_probes.hpp): the pid provider's function entry
 /// (`pid1234::work:entry`) or return (`pid1234::work:return`), or a USDT probe
@@ -204,8 +204,8 @@ inline constexpr std::int64_t shortest_tick_ns = 200000;
 /// userspace probe of the kernel domain on the process's executable; only the records of
 /// process `pid` count.
 struct UserProbe {
-    enum class Kind { entry, return_, usdt };
-    Kind kind = Kind::entry;
+    enum class Kind { Entry, Return, Usdt };
+    Kind kind = Kind::Entry;
     std::int64_t pid = 0;
     std::string provider; ///< "pid", or the USDT provider without the process id
     std::string module;   ///< as written: "", "*", or the executable's file name
@@ -222,8 +222,8 @@ struct ProbeDescription {
     /// 4-part "p:m:f:n", otherwise the text itself. For the dtrace provider's and
     /// timer probes: "dtrace:BEGIN", "dtrace:END", "dtrace:ERROR", "profile:tick-..."
     std::string pattern;
-    ProbeKind kind = ProbeKind::event;
-    std::int64_t tick_ns = 0; ///< ProbeKind::tick: the period in nanoseconds
+    ProbeKind kind = ProbeKind::Event;
+    std::int64_t tickNs = 0; ///< ProbeKind::tick: the period in nanoseconds
     /// A probe of a process (ProbeKind::event): `pattern` is then the exact name of the
     /// event its userspace probe records (user_probe_event).
     std::optional<UserProbe> user;
@@ -232,8 +232,8 @@ struct ProbeDescription {
 /// A variable of the program, as declared by its first use.
 struct VariableDeclaration {
     std::string name;
-    VariableScope scope = VariableScope::global;
-    std::size_t key_count = 0; ///< an associative array's number of keys; 0: a scalar
+    VariableScope scope = VariableScope::Global;
+    std::size_t keyCount = 0; ///< an associative array's number of keys; 0: a scalar
     Position at;
 };
 
@@ -259,7 +259,7 @@ struct Clause {
     /// None (no body, or an empty one): dtrace(1)'s default action, a trace( ) of nothing:
     /// the firing's line (CPU, probe id, FUNCTION:NAME) and nothing else.
     std::vector<Statement> statements;
-    bool default_action() const noexcept { return statements.empty(); }
+    bool defaultAction() const noexcept { return statements.empty(); }
     /// Every identifier of the predicate and the statements, each once, in order.
     std::vector<FieldReference> references;
 };
@@ -274,9 +274,9 @@ struct Program {
     /// aggregate fields (assigns or reads variables, calls functions, runs actions, or the default
     /// action), or there are timer or ERROR probes, or BEGIN/END read the timestamp. Such a program
     /// needs its event records in time order; the others may read streams in parallel.
-    bool needs_order() const noexcept;
+    bool needsOrder() const noexcept;
     /// Whether the program has clauses of this kind of probe.
-    bool has_probe(ProbeKind kind) const noexcept;
+    bool hasProbe(ProbeKind kind) const noexcept;
 };
 
 } // namespace tracectl::aggregate

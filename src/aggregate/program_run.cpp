@@ -4,12 +4,12 @@
 
 namespace tracectl::aggregate {
 
-ProgramRun run_program(const Program& program, const RunOptions& options,
-                       const std::vector<std::string>& traces, std::ostream& out, bool json,
-                       std::string* aggregations_json) {
+ProgramRun runProgram(const Program& program, const RunOptions& options,
+                      const std::vector<std::string>& traces, std::ostream& out, bool json,
+                      std::string* aggregationsJson) {
     ChunkedRun run(program, options, out, json);
     run.feed(traces); // one chunk: every trace
-    return run.finish(aggregations_json);
+    return run.finish(aggregationsJson);
 }
 
 } // namespace tracectl::aggregate

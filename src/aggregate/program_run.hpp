@@ -16,16 +16,16 @@ namespace tracectl::aggregate {
 
 struct ProgramRun {
     ReadStatistics statistics;
-    std::vector<std::string> unmatched_probes; ///< Binder::unmatched_probes
-    std::uint64_t errors = 0;                  ///< run-time errors
-    std::optional<std::int64_t> exit_status;   ///< exit( )'s
+    std::vector<std::string> unmatchedProbes; ///< Binder::unmatched_probes
+    std::uint64_t errors = 0;                 ///< run-time errors
+    std::optional<std::int64_t> exitStatus;   ///< exit( )'s
 };
 
 /// Runs `program` over `traces` (none: only BEGIN and END run), its output on `out`.
 /// `json`: the aggregations are not printed at the end but returned in `aggregations_json`
 /// (json_output.hpp's document). Throws ProgramError (binding) and TraceReadError.
-ProgramRun run_program(const Program& program, const RunOptions& options,
-                       const std::vector<std::string>& traces, std::ostream& out, bool json = false,
-                       std::string* aggregations_json = nullptr);
+ProgramRun runProgram(const Program& program, const RunOptions& options,
+                      const std::vector<std::string>& traces, std::ostream& out, bool json = false,
+                      std::string* aggregationsJson = nullptr);
 
 } // namespace tracectl::aggregate

@@ -28,7 +28,7 @@ struct StoredValue {
 };
 
 /// DTrace's default strsize: a string holds at most 255 bytes and its NUL.
-inline constexpr std::size_t default_strsize = 256;
+inline constexpr std::size_t kDefaultStrsize = 256;
 
 struct Runtime {
     explicit Runtime(const Program& program)
@@ -44,13 +44,13 @@ struct Runtime {
     std::int64_t tid = 0;                  ///< the tid of the record being run (self->)
     std::deque<std::string> scratch;       ///< strings made during the current firing
     std::vector<std::size_t> locals;       ///< indices of this-> variables (zeroed per firing)
-    std::size_t strsize = default_strsize; ///< option strsize: strings keep strsize - 1 bytes
+    std::size_t strsize = kDefaultStrsize; ///< option strsize: strings keep strsize - 1 bytes
 
     /// Keeps `s` until the end of the firing; returns a view of it.
     std::string_view keep(std::string s) { return scratch.emplace_back(std::move(s)); }
 
     /// Ends a probe firing: frees scratch strings, zeroes this-> variables.
-    void end_firing() {
+    void endFiring() {
         scratch.clear();
         for (const std::size_t i : locals) {
             scalars[i] = StoredValue{};

@@ -27,7 +27,7 @@ __attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ..
     return result;
 }
 
-void print_key(std::ostream& out, const Key& key, const std::vector<std::uint8_t>& bytes) {
+void printKey(std::ostream& out, const Key& key, const std::vector<std::uint8_t>& bytes) {
     for (std::size_t i = 0; i < key.size(); ++i) {
         const KeyValue& v = key[i];
         if (std::holds_alternative<std::int64_t>(v)) {
@@ -55,7 +55,7 @@ void print_key(std::ostream& out, const Key& key, const std::vector<std::uint8_t
     }
 }
 
-void print_bar(std::ostream& out, std::int64_t count, long double total) {
+void printBar(std::ostream& out, std::int64_t count, long double total) {
     static const std::string ats(40, '@');
     static const std::string spaces(40, ' ');
     std::size_t depth = 0;
@@ -69,14 +69,14 @@ void print_bar(std::ostream& out, std::int64_t count, long double total) {
 
 /// The rows to print: from the bucket before the first non-empty one to the one after the
 /// last; `none_first`..`none_last` when all are empty.
-std::pair<std::size_t, std::size_t> shown_range(const std::vector<std::int64_t>& buckets,
-                                                std::size_t none_first, std::size_t none_last) {
+std::pair<std::size_t, std::size_t> shownRange(const std::vector<std::int64_t>& buckets,
+                                               std::size_t noneFirst, std::size_t noneLast) {
     std::size_t first = 0;
     while (first < buckets.size() && buckets[first] == 0) {
         ++first;
     }
     if (first == buckets.size()) {
-        return {none_first, none_last};
+        return {noneFirst, noneLast};
     }
     std::size_t last = buckets.size() - 1;
     while (last > 0 && buckets[last] == 0) {
@@ -87,7 +87,7 @@ std::pair<std::size_t, std::size_t> shown_range(const std::vector<std::int64_t>&
 
 } // namespace
 
-void print_distribution(std::ostream& out, const AggregationState& state, std::int64_t normal) {
+void printDistribution(std::ostream& out, const AggregationState& state, std::int64_t normal) {
     std::vector<std::int64_t> buckets = state.buckets();
     if (normal > 1) {
         for (auto& b : buckets) {
@@ -95,10 +95,10 @@ void print_distribution(std::ostream& out, const AggregationState& state, std::i
         }
     }
     const Function function = state.function();
-    const bool linear = function == Function::lquantize || function == Function::llquantize;
+    const bool linear = function == Function::Lquantize || function == Function::Llquantize;
     const auto [first, last] =
-        linear ? shown_range(buckets, 0, 2)
-               : shown_range(buckets, quantize_zero_bucket - 1, quantize_zero_bucket + 1);
+        linear ? shownRange(buckets, 0, 2)
+               : shownRange(buckets, kQuantizeZeroBucket - 1, kQuantizeZeroBucket + 1);
     long double total = 0;
     for (std::size_t i = first; i <= last; ++i) {
         total += static_cast<long double>(buckets[i]);
@@ -109,8 +109,8 @@ void print_distribution(std::ostream& out, const AggregationState& state, std::i
     const auto& bounds = state.bounds();
     for (std::size_t i = first; i <= last; ++i) {
         if (!linear) {
-            out << format("%16" PRId64 " ", quantize_bucket_value(static_cast<int>(i)));
-        } else if (function == Function::llquantize) {
+            out << format("%16" PRId64 " ", quantizeBucketValue(static_cast<int>(i)));
+        } else if (function == Function::Llquantize) {
             if (i == 0) {
                 out << format("%16s ", ("< " + std::to_string(bounds.front())).c_str());
             } else if (i == buckets.size() - 1) {
@@ -125,11 +125,11 @@ void print_distribution(std::ostream& out, const AggregationState& state, std::i
         } else {
             out << format("%16" PRId64 " ", p.low + static_cast<std::int64_t>(i - 1) * p.step);
         }
-        print_bar(out, buckets[i], total);
+        printBar(out, buckets[i], total);
     }
 }
 
-void print_aggregation(std::ostream& out, const AggregationSet& aggregations, std::size_t a) {
+void printAggregation(std::ostream& out, const AggregationSet& aggregations, std::size_t a) {
     const auto entries = aggregations.sorted(a);
     if (entries.empty()) {
         return;
@@ -137,15 +137,15 @@ void print_aggregation(std::ostream& out, const AggregationSet& aggregations, st
     const std::int64_t normal = aggregations.normal.empty() ? 1 : aggregations.normal[a];
     out << '\n';
     for (const auto& entry : entries) {
-        print_key(out, *entry.key, aggregations.key_bytes(a));
+        printKey(out, *entry.key, aggregations.keyBytes(a));
         switch (entry.state->function()) {
-        case Function::quantize:
-        case Function::lquantize:
-        case Function::llquantize:
-            print_distribution(out, *entry.state, normal);
+        case Function::Quantize:
+        case Function::Lquantize:
+        case Function::Llquantize:
+            printDistribution(out, *entry.state, normal);
             out << '\n';
             break;
-        case Function::stddev:
+        case Function::Stddev:
             out << format(" %16" PRIu64 "\n", static_cast<std::uint64_t>(entry.state->value()) /
                                                   static_cast<std::uint64_t>(normal));
             break;
@@ -155,9 +155,9 @@ void print_aggregation(std::ostream& out, const AggregationSet& aggregations, st
     }
 }
 
-void print_text(std::ostream& out, const AggregationSet& aggregations) {
+void printText(std::ostream& out, const AggregationSet& aggregations) {
     for (std::size_t a = 0; a < aggregations.declarations().size(); ++a) {
-        print_aggregation(out, aggregations, a);
+        printAggregation(out, aggregations, a);
     }
 }
 

@@ -24,15 +24,15 @@
 namespace tracectl::aggregate {
 
 /// Every aggregation of the set with entries, as above.
-void print_text(std::ostream& out, const AggregationSet& aggregations);
+void printText(std::ostream& out, const AggregationSet& aggregations);
 
 /// Aggregation `a` of the set (nothing if it has no entries), as above; values divided by
 /// its normalize( ) factor. llquantize rows: "< factor^low", each bucket's lowest value,
 /// ">= factor^(high+1)".
-void print_aggregation(std::ostream& out, const AggregationSet& aggregations, std::size_t a);
+void printAggregation(std::ostream& out, const AggregationSet& aggregations, std::size_t a);
 
 /// A quantize, lquantize or llquantize entry's distribution (from the "value" ruler
 /// line's leading newline to its last row), counts divided by `normal`.
-void print_distribution(std::ostream& out, const AggregationState& state, std::int64_t normal = 1);
+void printDistribution(std::ostream& out, const AggregationState& state, std::int64_t normal = 1);
 
 } // namespace tracectl::aggregate

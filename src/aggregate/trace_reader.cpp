@@ -18,7 +18,7 @@ namespace tracectl::aggregate {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> find_traces(const std::string& path) {
+std::vector<std::string> findTraces(const std::string& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) {
         throw TraceReadError("no such file or directory: " + path);
@@ -60,7 +60,7 @@ struct ErrorDeleter {
 };
 
 /// babeltrace2's first error cause on this thread, if any (and clears it).
-std::string take_bt_error() {
+std::string takeBtError() {
     std::unique_ptr<const bt_error, ErrorDeleter> error(bt_current_thread_take_error());
     if (!error || bt_error_get_cause_count(error.get()) == 0) {
         return {};
@@ -74,12 +74,12 @@ std::string take_bt_error() {
 
 class Bt2EventClass final : public EventClassView {
 public:
-    Bt2EventClass(const bt_event_class* event_class, const bt_stream_class* stream_class,
+    Bt2EventClass(const bt_event_class* eventClass, const bt_stream_class* streamClass,
                   std::string domain)
-        : event_class_(event_class), stream_class_(stream_class), domain_(std::move(domain)) {}
+        : eventClass_(eventClass), streamClass_(streamClass), domain_(std::move(domain)) {}
 
     std::string name() const override {
-        const char* n = bt_event_class_get_name(event_class_);
+        const char* n = bt_event_class_get_name(eventClass_);
         return n != nullptr ? n : "";
     }
     std::string domain() const override { return domain_; }
@@ -87,21 +87,20 @@ public:
     std::optional<FieldDescription> find(FieldScope scope, std::string_view name) const override {
         const bt_field_class* structure = nullptr;
         switch (scope) {
-        case FieldScope::payload:
-            structure = bt_event_class_borrow_payload_field_class_const(event_class_);
+        case FieldScope::Payload:
+            structure = bt_event_class_borrow_payload_field_class_const(eventClass_);
             break;
-        case FieldScope::specific_context:
-            structure = bt_event_class_borrow_specific_context_field_class_const(event_class_);
+        case FieldScope::SpecificContext:
+            structure = bt_event_class_borrow_specific_context_field_class_const(eventClass_);
             break;
-        case FieldScope::common_context:
-            structure =
-                bt_stream_class_borrow_event_common_context_field_class_const(stream_class_);
+        case FieldScope::CommonContext:
+            structure = bt_stream_class_borrow_event_common_context_field_class_const(streamClass_);
             break;
-        case FieldScope::packet_context:
-            structure = bt_stream_class_borrow_packet_context_field_class_const(stream_class_);
+        case FieldScope::PacketContext:
+            structure = bt_stream_class_borrow_packet_context_field_class_const(streamClass_);
             break;
-        case FieldScope::timestamp:
-            return FieldDescription{FieldScope::timestamp, 0, FieldKind::signed_integer};
+        case FieldScope::Timestamp:
+            return FieldDescription{FieldScope::Timestamp, 0, FieldKind::SignedInteger};
         }
         if (structure == nullptr ||
             bt_field_class_get_type(structure) != BT_FIELD_CLASS_TYPE_STRUCTURE) {
@@ -116,26 +115,26 @@ public:
             }
             const bt_field_class_type type = bt_field_class_get_type(
                 bt_field_class_structure_member_borrow_field_class_const(member));
-            FieldKind kind = FieldKind::unusable;
+            FieldKind kind = FieldKind::Unusable;
             if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) {
-                kind = FieldKind::signed_integer;
+                kind = FieldKind::SignedInteger;
             } else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
-                kind = FieldKind::unsigned_integer;
+                kind = FieldKind::UnsignedInteger;
             } else if (type == BT_FIELD_CLASS_TYPE_BOOL) {
-                kind = FieldKind::boolean;
+                kind = FieldKind::Boolean;
             } else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_REAL)) {
-                kind = FieldKind::real;
+                kind = FieldKind::Real;
             } else if (type == BT_FIELD_CLASS_TYPE_STRING) {
-                kind = FieldKind::string;
+                kind = FieldKind::String;
             }
             FieldDescription found{scope, i, kind};
-            const bt_field_class* member_class =
+            const bt_field_class* memberClass =
                 bt_field_class_structure_member_borrow_field_class_const(member);
-            if (kind == FieldKind::signed_integer || kind == FieldKind::unsigned_integer) {
+            if (kind == FieldKind::SignedInteger || kind == FieldKind::UnsignedInteger) {
                 const std::uint64_t bits =
-                    bt_field_class_integer_get_field_value_range(member_class);
+                    bt_field_class_integer_get_field_value_range(memberClass);
                 found.bytes = bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
-            } else if (kind == FieldKind::boolean) {
+            } else if (kind == FieldKind::Boolean) {
                 found.bytes = 4;
             }
             return found;
@@ -143,9 +142,9 @@ public:
         return std::nullopt;
     }
 
-    std::optional<std::string> payload_member_name(std::uint64_t index) const override {
+    std::optional<std::string> payloadMemberName(std::uint64_t index) const override {
         const bt_field_class* structure =
-            bt_event_class_borrow_payload_field_class_const(event_class_);
+            bt_event_class_borrow_payload_field_class_const(eventClass_);
         if (structure == nullptr ||
             bt_field_class_get_type(structure) != BT_FIELD_CLASS_TYPE_STRUCTURE ||
             index >= bt_field_class_structure_get_member_count(structure)) {
@@ -156,12 +155,12 @@ public:
     }
 
 private:
-    const bt_event_class* event_class_;
-    const bt_stream_class* stream_class_;
+    const bt_event_class* eventClass_;
+    const bt_stream_class* streamClass_;
     std::string domain_;
 };
 
-std::string trace_domain(const bt_stream* stream) {
+std::string traceDomain(const bt_stream* stream) {
     const bt_trace* trace = bt_stream_borrow_trace_const(stream);
     const bt_value* value = bt_trace_borrow_environment_entry_value_by_name_const(trace, "domain");
     if (value != nullptr && bt_value_is_string(value)) {
@@ -174,9 +173,9 @@ std::string trace_domain(const bt_stream* stream) {
 /// every trace), the number of sinks that have begun, and a stop request.
 struct Shared {
     Binder* binder = nullptr;
-    std::mutex binder_mutex;
+    std::mutex binderMutex;
     std::size_t sinks = 0;
-    std::atomic<std::size_t> sinks_begun{0};
+    std::atomic<std::size_t> sinksBegun{0};
     std::atomic<bool> stop{false};
 };
 
@@ -189,18 +188,18 @@ struct Run {
     std::unordered_map<const bt_event_class*, std::unique_ptr<BoundEventClass>> bound;
     std::array<std::pair<const bt_event_class*, const BoundEventClass*>, 16> cache{};
     std::vector<Value> slots;
-    std::uint64_t event_records = 0;
-    std::uint64_t matched_records = 0;
-    std::uint64_t discarded_events = 0;
-    bool discarded_exact = true;
+    std::uint64_t eventRecords = 0;
+    std::uint64_t matchedRecords = 0;
+    std::uint64_t discardedEvents = 0;
+    bool discardedExact = true;
     std::exception_ptr error;
 
-    const BoundEventClass& bind(const bt_event_class* event_class, const bt_stream* stream) {
-        auto& slot = bound[event_class];
+    const BoundEventClass& bind(const bt_event_class* eventClass, const bt_stream* stream) {
+        auto& slot = bound[eventClass];
         if (!slot) {
-            const Bt2EventClass view(event_class, bt_stream_borrow_class_const(stream),
-                                     trace_domain(stream));
-            const std::lock_guard lock(shared->binder_mutex);
+            const Bt2EventClass view(eventClass, bt_stream_borrow_class_const(stream),
+                                     traceDomain(stream));
+            const std::lock_guard lock(shared->binderMutex);
             slot = std::make_unique<BoundEventClass>(shared->binder->bind(view));
             if (slot->slots.size() > slots.size()) {
                 slots.resize(slot->slots.size());
@@ -209,36 +208,36 @@ struct Run {
         return *slot;
     }
 
-    void stream_begins(const bt_stream* stream) {
-        const bt_stream_class* stream_class = bt_stream_borrow_class_const(stream);
-        const std::uint64_t n = bt_stream_class_get_event_class_count(stream_class);
+    void streamBegins(const bt_stream* stream) {
+        const bt_stream_class* streamClass = bt_stream_borrow_class_const(stream);
+        const std::uint64_t n = bt_stream_class_get_event_class_count(streamClass);
         for (std::uint64_t i = 0; i < n; ++i) {
-            bind(bt_stream_class_borrow_event_class_by_index_const(stream_class, i), stream);
+            bind(bt_stream_class_borrow_event_class_by_index_const(streamClass, i), stream);
         }
     }
 
     void event(const bt_message* message) {
-        ++event_records;
+        ++eventRecords;
         const bt_event* event = bt_message_event_borrow_event_const(message);
-        const bt_event_class* event_class = bt_event_borrow_class_const(event);
+        const bt_event_class* eventClass = bt_event_borrow_class_const(event);
         // A small direct-mapped cache in front of the map: streams interleave a few event
         // classes record by record.
-        auto& cached = cache[(reinterpret_cast<std::uintptr_t>(event_class) >> 4) % cache.size()];
-        if (cached.first != event_class) {
-            cached = {event_class, &bind(event_class, bt_event_borrow_stream_const(event))};
+        auto& cached = cache[(reinterpret_cast<std::uintptr_t>(eventClass) >> 4) % cache.size()];
+        if (cached.first != eventClass) {
+            cached = {eventClass, &bind(eventClass, bt_event_borrow_stream_const(event))};
         }
         const BoundEventClass& b = *cached.second;
-        if (b.clauses.empty() && (sink == nullptr || !sink->wants_every_record())) {
+        if (b.clauses.empty() && (sink == nullptr || !sink->wantsEveryRecord())) {
             return;
         }
         if (!b.clauses.empty()) {
-            ++matched_records;
+            ++matchedRecords;
         }
         const bt_field* scopes[4] = {nullptr, nullptr, nullptr, nullptr};
         for (std::size_t i = 0; i < b.slots.size(); ++i) {
             const FieldDescription& d = b.slots[i];
             Value& v = slots[i];
-            if (d.scope == FieldScope::timestamp) {
+            if (d.scope == FieldScope::Timestamp) {
                 std::int64_t ns = 0;
                 if (bt_message_event_borrow_stream_class_default_clock_class_const(message) !=
                     nullptr) {
@@ -251,22 +250,22 @@ struct Run {
             const auto s = static_cast<std::size_t>(d.scope);
             if (scopes[s] == nullptr) {
                 switch (d.scope) {
-                case FieldScope::payload:
+                case FieldScope::Payload:
                     scopes[s] = bt_event_borrow_payload_field_const(event);
                     break;
-                case FieldScope::specific_context:
+                case FieldScope::SpecificContext:
                     scopes[s] = bt_event_borrow_specific_context_field_const(event);
                     break;
-                case FieldScope::common_context:
+                case FieldScope::CommonContext:
                     scopes[s] = bt_event_borrow_common_context_field_const(event);
                     break;
-                case FieldScope::packet_context: {
+                case FieldScope::PacketContext: {
                     const bt_packet* packet = bt_event_borrow_packet_const(event);
                     scopes[s] =
                         packet != nullptr ? bt_packet_borrow_context_field_const(packet) : nullptr;
                     break;
                 }
-                case FieldScope::timestamp:
+                case FieldScope::Timestamp:
                     break;
                 }
                 if (scopes[s] == nullptr) {
@@ -277,16 +276,16 @@ struct Run {
             const bt_field* f =
                 bt_field_structure_borrow_member_field_by_index_const(scopes[s], d.index);
             switch (d.kind) {
-            case FieldKind::signed_integer:
+            case FieldKind::SignedInteger:
                 v.integer = bt_field_integer_signed_get_value(f);
                 break;
-            case FieldKind::unsigned_integer:
+            case FieldKind::UnsignedInteger:
                 v.integer = static_cast<std::int64_t>(bt_field_integer_unsigned_get_value(f));
                 break;
-            case FieldKind::boolean:
+            case FieldKind::Boolean:
                 v.integer = bt_field_bool_get_value(f) ? 1 : 0;
                 break;
-            case FieldKind::real: {
+            case FieldKind::Real: {
                 const double real =
                     bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_SINGLE_PRECISION_REAL
                         ? static_cast<double>(bt_field_real_single_precision_get_value(f))
@@ -296,11 +295,11 @@ struct Run {
                                 : 0;
                 break;
             }
-            case FieldKind::string:
+            case FieldKind::String:
                 v.string =
                     std::string_view(bt_field_string_get_value(f), bt_field_string_get_length(f));
                 break;
-            case FieldKind::unusable:
+            case FieldKind::Unusable:
                 break;
             }
         }
@@ -357,21 +356,21 @@ bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator* 
                 std::uint64_t discarded = 0;
                 if (bt_message_discarded_events_get_count(m, &discarded) ==
                     BT_PROPERTY_AVAILABILITY_AVAILABLE) {
-                    run.discarded_events += discarded;
+                    run.discardedEvents += discarded;
                 } else {
-                    run.discarded_events += 1;
-                    run.discarded_exact = false;
+                    run.discardedEvents += 1;
+                    run.discardedExact = false;
                 }
             } else if (type == BT_MESSAGE_TYPE_STREAM_BEGINNING) {
-                run.stream_begins(bt_message_stream_beginning_borrow_stream_const(m));
+                run.streamBegins(bt_message_stream_beginning_borrow_stream_const(m));
                 if (!sink.begun) {
                     sink.begun = true;
                     // The last sink to begin, of every worker, checks the references:
                     // every stream class (of every trace) is bound by then.
                     Shared& shared = *run.shared;
-                    if (shared.sinks_begun.fetch_add(1) + 1 == shared.sinks) {
-                        const std::lock_guard lock(shared.binder_mutex);
-                        shared.binder->check_references();
+                    if (shared.sinksBegun.fetch_add(1) + 1 == shared.sinks) {
+                        const std::lock_guard lock(shared.binderMutex);
+                        shared.binder->checkReferences();
                     }
                 }
             }
@@ -405,14 +404,14 @@ public:
         const bt_plugin* found = nullptr;
         if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &found) !=
             BT_PLUGIN_FIND_STATUS_OK) {
-            throw TraceReadError("babeltrace2's \"ctf\" plugin not found" + take_bt_error());
+            throw TraceReadError("babeltrace2's \"ctf\" plugin not found" + takeBtError());
         }
         plugin_.reset(found);
-        const bt_component_class_source* fs_class =
+        const bt_component_class_source* fsClass =
             bt_plugin_borrow_source_component_class_by_name_const(plugin_.get(), "fs");
         graph_.reset(bt_graph_create(0));
-        if (fs_class == nullptr || !graph_) {
-            throw TraceReadError("babeltrace2's source.ctf.fs is unavailable" + take_bt_error());
+        if (fsClass == nullptr || !graph_) {
+            throw TraceReadError("babeltrace2's source.ctf.fs is unavailable" + takeBtError());
         }
         for (std::size_t d = 0; d < directories.size(); ++d) {
             std::unique_ptr<bt_value, ValueDeleter> params(bt_value_map_create());
@@ -426,11 +425,11 @@ public:
             }
             const bt_component_source* source = nullptr;
             const std::string name = "source-" + std::to_string(d);
-            if (bt_graph_add_source_component(graph_.get(), fs_class, name.c_str(), params.get(),
+            if (bt_graph_add_source_component(graph_.get(), fsClass, name.c_str(), params.get(),
                                               BT_LOGGING_LEVEL_WARNING,
                                               &source) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
                 throw TraceReadError("cannot read " + directories[d] + " as a CTF trace" +
-                                     take_bt_error());
+                                     takeBtError());
             }
             sources_.push_back(source);
         }
@@ -444,7 +443,7 @@ public:
         for (std::size_t d = 0; d < sources_.size(); ++d) {
             const std::uint64_t n = bt_component_source_get_output_port_count(sources_[d]);
             for (std::uint64_t p = 0; p < n; ++p) {
-                all.emplace_back(d, port_name(sources_[d], p));
+                all.emplace_back(d, portName(sources_[d], p));
             }
         }
         std::sort(all.begin(), all.end());
@@ -460,7 +459,7 @@ public:
             const std::uint64_t ports = bt_component_source_get_output_port_count(source);
             for (std::uint64_t p = 0; p < ports; ++p, ++index) {
                 if (!std::binary_search(share.begin(), share.end(),
-                                        std::make_pair(d, port_name(source, p)))) {
+                                        std::make_pair(d, portName(source, p)))) {
                     continue;
                 }
                 auto sink = std::make_unique<Sink>();
@@ -475,7 +474,7 @@ public:
                         bt_component_source_borrow_output_port_by_index_const(source, p),
                         bt_component_sink_borrow_input_port_by_index_const(component, 0),
                         nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-                    throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+                    throw TraceReadError("cannot build the babeltrace2 graph" + takeBtError());
                 }
                 sinks_.push_back(std::move(sink));
             }
@@ -484,22 +483,21 @@ public:
 
     /// Connects every port of every source to one muxer (filter.utils.muxer), and the
     /// muxer to one sink feeding `run`: records in time order.
-    void connect_in_order(Run& run) {
+    void connectInOrder(Run& run) {
         const bt_plugin* found = nullptr;
         if (bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, &found) !=
             BT_PLUGIN_FIND_STATUS_OK) {
-            throw TraceReadError("babeltrace2's \"utils\" plugin not found" + take_bt_error());
+            throw TraceReadError("babeltrace2's \"utils\" plugin not found" + takeBtError());
         }
         utils_.reset(found);
-        const bt_component_class_filter* muxer_class =
+        const bt_component_class_filter* muxerClass =
             bt_plugin_borrow_filter_component_class_by_name_const(utils_.get(), "muxer");
         const bt_component_filter* muxer = nullptr;
-        if (muxer_class == nullptr ||
-            bt_graph_add_filter_component(graph_.get(), muxer_class, "muxer", nullptr,
+        if (muxerClass == nullptr ||
+            bt_graph_add_filter_component(graph_.get(), muxerClass, "muxer", nullptr,
                                           BT_LOGGING_LEVEL_WARNING,
                                           &muxer) != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-            throw TraceReadError("babeltrace2's filter.utils.muxer is unavailable" +
-                                 take_bt_error());
+            throw TraceReadError("babeltrace2's filter.utils.muxer is unavailable" + takeBtError());
         }
         for (const bt_component_source* source : sources_) {
             const std::uint64_t ports = bt_component_source_get_output_port_count(source);
@@ -511,7 +509,7 @@ public:
                         bt_component_source_borrow_output_port_by_index_const(source, p),
                         bt_component_filter_borrow_input_port_by_index_const(muxer, inputs - 1),
                         nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-                    throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+                    throw TraceReadError("cannot build the babeltrace2 graph" + takeBtError());
                 }
             }
         }
@@ -525,7 +523,7 @@ public:
                                    bt_component_filter_borrow_output_port_by_index_const(muxer, 0),
                                    bt_component_sink_borrow_input_port_by_index_const(component, 0),
                                    nullptr) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-            throw TraceReadError("cannot build the babeltrace2 graph" + take_bt_error());
+            throw TraceReadError("cannot build the babeltrace2 graph" + takeBtError());
         }
         sinks_.push_back(std::move(sink));
     }
@@ -548,12 +546,12 @@ public:
             return;
         }
         if (status != BT_GRAPH_RUN_STATUS_OK) {
-            throw TraceReadError("reading the trace failed" + take_bt_error());
+            throw TraceReadError("reading the trace failed" + takeBtError());
         }
     }
 
 private:
-    static std::string port_name(const bt_component_source* source, std::uint64_t index) {
+    static std::string portName(const bt_component_source* source, std::uint64_t index) {
         const char* name = bt_port_get_name(bt_port_output_as_port_const(
             bt_component_source_borrow_output_port_by_index_const(source, index)));
         return name != nullptr ? name : std::to_string(index);
@@ -568,8 +566,8 @@ private:
 
 } // namespace
 
-ReadStatistics read_traces(const std::vector<std::string>& directories, const Program& program,
-                           Binder& binder, AggregationSet& aggregations) {
+ReadStatistics readTraces(const std::vector<std::string>& directories, const Program& program,
+                          Binder& binder, AggregationSet& aggregations) {
     Graph first(directories);
     Shared shared;
     shared.binder = &binder;
@@ -627,23 +625,23 @@ ReadStatistics read_traces(const std::vector<std::string>& directories, const Pr
             std::rethrow_exception(failure);
         }
     }
-    if (shared.sinks_begun < shared.sinks || shared.sinks == 0) {
-        binder.check_references();
+    if (shared.sinksBegun < shared.sinks || shared.sinks == 0) {
+        binder.checkReferences();
     }
     ReadStatistics statistics;
     for (std::size_t w = 0; w < workers; ++w) {
         aggregations.merge(std::move(*sets[w]));
-        statistics.event_records += runs[w]->event_records;
-        statistics.matched_records += runs[w]->matched_records;
-        statistics.event_classes += runs[w]->bound.size();
-        statistics.discarded_events += runs[w]->discarded_events;
-        statistics.discarded_exact = statistics.discarded_exact && runs[w]->discarded_exact;
+        statistics.eventRecords += runs[w]->eventRecords;
+        statistics.matchedRecords += runs[w]->matchedRecords;
+        statistics.eventClasses += runs[w]->bound.size();
+        statistics.discardedEvents += runs[w]->discardedEvents;
+        statistics.discardedExact = statistics.discardedExact && runs[w]->discardedExact;
     }
     return statistics;
 }
 
-ReadStatistics read_traces_in_order(const std::vector<std::string>& directories, Binder& binder,
-                                    EventSink& sink) {
+ReadStatistics readTracesInOrder(const std::vector<std::string>& directories, Binder& binder,
+                                 EventSink& sink) {
     Graph graph(directories);
     Shared shared;
     shared.binder = &binder;
@@ -655,18 +653,18 @@ ReadStatistics read_traces_in_order(const std::vector<std::string>& directories,
     run.shared = &shared;
     run.aggregations = &unused;
     run.sink = &sink;
-    graph.connect_in_order(run);
+    graph.connectInOrder(run);
     graph.run(run);
     if (run.error) {
         std::rethrow_exception(run.error);
     }
-    binder.check_references();
+    binder.checkReferences();
     ReadStatistics statistics;
-    statistics.event_records = run.event_records;
-    statistics.matched_records = run.matched_records;
-    statistics.event_classes = run.bound.size();
-    statistics.discarded_events = run.discarded_events;
-    statistics.discarded_exact = run.discarded_exact;
+    statistics.eventRecords = run.eventRecords;
+    statistics.matchedRecords = run.matchedRecords;
+    statistics.eventClasses = run.bound.size();
+    statistics.discardedEvents = run.discardedEvents;
+    statistics.discardedExact = run.discardedExact;
     return statistics;
 }
 

@@ -28,32 +28,32 @@ public:
 /// Every directory at or under `path` holding a file named `metadata` (a CTF trace, as
 /// babeltrace2's CLI finds them), sorted. Throws TraceReadError if `path` does not exist
 /// or holds no trace.
-std::vector<std::string> find_traces(const std::string& path);
+std::vector<std::string> findTraces(const std::string& path);
 
 struct ReadStatistics {
-    std::uint64_t event_records = 0; ///< every event record read, matched or not
+    std::uint64_t eventRecords = 0; ///< every event record read, matched or not
     /// The records of event classes some clause matched (their probes fired), whatever
     /// the predicates then said.
-    std::uint64_t matched_records = 0;
-    std::uint64_t event_classes = 0; ///< event classes bound
+    std::uint64_t matchedRecords = 0;
+    std::uint64_t eventClasses = 0; ///< event classes bound
     /// Event records the tracer reported discarded (CTF packets' events_discarded, as
     /// babeltrace2's discarded-events messages carry it); when a message has no count, 1 is
     /// added for it and discarded_exact is false ("at least").
-    std::uint64_t discarded_events = 0;
-    bool discarded_exact = true;
+    std::uint64_t discardedEvents = 0;
+    bool discardedExact = true;
 };
 
 /// Runs `program` on every event record of the traces in `directories` (CTF trace
 /// directories, e.g. from find_traces), into `aggregations`. Once every stream has begun,
 /// checks the program's field references (Binder::check_references).
 /// Throws ProgramError (binding: type mismatch, unknown field) or TraceReadError.
-ReadStatistics read_traces(const std::vector<std::string>& directories, const Program& program,
-                           Binder& binder, AggregationSet& aggregations);
+ReadStatistics readTraces(const std::vector<std::string>& directories, const Program& program,
+                          Binder& binder, AggregationSet& aggregations);
 
 /// The same, one record at a time in time order (babeltrace2's filter.utils.muxer over
 /// every stream, one thread) to `sink`, until the traces end or sink.event() returns false.
 /// Records of classes no clause matches reach the sink only if it wants_every_record().
-ReadStatistics read_traces_in_order(const std::vector<std::string>& directories, Binder& binder,
-                                    EventSink& sink);
+ReadStatistics readTracesInOrder(const std::vector<std::string>& directories, Binder& binder,
+                                 EventSink& sink);
 
 } // namespace tracectl::aggregate

@@ -15,7 +15,7 @@ namespace tracectl::aggregate {
 
 namespace {
 
-bool has_wildcard(const std::string& s) {
+bool hasWildcard(const std::string& s) {
     return s.find_first_of("*?[") != std::string::npos;
 }
 
@@ -23,14 +23,14 @@ bool has_wildcard(const std::string& s) {
 /// it (pid1234; -1 if they overflow), or, `target` given, the name `text` ends in $target's
 /// digits after (myprov1234: "myprov"; python3 of $target 1234 is python31234, so the
 /// digits are $target's, not all trailing ones). nullopt for anything else.
-std::optional<std::pair<std::string, std::int64_t>> split_pid(const std::string& text,
-                                                              std::optional<std::int64_t> target) {
-    const auto all_digits = [](std::string_view s) {
+std::optional<std::pair<std::string, std::int64_t>> splitPid(const std::string& text,
+                                                             std::optional<std::int64_t> target) {
+    const auto allDigits = [](std::string_view s) {
         return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
             return std::isdigit(static_cast<unsigned char>(c)) != 0;
         });
     };
-    if (text.rfind("pid", 0) == 0 && all_digits(std::string_view(text).substr(3))) {
+    if (text.rfind("pid", 0) == 0 && allDigits(std::string_view(text).substr(3))) {
         std::int64_t pid = 0;
         const char* end = text.data() + text.size();
         const auto [ptr, ec] = std::from_chars(text.data() + 3, end, pid);
@@ -59,23 +59,23 @@ std::string identifier(const std::string& s) {
 
 } // namespace
 
-std::optional<UserProbe> user_probe(const std::vector<std::string>& parts,
-                                    std::optional<std::int64_t> target, const std::string& text,
-                                    Position at) {
+std::optional<UserProbe> userProbe(const std::vector<std::string>& parts,
+                                   std::optional<std::int64_t> target, const std::string& text,
+                                   Position at) {
     if (parts.size() != 4) {
         return std::nullopt;
     }
-    const auto split = split_pid(parts[0], target);
+    const auto split = splitPid(parts[0], target);
     if (!split) {
         return std::nullopt; // an event provider (whose name may end in digits)
     }
     const auto& [provider, pid] = *split;
-    const bool pid_provider = provider == "pid";
+    const bool pidProvider = provider == "pid";
     if (pid <= 0 || pid > std::numeric_limits<pid_t>::max()) {
         throw ProgramError(at, "probe description '" + text +
                                    "': " + parts[0].substr(provider.size()) + " is no process id");
     }
-    if (has_wildcard(provider)) {
+    if (hasWildcard(provider)) {
         throw ProgramError(at, "probe description '" + text +
                                    "': a process's provider has no wildcards");
     }
@@ -85,8 +85,8 @@ std::optional<UserProbe> user_probe(const std::vector<std::string>& parts,
     probe.module = parts[1];
     const std::string& function = parts[2];
     const std::string& name = parts[3];
-    if (pid_provider) {
-        if (function.empty() || has_wildcard(function)) {
+    if (pidProvider) {
+        if (function.empty() || hasWildcard(function)) {
             throw ProgramError(at, "probe description '" + text +
                                        "': the pid provider needs one function's name (no "
                                        "wildcards), as in pid$target::malloc:entry");
@@ -96,7 +96,7 @@ std::optional<UserProbe> user_probe(const std::vector<std::string>& parts,
                                        "': the pid provider's probes are entry and return "
                                        "(instruction offsets are not offered)");
         }
-        probe.kind = name == "entry" ? UserProbe::Kind::entry : UserProbe::Kind::return_;
+        probe.kind = name == "entry" ? UserProbe::Kind::Entry : UserProbe::Kind::Return;
         probe.function = function;
     } else {
         if (!function.empty() && function != "*") {
@@ -104,23 +104,23 @@ std::optional<UserProbe> user_probe(const std::vector<std::string>& parts,
                                        "': a USDT probe is named by its provider and name "
                                        "(PROVIDER$target:::NAME); leave the function empty");
         }
-        if (name.empty() || has_wildcard(name)) {
+        if (name.empty() || hasWildcard(name)) {
             throw ProgramError(at, "probe description '" + text +
                                        "': give the USDT probe's name (no wildcards)");
         }
-        probe.kind = UserProbe::Kind::usdt;
+        probe.kind = UserProbe::Kind::Usdt;
     }
     probe.name = name;
     return probe;
 }
 
-std::string user_probe_event(const UserProbe& probe) {
+std::string userProbeEvent(const UserProbe& probe) {
     const std::string head = identifier(probe.provider) + std::to_string(probe.pid) + "_";
-    const std::string event = probe.kind == UserProbe::Kind::usdt
+    const std::string event = probe.kind == UserProbe::Kind::Usdt
                                   ? head + identifier(probe.name)
                                   : head + identifier(probe.function) + "_" + probe.name;
-    constexpr std::size_t longest = 64;
-    if (event.size() <= longest) {
+    constexpr std::size_t kLongest = 64;
+    if (event.size() <= kLongest) {
         return event;
     }
     // FNV-1a over the untruncated name (and the original bytes, which identifier() may
@@ -132,22 +132,22 @@ std::string user_probe_event(const UserProbe& probe) {
     }
     char tail[10];
     std::snprintf(tail, sizeof tail, "_%08x", hash);
-    return event.substr(0, longest - 9) + tail;
+    return event.substr(0, kLongest - 9) + tail;
 }
 
-std::string user_probe_location(const UserProbe& probe, const std::string& executable) {
+std::string userProbeLocation(const UserProbe& probe, const std::string& executable) {
     UserspaceProbeLocation l;
     l.path = executable;
     switch (probe.kind) {
-    case UserProbe::Kind::entry:
+    case UserProbe::Kind::Entry:
         l.kind = UserspaceProbeLocation::Kind::FunctionArguments;
         l.symbol = probe.function;
         break;
-    case UserProbe::Kind::return_:
+    case UserProbe::Kind::Return:
         l.kind = UserspaceProbeLocation::Kind::FunctionReturn;
         l.symbol = probe.function;
         break;
-    case UserProbe::Kind::usdt:
+    case UserProbe::Kind::Usdt:
         l.kind = UserspaceProbeLocation::Kind::Sdt;
         l.provider = probe.provider;
         l.probe = probe.name;
@@ -156,7 +156,7 @@ std::string user_probe_location(const UserProbe& probe, const std::string& execu
     return formatUserspaceProbeLocation(l);
 }
 
-std::string user_probe_label(const UserProbe& probe) {
+std::string userProbeLabel(const UserProbe& probe) {
     return probe.function + ":" + probe.name;
 }
 

@@ -37,23 +37,23 @@ namespace tracectl::aggregate {
 /// or with wildcards, a NAME other than entry and return (dtrace's instruction offsets are
 /// not offered), a USDT description with a FUNCTION or with wildcards in its NAME, a
 /// process id of 0 or beyond pid_t.
-std::optional<UserProbe> user_probe(const std::vector<std::string>& parts,
-                                    std::optional<std::int64_t> target, const std::string& text,
-                                    Position at);
+std::optional<UserProbe> userProbe(const std::vector<std::string>& parts,
+                                   std::optional<std::int64_t> target, const std::string& text,
+                                   Position at);
 
 /// The name of the event that records `probe`: "pid1234_work_entry",
 /// "pid1234_work_return", "myprov1234_tick": letters, digits and '_' only (any other
 /// byte of a name becomes '_'), at most 64 bytes (a longer one keeps its first 55 bytes
 /// and ends in '_' and 8 hexadecimal digits of a hash of the whole), as a userspace
 /// probe's event name must be.
-std::string user_probe_event(const UserProbe& probe);
+std::string userProbeEvent(const UserProbe& probe);
 
 /// The kernel domain's userspace probe location (common/userspace_probe_location.hpp)
 /// that records `probe` in the executable file `executable` (absolute):
 /// "elf:EXE:FUNCTION%args", "elf:EXE:FUNCTION%return" or "sdt:EXE:PROVIDER:NAME".
-std::string user_probe_location(const UserProbe& probe, const std::string& executable);
+std::string userProbeLocation(const UserProbe& probe, const std::string& executable);
 
 /// What dtrace prints as a firing's FUNCTION:NAME: "work:entry", ":tick".
-std::string user_probe_label(const UserProbe& probe);
+std::string userProbeLabel(const UserProbe& probe);
 
 } // namespace tracectl::aggregate

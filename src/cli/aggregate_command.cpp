@@ -57,37 +57,37 @@ namespace {
 /// Whether a line of `program` is `#pragma D option defaultargs` (spaces
 /// and tabs anywhere between the words), before the program is parsed: it
 /// decides how $N parse.
-bool has_defaultargs_pragma(std::string_view program) {
+bool hasDefaultargsPragma(std::string_view program) {
     std::size_t at = 0;
     while (at <= program.size()) {
         const std::size_t end = std::min(program.find('\n', at), program.size());
         std::string_view line = program.substr(at, end - at);
         at = end + 1;
-        const auto skip_blank = [&line] {
+        const auto skipBlank = [&line] {
             while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
                 line.remove_prefix(1);
             }
         };
         // What must follow a word: anything, a blank, or no more of an
         // identifier.
-        enum class Then { any, blank, boundary };
-        const auto word = [&line, &skip_blank](std::string_view w, Then then) {
-            skip_blank();
+        enum class Then { Any, Blank, Boundary };
+        const auto word = [&line, &skipBlank](std::string_view w, Then then) {
+            skipBlank();
             if (line.substr(0, w.size()) != w) {
                 return false;
             }
             line.remove_prefix(w.size());
-            if (line.empty() || then == Then::any) {
-                return then != Then::blank;
+            if (line.empty() || then == Then::Any) {
+                return then != Then::Blank;
             }
             const char next = line.front();
-            if (then == Then::blank) {
+            if (then == Then::Blank) {
                 return next == ' ' || next == '\t';
             }
             return std::isalnum(static_cast<unsigned char>(next)) == 0 && next != '_';
         };
-        if (word("#", Then::any) && word("pragma", Then::blank) && word("D", Then::blank) &&
-            word("option", Then::blank) && word("defaultargs", Then::boundary)) {
+        if (word("#", Then::Any) && word("pragma", Then::Blank) && word("D", Then::Blank) &&
+            word("option", Then::Blank) && word("defaultargs", Then::Boundary)) {
             return true;
         }
     }
@@ -104,22 +104,22 @@ agg::Program parse(const AggregateArgs& args, std::optional<long> target = std::
     if (target) {
         macros.target = *target;
     }
-    macros.default_args =
-        has_defaultargs_pragma(args.program) ||
+    macros.defaultArgs =
+        hasDefaultargsPragma(args.program) ||
         std::find(args.options.begin(), args.options.end(), "defaultargs") != args.options.end();
-    return agg::parse_program(args.program, macros);
+    return agg::parseProgram(args.program, macros);
 }
 
 /// What the program and the command line set: pragmas, then -x, then -q.
-agg::RunOptions run_options(const AggregateArgs& args, const agg::Program& program) {
+agg::RunOptions runOptions(const AggregateArgs& args, const agg::Program& program) {
     agg::RunOptions options;
-    agg::apply_options(program.options, options);
+    agg::applyOptions(program.options, options);
     std::vector<agg::OptionSetting> given;
     for (const std::string& text : args.options) {
-        given.push_back(agg::option_from_text(text));
+        given.push_back(agg::optionFromText(text));
     }
     try {
-        agg::apply_options(given, options);
+        agg::applyOptions(given, options);
     } catch (const agg::ProgramError& e) {
         throw std::invalid_argument("-x: " + e.message());
     }
@@ -129,7 +129,7 @@ agg::RunOptions run_options(const AggregateArgs& args, const agg::Program& progr
 
 /// dtrace -l's table of the event classes matched (or, with no trace, of the program's
 /// probe descriptions as written).
-void list_probes(const std::vector<agg::ProbeNames>& probes, std::ostream& out) {
+void listProbes(const std::vector<agg::ProbeNames>& probes, std::ostream& out) {
     char line[512];
     std::snprintf(line, sizeof line, "%5s %10s %17s %33s %s\n", "ID", "PROVIDER", "MODULE",
                   "FUNCTION", "NAME");
@@ -143,8 +143,8 @@ void list_probes(const std::vector<agg::ProbeNames>& probes, std::ostream& out) 
 }
 
 /// A probe description as written, in dtrace -l's columns: "p:m:f:n", "p:n" or "n".
-agg::ProbeNames described_probe(const std::string& text) {
-    const std::vector<std::string> parts = agg::probe_fields(text);
+agg::ProbeNames describedProbe(const std::string& text) {
+    const std::vector<std::string> parts = agg::probeFields(text);
     agg::ProbeNames probe;
     if (parts.size() == 4) {
         probe.provider = parts[0];
@@ -166,14 +166,14 @@ public:
     bool event(const agg::BoundEventClass&, const agg::Value*, std::int64_t) override {
         return true;
     }
-    bool wants_every_record() const override { return false; }
+    bool wantsEveryRecord() const override { return false; }
 };
 
 /// Where the program prints: -o FILE (appended to) or the standard output.
 class ProgramOutput {
 public:
-    ProgramOutput(const AggregateArgs& args, std::ostream& standard_out)
-        : args_(args), standard_out_(standard_out) {
+    ProgramOutput(const AggregateArgs& args, std::ostream& standardOut)
+        : args_(args), standardOut_(standardOut) {
         if (args.output) {
             file_.open(*args.output, std::ios::out | std::ios::app);
             if (!file_) {
@@ -182,7 +182,7 @@ public:
             }
         }
     }
-    std::ostream& stream() { return args_.output ? file_ : standard_out_; }
+    std::ostream& stream() { return args_.output ? file_ : standardOut_; }
     /// Flushes; throws TraceReadError if -o FILE could not be written.
     void close() {
         stream().flush();
@@ -193,7 +193,7 @@ public:
 
 private:
     const AggregateArgs& args_;
-    std::ostream& standard_out_;
+    std::ostream& standardOut_;
     std::ofstream file_;
 };
 
@@ -203,58 +203,58 @@ private:
 ExitStatus report(const AggregateArgs& args, const agg::ProgramRun& run, const std::string& json,
                   ProgramOutput& out, std::ostream& err) {
     const std::string& command = args.command;
-    if (run.statistics.discarded_events > 0) {
-        print_error_line(err, command + ": " + (run.statistics.discarded_exact ? "" : "at least ") +
-                                  std::to_string(run.statistics.discarded_events) +
-                                  " event records were discarded by the tracer; the "
-                                  "aggregations do not include them");
+    if (run.statistics.discardedEvents > 0) {
+        printErrorLine(err, command + ": " + (run.statistics.discardedExact ? "" : "at least ") +
+                                std::to_string(run.statistics.discardedEvents) +
+                                " event records were discarded by the tracer; the "
+                                "aggregations do not include them");
     }
-    for (const std::string& probe : run.unmatched_probes) {
-        print_error_line(err, command + ": warning: probe description " + probe +
-                                  " matched no event record");
+    for (const std::string& probe : run.unmatchedProbes) {
+        printErrorLine(err, command + ": warning: probe description " + probe +
+                                " matched no event record");
     }
     if (run.errors > 0) {
-        print_error_line(err, command + ": warning: " + std::to_string(run.errors) +
-                                  " error(s): division by zero or an invalid argument (the "
-                                  "clause was skipped for those event records)");
+        printErrorLine(err, command + ": warning: " + std::to_string(run.errors) +
+                                " error(s): division by zero or an invalid argument (the "
+                                "clause was skipped for those event records)");
     }
     if (args.json) {
         out.stream() << json << '\n';
     }
     out.close();
-    if (const auto status = run.exit_status) {
+    if (const auto status = run.exitStatus) {
         return static_cast<ExitStatus>(static_cast<int>(*status & 0xff));
     }
-    return ExitStatus::success;
+    return ExitStatus::Success;
 }
 
 /// Runs `program` over `traces`, prints the result; ProgramError and TraceReadError become
 /// an error line and an exit status.
 ExitStatus aggregate(const AggregateArgs& args, const agg::Program& program,
-                     const std::vector<std::string>& traces, std::ostream& standard_out,
+                     const std::vector<std::string>& traces, std::ostream& standardOut,
                      std::ostream& err) {
-    const agg::RunOptions options = run_options(args, program);
+    const agg::RunOptions options = runOptions(args, program);
     if (args.list) {
         std::vector<agg::ProbeNames> probes;
         if (traces.empty()) {
             for (const auto& clause : program.clauses) {
                 for (const auto& probe : clause.probes) {
-                    probes.push_back(described_probe(probe.text));
+                    probes.push_back(describedProbe(probe.text));
                 }
             }
         } else {
             agg::Binder binder(program);
             NoSink nothing;
-            agg::read_traces_in_order(traces, binder, nothing);
-            probes = binder.matched_probes();
+            agg::readTracesInOrder(traces, binder, nothing);
+            probes = binder.matchedProbes();
         }
-        list_probes(probes, standard_out);
-        return ExitStatus::success;
+        listProbes(probes, standardOut);
+        return ExitStatus::Success;
     }
-    ProgramOutput out(args, standard_out);
+    ProgramOutput out(args, standardOut);
     std::string json;
     const agg::ProgramRun run =
-        agg::run_program(program, options, traces, out.stream(), args.json, &json);
+        agg::runProgram(program, options, traces, out.stream(), args.json, &json);
     return report(args, run, json, out, err);
 }
 
@@ -263,11 +263,11 @@ ExitStatus aggregate(const AggregateArgs& args, const agg::Program& program,
 std::string located(const AggregateArgs& args, agg::Position at) {
     const ProgramOrigin* origin = nullptr;
     for (const ProgramOrigin& o : args.origins) {
-        if (o.first_line <= at.line) {
+        if (o.firstLine <= at.line) {
             origin = &o;
         }
     }
-    const int line = origin != nullptr ? at.line - origin->first_line + 1 : at.line;
+    const int line = origin != nullptr ? at.line - origin->firstLine + 1 : at.line;
     const std::string where = std::to_string(line) + ":" + std::to_string(at.column);
     return origin != nullptr && !origin->label.empty() ? origin->label + ":" + where : where;
 }
@@ -279,71 +279,70 @@ public:
 };
 
 template <typename F>
-ExitStatus reporting_errors(const AggregateArgs& args, std::ostream& err, F&& body) {
+ExitStatus reportingErrors(const AggregateArgs& args, std::ostream& err, F&& body) {
     try {
         return body();
     } catch (const agg::ProgramError& e) {
-        print_error_line(err,
-                         args.command + ": " + located(args, e.position()) + ": " + e.message());
-        return ExitStatus::usage;
+        printErrorLine(err, args.command + ": " + located(args, e.position()) + ": " + e.message());
+        return ExitStatus::Usage;
     } catch (const std::invalid_argument& e) {
-        print_error_line(err, args.command + ": " + e.what());
-        return ExitStatus::usage;
+        printErrorLine(err, args.command + ": " + e.what());
+        return ExitStatus::Usage;
     } catch (const agg::TraceReadError& e) {
-        print_error_line(err, args.command + ": " + e.what());
-        return ExitStatus::daemon_error;
+        printErrorLine(err, args.command + ": " + e.what());
+        return ExitStatus::DaemonError;
     } catch (const Interrupted& e) {
-        print_error_line(err, e.what());
-        return ExitStatus::daemon_error;
+        printErrorLine(err, e.what());
+        return ExitStatus::DaemonError;
     }
 }
 
 } // namespace
 
-ExitStatus run_aggregate_trace(const AggregateArgs& args, std::ostream& out, std::ostream& err) {
-    return reporting_errors(args, err, [&] {
+ExitStatus runAggregateTrace(const AggregateArgs& args, std::ostream& out, std::ostream& err) {
+    return reportingErrors(args, err, [&] {
         if (args.run) {
             throw std::invalid_argument("-c runs a command to trace it live: not with --trace "
                                         "or --session");
         }
         const agg::Program program = parse(args);
-        run_options(args, program); // refuses bad options before reading
+        runOptions(args, program); // refuses bad options before reading
         // -l without a trace lists the program's probe descriptions.
         return aggregate(args, program,
-                         args.trace ? agg::find_traces(*args.trace) : std::vector<std::string>{},
+                         args.trace ? agg::findTraces(*args.trace) : std::vector<std::string>{},
                          out, err);
     });
 }
 
-ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std::ostream& out,
-                                 std::ostream& err) {
-    return reporting_errors(args, err, [&] {
+ExitStatus runAggregateSession(BusClient& bus, const AggregateArgs& args, std::ostream& out,
+                               std::ostream& err) {
+    return reportingErrors(args, err, [&] {
         if (args.run) {
             throw std::invalid_argument("-c runs a command to trace it live: not with --trace "
                                         "or --session");
         }
         const agg::Program program = parse(args);
-        run_options(args, program);
+        runOptions(args, program);
         const std::string& name = args.session.value();
         // A name among the caller's sessions, or a session's object path (another user's
         // session: the daemon decides, and answers AccessDenied if the caller may not).
-        const std::string path = name.starts_with('/') ? name : bus.get_session(name);
-        const SessionView view = session_view_from_properties(path, bus.session_properties(path));
-        if (const auto note = remote_trace_note(view)) {
+        const std::string path = name.starts_with('/') ? name : bus.getSession(name);
+        const SessionView view = sessionViewFromProperties(path, bus.sessionProperties(path));
+        if (const auto note = remoteTraceNote(view)) {
             throw std::runtime_error(*note + " (" + args.command + " --trace a copy of it)");
         }
-        std::string folder = view.output_path;
+        std::string folder = view.outputPath;
         if (view.state == "active" && view.mode == "snapshot") {
             // A snapshot session cannot rotate: record a snapshot of its buffers now (as
             // `tracectl snapshot` does), then read its snapshots.
-            err << "Recorded snapshot " << bus.record_snapshot(path, 0) << '\n' << std::flush;
+            err << "Recorded snapshot " << bus.recordSnapshot(path, 0) << '\n' << std::flush;
         } else if (view.state == "active") {
             bus.rotate(path, true, [&](const std::string& line) {
                 err << line << '\n' << std::flush;
             });
-            folder = (std::filesystem::path(view.output_path) / "archives").string();
+            folder = (std::filesystem::path(view.outputPath) / "archives").string();
         }
-        return aggregate(args, program, agg::find_traces(folder), out, err);
+        return aggregate(args, program, agg::findTraces(folder), out, err);
     });
 }
 
@@ -387,10 +386,10 @@ public:
         return false;
     }
     /// Why wait() returned.
-    enum class Woken { signal, timeout, told };
+    enum class Woken { Signal, Timeout, Told };
     /// Waits for one of the signals (at once if one is pending), or `seconds` if given, or
     /// until `keep_waiting` (asked every 100 ms, and at the end) says false.
-    Woken wait(std::optional<double> seconds, const std::function<bool()>& keep_waiting) const {
+    Woken wait(std::optional<double> seconds, const std::function<bool()>& keepWaiting) const {
         const auto end = seconds ? std::chrono::steady_clock::now() +
                                        std::chrono::duration_cast<std::chrono::nanoseconds>(
                                            std::chrono::duration<double>(*seconds))
@@ -403,16 +402,16 @@ public:
             const timespec timeout{static_cast<time_t>(ns / 1000000000),
                                    static_cast<long>(ns % 1000000000)};
             if (sigtimedwait(&set_, nullptr, &timeout) > 0) {
-                return Woken::signal;
+                return Woken::Signal;
             }
             if (errno != EINTR && errno != EAGAIN) {
-                return Woken::timeout;
+                return Woken::Timeout;
             }
-            if (!keep_waiting()) {
-                return Woken::told;
+            if (!keepWaiting()) {
+                return Woken::Told;
             }
             if (std::chrono::steady_clock::now() >= end) {
-                return Woken::timeout;
+                return Woken::Timeout;
             }
         }
     }
@@ -459,7 +458,7 @@ private:
 /// if it cannot be started (the child writes exec's errno on a close-on-exec pipe).
 class TracedCommand {
 public:
-    TracedCommand(const std::string& command, bool stdout_to_stderr) {
+    TracedCommand(const std::string& command, bool stdoutToStderr) {
         std::vector<std::string> words;
         std::istringstream split(command);
         for (std::string word; split >> word;) {
@@ -484,7 +483,7 @@ public:
             sigset_t none;
             sigemptyset(&none);
             pthread_sigmask(SIG_SETMASK, &none, nullptr);
-            if ((stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) ||
+            if ((stdoutToStderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) ||
                 ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
                 const int error = errno;
                 (void)!write(failed[1], &error, sizeof error);
@@ -579,7 +578,7 @@ private:
 
 /// Now, in ns from the Unix epoch: the clock LTTng's traces are on (their clock offsets
 /// make a record's time ns from the epoch).
-std::int64_t now_ns() {
+std::int64_t nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
@@ -588,7 +587,7 @@ std::int64_t now_ns() {
 /// Why execvp(3) would fail to run `program` (searched in $PATH unless it has a '/'): 0 if
 /// it would find an executable regular file (EACCES, as execvp, if one was found but not
 /// executable, or a folder).
-int execvp_error(const std::string& program) {
+int execvpError(const std::string& program) {
     if (program.empty()) {
         return ENOENT;
     }
@@ -628,7 +627,7 @@ int execvp_error(const std::string& program) {
 
 /// Whether process `pid` has exited: gone (ESRCH), or a zombie its parent has not reaped
 /// yet (/proc/PID/stat's state Z or X).
-static bool process_gone(pid_t pid) {
+static bool processGone(pid_t pid) {
     if (kill(pid, 0) != 0 && errno == ESRCH) {
         return true;
     }
@@ -642,7 +641,7 @@ static bool process_gone(pid_t pid) {
 /// Whether standard output is a pipe or socket whose reader is gone (poll(2) says POLLERR
 /// or POLLHUP of its write end): nothing printed could be read. A terminal or a file is
 /// never gone; nor is stdout when the program writes to -o FILE.
-static bool output_gone(const AggregateArgs& args) {
+static bool outputGone(const AggregateArgs& args) {
     struct stat st {};
     if (args.output || fstat(STDOUT_FILENO, &st) != 0 ||
         !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
@@ -655,9 +654,9 @@ static bool output_gone(const AggregateArgs& args) {
 /// Whether tracing ends because -c's command exited, -p's process is gone (said on `err`),
 /// as dtrace(1M)'s does, or the reader of the output is gone (output_gone; the output's
 /// write then fails, saying so, as with a pipe closed while printing).
-static bool target_ended(const AggregateArgs& args, std::optional<TracedCommand>& command,
-                         std::ostream& err) {
-    if (output_gone(args)) {
+static bool targetEnded(const AggregateArgs& args, std::optional<TracedCommand>& command,
+                        std::ostream& err) {
+    if (outputGone(args)) {
         return true;
     }
     if (command && command->exited()) {
@@ -665,7 +664,7 @@ static bool target_ended(const AggregateArgs& args, std::optional<TracedCommand>
         return true;
     }
     // A process that exists, another user's, answers EPERM.
-    if (args.pid && process_gone(static_cast<pid_t>(*args.pid))) {
+    if (args.pid && processGone(static_cast<pid_t>(*args.pid))) {
         err << args.command << ": pid " << *args.pid << " has exited\n" << std::flush;
         return true;
     }
@@ -673,9 +672,9 @@ static bool target_ended(const AggregateArgs& args, std::optional<TracedCommand>
 }
 
 /// Whether `program` reads the recording thread: pid, tid, execname or self-> variables.
-static bool uses_thread_builtins(const agg::Program& program) {
+static bool usesThreadBuiltins(const agg::Program& program) {
     for (const agg::VariableDeclaration& v : program.variables) {
-        if (v.scope == agg::VariableScope::thread_local_) {
+        if (v.scope == agg::VariableScope::ThreadLocal) {
             return true;
         }
     }
@@ -689,13 +688,13 @@ static bool uses_thread_builtins(const agg::Program& program) {
     return false;
 }
 
-std::optional<std::string> live_target_problem(const AggregateArgs& args) {
+std::optional<std::string> liveTargetProblem(const AggregateArgs& args) {
     if (args.run) {
         std::istringstream split(*args.run);
         std::string program;
         split >> program;
         if (!program.empty()) {
-            if (const int error = execvp_error(program)) {
+            if (const int error = execvpError(program)) {
                 return "cannot run " + program + ": " + std::strerror(error);
             }
         }
@@ -714,12 +713,12 @@ std::optional<std::string> live_target_problem(const AggregateArgs& args) {
 /// in the kernel: no session, no trace, nothing read while tracing. BEGIN runs once the
 /// kernel counts; at the end (Ctrl-C, --duration, -c's or -p's process gone) the rows are
 /// read once and run through the program, then END.
-static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
-                                     const agg::Program& program, const agg::RunOptions& options,
-                                     const agg::IpAggregationPlan& plan,
-                                     std::optional<TracedCommand>& command,
-                                     const BlockedSignals& signals, std::ostream& out,
-                                     std::ostream& err) {
+static ExitStatus runIpAggregation(BusClient& bus, const AggregateArgs& args,
+                                   const agg::Program& program, const agg::RunOptions& options,
+                                   const agg::IpAggregationPlan& plan,
+                                   std::optional<TracedCommand>& command,
+                                   const BlockedSignals& signals, std::ostream& out,
+                                   std::ostream& err) {
     std::vector<std::string> probes;
     if (plan.send) {
         probes.emplace_back("send");
@@ -727,16 +726,16 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
     if (plan.receive) {
         probes.emplace_back("receive");
     }
-    ProgramOutput program_out(args, out);
-    agg::ChunkedRun run(program, options, program_out.stream(), args.json);
+    ProgramOutput programOut(args, out);
+    agg::ChunkedRun run(program, options, programOut.stream(), args.json);
     if (signals.pending()) {
         throw Interrupted(args.command);
     }
-    const std::uint64_t handle = bus.create_ip_aggregation(probes, plan.fields);
+    const std::uint64_t handle = bus.createIpAggregation(probes, plan.fields);
     // Closed however this ends (the daemon also closes it when this connection goes).
     const auto close = [&bus](const std::uint64_t* h) {
         try {
-            bus.close_ip_aggregation(*h);
+            bus.closeIpAggregation(*h);
         } catch (const sdbus::Error&) {
             // Gone already: the daemon restarted, or closed it with the connection.
         }
@@ -747,20 +746,20 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
         described += (described.empty() ? "ip:::" : ", ip:::") + p;
     }
     err << "Tracing " << described << " (aggregating in the kernel); "
-        << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
+        << (args.duration ? "for " + formatSeconds(*args.duration) + " s or " : "")
         << "Ctrl-C to end.\n"
         << std::flush;
     // BEGIN once the probes count, as dtrace(1M) fires it once they are enabled: what it
     // prints ("Tracing... Hit Ctrl-C") is true when it appears. Packets counted during
     // BEGIN are only read after END's turn comes, so no clause sees them before BEGIN.
-    run.begin(now_ns());
-    if (!run.exit_status()) {
+    run.begin(nowNs());
+    if (!run.exitStatus()) {
         if (command) {
             command->release();
         }
-        const auto keep_waiting = [&] { return !target_ended(args, command, err); };
-        signals.wait(args.duration, keep_waiting);
-        const BusClient::IpAggregationRows read = bus.read_ip_aggregation(handle);
+        const auto keepWaiting = [&] { return !targetEnded(args, command, err); };
+        signals.wait(args.duration, keepWaiting);
+        const BusClient::IpAggregationRows read = bus.readIpAggregation(handle);
         std::vector<std::pair<tracectl_ip_record, std::uint64_t>> rows;
         rows.reserve(read.rows.size());
         for (const auto& [bytes, count] : read.rows) {
@@ -775,32 +774,32 @@ static ExitStatus run_ip_aggregation(BusClient& bus, const AggregateArgs& args,
             rows.emplace_back(record, count);
         }
         if (read.dropped > 0) {
-            print_error_line(err, args.command + ": " + std::to_string(read.dropped) +
-                                      " packets were not counted: the kernel's aggregation "
-                                      "was full (65,536 distinct values of the fields the "
-                                      "program reads, counted over every packet of its probes, "
-                                      "before its predicates)");
+            printErrorLine(err, args.command + ": " + std::to_string(read.dropped) +
+                                    " packets were not counted: the kernel's aggregation "
+                                    "was full (65,536 distinct values of the fields the "
+                                    "program reads, counted over every packet of its probes, "
+                                    "before its predicates)");
         }
-        run.feed_ip_rows(rows, 0, now_ns());
+        run.feedIpRows(rows, 0, nowNs());
     }
     std::string json;
     const agg::ProgramRun result = run.finish(&json);
-    const ExitStatus status = report(args, result, json, program_out, err);
+    const ExitStatus status = report(args, result, json, programOut, err);
     // As a recording run: no packet on the probes at all is a failure (the result
     // says nothing), unless exit( ) said otherwise.
-    if (result.statistics.matched_records == 0 && !result.exit_status) {
-        print_error_line(err, args.command + ": no probe description matched an event "
-                                             "record: nothing was aggregated");
-        return ExitStatus::daemon_error;
+    if (result.statistics.matchedRecords == 0 && !result.exitStatus) {
+        printErrorLine(err, args.command + ": no probe description matched an event "
+                                           "record: nothing was aggregated");
+        return ExitStatus::DaemonError;
     }
     return status;
 }
 
-ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
-                              std::ostream& err) {
+ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostream& out,
+                            std::ostream& err) {
     const BlockedSignals signals;
-    return reporting_errors(args, err, [&]() -> ExitStatus {
-        if (const auto problem = live_target_problem(args)) {
+    return reportingErrors(args, err, [&]() -> ExitStatus {
+        if (const auto problem = liveTargetProblem(args)) {
             throw agg::TraceReadError(*problem);
         }
         std::optional<TracedCommand> command;
@@ -809,15 +808,14 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         const agg::Program program =
             parse(args, command ? std::optional<long>(command->pid()) : std::nullopt);
-        const agg::RunOptions options = run_options(args, program);
-        if (const auto plan = agg::ip_aggregation_plan(program)) {
-            return run_ip_aggregation(bus, args, program, options, *plan, command, signals, out,
-                                      err);
+        const agg::RunOptions options = runOptions(args, program);
+        if (const auto plan = agg::ipAggregationPlan(program)) {
+            return runIpAggregation(bus, args, program, options, *plan, command, signals, out, err);
         }
         std::vector<std::string> patterns;
         for (const auto& clause : program.clauses) {
             for (const auto& probe : clause.probes) {
-                if (probe.kind == agg::ProbeKind::event && !probe.user &&
+                if (probe.kind == agg::ProbeKind::Event && !probe.user &&
                     std::find(patterns.begin(), patterns.end(), probe.pattern) == patterns.end()) {
                     patterns.push_back(probe.pattern);
                 }
@@ -826,19 +824,19 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         // Which probes are kernel events (live_probe_domains: the ip provider's, system:event
         // as tracefs lists them, or the names lttng-modules gives them); the rest are UST.
         // The kernel's list is asked for once, and only if some probe may be a kernel event.
-        std::vector<KernelTracepoint> kernel_tracepoints;
-        bool kernel_listed = false;
+        std::vector<KernelTracepoint> kernelTracepoints;
+        bool kernelListed = false;
         std::vector<std::pair<std::string, Domain>> enabled;
         for (const std::string& pattern : patterns) {
-            if (!kernel_listed && pattern.rfind("ip:", 0) != 0) {
-                kernel_listed = true;
+            if (!kernelListed && pattern.rfind("ip:", 0) != 0) {
+                kernelListed = true;
                 try {
-                    kernel_tracepoints = bus.list_kernel_tracepoints();
+                    kernelTracepoints = bus.listKernelTracepoints();
                 } catch (const sdbus::Error&) {
                     // No kernel domain for this caller (rights, tracefs): UST only.
                 }
             }
-            const std::vector<Domain> domains = live_probe_domains(pattern, kernel_tracepoints);
+            const std::vector<Domain> domains = liveProbeDomains(pattern, kernelTracepoints);
             if (domains.empty()) {
                 // As dtrace(1M) refuses a description that matches no probe.
                 throw agg::TraceReadError("probe description " + pattern +
@@ -854,10 +852,10 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         // command waits at its first instruction.
         std::map<std::string, std::string> locations; // event -> userspace probe location
         std::map<std::string, std::string> written;   // event -> its probe description
-        for (const UserProbeEnabling& e : user_probe_enablings(program)) {
+        for (const UserProbeEnabling& e : userProbeEnablings(program)) {
             locations.emplace(e.event, e.location);
             written.emplace(e.event, e.description);
-            enabled.emplace_back(e.event, Domain::kernel);
+            enabled.emplace_back(e.event, Domain::Kernel);
         }
         // Only BEGIN, END, ERROR and timers: nothing to record, and no session. dtrace(1)
         // runs such a program all the same, until Ctrl-C, exit( ), --duration or the end of
@@ -887,58 +885,58 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                                       std::chrono::system_clock::now().time_since_epoch())
                                       .count());
             step();
-            temporary->path = bus.create_session(name, {{"output-path", output}});
+            temporary->path = bus.createSession(name, {{"output-path", output}});
         }
-        const std::string no_session;
-        const std::string& session_path = temporary ? temporary->path : no_session;
-        bool kernel_channel = false;
+        const std::string noSession;
+        const std::string& sessionPath = temporary ? temporary->path : noSession;
+        bool kernelChannel = false;
         for (const auto& [pattern, domain] : enabled) {
             step();
-            if (domain == Domain::kernel) {
-                if (!kernel_channel) {
-                    bus.add_channel(Domain::kernel, session_path, "aggregate", {}, false, {});
-                    kernel_channel = true;
+            if (domain == Domain::Kernel) {
+                if (!kernelChannel) {
+                    bus.addChannel(Domain::Kernel, sessionPath, "aggregate", {}, false, {});
+                    kernelChannel = true;
                 }
                 const auto location = locations.find(pattern);
-                bus.enable_kernel_events(session_path, "aggregate", pattern, false, std::nullopt,
-                                         location != locations.end() ? location->second
-                                                                     : std::string());
+                bus.enableKernelEvents(sessionPath, "aggregate", pattern, false, std::nullopt,
+                                       location != locations.end() ? location->second
+                                                                   : std::string());
             } else {
-                bus.enable_events(session_path, "", pattern, std::nullopt, false, {});
+                bus.enableEvents(sessionPath, "", pattern, std::nullopt, false, {});
             }
         }
         // The built-ins that read the recording thread (pid, tid, execname, and self->
         // variables, keyed by tid) need its context fields in the records: the session
         // records them only for a program that uses them. A process's probe counts only
         // that process's records (the binder tests their pid).
-        if (!locations.empty() && !uses_thread_builtins(program)) {
+        if (!locations.empty() && !usesThreadBuiltins(program)) {
             step();
-            bus.add_context(Domain::kernel, session_path, "aggregate", "pid");
+            bus.addContext(Domain::Kernel, sessionPath, "aggregate", "pid");
         }
-        if (uses_thread_builtins(program)) {
+        if (usesThreadBuiltins(program)) {
             const bool ust = std::any_of(enabled.begin(), enabled.end(),
-                                         [](const auto& e) { return e.second == Domain::ust; });
+                                         [](const auto& e) { return e.second == Domain::Ust; });
             for (const char* type : {"vpid", "vtid", "procname"}) {
                 step();
                 if (ust) {
-                    bus.add_context(Domain::ust, session_path, "", type);
+                    bus.addContext(Domain::Ust, sessionPath, "", type);
                 }
             }
             for (const char* type : {"pid", "procname"}) { // a kernel channel has tid
                 step();
-                if (kernel_channel) {
-                    bus.add_context(Domain::kernel, session_path, "aggregate", type);
+                if (kernelChannel) {
+                    bus.addContext(Domain::Kernel, sessionPath, "aggregate", type);
                 }
             }
             // The kernel consumer takes a thread's name at event time from the scheduler's
             // switches and execs (tracectl-kernel(7)); without them, from /proc, where a
             // thread gone by then has none.
-            if (kernel_channel) {
+            if (kernelChannel) {
                 for (const char* tracepoint : {"sched:sched_switch", "sched:sched_process_exec"}) {
                     step();
                     try {
-                        bus.enable_kernel_events(session_path, "aggregate", tracepoint, false,
-                                                 std::nullopt);
+                        bus.enableKernelEvents(sessionPath, "aggregate", tracepoint, false,
+                                               std::nullopt);
                     } catch (const sdbus::Error& e) {
                         // The program's own probes enable it already.
                         if (e.getName() != "org.tracectl.Tracing1.Error.EventRuleExists") {
@@ -950,29 +948,29 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
         }
         // BEGIN fires before any other probe (dtrace(1M)): before the session starts, at
         // the traces' clock (ns from the Unix epoch, as LTTng's clock offsets make it).
-        ProgramOutput program_out(args, out);
-        agg::ChunkedRun run(program, options, program_out.stream(), args.json);
-        run.begin(now_ns());
+        ProgramOutput programOut(args, out);
+        agg::ChunkedRun run(program, options, programOut.stream(), args.json);
+        run.begin(nowNs());
         bool started = false;
         bool destroyed = false;
         bool incomplete = false;
-        bool any_trace = false;
+        bool anyTrace = false;
         std::optional<SessionChunks> chunks;
         if (records) {
-            chunks.emplace(bus, session_path, output);
+            chunks.emplace(bus, sessionPath, output);
         }
-        const auto is_unknown = [](const sdbus::Error& e) {
+        const auto isUnknown = [](const sdbus::Error& e) {
             return e.getName() == "org.freedesktop.DBus.Error.UnknownObject";
         };
         const auto feed = [&](const std::vector<std::string>& traces) {
-            any_trace = any_trace || !traces.empty();
+            anyTrace = anyTrace || !traces.empty();
             run.feed(traces);
         };
         bool running = false; // the wait below began
-        if (!run.exit_status()) {
+        if (!run.exitStatus()) {
             step();
             if (records) {
-                bus.start(session_path);
+                bus.start(sessionPath);
                 started = true;
             }
             step();
@@ -982,19 +980,19 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             running = true;
             std::string described;
             for (const auto& [pattern, domain] : enabled) {
-                const auto as_written = written.find(pattern);
+                const auto asWritten = written.find(pattern);
                 described += (described.empty() ? "" : ", ") +
-                             (as_written != written.end() ? as_written->second : pattern) +
-                             (domain == Domain::kernel ? " (kernel)" : " (ust)");
+                             (asWritten != written.end() ? asWritten->second : pattern) +
+                             (domain == Domain::Kernel ? " (kernel)" : " (ust)");
             }
             err << (records ? "Tracing " + described + " in session " + name
                             : std::string("No probe to trace: running BEGIN, the timers and END"))
-                << "; " << (args.duration ? "for " + format_seconds(*args.duration) + " s or " : "")
+                << "; " << (args.duration ? "for " + formatSeconds(*args.duration) + " s or " : "")
                 << "Ctrl-C to end.\n"
                 << std::flush;
             // Every switch period, the chunk recorded so far is closed and run: the program
             // prints within the switch rate, as dtrace(1M) does.
-            const auto period = std::chrono::nanoseconds(agg::switch_period_ns(options));
+            const auto period = std::chrono::nanoseconds(agg::switchPeriodNs(options));
             const auto begun = std::chrono::steady_clock::now();
             const auto deadline =
                 args.duration ? begun + std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -1004,8 +1002,8 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
             auto checked = begun;
             // The session may end without us: its consumer dies (state "error"), someone
             // stops or destroys it. Then the wait ends, saying why. Asked once a second.
-            const auto keep_waiting = [&] {
-                if (target_ended(args, command, err)) {
+            const auto keepWaiting = [&] {
+                if (targetEnded(args, command, err)) {
                     return false;
                 }
                 const auto now = std::chrono::steady_clock::now();
@@ -1017,17 +1015,17 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                     return true;
                 }
                 try {
-                    const SessionView view = session_view_from_properties(
-                        session_path, bus.session_properties(session_path));
+                    const SessionView view =
+                        sessionViewFromProperties(sessionPath, bus.sessionProperties(sessionPath));
                     if (view.state != "active" && view.state != "rotating") {
-                        print_error_line(err, args.command + ": session " + name +
-                                                  " ended while tracing (state " + view.state +
-                                                  "); the results may be incomplete");
+                        printErrorLine(err, args.command + ": session " + name +
+                                                " ended while tracing (state " + view.state +
+                                                "); the results may be incomplete");
                         incomplete = true;
                         return false;
                     }
                 } catch (const sdbus::Error& e) {
-                    if (is_unknown(e)) {
+                    if (isUnknown(e)) {
                         destroyed = true;
                         return false;
                     }
@@ -1035,101 +1033,100 @@ ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::os
                 }
                 return true;
             };
-            while (!run.exit_status()) {
+            while (!run.exitStatus()) {
                 const auto wake = std::min(next, deadline);
                 const double seconds =
                     std::chrono::duration<double>(wake - std::chrono::steady_clock::now()).count();
-                if (signals.wait(std::max(seconds, 0.0), keep_waiting) !=
-                        BlockedSignals::Woken::timeout ||
+                if (signals.wait(std::max(seconds, 0.0), keepWaiting) !=
+                        BlockedSignals::Woken::Timeout ||
                     std::chrono::steady_clock::now() >= deadline) {
                     break;
                 }
                 // Records after this instant go to the next chunk: the timers due by then
                 // fire once this chunk is read, even if no record came.
-                const std::int64_t boundary = now_ns();
+                const std::int64_t boundary = nowNs();
                 try {
                     if (chunks) {
                         feed(chunks->next());
                     }
                 } catch (const sdbus::Error& e) {
-                    if (is_unknown(e)) {
+                    if (isUnknown(e)) {
                         destroyed = true;
                     } else {
-                        print_error_line(err, args.command + ": cannot rotate session " + name +
-                                                  ": " + e.getMessage() +
-                                                  "; the results may be incomplete");
+                        printErrorLine(err, args.command + ": cannot rotate session " + name +
+                                                ": " + e.getMessage() +
+                                                "; the results may be incomplete");
                         incomplete = true;
                     }
                     break;
                 }
-                run.advance_to(boundary);
+                run.advanceTo(boundary);
                 // A chunk read slower than the switch rate: the next one at once.
                 next = std::max(next + period, std::chrono::steady_clock::now());
             }
         }
-        const std::int64_t ended = now_ns();
+        const std::int64_t ended = nowNs();
         if (started && !destroyed) {
             try {
-                bus.stop(session_path);
+                bus.stop(sessionPath);
             } catch (const sdbus::Error& e) {
-                if (is_unknown(e)) {
+                if (isUnknown(e)) {
                     destroyed = true;
                 } else if (!incomplete) {
-                    print_error_line(err, args.command + ": cannot stop session " + name + ": " +
-                                              e.getMessage() +
-                                              "; aggregating what it recorded, the results may "
-                                              "be incomplete");
+                    printErrorLine(err, args.command + ": cannot stop session " + name + ": " +
+                                            e.getMessage() +
+                                            "; aggregating what it recorded, the results may "
+                                            "be incomplete");
                     incomplete = true;
                 }
             }
         }
         if (destroyed) {
-            print_error_line(err, args.command + ": session " + name +
-                                      " was destroyed while tracing (by someone else); "
-                                      "nothing to aggregate");
+            printErrorLine(err, args.command + ": session " + name +
+                                    " was destroyed while tracing (by someone else); "
+                                    "nothing to aggregate");
             temporary->path.clear();
-            return ExitStatus::daemon_error;
+            return ExitStatus::DaemonError;
         }
-        if (running && !run.exit_status()) {
+        if (running && !run.exitStatus()) {
             // The last chunk, from the last rotation to the stop: complete once Stop has
             // answered, read where it is (rotating it out would make the consumer begin yet
             // another chunk in the folder about to be deleted).
             if (started) {
                 feed(chunks->rest());
             }
-            run.advance_to(ended);
+            run.advanceTo(ended);
         }
-        if (started && !any_trace) {
+        if (started && !anyTrace) {
             for (const auto& [pattern, domain] : enabled) {
-                const auto as_written = written.find(pattern);
-                print_error_line(err,
-                                 args.command + ": probe description " +
-                                     (as_written != written.end() ? as_written->second : pattern) +
-                                     " matched no event record");
+                const auto asWritten = written.find(pattern);
+                printErrorLine(err, args.command + ": probe description " +
+                                        (asWritten != written.end() ? asWritten->second : pattern) +
+                                        " matched no event record");
             }
         }
         std::string json;
         const agg::ProgramRun result = run.finish(&json);
-        const ExitStatus status = report(args, result, json, program_out, err);
+        const ExitStatus status = report(args, result, json, programOut, err);
         // Every probe description matched nothing recorded: the (empty) result says nothing
         // of what was asked, so it is a failure (issue 40, B12), unless exit( ) said
         // otherwise. Some matched: the others were warned of (report()).
         std::set<std::string> described;
         for (const auto& clause : program.clauses) {
             for (const auto& probe : clause.probes) {
-                if (probe.kind == agg::ProbeKind::event) {
+                if (probe.kind == agg::ProbeKind::Event) {
                     described.insert(probe.text);
                 }
             }
         }
         const bool nothing =
-            started && !described.empty() && (!any_trace || result.statistics.matched_records == 0);
-        if (nothing && !result.exit_status && !incomplete) {
-            print_error_line(err, args.command + ": no probe description matched an event "
-                                                 "record: nothing was aggregated");
-            return ExitStatus::daemon_error;
+            started && !described.empty() && (!anyTrace || result.statistics.matchedRecords == 0);
+        if (nothing && !result.exitStatus && !incomplete) {
+            printErrorLine(err, args.command + ": no probe description matched an event "
+                                               "record: nothing was aggregated");
+            return ExitStatus::DaemonError;
         }
-        return incomplete ? ExitStatus::daemon_error : status;
+        return incomplete ? ExitStatus::DaemonError : status;
     });
 }
 

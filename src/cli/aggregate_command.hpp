@@ -18,7 +18,7 @@ class BusClient;
 /// -n PROGRAM (label empty); its first line in the whole text. Errors are reported as
 /// "FILE:LINE:COLUMN" or "LINE:COLUMN" relative to the piece.
 struct ProgramOrigin {
-    int first_line = 1;
+    int firstLine = 1;
     std::string label;
 };
 
@@ -48,7 +48,7 @@ struct AggregateArgs {
 /// exit(N) makes N the exit status. With -l, lists the event classes of the trace the
 /// program's probes match instead (dtrace -l's columns) and runs nothing; -l without
 /// args.trace lists the program's probe descriptions.
-ExitStatus run_aggregate_trace(const AggregateArgs& args, std::ostream& out, std::ostream& err);
+ExitStatus runAggregateTrace(const AggregateArgs& args, std::ostream& out, std::ostream& err);
 
 /// `--session NAME`: the same over everything session NAME (one of the caller's, or any
 /// session's D-Bus object path) has recorded so far, every trace
@@ -57,8 +57,8 @@ ExitStatus run_aggregate_trace(const AggregateArgs& args, std::ostream& out, std
 /// the rotation began is still being written); a session in any other state is read whole.
 /// The program is checked before the bus is used. Daemon errors (NoSuchSession,
 /// AccessDenied for another user's session) propagate as sdbus::Error.
-ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std::ostream& out,
-                                 std::ostream& err);
+ExitStatus runAggregateSession(BusClient& bus, const AggregateArgs& args, std::ostream& out,
+                               std::ostream& err);
 
 /// Neither --trace nor --session: like `dtrace -n`. Creates a temporary session (a unique
 /// name, COMMAND-PID-MS after args.command, output in a new folder under $TMPDIR or /tmp), enables
@@ -78,13 +78,13 @@ ExitStatus run_aggregate_session(BusClient& bus, const AggregateArgs& args, std:
 /// JSON document. SIGINT and SIGTERM are
 /// blocked meanwhile: one during set-up ends the command as soon as the current step is
 /// done, leaving nothing behind either (exit status 1). Progress goes to `err`.
-ExitStatus run_aggregate_live(BusClient& bus, const AggregateArgs& args, std::ostream& out,
-                              std::ostream& err);
+ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostream& out,
+                            std::ostream& err);
 
 /// Before tracing live (no session made yet, no bus used): why -c COMMAND cannot run
 /// ("cannot run COMMAND: No such file or directory": its first word, searched in $PATH as
 /// execvp(3) does, is no executable file) or why -p PID cannot be traced ("cannot grab pid
 /// PID: No such process"); nothing if neither. tracectl exits with status 1 then, as dtrace(1).
-std::optional<std::string> live_target_problem(const AggregateArgs& args);
+std::optional<std::string> liveTargetProblem(const AggregateArgs& args);
 
 } // namespace tracectl::cli

@@ -22,10 +22,10 @@ namespace {
 
 using client::ApplicationProxy;
 using client::ManagerProxy;
-using client::open_bus;
+using client::openBus;
 using client::SessionProxy;
 
-constexpr const char* session_interface = client::bus::session_interface;
+constexpr const char* kSessionInterface = client::bus::kSessionInterface;
 
 } // namespace
 
@@ -43,13 +43,13 @@ struct BusClient::Connection {
 namespace {
 
 /// The current-session key of `bus` (BusClient::current_session()).
-std::string current_session_key(const BusChoice& bus) {
+std::string currentSessionKey(const BusChoice& bus) {
     switch (bus.kind) {
-    case BusChoice::Kind::user:
+    case BusChoice::Kind::User:
         return "user";
-    case BusChoice::Kind::address:
-        return CurrentSession::address_bus_key(bus.address);
-    case BusChoice::Kind::system:
+    case BusChoice::Kind::Address:
+        return CurrentSession::addressBusKey(bus.address);
+    case BusChoice::Kind::System:
         break;
     }
     const char* address = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
@@ -58,10 +58,10 @@ std::string current_session_key(const BusChoice& bus) {
         std::string_view(address) == "unix:path=/var/run/dbus/system_bus_socket") {
         return "system";
     }
-    return CurrentSession::address_bus_key(address);
+    return CurrentSession::addressBusKey(address);
 }
 
-std::filesystem::path runtime_dir() {
+std::filesystem::path runtimeDir() {
     const char* dir = std::getenv("XDG_RUNTIME_DIR");
     // A relative value is ignored, as the XDG base directory specification says.
     return dir != nullptr && dir[0] == '/' ? std::filesystem::path(dir) : std::filesystem::path();
@@ -69,9 +69,9 @@ std::filesystem::path runtime_dir() {
 
 } // namespace
 
-BusClient::BusClient(const BusChoice& bus) : current_(runtime_dir(), current_session_key(bus)) {
+BusClient::BusClient(const BusChoice& bus) : current_(runtimeDir(), currentSessionKey(bus)) {
     try {
-        connection_ = std::make_unique<Connection>(open_bus(bus));
+        connection_ = std::make_unique<Connection>(openBus(bus));
     } catch (const sdbus::Error& e) {
         throw ConnectionFailed(e.getName(), e.getMessage());
     }
@@ -83,7 +83,7 @@ sdbus::IConnection& BusClient::connection() noexcept {
     return *connection_->bus;
 }
 
-std::map<std::string, sdbus::Variant> BusClient::call_options() const {
+std::map<std::string, sdbus::Variant> BusClient::callOptions() const {
     std::map<std::string, sdbus::Variant> options;
     if (interactive_) {
         options.emplace("interactive", sdbus::Variant{true});
@@ -91,94 +91,94 @@ std::map<std::string, sdbus::Variant> BusClient::call_options() const {
     return options;
 }
 
-std::string BusClient::daemon_version() {
+std::string BusClient::daemonVersion() {
     return connection_->manager.Version();
 }
 
-std::string BusClient::create_session(const std::string& name, const CreateOptions& options,
-                                      bool count_events) {
-    std::map<std::string, sdbus::Variant> variants = call_options();
+std::string BusClient::createSession(const std::string& name, const CreateOptions& options,
+                                     bool countEvents) {
+    std::map<std::string, sdbus::Variant> variants = callOptions();
     for (const auto& [key, value] : options) {
         variants.emplace(key, std::visit([](const auto& v) { return sdbus::Variant{v}; }, value));
     }
-    if (count_events) {
+    if (countEvents) {
         variants.emplace("count-events", sdbus::Variant{true});
     }
     return connection_->manager.CreateSession(name, variants);
 }
 
-std::string BusClient::get_session(const std::string& name) {
+std::string BusClient::getSession(const std::string& name) {
     return connection_->manager.GetSession(name);
 }
 
-std::vector<std::string> BusClient::list_sessions() {
+std::vector<std::string> BusClient::listSessions() {
     const std::vector<sdbus::ObjectPath> paths = connection_->manager.ListSessions();
     return {paths.begin(), paths.end()};
 }
 
-PropertyMap BusClient::session_properties(const std::string& path) {
-    return to_property_map(connection_->session(path).GetAll(session_interface));
+PropertyMap BusClient::sessionProperties(const std::string& path) {
+    return toPropertyMap(connection_->session(path).GetAll(kSessionInterface));
 }
 
-std::string BusClient::session_name(const std::string& path) {
+std::string BusClient::sessionName(const std::string& path) {
     return connection_->session(path).Name();
 }
 
 void BusClient::start(const std::string& path) {
-    connection_->session(path).Start(call_options());
+    connection_->session(path).Start(callOptions());
 }
 
 void BusClient::stop(const std::string& path) {
-    connection_->session(path).Stop(call_options());
+    connection_->session(path).Stop(callOptions());
 }
 
 void BusClient::destroy(const std::string& path) {
-    connection_->session(path).Destroy(call_options());
+    connection_->session(path).Destroy(callOptions());
 }
 
-std::pair<std::uint64_t, std::uint64_t> BusClient::rotation_schedule(const std::string& path) {
+std::pair<std::uint64_t, std::uint64_t> BusClient::rotationSchedule(const std::string& path) {
     const sdbus::Struct<std::uint64_t, std::uint64_t> schedule =
         connection_->session(path).RotationSchedule();
     return {std::get<0>(schedule), std::get<1>(schedule)};
 }
 
-void BusClient::set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
-                                      std::uint64_t size_bytes) {
-    std::map<std::string, sdbus::Variant> options = call_options();
-    options.emplace("timer-us", sdbus::Variant(timer_us));
-    options.emplace("size-bytes", sdbus::Variant(size_bytes));
+void BusClient::setRotationSchedule(const std::string& path, std::uint64_t timerUs,
+                                    std::uint64_t sizeBytes) {
+    std::map<std::string, sdbus::Variant> options = callOptions();
+    options.emplace("timer-us", sdbus::Variant(timerUs));
+    options.emplace("size-bytes", sdbus::Variant(sizeBytes));
     connection_->session(path).SetRotationSchedule(options);
 }
 
 std::pair<std::string, std::vector<std::string>>
-BusClient::save_configuration(const std::string& path) {
-    auto [document, warnings] = connection_->session(path).SaveConfiguration(call_options());
+BusClient::saveConfiguration(const std::string& path) {
+    auto [document, warnings] = connection_->session(path).SaveConfiguration(callOptions());
     return {std::move(document), std::move(warnings)};
 }
 
 std::pair<std::vector<std::string>, std::vector<std::string>>
-BusClient::load_sessions(const std::string& document, const std::optional<std::string>& only,
-                         const std::optional<std::string>& override_name,
-                         const std::optional<std::string>& override_url) {
-    std::map<std::string, sdbus::Variant> options = call_options();
+BusClient::loadSessions(const std::string& document, const std::optional<std::string>& only,
+                        const std::optional<std::string>& overrideName,
+                        const std::optional<std::string>& overrideUrl) {
+    std::map<std::string, sdbus::Variant> options = callOptions();
     if (only)
         options.emplace("name", sdbus::Variant(*only));
-    if (override_name)
-        options.emplace("override-name", sdbus::Variant(*override_name));
-    if (override_url)
-        options.emplace("override-url", sdbus::Variant(*override_url));
+    if (overrideName)
+        options.emplace("override-name", sdbus::Variant(*overrideName));
+    if (overrideUrl)
+        options.emplace("override-url", sdbus::Variant(*overrideUrl));
     auto [paths, warnings] = connection_->manager.LoadSessions(document, options);
     return {std::vector<std::string>(paths.begin(), paths.end()), std::move(warnings)};
 }
 
 void BusClient::clear(const std::string& path) {
-    connection_->session(path).Clear(call_options());
+    connection_->session(path).Clear(callOptions());
 }
 
-std::string BusClient::record_snapshot(const std::string& path, std::uint64_t max_size) {
+std::string BusClient::recordSnapshot(const std::string& path, std::uint64_t maxSize) {
     std::map<std::string, sdbus::Variant> options;
-    if (max_size != 0)
-        options.emplace("max-size", sdbus::Variant(max_size));
+    if (maxSize != 0)
+        options.emplace("max-size", sdbus::Variant(maxSize));
     return connection_->session(path).RecordSnapshot(options);
 }
 
@@ -187,16 +187,16 @@ std::string BusClient::rotate(const std::string& path, bool wait,
     std::optional<std::string> archive;
     std::optional<std::optional<std::string>> outcome; // set once our archive is announced
     client::SessionSignals signals;
-    signals.rotation_completed = [&](const std::string& p) {
+    signals.rotationCompleted = [&](const std::string& p) {
         if (archive && p == *archive)
             outcome.emplace(); // completed: no failure
     };
-    signals.rotation_failed = [&](const std::string& p, const std::string& reason) {
+    signals.rotationFailed = [&](const std::string& p, const std::string& reason) {
         if (archive && p == *archive)
             outcome = reason;
     };
     SessionProxy session(*connection_->bus, path, std::move(signals)); // subscribed before the call
-    archive = session.Rotate(call_options());
+    archive = session.Rotate(callOptions());
     if (!wait)
         return *archive;
     const auto started = std::chrono::steady_clock::now();
@@ -217,10 +217,10 @@ std::string BusClient::rotate(const std::string& path, bool wait,
             nextProgress = now + std::chrono::seconds(1);
             continue; // State()'s round trip may have queued the signal: process it first
         }
-        const auto poll_data = connection_->bus->getEventLoopPollData();
-        if (poll_data.timeout_usec == 0)
+        const auto pollData = connection_->bus->getEventLoopPollData();
+        if (pollData.timeout_usec == 0)
             continue; // sd-bus holds messages already read: no need to wait
-        pollfd p{poll_data.fd, static_cast<short>(poll_data.events), 0};
+        pollfd p{pollData.fd, static_cast<short>(pollData.events), 0};
         ::poll(&p, 1, 200);
     }
     if (*outcome)
@@ -232,14 +232,13 @@ std::string BusClient::rotate(const std::string& path, bool wait,
 
 namespace tracectl::cli {
 
-void BusClient::enable_events(const std::string& path, const std::string& channel,
-                              const std::string& pattern,
-                              const std::optional<std::string>& loglevel, bool loglevel_only,
-                              const std::vector<std::string>& exclusions,
-                              const std::optional<std::string>& filter) {
-    std::map<std::string, sdbus::Variant> options = call_options();
+void BusClient::enableEvents(const std::string& path, const std::string& channel,
+                             const std::string& pattern, const std::optional<std::string>& loglevel,
+                             bool loglevelOnly, const std::vector<std::string>& exclusions,
+                             const std::optional<std::string>& filter) {
+    std::map<std::string, sdbus::Variant> options = callOptions();
     if (loglevel) {
-        options[loglevel_only ? "loglevel-only" : "loglevel"] = sdbus::Variant(*loglevel);
+        options[loglevelOnly ? "loglevel-only" : "loglevel"] = sdbus::Variant(*loglevel);
     }
     if (!exclusions.empty()) {
         options["exclusions"] = sdbus::Variant(exclusions);
@@ -250,58 +249,57 @@ void BusClient::enable_events(const std::string& path, const std::string& channe
     connection_->session(path).EnableEvents("ust", channel, pattern, options);
 }
 
-void BusClient::enable_kernel_events(const std::string& path, const std::string& channel,
-                                     const std::string& pattern, bool syscall,
-                                     const std::optional<std::string>& filter,
-                                     const std::string& userspace_probe) {
-    std::map<std::string, sdbus::Variant> options = call_options();
+void BusClient::enableKernelEvents(const std::string& path, const std::string& channel,
+                                   const std::string& pattern, bool syscall,
+                                   const std::optional<std::string>& filter,
+                                   const std::string& userspaceProbe) {
+    std::map<std::string, sdbus::Variant> options = callOptions();
     if (syscall) {
         options["syscall"] = sdbus::Variant(true);
     }
-    if (!userspace_probe.empty()) {
-        options["userspace-probe"] = sdbus::Variant(userspace_probe);
+    if (!userspaceProbe.empty()) {
+        options["userspace-probe"] = sdbus::Variant(userspaceProbe);
     }
     if (filter) {
         options["filter"] = sdbus::Variant(*filter);
     }
-    connection_->session(path).EnableEvents(domain_name(Domain::kernel), channel, pattern, options);
+    connection_->session(path).EnableEvents(domainName(Domain::Kernel), channel, pattern, options);
 }
 
-void BusClient::add_context(Domain domain, const std::string& path, const std::string& channel,
-                            const std::string& type) {
-    connection_->session(path).AddContext(domain_name(domain), channel, type, call_options());
+void BusClient::addContext(Domain domain, const std::string& path, const std::string& channel,
+                           const std::string& type) {
+    connection_->session(path).AddContext(domainName(domain), channel, type, callOptions());
 }
 
-void BusClient::disable_events(Domain domain, const std::string& path, const std::string& channel,
-                               const std::string& pattern) {
-    connection_->session(path).DisableEvents(domain_name(domain), channel, pattern, call_options());
+void BusClient::disableEvents(Domain domain, const std::string& path, const std::string& channel,
+                              const std::string& pattern) {
+    connection_->session(path).DisableEvents(domainName(domain), channel, pattern, callOptions());
 }
 
-void BusClient::disable_channel(Domain domain, const std::string& path,
-                                const std::string& channel) {
-    connection_->session(path).DisableChannel(domain_name(domain), channel, call_options());
+void BusClient::disableChannel(Domain domain, const std::string& path, const std::string& channel) {
+    connection_->session(path).DisableChannel(domainName(domain), channel, callOptions());
 }
 
-void BusClient::change_tracker(bool track, Domain domain, const std::string& path,
-                               const std::string& attribute,
-                               const std::vector<std::uint32_t>& values, bool all) {
-    std::map<std::string, sdbus::Variant> options = call_options();
+void BusClient::changeTracker(bool track, Domain domain, const std::string& path,
+                              const std::string& attribute,
+                              const std::vector<std::uint32_t>& values, bool all) {
+    std::map<std::string, sdbus::Variant> options = callOptions();
     if (all) {
         options["all"] = sdbus::Variant(true);
     }
     if (track) {
-        connection_->session(path).TrackProcessAttribute(domain_name(domain), attribute, values,
+        connection_->session(path).TrackProcessAttribute(domainName(domain), attribute, values,
                                                          options);
     } else {
-        connection_->session(path).UntrackProcessAttribute(domain_name(domain), attribute, values,
+        connection_->session(path).UntrackProcessAttribute(domainName(domain), attribute, values,
                                                            options);
     }
 }
 
-void BusClient::add_channel(Domain domain, const std::string& path, const std::string& name,
-                            const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
-                            const std::map<std::string, std::uint32_t>& timers) {
-    std::map<std::string, sdbus::Variant> options = call_options();
+void BusClient::addChannel(Domain domain, const std::string& path, const std::string& name,
+                           const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
+                           const std::map<std::string, std::uint32_t>& timers) {
+    std::map<std::string, sdbus::Variant> options = callOptions();
     for (const auto& [key, value] : sizes) {
         options[key] = sdbus::Variant(value);
     }
@@ -311,12 +309,12 @@ void BusClient::add_channel(Domain domain, const std::string& path, const std::s
     if (overwrite) {
         options["overwrite"] = sdbus::Variant(true);
     }
-    connection_->session(path).AddChannel(domain_name(domain), name, options);
+    connection_->session(path).AddChannel(domainName(domain), name, options);
 }
 
-std::vector<KernelTracepoint> BusClient::list_kernel_tracepoints() {
+std::vector<KernelTracepoint> BusClient::listKernelTracepoints() {
     std::vector<KernelTracepoint> out;
-    for (const auto& tp : connection_->manager.ListTracepoints(domain_name(Domain::kernel))) {
+    for (const auto& tp : connection_->manager.ListTracepoints(domainName(Domain::Kernel))) {
         KernelTracepoint& entry = out.emplace_back();
         entry.system = tp.get<0>();
         entry.event = tp.get<1>();
@@ -327,8 +325,8 @@ std::vector<KernelTracepoint> BusClient::list_kernel_tracepoints() {
     return out;
 }
 
-std::uint64_t BusClient::create_ip_aggregation(const std::vector<std::string>& probes,
-                                               const std::vector<std::string>& fields) {
+std::uint64_t BusClient::createIpAggregation(const std::vector<std::string>& probes,
+                                             const std::vector<std::string>& fields) {
     std::map<std::string, sdbus::Variant> options{{"probes", sdbus::Variant(probes)},
                                                   {"fields", sdbus::Variant(fields)}};
     if (interactive_) {
@@ -337,7 +335,7 @@ std::uint64_t BusClient::create_ip_aggregation(const std::vector<std::string>& p
     return connection_->manager.CreateIpAggregation(options);
 }
 
-BusClient::IpAggregationRows BusClient::read_ip_aggregation(std::uint64_t handle) {
+BusClient::IpAggregationRows BusClient::readIpAggregation(std::uint64_t handle) {
     const auto [rows, dropped] = connection_->manager.ReadIpAggregation(handle);
     IpAggregationRows out;
     out.dropped = dropped;
@@ -347,22 +345,22 @@ BusClient::IpAggregationRows BusClient::read_ip_aggregation(std::uint64_t handle
     return out;
 }
 
-void BusClient::close_ip_aggregation(std::uint64_t handle) {
+void BusClient::closeIpAggregation(std::uint64_t handle) {
     connection_->manager.CloseIpAggregation(handle);
 }
 
-std::vector<std::string> BusClient::list_applications() {
+std::vector<std::string> BusClient::listApplications() {
     const std::vector<sdbus::ObjectPath> paths = connection_->manager.ListApplications();
     return {paths.begin(), paths.end()};
 }
 
-PropertyMap BusClient::application_properties(const std::string& path) {
+PropertyMap BusClient::applicationProperties(const std::string& path) {
     ApplicationProxy app(*connection_->bus, path);
-    return to_property_map(app.GetAll(org::tracectl::Tracing1::Application_proxy::INTERFACE_NAME));
+    return toPropertyMap(app.GetAll(org::tracectl::Tracing1::Application_proxy::INTERFACE_NAME));
 }
 
 std::vector<std::tuple<std::string, std::string, std::int32_t>>
-BusClient::list_tracepoints(const std::string& path) {
+BusClient::listTracepoints(const std::string& path) {
     ApplicationProxy app(*connection_->bus, path);
     std::vector<std::tuple<std::string, std::string, std::int32_t>> out;
     for (const auto& tp : app.ListTracepoints()) {

@@ -41,33 +41,33 @@ public:
     /// keyed "system" (the system bus at its default address), "user", or by
     /// the address (--bus-address, or a DBUS_SYSTEM_BUS_ADDRESS elsewhere:
     /// another daemon, other sessions), under $XDG_RUNTIME_DIR.
-    const CurrentSession& current_session() const noexcept { return current_; }
+    const CurrentSession& currentSession() const noexcept { return current_; }
 
     /// Adds "interactive" = true to the options of every call that takes
     /// options (polkit may then ask an authentication agent).
-    void set_interactive(bool interactive) noexcept { interactive_ = interactive; }
+    void setInteractive(bool interactive) noexcept { interactive_ = interactive; }
 
     /// Manager.CreateSession(name, options); each option value is sent as the variant of its
     /// alternative ("s", "t" or "b"), plus "count-events" (b) true with `count_events`.
     /// Returns the new session's object path. A relay that cannot be reached or refuses the
     /// session throws Error.RelayUnavailable.
-    std::string create_session(const std::string& name, const CreateOptions& options,
-                               bool count_events = false);
+    std::string createSession(const std::string& name, const CreateOptions& options,
+                              bool countEvents = false);
 
     /// The Manager's Version property: the daemon's version.
-    std::string daemon_version();
+    std::string daemonVersion();
 
     /// Manager.GetSession(name): the object path of the caller's session called `name`.
-    std::string get_session(const std::string& name);
+    std::string getSession(const std::string& name);
 
     /// Manager.ListSessions(): the object paths of the sessions the caller may see.
-    std::vector<std::string> list_sessions();
+    std::vector<std::string> listSessions();
 
     /// Properties.GetAll("org.tracectl.Tracing1.Session") on the session at `path`.
-    PropertyMap session_properties(const std::string& path);
+    PropertyMap sessionProperties(const std::string& path);
 
     /// The Name property of the session at `path`.
-    std::string session_name(const std::string& path);
+    std::string sessionName(const std::string& path);
 
     /// Session.Start(options) on the session at `path`.
     void start(const std::string& path);
@@ -88,14 +88,14 @@ public:
 
     /// Session.RecordSnapshot({max-size}) (0: no bound, key left out);
     /// returns the snapshot's folder once written.
-    std::string record_snapshot(const std::string& path, std::uint64_t max_size);
+    std::string recordSnapshot(const std::string& path, std::uint64_t maxSize);
 
     /// The RotationSchedule property: (timer in microseconds, size in bytes), 0 = not used.
-    std::pair<std::uint64_t, std::uint64_t> rotation_schedule(const std::string& path);
+    std::pair<std::uint64_t, std::uint64_t> rotationSchedule(const std::string& path);
 
     /// Session.SetRotationSchedule({timer-us, size-bytes}) (0 = not used).
-    void set_rotation_schedule(const std::string& path, std::uint64_t timer_us,
-                               std::uint64_t size_bytes);
+    void setRotationSchedule(const std::string& path, std::uint64_t timerUs,
+                             std::uint64_t sizeBytes);
 
     /// Session.Destroy(options) on the session at `path`.
     void destroy(const std::string& path);
@@ -103,80 +103,80 @@ public:
     /// Session.EnableEvents("ust", channel, pattern, options) on the session at `path`.
     /// `options` keys: "loglevel" / "loglevel-only" (log level names), "exclusions" (list),
     /// "filter" (an LTTng filter expression, compiled by the daemon).
-    void enable_events(const std::string& path, const std::string& channel,
-                       const std::string& pattern, const std::optional<std::string>& loglevel,
-                       bool loglevel_only, const std::vector<std::string>& exclusions,
-                       const std::optional<std::string>& filter = std::nullopt);
+    void enableEvents(const std::string& path, const std::string& channel,
+                      const std::string& pattern, const std::optional<std::string>& loglevel,
+                      bool loglevelOnly, const std::vector<std::string>& exclusions,
+                      const std::optional<std::string>& filter = std::nullopt);
 
     /// Session.EnableEvents("kernel", channel, pattern, options): options "syscall" (b,
     /// only when true), "filter" (s, translated by the daemon into a tracefs filter) and
     /// "userspace-probe" (s, a location whose path is absolute; when not empty).
-    void enable_kernel_events(const std::string& path, const std::string& channel,
-                              const std::string& pattern, bool syscall,
-                              const std::optional<std::string>& filter,
-                              const std::string& userspace_probe = {});
+    void enableKernelEvents(const std::string& path, const std::string& channel,
+                            const std::string& pattern, bool syscall,
+                            const std::optional<std::string>& filter,
+                            const std::string& userspaceProbe = {});
 
     /// Session.AddChannel(domain, name, options) on the session at `path`; numeric options
     /// are sent as "t" (sizes) or "u" (timers, microseconds).
-    void add_channel(Domain domain, const std::string& path, const std::string& name,
-                     const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
-                     const std::map<std::string, std::uint32_t>& timers);
+    void addChannel(Domain domain, const std::string& path, const std::string& name,
+                    const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
+                    const std::map<std::string, std::uint32_t>& timers);
 
     /// Session.AddContext(domain, channel, type, options) on the session at `path`.
-    void add_context(Domain domain, const std::string& path, const std::string& channel,
-                     const std::string& type);
+    void addContext(Domain domain, const std::string& path, const std::string& channel,
+                    const std::string& type);
 
     /// Session.DisableEvents(domain, channel, pattern, options) on the session at `path`;
     /// pattern "" disables every rule of the channel.
-    void disable_events(Domain domain, const std::string& path, const std::string& channel,
-                        const std::string& pattern);
+    void disableEvents(Domain domain, const std::string& path, const std::string& channel,
+                       const std::string& pattern);
 
     /// Session.DisableChannel(domain, channel, options) on the session at `path`.
-    void disable_channel(Domain domain, const std::string& path, const std::string& channel);
+    void disableChannel(Domain domain, const std::string& path, const std::string& channel);
     /// Session.TrackProcessAttribute (`track`) or UntrackProcessAttribute
     /// (domain, attribute, values, options {"all": b}) on the session at `path`.
-    void change_tracker(bool track, Domain domain, const std::string& path,
-                        const std::string& attribute, const std::vector<std::uint32_t>& values,
-                        bool all);
+    void changeTracker(bool track, Domain domain, const std::string& path,
+                       const std::string& attribute, const std::vector<std::uint32_t>& values,
+                       bool all);
 
     /// Session.SaveConfiguration(options): the session as LTTng session XML,
     /// and the warnings for what LTTng's schema cannot hold.
-    std::pair<std::string, std::vector<std::string>> save_configuration(const std::string& path);
+    std::pair<std::string, std::vector<std::string>> saveConfiguration(const std::string& path);
 
     /// Manager.LoadSessions(document, options {"name": only, "override-name",
     /// "override-url"}): the object
     /// paths of the sessions made, and the warnings for what was left out.
     std::pair<std::vector<std::string>, std::vector<std::string>>
-    load_sessions(const std::string& document, const std::optional<std::string>& only,
-                  const std::optional<std::string>& override_name = std::nullopt,
-                  const std::optional<std::string>& override_url = std::nullopt);
+    loadSessions(const std::string& document, const std::optional<std::string>& only,
+                 const std::optional<std::string>& overrideName = std::nullopt,
+                 const std::optional<std::string>& overrideUrl = std::nullopt);
 
     /// Manager.ListApplications(): object paths of the apps the caller may see.
-    std::vector<std::string> list_applications();
+    std::vector<std::string> listApplications();
 
     /// Properties.GetAll("org.tracectl.Tracing1.Application") of the app at `path`.
-    PropertyMap application_properties(const std::string& path);
+    PropertyMap applicationProperties(const std::string& path);
 
     /// Application.ListTracepoints(): (provider, event, log level) triples.
     std::vector<std::tuple<std::string, std::string, std::int32_t>>
-    list_tracepoints(const std::string& path);
+    listTracepoints(const std::string& path);
 
     /// Manager.ListTracepoints("kernel"): every tracefs tracepoint with its fields.
-    std::vector<KernelTracepoint> list_kernel_tracepoints();
+    std::vector<KernelTracepoint> listKernelTracepoints();
 
     /// Manager.CreateIpAggregation({probes, fields}): the handle of an in-kernel count of
     /// the ip provider's packets by `fields` (payload field names).
-    std::uint64_t create_ip_aggregation(const std::vector<std::string>& probes,
-                                        const std::vector<std::string>& fields);
+    std::uint64_t createIpAggregation(const std::vector<std::string>& probes,
+                                      const std::vector<std::string>& fields);
     /// Manager.ReadIpAggregation(handle): each row's record bytes (a struct
     /// tracectl_ip_record) and packets, and the packets dropped for want of a row.
     struct IpAggregationRows {
         std::vector<std::pair<std::vector<std::uint8_t>, std::uint64_t>> rows;
         std::uint64_t dropped = 0;
     };
-    IpAggregationRows read_ip_aggregation(std::uint64_t handle);
+    IpAggregationRows readIpAggregation(std::uint64_t handle);
     /// Manager.CloseIpAggregation(handle).
-    void close_ip_aggregation(std::uint64_t handle);
+    void closeIpAggregation(std::uint64_t handle);
 
     /// The connection itself, for what subscribes to signals and runs its own loop
     /// (`tracectl top`). Valid as long as the BusClient.
@@ -184,7 +184,7 @@ public:
 
 private:
     /// {"interactive": true} if set_interactive(true), else {}.
-    std::map<std::string, sdbus::Variant> call_options() const;
+    std::map<std::string, sdbus::Variant> callOptions() const;
 
     struct Connection;
     std::unique_ptr<Connection> connection_;

@@ -17,8 +17,8 @@ namespace {
 constexpr const char* kUnknownObject = "org.freedesktop.DBus.Error.UnknownObject";
 
 /// Session.Clear on `path`, telling `progress` once a second while it runs.
-void clear_with_progress(BusClient& bus, const std::string& path, const std::string& name,
-                         std::ostream& progress) {
+void clearWithProgress(BusClient& bus, const std::string& path, const std::string& name,
+                       std::ostream& progress) {
     std::mutex m;
     std::condition_variable cv;
     bool over = false;
@@ -53,11 +53,11 @@ void clear_with_progress(BusClient& bus, const std::string& path, const std::str
 
 } // namespace
 
-void run_clear(BusClient& bus, const ClearArgs& args, std::ostream& out, std::ostream& progress) {
+void runClear(BusClient& bus, const ClearArgs& args, std::ostream& out, std::ostream& progress) {
     if (!args.all) {
-        const std::string path = resolve_session(bus, args.name);
-        const std::string name = args.name ? *args.name : bus.session_name(path);
-        clear_with_progress(bus, path, name, progress);
+        const std::string path = resolveSession(bus, args.name);
+        const std::string name = args.name ? *args.name : bus.sessionName(path);
+        clearWithProgress(bus, path, name, progress);
         out << "Session " << name << " cleared.\n";
         return;
     }
@@ -65,13 +65,13 @@ void run_clear(BusClient& bus, const ClearArgs& args, std::ostream& out, std::os
     // Only the caller's own sessions, as destroy --all: for root,
     // ListSessions lists every user's.
     const uid_t self = geteuid();
-    for (const std::string& path : bus.list_sessions()) {
+    for (const std::string& path : bus.listSessions()) {
         try {
             const SessionView session =
-                session_view_from_properties(path, bus.session_properties(path));
+                sessionViewFromProperties(path, bus.sessionProperties(path));
             if (session.owner != self)
                 continue;
-            clear_with_progress(bus, path, session.name, progress);
+            clearWithProgress(bus, path, session.name, progress);
             out << "Session " << session.name << " cleared.\n" << std::flush;
             any = true;
         } catch (const sdbus::Error& e) {

@@ -20,6 +20,6 @@ struct ClearArgs {
 /// `progress`. With `all` and no session of the caller's, says so.
 /// Throws sdbus::Error (the daemon's error: WrongState during a rotation,
 /// ...) for the first session that fails; the ones before stay cleared.
-void run_clear(BusClient& bus, const ClearArgs& args, std::ostream& out, std::ostream& progress);
+void runClear(BusClient& bus, const ClearArgs& args, std::ostream& out, std::ostream& progress);
 
 } // namespace tracectl::cli

@@ -25,28 +25,28 @@ namespace tracectl::cli {
 namespace {
 
 /// The error a call on the path of a session destroyed meanwhile is answered with.
-constexpr const char* unknown_object_error = "org.freedesktop.DBus.Error.UnknownObject";
+constexpr const char* kUnknownObjectError = "org.freedesktop.DBus.Error.UnknownObject";
 
-SessionView fetch_session(BusClient& bus, std::string path) {
-    PropertyMap properties = bus.session_properties(path);
-    return session_view_from_properties(std::move(path), std::move(properties));
+SessionView fetchSession(BusClient& bus, std::string path) {
+    PropertyMap properties = bus.sessionProperties(path);
+    return sessionViewFromProperties(std::move(path), std::move(properties));
 }
 
 /// The loss warning of `session` on `err`, after what went to `out`.
-void warn_about_losses(const SessionView& session, std::ostream& out, std::ostream& err) {
-    const auto statistics = statistics_from_properties(session.properties);
+void warnAboutLosses(const SessionView& session, std::ostream& out, std::ostream& err) {
+    const auto statistics = statisticsFromProperties(session.properties);
     if (!statistics) {
         return;
     }
-    if (const auto warning = loss_warning(session.name, statistics->totals)) {
+    if (const auto warning = lossWarning(session.name, statistics->totals)) {
         out.flush(); // on a terminal, the warning comes after the table it is about
-        print_error_line(err, *warning);
+        printErrorLine(err, *warning);
     }
 }
 
 /// The home folder of user `uid` (the passwd database), as the daemon takes it for the default
 /// output folder; nullopt if there is none.
-std::optional<std::filesystem::path> home_of(uid_t uid) {
+std::optional<std::filesystem::path> homeOf(uid_t uid) {
     std::vector<char> buffer(16384);
     struct passwd entry {};
     struct passwd* found = nullptr;
@@ -59,66 +59,65 @@ std::optional<std::filesystem::path> home_of(uid_t uid) {
 
 } // namespace
 
-void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err) {
+void runCreate(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err) {
     std::optional<std::string> output;
     if (args.output) {
-        output = absolute_output_path(*args.output, std::filesystem::current_path());
+        output = absoluteOutputPath(*args.output, std::filesystem::current_path());
     }
     std::string name = args.name;
     if (name.empty()) { // as lttng create: an "auto-" name, its folder named after it alone
-        name = auto_session_name(std::time(nullptr));
+        name = autoSessionName(std::time(nullptr));
         // A session streaming to a relay has no local folder.
-        if (const auto home = home_of(geteuid()); home && !output && !args.network.streams()) {
-            output = auto_session_output(*home, name);
+        if (const auto home = homeOf(geteuid()); home && !output && !args.network.streams()) {
+            output = autoSessionOutput(*home, name);
         }
     }
-    const std::string path = bus.create_session(
-        name, create_session_options(output, args.snapshot, args.buffers, args.network),
-        args.count_events);
-    out << format_created(fetch_session(bus, path));
-    if (bus.current_session().file().empty()) {
+    const std::string path = bus.createSession(
+        name, createSessionOptions(output, args.snapshot, args.buffers, args.network),
+        args.countEvents);
+    out << formatCreated(fetchSession(bus, path));
+    if (bus.currentSession().file().empty()) {
         return; // no $XDG_RUNTIME_DIR (a root shell without a login session): nothing kept
     }
     try {
-        bus.current_session().write(name);
+        bus.currentSession().write(name);
     } catch (const std::exception& e) {
         out.flush();
-        print_error_line(err, std::string("warning: ") + e.what());
+        printErrorLine(err, std::string("warning: ") + e.what());
     }
 }
 
-void run_list(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostream& err) {
+void runList(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostream& err) {
     // ListSessions, not GetManagedObjects: it lists only what the caller may see.
     std::vector<SessionView> sessions;
-    for (const std::string& path : bus.list_sessions()) {
+    for (const std::string& path : bus.listSessions()) {
         try {
-            sessions.push_back(session_view_from_properties(path, bus.session_properties(path)));
+            sessions.push_back(sessionViewFromProperties(path, bus.sessionProperties(path)));
         } catch (const sdbus::Error& e) {
-            if (e.getName() != unknown_object_error) {
+            if (e.getName() != kUnknownObjectError) {
                 throw;
             }
             // Destroyed between the two calls: not listed.
         }
     }
-    sort_by_creation_time(sessions);
-    out << (args.json ? format_sessions_json(sessions)
-                      : format_session_table(sessions, lookup_user_name));
+    sortByCreationTime(sessions);
+    out << (args.json ? formatSessionsJson(sessions)
+                      : formatSessionTable(sessions, lookupUserName));
     for (const SessionView& session : sessions) {
-        warn_about_losses(session, out, err);
+        warnAboutLosses(session, out, err);
     }
 }
 
-void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostream& err) {
-    const SessionView session = fetch_session(bus, bus.get_session(args.name));
-    out << (args.json ? format_session_json(session)
-                      : format_session_details(session, lookup_user_name));
-    warn_about_losses(session, out, err);
+void runShow(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostream& err) {
+    const SessionView session = fetchSession(bus, bus.getSession(args.name));
+    out << (args.json ? formatSessionJson(session) : formatSessionDetails(session, lookupUserName));
+    warnAboutLosses(session, out, err);
 }
 
-void run_rotate(BusClient& bus, const std::optional<std::string>& name, bool wait,
-                std::ostream& out, std::ostream& progress) {
-    const std::string path = resolve_session(bus, name);
-    const std::string shown = name ? *name : bus.session_name(path);
+void runRotate(BusClient& bus, const std::optional<std::string>& name, bool wait, std::ostream& out,
+               std::ostream& progress) {
+    const std::string path = resolveSession(bus, name);
+    const std::string shown = name ? *name : bus.sessionName(path);
     const std::string archive = bus.rotate(path, wait, [&](const std::string& line) {
         progress << line << '\n' << std::flush;
     });
@@ -127,38 +126,38 @@ void run_rotate(BusClient& bus, const std::optional<std::string>& name, bool wai
         << archive << '\n';
 }
 
-void run_snapshot(BusClient& bus, const std::optional<std::string>& name, std::uint64_t max_size,
-                  std::ostream& out, std::ostream& err) {
-    const std::string path = resolve_session(bus, name);
-    const auto packets_lost = [&]() -> std::optional<std::uint64_t> {
-        const auto statistics = statistics_from_properties(bus.session_properties(path));
+void runSnapshot(BusClient& bus, const std::optional<std::string>& name, std::uint64_t maxSize,
+                 std::ostream& out, std::ostream& err) {
+    const std::string path = resolveSession(bus, name);
+    const auto packetsLost = [&]() -> std::optional<std::uint64_t> {
+        const auto statistics = statisticsFromProperties(bus.sessionProperties(path));
         if (!statistics)
             return std::nullopt;
-        return statistics->totals.packets_lost;
+        return statistics->totals.packetsLost;
     };
-    const std::optional<std::uint64_t> before = packets_lost();
-    out << bus.record_snapshot(path, max_size) << '\n';
-    const std::optional<std::uint64_t> after = packets_lost();
+    const std::optional<std::uint64_t> before = packetsLost();
+    out << bus.recordSnapshot(path, maxSize) << '\n';
+    const std::optional<std::uint64_t> after = packetsLost();
     if (before && after && *after > *before) {
         const std::uint64_t lost = *after - *before;
         out.flush();
-        print_error_line(err, "warning: the snapshot lacks " + std::to_string(lost) +
-                                  (lost == 1 ? " sub-buffer" : " sub-buffers") +
-                                  " the tracer overwrote before it could be copied (its "
-                                  "packet_seq_num values are missing from their streams); the "
-                                  "consumer's log names the streams");
+        printErrorLine(err, "warning: the snapshot lacks " + std::to_string(lost) +
+                                (lost == 1 ? " sub-buffer" : " sub-buffers") +
+                                " the tracer overwrote before it could be copied (its "
+                                "packet_seq_num values are missing from their streams); the "
+                                "consumer's log names the streams");
     }
 }
 
 namespace {
 
-constexpr const char* no_such_session_error = "org.tracectl.Tracing1.Error.NoSuchSession";
+constexpr const char* kNoSuchSessionError = "org.tracectl.Tracing1.Error.NoSuchSession";
 
 /// What one of start, stop and destroy does to one session.
 struct SessionAction {
     /// The State values in which, with --all/--glob, the session is left
     /// alone with `already` as the warning.
-    std::vector<std::string_view> done_states;
+    std::vector<std::string_view> doneStates;
     std::string_view already; ///< "tracing already started for session"
     std::function<void(const std::string& path)> call;
     std::function<std::string(std::string_view name)> report;
@@ -166,38 +165,38 @@ struct SessionAction {
     std::string nothing;
 };
 
-ExitStatus act_on_sessions(BusClient& bus, const SessionSpec& spec, const SessionAction& action,
-                           std::ostream& out, std::ostream& err) {
-    const std::vector<SelectedSession> sessions = select_sessions(bus, spec);
+ExitStatus actOnSessions(BusClient& bus, const SessionSpec& spec, const SessionAction& action,
+                         std::ostream& out, std::ostream& err) {
+    const std::vector<SelectedSession> sessions = selectSessions(bus, spec);
     if (sessions.empty()) {
         out << action.nothing;
     }
-    ExitStatus status = ExitStatus::success;
+    ExitStatus status = ExitStatus::Success;
     for (const SelectedSession& session : sessions) {
         if (!spec.several()) {
             action.call(session.path); // a failure throws: one session, one error
             out << action.report(session.name);
             continue;
         }
-        if (std::find(action.done_states.begin(), action.done_states.end(), session.state) !=
-            action.done_states.end()) {
+        if (std::find(action.doneStates.begin(), action.doneStates.end(), session.state) !=
+            action.doneStates.end()) {
             out.flush();
-            print_error_line(err, "warning: " +
-                                      (session.state == "created"
-                                           ? "session " + session.name + " was never started"
-                                           : std::string(action.already) + " " + session.name));
+            printErrorLine(err,
+                           "warning: " + (session.state == "created"
+                                              ? "session " + session.name + " was never started"
+                                              : std::string(action.already) + " " + session.name));
             continue;
         }
         try {
             action.call(session.path);
             out << action.report(session.name) << std::flush;
         } catch (const sdbus::Error& e) {
-            if (e.getName() == unknown_object_error || e.getName() == no_such_session_error) {
+            if (e.getName() == kUnknownObjectError || e.getName() == kNoSuchSessionError) {
                 continue; // destroyed meanwhile: not ours to report
             }
             out.flush();
-            print_error_line(err, session.name + ": " + e.getName() + ": " + e.getMessage());
-            status = exit_status_for_error(e.getName());
+            printErrorLine(err, session.name + ": " + e.getName() + ": " + e.getMessage());
+            status = exitStatusForError(e.getName());
         }
     }
     return status;
@@ -205,53 +204,52 @@ ExitStatus act_on_sessions(BusClient& bus, const SessionSpec& spec, const Sessio
 
 } // namespace
 
-ExitStatus run_start(BusClient& bus, const SessionSpec& spec, std::ostream& out,
-                     std::ostream& err) {
+ExitStatus runStart(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err) {
     const SessionAction action{{"active"},
                                "tracing already started for session",
                                [&](const std::string& path) { bus.start(path); },
-                               [](std::string_view name) { return format_started(name); },
+                               [](std::string_view name) { return formatStarted(name); },
                                "No sessions to start.\n"};
-    return act_on_sessions(bus, spec, action, out, err);
+    return actOnSessions(bus, spec, action, out, err);
 }
 
-ExitStatus run_stop(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err) {
+ExitStatus runStop(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err) {
     const SessionAction action{{"created", "stopped"},
                                "tracing already stopped for session",
                                [&](const std::string& path) { bus.stop(path); },
-                               [](std::string_view name) { return format_stopped(name); },
+                               [](std::string_view name) { return formatStopped(name); },
                                "No sessions to stop.\n"};
-    return act_on_sessions(bus, spec, action, out, err);
+    return actOnSessions(bus, spec, action, out, err);
 }
 
-ExitStatus run_destroy(BusClient& bus, const SessionSpec& spec, std::ostream& out,
-                       std::ostream& err) {
+ExitStatus runDestroy(BusClient& bus, const SessionSpec& spec, std::ostream& out,
+                      std::ostream& err) {
     const SessionAction action{{},
                                "",
                                [&](const std::string& path) { bus.destroy(path); },
                                [&](std::string_view name) {
-                                   bus.current_session().forget_if(name);
-                                   return format_destroyed(name);
+                                   bus.currentSession().forgetIf(name);
+                                   return formatDestroyed(name);
                                },
-                               format_nothing_destroyed()};
-    return act_on_sessions(bus, spec, action, out, err);
+                               formatNothingDestroyed()};
+    return actOnSessions(bus, spec, action, out, err);
 }
 
-void run_set_session(BusClient& bus, const std::string& name, std::ostream& out) {
-    bus.get_session(name); // NoSuchSession unless the caller has it
-    bus.current_session().write(name);
+void runSetSession(BusClient& bus, const std::string& name, std::ostream& out) {
+    bus.getSession(name); // NoSuchSession unless the caller has it
+    bus.currentSession().write(name);
     out << "Session " << name << " set as the current session.\n";
 }
 
-void run_status(BusClient& bus, bool json, std::ostream& out, std::ostream& err) {
-    const SessionView session = fetch_session(bus, resolve_session(bus, std::nullopt));
+void runStatus(BusClient& bus, bool json, std::ostream& out, std::ostream& err) {
+    const SessionView session = fetchSession(bus, resolveSession(bus, std::nullopt));
     if (json) {
-        out << format_session_json(session);
+        out << formatSessionJson(session);
     } else {
         out << "Current session: " << session.name << "\n\n"
-            << format_session_details(session, lookup_user_name);
+            << formatSessionDetails(session, lookupUserName);
     }
-    warn_about_losses(session, out, err);
+    warnAboutLosses(session, out, err);
 }
 
 } // namespace tracectl::cli

@@ -18,7 +18,7 @@ struct CreateArgs {
     std::optional<std::string> output;  ///< --output DIR as typed (may be relative)
     bool snapshot = false;              ///< --snapshot
     std::optional<std::string> buffers; ///< --buffers per-uid|per-pid
-    bool count_events = false;          ///< --count-events (CreateSession "count-events")
+    bool countEvents = false;           ///< --count-events (CreateSession "count-events")
     NetworkOutput network;              ///< -U, -C, -D, --live (checked: check_create_output())
 };
 
@@ -36,54 +36,54 @@ struct ShowArgs {
 /// streams), then reads its properties and prints format_created(), and makes it
 /// the current session (unless there is no $XDG_RUNTIME_DIR to keep it in; a warning on `err`
 /// if it cannot be kept there: the session exists all the same).
-void run_create(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err);
+void runCreate(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err);
 
 /// Prints every session the caller may see (ListSessions), oldest first: a table, or a JSON array;
 /// then, on `err`, one "tracectl: warning: ..." line (loss_warning()) per session that
 /// discarded events or lost packets.
-void run_list(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostream& err);
+void runList(BusClient& bus, const ListArgs& args, std::ostream& out, std::ostream& err);
 
 /// Prints every property of the session called `name`: key: value lines and the statistics
 /// section, or a JSON object; then its loss warning on `err`, if any.
-void run_show(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostream& err);
+void runShow(BusClient& bus, const ShowArgs& args, std::ostream& out, std::ostream& err);
 
 /// `tracectl start [NAME | --all | --glob PATTERN]`: starts each session `spec` selects,
 /// printing a line per session started. With --all/--glob, a session already active is a
 /// warning on `err`, one destroyed meanwhile is skipped, and one that fails is reported on
 /// `err` while the others go on; the status is that of the last failure (success if none).
 /// A single session's failure throws.
-ExitStatus run_start(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err);
+ExitStatus runStart(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err);
 
 /// `tracectl stop [NAME | --all | --glob PATTERN]`, as run_start(); a session not active is
 /// the warning.
-ExitStatus run_stop(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err);
+ExitStatus runStop(BusClient& bus, const SessionSpec& spec, std::ostream& out, std::ostream& err);
 
 /// `tracectl destroy [NAME | --all | --glob PATTERN]`, as run_start() (no warning case); a
 /// destroyed session that was the current one stops being it. "No sessions to destroy."
 /// when --all/--glob select none.
-ExitStatus run_destroy(BusClient& bus, const SessionSpec& spec, std::ostream& out,
-                       std::ostream& err);
+ExitStatus runDestroy(BusClient& bus, const SessionSpec& spec, std::ostream& out,
+                      std::ostream& err);
 
 /// `tracectl set-session NAME`: makes the caller's session NAME (it must exist) the current
 /// session. Throws NoSuchSession, or std::runtime_error when it cannot be kept.
-void run_set_session(BusClient& bus, const std::string& name, std::ostream& out);
+void runSetSession(BusClient& bus, const std::string& name, std::ostream& out);
 
 /// `tracectl status`: the current session's details, as `tracectl show` prints them (as
 /// lttng status does), after a "Current session: NAME" line; the current session is
 /// resolve_session()'s. `json`: the object `show --json` prints.
-void run_status(BusClient& bus, bool json, std::ostream& out, std::ostream& err);
+void runStatus(BusClient& bus, bool json, std::ostream& out, std::ostream& err);
 
 /// `tracectl rotate [NAME] [--wait]` (no NAME: resolve_session()): prints the archive's folder on
 /// `out`; with `wait`, once it is complete, with progress lines on `progress`.
-void run_rotate(BusClient& bus, const std::optional<std::string>& name, bool wait,
-                std::ostream& out, std::ostream& progress);
+void runRotate(BusClient& bus, const std::optional<std::string>& name, bool wait, std::ostream& out,
+               std::ostream& progress);
 
 /// `tracectl snapshot [record] [NAME] [-m SIZE]` (no NAME: resolve_session()): prints the
 /// snapshot's folder on `out`. A snapshot that lacks sub-buffers the tracer overwrote before
 /// they could be copied (the growth of the session's "packets-lost" statistic across the
 /// call, which only snapshots move in a snapshot session) gets a warning on `err` that says
 /// how many; the exit status stays 0, as the folder was written.
-void run_snapshot(BusClient& bus, const std::optional<std::string>& name, std::uint64_t max_size,
-                  std::ostream& out, std::ostream& err);
+void runSnapshot(BusClient& bus, const std::optional<std::string>& name, std::uint64_t maxSize,
+                 std::ostream& out, std::ostream& err);
 
 } // namespace tracectl::cli

@@ -5,7 +5,7 @@
 
 namespace tracectl::cli {
 
-std::string absolute_output_path(std::string_view dir, const std::filesystem::path& cwd) {
+std::string absoluteOutputPath(std::string_view dir, const std::filesystem::path& cwd) {
     if (dir.empty()) {
         return {};
     }
@@ -20,15 +20,15 @@ std::string absolute_output_path(std::string_view dir, const std::filesystem::pa
     return normal;
 }
 
-std::optional<UsageProblem> check_create_output(const CreateOutputFlags& given) {
-    if (given.ctrl_url != given.data_url) {
-        return given.ctrl_url
+std::optional<UsageProblem> checkCreateOutput(const CreateOutputFlags& given) {
+    if (given.ctrlUrl != given.dataUrl) {
+        return given.ctrlUrl
                    ? UsageProblem{"--ctrl-url", "needs --data-url too (lttng-relayd's control "
                                                 "and data connections go together)"}
                    : UsageProblem{"--data-url", "needs --ctrl-url too (lttng-relayd's control "
                                                 "and data connections go together)"};
     }
-    if (given.url && given.ctrl_url) {
+    if (given.url && given.ctrlUrl) {
         return UsageProblem{"--set-url",
                             "give either --set-url or --ctrl-url with --data-url, not both"};
     }
@@ -36,7 +36,7 @@ std::optional<UsageProblem> check_create_output(const CreateOutputFlags& given) 
         return UsageProblem{"--output", "give either --output DIR or --set-url URL, not both "
                                         "(--set-url file:///DIR is --output /DIR)"};
     }
-    if (given.output && given.ctrl_url) {
+    if (given.output && given.ctrlUrl) {
         return UsageProblem{"--output", "a session writes to a folder (--output) or streams to "
                                         "a relay (--ctrl-url, --data-url), not both"};
     }
@@ -50,32 +50,32 @@ std::optional<UsageProblem> check_create_output(const CreateOutputFlags& given) 
     return std::nullopt;
 }
 
-std::optional<std::uint64_t> parse_live_timer(std::string_view text) {
+std::optional<std::uint64_t> parseLiveTimer(std::string_view text) {
     if (text.empty()) {
-        return default_live_timer_us;
+        return kDefaultLiveTimerUs;
     }
     std::uint64_t value = 0;
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc{} || ptr != end || value == 0 || value > max_live_timer_us) {
+    if (ec != std::errc{} || ptr != end || value == 0 || value > kMaxLiveTimerUs) {
         return std::nullopt;
     }
     return value;
 }
 
-CreateOptions create_session_options(const std::optional<std::string>& output_path, bool snapshot,
-                                     const std::optional<std::string>& buffers,
-                                     const NetworkOutput& network) {
+CreateOptions createSessionOptions(const std::optional<std::string>& outputPath, bool snapshot,
+                                   const std::optional<std::string>& buffers,
+                                   const NetworkOutput& network) {
     CreateOptions options;
-    if (output_path) {
-        options.emplace("output-path", *output_path);
+    if (outputPath) {
+        options.emplace("output-path", *outputPath);
     }
     if (snapshot) {
         options.emplace("mode", std::string{"snapshot"});
     }
-    if (network.live_timer_us) {
+    if (network.liveTimerUs) {
         options.insert_or_assign("mode", std::string{"live"});
-        options.emplace("live-timer", *network.live_timer_us);
+        options.emplace("live-timer", *network.liveTimerUs);
     }
     if (buffers) {
         options.emplace("buffer-ownership", *buffers);
@@ -83,16 +83,16 @@ CreateOptions create_session_options(const std::optional<std::string>& output_pa
     if (network.url) {
         options.emplace("url", *network.url);
     }
-    if (network.ctrl_url) {
-        options.emplace("control-url", *network.ctrl_url);
+    if (network.ctrlUrl) {
+        options.emplace("control-url", *network.ctrlUrl);
     }
-    if (network.data_url) {
-        options.emplace("data-url", *network.data_url);
+    if (network.dataUrl) {
+        options.emplace("data-url", *network.dataUrl);
     }
     return options;
 }
 
-std::string auto_session_name(std::time_t now) {
+std::string autoSessionName(std::time_t now) {
     std::tm local{};
     localtime_r(&now, &local);
     char stamp[32];
@@ -100,8 +100,8 @@ std::string auto_session_name(std::time_t now) {
     return "auto-" + std::string(stamp, n);
 }
 
-std::string auto_session_output(const std::filesystem::path& home, std::string_view name) {
-    return absolute_output_path((home / "lttng-traces" / std::string(name)).string(), "/");
+std::string autoSessionOutput(const std::filesystem::path& home, std::string_view name) {
+    return absoluteOutputPath((home / "lttng-traces" / std::string(name)).string(), "/");
 }
 
 } // namespace tracectl::cli

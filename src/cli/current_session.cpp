@@ -17,10 +17,10 @@ namespace tracectl::cli {
 namespace {
 
 /// Longest name kept; the daemon's own bound on session names is lower.
-constexpr std::size_t max_name_bytes = 255;
+constexpr std::size_t kMaxNameBytes = 255;
 
-bool valid_name(std::string_view name) {
-    if (name.empty() || name.size() > max_name_bytes || !is_valid_utf8(name)) {
+bool validName(std::string_view name) {
+    if (name.empty() || name.size() > kMaxNameBytes || !isValidUtf8(name)) {
         return false;
     }
     for (const char c : name) {
@@ -31,38 +31,38 @@ bool valid_name(std::string_view name) {
     return true;
 }
 
-std::runtime_error file_error(const std::filesystem::path& file, const std::string& what) {
+std::runtime_error fileError(const std::filesystem::path& file, const std::string& what) {
     return std::runtime_error("current session file " + file.string() + ": " + what);
 }
 
 /// Throws unless `dir` is a real folder (not a symbolic link) of the caller's
 /// that nobody else may write to: what it holds decides which session a
 /// command without a name acts on.
-void check_folder(const std::filesystem::path& dir, const std::filesystem::path& file) {
+void checkFolder(const std::filesystem::path& dir, const std::filesystem::path& file) {
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0) {
-        throw file_error(file, "cannot read " + dir.string() + ": " + std::strerror(errno));
+        throw fileError(file, "cannot read " + dir.string() + ": " + std::strerror(errno));
     }
     if (!S_ISDIR(st.st_mode)) {
-        throw file_error(file, dir.string() + " is not a folder");
+        throw fileError(file, dir.string() + " is not a folder");
     }
     if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-        throw file_error(file, dir.string() +
-                                   " is not yours alone (owner or write permission): refusing it");
+        throw fileError(file, dir.string() +
+                                  " is not yours alone (owner or write permission): refusing it");
     }
 }
 
 } // namespace
 
-CurrentSession::CurrentSession(std::filesystem::path runtime_dir, std::string bus_key) {
-    if (runtime_dir.empty()) {
+CurrentSession::CurrentSession(std::filesystem::path runtimeDir, std::string busKey) {
+    if (runtimeDir.empty()) {
         return;
     }
-    dir_ = std::move(runtime_dir) / "tracectl";
-    file_ = dir_ / ("current-session." + bus_key);
+    dir_ = std::move(runtimeDir) / "tracectl";
+    file_ = dir_ / ("current-session." + busKey);
 }
 
-std::string CurrentSession::address_bus_key(std::string_view address) {
+std::string CurrentSession::addressBusKey(std::string_view address) {
     std::uint64_t hash = 0xcbf29ce484222325ULL; // FNV-1a, 64 bits
     for (const char c : address) {
         hash ^= static_cast<unsigned char>(c);
@@ -77,27 +77,27 @@ std::optional<std::string> CurrentSession::read() const {
     if (file_.empty()) {
         return std::nullopt;
     }
-    struct stat dir_st {};
-    if (::lstat(dir_.c_str(), &dir_st) != 0 && errno == ENOENT) {
+    struct stat dirSt {};
+    if (::lstat(dir_.c_str(), &dirSt) != 0 && errno == ENOENT) {
         return std::nullopt;
     }
-    check_folder(dir_, file_);
+    checkFolder(dir_, file_);
     // O_NONBLOCK: a FIFO put there must not hang the command; it is refused below.
     const UniqueFd fd(::open(file_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     if (!fd) {
         if (errno == ENOENT) {
             return std::nullopt;
         }
-        throw file_error(file_, std::strerror(errno));
+        throw fileError(file_, std::strerror(errno));
     }
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) {
-        throw file_error(file_, std::strerror(errno));
+        throw fileError(file_, std::strerror(errno));
     }
     if (!S_ISREG(st.st_mode)) {
-        throw file_error(file_, "is not a regular file; 'tracectl set-session NAME' replaces it");
+        throw fileError(file_, "is not a regular file; 'tracectl set-session NAME' replaces it");
     }
-    std::array<char, max_name_bytes + 2> buffer{};
+    std::array<char, kMaxNameBytes + 2> buffer{};
     std::size_t used = 0;
     while (used < buffer.size()) {
         const ssize_t n = ::read(fd.get(), buffer.data() + used, buffer.size() - used);
@@ -105,7 +105,7 @@ std::optional<std::string> CurrentSession::read() const {
             continue;
         }
         if (n < 0) {
-            throw file_error(file_, std::strerror(errno));
+            throw fileError(file_, std::strerror(errno));
         }
         if (n == 0) {
             break;
@@ -116,9 +116,9 @@ std::optional<std::string> CurrentSession::read() const {
     if (!text.empty() && text.back() == '\n') {
         text.remove_suffix(1);
     }
-    if (!valid_name(text)) {
-        throw file_error(file_, "does not hold a session name; 'tracectl set-session NAME' "
-                                "replaces it");
+    if (!validName(text)) {
+        throw fileError(file_, "does not hold a session name; 'tracectl set-session NAME' "
+                               "replaces it");
     }
     return std::string(text);
 }
@@ -129,20 +129,20 @@ void CurrentSession::write(std::string_view name) const {
             "cannot keep the current session: XDG_RUNTIME_DIR is not set, or not an absolute "
             "path (log in with a systemd user session, or name the session on each command)");
     }
-    if (!valid_name(name)) {
-        throw file_error(file_, "refusing to keep a session name that is not 1 to 255 bytes of "
-                                "printable UTF-8");
+    if (!validName(name)) {
+        throw fileError(file_, "refusing to keep a session name that is not 1 to 255 bytes of "
+                               "printable UTF-8");
     }
     if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
-        throw file_error(file_, "cannot make " + dir_.string() + ": " + std::strerror(errno));
+        throw fileError(file_, "cannot make " + dir_.string() + ": " + std::strerror(errno));
     }
-    check_folder(dir_, file_);
+    checkFolder(dir_, file_);
     std::filesystem::path temporary = file_;
     temporary += ".XXXXXX";
     std::string pattern = temporary.string();
     const UniqueFd fd(::mkostemp(pattern.data(), O_CLOEXEC)); // mode 0600
     if (!fd) {
-        throw file_error(file_, std::strerror(errno));
+        throw fileError(file_, std::strerror(errno));
     }
     const std::string text = std::string(name) + "\n";
     std::size_t done = 0;
@@ -154,18 +154,18 @@ void CurrentSession::write(std::string_view name) const {
         if (n < 0) {
             const int e = errno;
             ::unlink(pattern.c_str());
-            throw file_error(file_, std::strerror(e));
+            throw fileError(file_, std::strerror(e));
         }
         done += static_cast<std::size_t>(n);
     }
     if (::rename(pattern.c_str(), file_.c_str()) != 0) {
         const int e = errno;
         ::unlink(pattern.c_str());
-        throw file_error(file_, std::strerror(e));
+        throw fileError(file_, std::strerror(e));
     }
 }
 
-bool CurrentSession::forget_if(std::string_view name) const noexcept {
+bool CurrentSession::forgetIf(std::string_view name) const noexcept {
     try {
         const auto held = read();
         if (!held || *held != name) {

@@ -26,11 +26,11 @@ public:
     /// address_bus_key(address)) under `runtime_dir` ($XDG_RUNTIME_DIR; empty:
     /// not set, and then nothing is kept: read() gives nullopt and write()
     /// throws).
-    CurrentSession(std::filesystem::path runtime_dir, std::string bus_key);
+    CurrentSession(std::filesystem::path runtimeDir, std::string busKey);
 
     /// The key of the bus at D-Bus address `address`: "address-" and the
     /// FNV-1a 64-bit hash of the address in 16 lowercase hex digits.
-    static std::string address_bus_key(std::string_view address);
+    static std::string addressBusKey(std::string_view address);
 
     /// The file's path (empty without a runtime folder).
     const std::filesystem::path& file() const noexcept { return file_; }
@@ -52,7 +52,7 @@ public:
     /// Forgets the current session if it is `name` (after it was destroyed).
     /// Returns true if it was. Never throws: a file that cannot be removed
     /// stays, and is found stale at the next read.
-    bool forget_if(std::string_view name) const noexcept;
+    bool forgetIf(std::string_view name) const noexcept;
 
 private:
     std::filesystem::path dir_;

@@ -13,6 +13,6 @@ namespace tracectl::cli {
 /// Runs the one of the two commands given (true), or returns false if
 /// neither was. Each call says what it did on `out`; the first D-Bus error
 /// is thrown (the calls before it stay done).
-bool run_disable_commands(BusClient& bus, const DisableCommandLine& cl, std::ostream& out);
+bool runDisableCommands(BusClient& bus, const DisableCommandLine& cl, std::ostream& out);
 
 } // namespace tracectl::cli

@@ -4,17 +4,17 @@
 
 namespace tracectl::cli {
 
-void add_disable_commands(CLI::App& app, DisableCommandLine& cl) {
+void addDisableCommands(CLI::App& app, DisableCommandLine& cl) {
     auto* de = app.add_subcommand(
         "disable-event", "Stop recording the events of event rules (-u or -k) of a channel");
-    cl.disable_event = de;
-    add_domain_flags(*de, cl.de_domain);
-    de->add_option("PATTERN", cl.de_patterns,
+    cl.disableEvent = de;
+    addDomainFlags(*de, cl.deDomain);
+    de->add_option("PATTERN", cl.dePatterns,
                    "Patterns of the rules to disable, as given to enable-event, comma-separated");
-    de->add_flag("-a,--all-events", cl.de_all, "Disable every event rule of the channel");
-    de->add_option("-s,--session", cl.de_session,
+    de->add_flag("-a,--all-events", cl.deAll, "Disable every event rule of the channel");
+    de->add_option("-s,--session", cl.deSession,
                    "Session (default: the current session, else your only session)");
-    cl.de_channel = de->add_option("-c,--channel", cl.event.channel, "Channel (default: channel0)");
+    cl.deChannel = de->add_option("-c,--channel", cl.event.channel, "Channel (default: channel0)");
     de->add_flag("--syscall", cl.event.syscall,
                  "With -k: the patterns name system calls (as lttng disable-event --syscall; "
                  "a rule is found by its pattern either way)");
@@ -29,10 +29,10 @@ void add_disable_commands(CLI::App& app, DisableCommandLine& cl) {
 
     auto* dc = app.add_subcommand("disable-channel",
                                   "Stop recording anything in a UST (-u) or kernel (-k) channel");
-    cl.disable_channel = dc;
-    add_domain_flags(*dc, cl.dc_domain);
-    dc->add_option("NAME", cl.dc_names, "Channels to disable, comma-separated")->required();
-    dc->add_option("-s,--session", cl.dc_session,
+    cl.disableChannel = dc;
+    addDomainFlags(*dc, cl.dcDomain);
+    dc->add_option("NAME", cl.dcNames, "Channels to disable, comma-separated")->required();
+    dc->add_option("-s,--session", cl.dcSession,
                    "Session (default: the current session, else your only session)");
     dc->footer("Give exactly one of -u and -k. The channel records nothing, at once if the\n"
                "session is active, until enable-channel of the same name turns it back on.\n\n"
@@ -40,29 +40,29 @@ void add_disable_commands(CLI::App& app, DisableCommandLine& cl) {
                "  tracectl disable-channel -k kchan,kchan2");
 }
 
-void finish_disable_commands(DisableCommandLine& cl) {
-    if (cl.disable_event != nullptr && cl.disable_event->parsed()) {
-        cl.event.domain = chosen_domain(cl.de_domain);
-        if (cl.event.syscall && cl.event.domain != Domain::kernel)
+void finishDisableCommands(DisableCommandLine& cl) {
+    if (cl.disableEvent != nullptr && cl.disableEvent->parsed()) {
+        cl.event.domain = chosenDomain(cl.deDomain);
+        if (cl.event.syscall && cl.event.domain != Domain::Kernel)
             throw CLI::ValidationError("--syscall", "system calls are of the kernel domain (-k)");
-        if (cl.de_channel->count() > 0 && cl.event.channel.empty())
+        if (cl.deChannel->count() > 0 && cl.event.channel.empty())
             throw CLI::ValidationError("--channel", "needs a channel name");
-        const std::vector<std::string> patterns = split_commas(cl.de_patterns);
-        if (cl.de_all && !cl.de_patterns.empty())
+        const std::vector<std::string> patterns = splitCommas(cl.dePatterns);
+        if (cl.deAll && !cl.dePatterns.empty())
             throw CLI::ValidationError("disable-event", "give PATTERN or -a, not both");
-        if (!cl.de_all && patterns.empty())
+        if (!cl.deAll && patterns.empty())
             throw CLI::ValidationError("disable-event", "give a PATTERN or -a");
-        cl.event.patterns = cl.de_all ? std::vector<std::string>{""} : patterns;
-        if (!cl.de_session.empty())
-            cl.event.session = cl.de_session;
+        cl.event.patterns = cl.deAll ? std::vector<std::string>{""} : patterns;
+        if (!cl.deSession.empty())
+            cl.event.session = cl.deSession;
     }
-    if (cl.disable_channel != nullptr && cl.disable_channel->parsed()) {
-        cl.channel.domain = chosen_domain(cl.dc_domain);
-        cl.channel.names = split_commas(cl.dc_names);
+    if (cl.disableChannel != nullptr && cl.disableChannel->parsed()) {
+        cl.channel.domain = chosenDomain(cl.dcDomain);
+        cl.channel.names = splitCommas(cl.dcNames);
         if (cl.channel.names.empty())
             throw CLI::ValidationError("disable-channel", "give a channel NAME");
-        if (!cl.dc_session.empty())
-            cl.channel.session = cl.dc_session;
+        if (!cl.dcSession.empty())
+            cl.channel.session = cl.dcSession;
     }
 }
 

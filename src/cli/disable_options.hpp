@@ -15,7 +15,7 @@ namespace tracectl::cli {
 
 /// `tracectl disable-event -u|-k [-s S] [-c C] (PATTERN[,PATTERN...] | -a)`.
 struct DisableEventArgs {
-    Domain domain = Domain::ust;
+    Domain domain = Domain::Ust;
     std::optional<std::string> session; ///< default: resolve_session()
     std::string channel;                ///< "" = channel0
     bool syscall = false;               ///< -k --syscall: the patterns name system calls
@@ -25,28 +25,28 @@ struct DisableEventArgs {
 
 /// `tracectl disable-channel -u|-k [-s S] NAME[,NAME...]`.
 struct DisableChannelArgs {
-    Domain domain = Domain::ust;
+    Domain domain = Domain::Ust;
     std::optional<std::string> session;
     std::vector<std::string> names; ///< one DisableChannel call each
 };
 
 /// The two subcommands, as CLI11 fills them in.
 struct DisableCommandLine {
-    CLI::App* disable_event = nullptr;
-    CLI::App* disable_channel = nullptr;
-    DomainFlags de_domain, dc_domain;
-    std::string de_session, dc_session;
-    std::string de_patterns, dc_names;
-    bool de_all = false;
-    CLI::Option* de_channel = nullptr;
+    CLI::App* disableEvent = nullptr;
+    CLI::App* disableChannel = nullptr;
+    DomainFlags deDomain, dcDomain;
+    std::string deSession, dcSession;
+    std::string dePatterns, dcNames;
+    bool deAll = false;
+    CLI::Option* deChannel = nullptr;
     DisableEventArgs event;
     DisableChannelArgs channel;
 };
 
 /// Adds `disable-event` and `disable-channel` to `app`, filling `cl`.
-void add_disable_commands(CLI::App& app, DisableCommandLine& cl);
+void addDisableCommands(CLI::App& app, DisableCommandLine& cl);
 /// After parsing: fills cl.event / cl.channel for the one given. Throws
 /// CLI::ValidationError (a usage error): no domain, neither or both of
 /// PATTERN and -a, no name.
-void finish_disable_commands(DisableCommandLine& cl);
+void finishDisableCommands(DisableCommandLine& cl);
 } // namespace tracectl::cli

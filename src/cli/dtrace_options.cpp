@@ -13,7 +13,7 @@
 
 namespace tracectl::cli {
 
-CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceCommandLine& cl) {
+CLI::App* addDtraceCommand(CLI::App& app, const std::string& name, DtraceCommandLine& cl) {
     cl.args.command = name;
     auto* command = app.add_subcommand(
         name, name == "dtrace"
@@ -68,7 +68,7 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
                      "Without --trace or --session: trace for SECONDS (default: until Ctrl-C)")
         ->type_name("SECONDS")
         ->check(CLI::Validator(
-            [](std::string& text) { return aggregate_seconds_error(text).value_or(""); }, ""))
+            [](std::string& text) { return aggregateSecondsError(text).value_or(""); }, ""))
         ->excludes(trace)
         ->excludes(session);
     command->add_flag("--json", cl.args.json,
@@ -109,7 +109,7 @@ namespace {
 
 /// The script's text, its interpreter line blanked. Only a regular file of at most
 /// largest_script bytes is read (not /dev/zero, a FIFO or a folder).
-std::string read_script(const std::string& path) {
+std::string readScript(const std::string& path) {
     std::ifstream in;
     struct stat st {};
     if (stat(path.c_str(), &st) != 0) {
@@ -123,27 +123,27 @@ std::string read_script(const std::string& path) {
         throw CLI::ValidationError("-s", "cannot read " + path +
                                              ": not a regular file (a D script is a file)");
     }
-    const auto too_big = [&path] {
+    const auto tooBig = [&path] {
         return CLI::ValidationError("-s", "cannot read " + path + ": larger than " +
-                                              std::to_string(largest_script >> 20) +
+                                              std::to_string(kLargestScript >> 20) +
                                               " MiB, the most a D script may be");
     };
-    if (static_cast<std::uintmax_t>(st.st_size) > largest_script) {
-        throw too_big();
+    if (static_cast<std::uintmax_t>(st.st_size) > kLargestScript) {
+        throw tooBig();
     }
     in.open(path, std::ios::binary);
     if (!in) {
         throw CLI::ValidationError("-s", "cannot read " + path + ": " + std::strerror(errno));
     }
     // At most one byte more than the bound, should the file have grown since.
-    std::string source(largest_script + 1, '\0');
+    std::string source(kLargestScript + 1, '\0');
     in.read(source.data(), static_cast<std::streamsize>(source.size()));
     if (in.bad()) {
         throw CLI::ValidationError("-s", "cannot read " + path + ": " + std::strerror(errno));
     }
     source.resize(static_cast<std::size_t>(in.gcount()));
-    if (source.size() > largest_script) {
-        throw too_big();
+    if (source.size() > kLargestScript) {
+        throw tooBig();
     }
     if (source.rfind("#!", 0) == 0) {
         const std::size_t newline = source.find('\n');
@@ -152,7 +152,7 @@ std::string read_script(const std::string& path) {
     return source;
 }
 
-int lines_of(const std::string& text) {
+int linesOf(const std::string& text) {
     int n = 1;
     for (const char c : text) {
         n += c == '\n' ? 1 : 0;
@@ -162,7 +162,7 @@ int lines_of(const std::string& text) {
 
 } // namespace
 
-void finish_dtrace_command_line(DtraceCommandLine& cl) {
+void finishDtraceCommandLine(DtraceCommandLine& cl) {
     AggregateArgs& args = cl.args;
     args.program.clear();
     args.origins.clear();
@@ -172,12 +172,12 @@ void finish_dtrace_command_line(DtraceCommandLine& cl) {
         if (!args.program.empty()) {
             args.program += '\n';
         }
-        const int first_line = args.program.empty() ? 1 : lines_of(args.program);
-        args.origins.push_back({first_line, label});
+        const int firstLine = args.program.empty() ? 1 : linesOf(args.program);
+        args.origins.push_back({firstLine, label});
         args.program += text;
     };
     for (const std::string& script : cl.scripts) {
-        append(read_script(script), script);
+        append(readScript(script), script);
     }
     for (const std::string& program : cl.programs) {
         append(program, "");

@@ -24,10 +24,10 @@ struct DtraceCommandLine {
 };
 
 /// The largest -s FILE read (1 MiB): a D script is a small regular file.
-inline constexpr std::size_t largest_script = std::size_t{1} << 20;
+inline constexpr std::size_t kLargestScript = std::size_t{1} << 20;
 
 /// Adds the subcommand `name` ("dtrace" or "aggregate") with its options to `app`.
-CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceCommandLine& cl);
+CLI::App* addDtraceCommand(CLI::App& app, const std::string& name, DtraceCommandLine& cl);
 
 /// Once parsed: the program text in cl.args (every -s file's text, then every -n, in the
 /// order given; without either, the first positional argument is the program and the rest
@@ -35,6 +35,6 @@ CLI::App* add_dtrace_command(CLI::App& app, const std::string& name, DtraceComma
 /// lines keep their numbers. Throws CLI::ValidationError: no program, an unreadable
 /// -s FILE (or one that is not a regular file, or is larger than largest_script), a bad
 /// -p PID.
-void finish_dtrace_command_line(DtraceCommandLine& cl);
+void finishDtraceCommandLine(DtraceCommandLine& cl);
 
 } // namespace tracectl::cli

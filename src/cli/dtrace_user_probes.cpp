@@ -13,7 +13,7 @@ namespace tracectl::cli {
 
 namespace agg = tracectl::aggregate;
 
-std::string process_executable(long pid) {
+std::string processExecutable(long pid) {
     const std::string link = "/proc/" + std::to_string(pid) + "/exe";
     std::string path(PATH_MAX, '\0');
     const ssize_t n = readlink(link.c_str(), path.data(), path.size());
@@ -35,7 +35,7 @@ std::string process_executable(long pid) {
     return path;
 }
 
-std::vector<UserProbeEnabling> user_probe_enablings(const agg::Program& program) {
+std::vector<UserProbeEnabling> userProbeEnablings(const agg::Program& program) {
     std::vector<UserProbeEnabling> enablings;
     for (const agg::Clause& clause : program.clauses) {
         for (const agg::ProbeDescription& probe : clause.probes) {
@@ -45,7 +45,7 @@ std::vector<UserProbeEnabling> user_probe_enablings(const agg::Program& program)
                 continue;
             }
             const agg::UserProbe& user = *probe.user;
-            const std::string executable = process_executable(static_cast<long>(user.pid));
+            const std::string executable = processExecutable(static_cast<long>(user.pid));
             const std::string file = executable.substr(executable.rfind('/') + 1);
             if (!user.module.empty() && user.module != "*" && user.module != "a.out" &&
                 user.module != file) {
@@ -55,7 +55,7 @@ std::vector<UserProbeEnabling> user_probe_enablings(const agg::Program& program)
                                           "); probes of shared libraries are not offered");
             }
             enablings.push_back(
-                {probe.pattern, agg::user_probe_location(user, executable), probe.text});
+                {probe.pattern, agg::userProbeLocation(user, executable), probe.text});
         }
     }
     return enablings;

@@ -22,12 +22,12 @@ struct UserProbeEnabling {
 /// The file process `pid` runs: readlink(/proc/PID/exe), an absolute path. Throws
 /// aggregate::TraceReadError: "process PID does not exist", a link it may not read
 /// ("cannot read /proc/PID/exe: Permission denied"), an executable deleted since.
-std::string process_executable(long pid);
+std::string processExecutable(long pid);
 
 /// The userspace probes of `program`'s probes of processes, one per distinct event, in
 /// program order. Throws aggregate::TraceReadError as process_executable does, and for a
 /// MODULE that is neither empty, "*", "a.out" nor the executable's file name ("probes of
 /// shared libraries are not offered").
-std::vector<UserProbeEnabling> user_probe_enablings(const aggregate::Program& program);
+std::vector<UserProbeEnabling> userProbeEnablings(const aggregate::Program& program);
 
 } // namespace tracectl::cli

@@ -6,7 +6,7 @@
 
 namespace tracectl::cli {
 
-void print_error_line(std::ostream& err, std::string_view text) {
+void printErrorLine(std::ostream& err, std::string_view text) {
     std::string line{text};
     std::replace_if(
         line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
@@ -24,26 +24,26 @@ std::string describe(const sdbus::Error& error) {
 
 } // namespace
 
-ExitStatus report_exception(std::exception_ptr error, std::ostream& err) noexcept {
+ExitStatus reportException(std::exception_ptr error, std::ostream& err) noexcept {
     try {
         try {
             std::rethrow_exception(error);
         } catch (const ConnectionFailed& e) {
-            print_error_line(err, describe(e));
-            return ExitStatus::unreachable;
+            printErrorLine(err, describe(e));
+            return ExitStatus::Unreachable;
         } catch (const sdbus::Error& e) {
-            print_error_line(err, describe(e));
-            return exit_status_for_error(e.getName());
+            printErrorLine(err, describe(e));
+            return exitStatusForError(e.getName());
         } catch (const std::exception& e) {
-            print_error_line(err, e.what());
-            return ExitStatus::daemon_error;
+            printErrorLine(err, e.what());
+            return ExitStatus::DaemonError;
         } catch (...) {
-            print_error_line(err, "unknown error");
-            return ExitStatus::daemon_error;
+            printErrorLine(err, "unknown error");
+            return ExitStatus::DaemonError;
         }
     } catch (...) {
         // Writing the report failed (e.g. out of memory); the status still tells the story.
-        return ExitStatus::daemon_error;
+        return ExitStatus::DaemonError;
     }
 }
 

@@ -20,12 +20,12 @@ public:
 
 /// Writes "tracectl: <text>\n" to `err`, with every line break and tab in `text` replaced
 /// by a space so that the report is exactly one line.
-void print_error_line(std::ostream& err, std::string_view text);
+void printErrorLine(std::ostream& err, std::string_view text);
 
 /// Reports `error` as one line on `err` and returns the exit status it stands for:
 /// ConnectionFailed -> unreachable; sdbus::Error -> "tracectl: NAME: MESSAGE", status from
 /// exit_status_for_error(NAME); any other exception -> "tracectl: WHAT", daemon_error.
 /// Never throws (a failure to write is ignored).
-ExitStatus report_exception(std::exception_ptr error, std::ostream& err) noexcept;
+ExitStatus reportException(std::exception_ptr error, std::ostream& err) noexcept;
 
 } // namespace tracectl::cli

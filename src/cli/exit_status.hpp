@@ -9,16 +9,16 @@ namespace tracectl::cli {
 
 /// What `tracectl` returns to the shell (documented in `tracectl --help`).
 enum class ExitStatus : int {
-    success = 0,      ///< the command did what was asked (also `--help`, `--version`)
-    daemon_error = 1, ///< the daemon answered with a D-Bus error (or an unusable reply), or a
-                      ///< local file could not be read or written (save, load); also
-                      ///< Error.RelayUnavailable: tracectld answered, its lttng-relayd did not
-    usage = 2,        ///< the command line could not be parsed; `top` without a terminal
-    unreachable = 3,  ///< the bus or the daemon cannot be reached
+    Success = 0,     ///< the command did what was asked (also `--help`, `--version`)
+    DaemonError = 1, ///< the daemon answered with a D-Bus error (or an unusable reply), or a
+                     ///< local file could not be read or written (save, load); also
+                     ///< Error.RelayUnavailable: tracectld answered, its lttng-relayd did not
+    Usage = 2,       ///< the command line could not be parsed; `top` without a terminal
+    Unreachable = 3, ///< the bus or the daemon cannot be reached
 };
 
 /// The text of the "Exit status" section of `tracectl --help`.
-inline constexpr std::string_view exit_status_help =
+inline constexpr std::string_view kExitStatusHelp =
     "Exit status:\n"
     "  0  success\n"
     "  1  the daemon answered with an error (e.g. no such session, access denied,\n"
@@ -33,7 +33,7 @@ inline constexpr std::string_view exit_status_help =
 /// D-Bus error names meaning the call never reached a daemon that answered it: the name has
 /// no owner (and cannot be activated), the daemon died or hung, or the connection broke
 /// (sd-bus reports a broken connection with an errno-derived name).
-inline constexpr std::array<std::string_view, 11> unreachable_error_names{
+inline constexpr std::array<std::string_view, 11> kUnreachableErrorNames{
     "org.freedesktop.DBus.Error.ServiceUnknown",
     "org.freedesktop.DBus.Error.NameHasNoOwner",
     "org.freedesktop.DBus.Error.NoReply",
@@ -51,11 +51,10 @@ inline constexpr std::array<std::string_view, 11> unreachable_error_names{
 /// `unreachable` for the names in `unreachable_error_names`, `daemon_error` otherwise.
 /// org.tracectl.Tracing1.Error.RelayUnavailable is `daemon_error` on purpose: status 3 tells
 /// a script that tracectld itself is down, and a relay that is down is not that.
-constexpr ExitStatus exit_status_for_error(std::string_view error_name) noexcept {
-    const bool unreachable =
-        std::find(unreachable_error_names.begin(), unreachable_error_names.end(), error_name) !=
-        unreachable_error_names.end();
-    return unreachable ? ExitStatus::unreachable : ExitStatus::daemon_error;
+constexpr ExitStatus exitStatusForError(std::string_view errorName) noexcept {
+    const bool unreachable = std::find(kUnreachableErrorNames.begin(), kUnreachableErrorNames.end(),
+                                       errorName) != kUnreachableErrorNames.end();
+    return unreachable ? ExitStatus::Unreachable : ExitStatus::DaemonError;
 }
 
 } // namespace tracectl::cli

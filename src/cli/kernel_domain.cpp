@@ -16,35 +16,35 @@
 
 namespace tracectl::cli {
 
-const char* domain_name(Domain domain) noexcept {
-    return domain == Domain::kernel ? "kernel" : "ust";
+const char* domainName(Domain domain) noexcept {
+    return domain == Domain::Kernel ? "kernel" : "ust";
 }
 
-const char* domain_label(Domain domain) noexcept {
-    return domain == Domain::kernel ? "Kernel" : "UST";
+const char* domainLabel(Domain domain) noexcept {
+    return domain == Domain::Kernel ? "Kernel" : "UST";
 }
 
-void add_domain_flags(CLI::App& command, DomainFlags& flags) {
-    flags.userspace_option = command.add_flag("-u,--userspace", flags.userspace,
-                                              "The user-space (UST) domain (this or -k)");
-    flags.kernel_option = command.add_flag("-k,--kernel", flags.kernel,
-                                           "The kernel domain (this or -u; needs the "
-                                           "trace-kernel right and a usable tracefs)");
-    flags.userspace_option->excludes(flags.kernel_option);
+void addDomainFlags(CLI::App& command, DomainFlags& flags) {
+    flags.userspaceOption = command.add_flag("-u,--userspace", flags.userspace,
+                                             "The user-space (UST) domain (this or -k)");
+    flags.kernelOption = command.add_flag("-k,--kernel", flags.kernel,
+                                          "The kernel domain (this or -u; needs the "
+                                          "trace-kernel right and a usable tracefs)");
+    flags.userspaceOption->excludes(flags.kernelOption);
 }
 
-Domain chosen_domain(const DomainFlags& flags) {
+Domain chosenDomain(const DomainFlags& flags) {
     if (flags.kernel) {
-        return Domain::kernel;
+        return Domain::Kernel;
     }
     if (flags.userspace) {
-        return Domain::ust;
+        return Domain::Ust;
     }
     throw CLI::ValidationError("-u/-k",
                                "give the domain: -u (user space, LTTng-UST) or -k (kernel)");
 }
 
-std::vector<std::string> split_commas(std::string_view text) {
+std::vector<std::string> splitCommas(std::string_view text) {
     std::vector<std::string> items;
     std::string item;
     for (const char c : text) {
@@ -66,7 +66,7 @@ std::vector<std::string> split_commas(std::string_view text) {
 namespace {
 
 /// "a:b::c" -> {"a", "b", "", "c"} ($PATH; an empty item is the current folder).
-std::vector<std::string> split_path_list(std::string_view text) {
+std::vector<std::string> splitPathList(std::string_view text) {
     std::vector<std::string> items(1);
     for (const char c : text) {
         if (c == ':') {
@@ -80,20 +80,20 @@ std::vector<std::string> split_path_list(std::string_view text) {
 
 } // namespace
 
-std::vector<KernelEventCall> kernel_event_calls(const std::string& patterns, bool pattern_given,
-                                                bool all, bool syscall) {
-    if (all && pattern_given) {
+std::vector<KernelEventCall> kernelEventCalls(const std::string& patterns, bool patternGiven,
+                                              bool all, bool syscall) {
+    if (all && patternGiven) {
         throw CLI::ValidationError("PATTERN", "give event names or -a/--all, not both");
     }
     if (all) {
         return {KernelEventCall{"*", syscall}};
     }
-    if (!pattern_given) {
+    if (!patternGiven) {
         throw CLI::ValidationError("PATTERN", syscall ? "give system call names or -a/--all"
                                                       : "give event names or -a/--all");
     }
     std::vector<KernelEventCall> calls;
-    for (std::string& name : split_commas(patterns)) {
+    for (std::string& name : splitCommas(patterns)) {
         const bool seen = std::any_of(calls.begin(), calls.end(),
                                       [&](const KernelEventCall& c) { return c.pattern == name; });
         if (!seen) {
@@ -106,8 +106,8 @@ std::vector<KernelEventCall> kernel_event_calls(const std::string& patterns, boo
     return calls;
 }
 
-std::string resolve_userspace_probe(const std::string& location, const std::string& search_path,
-                                    const std::string& cwd) {
+std::string resolveUserspaceProbe(const std::string& location, const std::string& searchPath,
+                                  const std::string& cwd) {
     std::string why;
     auto parsed = tracectl::parseUserspaceProbeLocation(location, why);
     if (!parsed) {
@@ -116,7 +116,7 @@ std::string resolve_userspace_probe(const std::string& location, const std::stri
     namespace fs = std::filesystem;
     if (parsed->path.find('/') == std::string::npos) {
         std::optional<std::string> found;
-        for (const std::string& dir : split_path_list(search_path)) {
+        for (const std::string& dir : splitPathList(searchPath)) {
             std::error_code ec;
             const fs::path candidate = fs::path(dir.empty() ? "." : dir) / parsed->path;
             if (fs::is_regular_file(candidate, ec)) {
@@ -137,9 +137,9 @@ std::string resolve_userspace_probe(const std::string& location, const std::stri
     return tracectl::formatUserspaceProbeLocation(*parsed);
 }
 
-void add_event_selection(CLI::App& command, EventSelectionFlags& flags) {
-    add_domain_flags(command, flags.domain);
-    flags.pattern_option = command.add_option(
+void addEventSelection(CLI::App& command, EventSelectionFlags& flags) {
+    addDomainFlags(command, flags.domain);
+    flags.patternOption = command.add_option(
         "PATTERN", flags.pattern,
         "-u: event name provider:event, or a prefix ending in '*'. -k: tracefs names "
         "system:event with '*' anywhere (sched:*, net:net_dev_xmit, *), comma-separated; with "
@@ -152,40 +152,40 @@ void add_event_selection(CLI::App& command, EventSelectionFlags& flags) {
                      "syscall_exit_NAME)");
 }
 
-EventSelection resolve_event_selection(const EventSelectionFlags& flags,
-                                       const std::vector<const CLI::Option*>& ust_only) {
+EventSelection resolveEventSelection(const EventSelectionFlags& flags,
+                                     const std::vector<const CLI::Option*>& ustOnly) {
     EventSelection selection;
-    selection.domain = chosen_domain(flags.domain);
-    const bool pattern_given = flags.pattern_option != nullptr && flags.pattern_option->count() > 0;
-    if (selection.domain == Domain::kernel) {
-        for (const CLI::Option* option : ust_only) {
+    selection.domain = chosenDomain(flags.domain);
+    const bool patternGiven = flags.patternOption != nullptr && flags.patternOption->count() > 0;
+    if (selection.domain == Domain::Kernel) {
+        for (const CLI::Option* option : ustOnly) {
             if (option != nullptr && option->count() > 0) {
                 throw CLI::ValidationError(option->get_name(),
                                            "is for user-space events (-u) only: kernel events "
                                            "have no log level or exclusions");
             }
         }
-        selection.kernel_calls =
-            kernel_event_calls(flags.pattern, pattern_given, flags.all, flags.syscall);
+        selection.kernelCalls =
+            kernelEventCalls(flags.pattern, patternGiven, flags.all, flags.syscall);
         return selection;
     }
     if (flags.syscall) {
         throw CLI::ValidationError("--syscall", "is for kernel events (-k) only");
     }
-    if (flags.all && pattern_given) {
+    if (flags.all && patternGiven) {
         throw CLI::ValidationError("PATTERN", "give a PATTERN or -a/--all, not both");
     }
-    if (!flags.all && !pattern_given) {
+    if (!flags.all && !patternGiven) {
         throw CLI::ValidationError("PATTERN", "give a PATTERN or -a/--all");
     }
-    selection.ust_pattern = pattern_given ? flags.pattern : "*";
+    selection.ustPattern = patternGiven ? flags.pattern : "*";
     return selection;
 }
 
-ExitStatus enable_kernel_event_calls(const std::vector<KernelEventCall>& calls,
-                                     const std::string& channel,
-                                     const std::function<void(const KernelEventCall&)>& enable,
-                                     std::ostream& out, std::ostream& err) {
+ExitStatus enableKernelEventCalls(const std::vector<KernelEventCall>& calls,
+                                  const std::string& channel,
+                                  const std::function<void(const KernelEventCall&)>& enable,
+                                  std::ostream& out, std::ostream& err) {
     std::optional<ExitStatus> failed;
     for (const KernelEventCall& call : calls) {
         try {
@@ -194,51 +194,51 @@ ExitStatus enable_kernel_event_calls(const std::vector<KernelEventCall>& calls,
                 << " enabled in channel " << channel << ".\n";
         } catch (const sdbus::Error& e) {
             out.flush(); // on a terminal, in the order they happened
-            print_error_line(err, call.pattern + ": " + e.getName() +
-                                      (e.getMessage().empty() ? "" : ": " + e.getMessage()));
-            const ExitStatus status = exit_status_for_error(e.getName());
+            printErrorLine(err, call.pattern + ": " + e.getName() +
+                                    (e.getMessage().empty() ? "" : ": " + e.getMessage()));
+            const ExitStatus status = exitStatusForError(e.getName());
             failed = failed.value_or(status);
-            if (status == ExitStatus::unreachable) {
+            if (status == ExitStatus::Unreachable) {
                 break; // the others cannot get through either
             }
         }
     }
-    return failed.value_or(ExitStatus::success);
+    return failed.value_or(ExitStatus::Success);
 }
 
 namespace {
 
-void sort_tracepoints(std::vector<KernelTracepoint>& tracepoints) {
+void sortTracepoints(std::vector<KernelTracepoint>& tracepoints) {
     std::sort(tracepoints.begin(), tracepoints.end(),
               [](const KernelTracepoint& a, const KernelTracepoint& b) {
                   return std::tie(a.system, a.event) < std::tie(b.system, b.event);
               });
 }
 
-constexpr auto json_errors = nlohmann::json::error_handler_t::replace;
+constexpr auto kJsonErrors = nlohmann::json::error_handler_t::replace;
 
 /// `value` is an array of `size` elements.
-bool is_tuple(const nlohmann::json& value, std::size_t size) {
+bool isTuple(const nlohmann::json& value, std::size_t size) {
     return value.is_array() && value.size() == size;
 }
 
-const nlohmann::json* array_property(const PropertyMap& properties, const std::string& key) {
+const nlohmann::json* arrayProperty(const PropertyMap& properties, const std::string& key) {
     const auto it = properties.find(key);
     return it != properties.end() && it->second.is_array() && !it->second.empty() ? &it->second
                                                                                   : nullptr;
 }
 
-std::string channel_line(const nlohmann::json& channel) {
+std::string channelLine(const nlohmann::json& channel) {
     // (name, sub-buffer size, count, overwrite, switch timer us, read timer us,
     // enabled); a daemon older than DisableChannel sends no `enabled`.
-    const bool with_enabled = is_tuple(channel, 7);
-    if (!(with_enabled || is_tuple(channel, 6)) || !channel[0].is_string() ||
+    const bool withEnabled = isTuple(channel, 7);
+    if (!(withEnabled || isTuple(channel, 6)) || !channel[0].is_string() ||
         !channel[1].is_number_unsigned() || !channel[2].is_number_unsigned() ||
         !channel[3].is_boolean() || !channel[4].is_number_unsigned() ||
-        !channel[5].is_number_unsigned() || (with_enabled && !channel[6].is_boolean())) {
+        !channel[5].is_number_unsigned() || (withEnabled && !channel[6].is_boolean())) {
         return {};
     }
-    const bool disabled = with_enabled && !channel[6].get<bool>();
+    const bool disabled = withEnabled && !channel[6].get<bool>();
     const auto timer = [](const nlohmann::json& us) {
         const auto value = us.get<std::uint64_t>();
         return value == 0 ? std::string("off") : std::to_string(value) + " us";
@@ -251,11 +251,11 @@ std::string channel_line(const nlohmann::json& channel) {
            (disabled ? " [disabled]" : "") + "\n";
 }
 
-std::string event_line(const nlohmann::json& rule) {
+std::string eventLine(const nlohmann::json& rule) {
     // (channel, pattern, syscall, filter, enabled); `enabled` as in channel_line().
-    const bool with_enabled = is_tuple(rule, 5);
-    if (!(with_enabled || is_tuple(rule, 4)) || !rule[0].is_string() || !rule[1].is_string() ||
-        !rule[2].is_boolean() || !rule[3].is_string() || (with_enabled && !rule[4].is_boolean())) {
+    const bool withEnabled = isTuple(rule, 5);
+    if (!(withEnabled || isTuple(rule, 4)) || !rule[0].is_string() || !rule[1].is_string() ||
+        !rule[2].is_boolean() || !rule[3].is_string() || (withEnabled && !rule[4].is_boolean())) {
         return {};
     }
     std::string line = "    " + rule[0].get<std::string>() + "  ";
@@ -264,14 +264,14 @@ std::string event_line(const nlohmann::json& rule) {
     if (const auto filter = rule[3].get<std::string>(); !filter.empty()) {
         line += "  filter: " + filter;
     }
-    if (with_enabled && !rule[4].get<bool>()) {
+    if (withEnabled && !rule[4].get<bool>()) {
         line += " [disabled]";
     }
     return line + "\n";
 }
 
-std::string context_line(const nlohmann::json& context) {
-    if (!is_tuple(context, 2) || !context[0].is_string() || !context[1].is_string()) {
+std::string contextLine(const nlohmann::json& context) {
+    if (!isTuple(context, 2) || !context[0].is_string() || !context[1].is_string()) {
         return {};
     }
     return "    " + context[0].get<std::string>() + "  " + context[1].get<std::string>() + "\n";
@@ -280,7 +280,7 @@ std::string context_line(const nlohmann::json& context) {
 /// "  TITLE:\n" and the lines of `key`'s entries, or "" when there are none.
 std::string subsection(const PropertyMap& properties, const std::string& key,
                        std::string_view title, std::string (*line)(const nlohmann::json&)) {
-    const nlohmann::json* entries = array_property(properties, key);
+    const nlohmann::json* entries = arrayProperty(properties, key);
     if (entries == nullptr) {
         return {};
     }
@@ -293,54 +293,54 @@ std::string subsection(const PropertyMap& properties, const std::string& key,
 
 } // namespace
 
-std::optional<std::string> lttng_event_name(const KernelTracepoint& tracepoint) {
+std::optional<std::string> lttngEventName(const KernelTracepoint& tracepoint) {
     if (tracepoint.system == "ip") {
         return std::nullopt;
     }
     return tracectl::kernel::lttngNaming(tracepoint.system, tracepoint.event).eventName;
 }
 
-std::vector<Domain> live_probe_domains(std::string_view pattern,
-                                       const std::vector<KernelTracepoint>& kernel) {
+std::vector<Domain> liveProbeDomains(std::string_view pattern,
+                                     const std::vector<KernelTracepoint>& kernel) {
     const std::string glob(pattern);
     if (glob.rfind("ip:", 0) == 0) {
-        return {Domain::kernel};
+        return {Domain::Kernel};
     }
-    const bool has_provider = glob.find(':') != std::string::npos;
-    const bool in_kernel =
+    const bool hasProvider = glob.find(':') != std::string::npos;
+    const bool inKernel =
         std::any_of(kernel.begin(), kernel.end(), [&](const KernelTracepoint& tp) {
-            if (has_provider) {
+            if (hasProvider) {
                 return fnmatch(glob.c_str(), (tp.system + ":" + tp.event).c_str(), 0) == 0;
             }
-            const auto name = lttng_event_name(tp);
+            const auto name = lttngEventName(tp);
             return name && fnmatch(glob.c_str(), name->c_str(), 0) == 0;
         });
-    if (!in_kernel) {
+    if (!inKernel) {
         // "system:event" of a tracefs system that has no such event names no probe at all
         // (an app's provider is not named after a kernel tracepoint system).
-        const std::string system = has_provider ? glob.substr(0, glob.find(':')) : "";
+        const std::string system = hasProvider ? glob.substr(0, glob.find(':')) : "";
         if (!system.empty() && system.find_first_of("*?[") == std::string::npos &&
             std::any_of(kernel.begin(), kernel.end(),
                         [&](const KernelTracepoint& tp) { return tp.system == system; })) {
             return {};
         }
-        return {Domain::ust};
+        return {Domain::Ust};
     }
-    if (!has_provider && glob.find_first_of("*?[") != std::string::npos) {
-        return {Domain::kernel, Domain::ust};
+    if (!hasProvider && glob.find_first_of("*?[") != std::string::npos) {
+        return {Domain::Kernel, Domain::Ust};
     }
-    return {Domain::kernel};
+    return {Domain::Kernel};
 }
 
-std::string format_kernel_tracepoints(std::vector<KernelTracepoint> tracepoints, bool fields) {
+std::string formatKernelTracepoints(std::vector<KernelTracepoint> tracepoints, bool fields) {
     if (tracepoints.empty()) {
         return "No kernel tracepoints.\n";
     }
-    sort_tracepoints(tracepoints);
+    sortTracepoints(tracepoints);
     std::string out;
     for (const KernelTracepoint& tp : tracepoints) {
         out += tp.system + ":" + tp.event;
-        if (const auto lttng = lttng_event_name(tp); lttng && *lttng != tp.event) {
+        if (const auto lttng = lttngEventName(tp); lttng && *lttng != tp.event) {
             out += " (" + *lttng + ")";
         }
         out += "\n";
@@ -353,8 +353,8 @@ std::string format_kernel_tracepoints(std::vector<KernelTracepoint> tracepoints,
     return out;
 }
 
-std::string format_kernel_tracepoints_json(std::vector<KernelTracepoint> tracepoints) {
-    sort_tracepoints(tracepoints);
+std::string formatKernelTracepointsJson(std::vector<KernelTracepoint> tracepoints) {
+    sortTracepoints(tracepoints);
     auto array = nlohmann::json::array();
     for (const KernelTracepoint& tp : tracepoints) {
         auto fields = nlohmann::json::array();
@@ -362,23 +362,23 @@ std::string format_kernel_tracepoints_json(std::vector<KernelTracepoint> tracepo
             fields.push_back({{"name", name}, {"type", type}});
         }
         nlohmann::json entry = {{"system", tp.system}, {"event", tp.event}};
-        if (const auto lttng = lttng_event_name(tp)) {
+        if (const auto lttng = lttngEventName(tp)) {
             entry["lttng_name"] = *lttng;
         }
         entry["fields"] = std::move(fields);
         array.push_back(std::move(entry));
     }
-    return array.dump(2, ' ', false, json_errors) + "\n";
+    return array.dump(2, ' ', false, kJsonErrors) + "\n";
 }
 
-bool is_kernel_domain_property(std::string_view key) noexcept {
+bool isKernelDomainProperty(std::string_view key) noexcept {
     return key == "KernelChannels" || key == "KernelEvents" || key == "KernelContexts";
 }
 
-std::string format_kernel_section(const PropertyMap& properties) {
-    const std::string body = subsection(properties, "KernelChannels", "Channels", channel_line) +
-                             subsection(properties, "KernelEvents", "Event rules", event_line) +
-                             subsection(properties, "KernelContexts", "Contexts", context_line);
+std::string formatKernelSection(const PropertyMap& properties) {
+    const std::string body = subsection(properties, "KernelChannels", "Channels", channelLine) +
+                             subsection(properties, "KernelEvents", "Event rules", eventLine) +
+                             subsection(properties, "KernelContexts", "Contexts", contextLine);
     return body.empty() ? std::string{} : "Kernel domain:\n" + body;
 }
 

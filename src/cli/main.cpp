@@ -25,69 +25,69 @@ namespace {
 using namespace tracectl::cli;
 
 /// Every verb, in the order `tracectl --help` lists them.
-constexpr AddVerb verb_table[] = {
-    add_create_verb,
-    add_list_verb,
-    add_version_verb,
-    add_show_verb,
-    add_top_verb,
-    add_start_verb,
-    add_stop_verb,
-    add_destroy_verb,
-    add_set_session_verb,
-    add_status_verb,
-    add_rotate_verb,
-    add_clear_verb,
-    add_save_verb,
-    add_load_verb,
-    add_snapshot_verb,
-    add_enable_rotation_verb,
-    add_disable_rotation_verb,
-    add_enable_event_verb,
-    add_enable_channel_verb,
-    add_disable_verbs, // disable-event, disable-channel
-    add_add_context_verb,
-    add_track_verbs, // track, untrack
-    add_list_apps_verb,
-    add_list_tracepoints_verb,
-    add_view_verb,
-    add_dtrace_verb,
-    add_aggregate_verb,
+constexpr AddVerb kVerbTable[] = {
+    addCreateVerb,
+    addListVerb,
+    addVersionVerb,
+    addShowVerb,
+    addTopVerb,
+    addStartVerb,
+    addStopVerb,
+    addDestroyVerb,
+    addSetSessionVerb,
+    addStatusVerb,
+    addRotateVerb,
+    addClearVerb,
+    addSaveVerb,
+    addLoadVerb,
+    addSnapshotVerb,
+    addEnableRotationVerb,
+    addDisableRotationVerb,
+    addEnableEventVerb,
+    addEnableChannelVerb,
+    addDisableVerbs, // disable-event, disable-channel
+    addAddContextVerb,
+    addTrackVerbs, // track, untrack
+    addListAppsVerb,
+    addListTracepointsVerb,
+    addViewVerb,
+    addDtraceVerb,
+    addAggregateVerb,
 };
 
 /// The options every verb takes (before or after it), as CLI11 fills them in.
 struct GlobalOptions {
-    bool system_bus = false; // the default anyway
-    bool user_bus = false;
+    bool systemBus = false; // the default anyway
+    bool userBus = false;
     bool interactive = false;
-    std::string bus_address;
-    CLI::Option* bus_address_option = nullptr;
+    std::string busAddress;
+    CLI::Option* busAddressOption = nullptr;
 
     /// The bus they choose.
     BusChoice bus() const {
         BusChoice choice;
-        if (user_bus) {
-            choice.kind = BusChoice::Kind::user;
-        } else if (bus_address_option->count() > 0) {
-            choice = {BusChoice::Kind::address, bus_address};
+        if (userBus) {
+            choice.kind = BusChoice::Kind::User;
+        } else if (busAddressOption->count() > 0) {
+            choice = {BusChoice::Kind::Address, busAddress};
         }
         return choice;
     }
 };
 
 /// Adds --system, --user, --bus-address and --interactive to `app`.
-void add_global_options(CLI::App& app, GlobalOptions& options) {
-    auto* system_bus = app.add_flag("--system", options.system_bus,
-                                    "Use the system bus (the default; honours "
-                                    "DBUS_SYSTEM_BUS_ADDRESS)");
-    auto* user_bus =
-        app.add_flag("--user", options.user_bus, "Use your session bus (a `tracectld --user`)");
-    options.bus_address_option = app.add_option("--bus-address", options.bus_address,
-                                                "Use the bus at ADDR, a D-Bus address such as "
-                                                "unix:path=/run/tracectl/bus")
-                                     ->type_name("ADDR");
-    system_bus->excludes(user_bus)->excludes(options.bus_address_option);
-    user_bus->excludes(options.bus_address_option);
+void addGlobalOptions(CLI::App& app, GlobalOptions& options) {
+    auto* systemBus = app.add_flag("--system", options.systemBus,
+                                   "Use the system bus (the default; honours "
+                                   "DBUS_SYSTEM_BUS_ADDRESS)");
+    auto* userBus =
+        app.add_flag("--user", options.userBus, "Use your session bus (a `tracectld --user`)");
+    options.busAddressOption = app.add_option("--bus-address", options.busAddress,
+                                              "Use the bus at ADDR, a D-Bus address such as "
+                                              "unix:path=/run/tracectl/bus")
+                                   ->type_name("ADDR");
+    systemBus->excludes(userBus)->excludes(options.busAddressOption);
+    userBus->excludes(options.busAddressOption);
     app.add_flag("--interactive", options.interactive,
                  "Let polkit ask for a password (through your authentication agent) when a "
                  "command needs a right you do not hold yet; without it such a command fails "
@@ -95,7 +95,7 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
 }
 
 /// The `tracectl --help` hint to put after a usage error.
-std::string help_hint(const CLI::App& app) {
+std::string helpHint(const CLI::App& app) {
     const auto selected = app.get_subcommands();
     return selected.empty() ? "see 'tracectl --help'"
                             : "see 'tracectl " + selected.front()->get_name() + " --help'";
@@ -105,14 +105,14 @@ ExitStatus run(int argc, char** argv) {
     CLI::App app{"Control tracing sessions of the tracectld daemon over D-Bus.", "tracectl"};
     app.set_version_flag("--version", std::string{"tracectl "} + TRACECTL_VERSION,
                          "Print the version of tracectl and exit");
-    app.footer(std::string{exit_status_help});
+    app.footer(std::string{kExitStatusHelp});
     app.require_subcommand(1);
     app.fallthrough(); // global options are accepted after the subcommand too
     GlobalOptions global;
-    add_global_options(app, global);
+    addGlobalOptions(app, global);
     VerbTable verbs;
-    for (const AddVerb add_verb : verb_table) {
-        add_verb(app, verbs);
+    for (const AddVerb addVerb : kVerbTable) {
+        addVerb(app, verbs);
     }
 
     const VerbHandler* verb = nullptr;
@@ -122,7 +122,7 @@ ExitStatus run(int argc, char** argv) {
         if (verb->finish) {
             verb->finish();
         }
-        if (global.bus_address_option->count() > 0 && global.bus_address.empty()) {
+        if (global.busAddressOption->count() > 0 && global.busAddress.empty()) {
             throw CLI::ValidationError("--bus-address", "needs a D-Bus address");
         }
         if (verb->check) {
@@ -131,7 +131,7 @@ ExitStatus run(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
             app.exit(e); // --help, --version: print to stdout
-            return ExitStatus::success;
+            return ExitStatus::Success;
         }
         std::string what = e.what();
         if (app.get_subcommands().empty() && !app.remaining().empty()) {
@@ -141,27 +141,27 @@ ExitStatus run(int argc, char** argv) {
             what = first.rfind('-', 0) != 0 ? "unknown command '" + first + "'"
                                             : "unknown option '" + first + "'";
         }
-        print_error_line(std::cerr, what + " (" + help_hint(app) + ")");
-        return ExitStatus::usage;
+        printErrorLine(std::cerr, what + " (" + helpHint(app) + ")");
+        return ExitStatus::Usage;
     }
 
-    if (verb->before_bus) {
-        if (const auto status = verb->before_bus()) {
+    if (verb->beforeBus) {
+        if (const auto status = verb->beforeBus()) {
             return *status;
         }
     }
     BusClient bus{global.bus()};
-    bus.set_interactive(global.interactive);
+    bus.setInteractive(global.interactive);
     const ExitStatus status = verb->run(bus);
-    if (status != ExitStatus::success) {
+    if (status != ExitStatus::Success) {
         std::cout.flush();
         return status;
     }
     if (!std::cout.flush()) {
-        print_error_line(std::cerr, "cannot write to standard output");
-        return ExitStatus::daemon_error;
+        printErrorLine(std::cerr, "cannot write to standard output");
+        return ExitStatus::DaemonError;
     }
-    return ExitStatus::success;
+    return ExitStatus::Success;
 }
 
 } // namespace
@@ -170,6 +170,6 @@ int main(int argc, char** argv) {
     try {
         return static_cast<int>(run(argc, argv));
     } catch (...) {
-        return static_cast<int>(report_exception(std::current_exception(), std::cerr));
+        return static_cast<int>(reportException(std::current_exception(), std::cerr));
     }
 }

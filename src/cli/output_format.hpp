@@ -19,13 +19,13 @@ using UserNameLookup = std::function<std::optional<std::string>(std::uint32_t ui
 
 /// A property value for people: strings as they are, numbers and booleans as JSON text,
 /// null as "", arrays and objects as compact JSON. Accepts any value.
-std::string format_property_value(const nlohmann::json& value);
+std::string formatPropertyValue(const nlohmann::json& value);
 
 /// `usec` microseconds since the Unix epoch as local time, "YYYY-MM-DD HH:MM:SS ZONE".
-std::string format_timestamp(std::uint64_t usec);
+std::string formatTimestamp(std::uint64_t usec);
 
 /// The user name of `uid` if `user_name` knows it, else the uid as a decimal number.
-std::string format_owner(std::uint32_t uid, const UserNameLookup& user_name);
+std::string formatOwner(std::uint32_t uid, const UserNameLookup& userName);
 
 /// The `list` table: a header NAME STATE MODE OWNER DISCARDED LOST OUTPUT and one row per
 /// session, in the given order, columns separated by two spaces and aligned (widths in UTF-8
@@ -33,8 +33,8 @@ std::string format_owner(std::uint32_t uid, const UserNameLookup& user_name);
 /// session has no Statistics property; OUTPUT is output_location(): the relay's URL for a
 /// network session, else the folder.
 /// "No sessions.\n" when `sessions` is empty. Ends with a newline.
-std::string format_session_table(const std::vector<SessionView>& sessions,
-                                 const UserNameLookup& user_name);
+std::string formatSessionTable(const std::vector<SessionView>& sessions,
+                               const UserNameLookup& userName);
 
 /// The `show` output: one "Key: value" line per property, values aligned; the well-known
 /// properties first (Name, Id, State, Mode, Owner, OutputPath, OutputUrl, LiveTimer,
@@ -48,32 +48,32 @@ std::string format_session_table(const std::vector<SessionView>& sessions,
 /// session has any, as the "Kernel domain" section after a blank line
 /// (format_kernel_section()). Statistics and ChannelStatistics are not listed as lines but
 /// as a section after a blank line (format_statistics_section()).
-std::string format_session_details(const SessionView& session, const UserNameLookup& user_name);
+std::string formatSessionDetails(const SessionView& session, const UserNameLookup& userName);
 
 /// One session as a JSON object: every property under its D-Bus name, with its D-Bus type
 /// (Owner and CreationTime are numbers). ChannelStatistics is an array of objects
 /// {"domain", "channel", "events-recorded", ...} (channel_statistics_readable()).
 /// Pretty-printed, ends with a newline.
-std::string format_session_json(const SessionView& session);
+std::string formatSessionJson(const SessionView& session);
 
 /// The sessions as a JSON array of objects as in format_session_json(), in the given order.
-std::string format_sessions_json(const std::vector<SessionView>& sessions);
+std::string formatSessionsJson(const std::vector<SessionView>& sessions);
 
 /// A local session (no OutputUrl): "Session NAME created (id ID, output DIR)\n". A network
 /// session, as lttng create: "Session NAME created.\nTraces will be output to URL\n", then
 /// "Live timer interval set to US us\n" when LiveTimer is not 0.
-std::string format_created(const SessionView& session);
+std::string formatCreated(const SessionView& session);
 
 /// "Tracing started for session NAME.\n".
-std::string format_started(std::string_view name);
+std::string formatStarted(std::string_view name);
 
 /// "Tracing stopped for session NAME.\n".
-std::string format_stopped(std::string_view name);
+std::string formatStopped(std::string_view name);
 
 /// "Session NAME destroyed.\n".
-std::string format_destroyed(std::string_view name);
+std::string formatDestroyed(std::string_view name);
 
 /// "No sessions to destroy.\n" (for `destroy --all` when there is none).
-std::string format_nothing_destroyed();
+std::string formatNothingDestroyed();
 
 } // namespace tracectl::cli

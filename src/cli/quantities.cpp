@@ -38,7 +38,7 @@ std::string lower(std::string_view s) {
 
 } // namespace
 
-std::optional<std::uint64_t> parse_duration_us(std::string_view text) {
+std::optional<std::uint64_t> parseDurationUs(std::string_view text) {
     const auto parts = split(text);
     if (!parts)
         return std::nullopt;
@@ -56,9 +56,9 @@ std::optional<std::uint64_t> parse_duration_us(std::string_view text) {
     return std::nullopt;
 }
 
-SizeParse parse_size(std::string_view text) {
+SizeParse parseSize(std::string_view text) {
     // Every unit the switch below takes, for a text whose unit is none of them.
-    const auto unknown_unit = [](std::string_view unit) {
+    const auto unknownUnit = [](std::string_view unit) {
         return "unknown unit '" + std::string(unit) +
                "' (K, M or G in either case, alone or followed by B or iB, as in 8M, 8MiB or "
                "8mb; or B alone)";
@@ -111,11 +111,11 @@ SizeParse parse_size(std::string_view text) {
         case 'B':
             break;
         default:
-            return fail(unknown_unit(unit));
+            return fail(unknownUnit(unit));
         }
         const std::string rest = lower(shift == 0 ? unit : unit.substr(1));
         if (shift == 0 ? rest != "b" : !rest.empty() && rest != "b" && rest != "ib") {
-            return fail(unknown_unit(unit));
+            return fail(unknownUnit(unit));
         }
     }
     const auto bytes = times(value, std::uint64_t{1} << shift);
@@ -125,28 +125,28 @@ SizeParse parse_size(std::string_view text) {
     return SizeParse{bytes, {}};
 }
 
-std::optional<std::uint64_t> parse_size_bytes(std::string_view text) {
-    return parse_size(text).bytes;
+std::optional<std::uint64_t> parseSizeBytes(std::string_view text) {
+    return parseSize(text).bytes;
 }
 
-std::string format_size(std::uint64_t bytes) {
-    static constexpr std::string_view units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+std::string formatSize(std::uint64_t bytes) {
+    static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (bytes < 1024)
         return std::to_string(bytes) + " B";
     std::size_t unit = 0;
     // Tenths of the unit, computed in integers so that nothing rounds up past the size.
     std::uint64_t whole = bytes / 1024;
     std::uint64_t rest = bytes % 1024;
-    while (whole >= 1024 && unit + 1 < std::size(units)) {
+    while (whole >= 1024 && unit + 1 < std::size(kUnits)) {
         rest = whole % 1024;
         whole /= 1024;
         ++unit;
     }
     const std::uint64_t tenths = rest * 10 / 1024;
-    return std::to_string(whole) + "." + std::to_string(tenths) + " " + std::string(units[unit]);
+    return std::to_string(whole) + "." + std::to_string(tenths) + " " + std::string(kUnits[unit]);
 }
 
-std::optional<std::string> aggregate_seconds_error(std::string_view text) {
+std::optional<std::string> aggregateSecondsError(std::string_view text) {
     double value = 0;
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
@@ -165,13 +165,13 @@ std::optional<std::string> aggregate_seconds_error(std::string_view text) {
     if (!(value > 0)) {
         return std::string("must be more than 0 seconds");
     }
-    if (!(value <= max_aggregate_seconds)) {
-        return "must be at most " + format_seconds(max_aggregate_seconds) + " seconds (31 days)";
+    if (!(value <= kMaxAggregateSeconds)) {
+        return "must be at most " + formatSeconds(kMaxAggregateSeconds) + " seconds (31 days)";
     }
     return std::nullopt;
 }
 
-std::string format_seconds(double seconds) {
+std::string formatSeconds(double seconds) {
     std::ostringstream out;
     out << std::setprecision(15) << seconds;
     return out.str();

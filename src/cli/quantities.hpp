@@ -10,7 +10,7 @@ namespace tracectl::cli {
 
 /// "10s", "500ms", "2m", "1h", "250us", or a bare number of microseconds,
 /// in microseconds; nullopt for anything else or an overflow.
-std::optional<std::uint64_t> parse_duration_us(std::string_view text);
+std::optional<std::uint64_t> parseDurationUs(std::string_view text);
 
 /// What parse_size() read: `bytes`, or (nullopt) `error`, a sentence saying
 /// why the text is no size.
@@ -28,25 +28,25 @@ struct SizeParse {
 /// nullopt): empty text, a '-' anywhere ("negative"), no number first, an
 /// unknown unit (the sentence lists every unit taken), text after the unit, more
 /// than 2^64 - 1 bytes ("too big").
-SizeParse parse_size(std::string_view text);
+SizeParse parseSize(std::string_view text);
 
 /// parse_size(text).bytes.
-std::optional<std::uint64_t> parse_size_bytes(std::string_view text);
+std::optional<std::uint64_t> parseSizeBytes(std::string_view text);
 
 /// A size for people, in the units parse_size_bytes() reads (powers of 1024): "0 B", "512 B",
 /// "1.0 KiB", "12.5 MiB", "3.2 GiB", "1.0 TiB" (one decimal from KiB on, rounded down).
-std::string format_size(std::uint64_t bytes);
+std::string formatSize(std::uint64_t bytes);
 
 /// The longest `aggregate --duration`: 31 days.
-inline constexpr double max_aggregate_seconds = 31.0 * 24 * 3600;
+inline constexpr double kMaxAggregateSeconds = 31.0 * 24 * 3600;
 
 /// What is wrong with `text` as `aggregate --duration SECONDS` (a finite decimal number of
 /// seconds, more than 0, at most max_aggregate_seconds), or nullopt if nothing is:
 /// "not a number of seconds: abc", "must be more than 0 seconds", "must be at most 2678400
 /// seconds (31 days)".
-std::optional<std::string> aggregate_seconds_error(std::string_view text);
+std::optional<std::string> aggregateSecondsError(std::string_view text);
 
 /// Seconds for people: "6", "0.5", "2678400" (no trailing zeros).
-std::string format_seconds(double seconds);
+std::string formatSeconds(double seconds);
 
 } // namespace tracectl::cli

@@ -9,10 +9,10 @@
 namespace tracectl::cli {
 namespace {
 
-constexpr const char* invalid_argument = "org.tracectl.Tracing1.Error.InvalidArgument";
+constexpr const char* kInvalidArgument = "org.tracectl.Tracing1.Error.InvalidArgument";
 
 /// "1.5 s", "250 ms", "40 us": the largest unit that keeps it whole to 3 decimals.
-std::string period_text(std::uint64_t us) {
+std::string periodText(std::uint64_t us) {
     if (us % 1'000'000 == 0) {
         return std::to_string(us / 1'000'000) + " s";
     }
@@ -22,21 +22,21 @@ std::string period_text(std::uint64_t us) {
     return std::to_string(us) + " us";
 }
 
-void print_schedule(BusClient& bus, const std::string& path, std::ostream& out) {
-    const auto [timer, size] = bus.rotation_schedule(path);
-    out << "Rotation schedule of session " << bus.session_name(path) << ": "
-        << describe_rotation_schedule(timer, size) << ".\n";
+void printSchedule(BusClient& bus, const std::string& path, std::ostream& out) {
+    const auto [timer, size] = bus.rotationSchedule(path);
+    out << "Rotation schedule of session " << bus.sessionName(path) << ": "
+        << describeRotationSchedule(timer, size) << ".\n";
 }
 
 } // namespace
 
-std::string describe_rotation_schedule(std::uint64_t timer_us, std::uint64_t size_bytes) {
+std::string describeRotationSchedule(std::uint64_t timerUs, std::uint64_t sizeBytes) {
     std::vector<std::string> parts;
-    if (timer_us != 0) {
-        parts.push_back("every " + period_text(timer_us));
+    if (timerUs != 0) {
+        parts.push_back("every " + periodText(timerUs));
     }
-    if (size_bytes != 0) {
-        parts.push_back("once the chunk holds " + std::to_string(size_bytes) + " bytes");
+    if (sizeBytes != 0) {
+        parts.push_back("once the chunk holds " + std::to_string(sizeBytes) + " bytes");
     }
     if (parts.empty()) {
         return "none";
@@ -44,30 +44,30 @@ std::string describe_rotation_schedule(std::uint64_t timer_us, std::uint64_t siz
     return parts.size() == 1 ? parts.front() : parts.front() + ", and " + parts.back();
 }
 
-void run_enable_rotation(BusClient& bus, const std::optional<std::string>& name,
-                         const RotationTriggers& triggers, std::ostream& out) {
-    const std::string path = resolve_session(bus, name);
-    auto [timer, size] = bus.rotation_schedule(path);
-    timer = triggers.timer_us.value_or(timer);
-    size = triggers.size_bytes.value_or(size);
-    bus.set_rotation_schedule(path, timer, size);
-    print_schedule(bus, path, out);
+void runEnableRotation(BusClient& bus, const std::optional<std::string>& name,
+                       const RotationTriggers& triggers, std::ostream& out) {
+    const std::string path = resolveSession(bus, name);
+    auto [timer, size] = bus.rotationSchedule(path);
+    timer = triggers.timerUs.value_or(timer);
+    size = triggers.sizeBytes.value_or(size);
+    bus.setRotationSchedule(path, timer, size);
+    printSchedule(bus, path, out);
 }
 
-void run_disable_rotation(BusClient& bus, const std::optional<std::string>& name, bool timer,
-                          bool size, std::ostream& out) {
-    const std::string path = resolve_session(bus, name);
-    auto [timer_us, size_bytes] = bus.rotation_schedule(path);
+void runDisableRotation(BusClient& bus, const std::optional<std::string>& name, bool timer,
+                        bool size, std::ostream& out) {
+    const std::string path = resolveSession(bus, name);
+    auto [timer_us, size_bytes] = bus.rotationSchedule(path);
     if (timer && timer_us == 0) {
-        throw sdbus::Error(invalid_argument, "session " + bus.session_name(path) +
+        throw sdbus::Error(kInvalidArgument, "session " + bus.sessionName(path) +
                                                  " has no timer rotation to disable");
     }
     if (size && size_bytes == 0) {
-        throw sdbus::Error(invalid_argument, "session " + bus.session_name(path) +
-                                                 " has no size rotation to disable");
+        throw sdbus::Error(kInvalidArgument,
+                           "session " + bus.sessionName(path) + " has no size rotation to disable");
     }
-    bus.set_rotation_schedule(path, timer ? 0 : timer_us, size ? 0 : size_bytes);
-    print_schedule(bus, path, out);
+    bus.setRotationSchedule(path, timer ? 0 : timer_us, size ? 0 : size_bytes);
+    printSchedule(bus, path, out);
 }
 
 } // namespace tracectl::cli

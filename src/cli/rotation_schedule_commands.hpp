@@ -16,24 +16,24 @@ namespace tracectl::cli {
 
 /// The triggers a command names: nullopt = leave it as it is.
 struct RotationTriggers {
-    std::optional<std::uint64_t> timer_us;   ///< microseconds; 0 turns it off
-    std::optional<std::uint64_t> size_bytes; ///< bytes; 0 turns it off
+    std::optional<std::uint64_t> timerUs;   ///< microseconds; 0 turns it off
+    std::optional<std::uint64_t> sizeBytes; ///< bytes; 0 turns it off
 };
 
 /// Sets the given triggers of session `name` (resolve_session()), keeping the
 /// other, and prints the schedule now in force. Throws sdbus::Error as the
 /// daemon answers (InvalidArgument, WrongState for a snapshot session).
-void run_enable_rotation(BusClient& bus, const std::optional<std::string>& name,
-                         const RotationTriggers& triggers, std::ostream& out);
+void runEnableRotation(BusClient& bus, const std::optional<std::string>& name,
+                       const RotationTriggers& triggers, std::ostream& out);
 
 /// Removes the timer trigger (`timer`) and/or the size trigger (`size`) of
 /// session `name`. Throws sdbus::Error(...Error.InvalidArgument) naming the
 /// trigger when it is not set, as lttng disable-rotation refuses
 /// (LTTNG_ERR_ROTATION_SCHEDULE_NOT_SET), without changing anything.
-void run_disable_rotation(BusClient& bus, const std::optional<std::string>& name, bool timer,
-                          bool size, std::ostream& out);
+void runDisableRotation(BusClient& bus, const std::optional<std::string>& name, bool timer,
+                        bool size, std::ostream& out);
 
 /// "every 10 s, and once the chunk holds 104857600 bytes" / "none".
-std::string describe_rotation_schedule(std::uint64_t timer_us, std::uint64_t size_bytes);
+std::string describeRotationSchedule(std::uint64_t timerUs, std::uint64_t sizeBytes);
 
 } // namespace tracectl::cli

@@ -10,14 +10,14 @@ namespace tracectl::cli {
 namespace {
 
 /// find_traces(folder), or none if it holds no trace (or is gone).
-std::vector<std::string> traces_under(const std::string& folder) {
+std::vector<std::string> tracesUnder(const std::string& folder) {
     std::error_code ec;
     bool any = false;
     for (auto it = std::filesystem::recursive_directory_iterator(folder, ec);
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
         any = any || it->path().filename() == "metadata";
     }
-    return any ? aggregate::find_traces(folder) : std::vector<std::string>{};
+    return any ? aggregate::findTraces(folder) : std::vector<std::string>{};
 }
 
 } // namespace
@@ -32,7 +32,7 @@ std::vector<std::string> SessionChunks::next() {
         previous_.clear();
     }
     previous_ = bus_.rotate(path_, true, [](const std::string&) {});
-    return traces_under(previous_);
+    return tracesUnder(previous_);
 }
 
 std::vector<std::string> SessionChunks::rest() {
@@ -41,7 +41,7 @@ std::vector<std::string> SessionChunks::rest() {
         std::filesystem::remove_all(previous_, ec);
         previous_.clear();
     }
-    return traces_under(output_);
+    return tracesUnder(output_);
 }
 
 } // namespace tracectl::cli

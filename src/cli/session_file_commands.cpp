@@ -34,7 +34,7 @@ constexpr std::string_view kNotASessionFile = "not an LTTng session file: ";
 /// The daemon's bound (session_file::kMaxSessionFileBytes).
 constexpr std::uintmax_t kMaxFileBytes = 4 * 1024 * 1024;
 
-void print_warnings(const std::vector<std::string>& warnings, std::ostream& err) {
+void printWarnings(const std::vector<std::string>& warnings, std::ostream& err) {
     for (const std::string& w : warnings)
         err << "tracectl: warning: " << w << '\n';
 }
@@ -45,7 +45,7 @@ void print_warnings(const std::vector<std::string>& warnings, std::ostream& err)
 /// `path`, never over an existing entry unless `force` (and even then a
 /// symbolic link at `path` is replaced, not followed). Throws
 /// std::runtime_error naming `path`.
-void write_file(const fs::path& path, const std::string& text, bool force) {
+void writeFile(const fs::path& path, const std::string& text, bool force) {
     std::string tmp = (path.parent_path() / ("." + path.filename().string() + ".XXXXXX")).string();
     const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (fd < 0)
@@ -82,7 +82,7 @@ void write_file(const fs::path& path, const std::string& text, bool force) {
     }
 }
 
-std::string read_file(const fs::path& path) {
+std::string readFile(const fs::path& path) {
     std::error_code ec;
     const auto size = fs::file_size(path, ec);
     if (ec)
@@ -99,7 +99,7 @@ std::string read_file(const fs::path& path) {
 
 /// The files a load reads: `path` itself, or the *.lttng files of the
 /// folder `path`, by name.
-std::vector<fs::path> files_of(const fs::path& path) {
+std::vector<fs::path> filesOf(const fs::path& path) {
     if (!fs::is_directory(path))
         return {path};
     std::vector<fs::path> files;
@@ -112,21 +112,20 @@ std::vector<fs::path> files_of(const fs::path& path) {
 
 } // namespace
 
-std::string default_sessions_folder() {
+std::string defaultSessionsFolder() {
     for (const char* variable : {"LTTNG_HOME", "HOME"})
         if (const char* v = std::getenv(variable); v != nullptr && *v != '\0')
             return std::string(v) + "/.lttng/sessions";
     throw std::runtime_error("neither LTTNG_HOME nor HOME is set: give --output-path");
 }
 
-ExitStatus run_save(BusClient& bus, const SaveArgs& args, std::ostream& out, std::ostream& err) {
+ExitStatus runSave(BusClient& bus, const SaveArgs& args, std::ostream& out, std::ostream& err) {
     std::vector<std::pair<std::string, std::string>> sessions; // (path, name)
     if (args.all) {
         const uid_t self = geteuid();
-        for (const std::string& path : bus.list_sessions()) {
+        for (const std::string& path : bus.listSessions()) {
             try {
-                const SessionView v =
-                    session_view_from_properties(path, bus.session_properties(path));
+                const SessionView v = sessionViewFromProperties(path, bus.sessionProperties(path));
                 if (v.owner == self)
                     sessions.emplace_back(path, v.name);
             } catch (const sdbus::Error& e) {
@@ -136,56 +135,56 @@ ExitStatus run_save(BusClient& bus, const SaveArgs& args, std::ostream& out, std
         }
         if (sessions.empty()) {
             out << "No session to save.\n";
-            return ExitStatus::success;
+            return ExitStatus::Success;
         }
     } else {
-        const std::string path = resolve_session(bus, args.name);
-        sessions.emplace_back(path, args.name ? *args.name : bus.session_name(path));
+        const std::string path = resolveSession(bus, args.name);
+        sessions.emplace_back(path, args.name ? *args.name : bus.sessionName(path));
     }
-    const fs::path folder = args.output_path ? *args.output_path : default_sessions_folder();
+    const fs::path folder = args.outputPath ? *args.outputPath : defaultSessionsFolder();
     std::error_code ec;
     const bool made = fs::create_directories(folder, ec);
     if (ec) {
-        print_error_line(err, "cannot make " + folder.string() + ": " + ec.message());
-        return ExitStatus::daemon_error;
+        printErrorLine(err, "cannot make " + folder.string() + ": " + ec.message());
+        return ExitStatus::DaemonError;
     }
     // A folder made here for the caller's sessions is the caller's only; one
     // that was there keeps its mode.
-    if (made && !args.output_path)
+    if (made && !args.outputPath)
         fs::permissions(folder, fs::perms::owner_all, ec);
-    ExitStatus status = ExitStatus::success;
+    ExitStatus status = ExitStatus::Success;
     for (const auto& [path, name] : sessions) {
-        auto [document, warnings] = bus.save_configuration(path);
-        print_warnings(warnings, err);
+        auto [document, warnings] = bus.saveConfiguration(path);
+        printWarnings(warnings, err);
         const fs::path file = folder / (name + ".lttng");
         try {
-            write_file(file, document, args.force);
+            writeFile(file, document, args.force);
             out << "Session " << name << " saved to " << file.string() << '\n';
         } catch (const std::exception& e) {
-            print_error_line(err, e.what());
-            status = ExitStatus::daemon_error;
+            printErrorLine(err, e.what());
+            status = ExitStatus::DaemonError;
         }
     }
     return status;
 }
 
-ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std::ostream& err) {
+ExitStatus runLoad(BusClient& bus, const LoadArgs& args, std::ostream& out, std::ostream& err) {
     std::vector<fs::path> files;
-    if (args.input_path) {
-        if (!fs::exists(*args.input_path)) {
-            print_error_line(err, "no such file or folder: " + *args.input_path);
-            return ExitStatus::daemon_error;
+    if (args.inputPath) {
+        if (!fs::exists(*args.inputPath)) {
+            printErrorLine(err, "no such file or folder: " + *args.inputPath);
+            return ExitStatus::DaemonError;
         }
-        files = files_of(*args.input_path);
+        files = filesOf(*args.inputPath);
     } else {
         // lttng-load(1): the caller's folder first, then the system one.
         for (const std::string& folder :
-             {default_sessions_folder(), std::string(system_sessions_folder)})
+             {defaultSessionsFolder(), std::string(kSystemSessionsFolder)})
             if (fs::is_directory(folder))
-                for (fs::path& f : files_of(folder))
+                for (fs::path& f : filesOf(folder))
                     files.push_back(std::move(f));
     }
-    ExitStatus status = ExitStatus::success;
+    ExitStatus status = ExitStatus::Success;
     bool found = false;
     // With a NAME, a file that cannot be read or is not a session file at
     // all is passed over with a warning: it is not the one asked for.
@@ -193,10 +192,10 @@ ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std
     for (const fs::path& file : files) {
         std::string text;
         try {
-            text = read_file(file);
+            text = readFile(file);
             if (text.find('\0') != std::string::npos)
                 throw std::runtime_error(file.string() + " holds a NUL byte: not a session file");
-            if (!is_valid_utf8(text))
+            if (!isValidUtf8(text))
                 throw std::runtime_error(file.string() +
                                          " is not UTF-8, which session files are (convert it "
                                          "with iconv -t UTF-8)");
@@ -205,17 +204,17 @@ ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std
                 passedOver.push_back(e.what());
                 continue;
             }
-            print_error_line(err, e.what());
-            status = ExitStatus::daemon_error;
+            printErrorLine(err, e.what());
+            status = ExitStatus::DaemonError;
             continue;
         }
         try {
             auto [paths, warnings] =
-                bus.load_sessions(text, args.name, args.override_name, args.override_url);
+                bus.loadSessions(text, args.name, args.overrideName, args.overrideUrl);
             found = true;
-            print_warnings(warnings, err);
+            printWarnings(warnings, err);
             for (const std::string& path : paths)
-                out << "Session " << bus.session_name(path) << " loaded from " << file.string()
+                out << "Session " << bus.sessionName(path) << " loaded from " << file.string()
                     << '\n';
             if (args.name)
                 break; // one session of that name: done
@@ -227,9 +226,9 @@ ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std
                 passedOver.push_back(file.string() + ": " + e.getMessage());
                 continue;
             }
-            print_error_line(err, file.string() + ": " + e.getName() + ": " + e.getMessage());
-            status = exit_status_for_error(e.getName());
-            if (status == ExitStatus::unreachable)
+            printErrorLine(err, file.string() + ": " + e.getName() + ": " + e.getMessage());
+            status = exitStatusForError(e.getName());
+            if (status == ExitStatus::Unreachable)
                 return status;
         }
     }
@@ -237,17 +236,17 @@ ExitStatus run_load(BusClient& bus, const LoadArgs& args, std::ostream& out, std
         for (const std::string& why : passedOver)
             err << "tracectl: warning: passed over " << why << '\n';
     if (files.empty()) {
-        print_error_line(err, "no session file (*.lttng) in " +
-                                  (args.input_path ? *args.input_path
-                                                   : default_sessions_folder() + " or " +
-                                                         system_sessions_folder));
-        return ExitStatus::daemon_error;
+        printErrorLine(err, "no session file (*.lttng) in " +
+                                (args.inputPath
+                                     ? *args.inputPath
+                                     : defaultSessionsFolder() + " or " + kSystemSessionsFolder));
+        return ExitStatus::DaemonError;
     }
-    if (args.name && !found && status == ExitStatus::success) {
-        print_error_line(
-            err, "no session named " + *args.name + " in " +
-                     (args.input_path ? *args.input_path : std::string("the session files")));
-        return ExitStatus::daemon_error;
+    if (args.name && !found && status == ExitStatus::Success) {
+        printErrorLine(err,
+                       "no session named " + *args.name + " in " +
+                           (args.inputPath ? *args.inputPath : std::string("the session files")));
+        return ExitStatus::DaemonError;
     }
     return status;
 }

@@ -12,21 +12,21 @@ namespace tracectl::cli {
 namespace {
 
 /// The error a call on the path of a session destroyed meanwhile is answered with.
-constexpr const char* unknown_object_error = "org.freedesktop.DBus.Error.UnknownObject";
+constexpr const char* kUnknownObjectError = "org.freedesktop.DBus.Error.UnknownObject";
 
 } // namespace
 
-std::vector<SelectedSession> select_sessions(BusClient& bus, const SessionSpec& spec) {
+std::vector<SelectedSession> selectSessions(BusClient& bus, const SessionSpec& spec) {
     if (!spec.several()) {
-        std::string path = resolve_session(bus, spec.name);
-        SessionView view = session_view_from_properties(path, bus.session_properties(path));
+        std::string path = resolveSession(bus, spec.name);
+        SessionView view = sessionViewFromProperties(path, bus.sessionProperties(path));
         return {{std::move(path), std::move(view.name), std::move(view.state)}};
     }
     const uid_t self = geteuid();
     std::vector<SessionView> views;
-    for (const std::string& path : bus.list_sessions()) {
+    for (const std::string& path : bus.listSessions()) {
         try {
-            SessionView view = session_view_from_properties(path, bus.session_properties(path));
+            SessionView view = sessionViewFromProperties(path, bus.sessionProperties(path));
             if (view.owner != self) {
                 continue;
             }
@@ -35,16 +35,16 @@ std::vector<SelectedSession> select_sessions(BusClient& bus, const SessionSpec& 
             }
             views.push_back(std::move(view));
         } catch (const sdbus::Error& e) {
-            if (e.getName() != unknown_object_error) {
+            if (e.getName() != kUnknownObjectError) {
                 throw;
             }
         }
     }
-    sort_by_creation_time(views);
+    sortByCreationTime(views);
     std::vector<SelectedSession> out;
     out.reserve(views.size());
     for (SessionView& view : views) {
-        out.push_back({std::move(view.object_path), std::move(view.name), std::move(view.state)});
+        out.push_back({std::move(view.objectPath), std::move(view.name), std::move(view.state)});
     }
     return out;
 }

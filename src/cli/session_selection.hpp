@@ -34,6 +34,6 @@ struct SelectedSession {
 /// as resolve_session()), else every session the caller owns (even root only
 /// its own: ListSessions lists every user's for root) whose name matches,
 /// oldest first; sessions destroyed while being listed are left out.
-std::vector<SelectedSession> select_sessions(BusClient& bus, const SessionSpec& spec);
+std::vector<SelectedSession> selectSessions(BusClient& bus, const SessionSpec& spec);
 
 } // namespace tracectl::cli

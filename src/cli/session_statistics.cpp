@@ -30,7 +30,7 @@ std::string counted(std::uint64_t count, const char* one, const char* many) {
 
 } // namespace
 
-Counters counters_from_json(const nlohmann::json& dictionary) {
+Counters countersFromJson(const nlohmann::json& dictionary) {
     if (!dictionary.is_object()) {
         return {};
     }
@@ -50,42 +50,42 @@ Counters counters_from_json(const nlohmann::json& dictionary) {
     };
 }
 
-std::uint64_t sampled_at_from_json(const nlohmann::json& dictionary) {
+std::uint64_t sampledAtFromJson(const nlohmann::json& dictionary) {
     return dictionary.is_object() ? counter(dictionary, "sampled-at") : 0;
 }
 
-std::vector<ChannelCounters> channels_from_json(const nlohmann::json& value) {
+std::vector<ChannelCounters> channelsFromJson(const nlohmann::json& value) {
     std::vector<ChannelCounters> channels;
     if (!value.is_array()) {
         return channels;
     }
     for (const nlohmann::json& entry : value) {
         if (entry.is_array() && entry.size() == 3 && entry[0].is_string() && entry[1].is_string()) {
-            channels.push_back({text(entry[0]), text(entry[1]), counters_from_json(entry[2])});
+            channels.push_back({text(entry[0]), text(entry[1]), countersFromJson(entry[2])});
         } else if (entry.is_object() && entry.contains("channel")) {
             channels.push_back({text(entry.value("domain", nlohmann::json())),
-                                text(entry["channel"]), counters_from_json(entry)});
+                                text(entry["channel"]), countersFromJson(entry)});
         }
     }
     return channels;
 }
 
-std::optional<SessionStatistics> statistics_from_properties(const PropertyMap& properties) {
-    const auto totals = properties.find(statistics_property);
+std::optional<SessionStatistics> statisticsFromProperties(const PropertyMap& properties) {
+    const auto totals = properties.find(kStatisticsProperty);
     if (totals == properties.end()) {
         return std::nullopt;
     }
     SessionStatistics statistics;
-    statistics.totals = counters_from_json(totals->second);
-    statistics.sampled_at_us = sampled_at_from_json(totals->second);
-    if (const auto channels = properties.find(channel_statistics_property);
+    statistics.totals = countersFromJson(totals->second);
+    statistics.sampledAtUs = sampledAtFromJson(totals->second);
+    if (const auto channels = properties.find(kChannelStatisticsProperty);
         channels != properties.end()) {
-        statistics.channels = channels_from_json(channels->second);
+        statistics.channels = channelsFromJson(channels->second);
     }
     return statistics;
 }
 
-nlohmann::json channel_statistics_readable(const nlohmann::json& value) {
+nlohmann::json channelStatisticsReadable(const nlohmann::json& value) {
     if (!value.is_array()) {
         return value;
     }
@@ -109,19 +109,19 @@ nlohmann::json channel_statistics_readable(const nlohmann::json& value) {
     return out;
 }
 
-std::optional<std::string> loss_warning(const std::string& session_name, const Counters& totals) {
-    if (totals.events_discarded == 0 && totals.packets_lost == 0) {
+std::optional<std::string> lossWarning(const std::string& sessionName, const Counters& totals) {
+    if (totals.eventsDiscarded == 0 && totals.packetsLost == 0) {
         return std::nullopt;
     }
     std::string what;
-    if (totals.events_discarded != 0) {
-        what = "discarded " + counted(totals.events_discarded, "event", "events");
+    if (totals.eventsDiscarded != 0) {
+        what = "discarded " + counted(totals.eventsDiscarded, "event", "events");
     }
-    if (totals.packets_lost != 0) {
+    if (totals.packetsLost != 0) {
         what += (what.empty() ? "lost " : " and lost ") +
-                counted(totals.packets_lost, "packet", "packets");
+                counted(totals.packetsLost, "packet", "packets");
     }
-    return "warning: session " + session_name + " " + what +
+    return "warning: session " + sessionName + " " + what +
            "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) or more of them "
            "(--num-subbuf)";
 }

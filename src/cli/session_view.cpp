@@ -8,7 +8,7 @@
 namespace tracectl::cli {
 namespace {
 
-std::string string_property(const PropertyMap& properties, const std::string& key) {
+std::string stringProperty(const PropertyMap& properties, const std::string& key) {
     const auto it = properties.find(key);
     if (it == properties.end() || !it->second.is_string()) {
         return {};
@@ -17,8 +17,8 @@ std::string string_property(const PropertyMap& properties, const std::string& ke
 }
 
 /// The property as an unsigned integer no larger than `max`, or 0.
-std::uint64_t unsigned_property(const PropertyMap& properties, const std::string& key,
-                                std::uint64_t max) {
+std::uint64_t unsignedProperty(const PropertyMap& properties, const std::string& key,
+                               std::uint64_t max) {
     const auto it = properties.find(key);
     if (it == properties.end()) {
         return 0;
@@ -39,35 +39,35 @@ std::uint64_t unsigned_property(const PropertyMap& properties, const std::string
 
 } // namespace
 
-SessionView session_view_from_properties(std::string object_path, PropertyMap properties) {
+SessionView sessionViewFromProperties(std::string objectPath, PropertyMap properties) {
     SessionView view;
-    view.object_path = std::move(object_path);
-    view.id = string_property(properties, "Id");
-    view.name = string_property(properties, "Name");
+    view.objectPath = std::move(objectPath);
+    view.id = stringProperty(properties, "Id");
+    view.name = stringProperty(properties, "Name");
     view.owner = static_cast<std::uint32_t>(
-        unsigned_property(properties, "Owner", std::numeric_limits<std::uint32_t>::max()));
-    view.state = string_property(properties, "State");
-    view.mode = string_property(properties, "Mode");
-    view.output_path = string_property(properties, "OutputPath");
-    view.output_url = string_property(properties, "OutputUrl");
-    view.live_timer_us =
-        unsigned_property(properties, "LiveTimer", std::numeric_limits<std::uint64_t>::max());
-    view.buffer_ownership = string_property(properties, "BufferOwnership");
-    view.creation_time_us =
-        unsigned_property(properties, "CreationTime", std::numeric_limits<std::uint64_t>::max());
+        unsignedProperty(properties, "Owner", std::numeric_limits<std::uint32_t>::max()));
+    view.state = stringProperty(properties, "State");
+    view.mode = stringProperty(properties, "Mode");
+    view.outputPath = stringProperty(properties, "OutputPath");
+    view.outputUrl = stringProperty(properties, "OutputUrl");
+    view.liveTimerUs =
+        unsignedProperty(properties, "LiveTimer", std::numeric_limits<std::uint64_t>::max());
+    view.bufferOwnership = stringProperty(properties, "BufferOwnership");
+    view.creationTimeUs =
+        unsignedProperty(properties, "CreationTime", std::numeric_limits<std::uint64_t>::max());
     view.properties = std::move(properties);
     return view;
 }
 
-const std::string& output_location(const SessionView& session) noexcept {
-    return session.output_url.empty() ? session.output_path : session.output_url;
+const std::string& outputLocation(const SessionView& session) noexcept {
+    return session.outputUrl.empty() ? session.outputPath : session.outputUrl;
 }
 
-std::optional<std::string> remote_trace_note(const SessionView& session) {
-    if (session.output_url.empty()) {
+std::optional<std::string> remoteTraceNote(const SessionView& session) {
+    if (session.outputUrl.empty()) {
         return std::nullopt;
     }
-    std::string note = "session " + session.name + " streams to " + session.output_url +
+    std::string note = "session " + session.name + " streams to " + session.outputUrl +
                        ": its trace is written by that lttng-relayd, under its output folder";
     if (session.mode == "live") {
         note += "; read it live with babeltrace2 --input-format=lttng-live "
@@ -77,10 +77,10 @@ std::optional<std::string> remote_trace_note(const SessionView& session) {
     return note;
 }
 
-void sort_by_creation_time(std::vector<SessionView>& sessions) {
+void sortByCreationTime(std::vector<SessionView>& sessions) {
     std::sort(sessions.begin(), sessions.end(), [](const SessionView& a, const SessionView& b) {
-        return std::tie(a.creation_time_us, a.name, a.object_path) <
-               std::tie(b.creation_time_us, b.name, b.object_path);
+        return std::tie(a.creationTimeUs, a.name, a.objectPath) <
+               std::tie(b.creationTimeUs, b.name, b.objectPath);
     });
 }
 

@@ -9,18 +9,18 @@
 
 namespace tracectl::cli {
 
-std::string format_statistics_section(const SessionStatistics& statistics) {
+std::string formatStatisticsSection(const SessionStatistics& statistics) {
     const Counters& totals = statistics.totals;
     const std::array<std::pair<std::string_view, std::string>, 5> lines{{
-        {"Events recorded:", totals.events_recorded ? std::to_string(*totals.events_recorded)
-                                                    : std::string("not counted")},
-        {"Events discarded:", std::to_string(totals.events_discarded)},
-        {"Packets lost:", std::to_string(totals.packets_lost)},
-        {"Bytes written:", format_size(totals.bytes_written)},
-        {"Current chunk:", format_size(totals.chunk_bytes)},
+        {"Events recorded:", totals.eventsRecorded ? std::to_string(*totals.eventsRecorded)
+                                                   : std::string("not counted")},
+        {"Events discarded:", std::to_string(totals.eventsDiscarded)},
+        {"Packets lost:", std::to_string(totals.packetsLost)},
+        {"Bytes written:", formatSize(totals.bytesWritten)},
+        {"Current chunk:", formatSize(totals.chunkBytes)},
     }};
     std::string out =
-        statistics.sampled_at_us == 0 ? "Statistics (not sampled yet):\n" : "Statistics:\n";
+        statistics.sampledAtUs == 0 ? "Statistics (not sampled yet):\n" : "Statistics:\n";
     for (const auto& [label, value] : lines) {
         out += "  ";
         out += label;
@@ -28,8 +28,8 @@ std::string format_statistics_section(const SessionStatistics& statistics) {
         out += value;
         out += '\n';
     }
-    if (totals.apps_refused != 0) {
-        out += "  Apps refused:      " + std::to_string(totals.apps_refused) +
+    if (totals.appsRefused != 0) {
+        out += "  Apps refused:      " + std::to_string(totals.appsRefused) +
                " (the consumer had no file descriptors for their buffers)\n";
     }
     if (statistics.channels.empty()) {
@@ -39,11 +39,11 @@ std::string format_statistics_section(const SessionStatistics& statistics) {
     for (const ChannelCounters& channel : statistics.channels) {
         const Counters& c = channel.counters;
         rows.push_back({channel.domain, channel.channel,
-                        c.events_recorded ? std::to_string(*c.events_recorded) : "-",
-                        std::to_string(c.events_discarded), std::to_string(c.packets_lost),
-                        format_size(c.bytes_written)});
+                        c.eventsRecorded ? std::to_string(*c.eventsRecorded) : "-",
+                        std::to_string(c.eventsDiscarded), std::to_string(c.packetsLost),
+                        formatSize(c.bytesWritten)});
     }
-    for (const std::string& line : format_table(rows, {2, 3, 4, 5})) {
+    for (const std::string& line : formatTable(rows, {2, 3, 4, 5})) {
         out += "  " + line + '\n';
     }
     return out;

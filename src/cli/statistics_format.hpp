@@ -19,6 +19,6 @@ namespace tracectl::cli {
 ///       ust     channel0     12345        120     3  12.5 MiB
 ///
 /// "Statistics (not sampled yet):" when sampled-at is 0; no table when there is no channel.
-std::string format_statistics_section(const SessionStatistics& statistics);
+std::string formatStatisticsSection(const SessionStatistics& statistics);
 
 } // namespace tracectl::cli

@@ -9,10 +9,10 @@
 namespace tracectl::cli {
 
 /// Display width of UTF-8 text, counted in code points.
-std::size_t display_width(std::string_view text);
+std::size_t displayWidth(std::string_view text);
 
 /// The first `width` code points of `text` (all of it if it is shorter).
-std::string clip_to_width(std::string_view text, std::size_t width);
+std::string clipToWidth(std::string_view text, std::size_t width);
 
 /// One row: its cells, left to right.
 using TableRow = std::vector<std::string>;
@@ -21,7 +21,7 @@ using TableRow = std::vector<std::string>;
 /// widest cell; the columns whose index is in `right_aligned` are padded on the left (numbers).
 /// The last column is not padded on the right when left-aligned. Rows may be shorter than
 /// others (missing cells are empty).
-std::vector<std::string> format_table(const std::vector<TableRow>& rows,
-                                      const std::vector<std::size_t>& right_aligned);
+std::vector<std::string> formatTable(const std::vector<TableRow>& rows,
+                                     const std::vector<std::size_t>& rightAligned);
 
 } // namespace tracectl::cli

@@ -29,22 +29,22 @@
 namespace tracectl::cli {
 namespace {
 
-using client::bus::name_owner_rule;
-constexpr const char* bus_name = client::bus::name;
-constexpr const char* session_interface = client::bus::session_interface;
+using client::bus::kNameOwnerRule;
+constexpr const char* kBusName = client::bus::kName;
+constexpr const char* kSessionInterface = client::bus::kSessionInterface;
 
 /// Signals are unicast to connections that have called the daemon and may see the object; the
 /// rules are added before the first call (ListSessions), as the Manager's XML asks.
-const std::string properties_changed_rule =
+const std::string propertiesChangedRule =
     "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
     "path_namespace='/org/tracectl/Tracing1/session',arg0='org.tracectl.Tracing1.Session'";
-const std::string object_manager_rule =
+const std::string objectManagerRule =
     "type='signal',interface='org.freedesktop.DBus.ObjectManager',path='/org/tracectl/Tracing1'";
 
-constexpr const char* unknown_object_error = "org.freedesktop.DBus.Error.UnknownObject";
-constexpr const char* access_denied_error = "org.freedesktop.DBus.Error.AccessDenied";
+constexpr const char* kUnknownObjectError = "org.freedesktop.DBus.Error.UnknownObject";
+constexpr const char* kAccessDeniedError = "org.freedesktop.DBus.Error.AccessDenied";
 
-std::uint64_t monotonic_us() {
+std::uint64_t monotonicUs() {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000U +
@@ -101,12 +101,12 @@ class SessionFeed {
 public:
     SessionFeed(BusClient& bus, TopModel& model) : bus_(bus), model_(model) {
         sdbus::IConnection& connection = bus_.connection();
-        slots_.push_back(connection.addMatch(properties_changed_rule,
-                                             [this](sdbus::Message& m) { on_changed(m); }));
-        slots_.push_back(connection.addMatch(object_manager_rule,
-                                             [this](sdbus::Message& m) { on_object_manager(m); }));
+        slots_.push_back(connection.addMatch(propertiesChangedRule,
+                                             [this](sdbus::Message& m) { onChanged(m); }));
+        slots_.push_back(connection.addMatch(objectManagerRule,
+                                             [this](sdbus::Message& m) { onObjectManager(m); }));
         slots_.push_back(
-            connection.addMatch(name_owner_rule, [this](sdbus::Message& m) { on_name_owner(m); }));
+            connection.addMatch(kNameOwnerRule, [this](sdbus::Message& m) { onNameOwner(m); }));
         relist_ = true;
     }
 
@@ -117,7 +117,7 @@ public:
             relist_ = false;
             refresh_.clear();
             TopModel fresh;
-            for (const std::string& path : bus_.list_sessions()) {
+            for (const std::string& path : bus_.listSessions()) {
                 fetch(fresh, path);
             }
             model_ = std::move(fresh);
@@ -132,9 +132,9 @@ public:
 private:
     void fetch(TopModel& model, const std::string& path) {
         try {
-            model.update(path, bus_.session_properties(path));
+            model.update(path, bus_.sessionProperties(path));
         } catch (const sdbus::Error& e) {
-            if (e.getName() != unknown_object_error && e.getName() != access_denied_error) {
+            if (e.getName() != kUnknownObjectError && e.getName() != kAccessDeniedError) {
                 throw;
             }
             model.remove(path); // destroyed meanwhile, or not ours to see
@@ -142,7 +142,7 @@ private:
     }
 
     // The handlers run inside sd-bus (processPendingRequest): nothing may escape them.
-    void on_changed(sdbus::Message& message) noexcept {
+    void onChanged(sdbus::Message& message) noexcept {
         try {
             const std::string path = message.getPath();
             std::string interface;
@@ -153,26 +153,26 @@ private:
                 refresh_.insert(path); // a session we missed, or values not included
             }
             if (model_.contains(path)) {
-                model_.update(path, to_property_map(changed));
+                model_.update(path, toPropertyMap(changed));
             }
         } catch (...) {
             // A malformed signal: the next one, or a refresh, brings the figures.
         }
     }
 
-    void on_object_manager(sdbus::Message& message) noexcept {
+    void onObjectManager(sdbus::Message& message) noexcept {
         try {
             sdbus::ObjectPath path;
             if (message.getMemberName() == "InterfacesAdded") {
                 std::map<std::string, std::map<std::string, sdbus::Variant>> interfaces;
                 message >> path >> interfaces;
-                if (const auto it = interfaces.find(session_interface); it != interfaces.end()) {
-                    model_.update(path, to_property_map(it->second));
+                if (const auto it = interfaces.find(kSessionInterface); it != interfaces.end()) {
+                    model_.update(path, toPropertyMap(it->second));
                 }
             } else if (message.getMemberName() == "InterfacesRemoved") {
                 std::vector<std::string> interfaces;
                 message >> path >> interfaces;
-                if (std::find(interfaces.begin(), interfaces.end(), session_interface) !=
+                if (std::find(interfaces.begin(), interfaces.end(), kSessionInterface) !=
                     interfaces.end()) {
                     model_.remove(path);
                     refresh_.erase(path);
@@ -182,16 +182,16 @@ private:
         }
     }
 
-    void on_name_owner(sdbus::Message& message) noexcept {
+    void onNameOwner(sdbus::Message& message) noexcept {
         try {
             std::string name;
-            std::string old_owner;
-            std::string new_owner;
-            message >> name >> old_owner >> new_owner;
-            if (name != bus_name) {
+            std::string oldOwner;
+            std::string newOwner;
+            message >> name >> oldOwner >> newOwner;
+            if (name != kBusName) {
                 return;
             }
-            if (new_owner.empty()) {
+            if (newOwner.empty()) {
                 model_ = TopModel{}; // the daemon exited: its sessions are gone
             } else {
                 relist_ = true; // a new daemon: list again (which also subscribes us to it)
@@ -218,19 +218,19 @@ void drain(sdbus::IConnection& connection, SessionFeed& feed) {
 
 } // namespace
 
-bool check_terminal_for_top(std::ostream& err) {
+bool checkTerminalForTop(std::ostream& err) {
     if (isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0) {
         return true;
     }
-    print_error_line(err, "top needs a terminal on standard input and output; for the "
-                          "figures without one, use 'tracectl list' or 'tracectl show NAME' "
-                          "(--json for programs)");
+    printErrorLine(err, "top needs a terminal on standard input and output; for the "
+                        "figures without one, use 'tracectl list' or 'tracectl show NAME' "
+                        "(--json for programs)");
     return false;
 }
 
-ExitStatus run_top(BusClient& bus, std::ostream& err) {
-    if (!check_terminal_for_top(err)) {
-        return ExitStatus::usage;
+ExitStatus runTop(BusClient& bus, std::ostream& err) {
+    if (!checkTerminalForTop(err)) {
+        return ExitStatus::Usage;
     }
     std::setlocale(LC_ALL, ""); // UTF-8 session names through ncursesw
 
@@ -246,29 +246,29 @@ ExitStatus run_top(BusClient& bus, std::ostream& err) {
     } catch (const std::runtime_error& e) {
         // A terminal curses cannot drive (TERM unknown or unset): the
         // caller's environment, as without a terminal.
-        print_error_line(err, std::string("top: ") + e.what() +
-                                  "; set TERM to your terminal's type (e.g. xterm-256color)");
-        return ExitStatus::usage;
+        printErrorLine(err, std::string("top: ") + e.what() +
+                                "; set TERM to your terminal's type (e.g. xterm-256color)");
+        return ExitStatus::Usage;
     }
     TopScreen& screen = *made;
     const auto redraw = [&] {
-        screen.draw(format_top_frame(model.rows(monotonic_us()), model.size()), 2);
+        screen.draw(formatTopFrame(model.rows(monotonicUs()), model.size()), 2);
     };
     redraw();
-    auto next_frame = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    auto nextFrame = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     for (;;) {
         drain(connection, feed);
-        const auto bus_poll = connection.getEventLoopPollData();
+        const auto busPoll = connection.getEventLoopPollData();
         const auto now = std::chrono::steady_clock::now();
-        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_frame - now);
-        if (bus_poll.timeout_usec != UINT64_MAX) {
-            const std::uint64_t now_us = monotonic_us();
-            const auto bus_wait = std::chrono::milliseconds(
-                bus_poll.timeout_usec > now_us ? (bus_poll.timeout_usec - now_us + 999) / 1000 : 0);
-            wait = std::min(wait, bus_wait);
+        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(nextFrame - now);
+        if (busPoll.timeout_usec != UINT64_MAX) {
+            const std::uint64_t nowUs = monotonicUs();
+            const auto busWait = std::chrono::milliseconds(
+                busPoll.timeout_usec > nowUs ? (busPoll.timeout_usec - nowUs + 999) / 1000 : 0);
+            wait = std::min(wait, busWait);
         }
         std::array<pollfd, 3> fds{{
-            {bus_poll.fd, static_cast<short>(bus_poll.events), 0},
+            {busPoll.fd, static_cast<short>(busPoll.events), 0},
             {STDIN_FILENO, POLLIN, 0},
             {signals.fd(), POLLIN, 0},
         }};
@@ -278,30 +278,30 @@ ExitStatus run_top(BusClient& bus, std::ostream& err) {
         }
         if ((fds[2].revents & POLLIN) != 0) {
             signals.take();
-            return ExitStatus::success; // Ctrl-C, SIGTERM, SIGHUP: the screen is restored
+            return ExitStatus::Success; // Ctrl-C, SIGTERM, SIGHUP: the screen is restored
         }
         if ((fds[1].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0 &&
             (fds[1].revents & POLLIN) == 0) {
-            return ExitStatus::success; // the terminal went away
+            return ExitStatus::Success; // the terminal went away
         }
         // Keys are read on every turn: a resize (SIGWINCH, handled by ncurses) only shows up
         // as KEY_RESIZE from getch().
-        switch (screen.read_keys()) {
-        case KeyAction::quit:
-            return ExitStatus::success;
-        case KeyAction::redraw:
+        switch (screen.readKeys()) {
+        case KeyAction::Quit:
+            return ExitStatus::Success;
+        case KeyAction::Redraw:
             drain(connection, feed);
             redraw();
             break;
-        case KeyAction::none:
+        case KeyAction::None:
             break;
         }
-        if (std::chrono::steady_clock::now() >= next_frame) {
+        if (std::chrono::steady_clock::now() >= nextFrame) {
             drain(connection, feed);
             redraw();
-            next_frame += std::chrono::seconds(1);
-            if (next_frame < std::chrono::steady_clock::now()) {
-                next_frame = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            nextFrame += std::chrono::seconds(1);
+            if (nextFrame < std::chrono::steady_clock::now()) {
+                nextFrame = std::chrono::steady_clock::now() + std::chrono::seconds(1);
             }
         }
     }

@@ -12,12 +12,12 @@ namespace tracectl::cli {
 
 /// Whether standard input and output are a terminal; if not, prints "tracectl: top needs a
 /// terminal ..." on `err`. main calls it before connecting to the bus.
-bool check_terminal_for_top(std::ostream& err);
+bool checkTerminalForTop(std::ostream& err);
 
 /// Runs the view until q, Ctrl-C, SIGTERM or the terminal going away; the terminal is
 /// restored before it returns or throws. Without a terminal on standard input and output it
 /// prints "tracectl: top needs a terminal ..." on `err` and returns ExitStatus::usage.
 /// Bus failures throw sdbus::Error (reported by main as for every command).
-ExitStatus run_top(BusClient& bus, std::ostream& err);
+ExitStatus runTop(BusClient& bus, std::ostream& err);
 
 } // namespace tracectl::cli

@@ -17,13 +17,13 @@ namespace tracectl::cli {
 
 /// One line of the `top` table: a session, or one of its channels (listed under it).
 struct TopRow {
-    bool is_channel = false;
+    bool isChannel = false;
     std::string name;  ///< the session's name, or "DOMAIN/CHANNEL"
     std::string state; ///< the session's State ("" on channel rows)
     /// Rates over the last two samples; nullopt while there are fewer than two samples, or
     /// when a counter went backwards between them (the consumer restarted its figures).
-    std::optional<double> events_per_s;
-    std::optional<double> bytes_per_s;
+    std::optional<double> eventsPerS;
+    std::optional<double> bytesPerS;
     std::uint64_t discarded = 0; ///< events discarded so far
     std::uint64_t lost = 0;      ///< packets lost so far
 
@@ -36,7 +36,7 @@ public:
     /// Takes the counters sampled at `sampled_at_us` (CLOCK_MONOTONIC µs; 0: never sampled).
     /// A later sample moves the current one to "previous"; a sample at the same time replaces
     /// the current one; an earlier one (the daemon restarted) starts the series over.
-    void add(const Counters& counters, std::uint64_t sampled_at_us);
+    void add(const Counters& counters, std::uint64_t sampledAtUs);
 
     const Counters& current() const noexcept { return current_; }
 
@@ -47,25 +47,25 @@ public:
     /// `now_us` is more than
     /// `stale_after_us` past the last sample, the rates are 0: the daemon announces only
     /// changes, so silence means nothing was recorded. `now_us` 0 disables that.
-    std::pair<std::optional<double>, std::optional<double>> rates(std::uint64_t now_us) const;
+    std::pair<std::optional<double>, std::optional<double>> rates(std::uint64_t nowUs) const;
 
     /// How long after the last sample rates are taken as 0 (three missed announcements).
-    static constexpr std::uint64_t stale_after_us = 3'000'000;
+    static constexpr std::uint64_t kStaleAfterUs = 3'000'000;
 
 private:
     Counters previous_;
     Counters current_;
-    std::uint64_t previous_at_ = 0;
-    std::uint64_t current_at_ = 0;
-    bool has_previous_ = false;
+    std::uint64_t previousAt_ = 0;
+    std::uint64_t currentAt_ = 0;
+    bool hasPrevious_ = false;
     // The last two samples in which events-recorded changed (the first one: the first sample
     // that had it).
-    std::uint64_t events_previous_ = 0;
-    std::uint64_t events_current_ = 0;
-    std::uint64_t events_previous_at_ = 0;
-    std::uint64_t events_current_at_ = 0;
-    bool has_events_ = false;
-    bool has_events_previous_ = false;
+    std::uint64_t eventsPrevious_ = 0;
+    std::uint64_t eventsCurrent_ = 0;
+    std::uint64_t eventsPreviousAt_ = 0;
+    std::uint64_t eventsCurrentAt_ = 0;
+    bool hasEvents_ = false;
+    bool hasEventsPrevious_ = false;
 };
 
 /// The sessions `top` shows.
@@ -84,14 +84,14 @@ public:
     /// The rows: sessions oldest first (CreationTime, then name), each followed by its
     /// channels in the order of ChannelStatistics. `now_us`: CLOCK_MONOTONIC µs (see
     /// RateTracker::rates()).
-    std::vector<TopRow> rows(std::uint64_t now_us) const;
+    std::vector<TopRow> rows(std::uint64_t nowUs) const;
 
 private:
     struct Session {
         PropertyMap properties; ///< every property but the statistics, merged over updates
-        std::uint64_t sampled_at_us = 0;
+        std::uint64_t sampledAtUs = 0;
         RateTracker totals;
-        std::vector<std::pair<std::string, std::string>> channel_order; ///< (domain, channel)
+        std::vector<std::pair<std::string, std::string>> channelOrder; ///< (domain, channel)
         std::map<std::pair<std::string, std::string>, RateTracker> channels;
     };
     std::map<std::string, Session> sessions_;
@@ -101,7 +101,6 @@ private:
 /// content (the screen clips): a title line, a blank line, the header
 /// "SESSION  STATE  EVENTS/S  MB/S  DISCARDED  LOST" and the rows (channel rows indented by
 /// two spaces; unknown rates "-"; MB = 1,000,000 bytes), or "No sessions." when empty.
-std::vector<std::string> format_top_frame(const std::vector<TopRow>& rows,
-                                          std::size_t session_count);
+std::vector<std::string> formatTopFrame(const std::vector<TopRow>& rows, std::size_t sessionCount);
 
 } // namespace tracectl::cli

@@ -40,7 +40,7 @@ void TopScreen::draw(const std::vector<std::string>& lines, std::size_t header) 
             attron(A_BOLD);
         }
         // Clipped here: curses would wrap a longer line onto the next one.
-        const std::string line = clip_to_width(lines[i], static_cast<std::size_t>(columns));
+        const std::string line = clipToWidth(lines[i], static_cast<std::size_t>(columns));
         mvaddstr(static_cast<int>(i), 0, line.c_str());
         if (i == header) {
             attroff(A_BOLD);
@@ -49,14 +49,14 @@ void TopScreen::draw(const std::vector<std::string>& lines, std::size_t header) 
     refresh();
 }
 
-KeyAction TopScreen::read_keys() {
-    KeyAction action = KeyAction::none;
+KeyAction TopScreen::readKeys() {
+    KeyAction action = KeyAction::None;
     for (int key = getch(); key != ERR; key = getch()) {
         if (key == 'q' || key == 'Q' || key == 27) {
-            return KeyAction::quit;
+            return KeyAction::Quit;
         }
         if (key == KEY_RESIZE || key == 12 /* Ctrl-L */) {
-            action = KeyAction::redraw;
+            action = KeyAction::Redraw;
         }
     }
     return action;

@@ -11,9 +11,9 @@ namespace tracectl::cli {
 
 /// What a key press asks for.
 enum class KeyAction {
-    none,   ///< nothing pending, or a key `top` does not use
-    quit,   ///< q, Q or Escape
-    redraw, ///< the terminal was resized, or Ctrl-L
+    None,   ///< nothing pending, or a key `top` does not use
+    Quit,   ///< q, Q or Escape
+    Redraw, ///< the terminal was resized, or Ctrl-L
 };
 
 class TopScreen {
@@ -34,7 +34,7 @@ public:
     void draw(const std::vector<std::string>& lines, std::size_t header);
 
     /// Reads the keys typed so far (never blocks) and returns the strongest request.
-    KeyAction read_keys();
+    KeyAction readKeys();
 
 private:
     struct screen* screen_ = nullptr;

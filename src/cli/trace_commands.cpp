@@ -13,35 +13,35 @@ namespace tracectl::cli {
 
 namespace {
 
-constexpr const char* no_such_session = "org.tracectl.Tracing1.Error.NoSuchSession";
+constexpr const char* kNoSuchSession = "org.tracectl.Tracing1.Error.NoSuchSession";
 
 /// lttng-ust(3) log level names, index = level.
-constexpr std::array<const char*, 15> level_names{
+constexpr std::array<const char*, 15> kLevelNames{
     "TRACE_EMERG",          "TRACE_ALERT",         "TRACE_CRIT",         "TRACE_ERR",
     "TRACE_WARNING",        "TRACE_NOTICE",        "TRACE_INFO",         "TRACE_DEBUG_SYSTEM",
     "TRACE_DEBUG_PROGRAM",  "TRACE_DEBUG_PROCESS", "TRACE_DEBUG_MODULE", "TRACE_DEBUG_UNIT",
     "TRACE_DEBUG_FUNCTION", "TRACE_DEBUG_LINE",    "TRACE_DEBUG"};
 
-std::string level_name(std::int32_t level) {
-    return level >= 0 && level < static_cast<std::int32_t>(level_names.size())
-               ? level_names[static_cast<std::size_t>(level)]
+std::string levelName(std::int32_t level) {
+    return level >= 0 && level < static_cast<std::int32_t>(kLevelNames.size())
+               ? kLevelNames[static_cast<std::size_t>(level)]
                : std::to_string(level);
 }
 
 } // namespace
 
-std::string resolve_session(BusClient& bus, const std::optional<std::string>& name) {
+std::string resolveSession(BusClient& bus, const std::optional<std::string>& name) {
     if (name) {
-        return bus.get_session(*name);
+        return bus.getSession(*name);
     }
-    if (const auto current = bus.current_session().read()) {
+    if (const auto current = bus.currentSession().read()) {
         try {
-            return bus.get_session(*current);
+            return bus.getSession(*current);
         } catch (const sdbus::Error& e) {
-            if (e.getName() != no_such_session) {
+            if (e.getName() != kNoSuchSession) {
                 throw;
             }
-            throw sdbus::Error(no_such_session,
+            throw sdbus::Error(kNoSuchSession,
                                "the current session '" + *current +
                                    "' does not exist any more; name a session, or choose one "
                                    "with 'tracectl set-session NAME'");
@@ -49,13 +49,13 @@ std::string resolve_session(BusClient& bus, const std::optional<std::string>& na
     }
     const uid_t self = geteuid();
     std::vector<std::string> own;
-    for (const std::string& path : bus.list_sessions()) {
-        if (session_view_from_properties(path, bus.session_properties(path)).owner == self) {
+    for (const std::string& path : bus.listSessions()) {
+        if (sessionViewFromProperties(path, bus.sessionProperties(path)).owner == self) {
             own.push_back(path);
         }
     }
     if (own.size() != 1) {
-        throw sdbus::Error(no_such_session,
+        throw sdbus::Error(kNoSuchSession,
                            own.empty() ? "you have no session; create one first"
                                        : "you have several sessions and no current session; "
                                          "name one, or choose one with 'tracectl set-session "
@@ -64,61 +64,61 @@ std::string resolve_session(BusClient& bus, const std::optional<std::string>& na
     return own.front();
 }
 
-ExitStatus run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out,
-                            std::ostream& err) {
-    const std::string path = resolve_session(bus, args.session);
+ExitStatus runEnableEvent(BusClient& bus, const EnableEventArgs& args, std::ostream& out,
+                          std::ostream& err) {
+    const std::string path = resolveSession(bus, args.session);
     const std::string channel = args.channel.empty() ? "channel0" : args.channel;
-    if (args.domain == Domain::ust) {
-        bus.enable_events(path, args.channel, args.pattern, args.loglevel, args.loglevel_only,
-                          args.exclusions, args.filter);
+    if (args.domain == Domain::Ust) {
+        bus.enableEvents(path, args.channel, args.pattern, args.loglevel, args.loglevelOnly,
+                         args.exclusions, args.filter);
         out << "UST event " << args.pattern << " enabled in channel " << channel << ".\n";
-        return ExitStatus::success;
+        return ExitStatus::Success;
     }
-    if (args.kernel_calls.size() == 1) {
+    if (args.kernelCalls.size() == 1) {
         // One name: failures are reported as any other command's.
-        const KernelEventCall& call = args.kernel_calls.front();
-        bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter,
-                                 args.userspace_probe);
+        const KernelEventCall& call = args.kernelCalls.front();
+        bus.enableKernelEvents(path, args.channel, call.pattern, call.syscall, args.filter,
+                               args.userspaceProbe);
         out << (call.syscall ? "Kernel syscall " : "Kernel event ") << call.pattern
             << " enabled in channel " << channel << ".\n";
-        return ExitStatus::success;
+        return ExitStatus::Success;
     }
-    return enable_kernel_event_calls(
-        args.kernel_calls, channel,
+    return enableKernelEventCalls(
+        args.kernelCalls, channel,
         [&](const KernelEventCall& call) {
-            bus.enable_kernel_events(path, args.channel, call.pattern, call.syscall, args.filter,
-                                     args.userspace_probe);
+            bus.enableKernelEvents(path, args.channel, call.pattern, call.syscall, args.filter,
+                                   args.userspaceProbe);
         },
         out, err);
 }
 
-void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out) {
-    const std::string path = resolve_session(bus, args.session);
+void runEnableChannel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out) {
+    const std::string path = resolveSession(bus, args.session);
     std::map<std::string, std::uint64_t> sizes;
-    if (args.subbuf_size) {
-        sizes["subbuf-size"] = *args.subbuf_size;
+    if (args.subbufSize) {
+        sizes["subbuf-size"] = *args.subbufSize;
     }
-    if (args.num_subbuf) {
-        sizes["subbuf-count"] = *args.num_subbuf;
+    if (args.numSubbuf) {
+        sizes["subbuf-count"] = *args.numSubbuf;
     }
     std::map<std::string, std::uint32_t> timers;
-    if (args.switch_timer_us) {
-        timers["switch-timer"] = *args.switch_timer_us;
+    if (args.switchTimerUs) {
+        timers["switch-timer"] = *args.switchTimerUs;
     }
-    if (args.read_timer_us) {
-        timers["read-timer"] = *args.read_timer_us;
+    if (args.readTimerUs) {
+        timers["read-timer"] = *args.readTimerUs;
     }
-    bus.add_channel(args.domain, path, args.name, sizes, args.overwrite, timers);
-    out << domain_label(args.domain) << " channel " << args.name << " enabled.\n";
+    bus.addChannel(args.domain, path, args.name, sizes, args.overwrite, timers);
+    out << domainLabel(args.domain) << " channel " << args.name << " enabled.\n";
 }
 
-void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& out) {
-    const std::string path = resolve_session(bus, args.session);
+void runAddContext(BusClient& bus, const AddContextArgs& args, std::ostream& out) {
+    const std::string path = resolveSession(bus, args.session);
     // Types already recorded are skipped, so that the same command can be
     // run again after one of its types was refused half-way.
-    const PropertyMap props = bus.session_properties(path);
+    const PropertyMap props = bus.sessionProperties(path);
     const auto recorded = [&](const std::string& type) {
-        const auto it = props.find(args.domain == Domain::kernel ? "KernelContexts" : "Contexts");
+        const auto it = props.find(args.domain == Domain::Kernel ? "KernelContexts" : "Contexts");
         if (it == props.end() || !it->second.is_array()) {
             return false;
         }
@@ -132,22 +132,22 @@ void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& o
     };
     for (const std::string& type : args.types) {
         if (recorded(type)) {
-            out << domain_label(args.domain) << " context " << type << " is recorded already.\n";
+            out << domainLabel(args.domain) << " context " << type << " is recorded already.\n";
             continue;
         }
-        bus.add_context(args.domain, path, args.channel, type);
-        out << domain_label(args.domain) << " context " << type << " added to "
+        bus.addContext(args.domain, path, args.channel, type);
+        out << domainLabel(args.domain) << " context " << type << " added to "
             << (args.channel.empty() ? std::string("every channel") : "channel " + args.channel)
             << ".\n";
     }
 }
 
-void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& out) {
+void runListApps(BusClient& bus, bool tracepoints, bool json, std::ostream& out) {
     nlohmann::json all = nlohmann::json::array();
-    for (const std::string& path : bus.list_applications()) {
+    for (const std::string& path : bus.listApplications()) {
         PropertyMap props;
         try {
-            props = bus.application_properties(path);
+            props = bus.applicationProperties(path);
         } catch (const sdbus::Error&) {
             continue; // exited meanwhile
         }
@@ -158,7 +158,7 @@ void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& ou
         if (tracepoints) {
             app["Tracepoints"] = nlohmann::json::array();
             try {
-                for (const auto& [provider, event, level] : bus.list_tracepoints(path)) {
+                for (const auto& [provider, event, level] : bus.listTracepoints(path)) {
                     app["Tracepoints"].push_back(
                         {{"provider", provider}, {"event", event}, {"loglevel", level}});
                 }
@@ -184,25 +184,25 @@ void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& ou
             for (const auto& tp : app["Tracepoints"]) {
                 out << "    " << tp["provider"].get<std::string>() << ':'
                     << tp["event"].get<std::string>() << " ("
-                    << level_name(tp["loglevel"].get<std::int32_t>()) << ")\n";
+                    << levelName(tp["loglevel"].get<std::int32_t>()) << ")\n";
             }
         }
     }
 }
 
-void run_list_kernel_tracepoints(BusClient& bus, bool fields, bool json, std::ostream& out) {
-    std::vector<KernelTracepoint> tracepoints = bus.list_kernel_tracepoints();
-    out << (json ? format_kernel_tracepoints_json(std::move(tracepoints))
-                 : format_kernel_tracepoints(std::move(tracepoints), fields));
+void runListKernelTracepoints(BusClient& bus, bool fields, bool json, std::ostream& out) {
+    std::vector<KernelTracepoint> tracepoints = bus.listKernelTracepoints();
+    out << (json ? formatKernelTracepointsJson(std::move(tracepoints))
+                 : formatKernelTracepoints(std::move(tracepoints), fields));
 }
 
-std::string session_output(BusClient& bus, const std::optional<std::string>& name) {
-    const std::string path = resolve_session(bus, name);
-    const SessionView view = session_view_from_properties(path, bus.session_properties(path));
-    if (const auto note = remote_trace_note(view)) {
+std::string sessionOutput(BusClient& bus, const std::optional<std::string>& name) {
+    const std::string path = resolveSession(bus, name);
+    const SessionView view = sessionViewFromProperties(path, bus.sessionProperties(path));
+    if (const auto note = remoteTraceNote(view)) {
         throw std::runtime_error(*note);
     }
-    return view.output_path;
+    return view.outputPath;
 }
 
 } // namespace tracectl::cli

@@ -21,36 +21,36 @@ namespace tracectl::cli {
 /// `tracectl enable-event -k (PATTERN[,PATTERN...] | -a) [--syscall] [-s S] [-c C]
 /// [--filter EXPR]`.
 struct EnableEventArgs {
-    Domain domain = Domain::ust;
-    std::string pattern;                       ///< ust: the one pattern
-    std::vector<KernelEventCall> kernel_calls; ///< kernel: one EnableEvents call each
-    std::optional<std::string> session;        ///< default: resolve_session()
-    std::string channel;                       ///< "" = channel0 (made on first enable)
+    Domain domain = Domain::Ust;
+    std::string pattern;                      ///< ust: the one pattern
+    std::vector<KernelEventCall> kernelCalls; ///< kernel: one EnableEvents call each
+    std::optional<std::string> session;       ///< default: resolve_session()
+    std::string channel;                      ///< "" = channel0 (made on first enable)
     std::optional<std::string> loglevel;
-    bool loglevel_only = false;
+    bool loglevelOnly = false;
     std::vector<std::string> exclusions;
     std::optional<std::string> filter; ///< LTTng filter expression
     /// kernel: --userspace-probe's location, its path made absolute
     /// (resolve_userspace_probe()); "" for tracepoints and system calls.
-    std::string userspace_probe;
+    std::string userspaceProbe;
 };
 
 /// `tracectl enable-channel -u NAME [-s S] [--subbuf-size B] [--num-subbuf N]
 /// [--overwrite] [--switch-timer US] [--read-timer US]`.
 struct EnableChannelArgs {
-    Domain domain = Domain::ust;
+    Domain domain = Domain::Ust;
     std::string name;
     std::optional<std::string> session;
-    std::optional<std::uint64_t> subbuf_size;
-    std::optional<std::uint64_t> num_subbuf;
+    std::optional<std::uint64_t> subbufSize;
+    std::optional<std::uint64_t> numSubbuf;
     bool overwrite = false;
-    std::optional<std::uint32_t> switch_timer_us;
-    std::optional<std::uint32_t> read_timer_us;
+    std::optional<std::uint32_t> switchTimerUs;
+    std::optional<std::uint32_t> readTimerUs;
 };
 
 /// `tracectl add-context -u|-k -t TYPE [-t TYPE...] [-s S] [-c C]`.
 struct AddContextArgs {
-    Domain domain = Domain::ust;
+    Domain domain = Domain::Ust;
     std::vector<std::string> types;     ///< lttng-add-context(1) names: vpid, vtid, procname, ...
     std::optional<std::string> session; ///< default: resolve_session()
     std::string channel;                ///< "" = every channel (channel0 if there is none)
@@ -61,29 +61,29 @@ struct AddContextArgs {
 /// none is kept, of the caller's only session. Throws sdbus::Error
 /// (NoSuchSession) when the current session no longer exists, or there is no
 /// current session and the caller has none or more than one.
-std::string resolve_session(BusClient& bus, const std::optional<std::string>& name);
+std::string resolveSession(BusClient& bus, const std::optional<std::string>& name);
 
 /// Kernel: makes every call of `args.kernel_calls` even when one fails; each
 /// failure is reported on `err` ("tracectl: PATTERN: ERROR: message") and the
 /// status of the first failure returned. UST: one call; a failure throws.
-ExitStatus run_enable_event(BusClient& bus, const EnableEventArgs& args, std::ostream& out,
-                            std::ostream& err);
-void run_enable_channel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out);
+ExitStatus runEnableEvent(BusClient& bus, const EnableEventArgs& args, std::ostream& out,
+                          std::ostream& err);
+void runEnableChannel(BusClient& bus, const EnableChannelArgs& args, std::ostream& out);
 /// Adds each type in turn, skipping those recorded already (so a command
 /// refused half-way can be run again once corrected); stops at the first
 /// the daemon refuses (sdbus::Error).
-void run_add_context(BusClient& bus, const AddContextArgs& args, std::ostream& out);
+void runAddContext(BusClient& bus, const AddContextArgs& args, std::ostream& out);
 
 /// Prints the registered apps the caller may see: pid, uid, bitness, name, and
 /// with `tracepoints` each app's tracepoints with their log levels; or JSON.
-void run_list_apps(BusClient& bus, bool tracepoints, bool json, std::ostream& out);
+void runListApps(BusClient& bus, bool tracepoints, bool json, std::ostream& out);
 
 /// `tracectl list-tracepoints -k [--fields] [--json]`: Manager.ListTracepoints("kernel"),
 /// printed by format_kernel_tracepoints() or format_kernel_tracepoints_json().
-void run_list_kernel_tracepoints(BusClient& bus, bool fields, bool json, std::ostream& out);
+void runListKernelTracepoints(BusClient& bus, bool fields, bool json, std::ostream& out);
 
 /// The session's output folder, for `tracectl view` (which runs babeltrace2 on it). Throws
 /// std::runtime_error(remote_trace_note()) for a network session: no folder here.
-std::string session_output(BusClient& bus, const std::optional<std::string>& name);
+std::string sessionOutput(BusClient& bus, const std::optional<std::string>& name);
 
 } // namespace tracectl::cli

@@ -7,38 +7,38 @@
 
 namespace tracectl::cli {
 
-void add_track_commands(CLI::App& app, TrackCommandLine& line) {
-    line.track_command = add_track_command(app, true, line.track);
-    line.untrack_command = add_track_command(app, false, line.untrack);
+void addTrackCommands(CLI::App& app, TrackCommandLine& line) {
+    line.trackCommand = addTrackCommand(app, true, line.track);
+    line.untrackCommand = addTrackCommand(app, false, line.untrack);
 }
 
-bool track_command_parsed(const TrackCommandLine& line) {
-    return (line.track_command != nullptr && line.track_command->parsed()) ||
-           (line.untrack_command != nullptr && line.untrack_command->parsed());
+bool trackCommandParsed(const TrackCommandLine& line) {
+    return (line.trackCommand != nullptr && line.trackCommand->parsed()) ||
+           (line.untrackCommand != nullptr && line.untrackCommand->parsed());
 }
 
-void resolve_track_commands(TrackCommandLine& line) {
-    if (line.track_command->parsed()) {
-        line.call = resolve_track_call(line.track, true, lookup_user_id, lookup_group_id);
-    } else if (line.untrack_command->parsed()) {
-        line.call = resolve_track_call(line.untrack, false, lookup_user_id, lookup_group_id);
+void resolveTrackCommands(TrackCommandLine& line) {
+    if (line.trackCommand->parsed()) {
+        line.call = resolveTrackCall(line.track, true, lookupUserId, lookupGroupId);
+    } else if (line.untrackCommand->parsed()) {
+        line.call = resolveTrackCall(line.untrack, false, lookupUserId, lookupGroupId);
     }
 }
 
-void run_track_command(BusClient& bus, const TrackCommandLine& line, std::ostream& out) {
+void runTrackCommand(BusClient& bus, const TrackCommandLine& line, std::ostream& out) {
     const TrackCall& call = line.call;
-    const std::string path = resolve_session(bus, call.session);
-    bus.change_tracker(call.track, call.domain, path, call.attribute, call.values, call.all);
+    const std::string path = resolveSession(bus, call.session);
+    bus.changeTracker(call.track, call.domain, path, call.attribute, call.values, call.all);
     // What the tracker holds now, as show prints it.
-    const std::string section = format_tracking_section(bus.session_properties(path));
+    const std::string section = formatTrackingSection(bus.sessionProperties(path));
     const std::string prefix =
-        "  " + std::string(domain_name(call.domain)) + " " + call.attribute + ": ";
+        "  " + std::string(domainName(call.domain)) + " " + call.attribute + ": ";
     std::string now;
     if (const auto at = section.find(prefix); at != std::string::npos) {
         now = section.substr(at + prefix.size(), section.find('\n', at) - at - prefix.size());
     }
-    out << domain_label(call.domain) << " " << call.attribute << " tracker of session "
-        << bus.session_name(path) << ": " << (now.empty() ? "changed" : now) << ".\n";
+    out << domainLabel(call.domain) << " " << call.attribute << " tracker of session "
+        << bus.sessionName(path) << ": " << (now.empty() ? "changed" : now) << ".\n";
 }
 
 } // namespace tracectl::cli

@@ -13,19 +13,19 @@ namespace tracectl::cli {
 struct TrackCommandLine {
     TrackFlags track;
     TrackFlags untrack;
-    CLI::App* track_command = nullptr;
-    CLI::App* untrack_command = nullptr;
+    CLI::App* trackCommand = nullptr;
+    CLI::App* untrackCommand = nullptr;
     TrackCall call; ///< once parsed (resolve_track_commands())
 };
 
 /// Adds `track` and `untrack` to `app`.
-void add_track_commands(CLI::App& app, TrackCommandLine& line);
+void addTrackCommands(CLI::App& app, TrackCommandLine& line);
 /// True if one of them was parsed.
-bool track_command_parsed(const TrackCommandLine& line);
+bool trackCommandParsed(const TrackCommandLine& line);
 /// Fills line.call if one of them was parsed; throws CLI::ValidationError.
-void resolve_track_commands(TrackCommandLine& line);
+void resolveTrackCommands(TrackCommandLine& line);
 /// Makes the call, then says what the tracker holds now. A refusal throws
 /// sdbus::Error (org.tracectl.Tracing1.Error.*).
-void run_track_command(BusClient& bus, const TrackCommandLine& line, std::ostream& out);
+void runTrackCommand(BusClient& bus, const TrackCommandLine& line, std::ostream& out);
 
 } // namespace tracectl::cli

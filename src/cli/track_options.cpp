@@ -13,14 +13,14 @@ namespace {
 
 constexpr const char* kAttributes[] = {"vpid", "vuid", "vgid", "pid", "uid", "gid"};
 
-bool is_ust_attribute(std::string_view a) {
+bool isUstAttribute(std::string_view a) {
     return a == "vpid" || a == "vuid" || a == "vgid";
 }
 
 /// getpwnam_r or getgrnam_r, growing the buffer as they ask.
 template <class Entry, class Get, class Id>
-std::optional<std::uint32_t> lookup(const std::string& name, int size_hint, Get get, Id id) {
-    const long suggested = sysconf(size_hint);
+std::optional<std::uint32_t> lookup(const std::string& name, int sizeHint, Get get, Id id) {
+    const long suggested = sysconf(sizeHint);
     std::vector<char> buffer(suggested > 0 ? static_cast<std::size_t>(suggested) : 1024);
     for (;;) {
         Entry entry{};
@@ -37,7 +37,7 @@ std::optional<std::uint32_t> lookup(const std::string& name, int size_hint, Get 
     }
 }
 
-std::optional<std::uint32_t> whole_number(const std::string& text) {
+std::optional<std::uint32_t> wholeNumber(const std::string& text) {
     std::uint32_t value = 0;
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
@@ -49,24 +49,24 @@ std::optional<std::uint32_t> whole_number(const std::string& text) {
 
 } // namespace
 
-std::optional<std::uint32_t> lookup_user_id(const std::string& name) {
+std::optional<std::uint32_t> lookupUserId(const std::string& name) {
     return lookup<passwd>(name, _SC_GETPW_R_SIZE_MAX, getpwnam_r,
                           [](const passwd& p) { return p.pw_uid; });
 }
 
-std::optional<std::uint32_t> lookup_group_id(const std::string& name) {
+std::optional<std::uint32_t> lookupGroupId(const std::string& name) {
     return lookup<group>(name, _SC_GETGR_R_SIZE_MAX, getgrnam_r,
                          [](const group& g) { return g.gr_gid; });
 }
 
-CLI::App* add_track_command(CLI::App& app, bool track, TrackFlags& flags) {
+CLI::App* addTrackCommand(CLI::App& app, bool track, TrackFlags& flags) {
     const std::string verb = track ? "track" : "untrack";
     auto* command = app.add_subcommand(
         verb, track ? "Record only the processes of given pids, uids or gids"
                     : "Stop recording the processes of given pids, uids or gids");
     flags.command = command;
-    add_domain_flags(*command, flags.domain);
-    flags.session_option =
+    addDomainFlags(*command, flags.domain);
+    flags.sessionOption =
         command->add_option("-s,--session", flags.session,
                             "Session (default: the current session, else your only session)");
     flags.attributes.clear();
@@ -77,7 +77,7 @@ CLI::App* add_track_command(CLI::App& app, bool track, TrackFlags& flags) {
     }
     for (auto& a : flags.attributes) {
         const std::string_view n = a.name;
-        const bool ust = is_ust_attribute(n);
+        const bool ust = isUstAttribute(n);
         const bool user = n.find("uid") != std::string_view::npos;
         const bool group = n.find("gid") != std::string_view::npos;
         const std::string what = user    ? "user ids or names"
@@ -117,13 +117,13 @@ CLI::App* add_track_command(CLI::App& app, bool track, TrackFlags& flags) {
     return command;
 }
 
-TrackCall resolve_track_call(const TrackFlags& flags, bool track, const IdLookup& users,
-                             const IdLookup& groups) {
+TrackCall resolveTrackCall(const TrackFlags& flags, bool track, const IdLookup& users,
+                           const IdLookup& groups) {
     const std::string verb = track ? "track" : "untrack";
     TrackCall call;
     call.track = track;
-    call.domain = chosen_domain(flags.domain);
-    if (flags.session_option != nullptr && flags.session_option->count() > 0) {
+    call.domain = chosenDomain(flags.domain);
+    if (flags.sessionOption != nullptr && flags.sessionOption->count() > 0) {
         call.session = flags.session;
     }
     const TrackFlags::Attribute* given = nullptr;
@@ -143,15 +143,15 @@ TrackCall resolve_track_call(const TrackFlags& flags, bool track, const IdLookup
             verb, "give an attribute: -u --vpid, --vuid, --vgid or -k --pid, --uid, --gid");
     }
     const std::string name = given->name;
-    if (is_ust_attribute(name) != (call.domain == Domain::ust)) {
+    if (isUstAttribute(name) != (call.domain == Domain::Ust)) {
         throw CLI::ValidationError(
-            "--" + name, call.domain == Domain::ust
+            "--" + name, call.domain == Domain::Ust
                              ? "is a kernel (-k) attribute; -u takes --vpid, --vuid, --vgid"
                              : "is a user-space (-u) attribute; -k takes --pid, --uid, --gid");
     }
     call.attribute = name;
     call.all = flags.all;
-    const std::vector<std::string> items = split_commas(given->values);
+    const std::vector<std::string> items = splitCommas(given->values);
     if (call.all && !items.empty()) {
         throw CLI::ValidationError("--all", "give VALUES or --all, not both");
     }
@@ -161,7 +161,7 @@ TrackCall resolve_track_call(const TrackFlags& flags, bool track, const IdLookup
     const bool user = name.find("uid") != std::string::npos;
     const bool group = name.find("gid") != std::string::npos;
     for (const std::string& item : items) {
-        if (const auto n = whole_number(item)) {
+        if (const auto n = wholeNumber(item)) {
             call.values.push_back(*n);
             continue;
         }
@@ -178,7 +178,7 @@ TrackCall resolve_track_call(const TrackFlags& flags, bool track, const IdLookup
     return call;
 }
 
-std::string format_tracking_section(const PropertyMap& properties) {
+std::string formatTrackingSection(const PropertyMap& properties) {
     const auto it = properties.find("ProcessAttributeTrackers");
     if (it == properties.end() || !it->second.is_array()) {
         return {};

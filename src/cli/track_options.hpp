@@ -21,7 +21,7 @@ namespace tracectl::cli {
 struct TrackFlags {
     DomainFlags domain;
     std::string session;
-    CLI::Option* session_option = nullptr;
+    CLI::Option* sessionOption = nullptr;
     /// --vpid, --vuid, --vgid, --pid, --uid, --gid: each takes an optional
     /// comma-separated VALUES.
     struct Attribute {
@@ -37,7 +37,7 @@ struct TrackFlags {
 /// One call, once parsed.
 struct TrackCall {
     bool track = true; ///< false: untrack
-    Domain domain = Domain::ust;
+    Domain domain = Domain::Ust;
     std::optional<std::string> session; ///< default: the caller's only session
     std::string attribute;              ///< "vpid", ..., as Session.TrackProcessAttribute takes it
     std::vector<std::uint32_t> values;  ///< empty with `all`
@@ -47,24 +47,24 @@ struct TrackCall {
 
 /// A user's or group's id by name (getpwnam_r / getgrnam_r), nullopt if none.
 using IdLookup = std::function<std::optional<std::uint32_t>(const std::string& name)>;
-std::optional<std::uint32_t> lookup_user_id(const std::string& name);
-std::optional<std::uint32_t> lookup_group_id(const std::string& name);
+std::optional<std::uint32_t> lookupUserId(const std::string& name);
+std::optional<std::uint32_t> lookupGroupId(const std::string& name);
 
 /// Adds subcommand `track` (or `untrack`) to `app`, with -u/-k, -s, the six
 /// attribute options and --all, its help and example.
-CLI::App* add_track_command(CLI::App& app, bool track, TrackFlags& flags);
+CLI::App* addTrackCommand(CLI::App& app, bool track, TrackFlags& flags);
 
 /// The call `flags` ask for, once parsed. Throws CLI::ValidationError (a
 /// usage error) for no attribute or more than one, an attribute of the other
 /// domain (-u: vpid, vuid, vgid; -k: pid, uid, gid), neither VALUES nor
 /// --all or both, a value that is not a whole number from 0 to 4294967295
 /// (vuid/uid, vgid/gid: or a user/group name `users`/`groups` know).
-TrackCall resolve_track_call(const TrackFlags& flags, bool track, const IdLookup& users,
-                             const IdLookup& groups);
+TrackCall resolveTrackCall(const TrackFlags& flags, bool track, const IdLookup& users,
+                           const IdLookup& groups);
 
 /// show's section: "Process attribute tracking:" then one line per tracker
 /// of ProcessAttributeTrackers ("  ust vpid: 12, 34", "all", or "none");
 /// empty if the property is absent.
-std::string format_tracking_section(const PropertyMap& properties);
+std::string formatTrackingSection(const PropertyMap& properties);
 
 } // namespace tracectl::cli

@@ -4,7 +4,7 @@
 
 namespace tracectl::cli {
 
-bool is_valid_utf8(std::string_view s) noexcept {
+bool isValidUtf8(std::string_view s) noexcept {
     for (std::size_t i = 0; i < s.size();) {
         char32_t cp = 0;
         const std::size_t len = tracectl::decodeUtf8(s, i, cp);

@@ -8,6 +8,6 @@ namespace tracectl::cli {
 /// True if `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no
 /// surrogates, nothing above U+10FFFF) without NUL bytes, as the D-Bus
 /// specification requires of a string.
-bool is_valid_utf8(std::string_view s) noexcept;
+bool isValidUtf8(std::string_view s) noexcept;
 
 } // namespace tracectl::cli

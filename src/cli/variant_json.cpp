@@ -19,27 +19,27 @@ struct AnyValue {
     nlohmann::json json;
 };
 
-bool at_end(const std::string& type) {
+bool atEnd(const std::string& type) {
     return type.empty() || type.front() == '\0';
 }
 
 template <typename T>
-nlohmann::json read_basic(sdbus::Message& msg) {
+nlohmann::json readBasic(sdbus::Message& msg) {
     T value{};
     msg >> value;
     return nlohmann::json(value);
 }
 
-nlohmann::json read_value(sdbus::Message& msg);
+nlohmann::json readValue(sdbus::Message& msg);
 
-nlohmann::json read_dictionary(sdbus::Message& msg, const std::string& array_contents) {
+nlohmann::json readDictionary(sdbus::Message& msg, const std::string& arrayContents) {
     // array_contents is "{KV}"; the entry signature is "KV".
-    const std::string entry = array_contents.substr(1, array_contents.size() - 2);
+    const std::string entry = arrayContents.substr(1, arrayContents.size() - 2);
     auto object = nlohmann::json::object();
-    msg.enterContainer(array_contents);
+    msg.enterContainer(arrayContents);
     while (msg.enterDictEntry(entry)) {
-        const nlohmann::json key = read_value(msg);
-        nlohmann::json value = read_value(msg);
+        const nlohmann::json key = readValue(msg);
+        nlohmann::json value = readValue(msg);
         object[key.is_string() ? key.get<std::string>() : key.dump()] = std::move(value);
         msg.exitDictEntry();
     }
@@ -49,47 +49,47 @@ nlohmann::json read_dictionary(sdbus::Message& msg, const std::string& array_con
 }
 
 /// Reads values until the end of the current container into a JSON array.
-nlohmann::json read_sequence(sdbus::Message& msg) {
+nlohmann::json readSequence(sdbus::Message& msg) {
     auto array = nlohmann::json::array();
     std::string type;
     std::string contents;
-    for (msg.peekType(type, contents); !at_end(type); msg.peekType(type, contents)) {
-        array.push_back(read_value(msg));
+    for (msg.peekType(type, contents); !atEnd(type); msg.peekType(type, contents)) {
+        array.push_back(readValue(msg));
     }
     return array;
 }
 
-nlohmann::json read_value(sdbus::Message& msg) {
+nlohmann::json readValue(sdbus::Message& msg) {
     std::string type;
     std::string contents;
     msg.peekType(type, contents);
-    if (at_end(type)) {
+    if (atEnd(type)) {
         throw std::runtime_error("malformed D-Bus value: missing data");
     }
     switch (type.front()) {
     case 'b':
-        return read_basic<bool>(msg);
+        return readBasic<bool>(msg);
     case 'y':
-        return read_basic<std::uint8_t>(msg);
+        return readBasic<std::uint8_t>(msg);
     case 'n':
-        return read_basic<std::int16_t>(msg);
+        return readBasic<std::int16_t>(msg);
     case 'q':
-        return read_basic<std::uint16_t>(msg);
+        return readBasic<std::uint16_t>(msg);
     case 'i':
-        return read_basic<std::int32_t>(msg);
+        return readBasic<std::int32_t>(msg);
     case 'u':
-        return read_basic<std::uint32_t>(msg);
+        return readBasic<std::uint32_t>(msg);
     case 'x':
-        return read_basic<std::int64_t>(msg);
+        return readBasic<std::int64_t>(msg);
     case 't':
-        return read_basic<std::uint64_t>(msg);
+        return readBasic<std::uint64_t>(msg);
     case 'd': {
         double value = 0;
         msg >> value;
         return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
     }
     case 's':
-        return read_basic<std::string>(msg);
+        return readBasic<std::string>(msg);
     case 'o': {
         sdbus::ObjectPath path;
         msg >> path;
@@ -107,23 +107,23 @@ nlohmann::json read_value(sdbus::Message& msg) {
     }
     case 'v': {
         msg.enterVariant(contents);
-        nlohmann::json value = read_value(msg);
+        nlohmann::json value = readValue(msg);
         msg.exitVariant();
         return value;
     }
     case 'a': {
         if (!contents.empty() && contents.front() == '{') {
-            return read_dictionary(msg, contents);
+            return readDictionary(msg, contents);
         }
         msg.enterContainer(contents);
-        nlohmann::json array = read_sequence(msg);
+        nlohmann::json array = readSequence(msg);
         msg.exitContainer();
         return array;
     }
     case 'r': // sd-bus names a struct 'r' (SD_BUS_TYPE_STRUCT), not '('
     case '(': {
         msg.enterStruct(contents);
-        nlohmann::json fields = read_sequence(msg);
+        nlohmann::json fields = readSequence(msg);
         msg.exitStruct();
         return fields;
     }
@@ -134,7 +134,7 @@ nlohmann::json read_value(sdbus::Message& msg) {
 
 /// Found by argument-dependent lookup from sdbus-c++'s Struct reader.
 sdbus::Message& operator>>(sdbus::Message& msg, AnyValue& item) {
-    item.json = read_value(msg); // the value is a variant: read_value unwraps it
+    item.json = readValue(msg); // the value is a variant: read_value unwraps it
     return msg;
 }
 
@@ -144,14 +144,14 @@ sdbus::Message& operator>>(sdbus::Message& msg, AnyValue& item) {
 namespace sdbus {
 template <>
 struct signature_of<tracectl::cli::AnyValue> {
-    static constexpr bool is_valid = true;
+    static constexpr bool kIsValid = true;
     static const std::string str() { return "v"; }
 };
 } // namespace sdbus
 
 namespace tracectl::cli {
 
-nlohmann::json variant_to_json(const sdbus::Variant& value) {
+nlohmann::json variantToJson(const sdbus::Variant& value) {
     if (value.isEmpty()) {
         return nullptr;
     }
@@ -160,10 +160,10 @@ nlohmann::json variant_to_json(const sdbus::Variant& value) {
     return std::move(std::get<0>(read).json);
 }
 
-PropertyMap to_property_map(const std::map<std::string, sdbus::Variant>& properties) {
+PropertyMap toPropertyMap(const std::map<std::string, sdbus::Variant>& properties) {
     PropertyMap result;
     for (const auto& [name, value] : properties) {
-        result.emplace(name, variant_to_json(value));
+        result.emplace(name, variantToJson(value));
     }
     return result;
 }

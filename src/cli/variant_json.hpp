@@ -15,9 +15,9 @@ namespace tracectl::cli {
 /// h -> the string "<unix fd>"; v -> its content; arrays and structs -> array;
 /// dictionaries a{..} -> object (keys that are not strings are written as their JSON text);
 /// an empty Variant -> null. Throws sdbus::Error only if the value is malformed.
-nlohmann::json variant_to_json(const sdbus::Variant& value);
+nlohmann::json variantToJson(const sdbus::Variant& value);
 
 /// Converts a whole a{sv} property dictionary with variant_to_json().
-PropertyMap to_property_map(const std::map<std::string, sdbus::Variant>& properties);
+PropertyMap toPropertyMap(const std::map<std::string, sdbus::Variant>& properties);
 
 } // namespace tracectl::cli

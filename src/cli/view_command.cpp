@@ -13,19 +13,19 @@
 
 namespace tracectl::cli {
 
-ExitStatus run_symbolized_view(const std::string& dir, std::ostream& out) {
+ExitStatus runSymbolizedView(const std::string& dir, std::ostream& out) {
     int ends[2];
     if (::pipe2(ends, O_CLOEXEC) != 0) {
-        print_error_line(std::cerr, "cannot run babeltrace2: " + std::string(std::strerror(errno)));
-        return ExitStatus::daemon_error;
+        printErrorLine(std::cerr, "cannot run babeltrace2: " + std::string(std::strerror(errno)));
+        return ExitStatus::DaemonError;
     }
     UniqueFd readEnd(ends[0]);
     UniqueFd writeEnd(ends[1]);
     out.flush();
     const pid_t child = ::fork();
     if (child < 0) {
-        print_error_line(std::cerr, "cannot run babeltrace2: " + std::string(std::strerror(errno)));
-        return ExitStatus::daemon_error;
+        printErrorLine(std::cerr, "cannot run babeltrace2: " + std::string(std::strerror(errno)));
+        return ExitStatus::DaemonError;
     }
     if (child == 0) {
         ::dup2(writeEnd.get(), STDOUT_FILENO);
@@ -62,11 +62,11 @@ ExitStatus run_symbolized_view(const std::string& dir, std::ostream& out) {
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return ExitStatus::success;
+        return ExitStatus::Success;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return ExitStatus::daemon_error; // the child said why
-    print_error_line(std::cerr, "babeltrace2 failed on " + dir);
-    return ExitStatus::daemon_error;
+        return ExitStatus::DaemonError; // the child said why
+    printErrorLine(std::cerr, "babeltrace2 failed on " + dir);
+    return ExitStatus::DaemonError;
 }
 
 } // namespace tracectl::cli

@@ -14,6 +14,6 @@ namespace tracectl::cli {
 /// standard error stays ours. Returns success when babeltrace2 exited 0;
 /// daemon_error (its message on stderr) when it could not be started or
 /// failed.
-ExitStatus run_symbolized_view(const std::string& dir, std::ostream& out);
+ExitStatus runSymbolizedView(const std::string& dir, std::ostream& out);
 
 } // namespace tracectl::cli

@@ -10,17 +10,17 @@ namespace {
 /// `bus` cannot be opened, its sd_bus freed: sdbus-c++ 1.2 leaks the sd_bus
 /// it made when the connection fails (its Connection constructor throws
 /// before anything owns it), which LeakSanitizer reports.
-void check_bus_opens(const BusChoice& bus) {
+void checkBusOpens(const BusChoice& bus) {
     sd_bus* probe = nullptr;
     int r = 0;
     switch (bus.kind) {
-    case BusChoice::Kind::user:
+    case BusChoice::Kind::User:
         r = sd_bus_open_user(&probe);
         break;
-    case BusChoice::Kind::system:
+    case BusChoice::Kind::System:
         r = sd_bus_open_system(&probe);
         break;
-    case BusChoice::Kind::address:
+    case BusChoice::Kind::Address:
         r = sd_bus_new(&probe);
         if (r >= 0)
             r = sd_bus_set_address(probe, bus.address.c_str());
@@ -37,14 +37,14 @@ void check_bus_opens(const BusChoice& bus) {
 
 } // namespace
 
-std::unique_ptr<sdbus::IConnection> open_bus(const BusChoice& bus) {
-    check_bus_opens(bus);
+std::unique_ptr<sdbus::IConnection> openBus(const BusChoice& bus) {
+    checkBusOpens(bus);
     switch (bus.kind) {
-    case BusChoice::Kind::user:
+    case BusChoice::Kind::User:
         return sdbus::createSessionBusConnection();
-    case BusChoice::Kind::address:
+    case BusChoice::Kind::Address:
         return sdbus::createSessionBusConnectionWithAddress(bus.address);
-    case BusChoice::Kind::system:
+    case BusChoice::Kind::System:
         break;
     }
     return sdbus::createSystemBusConnection();

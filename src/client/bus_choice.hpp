@@ -11,11 +11,11 @@ namespace tracectl::client {
 /// Which bus tracectld is reached on.
 struct BusChoice {
     enum class Kind {
-        system,  ///< the system bus (honours DBUS_SYSTEM_BUS_ADDRESS); the default
-        user,    ///< the session bus (a `tracectld --user`)
-        address, ///< the bus at `address`, a D-Bus address such as "unix:path=/run/x/bus"
+        System,  ///< the system bus (honours DBUS_SYSTEM_BUS_ADDRESS); the default
+        User,    ///< the session bus (a `tracectld --user`)
+        Address, ///< the bus at `address`, a D-Bus address such as "unix:path=/run/x/bus"
     };
-    Kind kind = Kind::system;
+    Kind kind = Kind::System;
     std::string address; ///< only for Kind::address
 
     bool operator==(const BusChoice&) const = default;
@@ -24,6 +24,6 @@ struct BusChoice {
 /// A new connection to `bus` (its own sd_bus, not yet processing: the caller runs it, blocking
 /// calls or an event loop). Throws sdbus::Error ("Failed to open bus", with the errno's name)
 /// when the bus cannot be reached, without leaking the sd_bus sdbus-c++ 1.2 would leak then.
-std::unique_ptr<sdbus::IConnection> open_bus(const BusChoice& bus);
+std::unique_ptr<sdbus::IConnection> openBus(const BusChoice& bus);
 
 } // namespace tracectl::client

@@ -17,14 +17,14 @@ struct CallError {
 };
 
 /// The error of a failed call, as the daemon (or the bus) worded it.
-inline CallError call_error(const sdbus::Error& error) {
+inline CallError callError(const sdbus::Error& error) {
     return CallError{error.getName(), error.getMessage()};
 }
 
 /// {"interactive": true}: polkit may ask the caller's authentication agent (tracectld takes
 /// the option as it takes the ALLOW_INTERACTIVE_AUTHORIZATION flag, which sdbus-c++ 1.2
 /// cannot set on a message).
-inline std::map<std::string, sdbus::Variant> interactive_options() {
+inline std::map<std::string, sdbus::Variant> interactiveOptions() {
     return {{"interactive", sdbus::Variant{true}}};
 }
 

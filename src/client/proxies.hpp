@@ -23,7 +23,7 @@ namespace tracectl::client {
 class ManagerProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1::Manager_proxy> {
 public:
     explicit ManagerProxy(sdbus::IConnection& connection)
-        : ProxyInterfaces(connection, bus::name, bus::manager_path) {
+        : ProxyInterfaces(connection, bus::kName, bus::kManagerPath) {
         registerProxy();
     }
     ~ManagerProxy() { unregisterProxy(); }
@@ -40,10 +40,10 @@ struct ObjectSignals {
     /// InterfacesAdded(path, {interface: {property: value}}).
     std::function<void(const std::string& path,
                        const std::map<std::string, std::map<std::string, sdbus::Variant>>&)>
-        interfaces_added;
+        interfacesAdded;
     /// InterfacesRemoved(path, interfaces).
     std::function<void(const std::string& path, const std::vector<std::string>& interfaces)>
-        interfaces_removed;
+        interfacesRemoved;
 };
 
 /// /org/tracectl/Tracing1: the Manager interface and the standard ObjectManager one, whose
@@ -53,7 +53,7 @@ class ObservedManagerProxy final
                                     sdbus::ObjectManager_proxy> {
 public:
     ObservedManagerProxy(sdbus::IConnection& connection, ObjectSignals signals)
-        : ProxyInterfaces(connection, bus::name, bus::manager_path), signals_(std::move(signals)) {
+        : ProxyInterfaces(connection, bus::kName, bus::kManagerPath), signals_(std::move(signals)) {
         registerProxy();
     }
     ~ObservedManagerProxy() { unregisterProxy(); }
@@ -68,13 +68,13 @@ private:
     void onInterfacesAdded(
         const sdbus::ObjectPath& path,
         const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces) override {
-        if (signals_.interfaces_added)
-            signals_.interfaces_added(path, interfaces);
+        if (signals_.interfacesAdded)
+            signals_.interfacesAdded(path, interfaces);
     }
     void onInterfacesRemoved(const sdbus::ObjectPath& path,
                              const std::vector<std::string>& interfaces) override {
-        if (signals_.interfaces_removed)
-            signals_.interfaces_removed(path, interfaces);
+        if (signals_.interfacesRemoved)
+            signals_.interfacesRemoved(path, interfaces);
     }
 
     ObjectSignals signals_;
@@ -86,13 +86,13 @@ struct SessionSignals {
     std::function<void(const std::string& interface,
                        const std::map<std::string, sdbus::Variant>& changed,
                        const std::vector<std::string>& invalidated)>
-        properties_changed;
+        propertiesChanged;
     /// RotationCompleted(path): the archive folder is complete.
-    std::function<void(const std::string& path)> rotation_completed;
+    std::function<void(const std::string& path)> rotationCompleted;
     /// RotationFailed(path, reason).
-    std::function<void(const std::string& path, const std::string& reason)> rotation_failed;
+    std::function<void(const std::string& path, const std::string& reason)> rotationFailed;
     /// SnapshotRecorded(path): the snapshot folder is complete.
-    std::function<void(const std::string& path)> snapshot_recorded;
+    std::function<void(const std::string& path)> snapshotRecorded;
 };
 
 /// /org/tracectl/Tracing1/session/<id>: the Session interface and the standard Properties
@@ -102,7 +102,7 @@ class SessionProxy final : public sdbus::ProxyInterfaces<org::tracectl::Tracing1
 public:
     SessionProxy(sdbus::IConnection& connection, const std::string& path,
                  SessionSignals signals = {})
-        : ProxyInterfaces(connection, bus::name, path), signals_(std::move(signals)) {
+        : ProxyInterfaces(connection, bus::kName, path), signals_(std::move(signals)) {
         registerProxy();
     }
     ~SessionProxy() { unregisterProxy(); }
@@ -117,20 +117,20 @@ private:
     void onPropertiesChanged(const std::string& interface,
                              const std::map<std::string, sdbus::Variant>& changed,
                              const std::vector<std::string>& invalidated) override {
-        if (signals_.properties_changed)
-            signals_.properties_changed(interface, changed, invalidated);
+        if (signals_.propertiesChanged)
+            signals_.propertiesChanged(interface, changed, invalidated);
     }
     void onSnapshotRecorded(const std::string& path) override {
-        if (signals_.snapshot_recorded)
-            signals_.snapshot_recorded(path);
+        if (signals_.snapshotRecorded)
+            signals_.snapshotRecorded(path);
     }
     void onRotationCompleted(const std::string& path) override {
-        if (signals_.rotation_completed)
-            signals_.rotation_completed(path);
+        if (signals_.rotationCompleted)
+            signals_.rotationCompleted(path);
     }
     void onRotationFailed(const std::string& path, const std::string& reason) override {
-        if (signals_.rotation_failed)
-            signals_.rotation_failed(path, reason);
+        if (signals_.rotationFailed)
+            signals_.rotationFailed(path, reason);
     }
 
     SessionSignals signals_;
@@ -143,7 +143,7 @@ class ApplicationProxy final
                                     sdbus::Properties_proxy> {
 public:
     ApplicationProxy(sdbus::IConnection& connection, const std::string& path)
-        : ProxyInterfaces(connection, bus::name, path) {
+        : ProxyInterfaces(connection, bus::kName, path) {
         registerProxy();
     }
     ~ApplicationProxy() { unregisterProxy(); }

@@ -6,8 +6,8 @@
 namespace tracectl::gui {
 namespace {
 
-void set_string_property(Gtk::Accessible& widget, Gtk::Accessible::Property property,
-                         const std::string& text) {
+void setStringProperty(Gtk::Accessible& widget, Gtk::Accessible::Property property,
+                       const std::string& text) {
     Glib::Value<Glib::ustring> value;
     value.init(Glib::Value<Glib::ustring>::value_type());
     value.set(text);
@@ -16,12 +16,12 @@ void set_string_property(Gtk::Accessible& widget, Gtk::Accessible::Property prop
 
 } // namespace
 
-void set_accessible_label(Gtk::Accessible& widget, const std::string& label) {
-    set_string_property(widget, Gtk::Accessible::Property::LABEL, label);
+void setAccessibleLabel(Gtk::Accessible& widget, const std::string& label) {
+    setStringProperty(widget, Gtk::Accessible::Property::LABEL, label);
 }
 
-void set_accessible_description(Gtk::Accessible& widget, const std::string& description) {
-    set_string_property(widget, Gtk::Accessible::Property::DESCRIPTION, description);
+void setAccessibleDescription(Gtk::Accessible& widget, const std::string& description) {
+    setStringProperty(widget, Gtk::Accessible::Property::DESCRIPTION, description);
 }
 
 } // namespace tracectl::gui

@@ -7,9 +7,9 @@
 namespace tracectl::gui {
 
 /// Sets the accessible name (GTK_ACCESSIBLE_PROPERTY_LABEL) of `widget`.
-void set_accessible_label(Gtk::Accessible& widget, const std::string& label);
+void setAccessibleLabel(Gtk::Accessible& widget, const std::string& label);
 
 /// Sets the accessible description (GTK_ACCESSIBLE_PROPERTY_DESCRIPTION) of `widget`.
-void set_accessible_description(Gtk::Accessible& widget, const std::string& description);
+void setAccessibleDescription(Gtk::Accessible& widget, const std::string& description);
 
 } // namespace tracectl::gui

@@ -10,14 +10,14 @@
 namespace tracectl::gui {
 namespace {
 
-std::uint64_t monotonic_us() {
+std::uint64_t monotonicUs() {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000U +
            static_cast<std::uint64_t>(now.tv_nsec) / 1'000U;
 }
 
-GIOCondition condition_for(short events) {
+GIOCondition conditionFor(short events) {
     unsigned condition = G_IO_HUP | G_IO_ERR;
     if ((events & POLLIN) != 0) {
         condition |= G_IO_IN;
@@ -36,8 +36,8 @@ struct BusSource::Glue {
 };
 
 BusSource::BusSource(sdbus::IConnection& connection,
-                     std::function<void(const std::string&)> on_failure)
-    : connection_(connection), on_failure_(std::move(on_failure)) {
+                     std::function<void(const std::string&)> onFailure)
+    : connection_(connection), onFailure_(std::move(onFailure)) {
     static GSourceFuncs funcs{
         .prepare = &BusSource::prepare,
         .check = &BusSource::check,
@@ -49,9 +49,9 @@ BusSource::BusSource(sdbus::IConnection& connection,
     source_ = g_source_new(&funcs, sizeof(Glue));
     reinterpret_cast<Glue*>(source_)->owner = this;
     g_source_set_name(source_, "tracectl-gui D-Bus");
-    const auto poll_data = connection_.getEventLoopPollData();
-    condition_ = condition_for(poll_data.events);
-    fd_tag_ = g_source_add_unix_fd(source_, poll_data.fd, condition_);
+    const auto pollData = connection_.getEventLoopPollData();
+    condition_ = conditionFor(pollData.events);
+    fdTag_ = g_source_add_unix_fd(source_, pollData.fd, condition_);
     g_source_attach(source_, nullptr);
 }
 
@@ -61,38 +61,38 @@ BusSource::~BusSource() {
 }
 
 int BusSource::arm() {
-    const auto poll_data = connection_.getEventLoopPollData();
-    const GIOCondition wanted = condition_for(poll_data.events);
+    const auto pollData = connection_.getEventLoopPollData();
+    const GIOCondition wanted = conditionFor(pollData.events);
     if (wanted != condition_) {
-        g_source_modify_unix_fd(source_, fd_tag_, wanted);
+        g_source_modify_unix_fd(source_, fdTag_, wanted);
         condition_ = wanted;
     }
-    if (poll_data.timeout_usec == std::numeric_limits<std::uint64_t>::max()) {
+    if (pollData.timeout_usec == std::numeric_limits<std::uint64_t>::max()) {
         return -1;
     }
-    const std::uint64_t now = monotonic_us();
-    if (poll_data.timeout_usec <= now) {
+    const std::uint64_t now = monotonicUs();
+    if (pollData.timeout_usec <= now) {
         return 0; // messages already read and queued, or a deadline that passed
     }
-    const std::uint64_t ms = (poll_data.timeout_usec - now + 999) / 1000;
+    const std::uint64_t ms = (pollData.timeout_usec - now + 999) / 1000;
     return ms > static_cast<std::uint64_t>(std::numeric_limits<int>::max())
                ? std::numeric_limits<int>::max()
                : static_cast<int>(ms);
 }
 
-gboolean BusSource::prepare(GSource* source, gint* timeout_ms) {
+gboolean BusSource::prepare(GSource* source, gint* timeoutMs) {
     BusSource& self = *reinterpret_cast<Glue*>(source)->owner;
     try {
-        *timeout_ms = self.arm();
+        *timeoutMs = self.arm();
     } catch (const sdbus::Error&) {
-        *timeout_ms = 0; // dispatch reports it
+        *timeoutMs = 0; // dispatch reports it
     }
-    return *timeout_ms == 0 ? TRUE : FALSE;
+    return *timeoutMs == 0 ? TRUE : FALSE;
 }
 
 gboolean BusSource::check(GSource* source) {
     BusSource& self = *reinterpret_cast<Glue*>(source)->owner;
-    if (g_source_query_unix_fd(source, self.fd_tag_) != 0) {
+    if (g_source_query_unix_fd(source, self.fdTag_) != 0) {
         return TRUE;
     }
     try {
@@ -108,10 +108,10 @@ gboolean BusSource::dispatch(GSource* source, GSourceFunc, gpointer) {
         while (self.connection_.processPendingRequest()) {
         }
     } catch (const sdbus::Error& e) {
-        if (self.on_failure_) {
+        if (self.onFailure_) {
             // The callback may destroy this BusSource: nothing of it is touched afterwards.
-            auto on_failure = std::move(self.on_failure_);
-            on_failure(e.getMessage());
+            auto onFailure = std::move(self.onFailure_);
+            onFailure(e.getMessage());
         }
         return G_SOURCE_REMOVE;
     }

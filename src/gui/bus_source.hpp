@@ -20,7 +20,7 @@ class BusSource {
 public:
     /// `on_failure` is called once, with the sd-bus error text, when processing the connection
     /// fails (the bus closed it, or the bus daemon went away); the source then stops.
-    BusSource(sdbus::IConnection& connection, std::function<void(const std::string&)> on_failure);
+    BusSource(sdbus::IConnection& connection, std::function<void(const std::string&)> onFailure);
     ~BusSource();
     BusSource(const BusSource&) = delete;
     BusSource& operator=(const BusSource&) = delete;
@@ -29,7 +29,7 @@ public:
 
 private:
     struct Glue; // the GSource GLib allocates, pointing back here
-    static gboolean prepare(GSource* source, gint* timeout_ms);
+    static gboolean prepare(GSource* source, gint* timeoutMs);
     static gboolean check(GSource* source);
     static gboolean dispatch(GSource* source, GSourceFunc callback, gpointer data);
 
@@ -37,9 +37,9 @@ private:
     int arm();
 
     sdbus::IConnection& connection_;
-    std::function<void(const std::string&)> on_failure_;
+    std::function<void(const std::string&)> onFailure_;
     GSource* source_ = nullptr;
-    gpointer fd_tag_ = nullptr;
+    gpointer fdTag_ = nullptr;
     GIOCondition condition_ = G_IO_IN;
 };
 

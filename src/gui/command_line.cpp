@@ -5,7 +5,7 @@
 
 namespace tracectl::gui {
 
-CommandLine parse_command_line(const std::vector<std::string>& arguments) {
+CommandLine parseCommandLine(const std::vector<std::string>& arguments) {
     std::optional<BusChoice> bus;
     const auto choose = [&bus](BusChoice choice,
                                const std::string& option) -> std::optional<UsageError> {
@@ -23,9 +23,9 @@ CommandLine parse_command_line(const std::vector<std::string>& arguments) {
         } else if (argument == "--version") {
             return ShowVersion{};
         } else if (argument == "--system") {
-            error = choose(BusChoice{BusChoice::Kind::system, {}}, argument);
+            error = choose(BusChoice{BusChoice::Kind::System, {}}, argument);
         } else if (argument == "--user") {
-            error = choose(BusChoice{BusChoice::Kind::user, {}}, argument);
+            error = choose(BusChoice{BusChoice::Kind::User, {}}, argument);
         } else if (argument == "--bus-address" || argument.starts_with("--bus-address=")) {
             std::string address;
             if (argument == "--bus-address") {
@@ -39,7 +39,7 @@ CommandLine parse_command_line(const std::vector<std::string>& arguments) {
             if (address.empty()) {
                 return UsageError{"--bus-address needs a D-Bus address"};
             }
-            error = choose(BusChoice{BusChoice::Kind::address, address}, "--bus-address");
+            error = choose(BusChoice{BusChoice::Kind::Address, address}, "--bus-address");
         } else {
             return UsageError{"unknown argument '" + argument + "' (see --help)"};
         }
@@ -50,7 +50,7 @@ CommandLine parse_command_line(const std::vector<std::string>& arguments) {
     return RunGui{bus.value_or(BusChoice{})};
 }
 
-std::string usage_text() {
+std::string usageText() {
     return "Usage: tracectl-gui [--system | --user | --bus-address ADDRESS]\n"
            "\n"
            "A desktop window over tracectld's D-Bus API: the tracing sessions you may see,\n"

@@ -40,9 +40,9 @@ using CommandLine = std::variant<RunGui, ShowHelp, ShowVersion, UsageError>;
 /// "--bus-address ADDR" or "--bus-address=ADDR" (at most one of the three), "-h"/"--help",
 /// "--version". Anything else (including positional arguments) is a UsageError naming it.
 /// Never throws except std::bad_alloc.
-CommandLine parse_command_line(const std::vector<std::string>& arguments);
+CommandLine parseCommandLine(const std::vector<std::string>& arguments);
 
 /// The text --help prints, ending with a newline.
-std::string usage_text();
+std::string usageText();
 
 } // namespace tracectl::gui

@@ -26,55 +26,55 @@ public:
     explicit CreateDialog(Gtk::Window& parent);
 
     /// Emitted by "Create" (or Enter in a field) with the fields' values.
-    sigc::signal<void(const CreateRequest&)>& signal_create() { return create_; }
+    sigc::signal<void(const CreateRequest&)>& signalCreate() { return create_; }
 
     /// Clears the fields and the error, and shows the dialog.
     void open();
 
     /// Emitted when the typed name changes, with the new name: the window asks the daemon
     /// which folder a session of that name would get (show_default_output).
-    sigc::signal<void(const std::string&)>& signal_name_changed() { return name_changed_; }
+    sigc::signal<void(const std::string&)>& signalNameChanged() { return nameChanged_; }
 
     /// Shows, under the output folder while it is left empty, the folder the daemon would
     /// choose for a session named `name` ("" when it cannot say); ignored if the name has
     /// changed since. The label's accessible description is "Default output folder".
-    void show_default_output(const std::string& name, const std::string& path);
+    void showDefaultOutput(const std::string& name, const std::string& path);
 
     /// While busy, "Create" is insensitive and says the request is being sent.
-    void set_busy(bool busy);
+    void setBusy(bool busy);
 
     /// Shows `message` (the daemon's words) under the fields, with `title` above it in bold;
     /// the label's accessible description is "Error". The fields keep their values.
-    void show_error(const std::string& title, const std::string& message);
+    void showError(const std::string& title, const std::string& message);
 
 private:
-    void choose_folder();
+    void chooseFolder();
     void submit();
     CreateRequest request() const;
 
     Gtk::Box content_;
     Gtk::Grid grid_;
     Gtk::Entry name_;
-    Gtk::Box output_box_;
+    Gtk::Box outputBox_;
     Gtk::Entry output_;
     Gtk::Button choose_;
-    Gtk::Label default_output_;
+    Gtk::Label defaultOutput_;
     Gtk::Entry url_;
-    Gtk::Box mode_box_;
+    Gtk::Box modeBox_;
     Gtk::CheckButton normal_;
     Gtk::CheckButton snapshot_;
     Gtk::CheckButton live_;
-    Gtk::Box buffers_box_;
-    Gtk::CheckButton per_uid_;
-    Gtk::CheckButton per_pid_;
-    Gtk::CheckButton count_events_;
+    Gtk::Box buffersBox_;
+    Gtk::CheckButton perUid_;
+    Gtk::CheckButton perPid_;
+    Gtk::CheckButton countEvents_;
     Gtk::Label error_;
     Gtk::Box buttons_;
     Gtk::Button cancel_;
-    Gtk::Button create_button_;
+    Gtk::Button createButton_;
     Glib::RefPtr<Gtk::FileChooserNative> chooser_;
     sigc::signal<void(const CreateRequest&)> create_;
-    sigc::signal<void(const std::string&)> name_changed_;
+    sigc::signal<void(const std::string&)> nameChanged_;
 };
 
 } // namespace tracectl::gui

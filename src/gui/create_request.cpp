@@ -2,18 +2,18 @@
 
 namespace tracectl::gui {
 
-std::map<std::string, sdbus::Variant> create_options(const CreateRequest& request) {
+std::map<std::string, sdbus::Variant> createOptions(const CreateRequest& request) {
     std::map<std::string, sdbus::Variant> options{
         {"mode", sdbus::Variant{request.mode}},
-        {"buffer-ownership", sdbus::Variant{request.buffer_ownership}},
+        {"buffer-ownership", sdbus::Variant{request.bufferOwnership}},
     };
-    if (!request.output_folder.empty()) {
-        options.emplace("output-path", sdbus::Variant{request.output_folder});
+    if (!request.outputFolder.empty()) {
+        options.emplace("output-path", sdbus::Variant{request.outputFolder});
     }
-    if (!request.relay_url.empty()) {
-        options.emplace("url", sdbus::Variant{request.relay_url});
+    if (!request.relayUrl.empty()) {
+        options.emplace("url", sdbus::Variant{request.relayUrl});
     }
-    if (request.count_events) {
+    if (request.countEvents) {
         options.emplace("count-events", sdbus::Variant{true});
     }
     return options;

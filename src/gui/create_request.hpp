@@ -10,12 +10,12 @@ namespace tracectl::gui {
 
 /// The dialog's fields, as typed and chosen.
 struct CreateRequest {
-    std::string name;                         ///< the session name, as typed
-    std::string output_folder;                ///< "" = the daemon's default folder
-    std::string relay_url;                    ///< "" = a local session; else "url" (net://...)
-    std::string mode = "normal";              ///< "normal", "snapshot" or "live"
-    std::string buffer_ownership = "per-uid"; ///< "per-uid" or "per-pid"
-    bool count_events = true;                 ///< the Events/s column needs the daemon's count
+    std::string name;                        ///< the session name, as typed
+    std::string outputFolder;                ///< "" = the daemon's default folder
+    std::string relayUrl;                    ///< "" = a local session; else "url" (net://...)
+    std::string mode = "normal";             ///< "normal", "snapshot" or "live"
+    std::string bufferOwnership = "per-uid"; ///< "per-uid" or "per-pid"
+    bool countEvents = true;                 ///< the Events/s column needs the daemon's count
 
     bool operator==(const CreateRequest&) const = default;
 };
@@ -24,6 +24,6 @@ struct CreateRequest {
 /// "buffer-ownership" (s) always; "output-path" (s) and "url" (s) when not empty;
 /// "count-events" (b) true only when asked. Values are passed as typed: the daemon validates
 /// and words the errors.
-std::map<std::string, sdbus::Variant> create_options(const CreateRequest& request);
+std::map<std::string, sdbus::Variant> createOptions(const CreateRequest& request);
 
 } // namespace tracectl::gui

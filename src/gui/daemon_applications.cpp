@@ -17,12 +17,12 @@ namespace {
 /// How often, and how far apart, an app's tracepoints are listed again after it registered:
 /// an app may register before its probe providers' constructors ran (they come in its first
 /// moments), and the daemon has no signal for tracepoints an app gains.
-constexpr int tracepoint_relists = 3;
-constexpr unsigned tracepoint_relist_ms = 1000;
+constexpr int kTracepointRelists = 3;
+constexpr unsigned kTracepointRelistMs = 1000;
 
 template <typename T>
-T value_or(const std::map<std::string, sdbus::Variant>& properties, const std::string& key,
-           T fallback) {
+T valueOr(const std::map<std::string, sdbus::Variant>& properties, const std::string& key,
+          T fallback) {
     const auto it = properties.find(key);
     if (it == properties.end()) {
         return fallback;
@@ -36,10 +36,10 @@ T value_or(const std::map<std::string, sdbus::Variant>& properties, const std::s
 
 } // namespace
 
-void DaemonClient::list_applications(std::uint64_t generation) {
-    manager_proxy()
+void DaemonClient::listApplications(std::uint64_t generation) {
+    managerProxy()
         .callMethodAsync("ListApplications")
-        .onInterface(bus::manager_interface)
+        .onInterface(bus::kManagerInterface)
         .uponReplyInvoke([this, generation](const sdbus::Error* error,
                                             const std::vector<sdbus::ObjectPath>& paths) {
             if (generation != generation_ || error != nullptr) {
@@ -47,54 +47,54 @@ void DaemonClient::list_applications(std::uint64_t generation) {
             }
             for (const sdbus::ObjectPath& path : paths) {
                 if (!applications_.contains(path)) {
-                    fetch_application(path);
+                    fetchApplication(path);
                 }
             }
         });
 }
 
-void DaemonClient::fetch_application(const std::string& path) {
+void DaemonClient::fetchApplication(const std::string& path) {
     auto& proxy =
-        *applications_.insert_or_assign(path, sdbus::createProxy(*connection_, bus::name, path))
+        *applications_.insert_or_assign(path, sdbus::createProxy(*connection_, bus::kName, path))
              .first->second;
     proxy.callMethodAsync("GetAll")
-        .onInterface(bus::properties_interface)
-        .withArguments(std::string(bus::application_interface))
+        .onInterface(bus::kPropertiesInterface)
+        .withArguments(std::string(bus::kApplicationInterface))
         .uponReplyInvoke([this, path](const sdbus::Error* error,
                                       const std::map<std::string, sdbus::Variant>& properties) {
             if (error != nullptr) {
-                forget_application(path); // gone meanwhile, or not ours to see
+                forgetApplication(path); // gone meanwhile, or not ours to see
                 return;
             }
-            add_application(path, properties);
+            addApplication(path, properties);
         });
 }
 
-void DaemonClient::add_application(const std::string& path,
-                                   const std::map<std::string, sdbus::Variant>& properties) {
+void DaemonClient::addApplication(const std::string& path,
+                                  const std::map<std::string, sdbus::Variant>& properties) {
     if (!applications_.contains(path)) {
-        applications_.emplace(path, sdbus::createProxy(*connection_, bus::name, path));
+        applications_.emplace(path, sdbus::createProxy(*connection_, bus::kName, path));
     }
     ApplicationInfo application;
     application.path = path;
-    application.pid = value_or<std::uint32_t>(properties, "Pid", 0);
-    application.uid = value_or<std::uint32_t>(properties, "Uid", 0);
-    application.name = value_or<std::string>(properties, "Name", "");
-    list_tracepoints(std::move(application), tracepoint_relists);
+    application.pid = valueOr<std::uint32_t>(properties, "Pid", 0);
+    application.uid = valueOr<std::uint32_t>(properties, "Uid", 0);
+    application.name = valueOr<std::string>(properties, "Name", "");
+    listTracepoints(std::move(application), kTracepointRelists);
 }
 
-void DaemonClient::list_tracepoints(ApplicationInfo application, int retries_left) {
+void DaemonClient::listTracepoints(ApplicationInfo application, int retriesLeft) {
     const auto it = applications_.find(application.path);
     if (it == applications_.end()) {
         return; // gone
     }
     const std::string path = application.path;
     it->second->callMethodAsync("ListTracepoints")
-        .onInterface(bus::application_interface)
+        .onInterface(bus::kApplicationInterface)
         .uponReplyInvoke(
-            [this, asked = std::move(application), retries_left](
-                const sdbus::Error* error,
-                const std::vector<sdbus::Struct<std::string, std::string, int>>& listed) {
+            [this, asked = std::move(application),
+             retriesLeft](const sdbus::Error* error,
+                          const std::vector<sdbus::Struct<std::string, std::string, int>>& listed) {
                 if (!applications_.contains(asked.path)) {
                     return;
                 }
@@ -102,44 +102,44 @@ void DaemonClient::list_tracepoints(ApplicationInfo application, int retries_lef
                 app.tracepoints.clear();
                 app.error.reset();
                 if (error != nullptr) {
-                    app.error = client::call_error(*error);
+                    app.error = client::callError(*error);
                 } else {
                     for (const auto& entry : listed) {
                         app.tracepoints.push_back(Tracepoint{
                             std::get<0>(entry) + ":" + std::get<1>(entry), std::get<2>(entry)});
                     }
                 }
-                const bool changed = retries_left == tracepoint_relists ||
+                const bool changed = retriesLeft == kTracepointRelists ||
                                      app.tracepoints != asked.tracepoints ||
                                      app.error.has_value() != asked.error.has_value();
                 if (changed && events_.application) {
                     events_.application(app);
                 }
-                if (error == nullptr && retries_left > 0) {
+                if (error == nullptr && retriesLeft > 0) {
                     std::erase_if(retries_, [](const sigc::connection& retry) {
                         return !retry.connected(); // fired already
                     });
                     retries_.push_back(Glib::signal_timeout().connect(
-                        [this, app, retries_left] {
-                            list_tracepoints(app, retries_left - 1);
+                        [this, app, retriesLeft] {
+                            listTracepoints(app, retriesLeft - 1);
                             return false;
                         },
-                        tracepoint_relist_ms));
+                        kTracepointRelistMs));
                 }
             });
 }
 
-void DaemonClient::forget_application(const std::string& path) {
+void DaemonClient::forgetApplication(const std::string& path) {
     const auto it = applications_.find(path);
     if (it == applications_.end()) {
         return;
     }
     // Maybe called from its own proxy's callback: sdbus-c++ still uses it afterwards.
-    retired_applications_.push_back(std::move(it->second));
+    retiredApplications_.push_back(std::move(it->second));
     applications_.erase(it);
-    schedule_collect();
-    if (events_.application_removed) {
-        events_.application_removed(path);
+    scheduleCollect();
+    if (events_.applicationRemoved) {
+        events_.applicationRemoved(path);
     }
 }
 

@@ -13,115 +13,115 @@ namespace tracectl::gui {
 
 namespace bus = client::bus;
 
-const char* method_name(SessionAction action) noexcept {
+const char* methodName(SessionAction action) noexcept {
     switch (action) {
-    case SessionAction::start:
+    case SessionAction::Start:
         return "Start";
-    case SessionAction::stop:
+    case SessionAction::Stop:
         return "Stop";
-    case SessionAction::destroy:
+    case SessionAction::Destroy:
         break;
     }
     return "Destroy";
 }
 
-std::pair<std::uint64_t, sdbus::IProxy&> DaemonClient::begin_call(const std::string& path) {
-    const std::uint64_t id = next_call_++;
+std::pair<std::uint64_t, sdbus::IProxy&> DaemonClient::beginCall(const std::string& path) {
+    const std::uint64_t id = nextCall_++;
     auto call = std::make_unique<PendingCall>();
-    call->proxy = sdbus::createProxy(*connection_, bus::name, path);
+    call->proxy = sdbus::createProxy(*connection_, bus::kName, path);
     sdbus::IProxy& proxy = *call->proxy;
     calls_.emplace(id, std::move(call));
     return {id, proxy};
 }
 
-void DaemonClient::end_call(std::uint64_t id) {
+void DaemonClient::endCall(std::uint64_t id) {
     // Its proxy is still in use by sdbus-c++ until the callback returns: drop it later.
     if (auto it = calls_.find(id); it != calls_.end()) {
-        finished_calls_.push_back(std::move(it->second));
+        finishedCalls_.push_back(std::move(it->second));
         calls_.erase(it);
-        schedule_collect();
+        scheduleCollect();
     }
 }
 
 void DaemonClient::act(SessionAction action, const std::string& path, ActionReply reply) {
-    auto [id, proxy] = begin_call(path);
-    proxy.callMethodAsync(method_name(action))
-        .onInterface(bus::session_interface)
-        .withArguments(client::interactive_options())
+    auto [id, proxy] = beginCall(path);
+    proxy.callMethodAsync(methodName(action))
+        .onInterface(bus::kSessionInterface)
+        .withArguments(client::interactiveOptions())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
-            reply(error != nullptr ? std::optional(client::call_error(*error)) : std::nullopt);
-            end_call(id);
+            reply(error != nullptr ? std::optional(client::callError(*error)) : std::nullopt);
+            endCall(id);
         });
 }
 
-void DaemonClient::call_for_path(const std::string& path, const char* method, PathReply reply) {
-    auto [id, proxy] = begin_call(path);
+void DaemonClient::callForPath(const std::string& path, const char* method, PathReply reply) {
+    auto [id, proxy] = beginCall(path);
     proxy.callMethodAsync(method)
-        .onInterface(bus::session_interface)
-        .withArguments(client::interactive_options())
+        .onInterface(bus::kSessionInterface)
+        .withArguments(client::interactiveOptions())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
                                                                    const std::string& folder) {
             if (error != nullptr) {
-                reply({}, client::call_error(*error));
+                reply({}, client::callError(*error));
             } else {
                 reply(folder, std::nullopt);
             }
-            end_call(id);
+            endCall(id);
         });
 }
 
 void DaemonClient::rotate(const std::string& path, PathReply reply) {
-    call_for_path(path, "Rotate", std::move(reply));
+    callForPath(path, "Rotate", std::move(reply));
 }
 
-void DaemonClient::record_snapshot(const std::string& path, PathReply reply) {
-    call_for_path(path, "RecordSnapshot", std::move(reply));
+void DaemonClient::recordSnapshot(const std::string& path, PathReply reply) {
+    callForPath(path, "RecordSnapshot", std::move(reply));
 }
 
-void DaemonClient::enable_events(const std::string& path, const std::string& domain,
-                                 const std::string& channel, const std::string& pattern,
-                                 const RuleOptions& options, ActionReply reply) {
-    std::map<std::string, sdbus::Variant> arguments = client::interactive_options();
+void DaemonClient::enableEvents(const std::string& path, const std::string& domain,
+                                const std::string& channel, const std::string& pattern,
+                                const RuleOptions& options, ActionReply reply) {
+    std::map<std::string, sdbus::Variant> arguments = client::interactiveOptions();
     if (!options.loglevel.empty()) {
         arguments.emplace("loglevel", sdbus::Variant{options.loglevel});
     }
     if (!options.filter.empty()) {
         arguments.emplace("filter", sdbus::Variant{options.filter});
     }
-    auto [id, proxy] = begin_call(path);
+    auto [id, proxy] = beginCall(path);
     proxy.callMethodAsync("EnableEvents")
-        .onInterface(bus::session_interface)
+        .onInterface(bus::kSessionInterface)
         .withArguments(domain, channel, pattern, arguments)
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
-            reply(error != nullptr ? std::optional(client::call_error(*error)) : std::nullopt);
-            end_call(id);
+            reply(error != nullptr ? std::optional(client::callError(*error)) : std::nullopt);
+            endCall(id);
         });
 }
 
-void DaemonClient::disable_events(const std::string& path, const std::string& domain,
-                                  const std::string& channel, const std::string& pattern,
-                                  ActionReply reply) {
-    auto [id, proxy] = begin_call(path);
+void DaemonClient::disableEvents(const std::string& path, const std::string& domain,
+                                 const std::string& channel, const std::string& pattern,
+                                 ActionReply reply) {
+    auto [id, proxy] = beginCall(path);
     proxy.callMethodAsync("DisableEvents")
-        .onInterface(bus::session_interface)
-        .withArguments(domain, channel, pattern, client::interactive_options())
+        .onInterface(bus::kSessionInterface)
+        .withArguments(domain, channel, pattern, client::interactiveOptions())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error) {
-            reply(error != nullptr ? std::optional(client::call_error(*error)) : std::nullopt);
-            end_call(id);
+            reply(error != nullptr ? std::optional(client::callError(*error)) : std::nullopt);
+            endCall(id);
         });
 }
 
-void DaemonClient::list_kernel_tracepoints(KernelTracepointsReply reply) {
+void DaemonClient::listKernelTracepoints(KernelTracepointsReply reply) {
     using Listed = std::vector<sdbus::Struct<std::string, std::string,
                                              std::vector<sdbus::Struct<std::string, std::string>>>>;
-    auto [id, proxy] = begin_call(bus::manager_path);
+    auto [id, proxy] = beginCall(bus::kManagerPath);
     proxy.callMethodAsync("ListTracepointsWithOptions")
-        .onInterface(bus::manager_interface)
-        .withArguments(std::string("kernel"), client::interactive_options())
+        .onInterface(bus::kManagerInterface)
+        .withArguments(std::string("kernel"), client::interactiveOptions())
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
                                                                    const Listed& listed) {
             if (error != nullptr) {
-                reply({}, client::call_error(*error));
+                reply({}, client::callError(*error));
             } else {
                 std::vector<KernelTracepoint> tracepoints;
                 tracepoints.reserve(listed.size());
@@ -130,23 +130,23 @@ void DaemonClient::list_kernel_tracepoints(KernelTracepointsReply reply) {
                 }
                 reply(tracepoints, std::nullopt);
             }
-            end_call(id);
+            endCall(id);
         });
 }
 
-void DaemonClient::default_output_path(const std::string& name, PathReply reply) {
-    auto [id, proxy] = begin_call(bus::manager_path);
+void DaemonClient::defaultOutputPath(const std::string& name, PathReply reply) {
+    auto [id, proxy] = beginCall(bus::kManagerPath);
     proxy.callMethodAsync("DefaultOutputPath")
-        .onInterface(bus::manager_interface)
+        .onInterface(bus::kManagerInterface)
         .withArguments(name)
         .uponReplyInvoke([this, id = id, reply = std::move(reply)](const sdbus::Error* error,
                                                                    const std::string& path) {
             if (error != nullptr) {
-                reply({}, client::call_error(*error));
+                reply({}, client::callError(*error));
             } else {
                 reply(path, std::nullopt);
             }
-            end_call(id);
+            endCall(id);
         });
 }
 

@@ -13,56 +13,56 @@
 namespace tracectl::gui {
 namespace {
 
-using client::call_error;
-using client::bus::application_interface;
-using client::bus::manager_interface;
-using client::bus::properties_interface;
-using client::bus::session_interface;
-constexpr const char* bus_name = client::bus::name;
+using client::callError;
+using client::bus::kApplicationInterface;
+using client::bus::kManagerInterface;
+using client::bus::kPropertiesInterface;
+using client::bus::kSessionInterface;
+constexpr const char* kBusName = client::bus::kName;
 
-using client::bus::name_owner_rule;
+using client::bus::kNameOwnerRule;
 
 } // namespace
 
 DaemonClient::DaemonClient(const BusChoice& bus, DaemonEvents events)
-    : events_(std::move(events)), connection_(client::open_bus(bus)) {
+    : events_(std::move(events)), connection_(client::openBus(bus)) {
     source_ = std::make_unique<BusSource>(*connection_, [this](const std::string& reason) {
-        if (events_.bus_lost) {
-            events_.bus_lost(reason);
+        if (events_.busLost) {
+            events_.busLost(reason);
         }
     });
     // Signals are unicast to connections that called the daemon: subscribe first, then call.
-    name_owner_slot_ = connection_->addMatch(
-        name_owner_rule, [this](sdbus::Message& message) { on_name_owner_changed(message); });
+    nameOwnerSlot_ = connection_->addMatch(
+        kNameOwnerRule, [this](sdbus::Message& message) { onNameOwnerChanged(message); });
     client::ObjectSignals objects;
-    objects.interfaces_added = [this](const std::string& path, const auto& interfaces) {
-        on_interfaces_added(path, interfaces);
+    objects.interfacesAdded = [this](const std::string& path, const auto& interfaces) {
+        onInterfacesAdded(path, interfaces);
     };
-    objects.interfaces_removed = [this](const std::string& path, const auto& interfaces) {
-        on_interfaces_removed(path, interfaces);
+    objects.interfacesRemoved = [this](const std::string& path, const auto& interfaces) {
+        onInterfacesRemoved(path, interfaces);
     };
     manager_ = std::make_unique<ManagerProxy>(*connection_, std::move(objects));
     reload();
 }
 
 DaemonClient::~DaemonClient() {
-    collect_idle_.disconnect();
+    collectIdle_.disconnect();
     for (sigc::connection& retry : retries_) {
         retry.disconnect();
     }
     // Proxies before the connection they borrow (and their callbacks before `events_`).
     calls_.clear();
-    finished_calls_.clear();
-    retired_sessions_.clear();
+    finishedCalls_.clear();
+    retiredSessions_.clear();
     sessions_.clear();
-    retired_applications_.clear();
+    retiredApplications_.clear();
     applications_.clear();
     manager_.reset();
-    name_owner_slot_.reset();
+    nameOwnerSlot_.reset();
     source_.reset();
 }
 
-sdbus::IProxy& DaemonClient::manager_proxy() {
+sdbus::IProxy& DaemonClient::managerProxy() {
     return manager_->getProxy();
 }
 
@@ -70,22 +70,22 @@ void DaemonClient::reload() {
     const std::uint64_t generation = ++generation_;
     manager_->getProxy()
         .callMethodAsync("ListSessions")
-        .onInterface(manager_interface)
+        .onInterface(kManagerInterface)
         .uponReplyInvoke([this, generation](const sdbus::Error* error,
                                             const std::vector<sdbus::ObjectPath>& paths) {
             if (generation != generation_) {
                 return; // a newer reload, or the daemon left meanwhile
             }
             if (error != nullptr) {
-                daemon_gone(error->getMessage());
+                daemonGone(error->getMessage());
                 return;
             }
-            on_sessions_listed(paths);
-            list_applications(generation);
+            onSessionsListed(paths);
+            listApplications(generation);
         });
 }
 
-void DaemonClient::on_sessions_listed(const std::vector<sdbus::ObjectPath>& paths) {
+void DaemonClient::onSessionsListed(const std::vector<sdbus::ObjectPath>& paths) {
     const std::set<std::string> listed(paths.begin(), paths.end());
     for (auto it = sessions_.begin(); it != sessions_.end();) {
         if (listed.contains(it->first)) {
@@ -94,8 +94,8 @@ void DaemonClient::on_sessions_listed(const std::vector<sdbus::ObjectPath>& path
         }
         const std::string path = it->first;
         it = sessions_.erase(it);
-        if (events_.session_removed) {
-            events_.session_removed(path);
+        if (events_.sessionRemoved) {
+            events_.sessionRemoved(path);
         }
     }
     if (events_.presence) {
@@ -107,20 +107,20 @@ void DaemonClient::on_sessions_listed(const std::vector<sdbus::ObjectPath>& path
     }
 }
 
-client::SessionSignals DaemonClient::session_signals(const std::string& path) {
+client::SessionSignals DaemonClient::sessionSignals(const std::string& path) {
     client::SessionSignals signals;
-    signals.properties_changed = [this, path](const std::string& interface, const auto& changed,
-                                              const auto& invalidated) {
-        on_properties_changed(path, interface, changed, invalidated);
+    signals.propertiesChanged = [this, path](const std::string& interface, const auto& changed,
+                                             const auto& invalidated) {
+        onPropertiesChanged(path, interface, changed, invalidated);
     };
-    signals.snapshot_recorded = [this, path](const std::string& folder) {
-        on_chunk_signal(path, ChunkEvent::snapshot_recorded, folder, {});
+    signals.snapshotRecorded = [this, path](const std::string& folder) {
+        onChunkSignal(path, ChunkEvent::SnapshotRecorded, folder, {});
     };
-    signals.rotation_completed = [this, path](const std::string& folder) {
-        on_chunk_signal(path, ChunkEvent::rotation_completed, folder, {});
+    signals.rotationCompleted = [this, path](const std::string& folder) {
+        onChunkSignal(path, ChunkEvent::RotationCompleted, folder, {});
     };
-    signals.rotation_failed = [this, path](const std::string& folder, const std::string& reason) {
-        on_chunk_signal(path, ChunkEvent::rotation_failed, folder, reason);
+    signals.rotationFailed = [this, path](const std::string& folder, const std::string& reason) {
+        onChunkSignal(path, ChunkEvent::RotationFailed, folder, reason);
     };
     return signals;
 }
@@ -130,7 +130,7 @@ DaemonClient::SessionProxy& DaemonClient::track(const std::string& path) {
     if (it == sessions_.end()) {
         it = sessions_
                  .emplace(path,
-                          std::make_unique<SessionProxy>(*connection_, path, session_signals(path)))
+                          std::make_unique<SessionProxy>(*connection_, path, sessionSignals(path)))
                  .first;
     }
     return *it->second;
@@ -142,26 +142,26 @@ void DaemonClient::fetch(const std::string& path) {
     track(path)
         .getProxy()
         .callMethodAsync("GetAll")
-        .onInterface(properties_interface)
-        .withArguments(std::string(session_interface))
+        .onInterface(kPropertiesInterface)
+        .withArguments(std::string(kSessionInterface))
         .uponReplyInvoke([this, path](const sdbus::Error* error,
                                       const std::map<std::string, sdbus::Variant>& properties) {
             if (error != nullptr) {
                 // Destroyed meanwhile (UnknownObject), or not ours to see (AccessDenied).
                 // Its proxy goes later: sdbus-c++ still uses it after this callback.
                 if (auto it = sessions_.find(path); it != sessions_.end()) {
-                    retired_sessions_.push_back(std::move(it->second));
+                    retiredSessions_.push_back(std::move(it->second));
                     sessions_.erase(it);
-                    schedule_collect();
+                    scheduleCollect();
                 }
-                if (events_.session_removed) {
-                    events_.session_removed(path);
+                if (events_.sessionRemoved) {
+                    events_.sessionRemoved(path);
                 }
                 return;
             }
             try {
                 if (events_.session) {
-                    events_.session(path, cli::to_property_map(properties));
+                    events_.session(path, cli::toPropertyMap(properties));
                 }
             } catch (const sdbus::Error&) {
                 // A value that does not convert: the next PropertiesChanged brings it again.
@@ -169,52 +169,52 @@ void DaemonClient::fetch(const std::string& path) {
         });
 }
 
-void DaemonClient::on_interfaces_added(
+void DaemonClient::onInterfacesAdded(
     const std::string& path,
     const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces) {
-    if (const auto app = interfaces.find(application_interface); app != interfaces.end()) {
-        add_application(path, app->second);
+    if (const auto app = interfaces.find(kApplicationInterface); app != interfaces.end()) {
+        addApplication(path, app->second);
         return;
     }
-    const auto it = interfaces.find(session_interface);
+    const auto it = interfaces.find(kSessionInterface);
     if (it == interfaces.end()) {
         return;
     }
     track(path);
     try {
         if (events_.session) {
-            events_.session(path, cli::to_property_map(it->second));
+            events_.session(path, cli::toPropertyMap(it->second));
         }
     } catch (const sdbus::Error&) {
         fetch(path);
     }
 }
 
-void DaemonClient::on_interfaces_removed(const std::string& path,
-                                         const std::vector<std::string>& interfaces) {
-    if (std::find(interfaces.begin(), interfaces.end(), application_interface) !=
+void DaemonClient::onInterfacesRemoved(const std::string& path,
+                                       const std::vector<std::string>& interfaces) {
+    if (std::find(interfaces.begin(), interfaces.end(), kApplicationInterface) !=
         interfaces.end()) {
-        forget_application(path);
+        forgetApplication(path);
         return;
     }
-    if (std::find(interfaces.begin(), interfaces.end(), session_interface) == interfaces.end()) {
+    if (std::find(interfaces.begin(), interfaces.end(), kSessionInterface) == interfaces.end()) {
         return;
     }
     sessions_.erase(path); // a different proxy's callback runs: this one may go now
-    if (events_.session_removed) {
-        events_.session_removed(path);
+    if (events_.sessionRemoved) {
+        events_.sessionRemoved(path);
     }
 }
 
-void DaemonClient::on_properties_changed(const std::string& path, const std::string& interface,
-                                         const std::map<std::string, sdbus::Variant>& changed,
-                                         const std::vector<std::string>& invalidated) {
-    if (interface != session_interface) {
+void DaemonClient::onPropertiesChanged(const std::string& path, const std::string& interface,
+                                       const std::map<std::string, sdbus::Variant>& changed,
+                                       const std::vector<std::string>& invalidated) {
+    if (interface != kSessionInterface) {
         return;
     }
     try {
         if (events_.session && !changed.empty()) {
-            events_.session(path, cli::to_property_map(changed));
+            events_.session(path, cli::toPropertyMap(changed));
         }
     } catch (const sdbus::Error&) {
         fetch(path);
@@ -225,26 +225,26 @@ void DaemonClient::on_properties_changed(const std::string& path, const std::str
     }
 }
 
-void DaemonClient::on_name_owner_changed(sdbus::Message& message) {
+void DaemonClient::onNameOwnerChanged(sdbus::Message& message) {
     std::string name;
-    std::string old_owner;
-    std::string new_owner;
+    std::string oldOwner;
+    std::string newOwner;
     try {
-        message >> name >> old_owner >> new_owner;
+        message >> name >> oldOwner >> newOwner;
     } catch (const sdbus::Error&) {
         return;
     }
-    if (name != bus_name) {
+    if (name != kBusName) {
         return;
     }
-    if (new_owner.empty()) {
-        daemon_gone({});
+    if (newOwner.empty()) {
+        daemonGone({});
     } else {
         reload(); // a new daemon: list again (which also subscribes us to its signals)
     }
 }
 
-void DaemonClient::daemon_gone(const std::string& reason) {
+void DaemonClient::daemonGone(const std::string& reason) {
     ++generation_;
     sessions_.clear();
     for (sigc::connection& retry : retries_) {
@@ -252,48 +252,47 @@ void DaemonClient::daemon_gone(const std::string& reason) {
     }
     retries_.clear();
     applications_.clear();
-    if (events_.sessions_cleared) {
-        events_.sessions_cleared();
+    if (events_.sessionsCleared) {
+        events_.sessionsCleared();
     }
-    if (events_.applications_cleared) {
-        events_.applications_cleared();
+    if (events_.applicationsCleared) {
+        events_.applicationsCleared();
     }
     if (events_.presence) {
         events_.presence(false, reason);
     }
 }
 
-void DaemonClient::create_session(const std::string& name,
-                                  std::map<std::string, sdbus::Variant> options,
-                                  CreateReply reply) {
+void DaemonClient::createSession(const std::string& name,
+                                 std::map<std::string, sdbus::Variant> options, CreateReply reply) {
     options.insert_or_assign("interactive", sdbus::Variant{true});
     manager_->getProxy()
         .callMethodAsync("CreateSession")
-        .onInterface(manager_interface)
+        .onInterface(kManagerInterface)
         .withArguments(name, options)
         .uponReplyInvoke(
             [reply = std::move(reply)](const sdbus::Error* error, const sdbus::ObjectPath& path) {
                 if (error != nullptr) {
-                    reply({}, call_error(*error));
+                    reply({}, callError(*error));
                 } else {
                     reply(path, std::nullopt);
                 }
             });
 }
 
-void DaemonClient::on_chunk_signal(const std::string& session, ChunkEvent event,
-                                   const std::string& path, const std::string& reason) {
+void DaemonClient::onChunkSignal(const std::string& session, ChunkEvent event,
+                                 const std::string& path, const std::string& reason) {
     if (events_.chunk) {
         events_.chunk(session, event, path, reason);
     }
 }
 
-void DaemonClient::schedule_collect() {
-    if (!collect_idle_.connected()) {
-        collect_idle_ = Glib::signal_idle().connect([this] {
-            finished_calls_.clear();
-            retired_sessions_.clear();
-            retired_applications_.clear();
+void DaemonClient::scheduleCollect() {
+    if (!collectIdle_.connected()) {
+        collectIdle_ = Glib::signal_idle().connect([this] {
+            finishedCalls_.clear();
+            retiredSessions_.clear();
+            retiredApplications_.clear();
             return false;
         });
     }

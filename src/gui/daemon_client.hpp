@@ -58,7 +58,7 @@ struct KernelTracepoint {
 };
 
 /// What a Session signal says about a trace chunk.
-enum class ChunkEvent { rotation_completed, rotation_failed, snapshot_recorded };
+enum class ChunkEvent { RotationCompleted, RotationFailed, SnapshotRecorded };
 
 /// What the daemon tells the window. Each callback may be empty.
 struct DaemonEvents {
@@ -70,16 +70,16 @@ struct DaemonEvents {
     /// after PropertiesChanged).
     std::function<void(const std::string& path, const cli::PropertyMap& properties)> session;
     /// The session at `path` is gone (destroyed, or no longer visible to us).
-    std::function<void(const std::string& path)> session_removed;
+    std::function<void(const std::string& path)> sessionRemoved;
     /// Every session is gone (the daemon left, or a reload replaces them all).
-    std::function<void()> sessions_cleared;
+    std::function<void()> sessionsCleared;
     /// An application registered, or its tracepoints changed (they are listed again in the
     /// app's first seconds).
     std::function<void(const ApplicationInfo& application)> application;
     /// The application at `path` is gone (it exited or unregistered).
-    std::function<void(const std::string& path)> application_removed;
+    std::function<void(const std::string& path)> applicationRemoved;
     /// Every application is gone (the daemon left).
-    std::function<void()> applications_cleared;
+    std::function<void()> applicationsCleared;
     /// The session at `session` signalled RotationCompleted(path), RotationFailed(path,
     /// reason) or SnapshotRecorded(path).
     std::function<void(const std::string& session, ChunkEvent event, const std::string& path,
@@ -87,7 +87,7 @@ struct DaemonEvents {
         chunk;
     /// The connection to the bus itself was lost (the bus daemon went away): nothing more
     /// will come. `reason` is sd-bus's message.
-    std::function<void(const std::string& reason)> bus_lost;
+    std::function<void(const std::string& reason)> busLost;
 };
 
 /// Called with the new session's object path, or with the error.
@@ -109,10 +109,10 @@ struct RuleOptions {
 };
 
 /// The session actions without an answer but success.
-enum class SessionAction { start, stop, destroy };
+enum class SessionAction { Start, Stop, Destroy };
 
 /// The D-Bus method name of `action` ("Start", "Stop", "Destroy").
-const char* method_name(SessionAction action) noexcept;
+const char* methodName(SessionAction action) noexcept;
 
 class DaemonClient {
 public:
@@ -132,8 +132,8 @@ public:
 
     /// Manager.CreateSession(name, options). "interactive" = true is added to `options`, so
     /// that polkit may ask the desktop's authentication agent.
-    void create_session(const std::string& name, std::map<std::string, sdbus::Variant> options,
-                        CreateReply reply);
+    void createSession(const std::string& name, std::map<std::string, sdbus::Variant> options,
+                       CreateReply reply);
 
     /// Session.Start/Stop/Destroy({"interactive": true}) on the session at `path`. The reply
     /// comes even when the session's object is gone by then (Destroy).
@@ -144,26 +144,26 @@ public:
     void rotate(const std::string& path, PathReply reply);
 
     /// Session.RecordSnapshot({"interactive": true}): `reply` gets the snapshot's folder.
-    void record_snapshot(const std::string& path, PathReply reply);
+    void recordSnapshot(const std::string& path, PathReply reply);
 
     /// Session.EnableEvents(domain ("ust" or "kernel"), channel ("" = channel0, made by the
     /// daemon if the domain has no channel yet), pattern, {"loglevel" when given, "filter"
     /// when given, "interactive": true}).
-    void enable_events(const std::string& path, const std::string& domain,
-                       const std::string& channel, const std::string& pattern,
-                       const RuleOptions& options, ActionReply reply);
+    void enableEvents(const std::string& path, const std::string& domain,
+                      const std::string& channel, const std::string& pattern,
+                      const RuleOptions& options, ActionReply reply);
 
     /// Session.DisableEvents(domain, channel, pattern, {"interactive": true}).
-    void disable_events(const std::string& path, const std::string& domain,
-                        const std::string& channel, const std::string& pattern, ActionReply reply);
+    void disableEvents(const std::string& path, const std::string& domain,
+                       const std::string& channel, const std::string& pattern, ActionReply reply);
 
     /// Manager.ListTracepointsWithOptions("kernel", {"interactive": true}): polkit may ask the
     /// desktop's authentication agent for trace-kernel.
-    void list_kernel_tracepoints(KernelTracepointsReply reply);
+    void listKernelTracepoints(KernelTracepointsReply reply);
 
     /// Manager.DefaultOutputPath(name): the folder a session of ours named `name` created now
     /// without an output folder would be written to.
-    void default_output_path(const std::string& name, PathReply reply);
+    void defaultOutputPath(const std::string& name, PathReply reply);
 
 private:
     using ManagerProxy = client::ObservedManagerProxy;
@@ -175,41 +175,41 @@ private:
     };
     /// Starts a call on the object at `path` through a proxy of its own; returns its id and
     /// the proxy to call on. The reply's callback must call end_call(id).
-    std::pair<std::uint64_t, sdbus::IProxy&> begin_call(const std::string& path);
+    std::pair<std::uint64_t, sdbus::IProxy&> beginCall(const std::string& path);
     /// Session.METHOD({"interactive": true}) answering a folder (Rotate, RecordSnapshot).
-    void call_for_path(const std::string& path, const char* method, PathReply reply);
+    void callForPath(const std::string& path, const char* method, PathReply reply);
     /// Drops the proxy of call `id` (at the next idle turn: sdbus-c++ still uses it).
-    void end_call(std::uint64_t id);
+    void endCall(std::uint64_t id);
 
     /// The Manager object's proxy, for calls made outside daemon_client.cpp.
-    sdbus::IProxy& manager_proxy();
-    void on_name_owner_changed(sdbus::Message& message);
-    void on_interfaces_added(
+    sdbus::IProxy& managerProxy();
+    void onNameOwnerChanged(sdbus::Message& message);
+    void onInterfacesAdded(
         const std::string& path,
         const std::map<std::string, std::map<std::string, sdbus::Variant>>& interfaces);
-    void on_interfaces_removed(const std::string& path, const std::vector<std::string>& interfaces);
-    void on_properties_changed(const std::string& path, const std::string& interface,
-                               const std::map<std::string, sdbus::Variant>& changed,
-                               const std::vector<std::string>& invalidated);
-    void on_sessions_listed(const std::vector<sdbus::ObjectPath>& paths);
-    void on_chunk_signal(const std::string& session, ChunkEvent event, const std::string& path,
-                         const std::string& reason);
+    void onInterfacesRemoved(const std::string& path, const std::vector<std::string>& interfaces);
+    void onPropertiesChanged(const std::string& path, const std::string& interface,
+                             const std::map<std::string, sdbus::Variant>& changed,
+                             const std::vector<std::string>& invalidated);
+    void onSessionsListed(const std::vector<sdbus::ObjectPath>& paths);
+    void onChunkSignal(const std::string& session, ChunkEvent event, const std::string& path,
+                       const std::string& reason);
     /// Manager.ListApplications, then each one's properties and tracepoints.
-    void list_applications(std::uint64_t generation);
+    void listApplications(std::uint64_t generation);
     /// The application at `path` is known with `properties`: lists its tracepoints.
-    void add_application(const std::string& path,
-                         const std::map<std::string, sdbus::Variant>& properties);
+    void addApplication(const std::string& path,
+                        const std::map<std::string, sdbus::Variant>& properties);
     /// Properties.GetAll of the application at `path`, then add_application.
-    void fetch_application(const std::string& path);
+    void fetchApplication(const std::string& path);
     /// Application.ListTracepoints of `application`, asked again `retries_left` times a second
     /// apart (an app may register before its probes' constructors ran); reported when it
     /// changed.
-    void list_tracepoints(ApplicationInfo application, int retries_left);
-    void forget_application(const std::string& path);
-    void daemon_gone(const std::string& reason);
+    void listTracepoints(ApplicationInfo application, int retriesLeft);
+    void forgetApplication(const std::string& path);
+    void daemonGone(const std::string& reason);
     /// The signals of the session at `path`, forwarded to on_properties_changed and
     /// on_chunk_signal.
-    client::SessionSignals session_signals(const std::string& path);
+    client::SessionSignals sessionSignals(const std::string& path);
     /// Makes (or keeps) the proxy of the session at `path`; returns it.
     SessionProxy& track(const std::string& path);
     /// Properties.GetAll of the session at `path`, reported through events_.session.
@@ -217,24 +217,24 @@ private:
     /// Drops, at the next idle turn of the loop, the proxies put aside in finished_calls_ and
     /// retired_sessions_ (never from inside their own callback: sdbus-c++ still uses a proxy
     /// after calling it).
-    void schedule_collect();
+    void scheduleCollect();
 
     DaemonEvents events_;
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<BusSource> source_;
     std::unique_ptr<ManagerProxy> manager_;
-    sdbus::Slot name_owner_slot_;
+    sdbus::Slot nameOwnerSlot_;
     std::map<std::string, std::unique_ptr<SessionProxy>> sessions_;
     std::map<std::string, std::unique_ptr<sdbus::IProxy>> applications_;
-    std::vector<std::unique_ptr<sdbus::IProxy>> retired_applications_;
+    std::vector<std::unique_ptr<sdbus::IProxy>> retiredApplications_;
     std::map<std::uint64_t, std::unique_ptr<PendingCall>> calls_;
-    std::vector<std::unique_ptr<PendingCall>> finished_calls_;
-    std::vector<std::unique_ptr<SessionProxy>> retired_sessions_;
+    std::vector<std::unique_ptr<PendingCall>> finishedCalls_;
+    std::vector<std::unique_ptr<SessionProxy>> retiredSessions_;
     std::vector<sigc::connection> retries_; ///< pending ListTracepoints retries
-    std::uint64_t next_call_ = 0;
+    std::uint64_t nextCall_ = 0;
     /// Bumped by reload() and when the daemon leaves: older ListSessions replies are ignored.
     std::uint64_t generation_ = 0;
-    sigc::connection collect_idle_; ///< the pending collect_finished_calls(), if any
+    sigc::connection collectIdle_; ///< the pending collect_finished_calls(), if any
 };
 
 } // namespace tracectl::gui

@@ -34,38 +34,38 @@
 namespace tracectl::gui {
 
 /// A tracepoint's domain, as EnableEvents names it.
-inline constexpr const char* ust_domain = "ust";
-inline constexpr const char* kernel_domain = "kernel";
+inline constexpr const char* kUstDomain = "ust";
+inline constexpr const char* kKernelDomain = "kernel";
 
 class EventTree : public Gtk::Box {
 public:
     EventTree();
 
     /// Adds the application, or shows its tracepoints anew.
-    void show_application(const ApplicationInfo& application);
+    void showApplication(const ApplicationInfo& application);
     /// Removes the application at `path`; no-op if not shown.
-    void remove_application(const std::string& path);
-    void clear_applications();
+    void removeApplication(const std::string& path);
+    void clearApplications();
 
     /// Shows the kernel's tracepoints, or why they could not be listed (as the daemon said).
-    void show_kernel(const std::vector<KernelTracepoint>& tracepoints,
-                     const std::optional<CallError>& error);
+    void showKernel(const std::vector<KernelTracepoint>& tracepoints,
+                    const std::optional<CallError>& error);
     /// Forgets the kernel's list (the daemon left): asked again at the next expansion.
-    void clear_kernel();
+    void clearKernel();
 
     /// The selected session: `name` ("" for none) and its enabled rules (pattern -> channel);
     /// the check boxes follow them. Without a session the check boxes and the rule entry are
     /// insensitive.
-    void show_session(const std::string& name, const std::map<std::string, std::string>& ust,
-                      const std::map<std::string, std::string>& kernel);
+    void showSession(const std::string& name, const std::map<std::string, std::string>& ust,
+                     const std::map<std::string, std::string>& kernel);
 
     /// A check box was checked (`enable` true) or unchecked by the user:
     /// (domain, pattern, enable).
-    sigc::signal<void(std::string, std::string, bool)>& signal_toggled() { return toggled_; }
+    sigc::signal<void(std::string, std::string, bool)>& signalToggled() { return toggled_; }
     /// "Enable rule" was pressed: (domain, pattern, options), as typed.
-    sigc::signal<void(std::string, std::string, RuleOptions)>& signal_rule() { return rule_; }
+    sigc::signal<void(std::string, std::string, RuleOptions)>& signalRule() { return rule_; }
     /// "Kernel tracepoints" was expanded and the list is not known yet.
-    sigc::signal<void()>& signal_kernel_wanted() { return kernel_wanted_; }
+    sigc::signal<void()>& signalKernelWanted() { return kernelWanted_; }
 
 private:
     struct Check {
@@ -80,43 +80,43 @@ private:
     };
 
     /// A check box for `pattern` in `box`, following the session's rules.
-    void make_check(Gtk::Box& box, const std::string& owner, const std::string& domain,
-                    const std::string& pattern, const std::string& tooltip);
+    void makeCheck(Gtk::Box& box, const std::string& owner, const std::string& domain,
+                   const std::string& pattern, const std::string& tooltip);
     /// Fills a kernel system's box with its tracepoints' check boxes (at its first expansion).
-    void fill_system(Gtk::Box& box, const std::string& system);
+    void fillSystem(Gtk::Box& box, const std::string& system);
     /// Sets every check box from the session's rules (not a user's toggle).
-    void apply_rules();
-    void drop_checks_of(const std::string& owner);
+    void applyRules();
+    void dropChecksOf(const std::string& owner);
 
-    Gtk::Label session_label_;
+    Gtk::Label sessionLabel_;
     Gtk::ScrolledWindow scroller_;
     Gtk::Box content_;
-    Gtk::Expander applications_expander_;
-    Gtk::Box applications_box_;
-    Gtk::Label no_applications_;
-    Gtk::Expander kernel_expander_;
-    Gtk::Box kernel_box_;
-    Gtk::Label kernel_status_;
-    Gtk::Grid rule_grid_;
+    Gtk::Expander applicationsExpander_;
+    Gtk::Box applicationsBox_;
+    Gtk::Label noApplications_;
+    Gtk::Expander kernelExpander_;
+    Gtk::Box kernelBox_;
+    Gtk::Label kernelStatus_;
+    Gtk::Grid ruleGrid_;
     Gtk::Entry pattern_;
     Gtk::Entry loglevel_;
     Gtk::Entry filter_;
-    Gtk::CheckButton ust_choice_;
-    Gtk::CheckButton kernel_choice_;
-    Gtk::Button enable_rule_;
+    Gtk::CheckButton ustChoice_;
+    Gtk::CheckButton kernelChoice_;
+    Gtk::Button enableRule_;
 
     std::map<std::string, ApplicationNode> applications_; ///< by object path
-    std::map<std::string, std::vector<KernelTracepoint>> kernel_systems_;
-    bool kernel_asked_ = false;
+    std::map<std::string, std::vector<KernelTracepoint>> kernelSystems_;
+    bool kernelAsked_ = false;
     std::vector<Check> checks_;
     std::string session_;
-    std::map<std::string, std::string> ust_rules_;
-    std::map<std::string, std::string> kernel_rules_;
+    std::map<std::string, std::string> ustRules_;
+    std::map<std::string, std::string> kernelRules_;
     bool applying_ = false; ///< set while check states follow the rules (not the user)
 
     sigc::signal<void(std::string, std::string, bool)> toggled_;
     sigc::signal<void(std::string, std::string, RuleOptions)> rule_;
-    sigc::signal<void()> kernel_wanted_;
+    sigc::signal<void()> kernelWanted_;
 };
 
 } // namespace tracectl::gui

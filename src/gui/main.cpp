@@ -15,13 +15,13 @@
 int main(int argc, char** argv) {
     using namespace tracectl::gui;
     const std::vector<std::string> arguments(argv + (argc > 0 ? 1 : 0), argv + argc);
-    const CommandLine command = parse_command_line(arguments);
+    const CommandLine command = parseCommandLine(arguments);
     if (const auto* error = std::get_if<UsageError>(&command)) {
         std::cerr << "tracectl-gui: " << error->message << '\n';
         return 2;
     }
     if (std::holds_alternative<ShowHelp>(command)) {
-        std::cout << usage_text();
+        std::cout << usageText();
         return 0;
     }
     if (std::holds_alternative<ShowVersion>(command)) {

@@ -13,14 +13,14 @@
 namespace tracectl::gui {
 namespace {
 
-std::uint64_t monotonic_us() {
+std::uint64_t monotonicUs() {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000U +
            static_cast<std::uint64_t>(now.tv_nsec) / 1'000U;
 }
 
-constexpr const char* css = R"(
+constexpr const char* kCss = R"(
 .tracectl-banner { background-color: #c01c28; padding: 8px 12px; }
 .tracectl-banner-text { color: white; }
 .tracectl-message { background-color: #fdf0d5; padding: 6px 12px; }
@@ -30,11 +30,11 @@ constexpr const char* css = R"(
 
 MainWindow::MainWindow(const BusChoice& bus)
     : layout_(Gtk::Orientation::VERTICAL), banner_(Gtk::Orientation::HORIZONTAL, 12),
-      retry_("Retry"), message_bar_(Gtk::Orientation::HORIZONTAL, 12), dismiss_("Dismiss"),
-      toolbar_(Gtk::Orientation::HORIZONTAL, 6), new_session_("New Session…"), start_("Start"),
+      retry_("Retry"), messageBar_(Gtk::Orientation::HORIZONTAL, 12), dismiss_("Dismiss"),
+      toolbar_(Gtk::Orientation::HORIZONTAL, 6), newSession_("New Session…"), start_("Start"),
       stop_("Stop"), rotate_("Rotate"), snapshot_("Snapshot"), destroy_("Destroy"),
-      paned_(Gtk::Orientation::HORIZONTAL), sessions_side_(Gtk::Orientation::VERTICAL),
-      result_bar_(Gtk::Orientation::HORIZONTAL, 6), open_folder_("Open folder") {
+      paned_(Gtk::Orientation::HORIZONTAL), sessionsSide_(Gtk::Orientation::VERTICAL),
+      resultBar_(Gtk::Orientation::HORIZONTAL, 6), openFolder_("Open folder") {
     set_title("Tracing Sessions");
     header_.set_title_widget(title_);
     title_.set_markup("<b>Tracing Sessions</b>");
@@ -42,23 +42,23 @@ MainWindow::MainWindow(const BusChoice& bus)
     set_default_size(1240, 700);
 
     auto provider = Gtk::CssProvider::create();
-    provider->load_from_data(css);
+    provider->load_from_data(kCss);
     Gtk::StyleContext::add_provider_for_display(get_display(), provider,
                                                 GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
 
     // The banner: the daemon (or the bus) is not there.
-    auto* banner_text = Gtk::make_managed<Gtk::Box>(Gtk::Orientation::VERTICAL, 2);
-    banner_title_.add_css_class("tracectl-banner-text");
-    banner_detail_.add_css_class("tracectl-banner-text");
-    banner_title_.set_xalign(0.0F);
-    banner_detail_.set_xalign(0.0F);
-    banner_detail_.set_wrap(true);
+    auto* bannerText = Gtk::make_managed<Gtk::Box>(Gtk::Orientation::VERTICAL, 2);
+    bannerTitle_.add_css_class("tracectl-banner-text");
+    bannerDetail_.add_css_class("tracectl-banner-text");
+    bannerTitle_.set_xalign(0.0F);
+    bannerDetail_.set_xalign(0.0F);
+    bannerDetail_.set_wrap(true);
     // Not selectable: a selectable label takes the focus of a window that opens with the banner
     // (no sensitive button yet) and shows itself selected.
-    banner_text->append(banner_title_);
-    banner_text->append(banner_detail_);
-    banner_text->set_hexpand(true);
-    banner_.append(*banner_text);
+    bannerText->append(bannerTitle_);
+    bannerText->append(bannerDetail_);
+    bannerText->set_hexpand(true);
+    banner_.append(*bannerText);
     retry_.set_valign(Gtk::Align::CENTER);
     retry_.signal_clicked().connect([this] {
         if (client_) {
@@ -67,7 +67,7 @@ MainWindow::MainWindow(const BusChoice& bus)
     });
     banner_.append(retry_);
     banner_.add_css_class("tracectl-banner");
-    set_accessible_label(banner_, "Daemon status");
+    setAccessibleLabel(banner_, "Daemon status");
     banner_.set_visible(false);
     layout_.append(banner_);
 
@@ -76,30 +76,30 @@ MainWindow::MainWindow(const BusChoice& bus)
     message_.set_wrap(true);
     message_.set_selectable(true);
     message_.set_hexpand(true);
-    set_accessible_description(message_, "Message");
+    setAccessibleDescription(message_, "Message");
     dismiss_.set_valign(Gtk::Align::CENTER);
-    dismiss_.signal_clicked().connect([this] { message_bar_.set_visible(false); });
-    message_bar_.append(message_);
-    message_bar_.append(dismiss_);
-    message_bar_.add_css_class("tracectl-message");
-    message_bar_.set_visible(false);
-    layout_.append(message_bar_);
+    dismiss_.signal_clicked().connect([this] { messageBar_.set_visible(false); });
+    messageBar_.append(message_);
+    messageBar_.append(dismiss_);
+    messageBar_.add_css_class("tracectl-message");
+    messageBar_.set_visible(false);
+    layout_.append(messageBar_);
 
     toolbar_.set_margin(6);
-    new_session_.signal_clicked().connect([this] {
+    newSession_.signal_clicked().connect([this] {
         if (dialog_) {
             dialog_->open();
         }
     });
-    start_.signal_clicked().connect([this] { on_action(SessionAction::start); });
-    stop_.signal_clicked().connect([this] { on_action(SessionAction::stop); });
-    destroy_.signal_clicked().connect([this] { on_action(SessionAction::destroy); });
-    rotate_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::on_rotate));
-    snapshot_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::on_snapshot));
+    start_.signal_clicked().connect([this] { onAction(SessionAction::Start); });
+    stop_.signal_clicked().connect([this] { onAction(SessionAction::Stop); });
+    destroy_.signal_clicked().connect([this] { onAction(SessionAction::Destroy); });
+    rotate_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::onRotate));
+    snapshot_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::onSnapshot));
     // No mnemonics on buttons: GTK 4.8 names a button with a mnemonic (or an accessible
     // label) by both its label as written and its text ("_Start Start"); plain labels give
     // plain names.
-    toolbar_.append(new_session_);
+    toolbar_.append(newSession_);
     toolbar_.append(start_);
     toolbar_.append(stop_);
     toolbar_.append(rotate_);
@@ -107,105 +107,105 @@ MainWindow::MainWindow(const BusChoice& bus)
     toolbar_.append(destroy_);
     spinner_.set_hexpand(true);
     spinner_.set_halign(Gtk::Align::END);
-    set_accessible_label(spinner_, "Working");
+    setAccessibleLabel(spinner_, "Working");
     toolbar_.append(spinner_);
     status_.set_xalign(1.0F);
     status_.set_ellipsize(Pango::EllipsizeMode::START); // a long path must not widen the window
     status_.set_width_chars(20);
-    set_accessible_description(status_, "Status");
+    setAccessibleDescription(status_, "Status");
     toolbar_.append(status_);
     layout_.append(toolbar_);
 
-    view_.signal_selection_changed().connect(sigc::mem_fun(*this, &MainWindow::update_actions));
-    sessions_side_.append(view_);
+    view_.signalSelectionChanged().connect(sigc::mem_fun(*this, &MainWindow::updateActions));
+    sessionsSide_.append(view_);
     details_.set_xalign(0.0F);
     details_.set_wrap(true);
     details_.set_selectable(true);
     details_.set_margin(6);
-    set_accessible_description(details_, "Selected session");
-    sessions_side_.append(details_);
+    setAccessibleDescription(details_, "Selected session");
+    sessionsSide_.append(details_);
     // The last folder the daemon wrote for us: an archive or a snapshot.
     result_.set_xalign(0.0F);
     result_.set_hexpand(true);
     result_.set_wrap(true);
     result_.set_selectable(true);
-    set_accessible_description(result_, "Result");
-    open_folder_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::open_result_folder));
-    result_bar_.set_margin(6);
-    result_bar_.append(result_);
-    result_bar_.append(open_folder_);
-    result_bar_.set_visible(false);
-    sessions_side_.append(result_bar_);
-    sessions_side_.set_hexpand(true);
-    paned_.set_start_child(sessions_side_);
+    setAccessibleDescription(result_, "Result");
+    openFolder_.signal_clicked().connect(sigc::mem_fun(*this, &MainWindow::openResultFolder));
+    resultBar_.set_margin(6);
+    resultBar_.append(result_);
+    resultBar_.append(openFolder_);
+    resultBar_.set_visible(false);
+    sessionsSide_.append(resultBar_);
+    sessionsSide_.set_hexpand(true);
+    paned_.set_start_child(sessionsSide_);
     paned_.set_resize_start_child(true);
     paned_.set_shrink_start_child(false);
-    event_tree_.set_size_request(320, -1);
-    paned_.set_end_child(event_tree_);
+    eventTree_.set_size_request(320, -1);
+    paned_.set_end_child(eventTree_);
     paned_.set_resize_end_child(false);
     paned_.set_shrink_end_child(false);
     paned_.set_vexpand(true);
     layout_.append(paned_);
     set_child(layout_);
 
-    event_tree_.signal_toggled().connect(sigc::mem_fun(*this, &MainWindow::on_tracepoint_toggled));
-    event_tree_.signal_rule().connect(sigc::mem_fun(*this, &MainWindow::on_rule));
-    event_tree_.signal_kernel_wanted().connect([this] {
+    eventTree_.signalToggled().connect(sigc::mem_fun(*this, &MainWindow::onTracepointToggled));
+    eventTree_.signalRule().connect(sigc::mem_fun(*this, &MainWindow::onRule));
+    eventTree_.signalKernelWanted().connect([this] {
         if (!client_) {
             return;
         }
-        client_->list_kernel_tracepoints([this](const std::vector<KernelTracepoint>& tracepoints,
-                                                const std::optional<CallError>& error) {
-            event_tree_.show_kernel(tracepoints, error);
+        client_->listKernelTracepoints([this](const std::vector<KernelTracepoint>& tracepoints,
+                                              const std::optional<CallError>& error) {
+            eventTree_.showKernel(tracepoints, error);
         });
     });
 
     dialog_.emplace(*this);
-    dialog_->signal_create().connect(sigc::mem_fun(*this, &MainWindow::on_create));
-    dialog_->signal_name_changed().connect([this](const std::string& name) {
+    dialog_->signalCreate().connect(sigc::mem_fun(*this, &MainWindow::onCreate));
+    dialog_->signalNameChanged().connect([this](const std::string& name) {
         if (!client_ || name.empty()) {
-            dialog_->show_default_output(name, {});
+            dialog_->showDefaultOutput(name, {});
             return;
         }
-        client_->default_output_path(
+        client_->defaultOutputPath(
             name, [this, name](const std::string& path, const std::optional<CallError>&) {
-                dialog_->show_default_output(name, path); // "" on an error: nothing to show
+                dialog_->showDefaultOutput(name, path); // "" on an error: nothing to show
             });
     });
 
     DaemonEvents events;
     events.presence = [this](bool present, const std::string& reason) {
-        on_presence(present, reason);
+        onPresence(present, reason);
     };
     events.session = [this](const std::string& path, const cli::PropertyMap& properties) {
         model_.update(path, properties);
-        schedule_refresh();
+        scheduleRefresh();
     };
-    events.session_removed = [this](const std::string& path) {
+    events.sessionRemoved = [this](const std::string& path) {
         model_.remove(path);
-        schedule_refresh();
+        scheduleRefresh();
     };
-    events.sessions_cleared = [this] {
+    events.sessionsCleared = [this] {
         model_.clear();
-        schedule_refresh();
+        scheduleRefresh();
     };
     events.application = [this](const ApplicationInfo& application) {
-        event_tree_.show_application(application);
+        eventTree_.showApplication(application);
     };
-    events.application_removed = [this](const std::string& path) {
-        event_tree_.remove_application(path);
+    events.applicationRemoved = [this](const std::string& path) {
+        eventTree_.removeApplication(path);
     };
-    events.applications_cleared = [this] {
-        event_tree_.clear_applications();
-        event_tree_.clear_kernel();
+    events.applicationsCleared = [this] {
+        eventTree_.clearApplications();
+        eventTree_.clearKernel();
     };
     events.chunk = [this](const std::string& session, ChunkEvent event, const std::string& path,
-                          const std::string& reason) { on_chunk(session, event, path, reason); };
-    events.bus_lost = [this](const std::string& reason) { on_bus_lost(reason); };
+                          const std::string& reason) { onChunk(session, event, path, reason); };
+    events.busLost = [this](const std::string& reason) { onBusLost(reason); };
     try {
         client_ = std::make_unique<DaemonClient>(bus, std::move(events));
     } catch (const sdbus::Error& e) {
-        show_banner("Cannot connect to the bus", e.getMessage(), false);
+        showBanner("Cannot connect to the bus", e.getMessage(), false);
     }
     // Rates fall to 0 when the daemon stops announcing figures (it only announces changes):
     // redraw once a second to show that. This reads nothing from the bus.
@@ -215,30 +215,30 @@ MainWindow::MainWindow(const BusChoice& bus)
             return true;
         },
         1);
-    update_actions();
+    updateActions();
 }
 
 MainWindow::~MainWindow() {
     tick_.disconnect();
-    refresh_idle_.disconnect();
+    refreshIdle_.disconnect();
     client_.reset(); // its callbacks point at this window
 }
 
-void MainWindow::show_banner(const std::string& title, const std::string& detail, bool can_retry) {
-    banner_title_.set_markup("<b>" + Glib::Markup::escape_text(title) + "</b>");
-    banner_detail_.set_text(detail);
-    banner_detail_.set_visible(!detail.empty());
-    retry_.set_visible(can_retry);
+void MainWindow::showBanner(const std::string& title, const std::string& detail, bool canRetry) {
+    bannerTitle_.set_markup("<b>" + Glib::Markup::escape_text(title) + "</b>");
+    bannerDetail_.set_text(detail);
+    bannerDetail_.set_visible(!detail.empty());
+    retry_.set_visible(canRetry);
     banner_.set_visible(true);
 }
 
-void MainWindow::show_message(const std::string& text) {
+void MainWindow::showMessage(const std::string& text) {
     message_.set_text(text);
-    message_bar_.set_visible(true);
+    messageBar_.set_visible(true);
 }
 
-void MainWindow::on_presence(bool present, const std::string& reason) {
-    daemon_present_ = present;
+void MainWindow::onPresence(bool present, const std::string& reason) {
+    daemonPresent_ = present;
     if (present) {
         banner_.set_visible(false);
     } else {
@@ -246,50 +246,50 @@ void MainWindow::on_presence(bool present, const std::string& reason) {
         rotations_.clear();
         spinner_.stop();
         status_.set_text("");
-        show_banner("tracectld is not running",
-                    reason.empty() ? "Its sessions show again as soon as it is back." : reason,
-                    true);
+        showBanner("tracectld is not running",
+                   reason.empty() ? "Its sessions show again as soon as it is back." : reason,
+                   true);
     }
-    update_actions();
+    updateActions();
 }
 
-void MainWindow::on_bus_lost(const std::string& reason) {
-    daemon_present_ = false;
+void MainWindow::onBusLost(const std::string& reason) {
+    daemonPresent_ = false;
     model_.clear();
-    schedule_refresh();
-    show_banner("Lost the connection to the bus", reason, false);
+    scheduleRefresh();
+    showBanner("Lost the connection to the bus", reason, false);
     // The client can do nothing more; drop it once its dispatch has returned.
     Glib::signal_idle().connect_once([this] {
         client_.reset();
-        update_actions();
+        updateActions();
     });
 }
 
-void MainWindow::on_create(const CreateRequest& request) {
+void MainWindow::onCreate(const CreateRequest& request) {
     if (!client_) {
-        dialog_->show_error("Could not create the session", "There is no connection to the bus.");
+        dialog_->showError("Could not create the session", "There is no connection to the bus.");
         return;
     }
-    dialog_->set_busy(true);
+    dialog_->setBusy(true);
     const std::string name = request.name;
-    client_->create_session(
-        request.name, create_options(request),
+    client_->createSession(
+        request.name, createOptions(request),
         [this, name](const std::string& path, const std::optional<CallError>& error) {
-            dialog_->set_busy(false);
+            dialog_->setBusy(false);
             if (error) {
-                dialog_->show_error("Could not create session " + quoted(name), error->message);
+                dialog_->showError("Could not create session " + quoted(name), error->message);
                 return;
             }
             dialog_->set_visible(false);
-            select_when_seen_ = path;
+            selectWhenSeen_ = path;
             status_.set_text("Created session " + quoted(name));
-            schedule_refresh();
+            scheduleRefresh();
         });
 }
 
-void MainWindow::schedule_refresh() {
-    if (!refresh_idle_.connected()) {
-        refresh_idle_ = Glib::signal_idle().connect([this] {
+void MainWindow::scheduleRefresh() {
+    if (!refreshIdle_.connected()) {
+        refreshIdle_ = Glib::signal_idle().connect([this] {
             refresh();
             return false;
         });
@@ -297,35 +297,35 @@ void MainWindow::schedule_refresh() {
 }
 
 void MainWindow::refresh() {
-    view_.show_rows(model_.rows(monotonic_us()));
-    if (!select_when_seen_.empty() && model_.contains(select_when_seen_)) {
-        view_.select(select_when_seen_);
-        select_when_seen_.clear();
+    view_.showRows(model_.rows(monotonicUs()));
+    if (!selectWhenSeen_.empty() && model_.contains(selectWhenSeen_)) {
+        view_.select(selectWhenSeen_);
+        selectWhenSeen_.clear();
     }
-    update_actions();
+    updateActions();
 }
 
-void MainWindow::update_actions() {
+void MainWindow::updateActions() {
     const std::optional<SessionRow> row = view_.selected();
     std::string details;
     if (row) {
         details = quoted(row->name) + ": " + row->state + ", " + row->mode + " mode, output " +
                   row->output;
-        if (!row->error_reason.empty()) {
-            details += "\nError: " + row->error_reason;
+        if (!row->errorReason.empty()) {
+            details += "\nError: " + row->errorReason;
         }
     }
     if (details_.get_text().raw() != details) {
         details_.set_text(details);
     }
-    const bool can_act = client_ && daemon_present_ && row && !busy_.contains(row->path);
-    start_.set_sensitive(can_act);
-    stop_.set_sensitive(can_act);
-    rotate_.set_sensitive(can_act);
-    snapshot_.set_sensitive(can_act);
-    destroy_.set_sensitive(can_act);
-    update_event_tree(row);
-    new_session_.set_sensitive(client_ != nullptr);
+    const bool canAct = client_ && daemonPresent_ && row && !busy_.contains(row->path);
+    start_.set_sensitive(canAct);
+    stop_.set_sensitive(canAct);
+    rotate_.set_sensitive(canAct);
+    snapshot_.set_sensitive(canAct);
+    destroy_.set_sensitive(canAct);
+    updateEventTree(row);
+    newSession_.set_sensitive(client_ != nullptr);
 }
 
 } // namespace tracectl::gui

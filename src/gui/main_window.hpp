@@ -43,33 +43,33 @@ public:
     MainWindow& operator=(MainWindow&&) = delete;
 
 private:
-    void on_presence(bool present, const std::string& reason);
-    void on_bus_lost(const std::string& reason);
-    void on_create(const CreateRequest& request);
-    void on_action(SessionAction action);
-    void on_rotate();
-    void on_snapshot();
+    void onPresence(bool present, const std::string& reason);
+    void onBusLost(const std::string& reason);
+    void onCreate(const CreateRequest& request);
+    void onAction(SessionAction action);
+    void onRotate();
+    void onSnapshot();
     /// A Session signal: a rotation's archive is complete (or failed), a snapshot written.
-    void on_chunk(const std::string& session, ChunkEvent event, const std::string& path,
-                  const std::string& reason);
+    void onChunk(const std::string& session, ChunkEvent event, const std::string& path,
+                 const std::string& reason);
     /// Shows `path` (a folder the daemon wrote) with "Open folder"; `what` says what it is.
-    void show_result(const std::string& what, const std::string& path);
-    void open_result_folder();
-    void on_tracepoint_toggled(const std::string& domain, const std::string& pattern, bool enable);
-    void on_rule(const std::string& domain, const std::string& pattern, const RuleOptions& options);
+    void showResult(const std::string& what, const std::string& path);
+    void openResultFolder();
+    void onTracepointToggled(const std::string& domain, const std::string& pattern, bool enable);
+    void onRule(const std::string& domain, const std::string& pattern, const RuleOptions& options);
     /// Marks the session at `path` busy (buttons off, spinner on) or done.
-    void set_busy(const std::string& path, bool busy);
+    void setBusy(const std::string& path, bool busy);
     /// The selected session, now busy, with "<doing> <name>…" in the status line; nullopt (and
     /// nothing changed) if no session is selected, it is busy already, or no daemon is there.
-    std::optional<SessionRow> begin_action(const std::string& doing);
+    std::optional<SessionRow> beginAction(const std::string& doing);
     /// The selected session's name and rules, shown in the event tree when they changed.
-    void update_event_tree(const std::optional<SessionRow>& row);
+    void updateEventTree(const std::optional<SessionRow>& row);
     /// Coalesces the model's changes into one redraw at the next idle turn.
-    void schedule_refresh();
+    void scheduleRefresh();
     void refresh();
-    void update_actions();
-    void show_banner(const std::string& title, const std::string& detail, bool can_retry);
-    void show_message(const std::string& text);
+    void updateActions();
+    void showBanner(const std::string& title, const std::string& detail, bool canRetry);
+    void showMessage(const std::string& text);
 
     SessionsModel model_;
     std::unique_ptr<DaemonClient> client_;
@@ -77,14 +77,14 @@ private:
 
     Gtk::Box layout_;
     Gtk::Box banner_;
-    Gtk::Label banner_title_;
-    Gtk::Label banner_detail_;
+    Gtk::Label bannerTitle_;
+    Gtk::Label bannerDetail_;
     Gtk::Button retry_;
-    Gtk::Box message_bar_;
+    Gtk::Box messageBar_;
     Gtk::Label message_;
     Gtk::Button dismiss_;
     Gtk::Box toolbar_;
-    Gtk::Button new_session_;
+    Gtk::Button newSession_;
     Gtk::Button start_;
     Gtk::Button stop_;
     Gtk::Button rotate_;
@@ -93,24 +93,24 @@ private:
     Gtk::Spinner spinner_;
     Gtk::Label status_;
     Gtk::Paned paned_;
-    Gtk::Box sessions_side_;
+    Gtk::Box sessionsSide_;
     SessionsView view_;
     Gtk::Label details_; ///< the selected session: state, mode, output, error reason
-    Gtk::Box result_bar_;
+    Gtk::Box resultBar_;
     Gtk::Label result_; ///< the last archive or snapshot folder
-    Gtk::Button open_folder_;
-    EventTree event_tree_;
+    Gtk::Button openFolder_;
+    EventTree eventTree_;
     Gtk::HeaderBar header_;
     Gtk::Label title_;
 
-    bool daemon_present_ = false;
+    bool daemonPresent_ = false;
     std::set<std::string> busy_; ///< paths of sessions with an action under way
     /// Rotations answered and not yet complete: archive folder -> session name.
     std::map<std::string, std::string> rotations_;
-    std::string result_path_;      ///< the folder "Open folder" opens
-    std::string tree_shown_for_;   ///< what the event tree shows: path, name and rules
-    std::string select_when_seen_; ///< a session just created, selected once it is shown
-    sigc::connection refresh_idle_;
+    std::string resultPath_;     ///< the folder "Open folder" opens
+    std::string treeShownFor_;   ///< what the event tree shows: path, name and rules
+    std::string selectWhenSeen_; ///< a session just created, selected once it is shown
+    sigc::connection refreshIdle_;
     sigc::connection tick_;
 };
 

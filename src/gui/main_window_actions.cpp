@@ -11,13 +11,13 @@ namespace tracectl::gui {
 namespace {
 
 /// "Starting", "Stopping", "Destroying".
-const char* progress_verb(SessionAction action) {
+const char* progressVerb(SessionAction action) {
     switch (action) {
-    case SessionAction::start:
+    case SessionAction::Start:
         return "Starting";
-    case SessionAction::stop:
+    case SessionAction::Stop:
         return "Stopping";
-    case SessionAction::destroy:
+    case SessionAction::Destroy:
         break;
     }
     return "Destroying";
@@ -26,11 +26,11 @@ const char* progress_verb(SessionAction action) {
 /// "start", "stop", "destroy".
 const char* verb(SessionAction action) {
     switch (action) {
-    case SessionAction::start:
+    case SessionAction::Start:
         return "start";
-    case SessionAction::stop:
+    case SessionAction::Stop:
         return "stop";
-    case SessionAction::destroy:
+    case SessionAction::Destroy:
         break;
     }
     return "destroy";
@@ -38,38 +38,38 @@ const char* verb(SessionAction action) {
 
 } // namespace
 
-void MainWindow::on_action(SessionAction action) {
-    const std::optional<SessionRow> row = begin_action(progress_verb(action));
+void MainWindow::onAction(SessionAction action) {
+    const std::optional<SessionRow> row = beginAction(progressVerb(action));
     if (!row) {
         return;
     }
     const std::string path = row->path;
     const std::string name = row->name;
     client_->act(action, path, [this, action, path, name](const std::optional<CallError>& error) {
-        set_busy(path, false);
+        setBusy(path, false);
         if (error) {
             status_.set_text("");
-            show_message("Could not " + std::string(verb(action)) + " session " + quoted(name) +
-                         ": " + error->message);
+            showMessage("Could not " + std::string(verb(action)) + " session " + quoted(name) +
+                        ": " + error->message);
         } else {
-            status_.set_text(std::string(progress_verb(action)) + " " + quoted(name) + ": done");
+            status_.set_text(std::string(progressVerb(action)) + " " + quoted(name) + ": done");
         }
-        update_actions();
+        updateActions();
     });
 }
 
-std::optional<SessionRow> MainWindow::begin_action(const std::string& doing) {
+std::optional<SessionRow> MainWindow::beginAction(const std::string& doing) {
     std::optional<SessionRow> row = view_.selected();
     if (!client_ || !row || busy_.contains(row->path)) {
         return std::nullopt;
     }
-    set_busy(row->path, true);
-    message_bar_.set_visible(false);
+    setBusy(row->path, true);
+    messageBar_.set_visible(false);
     status_.set_text(doing + " " + gui::quoted(row->name) + "…");
     return row;
 }
 
-void MainWindow::set_busy(const std::string& path, bool busy) {
+void MainWindow::setBusy(const std::string& path, bool busy) {
     if (busy) {
         busy_.insert(path);
     } else {
@@ -80,11 +80,11 @@ void MainWindow::set_busy(const std::string& path, bool busy) {
     } else {
         spinner_.start();
     }
-    update_actions();
+    updateActions();
 }
 
-void MainWindow::on_rotate() {
-    const std::optional<SessionRow> row = begin_action("Rotating");
+void MainWindow::onRotate() {
+    const std::optional<SessionRow> row = beginAction("Rotating");
     if (!row) {
         return;
     }
@@ -93,9 +93,9 @@ void MainWindow::on_rotate() {
     client_->rotate(path, [this, path, name](const std::string& archive,
                                              const std::optional<CallError>& error) {
         if (error) {
-            set_busy(path, false);
+            setBusy(path, false);
             status_.set_text("");
-            show_message("Could not rotate session " + quoted(name) + ": " + error->message);
+            showMessage("Could not rotate session " + quoted(name) + ": " + error->message);
             return;
         }
         // The archive is complete at RotationCompleted (or RotationFailed): busy until then.
@@ -104,67 +104,67 @@ void MainWindow::on_rotate() {
     });
 }
 
-void MainWindow::on_snapshot() {
-    const std::optional<SessionRow> row = begin_action("Recording a snapshot of");
+void MainWindow::onSnapshot() {
+    const std::optional<SessionRow> row = beginAction("Recording a snapshot of");
     if (!row) {
         return;
     }
     const std::string path = row->path;
     const std::string name = row->name;
-    client_->record_snapshot(
+    client_->recordSnapshot(
         path, [this, path, name](const std::string& folder, const std::optional<CallError>& error) {
-            set_busy(path, false);
+            setBusy(path, false);
             if (error) {
                 status_.set_text("");
-                show_message("Could not record a snapshot of session " + quoted(name) + ": " +
-                             error->message);
+                showMessage("Could not record a snapshot of session " + quoted(name) + ": " +
+                            error->message);
                 return;
             }
             status_.set_text("Recorded a snapshot of " + quoted(name));
-            show_result("Snapshot of " + quoted(name), folder);
+            showResult("Snapshot of " + quoted(name), folder);
         });
 }
 
-void MainWindow::on_chunk(const std::string& session, ChunkEvent event, const std::string& path,
-                          const std::string& reason) {
+void MainWindow::onChunk(const std::string& session, ChunkEvent event, const std::string& path,
+                         const std::string& reason) {
     const std::string name =
-        model_.contains(session) ? model_.name_of(session) : std::string("a session");
+        model_.contains(session) ? model_.nameOf(session) : std::string("a session");
     switch (event) {
-    case ChunkEvent::snapshot_recorded:
-        show_result("Snapshot of " + quoted(name), path);
+    case ChunkEvent::SnapshotRecorded:
+        showResult("Snapshot of " + quoted(name), path);
         return;
-    case ChunkEvent::rotation_completed:
-    case ChunkEvent::rotation_failed:
+    case ChunkEvent::RotationCompleted:
+    case ChunkEvent::RotationFailed:
         break;
     }
     if (rotations_.erase(path) != 0) {
-        set_busy(session, false);
+        setBusy(session, false);
     }
-    if (event == ChunkEvent::rotation_failed) {
+    if (event == ChunkEvent::RotationFailed) {
         status_.set_text("");
-        show_message("The rotation of session " + quoted(name) + " failed: " + reason);
-        show_result("Incomplete archive of " + quoted(name), path);
+        showMessage("The rotation of session " + quoted(name) + " failed: " + reason);
+        showResult("Incomplete archive of " + quoted(name), path);
         return;
     }
     status_.set_text("Rotated " + quoted(name));
-    show_result("Archive of " + quoted(name), path);
+    showResult("Archive of " + quoted(name), path);
 }
 
-void MainWindow::show_result(const std::string& what, const std::string& path) {
-    result_path_ = path;
+void MainWindow::showResult(const std::string& what, const std::string& path) {
+    resultPath_ = path;
     result_.set_text(what + ": " + path);
     // A network session's snapshot is a path on the relay's host: nothing to open here.
-    open_folder_.set_sensitive(!path.empty() && path.front() == '/');
-    result_bar_.set_visible(true);
+    openFolder_.set_sensitive(!path.empty() && path.front() == '/');
+    resultBar_.set_visible(true);
 }
 
-void MainWindow::open_result_folder() {
+void MainWindow::openResultFolder() {
     std::string uri;
     try {
-        uri = Glib::filename_to_uri(result_path_);
+        uri = Glib::filename_to_uri(resultPath_);
         Gio::AppInfo::launch_default_for_uri(uri);
     } catch (const Glib::Error& e) {
-        show_message("Could not open " + (uri.empty() ? result_path_ : uri) + ": " + e.what());
+        showMessage("Could not open " + (uri.empty() ? resultPath_ : uri) + ": " + e.what());
         return;
     }
     status_.set_text("Opened " + uri);

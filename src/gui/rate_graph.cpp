@@ -12,11 +12,11 @@ RateGraph::RateGraph() {
     set_content_width(100);
     set_content_height(24);
     set_valign(Gtk::Align::CENTER);
-    set_accessible_label(*this, "Rate graph");
+    setAccessibleLabel(*this, "Rate graph");
     set_draw_func(sigc::mem_fun(*this, &RateGraph::draw));
 }
 
-void RateGraph::show_points(const std::vector<RatePoint>& points, const std::string& unit) {
+void RateGraph::showPoints(const std::vector<RatePoint>& points, const std::string& unit) {
     if (points == points_ && unit == unit_) {
         return;
     }
@@ -39,13 +39,13 @@ void RateGraph::draw(const Cairo::RefPtr<Cairo::Context>& cr, int width, int hei
         // Each rate was measured over the second (at least) before its sample: the first one
         // starts a second earlier, so a single point shows as a segment.
         std::vector<RatePoint> line{
-            RatePoint{std::min(points_.front().seconds_ago + 1.0, RateHistory::window_s),
+            RatePoint{std::min(points_.front().secondsAgo + 1.0, RateHistory::kWindowS),
                       points_.front().value}};
         line.insert(line.end(), points_.begin(), points_.end());
         const double w = width - 2.0;
         const double h = height - 3.0;
         const auto x = [&](const RatePoint& p) {
-            return 1.0 + w * (1.0 - p.seconds_ago / RateHistory::window_s);
+            return 1.0 + w * (1.0 - p.secondsAgo / RateHistory::kWindowS);
         };
         const auto y = [&](const RatePoint& p) {
             return 1.0 + h * (peak > 0.0 ? 1.0 - p.value / peak : 1.0);
@@ -68,11 +68,11 @@ void RateGraph::draw(const Cairo::RefPtr<Cairo::Context>& cr, int width, int hei
         cr->set_source_rgba(color.get_red(), color.get_green(), color.get_blue(), 0.9);
         cr->set_line_width(1.5);
         cr->stroke();
-        drawn = std::to_string(points_.size()) + " points, peak " + format_rate(peak) + " " + unit_;
+        drawn = std::to_string(points_.size()) + " points, peak " + formatRate(peak) + " " + unit_;
     }
     if (drawn != drawn_) {
         drawn_ = drawn;
-        set_accessible_description(*this, drawn_);
+        setAccessibleDescription(*this, drawn_);
     }
 }
 

@@ -17,7 +17,7 @@ public:
     RateGraph();
 
     /// Shows `points` (oldest first) measured in `unit`; redraws if they changed.
-    void show_points(const std::vector<RatePoint>& points, const std::string& unit);
+    void showPoints(const std::vector<RatePoint>& points, const std::string& unit);
 
 private:
     void draw(const Cairo::RefPtr<Cairo::Context>& cr, int width, int height);

@@ -15,20 +15,20 @@ namespace tracectl::gui {
 
 /// One point of a rate graph.
 struct RatePoint {
-    double seconds_ago; ///< 0 (now) to RateHistory::window_s (the left edge)
-    double value;       ///< the rate, in RateHistory::unit() per second
+    double secondsAgo; ///< 0 (now) to RateHistory::window_s (the left edge)
+    double value;      ///< the rate, in RateHistory::unit() per second
     bool operator==(const RatePoint&) const = default;
 };
 
 class RateHistory {
 public:
     /// How far back the graph reaches, in seconds.
-    static constexpr double window_s = 60.0;
+    static constexpr double kWindowS = 60.0;
 
     /// Takes one sample of the session's counters (`sampled_at_us`: CLOCK_MONOTONIC µs, as
     /// Statistics' sampled-at). A sample earlier than the last (the daemon restarted) starts
     /// the history over.
-    void add(const cli::Counters& counters, std::uint64_t sampled_at_us);
+    void add(const cli::Counters& counters, std::uint64_t sampledAtUs);
 
     /// What the points measure: "events/s" while every point has an event count (a session
     /// created with count-events), else "MB/s" (bytes written / 1,000,000 per second).
@@ -37,17 +37,17 @@ public:
     /// The points of the last window_s seconds before `now_us` (CLOCK_MONOTONIC µs), oldest
     /// first. A session silent for longer than cli::RateTracker::stale_after_us wrote nothing
     /// (the daemon announces only changes): the graph then falls to 0 after its last point.
-    std::vector<RatePoint> points(std::uint64_t now_us) const;
+    std::vector<RatePoint> points(std::uint64_t nowUs) const;
 
 private:
     struct Sample {
-        std::uint64_t at_us;
-        std::optional<double> events_per_s;
-        double bytes_per_s;
+        std::uint64_t atUs;
+        std::optional<double> eventsPerS;
+        double bytesPerS;
     };
     cli::RateTracker tracker_;
     std::deque<Sample> samples_;
-    std::uint64_t last_at_us_ = 0;
+    std::uint64_t lastAtUs_ = 0;
 };
 
 } // namespace tracectl::gui

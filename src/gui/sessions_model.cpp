@@ -9,31 +9,31 @@
 namespace tracectl::gui {
 namespace {
 
-std::string default_owner_name(std::uint32_t uid) {
-    return cli::lookup_user_name(uid).value_or(std::to_string(uid));
+std::string defaultOwnerName(std::uint32_t uid) {
+    return cli::lookupUserName(uid).value_or(std::to_string(uid));
 }
 
 } // namespace
 
-SessionsModel::SessionsModel(OwnerNamer owner_namer)
-    : owner_namer_(owner_namer ? std::move(owner_namer) : OwnerNamer(&default_owner_name)) {}
+SessionsModel::SessionsModel(OwnerNamer ownerNamer)
+    : ownerNamer_(ownerNamer ? std::move(ownerNamer) : OwnerNamer(&defaultOwnerName)) {}
 
 void SessionsModel::update(const std::string& path, const cli::PropertyMap& properties) {
     Session& session = sessions_[path];
     for (const auto& [key, value] : properties) {
-        if (key != cli::statistics_property) {
+        if (key != cli::kStatisticsProperty) {
             session.properties[key] = value;
         }
     }
-    if (const auto it = properties.find(cli::statistics_property); it != properties.end()) {
-        const cli::Counters counters = cli::counters_from_json(it->second);
-        const std::uint64_t sampled_at = cli::sampled_at_from_json(it->second);
-        session.totals.add(counters, sampled_at);
-        session.history.add(counters, sampled_at);
+    if (const auto it = properties.find(cli::kStatisticsProperty); it != properties.end()) {
+        const cli::Counters counters = cli::countersFromJson(it->second);
+        const std::uint64_t sampledAt = cli::sampledAtFromJson(it->second);
+        session.totals.add(counters, sampledAt);
+        session.history.add(counters, sampledAt);
     }
 }
 
-std::string SessionsModel::name_of(const std::string& path) const {
+std::string SessionsModel::nameOf(const std::string& path) const {
     const auto it = sessions_.find(path);
     if (it == sessions_.end()) {
         return {};
@@ -52,45 +52,45 @@ void SessionsModel::clear() {
     sessions_.clear();
 }
 
-std::vector<SessionRow> SessionsModel::rows(std::uint64_t now_us) const {
+std::vector<SessionRow> SessionsModel::rows(std::uint64_t nowUs) const {
     std::vector<cli::SessionView> views;
     views.reserve(sessions_.size());
     for (const auto& [path, session] : sessions_) {
-        views.push_back(cli::session_view_from_properties(path, session.properties));
+        views.push_back(cli::sessionViewFromProperties(path, session.properties));
     }
-    cli::sort_by_creation_time(views);
+    cli::sortByCreationTime(views);
     std::vector<SessionRow> rows;
     rows.reserve(views.size());
     for (const cli::SessionView& view : views) {
-        const Session& session = sessions_.at(view.object_path);
-        const auto [events, bytes] = session.totals.rates(now_us);
+        const Session& session = sessions_.at(view.objectPath);
+        const auto [events, bytes] = session.totals.rates(nowUs);
         std::string reason;
         if (const auto it = view.properties.find("ErrorReason");
             it != view.properties.end() && it->second.is_string()) {
             reason = it->second.get<std::string>();
         }
-        const auto rules = [&](const char* property, std::size_t enabled_field) {
+        const auto rules = [&](const char* property, std::size_t enabledField) {
             const auto it = view.properties.find(property);
-            return it != view.properties.end() ? enabled_rules(it->second, enabled_field)
+            return it != view.properties.end() ? enabledRules(it->second, enabledField)
                                                : std::map<std::string, std::string>{};
         };
         const auto channels = [&](const char* property) {
             const auto it = view.properties.find(property);
-            return it != view.properties.end() ? channel_names(it->second)
+            return it != view.properties.end() ? channelNames(it->second)
                                                : std::vector<std::string>{};
         };
         rows.push_back(SessionRow{
-            .path = view.object_path,
+            .path = view.objectPath,
             .name = view.name,
             .state = view.state,
             .error_reason = std::move(reason),
             .mode = view.mode,
-            .owner = view.properties.contains("Owner") ? owner_namer_(view.owner) : "",
-            .output = cli::output_location(view),
-            .events_per_second = format_rate(events),
-            .megabytes_per_second = format_rate(bytes, 1e6),
-            .discarded = std::to_string(session.totals.current().events_discarded),
-            .graph = session.history.points(now_us),
+            .owner = view.properties.contains("Owner") ? ownerNamer_(view.owner) : "",
+            .output = cli::outputLocation(view),
+            .events_per_second = formatRate(events),
+            .megabytes_per_second = formatRate(bytes, 1e6),
+            .discarded = std::to_string(session.totals.current().eventsDiscarded),
+            .graph = session.history.points(nowUs),
             .graph_unit = session.history.unit(),
             .ust_rules = rules("Events", 5),
             .kernel_rules = rules("KernelEvents", 4),
@@ -101,23 +101,23 @@ std::vector<SessionRow> SessionsModel::rows(std::uint64_t now_us) const {
     return rows;
 }
 
-std::map<std::string, std::string> enabled_rules(const nlohmann::json& events,
-                                                 std::size_t enabled_field) {
+std::map<std::string, std::string> enabledRules(const nlohmann::json& events,
+                                                std::size_t enabledField) {
     std::map<std::string, std::string> rules;
     if (!events.is_array()) {
         return rules;
     }
     for (const nlohmann::json& rule : events) {
-        if (rule.is_array() && rule.size() > enabled_field && rule[0].is_string() &&
-            rule[1].is_string() && rule[enabled_field].is_boolean() &&
-            rule[enabled_field].get<bool>()) {
+        if (rule.is_array() && rule.size() > enabledField && rule[0].is_string() &&
+            rule[1].is_string() && rule[enabledField].is_boolean() &&
+            rule[enabledField].get<bool>()) {
             rules.emplace(rule[1].get<std::string>(), rule[0].get<std::string>());
         }
     }
     return rules;
 }
 
-std::vector<std::string> channel_names(const nlohmann::json& channels) {
+std::vector<std::string> channelNames(const nlohmann::json& channels) {
     std::vector<std::string> names;
     if (!channels.is_array()) {
         return names;
@@ -130,9 +130,9 @@ std::vector<std::string> channel_names(const nlohmann::json& channels) {
     return names;
 }
 
-std::string format_rate(const std::optional<double>& rate, double divisor) {
+std::string formatRate(const std::optional<double>& rate, double divisor) {
     if (!rate) {
-        return unknown_figure;
+        return kUnknownFigure;
     }
     const double value = *rate / divisor;
     char text[64];

@@ -14,11 +14,11 @@ namespace {
 /// Column titles (also each cell's accessible description) and their widths in characters.
 struct Column {
     const char* title;
-    int width_chars;
+    int widthChars;
     bool expand;
     float xalign;
 };
-constexpr std::array<Column, 8> columns{{
+constexpr std::array<Column, 8> kColumns{{
     {"Name", 12, false, 0.0F},
     {"State", 8, false, 0.0F},
     {"Mode", 8, false, 0.0F},
@@ -29,9 +29,9 @@ constexpr std::array<Column, 8> columns{{
     {"Discarded", 10, false, 1.0F},
 }};
 
-void set_up_cell(Gtk::Label& label, const Column& column) {
+void setUpCell(Gtk::Label& label, const Column& column) {
     label.set_xalign(column.xalign);
-    label.set_width_chars(column.width_chars);
+    label.set_width_chars(column.widthChars);
     label.set_hexpand(column.expand);
     label.set_ellipsize(column.expand ? Pango::EllipsizeMode::MIDDLE : Pango::EllipsizeMode::END);
     label.set_margin_start(6);
@@ -39,7 +39,7 @@ void set_up_cell(Gtk::Label& label, const Column& column) {
 }
 
 /// The last column: the rate graph, titled thus.
-constexpr const char* graph_title = "Last minute";
+constexpr const char* kGraphTitle = "Last minute";
 
 } // namespace
 
@@ -50,9 +50,9 @@ public:
         : box_(Gtk::Orientation::HORIZONTAL) {
         box_.set_margin_top(4);
         box_.set_margin_bottom(4);
-        for (std::size_t i = 0; i < columns.size(); ++i) {
-            set_up_cell(cells_[i], columns[i]);
-            set_accessible_description(cells_[i], columns[i].title);
+        for (std::size_t i = 0; i < kColumns.size(); ++i) {
+            setUpCell(cells_[i], kColumns[i]);
+            setAccessibleDescription(cells_[i], kColumns[i].title);
             groups[i]->add_widget(cells_[i]);
             box_.append(cells_[i]);
         }
@@ -70,22 +70,22 @@ public:
             return false;
         }
         if (row.name != row_.name || !shown_) {
-            set_accessible_label(*this, "Session " + row.name);
+            setAccessibleLabel(*this, "Session " + row.name);
         }
         const std::array<const std::string*, 8> values{&row.name,
                                                        &row.state,
                                                        &row.mode,
                                                        &row.owner,
                                                        &row.output,
-                                                       &row.events_per_second,
-                                                       &row.megabytes_per_second,
+                                                       &row.eventsPerSecond,
+                                                       &row.megabytesPerSecond,
                                                        &row.discarded};
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (cells_[i].get_text().raw() != *values[i]) {
                 cells_[i].set_text(*values[i]);
             }
         }
-        graph_.show_points(row.graph, row.graph_unit);
+        graph_.showPoints(row.graph, row.graphUnit);
         row_ = row;
         shown_ = true;
         return true;
@@ -96,7 +96,7 @@ public:
 
 private:
     Gtk::Box box_;
-    std::array<Gtk::Label, columns.size()> cells_;
+    std::array<Gtk::Label, kColumns.size()> cells_;
     RateGraph graph_;
     SessionRow row_;
     bool shown_ = false;
@@ -107,25 +107,25 @@ SessionsView::SessionsView()
     : Gtk::Box(Gtk::Orientation::VERTICAL), header_(Gtk::Orientation::HORIZONTAL) {
     header_.set_margin_top(4);
     header_.set_margin_bottom(4);
-    for (const Column& column : columns) {
+    for (const Column& column : kColumns) {
         columns_.push_back(Gtk::SizeGroup::create(Gtk::SizeGroup::Mode::HORIZONTAL));
         auto* title = Gtk::make_managed<Gtk::Label>();
         title->set_markup("<b>" + Glib::Markup::escape_text(column.title) + "</b>");
-        set_up_cell(*title, column);
+        setUpCell(*title, column);
         columns_.back()->add_widget(*title);
         header_.append(*title);
     }
     columns_.push_back(Gtk::SizeGroup::create(Gtk::SizeGroup::Mode::HORIZONTAL));
-    auto* graph_header = Gtk::make_managed<Gtk::Label>();
-    graph_header->set_markup(std::string("<b>") + graph_title + "</b>");
-    graph_header->set_margin_start(6);
-    graph_header->set_margin_end(6);
-    columns_.back()->add_widget(*graph_header);
-    header_.append(*graph_header);
+    auto* graphHeader = Gtk::make_managed<Gtk::Label>();
+    graphHeader->set_markup(std::string("<b>") + kGraphTitle + "</b>");
+    graphHeader->set_margin_start(6);
+    graphHeader->set_margin_end(6);
+    columns_.back()->add_widget(*graphHeader);
+    header_.append(*graphHeader);
     append(header_);
 
     list_.set_selection_mode(Gtk::SelectionMode::SINGLE);
-    set_accessible_label(list_, "Sessions");
+    setAccessibleLabel(list_, "Sessions");
     placeholder_.set_text("No tracing sessions. Create one with “New Session…”.");
     placeholder_.set_margin_top(24);
     placeholder_.set_margin_bottom(24);
@@ -134,18 +134,18 @@ SessionsView::SessionsView()
         return dynamic_cast<SessionRowWidget&>(*a).order() -
                dynamic_cast<SessionRowWidget&>(*b).order();
     });
-    list_.signal_selected_rows_changed().connect([this] { selection_changed_.emit(); });
+    list_.signal_selected_rows_changed().connect([this] { selectionChanged_.emit(); });
     scroller_.set_child(list_);
     scroller_.set_vexpand(true);
     scroller_.set_policy(Gtk::PolicyType::AUTOMATIC, Gtk::PolicyType::AUTOMATIC);
     append(scroller_);
 }
 
-void SessionsView::show_rows(const std::vector<SessionRow>& rows) {
+void SessionsView::showRows(const std::vector<SessionRow>& rows) {
     std::map<std::string, SessionRowWidget*> kept;
     bool reorder = false;
-    bool selected_changed = false;
-    const Gtk::ListBoxRow* selected_row = list_.get_selected_row();
+    bool selectedChanged = false;
+    const Gtk::ListBoxRow* selectedRow = list_.get_selected_row();
     int order = 0;
     for (const SessionRow& row : rows) {
         SessionRowWidget* widget = nullptr;
@@ -158,22 +158,22 @@ void SessionsView::show_rows(const std::vector<SessionRow>& rows) {
             list_.append(*widget);
             reorder = true;
         }
-        if (widget->show(row, order) && widget == selected_row) {
-            selected_changed = true;
+        if (widget->show(row, order) && widget == selectedRow) {
+            selectedChanged = true;
         }
         kept.emplace(row.path, widget);
         ++order;
     }
     for (const auto& [path, widget] : rows_) {
-        selected_changed = selected_changed || widget == selected_row;
+        selectedChanged = selectedChanged || widget == selectedRow;
         list_.remove(*widget); // managed: destroyed with its removal
     }
     rows_ = std::move(kept);
     if (reorder) {
         list_.invalidate_sort();
     }
-    if (selected_changed) {
-        selection_changed_.emit();
+    if (selectedChanged) {
+        selectionChanged_.emit();
     }
 }
 

@@ -27,7 +27,7 @@ public:
 
     /// Shows exactly `rows`, in their order: rows of new sessions are added, rows of sessions
     /// not in `rows` removed, the others updated in place (the selection stays).
-    void show_rows(const std::vector<SessionRow>& rows);
+    void showRows(const std::vector<SessionRow>& rows);
 
     /// Selects the row of the session at `path`; no-op if it is not shown.
     void select(const std::string& path);
@@ -36,7 +36,7 @@ public:
     std::optional<SessionRow> selected() const;
 
     /// Emitted when the selection changes, and when the selected row's content changes.
-    sigc::signal<void()>& signal_selection_changed() { return selection_changed_; }
+    sigc::signal<void()>& signalSelectionChanged() { return selectionChanged_; }
 
 private:
     std::vector<Glib::RefPtr<Gtk::SizeGroup>> columns_;
@@ -45,7 +45,7 @@ private:
     Gtk::ListBox list_;
     Gtk::Label placeholder_;
     std::map<std::string, SessionRowWidget*> rows_; ///< by object path; owned by list_
-    sigc::signal<void()> selection_changed_;
+    sigc::signal<void()> selectionChanged_;
 };
 
 } // namespace tracectl::gui

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int parse_u64(const char *s, unsigned long long *out)
+static int parseU64(const char *s, unsigned long long *out)
 {
 	char *end = NULL;
 	unsigned long long v = strtoull(s, &end, 10);
@@ -35,7 +35,7 @@ static int parse_u64(const char *s, unsigned long long *out)
 	return 0;
 }
 
-static void sleep_us(unsigned long long us)
+static void sleepUs(unsigned long long us)
 {
 	struct timespec ts = { (time_t) (us / 1000000), (long) (us % 1000000) * 1000 };
 
@@ -46,21 +46,21 @@ static void sleep_us(unsigned long long us)
 int main(int argc, char **argv)
 {
 	unsigned long long count = 10, interval = 1000, seq;
-	const char *wait_file = argc > 3 ? argv[3] : NULL;
+	const char *waitFile = argc > 3 ? argv[3] : NULL;
 	static const char *const texts[] = { "alpha", "beta", "gamma", "delta" };
-	const char *fault_at_env = getenv("TRACECTL_DEMO_FAULT_AT");
-	unsigned long long fault_at = 0;
+	const char *faultAtEnv = getenv("TRACECTL_DEMO_FAULT_AT");
+	unsigned long long faultAt = 0;
 	const uint8_t *unreadable = NULL;
 
-	if ((argc > 1 && parse_u64(argv[1], &count) != 0) ||
-	    (argc > 2 && parse_u64(argv[2], &interval) != 0)) {
+	if ((argc > 1 && parseU64(argv[1], &count) != 0) ||
+	    (argc > 2 && parseU64(argv[2], &interval) != 0)) {
 		fprintf(stderr, "usage: %s [COUNT [INTERVAL_US [WAIT_FILE]]]\n", argv[0]);
 		return 2;
 	}
-	if (fault_at_env != NULL) {
+	if (faultAtEnv != NULL) {
 		void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-		if (parse_u64(fault_at_env, &fault_at) != 0 || page == MAP_FAILED) {
+		if (parseU64(faultAtEnv, &faultAt) != 0 || page == MAP_FAILED) {
 			fprintf(stderr, "%s: bad TRACECTL_DEMO_FAULT_AT\n", argv[0]);
 			return 2;
 		}
@@ -68,9 +68,9 @@ int main(int argc, char **argv)
 	}
 	printf("ready %d\n", (int) getpid());
 	fflush(stdout);
-	if (wait_file != NULL) {
-		for (int i = 0; i < 6000 && access(wait_file, F_OK) != 0; i++)
-			sleep_us(10000);
+	if (waitFile != NULL) {
+		for (int i = 0; i < 6000 && access(waitFile, F_OK) != 0; i++)
+			sleepUs(10000);
 	}
 	for (seq = 0; seq < count; seq++) {
 		const char *text = texts[seq % 4];
@@ -78,13 +78,13 @@ int main(int argc, char **argv)
 		uint8_t bytes[5] = { 1, 2, 3, 4, 5 };
 		size_t nbytes = strlen(text) < 5 ? strlen(text) : 5;
 
-		const uint8_t *from = unreadable != NULL && seq == fault_at ? unreadable : bytes;
+		const uint8_t *from = unreadable != NULL && seq == faultAt ? unreadable : bytes;
 
 		lttng_ust_tracepoint(tracectl_demo, tick, seq, text, (double) seq / 4.0,
 				     triple, from, nbytes);
 		lttng_ust_tracepoint(tracectl_demo, debug_note, seq);
 		if (interval)
-			sleep_us(interval);
+			sleepUs(interval);
 	}
 	lttng_ust_tracepoint(tracectl_demo, done, count);
 	return 0;

@@ -15,11 +15,13 @@
 #include <sys/sdt.h>
 #include <unistd.h>
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests probe it by this name
 __attribute__((noinline)) int tracectl_uprobe_work(int i) {
     __asm__ volatile("" ::: "memory"); // not folded into the caller
     return 3 * i + 1;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests probe it by this name
 __attribute__((noinline)) void tracectl_uprobe_tick(int i, long value) {
     DTRACE_PROBE2(tracectl_test, tick, i, value);
 }

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -44,9 +44,9 @@ pid_t runApp(int n) {
     return static_cast<pid_t>(std::atol(r.out.c_str()));
 }
 
-std::vector<std::uint64_t> addresses(const json& sequence) {
+std::vector<std::uint64_t> addresses(const Json& sequence) {
     std::vector<std::uint64_t> out;
-    for (const json& a : sequence)
+    for (const Json& a : sequence)
         out.push_back(a.get<std::uint64_t>());
     return out;
 }
@@ -78,10 +78,10 @@ TEST_F(Callstack, KernelStacksOfSchedSwitchAreSequencesOnlyInTheirChannel) {
     for (int i = 0; i < 20; ++i)
         ::usleep(1000); // switches of our own, at least
     s->Stop({});
-    json totals;
+    Json totals;
     const auto events = traceEvents(output("cs-kernel"), {}, &totals);
     std::size_t withStack = 0, plain = 0;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         const std::string name = e["name"].get<std::string>();
         EXPECT_TRUE(name != "kernel_stack" && name != "user_stack")
             << "a stack entry is never an event: " << e.dump();
@@ -122,7 +122,7 @@ TEST_F(Callstack, UserStacksOfASystemCallNameMainAndItsCaller) {
     const pid_t pid = runApp(kCalls);
     s->Stop({});
     std::size_t mine = 0;
-    for (const json& e : traceEvents(output("cs-user"), {"syscall_entry_getppid"})) {
+    for (const Json& e : traceEvents(output("cs-user"), {"syscall_entry_getppid"})) {
         ASSERT_TRUE(e["context"].contains("callstack_user")) << e.dump();
         if (e["context"]["tid"] != pid)
             continue;

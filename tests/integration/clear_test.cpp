@@ -34,7 +34,7 @@
 
 namespace fs = std::filesystem;
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 using Options = std::map<std::string, sdbus::Variant>;
 
 namespace {
@@ -71,7 +71,7 @@ protected:
 
     /// The tick records below `dir` (every trace there), babeltrace2's
     /// order; totals in `totals`.
-    static std::vector<json> ticks(const std::string& dir, json* totals = nullptr) {
+    static std::vector<Json> ticks(const std::string& dir, Json* totals = nullptr) {
         return traceEvents(dir, {"tracectl_demo:tick"}, totals);
     }
 
@@ -111,11 +111,11 @@ void Clear::clearWhileEmitting(const std::string& name, bool perPid, std::uint64
     EXPECT_EQ(s->State(), "active");
     ASSERT_EQ(app.wait(120000), 0);
     s->Stop({});
-    json totals;
+    Json totals;
     const auto events = ticks(dir, &totals);
     ASSERT_FALSE(events.empty()) << "no event after the clear";
     std::set<std::uint64_t> seqs;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         EXPECT_GE(e["cycles"].get<std::uint64_t>(), before) << e.dump();
         seqs.insert(e["fields"]["seq"].get<std::uint64_t>());
     }
@@ -127,7 +127,7 @@ void Clear::clearWhileEmitting(const std::string& name, bool perPid, std::uint64
     // CPU's switch may come after the first tick another CPU kept, so the
     // kept ticks start contiguous only from the last stream's first one.
     std::map<std::string, std::uint64_t> firstOfStream;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         const auto seq = e["fields"]["seq"].get<std::uint64_t>();
         auto [it, added] = firstOfStream.emplace(e["stream"].get<std::string>(), seq);
         if (!added)
@@ -179,7 +179,7 @@ TEST_F(Clear, AfterARotationTheArchivesStayAsInLttngAndOnlyTheCurrentChunkGoes) 
     EXPECT_EQ(countTicksIfAny(archive), 200) << archive;
     EXPECT_EQ(countTicks(dir), 250) << "the archive's 200 and the 50 after the clear";
     std::size_t later = 0;
-    for (const json& e : ticks(dir))
+    for (const Json& e : ticks(dir))
         later += e["cycles"].get<std::uint64_t>() >= before ? 1 : 0;
     EXPECT_EQ(later, 50u);
     // Numbering goes on as LTTng's: the deleted chunk had index 1, the next
@@ -265,7 +265,7 @@ TEST_F(Clear, ASnapshotAfterAClearHoldsOnlyLaterEvents) {
     const std::string second = s->RecordSnapshot({});
     const auto events = ticks(second);
     EXPECT_EQ(events.size(), 40u) << second;
-    for (const json& e : events)
+    for (const Json& e : events)
         EXPECT_GE(e["cycles"].get<std::uint64_t>(), before) << e.dump();
     s->Destroy({});
 }
@@ -388,7 +388,7 @@ TEST_F(Clear, KernelStreamsAreClearedToo) {
     const std::set<pid_t> late = forkSome();
     s->Stop({});
     std::set<pid_t> recorded;
-    for (const json& e : traceEvents(dir, {"sched_process_fork"}))
+    for (const Json& e : traceEvents(dir, {"sched_process_fork"}))
         if (e["fields"]["parent_tid"] == ::getpid())
             recorded.insert(e["fields"]["child_tid"].get<pid_t>());
     EXPECT_EQ(recorded, late) << "only the forks after the clear";
@@ -418,7 +418,7 @@ TEST_F(Clear, AKernelOnlySessionIsCleared) {
     const pid_t late = forkOne();
     s->Stop({});
     std::set<pid_t> recorded;
-    for (const json& e : traceEvents(dir, {"sched_process_fork"}))
+    for (const Json& e : traceEvents(dir, {"sched_process_fork"}))
         if (e["fields"]["parent_tid"] == ::getpid())
             recorded.insert(e["fields"]["child_tid"].get<pid_t>());
     EXPECT_EQ(recorded, std::set<pid_t>{late}) << "fork " << early << " came before the clear";
@@ -448,7 +448,7 @@ TEST_F(Clear, ASnapshotSessionsKernelBuffersAreClearedToo) {
     };
     const auto forksIn = [](const std::string& snapshot) {
         std::set<pid_t> recorded;
-        for (const json& e : traceEvents(snapshot, {"sched_process_fork"}))
+        for (const Json& e : traceEvents(snapshot, {"sched_process_fork"}))
             if (e["fields"]["parent_tid"] == ::getpid())
                 recorded.insert(e["fields"]["child_tid"].get<pid_t>());
         return recorded;
@@ -468,42 +468,42 @@ TEST_F(Clear, TheCliClearsOneSessionOrAllAndRefusesBadUse) {
     const char* cli = std::getenv("TRACECTL");
     ASSERT_NE(cli, nullptr);
     const std::string dir = output("clr-cli");
-    auto run_cli = [&](std::vector<std::string> argv) {
+    auto runCli = [&](std::vector<std::string> argv) {
         argv.insert(argv.begin(), cli);
         return run(argv);
     };
-    ASSERT_EQ(run_cli({"create", "clr-cli", "--output", dir}).exitCode, 0);
-    ASSERT_EQ(run_cli({"enable-event", "-u", "tracectl_demo:tick", "-s", "clr-cli"}).exitCode, 0);
-    ASSERT_EQ(run_cli({"start", "clr-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"create", "clr-cli", "--output", dir}).exitCode, 0);
+    ASSERT_EQ(runCli({"enable-event", "-u", "tracectl_demo:tick", "-s", "clr-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"start", "clr-cli"}).exitCode, 0);
     {
         ChildProcess app({demoApp(), "80", "0"}, {}, appLog());
         ASSERT_EQ(app.wait(30000), 0);
     }
-    ASSERT_EQ(run_cli({"stop", "clr-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"stop", "clr-cli"}).exitCode, 0);
     ASSERT_EQ(countTicks(dir), 80);
-    RunResult r = run_cli({"clear", "clr-cli"});
+    RunResult r = runCli({"clear", "clr-cli"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     EXPECT_NE(r.out.find("Session clr-cli cleared."), std::string::npos) << r.out;
     EXPECT_EQ(countTicksIfAny(dir), 0);
-    ASSERT_EQ(run_cli({"start", "clr-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"start", "clr-cli"}).exitCode, 0);
     {
         ChildProcess app({demoApp(), "20", "0"}, {}, appLog());
         ASSERT_EQ(app.wait(30000), 0);
     }
-    r = run_cli({"clear", "--all"});
+    r = runCli({"clear", "--all"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     EXPECT_NE(r.out.find("Session clr-cli cleared."), std::string::npos) << r.out;
-    ASSERT_EQ(run_cli({"stop", "clr-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"stop", "clr-cli"}).exitCode, 0);
     EXPECT_EQ(countTicksIfAny(dir), 0) << "the 20 ticks went with clear --all";
     // Without NAME: the current session, here the only one there is.
-    r = run_cli({"clear"});
+    r = runCli({"clear"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     EXPECT_EQ(r.out, "Session clr-cli cleared.\n");
-    EXPECT_EQ(run_cli({"clear", "clr-cli", "--all"}).exitCode, 2);
-    r = run_cli({"clear", "no-such-session"});
+    EXPECT_EQ(runCli({"clear", "clr-cli", "--all"}).exitCode, 2);
+    r = runCli({"clear", "no-such-session"});
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.err.find("no-such-session"), std::string::npos) << r.err;
-    EXPECT_EQ(run_cli({"destroy", "clr-cli"}).exitCode, 0);
+    EXPECT_EQ(runCli({"destroy", "clr-cli"}).exitCode, 0);
 }
 
 TEST_F(Clear, TheCliShowsProgressWhileAClearTakesLong) {

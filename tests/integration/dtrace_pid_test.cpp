@@ -28,7 +28,7 @@
 #include <vector>
 
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -60,7 +60,7 @@ std::vector<std::string> uprobeLinesOf(pid_t pid) {
 /// key, an integer; 0 for an aggregation without keys) -> value.
 std::map<long long, long long> entries(const std::string& out, const std::string& name) {
     std::map<long long, long long> result;
-    const json parsed = json::parse(out, nullptr, false);
+    const Json parsed = Json::parse(out, nullptr, false);
     if (parsed.is_discarded()) {
         return result;
     }

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -45,7 +45,7 @@ std::map<std::uint32_t, std::string> loadedPrograms() {
     const RunResult r = run({"bpftool", "prog", "show", "--json"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     std::map<std::uint32_t, std::string> out;
-    for (const json& p : json::parse(r.out.empty() ? "[]" : r.out))
+    for (const Json& p : Json::parse(r.out.empty() ? "[]" : r.out))
         out[p.value("id", 0u)] = p.value("name", "");
     return out;
 }
@@ -224,12 +224,12 @@ TEST_F(Ip, EveryLoopbackDatagramIsOneSendAndOneReceiveWithItsHeader) {
     for (const int fd : {rx4, rx6, tx1, tx2, tx6})
         ::close(fd);
     s->Stop({});
-    json totals;
+    Json totals;
     const auto events = traceEvents(output("ip-exact"), {"ip:send", "ip:receive"}, &totals);
     // (probe, saddr, daddr, plength) -> events
     std::map<std::tuple<std::string, std::string, std::string, std::uint64_t>, int> seen;
-    for (const json& e : events) {
-        const json& f = e["fields"];
+    for (const Json& e : events) {
+        const Json& f = e["fields"];
         seen[{e["name"], f["ip_saddr"], f["ip_daddr"], f["ip_plength"]}]++;
         EXPECT_EQ(f["if_name"], "lo") << e.dump();
         EXPECT_EQ(f["if_local"], 1) << e.dump();
@@ -312,8 +312,8 @@ TEST_F(Ip, FragmentsAreProbedOneByOneInTheirOwnNetworkNamespace) {
     s->Stop({});
     // 4008 bytes of UDP in 1500-byte packets: 1480 + 1480 + 1048.
     std::map<std::string, std::vector<std::tuple<int, int, int, int>>> byProbe;
-    for (const json& e : traceEvents(output("ip-fragments"), {"ip:send", "ip:receive"})) {
-        const json& f = e["fields"];
+    for (const Json& e : traceEvents(output("ip-fragments"), {"ip:send", "ip:receive"})) {
+        const Json& f = e["fields"];
         if (f["if_ipstack"] != netns)
             continue;
         byProbe[e["name"]].emplace_back(f["ip_plength"].get<int>(), f["ipv4_offset"].get<int>(),
@@ -364,7 +364,7 @@ TEST_F(Ip, AGsoSuperPacketIsOneSendAndOneReceive) {
     const std::uint64_t netns = std::stoull(ns.substr(0, ns.find(']')));
     s->Stop({});
     std::map<std::string, std::vector<int>> lengths;
-    for (const json& e : traceEvents(output("ip-gso"), {"ip:send", "ip:receive"}))
+    for (const Json& e : traceEvents(output("ip-gso"), {"ip:send", "ip:receive"}))
         if (e["fields"]["if_ipstack"] == netns && e["fields"]["ipv4_protocol"] == 17)
             lengths[e["name"]].push_back(e["fields"]["ip_plength"].get<int>());
     EXPECT_EQ(lengths["ip:send"], std::vector<int>{3008});
@@ -428,7 +428,7 @@ TEST_F(Ip, AForwardedPacketIsProbedOnEveryDeviceItCrosses) {
     EXPECT_NE(got.out.find("500"), std::string::npos) << got.describe();
     s->Stop({});
     std::vector<std::string> path;
-    for (const json& e : traceEvents(output("ip-forward"), {"ip:send", "ip:receive"}))
+    for (const Json& e : traceEvents(output("ip-forward"), {"ip:send", "ip:receive"}))
         if (e["fields"]["ip_daddr"] == "10.77.2.2" && e["fields"]["ip_plength"] == 508)
             path.push_back(e["name"].get<std::string>() + " " +
                            e["fields"]["if_name"].get<std::string>());
@@ -459,7 +459,7 @@ TEST_F(Ip, KernelFiltersOnAddressesNamesAndLengthsPassExactlyTheirPackets) {
         ::close(fd);
     s->Stop({});
     std::map<std::string, std::map<std::string, int>> byChannel; // stream -> name:saddr:len
-    for (const json& e : traceEvents(output("ip-filters"), {"ip:send", "ip:receive"}))
+    for (const Json& e : traceEvents(output("ip-filters"), {"ip:send", "ip:receive"}))
         byChannel[e["stream"]][e["name"].get<std::string>() + " " +
                                e["fields"]["ip_saddr"].get<std::string>() + " " +
                                std::to_string(e["fields"]["ip_plength"].get<int>())]++;
@@ -521,7 +521,7 @@ TEST_F(Ip, ARotationArchivesTheIpStreamWithTheRest) {
     s->Stop({});
     const auto lengths = [](const std::string& dir) {
         std::map<int, int> n;
-        for (const json& e : traceEvents(dir, {"ip:receive"}))
+        for (const Json& e : traceEvents(dir, {"ip:receive"}))
             ++n[e["fields"]["ip_plength"].get<int>()];
         return n;
     };
@@ -577,7 +577,7 @@ TEST_F(Ip, AFullRingBufferCountsItsDiscardedEventsExactly) {
     ::close(rx);
     ::close(tx);
     s->Stop({});
-    json totals;
+    Json totals;
     const auto events = traceEvents(output("ip-overflow"), {"ip:send", "ip:receive"}, &totals);
     const auto discarded = totals["discarded"].get<std::uint64_t>();
     ASSERT_GT(discarded, 0u) << "the burst did not fill the ring buffer";

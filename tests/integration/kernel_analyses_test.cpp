@@ -20,7 +20,7 @@
 
 namespace fs = std::filesystem;
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -99,7 +99,7 @@ protected:
 
     /// The JSON of lttng-NAME-mi on the trace; an empty object, and a
     /// failure, if it fails.
-    static json machineInterface(const std::string& name,
+    static Json machineInterface(const std::string& name,
                                  const std::vector<std::string>& extra = {}) {
         const RunOptions options = analysisOptions();
         std::vector<std::string> argv = {"/usr/bin/lttng-" + name + "-mi"};
@@ -108,12 +108,12 @@ protected:
         const RunResult r = run(argv, options);
         EXPECT_TRUE(r.ok()) << name << ": " << r.describe();
         if (!r.ok())
-            return json::object();
+            return Json::object();
         try {
-            return json::parse(r.out);
-        } catch (const json::exception& e) {
+            return Json::parse(r.out);
+        } catch (const Json::exception& e) {
             ADD_FAILURE() << name << ": " << e.what() << "\n" << r.out.substr(0, 2000);
-            return json::object();
+            return Json::object();
         }
     }
 
@@ -254,10 +254,10 @@ bool KernelAnalyses::recorded_ = false;
 std::string KernelAnalyses::recordFailure_;
 
 /// The titles of `mi`'s results that name `pid`, for failure messages.
-std::string titlesNaming(const json& mi, pid_t pid) {
+std::string titlesNaming(const Json& mi, pid_t pid) {
     std::string titles;
-    for (const json& result : mi.value("results", json::array())) {
-        const json& cls = result["class"];
+    for (const Json& result : mi.value("results", Json::array())) {
+        const Json& cls = result["class"];
         const std::string name = cls.is_object() ? cls.value("title", "") : cls.get<std::string>();
         if (name.find(std::to_string(pid)) != std::string::npos)
             titles += name + "\n";
@@ -267,14 +267,14 @@ std::string titlesNaming(const json& mi, pid_t pid) {
 
 /// The "data" rows of the results of `mi` whose title names `title` (or of
 /// every result when `title` is empty).
-std::vector<json> rowsOf(const json& mi, const std::string& title = "") {
-    std::vector<json> rows;
-    for (const json& result : mi.value("results", json::array())) {
-        const json& cls = result["class"];
+std::vector<Json> rowsOf(const Json& mi, const std::string& title = "") {
+    std::vector<Json> rows;
+    for (const Json& result : mi.value("results", Json::array())) {
+        const Json& cls = result["class"];
         const std::string name = cls.is_object() ? cls.value("title", "") : cls.get<std::string>();
         if (!title.empty() && name.find(title) == std::string::npos)
             continue;
-        for (const json& row : result.value("data", json::array()))
+        for (const Json& row : result.value("data", Json::array()))
             rows.push_back(row);
     }
     return rows;
@@ -307,16 +307,16 @@ TEST_F(KernelAnalyses, EveryAnalysisReadsTheTraceAsItIs) {
 // The burner, started before the session, has its name (from the statedump
 // and its switches) and at least 90 % of the CPU time it used meanwhile.
 TEST_F(KernelAnalyses, CputopNamesTheBurnerAndGivesItItsCpu) {
-    const json mi = machineInterface("cputop");
+    const Json mi = machineInterface("cputop");
     bool found = false;
-    for (const json& result : mi.value("results", json::array())) {
+    for (const Json& result : mi.value("results", Json::array())) {
         if (result["class"] != "per-process")
             continue;
-        const json& range = result["time-range"];
+        const Json& range = result["time-range"];
         const double seconds = static_cast<double>(range["end"]["value"].get<int64_t>() -
                                                    range["begin"]["value"].get<int64_t>()) /
                                1e9;
-        for (const json& row : result["data"]) {
+        for (const Json& row : result["data"]) {
             if (row[0]["tid"] != burner_)
                 continue;
             found = true;
@@ -333,14 +333,14 @@ TEST_F(KernelAnalyses, CputopNamesTheBurnerAndGivesItItsCpu) {
 
 // The writer's write(2) calls, counted exactly, under its name.
 TEST_F(KernelAnalyses, SyscallstatsCountsTheWritersWritesUnderItsName) {
-    const json mi = machineInterface("syscallstats");
+    const Json mi = machineInterface("syscallstats");
     const std::string title =
         "tc-writer (" + std::to_string(writer_) + ", TID: " + std::to_string(writer_) + ")";
-    const std::vector<json> rows = rowsOf(mi, title);
+    const std::vector<Json> rows = rowsOf(mi, title);
     ASSERT_FALSE(rows.empty()) << "no statistics for " << title << "; those naming it:\n"
                                << titlesNaming(mi, writer_);
     std::int64_t writes = -1;
-    for (const json& row : rows)
+    for (const Json& row : rows)
         if (row[0]["name"] == "write")
             writes = row[1]["value"].get<std::int64_t>();
     EXPECT_EQ(writes, kWrites);
@@ -350,7 +350,7 @@ TEST_F(KernelAnalyses, SyscallstatsCountsTheWritersWritesUnderItsName) {
 // event's child_pid): "(?, TID: N)" when the analyses do not know it.
 TEST_F(KernelAnalyses, AChildForkedDuringTheTraceHasItsProcessId) {
     ASSERT_GT(execd_, 0);
-    const json mi = machineInterface("syscallstats");
+    const Json mi = machineInterface("syscallstats");
     const std::string title =
         "(" + std::to_string(execd_) + ", TID: " + std::to_string(execd_) + ")";
     EXPECT_FALSE(rowsOf(mi, title).empty())
@@ -360,9 +360,9 @@ TEST_F(KernelAnalyses, AChildForkedDuringTheTraceHasItsProcessId) {
 
 // The sleeper is woken once per sleep at least: schedstats counts them.
 TEST_F(KernelAnalyses, SchedstatsCountsTheSleepersWakeUps) {
-    const json mi = machineInterface("schedstats");
+    const Json mi = machineInterface("schedstats");
     std::int64_t wakeUps = -1;
-    for (const json& row : rowsOf(mi))
+    for (const Json& row : rowsOf(mi))
         if (row.size() > 1 && row[0].value("tid", -1) == sleeper_)
             wakeUps = row[1]["value"].get<std::int64_t>();
     EXPECT_GE(wakeUps, kSleeps) << mi.dump().substr(0, 3000);
@@ -371,14 +371,14 @@ TEST_F(KernelAnalyses, SchedstatsCountsTheSleepersWakeUps) {
 // The I/O analyses name the written file: from the openat(2) string
 // argument (copied from user memory) and the file descriptor it returned.
 TEST_F(KernelAnalyses, TheIoAnalysesNameTheWrittenFile) {
-    const json usage = machineInterface("iousagetop", {"--limit", "100000"});
+    const Json usage = machineInterface("iousagetop", {"--limit", "100000"});
     std::int64_t written = -1;
-    for (const json& row : rowsOf(usage, "Per-file top I/O operations [written]"))
+    for (const Json& row : rowsOf(usage, "Per-file top I/O operations [written]"))
         if (row[0].value("path", "").find(writtenFile_) == 0)
             written = row[1]["value"].get<std::int64_t>();
     EXPECT_GE(written, std::int64_t{kWrites} * 512)
         << "iousagetop does not name " << writtenFile_ << " among the files written";
-    const json latency = machineInterface("iolatencytop", {"--limit", "100000"});
+    const Json latency = machineInterface("iolatencytop", {"--limit", "100000"});
     EXPECT_NE(latency.dump().find(writtenFile_), std::string::npos)
         << "iolatencytop does not name " << writtenFile_;
 }

@@ -35,7 +35,7 @@
 
 namespace fs = std::filesystem;
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -45,7 +45,7 @@ using Options = std::map<std::string, sdbus::Variant>;
 /// byte count (syscall_entry_write's `count`).
 std::map<uint64_t, std::size_t> writeCounts(const std::string& dir, pid_t tid) {
     std::map<uint64_t, std::size_t> byCount;
-    for (const json& e : traceEvents(dir, {"syscall_entry_write"}))
+    for (const Json& e : traceEvents(dir, {"syscall_entry_write"}))
         if (e["context"]["tid"] == tid)
             ++byCount[e["fields"]["count"].get<uint64_t>()];
     return byCount;
@@ -117,7 +117,7 @@ TEST_F(Kernel, ForksAndSchedSwitchesOfTheTestAreRecordedWithTheirCommsAndTids) {
     std::string comm;
     std::ifstream("/proc/self/comm") >> comm;
     std::set<pid_t> forked;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         if (e["name"] != "sched_process_fork" || e["fields"]["parent_tid"] != ::getpid())
             continue;
         forked.insert(e["fields"]["child_tid"].get<pid_t>());
@@ -128,7 +128,7 @@ TEST_F(Kernel, ForksAndSchedSwitchesOfTheTestAreRecordedWithTheirCommsAndTids) {
     EXPECT_EQ(forked, children) << "exactly the test's forks, each once";
     // Each child ran, and slept: switched away from with its own comm and tid.
     std::set<pid_t> switchedOut;
-    for (const json& e : events)
+    for (const Json& e : events)
         if (e["name"] == "sched_switch" && children.count(e["fields"]["prev_tid"].get<pid_t>())) {
             EXPECT_EQ(e["fields"]["prev_comm"], comm);
             switchedOut.insert(e["fields"]["prev_tid"].get<pid_t>());
@@ -218,16 +218,16 @@ TEST_F(Kernel, AnalysesEventsHaveLttngModulesFieldsAndTypes) {
     const auto events = traceEvents(output("k-layout"), {});
     std::map<std::string, std::size_t> counts;
     bool sawChildFork = false, sawThreadFork = false, sawWrite = false;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         const std::string name = e["name"];
         ++counts[name];
-        const json& f = e["fields"];
+        const Json& f = e["fields"];
         if (name == "sched_process_fork" && f["child_tid"] == childPid) {
             sawChildFork = true;
             EXPECT_EQ(f["parent_tid"], forkerTid) << e;
             EXPECT_EQ(f["parent_pid"], ::getpid()) << "the forking thread's tgid: " << e;
             EXPECT_EQ(f["child_pid"], childPid) << e;
-            EXPECT_EQ(f["vtids"], json::array({childPid})) << e;
+            EXPECT_EQ(f["vtids"], Json::array({childPid})) << e;
             EXPECT_EQ(f["_vtids_length"], 1) << e;
             struct stat ns {};
             ASSERT_EQ(::stat("/proc/self/ns/pid", &ns), 0);
@@ -291,7 +291,7 @@ TEST_F(Kernel, WritesToDevNullAreRecordedAsSyscallsWithTheirArgumentsAndResult) 
     const auto events =
         traceEvents(output("k-write"), {"syscall_entry_write", "syscall_exit_write"});
     std::size_t entries = 0, exits = 0;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         if (e["context"]["tid"] != writer)
             continue;
         if (e["name"] == "syscall_entry_write") {
@@ -344,15 +344,15 @@ TEST_F(Kernel, UnderASteadyLoadAtMostOnePercentOfTheEventsAreTheConsumersOwn) {
     int status = 0;
     ASSERT_EQ(::waitpid(loader, &status, 0), loader);
     s->Stop({});
-    const json counts = countEvents(output("k-share"), {"--per-tid"});
+    const Json counts = countEvents(output("k-share"), {"--per-tid"});
     const std::size_t all = counts.value("total", std::size_t{0});
-    const json perTid = counts.value("per_tid", json::object());
+    const Json perTid = counts.value("per_tid", Json::object());
     const auto eventsOf = [&](int64_t tid) {
-        return perTid.value(std::to_string(tid), json::object());
+        return perTid.value(std::to_string(tid), Json::object());
     };
     std::size_t own = 0;
     for (const int64_t tid : threads) {
-        const json events = eventsOf(tid);
+        const Json events = eventsOf(tid);
         for (const auto& [name, n] : events.items())
             // The statedump's events stand in the consumer's context; they
             // are not its system calls.
@@ -410,7 +410,7 @@ TEST_F(Kernel, SystemCallStringArgumentsAreTheStringsTheCallsWereGiven) {
     s->Stop({});
     EXPECT_NE(s->State(), "error") << "the consumer went on";
     std::vector<std::string> opened, unlinked;
-    for (const json& e :
+    for (const Json& e :
          traceEvents(output("k-strings"), {"syscall_entry_openat", "syscall_entry_unlinkat"})) {
         if (e["context"]["tid"] != caller)
             continue;
@@ -474,7 +474,7 @@ TEST_F(Kernel, AThreadOpeningAsFastAsItCanGetsEveryStringOfItsCalls) {
     // as discarded): those are not judged.
     std::size_t recorded = 0, own = 0;
     std::string previous;
-    for (const json& e : traceEvents(output("k-strings-load"), {"syscall_entry_openat"})) {
+    for (const Json& e : traceEvents(output("k-strings-load"), {"syscall_entry_openat"})) {
         if (e["context"]["tid"] != caller)
             continue;
         ++recorded;
@@ -542,7 +542,7 @@ TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
         ASSERT_EQ(app.wait(30000), 0);
     }
     s->Stop({});
-    json totals;
+    Json totals;
     const auto events =
         traceEvents(output("k-merge"), {"tracectl_demo:tick", "sched_switch"}, &totals);
     // One ordered stream of both domains.
@@ -573,13 +573,13 @@ TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
     // machine's kernel does not record (a CPU leaving idle does not always
     // record its switch, and some VM threads never do: ftrace's own text trace
     // of the top-level instance lacks them too).
-    std::map<int, std::vector<const json*>> switches; // by CPU, in time order
+    std::map<int, std::vector<const Json*>> switches; // by CPU, in time order
     // Tasks whose switches away are never recorded: the idle task, and on this VM other
     // threads too (tracefs's own trace of a second has switches to the VM agent's
     // "tokio-rt-worker" and none away from it). A switch to one of them may be followed
     // by an unrecorded switch to the app.
     std::set<int64_t> switchedTo, switchedFrom{0};
-    for (const json& e : events)
+    for (const Json& e : events)
         if (e["name"] == "sched_switch") {
             switches[e["cpu"].get<int>()].push_back(&e);
             switchedTo.insert(e["fields"]["next_tid"].get<int64_t>());
@@ -590,16 +590,16 @@ TEST_F(Kernel, AppEventsAndSchedulerEventsMergeIntoOneTimeline) {
         if (!switchedFrom.contains(t))
             unrecordedAway.insert(t);
     std::size_t ticks = 0;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         if (e["name"] != "tracectl_demo:tick")
             continue;
         ++ticks;
         const int cpu = static_cast<int>(e["context"]["cpu_id"].get<int64_t>());
         const auto tid = e["context"]["vtid"].get<int64_t>();
         const int64_t at = e["ns"].get<int64_t>();
-        const json* before = nullptr;
-        const json* after = nullptr;
-        for (const json* sw : switches[cpu]) {
+        const Json* before = nullptr;
+        const Json* after = nullptr;
+        for (const Json* sw : switches[cpu]) {
             if ((*sw)["ns"].get<int64_t>() <= at)
                 before = sw;
             else if (after == nullptr)
@@ -653,7 +653,7 @@ TEST_F(Kernel, TwoSessionsTraceTheKernelAtOnceWithoutDisturbingEachOtherOrTheTop
     ::close(fd);
     const auto writes = [&](const std::string& name) {
         std::multiset<uint64_t> counts;
-        for (const json& e : traceEvents(output(name), {"syscall_entry_write"}))
+        for (const Json& e : traceEvents(output(name), {"syscall_entry_write"}))
             if (e["context"]["tid"] == self)
                 counts.insert(e["fields"]["count"].get<uint64_t>());
         return counts;
@@ -690,10 +690,10 @@ TEST_F(Kernel, EventsEnabledWhileTracingJoinAnyOfSeveralChannels) {
     (void)::getgid();
     (void)::getppid();
     s->Stop({});
-    json totals;
+    Json totals;
     const auto events = traceEvents(output("k-live"), {}, &totals);
     std::map<std::string, std::string> streamOf;
-    for (const json& e : events)
+    for (const Json& e : events)
         if (e["context"].contains("tid") && e["context"]["tid"] == self)
             streamOf[e["name"].get<std::string>()] = e["stream"].get<std::string>();
     for (const char* name : {"syscall_entry_getpid", "syscall_entry_getgid"})
@@ -736,7 +736,7 @@ TEST_F(Kernel, LoopbackPacketsAreRecordedWithTheirLengthsAndDevice) {
         const std::size_t onWire = n + 14 + 20 + 8;
         const std::size_t received = n + 20 + 8;
         std::size_t sent = 0, got = 0;
-        for (const json& e : events) {
+        for (const Json& e : events) {
             if (e["fields"]["name"] != "lo")
                 continue;
             if (e["name"] == "net_dev_xmit" && e["fields"]["len"] == onWire)
@@ -829,7 +829,7 @@ TEST_F(Kernel, LttngAnalysesRecordsEventListIsEnabledAsItIs) {
     bool ownThread = false;
     std::string comm;
     std::ifstream("/proc/self/comm") >> comm;
-    for (const json& e :
+    for (const Json& e :
          traceEvents(dir, {"sched_switch", "sched_wakeup", "irq_softirq_entry", "irq_softirq_raise",
                            "irq_softirq_exit", "softirq_entry", "net_dev_xmit",
                            "net_if_receive_skb", "kmem_mm_page_alloc", "mm_page_alloc",
@@ -926,11 +926,11 @@ TEST_F(Kernel, AnOverflowedBufferCountsWhatFtraceLostExactly) {
             if (line.rfind("dropped events: ", 0) == 0 || line.rfind("overrun: ", 0) == 0)
                 lost += std::stoull(line.substr(line.find(':') + 1));
     }
-    json totals;
+    Json totals;
     const auto events =
         traceEvents(output("k-overflow"), {"syscall_entry_write", "syscall_exit_write"}, &totals);
     std::size_t recorded = 0;
-    for (const json& e : events)
+    for (const Json& e : events)
         if (e["context"]["tid"] == writer)
             ++recorded;
     EXPECT_EQ(recorded, events.size()) << "the filter kept other threads out";
@@ -1094,7 +1094,7 @@ TEST_F(Kernel, BadRulesAreRefusedAndChangeNothing) {
     std::getline(filter, text);
     EXPECT_EQ(text, "prev_pid != 0");
     s->Stop({});
-    for (const json& e : traceEvents(output("k-bad"), {"sched_switch"}))
+    for (const Json& e : traceEvents(output("k-bad"), {"sched_switch"}))
         EXPECT_NE(e["fields"]["prev_tid"], 0);
     s->Destroy({});
 }
@@ -1129,7 +1129,7 @@ TEST_F(Kernel, SystemCallStringArgumentsFilterAsStrings) {
         }
     s->Stop({});
     std::size_t entries = 0;
-    for (const json& e : traceEvents(output("k-strfilter"), {"syscall_entry_openat"})) {
+    for (const Json& e : traceEvents(output("k-strfilter"), {"syscall_entry_openat"})) {
         EXPECT_EQ(e["fields"]["filename"], wanted);
         ++entries;
     }
@@ -1154,7 +1154,7 @@ TEST_F(Kernel, AFilterOnFieldsSomeEventsLackLeavesThoseOut) {
     const auto events =
         traceEvents(output("k-partial"), {"syscall_entry_write", "syscall_exit_write"});
     std::size_t entries = 0;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         EXPECT_EQ(e["name"], "syscall_entry_write") << "the exit has no fd: not recorded";
         EXPECT_EQ(e["fields"]["fd"], fd);
         entries += e["fields"]["count"] == 2u ? 1 : 0;

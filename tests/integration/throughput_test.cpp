@@ -115,10 +115,10 @@ TEST_F(Throughput, AtFullSpeedEveryEventIsRecordedOnceOrCountedAsDiscarded) {
     // done: 500,000 iterations are 1,000,001 events, ~45 MB of trace, in
     // about 0.2 s (5 M events/s) on the 2-core build VMs: faster than the
     // consumer is sure to drain 2 MiB per CPU when other work holds the CPUs.
-    constexpr std::uint64_t iterations = 500'000;
-    constexpr std::uint64_t events = 2 * iterations + 1;
+    constexpr std::uint64_t kIterations = 500'000;
+    constexpr std::uint64_t kEvents = 2 * kIterations + 1;
     // Interval 0: no pause between events, the app's full speed.
-    const auto counts = traceOf("full-speed", {demoApp(), std::to_string(iterations), "0"});
+    const auto counts = traceOf("full-speed", {demoApp(), std::to_string(kIterations), "0"});
     ASSERT_FALSE(counts.empty());
 
     // Every discarded-events message carries its count, and every event is
@@ -126,15 +126,15 @@ TEST_F(Throughput, AtFullSpeedEveryEventIsRecordedOnceOrCountedAsDiscarded) {
     EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
     const auto recorded = counts["total"].get<std::uint64_t>();
     const auto discarded = counts["discarded"].get<std::uint64_t>();
-    EXPECT_EQ(recorded + discarded, events)
-        << recorded << " recorded, " << discarded << " discarded, " << events << " emitted";
+    EXPECT_EQ(recorded + discarded, kEvents)
+        << recorded << " recorded, " << discarded << " discarded, " << kEvents << " emitted";
     const auto& byName = counts["events"];
     const std::uint64_t ticks = byName.value("tracectl_demo:tick", 0u);
     const std::uint64_t notes = byName.value("tracectl_demo:debug_note", 0u);
     const std::uint64_t done = byName.value("tracectl_demo:done", 0u);
     EXPECT_EQ(ticks + notes + done, recorded) << "events the app does not emit: " << byName;
-    EXPECT_LE(ticks, iterations);
-    EXPECT_LE(notes, iterations);
+    EXPECT_LE(ticks, kIterations);
+    EXPECT_LE(notes, kIterations);
     EXPECT_LE(done, 1u);
     // No tick twice, none with a sequence number the app never used, and
     // the ticks missing are among the events counted as discarded.
@@ -142,8 +142,8 @@ TEST_F(Throughput, AtFullSpeedEveryEventIsRecordedOnceOrCountedAsDiscarded) {
     EXPECT_EQ(seq["duplicates"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(seq["distinct"].get<std::uint64_t>(), ticks);
     if (ticks > 0) {
-        EXPECT_LE(seq["last"].get<std::uint64_t>(), iterations - 1);
-        EXPECT_LE(iterations - ticks, discarded);
+        EXPECT_LE(seq["last"].get<std::uint64_t>(), kIterations - 1);
+        EXPECT_LE(kIterations - ticks, discarded);
     }
 }
 
@@ -154,27 +154,27 @@ TEST_F(Throughput, AtATenthOfTheLossFreeRateNothingIsDiscarded) {
     // tick events/s for 2.5 s, paced every millisecond, leaves the consumer
     // about 140 ms per CPU to drain a full ring buffer (2 MiB at 15 MB/s),
     // where it needs a few.
-    constexpr std::uint64_t rate = 200'000;
-    constexpr std::uint64_t durationMs = 2'500;
-    constexpr std::uint64_t ticks = rate * durationMs / 1000;
+    constexpr std::uint64_t kRate = 200'000;
+    constexpr std::uint64_t kDurationMs = 2'500;
+    constexpr std::uint64_t kTicks = kRate * kDurationMs / 1000;
     const auto counts =
-        traceOf("tenth-rate", {benchEmitter(), std::to_string(rate), std::to_string(durationMs)});
+        traceOf("tenth-rate", {benchEmitter(), std::to_string(kRate), std::to_string(kDurationMs)});
     ASSERT_FALSE(counts.empty());
 
     EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(counts["discarded"].get<std::uint64_t>(), 0u)
         << "the consumer did not drain the ring buffers in time (load average " << loadAverage()
         << " on " << std::thread::hardware_concurrency() << " CPUs)";
-    EXPECT_EQ(counts["total"].get<std::uint64_t>(), ticks + 1);
+    EXPECT_EQ(counts["total"].get<std::uint64_t>(), kTicks + 1);
     const auto& byName = counts["events"];
-    EXPECT_EQ(byName.value("tracectl_demo:tick", 0u), ticks);
+    EXPECT_EQ(byName.value("tracectl_demo:tick", 0u), kTicks);
     EXPECT_EQ(byName.value("tracectl_demo:done", 0u), 1u);
     // The tick sequence numbers are exactly 0..N-1: none missing, none twice.
     const auto& seq = counts["seq"];
     ASSERT_FALSE(seq["first"].is_null()) << "no tick at all";
     EXPECT_EQ(seq["first"].get<std::uint64_t>(), 0u);
-    EXPECT_EQ(seq["last"].get<std::uint64_t>(), ticks - 1);
+    EXPECT_EQ(seq["last"].get<std::uint64_t>(), kTicks - 1);
     EXPECT_EQ(seq["missing"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(seq["duplicates"].get<std::uint64_t>(), 0u);
-    EXPECT_EQ(seq["distinct"].get<std::uint64_t>(), ticks);
+    EXPECT_EQ(seq["distinct"].get<std::uint64_t>(), kTicks);
 }

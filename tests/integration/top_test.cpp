@@ -148,9 +148,9 @@ TEST_F(Top, ShowsATracingSessionWithARateAboveZeroAndQuitsOnQ) {
 // still be above zero within a few seconds, from the produced positions the consumer samples
 // without consuming. Without count-events, events/s is "-".
 TEST_F(Top, ShowsALiveByteRateBeforeAnySubBufferIsComplete) {
-    constexpr std::uint64_t subbuf = std::uint64_t{4} << 20;
+    constexpr std::uint64_t kSubbuf = std::uint64_t{4} << 20;
     auto s = startTickSession("top-live", {}, false,
-                              {{"subbuf-size", sdbus::Variant(subbuf)},
+                              {{"subbuf-size", sdbus::Variant(kSubbuf)},
                                {"subbuf-count", sdbus::Variant(std::uint64_t{2})}});
     const auto written = [&] {
         const auto figures = s->Statistics();
@@ -183,7 +183,7 @@ TEST_F(Top, ShowsALiveByteRateBeforeAnySubBufferIsComplete) {
     // Nothing but the buffers' first, empty packets (a page per stream, read when the app's
     // buffers were made) was read: no sub-buffer was complete.
     const std::uint64_t writtenNow = written();
-    EXPECT_LT(writtenNow, subbuf);
+    EXPECT_LT(writtenNow, kSubbuf);
     const auto figures = s->Statistics();
     ASSERT_EQ(figures.count("bytes-produced"), 1U);
     EXPECT_GT(figures.at("bytes-produced").get<std::uint64_t>(), writtenNow);

@@ -28,7 +28,7 @@
 
 namespace fs = std::filesystem;
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -66,9 +66,9 @@ pid_t runApp(int n, int m) {
     return static_cast<pid_t>(std::atol(r.out.c_str()));
 }
 
-std::vector<json> eventsOf(const std::string& dir, const std::string& name, pid_t pid) {
-    std::vector<json> out;
-    for (const json& e : traceEvents(dir, {name}))
+std::vector<Json> eventsOf(const std::string& dir, const std::string& name, pid_t pid) {
+    std::vector<Json> out;
+    for (const Json& e : traceEvents(dir, {name}))
         if (e["context"].contains("tid") && e["context"]["tid"] == pid)
             out.push_back(e);
     return out;
@@ -102,7 +102,7 @@ TEST_F(Uprobe, AFunctionProbeRecordsEachCallWithItsAddressAndDestroyRemovesIt) {
     const auto events = eventsOf(output("u-elf"), "work_entry", pid);
     ASSERT_EQ(events.size(), static_cast<std::size_t>(kCalls)) << "each call, once";
     std::set<std::uint64_t> ips;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         ASSERT_TRUE(e["fields"].contains("ip")) << e.dump();
         EXPECT_EQ(e["fields"].size(), 1u) << "lttng-modules' uprobe event: ip alone; " << e.dump();
         ips.insert(e["fields"]["ip"].get<std::uint64_t>());
@@ -126,7 +126,7 @@ TEST_F(Uprobe, AnSdtProbeRecordsItsArgumentsAndAReturnProbeTheReturnValue) {
     const auto ticks = eventsOf(output("u-sdt"), "tick", pid);
     ASSERT_EQ(ticks.size(), static_cast<std::size_t>(kTicks));
     std::map<std::int64_t, std::int64_t> byI;
-    for (const json& e : ticks) {
+    for (const Json& e : ticks) {
         ASSERT_TRUE(e["fields"].contains("ip") && e["fields"].contains("arg0") &&
                     e["fields"].contains("arg1"))
             << e.dump();
@@ -138,7 +138,7 @@ TEST_F(Uprobe, AnSdtProbeRecordsItsArgumentsAndAReturnProbeTheReturnValue) {
     const auto returns = eventsOf(output("u-sdt"), "work_return", pid);
     ASSERT_EQ(returns.size(), static_cast<std::size_t>(kCalls));
     std::multiset<std::int64_t> values;
-    for (const json& e : returns) {
+    for (const Json& e : returns) {
         ASSERT_TRUE(e["fields"].contains("ret") && e["fields"].contains("ip") &&
                     e["fields"].contains("parent_ip"))
             << e.dump();

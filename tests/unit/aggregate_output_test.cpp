@@ -15,12 +15,12 @@ using testing::TableEventClass;
 
 const TableEventClass tick{"tracectl_demo:tick",
                            "ust",
-                           {{"seq", FieldScope::payload, FieldKind::unsigned_integer},
-                            {"text", FieldScope::payload, FieldKind::string},
-                            {"triple", FieldScope::payload, FieldKind::unusable},
-                            {"vpid", FieldScope::common_context, FieldKind::signed_integer},
-                            {"procname", FieldScope::common_context, FieldKind::string},
-                            {"cpu_id", FieldScope::packet_context, FieldKind::unsigned_integer}}};
+                           {{"seq", FieldScope::Payload, FieldKind::UnsignedInteger},
+                            {"text", FieldScope::Payload, FieldKind::String},
+                            {"triple", FieldScope::Payload, FieldKind::Unusable},
+                            {"vpid", FieldScope::CommonContext, FieldKind::SignedInteger},
+                            {"procname", FieldScope::CommonContext, FieldKind::String},
+                            {"cpu_id", FieldScope::PacketContext, FieldKind::UnsignedInteger}}};
 
 /// Runs `source` on the records `values` (seq, text) of `tick`.
 struct Runner {
@@ -29,7 +29,7 @@ struct Runner {
     Binder binder;
     BoundEventClass bound;
     explicit Runner(const std::string& source)
-        : program(parse_program(source)), set(program), binder(program), bound(binder.bind(tick)) {}
+        : program(parseProgram(source)), set(program), binder(program), bound(binder.bind(tick)) {}
     void record(std::int64_t seq, const std::string& text = "alpha") {
         // The slots view these strings: they must outlive execute().
         const std::map<std::string, std::string> strings{{"text", text}, {"procname", "demo"}};
@@ -38,17 +38,17 @@ struct Runner {
     }
     std::string text() const {
         std::ostringstream out;
-        print_text(out, set);
+        printText(out, set);
         return out.str();
     }
 };
 
-ProgramError bind_error(const std::string& source, const EventClassView& event_class = tick) {
-    const Program program = parse_program(source);
+ProgramError bindError(const std::string& source, const EventClassView& eventClass = tick) {
+    const Program program = parseProgram(source);
     Binder binder(program);
     try {
-        binder.bind(event_class);
-        binder.check_references();
+        binder.bind(eventClass);
+        binder.checkReferences();
     } catch (const ProgramError& e) {
         return e;
     }
@@ -57,81 +57,81 @@ ProgramError bind_error(const std::string& source, const EventClassView& event_c
 }
 
 TEST(AggregateBinding, ProbeMatching) {
-    EXPECT_TRUE(probe_matches("tracectl_demo:tick", "tracectl_demo:tick", "ust"));
-    EXPECT_TRUE(probe_matches("tracectl_demo:*", "tracectl_demo:tick", "ust"));
-    EXPECT_TRUE(probe_matches("tracectl_demo:t?ck", "tracectl_demo:tick", "ust"));
-    EXPECT_FALSE(probe_matches("tracectl_demo:done", "tracectl_demo:tick", "ust"));
-    EXPECT_TRUE(probe_matches("sched:sched_switch", "sched_switch", "kernel"));
-    EXPECT_FALSE(probe_matches("sched:sched_switch", "sched_switch", "ust"));
-    EXPECT_TRUE(probe_matches("sched:*", "sched_wakeup", "kernel"));
-    EXPECT_FALSE(probe_matches("sched:*", "syscall_entry_write", "kernel"));
-    EXPECT_TRUE(probe_matches("sched_*", "sched_switch", "kernel"));
-    EXPECT_TRUE(probe_matches("ip:send", "ip:send", "kernel"));
-    EXPECT_TRUE(probe_matches("*:*", "ip:send", "kernel"));
+    EXPECT_TRUE(probeMatches("tracectl_demo:tick", "tracectl_demo:tick", "ust"));
+    EXPECT_TRUE(probeMatches("tracectl_demo:*", "tracectl_demo:tick", "ust"));
+    EXPECT_TRUE(probeMatches("tracectl_demo:t?ck", "tracectl_demo:tick", "ust"));
+    EXPECT_FALSE(probeMatches("tracectl_demo:done", "tracectl_demo:tick", "ust"));
+    EXPECT_TRUE(probeMatches("sched:sched_switch", "sched_switch", "kernel"));
+    EXPECT_FALSE(probeMatches("sched:sched_switch", "sched_switch", "ust"));
+    EXPECT_TRUE(probeMatches("sched:*", "sched_wakeup", "kernel"));
+    EXPECT_FALSE(probeMatches("sched:*", "syscall_entry_write", "kernel"));
+    EXPECT_TRUE(probeMatches("sched_*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probeMatches("ip:send", "ip:send", "kernel"));
+    EXPECT_TRUE(probeMatches("*:*", "ip:send", "kernel"));
     // *:* and *:E match kernel events as S:E does (sched_switch is sched:sched_switch).
-    EXPECT_TRUE(probe_matches("*:*", "sched_switch", "kernel"));
-    EXPECT_TRUE(probe_matches("*:*", "lttnglogger", "kernel"));
-    EXPECT_TRUE(probe_matches("*:sched_*", "sched_switch", "kernel"));
-    EXPECT_TRUE(probe_matches("*:sched_switch", "sched_switch", "kernel"));
-    EXPECT_FALSE(probe_matches("*:sched_*", "irq_handler_entry", "kernel"));
-    EXPECT_TRUE(probe_matches("s*:*", "sched_switch", "kernel"));
-    EXPECT_FALSE(probe_matches("s*:*", "irq_handler_entry", "kernel"));
-    EXPECT_FALSE(probe_matches("*:*", "sched_switch", "ust"));
+    EXPECT_TRUE(probeMatches("*:*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probeMatches("*:*", "lttnglogger", "kernel"));
+    EXPECT_TRUE(probeMatches("*:sched_*", "sched_switch", "kernel"));
+    EXPECT_TRUE(probeMatches("*:sched_switch", "sched_switch", "kernel"));
+    EXPECT_FALSE(probeMatches("*:sched_*", "irq_handler_entry", "kernel"));
+    EXPECT_TRUE(probeMatches("s*:*", "sched_switch", "kernel"));
+    EXPECT_FALSE(probeMatches("s*:*", "irq_handler_entry", "kernel"));
+    EXPECT_FALSE(probeMatches("*:*", "sched_switch", "ust"));
     // Events lttng-modules renames are matched by ftrace's system:event too.
-    EXPECT_TRUE(probe_matches("irq:softirq_entry", "irq_softirq_entry", "kernel"));
-    EXPECT_TRUE(probe_matches("kmem:kmalloc", "kmem_kmalloc", "kernel"));
-    EXPECT_TRUE(probe_matches("net:netif_receive_skb", "net_if_receive_skb", "kernel"));
-    EXPECT_TRUE(probe_matches("irq:softirq_*", "irq_softirq_raise", "kernel"));
-    EXPECT_TRUE(probe_matches("kmem:mm_page_*", "kmem_mm_page_alloc", "kernel"));
-    EXPECT_FALSE(probe_matches("irq:softirq_entry", "irq_softirq_exit", "kernel"));
-    EXPECT_FALSE(probe_matches("irq:softirq_*", "irq_handler_entry", "kernel"));
-    EXPECT_FALSE(probe_matches("irq:softirq_entry", "irq_softirq_entry", "ust"));
+    EXPECT_TRUE(probeMatches("irq:softirq_entry", "irq_softirq_entry", "kernel"));
+    EXPECT_TRUE(probeMatches("kmem:kmalloc", "kmem_kmalloc", "kernel"));
+    EXPECT_TRUE(probeMatches("net:netif_receive_skb", "net_if_receive_skb", "kernel"));
+    EXPECT_TRUE(probeMatches("irq:softirq_*", "irq_softirq_raise", "kernel"));
+    EXPECT_TRUE(probeMatches("kmem:mm_page_*", "kmem_mm_page_alloc", "kernel"));
+    EXPECT_FALSE(probeMatches("irq:softirq_entry", "irq_softirq_exit", "kernel"));
+    EXPECT_FALSE(probeMatches("irq:softirq_*", "irq_handler_entry", "kernel"));
+    EXPECT_FALSE(probeMatches("irq:softirq_entry", "irq_softirq_entry", "ust"));
 }
 
 TEST(AggregateBinding, UnknownFieldAtItsPosition) {
-    EXPECT_STREQ(bind_error("tracectl_demo:tick { @[sequence] = count(); }").what(),
+    EXPECT_STREQ(bindError("tracectl_demo:tick { @[sequence] = count(); }").what(),
                  "1:24: unknown field 'sequence': no event record matched by "
                  "tracectl_demo:tick has it");
     // A clause that matches nothing has nothing to say about its fields.
-    const Program p = parse_program("other:event { @[nope] = count(); }");
+    const Program p = parseProgram("other:event { @[nope] = count(); }");
     Binder b(p);
     EXPECT_TRUE(b.bind(tick).clauses.empty());
-    EXPECT_NO_THROW(b.check_references());
-    EXPECT_EQ(b.unmatched_probes(), std::vector<std::string>{"other:event"});
+    EXPECT_NO_THROW(b.checkReferences());
+    EXPECT_EQ(b.unmatchedProbes(), std::vector<std::string>{"other:event"});
 }
 
 TEST(AggregateBinding, TypeMismatches) {
-    EXPECT_STREQ(bind_error("tracectl_demo:tick { @ = quantize(text); }").what(),
+    EXPECT_STREQ(bindError("tracectl_demo:tick { @ = quantize(text); }").what(),
                  "1:35: quantize( ) needs an integer argument, not a string (in event class "
                  "'tracectl_demo:tick')");
-    EXPECT_STREQ(bind_error("tracectl_demo:tick { @ = sum(text); }").what(),
+    EXPECT_STREQ(bindError("tracectl_demo:tick { @ = sum(text); }").what(),
                  "1:30: sum( ) needs an integer argument, not a string (in event class "
                  "'tracectl_demo:tick')");
-    EXPECT_STREQ(bind_error("tracectl_demo:tick /text == 1/ { @ = count(); }").what(),
+    EXPECT_STREQ(bindError("tracectl_demo:tick /text == 1/ { @ = count(); }").what(),
                  "1:26: operator == compares a string with an integer (in event class "
                  "'tracectl_demo:tick')");
-    EXPECT_STREQ(bind_error("tracectl_demo:tick { @ = sum(seq + text); }").what(),
+    EXPECT_STREQ(bindError("tracectl_demo:tick { @ = sum(seq + text); }").what(),
                  "1:36: operator + needs an integer operand, not a string (in event class "
                  "'tracectl_demo:tick')");
-    EXPECT_STREQ(bind_error("tracectl_demo:tick { @[triple] = count(); }").what(),
+    EXPECT_STREQ(bindError("tracectl_demo:tick { @[triple] = count(); }").what(),
                  "1:24: field 'triple' of event class 'tracectl_demo:tick' is neither an "
                  "integer nor a string: it cannot be an aggregation key");
     // The message names the use of the field.
     const std::string unusable =
         "field 'triple' of event class 'tracectl_demo:tick' is neither an integer nor a string: ";
-    EXPECT_EQ(bind_error("tracectl_demo:tick { printf(\"%d\", triple); }").what(),
+    EXPECT_EQ(bindError("tracectl_demo:tick { printf(\"%d\", triple); }").what(),
               "1:35: " + unusable + "it cannot be printf( ) argument #2");
-    EXPECT_EQ(bind_error("tracectl_demo:tick { trace(triple); }").what(),
+    EXPECT_EQ(bindError("tracectl_demo:tick { trace(triple); }").what(),
               "1:28: " + unusable + "it cannot be trace( ) argument #1");
-    EXPECT_EQ(bind_error("tracectl_demo:tick /triple/ { @ = count(); }").what(),
+    EXPECT_EQ(bindError("tracectl_demo:tick /triple/ { @ = count(); }").what(),
               "1:21: " + unusable + "it cannot be used in a predicate");
-    EXPECT_EQ(bind_error("tracectl_demo:tick { x = triple; }").what(),
+    EXPECT_EQ(bindError("tracectl_demo:tick { x = triple; }").what(),
               "1:26: " + unusable + "it cannot be assigned to a variable");
-    EXPECT_EQ(bind_error("tracectl_demo:tick { a[triple] = 1; }").what(),
+    EXPECT_EQ(bindError("tracectl_demo:tick { a[triple] = 1; }").what(),
               "1:24: " + unusable + "it cannot be an associative array key");
-    EXPECT_EQ(bind_error("tracectl_demo:tick { @ = max(triple); }").what(),
+    EXPECT_EQ(bindError("tracectl_demo:tick { @ = max(triple); }").what(),
               "1:30: " + unusable + "it cannot be max( ) argument");
-    EXPECT_EQ(bind_error("tracectl_demo:tick { @[strjoin(text, triple)] = count(); }").what(),
+    EXPECT_EQ(bindError("tracectl_demo:tick { @[strjoin(text, triple)] = count(); }").what(),
               "1:38: " + unusable + "it cannot be strjoin( ) argument #2");
 }
 
@@ -152,24 +152,24 @@ TEST(AggregateBinding, APayloadMemberNamedLikeABuiltinIsReachedThroughArgs) {
     const TableEventClass wakeup{
         "sched_wakeup",
         "kernel",
-        {{"comm", FieldScope::payload, FieldKind::string},
-         {"pid", FieldScope::payload, FieldKind::signed_integer, 4},
-         {"tid", FieldScope::common_context, FieldKind::signed_integer, 4},
-         {"pid", FieldScope::common_context, FieldKind::signed_integer, 4},
-         {"cpu_id", FieldScope::packet_context, FieldKind::unsigned_integer}}};
+        {{"comm", FieldScope::Payload, FieldKind::String},
+         {"pid", FieldScope::Payload, FieldKind::SignedInteger, 4},
+         {"tid", FieldScope::CommonContext, FieldKind::SignedInteger, 4},
+         {"pid", FieldScope::CommonContext, FieldKind::SignedInteger, 4},
+         {"cpu_id", FieldScope::PacketContext, FieldKind::UnsignedInteger}}};
     for (const char* source : {"sched_wakeup { @[args[0]->pid, pid] = count(); }",
                                "sched_wakeup { @[_pid, pid] = count(); }"}) {
-        const Program program = parse_program(source);
+        const Program program = parseProgram(source);
         Binder binder(program);
         const BoundEventClass bound = binder.bind(wakeup);
-        binder.check_references();
+        binder.checkReferences();
         // The payload's pid (the woken thread) and the context's (the waker): two slots.
         ASSERT_EQ(bound.slots.size(), 2u) << source;
-        EXPECT_EQ(bound.slots[0].scope, FieldScope::payload) << source;
-        EXPECT_EQ(bound.slots[1].scope, FieldScope::common_context) << source;
+        EXPECT_EQ(bound.slots[0].scope, FieldScope::Payload) << source;
+        EXPECT_EQ(bound.slots[1].scope, FieldScope::CommonContext) << source;
     }
     EXPECT_NE(
-        bind_error("tracectl_demo:tick { @[args[0]->nosuch] = count(); }").message().find("nosuch"),
+        bindError("tracectl_demo:tick { @[args[0]->nosuch] = count(); }").message().find("nosuch"),
         std::string::npos);
     // A payload member is reached through args[] whatever its name.
     Runner r("tracectl_demo:tick { @[args[0]->seq] = count(); }");
@@ -195,17 +195,17 @@ TEST(AggregateEvaluation, PredicatesAndArithmetic) {
 TEST(AggregateEvaluation, TheDeepestExpressionsTheParserAcceptsBindAndEvaluate) {
     // Binding and evaluation recurse over the tree: the parser's limits bound them.
     std::string chain = "seq";
-    for (int i = 1; i < max_expression_height; ++i) {
+    for (int i = 1; i < kMaxExpressionHeight; ++i) {
         chain += "+1";
     }
     const std::string nested =
-        std::string(max_expression_nesting, '(') + "seq" + std::string(max_expression_nesting, ')');
-    const std::string negated = std::string(max_expression_nesting, '-') + "seq";
+        std::string(kMaxExpressionNesting, '(') + "seq" + std::string(kMaxExpressionNesting, ')');
+    const std::string negated = std::string(kMaxExpressionNesting, '-') + "seq";
     Runner r("tracectl_demo:tick { @c = sum(" + chain + "); @n = sum(" + nested + "); @m = sum(" +
              negated + "); }");
     r.record(5);
     const auto j = to_json(r.set);
-    EXPECT_EQ(j["aggregations"][0]["entries"][0]["value"], 5 + max_expression_height - 1);
+    EXPECT_EQ(j["aggregations"][0]["entries"][0]["value"], 5 + kMaxExpressionHeight - 1);
     EXPECT_EQ(j["aggregations"][1]["entries"][0]["value"], 5);
     EXPECT_EQ(j["aggregations"][2]["entries"][0]["value"], 5); // an even number of '-'
 }
@@ -345,14 +345,14 @@ TEST(AggregateText, IntegerKeysPrintByTheirTypesSize) {
     const TableEventClass narrow{
         "p:e",
         "ust",
-        {{"b", FieldScope::payload, FieldKind::signed_integer, 1},
-         {"h", FieldScope::payload, FieldKind::unsigned_integer, 2},
-         {"w", FieldScope::payload, FieldKind::unsigned_integer, 4},
-         {"q", FieldScope::payload, FieldKind::signed_integer, 8},
-         {"vpid", FieldScope::common_context, FieldKind::signed_integer, 8}}};
+        {{"b", FieldScope::Payload, FieldKind::SignedInteger, 1},
+         {"h", FieldScope::Payload, FieldKind::UnsignedInteger, 2},
+         {"w", FieldScope::Payload, FieldKind::UnsignedInteger, 4},
+         {"q", FieldScope::Payload, FieldKind::SignedInteger, 8},
+         {"vpid", FieldScope::CommonContext, FieldKind::SignedInteger, 8}}};
     const Program program =
-        parse_program("p:e { @b[b] = count(); @h[h] = count(); @w[w] = count(); @q[q] = count();\n"
-                      "@p[pid] = count(); @sum[w + 1] = count(); @cmp[b < 0] = count(); }");
+        parseProgram("p:e { @b[b] = count(); @h[h] = count(); @w[w] = count(); @q[q] = count();\n"
+                     "@p[pid] = count(); @sum[w + 1] = count(); @cmp[b < 0] = count(); }");
     Binder binder(program);
     AggregationSet set(program);
     const BoundEventClass bound = binder.bind(narrow);
@@ -361,7 +361,7 @@ TEST(AggregateText, IntegerKeysPrintByTheirTypesSize) {
         bound, {{"b", -2}, {"h", 65535}, {"w", 4294967295}, {"q", -2}, {"vpid", 77}}, none);
     execute(bound, slots.data(), set);
     std::ostringstream out;
-    print_text(out, set);
+    printText(out, set);
     EXPECT_EQ(out.str(), "\n 254                1\n"
                          "\n 65535                1\n"
                          "\n       -1                1\n"
@@ -433,7 +433,7 @@ TEST(AggregateJson, KeysThatAreNotUtf8AreReplacedNotFatal) {
     r.record(1, "bad\xff\xfe"
                 "comm");
     r.record(2, "good");
-    const std::string text = json_text(to_json(r.set));
+    const std::string text = jsonText(to_json(r.set));
     const auto j = nlohmann::json::parse(text);
     const auto& entries = j["aggregations"][0]["entries"];
     ASSERT_EQ(entries.size(), 2u);
@@ -449,14 +449,14 @@ TEST(AggregateJson, KeysThatAreNotUtf8AreReplacedNotFatal) {
 // system calls, and matched none of their records, which the trace names
 // syscall_entry_getppid: everything recorded was thrown away.
 TEST(AggregateProbes, SystemCallPatternsOnFtracesNamesMatchTheirRecords) {
-    using tracectl::aggregate::probe_matches;
-    EXPECT_TRUE(probe_matches("syscalls:sys_enter_getppid", "syscall_entry_getppid", "kernel"));
-    EXPECT_TRUE(probe_matches("syscalls:sys_enter_getpp*", "syscall_entry_getppid", "kernel"));
-    EXPECT_FALSE(probe_matches("syscalls:sys_enter_getpp*", "syscall_exit_getppid", "kernel"));
-    EXPECT_TRUE(probe_matches("syscalls:sys_exit_*", "syscall_exit_write", "kernel"));
-    EXPECT_TRUE(probe_matches("syscalls:*", "syscall_entry_write", "kernel"));
-    EXPECT_TRUE(probe_matches("syscalls:*", "syscall_exit_openat", "kernel"));
-    EXPECT_FALSE(probe_matches("syscalls:*", "sched_switch", "kernel"));
-    EXPECT_FALSE(probe_matches("syscalls:sys_enter_write", "syscall_entry_writev", "kernel"));
-    EXPECT_FALSE(probe_matches("syscalls:sys_enter_write", "syscall_entry_write", "ust"));
+    using tracectl::aggregate::probeMatches;
+    EXPECT_TRUE(probeMatches("syscalls:sys_enter_getppid", "syscall_entry_getppid", "kernel"));
+    EXPECT_TRUE(probeMatches("syscalls:sys_enter_getpp*", "syscall_entry_getppid", "kernel"));
+    EXPECT_FALSE(probeMatches("syscalls:sys_enter_getpp*", "syscall_exit_getppid", "kernel"));
+    EXPECT_TRUE(probeMatches("syscalls:sys_exit_*", "syscall_exit_write", "kernel"));
+    EXPECT_TRUE(probeMatches("syscalls:*", "syscall_entry_write", "kernel"));
+    EXPECT_TRUE(probeMatches("syscalls:*", "syscall_exit_openat", "kernel"));
+    EXPECT_FALSE(probeMatches("syscalls:*", "sched_switch", "kernel"));
+    EXPECT_FALSE(probeMatches("syscalls:sys_enter_write", "syscall_entry_writev", "kernel"));
+    EXPECT_FALSE(probeMatches("syscalls:sys_enter_write", "syscall_entry_write", "ust"));
 }

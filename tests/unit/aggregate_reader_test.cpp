@@ -64,7 +64,7 @@ private:
 
 /// A stream of one packet on `cpu`: tick i (i = 0..9) has value = i - 2 + offset,
 /// text "a" for even i and "b" for odd, time 1000 + i; other i has n = i.
-void write_stream(const fs::path& file, std::uint32_t cpu, std::int64_t offset) {
+void writeStream(const fs::path& file, std::uint32_t cpu, std::int64_t offset) {
     Bytes events;
     for (std::uint32_t i = 0; i < 10; ++i) {
         events.u32(0);
@@ -88,11 +88,11 @@ void write_stream(const fs::path& file, std::uint32_t cpu, std::int64_t offset) 
         .write(all.data(), static_cast<std::streamsize>(all.size()));
 }
 
-void write_trace(const fs::path& dir, int streams) {
+void writeTrace(const fs::path& dir, int streams) {
     fs::create_directories(dir);
     std::ofstream(dir / "metadata") << kMetadata;
     for (int s = 0; s < streams; ++s) {
-        write_stream(dir / ("chan_" + std::to_string(s)), static_cast<std::uint32_t>(s), 0);
+        writeStream(dir / ("chan_" + std::to_string(s)), static_cast<std::uint32_t>(s), 0);
     }
 }
 
@@ -119,7 +119,7 @@ protected:
     AggregationSet run(const std::string& path, const Program& program) {
         Binder binder(program);
         AggregationSet set(program);
-        read_traces(find_traces(path), program, binder, set);
+        readTraces(findTraces(path), program, binder, set);
         return set;
     }
 
@@ -127,21 +127,21 @@ protected:
 };
 
 TEST_F(AggregateReader, FindsEveryTraceBelowAFolder) {
-    write_trace(root_ / "a" / "ust" / "uid" / "0" / "64-bit", 1);
-    write_trace(root_ / "b", 1);
+    writeTrace(root_ / "a" / "ust" / "uid" / "0" / "64-bit", 1);
+    writeTrace(root_ / "b", 1);
     fs::create_directories(root_ / "empty");
-    const auto traces = find_traces(root_.string());
+    const auto traces = findTraces(root_.string());
     ASSERT_EQ(traces.size(), 2u);
     EXPECT_EQ(traces[0], (root_ / "a" / "ust" / "uid" / "0" / "64-bit").string());
     EXPECT_EQ(traces[1], (root_ / "b").string());
-    EXPECT_EQ(find_traces((root_ / "b").string()).size(), 1u);
-    EXPECT_THROW(find_traces((root_ / "empty").string()), TraceReadError);
-    EXPECT_THROW(find_traces((root_ / "missing").string()), TraceReadError);
+    EXPECT_EQ(findTraces((root_ / "b").string()).size(), 1u);
+    EXPECT_THROW(findTraces((root_ / "empty").string()), TraceReadError);
+    EXPECT_THROW(findTraces((root_ / "missing").string()), TraceReadError);
 }
 
 TEST_F(AggregateReader, ReadsFieldsCpuAndTimestamp) {
-    write_trace(root_ / "t", 1);
-    const Program p = parse_program(
+    writeTrace(root_ / "t", 1);
+    const Program p = parseProgram(
         "demo:tick { @s[text] = sum(value); @q = quantize(value); @t = max(timestamp);\n"
         "  @c[cpu] = count(); }\n"
         "demo:other /n > 4/ { @n = sum(n); }");
@@ -150,18 +150,18 @@ TEST_F(AggregateReader, ReadsFieldsCpuAndTimestamp) {
     EXPECT_EQ(value(set, 0, {std::string("a")}), 10);
     EXPECT_EQ(value(set, 0, {std::string("b")}), 15);
     const auto& buckets = set.sorted(1)[0].state->buckets();
-    EXPECT_EQ(buckets[static_cast<std::size_t>(quantize_bucket(-2))], 1);
-    EXPECT_EQ(buckets[static_cast<std::size_t>(quantize_bucket(0))], 1);
-    EXPECT_EQ(buckets[static_cast<std::size_t>(quantize_bucket(4))], 4); // 4, 5, 6, 7
+    EXPECT_EQ(buckets[static_cast<std::size_t>(quantizeBucket(-2))], 1);
+    EXPECT_EQ(buckets[static_cast<std::size_t>(quantizeBucket(0))], 1);
+    EXPECT_EQ(buckets[static_cast<std::size_t>(quantizeBucket(4))], 4); // 4, 5, 6, 7
     EXPECT_EQ(value(set, 2, {}), 1009);
     EXPECT_EQ(value(set, 3, {std::int64_t{0}}), 10);
     EXPECT_EQ(value(set, 4, {}), 5 + 6 + 7 + 8 + 9);
 }
 
 TEST_F(AggregateReader, SeveralStreamsAndTracesAreMerged) {
-    write_trace(root_ / "one", 3);
-    write_trace(root_ / "two", 2);
-    const Program p = parse_program("demo:* { @c[cpu] = count(); } demo:tick { @m = min(value); }");
+    writeTrace(root_ / "one", 3);
+    writeTrace(root_ / "two", 2);
+    const Program p = parseProgram("demo:* { @c[cpu] = count(); } demo:tick { @m = min(value); }");
     const AggregationSet set = run(root_.string(), p);
     EXPECT_EQ(value(set, 0, {std::int64_t{0}}), 40); // 2 traces x 20 records on cpu 0
     EXPECT_EQ(value(set, 0, {std::int64_t{1}}), 40);
@@ -171,7 +171,7 @@ TEST_F(AggregateReader, SeveralStreamsAndTracesAreMerged) {
 
 /// A trace whose stream has two packets of one tick each; the packet context counts the
 /// events the tracer discarded: 0 in the first packet, `discarded` in the second.
-void write_trace_with_discarded(const fs::path& dir, std::uint64_t discarded) {
+void writeTraceWithDiscarded(const fs::path& dir, std::uint64_t discarded) {
     std::string metadata = kMetadata;
     const std::string context = "packet.context := struct { uint64_t content_size; uint64_t "
                                 "packet_size; uint32_t cpu_id; };";
@@ -207,29 +207,28 @@ void write_trace_with_discarded(const fs::path& dir, std::uint64_t discarded) {
 }
 
 TEST_F(AggregateReader, CountsDiscardedEventRecords) {
-    write_trace_with_discarded(root_ / "t", 7);
-    const Program p = parse_program("demo:tick { @ = count(); }");
+    writeTraceWithDiscarded(root_ / "t", 7);
+    const Program p = parseProgram("demo:tick { @ = count(); }");
     Binder binder(p);
     AggregationSet set(p);
-    const ReadStatistics statistics = read_traces(find_traces(root_.string()), p, binder, set);
+    const ReadStatistics statistics = readTraces(findTraces(root_.string()), p, binder, set);
     EXPECT_EQ(value(set, 0, {}), 2);
-    EXPECT_EQ(statistics.discarded_events, 7u);
-    EXPECT_TRUE(statistics.discarded_exact);
+    EXPECT_EQ(statistics.discardedEvents, 7u);
+    EXPECT_TRUE(statistics.discardedExact);
     // And none where none were.
-    write_trace(root_ / "u", 1);
-    Binder other_binder(p);
+    writeTrace(root_ / "u", 1);
+    Binder otherBinder(p);
     AggregationSet other(p);
-    EXPECT_EQ(
-        read_traces(find_traces((root_ / "u").string()), p, other_binder, other).discarded_events,
-        0u);
+    EXPECT_EQ(readTraces(findTraces((root_ / "u").string()), p, otherBinder, other).discardedEvents,
+              0u);
 }
 
 TEST_F(AggregateReader, ErrorsWhileReading) {
-    write_trace(root_ / "one", 2);
-    write_trace(root_ / "two", 2);
+    writeTrace(root_ / "one", 2);
+    writeTrace(root_ / "two", 2);
     const auto error = [&](const std::string& source) -> std::string {
         try {
-            run(root_.string(), parse_program(source));
+            run(root_.string(), parseProgram(source));
         } catch (const ProgramError& e) {
             return e.what();
         }
@@ -244,7 +243,7 @@ TEST_F(AggregateReader, ErrorsWhileReading) {
     EXPECT_EQ(error("demo:* { @[n] = count(); }"), "no error");
     fs::create_directories(root_ / "bad");
     std::ofstream(root_ / "bad" / "metadata") << "/* CTF 1.8 */ this is not TSDL";
-    EXPECT_THROW(run((root_ / "bad").string(), parse_program("demo:tick { @ = count(); }")),
+    EXPECT_THROW(run((root_ / "bad").string(), parseProgram("demo:tick { @ = count(); }")),
                  TraceReadError);
 }
 

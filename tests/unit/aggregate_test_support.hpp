@@ -37,8 +37,8 @@ public:
             }
             ++index;
         }
-        if (scope == FieldScope::timestamp) {
-            return FieldDescription{scope, 0, FieldKind::signed_integer};
+        if (scope == FieldScope::Timestamp) {
+            return FieldDescription{scope, 0, FieldKind::SignedInteger};
         }
         return std::nullopt;
     }
@@ -56,8 +56,8 @@ public:
                 if (f.scope != d.scope) {
                     continue;
                 }
-                if (index++ == d.index || d.scope == FieldScope::timestamp) {
-                    if (f.kind == FieldKind::string) {
+                if (index++ == d.index || d.scope == FieldScope::Timestamp) {
+                    if (f.kind == FieldKind::String) {
                         v.string = strings.at(f.name);
                     } else {
                         v.integer = integers.at(f.name);

@@ -10,48 +10,48 @@
 using namespace tracectl::cli;
 
 TEST(CliCreateOptions, RelativeOutputIsMadeAbsoluteAgainstCwd) {
-    EXPECT_EQ(absolute_output_path("traces/web", "/home/alice"), "/home/alice/traces/web");
-    EXPECT_EQ(absolute_output_path("./traces/", "/home/alice"), "/home/alice/traces");
-    EXPECT_EQ(absolute_output_path("../bob/t", "/home/alice"), "/home/bob/t");
-    EXPECT_EQ(absolute_output_path(".", "/home/alice"), "/home/alice");
+    EXPECT_EQ(absoluteOutputPath("traces/web", "/home/alice"), "/home/alice/traces/web");
+    EXPECT_EQ(absoluteOutputPath("./traces/", "/home/alice"), "/home/alice/traces");
+    EXPECT_EQ(absoluteOutputPath("../bob/t", "/home/alice"), "/home/bob/t");
+    EXPECT_EQ(absoluteOutputPath(".", "/home/alice"), "/home/alice");
 }
 
 TEST(CliCreateOptions, AbsoluteOutputIsNormalized) {
-    EXPECT_EQ(absolute_output_path("/var/traces", "/home/alice"), "/var/traces");
-    EXPECT_EQ(absolute_output_path("/var//traces/./x/../", "/home/alice"), "/var/traces");
-    EXPECT_EQ(absolute_output_path("/", "/home/alice"), "/");
+    EXPECT_EQ(absoluteOutputPath("/var/traces", "/home/alice"), "/var/traces");
+    EXPECT_EQ(absoluteOutputPath("/var//traces/./x/../", "/home/alice"), "/var/traces");
+    EXPECT_EQ(absoluteOutputPath("/", "/home/alice"), "/");
 }
 
 TEST(CliCreateOptions, EmptyOutputStaysEmpty) {
-    EXPECT_EQ(absolute_output_path("", "/home/alice"), "");
+    EXPECT_EQ(absoluteOutputPath("", "/home/alice"), "");
 }
 
 TEST(CliCreateOptions, OnlyGivenOptionsAreSent) {
-    EXPECT_TRUE(create_session_options(std::nullopt, false).empty());
-    const auto both = create_session_options(std::string{"/t"}, true);
+    EXPECT_TRUE(createSessionOptions(std::nullopt, false).empty());
+    const auto both = createSessionOptions(std::string{"/t"}, true);
     EXPECT_EQ(both, (CreateOptions{{"output-path", std::string{"/t"}},
                                    {"mode", std::string{"snapshot"}}}));
-    const auto output_only = create_session_options(std::string{"/t"}, false);
-    EXPECT_EQ(output_only, (CreateOptions{{"output-path", std::string{"/t"}}}));
-    EXPECT_EQ(create_session_options(std::nullopt, false, std::string{"per-pid"}),
+    const auto outputOnly = createSessionOptions(std::string{"/t"}, false);
+    EXPECT_EQ(outputOnly, (CreateOptions{{"output-path", std::string{"/t"}}}));
+    EXPECT_EQ(createSessionOptions(std::nullopt, false, std::string{"per-pid"}),
               (CreateOptions{{"buffer-ownership", std::string{"per-pid"}}}));
 }
 
 TEST(CliCreateOptions, SetUrlIsSentAsTypedAsUrl) {
     NetworkOutput network;
     network.url = "net://[::1]:6000";
-    EXPECT_EQ(create_session_options(std::nullopt, false, std::nullopt, network),
+    EXPECT_EQ(createSessionOptions(std::nullopt, false, std::nullopt, network),
               (CreateOptions{{"url", std::string{"net://[::1]:6000"}}}));
     network.url = "file:///var/traces/web"; // the daemon takes it as output-path
-    EXPECT_EQ(create_session_options(std::nullopt, false, std::nullopt, network),
+    EXPECT_EQ(createSessionOptions(std::nullopt, false, std::nullopt, network),
               (CreateOptions{{"url", std::string{"file:///var/traces/web"}}}));
 }
 
 TEST(CliCreateOptions, ControlAndDataUrlsAreSentApart) {
     NetworkOutput network;
-    network.ctrl_url = "tcp://10.0.0.5:5342";
-    network.data_url = "tcp6://[fd00::5]:5343";
-    EXPECT_EQ(create_session_options(std::nullopt, false, std::string{"per-uid"}, network),
+    network.ctrlUrl = "tcp://10.0.0.5:5342";
+    network.dataUrl = "tcp6://[fd00::5]:5343";
+    EXPECT_EQ(createSessionOptions(std::nullopt, false, std::string{"per-uid"}, network),
               (CreateOptions{{"control-url", std::string{"tcp://10.0.0.5:5342"}},
                              {"data-url", std::string{"tcp6://[fd00::5]:5343"}},
                              {"buffer-ownership", std::string{"per-uid"}}}));
@@ -59,14 +59,14 @@ TEST(CliCreateOptions, ControlAndDataUrlsAreSentApart) {
 
 TEST(CliCreateOptions, LiveIsModeLiveWithTheTimerAsAnUnsigned64) {
     NetworkOutput network;
-    network.live_timer_us = 250000;
-    const CreateOptions live = create_session_options(std::nullopt, false, std::nullopt, network);
+    network.liveTimerUs = 250000;
+    const CreateOptions live = createSessionOptions(std::nullopt, false, std::nullopt, network);
     EXPECT_EQ(live, (CreateOptions{{"mode", std::string{"live"}},
                                    {"live-timer", std::uint64_t{250000}}}));
     // D-Bus "t", not a string: the daemon reads live-timer as uint64.
     ASSERT_TRUE(std::holds_alternative<std::uint64_t>(live.at("live-timer")));
     network.url = "net://relay";
-    EXPECT_EQ(create_session_options(std::nullopt, false, std::nullopt, network),
+    EXPECT_EQ(createSessionOptions(std::nullopt, false, std::nullopt, network),
               (CreateOptions{{"mode", std::string{"live"}},
                              {"live-timer", std::uint64_t{250000}},
                              {"url", std::string{"net://relay"}}}));
@@ -78,29 +78,29 @@ TEST(CliCreateOptions, StreamsWhenAUrlOrLiveIsGiven) {
     url.url = "net://relay";
     EXPECT_TRUE(url.streams());
     NetworkOutput apart;
-    apart.ctrl_url = "tcp://a:1";
-    apart.data_url = "tcp://a:2";
+    apart.ctrlUrl = "tcp://a:1";
+    apart.dataUrl = "tcp://a:2";
     EXPECT_TRUE(apart.streams());
     NetworkOutput live;
-    live.live_timer_us = default_live_timer_us;
+    live.liveTimerUs = kDefaultLiveTimerUs;
     EXPECT_TRUE(live.streams()); // to net://127.0.0.1, the daemon's default
 }
 
 TEST(CliLiveTimer, NoValueIsLttngsDefault) {
-    EXPECT_EQ(parse_live_timer(""), std::optional<std::uint64_t>{1000000});
-    EXPECT_EQ(default_live_timer_us, 1000000U);
+    EXPECT_EQ(parseLiveTimer(""), std::optional<std::uint64_t>{1000000});
+    EXPECT_EQ(kDefaultLiveTimerUs, 1000000U);
 }
 
 TEST(CliLiveTimer, DecimalMicrosecondsFromOneTo32Bits) {
-    EXPECT_EQ(parse_live_timer("1"), std::optional<std::uint64_t>{1});
-    EXPECT_EQ(parse_live_timer("250000"), std::optional<std::uint64_t>{250000});
-    EXPECT_EQ(parse_live_timer("4294967295"), std::optional<std::uint64_t>{4294967295});
+    EXPECT_EQ(parseLiveTimer("1"), std::optional<std::uint64_t>{1});
+    EXPECT_EQ(parseLiveTimer("250000"), std::optional<std::uint64_t>{250000});
+    EXPECT_EQ(parseLiveTimer("4294967295"), std::optional<std::uint64_t>{4294967295});
 }
 
 TEST(CliLiveTimer, AnythingElseIsRefused) {
     for (const char* text : {"0", "-1", "+5", " 5", "5 ", "1s", "1e6", "0x10", "s1", "4294967296",
                              "99999999999999999999999"}) {
-        EXPECT_EQ(parse_live_timer(text), std::nullopt) << text;
+        EXPECT_EQ(parseLiveTimer(text), std::nullopt) << text;
     }
 }
 
@@ -108,7 +108,7 @@ namespace {
 
 /// check_create_output()'s verdict as "OPTION: MESSAGE", "" when accepted.
 std::string verdict(const CreateOutputFlags& given) {
-    const auto problem = check_create_output(given);
+    const auto problem = checkCreateOutput(given);
     return problem ? problem->option + ": " + problem->message : "";
 }
 
@@ -134,14 +134,14 @@ TEST(CliCreateOutputCheck, ControlAndDataUrlsGoTogether) {
     EXPECT_EQ(verdict({.data_url = true}),
               "--data-url: needs --ctrl-url too (lttng-relayd's control and data connections "
               "go together)");
-    EXPECT_EQ(check_create_output({.data_url = true, .live = true})->option, "--data-url");
+    EXPECT_EQ(checkCreateOutput({.data_url = true, .live = true})->option, "--data-url");
 }
 
 TEST(CliCreateOutputCheck, SetUrlExcludesControlAndDataUrls) {
     EXPECT_EQ(verdict({.url = true, .ctrl_url = true, .data_url = true}),
               "--set-url: give either --set-url or --ctrl-url with --data-url, not both");
     // One of the pair alone is named for the missing other first.
-    EXPECT_EQ(check_create_output({.url = true, .ctrl_url = true})->option, "--ctrl-url");
+    EXPECT_EQ(checkCreateOutput({.url = true, .ctrl_url = true})->option, "--ctrl-url");
 }
 
 TEST(CliCreateOutputCheck, OutputExcludesEveryUrl) {
@@ -166,12 +166,12 @@ TEST(CliCreateOutputCheck, LiveIsNeitherSnapshotNorLocal) {
 TEST(AutoSession, NameIsAutoAndTheLocalTimeAsLttngCreateGivesIt) {
     ::setenv("TZ", "UTC", 1);
     ::tzset();
-    EXPECT_EQ(auto_session_name(std::time_t{1796172245}), "auto-20261202-004405");
-    EXPECT_EQ(auto_session_name(std::time_t{0}), "auto-19700101-000000");
+    EXPECT_EQ(autoSessionName(std::time_t{1796172245}), "auto-20261202-004405");
+    EXPECT_EQ(autoSessionName(std::time_t{0}), "auto-19700101-000000");
 }
 
 TEST(AutoSession, OutputIsTheNameAloneUnderLttngTraces) {
-    EXPECT_EQ(auto_session_output("/home/alice", "auto-20261202-010405"),
+    EXPECT_EQ(autoSessionOutput("/home/alice", "auto-20261202-010405"),
               "/home/alice/lttng-traces/auto-20261202-010405");
-    EXPECT_EQ(auto_session_output("/root/", "auto-1"), "/root/lttng-traces/auto-1");
+    EXPECT_EQ(autoSessionOutput("/root/", "auto-1"), "/root/lttng-traces/auto-1");
 }

@@ -69,11 +69,11 @@ TEST_F(CurrentSessionTest, EachBusHasItsOwn) {
 TEST_F(CurrentSessionTest, ForgetIfRemovesOnlyThatName) {
     const CurrentSession current(dir_, "system");
     current.write("kept");
-    EXPECT_FALSE(current.forget_if("other"));
+    EXPECT_FALSE(current.forgetIf("other"));
     EXPECT_EQ(current.read(), "kept");
-    EXPECT_TRUE(current.forget_if("kept"));
+    EXPECT_TRUE(current.forgetIf("kept"));
     EXPECT_EQ(current.read(), std::nullopt);
-    EXPECT_FALSE(current.forget_if("kept"));
+    EXPECT_FALSE(current.forgetIf("kept"));
 }
 
 TEST_F(CurrentSessionTest, WithoutARuntimeFolderNothingIsKeptAndWritingSaysWhy) {
@@ -86,7 +86,7 @@ TEST_F(CurrentSessionTest, WithoutARuntimeFolderNothingIsKeptAndWritingSaysWhy) 
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("XDG_RUNTIME_DIR"), std::string::npos) << e.what();
     }
-    EXPECT_FALSE(current.forget_if("x"));
+    EXPECT_FALSE(current.forgetIf("x"));
 }
 
 TEST_F(CurrentSessionTest, AFileThatHoldsNoNameIsReportedNotUsed) {
@@ -97,7 +97,7 @@ TEST_F(CurrentSessionTest, AFileThatHoldsNoNameIsReportedNotUsed) {
           std::string("\xff\xfe"), std::string(300, 'a'), std::string("nul\0byte", 8)}) {
         std::ofstream(current.file(), std::ios::trunc) << bad;
         EXPECT_THROW(current.read(), std::runtime_error) << "contents: " << bad;
-        EXPECT_FALSE(current.forget_if("good")); // a bad file is never taken for a name
+        EXPECT_FALSE(current.forgetIf("good")); // a bad file is never taken for a name
     }
 }
 
@@ -132,7 +132,7 @@ TEST_F(CurrentSessionTest, AFolderOthersMayWriteToOrASymbolicLinkIsRefused) {
                                            fs::perms::others_write | fs::perms::others_exec);
     EXPECT_THROW(current.read(), std::runtime_error);
     EXPECT_THROW(current.write("other"), std::runtime_error);
-    EXPECT_FALSE(current.forget_if("mine"));
+    EXPECT_FALSE(current.forgetIf("mine"));
     fs::permissions(dir_ / "tracectl", fs::perms::owner_all);
     EXPECT_EQ(current.read(), "mine");
 
@@ -153,12 +153,12 @@ TEST_F(CurrentSessionTest, NamesThatCannotBeSessionNamesAreNotWritten) {
 
 TEST(CurrentSessionKey, AddressKeysAreStableAndDistinct) {
     // FNV-1a 64 of the empty string is its offset basis.
-    EXPECT_EQ(CurrentSession::address_bus_key(""), "address-cbf29ce484222325");
-    EXPECT_EQ(CurrentSession::address_bus_key("unix:path=/run/a"),
-              CurrentSession::address_bus_key("unix:path=/run/a"));
-    EXPECT_NE(CurrentSession::address_bus_key("unix:path=/run/a"),
-              CurrentSession::address_bus_key("unix:path=/run/b"));
-    EXPECT_EQ(CurrentSession::address_bus_key("x").size(), std::string("address-").size() + 16);
+    EXPECT_EQ(CurrentSession::addressBusKey(""), "address-cbf29ce484222325");
+    EXPECT_EQ(CurrentSession::addressBusKey("unix:path=/run/a"),
+              CurrentSession::addressBusKey("unix:path=/run/a"));
+    EXPECT_NE(CurrentSession::addressBusKey("unix:path=/run/a"),
+              CurrentSession::addressBusKey("unix:path=/run/b"));
+    EXPECT_EQ(CurrentSession::addressBusKey("x").size(), std::string("address-").size() + 16);
 }
 
 } // namespace

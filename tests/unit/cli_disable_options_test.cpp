@@ -18,12 +18,12 @@ struct Line {
     DisableCommandLine cl;
     Line() {
         app.require_subcommand(1);
-        add_disable_commands(app, cl);
+        addDisableCommands(app, cl);
     }
     void parse(std::vector<std::string> args) {
         std::vector<std::string> reversed(args.rbegin(), args.rend());
         app.parse(reversed);
-        finish_disable_commands(cl);
+        finishDisableCommands(cl);
     }
 };
 
@@ -32,18 +32,18 @@ struct Line {
 TEST(CliDisable, DisableEventTakesAPatternListOrAll) {
     Line l;
     l.parse({"disable-event", "-u", "a:x,b:*", "-s", "sess", "-c", "chan"});
-    EXPECT_EQ(l.cl.event.domain, Domain::ust);
+    EXPECT_EQ(l.cl.event.domain, Domain::Ust);
     EXPECT_EQ(l.cl.event.patterns, (std::vector<std::string>{"a:x", "b:*"}));
     EXPECT_EQ(l.cl.event.session, "sess");
     EXPECT_EQ(l.cl.event.channel, "chan");
 
     Line all;
     all.parse({"disable-event", "-k", "--all-events"});
-    EXPECT_EQ(all.cl.event.domain, Domain::kernel);
+    EXPECT_EQ(all.cl.event.domain, Domain::Kernel);
     EXPECT_EQ(all.cl.event.patterns, (std::vector<std::string>{""})); // every rule
     EXPECT_FALSE(all.cl.event.session);
     EXPECT_EQ(all.cl.event.channel, ""); // channel0
-    EXPECT_FALSE(all.cl.disable_channel->parsed());
+    EXPECT_FALSE(all.cl.disableChannel->parsed());
 }
 
 TEST(CliDisable, DisableEventUsageErrors) {
@@ -57,7 +57,7 @@ TEST(CliDisable, DisableEventUsageErrors) {
 TEST(CliDisable, DisableChannelTakesANameList) {
     Line l;
     l.parse({"disable-channel", "-k", "one,two", "--session", "s"});
-    EXPECT_EQ(l.cl.channel.domain, Domain::kernel);
+    EXPECT_EQ(l.cl.channel.domain, Domain::Kernel);
     EXPECT_EQ(l.cl.channel.names, (std::vector<std::string>{"one", "two"}));
     EXPECT_EQ(l.cl.channel.session, "s");
     EXPECT_THROW(Line().parse({"disable-channel", "-u"}), CLI::ParseError);

@@ -24,13 +24,13 @@ struct EnableEventLine {
     EventSelectionFlags flags;
     std::string loglevel;
     std::string exclude;
-    CLI::Option* loglevel_option = nullptr;
-    CLI::Option* exclude_option = nullptr;
+    CLI::Option* loglevelOption = nullptr;
+    CLI::Option* excludeOption = nullptr;
 
     EnableEventLine() {
-        add_event_selection(app, flags);
-        loglevel_option = app.add_option("--loglevel", loglevel);
-        exclude_option = app.add_option("-x,--exclude", exclude);
+        addEventSelection(app, flags);
+        loglevelOption = app.add_option("--loglevel", loglevel);
+        excludeOption = app.add_option("-x,--exclude", exclude);
     }
 
     /// Parses `args` and resolves them; throws CLI::ParseError as tracectl's
@@ -38,13 +38,13 @@ struct EnableEventLine {
     EventSelection parse(std::vector<std::string> args) {
         std::vector<std::string> reversed(args.rbegin(), args.rend());
         app.parse(reversed);
-        return resolve_event_selection(flags, {loglevel_option, exclude_option});
+        return resolveEventSelection(flags, {loglevelOption, excludeOption});
     }
 };
 
 /// The message of the CLI::ParseError that parsing `args` throws, or
 /// nullopt when it does not throw.
-std::optional<std::string> usage_error(std::vector<std::string> args) {
+std::optional<std::string> usageError(std::vector<std::string> args) {
     EnableEventLine line;
     try {
         line.parse(std::move(args));
@@ -62,83 +62,83 @@ bool contains(const std::optional<std::string>& text, const std::string& part) {
 } // namespace
 
 TEST(CliKernelDomain, DomainNames) {
-    EXPECT_STREQ(domain_name(Domain::ust), "ust");
-    EXPECT_STREQ(domain_name(Domain::kernel), "kernel");
-    EXPECT_STREQ(domain_label(Domain::kernel), "Kernel");
+    EXPECT_STREQ(domainName(Domain::Ust), "ust");
+    EXPECT_STREQ(domainName(Domain::Kernel), "kernel");
+    EXPECT_STREQ(domainLabel(Domain::Kernel), "Kernel");
 }
 
 TEST(CliKernelDomain, ExactlyOneOfUserspaceAndKernel) {
-    EXPECT_EQ(EnableEventLine{}.parse({"-u", "p:e"}).domain, Domain::ust);
-    EXPECT_EQ(EnableEventLine{}.parse({"--userspace", "p:e"}).domain, Domain::ust);
-    EXPECT_EQ(EnableEventLine{}.parse({"-k", "sched:*"}).domain, Domain::kernel);
-    EXPECT_EQ(EnableEventLine{}.parse({"--kernel", "sched:*"}).domain, Domain::kernel);
-    EXPECT_TRUE(contains(usage_error({"sched:*"}), "-u (user space"));
-    EXPECT_TRUE(contains(usage_error({"-u", "-k", "sched:*"}), "excludes"));
-    EXPECT_TRUE(contains(usage_error({"-k", "-u", "sched:*"}), "excludes"));
+    EXPECT_EQ(EnableEventLine{}.parse({"-u", "p:e"}).domain, Domain::Ust);
+    EXPECT_EQ(EnableEventLine{}.parse({"--userspace", "p:e"}).domain, Domain::Ust);
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "sched:*"}).domain, Domain::Kernel);
+    EXPECT_EQ(EnableEventLine{}.parse({"--kernel", "sched:*"}).domain, Domain::Kernel);
+    EXPECT_TRUE(contains(usageError({"sched:*"}), "-u (user space"));
+    EXPECT_TRUE(contains(usageError({"-u", "-k", "sched:*"}), "excludes"));
+    EXPECT_TRUE(contains(usageError({"-k", "-u", "sched:*"}), "excludes"));
 }
 
 TEST(CliKernelDomain, DomainFlagsOnOtherCommands) {
     CLI::App app{"test", "add-context"};
     DomainFlags flags;
-    add_domain_flags(app, flags);
+    addDomainFlags(app, flags);
     app.parse(std::vector<std::string>{"-k"});
-    EXPECT_EQ(chosen_domain(flags), Domain::kernel);
+    EXPECT_EQ(chosenDomain(flags), Domain::Kernel);
 
     CLI::App none{"test", "add-context"};
-    DomainFlags no_flags;
-    add_domain_flags(none, no_flags);
+    DomainFlags noFlags;
+    addDomainFlags(none, noFlags);
     none.parse(std::vector<std::string>{});
-    EXPECT_THROW(chosen_domain(no_flags), CLI::ValidationError);
+    EXPECT_THROW(chosenDomain(noFlags), CLI::ValidationError);
 }
 
 TEST(CliKernelDomain, KernelPatternListIsOneCallEach) {
     const EventSelection s = EnableEventLine{}.parse({"-k", "sched:*,net:net_dev_xmit,,*"});
-    EXPECT_EQ(s.kernel_calls, (std::vector<KernelEventCall>{
-                                  {"sched:*", false}, {"net:net_dev_xmit", false}, {"*", false}}));
-    EXPECT_TRUE(s.ust_pattern.empty());
+    EXPECT_EQ(s.kernelCalls, (std::vector<KernelEventCall>{
+                                 {"sched:*", false}, {"net:net_dev_xmit", false}, {"*", false}}));
+    EXPECT_TRUE(s.ustPattern.empty());
     // A name given twice is one call.
-    EXPECT_EQ(EnableEventLine{}.parse({"-k", "sched:a,sched:a"}).kernel_calls.size(), 1u);
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "sched:a,sched:a"}).kernelCalls.size(), 1u);
 }
 
 TEST(CliKernelDomain, SyscallListAndAll) {
-    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "openat,close"}).kernel_calls,
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "openat,close"}).kernelCalls,
               (std::vector<KernelEventCall>{{"openat", true}, {"close", true}}));
-    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "-a"}).kernel_calls,
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "-a"}).kernelCalls,
               (std::vector<KernelEventCall>{{"*", true}}));
-    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "*"}).kernel_calls,
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--syscall", "*"}).kernelCalls,
               (std::vector<KernelEventCall>{{"*", true}}));
     // -a alone: every tracepoint.
-    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--all"}).kernel_calls,
+    EXPECT_EQ(EnableEventLine{}.parse({"-k", "--all"}).kernelCalls,
               (std::vector<KernelEventCall>{{"*", false}}));
-    EXPECT_EQ(EnableEventLine{}.parse({"-u", "-a"}).ust_pattern, "*");
+    EXPECT_EQ(EnableEventLine{}.parse({"-u", "-a"}).ustPattern, "*");
 }
 
 TEST(CliKernelDomain, RefusedCombinations) {
-    EXPECT_TRUE(contains(usage_error({"-k"}), "give event names or -a/--all"));
-    EXPECT_TRUE(contains(usage_error({"-k", "--syscall"}), "system call names"));
-    EXPECT_TRUE(contains(usage_error({"-k", "-a", "sched:*"}), "not both"));
-    EXPECT_TRUE(contains(usage_error({"-k", ",,"}), "names no event"));
-    EXPECT_TRUE(contains(usage_error({"-k", "sched:*", "--loglevel", "info"}),
+    EXPECT_TRUE(contains(usageError({"-k"}), "give event names or -a/--all"));
+    EXPECT_TRUE(contains(usageError({"-k", "--syscall"}), "system call names"));
+    EXPECT_TRUE(contains(usageError({"-k", "-a", "sched:*"}), "not both"));
+    EXPECT_TRUE(contains(usageError({"-k", ",,"}), "names no event"));
+    EXPECT_TRUE(contains(usageError({"-k", "sched:*", "--loglevel", "info"}),
                          "--loglevel: is for user-space events (-u) only"));
-    EXPECT_TRUE(contains(usage_error({"-k", "sched:*", "-x", "sched:a"}),
+    EXPECT_TRUE(contains(usageError({"-k", "sched:*", "-x", "sched:a"}),
                          "--exclude: is for user-space events (-u) only"));
-    EXPECT_TRUE(contains(usage_error({"-u", "--syscall", "write"}), "kernel events (-k) only"));
-    EXPECT_TRUE(contains(usage_error({"-u"}), "give a PATTERN or -a/--all"));
-    EXPECT_TRUE(contains(usage_error({"-u", "-a", "p:*"}), "not both"));
+    EXPECT_TRUE(contains(usageError({"-u", "--syscall", "write"}), "kernel events (-k) only"));
+    EXPECT_TRUE(contains(usageError({"-u"}), "give a PATTERN or -a/--all"));
+    EXPECT_TRUE(contains(usageError({"-u", "-a", "p:*"}), "not both"));
     // UST patterns are not split.
-    EXPECT_EQ(EnableEventLine{}.parse({"-u", "a:b,c:d", "--loglevel", "info"}).ust_pattern,
+    EXPECT_EQ(EnableEventLine{}.parse({"-u", "a:b,c:d", "--loglevel", "info"}).ustPattern,
               "a:b,c:d");
 }
 
 TEST(CliKernelDomain, SplitCommas) {
-    EXPECT_EQ(split_commas("a,b,,c,"), (std::vector<std::string>{"a", "b", "c"}));
-    EXPECT_TRUE(split_commas("").empty());
-    EXPECT_TRUE(split_commas(",").empty());
+    EXPECT_EQ(splitCommas("a,b,,c,"), (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_TRUE(splitCommas("").empty());
+    EXPECT_TRUE(splitCommas(",").empty());
 }
 
 namespace {
 
-std::vector<KernelTracepoint> some_tracepoints() {
+std::vector<KernelTracepoint> someTracepoints() {
     return {
         {"sched", "sched_switch", {{"prev_comm", "char[16]"}, {"prev_pid", "pid_t"}}},
         {"net", "net_dev_xmit", {{"len", "unsigned int"}}},
@@ -149,19 +149,19 @@ std::vector<KernelTracepoint> some_tracepoints() {
 } // namespace
 
 TEST(CliKernelDomain, TracepointsTextIsSorted) {
-    EXPECT_EQ(format_kernel_tracepoints(some_tracepoints(), false),
+    EXPECT_EQ(formatKernelTracepoints(someTracepoints(), false),
               "net:net_dev_xmit\nsched:sched_switch\nsched:sched_wakeup\n");
-    EXPECT_EQ(format_kernel_tracepoints(some_tracepoints(), true), "net:net_dev_xmit\n"
-                                                                   "    unsigned int len\n"
-                                                                   "sched:sched_switch\n"
-                                                                   "    char[16] prev_comm\n"
-                                                                   "    pid_t prev_pid\n"
-                                                                   "sched:sched_wakeup\n");
-    EXPECT_EQ(format_kernel_tracepoints({}, true), "No kernel tracepoints.\n");
+    EXPECT_EQ(formatKernelTracepoints(someTracepoints(), true), "net:net_dev_xmit\n"
+                                                                "    unsigned int len\n"
+                                                                "sched:sched_switch\n"
+                                                                "    char[16] prev_comm\n"
+                                                                "    pid_t prev_pid\n"
+                                                                "sched:sched_wakeup\n");
+    EXPECT_EQ(formatKernelTracepoints({}, true), "No kernel tracepoints.\n");
 }
 
 TEST(CliKernelDomain, TracepointsJson) {
-    const json parsed = json::parse(format_kernel_tracepoints_json(some_tracepoints()));
+    const json parsed = json::parse(formatKernelTracepointsJson(someTracepoints()));
     const json expected = json::parse(R"([
         {"system": "net", "event": "net_dev_xmit", "lttng_name": "net_dev_xmit",
          "fields": [{"name": "len", "type": "unsigned int"}]},
@@ -171,7 +171,7 @@ TEST(CliKernelDomain, TracepointsJson) {
         {"system": "sched", "event": "sched_wakeup", "lttng_name": "sched_wakeup", "fields": []}
     ])");
     EXPECT_EQ(parsed, expected);
-    EXPECT_EQ(format_kernel_tracepoints_json({}), "[]\n");
+    EXPECT_EQ(formatKernelTracepointsJson({}), "[]\n");
 }
 
 // Both names of an event: ftrace's system:event, then lttng-modules' name
@@ -186,7 +186,7 @@ TEST(CliKernelDomain, TracepointsShowTheirLttngModulesName) {
         {"lttng_statedump", "lttng_statedump_process_state", {{"tid", "pid_t"}}},
         {"ip", "send", {}},
     };
-    EXPECT_EQ(format_kernel_tracepoints(tracepoints, false),
+    EXPECT_EQ(formatKernelTracepoints(tracepoints, false),
               "ip:send\n"
               "irq:softirq_entry (irq_softirq_entry)\n"
               "kmem:mm_page_alloc (kmem_mm_page_alloc)\n"
@@ -194,9 +194,9 @@ TEST(CliKernelDomain, TracepointsShowTheirLttngModulesName) {
               "net:netif_receive_skb (net_if_receive_skb)\n"
               "syscalls:sys_enter_write (syscall_entry_write)\n"
               "timer:hrtimer_start (timer_hrtimer_start)\n");
-    EXPECT_EQ(format_kernel_tracepoints({tracepoints[0]}, true),
+    EXPECT_EQ(formatKernelTracepoints({tracepoints[0]}, true),
               "irq:softirq_entry (irq_softirq_entry)\n    unsigned int vec\n");
-    const json parsed = json::parse(format_kernel_tracepoints_json(tracepoints));
+    const json parsed = json::parse(formatKernelTracepointsJson(tracepoints));
     ASSERT_EQ(parsed.size(), tracepoints.size());
     EXPECT_FALSE(parsed[0].contains("lttng_name")) << "the ip provider's probes have none";
     EXPECT_EQ(parsed[1]["lttng_name"], "irq_softirq_entry");
@@ -216,39 +216,39 @@ TEST(CliKernelDomain, LiveProbesNamedAsLttngModulesDoAreKernelEvents) {
         {"ip", "receive", {}},
     };
     using D = std::vector<Domain>;
-    const D k{Domain::kernel};
-    const D u{Domain::ust};
-    const D both{Domain::kernel, Domain::ust};
-    EXPECT_EQ(live_probe_domains("sched_switch", kernel), k);
-    EXPECT_EQ(live_probe_domains("lttng_statedump_process_state", kernel), k);
-    EXPECT_EQ(live_probe_domains("syscall_entry_getppid", kernel), k);
-    EXPECT_EQ(live_probe_domains("irq_softirq_entry", kernel), k);
+    const D k{Domain::Kernel};
+    const D u{Domain::Ust};
+    const D both{Domain::Kernel, Domain::Ust};
+    EXPECT_EQ(liveProbeDomains("sched_switch", kernel), k);
+    EXPECT_EQ(liveProbeDomains("lttng_statedump_process_state", kernel), k);
+    EXPECT_EQ(liveProbeDomains("syscall_entry_getppid", kernel), k);
+    EXPECT_EQ(liveProbeDomains("irq_softirq_entry", kernel), k);
     // With a wildcard, the kernel's and any app's event it matches.
-    EXPECT_EQ(live_probe_domains("lttng_statedump_*", kernel), both);
-    EXPECT_EQ(live_probe_domains("sched_sw?tch", kernel), both);
+    EXPECT_EQ(liveProbeDomains("lttng_statedump_*", kernel), both);
+    EXPECT_EQ(liveProbeDomains("sched_sw?tch", kernel), both);
     // As before: system:event, the ip provider, apps' provider:event.
-    EXPECT_EQ(live_probe_domains("sched:sched_switch", kernel), k);
-    EXPECT_EQ(live_probe_domains("syscalls:sys_enter_*", kernel), k);
-    EXPECT_EQ(live_probe_domains("ip:receive", kernel), k);
-    EXPECT_EQ(live_probe_domains("ip:send", {}), k);
-    EXPECT_EQ(live_probe_domains("tracectl_demo:tick", kernel), u);
-    EXPECT_EQ(live_probe_domains("tracectl_demo:*", kernel), u);
+    EXPECT_EQ(liveProbeDomains("sched:sched_switch", kernel), k);
+    EXPECT_EQ(liveProbeDomains("syscalls:sys_enter_*", kernel), k);
+    EXPECT_EQ(liveProbeDomains("ip:receive", kernel), k);
+    EXPECT_EQ(liveProbeDomains("ip:send", {}), k);
+    EXPECT_EQ(liveProbeDomains("tracectl_demo:tick", kernel), u);
+    EXPECT_EQ(liveProbeDomains("tracectl_demo:*", kernel), u);
     // Not a kernel event's trace name (ftrace's own without its system is no record's
     // name), or no kernel domain for this caller: UST.
-    EXPECT_EQ(live_probe_domains("softirq_entry", kernel), u);
-    EXPECT_EQ(live_probe_domains("no_such_event", kernel), u);
+    EXPECT_EQ(liveProbeDomains("softirq_entry", kernel), u);
+    EXPECT_EQ(liveProbeDomains("no_such_event", kernel), u);
     // issue 40 (B12): a kernel system's event that does not exist names no probe (it was
     // sent to UST, recorded nothing and exited 0); without a kernel list, UST as ever.
-    EXPECT_EQ(live_probe_domains("syscalls:sys_enter_nosuchcall", kernel), D{});
-    EXPECT_EQ(live_probe_domains("sched:no_such", kernel), D{});
-    EXPECT_EQ(live_probe_domains("syscalls:sys_enter_nosuchcall", {}), u);
-    EXPECT_EQ(live_probe_domains("sched*:no_such", kernel), u);
-    EXPECT_EQ(live_probe_domains("sched_switch", {}), u);
+    EXPECT_EQ(liveProbeDomains("syscalls:sys_enter_nosuchcall", kernel), D{});
+    EXPECT_EQ(liveProbeDomains("sched:no_such", kernel), D{});
+    EXPECT_EQ(liveProbeDomains("syscalls:sys_enter_nosuchcall", {}), u);
+    EXPECT_EQ(liveProbeDomains("sched*:no_such", kernel), u);
+    EXPECT_EQ(liveProbeDomains("sched_switch", {}), u);
 }
 
 namespace {
 
-PropertyMap kernel_properties() {
+PropertyMap kernelProperties() {
     return {
         {"Name", json("k")},
         {"KernelChannels", json::array({json::array({"kchan", 1048576u, 4u, false, 0u, 200u, true}),
@@ -265,7 +265,7 @@ PropertyMap kernel_properties() {
 } // namespace
 
 TEST(CliKernelDomain, KernelSection) {
-    EXPECT_EQ(format_kernel_section(kernel_properties()),
+    EXPECT_EQ(formatKernelSection(kernelProperties()),
               "Kernel domain:\n"
               "  Channels:\n"
               "    kchan  subbuf 1048576 x 4, discard, switch timer off, read timer 200 us\n"
@@ -282,7 +282,7 @@ TEST(CliKernelDomain, KernelSection) {
 
 TEST(CliKernelDomain, KernelSectionOfADaemonWithoutDisable) {
     // Rows without the trailing `enabled` (before DisableEvents existed).
-    EXPECT_EQ(format_kernel_section(
+    EXPECT_EQ(formatKernelSection(
                   {{"KernelChannels", json::array({json::array({"k", 4096u, 2u, false, 0u, 0u})})},
                    {"KernelEvents", json::array({json::array({"k", "sched:*", false, ""})})}}),
               "Kernel domain:\n"
@@ -293,21 +293,21 @@ TEST(CliKernelDomain, KernelSectionOfADaemonWithoutDisable) {
 }
 
 TEST(CliKernelDomain, KernelSectionOnlyWhatThereIs) {
-    EXPECT_EQ(format_kernel_section({{"KernelChannels", json::array()},
-                                     {"KernelEvents", json::array()},
-                                     {"KernelContexts", json::array()}}),
+    EXPECT_EQ(formatKernelSection({{"KernelChannels", json::array()},
+                                   {"KernelEvents", json::array()},
+                                   {"KernelContexts", json::array()}}),
               "");
-    EXPECT_EQ(format_kernel_section({}), "");
-    EXPECT_EQ(format_kernel_section({{"KernelContexts", json::array({json::array({"c", "pid"})})},
-                                     {"KernelEvents", json::array({json("not a rule")})}}),
+    EXPECT_EQ(formatKernelSection({}), "");
+    EXPECT_EQ(formatKernelSection({{"KernelContexts", json::array({json::array({"c", "pid"})})},
+                                   {"KernelEvents", json::array({json("not a rule")})}}),
               "Kernel domain:\n  Contexts:\n    c  pid\n");
 }
 
 TEST(CliKernelDomain, ShowPrintsTheKernelSectionNotRawLines) {
-    PropertyMap properties = kernel_properties();
+    PropertyMap properties = kernelProperties();
     properties["Channels"] = json::array();
-    const SessionView view = session_view_from_properties("/s", properties);
-    const std::string details = format_session_details(view, nullptr);
+    const SessionView view = sessionViewFromProperties("/s", properties);
+    const std::string details = formatSessionDetails(view, nullptr);
     EXPECT_EQ(details.find("KernelChannels:"), std::string::npos) << details;
     EXPECT_EQ(details.find("KernelEvents:"), std::string::npos) << details;
     EXPECT_NE(details.find("Channels: []\n"), std::string::npos) << details;
@@ -316,17 +316,17 @@ TEST(CliKernelDomain, ShowPrintsTheKernelSectionNotRawLines) {
     EXPECT_NE(details.find("    kchan  syscall openat [disabled]\n"), std::string::npos) << details;
 
     // Without kernel content: neither the section nor the empty properties.
-    const SessionView ust = session_view_from_properties("/s", {{"Name", json("u")},
-                                                                {"KernelChannels", json::array()},
-                                                                {"KernelEvents", json::array()},
-                                                                {"KernelContexts", json::array()}});
-    EXPECT_EQ(format_session_details(ust, nullptr), "Name: u\n");
+    const SessionView ust = sessionViewFromProperties("/s", {{"Name", json("u")},
+                                                             {"KernelChannels", json::array()},
+                                                             {"KernelEvents", json::array()},
+                                                             {"KernelContexts", json::array()}});
+    EXPECT_EQ(formatSessionDetails(ust, nullptr), "Name: u\n");
 }
 
 TEST(CliKernelDomain, ShowJsonHasTheKernelProperties) {
-    const SessionView view = session_view_from_properties("/s", kernel_properties());
-    const json parsed = json::parse(format_session_json(view));
-    EXPECT_EQ(parsed["KernelChannels"], kernel_properties()["KernelChannels"]);
+    const SessionView view = sessionViewFromProperties("/s", kernelProperties());
+    const json parsed = json::parse(formatSessionJson(view));
+    EXPECT_EQ(parsed["KernelChannels"], kernelProperties()["KernelChannels"]);
     EXPECT_EQ(parsed["KernelEvents"][1], json::array({"kchan", "openat", true, "", false}));
     EXPECT_EQ(parsed["KernelContexts"][0], json::array({"kchan", "tid"}));
 }
@@ -337,7 +337,7 @@ TEST(CliKernelDomain, EveryCallIsMadeAndEachFailureReported) {
     std::ostringstream err;
     const std::vector<KernelEventCall> calls{
         {"sched:*", false}, {"nosuch:x", false}, {"net:*", false}};
-    const ExitStatus status = enable_kernel_event_calls(
+    const ExitStatus status = enableKernelEventCalls(
         calls, "channel0",
         [&](const KernelEventCall& call) {
             made.push_back(call.pattern);
@@ -348,7 +348,7 @@ TEST(CliKernelDomain, EveryCallIsMadeAndEachFailureReported) {
         },
         out, err);
     EXPECT_EQ(made, (std::vector<std::string>{"sched:*", "nosuch:x", "net:*"}));
-    EXPECT_EQ(status, ExitStatus::daemon_error);
+    EXPECT_EQ(status, ExitStatus::DaemonError);
     EXPECT_EQ(out.str(), "Kernel event sched:* enabled in channel channel0.\n"
                          "Kernel event net:* enabled in channel channel0.\n");
     EXPECT_EQ(err.str(), "tracectl: nosuch:x: org.tracectl.Tracing1.Error.InvalidArgument: no "
@@ -359,23 +359,23 @@ TEST(CliKernelDomain, SyscallCallsSucceedingAndAnUnreachableDaemonStops) {
     std::ostringstream out;
     std::ostringstream err;
     EXPECT_EQ(
-        enable_kernel_event_calls(
+        enableKernelEventCalls(
             {{"openat", true}, {"close", true}}, "k", [](const KernelEventCall&) {}, out, err),
-        ExitStatus::success);
+        ExitStatus::Success);
     EXPECT_EQ(out.str(), "Kernel syscall openat enabled in channel k.\n"
                          "Kernel syscall close enabled in channel k.\n");
     EXPECT_EQ(err.str(), "");
 
     int made = 0;
     std::ostringstream err2;
-    EXPECT_EQ(enable_kernel_event_calls(
+    EXPECT_EQ(enableKernelEventCalls(
                   {{"a:b", false}, {"c:d", false}}, "k",
                   [&](const KernelEventCall&) {
                       ++made;
                       throw sdbus::Error("org.freedesktop.DBus.Error.NoReply", "");
                   },
                   out, err2),
-              ExitStatus::unreachable);
+              ExitStatus::Unreachable);
     EXPECT_EQ(made, 1);
     EXPECT_EQ(err2.str(), "tracectl: a:b: org.freedesktop.DBus.Error.NoReply\n");
 }
@@ -385,18 +385,18 @@ namespace {
 // --userspace-probe's PATH is made absolute as lttng(1) makes it: looked up
 // in $PATH without a '/', taken from the current folder when relative.
 TEST(CliUserspaceProbe, PathsAreMadeAbsoluteAsLttngMakesThem) {
-    using tracectl::cli::resolve_userspace_probe;
-    EXPECT_EQ(resolve_userspace_probe("elf:/usr/bin/../bin/true:main", "", "/x"),
+    using tracectl::cli::resolveUserspaceProbe;
+    EXPECT_EQ(resolveUserspaceProbe("elf:/usr/bin/../bin/true:main", "", "/x"),
               "elf:/usr/bin/true:main");
-    EXPECT_EQ(resolve_userspace_probe("sdt:app/prog:prov:probe", "", "/home/u"),
+    EXPECT_EQ(resolveUserspaceProbe("sdt:app/prog:prov:probe", "", "/home/u"),
               "sdt:/home/u/app/prog:prov:probe");
-    EXPECT_EQ(resolve_userspace_probe("true:main%return", "/nonexistent:/usr/bin", "/x"),
+    EXPECT_EQ(resolveUserspaceProbe("true:main%return", "/nonexistent:/usr/bin", "/x"),
               "elf:/usr/bin/true:main%return")
         << "no '/': the first regular file of that name in $PATH; no elf: is elf:";
-    EXPECT_THROW(resolve_userspace_probe("tracectl-no-such-program:main", "/usr/bin", "/x"),
+    EXPECT_THROW(resolveUserspaceProbe("tracectl-no-such-program:main", "/usr/bin", "/x"),
                  CLI::ValidationError);
-    EXPECT_THROW(resolve_userspace_probe("elf:/a:0x1000", "", "/x"), CLI::ValidationError);
-    EXPECT_THROW(resolve_userspace_probe("kprobe:/a:b", "", "/x"), CLI::ValidationError);
+    EXPECT_THROW(resolveUserspaceProbe("elf:/a:0x1000", "", "/x"), CLI::ValidationError);
+    EXPECT_THROW(resolveUserspaceProbe("kprobe:/a:b", "", "/x"), CLI::ValidationError);
 }
 
 } // namespace

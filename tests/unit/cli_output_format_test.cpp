@@ -18,7 +18,7 @@ protected:
     }
 };
 
-std::optional<std::string> fake_user_name(std::uint32_t uid) {
+std::optional<std::string> fakeUserName(std::uint32_t uid) {
     if (uid == 1000) {
         return "alice";
     }
@@ -27,7 +27,7 @@ std::optional<std::string> fake_user_name(std::uint32_t uid) {
 
 SessionView session(const std::string& name, std::uint32_t owner, std::uint64_t created,
                     const std::string& state = "created") {
-    return session_view_from_properties(
+    return sessionViewFromProperties(
         "/org/tracectl/Tracing1/session/" + name,
         {
             {"Id", json("0123abcd-0000-4000-8000-00000000000" + std::to_string(owner % 10))},
@@ -42,8 +42,8 @@ SessionView session(const std::string& name, std::uint32_t owner, std::uint64_t 
 }
 
 /// A session with the statistics properties as variant_json gives them.
-SessionView session_with_statistics(const std::string& name, std::uint64_t discarded,
-                                    std::uint64_t lost) {
+SessionView sessionWithStatistics(const std::string& name, std::uint64_t discarded,
+                                  std::uint64_t lost) {
     SessionView view = session(name, 1000, 1, "active");
     view.properties["Statistics"] =
         json{{"events-recorded", 123456}, {"events-discarded", discarded},
@@ -58,19 +58,19 @@ SessionView session_with_statistics(const std::string& name, std::uint64_t disca
                                        {"chunk-bytes", 1024}}}),
                      json::array({"ust", "big",
                                   json{{"events-recorded", 456}, {"bytes-written", 512u << 10}}})});
-    return session_view_from_properties(view.object_path, view.properties);
+    return sessionViewFromProperties(view.objectPath, view.properties);
 }
 
 } // namespace
 
 TEST_F(CliOutputFormat, EmptyListSaysSo) {
-    EXPECT_EQ(format_session_table({}, fake_user_name), "No sessions.\n");
+    EXPECT_EQ(formatSessionTable({}, fakeUserName), "No sessions.\n");
 }
 
 TEST_F(CliOutputFormat, TableIsAlignedWithUserNamesOrUids) {
     const std::vector<SessionView> sessions{session("web", 1000, 1, "active"),
                                             session("database-io", 4242, 2)};
-    EXPECT_EQ(format_session_table(sessions, fake_user_name),
+    EXPECT_EQ(formatSessionTable(sessions, fakeUserName),
               "NAME         STATE    MODE    OWNER  DISCARDED  LOST  OUTPUT\n"
               "web          active   normal  alice  -          -     /traces/web\n"
               "database-io  created  normal  4242   -          -     /traces/database-io\n");
@@ -78,19 +78,19 @@ TEST_F(CliOutputFormat, TableIsAlignedWithUserNamesOrUids) {
 
 TEST_F(CliOutputFormat, TableWidthCountsCodePoints) {
     const std::vector<SessionView> sessions{session("\xC3\xA9t\xC3\xA9", 1000, 1)};
-    const std::string table = format_session_table(sessions, nullptr);
+    const std::string table = formatSessionTable(sessions, nullptr);
     EXPECT_NE(table.find("NAME  STATE"), std::string::npos) << table;
     EXPECT_NE(table.find("\xC3\xA9t\xC3\xA9   created"), std::string::npos) << table;
 }
 
 TEST_F(CliOutputFormat, OwnerFallsBackToUid) {
-    EXPECT_EQ(format_owner(1000, fake_user_name), "alice");
-    EXPECT_EQ(format_owner(7, fake_user_name), "7");
-    EXPECT_EQ(format_owner(7, nullptr), "7");
+    EXPECT_EQ(formatOwner(1000, fakeUserName), "alice");
+    EXPECT_EQ(formatOwner(7, fakeUserName), "7");
+    EXPECT_EQ(formatOwner(7, nullptr), "7");
 }
 
 TEST_F(CliOutputFormat, TimestampIsLocalTime) {
-    EXPECT_EQ(format_timestamp(1714557600123456), "2024-05-01 10:00:00 UTC");
+    EXPECT_EQ(formatTimestamp(1714557600123456), "2024-05-01 10:00:00 UTC");
 }
 
 TEST_F(CliOutputFormat, DetailsMarkDisabledChannelsAndRules) {
@@ -101,7 +101,7 @@ TEST_F(CliOutputFormat, DetailsMarkDisabledChannelsAndRules) {
     view.properties.emplace("Events", json::parse(R"([["c1","a:x","all",-1,[],false,""],)"
                                                   R"(["c1","a:x","all",-1,[],false,"seq < 5"],)"
                                                   R"(["c1","a:y","all",-1,[],true,""]])"));
-    const std::string details = format_session_details(view, fake_user_name);
+    const std::string details = formatSessionDetails(view, fakeUserName);
     EXPECT_NE(details.find("true]]  [disabled: c0]\n"), std::string::npos) << details;
     EXPECT_NE(details.find("\"\"]]  [disabled: c1/a:x, c1/a:x (filter: seq < 5)]\n"),
               std::string::npos)
@@ -109,14 +109,14 @@ TEST_F(CliOutputFormat, DetailsMarkDisabledChannelsAndRules) {
     // Nothing disabled: no note.
     SessionView all = session("web", 1000, 1714557600123456, "active");
     all.properties.emplace("Channels", json::parse(R"([["c1",4096,2,false,0,0,true]])"));
-    EXPECT_EQ(format_session_details(all, fake_user_name).find("[disabled"), std::string::npos);
+    EXPECT_EQ(formatSessionDetails(all, fakeUserName).find("[disabled"), std::string::npos);
 }
 
 TEST_F(CliOutputFormat, DetailsListWellKnownPropertiesFirst) {
     SessionView view = session("web", 1000, 1714557600123456, "active");
     view.properties.emplace("Channels", json::parse(R"([["ust","channel0"]])"));
     view.properties.emplace("BytesWritten", json(std::uint64_t{4096}));
-    EXPECT_EQ(format_session_details(view, fake_user_name),
+    EXPECT_EQ(formatSessionDetails(view, fakeUserName),
               "Name:            web\n"
               "Id:              0123abcd-0000-4000-8000-000000000000\n"
               "State:           active\n"
@@ -130,32 +130,32 @@ TEST_F(CliOutputFormat, DetailsListWellKnownPropertiesFirst) {
 }
 
 TEST_F(CliOutputFormat, DetailsShowUnresolvableOwnerAsUid) {
-    const std::string details = format_session_details(session("s", 4242, 0), fake_user_name);
+    const std::string details = formatSessionDetails(session("s", 4242, 0), fakeUserName);
     EXPECT_NE(details.find("Owner:           4242\n"), std::string::npos) << details;
 }
 
 TEST_F(CliOutputFormat, DetailsNeverFailOnUnexpectedTypes) {
     const SessionView view =
-        session_view_from_properties("/p", {{"Owner", json("not a uid")},
-                                            {"CreationTime", json::parse(R"({"a":1})")},
-                                            {"Weird", json(nullptr)},
-                                            {"Flag", json(true)}});
-    EXPECT_EQ(format_session_details(view, fake_user_name), "Owner:        not a uid\n"
-                                                            "CreationTime: {\"a\":1}\n"
-                                                            "Flag:         true\n"
-                                                            "Weird:        \n");
+        sessionViewFromProperties("/p", {{"Owner", json("not a uid")},
+                                         {"CreationTime", json::parse(R"({"a":1})")},
+                                         {"Weird", json(nullptr)},
+                                         {"Flag", json(true)}});
+    EXPECT_EQ(formatSessionDetails(view, fakeUserName), "Owner:        not a uid\n"
+                                                        "CreationTime: {\"a\":1}\n"
+                                                        "Flag:         true\n"
+                                                        "Weird:        \n");
 }
 
 TEST_F(CliOutputFormat, PropertyValuesForPeople) {
-    EXPECT_EQ(format_property_value(json("text")), "text");
-    EXPECT_EQ(format_property_value(json(12)), "12");
-    EXPECT_EQ(format_property_value(json(false)), "false");
-    EXPECT_EQ(format_property_value(json(nullptr)), "");
-    EXPECT_EQ(format_property_value(json::parse(R"({"k":[1,2]})")), R"({"k":[1,2]})");
+    EXPECT_EQ(formatPropertyValue(json("text")), "text");
+    EXPECT_EQ(formatPropertyValue(json(12)), "12");
+    EXPECT_EQ(formatPropertyValue(json(false)), "false");
+    EXPECT_EQ(formatPropertyValue(json(nullptr)), "");
+    EXPECT_EQ(formatPropertyValue(json::parse(R"({"k":[1,2]})")), R"({"k":[1,2]})");
 }
 
 TEST_F(CliOutputFormat, SessionJsonHasTypedProperties) {
-    const json parsed = json::parse(format_session_json(session("web", 1000, 1714557600123456)));
+    const json parsed = json::parse(formatSessionJson(session("web", 1000, 1714557600123456)));
     ASSERT_TRUE(parsed.is_object());
     EXPECT_EQ(parsed.size(), 8U);
     EXPECT_EQ(parsed.at("Name"), "web");
@@ -167,33 +167,33 @@ TEST_F(CliOutputFormat, SessionJsonHasTypedProperties) {
 
 TEST_F(CliOutputFormat, SessionsJsonIsAnArrayInOrder) {
     const json parsed =
-        json::parse(format_sessions_json({session("a", 1000, 1), session("b", 0, 2)}));
+        json::parse(formatSessionsJson({session("a", 1000, 1), session("b", 0, 2)}));
     ASSERT_TRUE(parsed.is_array());
     ASSERT_EQ(parsed.size(), 2U);
     EXPECT_EQ(parsed[0].at("Name"), "a");
     EXPECT_EQ(parsed[1].at("Name"), "b");
-    EXPECT_EQ(format_sessions_json({}), "[]\n");
+    EXPECT_EQ(formatSessionsJson({}), "[]\n");
 }
 
 TEST_F(CliOutputFormat, JsonNeverFailsOnInvalidUtf8) {
-    const SessionView view = session_view_from_properties("/p", {{"Name", json("bad\xFF")}});
-    EXPECT_NO_THROW((void)format_session_json(view));
+    const SessionView view = sessionViewFromProperties("/p", {{"Name", json("bad\xFF")}});
+    EXPECT_NO_THROW((void)formatSessionJson(view));
 }
 
 TEST_F(CliOutputFormat, OneLineMessages) {
     EXPECT_EQ(
-        format_created(session("web", 1000, 1)),
+        formatCreated(session("web", 1000, 1)),
         "Session web created (id 0123abcd-0000-4000-8000-000000000000, output /traces/web)\n");
-    EXPECT_EQ(format_started("web"), "Tracing started for session web.\n");
-    EXPECT_EQ(format_stopped("web"), "Tracing stopped for session web.\n");
-    EXPECT_EQ(format_destroyed("web"), "Session web destroyed.\n");
-    EXPECT_EQ(format_nothing_destroyed(), "No sessions to destroy.\n");
+    EXPECT_EQ(formatStarted("web"), "Tracing started for session web.\n");
+    EXPECT_EQ(formatStopped("web"), "Tracing stopped for session web.\n");
+    EXPECT_EQ(formatDestroyed("web"), "Session web destroyed.\n");
+    EXPECT_EQ(formatNothingDestroyed(), "No sessions to destroy.\n");
 }
 
 TEST_F(CliOutputFormat, TableShowsDiscardedAndLostTotals) {
-    const std::vector<SessionView> sessions{session_with_statistics("web", 120, 3),
-                                            session_with_statistics("db", 0, 0)};
-    EXPECT_EQ(format_session_table(sessions, fake_user_name),
+    const std::vector<SessionView> sessions{sessionWithStatistics("web", 120, 3),
+                                            sessionWithStatistics("db", 0, 0)};
+    EXPECT_EQ(formatSessionTable(sessions, fakeUserName),
               "NAME  STATE   MODE    OWNER  DISCARDED  LOST  OUTPUT\n"
               "web   active  normal  alice  120        3     /traces/web\n"
               "db    active  normal  alice  0          0     /traces/db\n");
@@ -201,7 +201,7 @@ TEST_F(CliOutputFormat, TableShowsDiscardedAndLostTotals) {
 
 TEST_F(CliOutputFormat, DetailsEndWithTheStatisticsSection) {
     const std::string details =
-        format_session_details(session_with_statistics("web", 120, 3), fake_user_name);
+        formatSessionDetails(sessionWithStatistics("web", 120, 3), fakeUserName);
     EXPECT_EQ(details.find("Statistics:        {"), std::string::npos) << details;
     EXPECT_EQ(details.find("ChannelStatistics:"), std::string::npos) << details;
     const std::string section = "CreationTime:    1970-01-01 00:00:00 UTC\n"
@@ -220,21 +220,21 @@ TEST_F(CliOutputFormat, DetailsEndWithTheStatisticsSection) {
 
 // Found by a fresh-user pass: apps refused for want of fds were only in --json.
 TEST_F(CliOutputFormat, DetailsSayHowManyAppsWereRefused) {
-    SessionView view = session_with_statistics("web", 0, 0);
-    EXPECT_EQ(format_session_details(view, fake_user_name).find("Apps refused"), std::string::npos);
+    SessionView view = sessionWithStatistics("web", 0, 0);
+    EXPECT_EQ(formatSessionDetails(view, fakeUserName).find("Apps refused"), std::string::npos);
     view.properties["Statistics"]["apps-refused"] = 2;
-    view = session_view_from_properties(view.object_path, view.properties);
-    EXPECT_NE(format_session_details(view, fake_user_name)
+    view = sessionViewFromProperties(view.objectPath, view.properties);
+    EXPECT_NE(formatSessionDetails(view, fakeUserName)
                   .find("  Current chunk:     1.5 KiB\n  Apps refused:      2 (the consumer had "
                         "no file descriptors for their buffers)\n"),
               std::string::npos)
-        << format_session_details(view, fake_user_name);
+        << formatSessionDetails(view, fakeUserName);
 }
 
 TEST_F(CliOutputFormat, DetailsSayWhenNothingWasSampledYet) {
     SessionView view = session("web", 1000, 1);
     view.properties["Statistics"] = json{{"sampled-at", 0}};
-    const std::string details = format_session_details(view, fake_user_name);
+    const std::string details = formatSessionDetails(view, fakeUserName);
     // No events-recorded key: the session does not count events.
     EXPECT_NE(details.find("Statistics (not sampled yet):\n  Events recorded:   not counted\n"),
               std::string::npos)
@@ -243,7 +243,7 @@ TEST_F(CliOutputFormat, DetailsSayWhenNothingWasSampledYet) {
 }
 
 TEST_F(CliOutputFormat, JsonHasStatisticsAsObjects) {
-    const json parsed = json::parse(format_session_json(session_with_statistics("web", 120, 3)));
+    const json parsed = json::parse(formatSessionJson(sessionWithStatistics("web", 120, 3)));
     EXPECT_EQ(parsed.at("Statistics").at("events-discarded"), 120);
     EXPECT_EQ(parsed.at("Statistics").at("sampled-at"), 77000000);
     const json& channels = parsed.at("ChannelStatistics");
@@ -255,7 +255,7 @@ TEST_F(CliOutputFormat, JsonHasStatisticsAsObjects) {
     EXPECT_EQ(channels[0].at("packets-lost"), 3);
     EXPECT_EQ(channels[1].at("channel"), "big");
     EXPECT_FALSE(channels[1].contains("packets-lost")); // what the daemon left out stays out
-    const json listed = json::parse(format_sessions_json({session_with_statistics("a", 1, 0)}));
+    const json listed = json::parse(formatSessionsJson({sessionWithStatistics("a", 1, 0)}));
     EXPECT_EQ(listed[0].at("ChannelStatistics")[0].at("channel"), "channel0");
 }
 
@@ -263,31 +263,31 @@ namespace {
 
 /// A session of a daemon with OutputUrl and LiveTimer: local when `url` is "", else
 /// streaming to it (OutputPath ""), live when `live_us` > 0.
-SessionView session_with_url(const std::string& name, const std::string& url,
-                             std::uint64_t live_us = 0) {
+SessionView sessionWithUrl(const std::string& name, const std::string& url,
+                           std::uint64_t liveUs = 0) {
     SessionView view = session(name, 1000, 1714557600123456);
-    view.properties["Mode"] = json(live_us > 0 ? "live" : "normal");
+    view.properties["Mode"] = json(liveUs > 0 ? "live" : "normal");
     view.properties["OutputUrl"] = json(url);
-    view.properties["LiveTimer"] = json(live_us);
+    view.properties["LiveTimer"] = json(liveUs);
     if (!url.empty()) {
         view.properties["OutputPath"] = json("");
     }
-    return session_view_from_properties(view.object_path, view.properties);
+    return sessionViewFromProperties(view.objectPath, view.properties);
 }
 
 } // namespace
 
 TEST_F(CliOutputFormat, CreatedNetworkSessionSaysWhereAsLttngCreate) {
-    EXPECT_EQ(format_created(session_with_url("web", "net://10.0.0.5:5342:5343")),
+    EXPECT_EQ(formatCreated(sessionWithUrl("web", "net://10.0.0.5:5342:5343")),
               "Session web created.\n"
               "Traces will be output to net://10.0.0.5:5342:5343\n");
-    EXPECT_EQ(format_created(session_with_url("web", "tcp://10.0.0.5:5342 tcp://10.0.0.6:5343")),
+    EXPECT_EQ(formatCreated(sessionWithUrl("web", "tcp://10.0.0.5:5342 tcp://10.0.0.6:5343")),
               "Session web created.\n"
               "Traces will be output to tcp://10.0.0.5:5342 tcp://10.0.0.6:5343\n");
 }
 
 TEST_F(CliOutputFormat, CreatedLiveSessionGivesItsTimer) {
-    EXPECT_EQ(format_created(session_with_url("web", "net://[::1]:5342:5343", 1000000)),
+    EXPECT_EQ(formatCreated(sessionWithUrl("web", "net://[::1]:5342:5343", 1000000)),
               "Session web created.\n"
               "Traces will be output to net://[::1]:5342:5343\n"
               "Live timer interval set to 1000000 us\n");
@@ -296,15 +296,15 @@ TEST_F(CliOutputFormat, CreatedLiveSessionGivesItsTimer) {
 TEST_F(CliOutputFormat, CreatedLocalSessionIsUnchangedWithOrWithoutOutputUrl) {
     const std::string local =
         "Session web created (id 0123abcd-0000-4000-8000-000000000000, output /traces/web)\n";
-    EXPECT_EQ(format_created(session_with_url("web", "")), local);
-    EXPECT_EQ(format_created(session("web", 1000, 1)), local); // an older daemon
+    EXPECT_EQ(formatCreated(sessionWithUrl("web", "")), local);
+    EXPECT_EQ(formatCreated(session("web", 1000, 1)), local); // an older daemon
 }
 
 TEST_F(CliOutputFormat, TableShowsTheRelayWhereItShowsTheFolder) {
     const std::vector<SessionView> sessions{
-        session_with_url("local", ""), session_with_url("net", "net://relay:5342:5343"),
-        session_with_url("live", "net://[::1]:5342:5343", 250000)};
-    EXPECT_EQ(format_session_table(sessions, fake_user_name),
+        sessionWithUrl("local", ""), sessionWithUrl("net", "net://relay:5342:5343"),
+        sessionWithUrl("live", "net://[::1]:5342:5343", 250000)};
+    EXPECT_EQ(formatSessionTable(sessions, fakeUserName),
               "NAME   STATE    MODE    OWNER  DISCARDED  LOST  OUTPUT\n"
               "local  created  normal  alice  -          -     /traces/local\n"
               "net    created  normal  alice  -          -     net://relay:5342:5343\n"
@@ -312,29 +312,29 @@ TEST_F(CliOutputFormat, TableShowsTheRelayWhereItShowsTheFolder) {
 }
 
 TEST_F(CliOutputFormat, DetailsOfALiveSessionGiveItsRelayAndTimer) {
-    EXPECT_EQ(format_session_details(session_with_url("web", "net://[::1]:5342:5343", 250000),
-                                     fake_user_name),
-              "Name:            web\n"
-              "Id:              0123abcd-0000-4000-8000-000000000000\n"
-              "State:           created\n"
-              "Mode:            live\n"
-              "Owner:           1000 (alice)\n"
-              "OutputUrl:       net://[::1]:5342:5343\n"
-              "LiveTimer:       250000 us\n"
-              "BufferOwnership: per-uid\n"
-              "CreationTime:    2024-05-01 10:00:00 UTC\n");
+    EXPECT_EQ(
+        formatSessionDetails(sessionWithUrl("web", "net://[::1]:5342:5343", 250000), fakeUserName),
+        "Name:            web\n"
+        "Id:              0123abcd-0000-4000-8000-000000000000\n"
+        "State:           created\n"
+        "Mode:            live\n"
+        "Owner:           1000 (alice)\n"
+        "OutputUrl:       net://[::1]:5342:5343\n"
+        "LiveTimer:       250000 us\n"
+        "BufferOwnership: per-uid\n"
+        "CreationTime:    2024-05-01 10:00:00 UTC\n");
 }
 
 TEST_F(CliOutputFormat, DetailsLeaveOutWhatDoesNotApply) {
     // A network session that is not live: no LiveTimer line, no empty OutputPath.
     const std::string network =
-        format_session_details(session_with_url("web", "net://relay:5342:5343"), fake_user_name);
+        formatSessionDetails(sessionWithUrl("web", "net://relay:5342:5343"), fakeUserName);
     EXPECT_NE(network.find("OutputUrl:       net://relay:5342:5343\n"), std::string::npos)
         << network;
     EXPECT_EQ(network.find("LiveTimer"), std::string::npos) << network;
     EXPECT_EQ(network.find("OutputPath"), std::string::npos) << network;
     // A local session: its folder, no OutputUrl or LiveTimer line.
-    const std::string local = format_session_details(session_with_url("web", ""), fake_user_name);
+    const std::string local = formatSessionDetails(sessionWithUrl("web", ""), fakeUserName);
     EXPECT_NE(local.find("OutputPath:      /traces/web\n"), std::string::npos) << local;
     EXPECT_EQ(local.find("OutputUrl"), std::string::npos) << local;
     EXPECT_EQ(local.find("LiveTimer"), std::string::npos) << local;
@@ -344,24 +344,24 @@ TEST_F(CliOutputFormat, DetailsShowMistypedNetworkPropertiesAsTheyCame) {
     SessionView view = session("web", 1000, 1);
     view.properties["OutputUrl"] = json(42);
     view.properties["LiveTimer"] = json("soon");
-    view = session_view_from_properties(view.object_path, view.properties);
-    const std::string details = format_session_details(view, fake_user_name);
+    view = sessionViewFromProperties(view.objectPath, view.properties);
+    const std::string details = formatSessionDetails(view, fakeUserName);
     EXPECT_NE(details.find("OutputUrl:       42\n"), std::string::npos) << details;
     EXPECT_NE(details.find("LiveTimer:       soon\n"), std::string::npos) << details;
     EXPECT_EQ(
-        format_created(view),
+        formatCreated(view),
         "Session web created (id 0123abcd-0000-4000-8000-000000000000, output /traces/web)\n");
 }
 
 TEST_F(CliOutputFormat, JsonCarriesOutputUrlAndLiveTimerTyped) {
     const json parsed =
-        json::parse(format_session_json(session_with_url("web", "net://[::1]:5342:5343", 250000)));
+        json::parse(formatSessionJson(sessionWithUrl("web", "net://[::1]:5342:5343", 250000)));
     EXPECT_EQ(parsed.at("OutputUrl"), "net://[::1]:5342:5343");
     EXPECT_EQ(parsed.at("OutputPath"), "");
     ASSERT_TRUE(parsed.at("LiveTimer").is_number_unsigned());
     EXPECT_EQ(parsed.at("LiveTimer").get<std::uint64_t>(), 250000U);
     EXPECT_EQ(parsed.at("Mode"), "live");
-    const json local = json::parse(format_session_json(session_with_url("web", "")));
+    const json local = json::parse(formatSessionJson(sessionWithUrl("web", "")));
     EXPECT_EQ(local.at("OutputUrl"), "");
     EXPECT_EQ(local.at("LiveTimer"), 0);
 }

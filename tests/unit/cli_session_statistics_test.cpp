@@ -24,7 +24,7 @@ Dictionary figures(std::uint64_t recorded, std::uint64_t discarded, std::uint64_
 }
 
 /// The two properties as the daemon sends them, converted as BusClient does.
-PropertyMap bus_properties() {
+PropertyMap busProperties() {
     Dictionary totals = figures(300, 12, 2, 4096);
     totals.emplace("sampled-at", sdbus::Variant(std::uint64_t{5'000'000}));
     totals.emplace("some-future-key", sdbus::Variant(std::string("ignored")));
@@ -32,18 +32,18 @@ PropertyMap bus_properties() {
         ChannelEntry{std::string("ust"), std::string("channel0"), figures(200, 12, 2, 3072)},
         ChannelEntry{std::string("kernel"), std::string("k"), figures(100, 0, 0, 1024)},
     };
-    return to_property_map({{"Name", sdbus::Variant(std::string("web"))},
-                            {"Statistics", sdbus::Variant(totals)},
-                            {"ChannelStatistics", sdbus::Variant(channels)}});
+    return toPropertyMap({{"Name", sdbus::Variant(std::string("web"))},
+                          {"Statistics", sdbus::Variant(totals)},
+                          {"ChannelStatistics", sdbus::Variant(channels)}});
 }
 
 } // namespace
 
 TEST(CliSessionStatistics, ReadsBothPropertiesFromTheBusTypes) {
-    const auto statistics = statistics_from_properties(bus_properties());
+    const auto statistics = statisticsFromProperties(busProperties());
     ASSERT_TRUE(statistics);
     EXPECT_EQ(statistics->totals, (Counters{300, 12, 2, 4096, 2048}));
-    EXPECT_EQ(statistics->sampled_at_us, 5'000'000u);
+    EXPECT_EQ(statistics->sampledAtUs, 5'000'000u);
     ASSERT_EQ(statistics->channels.size(), 2u);
     EXPECT_EQ(statistics->channels[0],
               (ChannelCounters{"ust", "channel0", {200, 12, 2, 3072, 1536}}));
@@ -51,11 +51,11 @@ TEST(CliSessionStatistics, ReadsBothPropertiesFromTheBusTypes) {
 }
 
 TEST(CliSessionStatistics, VariantJsonGivesChannelStatisticsAsArraysThatAreMadeReadable) {
-    const PropertyMap properties = bus_properties();
+    const PropertyMap properties = busProperties();
     const json& raw = properties.at("ChannelStatistics");
     ASSERT_TRUE(raw.is_array());
     EXPECT_EQ(raw[0][0], "ust"); // a(ssa{sv}) is [[domain, channel, {...}], ...] by default
-    const json readable = channel_statistics_readable(raw);
+    const json readable = channelStatisticsReadable(raw);
     EXPECT_EQ(readable[0], (json{{"domain", "ust"},
                                  {"channel", "channel0"},
                                  {"events-recorded", 200},
@@ -64,7 +64,7 @@ TEST(CliSessionStatistics, VariantJsonGivesChannelStatisticsAsArraysThatAreMadeR
                                  {"bytes-written", 3072},
                                  {"chunk-bytes", 1536}}));
     // The readable form reads back the same.
-    EXPECT_EQ(channels_from_json(readable), channels_from_json(raw));
+    EXPECT_EQ(channelsFromJson(readable), channelsFromJson(raw));
 }
 
 TEST(CliSessionStatistics, MissingKeysReadAsZeroAndWrongTypesAreIgnored) {
@@ -72,30 +72,30 @@ TEST(CliSessionStatistics, MissingKeysReadAsZeroAndWrongTypesAreIgnored) {
         {"Statistics", json{{"events-recorded", 5}, {"packets-lost", "three"}}},
         {"ChannelStatistics", json::array({json::array({"ust", "c", json::object()}),
                                            json("garbage"), json::array({1, 2, 3})})}};
-    const auto statistics = statistics_from_properties(properties);
+    const auto statistics = statisticsFromProperties(properties);
     ASSERT_TRUE(statistics);
     EXPECT_EQ(statistics->totals, (Counters{5, 0, 0, 0, 0}));
-    EXPECT_EQ(statistics->sampled_at_us, 0u);
+    EXPECT_EQ(statistics->sampledAtUs, 0u);
     ASSERT_EQ(statistics->channels.size(), 1u);
     EXPECT_EQ(statistics->channels[0].counters, Counters{});
-    EXPECT_EQ(counters_from_json(json("not a dictionary")), Counters{});
+    EXPECT_EQ(countersFromJson(json("not a dictionary")), Counters{});
 }
 
 TEST(CliSessionStatistics, NoStatisticsPropertyMeansAnOlderDaemon) {
-    EXPECT_FALSE(statistics_from_properties({{"Name", json("web")}}));
+    EXPECT_FALSE(statisticsFromProperties({{"Name", json("web")}}));
     // ChannelStatistics alone is not enough either: the totals are what list shows.
-    EXPECT_FALSE(statistics_from_properties({{"ChannelStatistics", json::array()}}));
+    EXPECT_FALSE(statisticsFromProperties({{"ChannelStatistics", json::array()}}));
 }
 
 TEST(CliSessionStatistics, LossWarning) {
-    EXPECT_EQ(loss_warning("web", {}), std::nullopt);
-    EXPECT_EQ(loss_warning("web", {.events_recorded = 10}), std::nullopt);
+    EXPECT_EQ(lossWarning("web", {}), std::nullopt);
+    EXPECT_EQ(lossWarning("web", {.events_recorded = 10}), std::nullopt);
     const std::string advice = "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) "
                                "or more of them (--num-subbuf)";
-    EXPECT_EQ(loss_warning("foo", {.events_discarded = 120, .packets_lost = 3}),
+    EXPECT_EQ(lossWarning("foo", {.events_discarded = 120, .packets_lost = 3}),
               "warning: session foo discarded 120 events and lost 3 packets" + advice);
-    EXPECT_EQ(loss_warning("foo", {.events_discarded = 1}),
+    EXPECT_EQ(lossWarning("foo", {.events_discarded = 1}),
               "warning: session foo discarded 1 event" + advice);
-    EXPECT_EQ(loss_warning("foo", {.packets_lost = 1}),
+    EXPECT_EQ(lossWarning("foo", {.packets_lost = 1}),
               "warning: session foo lost 1 packet" + advice);
 }

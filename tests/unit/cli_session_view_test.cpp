@@ -8,7 +8,7 @@ using nlohmann::json;
 
 namespace {
 
-PropertyMap full_properties() {
+PropertyMap fullProperties() {
     return {
         {"Id", json("0123abcd-0000-4000-8000-000000000001")},
         {"Name", json("web")},
@@ -21,55 +21,54 @@ PropertyMap full_properties() {
     };
 }
 
-SessionView created_at(std::string name, std::uint64_t usec) {
-    return session_view_from_properties("/org/tracectl/Tracing1/session/" + name,
-                                        {{"Name", json(name)}, {"CreationTime", json(usec)}});
+SessionView createdAt(std::string name, std::uint64_t usec) {
+    return sessionViewFromProperties("/org/tracectl/Tracing1/session/" + name,
+                                     {{"Name", json(name)}, {"CreationTime", json(usec)}});
 }
 
 } // namespace
 
 TEST(CliSessionView, CopiesTheWellKnownProperties) {
     const SessionView view =
-        session_view_from_properties("/org/tracectl/Tracing1/session/01", full_properties());
-    EXPECT_EQ(view.object_path, "/org/tracectl/Tracing1/session/01");
+        sessionViewFromProperties("/org/tracectl/Tracing1/session/01", fullProperties());
+    EXPECT_EQ(view.objectPath, "/org/tracectl/Tracing1/session/01");
     EXPECT_EQ(view.id, "0123abcd-0000-4000-8000-000000000001");
     EXPECT_EQ(view.name, "web");
     EXPECT_EQ(view.owner, 1000U);
     EXPECT_EQ(view.state, "active");
     EXPECT_EQ(view.mode, "snapshot");
-    EXPECT_EQ(view.output_path, "/home/alice/traces/web");
-    EXPECT_EQ(view.buffer_ownership, "per-uid");
-    EXPECT_EQ(view.creation_time_us, 1714557600123456U);
-    EXPECT_EQ(view.properties, full_properties());
+    EXPECT_EQ(view.outputPath, "/home/alice/traces/web");
+    EXPECT_EQ(view.bufferOwnership, "per-uid");
+    EXPECT_EQ(view.creationTimeUs, 1714557600123456U);
+    EXPECT_EQ(view.properties, fullProperties());
 }
 
 TEST(CliSessionView, KeepsUnknownProperties) {
-    PropertyMap properties = full_properties();
+    PropertyMap properties = fullProperties();
     properties.emplace("Channels", json::parse(R"([["ust","channel0"]])"));
-    const SessionView view = session_view_from_properties("/p", properties);
+    const SessionView view = sessionViewFromProperties("/p", properties);
     EXPECT_EQ(view.properties.at("Channels"), json::parse(R"([["ust","channel0"]])"));
 }
 
 TEST(CliSessionView, MissingOrMistypedPropertiesGiveDefaults) {
-    const SessionView view = session_view_from_properties(
+    const SessionView view = sessionViewFromProperties(
         "/p", {{"Name", json(42)}, {"Owner", json("root")}, {"CreationTime", json(-5)}});
     EXPECT_EQ(view.name, "");
     EXPECT_EQ(view.owner, 0U);
-    EXPECT_EQ(view.creation_time_us, 0U);
+    EXPECT_EQ(view.creationTimeUs, 0U);
     EXPECT_EQ(view.state, "");
     EXPECT_EQ(view.properties.size(), 3U);
 }
 
 TEST(CliSessionView, OwnerOutOfRangeGivesDefault) {
     const SessionView view =
-        session_view_from_properties("/p", {{"Owner", json(std::uint64_t{1} << 40)}});
+        sessionViewFromProperties("/p", {{"Owner", json(std::uint64_t{1} << 40)}});
     EXPECT_EQ(view.owner, 0U);
 }
 
 TEST(CliSessionView, SortsOldestFirstThenByName) {
-    std::vector<SessionView> sessions{created_at("c", 30), created_at("b", 10),
-                                      created_at("a", 30)};
-    sort_by_creation_time(sessions);
+    std::vector<SessionView> sessions{createdAt("c", 30), createdAt("b", 10), createdAt("a", 30)};
+    sortByCreationTime(sessions);
     ASSERT_EQ(sessions.size(), 3U);
     EXPECT_EQ(sessions[0].name, "b");
     EXPECT_EQ(sessions[1].name, "a");
@@ -77,46 +76,46 @@ TEST(CliSessionView, SortsOldestFirstThenByName) {
 }
 
 TEST(CliSessionView, CopiesOutputUrlAndLiveTimer) {
-    PropertyMap properties = full_properties();
+    PropertyMap properties = fullProperties();
     properties["Mode"] = json("live");
     properties["OutputPath"] = json("");
     properties["OutputUrl"] = json("net://[::1]:5342:5343");
     properties["LiveTimer"] = json(std::uint64_t{250000});
-    const SessionView view = session_view_from_properties("/p", properties);
-    EXPECT_EQ(view.output_url, "net://[::1]:5342:5343");
-    EXPECT_EQ(view.live_timer_us, 250000U);
-    EXPECT_EQ(view.output_path, "");
-    EXPECT_EQ(output_location(view), "net://[::1]:5342:5343");
+    const SessionView view = sessionViewFromProperties("/p", properties);
+    EXPECT_EQ(view.outputUrl, "net://[::1]:5342:5343");
+    EXPECT_EQ(view.liveTimerUs, 250000U);
+    EXPECT_EQ(view.outputPath, "");
+    EXPECT_EQ(outputLocation(view), "net://[::1]:5342:5343");
 }
 
 TEST(CliSessionView, AnOlderDaemonWithoutOutputUrlIsALocalSession) {
-    const SessionView view = session_view_from_properties("/p", full_properties());
-    EXPECT_EQ(view.output_url, "");
-    EXPECT_EQ(view.live_timer_us, 0U);
-    EXPECT_EQ(output_location(view), "/home/alice/traces/web");
-    EXPECT_EQ(remote_trace_note(view), std::nullopt);
+    const SessionView view = sessionViewFromProperties("/p", fullProperties());
+    EXPECT_EQ(view.outputUrl, "");
+    EXPECT_EQ(view.liveTimerUs, 0U);
+    EXPECT_EQ(outputLocation(view), "/home/alice/traces/web");
+    EXPECT_EQ(remoteTraceNote(view), std::nullopt);
 }
 
 TEST(CliSessionView, MistypedOutputUrlAndLiveTimerGiveDefaults) {
-    PropertyMap properties = full_properties();
+    PropertyMap properties = fullProperties();
     properties["OutputUrl"] = json(7);
     properties["LiveTimer"] = json("1s");
-    const SessionView view = session_view_from_properties("/p", properties);
-    EXPECT_EQ(view.output_url, "");
-    EXPECT_EQ(view.live_timer_us, 0U);
-    EXPECT_EQ(output_location(view), "/home/alice/traces/web");
+    const SessionView view = sessionViewFromProperties("/p", properties);
+    EXPECT_EQ(view.outputUrl, "");
+    EXPECT_EQ(view.liveTimerUs, 0U);
+    EXPECT_EQ(outputLocation(view), "/home/alice/traces/web");
 }
 
 TEST(CliSessionView, ANetworkSessionsTraceIsOnTheRelay) {
-    PropertyMap properties = full_properties();
+    PropertyMap properties = fullProperties();
     properties["Mode"] = json("normal");
     properties["OutputPath"] = json("");
     properties["OutputUrl"] = json("net://relay:5342:5343");
-    EXPECT_EQ(remote_trace_note(session_view_from_properties("/p", properties)),
+    EXPECT_EQ(remoteTraceNote(sessionViewFromProperties("/p", properties)),
               "session web streams to net://relay:5342:5343: its trace is written by that "
               "lttng-relayd, under its output folder");
     properties["Mode"] = json("live");
-    EXPECT_EQ(remote_trace_note(session_view_from_properties("/p", properties)),
+    EXPECT_EQ(remoteTraceNote(sessionViewFromProperties("/p", properties)),
               "session web streams to net://relay:5342:5343: its trace is written by that "
               "lttng-relayd, under its output folder; read it live with babeltrace2 "
               "--input-format=lttng-live net://RELAY_HOST/host/HOSTNAME/web");

@@ -30,15 +30,15 @@ std::optional<std::uint32_t> groups(const std::string& name) {
 TrackCall parse(bool track, std::vector<std::string> args) {
     CLI::App app{"test", "tracectl"};
     TrackFlags flags;
-    add_track_command(app, track, flags);
+    addTrackCommand(app, track, flags);
     args.insert(args.begin(), track ? "track" : "untrack");
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);
-    return resolve_track_call(flags, track, users, groups);
+    return resolveTrackCall(flags, track, users, groups);
 }
 
 /// The usage error of `args`, or nullopt if they are accepted.
-std::optional<std::string> usage_error(bool track, std::vector<std::string> args) {
+std::optional<std::string> usageError(bool track, std::vector<std::string> args) {
     try {
         parse(track, std::move(args));
     } catch (const CLI::ParseError& e) {
@@ -52,9 +52,9 @@ std::optional<std::string> usage_error(bool track, std::vector<std::string> args
 
 TEST(CliTrack, ValuesAreCommaSeparatedNumbersForTheNamedAttribute) {
     const TrackCall call = parse(true, {"-u", "-s", "web", "--vpid", "12,34"});
-    EXPECT_EQ(call, (TrackCall{true, Domain::ust, "web", "vpid", {12, 34}, false}));
+    EXPECT_EQ(call, (TrackCall{true, Domain::Ust, "web", "vpid", {12, 34}, false}));
     EXPECT_EQ(parse(false, {"-u", "--vgid=7"}),
-              (TrackCall{false, Domain::ust, std::nullopt, "vgid", {7}, false}));
+              (TrackCall{false, Domain::Ust, std::nullopt, "vgid", {7}, false}));
     EXPECT_EQ(parse(true, {"-k", "--pid", "1"}).attribute, "pid");
     EXPECT_EQ(parse(true, {"-u", "--vpid", "4294967295"}).values,
               std::vector<std::uint32_t>{4294967295u});
@@ -62,38 +62,38 @@ TEST(CliTrack, ValuesAreCommaSeparatedNumbersForTheNamedAttribute) {
 
 TEST(CliTrack, AllGoesAloneWithTheAttribute) {
     EXPECT_EQ(parse(true, {"-u", "--vpid", "--all"}),
-              (TrackCall{true, Domain::ust, std::nullopt, "vpid", {}, true}));
+              (TrackCall{true, Domain::Ust, std::nullopt, "vpid", {}, true}));
     EXPECT_EQ(parse(false, {"-u", "-a", "--vuid"}),
-              (TrackCall{false, Domain::ust, std::nullopt, "vuid", {}, true}));
-    EXPECT_TRUE(usage_error(true, {"-u", "--vpid", "1", "--all"}));
-    EXPECT_TRUE(usage_error(true, {"-u", "--vpid"}));
+              (TrackCall{false, Domain::Ust, std::nullopt, "vuid", {}, true}));
+    EXPECT_TRUE(usageError(true, {"-u", "--vpid", "1", "--all"}));
+    EXPECT_TRUE(usageError(true, {"-u", "--vpid"}));
 }
 
 TEST(CliTrack, UsersAndGroupsByNameOrIdPidsByNumberOnly) {
     EXPECT_EQ(parse(true, {"-u", "--vuid", "alice,0"}).values,
               (std::vector<std::uint32_t>{1001, 0}));
     EXPECT_EQ(parse(true, {"-k", "--gid", "wheel"}).values, std::vector<std::uint32_t>{10});
-    auto e = usage_error(true, {"-u", "--vuid", "mallory"});
+    auto e = usageError(true, {"-u", "--vuid", "mallory"});
     ASSERT_TRUE(e);
     EXPECT_NE(e->find("'mallory' is not a user id or a known user name"), std::string::npos) << *e;
-    e = usage_error(true, {"-u", "--vpid", "alice"});
+    e = usageError(true, {"-u", "--vpid", "alice"});
     ASSERT_TRUE(e);
     EXPECT_NE(e->find("not a whole number"), std::string::npos) << *e;
-    EXPECT_TRUE(usage_error(true, {"-u", "--vpid", "4294967296"}));
-    EXPECT_TRUE(usage_error(true, {"-u", "--vpid", "1x"}));
+    EXPECT_TRUE(usageError(true, {"-u", "--vpid", "4294967296"}));
+    EXPECT_TRUE(usageError(true, {"-u", "--vpid", "1x"}));
 }
 
 TEST(CliTrack, OneAttributeOfTheChosenDomain) {
-    auto e = usage_error(true, {"-u", "--pid", "1"});
+    auto e = usageError(true, {"-u", "--pid", "1"});
     ASSERT_TRUE(e);
     EXPECT_NE(e->find("kernel (-k) attribute"), std::string::npos) << *e;
-    e = usage_error(true, {"-k", "--vuid", "1"});
+    e = usageError(true, {"-k", "--vuid", "1"});
     ASSERT_TRUE(e);
     EXPECT_NE(e->find("user-space (-u) attribute"), std::string::npos) << *e;
-    EXPECT_TRUE(usage_error(true, {"-u"}));
-    EXPECT_TRUE(usage_error(true, {"--vpid", "1"})); // no domain
-    EXPECT_TRUE(usage_error(true, {"-u", "-k", "--vpid", "1"}));
-    e = usage_error(false, {"-u", "--vpid", "1", "--vuid", "2"});
+    EXPECT_TRUE(usageError(true, {"-u"}));
+    EXPECT_TRUE(usageError(true, {"--vpid", "1"})); // no domain
+    EXPECT_TRUE(usageError(true, {"-u", "-k", "--vpid", "1"}));
+    e = usageError(false, {"-u", "--vpid", "1", "--vuid", "2"});
     ASSERT_TRUE(e);
     EXPECT_NE(e->find("one attribute at a time"), std::string::npos) << *e;
 }
@@ -105,9 +105,9 @@ TEST(CliTrack, ShowPrintsEveryTrackerAllNoneOrItsValues) {
         nlohmann::json::array({"ust", "vuid", false, nlohmann::json::array()}),
         nlohmann::json::array({"kernel", "pid", true, nlohmann::json::array()}),
     });
-    EXPECT_EQ(format_tracking_section(props), "Process attribute tracking:\n"
-                                              "  ust vpid: 12, 34\n"
-                                              "  ust vuid: none\n"
-                                              "  kernel pid: all\n");
-    EXPECT_EQ(format_tracking_section({}), "");
+    EXPECT_EQ(formatTrackingSection(props), "Process attribute tracking:\n"
+                                            "  ust vpid: 12, 34\n"
+                                            "  ust vuid: none\n"
+                                            "  kernel pid: all\n");
+    EXPECT_EQ(formatTrackingSection({}), "");
 }

@@ -42,7 +42,7 @@ TEST(CliVerbs, TheTableFindsTheHandlerOfTheVerbParsed) {
 TEST(CliVerbs, SessionSpecKeepsOnlyWhatWasGiven) {
     CLI::App app{"test", "tracectl"};
     SessionSpecOptions options;
-    add_session_spec(*app.add_subcommand("start"), options, "Start");
+    addSessionSpec(*app.add_subcommand("start"), options, "Start");
     parse(app, {"start", "-g", "web-*"});
     const SessionSpec spec = options.spec();
     EXPECT_FALSE(spec.name);
@@ -51,19 +51,19 @@ TEST(CliVerbs, SessionSpecKeepsOnlyWhatWasGiven) {
 
     CLI::App both{"test", "tracectl"};
     SessionSpecOptions refused;
-    add_session_spec(*both.add_subcommand("stop"), refused, "Stop");
+    addSessionSpec(*both.add_subcommand("stop"), refused, "Stop");
     EXPECT_THROW(parse(both, {"stop", "web", "--all"}), CLI::ParseError);
 }
 
 TEST(CliVerbs, WholeNumbersAreDecimalDigitsThatFit) {
     std::uint64_t value = 0;
     CLI::App app{"test", "tracectl"};
-    accept_whole_number(*app.add_option("--n", value));
+    acceptWholeNumber(*app.add_option("--n", value));
     parse(app, {"--n", "18446744073709551615"});
     EXPECT_EQ(value, UINT64_MAX);
     for (const char* text : {"-1", "18446744073709551616", "1x", ""}) {
         CLI::App refusing{"test", "tracectl"};
-        accept_whole_number(*refusing.add_option("--n", value));
+        acceptWholeNumber(*refusing.add_option("--n", value));
         EXPECT_THROW(parse(refusing, {"--n", text}), CLI::ValidationError) << text;
     }
 }
@@ -71,30 +71,30 @@ TEST(CliVerbs, WholeNumbersAreDecimalDigitsThatFit) {
 TEST(CliVerbs, SizesTakeLttngSuffixes) {
     std::uint64_t bytes = 0;
     CLI::App app{"test", "tracectl"};
-    accept_size_in_bytes(*app.add_option("--size", bytes));
+    acceptSizeInBytes(*app.add_option("--size", bytes));
     parse(app, {"--size", "8M"});
     EXPECT_EQ(bytes, std::uint64_t{8} << 20);
 
     CLI::App refusing{"test", "tracectl"};
-    accept_size_in_bytes(*refusing.add_option("--size", bytes));
+    acceptSizeInBytes(*refusing.add_option("--size", bytes));
     EXPECT_THROW(parse(refusing, {"--size", "3Q"}), CLI::ValidationError);
 }
 
 TEST(CliVerbs, NamesMustBeUtf8) {
     const std::string good = "web-latency";
     const std::string bad = "\xff";
-    EXPECT_NO_THROW(check_utf8_names({&good}));
-    EXPECT_THROW(check_utf8_names({&good, &bad}), CLI::ValidationError);
+    EXPECT_NO_THROW(checkUtf8Names({&good}));
+    EXPECT_THROW(checkUtf8Names({&good, &bad}), CLI::ValidationError);
 }
 
 TEST(CliVerbs, WrappedListsStayWithinEightyColumns) {
-    EXPECT_EQ(wrapped_list("a, b, c"), "  a, b, c");
-    const std::string long_item(70, 'x');
-    EXPECT_EQ(wrapped_list(long_item + ", " + long_item), "  " + long_item + ",\n  " + long_item);
+    EXPECT_EQ(wrappedList("a, b, c"), "  a, b, c");
+    const std::string longItem(70, 'x');
+    EXPECT_EQ(wrappedList(longItem + ", " + longItem), "  " + longItem + ",\n  " + longItem);
 }
 
 TEST(CliVerbs, ViewerWordsSplitAtRunsOfSpaces) {
-    EXPECT_EQ(split_words("  babeltrace2   --names=all "),
+    EXPECT_EQ(splitWords("  babeltrace2   --names=all "),
               (std::vector<std::string>{"babeltrace2", "--names=all"}));
-    EXPECT_TRUE(split_words("   ").empty());
+    EXPECT_TRUE(splitWords("   ").empty());
 }

@@ -49,9 +49,9 @@ protected:
         return {dir.string()};
     }
 
-    static RunOptions options_of(const Program& program, bool quiet) {
+    static RunOptions optionsOf(const Program& program, bool quiet) {
         RunOptions options;
-        apply_options(program.options, options);
+        applyOptions(program.options, options);
         options.quiet = options.quiet || quiet;
         return options;
     }
@@ -60,12 +60,12 @@ protected:
 };
 
 TEST_F(DtraceChunks, StateCarriesOverAndEachChunksOutputComesBeforeTheNextIsRead) {
-    const Program program = parse_program("BEGIN { printf(\"begin\\n\"); }\n"
-                                          "demo:note { n++; printf(\"%d %s\\n\", n, text); }\n"
-                                          "demo:note { @total = sum(value); }\n"
-                                          "END { printf(\"end %d\\n\", n); }");
+    const Program program = parseProgram("BEGIN { printf(\"begin\\n\"); }\n"
+                                         "demo:note { n++; printf(\"%d %s\\n\", n, text); }\n"
+                                         "demo:note { @total = sum(value); }\n"
+                                         "END { printf(\"end %d\\n\", n); }");
     std::ostringstream out;
-    ChunkedRun run(program, options_of(program, true), out);
+    ChunkedRun run(program, optionsOf(program, true), out);
     run.begin(0);
     EXPECT_EQ(out.str(), "begin\n");
     EXPECT_TRUE(run.feed(chunk(0)));
@@ -77,26 +77,26 @@ TEST_F(DtraceChunks, StateCarriesOverAndEachChunksOutputComesBeforeTheNextIsRead
     // BEGIN once, the counter across chunks, END once, the sum over both chunks.
     EXPECT_EQ(out.str(), "begin\n1 c0-1\n2 c0-2\n3 c0-3\n4 c1-1\n5 c1-2\n6 c1-3\nend 6\n"
                          "\n               12\n");
-    EXPECT_EQ(result.statistics.event_records, 6u);
-    EXPECT_TRUE(result.unmatched_probes.empty());
+    EXPECT_EQ(result.statistics.eventRecords, 6u);
+    EXPECT_TRUE(result.unmatchedProbes.empty());
 }
 
 TEST_F(DtraceChunks, ChunksPrintWhatOneRunOverTheirUnionPrints) {
     // Not quiet: probe ids stay those first given (a chunk's event class is another one).
     const std::string source = "demo:note { trace(value); } demo:note /value == 2/ { @c[execname] "
                                "= count(); } END { printa(\"%s %@d\\n\", @c); }";
-    const Program program = parse_program(source);
+    const Program program = parseProgram(source);
     const auto c0 = chunk(0);
     const auto c1 = chunk(1);
     const auto c2 = chunk(2);
     std::ostringstream chunked;
-    ChunkedRun run(program, options_of(program, false), chunked);
+    ChunkedRun run(program, optionsOf(program, false), chunked);
     for (const auto& c : {c0, c1, c2}) {
         ASSERT_TRUE(run.feed(c));
     }
     run.finish();
     std::ostringstream whole;
-    run_program(program, options_of(program, false), {c0[0], c1[0], c2[0]}, whole);
+    runProgram(program, optionsOf(program, false), {c0[0], c1[0], c2[0]}, whole);
     EXPECT_EQ(chunked.str(), whole.str());
     std::size_t notes = 0;
     for (std::size_t at = 0; (at = chunked.str().find("      4                            :note ",
@@ -109,10 +109,10 @@ TEST_F(DtraceChunks, ChunksPrintWhatOneRunOverTheirUnionPrints) {
 }
 
 TEST_F(DtraceChunks, AggregationsOnlyAreReadInParallelAndSummedOverChunks) {
-    const Program program = parse_program("demo:note { @n = count(); @s[execname] = sum(value); }");
-    ASSERT_FALSE(program.needs_order());
+    const Program program = parseProgram("demo:note { @n = count(); @s[execname] = sum(value); }");
+    ASSERT_FALSE(program.needsOrder());
     std::ostringstream out;
-    ChunkedRun run(program, options_of(program, false), out, true);
+    ChunkedRun run(program, optionsOf(program, false), out, true);
     run.feed(chunk(0));
     run.feed(chunk(1));
     std::string json;
@@ -127,37 +127,37 @@ TEST_F(DtraceChunks, AggregationsOnlyAreReadInParallelAndSummedOverChunks) {
 }
 
 TEST_F(DtraceChunks, TimersFireWhenTimeAdvancesWithoutRecordsAndExitEndsTheRun) {
-    const Program program = parse_program("demo:note { n++; }\n"
-                                          "tick-1sec { printf(\"tick %d %d\\n\", timestamp, n); }\n"
-                                          "tick-1sec /n == 6/ { exit(4); }\n"
-                                          "END { printf(\"end\\n\"); }");
+    const Program program = parseProgram("demo:note { n++; }\n"
+                                         "tick-1sec { printf(\"tick %d %d\\n\", timestamp, n); }\n"
+                                         "tick-1sec /n == 6/ { exit(4); }\n"
+                                         "END { printf(\"end\\n\"); }");
     std::ostringstream out;
-    ChunkedRun run(program, options_of(program, true), out);
+    ChunkedRun run(program, optionsOf(program, true), out);
     run.begin(0);
     ASSERT_TRUE(run.feed(chunk(0)));
     // No record after chunk 0 yet: the first tick, due at 1 s, has not fired.
     EXPECT_EQ(out.str(), "");
-    ASSERT_TRUE(run.advance_to(1500000000)); // the time of a rotation
+    ASSERT_TRUE(run.advanceTo(1500000000)); // the time of a rotation
     EXPECT_EQ(out.str(), "tick 1000000000 3\n");
     // Chunk 1's records are after 1.5 s... here at 1 s + n us: a record earlier than time
     // already advanced to is still run (rotations bound chunks per stream, not exactly).
-    EXPECT_FALSE(run.feed(chunk(1)) && run.advance_to(2000000000));
+    EXPECT_FALSE(run.feed(chunk(1)) && run.advanceTo(2000000000));
     EXPECT_EQ(out.str(), "tick 1000000000 3\ntick 2000000000 6\n");
-    EXPECT_EQ(run.exit_status(), 4);
+    EXPECT_EQ(run.exitStatus(), 4);
     EXPECT_FALSE(run.feed(chunk(2))); // not read after exit( )
     const ProgramRun result = run.finish();
     EXPECT_EQ(out.str(), "tick 1000000000 3\ntick 2000000000 6\nend\n");
-    EXPECT_EQ(result.exit_status, 4);
-    EXPECT_EQ(result.statistics.event_records, 6u);
+    EXPECT_EQ(result.exitStatus, 4);
+    EXPECT_EQ(result.statistics.eventRecords, 6u);
 }
 
 TEST(SwitchRate, PeriodOfARateOrATime) {
     const auto period = [](const std::string& text) {
         RunOptions options;
         if (!text.empty()) {
-            apply_options({option_from_text("switchrate=" + text)}, options);
+            applyOptions({optionFromText("switchrate=" + text)}, options);
         }
-        return switch_period_ns(options);
+        return switchPeriodNs(options);
     };
     EXPECT_EQ(period(""), 1000000000); // dtrace's default, 1hz
     EXPECT_EQ(period("10hz"), 100000000);
@@ -177,8 +177,8 @@ TEST(SwitchRate, PeriodOfARateOrATime) {
 TEST(SwitchRate, TakesDtracesFormsAndRefusesOthers) {
     const auto period = [](const std::string& text) -> std::int64_t {
         RunOptions options;
-        apply_options({option_from_text("switchrate=" + text)}, options);
-        return switch_period_ns(options);
+        applyOptions({optionFromText("switchrate=" + text)}, options);
+        return switchPeriodNs(options);
     };
     EXPECT_EQ(period("20"), 50000000);
     EXPECT_EQ(period("20Hz"), 50000000);
@@ -194,7 +194,7 @@ TEST(SwitchRate, TakesDtracesFormsAndRefusesOthers) {
     const auto refusal = [](const std::string& text) -> std::string {
         RunOptions options;
         try {
-            apply_options({option_from_text("switchrate=" + text)}, options);
+            applyOptions({optionFromText("switchrate=" + text)}, options);
         } catch (const ProgramError& e) {
             return e.message();
         }
@@ -211,13 +211,13 @@ TEST(SwitchRate, TakesDtracesFormsAndRefusesOthers) {
     }
     // Sizes as dt_optval_parse reads them.
     RunOptions options;
-    apply_options({option_from_text("strsize=0x10")}, options);
+    applyOptions({optionFromText("strsize=0x10")}, options);
     EXPECT_EQ(options.strsize, 16u);
-    apply_options({option_from_text("strsize=01K")}, options);
+    applyOptions({optionFromText("strsize=01K")}, options);
     EXPECT_EQ(options.strsize, 1024u);
-    EXPECT_NO_THROW(apply_options({option_from_text("bufsize=0x400k")}, options));
-    EXPECT_THROW(apply_options({option_from_text("bufsize=4kb")}, options), ProgramError);
-    EXPECT_THROW(apply_options({option_from_text("bufsize=4.5m")}, options), ProgramError);
+    EXPECT_NO_THROW(applyOptions({optionFromText("bufsize=0x400k")}, options));
+    EXPECT_THROW(applyOptions({optionFromText("bufsize=4kb")}, options), ProgramError);
+    EXPECT_THROW(applyOptions({optionFromText("bufsize=4.5m")}, options), ProgramError);
 }
 
 } // namespace

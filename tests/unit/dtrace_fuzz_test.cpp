@@ -113,7 +113,7 @@ protected:
     void TearDown() override { fs::remove_all(root_); }
 
     /// Checks that `e` is located inside `source`.
-    static void expect_located(const ProgramError& e, const std::string& source) {
+    static void expectLocated(const ProgramError& e, const std::string& source) {
         static const std::regex located(R"(^[0-9]+:[0-9]+: .+)");
         EXPECT_TRUE(std::regex_search(e.what(), located)) << e.what() << "\nin: " << source;
         const int lines = 1 + static_cast<int>(std::count(source.begin(), source.end(), '\n'));
@@ -165,15 +165,15 @@ TEST_F(DtraceFuzz, AThousandRandomAndTruncatedProgramsAreRefusedWithAPositionOrR
     for (const std::string& source : programs) {
         const auto start = std::chrono::steady_clock::now();
         try {
-            const Program program = parse_program(source);
+            const Program program = parseProgram(source);
             ++parsed;
             RunOptions options;
-            apply_options(program.options, options);
+            applyOptions(program.options, options);
             std::ostringstream out;
-            run_program(program, options, {trace_}, out);
+            runProgram(program, options, {trace_}, out);
             ++ran;
         } catch (const ProgramError& e) {
-            expect_located(e, source);
+            expectLocated(e, source);
         } catch (const std::exception& e) {
             ADD_FAILURE() << "not a ProgramError: " << e.what() << "\nin: " << source;
         }
@@ -183,7 +183,7 @@ TEST_F(DtraceFuzz, AThousandRandomAndTruncatedProgramsAreRefusedWithAPositionOrR
     EXPECT_GT(parsed, 50);
     EXPECT_GT(ran, 20);
     for (const std::string& source : valid) {
-        EXPECT_NO_THROW(parse_program(source)) << source;
+        EXPECT_NO_THROW(parseProgram(source)) << source;
     }
 }
 
@@ -204,10 +204,10 @@ TEST_F(DtraceFuzz, DeepNestingThroughKeysCallsAndTernariesIsBounded) {
         "BEGIN { x = " + repeated("(int)", 5000) + "1; }"};
     for (const std::string& source : sources) {
         try {
-            parse_program(source);
+            parseProgram(source);
             ADD_FAILURE() << "accepted: " << source.substr(0, 80);
         } catch (const ProgramError& e) {
-            expect_located(e, source);
+            expectLocated(e, source);
             EXPECT_NE(std::string(e.what()).find("nested too deeply"), std::string::npos)
                 << e.what();
         }

@@ -20,7 +20,7 @@ namespace tracectl::aggregate {
 namespace {
 
 TEST(IpAggregationPlan, TakesAggregationOnlyProgramsOfTheIpProvider) {
-    const auto plan = ip_aggregation_plan(parse_program(
+    const auto plan = ipAggregationPlan(parseProgram(
         "BEGIN { printf(\"go\\n\"); } "
         "ip:::send,ip:::receive /args[2]->ip_plength > 10/ { "
         "  this->p = args[2]->ip_ver == 4 ? args[4]->ipv4_protostr : args[5]->ipv6_nextstr; "
@@ -32,7 +32,7 @@ TEST(IpAggregationPlan, TakesAggregationOnlyProgramsOfTheIpProvider) {
     EXPECT_TRUE(plan->receive);
     EXPECT_EQ(plan->fields, (std::vector<std::string>{"ip_plength", "ip_saddr", "ip_ver",
                                                       "ipv4_protostr", "ipv6_nextstr"}));
-    const auto receive = ip_aggregation_plan(parse_program("ip:::receive { @ = count(); }"));
+    const auto receive = ipAggregationPlan(parseProgram("ip:::receive { @ = count(); }"));
     ASSERT_TRUE(receive);
     EXPECT_FALSE(receive->send);
     EXPECT_TRUE(receive->fields.empty());
@@ -55,19 +55,19 @@ TEST(IpAggregationPlan, RefusesWhatNeedsEachRecord) {
              "BEGIN { exit(0); }",                   // no ip probe
              "*:receive { @ = count(); }",           // not only the provider
          }) {
-        EXPECT_FALSE(ip_aggregation_plan(parse_program(program))) << program;
+        EXPECT_FALSE(ipAggregationPlan(parseProgram(program))) << program;
     }
 }
 
 TEST(WeightedAdd, IsThatManyAddsForEveryFunction) {
     std::mt19937_64 random(42);
     const LinearParameters linear{-100, 100, 10};
-    const LogLinearParameters log_linear{10, 0, 6, 10};
+    const LogLinearParameters logLinear{10, 0, 6, 10};
     for (const Function f :
-         {Function::count, Function::sum, Function::avg, Function::stddev, Function::min,
-          Function::max, Function::quantize, Function::lquantize, Function::llquantize}) {
-        AggregationState weighted(f, linear, log_linear);
-        AggregationState repeated(f, linear, log_linear);
+         {Function::Count, Function::Sum, Function::Avg, Function::Stddev, Function::Min,
+          Function::Max, Function::Quantize, Function::Lquantize, Function::Llquantize}) {
+        AggregationState weighted(f, linear, logLinear);
+        AggregationState repeated(f, linear, logLinear);
         for (int i = 0; i < 50; ++i) {
             // Large magnitudes too, so that sum wraps and stddev's squares carry.
             const auto value = static_cast<std::int64_t>(random()) >> (random() % 64);
@@ -77,10 +77,10 @@ TEST(WeightedAdd, IsThatManyAddsForEveryFunction) {
                 repeated.add(value);
             }
         }
-        EXPECT_EQ(weighted.count(), repeated.count()) << function_name(f);
-        EXPECT_EQ(weighted.value(), repeated.value()) << function_name(f);
-        EXPECT_EQ(weighted.buckets(), repeated.buckets()) << function_name(f);
-        EXPECT_EQ(weighted.sort_value(), repeated.sort_value()) << function_name(f);
+        EXPECT_EQ(weighted.count(), repeated.count()) << functionName(f);
+        EXPECT_EQ(weighted.value(), repeated.value()) << functionName(f);
+        EXPECT_EQ(weighted.buckets(), repeated.buckets()) << functionName(f);
+        EXPECT_EQ(weighted.sortValue(), repeated.sortValue()) << functionName(f);
     }
 }
 
@@ -147,12 +147,12 @@ tracectl_ip_record masked(const tracectl_ip_record& record, const IpAggregationP
 }
 
 TEST(IpRowFeeder, RowsGiveTheOutputOfEveryRecord) {
-    const Program program = parse_program(
+    const Program program = parseProgram(
         "ip:::send,ip:::receive /args[2]->ip_plength > 10/ { "
         "  this->p = args[2]->ip_ver == 4 ? args[4]->ipv4_protostr : args[5]->ipv6_nextstr; "
         "  @n[args[2]->ip_saddr, args[2]->ip_daddr, this->p, probename] = count(); "
         "  @b[probename] = quantize(args[2]->ip_plength); @s = sum(args[2]->ip_plength); }");
-    const auto plan = ip_aggregation_plan(program);
+    const auto plan = ipAggregationPlan(program);
     ASSERT_TRUE(plan);
     std::vector<tracectl_ip_record> records;
     for (int i = 0; i < 40; ++i) {
@@ -162,9 +162,9 @@ TEST(IpRowFeeder, RowsGiveTheOutputOfEveryRecord) {
         records.push_back(datagram(TRACECTL_IP_SEND, 6, "::1", "fe80::1", 20));
     }
     // Every record on its own, as the recording path would run them.
-    std::ostringstream each_out;
+    std::ostringstream eachOut;
     {
-        Interpreter each(program, {}, each_out);
+        Interpreter each(program, {}, eachOut);
         IpRowFeeder feeder(each);
         for (const auto& r : records) {
             feeder.feed(r, 1, 5);
@@ -180,19 +180,19 @@ TEST(IpRowFeeder, RowsGiveTheOutputOfEveryRecord) {
         row.first = m;
         ++row.second;
     }
-    std::ostringstream rows_out;
+    std::ostringstream rowsOut;
     {
-        Interpreter summed(program, {}, rows_out);
+        Interpreter summed(program, {}, rowsOut);
         IpRowFeeder feeder(summed);
         for (const auto& [key, row] : rows) {
             feeder.feed(row.first, row.second, 5);
         }
         summed.end();
     }
-    EXPECT_FALSE(each_out.str().empty());
-    EXPECT_NE(each_out.str().find("127.0.0.1"), std::string::npos) << each_out.str();
-    EXPECT_NE(each_out.str().find("UDP"), std::string::npos) << each_out.str();
-    EXPECT_EQ(rows_out.str(), each_out.str());
+    EXPECT_FALSE(eachOut.str().empty());
+    EXPECT_NE(eachOut.str().find("127.0.0.1"), std::string::npos) << eachOut.str();
+    EXPECT_NE(eachOut.str().find("UDP"), std::string::npos) << eachOut.str();
+    EXPECT_EQ(rowsOut.str(), eachOut.str());
 }
 
 } // namespace

@@ -34,7 +34,7 @@ protected:
 
     /// The standard trace: thread 10 (app) on CPU 0 and thread 20 (web) on CPU 1.
     /// Times in ns: entries/returns of both threads, notes, and ip packets.
-    std::string standard_trace() {
+    std::string standardTrace() {
         DtraceTraceWriter w;
         const DtraceTraceWriter::Thread app{10, 100, "app"};
         const DtraceTraceWriter::Thread web{20, 200, "web"};
@@ -58,13 +58,13 @@ protected:
     };
 
     Result run(const std::string& source, const std::string& trace, bool quiet = false) {
-        const Program program = parse_program(source);
+        const Program program = parseProgram(source);
         RunOptions options;
-        apply_options(program.options, options);
+        applyOptions(program.options, options);
         options.quiet = options.quiet || quiet;
         std::ostringstream out;
         Result r;
-        r.run = run_program(
+        r.run = runProgram(
             program, options,
             trace.empty() ? std::vector<std::string>{} : std::vector<std::string>{trace}, out);
         r.out = out.str();
@@ -99,7 +99,7 @@ TEST_F(DtraceProgram, BeginPrintfAndEndInTimeOrderWhenQuiet) {
                        "demo:entry { printf(\"%-6s|%5d|%x|%s\\n\", execname, tid, fd, "
                        "probename); }\n"
                        "dtrace:::END { printf(\"end %d\\n\", 42); }",
-                       standard_trace());
+                       standardTrace());
     // demo:entry at 1000 (app, CPU 0), 1200 (web, CPU 1), 4000 (app): in time order
     // across the two streams.
     EXPECT_EQ(r.out, "start\n"
@@ -107,14 +107,14 @@ TEST_F(DtraceProgram, BeginPrintfAndEndInTimeOrderWhenQuiet) {
                      "web   |   20|4|entry\n"
                      "app   |   10|3|entry\n"
                      "end 42\n");
-    EXPECT_FALSE(r.run.exit_status);
+    EXPECT_FALSE(r.run.exitStatus);
 }
 
 TEST_F(DtraceProgram, WithoutQuietEachFiringHasDtracesCpuIdAndProbeColumns) {
     const auto r = run("BEGIN { trace(1); }\n"
                        "demo:note /value > 0/ { trace(text); trace(value); }\n"
                        "END { printf(\"done\"); }",
-                       standard_trace());
+                       standardTrace());
     // ids: 1 BEGIN, 2 END, then event classes as first met (demo:note: 4). trace( ) of
     // an int " %8d", of an int64 " %16lld", of a string "  %-33s"; then a newline.
     EXPECT_EQ(r.out,
@@ -136,7 +136,7 @@ TEST_F(DtraceProgram, SelfVariablesMakeALatencyHistogramPerThread) {
                        "    @latency[execname] = quantize(timestamp - self->ts);\n"
                        "    self->ts = 0;\n"
                        "}",
-                       standard_trace());
+                       standardTrace());
     // app: 500 (bucket 256) and 100 (bucket 64); web: 2000 (bucket 1024). Sorted by the
     // sum of bucket values: app (320) before web (1024).
     EXPECT_EQ(r.out, "\n" + key("app") + ruler + row("32", 0, 0) + row("64", 20, 1) +
@@ -153,7 +153,7 @@ TEST_F(DtraceProgram, AClauseWithoutActionsRunsTheDefaultAction) {
     const std::string program = "demo:entry\n"
                                 "demo:return /ret < 0/ { }\n"
                                 "END {}";
-    const std::string trace = standard_trace();
+    const std::string trace = standardTrace();
     EXPECT_EQ(run(program, trace).out, "CPU     ID                    FUNCTION:NAME\n"
                                        "  0      4                           :entry \n"
                                        "  1      4                           :entry \n"
@@ -163,7 +163,7 @@ TEST_F(DtraceProgram, AClauseWithoutActionsRunsTheDefaultAction) {
     EXPECT_EQ(run(program, trace, true).out, "");
     // A predicate needs its actions, as in dtrace.
     try {
-        parse_program("demo:entry /fd == 3/");
+        parseProgram("demo:entry /fd == 3/");
         ADD_FAILURE() << "accepted";
     } catch (const ProgramError& e) {
         EXPECT_STREQ(e.what(), "1:21: syntax error: expected '{' (the actions after a "
@@ -208,7 +208,7 @@ TEST_F(DtraceProgram, ThreadLocalAssociativeArraysAreEachThreadsOwnAndFreedByZer
     EXPECT_EQ(r.run.errors, 0u);
     const auto error = [&](const std::string& source) -> std::string {
         try {
-            parse_program(source);
+            parseProgram(source);
         } catch (const ProgramError& e) {
             return e.what();
         }
@@ -232,7 +232,7 @@ TEST_F(DtraceProgram, GlobalsArraysClauseLocalsTernaryAndStringSubroutines) {
             "END { printf(\"%d entries; %s %s %d %s %s %s %s %s\\n\", n, strjoin(\"a\", \"b\"),\n"
             "  substr(\"hello\", 1, 3), strlen(\"hello\"), lltostr(-12), inet_ntoa(0x7f000001),\n"
             "  stringof(5), substr(\"hello\", -2), inet_ntop(2, 0x0a000001)); }",
-            standard_trace());
+            standardTrace());
     EXPECT_EQ(r.out, "app 500 fast\n"
                      "web 2000 slow\n"
                      "app 100 fast\n"
@@ -242,7 +242,7 @@ TEST_F(DtraceProgram, GlobalsArraysClauseLocalsTernaryAndStringSubroutines) {
 TEST_F(DtraceProgram, ArgNIsThePayloadsNthMember) {
     const auto r = run("demo:note { printf(\"%s %d|\", arg0, arg1); }\n"
                        "demo:entry /arg0 == 4/ { printf(\"fd %d|\", arg0); }",
-                       standard_trace(), true);
+                       standardTrace(), true);
     EXPECT_EQ(r.out, "fd 4|hello 7|world -3|late 1|");
 }
 
@@ -267,7 +267,7 @@ TEST_F(DtraceProgram, OperatorsAndBuiltInVariables) {
                        "  x = 10; x += 5; x -= 1; x *= 2; x /= 4; x %= 4; x <<= 3; x |= 1; "
                        "x &= 0xf; x ^= 2; x >>= 1; x--; print(x);\n"
                        "}",
-                       standard_trace(), true);
+                       standardTrace(), true);
     // web (pid 200, tid 20) on CPU 1 at 5000 ns, and again at 2500000000 ns. x: 10, 15,
     // 14, 28, 7, 3, 24, 25, 9, 11, 5, 4.
     EXPECT_EQ(r.out, "demo:::note pid 200 tid 20 cpu 1 at 5000 wall 5000\n"
@@ -286,14 +286,14 @@ TEST_F(DtraceProgram, PrintfConversionsWidthsAndFlags) {
                        "", true);
     EXPECT_EQ(r.out, "[   42][42   ][00042][ff][FF][0xff][10][A][0x1000][       abc][abc       ]"
                      "[ab][%][+7][-3][1234567890123][18446744073709551615]\n");
-    EXPECT_EQ(r.run.exit_status, 0);
+    EXPECT_EQ(r.run.exitStatus, 0);
 }
 
 TEST_F(DtraceProgram, PrintaWithAFormatPrintsOnceAndTheRestIsPrintedAtTheEnd) {
     const auto r = run("#pragma D option quiet\n"
                        "demo:entry { @c[execname] = count(); @s[execname] = sum(fd); }\n"
                        "END { printa(\"%-8s %@d\\n\", @c); }",
-                       standard_trace());
+                       standardTrace());
     // @c by value: web 1, app 2; @s, never printa'd, as dtrace prints it at the end.
     EXPECT_EQ(r.out, "web      1\n"
                      "app      2\n"
@@ -304,7 +304,7 @@ TEST_F(DtraceProgram, PrintaWithAFormatPrintsOnceAndTheRestIsPrintedAtTheEnd) {
 TEST_F(DtraceProgram, PrintaWithoutAFormatAndSeveralKeysGlobsAndPredicates) {
     const auto r = run("demo:* /execname == \"web\"/ { @[probename, cpu] = count(); }\n"
                        "END { printa(@); }",
-                       standard_trace(), true);
+                       standardTrace(), true);
     // cpu is an int: " %8d". By value, then key.
     EXPECT_EQ(r.out, "\n" + key("entry") + "        1" + value(1) + "\n" + key("return") +
                          "        1" + value(1) + "\n" + key("note") + "        1" + value(2) +
@@ -316,21 +316,21 @@ TEST_F(DtraceProgram, TimersFireOnTheTracesClockAndExitEndsTheRun) {
     // before the last record (2500000000).
     auto r = run("tick-1sec { printf(\"tick %d\\n\", timestamp); }\n"
                  "profile:::tick-2s { printf(\"two %d\\n\", timestamp); }",
-                 standard_trace(), true);
+                 standardTrace(), true);
     EXPECT_EQ(r.out, "tick 1000001000\ntick 2000001000\ntwo 2000001000\n");
     // exit( ) in the first tick: END runs, the records after it are not.
     r = run("demo:note { printf(\"%s\\n\", text); }\n"
             "tick-1sec { exit(3); }\n"
             "END { printf(\"end\\n\"); }",
-            standard_trace(), true);
+            standardTrace(), true);
     EXPECT_EQ(r.out, "hello\nworld\nend\n");
-    EXPECT_EQ(r.run.exit_status, 3);
+    EXPECT_EQ(r.run.exitStatus, 3);
 }
 
 TEST_F(DtraceProgram, RunTimeErrorsFireErrorAndStopTheirClause) {
     const auto r = run("demo:return { x = 10 / (ret - ret); printf(\"not reached\\n\"); }\n"
                        "ERROR { printf(\"error\\n\"); }",
-                       standard_trace(), true);
+                       standardTrace(), true);
     EXPECT_EQ(r.out, "error\nerror\nerror\n");
     EXPECT_EQ(r.run.errors, 3u);
 }
@@ -338,8 +338,7 @@ TEST_F(DtraceProgram, RunTimeErrorsFireErrorAndStopTheirClause) {
 TEST_F(DtraceProgram, LogLinearQuantization) {
     // ret + 100: 110, 99, 120. Factor 10, magnitudes 0..2, 10 steps: 99 is in [90, 100),
     // 110 and 120 in [100, 200).
-    const auto r =
-        run("demo:return { @ = llquantize(ret + 100, 10, 0, 2, 10); }", standard_trace());
+    const auto r = run("demo:return { @ = llquantize(ret + 100, 10, 0, 2, 10); }", standardTrace());
     EXPECT_EQ(r.out, "\n" + ruler + row("80", 0, 0) + row("90", 13, 1) + row("100", 27, 2) +
                          row("200", 0, 0) + "\n");
 }
@@ -348,21 +347,21 @@ TEST_F(DtraceProgram, ClearTruncNormalizeAndSortOptions) {
     // Per thread: app has 2 entries, 2 returns, 1 note (5); web 1, 1, 2 (4).
     const std::string counts = "demo:entry, demo:return, demo:note { @[execname] = count(); }\n";
     auto r = run("#pragma D option aggsortkey\n" + counts + "END { normalize(@, 2); }",
-                 standard_trace(), true);
+                 standardTrace(), true);
     EXPECT_EQ(r.out, "\n" + key("app") + value(2) + "\n" + key("web") + value(2) + "\n");
     r = run(counts + "END { normalize(@, 2); printa(@); denormalize(@); printa(@); }",
-            standard_trace(), true);
+            standardTrace(), true);
     EXPECT_EQ(r.out, "\n" + key("web") + value(2) + "\n" + key("app") + value(2) + "\n" + "\n" +
                          key("web") + value(4) + "\n" + key("app") + value(5) + "\n");
-    r = run("#pragma D option aggsortrev\n" + counts, standard_trace(), true);
+    r = run("#pragma D option aggsortrev\n" + counts, standardTrace(), true);
     EXPECT_EQ(r.out, "\n" + key("app") + value(5) + "\n" + key("web") + value(4) + "\n");
-    r = run(counts + "END { trunc(@, 1); }", standard_trace(), true);
+    r = run(counts + "END { trunc(@, 1); }", standardTrace(), true);
     EXPECT_EQ(r.out, "\n" + key("app") + value(5) + "\n");
-    r = run(counts + "END { trunc(@); }", standard_trace(), true);
+    r = run(counts + "END { trunc(@); }", standardTrace(), true);
     EXPECT_EQ(r.out, "");
     // clear( ) at the note "world" (6000 ns): only the last note (web) counts after it; the
     // keys stay, at zero.
-    r = run(counts + "demo:note /text == \"world\"/ { clear(@); }", standard_trace(), true);
+    r = run(counts + "demo:note /text == \"world\"/ { clear(@); }", standardTrace(), true);
     EXPECT_EQ(r.out, "\n" + key("app") + value(0) + "\n" + key("web") + value(1) + "\n");
 }
 
@@ -431,8 +430,8 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
     const auto error = [](const std::string& source) -> std::string {
         try {
             RunOptions options;
-            const Program program = parse_program(source);
-            apply_options(program.options, options);
+            const Program program = parseProgram(source);
+            applyOptions(program.options, options);
         } catch (const ProgramError& e) {
             return e.what();
         }
@@ -480,14 +479,13 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
     EXPECT_EQ(error("BEGIN { printf(\"%f\\n\", 1); }"),
               "1:16: format conversion '%f': floating point and symbols are not supported");
     // Timers: no faster than illumos's profile provider's minimum, 200 us (5000 hz).
-    const std::string too_fast = "' is faster than the shortest period, 200us (5000hz, "
-                                 "illumos's profile provider's minimum)";
-    EXPECT_EQ(error("tick-1ns { n++; }"), "1:1: timer probe 'tick-1ns" + too_fast);
+    const std::string tooFast = "' is faster than the shortest period, 200us (5000hz, "
+                                "illumos's profile provider's minimum)";
+    EXPECT_EQ(error("tick-1ns { n++; }"), "1:1: timer probe 'tick-1ns" + tooFast);
     EXPECT_EQ(error("BEGIN {}\nprofile:::tick-199999ns { n++; }"),
-              "2:1: timer probe 'profile:::tick-199999ns" + too_fast);
-    EXPECT_EQ(error("tick-5001 { n++; }"), "1:1: timer probe 'tick-5001" + too_fast);
-    EXPECT_EQ(error("tick-2000000000hz { n++; }"),
-              "1:1: timer probe 'tick-2000000000hz" + too_fast);
+              "2:1: timer probe 'profile:::tick-199999ns" + tooFast);
+    EXPECT_EQ(error("tick-5001 { n++; }"), "1:1: timer probe 'tick-5001" + tooFast);
+    EXPECT_EQ(error("tick-2000000000hz { n++; }"), "1:1: timer probe 'tick-2000000000hz" + tooFast);
     EXPECT_EQ(error("tick-200us, tick-5000hz, tick-5000 { n++; }"), "accepted");
     EXPECT_EQ(error("#pragma D option switchrate=10hz\n#pragma D option bufsize=4m\n"
                     "#pragma D option aggrate=100ms\nBEGIN { exit(0); }"),
@@ -497,7 +495,7 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
 TEST_F(DtraceProgram, TypeErrorsAreFoundWhenBound) {
     const auto error = [&](const std::string& source) -> std::string {
         try {
-            run(source, standard_trace(), true);
+            run(source, standardTrace(), true);
         } catch (const ProgramError& e) {
             return e.what();
         }

@@ -23,9 +23,9 @@ Macros target(std::int64_t pid) {
     return m;
 }
 
-std::string error_of(const std::string& source, const Macros& macros) {
+std::string errorOf(const std::string& source, const Macros& macros) {
     try {
-        parse_program(source, macros);
+        parseProgram(source, macros);
     } catch (const ProgramError& e) {
         return e.what();
     }
@@ -33,52 +33,51 @@ std::string error_of(const std::string& source, const Macros& macros) {
 }
 
 TEST(DtraceUserProbes, PidProviderEntryAndReturnWithTarget) {
-    const Program p = parse_program("pid$target::work:entry, pid$target:a.out:work:return "
-                                    "{ @ = count(); }",
-                                    target(4242));
+    const Program p = parseProgram("pid$target::work:entry, pid$target:a.out:work:return "
+                                   "{ @ = count(); }",
+                                   target(4242));
     ASSERT_EQ(p.clauses[0].probes.size(), 2u);
     const ProbeDescription& entry = p.clauses[0].probes[0];
     EXPECT_EQ(entry.text, "pid4242::work:entry") << "$target expanded";
     ASSERT_TRUE(entry.user);
-    EXPECT_EQ(entry.user->kind, UserProbe::Kind::entry);
+    EXPECT_EQ(entry.user->kind, UserProbe::Kind::Entry);
     EXPECT_EQ(entry.user->pid, 4242);
     EXPECT_EQ(entry.user->provider, "pid");
     EXPECT_EQ(entry.user->function, "work");
     EXPECT_EQ(entry.pattern, "pid4242_work_entry");
     const ProbeDescription& ret = p.clauses[0].probes[1];
     ASSERT_TRUE(ret.user);
-    EXPECT_EQ(ret.user->kind, UserProbe::Kind::return_);
+    EXPECT_EQ(ret.user->kind, UserProbe::Kind::Return);
     EXPECT_EQ(ret.user->module, "a.out");
     EXPECT_EQ(ret.pattern, "pid4242_work_return");
-    EXPECT_EQ(user_probe_location(*entry.user, "/usr/bin/my:app"),
-              "elf:/usr/bin/my\\:app:work%args");
-    EXPECT_EQ(user_probe_location(*ret.user, "/bin/app"), "elf:/bin/app:work%return");
-    EXPECT_EQ(user_probe_label(*entry.user), "work:entry");
+    EXPECT_EQ(userProbeLocation(*entry.user, "/usr/bin/my:app"), "elf:/usr/bin/my\\:app:work%args");
+    EXPECT_EQ(userProbeLocation(*ret.user, "/bin/app"), "elf:/bin/app:work%return");
+    EXPECT_EQ(userProbeLabel(*entry.user), "work:entry");
     // A literal process id works too, without -c or -p.
-    const Program literal = parse_program("pid17::f:entry { @ = count(); }");
+    const Program literal = parseProgram("pid17::f:entry { @ = count(); }");
     ASSERT_TRUE(literal.clauses[0].probes[0].user);
     EXPECT_EQ(literal.clauses[0].probes[0].user->pid, 17);
 }
 
 TEST(DtraceUserProbes, UsdtProviderOfTheTargetOnly) {
     const Program p =
-        parse_program("tracectl_test$target:::tick { @[arg0] = count(); }", target(99));
+        parseProgram("tracectl_test$target:::tick { @[arg0] = count(); }", target(99));
     const ProbeDescription& usdt = p.clauses[0].probes[0];
     ASSERT_TRUE(usdt.user);
-    EXPECT_EQ(usdt.user->kind, UserProbe::Kind::usdt);
+    EXPECT_EQ(usdt.user->kind, UserProbe::Kind::Usdt);
     EXPECT_EQ(usdt.user->provider, "tracectl_test");
     EXPECT_EQ(usdt.user->name, "tick");
     EXPECT_EQ(usdt.pattern, "tracectl_test99_tick");
-    EXPECT_EQ(user_probe_location(*usdt.user, "/bin/app"), "sdt:/bin/app:tracectl_test:tick");
+    EXPECT_EQ(userProbeLocation(*usdt.user, "/bin/app"), "sdt:/bin/app:tracectl_test:tick");
     // An LTTng-UST provider whose name ends in digits other than $target's stays an event.
-    const Program ust = parse_program("app2:::event { @ = count(); }", target(99));
+    const Program ust = parseProgram("app2:::event { @ = count(); }", target(99));
     EXPECT_FALSE(ust.clauses[0].probes[0].user);
     EXPECT_EQ(ust.clauses[0].probes[0].pattern, "app2:event");
-    const Program none = parse_program("app2:::event { @ = count(); }");
+    const Program none = parseProgram("app2:::event { @ = count(); }");
     EXPECT_FALSE(none.clauses[0].probes[0].user);
     // A provider whose own name ends in a digit: only $target's digits are the process's.
     const Program python =
-        parse_program("python3$target:::function__entry { @ = count(); }", target(77));
+        parseProgram("python3$target:::function__entry { @ = count(); }", target(77));
     ASSERT_TRUE(python.clauses[0].probes[0].user);
     EXPECT_EQ(python.clauses[0].probes[0].user->provider, "python3");
     EXPECT_EQ(python.clauses[0].probes[0].user->pid, 77);
@@ -90,57 +89,57 @@ TEST(DtraceUserProbes, EventNamesAreIdentifiersOfAtMost64Bytes) {
     p.provider = "pid";
     p.function = "foo.isra.0";
     p.name = "entry";
-    EXPECT_EQ(user_probe_event(p), "pid12_foo_isra_0_entry");
+    EXPECT_EQ(userProbeEvent(p), "pid12_foo_isra_0_entry");
     p.function = std::string(100, 'f');
-    const std::string long_name = user_probe_event(p);
-    EXPECT_EQ(long_name.size(), 64u);
+    const std::string longName = userProbeEvent(p);
+    EXPECT_EQ(longName.size(), 64u);
     p.function = std::string(99, 'f') + "g";
-    EXPECT_NE(user_probe_event(p), long_name) << "a hash of the whole name ends it";
+    EXPECT_NE(userProbeEvent(p), longName) << "a hash of the whole name ends it";
 }
 
 TEST(DtraceUserProbes, Refusals) {
-    EXPECT_EQ(error_of("pid$target::work:entry { @ = count(); }", {}),
+    EXPECT_EQ(errorOf("pid$target::work:entry { @ = count(); }", {}),
               "1:1: $target is undefined: give -c COMMAND or -p PID");
-    EXPECT_EQ(error_of("pid$target::work:4 { @ = count(); }", target(5)),
+    EXPECT_EQ(errorOf("pid$target::work:4 { @ = count(); }", target(5)),
               "1:1: probe description 'pid5::work:4': the pid provider's probes are entry and "
               "return (instruction offsets are not offered)");
-    EXPECT_EQ(error_of("pid$target::wo*:entry { @ = count(); }", target(5)),
+    EXPECT_EQ(errorOf("pid$target::wo*:entry { @ = count(); }", target(5)),
               "1:1: probe description 'pid5::wo*:entry': the pid provider needs one function's "
               "name (no wildcards), as in pid$target::malloc:entry");
-    EXPECT_EQ(error_of("pid$target:::entry { @ = count(); }", target(5)),
+    EXPECT_EQ(errorOf("pid$target:::entry { @ = count(); }", target(5)),
               "1:1: probe description 'pid5:::entry': the pid provider needs one function's "
               "name (no wildcards), as in pid$target::malloc:entry");
-    EXPECT_EQ(error_of("p$target::f:tick { @ = count(); }", target(5)),
+    EXPECT_EQ(errorOf("p$target::f:tick { @ = count(); }", target(5)),
               "1:1: probe description 'p5::f:tick': a USDT probe is named by its provider and "
               "name (PROVIDER$target:::NAME); leave the function empty");
-    EXPECT_EQ(error_of("p$target:::ti* { @ = count(); }", target(5)),
+    EXPECT_EQ(errorOf("p$target:::ti* { @ = count(); }", target(5)),
               "1:1: probe description 'p5:::ti*': give the USDT probe's name (no wildcards)");
-    EXPECT_EQ(error_of("pid0::f:entry { @ = count(); }", {}),
+    EXPECT_EQ(errorOf("pid0::f:entry { @ = count(); }", {}),
               "1:1: probe description 'pid0::f:entry': 0 is no process id");
-    EXPECT_EQ(error_of("pid$nope::f:entry { @ = count(); }", target(5)),
+    EXPECT_EQ(errorOf("pid$nope::f:entry { @ = count(); }", target(5)),
               "1:1: probe description 'pid$nope::f:entry': unknown macro variable '$nope' "
               "($target, $1..)");
 }
 
 /// An event class as the kernel consumer records a userspace probe: payload ip and the
 /// fetched fields, the pid context the live run adds.
-TableEventClass probe_class(const std::string& name, std::vector<std::string> payload) {
+TableEventClass probeClass(const std::string& name, std::vector<std::string> payload) {
     std::vector<TableEventClass::Field> fields{
-        {"ip", FieldScope::payload, FieldKind::unsigned_integer}};
+        {"ip", FieldScope::Payload, FieldKind::UnsignedInteger}};
     for (const std::string& f : payload) {
-        fields.push_back({f, FieldScope::payload, FieldKind::signed_integer});
+        fields.push_back({f, FieldScope::Payload, FieldKind::SignedInteger});
     }
-    fields.push_back({"pid", FieldScope::common_context, FieldKind::signed_integer, 4});
+    fields.push_back({"pid", FieldScope::CommonContext, FieldKind::SignedInteger, 4});
     return TableEventClass(name, "kernel", fields);
 }
 
 TEST(DtraceUserProbes, OnlyTheProcessCountsAndArgumentsAreTheFetchedFields) {
-    const Program p = parse_program("pid$target::work:entry /arg0 > 1/ { @a = sum(arg1); } "
-                                    "pid$target::work:return { @r = sum(arg1); }",
-                                    target(300));
+    const Program p = parseProgram("pid$target::work:entry /arg0 > 1/ { @a = sum(arg1); } "
+                                   "pid$target::work:return { @r = sum(arg1); }",
+                                   target(300));
     Binder binder(p);
     const TableEventClass entry =
-        probe_class("pid300_work_entry", {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5"});
+        probeClass("pid300_work_entry", {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5"});
     const BoundEventClass bound = binder.bind(entry);
     ASSERT_EQ(bound.clauses.size(), 1u);
     EXPECT_EQ(bound.label, "work:entry");
@@ -160,32 +159,32 @@ TEST(DtraceUserProbes, OnlyTheProcessCountsAndArgumentsAreTheFetchedFields) {
     record["arg0"] = 1;
     EXPECT_FALSE(passes(bound, entry, record)) << "the clause's own predicate still holds";
 
-    const TableEventClass ret = probe_class("pid300_work_return", {"ret"});
-    const BoundEventClass bound_ret = binder.bind(ret);
-    ASSERT_EQ(bound_ret.clauses.size(), 1u);
-    ASSERT_TRUE(bound_ret.clauses[0].statements[0].argument);
+    const TableEventClass ret = probeClass("pid300_work_return", {"ret"});
+    const BoundEventClass boundRet = binder.bind(ret);
+    ASSERT_EQ(boundRet.clauses.size(), 1u);
+    ASSERT_TRUE(boundRet.clauses[0].statements[0].argument);
     const std::vector<Value> slots =
-        ret.slots(bound_ret, {{"ip", 5}, {"ret", 42}, {"pid", 300}}, {});
+        ret.slots(boundRet, {{"ip", 5}, {"ret", 42}, {"pid", 300}}, {});
     Value v;
-    ASSERT_TRUE(evaluate(*bound_ret.clauses[0].statements[0].argument, slots.data(), v));
+    ASSERT_TRUE(evaluate(*boundRet.clauses[0].statements[0].argument, slots.data(), v));
     EXPECT_EQ(v.integer, 42) << "arg1 of a return is the return value";
-    EXPECT_TRUE(passes(bound_ret, ret, {{"ip", 5}, {"ret", 42}, {"pid", 300}}));
-    EXPECT_FALSE(passes(bound_ret, ret, {{"ip", 5}, {"ret", 42}, {"pid", 7}}));
+    EXPECT_TRUE(passes(boundRet, ret, {{"ip", 5}, {"ret", 42}, {"pid", 300}}));
+    EXPECT_FALSE(passes(boundRet, ret, {{"ip", 5}, {"ret", 42}, {"pid", 7}}));
 }
 
 TEST(DtraceUserProbes, ReturnHasNoArg0AndNoPidIsRefused) {
     // dtrace's arg0 of a return (its offset) is not recorded: not the payload's ip.
-    const Program p = parse_program("pid$target::work:return { @ = sum(arg0); }", target(8));
+    const Program p = parseProgram("pid$target::work:return { @ = sum(arg0); }", target(8));
     Binder binder(p);
-    const BoundEventClass bound = binder.bind(probe_class("pid8_work_return", {"ret"}));
+    const BoundEventClass bound = binder.bind(probeClass("pid8_work_return", {"ret"}));
     EXPECT_TRUE(bound.clauses.empty());
-    EXPECT_THROW(binder.check_references(), ProgramError);
+    EXPECT_THROW(binder.checkReferences(), ProgramError);
     // A record without a process id cannot be told apart.
-    const Program q = parse_program("pid$target::work:entry { @ = count(); }", target(8));
-    Binder no_pid(q);
+    const Program q = parseProgram("pid$target::work:entry { @ = count(); }", target(8));
+    Binder noPid(q);
     EXPECT_THROW(
-        no_pid.bind(TableEventClass("pid8_work_entry", "kernel",
-                                    {{"ip", FieldScope::payload, FieldKind::unsigned_integer}})),
+        noPid.bind(TableEventClass("pid8_work_entry", "kernel",
+                                   {{"ip", FieldScope::Payload, FieldKind::UnsignedInteger}})),
         ProgramError);
 }
 

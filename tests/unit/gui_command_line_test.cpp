@@ -7,29 +7,29 @@
 using namespace tracectl::gui;
 
 TEST(GuiCommandLine, TheSystemBusByDefault) {
-    EXPECT_EQ(parse_command_line({}), CommandLine(RunGui{BusChoice{}}));
-    EXPECT_EQ(parse_command_line({"--system"}), CommandLine(RunGui{BusChoice{}}));
+    EXPECT_EQ(parseCommandLine({}), CommandLine(RunGui{BusChoice{}}));
+    EXPECT_EQ(parseCommandLine({"--system"}), CommandLine(RunGui{BusChoice{}}));
 }
 
 TEST(GuiCommandLine, UserAndAddressChooseTheBus) {
-    EXPECT_EQ(parse_command_line({"--user"}),
-              CommandLine(RunGui{BusChoice{BusChoice::Kind::user, {}}}));
-    const BusChoice address{BusChoice::Kind::address, "unix:path=/tmp/x"};
-    EXPECT_EQ(parse_command_line({"--bus-address", "unix:path=/tmp/x"}),
+    EXPECT_EQ(parseCommandLine({"--user"}),
+              CommandLine(RunGui{BusChoice{BusChoice::Kind::User, {}}}));
+    const BusChoice address{BusChoice::Kind::Address, "unix:path=/tmp/x"};
+    EXPECT_EQ(parseCommandLine({"--bus-address", "unix:path=/tmp/x"}),
               CommandLine(RunGui{address}));
-    EXPECT_EQ(parse_command_line({"--bus-address=unix:path=/tmp/x"}), CommandLine(RunGui{address}));
+    EXPECT_EQ(parseCommandLine({"--bus-address=unix:path=/tmp/x"}), CommandLine(RunGui{address}));
 }
 
 TEST(GuiCommandLine, HelpAndVersion) {
-    EXPECT_EQ(parse_command_line({"--help"}), CommandLine(ShowHelp{}));
-    EXPECT_EQ(parse_command_line({"-h"}), CommandLine(ShowHelp{}));
-    EXPECT_EQ(parse_command_line({"--version"}), CommandLine(ShowVersion{}));
-    EXPECT_NE(usage_text().find("--bus-address ADDRESS"), std::string::npos);
+    EXPECT_EQ(parseCommandLine({"--help"}), CommandLine(ShowHelp{}));
+    EXPECT_EQ(parseCommandLine({"-h"}), CommandLine(ShowHelp{}));
+    EXPECT_EQ(parseCommandLine({"--version"}), CommandLine(ShowVersion{}));
+    EXPECT_NE(usageText().find("--bus-address ADDRESS"), std::string::npos);
 }
 
 TEST(GuiCommandLine, UsageErrorsNameTheProblem) {
     const auto error = [](std::vector<std::string> args) {
-        const CommandLine c = parse_command_line(args);
+        const CommandLine c = parseCommandLine(args);
         return std::holds_alternative<UsageError>(c) ? std::get<UsageError>(c).message : "";
     };
     EXPECT_EQ(error({"--user", "--system"}), "--system cannot be combined with another bus option");
@@ -43,18 +43,18 @@ TEST(GuiCommandLine, UsageErrorsNameTheProblem) {
 TEST(GuiCreateRequest, OptionsCarryWhatWasChosenAndLeaveEmptyFieldsToTheDaemon) {
     CreateRequest request;
     request.name = "web";
-    auto options = create_options(request);
+    auto options = createOptions(request);
     EXPECT_EQ(options.size(), 3u);
     EXPECT_EQ(options.at("mode").get<std::string>(), "normal");
     EXPECT_EQ(options.at("buffer-ownership").get<std::string>(), "per-uid");
     EXPECT_TRUE(options.at("count-events").get<bool>());
 
-    request.output_folder = "/srv/traces/web";
-    request.relay_url = "net://relay";
+    request.outputFolder = "/srv/traces/web";
+    request.relayUrl = "net://relay";
     request.mode = "live";
-    request.buffer_ownership = "per-pid";
-    request.count_events = false;
-    options = create_options(request);
+    request.bufferOwnership = "per-pid";
+    request.countEvents = false;
+    options = createOptions(request);
     EXPECT_EQ(options.size(), 4u);
     EXPECT_EQ(options.at("output-path").get<std::string>(), "/srv/traces/web");
     EXPECT_EQ(options.at("url").get<std::string>(), "net://relay");

@@ -10,7 +10,7 @@ using tracectl::cli::Counters;
 
 namespace {
 
-constexpr std::uint64_t s = 1'000'000; // one second in µs
+constexpr std::uint64_t kS = 1'000'000; // one second in µs
 
 Counters counted(std::uint64_t events, std::uint64_t bytes) {
     return Counters{.events_recorded = events, .bytes_written = bytes};
@@ -20,12 +20,12 @@ Counters counted(std::uint64_t events, std::uint64_t bytes) {
 
 TEST(GuiRateHistory, OnePointPerSampleAfterTheFirst) {
     RateHistory h;
-    h.add(counted(0, 0), 100 * s);
-    EXPECT_TRUE(h.points(100 * s).empty());
-    h.add(counted(2000, 4'000'000), 101 * s);
-    h.add(counted(5000, 6'000'000), 102 * s);
+    h.add(counted(0, 0), 100 * kS);
+    EXPECT_TRUE(h.points(100 * kS).empty());
+    h.add(counted(2000, 4'000'000), 101 * kS);
+    h.add(counted(5000, 6'000'000), 102 * kS);
     EXPECT_EQ(h.unit(), "events/s");
-    const auto points = h.points(102 * s);
+    const auto points = h.points(102 * kS);
     ASSERT_EQ(points.size(), 2u);
     EXPECT_EQ(points[0], (RatePoint{1.0, 2000.0}));
     EXPECT_EQ(points[1], (RatePoint{0.0, 3000.0}));
@@ -33,10 +33,10 @@ TEST(GuiRateHistory, OnePointPerSampleAfterTheFirst) {
 
 TEST(GuiRateHistory, UncountedSessionsGraphMegabytesPerSecond) {
     RateHistory h;
-    h.add(Counters{.bytes_written = 0}, 10 * s);
-    h.add(Counters{.bytes_written = 3'000'000}, 12 * s);
+    h.add(Counters{.bytes_written = 0}, 10 * kS);
+    h.add(Counters{.bytes_written = 3'000'000}, 12 * kS);
     EXPECT_EQ(h.unit(), "MB/s");
-    const auto points = h.points(12 * s);
+    const auto points = h.points(12 * kS);
     ASSERT_EQ(points.size(), 1u);
     EXPECT_DOUBLE_EQ(points[0].value, 1.5);
 }
@@ -44,11 +44,11 @@ TEST(GuiRateHistory, UncountedSessionsGraphMegabytesPerSecond) {
 TEST(GuiRateHistory, KeepsTheLastMinuteOnly) {
     RateHistory h;
     for (std::uint64_t t = 0; t <= 120; ++t) {
-        h.add(counted(t * 10, t * 100), (1000 + t) * s);
+        h.add(counted(t * 10, t * 100), (1000 + t) * kS);
     }
-    const auto points = h.points(1120 * s);
+    const auto points = h.points(1120 * kS);
     ASSERT_FALSE(points.empty());
-    EXPECT_LE(points.front().seconds_ago, RateHistory::window_s);
+    EXPECT_LE(points.front().secondsAgo, RateHistory::kWindowS);
     EXPECT_EQ(points.size(), 61u);
     for (const RatePoint& p : points) {
         EXPECT_DOUBLE_EQ(p.value, 10.0);
@@ -57,10 +57,10 @@ TEST(GuiRateHistory, KeepsTheLastMinuteOnly) {
 
 TEST(GuiRateHistory, FallsToZeroOnceTheDaemonWentSilent) {
     RateHistory h;
-    h.add(counted(0, 0), 10 * s);
-    h.add(counted(100, 100), 11 * s);
-    EXPECT_EQ(h.points(12 * s).size(), 1u); // within three missed announcements
-    const auto points = h.points(20 * s);
+    h.add(counted(0, 0), 10 * kS);
+    h.add(counted(100, 100), 11 * kS);
+    EXPECT_EQ(h.points(12 * kS).size(), 1u); // within three missed announcements
+    const auto points = h.points(20 * kS);
     ASSERT_EQ(points.size(), 3u);
     EXPECT_EQ(points[1], (RatePoint{8.0, 0.0})); // one announcement after the last
     EXPECT_EQ(points[2], (RatePoint{0.0, 0.0}));
@@ -68,11 +68,11 @@ TEST(GuiRateHistory, FallsToZeroOnceTheDaemonWentSilent) {
 
 TEST(GuiRateHistory, AClockThatGoesBackStartsOver) {
     RateHistory h;
-    h.add(counted(0, 0), 500 * s);
-    h.add(counted(100, 100), 501 * s);
-    h.add(counted(0, 0), 3 * s); // a restarted daemon
-    EXPECT_TRUE(h.points(3 * s).empty());
-    h.add(counted(50, 50), 4 * s);
-    ASSERT_EQ(h.points(4 * s).size(), 1u);
-    EXPECT_DOUBLE_EQ(h.points(4 * s)[0].value, 50.0);
+    h.add(counted(0, 0), 500 * kS);
+    h.add(counted(100, 100), 501 * kS);
+    h.add(counted(0, 0), 3 * kS); // a restarted daemon
+    EXPECT_TRUE(h.points(3 * kS).empty());
+    h.add(counted(50, 50), 4 * kS);
+    ASSERT_EQ(h.points(4 * kS).size(), 1u);
+    EXPECT_DOUBLE_EQ(h.points(4 * kS)[0].value, 50.0);
 }

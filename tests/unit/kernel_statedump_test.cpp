@@ -45,13 +45,13 @@ protected:
     void SetUp() override {
         char tmpl[] = "/tmp/tracectl-fakeproc-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        root = tmpl;
+        root_ = tmpl;
     }
-    void TearDown() override { fs::remove_all(root); }
+    void TearDown() override { fs::remove_all(root_); }
 
     void write(const fs::path& rel, const std::string& text) {
-        fs::create_directories((root / rel).parent_path());
-        std::ofstream(root / rel) << text;
+        fs::create_directories((root_ / rel).parent_path());
+        std::ofstream(root_ / rel) << text;
     }
     void thread(int pid, int tid, const std::string& comm, char state, int ppid,
                 unsigned long flags = 0, int prio = 20, int cpu = 0) {
@@ -65,14 +65,14 @@ protected:
         write(fs::path(std::to_string(tid)) / "status", status);
     }
     void fd(int pid, int n, const std::string& target, const std::string& flags) {
-        const fs::path dir = root / std::to_string(pid) / "fd";
+        const fs::path dir = root_ / std::to_string(pid) / "fd";
         fs::create_directories(dir);
         fs::create_symlink(target, dir / std::to_string(n));
         write(fs::path(std::to_string(pid)) / "fdinfo" / std::to_string(n),
               "pos:\t0\nflags:\t" + flags + "\nmnt_id:\t25\n");
     }
 
-    fs::path root;
+    fs::path root_;
 };
 
 struct Event {
@@ -149,7 +149,7 @@ TEST(ProcStat, ReadsThisProcess) {
 TEST_F(FakeProc, ProcessInfoLooksUpAndCaches) {
     thread(100, 100, "server", 'S', 1, 0, 20);
     thread(100, 101, "server-io", 'R', 1, 0, -2);
-    ProcfsProcessInfo info(root, 3);
+    ProcfsProcessInfo info(root_, 3);
     ProcessDetails d = info.lookup(101);
     EXPECT_EQ(d.pid, 100);
     EXPECT_STREQ(d.procname.data(), "server-io");
@@ -157,7 +157,7 @@ TEST_F(FakeProc, ProcessInfoLooksUpAndCaches) {
     EXPECT_EQ(info.lookup(100).pid, 100);
 
     // Cached: gone from /proc, still known.
-    fs::remove_all(root / "101");
+    fs::remove_all(root_ / "101");
     EXPECT_EQ(info.lookup(101), d);
     EXPECT_EQ(info.reads(), 2u);
 
@@ -194,8 +194,8 @@ TEST_F(FakeProc, ProcessInfoReadsPidNamespaces) {
     write("300/status", "Name:\tcontained\nTgid:\t300\nNSpid:\t300\t7\n");
     write("300/ns/pid", "");
     struct stat st {};
-    ASSERT_EQ(::stat((root / "300/ns/pid").c_str(), &st), 0);
-    ProcfsProcessInfo info(root);
+    ASSERT_EQ(::stat((root_ / "300/ns/pid").c_str(), &st), 0);
+    ProcfsProcessInfo info(root_);
     const ProcessDetails d = info.lookup(300);
     EXPECT_EQ(d.pidNsInum, static_cast<std::uint32_t>(st.st_ino));
     EXPECT_EQ(d.nsLevels, 2u);
@@ -235,7 +235,7 @@ TEST_F(FakeProc, StatedumpWritesEveryThreadAndFile) {
     write("cpuinfo", "x");
 
     std::uint64_t now = 1000;
-    Statedump dump({root, root / "sys", false}, [&] { return now += 10; });
+    Statedump dump({root_, root_ / "sys", false}, [&] { return now += 10; });
     std::vector<Event> ev;
     const StatedumpCounts counts = dump.run(collect(ev));
     EXPECT_EQ(counts.processes, 3u); // 1, 2, 40: the per-tid dirs 41-44 are threads of 40
@@ -310,7 +310,7 @@ TEST_F(FakeProc, StatedumpCountsWhatItsSinkRefuses) {
     for (int pid = 10; pid < 40; ++pid)
         thread(pid, pid, "p" + std::to_string(pid), 'S', 1);
     std::uint64_t now = 1000;
-    Statedump dump({root, root / "sys", false}, [&] { return now -= 1; });
+    Statedump dump({root_, root_ / "sys", false}, [&] { return now -= 1; });
     std::vector<Event> ev;
     int calls = 0;
     const StatedumpCounts counts =
@@ -336,17 +336,17 @@ TEST_F(FakeProc, UnreadableFdsAreSkipped) {
     const StatedumpSink keep = [](std::uint16_t, std::uint64_t, std::span<const std::byte>) {
         return true;
     };
-    Statedump dump({root, root / "sys", false}, [] { return 5; });
+    Statedump dump({root_, root_ / "sys", false}, [] { return 5; });
     StatedumpCounts counts = dump.run(keep);
     EXPECT_EQ(counts.threads, 1u);
     EXPECT_EQ(counts.files, 1u);
 
     if (::geteuid() == 0)
         GTEST_SKIP() << "root reads any directory: EACCES cannot be staged";
-    fs::permissions(root / "5" / "fd", fs::perms::none);
-    Statedump again({root, root / "sys", false}, [] { return 5; });
+    fs::permissions(root_ / "5" / "fd", fs::perms::none);
+    Statedump again({root_, root_ / "sys", false}, [] { return 5; });
     counts = again.run(keep);
-    fs::permissions(root / "5" / "fd", fs::perms::owner_all);
+    fs::permissions(root_ / "5" / "fd", fs::perms::owner_all);
     EXPECT_EQ(counts.threads, 1u);
     EXPECT_EQ(counts.files, 0u);
 }
@@ -366,7 +366,7 @@ TEST_F(FakeProc, StatedumpWritesBlockDevicesInterruptsAndCpus) {
     write("cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
                      "model name\t: Some CPU @ 2.00GHz\nphysical id\t: 0\ncore id\t\t: 1\n"
                      "cpu cores\t: 2\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\n");
-    Statedump dump({root, root / "sys", false}, [] { return 5; });
+    Statedump dump({root_, root_ / "sys", false}, [] { return 5; });
     std::vector<Event> ev;
     const StatedumpCounts counts = dump.run(collect(ev));
     EXPECT_EQ(counts.blockDevices, 2u);

@@ -16,6 +16,7 @@
 #include <sys/sdt.h>
 #include <unistd.h>
 
+// NOLINTNEXTLINE(readability-identifier-naming): probed by this name in the ELF file
 extern "C" __attribute__((noinline)) int tracectl_unit_probed(int i) {
     __asm__ volatile("" ::: "memory");
     DTRACE_PROBE2(tracectl_unit, fired, i, 7L);

@@ -85,7 +85,7 @@ struct DocDeleter {
 };
 
 /// Appends each libxml2 error to the std::string at `ctx`.
-constexpr auto collectError = [](void* ctx, auto* error) {
+constexpr auto kCollectError = [](void* ctx, auto* error) {
     auto& out = *static_cast<std::string*>(ctx);
     out += "line " + std::to_string(error->line) + ": " +
            (error->message != nullptr ? error->message : "?");
@@ -98,7 +98,7 @@ std::string schemaErrors(const std::string& document) {
         xmlSchemaNewParserCtxt(kSchemaPath));
     if (!parser)
         return "cannot read the schema";
-    xmlSchemaSetParserStructuredErrors(parser.get(), collectError, &errors);
+    xmlSchemaSetParserStructuredErrors(parser.get(), kCollectError, &errors);
     std::unique_ptr<xmlSchema, SchemaDeleter> schema(xmlSchemaParse(parser.get()));
     if (!schema)
         return "cannot parse the schema: " + errors;
@@ -106,7 +106,7 @@ std::string schemaErrors(const std::string& document) {
         xmlSchemaNewValidCtxt(schema.get()));
     if (!validator)
         return "cannot make a schema validator";
-    xmlSchemaSetValidStructuredErrors(validator.get(), collectError, &errors);
+    xmlSchemaSetValidStructuredErrors(validator.get(), kCollectError, &errors);
     std::unique_ptr<xmlDoc, DocDeleter> doc(
         xmlReadMemory(document.data(), static_cast<int>(document.size()), nullptr, nullptr,
                       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));

@@ -15,47 +15,47 @@ namespace {
 
 /// A trace on disk (--trace), or -l without a session, runs without the bus; -c COMMAND that
 /// cannot run and -p PID that does not exist are refused before it.
-std::optional<ExitStatus> run_dtrace_without_bus(const AggregateArgs& args) {
+std::optional<ExitStatus> runDtraceWithoutBus(const AggregateArgs& args) {
     if (args.trace || (args.list && !args.session)) {
-        const ExitStatus status = run_aggregate_trace(args, std::cout, std::cerr);
+        const ExitStatus status = runAggregateTrace(args, std::cout, std::cerr);
         if (!std::cout.flush()) {
-            print_error_line(std::cerr, "cannot write to standard output");
-            return ExitStatus::daemon_error;
+            printErrorLine(std::cerr, "cannot write to standard output");
+            return ExitStatus::DaemonError;
         }
         return status;
     }
     if (!args.session) {
-        if (const auto problem = live_target_problem(args)) {
-            print_error_line(std::cerr, args.command + ": " + *problem);
-            return ExitStatus::daemon_error;
+        if (const auto problem = liveTargetProblem(args)) {
+            printErrorLine(std::cerr, args.command + ": " + *problem);
+            return ExitStatus::DaemonError;
         }
     }
     return std::nullopt;
 }
 
 /// Adds the subcommand `name` ("dtrace" or "aggregate") and its handler.
-void add_d_program_verb(CLI::App& app, VerbTable& verbs, const std::string& name) {
+void addDProgramVerb(CLI::App& app, VerbTable& verbs, const std::string& name) {
     auto cl = std::make_shared<DtraceCommandLine>();
-    CLI::App* command = add_dtrace_command(app, name, *cl);
-    verbs.add(*command,
-              {.finish = [cl] { finish_dtrace_command_line(*cl); },
-               .before_bus = [cl] { return run_dtrace_without_bus(cl->args); },
-               .run =
-                   [cl](BusClient& bus) {
-                       return cl->args.session
-                                  ? run_aggregate_session(bus, cl->args, std::cout, std::cerr)
-                                  : run_aggregate_live(bus, cl->args, std::cout, std::cerr);
-                   }});
+    CLI::App* command = addDtraceCommand(app, name, *cl);
+    verbs.add(*command, {.finish = [cl] { finishDtraceCommandLine(*cl); },
+                         .before_bus = [cl] { return runDtraceWithoutBus(cl->args); },
+                         .run =
+                             [cl](BusClient& bus) {
+                                 return cl->args.session
+                                            ? runAggregateSession(bus, cl->args, std::cout,
+                                                                  std::cerr)
+                                            : runAggregateLive(bus, cl->args, std::cout, std::cerr);
+                             }});
 }
 
 } // namespace
 
-void add_dtrace_verb(CLI::App& app, VerbTable& verbs) {
-    add_d_program_verb(app, verbs, "dtrace");
+void addDtraceVerb(CLI::App& app, VerbTable& verbs) {
+    addDProgramVerb(app, verbs, "dtrace");
 }
 
-void add_aggregate_verb(CLI::App& app, VerbTable& verbs) {
-    add_d_program_verb(app, verbs, "aggregate");
+void addAggregateVerb(CLI::App& app, VerbTable& verbs) {
+    addDProgramVerb(app, verbs, "aggregate");
 }
 
 } // namespace tracectl::cli

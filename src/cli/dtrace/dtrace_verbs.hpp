@@ -6,7 +6,7 @@
 
 namespace tracectl::cli {
 
-void add_dtrace_verb(CLI::App& app, VerbTable& verbs);
-void add_aggregate_verb(CLI::App& app, VerbTable& verbs);
+void addDtraceVerb(CLI::App& app, VerbTable& verbs);
+void addAggregateVerb(CLI::App& app, VerbTable& verbs);
 
 } // namespace tracectl::cli

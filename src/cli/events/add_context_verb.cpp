@@ -17,46 +17,46 @@ struct AddContextLine {
     AddContextArgs args;
     DomainFlags domain;
     std::string session;
-    CLI::Option* session_option = nullptr;
+    CLI::Option* sessionOption = nullptr;
 };
 
 } // namespace
 
-void add_add_context_verb(CLI::App& app, VerbTable& verbs) {
+void addAddContextVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<AddContextLine>();
-    auto* add_context =
+    auto* addContext =
         app.add_subcommand("add-context", "Record context fields with every event of a channel");
-    add_domain_flags(*add_context, cl->domain);
-    add_context
+    addDomainFlags(*addContext, cl->domain);
+    addContext
         ->add_option(
             "-t,--type", cl->args.types,
-            "Context type, repeatable or comma-separated. -u: " + std::string{ust_context_types} +
-                ". -k: " + std::string{kernel_context_types})
+            "Context type, repeatable or comma-separated. -u: " + std::string{kUstContextTypes} +
+                ". -k: " + std::string{kKernelContextTypes})
         ->required()
         ->delimiter(',');
-    cl->session_option = add_context->add_option("-s,--session", cl->session, current_session_help);
-    add_context->add_option("-c,--channel", cl->args.channel,
-                            "Channel (default: every channel; channel0 if there is none)");
-    add_context->footer("Give exactly one of -u and -k. Only before the session first starts.\n\n"
-                        "User-space (-u) types:\n" +
-                        wrapped_list(ust_context_types) + "\nKernel (-k) types:\n" +
-                        wrapped_list(kernel_context_types) +
-                        "\n\nExample:\n"
-                        "  tracectl add-context -u -t vpid -t procname\n"
-                        "  tracectl add-context -k -t tid,pid,procname,prio,cpu_id");
+    cl->sessionOption = addContext->add_option("-s,--session", cl->session, kCurrentSessionHelp);
+    addContext->add_option("-c,--channel", cl->args.channel,
+                           "Channel (default: every channel; channel0 if there is none)");
+    addContext->footer("Give exactly one of -u and -k. Only before the session first starts.\n\n"
+                       "User-space (-u) types:\n" +
+                       wrappedList(kUstContextTypes) + "\nKernel (-k) types:\n" +
+                       wrappedList(kKernelContextTypes) +
+                       "\n\nExample:\n"
+                       "  tracectl add-context -u -t vpid -t procname\n"
+                       "  tracectl add-context -k -t tid,pid,procname,prio,cpu_id");
 
-    verbs.add(*add_context, {.check =
-                                 [cl] {
-                                     cl->args.domain = chosen_domain(cl->domain);
-                                     if (cl->session_option->count() > 0) {
-                                         cl->args.session = cl->session;
-                                     }
-                                 },
-                             .run =
-                                 [cl](BusClient& bus) {
-                                     run_add_context(bus, cl->args, std::cout);
-                                     return ExitStatus::success;
-                                 }});
+    verbs.add(*addContext, {.check =
+                                [cl] {
+                                    cl->args.domain = chosenDomain(cl->domain);
+                                    if (cl->sessionOption->count() > 0) {
+                                        cl->args.session = cl->session;
+                                    }
+                                },
+                            .run =
+                                [cl](BusClient& bus) {
+                                    runAddContext(bus, cl->args, std::cout);
+                                    return ExitStatus::Success;
+                                }});
 }
 
 } // namespace tracectl::cli

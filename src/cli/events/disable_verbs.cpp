@@ -10,17 +10,17 @@
 
 namespace tracectl::cli {
 
-void add_disable_verbs(CLI::App& app, VerbTable& verbs) {
+void addDisableVerbs(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<DisableCommandLine>();
-    add_disable_commands(app, *cl);
-    const VerbHandler handler{.check = [cl] { finish_disable_commands(*cl); },
+    addDisableCommands(app, *cl);
+    const VerbHandler handler{.check = [cl] { finishDisableCommands(*cl); },
                               .run =
                                   [cl](BusClient& bus) {
-                                      run_disable_commands(bus, *cl, std::cout);
-                                      return ExitStatus::success;
+                                      runDisableCommands(bus, *cl, std::cout);
+                                      return ExitStatus::Success;
                                   }};
-    verbs.add(*cl->disable_event, handler);
-    verbs.add(*cl->disable_channel, handler);
+    verbs.add(*cl->disableEvent, handler);
+    verbs.add(*cl->disableChannel, handler);
 }
 
 } // namespace tracectl::cli

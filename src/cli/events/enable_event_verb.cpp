@@ -21,28 +21,28 @@ struct EnableEventLine {
     EventSelectionFlags selection;
     std::string session;
     std::string loglevel;
-    std::string loglevel_only;
+    std::string loglevelOnly;
     std::string exclude;
-    std::string userspace_probe;
-    CLI::Option* session_option = nullptr;
-    CLI::Option* loglevel_option = nullptr;
-    CLI::Option* loglevel_only_option = nullptr;
-    CLI::Option* exclude_option = nullptr;
-    CLI::Option* userspace_probe_option = nullptr;
+    std::string userspaceProbe;
+    CLI::Option* sessionOption = nullptr;
+    CLI::Option* loglevelOption = nullptr;
+    CLI::Option* loglevelOnlyOption = nullptr;
+    CLI::Option* excludeOption = nullptr;
+    CLI::Option* userspaceProbeOption = nullptr;
 };
 
-void check_enable_event_line(EnableEventLine& cl) {
-    EventSelection selection = resolve_event_selection(
-        cl.selection, {cl.loglevel_option, cl.loglevel_only_option, cl.exclude_option});
+void checkEnableEventLine(EnableEventLine& cl) {
+    EventSelection selection = resolveEventSelection(
+        cl.selection, {cl.loglevelOption, cl.loglevelOnlyOption, cl.excludeOption});
     cl.args.domain = selection.domain;
-    cl.args.pattern = std::move(selection.ust_pattern);
-    cl.args.kernel_calls = std::move(selection.kernel_calls);
-    if (cl.userspace_probe_option->count() > 0) {
-        if (selection.domain != Domain::kernel) {
+    cl.args.pattern = std::move(selection.ustPattern);
+    cl.args.kernelCalls = std::move(selection.kernelCalls);
+    if (cl.userspaceProbeOption->count() > 0) {
+        if (selection.domain != Domain::Kernel) {
             throw CLI::ValidationError("--userspace-probe",
                                        "is for kernel events (-k) only, as in LTTng");
         }
-        if (cl.selection.all || cl.selection.syscall || cl.args.kernel_calls.size() != 1) {
+        if (cl.selection.all || cl.selection.syscall || cl.args.kernelCalls.size() != 1) {
             throw CLI::ValidationError("--userspace-probe",
                                        "takes one event name (the probe's), without "
                                        "-a or --syscall");
@@ -50,19 +50,19 @@ void check_enable_event_line(EnableEventLine& cl) {
         const char* search = std::getenv("PATH");
         std::error_code ec;
         const std::string cwd = std::filesystem::current_path(ec).string();
-        cl.args.userspace_probe =
-            resolve_userspace_probe(cl.userspace_probe, search != nullptr ? search : "", cwd);
+        cl.args.userspaceProbe =
+            resolveUserspaceProbe(cl.userspaceProbe, search != nullptr ? search : "", cwd);
     }
-    if (cl.session_option->count() > 0) {
+    if (cl.sessionOption->count() > 0) {
         cl.args.session = cl.session;
     }
-    if (cl.loglevel_option->count() > 0) {
+    if (cl.loglevelOption->count() > 0) {
         cl.args.loglevel = cl.loglevel;
-    } else if (cl.loglevel_only_option->count() > 0) {
-        cl.args.loglevel = cl.loglevel_only;
-        cl.args.loglevel_only = true;
+    } else if (cl.loglevelOnlyOption->count() > 0) {
+        cl.args.loglevel = cl.loglevelOnly;
+        cl.args.loglevelOnly = true;
     }
-    if (cl.exclude_option->count() > 0) {
+    if (cl.excludeOption->count() > 0) {
         std::string item;
         for (char c : cl.exclude + ",") {
             if (c == ',') {
@@ -79,35 +79,34 @@ void check_enable_event_line(EnableEventLine& cl) {
 
 } // namespace
 
-void add_enable_event_verb(CLI::App& app, VerbTable& verbs) {
+void addEnableEventVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<EnableEventLine>();
-    auto* enable_event = app.add_subcommand(
+    auto* enableEvent = app.add_subcommand(
         "enable-event", "Record events of LTTng-UST apps (-u) or of the kernel (-k)");
-    add_event_selection(*enable_event, cl->selection);
-    cl->session_option =
-        enable_event->add_option("-s,--session", cl->session, current_session_help);
-    enable_event->add_option("-c,--channel", cl->args.channel,
-                             "Channel (default: channel0, made on first use)");
-    cl->loglevel_option = enable_event->add_option("--loglevel", cl->loglevel,
-                                                   "Record this log level or a more severe one "
-                                                   "(TRACE_WARNING, info, ...); -u only");
-    cl->loglevel_only_option = enable_event->add_option("--loglevel-only", cl->loglevel_only,
-                                                        "Record exactly this log level; -u only");
-    cl->loglevel_option->excludes(cl->loglevel_only_option);
-    cl->exclude_option = enable_event->add_option("-x,--exclude", cl->exclude,
-                                                  "Comma-separated event names to leave out; -u "
-                                                  "only");
-    enable_event->add_option("-f,--filter", cl->args.filter,
-                             "Record only the events for which this LTTng filter expression is "
-                             "true, e.g. 'intfield > 3 && $ctx.procname == \"foo*\"' (-k: the "
-                             "daemon translates it into a tracefs filter, e.g. 'prev_tid == 0')");
-    cl->userspace_probe_option = enable_event->add_option(
-        "--userspace-probe", cl->userspace_probe,
+    addEventSelection(*enableEvent, cl->selection);
+    cl->sessionOption = enableEvent->add_option("-s,--session", cl->session, kCurrentSessionHelp);
+    enableEvent->add_option("-c,--channel", cl->args.channel,
+                            "Channel (default: channel0, made on first use)");
+    cl->loglevelOption = enableEvent->add_option("--loglevel", cl->loglevel,
+                                                 "Record this log level or a more severe one "
+                                                 "(TRACE_WARNING, info, ...); -u only");
+    cl->loglevelOnlyOption = enableEvent->add_option("--loglevel-only", cl->loglevelOnly,
+                                                     "Record exactly this log level; -u only");
+    cl->loglevelOption->excludes(cl->loglevelOnlyOption);
+    cl->excludeOption = enableEvent->add_option("-x,--exclude", cl->exclude,
+                                                "Comma-separated event names to leave out; -u "
+                                                "only");
+    enableEvent->add_option("-f,--filter", cl->args.filter,
+                            "Record only the events for which this LTTng filter expression is "
+                            "true, e.g. 'intfield > 3 && $ctx.procname == \"foo*\"' (-k: the "
+                            "daemon translates it into a tracefs filter, e.g. 'prev_tid == 0')");
+    cl->userspaceProbeOption = enableEvent->add_option(
+        "--userspace-probe", cl->userspaceProbe,
         "-k only: a userspace probe named PATTERN (one name) at [elf:]PATH:SYMBOL (a "
         "function's entry), [elf:]PATH:SYMBOL%args (the same with its first six integer "
         "arguments, arg0..arg5), [elf:]PATH:SYMBOL%return (its return, with the return value) or "
         "sdt:PATH:PROVIDER:PROBE (a USDT probe, with its arguments)");
-    enable_event->footer(
+    enableEvent->footer(
         "Give exactly one of -u and -k. A rule the session has already (same channel,\n"
         "pattern, log level, exclusions and filter) is refused with\n"
         "org.tracectl.Tracing1.Error.EventRuleExists (exit status 1). A filter expression\n"
@@ -127,11 +126,11 @@ void add_enable_event_verb(CLI::App& app, VerbTable& verbs) {
         "  tracectl enable-event -k --syscall openat,close\n"
         "  tracectl enable-event -k --syscall -a");
 
-    verbs.add(*enable_event, {.check = [cl] { check_enable_event_line(*cl); },
-                              .run =
-                                  [cl](BusClient& bus) {
-                                      return run_enable_event(bus, cl->args, std::cout, std::cerr);
-                                  }});
+    verbs.add(*enableEvent, {.check = [cl] { checkEnableEventLine(*cl); },
+                             .run =
+                                 [cl](BusClient& bus) {
+                                     return runEnableEvent(bus, cl->args, std::cout, std::cerr);
+                                 }});
 }
 
 } // namespace tracectl::cli

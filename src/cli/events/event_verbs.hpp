@@ -8,14 +8,14 @@
 
 namespace tracectl::cli {
 
-void add_enable_event_verb(CLI::App& app, VerbTable& verbs);
-void add_enable_channel_verb(CLI::App& app, VerbTable& verbs);
+void addEnableEventVerb(CLI::App& app, VerbTable& verbs);
+void addEnableChannelVerb(CLI::App& app, VerbTable& verbs);
 /// disable-event and disable-channel (disable_options.hpp: they share their options).
-void add_disable_verbs(CLI::App& app, VerbTable& verbs);
-void add_add_context_verb(CLI::App& app, VerbTable& verbs);
+void addDisableVerbs(CLI::App& app, VerbTable& verbs);
+void addAddContextVerb(CLI::App& app, VerbTable& verbs);
 /// track and untrack (track_options.hpp: they share their options).
-void add_track_verbs(CLI::App& app, VerbTable& verbs);
-void add_list_apps_verb(CLI::App& app, VerbTable& verbs);
-void add_list_tracepoints_verb(CLI::App& app, VerbTable& verbs);
+void addTrackVerbs(CLI::App& app, VerbTable& verbs);
+void addListAppsVerb(CLI::App& app, VerbTable& verbs);
+void addListTracepointsVerb(CLI::App& app, VerbTable& verbs);
 
 } // namespace tracectl::cli

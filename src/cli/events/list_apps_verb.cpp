@@ -17,17 +17,17 @@ struct ListAppsLine {
 
 } // namespace
 
-void add_list_apps_verb(CLI::App& app, VerbTable& verbs) {
+void addListAppsVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<ListAppsLine>();
-    auto* list_apps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
-    list_apps->add_flag("-t,--tracepoints", cl->tracepoints, "Also list each app's tracepoints");
-    list_apps->add_flag("--json", cl->json, "Print a JSON array");
-    list_apps->footer("Lists the apps you may see (yours; root sees all).\n\nExample:\n"
-                      "  tracectl list-apps --tracepoints");
+    auto* listApps = app.add_subcommand("list-apps", "List the registered LTTng-UST apps");
+    listApps->add_flag("-t,--tracepoints", cl->tracepoints, "Also list each app's tracepoints");
+    listApps->add_flag("--json", cl->json, "Print a JSON array");
+    listApps->footer("Lists the apps you may see (yours; root sees all).\n\nExample:\n"
+                     "  tracectl list-apps --tracepoints");
 
-    verbs.add(*list_apps, {.run = [cl](BusClient& bus) {
-        run_list_apps(bus, cl->tracepoints, cl->json, std::cout);
-        return ExitStatus::success;
+    verbs.add(*listApps, {.run = [cl](BusClient& bus) {
+        runListApps(bus, cl->tracepoints, cl->json, std::cout);
+        return ExitStatus::Success;
     }});
 }
 

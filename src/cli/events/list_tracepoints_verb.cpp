@@ -19,20 +19,20 @@ struct ListTracepointsLine {
 
 } // namespace
 
-void add_list_tracepoints_verb(CLI::App& app, VerbTable& verbs) {
+void addListTracepointsVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<ListTracepointsLine>();
-    auto* list_tracepoints =
+    auto* listTracepoints =
         app.add_subcommand("list-tracepoints", "List the kernel's tracepoints (-k)");
-    add_domain_flags(*list_tracepoints, cl->domain);
-    cl->domain.userspace_option->description(
+    addDomainFlags(*listTracepoints, cl->domain);
+    cl->domain.userspaceOption->description(
         "Refused: UST tracepoints belong to each app (tracectl list-apps --tracepoints)");
-    cl->domain.kernel_option->description("The kernel domain; required");
-    list_tracepoints->add_flag("--fields", cl->fields,
-                               "Also list each tracepoint's fields, as 'TYPE NAME'");
-    list_tracepoints->add_flag(
+    cl->domain.kernelOption->description("The kernel domain; required");
+    listTracepoints->add_flag("--fields", cl->fields,
+                              "Also list each tracepoint's fields, as 'TYPE NAME'");
+    listTracepoints->add_flag(
         "--json", cl->json,
         "Print a JSON array of {system, event, lttng_name, fields: [{name, type}]}");
-    list_tracepoints->footer(
+    listTracepoints->footer(
         "Lists every tracefs tracepoint as system:event, sorted (Manager.ListTracepoints),\n"
         "then lttng-modules' name of it where that is another: irq:softirq_entry\n"
         "(irq_softirq_entry), the event's name in the trace, which enable-event -k takes\n"
@@ -43,18 +43,18 @@ void add_list_tracepoints_verb(CLI::App& app, VerbTable& verbs) {
         "Example:\n  tracectl list-tracepoints -k\n"
         "  tracectl list-tracepoints -k --fields\n  tracectl list-tracepoints -k --json");
 
-    verbs.add(*list_tracepoints,
+    verbs.add(*listTracepoints,
               {.check =
                    [cl] {
-                       if (chosen_domain(cl->domain) == Domain::ust) {
+                       if (chosenDomain(cl->domain) == Domain::Ust) {
                            throw CLI::ValidationError("-u", "UST tracepoints belong to each app: "
                                                             "tracectl list-apps --tracepoints");
                        }
                    },
                .run =
                    [cl](BusClient& bus) {
-                       run_list_kernel_tracepoints(bus, cl->fields, cl->json, std::cout);
-                       return ExitStatus::success;
+                       runListKernelTracepoints(bus, cl->fields, cl->json, std::cout);
+                       return ExitStatus::Success;
                    }});
 }
 

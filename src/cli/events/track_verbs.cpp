@@ -9,17 +9,17 @@
 
 namespace tracectl::cli {
 
-void add_track_verbs(CLI::App& app, VerbTable& verbs) {
+void addTrackVerbs(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<TrackCommandLine>();
-    add_track_commands(app, *cl);
-    const VerbHandler handler{.check = [cl] { resolve_track_commands(*cl); },
+    addTrackCommands(app, *cl);
+    const VerbHandler handler{.check = [cl] { resolveTrackCommands(*cl); },
                               .run =
                                   [cl](BusClient& bus) {
-                                      run_track_command(bus, *cl, std::cout);
-                                      return ExitStatus::success;
+                                      runTrackCommand(bus, *cl, std::cout);
+                                      return ExitStatus::Success;
                                   }};
-    verbs.add(*cl->track_command, handler);
-    verbs.add(*cl->untrack_command, handler);
+    verbs.add(*cl->trackCommand, handler);
+    verbs.add(*cl->untrackCommand, handler);
 }
 
 } // namespace tracectl::cli

@@ -14,19 +14,19 @@ namespace {
 struct ClearLine {
     ClearArgs args;
     std::string name;
-    CLI::Option* name_option = nullptr;
+    CLI::Option* nameOption = nullptr;
 };
 
 } // namespace
 
-void add_clear_verb(CLI::App& app, VerbTable& verbs) {
+void addClearVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<ClearLine>();
     auto* clear = app.add_subcommand(
         "clear", "Delete what a session recorded so far; tracing goes on (as lttng clear)");
-    cl->name_option = clear->add_option("NAME", cl->name, current_session_help);
+    cl->nameOption = clear->add_option("NAME", cl->name, kCurrentSessionHelp);
     auto* all = clear->add_flag("--all", cl->args.all,
                                 "Clear every session you own (even as root, only yours)");
-    cl->name_option->excludes(all);
+    cl->nameOption->excludes(all);
     clear->footer("Deletes the session's current trace chunk (a snapshot session: its buffers'\n"
                   "content) and goes on tracing into a new one; archives of earlier rotations\n"
                   "stay. Without NAME or --all, the current session. Refused while a rotation\n"
@@ -36,13 +36,13 @@ void add_clear_verb(CLI::App& app, VerbTable& verbs) {
 
     verbs.add(*clear, {.check =
                            [cl] {
-                               check_utf8_names({&cl->name});
-                               cl->args.name = optional_name(cl->name_option, cl->name);
+                               checkUtf8Names({&cl->name});
+                               cl->args.name = optionalName(cl->nameOption, cl->name);
                            },
                        .run =
                            [cl](BusClient& bus) {
-                               run_clear(bus, cl->args, std::cout, std::cerr);
-                               return ExitStatus::success;
+                               runClear(bus, cl->args, std::cout, std::cerr);
+                               return ExitStatus::Success;
                            }});
 }
 

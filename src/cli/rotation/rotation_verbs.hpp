@@ -6,10 +6,10 @@
 
 namespace tracectl::cli {
 
-void add_rotate_verb(CLI::App& app, VerbTable& verbs);
-void add_clear_verb(CLI::App& app, VerbTable& verbs);
-void add_snapshot_verb(CLI::App& app, VerbTable& verbs);
-void add_enable_rotation_verb(CLI::App& app, VerbTable& verbs);
-void add_disable_rotation_verb(CLI::App& app, VerbTable& verbs);
+void addRotateVerb(CLI::App& app, VerbTable& verbs);
+void addClearVerb(CLI::App& app, VerbTable& verbs);
+void addSnapshotVerb(CLI::App& app, VerbTable& verbs);
+void addEnableRotationVerb(CLI::App& app, VerbTable& verbs);
+void addDisableRotationVerb(CLI::App& app, VerbTable& verbs);
 
 } // namespace tracectl::cli

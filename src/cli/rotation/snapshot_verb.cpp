@@ -16,35 +16,35 @@ namespace {
 struct SnapshotLine {
     std::vector<std::string> words; ///< [record] [NAME]
     std::string session;            ///< -s/--session
-    CLI::Option* session_option = nullptr;
-    std::uint64_t max_bytes = 0;
+    CLI::Option* sessionOption = nullptr;
+    std::uint64_t maxBytes = 0;
     std::optional<std::string> name; ///< after check: the session named, if any
 };
 
 /// The session named by NAME (after an optional "record") or -s, once.
-void check_snapshot_line(SnapshotLine& cl) {
+void checkSnapshotLine(SnapshotLine& cl) {
     std::vector<std::string> words = cl.words;
     if (!words.empty() && words.front() == "record") {
         words.erase(words.begin()); // lttng snapshot record [SESSION]
     }
-    if (words.size() > 1 || (words.size() == 1 && cl.session_option->count() > 0)) {
+    if (words.size() > 1 || (words.size() == 1 && cl.sessionOption->count() > 0)) {
         throw CLI::ValidationError("snapshot", "give the session once: NAME or -s NAME");
     }
     std::string name;
     if (words.size() == 1) {
         name = words.front();
-    } else if (cl.session_option->count() > 0) {
+    } else if (cl.sessionOption->count() > 0) {
         name = cl.session;
     }
-    check_utf8_names({&name});
-    if (!words.empty() || cl.session_option->count() > 0) {
+    checkUtf8Names({&name});
+    if (!words.empty() || cl.sessionOption->count() > 0) {
         cl.name = name;
     }
 }
 
 } // namespace
 
-void add_snapshot_verb(CLI::App& app, VerbTable& verbs) {
+void addSnapshotVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<SnapshotLine>();
     auto* snapshot = app.add_subcommand(
         "snapshot", "Record a snapshot of a snapshot session's buffers (as lttng snapshot record)");
@@ -54,15 +54,15 @@ void add_snapshot_verb(CLI::App& app, VerbTable& verbs) {
                      "session), after an optional 'record' as lttng snapshot record takes it")
         ->expected(0, 2)
         ->type_name("");
-    cl->session_option = snapshot->add_option("-s,--session", cl->session,
-                                              "The session, as lttng snapshot record -s");
-    auto* max_size =
-        snapshot->add_option("-m,--max-size", cl->max_bytes,
+    cl->sessionOption = snapshot->add_option("-s,--session", cl->session,
+                                             "The session, as lttng snapshot record -s");
+    auto* maxSize =
+        snapshot->add_option("-m,--max-size", cl->maxBytes,
                              "At most SIZE bytes of events (100M, 64K, 1G, 8MiB, 4096: K, M, G "
                              "and KiB, MiB, GiB are powers of 1024), keeping the newest "
                              "sub-buffers of every stream; no bound by default (or 0)");
-    accept_size_in_bytes(*max_size);
-    max_size->type_name("SIZE");
+    acceptSizeInBytes(*maxSize);
+    maxSize->type_name("SIZE");
     snapshot->footer("Writes the current content of every buffer of a session created with\n"
                      "'tracectl create --snapshot' (active or stopped) as a complete trace in\n"
                      "OUTPUT/snapshot-1-YYYYmmdd-HHMMSS-N/ and prints that folder. LTTng's\n"
@@ -70,11 +70,11 @@ void add_snapshot_verb(CLI::App& app, VerbTable& verbs) {
                      "Example:\n  tracectl snapshot flight --max-size 8M\n"
                      "  tracectl snapshot record -s flight -m 8M");
 
-    verbs.add(*snapshot, {.check = [cl] { check_snapshot_line(*cl); },
+    verbs.add(*snapshot, {.check = [cl] { checkSnapshotLine(*cl); },
                           .run =
                               [cl](BusClient& bus) {
-                                  run_snapshot(bus, cl->name, cl->max_bytes, std::cout, std::cerr);
-                                  return ExitStatus::success;
+                                  runSnapshot(bus, cl->name, cl->maxBytes, std::cout, std::cerr);
+                                  return ExitStatus::Success;
                               }});
 }
 

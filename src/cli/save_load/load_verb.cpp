@@ -15,43 +15,43 @@ struct LoadLine {
     LoadArgs args;
     std::string name;
     std::string input;
-    std::string override_name;
-    std::string override_url;
-    CLI::Option* name_option = nullptr;
-    CLI::Option* input_option = nullptr;
-    CLI::Option* override_name_option = nullptr;
-    CLI::Option* override_url_option = nullptr;
+    std::string overrideName;
+    std::string overrideUrl;
+    CLI::Option* nameOption = nullptr;
+    CLI::Option* inputOption = nullptr;
+    CLI::Option* overrideNameOption = nullptr;
+    CLI::Option* overrideUrlOption = nullptr;
 };
 
-void check_load_line(LoadLine& cl) {
-    check_utf8_names({&cl.name, &cl.override_name});
-    cl.args.name = optional_name(cl.name_option, cl.name);
-    cl.args.input_path = optional_name(cl.input_option, cl.input);
-    cl.args.override_name = optional_name(cl.override_name_option, cl.override_name);
-    cl.args.override_url = optional_name(cl.override_url_option, cl.override_url);
+void checkLoadLine(LoadLine& cl) {
+    checkUtf8Names({&cl.name, &cl.overrideName});
+    cl.args.name = optionalName(cl.nameOption, cl.name);
+    cl.args.inputPath = optionalName(cl.inputOption, cl.input);
+    cl.args.overrideName = optionalName(cl.overrideNameOption, cl.overrideName);
+    cl.args.overrideUrl = optionalName(cl.overrideUrlOption, cl.overrideUrl);
 }
 
 } // namespace
 
-void add_load_verb(CLI::App& app, VerbTable& verbs) {
+void addLoadVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<LoadLine>();
     auto* load =
         app.add_subcommand("load", "Make sessions from LTTng session files (as lttng load)");
-    cl->name_option = load->add_option("NAME", cl->name,
-                                       "Load only the session of this name (default: every one)");
+    cl->nameOption = load->add_option("NAME", cl->name,
+                                      "Load only the session of this name (default: every one)");
     auto* all = load->add_flag("-a,--all", cl->args.all, "Load every session (the default)");
-    cl->name_option->excludes(all);
-    cl->input_option = load->add_option("-i,--input-path", cl->input,
-                                        "A session file, or a folder of *.lttng files (default: "
-                                        "$LTTNG_HOME/.lttng/sessions, else $HOME/.lttng/sessions, "
-                                        "then /etc/lttng/sessions)")
-                           ->type_name("PATH");
-    cl->override_name_option = load->add_option("--override-name", cl->override_name,
-                                                "Load session NAME under this name instead")
-                                   ->type_name("NEWNAME")
-                                   ->needs(cl->name_option);
-    cl->override_url_option =
-        load->add_option("--override-url", cl->override_url,
+    cl->nameOption->excludes(all);
+    cl->inputOption = load->add_option("-i,--input-path", cl->input,
+                                       "A session file, or a folder of *.lttng files (default: "
+                                       "$LTTNG_HOME/.lttng/sessions, else $HOME/.lttng/sessions, "
+                                       "then /etc/lttng/sessions)")
+                          ->type_name("PATH");
+    cl->overrideNameOption = load->add_option("--override-name", cl->overrideName,
+                                              "Load session NAME under this name instead")
+                                 ->type_name("NEWNAME")
+                                 ->needs(cl->nameOption);
+    cl->overrideUrlOption =
+        load->add_option("--override-url", cl->overrideUrl,
                          "Write (file:///PATH) or stream (net://HOST) the loaded sessions there "
                          "instead of the files' outputs, as create --set-url")
             ->type_name("URL");
@@ -62,8 +62,8 @@ void add_load_verb(CLI::App& app, VerbTable& verbs) {
 
     verbs.add(
         *load,
-        {.check = [cl] { check_load_line(*cl); },
-         .run = [cl](BusClient& bus) { return run_load(bus, cl->args, std::cout, std::cerr); }});
+        {.check = [cl] { checkLoadLine(*cl); },
+         .run = [cl](BusClient& bus) { return runLoad(bus, cl->args, std::cout, std::cerr); }});
 }
 
 } // namespace tracectl::cli

@@ -6,7 +6,7 @@
 
 namespace tracectl::cli {
 
-void add_save_verb(CLI::App& app, VerbTable& verbs);
-void add_load_verb(CLI::App& app, VerbTable& verbs);
+void addSaveVerb(CLI::App& app, VerbTable& verbs);
+void addLoadVerb(CLI::App& app, VerbTable& verbs);
 
 } // namespace tracectl::cli

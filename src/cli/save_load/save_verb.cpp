@@ -15,24 +15,24 @@ struct SaveLine {
     SaveArgs args;
     std::string name;
     std::string output;
-    CLI::Option* name_option = nullptr;
-    CLI::Option* output_option = nullptr;
+    CLI::Option* nameOption = nullptr;
+    CLI::Option* outputOption = nullptr;
 };
 
 } // namespace
 
-void add_save_verb(CLI::App& app, VerbTable& verbs) {
+void addSaveVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<SaveLine>();
     auto* save = app.add_subcommand("save", "Save sessions to LTTng session files (as lttng save)");
-    cl->name_option = save->add_option("NAME", cl->name, current_session_help);
+    cl->nameOption = save->add_option("NAME", cl->name, kCurrentSessionHelp);
     auto* all =
         save->add_flag("-a,--all", cl->args.all, "Save every session you own (even as root)");
-    cl->name_option->excludes(all);
-    cl->output_option = save->add_option("-o,--output-path", cl->output,
-                                         "Folder to write NAME.lttng in (default: "
-                                         "$LTTNG_HOME/.lttng/sessions, else "
-                                         "$HOME/.lttng/sessions)")
-                            ->type_name("DIR");
+    cl->nameOption->excludes(all);
+    cl->outputOption = save->add_option("-o,--output-path", cl->output,
+                                        "Folder to write NAME.lttng in (default: "
+                                        "$LTTNG_HOME/.lttng/sessions, else "
+                                        "$HOME/.lttng/sessions)")
+                           ->type_name("DIR");
     save->add_flag("-f,--force", cl->args.force, "Overwrite an existing NAME.lttng");
     save->footer(
         "Writes LTTng 2.13's session XML, which lttng load and tracectl load read.\n"
@@ -44,11 +44,11 @@ void add_save_verb(CLI::App& app, VerbTable& verbs) {
         *save,
         {.check =
              [cl] {
-                 check_utf8_names({&cl->name});
-                 cl->args.name = optional_name(cl->name_option, cl->name);
-                 cl->args.output_path = optional_name(cl->output_option, cl->output);
+                 checkUtf8Names({&cl->name});
+                 cl->args.name = optionalName(cl->nameOption, cl->name);
+                 cl->args.outputPath = optionalName(cl->outputOption, cl->output);
              },
-         .run = [cl](BusClient& bus) { return run_save(bus, cl->args, std::cout, std::cerr); }});
+         .run = [cl](BusClient& bus) { return runSave(bus, cl->args, std::cout, std::cerr); }});
 }
 
 } // namespace tracectl::cli

@@ -7,9 +7,9 @@
 
 namespace tracectl::cli {
 
-void add_destroy_verb(CLI::App& app, VerbTable& verbs) {
-    add_session_spec_verb(app, verbs, "destroy", "Destroy a session, or several", "Destroy",
-                          run_destroy)
+void addDestroyVerb(CLI::App& app, VerbTable& verbs) {
+    addSessionSpecVerb(app, verbs, "destroy", "Destroy a session, or several", "Destroy",
+                       runDestroy)
         .footer("Stops tracing if needed and removes the session; without NAME, --all or\n"
                 "--glob, the current session. The trace files stay on disk. Destroying the\n"
                 "current session leaves no current session.\n\n"

@@ -8,24 +8,23 @@
 
 namespace tracectl::cli {
 
-CLI::App& add_session_spec_verb(CLI::App& app, VerbTable& verbs, const std::string& name,
-                                const std::string& description, const std::string& verb,
-                                SessionSpecCommand command) {
+CLI::App& addSessionSpecVerb(CLI::App& app, VerbTable& verbs, const std::string& name,
+                             const std::string& description, const std::string& verb,
+                             SessionSpecCommand command) {
     auto options = std::make_shared<SessionSpecOptions>();
     auto* subcommand = app.add_subcommand(name, description);
-    add_session_spec(*subcommand, *options, verb);
-    verbs.add(*subcommand,
-              {.check =
-                   [options] {
-                       if (options->glob_option->count() > 0 && options->glob.empty()) {
-                           throw CLI::ValidationError("--glob", "needs a PATTERN");
-                       }
-                       check_utf8_names({&options->name, &options->glob});
-                   },
-               .run =
-                   [options, command](BusClient& bus) {
-                       return command(bus, options->spec(), std::cout, std::cerr);
-                   }});
+    addSessionSpec(*subcommand, *options, verb);
+    verbs.add(*subcommand, {.check =
+                                [options] {
+                                    if (options->globOption->count() > 0 && options->glob.empty()) {
+                                        throw CLI::ValidationError("--glob", "needs a PATTERN");
+                                    }
+                                    checkUtf8Names({&options->name, &options->glob});
+                                },
+                            .run =
+                                [options, command](BusClient& bus) {
+                                    return command(bus, options->spec(), std::cout, std::cerr);
+                                }});
     return *subcommand;
 }
 

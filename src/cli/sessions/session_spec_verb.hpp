@@ -15,8 +15,8 @@ using SessionSpecCommand = ExitStatus (*)(BusClient& bus, const SessionSpec& spe
 
 /// Adds the subcommand `name` (`description`, `footer`) with NAME/-a/-g described by `verb`
 /// ("Start"), running `command` on the sessions they select.
-CLI::App& add_session_spec_verb(CLI::App& app, VerbTable& verbs, const std::string& name,
-                                const std::string& description, const std::string& verb,
-                                SessionSpecCommand command);
+CLI::App& addSessionSpecVerb(CLI::App& app, VerbTable& verbs, const std::string& name,
+                             const std::string& description, const std::string& verb,
+                             SessionSpecCommand command);
 
 } // namespace tracectl::cli

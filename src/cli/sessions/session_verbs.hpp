@@ -7,15 +7,15 @@
 
 namespace tracectl::cli {
 
-void add_create_verb(CLI::App& app, VerbTable& verbs);
-void add_list_verb(CLI::App& app, VerbTable& verbs);
-void add_version_verb(CLI::App& app, VerbTable& verbs);
-void add_show_verb(CLI::App& app, VerbTable& verbs);
-void add_start_verb(CLI::App& app, VerbTable& verbs);
-void add_stop_verb(CLI::App& app, VerbTable& verbs);
-void add_destroy_verb(CLI::App& app, VerbTable& verbs);
-void add_set_session_verb(CLI::App& app, VerbTable& verbs);
-void add_status_verb(CLI::App& app, VerbTable& verbs);
-void add_view_verb(CLI::App& app, VerbTable& verbs);
+void addCreateVerb(CLI::App& app, VerbTable& verbs);
+void addListVerb(CLI::App& app, VerbTable& verbs);
+void addVersionVerb(CLI::App& app, VerbTable& verbs);
+void addShowVerb(CLI::App& app, VerbTable& verbs);
+void addStartVerb(CLI::App& app, VerbTable& verbs);
+void addStopVerb(CLI::App& app, VerbTable& verbs);
+void addDestroyVerb(CLI::App& app, VerbTable& verbs);
+void addSetSessionVerb(CLI::App& app, VerbTable& verbs);
+void addStatusVerb(CLI::App& app, VerbTable& verbs);
+void addViewVerb(CLI::App& app, VerbTable& verbs);
 
 } // namespace tracectl::cli

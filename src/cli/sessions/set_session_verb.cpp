@@ -10,24 +10,24 @@
 
 namespace tracectl::cli {
 
-void add_set_session_verb(CLI::App& app, VerbTable& verbs) {
+void addSetSessionVerb(CLI::App& app, VerbTable& verbs) {
     auto name = std::make_shared<std::string>();
-    auto* set_session =
+    auto* setSession =
         app.add_subcommand("set-session", "Make a session the current one (as lttng set-session)");
-    set_session->add_option("NAME", *name, "Name of one of your sessions")->required();
-    set_session->footer(
+    setSession->add_option("NAME", *name, "Name of one of your sessions")->required();
+    setSession->footer(
         "Commands given no session act on the current session: 'tracectl create' sets it,\n"
         "and so does this command. It is kept per user and per bus in\n"
         "$XDG_RUNTIME_DIR/tracectl/current-session.BUS (gone at logout). Without a current\n"
         "session, commands fall back to your only session, if you have exactly one.\n\n"
         "Example:\n  tracectl set-session web-latency");
 
-    verbs.add(*set_session, {.check = [name] { check_utf8_names({name.get()}); },
-                             .run =
-                                 [name](BusClient& bus) {
-                                     run_set_session(bus, *name, std::cout);
-                                     return ExitStatus::success;
-                                 }});
+    verbs.add(*setSession, {.check = [name] { checkUtf8Names({name.get()}); },
+                            .run =
+                                [name](BusClient& bus) {
+                                    runSetSession(bus, *name, std::cout);
+                                    return ExitStatus::Success;
+                                }});
 }
 
 } // namespace tracectl::cli

@@ -9,7 +9,7 @@
 
 namespace tracectl::cli {
 
-void add_show_verb(CLI::App& app, VerbTable& verbs) {
+void addShowVerb(CLI::App& app, VerbTable& verbs) {
     auto args = std::make_shared<ShowArgs>();
     auto* show = app.add_subcommand("show", "Show every property of a session");
     show->add_option("NAME", args->name, "Name of the session")->required();
@@ -23,11 +23,11 @@ void add_show_verb(CLI::App& app, VerbTable& verbs) {
                  "on standard error.\n\n"
                  "Example:\n  tracectl show web-latency");
 
-    verbs.add(*show, {.check = [args] { check_utf8_names({&args->name}); },
+    verbs.add(*show, {.check = [args] { checkUtf8Names({&args->name}); },
                       .run =
                           [args](BusClient& bus) {
-                              run_show(bus, *args, std::cout, std::cerr);
-                              return ExitStatus::success;
+                              runShow(bus, *args, std::cout, std::cerr);
+                              return ExitStatus::Success;
                           }});
 }
 

@@ -7,9 +7,9 @@
 
 namespace tracectl::cli {
 
-void add_start_verb(CLI::App& app, VerbTable& verbs) {
-    add_session_spec_verb(app, verbs, "start", "Start tracing in a session, or several", "Start",
-                          run_start)
+void addStartVerb(CLI::App& app, VerbTable& verbs) {
+    addSessionSpecVerb(app, verbs, "start", "Start tracing in a session, or several", "Start",
+                       runStart)
         .footer("Starts recording; allowed when the session is \"created\" or \"stopped\".\n"
                 "With --all or --glob (as lttng start in LTTng 2.14), a session already active\n"
                 "is a warning and each failure is reported while the others go on.\n\n"

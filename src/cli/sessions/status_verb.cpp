@@ -8,7 +8,7 @@
 
 namespace tracectl::cli {
 
-void add_status_verb(CLI::App& app, VerbTable& verbs) {
+void addStatusVerb(CLI::App& app, VerbTable& verbs) {
     auto json = std::make_shared<bool>(false);
     auto* status = app.add_subcommand("status", "Show the current session (as lttng status)");
     status->add_flag("--json", *json, "Print a JSON object with every property");
@@ -17,8 +17,8 @@ void add_status_verb(CLI::App& app, VerbTable& verbs) {
                    "Example:\n  tracectl status");
 
     verbs.add(*status, {.run = [json](BusClient& bus) {
-        run_status(bus, *json, std::cout, std::cerr);
-        return ExitStatus::success;
+        runStatus(bus, *json, std::cout, std::cerr);
+        return ExitStatus::Success;
     }});
 }
 

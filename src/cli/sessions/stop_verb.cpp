@@ -7,9 +7,8 @@
 
 namespace tracectl::cli {
 
-void add_stop_verb(CLI::App& app, VerbTable& verbs) {
-    add_session_spec_verb(app, verbs, "stop", "Stop tracing in a session, or several", "Stop",
-                          run_stop)
+void addStopVerb(CLI::App& app, VerbTable& verbs) {
+    addSessionSpecVerb(app, verbs, "stop", "Stop tracing in a session, or several", "Stop", runStop)
         .footer("Stops recording; allowed when the session is \"active\". What was recorded\n"
                 "stays in the output folder. With --all or --glob, a session not active is a\n"
                 "warning and each failure is reported while the others go on.\n\n"

@@ -8,7 +8,7 @@
 
 namespace tracectl::cli {
 
-void add_version_verb(CLI::App& app, VerbTable& verbs) {
+void addVersionVerb(CLI::App& app, VerbTable& verbs) {
     auto* version = app.add_subcommand(
         "version", "Print the versions of tracectl and of the daemon (as lttng version)");
     version->footer("Prints tracectl's version, then the version of the tracectld answering on\n"
@@ -22,8 +22,8 @@ void add_version_verb(CLI::App& app, VerbTable& verbs) {
                          },
                          .run =
                              [](BusClient& bus) {
-                                 std::cout << "tracectld " << bus.daemon_version() << '\n';
-                                 return ExitStatus::success;
+                                 std::cout << "tracectld " << bus.daemonVersion() << '\n';
+                                 return ExitStatus::Success;
                              }});
 }
 

@@ -20,41 +20,41 @@ namespace {
 struct ViewLine {
     std::string session;
     std::string viewer;
-    CLI::Option* session_option = nullptr;
-    CLI::Option* viewer_option = nullptr;
+    CLI::Option* sessionOption = nullptr;
+    CLI::Option* viewerOption = nullptr;
 };
 
 /// babeltrace2 through the call stack symbolizer, or: replaces tracectl with
 /// the viewer, and returns only if it cannot run.
-ExitStatus run_view(BusClient& bus, const ViewLine& cl) {
-    const std::string dir = session_output(bus, optional_name(cl.session_option, cl.session));
-    if (cl.viewer_option->count() == 0)
-        return run_symbolized_view(dir, std::cout);
-    std::vector<std::string> words = split_words(cl.viewer);
+ExitStatus runView(BusClient& bus, const ViewLine& cl) {
+    const std::string dir = sessionOutput(bus, optionalName(cl.sessionOption, cl.session));
+    if (cl.viewerOption->count() == 0)
+        return runSymbolizedView(dir, std::cout);
+    std::vector<std::string> words = splitWords(cl.viewer);
     if (words.empty()) {
-        print_error_line(std::cerr, "--viewer: give a command");
-        return ExitStatus::usage;
+        printErrorLine(std::cerr, "--viewer: give a command");
+        return ExitStatus::Usage;
     }
     words.push_back(dir);
-    std::vector<char*> argv_view;
+    std::vector<char*> argvView;
     for (std::string& word : words) {
-        argv_view.push_back(word.data());
+        argvView.push_back(word.data());
     }
-    argv_view.push_back(nullptr);
+    argvView.push_back(nullptr);
     std::cout.flush();
-    execvp(argv_view.front(), argv_view.data());
-    print_error_line(std::cerr,
-                     "cannot run " + words.front() + ": " + std::string(std::strerror(errno)));
-    return ExitStatus::daemon_error;
+    execvp(argvView.front(), argvView.data());
+    printErrorLine(std::cerr,
+                   "cannot run " + words.front() + ": " + std::string(std::strerror(errno)));
+    return ExitStatus::DaemonError;
 }
 
 } // namespace
 
-void add_view_verb(CLI::App& app, VerbTable& verbs) {
+void addViewVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<ViewLine>();
     auto* view = app.add_subcommand("view", "Print a session's trace with babeltrace2");
-    cl->session_option = view->add_option("NAME", cl->session, current_session_help);
-    cl->viewer_option =
+    cl->sessionOption = view->add_option("NAME", cl->session, kCurrentSessionHelp);
+    cl->viewerOption =
         view->add_option("-e,--viewer", cl->viewer,
                          "Run VIEWER instead of babeltrace2 (split at spaces, the trace folder "
                          "appended), as lttng view --viewer")
@@ -65,7 +65,7 @@ void add_view_verb(CLI::App& app, VerbTable& verbs) {
                  "events.\n\nExample:\n  tracectl view web-latency\n"
                  "  tracectl view web-latency -e babeltrace");
 
-    verbs.add(*view, {.run = [cl](BusClient& bus) { return run_view(bus, *cl); }});
+    verbs.add(*view, {.run = [cl](BusClient& bus) { return runView(bus, *cl); }});
 }
 
 } // namespace tracectl::cli

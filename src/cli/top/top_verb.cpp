@@ -8,7 +8,7 @@
 
 namespace tracectl::cli {
 
-void add_top_verb(CLI::App& app, VerbTable& verbs) {
+void addTopVerb(CLI::App& app, VerbTable& verbs) {
     auto* top = app.add_subcommand("top", "Watch your sessions' event rates and losses live");
     top->footer("A live view, refreshed every second, of the sessions you may see (those of\n"
                 "'tracectl list'): per session and per channel, events recorded per second,\n"
@@ -20,15 +20,15 @@ void add_top_verb(CLI::App& app, VerbTable& verbs) {
                 "Example:\n  tracectl top\n  tracectl top --user");
 
     verbs.add(*top, {.before_bus = []() -> std::optional<ExitStatus> {
-                         if (!check_terminal_for_top(std::cerr)) {
-                             return ExitStatus::usage; // nothing to show it on anyway
+                         if (!checkTerminalForTop(std::cerr)) {
+                             return ExitStatus::Usage; // nothing to show it on anyway
                          }
                          return std::nullopt;
                      },
                      .run =
                          [](BusClient& bus) {
                              std::cout.flush();
-                             return run_top(bus, std::cerr);
+                             return runTop(bus, std::cerr);
                          }});
 }
 

@@ -5,6 +5,6 @@
 
 namespace tracectl::cli {
 
-void add_top_verb(CLI::App& app, VerbTable& verbs);
+void addTopVerb(CLI::App& app, VerbTable& verbs);
 
 } // namespace tracectl::cli

@@ -26,7 +26,7 @@ struct VerbHandler {
     /// CLI::ValidationError: a usage error (exit status 2).
     std::function<void()> check = {};
     /// Runs before the bus is reached: a status returned ends the run with it, as is.
-    std::function<std::optional<ExitStatus>()> before_bus = {};
+    std::function<std::optional<ExitStatus>()> beforeBus = {};
     /// Runs the verb over the bus. A status other than success ends the run as is (standard
     /// output flushed); on success, an unwritable standard output makes it daemon_error.
     /// D-Bus errors are thrown (main reports them).

@@ -12,34 +12,34 @@ namespace tracectl::cli {
 
 SessionSpec SessionSpecOptions::spec() const {
     SessionSpec out;
-    if (name_option->count() > 0) {
+    if (nameOption->count() > 0) {
         out.name = name;
     }
     out.all = all;
-    if (glob_option->count() > 0) {
+    if (globOption->count() > 0) {
         out.glob = glob;
     }
     return out;
 }
 
-void add_session_spec(CLI::App& command, SessionSpecOptions& options, const std::string& verb) {
-    options.name_option =
+void addSessionSpec(CLI::App& command, SessionSpecOptions& options, const std::string& verb) {
+    options.nameOption =
         command.add_option("NAME", options.name,
                            "Name of the session (default: the current session, see 'tracectl "
                            "set-session')");
     auto* all = command.add_flag("-a,--all", options.all,
                                  verb + " every session you own (even as root, only yours)");
-    options.glob_option =
+    options.globOption =
         command
             .add_option("-g,--glob", options.glob,
                         verb + " every session you own whose name matches PATTERN (a shell "
                                "glob: *, ?, [...])")
             ->type_name("PATTERN");
-    options.name_option->excludes(all)->excludes(options.glob_option);
-    all->excludes(options.glob_option);
+    options.nameOption->excludes(all)->excludes(options.globOption);
+    all->excludes(options.globOption);
 }
 
-void accept_whole_number(CLI::Option& option) {
+void acceptWholeNumber(CLI::Option& option) {
     option.check(CLI::Validator(
         [](std::string& text) -> std::string {
             std::uint64_t value = 0;
@@ -53,10 +53,10 @@ void accept_whole_number(CLI::Option& option) {
         "UINT"));
 }
 
-void accept_size_in_bytes(CLI::Option& option) {
+void acceptSizeInBytes(CLI::Option& option) {
     option.transform(CLI::Validator(
         [](std::string& text) -> std::string {
-            const SizeParse size = parse_size(text);
+            const SizeParse size = parseSize(text);
             if (!size.bytes) {
                 return size.error;
             }
@@ -66,7 +66,7 @@ void accept_size_in_bytes(CLI::Option& option) {
         "")); // the options' type_name says SIZE
 }
 
-std::string wrapped_list(std::string_view list) {
+std::string wrappedList(std::string_view list) {
     std::string out = "  ";
     std::size_t column = 2;
     while (!list.empty()) {
@@ -87,7 +87,7 @@ std::string wrapped_list(std::string_view list) {
     return out;
 }
 
-std::vector<std::string> split_words(std::string_view text) {
+std::vector<std::string> splitWords(std::string_view text) {
     std::vector<std::string> words;
     std::string word;
     for (const char c : text) {
@@ -106,18 +106,18 @@ std::vector<std::string> split_words(std::string_view text) {
     return words;
 }
 
-std::optional<std::string> optional_name(const CLI::Option* option, const std::string& value) {
+std::optional<std::string> optionalName(const CLI::Option* option, const std::string& value) {
     return option->count() > 0 ? std::optional<std::string>(value) : std::nullopt;
 }
 
-std::optional<std::string> optional_session(const CLI::Option* name, const CLI::Option* session,
-                                            const std::string& value) {
+std::optional<std::string> optionalSession(const CLI::Option* name, const CLI::Option* session,
+                                           const std::string& value) {
     return name->count() + session->count() > 0 ? std::optional<std::string>(value) : std::nullopt;
 }
 
-void check_utf8_names(const std::vector<const std::string*>& names) {
+void checkUtf8Names(const std::vector<const std::string*>& names) {
     for (const std::string* name : names) {
-        if (!is_valid_utf8(*name)) {
+        if (!isValidUtf8(*name)) {
             throw CLI::ValidationError("NAME", "a session name must be valid UTF-8");
         }
     }

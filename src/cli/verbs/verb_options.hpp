@@ -13,7 +13,7 @@
 namespace tracectl::cli {
 
 /// How a command's session option or argument defaults (resolve_session()).
-inline constexpr const char* current_session_help =
+inline constexpr const char* kCurrentSessionHelp =
     "Session (default: the current session, else your only session)";
 
 /// NAME, -a/--all and -g/--glob PATTERN of start, stop and destroy
@@ -22,8 +22,8 @@ struct SessionSpecOptions {
     std::string name;
     bool all = false;
     std::string glob;
-    CLI::Option* name_option = nullptr;
-    CLI::Option* glob_option = nullptr;
+    CLI::Option* nameOption = nullptr;
+    CLI::Option* globOption = nullptr;
 
     /// The selection given: name and glob only if given.
     SessionSpec spec() const;
@@ -31,34 +31,34 @@ struct SessionSpecOptions {
 
 /// Adds [NAME | -a/--all | -g/--glob PATTERN] to `command`, which acts on
 /// the sessions they select; `verb` ("Start") begins each description.
-void add_session_spec(CLI::App& command, SessionSpecOptions& options, const std::string& verb);
+void addSessionSpec(CLI::App& command, SessionSpecOptions& options, const std::string& verb);
 
 /// Makes `option` accept only plain decimal digits that fit in 64 bits (CLI11 alone would
 /// wrap "-1" around and clamp what is too big); the usage error names the text.
-void accept_whole_number(CLI::Option& option);
+void acceptWholeNumber(CLI::Option& option);
 
 /// Makes `option` take a size in bytes as lttng(1) takes one (parse_size(): 8M, 64K, 1G,
 /// 4096, 0x1000), turned into its decimal byte count for the option's variable; the usage
 /// error is parse_size()'s sentence. The caller sets the type name (SIZE).
-void accept_size_in_bytes(CLI::Option& option);
+void acceptSizeInBytes(CLI::Option& option);
 
 /// `list` (items separated by ", ") as lines of at most 80 columns, each
 /// indented by two spaces, for a --help footer.
-std::string wrapped_list(std::string_view list);
+std::string wrappedList(std::string_view list);
 
 /// `text` split at runs of spaces (lttng view --viewer splits its VIEWER so).
-std::vector<std::string> split_words(std::string_view text);
+std::vector<std::string> splitWords(std::string_view text);
 
 /// `value` if `option` was given, else nullopt.
-std::optional<std::string> optional_name(const CLI::Option* option, const std::string& value);
+std::optional<std::string> optionalName(const CLI::Option* option, const std::string& value);
 
 /// The session a verb names by its NAME argument or by -s/--session (LTTng's
 /// spelling, bound to the same value), or nullopt if by neither.
-std::optional<std::string> optional_session(const CLI::Option* name, const CLI::Option* session,
-                                            const std::string& value);
+std::optional<std::string> optionalSession(const CLI::Option* name, const CLI::Option* session,
+                                           const std::string& value);
 
 /// Throws CLI::ValidationError("NAME", ...) unless every name is valid UTF-8 (D-Bus strings
 /// are UTF-8: a name that is not cannot even be sent).
-void check_utf8_names(const std::vector<const std::string*>& names);
+void checkUtf8Names(const std::vector<const std::string*>& names);
 
 } // namespace tracectl::cli
