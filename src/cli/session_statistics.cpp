@@ -35,18 +35,18 @@ Counters countersFromJson(const nlohmann::json& dictionary) {
         return {};
     }
     return Counters{
-        .events_recorded =
+        .eventsRecorded =
             dictionary.contains("events-recorded")
                 ? std::optional<std::uint64_t>(counter(dictionary, "events-recorded"))
                 : std::nullopt,
-        .events_discarded = counter(dictionary, "events-discarded"),
-        .packets_lost = counter(dictionary, "packets-lost"),
-        .bytes_written = counter(dictionary, "bytes-written"),
-        .chunk_bytes = counter(dictionary, "chunk-bytes"),
-        .bytes_produced = dictionary.contains("bytes-produced")
+        .eventsDiscarded = counter(dictionary, "events-discarded"),
+        .packetsLost = counter(dictionary, "packets-lost"),
+        .bytesWritten = counter(dictionary, "bytes-written"),
+        .chunkBytes = counter(dictionary, "chunk-bytes"),
+        .bytesProduced = dictionary.contains("bytes-produced")
                               ? std::optional<std::uint64_t>(counter(dictionary, "bytes-produced"))
                               : std::nullopt,
-        .apps_refused = counter(dictionary, "apps-refused"),
+        .appsRefused = counter(dictionary, "apps-refused"),
     };
 }
 

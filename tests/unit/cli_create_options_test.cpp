@@ -119,36 +119,36 @@ TEST(CliCreateOutputCheck, LttngsCombinationsAreAccepted) {
     EXPECT_EQ(verdict({.output = true}), "");
     EXPECT_EQ(verdict({.output = true, .snapshot = true}), "");
     EXPECT_EQ(verdict({.url = true}), "");
-    EXPECT_EQ(verdict({.ctrl_url = true, .data_url = true}), "");
+    EXPECT_EQ(verdict({.ctrlUrl = true, .dataUrl = true}), "");
     EXPECT_EQ(verdict({.live = true}), "");
     EXPECT_EQ(verdict({.url = true, .live = true}), "");
-    EXPECT_EQ(verdict({.ctrl_url = true, .data_url = true, .live = true}), "");
+    EXPECT_EQ(verdict({.ctrlUrl = true, .dataUrl = true, .live = true}), "");
     // A snapshot session with a relay output: the daemon's to accept or refuse.
     EXPECT_EQ(verdict({.url = true, .snapshot = true}), "");
 }
 
 TEST(CliCreateOutputCheck, ControlAndDataUrlsGoTogether) {
-    EXPECT_EQ(verdict({.ctrl_url = true}),
+    EXPECT_EQ(verdict({.ctrlUrl = true}),
               "--ctrl-url: needs --data-url too (lttng-relayd's control and data connections "
               "go together)");
-    EXPECT_EQ(verdict({.data_url = true}),
+    EXPECT_EQ(verdict({.dataUrl = true}),
               "--data-url: needs --ctrl-url too (lttng-relayd's control and data connections "
               "go together)");
-    EXPECT_EQ(checkCreateOutput({.data_url = true, .live = true})->option, "--data-url");
+    EXPECT_EQ(checkCreateOutput({.dataUrl = true, .live = true})->option, "--data-url");
 }
 
 TEST(CliCreateOutputCheck, SetUrlExcludesControlAndDataUrls) {
-    EXPECT_EQ(verdict({.url = true, .ctrl_url = true, .data_url = true}),
+    EXPECT_EQ(verdict({.url = true, .ctrlUrl = true, .dataUrl = true}),
               "--set-url: give either --set-url or --ctrl-url with --data-url, not both");
     // One of the pair alone is named for the missing other first.
-    EXPECT_EQ(checkCreateOutput({.url = true, .ctrl_url = true})->option, "--ctrl-url");
+    EXPECT_EQ(checkCreateOutput({.url = true, .ctrlUrl = true})->option, "--ctrl-url");
 }
 
 TEST(CliCreateOutputCheck, OutputExcludesEveryUrl) {
     EXPECT_EQ(verdict({.output = true, .url = true}),
               "--output: give either --output DIR or --set-url URL, not both (--set-url "
               "file:///DIR is --output /DIR)");
-    EXPECT_EQ(verdict({.output = true, .ctrl_url = true, .data_url = true}),
+    EXPECT_EQ(verdict({.output = true, .ctrlUrl = true, .dataUrl = true}),
               "--output: a session writes to a folder (--output) or streams to a relay "
               "(--ctrl-url, --data-url), not both");
 }

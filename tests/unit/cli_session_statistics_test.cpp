@@ -89,13 +89,13 @@ TEST(CliSessionStatistics, NoStatisticsPropertyMeansAnOlderDaemon) {
 
 TEST(CliSessionStatistics, LossWarning) {
     EXPECT_EQ(lossWarning("web", {}), std::nullopt);
-    EXPECT_EQ(lossWarning("web", {.events_recorded = 10}), std::nullopt);
+    EXPECT_EQ(lossWarning("web", {.eventsRecorded = 10}), std::nullopt);
     const std::string advice = "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) "
                                "or more of them (--num-subbuf)";
-    EXPECT_EQ(lossWarning("foo", {.events_discarded = 120, .packets_lost = 3}),
+    EXPECT_EQ(lossWarning("foo", {.eventsDiscarded = 120, .packetsLost = 3}),
               "warning: session foo discarded 120 events and lost 3 packets" + advice);
-    EXPECT_EQ(lossWarning("foo", {.events_discarded = 1}),
+    EXPECT_EQ(lossWarning("foo", {.eventsDiscarded = 1}),
               "warning: session foo discarded 1 event" + advice);
-    EXPECT_EQ(lossWarning("foo", {.packets_lost = 1}),
+    EXPECT_EQ(lossWarning("foo", {.packetsLost = 1}),
               "warning: session foo lost 1 packet" + advice);
 }

@@ -13,7 +13,7 @@ namespace {
 constexpr std::uint64_t kS = 1'000'000; // one second in µs
 
 Counters counted(std::uint64_t events, std::uint64_t bytes) {
-    return Counters{.events_recorded = events, .bytes_written = bytes};
+    return Counters{.eventsRecorded = events, .bytesWritten = bytes};
 }
 
 } // namespace
@@ -33,8 +33,8 @@ TEST(GuiRateHistory, OnePointPerSampleAfterTheFirst) {
 
 TEST(GuiRateHistory, UncountedSessionsGraphMegabytesPerSecond) {
     RateHistory h;
-    h.add(Counters{.bytes_written = 0}, 10 * kS);
-    h.add(Counters{.bytes_written = 3'000'000}, 12 * kS);
+    h.add(Counters{.bytesWritten = 0}, 10 * kS);
+    h.add(Counters{.bytesWritten = 3'000'000}, 12 * kS);
     EXPECT_EQ(h.unit(), "MB/s");
     const auto points = h.points(12 * kS);
     ASSERT_EQ(points.size(), 1u);

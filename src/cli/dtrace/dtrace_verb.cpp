@@ -38,7 +38,7 @@ void addDProgramVerb(CLI::App& app, VerbTable& verbs, const std::string& name) {
     auto cl = std::make_shared<DtraceCommandLine>();
     CLI::App* command = addDtraceCommand(app, name, *cl);
     verbs.add(*command, {.finish = [cl] { finishDtraceCommandLine(*cl); },
-                         .before_bus = [cl] { return runDtraceWithoutBus(cl->args); },
+                         .beforeBus = [cl] { return runDtraceWithoutBus(cl->args); },
                          .run =
                              [cl](BusClient& bus) {
                                  return cl->args.session

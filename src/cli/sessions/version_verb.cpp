@@ -15,7 +15,7 @@ void addVersionVerb(CLI::App& app, VerbTable& verbs) {
                     "the bus (the Manager's Version property); if none answers, says so and\n"
                     "exits with status 3.\n\nExample:\n  tracectl version --user");
 
-    verbs.add(*version, {.before_bus = []() -> std::optional<ExitStatus> {
+    verbs.add(*version, {.beforeBus = []() -> std::optional<ExitStatus> {
                              std::cout << "tracectl " << TRACECTL_VERSION << '\n'
                                        << std::flush; // no bus
                              return std::nullopt;

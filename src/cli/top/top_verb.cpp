@@ -19,7 +19,7 @@ void addTopVerb(CLI::App& app, VerbTable& verbs) {
                 "exits with status 2.\n\n"
                 "Example:\n  tracectl top\n  tracectl top --user");
 
-    verbs.add(*top, {.before_bus = []() -> std::optional<ExitStatus> {
+    verbs.add(*top, {.beforeBus = []() -> std::optional<ExitStatus> {
                          if (!checkTerminalForTop(std::cerr)) {
                              return ExitStatus::Usage; // nothing to show it on anyway
                          }
