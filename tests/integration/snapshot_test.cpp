@@ -546,3 +546,32 @@ INSTANTIATE_TEST_SUITE_P(Buffers, SnapshotOfSilence, ::testing::Values(false, tr
                          [](const ::testing::TestParamInfo<bool>& p) {
                              return p.param ? std::string("PerPid") : std::string("PerUid");
                          });
+
+// The command line: LTTng's snapshot output commands are not taken for
+// session names, an empty session name is refused rather than turned into
+// an auto- name, and the usage line reads as words. Nothing is created.
+TEST_F(Snapshot, TheCliRefusesOutputCommandsAndEmptyNamesAndCreatesNothing) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const auto runCli = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), cli);
+        return run(argv);
+    };
+    const auto before = manager_->ListSessions();
+    for (const char* command : {"list-output", "add-output", "del-output"}) {
+        const RunResult r = runCli({"snapshot", command});
+        EXPECT_EQ(r.exitCode, 2) << r.describe();
+        EXPECT_NE(r.err.find("no snapshot outputs of their own"), std::string::npos)
+            << r.describe();
+    }
+    const RunResult empty = runCli({"create", ""});
+    EXPECT_EQ(empty.exitCode, 2) << empty.describe();
+    EXPECT_NE(empty.err.find("a session name cannot be empty"), std::string::npos)
+        << empty.describe();
+    EXPECT_EQ(manager_->ListSessions(), before);
+    const RunResult help = runCli({"snapshot", "--help"});
+    EXPECT_EQ(help.exitCode, 0);
+    EXPECT_NE(help.out.find("Usage: tracectl snapshot [OPTIONS] [NAME...]"), std::string::npos)
+        << help.out;
+    EXPECT_EQ(help.out.find("(0x)"), std::string::npos) << help.out;
+}

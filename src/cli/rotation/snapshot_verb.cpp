@@ -26,6 +26,14 @@ void checkSnapshotLine(SnapshotLine& cl) {
     std::vector<std::string> words = cl.words;
     if (!words.empty() && words.front() == "record") {
         words.erase(words.begin()); // lttng snapshot record [SESSION]
+    } else if (!words.empty() && (words.front() == "add-output" || words.front() == "del-output" ||
+                                  words.front() == "list-output")) {
+        // LTTng's other snapshot commands: not session names.
+        throw CLI::ValidationError(
+            "snapshot " + words.front(),
+            "tracectl has no snapshot outputs of their own: each snapshot goes to the "
+            "session's output, given at 'tracectl create --snapshot' (--output DIR, or "
+            "--set-url URL for a relay)");
     }
     if (words.size() > 1 || (words.size() == 1 && cl.sessionOption->count() > 0)) {
         throw CLI::ValidationError("snapshot", "give the session once: NAME or -s NAME");
@@ -52,7 +60,10 @@ void addSnapshotVerb(CLI::App& app, VerbTable& verbs) {
         ->add_option("NAME", cl->words,
                      "Name of the session (default: the current session, else your only "
                      "session), after an optional 'record' as lttng snapshot record takes it")
-        ->expected(0, 2)
+        // Any count, so that the usage line reads "[NAME...]" (CLI11 writes
+        // "NAME(0x)" for a bounded count); checkSnapshotLine() takes at most
+        // "record" and one name.
+        ->expected(0, CLI::detail::expected_max_vector_size)
         ->type_name("");
     cl->sessionOption = snapshot->add_option("-s,--session", cl->session,
                                              "The session, as lttng snapshot record -s");

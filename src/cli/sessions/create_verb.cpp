@@ -20,6 +20,7 @@ struct CreateLine {
     std::string ctrlUrl; ///< -C/--ctrl-url
     std::string dataUrl; ///< -D/--data-url
     std::string live;    ///< --live[=US] as typed ("" when given no value)
+    CLI::Option* nameOption = nullptr;
     CLI::Option* outputOption = nullptr;
     CLI::Option* urlOption = nullptr;
     CLI::Option* ctrlUrlOption = nullptr;
@@ -28,6 +29,12 @@ struct CreateLine {
 };
 
 void checkCreateLine(CreateLine& cl) {
+    if (cl.nameOption->count() > 0 && cl.args.name.empty()) {
+        // '' is not "no name": a typo or an empty variable would create an
+        // auto-named session nobody asked for.
+        throw CLI::ValidationError("NAME", "a session name cannot be empty (leave NAME out for "
+                                           "an auto-YYYYmmdd-HHMMSS name)");
+    }
     if (cl.outputOption->count() > 0 && cl.output.empty()) {
         throw CLI::ValidationError("--output", "needs a folder");
     }
@@ -69,9 +76,10 @@ void checkCreateLine(CreateLine& cl) {
 void addCreateVerb(CLI::App& app, VerbTable& verbs) {
     auto cl = std::make_shared<CreateLine>();
     auto* create = app.add_subcommand("create", "Create a tracing session");
-    create->add_option("NAME", cl->args.name,
-                       "Name of the session (unique among yours; default, as lttng create: "
-                       "auto-YYYYmmdd-HHMMSS, written to ~/lttng-traces/auto-YYYYmmdd-HHMMSS)");
+    cl->nameOption =
+        create->add_option("NAME", cl->args.name,
+                           "Name of the session (unique among yours; default, as lttng create: "
+                           "auto-YYYYmmdd-HHMMSS, written to ~/lttng-traces/auto-YYYYmmdd-HHMMSS)");
     cl->outputOption =
         create
             ->add_option("-o,--output", cl->output,
