@@ -600,6 +600,7 @@ void printRelaydCodecAlone(std::uint64_t count, std::uint64_t blocks) {
     session.sessionId = 3;
     session.creationTime = 1796162246;
     session.currentChunkId = 0;
+    rd::AddStream stream{"channel0_1", "ust/uid/1000/64-bit", 0, 0, 0};
     rd::RelaydIndex index{5, 9, 1 << 20, 1 << 19, 1000, 2000, 0, 1, 2, 9};
     // Replies of LTTNG_OK: session 3 with a 16-byte path; stream handle 0x11.
     const auto bytes = [](std::initializer_list<unsigned> values) {
@@ -616,23 +617,26 @@ void printRelaydCodecAlone(std::uint64_t count, std::uint64_t blocks) {
     const auto row = [&](const char* name, auto call) {
         std::printf("%-28s %10.0f\n", name, fastestNs(count, blocks, call));
     };
-    row("encode data header",
-        [](std::uint64_t i) { return rd::encodeDataHeader(5, i, 1 << 20, 0).size(); });
+    row("encode data header", [](std::uint64_t i) {
+        return rd::encode(rd::DataHeader{0, 5, i, 1 << 20, 0}).size();
+    });
     row("encode SEND_INDEX", [&](std::uint64_t i) {
         index.netSeqNum = i;
-        return rd::encodeSendIndex(index).size();
+        return rd::encode(index).size();
     });
     row("encode CREATE_SESSION", [&](std::uint64_t i) {
         session.sessionId = i;
-        return rd::encodeCreateSession(session).size();
+        return rd::encode(session).size();
     });
-    row("encode ADD_STREAM", [](std::uint64_t i) {
-        return rd::encodeAddStream("channel0_1", "ust/uid/1000/64-bit", 0, 0, i).size();
+    row("encode ADD_STREAM", [&](std::uint64_t i) {
+        stream.traceChunkId = i;
+        return rd::encode(stream).size();
     });
-    row("decode CREATE_SESSION reply",
-        [&](std::uint64_t) { return rd::decodeCreateSessionReplyHeader(sessionReply).retCode; });
+    row("decode CREATE_SESSION reply", [&](std::uint64_t) {
+        return rd::decode<rd::CreateSessionReplyHeader>(sessionReply).retCode;
+    });
     row("decode ADD_STREAM reply",
-        [&](std::uint64_t) { return rd::decodeStreamStatusReply(streamReply).retCode; });
+        [&](std::uint64_t) { return rd::decode<rd::StreamStatusReply>(streamReply).retCode; });
 }
 
 void printLineCounts() {

@@ -33,13 +33,6 @@ struct Received {
     Bytes payload;
 };
 
-struct DataHeader {
-    std::uint64_t streamId = 0;
-    std::uint64_t netSeqNum = 0;
-    std::uint32_t dataSize = 0;
-    std::uint32_t paddingSize = 0;
-};
-
 void putBe(Bytes& b, std::uint64_t v, int bytes) {
     for (int s = 8 * (bytes - 1); s >= 0; s -= 8)
         b.push_back(static_cast<std::byte>((v >> s) & 0xff));
@@ -126,7 +119,7 @@ private:
             std::array<std::byte, kCommandHeaderSize> header{};
             if (!readAll(fd, header.data(), header.size()))
                 return;
-            const CommandHeader h = decodeCommandHeader(header);
+            const CommandHeader h = decode<CommandHeader>(header);
             Received r{static_cast<RelaydCommand>(h.command), Bytes(h.dataSize)};
             if (!readAll(fd, r.payload.data(), r.payload.size()))
                 return;
@@ -171,9 +164,7 @@ private:
             Bytes header(kDataHeaderSize);
             if (!readAll(fd, header.data(), header.size()))
                 return;
-            const DataHeader h{be(header, 8, 8), be(header, 16, 8),
-                               static_cast<std::uint32_t>(be(header, 24, 4)),
-                               static_cast<std::uint32_t>(be(header, 28, 4))};
+            const DataHeader h = decode<DataHeader>(header);
             Bytes body(h.dataSize);
             if (!readAll(fd, body.data(), body.size()))
                 return;
@@ -301,7 +292,7 @@ TEST(RelayRotation, StreamsGoOnInTheNewChunkAndTheOldOneIsArchived) {
     const std::vector<DataHeader> packets = relay.packets(4);
     ASSERT_EQ(packets.size(), 4u);
     for (std::uint64_t i = 0; i < 4; ++i) {
-        EXPECT_EQ(packets[i].streamId, 7u);
+        EXPECT_EQ(packets[i].streamHandle, 7u);
         EXPECT_EQ(packets[i].netSeqNum, i);
     }
 

@@ -40,7 +40,7 @@ Received readCommand(int fd) {
     std::array<std::byte, kCommandHeaderSize> header{};
     if (!readAll(fd, header.data(), header.size()))
         throw std::runtime_error("peer: no command header");
-    Received received{decodeCommandHeader(header), {}};
+    Received received{decode<CommandHeader>(header), {}};
     received.payload.resize(received.header.dataSize);
     if (!readAll(fd, received.payload.data(), received.payload.size()))
         throw std::runtime_error("peer: short payload");
@@ -413,7 +413,7 @@ TEST(RelaydData, SendPacketIsTheHeaderThenTheBytes) {
         if (!readAll(fd, header.data(), header.size()))
             throw std::runtime_error("no data header");
         const Bytes expected =
-            encodeDataHeader(3, 9, static_cast<std::uint32_t>(payload.size()), 12);
+            encode(DataHeader{0, 3, 9, static_cast<std::uint32_t>(payload.size()), 12});
         if (!std::equal(header.begin(), header.end(), expected.begin()))
             throw std::runtime_error("data header differs");
         Bytes body(payload.size());

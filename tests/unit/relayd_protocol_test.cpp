@@ -73,7 +73,7 @@ TEST(RelaydProtocol, CommandValuesAreRelaydOnes) {
 }
 
 TEST(RelaydProtocol, VersionGoldenBytes) {
-    EXPECT_EQ(hex(encodeVersion({2, 13})), "0000000000000000"
+    EXPECT_EQ(hex(encode(Version{2, 13})), "0000000000000000"
                                            "0000000000000008"
                                            "00000005"
                                            "00000000"
@@ -82,13 +82,13 @@ TEST(RelaydProtocol, VersionGoldenBytes) {
 }
 
 TEST(RelaydProtocol, HeaderRoundTrip) {
-    const Bytes message = encodeDataPending(0x1234, 0x55);
-    const CommandHeader header = decodeCommandHeader(ByteView(message).first(kCommandHeaderSize));
+    const Bytes message = encode(DataPending{0x1234, 0x55});
+    const CommandHeader header = decode<CommandHeader>(ByteView(message).first(kCommandHeaderSize));
     EXPECT_EQ(header.circuitId, 0u);
     EXPECT_EQ(header.dataSize, 16u);
     EXPECT_EQ(header.command, 8u);
     EXPECT_EQ(header.commandVersion, 0u);
-    EXPECT_THROW(decodeCommandHeader(ByteView(message).first(23)), RelaydProtocolError);
+    EXPECT_THROW(decode<CommandHeader>(ByteView(message).first(23)), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, CreateSession211Layout) {
@@ -103,7 +103,7 @@ TEST(RelaydProtocol, CreateSession211Layout) {
     request.sessionId = 0x0102030405060708;
     request.creationTime = 0x1122334455667788;
     request.currentChunkId = 7;
-    const Bytes m = encodeCreateSession(request);
+    const Bytes m = encode(request);
     // 59 fixed bytes, "wire\0" "testhost\0" "\0".
     expectHeader(m, RelaydCommand::CreateSession, 59 + 5 + 9 + 1);
     const std::size_t p = kCommandHeaderSize;
@@ -121,7 +121,7 @@ TEST(RelaydProtocol, CreateSession211Layout) {
     EXPECT_EQ(stringAt(m, p + 59, 15), std::string("wire\0testhost\0\0", 15));
 
     request.currentChunkId.reset();
-    const Bytes noChunk = encodeCreateSession(request);
+    const Bytes noChunk = encode(request);
     EXPECT_EQ(static_cast<int>(noChunk[p + 50]), 0);
     EXPECT_EQ(be64At(noChunk, p + 51), 0u);
 }
@@ -131,52 +131,46 @@ TEST(RelaydProtocol, CreateSessionRefusesWhatRelaydRefuses) {
     request.sessionName = "s";
     request.hostname = "h";
     request.sessiondUuid[3] = 1;
-    EXPECT_NO_THROW(encodeCreateSession(request));
+    EXPECT_NO_THROW(encode(request));
 
     auto with = [&](auto change) {
         CreateSessionRequest r = request;
         change(r);
         return r;
     };
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessiondUuid = {}; })),
-                 RelaydProtocolError);
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = ""; })),
-                 RelaydProtocolError);
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = ".hidden"; })),
-                 RelaydProtocolError);
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = "a/b"; })),
-                 RelaydProtocolError);
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = std::string("a\0b", 3); })),
+    EXPECT_THROW(encode(with([](auto& r) { r.sessiondUuid = {}; })), RelaydProtocolError);
+    EXPECT_THROW(encode(with([](auto& r) { r.sessionName = ""; })), RelaydProtocolError);
+    EXPECT_THROW(encode(with([](auto& r) { r.sessionName = ".hidden"; })), RelaydProtocolError);
+    EXPECT_THROW(encode(with([](auto& r) { r.sessionName = "a/b"; })), RelaydProtocolError);
+    EXPECT_THROW(encode(with([](auto& r) { r.sessionName = std::string("a\0b", 3); })),
                  RelaydProtocolError);
     // LTTNG_NAME_MAX (255) with the NUL.
-    EXPECT_NO_THROW(
-        encodeCreateSession(with([](auto& r) { r.sessionName = std::string(254, 'n'); })));
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.sessionName = std::string(255, 'n'); })),
+    EXPECT_NO_THROW(encode(with([](auto& r) { r.sessionName = std::string(254, 'n'); })));
+    EXPECT_THROW(encode(with([](auto& r) { r.sessionName = std::string(255, 'n'); })),
                  RelaydProtocolError);
     // LTTNG_HOST_NAME_MAX (256) with the NUL.
-    EXPECT_NO_THROW(encodeCreateSession(with([](auto& r) { r.hostname = std::string(255, 'h'); })));
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.hostname = std::string(256, 'h'); })),
+    EXPECT_NO_THROW(encode(with([](auto& r) { r.hostname = std::string(255, 'h'); })));
+    EXPECT_THROW(encode(with([](auto& r) { r.hostname = std::string(256, 'h'); })),
                  RelaydProtocolError);
-    EXPECT_THROW(encodeCreateSession(with([](auto& r) { r.basePath = "x/../y"; })),
-                 RelaydProtocolError);
+    EXPECT_THROW(encode(with([](auto& r) { r.basePath = "x/../y"; })), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, CreateTraceChunkLayout) {
-    const Bytes plain = encodeCreateTraceChunk(3, 0xAABBCCDD, std::nullopt);
+    const Bytes plain = encode(CreateTraceChunk{3, 0xAABBCCDD, std::nullopt});
     expectHeader(plain, RelaydCommand::CreateTraceChunk, 20);
     EXPECT_EQ(be64At(plain, 24), 3u);
     EXPECT_EQ(be64At(plain, 32), 0xAABBCCDDu);
     EXPECT_EQ(be32At(plain, 40), 0u);
 
-    const Bytes named = encodeCreateTraceChunk(4, 5, std::string("chunk-a"));
+    const Bytes named = encode(CreateTraceChunk{4, 5, std::string("chunk-a")});
     expectHeader(named, RelaydCommand::CreateTraceChunk, 20 + 8);
     EXPECT_EQ(be32At(named, 40), 8u);
     EXPECT_EQ(stringAt(named, 44, 8), std::string("chunk-a\0", 8));
-    EXPECT_THROW(encodeCreateTraceChunk(4, 5, std::string("a/b")), RelaydProtocolError);
+    EXPECT_THROW(encode(CreateTraceChunk{4, 5, std::string("a/b")}), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, AddStream211Layout) {
-    const Bytes m = encodeAddStream("chan_0", "ust/uid/1000/64-bit", 4096, 3, 0x42);
+    const Bytes m = encode(AddStream{"chan_0", "ust/uid/1000/64-bit", 4096, 3, 0x42});
     expectHeader(m, RelaydCommand::AddStream, 32 + 7 + 20);
     EXPECT_EQ(be32At(m, 24), 7u);
     EXPECT_EQ(be32At(m, 28), 20u);
@@ -185,16 +179,16 @@ TEST(RelaydProtocol, AddStream211Layout) {
     EXPECT_EQ(be64At(m, 48), 0x42u);
     EXPECT_EQ(stringAt(m, 56, 27), std::string("chan_0\0ust/uid/1000/64-bit\0", 27));
 
-    EXPECT_THROW(encodeAddStream("", "p", 0, 0, 0), RelaydProtocolError);
-    EXPECT_THROW(encodeAddStream("c", "../etc", 0, 0, 0), RelaydProtocolError);
-    EXPECT_THROW(encodeAddStream("c", std::string(255, 'p'), 0, 0, 0), RelaydProtocolError);
-    EXPECT_NO_THROW(encodeAddStream(std::string(263, 'c'), "p", 0, 0, 0));
-    EXPECT_THROW(encodeAddStream(std::string(264, 'c'), "p", 0, 0, 0), RelaydProtocolError);
+    EXPECT_THROW(encode(AddStream{"", "p", 0, 0, 0}), RelaydProtocolError);
+    EXPECT_THROW(encode(AddStream{"c", "../etc", 0, 0, 0}), RelaydProtocolError);
+    EXPECT_THROW(encode(AddStream{"c", std::string(255, 'p'), 0, 0, 0}), RelaydProtocolError);
+    EXPECT_NO_THROW(encode(AddStream{std::string(263, 'c'), "p", 0, 0, 0}));
+    EXPECT_THROW(encode(AddStream{std::string(264, 'c'), "p", 0, 0, 0}), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, SendMetadataCarriesPayloadHeaderAndBytes) {
     const std::string text = "/* CTF 1.8 */";
-    const Bytes m = encodeSendMetadata(9, std::as_bytes(std::span(text.data(), text.size())), 3);
+    const Bytes m = encode(SendMetadata{9, 3, std::as_bytes(std::span(text.data(), text.size()))});
     expectHeader(m, RelaydCommand::SendMetadata, 12 + text.size());
     EXPECT_EQ(be64At(m, 24), 9u);
     EXPECT_EQ(be32At(m, 32), 3u);
@@ -213,7 +207,7 @@ TEST(RelaydProtocol, SendIndexIsTenBigEndianU64) {
     index.streamId = 8;
     index.streamInstanceId = 9;
     index.packetSeqNum = 0x0a0b0c0d0e0f1011;
-    const Bytes m = encodeSendIndex(index);
+    const Bytes m = encode(index);
     expectHeader(m, RelaydCommand::SendIndex, kIndexSize);
     for (std::uint64_t i = 0; i < 9; ++i)
         EXPECT_EQ(be64At(m, 24 + 8 * i), i + 1) << "field " << i;
@@ -221,52 +215,52 @@ TEST(RelaydProtocol, SendIndexIsTenBigEndianU64) {
 }
 
 TEST(RelaydProtocol, SmallCommandsLayouts) {
-    EXPECT_EQ(hex(encodeStreamsSent()), "0000000000000000"
-                                        "0000000000000000"
-                                        "00000010"
-                                        "00000000");
-    const Bytes q = encodeQuiescentControl(0x77);
+    EXPECT_EQ(hex(encode(StreamsSent{})), "0000000000000000"
+                                          "0000000000000000"
+                                          "00000010"
+                                          "00000000");
+    const Bytes q = encode(QuiescentControl{0x77});
     expectHeader(q, RelaydCommand::QuiescentControl, 8);
     EXPECT_EQ(be64At(q, 24), 0x77u);
-    const Bytes b = encodeBeginDataPending(5);
+    const Bytes b = encode(BeginDataPending{5});
     expectHeader(b, RelaydCommand::BeginDataPending, 8);
     EXPECT_EQ(be64At(b, 24), 5u);
-    const Bytes e = encodeEndDataPending(6);
+    const Bytes e = encode(EndDataPending{6});
     expectHeader(e, RelaydCommand::EndDataPending, 8);
     EXPECT_EQ(be64At(e, 24), 6u);
-    const Bytes d = encodeDataPending(10, 11);
+    const Bytes d = encode(DataPending{10, 11});
     expectHeader(d, RelaydCommand::DataPending, 16);
     EXPECT_EQ(be64At(d, 24), 10u);
     EXPECT_EQ(be64At(d, 32), 11u);
-    const Bytes c = encodeCloseStream(12, 0xFFFFFFFFFFFFFFFF);
+    const Bytes c = encode(CloseStream{12, 0xFFFFFFFFFFFFFFFF});
     expectHeader(c, RelaydCommand::CloseStream, 16);
     EXPECT_EQ(be64At(c, 24), 12u);
     EXPECT_EQ(be64At(c, 32), 0xFFFFFFFFFFFFFFFFu);
-    const Bytes g = encodeGetConfiguration();
+    const Bytes g = encode(GetConfiguration{});
     expectHeader(g, RelaydCommand::GetConfiguration, 8);
     EXPECT_EQ(be64At(g, 24), 0u);
-    const Bytes r = encodeResetMetadata(3, 4);
+    const Bytes r = encode(ResetMetadata{3, 4});
     expectHeader(r, RelaydCommand::ResetMetadata, 16);
     EXPECT_EQ(be64At(r, 32), 4u);
-    const Bytes x = encodeTraceChunkExists(8);
+    const Bytes x = encode(TraceChunkExists{8});
     expectHeader(x, RelaydCommand::TraceChunkExists, 8);
     EXPECT_EQ(be64At(x, 24), 8u);
 }
 
 TEST(RelaydProtocol, CloseTraceChunkIs21PackedBytes) {
-    const Bytes m = encodeCloseTraceChunk(1, 2, TraceChunkCloseCommand::Delete);
+    const Bytes m = encode(CloseTraceChunk{1, 2, TraceChunkCloseCommand::Delete});
     expectHeader(m, RelaydCommand::CloseTraceChunk, 21);
     EXPECT_EQ(hex(ByteView(m).subspan(24)), "0000000000000001"
                                             "0000000000000002"
                                             "01"
                                             "00000002");
-    const Bytes none = encodeCloseTraceChunk(1, 2, std::nullopt);
+    const Bytes none = encode(CloseTraceChunk{1, 2, std::nullopt});
     EXPECT_EQ(hex(ByteView(none).subspan(40)), "0000000000");
 }
 
 TEST(RelaydProtocol, RotateStreamsUsesTheSevenBytePaddingLayout) {
     const StreamRotationPosition positions[] = {{1, 2}, {3, 4}};
-    const Bytes m = encodeRotateStreams(9, positions);
+    const Bytes m = encode(RotateStreams{9, {std::begin(positions), std::end(positions)}});
     expectHeader(m, RelaydCommand::RotateStreams, 20 + 32);
     EXPECT_EQ(hex(ByteView(m).subspan(24, 20)), "00000002"
                                                 "01"
@@ -276,57 +270,57 @@ TEST(RelaydProtocol, RotateStreamsUsesTheSevenBytePaddingLayout) {
     EXPECT_EQ(be64At(m, 52), 2u);
     EXPECT_EQ(be64At(m, 60), 3u);
     EXPECT_EQ(be64At(m, 68), 4u);
-    const Bytes none = encodeRotateStreams(std::nullopt, {});
+    const Bytes none = encode(RotateStreams{});
     expectHeader(none, RelaydCommand::RotateStreams, 20);
     EXPECT_EQ(static_cast<int>(none[28]), 0);
 }
 
 TEST(RelaydProtocol, DataHeaderGoldenBytes) {
-    EXPECT_EQ(hex(encodeDataHeader(0x0102, 0x0304, 0x05060708, 0x090a0b0c)), "0000000000000000"
-                                                                             "0000000000000102"
-                                                                             "0000000000000304"
-                                                                             "05060708"
-                                                                             "090a0b0c");
+    EXPECT_EQ(hex(encode(DataHeader{0, 0x0102, 0x0304, 0x05060708, 0x090a0b0c})), "0000000000000000"
+                                                                                  "0000000000000102"
+                                                                                  "0000000000000304"
+                                                                                  "05060708"
+                                                                                  "090a0b0c");
 }
 
 TEST(RelaydProtocol, GenericReplyMustBeFourBytes) {
-    EXPECT_EQ(decodeGenericReply(fromHex("0000000a")), kLttngOk);
-    EXPECT_EQ(decodeGenericReply(fromHex("ffffffff")), 0xFFFFFFFFu);
-    EXPECT_THROW(decodeGenericReply(fromHex("000000")), RelaydProtocolError);
-    EXPECT_THROW(decodeGenericReply(fromHex("000000000a")), RelaydProtocolError);
-    EXPECT_THROW(decodeGenericReply({}), RelaydProtocolError);
+    EXPECT_EQ(decode<GenericReply>(fromHex("0000000a")).retCode, kLttngOk);
+    EXPECT_EQ(decode<GenericReply>(fromHex("ffffffff")).retCode, 0xFFFFFFFFu);
+    EXPECT_THROW(decode<GenericReply>(fromHex("000000")).retCode, RelaydProtocolError);
+    EXPECT_THROW(decode<GenericReply>(fromHex("000000000a")).retCode, RelaydProtocolError);
+    EXPECT_THROW(decode<GenericReply>({}), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, VersionAndConfigurationReplies) {
-    EXPECT_EQ(decodeVersionReply(fromHex("000000020000000d")), (Version{2, 13}));
-    EXPECT_THROW(decodeVersionReply(fromHex("00000002")), RelaydProtocolError);
-    const ConfigurationReply c = decodeConfigurationReply(fromHex("0000000a0000000000000001"));
+    EXPECT_EQ(decode<Version>(fromHex("000000020000000d")), (Version{2, 13}));
+    EXPECT_THROW(decode<Version>(fromHex("00000002")), RelaydProtocolError);
+    const ConfigurationReply c = decode<ConfigurationReply>(fromHex("0000000a0000000000000001"));
     EXPECT_EQ(c.retCode, kLttngOk);
     EXPECT_EQ(c.flags, kConfigurationClearAllowed);
-    EXPECT_THROW(decodeConfigurationReply(fromHex("0000000a")), RelaydProtocolError);
+    EXPECT_THROW(decode<ConfigurationReply>(fromHex("0000000a")), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, CreateSessionReplyBoundsThePath) {
-    const CreateSessionReplyHeader h = decodeCreateSessionReplyHeader(fromHex("0000000000000003"
-                                                                              "0000000a"
-                                                                              "00000010"));
+    const CreateSessionReplyHeader h = decode<CreateSessionReplyHeader>(fromHex("0000000000000003"
+                                                                                "0000000a"
+                                                                                "00000010"));
     EXPECT_EQ(h.relaySessionId, 3u);
     EXPECT_EQ(h.retCode, kLttngOk);
     EXPECT_EQ(h.outputPathLength, 16u);
-    EXPECT_NO_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
-                                                           "0000000a"
-                                                           "00000fff")));
-    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
-                                                        "0000000a"
-                                                        "00001000")),
+    EXPECT_NO_THROW(decode<CreateSessionReplyHeader>(fromHex("0000000000000003"
+                                                             "0000000a"
+                                                             "00000fff")));
+    EXPECT_THROW(decode<CreateSessionReplyHeader>(fromHex("0000000000000003"
+                                                          "0000000a"
+                                                          "00001000")),
                  RelaydProtocolError);
-    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
-                                                        "0000000a"
-                                                        "ffffffff")),
+    EXPECT_THROW(decode<CreateSessionReplyHeader>(fromHex("0000000000000003"
+                                                          "0000000a"
+                                                          "ffffffff")),
                  RelaydProtocolError);
     // The 2.4-2.10 reply (12 bytes) is not a 2.11 one.
-    EXPECT_THROW(decodeCreateSessionReplyHeader(fromHex("0000000000000003"
-                                                        "0000000a")),
+    EXPECT_THROW(decode<CreateSessionReplyHeader>(fromHex("0000000000000003"
+                                                          "0000000a")),
                  RelaydProtocolError);
 }
 
@@ -344,51 +338,49 @@ TEST(RelaydProtocol, ReplyPathNeedsExactlyOneTrailingNul) {
 }
 
 TEST(RelaydProtocol, StreamStatusReply) {
-    const StreamStatusReply r = decodeStreamStatusReply(fromHex("0000000000000011"
-                                                                "0000000a"));
+    const StreamStatusReply r = decode<StreamStatusReply>(fromHex("0000000000000011"
+                                                                  "0000000a"));
     EXPECT_EQ(r.handle, 0x11u);
     EXPECT_EQ(r.retCode, kLttngOk);
-    EXPECT_THROW(decodeStreamStatusReply(fromHex("0000000000000011")), RelaydProtocolError);
-    EXPECT_THROW(decodeStreamStatusReply(fromHex("0000000000000011"
-                                                 "0000000a"
-                                                 "00")),
+    EXPECT_THROW(decode<StreamStatusReply>(fromHex("0000000000000011")), RelaydProtocolError);
+    EXPECT_THROW(decode<StreamStatusReply>(fromHex("0000000000000011"
+                                                   "0000000a"
+                                                   "00")),
                  RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, CloseTraceChunkReplyReadsAPathOnlyOnSuccess) {
-    const CloseTraceChunkReplyHeader ok = decodeCloseTraceChunkReplyHeader(fromHex("0000000a"
-                                                                                   "00000005"));
+    const CloseTraceChunkReplyHeader ok = decode<CloseTraceChunkReplyHeader>(fromHex("0000000a"
+                                                                                     "00000005"));
     EXPECT_EQ(ok.trailingBytes(), 5u);
     // A refusal carries no path whatever the length says (main.c).
     const CloseTraceChunkReplyHeader refused =
-        decodeCloseTraceChunkReplyHeader(fromHex("00000098"
-                                                 "ffffffff"));
+        decode<CloseTraceChunkReplyHeader>(fromHex("00000098"
+                                                   "ffffffff"));
     EXPECT_EQ(refused.retCode, 152u);
     EXPECT_EQ(refused.trailingBytes(), 0u);
-    EXPECT_THROW(decodeCloseTraceChunkReplyHeader(fromHex("0000000a"
-                                                          "00001000")),
+    EXPECT_THROW(decode<CloseTraceChunkReplyHeader>(fromHex("0000000a"
+                                                            "00001000")),
                  RelaydProtocolError);
-    EXPECT_THROW(decodeCloseTraceChunkReplyHeader(fromHex("0000000a")), RelaydProtocolError);
+    EXPECT_THROW(decode<CloseTraceChunkReplyHeader>(fromHex("0000000a")), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, TraceChunkExistsReply) {
-    EXPECT_TRUE(decodeTraceChunkExistsReply(fromHex("0000000a01")).exists);
-    EXPECT_FALSE(decodeTraceChunkExistsReply(fromHex("0000000a00")).exists);
-    EXPECT_THROW(decodeTraceChunkExistsReply(fromHex("0000000a02")), RelaydProtocolError);
-    EXPECT_THROW(decodeTraceChunkExistsReply(fromHex("0000000a")), RelaydProtocolError);
+    EXPECT_TRUE(decode<TraceChunkExistsReply>(fromHex("0000000a01")).exists);
+    EXPECT_FALSE(decode<TraceChunkExistsReply>(fromHex("0000000a00")).exists);
+    EXPECT_THROW(decode<TraceChunkExistsReply>(fromHex("0000000a02")), RelaydProtocolError);
+    EXPECT_THROW(decode<TraceChunkExistsReply>(fromHex("0000000a")), RelaydProtocolError);
 }
 
 TEST(RelaydProtocol, OversizedPayloadIsRefusedBeforeCopying) {
-    // One byte over the relay's 128 MiB control limit, with SEND_METADATA's
-    // 12-byte header or without: the relay would drop the connection. The
+    // One byte over the relay's 128 MiB control limit with SEND_METADATA's
+    // 12-byte header: the relay would drop the connection. The
     // buffer is an untouched anonymous mapping, so the test costs no memory.
     const std::size_t size = kMaxControlPayload + 1;
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(map, MAP_FAILED);
     const auto* bytes = static_cast<const std::byte*>(map);
-    EXPECT_THROW(encodeSendMetadata(1, ByteView(bytes, kMaxControlPayload - 12 + 1), 0),
-                 RelaydProtocolError);
-    EXPECT_THROW(encodeCommand(RelaydCommand::SendMetadata, ByteView(bytes, size)),
+    EXPECT_THROW(encode(SendMetadata{1, 0, ByteView(bytes, kMaxControlPayload - 12 + 1)}),
                  RelaydProtocolError);
     ::munmap(map, size);
 }

@@ -43,11 +43,38 @@ void RelaydControl::requireOk(RelaydCommand command, std::uint32_t retCode) {
                                 std::to_string(retCode) + ")");
 }
 
-std::uint32_t RelaydControl::genericExchange(RelaydCommand command, const Bytes& message) {
-    send(command, message);
-    std::array<std::byte, kGenericReplySize> reply{};
-    receive(command, reply);
-    return decodeGenericReply(reply);
+template <class Reply>
+Reply RelaydControl::receiveReply(RelaydCommand command) {
+    std::array<std::byte, kWireSize<Reply>> bytes{};
+    receive(command, bytes);
+    try {
+        return decode<Reply>(bytes);
+    } catch (const RelaydProtocolError&) {
+        broken_ = true; // what follows the reply cannot be told apart
+        throw;
+    }
+}
+
+std::string RelaydControl::receivePath(RelaydCommand command, std::uint32_t length) {
+    Bytes path(length);
+    receive(command, path);
+    try {
+        return decodeReplyPath(path);
+    } catch (const RelaydProtocolError&) {
+        broken_ = true;
+        throw;
+    }
+}
+
+template <class Reply, class Message>
+Reply RelaydControl::exchange(const Message& message) {
+    send(Message::kCommand, encode(message));
+    return receiveReply<Reply>(Message::kCommand);
+}
+
+template <class Message>
+void RelaydControl::call(const Message& message) {
+    requireOk(Message::kCommand, exchange<GenericReply>(message).retCode);
 }
 
 std::uint64_t RelaydControl::requireSession(RelaydCommand command) const {
@@ -58,10 +85,7 @@ std::uint64_t RelaydControl::requireSession(RelaydCommand command) const {
 }
 
 Version RelaydControl::version(std::uint32_t major, std::uint32_t minor) {
-    send(RelaydCommand::Version, encodeVersion({major, minor}));
-    std::array<std::byte, kVersionReplySize> reply{};
-    receive(RelaydCommand::Version, reply);
-    const Version theirs = decodeVersionReply(reply);
+    const auto theirs = exchange<Version>(Version{major, minor});
     if (theirs.major != major) {
         broken_ = true;
         throw RelaydRefused(commandName(RelaydCommand::Version), 0,
@@ -85,90 +109,58 @@ Version RelaydControl::version(std::uint32_t major, std::uint32_t minor) {
 RelaydConfiguration RelaydControl::getConfiguration() {
     if (negotiated_ && negotiated_->minor < 12)
         return {};
-    send(RelaydCommand::GetConfiguration, encodeGetConfiguration(0));
-    std::array<std::byte, kConfigurationReplySize> reply{};
-    receive(RelaydCommand::GetConfiguration, reply);
-    const ConfigurationReply decoded = decodeConfigurationReply(reply);
-    requireOk(RelaydCommand::GetConfiguration, decoded.retCode);
-    return {decoded.flags, (decoded.flags & kConfigurationClearAllowed) != 0};
+    const auto reply = exchange<ConfigurationReply>(GetConfiguration{0});
+    requireOk(GetConfiguration::kCommand, reply.retCode);
+    return {reply.flags, (reply.flags & kConfigurationClearAllowed) != 0};
 }
 
 CreatedSession RelaydControl::createSession(const CreateSessionRequest& request) {
-    send(RelaydCommand::CreateSession, encodeCreateSession(request));
-    std::array<std::byte, kCreateSessionReplyHeaderSize> header{};
-    receive(RelaydCommand::CreateSession, header);
-    CreateSessionReplyHeader decoded;
-    try {
-        decoded = decodeCreateSessionReplyHeader(header);
-    } catch (const RelaydProtocolError&) {
-        broken_ = true; // the path that follows cannot be skipped safely
-        throw;
-    }
-    Bytes path(decoded.outputPathLength);
-    receive(RelaydCommand::CreateSession, path);
+    const auto reply = exchange<CreateSessionReplyHeader>(request);
     CreatedSession created;
-    try {
-        created.outputPath = decodeReplyPath(path);
-    } catch (const RelaydProtocolError&) {
-        broken_ = true;
-        throw;
-    }
-    requireOk(RelaydCommand::CreateSession, decoded.retCode);
-    created.relaySessionId = decoded.relaySessionId;
+    created.outputPath = receivePath(request.kCommand, reply.outputPathLength);
+    requireOk(request.kCommand, reply.retCode);
+    created.relaySessionId = reply.relaySessionId;
     relaySessionId_ = created.relaySessionId;
     return created;
 }
 
 void RelaydControl::createTraceChunk(std::uint64_t chunkId, std::uint64_t creationTime,
                                      const std::optional<std::string>& overrideName) {
-    requireOk(RelaydCommand::CreateTraceChunk,
-              genericExchange(RelaydCommand::CreateTraceChunk,
-                              encodeCreateTraceChunk(chunkId, creationTime, overrideName)));
+    call(CreateTraceChunk{chunkId, creationTime, overrideName});
 }
 
 std::uint64_t RelaydControl::addStream(const std::string& channelName, const std::string& pathname,
                                        std::uint64_t tracefileSize, std::uint64_t tracefileCount,
                                        std::uint64_t chunkId) {
-    send(RelaydCommand::AddStream,
-         encodeAddStream(channelName, pathname, tracefileSize, tracefileCount, chunkId));
-    std::array<std::byte, kStreamStatusReplySize> reply{};
-    receive(RelaydCommand::AddStream, reply);
-    const StreamStatusReply decoded = decodeStreamStatusReply(reply);
-    requireOk(RelaydCommand::AddStream, decoded.retCode);
-    return decoded.handle;
+    const auto reply = exchange<StreamStatusReply>(
+        AddStream{channelName, pathname, tracefileSize, tracefileCount, chunkId});
+    requireOk(AddStream::kCommand, reply.retCode);
+    return reply.handle;
 }
 
 void RelaydControl::streamsSent() {
-    requireOk(RelaydCommand::StreamsSent,
-              genericExchange(RelaydCommand::StreamsSent, encodeStreamsSent()));
+    call(StreamsSent{});
 }
 
 void RelaydControl::sendMetadata(std::uint64_t streamHandle, std::span<const std::byte> bytes,
                                  std::uint32_t paddingBytes) {
-    send(RelaydCommand::SendMetadata, encodeSendMetadata(streamHandle, bytes, paddingBytes));
+    send(SendMetadata::kCommand, encode(SendMetadata{streamHandle, paddingBytes, bytes}));
 }
 
 void RelaydControl::resetMetadata(std::uint64_t streamHandle, std::uint64_t version) {
-    requireOk(
-        RelaydCommand::ResetMetadata,
-        genericExchange(RelaydCommand::ResetMetadata, encodeResetMetadata(streamHandle, version)));
+    call(ResetMetadata{streamHandle, version});
 }
 
 void RelaydControl::sendIndex(const RelaydIndex& index) {
-    requireOk(RelaydCommand::SendIndex,
-              genericExchange(RelaydCommand::SendIndex, encodeSendIndex(index)));
+    call(index);
 }
 
 void RelaydControl::quiescentControl(std::uint64_t streamHandle) {
-    requireOk(
-        RelaydCommand::QuiescentControl,
-        genericExchange(RelaydCommand::QuiescentControl, encodeQuiescentControl(streamHandle)));
+    call(QuiescentControl{streamHandle});
 }
 
 void RelaydControl::beginDataPending() {
-    const std::uint64_t id = requireSession(RelaydCommand::BeginDataPending);
-    requireOk(RelaydCommand::BeginDataPending,
-              genericExchange(RelaydCommand::BeginDataPending, encodeBeginDataPending(id)));
+    call(BeginDataPending{requireSession(BeginDataPending::kCommand)});
 }
 
 namespace {
@@ -185,66 +177,37 @@ bool booleanReply(RelaydCommand command, std::uint32_t retCode) {
 } // namespace
 
 bool RelaydControl::endDataPending() {
-    const std::uint64_t id = requireSession(RelaydCommand::EndDataPending);
-    return booleanReply(RelaydCommand::EndDataPending,
-                        genericExchange(RelaydCommand::EndDataPending, encodeEndDataPending(id)));
+    const EndDataPending message{requireSession(EndDataPending::kCommand)};
+    return booleanReply(message.kCommand, exchange<GenericReply>(message).retCode);
 }
 
 bool RelaydControl::dataPending(std::uint64_t streamHandle, std::uint64_t lastNetSeqNum) {
-    return booleanReply(RelaydCommand::DataPending,
-                        genericExchange(RelaydCommand::DataPending,
-                                        encodeDataPending(streamHandle, lastNetSeqNum)));
+    const DataPending message{streamHandle, lastNetSeqNum};
+    return booleanReply(message.kCommand, exchange<GenericReply>(message).retCode);
 }
 
 void RelaydControl::closeStream(std::uint64_t streamHandle, std::uint64_t lastNetSeqNum) {
-    requireOk(RelaydCommand::CloseStream,
-              genericExchange(RelaydCommand::CloseStream,
-                              encodeCloseStream(streamHandle, lastNetSeqNum)));
+    call(CloseStream{streamHandle, lastNetSeqNum});
 }
 
 std::string RelaydControl::closeTraceChunk(std::uint64_t chunkId, std::uint64_t closeTime,
                                            std::optional<TraceChunkCloseCommand> command) {
-    send(RelaydCommand::CloseTraceChunk, encodeCloseTraceChunk(chunkId, closeTime, command));
-    std::array<std::byte, kCloseTraceChunkReplyHeaderSize> header{};
-    receive(RelaydCommand::CloseTraceChunk, header);
-    CloseTraceChunkReplyHeader decoded;
-    try {
-        decoded = decodeCloseTraceChunkReplyHeader(header);
-    } catch (const RelaydProtocolError&) {
-        broken_ = true;
-        throw;
-    }
-    Bytes path(decoded.trailingBytes());
-    receive(RelaydCommand::CloseTraceChunk, path);
-    requireOk(RelaydCommand::CloseTraceChunk, decoded.retCode);
-    try {
-        return decodeReplyPath(path);
-    } catch (const RelaydProtocolError&) {
-        broken_ = true;
-        throw;
-    }
+    const auto reply =
+        exchange<CloseTraceChunkReplyHeader>(CloseTraceChunk{chunkId, closeTime, command});
+    std::string path = receivePath(CloseTraceChunk::kCommand, reply.trailingBytes());
+    requireOk(CloseTraceChunk::kCommand, reply.retCode);
+    return path;
 }
 
 bool RelaydControl::traceChunkExists(std::uint64_t chunkId) {
-    send(RelaydCommand::TraceChunkExists, encodeTraceChunkExists(chunkId));
-    std::array<std::byte, kTraceChunkExistsReplySize> reply{};
-    receive(RelaydCommand::TraceChunkExists, reply);
-    TraceChunkExistsReply decoded;
-    try {
-        decoded = decodeTraceChunkExistsReply(reply);
-    } catch (const RelaydProtocolError&) {
-        broken_ = true;
-        throw;
-    }
-    requireOk(RelaydCommand::TraceChunkExists, decoded.retCode);
-    return decoded.exists;
+    const auto reply = exchange<TraceChunkExistsReply>(TraceChunkExists{chunkId});
+    requireOk(TraceChunkExists::kCommand, reply.retCode);
+    return reply.exists;
 }
 
 void RelaydControl::rotateStreams(std::optional<std::uint64_t> newChunkId,
                                   std::span<const StreamRotationPosition> positions) {
-    requireOk(
-        RelaydCommand::RotateStreams,
-        genericExchange(RelaydCommand::RotateStreams, encodeRotateStreams(newChunkId, positions)));
+    call(RotateStreams{newChunkId, {positions.begin(), positions.end()}});
 }
 
 RelaydData::RelaydData(RelaydSocket socket, std::chrono::milliseconds timeout)
@@ -259,8 +222,8 @@ void RelaydData::sendPacket(std::uint64_t streamHandle, std::uint64_t netSeqNum,
     if (bytes.size() > std::numeric_limits<std::uint32_t>::max())
         throw RelaydProtocolError("a data packet of " + std::to_string(bytes.size()) +
                                   " bytes does not fit the relay's u32 data_size");
-    const Bytes header = encodeDataHeader(streamHandle, netSeqNum,
-                                          static_cast<std::uint32_t>(bytes.size()), paddingBytes);
+    const Bytes header = encode(DataHeader{0, streamHandle, netSeqNum,
+                                           static_cast<std::uint32_t>(bytes.size()), paddingBytes});
     const std::span<const std::byte> pieces[] = {header, bytes};
     try {
         socket_.sendAll(pieces, timeout_);

@@ -145,9 +145,18 @@ private:
     void send(RelaydCommand command, const Bytes& message);
     /// Reads exactly buffer.size() bytes (same).
     void receive(RelaydCommand command, std::span<std::byte> buffer);
-    /// One command whose reply is the generic {u32 ret_code}; returns it.
-    std::uint32_t genericExchange(RelaydCommand command, const Bytes& message);
-    /// Throws RelaydRefused unless `retCode` is LTTNG_OK.
+    /// Reads and decodes the fixed-size reply `Reply` to `command`; a reply
+    /// that does not decode marks the connection broken.
+    template <class Reply>
+    Reply receiveReply(RelaydCommand command);
+    /// Reads a reply's trailing path of `length` bytes (same).
+    std::string receivePath(RelaydCommand command, std::uint32_t length);
+    /// Sends `message` and returns its fixed-size reply.
+    template <class Reply, class Message>
+    Reply exchange(const Message& message);
+    /// Sends `message`, whose reply is the generic one, and requires LTTNG_OK.
+    template <class Message>
+    void call(const Message& message);
     static void requireOk(RelaydCommand command, std::uint32_t retCode);
     void requireUsable() const;
     std::uint64_t requireSession(RelaydCommand command) const;
