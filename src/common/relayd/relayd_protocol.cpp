@@ -28,14 +28,6 @@ void checkRelativePath(std::string_view path, std::string_view what, bool wholeD
                                   "' walks up ('../')");
 }
 
-/// A reply's length of its trailing path.
-void checkReplyPathLength(std::uint32_t length, std::string_view what) {
-    if (length >= kMaxReplyPathLength)
-        throw RelaydProtocolError(std::string(what) + ": a path of " + std::to_string(length) +
-                                  " bytes (at most " + std::to_string(kMaxReplyPathLength - 1) +
-                                  " are allowed)");
-}
-
 } // namespace
 
 namespace detail {
@@ -47,10 +39,15 @@ void checkPayload(std::string_view name, std::size_t payload) {
                                   std::to_string(kMaxControlPayload));
 }
 
-void expectSize(ByteView bytes, std::size_t expected, std::string_view name) {
-    if (bytes.size() != expected)
-        throw RelaydProtocolError(std::string(name) + ": expected " + std::to_string(expected) +
-                                  " bytes, got " + std::to_string(bytes.size()));
+void pathTooLong(std::string_view name, std::uint32_t length) {
+    throw RelaydProtocolError(std::string(name) + ": a path of " + std::to_string(length) +
+                              " bytes (at most " + std::to_string(kMaxReplyPathLength - 1) +
+                              " are allowed)");
+}
+
+void wrongSize(std::size_t size, std::size_t expected, std::string_view name) {
+    throw RelaydProtocolError(std::string(name) + ": expected " + std::to_string(expected) +
+                              " bytes, got " + std::to_string(size));
 }
 
 } // namespace detail
@@ -79,15 +76,6 @@ void CreateTraceChunk::validate() const {
 void AddStream::validate() const {
     checkFolderName(channelName, "the channel name", false);
     checkRelativePath(pathname, "the stream path", true);
-}
-
-void CreateSessionReplyHeader::validate() const {
-    checkReplyPathLength(outputPathLength, kName);
-}
-
-void CloseTraceChunkReplyHeader::validate() const {
-    if (retCode == kLttngOk)
-        checkReplyPathLength(pathLength, kName);
 }
 
 std::string decodeReplyPath(ByteView bytes) {

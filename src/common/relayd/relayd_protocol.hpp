@@ -467,6 +467,12 @@ struct RotateStreams {
 // of the checks looks at ret_code's meaning: the caller decides what an
 // error code means.
 
+namespace detail {
+/// Throws RelaydProtocolError: `name`'s trailing path of `length` bytes is
+/// kMaxReplyPathLength or more.
+[[noreturn]] void pathTooLong(std::string_view name, std::uint32_t length);
+} // namespace detail
+
 /// struct lttcomm_relayd_generic_reply, 4 bytes: 0 u32 ret_code. The reply
 /// of STREAMS_SENT, SEND_INDEX, QUIESCENT_CONTROL, BEGIN/END_DATA_PENDING,
 /// DATA_PENDING (0 = not pending, 1 = pending), CLOSE_STREAM, CREATE_TRACE_CHUNK,
@@ -501,7 +507,10 @@ struct CreateSessionReplyHeader {
         std::tuple{wire::field("session_id", &CreateSessionReplyHeader::relaySessionId),
                    wire::field("ret_code", &CreateSessionReplyHeader::retCode),
                    wire::field("output_path_length", &CreateSessionReplyHeader::outputPathLength)};
-    void validate() const;
+    void validate() const {
+        if (outputPathLength >= kMaxReplyPathLength)
+            detail::pathTooLong(kName, outputPathLength);
+    }
 };
 
 /// struct lttcomm_relayd_status_stream (ADD_STREAM's reply), 12 bytes:
@@ -528,7 +537,10 @@ struct CloseTraceChunkReplyHeader {
     static constexpr auto kFields =
         std::tuple{wire::field("ret_code", &CloseTraceChunkReplyHeader::retCode),
                    wire::field("path_length", &CloseTraceChunkReplyHeader::pathLength)};
-    void validate() const;
+    void validate() const {
+        if (retCode == kLttngOk && pathLength >= kMaxReplyPathLength)
+            detail::pathTooLong(kName, pathLength);
+    }
 };
 
 /// struct lttcomm_relayd_trace_chunk_exists_reply, 5 bytes:
@@ -567,8 +579,8 @@ using Writer = wire::BufferWriter<std::endian::big>;
 using Reader = wire::Reader<std::endian::big, RelaydProtocolError>;
 /// Throws RelaydProtocolError when `payload` exceeds kMaxControlPayload.
 void checkPayload(std::string_view name, std::size_t payload);
-/// Throws RelaydProtocolError unless `bytes` has `expected` bytes.
-void expectSize(ByteView bytes, std::size_t expected, std::string_view name);
+/// Throws RelaydProtocolError: `name` needs `expected` bytes, not `size`.
+[[noreturn]] void wrongSize(std::size_t size, std::size_t expected, std::string_view name);
 } // namespace detail
 
 /// A command: the 24-byte command header (data_size = the payload's bytes)
@@ -606,7 +618,8 @@ Bytes encode(const M& message) {
 template <class M>
 M decode(ByteView bytes) {
     if constexpr (kWireSize<M> != 0)
-        detail::expectSize(bytes, kWireSize<M>, nameOf<M>());
+        if (bytes.size() != kWireSize<M>)
+            detail::wrongSize(bytes.size(), kWireSize<M>, nameOf<M>());
     detail::Reader r(bytes.data(), bytes.size());
     M message;
     wire::getFields(r, message, M::kFields, nameOf<M>());
