@@ -574,7 +574,8 @@ void put(W& w, const T& m, const LengthOf<T, S>& f, std::string_view owner) {
                                 std::to_string(s->size()) + " bytes long; at most " +
                                     std::to_string(f.maxWithNul - 1) + " (" +
                                     std::to_string(f.maxWithNul) + " with the NUL)");
-        detail::checkText<Error>(*s, f.maxWithNul, false, owner, f.name);
+        if (s->find('\0') != std::string::npos)
+            detail::fail<Error>(owner, f.name, "contains a NUL byte");
     }
     w.integer(static_cast<std::uint32_t>(s != nullptr ? s->size() + 1 : 0));
 }

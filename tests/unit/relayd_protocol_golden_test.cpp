@@ -1,9 +1,10 @@
-// The lttng-relayd 2.13 wire, every message tracectl sends and every reply it
-// reads, frozen: each command below was encoded by the relayd codec as it
-// was before it became table-driven (commit 7d181f4), and each reply decodes
-// to the figures it gave then, so that a change of the codec that moves one
-// byte fails here. Commands decode back too (for peers: tests, a relay). Commands are hex of the
-// 24-byte command header, a space, the payload; the data header has no command header.
+// The lttng-relayd 2.13 wire, every message tracectl sends and every reply
+// it reads, frozen: each command below was encoded by the relayd codec as it
+// was before it became table-driven (the commit that added this file), and
+// each reply decodes to the figures it gave then, so that a change of the
+// codec that moves one byte fails here. Commands decode back too (for peers:
+// tests, a relay). Commands are hex of the 24-byte command header, a space,
+// the payload; the data header has no command header.
 #include "relayd/relayd_protocol.hpp"
 
 #include <cstdio>

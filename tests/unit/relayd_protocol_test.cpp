@@ -384,3 +384,67 @@ TEST(RelaydProtocol, OversizedPayloadIsRefusedBeforeCopying) {
                  RelaydProtocolError);
     ::munmap(map, size);
 }
+
+TEST(RelaydProtocol, CommandsDecodeAsStrictlyAsTheyEncode) {
+    // For peers (a stand-in relay): a command's payload back into its struct.
+    const Bytes named = encode(CreateTraceChunk{4, 5, "chunk-a"});
+    const ByteView payload = ByteView(named).subspan(kCommandHeaderSize);
+    EXPECT_EQ(decode<CreateTraceChunk>(payload).overrideName, "chunk-a");
+    Bytes unterminated(payload.begin(), payload.end());
+    unterminated.back() = std::byte{'x'};
+    EXPECT_THROW(decode<CreateTraceChunk>(unterminated), RelaydProtocolError);
+    Bytes inner(payload.begin(), payload.end());
+    inner[20 + 2] = std::byte{0};
+    EXPECT_THROW(decode<CreateTraceChunk>(inner), RelaydProtocolError);
+    // A length over the relay's limit, and a length of 0 for a name that
+    // must be there (no room for its NUL).
+    EXPECT_THROW(decode<CreateTraceChunk>(fromHex("0000000000000004"
+                                                  "0000000000000005"
+                                                  "00000100")),
+                 RelaydProtocolError);
+    EXPECT_THROW(decode<AddStream>(fromHex("00000000000000010000000000000000000000000000000000"
+                                           "00000000000000000000")),
+                 RelaydProtocolError);
+
+    // LTTNG_OPTIONAL: is_set 0 or 1; a set enum within its range; an unset
+    // value not looked at (as relayd does).
+    EXPECT_EQ(decode<CloseTraceChunk>(fromHex("0000000000000001"
+                                              "0000000000000002"
+                                              "01"
+                                              "00000001"))
+                  .closeCommand,
+              TraceChunkCloseCommand::NoOperation);
+    EXPECT_THROW(decode<CloseTraceChunk>(fromHex("0000000000000001"
+                                                 "0000000000000002"
+                                                 "02"
+                                                 "00000001")),
+                 RelaydProtocolError);
+    EXPECT_THROW(decode<CloseTraceChunk>(fromHex("0000000000000001"
+                                                 "0000000000000002"
+                                                 "01"
+                                                 "00000003")),
+                 RelaydProtocolError);
+    EXPECT_FALSE(decode<CloseTraceChunk>(fromHex("0000000000000001"
+                                                 "0000000000000002"
+                                                 "00"
+                                                 "00000007"))
+                     .closeCommand);
+
+    // ROTATE_STREAMS: a count the payload cannot hold.
+    EXPECT_THROW(decode<RotateStreams>(fromHex("00000002"
+                                               "01"
+                                               "00000000000000"
+                                               "0000000000000009"
+                                               "0000000000000001"
+                                               "0000000000000002")),
+                 RelaydProtocolError);
+
+    // SEND_METADATA's bytes view the payload.
+    const std::string text = "/* CTF */";
+    const Bytes m = encode(SendMetadata{9, 3, std::as_bytes(std::span(text.data(), text.size()))});
+    const SendMetadata back = decode<SendMetadata>(ByteView(m).subspan(kCommandHeaderSize));
+    EXPECT_EQ(back.streamHandle, 9u);
+    EXPECT_EQ(back.paddingSize, 3u);
+    EXPECT_EQ(back.metadata.data(), m.data() + kCommandHeaderSize + 12);
+    EXPECT_EQ(back.metadata.size(), text.size());
+}
