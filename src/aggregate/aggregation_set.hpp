@@ -7,8 +7,10 @@
 
 #include "aggregate/aggregating_functions.hpp"
 #include "aggregate/program.hpp"
+#include "symbols/stack_names.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -34,7 +36,7 @@ public:
     AggregationSet& operator=(AggregationSet&&) = default;
 
     /// The state of `aggregation` (index in Program::aggregations) for `key`, created empty.
-    /// `key_bytes` (the keys' D type sizes, BoundStatement::key_bytes) is remembered from
+    /// `keyBytes` (the keys' D type sizes, BoundStatement::keyBytes) is remembered from
     /// the aggregation's first entry, for printing.
     AggregationState& state(std::size_t aggregation, Key&& key,
                             const std::vector<std::uint8_t>& keyBytes = {});
@@ -76,6 +78,10 @@ public:
         bool reverse = false;
     };
     Order order;
+    /// What the traces read so far told of kernel symbols and process mappings, to name
+    /// stack( ) and ustack( ) keys when printed (trace_reader.hpp learns it; shared by
+    /// the sets a parallel read merges into this one).
+    std::shared_ptr<symbols::StackNames> stackNames = std::make_shared<symbols::StackNames>();
     /// normalize(@a, n) per aggregation: values are printed divided by it (1: as is).
     std::vector<std::int64_t> normal;
 

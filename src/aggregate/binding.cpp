@@ -224,6 +224,11 @@ public:
                 throw ProgramError(e.at, "field '" + e.text + "' of event class '" + class_.name() +
                                              "' is neither an integer nor a string: " + use);
             }
+            if (field->kind == FieldKind::Addresses && !inStackCall) {
+                throw ProgramError(e.at, "field '" + e.text + "' of event class '" + class_.name() +
+                                             "' is a call stack: read it with stack( ) or "
+                                             "ustack( )");
+            }
             b.kind = BoundExpression::Kind::Slot;
             b.type = valueType(field->kind);
             b.bytes = b.type == ValueType::String ? 8 : field->bytes;
@@ -321,10 +326,11 @@ public:
 
     BoundExpression bindCall(const Expression& e) {
         static const std::pair<const char*, Subroutine> names[] = {
-            {"stringof", Subroutine::Stringof}, {"strjoin", Subroutine::Strjoin},
-            {"substr", Subroutine::Substr},     {"strlen", Subroutine::Strlen},
-            {"lltostr", Subroutine::Lltostr},   {"inet_ntoa", Subroutine::InetNtoa},
-            {"inet_ntop", Subroutine::InetNtop}};
+            {"stringof", Subroutine::Stringof},  {"strjoin", Subroutine::Strjoin},
+            {"substr", Subroutine::Substr},      {"strlen", Subroutine::Strlen},
+            {"lltostr", Subroutine::Lltostr},    {"inet_ntoa", Subroutine::InetNtoa},
+            {"inet_ntop", Subroutine::InetNtop}, {"stack", Subroutine::Stack},
+            {"ustack", Subroutine::Ustack}};
         BoundExpression b;
         b.at = e.at;
         b.kind = BoundExpression::Kind::Call;
@@ -332,6 +338,9 @@ public:
             if (e.text == name) {
                 b.subroutine = subroutine;
             }
+        }
+        if (b.subroutine == Subroutine::Stack || b.subroutine == Subroutine::Ustack) {
+            return bindStack(e, std::move(b));
         }
         const std::string outer = use;
         for (std::size_t i = 0; i < e.arguments.size(); ++i) {
@@ -372,7 +381,43 @@ public:
         case Subroutine::Stringof:
         case Subroutine::InetNtoa:
             break;
+        case Subroutine::Stack:
+        case Subroutine::Ustack:
+            break; // bindStack's
         }
+        return b;
+    }
+
+    /// stack([N]), ustack([N]) (see BoundExpression): aggregation keys only, as the
+    /// stacks' names are printed with the aggregation (text_output.hpp).
+    BoundExpression bindStack(const Expression& e, BoundExpression b) {
+        if (!bindingKey) {
+            throw ProgramError(e.at, e.text + "( ) is only taken as an aggregation key (@[" +
+                                         e.text + "()] = count()): " + use);
+        }
+        inStackCall = true;
+        for (const auto& argument : e.arguments) {
+            b.arguments.push_back(bind(*argument));
+        }
+        inStackCall = false;
+        if (b.subroutine == Subroutine::Ustack && user != nullptr &&
+            user->kind == UserProbe::Kind::Entry) {
+            if (auto caller = class_.find(FieldScope::Payload, "caller")) {
+                BoundExpression c;
+                c.at = e.at;
+                c.kind = BoundExpression::Kind::Slot;
+                c.bytes = 8;
+                const auto found = std::find(slots_.begin(), slots_.end(), *caller);
+                c.slot = static_cast<std::size_t>(found - slots_.begin());
+                if (found == slots_.end()) {
+                    slots_.push_back(*caller);
+                }
+                b.arguments.push_back(std::move(c));
+            }
+        }
+        b.integer = e.integer;
+        b.type = ValueType::String;
+        b.bytes = 0;
         return b;
     }
 
@@ -405,6 +450,10 @@ public:
     }
 
     bool usesSelf = false;
+    /// Binding an aggregate statement's keys (where stack( ) and ustack( ) are taken).
+    bool bindingKey = false;
+    /// Binding stack( )'s or ustack( )'s fields (the only use of a call stack field).
+    bool inStackCall = false;
     /// The process's probe (user_probes.hpp) the clause matched the class by, if so.
     const UserProbe* user = nullptr;
     /// What the expression being bound is for, in the message refusing a field that is
@@ -643,11 +692,15 @@ BoundEventClass Binder::bind(const EventClassView& eventClass) {
                 continue;
             }
             binder.use = "it cannot be an aggregation key";
+            binder.bindingKey = true;
             for (const auto& key : statement.keys) {
                 s.keys.push_back(binder.bind(*key));
-                s.keyBytes.push_back(s.keys.back().type == ValueType::String ? 8
-                                                                             : s.keys.back().bytes);
+                s.keyBytes.push_back(s.keys.back().type == ValueType::String &&
+                                             s.keys.back().bytes != 0
+                                         ? 8
+                                         : s.keys.back().bytes);
             }
+            binder.bindingKey = false;
             if (statement.argument) {
                 binder.use = "it cannot be " +
                              std::string(functionName(
@@ -765,9 +818,18 @@ void Binder::checkReferences() const {
                 for (const auto& probe : clause.probes) {
                     probes += (probes.empty() ? "" : ", ") + probe.text;
                 }
-                throw ProgramError(clause.references[r].at,
-                                   "unknown field '" + clause.references[r].name +
-                                       "': no event record matched by " + probes + " has it");
+                const std::string& name = clause.references[r].name;
+                if (name == "callstack_kernel" || name == "callstack_user") {
+                    throw ProgramError(
+                        clause.references[r].at,
+                        std::string(name == "callstack_user" ? "ustack" : "stack") +
+                            "( ) needs the " +
+                            (name == "callstack_user" ? "callstack-user" : "callstack-kernel") +
+                            " context: no event record matched by " + probes + " has it");
+                }
+                throw ProgramError(clause.references[r].at, "unknown field '" + name +
+                                                                "': no event record matched by " +
+                                                                probes + " has it");
             }
         }
     }

@@ -31,14 +31,19 @@ enum class FieldKind {
     Boolean,         ///< 0 or 1
     Real,            ///< truncated towards zero to an integer (D has no floating point)
     String,          ///< CTF strings, and text arrays/sequences (babeltrace2 reads them so)
-    Unusable,        ///< arrays, structures, variants...: aggregation cannot use them
+    /// A sequence or array of 64-bit unsigned integers (lttng-modules' callstack_kernel
+    /// and callstack_user contexts): read as a string of 8-byte native-endian addresses,
+    /// for stack( ) and ustack( ) only.
+    Addresses,
+    Unusable, ///< arrays, structures, variants...: aggregation cannot use them
 };
 
 enum class ValueType { Integer, String };
 
 /// The type an expression sees a field kind as.
 inline ValueType valueType(FieldKind kind) noexcept {
-    return kind == FieldKind::String ? ValueType::String : ValueType::Integer;
+    return kind == FieldKind::String || kind == FieldKind::Addresses ? ValueType::String
+                                                                     : ValueType::Integer;
 }
 
 struct FieldDescription {
@@ -80,11 +85,25 @@ public:
 bool probeMatches(std::string_view pattern, std::string_view eventName, std::string_view domain);
 
 /// D's subroutines that give a value (Dynamic Tracing Guide, "Actions and Subroutines").
-enum class Subroutine { Stringof, Strjoin, Substr, Strlen, Lltostr, InetNtoa, InetNtop };
+/// Stack and Ustack: aggregation keys only (evaluation.cpp makes their keys: stack_key.hpp).
+enum class Subroutine {
+    Stringof,
+    Strjoin,
+    Substr,
+    Strlen,
+    Lltostr,
+    InetNtoa,
+    InetNtop,
+    Stack,
+    Ustack
+};
 
 /// A typed expression over the bound fields ("slots"). `variable`: the program's variable
 /// `variable` (its `scope`), keyed by `arguments` for an associative array; `call`: the
-/// subroutine `subroutine` on `arguments`; `ternary`: left ? right : third.
+/// subroutine `subroutine` on `arguments`; `ternary`: left ? right : third. stack([N]):
+/// `arguments` the callstack_kernel slot; ustack([N]): the callstack_user slot, the pid
+/// slot and, at a process's function entry, the `caller` slot (the return address the
+/// probe read at the top of the stack); N in `integer`.
 struct BoundExpression {
     enum class Kind { Constant, Slot, Unary, Binary, Ternary, Variable, Call };
     Kind kind = Kind::Constant;
@@ -92,7 +111,7 @@ struct BoundExpression {
     Position at;
     std::int64_t integer = 0; ///< constant integer
     std::string string;       ///< constant string
-    std::size_t slot = 0;     ///< Kind::slot: index into BoundEventClass::slots
+    std::size_t slot = 0;     ///< Kind::Slot: index into BoundEventClass::slots
     /// The size in bytes of the expression's D type (integers): a field's own, 4 for int
     /// (constants that fit, comparisons, the built-ins pid, tid and cpu), the larger
     /// operand's, at least 4, for arithmetic (C's promotions).
@@ -108,13 +127,14 @@ struct BoundExpression {
 };
 
 /// A statement bound: Statement's kinds. aggregate: `aggregation`, `keys`, `argument`;
-/// assign: `target` (a Kind::variable), `argument`, `compound`/`op`; action: `action`,
+/// assign: `target` (a Kind::Variable), `argument`, `compound`/`op`; action: `action`,
 /// `arguments` (bound; an aggregation argument's index is in `aggregations`), `format`.
 struct BoundStatement {
     Statement::Kind kind = Statement::Kind::Aggregate;
     std::size_t aggregation = 0;
     std::vector<BoundExpression> keys;
-    std::vector<std::uint8_t> keyBytes;      ///< keys[i].bytes (8 for strings)
+    /// keys[i].bytes (8 for strings, 0 for stack( ) and ustack( ): text_output.hpp)
+    std::vector<std::uint8_t> keyBytes;
     std::optional<BoundExpression> argument; ///< empty for count()
     std::optional<BoundExpression> target;
     bool compound = false;
@@ -160,7 +180,7 @@ class Binder {
 public:
     explicit Binder(const Program& program);
 
-    /// The program bound to `event_class`. A clause whose probes do not match, or which uses
+    /// The program bound to `eventClass`. A clause whose probes do not match, or which uses
     /// an identifier the class lacks, is left out for this class. An event class of domain
     /// "dtrace" (BEGIN, END, ERROR, timers: the interpreter's) matches only the clauses
     /// naming it; others only clauses of trace events.

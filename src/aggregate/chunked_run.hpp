@@ -56,6 +56,10 @@ public:
     /// exit( )'s status once it ran.
     std::optional<std::int64_t> exitStatus() const noexcept { return interpreter_.exitStatus(); }
 
+    /// What names stack( ) and ustack( ) keys when printed: what the traces told, and
+    /// what the caller learns into it (tracectl dtrace: its target's mappings).
+    symbols::StackNames& stackNames() noexcept { return *interpreter_.aggregations().stackNames; }
+
     /// Runs END (once) and prints the aggregations left to print (not with `json`:
     /// `aggregations_json` gets them, with "discarded"). The figures of every chunk fed;
     /// unmatched_probes only if some chunk had a trace. Throws ProgramError (an unknown

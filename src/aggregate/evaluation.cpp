@@ -1,5 +1,7 @@
 #include "aggregate/evaluation.hpp"
 
+#include "aggregate/stack_key.hpp"
+
 #include <cstdio>
 
 namespace tracectl::aggregate {
@@ -21,11 +23,29 @@ int compare(const BoundExpression& e, const Value& a, const Value& b) noexcept {
     return a.integer < b.integer ? -1 : (a.integer > b.integer ? 1 : 0);
 }
 
+/// stack([N]) or ustack([N])'s key (BoundExpression: its slots; stack_key.hpp).
+std::string stackKeyOf(const BoundExpression& k, const Value* slots) {
+    const bool user = k.subroutine == Subroutine::Ustack;
+    const std::string_view addresses = slots[k.arguments[0].slot].string;
+    std::optional<std::uint64_t> caller;
+    if (user && k.arguments.size() > 2) {
+        caller = static_cast<std::uint64_t>(slots[k.arguments[2].slot].integer);
+    }
+    const auto pid =
+        user ? static_cast<std::int32_t>(slots[k.arguments[1].slot].integer) : std::int32_t{0};
+    return stackKey(user, pid, addresses, static_cast<std::size_t>(k.integer), caller);
+}
+
 bool makeKey(const std::vector<BoundExpression>& keys, const Value* slots, Key& key,
              Runtime* runtime) {
     key.reserve(keys.size());
     Value v;
     for (const BoundExpression& k : keys) {
+        if (k.kind == BoundExpression::Kind::Call &&
+            (k.subroutine == Subroutine::Stack || k.subroutine == Subroutine::Ustack)) {
+            key.emplace_back(stackKeyOf(k, slots));
+            continue;
+        }
         if (!evaluate(k, slots, v, runtime)) {
             return false;
         }
@@ -144,6 +164,9 @@ bool call(const BoundExpression& e, const Value* slots, Value& result, Runtime& 
         }
         result.string = runtime.keep(ipv4Text(args[1].integer));
         return true;
+    case Subroutine::Stack:
+    case Subroutine::Ustack:
+        return false; // aggregation keys only (makeKey), as the binder ensures
     }
     return false;
 }

@@ -37,6 +37,9 @@ public:
                        std::int64_t timestamp) = 0;
     /// Whether event() wants the records of classes no clause matched (for timers).
     virtual bool wantsEveryRecord() const = 0;
+    /// Where the reader records the traces' kernel symbols and process mappings (for
+    /// stack( ) and ustack( ) keys); null: nowhere.
+    virtual symbols::StackNames* stackNames() { return nullptr; }
 };
 
 class Interpreter final : public EventSink {
@@ -60,6 +63,7 @@ public:
     bool eventTimes(const BoundEventClass& bound, const Value* slots, std::int64_t timestamp,
                     std::uint64_t weight);
     bool wantsEveryRecord() const override { return !ticks_.empty(); }
+    symbols::StackNames* stackNames() override { return aggregations_.stackNames.get(); }
 
     /// Fires the timers due at or before `timestamp` (ns, the records' clock), earliest
     /// first, as a record at `timestamp` would, but runs no clause of its own: a live run

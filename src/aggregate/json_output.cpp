@@ -1,5 +1,7 @@
 #include "aggregate/json_output.hpp"
 
+#include "aggregate/stack_key.hpp"
+
 #include <limits>
 
 namespace tracectl::aggregate {
@@ -61,8 +63,16 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
         nlohmann::json entries = nlohmann::json::array();
         for (const auto& entry : aggregations.sorted(a)) {
             nlohmann::json keys = nlohmann::json::array();
-            for (const KeyValue& v : *entry.key) {
-                if (std::holds_alternative<std::int64_t>(v)) {
+            const auto& keyBytes = aggregations.keyBytes(a);
+            for (std::size_t k = 0; k < entry.key->size(); ++k) {
+                const KeyValue& v = (*entry.key)[k];
+                const auto stack = k < keyBytes.size() && keyBytes[k] == 0 &&
+                                           std::holds_alternative<std::string>(v)
+                                       ? parseStackKey(std::get<std::string>(v))
+                                       : std::nullopt;
+                if (stack) { // stack( ), ustack( ): its frames' names, innermost first
+                    keys.push_back(stackFrames(*stack, *aggregations.stackNames));
+                } else if (std::holds_alternative<std::int64_t>(v)) {
                     keys.push_back(std::get<std::int64_t>(v));
                 } else {
                     keys.push_back(std::get<std::string>(v));

@@ -58,8 +58,8 @@ std::optional<std::string> refusal(const std::string& name) {
         return name + "( ) reads or writes a live process's memory: not available over "
                       "recorded events";
     }
-    if (name == "stack" || name == "ustack" || name == "jstack") {
-        return name + "( ) is not supported yet: the traces record no stacks";
+    if (name == "jstack") {
+        return "jstack( ) is not supported: it needs a Java VM's ustack helper; use ustack( )";
     }
     if (name == "system" || name == "raise" || name == "stop" || name == "panic" ||
         name == "breakpoint" || name == "chill") {
@@ -351,6 +351,13 @@ private:
             throw ProgramError(name.at, *why);
         }
         const auto action = actionByName(name.text);
+        if (!action && (name.text == "stack" || name.text == "ustack")) {
+            throw ProgramError(name.at, name.text +
+                                            "( ) as an action (the stack printed at each firing) "
+                                            "is not supported: use it as an aggregation key, "
+                                            "@[" +
+                                            name.text + "()] = count()");
+        }
         if (!action) {
             throw ProgramError(name.at, "unknown action '" + name.text +
                                             "' (printf, printa, print, trace, exit, clear, "
@@ -1075,14 +1082,17 @@ private:
     }
 
     /// A subroutine call in an expression: stringof, strjoin, substr, strlen, lltostr,
-    /// inet_ntoa, inet_ntop; argument counts are checked here, types when bound.
+    /// inet_ntoa, inet_ntop, stack, ustack; argument counts are checked here, types when
+    /// bound. stack([N]) and ustack([N]) become calls on the identifiers of the context
+    /// fields they read (stackCall).
     std::unique_ptr<Expression> call(const Token& name) {
         static const struct {
             const char* name;
             std::size_t min;
             std::size_t max;
-        } known[] = {{"stringof", 1, 1}, {"strjoin", 2, 2},   {"substr", 2, 3},   {"strlen", 1, 1},
-                     {"lltostr", 1, 1},  {"inet_ntoa", 1, 1}, {"inet_ntop", 2, 2}};
+        } known[] = {{"stringof", 1, 1},  {"strjoin", 2, 2}, {"substr", 2, 3},
+                     {"strlen", 1, 1},    {"lltostr", 1, 1}, {"inet_ntoa", 1, 1},
+                     {"inet_ntop", 2, 2}, {"stack", 0, 1},   {"ustack", 0, 1}};
         const auto* found = std::find_if(std::begin(known), std::end(known),
                                          [&](const auto& k) { return name.text == k.name; });
         if (found == std::end(known)) {
@@ -1101,7 +1111,7 @@ private:
             }
             throw ProgramError(name.at, "unknown function '" + name.text +
                                             "' (stringof, strjoin, substr, strlen, lltostr, "
-                                            "inet_ntoa, inet_ntop)");
+                                            "inet_ntoa, inet_ntop, stack, ustack)");
         }
         const Nesting nesting(*this, take()); // (
         auto e = std::make_unique<Expression>();
@@ -1123,8 +1133,43 @@ private:
                 throw ProgramError(a->at, name.text + "( ) cannot take an aggregation");
             }
         }
+        if (name.text == "stack" || name.text == "ustack") {
+            stackCall(*e);
+        }
         checkHeight(*e);
         return e;
+    }
+
+    /// stack([N]), ustack([N]): N (a positive integer constant; by default DTrace's
+    /// stackframes, 20, and ustackframes, 100) in `integer`, and as arguments the
+    /// identifiers of what they read, referenced like any the program names: the context
+    /// field callstack_kernel (lttng-modules' callstack-kernel), or callstack_user
+    /// (callstack-user) and pid.
+    void stackCall(Expression& e) {
+        const bool user = e.text == "ustack";
+        e.integer = user ? 100 : 20;
+        if (!e.arguments.empty()) {
+            const Expression& n = *e.arguments.front();
+            if (n.kind != Expression::Kind::Integer || n.integer <= 0) {
+                throw ProgramError(n.at, e.text + "( ) takes a positive integer constant: the "
+                                                  "number of frames");
+            }
+            e.integer = n.integer;
+        }
+        e.arguments.clear();
+        for (const char* field : user ? std::vector<const char*>{"callstack_user", "pid"}
+                                      : std::vector<const char*>{"callstack_kernel"}) {
+            auto id = std::make_unique<Expression>();
+            id->kind = Expression::Kind::Identifier;
+            id->at = e.at;
+            id->text = field;
+            auto& refs = *references_;
+            if (std::none_of(refs.begin(), refs.end(),
+                             [&](const auto& r) { return r.name == field && !r.payload; })) {
+                refs.push_back({field, e.at, false});
+            }
+            e.arguments.push_back(std::move(id));
+        }
     }
 
     /// A probe description with its macros $target and $N replaced by their text, as

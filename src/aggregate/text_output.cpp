@@ -1,5 +1,7 @@
 #include "aggregate/text_output.hpp"
 
+#include "aggregate/stack_key.hpp"
+
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -27,10 +29,24 @@ __attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ..
     return result;
 }
 
-void printKey(std::ostream& out, const Key& key, const std::vector<std::uint8_t>& bytes) {
+/// DTrace's default stackindent (_dtrace_stkindent): the frames' indentation.
+constexpr int kStackIndent = 14;
+
+void printKey(std::ostream& out, const Key& key, const std::vector<std::uint8_t>& bytes,
+              symbols::StackNames& names) {
     for (std::size_t i = 0; i < key.size(); ++i) {
         const KeyValue& v = key[i];
-        if (std::holds_alternative<std::int64_t>(v)) {
+        const auto stack =
+            i < bytes.size() && bytes[i] == 0 && std::holds_alternative<std::string>(v)
+                ? parseStackKey(std::get<std::string>(v))
+                : std::nullopt;
+        if (stack) {
+            // dt_print_stack, dt_print_ustack: a newline, then a frame a line.
+            out << '\n';
+            for (const std::string& frame : stackFrames(*stack, names)) {
+                out << format("%*s%s\n", kStackIndent, "", frame.c_str());
+            }
+        } else if (std::holds_alternative<std::int64_t>(v)) {
             // dt_print_datum: by the key's size, the narrower ones as stored (unsigned
             // bytes and shorts, an int for 4 bytes).
             const std::int64_t n = std::get<std::int64_t>(v);
@@ -137,7 +153,7 @@ void printAggregation(std::ostream& out, const AggregationSet& aggregations, std
     const std::int64_t normal = aggregations.normal.empty() ? 1 : aggregations.normal[a];
     out << '\n';
     for (const auto& entry : entries) {
-        printKey(out, *entry.key, aggregations.keyBytes(a));
+        printKey(out, *entry.key, aggregations.keyBytes(a), *aggregations.stackNames);
         switch (entry.state->function()) {
         case Function::Quantize:
         case Function::Lquantize:

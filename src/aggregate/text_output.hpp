@@ -7,7 +7,11 @@
 //   AggregationSet::sorted order; DTrace prints no aggregation names;
 // - each key: a string as "  %-50s", an integer by the size of its D type
 //   (BoundExpression::bytes): 8 bytes " %16lld", 4 " %8d", 2 " %5d", 1 " %3d", the
-//   narrower ones as stored in that size (an 8-bit -2 prints 254; tst.signedkeys.r);
+//   narrower ones as stored in that size (an 8-bit -2 prints 254; tst.signedkeys.r); a
+//   stack( ) or ustack( ) key as dt_print_stack and dt_print_ustack print it: a newline,
+//   then each frame (innermost first) on its own line, indented 14 columns (DTrace's
+//   default stackindent), "module`function+0xOFFSET" (stack_key.hpp, the names the traces
+//   told: AggregationSet::stackNames);
 // - count, sum, min, max, avg: " %16lld" and a newline; stddev " %16llu";
 // - quantize, lquantize: after the keys, "\n%16s %41s %-9s\n" ("value", the
 //   "------------- Distribution -------------" ruler, "count"), one row per bucket from the

@@ -1,6 +1,7 @@
 #include "aggregate/trace_reader.hpp"
 
 #include "aggregate/evaluation.hpp"
+#include "aggregate/stack_learning.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tracectl::aggregate {
 
@@ -127,9 +129,19 @@ public:
             } else if (type == BT_FIELD_CLASS_TYPE_STRING) {
                 kind = FieldKind::String;
             }
-            FieldDescription found{scope, i, kind};
             const bt_field_class* memberClass =
                 bt_field_class_structure_member_borrow_field_class_const(member);
+            if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_ARRAY)) {
+                // callstack_kernel, callstack_user: u64 elements.
+                const bt_field_class* element =
+                    bt_field_class_array_borrow_element_field_class_const(memberClass);
+                if (bt_field_class_type_is(bt_field_class_get_type(element),
+                                           BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER) &&
+                    bt_field_class_integer_get_field_value_range(element) == 64) {
+                    kind = FieldKind::Addresses;
+                }
+            }
+            FieldDescription found{scope, i, kind};
             if (kind == FieldKind::SignedInteger || kind == FieldKind::UnsignedInteger) {
                 const std::uint64_t bits =
                     bt_field_class_integer_get_field_value_range(memberClass);
@@ -183,8 +195,14 @@ struct Shared {
 struct Run {
     Shared* shared = nullptr;
     AggregationSet* aggregations = nullptr;
-    EventSink* sink = nullptr; ///< time order: records go there instead
-    bool finished = false;     ///< the sink asked to stop
+    /// Where the records of tracectl_kernel_symbol and tracectl_vm_map go (null: nowhere),
+    /// under `namesMutex` (workers share it).
+    symbols::StackNames* names = nullptr;
+    std::mutex* namesMutex = nullptr;
+    std::unordered_set<const bt_event_class*> namingClasses;
+    std::vector<std::string> addressBuffers; ///< by slot: FieldKind::Addresses' bytes
+    EventSink* sink = nullptr;               ///< time order: records go there instead
+    bool finished = false;                   ///< the sink asked to stop
     std::unordered_map<const bt_event_class*, std::unique_ptr<BoundEventClass>> bound;
     std::array<std::pair<const bt_event_class*, const BoundEventClass*>, 16> cache{};
     std::vector<Value> slots;
@@ -203,6 +221,10 @@ struct Run {
             slot = std::make_unique<BoundEventClass>(shared->binder->bind(view));
             if (slot->slots.size() > slots.size()) {
                 slots.resize(slot->slots.size());
+                addressBuffers.resize(slot->slots.size());
+            }
+            if (names != nullptr && tellsStackNames(view.name())) {
+                namingClasses.insert(eventClass);
             }
         }
         return *slot;
@@ -227,6 +249,10 @@ struct Run {
             cached = {eventClass, &bind(eventClass, bt_event_borrow_stream_const(event))};
         }
         const BoundEventClass& b = *cached.second;
+        if (!namingClasses.empty() && namingClasses.count(eventClass) != 0) {
+            const std::lock_guard lock(*namesMutex);
+            learnStackNames(event, *names);
+        }
         if (b.clauses.empty() && (sink == nullptr || !sink->wantsEveryRecord())) {
             return;
         }
@@ -299,6 +325,18 @@ struct Run {
                 v.string =
                     std::string_view(bt_field_string_get_value(f), bt_field_string_get_length(f));
                 break;
+            case FieldKind::Addresses: {
+                std::string& bytes = addressBuffers[i];
+                bytes.clear();
+                const std::uint64_t n = bt_field_array_get_length(f);
+                for (std::uint64_t k = 0; k < n; ++k) {
+                    const std::uint64_t a = bt_field_integer_unsigned_get_value(
+                        bt_field_array_borrow_element_field_by_index_const(f, k));
+                    bytes.append(reinterpret_cast<const char*>(&a), sizeof a);
+                }
+                v.string = bytes;
+                break;
+            }
             case FieldKind::Unusable:
                 break;
             }
@@ -571,6 +609,7 @@ ReadStatistics readTraces(const std::vector<std::string>& directories, const Pro
     Graph first(directories);
     Shared shared;
     shared.binder = &binder;
+    std::mutex namesMutex;
     const auto ports = first.ports();
     shared.sinks = ports.size();
     // Streams are independent and aggregating needs no order: several graphs, each
@@ -586,6 +625,8 @@ ReadStatistics readTraces(const std::vector<std::string>& directories, const Pro
         auto run = std::make_unique<Run>();
         run->shared = &shared;
         run->aggregations = sets.back().get();
+        run->names = aggregations.stackNames.get();
+        run->namesMutex = &namesMutex;
         runs.push_back(std::move(run));
     }
     std::vector<std::vector<std::pair<std::size_t, std::string>>> shares(workers);
@@ -649,9 +690,12 @@ ReadStatistics readTracesInOrder(const std::vector<std::string>& directories, Bi
     // references are checked once every stream began, at the end.
     shared.sinks = 2;
     AggregationSet unused(Program{});
+    std::mutex namesMutex;
     Run run;
     run.shared = &shared;
     run.aggregations = &unused;
+    run.names = sink.stackNames();
+    run.namesMutex = &namesMutex;
     run.sink = &sink;
     graph.connectInOrder(run);
     graph.run(run);

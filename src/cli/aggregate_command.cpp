@@ -18,6 +18,8 @@
 #include "quantities.hpp"
 #include "session_chunks.hpp"
 #include "session_view.hpp"
+#include "symbols/proc_maps.hpp"
+#include "symbols/stack_names.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -688,6 +690,30 @@ static bool usesThreadBuiltins(const agg::Program& program) {
     return false;
 }
 
+/// Whether some clause of `program` names the context field `field` (stack( ) names
+/// callstack_kernel, ustack( ) callstack_user: aggregate/parser.cpp).
+static bool referencesField(const agg::Program& program, std::string_view field) {
+    for (const agg::Clause& clause : program.clauses) {
+        for (const agg::FieldReference& r : clause.references) {
+            if (!r.payload && r.name == field) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/// Learns process `pid`'s executable file mappings, as /proc/PID/maps shows them now, into
+/// `names`: ustack( )'s frames of a process that is gone by the time the kernel consumer
+/// converts its records (whose tracectl_vm_map events it then cannot write) are named all
+/// the same. Nothing if the process is gone.
+static void learnTargetMaps(long pid, symbols::StackNames& names) {
+    const auto tgid = static_cast<std::int32_t>(pid);
+    for (symbols::ProcMapping& m : symbols::readProcMaps(tgid)) {
+        names.learnMapping(tgid, m.start, m.end, m.pgoff, std::move(m.path));
+    }
+}
+
 std::optional<std::string> liveTargetProblem(const AggregateArgs& args) {
     if (args.run) {
         std::istringstream split(*args.run);
@@ -946,6 +972,17 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
                 }
             }
         }
+        // stack( ) and ustack( ) read lttng-modules' call stack contexts: the channel's
+        // tracefs instance records them (options/stacktrace, options/userstacktrace).
+        if (kernelChannel) {
+            for (const auto& [field, type] : {std::pair{"callstack_kernel", "callstack-kernel"},
+                                              std::pair{"callstack_user", "callstack-user"}}) {
+                if (referencesField(program, field)) {
+                    step();
+                    bus.addContext(Domain::Kernel, sessionPath, "aggregate", type);
+                }
+            }
+        }
         // BEGIN fires before any other probe (dtrace(1M)): before the session starts, at
         // the traces' clock (ns from the Unix epoch, as LTTng's clock offsets make it).
         ProgramOutput programOut(args, out);
@@ -974,6 +1011,15 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
                 started = true;
             }
             step();
+            // ustack( ): the target's mappings, at its first instruction (its executable
+            // and the dynamic loader) and at each switch below while it runs.
+            const bool targetMaps = referencesField(program, "callstack_user");
+            const auto learnMaps = [&] {
+                if (targetMaps && (command || args.pid)) {
+                    learnTargetMaps(command ? command->pid() : *args.pid, run.stackNames());
+                }
+            };
+            learnMaps();
             if (command) {
                 command->release();
             }
@@ -1042,6 +1088,7 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
                     std::chrono::steady_clock::now() >= deadline) {
                     break;
                 }
+                learnMaps();
                 // Records after this instant go to the next chunk: the timers due by then
                 // fire once this chunk is read, even if no record came.
                 const std::int64_t boundary = nowNs();

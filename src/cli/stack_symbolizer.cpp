@@ -48,7 +48,7 @@ std::string quotedAt(std::string_view line, std::size_t at) {
 
 } // namespace
 
-void StackSymbolizer::learn(std::string_view line) {
+void StackSymbolizer::learnSymbol(std::string_view line) {
     const std::size_t a = fieldAt(line, "address");
     const std::size_t e = fieldAt(line, "end");
     const std::size_t n = fieldAt(line, "name");
@@ -62,33 +62,78 @@ void StackSymbolizer::learn(std::string_view line) {
     const std::uint64_t end = numberAt(line.substr(e), used);
     if (used == 0 || end <= address)
         return;
-    symbols_[address] = {end, quotedAt(line, n),
-                         m == std::string_view::npos ? std::string() : quotedAt(line, m)};
+    names_.learnKernelSymbol(address, end, quotedAt(line, n),
+                             m == std::string_view::npos ? std::string() : quotedAt(line, m));
+    ++learnt_;
 }
 
-std::string StackSymbolizer::nameOf(std::uint64_t address) const {
-    auto it = symbols_.upper_bound(address);
-    if (it == symbols_.begin())
-        return {};
-    --it;
-    if (address >= it->second.end)
+void StackSymbolizer::learnMapping(std::string_view line) {
+    // The payload's fields, after the context's (which may have a pid too).
+    const std::size_t s = fieldAt(line, "start");
+    if (s == std::string_view::npos)
+        return;
+    const std::size_t e = fieldAt(line, "end", s);
+    const std::size_t o = fieldAt(line, "pgoff", s);
+    const std::size_t p = fieldAt(line, "pid", s);
+    const std::size_t f = fieldAt(line, "path", s);
+    if (e == std::string_view::npos || o == std::string_view::npos || p == std::string_view::npos ||
+        f == std::string_view::npos)
+        return;
+    std::size_t used[4] = {};
+    const std::uint64_t start = numberAt(line.substr(s), used[0]);
+    const std::uint64_t end = numberAt(line.substr(e), used[1]);
+    const std::uint64_t pgoff = numberAt(line.substr(o), used[2]);
+    const std::uint64_t pid = numberAt(line.substr(p), used[3]);
+    if (used[0] == 0 || used[1] == 0 || used[2] == 0 || used[3] == 0)
+        return;
+    names_.learnMapping(static_cast<std::int32_t>(pid), start, end, pgoff, quotedAt(line, f));
+    userTexts_.clear();
+    ++learnt_;
+}
+
+namespace {
+
+/// " <name+0xOFF [object]>" ("" for vmlinux: " <name+0xOFF>") for a frame with a symbol,
+/// " <[object]+0xFILEOFFSET>" for one without, "" for none.
+std::string viewText(const std::optional<symbols::StackNames::Frame>& frame) {
+    if (!frame)
         return {};
     char offset[32];
+    if (!frame->symbol) {
+        std::snprintf(offset, sizeof offset, "+0x%llx",
+                      static_cast<unsigned long long>(frame->fileOffset));
+        return " <[" + frame->object + "]" + offset + ">";
+    }
     std::snprintf(offset, sizeof offset, "+0x%llx",
-                  static_cast<unsigned long long>(address - it->first));
-    std::string out = it->second.name + offset;
-    if (!it->second.module.empty())
-        out += " [" + it->second.module + "]";
-    return out;
+                  static_cast<unsigned long long>(frame->symbol->offset));
+    std::string out = " <" + frame->symbol->name + offset;
+    if (frame->object != "vmlinux")
+        out += " [" + frame->object + "]";
+    return out + ">";
 }
 
-std::string StackSymbolizer::process(std::string_view line) {
-    if (line.find(" tracectl_kernel_symbol: ") != std::string_view::npos) {
-        learn(line);
-        return std::string(line);
+/// The pid of the event of `context` (the line up to its call stack): its pid, vpid or
+/// tid context field; -1 without one.
+std::int32_t eventPid(std::string_view context) {
+    for (const char* name : {"pid", "vpid", "tid"}) {
+        const std::size_t at = fieldAt(context, name);
+        if (at == std::string_view::npos)
+            continue;
+        std::size_t used = 0;
+        const std::uint64_t pid = numberAt(context.substr(at), used);
+        if (used != 0)
+            return static_cast<std::int32_t>(pid);
     }
-    const std::size_t seq = fieldAt(line, "callstack_kernel");
-    if (seq == std::string_view::npos || seq >= line.size() || line[seq] != '[' || symbols_.empty())
+    return -1;
+}
+
+} // namespace
+
+template <typename Name>
+std::string StackSymbolizer::nameSequence(std::string_view line, std::string_view field,
+                                          Name name) {
+    const std::size_t seq = fieldAt(line, field);
+    if (seq == std::string_view::npos || seq >= line.size() || line[seq] != '[')
         return std::string(line);
     const std::size_t close = line.find(" ]", seq);
     if (close == std::string_view::npos)
@@ -106,11 +151,38 @@ std::string StackSymbolizer::process(std::string_view line) {
         out.append(line.substr(at, value + used - at));
         at = value + used;
         if (used != 0)
-            if (const std::string name = nameOf(address); !name.empty())
-                out += " <" + name + ">";
+            out += name(address);
     }
     out.append(line.substr(at));
     return out;
+}
+
+std::string StackSymbolizer::process(std::string_view line) {
+    if (line.find(" tracectl_kernel_symbol: ") != std::string_view::npos) {
+        learnSymbol(line);
+        return std::string(line);
+    }
+    if (line.find(" tracectl_vm_map: ") != std::string_view::npos) {
+        learnMapping(line);
+        return std::string(line);
+    }
+    if (names_.empty())
+        return std::string(line);
+    std::string out = nameSequence(line, "callstack_kernel", [this](std::uint64_t address) {
+        return viewText(names_.kernelFrame(address));
+    });
+    const std::size_t user = fieldAt(out, "callstack_user");
+    if (user == std::string::npos)
+        return out;
+    const std::int32_t pid = eventPid(std::string_view(out).substr(0, user));
+    if (pid < 0)
+        return out;
+    return nameSequence(out, "callstack_user", [this, pid](std::uint64_t address) {
+        const auto [text, added] = userTexts_.try_emplace({pid, address});
+        if (added)
+            text->second = viewText(names_.userFrame(pid, address));
+        return text->second;
+    });
 }
 
 } // namespace tracectl::cli

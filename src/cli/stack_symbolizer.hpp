@@ -12,38 +12,58 @@
 //       module = "" }
 //   ... sched_switch: { cpu_id = 0 }, { tid = 7, _callstack_kernel_length =
 //       2, callstack_kernel = [ [0] = 0xFFFFFFFF81E2C8A4, [1] = ... ] }, ...
+//
+// The callstack_user context's addresses are named by the trace's
+// tracectl_vm_map events (the consumer writes a process's executable file
+// mappings before the first event of a stream, in each chunk, with a user
+// stack of that process, from /proc/PID/maps at record time) and the ELF
+// symbols of the files they name (symbols/stack_names.hpp), read when this
+// runs. The event's process is its `pid` context field, else `vpid`, else
+// `tid` (a thread other than the main one then goes unnamed).
+//   ... tracectl_vm_map: { cpu_id = 0 }, { tid = 9, ... }, { start =
+//       0x55D0C8A01000, end = 0x55D0C8A02000, pgoff = 0x1000, pid = 9, path =
+//       "/usr/bin/app" }
 // Output: the same line, each address of a callstack_kernel sequence that
 // a symbol seen so far holds followed by ` <name+0xOFFSET>` (` <name+0xOFFSET
-// [module]>` for a module's). Anything else passes unchanged.
+// [module]>` for a module's), each address of a callstack_user sequence
+// that a mapping of the process seen so far holds by ` <name+0xOFFSET
+// [file]>` (file: the mapped file's basename), or ` <[file]+0xFILEOFFSET>`
+// when no ELF symbol holds it. Anything else passes unchanged.
 #pragma once
+
+#include "symbols/stack_names.hpp"
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tracectl::cli {
 
 class StackSymbolizer {
 public:
-    /// The line with its kernel stack named (see above); learns the
-    /// symbols a tracectl_kernel_symbol line gives.
+    /// The line with its stacks named (see above); learns the symbols a
+    /// tracectl_kernel_symbol line gives and the mapping a tracectl_vm_map
+    /// line gives.
     std::string process(std::string_view line);
 
-    /// Symbols learnt so far.
-    std::size_t symbols() const noexcept { return symbols_.size(); }
+    /// Kernel symbols and user mappings learnt so far.
+    std::size_t symbols() const noexcept { return learnt_; }
 
 private:
-    struct Symbol {
-        std::uint64_t end = 0;
-        std::string name;
-        std::string module;
-    };
-    void learn(std::string_view line);
-    /// "name+0xOFF" or "" when no symbol holds `address`.
-    std::string nameOf(std::uint64_t address) const;
+    void learnSymbol(std::string_view line);
+    void learnMapping(std::string_view line);
+    /// The line with the addresses of its sequence `field` named by `name`
+    /// (an address to "name+0xOFF [object]", or "" to leave it alone).
+    template <typename Name>
+    std::string nameSequence(std::string_view line, std::string_view field, Name name);
 
-    std::map<std::uint64_t, Symbol> symbols_; ///< by address
+    symbols::StackNames names_;
+    std::size_t learnt_ = 0;
+    /// The text of each user frame named so far, by (pid, address); emptied when a
+    /// mapping is learnt (it may name them differently).
+    std::map<std::pair<std::int32_t, std::uint64_t>, std::string> userTexts_;
 };
 
 } // namespace tracectl::cli

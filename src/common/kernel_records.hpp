@@ -178,8 +178,19 @@ inline constexpr std::uint16_t kStatedumpCpuTopologyId = 65533;
 /// the stream (in each trace chunk) whose kernel stack has an address in
 /// it; the symbols come from /proc/kallsyms at record time.
 inline constexpr std::uint16_t kKernelSymbolId = 65529;
+/// tracectl_vm_map (ours; lttng-modules records no mappings for its user
+/// stacks), declared in the stream class of each channel with
+/// callstack-user: u64 start, u64 end, u64 pgoff (base 16: the virtual
+/// range [start, end) maps the file `path` from byte offset pgoff on), i32
+/// pid (the process, a tgid), string path. The consumer writes a process's
+/// executable file mappings, read from /proc/PID/maps then, into a stream,
+/// with the time and context of the event, right before the first event
+/// of the stream (in each trace chunk) with a user stack of that process;
+/// again (the new ones) once per chunk if a stack has an address none
+/// holds (ftrace_stream.hpp).
+inline constexpr std::uint16_t kVmMapId = 65528;
 /// The highest id an ftrace (or ip provider) event may have.
-inline constexpr std::uint16_t kLastFtraceCtfId = 65528;
+inline constexpr std::uint16_t kLastFtraceCtfId = 65527;
 inline constexpr std::uint16_t kFirstFtraceCtfId = 4;
 
 /// Stream event context fields (bits of a channel's context mask), in the

@@ -8,9 +8,11 @@
 // wrapper without a frame pointer hides it). Built with frame pointers:
 // ftrace walks user stacks by them.
 //
-//   tracectl-callstack-app N
+//   tracectl-callstack-app N [WAIT_FD]
 //
-// Prints its pid, then the sum of the system call's results.
+// Prints its pid, then the sum of the system call's results. With WAIT_FD,
+// it then reads one byte from that fd before it exits (the test says when:
+// the consumer reads a process's mappings while it lives).
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -41,5 +43,11 @@ int main(int argc, char** argv) {
     for (long i = 0; i < n; ++i)
         sum += tracectl_callstack_caller();
     printf("%ld\n", sum);
+    fflush(stdout);
+    if (argc > 2) {
+        char byte;
+        if (read(atoi(argv[2]), &byte, 1) != 1)
+            return 3;
+    }
     return 0;
 }

@@ -29,82 +29,77 @@
 #include <time.h>
 #include <unistd.h>
 
-static int is_ring_buffer(int fd)
-{
-	char link[64], target[256];
-	ssize_t n;
+static int is_ring_buffer(int fd) {
+    char link[64], target[256];
+    ssize_t n;
 
-	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof target - 1);
-	if (n < 0)
-		return 0;
-	target[n] = '\0';
-	return strncmp(target, "/memfd:tracectl-ust-stream", 26) == 0 ||
-	       strncmp(target, "/dev/shm/", 9) == 0;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof target - 1);
+    if (n < 0)
+        return 0;
+    target[n] = '\0';
+    return strncmp(target, "/memfd:tracectl-ust-stream", 26) == 0 ||
+           strncmp(target, "/dev/shm/", 9) == 0;
 }
 
 /* Spoils every ring-buffer shm fd of the process; returns how many it
  * spoiled, `*tried` how many it found. */
-static int spoil(int punch, int *tried)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *e;
-	int spoiled = 0;
+static int spoil(int punch, int* tried) {
+    DIR* dir = opendir("/proc/self/fd");
+    struct dirent* e;
+    int spoiled = 0;
 
-	*tried = 0;
-	if (dir == NULL)
-		return 0;
-	while ((e = readdir(dir)) != NULL) {
-		int fd = atoi(e->d_name);
-		struct stat st;
+    *tried = 0;
+    if (dir == NULL)
+        return 0;
+    while ((e = readdir(dir)) != NULL) {
+        int fd = atoi(e->d_name);
+        struct stat st;
 
-		if (e->d_name[0] == '.' || fd == dirfd(dir) || !is_ring_buffer(fd) ||
-		    fstat(fd, &st) != 0)
-			continue;
-		++*tried;
-		if (punch ? fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-				      st.st_size) == 0
-			  : ftruncate(fd, 0) == 0)
-			++spoiled;
-	}
-	closedir(dir);
-	return spoiled;
+        if (e->d_name[0] == '.' || fd == dirfd(dir) || !is_ring_buffer(fd) || fstat(fd, &st) != 0)
+            continue;
+        ++*tried;
+        if (punch ? fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, st.st_size) == 0
+                  : ftruncate(fd, 0) == 0)
+            ++spoiled;
+    }
+    closedir(dir);
+    return spoiled;
 }
 
-int main(int argc, char **argv)
-{
-	char *end = NULL;
-	unsigned long count, linger_ms;
-	int punch, spoiled, tried;
-	uint8_t bytes[5] = { 1, 2, 3, 4, 5 };
-	struct timespec ts;
+int main(int argc, char** argv) {
+    char* end = NULL;
+    unsigned long count, linger_ms;
+    int punch, spoiled, tried;
+    uint8_t bytes[5] = {1, 2, 3, 4, 5};
+    struct timespec ts;
 
-	if (argc != 4 || (strcmp(argv[1], "punch") != 0 && strcmp(argv[1], "truncate") != 0))
-		goto usage;
-	punch = strcmp(argv[1], "punch") == 0;
-	count = strtoul(argv[2], &end, 10);
-	if (*argv[2] == '\0' || *end != '\0')
-		goto usage;
-	linger_ms = strtoul(argv[3], &end, 10);
-	if (*argv[3] == '\0' || *end != '\0')
-		goto usage;
+    if (argc != 4 || (strcmp(argv[1], "punch") != 0 && strcmp(argv[1], "truncate") != 0))
+        goto usage;
+    punch = strcmp(argv[1], "punch") == 0;
+    count = strtoul(argv[2], &end, 10);
+    if (*argv[2] == '\0' || *end != '\0')
+        goto usage;
+    linger_ms = strtoul(argv[3], &end, 10);
+    if (*argv[3] == '\0' || *end != '\0')
+        goto usage;
 
-	printf("ready %d\n", (int) getpid());
-	fflush(stdout);
-	for (unsigned long seq = 0; seq < count; seq++) {
-		int32_t triple[3] = { (int32_t) seq, 0, 0 };
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    for (unsigned long seq = 0; seq < count; seq++) {
+        int32_t triple[3] = {(int32_t)seq, 0, 0};
 
-		lttng_ust_tracepoint(tracectl_demo, tick, seq, "hostile", 0.0, triple, bytes, 5);
-	}
-	spoiled = spoil(punch, &tried);
-	printf("spoiled %d of %d\n", spoiled, tried);
-	fflush(stdout);
-	ts.tv_sec = (time_t) (linger_ms / 1000);
-	ts.tv_nsec = (long) (linger_ms % 1000) * 1000000;
-	while (nanosleep(&ts, &ts) != 0)
-		;
-	return tried > 0 ? 0 : 3;
+        lttng_ust_tracepoint(tracectl_demo, tick, seq, "hostile", 0.0, triple, bytes, 5);
+    }
+    spoiled = spoil(punch, &tried);
+    printf("spoiled %d of %d\n", spoiled, tried);
+    fflush(stdout);
+    ts.tv_sec = (time_t)(linger_ms / 1000);
+    ts.tv_nsec = (long)(linger_ms % 1000) * 1000000;
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    return tried > 0 ? 0 : 3;
 usage:
-	fprintf(stderr, "usage: %s punch|truncate COUNT LINGER_MS\n", argv[0]);
-	return 2;
+    fprintf(stderr, "usage: %s punch|truncate COUNT LINGER_MS\n", argv[0]);
+    return 2;
 }

@@ -9,15 +9,23 @@
 // back (trace_events.py), and `tracectl view` names them. Only the channels
 // that asked carry the context, and the stack entries are never events of
 // their own. LTTng-UST has no call stack context: refused.
+#include "child_process.hpp"
+#include "eventually.hpp"
 #include "kernel_trace_support.hpp"
 #include "sandbox_suite.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace tracectl::test;
@@ -133,6 +141,65 @@ TEST_F(Callstack, UserStacksOfASystemCallNameMainAndItsCaller) {
             EXPECT_LT(a, 0x0000800000000000ull) << "a user address: " << e.dump();
     }
     EXPECT_EQ(mine, static_cast<std::size_t>(kCalls)) << "each call, with its stack";
+    s->Destroy({});
+}
+
+TEST_F(Callstack, UserStacksAreNamedByViewFromTheMappingsTheTraceRecorded) {
+    // The app makes its 5 getppid calls, then waits (on a FIFO) until the session has
+    // stopped: the consumer converts the stacks, and reads the app's /proc/PID/maps into
+    // tracectl_vm_map events, while the app lives. view then names each frame of the app
+    // by its ELF symbols: the calling function, then main.
+    auto s = create("cs-user-names");
+    s->AddContext("kernel", "", "callstack-user", {});
+    s->EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    const std::string fifo = sandbox_->dir() + "/callstack-fifo";
+    ::unlink(fifo.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    const std::string log = sandbox_->dir() + "/log/callstack-app.log";
+    constexpr int kCalls = 5;
+    ChildProcess app({"sh", "-c", "exec \"$0\" \"$1\" 3 3<>\"$2\"", callstackApp(),
+                      std::to_string(kCalls), fifo},
+                     {}, log);
+    ASSERT_TRUE(eventually([&] {
+        const std::string text = fileText(log);
+        return std::count(text.begin(), text.end(), '\n') >= 2; // its pid, then its sum
+    })) << fileText(log);
+    s->Stop({});
+    {
+        const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0) << std::strerror(errno);
+        ASSERT_EQ(::write(fd, "x", 1), 1);
+        ::close(fd);
+    }
+    ASSERT_EQ(app.wait(30000), 0) << fileText(log);
+    const std::string pid = std::to_string(app.pid());
+    std::size_t maps = 0;
+    for (const Json& e : traceEvents(output("cs-user-names"), {"tracectl_vm_map"})) {
+        if (e["fields"]["pid"] == app.pid() && e["fields"]["path"].get<std::string>().find(
+                                                   "tracectl-callstack-app") != std::string::npos)
+            ++maps;
+    }
+    EXPECT_GT(maps, 0u) << "the app's executable mapping is in the trace";
+    const RunResult v = view("cs-user-names");
+    ASSERT_TRUE(v.ok()) << v.describe();
+    std::istringstream lines(v.out);
+    std::size_t named = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find(" syscall_entry_getppid: ") == std::string::npos ||
+            line.find("tid = " + pid + ",") == std::string::npos)
+            continue;
+        // (sh's own getppid before it exec'd the app has only the C library's frame.)
+        const std::size_t caller = line.find(" <tracectl_callstack_caller+0x");
+        if (caller == std::string::npos)
+            continue;
+        const std::size_t main = line.find(" <main+0x");
+        EXPECT_NE(main, std::string::npos) << line;
+        EXPECT_LT(caller, main) << "the caller is the innermost frame: " << line;
+        EXPECT_NE(line.find(" [tracectl-callstack-app]>"), std::string::npos) << line;
+        ++named;
+    }
+    EXPECT_EQ(named, static_cast<std::size_t>(kCalls)) << v.out;
     s->Destroy({});
 }
 

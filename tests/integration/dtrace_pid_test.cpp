@@ -12,6 +12,7 @@
 #include "kernel_trace_support.hpp"
 #include "sandbox_suite.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -35,6 +36,11 @@ namespace {
 std::string uprobeApp() {
     const char* p = std::getenv("TRACECTL_UPROBE_APP");
     return p != nullptr ? p : "tracectl-uprobe-app";
+}
+
+std::string ustackApp() {
+    const char* p = std::getenv("TRACECTL_USTACK_APP");
+    return p != nullptr ? p : "tracectl-ustack-app";
 }
 
 std::string tracectlCli() {
@@ -75,6 +81,51 @@ std::map<long long, long long> entries(const std::string& out, const std::string
         }
     }
     return result;
+}
+
+/// The entries of aggregation `name` whose keys hold a stack (stack( ), ustack( ): an
+/// array of frame names in --json's output): the keys as text (an integer as itself, a
+/// stack as its frames joined by " < ") -> value.
+std::map<std::string, long long> stackEntries(const std::string& out, const std::string& name) {
+    std::map<std::string, long long> result;
+    const Json parsed = Json::parse(out, nullptr, false);
+    if (parsed.is_discarded()) {
+        return result;
+    }
+    for (const auto& a : parsed["aggregations"]) {
+        if (a["name"] != name) {
+            continue;
+        }
+        for (const auto& e : a["entries"]) {
+            std::string key;
+            for (const auto& k : e["keys"]) {
+                key += key.empty() ? "" : " ";
+                if (!k.is_array()) {
+                    key += k.dump();
+                    continue;
+                }
+                std::string frames;
+                for (const auto& f : k) {
+                    frames += (frames.empty() ? "" : " < ") + f.get<std::string>();
+                }
+                key += frames;
+            }
+            result[key] = e["value"].get<long long>();
+        }
+    }
+    return result;
+}
+
+/// A frame's name without its offset ("app`f+0x1a" -> "app`f"), in a key of stackEntries.
+std::string withoutOffsets(std::string key) {
+    for (std::size_t at = key.find("+0x"); at != std::string::npos; at = key.find("+0x", at)) {
+        std::size_t end = at + 3;
+        while (end < key.size() && std::isxdigit(static_cast<unsigned char>(key[end]))) {
+            ++end;
+        }
+        key.erase(at, end - at);
+    }
+    return key;
 }
 
 /// The pid a -c command had: the "pid N has exited" line tracectl prints at its end.
@@ -187,6 +238,80 @@ TEST_F(DtracePid, OnlyTheTargetProcessCountsWithDashP) {
     const std::string out = text.substr(text.find('{'), text.rfind('}') - text.find('{') + 1);
     EXPECT_EQ(entries(out, "n"), (std::map<long long, long long>{{0, 10}})) << text;
     expectNothingLeft(target.pid());
+}
+
+TEST_F(DtracePid, UstackKeysCountEachDistinctStackExactly) {
+    // tracectl-ustack-app: caller_a, _b and _c (each called once by main) call work 2, 3
+    // and 5 times. At work's entry the stack is work, its caller (the return address the
+    // probe read at the top of the stack), then main: three stacks, named from the
+    // app's ELF symbols by the mappings of the target read at its first instruction.
+    const RunResult r = run({tracectlCli(), "dtrace", "--json", "-c", ustackApp(), "-n",
+                             "pid$target::tracectl_ustack_work:entry { @s[ustack()] = count(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    const auto stacks = stackEntries(r.out, "s");
+    std::map<std::string, long long> named;
+    for (const auto& [key, value] : stacks) {
+        // The frames of the app; the C library's below main are not asserted.
+        const std::size_t main = key.find(" < tracectl-ustack-app`main");
+        ASSERT_NE(main, std::string::npos) << key;
+        named[withoutOffsets(key.substr(0, main)) + " < main"] += value;
+    }
+    const std::string app = "tracectl-ustack-app`";
+    EXPECT_EQ(named,
+              (std::map<std::string, long long>{
+                  {app + "tracectl_ustack_work < " + app + "tracectl_ustack_caller_a < main", 2},
+                  {app + "tracectl_ustack_work < " + app + "tracectl_ustack_caller_b < main", 3},
+                  {app + "tracectl_ustack_work < " + app + "tracectl_ustack_caller_c < main", 5}}))
+        << r.out;
+    EXPECT_EQ(stacks.size(), 3u) << "one entry per distinct stack: " << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, UsdtProbeKeysOnItsArgumentAndItsTruncatedUstack) {
+    // tracectl_ustack:hit(id) fires in work (its frame set up), called by caller_<id>:
+    // ustack(2) is work and that caller, nothing more.
+    const RunResult r = run({tracectlCli(), "dtrace", "--json", "-c", ustackApp(), "-n",
+                             "tracectl_ustack$target:::hit { @s[arg0, ustack(2)] = count(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    std::map<std::string, long long> named;
+    for (const auto& [key, value] : stackEntries(r.out, "s")) {
+        named[withoutOffsets(key)] += value;
+    }
+    const std::string work = "tracectl-ustack-app`tracectl_ustack_work < tracectl-ustack-app`";
+    EXPECT_EQ(named,
+              (std::map<std::string, long long>{{"1 " + work + "tracectl_ustack_caller_a", 2},
+                                                {"2 " + work + "tracectl_ustack_caller_b", 3},
+                                                {"3 " + work + "tracectl_ustack_caller_c", 5}}))
+        << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, StackOfAKernelProbeNamesKernelFrames) {
+    // The app's write(2) of its result: the kernel stack at the system call's entry, named
+    // from the kallsyms symbols the trace recorded, printed as dtrace prints stacks.
+    const RunResult r =
+        run({tracectlCli(), "dtrace", "-c", ustackApp(), "-n",
+             "syscalls:sys_enter_write /pid == $target/ { @[stack()] = count(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    EXPECT_NE(r.out.find("\n              vmlinux`do_syscall_64+0x"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n              vmlinux`entry_SYSCALL_64"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n                1\n"), std::string::npos)
+        << "one write, its count under its stack: " << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAreRefused) {
+    // Once the records show the probe's fields (after the command ran): exit 2, why, and
+    // nothing left.
+    const RunResult r =
+        run({tracectlCli(), "dtrace", "-c", ustackApp(), "-n",
+             "pid$target::tracectl_ustack_work:entry { printf(\"%s\", ustack()); }"});
+    EXPECT_EQ(r.exitCode, 2) << r.describe();
+    EXPECT_NE(r.err.find("ustack( ) is only taken as an aggregation key (@[ustack()] = "
+                         "count()): it cannot be printf( ) argument #2"),
+              std::string::npos)
+        << r.err;
+    expectNothingLeft(exitedPid(r.err));
 }
 
 TEST_F(DtracePid, RefusalsSayWhyExitNonZeroAndLeaveNothing) {

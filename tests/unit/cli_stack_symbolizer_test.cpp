@@ -2,10 +2,19 @@
 // the callstack_kernel addresses named by the trace's own
 // tracectl_kernel_symbol events.
 #include "cli/stack_symbolizer.hpp"
+#include "symbols/proc_maps.hpp"
 
+#include <cinttypes>
+#include <cstdio>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 using tracectl::cli::StackSymbolizer;
+
+extern "C" __attribute__((noinline, used)) int tracectl_symbolizer_test_function(int x) {
+    __asm__ volatile("" ::: "memory");
+    return x + 1;
+}
 
 namespace {
 
@@ -47,4 +56,41 @@ TEST(StackSymbolizer, LeavesOtherLinesAndUnknownAddressesAlone) {
     const std::string user =
         "x e: { cpu_id = 1 }, { callstack_user = [ [0] = 0xFFFFFFFF81E2C8A4 ] }";
     EXPECT_EQ(s.process(user), user) << "user stacks are not named by kernel symbols";
+}
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%" PRIX64, v);
+    return text;
+}
+
+} // namespace
+
+TEST(StackSymbolizer, NamesUserFramesByTheTracesMappingsAndTheElfSymbols) {
+    // This test's own executable mappings, as tracectl_vm_map lines, then an event of this
+    // process (its tid context: the main thread's is the pid) with a user stack whose
+    // first address is 5 bytes into a function of ours and whose second is unmapped.
+    StackSymbolizer s;
+    const std::string pid = std::to_string(getpid());
+    for (const auto& m : tracectl::symbols::readProcMaps(getpid())) {
+        const std::string line = "[1] (+0) vm tracectl_vm_map: { cpu_id = 0 }, { tid = 1 }, { "
+                                 "start = " +
+                                 hex(m.start) + ", end = " + hex(m.end) +
+                                 ", pgoff = " + hex(m.pgoff) + ", pid = " + pid + ", path = \"" +
+                                 m.path + "\" }";
+        EXPECT_EQ(s.process(line), line) << "a mapping line passes unchanged";
+    }
+    ASSERT_GT(s.symbols(), 0u);
+    const std::uint64_t f = reinterpret_cast<std::uint64_t>(&tracectl_symbolizer_test_function) + 5;
+    const std::string prefix = "[2] (+1) vm syscall_entry_getppid: { cpu_id = 1 }, { tid = " + pid +
+                               ", _callstack_user_length = 2, callstack_user = [ [0] = " + hex(f);
+    const std::string line = prefix + ", [1] = 0x10 ] }, { }";
+    EXPECT_EQ(s.process(line), prefix + " <tracectl_symbolizer_test_function+0x5 "
+                                        "[cli_stack_symbolizer_test]>, [1] = 0x10 ] }, { }");
+    const std::string other = "[3] (+1) vm e: { cpu_id = 1 }, { tid = 1, "
+                              "_callstack_user_length = 1, callstack_user = [ [0] = " +
+                              hex(f) + " ] }, { }";
+    EXPECT_EQ(s.process(other), other) << "another process's address: no mapping of its";
 }

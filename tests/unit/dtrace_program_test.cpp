@@ -443,10 +443,16 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
     EXPECT_EQ(error("a:b { @[copyinstr(arg0)] = count(); }"),
               "1:9: copyinstr( ) reads or writes a live process's memory: not available over "
               "recorded events");
-    EXPECT_EQ(error("a:b { @[stack()] = count(); }"),
-              "1:9: stack( ) is not supported yet: the traces record no stacks");
+    EXPECT_EQ(error("a:b { @[jstack()] = count(); }"),
+              "1:9: jstack( ) is not supported: it needs a Java VM's ustack helper; use "
+              "ustack( )");
     EXPECT_EQ(error("a:b { ustack(); }"),
-              "1:7: ustack( ) is not supported yet: the traces record no stacks");
+              "1:7: ustack( ) as an action (the stack printed at each firing) is not "
+              "supported: use it as an aggregation key, @[ustack()] = count()");
+    EXPECT_EQ(error("a:b { @[ustack(0)] = count(); }"),
+              "1:16: ustack( ) takes a positive integer constant: the number of frames");
+    EXPECT_EQ(error("a:b { @[stack(1, 2)] = count(); }"),
+              "1:9: stack( ) takes 0 to 1 argument(s), 2 given");
     EXPECT_EQ(error("\n#pragma D option destructive\nBEGIN { exit(0); }"),
               "2:1: option destructive is refused: destructive actions are not available "
               "(tracectl dtrace never acts on the traced system)");
@@ -510,6 +516,9 @@ TEST_F(DtraceProgram, TypeErrorsAreFoundWhenBound) {
     EXPECT_EQ(error("demo:note { @ = count(); x = value > 0 ? text : 1; }"),
               "1:40: operator ?: has a string on one side and an integer on the other (in "
               "event class 'demo:note')");
+    EXPECT_EQ(error("demo:note { @[ustack()] = count(); }"),
+              "1:15: ustack( ) needs the callstack-user context: no event record matched by "
+              "demo:note has it");
 }
 
 } // namespace

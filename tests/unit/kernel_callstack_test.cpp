@@ -1,13 +1,15 @@
 // Call stacks in the kernel domain's consumer (consumer/kernel): ftrace's
 // kernel_stack / user_stack entries attached by FtraceStream to the event
 // they follow, written as lttng-modules' context sequences, never as events
-// of their own; the tracectl_kernel_symbol events KernelSymbols names; and
-// kallsyms' parsing.
+// of their own; the tracectl_kernel_symbol events KernelSymbols names; the
+// tracectl_vm_map events of the processes in user stacks; and kallsyms' and
+// /proc/PID/maps' parsing.
 #include "ftrace_stream.hpp"
 #include "kernel_symbols.hpp"
 #include "kernel_test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <map>
 
 using namespace tracectl::consumer;
 using namespace tracectl::consumer::kernel;
@@ -29,11 +31,25 @@ struct Event {
     std::vector<std::uint64_t> kernel;
     std::vector<std::uint64_t> user;
     std::uint32_t value = 0; ///< kEventCtf: its copied field
-    std::string symbol;      ///< kKernelSymbolId: its name
+    std::string symbol;      ///< kKernelSymbolId: its name; kVmMapId: its path
+    std::uint64_t start = 0; ///< kVmMapId
+    std::int32_t pid = 0;    ///< kVmMapId
+};
+
+/// Mappings by pid, and how many times each pid's were read.
+struct TableMaps final : UserMapsSource {
+    std::map<std::int32_t, std::vector<UserMapping>> maps;
+    std::map<std::int32_t, int> reads;
+    std::vector<UserMapping> read(std::int32_t pid) override {
+        ++reads[pid];
+        const auto it = maps.find(pid);
+        return it == maps.end() ? std::vector<UserMapping>{} : it->second;
+    }
 };
 
 struct Fixture {
-    explicit Fixture(std::uint32_t contexts, const KernelSymbols* symbols = nullptr)
+    explicit Fixture(std::uint32_t contexts, const KernelSymbols* symbols = nullptr,
+                     UserMapsSource* maps = nullptr)
         : mask(contexts) {
         EventConversion c;
         c.ftraceId = kEventId;
@@ -49,6 +65,7 @@ struct Fixture {
         cfg.kernelStackType = (contexts & kContextCallstackKernel) ? kKernelStack : 0;
         cfg.userStackType = (contexts & kContextCallstackUser) ? kUserStack : 0;
         cfg.kernelSymbols = symbols;
+        cfg.userMaps = maps;
         stream = std::make_unique<FtraceStream>(
             cfg, table, nullptr, [this](std::span<const std::byte> p, const IndexEntry&) {
                 packets.emplace_back(p.begin(), p.end());
@@ -83,6 +100,14 @@ struct Fixture {
                     at += 1;
                     while (p[at] != std::byte{0})
                         ++at;
+                    at += 1;
+                } else if (e.id == kVmMapId) {
+                    e.start = getLe(p, at, 8);
+                    at += 24;
+                    e.pid = static_cast<std::int32_t>(getLe(p, at, 4));
+                    at += 4;
+                    while (p[at] != std::byte{0})
+                        e.symbol += static_cast<char>(p[at++]);
                     at += 1;
                 } else {
                     ADD_FAILURE() << "unexpected event id " << e.id;
@@ -242,4 +267,59 @@ TEST(Callstack, EachSymbolIsWrittenOnceBeforeItsFirstEventAndAgainInTheNextChunk
         order.push_back(e.id == kKernelSymbolId ? e.symbol : "event" + std::to_string(e.value));
     EXPECT_EQ(order, (std::vector<std::string>{"__schedule", "schedule", "event1", "event2",
                                                "__schedule", "event3"}));
+}
+
+TEST(Callstack, AProcessMappingsAreWrittenBeforeItsFirstUserStackOncePerChunk) {
+    TableMaps maps;
+    maps.maps[7] = {{0x1000, 0x2000, 0x0, "/bin/app"}, {0x7000, 0x8000, 0x3000, "/lib/libc.so"}};
+    Fixture f(kContextCallstackUser, nullptr, &maps);
+    PageWriter w(1000);
+    w.record(10, event(7, 1));
+    w.record(1, userStack(7, {0x1100, 0x7100}));
+    w.record(10, event(7, 2));
+    w.record(1, userStack(7, {0x1200}));
+    w.record(10, event(9, 3)); // a process gone already: nothing to write, raw addresses
+    w.record(1, userStack(9, {0x1300}));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(3000);
+    f.stream->forgetSymbols(); // a new chunk: written again
+    PageWriter a(4000);
+    a.record(10, event(7, 4));
+    a.record(1, userStack(7, {0x1100}));
+    f.stream->consumePage(a.finish());
+    // The process loaded a library: an address no mapping written holds reads its maps
+    // again, once per chunk.
+    maps.maps[7].push_back({0x9000, 0xa000, 0x0, "/bin/other"});
+    PageWriter b(4100);
+    b.record(10, event(7, 5));
+    b.record(1, userStack(7, {0x9100}));
+    b.record(10, event(7, 6));
+    b.record(1, userStack(7, {0xf100}));
+    f.stream->consumePage(b.finish());
+    f.stream->flush(5000);
+    std::vector<std::string> order;
+    for (const Event& e : f.events())
+        order.push_back(e.id == kVmMapId ? std::to_string(e.pid) + ":" + e.symbol
+                                         : "event" + std::to_string(e.value));
+    EXPECT_EQ(order, (std::vector<std::string>{"7:/bin/app", "7:/lib/libc.so", "event1", "event2",
+                                               "event3", "7:/bin/app", "7:/lib/libc.so", "event4",
+                                               "7:/bin/other", "event5", "event6"}));
+    EXPECT_EQ(maps.reads[7], 3) << "first stack of each chunk, and one read again";
+    EXPECT_EQ(maps.reads[9], 1);
+}
+
+TEST(Callstack, ProcMapsKeepsTheExecutableFileMappings) {
+    const auto maps = tracectl::symbols::parseProcMaps(
+        "55d0c8a00000-55d0c8a01000 r--p 00000000 fe:01 1234 /usr/bin/app\n"
+        "55d0c8a01000-55d0c8a02000 r-xp 00001000 fe:01 1234 /usr/bin/app\n"
+        "7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"
+        "7f1000028000-7f100019d000 r-xp 00028000 fe:01 99   /usr/lib/libc.so.6\n"
+        "7ffc1000000-7ffc1002000 r-xp 00000000 00:00 0    [vdso]\n"
+        "garbage\n"
+        "7f2000000000-7f2000001000 r-xp 00000000 fe:01 5    /tmp/gone (deleted)");
+    ASSERT_EQ(maps.size(), 3u);
+    EXPECT_EQ(maps[0], (UserMapping{0x55d0c8a01000, 0x55d0c8a02000, 0x1000, "/usr/bin/app"}));
+    EXPECT_EQ(maps[1].path, "/usr/lib/libc.so.6");
+    EXPECT_EQ(maps[1].pgoff, 0x28000u);
+    EXPECT_EQ(maps[2].path, "/tmp/gone (deleted)");
 }

@@ -123,6 +123,7 @@ void FtraceStream::hold(const kr::EventConversion* conversion, std::uint64_t ts,
         p.record.assign(record.payload, record.payload + record.length);
     p.kernelStack.clear();
     p.userStack.clear();
+    p.userPid = 0;
     p.hasKernel = p.hasUser = false;
 }
 
@@ -132,12 +133,14 @@ namespace {
 // kernel_stack: i32 size at 8, then `size` u64 callers at 16;
 // user_stack: u32 tgid at 8, then FTRACE_STACK_ENTRIES u64 callers at 16,
 // the unused ones 0. Frames past the record are not read.
-void readFrames(const FtraceRecord& record, bool user, std::vector<std::uint64_t>& out) {
+void readFrames(const FtraceRecord& record, bool user, std::vector<std::uint64_t>& out,
+                std::int32_t& tgid) {
     constexpr std::uint32_t kCallers = 16;
     if (record.length < kCallers)
         return;
     std::size_t n = (record.length - kCallers) / 8;
     if (user) {
+        std::memcpy(&tgid, record.payload + 8, 4);
         n = std::min(n, kr::kMaxUserStackFrames);
     } else {
         std::int32_t size;
@@ -165,7 +168,7 @@ void FtraceStream::attachStack(const FtraceRecord& record, bool user) {
             continue;
         has = true;
         if (p.conversion != nullptr)
-            readFrames(record, user, user ? p.userStack : p.kernelStack);
+            readFrames(record, user, user ? p.userStack : p.kernelStack, p.userPid);
         release(false);
         return;
     }
@@ -187,6 +190,8 @@ void FtraceStream::release(bool all) {
             ctx.userStack = p.userStack;
             if (!symbolWritten_.empty())
                 writeSymbols(p.timestamp, p.context, p.kernelStack);
+            if (config_.userMaps != nullptr && !p.userStack.empty())
+                writeMaps(p.timestamp, p.context, p.userPid, p.userStack);
             write(p.timestamp, *p.conversion, p.record.data(),
                   static_cast<std::uint32_t>(p.record.size()), ctx);
         }
@@ -210,6 +215,44 @@ void FtraceStream::writeSymbols(std::uint64_t ts, const ContextValues& ctx,
         std::memcpy(p + 16 + s.name.size() + 1, s.module.c_str(), s.module.size() + 1);
         if (appendRawNow(kr::kKernelSymbolId, ts, ctx, symbolFields_))
             symbolWritten_[i] = true;
+    }
+}
+
+namespace {
+
+bool holds(const std::vector<UserMapping>& mappings, std::uint64_t address) {
+    return std::any_of(mappings.begin(), mappings.end(), [address](const UserMapping& m) {
+        return address >= m.start && address < m.end;
+    });
+}
+
+} // namespace
+
+void FtraceStream::writeMaps(std::uint64_t ts, const ContextValues& ctx, std::int32_t pid,
+                             std::span<const std::uint64_t> stack) {
+    const auto seen = mapsWritten_.find(pid);
+    if (seen != mapsWritten_.end()) {
+        MapsWritten& w = seen->second;
+        const bool unheld = std::any_of(stack.begin(), stack.end(),
+                                        [&](std::uint64_t a) { return !holds(w.mappings, a); });
+        if (!unheld || w.readAgain)
+            return;
+        w.readAgain = true;
+    }
+    MapsWritten& w = mapsWritten_[pid];
+    for (UserMapping& m : config_.userMaps->read(pid)) {
+        if (std::find(w.mappings.begin(), w.mappings.end(), m) != w.mappings.end())
+            continue;
+        // kernel_records kVmMapId: u64 start, end, pgoff, i32 pid, string path.
+        symbolFields_.resize(28 + m.path.size() + 1);
+        std::byte* p = symbolFields_.data();
+        std::memcpy(p, &m.start, 8);
+        std::memcpy(p + 8, &m.end, 8);
+        std::memcpy(p + 16, &m.pgoff, 8);
+        std::memcpy(p + 24, &pid, 4);
+        std::memcpy(p + 28, m.path.c_str(), m.path.size() + 1);
+        if (appendRawNow(kr::kVmMapId, ts, ctx, symbolFields_))
+            w.mappings.push_back(std::move(m));
     }
 }
 

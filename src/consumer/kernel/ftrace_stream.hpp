@@ -7,11 +7,13 @@
 #include "kernel_symbols.hpp"
 #include "packet_builder.hpp"
 #include "process_info.hpp"
+#include "user_maps.hpp"
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 namespace tracectl::consumer::kernel {
@@ -39,6 +41,9 @@ struct FtraceStreamConfig {
     /// The kernel's symbols (callstack-kernel; none: no symbol events);
     /// outlives the stream.
     const KernelSymbols* kernelSymbols = nullptr;
+    /// Where the mappings of the processes in user stacks come from
+    /// (callstack-user; none: no tracectl_vm_map events); outlives the stream.
+    UserMapsSource* userMaps = nullptr;
 };
 
 /// What a stream did so far. Events counts are of ftrace records.
@@ -87,6 +92,16 @@ struct FtraceStreamCounters {
 /// never written as an event). Stack entries are never events of their
 /// own; records without a conversion take their stacks with them.
 ///
+/// Names: before the first event of a chunk whose kernel stack has an
+/// address in a kallsyms symbol, that symbol's tracectl_kernel_symbol
+/// event; before the first event of a chunk with a user stack of process
+/// P (the user_stack entry's tgid), P's executable file mappings as
+/// tracectl_vm_map events, read from `userMaps` then. If a later stack of
+/// P has an address none of those holds (P exec'd, or dlopen'ed), P's
+/// mappings are read again, once per chunk, and the new ones written. A
+/// process gone before its first stack is converted has no mappings: its
+/// addresses stay unnamed.
+///
 /// Timestamps: every event's is clamped to the stream's last one, and a
 /// flush(now) raises that to its end, so a stream never goes backward
 /// (drain the pages read so far before flush(now), or their events are
@@ -117,7 +132,11 @@ public:
 
     /// The symbols written so far are forgotten: the next chunk's stream
     /// gets its own tracectl_kernel_symbol events (call after flush()).
-    void forgetSymbols() { symbolWritten_.assign(symbolWritten_.size(), false); }
+    /// So are the processes whose mappings were written.
+    void forgetSymbols() {
+        symbolWritten_.assign(symbolWritten_.size(), false);
+        mapsWritten_.clear();
+    }
 
     /// Closes the current packet, even an empty one, with timestamp_end =
     /// max(now, last event's timestamp) and hands it to the sink.
@@ -140,6 +159,7 @@ private:
         std::vector<std::byte> record;
         std::vector<std::uint64_t> kernelStack;
         std::vector<std::uint64_t> userStack;
+        std::int32_t userPid = 0; ///< the user_stack entry's tgid
         bool hasKernel = false;
         bool hasUser = false;
     };
@@ -175,6 +195,10 @@ private:
     /// Writes the tracectl_kernel_symbol events `stack` needs first.
     void writeSymbols(std::uint64_t ts, const ContextValues& ctx,
                       std::span<const std::uint64_t> stack);
+    /// Writes the tracectl_vm_map events of process `pid` that `stack`
+    /// needs first (see the class comment).
+    void writeMaps(std::uint64_t ts, const ContextValues& ctx, std::int32_t pid,
+                   std::span<const std::uint64_t> stack);
     bool appendRawNow(std::uint16_t ctfId, std::uint64_t ts, const ContextValues& ctx,
                       std::span<const std::byte> fields);
 
@@ -196,6 +220,12 @@ private:
     std::size_t pendingCount_ = 0;
     std::vector<bool> symbolWritten_; ///< by KernelSymbols index, in this chunk
     std::vector<std::byte> symbolFields_;
+    /// The mappings written of each process in this chunk.
+    struct MapsWritten {
+        std::vector<UserMapping> mappings;
+        bool readAgain = false; ///< read a second time already
+    };
+    std::unordered_map<std::int32_t, MapsWritten> mapsWritten_;
 };
 
 } // namespace tracectl::consumer::kernel

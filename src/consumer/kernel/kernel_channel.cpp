@@ -180,6 +180,7 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
         config.kernelStackType = request.kernelStackType;
         config.userStackType = request.userStackType;
         config.kernelSymbols = &kernelSymbols_;
+        config.userMaps = &userMaps_;
         config.beginTimestamp = begin;
         config.userStrings = strings_.source();
         if (const auto from = resumeFrom.find(c->cpu); from != resumeFrom.end())

@@ -179,6 +179,8 @@ private:
     /// on (a record read before could not be converted).
     bool declared_ = false;
     kernel::ProcfsProcessInfo processes_;
+    /// /proc/PID/maps, for the streams' tracectl_vm_map events (callstack-user).
+    kernel::ProcUserMaps userMaps_;
     kernel::SyscallStrings strings_; ///< before cpus_: their streams take strings from it
     std::vector<std::unique_ptr<Cpu>> cpus_;
     std::unique_ptr<Ip> ip_;                   ///< the ip provider's stream, once attached

@@ -614,6 +614,8 @@ constexpr std::size_t kIpReceiveEvent = SIZE_MAX - 1;
 
 /// kernel_records kKernelSymbolId's event.
 constexpr std::string_view kKernelSymbolEvent = "tracectl_kernel_symbol";
+/// kernel_records kVmMapId's event.
+constexpr std::string_view kVmMapEvent = "tracectl_vm_map";
 
 struct StatedumpEvent {
     std::string_view name;
@@ -713,6 +715,14 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
                          Field{"_name", StringType{Encoding::Utf8}},
                          Field{"_module", StringType{Encoding::Utf8}}});
             reserved.emplace_back(kKernelSymbolEvent);
+        }
+        if ((ch.contextMask & kr::kContextCallstackUser) != 0) {
+            appendEvent(out.tsdl, kVmMapEvent, kr::kVmMapId, ch.streamId,
+                        {Field{"_start", integer(8, false, 16)},
+                         Field{"_end", integer(8, false, 16)},
+                         Field{"_pgoff", integer(8, false, 16)}, Field{"_pid", integer(4, true)},
+                         Field{"_path", StringType{Encoding::Utf8}}});
+            reserved.emplace_back(kVmMapEvent);
         }
         std::vector<std::pair<std::string, std::string>> keys;
         for (std::size_t i = 0; i < ch.events.size(); ++i) {

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// A program of ours for D's ustack( ) (tests/integration/dtrace_pid_test.cpp):
+// main() calls tracectl_ustack_caller_a(), _b() and _c() once each, which
+// call tracectl_ustack_work(id) 2, 3 and 5 times (id 1, 2, 3); work fires
+// USDT probe tracectl_ustack:hit(id) each time. So the stacks at work's entry
+// and at the probe are three, known, with known counts. Built with frame
+// pointers (ftrace walks user stacks by them) and without sibling calls (each
+// caller's frame stays on the stack).
+//
+//   tracectl-ustack-app
+//
+// Prints the sum of the work's results.
+#include <stdio.h>
+#include <sys/sdt.h>
+
+// The callers' call counts, read at run time so that no loop is unrolled into
+// several call sites.
+static volatile int calls_a = 2, calls_b = 3, calls_c = 5;
+
+// A call after the probe, so that work is no leaf function and sets up its
+// frame before the probe (GCC omits a leaf's despite
+// -mno-omit-leaf-frame-pointer when it uses no stack): the probe's stack then
+// has work's caller.
+__attribute__((noinline)) int tracectl_ustack_checked(int value) {
+    __asm__ volatile("" ::: "memory");
+    return value;
+}
+
+__attribute__((noinline)) int tracectl_ustack_work(int id) {
+    DTRACE_PROBE1(tracectl_ustack, hit, id);
+    return tracectl_ustack_checked(id);
+}
+
+__attribute__((noinline)) int tracectl_ustack_caller_a(void) {
+    int sum = 0;
+    for (int i = 0; i < calls_a; ++i)
+        sum += tracectl_ustack_work(1);
+    return sum;
+}
+
+__attribute__((noinline)) int tracectl_ustack_caller_b(void) {
+    int sum = 0;
+    for (int i = 0; i < calls_b; ++i)
+        sum += tracectl_ustack_work(2);
+    return sum;
+}
+
+__attribute__((noinline)) int tracectl_ustack_caller_c(void) {
+    int sum = 0;
+    for (int i = 0; i < calls_c; ++i)
+        sum += tracectl_ustack_work(3);
+    return sum;
+}
+
+int main(void) {
+    const int sum =
+        tracectl_ustack_caller_a() + tracectl_ustack_caller_b() + tracectl_ustack_caller_c();
+    printf("%d\n", sum);
+    return 0;
+}
