@@ -39,16 +39,27 @@ constexpr int kRequestsPerWakeup = 16;
 /// How often, at most, the figures of channels being written are sent.
 constexpr std::chrono::microseconds kStatisticsPeriod{1'000'000};
 
+/// At the session's end, the lingering traces close one at a time this
+/// far apart (a viewer whose last stream hung up asks for the next ones
+/// within its retry period, 100 ms for babeltrace2's lttng-live), and all
+/// within the limit, under the daemon's deadline for Shutdown (20 s).
+constexpr std::chrono::milliseconds kShutdownDrainSpacing{1'000};
+constexpr std::chrono::seconds kShutdownDrainLimit{14};
+
+/// Live-timer ticks for `span`, at least `minTicks`.
+unsigned ticksFor(std::chrono::microseconds span, std::uint64_t liveTimerUsec, unsigned minTicks) {
+    const auto usec = static_cast<std::uint64_t>(span.count());
+    const std::uint64_t ticks = (usec + liveTimerUsec - 1) / liveTimerUsec;
+    return static_cast<unsigned>(std::clamp<std::uint64_t>(ticks, minTicks, 1'000'000));
+}
+
 /// Live sessions: how long a stream closed while the session goes on (a
 /// per-PID app exited) stays open on the relay, so that the viewers learn
 /// of it and read it to its end (RelaySession::setLiveLinger()): at least
 /// 3 ticks and 3 s; and the traces close at least 2 ticks and 2 s apart.
 RelaySession::Linger liveLinger(std::uint64_t liveTimerUsec) {
-    const auto ticksFor = [&](std::uint64_t usec, std::uint64_t minTicks) {
-        const std::uint64_t ticks = (usec + liveTimerUsec - 1) / liveTimerUsec;
-        return static_cast<unsigned>(std::clamp<std::uint64_t>(ticks, minTicks, 1'000'000));
-    };
-    return {ticksFor(3'000'000, 3), ticksFor(2'000'000, 2)};
+    return {ticksFor(std::chrono::seconds(3), liveTimerUsec, 3),
+            ticksFor(std::chrono::seconds(2), liveTimerUsec, 2)};
 }
 /// A reply or ust-ctl transfer blocked longer than this means the daemon
 /// stopped reading: give up on it (SO_SNDTIMEO).
@@ -355,18 +366,47 @@ Consumer::Answer Consumer::destroyChannel(const cp::DestroyChannel& request) {
 }
 
 Consumer::Answer Consumer::shutdown() {
-    if (closeEveryChannel() == kNotSent)
+    if (shutdownPending_)
+        throw RequestError(cp::ErrorKind::InvalidArgument, "Shutdown is under way already");
+    if (closeEveryChannel(true) == kNotSent)
         return Answer::Sent;
+    if (relay_ && relay_->lingers() && liveTimer_) {
+        // The exited apps' traces still linger for the viewers: closed one
+        // at a time at their pace, so that a viewer reaches each before it
+        // is gone from the relay; the answer comes then.
+        shutdownPending_ = true;
+        relay_->drainLingering(ticksFor(kShutdownDrainSpacing, liveTimerUsec_, 1));
+        shutdownDeadline_ = loop_.addTimer(
+            std::chrono::duration_cast<std::chrono::microseconds>(kShutdownDrainLimit), [this] {
+                log::warning("the lingering traces of exited apps were not all closed at a "
+                             "viewer's pace within " +
+                             std::to_string(kShutdownDrainLimit.count()) +
+                             " s: the rest close at once (a viewer may miss them)");
+                finishShutdown();
+            });
+        shutdownRequest_ = request_;
+        return Answer::Sent;
+    }
+    finishShutdown();
+    return Answer::Sent;
+}
+
+void Consumer::finishShutdown() noexcept {
+    shutdownPending_ = false;
+    shutdownDeadline_.reset();
+    if (relay_)
+        relay_->closeLingering();
+    const std::uint32_t request = std::exchange(shutdownRequest_, std::nullopt).value_or(request_);
     // Everything is closed either way; a relay that failed on the way did
     // not get it all, which the daemon's Destroy says.
     const bool delivered = !relay_ || relay_->failure().empty();
-    if (delivered ? reply(cp::Ok{})
-                  : reply(cp::ErrorReply{cp::ErrorKind::Io,
-                                         truncated("the relay failed while the buffers were "
-                                                   "drained: " +
-                                                   relay_->failure())}))
+    if (delivered ? send(cp::Ok{}, request)
+                  : send(cp::ErrorReply{cp::ErrorKind::Io,
+                                        truncated("the relay failed while the buffers were "
+                                                  "drained: " +
+                                                  relay_->failure())},
+                         request))
         stop(ExitOk);
-    return Answer::Sent;
 }
 
 void Consumer::removeUndescribedStreams() noexcept {
@@ -479,7 +519,7 @@ void Consumer::removeEmptyMetadata(const LocalChunk& chunk, std::uint64_t key,
     }
 }
 
-std::size_t Consumer::closeEveryChannel() {
+std::size_t Consumer::closeEveryChannel(bool viewersPace) {
     // All the metadata was pushed before: a deferred switch is due.
     if (rotation_) {
         const std::uint64_t id = rotation_->request.id; // it may complete below
@@ -495,8 +535,8 @@ std::size_t Consumer::closeEveryChannel() {
         return kNotSent;
     const std::size_t closed = channels_.size();
     channels_.clear();
-    if (relay_)
-        relay_->closeLingering(); // the session ends: nothing waits for a viewer any more
+    if (relay_ && !viewersPace)
+        relay_->closeLingering(); // taken over: the next daemon's channels go on
     return closed;
 }
 
@@ -1022,7 +1062,8 @@ void Consumer::rearmLiveTimer() {
     // addTimer() is one-shot: each tick arms the next.
     liveTimer_ = loop_.addTimer(std::chrono::microseconds(liveTimerUsec_), [this] {
         liveTick();
-        rearmLiveTimer();
+        if (!stopping_)
+            rearmLiveTimer();
     });
 }
 
@@ -1041,6 +1082,10 @@ void Consumer::liveTick() noexcept {
     }
     if (relay_)
         relay_->liveTick(); // the streams of exited per-PID apps, lingering for the viewers
+    if (shutdownPending_ && relay_ && !relay_->lingers()) {
+        finishShutdown(); // every trace closed at the viewers' pace
+        return;
+    }
 }
 
 void Consumer::rotate(const cp::Rotate& request) {

@@ -104,7 +104,13 @@ private:
     /// metadata switch first), the final figures sent. Returns how many
     /// channels were closed, or kNotSent if the figures could not be sent
     /// (the consumer is stopping then, as reply() does).
-    std::size_t closeEveryChannel();
+    /// With `viewersPace` (Shutdown), a live session's lingering traces
+    /// are left for finishShutdown() to close.
+    std::size_t closeEveryChannel(bool viewersPace = false);
+    /// Shutdown's end, once a live session's lingering traces are closed at
+    /// a viewer's pace (RelaySession::drainLingering()) or
+    /// kShutdownDrainLimit passed: the answer, then the exit.
+    void finishShutdown() noexcept;
     /// After every channel was drained without the daemon's last word (a
     /// takeover, or the daemon gone): the stream files of data channels
     /// whose stream class the trace's metadata does not declare (no app
@@ -270,6 +276,10 @@ private:
     unsigned takeovers_ = 0;
     std::uint64_t liveTimerUsec_ = 0;
     EventSourcePtr liveTimer_;
+    /// Shutdown waits for the lingering traces (finishShutdown()).
+    bool shutdownPending_ = false;
+    std::optional<std::uint32_t> shutdownRequest_; ///< its request id
+    EventSourcePtr shutdownDeadline_;
     /// Watch the relay's two connections between exchanges (a relay that
     /// goes away is seen at once, not at the next packet).
     EventSourcePtr relayControlWatch_;

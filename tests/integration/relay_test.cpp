@@ -549,6 +549,35 @@ TEST_F(Relay, ALiveViewerSeesPerPidAppsThatLiveSeveralTicksOneAfterAnother) {
     EXPECT_EQ(countTicks(relay.sessionDir(name)), 2 * kTicks);
 }
 
+// 3d. Short per-PID apps one after another, and the session destroyed a
+// few seconds after the last: the viewer, attached all along, ends with
+// every app's events. The exited apps' traces linger on the relay one
+// after another (RelaySession::setLiveLinger()); a destroy that closed
+// them at once left a viewer with the first 2 of 10 apps (lttng-relayd
+// 2.13 unpublishes a closed stream once it holds all its data, so a
+// viewer that had not asked for a trace's streams by then never sees it).
+TEST_F(Relay, ALiveViewerSeesEveryShortPerPidAppWhenTheSessionIsDestroyedSoonAfter) {
+    RelayDaemon relay(relayOutput("live-pid10"));
+    const std::string name = "live-pid10";
+    auto s = startLivePerPid(name, relay, 200000, "tracectl_demo:tick");
+    LiveViewerRun run = startLiveViewer(relay, name, "live-pid10-viewer.log");
+    ASSERT_TRUE(run.attached) << run.why;
+    constexpr int kApps = 10;
+    constexpr int kTicks = 21;
+    for (int i = 0; i < kApps; ++i) {
+        runApp(kTicks);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the scenario's pace
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(3)); // the scenario: destroyed soon after
+    s->Destroy({});
+    EXPECT_EQ(run.viewer->wait(std::chrono::seconds(90)), 0)
+        << "the viewer did not end well once the session was destroyed: "
+        << fileText(sandbox_->dir() + "/log/live-pid10-viewer.log");
+    EXPECT_EQ(viewerTicks(*run.viewer), kApps * kTicks)
+        << fileText(sandbox_->dir() + "/log/live-pid10-viewer.log");
+    EXPECT_EQ(countTicks(relay.sessionDir(name)), kApps * kTicks);
+}
+
 // 4. A tracectl session and an lttng-sessiond session stream to one relay
 // at the same time: both traces complete, neither holds the other's app.
 TEST_F(Relay, ATracectlSessionAndAnLttngSessionShareOneRelay) {

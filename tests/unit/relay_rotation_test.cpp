@@ -598,3 +598,43 @@ TEST(RelayRotation, ALiveSessionsClosedStreamsLingerAndCloseOneTraceAtATimeMetad
     EXPECT_EQ(got[1].command, RelaydCommand::CloseTraceChunk);
     EXPECT_TRUE(session->failure().empty()) << session->failure();
 }
+
+// Issue 40, A.6: at the session's end, the traces still lingering close one
+// at a time at a viewer's pace (drainLingering()), whatever their linger
+// time left, each trace's metadata a tick after its data, until none lingers.
+TEST(RelayRotation, AtTheSessionsEndLingeringTracesCloseOneAtATimeWhateverTheirLingerLeft) {
+    FakeRelay relay;
+    auto session = relay.session();
+    session->setLiveLinger({100, 50}); // far longer than the drain takes
+    RelayChunk chunk(session, 0);
+    std::vector<std::unique_ptr<StreamSink>> sinks;
+    for (const char* app : {"ust/pid/app-1-20261207-100000", "ust/pid/app-2-20261207-100000"}) {
+        sinks.push_back(chunk.openStream(app, "metadata", StreamKind::Metadata));
+        sinks.push_back(chunk.openStream(app, "chan_0", StreamKind::Data));
+    }
+    chunk.streamsOpened();
+    for (auto& s : sinks)
+        s->close();
+    session->waitUntilReceived(2s);
+    EXPECT_TRUE(session->lingers());
+    session->drainLingering(2);
+    // Handles in the order added: 7 metadata 1, 8 data 1, 9 metadata 2, 10 data 2.
+    const auto tick = [&] {
+        relay.clear();
+        session->liveTick();
+        session->waitUntilReceived(2s);
+        std::vector<std::uint64_t> handles;
+        for (const Received& r : relay.commands())
+            if (r.command == RelaydCommand::CloseStream)
+                handles.push_back(be(r.payload, 0, 8));
+        return handles;
+    };
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{}) << "tick 1: the spacing";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{8}) << "tick 2: app 1's data";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{7}) << "tick 3: its metadata";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{10}) << "tick 4: app 2's data";
+    EXPECT_TRUE(session->lingers()) << "app 2's metadata still lingers";
+    EXPECT_EQ(tick(), std::vector<std::uint64_t>{9}) << "tick 5: its metadata";
+    EXPECT_FALSE(session->lingers());
+    EXPECT_TRUE(session->failure().empty()) << session->failure();
+}

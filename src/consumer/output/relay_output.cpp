@@ -307,11 +307,24 @@ void RelaySession::liveTick() noexcept {
     // still be there then.
     const auto head = std::find_if(lingering_.begin(), lingering_.end(),
                                    [](const LingeringTrace& t) { return !t.dataClosed; });
+    if (drainSpacing_) {
+        // The session's end: no trace comes any more, and a viewer that
+        // waits on the head only needs to see it hang up to ask for the rest.
+        if (head != lingering_.end() && ticksSinceClose_ >= *drainSpacing_) {
+            closeData(*head);
+            ticksSinceClose_ = 0;
+        }
+        return;
+    }
     if (head != lingering_.end() && head->ticksLeft == 0 &&
         ticksSinceClose_ >= linger_.spacingTicks) {
         closeData(*head);
         ticksSinceClose_ = 0;
     }
+}
+
+void RelaySession::drainLingering(unsigned spacingTicks) noexcept {
+    drainSpacing_ = spacingTicks;
 }
 
 void RelaySession::closeLingering() noexcept {

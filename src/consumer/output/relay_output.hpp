@@ -160,15 +160,26 @@ public:
     /// viewer whose last stream hung up still finds the next trace; its
     /// metadata closes a tick after them. No beacon is sent for them: a
     /// viewer waits for a lingering stream to hang up before it shows later
-    /// events; closeLingering() at the session's end closes them at once, so
-    /// a viewer that had not reached a trace by then does not see it.
+    /// events; at the session's end drainLingering() closes them at a
+    /// viewer's pace (closeLingering() at once, when that takes too long).
     void setLiveLinger(Linger linger) noexcept { linger_ = linger; }
     /// A live-timer tick: closes the lingering streams whose time is up
     /// (setLiveLinger()). Never throws (a failure fails the session).
     void liveTick() noexcept;
-    /// Closes every lingering stream at once (the session's end): data
-    /// first, then metadata. Never throws.
+    /// Closes every lingering stream at once: data first, then metadata.
+    /// A viewer that had not reached a trace by then does not see it.
+    /// Never throws.
     void closeLingering() noexcept;
+    /// The session's end, at a viewer's pace: from now on liveTick()
+    /// closes the lingering traces one at a time, `spacingTicks` apart
+    /// whatever their linger time (a viewer asks for the next trace's
+    /// streams once the last one it reads hung up: closed at once, the
+    /// traces it had not reached were gone from the relay before it
+    /// asked; lttng-relayd 2.13 unpublishes a closed stream once it holds
+    /// all its data, stream.c try_stream_close). Never throws.
+    void drainLingering(unsigned spacingTicks) noexcept;
+    /// Whether a stream still lingers (drainLingering() is done once not).
+    bool lingers() const noexcept { return !lingering_.empty(); }
 
     /// The data-pending exchange (consumer.c, consumer_data_pending): until
     /// the relay holds every packet sent on every open stream (closed ones
@@ -222,6 +233,8 @@ private:
     Linger linger_;
     std::list<LingeringTrace> lingering_; ///< in the order they were closed
     unsigned ticksSinceClose_ = 0;
+    /// drainLingering()'s spacing; nullopt until the session's end.
+    std::optional<unsigned> drainSpacing_;
 };
 
 /// One stream in the relay session.
