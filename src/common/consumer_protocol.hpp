@@ -3,11 +3,11 @@
 // Transport: one connected AF_UNIX SOCK_STREAM socket (a socketpair); the
 // consumer has its end as stdin. The daemon sends requests, each with a
 // request id of its choosing (non-zero); the consumer answers each with
-// exactly one reply carrying the same id, in the order the requests came
-// (version 4). The daemon may send the next requests before the replies
+// exactly one reply carrying the same id, in the order the requests came.
+// The daemon may send the next requests before the replies
 // (pipelining), and matches replies by id, so a reply that comes after the
 // daemon stopped waiting for it is recognised and dropped, never taken for
-// another request's answer. The one exception (version 2):
+// another request's answer. The one exception:
 // RotationCompleted, which the consumer sends on its own (request id 0) when
 // a rotation it accepted is over; it may come before or after any reply,
 // never inside a frame.
@@ -31,7 +31,7 @@
 // bytes; each string and list within its bound. Decoding is strict: unknown
 // types, non-zero flags, short or long payloads (every byte must be
 // consumed), out-of-range enums/bools, over-long or unsafe strings, and any
-// file descriptor attached to a frame (version 1 passes none) are all
+// file descriptor attached to a frame (the frames carry none) are all
 // ProtocolError. Encoding refuses the same, so nothing invalid is sent.
 //
 // Each message is one struct that states its wire type (`kType`), its name
@@ -72,36 +72,36 @@
 //       snapshot folder's fd (SCM_RIGHTS)   consumer: Ok once the data
 //       streams are written, or Error. Then daemon: SnapshotMetadata{id}
 //       consumer: Ok once the metadata is written too.
-//   daemon: DeclareLayouts{key, abi, layouts} (version 5), whenever a
+//   daemon: DeclareLayouts{key, abi, layouts}, whenever a
 //       channel's context or new events are registered: what the consumer
 //       needs to step over the channel's event records and count them
 //                                    consumer: Ok or Error.
-//   daemon: CreateKernelChannel{...} (version 6), then, for a data channel,
+//   daemon: CreateKernelChannel{...}, then, for a data channel,
 //       one byte per group of at most kMaxPassedFds of its fds (SCM_RIGHTS):
 //       each CPU's `trace_pipe_raw`, in `cpus` order, then each CPU's
 //       `stats`, in the same order
 //                                    consumer: Ok or Error.
-//   daemon: DeclareKernelEvents{key, conversions} (version 6): how the
+//   daemon: DeclareKernelEvents{key, conversions}: how the
 //       kernel channel's ftrace records become CTF event records; a data
 //       channel reads its buffers only from its first one on (tracing may
 //       be on already: a restarted daemon's takeover)
 //                                    consumer: Ok or Error.
-//   daemon: AttachIpProbes{key, sendId, receiveId} (version 7), then one
+//   daemon: AttachIpProbes{key, sendId, receiveId}, then one
 //       byte carrying two fds (SCM_RIGHTS): the `ip` provider's BPF ring
 //       buffer map, then its counters map (src/common/ip_probe_abi.h)
 //                                    consumer: Ok or Error.
-//   daemon: AttachSyscallStrings{key} (version 14), then one byte carrying
+//   daemon: AttachSyscallStrings{key}, then one byte carrying
 //       two fds (SCM_RIGHTS): the system-call string program's BPF ring
 //       buffer map, then its counters map
 //       (src/common/syscall_string_abi.h)
 //                                    consumer: Ok or Error.
-//   daemon: Rotate{..., discard = true} (version 8): Session.Clear of a
+//   daemon: Rotate{..., discard = true}: Session.Clear of a
 //       normal session; as any Rotate, but the old chunk is deleted instead
 //       of archived.
-//   daemon: ClearBuffers{} (version 8), snapshot consumers only
+//   daemon: ClearBuffers{}, snapshot consumers only
 //                                    consumer: Ok once every data stream's
 //       buffer content is discarded, or Error.
-//   daemon: Adopt{version} (version 12), instead of Hello, on a connection
+//   daemon: Adopt{version}, instead of Hello, on a connection
 //       a restarted daemon took from systemd's fd store: the consumer
 //       drains and closes every channel into the current trace chunk (a
 //       rotation under way completes on the way) and answers AdoptReply with
@@ -109,12 +109,12 @@
 //       makes new channels; a snapshot consumer keeps its user-space
 //       channels instead (their trace goes to a folder of its own in the
 //       next snapshots) and closes its kernel ones; or Error(VersionMismatch).
-//   daemon: WatchChunkSize{bytes} (version 13): the session rotates on
+//   daemon: WatchChunkSize{bytes}: the session rotates on
 //       size; the consumer sends Statistics at once when its channels'
 //       chunkBytes reach `bytes` in all (0: no longer watched)
 //                                    consumer: Ok.
-//   consumer, unsolicited (version 5): Statistics{...}, at most once a
-//       second while its channels write something (version 15: or while
+//   consumer, unsolicited: Statistics{...}, at most once a
+//       second while its channels write something (or while
 //       the apps write into the ring buffers, bytesProduced, though no
 //       sub-buffer is complete yet), and at once before the
 //       reply to FlushChannel, DestroyChannel and Shutdown and before
@@ -141,17 +141,8 @@
 namespace tracectl::consumer_protocol {
 
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
-/// 2: Rotate, RotationCompleted; 3: RecordSnapshot; 4: request ids, objects
-/// socket; 5: DeclareLayouts, Statistics; 6: CreateKernelChannel,
-/// DeclareKernelEvents; 7: AttachIpProbes; 8: Rotate.discard, ClearBuffers;
-/// 9: AttachRelayd, OutputFailed; 10: Rotate.chunkIndex, Rotate.boundaryTime;
-/// 11: RecordSnapshotToRelay; 12: Adopt, AdoptReply; 13: WatchChunkSize;
-/// 14: kernel conversions carry their task role (kernel_records TaskFields),
-/// AttachSyscallStrings; 15: ChannelFigures.bytesProduced (Statistics also
-/// sent, once a second, while only the ring buffers' write positions move);
-/// 16: Error.code Resources; 17: CreateKernelChannel.kernelStackType,
-/// userStackType and the kallsyms fd (callstack contexts); 18:
-/// CreateKernelChannel.bufferBytes (kernel snapshots keep their history)
+/// The protocol's version, checked by Hello and Adopt; what each version
+/// added is in CHANGELOG.md.
 inline constexpr std::uint32_t kVersion = 18;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
@@ -776,7 +767,7 @@ struct ChannelFigures {
     std::uint64_t bytesWritten = 0;    ///< stream file bytes (packets), index files not included
     std::uint64_t chunkBytes = 0;      ///< the same, in the current trace chunk
     /// bytesWritten plus what the producers wrote into the ring buffers
-    /// that is not read yet, sampled without consuming (version 15): UST
+    /// that is not read yet, sampled without consuming: UST
     /// data streams' produced positions (lttng_ust_ctl_snapshot_sample_positions),
     /// less the unwritten end of each sub-buffer read (what lies past its
     /// padded size), so it equals bytesWritten once all is read; it moves
