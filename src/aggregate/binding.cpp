@@ -106,6 +106,8 @@ std::string_view actionName(Action action) noexcept {
         return "normalize";
     case Action::Denormalize:
         return "denormalize";
+    case Action::Stack:
+        return "stack";
     }
     return "";
 }
@@ -388,12 +390,13 @@ public:
         return b;
     }
 
-    /// stack([N]), ustack([N]) (see BoundExpression): aggregation keys only, as the
-    /// stacks' names are printed with the aggregation (text_output.hpp).
+    /// stack([N]), ustack([N]) (see BoundExpression): aggregation keys and the action
+    /// `stack( );` only, as in D, where a stack is no value an expression can use.
     BoundExpression bindStack(const Expression& e, BoundExpression b) {
         if (!bindingKey) {
             throw ProgramError(e.at, e.text + "( ) is only taken as an aggregation key (@[" +
-                                         e.text + "()] = count()): " + use);
+                                         e.text + "()] = count()) or as an action (" + e.text +
+                                         "();): " + use);
         }
         inStackCall = true;
         for (const auto& argument : e.arguments) {
@@ -450,7 +453,8 @@ public:
     }
 
     bool usesSelf = false;
-    /// Binding an aggregate statement's keys (where stack( ) and ustack( ) are taken).
+    /// Binding an aggregate statement's keys or the action stack( )'s call (where stack( )
+    /// and ustack( ) are taken).
     bool bindingKey = false;
     /// Binding stack( )'s or ustack( )'s fields (the only use of a call stack field).
     bool inStackCall = false;
@@ -685,7 +689,10 @@ BoundEventClass Binder::bind(const EventClassView& eventClass) {
                     binder.use = "it cannot be " + std::string(actionName(statement.action)) +
                                  "( ) argument #" +
                                  std::to_string(i + (statement.hasFormat ? 2 : 1));
+                    // The action stack( ) takes its own call, as a key takes it.
+                    binder.bindingKey = statement.action == Action::Stack;
                     s.arguments.push_back(binder.bind(a));
+                    binder.bindingKey = false;
                 }
                 checkAction(statement, s, name);
                 bound.statements.push_back(std::move(s));

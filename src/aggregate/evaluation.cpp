@@ -6,6 +6,18 @@
 
 namespace tracectl::aggregate {
 
+std::string stackKeyOf(const BoundExpression& k, const Value* slots) {
+    const bool user = k.subroutine == Subroutine::Ustack;
+    const std::string_view addresses = slots[k.arguments[0].slot].string;
+    std::optional<std::uint64_t> caller;
+    if (user && k.arguments.size() > 2) {
+        caller = static_cast<std::uint64_t>(slots[k.arguments[2].slot].integer);
+    }
+    const auto pid =
+        user ? static_cast<std::int32_t>(slots[k.arguments[1].slot].integer) : std::int32_t{0};
+    return stackKey(user, pid, addresses, static_cast<std::size_t>(k.integer), caller);
+}
+
 namespace {
 
 std::int64_t wrap(std::uint64_t v) noexcept {
@@ -21,19 +33,6 @@ int compare(const BoundExpression& e, const Value& a, const Value& b) noexcept {
         return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
     return a.integer < b.integer ? -1 : (a.integer > b.integer ? 1 : 0);
-}
-
-/// stack([N]) or ustack([N])'s key (BoundExpression: its slots; stack_key.hpp).
-std::string stackKeyOf(const BoundExpression& k, const Value* slots) {
-    const bool user = k.subroutine == Subroutine::Ustack;
-    const std::string_view addresses = slots[k.arguments[0].slot].string;
-    std::optional<std::uint64_t> caller;
-    if (user && k.arguments.size() > 2) {
-        caller = static_cast<std::uint64_t>(slots[k.arguments[2].slot].integer);
-    }
-    const auto pid =
-        user ? static_cast<std::int32_t>(slots[k.arguments[1].slot].integer) : std::int32_t{0};
-    return stackKey(user, pid, addresses, static_cast<std::size_t>(k.integer), caller);
 }
 
 bool makeKey(const std::vector<BoundExpression>& keys, const Value* slots, Key& key,
@@ -166,7 +165,7 @@ bool call(const BoundExpression& e, const Value* slots, Value& result, Runtime& 
         return true;
     case Subroutine::Stack:
     case Subroutine::Ustack:
-        return false; // aggregation keys only (makeKey), as the binder ensures
+        return false; // keys and the action stack( ) only (stackKeyOf), as the binder ensures
     }
     return false;
 }

@@ -10,6 +10,7 @@
 #include "aggregate/runtime.hpp"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tracectl::aggregate {
@@ -28,6 +29,10 @@ struct Value {
 /// default_strsize - 1 without a runtime), as DTrace bounds every string to strsize.
 bool evaluate(const BoundExpression& e, const Value* slots, Value& result,
               Runtime* runtime = nullptr);
+
+/// The stack a stack([N]) or ustack([N]) call `stack` (Subroutine::Stack, Ustack) reads in
+/// the record whose fields are `slots`, as a key (stack_key.hpp: parseStackKey reads it).
+std::string stackKeyOf(const BoundExpression& stack, const Value* slots);
 
 /// Runs an aggregate statement: its keys, its argument, then feeds the aggregation
 /// (`weight` times: AggregationState::add). Returns false on a run-time error (nothing is

@@ -1,6 +1,7 @@
 #include "aggregate/interpreter.hpp"
 
 #include "aggregate/format.hpp"
+#include "aggregate/stack_key.hpp"
 #include "aggregate/text_output.hpp"
 
 #include <algorithm>
@@ -250,6 +251,14 @@ void Interpreter::run(const BoundEventClass& bound, const Value* slots, int id) 
 }
 
 bool Interpreter::act(const BoundStatement& s, const Value* slots, std::string& line) {
+    if (s.action == Action::Stack) {
+        // The stack of this firing, named by what the traces told so far (the records
+        // naming its addresses come before it: stack_learning.hpp).
+        if (const auto stack = parseStackKey(stackKeyOf(s.arguments.front(), slots))) {
+            line += stackText(*stack, *aggregations_.stackNames);
+        }
+        return true;
+    }
     std::vector<Value> values(s.arguments.size());
     for (std::size_t i = 0; i < s.arguments.size(); ++i) {
         if (!evaluate(s.arguments[i], slots, values[i], &runtime_)) {
@@ -334,6 +343,8 @@ bool Interpreter::act(const BoundStatement& s, const Value* slots, std::string& 
     case Action::Denormalize:
         aggregations_.normal[s.aggregations.front()] = 1;
         return true;
+    case Action::Stack:
+        return true; // above
     }
     return true;
 }

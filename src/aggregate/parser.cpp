@@ -352,16 +352,18 @@ private:
         }
         const auto action = actionByName(name.text);
         if (!action && (name.text == "stack" || name.text == "ustack")) {
-            throw ProgramError(name.at, name.text +
-                                            "( ) as an action (the stack printed at each firing) "
-                                            "is not supported: use it as an aggregation key, "
-                                            "@[" +
-                                            name.text + "()] = count()");
+            // The stack of the firing, printed (dt_print_stack, dt_print_ustack).
+            Statement result;
+            result.kind = Statement::Kind::Action;
+            result.action = Action::Stack;
+            result.at = name.at;
+            result.arguments.push_back(call(name));
+            return result;
         }
         if (!action) {
             throw ProgramError(name.at, "unknown action '" + name.text +
                                             "' (printf, printa, print, trace, exit, clear, "
-                                            "trunc, normalize, denormalize)");
+                                            "trunc, normalize, denormalize, stack, ustack)");
         }
         Statement result;
         result.kind = Statement::Kind::Action;
@@ -446,6 +448,8 @@ private:
             }
             break;
         }
+        case Action::Stack:
+            break; // stack( ) and ustack( ), above
         }
         const bool takesAggregation = *action == Action::Clear || *action == Action::Trunc ||
                                       *action == Action::Normalize ||

@@ -162,7 +162,21 @@ struct Format {
 };
 
 /// The actions a statement can run (Dynamic Tracing Guide, "Actions and Subroutines").
-enum class Action { Printf, Printa, Print, Trace, Exit, Clear, Trunc, Normalize, Denormalize };
+/// An action. Stack: `stack([N]);` or `ustack([N]);`, whose one argument is the stack( ) or
+/// ustack( ) call (Expression::Kind::Call): the stack of the firing, printed as dtrace(1)
+/// prints it.
+enum class Action {
+    Printf,
+    Printa,
+    Print,
+    Trace,
+    Exit,
+    Clear,
+    Trunc,
+    Normalize,
+    Denormalize,
+    Stack
+};
 
 /// A statement: `@name[keys...] = function(argument, ...);` (Kind::aggregate), a variable
 /// assignment `target op value` (Kind::assign: op is `=` or a compound operator; ++ and

@@ -66,4 +66,14 @@ std::vector<std::string> stackFrames(const StackKey& stack, symbols::StackNames&
     return out;
 }
 
+std::string stackText(const StackKey& stack, symbols::StackNames& names) {
+    std::string text = "\n";
+    for (const std::string& frame : stackFrames(stack, names)) {
+        text.append(kStackIndent, ' ');
+        text += frame;
+        text += '\n';
+    }
+    return text;
+}
+
 } // namespace tracectl::aggregate

@@ -37,4 +37,12 @@ std::optional<StackKey> parseStackKey(std::string_view key);
 /// Each frame's text as dtrace(1) prints it (StackNames::dtraceText).
 std::vector<std::string> stackFrames(const StackKey& stack, symbols::StackNames& names);
 
+/// DTrace's default stackindent (_dtrace_stkindent): the frames' indentation, in columns.
+inline constexpr int kStackIndent = 14;
+
+/// The stack as dtrace(1) prints a stack record (dt_print_stack, dt_print_ustack), as
+/// an aggregation key or as the action stack( ): a newline, then each frame on a line
+/// of its own, indented kStackIndent columns, innermost first.
+std::string stackText(const StackKey& stack, symbols::StackNames& names);
+
 } // namespace tracectl::aggregate

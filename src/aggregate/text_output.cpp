@@ -29,9 +29,6 @@ __attribute__((format(printf, 1, 2))) std::string format(const char* pattern, ..
     return result;
 }
 
-/// DTrace's default stackindent (_dtrace_stkindent): the frames' indentation.
-constexpr int kStackIndent = 14;
-
 void printKey(std::ostream& out, const Key& key, const std::vector<std::uint8_t>& bytes,
               symbols::StackNames& names) {
     for (std::size_t i = 0; i < key.size(); ++i) {
@@ -41,11 +38,7 @@ void printKey(std::ostream& out, const Key& key, const std::vector<std::uint8_t>
                 ? parseStackKey(std::get<std::string>(v))
                 : std::nullopt;
         if (stack) {
-            // dt_print_stack, dt_print_ustack: a newline, then a frame a line.
-            out << '\n';
-            for (const std::string& frame : stackFrames(*stack, names)) {
-                out << format("%*s%s\n", kStackIndent, "", frame.c_str());
-            }
+            out << stackText(*stack, names);
         } else if (std::holds_alternative<std::int64_t>(v)) {
             // dt_print_datum: by the key's size, the narrower ones as stored (unsigned
             // bytes and shorts, an int for 4 bytes).

@@ -12,6 +12,7 @@
 #include "kernel_trace_support.hpp"
 #include "sandbox_suite.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -23,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -126,6 +128,35 @@ std::string withoutOffsets(std::string key) {
         key.erase(at, end - at);
     }
     return key;
+}
+
+/// The stacks the action stack( ) or ustack( ) printed after each line "hit" of a quiet
+/// run's output, as dtrace prints them: the line, an empty line, then a frame a line
+/// indented 14 columns (each frame without its offset). `stray`: the frame lines that
+/// followed no "hit". Other lines (the command's own output) are skipped.
+struct PrintedStacks {
+    std::vector<std::vector<std::string>> stacks;
+    int stray = 0;
+};
+
+PrintedStacks printedStacks(const std::string& out) {
+    PrintedStacks printed;
+    enum class State { Other, AfterHit, InStack } state = State::Other;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+        const bool frame = line.size() > 14 && line.find_first_not_of(' ') == 14;
+        if (line == "hit") {
+            printed.stacks.emplace_back();
+            state = State::AfterHit;
+        } else if (line.empty()) {
+            state = state == State::AfterHit ? State::InStack : State::Other;
+        } else if (frame && state == State::InStack) {
+            printed.stacks.back().push_back(withoutOffsets(line.substr(14)));
+        } else if (frame) {
+            ++printed.stray;
+        }
+    }
+    return printed;
 }
 
 /// The pid a -c command had: the "pid N has exited" line tracectl prints at its end.
@@ -300,7 +331,69 @@ TEST_F(DtracePid, StackOfAKernelProbeNamesKernelFrames) {
     expectNothingLeft(exitedPid(r.err));
 }
 
-TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAreRefused) {
+TEST_F(DtracePid, UstackActionPrintsEachFiringsStackAfterItsOutput) {
+    // work is called 2, 3 and 5 times by caller_a, _b and _c: ten firings, each printing
+    // "hit" then its stack (work, its caller, ..., main), in the clause's order.
+    const RunResult r =
+        run({tracectlCli(), "dtrace", "-q", "-c", ustackApp(), "-n",
+             "pid$target::tracectl_ustack_work:entry { printf(\"hit\\n\"); ustack(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    const PrintedStacks printed = printedStacks(r.out);
+    EXPECT_EQ(printed.stray, 0) << "every stack right after its hit: " << r.out;
+    ASSERT_EQ(printed.stacks.size(), 10u) << r.out;
+    const std::string app = "tracectl-ustack-app`";
+    std::map<std::string, int> named;
+    for (const auto& frames : printed.stacks) {
+        // The frames of the app; the C library's below main are not asserted.
+        const auto main = std::find(frames.begin(), frames.end(), app + "main");
+        ASSERT_NE(main, frames.end()) << r.out;
+        std::string text;
+        for (auto f = frames.begin(); f != main; ++f) {
+            text += *f + " < ";
+        }
+        ++named[text + "main"];
+    }
+    EXPECT_EQ(named,
+              (std::map<std::string, int>{
+                  {app + "tracectl_ustack_work < " + app + "tracectl_ustack_caller_a < main", 2},
+                  {app + "tracectl_ustack_work < " + app + "tracectl_ustack_caller_b < main", 3},
+                  {app + "tracectl_ustack_work < " + app + "tracectl_ustack_caller_c < main", 5}}))
+        << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, UstackActionOfOneFramePrintsTheFunctionAlone) {
+    const RunResult r =
+        run({tracectlCli(), "dtrace", "-q", "-c", ustackApp(), "-n",
+             "pid$target::tracectl_ustack_work:entry { printf(\"hit\\n\"); ustack(1); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    const PrintedStacks printed = printedStacks(r.out);
+    EXPECT_EQ(printed.stray, 0) << r.out;
+    ASSERT_EQ(printed.stacks.size(), 10u) << r.out;
+    for (const auto& frames : printed.stacks) {
+        EXPECT_EQ(frames, std::vector<std::string>{"tracectl-ustack-app`tracectl_ustack_work"})
+            << r.out;
+    }
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, StackActionOfAKernelProbeNamesKernelFrames) {
+    // The app's write(2) of its result: its kernel stack, printed at the firing, after
+    // the firing's "hit".
+    const RunResult r =
+        run({tracectlCli(), "dtrace", "-q", "-c", ustackApp(), "-n",
+             "syscalls:sys_enter_write /pid == $target/ { printf(\"hit\\n\"); stack(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    const PrintedStacks printed = printedStacks(r.out);
+    EXPECT_EQ(printed.stray, 0) << r.out;
+    ASSERT_EQ(printed.stacks.size(), 1u) << "one write: " << r.out;
+    const auto& frames = printed.stacks.front();
+    EXPECT_NE(std::find(frames.begin(), frames.end(), "vmlinux`do_syscall_64"), frames.end())
+        << r.out;
+    expectNothingLeft(exitedPid(r.err));
+}
+
+TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAndActionsAreRefused) {
     // Once the records show the probe's fields (after the command ran): exit 2, why, and
     // nothing left.
     const RunResult r =
@@ -308,10 +401,21 @@ TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAreRefused) {
              "pid$target::tracectl_ustack_work:entry { printf(\"%s\", ustack()); }"});
     EXPECT_EQ(r.exitCode, 2) << r.describe();
     EXPECT_NE(r.err.find("ustack( ) is only taken as an aggregation key (@[ustack()] = "
-                         "count()): it cannot be printf( ) argument #2"),
+                         "count()) or as an action (ustack();): it cannot be printf( ) "
+                         "argument #2"),
               std::string::npos)
         << r.err;
     expectNothingLeft(exitedPid(r.err));
+    // Nor in arithmetic.
+    const RunResult sum = run({tracectlCli(), "dtrace", "-c", ustackApp(), "-n",
+                               "pid$target::tracectl_ustack_work:entry { trace(stack() + 1); }"});
+    EXPECT_EQ(sum.exitCode, 2) << sum.describe();
+    EXPECT_NE(sum.err.find("stack( ) is only taken as an aggregation key (@[stack()] = "
+                           "count()) or as an action (stack();): it cannot be trace( ) "
+                           "argument #1"),
+              std::string::npos)
+        << sum.err;
+    expectNothingLeft(exitedPid(sum.err));
 }
 
 TEST_F(DtracePid, RefusalsSayWhyExitNonZeroAndLeaveNothing) {

@@ -446,9 +446,9 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
     EXPECT_EQ(error("a:b { @[jstack()] = count(); }"),
               "1:9: jstack( ) is not supported: it needs a Java VM's ustack helper; use "
               "ustack( )");
-    EXPECT_EQ(error("a:b { ustack(); }"),
-              "1:7: ustack( ) as an action (the stack printed at each firing) is not "
-              "supported: use it as an aggregation key, @[ustack()] = count()");
+    EXPECT_EQ(error("a:b { ustack(); stack(3); ustack(2); }"), "accepted"); // actions
+    EXPECT_EQ(error("a:b { ustack(0); }"),
+              "1:14: ustack( ) takes a positive integer constant: the number of frames");
     EXPECT_EQ(error("a:b { @[ustack(0)] = count(); }"),
               "1:16: ustack( ) takes a positive integer constant: the number of frames");
     EXPECT_EQ(error("a:b { @[stack(1, 2)] = count(); }"),
