@@ -187,7 +187,7 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
             config.beginTimestamp = std::min(begin, from->second);
         kernel::PacketSink sink = sinkTo(c->out);
         if (snapshotOnly_) {
-            // Read as any channel's, kept in memory for the snapshots.
+            // What the snapshots read, kept in memory for the next ones.
             c->history = std::make_unique<kernel::PacketRing>(request.bufferBytes);
             sink = [history = c->history.get()](std::span<const std::byte> packet,
                                                 const IndexEntry& entry) {
@@ -204,8 +204,6 @@ KernelChannel::KernelChannel(EventLoop& loop, std::shared_ptr<const ChunkOutput>
                                                           name_ + "_" + std::to_string(c->cpu) +
                                                           ": " + e.what());
             }
-        }
-        {
             sd_event_source* s = nullptr;
             const int r = sd_event_add_io(loop_.get(), &s, c->fd.get(), EPOLLIN,
                                           &KernelChannel::onReadable, raw);
@@ -518,8 +516,6 @@ void KernelChannel::tick() noexcept {
                          e.what());
         }
     }
-    if (snapshotOnly_)
-        return; // the ip ring buffer is read by the snapshots
     try {
         drainIp();
     } catch (const std::exception& e) {
@@ -736,7 +732,8 @@ void KernelChannel::declareKernelEvents(std::string_view conversions) {
     for (const auto& c : cpus_)
         if (c->watch)
             sd_event_source_set_enabled(c->watch.get(), SD_EVENT_ON);
-    armTimer();
+    if (chunk_)
+        armTimer();
 }
 
 cp::ChannelFigures KernelChannel::figures() const noexcept {

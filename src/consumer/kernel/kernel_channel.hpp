@@ -47,9 +47,10 @@ public:
     /// `request.outputDir` per CPU of `request.cpus` (`fds`: their trace_pipe_raw fds in the same
     /// order, then their stats fds), the first one headed by the statedump if
     /// asked for; starts
-    /// reading on `loop`. With `snapshotOnly` nothing is written until
-    /// recordSnapshot(): each CPU's packets are kept in memory, the newest
-    /// `request.bufferBytes` of them (kernel/packet_ring.hpp). Throws
+    /// reading on `loop`. With `snapshotOnly` nothing is read or written
+    /// until recordSnapshot(), which keeps what it read in memory, each
+    /// CPU's newest `request.bufferBytes` of packets (kernel/packet_ring.hpp).
+    /// Throws
     /// RequestError (InvalidArgument: not as
     /// many fds as CPUs; Io).
     /// `resumeFrom` (CPU -> CLOCK_MONOTONIC ns): where the streams of the

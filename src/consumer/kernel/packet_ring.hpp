@@ -2,14 +2,15 @@
 // kept in the consumer's memory up to the size of that CPU's ring buffer.
 //
 // ftrace has no reader that leaves what it reads in place: trace_pipe_raw
-// (the only binary per-CPU reader) consumes it. So a kernel channel of a
-// snapshot session reads its buffers as any channel does (read timer and
-// wake-ups), and keeps the packets here instead of writing them; each
-// snapshot writes a copy of what is held, and the next one holds the same
-// history plus what came since, as lttng-modules' overwrite buffers do
-// (lttng-consumerd copies them by position without consuming). What no
-// longer fits is dropped oldest first: the packets left keep their
-// packet_seq_num, so a reader sees where the history begins.
+// (the only binary per-CPU reader) consumes it. So each snapshot of a
+// kernel channel reads the buffers (as before: between snapshots, and
+// across a daemon's restart, the events stay in ftrace's overwrite buffer)
+// and keeps the packets here; it writes a copy of what is held, and the
+// next snapshot holds the same history plus what came since, as
+// lttng-modules' overwrite buffers do (lttng-consumerd copies them by
+// position without consuming). What no longer fits is dropped oldest first:
+// the packets left keep their packet_seq_num, so a reader sees where the
+// history begins.
 #pragma once
 
 #include "index_writer.hpp"
