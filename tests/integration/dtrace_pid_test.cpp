@@ -331,16 +331,24 @@ TEST_F(DtracePid, StackOfAKernelProbeNamesKernelFrames) {
     expectNothingLeft(exitedPid(r.err));
 }
 
+/// Runs `tracectl dtrace -q -c` on the ustack app with `action` after a "hit" line at each
+/// of work's ten firings (`r`: the run) into `printed`: every stack right after its hit,
+/// ten of them, or the test fails (fatally: call it under ASSERT_NO_FATAL_FAILURE).
+void stacksAfterEachHit(const std::string& action, RunResult& r, PrintedStacks& printed) {
+    r = run({tracectlCli(), "dtrace", "-q", "-c", ustackApp(), "-n",
+             "pid$target::tracectl_ustack_work:entry { printf(\"hit\\n\"); " + action + "; }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    printed = printedStacks(r.out);
+    EXPECT_EQ(printed.stray, 0) << "every stack right after its hit: " << r.out;
+    ASSERT_EQ(printed.stacks.size(), 10u) << r.out;
+}
+
 TEST_F(DtracePid, UstackActionPrintsEachFiringsStackAfterItsOutput) {
     // work is called 2, 3 and 5 times by caller_a, _b and _c: ten firings, each printing
     // "hit" then its stack (work, its caller, ..., main), in the clause's order.
-    const RunResult r =
-        run({tracectlCli(), "dtrace", "-q", "-c", ustackApp(), "-n",
-             "pid$target::tracectl_ustack_work:entry { printf(\"hit\\n\"); ustack(); }"});
-    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
-    const PrintedStacks printed = printedStacks(r.out);
-    EXPECT_EQ(printed.stray, 0) << "every stack right after its hit: " << r.out;
-    ASSERT_EQ(printed.stacks.size(), 10u) << r.out;
+    RunResult r;
+    PrintedStacks printed;
+    ASSERT_NO_FATAL_FAILURE(stacksAfterEachHit("ustack()", r, printed));
     const std::string app = "tracectl-ustack-app`";
     std::map<std::string, int> named;
     for (const auto& frames : printed.stacks) {
@@ -363,13 +371,9 @@ TEST_F(DtracePid, UstackActionPrintsEachFiringsStackAfterItsOutput) {
 }
 
 TEST_F(DtracePid, UstackActionOfOneFramePrintsTheFunctionAlone) {
-    const RunResult r =
-        run({tracectlCli(), "dtrace", "-q", "-c", ustackApp(), "-n",
-             "pid$target::tracectl_ustack_work:entry { printf(\"hit\\n\"); ustack(1); }"});
-    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
-    const PrintedStacks printed = printedStacks(r.out);
-    EXPECT_EQ(printed.stray, 0) << r.out;
-    ASSERT_EQ(printed.stacks.size(), 10u) << r.out;
+    RunResult r;
+    PrintedStacks printed;
+    ASSERT_NO_FATAL_FAILURE(stacksAfterEachHit("ustack(1)", r, printed));
     for (const auto& frames : printed.stacks) {
         EXPECT_EQ(frames, std::vector<std::string>{"tracectl-ustack-app`tracectl_ustack_work"})
             << r.out;
