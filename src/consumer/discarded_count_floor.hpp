@@ -46,6 +46,8 @@ public:
         return count;
     }
 
+    /// The highest count recorded so far: the last packet's, as recorded.
+    std::uint64_t highest() const noexcept { return highest_; }
     /// Packets whose count next() raised.
     std::uint64_t raised() const noexcept { return raised_; }
 

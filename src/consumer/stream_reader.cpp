@@ -373,7 +373,6 @@ void StreamReader::consumeCurrent() {
                 lostPackets_ += entry.packetSeqNum - *lastSeq_ - 1;
             lastSeq_ = entry.packetSeqNum;
         }
-        lastDiscarded_ = entry.eventsDiscarded;
     }
     // Read up to the sampled position: the next packet goes to the new chunk
     // (checked now, or a stream with nothing more to read never switches).

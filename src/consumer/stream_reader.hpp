@@ -233,7 +233,7 @@ public:
     /// Packets the ring buffer lost (gaps in packet_seq_num), data streams.
     std::uint64_t lostPackets() const noexcept { return lostPackets_; }
     /// The last packet's events_discarded counter, data streams.
-    std::uint64_t eventsDiscarded() const noexcept { return lastDiscarded_; }
+    std::uint64_t eventsDiscarded() const noexcept { return discardedFloor_.highest(); }
 
 private:
     static int onWaitFd(sd_event_source* s, int fd, std::uint32_t revents, void* userdata);
@@ -273,7 +273,6 @@ private:
     std::uint64_t bytesBefore_ = 0; ///< bytes of the files of earlier chunks
     std::function<void(std::uint64_t bytes)> progress_;
     std::uint64_t lostPackets_ = 0;
-    std::uint64_t lastDiscarded_ = 0;
     DiscardedCountFloor discardedFloor_;
     /// Raises the events_discarded of the held sub-buffer at `packet`, in
     /// the mapping and in `entry`, to the stream's floor
