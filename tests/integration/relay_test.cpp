@@ -10,6 +10,7 @@
 #include "child_process.hpp"
 #include "eventually.hpp"
 #include "kernel_trace_support.hpp"
+#include "live_stream_probe.hpp"
 #include "relay_support.hpp"
 #include "sandbox.hpp"
 #include "sandbox_suite.hpp"
@@ -18,6 +19,7 @@
 #include "tracectl_clients.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -520,6 +522,75 @@ TEST_F(Relay, ALiveViewerAttachedAllAlongSeesEveryEventOfShortLivedPerPidApps) {
         << fileText(sandbox_->dir() + "/log/live-pid-viewer.log");
     // The relay has them all too.
     EXPECT_EQ(countTicks(relay.sessionDir(name)), kApps * kTicks);
+}
+
+// Issue 40, A.6 and the activation suite's live viewer across a daemon
+// restart: a live viewer never holds a trace with its metadata stream and
+// no data stream, or the reverse. The consumer published a new trace's
+// metadata stream (STREAMS_SENT) a few milliseconds before its data
+// streams; babeltrace2 2.0.4's lttng-live, asking for new streams in
+// between, then asked again in a loop and never read the data streams (a
+// restarted daemon's live session: the viewer stuck, 1 run in 6 under
+// load). A viewer that only asks for new streams, as fast as the relay
+// answers, while per-PID apps come one after another, sees what any viewer
+// could hold at any moment.
+TEST_F(Relay, EachPerPidAppsTraceReachesLiveViewersWithItsMetadataAndDataStreamsTogether) {
+    RelayDaemon relay(relayOutput("live-whole"));
+    const std::string name = "live-whole";
+    auto s = startLivePerPid(name, relay, 200000, "tracectl_demo:tick");
+    LiveStreamProbe probe(relay.livePort());
+    std::uint64_t id = 0;
+    ASSERT_TRUE(
+        eventually([&] { return (id = probe.findSession(name)) != 0; }, std::chrono::seconds(15)))
+        << "the relay does not list " << name;
+
+    std::map<std::uint64_t, std::pair<bool, bool>> traces; // ctf_trace_id: metadata, data
+    std::map<std::uint64_t, std::string> paths;
+    std::set<std::string> partial; // what a viewer held at some moment
+    const auto take = [&](const std::vector<LiveStreamProbe::Stream>& got) {
+        for (const auto& st : got) {
+            auto& t = traces[st.ctfTraceId];
+            (st.metadata ? t.first : t.second) = true;
+            paths[st.ctfTraceId] = st.pathName;
+        }
+        for (const auto& [trace, kinds] : traces)
+            if (!kinds.first || !kinds.second)
+                partial.insert(paths[trace] + (kinds.first ? ": metadata only" : ": data only"));
+    };
+    take(probe.attach(id));
+
+    constexpr int kApps = 8;
+    std::atomic<bool> appsDone = false;
+    std::vector<int> statuses;
+    std::thread apps([&] {
+        for (int i = 0; i < kApps; ++i) {
+            ChildProcess app({demoApp(), "21", "0"}, {}, appLog());
+            statuses.push_back(app.wait(60000));
+        }
+        appsDone = true;
+    });
+    std::uint64_t answers = 0;
+    bool hungUp = false;
+    while (!appsDone) {
+        take(probe.newStreams(hungUp));
+        ++answers;
+    }
+    apps.join();
+    EXPECT_EQ(statuses, std::vector<int>(kApps, 0)) << "the demo apps' exit statuses";
+    EXPECT_TRUE(eventually(
+        [&] {
+            take(probe.newStreams(hungUp));
+            return traces.size() >= static_cast<std::size_t>(kApps);
+        },
+        std::chrono::seconds(20)))
+        << traces.size() << " of " << kApps << " apps' traces published";
+    std::cout << "[ measured ] " << answers << " GET_NEW_STREAMS answers while " << kApps
+              << " apps ran\n";
+    EXPECT_TRUE(partial.empty()) << partial.size() << " trace(s) held partial by a viewer, e.g. "
+                                 << (partial.empty() ? "" : *partial.begin());
+    for (const auto& [trace, kinds] : traces)
+        EXPECT_TRUE(kinds.first && kinds.second) << paths[trace];
+    s->Destroy({});
 }
 
 // 3b. Per-PID apps that live several live-timer periods, one after

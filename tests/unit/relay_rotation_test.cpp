@@ -638,3 +638,110 @@ TEST(RelayRotation, AtTheSessionsEndLingeringTracesCloseOneAtATimeWhateverTheirL
     EXPECT_FALSE(session->lingers());
     EXPECT_TRUE(session->failure().empty()) << session->failure();
 }
+
+namespace {
+
+/// How many STREAMS_SENT the relay got so far (waitUntilReceived() first:
+/// a command with a reply, so that every command before it arrived).
+std::size_t streamsSentCount(FakeRelay& relay, RelaySession& session) {
+    session.waitUntilReceived(2s);
+    const auto kinds = relay.commandKinds();
+    return static_cast<std::size_t>(
+        std::count(kinds.begin(), kinds.end(), RelaydCommand::StreamsSent));
+}
+
+} // namespace
+
+// Issue 40, A.6 (and the activation suite's live viewer across a restart):
+// a live session publishes each trace whole. A viewer that asked for new
+// streams between a trace's metadata stream's STREAMS_SENT and its data
+// streams' got a trace with metadata and no data stream, and babeltrace2
+// 2.0.4's lttng-live then asked for new streams in a loop without ever
+// reading the data streams that came next (relayd log: metadata published
+// 11 ms before the data streams, then GET_NEW_STREAMS ~50,000 times a
+// second). Either order, and the STREAMS_SENT of a whole trace waits for
+// another trace that is partial (the relay publishes every stream added).
+TEST(RelayRotation, ALiveSessionPublishesEachTraceWithItsMetadataAndDataStreamsTogether) {
+    for (const bool metadataFirst : {true, false}) {
+        SCOPED_TRACE(metadataFirst ? "metadata first" : "data first");
+        FakeRelay relay;
+        auto session = relay.session();
+        session->setLiveLinger({2, 2});
+        RelayChunk chunk(session, 0);
+        const std::string appA = "ust/pid/app-1-20261207-100000";
+        const std::string appB = "ust/pid/app-2-20261207-100000";
+        const StreamKind first = metadataFirst ? StreamKind::Metadata : StreamKind::Data;
+        const StreamKind second = metadataFirst ? StreamKind::Data : StreamKind::Metadata;
+        const auto name = [](StreamKind k) {
+            return k == StreamKind::Metadata ? "metadata" : "chan_0";
+        };
+        auto a1 = chunk.openStream(appA, name(first), first);
+        chunk.streamsOpened();
+        EXPECT_EQ(streamsSentCount(relay, *session), 0u) << "A has one kind of stream";
+        auto b1 = chunk.openStream(appB, name(first), first);
+        auto b2 = chunk.openStream(appB, name(second), second);
+        chunk.streamsOpened();
+        EXPECT_EQ(streamsSentCount(relay, *session), 0u)
+            << "B is whole, but the relay would publish A's stream with it";
+        auto a2 = chunk.openStream(appA, name(second), second);
+        chunk.streamsOpened();
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u) << "both whole: one STREAMS_SENT";
+        // A stream added to a trace already published goes at once.
+        auto a3 = chunk.openStream(appA, "chan_1", StreamKind::Data);
+        chunk.streamsOpened();
+        EXPECT_EQ(streamsSentCount(relay, *session), 2u);
+        EXPECT_TRUE(session->failure().empty()) << session->failure();
+    }
+}
+
+// A trace that stays partial is published after kMaxPublishWaitTicks
+// live-timer ticks (its other streams may never come: an app refused, a
+// kernel session's metadata alone), or at once when its streams close
+// (nothing more will come) or the session ends. A session that is not
+// live publishes at once, as before.
+TEST(RelayRotation, APartialTraceIsPublishedAfterAWhileOrWhenNothingMoreComes) {
+    {
+        FakeRelay relay;
+        auto session = relay.session();
+        session->setLiveLinger({2, 2});
+        RelayChunk chunk(session, 0);
+        auto lone =
+            chunk.openStream("ust/pid/app-1-20261207-100000", "metadata", StreamKind::Metadata);
+        chunk.streamsOpened();
+        for (unsigned i = 1; i < RelaySession::kMaxPublishWaitTicks; ++i)
+            session->liveTick();
+        EXPECT_EQ(streamsSentCount(relay, *session), 0u);
+        session->liveTick();
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u) << "published as it is";
+    }
+    {
+        FakeRelay relay;
+        auto session = relay.session();
+        session->setLiveLinger({2, 2});
+        RelayChunk chunk(session, 0);
+        auto lone = chunk.openStream("ust/pid/app-1-20261207-100000", "chan_0", StreamKind::Data);
+        chunk.streamsOpened();
+        lone->close(); // it lingers: its trace gets nothing more
+        EXPECT_EQ(streamsSentCount(relay, *session), 0u);
+        session->liveTick();
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u) << "published at the next tick";
+    }
+    {
+        FakeRelay relay;
+        auto session = relay.session();
+        session->setLiveLinger({2, 2});
+        RelayChunk chunk(session, 0);
+        auto lone = chunk.openStream("kernel", "metadata", StreamKind::Metadata);
+        chunk.streamsOpened();
+        session->closeLingering(); // the session's end
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u);
+    }
+    {
+        FakeRelay relay;
+        auto session = relay.session(); // not live
+        RelayChunk chunk(session, 0);
+        auto lone = chunk.openStream("ust/uid/0/64-bit", "metadata", StreamKind::Metadata);
+        chunk.streamsOpened();
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u);
+    }
+}

@@ -165,11 +165,46 @@ std::uint64_t RelaySession::addStream(const std::string& name, const std::string
 
 void RelaySession::streamsSent() {
     requireUsable();
+    publishPending_ = true;
+    if (live_ && !snapshot_ && !partialTraces().empty())
+        return; // the next streamsSent() or liveTick() sends it
+    publish();
+}
+
+std::vector<std::string> RelaySession::partialTraces() const {
+    struct Kinds {
+        bool metadata = false;
+        bool data = false;
+        bool waiting = false; ///< an open stream of it is not published
+    };
+    std::map<std::string, Kinds> traces;
+    for (const auto& [handle, s] : streams_) {
+        Kinds& k = traces[s.pathname];
+        (s.metadata ? k.metadata : k.data) = true;
+        // Closed or lingering: the consumer adds nothing more to its
+        // trace, which is as whole as it will be.
+        if (!s.published && !s.closed && !s.lingering)
+            k.waiting = true;
+    }
+    std::vector<std::string> partial;
+    for (const auto& [pathname, k] : traces)
+        if (k.waiting && !(k.metadata && k.data))
+            partial.push_back(pathname);
+    return partial;
+}
+
+void RelaySession::publish() {
+    if (!publishPending_)
+        return;
     try {
         control_.streamsSent();
     } catch (const relayd::RelaydError& e) {
         throw fail(std::string("STREAMS_SENT: ") + e.what());
     }
+    publishPending_ = false;
+    publishWaitTicks_ = 0;
+    for (auto& [handle, s] : streams_)
+        s.published = true;
 }
 
 void RelaySession::sendPacket(std::uint64_t handle, const void* data, std::size_t contentBytes,
@@ -272,6 +307,17 @@ bool RelaySession::dataOpen(const std::string& pathname) const noexcept {
 }
 
 void RelaySession::liveTick() noexcept {
+    if (publishPending_ && failure_.empty() && partialTraces().empty()) {
+        publishAsItIs(); // their other streams closed before they came
+    } else if (publishPending_ && failure_.empty() && ++publishWaitTicks_ >= kMaxPublishWaitTicks) {
+        std::string partial;
+        for (const std::string& p : partialTraces())
+            partial += (partial.empty() ? "" : ", ") + p;
+        log::warning("relay session " + std::to_string(relaySessionId_) + ": trace(s) " + partial +
+                     " published to live viewers without their metadata or data " +
+                     "streams after " + std::to_string(publishWaitTicks_) + " live-timer ticks");
+        publishAsItIs();
+    }
     if (lingering_.empty())
         return;
     ++ticksSinceClose_;
@@ -325,9 +371,21 @@ void RelaySession::liveTick() noexcept {
 
 void RelaySession::drainLingering(unsigned spacingTicks) noexcept {
     drainSpacing_ = spacingTicks;
+    publishAsItIs();
+}
+
+void RelaySession::publishAsItIs() noexcept {
+    if (!publishPending_ || !failure_.empty())
+        return;
+    try {
+        publish();
+    } catch (const std::exception&) {
+        // fail() recorded it and told the hook
+    }
 }
 
 void RelaySession::closeLingering() noexcept {
+    publishAsItIs(); // the session's end: nothing more comes
     // Data first, then metadata, as a viewer reads them.
     for (auto& t : lingering_)
         if (!t.dataClosed)

@@ -119,8 +119,25 @@ public:
     /// A new relay stream; returns its handle. Throws std::runtime_error.
     std::uint64_t addStream(const std::string& name, const std::string& pathname,
                             std::uint64_t chunkId, bool metadata);
-    /// STREAMS_SENT. Throws std::runtime_error.
+    /// STREAMS_SENT: the relay publishes every stream added since the
+    /// last one to live viewers (lttng-relayd 2.13 main.c
+    /// relay_streams_sent, stream_publish). In a live session
+    /// (setLiveLinger()) it waits until each trace with a stream it would
+    /// publish has its metadata stream and a data stream added: a viewer
+    /// that asks for new streams in between would get a trace with its
+    /// metadata and no data stream, or the reverse, and babeltrace2
+    /// 2.0.4's lttng-live then asks for new streams in a loop and never
+    /// reads the data streams that come next (seen: a per-UID trace after
+    /// a daemon restart, its metadata published 11 ms before its data
+    /// streams). lttng-consumerd publishes a UST trace whole: the data
+    /// streams go unpublished until the metadata stream's STREAMS_SENT
+    /// (ust-consumer.c setup_metadata). A trace that stays partial for
+    /// kMaxPublishWaitTicks live-timer ticks is published as it is
+    /// (logged). Throws std::runtime_error.
     void streamsSent();
+    /// How long streamsSent() waits for a trace's other streams, in
+    /// live-timer ticks.
+    static constexpr unsigned kMaxPublishWaitTicks = 10;
     /// One data packet and its index entry (net_seq_num assigned here; no
     /// index for a snapshot's session). Throws std::runtime_error.
     void sendPacket(std::uint64_t handle, const void* data, std::size_t contentBytes,
@@ -162,9 +179,14 @@ public:
     /// viewer waits for a lingering stream to hang up before it shows later
     /// events; at the session's end drainLingering() closes them at a
     /// viewer's pace (closeLingering() at once, when that takes too long).
-    void setLiveLinger(Linger linger) noexcept { linger_ = linger; }
+    void setLiveLinger(Linger linger) noexcept {
+        linger_ = linger;
+        live_ = true;
+    }
     /// A live-timer tick: closes the lingering streams whose time is up
-    /// (setLiveLinger()). Never throws (a failure fails the session).
+    /// (setLiveLinger()), and publishes the partial traces that waited
+    /// too long (streamsSent()). Never throws (a failure fails the
+    /// session).
     void liveTick() noexcept;
     /// Closes every lingering stream at once: data first, then metadata.
     /// A viewer that had not reached a trace by then does not see it.
@@ -201,6 +223,7 @@ private:
         std::optional<std::uint64_t> lastPacketSeq;
         std::string pathname;   ///< its trace's folder, as ADD_STREAM named it
         bool lingering = false; ///< closed by the consumer, still open on the relay
+        bool published = false; ///< a STREAMS_SENT went after its ADD_STREAM
     };
     /// One trace's lingering streams (setLiveLinger()).
     struct LingeringTrace {
@@ -216,6 +239,14 @@ private:
     void closeData(LingeringTrace& trace) noexcept;
     /// Whether a data stream of trace `pathname` is open (not lingering).
     bool dataOpen(const std::string& pathname) const noexcept;
+    /// The folders of the traces that an unpublished open stream belongs
+    /// to and that lack a metadata or a data stream (streamsSent()).
+    std::vector<std::string> partialTraces() const;
+    /// Sends the STREAMS_SENT that streamsSent() deferred, if any, and
+    /// marks every stream published. Throws std::runtime_error.
+    void publish();
+    /// publish(), failures left to the failure hook. Never throws.
+    void publishAsItIs() noexcept;
     /// Throws std::runtime_error if the session failed already.
     void requireUsable() const;
     /// Records the failure `what` (the first one only) and tells the hook;
@@ -230,6 +261,11 @@ private:
     std::string failure_;
     std::function<void(const std::string&)> failureHook_;
     bool snapshot_ = false;
+    bool live_ = false; ///< setLiveLinger() was called
+    /// streamsSent() was called and its STREAMS_SENT not sent yet; the
+    /// live-timer ticks it waited.
+    bool publishPending_ = false;
+    unsigned publishWaitTicks_ = 0;
     Linger linger_;
     std::list<LingeringTrace> lingering_; ///< in the order they were closed
     unsigned ticksSinceClose_ = 0;
