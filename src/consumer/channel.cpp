@@ -564,13 +564,13 @@ void Channel::checkStalled() noexcept {
     stalledCheck_.reset(); // this very source: the last thing done
 }
 
-void Channel::liveTick() {
+void Channel::liveTick(bool newStreamsPublished) {
     if (snapshotOnly_ || ust_.isMetadata())
         return;
     std::string firstError;
     for (const auto& r : readers_) {
         try {
-            r->liveTick();
+            r->liveTick(newStreamsPublished);
         } catch (const std::exception& e) {
             if (spoiledBuffer(e))
                 log::warning(e.what()); // dropped: its app's doing

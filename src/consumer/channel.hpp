@@ -156,7 +156,7 @@ public:
 
     /// Data channels of a live session: StreamReader::liveTick() on every
     /// stream. Throws RequestError(Io) after trying every stream.
-    void liveTick() override;
+    void liveTick(bool newStreamsPublished) override;
 
     /// A metadata channel: its trace has a data stream still open, or no
     /// data channel at all.

@@ -106,8 +106,11 @@ public:
 
     /// Live sessions, at each live timer tick: every stream closes its
     /// packet if it holds events and sends it; a stream with nothing sends
-    /// a beacon (StreamSink::beacon) instead. Throws RequestError.
-    virtual void liveTick() {}
+    /// a beacon (StreamSink::beacon) instead, or, with
+    /// `newStreamsPublished` (the relay published streams since the last
+    /// tick), an empty packet where the tracer can make one
+    /// (StreamReader::liveTick()). Throws RequestError.
+    virtual void liveTick(bool /*newStreamsPublished*/) {}
 
     /// Samples, without consuming, how far the producers wrote into the
     /// ring buffers (ChannelFigures::bytesProduced), for the next

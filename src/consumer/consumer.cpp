@@ -1068,6 +1068,7 @@ void Consumer::rearmLiveTimer() {
 }
 
 void Consumer::liveTick() noexcept {
+    const bool newStreamsPublished = relay_ && relay_->takeNewStreamsPublished();
     for (auto& [key, ch] : channels_) {
         // Its packets wait for their metadata (StreamReader::hold()), and
         // so does its beacon.
@@ -1075,7 +1076,7 @@ void Consumer::liveTick() noexcept {
             data != nullptr && data->awaitsMetadata())
             continue;
         try {
-            ch->liveTick();
+            ch->liveTick(newStreamsPublished);
         } catch (const std::exception& e) {
             log::warning("live timer, channel " + std::to_string(key) + ": " + e.what());
         }

@@ -470,7 +470,7 @@ void StreamReader::flush(bool producerActive) {
         fail(UstError("lttng_ust_ctl_flush_buffer", r).what(), r == kSpoiledBuffer);
 }
 
-void StreamReader::liveTick() {
+void StreamReader::liveTick(bool newStreamsPublished) {
     if (!isOpen() || kind_ != Kind::Data)
         return;
     std::uint64_t now = 0, streamId = 0;
@@ -482,6 +482,11 @@ void StreamReader::liveTick() {
     flush(true);
     if (drain() != 0)
         return;
+    if (newStreamsPublished) {
+        flush(false); // an empty packet, the viewer's cue to ask for new streams
+        if (drain() != 0)
+            return;
+    }
     try {
         sink_->beacon(now, streamId);
     } catch (const std::exception& e) {

@@ -116,9 +116,17 @@ public:
     /// Live timer tick (data streams; lttng-tools 2.13 consumer-timer.c,
     /// check_stream): takes the stream's current timestamp, closes a packet
     /// that holds events (flush_buffer(stream, 1)) and drains; if nothing
-    /// was read, sends a beacon with that timestamp. Throws StreamError
-    /// (and closes) on failure.
-    void liveTick();
+    /// was read, sends a beacon with that timestamp. With
+    /// `newStreamsPublished`, an idle stream closes an empty packet
+    /// instead (flush_buffer(stream, 0)) and sends it: lttng-relayd 2.13
+    /// tells a viewer of new streams only in an index it sends
+    /// (LTTNG_VIEWER_INDEX_OK, live.c viewer_get_next_index), not in a
+    /// beacon's, and babeltrace2 2.0.4's lttng-live asks for new streams
+    /// only then or once every stream it reads hung up: a viewer whose
+    /// streams were all idle never saw a new app (LTTng bug 1406, fixed in
+    /// lttng-relayd 2.13.12 and babeltrace2's master after 2.0; Debian 12
+    /// has 2.13.9 and 2.0.4). Throws StreamError (and closes) on failure.
+    void liveTick(bool newStreamsPublished);
 
     /// flush(false), fixUpStalled(), drain, close: the producers are gone.
     /// While held, it waits for release(). Never throws (failures are

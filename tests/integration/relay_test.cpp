@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -591,6 +592,36 @@ TEST_F(Relay, EachPerPidAppsTraceReachesLiveViewersWithItsMetadataAndDataStreams
     for (const auto& [trace, kinds] : traces)
         EXPECT_TRUE(kinds.first && kinds.second) << paths[trace];
     s->Destroy({});
+}
+
+// A viewer whose streams are all idle learns of a new per-PID app: the
+// relay tells viewers of new streams only in a data index
+// (LTTNG_VIEWER_FLAG_NEW_STREAM with LTTNG_VIEWER_INDEX_OK), never in an
+// idle stream's beacon, and babeltrace2 2.0.4 asks for new streams only then
+// or once every stream it reads hung up: a viewer of an app that emitted
+// once and then slept saw nothing of a second app (LTTng bug 1406; LTTng
+// 2.13.9 hangs the same way). At the tick after new streams are published,
+// the consumer's idle streams send an empty packet instead of a beacon.
+TEST_F(Relay, AViewerOfAnIdleAppLearnsOfANewPerPidApp) {
+    RelayDaemon relay(relayOutput("live-idle"));
+    const std::string name = "live-idle";
+    auto s = startLivePerPid(name, relay, 200000, "tracectl_demo:tick");
+    // One tick, then asleep for the rest of the test.
+    ChildProcess idle({demoApp(), "2", "600000000"}, {}, appLog());
+    LiveViewerRun run = startLiveViewer(relay, name, "live-idle-viewer.log");
+    ASSERT_TRUE(run.attached) << run.why;
+    ASSERT_TRUE(eventually([&] { return viewerTicks(*run.viewer) >= 1; }, std::chrono::seconds(30)))
+        << "the viewer never printed the idle app's tick: "
+        << fileText(sandbox_->dir() + "/log/live-idle-viewer.log");
+    constexpr int kTicks = 21;
+    runApp(kTicks);
+    EXPECT_TRUE(eventually([&] { return viewerTicks(*run.viewer) >= 1 + kTicks; },
+                           std::chrono::seconds(30)))
+        << "the viewer printed " << viewerTicks(*run.viewer) - 1 << " of the new app's " << kTicks
+        << " ticks; its stderr: " << fileText(sandbox_->dir() + "/log/live-idle-viewer.log");
+    ::kill(idle.pid(), SIGKILL);
+    (void)idle.wait(10000);
+    expectViewerEnds(*run.viewer, *s, "live-idle-viewer.log", 1 + kTicks);
 }
 
 // 3b. Per-PID apps that live several live-timer periods, one after

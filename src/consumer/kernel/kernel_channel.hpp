@@ -100,7 +100,7 @@ public:
     void drainAndClose(bool producersStopped) noexcept override;
     /// Live sessions: reads every CPU and closes each stream's packet (an
     /// idle stream's empty packet tells live viewers it is idle up to now).
-    void liveTick() override { flush(); }
+    void liveTick(bool /*newStreamsPublished*/) override { flush(); }
     bool traceGoesOn() const noexcept override { return true; }
     /// The conversions (kernel_records::encode()) of events enabled now.
     /// Throws RequestError(InvalidArgument) if they do not decode.

@@ -203,6 +203,7 @@ void RelaySession::publish() {
     }
     publishPending_ = false;
     publishWaitTicks_ = 0;
+    newStreamsPublished_ = true;
     for (auto& [handle, s] : streams_)
         s.published = true;
 }

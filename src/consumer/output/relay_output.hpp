@@ -39,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tracectl::consumer {
@@ -135,6 +136,10 @@ public:
     /// kMaxPublishWaitTicks live-timer ticks is published as it is
     /// (logged). Throws std::runtime_error.
     void streamsSent();
+    /// Whether a STREAMS_SENT went since the last call (the consumer's live
+    /// tick then has idle streams send an empty packet:
+    /// StreamReader::liveTick()).
+    bool takeNewStreamsPublished() noexcept { return std::exchange(newStreamsPublished_, false); }
     /// How long streamsSent() waits for a trace's other streams, in
     /// live-timer ticks.
     static constexpr unsigned kMaxPublishWaitTicks = 10;
@@ -265,6 +270,7 @@ private:
     /// streamsSent() was called and its STREAMS_SENT not sent yet; the
     /// live-timer ticks it waited.
     bool publishPending_ = false;
+    bool newStreamsPublished_ = false; ///< takeNewStreamsPublished()
     unsigned publishWaitTicks_ = 0;
     Linger linger_;
     std::list<LingeringTrace> lingering_; ///< in the order they were closed
