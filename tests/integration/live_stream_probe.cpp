@@ -19,6 +19,9 @@ constexpr std::uint32_t kListSessions = 2;
 constexpr std::uint32_t kAttachSession = 3;
 constexpr std::uint32_t kGetNewStreams = 7;
 constexpr std::uint32_t kCreateSession = 8;
+constexpr std::uint32_t kGetMetadata = 6;
+constexpr std::uint32_t kMetadataOk = 1;
+constexpr std::uint32_t kNoNewMetadata = 2;
 constexpr std::uint32_t kClientCommand = 1;
 constexpr std::uint32_t kSeekBeginning = 1;
 constexpr std::uint32_t kAttachOk = 1;
@@ -116,6 +119,26 @@ std::vector<LiveStreamProbe::Stream> LiveStreamProbe::newStreams(bool& hungUp) {
     if (status != kNewStreamsOk && status != kNewStreamsNoNew && status != kNewStreamsHup)
         throw std::runtime_error("GET_NEW_STREAMS failed: status " + std::to_string(status));
     return receiveStreams(status == kNewStreamsOk ? count : 0);
+}
+
+std::string LiveStreamProbe::metadata(std::uint64_t streamId) {
+    std::string text;
+    for (;;) {
+        std::vector<std::uint8_t> request;
+        put(request, streamId, 8);
+        send(kGetMetadata, request);
+        const auto reply = receive(12);
+        const std::uint64_t length = get(reply, 0, 8);
+        const std::uint64_t status = get(reply, 8, 4);
+        if (status == kNoNewMetadata)
+            return text;
+        if (status != kMetadataOk)
+            throw std::runtime_error("GET_METADATA failed: status " + std::to_string(status));
+        if (length == 0)
+            return text; // lttng-relayd 2.13 after a clear: try later
+        const auto bytes = receive(static_cast<std::size_t>(length));
+        text.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
 }
 
 void LiveStreamProbe::send(std::uint32_t command, const std::vector<std::uint8_t>& payload) {

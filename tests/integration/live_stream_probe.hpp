@@ -4,10 +4,10 @@
 // viewer protocol of lttng-relayd 2.13 (lttng-tools
 // src/bin/lttng-relayd/lttng-viewer-abi.h, big-endian, packed) only as far
 // as learning which streams the relay publishes: CONNECT, CREATE_SESSION,
-// LIST_SESSIONS, ATTACH_SESSION and GET_NEW_STREAMS. It never reads an
-// index or a packet, so it asks for new streams as fast as the relay
-// answers: what it sees after each answer is what a viewer (babeltrace2's
-// lttng-live) would hold at that moment.
+// LIST_SESSIONS, ATTACH_SESSION, GET_NEW_STREAMS and GET_METADATA. It
+// never reads an index or a packet, so it asks for new streams as fast as
+// the relay answers: what it sees after each answer is what a viewer
+// (babeltrace2's lttng-live) would hold at that moment.
 #pragma once
 
 #include "common/unique_fd.hpp"
@@ -43,6 +43,10 @@ public:
     /// since the last call; `hungUp` set when the relay answers that the
     /// session is closed. Throws std::runtime_error.
     std::vector<Stream> newStreams(bool& hungUp);
+    /// GET_METADATA of metadata stream `streamId` until the relay has no
+    /// more: the metadata bytes (packetized CTF) a viewer holds now.
+    /// Throws std::runtime_error.
+    std::string metadata(std::uint64_t streamId);
 
 private:
     void send(std::uint32_t command, const std::vector<std::uint8_t>& payload);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <gtest/gtest.h>
+#include <map>
 #include <mutex>
 #include <sys/socket.h>
 #include <thread>
@@ -653,15 +654,18 @@ std::size_t streamsSentCount(FakeRelay& relay, RelaySession& session) {
 } // namespace
 
 // Issue 40, A.6 (and the activation suite's live viewer across a restart):
-// a live session publishes each trace whole. A viewer that asked for new
-// streams between a trace's metadata stream's STREAMS_SENT and its data
-// streams' got a trace with metadata and no data stream, and babeltrace2
-// 2.0.4's lttng-live then asked for new streams in a loop without ever
-// reading the data streams that came next (relayd log: metadata published
-// 11 ms before the data streams, then GET_NEW_STREAMS ~50,000 times a
-// second). Either order, and the STREAMS_SENT of a whole trace waits for
-// another trace that is partial (the relay publishes every stream added).
-TEST(RelayRotation, ALiveSessionPublishesEachTraceWithItsMetadataAndDataStreamsTogether) {
+// a live session publishes each trace whole, with its first data packet.
+// A viewer that asked for new streams between a trace's metadata stream's
+// STREAMS_SENT and its data streams' got a trace with metadata and no data
+// stream, and babeltrace2 2.0.4's lttng-live then asked for new streams in a
+// loop without ever reading the data streams that came next (relayd log:
+// metadata published 11 ms before the data streams, then GET_NEW_STREAMS
+// ~50,000 times a second). A viewer that learned of a trace before its
+// metadata held the event classes of its packets crashed (babeltrace2 2.0.4
+// sizes its table of sequence lengths once). Either order of streams, and
+// the STREAMS_SENT of a whole trace waits for another trace that is partial
+// (the relay publishes every stream added).
+TEST(RelayRotation, ALiveSessionPublishesEachTraceWholeWithItsFirstDataPacket) {
     for (const bool metadataFirst : {true, false}) {
         SCOPED_TRACE(metadataFirst ? "metadata first" : "data first");
         FakeRelay relay;
@@ -675,20 +679,36 @@ TEST(RelayRotation, ALiveSessionPublishesEachTraceWithItsMetadataAndDataStreamsT
         const auto name = [](StreamKind k) {
             return k == StreamKind::Metadata ? "metadata" : "chan_0";
         };
-        auto a1 = chunk.openStream(appA, name(first), first);
+        std::map<std::string, std::unique_ptr<StreamSink>> sinks;
+        sinks["A1"] = chunk.openStream(appA, name(first), first);
         chunk.streamsOpened();
         EXPECT_EQ(streamsSentCount(relay, *session), 0u) << "A has one kind of stream";
-        auto b1 = chunk.openStream(appB, name(first), first);
-        auto b2 = chunk.openStream(appB, name(second), second);
+        sinks["B1"] = chunk.openStream(appB, name(first), first);
+        sinks["B2"] = chunk.openStream(appB, name(second), second);
         chunk.streamsOpened();
+        StreamSink& dataB = *sinks[metadataFirst ? "B2" : "B1"];
+        IndexEntry e = packet(0);
+        e.streamId = 5;
+        dataB.write(kBytes.data(), 64, 40, &e);
         EXPECT_EQ(streamsSentCount(relay, *session), 0u)
-            << "B is whole, but the relay would publish A's stream with it";
-        auto a2 = chunk.openStream(appA, name(second), second);
+            << "B is whole and has a packet, but the relay would publish A's stream with it";
+        sinks["A2"] = chunk.openStream(appA, name(second), second);
         chunk.streamsOpened();
-        EXPECT_EQ(streamsSentCount(relay, *session), 1u) << "both whole: one STREAMS_SENT";
-        // A stream added to a trace already published goes at once.
+        EXPECT_EQ(streamsSentCount(relay, *session), 0u) << "both whole, no packet since";
+        StreamSink& dataA = *sinks[metadataFirst ? "A2" : "A1"];
+        relay.clear();
+        dataA.write(kBytes.data(), 64, 40, &e);
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u);
+        const auto kinds = relay.commandKinds();
+        const auto sent = std::find(kinds.begin(), kinds.end(), RelaydCommand::StreamsSent);
+        EXPECT_LT(sent - kinds.begin(),
+                  std::find(kinds.begin(), kinds.end(), RelaydCommand::SendIndex) - kinds.begin())
+            << "published before the packet's index";
+        // A stream added to a trace already published goes with its packet.
         auto a3 = chunk.openStream(appA, "chan_1", StreamKind::Data);
         chunk.streamsOpened();
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u);
+        a3->write(kBytes.data(), 64, 40, &e);
         EXPECT_EQ(streamsSentCount(relay, *session), 2u);
         EXPECT_TRUE(session->failure().empty()) << session->failure();
     }
@@ -713,6 +733,21 @@ TEST(RelayRotation, APartialTraceIsPublishedAfterAWhileOrWhenNothingMoreComes) {
         EXPECT_EQ(streamsSentCount(relay, *session), 0u);
         session->liveTick();
         EXPECT_EQ(streamsSentCount(relay, *session), 1u) << "published as it is";
+    }
+    {
+        FakeRelay relay;
+        auto session = relay.session();
+        session->setLiveLinger({2, 2});
+        RelayChunk chunk(session, 0);
+        const std::string app = "ust/pid/app-1-20261207-100000";
+        auto metadata = chunk.openStream(app, "metadata", StreamKind::Metadata);
+        auto idle = chunk.openStream(app, "chan_0", StreamKind::Data);
+        chunk.streamsOpened();
+        for (unsigned i = 1; i < RelaySession::kMaxPublishWaitTicks; ++i)
+            session->liveTick();
+        EXPECT_EQ(streamsSentCount(relay, *session), 0u) << "whole, but no packet yet";
+        session->liveTick();
+        EXPECT_EQ(streamsSentCount(relay, *session), 1u) << "an idle app's trace, in the end";
     }
     {
         FakeRelay relay;

@@ -166,9 +166,20 @@ std::uint64_t RelaySession::addStream(const std::string& name, const std::string
 void RelaySession::streamsSent() {
     requireUsable();
     publishPending_ = true;
-    if (live_ && !snapshot_ && !partialTraces().empty())
-        return; // the next streamsSent() or liveTick() sends it
+    if (live_ && !snapshot_)
+        return; // at a whole trace's first data packet (sendPacket()) or liveTick()
     publish();
+}
+
+bool RelaySession::publishNow() const {
+    if (!publishPending_ || !failure_.empty() || !partialTraces().empty())
+        return false;
+    // A stream that sent a packet while another trace was partial, or that
+    // closed unpublished: nothing it waited for is coming.
+    return std::any_of(streams_.begin(), streams_.end(), [](const auto& o) {
+        const Stream& s = o.second;
+        return !s.published && (s.nextSeq > 0 || s.closed || s.lingering);
+    });
 }
 
 std::vector<std::string> RelaySession::partialTraces() const {
@@ -212,6 +223,10 @@ void RelaySession::sendPacket(std::uint64_t handle, const void* data, std::size_
                               std::size_t paddingBytes, const IndexEntry& index) {
     requireUsable();
     Stream& s = stream(handle);
+    // A live trace goes to the viewers with its first data packet: by then
+    // its metadata declares what the packet holds (streamsSent()).
+    if (publishPending_ && !s.published && !s.metadata && partialTraces().empty())
+        publish();
     try {
         data_.sendPacket(handle, s.nextSeq, bytesAt(data, contentBytes), paddingOf(paddingBytes));
         relayd::RelaydIndex i;
@@ -308,16 +323,18 @@ bool RelaySession::dataOpen(const std::string& pathname) const noexcept {
 }
 
 void RelaySession::liveTick() noexcept {
-    if (publishPending_ && failure_.empty() && partialTraces().empty()) {
-        publishAsItIs(); // their other streams closed before they came
+    if (publishNow()) {
+        publishAsItIs();
     } else if (publishPending_ && failure_.empty() && ++publishWaitTicks_ >= kMaxPublishWaitTicks) {
         std::string partial;
         for (const std::string& p : partialTraces())
             partial += (partial.empty() ? "" : ", ") + p;
-        log::warning("relay session " + std::to_string(relaySessionId_) + ": trace(s) " + partial +
-                     " published to live viewers without their metadata or data " +
-                     "streams after " + std::to_string(publishWaitTicks_) + " live-timer ticks");
-        publishAsItIs();
+        if (!partial.empty())
+            log::warning("relay session " + std::to_string(relaySessionId_) + ": trace(s) " +
+                         partial + " published to live viewers without their metadata or data " +
+                         "streams after " + std::to_string(publishWaitTicks_) +
+                         " live-timer ticks");
+        publishAsItIs(); // idle traces too: their metadata is whole by now
     }
     if (lingering_.empty())
         return;

@@ -122,19 +122,29 @@ public:
                             std::uint64_t chunkId, bool metadata);
     /// STREAMS_SENT: the relay publishes every stream added since the
     /// last one to live viewers (lttng-relayd 2.13 main.c
-    /// relay_streams_sent, stream_publish). In a live session
-    /// (setLiveLinger()) it waits until each trace with a stream it would
-    /// publish has its metadata stream and a data stream added: a viewer
-    /// that asks for new streams in between would get a trace with its
-    /// metadata and no data stream, or the reverse, and babeltrace2
-    /// 2.0.4's lttng-live then asks for new streams in a loop and never
-    /// reads the data streams that come next (seen: a per-UID trace after
-    /// a daemon restart, its metadata published 11 ms before its data
-    /// streams). lttng-consumerd publishes a UST trace whole: the data
-    /// streams go unpublished until the metadata stream's STREAMS_SENT
-    /// (ust-consumer.c setup_metadata). A trace that stays partial for
-    /// kMaxPublishWaitTicks live-timer ticks is published as it is
-    /// (logged). Throws std::runtime_error.
+    /// relay_streams_sent, stream_publish). In a live session it waits:
+    /// - until each trace with a stream it would publish has its metadata
+    ///   stream and a data stream added: a viewer that asks for new streams
+    ///   in between would get a trace with its metadata and no data stream,
+    ///   or the reverse, and babeltrace2 2.0.4's lttng-live then asks for
+    ///   new streams in a loop and never reads the data streams that come
+    ///   next (seen: a per-UID trace after a daemon restart, its metadata
+    ///   published 11 ms before its data streams). lttng-consumerd
+    ///   publishes a UST trace whole (ust-consumer.c setup_metadata);
+    /// - and until such a trace's first data packet (sendPacket()): a
+    ///   viewer builds its decoders from the metadata it finds when it
+    ///   learns of a trace, and babeltrace2 2.0.4 sizes their table of
+    ///   sequence lengths then, never after (fixed after 2.0, babeltrace
+    ///   839df1da8 "ctf: grow stored_values array when necessary"): an
+    ///   event class with a sequence that came in a later metadata packet
+    ///   made it write past that table and crash (SIGSEGV, 2 of 4 runs of
+    ///   8 per-PID apps at once). The first data packet goes after the
+    ///   metadata of the events it holds.
+    /// A stream that closed unpublished, or sent a packet while another
+    /// trace was partial, is published at the next live tick that can; a
+    /// trace still waiting after kMaxPublishWaitTicks ticks is published as
+    /// it is (logged if partial), and at the session's end. Throws
+    /// std::runtime_error.
     void streamsSent();
     /// Whether a STREAMS_SENT went since the last call (the consumer's live
     /// tick then has idle streams send an empty packet:
@@ -247,6 +257,9 @@ private:
     /// The folders of the traces that an unpublished open stream belongs
     /// to and that lack a metadata or a data stream (streamsSent()).
     std::vector<std::string> partialTraces() const;
+    /// Whether liveTick() publishes: a STREAMS_SENT waits, no trace is
+    /// partial, and an unpublished stream sent a packet or closed.
+    bool publishNow() const;
     /// Sends the STREAMS_SENT that streamsSent() deferred, if any, and
     /// marks every stream published. Throws std::runtime_error.
     void publish();
