@@ -43,7 +43,10 @@ constexpr std::chrono::microseconds kStatisticsPeriod{1'000'000};
 /// far apart (a viewer whose last stream hung up asks for the next ones
 /// within its retry period, 100 ms for babeltrace2's lttng-live), and all
 /// within the limit, under the daemon's deadline for Shutdown (20 s).
-constexpr std::chrono::milliseconds kShutdownDrainSpacing{1'000};
+constexpr std::chrono::milliseconds kShutdownDrainSpacing{800};
+/// While the session goes on, the lingering traces close one at a time at
+/// least this far apart (liveLinger()).
+constexpr std::chrono::milliseconds kLingerSpacing{800};
 constexpr std::chrono::seconds kShutdownDrainLimit{14};
 
 /// Live-timer ticks for `span`, at least `minTicks`.
@@ -56,10 +59,15 @@ unsigned ticksFor(std::chrono::microseconds span, std::uint64_t liveTimerUsec, u
 /// Live sessions: how long a stream closed while the session goes on (a
 /// per-PID app exited) stays open on the relay, so that the viewers learn
 /// of it and read it to its end (RelaySession::setLiveLinger()): at least
-/// 3 ticks and 3 s; and the traces close at least 2 ticks and 2 s apart.
+/// 3 ticks and 3 s; and the traces close at least 2 ticks and
+/// kLingerSpacing apart (a viewer whose last stream hung up asks for the
+/// next trace within its retry period, 100 ms for babeltrace2's
+/// lttng-live; 2 s apart, a viewer trailed 20 short apps by a minute, and
+/// the destroy's limit cut it at 16 of 20; 400 ms apart, a viewer on a
+/// loaded machine missed one of 20).
 RelaySession::Linger liveLinger(std::uint64_t liveTimerUsec) {
     return {ticksFor(std::chrono::seconds(3), liveTimerUsec, 3),
-            ticksFor(std::chrono::seconds(2), liveTimerUsec, 2)};
+            ticksFor(kLingerSpacing, liveTimerUsec, 2)};
 }
 /// A reply or ust-ctl transfer blocked longer than this means the daemon
 /// stopped reading: give up on it (SO_SNDTIMEO).

@@ -679,13 +679,16 @@ TEST_F(Relay, ALiveViewerSeesPerPidAppsThatLiveSeveralTicksOneAfterAnother) {
 // them at once left a viewer with the first 2 of 10 apps (lttng-relayd
 // 2.13 unpublishes a closed stream once it holds all its data, so a
 // viewer that had not asked for a trace's streams by then never sees it).
+// With 20 apps (the case) the traces closing 2 s apart and the
+// destroy's 14 s cap left the viewer 15 or 16 of 20; they now close 800 ms
+// apart.
 TEST_F(Relay, ALiveViewerSeesEveryShortPerPidAppWhenTheSessionIsDestroyedSoonAfter) {
     RelayDaemon relay(relayOutput("live-pid10"));
     const std::string name = "live-pid10";
     auto s = startLivePerPid(name, relay, 200000, "tracectl_demo:tick");
     LiveViewerRun run = startLiveViewer(relay, name, "live-pid10-viewer.log");
     ASSERT_TRUE(run.attached) << run.why;
-    constexpr int kApps = 10;
+    constexpr int kApps = 20; // the case
     constexpr int kTicks = 21;
     for (int i = 0; i < kApps; ++i) {
         runApp(kTicks);
