@@ -397,6 +397,29 @@ TEST_F(DtracePid, StackActionOfAKernelProbeNamesKernelFrames) {
     expectNothingLeft(exitedPid(r.err));
 }
 
+TEST_F(DtracePid, UstackOfASecondThreadIsItsProcesssAndNamed) {
+    // tracectl-callstack-app --thread: a second thread makes the 5 getppid calls and
+    // exits at once, likely before the consumer converts its records: their pid is the
+    // process's all the same (ftrace's user_stack entry gives it), so the predicate
+    // keeps them, and their stacks are named from the process's mappings.
+    const char* app = std::getenv("TRACECTL_CALLSTACK_APP");
+    ASSERT_NE(app, nullptr);
+    const RunResult r =
+        run({tracectlCli(), "dtrace", "--json", "-c", std::string(app) + " --thread 5", "-n",
+             "syscalls:sys_enter_getppid /pid == $target/ "
+             "{ @[ustack(2)] = count(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    std::map<std::string, long long> stacks;
+    for (const auto& [key, value] : stackEntries(r.out, "")) {
+        stacks[withoutOffsets(key)] += value;
+    }
+    EXPECT_EQ(stacks, (std::map<std::string, long long>{
+                          {"tracectl-callstack-app`tracectl_callstack_caller < "
+                           "tracectl-callstack-app`tracectl_callstack_thread",
+                           5}}))
+        << r.out << r.err;
+}
+
 TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAndActionsAreRefused) {
     // As the program is compiled (before the command runs): exit 2, why, and nothing left.
     const RunResult r =

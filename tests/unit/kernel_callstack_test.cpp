@@ -30,11 +30,12 @@ struct Event {
     std::uint16_t id = 0;
     std::vector<std::uint64_t> kernel;
     std::vector<std::uint64_t> user;
-    std::uint32_t value = 0; ///< kEventCtf: its copied field
-    std::string symbol;      ///< kKernelSymbolId: its name; kVmMapId: its path
-    std::uint64_t start = 0; ///< kVmMapId
-    std::int32_t pid = 0;    ///< kVmMapId, kThreadId
-    std::int32_t tid = 0;    ///< kThreadId
+    std::uint32_t value = 0;  ///< kEventCtf: its copied field
+    std::string symbol;       ///< kKernelSymbolId: its name; kVmMapId: its path
+    std::uint64_t start = 0;  ///< kVmMapId
+    std::int32_t pid = 0;     ///< kVmMapId, kThreadId
+    std::int32_t tid = 0;     ///< kThreadId
+    std::int32_t context = 0; ///< the pid context (a mask with kContextPid)
 };
 
 /// Mappings by pid, and how many times each pid's were read.
@@ -82,6 +83,10 @@ struct Fixture {
                 Event e;
                 e.id = static_cast<std::uint16_t>(getLe(p, at, 2));
                 at += 10;
+                if ((mask & kContextPid) != 0) {
+                    e.context = static_cast<std::int32_t>(getLe(p, at, 4));
+                    at += 4;
+                }
                 for (const std::uint32_t bit : {kContextCallstackKernel, kContextCallstackUser}) {
                     if ((mask & bit) == 0)
                         continue;
@@ -354,6 +359,23 @@ TEST(Callstack, AThreadsProcessIsWrittenBeforeItsFirstUserStackOncePerChunk) {
                                                "event3", "thread 10 of 7", "event4",
                                                "thread 8 of 8", "event5", "thread 8 of 7", "event6",
                                                "map 7", "thread 10 of 7", "event7"}));
+}
+
+TEST(Callstack, AnEventWithAUserStackHasItsTgidAsPidContext) {
+    // No /proc answer (processes null: pid = tid, as for a thread gone before the
+    // lookup): the user_stack entry's tgid is the event's pid, and its thread event's.
+    TableMaps maps;
+    maps.maps[7] = {{0x1000, 0x2000, 0x0, "/bin/app"}};
+    Fixture f(kContextPid | kContextCallstackUser, nullptr, &maps);
+    PageWriter w(1000);
+    w.record(10, event(8, 1));
+    w.record(1, userStack(8, {0x1100}, 7));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(2000);
+    const auto events = f.events();
+    ASSERT_EQ(events.size(), 3u) << "map, thread, event";
+    for (const Event& e : events)
+        EXPECT_EQ(e.context, 7) << e.id;
 }
 
 TEST(Callstack, ProcMapsKeepsTheExecutableFileMappings) {

@@ -185,6 +185,8 @@ void FtraceStream::release(bool all) {
         if (!all && !complete(p))
             return;
         if (p.conversion != nullptr) {
+            if (p.userPid > 0) // the kernel's word on the thread's process, over /proc's
+                p.context.pid = p.userPid;
             ContextValues ctx = p.context;
             ctx.kernelStack = p.kernelStack;
             ctx.userStack = p.userStack;

@@ -77,7 +77,9 @@ struct FtraceStreamCounters {
 /// the running thread's at event time when the trace tells them (a
 /// sched_switch on this CPU named the thread switched in, and execs and
 /// renames since then: kernel_records TaskRole); otherwise, and for `pid`,
-/// `processes` answers.
+/// `processes` answers, except for an event with a user stack, whose `pid`
+/// is the user_stack entry's tgid (a thread gone before the lookup would
+/// otherwise be its own process).
 ///
 /// Call stacks (callstack-kernel, callstack-user): ftrace writes a
 /// kernel_stack / user_stack entry right after the event it belongs to
