@@ -2,6 +2,7 @@
 
 #include "aggregate/format.hpp"
 #include "aggregate/lexer.hpp"
+#include "aggregate/program_checks.hpp"
 #include "aggregate/user_probes.hpp"
 
 #include <algorithm>
@@ -92,6 +93,7 @@ public:
         if (program_.clauses.empty()) {
             throw ProgramError(peek().at, "empty program: expected a probe description");
         }
+        checkStackPlacement(program_);
         return std::move(program_);
     }
 

@@ -12,14 +12,15 @@
 //                 unary-) over integer, character and string literals, identifiers,
 //                 args[N]->member, variables, function calls, $macros and parentheses
 //
-// Speculations, copyin*, stack()/ustack(), destructive actions and the preprocessor are
+// Speculations, copyin*, destructive actions and the preprocessor are
 // refused with the feature's name and position.
 //
 // Checks what needs no trace: the functions exist and get DTrace's argument counts
 // (count(); sum/avg/min/max/stddev/quantize(e); lquantize(e, low, high[, step]) with
 // integer constants: step > 0, high > low, at most 65535 levels and 32-bit bounds, as
 // DTrace's dt_cc.c requires), each aggregation keeps one function, one lquantize
-// layout and one number of keys (DTrace: "aggregation redefined").
+// layout and one number of keys (DTrace: "aggregation redefined"), stack( ) and ustack( )
+// only as aggregation keys and actions (program_checks.hpp).
 #pragma once
 
 #include "aggregate/program.hpp"

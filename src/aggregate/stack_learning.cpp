@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::string_view kKernelSymbolEvent = "tracectl_kernel_symbol";
 constexpr std::string_view kVmMapEvent = "tracectl_vm_map";
+constexpr std::string_view kThreadEvent = "tracectl_thread";
 
 /// Member `name` of `payload` (babeltrace2 drops the fields' leading '_' of CTF 1.8).
 const bt_field* member(const bt_field* payload, const char* name) {
@@ -45,7 +46,7 @@ std::optional<std::string> stringOf(const bt_field* payload, const char* name) {
 } // namespace
 
 bool tellsStackNames(std::string_view name) noexcept {
-    return name == kKernelSymbolEvent || name == kVmMapEvent;
+    return name == kKernelSymbolEvent || name == kVmMapEvent || name == kThreadEvent;
 }
 
 void learnStackNames(const bt_event* event, symbols::StackNames& names) {
@@ -61,6 +62,14 @@ void learnStackNames(const bt_event* event, symbols::StackNames& names) {
         auto module = stringOf(payload, "module");
         if (address && end && symbol && module) {
             names.learnKernelSymbol(*address, *end, std::move(*symbol), std::move(*module));
+        }
+        return;
+    }
+    if (name == kThreadEvent) {
+        const auto tid = signedOf(payload, "tid");
+        const auto pid = signedOf(payload, "pid");
+        if (tid && pid) {
+            names.learnThread(static_cast<std::int32_t>(*tid), static_cast<std::int32_t>(*pid));
         }
         return;
     }

@@ -1,6 +1,6 @@
 // What a trace tells of the names of its call stacks' addresses, taken from its records
-// as the reader meets them: tracectl_kernel_symbol and tracectl_vm_map events
-// (common/kernel_records.hpp; the kernel consumer writes them before the first record of
+// as the reader meets them: tracectl_kernel_symbol, tracectl_vm_map and tracectl_thread
+// events (common/kernel_records.hpp; the kernel consumer writes them before the first record of
 // a stream, in each chunk, that needs them), into symbols::StackNames.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include "aggregate/json_output.hpp"
 #include "aggregate/options.hpp"
 #include "aggregate/parser.hpp"
+#include "aggregate/program_checks.hpp"
 #include "aggregate/program_run.hpp"
 #include "aggregate/text_output.hpp"
 #include "aggregate/trace_reader.hpp"
@@ -873,6 +874,14 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
                 enabled.emplace_back(pattern, domain);
             }
         }
+        // What the probe descriptions tell of the fields each clause reads is checked now,
+        // as dtrace(1M) compiles a program: before any session, probe or run of -c's
+        // command (the binder would only find it in the records).
+        agg::checkProbeFields(program, [&](const agg::ProbeDescription& probe) {
+            return std::any_of(enabled.begin(), enabled.end(), [&](const auto& e) {
+                return e.first == probe.pattern && e.second == Domain::Kernel;
+            });
+        });
         // The probes of processes (pid$target::f:entry, PROVIDER$target:::NAME): userspace
         // probes of the kernel domain on each process's executable, defined while a -c
         // command waits at its first instruction.

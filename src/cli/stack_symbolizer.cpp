@@ -91,6 +91,25 @@ void StackSymbolizer::learnMapping(std::string_view line) {
     ++learnt_;
 }
 
+void StackSymbolizer::learnThread(std::string_view line) {
+    // The payload's fields: the last structure (the context's have a tid, maybe a pid).
+    const std::size_t payload = line.rfind('{');
+    if (payload == std::string_view::npos)
+        return;
+    const std::size_t t = fieldAt(line, "tid", payload);
+    const std::size_t p = fieldAt(line, "pid", payload);
+    if (t == std::string_view::npos || p == std::string_view::npos)
+        return;
+    std::size_t used[2] = {};
+    const std::uint64_t tid = numberAt(line.substr(t), used[0]);
+    const std::uint64_t pid = numberAt(line.substr(p), used[1]);
+    if (used[0] == 0 || used[1] == 0)
+        return;
+    names_.learnThread(static_cast<std::int32_t>(tid), static_cast<std::int32_t>(pid));
+    userTexts_.clear();
+    ++learnt_;
+}
+
 namespace {
 
 /// " <name+0xOFF [object]>" ("" for vmlinux: " <name+0xOFF>") for a frame with a symbol,
@@ -164,6 +183,10 @@ std::string StackSymbolizer::process(std::string_view line) {
     }
     if (line.find(" tracectl_vm_map: ") != std::string_view::npos) {
         learnMapping(line);
+        return std::string(line);
+    }
+    if (line.find(" tracectl_thread: ") != std::string_view::npos) {
+        learnThread(line);
         return std::string(line);
     }
     if (names_.empty())

@@ -19,10 +19,14 @@
 // stack of that process, from /proc/PID/maps at record time) and the ELF
 // symbols of the files they name (symbols/stack_names.hpp), read when this
 // runs. The event's process is its `pid` context field, else `vpid`, else
-// `tid` (a thread other than the main one then goes unnamed).
+// `tid`: a tid of a thread other than its process's main one is that
+// process's by the trace's tracectl_thread events (the consumer writes one
+// before the first event of a stream, in each chunk, with a user stack of
+// such a thread, from ftrace's user_stack entry).
 //   ... tracectl_vm_map: { cpu_id = 0 }, { tid = 9, ... }, { start =
 //       0x55D0C8A01000, end = 0x55D0C8A02000, pgoff = 0x1000, pid = 9, path =
 //       "/usr/bin/app" }
+//   ... tracectl_thread: { cpu_id = 1 }, { tid = 12, ... }, { tid = 12, pid = 9 }
 // Output: the same line, each address of a callstack_kernel sequence that
 // a symbol seen so far holds followed by ` <name+0xOFFSET>` (` <name+0xOFFSET
 // [module]>` for a module's), each address of a callstack_user sequence
@@ -45,7 +49,7 @@ class StackSymbolizer {
 public:
     /// The line with its stacks named (see above); learns the symbols a
     /// tracectl_kernel_symbol line gives and the mapping a tracectl_vm_map
-    /// line gives.
+    /// line gives, and the thread's process a tracectl_thread line gives.
     std::string process(std::string_view line);
 
     /// Kernel symbols and user mappings learnt so far.
@@ -54,6 +58,7 @@ public:
 private:
     void learnSymbol(std::string_view line);
     void learnMapping(std::string_view line);
+    void learnThread(std::string_view line);
     /// The line with the addresses of its sequence `field` named by `name`
     /// (an address to "name+0xOFF [object]", or "" to leave it alone).
     template <typename Name>
@@ -62,7 +67,7 @@ private:
     symbols::StackNames names_;
     std::size_t learnt_ = 0;
     /// The text of each user frame named so far, by (pid, address); emptied when a
-    /// mapping is learnt (it may name them differently).
+    /// mapping or a thread is learnt (it may name them differently).
     std::map<std::pair<std::int32_t, std::uint64_t>, std::string> userTexts_;
 };
 

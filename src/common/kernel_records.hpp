@@ -189,8 +189,19 @@ inline constexpr std::uint16_t kKernelSymbolId = 65529;
 /// again (the new ones) once per chunk if a stack has an address none
 /// holds (ftrace_stream.hpp).
 inline constexpr std::uint16_t kVmMapId = 65528;
+/// tracectl_thread (ours), declared beside tracectl_vm_map: i32 tid, i32
+/// pid: thread `tid` is of process `pid` (its tgid, from ftrace's
+/// user_stack entry), so that a reader finds the tracectl_vm_map events of
+/// a thread's process without a pid context. The consumer writes one into
+/// a stream, with the time and context of the event, right before the
+/// first event of the stream (in each trace chunk) with a user stack of a
+/// thread other than its process's main one (tid != tgid), and again when
+/// a later stack of that tid is another process's (the tid reused); none
+/// for a main thread whose tid the stream never gave another process
+/// (ftrace_stream.hpp).
+inline constexpr std::uint16_t kThreadId = 65527;
 /// The highest id an ftrace (or ip provider) event may have.
-inline constexpr std::uint16_t kLastFtraceCtfId = 65527;
+inline constexpr std::uint16_t kLastFtraceCtfId = 65526;
 inline constexpr std::uint16_t kFirstFtraceCtfId = 4;
 
 /// Stream event context fields (bits of a channel's context mask), in the

@@ -16,11 +16,19 @@ void StackNames::learnMapping(std::int32_t pid, std::uint64_t start, std::uint64
                               std::uint64_t pgoff, std::string path) {
     if (end <= start)
         return;
+    threads_.erase(pid); // a process's id now, its main thread's
     std::vector<Mapping>& of = mappings_[pid];
     for (const Mapping& m : of)
         if (m.start == start && m.end == end && m.pgoff == pgoff && m.path == path)
             return; // written again in another stream or chunk
     of.push_back({start, end, pgoff, std::move(path)});
+}
+
+void StackNames::learnThread(std::int32_t tid, std::int32_t pid) {
+    if (tid == pid)
+        threads_.erase(tid);
+    else
+        threads_[tid] = pid;
 }
 
 std::optional<StackNames::Frame> StackNames::kernelFrame(std::uint64_t address) const {
@@ -42,6 +50,8 @@ const ElfSymbols& StackNames::elf(const std::string& path) {
 }
 
 std::optional<StackNames::Frame> StackNames::userFrame(std::int32_t pid, std::uint64_t address) {
+    if (const auto thread = threads_.find(pid); thread != threads_.end())
+        pid = thread->second;
     const auto of = mappings_.find(pid);
     if (of == mappings_.end())
         return std::nullopt;

@@ -36,12 +36,17 @@ public:
     /// offset `pgoff` on. A later mapping hides an earlier one it overlaps (an exec).
     void learnMapping(std::int32_t pid, std::uint64_t start, std::uint64_t end, std::uint64_t pgoff,
                       std::string path);
+    /// A tracectl_thread event: thread `tid` is of process `pid` (its tgid). Until a
+    /// later one says otherwise, or a tracectl_vm_map event makes `tid` a process's id
+    /// (the tid reused by a process's main thread), userFrame(tid, ...) is process `pid`'s.
+    void learnThread(std::int32_t tid, std::int32_t pid);
 
     /// The kernel symbol holding `address`, or nullopt.
     std::optional<Frame> kernelFrame(std::uint64_t address) const;
     /// The mapping of process `pid` holding `address` and the ELF symbol at its file
     /// offset, or nullopt (no mapping learnt holds it: the process was gone before the
-    /// consumer read its maps, or the address is in anonymous memory).
+    /// consumer read its maps, or the address is in anonymous memory). `pid` may be a
+    /// thread's id (a tid context): a thread learnt is its process's.
     std::optional<Frame> userFrame(std::int32_t pid, std::uint64_t address);
 
     /// dtrace(1)'s text for a frame (illumos dt_print_stack, dt_print_ustack):
@@ -49,7 +54,7 @@ public:
     /// symbol, "0xADDRESS" without a frame.
     static std::string dtraceText(const std::optional<Frame>& frame, std::uint64_t address);
 
-    bool empty() const noexcept { return kernel_.empty() && mappings_.empty(); }
+    bool empty() const noexcept { return kernel_.empty() && mappings_.empty() && threads_.empty(); }
 
 private:
     struct KernelSymbol {
@@ -68,6 +73,8 @@ private:
     std::map<std::uint64_t, KernelSymbol> kernel_; ///< by address
     /// By pid, in the order learnt (the latest holding an address wins).
     std::unordered_map<std::int32_t, std::vector<Mapping>> mappings_;
+    /// The process of each thread learnt, by tid (main threads: none).
+    std::unordered_map<std::int32_t, std::int32_t> threads_;
     std::unordered_map<std::string, std::unique_ptr<ElfSymbols>> files_;
 };
 

@@ -8,13 +8,18 @@
 // wrapper without a frame pointer hides it). Built with frame pointers:
 // ftrace walks user stacks by them.
 //
-//   tracectl-callstack-app N [WAIT_FD]
+//   tracectl-callstack-app [--thread] N [WAIT_FD]
 //
 // Prints its pid, then the sum of the system call's results. With WAIT_FD,
 // it then reads one byte from that fd before it exits (the test says when:
-// the consumer reads a process's mappings while it lives).
+// the consumer reads a process's mappings while it lives). With --thread,
+// the calls are a second thread's: main starts tracectl_callstack_thread(),
+// which prints its tid (after the pid) and calls tracectl_callstack_caller()
+// N times, and joins it.
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,16 +37,43 @@ __attribute__((noinline)) long tracectl_callstack_caller(void) {
     return tracectl_callstack_checked(ret);
 }
 
+static long thread_calls, thread_sum;
+
+__attribute__((noinline)) void* tracectl_callstack_thread(void* unused) {
+    (void)unused;
+    printf("%ld\n", (long)syscall(SYS_gettid));
+    long sum = 0;
+    for (long i = 0; i < thread_calls; ++i)
+        sum += tracectl_callstack_caller();
+    thread_sum = sum;
+    __asm__ volatile("" ::: "memory"); // no sibling call: the frame stays
+    return NULL;
+}
+
 int main(int argc, char** argv) {
+    const int threaded = argc > 1 && strcmp(argv[1], "--thread") == 0;
+    if (threaded) {
+        --argc;
+        ++argv;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: %s N\n", argv[0]);
+        fprintf(stderr, "usage: tracectl-callstack-app [--thread] N [WAIT_FD]\n");
         return 2;
     }
     const long n = strtol(argv[1], NULL, 10);
     printf("%ld\n", (long)getpid());
     long sum = 0;
-    for (long i = 0; i < n; ++i)
-        sum += tracectl_callstack_caller();
+    if (threaded) {
+        pthread_t thread;
+        thread_calls = n;
+        if (pthread_create(&thread, NULL, tracectl_callstack_thread, NULL) != 0 ||
+            pthread_join(thread, NULL) != 0)
+            return 3;
+        sum = thread_sum;
+    } else {
+        for (long i = 0; i < n; ++i)
+            sum += tracectl_callstack_caller();
+    }
     printf("%ld\n", sum);
     fflush(stdout);
     if (argc > 2) {

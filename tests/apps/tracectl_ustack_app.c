@@ -8,10 +8,13 @@
 // pointers (ftrace walks user stacks by them) and without sibling calls (each
 // caller's frame stays on the stack).
 //
-//   tracectl-ustack-app
+//   tracectl-ustack-app [MARK_FILE]
 //
-// Prints the sum of the work's results.
+// Prints the sum of the work's results. With MARK_FILE, it first creates that
+// file: the mark of having run (a refusal before the run leaves none).
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <sys/sdt.h>
 
 // The callers' call counts, read at run time so that no loop is unrolled into
@@ -53,7 +56,13 @@ __attribute__((noinline)) int tracectl_ustack_caller_c(void) {
     return sum;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+    if (argc > 1) {
+        const int fd = open(argv[1], O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return 3;
+        close(fd);
+    }
     const int sum =
         tracectl_ustack_caller_a() + tracectl_ustack_caller_b() + tracectl_ustack_caller_c();
     printf("%d\n", sum);

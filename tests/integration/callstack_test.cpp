@@ -203,6 +203,70 @@ TEST_F(Callstack, UserStacksAreNamedByViewFromTheMappingsTheTraceRecorded) {
     s->Destroy({});
 }
 
+TEST_F(Callstack, AThreadsUserStacksAreNamedByViewWithoutAPidContext) {
+    // The app's 5 getppid calls come from a second thread (tid != pid), and the session
+    // has no pid context: the trace's tracectl_thread event tells view the thread's
+    // process, whose mappings name the frames: the calling function, then the thread's.
+    auto s = create("cs-thread-names");
+    s->AddContext("kernel", "", "callstack-user", {});
+    s->EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
+    s->Start({});
+    const std::string fifo = sandbox_->dir() + "/callstack-thread-fifo";
+    ::unlink(fifo.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    const std::string log = sandbox_->dir() + "/log/callstack-thread-app.log";
+    constexpr int kCalls = 5;
+    ChildProcess app({"sh", "-c", "exec \"$0\" --thread \"$1\" 3 3<>\"$2\"", callstackApp(),
+                      std::to_string(kCalls), fifo},
+                     {}, log);
+    ASSERT_TRUE(eventually([&] {
+        const std::string text = fileText(log);
+        return std::count(text.begin(), text.end(), '\n') >= 3; // pid, thread's tid, sum
+    })) << fileText(log);
+    s->Stop({});
+    {
+        const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0) << std::strerror(errno);
+        ASSERT_EQ(::write(fd, "x", 1), 1);
+        ::close(fd);
+    }
+    ASSERT_EQ(app.wait(30000), 0) << fileText(log);
+    std::istringstream printed(fileText(log));
+    long pid = 0, tid = 0;
+    printed >> pid >> tid;
+    ASSERT_EQ(pid, app.pid()) << fileText(log);
+    ASSERT_NE(tid, pid) << fileText(log);
+    // The thread's calls, without a pid context; a tracectl_thread event says whose.
+    std::size_t calls = 0;
+    for (const Json& e : traceEvents(output("cs-thread-names"), {"syscall_entry_getppid"})) {
+        EXPECT_FALSE(e["context"].contains("pid")) << e.dump();
+        calls += e["context"]["tid"] == tid ? 1 : 0;
+    }
+    EXPECT_EQ(calls, static_cast<std::size_t>(kCalls));
+    std::size_t told = 0;
+    for (const Json& e : traceEvents(output("cs-thread-names"), {"tracectl_thread"}))
+        told += e["fields"]["tid"] == tid && e["fields"]["pid"] == pid ? 1 : 0;
+    EXPECT_GT(told, 0u) << "the app's thread is told";
+    const RunResult v = view("cs-thread-names");
+    ASSERT_TRUE(v.ok()) << v.describe();
+    std::istringstream lines(v.out);
+    std::size_t named = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find(" syscall_entry_getppid: ") == std::string::npos ||
+            line.find(" <tracectl_callstack_caller+0x") == std::string::npos)
+            continue;
+        EXPECT_NE(line.find("tid = " + std::to_string(tid) + ","), std::string::npos)
+            << "only the thread calls: " << line;
+        const std::size_t caller = line.find(" <tracectl_callstack_caller+0x");
+        const std::size_t thread = line.find(" <tracectl_callstack_thread+0x");
+        EXPECT_NE(thread, std::string::npos) << line;
+        EXPECT_LT(caller, thread) << "the caller is the innermost frame: " << line;
+        ++named;
+    }
+    EXPECT_EQ(named, static_cast<std::size_t>(kCalls)) << v.out;
+    s->Destroy({});
+}
+
 TEST_F(Callstack, UnknownContextsAndCallstacksOfUstAreRefusedClearly) {
     auto s = create("cs-refused");
     try {

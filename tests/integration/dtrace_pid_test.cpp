@@ -397,9 +397,31 @@ TEST_F(DtracePid, StackActionOfAKernelProbeNamesKernelFrames) {
     expectNothingLeft(exitedPid(r.err));
 }
 
+TEST_F(DtracePid, UstackOfASecondThreadIsItsProcesssAndNamed) {
+    // tracectl-callstack-app --thread: a second thread makes the 5 getppid calls and
+    // exits at once, likely before the consumer converts its records: their pid is the
+    // process's all the same (ftrace's user_stack entry gives it), so the predicate
+    // keeps them, and their stacks are named from the process's mappings.
+    const char* app = std::getenv("TRACECTL_CALLSTACK_APP");
+    ASSERT_NE(app, nullptr);
+    const RunResult r =
+        run({tracectlCli(), "dtrace", "--json", "-c", std::string(app) + " --thread 5", "-n",
+             "syscalls:sys_enter_getppid /pid == $target/ "
+             "{ @[ustack(2)] = count(); }"});
+    ASSERT_EQ(r.exitCode, 0) << r.describe() << r.out;
+    std::map<std::string, long long> stacks;
+    for (const auto& [key, value] : stackEntries(r.out, "")) {
+        stacks[withoutOffsets(key)] += value;
+    }
+    EXPECT_EQ(stacks, (std::map<std::string, long long>{
+                          {"tracectl-callstack-app`tracectl_callstack_caller < "
+                           "tracectl-callstack-app`tracectl_callstack_thread",
+                           5}}))
+        << r.out << r.err;
+}
+
 TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAndActionsAreRefused) {
-    // Once the records show the probe's fields (after the command ran): exit 2, why, and
-    // nothing left.
+    // As the program is compiled (before the command runs): exit 2, why, and nothing left.
     const RunResult r =
         run({tracectlCli(), "dtrace", "-c", ustackApp(), "-n",
              "pid$target::tracectl_ustack_work:entry { printf(\"%s\", ustack()); }"});
@@ -409,7 +431,8 @@ TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAndActionsAreRefused) {
                          "argument #2"),
               std::string::npos)
         << r.err;
-    expectNothingLeft(exitedPid(r.err));
+    EXPECT_EQ(r.out, "") << "the command ran";
+    EXPECT_TRUE(manager_->ListSessions().empty());
     // Nor in arithmetic.
     const RunResult sum = run({tracectlCli(), "dtrace", "-c", ustackApp(), "-n",
                                "pid$target::tracectl_ustack_work:entry { trace(stack() + 1); }"});
@@ -419,7 +442,64 @@ TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAndActionsAreRefused) {
                            "argument #1"),
               std::string::npos)
         << sum.err;
-    expectNothingLeft(exitedPid(sum.err));
+    EXPECT_EQ(sum.out, "") << "the command ran";
+    EXPECT_TRUE(manager_->ListSessions().empty());
+}
+
+TEST_F(DtracePid, WhatTheProgramAndItsProbesTellIsRefusedBeforeTheCommandRuns) {
+    // dtrace(1M) refuses these as it compiles the program: so does tracectl, before any
+    // session or probe and before -c's command runs its first instruction (the app would
+    // create its mark file first thing). Exit 2, why, where, and no mark.
+    const std::string mark = sandbox_->dir() + "/ustack-app-ran";
+    const std::string work = "pid$target::tracectl_ustack_work";
+    const std::vector<std::pair<std::string, std::string>> refused = {
+        {work + ":entry { trace(ustack()); }",
+         "1:48: ustack( ) is only taken as an aggregation key (@[ustack()] = count()) or as an "
+         "action (ustack();): it cannot be trace( ) argument #1"},
+        {work + ":entry { x = ustack(); }",
+         "1:46: ustack( ) is only taken as an aggregation key (@[ustack()] = count()) or as an "
+         "action (ustack();): it cannot be assigned to a variable"},
+        {work + ":entry /stack() != 0/ { @ = count(); }",
+         "1:41: stack( ) is only taken as an aggregation key (@[stack()] = count()) or as an "
+         "action (stack();): it cannot be used in a predicate"},
+        {work + ":entry { @[strjoin(\"a\", ustack())] = count(); }",
+         "it cannot be strjoin( ) argument #2"},
+        {"tracectl_demo:* { @[ustack()] = count(); }",
+         "1:21: ustack( ) needs the callstack-user context, which only kernel events record: "
+         "tracectl_demo:* names LTTng-UST events, which have no call stack context"},
+        {work + ":return { @[arg0] = count(); }",
+         "1:45: arg0 is recorded by no probe of its clause: pid"},
+        {work + ":return { @[arg1] = count(); } " + work + ":entry { @[arg7] = count(); }",
+         "arg7 is recorded by no probe of its clause: pid"},
+    };
+    for (const auto& [program, message] : refused) {
+        ::unlink(mark.c_str());
+        const RunResult r =
+            run({tracectlCli(), "dtrace", "-c", ustackApp() + " " + mark, "-n", program});
+        EXPECT_EQ(r.exitCode, 2) << program << ": " << r.describe();
+        EXPECT_NE(r.err.find(message), std::string::npos) << program << ": " << r.err;
+        EXPECT_NE(::access(mark.c_str(), F_OK), 0) << program << ": the command ran";
+        EXPECT_EQ(r.out, "") << program << ": the command ran";
+        EXPECT_TRUE(manager_->ListSessions().empty()) << program;
+        std::ifstream in(tracefsRoot() + "/uprobe_events");
+        for (std::string line; std::getline(in, line);) {
+            EXPECT_EQ(line.find("tracectl_ustack_work"), std::string::npos) << line;
+        }
+    }
+    // The return's message says why arg0 is not there.
+    const RunResult r = run({tracectlCli(), "dtrace", "-c", ustackApp() + " " + mark, "-n",
+                             work + ":return { @[arg0] = count(); }"});
+    EXPECT_NE(r.err.find("records arg1 only, the return value (dtrace's arg0 of a return, its "
+                         "offset, is not recorded)"),
+              std::string::npos)
+        << r.err;
+    // The same program with its stack where D takes it runs the command.
+    ::unlink(mark.c_str());
+    const RunResult ok = run(
+        {tracectlCli(), "dtrace", "-c", ustackApp() + " " + mark, "-n",
+         work + ":entry { @[ustack()] = count(); } " + work + ":return { @[arg1] = count(); }"});
+    EXPECT_EQ(ok.exitCode, 0) << ok.describe();
+    EXPECT_EQ(::access(mark.c_str(), F_OK), 0) << "the command ran: " << ok.describe();
 }
 
 TEST_F(DtracePid, RefusalsSayWhyExitNonZeroAndLeaveNothing) {

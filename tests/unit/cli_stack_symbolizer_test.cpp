@@ -94,3 +94,30 @@ TEST(StackSymbolizer, NamesUserFramesByTheTracesMappingsAndTheElfSymbols) {
                               hex(f) + " ] }, { }";
     EXPECT_EQ(s.process(other), other) << "another process's address: no mapping of its";
 }
+
+TEST(StackSymbolizer, NamesAThreadsUserFramesByItsProcessFromTheTracesThreadEvents) {
+    // Thread 1 is this process's (a tracectl_thread line says so): its tid context, with no
+    // pid context, finds the process's mappings. Before the thread line, it found none.
+    StackSymbolizer s;
+    const std::string pid = std::to_string(getpid());
+    for (const auto& m : tracectl::symbols::readProcMaps(getpid())) {
+        s.process("[1] (+0) vm tracectl_vm_map: { cpu_id = 0 }, { tid = 1 }, { start = " +
+                  hex(m.start) + ", end = " + hex(m.end) + ", pgoff = " + hex(m.pgoff) +
+                  ", pid = " + pid + ", path = \"" + m.path + "\" }");
+    }
+    const std::uint64_t f = reinterpret_cast<std::uint64_t>(&tracectl_symbolizer_test_function) + 5;
+    const std::string line = "[2] (+1) vm e: { cpu_id = 1 }, { tid = 1, "
+                             "_callstack_user_length = 1, callstack_user = [ [0] = " +
+                             hex(f) + " ] }, { }";
+    EXPECT_EQ(s.process(line), line) << "thread 1's process is not known yet";
+    const std::string thread =
+        "[2] (+0) vm tracectl_thread: { cpu_id = 1 }, { tid = 1 }, { tid = 1, pid = " + pid + " }";
+    EXPECT_EQ(s.process(thread), thread) << "a thread line passes unchanged";
+    EXPECT_NE(s.process(line).find(" <tracectl_symbolizer_test_function+0x5 "
+                                   "[cli_stack_symbolizer_test]>"),
+              std::string::npos)
+        << s.process(line);
+    // The tid reused by a process's main thread: that process's own mappings (none here).
+    s.process("[3] (+0) vm tracectl_thread: { cpu_id = 1 }, { tid = 1 }, { tid = 1, pid = 1 }");
+    EXPECT_EQ(s.process(line), line);
+}

@@ -30,10 +30,12 @@ struct Event {
     std::uint16_t id = 0;
     std::vector<std::uint64_t> kernel;
     std::vector<std::uint64_t> user;
-    std::uint32_t value = 0; ///< kEventCtf: its copied field
-    std::string symbol;      ///< kKernelSymbolId: its name; kVmMapId: its path
-    std::uint64_t start = 0; ///< kVmMapId
-    std::int32_t pid = 0;    ///< kVmMapId
+    std::uint32_t value = 0;  ///< kEventCtf: its copied field
+    std::string symbol;       ///< kKernelSymbolId: its name; kVmMapId: its path
+    std::uint64_t start = 0;  ///< kVmMapId
+    std::int32_t pid = 0;     ///< kVmMapId, kThreadId
+    std::int32_t tid = 0;     ///< kThreadId
+    std::int32_t context = 0; ///< the pid context (a mask with kContextPid)
 };
 
 /// Mappings by pid, and how many times each pid's were read.
@@ -81,6 +83,10 @@ struct Fixture {
                 Event e;
                 e.id = static_cast<std::uint16_t>(getLe(p, at, 2));
                 at += 10;
+                if ((mask & kContextPid) != 0) {
+                    e.context = static_cast<std::int32_t>(getLe(p, at, 4));
+                    at += 4;
+                }
                 for (const std::uint32_t bit : {kContextCallstackKernel, kContextCallstackUser}) {
                     if ((mask & bit) == 0)
                         continue;
@@ -109,6 +115,10 @@ struct Fixture {
                     while (p[at] != std::byte{0})
                         e.symbol += static_cast<char>(p[at++]);
                     at += 1;
+                } else if (e.id == kThreadId) {
+                    e.tid = static_cast<std::int32_t>(getLe(p, at, 4));
+                    e.pid = static_cast<std::int32_t>(getLe(p, at + 4, 4));
+                    at += 8;
                 } else {
                     ADD_FAILURE() << "unexpected event id " << e.id;
                     return out;
@@ -139,9 +149,10 @@ Record kernelStack(std::int32_t tid, std::vector<std::uint64_t> frames) {
     return r;
 }
 
-Record userStack(std::int32_t tid, std::vector<std::uint64_t> frames) {
+/// Thread `tid`'s user stack; its process `tgid` (0: the thread is its process's main one).
+Record userStack(std::int32_t tid, std::vector<std::uint64_t> frames, std::int32_t tgid = 0) {
     Record r(kUserStack, tid);
-    r.le(static_cast<std::uint32_t>(tid), 4).le(0, 4);
+    r.le(static_cast<std::uint32_t>(tgid != 0 ? tgid : tid), 4).le(0, 4);
     frames.resize(8, 0); // FTRACE_STACK_ENTRIES, the unused ones 0
     for (const std::uint64_t f : frames)
         r.le(f, 8);
@@ -306,6 +317,65 @@ TEST(Callstack, AProcessMappingsAreWrittenBeforeItsFirstUserStackOncePerChunk) {
                                                "7:/bin/other", "event5", "event6"}));
     EXPECT_EQ(maps.reads[7], 3) << "first stack of each chunk, and one read again";
     EXPECT_EQ(maps.reads[9], 1);
+}
+
+TEST(Callstack, AThreadsProcessIsWrittenBeforeItsFirstUserStackOncePerChunk) {
+    // Threads 8 and 10 of process 7 (ftrace's user_stack entry gives the tgid): the
+    // process's mappings, then a tracectl_thread event per thread other than the main
+    // one, before its first stack of the chunk.
+    TableMaps maps;
+    maps.maps[7] = {{0x1000, 0x2000, 0x0, "/bin/app"}};
+    Fixture f(kContextCallstackUser, nullptr, &maps);
+    PageWriter w(1000);
+    w.record(10, event(8, 1));
+    w.record(1, userStack(8, {0x1100}, 7));
+    w.record(10, event(7, 2)); // the main thread: no thread event
+    w.record(1, userStack(7, {0x1200}));
+    w.record(10, event(8, 3)); // told already
+    w.record(1, userStack(8, {0x1300}, 7));
+    w.record(10, event(10, 4));
+    w.record(1, userStack(10, {0x1400}, 7));
+    // Tid 8 reused: the main thread of a new process 8, then a thread of process 7 again.
+    w.record(10, event(8, 5));
+    w.record(1, userStack(8, {0x1500}));
+    w.record(10, event(8, 6));
+    w.record(1, userStack(8, {0x1600}, 7));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(3000);
+    f.stream->forgetSymbols(); // a new chunk: told again
+    PageWriter a(4000);
+    a.record(10, event(10, 7));
+    a.record(1, userStack(10, {0x1700}, 7));
+    f.stream->consumePage(a.finish());
+    f.stream->flush(5000);
+    std::vector<std::string> order;
+    for (const Event& e : f.events()) {
+        order.push_back(e.id == kVmMapId ? "map " + std::to_string(e.pid)
+                        : e.id == kThreadId
+                            ? "thread " + std::to_string(e.tid) + " of " + std::to_string(e.pid)
+                            : "event" + std::to_string(e.value));
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"map 7", "thread 8 of 7", "event1", "event2",
+                                               "event3", "thread 10 of 7", "event4",
+                                               "thread 8 of 8", "event5", "thread 8 of 7", "event6",
+                                               "map 7", "thread 10 of 7", "event7"}));
+}
+
+TEST(Callstack, AnEventWithAUserStackHasItsTgidAsPidContext) {
+    // No /proc answer (processes null: pid = tid, as for a thread gone before the
+    // lookup): the user_stack entry's tgid is the event's pid, and its thread event's.
+    TableMaps maps;
+    maps.maps[7] = {{0x1000, 0x2000, 0x0, "/bin/app"}};
+    Fixture f(kContextPid | kContextCallstackUser, nullptr, &maps);
+    PageWriter w(1000);
+    w.record(10, event(8, 1));
+    w.record(1, userStack(8, {0x1100}, 7));
+    f.stream->consumePage(w.finish());
+    f.stream->flush(2000);
+    const auto events = f.events();
+    ASSERT_EQ(events.size(), 3u) << "map, thread, event";
+    for (const Event& e : events)
+        EXPECT_EQ(e.context, 7) << e.id;
 }
 
 TEST(Callstack, ProcMapsKeepsTheExecutableFileMappings) {

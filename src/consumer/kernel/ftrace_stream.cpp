@@ -185,13 +185,17 @@ void FtraceStream::release(bool all) {
         if (!all && !complete(p))
             return;
         if (p.conversion != nullptr) {
+            if (p.userPid > 0) // the kernel's word on the thread's process, over /proc's
+                p.context.pid = p.userPid;
             ContextValues ctx = p.context;
             ctx.kernelStack = p.kernelStack;
             ctx.userStack = p.userStack;
             if (!symbolWritten_.empty())
                 writeSymbols(p.timestamp, p.context, p.kernelStack);
-            if (config_.userMaps != nullptr && !p.userStack.empty())
+            if (config_.userMaps != nullptr && !p.userStack.empty()) {
                 writeMaps(p.timestamp, p.context, p.userPid, p.userStack);
+                writeThread(p.timestamp, p.context, p.context.tid, p.userPid);
+            }
             write(p.timestamp, *p.conversion, p.record.data(),
                   static_cast<std::uint32_t>(p.record.size()), ctx);
         }
@@ -254,6 +258,21 @@ void FtraceStream::writeMaps(std::uint64_t ts, const ContextValues& ctx, std::in
         if (appendRawNow(kr::kVmMapId, ts, ctx, symbolFields_))
             w.mappings.push_back(std::move(m));
     }
+}
+
+void FtraceStream::writeThread(std::uint64_t ts, const ContextValues& ctx, std::int32_t tid,
+                               std::int32_t pid) {
+    if (tid <= 0 || pid <= 0)
+        return;
+    const auto told = threadsWritten_.find(tid);
+    if (told == threadsWritten_.end() ? tid == pid : told->second == pid)
+        return; // a main thread, or told already
+    // kernel_records kThreadId: i32 tid, i32 pid.
+    std::array<std::byte, 8> fields;
+    std::memcpy(fields.data(), &tid, 4);
+    std::memcpy(fields.data() + 4, &pid, 4);
+    if (appendRawNow(kr::kThreadId, ts, ctx, fields))
+        threadsWritten_[tid] = pid;
 }
 
 bool FtraceStream::appendEvent(std::uint16_t ctfId, std::uint64_t timestamp,

@@ -77,7 +77,9 @@ struct FtraceStreamCounters {
 /// the running thread's at event time when the trace tells them (a
 /// sched_switch on this CPU named the thread switched in, and execs and
 /// renames since then: kernel_records TaskRole); otherwise, and for `pid`,
-/// `processes` answers.
+/// `processes` answers, except for an event with a user stack, whose `pid`
+/// is the user_stack entry's tgid (a thread gone before the lookup would
+/// otherwise be its own process).
 ///
 /// Call stacks (callstack-kernel, callstack-user): ftrace writes a
 /// kernel_stack / user_stack entry right after the event it belongs to
@@ -100,7 +102,9 @@ struct FtraceStreamCounters {
 /// P has an address none of those holds (P exec'd, or dlopen'ed), P's
 /// mappings are read again, once per chunk, and the new ones written. A
 /// process gone before its first stack is converted has no mappings: its
-/// addresses stay unnamed.
+/// addresses stay unnamed. Before the first event of a chunk with a user
+/// stack of thread T of process P (T != P), a tracectl_thread event (T, P);
+/// again if a later stack of T is of another process.
 ///
 /// Timestamps: every event's is clamped to the stream's last one, and a
 /// flush(now) raises that to its end, so a stream never goes backward
@@ -136,6 +140,7 @@ public:
     void forgetSymbols() {
         symbolWritten_.assign(symbolWritten_.size(), false);
         mapsWritten_.clear();
+        threadsWritten_.clear();
     }
 
     /// Closes the current packet, even an empty one, with timestamp_end =
@@ -199,6 +204,10 @@ private:
     /// needs first (see the class comment).
     void writeMaps(std::uint64_t ts, const ContextValues& ctx, std::int32_t pid,
                    std::span<const std::uint64_t> stack);
+    /// Writes the tracectl_thread event of thread `tid` of process `pid` if
+    /// the stream has not told it (see the class comment).
+    void writeThread(std::uint64_t ts, const ContextValues& ctx, std::int32_t tid,
+                     std::int32_t pid);
     bool appendRawNow(std::uint16_t ctfId, std::uint64_t ts, const ContextValues& ctx,
                       std::span<const std::byte> fields);
 
@@ -226,6 +235,8 @@ private:
         bool readAgain = false; ///< read a second time already
     };
     std::unordered_map<std::int32_t, MapsWritten> mapsWritten_;
+    /// The process each thread's tracectl_thread event gave, in this chunk.
+    std::unordered_map<std::int32_t, std::int32_t> threadsWritten_;
 };
 
 } // namespace tracectl::consumer::kernel

@@ -616,6 +616,8 @@ constexpr std::size_t kIpReceiveEvent = SIZE_MAX - 1;
 constexpr std::string_view kKernelSymbolEvent = "tracectl_kernel_symbol";
 /// kernel_records kVmMapId's event.
 constexpr std::string_view kVmMapEvent = "tracectl_vm_map";
+/// kernel_records kThreadId's event.
+constexpr std::string_view kThreadEvent = "tracectl_thread";
 
 struct StatedumpEvent {
     std::string_view name;
@@ -723,6 +725,9 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
                          Field{"_pgoff", integer(8, false, 16)}, Field{"_pid", integer(4, true)},
                          Field{"_path", StringType{Encoding::Utf8}}});
             reserved.emplace_back(kVmMapEvent);
+            appendEvent(out.tsdl, kThreadEvent, kr::kThreadId, ch.streamId,
+                        {Field{"_tid", integer(4, true)}, Field{"_pid", integer(4, true)}});
+            reserved.emplace_back(kThreadEvent);
         }
         std::vector<std::pair<std::string, std::string>> keys;
         for (std::size_t i = 0; i < ch.events.size(); ++i) {
