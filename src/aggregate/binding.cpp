@@ -85,33 +85,6 @@ bool isProbeBuiltin(const std::string& name) {
     return name == "probeprov" || name == "probemod" || name == "probefunc" || name == "probename";
 }
 
-/// An action's name as written ("printf").
-std::string_view actionName(Action action) noexcept {
-    switch (action) {
-    case Action::Printf:
-        return "printf";
-    case Action::Printa:
-        return "printa";
-    case Action::Print:
-        return "print";
-    case Action::Trace:
-        return "trace";
-    case Action::Exit:
-        return "exit";
-    case Action::Clear:
-        return "clear";
-    case Action::Trunc:
-        return "trunc";
-    case Action::Normalize:
-        return "normalize";
-    case Action::Denormalize:
-        return "denormalize";
-    case Action::Stack:
-        return "stack";
-    }
-    return "";
-}
-
 /// Resolves identifiers of one clause against one event class, collecting slots.
 class ClauseBinder {
 public:

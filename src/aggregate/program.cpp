@@ -184,4 +184,30 @@ std::optional<std::int64_t> timeUnitNs(std::string_view unit) noexcept {
     return std::nullopt;
 }
 
+std::string_view actionName(Action action) noexcept {
+    switch (action) {
+    case Action::Printf:
+        return "printf";
+    case Action::Printa:
+        return "printa";
+    case Action::Print:
+        return "print";
+    case Action::Trace:
+        return "trace";
+    case Action::Exit:
+        return "exit";
+    case Action::Clear:
+        return "clear";
+    case Action::Trunc:
+        return "trunc";
+    case Action::Normalize:
+        return "normalize";
+    case Action::Denormalize:
+        return "denormalize";
+    case Action::Stack:
+        return "stack";
+    }
+    return "";
+}
+
 } // namespace tracectl::aggregate

@@ -178,6 +178,9 @@ enum class Action {
     Stack
 };
 
+/// An action's name as written in D ("printf").
+std::string_view actionName(Action action) noexcept;
+
 /// A statement: `@name[keys...] = function(argument, ...);` (Kind::aggregate), a variable
 /// assignment `target op value` (Kind::assign: op is `=` or a compound operator; ++ and
 /// -- are `+= 1` and `-= 1`), or an action (Kind::action) with its arguments.

@@ -34,32 +34,6 @@ void noStackIn(const Expression& e, const std::string& use) {
     }
 }
 
-std::string actionText(Action action) {
-    switch (action) {
-    case Action::Printf:
-        return "printf";
-    case Action::Printa:
-        return "printa";
-    case Action::Print:
-        return "print";
-    case Action::Trace:
-        return "trace";
-    case Action::Exit:
-        return "exit";
-    case Action::Clear:
-        return "clear";
-    case Action::Trunc:
-        return "trunc";
-    case Action::Normalize:
-        return "normalize";
-    case Action::Denormalize:
-        return "denormalize";
-    case Action::Stack:
-        return "stack";
-    }
-    return "";
-}
-
 } // namespace
 
 void checkStackPlacement(const Program& program) {
@@ -94,7 +68,7 @@ void checkStackPlacement(const Program& program) {
                     break; // its one argument is its own call
                 }
                 for (std::size_t i = 0; i < s.arguments.size(); ++i) {
-                    noStackIn(*s.arguments[i], "it cannot be " + actionText(s.action) +
+                    noStackIn(*s.arguments[i], "it cannot be " + std::string(actionName(s.action)) +
                                                    "( ) argument #" +
                                                    std::to_string(i + (s.hasFormat ? 2 : 1)));
                 }
