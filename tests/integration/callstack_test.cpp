@@ -73,6 +73,38 @@ protected:
 
     /// `tracectl view` of the session's trace.
     RunResult view(const std::string& name) { return run({cli(), "view", name}); }
+
+    /// Records session `name` (callstack-user on getppid) while the callstack app runs
+    /// with `appArgs` (`calls` getppid calls, then a wait on a FIFO until the session
+    /// stopped, so that the consumer reads its maps while it lives), once its log has
+    /// `logLines` lines; stops the session, lets the app go and waits for its exit 0.
+    /// Returns the app's log (its pid first). The session is left to destroy.
+    std::string recordHeldApp(SessionClient& s, const std::string& name, const std::string& appArgs,
+                              int calls, int logLines) {
+        s.AddContext("kernel", "", "callstack-user", {});
+        s.EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
+        s.Start({});
+        const std::string fifo = sandbox_->dir() + "/" + name + "-fifo";
+        ::unlink(fifo.c_str());
+        EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+        const std::string log = sandbox_->dir() + "/log/" + name + "-app.log";
+        ChildProcess app({"sh", "-c", "exec \"$0\" " + appArgs + " \"$1\" 3 3<>\"$2\"",
+                          callstackApp(), std::to_string(calls), fifo},
+                         {}, log);
+        EXPECT_TRUE(eventually([&] {
+            const std::string text = fileText(log);
+            return std::count(text.begin(), text.end(), '\n') >= logLines;
+        })) << fileText(log);
+        s.Stop({});
+        const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        EXPECT_GE(fd, 0) << std::strerror(errno);
+        if (fd >= 0) {
+            EXPECT_EQ(::write(fd, "x", 1), 1);
+            ::close(fd);
+        }
+        EXPECT_EQ(app.wait(30000), 0) << fileText(log);
+        return fileText(log);
+    }
 };
 
 TEST_F(Callstack, KernelStacksOfSchedSwitchAreSequencesOnlyInTheirChannel) {
@@ -150,34 +182,16 @@ TEST_F(Callstack, UserStacksAreNamedByViewFromTheMappingsTheTraceRecorded) {
     // tracectl_vm_map events, while the app lives. view then names each frame of the app
     // by its ELF symbols: the calling function, then main.
     auto s = create("cs-user-names");
-    s->AddContext("kernel", "", "callstack-user", {});
-    s->EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
-    s->Start({});
-    const std::string fifo = sandbox_->dir() + "/callstack-fifo";
-    ::unlink(fifo.c_str());
-    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
-    const std::string log = sandbox_->dir() + "/log/callstack-app.log";
     constexpr int kCalls = 5;
-    ChildProcess app({"sh", "-c", "exec \"$0\" \"$1\" 3 3<>\"$2\"", callstackApp(),
-                      std::to_string(kCalls), fifo},
-                     {}, log);
-    ASSERT_TRUE(eventually([&] {
-        const std::string text = fileText(log);
-        return std::count(text.begin(), text.end(), '\n') >= 2; // its pid, then its sum
-    })) << fileText(log);
-    s->Stop({});
-    {
-        const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
-        ASSERT_GE(fd, 0) << std::strerror(errno);
-        ASSERT_EQ(::write(fd, "x", 1), 1);
-        ::close(fd);
-    }
-    ASSERT_EQ(app.wait(30000), 0) << fileText(log);
-    const std::string pid = std::to_string(app.pid());
+    std::istringstream printed(recordHeldApp(*s, "cs-user-names", "", kCalls, 2)); // pid, sum
+    long appPid = 0;
+    printed >> appPid;
+    ASSERT_GT(appPid, 0);
+    const std::string pid = std::to_string(appPid);
     std::size_t maps = 0;
     for (const Json& e : traceEvents(output("cs-user-names"), {"tracectl_vm_map"})) {
-        if (e["fields"]["pid"] == app.pid() && e["fields"]["path"].get<std::string>().find(
-                                                   "tracectl-callstack-app") != std::string::npos)
+        if (e["fields"]["pid"] == appPid && e["fields"]["path"].get<std::string>().find(
+                                                "tracectl-callstack-app") != std::string::npos)
             ++maps;
     }
     EXPECT_GT(maps, 0u) << "the app's executable mapping is in the trace";
@@ -208,34 +222,13 @@ TEST_F(Callstack, AThreadsUserStacksAreNamedByViewWithoutAPidContext) {
     // has no pid context: the trace's tracectl_thread event tells view the thread's
     // process, whose mappings name the frames: the calling function, then the thread's.
     auto s = create("cs-thread-names");
-    s->AddContext("kernel", "", "callstack-user", {});
-    s->EnableEvents("kernel", "", "getppid", {{"syscall", sdbus::Variant(true)}});
-    s->Start({});
-    const std::string fifo = sandbox_->dir() + "/callstack-thread-fifo";
-    ::unlink(fifo.c_str());
-    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
-    const std::string log = sandbox_->dir() + "/log/callstack-thread-app.log";
     constexpr int kCalls = 5;
-    ChildProcess app({"sh", "-c", "exec \"$0\" --thread \"$1\" 3 3<>\"$2\"", callstackApp(),
-                      std::to_string(kCalls), fifo},
-                     {}, log);
-    ASSERT_TRUE(eventually([&] {
-        const std::string text = fileText(log);
-        return std::count(text.begin(), text.end(), '\n') >= 3; // pid, thread's tid, sum
-    })) << fileText(log);
-    s->Stop({});
-    {
-        const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
-        ASSERT_GE(fd, 0) << std::strerror(errno);
-        ASSERT_EQ(::write(fd, "x", 1), 1);
-        ::close(fd);
-    }
-    ASSERT_EQ(app.wait(30000), 0) << fileText(log);
-    std::istringstream printed(fileText(log));
+    const std::string log = recordHeldApp(*s, "cs-thread-names", "--thread", kCalls, 3);
+    std::istringstream printed(log); // pid, the thread's tid, sum
     long pid = 0, tid = 0;
     printed >> pid >> tid;
-    ASSERT_EQ(pid, app.pid()) << fileText(log);
-    ASSERT_NE(tid, pid) << fileText(log);
+    ASSERT_GT(pid, 0) << log;
+    ASSERT_NE(tid, pid) << log;
     // The thread's calls, without a pid context; a tracectl_thread event says whose.
     std::size_t calls = 0;
     for (const Json& e : traceEvents(output("cs-thread-names"), {"syscall_entry_getppid"})) {
