@@ -150,6 +150,20 @@ protected:
         ASSERT_EQ(app.wait(60000), 0) << "the demo app did not finish";
     }
 
+    /// Starts `apps` demo apps of `count` ticks at once and returns their exit
+    /// statuses once all ended.
+    std::vector<int> runAppsAtOnce(int apps, int count) {
+        std::vector<std::unique_ptr<ChildProcess>> running;
+        for (int i = 0; i < apps; ++i)
+            running.push_back(std::make_unique<ChildProcess>(
+                std::vector<std::string>{demoApp(), std::to_string(count), "0"},
+                std::vector<std::string>{}, appLog()));
+        std::vector<int> statuses;
+        for (auto& app : running)
+            statuses.push_back(app->wait(60000));
+        return statuses;
+    }
+
     /// A babeltrace2 live viewer of session `name` on `relay` (stderr into
     /// log/`log`), once the relay lists it as attached (else `attached`
     /// false and `why`).
@@ -192,6 +206,20 @@ protected:
 
     /// `viewer` prints `expected` ticks, then, `s` destroyed, ends with
     /// status 0 having printed exactly those.
+    /// The scenario's end: the session destroyed 3 s after its last app; the
+    /// viewer, attached all along, ends well with `expected` ticks, and the
+    /// relay holds them too.
+    void destroySoonAfter(LineReader& viewer, SessionClient& s, RelayDaemon& relay,
+                          const std::string& name, const std::string& log, int expected) {
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        s.Destroy({});
+        EXPECT_EQ(viewer.wait(std::chrono::seconds(90)), 0)
+            << "the viewer did not end well once the session was destroyed: "
+            << fileText(sandbox_->dir() + "/log/" + log);
+        EXPECT_EQ(viewerTicks(viewer), expected) << fileText(sandbox_->dir() + "/log/" + log);
+        EXPECT_EQ(countTicks(relay.sessionDir(name)), expected);
+    }
+
     void expectViewerEnds(LineReader& viewer, SessionClient& s, const std::string& log,
                           int expected) {
         EXPECT_TRUE(
@@ -576,15 +604,9 @@ TEST_F(Relay, EachPerPidAppsTraceReachesLiveViewersWholeWithTheMetadataOfItsEven
     std::vector<int> statuses;
     std::thread apps([&] {
         // Two rounds of apps registering at once, as a fresh user ran them.
-        for (int round = 0; round < 2; ++round) {
-            std::vector<std::unique_ptr<ChildProcess>> running;
-            for (int i = 0; i < kApps / 2; ++i)
-                running.push_back(
-                    std::make_unique<ChildProcess>(std::vector<std::string>{demoApp(), "21", "0"},
-                                                   std::vector<std::string>{}, appLog()));
-            for (auto& app : running)
-                statuses.push_back(app->wait(60000));
-        }
+        for (int round = 0; round < 2; ++round)
+            for (const int status : runAppsAtOnce(kApps / 2, 21))
+                statuses.push_back(status);
         appsDone = true;
     });
     std::uint64_t answers = 0;
@@ -694,14 +716,7 @@ TEST_F(Relay, ALiveViewerSeesEveryShortPerPidAppWhenTheSessionIsDestroyedSoonAft
         runApp(kTicks);
         std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the scenario's pace
     }
-    std::this_thread::sleep_for(std::chrono::seconds(3)); // the scenario: destroyed soon after
-    s->Destroy({});
-    EXPECT_EQ(run.viewer->wait(std::chrono::seconds(90)), 0)
-        << "the viewer did not end well once the session was destroyed: "
-        << fileText(sandbox_->dir() + "/log/live-pid10-viewer.log");
-    EXPECT_EQ(viewerTicks(*run.viewer), kApps * kTicks)
-        << fileText(sandbox_->dir() + "/log/live-pid10-viewer.log");
-    EXPECT_EQ(countTicks(relay.sessionDir(name)), kApps * kTicks);
+    destroySoonAfter(*run.viewer, *s, relay, name, "live-pid10-viewer.log", kApps * kTicks);
 }
 
 // A fresh user's case (issue 40 A.6): eight short per-PID apps started at
@@ -719,23 +734,8 @@ TEST_F(Relay, ALiveViewerSeesEightPerPidAppsStartedAtOnce) {
     ASSERT_TRUE(run.attached) << run.why;
     constexpr int kApps = 8;
     constexpr int kTicks = 50;
-    {
-        std::vector<std::unique_ptr<ChildProcess>> apps;
-        for (int i = 0; i < kApps; ++i)
-            apps.push_back(std::make_unique<ChildProcess>(
-                std::vector<std::string>{demoApp(), std::to_string(kTicks), "0"},
-                std::vector<std::string>{}, appLog()));
-        for (auto& app : apps)
-            EXPECT_EQ(app->wait(60000), 0);
-    }
-    std::this_thread::sleep_for(std::chrono::seconds(3)); // the scenario: destroyed soon after
-    s->Destroy({});
-    EXPECT_EQ(run.viewer->wait(std::chrono::seconds(90)), 0)
-        << "the viewer did not end well once the session was destroyed: "
-        << fileText(sandbox_->dir() + "/log/live-pid8-viewer.log");
-    EXPECT_EQ(viewerTicks(*run.viewer), kApps * kTicks)
-        << fileText(sandbox_->dir() + "/log/live-pid8-viewer.log");
-    EXPECT_EQ(countTicks(relay.sessionDir(name)), kApps * kTicks);
+    EXPECT_EQ(runAppsAtOnce(kApps, kTicks), std::vector<int>(kApps, 0));
+    destroySoonAfter(*run.viewer, *s, relay, name, "live-pid8-viewer.log", kApps * kTicks);
 }
 
 // 4. A tracectl session and an lttng-sessiond session stream to one relay
