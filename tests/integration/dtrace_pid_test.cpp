@@ -45,6 +45,11 @@ std::string ustackApp() {
     return p != nullptr ? p : "tracectl-ustack-app";
 }
 
+std::string libcApp() {
+    const char* p = std::getenv("TRACECTL_LIBC_APP");
+    return p != nullptr ? p : "tracectl-libc-app";
+}
+
 std::string tracectlCli() {
     const char* p = std::getenv("TRACECTL");
     return p != nullptr ? p : "tracectl";
@@ -204,6 +209,57 @@ TEST_F(DtracePid, EntryProbeCountsEachArgumentExactly) {
     expectNothingLeft(exitedPid(r.err));
 }
 
+TEST_F(DtracePid, PidProbeOfALibraryFunctionCountsEachCallExactly) {
+    // tracectl-libc-app 7 calls libc's getppid( ) 7 times, and nothing else of it does:
+    // the executable has no getppid, so an empty module finds it in libc.so.6, one of the
+    // executable's DT_NEEDED libraries (not mapped yet: -c's command waits at its first
+    // instruction); the module named finds the same. Each entry and each return counts,
+    // and only this process's (every process using libc.so.6 hits the probe meanwhile).
+    for (const std::string module : {"", "libc.so.6"}) {
+        const std::string probe = "pid$target:" + module + ":getppid:";
+        const RunResult r = run(
+            {tracectlCli(), "dtrace", "--json", "-c", libcApp() + " 7", "-n",
+             probe + "entry { @calls = count(); } " + probe + "return { @returns = count(); }"});
+        ASSERT_EQ(r.exitCode, 0) << module << ": " << r.describe() << r.out;
+        EXPECT_EQ(entries(r.out, "calls"), (std::map<long long, long long>{{0, 7}}))
+            << module << ": " << r.out << r.err;
+        EXPECT_EQ(entries(r.out, "returns"), (std::map<long long, long long>{{0, 7}}))
+            << module << ": " << r.out << r.err;
+        expectNothingLeft(exitedPid(r.err));
+    }
+}
+
+TEST_F(DtracePid, PidProbeOfAFunctionInNoObjectIsRefusedNamingWhatWasSearched) {
+    // A function neither the executable nor any of its libraries has, and a module that is
+    // none of them: status 1, what was searched, the command killed before its first
+    // instruction (it printed nothing), no session, no probe.
+    const std::vector<std::pair<std::string, std::vector<std::string>>> refused = {
+        {"pid$target::tracectl_no_such_function:entry { @ = count(); }",
+         {"no function named 'tracectl_no_such_function' in process ", libcApp(), "libc.so.6",
+          "DT_NEEDED"}},
+        {"pid$target:libtracectl_none.so.1:getppid:entry { @ = count(); }",
+         {"module libtracectl_none.so.1 is neither the executable of process ", libcApp(),
+          "libc.so.6"}},
+        {"pid$target:libc.so.6:tracectl_no_such_function:entry { @ = count(); }",
+         {"libc.so.6 exports no function named 'tracectl_no_such_function'"}},
+    };
+    for (const auto& [program, parts] : refused) {
+        const RunResult r = run({tracectlCli(), "dtrace", "-c", libcApp() + " 3", "-n", program});
+        EXPECT_EQ(r.exitCode, 1) << program << ": " << r.describe();
+        for (const std::string& part : parts) {
+            EXPECT_NE(r.err.find(part), std::string::npos) << program << ": " << part << "\n"
+                                                           << r.err;
+        }
+        EXPECT_EQ(r.out, "") << program << ": the command ran: " << r.out;
+        EXPECT_TRUE(manager_->ListSessions().empty()) << program;
+        std::ifstream in(tracefsRoot() + "/uprobe_events");
+        for (std::string line; std::getline(in, line);) {
+            EXPECT_EQ(line.find("getppid"), std::string::npos) << line;
+            EXPECT_EQ(line.find("tracectl_no_such_function"), std::string::npos) << line;
+        }
+    }
+}
+
 TEST_F(DtracePid, ReturnProbeSumsTheReturnValue) {
     // tracectl_uprobe_work(i) returns 3i + 1: over i = 0..19, 3 * 190 + 20 = 590. END runs
     // once the command has exited.
@@ -236,8 +292,9 @@ TEST_F(DtracePid, OnlyTheTargetProcessCountsWithDashP) {
     // The target waits on a FIFO (opened read-write, so that the shell does not block on
     // it before exec) while tracectl dtrace -p traces it; another process of the same
     // executable calls the function 7 times meanwhile: its calls hit the same userspace
-    // probe but are not the target's. Released, the target calls it 10 times and exits,
-    // which ends the run.
+    // probe but are not the target's. Released, the target calls it 10 times, then
+    // printf( ) once, and exits, which ends the run. printf is libc.so.6's, found among
+    // the libraries the running target has mapped (/proc/PID/maps).
     const std::string fifo = sandbox_->dir() + "/dtrace-pid-fifo";
     ::unlink(fifo.c_str());
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
@@ -250,7 +307,9 @@ TEST_F(DtracePid, OnlyTheTargetProcessCountsWithDashP) {
     })) << "the target never exec'd the app";
     const std::string dtraceLog = sandbox_->dir() + "/log/dtrace-pid.log";
     ChildProcess dtrace({tracectlCli(), "dtrace", "--json", "-p", std::to_string(target.pid()),
-                         "-n", "pid$target::tracectl_uprobe_work:entry { @n = count(); }"},
+                         "-n",
+                         "pid$target::tracectl_uprobe_work:entry { @n = count(); } "
+                         "pid$target::printf:entry { @printf = count(); }"},
                         {}, dtraceLog);
     ASSERT_TRUE(eventually([&] { return fileText(dtraceLog).find("Tracing") != std::string::npos; },
                            std::chrono::seconds(30)))
@@ -268,6 +327,7 @@ TEST_F(DtracePid, OnlyTheTargetProcessCountsWithDashP) {
     const std::string text = fileText(dtraceLog);
     const std::string out = text.substr(text.find('{'), text.rfind('}') - text.find('{') + 1);
     EXPECT_EQ(entries(out, "n"), (std::map<long long, long long>{{0, 10}})) << text;
+    EXPECT_EQ(entries(out, "printf"), (std::map<long long, long long>{{0, 1}})) << text;
     expectNothingLeft(target.pid());
 }
 
