@@ -719,13 +719,14 @@ TEST_F(Relay, ALiveViewerSeesEveryShortPerPidAppWhenTheSessionIsDestroyedSoonAft
     destroySoonAfter(*run.viewer, *s, relay, name, "live-pid10-viewer.log", kApps * kTicks);
 }
 
-// A fresh user's case (issue 40 A.6): eight short per-PID apps started at
-// once, the viewer attached all along, the session destroyed 3 s later.
-// The babeltrace2 2.0.4 viewer crashed (SIGSEGV in its CTF decoder, 0 of 400
-// events) in 1 to 3 runs of 4: it learned of traces whose metadata did not
-// yet declare the tick's sequences and sized its table of sequence lengths
-// once (RelaySession::streamsSent()); or it got a trace's metadata stream
-// without its data streams and asked for new streams in a loop.
+// Fresh users' cases (issue 40 A.6): short per-PID apps started at once,
+// the viewer attached all along. The babeltrace2 2.0.4 viewer crashed
+// (SIGSEGV in its CTF decoder): eight apps and a destroy 3 s later, 1 to 3
+// runs of 4, when it got a trace's metadata stream without its data streams
+// or learned of traces whose metadata did not yet declare the tick's
+// sequences (it sizes its table of sequence lengths once); thirty apps, 10
+// of 14 runs, when one app's first packet published the others' traces
+// before their metadata was whole (RelaySession::streamsSent()).
 TEST_F(Relay, ALiveViewerSeesEightPerPidAppsStartedAtOnce) {
     RelayDaemon relay(relayOutput("live-pid8"));
     const std::string name = "live-pid8";
@@ -736,6 +737,21 @@ TEST_F(Relay, ALiveViewerSeesEightPerPidAppsStartedAtOnce) {
     constexpr int kTicks = 50;
     EXPECT_EQ(runAppsAtOnce(kApps, kTicks), std::vector<int>(kApps, 0));
     destroySoonAfter(*run.viewer, *s, relay, name, "live-pid8-viewer.log", kApps * kTicks);
+}
+
+TEST_F(Relay, ALiveViewerSeesThirtyPerPidAppsStartedAtOnce) {
+    RelayDaemon relay(relayOutput("live-pid30"));
+    const std::string name = "live-pid30";
+    auto s = startLivePerPid(name, relay, 200000, "tracectl_demo:tick");
+    LiveViewerRun run = startLiveViewer(relay, name, "live-pid30-viewer.log");
+    ASSERT_TRUE(run.attached) << run.why;
+    constexpr int kApps = 30;
+    constexpr int kTicks = 50;
+    EXPECT_EQ(runAppsAtOnce(kApps, kTicks), std::vector<int>(kApps, 0));
+    // Every app's events before the destroy (whose 14 s limit could cut
+    // 30 lingering traces short).
+    expectViewerEnds(*run.viewer, *s, "live-pid30-viewer.log", kApps * kTicks);
+    EXPECT_EQ(countTicks(relay.sessionDir(name)), kApps * kTicks);
 }
 
 // 4. A tracectl session and an lttng-sessiond session stream to one relay

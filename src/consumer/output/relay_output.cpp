@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <span>
 #include <sys/socket.h>
 #include <thread>
@@ -156,7 +157,8 @@ std::uint64_t RelaySession::addStream(const std::string& name, const std::string
     requireUsable();
     try {
         const std::uint64_t handle = control_.addStream(name, pathname, 0, 0, chunkId);
-        streams_[handle] = Stream{metadata, 0, false, chunkId, std::nullopt, pathname, false};
+        streams_[handle] =
+            Stream{metadata, 0, false, chunkId, std::nullopt, pathname, false, false, ticks_};
         return handle;
     } catch (const relayd::RelaydError& e) {
         throw fail("adding the stream " + pathname + "/" + name + ": " + e.what());
@@ -171,35 +173,49 @@ void RelaySession::streamsSent() {
     publish();
 }
 
-bool RelaySession::publishNow() const {
-    if (!publishPending_ || !failure_.empty() || !partialTraces().empty())
-        return false;
-    // A stream that sent a packet while another trace was partial, or that
-    // closed unpublished: nothing it waited for is coming.
-    return std::any_of(streams_.begin(), streams_.end(), [](const auto& o) {
-        const Stream& s = o.second;
-        return !s.published && (s.nextSeq > 0 || s.closed || s.lingering);
-    });
+std::vector<std::string> RelaySession::tracesNotReady(const std::string* sending) const {
+    struct State {
+        bool metadata = false;
+        bool data = false;
+        bool sent = false;                        ///< a data stream of it sent a packet
+        bool waiting = false;                     ///< an open stream of it is not published
+        std::uint64_t oldest = ~std::uint64_t{0}; ///< the tick its first such stream came
+    };
+    std::map<std::string, State> traces;
+    for (const auto& [handle, s] : streams_) {
+        State& t = traces[s.pathname];
+        (s.metadata ? t.metadata : t.data) = true;
+        t.sent = t.sent || (!s.metadata && s.nextSeq > 0);
+        // Closed or lingering: the consumer adds nothing more to its
+        // trace, which is as whole as it will be.
+        if (!s.published && !s.closed && !s.lingering) {
+            t.waiting = true;
+            t.oldest = std::min(t.oldest, s.addedAtTick);
+        }
+    }
+    std::vector<std::string> notReady;
+    for (const auto& [pathname, t] : traces) {
+        const bool whole = t.metadata && t.data;
+        const bool packet = t.sent || (sending != nullptr && *sending == pathname);
+        const bool aged = ticks_ - t.oldest >= kMaxPublishWaitTicks;
+        if (t.waiting && !(whole && packet) && !aged)
+            notReady.push_back(pathname);
+    }
+    return notReady;
 }
 
 std::vector<std::string> RelaySession::partialTraces() const {
-    struct Kinds {
-        bool metadata = false;
-        bool data = false;
-        bool waiting = false; ///< an open stream of it is not published
-    };
-    std::map<std::string, Kinds> traces;
+    std::map<std::string, std::pair<bool, bool>> kinds; // metadata, data
+    std::set<std::string> waiting;
     for (const auto& [handle, s] : streams_) {
-        Kinds& k = traces[s.pathname];
-        (s.metadata ? k.metadata : k.data) = true;
-        // Closed or lingering: the consumer adds nothing more to its
-        // trace, which is as whole as it will be.
+        auto& k = kinds[s.pathname];
+        (s.metadata ? k.first : k.second) = true;
         if (!s.published && !s.closed && !s.lingering)
-            k.waiting = true;
+            waiting.insert(s.pathname);
     }
     std::vector<std::string> partial;
-    for (const auto& [pathname, k] : traces)
-        if (k.waiting && !(k.metadata && k.data))
+    for (const std::string& pathname : waiting)
+        if (!kinds[pathname].first || !kinds[pathname].second)
             partial.push_back(pathname);
     return partial;
 }
@@ -224,8 +240,9 @@ void RelaySession::sendPacket(std::uint64_t handle, const void* data, std::size_
     requireUsable();
     Stream& s = stream(handle);
     // A live trace goes to the viewers with its first data packet: by then
-    // its metadata declares what the packet holds (streamsSent()).
-    if (publishPending_ && !s.published && !s.metadata && partialTraces().empty())
+    // its metadata declares what the packet holds (streamsSent()); and so
+    // do the other traces STREAMS_SENT publishes with it.
+    if (publishPending_ && !s.published && !s.metadata && tracesNotReady(&s.pathname).empty())
         publish();
     try {
         data_.sendPacket(handle, s.nextSeq, bytesAt(data, contentBytes), paddingOf(paddingBytes));
@@ -323,18 +340,23 @@ bool RelaySession::dataOpen(const std::string& pathname) const noexcept {
 }
 
 void RelaySession::liveTick() noexcept {
-    if (publishNow()) {
-        publishAsItIs();
-    } else if (publishPending_ && failure_.empty() && ++publishWaitTicks_ >= kMaxPublishWaitTicks) {
-        std::string partial;
-        for (const std::string& p : partialTraces())
-            partial += (partial.empty() ? "" : ", ") + p;
-        if (!partial.empty())
-            log::warning("relay session " + std::to_string(relaySessionId_) + ": trace(s) " +
-                         partial + " published to live viewers without their metadata or data " +
-                         "streams after " + std::to_string(publishWaitTicks_) +
-                         " live-timer ticks");
-        publishAsItIs(); // idle traces too: their metadata is whole by now
+    ++ticks_;
+    if (publishPending_ && failure_.empty()) {
+        ++publishWaitTicks_;
+        // Every trace ready, or traces kept coming for so long that the
+        // ready ones would wait on and on: publish.
+        const bool ready = tracesNotReady(nullptr).empty();
+        if (ready || publishWaitTicks_ >= 2 * kMaxPublishWaitTicks) {
+            std::string partial;
+            for (const std::string& p : partialTraces())
+                partial += (partial.empty() ? "" : ", ") + p;
+            if (!partial.empty())
+                log::warning("relay session " + std::to_string(relaySessionId_) + ": trace(s) " +
+                             partial + " published to live viewers without their metadata or " +
+                             "data streams after " + std::to_string(publishWaitTicks_) +
+                             " live-timer ticks");
+            publishAsItIs();
+        }
     }
     if (lingering_.empty())
         return;

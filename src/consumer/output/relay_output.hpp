@@ -140,11 +140,14 @@ public:
     ///   made it write past that table and crash (SIGSEGV, 2 of 4 runs of
     ///   8 per-PID apps at once). The first data packet goes after the
     ///   metadata of the events it holds.
-    /// A stream that closed unpublished, or sent a packet while another
-    /// trace was partial, is published at the next live tick that can; a
-    /// trace still waiting after kMaxPublishWaitTicks ticks is published as
-    /// it is (logged if partial), and at the session's end. Throws
-    /// std::runtime_error.
+    /// STREAMS_SENT publishes every stream added, so each trace it would
+    /// publish must be ready: whole, with its first data packet sent or
+    /// being sent (tracesNotReady(); one app's first packet published 29
+    /// other apps' traces whose metadata lacked their events, and the
+    /// viewer crashed in 10 of 14 runs of 30 apps started at once). A
+    /// trace waiting kMaxPublishWaitTicks ticks is ready as it is (an idle
+    /// app; logged if partial); after twice that, or at the session's end,
+    /// everything goes. Throws std::runtime_error.
     void streamsSent();
     /// Whether a STREAMS_SENT went since the last call (the consumer's live
     /// tick then has idle streams send an empty packet:
@@ -236,9 +239,10 @@ private:
         /// CTF packet_seq_num of the last packet sent (none yet, or the
         /// tracer gives none).
         std::optional<std::uint64_t> lastPacketSeq;
-        std::string pathname;   ///< its trace's folder, as ADD_STREAM named it
-        bool lingering = false; ///< closed by the consumer, still open on the relay
-        bool published = false; ///< a STREAMS_SENT went after its ADD_STREAM
+        std::string pathname;          ///< its trace's folder, as ADD_STREAM named it
+        bool lingering = false;        ///< closed by the consumer, still open on the relay
+        bool published = false;        ///< a STREAMS_SENT went after its ADD_STREAM
+        std::uint64_t addedAtTick = 0; ///< ticks_ when it was added
     };
     /// One trace's lingering streams (setLiveLinger()).
     struct LingeringTrace {
@@ -257,9 +261,11 @@ private:
     /// The folders of the traces that an unpublished open stream belongs
     /// to and that lack a metadata or a data stream (streamsSent()).
     std::vector<std::string> partialTraces() const;
-    /// Whether liveTick() publishes: a STREAMS_SENT waits, no trace is
-    /// partial, and an unpublished stream sent a packet or closed.
-    bool publishNow() const;
+    /// The folders of the traces with an unpublished open stream that are
+    /// not ready to go to viewers: ready is whole (partialTraces()) with a
+    /// data packet sent, or being sent (`sending`, the trace of the packet
+    /// sendPacket() sends), or waiting for kMaxPublishWaitTicks ticks.
+    std::vector<std::string> tracesNotReady(const std::string* sending) const;
     /// Sends the STREAMS_SENT that streamsSent() deferred, if any, and
     /// marks every stream published. Throws std::runtime_error.
     void publish();
@@ -285,6 +291,7 @@ private:
     bool publishPending_ = false;
     bool newStreamsPublished_ = false; ///< takeNewStreamsPublished()
     unsigned publishWaitTicks_ = 0;
+    std::uint64_t ticks_ = 0; ///< live-timer ticks so far
     Linger linger_;
     std::list<LingeringTrace> lingering_; ///< in the order they were closed
     unsigned ticksSinceClose_ = 0;
