@@ -929,7 +929,7 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
             step();
             if (domain == Domain::Kernel) {
                 if (!kernelChannel) {
-                    bus.addChannel(Domain::Kernel, sessionPath, "aggregate", {}, false, {});
+                    bus.addChannel(Domain::Kernel, sessionPath, "aggregate", {}, std::nullopt, {});
                     kernelChannel = true;
                 }
                 const auto location = locations.find(pattern);

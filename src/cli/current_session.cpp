@@ -54,12 +54,27 @@ void checkFolder(const std::filesystem::path& dir, const std::filesystem::path& 
 
 } // namespace
 
-CurrentSession::CurrentSession(std::filesystem::path runtimeDir, std::string busKey) {
-    if (runtimeDir.empty()) {
+CurrentSession::CurrentSession(std::filesystem::path base, std::string busKey) {
+    if (base.empty()) {
         return;
     }
-    dir_ = std::move(runtimeDir) / "tracectl";
+    dir_ = std::move(base) / "tracectl";
     file_ = dir_ / ("current-session." + busKey);
+}
+
+std::filesystem::path CurrentSession::baseFolder(const char* runtimeDir, const char* configHome,
+                                                 const char* home) {
+    const auto absolute = [](const char* value) { return value != nullptr && value[0] == '/'; };
+    if (absolute(runtimeDir)) {
+        return runtimeDir;
+    }
+    if (absolute(configHome)) {
+        return configHome;
+    }
+    if (absolute(home)) {
+        return std::filesystem::path(home) / ".config";
+    }
+    return {};
 }
 
 std::string CurrentSession::addressBusKey(std::string_view address) {
@@ -126,12 +141,18 @@ std::optional<std::string> CurrentSession::read() const {
 void CurrentSession::write(std::string_view name) const {
     if (file_.empty()) {
         throw std::runtime_error(
-            "cannot keep the current session: XDG_RUNTIME_DIR is not set, or not an absolute "
-            "path (log in with a systemd user session, or name the session on each command)");
+            "cannot keep the current session: none of XDG_RUNTIME_DIR, XDG_CONFIG_HOME and HOME "
+            "is set to an absolute path (name the session on each command)");
     }
     if (!validName(name)) {
         throw fileError(file_, "refusing to keep a session name that is not 1 to 255 bytes of "
                                "printable UTF-8");
+    }
+    // $HOME/.config may not exist yet (0700, as the XDG specification asks of the folders
+    // it makes).
+    if (::mkdir(dir_.parent_path().c_str(), 0700) != 0 && errno != EEXIST) {
+        throw fileError(file_,
+                        "cannot make " + dir_.parent_path().string() + ": " + std::strerror(errno));
     }
     if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
         throw fileError(file_, "cannot make " + dir_.string() + ": " + std::strerror(errno));

@@ -89,6 +89,27 @@ TEST_F(CurrentSessionTest, WithoutARuntimeFolderNothingIsKeptAndWritingSaysWhy) 
     EXPECT_FALSE(current.forgetIf("x"));
 }
 
+TEST(CurrentSessionBase, WithoutARuntimeFolderTheConfigFolderKeepsIt) {
+    EXPECT_EQ(CurrentSession::baseFolder("/run/user/1000", "/c", "/home/u"), "/run/user/1000");
+    // A shell with no login session (su, sudo, a container): as lttng's $HOME/.lttngrc.
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, "/c", "/home/u"), "/c");
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, "/home/u"), "/home/u/.config");
+    // Relative or empty values are not set (the XDG base directory specification).
+    EXPECT_EQ(CurrentSession::baseFolder("run", "", "/home/u"), "/home/u/.config");
+    EXPECT_EQ(CurrentSession::baseFolder("", "c", "home"), "");
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, nullptr), "");
+}
+
+TEST_F(CurrentSessionTest, AMissingConfigFolderIsMade) {
+    const CurrentSession current(dir_ / ".config", "system");
+    EXPECT_EQ(current.file(), dir_ / ".config" / "tracectl" / "current-session.system");
+    current.write("kept");
+    EXPECT_EQ(current.read(), "kept");
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_ / ".config").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700U);
+}
+
 TEST_F(CurrentSessionTest, AFileThatHoldsNoNameIsReportedNotUsed) {
     const CurrentSession current(dir_, "system");
     current.write("good");
