@@ -185,8 +185,6 @@ void Consumer::stop(int code) noexcept {
             log::info("relay chunk " + std::to_string(relayChunkId_) +
                       " deleted: opened while the session was stopped, it holds nothing");
         relay_.reset();
-    } else if (deleteChunkAtStop_ && root_ && !chunkName_.empty()) {
-        deleteCurrentChunk();
     }
     loop_.exit(code);
 }
@@ -414,6 +412,10 @@ void Consumer::finishShutdown() noexcept {
     if (relay_)
         relay_->closeLingering();
     const std::uint32_t request = std::exchange(shutdownRequest_, std::nullopt).value_or(request_);
+    // Every channel is closed: the empty chunk goes before the answer, so that the session's
+    // Destroy returns with it gone (a relay's is closed with DELETE at the stop).
+    if (!relay_ && std::exchange(deleteChunkAtStop_, false) && root_ && !chunkName_.empty())
+        deleteCurrentChunk();
     // Everything is closed either way; a relay that failed on the way did
     // not get it all, which the daemon's Destroy says.
     const bool delivered = !relay_ || relay_->failure().empty();

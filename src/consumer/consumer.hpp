@@ -208,8 +208,9 @@ private:
     /// Rotate with `discard` done: deletes the old chunk's files. Returns
     /// the error ("" if none).
     std::string deleteChunk(const consumer_protocol::Rotate& r) noexcept;
-    /// The stop of a Shutdown with deleteChunk: removes the current chunk's
-    /// folder (chunkName_, never root_ itself); a failure is logged.
+    /// A Shutdown with deleteChunk, every channel closed, before its answer:
+    /// removes the current chunk's folder (chunkName_, never root_ itself);
+    /// a failure is logged.
     void deleteCurrentChunk() noexcept;
     /// RotateMetadata: the metadata channels the rotation found switch now.
     void rotateMetadata(const consumer_protocol::RotateMetadata& request);
@@ -274,7 +275,8 @@ private:
     /// A network session's relay (AttachRelayd), its chunk and live timer.
     std::shared_ptr<RelaySession> relay_;
     std::uint64_t relayChunkId_ = 0;
-    /// Shutdown.deleteChunk: the stop deletes the current chunk.
+    /// Shutdown.deleteChunk: the current chunk is deleted before the answer
+    /// (locally) or closed with DELETE at the stop (a relay's).
     bool deleteChunkAtStop_ = false;
     /// AttachRelayd.outputPath, for AdoptReply.
     std::string relayOutputPath_;
