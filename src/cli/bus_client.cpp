@@ -63,7 +63,8 @@ std::string currentSessionKey(const BusChoice& bus) {
 
 std::filesystem::path currentSessionBase() {
     return CurrentSession::baseFolder(std::getenv("XDG_RUNTIME_DIR"),
-                                      std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"));
+                                      std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"),
+                                      ::geteuid());
 }
 
 } // namespace

@@ -63,18 +63,29 @@ CurrentSession::CurrentSession(std::filesystem::path base, std::string busKey) {
 }
 
 std::filesystem::path CurrentSession::baseFolder(const char* runtimeDir, const char* configHome,
-                                                 const char* home) {
+                                                 const char* home, uid_t owner) {
     const auto absolute = [](const char* value) { return value != nullptr && value[0] == '/'; };
     if (absolute(runtimeDir)) {
         return runtimeDir;
     }
+    std::filesystem::path base;
     if (absolute(configHome)) {
-        return configHome;
+        base = configHome;
+    } else if (absolute(home)) {
+        base = std::filesystem::path(home) / ".config";
+    } else {
+        return {};
     }
-    if (absolute(home)) {
-        return std::filesystem::path(home) / ".config";
+    // Owned by `owner`: the folder, or the nearest existing one above it.
+    for (std::filesystem::path at = base;; at = at.parent_path()) {
+        struct stat st {};
+        if (::stat(at.c_str(), &st) == 0) {
+            return st.st_uid == owner ? base : std::filesystem::path();
+        }
+        if (errno != ENOENT || at == at.parent_path()) {
+            return {};
+        }
     }
-    return {};
 }
 
 std::string CurrentSession::addressBusKey(std::string_view address) {

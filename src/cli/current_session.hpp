@@ -11,14 +11,16 @@
 // over the old one, mode 0600 in a folder of mode 0700. The runtime folder
 // goes away at logout (pam_systemd), and so does the choice. A shell without
 // XDG_RUNTIME_DIR (su, sudo, ssh or a container without pam_systemd) keeps it
-// in `$XDG_CONFIG_HOME/tracectl` or `$HOME/.config/tracectl` instead, where it
-// stays until changed, as lttng keeps it in $HOME/.lttngrc.
+// in `$XDG_CONFIG_HOME/tracectl` or `$HOME/.config/tracectl` instead (if that
+// folder is the caller's), where it stays until changed, as lttng keeps it in
+// $HOME/.lttngrc.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <sys/types.h>
 
 namespace tracectl::cli {
 
@@ -35,9 +37,13 @@ public:
     /// the environment's values (null or not an absolute path: not set, as
     /// the XDG base directory specification says): `runtimeDir`
     /// ($XDG_RUNTIME_DIR), else `configHome` ($XDG_CONFIG_HOME), else
-    /// `home`/.config ($HOME); empty when none is set.
+    /// `home`/.config ($HOME); empty when none is set. The last two only if
+    /// they belong to `owner` (the caller's effective uid; for a folder not
+    /// made yet, the nearest existing folder above it): a shell that kept
+    /// another user's environment (su without -, setpriv) has no current
+    /// session rather than one it may not write.
     static std::filesystem::path baseFolder(const char* runtimeDir, const char* configHome,
-                                            const char* home);
+                                            const char* home, uid_t owner);
 
     /// The key of the bus at D-Bus address `address`: "address-" and the
     /// FNV-1a 64-bit hash of the address in 16 lowercase hex digits.

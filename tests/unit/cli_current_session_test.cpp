@@ -89,15 +89,23 @@ TEST_F(CurrentSessionTest, WithoutARuntimeFolderNothingIsKeptAndWritingSaysWhy) 
     EXPECT_FALSE(current.forgetIf("x"));
 }
 
-TEST(CurrentSessionBase, WithoutARuntimeFolderTheConfigFolderKeepsIt) {
-    EXPECT_EQ(CurrentSession::baseFolder("/run/user/1000", "/c", "/home/u"), "/run/user/1000");
-    // A shell with no login session (su, sudo, a container): as lttng's $HOME/.lttngrc.
-    EXPECT_EQ(CurrentSession::baseFolder(nullptr, "/c", "/home/u"), "/c");
-    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, "/home/u"), "/home/u/.config");
+TEST_F(CurrentSessionTest, WithoutARuntimeFolderTheConfigFolderKeepsIt) {
+    const uid_t me = ::geteuid();
+    const std::string home = dir_.string();
+    const std::string config = (dir_ / "config").string();
+    EXPECT_EQ(CurrentSession::baseFolder("/run/user/1000", config.c_str(), home.c_str(), me),
+              "/run/user/1000");
+    // A shell with no login session (su, sudo, a container): as lttng's $HOME/.lttngrc,
+    // the folders made when first written.
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, config.c_str(), home.c_str(), me), config);
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, home.c_str(), me), dir_ / ".config");
     // Relative or empty values are not set (the XDG base directory specification).
-    EXPECT_EQ(CurrentSession::baseFolder("run", "", "/home/u"), "/home/u/.config");
-    EXPECT_EQ(CurrentSession::baseFolder("", "c", "home"), "");
-    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, nullptr), "");
+    EXPECT_EQ(CurrentSession::baseFolder("run", "", home.c_str(), me), dir_ / ".config");
+    EXPECT_EQ(CurrentSession::baseFolder("", "c", "home", me), "");
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, nullptr, me), "");
+    // Another user's environment kept (su without -, setpriv): nothing is kept.
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, home.c_str(), me + 1), "");
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, config.c_str(), nullptr, me + 1), "");
 }
 
 TEST_F(CurrentSessionTest, AMissingConfigFolderIsMade) {
