@@ -78,11 +78,12 @@ void runCreate(BusClient& bus, const CreateArgs& args, std::ostream& out, std::o
         args.countEvents);
     out << formatCreated(fetchSession(bus, path));
     if (bus.currentSession().file().empty()) {
-        // Neither XDG_RUNTIME_DIR nor XDG_CONFIG_HOME nor HOME: nowhere to keep it.
+        // No XDG_RUNTIME_DIR, and no XDG_CONFIG_HOME or HOME of the caller's: nowhere to
+        // keep it.
         out.flush();
         printErrorLine(err, "note: session " + name +
-                                " is not the current session (none of XDG_RUNTIME_DIR, "
-                                "XDG_CONFIG_HOME and HOME is set to keep it in): name it with "
+                                " is not the current session (no XDG_RUNTIME_DIR, and no "
+                                "XDG_CONFIG_HOME or HOME of yours, to keep it in): name it with "
                                 "-s " +
                                 name + " on the next commands");
         return;

@@ -152,8 +152,8 @@ std::optional<std::string> CurrentSession::read() const {
 void CurrentSession::write(std::string_view name) const {
     if (file_.empty()) {
         throw std::runtime_error(
-            "cannot keep the current session: none of XDG_RUNTIME_DIR, XDG_CONFIG_HOME and HOME "
-            "is set to an absolute path (name the session on each command)");
+            "cannot keep the current session: no XDG_RUNTIME_DIR, and no XDG_CONFIG_HOME or HOME "
+            "of yours, to keep it in (name the session on each command)");
     }
     if (!validName(name)) {
         throw fileError(file_, "refusing to keep a session name that is not 1 to 255 bytes of "

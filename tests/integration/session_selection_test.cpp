@@ -165,7 +165,8 @@ TEST_F(SessionSelection, AStaleOrMissingCurrentSessionIsAClearError) {
     EXPECT_EQ(stateOf("unnamed"), "created");
     r = run({tracectlBinary(), "set-session", "unnamed"}, nowhere);
     EXPECT_EQ(r.exitCode, 1) << r.describe();
-    EXPECT_NE(r.err.find("none of XDG_RUNTIME_DIR, XDG_CONFIG_HOME and HOME"), std::string::npos)
+    EXPECT_NE(r.err.find("no XDG_RUNTIME_DIR, and no XDG_CONFIG_HOME or HOME of yours"),
+              std::string::npos)
         << r.err;
     // A runtime folder that cannot hold the file is a warning, and the
     // session exists all the same.
