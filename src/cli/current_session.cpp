@@ -52,6 +52,22 @@ void checkFolder(const std::filesystem::path& dir, const std::filesystem::path& 
     }
 }
 
+/// Makes `dir` and the folders above it that are missing ($HOME/.config may not exist yet),
+/// mode 0700 as the XDG base directory specification asks of the folders it makes. Throws
+/// naming `file`.
+void makeFolders(const std::filesystem::path& dir, const std::filesystem::path& file) {
+    if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
+        return;
+    }
+    if (errno == ENOENT && dir.has_relative_path() && dir != dir.parent_path()) {
+        makeFolders(dir.parent_path(), file);
+        if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
+            return;
+        }
+    }
+    throw fileError(file, "cannot make " + dir.string() + ": " + std::strerror(errno));
+}
+
 } // namespace
 
 CurrentSession::CurrentSession(std::filesystem::path base, std::string busKey) {
@@ -159,15 +175,7 @@ void CurrentSession::write(std::string_view name) const {
         throw fileError(file_, "refusing to keep a session name that is not 1 to 255 bytes of "
                                "printable UTF-8");
     }
-    // $HOME/.config may not exist yet (0700, as the XDG specification asks of the folders
-    // it makes).
-    if (::mkdir(dir_.parent_path().c_str(), 0700) != 0 && errno != EEXIST) {
-        throw fileError(file_,
-                        "cannot make " + dir_.parent_path().string() + ": " + std::strerror(errno));
-    }
-    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
-        throw fileError(file_, "cannot make " + dir_.string() + ": " + std::strerror(errno));
-    }
+    makeFolders(dir_, file_);
     checkFolder(dir_, file_);
     std::filesystem::path temporary = file_;
     temporary += ".XXXXXX";

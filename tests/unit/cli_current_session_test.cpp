@@ -109,6 +109,9 @@ TEST_F(CurrentSessionTest, WithoutARuntimeFolderTheConfigFolderKeepsIt) {
 }
 
 TEST_F(CurrentSessionTest, AMissingConfigFolderIsMade) {
+    const CurrentSession deeper(dir_ / "a" / "b", "system");
+    deeper.write("kept");
+    EXPECT_EQ(deeper.read(), "kept");
     const CurrentSession current(dir_ / ".config", "system");
     EXPECT_EQ(current.file(), dir_ / ".config" / "tracectl" / "current-session.system");
     current.write("kept");
