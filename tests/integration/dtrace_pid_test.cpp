@@ -515,18 +515,18 @@ TEST_F(DtracePid, WhatTheProgramAndItsProbesTellIsRefusedBeforeTheCommandRuns) {
     const std::string work = "pid$target::tracectl_ustack_work";
     const std::vector<std::pair<std::string, std::string>> refused = {
         {work + ":entry { trace(ustack()); }",
-         "1:48: ustack( ) is only taken as an aggregation key (@[ustack()] = count()) or as an "
-         "action (ustack();): it cannot be trace( ) argument #1"},
+         "1:48: ustack() is only taken as an aggregation key (@[ustack()] = count()) or as an "
+         "action (ustack();): it cannot be trace() argument #1"},
         {work + ":entry { x = ustack(); }",
-         "1:46: ustack( ) is only taken as an aggregation key (@[ustack()] = count()) or as an "
+         "1:46: ustack() is only taken as an aggregation key (@[ustack()] = count()) or as an "
          "action (ustack();): it cannot be assigned to a variable"},
         {work + ":entry /stack() != 0/ { @ = count(); }",
-         "1:41: stack( ) is only taken as an aggregation key (@[stack()] = count()) or as an "
+         "1:41: stack() is only taken as an aggregation key (@[stack()] = count()) or as an "
          "action (stack();): it cannot be used in a predicate"},
         {work + ":entry { @[strjoin(\"a\", ustack())] = count(); }",
-         "it cannot be strjoin( ) argument #2"},
+         "it cannot be strjoin() argument #2"},
         {"tracectl_demo:* { @[ustack()] = count(); }",
-         "1:21: ustack( ) needs the callstack-user context, which only kernel events record: "
+         "1:21: ustack() needs the callstack-user context, which only kernel events record: "
          "tracectl_demo:* names LTTng-UST events, which have no call stack context"},
         {work + ":return { @[arg0] = count(); }",
          "1:45: arg0 is recorded by no probe of its clause: pid"},

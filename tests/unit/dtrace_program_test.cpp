@@ -519,8 +519,7 @@ TEST_F(DtraceProgram, TypeErrorsAreFoundWhenBound) {
     EXPECT_EQ(error("demo:note { @[ustack()] = count(); }"),
               "1:15: ustack() needs the callstack-user context: no event record matched by "
               "demo:note has it");
-    // A stack call is printed back as written, whatever its form (the refusals of a stack
-    // used as a value, which need a trace with the context: dtrace_pid suite).
+    // A stack call is printed back as written, whatever its form.
     EXPECT_EQ(error("demo:note { @[ustack(5)] = count(); }"),
               "1:15: ustack(5) needs the callstack-user context: no event record matched by "
               "demo:note has it");
@@ -528,8 +527,8 @@ TEST_F(DtraceProgram, TypeErrorsAreFoundWhenBound) {
               "1:13: stack() needs the callstack-kernel context: no event record matched by "
               "demo:note has it");
     EXPECT_EQ(error("demo:note { trace(stack(7) + 1); }"),
-              "1:19: stack(7) needs the callstack-kernel context: no event record matched by "
-              "demo:note has it");
+              "1:19: stack(7) is only taken as an aggregation key (@[stack(7)] = count()) or as "
+              "an action (stack(7);): it cannot be trace() argument #1");
 }
 
 } // namespace
