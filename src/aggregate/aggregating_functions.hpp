@@ -82,7 +82,7 @@ public:
     const LinearParameters& linear() const noexcept { return linear_; }
     /// llquantize: llquantize_bounds of its parameters (see there); else empty.
     const std::vector<std::int64_t>& bounds() const noexcept { return bounds_; }
-    /// clear( ): as if nothing had been added (the key stays).
+    /// clear(): as if nothing had been added (the key stays).
     void clear() noexcept;
 
 private:

@@ -79,7 +79,7 @@ public:
     };
     Order order;
     /// What the traces read so far told of kernel symbols and process mappings, to name
-    /// stack( ) and ustack( ) keys when printed (trace_reader.hpp learns it; shared by
+    /// stack() and ustack() keys when printed (trace_reader.hpp learns it; shared by
     /// the sets a parallel read merges into this one).
     std::shared_ptr<symbols::StackNames> stackNames = std::make_shared<symbols::StackNames>();
     /// normalize(@a, n) per aggregation: values are printed divided by it (1: as is).

@@ -201,8 +201,8 @@ public:
             }
             if (field->kind == FieldKind::Addresses && !inStackCall) {
                 throw ProgramError(e.at, "field '" + e.text + "' of event class '" + class_.name() +
-                                             "' is a call stack: read it with stack( ) or "
-                                             "ustack( )");
+                                             "' is a call stack: read it with stack() or "
+                                             "ustack()");
             }
             b.kind = BoundExpression::Kind::Slot;
             b.type = valueType(field->kind);
@@ -251,7 +251,7 @@ public:
             return bindCall(e);
         case Expression::Kind::Aggregation:
             throw ProgramError(e.at, "an aggregation has no value in an expression: use "
-                                     "printa( )");
+                                     "printa()");
         case Expression::Kind::Unary: {
             b.kind = BoundExpression::Kind::Unary;
             b.op = e.op;
@@ -319,14 +319,14 @@ public:
         }
         const std::string outer = use;
         for (std::size_t i = 0; i < e.arguments.size(); ++i) {
-            use = "it cannot be " + e.text + "( ) argument #" + std::to_string(i + 1);
+            use = "it cannot be " + e.text + "() argument #" + std::to_string(i + 1);
             b.arguments.push_back(bind(*e.arguments[i]));
         }
         use = outer;
         const auto want = [&](std::size_t i, ValueType type) {
             if (i < b.arguments.size() && b.arguments[i].type != type) {
                 throw ProgramError(b.arguments[i].at,
-                                   e.text + "( ) argument #" + std::to_string(i + 1) + " must be " +
+                                   e.text + "() argument #" + std::to_string(i + 1) + " must be " +
                                        (type == ValueType::String ? "a string" : "an integer") +
                                        " (in event class '" + class_.name() + "')");
             }
@@ -364,12 +364,12 @@ public:
     }
 
     /// stack([N]), ustack([N]) (see BoundExpression): aggregation keys and the action
-    /// `stack( );` only, as in D, where a stack is no value an expression can use.
+    /// `stack();` only, as in D, where a stack is no value an expression can use.
     BoundExpression bindStack(const Expression& e, BoundExpression b) {
         if (!bindingKey) {
-            throw ProgramError(e.at, e.text + "( ) is only taken as an aggregation key (@[" +
-                                         e.text + "()] = count()) or as an action (" + e.text +
-                                         "();): " + use);
+            throw ProgramError(e.at, e.written + " is only taken as an aggregation key (@[" +
+                                         e.written + "] = count()) or as an action (" + e.written +
+                                         ";): " + use);
         }
         inStackCall = true;
         for (const auto& argument : e.arguments) {
@@ -426,15 +426,15 @@ public:
     }
 
     bool usesSelf = false;
-    /// Binding an aggregate statement's keys or the action stack( )'s call (where stack( )
-    /// and ustack( ) are taken).
+    /// Binding an aggregate statement's keys or the action stack()'s call (where stack()
+    /// and ustack() are taken).
     bool bindingKey = false;
-    /// Binding stack( )'s or ustack( )'s fields (the only use of a call stack field).
+    /// Binding stack()'s or ustack()'s fields (the only use of a call stack field).
     bool inStackCall = false;
     /// The process's probe (user_probes.hpp) the clause matched the class by, if so.
     const UserProbe* user = nullptr;
     /// What the expression being bound is for, in the message refusing a field that is
-    /// neither an integer nor a string: "it cannot be printf( ) argument #2"...
+    /// neither an integer nor a string: "it cannot be printf() argument #2"...
     std::string use = "D expressions cannot use it";
 
 private:
@@ -603,7 +603,7 @@ BoundEventClass Binder::bind(const EventClassView& eventClass) {
         }
         BoundClause bound;
         bound.clause = c;
-        bound.prints = clause.defaultAction(); // a line per firing, as trace( ) of nothing
+        bound.prints = clause.defaultAction(); // a line per firing, as trace() of nothing
         if (clause.predicate) {
             binder.use = "it cannot be used in a predicate";
             bound.predicate = std::make_unique<BoundExpression>(binder.bind(*clause.predicate));
@@ -660,9 +660,9 @@ BoundEventClass Binder::bind(const EventClassView& eventClass) {
                     }
                     // The format is argument #1, as dtrace(1) counts.
                     binder.use = "it cannot be " + std::string(actionName(statement.action)) +
-                                 "( ) argument #" +
+                                 "() argument #" +
                                  std::to_string(i + (statement.hasFormat ? 2 : 1));
-                    // The action stack( ) takes its own call, as a key takes it.
+                    // The action stack() takes its own call, as a key takes it.
                     binder.bindingKey = statement.action == Action::Stack;
                     s.arguments.push_back(binder.bind(a));
                     binder.bindingKey = false;
@@ -685,13 +685,13 @@ BoundEventClass Binder::bind(const EventClassView& eventClass) {
                 binder.use = "it cannot be " +
                              std::string(functionName(
                                  program_.aggregations[statement.aggregation].function)) +
-                             "( ) argument";
+                             "() argument";
                 s.argument = binder.bind(*statement.argument);
                 if (s.argument->type != ValueType::Integer) {
                     const Function f = program_.aggregations[statement.aggregation].function;
                     throw ProgramError(statement.argument->at,
                                        std::string(functionName(f)) +
-                                           "( ) needs an integer argument, not a string (in "
+                                           "() needs an integer argument, not a string (in "
                                            "event class '" +
                                            name + "')");
                 }
@@ -746,7 +746,7 @@ void Binder::checkAction(const Statement& statement, const BoundStatement& bound
             const bool string = c.conversion == 's' || c.conversion == 'S';
             if ((e.type == ValueType::String) != string) {
                 throw ProgramError(
-                    e.at, "printf( ) argument #" + std::to_string(a + 1) + " is " +
+                    e.at, "printf() argument #" + std::to_string(a + 1) + " is " +
                               (e.type == ValueType::String ? "a string" : "an integer") +
                               ": it does not fit conversion %" + std::string(1, c.conversion) +
                               " (in event class '" + eventClass + "')");
@@ -757,13 +757,13 @@ void Binder::checkAction(const Statement& statement, const BoundStatement& bound
     case Action::Printa:
         if (statement.hasFormat) {
             if (bound.aggregations.size() != 1) {
-                throw ProgramError(statement.at, "printa( ) with a format takes one "
+                throw ProgramError(statement.at, "printa() with a format takes one "
                                                  "aggregation here");
             }
             const auto& d = program_.aggregations[bound.aggregations.front()];
             if (statement.format.argumentCount() > d.keyCount) {
                 throw ProgramError(statement.at,
-                                   "printa( ) format has " +
+                                   "printa() format has " +
                                        std::to_string(statement.format.argumentCount()) +
                                        " key conversion(s) but @" + d.name + " has " +
                                        std::to_string(d.keyCount) + " key(s)");
@@ -771,14 +771,14 @@ void Binder::checkAction(const Statement& statement, const BoundStatement& bound
         }
         break;
     case Action::Exit:
-        integer(bound.arguments.front(), "exit( )'s status");
+        integer(bound.arguments.front(), "exit()'s status");
         break;
     case Action::Trunc:
     case Action::Normalize:
         if (!bound.arguments.empty()) {
             integer(bound.arguments.front(),
-                    std::string(statement.action == Action::Trunc ? "trunc( )'s number of entries"
-                                                                  : "normalize( )'s factor"));
+                    std::string(statement.action == Action::Trunc ? "trunc()'s number of entries"
+                                                                  : "normalize()'s factor"));
         }
         break;
     default:
@@ -798,12 +798,15 @@ void Binder::checkReferences() const {
                 for (const auto& probe : clause.probes) {
                     probes += (probes.empty() ? "" : ", ") + probe.text;
                 }
-                const std::string& name = clause.references[r].name;
+                const FieldReference& reference = clause.references[r];
+                const std::string& name = reference.name;
                 if (name == "callstack_kernel" || name == "callstack_user") {
+                    const std::string call = !reference.call.empty()    ? reference.call
+                                             : name == "callstack_user" ? std::string("ustack()")
+                                                                        : std::string("stack()");
                     throw ProgramError(
-                        clause.references[r].at,
-                        std::string(name == "callstack_user" ? "ustack" : "stack") +
-                            "( ) needs the " +
+                        reference.at,
+                        call + " needs the " +
                             (name == "callstack_user" ? "callstack-user" : "callstack-kernel") +
                             " context: no event record matched by " + probes + " has it");
                 }

@@ -33,7 +33,7 @@ enum class FieldKind {
     String,          ///< CTF strings, and text arrays/sequences (babeltrace2 reads them so)
     /// A sequence or array of 64-bit unsigned integers (lttng-modules' callstack_kernel
     /// and callstack_user contexts): read as a string of 8-byte native-endian addresses,
-    /// for stack( ) and ustack( ) only.
+    /// for stack() and ustack() only.
     Addresses,
     Unusable, ///< arrays, structures, variants...: aggregation cannot use them
 };
@@ -133,7 +133,7 @@ struct BoundStatement {
     Statement::Kind kind = Statement::Kind::Aggregate;
     std::size_t aggregation = 0;
     std::vector<BoundExpression> keys;
-    /// keys[i].bytes (8 for strings, 0 for stack( ) and ustack( ): text_output.hpp)
+    /// keys[i].bytes (8 for strings, 0 for stack() and ustack(): text_output.hpp)
     std::vector<std::uint8_t> keyBytes;
     std::optional<BoundExpression> argument; ///< empty for count()
     std::optional<BoundExpression> target;

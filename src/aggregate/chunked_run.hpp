@@ -37,7 +37,7 @@ public:
 
     /// Runs the program over the records of one chunk's CTF trace directories (find_traces;
     /// none: nothing to read), after every earlier chunk's, then flushes `out`. Nothing is
-    /// read once exit( ) has run. Returns false once it has. Throws ProgramError (binding)
+    /// read once exit() has run. Returns false once it has. Throws ProgramError (binding)
     /// and TraceReadError.
     bool feed(const std::vector<std::string>& traces);
 
@@ -45,18 +45,18 @@ public:
     /// (ip_aggregation.hpp; only for a program ip_aggregation_plan() takes) at `timestamp`:
     /// each record once, standing for its count. `dropped` packets had no row: they are
     /// reported as discarded event records. Then flushes `out`. Throws ProgramError
-    /// (binding). Returns false once exit( ) has run.
+    /// (binding). Returns false once exit() has run.
     bool feedIpRows(const std::vector<std::pair<tracectl_ip_record, std::uint64_t>>& rows,
                     std::uint64_t dropped, std::int64_t timestamp);
 
     /// Fires the timers due at or before `timestamp` (ns, the traces' clock; no record
-    /// before it is still to come) and flushes `out`. False once exit( ) has run.
+    /// before it is still to come) and flushes `out`. False once exit() has run.
     bool advanceTo(std::int64_t timestamp);
 
-    /// exit( )'s status once it ran.
+    /// exit()'s status once it ran.
     std::optional<std::int64_t> exitStatus() const noexcept { return interpreter_.exitStatus(); }
 
-    /// What names stack( ) and ustack( ) keys when printed: what the traces told, and
+    /// What names stack() and ustack() keys when printed: what the traces told, and
     /// what the caller learns into it (tracectl dtrace: its target's mappings).
     symbols::StackNames& stackNames() noexcept { return *interpreter_.aggregations().stackNames; }
 

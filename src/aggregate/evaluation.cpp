@@ -165,7 +165,7 @@ bool call(const BoundExpression& e, const Value* slots, Value& result, Runtime& 
         return true;
     case Subroutine::Stack:
     case Subroutine::Ustack:
-        return false; // keys and the action stack( ) only (stackKeyOf), as the binder ensures
+        return false; // keys and the action stack() only (stackKeyOf), as the binder ensures
     }
     return false;
 }

@@ -24,7 +24,7 @@ struct Value {
 
 /// The value of `e`, with the record's fields in `slots` (BoundEventClass::slots order) and
 /// the program's variables in `runtime` (null when `e` uses no variable or subroutine).
-/// Returns false on a run-time error: division or modulo by zero, inet_ntop( ) of an
+/// Returns false on a run-time error: division or modulo by zero, inet_ntop() of an
 /// unknown address family. A string value is cut to runtime->strsize - 1 bytes (to
 /// default_strsize - 1 without a runtime), as DTrace bounds every string to strsize.
 bool evaluate(const BoundExpression& e, const Value* slots, Value& result,

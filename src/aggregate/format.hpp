@@ -1,9 +1,9 @@
-// D's format strings (printf( ), printa( )): parsing them once, and rendering one
+// D's format strings (printf(), printa()): parsing them once, and rendering one
 // conversion. Conversions as the Dynamic Tracing Guide's "Output Formatting" chapter lists
 // them, less those that need floating point or a live system's symbols:
 // `%[flags][width][.precision][length]conversion` with flags of "-+ #0", length modifiers
 // h hh l ll L j z t (accepted, ignored: D integers are 64-bit here), conversions
-// d i u x X o c s S p and %%; in printa( ) also `%@d`-style conversions (`%@` followed by
+// d i u x X o c s S p and %%; in printa() also `%@d`-style conversions (`%@` followed by
 // d i u x X o) for the aggregation's value.
 #pragma once
 

@@ -28,7 +28,7 @@ private:
     std::string name_;
 };
 
-/// " %Nd": an integer right-aligned in `width` columns after a space (trace( )).
+/// " %Nd": an integer right-aligned in `width` columns after a space (trace()).
 std::string traced(int width, std::int64_t value) {
     Conversion c;
     c.width = width;

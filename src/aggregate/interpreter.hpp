@@ -1,10 +1,10 @@
 // Runs a whole D program over recorded event records, as dtrace(1) runs it over live
 // probes: BEGIN before the first record, each record's clauses in time order, timers
-// (tick-N) on the records' clock, END after the last record or at exit( ), then every
-// aggregation printa( ) did not print. Output follows dtrace(1) (illumos libdtrace
+// (tick-N) on the records' clock, END after the last record or at exit(), then every
+// aggregation printa() did not print. Output follows dtrace(1) (illumos libdtrace
 // dt_consume.c): without quiet, the first clause that prints is preceded by the header
 // "%3s %6s %32s\n" (CPU, ID, FUNCTION:NAME), and each clause that runs an action by
-// "%3d %6d %32s " (cpu, probe id, ":" name) and followed by a newline; trace( ) prints
+// "%3d %6d %32s " (cpu, probe id, ":" name) and followed by a newline; trace() prints
 // " %16lld" (8-byte integers; " %8d" 4, " %5d" 2, " %3d" 1) or "  %-33s" (strings), and
 // "%lld"/"%s" when quiet. Probe ids are tracectl's: 1 BEGIN, 2 END, 3 ERROR, then the
 // timers, then event classes in the order first met.
@@ -32,13 +32,13 @@ class EventSink {
 public:
     virtual ~EventSink() = default;
     /// One record of a class bound as `bound`, its fields in `slots`, at `timestamp` ns.
-    /// Returns false to stop reading (exit( )).
+    /// Returns false to stop reading (exit()).
     virtual bool event(const BoundEventClass& bound, const Value* slots,
                        std::int64_t timestamp) = 0;
     /// Whether event() wants the records of classes no clause matched (for timers).
     virtual bool wantsEveryRecord() const = 0;
     /// Where the reader records the traces' kernel symbols and process mappings (for
-    /// stack( ) and ustack( ) keys); null: nowhere.
+    /// stack() and ustack() keys); null: nowhere.
     virtual symbols::StackNames* stackNames() { return nullptr; }
 };
 
@@ -68,16 +68,16 @@ public:
     /// Fires the timers due at or before `timestamp` (ns, the records' clock), earliest
     /// first, as a record at `timestamp` would, but runs no clause of its own: a live run
     /// calls it when no record before `timestamp` is still to come, so that tick-N clauses
-    /// fire on time while no record flows. Returns false once exit( ) has run.
+    /// fire on time while no record flows. Returns false once exit() has run.
     bool advance(std::int64_t timestamp);
 
     /// Runs END (at the last record's timestamp) and prints what is left to print.
     void end();
 
-    /// Whether end() prints the aggregations printa( ) did not (dtrace does; --json not).
+    /// Whether end() prints the aggregations printa() did not (dtrace does; --json not).
     bool printAggregationsAtEnd = true;
 
-    /// exit( )'s status once it ran.
+    /// exit()'s status once it ran.
     std::optional<std::int64_t> exitStatus() const noexcept { return exitStatus_; }
     /// Run-time errors (division by zero, ...): each stopped its clause.
     std::uint64_t errors() const noexcept { return aggregations_.errors; }
@@ -97,7 +97,7 @@ private:
     void printa(const BoundStatement& s, std::string& line);
     void error();
     int idOf(const BoundEventClass& bound);
-    /// Fires the timers due at or before `timestamp`; false once exit( ) has run.
+    /// Fires the timers due at or before `timestamp`; false once exit() has run.
     bool fireTimers(std::int64_t timestamp);
 
     const Program& program_;

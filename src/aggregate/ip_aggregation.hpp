@@ -50,7 +50,7 @@ public:
     explicit IpRowFeeder(Interpreter& interpreter);
 
     /// Runs the program on `count` records like `record` (only the bytes the plan's fields
-    /// come from matter) at `timestamp` (ns). Returns false once exit( ) has run.
+    /// come from matter) at `timestamp` (ns). Returns false once exit() has run.
     bool feed(const tracectl_ip_record& record, std::uint64_t count, std::int64_t timestamp);
 
 private:

@@ -70,7 +70,7 @@ nlohmann::json to_json(const AggregationSet& aggregations) {
                                            std::holds_alternative<std::string>(v)
                                        ? parseStackKey(std::get<std::string>(v))
                                        : std::nullopt;
-                if (stack) { // stack( ), ustack( ): its frames' names, innermost first
+                if (stack) { // stack(), ustack(): its frames' names, innermost first
                     keys.push_back(stackFrames(*stack, *aggregations.stackNames));
                 } else if (std::holds_alternative<std::int64_t>(v)) {
                     keys.push_back(std::get<std::int64_t>(v));

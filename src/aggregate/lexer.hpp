@@ -20,7 +20,7 @@ struct Token {
         Identifier,  ///< [A-Za-z_][A-Za-z0-9_]* (text)
         Integer,     ///< decimal, 0 octal, 0x hexadecimal or 'c', fits in int64 (value)
         String,      ///< "..." with C's escapes (text: the value)
-        Punctuation, ///< text: one of C's operators and , ; / { } [ ] ( ) ? :
+        Punctuation, ///< text: one of C's operators and , ; / { } [ ] () ? :
         Directive,   ///< a line `#WORD ...` between clauses (text: after the '#')
         Macro,       ///< `$name` or `$N` (text: name or N, without '$')
         End,         ///< end of the program

@@ -56,20 +56,20 @@ std::optional<std::string> refusal(const std::string& name) {
                ") are not supported: over recorded events there is nothing to keep back";
     }
     if (name.rfind("copyin", 0) == 0 || name.rfind("copyout", 0) == 0) {
-        return name + "( ) reads or writes a live process's memory: not available over "
+        return name + "() reads or writes a live process's memory: not available over "
                       "recorded events";
     }
     if (name == "jstack") {
-        return "jstack( ) is not supported: it needs a Java VM's ustack helper; use ustack( )";
+        return "jstack() is not supported: it needs a Java VM's ustack helper; use ustack()";
     }
     if (name == "system" || name == "raise" || name == "stop" || name == "panic" ||
         name == "breakpoint" || name == "chill") {
-        return name + "( ) is a destructive action: not available (tracectl dtrace never "
+        return name + "() is a destructive action: not available (tracectl dtrace never "
                       "acts on the traced system)";
     }
     if (name == "speculative" || name == "func" || name == "ufunc" || name == "sym" ||
         name == "usym" || name == "mod" || name == "umod" || name == "uaddr") {
-        return name + "( ) needs symbols of a live system: not supported";
+        return name + "() needs symbols of a live system: not supported";
     }
     return std::nullopt;
 }
@@ -374,7 +374,7 @@ private:
         const Token& open = expect("(");
         std::vector<std::unique_ptr<Expression>> arguments = expressionList(")", true);
         const auto countError = [&](const std::string& wanted) {
-            return ProgramError(open.at, name.text + "( ) takes " + wanted + ", " +
+            return ProgramError(open.at, name.text + "() takes " + wanted + ", " +
                                              std::to_string(arguments.size()) + " given");
         };
         const auto isAggregation = [](const Expression& e) {
@@ -385,7 +385,7 @@ private:
         case Action::Printf: {
             if (arguments.empty() || arguments[0]->kind != Expression::Kind::String) {
                 throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
-                                   "printf( ) needs a format string constant first");
+                                   "printf() needs a format string constant first");
             }
             result.format = parseFormat(arguments[0]->text, arguments[0]->at, false);
             result.hasFormat = true;
@@ -393,7 +393,7 @@ private:
             if (arguments.size() - 1 != result.format.argumentCount()) {
                 throw ProgramError(
                     arguments[0]->at,
-                    "printf( ) format has " + std::to_string(result.format.argumentCount()) +
+                    "printf() format has " + std::to_string(result.format.argumentCount()) +
                         " conversion(s) but " + std::to_string(arguments.size() - 1) +
                         " argument(s) are given");
             }
@@ -410,7 +410,7 @@ private:
             }
             for (std::size_t i = firstArgument; i < arguments.size(); ++i) {
                 if (!isAggregation(*arguments[i])) {
-                    throw ProgramError(arguments[i]->at, "printa( ) prints aggregations: "
+                    throw ProgramError(arguments[i]->at, "printa() prints aggregations: "
                                                          "expected '@name'");
                 }
             }
@@ -422,8 +422,8 @@ private:
                 throw countError("1 argument");
             }
             if (isAggregation(*arguments[0])) {
-                throw ProgramError(arguments[0]->at, name.text + "( ) cannot take an "
-                                                                 "aggregation: use printa( )");
+                throw ProgramError(arguments[0]->at, name.text + "() cannot take an "
+                                                                 "aggregation: use printa()");
             }
             break;
         case Action::Exit:
@@ -435,7 +435,7 @@ private:
         case Action::Denormalize:
             if (arguments.size() != 1 || !isAggregation(*arguments[0])) {
                 throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
-                                   name.text + "( ) takes one aggregation ('@name')");
+                                   name.text + "() takes one aggregation ('@name')");
             }
             break;
         case Action::Trunc:
@@ -444,14 +444,14 @@ private:
             if (arguments.empty() || !isAggregation(*arguments[0]) || arguments.size() > 2 ||
                 (normalize && arguments.size() != 2)) {
                 throw ProgramError(arguments.empty() ? open.at : arguments[0]->at,
-                                   normalize ? "normalize( ) takes an aggregation and a factor"
-                                             : "trunc( ) takes an aggregation and an optional "
+                                   normalize ? "normalize() takes an aggregation and a factor"
+                                             : "trunc() takes an aggregation and an optional "
                                                "number of entries to keep");
             }
             break;
         }
         case Action::Stack:
-            break; // stack( ) and ustack( ), above
+            break; // stack() and ustack(), above
         }
         const bool takesAggregation = *action == Action::Clear || *action == Action::Trunc ||
                                       *action == Action::Normalize ||
@@ -459,7 +459,7 @@ private:
         for (std::size_t i = firstArgument; i < arguments.size(); ++i) {
             if (isAggregation(*arguments[i]) && *action != Action::Printa &&
                 !(takesAggregation && i == 0)) {
-                throw ProgramError(arguments[i]->at, name.text + "( ) argument #" +
+                throw ProgramError(arguments[i]->at, name.text + "() argument #" +
                                                          std::to_string(i + 1) +
                                                          " cannot be an aggregation");
             }
@@ -493,14 +493,14 @@ private:
             return -e.left->integer;
         }
         throw ProgramError(e.at,
-                           std::string(function) + "( ) " + what + " must be an integer constant");
+                           std::string(function) + "() " + what + " must be an integer constant");
     }
 
     static void checkLogLinear(const Token& open,
                                const std::vector<std::unique_ptr<Expression>>& arguments,
                                LogLinearParameters& p) {
         if (arguments.size() != 5) {
-            throw ProgramError(open.at, "llquantize( ) takes 5 arguments (expression, factor, "
+            throw ProgramError(open.at, "llquantize() takes 5 arguments (expression, factor, "
                                         "low magnitude, high magnitude, steps), " +
                                             std::to_string(arguments.size()) + " given");
         }
@@ -509,25 +509,25 @@ private:
         p.high = constant(*arguments[3], "high magnitude", "llquantize");
         p.steps = constant(*arguments[4], "number of steps", "llquantize");
         if (p.factor < 2 || p.factor > 65535) {
-            throw ProgramError(arguments[1]->at, "llquantize( ) factor must be from 2 to 65535");
+            throw ProgramError(arguments[1]->at, "llquantize() factor must be from 2 to 65535");
         }
         if (p.low < 0 || p.low > 65535) {
-            throw ProgramError(arguments[2]->at, "llquantize( ) low magnitude must be from 0 "
+            throw ProgramError(arguments[2]->at, "llquantize() low magnitude must be from 0 "
                                                  "to 65535");
         }
         if (p.high <= p.low || p.high > 65535) {
-            throw ProgramError(arguments[3]->at, "llquantize( ) high magnitude must be greater "
+            throw ProgramError(arguments[3]->at, "llquantize() high magnitude must be greater "
                                                  "than the low magnitude");
         }
         if (p.steps < p.factor || p.steps > 65535 || p.steps % p.factor != 0) {
-            throw ProgramError(arguments[4]->at, "llquantize( ) number of steps must be a "
+            throw ProgramError(arguments[4]->at, "llquantize() number of steps must be a "
                                                  "multiple of the factor, at most 65535");
         }
         // factor^(high + 1) must fit in 63 bits.
         std::int64_t power = 1;
         for (std::int64_t m = 0; m <= p.high; ++m) {
             if (power > std::numeric_limits<std::int64_t>::max() / p.factor) {
-                throw ProgramError(arguments[3]->at, "llquantize( ) factor to the high "
+                throw ProgramError(arguments[3]->at, "llquantize() factor to the high "
                                                      "magnitude plus one overflows 64 bits");
             }
             power *= p.factor;
@@ -542,7 +542,7 @@ private:
             return;
         }
         const std::size_t n = arguments.size();
-        const std::string f = name.text + "( )";
+        const std::string f = name.text + "()";
         if (function == Function::Count) {
             if (n != 0) {
                 throw ProgramError(arguments.front()->at,
@@ -570,28 +570,28 @@ private:
         constexpr std::int64_t kInt32Min = std::numeric_limits<std::int32_t>::min();
         constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
         if (linear.low < kInt32Min || linear.low > kInt32Max) {
-            throw ProgramError(arguments[1]->at, "lquantize( ) lower bound must be a 32-bit "
+            throw ProgramError(arguments[1]->at, "lquantize() lower bound must be a 32-bit "
                                                  "integer");
         }
         if (linear.high < kInt32Min || linear.high > kInt32Max) {
-            throw ProgramError(arguments[2]->at, "lquantize( ) upper bound must be a 32-bit "
+            throw ProgramError(arguments[2]->at, "lquantize() upper bound must be a 32-bit "
                                                  "integer");
         }
         if (linear.step <= 0 || linear.step > 65535) {
             throw ProgramError(n == 4 ? arguments[3]->at : open.at,
-                               "lquantize( ) step must be from 1 to 65535");
+                               "lquantize() step must be from 1 to 65535");
         }
         if (linear.high <= linear.low) {
-            throw ProgramError(arguments[2]->at, "lquantize( ) upper bound must be greater "
+            throw ProgramError(arguments[2]->at, "lquantize() upper bound must be greater "
                                                  "than lower bound");
         }
         if (linear.levels() > 65535) {
             throw ProgramError(n == 4 ? arguments[3]->at : arguments[2]->at,
-                               "lquantize( ) has more than 65535 levels: use a larger step");
+                               "lquantize() has more than 65535 levels: use a larger step");
         }
         if (linear.levels() < 1) {
             throw ProgramError(n == 4 ? arguments[3]->at : arguments[2]->at,
-                               "lquantize( ) step is larger than upper bound minus lower bound");
+                               "lquantize() step is larger than upper bound minus lower bound");
         }
     }
 
@@ -611,8 +611,8 @@ private:
         if (found->function != function) {
             throw ProgramError(functionToken.at, shown + " is an aggregation of " +
                                                      functionName(found->function) +
-                                                     "( ): it cannot also use " +
-                                                     functionName(function) + "( )" + first);
+                                                     "(): it cannot also use " +
+                                                     functionName(function) + "()" + first);
         }
         if (found->keyCount != keyCount) {
             throw ProgramError(name.at, shown + " has " + std::to_string(found->keyCount) +
@@ -620,11 +620,11 @@ private:
         }
         if (function == Function::Lquantize && !(found->linear == linear)) {
             throw ProgramError(functionToken.at,
-                               shown + " uses lquantize( ) with other bounds or step" + first);
+                               shown + " uses lquantize() with other bounds or step" + first);
         }
         if (function == Function::Llquantize && !(found->logLinear == logLinear)) {
             throw ProgramError(functionToken.at,
-                               shown + " uses llquantize( ) with other parameters" + first);
+                               shown + " uses llquantize() with other parameters" + first);
         }
         return static_cast<std::size_t>(found - all.begin());
     }
@@ -964,7 +964,7 @@ private:
         if (std::none_of(refs.begin(), refs.end(), [&](const auto& r) {
                 return r.name == e->text && r.payload == e->payloadMember;
             })) {
-            refs.push_back({e->text, e->at, e->payloadMember});
+            refs.push_back({e->text, e->at, e->payloadMember, {}});
         }
         return e;
     }
@@ -1019,7 +1019,7 @@ private:
         }
         expect(")");
         if (type == "string") {
-            throw ProgramError(open.at, "(string) casts are not supported: use stringof( )");
+            throw ProgramError(open.at, "(string) casts are not supported: use stringof()");
         }
         static const std::pair<const char*, int> sizes[] = {{"char", -1},
                                                             {"signed char", -1},
@@ -1108,12 +1108,12 @@ private:
             if (std::any_of(std::begin(aggregating), std::end(aggregating),
                             [&](const char* f) { return name.text == f; })) {
                 throw ProgramError(name.at, name.text +
-                                                "( ) is an aggregating function: use it as "
+                                                "() is an aggregating function: use it as "
                                                 "@name[keys] = " +
-                                                name.text + "( )");
+                                                name.text + "()");
             }
             if (actionByName(name.text)) {
-                throw ProgramError(name.at, name.text + "( ) is an action: it gives no value");
+                throw ProgramError(name.at, name.text + "() is an action: it gives no value");
             }
             throw ProgramError(name.at, "unknown function '" + name.text +
                                             "' (stringof, strjoin, substr, strlen, lltostr, "
@@ -1128,7 +1128,7 @@ private:
         const std::size_t n = e->arguments.size();
         if (n < found->min || n > found->max) {
             throw ProgramError(name.at,
-                               name.text + "( ) takes " + std::to_string(found->min) +
+                               name.text + "() takes " + std::to_string(found->min) +
                                    (found->max != found->min ? " to " + std::to_string(found->max)
                                                              : std::string()) +
                                    " argument(s), " + std::to_string(n) + " given");
@@ -1136,7 +1136,7 @@ private:
         for (const auto& a : e->arguments) {
             e->height = std::max(e->height, 1 + a->height);
             if (a->kind == Expression::Kind::Aggregation) {
-                throw ProgramError(a->at, name.text + "( ) cannot take an aggregation");
+                throw ProgramError(a->at, name.text + "() cannot take an aggregation");
             }
         }
         if (name.text == "stack" || name.text == "ustack") {
@@ -1154,13 +1154,15 @@ private:
     void stackCall(Expression& e) {
         const bool user = e.text == "ustack";
         e.integer = user ? 100 : 20;
+        e.written = e.text + "()";
         if (!e.arguments.empty()) {
             const Expression& n = *e.arguments.front();
             if (n.kind != Expression::Kind::Integer || n.integer <= 0) {
-                throw ProgramError(n.at, e.text + "( ) takes a positive integer constant: the "
+                throw ProgramError(n.at, e.text + "() takes a positive integer constant: the "
                                                   "number of frames");
             }
             e.integer = n.integer;
+            e.written = e.text + "(" + std::to_string(n.integer) + ")";
         }
         e.arguments.clear();
         for (const char* field : user ? std::vector<const char*>{"callstack_user", "pid"}
@@ -1172,7 +1174,7 @@ private:
             auto& refs = *references_;
             if (std::none_of(refs.begin(), refs.end(),
                              [&](const auto& r) { return r.name == field && !r.payload; })) {
-                refs.push_back({field, e.at, false});
+                refs.push_back({field, e.at, false, e.written});
             }
             e.arguments.push_back(std::move(id));
         }

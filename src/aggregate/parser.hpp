@@ -19,7 +19,7 @@
 // (count(); sum/avg/min/max/stddev/quantize(e); lquantize(e, low, high[, step]) with
 // integer constants: step > 0, high > low, at most 65535 levels and 32-bit bounds, as
 // DTrace's dt_cc.c requires), each aggregation keeps one function, one lquantize
-// layout and one number of keys (DTrace: "aggregation redefined"), stack( ) and ustack( )
+// layout and one number of keys (DTrace: "aggregation redefined"), stack() and ustack()
 // only as aggregation keys and actions (program_checks.hpp).
 #pragma once
 

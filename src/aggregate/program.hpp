@@ -102,6 +102,9 @@ struct Expression {
     int height = 1; ///< nodes on the longest path down (the parser bounds it)
     /// Kind::identifier written `args[N]->member`: a payload member only (FieldReference).
     bool payloadMember = false;
+    /// Kind::call of stack or ustack: the call as written ("stack()", "ustack(5)"), which
+    /// messages print back (its `arguments` are the fields it reads, its N is `integer`).
+    std::string written;
 };
 
 /// DTrace's aggregating functions.
@@ -162,8 +165,8 @@ struct Format {
 };
 
 /// The actions a statement can run (Dynamic Tracing Guide, "Actions and Subroutines").
-/// An action. Stack: `stack([N]);` or `ustack([N]);`, whose one argument is the stack( ) or
-/// ustack( ) call (Expression::Kind::Call): the stack of the firing, printed as dtrace(1)
+/// An action. Stack: `stack([N]);` or `ustack([N]);`, whose one argument is the stack() or
+/// ustack() call (Expression::Kind::Call): the stack of the firing, printed as dtrace(1)
 /// prints it.
 enum class Action {
     Printf,
@@ -268,12 +271,15 @@ struct FieldReference {
     /// Written `args[N]->name`: a member of the event's payload, never a built-in or a
     /// context field of the same name (`args[0]->pid` is sched_wakeup's woken `pid`).
     bool payload = false;
+    /// A context field a stack call reads (callstack_kernel, callstack_user, pid): the first
+    /// such call as written ("ustack(5)"), for messages; "" for a field the program names.
+    std::string call;
 };
 
 struct Clause {
     std::vector<ProbeDescription> probes;
     std::unique_ptr<Expression> predicate; ///< null when the clause has none
-    /// None (no body, or an empty one): dtrace(1)'s default action, a trace( ) of nothing:
+    /// None (no body, or an empty one): dtrace(1)'s default action, a trace() of nothing:
     /// the firing's line (CPU, probe id, FUNCTION:NAME) and nothing else.
     std::vector<Statement> statements;
     bool defaultAction() const noexcept { return statements.empty(); }

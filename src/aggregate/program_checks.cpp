@@ -14,13 +14,15 @@ bool isStackCall(const Expression& e) {
 /// Refuses a stack call in `e`, which is used as `use` says ("it cannot be ...").
 void noStackIn(const Expression& e, const std::string& use) {
     if (isStackCall(e)) {
-        throw ProgramError(e.at, e.text + "( ) is only taken as an aggregation key (@[" + e.text +
-                                     "()] = count()) or as an action (" + e.text + "();): " + use);
+        // The call as written (stack(), ustack(5)).
+        throw ProgramError(e.at, e.written + " is only taken as an aggregation key (@[" +
+                                     e.written + "] = count()) or as an action (" + e.written +
+                                     ";): " + use);
     }
     if (e.kind == Expression::Kind::Call) {
         for (std::size_t i = 0; i < e.arguments.size(); ++i) {
             noStackIn(*e.arguments[i],
-                      "it cannot be " + e.text + "( ) argument #" + std::to_string(i + 1));
+                      "it cannot be " + e.text + "() argument #" + std::to_string(i + 1));
         }
         return;
     }
@@ -54,7 +56,7 @@ void checkStackPlacement(const Program& program) {
                     noStackIn(*s.argument, "it cannot be " +
                                                std::string(functionName(
                                                    program.aggregations[s.aggregation].function)) +
-                                               "( ) argument");
+                                               "() argument");
                 }
                 break;
             case Statement::Kind::Assign:
@@ -69,7 +71,7 @@ void checkStackPlacement(const Program& program) {
                 }
                 for (std::size_t i = 0; i < s.arguments.size(); ++i) {
                     noStackIn(*s.arguments[i], "it cannot be " + std::string(actionName(s.action)) +
-                                                   "( ) argument #" +
+                                                   "() argument #" +
                                                    std::to_string(i + (s.hasFormat ? 2 : 1)));
                 }
                 break;
@@ -143,7 +145,8 @@ void checkProbeFields(const Program& program,
             }
             if (stack) {
                 const bool user = r.name == "callstack_user";
-                throw ProgramError(r.at, std::string(user ? "ustack" : "stack") + "( ) needs the " +
+                const std::string call = !r.call.empty() ? r.call : user ? "ustack()" : "stack()";
+                throw ProgramError(r.at, call + " needs the " +
                                              (user ? "callstack-user" : "callstack-kernel") +
                                              " context, which only kernel events record: " + why);
             }

@@ -18,7 +18,7 @@ struct ProgramRun {
     ReadStatistics statistics;
     std::vector<std::string> unmatchedProbes; ///< Binder::unmatched_probes
     std::uint64_t errors = 0;                 ///< run-time errors
-    std::optional<std::int64_t> exitStatus;   ///< exit( )'s
+    std::optional<std::int64_t> exitStatus;   ///< exit()'s
 };
 
 /// Runs `program` over `traces` (none: only BEGIN and END run), its output on `out`.

@@ -41,7 +41,7 @@ std::vector<std::string> stackFrames(const StackKey& stack, symbols::StackNames&
 inline constexpr int kStackIndent = 14;
 
 /// The stack as dtrace(1) prints a stack record (dt_print_stack, dt_print_ustack), as
-/// an aggregation key or as the action stack( ): a newline, then each frame on a line
+/// an aggregation key or as the action stack(): a newline, then each frame on a line
 /// of its own, indented kStackIndent columns, innermost first.
 std::string stackText(const StackKey& stack, symbols::StackNames& names);
 

@@ -8,7 +8,7 @@
 // - each key: a string as "  %-50s", an integer by the size of its D type
 //   (BoundExpression::bytes): 8 bytes " %16lld", 4 " %8d", 2 " %5d", 1 " %3d", the
 //   narrower ones as stored in that size (an 8-bit -2 prints 254; tst.signedkeys.r); a
-//   stack( ) or ustack( ) key as dt_print_stack and dt_print_ustack print it: a newline,
+//   stack() or ustack() key as dt_print_stack and dt_print_ustack print it: a newline,
 //   then each frame (innermost first) on its own line, indented 14 columns (DTrace's
 //   default stackindent), "module`function+0xOFFSET" (stack_key.hpp, the names the traces
 //   told: AggregationSet::stackNames);
@@ -31,7 +31,7 @@ namespace tracectl::aggregate {
 void printText(std::ostream& out, const AggregationSet& aggregations);
 
 /// Aggregation `a` of the set (nothing if it has no entries), as above; values divided by
-/// its normalize( ) factor. llquantize rows: "< factor^low", each bucket's lowest value,
+/// its normalize() factor. llquantize rows: "< factor^low", each bucket's lowest value,
 /// ">= factor^(high+1)".
 void printAggregation(std::ostream& out, const AggregationSet& aggregations, std::size_t a);
 

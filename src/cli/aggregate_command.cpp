@@ -202,7 +202,7 @@ private:
 
 /// What is left to say once `run` is finished: the warnings on `err` (discarded records,
 /// probe descriptions that matched nothing, run-time errors), the aggregations as JSON
-/// (--json, `json`) on `out`; the exit status (exit( )'s).
+/// (--json, `json`) on `out`; the exit status (exit()'s).
 ExitStatus report(const AggregateArgs& args, const agg::ProgramRun& run, const std::string& json,
                   ProgramOutput& out, std::ostream& err) {
     const std::string& command = args.command;
@@ -451,10 +451,10 @@ private:
 };
 
 /// dtrace -c: the command, started at once and stopped on its first instruction, as
-/// illumos libproc's Pcreate( ) stops the process dtrace -c creates as its exec returns:
+/// illumos libproc's Pcreate() stops the process dtrace -c creates as its exec returns:
 /// the child asks to be traced (PTRACE_TRACEME) and execs, and the kernel stops it with
 /// SIGTRAP on exec's return (ptrace(2)). $target is then its pid and /proc/PID/exe its
-/// executable, whose probes are defined before release( ) lets it run (PTRACE_DETACH).
+/// executable, whose probes are defined before release() lets it run (PTRACE_DETACH).
 /// Killed if never released. `stdout_to_stderr`: its standard output is tracectl's
 /// standard error (--json: tracectl's standard output is one JSON document, which the
 /// command's output must not break). Throws TraceReadError ("cannot run COMMAND: REASON")
@@ -557,7 +557,7 @@ public:
     void release() {
         if (!released_) {
             released_ = true;
-            // ESRCH: killed meanwhile; exited( ) says so.
+            // ESRCH: killed meanwhile; exited() says so.
             ptrace(PTRACE_DETACH, pid_, nullptr, nullptr);
         }
     }
@@ -691,8 +691,8 @@ static bool usesThreadBuiltins(const agg::Program& program) {
     return false;
 }
 
-/// Whether some clause of `program` names the context field `field` (stack( ) names
-/// callstack_kernel, ustack( ) callstack_user: aggregate/parser.cpp).
+/// Whether some clause of `program` names the context field `field` (stack() names
+/// callstack_kernel, ustack() callstack_user: aggregate/parser.cpp).
 static bool referencesField(const agg::Program& program, std::string_view field) {
     for (const agg::Clause& clause : program.clauses) {
         for (const agg::FieldReference& r : clause.references) {
@@ -705,7 +705,7 @@ static bool referencesField(const agg::Program& program, std::string_view field)
 }
 
 /// Learns process `pid`'s executable file mappings, as /proc/PID/maps shows them now, into
-/// `names`: ustack( )'s frames of a process that is gone by the time the kernel consumer
+/// `names`: ustack()'s frames of a process that is gone by the time the kernel consumer
 /// converts its records (whose tracectl_vm_map events it then cannot write) are named all
 /// the same. Nothing if the process is gone.
 static void learnTargetMaps(long pid, symbols::StackNames& names) {
@@ -813,7 +813,7 @@ static ExitStatus runIpAggregation(BusClient& bus, const AggregateArgs& args,
     const agg::ProgramRun result = run.finish(&json);
     const ExitStatus status = report(args, result, json, programOut, err);
     // As a recording run: no packet on the probes at all is a failure (the result
-    // says nothing), unless exit( ) said otherwise.
+    // says nothing), unless exit() said otherwise.
     if (result.statistics.matchedRecords == 0 && !result.exitStatus) {
         printErrorLine(err, args.command + ": no probe description matched an event "
                                            "record: nothing was aggregated");
@@ -893,7 +893,7 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
             enabled.emplace_back(e.event, Domain::Kernel);
         }
         // Only BEGIN, END, ERROR and timers: nothing to record, and no session. dtrace(1)
-        // runs such a program all the same, until Ctrl-C, exit( ), --duration or the end of
+        // runs such a program all the same, until Ctrl-C, exit(), --duration or the end of
         // -c's command, its timers firing on the clock meanwhile.
         const bool records = !enabled.empty();
         std::optional<TemporarySession> temporary;
@@ -929,7 +929,7 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
             step();
             if (domain == Domain::Kernel) {
                 if (!kernelChannel) {
-                    bus.addChannel(Domain::Kernel, sessionPath, "aggregate", {}, false, {});
+                    bus.addChannel(Domain::Kernel, sessionPath, "aggregate", {}, std::nullopt, {});
                     kernelChannel = true;
                 }
                 const auto location = locations.find(pattern);
@@ -981,7 +981,7 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
                 }
             }
         }
-        // stack( ) and ustack( ) read lttng-modules' call stack contexts: the channel's
+        // stack() and ustack() read lttng-modules' call stack contexts: the channel's
         // tracefs instance records them (options/stacktrace, options/userstacktrace).
         if (kernelChannel) {
             for (const auto& [field, type] : {std::pair{"callstack_kernel", "callstack-kernel"},
@@ -1020,7 +1020,7 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
                 started = true;
             }
             step();
-            // ustack( ): the target's mappings, at its first instruction (its executable
+            // ustack(): the target's mappings, at its first instruction (its executable
             // and the dynamic loader) and at each switch below while it runs.
             const bool targetMaps = referencesField(program, "callstack_user");
             const auto learnMaps = [&] {
@@ -1165,7 +1165,7 @@ ExitStatus runAggregateLive(BusClient& bus, const AggregateArgs& args, std::ostr
         const agg::ProgramRun result = run.finish(&json);
         const ExitStatus status = report(args, result, json, programOut, err);
         // Every probe description matched nothing recorded: the (empty) result says nothing
-        // of what was asked, so it is a failure (issue 40, B12), unless exit( ) said
+        // of what was asked, so it is a failure (issue 40, B12), unless exit() said
         // otherwise. Some matched: the others were warned of (report()).
         std::set<std::string> described;
         for (const auto& clause : program.clauses) {

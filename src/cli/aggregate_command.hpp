@@ -65,14 +65,14 @@ ExitStatus runAggregateSession(BusClient& bus, const AggregateArgs& args, std::o
 /// exactly the probes the program names (the kernel domain, in a channel of its own, for `ip:*`,
 /// for what Manager.ListTracepoints("kernel") lists and for the probes of a process: userspace
 /// probes on its executable, dtrace_user_probes.hpp; the UST domain for the rest), starts it,
-/// traces until SIGINT/SIGTERM (Ctrl-C), args.duration seconds, exit( ) or the end of -c's
+/// traces until SIGINT/SIGTERM (Ctrl-C), args.duration seconds, exit() or the end of -c's
 /// command, stops it, prints the aggregations, destroys the session and deletes its folder.
 /// The program runs while the session records: BEGIN before it starts, then every switch
 /// period (-x switchrate, agg::switch_period_ns) the session is rotated and the closed
 /// chunk, once RotationCompleted announced it (SessionChunks), runs through the same
 /// agg::ChunkedRun and its output is flushed; after Stop the last chunk (complete then) is
 /// run, then END. A program of only BEGIN, END, ERROR and timers makes no session but runs
-/// the same way (its timers fire every switch period) until Ctrl-C, --duration, exit( ) or
+/// the same way (its timers fire every switch period) until Ctrl-C, --duration, exit() or
 /// the end of -c's command, as dtrace(1) runs it. With --json, -c's command writes its
 /// standard output to `err`'s file (standard error), so that standard output stays one
 /// JSON document. SIGINT and SIGTERM are

@@ -61,15 +61,16 @@ std::string currentSessionKey(const BusChoice& bus) {
     return CurrentSession::addressBusKey(address);
 }
 
-std::filesystem::path runtimeDir() {
-    const char* dir = std::getenv("XDG_RUNTIME_DIR");
-    // A relative value is ignored, as the XDG base directory specification says.
-    return dir != nullptr && dir[0] == '/' ? std::filesystem::path(dir) : std::filesystem::path();
+std::filesystem::path currentSessionBase() {
+    return CurrentSession::baseFolder(std::getenv("XDG_RUNTIME_DIR"),
+                                      std::getenv("XDG_CONFIG_HOME"), std::getenv("HOME"),
+                                      ::geteuid());
 }
 
 } // namespace
 
-BusClient::BusClient(const BusChoice& bus) : current_(runtimeDir(), currentSessionKey(bus)) {
+BusClient::BusClient(const BusChoice& bus)
+    : current_(currentSessionBase(), currentSessionKey(bus)) {
     try {
         connection_ = std::make_unique<Connection>(openBus(bus));
     } catch (const sdbus::Error& e) {
@@ -297,7 +298,8 @@ void BusClient::changeTracker(bool track, Domain domain, const std::string& path
 }
 
 void BusClient::addChannel(Domain domain, const std::string& path, const std::string& name,
-                           const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
+                           const std::map<std::string, std::uint64_t>& sizes,
+                           std::optional<bool> overwrite,
                            const std::map<std::string, std::uint32_t>& timers) {
     std::map<std::string, sdbus::Variant> options = callOptions();
     for (const auto& [key, value] : sizes) {
@@ -307,7 +309,7 @@ void BusClient::addChannel(Domain domain, const std::string& path, const std::st
         options[key] = sdbus::Variant(value);
     }
     if (overwrite) {
-        options["overwrite"] = sdbus::Variant(true);
+        options["overwrite"] = sdbus::Variant(*overwrite);
     }
     connection_->session(path).AddChannel(domainName(domain), name, options);
 }

@@ -40,7 +40,8 @@ public:
     /// Where the current session of this bus is kept (current_session.hpp):
     /// keyed "system" (the system bus at its default address), "user", or by
     /// the address (--bus-address, or a DBUS_SYSTEM_BUS_ADDRESS elsewhere:
-    /// another daemon, other sessions), under $XDG_RUNTIME_DIR.
+    /// another daemon, other sessions), under $XDG_RUNTIME_DIR, else
+    /// $XDG_CONFIG_HOME or $HOME/.config (CurrentSession::baseFolder()).
     const CurrentSession& currentSession() const noexcept { return current_; }
 
     /// Adds "interactive" = true to the options of every call that takes
@@ -117,9 +118,12 @@ public:
                             const std::string& userspaceProbe = {});
 
     /// Session.AddChannel(domain, name, options) on the session at `path`; numeric options
-    /// are sent as "t" (sizes) or "u" (timers, microseconds).
+    /// are sent as "t" (sizes) or "u" (timers, microseconds); `overwrite` as "overwrite" (b)
+    /// when given (nullopt: the session's default mode, overwrite in snapshot mode, else
+    /// discard).
     void addChannel(Domain domain, const std::string& path, const std::string& name,
-                    const std::map<std::string, std::uint64_t>& sizes, bool overwrite,
+                    const std::map<std::string, std::uint64_t>& sizes,
+                    std::optional<bool> overwrite,
                     const std::map<std::string, std::uint32_t>& timers);
 
     /// Session.AddContext(domain, channel, type, options) on the session at `path`.

@@ -38,7 +38,8 @@ void warnAboutLosses(const SessionView& session, std::ostream& out, std::ostream
     if (!statistics) {
         return;
     }
-    if (const auto warning = lossWarning(session.name, statistics->totals)) {
+    if (const auto warning =
+            lossWarning(session.name, statistics->totals, session.mode == "snapshot")) {
         out.flush(); // on a terminal, the warning comes after the table it is about
         printErrorLine(err, *warning);
     }
@@ -77,7 +78,15 @@ void runCreate(BusClient& bus, const CreateArgs& args, std::ostream& out, std::o
         args.countEvents);
     out << formatCreated(fetchSession(bus, path));
     if (bus.currentSession().file().empty()) {
-        return; // no $XDG_RUNTIME_DIR (a root shell without a login session): nothing kept
+        // No XDG_RUNTIME_DIR, and no XDG_CONFIG_HOME or HOME of the caller's: nowhere to
+        // keep it.
+        out.flush();
+        printErrorLine(err, "note: session " + name +
+                                " is not the current session (no XDG_RUNTIME_DIR, and no "
+                                "XDG_CONFIG_HOME or HOME of yours, to keep it in): name it with "
+                                "-s " +
+                                name + " on the next commands");
+        return;
     }
     try {
         bus.currentSession().write(name);

@@ -34,8 +34,9 @@ struct ShowArgs {
 /// Creates the session (output folder made absolute against the current directory; without a
 /// name, auto_session_name() in auto_session_output() unless an output is given or the session
 /// streams), then reads its properties and prints format_created(), and makes it
-/// the current session (unless there is no $XDG_RUNTIME_DIR to keep it in; a warning on `err`
-/// if it cannot be kept there: the session exists all the same).
+/// the current session (a note on `err` saying to name it with -s when there is nowhere to keep
+/// it: no $XDG_RUNTIME_DIR, $XDG_CONFIG_HOME or $HOME; a warning if it cannot be kept there:
+/// the session exists all the same).
 void runCreate(BusClient& bus, const CreateArgs& args, std::ostream& out, std::ostream& err);
 
 /// Prints every session the caller may see (ListSessions), oldest first: a table, or a JSON array;

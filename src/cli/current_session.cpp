@@ -52,14 +52,56 @@ void checkFolder(const std::filesystem::path& dir, const std::filesystem::path& 
     }
 }
 
-} // namespace
-
-CurrentSession::CurrentSession(std::filesystem::path runtimeDir, std::string busKey) {
-    if (runtimeDir.empty()) {
+/// Makes `dir` and the folders above it that are missing ($HOME/.config may not exist yet),
+/// mode 0700 as the XDG base directory specification asks of the folders it makes. Throws
+/// naming `file`.
+void makeFolders(const std::filesystem::path& dir, const std::filesystem::path& file) {
+    if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
         return;
     }
-    dir_ = std::move(runtimeDir) / "tracectl";
+    if (errno == ENOENT && dir.has_relative_path() && dir != dir.parent_path()) {
+        makeFolders(dir.parent_path(), file);
+        if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
+            return;
+        }
+    }
+    throw fileError(file, "cannot make " + dir.string() + ": " + std::strerror(errno));
+}
+
+} // namespace
+
+CurrentSession::CurrentSession(std::filesystem::path base, std::string busKey) {
+    if (base.empty()) {
+        return;
+    }
+    dir_ = std::move(base) / "tracectl";
     file_ = dir_ / ("current-session." + busKey);
+}
+
+std::filesystem::path CurrentSession::baseFolder(const char* runtimeDir, const char* configHome,
+                                                 const char* home, uid_t owner) {
+    const auto absolute = [](const char* value) { return value != nullptr && value[0] == '/'; };
+    if (absolute(runtimeDir)) {
+        return runtimeDir;
+    }
+    std::filesystem::path base;
+    if (absolute(configHome)) {
+        base = configHome;
+    } else if (absolute(home)) {
+        base = std::filesystem::path(home) / ".config";
+    } else {
+        return {};
+    }
+    // Owned by `owner`: the folder, or the nearest existing one above it.
+    for (std::filesystem::path at = base;; at = at.parent_path()) {
+        struct stat st {};
+        if (::stat(at.c_str(), &st) == 0) {
+            return st.st_uid == owner ? base : std::filesystem::path();
+        }
+        if (errno != ENOENT || at == at.parent_path()) {
+            return {};
+        }
+    }
 }
 
 std::string CurrentSession::addressBusKey(std::string_view address) {
@@ -126,16 +168,14 @@ std::optional<std::string> CurrentSession::read() const {
 void CurrentSession::write(std::string_view name) const {
     if (file_.empty()) {
         throw std::runtime_error(
-            "cannot keep the current session: XDG_RUNTIME_DIR is not set, or not an absolute "
-            "path (log in with a systemd user session, or name the session on each command)");
+            "cannot keep the current session: no XDG_RUNTIME_DIR, and no XDG_CONFIG_HOME or HOME "
+            "of yours, to keep it in (name the session on each command)");
     }
     if (!validName(name)) {
         throw fileError(file_, "refusing to keep a session name that is not 1 to 255 bytes of "
                                "printable UTF-8");
     }
-    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
-        throw fileError(file_, "cannot make " + dir_.string() + ": " + std::strerror(errno));
-    }
+    makeFolders(dir_, file_);
     checkFolder(dir_, file_);
     std::filesystem::path temporary = file_;
     temporary += ".XXXXXX";

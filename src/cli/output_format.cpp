@@ -52,6 +52,25 @@ bool notApplicable(const SessionView& session, std::string_view key) {
     return key == "OutputPath" && value == "" && !session.outputUrl.empty();
 }
 
+/// Left out of `show`'s lines for a session that records in the kernel domain only: the UST
+/// domain's empty Channels, Events and Contexts, and its RingBufferSize (the UST consumer's
+/// ring buffers, 0 with no UST channel), beside the "Kernel domain" section that lists what
+/// the session records.
+bool emptyUstLineOfKernelSession(const SessionView& session, std::string_view key) {
+    const auto kernel = session.properties.find("KernelChannels");
+    const auto ust = session.properties.find("Channels");
+    if (kernel == session.properties.end() || !kernel->second.is_array() ||
+        kernel->second.empty() || ust == session.properties.end() || !ust->second.is_array() ||
+        !ust->second.empty()) {
+        return false;
+    }
+    const nlohmann::json& value = session.properties.at(std::string{key});
+    if (key == "Channels" || key == "Events" || key == "Contexts") {
+        return value.is_array() && value.empty();
+    }
+    return key == "RingBufferSize" && value == 0;
+}
+
 /// Shown in their own section, not as "Key: value" lines.
 bool isStatisticsProperty(std::string_view key) {
     return key == kStatisticsProperty || key == kChannelStatisticsProperty;
@@ -182,7 +201,8 @@ std::string formatSessionDetails(const SessionView& session, const UserNameLooku
         if (std::find(kWellKnownProperties.begin(), kWellKnownProperties.end(), entry.first) ==
                 kWellKnownProperties.end() &&
             !isStatisticsProperty(entry.first) && !isKernelDomainProperty(entry.first) &&
-            entry.first != "ProcessAttributeTrackers") {
+            entry.first != "ProcessAttributeTrackers" &&
+            !emptyUstLineOfKernelSession(session, entry.first)) {
             keys.push_back(entry.first);
         }
     }

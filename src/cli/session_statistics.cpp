@@ -35,17 +35,16 @@ Counters countersFromJson(const nlohmann::json& dictionary) {
         return {};
     }
     return Counters{
-        .eventsRecorded =
-            dictionary.contains("events-recorded")
-                ? std::optional<std::uint64_t>(counter(dictionary, "events-recorded"))
-                : std::nullopt,
+        .eventsRecorded = dictionary.contains("events-recorded")
+                              ? std::optional<std::uint64_t>(counter(dictionary, "events-recorded"))
+                              : std::nullopt,
         .eventsDiscarded = counter(dictionary, "events-discarded"),
         .packetsLost = counter(dictionary, "packets-lost"),
         .bytesWritten = counter(dictionary, "bytes-written"),
         .chunkBytes = counter(dictionary, "chunk-bytes"),
         .bytesProduced = dictionary.contains("bytes-produced")
-                              ? std::optional<std::uint64_t>(counter(dictionary, "bytes-produced"))
-                              : std::nullopt,
+                             ? std::optional<std::uint64_t>(counter(dictionary, "bytes-produced"))
+                             : std::nullopt,
         .appsRefused = counter(dictionary, "apps-refused"),
     };
 }
@@ -109,7 +108,18 @@ nlohmann::json channelStatisticsReadable(const nlohmann::json& value) {
     return out;
 }
 
-std::optional<std::string> lossWarning(const std::string& sessionName, const Counters& totals) {
+std::optional<std::string> lossWarning(const std::string& sessionName, const Counters& totals,
+                                       bool snapshotMode) {
+    const std::string advice = "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) "
+                               "or more of them (--num-subbuf)";
+    if (snapshotMode) {
+        if (totals.packetsLost == 0) {
+            return std::nullopt;
+        }
+        return "warning: session " + sessionName + " lost " +
+               counted(totals.packetsLost, "packet", "packets") +
+               ": sub-buffers the tracer overwrote before a snapshot could copy them" + advice;
+    }
     if (totals.eventsDiscarded == 0 && totals.packetsLost == 0) {
         return std::nullopt;
     }
@@ -121,9 +131,7 @@ std::optional<std::string> lossWarning(const std::string& sessionName, const Cou
         what += (what.empty() ? "lost " : " and lost ") +
                 counted(totals.packetsLost, "packet", "packets");
     }
-    return "warning: session " + sessionName + " " + what +
-           "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) or more of them "
-           "(--num-subbuf)";
+    return "warning: session " + sessionName + " " + what + advice;
 }
 
 } // namespace tracectl::cli

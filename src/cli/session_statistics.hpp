@@ -75,8 +75,14 @@ std::optional<SessionStatistics> statisticsFromProperties(const PropertyMap& pro
 nlohmann::json channelStatisticsReadable(const nlohmann::json& value);
 
 /// The loss warning of a session, without the "tracectl: " prefix, or nullopt when nothing
-/// was discarded or lost: "warning: session NAME discarded N events and lost M packets; use
-/// bigger sub-buffers (tracectl enable-channel --subbuf-size) or more of them (--num-subbuf)".
-std::optional<std::string> lossWarning(const std::string& sessionName, const Counters& totals);
+/// was dropped: "warning: session NAME discarded N events and lost M packets; use bigger
+/// sub-buffers (tracectl enable-channel --subbuf-size) or more of them (--num-subbuf)".
+/// In a snapshot session (`snapshotMode`) the channels overwrite their oldest sub-buffers by
+/// design, and the events counted discarded there (a kernel channel's overwritten events,
+/// ftrace's overrun) are no drop: only lost packets are warned of, the sub-buffers the tracer
+/// overwrote before a snapshot could copy them (as lttng(1) warns of neither in snapshot
+/// mode: its stop and destroy, utils.cpp get_session_stats_str).
+std::optional<std::string> lossWarning(const std::string& sessionName, const Counters& totals,
+                                       bool snapshotMode);
 
 } // namespace tracectl::cli

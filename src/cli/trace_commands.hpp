@@ -36,14 +36,16 @@ struct EnableEventArgs {
 };
 
 /// `tracectl enable-channel -u NAME [-s S] [--subbuf-size B] [--num-subbuf N]
-/// [--overwrite] [--switch-timer US] [--read-timer US]`.
+/// [--discard|--overwrite] [--switch-timer US] [--read-timer US]`.
 struct EnableChannelArgs {
     Domain domain = Domain::Ust;
     std::string name;
     std::optional<std::string> session;
     std::optional<std::uint64_t> subbufSize;
     std::optional<std::uint64_t> numSubbuf;
-    bool overwrite = false;
+    /// --overwrite: true, --discard: false; neither: nullopt, the session's default mode
+    /// (overwrite in a snapshot session, else discard; lttng-enable-channel(1)).
+    std::optional<bool> overwrite;
     std::optional<std::uint32_t> switchTimerUs;
     std::optional<std::uint32_t> readTimerUs;
 };

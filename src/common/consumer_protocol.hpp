@@ -143,7 +143,7 @@ namespace tracectl::consumer_protocol {
 inline constexpr std::uint32_t kMagic = 0x50434354; // bytes 'T' 'C' 'C' 'P'
 /// The protocol's version, checked by Hello and Adopt; what each version
 /// added is in CHANGELOG.md.
-inline constexpr std::uint32_t kVersion = 18;
+inline constexpr std::uint32_t kVersion = 19;
 inline constexpr std::size_t kHeaderSize = 16;
 /// Largest payload accepted (1 MiB); the daemon splits bigger metadata.
 inline constexpr std::size_t kMaxPayload = std::size_t{1} << 20;
@@ -368,10 +368,17 @@ struct WatchChunkSize {
 };
 
 /// Drains and closes every channel; the consumer answers Ok and exits 0.
+/// `deleteChunk`: the current chunk was opened by a rotation (or a clear) of
+/// a stopped session and nothing was recorded since, so it is deleted, not
+/// left as an empty trace (locally its folder goes; a relay's chunk is closed
+/// with DELETE instead of staying where it is). LTTng opens no chunk at all
+/// for a stopped session's rotation (lttng-tools cmd.cpp cmd_rotate_session:
+/// a new chunk only if the session is active).
 struct Shutdown {
     static constexpr MessageType kType = MessageType::Shutdown;
     static constexpr std::string_view kName = "Shutdown";
-    static constexpr std::tuple<> kFields{};
+    bool deleteChunk = false;
+    static constexpr auto kFields = std::tuple{wire::field("deleteChunk", &Shutdown::deleteChunk)};
     bool operator==(const Shutdown&) const = default;
 };
 

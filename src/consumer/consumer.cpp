@@ -177,7 +177,13 @@ void Consumer::stop(int code) noexcept {
         if (rotation_)
             relay_->closeTraceChunk(rotation_->request.chunkIndex, rotation_->request.boundaryTime,
                                     relayCloseCommand(*rotation_));
-        relay_->closeTraceChunk(relayChunkId_, static_cast<std::uint64_t>(std::time(nullptr)));
+        relay_->closeTraceChunk(relayChunkId_, static_cast<std::uint64_t>(std::time(nullptr)),
+                                deleteChunkAtStop_
+                                    ? std::optional(relayd::TraceChunkCloseCommand::Delete)
+                                    : std::nullopt);
+        if (deleteChunkAtStop_)
+            log::info("relay chunk " + std::to_string(relayChunkId_) +
+                      " deleted: opened while the session was stopped, it holds nothing");
         relay_.reset();
     }
     loop_.exit(code);
@@ -311,7 +317,7 @@ void Consumer::dispatch(cp::Message&& request) {
             watchChunkAgain();
         },
         [&](const cp::DeclareLayouts& m) { channel(m.key).declareLayouts(m.abi, m.layouts); },
-        [&](const cp::Shutdown&) { return shutdown(); },
+        [&](const cp::Shutdown& m) { return shutdown(m.deleteChunk); },
         [&]<ConsumerMessage T>(const T&) -> Answer {
             throw RequestError(cp::ErrorKind::Protocol,
                                std::string(T::kName) + " is not a request");
@@ -373,9 +379,10 @@ Consumer::Answer Consumer::destroyChannel(const cp::DestroyChannel& request) {
     return sent ? Answer::Ok : Answer::Sent;
 }
 
-Consumer::Answer Consumer::shutdown() {
+Consumer::Answer Consumer::shutdown(bool deleteChunk) {
     if (shutdownPending_)
         throw RequestError(cp::ErrorKind::InvalidArgument, "Shutdown is under way already");
+    deleteChunkAtStop_ = deleteChunk;
     if (closeEveryChannel(true) == kNotSent)
         return Answer::Sent;
     if (relay_ && relay_->lingers() && liveTimer_) {
@@ -405,6 +412,10 @@ void Consumer::finishShutdown() noexcept {
     if (relay_)
         relay_->closeLingering();
     const std::uint32_t request = std::exchange(shutdownRequest_, std::nullopt).value_or(request_);
+    // Every channel is closed: the empty chunk goes before the answer, so that the session's
+    // Destroy returns with it gone (a relay's is closed with DELETE at the stop).
+    if (!relay_ && std::exchange(deleteChunkAtStop_, false) && root_ && !chunkName_.empty())
+        deleteCurrentChunk();
     // Everything is closed either way; a relay that failed on the way did
     // not get it all, which the daemon's Destroy says.
     const bool delivered = !relay_ || relay_->failure().empty();
@@ -1444,6 +1455,20 @@ std::string Consumer::deleteChunk(const cp::Rotate& r) noexcept {
         return {};
     } catch (const std::exception& e) {
         return std::string("deleting the chunk: ") + e.what();
+    }
+}
+
+void Consumer::deleteCurrentChunk() noexcept {
+    try {
+        const auto slash = chunkName_.rfind('/');
+        const OutputDir parent =
+            root().subdir(slash == std::string::npos ? "" : chunkName_.substr(0, slash));
+        removeTree(parent.fd(),
+                   slash == std::string::npos ? chunkName_ : chunkName_.substr(slash + 1));
+        log::info("chunk " + chunkName_ +
+                  " deleted: opened while the session was stopped, it holds nothing");
+    } catch (const std::exception& e) {
+        log::warning("deleting the chunk " + chunkName_ + ": " + e.what());
     }
 }
 

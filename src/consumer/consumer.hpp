@@ -84,8 +84,10 @@ private:
     Answer flushChannel(const consumer_protocol::FlushChannel& request);
     /// DestroyChannel: drained, closed, its final figures sent.
     Answer destroyChannel(const consumer_protocol::DestroyChannel& request);
-    /// Shutdown: every channel closed, the answer, then the stop.
-    Answer shutdown();
+    /// Shutdown: every channel closed, the answer, then the stop; with
+    /// `deleteChunk`, the current chunk is deleted at the stop
+    /// (consumer_protocol.hpp Shutdown).
+    Answer shutdown(bool deleteChunk);
     /// Adopt: a restarted daemon takes the connection over; every channel
     /// is drained and closed into the current chunk, and AdoptReply names
     /// that chunk (consumer_protocol.hpp). A snapshot consumer:
@@ -206,6 +208,10 @@ private:
     /// Rotate with `discard` done: deletes the old chunk's files. Returns
     /// the error ("" if none).
     std::string deleteChunk(const consumer_protocol::Rotate& r) noexcept;
+    /// A Shutdown with deleteChunk, every channel closed, before its answer:
+    /// removes the current chunk's folder (chunkName_, never root_ itself);
+    /// a failure is logged.
+    void deleteCurrentChunk() noexcept;
     /// RotateMetadata: the metadata channels the rotation found switch now.
     void rotateMetadata(const consumer_protocol::RotateMetadata& request);
     /// Channel `key` is about to be destroyed: if the rotation under way
@@ -269,6 +275,9 @@ private:
     /// A network session's relay (AttachRelayd), its chunk and live timer.
     std::shared_ptr<RelaySession> relay_;
     std::uint64_t relayChunkId_ = 0;
+    /// Shutdown.deleteChunk: the current chunk is deleted before the answer
+    /// (locally) or closed with DELETE at the stop (a relay's).
+    bool deleteChunkAtStop_ = false;
     /// AttachRelayd.outputPath, for AdoptReply.
     std::string relayOutputPath_;
     /// Takeovers of a snapshot consumer so far (the folders of the user-space

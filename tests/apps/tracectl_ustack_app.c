@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// A program of ours for D's ustack( ) (tests/integration/dtrace_pid_test.cpp):
+// A program of ours for D's ustack() (tests/integration/dtrace_pid_test.cpp):
 // main() calls tracectl_ustack_caller_a(), _b() and _c() once each, which
 // call tracectl_ustack_work(id) 2, 3 and 5 times (id 1, 2, 3); work fires
 // USDT probe tracectl_ustack:hit(id) each time. So the stacks at work's entry

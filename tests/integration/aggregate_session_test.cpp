@@ -463,7 +463,7 @@ TEST_F(AggregateSession, LiveOutputComesWithinTheSwitchRateAndEveryTickOnceAtCtr
 }
 
 TEST_F(AggregateSession, LiveExitEndsTheSessionWhileTheAppStillTicks) {
-    // exit( ) in a clause ends tracing within the switch rate: END runs, nothing after
+    // exit() in a clause ends tracing within the switch rate: END runs, nothing after
     // the exiting record is run, the command returns exit's status without Ctrl-C.
     const std::string out = sandbox_->dir() + "/log/dtrace-exit.out";
     const std::string err = sandbox_->dir() + "/log/dtrace-exit.err";
@@ -637,7 +637,7 @@ TEST_F(AggregateSession, LiveProbesNamedAsLttngModulesNameKernelEventsAreKernelE
 }
 
 // A program of only timers (and BEGIN and END) ended at once live: it traced nothing, so
-// its timers never fired. As in dtrace(1) it runs until Ctrl-C, exit( ) or --duration, its
+// its timers never fired. As in dtrace(1) it runs until Ctrl-C, exit() or --duration, its
 // timers firing on the clock and what they print appearing while it runs; no session is
 // made for it.
 TEST_F(AggregateSession, ATimersOnlyProgramRunsUntilCtrlCExitOrDuration) {
@@ -661,7 +661,7 @@ TEST_F(AggregateSession, ATimersOnlyProgramRunsUntilCtrlCExitOrDuration) {
     const std::string text = readFile(out);
     EXPECT_EQ(text.rfind("tick\n", 0), 0u) << text;
     EXPECT_EQ(text.substr(text.size() - 4), "end\n") << text;
-    // exit( ) in a timer: five ticks of 100 ms, END, exit's status.
+    // exit() in a timer: five ticks of 100 ms, END, exit's status.
     RunOptions options;
     options.timeout = std::chrono::minutes(1);
     const auto began = std::chrono::steady_clock::now();

@@ -90,7 +90,7 @@ std::map<long long, long long> entries(const std::string& out, const std::string
     return result;
 }
 
-/// The entries of aggregation `name` whose keys hold a stack (stack( ), ustack( ): an
+/// The entries of aggregation `name` whose keys hold a stack (stack(), ustack(): an
 /// array of frame names in --json's output): the keys as text (an integer as itself, a
 /// stack as its frames joined by " < ") -> value.
 std::map<std::string, long long> stackEntries(const std::string& out, const std::string& name) {
@@ -135,7 +135,7 @@ std::string withoutOffsets(std::string key) {
     return key;
 }
 
-/// The stacks the action stack( ) or ustack( ) printed after each line "hit" of a quiet
+/// The stacks the action stack() or ustack() printed after each line "hit" of a quiet
 /// run's output, as dtrace prints them: the line, an empty line, then a frame a line
 /// indented 14 columns (each frame without its offset). `stray`: the frame lines that
 /// followed no "hit". Other lines (the command's own output) are skipped.
@@ -484,10 +484,11 @@ TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAndActionsAreRefused) {
     // As the program is compiled (before the command runs): exit 2, why, and nothing left.
     const RunResult r =
         run({tracectlCli(), "dtrace", "-c", ustackApp(), "-n",
-             "pid$target::tracectl_ustack_work:entry { printf(\"%s\", ustack()); }"});
+             "pid$target::tracectl_ustack_work:entry { printf(\"%s\", ustack(5)); }"});
     EXPECT_EQ(r.exitCode, 2) << r.describe();
-    EXPECT_NE(r.err.find("ustack( ) is only taken as an aggregation key (@[ustack()] = "
-                         "count()) or as an action (ustack();): it cannot be printf( ) "
+    // The call printed back as written (ustack(5), stack()).
+    EXPECT_NE(r.err.find("ustack(5) is only taken as an aggregation key (@[ustack(5)] = "
+                         "count()) or as an action (ustack(5);): it cannot be printf() "
                          "argument #2"),
               std::string::npos)
         << r.err;
@@ -497,8 +498,8 @@ TEST_F(DtracePid, StacksAnywhereButAsAggregationKeysAndActionsAreRefused) {
     const RunResult sum = run({tracectlCli(), "dtrace", "-c", ustackApp(), "-n",
                                "pid$target::tracectl_ustack_work:entry { trace(stack() + 1); }"});
     EXPECT_EQ(sum.exitCode, 2) << sum.describe();
-    EXPECT_NE(sum.err.find("stack( ) is only taken as an aggregation key (@[stack()] = "
-                           "count()) or as an action (stack();): it cannot be trace( ) "
+    EXPECT_NE(sum.err.find("stack() is only taken as an aggregation key (@[stack()] = "
+                           "count()) or as an action (stack();): it cannot be trace() "
                            "argument #1"),
               std::string::npos)
         << sum.err;
@@ -514,18 +515,18 @@ TEST_F(DtracePid, WhatTheProgramAndItsProbesTellIsRefusedBeforeTheCommandRuns) {
     const std::string work = "pid$target::tracectl_ustack_work";
     const std::vector<std::pair<std::string, std::string>> refused = {
         {work + ":entry { trace(ustack()); }",
-         "1:48: ustack( ) is only taken as an aggregation key (@[ustack()] = count()) or as an "
-         "action (ustack();): it cannot be trace( ) argument #1"},
+         "1:48: ustack() is only taken as an aggregation key (@[ustack()] = count()) or as an "
+         "action (ustack();): it cannot be trace() argument #1"},
         {work + ":entry { x = ustack(); }",
-         "1:46: ustack( ) is only taken as an aggregation key (@[ustack()] = count()) or as an "
+         "1:46: ustack() is only taken as an aggregation key (@[ustack()] = count()) or as an "
          "action (ustack();): it cannot be assigned to a variable"},
         {work + ":entry /stack() != 0/ { @ = count(); }",
-         "1:41: stack( ) is only taken as an aggregation key (@[stack()] = count()) or as an "
+         "1:41: stack() is only taken as an aggregation key (@[stack()] = count()) or as an "
          "action (stack();): it cannot be used in a predicate"},
         {work + ":entry { @[strjoin(\"a\", ustack())] = count(); }",
-         "it cannot be strjoin( ) argument #2"},
+         "it cannot be strjoin() argument #2"},
         {"tracectl_demo:* { @[ustack()] = count(); }",
-         "1:21: ustack( ) needs the callstack-user context, which only kernel events record: "
+         "1:21: ustack() needs the callstack-user context, which only kernel events record: "
          "tracectl_demo:* names LTTng-UST events, which have no call stack context"},
         {work + ":return { @[arg0] = count(); }",
          "1:45: arg0 is recorded by no probe of its clause: pid"},

@@ -1014,6 +1014,27 @@ TEST_F(Kernel, SnapshotsHoldNoMoreThanTheChannelsBuffers) {
     EXPECT_GT(counts.count(22), 0u) << snapshot;
     EXPECT_LT(counts.at(22), 2000u) << snapshot;
     EXPECT_EQ(counts.at(33), 10u) << snapshot;
+
+    // tracectl show: overwriting is what a snapshot session's channels are for, so the
+    // events ftrace overwrote get no "use bigger sub-buffers" warning; and the session's
+    // lines are the kernel domain's (no empty UST Channels, no UST RingBufferSize 0).
+    ASSERT_TRUE(eventually(
+        [&] {
+            const auto statistics = s->Statistics();
+            const auto discarded = statistics.find("events-discarded");
+            return discarded != statistics.end() && discarded->second.get<uint64_t>() > 0;
+        },
+        std::chrono::seconds(10)))
+        << "the events ftrace overwrote are counted";
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const RunResult show = run({cli, "show", "k-snap-small"});
+    ASSERT_TRUE(show.ok()) << show.describe();
+    EXPECT_EQ(show.err, "") << show.describe();
+    EXPECT_EQ(show.out.find("\nChannels:"), std::string::npos) << show.out;
+    EXPECT_EQ(show.out.find("RingBufferSize"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("Kernel domain:\n  Channels:\n    small"), std::string::npos)
+        << show.out;
     s->Destroy({});
 }
 

@@ -541,6 +541,10 @@ Sandbox::Sandbox(Options options) : options_(std::move(options)), dir_(makeTempD
                 throw std::runtime_error(std::string("scripts/sandbox up did not export ") + name);
             }
         }
+        // Where tracectl keeps the current session when XDG_RUNTIME_DIR is
+        // unset (tracectl(1) CURRENT SESSION): the sandbox's, not the
+        // user's ~/.config.
+        env_.emplace("XDG_CONFIG_HOME", dir_ + "/cli-config");
     } catch (...) {
         keepDir_ = true; // for its logs
         down();

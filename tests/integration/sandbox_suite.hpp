@@ -33,6 +33,14 @@ protected:
     void SetUp() override {
         bus_ = sdbus::createSystemBusConnection();
         manager_ = std::make_unique<ManagerClient>(*bus_);
+        // Each test starts with no current session (tracectl create makes its session
+        // current, kept under XDG_CONFIG_HOME when XDG_RUNTIME_DIR is unset; TearDown
+        // destroys the sessions without tracectl).
+        if (sandbox_ != nullptr) {
+            std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+            std::replace(test.begin(), test.end(), '/', '-');
+            ::setenv("XDG_CONFIG_HOME", (sandbox_->dir() + "/cli-config/" + test).c_str(), 1);
+        }
     }
 
     /// Destroys every session a test left (also a failed one's), so the
@@ -54,6 +62,8 @@ protected:
         }
         manager_.reset();
         bus_.reset();
+        if (sandbox_ != nullptr)
+            ::setenv("XDG_CONFIG_HOME", (sandbox_->dir() + "/cli-config").c_str(), 1);
     }
 
     /// A trace folder under the sandbox.

@@ -185,10 +185,12 @@ TEST_F(SessionApi, ARuleThatRecordsNothingAndTimersBelowAMillisecondAreRefused) 
     };
     EXPECT_EQ(errorNameOf([&] { s.EnableEvents("ust", "", "p:*", excluding({"p:*"})); }),
               kInvalidArgument);
-    EXPECT_EQ(errorNameOf([&] { s.EnableEvents("ust", "", "p:ab*", excluding({"p:x", "p:a*"})); }),
+    EXPECT_EQ(errorNameOf([&] {
+                  s.EnableEvents("ust", "", "p:ab*", excluding({"p:x", "p:a*"}));
+              }),
               kInvalidArgument);
-    const RunResult cliRule = run(
-        {tracectlBinary(), "enable-event", "-u", "p:*", "-x", "p:*", "-s", "refusals"});
+    const RunResult cliRule =
+        run({tracectlBinary(), "enable-event", "-u", "p:*", "-x", "p:*", "-s", "refusals"});
     EXPECT_EQ(cliRule.exitCode, 1) << cliRule.describe();
     EXPECT_EQ(cliRule.err, std::string("tracectl: ") + kInvalidArgument +
                                ": exclusion 'p:*' excludes every event 'p:*' matches: the rule "
@@ -199,12 +201,13 @@ TEST_F(SessionApi, ARuleThatRecordsNothingAndTimersBelowAMillisecondAreRefused) 
     EXPECT_EQ(s.Events().size(), 1u);
 
     for (const char* timer : {"switch-timer", "read-timer"})
-        EXPECT_EQ(errorNameOf([&] { s.AddChannel("ust", "tiny", {{timer, V(uint32_t{1})}}); }),
+        EXPECT_EQ(errorNameOf([&] {
+                      s.AddChannel("ust", "tiny", {{timer, V(uint32_t{1})}});
+                  }),
                   kInvalidArgument)
             << timer;
-    const RunResult cliTimers =
-        run({tracectlBinary(), "enable-channel", "-u", "tiny", "-s", "refusals", "--switch-timer",
-             "1", "--read-timer", "1"});
+    const RunResult cliTimers = run({tracectlBinary(), "enable-channel", "-u", "tiny", "-s",
+                                     "refusals", "--switch-timer", "1", "--read-timer", "1"});
     EXPECT_EQ(cliTimers.exitCode, 1) << cliTimers.describe();
     EXPECT_NE(cliTimers.err.find(std::string(kInvalidArgument) +
                                  ": switch-timer must be 0 (off) or at least 1000 µs, not 1 µs"),
@@ -218,8 +221,8 @@ TEST_F(SessionApi, ARuleThatRecordsNothingAndTimersBelowAMillisecondAreRefused) 
     EXPECT_EQ(s.Channels().size(), 2u);
 
     EXPECT_EQ(errorNameOf([&] {
-                  manager_->CreateSession("lv", {{"mode", V(std::string("live"))},
-                                                 {"live-timer", V(uint64_t{1})}});
+                  manager_->CreateSession(
+                      "lv", {{"mode", V(std::string("live"))}, {"live-timer", V(uint64_t{1})}});
               }),
               kInvalidArgument);
     const RunResult cliLive = run({tracectlBinary(), "create", "lv", "--live=999"});
@@ -380,6 +383,28 @@ TEST_F(SessionApi, ChannelsAndEventRulesAreValidatedAndShown) {
     const auto lines = signals.waitFor(1, 5s);
     ASSERT_FALSE(lines.empty());
     EXPECT_EQ(lines[0].rfind("PropertiesChanged " + path + " Channels=", 0), 0u) << lines[0];
+
+    // The two buffer modes as lttng-enable-channel(1) names them: --discard (the default but
+    // in a snapshot session, whose channels overwrite) or --overwrite, never both.
+    const RunResult discard =
+        run({tracectlBinary(), "enable-channel", "-u", "dropping", "-s", "chans", "--discard"});
+    EXPECT_TRUE(discard.ok()) << discard.describe();
+    const RunResult both = run({tracectlBinary(), "enable-channel", "-u", "both", "-s", "chans",
+                                "--discard", "--overwrite"});
+    EXPECT_EQ(both.exitCode, 2) << both.describe();
+    EXPECT_NE(both.err.find("--discard: excludes --overwrite: a channel has one buffer mode"),
+              std::string::npos)
+        << both.describe();
+    const auto modes = s.Channels();
+    ASSERT_EQ(modes.size(), 3u) << "channel0, big and dropping";
+    for (const auto& c : modes)
+        EXPECT_EQ(c.get<3>(), false) << c.get<0>() << ": discard mode";
+    create("snapchans", {{"mode", sdbus::Variant(std::string("snapshot"))}});
+    const RunResult snapshotDiscard =
+        run({tracectlBinary(), "enable-channel", "-u", "dropping", "-s", "snapchans", "--discard"});
+    EXPECT_EQ(snapshotDiscard.exitCode, 1) << snapshotDiscard.describe();
+    EXPECT_NE(snapshotDiscard.err.find("must be in overwrite mode"), std::string::npos)
+        << snapshotDiscard.describe();
 
     using V = sdbus::Variant;
     const std::vector<std::pair<std::string, Options>> badChannels{

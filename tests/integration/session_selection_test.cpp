@@ -1,6 +1,6 @@
 // Which sessions tracectl commands act on (issue "Event rules as LTTng users
 // write them", item 5): the current session, kept per user in
-// $XDG_RUNTIME_DIR (set by create and set-session, used by every command
+// $XDG_RUNTIME_DIR, else $HOME/.config (set by create and set-session, used by every command
 // given no session, shown by status), and start/stop/destroy --all and
 // --glob PATTERN as LTTng 2.14 has them. Real tracectl against the
 // sandbox's tracectld.
@@ -132,19 +132,42 @@ TEST_F(SessionSelection, AStaleOrMissingCurrentSessionIsAClearError) {
     EXPECT_EQ(r.exitCode, 1) << r.describe();
     EXPECT_NE(r.err.find("does not hold a session name"), std::string::npos) << r.err;
 
-    // Without a runtime folder (a root shell with no login session) there is
-    // no current session: create keeps none and says nothing, set-session
-    // says why it cannot.
+    // Without a runtime folder (a shell with no login session: su, sudo, a
+    // container), create makes the session current all the same, kept in
+    // $HOME/.config/tracectl as lttng keeps it in $HOME/.lttngrc: the next
+    // command needs no -s, although other sessions exist.
+    const std::string home = sandbox_->dir() + "/home-" + runtime_.substr(runtime_.rfind('/') + 1);
+    std::filesystem::create_directories(home);
     RunOptions noRuntime;
-    noRuntime.unsetEnv = {"XDG_RUNTIME_DIR"};
+    noRuntime.unsetEnv = {"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"};
+    noRuntime.env = {{"HOME", home}};
     r = run({tracectlBinary(), "create", "no-runtime", "--output", output("no-runtime")},
             noRuntime);
     EXPECT_TRUE(r.ok()) << r.describe();
     EXPECT_EQ(r.err, "");
-    EXPECT_EQ(stateOf("no-runtime"), "created");
-    r = run({tracectlBinary(), "set-session", "no-runtime"}, noRuntime);
+    r = run({tracectlBinary(), "enable-event", "-u", "tracectl_demo:tick"}, noRuntime);
+    EXPECT_TRUE(r.ok()) << r.describe();
+    EXPECT_EQ(SessionClient(*bus_, manager_->GetSession("no-runtime")).Events().size(), 1U);
+    EXPECT_TRUE(SessionClient(*bus_, manager_->GetSession("other")).Events().empty());
+    ASSERT_TRUE(std::filesystem::is_directory(home + "/.config/tracectl"));
+    r = run({tracectlBinary(), "set-session", "other"}, noRuntime);
+    EXPECT_TRUE(r.ok()) << r.describe();
+    r = run({tracectlBinary(), "status"}, noRuntime);
+    EXPECT_EQ(r.out.rfind("Current session: other\n", 0), 0U) << r.describe();
+    // With nowhere to keep it, create says so and how to name the session.
+    RunOptions nowhere;
+    nowhere.unsetEnv = {"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "HOME"};
+    r = run({tracectlBinary(), "create", "unnamed", "--output", output("unnamed")}, nowhere);
+    EXPECT_TRUE(r.ok()) << r.describe();
+    EXPECT_NE(r.err.find("note: session unnamed is not the current session"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("-s unnamed"), std::string::npos) << r.err;
+    EXPECT_EQ(stateOf("unnamed"), "created");
+    r = run({tracectlBinary(), "set-session", "unnamed"}, nowhere);
     EXPECT_EQ(r.exitCode, 1) << r.describe();
-    EXPECT_NE(r.err.find("XDG_RUNTIME_DIR is not set"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no XDG_RUNTIME_DIR, and no XDG_CONFIG_HOME or HOME of yours"),
+              std::string::npos)
+        << r.err;
     // A runtime folder that cannot hold the file is a warning, and the
     // session exists all the same.
     std::filesystem::remove(currentFile());
@@ -294,8 +317,8 @@ TEST_F(SessionSelection, ViewTakesAViewerAndRotateTakesNoWaitAsLttngDoes) {
 // untrack. Each acts on the session it names, not on the current one.
 TEST_F(SessionSelection, EveryVerbLttngGivesSessionTakesIt) {
     create("other"); // the current session: none of the commands below may touch it
-    const std::string path = manager_->CreateSession(
-        "named", {{"output-path", sdbus::Variant(output("named"))}});
+    const std::string path =
+        manager_->CreateSession("named", {{"output-path", sdbus::Variant(output("named"))}});
     const std::string snapPath = manager_->CreateSession(
         "named-snap", {{"output-path", sdbus::Variant(output("named-snap"))},
                        {"mode", sdbus::Variant(std::string("snapshot"))}});

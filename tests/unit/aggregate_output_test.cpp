@@ -102,10 +102,10 @@ TEST(AggregateBinding, UnknownFieldAtItsPosition) {
 
 TEST(AggregateBinding, TypeMismatches) {
     EXPECT_STREQ(bindError("tracectl_demo:tick { @ = quantize(text); }").what(),
-                 "1:35: quantize( ) needs an integer argument, not a string (in event class "
+                 "1:35: quantize() needs an integer argument, not a string (in event class "
                  "'tracectl_demo:tick')");
     EXPECT_STREQ(bindError("tracectl_demo:tick { @ = sum(text); }").what(),
-                 "1:30: sum( ) needs an integer argument, not a string (in event class "
+                 "1:30: sum() needs an integer argument, not a string (in event class "
                  "'tracectl_demo:tick')");
     EXPECT_STREQ(bindError("tracectl_demo:tick /text == 1/ { @ = count(); }").what(),
                  "1:26: operator == compares a string with an integer (in event class "
@@ -120,9 +120,9 @@ TEST(AggregateBinding, TypeMismatches) {
     const std::string unusable =
         "field 'triple' of event class 'tracectl_demo:tick' is neither an integer nor a string: ";
     EXPECT_EQ(bindError("tracectl_demo:tick { printf(\"%d\", triple); }").what(),
-              "1:35: " + unusable + "it cannot be printf( ) argument #2");
+              "1:35: " + unusable + "it cannot be printf() argument #2");
     EXPECT_EQ(bindError("tracectl_demo:tick { trace(triple); }").what(),
-              "1:28: " + unusable + "it cannot be trace( ) argument #1");
+              "1:28: " + unusable + "it cannot be trace() argument #1");
     EXPECT_EQ(bindError("tracectl_demo:tick /triple/ { @ = count(); }").what(),
               "1:21: " + unusable + "it cannot be used in a predicate");
     EXPECT_EQ(bindError("tracectl_demo:tick { x = triple; }").what(),
@@ -130,9 +130,9 @@ TEST(AggregateBinding, TypeMismatches) {
     EXPECT_EQ(bindError("tracectl_demo:tick { a[triple] = 1; }").what(),
               "1:24: " + unusable + "it cannot be an associative array key");
     EXPECT_EQ(bindError("tracectl_demo:tick { @ = max(triple); }").what(),
-              "1:30: " + unusable + "it cannot be max( ) argument");
+              "1:30: " + unusable + "it cannot be max() argument");
     EXPECT_EQ(bindError("tracectl_demo:tick { @[strjoin(text, triple)] = count(); }").what(),
-              "1:38: " + unusable + "it cannot be strjoin( ) argument #2");
+              "1:38: " + unusable + "it cannot be strjoin() argument #2");
 }
 
 TEST(AggregateBinding, BuiltinsReadContextFields) {

@@ -132,7 +132,7 @@ TEST(AggregateParser, SyntaxErrors) {
                  "3:3: syntax error: expected ';' or '}', found '@y'");
     // A variable is assigned a value, an aggregation fed by an aggregating function.
     EXPECT_STREQ(errorOf("a:b { x = count(); }").what(),
-                 "1:11: count( ) is an aggregating function: use it as @name[keys] = count( )");
+                 "1:11: count() is an aggregating function: use it as @name[keys] = count()");
     EXPECT_STREQ(errorOf("a:b { 1 = 2; }").what(),
                  "1:7: syntax error: expected a statement (an aggregation, an assignment or an "
                  "action), found '1'");
@@ -192,35 +192,35 @@ TEST(AggregateParser, FunctionsAndArgumentCounts) {
                  "1:11: unknown aggregating function 'cnt' (count, sum, avg, min, max, "
                  "stddev, quantize, lquantize, llquantize)");
     EXPECT_STREQ(errorOf("a:b { @ = count(x); }").what(),
-                 "1:17: count( ) takes no arguments, 1 given");
-    EXPECT_STREQ(errorOf("a:b { @ = sum(); }").what(), "1:14: sum( ) takes 1 argument, 0 given");
+                 "1:17: count() takes no arguments, 1 given");
+    EXPECT_STREQ(errorOf("a:b { @ = sum(); }").what(), "1:14: sum() takes 1 argument, 0 given");
     EXPECT_STREQ(errorOf("a:b { @ = quantize(x, 2); }").what(),
-                 "1:23: quantize( ) takes 1 argument, 2 given");
+                 "1:23: quantize() takes 1 argument, 2 given");
     EXPECT_STREQ(errorOf("a:b { @ = lquantize(x, 0); }").what(),
-                 "1:20: lquantize( ) takes 3 or 4 arguments (expression, lower bound, upper "
+                 "1:20: lquantize() takes 3 or 4 arguments (expression, lower bound, upper "
                  "bound[, step]), 2 given");
     EXPECT_STREQ(errorOf("a:b { @ = lquantize(x, 0, y); }").what(),
-                 "1:27: lquantize( ) upper bound must be an integer constant");
+                 "1:27: lquantize() upper bound must be an integer constant");
     EXPECT_STREQ(errorOf("a:b { @ = lquantize(x, 10, 10); }").what(),
-                 "1:28: lquantize( ) upper bound must be greater than lower bound");
+                 "1:28: lquantize() upper bound must be greater than lower bound");
     EXPECT_STREQ(errorOf("a:b { @ = lquantize(x, 0, 10, 0); }").what(),
-                 "1:31: lquantize( ) step must be from 1 to 65535");
+                 "1:31: lquantize() step must be from 1 to 65535");
     EXPECT_STREQ(errorOf("a:b { @ = lquantize(x, 0, 100000); }").what(),
-                 "1:27: lquantize( ) has more than 65535 levels: use a larger step");
+                 "1:27: lquantize() has more than 65535 levels: use a larger step");
     EXPECT_STREQ(errorOf("a:b { @ = lquantize(x, 0, 10, 20); }").what(),
-                 "1:31: lquantize( ) step is larger than upper bound minus lower bound");
+                 "1:31: lquantize() step is larger than upper bound minus lower bound");
     EXPECT_STREQ(errorOf("a:b { @ = lquantize(x, 0, 4294967296); }").what(),
-                 "1:27: lquantize( ) upper bound must be a 32-bit integer");
+                 "1:27: lquantize() upper bound must be a 32-bit integer");
 }
 
 TEST(AggregateParser, OneFunctionPerAggregation) {
     EXPECT_STREQ(errorOf("a:b { @a = count(); @a = sum(x); }").what(),
-                 "1:26: @a is an aggregation of count( ): it cannot also use sum( ) (first used "
+                 "1:26: @a is an aggregation of count(): it cannot also use sum() (first used "
                  "at 1:7)");
     EXPECT_STREQ(errorOf("a:b { @a[x] = count(); }\nc:d { @a = count(); }").what(),
                  "2:7: @a has 1 key(s), not 0 (first used at 1:7)");
     EXPECT_STREQ(errorOf("a:b { @a = lquantize(x, 0, 10); @a = lquantize(x, 0, 20); }").what(),
-                 "1:38: @a uses lquantize( ) with other bounds or step (first used at 1:7)");
+                 "1:38: @a uses lquantize() with other bounds or step (first used at 1:7)");
 }
 
 } // namespace

@@ -237,7 +237,7 @@ TEST_F(AggregateReader, ErrorsWhileReading) {
     EXPECT_EQ(error("demo:tick { @[valu] = count(); }"),
               "1:15: unknown field 'valu': no event record matched by demo:tick has it");
     EXPECT_EQ(error("demo:tick {\n @ = quantize(text); }"),
-              "2:15: quantize( ) needs an integer argument, not a string (in event class "
+              "2:15: quantize() needs an integer argument, not a string (in event class "
               "'demo:tick')");
     // A field one matched class has is not unknown.
     EXPECT_EQ(error("demo:* { @[n] = count(); }"), "no error");

@@ -89,6 +89,38 @@ TEST_F(CurrentSessionTest, WithoutARuntimeFolderNothingIsKeptAndWritingSaysWhy) 
     EXPECT_FALSE(current.forgetIf("x"));
 }
 
+TEST_F(CurrentSessionTest, WithoutARuntimeFolderTheConfigFolderKeepsIt) {
+    const uid_t me = ::geteuid();
+    const std::string home = dir_.string();
+    const std::string config = (dir_ / "config").string();
+    EXPECT_EQ(CurrentSession::baseFolder("/run/user/1000", config.c_str(), home.c_str(), me),
+              "/run/user/1000");
+    // A shell with no login session (su, sudo, a container): as lttng's $HOME/.lttngrc,
+    // the folders made when first written.
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, config.c_str(), home.c_str(), me), config);
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, home.c_str(), me), dir_ / ".config");
+    // Relative or empty values are not set (the XDG base directory specification).
+    EXPECT_EQ(CurrentSession::baseFolder("run", "", home.c_str(), me), dir_ / ".config");
+    EXPECT_EQ(CurrentSession::baseFolder("", "c", "home", me), "");
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, nullptr, me), "");
+    // Another user's environment kept (su without -, setpriv): nothing is kept.
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, nullptr, home.c_str(), me + 1), "");
+    EXPECT_EQ(CurrentSession::baseFolder(nullptr, config.c_str(), nullptr, me + 1), "");
+}
+
+TEST_F(CurrentSessionTest, AMissingConfigFolderIsMade) {
+    const CurrentSession deeper(dir_ / "a" / "b", "system");
+    deeper.write("kept");
+    EXPECT_EQ(deeper.read(), "kept");
+    const CurrentSession current(dir_ / ".config", "system");
+    EXPECT_EQ(current.file(), dir_ / ".config" / "tracectl" / "current-session.system");
+    current.write("kept");
+    EXPECT_EQ(current.read(), "kept");
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_ / ".config").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700U);
+}
+
 TEST_F(CurrentSessionTest, AFileThatHoldsNoNameIsReportedNotUsed) {
     const CurrentSession current(dir_, "system");
     current.write("good");

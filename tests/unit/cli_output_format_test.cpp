@@ -340,6 +340,42 @@ TEST_F(CliOutputFormat, DetailsLeaveOutWhatDoesNotApply) {
     EXPECT_EQ(local.find("LiveTimer"), std::string::npos) << local;
 }
 
+TEST_F(CliOutputFormat, DetailsOfAKernelOnlySessionLeaveOutTheEmptyUstLines) {
+    SessionView view = session("ksnap", 0, 1, "active");
+    view.properties["Mode"] = json("snapshot");
+    view.properties["Channels"] = json::array();
+    view.properties["Events"] = json::array();
+    view.properties["Contexts"] = json::array();
+    view.properties["RingBufferSize"] = json(0);
+    view.properties["KernelChannels"] =
+        json::array({json::array({"kchan", 4096, 4, true, 0, 0, true})});
+    view.properties["KernelEvents"] =
+        json::array({json::array({"kchan", "sched_switch", false, "", true})});
+    const std::string kernel = formatSessionDetails(
+        sessionViewFromProperties(view.objectPath, view.properties), fakeUserName);
+    EXPECT_EQ(kernel.find("Channels: "), std::string::npos) << kernel;
+    EXPECT_EQ(kernel.find("\nEvents:"), std::string::npos) << kernel;
+    EXPECT_EQ(kernel.find("Contexts:"), std::string::npos) << kernel;
+    EXPECT_EQ(kernel.find("RingBufferSize"), std::string::npos) << kernel;
+    EXPECT_NE(kernel.find("Kernel domain:\n"), std::string::npos) << kernel;
+    EXPECT_NE(kernel.find("kchan"), std::string::npos) << kernel;
+    // A session with UST channels too, or none yet, keeps them.
+    view.properties["RingBufferSize"] = json(4096);
+    view.properties["Channels"] =
+        json::array({json::array({"channel0", 4096, 4, true, 0, 0, true})});
+    const std::string both = formatSessionDetails(
+        sessionViewFromProperties(view.objectPath, view.properties), fakeUserName);
+    EXPECT_NE(both.find("\nChannels: "), std::string::npos) << both;
+    EXPECT_NE(both.find("\nRingBufferSize: "), std::string::npos) << both;
+    EXPECT_NE(both.find("\nEvents: "), std::string::npos) << both;
+    view.properties.erase("KernelChannels");
+    view.properties.erase("KernelEvents");
+    view.properties["Channels"] = json::array();
+    const std::string none = formatSessionDetails(
+        sessionViewFromProperties(view.objectPath, view.properties), fakeUserName);
+    EXPECT_NE(none.find("\nChannels: "), std::string::npos) << none;
+}
+
 TEST_F(CliOutputFormat, DetailsShowMistypedNetworkPropertiesAsTheyCame) {
     SessionView view = session("web", 1000, 1);
     view.properties["OutputUrl"] = json(42);

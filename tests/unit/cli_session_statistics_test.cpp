@@ -88,14 +88,25 @@ TEST(CliSessionStatistics, NoStatisticsPropertyMeansAnOlderDaemon) {
 }
 
 TEST(CliSessionStatistics, LossWarning) {
-    EXPECT_EQ(lossWarning("web", {}), std::nullopt);
-    EXPECT_EQ(lossWarning("web", {.eventsRecorded = 10}), std::nullopt);
+    EXPECT_EQ(lossWarning("web", {}, false), std::nullopt);
+    EXPECT_EQ(lossWarning("web", {.eventsRecorded = 10}, false), std::nullopt);
     const std::string advice = "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) "
                                "or more of them (--num-subbuf)";
-    EXPECT_EQ(lossWarning("foo", {.eventsDiscarded = 120, .packetsLost = 3}),
+    EXPECT_EQ(lossWarning("foo", {.eventsDiscarded = 120, .packetsLost = 3}, false),
               "warning: session foo discarded 120 events and lost 3 packets" + advice);
-    EXPECT_EQ(lossWarning("foo", {.eventsDiscarded = 1}),
+    EXPECT_EQ(lossWarning("foo", {.eventsDiscarded = 1}, false),
               "warning: session foo discarded 1 event" + advice);
-    EXPECT_EQ(lossWarning("foo", {.packetsLost = 1}),
+    EXPECT_EQ(lossWarning("foo", {.packetsLost = 1}, false),
               "warning: session foo lost 1 packet" + advice);
+}
+
+TEST(CliSessionStatistics, ASnapshotSessionIsWarnedOnlyOfWhatItsSnapshotsLost) {
+    // Its channels overwrite by design: a kernel channel's overwritten events are no drop.
+    EXPECT_EQ(lossWarning("snap", {.eventsDiscarded = 5000}, true), std::nullopt);
+    const std::string advice = "; use bigger sub-buffers (tracectl enable-channel --subbuf-size) "
+                               "or more of them (--num-subbuf)";
+    EXPECT_EQ(lossWarning("snap", {.eventsDiscarded = 5000, .packetsLost = 2}, true),
+              "warning: session snap lost 2 packets: sub-buffers the tracer overwrote before a "
+              "snapshot could copy them" +
+                  advice);
 }

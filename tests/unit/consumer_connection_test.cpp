@@ -241,7 +241,7 @@ TEST_F(ConsumerConnectionTest, ARequestBehindOthersOfABusyConsumerWaitsItsTurn) 
 TEST_F(ConsumerConnectionTest, AConsumerThatNeverAnswersFailsEachRequestAtItsOwnDeadline) {
     Outcome quick, slow;
     conn_->flushChannel(1, quick.done());
-    conn_->shutdown(slow.done()); // a long request: kLongRequestFactor times the deadline
+    conn_->shutdown(false, slow.done()); // a long request: kLongRequestFactor times the deadline
     nextRequest();
     nextRequest();
     pumpUntil([&] { return quick.called; });

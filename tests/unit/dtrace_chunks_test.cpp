@@ -144,7 +144,7 @@ TEST_F(DtraceChunks, TimersFireWhenTimeAdvancesWithoutRecordsAndExitEndsTheRun) 
     EXPECT_FALSE(run.feed(chunk(1)) && run.advanceTo(2000000000));
     EXPECT_EQ(out.str(), "tick 1000000000 3\ntick 2000000000 6\n");
     EXPECT_EQ(run.exitStatus(), 4);
-    EXPECT_FALSE(run.feed(chunk(2))); // not read after exit( )
+    EXPECT_FALSE(run.feed(chunk(2))); // not read after exit()
     const ProgramRun result = run.finish();
     EXPECT_EQ(out.str(), "tick 1000000000 3\ntick 2000000000 6\nend\n");
     EXPECT_EQ(result.exitStatus, 4);

@@ -1,7 +1,7 @@
 // The tracectl binary's `dtrace` command (and `aggregate`, the same command) on a CTF trace
 // written here byte by byte (dtrace_trace_writer.hpp): dtrace(1)'s options -s (several,
 // and a script run through its "#!/usr/bin/env -S tracectl dtrace -s" line), -n
-// (several), -q, -o, -x, -l, -p and $target, macro arguments, exit( )'s status, and
+// (several), -q, -o, -x, -l, -p and $target, macro arguments, exit()'s status, and
 // where errors are reported in a program made of several pieces; and the example scripts
 // (share/tracectl/examples, in $EXAMPLES) on known UDP traffic over IPv4 and IPv6 on
 // loopback. The binary's path is in $TRACECTL.
@@ -129,7 +129,7 @@ TEST_F(DtraceCommand, ErrorsNameTheScriptOrTheProgramPieceLineAndColumn) {
         run({"tracectl", "dtrace", "--trace", trace_, "-s", ok.string(), "-s", bad.string()});
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "tracectl: dtrace: " + bad.string() +
-                         ":3:7: copyin( ) reads or writes a live process's memory: not "
+                         ":3:7: copyin() reads or writes a live process's memory: not "
                          "available over recorded events\n");
     r = run(
         {"tracectl", "dtrace", "--trace", trace_, "-n", "BEGIN {}", "-n", "END { @ = nosuch(); }"});

@@ -42,12 +42,12 @@ std::string fieldsError(const std::string& source, const std::string& ust = "app
 TEST(DtraceProgramChecks, StacksAreTakenAsWholeKeysAndAsTheActionOnly) {
     EXPECT_EQ(parseError("a:b { @[ustack(), stack(3)] = count(); ustack(); stack(5); }"),
               "accepted");
-    const std::string only = "ustack( ) is only taken as an aggregation key (@[ustack()] = "
+    const std::string only = "ustack() is only taken as an aggregation key (@[ustack()] = "
                              "count()) or as an action (ustack();): ";
     EXPECT_EQ(parseError("a:b { printf(\"%s\", ustack()); }"),
-              "1:20: " + only + "it cannot be printf( ) argument #2");
+              "1:20: " + only + "it cannot be printf() argument #2");
     EXPECT_EQ(parseError("a:b { trace(ustack() + 1); }"),
-              "1:13: " + only + "it cannot be trace( ) argument #1");
+              "1:13: " + only + "it cannot be trace() argument #1");
     EXPECT_EQ(parseError("a:b { x = ustack(); }"),
               "1:11: " + only + "it cannot be assigned to a variable");
     EXPECT_EQ(parseError("a:b { x[ustack()] = 1; }"),
@@ -55,11 +55,18 @@ TEST(DtraceProgramChecks, StacksAreTakenAsWholeKeysAndAsTheActionOnly) {
     EXPECT_EQ(parseError("a:b /ustack() == 0/ { }"),
               "1:6: " + only + "it cannot be used in a predicate");
     EXPECT_EQ(parseError("a:b { @ = sum(ustack()); }"),
-              "1:15: " + only + "it cannot be sum( ) argument");
+              "1:15: " + only + "it cannot be sum() argument");
     EXPECT_EQ(parseError("a:b { @[strlen(ustack())] = count(); }"),
-              "1:16: " + only + "it cannot be strlen( ) argument #1");
+              "1:16: " + only + "it cannot be strlen() argument #1");
     EXPECT_EQ(parseError("a:b { @[x ? ustack() : 1] = count(); }"),
               "1:13: " + only + "it cannot be part of an aggregation key, only a whole one");
+    // Each call is printed back as written.
+    EXPECT_EQ(parseError("a:b { printf(\"%s\", ustack(5)); }"),
+              "1:20: ustack(5) is only taken as an aggregation key (@[ustack(5)] = count()) or "
+              "as an action (ustack(5);): it cannot be printf() argument #2");
+    EXPECT_EQ(parseError("a:b { trace(stack() + 1); }"),
+              "1:13: stack() is only taken as an aggregation key (@[stack()] = count()) or as an "
+              "action (stack();): it cannot be trace() argument #1");
 }
 
 TEST(DtraceProgramChecks, StacksOfProbesThatRecordNoneAreRefused) {
@@ -68,12 +75,15 @@ TEST(DtraceProgramChecks, StacksOfProbesThatRecordNoneAreRefused) {
     EXPECT_EQ(fieldsError("sched:sched_switch, app:* { @[stack()] = count(); }"), "accepted");
     EXPECT_EQ(fieldsError("pid$target::f:entry { ustack(); }"), "accepted");
     EXPECT_EQ(fieldsError("app:* { @[ustack()] = count(); }"),
-              "1:11: ustack( ) needs the callstack-user context, which only kernel events "
+              "1:11: ustack() needs the callstack-user context, which only kernel events "
               "record: app:* names LTTng-UST events, which have no call stack context");
     EXPECT_EQ(fieldsError("BEGIN, app:* { stack(); }"),
-              "1:16: stack( ) needs the callstack-kernel context, which only kernel events "
+              "1:16: stack() needs the callstack-kernel context, which only kernel events "
               "record: BEGIN is a probe of dtrace's own, with no fields; app:* names "
               "LTTng-UST events, which have no call stack context");
+    EXPECT_EQ(fieldsError("app:* { @[ustack(7)] = count(); }"),
+              "1:11: ustack(7) needs the callstack-user context, which only kernel events "
+              "record: app:* names LTTng-UST events, which have no call stack context");
 }
 
 TEST(DtraceProgramChecks, ArgumentsOfProbesThatRecordNoneAreRefused) {

@@ -2,9 +2,9 @@
 // CTF traces written here byte by byte (dtrace_trace_writer.hpp) and read by our reader,
 // with dtrace(1)'s exact output expected: BEGIN/END, printf and its conversions, trace,
 // printa with and without a format, variables (global, associative arrays, this->,
-// self->), the ternary operator, string subroutines, timers on the trace's clock, exit( ),
+// self->), the ternary operator, string subroutines, timers on the trace's clock, exit(),
 // ERROR, llquantize, clear, trunc, normalize, the aggsortkey/aggsortrev options, and the
-// refusals (speculations, copyin, stack( ), destructive) with their line:column.
+// refusals (speculations, copyin, stack(), destructive) with their line:column.
 #include "aggregate/options.hpp"
 #include "aggregate/parser.hpp"
 #include "aggregate/program_run.hpp"
@@ -115,7 +115,7 @@ TEST_F(DtraceProgram, WithoutQuietEachFiringHasDtracesCpuIdAndProbeColumns) {
                        "demo:note /value > 0/ { trace(text); trace(value); }\n"
                        "END { printf(\"done\"); }",
                        standardTrace());
-    // ids: 1 BEGIN, 2 END, then event classes as first met (demo:note: 4). trace( ) of
+    // ids: 1 BEGIN, 2 END, then event classes as first met (demo:note: 4). trace() of
     // an int " %8d", of an int64 " %16lld", of a string "  %-33s"; then a newline.
     EXPECT_EQ(r.out,
               "CPU     ID                    FUNCTION:NAME\n"
@@ -147,7 +147,7 @@ TEST_F(DtraceProgram, SelfVariablesMakeALatencyHistogramPerThread) {
 }
 
 TEST_F(DtraceProgram, AClauseWithoutActionsRunsTheDefaultAction) {
-    // dtrace -n 'PROBE': no body (or an empty one) is a trace( ) of nothing: the header
+    // dtrace -n 'PROBE': no body (or an empty one) is a trace() of nothing: the header
     // once, then the CPU, probe id and FUNCTION:NAME of each firing, in time order; a
     // predicate still decides. Quiet: nothing at all.
     const std::string program = "demo:entry\n"
@@ -251,7 +251,7 @@ TEST_F(DtraceProgram, CastsKeepTheTypesBytes) {
                        "(uint16_t)65537, (int)0x1ffffffff, (unsigned int)-1, (long long)-5); }\n"
                        "BEGIN { trace((uint8_t)300); exit(0); }",
                        "", false);
-    // trace( ) prints a 1-byte value " %3d".
+    // trace() prints a 1-byte value " %3d".
     EXPECT_EQ(r.out, "CPU     ID                    FUNCTION:NAME\n"
                      "  0      1                           :BEGIN -1 255 1 -1 4294967295 -5\n\n"
                      "  0      1                           :BEGIN   44\n");
@@ -318,7 +318,7 @@ TEST_F(DtraceProgram, TimersFireOnTheTracesClockAndExitEndsTheRun) {
                  "profile:::tick-2s { printf(\"two %d\\n\", timestamp); }",
                  standardTrace(), true);
     EXPECT_EQ(r.out, "tick 1000001000\ntick 2000001000\ntwo 2000001000\n");
-    // exit( ) in the first tick: END runs, the records after it are not.
+    // exit() in the first tick: END runs, the records after it are not.
     r = run("demo:note { printf(\"%s\\n\", text); }\n"
             "tick-1sec { exit(3); }\n"
             "END { printf(\"end\\n\"); }",
@@ -359,7 +359,7 @@ TEST_F(DtraceProgram, ClearTruncNormalizeAndSortOptions) {
     EXPECT_EQ(r.out, "\n" + key("app") + value(5) + "\n");
     r = run(counts + "END { trunc(@); }", standardTrace(), true);
     EXPECT_EQ(r.out, "");
-    // clear( ) at the note "world" (6000 ns): only the last note (web) counts after it; the
+    // clear() at the note "world" (6000 ns): only the last note (web) counts after it; the
     // keys stay, at zero.
     r = run(counts + "demo:note /text == \"world\"/ { clear(@); }", standardTrace(), true);
     EXPECT_EQ(r.out, "\n" + key("app") + value(0) + "\n" + key("web") + value(1) + "\n");
@@ -441,23 +441,23 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
               "2:7: speculations (speculation) are not supported: over recorded events there "
               "is nothing to keep back");
     EXPECT_EQ(error("a:b { @[copyinstr(arg0)] = count(); }"),
-              "1:9: copyinstr( ) reads or writes a live process's memory: not available over "
+              "1:9: copyinstr() reads or writes a live process's memory: not available over "
               "recorded events");
     EXPECT_EQ(error("a:b { @[jstack()] = count(); }"),
-              "1:9: jstack( ) is not supported: it needs a Java VM's ustack helper; use "
-              "ustack( )");
+              "1:9: jstack() is not supported: it needs a Java VM's ustack helper; use "
+              "ustack()");
     EXPECT_EQ(error("a:b { ustack(); stack(3); ustack(2); }"), "accepted"); // actions
     EXPECT_EQ(error("a:b { ustack(0); }"),
-              "1:14: ustack( ) takes a positive integer constant: the number of frames");
+              "1:14: ustack() takes a positive integer constant: the number of frames");
     EXPECT_EQ(error("a:b { @[ustack(0)] = count(); }"),
-              "1:16: ustack( ) takes a positive integer constant: the number of frames");
+              "1:16: ustack() takes a positive integer constant: the number of frames");
     EXPECT_EQ(error("a:b { @[stack(1, 2)] = count(); }"),
-              "1:9: stack( ) takes 0 to 1 argument(s), 2 given");
+              "1:9: stack() takes 0 to 1 argument(s), 2 given");
     EXPECT_EQ(error("\n#pragma D option destructive\nBEGIN { exit(0); }"),
               "2:1: option destructive is refused: destructive actions are not available "
               "(tracectl dtrace never acts on the traced system)");
     EXPECT_EQ(error("BEGIN { system(\"ls\"); }"),
-              "1:9: system( ) is a destructive action: not available (tracectl dtrace never "
+              "1:9: system() is a destructive action: not available (tracectl dtrace never "
               "acts on the traced system)");
     EXPECT_EQ(error("profile-97 { @ = count(); }"),
               "1:1: profile-N probes fire on every CPU at a live system's interrupts: not "
@@ -481,7 +481,7 @@ TEST_F(DtraceProgram, RefusalsNameTheFeatureAndWhere) {
               "1:1: option strsize needs a size from 1 to 1m (bytes, with the terminating NUL), "
               "as in 512 or 4k, not '99999999999999t'");
     EXPECT_EQ(error("BEGIN { printf(\"%d %d\\n\", 1); }"),
-              "1:16: printf( ) format has 2 conversion(s) but 1 argument(s) are given");
+              "1:16: printf() format has 2 conversion(s) but 1 argument(s) are given");
     EXPECT_EQ(error("BEGIN { printf(\"%f\\n\", 1); }"),
               "1:16: format conversion '%f': floating point and symbols are not supported");
     // Timers: no faster than illumos's profile provider's minimum, 200 us (5000 hz).
@@ -508,7 +508,7 @@ TEST_F(DtraceProgram, TypeErrorsAreFoundWhenBound) {
         return "accepted";
     };
     EXPECT_EQ(error("demo:note { printf(\"%d\\n\", text); }"),
-              "1:28: printf( ) argument #2 is a string: it does not fit conversion %d (in "
+              "1:28: printf() argument #2 is a string: it does not fit conversion %d (in "
               "event class 'demo:note')");
     // Event classes are bound in the trace's order (demo:entry first): x is an integer.
     EXPECT_EQ(error("demo:note { x = text; } demo:entry { x = fd; }"),
@@ -517,8 +517,18 @@ TEST_F(DtraceProgram, TypeErrorsAreFoundWhenBound) {
               "1:40: operator ?: has a string on one side and an integer on the other (in "
               "event class 'demo:note')");
     EXPECT_EQ(error("demo:note { @[ustack()] = count(); }"),
-              "1:15: ustack( ) needs the callstack-user context: no event record matched by "
+              "1:15: ustack() needs the callstack-user context: no event record matched by "
               "demo:note has it");
+    // A stack call is printed back as written, whatever its form.
+    EXPECT_EQ(error("demo:note { @[ustack(5)] = count(); }"),
+              "1:15: ustack(5) needs the callstack-user context: no event record matched by "
+              "demo:note has it");
+    EXPECT_EQ(error("demo:note { stack(); }"),
+              "1:13: stack() needs the callstack-kernel context: no event record matched by "
+              "demo:note has it");
+    EXPECT_EQ(error("demo:note { trace(stack(7) + 1); }"),
+              "1:19: stack(7) is only taken as an aggregation key (@[stack(7)] = count()) or as "
+              "an action (stack(7);): it cannot be trace() argument #1");
 }
 
 } // namespace

@@ -1,5 +1,5 @@
 // tracectl enable-channel -u|-k NAME [-s S] [--subbuf-size SIZE] [--num-subbuf N]
-// [--overwrite] [--switch-timer US] [--read-timer US]
+// [--discard|--overwrite] [--switch-timer US] [--read-timer US]
 #include "cli/kernel_domain.hpp"
 #include "cli/trace_commands.hpp"
 #include "cli/verbs/verb_options.hpp"
@@ -22,6 +22,8 @@ struct EnableChannelLine {
     std::uint64_t numSubbuf = 0;
     std::uint32_t switchTimer = 0;
     std::uint32_t readTimer = 0;
+    bool discard = false;
+    bool overwrite = false;
     CLI::Option* sessionOption = nullptr;
     CLI::Option* subbufSizeOption = nullptr;
     CLI::Option* numSubbufOption = nullptr;
@@ -46,6 +48,17 @@ void checkEnableChannelLine(EnableChannelLine& cl) {
     if (cl.readTimerOption->count() > 0) {
         cl.args.readTimerUs = cl.readTimer;
     }
+    // lttng-enable-channel(1)'s two modes: given both, the channel's would be a guess (lttng
+    // takes the last one).
+    if (cl.discard && cl.overwrite) {
+        throw CLI::ValidationError("--discard",
+                                   "excludes --overwrite: a channel has one buffer mode (discard: "
+                                   "new events are dropped when the buffer is full; overwrite: "
+                                   "the oldest sub-buffer is)");
+    }
+    if (cl.discard || cl.overwrite) {
+        cl.args.overwrite = cl.overwrite;
+    }
 }
 
 } // namespace
@@ -66,8 +79,12 @@ void addEnableChannelVerb(CLI::App& app, VerbTable& verbs) {
     cl->numSubbufOption = enableChannel->add_option("--num-subbuf", cl->numSubbuf,
                                                     "Number of sub-buffers (power of two)");
     acceptWholeNumber(*cl->numSubbufOption);
-    enableChannel->add_flag("--overwrite", cl->args.overwrite,
-                            "Overwrite the oldest sub-buffer when full (flight recorder)");
+    enableChannel->add_flag("--discard", cl->discard,
+                            "Discard new events when the buffer is full (the default, but in a "
+                            "snapshot session)");
+    enableChannel->add_flag("--overwrite", cl->overwrite,
+                            "Overwrite the oldest sub-buffer when full (flight recorder; the "
+                            "default in a snapshot session)");
     cl->switchTimerOption = enableChannel->add_option(
         "--switch-timer", cl->switchTimer,
         "Switch timer period, microseconds: 0 (off, the default) or at least "

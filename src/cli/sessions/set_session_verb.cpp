@@ -18,8 +18,9 @@ void addSetSessionVerb(CLI::App& app, VerbTable& verbs) {
     setSession->footer(
         "Commands given no session act on the current session: 'tracectl create' sets it,\n"
         "and so does this command. It is kept per user and per bus in\n"
-        "$XDG_RUNTIME_DIR/tracectl/current-session.BUS (gone at logout). Without a current\n"
-        "session, commands fall back to your only session, if you have exactly one.\n\n"
+        "$XDG_RUNTIME_DIR/tracectl/current-session.BUS (gone at logout), or without\n"
+        "XDG_RUNTIME_DIR in $HOME/.config/tracectl/ ($XDG_CONFIG_HOME/tracectl/). Without a\n"
+        "current session, commands fall back to your only session, if you have exactly one.\n\n"
         "Example:\n  tracectl set-session web-latency");
 
     verbs.add(*setSession, {.check = [name] { checkUtf8Names({name.get()}); },

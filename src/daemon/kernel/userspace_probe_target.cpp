@@ -105,7 +105,7 @@ openUserspaceProbeTarget(const UserspaceProbeLocation& location, pid_t pid, uid_
             // The x86-64 SysV ABI's integer argument registers, in order, and the
             // return address at the top of the stack: at a function's first instruction
             // the caller's frame is not linked yet, so ftrace's frame pointer walk
-            // (userstacktrace) skips the caller; D's ustack( ) puts it back.
+            // (userstacktrace) skips the caller; D's ustack() puts it back.
             t->fetchArguments = "arg0=%di:s64 arg1=%si:s64 arg2=%dx:s64 arg3=%cx:s64 "
                                 "arg4=%r8:s64 arg5=%r9:s64 caller=$stack0:x64";
             break;

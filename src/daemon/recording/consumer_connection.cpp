@@ -578,8 +578,8 @@ void ConsumerConnection::destroyChannel(uint64_t key, Done done) {
     send(cp::DestroyChannel{key}, expectOk(std::move(done)), {}, kLongRequestFactor);
 }
 
-void ConsumerConnection::shutdown(Done done) {
-    send(cp::Shutdown{}, expectOk(std::move(done)), {}, kLongRequestFactor);
+void ConsumerConnection::shutdown(bool deleteChunk, Done done) {
+    send(cp::Shutdown{deleteChunk}, expectOk(std::move(done)), {}, kLongRequestFactor);
 }
 
 void ConsumerConnection::rotate(const cp::Rotate& request, Done done) {

@@ -153,7 +153,8 @@ public:
     /// `done` after Ok.
     void watchChunkSize(uint64_t bytes, Done done);
     void destroyChannel(uint64_t key, Done done);
-    void shutdown(Done done);
+    /// Shutdown{deleteChunk}; `done` after Ok.
+    void shutdown(bool deleteChunk, Done done);
     /// Rotate; done(nullopt) means under way: RotationCompleted follows.
     void rotate(const consumer_protocol::Rotate& request, Done done);
     /// ClearBuffers (snapshot consumers); `done` after Ok.

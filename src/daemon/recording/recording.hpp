@@ -69,6 +69,10 @@ struct Recording {
     int64_t clockOffset = 0;
     /// The session records (SessionRecorder::setRecordingActive()).
     bool active = false;
+    /// The current chunk was opened by a rotation or a clear while the
+    /// session did not record, and it has not recorded since: the end
+    /// deletes it (Shutdown.deleteChunk) rather than leave an empty trace.
+    bool chunkOpenedStopped = false;
     bool failed = false;
     std::string failure; ///< why, once failed
     /// Told why once the recording fails (a domain's Start waiting for it).

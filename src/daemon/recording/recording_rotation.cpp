@@ -142,6 +142,7 @@ void Recordings::sendRotate(Recording& r, PathDone started, PathDone completed, 
         r.chunkDir = request.newChunk;
         r.chunkBegin = r.lastStamp = now;
         ++r.chunkIndex;
+        r.chunkOpenedStopped = !r.active;
         log::info("session '" + r.snapshot.name + "': " +
                   (request.discard ? "clearing, into " : "rotating into ") + request.newChunk);
         // The consumer has taken its boundary: what the domains registered

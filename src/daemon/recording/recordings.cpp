@@ -360,8 +360,10 @@ void Recordings::setRecordingActive(std::string idHex, bool active) {
     if (r == nullptr || r->active == active)
         return;
     r->active = active;
-    if (active)
+    if (active) {
+        r->chunkOpenedStopped = false;
         armSchedule(*r); // its cadence counts from each start
+    }
 }
 
 void Recordings::recordingEnding(std::string idHex) {
@@ -565,7 +567,7 @@ void Recordings::endRecording(std::string idHex, Done done) {
     // rest (an exited app's snapshot buffers). A rotation under way
     // completes as the consumer closes every stream (its RotationCompleted
     // comes before Shutdown's Ok), or is abandoned.
-    r.consumer->shutdown(r.lifetime.guard(
+    auto closed = r.lifetime.guard(
         [this, &r, done](std::optional<Error> e) {
             std::optional<Error> lost;
             if (e) {
@@ -583,7 +585,9 @@ void Recordings::endRecording(std::string idHex, Done done) {
             forget(r); // frees r
             done(std::move(lost));
         },
-        [done](std::optional<Error>) { done(std::nullopt); }));
+        [done](std::optional<Error>) { done(std::nullopt); });
+    // A chunk opened while stopped holds nothing: deleted, not left empty.
+    r.consumer->shutdown(r.chunkOpenedStopped, std::move(closed));
 }
 
 } // namespace tracectl

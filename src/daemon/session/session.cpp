@@ -381,6 +381,13 @@ void Session::rotate(PathDone started) {
     if (rotating_)
         throw Error(ErrorCode::WrongState,
                     "a rotation of session '" + config_.name + "' is under way");
+    // As lttng-tools cmd.cpp cmd_rotate_session (LTTNG_ERR_ROTATION_MULTIPLE_AFTER_STOP,
+    // LTTNG_ERR_ROTATION_AFTER_STOP_CLEAR): it would archive an empty chunk.
+    if (state_ == SessionState::Stopped && emptySinceStop_)
+        throw Error(ErrorCode::WrongState,
+                    "session '" + config_.name + "' was already " + emptiedBy_ +
+                        " since it stopped: nothing was recorded since, so there is nothing "
+                        "to rotate (start it to record again)");
     SessionRecorder& r = recorder("Rotate");
     rotating_ = true;
     notify({SessionChange::State});
@@ -395,6 +402,7 @@ void Session::rotate(PathDone started) {
                          // Begun while stopped: the new chunk holds nothing
                          // until the next start (a clear then has nothing to do).
                          emptySinceStop_ = true;
+                         emptiedBy_ = "rotated";
                      }
                      started(std::move(error), std::move(path));
                  },
@@ -447,8 +455,10 @@ void Session::clear(Done done) {
                                                 id_.uuid());
                                    return done(std::move(error));
                                }
-                               if (state_ == SessionState::Stopped)
+                               if (state_ == SessionState::Stopped) {
                                    emptySinceStop_ = true;
+                                   emptiedBy_ = "cleared";
+                               }
                                log::info("session '" + config_.name + "' cleared", id_.uuid());
                                done(std::nullopt);
                            },

@@ -410,6 +410,8 @@ private:
     /// Stopped, and cleared or rotated since: the current chunk holds
     /// nothing (LTTng's cleared_after_last_stop, rotated_after_last_stop).
     bool emptySinceStop_ = false;
+    /// Which of the two emptied it last: "rotated" or "cleared".
+    const char* emptiedBy_ = "";
     RotationSchedule schedule_;
     uint64_t ringBufferSize_ = 0;
     std::map<std::string, DomainStatistics, std::less<>> statistics_; ///< by domain
