@@ -310,13 +310,15 @@ protected:
 TEST_F(SandboxStack, ExportsTheEnvironment) {
     RecordProperty("up_ms", static_cast<int>(upTime_.count()));
     const auto& env = sandbox().env();
-    ASSERT_EQ(env.size(), 4U);
+    ASSERT_EQ(env.size(), 5U);
     EXPECT_EQ(env.at("DBUS_SYSTEM_BUS_ADDRESS"),
               "unix:path=" + sandbox().dir() + "/run/system_bus_socket");
     EXPECT_EQ(env.at("TRACECTL_SYSTEMD_ADDRESS"),
               "unix:path=" + sandbox().dir() + "/xdg/systemd/private");
     EXPECT_EQ(env.at("LTTNG_HOME"), sandbox().dir() + "/lttng-home");
     EXPECT_EQ(env.at("TRACECTL_SANDBOX"), sandbox().dir());
+    // tracectl's current session, kept in the sandbox (tracectl(1), CURRENT SESSION).
+    EXPECT_EQ(env.at("XDG_CONFIG_HOME"), sandbox().dir() + "/cli-config");
     for (const auto& [name, value] : env) {
         const char* current = std::getenv(name.c_str());
         ASSERT_NE(current, nullptr) << name;
