@@ -59,6 +59,8 @@
 #if __has_include(<linux/trace_mmap.h>)
 #include <linux/trace_mmap.h>
 #else
+// NOLINTBEGIN(readability-identifier-naming): the kernel's struct, as its
+// uapi header <linux/trace_mmap.h> spells it (used instead when installed).
 struct trace_buffer_meta {
     uint32_t meta_page_size;
     uint32_t meta_struct_len;
@@ -76,6 +78,7 @@ struct trace_buffer_meta {
     uint64_t Reserved1;
     uint64_t Reserved2;
 };
+// NOLINTEND(readability-identifier-naming)
 #define TRACE_MMAP_IOCTL_GET_READER _IO('R', 0x20)
 #endif
 

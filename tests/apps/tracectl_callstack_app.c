@@ -31,6 +31,7 @@ __attribute__((noinline)) long tracectl_callstack_checked(long value) {
     return value;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) long tracectl_callstack_caller(void) {
     long ret;
     __asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");

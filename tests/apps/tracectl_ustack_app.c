@@ -30,11 +30,13 @@ __attribute__((noinline)) int tracectl_ustack_checked(int value) {
     return value;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_work(int id) {
     DTRACE_PROBE1(tracectl_ustack, hit, id);
     return tracectl_ustack_checked(id);
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_caller_a(void) {
     int sum = 0;
     for (int i = 0; i < calls_a; ++i)
@@ -42,6 +44,7 @@ __attribute__((noinline)) int tracectl_ustack_caller_a(void) {
     return sum;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_caller_b(void) {
     int sum = 0;
     for (int i = 0; i < calls_b; ++i)
@@ -49,6 +52,7 @@ __attribute__((noinline)) int tracectl_ustack_caller_b(void) {
     return sum;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_caller_c(void) {
     int sum = 0;
     for (int i = 0; i < calls_c; ++i)
