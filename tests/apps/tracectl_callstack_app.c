@@ -40,6 +40,7 @@ __attribute__((noinline)) long tracectl_callstack_caller(void) {
 
 static long thread_calls, thread_sum;
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) void* tracectl_callstack_thread(void* unused) {
     (void)unused;
     printf("%ld\n", (long)syscall(SYS_gettid));
