@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 

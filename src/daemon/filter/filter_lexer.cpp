@@ -150,14 +150,14 @@ private:
             char a, b;
             TokenKind kind;
         };
-        static constexpr Two twos[] = {
+        static constexpr Two kTwos[] = {
             {'-', '>', TokenKind::Arrow},        {'>', '>', TokenKind::ShiftRight},
             {'<', '<', TokenKind::ShiftLeft},    {'=', '=', TokenKind::Equal},
             {'!', '=', TokenKind::NotEqual},     {'<', '=', TokenKind::LessEqual},
             {'>', '=', TokenKind::GreaterEqual}, {'&', '&', TokenKind::LogicalAnd},
             {'|', '|', TokenKind::LogicalOr},
         };
-        for (const auto& two : twos)
+        for (const auto& two : kTwos)
             if (c == two.a && n == two.b)
                 return make(two.kind, start, 2);
         if (c == '.' && n == '.' && at(start + 2) == '.')
