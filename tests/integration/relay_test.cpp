@@ -400,7 +400,7 @@ TEST_F(Relay, KernelAndUstChannelsStreamAsOneMergedTrace) {
     std::vector<std::int64_t> ticks;
     std::vector<std::int64_t> intoApp;
     std::vector<std::int64_t> outOfApp;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         if (e["name"] == "tracectl_demo:tick") {
             EXPECT_EQ(e["domain"], "ust");
             ticks.push_back(e["ns"].get<std::int64_t>());
@@ -420,7 +420,7 @@ TEST_F(Relay, KernelAndUstChannelsStreamAsOneMergedTrace) {
     EXPECT_LT(intoApp.front(), ticks.front());
     EXPECT_GT(outOfApp.back(), ticks.back());
     std::int64_t previous = 0;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         EXPECT_GE(e["ns"].get<std::int64_t>(), previous) << "not one merged, ordered trace";
         previous = e["ns"].get<std::int64_t>();
     }
@@ -1032,7 +1032,7 @@ TEST_F(Relay, AKernelAndUstSnapshotGoesToTheRelayAsOneTrace) {
     EXPECT_TRUE(fs::is_directory(dir + "/kernel")) << dir;
     EXPECT_TRUE(fs::is_directory(dir + "/ust")) << dir;
     std::size_t ticks = 0, switches = 0;
-    for (const json& e : traceEvents(dir, {"sched_switch", "tracectl_demo:tick"}))
+    for (const Json& e : traceEvents(dir, {"sched_switch", "tracectl_demo:tick"}))
         ++(e["name"] == "tracectl_demo:tick" ? ticks : switches);
     EXPECT_EQ(ticks, 50u);
     EXPECT_GT(switches, 0u) << "no sched_switch in the relay's kernel snapshot";
