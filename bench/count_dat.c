@@ -23,127 +23,122 @@
  * are the "dropped events" of each CPU's `stats`, which trace-cmd stores
  * in the file (`trace-cmd report --stat`); bench/compare reads those.
  * Exit status: 0, or 1 if the file cannot be read. */
-#include <trace-cmd.h>
-
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <trace-cmd.h>
 
 #define MAX_PIDS 4096
 
 struct counts {
-	uint64_t events;
-	uint64_t sched;
-	uint64_t syscall;
-	uint64_t missed;
-	uint64_t missed_unknown;
-	uint64_t own;
-	int pids[MAX_PIDS];
-	int npids;
+    uint64_t events;
+    uint64_t sched;
+    uint64_t syscall;
+    uint64_t missed;
+    uint64_t missedUnknown;
+    uint64_t own;
+    int pids[MAX_PIDS];
+    int npids;
 };
 
-static int is_own(const struct counts *c, int pid)
-{
-	for (int i = 0; i < c->npids; i++)
-		if (c->pids[i] == pid)
-			return 1;
-	return 0;
+static int isOwn(const struct counts* c, int pid) {
+    for (int i = 0; i < c->npids; i++)
+        if (c->pids[i] == pid)
+            return 1;
+    return 0;
 }
 
-static int count_record(struct tracecmd_input *handle, struct tep_record *record, int cpu,
-			void *data)
-{
-	struct counts *c = data;
-	struct tep_handle *tep = tracecmd_get_tep(handle);
-	struct tep_event *event = tep_find_event(tep, tep_data_type(tep, record));
+static int countRecord(struct tracecmd_input* handle, struct tep_record* record, int cpu,
+                       void* data) {
+    struct counts* c = data;
+    struct tep_handle* tep = tracecmd_get_tep(handle);
+    struct tep_event* event = tep_find_event(tep, tep_data_type(tep, record));
 
-	(void)cpu;
-	c->events++;
-	if (record->missed_events > 0)
-		c->missed += (uint64_t)record->missed_events;
-	else if (record->missed_events < 0)
-		c->missed_unknown++;
-	if (event != NULL && event->system != NULL) {
-		if (strcmp(event->system, "sched") == 0)
-			c->sched++;
-		else if (strcmp(event->system, "syscalls") == 0)
-			c->syscall++;
-	}
-	if (c->npids > 0 && is_own(c, tep_data_pid(tep, record)))
-		c->own++;
-	return 0;
+    (void)cpu;
+    c->events++;
+    if (record->missed_events > 0)
+        c->missed += (uint64_t)record->missed_events;
+    else if (record->missed_events < 0)
+        c->missedUnknown++;
+    if (event != NULL && event->system != NULL) {
+        if (strcmp(event->system, "sched") == 0)
+            c->sched++;
+        else if (strcmp(event->system, "syscalls") == 0)
+            c->syscall++;
+    }
+    if (c->npids > 0 && isOwn(c, tep_data_pid(tep, record)))
+        c->own++;
+    return 0;
 }
 
 /* Parses "PID,PID,..." into c->pids; -1 if it is not such a list. */
-static int parse_pids(const char *list, struct counts *c)
-{
-	const char *p = list;
+static int parsePids(const char* list, struct counts* c) {
+    const char* p = list;
 
-	while (*p != '\0') {
-		char *end;
-		long pid = strtol(p, &end, 10);
+    while (*p != '\0') {
+        char* end;
+        long pid = strtol(p, &end, 10);
 
-		if (end == p || pid <= 0 || c->npids == MAX_PIDS || (*end != ',' && *end != '\0'))
-			return -1;
-		c->pids[c->npids++] = (int)pid;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return 0;
+        if (end == p || pid <= 0 || c->npids == MAX_PIDS || (*end != ',' && *end != '\0'))
+            return -1;
+        c->pids[c->npids++] = (int)pid;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static struct counts c;
-	struct tracecmd_input *handle;
-	const char *file;
-	int first = 1;
+int main(int argc, char** argv) {
+    static struct counts c;
+    struct tracecmd_input* handle;
+    const char* file;
+    int first = 1;
 
-	if (argc > 2 && strcmp(argv[1], "--pids") == 0) {
-		if (parse_pids(argv[2], &c) != 0) {
-			fprintf(stderr, "tracectl-bench-count-dat: bad --pids %s\n", argv[2]);
-			return 2;
-		}
-		first = 3;
-	}
-	if (argc != first + 1) {
-		fprintf(stderr, "usage: %s [--pids PID,...] FILE.dat\n", argv[0]);
-		return 2;
-	}
-	file = argv[first];
-	tracecmd_set_loglevel(TEP_LOG_WARNING);
-	handle = tracecmd_open(file, TRACECMD_FL_LOAD_NO_PLUGINS);
-	if (handle == NULL) {
-		fprintf(stderr, "tracectl-bench-count-dat: cannot open %s\n", file);
-		return 1;
-	}
-	if (tracecmd_iterate_events(handle, NULL, 0, count_record, &c) < 0) {
-		fprintf(stderr, "tracectl-bench-count-dat: reading %s failed\n", file);
-		tracecmd_close(handle);
-		return 1;
-	}
-	for (int i = 0; i < tracecmd_buffer_instances(handle); i++) {
-		struct tracecmd_input *instance = tracecmd_buffer_instance_handle(handle, i);
+    if (argc > 2 && strcmp(argv[1], "--pids") == 0) {
+        if (parsePids(argv[2], &c) != 0) {
+            fprintf(stderr, "tracectl-bench-count-dat: bad --pids %s\n", argv[2]);
+            return 2;
+        }
+        first = 3;
+    }
+    if (argc != first + 1) {
+        fprintf(stderr, "usage: %s [--pids PID,...] FILE.dat\n", argv[0]);
+        return 2;
+    }
+    file = argv[first];
+    tracecmd_set_loglevel(TEP_LOG_WARNING);
+    handle = tracecmd_open(file, TRACECMD_FL_LOAD_NO_PLUGINS);
+    if (handle == NULL) {
+        fprintf(stderr, "tracectl-bench-count-dat: cannot open %s\n", file);
+        return 1;
+    }
+    if (tracecmd_iterate_events(handle, NULL, 0, countRecord, &c) < 0) {
+        fprintf(stderr, "tracectl-bench-count-dat: reading %s failed\n", file);
+        tracecmd_close(handle);
+        return 1;
+    }
+    for (int i = 0; i < tracecmd_buffer_instances(handle); i++) {
+        struct tracecmd_input* instance = tracecmd_buffer_instance_handle(handle, i);
 
-		if (instance == NULL) {
-			fprintf(stderr, "tracectl-bench-count-dat: %s: buffer %s unreadable\n", file,
-				tracecmd_buffer_instance_name(handle, i));
-			tracecmd_close(handle);
-			return 1;
-		}
-		if (tracecmd_iterate_events(instance, NULL, 0, count_record, &c) < 0) {
-			fprintf(stderr, "tracectl-bench-count-dat: reading %s's buffer %s failed\n",
-				file, tracecmd_buffer_instance_name(handle, i));
-			tracecmd_close(instance);
-			tracecmd_close(handle);
-			return 1;
-		}
-		tracecmd_close(instance);
-	}
-	tracecmd_close(handle);
-	printf("{\"events\": %" PRIu64 ", \"sched\": %" PRIu64 ", \"syscall\": %" PRIu64
-	       ", \"missed\": %" PRIu64 ", \"missed_unknown\": %" PRIu64 ", \"own\": %" PRIu64 "}\n",
-	       c.events, c.sched, c.syscall, c.missed, c.missed_unknown, c.own);
-	return 0;
+        if (instance == NULL) {
+            fprintf(stderr, "tracectl-bench-count-dat: %s: buffer %s unreadable\n", file,
+                    tracecmd_buffer_instance_name(handle, i));
+            tracecmd_close(handle);
+            return 1;
+        }
+        if (tracecmd_iterate_events(instance, NULL, 0, countRecord, &c) < 0) {
+            fprintf(stderr, "tracectl-bench-count-dat: reading %s's buffer %s failed\n", file,
+                    tracecmd_buffer_instance_name(handle, i));
+            tracecmd_close(instance);
+            tracecmd_close(handle);
+            return 1;
+        }
+        tracecmd_close(instance);
+    }
+    tracecmd_close(handle);
+    printf("{\"events\": %" PRIu64 ", \"sched\": %" PRIu64 ", \"syscall\": %" PRIu64
+           ", \"missed\": %" PRIu64 ", \"missed_unknown\": %" PRIu64 ", \"own\": %" PRIu64 "}\n",
+           c.events, c.sched, c.syscall, c.missed, c.missedUnknown, c.own);
+    return 0;
 }

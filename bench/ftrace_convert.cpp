@@ -109,7 +109,7 @@ void run(benchmark::State& state, const std::vector<std::vector<std::byte>>& pag
         state.SkipWithError("malformed pages");
 }
 
-void BM_Convert(benchmark::State& state) {
+void bmConvert(benchmark::State& state) {
     static const auto pages = makePages(64, switchRecord);
     EventConversion c;
     c.ftraceId = kSwitch;
@@ -118,9 +118,9 @@ void BM_Convert(benchmark::State& state) {
     c.steps = {{StepKind::Copy, 8, 56, 1}};
     run(state, pages, c, static_cast<std::uint32_t>(state.range(0)));
 }
-BENCHMARK(BM_Convert)->Arg(kContextTid | kContextCpuId)->Arg(kAllContexts);
+BENCHMARK(bmConvert)->Arg(ContextTid | ContextCpuId)->Arg(kAllContexts);
 
-void BM_ConvertDataLoc(benchmark::State& state) {
+void bmConvertDataLoc(benchmark::State& state) {
     // The record with a trailing __data_loc char[] name ("eth0\0") at 64.
     static const auto pages = makePages(72, [](std::uint32_t i, std::vector<std::byte>& out) {
         const std::size_t start = out.size();
@@ -137,11 +137,11 @@ void BM_ConvertDataLoc(benchmark::State& state) {
     c.steps = {{StepKind::Copy, 8, 32, 1},
                {StepKind::DataLocString, 40, 4, 1},
                {StepKind::Copy, 44, 28, 1}};
-    run(state, pages, c, kContextTid | kContextCpuId);
+    run(state, pages, c, ContextTid | ContextCpuId);
 }
-BENCHMARK(BM_ConvertDataLoc);
+BENCHMARK(bmConvertDataLoc);
 
-void BM_ConvertLttngSchedSwitch(benchmark::State& state) {
+void bmConvertLttngSchedSwitch(benchmark::State& state) {
     // lttng-modules' sched_switch (lttng_kernel_layout.hpp): the prios lose
     // MAX_RT_PRIO, so four steps where BM_Convert has one.
     static const auto pages = makePages(64, switchRecord);
@@ -153,11 +153,11 @@ void BM_ConvertLttngSchedSwitch(benchmark::State& state) {
                {StepKind::PrioFromKernel, 28, 4, 1},
                {StepKind::Copy, 32, 28, 1},
                {StepKind::PrioFromKernel, 60, 4, 1}};
-    run(state, pages, c, kContextTid | kContextCpuId);
+    run(state, pages, c, ContextTid | ContextCpuId);
 }
-BENCHMARK(BM_ConvertLttngSchedSwitch);
+BENCHMARK(bmConvertLttngSchedSwitch);
 
-void BM_WalkOnly(benchmark::State& state) {
+void bmWalkOnly(benchmark::State& state) {
     static const auto pages = makePages(64, switchRecord);
     std::uint64_t sum = 0;
     for (auto _ : state) {
@@ -168,7 +168,7 @@ void BM_WalkOnly(benchmark::State& state) {
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * pages.size() * kPage));
 }
-BENCHMARK(BM_WalkOnly);
+BENCHMARK(bmWalkOnly);
 
 } // namespace
 

@@ -59,6 +59,8 @@
 #if __has_include(<linux/trace_mmap.h>)
 #include <linux/trace_mmap.h>
 #else
+// NOLINTBEGIN(readability-identifier-naming): the kernel's struct, as its
+// uapi header <linux/trace_mmap.h> spells it (used instead when installed).
 struct trace_buffer_meta {
     uint32_t meta_page_size;
     uint32_t meta_struct_len;
@@ -76,6 +78,7 @@ struct trace_buffer_meta {
     uint64_t Reserved1;
     uint64_t Reserved2;
 };
+// NOLINTEND(readability-identifier-naming)
 #define TRACE_MMAP_IOCTL_GET_READER _IO('R', 0x20)
 #endif
 
@@ -88,21 +91,21 @@ static char root[256], inst[512];
 static int ncpu;
 static volatile uint64_t sink;
 
-static double now_s(void) {
+static double nowS(void) {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double thread_cpu_s(void) {
+static double threadCpuS(void) {
     struct timespec ts;
 
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int write_file(const char* rel, const char* value, int trunc) {
+static int writeFile(const char* rel, const char* value, int trunc) {
     char path[768];
     int fd, ok;
 
@@ -121,7 +124,7 @@ static int write_file(const char* rel, const char* value, int trunc) {
 }
 
 /* A number from per_cpu/cpuN/stats ("dropped events: N"). */
-static uint64_t cpu_stat(int cpu, const char* key) {
+static uint64_t cpuStat(int cpu, const char* key) {
     char path[768], line[256];
     uint64_t v = 0;
     size_t klen = strlen(key);
@@ -145,20 +148,20 @@ static void* filler(void* arg) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    const double began = now_s();
+    const double began = nowS();
 
     /* Bounded: a buffer that does not fill in 10 s (the events do not
      * reach it) is drained as it is, and said so. */
-    while (cpu_stat(cpu, "dropped events") == 0) {
+    while (cpuStat(cpu, "dropped events") == 0) {
         if (access(inst, F_OK) != 0) {
             fprintf(stderr, "tracectl-bench-ftrace-read: %s was removed (by someone else)\n", inst);
             break;
         }
-        if (now_s() - began > 10) {
+        if (nowS() - began > 10) {
             fprintf(stderr,
                     "tracectl-bench-ftrace-read: CPU %d: buffer not full after 10 s "
                     "(%llu bytes)\n",
-                    cpu, (unsigned long long)cpu_stat(cpu, "bytes"));
+                    cpu, (unsigned long long)cpuStat(cpu, "bytes"));
             break;
         }
         for (int i = 0; i < 20000; i++)
@@ -173,22 +176,22 @@ static uint64_t fill(void) {
     pthread_t t[1024];
     uint64_t bytes = 0;
 
-    if (write_file("trace", "", 1) != 0 || write_file("tracing_on", "1", 0) != 0)
+    if (writeFile("trace", "", 1) != 0 || writeFile("tracing_on", "1", 0) != 0)
         return 0;
     for (int c = 0; c < ncpu; c++)
         pthread_create(&t[c], NULL, filler, (void*)(intptr_t)c);
     for (int c = 0; c < ncpu; c++)
         pthread_join(t[c], NULL);
-    if (write_file("tracing_on", "0", 0) != 0)
+    if (writeFile("tracing_on", "0", 0) != 0)
         return 0;
     if (access(inst, F_OK) != 0)
         return 0;
     for (int c = 0; c < ncpu; c++)
-        bytes += cpu_stat(c, "bytes");
+        bytes += cpuStat(c, "bytes");
     return bytes;
 }
 
-static uint64_t sum_words(const unsigned char* p, size_t n) {
+static uint64_t sumWords(const unsigned char* p, size_t n) {
     uint64_t s = 0, w;
 
     for (size_t i = 0; i + 8 <= n; i += 8) {
@@ -198,7 +201,7 @@ static uint64_t sum_words(const unsigned char* p, size_t n) {
     return s;
 }
 
-static uint64_t page_data(const unsigned char* page, size_t limit) {
+static uint64_t pageData(const unsigned char* page, size_t limit) {
     uint64_t commit;
 
     memcpy(&commit, page + 8, 8);
@@ -206,7 +209,7 @@ static uint64_t page_data(const unsigned char* page, size_t limit) {
     return commit + PAGE_HEADER <= limit ? commit : limit - PAGE_HEADER;
 }
 
-static int open_pipe(int cpu) {
+static int openPipe(int cpu) {
     char path[768];
     int fd;
 
@@ -218,7 +221,7 @@ static int open_pipe(int cpu) {
 }
 
 /* read(2), one page at a time. Returns the event data bytes, or -1. */
-static int64_t drain_read(void) {
+static int64_t drainRead(void) {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     unsigned char* buf = malloc(page);
     int64_t total = 0;
@@ -226,7 +229,7 @@ static int64_t drain_read(void) {
     if (buf == NULL)
         return -1;
     for (int c = 0; c < ncpu; c++) {
-        int fd = open_pipe(c);
+        int fd = openPipe(c);
         ssize_t n;
 
         if (fd < 0) {
@@ -234,9 +237,9 @@ static int64_t drain_read(void) {
             return -1;
         }
         while ((n = read(fd, buf, page)) > 0) {
-            uint64_t d = page_data(buf, (size_t)n);
+            uint64_t d = pageData(buf, (size_t)n);
 
-            sink += sum_words(buf + PAGE_HEADER, d);
+            sink += sumWords(buf + PAGE_HEADER, d);
             total += (int64_t)d;
         }
         if (n < 0 && errno != EAGAIN) {
@@ -251,38 +254,38 @@ static int64_t drain_read(void) {
     return total;
 }
 
-static char mmap_error[256];
-static double mmap_setup_s; /* of the last drain_mmap(): open, mmap, munmap, close */
-static double mmap_ioctl_s; /* and its GET_READER ioctls */
+static char mmapError[256];
+static double mmapSetupS; /* of the last drain_mmap(): open, mmap, munmap, close */
+static double mmapIoctlS; /* and its GET_READER ioctls */
 
 /* The mapped interface. Returns the event data bytes, or -1 (mmap_error
  * says why). */
-static int64_t drain_mmap(void) {
+static int64_t drainMmap(void) {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     int64_t total = 0;
 
-    mmap_setup_s = mmap_ioctl_s = 0;
+    mmapSetupS = mmapIoctlS = 0;
     for (int c = 0; c < ncpu; c++) {
-        double t_open = now_s(), t_loop, t_done;
-        int fd = open_pipe(c);
+        double tOpen = nowS(), tLoop, tDone;
+        int fd = openPipe(c);
         struct trace_buffer_meta* meta;
         unsigned char* data;
-        size_t data_len;
+        size_t dataLen;
         uint64_t stuck = 0;
-        uint32_t prev_id, prev_read;
+        uint32_t prevId, prevRead;
 
         if (fd < 0)
             return -1;
         meta = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
         if (meta == MAP_FAILED) {
-            snprintf(mmap_error, sizeof mmap_error, "mmap of trace_pipe_raw: %s", strerror(errno));
+            snprintf(mmapError, sizeof mmapError, "mmap of trace_pipe_raw: %s", strerror(errno));
             close(fd);
             return -1;
         }
-        data_len = (size_t)meta->subbuf_size * meta->nr_subbufs;
-        data = mmap(NULL, data_len, PROT_READ, MAP_SHARED, fd, meta->meta_page_size);
+        dataLen = (size_t)meta->subbuf_size * meta->nr_subbufs;
+        data = mmap(NULL, dataLen, PROT_READ, MAP_SHARED, fd, meta->meta_page_size);
         if (data == MAP_FAILED) {
-            snprintf(mmap_error, sizeof mmap_error, "mmap of the sub-buffers: %s", strerror(errno));
+            snprintf(mmapError, sizeof mmapError, "mmap of the sub-buffers: %s", strerror(errno));
             munmap(meta, page);
             close(fd);
             return -1;
@@ -291,48 +294,48 @@ static int64_t drain_mmap(void) {
          * meta->reader.read (the whole of it, once the writer has left
          * it): its new data starts at 0 for a new sub-buffer, where the
          * previous call left it for the same one. */
-        prev_id = meta->reader.id;
-        prev_read = meta->reader.read;
-        t_loop = now_s();
+        prevId = meta->reader.id;
+        prevRead = meta->reader.read;
+        tLoop = nowS();
         while (meta->read < meta->entries) {
             uint64_t before = meta->read;
             const unsigned char* sub;
             uint64_t d, from;
-            double t_ioctl = now_s();
+            double tIoctl = nowS();
             int rc = ioctl(fd, TRACE_MMAP_IOCTL_GET_READER);
 
-            mmap_ioctl_s += now_s() - t_ioctl;
+            mmapIoctlS += nowS() - tIoctl;
             if (rc < 0) {
                 if (errno == EAGAIN)
                     break;
-                snprintf(mmap_error, sizeof mmap_error, "ioctl TRACE_MMAP_IOCTL_GET_READER: %s",
+                snprintf(mmapError, sizeof mmapError, "ioctl TRACE_MMAP_IOCTL_GET_READER: %s",
                          strerror(errno));
-                munmap(data, data_len);
+                munmap(data, dataLen);
                 munmap(meta, page);
                 close(fd);
                 return -1;
             }
             sub = data + (size_t)meta->subbuf_size * meta->reader.id;
-            d = page_data(sub, meta->subbuf_size);
-            from = meta->reader.id == prev_id ? prev_read : 0;
+            d = pageData(sub, meta->subbuf_size);
+            from = meta->reader.id == prevId ? prevRead : 0;
             from = from < d ? from : d;
-            prev_id = meta->reader.id;
-            prev_read = meta->reader.read;
-            sink += sum_words(sub + PAGE_HEADER + from, d - from);
+            prevId = meta->reader.id;
+            prevRead = meta->reader.read;
+            sink += sumWords(sub + PAGE_HEADER + from, d - from);
             total += (int64_t)(d - from);
             if (meta->read == before && ++stuck > 2)
                 break; /* nothing new: the rest was lost, not readable */
         }
-        t_done = now_s();
-        munmap(data, data_len);
+        tDone = nowS();
+        munmap(data, dataLen);
         munmap(meta, page);
         close(fd);
-        mmap_setup_s += (t_loop - t_open) + (now_s() - t_done);
+        mmapSetupS += (tLoop - tOpen) + (nowS() - tDone);
     }
     return total;
 }
 
-static int cmp_double(const void* a, const void* b) {
+static int cmpDouble(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
 
     return x < y ? -1 : x > y;
@@ -340,9 +343,9 @@ static int cmp_double(const void* a, const void* b) {
 
 static void cleanup(void) {
     if (inst[0] != '\0') {
-        write_file("tracing_on", "0", 0);
-        write_file("events/syscalls/sys_enter_getppid/enable", "0", 0);
-        write_file("events/syscalls/sys_exit_getppid/enable", "0", 0);
+        writeFile("tracing_on", "0", 0);
+        writeFile("events/syscalls/sys_enter_getppid/enable", "0", 0);
+        writeFile("events/syscalls/sys_exit_getppid/enable", "0", 0);
         if (rmdir(inst) != 0)
             fprintf(stderr, "tracectl-bench-ftrace-read: rmdir %s: %s\n", inst, strerror(errno));
     }
@@ -352,7 +355,7 @@ int main(int argc, char** argv) {
     const char* roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
     long kb = argc > 1 ? strtol(argv[1], NULL, 10) : 32768;
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
-    double rate[2][64], cpu_per_mb[2] = {0, 0}, mb[2] = {0, 0}, steady[64], setup_ms = 0;
+    double rate[2][64], cpuPerMb[2] = {0, 0}, mb[2] = {0, 0}, steady[64], setupMs = 0;
     int done[2] = {0, 0};
     const char* way[2] = {"read", "mmap"};
     char value[32];
@@ -382,10 +385,10 @@ int main(int argc, char** argv) {
     }
     atexit(cleanup);
     snprintf(value, sizeof value, "%ld", kb);
-    if (write_file("tracing_on", "0", 0) != 0 || write_file("buffer_size_kb", value, 0) != 0 ||
-        write_file("trace_clock", "mono", 0) != 0 || write_file("options/overwrite", "0", 0) != 0 ||
-        write_file("events/syscalls/sys_enter_getppid/enable", "1", 0) != 0 ||
-        write_file("events/syscalls/sys_exit_getppid/enable", "1", 0) != 0)
+    if (writeFile("tracing_on", "0", 0) != 0 || writeFile("buffer_size_kb", value, 0) != 0 ||
+        writeFile("trace_clock", "mono", 0) != 0 || writeFile("options/overwrite", "0", 0) != 0 ||
+        writeFile("events/syscalls/sys_enter_getppid/enable", "1", 0) != 0 ||
+        writeFile("events/syscalls/sys_exit_getppid/enable", "1", 0) != 0)
         return 1;
     printf("# %d CPUs, instance buffer %ld KiB per CPU, sub-buffers of %ld bytes; "
            "syscalls:sys_{enter,exit}_getppid; %d round(s) per way\n",
@@ -397,30 +400,30 @@ int main(int argc, char** argv) {
             int64_t got;
             double t0, c0, t1, c1;
 
-            if (w == 1 && mmap_error[0] != '\0')
+            if (w == 1 && mmapError[0] != '\0')
                 continue;
             produced = fill();
             if (produced == 0)
                 return 1;
-            t0 = now_s();
-            c0 = thread_cpu_s();
-            got = w == 0 ? drain_read() : drain_mmap();
-            t1 = now_s();
-            c1 = thread_cpu_s();
+            t0 = nowS();
+            c0 = threadCpuS();
+            got = w == 0 ? drainRead() : drainMmap();
+            t1 = nowS();
+            c1 = threadCpuS();
             if (got < 0) {
-                if (w == 1 && mmap_error[0] != '\0') {
-                    printf("mmap: unavailable: %s\n", mmap_error);
+                if (w == 1 && mmapError[0] != '\0') {
+                    printf("mmap: unavailable: %s\n", mmapError);
                     continue;
                 }
                 return 1;
             }
             if (w == 1) {
-                steady[done[1]] = (double)got / 1e6 / (t1 - t0 - mmap_setup_s);
-                setup_ms += mmap_setup_s * 1e3;
+                steady[done[1]] = (double)got / 1e6 / (t1 - t0 - mmapSetupS);
+                setupMs += mmapSetupS * 1e3;
             }
             rate[w][done[w]++] = (double)got / 1e6 / (t1 - t0);
             mb[w] = (double)got / 1e6;
-            cpu_per_mb[w] += (c1 - c0) / ((double)got / 1e6);
+            cpuPerMb[w] += (c1 - c0) / ((double)got / 1e6);
             printf("%-4s round %d: %.1f MB of event data (stats: %.1f MB in the buffers) in "
                    "%.1f ms: %.0f MB/s, %.1f us CPU per MB\n",
                    way[w], r, (double)got / 1e6, (double)produced / 1e6, (t1 - t0) * 1e3,
@@ -428,7 +431,7 @@ int main(int argc, char** argv) {
             if (w == 1)
                 printf("     of which mapping and unmapping %.1f ms (%.0f MB/s without), "
                        "the ioctls %.1f ms\n",
-                       mmap_setup_s * 1e3, steady[done[1] - 1], mmap_ioctl_s * 1e3);
+                       mmapSetupS * 1e3, steady[done[1] - 1], mmapIoctlS * 1e3);
             fflush(stdout);
         }
     double best[2] = {0, 0}, median[2] = {0, 0};
@@ -436,29 +439,29 @@ int main(int argc, char** argv) {
     for (int w = 0; w < 2; w++) {
         if (done[w] == 0)
             continue;
-        qsort(rate[w], (size_t)done[w], sizeof rate[w][0], cmp_double);
+        qsort(rate[w], (size_t)done[w], sizeof rate[w][0], cmpDouble);
         best[w] = rate[w][done[w] - 1];
         median[w] = rate[w][done[w] / 2];
         printf("%s: %.1f MB per round; best %.0f MB/s, median %.0f MB/s; %.1f us CPU per MB\n",
-               way[w], mb[w], best[w], median[w], cpu_per_mb[w] / done[w] * 1e6);
+               way[w], mb[w], best[w], median[w], cpuPerMb[w] / done[w] * 1e6);
     }
-    double steady_median = 0;
+    double steadyMedian = 0;
 
     if (done[1] > 0) {
-        qsort(steady, (size_t)done[1], sizeof steady[0], cmp_double);
-        steady_median = steady[done[1] / 2];
+        qsort(steady, (size_t)done[1], sizeof steady[0], cmpDouble);
+        steadyMedian = steady[done[1] / 2];
         printf("mmap without mapping and unmapping (%.1f ms a drain): median %.0f MB/s\n",
-               setup_ms / done[1], steady_median);
+               setupMs / done[1], steadyMedian);
         printf("mmap / read (medians): %.2f; without the mapping: %.2f\n", median[1] / median[0],
-               steady_median / median[0]);
+               steadyMedian / median[0]);
     }
     printf("{\"read_mb_per_s\": %.1f, \"read_best_mb_per_s\": %.1f, ", median[0], best[0]);
     if (done[1] > 0)
         printf("\"mmap_mb_per_s\": %.1f, \"mmap_best_mb_per_s\": %.1f, "
                "\"mmap_steady_mb_per_s\": %.1f, \"mmap_error\": null}\n",
-               median[1], best[1], steady_median);
+               median[1], best[1], steadyMedian);
     else
         printf("\"mmap_mb_per_s\": null, \"mmap_best_mb_per_s\": null, \"mmap_error\": \"%s\"}\n",
-               mmap_error);
+               mmapError);
     return 0;
 }

@@ -32,99 +32,90 @@
 #include <time.h>
 #include <unistd.h>
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end = NULL;
-	unsigned long long v;
+static int parseU64(const char* s, uint64_t* out) {
+    char* end = NULL;
+    unsigned long long v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno != 0)
-		return -1;
-	*out = (uint64_t) v;
-	return 0;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
 }
 
 /* CLOCK_MONOTONIC, in nanoseconds. */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
+static uint64_t nowNs(void) {
+    struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Sleeps until CLOCK_MONOTONIC reaches `deadline_ns`. */
-static void sleep_until(uint64_t deadline_ns)
-{
-	struct timespec ts = { (time_t) (deadline_ns / 1000000000u),
-			       (long) (deadline_ns % 1000000000u) };
+static void sleepUntil(uint64_t deadlineNs) {
+    struct timespec ts = {(time_t)(deadlineNs / 1000000000u), (long)(deadlineNs % 1000000000u)};
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
 }
 
 /* Number of events due `elapsed_ns` after the start at `rate` events/s. */
-static uint64_t due_by(uint64_t elapsed_ns, uint64_t rate)
-{
-	return (uint64_t) ((unsigned __int128) elapsed_ns * rate / 1000000000u);
+static uint64_t dueBy(uint64_t elapsedNs, uint64_t rate) {
+    return (uint64_t)((unsigned __int128)elapsedNs * rate / 1000000000u);
 }
 
-static void emit(uint64_t seq)
-{
-	static const char *const texts[] = { "alpha", "beta", "gamma", "delta" };
-	const char *text = texts[seq % 4];
-	int32_t triple[3] = { (int32_t) seq, -(int32_t) seq, (int32_t) (seq * 2) };
-	uint8_t bytes[5] = { 1, 2, 3, 4, 5 };
-	size_t nbytes = strlen(text) < 5 ? strlen(text) : 5;
+static void emit(uint64_t seq) {
+    static const char* const texts[] = {"alpha", "beta", "gamma", "delta"};
+    const char* text = texts[seq % 4];
+    int32_t triple[3] = {(int32_t)seq, -(int32_t)seq, (int32_t)(seq * 2)};
+    uint8_t bytes[5] = {1, 2, 3, 4, 5};
+    size_t nbytes = strlen(text) < 5 ? strlen(text) : 5;
 
-	lttng_ust_tracepoint(tracectl_demo, tick, seq, text, (double) seq / 4.0, triple, bytes,
-			     nbytes);
+    lttng_ust_tracepoint(tracectl_demo, tick, seq, text, (double)seq / 4.0, triple, bytes, nbytes);
 }
 
-int main(int argc, char **argv)
-{
-	uint64_t rate = 0, duration_ms = 0, period_us = 1000, total, seq = 0, start, end;
-	const char *start_file = argc > 3 && strcmp(argv[3], "-") != 0 ? argv[3] : NULL;
+int main(int argc, char** argv) {
+    uint64_t rate = 0, durationMs = 0, periodUs = 1000, total, seq = 0, start, end;
+    const char* startFile = argc > 3 && strcmp(argv[3], "-") != 0 ? argv[3] : NULL;
 
-	if (argc < 3 || argc > 5 || parse_u64(argv[1], &rate) != 0 || rate == 0 ||
-	    parse_u64(argv[2], &duration_ms) != 0 ||
-	    (argc > 4 && parse_u64(argv[4], &period_us) != 0)) {
-		fprintf(stderr, "usage: %s RATE DURATION_MS [START_FILE [PERIOD_US]]\n", argv[0]);
-		return 2;
-	}
-	total = (uint64_t) ((unsigned __int128) rate * duration_ms / 1000u);
-	printf("ready %d\n", (int) getpid());
-	fflush(stdout);
-	if (start_file != NULL) {
-		for (int i = 0; i < 60000 && access(start_file, F_OK) != 0; i++)
-			usleep(1000);
-	}
+    if (argc < 3 || argc > 5 || parseU64(argv[1], &rate) != 0 || rate == 0 ||
+        parseU64(argv[2], &durationMs) != 0 || (argc > 4 && parseU64(argv[4], &periodUs) != 0)) {
+        fprintf(stderr, "usage: %s RATE DURATION_MS [START_FILE [PERIOD_US]]\n", argv[0]);
+        return 2;
+    }
+    total = (uint64_t)((unsigned __int128)rate * durationMs / 1000u);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    if (startFile != NULL) {
+        for (int i = 0; i < 60000 && access(startFile, F_OK) != 0; i++)
+            usleep(1000);
+    }
 
-	start = now_ns();
-	if (period_us == 0) {
-		while (seq < total) {
-			if (due_by(now_ns() - start, rate) > seq)
-				emit(seq++);
-		}
-	} else {
-		const uint64_t period_ns = period_us * 1000u;
+    start = nowNs();
+    if (periodUs == 0) {
+        while (seq < total) {
+            if (dueBy(nowNs() - start, rate) > seq)
+                emit(seq++);
+        }
+    } else {
+        const uint64_t periodNs = periodUs * 1000u;
 
-		for (uint64_t next = start + period_ns; seq < total; next += period_ns) {
-			uint64_t due = due_by(now_ns() - start, rate);
+        for (uint64_t next = start + periodNs; seq < total; next += periodNs) {
+            uint64_t due = dueBy(nowNs() - start, rate);
 
-			if (due > total)
-				due = total;
-			while (seq < due)
-				emit(seq++);
-			/* Behind by more than a period: do not sleep, catch up. */
-			if (now_ns() < next)
-				sleep_until(next);
-		}
-	}
-	end = now_ns();
-	lttng_ust_tracepoint(tracectl_demo, done, total);
-	printf("emitted %llu seconds %.6f rate %.0f\n", (unsigned long long) (total + 1),
-	       (double) (end - start) / 1e9, (double) total * 1e9 / (double) (end - start));
-	return 0;
+            if (due > total)
+                due = total;
+            while (seq < due)
+                emit(seq++);
+            /* Behind by more than a period: do not sleep, catch up. */
+            if (nowNs() < next)
+                sleepUntil(next);
+        }
+    }
+    end = nowNs();
+    lttng_ust_tracepoint(tracectl_demo, done, total);
+    printf("emitted %llu seconds %.6f rate %.0f\n", (unsigned long long)(total + 1),
+           (double)(end - start) / 1e9, (double)total * 1e9 / (double)(end - start));
+    return 0;
 }

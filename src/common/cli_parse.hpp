@@ -12,9 +12,9 @@ namespace tracectl {
 
 /// The exit statuses that parseAndRun itself gives. A daemon adds its own
 /// from 3 on (see its Exit enum and its man page's EXIT STATUS).
-inline constexpr int CommandLineOk = 0;      ///< --help or --version was printed (to stdout)
-inline constexpr int CommandLineFailure = 1; ///< `run` threw (logged as "fatal: ...")
-inline constexpr int CommandLineUsage = 2;   ///< bad command line (CLI11's message on stderr)
+inline constexpr int kCommandLineOk = 0;      ///< --help or --version was printed (to stdout)
+inline constexpr int kCommandLineFailure = 1; ///< `run` threw (logged as "fatal: ...")
+inline constexpr int kCommandLineUsage = 2;   ///< bad command line (CLI11's message on stderr)
 
 /// Parses `argc`/`argv` with `app` (whose options are all added), then calls
 /// `run` and returns its status. The exit-status contract:

@@ -80,11 +80,10 @@ void validate(const CreateKernelChannel& m) {
         throw ProtocolError("CreateKernelChannel.readTimerUsec: not in [1000, 10^7]");
     if ((m.contextMask & ~kernel_records::kAllContexts) != 0)
         throw ProtocolError("CreateKernelChannel.contextMask: unknown bits");
-    if ((m.kernelStackType != 0) !=
-        ((m.contextMask & kernel_records::kContextCallstackKernel) != 0))
+    if ((m.kernelStackType != 0) != ((m.contextMask & kernel_records::ContextCallstackKernel) != 0))
         throw ProtocolError("CreateKernelChannel.kernelStackType: given without callstack-kernel, "
                             "or missing");
-    if ((m.userStackType != 0) != ((m.contextMask & kernel_records::kContextCallstackUser) != 0))
+    if ((m.userStackType != 0) != ((m.contextMask & kernel_records::ContextCallstackUser) != 0))
         throw ProtocolError("CreateKernelChannel.userStackType: given without callstack-user, "
                             "or missing");
     if (m.kind == ChannelKind::Metadata && !m.cpus.empty())

@@ -27,26 +27,28 @@
 #define TRACECTL_IP_HEADER_MAX 40
 #define TRACECTL_IP_IFNAMSIZ 16
 
+/* NOLINTBEGIN(readability-identifier-naming): C names shared with the BPF
+ * program (src/bpf/ip_probes.bpf.c, C), which spells them as here. */
 /* One event, as the BPF program writes it into the `events` ring buffer
  * (one ring-buffer sample of exactly sizeof(struct tracectl_ip_record)).
  * All integers in host byte order, except `header`, which is the IP header
  * as on the wire (network byte order). */
 struct tracectl_ip_record {
-    __u64 timestamp; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
-    __u64 skb;       /* the struct sk_buff's address (DTrace pkt_addr) */
-    __u64 sk;        /* skb->sk, 0 when none (DTrace cs_addr) */
-    __u64 netns_ino; /* the device's network namespace inode (if_ipstack) */
-    __u32 tid;       /* bpf_get_current_pid_tgid() & 0xffffffff */
-    __u32 ifindex;   /* dev->ifindex */
-    __u8 probe;      /* TRACECTL_IP_SEND or TRACECTL_IP_RECEIVE */
-    __u8 ip_ver;     /* 4 or 6 */
-    __u8 if_local;   /* 1 when dev->flags has IFF_LOOPBACK */
-    __u8 header_len; /* bytes of `header` captured: 20 (IPv4), 40 (IPv6) */
-    __u16 sport;     /* UDP/TCP source port; 0 for other protocols, fragments */
-    __u16 dport;     /* UDP/TCP destination port; likewise */
-    __u32 cpu;       /* bpf_get_smp_processor_id() */
-    char if_name[TRACECTL_IP_IFNAMSIZ];     /* dev->name, NUL-padded */
-    __u8 header[TRACECTL_IP_HEADER_MAX];    /* IPv4's first 20 bytes / IPv6's 40 */
+    __u64 timestamp;                     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
+    __u64 skb;                           /* the struct sk_buff's address (DTrace pkt_addr) */
+    __u64 sk;                            /* skb->sk, 0 when none (DTrace cs_addr) */
+    __u64 netns_ino;                     /* the device's network namespace inode (if_ipstack) */
+    __u32 tid;                           /* bpf_get_current_pid_tgid() & 0xffffffff */
+    __u32 ifindex;                       /* dev->ifindex */
+    __u8 probe;                          /* TRACECTL_IP_SEND or TRACECTL_IP_RECEIVE */
+    __u8 ip_ver;                         /* 4 or 6 */
+    __u8 if_local;                       /* 1 when dev->flags has IFF_LOOPBACK */
+    __u8 header_len;                     /* bytes of `header` captured: 20 (IPv4), 40 (IPv6) */
+    __u16 sport;                         /* UDP/TCP source port; 0 for other protocols, fragments */
+    __u16 dport;                         /* UDP/TCP destination port; likewise */
+    __u32 cpu;                           /* bpf_get_smp_processor_id() */
+    char if_name[TRACECTL_IP_IFNAMSIZ];  /* dev->name, NUL-padded */
+    __u8 header[TRACECTL_IP_HEADER_MAX]; /* IPv4's first 20 bytes / IPv6's 40 */
 };
 TRACECTL_IP_STATIC_ASSERT(sizeof(struct tracectl_ip_record) == 112, "tracectl_ip_record layout");
 
@@ -78,7 +80,7 @@ enum tracectl_ip_field {
     TRACECTL_IP_F_IPV6_NEXTHDR = 10, /* 0 for IPv4 packets */
     TRACECTL_IP_F_IF_LOCAL = 11,
     TRACECTL_IP_F_IF_IPSTACK = 12,
-    TRACECTL_IP_F_IPV4_TTL = 13, /* 0 for IPv6 packets */
+    TRACECTL_IP_F_IPV4_TTL = 13,  /* 0 for IPv6 packets */
     TRACECTL_IP_F_IPV6_HLIM = 14, /* 0 for IPv4 packets */
     TRACECTL_IP_F_COUNT = 15
 };
@@ -93,13 +95,13 @@ enum tracectl_ip_op {
 };
 
 struct tracectl_ip_atom {
-    __u8 field;      /* enum tracectl_ip_field */
-    __u8 op;         /* enum tracectl_ip_op; EQ/NE only for addresses and names */
-    __u8 addr_ver;   /* addresses: 4 or 6 (a packet of the other version is != ) */
-    __u8 name_len;   /* if_name: bytes of `bytes` compared (with the NUL unless a glob) */
+    __u8 field;    /* enum tracectl_ip_field */
+    __u8 op;       /* enum tracectl_ip_op; EQ/NE only for addresses and names */
+    __u8 addr_ver; /* addresses: 4 or 6 (a packet of the other version is != ) */
+    __u8 name_len; /* if_name: bytes of `bytes` compared (with the NUL unless a glob) */
     __u32 pad;
-    __u64 value;     /* integer fields */
-    __u8 bytes[16];  /* addresses (network order) and names */
+    __u64 value;    /* integer fields */
+    __u8 bytes[16]; /* addresses (network order) and names */
 };
 TRACECTL_IP_STATIC_ASSERT(sizeof(struct tracectl_ip_atom) == 32, "tracectl_ip_atom layout");
 
@@ -130,8 +132,8 @@ struct tracectl_ip_filter {
 #define TRACECTL_IP_CONFIG_CONTROL 2
 
 struct tracectl_ip_config {
-    __u32 enabled; /* control slot only: 1 = record, 0 = do nothing */
-    __u32 active;  /* control slot only: 0 or 1, the filter slot in use */
+    __u32 enabled;   /* control slot only: 1 = record, 0 = do nothing */
+    __u32 active;    /* control slot only: 0 or 1, the filter slot in use */
     __u32 aggregate; /* filter slots only: 1 = count, do not record (below) */
     __u32 pad;
     struct tracectl_ip_filter filter; /* filter slots only */
@@ -160,10 +162,12 @@ struct tracectl_ip_config {
 /* The `counters` map: an ARRAY (BPF_F_MMAPABLE) of one entry, so userspace
  * reads it through mmap without a syscall per read. */
 struct tracectl_ip_counters {
-    __u64 dropped; /* records the program could not reserve (ring full),
-                      exact: __sync_fetch_and_add */
+    __u64 dropped;             /* records the program could not reserve (ring full),
+                                  exact: __sync_fetch_and_add */
     __u64 aggregation_dropped; /* packets whose new key the full `aggregation`
                                   map refused, exact: __sync_fetch_and_add */
 };
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #endif /* TRACECTL_IP_PROBE_ABI_H */

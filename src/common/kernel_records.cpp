@@ -147,7 +147,7 @@ std::uint32_t rwbsFlags(std::string_view text) noexcept {
     // blk_fill_rwbs writes exactly one operation: an 'F' followed by
     // another operation letter is REQ_PREFLUSH (a flush request is "FF").
     if (text.size() >= 2 && text[0] == 'F' && isOperation(text[1])) {
-        flags |= kRwbsPreflush;
+        flags |= RwbsPreflush;
         i = 1;
     }
     if (i < text.size()) {
@@ -156,20 +156,20 @@ std::uint32_t rwbsFlags(std::string_view text) noexcept {
             if (i < text.size() && text[i] == 'Z') // write zeroes: no lttng bit
                 ++i;
             else
-                flags |= kRwbsWrite;
+                flags |= RwbsWrite;
             break;
         case 'D':
-            flags |= kRwbsDiscard;
+            flags |= RwbsDiscard;
             if (i < text.size() && text[i] == 'E') {
-                flags |= kRwbsSecure;
+                flags |= RwbsSecure;
                 ++i;
             }
             break;
         case 'F':
-            flags |= kRwbsFlush;
+            flags |= RwbsFlush;
             break;
         case 'R':
-            flags |= kRwbsRead;
+            flags |= RwbsRead;
             break;
         case 'Z': // zone operations ("ZA", "ZR", "ZRA", "ZF", "ZO", "ZC")
             if (i < text.size())
@@ -184,16 +184,16 @@ std::uint32_t rwbsFlags(std::string_view text) noexcept {
     for (; i < text.size(); ++i) {
         switch (text[i]) {
         case 'F':
-            flags |= kRwbsFua;
+            flags |= RwbsFua;
             break;
         case 'A':
-            flags |= kRwbsRahead;
+            flags |= RwbsRahead;
             break;
         case 'S':
-            flags |= kRwbsSync;
+            flags |= RwbsSync;
             break;
         case 'M':
-            flags |= kRwbsMeta;
+            flags |= RwbsMeta;
             break;
         default: // 'U'/'a' (REQ_ATOMIC) has no lttng-modules bit
             break;

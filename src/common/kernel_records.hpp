@@ -210,21 +210,21 @@ inline constexpr std::uint16_t kFirstFtraceCtfId = 4;
 /// consumer (ftrace records no more than common_pid); `cpu_id` is the
 /// stream's CPU. lttng-modules names: lttng-context-*.c (`_tid`, ...).
 enum ContextField : std::uint32_t {
-    kContextTid = 1u << 0,
-    kContextPid = 1u << 1,
-    kContextProcname = 1u << 2,
-    kContextPrio = 1u << 3,
-    kContextCpuId = 1u << 4,
+    ContextTid = 1u << 0,
+    ContextPid = 1u << 1,
+    ContextProcname = 1u << 2,
+    ContextPrio = 1u << 3,
+    ContextCpuId = 1u << 4,
     /// lttng-modules' `callstack-kernel`: the kernel call stack, from the
     /// instance's `options/stacktrace` (ftrace's kernel_stack entries).
-    kContextCallstackKernel = 1u << 5,
+    ContextCallstackKernel = 1u << 5,
     /// lttng-modules' `callstack-user`: the user call stack, from the
     /// instance's `options/userstacktrace` (ftrace's user_stack entries:
     /// at most kMaxUserStackFrames, walked by frame pointers).
-    kContextCallstackUser = 1u << 6,
+    ContextCallstackUser = 1u << 6,
 };
 inline constexpr std::uint32_t kAllContexts = 0x7F;
-inline constexpr std::uint32_t kCallstackContexts = kContextCallstackKernel | kContextCallstackUser;
+inline constexpr std::uint32_t kCallstackContexts = ContextCallstackKernel | ContextCallstackUser;
 /// Frames ftrace's user_stack entry holds (FTRACE_STACK_ENTRIES, the
 /// kernel's kernel/trace/trace.h; its format file's `caller[8]`).
 inline constexpr std::size_t kMaxUserStackFrames = 8;
@@ -234,10 +234,10 @@ inline constexpr std::size_t kMaxKernelStackFrames = 128;
 /// Bytes the event context takes for `mask` when its call stacks (if
 /// enabled) are empty: each stack then adds 8 bytes per frame.
 constexpr std::size_t contextSize(std::uint32_t mask) noexcept {
-    return ((mask & kContextTid) ? 4 : 0) + ((mask & kContextPid) ? 4 : 0) +
-           ((mask & kContextProcname) ? 16 : 0) + ((mask & kContextPrio) ? 4 : 0) +
-           ((mask & kContextCpuId) ? 4 : 0) + ((mask & kContextCallstackKernel) ? 4 : 0) +
-           ((mask & kContextCallstackUser) ? 4 : 0);
+    return ((mask & ContextTid) ? 4 : 0) + ((mask & ContextPid) ? 4 : 0) +
+           ((mask & ContextProcname) ? 16 : 0) + ((mask & ContextPrio) ? 4 : 0) +
+           ((mask & ContextCpuId) ? 4 : 0) + ((mask & ContextCallstackKernel) ? 4 : 0) +
+           ((mask & ContextCallstackUser) ? 4 : 0);
 }
 
 enum class StepKind : std::uint8_t {
@@ -260,17 +260,17 @@ inline constexpr StepKind kLastStepKind = StepKind::DataLocFixedText;
 
 /// lttng-modules 2.13 block.h RWBS_FLAG_* (the rwbs field's bits).
 enum RwbsFlag : std::uint32_t {
-    kRwbsWrite = 1u << 0,
-    kRwbsDiscard = 1u << 1,
-    kRwbsRead = 1u << 2,
-    kRwbsRahead = 1u << 3,
-    kRwbsBarrier = 1u << 4,
-    kRwbsSync = 1u << 5,
-    kRwbsMeta = 1u << 6,
-    kRwbsSecure = 1u << 7,
-    kRwbsFlush = 1u << 8,
-    kRwbsFua = 1u << 9,
-    kRwbsPreflush = 1u << 10,
+    RwbsWrite = 1u << 0,
+    RwbsDiscard = 1u << 1,
+    RwbsRead = 1u << 2,
+    RwbsRahead = 1u << 3,
+    RwbsBarrier = 1u << 4,
+    RwbsSync = 1u << 5,
+    RwbsMeta = 1u << 6,
+    RwbsSecure = 1u << 7,
+    RwbsFlush = 1u << 8,
+    RwbsFua = 1u << 9,
+    RwbsPreflush = 1u << 10,
 };
 
 /// lttng-modules' rwbs bits for ftrace's rwbs text `text` (up to its first

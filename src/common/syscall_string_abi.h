@@ -31,6 +31,9 @@
 #define TRACECTL_SYSCALL_STRING_FAULT 1u     /* the pointer could not be read: no text */
 #define TRACECTL_SYSCALL_STRING_TRUNCATED 2u /* TRACECTL_SYSCALL_STRING_MAX reached */
 
+/* NOLINTBEGIN(readability-identifier-naming): C names shared with the BPF
+ * program (src/bpf/syscall_strings.bpf.c, C), which spells them as here. */
+
 /* One string argument of one system call, as one ring-buffer sample:
  * this header, then `length` bytes of text (no NUL). */
 struct tracectl_syscall_string {
@@ -48,5 +51,7 @@ struct tracectl_syscall_string {
 struct tracectl_syscall_string_counters {
     __u64 dropped; /* strings the ring buffer had no room for */
 };
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #endif

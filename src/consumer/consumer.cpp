@@ -84,6 +84,10 @@ template <class... F>
 struct Overloaded : F... {
     using F::operator()...;
 };
+// Spelled out for clang before 17 (no deduction for aggregates), which
+// scripts/check-names' clang-tidy parses this file with.
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 /// The consumer's own messages (replies and unsolicited ones: their types
 /// have the high bit set), which are no request.

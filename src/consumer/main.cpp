@@ -26,8 +26,8 @@ namespace {
 using namespace tracectl;
 using namespace tracectl::consumer;
 
-static_assert(ExitOk == CommandLineOk && ExitFailure == CommandLineFailure &&
-                  ExitUsage == CommandLineUsage,
+static_assert(ExitOk == kCommandLineOk && ExitFailure == kCommandLineFailure &&
+                  ExitUsage == kCommandLineUsage,
               "the consumer's exit statuses 0-2 are parseAndRun's");
 
 struct Options {

@@ -72,17 +72,17 @@ void appendHeld(lttng_ust_ctl_consumer_stream* s, StreamSink& sink, IndexEntry* 
 std::vector<std::byte> stagedHeader(const std::byte* packet, std::size_t padded,
                                     const IndexEntry& entry) {
     using L = UstPacketHeaderLayout;
-    if (entry.contentSizeBits < L::size * 8 || padded < L::size)
+    if (entry.contentSizeBits < L::kSize * 8 || padded < L::kSize)
         return {};
-    std::vector<std::byte> header(packet, packet + L::size);
+    std::vector<std::byte> header(packet, packet + L::kSize);
     const std::byte* h = header.data();
-    if (readAt<std::uint64_t>(h, L::timestampBegin) != entry.timestampBegin ||
-        readAt<std::uint64_t>(h, L::timestampEnd) != entry.timestampEnd ||
-        readAt<std::uint64_t>(h, L::contentSize) != entry.contentSizeBits ||
-        readAt<std::uint64_t>(h, L::packetSize) != entry.packetSizeBits ||
-        readAt<unsigned long>(h, L::eventsDiscarded) != entry.eventsDiscarded ||
+    if (readAt<std::uint64_t>(h, L::kTimestampBegin) != entry.timestampBegin ||
+        readAt<std::uint64_t>(h, L::kTimestampEnd) != entry.timestampEnd ||
+        readAt<std::uint64_t>(h, L::kContentSize) != entry.contentSizeBits ||
+        readAt<std::uint64_t>(h, L::kPacketSize) != entry.packetSizeBits ||
+        readAt<unsigned long>(h, L::kEventsDiscarded) != entry.eventsDiscarded ||
         (entry.packetSeqNum != ~std::uint64_t{0} &&
-         readAt<std::uint64_t>(h, L::packetSeqNum) != entry.packetSeqNum))
+         readAt<std::uint64_t>(h, L::kPacketSeqNum) != entry.packetSeqNum))
         return {};
     return header;
 }
@@ -172,8 +172,8 @@ void writeStaged(StagedRange& copy, StreamSink& sink, StreamSnapshot& out,
     using L = UstPacketHeaderLayout;
     for (StagedRange::Packet& p : copy.packets) {
         const std::uint64_t count = floor.next(p.entry.eventsDiscarded);
-        if (count != p.entry.eventsDiscarded && p.padded >= L::size) {
-            writeAt<unsigned long>(copy.bytes.data() + p.at, L::eventsDiscarded, count);
+        if (count != p.entry.eventsDiscarded && p.padded >= L::kSize) {
+            writeAt<unsigned long>(copy.bytes.data() + p.at, L::kEventsDiscarded, count);
             p.entry.eventsDiscarded = count;
         }
         sink.write(copy.bytes.data() + p.at, p.padded, p.content, &p.entry);
@@ -286,16 +286,16 @@ StreamSnapshot snapshotDataStream(lttng_ust_ctl_consumer_stream* stream, const C
             IndexEntry end = last;
             end.timestampBegin = last.timestampEnd;
             end.timestampEnd = now;
-            end.contentSizeBits = end.packetSizeBits = L::size * 8;
+            end.contentSizeBits = end.packetSizeBits = L::kSize * 8;
             if (last.packetSeqNum != ~std::uint64_t{0})
                 end.packetSeqNum = last.packetSeqNum + 1;
-            writeAt<std::uint64_t>(h, L::timestampBegin, end.timestampBegin);
-            writeAt<std::uint64_t>(h, L::timestampEnd, end.timestampEnd);
-            writeAt<std::uint64_t>(h, L::contentSize, end.contentSizeBits);
-            writeAt<std::uint64_t>(h, L::packetSize, end.packetSizeBits);
+            writeAt<std::uint64_t>(h, L::kTimestampBegin, end.timestampBegin);
+            writeAt<std::uint64_t>(h, L::kTimestampEnd, end.timestampEnd);
+            writeAt<std::uint64_t>(h, L::kContentSize, end.contentSizeBits);
+            writeAt<std::uint64_t>(h, L::kPacketSize, end.packetSizeBits);
             if (last.packetSeqNum != ~std::uint64_t{0})
-                writeAt<std::uint64_t>(h, L::packetSeqNum, end.packetSeqNum);
-            sink->write(h, L::size, L::size, &end);
+                writeAt<std::uint64_t>(h, L::kPacketSeqNum, end.packetSeqNum);
+            sink->write(h, L::kSize, L::kSize, &end);
         }
     }
     out.bytes = sink->bytes();

@@ -82,12 +82,12 @@ constexpr unsigned long kIdOffsetMask = ~((1UL << kIdOffsetShift) - 1);
 
 // The packet header (ust_packet_header.hpp).
 using Header = UstPacketHeaderLayout;
-constexpr std::size_t kHeaderTimestampBegin = Header::timestampBegin;
-constexpr std::size_t kHeaderTimestampEnd = Header::timestampEnd;
-constexpr std::size_t kHeaderContentSize = Header::contentSize;
-constexpr std::size_t kHeaderPacketSize = Header::packetSize;
-constexpr std::size_t kHeaderEventsDiscarded = Header::eventsDiscarded;
-constexpr std::size_t kHeaderSize = Header::size; // the first record's start
+constexpr std::size_t kHeaderTimestampBegin = Header::kTimestampBegin;
+constexpr std::size_t kHeaderTimestampEnd = Header::kTimestampEnd;
+constexpr std::size_t kHeaderContentSize = Header::kContentSize;
+constexpr std::size_t kHeaderPacketSize = Header::kPacketSize;
+constexpr std::size_t kHeaderEventsDiscarded = Header::kEventsDiscarded;
+constexpr std::size_t kHeaderSize = Header::kSize; // the first record's start
 
 /// Everything the fix-up touches, as plain data: it runs under
 /// runGuarded(), which may leave it by a jump.
@@ -261,22 +261,22 @@ void fixUp(void* arg) {
     // discarded counts under load (statistics suite). Not done yet.
     if (l.overwrite)
         return;
-    const unsigned long S = l.subbufSize;
-    const unsigned long end = w.produced & ~(S - 1); // the sub-buffer writers are in
-    if (w.list != nullptr && (w.produced & (S - 1)) != 0) {
+    const unsigned long s = l.subbufSize;
+    const unsigned long end = w.produced & ~(s - 1); // the sub-buffer writers are in
+    if (w.list != nullptr && (w.produced & (s - 1)) != 0) {
         // The current sub-buffer: its commit count lags the write position
         // while a reservation in it is not committed (live or dead).
         const unsigned long idx = (w.produced >> l.subbufOrder) & (l.numSubbuf - 1);
         const unsigned long base = ((w.produced >> l.bufOrder) << l.subbufOrder) & l.countMask;
         unsigned long hotNow = 0;
         if (load(w, l.hot + idx * l.hotStride + kHotCc, hotNow))
-            w.openReservation = ((hotNow - base) & l.countMask) != (w.produced & (S - 1));
+            w.openReservation = ((hotNow - base) & l.countMask) != (w.produced & (s - 1));
     }
     // The positions are the apps' to write: no more than one buffer's worth
     // of sub-buffers lies between them, whatever they say.
     unsigned long visited = 0;
-    for (unsigned long pos = w.consumed & ~(S - 1);
-         static_cast<long>(end - pos) > 0 && visited < l.numSubbuf; pos += S, ++visited) {
+    for (unsigned long pos = w.consumed & ~(s - 1);
+         static_cast<long>(end - pos) > 0 && visited < l.numSubbuf; pos += s, ++visited) {
         const unsigned long idx = (pos >> l.subbufOrder) & (l.numSubbuf - 1);
         const unsigned long turn = pos >> l.bufOrder;
         const unsigned long base = (turn << l.subbufOrder) & l.countMask; // cc at this turn's start
@@ -289,7 +289,7 @@ void fixUp(void* arg) {
         Atomic hot(*hotWord);
         Atomic cold(*coldWord);
         unsigned long coldNow = cold.load();
-        if (((coldNow - S) & l.countMask) == base)
+        if (((coldNow - s) & l.countMask) == base)
             continue; // delivered: the reader gets it
         if ((coldNow & l.countMask) == ((base + 1) & l.countMask)) {
             // A writer is delivering it, or died doing so, holding it
@@ -305,8 +305,8 @@ void fixUp(void* arg) {
             return;
         }
         const unsigned long hotNow = hot.load();
-        const unsigned long missing = (base + S - hotNow) & l.countMask;
-        if (missing >= S) {
+        const unsigned long missing = (base + s - hotNow) & l.countMask;
+        if (missing >= s) {
             w.refused = "a sub-buffer's commit counter is out of range";
             return;
         }
@@ -335,8 +335,8 @@ void fixUp(void* arg) {
         unsigned long expected = base;
         if (!cold.compare_exchange_strong(expected, base + 1))
             continue; // someone is delivering it right now
-        if (dataSize == 0 || dataSize > S)
-            dataSize = S;
+        if (dataSize == 0 || dataSize > s)
+            dataSize = s;
         // The records committed in a row from the start: up to the dead
         // reservation. Before this turn's header commit: no record.
         unsigned long kept = (seq - base) & l.countMask;
@@ -355,13 +355,13 @@ void fixUp(void* arg) {
         // this one if it was delivered already: the loss then shows in the
         // packets written from now on.
         unsigned long discarded = total;
-        if (static_cast<long>(end - (pos + S)) > 0) {
+        if (static_cast<long>(end - (pos + s)) > 0) {
             const unsigned long next = (idx + 1) & (l.numSubbuf - 1);
             unsigned long* nextCold = word(w, l.cold + next * l.hotStride);
-            const unsigned long nextBase = ((pos + S) >> l.bufOrder << l.subbufOrder) & l.countMask;
+            const unsigned long nextBase = ((pos + s) >> l.bufOrder << l.subbufOrder) & l.countMask;
             std::size_t nextPages = 0, nextPacket = 0;
             std::uint64_t nextDiscarded = 0;
-            if (nextCold != nullptr && ((Atomic(*nextCold).load() - S) & l.countMask) == nextBase &&
+            if (nextCold != nullptr && ((Atomic(*nextCold).load() - s) & l.countMask) == nextBase &&
                 packetOf(w, l, next, nextPages, nextPacket) &&
                 load(w, nextPacket + kHeaderEventsDiscarded, nextDiscarded) &&
                 nextDiscarded < discarded)
@@ -384,7 +384,7 @@ void fixUp(void* arg) {
                                  (id & ~kIdOffsetMask) | (turn << kIdOffsetShift) | kIdNoref);
         std::atomic_thread_fence(std::memory_order_seq_cst);
         hot.fetch_add(missing);
-        cold.store(base + S);
+        cold.store(base + s);
         w.result->packets += 1;
         w.result->eventsLost += lost;
         w.result->bytesCut += dataSize - kept;

@@ -390,7 +390,7 @@ void StreamReader::keepDiscardedCountUp(void* packet, IndexEntry& entry) {
         return;
     // The sub-buffer is held (got, not put): no writer touches it.
     const unsigned long value = count;
-    if (!copyToMapping(static_cast<std::byte*>(packet) + UstPacketHeaderLayout::eventsDiscarded,
+    if (!copyToMapping(static_cast<std::byte*>(packet) + UstPacketHeaderLayout::kEventsDiscarded,
                        &value, sizeof value))
         throw StreamError("its ring buffer's mapping faulted: the application spoiled it", true);
     if (discardedFloor_.raised() == 1)

@@ -14,16 +14,16 @@ namespace tracectl::consumer {
 /// Where each field of lttng-ust 2.13's packet header lies, in bytes from
 /// the start of the packet.
 struct UstPacketHeaderLayout {
-    static constexpr std::size_t timestampBegin = 32;  ///< u64
-    static constexpr std::size_t timestampEnd = 40;    ///< u64
-    static constexpr std::size_t contentSize = 48;     ///< u64, bits
-    static constexpr std::size_t packetSize = 56;      ///< u64, bits
-    static constexpr std::size_t packetSeqNum = 64;    ///< u64
-    static constexpr std::size_t eventsDiscarded = 72; ///< unsigned long, running count
-    static constexpr std::size_t cpuId = eventsDiscarded + sizeof(unsigned long); ///< u32
+    static constexpr std::size_t kTimestampBegin = 32;  ///< u64
+    static constexpr std::size_t kTimestampEnd = 40;    ///< u64
+    static constexpr std::size_t kContentSize = 48;     ///< u64, bits
+    static constexpr std::size_t kPacketSize = 56;      ///< u64, bits
+    static constexpr std::size_t kPacketSeqNum = 64;    ///< u64
+    static constexpr std::size_t kEventsDiscarded = 72; ///< unsigned long, running count
+    static constexpr std::size_t kCpuId = kEventsDiscarded + sizeof(unsigned long); ///< u32
     /// offsetof(struct packet_header, ctx.header_end): what an empty packet
     /// holds, and where its first event record starts.
-    static constexpr std::size_t size = cpuId + sizeof(std::uint32_t);
+    static constexpr std::size_t kSize = kCpuId + sizeof(std::uint32_t);
 };
 
 /// The `T` at byte `at` of a header copied out of its ring buffer.

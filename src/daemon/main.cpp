@@ -51,11 +51,11 @@ namespace {
 /// Exit statuses, in the spirit of sysexits(3) / systemd.exec(5).
 /// 0, 1 and 2 are the command-line contract of tracectl::parseAndRun.
 enum Exit : int {
-    ExitOk = tracectl::CommandLineOk,
-    ExitFailure = tracectl::CommandLineFailure, // runtime failure (bus lost, ...)
-    ExitUsage = tracectl::CommandLineUsage,     // bad command line
-    ExitNameTaken = 3,                          // another daemon owns the bus name
-    ExitLocked = 4,                             // another tracectld holds this instance's lock file
+    ExitOk = tracectl::kCommandLineOk,
+    ExitFailure = tracectl::kCommandLineFailure, // runtime failure (bus lost, ...)
+    ExitUsage = tracectl::kCommandLineUsage,     // bad command line
+    ExitNameTaken = 3,                           // another daemon owns the bus name
+    ExitLocked = 4, // another tracectld holds this instance's lock file
 };
 
 struct Options {

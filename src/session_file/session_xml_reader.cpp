@@ -93,7 +93,7 @@ std::string oneLine(const char* message) {
 
 /// The parser context's structured error hook (xmlStructuredErrorFunc; a
 /// generic lambda converts to either of its libxml2 2.9 and 2.12 forms).
-constexpr auto onError = [](void* ctx, auto* error) {
+constexpr auto kOnError = [](void* ctx, auto* error) {
     if (ctx == nullptr || error == nullptr || error->level < XML_ERR_ERROR)
         return;
     ParseState& state = stateOf(ctx);
@@ -184,7 +184,7 @@ DocPtr parse(std::string_view text) {
     sax.internalSubset = onSubset;
     sax.externalSubset = onSubset;
     sax.entityDecl = onEntityDecl;
-    sax.serror = onError;
+    sax.serror = kOnError;
     // Never the default handlers, which print.
     sax.warning = nullptr;
     sax.error = nullptr;

@@ -26,26 +26,28 @@
 // A call after the system call, so that the caller is no leaf function
 // and sets up its frame (GCC omits a leaf's despite
 // -mno-omit-leaf-frame-pointer when it uses no stack).
-__attribute__((noinline)) long tracectl_callstack_checked(long value) {
+__attribute__((noinline)) long tracectlCallstackChecked(long value) {
     __asm__ volatile("" ::: "memory");
     return value;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) long tracectl_callstack_caller(void) {
     long ret;
     __asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");
-    return tracectl_callstack_checked(ret);
+    return tracectlCallstackChecked(ret);
 }
 
-static long thread_calls, thread_sum;
+static long threadCalls, threadSum;
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) void* tracectl_callstack_thread(void* unused) {
     (void)unused;
     printf("%ld\n", (long)syscall(SYS_gettid));
     long sum = 0;
-    for (long i = 0; i < thread_calls; ++i)
+    for (long i = 0; i < threadCalls; ++i)
         sum += tracectl_callstack_caller();
-    thread_sum = sum;
+    threadSum = sum;
     __asm__ volatile("" ::: "memory"); // no sibling call: the frame stays
     return NULL;
 }
@@ -65,11 +67,11 @@ int main(int argc, char** argv) {
     long sum = 0;
     if (threaded) {
         pthread_t thread;
-        thread_calls = n;
+        threadCalls = n;
         if (pthread_create(&thread, NULL, tracectl_callstack_thread, NULL) != 0 ||
             pthread_join(thread, NULL) != 0)
             return 3;
-        sum = thread_sum;
+        sum = threadSum;
     } else {
         for (long i = 0; i < n; ++i)
             sum += tracectl_callstack_caller();

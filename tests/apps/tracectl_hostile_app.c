@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int is_ring_buffer(int fd) {
+static int isRingBuffer(int fd) {
     char link[64], target[256];
     ssize_t n;
 
@@ -56,7 +56,7 @@ static int spoil(int punch, int* tried) {
         int fd = atoi(e->d_name);
         struct stat st;
 
-        if (e->d_name[0] == '.' || fd == dirfd(dir) || !is_ring_buffer(fd) || fstat(fd, &st) != 0)
+        if (e->d_name[0] == '.' || fd == dirfd(dir) || !isRingBuffer(fd) || fstat(fd, &st) != 0)
             continue;
         ++*tried;
         if (punch ? fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, st.st_size) == 0
@@ -69,7 +69,7 @@ static int spoil(int punch, int* tried) {
 
 int main(int argc, char** argv) {
     char* end = NULL;
-    unsigned long count, linger_ms;
+    unsigned long count, lingerMs;
     int punch, spoiled, tried;
     uint8_t bytes[5] = {1, 2, 3, 4, 5};
     struct timespec ts;
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     count = strtoul(argv[2], &end, 10);
     if (*argv[2] == '\0' || *end != '\0')
         goto usage;
-    linger_ms = strtoul(argv[3], &end, 10);
+    lingerMs = strtoul(argv[3], &end, 10);
     if (*argv[3] == '\0' || *end != '\0')
         goto usage;
 
@@ -94,8 +94,8 @@ int main(int argc, char** argv) {
     spoiled = spoil(punch, &tried);
     printf("spoiled %d of %d\n", spoiled, tried);
     fflush(stdout);
-    ts.tv_sec = (time_t)(linger_ms / 1000);
-    ts.tv_nsec = (long)(linger_ms % 1000) * 1000000;
+    ts.tv_sec = (time_t)(lingerMs / 1000);
+    ts.tv_nsec = (long)(lingerMs % 1000) * 1000000;
     while (nanosleep(&ts, &ts) != 0)
         ;
     return tried > 0 ? 0 : 3;

@@ -14,44 +14,48 @@
 // file: the mark of having run (a refusal before the run leaves none).
 #include <fcntl.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <sys/sdt.h>
+#include <unistd.h>
 
 // The callers' call counts, read at run time so that no loop is unrolled into
 // several call sites.
-static volatile int calls_a = 2, calls_b = 3, calls_c = 5;
+static volatile int callsA = 2, callsB = 3, callsC = 5;
 
 // A call after the probe, so that work is no leaf function and sets up its
 // frame before the probe (GCC omits a leaf's despite
 // -mno-omit-leaf-frame-pointer when it uses no stack): the probe's stack then
 // has work's caller.
-__attribute__((noinline)) int tracectl_ustack_checked(int value) {
+__attribute__((noinline)) int tracectlUstackChecked(int value) {
     __asm__ volatile("" ::: "memory");
     return value;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_work(int id) {
     DTRACE_PROBE1(tracectl_ustack, hit, id);
-    return tracectl_ustack_checked(id);
+    return tracectlUstackChecked(id);
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_caller_a(void) {
     int sum = 0;
-    for (int i = 0; i < calls_a; ++i)
+    for (int i = 0; i < callsA; ++i)
         sum += tracectl_ustack_work(1);
     return sum;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_caller_b(void) {
     int sum = 0;
-    for (int i = 0; i < calls_b; ++i)
+    for (int i = 0; i < callsB; ++i)
         sum += tracectl_ustack_work(2);
     return sum;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 __attribute__((noinline)) int tracectl_ustack_caller_c(void) {
     int sum = 0;
-    for (int i = 0; i < calls_c; ++i)
+    for (int i = 0; i < callsC; ++i)
         sum += tracectl_ustack_work(3);
     return sum;
 }

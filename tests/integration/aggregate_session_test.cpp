@@ -37,7 +37,7 @@ protected:
 
     /// The value of the only entry of aggregation `name` in `json` (tracectl aggregate
     /// --json output); -1 if there is none.
-    static long long only_value(const std::string& json, const std::string& name) {
+    static long long onlyValue(const std::string& json, const std::string& name) {
         const nlohmann::json parsed = nlohmann::json::parse(json);
         for (const auto& a : parsed["aggregations"]) {
             if (a["name"] == name && a["entries"].size() == 1) {
@@ -65,9 +65,9 @@ TEST_F(AggregateSession, ActiveSessionIsRotatedThenStoppedOneIsReadWhole) {
     // Active: rotated, the archive holds everything so far.
     const RunResult active = cli({"aggregate", "--session", "agg-session", "--json", kProgram});
     ASSERT_EQ(active.exitCode, 0) << active.describe();
-    EXPECT_EQ(only_value(active.out, "n"), 100) << active.out << active.err;
-    EXPECT_EQ(only_value(active.out, "s"), 99 * 100 / 2);
-    EXPECT_EQ(only_value(active.out, "d"), 100);
+    EXPECT_EQ(onlyValue(active.out, "n"), 100) << active.out << active.err;
+    EXPECT_EQ(onlyValue(active.out, "s"), 99 * 100 / 2);
+    EXPECT_EQ(onlyValue(active.out, "d"), 100);
     EXPECT_TRUE(std::filesystem::is_directory(dir + "/archives")) << dir;
     // More events, then stopped: the archive and the current chunk together.
     {
@@ -77,8 +77,8 @@ TEST_F(AggregateSession, ActiveSessionIsRotatedThenStoppedOneIsReadWhole) {
     ASSERT_EQ(cli({"stop", "agg-session"}).exitCode, 0);
     const RunResult stopped = cli({"aggregate", "--session", "agg-session", "--json", kProgram});
     ASSERT_EQ(stopped.exitCode, 0) << stopped.describe();
-    EXPECT_EQ(only_value(stopped.out, "n"), 150) << stopped.out << stopped.err;
-    EXPECT_EQ(only_value(stopped.out, "s"), 99 * 100 / 2 + 49 * 50 / 2);
+    EXPECT_EQ(onlyValue(stopped.out, "n"), 150) << stopped.out << stopped.err;
+    EXPECT_EQ(onlyValue(stopped.out, "s"), 99 * 100 / 2 + 49 * 50 / 2);
     // Text output too, and the program is checked before the daemon is asked anything.
     const RunResult text =
         cli({"aggregate", "--session", "agg-session", "tracectl_demo:tick { @ = count(); }"});
@@ -104,8 +104,8 @@ TEST_F(AggregateSession, ActiveSnapshotSessionIsSnapshotFirst) {
     }
     const RunResult active = cli({"aggregate", "--session", "agg-snap", "--json", kProgram});
     ASSERT_EQ(active.exitCode, 0) << active.describe();
-    EXPECT_EQ(only_value(active.out, "n"), 100) << active.out << active.err;
-    EXPECT_EQ(only_value(active.out, "s"), 99 * 100 / 2);
+    EXPECT_EQ(onlyValue(active.out, "n"), 100) << active.out << active.err;
+    EXPECT_EQ(onlyValue(active.out, "s"), 99 * 100 / 2);
     EXPECT_NE(active.err.find("Recorded snapshot " + dir + "/snapshot-"), std::string::npos)
         << active.err;
     EXPECT_EQ(cli({"destroy", "agg-snap"}).exitCode, 0);
@@ -122,13 +122,13 @@ TEST_F(AggregateSession, NoSuchSessionAndSomeoneElsesSession) {
     const char* tracectl = std::getenv("TRACECTL");
     ASSERT_NE(tracectl, nullptr);
     const std::string program = "tracectl_demo:tick { @ = count(); }";
-    const RunResult by_name = as("bob", {tracectl, "aggregate", "--session", "agg-alice", program});
-    EXPECT_EQ(by_name.exitCode, 1) << by_name.describe();
-    EXPECT_EQ(by_name.err.rfind(std::string("tracectl: ") + kNoSuchSession, 0), 0u) << by_name.err;
-    const RunResult by_path = as("bob", {tracectl, "aggregate", "--session", path, program});
-    EXPECT_EQ(by_path.exitCode, 1) << by_path.describe();
-    EXPECT_EQ(by_path.err.rfind(std::string("tracectl: ") + kAccessDenied, 0), 0u) << by_path.err;
-    EXPECT_EQ(by_path.out, "");
+    const RunResult byName = as("bob", {tracectl, "aggregate", "--session", "agg-alice", program});
+    EXPECT_EQ(byName.exitCode, 1) << byName.describe();
+    EXPECT_EQ(byName.err.rfind(std::string("tracectl: ") + kNoSuchSession, 0), 0u) << byName.err;
+    const RunResult byPath = as("bob", {tracectl, "aggregate", "--session", path, program});
+    EXPECT_EQ(byPath.exitCode, 1) << byPath.describe();
+    EXPECT_EQ(byPath.err.rfind(std::string("tracectl: ") + kAccessDenied, 0), 0u) << byPath.err;
+    EXPECT_EQ(byPath.out, "");
 }
 
 namespace {
@@ -322,18 +322,18 @@ TEST_F(AggregateSession, CtrlCDuringSetUpLeavesNothing) {
     // nothing else running beside it (another suite's tracectl dtrace) writes to.
     const std::string tmp = sandbox_->dir() + "/aggregate-early-tmp";
     std::filesystem::create_directories(tmp);
-    for (const int delay_ms : {0, 30, 80, 150}) {
+    for (const int delayMs : {0, 30, 80, 150}) {
         const std::string log = sandbox_->dir() + "/log/aggregate-early.log";
         ChildProcess aggregate({tracectl, "aggregate", "tracectl_demo:tick { @ = count(); }"},
                                {"TMPDIR=" + tmp}, log);
-        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
         aggregate.kill(SIGINT);
         const int status = aggregate.wait(30000);
         // 1: interrupted during set-up; 0: it was already tracing; -1: the signal came before
         // tracectl blocked it (default action: it died) - but it must be gone.
         EXPECT_TRUE(status == 0 || status == 1 || (status == -1 && ::kill(aggregate.pid(), 0) != 0))
             << status << readFile(log);
-        EXPECT_TRUE(manager_->ListSessions().empty()) << delay_ms;
+        EXPECT_TRUE(manager_->ListSessions().empty()) << delayMs;
     }
     bool leftover = false;
     for (const auto& entry : std::filesystem::directory_iterator(tmp)) {
@@ -630,9 +630,9 @@ TEST_F(AggregateSession, LiveProbesNamedAsLttngModulesNameKernelEventsAreKernelE
                          "lttng_statedump_process_state (kernel) in session dtrace-"),
               std::string::npos)
         << r.err;
-    EXPECT_EQ(only_value(r.out, "calls"), 7) << r.out;
-    EXPECT_GT(only_value(r.out, "switches"), 0) << r.out;
-    EXPECT_GT(only_value(r.out, "threads"), 0) << r.out;
+    EXPECT_EQ(onlyValue(r.out, "calls"), 7) << r.out;
+    EXPECT_GT(onlyValue(r.out, "switches"), 0) << r.out;
+    EXPECT_GT(onlyValue(r.out, "threads"), 0) << r.out;
     EXPECT_TRUE(manager_->ListSessions().empty());
 }
 
@@ -698,7 +698,7 @@ TEST_F(AggregateSession, JsonOutputKeepsTheCommandsOutputOut) {
                             options);
     ASSERT_EQ(r.exitCode, 0) << r.describe();
     EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
-    EXPECT_EQ(only_value(r.out, "n"), 3) << r.out;
+    EXPECT_EQ(onlyValue(r.out, "n"), 3) << r.out;
     EXPECT_NE(r.err.find("ready "), std::string::npos) << r.err;
     EXPECT_TRUE(manager_->ListSessions().empty());
 }

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 using namespace tracectl::test;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -69,7 +69,7 @@ struct Window {
 Window ticksAround(const std::string& dir, uint64_t beforeNs, uint64_t fromNs, uint64_t toNs,
                    uint64_t afterNs) {
     Window w;
-    for (const json& e : traceEvents(dir, {"tracectl_demo:tick"})) {
+    for (const Json& e : traceEvents(dir, {"tracectl_demo:tick"})) {
         const auto at = e["cycles"].get<uint64_t>();
         w.seqs.insert(e["fields"]["seq"].get<uint64_t>());
         if (at < beforeNs)
@@ -193,7 +193,7 @@ TEST_F(Disable, AKernelRuleDisabledWhileActiveMissesOnlyTheCallsMadeMeanwhile) {
     s->Stop({});
     std::map<uint64_t, std::size_t> byCount;
     std::size_t getppids = 0;
-    for (const json& e :
+    for (const Json& e :
          traceEvents(output("d-kernel"), {"syscall_entry_write", "syscall_entry_getppid"})) {
         if (e["context"]["tid"] != tid)
             continue;

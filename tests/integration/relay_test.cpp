@@ -41,7 +41,7 @@
 namespace fs = std::filesystem;
 using namespace tracectl::test;
 using Options = std::map<std::string, sdbus::Variant>;
-using json = nlohmann::json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -400,7 +400,7 @@ TEST_F(Relay, KernelAndUstChannelsStreamAsOneMergedTrace) {
     std::vector<std::int64_t> ticks;
     std::vector<std::int64_t> intoApp;
     std::vector<std::int64_t> outOfApp;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         if (e["name"] == "tracectl_demo:tick") {
             EXPECT_EQ(e["domain"], "ust");
             ticks.push_back(e["ns"].get<std::int64_t>());
@@ -420,7 +420,7 @@ TEST_F(Relay, KernelAndUstChannelsStreamAsOneMergedTrace) {
     EXPECT_LT(intoApp.front(), ticks.front());
     EXPECT_GT(outOfApp.back(), ticks.back());
     std::int64_t previous = 0;
-    for (const json& e : events) {
+    for (const Json& e : events) {
         EXPECT_GE(e["ns"].get<std::int64_t>(), previous) << "not one merged, ordered trace";
         previous = e["ns"].get<std::int64_t>();
     }
@@ -793,7 +793,7 @@ TEST_F(Relay, ATracectlSessionAndAnLttngSessionShareOneRelay) {
     ASSERT_FALSE(tc.empty());
     for (const auto& [dir, who] : {std::pair{lt, "lttng-sessiond"}, std::pair{tc, "tracectld"}}) {
         SCOPED_TRACE(std::string(who) + "'s trace " + dir);
-        const json counts = countEvents(dir);
+        const Json counts = countEvents(dir);
         EXPECT_EQ(counts["seq"]["count"], kTicks);
         EXPECT_EQ(counts["seq"]["missing"], 0);
         EXPECT_EQ(counts["seq"]["duplicates"], 0);
@@ -840,7 +840,7 @@ TEST_F(Relay, TheArchivesOfARotatedNetworkSessionHoldEveryEventOnce) {
         sum += n;
     }
     EXPECT_EQ(sum, kTicks);
-    const json counts = countEvents(dir);
+    const Json counts = countEvents(dir);
     EXPECT_EQ(counts["seq"]["count"], kTicks);
     EXPECT_EQ(counts["seq"]["missing"], 0);
     EXPECT_EQ(counts["seq"]["duplicates"], 0);
@@ -987,8 +987,8 @@ TEST_F(Relay, SnapshotsOfANetworkSnapshotSessionAreWrittenOnTheRelay) {
         EXPECT_FALSE(fs::exists(uidDir + "/index")) << uidDir;
         EXPECT_GT(countTicks(dir), 0) << dir; // read by babeltrace2
     }
-    const json a = countEvents(relay.outputDir() + "/" + first);
-    const json b = countEvents(relay.outputDir() + "/" + second);
+    const Json a = countEvents(relay.outputDir() + "/" + first);
+    const Json b = countEvents(relay.outputDir() + "/" + second);
     ASSERT_FALSE(a["seq"]["last"].is_null());
     ASSERT_FALSE(b["seq"]["last"].is_null());
     EXPECT_GT(b["seq"]["last"].get<std::uint64_t>(), a["seq"]["last"].get<std::uint64_t>())
@@ -1032,7 +1032,7 @@ TEST_F(Relay, AKernelAndUstSnapshotGoesToTheRelayAsOneTrace) {
     EXPECT_TRUE(fs::is_directory(dir + "/kernel")) << dir;
     EXPECT_TRUE(fs::is_directory(dir + "/ust")) << dir;
     std::size_t ticks = 0, switches = 0;
-    for (const json& e : traceEvents(dir, {"sched_switch", "tracectl_demo:tick"}))
+    for (const Json& e : traceEvents(dir, {"sched_switch", "tracectl_demo:tick"}))
         ++(e["name"] == "tracectl_demo:tick" ? ticks : switches);
     EXPECT_EQ(ticks, 50u);
     EXPECT_GT(switches, 0u) << "no sched_switch in the relay's kernel snapshot";
@@ -1126,7 +1126,7 @@ TEST_F(Relay, AHostilePeerPosingAsTheRelayOnlyFailsItsOwnSession) {
     struct Case {
         std::uint32_t command;
         F::Fault fault;
-        const char* fault_name;
+        const char* faultName;
     };
     const Case cases[] = {
         {F::GetConfiguration, F::Fault::Garbage, "garbage"},
@@ -1141,7 +1141,7 @@ TEST_F(Relay, AHostilePeerPosingAsTheRelayOnlyFailsItsOwnSession) {
     };
     int n = 0;
     for (const Case& c : cases) {
-        const std::string what = F::commandName(c.command) + " answered with " + c.fault_name;
+        const std::string what = F::commandName(c.command) + " answered with " + c.faultName;
         SCOPED_TRACE(what);
         F peer(relay, c.command, c.fault);
         const std::string name = "hostile-" + std::to_string(++n);
@@ -1235,10 +1235,10 @@ TEST_F(Relay, ASlowRelayMakesTheConsumerDiscardCountedNeverHoldingUpTheApp) {
         for (auto& [name, s] : sessions)
             s->Stop({});
     });
-    const json fast = countEvents(relay.sessionDir("net-fast"));
+    const Json fast = countEvents(relay.sessionDir("net-fast"));
     EXPECT_EQ(fast["discarded"], 0) << "the consumer keeps up with a relay that does";
     EXPECT_EQ(fast["seq"]["count"], kTicks);
-    const json counts = countEvents(relay.sessionDir("net-slow"));
+    const Json counts = countEvents(relay.sessionDir("net-slow"));
     const auto recorded = counts["seq"]["count"].get<std::uint64_t>();
     const auto discarded = counts["discarded"].get<std::uint64_t>();
     std::cout << "slow relay: " << recorded << " recorded, " << discarded

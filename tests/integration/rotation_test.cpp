@@ -159,9 +159,9 @@ TEST_F(Rotation, PerPidAppThatOverflowsAndExitsRightBeforeARotationLosesOnlyWhat
     auto s = startSession("rot-pid", true,
                           {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
                            {"subbuf-count", sdbus::Variant(std::uint64_t{4})}});
-    constexpr std::uint64_t ticks = 200000;
+    constexpr std::uint64_t kTicks = 200000;
     {
-        ChildProcess app({demoApp(), std::to_string(ticks), "0"}, {},
+        ChildProcess app({demoApp(), std::to_string(kTicks), "0"}, {},
                          sandbox_->dir() + "/log/apps.log");
         ASSERT_EQ(app.wait(60000), 0);
     }
@@ -178,7 +178,7 @@ TEST_F(Rotation, PerPidAppThatOverflowsAndExitsRightBeforeARotationLosesOnlyWhat
     const auto recorded = counts["seq"]["count"].get<std::uint64_t>();
     const auto discarded = counts["discarded"].get<std::uint64_t>();
     EXPECT_EQ(counts["discarded_unknown"].get<std::uint64_t>(), 0u);
-    EXPECT_EQ(recorded + discarded, ticks)
+    EXPECT_EQ(recorded + discarded, kTicks)
         << "recorded " << recorded << ", discarded " << discarded;
     EXPECT_EQ(counts["seq"]["duplicates"].get<std::uint64_t>(), 0u);
     EXPECT_GT(recorded, 0u);
@@ -476,8 +476,8 @@ TEST_F(Rotation, ASizeScheduleRotatesOnceTheChunkHoldsThatMuch) {
     auto s = startSession("rot-size", true,
                           {{"subbuf-size", sdbus::Variant(std::uint64_t{4096})},
                            {"subbuf-count", sdbus::Variant(std::uint64_t{8})}});
-    constexpr std::uint64_t threshold = 256 * 1024;
-    s->SetRotationSchedule({{"size-bytes", sdbus::Variant(threshold)}});
+    constexpr std::uint64_t kThreshold = 256 * 1024;
+    s->SetRotationSchedule({{"size-bytes", sdbus::Variant(kThreshold)}});
     ChildProcess app({demoApp(), "40000", "30"}, {}, appLog());
     ASSERT_EQ(app.wait(60000), 0);
     s->Stop({});
@@ -485,10 +485,10 @@ TEST_F(Rotation, ASizeScheduleRotatesOnceTheChunkHoldsThatMuch) {
     const auto archives = completedArchives(signals.waitFor(0, {}), s->getObjectPath());
     const std::uint64_t total = bytesBelow(dir);
     ASSERT_GE(archives.size(), 1u) << total << " bytes written";
-    EXPECT_LE(archives.size(), total / threshold + 1) << total << " bytes written";
+    EXPECT_LE(archives.size(), total / kThreshold + 1) << total << " bytes written";
     // Each archive was closed because its chunk had reached the threshold.
     for (const auto& a : archives)
-        EXPECT_GE(bytesBelow(a), threshold) << a;
+        EXPECT_GE(bytesBelow(a), kThreshold) << a;
     const auto counts = countEvents(dir);
     EXPECT_EQ(counts["seq"]["count"].get<std::uint64_t>() +
                   counts["discarded"].get<std::uint64_t>(),
@@ -531,16 +531,16 @@ TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
     const char* cli = std::getenv("TRACECTL");
     ASSERT_NE(cli, nullptr);
     const std::string dir = output("rot-cli");
-    auto run_cli = [&](std::vector<std::string> argv) {
+    auto runCli = [&](std::vector<std::string> argv) {
         argv.insert(argv.begin(), cli);
         return run(argv);
     };
-    ASSERT_EQ(run_cli({"create", "rot-cli", "--output", dir, "--buffers", "per-pid"}).exitCode, 0);
-    ASSERT_EQ(run_cli({"enable-event", "-u", "tracectl_demo:tick", "-s", "rot-cli"}).exitCode, 0);
-    ASSERT_EQ(run_cli({"start", "rot-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"create", "rot-cli", "--output", dir, "--buffers", "per-pid"}).exitCode, 0);
+    ASSERT_EQ(runCli({"enable-event", "-u", "tracectl_demo:tick", "-s", "rot-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"start", "rot-cli"}).exitCode, 0);
     runAppBriefly();
     const auto asked = std::chrono::steady_clock::now();
-    const RunResult r = run_cli({"rotate", "rot-cli", "--wait"});
+    const RunResult r = runCli({"rotate", "rot-cli", "--wait"});
     const auto took = std::chrono::steady_clock::now() - asked;
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     // Progress only once a second has passed (a fresh-user pass saw a line at once): a
@@ -552,43 +552,43 @@ TEST_F(Rotation, TheCliRotatesWaitsAndSetsSchedules) {
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string archive = r.out.substr(at, r.out.find('\n', at) - at);
     EXPECT_EQ(countTicksIfAny(archive), 100) << archive; // complete when --wait returns
-    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "10s", "--size", "100M"}).exitCode,
+    EXPECT_EQ(runCli({"enable-rotation", "rot-cli", "--timer", "10s", "--size", "100M"}).exitCode,
               0);
     // The schedule reads back, and each trigger is set or removed on its
     // own, as lttng enable-rotation / disable-rotation do.
     SessionClient session(*bus_, manager_->GetSession("rot-cli"));
     using Schedule = sdbus::Struct<std::uint64_t, std::uint64_t>;
     EXPECT_EQ(session.RotationSchedule(), (Schedule{10'000'000, 100 * 1024 * 1024}));
-    RunResult changed = run_cli({"enable-rotation", "rot-cli", "--timer", "500ms"});
+    RunResult changed = runCli({"enable-rotation", "rot-cli", "--timer", "500ms"});
     EXPECT_EQ(changed.exitCode, 0) << changed.describe();
     EXPECT_EQ(changed.out,
               "Rotation schedule of session rot-cli: every 500 ms, and once the chunk holds "
               "104857600 bytes.\n");
     EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 100 * 1024 * 1024}));
     // LTTng's spelling of the session: -s/--session, not with NAME too.
-    changed = run_cli({"disable-rotation", "-s", "rot-cli", "--size"});
+    changed = runCli({"disable-rotation", "-s", "rot-cli", "--size"});
     EXPECT_EQ(changed.exitCode, 0) << changed.describe();
     EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 0}));
-    changed = run_cli({"enable-rotation", "--session", "rot-cli", "--size", "1G"});
+    changed = runCli({"enable-rotation", "--session", "rot-cli", "--size", "1G"});
     EXPECT_EQ(changed.exitCode, 0) << changed.describe();
     EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 1024 * 1024 * 1024}));
-    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "-s", "rot-cli", "--size", "1G"}).exitCode, 2);
-    changed = run_cli({"disable-rotation", "-s", "rot-cli", "--size"});
+    EXPECT_EQ(runCli({"enable-rotation", "rot-cli", "-s", "rot-cli", "--size", "1G"}).exitCode, 2);
+    changed = runCli({"disable-rotation", "-s", "rot-cli", "--size"});
     EXPECT_EQ(changed.exitCode, 0) << changed.describe();
-    changed = run_cli({"disable-rotation", "rot-cli", "--size"});
+    changed = runCli({"disable-rotation", "rot-cli", "--size"});
     EXPECT_EQ(changed.exitCode, 1) << changed.describe();
     EXPECT_NE(changed.err.find("has no size rotation to disable"), std::string::npos)
         << changed.err;
     EXPECT_EQ(session.RotationSchedule(), (Schedule{500'000, 0})); // refused: unchanged
-    EXPECT_EQ(run_cli({"disable-rotation", "rot-cli"}).exitCode, 2);
-    changed = run_cli({"disable-rotation", "rot-cli", "--timer"});
+    EXPECT_EQ(runCli({"disable-rotation", "rot-cli"}).exitCode, 2);
+    changed = runCli({"disable-rotation", "rot-cli", "--timer"});
     EXPECT_EQ(changed.exitCode, 0) << changed.describe();
     EXPECT_EQ(changed.out, "Rotation schedule of session rot-cli: none.\n");
     EXPECT_EQ(session.RotationSchedule(), (Schedule{0, 0}));
-    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli"}).exitCode, 2);
-    EXPECT_EQ(run_cli({"enable-rotation", "rot-cli", "--timer", "soon"}).exitCode, 2);
-    EXPECT_EQ(run_cli({"create", "rot-cli2", "--buffers", "per-thread"}).exitCode, 2);
-    EXPECT_EQ(run_cli({"destroy", "rot-cli"}).exitCode, 0);
+    EXPECT_EQ(runCli({"enable-rotation", "rot-cli"}).exitCode, 2);
+    EXPECT_EQ(runCli({"enable-rotation", "rot-cli", "--timer", "soon"}).exitCode, 2);
+    EXPECT_EQ(runCli({"create", "rot-cli2", "--buffers", "per-thread"}).exitCode, 2);
+    EXPECT_EQ(runCli({"destroy", "rot-cli"}).exitCode, 0);
 }
 
 TEST_F(Rotation, RotateStopAndDestroyInAnyOrderAllAnswer) {

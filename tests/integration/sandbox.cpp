@@ -527,12 +527,12 @@ Sandbox::Sandbox(Options options) : options_(std::move(options)), dir_(makeTempD
             if (line.empty()) {
                 continue;
             }
-            constexpr std::string_view prefix = "export ";
+            constexpr std::string_view kPrefix = "export ";
             const auto eq = line.find('=');
-            if (line.rfind(prefix, 0) != 0 || eq == std::string::npos) {
+            if (line.rfind(kPrefix, 0) != 0 || eq == std::string::npos) {
                 throw std::runtime_error("scripts/sandbox up: unexpected output line: " + line);
             }
-            env_[line.substr(prefix.size(), eq - prefix.size())] =
+            env_[line.substr(kPrefix.size(), eq - kPrefix.size())] =
                 shellUnquote(line.substr(eq + 1));
         }
         for (const char* name : {"DBUS_SYSTEM_BUS_ADDRESS", "TRACECTL_SYSTEMD_ADDRESS",

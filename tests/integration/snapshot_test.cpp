@@ -335,38 +335,38 @@ TEST_F(Snapshot, TheCliCreatesSnapshotSessionsAndRecords) {
     const char* cli = std::getenv("TRACECTL");
     ASSERT_NE(cli, nullptr);
     const std::string dir = output("snap-cli");
-    auto run_cli = [&](std::vector<std::string> argv) {
+    auto runCli = [&](std::vector<std::string> argv) {
         argv.insert(argv.begin(), cli);
         return run(argv);
     };
-    RunResult r = run_cli({"create", "snap-cli", "--snapshot", "--output", dir});
+    RunResult r = runCli({"create", "snap-cli", "--snapshot", "--output", dir});
     ASSERT_EQ(r.exitCode, 0) << r.describe();
-    ASSERT_EQ(run_cli({"enable-event", "-u", "tracectl_demo:tick", "-s", "snap-cli"}).exitCode, 0);
-    ASSERT_EQ(run_cli({"start", "snap-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"enable-event", "-u", "tracectl_demo:tick", "-s", "snap-cli"}).exitCode, 0);
+    ASSERT_EQ(runCli({"start", "snap-cli"}).exitCode, 0);
     {
         ChildProcess app({demoApp(), "100", "0"}, {}, appLog());
         ASSERT_EQ(app.wait(30000), 0);
     }
-    r = run_cli({"snapshot", "snap-cli"});
+    r = runCli({"snapshot", "snap-cli"});
     ASSERT_EQ(r.exitCode, 0) << r.describe();
     const std::string path = r.out.substr(0, r.out.find('\n'));
     EXPECT_EQ(path.rfind(dir + "/snapshot-1-", 0), 0u) << r.out;
     EXPECT_EQ(countTicks(path), 100);
-    r = run_cli({"snapshot", "snap-cli", "--max-size", "1M"});
+    r = runCli({"snapshot", "snap-cli", "--max-size", "1M"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     // LTTng's spelling, as scripts have it.
-    r = run_cli({"snapshot", "record", "-s", "snap-cli", "-m", "1M"});
+    r = runCli({"snapshot", "record", "-s", "snap-cli", "-m", "1M"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     EXPECT_EQ(r.out.rfind(dir + "/snapshot-1-", 0), 0u) << r.out;
-    r = run_cli({"snapshot", "record", "snap-cli"});
+    r = runCli({"snapshot", "record", "snap-cli"});
     EXPECT_EQ(r.exitCode, 0) << r.describe();
     EXPECT_EQ(countTicks(r.out.substr(0, r.out.find('\n'))), 100);
-    EXPECT_EQ(run_cli({"snapshot", "record", "snap-cli", "-s", "snap-cli"}).exitCode, 2);
-    EXPECT_EQ(run_cli({"snapshot", "snap-cli", "other"}).exitCode, 2);
-    r = run_cli({"snapshot", "snap-cli", "--max-size", "lots"});
+    EXPECT_EQ(runCli({"snapshot", "record", "snap-cli", "-s", "snap-cli"}).exitCode, 2);
+    EXPECT_EQ(runCli({"snapshot", "snap-cli", "other"}).exitCode, 2);
+    r = runCli({"snapshot", "snap-cli", "--max-size", "lots"});
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.err.find("--max-size"), std::string::npos) << r.err;
-    EXPECT_EQ(run_cli({"destroy", "snap-cli"}).exitCode, 0);
+    EXPECT_EQ(runCli({"destroy", "snap-cli"}).exitCode, 0);
 }
 
 TEST_F(Snapshot, CostOfASnapshotAgainstStartingAConsumerUnit) {

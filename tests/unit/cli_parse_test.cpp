@@ -47,7 +47,7 @@ TEST(CliParse, UsageErrorsExitTwoWithoutRunning) {
         {"--bogus"}, {"--level", "c"}, {"--level"}, {"extra"}};
     for (const auto& args : bad) {
         testing::internal::CaptureStderr();
-        EXPECT_EQ(parse(args, run), tracectl::CommandLineUsage) << args.front();
+        EXPECT_EQ(parse(args, run), tracectl::kCommandLineUsage) << args.front();
         EXPECT_NE(testing::internal::GetCapturedStderr().find("--help"), std::string::npos);
     }
     EXPECT_FALSE(ran);
@@ -65,6 +65,6 @@ TEST(CliParse, RunsAndReturnsItsStatus) {
 TEST(CliParse, AnExceptionFromRunExitsOne) {
     testing::internal::CaptureStderr();
     EXPECT_EQ(parse({}, []() -> int { throw std::runtime_error("no bus"); }),
-              tracectl::CommandLineFailure);
+              tracectl::kCommandLineFailure);
     testing::internal::GetCapturedStderr();
 }

@@ -11,6 +11,7 @@
 
 using tracectl::cli::StackSymbolizer;
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 extern "C" __attribute__((noinline, used)) int tracectl_symbolizer_test_function(int x) {
     __asm__ volatile("" ::: "memory");
     return x + 1;

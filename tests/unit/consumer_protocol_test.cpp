@@ -430,8 +430,9 @@ TEST(ConsumerProtocol, RotateCarriesDiscardAsOneStrictBoolAndClearBuffersNothing
 TEST(ConsumerProtocol, WatchChunkSizeIsOneLittleEndianU64) {
     const auto frame = cp::encode(cp::WatchChunkSize{0x0102030405060708ULL});
     EXPECT_EQ(payloadOf(frame), bytesOf({8, 7, 6, 5, 4, 3, 2, 1}));
-    const std::byte short_[4]{};
-    EXPECT_THROW(cp::decodePayload(cp::MessageType::WatchChunkSize, short_, 4), cp::ProtocolError);
+    const std::byte truncated[4]{};
+    EXPECT_THROW(cp::decodePayload(cp::MessageType::WatchChunkSize, truncated, 4),
+                 cp::ProtocolError);
     EXPECT_EQ(cp::messageName(cp::MessageType::WatchChunkSize), "WatchChunkSize");
 }
 

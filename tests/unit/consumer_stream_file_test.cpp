@@ -45,10 +45,10 @@ std::vector<unsigned char> readAll(const std::filesystem::path& p) {
 void writesLandInOrder(const std::filesystem::path& folder) {
     std::filesystem::remove_all(folder);
     const OutputDir dir = OutputDir::openRoot(folder);
-    constexpr std::size_t page = StreamFile::kDirectAlignment;
-    PageBuffer buf(16 * page);
-    for (std::size_t i = 0; i < 16 * page; ++i)
-        buf.data()[i] = static_cast<unsigned char>(i * 7 + i / page);
+    constexpr std::size_t kPage = StreamFile::kDirectAlignment;
+    PageBuffer buf(16 * kPage);
+    for (std::size_t i = 0; i < 16 * kPage; ++i)
+        buf.data()[i] = static_cast<unsigned char>(i * 7 + i / kPage);
 
     std::vector<unsigned char> expected;
     StreamFile file(dir, "channel0_0");
@@ -57,12 +57,12 @@ void writesLandInOrder(const std::filesystem::path& folder) {
         expected.insert(expected.end(), p, p + n);
         EXPECT_EQ(file.size(), expected.size());
     };
-    put(buf.data(), 4 * page);             // aligned: direct
-    put(buf.data() + 4 * page, 2 * page);  // aligned: direct
-    put(buf.data() + 1, 100);              // unaligned address and length
-    put(buf.data() + 8 * page, 4 * page);  // aligned memory, unaligned offset
-    put(buf.data() + 3, page - 100);       // back to a page boundary (11 pages)
-    put(buf.data() + 12 * page, 4 * page); // aligned again: direct
+    put(buf.data(), 4 * kPage);              // aligned: direct
+    put(buf.data() + 4 * kPage, 2 * kPage);  // aligned: direct
+    put(buf.data() + 1, 100);                // unaligned address and length
+    put(buf.data() + 8 * kPage, 4 * kPage);  // aligned memory, unaligned offset
+    put(buf.data() + 3, kPage - 100);        // back to a page boundary (11 pages)
+    put(buf.data() + 12 * kPage, 4 * kPage); // aligned again: direct
     file.close();
     EXPECT_EQ(readAll(folder / "channel0_0"), expected);
     std::filesystem::remove_all(folder);

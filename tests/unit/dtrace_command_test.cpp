@@ -22,14 +22,14 @@ namespace {
 namespace fs = std::filesystem;
 using testing::DtraceTraceWriter;
 
-std::string read_file(const fs::path& path) {
+std::string readFile(const fs::path& path) {
     std::ifstream in(path);
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
 }
 
-std::string shell_quoted(const std::string& word) {
+std::string shellQuoted(const std::string& word) {
     std::string q = "'";
     for (const char c : word) {
         q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -51,9 +51,9 @@ protected:
         const DtraceTraceWriter::Thread app{10, 100, "app"};
         const DtraceTraceWriter::Thread web{20, 200, "web"};
         w.entry(0, 1000, app, 3);
-        w.exit_(0, 1500, app, 10);
+        w.exit(0, 1500, app, 10);
         w.entry(1, 1200, web, 4);
-        w.exit_(1, 3200, web, -1);
+        w.exit(1, 3200, web, -1);
         w.note(1, 5000, web, "hello", 7);
         trace_ = (root_ / "trace").string();
         w.write(trace_);
@@ -71,18 +71,18 @@ protected:
         std::string command;
         for (const std::string& word : words) {
             command += (command.empty() ? "" : " ") + (word == "tracectl" && command.empty()
-                                                           ? shell_quoted(tracectl_)
-                                                           : shell_quoted(word));
+                                                           ? shellQuoted(tracectl_)
+                                                           : shellQuoted(word));
         }
         const fs::path out = root_ / "stdout";
         const fs::path err = root_ / "stderr";
         command +=
-            " >" + shell_quoted(out.string()) + " 2>" + shell_quoted(err.string()) + " </dev/null";
+            " >" + shellQuoted(out.string()) + " 2>" + shellQuoted(err.string()) + " </dev/null";
         const int status = std::system(command.c_str());
         Result r;
         r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        r.out = read_file(out);
-        r.err = read_file(err);
+        r.out = readFile(out);
+        r.err = readFile(err);
         return r;
     }
 
@@ -153,14 +153,14 @@ TEST_F(DtraceCommand, QuietOutputFileAndOptions) {
     r = run({"tracectl", "dtrace", "--trace", trace_, "-o", out.string(), "-n", program});
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(read_file(out), "CPU     ID                    FUNCTION:NAME\n"
-                              "  1      4                            :note  " +
-                                  std::string(15, ' ') + "7\n");
+    EXPECT_EQ(readFile(out), "CPU     ID                    FUNCTION:NAME\n"
+                             "  1      4                            :note  " +
+                                 std::string(15, ' ') + "7\n");
     // A second run appends, as illumos dtrace -o does.
     r = run({"tracectl", "dtrace", "--trace", trace_, "-q", "-o", out.string(), "-n", program});
-    EXPECT_EQ(read_file(out), "CPU     ID                    FUNCTION:NAME\n"
-                              "  1      4                            :note  " +
-                                  std::string(15, ' ') + "7\n7");
+    EXPECT_EQ(readFile(out), "CPU     ID                    FUNCTION:NAME\n"
+                             "  1      4                            :note  " +
+                                 std::string(15, ' ') + "7\n7");
     r = run({"tracectl", "dtrace", "--trace", trace_, "-x", "aggsortkey", "-x", "aggsortrev", "-n",
              "demo:entry { @[execname] = count(); }"});
     EXPECT_EQ(r.out, "\n  web" + std::string(47, ' ') + std::string(16, ' ') + "1\n" + "  app" +
@@ -181,8 +181,7 @@ TEST_F(DtraceCommand, AProbeAloneRunsTheDefaultAction) {
 }
 
 /// A line of dtrace -l: "%5s %10s %17s %33s %s".
-std::string probe_line(const std::string& id, const std::string& provider,
-                       const std::string& name) {
+std::string probeLine(const std::string& id, const std::string& provider, const std::string& name) {
     const auto right = [](const std::string& s, std::size_t width) {
         return std::string(width - s.size(), ' ') + s;
     };
@@ -197,12 +196,12 @@ TEST_F(DtraceCommand, ListsTheProbesAProgramEnables) {
     Result r = run({"tracectl", "dtrace", "--trace", trace_, "-l", "-n",
                     "demo:*ent* { @ = count(); } ip:::send { @ = count(); }"});
     EXPECT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out, header + probe_line("1", "demo", "entry") + probe_line("2", "ip", "send"));
+    EXPECT_EQ(r.out, header + probeLine("1", "demo", "entry") + probeLine("2", "ip", "send"));
     // Without a trace: the descriptions as written, and no daemon is asked.
     r = run({"tracectl", "--bus-address", "unix:path=/nonexistent", "dtrace", "-l", "-n",
              "ip:::send, ip:::receive { @ = count(); }"});
     EXPECT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out, header + probe_line("1", "ip", "send") + probe_line("2", "ip", "receive"));
+    EXPECT_EQ(r.out, header + probeLine("1", "ip", "send") + probeLine("2", "ip", "receive"));
 }
 
 TEST_F(DtraceCommand, TargetMacroArgumentsAndExitStatus) {
@@ -225,9 +224,9 @@ TEST_F(DtraceCommand, TargetMacroArgumentsAndExitStatus) {
     r = run({"tracectl", "dtrace", "--trace", trace_, "-s", pragma.string()});
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, "[0][]");
-    const fs::path not_it = script("not.d", "#pragma D option defaultargsx\n"
-                                            "BEGIN { trace($1); }\n");
-    r = run({"tracectl", "dtrace", "--trace", trace_, "-s", not_it.string()});
+    const fs::path notIt = script("not.d", "#pragma D option defaultargsx\n"
+                                           "BEGIN { trace($1); }\n");
+    r = run({"tracectl", "dtrace", "--trace", trace_, "-s", notIt.string()});
     EXPECT_NE(r.status, 0);
 }
 
@@ -352,7 +351,7 @@ std::string right(const std::string& s, std::size_t width) {
 /// UDP datagrams on loopback: 127.0.0.1 -> 127.0.0.1 (28 bytes, sent and received on CPU
 /// 0), ::1 -> ::1 (28 bytes, CPU 1), 127.0.0.1 -> 127.0.0.2 (108 bytes, sent and
 /// received, then 56 bytes sent). Times in ns.
-std::string udp_trace(const fs::path& dir) {
+std::string udpTrace(const fs::path& dir) {
     DtraceTraceWriter w;
     const DtraceTraceWriter::Thread client{30, 300, "client"};
     w.packet(true, 0, 1000000, client, 4, 28, "127.0.0.1", "127.0.0.1", "lo", "UDP");
@@ -369,7 +368,7 @@ std::string udp_trace(const fs::path& dir) {
 TEST_F(DtraceCommand, TheIpprotoExampleCountsBySourceDestinationAndProtocol) {
     const char* examples = std::getenv("EXAMPLES");
     ASSERT_NE(examples, nullptr);
-    const std::string trace = udp_trace(root_ / "udp");
+    const std::string trace = udpTrace(root_ / "udp");
     const Result r = run({"tracectl", "dtrace", "--trace", trace, "-s",
                           (fs::path(examples) / "ipproto.d").string()});
     EXPECT_EQ(r.status, 0) << r.err;
@@ -390,7 +389,7 @@ TEST_F(DtraceCommand, TheIpprotoExampleCountsBySourceDestinationAndProtocol) {
 TEST_F(DtraceCommand, TheIpioExamplePrintsOneLinePerPacket) {
     const char* examples = std::getenv("EXAMPLES");
     ASSERT_NE(examples, nullptr);
-    const std::string trace = udp_trace(root_ / "udp");
+    const std::string trace = udpTrace(root_ / "udp");
     const Result r = run(
         {"tracectl", "dtrace", "--trace", trace, "-s", (fs::path(examples) / "ipio.d").string()});
     EXPECT_EQ(r.status, 0) << r.err;

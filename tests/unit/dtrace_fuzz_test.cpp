@@ -104,7 +104,7 @@ protected:
         testing::DtraceTraceWriter w;
         const testing::DtraceTraceWriter::Thread app{10, 100, "app"};
         w.entry(0, 1000, app, 3);
-        w.exit_(0, 1500, app, 0);
+        w.exit(0, 1500, app, 0);
         w.note(0, 2000, app, "hi", 5);
         w.packet(true, 0, 3000, app, 4, 100, "10.0.0.1", "10.0.0.2", "lo", "UDP");
         trace_ = (root_ / "trace").string();

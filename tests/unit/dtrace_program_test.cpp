@@ -39,11 +39,11 @@ protected:
         const DtraceTraceWriter::Thread app{10, 100, "app"};
         const DtraceTraceWriter::Thread web{20, 200, "web"};
         w.entry(0, 1000, app, 3);
-        w.exit_(0, 1500, app, 10); // 500 ns
+        w.exit(0, 1500, app, 10); // 500 ns
         w.entry(1, 1200, web, 4);
-        w.exit_(1, 3200, web, -1); // 2000 ns
+        w.exit(1, 3200, web, -1); // 2000 ns
         w.entry(0, 4000, app, 3);
-        w.exit_(0, 4100, app, 20); // 100 ns
+        w.exit(0, 4100, app, 20); // 100 ns
         w.note(1, 5000, web, "hello", 7);
         w.note(0, 6000, app, "world", -3);
         w.note(1, 2500000000, web, "late", 1);
@@ -408,7 +408,7 @@ TEST_F(DtraceProgram, KernelRecordsHaveTheirTracepointSystemAsProvider) {
     const DtraceTraceWriter::Thread app{10, 100, "app"};
     w.note(0, 1000, app, "switch", 1);
     w.entry(0, 2000, app, 3);
-    w.exit_(0, 3000, app, 0);
+    w.exit(0, 3000, app, 0);
     const std::string trace = (root_ / "kernel").string();
     w.write(trace);
     const Result r =

@@ -62,7 +62,7 @@ public:
         r.i64(static_cast<std::uint64_t>(fd));
         add(cpu, time, std::move(r));
     }
-    void exit_(std::uint32_t cpu, std::uint64_t time, const Thread& t, std::int64_t ret) {
+    void exit(std::uint32_t cpu, std::uint64_t time, const Thread& t, std::int64_t ret) {
         Record r = start(cpu, time, 1, t);
         r.i64(static_cast<std::uint64_t>(ret));
         add(cpu, time, std::move(r));

@@ -102,7 +102,7 @@ TEST(KernelBabeltrace, MetadataAndLayoutAgree) {
     KernelChannelDescription ch;
     ch.name = "channel0";
     ch.streamId = 0;
-    ch.contextMask = kr::kContextTid | kr::kContextProcname;
+    ch.contextMask = kr::ContextTid | kr::ContextProcname;
     ch.withStatedump = true;
     ch.events = {{"sched", 4, sw},
                  {"sched", 5, exec},
@@ -225,7 +225,7 @@ TEST(KernelBabeltrace, LttngModulesLayouts) {
     t.clock.offset = 0;
     KernelChannelDescription ch;
     ch.name = "channel0";
-    ch.contextMask = kr::kContextTid;
+    ch.contextMask = kr::ContextTid;
     ch.events = {{"sched", 4, fork}, {"block", 5, issue}, {"sched", 6, wakeup}, {"kmem", 7, alloc}};
     t.channels.push_back(ch);
     const KernelMetadata m = generateKernelMetadata(t);

@@ -64,8 +64,8 @@ struct Fixture {
         cfg.cpuId = 0;
         cfg.maxPacketBytes = 65536;
         cfg.contextMask = contexts;
-        cfg.kernelStackType = (contexts & kContextCallstackKernel) ? kKernelStack : 0;
-        cfg.userStackType = (contexts & kContextCallstackUser) ? kUserStack : 0;
+        cfg.kernelStackType = (contexts & ContextCallstackKernel) ? kKernelStack : 0;
+        cfg.userStackType = (contexts & ContextCallstackUser) ? kUserStack : 0;
         cfg.kernelSymbols = symbols;
         cfg.userMaps = maps;
         stream = std::make_unique<FtraceStream>(
@@ -83,17 +83,17 @@ struct Fixture {
                 Event e;
                 e.id = static_cast<std::uint16_t>(getLe(p, at, 2));
                 at += 10;
-                if ((mask & kContextPid) != 0) {
+                if ((mask & ContextPid) != 0) {
                     e.context = static_cast<std::int32_t>(getLe(p, at, 4));
                     at += 4;
                 }
-                for (const std::uint32_t bit : {kContextCallstackKernel, kContextCallstackUser}) {
+                for (const std::uint32_t bit : {ContextCallstackKernel, ContextCallstackUser}) {
                     if ((mask & bit) == 0)
                         continue;
                     const auto n = getLe(p, at, 4);
                     at += 4;
                     for (std::uint64_t i = 0; i < n; ++i, at += 8)
-                        (bit == kContextCallstackKernel ? e.kernel : e.user)
+                        (bit == ContextCallstackKernel ? e.kernel : e.user)
                             .push_back(getLe(p, at, 8));
                 }
                 if (e.id == kEventCtf) {
@@ -162,7 +162,7 @@ Record userStack(std::int32_t tid, std::vector<std::uint64_t> frames, std::int32
 } // namespace
 
 TEST(Callstack, EachStackGoesToTheEventItFollowsAndIsNoEventOfItsOwn) {
-    Fixture f(kContextCallstackKernel | kContextCallstackUser);
+    Fixture f(ContextCallstackKernel | ContextCallstackUser);
     PageWriter w(1000);
     w.record(10, event(7, 1));
     w.record(1, kernelStack(7, {0xffffffff81000010, 0xffffffff81000020}));
@@ -187,7 +187,7 @@ TEST(Callstack, EachStackGoesToTheEventItFollowsAndIsNoEventOfItsOwn) {
 
 TEST(Callstack, AnInterruptsEventBetweenAnEventAndItsStackKeepsItsOwn) {
     // ftrace: X committed, an interrupt's Y and Y's stack, then X's stack.
-    Fixture f(kContextCallstackKernel);
+    Fixture f(ContextCallstackKernel);
     PageWriter w(1000);
     w.record(10, event(7, 1));
     w.record(1, event(7, 2));
@@ -203,7 +203,7 @@ TEST(Callstack, AnInterruptsEventBetweenAnEventAndItsStackKeepsItsOwn) {
 }
 
 TEST(Callstack, AStackOnTheNextPageStillJoinsItsEvent) {
-    Fixture f(kContextCallstackKernel);
+    Fixture f(ContextCallstackKernel);
     PageWriter a(1000);
     a.record(10, event(7, 1));
     f.stream->consumePage(a.finish());
@@ -217,7 +217,7 @@ TEST(Callstack, AStackOnTheNextPageStillJoinsItsEvent) {
 }
 
 TEST(Callstack, AStackWithoutItsEventIsCountedAndDropped) {
-    Fixture f(kContextCallstackKernel);
+    Fixture f(ContextCallstackKernel);
     PageWriter w(1000);
     w.record(10, event(7, 1));
     f.stream->consumePage(w.finish());
@@ -258,8 +258,8 @@ TEST(Callstack, EachSymbolIsWrittenOnceBeforeItsFirstEventAndAgainInTheNextChunk
     EXPECT_EQ(symbols.at(symbols.find(0xffffffff81000250)).name, "__schedule")
         << "data symbols do not cut a function short";
     EXPECT_EQ(symbols.at(symbols.find(0xffffffffc0000000)).module, "ext4");
-    EXPECT_EQ(symbols.find(0xffffffff80000000), KernelSymbols::npos);
-    Fixture f(kContextCallstackKernel, &symbols);
+    EXPECT_EQ(symbols.find(0xffffffff80000000), KernelSymbols::kNpos);
+    Fixture f(ContextCallstackKernel, &symbols);
     PageWriter w(1000);
     w.record(10, event(7, 1));
     w.record(1, kernelStack(7, {0xffffffff81000110, 0xffffffff81000310}));
@@ -283,7 +283,7 @@ TEST(Callstack, EachSymbolIsWrittenOnceBeforeItsFirstEventAndAgainInTheNextChunk
 TEST(Callstack, AProcessMappingsAreWrittenBeforeItsFirstUserStackOncePerChunk) {
     TableMaps maps;
     maps.maps[7] = {{0x1000, 0x2000, 0x0, "/bin/app"}, {0x7000, 0x8000, 0x3000, "/lib/libc.so"}};
-    Fixture f(kContextCallstackUser, nullptr, &maps);
+    Fixture f(ContextCallstackUser, nullptr, &maps);
     PageWriter w(1000);
     w.record(10, event(7, 1));
     w.record(1, userStack(7, {0x1100, 0x7100}));
@@ -325,7 +325,7 @@ TEST(Callstack, AThreadsProcessIsWrittenBeforeItsFirstUserStackOncePerChunk) {
     // one, before its first stack of the chunk.
     TableMaps maps;
     maps.maps[7] = {{0x1000, 0x2000, 0x0, "/bin/app"}};
-    Fixture f(kContextCallstackUser, nullptr, &maps);
+    Fixture f(ContextCallstackUser, nullptr, &maps);
     PageWriter w(1000);
     w.record(10, event(8, 1));
     w.record(1, userStack(8, {0x1100}, 7));
@@ -366,7 +366,7 @@ TEST(Callstack, AnEventWithAUserStackHasItsTgidAsPidContext) {
     // lookup): the user_stack entry's tgid is the event's pid, and its thread event's.
     TableMaps maps;
     maps.maps[7] = {{0x1000, 0x2000, 0x0, "/bin/app"}};
-    Fixture f(kContextPid | kContextCallstackUser, nullptr, &maps);
+    Fixture f(ContextPid | ContextCallstackUser, nullptr, &maps);
     PageWriter w(1000);
     w.record(10, event(8, 1));
     w.record(1, userStack(8, {0x1100}, 7));

@@ -107,8 +107,8 @@ inline Bytes convert(const kr::EventConversion& c, const Bytes& rec) {
 }
 
 struct Event {
-    Event(std::uint16_t id_, std::uint64_t timestamp_, Bytes payload_ = {})
-        : id(id_), timestamp(timestamp_), payload(std::move(payload_)) {}
+    Event(std::uint16_t eventId, std::uint64_t at, Bytes bytes = {})
+        : id(eventId), timestamp(at), payload(std::move(bytes)) {}
     std::uint16_t id;
     std::uint64_t timestamp;
     Bytes payload;

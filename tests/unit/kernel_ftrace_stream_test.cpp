@@ -268,7 +268,7 @@ TEST(FtraceStream, FillsTheContext) {
 
     // Without pid/procname/prio in the mask the lookup is not consulted.
     FakeProcesses unused;
-    Fixture g(4096, kContextTid | kContextCpuId, &unused);
+    Fixture g(4096, ContextTid | ContextCpuId, &unused);
     g.stream->consumePage(w.finish());
     g.stream->flush(200);
     EXPECT_EQ(unused.lookups, 0);
@@ -390,7 +390,7 @@ struct TaskFixture {
         FtraceStreamConfig cfg;
         cfg.cpuId = 0;
         cfg.maxPacketBytes = 4096;
-        cfg.contextMask = kContextTid | kContextPid | kContextProcname | kContextPrio;
+        cfg.contextMask = ContextTid | ContextPid | ContextProcname | ContextPrio;
         stream = std::make_unique<FtraceStream>(
             cfg, table, procs, [this](std::span<const std::byte> p, const IndexEntry&) {
                 packets.emplace_back(p.begin(), p.end());

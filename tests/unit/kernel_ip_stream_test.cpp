@@ -30,7 +30,7 @@ struct Fixture {
         cfg.uuid.fill(std::byte{0x22});
         cfg.streamId = 3;
         cfg.maxPacketBytes = maxPacket;
-        cfg.contextMask = kContextTid | kContextCpuId;
+        cfg.contextMask = ContextTid | ContextCpuId;
         cfg.sendId = 9;
         cfg.receiveId = 10;
         stream = std::make_unique<IpStream>(

@@ -123,7 +123,7 @@ TEST(KernelLiveTrace, RealSchedSwitchRecordsDecode) {
         t.uuid[i] = static_cast<std::uint8_t>(i * 7);
     KernelChannelDescription ch;
     ch.name = "channel0";
-    ch.contextMask = kr::kContextTid | kr::kContextProcname;
+    ch.contextMask = kr::ContextTid | kr::ContextProcname;
     ch.events = {{"sched", 4, format}};
     t.channels.push_back(ch);
     const KernelMetadata m = generateKernelMetadata(t);

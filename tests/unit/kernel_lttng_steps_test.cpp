@@ -85,7 +85,7 @@ TEST(LttngSteps, RwbsTextBecomesLttngBits) {
     r.text("FWS", 10).text("RA", 10);
     EXPECT_EQ(
         fields({{StepKind::RwbsFlags, 8, 10, 1}, {StepKind::RwbsFlags, 18, 10, 1}}, r, nullptr),
-        cat({le(kRwbsPreflush | kRwbsWrite | kRwbsSync, 4), le(kRwbsRead | kRwbsRahead, 4)}));
+        cat({le(RwbsPreflush | RwbsWrite | RwbsSync, 4), le(RwbsRead | RwbsRahead, 4)}));
 }
 
 TEST(LttngSteps, RwbsPastTheRecordReadsWhatIsThere) {
@@ -95,7 +95,7 @@ TEST(LttngSteps, RwbsPastTheRecordReadsWhatIsThere) {
     r.raw("WS");
     EXPECT_EQ(
         fields({{StepKind::RwbsFlags, 8, 10, 1}, {StepKind::RwbsFlags, 200, 10, 1}}, r, nullptr),
-        cat({le(kRwbsWrite | kRwbsSync, 4), le(0, 4)}));
+        cat({le(RwbsWrite | RwbsSync, 4), le(0, 4)}));
 }
 
 TEST(LttngSteps, PrioLosesMaxRtPrio) {

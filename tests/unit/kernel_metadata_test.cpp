@@ -329,8 +329,8 @@ TEST(KernelMetadata, ClockIsTheUstClock) {
 // consumer (append only) refused, and the trace became unreadable.
 TEST(KernelMetadata, MoreEventsOnlyAppendToTheMetadataWhateverTheirChannel) {
     KernelTraceDescription t = describeHost({}, "s", 0);
-    KernelChannelDescription a{"a", 0, kr::kContextTid, true, {}, std::nullopt};
-    KernelChannelDescription b{"b", 1, kr::kContextTid, false, {}, std::nullopt};
+    KernelChannelDescription a{"a", 0, kr::ContextTid, true, {}, std::nullopt};
+    KernelChannelDescription b{"b", 1, kr::ContextTid, false, {}, std::nullopt};
     a.events.push_back({"sched", 4, ktest::format("sched_switch")});
     b.events.push_back({"irq", 5, ktest::format("irq_handler_entry")});
     t.channels = {a, b};
@@ -357,7 +357,7 @@ TEST(KernelMetadata, MoreEventsOnlyAppendToTheMetadataWhateverTheirChannel) {
 // slot), and came out as 4294967196 instead of -100.
 TEST(KernelMetadata, SignedSystemCallArgumentsStaySigned) {
     KernelTraceDescription t = describeHost({}, "s", 0);
-    KernelChannelDescription ch{"c", 0, kr::kContextTid, false, {}, std::nullopt};
+    KernelChannelDescription ch{"c", 0, kr::ContextTid, false, {}, std::nullopt};
     ch.events.push_back({"syscalls", 4, ktest::format("sys_enter_openat")});
     t.channels = {ch};
     const std::string tsdl = generateKernelMetadata(t).tsdl;
@@ -379,7 +379,7 @@ TEST(KernelMetadata, SignedSystemCallArgumentsStaySigned) {
 // (UserString steps); others keep their integer (write's buf).
 TEST(KernelMetadata, SystemCallStringArgumentsAreStrings) {
     KernelTraceDescription t = describeHost({}, "s", 0);
-    KernelChannelDescription ch{"c", 0, kr::kContextTid, false, {}, std::nullopt};
+    KernelChannelDescription ch{"c", 0, kr::ContextTid, false, {}, std::nullopt};
     ch.events.push_back({"syscalls", 4, ktest::format("sys_enter_openat")});
     ch.events.push_back({"syscalls", 5, ktest::format("sys_enter_write")});
     t.channels = {ch};
@@ -399,7 +399,7 @@ TEST(KernelMetadata, SystemCallStringArgumentsAreStrings) {
 // that clash are refused.
 TEST(KernelMetadata, IpProviderEventsAreDeclaredAtTheirIdsWithTheirPayload) {
     KernelTraceDescription t = describeHost({}, "s", 0);
-    KernelChannelDescription ch{"net", 0, kr::kContextTid, false, {}, std::nullopt};
+    KernelChannelDescription ch{"net", 0, kr::ContextTid, false, {}, std::nullopt};
     ch.events.push_back({"sched", 4, ktest::format("sched_switch")});
     ch.ipProbes = IpProbeIds{5, 6};
     t.channels = {ch};

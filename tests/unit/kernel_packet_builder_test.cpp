@@ -65,21 +65,21 @@ ContextValues context() {
 Bytes expectedContext(std::uint32_t mask) {
     Bytes b;
     const ContextValues v = context();
-    if (mask & kContextTid)
+    if (mask & ContextTid)
         putLe(b, static_cast<std::uint32_t>(v.tid), 4);
-    if (mask & kContextPid)
+    if (mask & ContextPid)
         putLe(b, static_cast<std::uint32_t>(v.pid), 4);
-    if (mask & kContextProcname)
+    if (mask & ContextProcname)
         for (char c : v.procname)
             b.push_back(static_cast<std::byte>(c));
-    if (mask & kContextPrio)
+    if (mask & ContextPrio)
         putLe(b, static_cast<std::uint32_t>(v.prio), 4);
-    if (mask & kContextCpuId)
+    if (mask & ContextCpuId)
         putLe(b, static_cast<std::uint32_t>(v.cpuId), 4);
     // The call stacks: empty sequences (their length alone).
-    if (mask & kContextCallstackKernel)
+    if (mask & ContextCallstackKernel)
         putLe(b, 0, 4);
-    if (mask & kContextCallstackUser)
+    if (mask & ContextCallstackUser)
         putLe(b, 0, 4);
     return b;
 }
@@ -138,8 +138,8 @@ TEST(PacketBuilder, HeaderContextAndEventBytes) {
 }
 
 TEST(PacketBuilder, ContextMaskSelectsFields) {
-    const std::uint32_t masks[] = {0u, kContextTid, kContextProcname | kContextCpuId, kContextPrio,
-                                   kContextPid | kContextPrio};
+    const std::uint32_t masks[] = {0u, ContextTid, ContextProcname | ContextCpuId, ContextPrio,
+                                   ContextPid | ContextPrio};
     for (std::uint32_t mask : masks) {
         PacketBuilder b(testUuid(), 1, 0, 0, 4096, mask);
         const Record r = goodRecord();
@@ -288,7 +288,7 @@ TEST(PacketBuilder, SeqNumDiscardedAndTimestamps) {
 }
 
 TEST(PacketBuilder, AppendRawWritesFieldsAsIs) {
-    PacketBuilder b(testUuid(), 1, 0, 0, 4096, kContextTid);
+    PacketBuilder b(testUuid(), 1, 0, 0, 4096, ContextTid);
     const Bytes fields{std::byte{1}, std::byte{2}, std::byte{3}};
     ASSERT_TRUE(b.appendRaw(kStatedumpEndId, 42, context(), fields));
     const ClosedPacket p = b.close(42);

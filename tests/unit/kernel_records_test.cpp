@@ -201,33 +201,33 @@ TEST(KernelRecords, RwbsFlagsAsLttngModules) {
         const char* text;
         std::uint32_t flags;
     } cases[] = {
-        {"R", kRwbsRead},
-        {"W", kRwbsWrite},
-        {"WS", kRwbsWrite | kRwbsSync},
-        {"RA", kRwbsRead | kRwbsRahead},
-        {"RM", kRwbsRead | kRwbsMeta},
-        {"WFSM", kRwbsWrite | kRwbsFua | kRwbsSync | kRwbsMeta},
-        {"FWS", kRwbsPreflush | kRwbsWrite | kRwbsSync},
-        {"FWFS", kRwbsPreflush | kRwbsWrite | kRwbsFua | kRwbsSync},
-        {"F", kRwbsFlush},
-        {"FF", kRwbsPreflush | kRwbsFlush}, // blk-flush's REQ_OP_FLUSH | REQ_PREFLUSH
-        {"FS", kRwbsFlush | kRwbsSync},
-        {"D", kRwbsDiscard},
-        {"DE", kRwbsDiscard | kRwbsSecure},
+        {"R", RwbsRead},
+        {"W", RwbsWrite},
+        {"WS", RwbsWrite | RwbsSync},
+        {"RA", RwbsRead | RwbsRahead},
+        {"RM", RwbsRead | RwbsMeta},
+        {"WFSM", RwbsWrite | RwbsFua | RwbsSync | RwbsMeta},
+        {"FWS", RwbsPreflush | RwbsWrite | RwbsSync},
+        {"FWFS", RwbsPreflush | RwbsWrite | RwbsFua | RwbsSync},
+        {"F", RwbsFlush},
+        {"FF", RwbsPreflush | RwbsFlush}, // blk-flush's REQ_OP_FLUSH | REQ_PREFLUSH
+        {"FS", RwbsFlush | RwbsSync},
+        {"D", RwbsDiscard},
+        {"DE", RwbsDiscard | RwbsSecure},
         {"N", 0},
         {"WZ", 0}, // write zeroes: no lttng-modules bit
-        {"WZS", kRwbsSync},
-        {"ZRA", 0},                      // zone reset all
-        {"ZAS", kRwbsSync},              // zone append, sync
-        {"WSU", kRwbsWrite | kRwbsSync}, // REQ_ATOMIC: no bit
+        {"WZS", RwbsSync},
+        {"ZRA", 0},                    // zone reset all
+        {"ZAS", RwbsSync},             // zone append, sync
+        {"WSU", RwbsWrite | RwbsSync}, // REQ_ATOMIC: no bit
         {"", 0},
         {"Q?", 0},
     };
     for (const auto& c : cases)
         EXPECT_EQ(rwbsFlags(c.text), c.flags) << c.text;
     // The text ends at its NUL; an array without one ends with the array.
-    EXPECT_EQ(rwbsFlags(std::string_view("WS\0M", 4)), kRwbsWrite | kRwbsSync);
-    EXPECT_EQ(rwbsFlags(std::string_view("RAS", 2)), kRwbsRead | kRwbsRahead);
+    EXPECT_EQ(rwbsFlags(std::string_view("WS\0M", 4)), RwbsWrite | RwbsSync);
+    EXPECT_EQ(rwbsFlags(std::string_view("RAS", 2)), RwbsRead | RwbsRahead);
     // What lttng-analyses' block.py reads: an even rwbs is a read, odd a write.
     EXPECT_EQ(rwbsFlags("RA") % 2, 0u);
     EXPECT_EQ(rwbsFlags("WS") % 2, 1u);

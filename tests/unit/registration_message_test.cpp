@@ -26,18 +26,18 @@ void put(Message& m, std::size_t offset, uint32_t v) {
 /// A well-formed 2.13 registration message (what ustcomm_send_reg_msg sends).
 Message wellFormed(uint32_t pid, uint32_t uid, uint32_t socketType) {
     Message m{};
-    put(m, reg_msg_offset::magic, LTTNG_UST_ABI_COMM_MAGIC);
-    put(m, reg_msg_offset::major, LTTNG_UST_ABI_MAJOR_VERSION);
-    put(m, reg_msg_offset::minor, LTTNG_UST_ABI_MINOR_VERSION);
-    put(m, reg_msg_offset::pid, pid);
-    put(m, reg_msg_offset::ppid, 1);
-    put(m, reg_msg_offset::uid, uid);
-    put(m, reg_msg_offset::gid, 7);
-    put(m, reg_msg_offset::bitsPerLong, 64);
+    put(m, reg_msg_offset::kMagic, LTTNG_UST_ABI_COMM_MAGIC);
+    put(m, reg_msg_offset::kMajor, LTTNG_UST_ABI_MAJOR_VERSION);
+    put(m, reg_msg_offset::kMinor, LTTNG_UST_ABI_MINOR_VERSION);
+    put(m, reg_msg_offset::kPid, pid);
+    put(m, reg_msg_offset::kPpid, 1);
+    put(m, reg_msg_offset::kUid, uid);
+    put(m, reg_msg_offset::kGid, 7);
+    put(m, reg_msg_offset::kBitsPerLong, 64);
     for (std::size_t i = 0; i < 5; ++i) // uint8/16/32/64_t and long alignments
-        put(m, reg_msg_offset::bitsPerLong + 4 + 4 * i, 8u << i);
-    put(m, reg_msg_offset::socketType, socketType);
-    std::memcpy(m.data() + reg_msg_offset::name, "fake-app", 8);
+        put(m, reg_msg_offset::kBitsPerLong + 4 + 4 * i, 8u << i);
+    put(m, reg_msg_offset::kSocketType, socketType);
+    std::memcpy(m.data() + reg_msg_offset::kName, "fake-app", 8);
     return m;
 }
 
@@ -80,8 +80,8 @@ TEST(RegistrationMessage, ClaimsAreDecodedInEitherByteOrder) {
     EXPECT_EQ(c->gid, 7u);
 
     Message swapped = m;
-    for (std::size_t off : {reg_msg_offset::magic, reg_msg_offset::pid, reg_msg_offset::ppid,
-                            reg_msg_offset::uid, reg_msg_offset::gid}) {
+    for (std::size_t off : {reg_msg_offset::kMagic, reg_msg_offset::kPid, reg_msg_offset::kPpid,
+                            reg_msg_offset::kUid, reg_msg_offset::kGid}) {
         uint32_t v = 0;
         std::memcpy(&v, m.data() + off, sizeof v);
         put(swapped, off, __builtin_bswap32(v));

@@ -21,8 +21,8 @@ class FakeDomain final : public DomainBackend, public SessionRecorder {
 public:
     using Done = DomainBackend::Done;
     using PathDone = DomainBackend::PathDone;
-    explicit FakeDomain(std::string name = "fake") : name_(std::move(name)) {}
-    std::string_view name() const noexcept override { return name_; }
+    explicit FakeDomain(std::string name = "fake") : domainName(std::move(name)) {}
+    std::string_view name() const noexcept override { return domainName; }
     void startRecording(SessionSnapshot, Done done) override {
         ++recordingsStarted;
         done(std::nullopt);
@@ -35,7 +35,7 @@ public:
         done(std::nullopt);
     }
     void start(SessionSnapshot s, Done done) override {
-        snapshots_.push_back(std::move(s));
+        startSnapshots.push_back(std::move(s));
         starts.push_back(std::move(done));
     }
     void stop(std::string, Done done) override { stops.push_back(std::move(done)); }
@@ -92,8 +92,8 @@ public:
         f(std::move(error), std::move(path));
     }
 
-    std::string name_;
-    std::deque<SessionSnapshot> snapshots_; ///< what each start was given
+    std::string domainName;
+    std::deque<SessionSnapshot> startSnapshots; ///< what each start was given
     std::deque<Done> starts, stops, destroys, clears;
     std::deque<EventRule> rules;
     std::deque<std::pair<EventRule, bool>> toggledRules;      ///< setEventRulesEnabled()
@@ -262,8 +262,8 @@ TEST(SessionMachine, StartIsActiveOnlyOnceTheDomainHasStartedAndBusyUntilThen) {
     s->setListener(&r);
     Outcome o;
     s->start(o.done());
-    ASSERT_EQ(d.snapshots_.size(), 1u);
-    EXPECT_EQ(d.snapshots_[0].channels.size(), 1u);
+    ASSERT_EQ(d.startSnapshots.size(), 1u);
+    EXPECT_EQ(d.startSnapshots[0].channels.size(), 1u);
     EXPECT_EQ(s->operation(), SessionOperation::Starting);
     EXPECT_EQ(s->state(), SessionState::Created);
     EXPECT_EQ(refusal([&] { s->start(Outcome().done()); }), ErrorCode::WrongState);
@@ -325,7 +325,7 @@ TEST(SessionMachine, AFailedNetworkSessionStartsAgainAfterEveryDomainLetGo) {
     FakeDomain::answer(ust.starts);
     FakeDomain::answer(kernel.starts);
     ASSERT_TRUE(first.answered);
-    EXPECT_EQ(ust.snapshots_[0].relayCreationTime, ust.snapshots_[0].creationTime);
+    EXPECT_EQ(ust.startSnapshots[0].relayCreationTime, ust.startSnapshots[0].creationTime);
     s.fail("the session's output failed: the relay: connection reset");
     Recorder r;
     s.setListener(&r);
@@ -346,7 +346,7 @@ TEST(SessionMachine, AFailedNetworkSessionStartsAgainAfterEveryDomainLetGo) {
     EXPECT_EQ(s.errorReason(), "");
     // The relay is told another creation time: a new folder, beside the
     // first run's.
-    EXPECT_GT(ust.snapshots_[1].relayCreationTime, ust.snapshots_[1].creationTime);
+    EXPECT_GT(ust.startSnapshots[1].relayCreationTime, ust.startSnapshots[1].creationTime);
     FakeDomain::answer(ust.starts);
     FakeDomain::answer(kernel.starts);
     ASSERT_TRUE(again.answered);
@@ -1019,9 +1019,9 @@ TEST(SessionDisable, TheNextStartIsGivenTheFlagsAndAFailedSessionRefuses) {
     s->disableChannel(TracingDomain::Ust, "channel0");
     FakeDomain::answer(d.toggles);
     started(*s, d);
-    ASSERT_EQ(d.snapshots_.size(), 1u);
-    EXPECT_FALSE(d.snapshots_[0].rules.front().enabled);
-    EXPECT_FALSE(d.snapshots_[0].channels.front().enabled);
+    ASSERT_EQ(d.startSnapshots.size(), 1u);
+    EXPECT_FALSE(d.startSnapshots[0].rules.front().enabled);
+    EXPECT_FALSE(d.startSnapshots[0].channels.front().enabled);
 
     // Busy with a Stop: refused.
     Outcome stopping;
@@ -1058,7 +1058,7 @@ TEST(SessionMachine, TrackersChangeAtOnceGoToEveryDomainAndAreInTheSnapshot) {
     FakeDomain::answer(ust.starts);
     FakeDomain::answer(kernel.starts);
     ASSERT_TRUE(started.answered);
-    EXPECT_EQ(ust.snapshots_.back().trackers, s->processTrackers());
+    EXPECT_EQ(ust.startSnapshots.back().trackers, s->processTrackers());
     // While active: accepted, and told at once.
     Outcome untracked;
     s->untrackProcessAttribute(TracingDomain::Ust, ProcessAttribute::Vpid, {42}, false,

@@ -14,6 +14,7 @@ using tracectl::symbols::ElfSymbols;
 using tracectl::symbols::readProcMaps;
 using tracectl::symbols::StackNames;
 
+// NOLINTNEXTLINE(readability-identifier-naming): the tests find it by this name
 extern "C" __attribute__((noinline, used)) int tracectl_symbols_test_function(int x) {
     __asm__ volatile("" ::: "memory");
     return x * 3 + 1;

@@ -14,12 +14,11 @@ FtraceStream::FtraceStream(const FtraceStreamConfig& config, const ConversionTab
       builder_(config.uuid, config.streamId, config.cpuId, config.cpuId, config.maxPacketBytes,
                config.contextMask),
       needsProcess_(
-          (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0),
+          (config.contextMask & (kr::ContextPid | kr::ContextProcname | kr::ContextPrio)) != 0),
       last_(config.beginTimestamp),
-      wantKernel_((config.contextMask & kr::kContextCallstackKernel) != 0 &&
+      wantKernel_((config.contextMask & kr::ContextCallstackKernel) != 0 &&
                   config.kernelStackType != 0),
-      wantUser_((config.contextMask & kr::kContextCallstackUser) != 0 &&
-                config.userStackType != 0) {
+      wantUser_((config.contextMask & kr::ContextCallstackUser) != 0 && config.userStackType != 0) {
     builder_.setUserStrings(config.userStrings);
     if (config.kernelSymbols != nullptr && wantKernel_)
         symbolWritten_.assign(config.kernelSymbols->size(), false);
@@ -208,7 +207,7 @@ void FtraceStream::writeSymbols(std::uint64_t ts, const ContextValues& ctx,
                                 std::span<const std::uint64_t> stack) {
     for (const std::uint64_t address : stack) {
         const std::size_t i = config_.kernelSymbols->find(address);
-        if (i == KernelSymbols::npos || symbolWritten_[i])
+        if (i == KernelSymbols::kNpos || symbolWritten_[i])
             continue;
         const KernelSymbols::Symbol& s = config_.kernelSymbols->at(i);
         symbolFields_.resize(16 + s.name.size() + 1 + s.module.size() + 1);

@@ -14,7 +14,7 @@ IpStream::IpStream(const IpStreamConfig& config, ProcessInfo* processes, PacketS
       builder_(config.uuid, config.streamId, kr::kIpProbesInstance, 0, config.maxPacketBytes,
                config.contextMask),
       needsProcess_(
-          (config.contextMask & (kr::kContextPid | kr::kContextProcname | kr::kContextPrio)) != 0),
+          (config.contextMask & (kr::ContextPid | kr::ContextProcname | kr::ContextPrio)) != 0),
       last_(config.beginTimestamp) {
     fields_.reserve(512);
 }

@@ -74,9 +74,9 @@ std::size_t KernelSymbols::find(std::uint64_t address) const noexcept {
         std::upper_bound(symbols_.begin(), symbols_.end(), address,
                          [](std::uint64_t a, const Symbol& s) { return a < s.address; });
     if (it == symbols_.begin())
-        return npos;
+        return kNpos;
     const auto& s = *(it - 1);
-    return address < s.end ? static_cast<std::size_t>(it - 1 - symbols_.begin()) : npos;
+    return address < s.end ? static_cast<std::size_t>(it - 1 - symbols_.begin()) : kNpos;
 }
 
 } // namespace tracectl::consumer::kernel

@@ -20,7 +20,7 @@ public:
         std::string name;
         std::string module; ///< "" for vmlinux
     };
-    static constexpr std::size_t npos = SIZE_MAX;
+    static constexpr std::size_t kNpos = SIZE_MAX;
 
     KernelSymbols() = default;
     /// Parses /proc/kallsyms' text: lines `ADDRESS TYPE NAME [MODULE]`

@@ -51,21 +51,21 @@ private:
 };
 
 void putContext(Cursor& c, std::uint32_t mask, const ContextValues& v) noexcept {
-    if (mask & kr::kContextTid)
+    if (mask & kr::ContextTid)
         c.le<std::int32_t>(v.tid);
-    if (mask & kr::kContextPid)
+    if (mask & kr::ContextPid)
         c.le<std::int32_t>(v.pid);
-    if (mask & kr::kContextProcname)
+    if (mask & kr::ContextProcname)
         c.put(v.procname, sizeof v.procname);
-    if (mask & kr::kContextPrio)
+    if (mask & kr::ContextPrio)
         c.le<std::int32_t>(v.prio);
-    if (mask & kr::kContextCpuId)
+    if (mask & kr::ContextCpuId)
         c.le<std::int32_t>(v.cpuId);
-    if (mask & kr::kContextCallstackKernel) {
+    if (mask & kr::ContextCallstackKernel) {
         c.le<std::uint32_t>(static_cast<std::uint32_t>(v.kernelStack.size()));
         c.put(v.kernelStack.data(), v.kernelStack.size_bytes());
     }
-    if (mask & kr::kContextCallstackUser) {
+    if (mask & kr::ContextCallstackUser) {
         c.le<std::uint32_t>(static_cast<std::uint32_t>(v.userStack.size()));
         c.put(v.userStack.data(), v.userStack.size_bytes());
     }

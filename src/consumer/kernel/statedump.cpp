@@ -23,12 +23,12 @@ namespace {
 
 // lttng-modules' enum lttng_process_status.
 enum Status : std::int32_t {
-    kUnnamed = 0,
-    kWaitCpu = 2,
-    kExit = 3,
-    kZombie = 4,
-    kWait = 5,
-    kDead = 7,
+    Unnamed = 0,
+    WaitCpu = 2,
+    Exit = 3,
+    Zombie = 4,
+    Wait = 5,
+    Dead = 7,
 };
 constexpr std::int32_t kModeUnknown = 5;
 constexpr std::uint32_t kFmodeRead = 1, kFmodeWrite = 2;
@@ -36,17 +36,17 @@ constexpr std::uint32_t kFmodeRead = 1, kFmodeWrite = 2;
 std::int32_t statusOf(char state) noexcept {
     switch (state) {
     case 'R':
-        return kWaitCpu;
+        return WaitCpu;
     case 'S':
     case 'D':
     case 'I':
-        return kWait;
+        return Wait;
     case 'Z':
-        return kZombie;
+        return Zombie;
     case 'X':
-        return kDead;
+        return Dead;
     default:
-        return kUnnamed;
+        return Unnamed;
     }
 }
 

@@ -26,17 +26,17 @@ RegistrationReadiness registrationReadiness(std::size_t available, bool peerHung
 
 std::optional<RegistrationClaims>
 decodeRegistrationClaims(std::span<const std::byte, kUstRegistrationMessageSize> bytes) noexcept {
-    const uint32_t magic = readU32(bytes, reg_msg_offset::magic, false);
+    const uint32_t magic = readU32(bytes, reg_msg_offset::kMagic, false);
     bool swapped = false;
     if (magic == __builtin_bswap32(LTTNG_UST_ABI_COMM_MAGIC))
         swapped = true;
     else if (magic != LTTNG_UST_ABI_COMM_MAGIC)
         return std::nullopt;
     RegistrationClaims c;
-    c.pid = readU32(bytes, reg_msg_offset::pid, swapped);
-    c.ppid = readU32(bytes, reg_msg_offset::ppid, swapped);
-    c.uid = readU32(bytes, reg_msg_offset::uid, swapped);
-    c.gid = readU32(bytes, reg_msg_offset::gid, swapped);
+    c.pid = readU32(bytes, reg_msg_offset::kPid, swapped);
+    c.ppid = readU32(bytes, reg_msg_offset::kPpid, swapped);
+    c.uid = readU32(bytes, reg_msg_offset::kUid, swapped);
+    c.gid = readU32(bytes, reg_msg_offset::kGid, swapped);
     return c;
 }
 

@@ -31,16 +31,16 @@ static_assert(kUstRegistrationMessageSize == 136, "lttng-ust 2.13's registration
 
 /// Byte offsets of the fields of `struct lttng_ust_ctl_reg_msg` used here.
 namespace reg_msg_offset {
-inline constexpr std::size_t magic = 0;
-inline constexpr std::size_t major = 4;
-inline constexpr std::size_t minor = 8;
-inline constexpr std::size_t pid = 12;
-inline constexpr std::size_t ppid = 16;
-inline constexpr std::size_t uid = 20;
-inline constexpr std::size_t gid = 24;
-inline constexpr std::size_t bitsPerLong = 28;
-inline constexpr std::size_t socketType = 52;
-inline constexpr std::size_t name = 56;
+inline constexpr std::size_t kMagic = 0;
+inline constexpr std::size_t kMajor = 4;
+inline constexpr std::size_t kMinor = 8;
+inline constexpr std::size_t kPid = 12;
+inline constexpr std::size_t kPpid = 16;
+inline constexpr std::size_t kUid = 20;
+inline constexpr std::size_t kGid = 24;
+inline constexpr std::size_t kBitsPerLong = 28;
+inline constexpr std::size_t kSocketType = 52;
+inline constexpr std::size_t kName = 56;
 } // namespace reg_msg_offset
 
 /// What to do with a connection that has `available` bytes queued

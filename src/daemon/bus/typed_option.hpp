@@ -16,15 +16,15 @@ template <typename T>
 struct OptionType;
 template <>
 struct OptionType<std::string> {
-    static constexpr const char* name = "a string (s)";
+    static constexpr const char* kName = "a string (s)";
 };
 template <>
 struct OptionType<uint64_t> {
-    static constexpr const char* name = "a uint64 (t)";
+    static constexpr const char* kName = "a uint64 (t)";
 };
 template <>
 struct OptionType<bool> {
-    static constexpr const char* name = "a boolean (b)";
+    static constexpr const char* kName = "a boolean (b)";
 };
 
 /// The value of option `key` as T. Throws Error(InvalidArgument) "option
@@ -33,7 +33,7 @@ template <typename T>
 T optionAs(const std::string& key, const sdbus::Variant& value) {
     if (!value.containsValueOfType<T>())
         throw Error(ErrorCode::InvalidArgument, "option '" + key + "' must be " +
-                                                    OptionType<T>::name + ", not '" +
+                                                    OptionType<T>::kName + ", not '" +
                                                     value.peekValueType() + "'");
     return value.get<T>();
 }

@@ -150,14 +150,14 @@ private:
             char a, b;
             TokenKind kind;
         };
-        static constexpr Two twos[] = {
+        static constexpr Two kTwos[] = {
             {'-', '>', TokenKind::Arrow},        {'>', '>', TokenKind::ShiftRight},
             {'<', '<', TokenKind::ShiftLeft},    {'=', '=', TokenKind::Equal},
             {'!', '=', TokenKind::NotEqual},     {'<', '=', TokenKind::LessEqual},
             {'>', '=', TokenKind::GreaterEqual}, {'&', '&', TokenKind::LogicalAnd},
             {'|', '|', TokenKind::LogicalOr},
         };
-        for (const auto& two : twos)
+        for (const auto& two : kTwos)
             if (c == two.a && n == two.b)
                 return make(two.kind, start, 2);
         if (c == '.' && n == '.' && at(start + 2) == '.')
@@ -312,17 +312,17 @@ private:
         return token;
     }
 
-    Token integer(std::size_t start, std::size_t digitsBegin, std::size_t digitsEnd_,
+    Token integer(std::size_t start, std::size_t digitsBegin, std::size_t digitsStop,
                   unsigned base) {
-        const std::size_t end = integerSuffixEnd(digitsEnd_);
+        const std::size_t end = integerSuffixEnd(digitsStop);
         Token token = make(TokenKind::Integer, start, end - start);
         std::uint64_t value = 0;
-        if (digitsBegin < digitsEnd_) {
-            const auto result = std::from_chars(in_.data() + digitsBegin, in_.data() + digitsEnd_,
+        if (digitsBegin < digitsStop) {
+            const auto result = std::from_chars(in_.data() + digitsBegin, in_.data() + digitsStop,
                                                 value, static_cast<int>(base));
             if (result.ec == std::errc::result_out_of_range)
                 fail(start, "integer constant does not fit in 64 bits: " + token.text);
-            if (result.ec != std::errc() || result.ptr != in_.data() + digitsEnd_)
+            if (result.ec != std::errc() || result.ptr != in_.data() + digitsStop)
                 fail(start, "invalid integer constant: " + token.text);
         }
         token.integer = value;

@@ -108,17 +108,16 @@ public:
 
 private:
     struct Depth {
-        explicit Depth(Parser& parser) : parser_(parser) {
-            if (++parser_.depth_ > kMaxFilterNesting)
-                throw FilterError(parser_.peek().column,
-                                  "expression nested too deeply (more than " +
-                                      std::to_string(kMaxFilterNesting) +
-                                      " parentheses and unary operators)");
+        explicit Depth(Parser& owner) : parser(owner) {
+            if (++parser.depth_ > kMaxFilterNesting)
+                throw FilterError(parser.peek().column, "expression nested too deeply (more than " +
+                                                            std::to_string(kMaxFilterNesting) +
+                                                            " parentheses and unary operators)");
         }
-        ~Depth() { --parser_.depth_; }
+        ~Depth() { --parser.depth_; }
         Depth(const Depth&) = delete;
         Depth& operator=(const Depth&) = delete;
-        Parser& parser_;
+        Parser& parser;
     };
 
     const Token& peek(std::size_t ahead = 0) const {

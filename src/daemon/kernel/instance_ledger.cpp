@@ -8,11 +8,11 @@
 namespace tracectl::kernel {
 
 bool InstanceLedger::isInstanceName(const std::string& name) {
-    constexpr std::string_view prefix = "tracectl-";
-    if (name.size() <= prefix.size() || name.size() > prefix.size() + 64 ||
-        name.compare(0, prefix.size(), prefix) != 0)
+    constexpr std::string_view kPrefix = "tracectl-";
+    if (name.size() <= kPrefix.size() || name.size() > kPrefix.size() + 64 ||
+        name.compare(0, kPrefix.size(), kPrefix) != 0)
         return false;
-    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(kPrefix.size()), name.end(),
                        [](char c) {
                            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                                   (c >= '0' && c <= '9') || c == '_' || c == '-';

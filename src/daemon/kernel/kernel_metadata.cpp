@@ -531,25 +531,25 @@ void appendPreamble(std::string& out, const KernelTraceDescription& t) {
 
 std::vector<Field> contextFields(std::uint32_t mask) {
     std::vector<Field> f;
-    if (mask & kr::kContextTid)
+    if (mask & kr::ContextTid)
         f.push_back({"_tid", integer(4, true)});
-    if (mask & kr::kContextPid)
+    if (mask & kr::ContextPid)
         f.push_back({"_pid", integer(4, true)});
-    if (mask & kr::kContextProcname)
+    if (mask & kr::ContextProcname)
         f.push_back({"_procname", ArrayType{textElement(), 16}});
-    if (mask & kr::kContextPrio)
+    if (mask & kr::ContextPrio)
         f.push_back({"_prio", integer(4, true)});
-    if (mask & kr::kContextCpuId)
+    if (mask & kr::ContextCpuId)
         f.push_back({"_cpu_id", integer(4, true)});
     // lttng-modules 2.13 lttng-context-callstack.c: an unsigned int length
     // named `_callstack_<kind>_length`, then a sequence of unsigned long
     // (base 16), each name with the underscore every field name gets.
-    if (mask & kr::kContextCallstackKernel) {
+    if (mask & kr::ContextCallstackKernel) {
         f.push_back({"__callstack_kernel_length", integer(4, false)});
         f.push_back({"_callstack_kernel",
                      SequenceType{integer(8, false, 16), "__callstack_kernel_length"}});
     }
-    if (mask & kr::kContextCallstackUser) {
+    if (mask & kr::ContextCallstackUser) {
         f.push_back({"__callstack_user_length", integer(4, false)});
         f.push_back(
             {"_callstack_user", SequenceType{integer(8, false, 16), "__callstack_user_length"}});
@@ -710,7 +710,7 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
                 reserved.emplace_back(e.name);
             }
         }
-        if ((ch.contextMask & kr::kContextCallstackKernel) != 0) {
+        if ((ch.contextMask & kr::ContextCallstackKernel) != 0) {
             appendEvent(out.tsdl, kKernelSymbolEvent, kr::kKernelSymbolId, ch.streamId,
                         {Field{"_address", integer(8, false, 16)},
                          Field{"_end", integer(8, false, 16)},
@@ -718,7 +718,7 @@ KernelMetadata generateKernelMetadata(const KernelTraceDescription& trace) {
                          Field{"_module", StringType{Encoding::Utf8}}});
             reserved.emplace_back(kKernelSymbolEvent);
         }
-        if ((ch.contextMask & kr::kContextCallstackUser) != 0) {
+        if ((ch.contextMask & kr::ContextCallstackUser) != 0) {
             appendEvent(out.tsdl, kVmMapEvent, kr::kVmMapId, ch.streamId,
                         {Field{"_start", integer(8, false, 16)},
                          Field{"_end", integer(8, false, 16)},

@@ -93,7 +93,7 @@ struct KernelChannelDescription {
     std::string name;           ///< channel name (TSDL comment only)
     std::uint32_t streamId = 0; ///< stream class id, unique in the trace
     /// kernel_records::ContextField bits: the stream event context.
-    std::uint32_t contextMask = kernel_records::kContextTid;
+    std::uint32_t contextMask = kernel_records::ContextTid;
     /// Declare the statedump events (ids 0..3) in this stream class.
     bool withStatedump = false;
     std::vector<KernelEventDescription> events;

@@ -15,14 +15,14 @@ std::string registerName(std::string_view reg) {
         const char* ftrace;
         std::array<const char*, 4> names;
     };
-    static constexpr Row rows[] = {
+    static constexpr Row kRows[] = {
         {"ax", {"rax", "eax", "ax", "al"}},  {"bx", {"rbx", "ebx", "bx", "bl"}},
         {"cx", {"rcx", "ecx", "cx", "cl"}},  {"dx", {"rdx", "edx", "dx", "dl"}},
         {"si", {"rsi", "esi", "si", "sil"}}, {"di", {"rdi", "edi", "di", "dil"}},
         {"bp", {"rbp", "ebp", "bp", "bpl"}}, {"sp", {"rsp", "esp", "sp", "spl"}},
         {"ip", {"rip", "eip", "ip", "ip"}},
     };
-    for (const Row& row : rows)
+    for (const Row& row : kRows)
         for (const char* name : row.names)
             if (reg == name)
                 return row.ftrace;

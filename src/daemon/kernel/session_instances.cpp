@@ -576,8 +576,8 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
                     const std::uint32_t mask = contextMaskOf(config);
                     if ((mask & kernel_records::kCallstackContexts) != 0)
                         c.instance->setStackTraces(
-                            (mask & kernel_records::kContextCallstackKernel) != 0,
-                            (mask & kernel_records::kContextCallstackUser) != 0);
+                            (mask & kernel_records::ContextCallstackKernel) != 0,
+                            (mask & kernel_records::ContextCallstackUser) != 0);
                 }
             } catch (const TracefsError& e) {
                 throw Error(ErrorCode::Failed,
@@ -639,14 +639,14 @@ PreparedTrace SessionInstances::prepare(const Tracefs& tracefs, TracepointCatalo
                         throw TracefsError(errno, path, "open");
                     p.fds.push_back(std::move(stats));
                 }
-                if ((p.contextMask & kernel_records::kContextCallstackKernel) != 0) {
+                if ((p.contextMask & kernel_records::ContextCallstackKernel) != 0) {
                     p.kernelStackType = tracefs.stackEntryType(false);
                     UniqueFd kallsyms(::open("/proc/kallsyms", O_RDONLY | O_CLOEXEC));
                     if (!kallsyms)
                         throw TracefsError(errno, "/proc/kallsyms", "open");
                     p.fds.push_back(std::move(kallsyms));
                 }
-                if ((p.contextMask & kernel_records::kContextCallstackUser) != 0)
+                if ((p.contextMask & kernel_records::ContextCallstackUser) != 0)
                     p.userStackType = tracefs.stackEntryType(true);
             } catch (const std::exception& e) {
                 throw Error(ErrorCode::Failed,

@@ -87,7 +87,7 @@ Tracepoints queryTracepoints(int command) {
 
 } // namespace
 
-void ApplicationObject::ListTracepoints(const std::shared_ptr<bus::MethodReply>& pending) {
+void ApplicationObject::listTracepoints(const std::shared_ptr<bus::MethodReply>& pending) {
     const auth::Caller caller = services_.peers.callerOf(pending->call());
     if (!visibleTo(caller)) {
         pending->returnError(sdbus::Error(
@@ -130,7 +130,7 @@ void ApplicationObject::ListTracepoints(const std::shared_ptr<bus::MethodReply>&
 int ApplicationObject::onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<ApplicationObject>(
         m, userdata, "ListTracepoints",
-        [](ApplicationObject& o, sd_bus_message*, auto reply) { o.ListTracepoints(reply); });
+        [](ApplicationObject& o, sd_bus_message*, auto reply) { o.listTracepoints(reply); });
 }
 
 namespace {

@@ -50,7 +50,7 @@ public:
 
 private:
     static int onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error* error);
-    void ListTracepoints(const std::shared_ptr<bus::MethodReply>& reply);
+    void listTracepoints(const std::shared_ptr<bus::MethodReply>& reply);
     /// Sends an ObjectManager signal about this object to who may see it.
     void announce(const char* member, const bus::SignalSender::Body& body);
 

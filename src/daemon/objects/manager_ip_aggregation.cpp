@@ -58,11 +58,11 @@ ip::IpAggregationRequest requestOf(const auth::CallOptions& options) {
 int ManagerObject::onCreateIpAggregation(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<ManagerObject>(m, userdata, "CreateIpAggregation",
                                          [](ManagerObject& o, sd_bus_message* msg, auto reply) {
-                                             o.CreateIpAggregation(reply, bus::readOptions(msg));
+                                             o.createIpAggregation(reply, bus::readOptions(msg));
                                          });
 }
 
-void ManagerObject::CreateIpAggregation(const Pending& pending, auth::CallOptions options) {
+void ManagerObject::createIpAggregation(const Pending& pending, auth::CallOptions options) {
     const bool interactive =
         auth::takeInteractive(options) || pending->allowsInteractiveAuthorization();
     ip::IpAggregationRequest request = requestOf(options); // refused before polkit is asked

@@ -6,11 +6,11 @@
 #include "common/log.hpp"
 #include "kernel/kernel_support.hpp"
 #include "objects/manager_object.hpp"
+#include "recording/output_folder.hpp"
 #include "relay/relay_session_opener.hpp"
 #include "save_load/auto_load.hpp"
 #include "session/session_name.hpp"
 #include "session_file/session_xml.hpp"
-#include "recording/output_folder.hpp"
 
 #include <ctime>
 #include <grp.h>
@@ -137,11 +137,11 @@ int ManagerObject::onLoadSessions(sd_bus_message* m, void* userdata, sd_bus_erro
     return bus::runMethod<ManagerObject>(m, userdata, "LoadSessions",
                                          [](ManagerObject& o, sd_bus_message* msg, auto reply) {
                                              const std::string doc = bus::readStringArgument(msg);
-                                             o.LoadSessions(reply, doc, bus::readOptions(msg));
+                                             o.loadSessions(reply, doc, bus::readOptions(msg));
                                          });
 }
 
-void ManagerObject::LoadSessions(const Pending& pending, const std::string& document,
+void ManagerObject::loadSessions(const Pending& pending, const std::string& document,
                                  auth::CallOptions options) {
     const auth::Caller caller = services_.peers.callerOf(pending->call());
     const bool interactive =

@@ -103,14 +103,14 @@ int ManagerObject::onCreateSession(sd_bus_message* m, void* userdata, sd_bus_err
     return bus::runMethod<ManagerObject>(m, userdata, "CreateSession",
                                          [](ManagerObject& o, sd_bus_message* msg, auto reply) {
                                              const std::string name = bus::readStringArgument(msg);
-                                             o.CreateSession(reply, name, bus::readOptions(msg));
+                                             o.createSession(reply, name, bus::readOptions(msg));
                                          });
 }
 
 int ManagerObject::onGetSession(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<ManagerObject>(m, userdata, "GetSession",
                                          [](ManagerObject& o, sd_bus_message* msg, auto reply) {
-                                             o.GetSession(reply, bus::readStringArgument(msg));
+                                             o.getSession(reply, bus::readStringArgument(msg));
                                          });
 }
 
@@ -137,7 +137,7 @@ int ManagerObject::onListApplications(sd_bus_message* m, void* userdata, sd_bus_
 int ManagerObject::onListTracepoints(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<ManagerObject>(
         m, userdata, "ListTracepoints", [](ManagerObject& o, sd_bus_message* msg, auto reply) {
-            o.ListTracepoints(reply, bus::readStringArgument(msg),
+            o.listTracepoints(reply, bus::readStringArgument(msg),
                               reply->allowsInteractiveAuthorization());
         });
 }
@@ -148,7 +148,7 @@ int ManagerObject::onListTracepointsWithOptions(sd_bus_message* m, void* userdat
         [](ManagerObject& o, sd_bus_message* msg, auto reply) {
             const std::string domain = bus::readStringArgument(msg);
             const bool interactive = auth::readInteractiveOnly(bus::readOptions(msg));
-            o.ListTracepoints(reply, domain,
+            o.listTracepoints(reply, domain,
                               interactive || reply->allowsInteractiveAuthorization());
         });
 }
@@ -162,7 +162,7 @@ int ManagerObject::onDefaultOutputPath(sd_bus_message* m, void* userdata, sd_bus
         });
 }
 
-void ManagerObject::ListTracepoints(const Pending& pending, const std::string& domain,
+void ManagerObject::listTracepoints(const Pending& pending, const std::string& domain,
                                     bool interactive) {
     if (domain != "kernel")
         return pending->returnError(toBusError(
@@ -256,7 +256,7 @@ void ManagerObject::holds(const auth::Caller& caller, auth::Action action,
             [then = std::move(then)](std::optional<sdbus::Error> denied) { then(!denied); }));
 }
 
-void ManagerObject::CreateSession(const Pending& pending, const std::string& name,
+void ManagerObject::createSession(const Pending& pending, const std::string& name,
                                   auth::CallOptions options) {
     const auth::Caller caller = services_.peers.callerOf(pending->call());
     const bool interactive =
@@ -359,7 +359,7 @@ void ManagerObject::persist(const SessionId& id) {
         store_->save(recordOf(*s));
 }
 
-void ManagerObject::GetSession(const Pending& pending, const std::string& name) {
+void ManagerObject::getSession(const Pending& pending, const std::string& name) {
     if (auto problem = sessionNameProblem(name))
         throw Error(ErrorCode::InvalidName,
                     "invalid session name " + quoteForMessage(name) + ": " + *problem);

@@ -91,13 +91,13 @@ private:
     /// CreateIpAggregation(a{sv} options) -> t: trace-kernel (polkit may ask
     /// an agent if `interactive`), then ip::IpAggregations::create() for the
     /// caller's connection.
-    void CreateIpAggregation(const Pending& pending, auth::CallOptions options);
+    void createIpAggregation(const Pending& pending, auth::CallOptions options);
     /// ListTracepoints("kernel"): trace-kernel (polkit may ask an agent if
     /// `interactive`), then the kernel's list.
-    void ListTracepoints(const Pending& pending, const std::string& domain, bool interactive);
+    void listTracepoints(const Pending& pending, const std::string& domain, bool interactive);
 
-    void CreateSession(const Pending& pending, const std::string& name, auth::CallOptions options);
-    void GetSession(const Pending& pending, const std::string& name);
+    void createSession(const Pending& pending, const std::string& name, auth::CallOptions options);
+    void getSession(const Pending& pending, const std::string& name);
 
     // LoadSessions and auto-load (manager_load.cpp).
     /// A document's sessions, planned, and the warnings for what is left out.
@@ -119,7 +119,7 @@ private:
     /// Manager.LoadSessions(s document, a{sv} options) -> (ao, as): authorized
     /// as CreateSession (trace-own; trace-kernel too for kernel channels),
     /// then loadPlans() as the caller.
-    void LoadSessions(const Pending& pending, const std::string& document,
+    void loadSessions(const Pending& pending, const std::string& document,
                       auth::CallOptions options);
     using LoadDone = std::function<void(std::optional<Error>, std::vector<std::string> paths)>;
     struct LoadRun;

@@ -290,7 +290,7 @@ void SessionObject::doSaveConfiguration(const Pending& pending) {
     });
 }
 
-void SessionObject::RecordSnapshot(const Pending& pending, auth::CallOptions options) {
+void SessionObject::recordSnapshot(const Pending& pending, auth::CallOptions options) {
     bool interactive = false;
     uint64_t maxSize = 0;
     if (!guarded("RecordSnapshot", pending, [&] {
@@ -318,7 +318,7 @@ void SessionObject::doRecordSnapshot(const Pending& pending, uint64_t maxSize) {
                      [pending] { answerDestroyed(pending); }));
 }
 
-void SessionObject::SetRotationSchedule(const Pending& pending, auth::CallOptions options) {
+void SessionObject::setRotationSchedule(const Pending& pending, auth::CallOptions options) {
     bool interactive = false;
     RotationSchedule schedule;
     if (!guarded("SetRotationSchedule", pending, [&] {
@@ -333,7 +333,7 @@ void SessionObject::SetRotationSchedule(const Pending& pending, auth::CallOption
               });
 }
 
-void SessionObject::AddChannel(const Pending& pending, std::string domain, std::string name,
+void SessionObject::addChannel(const Pending& pending, std::string domain, std::string name,
                                auth::CallOptions options) {
     bool interactive = false;
     if (!guarded("AddChannel", pending, [&] {
@@ -368,7 +368,7 @@ void SessionObject::AddChannel(const Pending& pending, std::string domain, std::
               });
 }
 
-void SessionObject::EnableEvents(const Pending& pending, std::string domain, std::string channel,
+void SessionObject::enableEvents(const Pending& pending, std::string domain, std::string channel,
                                  std::string pattern, auth::CallOptions options) {
     bool interactive = false;
     if (!guarded("EnableEvents", pending, [&] {
@@ -428,7 +428,7 @@ void SessionObject::doEnableEvents(const Pending& pending, const auth::Caller& c
     session_.enableEvents(std::move(rule), answer(pending));
 }
 
-void SessionObject::AddContext(const Pending& pending, std::string domain, std::string channel,
+void SessionObject::addContext(const Pending& pending, std::string domain, std::string channel,
                                std::string type, const auth::CallOptions& options) {
     bool interactive = false;
     if (!guarded("AddContext", pending, [&] {
@@ -601,11 +601,11 @@ const bus::Property<SessionObject> SessionObject::kProperties[23] = {
 
 int SessionObject::onStart(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(m, userdata, "Start", [](Self& o, sd_bus_message* msg, auto r) {
-        o.Start(r, bus::readOptions(msg));
+        o.start(r, bus::readOptions(msg));
     });
 }
 
-void SessionObject::Start(const Pending& pending, const auth::CallOptions& options) {
+void SessionObject::start(const Pending& pending, const auth::CallOptions& options) {
     bool interactive = false;
     if (!guarded("Start", pending, [&] {
             interactive =
@@ -659,7 +659,7 @@ int SessionObject::onAddChannel(sd_bus_message* m, void* userdata, sd_bus_error*
         m, userdata, "AddChannel", [](Self& o, sd_bus_message* msg, auto r) {
             std::string domain = bus::readStringArgument(msg);
             std::string name = bus::readStringArgument(msg);
-            o.AddChannel(r, std::move(domain), std::move(name), bus::readOptions(msg));
+            o.addChannel(r, std::move(domain), std::move(name), bus::readOptions(msg));
         });
 }
 
@@ -669,7 +669,7 @@ int SessionObject::onEnableEvents(sd_bus_message* m, void* userdata, sd_bus_erro
                                     std::string domain = bus::readStringArgument(msg);
                                     std::string channel = bus::readStringArgument(msg);
                                     std::string pattern = bus::readStringArgument(msg);
-                                    o.EnableEvents(r, std::move(domain), std::move(channel),
+                                    o.enableEvents(r, std::move(domain), std::move(channel),
                                                    std::move(pattern), bus::readOptions(msg));
                                 });
 }
@@ -680,7 +680,7 @@ int SessionObject::onAddContext(sd_bus_message* m, void* userdata, sd_bus_error*
                                     std::string domain = bus::readStringArgument(msg);
                                     std::string channel = bus::readStringArgument(msg);
                                     std::string type = bus::readStringArgument(msg);
-                                    o.AddContext(r, std::move(domain), std::move(channel),
+                                    o.addContext(r, std::move(domain), std::move(channel),
                                                  std::move(type), bus::readOptions(msg));
                                 });
 }
@@ -688,14 +688,14 @@ int SessionObject::onAddContext(sd_bus_message* m, void* userdata, sd_bus_error*
 int SessionObject::onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(m, userdata, "SetRotationSchedule",
                                 [](Self& o, sd_bus_message* msg, auto r) {
-                                    o.SetRotationSchedule(r, bus::readOptions(msg));
+                                    o.setRotationSchedule(r, bus::readOptions(msg));
                                 });
 }
 
 int SessionObject::onRecordSnapshot(sd_bus_message* m, void* userdata, sd_bus_error*) {
     return bus::runMethod<Self>(
         m, userdata, "RecordSnapshot",
-        [](Self& o, sd_bus_message* msg, auto r) { o.RecordSnapshot(r, bus::readOptions(msg)); });
+        [](Self& o, sd_bus_message* msg, auto r) { o.recordSnapshot(r, bus::readOptions(msg)); });
 }
 
 std::span<const sd_bus_vtable> SessionObject::members() {

@@ -99,26 +99,26 @@ private:
     static int onSetRotationSchedule(sd_bus_message* m, void* userdata, sd_bus_error* error);
     static int onRecordSnapshot(sd_bus_message* m, void* userdata, sd_bus_error* error);
 
-    void AddChannel(const Pending& pending, std::string domain, std::string name,
+    void addChannel(const Pending& pending, std::string domain, std::string name,
                     auth::CallOptions options);
-    void EnableEvents(const Pending& pending, std::string domain, std::string channel,
+    void enableEvents(const Pending& pending, std::string domain, std::string channel,
                       std::string pattern, auth::CallOptions options);
-    void AddContext(const Pending& pending, std::string domain, std::string channel,
+    void addContext(const Pending& pending, std::string domain, std::string channel,
                     std::string type, const auth::CallOptions& options);
     /// Session.DisableEvents / DisableChannel: authorized as EnableEvents
     /// (trace-own or manage-all-sessions, and trace-kernel for "kernel"),
     /// answered once the domains applied it.
-    void DisableEvents(const Pending& pending, std::string domain, std::string channel,
+    void disableEvents(const Pending& pending, std::string domain, std::string channel,
                        std::string pattern, const auth::CallOptions& options);
-    void DisableChannel(const Pending& pending, std::string domain, std::string channel,
+    void disableChannel(const Pending& pending, std::string domain, std::string channel,
                         const auth::CallOptions& options);
-    void SetRotationSchedule(const Pending& pending, auth::CallOptions options);
-    void RecordSnapshot(const Pending& pending, auth::CallOptions options);
+    void setRotationSchedule(const Pending& pending, auth::CallOptions options);
+    void recordSnapshot(const Pending& pending, auth::CallOptions options);
 
     /// Session.Start: authorized as the others (trace-own or
     /// manage-all-sessions), plus trace-kernel when the session has kernel
     /// channels.
-    void Start(const Pending& pending, const auth::CallOptions& options);
+    void start(const Pending& pending, const auth::CallOptions& options);
     void doStart(const Pending& pending);
     void doStop(const Pending& pending);
     void doDestroy(const Pending& pending);

@@ -9,7 +9,7 @@
 
 namespace tracectl {
 
-void SessionObject::DisableEvents(const Pending& pending, std::string domain, std::string channel,
+void SessionObject::disableEvents(const Pending& pending, std::string domain, std::string channel,
                                   std::string pattern, const auth::CallOptions& options) {
     bool interactive = false;
     if (!guarded("DisableEvents", pending, [&] {
@@ -27,7 +27,7 @@ void SessionObject::DisableEvents(const Pending& pending, std::string domain, st
               });
 }
 
-void SessionObject::DisableChannel(const Pending& pending, std::string domain, std::string channel,
+void SessionObject::disableChannel(const Pending& pending, std::string domain, std::string channel,
                                    const auth::CallOptions& options) {
     bool interactive = false;
     if (!guarded("DisableChannel", pending, [&] {
@@ -51,7 +51,7 @@ int SessionObject::onDisableEvents(sd_bus_message* m, void* userdata, sd_bus_err
             std::string domain = bus::readStringArgument(msg);
             std::string channel = bus::readStringArgument(msg);
             std::string pattern = bus::readStringArgument(msg);
-            o.DisableEvents(r, std::move(domain), std::move(channel), std::move(pattern),
+            o.disableEvents(r, std::move(domain), std::move(channel), std::move(pattern),
                             bus::readOptions(msg));
         });
 }
@@ -61,7 +61,7 @@ int SessionObject::onDisableChannel(sd_bus_message* m, void* userdata, sd_bus_er
         m, userdata, "DisableChannel", [](SessionObject& o, sd_bus_message* msg, auto r) {
             std::string domain = bus::readStringArgument(msg);
             std::string channel = bus::readStringArgument(msg);
-            o.DisableChannel(r, std::move(domain), std::move(channel), bus::readOptions(msg));
+            o.disableChannel(r, std::move(domain), std::move(channel), bus::readOptions(msg));
         });
 }
 

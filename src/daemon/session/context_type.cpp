@@ -55,19 +55,19 @@ const std::vector<std::string_view>& contextTypeNames() {
 unsigned kernelContextBit(std::string_view name) {
     using namespace kernel_records;
     if (name == "tid")
-        return kContextTid;
+        return ContextTid;
     if (name == "pid")
-        return kContextPid;
+        return ContextPid;
     if (name == "procname")
-        return kContextProcname;
+        return ContextProcname;
     if (name == "prio")
-        return kContextPrio;
+        return ContextPrio;
     if (name == "cpu_id")
-        return kContextCpuId;
+        return ContextCpuId;
     if (name == "callstack-kernel")
-        return kContextCallstackKernel;
+        return ContextCallstackKernel;
     if (name == "callstack-user")
-        return kContextCallstackUser;
+        return ContextCallstackUser;
     return 0;
 }
 
