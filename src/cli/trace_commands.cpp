@@ -1,10 +1,14 @@
 #include "trace_commands.hpp"
 
+#include "error_report.hpp"
+#include "exit_status.hpp"
+#include "kernel_domain.hpp"
 #include "session_view.hpp"
 #include "variant_json.hpp"
 
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <sdbus-c++/Error.h>
 #include <stdexcept>
@@ -69,10 +73,25 @@ ExitStatus runEnableEvent(BusClient& bus, const EnableEventArgs& args, std::ostr
     const std::string path = resolveSession(bus, args.session);
     const std::string channel = args.channel.empty() ? "channel0" : args.channel;
     if (args.domain == Domain::Ust) {
-        bus.enableEvents(path, args.channel, args.pattern, args.loglevel, args.loglevelOnly,
-                         args.exclusions, args.filter);
-        out << "UST event " << args.pattern << " enabled in channel " << channel << ".\n";
-        return ExitStatus::Success;
+        // Each comma-separated name is its own rule, as lttng enable-event -u
+        // makes them (and as -k does).
+        const std::vector<std::string> patterns = splitCommas(args.pattern);
+        std::optional<ExitStatus> failed;
+        for (const std::string& pattern : patterns) {
+            try {
+                bus.enableEvents(path, args.channel, pattern, args.loglevel, args.loglevelOnly,
+                                 args.exclusions, args.filter);
+                out << "UST event " << pattern << " enabled in channel " << channel << ".\n";
+            } catch (const sdbus::Error& e) {
+                if (patterns.size() == 1)
+                    throw; // one name: reported as any other command's failure
+                out.flush();
+                printErrorLine(err, pattern + ": " + e.getName() +
+                                        (e.getMessage().empty() ? "" : ": " + e.getMessage()));
+                failed = failed.value_or(exitStatusForError(e.getName()));
+            }
+        }
+        return failed.value_or(ExitStatus::Success);
     }
     if (args.kernelCalls.size() == 1) {
         // One name: failures are reported as any other command's.

@@ -9,6 +9,7 @@
 #include "kernel_trace_support.hpp"
 #include "sandbox_suite.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <fcntl.h>
@@ -307,6 +308,50 @@ TEST_F(Disable, TheTracectlCommandsDisableAndShowIt) {
     ok({"enable-channel", "-u", "channel0", "-s", "d-cli"});
     EXPECT_TRUE(s.Channels()[0].template get<6>());
     ok({"destroy", "d-cli"});
+}
+
+// `enable-event -u 'a,b'` made one rule named "a,b" (it matched nothing),
+// while -k split, tracectl(1) said each comma-separated name is its own
+// rule, and `disable-event -u 'a,b'` split and found no rule named "a":
+// the rule could not be removed by the name it was made with (a fresh
+// user's finding). Each name is now its own rule in both domains, and the
+// daemon refuses a ',' in any event pattern: no event name has one.
+TEST_F(Disable, ACommaSeparatedUserSpaceListIsOneRuleEachAndTheDaemonRefusesAComma) {
+    const char* cli = std::getenv("TRACECTL");
+    ASSERT_NE(cli, nullptr);
+    const auto tracectl = [&](std::vector<std::string> argv) {
+        argv.insert(argv.begin(), cli);
+        return run(argv);
+    };
+    ASSERT_TRUE(tracectl({"create", "d-comma", "--output", output("d-comma")}).ok());
+    const RunResult both =
+        tracectl({"enable-event", "-u", "tracectl_demo:tick,,tracectl_demo:done", "-s", "d-comma"});
+    EXPECT_EQ(both.exitCode, 0) << both.describe();
+    SessionClient s(*bus_, manager_->GetSession("d-comma"));
+    std::vector<std::string> patterns;
+    for (const auto& e : s.Events())
+        patterns.push_back(e.template get<1>());
+    std::sort(patterns.begin(), patterns.end());
+    EXPECT_EQ(patterns, (std::vector<std::string>{"tracectl_demo:done", "tracectl_demo:tick"}));
+    const RunResult off =
+        tracectl({"disable-event", "-u", "tracectl_demo:tick,tracectl_demo:done", "-s", "d-comma"});
+    EXPECT_EQ(off.exitCode, 0) << off.describe();
+    for (const auto& e : s.Events())
+        EXPECT_FALSE(e.template get<5>()) << e.template get<1>();
+    const RunResult none = tracectl({"enable-event", "-u", ",", "-s", "d-comma"});
+    EXPECT_EQ(none.exitCode, 2) << none.describe();
+    for (const std::string domain : {"ust", "kernel"}) {
+        try {
+            s.EnableEvents(domain, "", "tracectl_demo:tick,tracectl_demo:done", {});
+            ADD_FAILURE() << domain << ": a pattern with a ',' accepted";
+        } catch (const sdbus::Error& e) {
+            EXPECT_EQ(e.getName(), "org.tracectl.Tracing1.Error.InvalidArgument");
+            EXPECT_NE(e.getMessage().find("no event name has one"), std::string::npos)
+                << e.getMessage();
+        }
+    }
+    EXPECT_EQ(s.Events().size(), 2u);
+    EXPECT_TRUE(tracectl({"destroy", "d-comma"}).ok());
 }
 
 } // namespace

@@ -63,17 +63,10 @@ void checkEnableEventLine(EnableEventLine& cl) {
         cl.args.loglevelOnly = true;
     }
     if (cl.excludeOption->count() > 0) {
-        std::string item;
-        for (char c : cl.exclude + ",") {
-            if (c == ',') {
-                if (!item.empty()) {
-                    cl.args.exclusions.push_back(item);
-                }
-                item.clear();
-            } else {
-                item += c;
-            }
-        }
+        cl.args.exclusions = splitCommas(cl.exclude);
+    }
+    if (selection.domain == Domain::Ust && splitCommas(cl.args.pattern).empty()) {
+        throw CLI::ValidationError("PATTERN", "names no event: " + cl.args.pattern);
     }
 }
 
@@ -111,7 +104,7 @@ void addEnableEventVerb(CLI::App& app, VerbTable& verbs) {
         "pattern, log level, exclusions and filter) is refused with\n"
         "org.tracectl.Tracing1.Error.EventRuleExists (exit status 1). A filter expression\n"
         "LTTng 2.13 refuses is refused with a message naming the column.\n"
-        "With -k, each comma-separated name is its own rule (one EnableEvents call each);\n"
+        "Each comma-separated name is its own rule (one EnableEvents call each, -u and -k);\n"
         "those refused are reported and the others enabled. A -k name without a system\n"
         "is ftrace's (softirq_entry) or lttng-modules' (irq_softirq_entry,\n"
         "kmem_mm_page_alloc), globs included; an event named both ways is recorded once.\n"

@@ -96,6 +96,14 @@ ChannelConfig readChannelOptions(const std::string& name, const VariantMap& opti
 
 EventRule readEventOptions(TracingDomain domain, const std::string& channel,
                            const std::string& pattern, const VariantMap& options) {
+    // No LTTng-UST event (provider:event, C identifiers) or tracefs event
+    // has a ',' in its name: "a,b" would match nothing and be recorded as a
+    // rule of that name (lttng enable-event makes one rule per name).
+    if (pattern.find(',') != std::string::npos)
+        throw Error(ErrorCode::InvalidArgument,
+                    "event pattern " + quoteForMessage(pattern) +
+                        " has a ',': no event name has one; give one pattern per call "
+                        "('tracectl enable-event' splits a comma-separated list)");
     EventRule r;
     r.domain = domain;
     r.channel = channel;
